@@ -1,0 +1,3 @@
+//! The GPU environment: fingerprint, clock locking, health, roofline.
+
+pub mod fingerprint;

@@ -1,0 +1,29 @@
+//! cgp-gate: a CI performance-regression gate for GPU kernels, built on NVIDIA Nsight Compute.
+//!
+//! Data flows one way: spec -> plan -> profile -> samples -> statistics -> verdict -> reports.
+//!
+//! - [`spec`]: `cgp-gate.yaml`, validated into [`spec::Spec`].
+//! - [`profile`]: the [`profile::Profiler`] trait (live `ncu`, replay of a recording).
+//! - [`ncu`]: Nsight Compute's argv, its log lines and its CSV output.
+//! - [`samples`]: parsed launches and sample series.
+//! - [`stats`]: pure statistics and the per-row verdict.
+//! - [`baseline`]: the versioned baseline store.
+//! - [`results`]: the run's results, the JSON that every reporter renders.
+//! - [`report`]: console, JSON, JUnit, Markdown, HTML, GitHub.
+//! - [`gpu`]: fingerprint, clocks, health, roofline.
+
+pub mod baseline;
+pub mod cli;
+pub mod error;
+pub mod exit_codes;
+pub mod gpu;
+pub mod ncu;
+pub mod profile;
+pub mod report;
+pub mod results;
+pub mod samples;
+pub mod spec;
+pub mod stats;
+pub mod units;
+
+pub use error::{Error, Result};

@@ -1,0 +1,1 @@
+//! Scanning ncu's own lines (`==PROF==`, `==WARNING==`, `==ERROR==`).

@@ -1,0 +1,1 @@
+//! Parsing `ncu --version`.

@@ -1,0 +1,115 @@
+//! The data that flows from the profiler to the statistics: parsed launches and sample series.
+//!
+//! `ncu` output parses into [`Launch`]es (one per profiled kernel launch, metrics normalised to base
+//! units). The gate then groups the numbers it needs into [`Series`]: one per
+//! target x size x kernel x metric, each value tagged with the repetition it came from.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A metric value from one launch, in base units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MetricValue {
+    Number(f64),
+    /// `;`-separated instance values (`--print-metric-instances values`).
+    List(Vec<f64>),
+    /// String-valued metrics such as `launch__func_cache_config` = `CachePreferNone`.
+    Text(String),
+}
+
+/// A metric of one launch: value in base units and the base unit's name (empty for text metrics).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    pub value: MetricValue,
+    pub unit: String,
+}
+
+/// One profiled kernel launch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Launch {
+    /// ncu's `ID` column: the sequential result number within one run.
+    pub id: u64,
+    /// `Kernel Name` as printed.
+    pub kernel: String,
+    /// Launch identity columns when present (`Block Size`, `Grid Size`, `Device`, `CC`, NVTX ranges, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, String>,
+    /// Metric name -> value. An `n/a` metric is absent.
+    pub metrics: BTreeMap<String, Measured>,
+}
+
+/// Which page or layout the CSV had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CsvShape {
+    /// `--page raw`: a column per metric, units in row 2.
+    Raw,
+    /// `--page details`: a row per (launch, section, metric).
+    Details,
+    /// `--print-summary`: aggregated; per-launch samples are lost.
+    Summary,
+}
+
+/// Parsed ncu output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParsedOutput {
+    pub shape: CsvShape,
+    /// Launches in the order ncu printed them.
+    pub launches: Vec<Launch>,
+    /// `==WARNING==` lines seen in the output, verbatim.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Identifies one series of samples.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SeriesKey {
+    pub target: String,
+    /// Canonical size key, e.g. `m=1024,n=1024` (`default` for a target without parameters).
+    pub size: String,
+    pub kernel: String,
+    pub metric: String,
+}
+
+/// Samples of one metric for one target x size x kernel, in base units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    #[serde(flatten)]
+    pub key: SeriesKey,
+    pub unit: String,
+    /// One value per profiled launch, in the order measured.
+    pub values: Vec<f64>,
+    /// The repetition each value came from (same length as `values`).
+    pub reps: Vec<u32>,
+}
+
+/// Every series a run measured, keyed for lookup.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SampleSet {
+    pub series: BTreeMap<SeriesKey, Series>,
+}
+
+impl SampleSet {
+    /// Add one value; the first value of a series fixes its unit.
+    pub fn push(&mut self, key: &SeriesKey, unit: &str, value: f64, rep: u32) {
+        let s = self.series.entry(key.clone()).or_insert_with(|| Series {
+            key: key.clone(),
+            unit: unit.to_owned(),
+            values: Vec::new(),
+            reps: Vec::new(),
+        });
+        s.values.push(value);
+        s.reps.push(rep);
+    }
+
+    /// Merge another set into this one (appending values of shared series).
+    pub fn extend(&mut self, other: SampleSet) {
+        for (k, s) in other.series {
+            for (v, r) in s.values.iter().zip(&s.reps) {
+                self.push(&k, &s.unit, *v, *r);
+            }
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! The validated spec: what the rest of cgp-gate works from. No I/O here.
+//!
+//! `spec::load` turns `cgp-gate.yaml` into these types, or into an error naming file, line and
+//! column. Every field has its final value: defaults are applied, placeholders are checked.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::Quantity;
+
+/// The only spec schema version this build reads.
+pub const SPEC_VERSION: u32 = 1;
+
+/// A loaded, validated spec.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// Where it was read from (for messages and relative `cwd`).
+    pub path: PathBuf,
+    /// SHA-256 of the file's bytes, hex; recordings and results carry it.
+    pub hash: String,
+    pub targets: Vec<Target>,
+}
+
+impl Spec {
+    /// The directory relative paths in the spec are resolved against.
+    pub fn base_dir(&self) -> PathBuf {
+        self.path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf)
+    }
+
+    pub fn target(&self, name: &str) -> Option<&Target> {
+        self.targets.iter().find(|t| t.name == name)
+    }
+}
+
+/// One benchmark program and what to measure in it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub name: String,
+    /// argv template; `{param}` placeholders are filled from each size.
+    pub command: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    pub env: BTreeMap<String, String>,
+    pub kernel: Option<KernelFilter>,
+    /// NVTX include expressions (ORed by ncu).
+    pub nvtx: Vec<String>,
+    pub launch_skip: Option<u64>,
+    pub launch_count: Option<u64>,
+    /// Expanded sizes, in spec order; never empty (a target without parameters has one empty size).
+    pub sizes: Vec<Size>,
+    /// Metrics to collect and judge, in spec order.
+    pub metrics: Vec<MetricSpec>,
+    /// Repetitions per size (separate ncu runs).
+    pub repetitions: u32,
+    /// Upper bound for re-measurement of doubtful rows.
+    pub max_repetitions: u32,
+    /// Wall-clock limit for one ncu run.
+    pub timeout: Duration,
+    pub profiling: Profiling,
+    /// Work per launch, as an expression over size parameters (`2*m*n*k`), for derived metrics.
+    pub flops: Option<String>,
+    /// Bytes moved per launch, as an expression over size parameters.
+    pub bytes: Option<String>,
+}
+
+/// How the spec names the kernels to profile. Matched by ncu against the function name
+/// (`--kernel-name-base function`), so `gemm` matches `void gemm<128>(float*, int)`.
+#[derive(Debug, Clone)]
+pub enum KernelFilter {
+    Exact(String),
+    Regex(regex::Regex),
+}
+
+impl KernelFilter {
+    /// The value for ncu's `-k` option.
+    pub fn ncu_arg(&self) -> String {
+        match self {
+            Self::Exact(s) => s.clone(),
+            Self::Regex(r) => format!("regex:{}", r.as_str()),
+        }
+    }
+}
+
+impl fmt::Display for KernelFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.ncu_arg())
+    }
+}
+
+/// One point of a sweep: parameter name -> value, in spec order.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Size {
+    pub params: Vec<(String, String)>,
+}
+
+impl Size {
+    /// The canonical key: `key=value` pairs in spec order joined by `,`, or `default` when empty.
+    /// Also the recording's directory name for this size.
+    pub fn key(&self) -> String {
+        if self.params.is_empty() {
+            return "default".to_owned();
+        }
+        self.params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Profiler settings, always passed to ncu explicitly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Profiling {
+    pub clock_control: ClockControl,
+    pub cache_control: CacheControl,
+    pub replay_mode: ReplayMode,
+}
+
+impl Default for Profiling {
+    fn default() -> Self {
+        Self {
+            clock_control: ClockControl::Base,
+            cache_control: CacheControl::All,
+            replay_mode: ReplayMode::Kernel,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockControl {
+    Base,
+    None,
+}
+
+impl ClockControl {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Base => "base",
+            Self::None => "none",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheControl {
+    All,
+    None,
+}
+
+impl CacheControl {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::All => "all",
+            Self::None => "none",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplayMode {
+    Kernel,
+    Application,
+    Range,
+    AppRange,
+}
+
+impl ReplayMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Kernel => "kernel",
+            Self::Application => "application",
+            Self::Range => "range",
+            Self::AppRange => "app-range",
+        }
+    }
+}
+
+/// A metric to collect and how to judge it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricSpec {
+    /// ncu metric name, e.g. `gpu__time_duration.sum`.
+    pub name: String,
+    pub threshold: Threshold,
+}
+
+/// Whether a smaller or a larger value is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Durations, bytes, cycles, instructions, registers.
+    Lower,
+    /// Throughputs (`*.per_second`) and utilisation (`*.pct_of_peak*`).
+    Higher,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Lower => "lower",
+            Self::Higher => "higher",
+        }
+    }
+}
+
+/// The rule a metric is judged by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ThresholdKind {
+    /// `"3%"`: a change worse than this fraction (0.03) is a regression.
+    Relative { fraction: f64 },
+    /// `exact`: any change is a regression (deterministic counters).
+    Exact,
+    /// `{min: X}`: the candidate's median must be at least X (base units).
+    Min { value: f64 },
+    /// `{max: X}`: the candidate's median must be at most X (base units).
+    Max { value: f64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Threshold {
+    pub kind: ThresholdKind,
+    pub direction: Direction,
+    /// Changes smaller than this absolute amount are never a regression or an improvement.
+    pub min_effect: Option<Quantity>,
+}
+
+impl fmt::Display for Threshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ThresholdKind::Relative { fraction } => {
+                write!(f, "{}%", crate::units::format_number(fraction * 100.0))?
+            }
+            ThresholdKind::Exact => f.write_str("exact")?,
+            ThresholdKind::Min { value } => write!(f, "min {}", crate::units::format_number(*value))?,
+            ThresholdKind::Max { value } => write!(f, "max {}", crate::units::format_number(*value))?,
+        }
+        write!(f, " ({} is better", self.direction.as_str())?;
+        if let Some(m) = &self.min_effect {
+            write!(f, ", min effect {m}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// Default direction of a known metric, or `None` when the spec must say.
+pub fn default_direction(metric: &str) -> Option<Direction> {
+    let m = metric;
+    if m.contains(".pct_of_peak")
+        || m.ends_with(".per_second")
+        || m.contains("hit_rate")
+        || m.contains("warps_active")
+    {
+        return Some(Direction::Higher);
+    }
+    let lower_markers = [
+        "time_duration",
+        "duration",
+        "bytes",
+        "cycles",
+        "inst_executed",
+        "instructions",
+        "registers",
+        "sectors",
+        "requests",
+        "wavefronts",
+        "__inst",
+        "shared_mem",
+        "spill",
+    ];
+    if lower_markers.iter().any(|k| m.contains(k)) {
+        return Some(Direction::Lower);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_key_keeps_spec_order() {
+        let s = Size {
+            params: vec![("n".into(), "4096".into()), ("m".into(), "128".into())],
+        };
+        assert_eq!(s.key(), "n=4096,m=128");
+        assert_eq!(Size::default().key(), "default");
+    }
+
+    #[test]
+    fn known_metrics_have_directions() {
+        assert_eq!(
+            default_direction("gpu__time_duration.sum"),
+            Some(Direction::Lower)
+        );
+        assert_eq!(default_direction("dram__bytes_read.sum"), Some(Direction::Lower));
+        assert_eq!(
+            default_direction("launch__registers_per_thread"),
+            Some(Direction::Lower)
+        );
+        assert_eq!(
+            default_direction("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+            Some(Direction::Higher)
+        );
+        assert_eq!(
+            default_direction("dram__bytes.sum.per_second"),
+            Some(Direction::Higher)
+        );
+        assert_eq!(default_direction("launch__func_cache_config"), None);
+    }
+}
