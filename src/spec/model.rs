@@ -22,7 +22,41 @@ pub struct Spec {
     pub path: PathBuf,
     /// SHA-256 of the file's bytes, hex; recordings and results carry it.
     pub hash: String,
+    pub settings: Settings,
     pub targets: Vec<Target>,
+}
+
+/// Run-wide settings (`settings:` in the spec), with their defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Run-wide false-alarm rate, controlled over all judged rows (Holm).
+    pub alpha: f64,
+    /// Confidence level of the intervals shown.
+    pub confidence: f64,
+    /// Baseline generations kept per metric for trends.
+    pub history: usize,
+    /// Fingerprint fields that must match for a baseline to be compared.
+    pub fingerprint_fields: Vec<String>,
+    /// A repetition whose SM clock fell under this fraction of the locked clock is re-run.
+    pub min_clock_fraction: f64,
+    /// How many times a throttled repetition is re-run before it is kept and marked.
+    pub max_throttle_reruns: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            alpha: 0.01,
+            confidence: 0.95,
+            history: 10,
+            fingerprint_fields: crate::gpu::fingerprint::DEFAULT_KEY_FIELDS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+            min_clock_fraction: 0.9,
+            max_throttle_reruns: 2,
+        }
+    }
 }
 
 impl Spec {
@@ -62,6 +96,8 @@ pub struct Target {
     /// Wall-clock limit for one ncu run.
     pub timeout: Duration,
     pub profiling: Profiling,
+    /// Who locks the GPU clocks, and to what.
+    pub clocks: ClockSetting,
     /// Work per launch, as an expression over size parameters (`2*m*n*k`), for derived metrics.
     pub flops: Option<String>,
     /// Bytes moved per launch, as an expression over size parameters.
@@ -189,6 +225,34 @@ impl ReplayMode {
         }
     }
 }
+
+/// Clock locking (`clocks:` in the spec).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockSetting {
+    /// ncu locks to base clocks (`--clock-control base`). The default.
+    Ncu,
+    /// cgp-gate locks through NVML to the base (default application) clocks; ncu gets `none`.
+    NvmlBase,
+    /// cgp-gate locks through NVML to the maximum clocks; ncu gets `none`.
+    NvmlMax,
+    /// cgp-gate locks through NVML to these clocks; ncu gets `none`.
+    Fixed { sm_mhz: u32, mem_mhz: u32 },
+    /// Nobody touches the clocks (ncu gets `none`).
+    None,
+}
+
+/// Prefix of metrics cgp-gate derives itself (never passed to ncu).
+pub const DERIVED_PREFIX: &str = "cgp__";
+
+/// Derived metrics, computed from `flops:`/`bytes:` and `gpu__time_duration.sum`.
+pub const DERIVED_METRICS: &[&str] = &[
+    "cgp__achieved_flops.per_second",
+    "cgp__achieved_bytes.per_second",
+    "cgp__arithmetic_intensity",
+    "cgp__flops.pct_of_peak",
+    "cgp__dram.pct_of_peak",
+];
 
 /// A metric to collect and how to judge it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
