@@ -37,6 +37,34 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Profile the spec's targets and print what was measured (no comparison).
+    Profile(ProfileArgs),
+}
+
+/// Where samples come from and where raw output goes: shared by every command that profiles.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SourceArgs {
+    /// The spec file.
+    #[arg(long, default_value = "cgp-gate.yaml")]
+    pub spec: PathBuf,
+    /// Only this target (repeatable).
+    #[arg(long = "target", value_name = "NAME")]
+    pub targets: Vec<String>,
+    /// Keep every raw ncu output in DIR (`DIR/<target>/<size>/<rep>.csv` plus `manifest.json`).
+    #[arg(long, value_name = "DIR", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Read a recording instead of running ncu.
+    #[arg(long, value_name = "DIR")]
+    pub replay: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProfileArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Print the samples as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Entry point of the binary.
@@ -72,6 +100,7 @@ fn exit(code: i32) -> ExitCode {
 /// Any [`Error`]; its exit code is [`Error::exit_code`].
 pub fn run(cli: Cli) -> Result<i32> {
     let mut out = std::io::stdout().lock();
+    let out = &mut out;
     match cli.command {
         Command::Validate { spec } => {
             let s = crate::spec::load(&spec)?;
@@ -95,7 +124,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             let text = std::fs::read_to_string(&file).map_err(|e| Error::io("read", &file, e))?;
             let parsed = crate::ncu::parse::parse(&text).map_err(|e| Error::input(&file, e.to_string()))?;
             if json {
-                serde_json::to_writer(&mut out, &parsed).map_err(|e| Error::Usage(e.to_string()))?;
+                serde_json::to_writer(&mut *out, &parsed).map_err(|e| Error::Usage(e.to_string()))?;
                 writeln!(out).map_err(stdout_err)?;
             } else {
                 write!(
@@ -107,7 +136,102 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(exit_codes::OK)
         }
+        Command::Profile(args) => profile_command(&args, out),
     }
+}
+
+/// A spec and the targets a command works on.
+pub struct Selected {
+    pub spec: crate::spec::Spec,
+    pub names: Vec<String>,
+}
+
+impl Selected {
+    /// Load the spec and check `--target` names.
+    ///
+    /// # Errors
+    /// Spec errors; an unknown target name (with the known ones).
+    pub fn load(source: &SourceArgs) -> Result<Self> {
+        let spec = crate::spec::load(&source.spec)?;
+        for n in &source.targets {
+            if spec.target(n).is_none() {
+                let known: Vec<&str> = spec.targets.iter().map(|t| t.name.as_str()).collect();
+                return Err(Error::Usage(format!(
+                    "no target `{n}` in {}; targets: {}",
+                    source.spec.display(),
+                    known.join(", ")
+                )));
+            }
+        }
+        let names = if source.targets.is_empty() {
+            spec.targets.iter().map(|t| t.name.clone()).collect()
+        } else {
+            source.targets.clone()
+        };
+        Ok(Self { spec, names })
+    }
+
+    pub fn targets(&self) -> Vec<&crate::spec::Target> {
+        self.spec
+            .targets
+            .iter()
+            .filter(|t| self.names.contains(&t.name))
+            .collect()
+    }
+}
+
+/// The profiler a command's flags ask for.
+///
+/// # Errors
+/// A recording that cannot be opened; no temporary directory.
+pub fn make_profiler(
+    source: &SourceArgs,
+    spec: &crate::spec::Spec,
+) -> Result<Box<dyn crate::profile::Profiler>> {
+    Ok(match &source.replay {
+        Some(dir) => Box::new(crate::profile::replay::ReplayProfiler::open(dir)?),
+        None => Box::new(crate::profile::live::NcuProfiler::new(&spec.base_dir())?),
+    })
+}
+
+fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
+    let sel = Selected::load(&args.source)?;
+    let mut profiler = make_profiler(&args.source, &sel.spec)?;
+    let ncu_version = profiler.version()?;
+    let mut recorder = args
+        .source
+        .record
+        .as_deref()
+        .map(crate::profile::record::Recorder::new)
+        .transpose()?;
+    let targets = sel.targets();
+    let work = crate::gate::initial_work(&targets);
+    let mut progress = std::io::stderr().lock();
+    let m = crate::gate::measure(profiler.as_mut(), &work, recorder.as_mut(), false, &mut progress)?;
+    if let Some(rec) = recorder {
+        let fp = crate::gpu::fingerprint::Fingerprint {
+            ncu_version: ncu_version.clone(),
+            ..Default::default()
+        };
+        let path = rec.finish(&sel.spec.hash, &ncu_version, &fp)?;
+        let _ = writeln!(progress, "recorded raw ncu output; manifest: {}", path.display());
+    }
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &m.samples.series.values().collect::<Vec<_>>())
+            .map_err(|e| Error::Usage(e.to_string()))?;
+        writeln!(out).map_err(stdout_err)?;
+    } else {
+        writeln!(out, "source: {} (ncu {ncu_version})", profiler.name()).map_err(stdout_err)?;
+        write!(out, "{}", crate::report::console::samples_table(&m.samples)).map_err(stdout_err)?;
+    }
+    for e in &m.errors {
+        eprintln!("error: {}", e.message);
+    }
+    Ok(if m.errors.is_empty() {
+        exit_codes::OK
+    } else {
+        exit_codes::PROFILER_FAILURE
+    })
 }
 
 fn stdout_err(e: std::io::Error) -> Error {

@@ -1,5 +1,7 @@
 //! Nsight Compute: output parsing, log scanning, version parsing, argv building and running.
 
+pub mod command;
 pub mod log;
 pub mod parse;
+pub mod runner;
 pub mod version;

@@ -6,6 +6,10 @@
 //! a recorded failure is classified exactly like a live one.
 
 pub mod error;
+pub mod extract;
+pub mod live;
+pub mod record;
+pub mod replay;
 
 pub use error::{FailureKind, ProfileError};
 
@@ -32,6 +36,12 @@ pub struct Capture {
     pub argv: Option<Vec<String>>,
     /// Wall time of the run in seconds, when measured.
     pub wall_seconds: Option<f64>,
+    /// The profiler's exit code, when known (a live run, or a recording whose manifest has it).
+    pub exit_code: Option<i32>,
+    /// The last lines the application and ncu wrote to stderr and stdout, for messages.
+    pub output_tail: String,
+    /// Kernels the application launched, from a diagnostic run after the filter matched nothing.
+    pub kernels_seen: Option<Vec<String>>,
 }
 
 /// A source of raw profiler output.
@@ -48,4 +58,18 @@ pub trait Profiler {
     /// # Errors
     /// A classified [`ProfileError`].
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError>;
+    /// Whether [`Profiler::capture`] can serve this job. A live profiler always can; a recording
+    /// only has the repetitions it recorded (extra repetitions for re-measurement stop there).
+    fn has(&self, _job: Job<'_>) -> bool {
+        true
+    }
+    /// The recording's manifest, when replaying one that has it.
+    fn manifest(&self) -> Option<&record::Manifest> {
+        None
+    }
+}
+
+/// `target[size] rep N`: how messages locate a job.
+pub fn job_context(job: Job<'_>) -> String {
+    format!("{}[{}] rep {}", job.target.name, job.size.key(), job.rep)
 }

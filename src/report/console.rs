@@ -27,3 +27,52 @@ pub fn launches_table(launches: &[Launch]) -> String {
     }
     out
 }
+
+/// `profile`'s table: per target, size and kernel, a line per metric with the sample summary.
+pub fn samples_table(samples: &crate::samples::SampleSet) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let mut last: Option<(&str, &str, &str)> = None;
+    for (k, s) in &samples.series {
+        let head = (k.target.as_str(), k.size.as_str(), k.kernel.as_str());
+        if last != Some(head) {
+            let _ = writeln!(out, "{}[{}] {}", k.target, k.size, k.kernel);
+            let _ = writeln!(
+                out,
+                "  {:<52} {:>4} {:>12} {:>12} {:>12} {:>7}",
+                "metric", "n", "median", "min", "max", "cv"
+            );
+            last = Some(head);
+        }
+        let mut v = s.values.clone();
+        v.sort_by(f64::total_cmp);
+        let median = if v.is_empty() {
+            f64::NAN
+        } else if v.len() % 2 == 1 {
+            v[v.len() / 2]
+        } else {
+            f64::midpoint(v[v.len() / 2 - 1], v[v.len() / 2])
+        };
+        let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len().max(2) - 1) as f64).sqrt();
+        let cv = if mean == 0.0 {
+            "-".to_owned()
+        } else {
+            format!("{:.2}%", 100.0 * sd / mean.abs())
+        };
+        let _ = writeln!(
+            out,
+            "  {:<52} {:>4} {:>12} {:>12} {:>12} {:>7}",
+            k.metric,
+            v.len(),
+            human(median, &s.unit),
+            human(v.first().copied().unwrap_or(f64::NAN), &s.unit),
+            human(v.last().copied().unwrap_or(f64::NAN), &s.unit),
+            cv
+        );
+    }
+    if samples.series.is_empty() {
+        out.push_str("no samples\n");
+    }
+    out
+}

@@ -1,0 +1,162 @@
+//! Orchestration: run the plan through a profiler and collect samples. Decisions live in
+//! `stats`; rendering lives in `report`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::profile::extract::extract;
+use crate::profile::record::Recorder;
+use crate::profile::{FailureKind, Job, ProfileError, Profiler};
+use crate::results::RunError;
+use crate::samples::SampleSet;
+use crate::spec::{Size, Target};
+
+/// Environment variable overriding the retry delays (comma-separated milliseconds) used when
+/// another tool holds the GPU counters. Default: 2000,5000,10000.
+pub const RETRY_DELAYS_ENV: &str = "CGP_GATE_RETRY_DELAYS_MS";
+
+/// Samples and failures of a measurement pass.
+#[derive(Debug, Default)]
+pub struct Measurement {
+    pub samples: SampleSet,
+    pub errors: Vec<RunError>,
+    /// Wall seconds per target, where the profiler measured them.
+    pub cost_seconds: BTreeMap<String, f64>,
+    /// Jobs that ran, per (target, size key): how many repetitions each got.
+    pub reps_done: BTreeMap<(String, String), u32>,
+}
+
+/// One (target, size) and the repetitions to run for it.
+#[derive(Debug, Clone, Copy)]
+pub struct Work<'a> {
+    pub target: &'a Target,
+    pub size: &'a Size,
+    pub reps: (u32, u32),
+}
+
+/// Failures that no other target can escape: stop the whole run.
+fn is_global(kind: FailureKind) -> bool {
+    matches!(kind, FailureKind::NcuNotFound | FailureKind::Permission)
+}
+
+fn retry_delays() -> Vec<Duration> {
+    std::env::var(RETRY_DELAYS_ENV)
+        .ok()
+        .and_then(|v| {
+            v.split(',')
+                .map(|x| x.trim().parse::<u64>().ok().map(Duration::from_millis))
+                .collect()
+        })
+        .unwrap_or_else(|| {
+            vec![
+                Duration::from_secs(2),
+                Duration::from_secs(5),
+                Duration::from_secs(10),
+            ]
+        })
+}
+
+/// Run every job of `work`, repetition-major (rep 0 of every size, then rep 1, ...) so that slow
+/// drift of the machine spreads over all sizes instead of biasing one.
+///
+/// A failing (target, size) is recorded as an error and skipped for the rest of the pass;
+/// failures that affect every target (ncu missing, no counter permission) stop the pass.
+/// With `only_available`, jobs the profiler cannot serve (a recording without more repetitions)
+/// are skipped silently: used for re-measurement.
+///
+/// # Errors
+/// Only for failures of the recorder (the profiler's failures are in the result).
+pub fn measure(
+    profiler: &mut dyn Profiler,
+    work: &[Work<'_>],
+    mut recorder: Option<&mut Recorder>,
+    only_available: bool,
+    progress: &mut dyn Write,
+) -> Result<Measurement, Error> {
+    let mut m = Measurement::default();
+    let max_rep = work.iter().map(|w| w.reps.1).max().unwrap_or(0);
+    let min_rep = work.iter().map(|w| w.reps.0).min().unwrap_or(0);
+    let mut failed: Vec<(String, String)> = Vec::new();
+    let delays = retry_delays();
+    for rep in min_rep..max_rep {
+        for w in work.iter().filter(|w| (w.reps.0..w.reps.1).contains(&rep)) {
+            let id = (w.target.name.clone(), w.size.key());
+            if failed.contains(&id) {
+                continue;
+            }
+            let job = Job {
+                target: w.target,
+                size: w.size,
+                rep,
+            };
+            if only_available && !profiler.has(job) {
+                continue;
+            }
+            let _ = writeln!(progress, "profiling {}[{}] rep {rep}", w.target.name, id.1);
+            let mut attempt = 0;
+            let outcome = loop {
+                let r = profiler.capture(job);
+                if let (Ok(c), Some(rec)) = (&r, recorder.as_deref_mut()) {
+                    rec.record(job, c)?;
+                }
+                let r: Result<(SampleSet, Option<f64>), ProfileError> =
+                    r.and_then(|c| extract(job, &c).map(|s| (s, c.wall_seconds)));
+                match r {
+                    Err(e)
+                        if e.kind == FailureKind::ResourceUnavailable
+                            && profiler.name() == "ncu"
+                            && attempt < delays.len() =>
+                    {
+                        let _ = writeln!(
+                            progress,
+                            "  counters busy (another profiler?), retrying in {:?}",
+                            delays[attempt]
+                        );
+                        std::thread::sleep(delays[attempt]);
+                        attempt += 1;
+                    }
+                    other => break other,
+                }
+            };
+            match outcome {
+                Ok((samples, wall)) => {
+                    m.samples.extend(samples);
+                    *m.reps_done.entry(id).or_default() += 1;
+                    if let Some(s) = wall {
+                        *m.cost_seconds.entry(w.target.name.clone()).or_default() += s;
+                    }
+                }
+                Err(e) => {
+                    let global = is_global(e.kind);
+                    m.errors.push(RunError {
+                        target: w.target.name.clone(),
+                        size: Some(id.1.clone()),
+                        kind: e.kind.as_str().to_owned(),
+                        message: e.to_string(),
+                    });
+                    failed.push(id);
+                    if global {
+                        return Ok(m);
+                    }
+                }
+            }
+        }
+    }
+    Ok(m)
+}
+
+/// The work of a spec: every size of every selected target, repetitions `0..repetitions`.
+pub fn initial_work<'a>(targets: &[&'a Target]) -> Vec<Work<'a>> {
+    targets
+        .iter()
+        .flat_map(|t| {
+            t.sizes.iter().map(move |s| Work {
+                target: t,
+                size: s,
+                reps: (0, t.repetitions),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,198 @@
+//! Running a child process with a timeout that ends its whole process group.
+//!
+//! ncu starts the application, which may start more processes; killing ncu alone would leave the
+//! benchmark running on the GPU. The child is made the leader of a new process group and, on
+//! timeout, the group gets SIGTERM, then SIGKILL after a grace period.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub cwd: Option<PathBuf>,
+    /// Extra environment on top of the inherited one.
+    pub env: BTreeMap<String, String>,
+    pub timeout: Duration,
+    /// Files that receive the child's stdout and stderr (no pipes: no deadlock on large output).
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+}
+
+/// How it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Exit code when the process exited normally.
+    pub code: Option<i32>,
+    /// Signal that ended it, when it did not exit normally.
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub wall: Duration,
+}
+
+/// Grace period between SIGTERM and SIGKILL on timeout.
+const GRACE: Duration = Duration::from_secs(2);
+const POLL: Duration = Duration::from_millis(20);
+
+/// Run to completion or timeout. The locale is forced to C so numbers print without grouping
+/// surprises.
+///
+/// # Errors
+/// The `io::Error` of spawning (`NotFound` when the program does not exist) or waiting.
+pub fn run(inv: &Invocation) -> io::Result<Outcome> {
+    let stdout = File::create(&inv.stdout)?;
+    let stderr = File::create(&inv.stderr)?;
+    let mut cmd = Command::new(&inv.program);
+    cmd.args(&inv.args)
+        .envs(&inv.env)
+        .env("LC_ALL", "C")
+        .env("LANG", "C")
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .process_group(0);
+    if let Some(d) = &inv.cwd {
+        cmd.current_dir(d);
+    }
+    let start = Instant::now();
+    let mut child = cmd.spawn()?;
+    let pgid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let deadline = start + inv.timeout;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            // The leader is gone; end anything it left behind in its group.
+            let _ = killpg(pgid, Signal::SIGKILL);
+            return Ok(Outcome {
+                code: status.code(),
+                signal: status.signal(),
+                timed_out: false,
+                wall: start.elapsed(),
+            });
+        }
+        if Instant::now() >= deadline {
+            let _ = killpg(pgid, Signal::SIGTERM);
+            let grace_end = Instant::now() + GRACE;
+            while Instant::now() < grace_end {
+                if child.try_wait()?.is_some() {
+                    break;
+                }
+                std::thread::sleep(POLL);
+            }
+            let _ = killpg(pgid, Signal::SIGKILL);
+            let status = child.wait()?;
+            return Ok(Outcome {
+                code: status.code(),
+                signal: status.signal(),
+                timed_out: true,
+                wall: start.elapsed(),
+            });
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// The last `max_lines` lines of a text file, for error messages (empty when unreadable).
+pub fn tail(path: &Path, max_lines: usize) -> String {
+    let text = std::fs::read(path)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(max_lines)..].join("\n")
+}
+
+/// Find an executable: an explicit path, else a search of `PATH`.
+pub fn find_executable(name: &str, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    let p = Path::new(name);
+    if p.components().count() > 1 {
+        return is_executable(p).then(|| p.to_path_buf());
+    }
+    std::env::split_paths(path_var?)
+        .map(|d| d.join(name))
+        .find(|c| is_executable(c))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inv(dir: &Path, program: &str, args: &[&str], timeout: Duration) -> Invocation {
+        Invocation {
+            program: program.into(),
+            args: args.iter().map(OsString::from).collect(),
+            cwd: None,
+            env: BTreeMap::new(),
+            timeout,
+            stdout: dir.join("out"),
+            stderr: dir.join("err"),
+        }
+    }
+
+    #[test]
+    fn exit_code_and_output_are_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let o = run(&inv(
+            d.path(),
+            "sh",
+            &["-c", "echo $LC_ALL; echo oops >&2; exit 7"],
+            Duration::from_secs(20),
+        ))
+        .unwrap();
+        assert_eq!(o.code, Some(7));
+        assert!(!o.timed_out);
+        assert_eq!(std::fs::read_to_string(d.path().join("out")).unwrap(), "C\n");
+        assert_eq!(tail(&d.path().join("err"), 5), "oops");
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_process_group() {
+        let d = tempfile::tempdir().unwrap();
+        let pidfile = d.path().join("pid");
+        // The shell starts a grandchild and waits; both must be gone after the timeout.
+        let script = format!("sleep 600 & echo $! > {}; wait", pidfile.display());
+        let o = run(&inv(d.path(), "sh", &["-c", &script], Duration::from_millis(300))).unwrap();
+        assert!(o.timed_out);
+        let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+        // Signal 0 probes for existence; the grandchild may linger as a zombie of init briefly.
+        let mut alive = true;
+        for _ in 0..100 {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if stat.is_empty() || stat.contains(") Z ") {
+                alive = false;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive, "grandchild {pid} survived the timeout");
+    }
+
+    #[test]
+    fn missing_program_is_not_found() {
+        let d = tempfile::tempdir().unwrap();
+        let e = run(&inv(d.path(), "/nonexistent/ncu", &[], Duration::from_secs(1))).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert_eq!(
+            find_executable(
+                "definitely-not-a-program-cgp",
+                std::env::var_os("PATH").as_deref()
+            ),
+            None
+        );
+        assert!(find_executable("sh", std::env::var_os("PATH").as_deref()).is_some());
+    }
+}

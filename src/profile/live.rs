@@ -1,0 +1,219 @@
+//! The live backend: runs Nsight Compute.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::ncu::command::{list_kernels_options, ncu_options};
+use crate::ncu::runner::{Invocation, find_executable, run, tail};
+use crate::plan::{app_argv, ncu_metrics};
+use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
+
+/// Environment variable naming the ncu executable (otherwise `ncu` on `PATH`).
+pub const NCU_ENV: &str = "CGP_GATE_NCU";
+
+const NOT_FOUND_HINT: &str = "install NVIDIA Nsight Compute (it ships with the CUDA toolkit) and put `ncu` on PATH, \
+     or set CGP_GATE_NCU=/path/to/ncu; without a GPU, use --replay DIR with a recording";
+
+/// Runs ncu for each job.
+#[derive(Debug)]
+pub struct NcuProfiler {
+    ncu: Option<PathBuf>,
+    /// Relative `cwd`s in the spec are resolved against this (the spec's directory).
+    base_dir: PathBuf,
+    work: tempfile::TempDir,
+    version: Option<String>,
+}
+
+/// Where ncu is: `$CGP_GATE_NCU`, else `ncu` on `PATH`, else the CUDA toolkit's default place.
+pub fn locate_ncu() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(NCU_ENV) {
+        return find_executable(&p.to_string_lossy(), None);
+    }
+    find_executable("ncu", std::env::var_os("PATH").as_deref())
+        .or_else(|| find_executable("/usr/local/cuda/bin/ncu", None))
+}
+
+impl NcuProfiler {
+    /// # Errors
+    /// When no temporary directory can be made.
+    pub fn new(base_dir: &Path) -> Result<Self, crate::Error> {
+        let work = tempfile::Builder::new()
+            .prefix("cgp-gate-")
+            .tempdir()
+            .map_err(|e| crate::Error::io("create a temporary directory in", std::env::temp_dir(), e))?;
+        Ok(Self {
+            ncu: locate_ncu(),
+            base_dir: base_dir.to_path_buf(),
+            work,
+            version: None,
+        })
+    }
+
+    /// The ncu path, or the classified "not found" error.
+    ///
+    /// # Errors
+    /// [`FailureKind::NcuNotFound`].
+    pub fn ncu_path(&self) -> Result<&Path, ProfileError> {
+        self.ncu.as_deref().ok_or_else(|| {
+            let what = std::env::var(NCU_ENV)
+                .map(|v| format!("{NCU_ENV}={v} is not an executable file"))
+                .unwrap_or_else(|_| "ncu was not found on PATH".to_owned());
+            ProfileError::new(FailureKind::NcuNotFound, "", what).hint(NOT_FOUND_HINT)
+        })
+    }
+
+    fn invoke(
+        &self,
+        args: Vec<OsString>,
+        job: Job<'_>,
+        stem: &str,
+    ) -> Result<(Invocation, crate::ncu::runner::Outcome), ProfileError> {
+        let ncu = self.ncu_path()?.to_path_buf();
+        let cwd = Some(match &job.target.cwd {
+            Some(c) => self.base_dir.join(c),
+            None => self.base_dir.clone(),
+        });
+        let inv = Invocation {
+            program: ncu,
+            args,
+            cwd,
+            env: job.target.env.clone(),
+            timeout: job.target.timeout,
+            stdout: self.work.path().join(format!("{stem}.stdout")),
+            stderr: self.work.path().join(format!("{stem}.stderr")),
+        };
+        let outcome = run(&inv).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ProfileError::new(
+                    FailureKind::NcuNotFound,
+                    job_context(job),
+                    format!("{} could not be started: {e}", inv.program.display()),
+                )
+                .hint(NOT_FOUND_HINT)
+            } else {
+                ProfileError::new(
+                    FailureKind::Io,
+                    job_context(job),
+                    format!("failed to run {}: {e}", inv.program.display()),
+                )
+            }
+        })?;
+        Ok((inv, outcome))
+    }
+
+    /// Kernels the application launches, from an unfiltered diagnostic run (best effort).
+    fn list_kernels(&self, job: Job<'_>, app: &[String]) -> Option<Vec<String>> {
+        let log = self.work.path().join("list-kernels.csv");
+        let mut args = list_kernels_options(job.target, &log);
+        args.extend(app.iter().map(OsString::from));
+        let (_, outcome) = self.invoke(args, job, "list-kernels").ok()?;
+        if outcome.timed_out {
+            return None;
+        }
+        let raw = std::fs::read_to_string(&log).ok()?;
+        let parsed = crate::ncu::parse::parse(&raw).ok()?;
+        let mut names: Vec<String> = Vec::new();
+        for l in parsed.launches {
+            if !names.contains(&l.kernel) {
+                names.push(l.kernel);
+            }
+        }
+        Some(names)
+    }
+}
+
+impl Profiler for NcuProfiler {
+    fn name(&self) -> &'static str {
+        "ncu"
+    }
+
+    fn version(&mut self) -> Result<String, ProfileError> {
+        if let Some(v) = &self.version {
+            return Ok(v.clone());
+        }
+        let ncu = self.ncu_path()?.to_path_buf();
+        let inv = Invocation {
+            program: ncu.clone(),
+            args: vec!["--version".into()],
+            cwd: None,
+            env: std::collections::BTreeMap::new(),
+            timeout: Duration::from_secs(60),
+            stdout: self.work.path().join("version.stdout"),
+            stderr: self.work.path().join("version.stderr"),
+        };
+        let outcome = run(&inv).map_err(|e| {
+            ProfileError::new(
+                FailureKind::NcuNotFound,
+                "",
+                format!("{} --version could not run: {e}", ncu.display()),
+            )
+            .hint(NOT_FOUND_HINT)
+        })?;
+        let text = std::fs::read_to_string(&inv.stdout).unwrap_or_default();
+        let v = crate::ncu::version::parse_version(&text).ok_or_else(|| {
+            ProfileError::new(
+                FailureKind::ProfilerError,
+                "",
+                format!(
+                    "`{} --version` printed no version (exit {:?}): {}",
+                    ncu.display(),
+                    outcome.code,
+                    tail(&inv.stdout, 3)
+                ),
+            )
+        })?;
+        self.version = Some(v.clone());
+        Ok(v)
+    }
+
+    fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
+        let app = app_argv(job.target, job.size)
+            .map_err(|e| ProfileError::new(FailureKind::BadOutput, job_context(job), e))?;
+        let stem = format!("run-{}", job.rep);
+        let log = self.work.path().join(format!("{stem}.csv"));
+        let _ = std::fs::remove_file(&log);
+        let mut args = ncu_options(job.target, &ncu_metrics(job.target), &log);
+        args.extend(app.iter().map(OsString::from));
+        let (inv, outcome) = self.invoke(args, job, &stem)?;
+        let argv: Vec<String> = std::iter::once(inv.program.to_string_lossy().into_owned())
+            .chain(inv.args.iter().map(|a| a.to_string_lossy().into_owned()))
+            .collect();
+        let raw = std::fs::read(&log)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let output_tail = [tail(&inv.stderr, 15), tail(&inv.stdout, 5)]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        if outcome.timed_out {
+            return Err(ProfileError::new(
+                FailureKind::Timeout,
+                job_context(job),
+                format!(
+                    "timed out after {:?}; the profiler and the application were killed{}",
+                    job.target.timeout,
+                    if output_tail.is_empty() { String::new() } else { format!("; last output:\n{output_tail}") }
+                ),
+            )
+            .hint("raise the target's `timeout`, lower `launch_count`, or check whether the application hangs under ncu (try --replay-mode application)"));
+        }
+        let kernels_seen = if crate::ncu::log::scan(&raw).no_kernels
+            && (job.target.kernel.is_some() || !job.target.nvtx.is_empty())
+        {
+            self.list_kernels(job, &app)
+        } else {
+            None
+        };
+        Ok(Capture {
+            raw,
+            origin: log,
+            argv: Some(argv),
+            wall_seconds: Some(outcome.wall.as_secs_f64()),
+            exit_code: outcome.code.or(outcome.signal.map(|s| 128 + s)),
+            output_tail,
+            kernels_seen,
+        })
+    }
+}

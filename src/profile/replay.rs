@@ -1,0 +1,136 @@
+//! The replay backend: serves a recording instead of running ncu.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::profile::record::{Manifest, rep_path};
+use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
+
+/// Reads `DIR/<target>/<size>/<rep>.csv`.
+#[derive(Debug)]
+pub struct ReplayProfiler {
+    dir: PathBuf,
+    manifest: Option<Manifest>,
+}
+
+impl ReplayProfiler {
+    /// Open a recording.
+    ///
+    /// # Errors
+    /// When `dir` is not a directory or its manifest is invalid.
+    pub fn open(dir: &Path) -> Result<Self, Error> {
+        if !dir.is_dir() {
+            return Err(Error::input(
+                dir,
+                "recording directory not found (--replay expects a directory made by --record)",
+            ));
+        }
+        let manifest = Manifest::read(dir)?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            manifest,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Repetitions recorded for a target and size, sorted.
+    fn reps(&self, target: &str, size: &str) -> Vec<u32> {
+        let mut reps: Vec<u32> = std::fs::read_dir(self.dir.join(target).join(size))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.strip_suffix(".csv")?.parse().ok())
+            .collect();
+        reps.sort_unstable();
+        reps
+    }
+}
+
+impl Profiler for ReplayProfiler {
+    fn name(&self) -> &'static str {
+        "replay"
+    }
+
+    fn version(&mut self) -> Result<String, ProfileError> {
+        Ok(self
+            .manifest
+            .as_ref()
+            .and_then(|m| m.ncu_version.clone())
+            .unwrap_or_else(|| "unknown".to_owned()))
+    }
+
+    fn has(&self, job: Job<'_>) -> bool {
+        rep_path(&self.dir, &job.target.name, &job.size.key(), job.rep).is_file()
+    }
+
+    fn manifest(&self) -> Option<&Manifest> {
+        self.manifest.as_ref()
+    }
+
+    fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
+        let size = job.size.key();
+        let path = rep_path(&self.dir, &job.target.name, &size, job.rep);
+        let raw = match std::fs::read(&path) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let what = if !self.dir.join(&job.target.name).is_dir() {
+                    format!("has no target `{}`", job.target.name)
+                } else if !self.dir.join(&job.target.name).join(&size).is_dir() {
+                    format!("has no size `{size}` for target `{}`", job.target.name)
+                } else {
+                    let reps = self.reps(&job.target.name, &size);
+                    format!("has no repetition {} (it has {})", job.rep, describe_reps(&reps))
+                };
+                return Err(ProfileError::new(
+                    FailureKind::Recording,
+                    job_context(job),
+                    format!(
+                        "recording {} {what}: expected {}",
+                        self.dir.display(),
+                        path.display()
+                    ),
+                )
+                .hint(
+                    "record it on a GPU machine with `cgp-gate profile --record DIR`, or lower `repetitions`",
+                ));
+            }
+            Err(e) => {
+                return Err(ProfileError::new(
+                    FailureKind::Io,
+                    job_context(job),
+                    format!("failed to read {}: {e}", path.display()),
+                ));
+            }
+        };
+        let run = self
+            .manifest
+            .as_ref()
+            .and_then(|m| m.run(&job.target.name, &size, job.rep));
+        Ok(Capture {
+            raw,
+            origin: path,
+            argv: run.map(|r| r.argv.clone()),
+            wall_seconds: run.and_then(|r| r.wall_seconds),
+            exit_code: run.and_then(|r| r.exit_code),
+            output_tail: String::new(),
+            kernels_seen: None,
+        })
+    }
+}
+
+fn describe_reps(reps: &[u32]) -> String {
+    match reps {
+        [] => "none".to_owned(),
+        [one] => format!("repetition {one}"),
+        [first, .., last] if usize::try_from(last - first).ok() == Some(reps.len() - 1) => {
+            format!("repetitions {first}..={last}")
+        }
+        _ => format!(
+            "repetitions {}",
+            reps.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
