@@ -1,0 +1,363 @@
+//! `check`: measure, compare against the baselines, re-measure the doubtful rows, decide.
+//!
+//! The statistics decide (`stats::judge_all`); this module only gathers the inputs, drives the
+//! re-measurement and assembles [`Results`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use crate::baseline::{BaselineFile, Store, rfc3339_utc};
+use crate::error::Error;
+use crate::gate::{Measurement, Work, initial_work, measure};
+use crate::gpu::fingerprint::Fingerprint;
+use crate::gpu::{Gpu, peaks_for};
+use crate::profile::Profiler;
+use crate::profile::record::Recorder;
+use crate::results::{Results, RESULTS_VERSION, RooflinePoint, Row, RowVerdict, RunVerdict};
+use crate::samples::{SampleSet, SeriesKey};
+use crate::spec::{DERIVED_PREFIX, MetricSpec, Spec, Target};
+use crate::stats::{Comparison, Config, judge_all, summarize};
+
+/// What makes `check` exit non-zero besides errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// Only regressions fail the gate (inconclusive rows are warnings).
+    Regression,
+    /// Regressions and inconclusive rows fail the gate.
+    Inconclusive,
+}
+
+impl FailOn {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Regression => "regression",
+            Self::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// Options of one check.
+pub struct CheckOptions<'a> {
+    pub baselines: PathBuf,
+    pub fail_on: FailOn,
+    pub allow_fingerprint_mismatch: bool,
+    /// NVML, when a driver is there (live runs only).
+    pub gpu: Option<&'a dyn Gpu>,
+}
+
+/// The fingerprint of a target's measurements: the recording's (replay), or this machine's.
+pub fn fingerprint_for(profiler: &dyn Profiler, ncu_version: &str, target: &Target, gpu: Option<&dyn Gpu>) -> Fingerprint {
+    if let Some(fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
+        return fp;
+    }
+    crate::gpu::fingerprint(gpu, 0, ncu_version, &target.profiling, &target.clocks)
+}
+
+/// The commit being measured: `$GITHUB_SHA`, else `git rev-parse HEAD` in `dir` (best effort).
+pub fn git_commit(dir: &std::path::Path) -> Option<String> {
+    if let Ok(sha) = std::env::var("GITHUB_SHA") {
+        if !sha.trim().is_empty() {
+            return Some(sha.trim().to_owned());
+        }
+    }
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(dir)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let sha = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    (out.status.success() && !sha.is_empty()).then_some(sha)
+}
+
+/// Add the derived metrics (`cgp__*`) of every target that asks for them, sample by sample from
+/// the duration, and return the roofline points (from median durations).
+pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str) -> Vec<RooflinePoint> {
+    let peaks = peaks_for(gpu_name);
+    let mut points = Vec::new();
+    for t in targets {
+        let wants: Vec<&str> =
+            t.metrics.iter().map(|m| m.name.as_str()).filter(|n| n.starts_with(DERIVED_PREFIX)).collect();
+        if t.flops.is_none() && t.bytes.is_none() {
+            continue;
+        }
+        for size in &t.sizes {
+            let flops = t.flops.as_deref().and_then(|e| crate::gpu::eval_expr(e, size).ok());
+            let bytes = t.bytes.as_deref().and_then(|e| crate::gpu::eval_expr(e, size).ok());
+            let durations: Vec<(SeriesKey, Vec<f64>, Vec<u32>)> = samples
+                .series
+                .values()
+                .filter(|s| s.key.target == t.name && s.key.size == size.key() && s.key.metric == crate::plan::DURATION_METRIC)
+                .map(|s| (s.key.clone(), s.values.clone(), s.reps.clone()))
+                .collect();
+            for (key, values, reps) in durations {
+                for (v, r) in values.iter().zip(&reps) {
+                    for (name, value, unit) in crate::gpu::derive(flops, bytes, *v, peaks.as_ref()) {
+                        if wants.contains(&name) {
+                            let k = SeriesKey { metric: name.to_owned(), ..key.clone() };
+                            samples.push(&k, unit, value, *r);
+                        }
+                    }
+                }
+                let med = crate::baseline::median(&values);
+                if let (Some(f), Some(b)) = (flops, bytes) {
+                    if let Some(p) = crate::gpu::roofline_point(&t.name, &key.size, &key.kernel, f, b, med, peaks.as_ref()) {
+                        points.push(p);
+                    }
+                }
+            }
+        }
+    }
+    points
+}
+
+/// Run the check and assemble the results. Profiler failures end up in `Results::errors`
+/// (verdict `error`); only setup failures (fingerprint mismatch, unreadable baselines) are `Err`.
+///
+/// # Errors
+/// Baselines that cannot be read, a fingerprint mismatch without
+/// `allow_fingerprint_mismatch`, recorder failures.
+pub fn run_check(
+    spec: &Spec,
+    targets: &[&Target],
+    profiler: &mut dyn Profiler,
+    mut recorder: Option<&mut Recorder>,
+    opts: &CheckOptions<'_>,
+    progress: &mut dyn Write,
+) -> Result<Results, Error> {
+    let ncu_version = profiler.version()?;
+    let store = Store::new(&opts.baselines);
+    let fields: Vec<&str> = spec.settings.fingerprint_fields.iter().map(String::as_str).collect();
+
+    // Load baselines and check comparability before spending time on the GPU.
+    let mut baselines: BTreeMap<String, BaselineFile> = BTreeMap::new();
+    let mut mismatch: Vec<[String; 3]> = Vec::new();
+    let fingerprint = targets
+        .first()
+        .map(|t| fingerprint_for(&*profiler, &ncu_version, t, opts.gpu))
+        .unwrap_or_default();
+    for t in targets {
+        let fp = fingerprint_for(&*profiler, &ncu_version, t, opts.gpu);
+        let Some(b) = store.load(&fp.gpu_key(), &t.name)? else { continue };
+        let diffs = b.fingerprint.differences(&fp, &fields);
+        if !diffs.is_empty() {
+            if !opts.allow_fingerprint_mismatch {
+                let list = diffs
+                    .iter()
+                    .map(|(f, base, now)| format!("{f}: baseline `{base}`, now `{now}`"))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                return Err(Error::Environment(format!(
+                    "the baseline of `{}` ({}) was measured on a different setup: {list}\n  help: refresh it on this machine with `cgp-gate baseline update`, add the baseline of this GPU, or pass --allow-fingerprint-mismatch (every report will say so)",
+                    t.name,
+                    store.path(&fp.gpu_key(), &t.name).display()
+                )));
+            }
+            for (f, base, now) in diffs {
+                let d = [format!("{}: {f}", t.name), base, now];
+                if !mismatch.contains(&d) {
+                    mismatch.push(d);
+                }
+            }
+        }
+        baselines.insert(t.name.clone(), b);
+    }
+
+    let work = initial_work(targets);
+    let mut m = measure(profiler, &work, recorder.as_deref_mut(), false, progress)?;
+    let mut next_rep: BTreeMap<(String, String), u32> =
+        work.iter().map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1)).collect();
+    let cfg = Config::from_settings(&spec.settings);
+    let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let mut roofline;
+    let rows = loop {
+        let mut samples = m.samples.clone();
+        roofline = add_derived(targets, &mut samples, &fingerprint.gpu_name);
+        let rows = judge(targets, &samples, &baselines, &m, &cfg, &rounds);
+        let doubtful: BTreeSet<(String, String)> = rows
+            .iter()
+            .filter(|r| matches!(r.verdict, RowVerdict::Inconclusive | RowVerdict::Regression))
+            .map(|r| (r.target.clone(), r.size.clone()))
+            .collect();
+        let more: Vec<Work<'_>> = work
+            .iter()
+            .filter_map(|w| {
+                let id = (w.target.name.clone(), w.size.key());
+                let next = *next_rep.get(&id)?;
+                (doubtful.contains(&id) && next < w.target.max_repetitions).then(|| Work {
+                    target: w.target,
+                    size: w.size,
+                    reps: (next, (next + w.target.repetitions).min(w.target.max_repetitions)),
+                })
+            })
+            .collect();
+        if more.is_empty() {
+            break rows;
+        }
+        let _ = writeln!(progress, "re-measuring {} doubtful size(s)", more.len());
+        let extra = measure(profiler, &more, recorder.as_deref_mut(), true, progress)?;
+        let got_any = !extra.reps_done.is_empty();
+        for w in &more {
+            let id = (w.target.name.clone(), w.size.key());
+            next_rep.insert(id.clone(), w.reps.1);
+            if extra.reps_done.contains_key(&id) {
+                *rounds.entry(id).or_default() += 1;
+            }
+        }
+        m.samples.extend(extra.samples);
+        m.errors.extend(extra.errors);
+        for (k, v) in extra.cost_seconds {
+            *m.cost_seconds.entry(k).or_default() += v;
+        }
+        if !got_any {
+            break rows;
+        }
+    };
+
+    let verdict = if !m.errors.is_empty() {
+        RunVerdict::Error
+    } else if rows.iter().any(|r| r.verdict == RowVerdict::Regression) {
+        RunVerdict::Regression
+    } else if rows.iter().any(|r| r.verdict == RowVerdict::Inconclusive) {
+        RunVerdict::Inconclusive
+    } else {
+        RunVerdict::Pass
+    };
+    let source = profiler.manifest().map_or_else(|| profiler.name().to_owned(), |_| profiler.name().to_owned());
+    Ok(Results {
+        schema_version: RESULTS_VERSION,
+        verdict,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        spec_hash: spec.hash.clone(),
+        spec_path: spec.path.display().to_string(),
+        source,
+        synthetic: profiler.manifest().is_some_and(|m| m.synthetic),
+        fingerprint,
+        fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
+        shard: None,
+        git_commit: git_commit(&spec.base_dir()),
+        date: rfc3339_utc(SystemTime::now()),
+        fail_on: opts.fail_on.as_str().to_owned(),
+        multiple_testing: format!("holm alpha={}", cfg.alpha),
+        rows,
+        errors: m.errors,
+        health: crate::results::Health::default(),
+        cost_seconds: m.cost_seconds,
+        roofline,
+    })
+}
+
+/// Judge every measured row against its baseline, plus `missing` rows for baseline entries
+/// that were not measured. Rows are ordered regressions first, then by key.
+fn judge(
+    targets: &[&Target],
+    samples: &SampleSet,
+    baselines: &BTreeMap<String, BaselineFile>,
+    m: &Measurement,
+    cfg: &Config,
+    rounds: &BTreeMap<(String, String), u32>,
+) -> Vec<Row> {
+    let failed: BTreeSet<(String, String)> =
+        m.errors.iter().map(|e| (e.target.clone(), e.size.clone().unwrap_or_default())).collect();
+    let mut keyed: Vec<(SeriesKey, &MetricSpec, Option<&crate::baseline::Entry>)> = Vec::new();
+    let mut seen: BTreeSet<SeriesKey> = BTreeSet::new();
+    for t in targets {
+        for (key, _) in samples.series.iter().filter(|(k, _)| k.target == t.name) {
+            if failed.contains(&(key.target.clone(), key.size.clone())) {
+                continue;
+            }
+            let Some(ms) = t.metrics.iter().find(|x| x.name == key.metric) else { continue };
+            let entry = baselines.get(&t.name).and_then(|b| b.entry_for(key));
+            keyed.push((key.clone(), ms, entry));
+            seen.insert(key.clone());
+        }
+    }
+    let comparisons: Vec<Comparison<'_>> = keyed
+        .iter()
+        .map(|(key, ms, entry)| Comparison {
+            key: format!("{}/{}/{}/{}", key.target, key.size, key.kernel, key.metric),
+            baseline: entry.map(|e| e.samples.as_slice()),
+            candidate: samples.series.get(key).map_or(&[][..], |s| s.values.as_slice()),
+            threshold: &ms.threshold,
+        })
+        .collect();
+    let judgements = judge_all(&comparisons, cfg);
+    let mut rows: Vec<Row> = keyed
+        .iter()
+        .zip(judgements)
+        .map(|((key, ms, entry), j)| Row {
+            target: key.target.clone(),
+            size: key.size.clone(),
+            kernel: key.kernel.clone(),
+            metric: key.metric.clone(),
+            unit: samples.series.get(key).map(|s| s.unit.clone()).unwrap_or_default(),
+            verdict: j.verdict,
+            threshold: ms.threshold.to_string(),
+            direction: ms.threshold.direction.as_str().to_owned(),
+            method: j.method,
+            change: j.change,
+            change_ci: j.change_ci.or(j.median_ci),
+            confidence: Some(j.confidence),
+            p: j.p,
+            p_adjusted: j.p_adjusted,
+            baseline: j.baseline,
+            candidate: Some(j.candidate),
+            reason: j.reason,
+            remeasured: rounds.get(&(key.target.clone(), key.size.clone())).copied().unwrap_or(0),
+            history: entry.map(|e| e.older_medians()).unwrap_or_default(),
+        })
+        .collect();
+    // Baseline entries of the selected targets that were not measured (and did not fail).
+    for t in targets {
+        let Some(b) = baselines.get(&t.name) else { continue };
+        for e in &b.entries {
+            let key = e.key(&t.name);
+            if seen.contains(&key) || failed.contains(&(key.target.clone(), key.size.clone())) {
+                continue;
+            }
+            let ms = t.metrics.iter().find(|x| x.name == e.metric);
+            rows.push(Row {
+                target: key.target,
+                size: key.size,
+                kernel: key.kernel,
+                metric: key.metric,
+                unit: e.unit.clone(),
+                verdict: RowVerdict::Missing,
+                threshold: ms.map_or_else(|| "-".to_owned(), |m| m.threshold.to_string()),
+                direction: ms.map_or_else(|| "-".to_owned(), |m| m.threshold.direction.as_str().to_owned()),
+                method: "none".to_owned(),
+                change: None,
+                change_ci: None,
+                confidence: None,
+                p: None,
+                p_adjusted: None,
+                baseline: Some(summarize(&e.samples)),
+                candidate: None,
+                reason: if ms.is_some() {
+                    "in the baseline but not measured now (kernel or size no longer profiled)".to_owned()
+                } else {
+                    "in the baseline but the metric is no longer in the spec".to_owned()
+                },
+                remeasured: 0,
+                history: e.older_medians(),
+            });
+        }
+    }
+    rows.sort_by(|a, b| {
+        (a.verdict, &a.target, &a.size, &a.kernel, &a.metric).cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
+    });
+    rows
+}
+
+/// The exit code of a finished check.
+pub fn exit_code(results: &Results, fail_on: FailOn) -> i32 {
+    use crate::exit_codes::{OK, PROFILER_FAILURE, REGRESSION};
+    match results.verdict {
+        RunVerdict::Error => PROFILER_FAILURE,
+        RunVerdict::Regression => REGRESSION,
+        RunVerdict::Inconclusive if fail_on == FailOn::Inconclusive => REGRESSION,
+        RunVerdict::Inconclusive | RunVerdict::Pass => OK,
+    }
+}
