@@ -245,7 +245,11 @@ pub fn render(file: &BaselineFile) -> String {
     let _ = writeln!(out, "  \"schema_version\": {},", file.schema_version);
     let _ = writeln!(out, "  \"target\": {},", string(&file.target));
     let _ = writeln!(out, "  \"date\": {},", string(&file.date));
-    let _ = writeln!(out, "  \"git_commit\": {},", opt_string(file.git_commit.as_deref()));
+    let _ = writeln!(
+        out,
+        "  \"git_commit\": {},",
+        opt_string(file.git_commit.as_deref())
+    );
     let _ = writeln!(out, "  \"tool_version\": {},", string(&file.tool_version));
     let _ = writeln!(out, "  \"spec_hash\": {},", string(&file.spec_hash));
     out.push_str("  \"fingerprint\": {\n");
@@ -289,8 +293,16 @@ fn render_entry(out: &mut String, e: &Entry) {
         string(&e.metric),
         string(&e.unit)
     );
-    let _ = writeln!(out, "      \"samples\": [{}],", join(e.samples.iter().map(|v| number(*v))));
-    let _ = writeln!(out, "      \"reps\": [{}],", join(e.reps.iter().map(u32::to_string)));
+    let _ = writeln!(
+        out,
+        "      \"samples\": [{}],",
+        join(e.samples.iter().map(|v| number(*v)))
+    );
+    let _ = writeln!(
+        out,
+        "      \"reps\": [{}],",
+        join(e.reps.iter().map(u32::to_string))
+    );
     if e.history.is_empty() {
         out.push_str("      \"history\": []\n");
     } else {

@@ -70,9 +70,7 @@ pub(crate) fn next_entries(
             }
         })
         .collect();
-    entries.sort_by(|a, b| {
-        (&a.size, &a.kernel, &a.metric).cmp(&(&b.size, &b.kernel, &b.metric))
-    });
+    entries.sort_by(|a, b| (&a.size, &a.kernel, &a.metric).cmp(&(&b.size, &b.kernel, &b.metric)));
     entries
 }
 

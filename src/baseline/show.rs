@@ -43,7 +43,9 @@ pub fn render_show(files: &[(PathBuf, BaselineFile)]) -> String {
             out.push_str("  (no entries)\n");
             continue;
         }
-        let header = ["size", "kernel", "metric", "n", "median", "unit", "vs prev", "gens"];
+        let header = [
+            "size", "kernel", "metric", "n", "median", "unit", "vs prev", "gens",
+        ];
         let rows: Vec<[String; 8]> = f.entries.iter().map(row).collect();
         let mut widths = header.map(str::len);
         for r in &rows {
@@ -72,7 +74,11 @@ fn row(e: &Entry) -> [String; 8] {
         e.metric.clone(),
         e.samples.len().to_string(),
         human(median, &e.unit),
-        if e.unit.is_empty() { "-".to_owned() } else { e.unit.clone() },
+        if e.unit.is_empty() {
+            "-".to_owned()
+        } else {
+            e.unit.clone()
+        },
         vs_prev,
         e.history.len().to_string(),
     ]

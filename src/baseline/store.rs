@@ -263,7 +263,9 @@ fn check_series(path: &Path, target: &str, series: &[&Series]) -> Result<(), Err
             ));
         }
         if let Some((i, v)) = s.values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return refuse(format!("series {name} has a sample that is not finite ({v}, #{i})"));
+            return refuse(format!(
+                "series {name} has a sample that is not finite ({v}, #{i})"
+            ));
         }
     }
     Ok(())
