@@ -452,6 +452,34 @@ fn load_all_spans_gpu_keys_and_skips_temporary_and_foreign_files() {
 }
 
 #[test]
+fn other_documents_and_unwritable_stores_get_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    let path = store.path("nvidia-h200", "gemm");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, "\"gemm\"\n").unwrap();
+    let text = message(&store.load("nvidia-h200", "gemm").unwrap_err());
+    assert!(
+        text.contains("line 1, column 6: invalid baseline JSON: invalid type: string \"gemm\", expected a cgp-gate baseline object; fix the file"),
+        "{text}"
+    );
+    fs::write(&path, "{\"target\": \"gemm\"}").unwrap();
+    let text = message(&store.load("nvidia-h200", "gemm").unwrap_err());
+    assert!(text.contains("`schema_version` is missing"), "{text}");
+
+    // A store whose directory is a file cannot be written: an environment error, not bad input.
+    let not_a_dir = dir.path().join("file");
+    fs::write(&not_a_dir, "").unwrap();
+    let m = meta("c1", "2026-05-01T12:00:00Z", 10);
+    let e = Store::new(&not_a_dir)
+        .update("gemm", &h200(), &refs(&gemm_series(0.0)), &m)
+        .unwrap_err();
+    assert!(matches!(e, Error::Io { .. }), "{e}");
+    assert_eq!(e.exit_code(), cgp_gate::exit_codes::PROFILER_FAILURE);
+    assert!(message(&e).contains(&not_a_dir.display().to_string()), "{e}");
+}
+
+#[test]
 fn a_file_renamed_to_another_target_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path());

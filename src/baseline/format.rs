@@ -18,6 +18,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// One baseline file: the complete measurement of one target on one kind of GPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(expecting = "a cgp-gate baseline object")]
 pub struct BaselineFile {
     pub schema_version: u32,
     /// The spec target the file belongs to; also the file's name (`<target>.json`).
@@ -130,6 +131,7 @@ impl BaselineFile {
 /// Only the version field, read first so that a newer file is refused with a clear message
 /// before its (possibly different) shape is looked at.
 #[derive(Deserialize)]
+#[serde(expecting = "a cgp-gate baseline object")]
 struct VersionProbe {
     schema_version: Option<u32>,
 }
