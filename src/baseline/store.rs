@@ -1,0 +1,272 @@
+//! The baseline store: `<dir>/<gpu_key>/<target>.json`, read without a lock, written under one.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::date::rfc3339_utc;
+use super::format::{self, BaselineFile, SCHEMA_VERSION};
+use super::history;
+use super::lock::{self, DirLock};
+use crate::error::Error;
+use crate::gpu::fingerprint::Fingerprint;
+use crate::samples::Series;
+
+/// A directory of baselines (`baselines/` by default), one subdirectory per GPU key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+/// What an update records besides the samples.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpdateMeta {
+    /// The commit measured, when known.
+    pub git_commit: Option<String>,
+    /// SHA-256 of the spec, hex ([`crate::spec::Spec::hash`]).
+    pub spec_hash: String,
+    /// Generations kept per entry, the new one included ([`crate::spec::Settings::history`]);
+    /// 0 is taken as 1.
+    pub history: usize,
+    /// When the samples were measured, RFC 3339 in UTC.
+    pub date: String,
+}
+
+impl UpdateMeta {
+    /// Metadata dated now.
+    pub fn now(git_commit: Option<String>, spec_hash: impl Into<String>, history: usize) -> Self {
+        Self {
+            git_commit,
+            spec_hash: spec_hash.into(),
+            history,
+            date: rfc3339_utc(SystemTime::now()),
+        }
+    }
+}
+
+impl Store {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// The baselines directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the baseline of `target` measured on a GPU with key `gpu_key` lives (whether or
+    /// not it exists). Names are not checked here; `load` and `update` check them.
+    pub fn path(&self, gpu_key: &str, target: &str) -> PathBuf {
+        self.dir.join(gpu_key).join(format!("{target}.json"))
+    }
+
+    /// Load the baseline of `target` for `gpu_key` ([`Fingerprint::gpu_key`]); `None` when there
+    /// is none yet.
+    ///
+    /// # Errors
+    /// [`Error::Input`] for a name that cannot be a file name, a malformed file (with line and
+    /// column), a file from a newer cgp-gate, or a file holding another target;
+    /// [`Error::Io`] when it exists but cannot be read.
+    pub fn load(&self, gpu_key: &str, target: &str) -> Result<Option<BaselineFile>, Error> {
+        check_name(&self.dir, "gpu key", gpu_key)?;
+        check_name(&self.dir, "target", target)?;
+        let path = self.path(gpu_key, target);
+        read(&path, target)
+    }
+
+    /// Every baseline in the store, across GPU keys, sorted by path. Temporary files of writes
+    /// in progress (or of writers that died) start with `.` and are skipped, as is anything not
+    /// named `*.json`. A missing store directory holds no baselines.
+    ///
+    /// # Errors
+    /// As [`Store::load`], for the first file that fails.
+    pub fn load_all(&self) -> Result<Vec<(PathBuf, BaselineFile)>, Error> {
+        let mut out = Vec::new();
+        for gpu_dir in list(&self.dir)? {
+            if !gpu_dir.is_dir() {
+                continue;
+            }
+            for path in list(&gpu_dir)? {
+                let Some(target) = path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_suffix(".json"))
+                else {
+                    continue;
+                };
+                if !path.is_file() {
+                    continue;
+                }
+                if let Some(file) = read(&path, target)? {
+                    out.push((path, file));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Record a complete measurement of `target` as its new baseline on this kind of GPU, and
+    /// return the file's path.
+    ///
+    /// Contract: call this only after a fully successful run, with every series of the target
+    /// (all sizes, kernels and metrics the spec asks for). The new file holds exactly these
+    /// series: an entry of the old file that is not among them is dropped. An entry that
+    /// continues (same size, kernel, metric and unit) keeps its history; every entry gets the
+    /// new generation appended and is trimmed to the last `meta.history` generations.
+    ///
+    /// The read-modify-write holds the store's lock, and the file is replaced atomically: a
+    /// writer that dies at any point leaves the previous baseline whole.
+    ///
+    /// # Errors
+    /// [`Error::Input`] (nothing is written) when `series` is empty, holds another target, a
+    /// key twice, fewer than 2 samples, a number that is not finite, or reps that do not match
+    /// the samples; when the existing baseline cannot be read (malformed or newer: it is never
+    /// overwritten blindly). [`Error::Io`] when the store cannot be locked or written.
+    pub fn update(
+        &self,
+        target: &str,
+        fingerprint: &Fingerprint,
+        series: &[&Series],
+        meta: &UpdateMeta,
+    ) -> Result<PathBuf, Error> {
+        let gpu_key = fingerprint.gpu_key();
+        check_name(&self.dir, "target", target)?;
+        check_name(&self.dir, "gpu key", &gpu_key)?;
+        let path = self.path(&gpu_key, target);
+        check_series(&path, target, series)?;
+
+        let _lock = DirLock::acquire(&self.dir)?;
+        lock::remove_stale_temps(&path)?;
+        let previous = read(&path, target)?;
+        let previous_entries = previous.as_ref().map_or(&[][..], |f| f.entries.as_slice());
+        let file = BaselineFile {
+            schema_version: SCHEMA_VERSION,
+            target: target.to_owned(),
+            date: meta.date.clone(),
+            git_commit: meta.git_commit.clone(),
+            tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+            spec_hash: meta.spec_hash.clone(),
+            fingerprint: fingerprint.clone(),
+            entries: history::next_entries(
+                previous_entries,
+                series,
+                &meta.date,
+                meta.git_commit.as_deref(),
+                meta.history,
+            ),
+        };
+        lock::write_atomic(&path, format::render(&file).as_bytes())?;
+        Ok(path)
+    }
+}
+
+/// Read and parse one baseline; `None` when the file does not exist.
+fn read(path: &Path, target: &str) -> Result<Option<BaselineFile>, Error> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == ErrorKind::InvalidData => {
+            return Err(Error::input(
+                path,
+                "not UTF-8 text: fix the file or delete it and run `cgp-gate baseline update`",
+            ));
+        }
+        Err(e) => return Err(Error::io("read baseline", path, e)),
+    };
+    let file = format::parse(path, &text)?;
+    if file.target != target {
+        return Err(Error::input(
+            path,
+            format!(
+                "the file holds target `{}` but is named for `{target}`; \
+                 rename the file to `{}.json` or delete it",
+                file.target, file.target
+            ),
+        ));
+    }
+    Ok(Some(file))
+}
+
+/// The entries of `dir` that do not start with `.`, sorted; none when `dir` does not exist.
+fn list(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io("list", dir, e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io("list", dir, e))?;
+        if !entry.file_name().to_string_lossy().starts_with('.') {
+            out.push(entry.path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// A target or GPU key must be usable as one path component that `load_all` does not skip.
+fn check_name(dir: &Path, what: &str, name: &str) -> Result<(), Error> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::input(
+            dir,
+            format!(
+                "{what} `{name}` cannot name a baseline file: use ASCII letters, digits, `-`, `_` \
+                 and `.`, not starting with `.`"
+            ),
+        ))
+    }
+}
+
+/// Refuse, before anything is locked or written, a measurement that is not a complete, usable
+/// set of samples.
+fn check_series(path: &Path, target: &str, series: &[&Series]) -> Result<(), Error> {
+    let refuse = |message: String| Err(Error::input(path, format!("refusing to write: {message}")));
+    if series.is_empty() {
+        return refuse(format!(
+            "no series for target `{target}`; a baseline is written only from a complete run"
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    for s in series {
+        let k = &s.key;
+        let name = format!("{} / {} / {}", k.size, k.kernel, k.metric);
+        if k.target != target {
+            return refuse(format!(
+                "series {name} belongs to target `{}`, not `{target}`",
+                k.target
+            ));
+        }
+        if !seen.insert(k) {
+            return refuse(format!("series {name} is given twice"));
+        }
+        if s.values.len() < 2 {
+            return refuse(format!(
+                "series {name} has {} sample(s); a baseline needs at least 2 per series",
+                s.values.len()
+            ));
+        }
+        if s.reps.len() != s.values.len() {
+            return refuse(format!(
+                "series {name} has {} values but {} reps",
+                s.values.len(),
+                s.reps.len()
+            ));
+        }
+        if let Some((i, v)) = s.values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return refuse(format!(
+                "series {name} has a sample that is not finite ({v}, #{i})"
+            ));
+        }
+    }
+    Ok(())
+}
