@@ -253,7 +253,7 @@ mod tests {
 
     #[test]
     fn frequencies_and_counts() {
-        assert_eq!(normalise("cycle/nsecond").unwrap().factor, 1e9);
+        assert!((normalise("cycle/nsecond").unwrap().factor - 1e9).abs() < 1e-3);
         assert_eq!(normalise("Mhz").unwrap().base, "Hz");
         assert_eq!(normalise("register/thread").unwrap().base, "register/thread");
         assert_eq!(normalise("").unwrap().dimension, Dimension::Count);
@@ -277,7 +277,7 @@ mod tests {
                 unit: "ns".into()
             }
         );
-        assert_eq!(Quantity::parse("2MB").unwrap().value, 2e6);
+        assert!((Quantity::parse("2MB").unwrap().value - 2e6).abs() < 1e-6);
         assert_eq!(Quantity::parse("12").unwrap().unit, "");
         assert!(Quantity::parse("fast").is_err());
         assert!(Quantity::parse("5 parsecs").is_err());
