@@ -37,6 +37,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show ncu's version and each GPU's fingerprint (informational: exit 0 without a GPU).
+    Env(crate::gpu::EnvArgs),
 }
 
 /// Entry point of the binary.
@@ -107,6 +109,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(exit_codes::OK)
         }
+        Command::Env(args) => crate::gpu::env_command(&args, &mut out),
     }
 }
 
