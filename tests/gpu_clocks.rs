@@ -28,9 +28,15 @@ fn base_clocks_locked_then_reset_on_drop() {
     assert_eq!((locked.sm_mhz, locked.mem_mhz), (1590, Some(2619)));
     assert_eq!(
         gpu.calls(),
-        ["set_locked_sm_clocks(0, 1590, 1590)", "set_locked_mem_clocks(0, 2619, 2619)"]
+        [
+            "set_locked_sm_clocks(0, 1590, 1590)",
+            "set_locked_mem_clocks(0, 2619, 2619)"
+        ]
     );
-    assert!(out.contains("locked GPU 0 (NVIDIA H200) SM clock to 1590 MHz and memory clock to 2619 MHz"), "{out}");
+    assert!(
+        out.contains("locked GPU 0 (NVIDIA H200) SM clock to 1590 MHz and memory clock to 2619 MHz"),
+        "{out}"
+    );
     drop(guard);
     assert_eq!(
         gpu.calls()[2..],
@@ -61,7 +67,10 @@ fn restore_failure_is_reported() {
     let gpu = fake(dev);
     let (guard, _) = lock(&gpu, &ClockSetting::NvmlBase);
     let err = guard.unwrap().restore().unwrap_err().to_string();
-    assert!(err.contains("failed to reset the SM clocks of GPU 0: GPU is lost"), "{err}");
+    assert!(
+        err.contains("failed to reset the SM clocks of GPU 0: GPU is lost"),
+        "{err}"
+    );
     assert!(err.contains("cgp-gate env --reset-clocks"), "{err}");
 }
 
@@ -117,10 +126,17 @@ fn memory_lock_failure_resets_the_sm_lock() {
     dev.mem_lock_error = Some(GpuError::Other("unknown error".into()));
     let gpu = fake(dev);
     let (r, _) = lock(&gpu, &ClockSetting::NvmlBase);
-    assert!(r.unwrap_err().to_string().contains("cannot lock the memory clock of GPU 0"));
+    assert!(
+        r.unwrap_err()
+            .to_string()
+            .contains("cannot lock the memory clock of GPU 0")
+    );
     let calls = gpu.calls();
     assert_eq!(calls[0], "set_locked_sm_clocks(0, 1590, 1590)");
-    assert!(calls.contains(&"reset_locked_sm_clocks(0)".to_owned()), "{calls:?}");
+    assert!(
+        calls.contains(&"reset_locked_sm_clocks(0)".to_owned()),
+        "{calls:?}"
+    );
 }
 
 #[test]
@@ -147,18 +163,51 @@ fn pre_ampere_locks_sm_only() {
 #[test]
 fn fixed_clocks_are_validated() {
     let gpu = fake(FakeDevice::new("NVIDIA H200"));
-    let (r, _) = lock(&gpu, &ClockSetting::Fixed { sm_mhz: 1412, mem_mhz: 2619 });
+    let (r, _) = lock(
+        &gpu,
+        &ClockSetting::Fixed {
+            sm_mhz: 1412,
+            mem_mhz: 2619,
+        },
+    );
     let msg = r.unwrap_err().to_string();
-    assert!(msg.contains("SM clock 1412 MHz is not supported with memory at 2619 MHz"), "{msg}");
-    assert!(msg.contains("nearest supported: 1390, 1405, 1420, 1435 MHz"), "{msg}");
-    let (r, _) = lock(&gpu, &ClockSetting::Fixed { sm_mhz: 1405, mem_mhz: 1000 });
+    assert!(
+        msg.contains("SM clock 1412 MHz is not supported with memory at 2619 MHz"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("nearest supported: 1390, 1405, 1420, 1435 MHz"),
+        "{msg}"
+    );
+    let (r, _) = lock(
+        &gpu,
+        &ClockSetting::Fixed {
+            sm_mhz: 1405,
+            mem_mhz: 1000,
+        },
+    );
     let msg = r.unwrap_err().to_string();
-    assert!(msg.contains("memory clock 1000 MHz is not supported; supported: 2619, 1593 MHz"), "{msg}");
+    assert!(
+        msg.contains("memory clock 1000 MHz is not supported; supported: 2619, 1593 MHz"),
+        "{msg}"
+    );
     assert!(gpu.calls().is_empty());
 
-    let (r, _) = lock(&gpu, &ClockSetting::Fixed { sm_mhz: 1405, mem_mhz: 1593 });
+    let (r, _) = lock(
+        &gpu,
+        &ClockSetting::Fixed {
+            sm_mhz: 1405,
+            mem_mhz: 1593,
+        },
+    );
     drop(r.unwrap());
-    assert_eq!(gpu.calls()[..2], ["set_locked_sm_clocks(0, 1405, 1405)", "set_locked_mem_clocks(0, 1593, 1593)"]);
+    assert_eq!(
+        gpu.calls()[..2],
+        [
+            "set_locked_sm_clocks(0, 1405, 1405)",
+            "set_locked_mem_clocks(0, 1593, 1593)"
+        ]
+    );
 }
 
 #[test]
@@ -218,8 +267,8 @@ fn reset_all_clocks_reports_each_gpu() {
     );
     let mut dev = FakeDevice::new("NVIDIA H200");
     dev.reset_error = Some(GpuError::NoPermission);
-    let err = cgp_gate::gpu::reset_all_clocks(&FakeGpu::new(vec![dev]), false, &mut std::io::sink())
-        .unwrap_err();
+    let err =
+        cgp_gate::gpu::reset_all_clocks(&FakeGpu::new(vec![dev]), false, &mut std::io::sink()).unwrap_err();
     assert_eq!(err.exit_code(), 3);
     assert!(err.to_string().contains("permission denied; run as root"));
 }
@@ -251,7 +300,13 @@ fn signal_resets_clocks(signal: &str, expected_code: i32) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_locks_and_waits", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_locks_and_waits",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_LOG_ENV, &log)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -276,7 +331,10 @@ fn signal_resets_clocks(signal: &str, expected_code: i32) {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "child did not exit after {signal}");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "child did not exit after {signal}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(expected_code), "{status}");

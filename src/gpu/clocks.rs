@@ -31,9 +31,7 @@ static SIGNAL_THREAD: OnceLock<std::result::Result<(), String>> = OnceLock::new(
 
 fn pending() -> MutexGuard<'static, Vec<PendingRestore>> {
     // A panic elsewhere must never stop the clocks from being reset.
-    PENDING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn take_pending(id: u64) -> Option<PendingRestore> {
@@ -210,8 +208,11 @@ pub fn lock_clocks(
             } else {
                 "nobody locks the clocks"
             };
-            writeln!(out, "clocks (dry run): `clocks: {label}`: {what}; cgp-gate changes nothing")
-                .map_err(write_err)?;
+            writeln!(
+                out,
+                "clocks (dry run): `clocks: {label}`: {what}; cgp-gate changes nothing"
+            )
+            .map_err(write_err)?;
         }
         return Ok(ClockGuard::noop(device));
     }
@@ -408,7 +409,9 @@ pub fn reset_all_clocks(gpu: &dyn Gpu, dry_run: bool, out: &mut dyn Write) -> Re
         .map_err(|e| Error::Environment(format!("cannot count GPUs: {e}")))?;
     let mut errors = Vec::new();
     for d in 0..count {
-        let name = gpu.name(d).unwrap_or_else(|_| super::fingerprint::UNKNOWN.to_owned());
+        let name = gpu
+            .name(d)
+            .unwrap_or_else(|_| super::fingerprint::UNKNOWN.to_owned());
         if dry_run {
             writeln!(
                 out,

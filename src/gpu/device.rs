@@ -198,8 +198,7 @@ pub trait Gpu: Send + Sync {
     fn set_locked_sm_clocks(&self, device: u32, min_mhz: u32, max_mhz: u32) -> Result<(), GpuError>;
     fn reset_locked_sm_clocks(&self, device: u32) -> Result<(), GpuError>;
     /// Lock the memory clock into `[min_mhz, max_mhz]` (root; Ampere and newer).
-    fn set_locked_mem_clocks(&self, device: u32, min_mhz: u32, max_mhz: u32)
-    -> Result<(), GpuError>;
+    fn set_locked_mem_clocks(&self, device: u32, min_mhz: u32, max_mhz: u32) -> Result<(), GpuError>;
     fn reset_locked_mem_clocks(&self, device: u32) -> Result<(), GpuError>;
 
     /// One reading of the dynamic state; parts the GPU does not report are `None`.
@@ -227,9 +226,17 @@ pub struct GpuUnavailable {
 impl fmt::Display for GpuUnavailable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.driver_present {
-            write!(f, "NVIDIA driver not usable (NVML failed to initialise: {})", self.reason)?;
+            write!(
+                f,
+                "NVIDIA driver not usable (NVML failed to initialise: {})",
+                self.reason
+            )?;
         } else {
-            write!(f, "no NVIDIA driver found (NVML could not be loaded: {})", self.reason)?;
+            write!(
+                f,
+                "no NVIDIA driver found (NVML could not be loaded: {})",
+                self.reason
+            )?;
         }
         f.write_str("; GPU fingerprint, clock locking and health sampling are unavailable")
     }
@@ -344,9 +351,7 @@ impl Gpu for NvmlGpu {
         Ok(self.dev(device)?.max_clock_info(nvml_clock(domain))?)
     }
     fn default_app_clock_mhz(&self, device: u32, domain: ClockDomain) -> Result<u32, GpuError> {
-        Ok(self
-            .dev(device)?
-            .default_applications_clock(nvml_clock(domain))?)
+        Ok(self.dev(device)?.default_applications_clock(nvml_clock(domain))?)
     }
     fn current_clock_mhz(&self, device: u32, domain: ClockDomain) -> Result<u32, GpuError> {
         let clock = match domain {
@@ -387,15 +392,8 @@ impl Gpu for NvmlGpu {
     fn reset_locked_sm_clocks(&self, device: u32) -> Result<(), GpuError> {
         Ok(self.dev(device)?.reset_gpu_locked_clocks()?)
     }
-    fn set_locked_mem_clocks(
-        &self,
-        device: u32,
-        min_mhz: u32,
-        max_mhz: u32,
-    ) -> Result<(), GpuError> {
-        Ok(self
-            .dev(device)?
-            .set_mem_locked_clocks(min_mhz, max_mhz)?)
+    fn set_locked_mem_clocks(&self, device: u32, min_mhz: u32, max_mhz: u32) -> Result<(), GpuError> {
+        Ok(self.dev(device)?.set_mem_locked_clocks(min_mhz, max_mhz)?)
     }
     fn reset_locked_mem_clocks(&self, device: u32) -> Result<(), GpuError> {
         Ok(self.dev(device)?.reset_mem_locked_clocks()?)
@@ -421,13 +419,19 @@ mod tests {
         use nvml_wrapper::bitmasks::device::ThrottleReasons as N;
         let pairs = [
             (N::GPU_IDLE, ThrottleReasons::GPU_IDLE),
-            (N::APPLICATIONS_CLOCKS_SETTING, ThrottleReasons::APPLICATIONS_CLOCKS_SETTING),
+            (
+                N::APPLICATIONS_CLOCKS_SETTING,
+                ThrottleReasons::APPLICATIONS_CLOCKS_SETTING,
+            ),
             (N::SW_POWER_CAP, ThrottleReasons::SW_POWER_CAP),
             (N::HW_SLOWDOWN, ThrottleReasons::HW_SLOWDOWN),
             (N::SYNC_BOOST, ThrottleReasons::SYNC_BOOST),
             (N::SW_THERMAL_SLOWDOWN, ThrottleReasons::SW_THERMAL_SLOWDOWN),
             (N::HW_THERMAL_SLOWDOWN, ThrottleReasons::HW_THERMAL_SLOWDOWN),
-            (N::HW_POWER_BRAKE_SLOWDOWN, ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN),
+            (
+                N::HW_POWER_BRAKE_SLOWDOWN,
+                ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN,
+            ),
             (N::DISPLAY_CLOCK_SETTING, ThrottleReasons::DISPLAY_CLOCK_SETTING),
         ];
         for (n, ours) in pairs {

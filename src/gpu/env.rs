@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::clocks::reset_all_clocks;
 use super::device::{Gpu, GpuUnavailable, Reading};
-use super::fingerprint::hardware_fingerprint;
+use super::fingerprint::{cuda_version_string, hardware_fingerprint};
 use super::roofline::{Peaks, peaks_for};
 use crate::error::{Error, Result};
 use crate::exit_codes;
@@ -62,6 +62,9 @@ pub struct GpuInfo {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NvmlInfo {
     pub available: bool,
+    pub driver_version: Option<String>,
+    /// The CUDA driver API version (`12.4`).
+    pub cuda_driver_version: Option<String>,
     /// The one-line reason when NVML is unavailable or failed.
     pub error: Option<String>,
     pub gpus: Vec<GpuInfo>,
@@ -82,17 +85,23 @@ pub fn env_report(gpu: std::result::Result<&dyn Gpu, &GpuUnavailable>, ncu: NcuI
     let nvml = match gpu {
         Err(u) => NvmlInfo {
             available: false,
+            driver_version: None,
+            cuda_driver_version: None,
             error: Some(u.to_string()),
             gpus: Vec::new(),
         },
         Ok(g) => match g.device_count() {
             Err(e) => NvmlInfo {
                 available: true,
+                driver_version: g.driver_version().ok(),
+                cuda_driver_version: g.cuda_driver_version().ok().map(cuda_version_string),
                 error: Some(format!("NVML loaded but cannot count GPUs: {e}")),
                 gpus: Vec::new(),
             },
             Ok(n) => NvmlInfo {
                 available: true,
+                driver_version: g.driver_version().ok(),
+                cuda_driver_version: g.cuda_driver_version().ok().map(cuda_version_string),
                 error: None,
                 gpus: (0..n)
                     .map(|i| {
@@ -130,27 +139,25 @@ pub fn render_text(r: &EnvReport) -> String {
             "ncu: {p}: version unknown ({})\n",
             e.as_deref().unwrap_or("no version line")
         )),
-        (None, _, e) => s.push_str(&format!(
-            "ncu: {}\n",
-            e.as_deref().unwrap_or("not found")
-        )),
+        (None, _, e) => s.push_str(&format!("ncu: {}\n", e.as_deref().unwrap_or("not found"))),
     }
     if let Some(e) = &r.nvml.error {
         s.push_str(&format!("nvml: {e}\n"));
         return s;
     }
-    let first = r.nvml.gpus.first().map(|g| &g.fingerprint);
-    let field = |k: &str| first.and_then(|f| f.get(k)).map_or("unknown", String::as_str);
     s.push_str(&format!(
         "nvml: driver {}, CUDA {}, {} GPU{}\n",
-        field("driver_version"),
-        field("cuda_driver_version"),
+        r.nvml.driver_version.as_deref().unwrap_or("unknown"),
+        r.nvml.cuda_driver_version.as_deref().unwrap_or("unknown"),
         r.nvml.gpus.len(),
         if r.nvml.gpus.len() == 1 { "" } else { "s" }
     ));
     for g in &r.nvml.gpus {
         let name = g.fingerprint.get("gpu_name").map_or("unknown", String::as_str);
-        s.push_str(&format!("\nGPU {}: {name} (baseline key {})\n", g.index, g.gpu_key));
+        s.push_str(&format!(
+            "\nGPU {}: {name} (baseline key {})\n",
+            g.index, g.gpu_key
+        ));
         let width = g.fingerprint.keys().map(String::len).max().unwrap_or(0);
         for (k, v) in &g.fingerprint {
             s.push_str(&format!("  {k:<width$}  {v}\n"));
@@ -161,7 +168,11 @@ pub fn render_text(r: &EnvReport) -> String {
             opt(n.sm_clock_mhz, " MHz"),
             opt(n.mem_clock_mhz, " MHz"),
             opt(n.temperature_c, " C"),
-            opt(n.power_mw.map(|p| crate::units::format_number(f64::from(p) / 1000.0)), " W"),
+            opt(
+                n.power_mw
+                    .map(|p| crate::units::format_number(f64::from(p) / 1000.0)),
+                " W"
+            ),
             n.throttle.map_or_else(|| "?".to_owned(), |t| t.to_string()),
         ));
         match &g.peaks {
@@ -219,9 +230,7 @@ pub fn detect_ncu() -> NcuInfo {
                 "{NCU_ENV}={} does not name an executable file",
                 v.to_string_lossy()
             ),
-            None => format!(
-                "not found on PATH; install Nsight Compute or set {NCU_ENV} to the ncu binary"
-            ),
+            None => format!("not found on PATH; install Nsight Compute or set {NCU_ENV} to the ncu binary"),
         };
         return NcuInfo {
             path: None,
@@ -330,12 +339,8 @@ pub fn ncu_version(ncu: &Path, timeout: Duration) -> std::result::Result<String,
     if !status.success() {
         return Err(format!("`{} --version` failed ({status})", ncu.display()));
     }
-    parse_ncu_version(&text).ok_or_else(|| {
-        format!(
-            "`{} --version` printed no `Version X.Y.Z` line",
-            ncu.display()
-        )
-    })
+    parse_ncu_version(&text)
+        .ok_or_else(|| format!("`{} --version` printed no `Version X.Y.Z` line", ncu.display()))
 }
 
 #[cfg(test)]
@@ -377,7 +382,11 @@ mod tests {
     fn report_lists_each_gpu() {
         let mut l4 = FakeDevice::new("NVIDIA L4");
         l4.compute_capability = (8, 9);
-        let gpu = FakeGpu::new(vec![FakeDevice::new("NVIDIA H200"), l4, FakeDevice::new("Some Future GPU")]);
+        let gpu = FakeGpu::new(vec![
+            FakeDevice::new("NVIDIA H200"),
+            l4,
+            FakeDevice::new("Some Future GPU"),
+        ]);
         let ncu = NcuInfo {
             path: Some("/opt/ncu".into()),
             version: Some("2025.1.1.0".into()),
@@ -389,7 +398,10 @@ mod tests {
         assert!(!r.nvml.gpus[0].fingerprint.contains_key("clocks"));
         assert!(r.nvml.gpus[2].peaks.is_none());
         let text = render_text(&r);
-        assert!(text.starts_with("ncu: 2025.1.1.0 (/opt/ncu)\nnvml: driver 000.00.00, CUDA 12.4, 3 GPUs\n"), "{text}");
+        assert!(
+            text.starts_with("ncu: 2025.1.1.0 (/opt/ncu)\nnvml: driver 000.00.00, CUDA 12.4, 3 GPUs\n"),
+            "{text}"
+        );
         assert!(text.contains("GPU 1: NVIDIA L4 (baseline key nvidia-l4)"));
         assert!(text.contains("roofline peaks (H200 SXM 141GB): FP32 67 TFLOP/s"));
         assert!(text.contains("roofline peaks: not known for this model"));

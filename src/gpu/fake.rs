@@ -137,7 +137,9 @@ impl FakeGpu {
 
     fn state(&self) -> MutexGuard<'_, State> {
         // A panic while recording a call leaves the state usable; tests of panics rely on it.
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn record(&self, call: String) {
@@ -264,12 +266,7 @@ impl Gpu for FakeGpu {
         self.record(format!("reset_locked_sm_clocks({device})"));
         d.reset_error.clone().map_or(Ok(()), Err)
     }
-    fn set_locked_mem_clocks(
-        &self,
-        device: u32,
-        min_mhz: u32,
-        max_mhz: u32,
-    ) -> Result<(), GpuError> {
+    fn set_locked_mem_clocks(&self, device: u32, min_mhz: u32, max_mhz: u32) -> Result<(), GpuError> {
         let d = self.dev(device)?;
         self.record(format!("set_locked_mem_clocks({device}, {min_mhz}, {max_mhz})"));
         d.mem_lock_error.clone().map_or(Ok(()), Err)

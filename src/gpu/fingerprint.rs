@@ -199,9 +199,7 @@ pub fn hardware_fingerprint(gpu: &dyn Gpu, device: u32) -> Fingerprint {
         }),
         persistence_mode: text(gpu.persistence_mode(device), on_off),
         max_sm_clock_mhz: text(gpu.max_clock_mhz(device, ClockDomain::Sm), |v| v.to_string()),
-        max_mem_clock_mhz: text(gpu.max_clock_mhz(device, ClockDomain::Memory), |v| {
-            v.to_string()
-        }),
+        max_mem_clock_mhz: text(gpu.max_clock_mhz(device, ClockDomain::Memory), |v| v.to_string()),
         ..Fingerprint::default()
     }
 }

@@ -67,9 +67,7 @@ pub fn assess(
     let low_clock = locked_sm_mhz.is_some_and(|locked| {
         let floor = f64::from(locked) * min_clock_fraction;
         readings.iter().any(|r| {
-            let idle = r
-                .throttle
-                .is_some_and(|t| t.contains(ThrottleReasons::GPU_IDLE));
+            let idle = r.throttle.is_some_and(|t| t.contains(ThrottleReasons::GPU_IDLE));
             !idle && r.sm_clock_mhz.is_some_and(|c| f64::from(c) < floor)
         })
     });

@@ -17,8 +17,7 @@ pub mod health;
 pub mod roofline;
 
 pub use clocks::{
-    ClockGuard, LockedClocks, lock_clocks, pending_restores, reset_all_clocks,
-    restore_pending_clocks,
+    ClockGuard, LockedClocks, lock_clocks, pending_restores, reset_all_clocks, restore_pending_clocks,
 };
 pub use device::{ClockDomain, Gpu, GpuError, GpuUnavailable, NvmlGpu, Reading, ThrottleReasons, open};
 pub use env::{EnvArgs, env_command};

@@ -51,8 +51,7 @@ const A100_DS: &str = "NVIDIA A100 Tensor Core GPU datasheet, https://www.nvidia
      (dense column)";
 const L4_DS: &str = "NVIDIA L4 Tensor Core GPU datasheet, https://www.nvidia.com/en-us/data-center/l4/ \
      (tensor numbers there are with sparsity; halved here)";
-const L40S_DS: &str =
-    "NVIDIA L40S datasheet, https://www.nvidia.com/en-us/data-center/l40s/ (dense column)";
+const L40S_DS: &str = "NVIDIA L40S datasheet, https://www.nvidia.com/en-us/data-center/l40s/ (dense column)";
 const ADA_WP: &str = "NVIDIA Ada GPU Architecture whitepaper, appendix table for GeForce RTX 4090, \
      https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf \
      (dense; FP16 with FP32 accumulate)";
@@ -250,8 +249,7 @@ pub fn roofline_point(
     peaks: Option<&Peaks>,
 ) -> Option<RooflinePoint> {
     let valid = |x: f64| x.is_finite() && x >= 0.0;
-    if !(valid(flops) && valid(bytes) && bytes > 0.0 && duration_ns.is_finite() && duration_ns > 0.0)
-    {
+    if !(valid(flops) && valid(bytes) && bytes > 0.0 && duration_ns.is_finite() && duration_ns > 0.0) {
         return None;
     }
     let secs = duration_ns * 1e-9;
@@ -287,7 +285,11 @@ pub fn target_work(target: &Target, size: &Size) -> Result<(Option<f64>, Option<
         e.as_deref()
             .map(|e| {
                 eval_expr(e, size).map_err(|m| {
-                    format!("target `{}`, size {}: `{what}: {e}`: {m}", target.name, size.key())
+                    format!(
+                        "target `{}`, size {}: `{what}: {e}`: {m}",
+                        target.name,
+                        size.key()
+                    )
                 })
             })
             .transpose()
@@ -474,7 +476,10 @@ fn parse(src: &str) -> Result<Expr, String> {
     };
     let e = p.expr(0)?;
     if p.pos < p.toks.len() {
-        return Err(format!("unexpected {} after a complete expression", p.describe_here()));
+        return Err(format!(
+            "unexpected {} after a complete expression",
+            p.describe_here()
+        ));
     }
     Ok(e)
 }
@@ -535,9 +540,11 @@ fn eval(e: &Expr, size: &Size) -> Result<f64, String> {
                     format!("unknown parameter `{name}` (this size has {})", known.join(", "))
                 });
             };
-            text.trim().parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| {
-                format!("parameter `{name}` is `{text}`, not a number")
-            })?
+            text.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| format!("parameter `{name}` is `{text}`, not a number"))?
         }
         Expr::Neg(x) => -eval(x, size)?,
         Expr::Bin(op, a, b) => {
@@ -594,9 +601,18 @@ mod tests {
         assert_eq!(err("2*q"), "unknown parameter `q` (this size has m, dtype)");
         assert_eq!(err("dtype*2"), "parameter `dtype` is `fp16`, not a number");
         assert_eq!(err("m/(m-m)"), "division by zero");
-        assert_eq!(err("2*m*"), "expected a number, a parameter or `(`, found end of expression");
-        assert_eq!(err("(m+1"), "missing `)` for the `(` at column 1, found end of expression");
-        assert_eq!(err("m m"), "unexpected `m` at column 3 after a complete expression");
+        assert_eq!(
+            err("2*m*"),
+            "expected a number, a parameter or `(`, found end of expression"
+        );
+        assert_eq!(
+            err("(m+1"),
+            "missing `)` for the `(` at column 1, found end of expression"
+        );
+        assert_eq!(
+            err("m m"),
+            "unexpected `m` at column 3 after a complete expression"
+        );
         assert!(err("m^2").starts_with("unexpected `^` at column 2"));
         assert!(err("1.2.3").starts_with("invalid number `1.2.3`"));
         assert!(err(&"(".repeat(10_000)).contains("nested deeper than 64"));
@@ -609,7 +625,10 @@ mod tests {
 
     #[test]
     fn params_of_expression() {
-        assert_eq!(expr_params("2*m*n*k + m"), Ok(vec!["m".into(), "n".into(), "k".into()]));
+        assert_eq!(
+            expr_params("2*m*n*k + m"),
+            Ok(vec!["m".into(), "n".into(), "k".into()])
+        );
         assert!(expr_params("2*").is_err());
     }
 
