@@ -39,6 +39,8 @@ pub enum Command {
     },
     /// Profile the spec's targets and print what was measured (no comparison).
     Profile(ProfileArgs),
+    /// Show ncu's version and each GPU's fingerprint (informational: exit 0 without a GPU).
+    Env(crate::gpu::EnvArgs),
 }
 
 /// Where samples come from and where raw output goes: shared by every command that profiles.
@@ -137,6 +139,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(exit_codes::OK)
         }
         Command::Profile(args) => profile_command(&args, out),
+        Command::Env(args) => crate::gpu::env_command(&args, out),
     }
 }
 

@@ -3,6 +3,10 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::device::{ClockDomain, Gpu, GpuError};
+use crate::spec::model::{ClockSetting, Profiling};
 
 /// Text used for any part that could not be determined.
 pub const UNKNOWN: &str = "unknown";
@@ -113,6 +117,32 @@ impl Fingerprint {
             .collect()
     }
 
+    /// A stable, file-name-safe key for "measurements comparable with this one": the
+    /// [`gpu_key`](Self::gpu_key) plus a short hash of the `key_fields` (by default
+    /// [`DEFAULT_KEY_FIELDS`], which leave out the UUID so identical cards share baselines).
+    /// Field order does not matter; names that are not fingerprint fields are ignored (the
+    /// spec loader rejects them).
+    pub fn stable_key<S: AsRef<str>>(&self, key_fields: &[S]) -> String {
+        let fields = self.fields();
+        let mut chosen: Vec<(&str, &str)> = key_fields
+            .iter()
+            .filter_map(|f| fields.get_key_value(f.as_ref()).map(|(k, v)| (*k, *v)))
+            .collect();
+        chosen.sort_unstable();
+        chosen.dedup();
+        if chosen.is_empty() {
+            return self.gpu_key();
+        }
+        let mut hasher = Sha256::new();
+        for (k, v) in &chosen {
+            // Length-prefixed so that no two different field sets hash the same text.
+            hasher.update(format!("{}:{k}={}:{v}\n", k.len(), v.len()).as_bytes());
+        }
+        let digest = hasher.finalize();
+        let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+        format!("{}-{hex}", self.gpu_key())
+    }
+
     /// A file-name-safe key naming the baseline set: the GPU name slug (e.g. `nvidia-h200`), or
     /// `unknown-gpu`.
     pub fn gpu_key(&self) -> String {
@@ -120,6 +150,83 @@ impl Fingerprint {
             return "unknown-gpu".to_owned();
         }
         slug(&self.gpu_name)
+    }
+}
+
+/// The fingerprint of `device`: the GPU's identity from `gpu` (all "unknown" without one), the
+/// profiler version, and the profiler and clock settings that change what is measured.
+pub fn fingerprint(
+    gpu: Option<&dyn Gpu>,
+    device: u32,
+    ncu_version: &str,
+    profiling: &Profiling,
+    clocks: &ClockSetting,
+) -> Fingerprint {
+    let mut fp = gpu.map_or_else(Fingerprint::default, |g| hardware_fingerprint(g, device));
+    if !ncu_version.trim().is_empty() {
+        ncu_version.trim().clone_into(&mut fp.ncu_version);
+    }
+    fp.clock_control = effective_clock_control(profiling, clocks).to_owned();
+    fp.cache_control = profiling.cache_control.as_str().to_owned();
+    fp.clocks = clock_setting_label(clocks);
+    fp
+}
+
+/// The GPU and driver parts of the fingerprint; profiler fields stay "unknown". Each query that
+/// fails (not supported, no permission) leaves its field "unknown".
+pub fn hardware_fingerprint(gpu: &dyn Gpu, device: u32) -> Fingerprint {
+    fn text<T>(r: Result<T, GpuError>, f: impl FnOnce(T) -> String) -> String {
+        r.map_or_else(|_| unknown(), f)
+    }
+    let on_off = |b: bool| if b { "enabled" } else { "disabled" }.to_owned();
+    Fingerprint {
+        gpu_name: text(gpu.name(device), |s| s.trim().to_owned()),
+        gpu_uuid: text(gpu.uuid(device), |s| s),
+        pci_bus_id: text(gpu.pci_bus_id(device), |s| s),
+        compute_capability: text(gpu.compute_capability(device), |(a, b)| format!("{a}.{b}")),
+        memory_total_bytes: text(gpu.memory_total_bytes(device), |v| v.to_string()),
+        driver_version: text(gpu.driver_version(), |s| s),
+        cuda_driver_version: text(gpu.cuda_driver_version(), cuda_version_string),
+        vbios_version: text(gpu.vbios_version(device), |s| s),
+        power_limit_mw: text(gpu.power_limit_mw(device), |v| v.to_string()),
+        mig_mode: text(gpu.mig_enabled(device), on_off),
+        ecc_mode: text(gpu.ecc_mode(device), |(now, pending)| {
+            if now == pending {
+                on_off(now)
+            } else {
+                format!("{} (pending {})", on_off(now), on_off(pending))
+            }
+        }),
+        persistence_mode: text(gpu.persistence_mode(device), on_off),
+        max_sm_clock_mhz: text(gpu.max_clock_mhz(device, ClockDomain::Sm), |v| v.to_string()),
+        max_mem_clock_mhz: text(gpu.max_clock_mhz(device, ClockDomain::Memory), |v| v.to_string()),
+        ..Fingerprint::default()
+    }
+}
+
+/// NVML's CUDA driver version number (12040) as text (`12.4`).
+pub fn cuda_version_string(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+/// The `--clock-control` ncu actually gets: the spec's value when ncu locks the clocks, `none`
+/// when cgp-gate locks them through NVML or nobody may touch them.
+pub fn effective_clock_control(profiling: &Profiling, clocks: &ClockSetting) -> &'static str {
+    match clocks {
+        ClockSetting::Ncu => profiling.clock_control.as_str(),
+        _ => "none",
+    }
+}
+
+/// The clock setting as recorded in fingerprints: `ncu`, `nvml-base`, `nvml-max`,
+/// `sm=1410,mem=1593` or `none`.
+pub fn clock_setting_label(clocks: &ClockSetting) -> String {
+    match clocks {
+        ClockSetting::Ncu => "ncu".to_owned(),
+        ClockSetting::NvmlBase => "nvml-base".to_owned(),
+        ClockSetting::NvmlMax => "nvml-max".to_owned(),
+        ClockSetting::Fixed { sm_mhz, mem_mhz } => format!("sm={sm_mhz},mem={mem_mhz}"),
+        ClockSetting::None => "none".to_owned(),
     }
 }
 
@@ -163,5 +270,84 @@ mod tests {
         );
         assert_eq!(a.gpu_key(), "nvidia-h200");
         assert_eq!(Fingerprint::default().gpu_key(), "unknown-gpu");
+    }
+
+    use crate::gpu::fake::{FakeDevice, FakeGpu};
+    use crate::spec::model::{CacheControl, ClockControl, ReplayMode};
+
+    #[test]
+    fn fingerprint_from_fake_gpu() {
+        let mut dev = FakeDevice::new("NVIDIA H200");
+        dev.ecc = (true, false);
+        let gpu = FakeGpu::new(vec![dev]);
+        let profiling = Profiling {
+            clock_control: ClockControl::Base,
+            cache_control: CacheControl::None,
+            replay_mode: ReplayMode::Kernel,
+        };
+        let fp = fingerprint(
+            Some(&gpu),
+            0,
+            "2025.1.1.0",
+            &profiling,
+            &ClockSetting::Fixed {
+                sm_mhz: 1410,
+                mem_mhz: 2619,
+            },
+        );
+        assert_eq!(fp.gpu_name, "NVIDIA H200");
+        assert_eq!(fp.compute_capability, "9.0");
+        assert_eq!(fp.cuda_driver_version, "12.4");
+        assert_eq!(fp.memory_total_bytes, (80u64 << 30).to_string());
+        assert_eq!(fp.ecc_mode, "enabled (pending disabled)");
+        assert_eq!(fp.mig_mode, "disabled");
+        assert_eq!(fp.max_sm_clock_mhz, "1980");
+        assert_eq!(fp.ncu_version, "2025.1.1.0");
+        // cgp-gate locks, so ncu is told not to.
+        assert_eq!(fp.clock_control, "none");
+        assert_eq!(fp.cache_control, "none");
+        assert_eq!(fp.clocks, "sm=1410,mem=2619");
+
+        let ncu = fingerprint(Some(&gpu), 0, "", &profiling, &ClockSetting::Ncu);
+        assert_eq!(ncu.clock_control, "base");
+        assert_eq!(ncu.ncu_version, UNKNOWN);
+        // A device that does not exist gives an all-unknown GPU part, not a panic.
+        let missing = fingerprint(Some(&gpu), 7, "", &profiling, &ClockSetting::Ncu);
+        assert_eq!(missing.gpu_name, UNKNOWN);
+        assert_eq!(missing.gpu_key(), "unknown-gpu");
+        let none = fingerprint(None, 0, "2025.1.1.0", &profiling, &ClockSetting::NvmlBase);
+        assert_eq!(none.gpu_name, UNKNOWN);
+        assert_eq!(none.clocks, "nvml-base");
+    }
+
+    #[test]
+    fn stable_key_ignores_uuid_by_default() {
+        let a = Fingerprint {
+            gpu_name: "NVIDIA H100 80GB HBM3".into(),
+            gpu_uuid: "GPU-1".into(),
+            driver_version: "580.76.05".into(),
+            ..Default::default()
+        };
+        let same_card = Fingerprint {
+            gpu_uuid: "GPU-2".into(),
+            ..a.clone()
+        };
+        let new_driver = Fingerprint {
+            driver_version: "580.95.05".into(),
+            ..a.clone()
+        };
+        let k = a.stable_key(DEFAULT_KEY_FIELDS);
+        assert!(k.starts_with("nvidia-h100-80gb-hbm3-"), "{k}");
+        assert_eq!(k.len(), "nvidia-h100-80gb-hbm3-".len() + 12);
+        assert_eq!(k, same_card.stable_key(DEFAULT_KEY_FIELDS));
+        assert_ne!(k, new_driver.stable_key(DEFAULT_KEY_FIELDS));
+        // Order and duplicates do not matter; the UUID matters once it is a key field.
+        let reordered: Vec<String> = DEFAULT_KEY_FIELDS.iter().rev().map(|s| (*s).to_owned()).collect();
+        assert_eq!(k, a.stable_key(&reordered));
+        assert_ne!(
+            a.stable_key(&["gpu_name", "gpu_uuid"]),
+            same_card.stable_key(&["gpu_name", "gpu_uuid"])
+        );
+        assert_eq!(a.stable_key::<&str>(&[]), "nvidia-h100-80gb-hbm3");
     }
 }

@@ -1,0 +1,413 @@
+//! `cgp-gate env`: what cgp-gate would measure on, and a repair for clocks left locked.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::clocks::reset_all_clocks;
+use super::device::{Gpu, GpuUnavailable, Reading};
+use super::fingerprint::{cuda_version_string, hardware_fingerprint};
+use super::roofline::{Peaks, peaks_for};
+use crate::error::{Error, Result};
+use crate::exit_codes;
+
+/// Environment variable naming the ncu binary to use instead of the one on `PATH`.
+pub const NCU_ENV: &str = "CGP_GATE_NCU";
+
+/// How long `ncu --version` may take.
+pub const NCU_VERSION_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Arguments of `cgp-gate env`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EnvArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Reset locked SM and memory clocks on every GPU (repairs a GPU that a killed run left
+    /// locked; needs NVML and root).
+    #[arg(long)]
+    pub reset_clocks: bool,
+    /// With --reset-clocks: print what would be reset, change nothing.
+    #[arg(long, requires = "reset_clocks")]
+    pub dry_run: bool,
+}
+
+/// Where ncu is and what version it reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NcuInfo {
+    pub path: Option<String>,
+    pub version: Option<String>,
+    /// Why the version is unknown, when it is.
+    pub error: Option<String>,
+}
+
+/// One GPU as `env` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuInfo {
+    pub index: u32,
+    /// The baseline-set name (`nvidia-h200`).
+    pub gpu_key: String,
+    /// The GPU and driver fingerprint fields (the profiler fields come from the spec).
+    pub fingerprint: std::collections::BTreeMap<String, String>,
+    pub now: Reading,
+    /// Vendor peaks for the roofline, when the model is in the table.
+    pub peaks: Option<Peaks>,
+}
+
+/// NVML's part of the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NvmlInfo {
+    pub available: bool,
+    pub driver_version: Option<String>,
+    /// The CUDA driver API version (`12.4`).
+    pub cuda_driver_version: Option<String>,
+    /// The one-line reason when NVML is unavailable or failed.
+    pub error: Option<String>,
+    pub gpus: Vec<GpuInfo>,
+}
+
+/// Everything `env` reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnvReport {
+    pub ncu: NcuInfo,
+    pub nvml: NvmlInfo,
+}
+
+/// Profiler-setting fields of the fingerprint: they come from the spec, not the machine.
+const SPEC_FIELDS: &[&str] = &["ncu_version", "clock_control", "cache_control", "clocks"];
+
+/// Build the report from a GPU (or why there is none) and the ncu information.
+pub fn env_report(gpu: std::result::Result<&dyn Gpu, &GpuUnavailable>, ncu: NcuInfo) -> EnvReport {
+    let nvml = match gpu {
+        Err(u) => NvmlInfo {
+            available: false,
+            driver_version: None,
+            cuda_driver_version: None,
+            error: Some(u.to_string()),
+            gpus: Vec::new(),
+        },
+        Ok(g) => match g.device_count() {
+            Err(e) => NvmlInfo {
+                available: true,
+                driver_version: g.driver_version().ok(),
+                cuda_driver_version: g.cuda_driver_version().ok().map(cuda_version_string),
+                error: Some(format!("NVML loaded but cannot count GPUs: {e}")),
+                gpus: Vec::new(),
+            },
+            Ok(n) => NvmlInfo {
+                available: true,
+                driver_version: g.driver_version().ok(),
+                cuda_driver_version: g.cuda_driver_version().ok().map(cuda_version_string),
+                error: None,
+                gpus: (0..n)
+                    .map(|i| {
+                        let fp = hardware_fingerprint(g, i);
+                        GpuInfo {
+                            index: i,
+                            gpu_key: fp.gpu_key(),
+                            fingerprint: fp
+                                .fields()
+                                .into_iter()
+                                .filter(|(k, _)| !SPEC_FIELDS.contains(k))
+                                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                                .collect(),
+                            now: g.read(i),
+                            peaks: peaks_for(&fp.gpu_name),
+                        }
+                    })
+                    .collect(),
+            },
+        },
+    };
+    EnvReport { ncu, nvml }
+}
+
+fn opt<T: ToString>(v: Option<T>, unit: &str) -> String {
+    v.map_or_else(|| "?".to_owned(), |x| format!("{}{unit}", x.to_string()))
+}
+
+/// The report as text.
+pub fn render_text(r: &EnvReport) -> String {
+    let mut s = String::new();
+    match (&r.ncu.path, &r.ncu.version, &r.ncu.error) {
+        (Some(p), Some(v), _) => s.push_str(&format!("ncu: {v} ({p})\n")),
+        (Some(p), None, e) => s.push_str(&format!(
+            "ncu: {p}: version unknown ({})\n",
+            e.as_deref().unwrap_or("no version line")
+        )),
+        (None, _, e) => s.push_str(&format!("ncu: {}\n", e.as_deref().unwrap_or("not found"))),
+    }
+    if let Some(e) = &r.nvml.error {
+        s.push_str(&format!("nvml: {e}\n"));
+        return s;
+    }
+    s.push_str(&format!(
+        "nvml: driver {}, CUDA {}, {} GPU{}\n",
+        r.nvml.driver_version.as_deref().unwrap_or("unknown"),
+        r.nvml.cuda_driver_version.as_deref().unwrap_or("unknown"),
+        r.nvml.gpus.len(),
+        if r.nvml.gpus.len() == 1 { "" } else { "s" }
+    ));
+    for g in &r.nvml.gpus {
+        let name = g.fingerprint.get("gpu_name").map_or("unknown", String::as_str);
+        s.push_str(&format!(
+            "\nGPU {}: {name} (baseline key {})\n",
+            g.index, g.gpu_key
+        ));
+        let width = g.fingerprint.keys().map(String::len).max().unwrap_or(0);
+        for (k, v) in &g.fingerprint {
+            s.push_str(&format!("  {k:<width$}  {v}\n"));
+        }
+        let n = &g.now;
+        s.push_str(&format!(
+            "  now: SM {}, memory {}, {}, {}, throttle reasons: {}\n",
+            opt(n.sm_clock_mhz, " MHz"),
+            opt(n.mem_clock_mhz, " MHz"),
+            opt(n.temperature_c, " C"),
+            opt(
+                n.power_mw
+                    .map(|p| crate::units::format_number(f64::from(p) / 1000.0)),
+                " W"
+            ),
+            n.throttle.map_or_else(|| "?".to_owned(), |t| t.to_string()),
+        ));
+        match &g.peaks {
+            Some(p) => s.push_str(&format!(
+                "  roofline peaks ({}): FP32 {} TFLOP/s, TF32 tensor {}, FP16 tensor {}, BF16 tensor {} TFLOP/s (dense), DRAM {} GB/s\n    source: {}\n",
+                p.sku,
+                crate::units::format_number(p.fp32_tflops),
+                crate::units::format_number(p.tf32_tensor_tflops),
+                crate::units::format_number(p.fp16_tensor_tflops),
+                crate::units::format_number(p.bf16_tensor_tflops),
+                crate::units::format_number(p.dram_gbps),
+                p.source
+            )),
+            None => s.push_str(
+                "  roofline peaks: not known for this model (derived % of peak metrics are left out)\n",
+            ),
+        }
+    }
+    s
+}
+
+/// Run `cgp-gate env`. Exit 0 whether or not a GPU is there (it is informational);
+/// `--reset-clocks` without NVML, or failing, is an environment error (exit 3).
+///
+/// # Errors
+/// [`Error::Environment`] for `--reset-clocks` without NVML or when a reset fails; write errors.
+pub fn env_command(args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
+    let gpu = super::device::open();
+    if args.reset_clocks {
+        let g = gpu.map_err(|u| Error::Environment(format!("cannot reset GPU clocks: {u}")))?;
+        reset_all_clocks(g.as_ref(), args.dry_run, out)?;
+        return Ok(exit_codes::OK);
+    }
+    let gpu_ref: std::result::Result<&dyn Gpu, &GpuUnavailable> = match &gpu {
+        Ok(g) => Ok(g.as_ref()),
+        Err(u) => Err(u),
+    };
+    let report = env_report(gpu_ref, detect_ncu());
+    let write_err = |e| Error::io("write", "<stdout>", e);
+    if args.json {
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| Error::Environment(format!("cannot encode the report: {e}")))?;
+        writeln!(out, "{text}").map_err(write_err)?;
+    } else {
+        write!(out, "{}", render_text(&report)).map_err(write_err)?;
+    }
+    Ok(exit_codes::OK)
+}
+
+/// Find ncu (`$CGP_GATE_NCU`, else `ncu` on `PATH`) and ask its version.
+pub fn detect_ncu() -> NcuInfo {
+    let Some(path) = find_ncu() else {
+        let why = match std::env::var_os(NCU_ENV).filter(|v| !v.is_empty()) {
+            Some(v) => format!(
+                "{NCU_ENV}={} does not name an executable file",
+                v.to_string_lossy()
+            ),
+            None => format!("not found on PATH; install Nsight Compute or set {NCU_ENV} to the ncu binary"),
+        };
+        return NcuInfo {
+            path: None,
+            version: None,
+            error: Some(why),
+        };
+    };
+    let shown = path.display().to_string();
+    match ncu_version(&path, NCU_VERSION_TIMEOUT) {
+        Ok(v) => NcuInfo {
+            path: Some(shown),
+            version: Some(v),
+            error: None,
+        },
+        Err(e) => NcuInfo {
+            path: Some(shown),
+            version: None,
+            error: Some(e),
+        },
+    }
+}
+
+/// `$CGP_GATE_NCU` when set (a path, or a name looked up on `PATH`), else `ncu` on `PATH`.
+pub fn find_ncu() -> Option<PathBuf> {
+    let name = std::env::var_os(NCU_ENV)
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from("ncu"), PathBuf::from);
+    if name.components().count() > 1 || name.is_absolute() {
+        return is_executable(&name).then_some(name);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(&name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        p.is_file()
+    }
+}
+
+static VERSION_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"Version (\d+\.\d+\.\d+(?:\.\d+)?)").unwrap_or_else(|e| {
+        // A constant pattern; a failure here is a bug in this file, not bad input.
+        unreachable!("invalid built-in regex: {e}")
+    })
+});
+
+/// The version in `ncu --version` output: the last `Version X.Y.Z[.W]` line.
+pub fn parse_ncu_version(text: &str) -> Option<String> {
+    text.lines()
+        .rev()
+        .find_map(|l| VERSION_RE.captures(l).map(|c| c[1].to_owned()))
+}
+
+/// Run `<ncu> --version` (argv, `LC_ALL=C`) and parse it, killing it after `timeout`.
+///
+/// # Errors
+/// A one-line reason: it did not start, timed out, failed, or printed no version line.
+pub fn ncu_version(ncu: &Path, timeout: Duration) -> std::result::Result<String, String> {
+    let mut child = Command::new(ncu)
+        .arg("--version")
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run `{} --version`: {e}", ncu.display()))?;
+    // Read on a thread so a chatty child cannot block on a full pipe while we wait.
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(s) = stdout.as_mut() {
+            // Bounded: a version banner is a few hundred bytes.
+            let _ = s.take(1 << 20).read_to_end(&mut buf);
+        }
+        buf
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                // The pipe closes with the child; the reader thread ends by itself.
+                return Err(format!(
+                    "`{} --version` did not finish within {} s",
+                    ncu.display(),
+                    timeout.as_secs_f64()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("waiting for `{} --version`: {e}", ncu.display())),
+        }
+    };
+    let text = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
+    if !status.success() {
+        return Err(format!("`{} --version` failed ({status})", ncu.display()));
+    }
+    parse_ncu_version(&text)
+        .ok_or_else(|| format!("`{} --version` printed no `Version X.Y.Z` line", ncu.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::fake::{FakeDevice, FakeGpu};
+
+    #[test]
+    fn parses_version_banners() {
+        let banner = "NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2025 NVIDIA Corporation\nVersion 2025.1.1.0 (build 35528883) (public-release)\n";
+        assert_eq!(parse_ncu_version(banner).as_deref(), Some("2025.1.1.0"));
+        assert_eq!(
+            parse_ncu_version("Version 2024.5.1.1 (build 34782007)").as_deref(),
+            Some("2024.5.1.1")
+        );
+        assert_eq!(parse_ncu_version("Version 2023.2.0").as_deref(), Some("2023.2.0"));
+        assert_eq!(parse_ncu_version("NVIDIA (R) Nsight Compute"), None);
+    }
+
+    #[test]
+    fn report_without_driver_is_one_line() {
+        let u = GpuUnavailable {
+            reason: "libnvidia-ml.so.1: cannot open shared object file".into(),
+            driver_present: false,
+        };
+        let ncu = NcuInfo {
+            path: None,
+            version: None,
+            error: Some("not found on PATH".into()),
+        };
+        let text = render_text(&env_report(Err(&u), ncu));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines[0], "ncu: not found on PATH");
+        assert!(lines[1].starts_with("nvml: no NVIDIA driver found (NVML could not be loaded"));
+    }
+
+    #[test]
+    fn report_lists_each_gpu() {
+        let mut l4 = FakeDevice::new("NVIDIA L4");
+        l4.compute_capability = (8, 9);
+        let gpu = FakeGpu::new(vec![
+            FakeDevice::new("NVIDIA H200"),
+            l4,
+            FakeDevice::new("Some Future GPU"),
+        ]);
+        let ncu = NcuInfo {
+            path: Some("/opt/ncu".into()),
+            version: Some("2025.1.1.0".into()),
+            error: None,
+        };
+        let r = env_report(Ok(&gpu), ncu);
+        assert_eq!(r.nvml.gpus.len(), 3);
+        assert_eq!(r.nvml.gpus[1].fingerprint["compute_capability"], "8.9");
+        assert!(!r.nvml.gpus[0].fingerprint.contains_key("clocks"));
+        assert!(r.nvml.gpus[2].peaks.is_none());
+        let text = render_text(&r);
+        assert!(
+            text.starts_with("ncu: 2025.1.1.0 (/opt/ncu)\nnvml: driver 000.00.00, CUDA 12.4, 3 GPUs\n"),
+            "{text}"
+        );
+        assert!(text.contains("GPU 1: NVIDIA L4 (baseline key nvidia-l4)"));
+        assert!(text.contains("roofline peaks (H200 SXM 141GB): FP32 67 TFLOP/s"));
+        assert!(text.contains("roofline peaks: not known for this model"));
+        assert!(text.contains("now: SM 345 MHz, memory 2619 MHz, 35 C, 70 W, throttle reasons: gpu_idle"));
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["nvml"]["gpus"][0]["fingerprint"]["gpu_name"], "NVIDIA H200");
+        assert_eq!(json["nvml"]["gpus"][0]["now"]["throttle"], 1);
+    }
+}

@@ -1,0 +1,706 @@
+//! Roofline: vendor peak throughputs per GPU model, the `flops:`/`bytes:` expressions of a
+//! target, and the metrics derived from them.
+
+use serde::Serialize;
+
+use crate::results::RooflinePoint;
+use crate::spec::model::{DERIVED_METRICS, Size, Target};
+
+/// Vendor peak numbers for one GPU SKU. Dense (no structured sparsity), at boost clock, as the
+/// datasheet states them; a kernel profiled at base clocks cannot reach them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Peaks {
+    /// The SKU the numbers are for (form factor matters: H100 SXM and PCIe differ).
+    pub sku: &'static str,
+    /// FP32 on CUDA cores (non-tensor), TFLOP/s.
+    pub fp32_tflops: f64,
+    /// TF32 on tensor cores, dense, TFLOP/s.
+    pub tf32_tensor_tflops: f64,
+    /// FP16 on tensor cores with FP32 accumulate, dense, TFLOP/s.
+    pub fp16_tensor_tflops: f64,
+    /// BF16 on tensor cores, dense, TFLOP/s.
+    pub bf16_tensor_tflops: f64,
+    /// DRAM (HBM/GDDR) bandwidth, GB/s (10^9 bytes per second).
+    pub dram_gbps: f64,
+    /// Where the numbers come from.
+    pub source: &'static str,
+}
+
+impl Peaks {
+    /// FLOP/s at the FP32 peak.
+    pub fn fp32_flops_per_s(&self) -> f64 {
+        self.fp32_tflops * 1e12
+    }
+
+    /// byte/s at the DRAM peak.
+    pub fn dram_bytes_per_s(&self) -> f64 {
+        self.dram_gbps * 1e9
+    }
+
+    /// The arithmetic intensity (FLOP/byte) where the FP32 roof meets the DRAM roof.
+    pub fn ridge_flop_per_byte(&self) -> f64 {
+        self.fp32_flops_per_s() / self.dram_bytes_per_s()
+    }
+}
+
+const H100_DS: &str = "NVIDIA H100 Tensor Core GPU datasheet, https://www.nvidia.com/en-us/data-center/h100/ \
+     (tensor numbers there are with sparsity; halved here)";
+const H200_DS: &str = "NVIDIA H200 Tensor Core GPU datasheet, https://www.nvidia.com/en-us/data-center/h200/ \
+     (H200 SXM column; tensor numbers there are with sparsity; halved here)";
+const A100_DS: &str = "NVIDIA A100 Tensor Core GPU datasheet, https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf \
+     (dense column)";
+const L4_DS: &str = "NVIDIA L4 Tensor Core GPU datasheet, https://www.nvidia.com/en-us/data-center/l4/ \
+     (tensor numbers there are with sparsity; halved here)";
+const L40S_DS: &str = "NVIDIA L40S datasheet, https://www.nvidia.com/en-us/data-center/l40s/ (dense column)";
+const ADA_WP: &str = "NVIDIA Ada GPU Architecture whitepaper, appendix table for GeForce RTX 4090, \
+     https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf \
+     (dense; FP16 with FP32 accumulate)";
+
+/// NVML device names (exact, case-insensitive) -> peaks. Only numbers read from NVIDIA's own
+/// datasheets; a name not listed gets no roofline rather than a guessed one. The B200 is left
+/// out: public per-GPU FP32 and bandwidth figures for it disagree (HGX vs GB200 configurations).
+const TABLE: &[(&str, Peaks)] = &[
+    (
+        "NVIDIA H100 80GB HBM3",
+        Peaks {
+            sku: "H100 SXM5 80GB",
+            fp32_tflops: 67.0,
+            tf32_tensor_tflops: 494.5,
+            fp16_tensor_tflops: 989.5,
+            bf16_tensor_tflops: 989.5,
+            dram_gbps: 3350.0,
+            source: H100_DS,
+        },
+    ),
+    (
+        "NVIDIA H100 PCIe",
+        Peaks {
+            sku: "H100 PCIe 80GB",
+            fp32_tflops: 51.0,
+            tf32_tensor_tflops: 378.0,
+            fp16_tensor_tflops: 756.5,
+            bf16_tensor_tflops: 756.5,
+            dram_gbps: 2000.0,
+            source: H100_DS,
+        },
+    ),
+    (
+        "NVIDIA H200",
+        Peaks {
+            sku: "H200 SXM 141GB",
+            fp32_tflops: 67.0,
+            tf32_tensor_tflops: 494.5,
+            fp16_tensor_tflops: 989.5,
+            bf16_tensor_tflops: 989.5,
+            dram_gbps: 4800.0,
+            source: H200_DS,
+        },
+    ),
+    (
+        "NVIDIA A100-SXM4-80GB",
+        Peaks {
+            sku: "A100 SXM4 80GB",
+            fp32_tflops: 19.5,
+            tf32_tensor_tflops: 156.0,
+            fp16_tensor_tflops: 312.0,
+            bf16_tensor_tflops: 312.0,
+            dram_gbps: 2039.0,
+            source: A100_DS,
+        },
+    ),
+    (
+        "NVIDIA A100-SXM4-40GB",
+        Peaks {
+            sku: "A100 SXM4 40GB",
+            fp32_tflops: 19.5,
+            tf32_tensor_tflops: 156.0,
+            fp16_tensor_tflops: 312.0,
+            bf16_tensor_tflops: 312.0,
+            dram_gbps: 1555.0,
+            source: A100_DS,
+        },
+    ),
+    (
+        "NVIDIA A100-PCIE-40GB",
+        Peaks {
+            sku: "A100 PCIe 40GB",
+            fp32_tflops: 19.5,
+            tf32_tensor_tflops: 156.0,
+            fp16_tensor_tflops: 312.0,
+            bf16_tensor_tflops: 312.0,
+            dram_gbps: 1555.0,
+            source: A100_DS,
+        },
+    ),
+    (
+        "NVIDIA A100 80GB PCIe",
+        Peaks {
+            sku: "A100 PCIe 80GB",
+            fp32_tflops: 19.5,
+            tf32_tensor_tflops: 156.0,
+            fp16_tensor_tflops: 312.0,
+            bf16_tensor_tflops: 312.0,
+            dram_gbps: 1935.0,
+            source: A100_DS,
+        },
+    ),
+    (
+        "NVIDIA L4",
+        Peaks {
+            sku: "L4 24GB",
+            fp32_tflops: 30.3,
+            tf32_tensor_tflops: 60.0,
+            fp16_tensor_tflops: 121.0,
+            bf16_tensor_tflops: 121.0,
+            dram_gbps: 300.0,
+            source: L4_DS,
+        },
+    ),
+    (
+        "NVIDIA L40S",
+        Peaks {
+            sku: "L40S 48GB",
+            fp32_tflops: 91.6,
+            tf32_tensor_tflops: 183.0,
+            fp16_tensor_tflops: 362.05,
+            bf16_tensor_tflops: 362.05,
+            dram_gbps: 864.0,
+            source: L40S_DS,
+        },
+    ),
+    (
+        "NVIDIA GeForce RTX 4090",
+        Peaks {
+            sku: "GeForce RTX 4090 24GB",
+            fp32_tflops: 82.6,
+            tf32_tensor_tflops: 82.6,
+            fp16_tensor_tflops: 165.2,
+            bf16_tensor_tflops: 165.2,
+            dram_gbps: 1008.0,
+            source: ADA_WP,
+        },
+    ),
+];
+
+/// The vendor peaks for a GPU, by its NVML name (`NVIDIA H100 80GB HBM3`). Exact match, so
+/// that a variant (H200 NVL, H100 NVL) never gets another SKU's numbers.
+pub fn peaks_for(gpu_name: &str) -> Option<Peaks> {
+    let name = gpu_name.trim();
+    TABLE
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, p)| p.clone())
+}
+
+/// The NVML names [`peaks_for`] knows.
+pub fn known_gpus() -> impl Iterator<Item = &'static str> {
+    TABLE.iter().map(|(n, _)| *n)
+}
+
+/// The metrics derivable from a launch's work and duration, as (metric, value, base unit), in
+/// [`DERIVED_METRICS`] order. Work that is missing, negative or not finite, or a duration that is
+/// not positive, leaves out the metrics that need it; percentages need `peaks`. The FLOP
+/// percentage is against the FP32 (non-tensor) peak.
+pub fn derive(
+    flops: Option<f64>,
+    bytes: Option<f64>,
+    duration_ns: f64,
+    peaks: Option<&Peaks>,
+) -> Vec<(&'static str, f64, &'static str)> {
+    let ok = |v: Option<f64>| v.filter(|x| x.is_finite() && *x >= 0.0);
+    let (flops, bytes) = (ok(flops), ok(bytes));
+    let secs = (duration_ns.is_finite() && duration_ns > 0.0).then_some(duration_ns * 1e-9);
+    let flop_rate = flops.zip(secs).map(|(f, s)| f / s);
+    let byte_rate = bytes.zip(secs).map(|(b, s)| b / s);
+    let intensity = flops.zip(bytes.filter(|b| *b > 0.0)).map(|(f, b)| f / b);
+    let candidates = [
+        (flop_rate, "flop/second"),
+        (byte_rate, "byte/second"),
+        (intensity, "flop/byte"),
+        (
+            flop_rate
+                .zip(peaks)
+                .map(|(r, p)| r / p.fp32_flops_per_s() * 100.0),
+            "%",
+        ),
+        (
+            byte_rate
+                .zip(peaks)
+                .map(|(r, p)| r / p.dram_bytes_per_s() * 100.0),
+            "%",
+        ),
+    ];
+    DERIVED_METRICS
+        .iter()
+        .zip(candidates)
+        .filter_map(|(name, (v, unit))| v.filter(|x| x.is_finite()).map(|x| (*name, x, unit)))
+        .collect()
+}
+
+/// Where one launch sits on the roofline. `None` when the duration is not positive or no bytes
+/// moved (the intensity would be infinite).
+pub fn roofline_point(
+    target: &str,
+    size: &str,
+    kernel: &str,
+    flops: f64,
+    bytes: f64,
+    duration_ns: f64,
+    peaks: Option<&Peaks>,
+) -> Option<RooflinePoint> {
+    let valid = |x: f64| x.is_finite() && x >= 0.0;
+    if !(valid(flops) && valid(bytes) && bytes > 0.0 && duration_ns.is_finite() && duration_ns > 0.0) {
+        return None;
+    }
+    let secs = duration_ns * 1e-9;
+    let intensity = flops / bytes;
+    Some(RooflinePoint {
+        target: target.to_owned(),
+        size: size.to_owned(),
+        kernel: kernel.to_owned(),
+        flops,
+        bytes,
+        duration_ns,
+        achieved_tflops: flops / secs / 1e12,
+        achieved_gbps: bytes / secs / 1e9,
+        intensity,
+        peak_tflops: peaks.map(|p| p.fp32_tflops),
+        peak_gbps: peaks.map(|p| p.dram_gbps),
+        bound: peaks.map(|p| {
+            if intensity < p.ridge_flop_per_byte() {
+                "memory".to_owned()
+            } else {
+                "compute".to_owned()
+            }
+        }),
+    })
+}
+
+/// The target's `flops:` and `bytes:` for one size, evaluated.
+///
+/// # Errors
+/// The expression's error, prefixed with `flops` or `bytes` and the size key.
+pub fn target_work(target: &Target, size: &Size) -> Result<(Option<f64>, Option<f64>), String> {
+    let eval = |what: &str, e: &Option<String>| {
+        e.as_deref()
+            .map(|e| {
+                eval_expr(e, size).map_err(|m| {
+                    format!(
+                        "target `{}`, size {}: `{what}: {e}`: {m}",
+                        target.name,
+                        size.key()
+                    )
+                })
+            })
+            .transpose()
+    };
+    Ok((eval("flops", &target.flops)?, eval("bytes", &target.bytes)?))
+}
+
+// ---- expressions ----------------------------------------------------------------------------
+
+/// Deepest nesting accepted; deeper input is refused rather than risking the stack.
+const MAX_DEPTH: usize = 64;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Expr {
+    Num(f64),
+    Var(String),
+    Neg(Box<Expr>),
+    Bin(char, Box<Expr>, Box<Expr>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Num(f64),
+    Ident(String),
+    Op(char),
+}
+
+fn tokenize(src: &str) -> Result<Vec<(usize, Tok)>, String> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let col = i + 1;
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() || c == '.' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
+                i += 1;
+            }
+            // Exponent: 1e9, 2.5E-3.
+            if i < chars.len() && (chars[i] == 'e' || chars[i] == 'E') {
+                let mut j = i + 1;
+                if j < chars.len() && (chars[j] == '+' || chars[j] == '-') {
+                    j += 1;
+                }
+                if j < chars.len() && chars[j].is_ascii_digit() {
+                    i = j;
+                    while i < chars.len() && chars[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                }
+            }
+            let text: String = chars[start..i].iter().collect();
+            let v: f64 = text
+                .parse()
+                .map_err(|_| format!("invalid number `{text}` at column {col}"))?;
+            out.push((col, Tok::Num(v)));
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            out.push((col, Tok::Ident(chars[start..i].iter().collect())));
+        } else if "+-*/()".contains(c) {
+            out.push((col, Tok::Op(c)));
+            i += 1;
+        } else {
+            return Err(format!(
+                "unexpected `{c}` at column {col} (allowed: numbers, parameter names, + - * / and parentheses)"
+            ));
+        }
+    }
+    Ok(out)
+}
+
+struct Parser {
+    toks: Vec<(usize, Tok)>,
+    pos: usize,
+    end_col: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos).map(|(_, t)| t)
+    }
+
+    fn col(&self) -> usize {
+        self.toks.get(self.pos).map_or(self.end_col, |(c, _)| *c)
+    }
+
+    fn describe_here(&self) -> String {
+        match self.peek() {
+            None => "end of expression".to_owned(),
+            Some(Tok::Num(n)) => format!("`{n}` at column {}", self.col()),
+            Some(Tok::Ident(s)) => format!("`{s}` at column {}", self.col()),
+            Some(Tok::Op(c)) => format!("`{c}` at column {}", self.col()),
+        }
+    }
+
+    // expr := term (('+'|'-') term)*
+    fn expr(&mut self, depth: usize) -> Result<Expr, String> {
+        let mut lhs = self.term(depth)?;
+        while let Some(Tok::Op(op @ ('+' | '-'))) = self.peek() {
+            let op = *op;
+            self.pos += 1;
+            let rhs = self.term(depth)?;
+            lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    // term := unary (('*'|'/') unary)*
+    fn term(&mut self, depth: usize) -> Result<Expr, String> {
+        let mut lhs = self.unary(depth)?;
+        while let Some(Tok::Op(op @ ('*' | '/'))) = self.peek() {
+            let op = *op;
+            self.pos += 1;
+            let rhs = self.unary(depth)?;
+            lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    // unary := ('-'|'+') unary | atom
+    fn unary(&mut self, depth: usize) -> Result<Expr, String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("expression nested deeper than {MAX_DEPTH} levels"));
+        }
+        match self.peek() {
+            Some(Tok::Op('-')) => {
+                self.pos += 1;
+                Ok(Expr::Neg(Box::new(self.unary(depth + 1)?)))
+            }
+            Some(Tok::Op('+')) => {
+                self.pos += 1;
+                self.unary(depth + 1)
+            }
+            _ => self.atom(depth),
+        }
+    }
+
+    // atom := number | identifier | '(' expr ')'
+    fn atom(&mut self, depth: usize) -> Result<Expr, String> {
+        let here = self.describe_here();
+        let open_col = self.col();
+        match self.toks.get(self.pos).map(|(_, t)| t.clone()) {
+            Some(Tok::Num(n)) => {
+                self.pos += 1;
+                Ok(Expr::Num(n))
+            }
+            Some(Tok::Ident(s)) => {
+                self.pos += 1;
+                Ok(Expr::Var(s))
+            }
+            Some(Tok::Op('(')) => {
+                self.pos += 1;
+                let e = self.expr(depth + 1)?;
+                if self.peek() == Some(&Tok::Op(')')) {
+                    self.pos += 1;
+                    Ok(e)
+                } else {
+                    Err(format!(
+                        "missing `)` for the `(` at column {open_col}, found {}",
+                        self.describe_here()
+                    ))
+                }
+            }
+            _ => Err(format!("expected a number, a parameter or `(`, found {here}")),
+        }
+    }
+}
+
+fn parse(src: &str) -> Result<Expr, String> {
+    let toks = tokenize(src)?;
+    if toks.is_empty() {
+        return Err("empty expression".to_owned());
+    }
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        end_col: src.chars().count() + 1,
+    };
+    let e = p.expr(0)?;
+    if p.pos < p.toks.len() {
+        return Err(format!(
+            "unexpected {} after a complete expression",
+            p.describe_here()
+        ));
+    }
+    Ok(e)
+}
+
+fn vars<'a>(e: &'a Expr, out: &mut Vec<&'a str>) {
+    match e {
+        Expr::Num(_) => {}
+        Expr::Var(v) => {
+            if !out.contains(&v.as_str()) {
+                out.push(v);
+            }
+        }
+        Expr::Neg(x) => vars(x, out),
+        Expr::Bin(_, a, b) => {
+            vars(a, out);
+            vars(b, out);
+        }
+    }
+}
+
+/// Check an expression's syntax and return the parameter names it uses, in order of first use.
+/// For validating a spec before any size is run.
+///
+/// # Errors
+/// A syntax error naming the column.
+pub fn expr_params(expr: &str) -> Result<Vec<String>, String> {
+    let e = parse(expr)?;
+    let mut out = Vec::new();
+    vars(&e, &mut out);
+    Ok(out.into_iter().map(str::to_owned).collect())
+}
+
+/// Evaluate `flops:`/`bytes:` text such as `2*m*n*k` over a size's parameters: numbers
+/// (`4096`, `1.5`, `1e9`), parameter names, `+ - * /`, unary minus and parentheses.
+///
+/// # Errors
+/// Syntax errors (with the column), unknown parameters, parameters that are not numbers,
+/// division by zero, and results that are not finite numbers.
+pub fn eval_expr(expr: &str, size: &Size) -> Result<f64, String> {
+    let e = parse(expr)?;
+    let v = eval(&e, size)?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err("the result is not a finite number".to_owned())
+    }
+}
+
+fn eval(e: &Expr, size: &Size) -> Result<f64, String> {
+    Ok(match e {
+        Expr::Num(n) => *n,
+        Expr::Var(name) => {
+            let Some(text) = size.get(name) else {
+                let known: Vec<&str> = size.params.iter().map(|(k, _)| k.as_str()).collect();
+                return Err(if known.is_empty() {
+                    format!("unknown parameter `{name}` (this size has no parameters)")
+                } else {
+                    format!("unknown parameter `{name}` (this size has {})", known.join(", "))
+                });
+            };
+            text.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| format!("parameter `{name}` is `{text}`, not a number"))?
+        }
+        Expr::Neg(x) => -eval(x, size)?,
+        Expr::Bin(op, a, b) => {
+            let (a, b) = (eval(a, size)?, eval(b, size)?);
+            match op {
+                '+' => a + b,
+                '-' => a - b,
+                '*' => a * b,
+                _ => {
+                    if b == 0.0 {
+                        return Err("division by zero".to_owned());
+                    }
+                    a / b
+                }
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size(pairs: &[(&str, &str)]) -> Size {
+        Size {
+            params: pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn evaluates_gemm_work() {
+        let s = size(&[("m", "4096"), ("n", "2048"), ("k", "512")]);
+        assert_eq!(eval_expr("2*m*n*k", &s), Ok(2.0 * 4096.0 * 2048.0 * 512.0));
+        // fp16 A and B read, fp32 C written.
+        assert_eq!(
+            eval_expr("2*(m*k + k*n) + 4*m*n", &s),
+            Ok(2.0 * (4096.0 * 512.0 + 512.0 * 2048.0) + 4.0 * 4096.0 * 2048.0)
+        );
+        assert_eq!(eval_expr("-m + 1e3 / 4", &s), Ok(-4096.0 + 250.0));
+        assert_eq!(eval_expr("2 - 3 - 4", &s), Ok(-5.0));
+        assert_eq!(eval_expr("8 / 4 / 2", &s), Ok(1.0));
+        assert_eq!(eval_expr("--2", &s), Ok(2.0));
+        assert_eq!(eval_expr(" 1.5E2 ", &s), Ok(150.0));
+    }
+
+    #[test]
+    fn expression_errors_are_clear() {
+        let s = size(&[("m", "4096"), ("dtype", "fp16")]);
+        let err = |e: &str| eval_expr(e, &s).unwrap_err();
+        assert_eq!(err(""), "empty expression");
+        assert_eq!(err("2*q"), "unknown parameter `q` (this size has m, dtype)");
+        assert_eq!(err("dtype*2"), "parameter `dtype` is `fp16`, not a number");
+        assert_eq!(err("m/(m-m)"), "division by zero");
+        assert_eq!(
+            err("2*m*"),
+            "expected a number, a parameter or `(`, found end of expression"
+        );
+        assert_eq!(
+            err("(m+1"),
+            "missing `)` for the `(` at column 1, found end of expression"
+        );
+        assert_eq!(
+            err("m m"),
+            "unexpected `m` at column 3 after a complete expression"
+        );
+        assert!(err("m^2").starts_with("unexpected `^` at column 2"));
+        assert!(err("1.2.3").starts_with("invalid number `1.2.3`"));
+        assert!(err(&"(".repeat(10_000)).contains("nested deeper than 64"));
+        assert_eq!(err("1e308*10"), "the result is not a finite number");
+        assert_eq!(
+            eval_expr("n", &Size::default()).unwrap_err(),
+            "unknown parameter `n` (this size has no parameters)"
+        );
+    }
+
+    #[test]
+    fn params_of_expression() {
+        assert_eq!(
+            expr_params("2*m*n*k + m"),
+            Ok(vec!["m".into(), "n".into(), "k".into()])
+        );
+        assert!(expr_params("2*").is_err());
+    }
+
+    #[test]
+    fn peaks_match_exact_names_only() {
+        let h100 = peaks_for("NVIDIA H100 80GB HBM3").unwrap();
+        assert!(h100.sku.contains("SXM"));
+        assert!((h100.dram_gbps - 3350.0).abs() < 1e-9);
+        let pcie = peaks_for(" nvidia h100 pcie ").unwrap();
+        assert!((pcie.fp32_tflops - 51.0).abs() < 1e-9);
+        assert_eq!(peaks_for("NVIDIA H200").unwrap().sku, "H200 SXM 141GB");
+        // Variants with other numbers are not given these.
+        assert_eq!(peaks_for("NVIDIA H200 NVL"), None);
+        assert_eq!(peaks_for("NVIDIA H100 NVL"), None);
+        assert_eq!(peaks_for("NVIDIA B200"), None);
+        assert_eq!(peaks_for(""), None);
+        for name in known_gpus() {
+            let p = peaks_for(name).unwrap();
+            assert!(p.fp32_tflops > 0.0 && p.dram_gbps > 0.0 && p.tf32_tensor_tflops > 0.0);
+            assert!(p.bf16_tensor_tflops >= p.tf32_tensor_tflops, "{name}");
+            assert!(p.source.starts_with("NVIDIA"), "{name}");
+        }
+    }
+
+    #[test]
+    fn derive_metrics_for_a_gemm() {
+        let p = peaks_for("NVIDIA H200").unwrap();
+        // 2*4096^3 FLOP in 2 ms, 3 * 4096^2 * 4 bytes.
+        let flops = 2.0 * 4096f64.powi(3);
+        let bytes = 3.0 * 4096f64.powi(2) * 4.0;
+        let d = derive(Some(flops), Some(bytes), 2e6, Some(&p));
+        let names: Vec<&str> = d.iter().map(|x| x.0).collect();
+        assert_eq!(names, DERIVED_METRICS);
+        let get = |n: &str| d.iter().find(|x| x.0 == n).unwrap().1;
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+        assert!(close(get("cgp__achieved_flops.per_second"), flops / 2e-3));
+        assert!(close(get("cgp__achieved_bytes.per_second"), bytes / 2e-3));
+        assert!(close(get("cgp__arithmetic_intensity"), flops / bytes));
+        assert!(close(get("cgp__flops.pct_of_peak"), flops / 2e-3 / 67e12 * 100.0));
+        assert!(close(get("cgp__dram.pct_of_peak"), bytes / 2e-3 / 4.8e12 * 100.0));
+        assert_eq!(d[0].2, "flop/second");
+        assert_eq!(d[1].2, "byte/second");
+        assert_eq!(d[4].2, "%");
+    }
+
+    #[test]
+    fn derive_leaves_out_what_it_cannot_compute() {
+        // No peaks: no percentages. No bytes: no byte rate and no intensity.
+        let d = derive(Some(1e9), None, 1e6, None);
+        assert_eq!(d, vec![("cgp__achieved_flops.per_second", 1e12, "flop/second")]);
+        // Zero duration: only the duration-free intensity.
+        let d = derive(Some(1e9), Some(1e8), 0.0, None);
+        assert_eq!(d, vec![("cgp__arithmetic_intensity", 10.0, "flop/byte")]);
+        assert!(derive(Some(f64::NAN), Some(-1.0), f64::INFINITY, None).is_empty());
+    }
+
+    #[test]
+    fn roofline_bound_uses_ridge_point() {
+        let p = peaks_for("NVIDIA A100-SXM4-80GB").unwrap();
+        let ridge = p.ridge_flop_per_byte();
+        assert!((ridge - 19.5e12 / 2039e9).abs() < 1e-9);
+        // A vector add: 1 FLOP per 12 bytes is memory-bound.
+        let add = roofline_point("add", "n=1", "vadd", 1e6, 12e6, 1e4, Some(&p)).unwrap();
+        assert_eq!(add.bound.as_deref(), Some("memory"));
+        assert!((add.achieved_gbps - 12e6 / 1e-5 / 1e9).abs() < 1e-6);
+        let gemm = roofline_point("gemm", "n=1", "g", 1e12, 1e9, 1e8, Some(&p)).unwrap();
+        assert_eq!(gemm.bound.as_deref(), Some("compute"));
+        assert_eq!(gemm.peak_tflops, Some(19.5));
+        let unknown = roofline_point("gemm", "n=1", "g", 1e12, 1e9, 1e8, None).unwrap();
+        assert_eq!(unknown.bound, None);
+        assert_eq!(unknown.peak_gbps, None);
+        assert_eq!(roofline_point("t", "s", "k", 1.0, 0.0, 1.0, None), None);
+        assert_eq!(roofline_point("t", "s", "k", 1.0, 1.0, 0.0, None), None);
+    }
+}
