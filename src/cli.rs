@@ -210,7 +210,14 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
     let targets = sel.targets();
     let work = crate::gate::initial_work(&targets);
     let mut progress = std::io::stderr().lock();
-    let m = crate::gate::measure(profiler.as_mut(), &work, recorder.as_mut(), false, &mut progress)?;
+    let m = crate::gate::measure(
+        profiler.as_mut(),
+        &work,
+        recorder.as_mut(),
+        None,
+        false,
+        &mut progress,
+    )?;
     if let Some(rec) = recorder {
         let fp = crate::gpu::fingerprint::Fingerprint {
             ncu_version: ncu_version.clone(),

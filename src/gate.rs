@@ -28,6 +28,13 @@ pub struct Measurement {
     pub reps_done: BTreeMap<(String, String), u32>,
 }
 
+/// GPU health watching around each live repetition.
+pub struct Watch<'a> {
+    pub gpu: &'a dyn crate::gpu::Gpu,
+    pub sampler: crate::gpu::HealthSampler,
+    pub settings: &'a crate::spec::Settings,
+}
+
 /// One (target, size) and the repetitions to run for it.
 #[derive(Debug, Clone, Copy)]
 pub struct Work<'a> {
@@ -72,6 +79,7 @@ pub fn measure(
     profiler: &mut dyn Profiler,
     work: &[Work<'_>],
     mut recorder: Option<&mut Recorder>,
+    mut watch: Option<&mut Watch<'_>>,
     only_available: bool,
     progress: &mut dyn Write,
 ) -> Result<Measurement, Error> {
@@ -96,8 +104,25 @@ pub fn measure(
             }
             let _ = writeln!(progress, "profiling {}[{}] rep {rep}", w.target.name, id.1);
             let mut attempt = 0;
+            let mut throttle_reruns = 0;
             let outcome = loop {
+                if let Some(w) = watch.as_deref_mut() {
+                    w.sampler.before(w.gpu);
+                }
                 let r = profiler.capture(job);
+                if let (Ok(_), Some(w)) = (&r, watch.as_deref_mut()) {
+                    let health = w.sampler.after(w.gpu);
+                    if crate::gpu::should_rerun(&health, throttle_reruns, w.settings) {
+                        let _ = writeln!(
+                            progress,
+                            "  throttled ({}), re-running",
+                            health.reasons.join(", ")
+                        );
+                        w.sampler.record_rerun();
+                        throttle_reruns += 1;
+                        continue;
+                    }
+                }
                 if let (Ok(c), Some(rec)) = (&r, recorder.as_deref_mut()) {
                     rec.record(job, c)?;
                 }

@@ -255,29 +255,7 @@ pub fn detect_ncu() -> NcuInfo {
 
 /// `$CGP_GATE_NCU` when set (a path, or a name looked up on `PATH`), else `ncu` on `PATH`.
 pub fn find_ncu() -> Option<PathBuf> {
-    let name = std::env::var_os(NCU_ENV)
-        .filter(|v| !v.is_empty())
-        .map_or_else(|| PathBuf::from("ncu"), PathBuf::from);
-    if name.components().count() > 1 || name.is_absolute() {
-        return is_executable(&name).then_some(name);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(&name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    }
-    #[cfg(not(unix))]
-    {
-        p.is_file()
-    }
+    crate::profile::live::locate_ncu()
 }
 
 static VERSION_RE: LazyLock<regex::Regex> = LazyLock::new(|| {

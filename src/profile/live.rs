@@ -27,8 +27,8 @@ pub struct NcuProfiler {
 
 /// Where ncu is: `$CGP_GATE_NCU`, else `ncu` on `PATH`, else the CUDA toolkit's default place.
 pub fn locate_ncu() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os(NCU_ENV) {
-        return find_executable(&p.to_string_lossy(), None);
+    if let Some(p) = std::env::var_os(NCU_ENV).filter(|v| !v.is_empty()) {
+        return find_executable(&p.to_string_lossy(), std::env::var_os("PATH").as_deref());
     }
     find_executable("ncu", std::env::var_os("PATH").as_deref())
         .or_else(|| find_executable("/usr/local/cuda/bin/ncu", None))
@@ -133,36 +133,8 @@ impl Profiler for NcuProfiler {
             return Ok(v.clone());
         }
         let ncu = self.ncu_path()?.to_path_buf();
-        let inv = Invocation {
-            program: ncu.clone(),
-            args: vec!["--version".into()],
-            cwd: None,
-            env: std::collections::BTreeMap::new(),
-            timeout: Duration::from_secs(60),
-            stdout: self.work.path().join("version.stdout"),
-            stderr: self.work.path().join("version.stderr"),
-        };
-        let outcome = run(&inv).map_err(|e| {
-            ProfileError::new(
-                FailureKind::NcuNotFound,
-                "",
-                format!("{} --version could not run: {e}", ncu.display()),
-            )
-            .hint(NOT_FOUND_HINT)
-        })?;
-        let text = std::fs::read_to_string(&inv.stdout).unwrap_or_default();
-        let v = crate::ncu::version::parse_version(&text).ok_or_else(|| {
-            ProfileError::new(
-                FailureKind::ProfilerError,
-                "",
-                format!(
-                    "`{} --version` printed no version (exit {:?}): {}",
-                    ncu.display(),
-                    outcome.code,
-                    tail(&inv.stdout, 3)
-                ),
-            )
-        })?;
+        let v = crate::gpu::env::ncu_version(&ncu, Duration::from_secs(60))
+            .map_err(|e| ProfileError::new(FailureKind::ProfilerError, "", e).hint(NOT_FOUND_HINT))?;
         self.version = Some(v.clone());
         Ok(v)
     }
