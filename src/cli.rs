@@ -67,6 +67,9 @@ pub struct ProfileArgs {
     /// Print the samples as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Print what would be run (clock locking and every ncu argv) without touching the GPU.
+    #[arg(long, conflicts_with = "replay")]
+    pub dry_run: bool,
 }
 
 /// Entry point of the binary.
@@ -199,31 +202,42 @@ pub fn make_profiler(
 
 fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
     let sel = Selected::load(&args.source)?;
+    let targets = sel.targets();
+    let mut progress = std::io::stderr().lock();
+    if args.dry_run {
+        let session = crate::session::Session::live(&targets, true, out)?;
+        for w in crate::gate::initial_work(&targets) {
+            let app = crate::plan::app_argv(w.target, w.size).map_err(Error::Usage)?;
+            let log = std::path::Path::new("<log>");
+            let opts = crate::ncu::command::ncu_options(w.target, &crate::plan::ncu_metrics(w.target), log);
+            let argv: Vec<String> = std::iter::once("ncu".to_owned())
+                .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
+                .chain(app)
+                .collect();
+            writeln!(out, "{}[{}] x{}: {}", w.target.name, w.size.key(), w.reps.1, argv.join(" ")).map_err(stdout_err)?;
+        }
+        session.finish()?;
+        return Ok(exit_codes::OK);
+    }
     let mut profiler = make_profiler(&args.source, &sel.spec)?;
     let ncu_version = profiler.version()?;
-    let mut recorder = args
-        .source
-        .record
-        .as_deref()
-        .map(crate::profile::record::Recorder::new)
-        .transpose()?;
-    let targets = sel.targets();
+    let session = if args.source.replay.is_some() {
+        crate::session::Session::replay()
+    } else {
+        crate::session::Session::live(&targets, false, &mut progress)?
+    };
+    let mut recorder = args.source.record.as_deref().map(crate::profile::record::Recorder::new).transpose()?;
     let work = crate::gate::initial_work(&targets);
-    let mut progress = std::io::stderr().lock();
-    let m = crate::gate::measure(
-        profiler.as_mut(),
-        &work,
-        recorder.as_mut(),
-        None,
-        false,
-        &mut progress,
-    )?;
+    let mut watch = session.watch(&sel.spec.settings);
+    let m = crate::gate::measure(profiler.as_mut(), &work, recorder.as_mut(), watch.as_mut(), false, &mut progress)?;
+    let health = watch.map(|w| w.sampler.summary());
+    let fingerprint = targets
+        .first()
+        .map(|t| crate::check::fingerprint_for(profiler.as_ref(), &ncu_version, t, session.gpu.as_deref()))
+        .unwrap_or_default();
+    session.finish()?;
     if let Some(rec) = recorder {
-        let fp = crate::gpu::fingerprint::Fingerprint {
-            ncu_version: ncu_version.clone(),
-            ..Default::default()
-        };
-        let path = rec.finish(&sel.spec.hash, &ncu_version, &fp)?;
+        let path = rec.finish(&sel.spec.hash, &ncu_version, &fingerprint)?;
         let _ = writeln!(progress, "recorded raw ncu output; manifest: {}", path.display());
     }
     if args.json {
@@ -231,17 +245,16 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
             .map_err(|e| Error::Usage(e.to_string()))?;
         writeln!(out).map_err(stdout_err)?;
     } else {
-        writeln!(out, "source: {} (ncu {ncu_version})", profiler.name()).map_err(stdout_err)?;
+        writeln!(out, "source: {} (ncu {ncu_version}); GPU: {}", profiler.name(), fingerprint.gpu_name).map_err(stdout_err)?;
+        if let Some(h) = health {
+            writeln!(out, "health: {}", crate::report::console::health_line(&h)).map_err(stdout_err)?;
+        }
         write!(out, "{}", crate::report::console::samples_table(&m.samples)).map_err(stdout_err)?;
     }
     for e in &m.errors {
         eprintln!("error: {}", e.message);
     }
-    Ok(if m.errors.is_empty() {
-        exit_codes::OK
-    } else {
-        exit_codes::PROFILER_FAILURE
-    })
+    Ok(if m.errors.is_empty() { exit_codes::OK } else { exit_codes::PROFILER_FAILURE })
 }
 
 fn stdout_err(e: std::io::Error) -> Error {

@@ -25,6 +25,7 @@ pub mod profile;
 pub mod report;
 pub mod results;
 pub mod samples;
+pub mod session;
 pub mod spec;
 pub mod stats;
 pub mod units;

@@ -76,3 +76,25 @@ pub fn samples_table(samples: &crate::samples::SampleSet) -> String {
     }
     out
 }
+
+/// One line on the GPU's health during the run.
+pub fn health_line(h: &crate::results::Health) -> String {
+    let mut parts = Vec::new();
+    if let Some([a, b]) = h.sm_clock_mhz {
+        parts.push(format!("SM clock {a}-{b} MHz"));
+    }
+    if let Some([a, b]) = h.mem_clock_mhz {
+        parts.push(format!("memory clock {a}-{b} MHz"));
+    }
+    if let Some([a, b]) = h.temperature_c {
+        parts.push(format!("temperature {a}-{b} C"));
+    }
+    if let Some([a, b]) = h.power_w {
+        parts.push(format!("power {a:.0}-{b:.0} W"));
+    }
+    if let Some(e) = h.energy_j {
+        parts.push(format!("energy {e:.1} J"));
+    }
+    parts.push(format!("{} throttled repetition(s), {} re-run", h.throttled_reps, h.rerun_reps));
+    parts.join(", ")
+}
