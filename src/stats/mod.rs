@@ -1,1 +1,20 @@
-//! stats
+//! Pure statistics and the per-row verdict: no I/O, deterministic (any randomness is seeded from
+//! the row key). Method and measured error rates: `docs/statistics.md`.
+
+pub mod bootstrap;
+pub mod hodges_lehmann;
+pub mod mannwhitney;
+pub mod median_ci;
+pub mod multiple;
+pub mod outliers;
+pub mod rng;
+pub mod summary;
+pub mod verdict;
+
+#[cfg(test)]
+mod tests;
+
+pub use multiple::holm;
+pub use outliers::tukey_outliers;
+pub use summary::summarize;
+pub use verdict::{Comparison, Config, IntervalMethod, Judgement, MIN_SAMPLES, judge, judge_all};

@@ -1,0 +1,383 @@
+//! Behaviour of the verdict on realistic rows, and its invariants as property tests.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::results::RowVerdict;
+use crate::spec::model::{Direction, Threshold, ThresholdKind};
+use crate::units::Quantity;
+
+fn rel(fraction: f64, direction: Direction) -> Threshold {
+    Threshold {
+        kind: ThresholdKind::Relative { fraction },
+        direction,
+        min_effect: None,
+    }
+}
+
+fn kind(kind: ThresholdKind) -> Threshold {
+    Threshold {
+        kind,
+        direction: Direction::Lower,
+        min_effect: None,
+    }
+}
+
+/// Ten durations (ns) of a ~406 us kernel with ~0.5 % spread, scaled by `factor`.
+fn durations(factor: f64) -> Vec<f64> {
+    [
+        406_240.0, 408_100.0, 404_880.0, 406_510.0, 407_020.0, 405_330.0, 404_990.0, 407_700.0, 406_700.0,
+        405_150.0,
+    ]
+    .iter()
+    .map(|x| x * factor)
+    .collect()
+}
+
+/// Another draw of the same kernel (different noise), so the two sides are not the same numbers.
+fn durations_b(factor: f64) -> Vec<f64> {
+    [
+        405_910.0, 407_480.0, 406_020.0, 404_700.0, 408_330.0, 406_090.0, 405_620.0, 406_880.0, 405_270.0,
+        407_150.0,
+    ]
+    .iter()
+    .map(|x| x * factor)
+    .collect()
+}
+
+fn one(baseline: Option<&[f64]>, candidate: &[f64], t: &Threshold) -> Judgement {
+    judge(
+        &Comparison {
+            key: "gemm/n=4096/gemm_kernel/gpu__time_duration.sum".into(),
+            baseline,
+            candidate,
+            threshold: t,
+        },
+        &Config::default(),
+    )
+}
+
+#[test]
+fn clear_slowdown_is_a_regression() {
+    let t = rel(0.03, Direction::Lower);
+    let (b, c) = (durations(1.0), durations_b(1.08));
+    let j = one(Some(&b), &c, &t);
+    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    assert_eq!(j.method, "mann-whitney+hodges-lehmann");
+    let ch = j.change.unwrap();
+    assert!((ch - 0.08).abs() < 0.005, "change {ch}");
+    let [lo, hi] = j.change_ci.unwrap();
+    assert!(lo > 0.06 && hi < 0.10 && lo < ch && ch < hi);
+    // Complete separation of 10 v 10: the exact one-sided p is 1 / C(20, 10).
+    assert!((j.p.unwrap() - 1.0 / 184_756.0).abs() < 1e-12);
+    assert_eq!(j.p, j.p_adjusted, "a family of one is not adjusted");
+    assert!(j.reason.contains("+8."), "{}", j.reason);
+}
+
+#[test]
+fn same_kernel_measured_twice_passes() {
+    let t = rel(0.03, Direction::Lower);
+    let j = one(Some(&durations(1.0)), &durations_b(1.0), &t);
+    assert_eq!(j.verdict, RowVerdict::Pass, "{}", j.reason);
+    let [lo, hi] = j.change_ci.unwrap();
+    assert!(lo < 0.0 && hi > 0.0 && hi < 0.03);
+}
+
+#[test]
+fn speedup_is_an_improvement_and_direction_matters() {
+    let (b, c) = (durations(1.0), durations_b(0.9));
+    assert_eq!(
+        one(Some(&b), &c, &rel(0.03, Direction::Lower)).verdict,
+        RowVerdict::Improvement
+    );
+    // The same numbers as a throughput: lower is now worse.
+    let j = one(Some(&b), &c, &rel(0.03, Direction::Higher));
+    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+}
+
+#[test]
+fn change_under_the_threshold_is_never_a_regression() {
+    // A real 1.5 % slowdown, clearly significant, with a 3 % threshold.
+    let t = rel(0.03, Direction::Lower);
+    let j = one(Some(&durations(1.0)), &durations_b(1.015), &t);
+    assert_ne!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    assert!(j.p.unwrap() < 0.001);
+}
+
+#[test]
+fn min_effect_guards_tiny_kernels() {
+    // A 2 us kernel 10 % slower is 200 ns: under a 500 ns minimum effect.
+    let t = Threshold {
+        kind: ThresholdKind::Relative { fraction: 0.03 },
+        direction: Direction::Lower,
+        min_effect: Some(Quantity::parse("500ns").unwrap()),
+    };
+    let (b, c) = (
+        durations(2000.0 / 406_000.0),
+        durations_b(1.1 * 2000.0 / 406_000.0),
+    );
+    let j = one(Some(&b), &c, &t);
+    assert_ne!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    assert!(j.reason.contains("min effect"), "{}", j.reason);
+    // 40 % slower (800 ns) is beyond it.
+    let c = durations_b(1.4 * 2000.0 / 406_000.0);
+    assert_eq!(one(Some(&b), &c, &t).verdict, RowVerdict::Regression);
+}
+
+#[test]
+fn deterministic_counters_compare_exactly() {
+    let exact = kind(ThresholdKind::Exact);
+    let regs = |v: f64| vec![v; 5];
+    let j = one(Some(&regs(32.0)), &regs(40.0), &exact);
+    assert_eq!((j.verdict, j.method.as_str()), (RowVerdict::Regression, "exact"));
+    assert_eq!(j.change, Some(0.25));
+    assert_eq!(
+        one(Some(&regs(40.0)), &regs(32.0), &exact).verdict,
+        RowVerdict::Improvement
+    );
+    assert_eq!(
+        one(Some(&regs(32.0)), &regs(32.0), &exact).verdict,
+        RowVerdict::Pass
+    );
+    // `exact` declares determinism: one repetition per side is enough.
+    assert_eq!(
+        one(Some(&[32.0]), &[40.0], &exact).verdict,
+        RowVerdict::Regression
+    );
+    // A relative threshold is the tolerance: 2 % more instructions passes a 3 % threshold.
+    let t = rel(0.03, Direction::Lower);
+    assert_eq!(one(Some(&regs(1e6)), &regs(1.02e6), &t).verdict, RowVerdict::Pass);
+    assert_eq!(
+        one(Some(&regs(1e6)), &regs(1.05e6), &t).verdict,
+        RowVerdict::Regression
+    );
+    // New local-memory spills: from zero, the relative change is undefined but the move is not.
+    let j = one(Some(&regs(0.0)), &regs(16.0), &t);
+    assert_eq!((j.verdict, j.change), (RowVerdict::Regression, None));
+    assert!(j.reason.contains("from zero"), "{}", j.reason);
+}
+
+#[test]
+fn limits_judge_the_candidate_median() {
+    let max = kind(ThresholdKind::Max { value: 420_000.0 });
+    let j = one(None, &durations(1.0), &max);
+    assert_eq!(
+        (j.verdict, j.method.as_str()),
+        (RowVerdict::Pass, "sign-test+median-ci"),
+        "{}",
+        j.reason
+    );
+    let [lo, hi] = j.median_ci.unwrap();
+    assert!(lo <= j.candidate.median && j.candidate.median <= hi);
+    let j = one(None, &durations(1.1), &max);
+    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    assert!((j.p.unwrap() - 1.0 / 1024.0).abs() < 1e-12);
+    // Straddling the limit.
+    let j = one(
+        None,
+        &durations(1.0),
+        &kind(ThresholdKind::Max { value: 406_300.0 }),
+    );
+    assert_eq!(j.verdict, RowVerdict::Inconclusive, "{}", j.reason);
+    // A minimum on a throughput, and a deterministic value.
+    let min = kind(ThresholdKind::Min { value: 1e12 });
+    assert_eq!(
+        one(None, &[1.2e12, 1.3e12, 1.25e12, 1.22e12], &min).verdict,
+        RowVerdict::Pass
+    );
+    assert_eq!(
+        one(None, &[64.0, 64.0], &kind(ThresholdKind::Max { value: 48.0 })).verdict,
+        RowVerdict::Regression
+    );
+    assert_eq!(one(None, &[1.0, 2.0], &max).verdict, RowVerdict::Inconclusive);
+}
+
+#[test]
+fn missing_or_broken_data_gets_a_reason_never_a_panic() {
+    let t = rel(0.03, Direction::Lower);
+    let j = one(None, &durations(1.0), &t);
+    assert_eq!(j.verdict, RowVerdict::New);
+    let j = one(Some(&durations(1.0)), &[], &t);
+    assert_eq!(j.verdict, RowVerdict::Error);
+    assert_eq!(j.candidate.n, 0);
+    let j = one(Some(&durations(1.0)), &[1.0, f64::NAN, 2.0, 3.0], &t);
+    assert_eq!(j.verdict, RowVerdict::Error);
+    assert!(j.reason.contains("#1 = NaN"), "{}", j.reason);
+    let j = one(Some(&[1.0, f64::INFINITY, 2.0]), &[1.0, 2.0, 3.0], &t);
+    assert!(j.reason.starts_with("baseline has 1 non-finite"), "{}", j.reason);
+    let j = one(Some(&[1.0, 2.0]), &[1.0, 2.0, 3.0], &t);
+    assert_eq!(j.verdict, RowVerdict::Inconclusive);
+    assert!(j.reason.starts_with("not enough data"), "{}", j.reason);
+    let j = one(Some(&[0.0, 1.0, 2.0]), &[1.0, 2.0, 3.0], &t);
+    assert_eq!(j.verdict, RowVerdict::Inconclusive);
+    assert!(j.reason.contains("positive"), "{}", j.reason);
+    let bad = rel(f64::NAN, Direction::Lower);
+    assert_eq!(one(Some(&[1.0; 3]), &[1.0; 3], &bad).verdict, RowVerdict::Error);
+    let cfg = Config {
+        alpha: 1.5,
+        ..Config::default()
+    };
+    let rows = [Comparison {
+        key: "k".into(),
+        baseline: None,
+        candidate: &[1.0],
+        threshold: &t,
+    }];
+    let j = judge_all(&rows, &cfg);
+    assert_eq!(j[0].verdict, RowVerdict::Error);
+    assert!(j[0].reason.contains("alpha 1.5"), "{}", j[0].reason);
+}
+
+#[test]
+fn holm_keeps_one_marginal_row_from_failing_a_large_run() {
+    // 5 v 5 with complete separation: exact one-sided p = 1/252 ~ 0.004 < alpha 0.01 on its own...
+    let t = rel(0.03, Direction::Lower);
+    let b = [100.0, 101.0, 100.5, 99.8, 100.2];
+    let c = [110.0, 111.0, 110.5, 109.8, 110.2];
+    let alone = one(Some(&b), &c, &t);
+    assert_eq!(alone.verdict, RowVerdict::Regression, "{}", alone.reason);
+    // ...but among 20 tested rows, Holm multiplies it by 20 and it no longer counts as proof.
+    let null_c = [100.1, 100.9, 100.4, 99.9, 100.3];
+    let mut rows = vec![Comparison {
+        key: "slow".into(),
+        baseline: Some(&b),
+        candidate: &c,
+        threshold: &t,
+    }];
+    for i in 0..19 {
+        rows.push(Comparison {
+            key: format!("null{i}"),
+            baseline: Some(&b),
+            candidate: &null_c,
+            threshold: &t,
+        });
+    }
+    let js = judge_all(&rows, &Config::default());
+    assert_eq!(js.len(), 20);
+    assert_eq!(js[0].verdict, RowVerdict::Inconclusive, "{}", js[0].reason);
+    assert!((js[0].p.unwrap() - 1.0 / 252.0).abs() < 1e-12);
+    assert!((js[0].p_adjusted.unwrap() - 20.0 / 252.0).abs() < 1e-12);
+    assert!(js[0].reason.contains("holm over 20 tests"), "{}", js[0].reason);
+}
+
+#[test]
+fn bootstrap_interval_is_seeded_by_row_key() {
+    let cfg = Config {
+        interval: IntervalMethod::Bootstrap,
+        ..Config::default()
+    };
+    let t = rel(0.03, Direction::Lower);
+    let (b, c) = (durations(1.0), durations_b(1.08));
+    let row = |key: &str| Comparison {
+        key: key.into(),
+        baseline: Some(&b),
+        candidate: &c,
+        threshold: &t,
+    };
+    let a1 = judge(&row("a"), &cfg);
+    let a2 = judge(&row("a"), &cfg);
+    assert_eq!(a1, a2);
+    assert_eq!(a1.verdict, RowVerdict::Regression);
+    assert_eq!(a1.method, "mann-whitney+bootstrap");
+    let other = judge(&row("b"), &cfg);
+    assert_ne!(
+        a1.change_ci, other.change_ci,
+        "different rows draw different resamples"
+    );
+}
+
+fn samples(n: std::ops::Range<usize>) -> impl Strategy<Value = Vec<f64>> {
+    prop::collection::vec(1.0f64..1.0e6, n)
+}
+
+fn direction() -> impl Strategy<Value = Direction> {
+    prop_oneof![Just(Direction::Lower), Just(Direction::Higher)]
+}
+
+fn verdict_of(b: &[f64], c: &[f64], t: &Threshold) -> (RowVerdict, Option<f64>) {
+    let j = one(Some(b), c, t);
+    (j.verdict, j.change)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn verdict_ignores_sample_order(
+        (b, pb) in samples(3..14).prop_flat_map(|v| (Just(v.clone()), Just(v).prop_shuffle())),
+        (c, pc) in samples(3..14).prop_flat_map(|v| (Just(v.clone()), Just(v).prop_shuffle())),
+        frac in 0.0f64..0.5,
+        dir in direction(),
+    ) {
+        let t = rel(frac, dir);
+        prop_assert_eq!(verdict_of(&b, &c, &t), verdict_of(&pb, &pc, &t));
+    }
+
+    #[test]
+    fn scaling_both_sides_keeps_relative_verdicts(
+        b in samples(3..14), c in samples(3..14), frac in 0.0f64..0.5, dir in direction(), k in -20i32..20,
+    ) {
+        // Powers of two scale exactly in binary floating point, so this tests the method, not rounding.
+        let s = 2f64.powi(k);
+        let t = rel(frac, dir);
+        let sb: Vec<f64> = b.iter().map(|x| x * s).collect();
+        let sc: Vec<f64> = c.iter().map(|x| x * s).collect();
+        prop_assert_eq!(verdict_of(&b, &c, &t), verdict_of(&sb, &sc, &t));
+    }
+
+    #[test]
+    fn identical_samples_never_regress(
+        (b, pb) in samples(1..20).prop_flat_map(|v| (Just(v.clone()), Just(v).prop_shuffle())),
+        frac in 0.0f64..0.5,
+        dir in direction(),
+        exact in any::<bool>(),
+    ) {
+        let t = if exact { Threshold { kind: ThresholdKind::Exact, direction: dir, min_effect: None } } else { rel(frac, dir) };
+        let j = one(Some(&b), &pb, &t);
+        prop_assert!(j.verdict != RowVerdict::Regression && j.verdict != RowVerdict::Improvement, "{}", j.reason);
+    }
+
+    #[test]
+    fn swapping_direction_swaps_regression_and_improvement(
+        b in samples(1..14), c in samples(1..14), frac in 0.0f64..0.5, exact in any::<bool>(),
+    ) {
+        let mk = |d| if exact { Threshold { kind: ThresholdKind::Exact, direction: d, min_effect: None } } else { rel(frac, d) };
+        let lower = one(Some(&b), &c, &mk(Direction::Lower)).verdict;
+        let higher = one(Some(&b), &c, &mk(Direction::Higher)).verdict;
+        prop_assert_eq!(lower == RowVerdict::Regression, higher == RowVerdict::Improvement);
+        prop_assert_eq!(lower == RowVerdict::Improvement, higher == RowVerdict::Regression);
+    }
+
+    #[test]
+    fn arbitrary_finite_input_never_panics(
+        b in prop::option::of(prop::collection::vec(prop::num::f64::ANY.prop_filter("finite", |x| x.is_finite()), 0..12)),
+        c in prop::collection::vec(prop::num::f64::ANY, 0..12),
+        value in prop::num::f64::ANY,
+        which in 0u8..4,
+        min_effect in prop::option::of(prop::num::f64::ANY),
+        bootstrap in any::<bool>(),
+    ) {
+        let kind = match which {
+            0 => ThresholdKind::Relative { fraction: value },
+            1 => ThresholdKind::Exact,
+            2 => ThresholdKind::Min { value },
+            _ => ThresholdKind::Max { value },
+        };
+        let t = Threshold { kind, direction: Direction::Lower, min_effect: min_effect.map(|v| Quantity { value: v, unit: "ns".into() }) };
+        let cfg = Config {
+            interval: if bootstrap { IntervalMethod::Bootstrap } else { IntervalMethod::HodgesLehmann },
+            resamples: 50,
+            ..Config::default()
+        };
+        let rows = [
+            Comparison { key: "a".into(), baseline: b.as_deref(), candidate: &c, threshold: &t },
+            Comparison { key: "b".into(), baseline: Some(&c), candidate: &c, threshold: &t },
+        ];
+        let js = judge_all(&rows, &cfg);
+        prop_assert_eq!(js.len(), 2);
+        for j in &js {
+            prop_assert!(!j.reason.is_empty());
+            if let Some(p) = j.p_adjusted { prop_assert!((0.0..=1.0).contains(&p)); }
+        }
+    }
+}

@@ -1,0 +1,641 @@
+//! The per-row verdict: which test applies, the run-wide Holm adjustment, and the decision.
+//!
+//! Three kinds of row (see `docs/statistics.md` for the reasoning and the measured error rates):
+//! - both sides constant (registers, instruction counts, launch configuration): exact comparison,
+//!   the threshold being the tolerance;
+//! - noisy, with a baseline: one-sided Mann-Whitney U in each direction, Hodges-Lehmann relative
+//!   shift with its distribution-free interval; regression = significant after Holm over the run
+//!   AND the point estimate beyond the threshold (and beyond `min_effect`); pass = the interval
+//!   rules a regression beyond the threshold out; otherwise inconclusive;
+//! - `min:`/`max:` limits: the candidate's median against the limit, by its order-statistic
+//!   interval and the sign test (also in the Holm family).
+
+use crate::results::{RowVerdict, SideSummary};
+use crate::spec::model::{Direction, Settings, Threshold, ThresholdKind};
+
+use super::bootstrap;
+use super::hodges_lehmann::{self, Shift};
+use super::mannwhitney::{NullCache, mann_whitney};
+use super::median_ci::{median_interval, sign_test};
+use super::multiple::holm;
+use super::rng::seed_for;
+use super::summary::{sorted_finite, summarize};
+
+/// Fewer samples than this on a side: no test, the row is inconclusive.
+pub const MIN_SAMPLES: usize = 3;
+
+/// How the interval of the relative shift is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IntervalMethod {
+    /// Hodges-Lehmann estimate with its distribution-free (Moses) interval. Deterministic.
+    #[default]
+    HodgesLehmann,
+    /// Ratio of medians with a percentile bootstrap interval, seeded from the row key.
+    Bootstrap,
+}
+
+/// Statistical settings of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Run-wide false-alarm rate (Holm over every tested row), in (0, 1).
+    pub alpha: f64,
+    /// Confidence level of the intervals, in (0, 1).
+    pub confidence: f64,
+    /// Bootstrap resamples (used by [`IntervalMethod::Bootstrap`] only).
+    pub resamples: usize,
+    /// Base seed; each row's stream is derived from it and the row key.
+    pub seed: u64,
+    pub interval: IntervalMethod,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            alpha: 0.01,
+            confidence: 0.95,
+            resamples: 2000,
+            // "cgp-gate" in ASCII.
+            seed: 0x6367_702d_6761_7465,
+            interval: IntervalMethod::HodgesLehmann,
+        }
+    }
+}
+
+impl Config {
+    /// The spec's `settings:` with the remaining fields at their defaults.
+    pub fn from_settings(settings: &Settings) -> Self {
+        Self {
+            alpha: settings.alpha,
+            confidence: settings.confidence,
+            ..Self::default()
+        }
+    }
+
+    fn problem(&self) -> Option<String> {
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return Some(format!("alpha {} is not between 0 and 1", self.alpha));
+        }
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return Some(format!("confidence {} is not between 0 and 1", self.confidence));
+        }
+        None
+    }
+}
+
+/// One row to judge.
+#[derive(Debug, Clone)]
+pub struct Comparison<'a> {
+    /// Stable identity of the row (target/size/kernel/metric); seeds the bootstrap.
+    pub key: String,
+    /// Baseline samples in base units; `None` when the baseline has no such row.
+    pub baseline: Option<&'a [f64]>,
+    /// Candidate samples in base units.
+    pub candidate: &'a [f64],
+    pub threshold: &'a Threshold,
+}
+
+/// The verdict of one row and everything that explains it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judgement {
+    pub verdict: RowVerdict,
+    /// `mann-whitney+hodges-lehmann`, `mann-whitney+bootstrap`, `exact`, `sign-test+median-ci`,
+    /// or `none` when nothing was tested.
+    pub method: String,
+    /// Relative change candidate / baseline - 1 (Hodges-Lehmann estimate for noisy rows).
+    pub change: Option<f64>,
+    /// Interval of the relative change.
+    pub change_ci: Option<[f64; 2]>,
+    /// Coverage of the interval shown (`change_ci`, or `median_ci` for limits); the requested
+    /// level unless too few samples forced a wider, less certain one.
+    pub confidence: f64,
+    /// One-sided p-value in the regression direction, unadjusted.
+    pub p: Option<f64>,
+    /// `p` after Holm over every tested row of the run.
+    pub p_adjusted: Option<f64>,
+    /// One sentence: why this verdict.
+    pub reason: String,
+    pub baseline: Option<SideSummary>,
+    pub candidate: SideSummary,
+    /// For `min:`/`max:` rows: interval of the candidate's median, base units.
+    pub median_ci: Option<[f64; 2]>,
+}
+
+/// Judge one row on its own (a family of one for the multiple-testing adjustment).
+pub fn judge(row: &Comparison<'_>, cfg: &Config) -> Judgement {
+    judge_all(std::slice::from_ref(row), cfg)
+        .pop()
+        .unwrap_or_else(|| unreachable_judgement(row, cfg))
+}
+
+/// `judge_all` returns one judgement per row; this only exists so `judge` needs no `expect`.
+fn unreachable_judgement(row: &Comparison<'_>, cfg: &Config) -> Judgement {
+    base_judgement(row, cfg, RowVerdict::Error, "internal: no judgement produced")
+}
+
+/// Judge every row of a run: run each row's test, adjust the p-values with Holm over all tested
+/// rows (regressions and improvements are separate families), then decide. The output has one
+/// judgement per input row, in order. Never panics on any input.
+pub fn judge_all(rows: &[Comparison<'_>], cfg: &Config) -> Vec<Judgement> {
+    if let Some(problem) = cfg.problem() {
+        return rows
+            .iter()
+            .map(|r| base_judgement(r, cfg, RowVerdict::Error, &format!("invalid settings: {problem}")))
+            .collect();
+    }
+    let mut cache = NullCache::default();
+    let prepared: Vec<Prepared> = rows.iter().map(|r| prepare(r, cfg, &mut cache)).collect();
+    let p_bad: Vec<Option<f64>> = prepared.iter().map(Prepared::p_bad).collect();
+    let p_good: Vec<Option<f64>> = prepared.iter().map(Prepared::p_good).collect();
+    let adj_bad = holm(&p_bad);
+    let adj_good = holm(&p_good);
+    let family = p_bad.iter().flatten().count();
+    prepared
+        .into_iter()
+        .zip(adj_bad.into_iter().zip(adj_good))
+        .map(|(p, (ab, ag))| p.decide(ab, ag, family, cfg))
+        .collect()
+}
+
+/// A row after its test, before the run-wide adjustment.
+enum Prepared {
+    Done(Judgement),
+    Shift(ShiftRow),
+    Limit(LimitRow),
+}
+
+struct ShiftRow {
+    j: Judgement,
+    shift: Shift,
+    p_bad: f64,
+    p_good: f64,
+    /// +1 when an increase is bad (lower is better), -1 otherwise.
+    bad_sign: f64,
+    /// Relative tolerance: the threshold, raised to `min_effect` / baseline median if larger.
+    tolerance: f64,
+    tolerance_text: String,
+    exact_kind: bool,
+}
+
+struct LimitRow {
+    j: Judgement,
+    p_bad: f64,
+    ci: [f64; 2],
+    /// The limit with `min_effect` applied.
+    limit: f64,
+    is_max: bool,
+}
+
+impl Prepared {
+    fn p_bad(&self) -> Option<f64> {
+        match self {
+            Self::Done(_) => None,
+            Self::Shift(s) => Some(s.p_bad),
+            Self::Limit(l) => Some(l.p_bad),
+        }
+    }
+
+    fn p_good(&self) -> Option<f64> {
+        match self {
+            Self::Shift(s) => Some(s.p_good),
+            _ => None,
+        }
+    }
+
+    fn decide(self, adj_bad: Option<f64>, adj_good: Option<f64>, family: usize, cfg: &Config) -> Judgement {
+        match self {
+            Self::Done(j) => j,
+            Self::Shift(s) => s.decide(adj_bad.unwrap_or(1.0), adj_good.unwrap_or(1.0), family, cfg),
+            Self::Limit(l) => l.decide(adj_bad.unwrap_or(1.0), family, cfg),
+        }
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:+.2}%", x * 100.0)
+}
+
+fn num(x: f64) -> String {
+    crate::units::format_number(x)
+}
+
+fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reason: &str) -> Judgement {
+    Judgement {
+        verdict,
+        method: "none".to_owned(),
+        change: None,
+        change_ci: None,
+        confidence: cfg.confidence,
+        p: None,
+        p_adjusted: None,
+        reason: reason.to_owned(),
+        baseline: row.baseline.map(summarize),
+        candidate: summarize(row.candidate),
+        median_ci: None,
+    }
+}
+
+fn non_finite(samples: &[f64]) -> Option<String> {
+    let bad: Vec<String> = samples
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| !x.is_finite())
+        .map(|(i, x)| format!("#{i} = {x}"))
+        .collect();
+    if bad.is_empty() {
+        return None;
+    }
+    let shown: Vec<&str> = bad.iter().take(5).map(String::as_str).collect();
+    let more = if bad.len() > 5 { ", ..." } else { "" };
+    Some(format!(
+        "{} non-finite samples ({}{more})",
+        bad.len(),
+        shown.join(", ")
+    ))
+}
+
+fn threshold_problem(t: &Threshold) -> Option<String> {
+    let ok = |x: f64| x.is_finite();
+    match t.kind {
+        ThresholdKind::Relative { fraction } if !(ok(fraction) && fraction >= 0.0) => {
+            return Some(format!(
+                "relative threshold {fraction} is not a non-negative number"
+            ));
+        }
+        ThresholdKind::Min { value } | ThresholdKind::Max { value } if !ok(value) => {
+            return Some(format!("limit {value} is not a finite number"));
+        }
+        _ => {}
+    }
+    match &t.min_effect {
+        Some(q) if !(ok(q.value) && q.value >= 0.0) => {
+            Some(format!("min_effect {} is not a non-negative number", q.value))
+        }
+        _ => None,
+    }
+}
+
+/// All values equal (and at least one).
+fn constant(samples: &[f64]) -> bool {
+    samples.first().is_some_and(|f| samples.iter().all(|x| x == f))
+}
+
+fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepared {
+    let done = |v: RowVerdict, reason: String| Prepared::Done(base_judgement(row, cfg, v, &reason));
+    if let Some(problem) = threshold_problem(row.threshold) {
+        return done(RowVerdict::Error, format!("invalid threshold: {problem}"));
+    }
+    if let Some(bad) = non_finite(row.candidate) {
+        return done(
+            RowVerdict::Error,
+            format!("candidate has {bad}; check the profiler output"),
+        );
+    }
+    if let Some(bad) = row.baseline.and_then(non_finite) {
+        return done(
+            RowVerdict::Error,
+            format!("baseline has {bad}; update the baseline"),
+        );
+    }
+    if row.candidate.is_empty() {
+        return done(
+            RowVerdict::Error,
+            "no candidate samples were measured for this metric".to_owned(),
+        );
+    }
+    let min_effect = row.threshold.min_effect.as_ref().map_or(0.0, |q| q.value);
+    match row.threshold.kind {
+        ThresholdKind::Min { value } => return prepare_limit(row, cfg, value - min_effect, false),
+        ThresholdKind::Max { value } => return prepare_limit(row, cfg, value + min_effect, true),
+        ThresholdKind::Relative { .. } | ThresholdKind::Exact => {}
+    }
+    let Some(baseline) = row.baseline else {
+        let median = summarize(row.candidate).median;
+        return done(
+            RowVerdict::New,
+            format!("no baseline to compare with; candidate median {}", num(median)),
+        );
+    };
+    if baseline.is_empty() {
+        return done(
+            RowVerdict::Error,
+            "the baseline has no samples for this row; update the baseline".to_owned(),
+        );
+    }
+    let exact_kind = row.threshold.kind == ThresholdKind::Exact;
+    let (nb, nc) = (baseline.len(), row.candidate.len());
+    if constant(baseline) && constant(row.candidate) && (exact_kind || (nb >= 2 && nc >= 2)) {
+        return Prepared::Done(exact_compare(row, cfg, baseline[0], row.candidate[0], min_effect));
+    }
+    if nb < MIN_SAMPLES || nc < MIN_SAMPLES {
+        return done(
+            RowVerdict::Inconclusive,
+            format!(
+                "not enough data: need at least {MIN_SAMPLES} samples per side, have {nb} baseline and {nc} candidate; raise repetitions"
+            ),
+        );
+    }
+    let shift = match cfg.interval {
+        IntervalMethod::HodgesLehmann => {
+            hodges_lehmann::relative_shift(row.candidate, baseline, cfg.confidence, cache)
+        }
+        IntervalMethod::Bootstrap => bootstrap::median_ratio(
+            row.candidate,
+            baseline,
+            cfg.confidence,
+            cfg.resamples,
+            seed_for(cfg.seed, &row.key),
+        ),
+    };
+    let Some(shift) = shift else {
+        return done(
+            RowVerdict::Inconclusive,
+            "a relative change needs positive samples and this metric has values <= 0; use a min/max threshold".to_owned(),
+        );
+    };
+    let mw = match mann_whitney(row.candidate, baseline, cache) {
+        Ok(mw) => mw,
+        Err(e) => return done(RowVerdict::Error, e),
+    };
+    let bad_sign = match row.threshold.direction {
+        Direction::Lower => 1.0,
+        Direction::Higher => -1.0,
+    };
+    let (p_bad, p_good) = if bad_sign > 0.0 {
+        (mw.p_greater, mw.p_less)
+    } else {
+        (mw.p_less, mw.p_greater)
+    };
+    let fraction = match row.threshold.kind {
+        ThresholdKind::Relative { fraction } => fraction,
+        _ => 0.0,
+    };
+    let mut j = base_judgement(row, cfg, RowVerdict::Inconclusive, "");
+    let base_median = j.baseline.as_ref().map_or(0.0, |b| b.median);
+    let from_effect = if base_median > 0.0 {
+        min_effect / base_median
+    } else {
+        0.0
+    };
+    let (tolerance, tolerance_text) = if from_effect > fraction {
+        (
+            from_effect,
+            format!("min effect {} ({})", num(min_effect), pct(from_effect)),
+        )
+    } else if exact_kind {
+        (0.0, "exact threshold".to_owned())
+    } else {
+        (
+            fraction,
+            format!("{} threshold", pct(fraction).trim_start_matches('+')),
+        )
+    };
+    j.method = match cfg.interval {
+        IntervalMethod::HodgesLehmann => "mann-whitney+hodges-lehmann",
+        IntervalMethod::Bootstrap => "mann-whitney+bootstrap",
+    }
+    .to_owned();
+    j.change = Some(shift.change);
+    j.change_ci = Some(shift.ci);
+    j.confidence = shift.confidence;
+    j.p = Some(p_bad);
+    Prepared::Shift(ShiftRow {
+        j,
+        shift,
+        p_bad,
+        p_good,
+        bad_sign,
+        tolerance,
+        tolerance_text,
+        exact_kind,
+    })
+}
+
+fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64, min_effect: f64) -> Judgement {
+    let mut j = base_judgement(row, cfg, RowVerdict::Pass, "");
+    j.method = "exact".to_owned();
+    let diff = c - b;
+    let change = if b != 0.0 {
+        Some(diff / b.abs())
+    } else if diff == 0.0 {
+        Some(0.0)
+    } else {
+        None
+    };
+    j.change = change;
+    let worse = match row.threshold.direction {
+        Direction::Lower => diff > 0.0,
+        Direction::Higher => diff < 0.0,
+    };
+    let moved = format!("{} -> {}", num(b), num(c));
+    let beyond = match row.threshold.kind {
+        _ if diff == 0.0 => false,
+        _ if diff.abs() <= min_effect => {
+            j.reason = format!(
+                "deterministic value {moved} is within the min effect {}",
+                num(min_effect)
+            );
+            return j;
+        }
+        ThresholdKind::Relative { fraction } => change.is_none_or(|ch| ch.abs() > fraction),
+        _ => true,
+    };
+    let rel = change.map_or_else(|| "from zero".to_owned(), pct);
+    (j.verdict, j.reason) = match (beyond, worse) {
+        (false, _) if diff == 0.0 => (
+            RowVerdict::Pass,
+            format!("deterministic value unchanged at {}", num(c)),
+        ),
+        (false, _) => (
+            RowVerdict::Pass,
+            format!(
+                "deterministic value {moved} ({rel}) is within the {}",
+                row.threshold
+            ),
+        ),
+        (true, true) => (
+            RowVerdict::Regression,
+            format!("deterministic value got worse: {moved} ({rel})"),
+        ),
+        (true, false) => (
+            RowVerdict::Improvement,
+            format!("deterministic value got better: {moved} ({rel})"),
+        ),
+    };
+    j
+}
+
+fn prepare_limit(row: &Comparison<'_>, cfg: &Config, limit: f64, is_max: bool) -> Prepared {
+    let mut j = base_judgement(row, cfg, RowVerdict::Inconclusive, "");
+    let c = row.candidate;
+    let side = if is_max { "at most" } else { "at least" };
+    if constant(c) && c.len() >= 2 {
+        let v = c[0];
+        let bad = if is_max { v > limit } else { v < limit };
+        j.method = "exact".to_owned();
+        (j.verdict, j.reason) = if bad {
+            (
+                RowVerdict::Regression,
+                format!("deterministic value {} is not {side} {}", num(v), num(limit)),
+            )
+        } else {
+            (
+                RowVerdict::Pass,
+                format!("deterministic value {} is {side} {}", num(v), num(limit)),
+            )
+        };
+        return Prepared::Done(j);
+    }
+    if c.len() < MIN_SAMPLES {
+        j.reason = format!(
+            "not enough data: need at least {MIN_SAMPLES} candidate samples, have {}; raise repetitions",
+            c.len()
+        );
+        return Prepared::Done(j);
+    }
+    let sorted = sorted_finite(c);
+    let Some((ci, coverage)) = median_interval(&sorted, cfg.confidence) else {
+        j.reason = "no candidate samples".to_owned();
+        return Prepared::Done(j);
+    };
+    let (above, below) = sign_test(c, limit);
+    let p_bad = if is_max { above } else { below };
+    j.method = "sign-test+median-ci".to_owned();
+    j.median_ci = Some(ci);
+    j.confidence = coverage;
+    j.p = Some(p_bad);
+    Prepared::Limit(LimitRow {
+        j,
+        p_bad,
+        ci,
+        limit,
+        is_max,
+    })
+}
+
+impl LimitRow {
+    fn decide(mut self, adj: f64, family: usize, cfg: &Config) -> Judgement {
+        let j = &mut self.j;
+        j.p_adjusted = Some(adj);
+        let (lo, hi) = (self.ci[0], self.ci[1]);
+        let median = j.candidate.median;
+        let side = if self.is_max { "at most" } else { "at least" };
+        let wrong_side = if self.is_max {
+            lo > self.limit
+        } else {
+            hi < self.limit
+        };
+        let right_side = if self.is_max {
+            hi <= self.limit
+        } else {
+            lo >= self.limit
+        };
+        let interval = format!("[{}, {}]", num(lo), num(hi));
+        let conf = format!("{:.1}%", j.confidence * 100.0);
+        (j.verdict, j.reason) = if wrong_side && adj <= cfg.alpha {
+            (
+                RowVerdict::Regression,
+                format!(
+                    "median {} is not {side} {}: its {conf} interval {interval} lies beyond the limit (adjusted p {:.2e})",
+                    num(median),
+                    num(self.limit),
+                    adj
+                ),
+            )
+        } else if right_side {
+            (
+                RowVerdict::Pass,
+                format!(
+                    "the {conf} interval {interval} of the median is {side} {}",
+                    num(self.limit)
+                ),
+            )
+        } else if wrong_side {
+            (
+                RowVerdict::Inconclusive,
+                format!(
+                    "median {} is beyond the limit {} but not significant after holm over {family} tests (adjusted p {:.2e}); measure more repetitions",
+                    num(median),
+                    num(self.limit),
+                    adj
+                ),
+            )
+        } else {
+            (
+                RowVerdict::Inconclusive,
+                format!(
+                    "the {conf} interval {interval} of the median straddles the limit {}; measure more repetitions",
+                    num(self.limit)
+                ),
+            )
+        };
+        self.j
+    }
+}
+
+impl ShiftRow {
+    fn decide(mut self, adj_bad: f64, adj_good: f64, family: usize, cfg: &Config) -> Judgement {
+        let j = &mut self.j;
+        j.p_adjusted = Some(adj_bad);
+        let s = self.bad_sign;
+        let est_bad = s * self.shift.change;
+        let [lo, hi] = self.shift.ci;
+        // Upper end of the interval measured in the bad direction.
+        let bad_hi = if s > 0.0 { hi } else { -lo };
+        let t = self.tolerance;
+        let tol = &self.tolerance_text;
+        let change = pct(self.shift.change);
+        let interval = format!("[{}, {}]", pct(lo), pct(hi));
+        let conf = format!("{:.1}%", self.shift.confidence * 100.0);
+        let sig_bad = adj_bad <= cfg.alpha;
+        let sig_good = adj_good <= cfg.alpha;
+        (j.verdict, j.reason) = if sig_bad && est_bad > t {
+            (
+                RowVerdict::Regression,
+                format!(
+                    "{change} (interval {interval}) is worse than the {tol}, significant after holm over {family} tests (adjusted p {adj_bad:.2e})"
+                ),
+            )
+        } else if sig_good && -est_bad > t {
+            (
+                RowVerdict::Improvement,
+                format!(
+                    "{change} (interval {interval}) is better than the {tol}, significant (improvement adjusted p {adj_good:.2e})"
+                ),
+            )
+        } else if self.exact_kind && !sig_bad {
+            (
+                RowVerdict::Pass,
+                format!(
+                    "no significant worsening ({change}, interval {interval}, adjusted p {adj_bad:.2e}); an exact threshold on a noisy metric is judged by the test alone"
+                ),
+            )
+        } else if bad_hi < t {
+            (
+                RowVerdict::Pass,
+                format!("the {conf} interval {interval} rules out a regression beyond the {tol}"),
+            )
+        } else if est_bad > t {
+            (
+                RowVerdict::Inconclusive,
+                format!(
+                    "{change} is beyond the {tol} but not significant after holm over {family} tests (adjusted p {adj_bad:.2e}); measure more repetitions"
+                ),
+            )
+        } else if sig_bad {
+            (
+                RowVerdict::Inconclusive,
+                format!(
+                    "a significant change of {change} within the {tol}, but its {conf} interval {interval} reaches the threshold; measure more repetitions"
+                ),
+            )
+        } else {
+            (
+                RowVerdict::Inconclusive,
+                format!(
+                    "{change} with {conf} interval {interval}: too noisy to rule out the {tol}; measure more repetitions"
+                ),
+            )
+        };
+        self.j
+    }
+}
