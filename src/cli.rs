@@ -214,7 +214,15 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
                 .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
                 .chain(app)
                 .collect();
-            writeln!(out, "{}[{}] x{}: {}", w.target.name, w.size.key(), w.reps.1, argv.join(" ")).map_err(stdout_err)?;
+            writeln!(
+                out,
+                "{}[{}] x{}: {}",
+                w.target.name,
+                w.size.key(),
+                w.reps.1,
+                argv.join(" ")
+            )
+            .map_err(stdout_err)?;
         }
         session.finish()?;
         return Ok(exit_codes::OK);
@@ -226,10 +234,22 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
     } else {
         crate::session::Session::live(&targets, false, &mut progress)?
     };
-    let mut recorder = args.source.record.as_deref().map(crate::profile::record::Recorder::new).transpose()?;
+    let mut recorder = args
+        .source
+        .record
+        .as_deref()
+        .map(crate::profile::record::Recorder::new)
+        .transpose()?;
     let work = crate::gate::initial_work(&targets);
     let mut watch = session.watch(&sel.spec.settings);
-    let m = crate::gate::measure(profiler.as_mut(), &work, recorder.as_mut(), watch.as_mut(), false, &mut progress)?;
+    let m = crate::gate::measure(
+        profiler.as_mut(),
+        &work,
+        recorder.as_mut(),
+        watch.as_mut(),
+        false,
+        &mut progress,
+    )?;
     let health = watch.map(|w| w.sampler.summary());
     let fingerprint = targets
         .first()
@@ -245,7 +265,13 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
             .map_err(|e| Error::Usage(e.to_string()))?;
         writeln!(out).map_err(stdout_err)?;
     } else {
-        writeln!(out, "source: {} (ncu {ncu_version}); GPU: {}", profiler.name(), fingerprint.gpu_name).map_err(stdout_err)?;
+        writeln!(
+            out,
+            "source: {} (ncu {ncu_version}); GPU: {}",
+            profiler.name(),
+            fingerprint.gpu_name
+        )
+        .map_err(stdout_err)?;
         if let Some(h) = health {
             writeln!(out, "health: {}", crate::report::console::health_line(&h)).map_err(stdout_err)?;
         }
@@ -254,7 +280,11 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
     for e in &m.errors {
         eprintln!("error: {}", e.message);
     }
-    Ok(if m.errors.is_empty() { exit_codes::OK } else { exit_codes::PROFILER_FAILURE })
+    Ok(if m.errors.is_empty() {
+        exit_codes::OK
+    } else {
+        exit_codes::PROFILER_FAILURE
+    })
 }
 
 fn stdout_err(e: std::io::Error) -> Error {

@@ -13,6 +13,7 @@
 //! - [`gpu`]: fingerprint, clocks, health, roofline.
 
 pub mod baseline;
+pub mod check;
 pub mod cli;
 pub mod error;
 pub mod exit_codes;
@@ -29,5 +30,6 @@ pub mod session;
 pub mod spec;
 pub mod stats;
 pub mod units;
+pub mod update;
 
 pub use error::{Error, Result};

@@ -107,6 +107,10 @@ pub struct Row {
     /// How many re-measurement rounds this row took.
     #[serde(default)]
     pub remeasured: u32,
+    /// The repetition each candidate sample came from (same order as `candidate.samples`), so a
+    /// results file can become a baseline without profiling again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidate_reps: Vec<u32>,
     /// Medians of older baseline generations, oldest first (for trends).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<f64>,
@@ -195,5 +199,18 @@ impl Results {
     /// Count rows with a verdict.
     pub fn count(&self, v: RowVerdict) -> usize {
         self.rows.iter().filter(|r| r.verdict == v).count()
+    }
+}
+
+impl Results {
+    /// Write the results as pretty JSON, atomically.
+    ///
+    /// # Errors
+    /// [`crate::Error::Io`] naming the path.
+    pub fn write(&self, path: &std::path::Path) -> Result<(), crate::Error> {
+        let mut text = serde_json::to_string_pretty(self)
+            .map_err(|e| crate::Error::Environment(format!("cannot encode results: {e}")))?;
+        text.push('\n');
+        crate::fsutil::write_atomic(path, text.as_bytes())
     }
 }

@@ -20,7 +20,11 @@ pub struct Session {
 impl Session {
     /// A session for replay: no GPU is touched.
     pub fn replay() -> Self {
-        Self { gpu: None, gpu_note: None, guard: None }
+        Self {
+            gpu: None,
+            gpu_note: None,
+            guard: None,
+        }
     }
 
     /// Open NVML and lock the clocks the targets ask for.
@@ -61,7 +65,11 @@ impl Session {
     pub fn watch<'a>(&'a self, settings: &'a Settings) -> Option<Watch<'a>> {
         let gpu = self.gpu.as_deref()?;
         let locked = self.guard.as_ref().and_then(ClockGuard::locked).map(|l| l.sm_mhz);
-        Some(Watch { gpu, sampler: HealthSampler::new(0, locked, settings), settings })
+        Some(Watch {
+            gpu,
+            sampler: HealthSampler::new(0, locked, settings),
+            settings,
+        })
     }
 
     /// Restore the clocks now (dropping does it too, but this reports failures).

@@ -95,6 +95,9 @@ pub fn health_line(h: &crate::results::Health) -> String {
     if let Some(e) = h.energy_j {
         parts.push(format!("energy {e:.1} J"));
     }
-    parts.push(format!("{} throttled repetition(s), {} re-run", h.throttled_reps, h.rerun_reps));
+    parts.push(format!(
+        "{} throttled repetition(s), {} re-run",
+        h.throttled_reps, h.rerun_reps
+    ));
     parts.join(", ")
 }

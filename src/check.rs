@@ -10,12 +10,12 @@ use std::time::SystemTime;
 
 use crate::baseline::{BaselineFile, Store, rfc3339_utc};
 use crate::error::Error;
-use crate::gate::{Measurement, Work, initial_work, measure};
+use crate::gate::{Measurement, Watch, Work, initial_work, measure};
 use crate::gpu::fingerprint::Fingerprint;
 use crate::gpu::{Gpu, peaks_for};
 use crate::profile::Profiler;
 use crate::profile::record::Recorder;
-use crate::results::{Results, RESULTS_VERSION, RooflinePoint, Row, RowVerdict, RunVerdict};
+use crate::results::{RESULTS_VERSION, Results, RooflinePoint, Row, RowVerdict, RunVerdict};
 use crate::samples::{SampleSet, SeriesKey};
 use crate::spec::{DERIVED_PREFIX, MetricSpec, Spec, Target};
 use crate::stats::{Comparison, Config, judge_all, summarize};
@@ -48,7 +48,12 @@ pub struct CheckOptions<'a> {
 }
 
 /// The fingerprint of a target's measurements: the recording's (replay), or this machine's.
-pub fn fingerprint_for(profiler: &dyn Profiler, ncu_version: &str, target: &Target, gpu: Option<&dyn Gpu>) -> Fingerprint {
+pub fn fingerprint_for(
+    profiler: &dyn Profiler,
+    ncu_version: &str,
+    target: &Target,
+    gpu: Option<&dyn Gpu>,
+) -> Fingerprint {
     if let Some(fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
         return fp;
     }
@@ -78,32 +83,51 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
     let peaks = peaks_for(gpu_name);
     let mut points = Vec::new();
     for t in targets {
-        let wants: Vec<&str> =
-            t.metrics.iter().map(|m| m.name.as_str()).filter(|n| n.starts_with(DERIVED_PREFIX)).collect();
+        let wants: Vec<&str> = t
+            .metrics
+            .iter()
+            .map(|m| m.name.as_str())
+            .filter(|n| n.starts_with(DERIVED_PREFIX))
+            .collect();
         if t.flops.is_none() && t.bytes.is_none() {
             continue;
         }
         for size in &t.sizes {
-            let flops = t.flops.as_deref().and_then(|e| crate::gpu::eval_expr(e, size).ok());
-            let bytes = t.bytes.as_deref().and_then(|e| crate::gpu::eval_expr(e, size).ok());
+            let flops = t
+                .flops
+                .as_deref()
+                .and_then(|e| crate::gpu::eval_expr(e, size).ok());
+            let bytes = t
+                .bytes
+                .as_deref()
+                .and_then(|e| crate::gpu::eval_expr(e, size).ok());
             let durations: Vec<(SeriesKey, Vec<f64>, Vec<u32>)> = samples
                 .series
                 .values()
-                .filter(|s| s.key.target == t.name && s.key.size == size.key() && s.key.metric == crate::plan::DURATION_METRIC)
+                .filter(|s| {
+                    s.key.target == t.name
+                        && s.key.size == size.key()
+                        && s.key.metric == crate::plan::DURATION_METRIC
+                })
                 .map(|s| (s.key.clone(), s.values.clone(), s.reps.clone()))
                 .collect();
             for (key, values, reps) in durations {
                 for (v, r) in values.iter().zip(&reps) {
                     for (name, value, unit) in crate::gpu::derive(flops, bytes, *v, peaks.as_ref()) {
                         if wants.contains(&name) {
-                            let k = SeriesKey { metric: name.to_owned(), ..key.clone() };
+                            let k = SeriesKey {
+                                metric: name.to_owned(),
+                                ..key.clone()
+                            };
                             samples.push(&k, unit, value, *r);
                         }
                     }
                 }
                 let med = crate::baseline::median(&values);
                 if let (Some(f), Some(b)) = (flops, bytes) {
-                    if let Some(p) = crate::gpu::roofline_point(&t.name, &key.size, &key.kernel, f, b, med, peaks.as_ref()) {
+                    if let Some(p) =
+                        crate::gpu::roofline_point(&t.name, &key.size, &key.kernel, f, b, med, peaks.as_ref())
+                    {
                         points.push(p);
                     }
                 }
@@ -124,12 +148,18 @@ pub fn run_check(
     targets: &[&Target],
     profiler: &mut dyn Profiler,
     mut recorder: Option<&mut Recorder>,
+    mut watch: Option<&mut Watch<'_>>,
     opts: &CheckOptions<'_>,
     progress: &mut dyn Write,
 ) -> Result<Results, Error> {
     let ncu_version = profiler.version()?;
     let store = Store::new(&opts.baselines);
-    let fields: Vec<&str> = spec.settings.fingerprint_fields.iter().map(String::as_str).collect();
+    let fields: Vec<&str> = spec
+        .settings
+        .fingerprint_fields
+        .iter()
+        .map(String::as_str)
+        .collect();
 
     // Load baselines and check comparability before spending time on the GPU.
     let mut baselines: BTreeMap<String, BaselineFile> = BTreeMap::new();
@@ -140,7 +170,9 @@ pub fn run_check(
         .unwrap_or_default();
     for t in targets {
         let fp = fingerprint_for(&*profiler, &ncu_version, t, opts.gpu);
-        let Some(b) = store.load(&fp.gpu_key(), &t.name)? else { continue };
+        let Some(b) = store.load(&fp.gpu_key(), &t.name)? else {
+            continue;
+        };
         let diffs = b.fingerprint.differences(&fp, &fields);
         if !diffs.is_empty() {
             if !opts.allow_fingerprint_mismatch {
@@ -166,9 +198,18 @@ pub fn run_check(
     }
 
     let work = initial_work(targets);
-    let mut m = measure(profiler, &work, recorder.as_deref_mut(), false, progress)?;
-    let mut next_rep: BTreeMap<(String, String), u32> =
-        work.iter().map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1)).collect();
+    let mut m = measure(
+        profiler,
+        &work,
+        recorder.as_deref_mut(),
+        watch.as_deref_mut(),
+        false,
+        progress,
+    )?;
+    let mut next_rep: BTreeMap<(String, String), u32> = work
+        .iter()
+        .map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1))
+        .collect();
     let cfg = Config::from_settings(&spec.settings);
     let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
     let mut roofline;
@@ -197,7 +238,14 @@ pub fn run_check(
             break rows;
         }
         let _ = writeln!(progress, "re-measuring {} doubtful size(s)", more.len());
-        let extra = measure(profiler, &more, recorder.as_deref_mut(), true, progress)?;
+        let extra = measure(
+            profiler,
+            &more,
+            recorder.as_deref_mut(),
+            watch.as_deref_mut(),
+            true,
+            progress,
+        )?;
         let got_any = !extra.reps_done.is_empty();
         for w in &more {
             let id = (w.target.name.clone(), w.size.key());
@@ -225,7 +273,9 @@ pub fn run_check(
     } else {
         RunVerdict::Pass
     };
-    let source = profiler.manifest().map_or_else(|| profiler.name().to_owned(), |_| profiler.name().to_owned());
+    let source = profiler
+        .manifest()
+        .map_or_else(|| profiler.name().to_owned(), |_| profiler.name().to_owned());
     Ok(Results {
         schema_version: RESULTS_VERSION,
         verdict,
@@ -243,7 +293,7 @@ pub fn run_check(
         multiple_testing: format!("holm alpha={}", cfg.alpha),
         rows,
         errors: m.errors,
-        health: crate::results::Health::default(),
+        health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
         cost_seconds: m.cost_seconds,
         roofline,
     })
@@ -259,8 +309,11 @@ fn judge(
     cfg: &Config,
     rounds: &BTreeMap<(String, String), u32>,
 ) -> Vec<Row> {
-    let failed: BTreeSet<(String, String)> =
-        m.errors.iter().map(|e| (e.target.clone(), e.size.clone().unwrap_or_default())).collect();
+    let failed: BTreeSet<(String, String)> = m
+        .errors
+        .iter()
+        .map(|e| (e.target.clone(), e.size.clone().unwrap_or_default()))
+        .collect();
     let mut keyed: Vec<(SeriesKey, &MetricSpec, Option<&crate::baseline::Entry>)> = Vec::new();
     let mut seen: BTreeSet<SeriesKey> = BTreeSet::new();
     for t in targets {
@@ -268,7 +321,9 @@ fn judge(
             if failed.contains(&(key.target.clone(), key.size.clone())) {
                 continue;
             }
-            let Some(ms) = t.metrics.iter().find(|x| x.name == key.metric) else { continue };
+            let Some(ms) = t.metrics.iter().find(|x| x.name == key.metric) else {
+                continue;
+            };
             let entry = baselines.get(&t.name).and_then(|b| b.entry_for(key));
             keyed.push((key.clone(), ms, entry));
             seen.insert(key.clone());
@@ -292,7 +347,11 @@ fn judge(
             size: key.size.clone(),
             kernel: key.kernel.clone(),
             metric: key.metric.clone(),
-            unit: samples.series.get(key).map(|s| s.unit.clone()).unwrap_or_default(),
+            unit: samples
+                .series
+                .get(key)
+                .map(|s| s.unit.clone())
+                .unwrap_or_default(),
             verdict: j.verdict,
             threshold: ms.threshold.to_string(),
             direction: ms.threshold.direction.as_str().to_owned(),
@@ -305,7 +364,15 @@ fn judge(
             baseline: j.baseline,
             candidate: Some(j.candidate),
             reason: j.reason,
-            remeasured: rounds.get(&(key.target.clone(), key.size.clone())).copied().unwrap_or(0),
+            remeasured: rounds
+                .get(&(key.target.clone(), key.size.clone()))
+                .copied()
+                .unwrap_or(0),
+            candidate_reps: samples
+                .series
+                .get(key)
+                .map(|s| s.reps.clone())
+                .unwrap_or_default(),
             history: entry.map(|e| e.older_medians()).unwrap_or_default(),
         })
         .collect();
@@ -341,12 +408,14 @@ fn judge(
                     "in the baseline but the metric is no longer in the spec".to_owned()
                 },
                 remeasured: 0,
+                candidate_reps: Vec::new(),
                 history: e.older_medians(),
             });
         }
     }
     rows.sort_by(|a, b| {
-        (a.verdict, &a.target, &a.size, &a.kernel, &a.metric).cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
+        (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
+            .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
     });
     rows
 }

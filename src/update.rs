@@ -1,0 +1,114 @@
+//! `baseline update`: turn a complete, error-free measurement into baselines.
+//!
+//! Nothing is written unless every selected target was measured without error: a failed or
+//! partial run never replaces a baseline.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::baseline::{Store, UpdateMeta};
+use crate::error::Error;
+use crate::gpu::fingerprint::Fingerprint;
+use crate::results::{Results, RowVerdict};
+use crate::samples::{SampleSet, SeriesKey};
+use crate::spec::{Spec, Target};
+
+/// The candidate samples of a results file, as a sample set.
+///
+/// # Errors
+/// [`Error::Input`] when the run had errors (its samples are incomplete) or was made with
+/// another spec.
+pub fn samples_from_results(
+    results: &Results,
+    spec: &Spec,
+    path: &std::path::Path,
+) -> Result<SampleSet, Error> {
+    if !results.errors.is_empty() || results.verdict == crate::results::RunVerdict::Error {
+        return Err(Error::input(
+            path,
+            format!(
+                "the run had {} error(s); its samples are incomplete and will not become a baseline",
+                results.errors.len()
+            ),
+        ));
+    }
+    if results.spec_hash != spec.hash {
+        return Err(Error::input(
+            path,
+            format!(
+                "these results were made with another version of the spec (hash {} vs {} for {}); re-run check or profile with this spec",
+                short(&results.spec_hash),
+                short(&spec.hash),
+                spec.path.display()
+            ),
+        ));
+    }
+    let mut set = SampleSet::default();
+    for row in &results.rows {
+        if matches!(row.verdict, RowVerdict::Missing | RowVerdict::Error) {
+            continue;
+        }
+        let Some(c) = &row.candidate else { continue };
+        let key = SeriesKey {
+            target: row.target.clone(),
+            size: row.size.clone(),
+            kernel: row.kernel.clone(),
+            metric: row.metric.clone(),
+        };
+        let reps: Vec<u32> = if row.candidate_reps.len() == c.samples.len() {
+            row.candidate_reps.clone()
+        } else {
+            return Err(Error::input(
+                path,
+                format!(
+                    "row {}[{}] {} {} has no repetition numbers for its samples",
+                    row.target, row.size, row.kernel, row.metric
+                ),
+            ));
+        };
+        for (v, r) in c.samples.iter().zip(reps) {
+            set.push(&key, &row.unit, *v, r);
+        }
+    }
+    Ok(set)
+}
+
+fn short(hash: &str) -> &str {
+    hash.get(..12).unwrap_or(hash)
+}
+
+/// Write one baseline file per target that has samples.
+///
+/// # Errors
+/// A target without samples (nothing is written for any target then), and the store's errors.
+pub fn write_baselines(
+    spec: &Spec,
+    targets: &[&Target],
+    samples: &SampleSet,
+    fingerprint: &dyn Fn(&Target) -> Fingerprint,
+    store: &Store,
+    git_commit: Option<String>,
+    out: &mut dyn Write,
+) -> Result<Vec<PathBuf>, Error> {
+    for t in targets {
+        if !samples.series.keys().any(|k| k.target == t.name) {
+            return Err(Error::Usage(format!(
+                "no samples for target `{}`; no baseline was written (measure every selected target, or select with --target)",
+                t.name
+            )));
+        }
+    }
+    let meta = UpdateMeta::now(git_commit, spec.hash.clone(), spec.settings.history);
+    let mut written = Vec::new();
+    for t in targets {
+        let series: Vec<&crate::samples::Series> = samples
+            .series
+            .values()
+            .filter(|s| s.key.target == t.name)
+            .collect();
+        let path = store.update(&t.name, &fingerprint(t), &series, &meta)?;
+        let _ = writeln!(out, "wrote {} ({} series)", path.display(), series.len());
+        written.push(path);
+    }
+    Ok(written)
+}
