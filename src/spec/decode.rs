@@ -25,7 +25,10 @@ impl Ctx<'_> {
     /// A mapping's entries, with unknown and duplicate keys refused.
     pub fn fields<'n>(&self, node: &'n Node, what: &str, allowed: &[&str]) -> Result<Fields<'n>> {
         let Kind::Map(entries) = &node.kind else {
-            return Err(self.err(node, format!("{what} must be a mapping, found {}", describe(node))));
+            return Err(self.err(
+                node,
+                format!("{what} must be a mapping, found {}", describe(node)),
+            ));
         };
         let mut out: Vec<(&'n str, &'n Node, &'n Node)> = Vec::with_capacity(entries.len());
         for (k, v) in entries {
@@ -46,7 +49,10 @@ impl Ctx<'_> {
     /// A mapping with free-form keys (env, metrics, size parameters), duplicates refused.
     pub fn entries<'n>(&self, node: &'n Node, what: &str) -> Result<Vec<(&'n str, &'n Node, &'n Node)>> {
         let Kind::Map(entries) = &node.kind else {
-            return Err(self.err(node, format!("{what} must be a mapping, found {}", describe(node))));
+            return Err(self.err(
+                node,
+                format!("{what} must be a mapping, found {}", describe(node)),
+            ));
         };
         let mut out: Vec<(&'n str, &'n Node, &'n Node)> = Vec::with_capacity(entries.len());
         for (k, v) in entries {
@@ -101,8 +107,9 @@ impl Ctx<'_> {
     /// A non-negative integer that fits `T`.
     pub fn uint<T: TryFrom<i128>>(&self, node: &Node, what: &str) -> Result<T> {
         match scalar(node) {
-            Some(Typed::Int(i)) if i >= 0 => T::try_from(i)
-                .map_err(|_| self.err(node, format!("{what} is too large: {i}"))),
+            Some(Typed::Int(i)) if i >= 0 => {
+                T::try_from(i).map_err(|_| self.err(node, format!("{what} is too large: {i}")))
+            }
             _ => Err(self.err(
                 node,
                 format!("{what} must be a whole number >= 0, found {}", describe(node)),
@@ -127,7 +134,14 @@ impl Ctx<'_> {
             _ => None,
         };
         found.copied().ok_or_else(|| {
-            self.err(node, format!("{what} must be one of {}, found {}", list(choices), describe(node)))
+            self.err(
+                node,
+                format!(
+                    "{what} must be one of {}, found {}",
+                    list(choices),
+                    describe(node)
+                ),
+            )
         })
     }
 }
@@ -257,7 +271,13 @@ mod tests {
         assert_eq!(ctx().uint::<u32>(&items[0], "`repetitions`").unwrap(), 5);
         let e = ctx().uint::<u32>(&items[1], "`repetitions`").unwrap_err();
         assert!(e.message.contains("whole number >= 0, found the number `-1`"));
-        assert!(ctx().uint::<u32>(&items[4], "`repetitions`").unwrap_err().message.contains("too large"));
+        assert!(
+            ctx()
+                .uint::<u32>(&items[4], "`repetitions`")
+                .unwrap_err()
+                .message
+                .contains("too large")
+        );
         assert_eq!(ctx().number(&items[3], "`alpha`").unwrap(), 1.5);
         assert!(ctx().number(&items[2], "`alpha`").is_err());
         assert_eq!(ctx().text(&items[0], "arg").unwrap(), "5");

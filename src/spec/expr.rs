@@ -231,10 +231,7 @@ impl Expr {
                         return Err(format!("parameter `{p}` has no value in size `{}`", size.key()));
                     };
                     v.trim().parse::<f64>().map_err(|_| {
-                        format!(
-                            "parameter `{p}` is `{v}` in size `{}`, not a number",
-                            size.key()
-                        )
+                        format!("parameter `{p}` is `{v}` in size `{}`, not a number", size.key())
                     })?
                 }
                 Ast::Neg(x) => -go(x, size)?,
@@ -253,7 +250,10 @@ impl Expr {
         if v.is_finite() {
             Ok(v)
         } else {
-            Err(format!("the value is not a finite number in size `{}` (division by zero?)", size.key()))
+            Err(format!(
+                "the value is not a finite number in size `{}` (division by zero?)",
+                size.key()
+            ))
         }
     }
 }
@@ -281,7 +281,10 @@ mod tests {
     fn arithmetic_with_precedence() {
         let s = size(&[("m", "64"), ("n", "32"), ("k", "16")]);
         assert_eq!(evaluate("2*m*n*k", &s).unwrap(), 65536.0);
-        assert_eq!(evaluate("4 * (m*k + k*n + m*n)", &s).unwrap(), 4.0 * (1024.0 + 512.0 + 2048.0));
+        assert_eq!(
+            evaluate("4 * (m*k + k*n + m*n)", &s).unwrap(),
+            4.0 * (1024.0 + 512.0 + 2048.0)
+        );
         assert_eq!(evaluate("m - n - k", &s).unwrap(), 16.0);
         assert_eq!(evaluate("m / n / 2", &s).unwrap(), 1.0);
         assert_eq!(evaluate("-m + 1e2", &s).unwrap(), 36.0);
@@ -297,9 +300,17 @@ mod tests {
     #[test]
     fn bad_expressions_name_the_problem() {
         assert!(Expr::parse("2**n").unwrap_err().contains("character 3"));
-        assert!(Expr::parse("n^2").unwrap_err().contains("`^` at character 2 is not allowed"));
+        assert!(
+            Expr::parse("n^2")
+                .unwrap_err()
+                .contains("`^` at character 2 is not allowed")
+        );
         assert!(Expr::parse("(n + 1").unwrap_err().contains("missing `)`"));
-        assert!(Expr::parse("n m").unwrap_err().contains("unexpected text at character 3"));
+        assert!(
+            Expr::parse("n m")
+                .unwrap_err()
+                .contains("unexpected text at character 3")
+        );
         assert!(Expr::parse("").unwrap_err().contains("empty"));
         assert!(Expr::parse("n +").unwrap_err().contains("ends too early"));
         assert!(Expr::parse("1.2.3").unwrap_err().contains("not a number"));

@@ -12,8 +12,8 @@ use super::decode::{Ctx, Fields, Result, describe, did_you_mean, list};
 use super::error::SpecError;
 use super::expr::Expr;
 use super::model::{
-    CacheControl, ClockControl, ClockSetting, KernelFilter, MetricSpec, Profiling, ReplayMode,
-    SPEC_VERSION, Settings, Size, Spec, Target,
+    CacheControl, ClockControl, ClockSetting, KernelFilter, MetricSpec, Profiling, ReplayMode, SPEC_VERSION,
+    Settings, Size, Spec, Target,
 };
 use super::template;
 use super::threshold;
@@ -80,12 +80,9 @@ pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError>
     let root = yaml::parse(text)
         .map_err(|e| ctx.err_at(e.mark, e.message))?
         .ok_or_else(|| {
-            SpecError::new(path, "the spec is empty")
-                .help("start with `version: 1` and a `targets:` list")
+            SpecError::new(path, "the spec is empty").help("start with `version: 1` and a `targets:` list")
         })?;
-    let spec_dir = path
-        .parent()
-        .map_or_else(PathBuf::new, Path::to_path_buf);
+    let spec_dir = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
     check_version(&ctx, &root)?;
     let top = ctx.fields(&root, "the spec", TOP_KEYS)?;
     let settings = match top.get("settings") {
@@ -154,7 +151,10 @@ fn hex_sha256(bytes: &[u8]) -> String {
 fn check_version(ctx: &Ctx<'_>, root: &Node) -> Result<()> {
     let Kind::Map(entries) = &root.kind else {
         return Err(ctx
-            .err(root, format!("the spec must be a mapping, found {}", describe(root)))
+            .err(
+                root,
+                format!("the spec must be a mapping, found {}", describe(root)),
+            )
             .help("start with `version: 1` and a `targets:` list"));
     };
     let version = entries.iter().find(|(k, _)| match &k.kind {
@@ -277,13 +277,19 @@ fn target_name<'n>(ctx: &Ctx<'_>, node: &'n Node) -> Result<&'n str> {
         && !name.starts_with('.');
     if !ok {
         return Err(ctx
-            .err(node, format!("target name `{name}` has characters that cannot be used"))
+            .err(
+                node,
+                format!("target name `{name}` has characters that cannot be used"),
+            )
             .help("use letters, digits, `_`, `-` and `.` (not first); the name is used in file names"));
     }
     Ok(name)
 }
 
-#[expect(clippy::too_many_lines, reason = "one straight pass over the target's keys reads best")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one straight pass over the target's keys reads best"
+)]
 fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: &Path) -> Result<Target> {
     let what = format!("target `{name}`");
 
@@ -340,15 +346,27 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
     let flops = work_expr(ctx, m.get("flops"), "flops", &what, &sizes)?;
     let bytes = work_expr(ctx, m.get("bytes"), "bytes", &what, &sizes)?;
 
-    let metrics = metrics(ctx, m.get("metrics"), item, &what, flops.is_some(), bytes.is_some())?;
+    let metrics = metrics(
+        ctx,
+        m.get("metrics"),
+        item,
+        &what,
+        flops.is_some(),
+        bytes.is_some(),
+    )?;
 
     let repetitions = match m.get("repetitions") {
         Some(n) => {
             let r: u32 = ctx.uint(n, &format!("`repetitions` of {what}"))?;
             if r < 2 {
                 return Err(ctx
-                    .err(n, format!("`repetitions` of {what} must be at least 2, found {r}"))
-                    .help("the statistics need at least two runs per size to estimate noise; 5 is the default"));
+                    .err(
+                        n,
+                        format!("`repetitions` of {what} must be at least 2, found {r}"),
+                    )
+                    .help(
+                        "the statistics need at least two runs per size to estimate noise; 5 is the default",
+                    ));
             }
             r
         }
@@ -359,9 +377,12 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
             let r: u32 = ctx.uint(n, &format!("`max_repetitions` of {what}"))?;
             if r < repetitions {
                 return Err(ctx
-                    .err(n, format!(
-                        "`max_repetitions` of {what} ({r}) is less than `repetitions` ({repetitions})"
-                    ))
+                    .err(
+                        n,
+                        format!(
+                            "`max_repetitions` of {what} ({r}) is less than `repetitions` ({repetitions})"
+                        ),
+                    )
                     .help("`max_repetitions` bounds re-measurement and must be at least `repetitions`"));
             }
             r
@@ -454,7 +475,9 @@ fn sizes(ctx: &Ctx<'_>, node: Option<&Node>, what: &str) -> Result<Vec<(Size, Ma
         Kind::Map(_) => {
             let f = ctx.fields(node, &format!("`sizes` of {what}"), &["matrix"])?;
             let Some(matrix) = f.get("matrix") else {
-                return Err(ctx.err(node, format!("`sizes` of {what} has no `matrix`")).help(shape_help));
+                return Err(ctx
+                    .err(node, format!("`sizes` of {what} has no `matrix`"))
+                    .help(shape_help));
             };
             let axes = ctx.entries(matrix, &format!("`sizes.matrix` of {what}"))?;
             if axes.is_empty() {
@@ -467,9 +490,10 @@ fn sizes(ctx: &Ctx<'_>, node: Option<&Node>, what: &str) -> Result<Vec<(Size, Ma
                 param_name(ctx, key_node, k, what)?;
                 let values = ctx.seq(v, &format!("the values of `{k}` in `sizes.matrix` of {what}"))?;
                 if values.is_empty() {
-                    return Err(ctx.err(v, format!(
-                        "parameter `{k}` in `sizes.matrix` of {what} has no values"
-                    )));
+                    return Err(ctx.err(
+                        v,
+                        format!("parameter `{k}` in `sizes.matrix` of {what} has no values"),
+                    ));
                 }
                 let values = values
                     .iter()
@@ -477,7 +501,10 @@ fn sizes(ctx: &Ctx<'_>, node: Option<&Node>, what: &str) -> Result<Vec<(Size, Ma
                     .collect::<Result<Vec<_>>>()?;
                 if combos.len().saturating_mul(values.len()) > MAX_SIZES {
                     return Err(ctx
-                        .err(matrix, format!("`sizes.matrix` of {what} expands to more than {MAX_SIZES} sizes"))
+                        .err(
+                            matrix,
+                            format!("`sizes.matrix` of {what} expands to more than {MAX_SIZES} sizes"),
+                        )
                         .help("list the sizes that matter instead"));
                 }
                 // Earlier keys vary slowest: the last key cycles fastest, like nested loops in
@@ -500,7 +527,13 @@ fn sizes(ctx: &Ctx<'_>, node: Option<&Node>, what: &str) -> Result<Vec<(Size, Ma
         }
         Kind::Scalar(_) => {
             return Err(ctx
-                .err(node, format!("`sizes` of {what} must be a list or a mapping, found {}", describe(node)))
+                .err(
+                    node,
+                    format!(
+                        "`sizes` of {what} must be a list or a mapping, found {}",
+                        describe(node)
+                    ),
+                )
                 .help(shape_help));
         }
     };
@@ -508,7 +541,10 @@ fn sizes(ctx: &Ctx<'_>, node: Option<&Node>, what: &str) -> Result<Vec<(Size, Ma
         if let Some((_, first)) = out[..i].iter().find(|(p, _)| p.key() == s.key()) {
             return Err(ctx
                 .err_at(*mark, format!("size `{}` of {what} is listed twice", s.key()))
-                .help(format!("the first is on line {}; each size is measured once per run", first.line)));
+                .help(format!(
+                    "the first is on line {}; each size is measured once per run",
+                    first.line
+                )));
         }
     }
     Ok(out)
@@ -519,7 +555,10 @@ fn param_name(ctx: &Ctx<'_>, key_node: &Node, name: &str, what: &str) -> Result<
         return Ok(());
     }
     Err(ctx
-        .err(key_node, format!("`{name}` in the sizes of {what} is not a parameter name"))
+        .err(
+            key_node,
+            format!("`{name}` in the sizes of {what} is not a parameter name"),
+        )
         .help("a parameter name is a letter or `_` followed by letters, digits or `_`"))
 }
 
@@ -536,7 +575,10 @@ fn param_value(ctx: &Ctx<'_>, node: &Node, name: &str, what: &str) -> Result<Str
             .help("size values name recording directories (`m=64,n=128`), so they cannot contain `/`, `\\`, `,`, `=` or control characters"));
     }
     if v == "." || v == ".." {
-        return Err(ctx.err(node, format!("`{v}` cannot be the value of parameter `{name}` in {what}")));
+        return Err(ctx.err(
+            node,
+            format!("`{v}` cannot be the value of parameter `{name}` in {what}"),
+        ));
     }
     Ok(v.to_owned())
 }
@@ -548,17 +590,35 @@ fn command(ctx: &Ctx<'_>, node: &Node, what: &str, sizes: &[(Size, Mark)]) -> Re
             let suggestion: Vec<String> = s
                 .text
                 .split_whitespace()
-                .map(|w| if w.contains(['{', '}', ':', '#', ',']) { format!("\"{w}\"") } else { w.to_owned() })
+                .map(|w| {
+                    if w.contains(['{', '}', ':', '#', ',']) {
+                        format!("\"{w}\"")
+                    } else {
+                        w.to_owned()
+                    }
+                })
                 .collect();
             return Err(ctx
-                .err(node, format!("`command` of {what} must be a list of arguments, found {}", describe(node)))
+                .err(
+                    node,
+                    format!(
+                        "`command` of {what} must be a list of arguments, found {}",
+                        describe(node)
+                    ),
+                )
                 .help(format!(
                     "cgp-gate runs no shell; write the argv as a list: `command: [{}]`",
                     suggestion.join(", ")
                 )));
         }
         _ => {
-            return Err(ctx.err(node, format!("`command` of {what} must be a list of arguments, found {}", describe(node))));
+            return Err(ctx.err(
+                node,
+                format!(
+                    "`command` of {what} must be a list of arguments, found {}",
+                    describe(node)
+                ),
+            ));
         }
     };
     if items.is_empty() {
@@ -579,7 +639,13 @@ fn command(ctx: &Ctx<'_>, node: &Node, what: &str, sizes: &[(Size, Mark)]) -> Re
                     _ => "quote the argument".to_owned(),
                 };
                 return Err(ctx
-                    .err(arg, format!("argument {} of the `command` of {what} is a yaml mapping, not text", i + 1))
+                    .err(
+                        arg,
+                        format!(
+                            "argument {} of the `command` of {what} is a yaml mapping, not text",
+                            i + 1
+                        ),
+                    )
                     .help(format!("an unquoted `{{...}}` is a yaml mapping; {hint}")));
             }
             _ => ctx.text(arg, &format!("argument {} of the `command` of {what}", i + 1))?,
@@ -588,10 +654,16 @@ fn command(ctx: &Ctx<'_>, node: &Node, what: &str, sizes: &[(Size, Mark)]) -> Re
             return Err(ctx.err(arg, format!("the program of {what} is empty")));
         }
         if text.contains('\0') {
-            return Err(ctx.err(arg, format!("argument {} of the `command` of {what} contains a nul character", i + 1)));
+            return Err(ctx.err(
+                arg,
+                format!(
+                    "argument {} of the `command` of {what} contains a nul character",
+                    i + 1
+                ),
+            ));
         }
-        let pieces = template::parse(text)
-            .map_err(|e| ctx.err(arg, format!("in the `command` of {what}: {e}")))?;
+        let pieces =
+            template::parse(text).map_err(|e| ctx.err(arg, format!("in the `command` of {what}: {e}")))?;
         for param in template::params(&pieces) {
             if let Some((size, mark)) = sizes.iter().find(|(s, _)| s.get(param).is_none()) {
                 let where_ = if size.params.is_empty() {
@@ -600,8 +672,15 @@ fn command(ctx: &Ctx<'_>, node: &Node, what: &str, sizes: &[(Size, Mark)]) -> Re
                     format!("size `{}` (line {}) has no `{param}`", size.key(), mark.line)
                 };
                 return Err(ctx
-                    .err(arg, format!("placeholder `{{{param}}}` in the `command` of {what} has no value: {where_}"))
-                    .help(format!("add `{param}` to every size, or write `{{{{{param}}}}}` for a literal `{{{param}}}`")));
+                    .err(
+                        arg,
+                        format!(
+                            "placeholder `{{{param}}}` in the `command` of {what} has no value: {where_}"
+                        ),
+                    )
+                    .help(format!(
+                        "add `{param}` to every size, or write `{{{{{param}}}}}` for a literal `{{{param}}}`"
+                    )));
             }
         }
         argv.push(text.to_owned());
@@ -619,19 +698,28 @@ fn env(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<BTreeMap<String, String
             && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
             return Err(ctx
-                .err(key_node, format!("`{k}` in the `env` of {what} is not an environment variable name"))
+                .err(
+                    key_node,
+                    format!("`{k}` in the `env` of {what} is not an environment variable name"),
+                )
                 .help("use letters, digits and `_`, not starting with a digit"));
         }
         let value = match &v.kind {
             Kind::Scalar(s) if s.typed() == Typed::Null => {
                 return Err(ctx
-                    .err(v, format!("environment variable `{k}` of {what} has no value"))
+                    .err(
+                        key_node,
+                        format!("environment variable `{k}` of {what} has no value"),
+                    )
                     .help("write `\"\"` for an empty value"));
             }
             _ => ctx.text(v, &format!("the value of environment variable `{k}` of {what}"))?,
         };
         if value.contains('\0') {
-            return Err(ctx.err(v, format!("the value of environment variable `{k}` of {what} contains a nul character")));
+            return Err(ctx.err(
+                v,
+                format!("the value of environment variable `{k}` of {what} contains a nul character"),
+            ));
         }
         out.insert(k.to_owned(), value.to_owned());
     }
@@ -659,7 +747,9 @@ fn kernel(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<KernelFilter> {
 
 fn nvtx(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<Vec<String>> {
     let one = |n: &Node| -> Result<String> {
-        Ok(ctx.non_empty_text(n, &format!("an `nvtx` include expression of {what}"))?.to_owned())
+        Ok(ctx
+            .non_empty_text(n, &format!("an `nvtx` include expression of {what}"))?
+            .to_owned())
     };
     match &node.kind {
         Kind::Seq(items) => {
@@ -684,12 +774,17 @@ fn work_expr<'n>(
 ) -> Result<Option<(String, &'n Node)>> {
     let Some(node) = node else { return Ok(None) };
     let text = match &node.kind {
-        Kind::Scalar(s) if matches!(s.typed(), Typed::Int(_) | Typed::Float(_) | Typed::Str(_)) => s.text.as_str(),
+        Kind::Scalar(s) if matches!(s.typed(), Typed::Int(_) | Typed::Float(_) | Typed::Str(_)) => {
+            s.text.as_str()
+        }
         _ => {
-            return Err(ctx.err(node, format!(
-                "`{key}` of {what} must be an expression like `2*m*n*k`, found {}",
-                describe(node)
-            )));
+            return Err(ctx.err(
+                node,
+                format!(
+                    "`{key}` of {what} must be an expression like `2*m*n*k`, found {}",
+                    describe(node)
+                ),
+            ));
         }
     };
     let expr = Expr::parse(text).map_err(|e| {
@@ -704,7 +799,10 @@ fn work_expr<'n>(
                 format!("size `{}` (line {}) does not define it", size.key(), mark.line)
             };
             return Err(ctx
-                .err(node, format!("`{key}` of {what} uses parameter `{param}`, but {where_}"))
+                .err(
+                    node,
+                    format!("`{key}` of {what} uses parameter `{param}`, but {where_}"),
+                )
                 .help(format!("every size must define each parameter `{key}` uses")));
         }
     }
@@ -740,10 +838,13 @@ fn metrics(
         let needs = threshold::check_metric_name(name)
             .map_err(|(msg, help)| ctx.err(key_node, format!("{msg} (in {what})")).help(help))?;
         if let Some(needs) = needs {
-            let missing: Vec<&str> = [("flops", needs.flops && !has_flops), ("bytes", needs.bytes && !has_bytes)]
-                .into_iter()
-                .filter_map(|(k, miss)| miss.then_some(k))
-                .collect();
+            let missing: Vec<&str> = [
+                ("flops", needs.flops && !has_flops),
+                ("bytes", needs.bytes && !has_bytes),
+            ]
+            .into_iter()
+            .filter_map(|(k, miss)| miss.then_some(k))
+            .collect();
             if !missing.is_empty() {
                 let keys: Vec<String> = missing.iter().map(|k| format!("`{k}:`")).collect();
                 return Err(ctx
@@ -769,12 +870,25 @@ fn timeout(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<Duration> {
                     .err(node, format!("`timeout` of {what} has no unit: `{}`", s.text))
                     .help(format!("{help}, e.g. `{}s`", s.text)));
             }
-            _ => return Err(ctx.err(node, format!("`timeout` of {what} must be a duration, found {}", describe(node))).help(help)),
+            _ => {
+                return Err(ctx
+                    .err(
+                        node,
+                        format!("`timeout` of {what} must be a duration, found {}", describe(node)),
+                    )
+                    .help(help));
+            }
         },
-        _ => return Err(ctx.err(node, format!("`timeout` of {what} must be a duration, found {}", describe(node))).help(help)),
+        _ => {
+            return Err(ctx
+                .err(
+                    node,
+                    format!("`timeout` of {what} must be a duration, found {}", describe(node)),
+                )
+                .help(help));
+        }
     };
-    parse_duration(text)
-        .map_err(|e| ctx.err(node, format!("bad `timeout` of {what}: {e}")).help(help))
+    parse_duration(text).map_err(|e| ctx.err(node, format!("bad `timeout` of {what}: {e}")).help(help))
 }
 
 /// `500ms`, `120s`, `1.5s`, `5m`, `1h`.
@@ -832,7 +946,11 @@ fn clocks(
                 }
             }
             _ => match ctx
-                .choice(n, &format!("`clocks` of {what}"), &["ncu", "nvml-base", "nvml-max", "none"])
+                .choice(
+                    n,
+                    &format!("`clocks` of {what}"),
+                    &["ncu", "nvml-base", "nvml-max", "none"],
+                )
                 .map_err(|e| e.help("or fixed clocks: `{sm_mhz: 1410, mem_mhz: 1215}`"))?
             {
                 "nvml-base" => ClockSetting::NvmlBase,
@@ -853,7 +971,9 @@ fn clocks(
         None => None,
     };
     match (clocks, control) {
-        (ClockSetting::Ncu, None | Some((ClockControl::Base, _))) => Ok((ClockSetting::Ncu, ClockControl::Base)),
+        (ClockSetting::Ncu, None | Some((ClockControl::Base, _))) => {
+            Ok((ClockSetting::Ncu, ClockControl::Base))
+        }
         // ncu told not to lock, and nobody else does: that is `clocks: none`.
         (ClockSetting::Ncu, Some((ClockControl::None, _))) => Ok((ClockSetting::None, ClockControl::None)),
         (other, Some((ClockControl::Base, n))) => {
@@ -888,9 +1008,21 @@ mod tests {
         assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
         assert!(parse_duration("0s").unwrap_err().contains("not longer than zero"));
         assert!(parse_duration("5").unwrap_err().contains("no unit"));
-        assert!(parse_duration("5 days").unwrap_err().contains("unknown unit `days`"));
-        assert!(parse_duration("soon").unwrap_err().contains("does not start with a number"));
-        assert!(parse_duration("99999999999999999999h").unwrap_err().contains("too long"));
+        assert!(
+            parse_duration("5 days")
+                .unwrap_err()
+                .contains("unknown unit `days`")
+        );
+        assert!(
+            parse_duration("soon")
+                .unwrap_err()
+                .contains("does not start with a number")
+        );
+        assert!(
+            parse_duration("99999999999999999999h")
+                .unwrap_err()
+                .contains("too long")
+        );
     }
 
     #[test]

@@ -265,7 +265,10 @@ mod tests {
         for key in TARGET_KEYS {
             assert!(target.get(key).is_some(), "{key}");
             if *key != "name" {
-                assert!(s["properties"]["defaults"]["properties"].get(key).is_some(), "{key}");
+                assert!(
+                    s["properties"]["defaults"]["properties"].get(key).is_some(),
+                    "{key}"
+                );
             }
         }
         assert!(s["properties"]["defaults"]["properties"].get("name").is_none());

@@ -64,9 +64,7 @@ pub(crate) fn parse(arg: &str) -> Result<Vec<Piece>, String> {
 /// Parameter names: `[A-Za-z_][A-Za-z0-9_]*`.
 pub(crate) fn is_param_name(name: &str) -> bool {
     let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 

@@ -66,7 +66,10 @@ pub(crate) fn check_metric_name(name: &str) -> std::result::Result<Option<Needs>
     let mut parts = rest.split('.');
     let counter = parts.next().unwrap_or("");
     if unit.is_empty() || unit.contains('.') || counter.is_empty() || parts.any(str::is_empty) {
-        return Err((format!("`{name}` is not an ncu metric name"), shape_help.to_owned()));
+        return Err((
+            format!("`{name}` is not an ncu metric name"),
+            shape_help.to_owned(),
+        ));
     }
     if COUNTER_UNITS.contains(&unit) && !rest.contains('.') {
         return Err((
@@ -153,7 +156,10 @@ pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Thre
                         Kind::Scalar(s) if s.typed() == Typed::Bool(true) => ThresholdKind::Exact,
                         _ => {
                             return Err(ctx
-                                .err(n, format!("`exact` in {what} must be `true`, found {}", describe(n)))
+                                .err(
+                                    n,
+                                    format!("`exact` in {what} must be `true`, found {}", describe(n)),
+                                )
                                 .help("to judge by a relative change instead, use `relative: \"3%\"`"));
                         }
                     }
@@ -177,10 +183,12 @@ pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Thre
                 }
             };
             let direction = match f.get("direction") {
-                Some(n) => Some(match ctx.choice(n, &format!("`direction` in {what}"), &["lower", "higher"])? {
-                    "lower" => Direction::Lower,
-                    _ => Direction::Higher,
-                }),
+                Some(n) => Some(
+                    match ctx.choice(n, &format!("`direction` in {what}"), &["lower", "higher"])? {
+                        "lower" => Direction::Lower,
+                        _ => Direction::Higher,
+                    },
+                ),
                 None => None,
             };
             let min_effect = match f.get("min_effect") {
@@ -218,16 +226,25 @@ pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Thre
 fn relative(ctx: &Ctx<'_>, node: &Node, text: &str, what: &str) -> Result<ThresholdKind> {
     let Some(num) = text.trim().strip_suffix('%') else {
         return Err(ctx
-            .err(node, format!("relative threshold `{text}` in {what} is not a percentage"))
+            .err(
+                node,
+                format!("relative threshold `{text}` in {what} is not a percentage"),
+            )
             .help("write it like `\"3%\"`"));
     };
     match num.trim().parse::<f64>() {
         Ok(p) if p.is_finite() && p > 0.0 => Ok(ThresholdKind::Relative { fraction: p / 100.0 }),
         Ok(_) => Err(ctx
-            .err(node, format!("relative threshold `{text}` in {what} must be greater than 0%"))
+            .err(
+                node,
+                format!("relative threshold `{text}` in {what} must be greater than 0%"),
+            )
             .help("to refuse any change, use `exact`")),
         Err(_) => Err(ctx
-            .err(node, format!("relative threshold `{text}` in {what} is not a percentage"))
+            .err(
+                node,
+                format!("relative threshold `{text}` in {what} is not a percentage"),
+            )
             .help("write it like `\"3%\"` or `\"0.5%\"`")),
     }
 }
@@ -240,15 +257,20 @@ fn bound(ctx: &Ctx<'_>, node: &Node, key: &str, what: &str) -> Result<f64> {
             Typed::Int(i) => return Ok(i as f64),
             Typed::Float(f) if f.is_finite() => return Ok(f),
             Typed::Str(t) => {
-                return Quantity::parse(t).map(|q| q.value).map_err(|e| {
-                    ctx.err(node, format!("`{key}` in {what}: {e}"))
-                });
+                return Quantity::parse(t)
+                    .map(|q| q.value)
+                    .map_err(|e| ctx.err(node, format!("`{key}` in {what}: {e}")));
             }
             _ => {}
         }
     }
-    Err(ctx
-        .err(node, format!("`{key}` in {what} must be a number or a quantity like `\"500ns\"`, found {}", describe(node))))
+    Err(ctx.err(
+        node,
+        format!(
+            "`{key}` in {what} must be a number or a quantity like `\"500ns\"`, found {}",
+            describe(node)
+        ),
+    ))
 }
 
 fn min_effect(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<Quantity> {
@@ -257,9 +279,25 @@ fn min_effect(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<Quantity> {
             Typed::Int(_) | Typed::Float(_) | Typed::Str(_) => {
                 Quantity::parse(&s.text).map_err(|e| ctx.err(node, format!("`min_effect` in {what}: {e}")))?
             }
-            _ => return Err(ctx.err(node, format!("`min_effect` in {what} must be a quantity like `\"500ns\"`, found {}", describe(node)))),
+            _ => {
+                return Err(ctx.err(
+                    node,
+                    format!(
+                        "`min_effect` in {what} must be a quantity like `\"500ns\"`, found {}",
+                        describe(node)
+                    ),
+                ));
+            }
         },
-        _ => return Err(ctx.err(node, format!("`min_effect` in {what} must be a quantity like `\"500ns\"`, found {}", describe(node)))),
+        _ => {
+            return Err(ctx.err(
+                node,
+                format!(
+                    "`min_effect` in {what} must be a quantity like `\"500ns\"`, found {}",
+                    describe(node)
+                ),
+            ));
+        }
     };
     if q.value < 0.0 {
         return Err(ctx.err(node, format!("`min_effect` in {what} must not be negative")));
@@ -292,7 +330,10 @@ mod tests {
         let t = th("gpu__time_duration.sum", "\"3%\"").unwrap();
         assert_eq!(t.kind, ThresholdKind::Relative { fraction: 0.03 });
         assert_eq!(t.direction, Direction::Lower);
-        assert_eq!(th("launch__registers_per_thread", "exact").unwrap().kind, ThresholdKind::Exact);
+        assert_eq!(
+            th("launch__registers_per_thread", "exact").unwrap().kind,
+            ThresholdKind::Exact
+        );
         assert_eq!(
             th("gpu__time_duration.sum", "{max: 500us}").unwrap().kind,
             ThresholdKind::Max { value: 500_000.0 }
@@ -302,40 +343,113 @@ mod tests {
             ThresholdKind::Min { value: 2e9 }
         );
         assert_eq!(
-            th("sm__warps_active.avg.pct_of_peak_sustained_active", "{min: 50}").unwrap().kind,
+            th("sm__warps_active.avg.pct_of_peak_sustained_active", "{min: 50}")
+                .unwrap()
+                .kind,
             ThresholdKind::Min { value: 50.0 }
         );
-        let t = th("x__custom.sum_thing", "{relative: 2.5%, direction: higher, min_effect: 500ns}").unwrap();
+        let t = th(
+            "x__custom.sum_thing",
+            "{relative: 2.5%, direction: higher, min_effect: 500ns}",
+        )
+        .unwrap();
         assert_eq!(t.kind, ThresholdKind::Relative { fraction: 0.025 });
         assert_eq!(t.direction, Direction::Higher);
-        assert_eq!(t.min_effect, Some(Quantity { value: 500.0, unit: "ns".into() }));
+        assert_eq!(
+            t.min_effect,
+            Some(Quantity {
+                value: 500.0,
+                unit: "ns".into()
+            })
+        );
         let t = th("launch__grid_size", "{exact: true, direction: lower}").unwrap();
         assert_eq!((t.kind, t.direction), (ThresholdKind::Exact, Direction::Lower));
     }
 
     #[test]
     fn bounds_imply_a_direction_for_unknown_metrics() {
-        assert_eq!(th("launch__grid_size", "{max: 10}").unwrap().direction, Direction::Lower);
-        assert_eq!(th("launch__grid_size", "{min: 10}").unwrap().direction, Direction::Higher);
+        assert_eq!(
+            th("launch__grid_size", "{max: 10}").unwrap().direction,
+            Direction::Lower
+        );
+        assert_eq!(
+            th("launch__grid_size", "{min: 10}").unwrap().direction,
+            Direction::Higher
+        );
     }
 
     #[test]
     fn bad_thresholds_explain_the_forms() {
         let e = th("launch__grid_size", "\"3%\"").unwrap_err();
-        assert!(e.contains("does not know whether lower or higher") && e.contains("direction: lower"), "{e}");
-        assert!(th("gpu__time_duration.sum", "3").unwrap_err().contains("bare number"));
-        assert!(th("gpu__time_duration.sum", "\"0%\"").unwrap_err().contains("greater than 0%"));
-        assert!(th("gpu__time_duration.sum", "\"-1%\"").unwrap_err().contains("greater than 0%"));
-        assert!(th("gpu__time_duration.sum", "\"x%\"").unwrap_err().contains("not a percentage"));
-        assert!(th("gpu__time_duration.sum", "fast").unwrap_err().contains("a threshold is"));
-        assert!(th("gpu__time_duration.sum", "[1]").unwrap_err().contains("cannot be a list"));
-        assert!(th("gpu__time_duration.sum", "{min: 1, max: 2}").unwrap_err().contains("more than one rule"));
-        assert!(th("gpu__time_duration.sum", "{direction: lower}").unwrap_err().contains("no rule"));
-        assert!(th("gpu__time_duration.sum", "{exact: false}").unwrap_err().contains("must be `true`"));
-        assert!(th("gpu__time_duration.sum", "{max: 5 parsecs}").unwrap_err().contains("unknown unit"));
-        assert!(th("gpu__time_duration.sum", "{relative: 3%, direction: up}").unwrap_err().contains("`lower` or `higher`"));
-        assert!(th("gpu__time_duration.sum", "{relative: 3%, min_effect: -5ns}").unwrap_err().contains("negative"));
-        assert!(th("gpu__time_duration.sum", "{relativ: 3%}").unwrap_err().contains("did you mean `relative`"));
+        assert!(
+            e.contains("does not know whether lower or higher") && e.contains("direction: lower"),
+            "{e}"
+        );
+        assert!(
+            th("gpu__time_duration.sum", "3")
+                .unwrap_err()
+                .contains("bare number")
+        );
+        assert!(
+            th("gpu__time_duration.sum", "\"0%\"")
+                .unwrap_err()
+                .contains("greater than 0%")
+        );
+        assert!(
+            th("gpu__time_duration.sum", "\"-1%\"")
+                .unwrap_err()
+                .contains("greater than 0%")
+        );
+        assert!(
+            th("gpu__time_duration.sum", "\"x%\"")
+                .unwrap_err()
+                .contains("not a percentage")
+        );
+        assert!(
+            th("gpu__time_duration.sum", "fast")
+                .unwrap_err()
+                .contains("a threshold is")
+        );
+        assert!(
+            th("gpu__time_duration.sum", "[1]")
+                .unwrap_err()
+                .contains("cannot be a list")
+        );
+        assert!(
+            th("gpu__time_duration.sum", "{min: 1, max: 2}")
+                .unwrap_err()
+                .contains("more than one rule")
+        );
+        assert!(
+            th("gpu__time_duration.sum", "{direction: lower}")
+                .unwrap_err()
+                .contains("no rule")
+        );
+        assert!(
+            th("gpu__time_duration.sum", "{exact: false}")
+                .unwrap_err()
+                .contains("must be `true`")
+        );
+        assert!(
+            th("gpu__time_duration.sum", "{max: 5 parsecs}")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        assert!(
+            th("gpu__time_duration.sum", "{relative: 3%, direction: up}")
+                .unwrap_err()
+                .contains("`lower` or `higher`")
+        );
+        assert!(
+            th("gpu__time_duration.sum", "{relative: 3%, min_effect: -5ns}")
+                .unwrap_err()
+                .contains("negative")
+        );
+        assert!(
+            th("gpu__time_duration.sum", "{relativ: 3%}")
+                .unwrap_err()
+                .contains("did you mean `relative`")
+        );
     }
 
     #[test]
@@ -354,7 +468,10 @@ mod tests {
         for (bad, why) in [
             ("sm__throughput", "base metric name"),
             ("gpu__time_duration", "base metric name"),
-            ("breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed", "`breakdown:` form"),
+            (
+                "breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                "`breakdown:` form",
+            ),
             ("regex:dram__.*", "`regex:` form"),
             ("group:memory__dram_table", "`group:` form"),
             ("Gpu__time_duration.sum", "uppercase"),
@@ -369,8 +486,14 @@ mod tests {
         }
         assert_eq!(
             check_metric_name("cgp__arithmetic_intensity"),
-            Ok(Some(Needs { flops: true, bytes: true }))
+            Ok(Some(Needs {
+                flops: true,
+                bytes: true
+            }))
         );
-        assert_eq!(derived_suggestion("cgp__achieved_flop.per_second"), Some("cgp__achieved_flops.per_second"));
+        assert_eq!(
+            derived_suggestion("cgp__achieved_flop.per_second"),
+            Some("cgp__achieved_flops.per_second")
+        );
     }
 }

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 
 /// A 1-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,8 +174,7 @@ impl Builder {
                 if self.documents > 1 {
                     return Err(YamlError {
                         mark,
-                        message: "the spec must be a single yaml document, found a second one"
-                            .to_owned(),
+                        message: "the spec must be a single yaml document, found a second one".to_owned(),
                     });
                 }
             }
@@ -186,7 +185,8 @@ impl Builder {
                         return Err(YamlError {
                             mark,
                             message: format!(
-                                "yaml tag `{tag}` is not supported; remove it (quote the value to make it a string)"
+                                "yaml tag `{}` is not supported; remove it (quote the value to make it a string)",
+                                tag_name(tag)
                             ),
                         });
                     }
@@ -204,7 +204,7 @@ impl Builder {
                 if let Some(tag) = tag {
                     return Err(YamlError {
                         mark,
-                        message: format!("yaml tag `{tag}` is not supported; remove it"),
+                        message: format!("yaml tag `{}` is not supported; remove it", tag_name(tag)),
                     });
                 }
                 let kind = if matches!(event, Event::SequenceStart(..)) {
@@ -271,16 +271,20 @@ impl Builder {
     }
 }
 
+/// A tag as it is usually written (`!!map`, `!local`), not in its resolved form.
+fn tag_name(tag: &Tag) -> String {
+    if tag.is_yaml_core_schema() {
+        format!("!!{}", tag.suffix)
+    } else {
+        format!("{}{}", tag.handle, tag.suffix)
+    }
+}
+
 fn count(node: &Node) -> usize {
     match &node.kind {
         Kind::Scalar(_) => 1,
         Kind::Seq(items) => 1 + items.iter().map(count).sum::<usize>(),
-        Kind::Map(entries) => {
-            1 + entries
-                .iter()
-                .map(|(k, v)| count(k) + count(v))
-                .sum::<usize>()
-        }
+        Kind::Map(entries) => 1 + entries.iter().map(|(k, v)| count(k) + count(v)).sum::<usize>(),
     }
 }
 
@@ -298,7 +302,9 @@ mod tests {
         let Kind::Map(entries) = &n.kind else { panic!() };
         assert_eq!(entries[0].0.mark, Mark { line: 1, column: 1 });
         assert_eq!(entries[0].1.mark, Mark { line: 1, column: 4 });
-        let Kind::Seq(items) = &entries[1].1.kind else { panic!() };
+        let Kind::Seq(items) = &entries[1].1.kind else {
+            panic!()
+        };
         assert_eq!(items[0].mark, Mark { line: 3, column: 5 });
         assert_eq!(items[1].mark, Mark { line: 4, column: 5 });
     }
@@ -359,7 +365,9 @@ mod tests {
         assert!(parse("a: !!str 5\n").is_ok());
         let n = root("a: !!str 5\n");
         let Kind::Map(entries) = &n.kind else { panic!() };
-        let Kind::Scalar(s) = &entries[0].1.kind else { panic!() };
+        let Kind::Scalar(s) = &entries[0].1.kind else {
+            panic!()
+        };
         assert_eq!(s.typed(), Typed::Str("5"));
         assert!(parse("a: !custom 5\n").is_err());
     }
