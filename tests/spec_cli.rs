@@ -260,6 +260,10 @@ fn valid_specs_pass_validate_with_a_summary() {
 }
 
 #[test]
+#[expect(
+    clippy::float_cmp,
+    reason = "values parsed from the same decimal text are bit-identical"
+)]
 fn valid_full_loads_every_key() {
     let path = fixture("valid_full.yaml");
     let s = spec::load(&path).unwrap();
@@ -463,5 +467,41 @@ fn schema_accepts_the_fixtures_and_rejects_unknown_keys() {
         target("    command: [./a]\n    clocks: boost\n    metrics: {gpu__time_duration.sum: \"3%\"}\n"),
     ] {
         assert!(!v.is_valid(&yaml_as_json(&bad)), "schema accepted:\n{bad}");
+    }
+}
+
+#[test]
+fn the_reference_example_is_valid() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/spec.md")).unwrap();
+    let after = doc.split("## A complete example").nth(1).unwrap();
+    let yaml = after
+        .split("```yaml\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    let s = spec::load_str(yaml, Path::new("docs/spec.md")).unwrap();
+    assert_eq!(s.targets.len(), 3);
+    assert_eq!(s.target("reduce").unwrap().metrics.len(), 2);
+}
+
+proptest::proptest! {
+    /// Damaged specs give an error (with a position inside the file when there is one), never a
+    /// panic.
+    #[test]
+    fn damaged_specs_never_panic(cut in 0usize..4000, len in 0usize..40, insert in "[ -~\n]{0,3}") {
+        let text = std::fs::read_to_string(fixture("valid_full.yaml")).unwrap();
+        let chars: Vec<char> = text.chars().collect();
+        let start = cut.min(chars.len());
+        let end = (start + len).min(chars.len());
+        let damaged: String = chars[..start].iter().chain(insert.chars().collect::<Vec<_>>().iter()).chain(chars[end..].iter()).collect();
+        if let Err(e) = spec::load_str(&damaged, Path::new("d.yaml")) {
+            let lines = damaged.lines().count().max(1);
+            if let Some(l) = e.line {
+                proptest::prop_assert!(l >= 1 && l <= lines + 1, "line {l} of {lines}: {e}");
+            }
+            proptest::prop_assert!(!e.message.is_empty());
+        }
     }
 }

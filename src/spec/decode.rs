@@ -265,6 +265,7 @@ mod tests {
     }
 
     #[test]
+    #[expect(clippy::float_cmp, reason = "the values compared are exactly representable")]
     fn scalars_convert_with_clear_errors() {
         let n = parse("[5, -1, x, 1.5, 99999999999]").unwrap().unwrap();
         let Kind::Seq(items) = &n.kind else { panic!() };

@@ -278,6 +278,7 @@ mod tests {
     }
 
     #[test]
+    #[expect(clippy::float_cmp, reason = "the values compared are exactly representable")]
     fn arithmetic_with_precedence() {
         let s = size(&[("m", "64"), ("n", "32"), ("k", "16")]);
         assert_eq!(evaluate("2*m*n*k", &s).unwrap(), 65536.0);

@@ -739,7 +739,7 @@ fn kernel(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<KernelFilter> {
     regex::Regex::new(pattern).map(KernelFilter::Regex).map_err(|e| {
         // The regex crate's message spans several lines with a caret; keep its last line.
         let detail = e.to_string();
-        let reason = detail.lines().filter(|l| !l.trim().is_empty()).next_back().unwrap_or("invalid");
+        let reason = detail.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("invalid");
         ctx.err(node, format!("bad regex `{pattern}` in the `kernel` of {what}: {}", reason.trim().trim_start_matches("error: ")))
             .help("`regex:` is followed by a regular expression matched against the kernel's function name, e.g. `regex:^gemm_`")
     })
