@@ -17,7 +17,6 @@ pub fn json_schema() -> Value {
     }
     json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
-        "$id": "https://github.com/cgp-gate/cgp-gate/schema/cgp-gate.schema.json",
         "title": "cgp-gate spec",
         "description": "Which GPU kernels cgp-gate profiles with Nsight Compute, and how each metric is judged.",
         "type": "object",
