@@ -1,0 +1,1035 @@
+//! `cgp-gate.yaml` -> [`Spec`]: decoding, defaults and every cross-field check.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use crate::gpu::fingerprint::Fingerprint;
+
+use super::decode::{Ctx, Fields, Result, describe, did_you_mean, list};
+use super::error::SpecError;
+use super::expr::Expr;
+use super::model::{
+    CacheControl, ClockControl, ClockSetting, KernelFilter, MetricSpec, Profiling, ReplayMode, SPEC_VERSION,
+    Settings, Size, Spec, Target,
+};
+use super::template;
+use super::threshold;
+use super::yaml::{self, Kind, Mark, Node, Typed};
+
+const TOP_KEYS: &[&str] = &["version", "settings", "defaults", "targets"];
+const SETTINGS_KEYS: &[&str] = &[
+    "alpha",
+    "confidence",
+    "history",
+    "fingerprint_fields",
+    "min_clock_fraction",
+    "max_throttle_reruns",
+];
+/// Every key a target may have; `defaults:` takes all but `name`.
+pub(crate) const TARGET_KEYS: &[&str] = &[
+    "name",
+    "command",
+    "cwd",
+    "env",
+    "kernel",
+    "nvtx",
+    "launch_skip",
+    "launch_count",
+    "sizes",
+    "metrics",
+    "repetitions",
+    "max_repetitions",
+    "timeout",
+    "clock_control",
+    "cache_control",
+    "replay_mode",
+    "clocks",
+    "flops",
+    "bytes",
+];
+
+pub(crate) const DEFAULT_REPETITIONS: u32 = 5;
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// A matrix can multiply out to a lot of sizes; past this many, a typo is more likely than intent.
+const MAX_SIZES: usize = 10_000;
+
+/// Load and validate a spec file.
+///
+/// # Errors
+/// A [`SpecError`] naming the file, and the line and column where the YAML has them.
+pub fn load(path: &Path) -> std::result::Result<Spec, SpecError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        SpecError::new(path, format!("cannot read the spec: {e}"))
+            .help("pass the spec file with `--spec PATH`")
+    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| SpecError::new(path, format!("the spec is not utf-8 text: {e}")))?;
+    load_str(&text, path)
+}
+
+/// Validate spec text as if it had been read from `path` (relative `cwd`s resolve against
+/// `path`'s directory; errors name `path`).
+///
+/// # Errors
+/// As [`load`].
+pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError> {
+    let ctx = Ctx { path };
+    let root = yaml::parse(text)
+        .map_err(|e| ctx.err_at(e.mark, e.message))?
+        .ok_or_else(|| {
+            SpecError::new(path, "the spec is empty").help("start with `version: 1` and a `targets:` list")
+        })?;
+    let spec_dir = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
+    check_version(&ctx, &root)?;
+    let top = ctx.fields(&root, "the spec", TOP_KEYS)?;
+    let settings = match top.get("settings") {
+        Some(n) => settings(&ctx, n)?,
+        None => Settings::default(),
+    };
+    let defaults = match top.get("defaults") {
+        Some(n) => Some(defaults(&ctx, n)?),
+        None => None,
+    };
+    let Some(targets_node) = top.get("targets") else {
+        return Err(ctx
+            .err(&root, "the spec has no `targets:`")
+            .help("add a `targets:` list with at least one target (`name`, `command`, `metrics`)"));
+    };
+    let items = ctx.seq(targets_node, "`targets`")?;
+    if items.is_empty() {
+        return Err(ctx
+            .err(targets_node, "`targets` is empty")
+            .help("add at least one target (`name`, `command`, `metrics`)"));
+    }
+    let mut targets: Vec<Target> = Vec::with_capacity(items.len());
+    let mut first_lines: Vec<usize> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let own = ctx.fields(item, &format!("`targets[{i}]`"), TARGET_KEYS)?;
+        let name_node = own.get("name").ok_or_else(|| {
+            ctx.err(item, format!("`targets[{i}]` has no `name`"))
+                .help("every target needs a unique `name`")
+        })?;
+        let name = target_name(&ctx, name_node)?;
+        if let Some(j) = targets.iter().position(|t| t.name == name) {
+            return Err(ctx
+                .err(name_node, format!("duplicate target name `{name}`"))
+                .help(format!(
+                    "`{name}` is already the name of the target on line {}; target names must be unique",
+                    first_lines.get(j).copied().unwrap_or(1)
+                )));
+        }
+        let merged = Merged {
+            own: &own,
+            defaults: defaults.as_ref(),
+        };
+        targets.push(target(&ctx, name, item, &merged, &spec_dir)?);
+        first_lines.push(name_node.mark.line);
+    }
+    Ok(Spec {
+        path: path.to_path_buf(),
+        hash: hex_sha256(text.as_bytes()),
+        settings,
+        targets,
+    })
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// The version is checked before anything else: a newer spec may use keys this build does not
+/// know, and "unsupported version" is the useful message then.
+fn check_version(ctx: &Ctx<'_>, root: &Node) -> Result<()> {
+    let Kind::Map(entries) = &root.kind else {
+        return Err(ctx
+            .err(
+                root,
+                format!("the spec must be a mapping, found {}", describe(root)),
+            )
+            .help("start with `version: 1` and a `targets:` list"));
+    };
+    let version = entries.iter().find(|(k, _)| match &k.kind {
+        Kind::Scalar(s) => s.text == "version",
+        _ => false,
+    });
+    let Some((_, v)) = version else {
+        return Err(ctx
+            .err(root, "the spec has no `version`")
+            .help(format!("add `version: {SPEC_VERSION}` as the first line")));
+    };
+    match &v.kind {
+        Kind::Scalar(s) if s.typed() == Typed::Int(i128::from(SPEC_VERSION)) => Ok(()),
+        Kind::Scalar(s) if matches!(s.typed(), Typed::Int(_)) => Err(ctx
+            .err(v, format!("unsupported spec version {}", s.text))
+            .help(format!(
+                "this build of cgp-gate reads version {SPEC_VERSION} only; upgrade cgp-gate or write `version: {SPEC_VERSION}`"
+            ))),
+        _ => Err(ctx
+            .err(v, format!("`version` must be the number {SPEC_VERSION}, found {}", describe(v)))
+            .help(format!("write `version: {SPEC_VERSION}`"))),
+    }
+}
+
+fn settings(ctx: &Ctx<'_>, node: &Node) -> Result<Settings> {
+    let f = ctx.fields(node, "`settings`", SETTINGS_KEYS)?;
+    let mut s = Settings::default();
+    let fraction = |key: &str, lo_inclusive: bool, hi_inclusive: bool| -> Result<Option<f64>> {
+        let Some(n) = f.get(key) else { return Ok(None) };
+        let v = ctx.number(n, &format!("`settings.{key}`"))?;
+        let lo_ok = if lo_inclusive { v >= 0.0 } else { v > 0.0 };
+        let hi_ok = if hi_inclusive { v <= 1.0 } else { v < 1.0 };
+        if !(lo_ok && hi_ok) {
+            let range = format!(
+                "{}0, 1{}",
+                if lo_inclusive { "[" } else { "(" },
+                if hi_inclusive { "]" } else { ")" }
+            );
+            return Err(ctx.err(n, format!("`settings.{key}` must be in {range}, found {v}")));
+        }
+        Ok(Some(v))
+    };
+    if let Some(v) = fraction("alpha", false, false)? {
+        s.alpha = v;
+    }
+    if let Some(v) = fraction("confidence", false, false)? {
+        s.confidence = v;
+    }
+    if let Some(v) = fraction("min_clock_fraction", false, true)? {
+        s.min_clock_fraction = v;
+    }
+    if let Some(n) = f.get("history") {
+        s.history = ctx.uint(n, "`settings.history`")?;
+        if s.history == 0 {
+            return Err(ctx
+                .err(n, "`settings.history` must be at least 1")
+                .help("it counts the baseline generations kept per metric"));
+        }
+    }
+    if let Some(n) = f.get("max_throttle_reruns") {
+        s.max_throttle_reruns = ctx.uint(n, "`settings.max_throttle_reruns`")?;
+    }
+    if let Some(n) = f.get("fingerprint_fields") {
+        let known = Fingerprint::default();
+        let known: Vec<&str> = known.fields().keys().copied().collect();
+        let mut fields = Vec::new();
+        for item in ctx.seq(n, "`settings.fingerprint_fields`")? {
+            let name = ctx.text(item, "a fingerprint field")?;
+            if !known.contains(&name) {
+                let guess = did_you_mean(name, &known)
+                    .map(|g| format!("did you mean `{g}`? "))
+                    .unwrap_or_default();
+                return Err(ctx
+                    .err(item, format!("unknown fingerprint field `{name}`"))
+                    .help(format!("{guess}fields are {}", list(&known))));
+            }
+            fields.push(name.to_owned());
+        }
+        s.fingerprint_fields = fields;
+    }
+    Ok(s)
+}
+
+fn defaults<'n>(ctx: &Ctx<'_>, node: &'n Node) -> Result<Fields<'n>> {
+    if let Kind::Map(entries) = &node.kind
+        && let Some((k, _)) = entries.iter().find(|(k, _)| match &k.kind {
+            Kind::Scalar(s) => s.text == "name",
+            _ => false,
+        })
+    {
+        return Err(ctx
+            .err(k, "`defaults` cannot set `name`")
+            .help("each target names itself; `defaults` holds the other target keys"));
+    }
+    let keys: Vec<&str> = TARGET_KEYS.iter().copied().filter(|k| *k != "name").collect();
+    ctx.fields(node, "`defaults`", &keys)
+}
+
+/// A target's keys, falling back to `defaults:` key by key (a target's key replaces the
+/// default's value whole: maps such as `env` and `metrics` are not merged).
+struct Merged<'a, 'n> {
+    own: &'a Fields<'n>,
+    defaults: Option<&'a Fields<'n>>,
+}
+
+impl<'n> Merged<'_, 'n> {
+    fn get(&self, key: &str) -> Option<&'n Node> {
+        self.own
+            .get(key)
+            .or_else(|| self.defaults.and_then(|d| d.get(key)))
+    }
+}
+
+/// Target names become directory and file names (recordings, baselines), so they stay simple.
+fn target_name<'n>(ctx: &Ctx<'_>, node: &'n Node) -> Result<&'n str> {
+    let name = ctx.non_empty_text(node, "a target `name`")?;
+    let ok = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !name.starts_with('.');
+    if !ok {
+        return Err(ctx
+            .err(
+                node,
+                format!("target name `{name}` has characters that cannot be used"),
+            )
+            .help("use letters, digits, `_`, `-` and `.` (not first); the name is used in file names"));
+    }
+    Ok(name)
+}
+
+#[expect(
+    clippy::too_many_lines,
+    reason = "one straight pass over the target's keys reads best"
+)]
+fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: &Path) -> Result<Target> {
+    let what = format!("target `{name}`");
+
+    // Sizes come first: the command's placeholders and the expressions are checked against them.
+    let sizes = sizes(ctx, m.get("sizes"), &what)?;
+
+    let Some(command_node) = m.get("command") else {
+        return Err(ctx
+            .err(item, format!("{what} has no `command`"))
+            .help("add the program to run as a list, e.g. `command: [./build/bench, --n, \"{n}\"]`"));
+    };
+    let command = command(ctx, command_node, &what, &sizes)?;
+
+    let cwd = match m.get("cwd") {
+        Some(n) => {
+            let p = PathBuf::from(ctx.non_empty_text(n, &format!("`cwd` of {what}"))?);
+            Some(if p.is_absolute() { p } else { spec_dir.join(p) })
+        }
+        None => None,
+    };
+
+    let env = match m.get("env") {
+        Some(n) => env(ctx, n, &what)?,
+        None => BTreeMap::new(),
+    };
+
+    let kernel = match m.get("kernel") {
+        Some(n) => Some(kernel(ctx, n, &what)?),
+        None => None,
+    };
+
+    let nvtx = match m.get("nvtx") {
+        Some(n) => nvtx(ctx, n, &what)?,
+        None => Vec::new(),
+    };
+
+    let launch_skip = match m.get("launch_skip") {
+        Some(n) => Some(ctx.uint(n, &format!("`launch_skip` of {what}"))?),
+        None => None,
+    };
+    let launch_count = match m.get("launch_count") {
+        Some(n) => {
+            let c: u64 = ctx.uint(n, &format!("`launch_count` of {what}"))?;
+            if c == 0 {
+                return Err(ctx
+                    .err(n, format!("`launch_count` of {what} must be at least 1"))
+                    .help("omit it to profile every matching launch"));
+            }
+            Some(c)
+        }
+        None => None,
+    };
+
+    let flops = work_expr(ctx, m.get("flops"), "flops", &what, &sizes)?;
+    let bytes = work_expr(ctx, m.get("bytes"), "bytes", &what, &sizes)?;
+
+    let metrics = metrics(
+        ctx,
+        m.get("metrics"),
+        item,
+        &what,
+        flops.is_some(),
+        bytes.is_some(),
+    )?;
+
+    let repetitions = match m.get("repetitions") {
+        Some(n) => {
+            let r: u32 = ctx.uint(n, &format!("`repetitions` of {what}"))?;
+            if r < 2 {
+                return Err(ctx
+                    .err(
+                        n,
+                        format!("`repetitions` of {what} must be at least 2, found {r}"),
+                    )
+                    .help(
+                        "the statistics need at least two runs per size to estimate noise; 5 is the default",
+                    ));
+            }
+            r
+        }
+        None => DEFAULT_REPETITIONS,
+    };
+    let max_repetitions = match m.get("max_repetitions") {
+        Some(n) => {
+            let r: u32 = ctx.uint(n, &format!("`max_repetitions` of {what}"))?;
+            if r < repetitions {
+                return Err(ctx
+                    .err(
+                        n,
+                        format!(
+                            "`max_repetitions` of {what} ({r}) is less than `repetitions` ({repetitions})"
+                        ),
+                    )
+                    .help("`max_repetitions` bounds re-measurement and must be at least `repetitions`"));
+            }
+            r
+        }
+        None => repetitions.saturating_mul(3),
+    };
+
+    let timeout = match m.get("timeout") {
+        Some(n) => timeout(ctx, n, &what)?,
+        None => DEFAULT_TIMEOUT,
+    };
+
+    let cache_control = match m.get("cache_control") {
+        Some(n) => match ctx.choice(n, &format!("`cache_control` of {what}"), &["all", "none"])? {
+            "all" => CacheControl::All,
+            _ => CacheControl::None,
+        },
+        None => CacheControl::All,
+    };
+    let replay_mode = match m.get("replay_mode") {
+        Some(n) => match ctx.choice(
+            n,
+            &format!("`replay_mode` of {what}"),
+            &["kernel", "application", "range", "app-range"],
+        )? {
+            "application" => ReplayMode::Application,
+            "range" => ReplayMode::Range,
+            "app-range" => ReplayMode::AppRange,
+            _ => ReplayMode::Kernel,
+        },
+        None => ReplayMode::Kernel,
+    };
+    let (clocks, clock_control) = clocks(ctx, m.get("clocks"), m.get("clock_control"), &what)?;
+
+    Ok(Target {
+        name: name.to_owned(),
+        command,
+        cwd,
+        env,
+        kernel,
+        nvtx,
+        launch_skip,
+        launch_count,
+        sizes: sizes.into_iter().map(|(s, _)| s).collect(),
+        metrics,
+        repetitions,
+        max_repetitions,
+        timeout,
+        profiling: Profiling {
+            clock_control,
+            cache_control,
+            replay_mode,
+        },
+        clocks,
+        flops: flops.map(|(t, _)| t),
+        bytes: bytes.map(|(t, _)| t),
+    })
+}
+
+/// Expanded sizes with where each was written (for errors that name a size).
+fn sizes(ctx: &Ctx<'_>, node: Option<&Node>, what: &str) -> Result<Vec<(Size, Mark)>> {
+    let Some(node) = node else {
+        return Ok(vec![(Size::default(), Mark { line: 1, column: 1 })]);
+    };
+    let shape_help = "write `sizes:` as a list of parameter maps (`- {n: 1024}`) or as `{matrix: {m: [64, 128], n: [64, 128]}}`; omit it for a target without parameters";
+    let out = match &node.kind {
+        Kind::Seq(items) => {
+            if items.is_empty() {
+                return Err(ctx
+                    .err(node, format!("`sizes` of {what} is empty"))
+                    .help("omit `sizes` for a target without parameters, or list at least one size"));
+            }
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                let entries = ctx.entries(item, &format!("a size of {what}"))?;
+                if entries.is_empty() {
+                    return Err(ctx
+                        .err(item, format!("a size of {what} has no parameters"))
+                        .help(shape_help));
+                }
+                let mut params = Vec::with_capacity(entries.len());
+                for (k, key_node, v) in entries {
+                    param_name(ctx, key_node, k, what)?;
+                    params.push((k.to_owned(), param_value(ctx, v, k, what)?));
+                }
+                out.push((Size { params }, item.mark));
+            }
+            out
+        }
+        Kind::Map(_) => {
+            let f = ctx.fields(node, &format!("`sizes` of {what}"), &["matrix"])?;
+            let Some(matrix) = f.get("matrix") else {
+                return Err(ctx
+                    .err(node, format!("`sizes` of {what} has no `matrix`"))
+                    .help(shape_help));
+            };
+            let axes = ctx.entries(matrix, &format!("`sizes.matrix` of {what}"))?;
+            if axes.is_empty() {
+                return Err(ctx
+                    .err(matrix, format!("`sizes.matrix` of {what} is empty"))
+                    .help("give each parameter a list of values, e.g. `{n: [1024, 4096]}`"));
+            }
+            let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
+            for (k, key_node, v) in axes {
+                param_name(ctx, key_node, k, what)?;
+                let values = ctx.seq(v, &format!("the values of `{k}` in `sizes.matrix` of {what}"))?;
+                if values.is_empty() {
+                    return Err(ctx.err(
+                        v,
+                        format!("parameter `{k}` in `sizes.matrix` of {what} has no values"),
+                    ));
+                }
+                let values = values
+                    .iter()
+                    .map(|n| param_value(ctx, n, k, what))
+                    .collect::<Result<Vec<_>>>()?;
+                if combos.len().saturating_mul(values.len()) > MAX_SIZES {
+                    return Err(ctx
+                        .err(
+                            matrix,
+                            format!("`sizes.matrix` of {what} expands to more than {MAX_SIZES} sizes"),
+                        )
+                        .help("list the sizes that matter instead"));
+                }
+                // Earlier keys vary slowest: the last key cycles fastest, like nested loops in
+                // key order.
+                combos = combos
+                    .into_iter()
+                    .flat_map(|prefix| {
+                        values.iter().map(move |val| {
+                            let mut p = prefix.clone();
+                            p.push((k.to_owned(), val.clone()));
+                            p
+                        })
+                    })
+                    .collect();
+            }
+            combos
+                .into_iter()
+                .map(|params| (Size { params }, matrix.mark))
+                .collect()
+        }
+        Kind::Scalar(_) => {
+            return Err(ctx
+                .err(
+                    node,
+                    format!(
+                        "`sizes` of {what} must be a list or a mapping, found {}",
+                        describe(node)
+                    ),
+                )
+                .help(shape_help));
+        }
+    };
+    for (i, (s, mark)) in out.iter().enumerate() {
+        if let Some((_, first)) = out[..i].iter().find(|(p, _)| p.key() == s.key()) {
+            return Err(ctx
+                .err_at(*mark, format!("size `{}` of {what} is listed twice", s.key()))
+                .help(format!(
+                    "the first is on line {}; each size is measured once per run",
+                    first.line
+                )));
+        }
+    }
+    Ok(out)
+}
+
+fn param_name(ctx: &Ctx<'_>, key_node: &Node, name: &str, what: &str) -> Result<()> {
+    if template::is_param_name(name) {
+        return Ok(());
+    }
+    Err(ctx
+        .err(
+            key_node,
+            format!("`{name}` in the sizes of {what} is not a parameter name"),
+        )
+        .help("a parameter name is a letter or `_` followed by letters, digits or `_`"))
+}
+
+/// A size value, as written. It becomes part of the size key (`m=64,n=128`), which names a
+/// recording directory, so path and key separators are refused.
+fn param_value(ctx: &Ctx<'_>, node: &Node, name: &str, what: &str) -> Result<String> {
+    let v = ctx.non_empty_text(node, &format!("parameter `{name}` in the sizes of {what}"))?;
+    let bad = v
+        .chars()
+        .find(|c| matches!(c, '/' | '\\' | ',' | '=') || c.is_control());
+    if let Some(c) = bad {
+        return Err(ctx
+            .err(node, format!("the value `{v}` of parameter `{name}` in {what} contains `{}`", c.escape_default()))
+            .help("size values name recording directories (`m=64,n=128`), so they cannot contain `/`, `\\`, `,`, `=` or control characters"));
+    }
+    if v == "." || v == ".." {
+        return Err(ctx.err(
+            node,
+            format!("`{v}` cannot be the value of parameter `{name}` in {what}"),
+        ));
+    }
+    Ok(v.to_owned())
+}
+
+fn command(ctx: &Ctx<'_>, node: &Node, what: &str, sizes: &[(Size, Mark)]) -> Result<Vec<String>> {
+    let items = match &node.kind {
+        Kind::Seq(items) => items,
+        Kind::Scalar(s) if s.typed() != Typed::Null => {
+            let suggestion: Vec<String> = s
+                .text
+                .split_whitespace()
+                .map(|w| {
+                    if w.contains(['{', '}', ':', '#', ',']) {
+                        format!("\"{w}\"")
+                    } else {
+                        w.to_owned()
+                    }
+                })
+                .collect();
+            return Err(ctx
+                .err(
+                    node,
+                    format!(
+                        "`command` of {what} must be a list of arguments, found {}",
+                        describe(node)
+                    ),
+                )
+                .help(format!(
+                    "cgp-gate runs no shell; write the argv as a list: `command: [{}]`",
+                    suggestion.join(", ")
+                )));
+        }
+        _ => {
+            return Err(ctx.err(
+                node,
+                format!(
+                    "`command` of {what} must be a list of arguments, found {}",
+                    describe(node)
+                ),
+            ));
+        }
+    };
+    if items.is_empty() {
+        return Err(ctx
+            .err(node, format!("`command` of {what} is empty"))
+            .help("give the program and its arguments, e.g. `[./build/bench, --n, \"{n}\"]`"));
+    }
+    let mut argv = Vec::with_capacity(items.len());
+    for (i, arg) in items.iter().enumerate() {
+        let text = match &arg.kind {
+            Kind::Map(entries) => {
+                // `- {n}` unquoted is YAML for the mapping `{n: null}`.
+                let hint = match entries.as_slice() {
+                    [(k, _)] => match &k.kind {
+                        Kind::Scalar(s) => format!("quote the placeholder: `\"{{{}}}\"`", s.text),
+                        _ => "quote the argument".to_owned(),
+                    },
+                    _ => "quote the argument".to_owned(),
+                };
+                return Err(ctx
+                    .err(
+                        arg,
+                        format!(
+                            "argument {} of the `command` of {what} is a yaml mapping, not text",
+                            i + 1
+                        ),
+                    )
+                    .help(format!("an unquoted `{{...}}` is a yaml mapping; {hint}")));
+            }
+            _ => ctx.text(arg, &format!("argument {} of the `command` of {what}", i + 1))?,
+        };
+        if i == 0 && text.trim().is_empty() {
+            return Err(ctx.err(arg, format!("the program of {what} is empty")));
+        }
+        if text.contains('\0') {
+            return Err(ctx.err(
+                arg,
+                format!(
+                    "argument {} of the `command` of {what} contains a nul character",
+                    i + 1
+                ),
+            ));
+        }
+        let pieces =
+            template::parse(text).map_err(|e| ctx.err(arg, format!("in the `command` of {what}: {e}")))?;
+        for param in template::params(&pieces) {
+            if let Some((size, mark)) = sizes.iter().find(|(s, _)| s.get(param).is_none()) {
+                let where_ = if size.params.is_empty() {
+                    format!("{what} has no `sizes`")
+                } else {
+                    format!("size `{}` (line {}) has no `{param}`", size.key(), mark.line)
+                };
+                return Err(ctx
+                    .err(
+                        arg,
+                        format!(
+                            "placeholder `{{{param}}}` in the `command` of {what} has no value: {where_}"
+                        ),
+                    )
+                    .help(format!(
+                        "add `{param}` to every size, or write `{{{{{param}}}}}` for a literal `{{{param}}}`"
+                    )));
+            }
+        }
+        argv.push(text.to_owned());
+    }
+    Ok(argv)
+}
+
+fn env(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for (k, key_node, v) in ctx.entries(node, &format!("`env` of {what}"))? {
+        let valid = k
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(ctx
+                .err(
+                    key_node,
+                    format!("`{k}` in the `env` of {what} is not an environment variable name"),
+                )
+                .help("use letters, digits and `_`, not starting with a digit"));
+        }
+        let value = match &v.kind {
+            Kind::Scalar(s) if s.typed() == Typed::Null => {
+                return Err(ctx
+                    .err(
+                        key_node,
+                        format!("environment variable `{k}` of {what} has no value"),
+                    )
+                    .help("write `\"\"` for an empty value"));
+            }
+            _ => ctx.text(v, &format!("the value of environment variable `{k}` of {what}"))?,
+        };
+        if value.contains('\0') {
+            return Err(ctx.err(
+                v,
+                format!("the value of environment variable `{k}` of {what} contains a nul character"),
+            ));
+        }
+        out.insert(k.to_owned(), value.to_owned());
+    }
+    Ok(out)
+}
+
+fn kernel(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<KernelFilter> {
+    let text = ctx.non_empty_text(node, &format!("`kernel` of {what}"))?;
+    let Some(pattern) = text.strip_prefix("regex:") else {
+        return Ok(KernelFilter::Exact(text.to_owned()));
+    };
+    if pattern.is_empty() {
+        return Err(ctx
+            .err(node, format!("the `kernel` regex of {what} is empty"))
+            .help("omit `kernel` to profile every kernel"));
+    }
+    regex::Regex::new(pattern).map(KernelFilter::Regex).map_err(|e| {
+        // The regex crate's message spans several lines with a caret; keep its last line.
+        let detail = e.to_string();
+        let reason = detail.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("invalid");
+        ctx.err(node, format!("bad regex `{pattern}` in the `kernel` of {what}: {}", reason.trim().trim_start_matches("error: ")))
+            .help("`regex:` is followed by a regular expression matched against the kernel's function name, e.g. `regex:^gemm_`")
+    })
+}
+
+fn nvtx(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<Vec<String>> {
+    let one = |n: &Node| -> Result<String> {
+        Ok(ctx
+            .non_empty_text(n, &format!("an `nvtx` include expression of {what}"))?
+            .to_owned())
+    };
+    match &node.kind {
+        Kind::Seq(items) => {
+            if items.is_empty() {
+                return Err(ctx
+                    .err(node, format!("`nvtx` of {what} is empty"))
+                    .help("omit `nvtx` to profile outside any range filter"));
+            }
+            items.iter().map(one).collect()
+        }
+        _ => Ok(vec![one(node)?]),
+    }
+}
+
+/// A `flops:`/`bytes:` expression, checked against every size. Returns the text and its node.
+fn work_expr<'n>(
+    ctx: &Ctx<'_>,
+    node: Option<&'n Node>,
+    key: &str,
+    what: &str,
+    sizes: &[(Size, Mark)],
+) -> Result<Option<(String, &'n Node)>> {
+    let Some(node) = node else { return Ok(None) };
+    let text = match &node.kind {
+        Kind::Scalar(s) if matches!(s.typed(), Typed::Int(_) | Typed::Float(_) | Typed::Str(_)) => {
+            s.text.as_str()
+        }
+        _ => {
+            return Err(ctx.err(
+                node,
+                format!(
+                    "`{key}` of {what} must be an expression like `2*m*n*k`, found {}",
+                    describe(node)
+                ),
+            ));
+        }
+    };
+    let expr = Expr::parse(text).map_err(|e| {
+        ctx.err(node, format!("bad `{key}` expression `{text}` in {what}: {e}"))
+            .help("use numbers, size parameter names, `+ - * /` and parentheses, e.g. `2*m*n*k`")
+    })?;
+    for param in expr.params() {
+        if let Some((size, mark)) = sizes.iter().find(|(s, _)| s.get(param).is_none()) {
+            let where_ = if size.params.is_empty() {
+                format!("{what} has no `sizes`")
+            } else {
+                format!("size `{}` (line {}) does not define it", size.key(), mark.line)
+            };
+            return Err(ctx
+                .err(
+                    node,
+                    format!("`{key}` of {what} uses parameter `{param}`, but {where_}"),
+                )
+                .help(format!("every size must define each parameter `{key}` uses")));
+        }
+    }
+    for (size, _) in sizes {
+        expr.eval(size)
+            .map_err(|e| ctx.err(node, format!("`{key}` of {what}: {e}")))?;
+    }
+    Ok(Some((text.to_owned(), node)))
+}
+
+fn metrics(
+    ctx: &Ctx<'_>,
+    node: Option<&Node>,
+    item: &Node,
+    what: &str,
+    has_flops: bool,
+    has_bytes: bool,
+) -> Result<Vec<super::model::MetricSpec>> {
+    let example = "e.g. `metrics: {gpu__time_duration.sum: \"3%\"}`";
+    let Some(node) = node else {
+        return Err(ctx
+            .err(item, format!("{what} has no `metrics`"))
+            .help(format!("list the ncu metrics to judge, {example}")));
+    };
+    let entries = ctx.entries(node, &format!("`metrics` of {what}"))?;
+    if entries.is_empty() {
+        return Err(ctx
+            .err(node, format!("`metrics` of {what} is empty"))
+            .help(format!("list the ncu metrics to judge, {example}")));
+    }
+    let mut out = Vec::with_capacity(entries.len());
+    for (name, key_node, value) in entries {
+        let needs = threshold::check_metric_name(name)
+            .map_err(|(msg, help)| ctx.err(key_node, format!("{msg} (in {what})")).help(help))?;
+        if let Some(needs) = needs {
+            let missing: Vec<&str> = [
+                ("flops", needs.flops && !has_flops),
+                ("bytes", needs.bytes && !has_bytes),
+            ]
+            .into_iter()
+            .filter_map(|(k, miss)| miss.then_some(k))
+            .collect();
+            if !missing.is_empty() {
+                let keys: Vec<String> = missing.iter().map(|k| format!("`{k}:`")).collect();
+                return Err(ctx
+                    .err(key_node, format!("derived metric `{name}` needs {} on {what}", keys.join(" and ")))
+                    .help("give the work per launch as an expression over the size parameters, e.g. `flops: 2*m*n*k`, `bytes: 4*(m*k + k*n + m*n)`"));
+            }
+        }
+        out.push(MetricSpec {
+            name: name.to_owned(),
+            threshold: threshold::threshold(ctx, name, value)?,
+        });
+    }
+    Ok(out)
+}
+
+fn timeout(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<Duration> {
+    let help = "write a duration with a unit: `500ms`, `120s`, `5m` or `1h`";
+    let text = match &node.kind {
+        Kind::Scalar(s) => match s.typed() {
+            Typed::Str(t) => t,
+            Typed::Int(_) | Typed::Float(_) => {
+                return Err(ctx
+                    .err(node, format!("`timeout` of {what} has no unit: `{}`", s.text))
+                    .help(format!("{help}, e.g. `{}s`", s.text)));
+            }
+            _ => {
+                return Err(ctx
+                    .err(
+                        node,
+                        format!("`timeout` of {what} must be a duration, found {}", describe(node)),
+                    )
+                    .help(help));
+            }
+        },
+        _ => {
+            return Err(ctx
+                .err(
+                    node,
+                    format!("`timeout` of {what} must be a duration, found {}", describe(node)),
+                )
+                .help(help));
+        }
+    };
+    parse_duration(text).map_err(|e| ctx.err(node, format!("bad `timeout` of {what}: {e}")).help(help))
+}
+
+/// `500ms`, `120s`, `1.5s`, `5m`, `1h`.
+pub(crate) fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}` does not start with a number"))?;
+    let scale = match unit.trim() {
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "" => return Err(format!("`{text}` has no unit")),
+        other => return Err(format!("unknown unit `{other}` in `{text}`")),
+    };
+    let secs = value * scale;
+    if secs <= 0.0 {
+        return Err(format!("`{text}` is not longer than zero"));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{text}` is too long"))
+}
+
+/// `clocks:` and `clock_control:` together: only one party may lock the clocks.
+fn clocks(
+    ctx: &Ctx<'_>,
+    clocks_node: Option<&Node>,
+    control_node: Option<&Node>,
+    what: &str,
+) -> Result<(ClockSetting, ClockControl)> {
+    let clocks = match clocks_node {
+        None => ClockSetting::Ncu,
+        Some(n) => match &n.kind {
+            Kind::Map(_) => {
+                let f = ctx.fields(n, &format!("`clocks` of {what}"), &["sm_mhz", "mem_mhz"])?;
+                let mhz = |key: &str| -> Result<u32> {
+                    let Some(v) = f.get(key) else {
+                        return Err(ctx
+                            .err(n, format!("`clocks` of {what} has no `{key}`"))
+                            .help("fixed clocks need both `sm_mhz` and `mem_mhz`, e.g. `{sm_mhz: 1410, mem_mhz: 1215}`"));
+                    };
+                    let x: u32 = ctx.uint(v, &format!("`clocks.{key}` of {what}"))?;
+                    if x == 0 {
+                        return Err(ctx.err(v, format!("`clocks.{key}` of {what} must be more than 0")));
+                    }
+                    Ok(x)
+                };
+                ClockSetting::Fixed {
+                    sm_mhz: mhz("sm_mhz")?,
+                    mem_mhz: mhz("mem_mhz")?,
+                }
+            }
+            _ => match ctx
+                .choice(
+                    n,
+                    &format!("`clocks` of {what}"),
+                    &["ncu", "nvml-base", "nvml-max", "none"],
+                )
+                .map_err(|e| e.help("or fixed clocks: `{sm_mhz: 1410, mem_mhz: 1215}`"))?
+            {
+                "nvml-base" => ClockSetting::NvmlBase,
+                "nvml-max" => ClockSetting::NvmlMax,
+                "none" => ClockSetting::None,
+                _ => ClockSetting::Ncu,
+            },
+        },
+    };
+    let control = match control_node {
+        Some(n) => Some((
+            match ctx.choice(n, &format!("`clock_control` of {what}"), &["base", "none"])? {
+                "base" => ClockControl::Base,
+                _ => ClockControl::None,
+            },
+            n,
+        )),
+        None => None,
+    };
+    match (clocks, control) {
+        (ClockSetting::Ncu, None | Some((ClockControl::Base, _))) => {
+            Ok((ClockSetting::Ncu, ClockControl::Base))
+        }
+        // ncu told not to lock, and nobody else does: that is `clocks: none`.
+        (ClockSetting::Ncu, Some((ClockControl::None, _))) => Ok((ClockSetting::None, ClockControl::None)),
+        (other, Some((ClockControl::Base, n))) => {
+            let name = match other {
+                ClockSetting::NvmlBase => "nvml-base",
+                ClockSetting::NvmlMax => "nvml-max",
+                ClockSetting::None => "none",
+                _ => "fixed clocks",
+            };
+            Err(ctx
+                .err(n, format!("`clock_control: base` conflicts with `clocks: {name}` in {what}"))
+                .help(if matches!(other, ClockSetting::None) {
+                    "`clocks: none` means nobody touches the clocks, so ncu's clock control is `none`; remove `clock_control`, or use `clocks: ncu` to let ncu lock base clocks"
+                } else {
+                    "cgp-gate locks the clocks through NVML here, and ncu locking them too would override that; remove `clock_control` (it is `none` then), or use `clocks: ncu`"
+                }))
+        }
+        (other, _) => Ok((other, ClockControl::None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("120s"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("0s").unwrap_err().contains("not longer than zero"));
+        assert!(parse_duration("5").unwrap_err().contains("no unit"));
+        assert!(
+            parse_duration("5 days")
+                .unwrap_err()
+                .contains("unknown unit `days`")
+        );
+        assert!(
+            parse_duration("soon")
+                .unwrap_err()
+                .contains("does not start with a number")
+        );
+        assert!(
+            parse_duration("99999999999999999999h")
+                .unwrap_err()
+                .contains("too long")
+        );
+    }
+
+    #[test]
+    fn hash_is_sha256_hex() {
+        assert_eq!(
+            hex_sha256(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

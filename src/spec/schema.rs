@@ -1,0 +1,275 @@
+//! The JSON Schema (draft-07) of `cgp-gate.yaml`, for yaml-language-server and other editors.
+//!
+//! Hand-written so that descriptions read well in an editor's hover text. It checks shapes;
+//! `cgp-gate validate` checks everything (placeholders against sizes, regexes, metric names).
+//! Draft-07 because it is the draft editors support best.
+
+use serde_json::{Value, json};
+
+use super::model::DERIVED_METRICS;
+
+/// The JSON Schema of the spec.
+pub fn json_schema() -> Value {
+    let target_properties = target_properties();
+    let mut defaults_properties = target_properties.clone();
+    if let Some(map) = defaults_properties.as_object_mut() {
+        map.remove("name");
+    }
+    json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "cgp-gate spec",
+        "description": "Which GPU kernels cgp-gate profiles with Nsight Compute, and how each metric is judged.",
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["version", "targets"],
+        "properties": {
+            "version": {
+                "description": "Spec schema version. Only 1 exists.",
+                "const": 1
+            },
+            "settings": {
+                "description": "Run-wide settings.",
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "alpha": {
+                        "description": "Run-wide false-alarm rate, controlled over all judged rows (Holm). Default 0.01.",
+                        "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1
+                    },
+                    "confidence": {
+                        "description": "Confidence level of the intervals shown. Default 0.95.",
+                        "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1
+                    },
+                    "history": {
+                        "description": "Baseline generations kept per metric for trends. Default 10.",
+                        "type": "integer", "minimum": 1
+                    },
+                    "fingerprint_fields": {
+                        "description": "Fingerprint fields that must match for a baseline to be compared.",
+                        "type": "array",
+                        "items": { "enum": fingerprint_fields() }
+                    },
+                    "min_clock_fraction": {
+                        "description": "A repetition whose SM clock fell under this fraction of the locked clock is re-run. Default 0.9.",
+                        "type": "number", "exclusiveMinimum": 0, "maximum": 1
+                    },
+                    "max_throttle_reruns": {
+                        "description": "How many times a throttled repetition is re-run before it is kept and marked. Default 2.",
+                        "type": "integer", "minimum": 0
+                    }
+                }
+            },
+            "defaults": {
+                "description": "Values for every target's keys (except `name`); a target's own key replaces the default whole.",
+                "type": "object",
+                "additionalProperties": false,
+                "properties": defaults_properties
+            },
+            "targets": {
+                "description": "The benchmark programs and what to measure in them.",
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["name"],
+                    "properties": target_properties
+                }
+            }
+        },
+        "definitions": {
+            "quantity": {
+                "description": "A number in the metric's base unit, or a quantity such as \"500ns\", \"2MB\", \"1.5GB/s\", \"5%\".",
+                "type": ["number", "string"]
+            },
+            "direction": {
+                "description": "Whether lower or higher values are better. Defaults from the metric name.",
+                "enum": ["lower", "higher"]
+            },
+            "threshold": {
+                "description": "\"3%\" (relative change), exact, {min: X}, {max: X}, or {relative|exact|min|max, direction, min_effect}.",
+                "anyOf": [
+                    { "type": "string", "pattern": "^\\s*[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?\\s*%\\s*$" },
+                    { "const": "exact" },
+                    rule_object("relative", json!({ "type": "string", "pattern": "%\\s*$" })),
+                    rule_object("exact", json!({ "const": true })),
+                    rule_object("min", json!({ "$ref": "#/definitions/quantity" })),
+                    rule_object("max", json!({ "$ref": "#/definitions/quantity" }))
+                ]
+            }
+        }
+    })
+}
+
+/// A threshold mapping with exactly the one rule `rule`.
+fn rule_object(rule: &str, value: Value) -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": [rule],
+        "properties": {
+            rule: value,
+            "direction": { "$ref": "#/definitions/direction" },
+            "min_effect": { "$ref": "#/definitions/quantity" }
+        }
+    })
+}
+
+fn fingerprint_fields() -> Vec<String> {
+    crate::gpu::fingerprint::Fingerprint::default()
+        .fields()
+        .keys()
+        .map(|k| (*k).to_owned())
+        .collect()
+}
+
+fn target_properties() -> Value {
+    let scalar = json!({ "type": ["string", "number", "boolean"] });
+    let size_map = json!({
+        "type": "object",
+        "minProperties": 1,
+        "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" },
+        "additionalProperties": scalar
+    });
+    let props = json!({
+        "name": {
+            "description": "Unique target name (letters, digits, `_`, `-`, `.`); used in file names.",
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_-][A-Za-z0-9_.-]*$"
+        },
+        "command": {
+            "description": "The program and its arguments (argv, no shell). `{param}` is filled from each size; `{{` and `}}` are literal braces.",
+            "type": "array",
+            "minItems": 1,
+            "items": scalar
+        },
+        "cwd": {
+            "description": "Working directory, relative to the spec file's directory.",
+            "type": "string", "minLength": 1
+        },
+        "env": {
+            "description": "Environment variables added for the program.",
+            "type": "object",
+            "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" },
+            "additionalProperties": scalar
+        },
+        "kernel": {
+            "description": "Kernel function name to profile (exact), or `regex:<expr>`.",
+            "type": "string", "minLength": 1
+        },
+        "nvtx": {
+            "description": "NVTX include expression(s) (ncu --nvtx-include; several are ORed).",
+            "anyOf": [
+                { "type": "string", "minLength": 1 },
+                { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 } }
+            ]
+        },
+        "launch_skip": {
+            "description": "Matching launches to skip before profiling (ncu --launch-skip).",
+            "type": "integer", "minimum": 0
+        },
+        "launch_count": {
+            "description": "Matching launches to profile (ncu --launch-count).",
+            "type": "integer", "minimum": 1
+        },
+        "sizes": {
+            "description": "Parameter sets: a list of maps, or {matrix: {p: [..], q: [..]}} (cartesian product, last key varies fastest).",
+            "anyOf": [
+                { "type": "array", "minItems": 1, "items": size_map },
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["matrix"],
+                    "properties": {
+                        "matrix": {
+                            "type": "object",
+                            "minProperties": 1,
+                            "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" },
+                            "additionalProperties": { "type": "array", "minItems": 1, "items": scalar }
+                        }
+                    }
+                }
+            ]
+        },
+        "metrics": {
+            "description": "ncu metric name -> threshold, e.g. gpu__time_duration.sum: \"3%\". Derived: ".to_owned() + &DERIVED_METRICS.join(", "),
+            "type": "object",
+            "minProperties": 1,
+            "propertyNames": {
+                "pattern": "^(cgp__[a-z_.]+|[a-z0-9_]+__[a-z0-9_]+(\\.[a-z0-9_]+)*)$"
+            },
+            "additionalProperties": { "$ref": "#/definitions/threshold" }
+        },
+        "repetitions": {
+            "description": "Repetitions per size (separate ncu runs). Default 5.",
+            "type": "integer", "minimum": 2
+        },
+        "max_repetitions": {
+            "description": "Upper bound when re-measuring doubtful rows. Default 3 x repetitions.",
+            "type": "integer", "minimum": 2
+        },
+        "timeout": {
+            "description": "Wall-clock limit for one ncu run: 500ms, 120s, 5m, 1h. Default 300s.",
+            "type": "string",
+            "pattern": "^\\s*[0-9]*\\.?[0-9]+\\s*(ms|s|m|h)\\s*$"
+        },
+        "clock_control": {
+            "description": "ncu --clock-control. Default base; none whenever `clocks` is not ncu.",
+            "enum": ["base", "none"]
+        },
+        "cache_control": {
+            "description": "ncu --cache-control. Default all.",
+            "enum": ["all", "none"]
+        },
+        "replay_mode": {
+            "description": "ncu --replay-mode. Default kernel.",
+            "enum": ["kernel", "application", "range", "app-range"]
+        },
+        "clocks": {
+            "description": "Who locks the GPU clocks: ncu (default), nvml-base, nvml-max, none, or fixed {sm_mhz, mem_mhz}.",
+            "anyOf": [
+                { "enum": ["ncu", "nvml-base", "nvml-max", "none"] },
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["sm_mhz", "mem_mhz"],
+                    "properties": {
+                        "sm_mhz": { "type": "integer", "minimum": 1 },
+                        "mem_mhz": { "type": "integer", "minimum": 1 }
+                    }
+                }
+            ]
+        },
+        "flops": {
+            "description": "Floating-point operations per launch, as an expression over size parameters (2*m*n*k).",
+            "type": ["string", "number"]
+        },
+        "bytes": {
+            "description": "Bytes moved per launch, as an expression over size parameters (4*(m*k + k*n + m*n)).",
+            "type": ["string", "number"]
+        }
+    });
+    props
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::load::TARGET_KEYS;
+
+    #[test]
+    fn schema_lists_every_target_key() {
+        let s = json_schema();
+        let target = &s["properties"]["targets"]["items"]["properties"];
+        for key in TARGET_KEYS {
+            assert!(target.get(key).is_some(), "{key}");
+            if *key != "name" {
+                assert!(
+                    s["properties"]["defaults"]["properties"].get(key).is_some(),
+                    "{key}"
+                );
+            }
+        }
+        assert!(s["properties"]["defaults"]["properties"].get("name").is_none());
+    }
+}
