@@ -2,54 +2,12 @@
 
 use crate::spec::{DERIVED_PREFIX, Size, Target};
 
-/// Fill `{param}` placeholders from a size. `{{` and `}}` are literal braces.
-///
-/// # Errors
-/// The placeholder that has no value in this size, or an unclosed brace.
-pub fn fill(template: &str, size: &Size) -> Result<String, String> {
-    let mut out = String::with_capacity(template.len());
-    let mut chars = template.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '{' if chars.peek() == Some(&'{') => {
-                chars.next();
-                out.push('{');
-            }
-            '}' if chars.peek() == Some(&'}') => {
-                chars.next();
-                out.push('}');
-            }
-            '{' => {
-                let mut name = String::new();
-                loop {
-                    match chars.next() {
-                        Some('}') => break,
-                        Some(ch) => name.push(ch),
-                        None => return Err(format!("unclosed `{{` in `{template}`")),
-                    }
-                }
-                match size.get(&name) {
-                    Some(v) => out.push_str(v),
-                    None => {
-                        return Err(format!(
-                            "placeholder `{{{name}}}` has no value in size `{}`",
-                            size.key()
-                        ));
-                    }
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    Ok(out)
-}
-
 /// The application argv for one size.
 ///
 /// # Errors
-/// As [`fill`].
+/// A placeholder without a value (impossible after the spec loaded).
 pub fn app_argv(target: &Target, size: &Size) -> Result<Vec<String>, String> {
-    target.command.iter().map(|a| fill(a, size)).collect()
+    crate::spec::render_command(&target.command, size)
 }
 
 /// Duration is needed by every derived metric.
@@ -72,30 +30,3 @@ pub fn ncu_metrics(target: &Target) -> Vec<String> {
     m
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn size(p: &[(&str, &str)]) -> Size {
-        Size {
-            params: p
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-        }
-    }
-
-    #[test]
-    fn placeholders_are_filled_and_braces_escaped() {
-        let s = size(&[("n", "4096"), ("m", "8")]);
-        assert_eq!(fill("--n={n}", &s).unwrap(), "--n=4096");
-        assert_eq!(fill("{m}x{n}", &s).unwrap(), "8x4096");
-        assert_eq!(fill("{{literal}}", &s).unwrap(), "{literal}");
-        assert!(
-            fill("{k}", &s)
-                .unwrap_err()
-                .contains("`{k}` has no value in size `n=4096,m=8`")
-        );
-        assert!(fill("{n", &s).is_err());
-    }
-}
