@@ -37,6 +37,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Render a results file (from `check --json`) as JUnit, Markdown, HTML or a pull-request comment.
+    Report(crate::report::ReportArgs),
 }
 
 /// Entry point of the binary.
@@ -107,6 +109,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             }
             Ok(exit_codes::OK)
         }
+        Command::Report(args) => crate::report::run(&args),
     }
 }
 
