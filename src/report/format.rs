@@ -44,6 +44,7 @@ pub(crate) fn ci_label(row: &Row) -> Option<String> {
 pub(crate) fn p_value(p: Option<f64>) -> String {
     match p {
         Some(p) if p.is_finite() && p >= 0.001 => format!("{p:.3}"),
+        Some(p) if p == 0.0 => "0".to_owned(),
         Some(p) if p.is_finite() => format!("{p:.1e}"),
         _ => "n/a".to_owned(),
     }
@@ -107,13 +108,13 @@ pub(crate) fn headline(results: &Results) -> String {
     }
 }
 
-/// The run verdict as a short label with a symbol that reads without colour.
+/// The run verdict's symbol, for headlines (the headline's words carry the meaning).
 pub(crate) fn verdict_badge(v: RunVerdict) -> &'static str {
     match v {
-        RunVerdict::Pass => "✅ pass",
-        RunVerdict::Regression => "❌ regression",
-        RunVerdict::Inconclusive => "⚠️ inconclusive",
-        RunVerdict::Error => "💥 error",
+        RunVerdict::Pass => "✅",
+        RunVerdict::Regression => "❌",
+        RunVerdict::Inconclusive => "⚠️",
+        RunVerdict::Error => "💥",
     }
 }
 

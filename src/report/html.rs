@@ -9,8 +9,8 @@
 use std::fmt::Write as _;
 
 use crate::report::format::{
-    axis_scale, change_with_ci, ci_label, gpu_label, headline, median, p_value, row_badge,
-    sorted_rows, threshold_limit, verdict_badge,
+    axis_scale, change_with_ci, ci_label, gpu_label, headline, median, p_value, sorted_rows,
+    threshold_limit,
 };
 use crate::results::{Results, RooflinePoint, Row, RowVerdict, SideSummary};
 use crate::units::{format_number, human};
@@ -56,11 +56,15 @@ th, td { border:1px solid var(--line); padding:3px 8px; text-align:left; vertica
 th { background:var(--panel); } td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 td.kernel { font-family:ui-monospace,SFMono-Regular,Menlo,monospace; font-size:12px; max-width:420px;
   overflow-wrap:anywhere; }
-tr.regression td:first-child { color:var(--reg); font-weight:600; }
-tr.improvement td:first-child { color:var(--imp); font-weight:600; }
-tr.inconclusive td:first-child { color:var(--inc); font-weight:600; }
-tr.error td:first-child { color:var(--err); font-weight:600; }
-.plots { display:grid; grid-template-columns:repeat(auto-fill, minmax(560px, 1fr)); gap:12px; }
+td.what { max-width:520px; overflow-wrap:anywhere; }
+td.what .k { font-family:ui-monospace,SFMono-Regular,Menlo,monospace; font-size:11.5px; color:var(--muted); }
+td.what .reason { font-size:12px; }
+.pill { display:inline-block; padding:0 7px; border-radius:10px; font-size:12px; font-weight:600;
+  color:#fff; background:var(--pass); white-space:nowrap; }
+.pill.regression { background:var(--reg); } .pill.improvement { background:var(--imp); }
+.pill.inconclusive { background:var(--inc); } .pill.error { background:var(--err); }
+.pill.new, .pill.missing { background:var(--base); }
+.plots { display:grid; grid-template-columns:repeat(auto-fill, minmax(540px, 1fr)); gap:12px; }
 figure { margin:0; padding:8px; border:1px solid var(--line); border-radius:6px; background:var(--bg); }
 figcaption { font-size:12px; margin-bottom:4px; overflow-wrap:anywhere; }
 figcaption .k { font-family:ui-monospace,SFMono-Regular,Menlo,monospace; color:var(--muted); }
@@ -98,9 +102,8 @@ fn header(results: &Results, h: &mut String) {
     let fp = &results.fingerprint;
     let _ = write!(
         h,
-        "<header class=\"{}\"><h1>{} cgp-gate: {}</h1>\n<div class=\"meta\">spec {} · {} · driver {} · ncu {} · clocks {} · {} · {}{}</div></header>\n",
+        "<header class=\"{}\"><h1>cgp-gate: {}</h1>\n<div class=\"meta\">spec {} · {} · driver {} · ncu {} · clocks {} · {} · {}{}</div></header>\n",
         results.verdict.as_str(),
-        verdict_badge(results.verdict),
         escape(&headline(results)),
         escape(&results.spec_path),
         escape(&gpu_label(results)),
@@ -138,19 +141,19 @@ fn header(results: &Results, h: &mut String) {
 
 fn row_cells(r: &Row, with_target: bool) -> String {
     let mut s = format!(
-        "<tr class=\"{}\"><td>{}</td>",
-        r.verdict.as_str(),
-        row_badge(r.verdict)
+        "<tr class=\"{v}\"><td><span class=\"pill {v}\">{v}</span></td>",
+        v = r.verdict.as_str()
     );
     if with_target {
         let _ = write!(s, "<td>{}</td>", escape(&r.target));
     }
     let _ = write!(
         s,
-        "<td>{}</td><td class=\"kernel\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}/{}</td><td>{}</td></tr>\n",
+        "<td>{}</td><td class=\"what\">{}<div class=\"k\">{}</div><div class=\"reason\">{}</div></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}/{}</td></tr>\n",
         escape(&r.size),
-        escape(&r.kernel),
         escape(&r.metric),
+        escape(&r.kernel),
+        escape(&r.reason),
         escape(&median(r.baseline.as_ref(), &r.unit)),
         escape(&median(r.candidate.as_ref(), &r.unit)),
         escape(&change_with_ci(r)),
@@ -158,14 +161,13 @@ fn row_cells(r: &Row, with_target: bool) -> String {
         escape(&p_value(r.p_adjusted.or(r.p))),
         r.baseline.as_ref().map_or(0, |x| x.n),
         r.candidate.as_ref().map_or(0, |x| x.n),
-        escape(&r.reason),
     );
     s
 }
 
 fn table_head(with_target: bool, ci: &str) -> String {
     format!(
-        "<table><tr><th>verdict</th>{}<th>size</th><th>kernel</th><th>metric</th><th>baseline</th><th>candidate</th><th>change ({})</th><th>threshold</th><th>p (adj.)</th><th>n</th><th>reason</th></tr>\n",
+        "<table><tr><th>verdict</th>{}<th>size</th><th>metric, kernel and reason</th><th>baseline</th><th>candidate</th><th>change ({})</th><th>threshold</th><th>p (adj.)</th><th>n</th></tr>\n",
         if with_target { "<th>target</th>" } else { "" },
         escape(ci)
     )
@@ -250,14 +252,14 @@ fn plots(results: &Results, h: &mut String) {
     for r in rows.iter().take(MAX_PLOTS) {
         let _ = write!(
             h,
-            "<figure><figcaption><b>{}</b> {}[{}] {} — {}<br><span class=\"k\">{}</span></figcaption>{}</figure>\n",
-            row_badge(r.verdict),
+            "<figure><figcaption><span class=\"pill {v}\">{v}</span> <b>{}[{}] {}</b> {}<br><span class=\"k\">{}</span></figcaption>{}</figure>\n",
             escape(&r.target),
             escape(&r.size),
             escape(&r.metric),
             escape(&change_with_ci(r)),
             escape(&r.kernel),
-            strip_plot(r)
+            strip_plot(r),
+            v = r.verdict.as_str(),
         );
     }
     h.push_str("</div>\n");
@@ -316,6 +318,7 @@ fn strip_plot(r: &Row) -> String {
         "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{axis_y}\" x2=\"{}\" y2=\"{axis_y}\"/>",
         W - RIGHT
     );
+    let step = (hi - lo) / 4.0 / div;
     for i in 0..=4 {
         let v = lo + (hi - lo) * f64::from(i) / 4.0;
         let px = x(v);
@@ -323,9 +326,15 @@ fn strip_plot(r: &Row) -> String {
             s,
             "<line class=\"grid\" x1=\"{px:.1}\" y1=\"8\" x2=\"{px:.1}\" y2=\"{axis_y}\"/><text x=\"{px:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
             axis_y + 14.0,
-            escape(&format!("{} {unit}", tick(v / div)))
+            escape(&tick_step(v / div, step))
         );
     }
+    let _ = write!(
+        s,
+        "<text x=\"4\" y=\"{}\">{}</text>",
+        axis_y + 14.0,
+        escape(&unit)
+    );
     let colour = verdict_colour(r.verdict);
     for (side, y, fill, label) in [
         (b, 28.0, "var(--base)", "baseline"),
@@ -383,6 +392,15 @@ fn side_marks(s: &mut String, side: &SideSummary, y: f64, fill: &str, label: &st
             y + 11.0
         );
     }
+}
+
+/// Axis tick text with as many decimals as the tick spacing needs (`127.3`, `127.9`, not `127`, `127`).
+fn tick_step(v: f64, step: f64) -> String {
+    if !(step.is_finite() && step > 0.0) {
+        return tick(v);
+    }
+    let decimals = (-step.log10().floor()).clamp(0.0, 6.0) as usize;
+    format!("{v:.decimals$}")
 }
 
 /// Axis tick text: few digits.
@@ -498,25 +516,22 @@ fn roofline_svg(pts: &[&RooflinePoint]) -> String {
         // Memory roof: TFLOP/s = intensity x GB/s / 1000, clipped at the bottom of the chart.
         let y_lo = 10f64.powf(dy0);
         let start = x0.max(y_lo * 1000.0 / gb);
+        let (sx, sy) = (px(start), py(start * gb / 1000.0));
+        let (rx, ry) = (px(ridge), py(tf));
+        // The label follows the memory roof's slope as drawn (pixels, not data units).
+        let angle = (ry - sy).atan2(rx - sx).to_degrees();
         let _ = write!(
             s,
-            "<polyline class=\"roof\" points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\"/>\
+            "<polyline class=\"roof\" points=\"{sx:.1},{sy:.1} {rx:.1},{ry:.1} {:.1},{ry:.1}\"/>\
              <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">peak {} TFLOP/s</text>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"start\" transform=\"rotate(-28 {:.1} {:.1})\">{}</text>",
-            px(start),
-            py(start * gb / 1000.0),
-            px(ridge),
-            py(tf),
+             <text x=\"{lx:.1}\" y=\"{ly:.1}\" text-anchor=\"middle\" transform=\"rotate({angle:.1} {lx:.1} {ly:.1})\">{}</text>",
             px(x1),
-            py(tf),
             W - R - 4.0,
-            py(tf) - 6.0,
+            ry - 6.0,
             escape(&tick(tf)),
-            px(start) + 8.0,
-            py(start * gb / 1000.0) - 8.0,
-            px(start) + 8.0,
-            py(start * gb / 1000.0) - 8.0,
             escape(&human(gb * 1e9, "byte/second")),
+            lx = (sx + rx) / 2.0 - 6.0,
+            ly = (sy + ry) / 2.0 - 6.0,
         );
     }
     let palette = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#1b7c83", "#6e7781"];
