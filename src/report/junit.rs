@@ -168,9 +168,11 @@ fn row_properties(row: &Row) -> Vec<Property> {
         Property::new("direction", row.direction.as_str()),
         Property::new("method", row.method.as_str()),
     ];
+    // `Display` for f64 is the shortest text that reads back to the same number, so a consumer
+    // gets exactly the run's values (a p-value of 1.53e-6 must not become 0.000002).
     let mut num = |k: &str, v: Option<f64>| {
         if let Some(v) = v.filter(|v| v.is_finite()) {
-            p.push(Property::new(k, format_number(v)));
+            p.push(Property::new(k, v.to_string()));
         }
     };
     num("baseline_median", row.baseline.as_ref().map(|s| s.median));
