@@ -245,8 +245,13 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         results.count(RowVerdict::Missing),
     );
     if new + missing > 0 {
+        let see = if level == Level::Full {
+            "; see the details below"
+        } else {
+            ""
+        };
         md.push_str(&format!(
-            "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows; see the details below.\n\n"
+            "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
         ));
     }
     if opts.mermaid && level == Level::Full {
