@@ -6,7 +6,9 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/results")
+        .join(name)
 }
 
 /// The binary with no GitHub Actions variables leaking in from the environment running the tests.
@@ -28,20 +30,38 @@ fn cgp_gate() -> Command {
 
 #[test]
 fn prints_the_table_regressions_first_when_no_file_is_asked_for() {
-    let out = cgp_gate().args(["report", "--from"]).arg(fixture("mixed.json")).assert().success();
+    let out = cgp_gate()
+        .args(["report", "--from"])
+        .arg(fixture("mixed.json"))
+        .assert()
+        .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(lines[0].starts_with("verdict"));
-    assert!(lines[1].starts_with("regression") && lines[2].starts_with("regression"), "{stdout}");
-    assert!(lines[1].contains("2.482 ms") && lines[1].contains("+6.7% [+5.2%, +8.7%]"), "{stdout}");
+    assert!(
+        lines[1].starts_with("regression") && lines[2].starts_with("regression"),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].contains("2.482 ms") && lines[1].contains("+6.7% [+5.2%, +8.7%]"),
+        "{stdout}"
+    );
     assert!(stdout.contains("error: attention[seq=8192,heads=32]: ncu did not finish"));
-    assert!(stdout.trim_end().ends_with("2 regressions, 1 error, 1 inconclusive, 1 improvement on NVIDIA H200"));
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("2 regressions, 1 error, 1 inconclusive, 1 improvement on NVIDIA H200")
+    );
 }
 
 #[test]
 fn writes_junit_markdown_and_html() {
     let dir = tempfile::tempdir().unwrap();
-    let (j, m, h) = (dir.path().join("j.xml"), dir.path().join("m.md"), dir.path().join("r.html"));
+    let (j, m, h) = (
+        dir.path().join("j.xml"),
+        dir.path().join("m.md"),
+        dir.path().join("r.html"),
+    );
     cgp_gate()
         .args(["report", "--from"])
         .arg(fixture("mixed.json"))
@@ -55,7 +75,11 @@ fn writes_junit_markdown_and_html() {
         .success()
         .stdout("");
     assert!(std::fs::read_to_string(j).unwrap().contains("<testsuites"));
-    assert!(std::fs::read_to_string(m).unwrap().contains("<!-- cgp-gate:spec=cgp-gate.yaml -->"));
+    assert!(
+        std::fs::read_to_string(m)
+            .unwrap()
+            .contains("<!-- cgp-gate:spec=cgp-gate.yaml -->")
+    );
     assert!(std::fs::read_to_string(h).unwrap().contains("<svg "));
 }
 
@@ -72,7 +96,9 @@ fn annotations_and_outputs_under_github_actions() {
         .arg(dir.path().join("j.xml"))
         .assert()
         .success()
-        .stdout(predicate::str::contains("::error file=cgp-gate.yaml,title=cgp-gate regression%3A gemm[m=4096%2Cn=4096]"));
+        .stdout(predicate::str::contains(
+            "::error file=cgp-gate.yaml,title=cgp-gate regression%3A gemm[m=4096%2Cn=4096]",
+        ));
     let text = std::fs::read_to_string(output).unwrap();
     assert!(text.contains("verdict<<ghadelimiter_"));
     assert!(text.contains("\nregression\n"));
@@ -81,7 +107,11 @@ fn annotations_and_outputs_under_github_actions() {
 #[test]
 fn newer_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(fixture("pass.json")).unwrap().replacen("\"schema_version\": 1", "\"schema_version\": 2", 1);
+    let text = std::fs::read_to_string(fixture("pass.json")).unwrap().replacen(
+        "\"schema_version\": 1",
+        "\"schema_version\": 2",
+        1,
+    );
     let p = dir.path().join("new.json");
     std::fs::write(&p, text).unwrap();
     cgp_gate()
@@ -89,7 +119,10 @@ fn newer_schema_is_refused() {
         .arg(&p)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("schema_version 2 is newer").and(predicate::str::contains("upgrade cgp-gate")));
+        .stderr(
+            predicate::str::contains("schema_version 2 is newer")
+                .and(predicate::str::contains("upgrade cgp-gate")),
+        );
 }
 
 #[test]
@@ -105,15 +138,27 @@ fn corrupt_results_name_the_position() {
         .code(2)
         .stderr(predicate::str::contains("bad.json: not valid JSON").and(predicate::str::contains("line")));
     // Valid JSON, wrong shape: still the position.
-    std::fs::write(&p, text.replacen("\"verdict\": \"pass\"", "\"verdict\": \"fine\"", 1)).unwrap();
+    std::fs::write(
+        &p,
+        text.replacen("\"verdict\": \"pass\"", "\"verdict\": \"fine\"", 1),
+    )
+    .unwrap();
     cgp_gate()
         .args(["report", "--from"])
         .arg(&p)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("invalid results: unknown variant `fine`").and(predicate::str::contains("line 3")));
+        .stderr(
+            predicate::str::contains("invalid results: unknown variant `fine`")
+                .and(predicate::str::contains("line 3")),
+        );
     std::fs::write(&p, "{\"rows\": []}").unwrap();
-    cgp_gate().args(["report", "--from"]).arg(&p).assert().code(2).stderr(predicate::str::contains("no `schema_version`"));
+    cgp_gate()
+        .args(["report", "--from"])
+        .arg(&p)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no `schema_version`"));
 }
 
 #[test]
@@ -122,7 +167,9 @@ fn missing_file_and_misused_flags() {
         .args(["report", "--from", "/nonexistent/results.json"])
         .assert()
         .code(3)
-        .stderr(predicate::str::contains("failed to read /nonexistent/results.json"));
+        .stderr(predicate::str::contains(
+            "failed to read /nonexistent/results.json",
+        ));
     cgp_gate()
         .args(["report", "--from"])
         .arg(fixture("pass.json"))

@@ -126,7 +126,9 @@ fn updates_the_comment_with_the_marker_found_on_a_later_page() {
             .respond_with(
                 ResponseTemplate::new(200)
                     .insert_header("Link", next.as_str())
-                    .set_body_json(json!((1..=100).map(|i| comment(i, "chatter")).collect::<Vec<_>>())),
+                    .set_body_json(json!(
+                        (1..=100).map(|i| comment(i, "chatter")).collect::<Vec<_>>()
+                    )),
             )
             .expect(1),
     );
@@ -151,7 +153,12 @@ fn updates_the_comment_with_the_marker_found_on_a_later_page() {
             .respond_with(ResponseTemplate::new(200).set_body_json(comment(555, &body)))
             .expect(1),
     );
-    gh.mount(Mock::given(method("POST")).and(path(LIST)).respond_with(ResponseTemplate::new(500)).expect(0));
+    gh.mount(
+        Mock::given(method("POST"))
+            .and(path(LIST))
+            .respond_with(ResponseTemplate::new(500))
+            .expect(0),
+    );
     let out = post_comment(&gh.config(), &body).unwrap();
     assert!(matches!(out, CommentOutcome::Updated { id: 555, .. }), "{out:?}");
     gh.verify();
@@ -179,7 +186,10 @@ fn forbidden_is_a_warning_not_a_failure() {
     );
     match post_comment(&gh.config(), "body").unwrap() {
         CommentOutcome::Forbidden { message } => {
-            assert!(message.contains("Resource not accessible by integration"), "{message}");
+            assert!(
+                message.contains("Resource not accessible by integration"),
+                "{message}"
+            );
             assert!(message.contains("step summary"), "{message}");
             assert!(!message.contains(TOKEN));
         }
@@ -210,7 +220,10 @@ fn server_errors_are_retried_then_succeed() {
             .respond_with(ResponseTemplate::new(201).set_body_json(comment(7, "x")))
             .expect(1),
     );
-    assert!(matches!(post_comment(&gh.config(), "x").unwrap(), CommentOutcome::Created { id: 7, .. }));
+    assert!(matches!(
+        post_comment(&gh.config(), "x").unwrap(),
+        CommentOutcome::Created { id: 7, .. }
+    ));
     gh.verify();
 }
 
@@ -244,7 +257,10 @@ fn other_client_errors_fail_at_once() {
             .expect(1),
     );
     let err = post_comment(&gh.config(), "x").unwrap_err().to_string();
-    assert!(err.contains("acme/kernels#42") && err.contains("404 Not Found"), "{err}");
+    assert!(
+        err.contains("acme/kernels#42") && err.contains("404 Not Found"),
+        "{err}"
+    );
     gh.verify();
 }
 
@@ -265,7 +281,10 @@ fn enterprise_base_path_is_kept() {
     );
     let mut cfg = gh.config();
     cfg.api_url = format!("{}/api/v3", gh.server.uri());
-    assert!(matches!(post_comment(&cfg, "x").unwrap(), CommentOutcome::Created { id: 3, .. }));
+    assert!(matches!(
+        post_comment(&cfg, "x").unwrap(),
+        CommentOutcome::Created { id: 3, .. }
+    ));
     gh.verify();
 }
 
@@ -273,7 +292,11 @@ fn enterprise_base_path_is_kept() {
 fn config_comes_from_the_actions_environment() {
     let dir = tempfile::tempdir().unwrap();
     let event = dir.path().join("event.json");
-    std::fs::write(&event, r#"{"action":"synchronize","number":42,"pull_request":{"number":42}}"#).unwrap();
+    std::fs::write(
+        &event,
+        r#"{"action":"synchronize","number":42,"pull_request":{"number":42}}"#,
+    )
+    .unwrap();
     let vars = [
         ("GITHUB_REPOSITORY", "acme/kernels"),
         ("GITHUB_EVENT_PATH", event.to_str().unwrap()),
@@ -283,21 +306,35 @@ fn config_comes_from_the_actions_environment() {
     let env = GithubEnv::from_vars(|k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned()));
     assert!(!format!("{env:?}").contains(TOKEN));
     let cfg = GithubConfig::from_env(&env, None, None, MARKER).unwrap();
-    assert_eq!((cfg.owner.as_str(), cfg.repo.as_str(), cfg.pr), ("acme", "kernels", 42));
+    assert_eq!(
+        (cfg.owner.as_str(), cfg.repo.as_str(), cfg.pr),
+        ("acme", "kernels", 42)
+    );
     assert_eq!(cfg.api_url, "https://ghe.example.com/api/v3");
     // Explicit values win.
     let cfg = GithubConfig::from_env(&env, Some("other/repo"), Some(7), MARKER).unwrap();
     assert_eq!((cfg.owner.as_str(), cfg.pr), ("other", 7));
     // A push event has no pull request: a clear error naming the way out.
     std::fs::write(&event, r#"{"ref":"refs/heads/main"}"#).unwrap();
-    let err = GithubConfig::from_env(&env, None, None, MARKER).unwrap_err().to_string();
-    assert!(err.contains("no pull-request number") && err.contains("--pr"), "{err}");
+    let err = GithubConfig::from_env(&env, None, None, MARKER)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("no pull-request number") && err.contains("--pr"),
+        "{err}"
+    );
     std::fs::write(&event, "{not json").unwrap();
-    let err = GithubConfig::from_env(&env, None, None, MARKER).unwrap_err().to_string();
+    let err = GithubConfig::from_env(&env, None, None, MARKER)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("event.json") && err.contains("line 1"), "{err}");
-    let err = GithubConfig::from_env(&env, Some("no-slash"), Some(1), MARKER).unwrap_err().to_string();
+    let err = GithubConfig::from_env(&env, Some("no-slash"), Some(1), MARKER)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("OWNER/NAME"), "{err}");
     let no_token = GithubEnv { token: None, ..env };
-    let err = GithubConfig::from_env(&no_token, None, Some(1), MARKER).unwrap_err().to_string();
+    let err = GithubConfig::from_env(&no_token, None, Some(1), MARKER)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("GITHUB_TOKEN"), "{err}");
 }

@@ -12,14 +12,19 @@ use cgp_gate::report::{GithubEnv, MarkdownOptions, ReportOptions, read_results, 
 use cgp_gate::results::{Results, RowVerdict};
 
 fn fixture(name: &str) -> Results {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/results")
+        .join(name);
     read_results(&p).unwrap()
 }
 
 fn env_in(dir: &Path) -> GithubEnv {
     let vars: HashMap<&str, String> = HashMap::from([
         ("GITHUB_ACTIONS", "true".to_owned()),
-        ("GITHUB_STEP_SUMMARY", dir.join("summary.md").display().to_string()),
+        (
+            "GITHUB_STEP_SUMMARY",
+            dir.join("summary.md").display().to_string(),
+        ),
         ("GITHUB_OUTPUT", dir.join("output").display().to_string()),
         ("GITHUB_REPOSITORY", "acme/kernels".to_owned()),
         ("GITHUB_SERVER_URL", "https://github.com".to_owned()),
@@ -56,7 +61,10 @@ fn environment_is_read_through_the_struct() {
     let env = env_in(dir.path());
     assert!(env.actions);
     assert!(env.token.is_none(), "an empty GITHUB_TOKEN counts as unset");
-    assert_eq!(env.run_url().unwrap(), "https://github.com/acme/kernels/actions/runs/123456");
+    assert_eq!(
+        env.run_url().unwrap(),
+        "https://github.com/acme/kernels/actions/runs/123456"
+    );
     assert!(!GithubEnv::from_vars(|_| None).actions);
 }
 
@@ -106,7 +114,10 @@ fn annotations_escape_workflow_command_syntax() {
     }
     let first = &lines[0];
     assert!(first.starts_with("::error file=cgp-gate.yaml,title=cgp-gate regression%3A gemm[m=4096%2Cn=4096%3A%3Aerror%3A%3Aforged%0Ax]"), "{first}");
-    assert!(first.contains("baseline 2.482 ms -> candidate 2.646 ms, change +6.7%25 [+5.2%25, +8.7%25]"), "{first}");
+    assert!(
+        first.contains("baseline 2.482 ms -> candidate 2.646 ms, change +6.7%25 [+5.2%25, +8.7%25]"),
+        "{first}"
+    );
 }
 
 #[test]
@@ -160,13 +171,32 @@ fn emit_writes_every_report_and_the_actions_files() {
     emit_to(&r, &opts, &env, &mut out, &mut err).unwrap();
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(quick_junit::Report::deserialize_from_str(&junit).is_ok());
-    assert!(std::fs::read_to_string(dir.path().join("report.md")).unwrap().contains("2 regressions"));
-    assert!(std::fs::read_to_string(dir.path().join("report.html")).unwrap().starts_with("<!DOCTYPE html>"));
-    assert!(std::fs::read_to_string(dir.path().join("summary.md")).unwrap().contains("2 regressions"));
+    assert!(
+        std::fs::read_to_string(dir.path().join("report.md"))
+            .unwrap()
+            .contains("2 regressions")
+    );
+    assert!(
+        std::fs::read_to_string(dir.path().join("report.html"))
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
+    assert!(
+        std::fs::read_to_string(dir.path().join("summary.md"))
+            .unwrap()
+            .contains("2 regressions")
+    );
     let outputs = parse_outputs(&std::fs::read_to_string(dir.path().join("output")).unwrap());
-    assert_eq!(outputs["html-path"], dir.path().join("report.html").display().to_string());
+    assert_eq!(
+        outputs["html-path"],
+        dir.path().join("report.html").display().to_string()
+    );
     let stdout = String::from_utf8(out).unwrap();
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("::error ")).count(), 3, "{stdout}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("::error ")).count(),
+        3,
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -179,7 +209,10 @@ fn emit_reports_an_unwritable_path() {
     };
     let err = emit_to(&r, &opts, &GithubEnv::default(), &mut Vec::new(), &mut Vec::new()).unwrap_err();
     let msg = err.to_string();
-    assert!(msg.starts_with("failed to write ") && msg.contains("missing-dir/junit.xml"), "{msg}");
+    assert!(
+        msg.starts_with("failed to write ") && msg.contains("missing-dir/junit.xml"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -197,5 +230,9 @@ fn comment_outside_a_pull_request_is_a_note() {
     };
     let mut err = Vec::new();
     emit_to(&fixture("pass.json"), &opts, &env, &mut Vec::new(), &mut err).unwrap();
-    assert!(String::from_utf8(err).unwrap().contains("not a pull-request event"));
+    assert!(
+        String::from_utf8(err)
+            .unwrap()
+            .contains("not a pull-request event")
+    );
 }

@@ -8,10 +8,13 @@ use cgp_gate::report::{html, read_results};
 use cgp_gate::results::Results;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
-const HOSTILE: &str = "<script>console.error('INJECTED')</script><img src=x onerror=\"console.error('X')\"> & \"q\" 'a'";
+const HOSTILE: &str =
+    "<script>console.error('INJECTED')</script><img src=x onerror=\"console.error('X')\"> & \"q\" 'a'";
 
 fn fixture(name: &str) -> Results {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/results")
+        .join(name);
     read_results(&p).unwrap()
 }
 
@@ -46,7 +49,11 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
     // Strip plots plus the roofline.
     assert_eq!(page.matches("<svg ").count(), compared + 1);
     // Relative thresholds draw a limit line; the exact ones do not.
-    let relative = r.rows.iter().filter(|x| x.baseline.is_some() && x.candidate.is_some() && x.threshold.contains('%')).count();
+    let relative = r
+        .rows
+        .iter()
+        .filter(|x| x.baseline.is_some() && x.candidate.is_some() && x.threshold.contains('%'))
+        .count();
     assert_eq!(page.matches("class=\"limit\"").count(), relative);
     assert!(page.contains("<title>Roofline (log-log)</title>"));
     assert!(page.contains("peak 66.9 TFLOP/s"));
@@ -58,7 +65,11 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
 fn no_roofline_without_points_and_mismatch_is_flagged() {
     let mut r = fixture("pass.json");
     r.roofline.clear();
-    r.fingerprint_mismatch = Some(vec![["gpu_name".into(), "NVIDIA H200".into(), "NVIDIA H100 80GB HBM3".into()]]);
+    r.fingerprint_mismatch = Some(vec![[
+        "gpu_name".into(),
+        "NVIDIA H200".into(),
+        "NVIDIA H100 80GB HBM3".into(),
+    ]]);
     let page = html(&r);
     assert!(!page.contains("Roofline"));
     assert!(page.contains("Fingerprint mismatch."));
@@ -74,7 +85,9 @@ fn chromium() -> Option<&'static str> {
         std::env::var_os("CI").is_none(),
         "{CHROMIUM} is missing under CI; .ci/run must install Debian's `chromium` package"
     );
-    eprintln!("\n!!! SKIPPED: {CHROMIUM} is not installed; the HTML report was not checked in a browser !!!\n");
+    eprintln!(
+        "\n!!! SKIPPED: {CHROMIUM} is not installed; the HTML report was not checked in a browser !!!\n"
+    );
     None
 }
 
@@ -98,7 +111,11 @@ fn run_chromium(bin: &str, page: &Path, extra: &[&str]) -> (String, Vec<String>)
         .arg(format!("file://{}", page.display()))
         .output()
         .unwrap();
-    assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     // Page console messages are logged as `...:INFO:CONSOLE:<line>] "<message>"`, whatever their
     // level; browser-internal noise (D-Bus, GPU probing) is not.
@@ -125,7 +142,11 @@ fn chromium_sees_a_clean_console_and_the_charts() {
     let (dom, console) = run_chromium(bin, &page, &["--dump-dom"]);
     assert!(console.is_empty(), "console messages: {console:#?}");
     // The DOM as the browser built it: charts present, the hostile name as text only.
-    let compared = r.rows.iter().filter(|x| x.baseline.is_some() && x.candidate.is_some()).count();
+    let compared = r
+        .rows
+        .iter()
+        .filter(|x| x.baseline.is_some() && x.candidate.is_some())
+        .count();
     assert_eq!(dom.matches("<svg ").count(), compared + 1);
     assert!(dom.matches("<circle ").count() > 100);
     assert!(!dom.contains("<script"));
@@ -155,7 +176,11 @@ fn chromium_screenshot_renders() {
     let (_, console) = run_chromium(
         bin,
         &page,
-        &[&format!("--screenshot={}", png.display()), "--window-size=1200,1600", "--hide-scrollbars"],
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1200,1600",
+            "--hide-scrollbars",
+        ],
     );
     assert!(console.is_empty(), "{console:#?}");
     let bytes = std::fs::read(&png).unwrap();

@@ -8,12 +8,17 @@ use cgp_gate::results::{Results, RowVerdict};
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 
 fn fixture(name: &str) -> Results {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/results")
+        .join(name);
     read_results(&p).unwrap()
 }
 
 fn prop<'a>(props: &'a [quick_junit::Property], name: &str) -> Option<&'a str> {
-    props.iter().find(|p| p.name.as_str() == name).map(|p| p.value.as_str())
+    props
+        .iter()
+        .find(|p| p.name.as_str() == name)
+        .map(|p| p.value.as_str())
 }
 
 #[test]
@@ -25,7 +30,11 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
     let cases: usize = report.test_suites.iter().map(|s| s.test_cases.len()).sum();
     assert_eq!(cases, r.rows.len() + r.errors.len());
     for row in &r.rows {
-        let suite = report.test_suites.iter().find(|s| s.name.as_str() == row.target).unwrap();
+        let suite = report
+            .test_suites
+            .iter()
+            .find(|s| s.name.as_str() == row.target)
+            .unwrap();
         let name = format!("{}[{}] {} {}", row.target, row.size, row.kernel, row.metric);
         let case = suite
             .test_cases
@@ -34,7 +43,14 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
             .unwrap_or_else(|| panic!("no case named {name}"));
         assert_eq!(prop(&case.properties, "verdict"), Some(row.verdict.as_str()));
         match (&case.status, row.verdict) {
-            (TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, message, .. }, RowVerdict::Regression) => {
+            (
+                TestCaseStatus::NonSuccess {
+                    kind: NonSuccessKind::Failure,
+                    message,
+                    ..
+                },
+                RowVerdict::Regression,
+            ) => {
                 let m = message.as_ref().unwrap().as_str();
                 // The failure message carries baseline, candidate, change and its interval.
                 let b = cgp_gate::units::human(row.baseline.as_ref().unwrap().median, &row.unit);
@@ -47,14 +63,26 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
                 assert!(m.contains("95% CI"), "{m}");
             }
             (TestCaseStatus::Skipped { message, .. }, RowVerdict::Inconclusive | RowVerdict::Missing) => {
-                assert!(message.as_ref().unwrap().as_str().starts_with(row.verdict.as_str()));
+                assert!(
+                    message
+                        .as_ref()
+                        .unwrap()
+                        .as_str()
+                        .starts_with(row.verdict.as_str())
+                );
             }
-            (TestCaseStatus::Success { .. }, RowVerdict::Pass | RowVerdict::Improvement | RowVerdict::New) => {}
+            (
+                TestCaseStatus::Success { .. },
+                RowVerdict::Pass | RowVerdict::Improvement | RowVerdict::New,
+            ) => {}
             (s, v) => panic!("{name}: verdict {v:?} rendered as {s:?}"),
         }
         // Per-case numbers round-trip exactly.
         if let Some(b) = &row.baseline {
-            let v: f64 = prop(&case.properties, "baseline_median").unwrap().parse().unwrap();
+            let v: f64 = prop(&case.properties, "baseline_median")
+                .unwrap()
+                .parse()
+                .unwrap();
             assert_eq!(v.to_bits(), b.median.to_bits(), "{name}");
         }
         if let Some(p) = row.p {
@@ -68,11 +96,20 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
 fn run_errors_are_error_cases_and_totals_add_up() {
     let r = fixture("mixed.json");
     let report = Report::deserialize_from_str(&junit(&r)).unwrap();
-    let attention = report.test_suites.iter().find(|s| s.name.as_str() == "attention").unwrap();
+    let attention = report
+        .test_suites
+        .iter()
+        .find(|s| s.name.as_str() == "attention")
+        .unwrap();
     let case = &attention.test_cases[0];
     assert_eq!(case.name.as_str(), "attention[seq=8192,heads=32] (run)");
     match &case.status {
-        TestCaseStatus::NonSuccess { kind: NonSuccessKind::Error, ty, message, .. } => {
+        TestCaseStatus::NonSuccess {
+            kind: NonSuccessKind::Error,
+            ty,
+            message,
+            ..
+        } => {
             assert_eq!(ty.as_ref().unwrap().as_str(), "timeout");
             assert!(message.as_ref().unwrap().as_str().contains("600 s"));
         }
@@ -83,7 +120,10 @@ fn run_errors_are_error_cases_and_totals_add_up() {
     let skipped: usize = report.test_suites.iter().map(|s| s.skipped).sum();
     assert_eq!(failures, r.count(RowVerdict::Regression));
     assert_eq!(errors, r.count(RowVerdict::Error) + r.errors.len());
-    assert_eq!(skipped, r.count(RowVerdict::Inconclusive) + r.count(RowVerdict::Missing));
+    assert_eq!(
+        skipped,
+        r.count(RowVerdict::Inconclusive) + r.count(RowVerdict::Missing)
+    );
 }
 
 #[test]
@@ -93,7 +133,10 @@ fn suites_carry_the_fingerprint_and_ncu_version() {
     assert!(!report.test_suites.is_empty());
     for s in &report.test_suites {
         assert_eq!(prop(&s.properties, "gpu_name"), Some("NVIDIA H200"));
-        assert_eq!(prop(&s.properties, "gpu_uuid"), Some(r.fingerprint.gpu_uuid.as_str()));
+        assert_eq!(
+            prop(&s.properties, "gpu_uuid"),
+            Some(r.fingerprint.gpu_uuid.as_str())
+        );
         assert_eq!(prop(&s.properties, "ncu_version"), Some("2025.1.1.0"));
         assert_eq!(prop(&s.properties, "synthetic"), Some("true"));
         assert_eq!(s.failures + s.errors, 0);
@@ -111,18 +154,33 @@ fn hostile_names_survive_the_round_trip() {
     r.errors[0].message = "line1\nline2 ]]> & <b>".to_owned();
     let xml = junit(&r);
     let report = Report::deserialize_from_str(&xml).unwrap();
-    let names: Vec<&str> = report.test_suites[0].test_cases.iter().map(|c| c.name.as_str()).collect();
+    let names: Vec<&str> = report.test_suites[0]
+        .test_cases
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
     // Control characters cannot appear in XML 1.0: quick-junit drops NUL and whole ANSI escape
     // sequences; everything else comes back as written.
-    assert!(names.iter().any(|n| n.contains("k<\"'&]]></testcase><script>x</script> ")), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .any(|n| n.contains("k<\"'&]]></testcase><script>x</script> ")),
+        "{names:?}"
+    );
     assert!(!xml.contains("<script>"));
 }
 
 fn junitparser_check(xml_path: &PathBuf) -> Option<String> {
     // The `python3` on PATH: the one `python3 -m pip install junitparser` installs into.
     let python = "python3";
-    if !Command::new(python).arg("--version").output().is_ok_and(|o| o.status.success()) {
-        eprintln!("\n!!! SKIPPED: python3 is not installed, so JUnit output was not checked with junitparser !!!\n");
+    if !Command::new(python)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!(
+            "\n!!! SKIPPED: python3 is not installed, so JUnit output was not checked with junitparser !!!\n"
+        );
         return None;
     }
     // Prints one line per case: suite, verdict kind, name; and suite totals.
@@ -141,7 +199,12 @@ for suite in xml:
         kinds = [type(r).__name__ for r in case.result]
         print("CASE", suite.name, ",".join(kinds) or "Success", case.name)
 "#;
-    let out = Command::new(python).arg("-c").arg(script).arg(xml_path).output().unwrap();
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(xml_path)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if out.status.code() == Some(3) {
         assert!(
@@ -151,7 +214,11 @@ for suite in xml:
         eprintln!("\n!!! SKIPPED: junitparser is not installed (pip install junitparser): {stdout} !!!\n");
         return None;
     }
-    assert!(out.status.success(), "junitparser failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "junitparser failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Some(stdout)
 }
 
@@ -175,7 +242,10 @@ fn junitparser_reads_the_same_verdicts() {
     assert_eq!(cases.len(), r.rows.len() + r.errors.len(), "{out}");
     for row in &r.rows {
         let name = format!("{}[{}] {} {}", row.target, row.size, row.kernel, row.metric);
-        let (suite, kind, _) = cases.iter().find(|c| c.2 == name).unwrap_or_else(|| panic!("{name} not in {out}"));
+        let (suite, kind, _) = cases
+            .iter()
+            .find(|c| c.2 == name)
+            .unwrap_or_else(|| panic!("{name} not in {out}"));
         assert_eq!(*suite, row.target);
         let expected = match row.verdict {
             RowVerdict::Regression => "Failure",

@@ -9,7 +9,9 @@ use proptest::prelude::*;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 fn fixture(name: &str) -> Results {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/results")
+        .join(name);
     read_results(&p).unwrap()
 }
 
@@ -108,7 +110,17 @@ fn mixed_results_render_with_intact_tables_and_no_injected_html() {
     // The only raw HTML is ours: <details>, <summary>, <b>, <sub> and the marker.
     for ev in Parser::new_ext(&md, gfm()) {
         if let Event::Html(h) | Event::InlineHtml(h) = ev {
-            let ok = ["<details>", "</details>", "<summary>", "</summary>", "<b>", "</b>", "<sub>", "</sub>", "<!-- cgp-gate:spec="];
+            let ok = [
+                "<details>",
+                "</details>",
+                "<summary>",
+                "</summary>",
+                "<b>",
+                "</b>",
+                "<sub>",
+                "</sub>",
+                "<!-- cgp-gate:spec=",
+            ];
             let mut rest = h.trim();
             while !rest.is_empty() {
                 let tag = ok.iter().find(|t| rest.starts_with(**t));
@@ -129,7 +141,7 @@ fn mixed_results_render_with_intact_tables_and_no_injected_html() {
         }
     }
     // Highlighted table: header + 4 rows of 9 cells, regressions first, kernel names intact.
-    let tables = table_cells(&md.split("<details>").next().unwrap());
+    let tables = table_cells(md.split("<details>").next().unwrap());
     assert_eq!(tables.len(), 5, "{tables:?}");
     assert!(tables.iter().all(|r| r.len() == 9));
     assert!(tables[1][0].contains("regression") && tables[2][0].contains("regression"));
@@ -137,7 +149,11 @@ fn mixed_results_render_with_intact_tables_and_no_injected_html() {
         tables[1][3],
         "void gemm<float, 128, 4>(float const*, float*, int) [with T=float] | *x*"
     );
-    assert!(tables[1][7].starts_with("+6.7% [+5.2%, +8.7%]"), "{:?}", tables[1][7]);
+    assert!(
+        tables[1][7].starts_with("+6.7% [+5.2%, +8.7%]"),
+        "{:?}",
+        tables[1][7]
+    );
     assert!(md.contains("2 regressions, 1 error, 1 inconclusive, 1 improvement on NVIDIA H200"));
     assert!(md.contains("[!WARNING]") && md.contains("Synthetic data"));
     assert!(md.contains("```mermaid\nxychart-beta"));
@@ -156,7 +172,10 @@ fn mixed_markdown_snapshot() {
 fn pass_headline_and_no_charts() {
     let r = fixture("pass.json");
     let md = markdown(&r, &MarkdownOptions::default());
-    assert!(md.starts_with("### ✅ cgp-gate: pass\\: 5 rows on NVIDIA H200\n"), "{md}");
+    assert!(
+        md.starts_with("### ✅ cgp-gate: pass\\: 5 rows on NVIDIA H200\n"),
+        "{md}"
+    );
     assert!(md.contains("No regressions, improvements or inconclusive rows."));
     assert!(!md.contains("```mermaid"));
 }
@@ -171,7 +190,10 @@ fn fingerprint_mismatch_is_flagged() {
     ]]);
     let md = markdown(&r, &MarkdownOptions::default());
     assert!(md.contains("> [!CAUTION]\n> **Fingerprint mismatch**"));
-    assert!(md.contains("> | driver\\_version | 570.124.06 | 550.54.15&#124;&lt;b&gt; |"), "{md}");
+    assert!(
+        md.contains("> | driver\\_version | 570.124.06 | 550.54.15&#124;&lt;b&gt; |"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -211,12 +233,20 @@ fn many_rows(n: usize, verdict: Option<RowVerdict>) -> Results {
 fn thousands_of_rows_are_shortened_under_githubs_limit() {
     let r = many_rows(5000, None);
     let md = markdown(&r, &MarkdownOptions::default());
-    assert!(md.chars().count() <= GITHUB_COMMENT_LIMIT, "{}", md.chars().count());
+    assert!(
+        md.chars().count() <= GITHUB_COMMENT_LIMIT,
+        "{}",
+        md.chars().count()
+    );
     assert!(md.contains("This report was shortened to fit the size limit"));
     assert!(!md.contains("<details>"));
     assert!(md.trim_end().ends_with(&comment_marker(&r)));
     // As many highlighted rows as fit: the table is nearly full, and says how many are hidden.
-    assert!(md.chars().count() > GITHUB_COMMENT_LIMIT - 2000, "{}", md.chars().count());
+    assert!(
+        md.chars().count() > GITHUB_COMMENT_LIMIT - 2000,
+        "{}",
+        md.chars().count()
+    );
     let shown = table_cells(&md).len() - 1;
     let highlighted = r
         .rows
@@ -224,11 +254,20 @@ fn thousands_of_rows_are_shortened_under_githubs_limit() {
         .filter(|x| {
             matches!(
                 x.verdict,
-                RowVerdict::Regression | RowVerdict::Error | RowVerdict::Inconclusive | RowVerdict::Improvement
+                RowVerdict::Regression
+                    | RowVerdict::Error
+                    | RowVerdict::Inconclusive
+                    | RowVerdict::Improvement
             )
         })
         .count();
-    assert!(md.contains(&format!("… and {} more rows not shown here.", highlighted - shown)), "{shown}");
+    assert!(
+        md.contains(&format!(
+            "… and {} more rows not shown here.",
+            highlighted - shown
+        )),
+        "{shown}"
+    );
 }
 
 #[test]

@@ -36,11 +36,19 @@ pub struct GithubConfig {
 /// What [`post_comment`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommentOutcome {
-    Created { id: u64, url: String },
-    Updated { id: u64, url: String },
+    Created {
+        id: u64,
+        url: String,
+    },
+    Updated {
+        id: u64,
+        url: String,
+    },
     /// GitHub answered 403: the token may not write (a fork's pull request). Not a failure of the
     /// gate; the message says where the report is instead.
-    Forbidden { message: String },
+    Forbidden {
+        message: String,
+    },
 }
 
 impl GithubConfig {
@@ -117,8 +125,7 @@ pub fn pr_from_event(path: &Path) -> Result<Option<u64>> {
         .map_err(|e| Error::input(path, format!("failed to read the event payload: {e}")))?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| Error::input(path, format!("event payload is not valid JSON: {e}")))?;
-    Ok(v
-        .pointer("/pull_request/number")
+    Ok(v.pointer("/pull_request/number")
         .or_else(|| v.get("number"))
         .and_then(serde_json::Value::as_u64))
 }
@@ -133,7 +140,11 @@ pub fn post_comment(cfg: &GithubConfig, body: &str) -> Result<CommentOutcome> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::Environment(format!("failed to start the async runtime for the GitHub API: {e}")))?;
+        .map_err(|e| {
+            Error::Environment(format!(
+                "failed to start the async runtime for the GitHub API: {e}"
+            ))
+        })?;
     rt.block_on(post_with_retries(cfg, body))
 }
 
@@ -147,7 +158,12 @@ async fn post_with_retries(cfg: &GithubConfig, body: &str) -> Result<CommentOutc
     let where_ = format!("{}/{}#{}", cfg.owner, cfg.repo, cfg.pr);
     let crab = Octocrab::builder()
         .base_uri(cfg.api_url.as_str())
-        .map_err(|e| Error::Usage(format!("GitHub API URL `{}` is not a valid URI: {e}", cfg.api_url)))?
+        .map_err(|e| {
+            Error::Usage(format!(
+                "GitHub API URL `{}` is not a valid URI: {e}",
+                cfg.api_url
+            ))
+        })?
         .personal_token(cfg.token.expose().to_owned())
         // Retries are ours: bounded, with backoff, and around the whole find-then-write so that a
         // create that succeeded behind a 5xx is found and updated instead of duplicated.
@@ -234,9 +250,7 @@ fn classify(e: octocrab::Error) -> Failure {
             }
         }
         // No HTTP answer (connection refused, reset, timeout): worth another try.
-        octocrab::Error::Hyper { .. } | octocrab::Error::Service { .. } => {
-            Failure::Retryable(e.to_string())
-        }
+        octocrab::Error::Hyper { .. } | octocrab::Error::Service { .. } => Failure::Retryable(e.to_string()),
         _ => Failure::Fatal(e.to_string()),
     }
 }

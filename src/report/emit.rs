@@ -75,11 +75,9 @@ pub fn read_results(path: &Path) -> Result<Results> {
 pub fn parse_results(text: &str) -> Result<Results, String> {
     // Read the version first: a newer file may not fit today's structs, and "upgrade cgp-gate"
     // is a better message than the first unknown field.
-    let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     let version = v.get("schema_version").ok_or_else(|| {
-        "no `schema_version` field; is this a results file written by `cgp-gate check --json`?"
-            .to_owned()
+        "no `schema_version` field; is this a results file written by `cgp-gate check --json`?".to_owned()
     })?;
     let version = version
         .as_u64()
@@ -211,10 +209,8 @@ pub fn run(args: &ReportArgs) -> Result<i32> {
         repo: args.repo.clone(),
         pr: args.pr,
     };
-    let nothing_requested = opts.junit.is_none()
-        && opts.markdown.is_none()
-        && opts.html.is_none()
-        && !opts.github_comment;
+    let nothing_requested =
+        opts.junit.is_none() && opts.markdown.is_none() && opts.html.is_none() && !opts.github_comment;
     if nothing_requested {
         print!("{}", crate::report::console::results_table(&results));
     }

@@ -37,14 +37,15 @@ pub(crate) fn change_with_ci(row: &Row) -> String {
 /// The confidence level as a label: `95% CI`.
 pub(crate) fn ci_label(row: &Row) -> Option<String> {
     let c = row.confidence?;
-    c.is_finite().then(|| format!("{}% CI", crate::units::format_number(c * 100.0)))
+    c.is_finite()
+        .then(|| format!("{}% CI", crate::units::format_number(c * 100.0)))
 }
 
 /// A p-value for people: `0.0123`, `1.5e-6`, `n/a`.
 pub(crate) fn p_value(p: Option<f64>) -> String {
     match p {
         Some(p) if p.is_finite() && p >= 0.001 => format!("{p:.3}"),
-        Some(p) if p == 0.0 => "0".to_owned(),
+        Some(0.0) => "0".to_owned(),
         Some(p) if p.is_finite() => format!("{p:.1e}"),
         _ => "n/a".to_owned(),
     }
@@ -168,7 +169,7 @@ pub(crate) fn axis_scale(max_abs: f64, unit: &str) -> (f64, String) {
 /// Parse the relative part of a threshold as written (`3% (lower is better)` -> 0.03), for
 /// drawing the limit line. `None` for `exact`, `min`/`max` and anything else.
 pub(crate) fn relative_threshold(threshold: &str) -> Option<f64> {
-    let head = threshold.trim().split_whitespace().next()?;
+    let head = threshold.split_whitespace().next()?;
     let num = head.strip_suffix('%')?;
     let f: f64 = num.parse().ok()?;
     (f.is_finite() && f >= 0.0).then_some(f / 100.0)

@@ -159,7 +159,10 @@ pub fn write_outputs(results: &Results, env: &GithubEnv, outputs: &StepOutputs) 
     let mut pairs: Vec<(&str, String)> = vec![
         ("verdict", results.verdict.as_str().to_owned()),
         ("regressions", results.count(RowVerdict::Regression).to_string()),
-        ("inconclusive", results.count(RowVerdict::Inconclusive).to_string()),
+        (
+            "inconclusive",
+            results.count(RowVerdict::Inconclusive).to_string(),
+        ),
         ("improvements", results.count(RowVerdict::Improvement).to_string()),
         (
             "errors",

@@ -9,8 +9,7 @@
 use std::fmt::Write as _;
 
 use crate::report::format::{
-    axis_scale, change_with_ci, ci_label, gpu_label, headline, median, p_value, sorted_rows,
-    threshold_limit,
+    axis_scale, change_with_ci, ci_label, gpu_label, headline, median, p_value, sorted_rows, threshold_limit,
 };
 use crate::results::{Results, RooflinePoint, Row, RowVerdict, SideSummary};
 use crate::units::{format_number, human};
@@ -112,15 +111,15 @@ fn header(results: &Results, h: &mut String) {
         escape(&fp.clocks),
         escape(&results.multiple_testing),
         escape(&results.date),
-        results
-            .git_commit
-            .as_ref()
-            .map_or_else(String::new, |c| format!(" · commit {}", escape(c.get(..12).unwrap_or(c)))),
+        results.git_commit.as_ref().map_or_else(String::new, |c| format!(
+            " · commit {}",
+            escape(c.get(..12).unwrap_or(c))
+        )),
     );
     if results.synthetic {
-        let _ = write!(
+        let _ = writeln!(
             h,
-            "<div class=\"banner synthetic\"><b>Synthetic data.</b> These numbers were not measured on a GPU (source: {}).</div>\n",
+            "<div class=\"banner synthetic\"><b>Synthetic data.</b> These numbers were not measured on a GPU (source: {}).</div>",
             escape(&results.source)
         );
     }
@@ -147,9 +146,9 @@ fn row_cells(r: &Row, with_target: bool) -> String {
     if with_target {
         let _ = write!(s, "<td>{}</td>", escape(&r.target));
     }
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<td>{}</td><td class=\"what\">{}<div class=\"k\">{}</div><div class=\"reason\">{}</div></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}/{}</td></tr>\n",
+        "<td>{}</td><td class=\"what\">{}<div class=\"k\">{}</div><div class=\"reason\">{}</div></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}/{}</td></tr>",
         escape(&r.size),
         escape(&r.metric),
         escape(&r.kernel),
@@ -250,9 +249,9 @@ fn plots(results: &Results, h: &mut String) {
     }
     h.push_str("<h2>Samples against the threshold</h2>\n<p class=\"meta\">Each dot is one repetition; the thick tick is the median; hollow dots are outliers (reported, never dropped); the dashed red line is where the candidate's median would cross the threshold.</p>\n<div class=\"plots\">\n");
     for r in rows.iter().take(MAX_PLOTS) {
-        let _ = write!(
+        let _ = writeln!(
             h,
-            "<figure><figcaption><span class=\"pill {v}\">{v}</span> <b>{}[{}] {}</b> {}<br><span class=\"k\">{}</span></figcaption>{}</figure>\n",
+            "<figure><figcaption><span class=\"pill {v}\">{v}</span> <b>{}[{}] {}</b> {}<br><span class=\"k\">{}</span></figcaption>{}</figure>",
             escape(&r.target),
             escape(&r.size),
             escape(&r.metric),
@@ -287,7 +286,7 @@ fn strip_plot(r: &Row) -> String {
     const W: f64 = 560.0;
     const H: f64 = 104.0;
     const LEFT: f64 = 118.0;
-    const RIGHT: f64 = 16.0;
+    const RIGHT: f64 = 24.0;
     let (Some(b), Some(c)) = (&r.baseline, &r.candidate) else {
         return String::new();
     };
@@ -318,9 +317,12 @@ fn strip_plot(r: &Row) -> String {
         "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{axis_y}\" x2=\"{}\" y2=\"{axis_y}\"/>",
         W - RIGHT
     );
-    let step = (hi - lo) / 4.0 / div;
-    for i in 0..=4 {
-        let v = lo + (hi - lo) * f64::from(i) / 4.0;
+    // Ticks at round values (1, 2 or 5 x 10^k in display units), about five of them.
+    let step = nice_step((hi - lo) / div / 4.0);
+    let first = (lo / div / step).ceil() as i64;
+    let last = (hi / div / step).floor() as i64;
+    for k in first..=last.min(first + 12) {
+        let v = k as f64 * step * div;
         let px = x(v);
         let _ = write!(
             s,
@@ -350,7 +352,7 @@ fn strip_plot(r: &Row) -> String {
             axis_y,
             px + if px > W - 120.0 { -4.0 } else { 4.0 },
             if px > W - 120.0 { "end" } else { "start" },
-            escape(&r.threshold.split_whitespace().next().unwrap_or_default().to_owned())
+            escape(r.threshold.split_whitespace().next().unwrap_or_default())
         );
     }
     s.push_str("</svg>");
@@ -380,7 +382,11 @@ fn side_marks(s: &mut String, side: &SideSummary, y: f64, fill: &str, label: &st
             } else {
                 format!("fill:{fill}")
             },
-            escape(&format!("#{i}: {}{}", format_number(*v), if outlier { " (outlier)" } else { "" }))
+            escape(&format!(
+                "#{i}: {}{}",
+                format_number(*v),
+                if outlier { " (outlier)" } else { "" }
+            ))
         );
     }
     if side.median.is_finite() {
@@ -392,6 +398,25 @@ fn side_marks(s: &mut String, side: &SideSummary, y: f64, fill: &str, label: &st
             y + 11.0
         );
     }
+}
+
+/// The 1-2-5 step nearest above `raw`.
+fn nice_step(raw: f64) -> f64 {
+    if !(raw.is_finite() && raw > 0.0) {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let m = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    m * mag
 }
 
 /// Axis tick text with as many decimals as the tick spacing needs (`127.3`, `127.9`, not `127`, `127`).
@@ -534,7 +559,9 @@ fn roofline_svg(pts: &[&RooflinePoint]) -> String {
             ly = (sy + ry) / 2.0 - 6.0,
         );
     }
-    let palette = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#1b7c83", "#6e7781"];
+    let palette = [
+        "#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#1b7c83", "#6e7781",
+    ];
     for (i, p) in pts.iter().enumerate() {
         let (x, y) = (px(p.intensity), py(p.achieved_tflops));
         let colour = palette[i % palette.len()];
@@ -592,7 +619,10 @@ fn run_info(results: &Results, h: &mut String) {
     };
     kv("verdict", results.verdict.as_str());
     kv("tool version", &results.tool_version);
-    kv("spec", &format!("{} (sha256 {})", results.spec_path, results.spec_hash));
+    kv(
+        "spec",
+        &format!("{} (sha256 {})", results.spec_path, results.spec_hash),
+    );
     kv("source", &results.source);
     kv("synthetic", if results.synthetic { "yes" } else { "no" });
     kv("date", &results.date);

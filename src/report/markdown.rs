@@ -6,8 +6,8 @@
 //! re-run finds and updates its own comment.
 
 use crate::report::format::{
-    axis_scale, case_name, change_with_ci, ci_label, gpu_label, headline, median, p_value,
-    row_badge, shorten, sorted_rows, verdict_badge,
+    axis_scale, case_name, change_with_ci, ci_label, gpu_label, headline, median, p_value, row_badge,
+    shorten, sorted_rows, verdict_badge,
 };
 use crate::results::{Results, Row, RowVerdict};
 
@@ -91,8 +91,8 @@ pub fn escape_md_cell(text: &str) -> String {
             '"' => out.push_str("&quot;"),
             '|' => out.push_str("&#124;"),
             '@' => out.push_str("&#64;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '~' | '#' | '!' | '$' | '^' | '{' | '}' | '='
-            | ':' | '-' | '+' => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '~' | '#' | '!' | '$' | '^' | '{' | '}' | '=' | ':'
+            | '-' | '+' => {
                 // `=` and `-` can underline a heading, `:` starts emoji shortcodes and `$` math;
                 // escaping all of GFM's trigger punctuation costs a backslash and removes the
                 // need to reason about position.
@@ -168,11 +168,7 @@ fn last_resort(results: &Results, opts: &MarkdownOptions, fits: &dyn Fn(&str) ->
         escape_md_cell(&headline(results)),
         comment_marker(results)
     );
-    if fits(&s) {
-        s
-    } else {
-        comment_marker(results)
-    }
+    if fits(&s) { s } else { comment_marker(results) }
 }
 
 /// Rows shown in the main table: everything that needs a look.
@@ -240,10 +236,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         }
         md.push('\n');
     }
-    let (new, missing) = (
-        results.count(RowVerdict::New),
-        results.count(RowVerdict::Missing),
-    );
+    let (new, missing) = (results.count(RowVerdict::New), results.count(RowVerdict::Missing));
     if new + missing > 0 {
         let see = if level == Level::Full {
             "; see the details below"
@@ -361,7 +354,10 @@ fn charts(results: &Results, md: &mut String) {
             .map(|(r, _)| {
                 format!(
                     "\"{}\"",
-                    mermaid_label(&format!("{} {} {}", r.target, r.size, short_metric(&r.metric)), 40)
+                    mermaid_label(
+                        &format!("{} {} {}", r.target, r.size, short_metric(&r.metric)),
+                        40
+                    )
                 )
             })
             .collect();
