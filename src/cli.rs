@@ -41,6 +41,8 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Show ncu's version and each GPU's fingerprint (informational: exit 0 without a GPU).
     Env(crate::gpu::EnvArgs),
+    /// Render a results file (from `check --json`) as JUnit, Markdown, HTML or a pull-request comment.
+    Report(crate::report::ReportArgs),
 }
 
 /// Where samples come from and where raw output goes: shared by every command that profiles.
@@ -143,6 +145,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Profile(args) => profile_command(&args, out),
         Command::Env(args) => crate::gpu::env_command(&args, out),
+        Command::Report(args) => crate::report::run(&args),
     }
 }
 

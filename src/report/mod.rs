@@ -1,3 +1,25 @@
 //! Reporters: they render [`crate::results::Results`] (or parsed launches); they decide nothing.
+//!
+//! - [`console`]: terminal tables.
+//! - [`junit`]: JUnit XML for CI test reporters.
+//! - [`markdown`]: the pull-request comment and the step summary.
+//! - [`html`]: one self-contained page with charts.
+//! - [`github`]: GitHub Actions step summary, outputs and annotations.
+//! - [`comment`]: the sticky pull-request comment (octocrab).
+//! - [`emit`]: `cgp-gate report` and the entry point `check` shares.
 
+pub mod comment;
 pub mod console;
+pub mod emit;
+pub(crate) mod format;
+pub mod github;
+pub mod html;
+pub mod junit;
+pub mod markdown;
+
+pub use comment::{CommentOutcome, GithubConfig, post_comment};
+pub use emit::{ReportArgs, ReportOptions, emit, read_results, run};
+pub use github::{GithubEnv, write_step_summary};
+pub use html::html;
+pub use junit::junit;
+pub use markdown::{MarkdownOptions, escape_md_cell, markdown};

@@ -1,0 +1,219 @@
+//! `cgp-gate report`: read a results file and write the requested reports. `check` calls [`emit`]
+//! with the same options, so both commands produce the same files.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::exit_codes;
+use crate::report::comment::{CommentOutcome, GithubConfig, post_comment, pr_from_event};
+use crate::report::github::{
+    GithubEnv, StepOutputs, escape_data, print_annotations, write_outputs, write_step_summary,
+};
+use crate::report::markdown::{MarkdownOptions, comment_marker, markdown};
+use crate::results::{RESULTS_VERSION, Results};
+
+/// `cgp-gate report` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportArgs {
+    /// The results file written by `check --json`.
+    #[arg(long, value_name = "RESULTS_JSON")]
+    pub from: PathBuf,
+    /// Write JUnit XML here.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Write the Markdown report (the pull-request comment's text) here.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Write the self-contained HTML report here.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+    /// Create or update this spec's comment on the pull request (needs GITHUB_TOKEN).
+    #[arg(long)]
+    pub github_comment: bool,
+    /// The repository for the comment, instead of GITHUB_REPOSITORY.
+    #[arg(long, value_name = "OWNER/NAME", requires = "github_comment")]
+    pub repo: Option<String>,
+    /// The pull-request number for the comment, instead of the one in GITHUB_EVENT_PATH.
+    #[arg(long, value_name = "NUMBER", requires = "github_comment")]
+    pub pr: Option<u64>,
+    /// Do not write the step summary, step outputs and annotations even under GitHub Actions.
+    #[arg(long)]
+    pub no_github_actions: bool,
+}
+
+/// Which reports to produce.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportOptions {
+    pub junit: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+    /// Create or update the pull-request comment.
+    pub github_comment: bool,
+    /// Append the step summary, write step outputs and print annotations (where the
+    /// environment has the variables).
+    pub github_actions: bool,
+    /// `owner/name` for the comment, overriding `GITHUB_REPOSITORY`.
+    pub repo: Option<String>,
+    /// Pull-request number for the comment, overriding the event payload.
+    pub pr: Option<u64>,
+}
+
+/// Read a results file, refusing newer schema versions.
+///
+/// # Errors
+/// [`Error::Io`] when unreadable; [`Error::Input`] (with line and column) when not valid results.
+pub fn read_results(path: &Path) -> Result<Results> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+    parse_results(&text).map_err(|m| Error::input(path, m))
+}
+
+/// Parse results JSON; the error is a message for [`Error::Input`].
+///
+/// # Errors
+/// A message with the position of the problem, or the version mismatch and what to do.
+pub fn parse_results(text: &str) -> Result<Results, String> {
+    // Read the version first: a newer file may not fit today's structs, and "upgrade cgp-gate"
+    // is a better message than the first unknown field.
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let version = v.get("schema_version").ok_or_else(|| {
+        "no `schema_version` field; is this a results file written by `cgp-gate check --json`?".to_owned()
+    })?;
+    let version = version
+        .as_u64()
+        .ok_or_else(|| format!("`schema_version` is {version}, not a whole number"))?;
+    if version > u64::from(RESULTS_VERSION) {
+        return Err(format!(
+            "results schema_version {version} is newer than this cgp-gate reads ({RESULTS_VERSION}); upgrade cgp-gate"
+        ));
+    }
+    serde_json::from_str(text).map_err(|e| format!("invalid results: {e}"))
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| Error::io("write", path, e))
+}
+
+/// Write the reports `opts` asks for. Annotations go to stdout, notes and warnings to stderr.
+///
+/// # Errors
+/// The first failure to write a file, or a failed comment (not a 403, which is a warning). Every
+/// other report is still written before a comment failure is returned.
+pub fn emit(results: &Results, opts: &ReportOptions, env: &GithubEnv) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let mut err = std::io::stderr().lock();
+    emit_to(results, opts, env, &mut out, &mut err)
+}
+
+/// [`emit`] with its streams given (tests capture them).
+///
+/// # Errors
+/// As [`emit`].
+pub fn emit_to(
+    results: &Results,
+    opts: &ReportOptions,
+    env: &GithubEnv,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let note = |err: &mut dyn Write, msg: &str| {
+        // A closed stderr must not turn a written report into a failure.
+        let _ = writeln!(err, "{msg}");
+    };
+    if let Some(p) = &opts.junit {
+        write_file(p, &crate::report::junit(results))?;
+    }
+    if let Some(p) = &opts.markdown {
+        write_file(p, &markdown(results, &MarkdownOptions::default()))?;
+    }
+    if let Some(p) = &opts.html {
+        write_file(p, &crate::report::html(results))?;
+    }
+
+    let mut comment_url = None;
+    let mut comment_error = None;
+    if opts.github_comment {
+        match comment(results, opts, env) {
+            Ok(Some(CommentOutcome::Created { url, .. })) => {
+                note(err, &format!("created the pull-request comment: {url}"));
+                comment_url = Some(url);
+            }
+            Ok(Some(CommentOutcome::Updated { url, .. })) => {
+                note(err, &format!("updated the pull-request comment: {url}"));
+                comment_url = Some(url);
+            }
+            Ok(Some(CommentOutcome::Forbidden { message })) => {
+                note(err, &format!("warning: {message}"));
+                if env.actions && opts.github_actions {
+                    let _ = writeln!(out, "::warning title=cgp-gate comment::{}", escape_data(&message));
+                }
+            }
+            Ok(None) => note(
+                err,
+                "note: not a pull-request event and no --pr given; no comment posted",
+            ),
+            Err(e) => comment_error = Some(e),
+        }
+    }
+
+    if opts.github_actions {
+        let md = MarkdownOptions::default();
+        write_step_summary(results, env, &md)?;
+        let outputs = StepOutputs {
+            junit: opts.junit.clone(),
+            markdown: opts.markdown.clone(),
+            html: opts.html.clone(),
+            comment_url,
+        };
+        write_outputs(results, env, &outputs)?;
+        if env.actions {
+            print_annotations(results, out)?;
+        }
+    }
+    match comment_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Post the comment; `Ok(None)` when there is no pull request to post on.
+fn comment(results: &Results, opts: &ReportOptions, env: &GithubEnv) -> Result<Option<CommentOutcome>> {
+    if opts.pr.is_none()
+        && let Some(path) = &env.event_path
+        && pr_from_event(path)?.is_none()
+    {
+        return Ok(None);
+    }
+    let cfg = GithubConfig::from_env(env, opts.repo.as_deref(), opts.pr, comment_marker(results))?;
+    let md = MarkdownOptions {
+        full_report_url: env.run_url(),
+        ..MarkdownOptions::default()
+    };
+    post_comment(&cfg, &markdown(results, &md)).map(Some)
+}
+
+/// Run `cgp-gate report`. Exits 0 when every requested report was written: the verdict is
+/// `check`'s to give, and a report of a failed run is still a successful report.
+///
+/// # Errors
+/// As [`read_results`] and [`emit`].
+pub fn run(args: &ReportArgs) -> Result<i32> {
+    let results = read_results(&args.from)?;
+    let env = GithubEnv::from_env();
+    let opts = ReportOptions {
+        junit: args.junit.clone(),
+        markdown: args.markdown.clone(),
+        html: args.html.clone(),
+        github_comment: args.github_comment,
+        github_actions: env.actions && !args.no_github_actions,
+        repo: args.repo.clone(),
+        pr: args.pr,
+    };
+    let nothing_requested =
+        opts.junit.is_none() && opts.markdown.is_none() && opts.html.is_none() && !opts.github_comment;
+    if nothing_requested {
+        print!("{}", crate::report::console::results_table(&results));
+    }
+    emit(&results, &opts, &env)?;
+    Ok(exit_codes::OK)
+}

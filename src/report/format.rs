@@ -1,0 +1,220 @@
+//! Formatting shared by every renderer: names, changes with their interval, p-values, the headline.
+//!
+//! These helpers produce plain text; each renderer escapes it for its own format.
+
+use crate::gpu::fingerprint::UNKNOWN;
+use crate::results::{Results, Row, RowVerdict, RunVerdict, SideSummary};
+use crate::units::human;
+
+/// The name of one row as every report spells it: `gemm[m=4096,n=4096] <kernel> <metric>`.
+pub(crate) fn case_name(row: &Row) -> String {
+    format!("{}[{}] {} {}", row.target, row.size, row.kernel, row.metric)
+}
+
+/// A relative change as a signed percentage: `+6.7%`, `-0.42%`.
+pub(crate) fn pct(x: f64) -> String {
+    if !x.is_finite() {
+        return "n/a".to_owned();
+    }
+    let p = x * 100.0;
+    // Changes under 1% keep two decimals so that a 0.4% drift does not print as 0.4 or 0.0.
+    if p.abs() < 1.0 {
+        format!("{p:+.2}%")
+    } else {
+        format!("{p:+.1}%")
+    }
+}
+
+/// The change with its interval: `+6.7% [+5.3%, +8.7%]`, `+6.7%` without one, `n/a` without a change.
+pub(crate) fn change_with_ci(row: &Row) -> String {
+    match (row.change, row.change_ci) {
+        (Some(c), Some([lo, hi])) => format!("{} [{}, {}]", pct(c), pct(lo), pct(hi)),
+        (Some(c), None) => pct(c),
+        (None, _) => "n/a".to_owned(),
+    }
+}
+
+/// The confidence level as a label: `95% CI`.
+pub(crate) fn ci_label(row: &Row) -> Option<String> {
+    let c = row.confidence?;
+    c.is_finite()
+        .then(|| format!("{}% CI", crate::units::format_number(c * 100.0)))
+}
+
+/// A p-value for people: `0.0123`, `1.5e-6`, `n/a`.
+pub(crate) fn p_value(p: Option<f64>) -> String {
+    match p {
+        Some(p) if p.is_finite() && p >= 0.001 => format!("{p:.3}"),
+        Some(0.0) => "0".to_owned(),
+        Some(p) if p.is_finite() => format!("{p:.1e}"),
+        _ => "n/a".to_owned(),
+    }
+}
+
+/// The median of one side in human units, or `-` when the side is absent.
+pub(crate) fn median(side: Option<&SideSummary>, unit: &str) -> String {
+    side.map_or_else(|| "-".to_owned(), |s| human(s.median, unit))
+}
+
+/// The GPU the run measured, for headlines.
+pub(crate) fn gpu_label(results: &Results) -> String {
+    let name = &results.fingerprint.gpu_name;
+    if name.is_empty() || name == UNKNOWN {
+        "an unknown GPU".to_owned()
+    } else {
+        name.clone()
+    }
+}
+
+/// Rows in report order: regressions first, then errors, inconclusive, improvements, passes, new,
+/// missing (the order of [`RowVerdict`]); the run's own order within a verdict.
+pub(crate) fn sorted_rows(results: &Results) -> Vec<&Row> {
+    let mut rows: Vec<&Row> = results.rows.iter().collect();
+    rows.sort_by_key(|r| r.verdict);
+    rows
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The one-line outcome: `2 regressions, 1 inconclusive, 1 error on NVIDIA H200`, or
+/// `pass: 12 rows on NVIDIA H200`. The verdict is the run's; this only counts.
+pub(crate) fn headline(results: &Results) -> String {
+    let regressions = results.count(RowVerdict::Regression);
+    let inconclusive = results.count(RowVerdict::Inconclusive);
+    let errors = results.count(RowVerdict::Error) + results.errors.len();
+    let improvements = results.count(RowVerdict::Improvement);
+    let mut parts = Vec::new();
+    if regressions > 0 {
+        parts.push(plural(regressions, "regression", "regressions"));
+    }
+    if errors > 0 {
+        parts.push(plural(errors, "error", "errors"));
+    }
+    if inconclusive > 0 {
+        parts.push(format!("{inconclusive} inconclusive"));
+    }
+    if improvements > 0 {
+        parts.push(plural(improvements, "improvement", "improvements"));
+    }
+    let counted = parts.join(", ");
+    let gpu = gpu_label(results);
+    let rows = plural(results.rows.len(), "row", "rows");
+    match (results.verdict, counted.is_empty()) {
+        (RunVerdict::Pass, true) => format!("pass: {rows} on {gpu}"),
+        (RunVerdict::Pass, false) => format!("pass: {rows} on {gpu} ({counted})"),
+        (v, true) => format!("{}: {rows} on {gpu}", v.as_str()),
+        (_, false) => format!("{counted} on {gpu}"),
+    }
+}
+
+/// The run verdict's symbol, for headlines (the headline's words carry the meaning).
+pub(crate) fn verdict_badge(v: RunVerdict) -> &'static str {
+    match v {
+        RunVerdict::Pass => "✅",
+        RunVerdict::Regression => "❌",
+        RunVerdict::Inconclusive => "⚠️",
+        RunVerdict::Error => "💥",
+    }
+}
+
+/// A row verdict with a symbol that reads without colour.
+pub(crate) fn row_badge(v: RowVerdict) -> &'static str {
+    match v {
+        RowVerdict::Regression => "❌ regression",
+        RowVerdict::Error => "💥 error",
+        RowVerdict::Inconclusive => "⚠️ inconclusive",
+        RowVerdict::Improvement => "🚀 improvement",
+        RowVerdict::Pass => "✅ pass",
+        RowVerdict::New => "🆕 new",
+        RowVerdict::Missing => "❔ missing",
+    }
+}
+
+/// Shorten text to at most `max` characters, marking the cut with `…`.
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+/// A scale for plotting values of a base unit: (divide by, unit label). Mirrors [`human`]'s steps
+/// so that an axis and the tables agree.
+pub(crate) fn axis_scale(max_abs: f64, unit: &str) -> (f64, String) {
+    let steps: &[(f64, &str)] = match unit {
+        "ns" => &[(1e9, "s"), (1e6, "ms"), (1e3, "us"), (1.0, "ns")],
+        "byte" => &[(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B")],
+        "Hz" => &[(1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz"), (1.0, "Hz")],
+        "byte/second" => &[
+            (1e12, "TB/s"),
+            (1e9, "GB/s"),
+            (1e6, "MB/s"),
+            (1e3, "KB/s"),
+            (1.0, "B/s"),
+        ],
+        other => return (1.0, other.to_owned()),
+    };
+    for (f, name) in steps {
+        if max_abs >= *f {
+            return (*f, (*name).to_owned());
+        }
+    }
+    (1.0, steps[steps.len() - 1].1.to_owned())
+}
+
+/// Parse the relative part of a threshold as written (`3% (lower is better)` -> 0.03), for
+/// drawing the limit line. `None` for `exact`, `min`/`max` and anything else.
+pub(crate) fn relative_threshold(threshold: &str) -> Option<f64> {
+    let head = threshold.split_whitespace().next()?;
+    let num = head.strip_suffix('%')?;
+    let f: f64 = num.parse().ok()?;
+    (f.is_finite() && f >= 0.0).then_some(f / 100.0)
+}
+
+/// Where the candidate's median crosses the threshold, in base units, if the threshold is relative.
+pub(crate) fn threshold_limit(row: &Row) -> Option<f64> {
+    let f = relative_threshold(&row.threshold)?;
+    let base = row.baseline.as_ref()?.median;
+    Some(if row.direction == "higher" {
+        base * (1.0 - f)
+    } else {
+        base * (1.0 + f)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_keep_precision_for_small_changes() {
+        assert_eq!(pct(0.0669), "+6.7%");
+        assert_eq!(pct(-0.0042), "-0.42%");
+        assert_eq!(pct(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn p_values_switch_to_exponent_when_tiny() {
+        assert_eq!(p_value(Some(0.0123)), "0.012");
+        assert_eq!(p_value(Some(1.53e-6)), "1.5e-6");
+        assert_eq!(p_value(None), "n/a");
+    }
+
+    #[test]
+    fn thresholds_parse_only_when_relative() {
+        assert_eq!(relative_threshold("3% (lower is better)"), Some(0.03));
+        assert_eq!(relative_threshold("exact"), None);
+        assert_eq!(relative_threshold("min 500ns"), None);
+        assert_eq!(relative_threshold("-3%"), None);
+    }
+
+    #[test]
+    fn shorten_counts_characters_not_bytes() {
+        assert_eq!(shorten("äöüäöü", 4), "äöü…");
+        assert_eq!(shorten("abc", 3), "abc");
+    }
+}

@@ -1,0 +1,207 @@
+//! JUnit XML for CI test reporters, built with quick-junit.
+//!
+//! Mapping (documented in `docs/reports.md`): one `<testsuite>` per target, one `<testcase>` per
+//! size x kernel x metric. Regression -> `<failure>`; a row or run error -> `<error>`; inconclusive
+//! and missing -> `<skipped>` with a message (every CI reporter shows skipped cases, while a
+//! success with a property would hide them); pass, improvement and new -> success, with the verdict
+//! as a property.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+
+use crate::report::format::{case_name, change_with_ci, ci_label, median, p_value};
+use crate::results::{Results, Row, RowVerdict, RunError};
+use crate::units::format_number;
+
+/// Render the results as JUnit XML.
+pub fn junit(results: &Results) -> String {
+    let mut report = Report::new("cgp-gate");
+    // Targets in the order the run produced them; targets that only failed come after.
+    let mut order: Vec<&str> = Vec::new();
+    let mut suites: BTreeMap<&str, TestSuite> = BTreeMap::new();
+    let targets = results
+        .rows
+        .iter()
+        .map(|r| r.target.as_str())
+        .chain(results.errors.iter().map(|e| e.target.as_str()));
+    for t in targets {
+        suites.entry(t).or_insert_with(|| {
+            order.push(t);
+            suite(results, t)
+        });
+    }
+    for row in &results.rows {
+        if let Some(s) = suites.get_mut(row.target.as_str()) {
+            s.add_test_case(row_case(row));
+        }
+    }
+    for e in &results.errors {
+        if let Some(s) = suites.get_mut(e.target.as_str()) {
+            s.add_test_case(error_case(e));
+        }
+    }
+    for t in order {
+        if let Some(s) = suites.remove(t) {
+            report.add_test_suite(s);
+        }
+    }
+    // Serialising to memory fails only on I/O errors, which a Vec cannot produce; XmlString has
+    // already removed the characters XML cannot hold. Should quick-junit ever fail anyway, the
+    // reader gets a valid, empty report with the reason rather than a panic.
+    report.to_string().unwrap_or_else(|e| {
+        let msg = crate::report::html::escape(&e.to_string());
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cgp-gate\" tests=\"0\" failures=\"0\" errors=\"0\"><!-- failed to serialise: {msg} --></testsuites>\n"
+        )
+    })
+}
+
+fn suite(results: &Results, target: &str) -> TestSuite {
+    let mut s = TestSuite::new(target);
+    let fp = &results.fingerprint;
+    let props = [
+        ("gpu_name", fp.gpu_name.as_str()),
+        ("gpu_uuid", fp.gpu_uuid.as_str()),
+        ("compute_capability", fp.compute_capability.as_str()),
+        ("driver_version", fp.driver_version.as_str()),
+        ("ncu_version", fp.ncu_version.as_str()),
+        ("clocks", fp.clocks.as_str()),
+        ("clock_control", fp.clock_control.as_str()),
+        ("cache_control", fp.cache_control.as_str()),
+        ("tool_version", results.tool_version.as_str()),
+        ("spec_path", results.spec_path.as_str()),
+        ("spec_hash", results.spec_hash.as_str()),
+        ("source", results.source.as_str()),
+        ("multiple_testing", results.multiple_testing.as_str()),
+        ("run_verdict", results.verdict.as_str()),
+    ];
+    for (k, v) in props {
+        s.add_property(Property::new(k, v));
+    }
+    s.add_property(Property::new("synthetic", results.synthetic.to_string()));
+    if let Some(c) = &results.git_commit {
+        s.add_property(Property::new("git_commit", c.as_str()));
+    }
+    if let Some(m) = &results.fingerprint_mismatch {
+        for [field, ours, baseline] in m {
+            s.add_property(Property::new(
+                format!("fingerprint_mismatch.{field}"),
+                format!("run {ours}, baseline {baseline}"),
+            ));
+        }
+    }
+    if let Some(secs) = results.cost_seconds.get(target)
+        && secs.is_finite()
+        && *secs >= 0.0
+    {
+        s.set_time(Duration::from_secs_f64(*secs));
+    }
+    s
+}
+
+/// The failure message: everything a reader needs on one line.
+fn failure_message(row: &Row) -> String {
+    let ci = ci_label(row).map_or_else(String::new, |l| format!(" ({l})"));
+    format!(
+        "{} {}: baseline {} -> candidate {}, change {}{ci}, threshold {}, p {}",
+        row.metric,
+        row.verdict.as_str(),
+        median(row.baseline.as_ref(), &row.unit),
+        median(row.candidate.as_ref(), &row.unit),
+        change_with_ci(row),
+        row.threshold,
+        p_value(row.p_adjusted.or(row.p)),
+    )
+}
+
+/// The long text of a non-success: the reason and the samples.
+fn description(row: &Row) -> String {
+    let mut d = format!("{}\nmethod: {}\n", row.reason, row.method);
+    for (name, side) in [("baseline", &row.baseline), ("candidate", &row.candidate)] {
+        if let Some(s) = side {
+            let xs: Vec<String> = s.samples.iter().map(|x| format_number(*x)).collect();
+            d.push_str(&format!("{name} samples ({}): {}\n", row.unit, xs.join(" ")));
+        }
+    }
+    d
+}
+
+fn row_case(row: &Row) -> TestCase {
+    let status = match row.verdict {
+        RowVerdict::Regression | RowVerdict::Error => {
+            let kind = if row.verdict == RowVerdict::Regression {
+                NonSuccessKind::Failure
+            } else {
+                NonSuccessKind::Error
+            };
+            let mut st = TestCaseStatus::non_success(kind);
+            st.set_type(row.verdict.as_str())
+                .set_message(failure_message(row))
+                .set_description(description(row));
+            st
+        }
+        RowVerdict::Inconclusive | RowVerdict::Missing => {
+            let mut st = TestCaseStatus::skipped();
+            st.set_type(row.verdict.as_str())
+                .set_message(format!("{}: {}", row.verdict.as_str(), failure_message(row)))
+                .set_description(description(row));
+            st
+        }
+        RowVerdict::Pass | RowVerdict::Improvement | RowVerdict::New => TestCaseStatus::success(),
+    };
+    let mut case = TestCase::new(case_name(row), status);
+    case.set_classname(format!("{}[{}]", row.target, row.size));
+    case.add_properties(row_properties(row));
+    if matches!(row.verdict, RowVerdict::Improvement | RowVerdict::New) {
+        case.set_system_out(format!("{}: {}", row.verdict.as_str(), row.reason));
+    }
+    case
+}
+
+fn row_properties(row: &Row) -> Vec<Property> {
+    let mut p = vec![
+        Property::new("verdict", row.verdict.as_str()),
+        Property::new("unit", row.unit.as_str()),
+        Property::new("threshold", row.threshold.as_str()),
+        Property::new("direction", row.direction.as_str()),
+        Property::new("method", row.method.as_str()),
+    ];
+    // `Display` for f64 is the shortest text that reads back to the same number, so a consumer
+    // gets exactly the run's values (a p-value of 1.53e-6 must not become 0.000002).
+    let mut num = |k: &str, v: Option<f64>| {
+        if let Some(v) = v.filter(|v| v.is_finite()) {
+            p.push(Property::new(k, v.to_string()));
+        }
+    };
+    num("baseline_median", row.baseline.as_ref().map(|s| s.median));
+    num("candidate_median", row.candidate.as_ref().map(|s| s.median));
+    num("baseline_n", row.baseline.as_ref().map(|s| s.n as f64));
+    num("candidate_n", row.candidate.as_ref().map(|s| s.n as f64));
+    num("change", row.change);
+    num("change_ci_low", row.change_ci.map(|c| c[0]));
+    num("change_ci_high", row.change_ci.map(|c| c[1]));
+    num("confidence", row.confidence);
+    num("p", row.p);
+    num("p_adjusted", row.p_adjusted);
+    num("remeasured", Some(f64::from(row.remeasured)));
+    p
+}
+
+fn error_case(e: &RunError) -> TestCase {
+    let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+    st.set_type(e.kind.as_str()).set_message(e.message.as_str());
+    let name = match &e.size {
+        Some(size) => format!("{}[{size}] (run)", e.target),
+        None => format!("{} (run)", e.target),
+    };
+    let mut case = TestCase::new(name, st);
+    case.set_classname(match &e.size {
+        Some(size) => format!("{}[{size}]", e.target),
+        None => e.target.clone(),
+    });
+    case.add_property(Property::new("verdict", "error"));
+    case.add_property(Property::new("kind", e.kind.as_str()));
+    case
+}

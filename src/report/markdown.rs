@@ -1,0 +1,530 @@
+//! GitHub-flavoured Markdown: the pull-request comment and the job step summary.
+//!
+//! Every piece of text that comes from a spec or a run (targets, sizes, kernel names, metrics,
+//! messages) goes through [`escape_md_cell`], so a C++ template name cannot open HTML, break a table
+//! or mention a user. The body ends with a hidden per-spec marker ([`comment_marker`]) by which a
+//! re-run finds and updates its own comment.
+
+use crate::report::format::{
+    axis_scale, case_name, change_with_ci, ci_label, gpu_label, headline, median, p_value, row_badge,
+    shorten, sorted_rows, verdict_badge,
+};
+use crate::results::{Results, Row, RowVerdict};
+
+/// GitHub rejects issue and pull-request comment bodies longer than this many characters.
+pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
+
+/// Kernel names longer than this are cut in tables (C++ template names run to thousands of
+/// characters); the JUnit and HTML reports keep them whole.
+const KERNEL_CELL_CHARS: usize = 120;
+
+/// Rows charted in the Mermaid bar chart; more would make the labels unreadable.
+const CHART_ROWS: usize = 12;
+
+/// How to render the Markdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkdownOptions {
+    /// Longest body allowed, in characters. Above it the body is shortened (per-target details
+    /// first, then the highlighted rows) and says so.
+    pub max_chars: usize,
+    /// Include Mermaid charts (GitHub renders ```` ```mermaid ```` blocks).
+    pub mermaid: bool,
+    /// Where the full report lives (an artefact or run URL), linked when the body is shortened.
+    pub full_report_url: Option<String>,
+}
+
+impl Default for MarkdownOptions {
+    fn default() -> Self {
+        Self {
+            max_chars: GITHUB_COMMENT_LIMIT,
+            mermaid: true,
+            full_report_url: None,
+        }
+    }
+}
+
+/// Render the results as Markdown, shortened to `opts.max_chars` characters if needed.
+pub fn markdown(results: &Results, opts: &MarkdownOptions) -> String {
+    let max = opts.max_chars;
+    markdown_fitting(results, opts, &|s: &str| s.chars().count() <= max)
+}
+
+/// The hidden marker that identifies this spec's comment: `<!-- cgp-gate:spec=<name> -->`.
+///
+/// It uses the spec's path rather than its hash so that editing the spec in a pull request updates
+/// the same comment instead of adding a new one. Only `[A-Za-z0-9._/-]` survive, and `--` (which
+/// would end an HTML comment) is broken up.
+pub fn comment_marker(results: &Results) -> String {
+    let name = if !results.spec_path.trim().is_empty() {
+        results.spec_path.trim()
+    } else if !results.spec_hash.is_empty() {
+        results.spec_hash.get(..16).unwrap_or(&results.spec_hash)
+    } else {
+        "default"
+    };
+    let mut clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while clean.contains("--") {
+        clean = clean.replace("--", "-_");
+    }
+    format!("<!-- cgp-gate:spec={clean} -->")
+}
+
+/// Escape text for a GFM table cell or inline text: HTML special characters become entities,
+/// Markdown punctuation is backslash-escaped, `|` and `@` become entities (no broken table, no
+/// mention), line breaks become spaces and other control characters are dropped.
+pub fn escape_md_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '|' => out.push_str("&#124;"),
+            '@' => out.push_str("&#64;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '~' | '#' | '!' | '$' | '^' | '{' | '}' | '=' | ':'
+            | '-' | '+' => {
+                // `=` and `-` can underline a heading, `:` starts emoji shortcodes and `$` math;
+                // escaping all of GFM's trigger punctuation costs a backslash and removes the
+                // need to reason about position.
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escape text inside a raw HTML line (`<summary>`), where Markdown backslash escapes do not apply.
+fn escape_html_line(text: &str) -> String {
+    crate::report::html::escape(text).replace('@', "&#64;")
+}
+
+/// How much of the body to render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Full,
+    /// Per-target `<details>` left out.
+    NoDetails,
+    /// Also only the first `k` highlighted rows.
+    Top(usize),
+}
+
+/// Render at the largest level that `fits` accepts.
+pub(crate) fn markdown_fitting(
+    results: &Results,
+    opts: &MarkdownOptions,
+    fits: &dyn Fn(&str) -> bool,
+) -> String {
+    let full = render(results, opts, Level::Full);
+    if fits(&full) {
+        return full;
+    }
+    let no_details = render(results, opts, Level::NoDetails);
+    if fits(&no_details) {
+        return no_details;
+    }
+    // The largest k whose rendering fits; rendering grows with k, so bisect.
+    let n = highlighted(results).len();
+    let (mut lo, mut hi) = (0usize, n);
+    let mut best = render(results, opts, Level::Top(0));
+    if !fits(&best) {
+        return last_resort(results, opts, fits);
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        let s = render(results, opts, Level::Top(mid));
+        if fits(&s) {
+            lo = mid;
+            best = s;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    best
+}
+
+/// The headline and the marker only, for limits too small for anything else.
+fn last_resort(results: &Results, opts: &MarkdownOptions, fits: &dyn Fn(&str) -> bool) -> String {
+    let link = opts
+        .full_report_url
+        .as_deref()
+        .map_or_else(String::new, |u| format!(" Full report: <{}>", escape_url(u)));
+    let s = format!(
+        "### {} cgp-gate: {}\n\nThe report was too long for this place and was left out.{link}\n\n{}\n",
+        verdict_badge(results.verdict),
+        escape_md_cell(&headline(results)),
+        comment_marker(results)
+    );
+    if fits(&s) { s } else { comment_marker(results) }
+}
+
+/// Rows shown in the main table: everything that needs a look.
+fn highlighted(results: &Results) -> Vec<&Row> {
+    sorted_rows(results)
+        .into_iter()
+        .filter(|r| {
+            matches!(
+                r.verdict,
+                RowVerdict::Regression
+                    | RowVerdict::Error
+                    | RowVerdict::Inconclusive
+                    | RowVerdict::Improvement
+            )
+        })
+        .collect()
+}
+
+fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
+    let mut md = String::new();
+    md.push_str(&format!(
+        "### {} cgp-gate: {}\n\n",
+        verdict_badge(results.verdict),
+        escape_md_cell(&headline(results))
+    ));
+    flags(results, &mut md);
+
+    let rows = highlighted(results);
+    let shown = match level {
+        Level::Top(k) => k.min(rows.len()),
+        _ => rows.len(),
+    };
+    if level != Level::Full {
+        shortened_note(results, opts, rows.len() - shown, &mut md);
+    }
+    if rows.is_empty() {
+        md.push_str("No regressions, improvements or inconclusive rows.\n\n");
+    } else {
+        let ci = rows
+            .iter()
+            .find_map(|r| ci_label(r))
+            .unwrap_or_else(|| "CI".to_owned());
+        md.push_str(&format!(
+            "| | target | size | kernel | metric | baseline | candidate | change ({ci}) | p (adj.) |\n|---|---|---|---|---|---|---|---|---|\n"
+        ));
+        for r in rows.iter().take(shown) {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                row_badge(r.verdict),
+                escape_md_cell(&r.target),
+                escape_md_cell(&r.size),
+                escape_md_cell(&shorten(&r.kernel, KERNEL_CELL_CHARS)),
+                escape_md_cell(&r.metric),
+                escape_md_cell(&median(r.baseline.as_ref(), &r.unit)),
+                escape_md_cell(&median(r.candidate.as_ref(), &r.unit)),
+                escape_md_cell(&change_with_ci(r)),
+                escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
+            ));
+        }
+        if shown < rows.len() {
+            md.push_str(&format!(
+                "\n… and {} more rows not shown here.\n",
+                rows.len() - shown
+            ));
+        }
+        md.push('\n');
+    }
+    let (new, missing) = (results.count(RowVerdict::New), results.count(RowVerdict::Missing));
+    if new + missing > 0 {
+        let see = if level == Level::Full {
+            "; see the details below"
+        } else {
+            ""
+        };
+        md.push_str(&format!(
+            "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
+        ));
+    }
+    if opts.mermaid && level == Level::Full {
+        charts(results, &mut md);
+    }
+    errors(results, &mut md);
+    if level == Level::Full {
+        details(results, &mut md);
+    }
+    footer(results, &mut md);
+    md.push_str(&comment_marker(results));
+    md.push('\n');
+    md
+}
+
+fn flags(results: &Results, md: &mut String) {
+    if results.synthetic {
+        md.push_str(&format!(
+            "> [!WARNING]\n> **Synthetic data**: these numbers were not measured on a GPU (source: {}).\n\n",
+            escape_md_cell(&results.source)
+        ));
+    }
+    if let Some(m) = results.fingerprint_mismatch.as_ref().filter(|m| !m.is_empty()) {
+        md.push_str("> [!CAUTION]\n> **Fingerprint mismatch**: the baseline was measured on a different setup (allowed by the spec); treat changes with care.\n>\n> | field | this run | baseline |\n> |---|---|---|\n");
+        for [field, ours, theirs] in m {
+            md.push_str(&format!(
+                "> | {} | {} | {} |\n",
+                escape_md_cell(field),
+                escape_md_cell(ours),
+                escape_md_cell(theirs)
+            ));
+        }
+        md.push('\n');
+    }
+}
+
+fn shortened_note(results: &Results, opts: &MarkdownOptions, hidden: usize, md: &mut String) {
+    let mut what = format!(
+        "the per-target details ({} rows) were left out",
+        results.rows.len()
+    );
+    if hidden > 0 {
+        what.push_str(&format!(", and {hidden} highlighted rows are not listed"));
+    }
+    let link = opts.full_report_url.as_deref().map_or_else(
+        || " The HTML and JUnit reports of this run hold everything.".to_owned(),
+        |u| format!(" Full report: <{}>", escape_url(u)),
+    );
+    md.push_str(&format!(
+        "> [!NOTE]\n> This report was shortened to fit the size limit: {what}, and charts were dropped.{link}\n\n"
+    ));
+}
+
+/// A URL for an autolink: characters that would end or break it are percent-encoded.
+fn escape_url(u: &str) -> String {
+    let mut out = String::new();
+    for c in u.chars() {
+        match c {
+            '<' | '>' | ' ' | '"' | '`' | '|' => out.push_str(&format!("%{:02X}", c as u32)),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for a Mermaid label: only characters that cannot end a quoted string or a code fence.
+fn mermaid_label(text: &str, max: usize) -> String {
+    let s: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, ' ' | '=' | ',' | '.' | '_' | '-' | '+' | '%') {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect();
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    shorten(&s, max)
+}
+
+fn mermaid_number(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.3}")
+    } else {
+        "0".to_owned()
+    }
+}
+
+fn charts(results: &Results, md: &mut String) {
+    // How much worse each regression is, in percent, signed so that "worse" is positive for
+    // higher-is-better metrics too: bars always grow from the axis.
+    let regressions: Vec<(&Row, f64)> = results
+        .rows
+        .iter()
+        .filter(|r| r.verdict == RowVerdict::Regression)
+        .filter_map(|r| {
+            let c = r.change.filter(|c| c.is_finite())?;
+            Some((r, if r.direction == "higher" { -c } else { c } * 100.0))
+        })
+        .take(CHART_ROWS)
+        .collect();
+    if !regressions.is_empty() {
+        let labels: Vec<String> = regressions
+            .iter()
+            .map(|(r, _)| {
+                format!(
+                    "\"{}\"",
+                    mermaid_label(
+                        &format!("{} {} {}", r.target, r.size, short_metric(&r.metric)),
+                        40
+                    )
+                )
+            })
+            .collect();
+        let values: Vec<String> = regressions.iter().map(|(_, v)| mermaid_number(*v)).collect();
+        let top = regressions.iter().map(|(_, v)| *v).fold(0.0_f64, f64::max) * 1.2;
+        md.push_str(&format!(
+            "```mermaid\nxychart-beta\n    title \"Regressions: how much worse (%)\"\n    x-axis [{}]\n    y-axis \"worse by (%)\" 0 --> {}\n    bar [{}]\n```\n\n",
+            labels.join(", "),
+            mermaid_number(top.max(1.0)),
+            values.join(", ")
+        ));
+    }
+    // The trend of the worst regression with history: older baselines, the baseline, this run.
+    let trend = results
+        .rows
+        .iter()
+        .filter(|r| r.verdict == RowVerdict::Regression && !r.history.is_empty())
+        .filter(|r| r.baseline.is_some() && r.candidate.is_some())
+        .max_by(|a, b| {
+            let ka = a.change.unwrap_or(0.0).abs();
+            let kb = b.change.unwrap_or(0.0).abs();
+            ka.total_cmp(&kb)
+        });
+    if let Some(r) = trend
+        && let (Some(b), Some(c)) = (&r.baseline, &r.candidate)
+    {
+        let mut points: Vec<f64> = r.history.iter().copied().filter(|x| x.is_finite()).collect();
+        points.push(b.median);
+        points.push(c.median);
+        let max = points.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+        let (div, unit) = axis_scale(max, &r.unit);
+        let n = points.len();
+        let labels: Vec<String> = (0..n)
+            .map(|i| match n - i {
+                1 => "\"this run\"".to_owned(),
+                2 => "\"baseline\"".to_owned(),
+                k => format!("\"-{}\"", k - 2),
+            })
+            .collect();
+        let values: Vec<String> = points.iter().map(|x| mermaid_number(x / div)).collect();
+        md.push_str(&format!(
+            "```mermaid\nxychart-beta\n    title \"{} history ({})\"\n    x-axis [{}]\n    y-axis \"{}\"\n    line [{}]\n```\n\n",
+            mermaid_label(&format!("{} {} {}", r.target, r.size, short_metric(&r.metric)), 60),
+            mermaid_label(&unit, 20),
+            labels.join(", "),
+            mermaid_label(&unit, 20),
+            values.join(", ")
+        ));
+    }
+}
+
+/// `gpu__time_duration.sum` -> `time`; other metrics keep their name.
+fn short_metric(metric: &str) -> &str {
+    match metric {
+        "gpu__time_duration.sum" | "gpu__time_duration.avg" => "time",
+        m => m,
+    }
+}
+
+fn errors(results: &Results, md: &mut String) {
+    let row_errors: Vec<&Row> = results
+        .rows
+        .iter()
+        .filter(|r| r.verdict == RowVerdict::Error)
+        .collect();
+    if results.errors.is_empty() && row_errors.is_empty() {
+        return;
+    }
+    md.push_str("**Errors** (not measured; an error is never a pass)\n\n");
+    for e in &results.errors {
+        let at = match &e.size {
+            Some(s) => format!("{}[{s}]", e.target),
+            None => e.target.clone(),
+        };
+        md.push_str(&format!(
+            "- {} **{}**: {}\n",
+            escape_md_cell(&at),
+            escape_md_cell(&e.kind),
+            escape_md_cell(&e.message)
+        ));
+    }
+    for r in row_errors {
+        md.push_str(&format!(
+            "- {}: {}\n",
+            escape_md_cell(&shorten(&case_name(r), 200)),
+            escape_md_cell(&r.reason)
+        ));
+    }
+    md.push('\n');
+}
+
+fn details(results: &Results, md: &mut String) {
+    let mut targets: Vec<&str> = Vec::new();
+    for r in &results.rows {
+        if !targets.contains(&r.target.as_str()) {
+            targets.push(&r.target);
+        }
+    }
+    for t in targets {
+        let rows: Vec<&Row> = sorted_rows(results)
+            .into_iter()
+            .filter(|r| r.target == t)
+            .collect();
+        let mut counts: Vec<String> = Vec::new();
+        for v in [
+            RowVerdict::Regression,
+            RowVerdict::Error,
+            RowVerdict::Inconclusive,
+            RowVerdict::Improvement,
+            RowVerdict::Pass,
+            RowVerdict::New,
+            RowVerdict::Missing,
+        ] {
+            let n = rows.iter().filter(|r| r.verdict == v).count();
+            if n > 0 {
+                counts.push(format!("{n} {}", v.as_str()));
+            }
+        }
+        // A blank line after <summary> lets GitHub render the Markdown table inside.
+        md.push_str(&format!(
+            "<details><summary><b>{}</b>: {}</summary>\n\n| verdict | size | kernel | metric | baseline | candidate | change | threshold | p (adj.) | n | reason |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+            escape_html_line(t),
+            escape_html_line(&counts.join(", "))
+        ));
+        for r in rows {
+            let n = format!(
+                "{}/{}",
+                r.baseline.as_ref().map_or(0, |s| s.n),
+                r.candidate.as_ref().map_or(0, |s| s.n)
+            );
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                row_badge(r.verdict),
+                escape_md_cell(&r.size),
+                escape_md_cell(&shorten(&r.kernel, KERNEL_CELL_CHARS)),
+                escape_md_cell(&r.metric),
+                escape_md_cell(&median(r.baseline.as_ref(), &r.unit)),
+                escape_md_cell(&median(r.candidate.as_ref(), &r.unit)),
+                escape_md_cell(&change_with_ci(r)),
+                escape_md_cell(&r.threshold),
+                escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
+                n,
+                escape_md_cell(&r.reason),
+            ));
+        }
+        md.push_str("\n</details>\n\n");
+    }
+}
+
+fn footer(results: &Results, md: &mut String) {
+    let fp = &results.fingerprint;
+    let mut parts = vec![
+        format!("cgp-gate {}", results.tool_version),
+        format!("spec {}", results.spec_path),
+        format!("{} (cc {})", gpu_label(results), fp.compute_capability),
+        format!("driver {}", fp.driver_version),
+        format!("ncu {}", fp.ncu_version),
+        format!("clocks {}", fp.clocks),
+        results.multiple_testing.clone(),
+        format!("source {}", results.source),
+    ];
+    if let Some(c) = &results.git_commit {
+        parts.push(format!("commit {}", c.get(..12).unwrap_or(c)));
+    }
+    if let Some(s) = &results.shard {
+        parts.push(format!("shard {s}"));
+    }
+    let escaped: Vec<String> = parts.iter().map(|p| escape_md_cell(p)).collect();
+    md.push_str(&format!("<sub>{}</sub>\n\n", escaped.join(" · ")));
+}

@@ -1,0 +1,301 @@
+//! Markdown: escaping checked with a real CommonMark/GFM parser, the shortening, flags and marker.
+
+use std::path::Path;
+
+use cgp_gate::report::markdown::{GITHUB_COMMENT_LIMIT, comment_marker};
+use cgp_gate::report::{MarkdownOptions, escape_md_cell, markdown, read_results};
+use cgp_gate::results::{Results, Row, RowVerdict};
+use proptest::prelude::*;
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+fn fixture(name: &str) -> Results {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/results")
+        .join(name);
+    read_results(&p).unwrap()
+}
+
+fn gfm() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_MATH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_GFM
+        | Options::ENABLE_SUPERSCRIPT
+        | Options::ENABLE_SUBSCRIPT
+        | Options::ENABLE_WIKILINKS
+}
+
+/// Table rows as cell texts; panics on any markup inside a cell.
+fn table_cells(md: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut row: Vec<String> = Vec::new();
+    let mut cell: Option<String> = None;
+    for ev in Parser::new_ext(md, gfm()) {
+        match ev {
+            Event::Start(Tag::TableRow | Tag::TableHead) => row = Vec::new(),
+            Event::End(TagEnd::TableRow | TagEnd::TableHead) => rows.push(std::mem::take(&mut row)),
+            Event::Start(Tag::TableCell) => cell = Some(String::new()),
+            Event::End(TagEnd::TableCell) => row.push(cell.take().unwrap()),
+            Event::Text(t) if cell.is_some() => cell.as_mut().unwrap().push_str(&t),
+            Event::Start(Tag::Table(_)) | Event::End(TagEnd::Table) => {}
+            other if cell.is_some() => panic!("markup inside a cell: {other:?}"),
+            _ => {}
+        }
+    }
+    rows
+}
+
+/// What a cell should read as once rendered: line breaks are spaces, control characters gone,
+/// outer whitespace trimmed (tables trim cells).
+fn expected_text(s: &str) -> String {
+    let t: String = s
+        .chars()
+        .filter_map(|c| match c {
+            '\n' | '\r' | '\t' => Some(' '),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect();
+    t.trim_matches(' ').to_owned()
+}
+
+fn check_cell(s: &str) {
+    let e = escape_md_cell(s);
+    let md = format!("| a | b | c |\n|---|---|---|\n| x | {e} | y |\n");
+    let rows = table_cells(&md);
+    assert_eq!(rows.len(), 2, "{s:?} -> {e:?}");
+    assert_eq!(rows[1].len(), 3, "{s:?} -> {e:?}: {rows:?}");
+    assert_eq!(rows[1][1], expected_text(s), "{s:?} -> {e:?}");
+    assert_eq!((rows[1][0].as_str(), rows[1][2].as_str()), ("x", "y"));
+}
+
+#[test]
+fn escaping_survives_hostile_text() {
+    for s in [
+        "void gemm<float, 128, 4>(float const*, float*, int) [with T=float] | *x*",
+        "`code` ``double`` ```fence```",
+        "<script>alert(1)</script><img src=x onerror=alert(1)>",
+        "<!-- cgp-gate:spec=cgp-gate.yaml -->",
+        "**bold** __bold__ _it_ *it* ~~strike~~ ~sub~ ^sup^",
+        "[link](https://evil.example) ![img](x) [[wiki]] [^1]",
+        "$x^2$ $$math$$ \\$",
+        "a | b \\| c \\\\| d",
+        "&amp; &lt; &#124; &#x3C; &nbsp;",
+        "@octocat #123 :tada: https://example.com",
+        "line1\nline2\r\n| evil | row |",
+        "- [ ] task\n# heading\n> quote\n=====",
+        "\\",
+        "trailing backslash \\",
+        "operator<<(std::ostream&, T const&)",
+        "_Z3fooIiEvT_",
+        "\u{0}\u{1b}[31mred\u{7}",
+    ] {
+        check_cell(s);
+    }
+}
+
+proptest! {
+    #[test]
+    fn escaping_holds_for_any_punctuation(s in r"[a-z0-9 <>|*_`&#!\\\[\]()~$:@=+\-{}^.'\x22\n\t]{0,40}") {
+        check_cell(&s);
+    }
+}
+
+#[test]
+fn mixed_results_render_with_intact_tables_and_no_injected_html() {
+    let r = fixture("mixed.json");
+    let md = markdown(&r, &MarkdownOptions::default());
+    // The only raw HTML is ours: <details>, <summary>, <b>, <sub> and the marker.
+    for ev in Parser::new_ext(&md, gfm()) {
+        if let Event::Html(h) | Event::InlineHtml(h) = ev {
+            let ok = [
+                "<details>",
+                "</details>",
+                "<summary>",
+                "</summary>",
+                "<b>",
+                "</b>",
+                "<sub>",
+                "</sub>",
+                "<!-- cgp-gate:spec=",
+            ];
+            let mut rest = h.trim();
+            while !rest.is_empty() {
+                let tag = ok.iter().find(|t| rest.starts_with(**t));
+                match tag {
+                    Some(t) if t.starts_with("<!--") => break,
+                    Some(t) => rest = rest[t.len()..].trim_start(),
+                    // Text between our tags (the details summary) is entity-escaped.
+                    None => {
+                        let end = rest.find('<').unwrap_or(rest.len());
+                        assert!(!rest[..end].contains('>'), "{h:?}");
+                        rest = &rest[end..];
+                        if !rest.is_empty() && !ok.iter().any(|t| rest.starts_with(*t)) {
+                            panic!("unexpected HTML {rest:?} in {h:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Highlighted table: header + 4 rows of 9 cells, regressions first, kernel names intact.
+    let tables = table_cells(md.split("<details>").next().unwrap());
+    assert_eq!(tables.len(), 5, "{tables:?}");
+    assert!(tables.iter().all(|r| r.len() == 9));
+    assert!(tables[1][0].contains("regression") && tables[2][0].contains("regression"));
+    assert_eq!(
+        tables[1][3],
+        "void gemm<float, 128, 4>(float const*, float*, int) [with T=float] | *x*"
+    );
+    assert!(
+        tables[1][7].starts_with("+6.7% [+5.2%, +8.7%]"),
+        "{:?}",
+        tables[1][7]
+    );
+    assert!(md.contains("2 regressions, 1 error, 1 inconclusive, 1 improvement on NVIDIA H200"));
+    assert!(md.contains("[!WARNING]") && md.contains("Synthetic data"));
+    assert!(md.contains("```mermaid\nxychart-beta"));
+    assert!(md.contains("attention\\[seq\\=8192,heads\\=32\\] **timeout**"));
+    assert_eq!(md.matches("<details>").count(), 3);
+    assert!(md.trim_end().ends_with("<!-- cgp-gate:spec=cgp-gate.yaml -->"));
+}
+
+#[test]
+fn mixed_markdown_snapshot() {
+    let r = fixture("mixed.json");
+    insta::assert_snapshot!(markdown(&r, &MarkdownOptions::default()));
+}
+
+#[test]
+fn pass_headline_and_no_charts() {
+    let r = fixture("pass.json");
+    let md = markdown(&r, &MarkdownOptions::default());
+    assert!(
+        md.starts_with("### ✅ cgp-gate: pass\\: 5 rows on NVIDIA H200\n"),
+        "{md}"
+    );
+    assert!(md.contains("No regressions, improvements or inconclusive rows."));
+    assert!(!md.contains("```mermaid"));
+}
+
+#[test]
+fn fingerprint_mismatch_is_flagged() {
+    let mut r = fixture("pass.json");
+    r.fingerprint_mismatch = Some(vec![[
+        "driver_version".into(),
+        "570.124.06".into(),
+        "550.54.15|<b>".into(),
+    ]]);
+    let md = markdown(&r, &MarkdownOptions::default());
+    assert!(md.contains("> [!CAUTION]\n> **Fingerprint mismatch**"));
+    assert!(
+        md.contains("> | driver\\_version | 570.124.06 | 550.54.15&#124;&lt;b&gt; |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn marker_cannot_be_forged_or_broken() {
+    let mut r = fixture("pass.json");
+    r.spec_path = "perf/gpu--specs/x.yaml --> <script>".into();
+    let m = comment_marker(&r);
+    assert!(m.starts_with("<!-- cgp-gate:spec=") && m.ends_with(" -->"));
+    let inner = &m[4..m.len() - 3];
+    assert!(!inner.contains("--") || inner.matches("--").count() == 0, "{m}");
+    assert!(!inner.contains('>') && !inner.contains('<'), "{m}");
+    // Path-keyed: editing the spec (its hash) keeps the comment.
+    r.spec_path = "cgp-gate.yaml".into();
+    let before = comment_marker(&r);
+    r.spec_hash = "0".repeat(64);
+    assert_eq!(comment_marker(&r), before);
+}
+
+/// `n` copies of the fixture's rows with distinct sizes.
+fn many_rows(n: usize, verdict: Option<RowVerdict>) -> Results {
+    let mut r = fixture("mixed.json");
+    let template: Vec<Row> = r.rows.clone();
+    r.rows = (0..n)
+        .map(|i| {
+            let mut row = template[i % template.len()].clone();
+            row.size = format!("n={i}");
+            if let Some(v) = verdict {
+                row.verdict = v;
+            }
+            row
+        })
+        .collect();
+    r
+}
+
+#[test]
+fn thousands_of_rows_are_shortened_under_githubs_limit() {
+    let r = many_rows(5000, None);
+    let md = markdown(&r, &MarkdownOptions::default());
+    assert!(
+        md.chars().count() <= GITHUB_COMMENT_LIMIT,
+        "{}",
+        md.chars().count()
+    );
+    assert!(md.contains("This report was shortened to fit the size limit"));
+    assert!(!md.contains("<details>"));
+    assert!(md.trim_end().ends_with(&comment_marker(&r)));
+    // As many highlighted rows as fit: the table is nearly full, and says how many are hidden.
+    assert!(
+        md.chars().count() > GITHUB_COMMENT_LIMIT - 2000,
+        "{}",
+        md.chars().count()
+    );
+    let shown = table_cells(&md).len() - 1;
+    let highlighted = r
+        .rows
+        .iter()
+        .filter(|x| {
+            matches!(
+                x.verdict,
+                RowVerdict::Regression
+                    | RowVerdict::Error
+                    | RowVerdict::Inconclusive
+                    | RowVerdict::Improvement
+            )
+        })
+        .count();
+    assert!(
+        md.contains(&format!(
+            "… and {} more rows not shown here.",
+            highlighted - shown
+        )),
+        "{shown}"
+    );
+}
+
+#[test]
+fn details_go_first_when_just_over_the_limit() {
+    let r = fixture("mixed.json");
+    let full = markdown(&r, &MarkdownOptions::default());
+    let opts = MarkdownOptions {
+        max_chars: full.chars().count() - 1,
+        full_report_url: Some("https://github.com/o/r/actions/runs/1".into()),
+        ..MarkdownOptions::default()
+    };
+    let short = markdown(&r, &opts);
+    assert!(short.chars().count() <= opts.max_chars);
+    assert!(!short.contains("<details>"));
+    assert!(short.contains("Full report: <https://github.com/o/r/actions/runs/1>"));
+    // Every highlighted row is still there.
+    assert_eq!(table_cells(&short).len(), 5);
+}
+
+#[test]
+fn tiny_limits_still_give_the_headline_and_marker() {
+    let r = fixture("mixed.json");
+    let opts = MarkdownOptions {
+        max_chars: 400,
+        ..MarkdownOptions::default()
+    };
+    let md = markdown(&r, &opts);
+    assert!(md.chars().count() <= 400, "{md}");
+    assert!(md.contains("2 regressions"));
+    assert!(md.contains(&comment_marker(&r)));
+}
