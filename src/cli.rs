@@ -43,6 +43,56 @@ pub enum Command {
     Env(crate::gpu::EnvArgs),
     /// Render a results file (from `check --json`) as JUnit, Markdown, HTML or a pull-request comment.
     Report(crate::report::ReportArgs),
+    /// Profile, compare against the baselines, re-measure doubtful rows, and decide.
+    Check(CheckArgs),
+    /// Write or show baselines.
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// The baselines directory.
+    #[arg(long, default_value = "baselines", value_name = "DIR")]
+    pub baselines: PathBuf,
+    /// Write the results (every sample and every decision) as JSON here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// What fails the gate besides errors: regressions only, or inconclusive rows too.
+    #[arg(long, value_enum, default_value = "regression")]
+    pub fail_on: crate::check::FailOn,
+    /// Compare against a baseline measured on a different setup (every report says so).
+    #[arg(long)]
+    pub allow_fingerprint_mismatch: bool,
+    #[command(flatten)]
+    pub reports: crate::report::ReportFlags,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum BaselineCommand {
+    /// Measure (or take a check's results) and write the baselines; nothing is written unless every
+    /// selected target was measured without error.
+    Update(BaselineUpdateArgs),
+    /// Print the stored baselines.
+    Show {
+        /// The baselines directory.
+        #[arg(long, default_value = "baselines", value_name = "DIR")]
+        baselines: PathBuf,
+    },
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct BaselineUpdateArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// The baselines directory.
+    #[arg(long, default_value = "baselines", value_name = "DIR")]
+    pub baselines: PathBuf,
+    /// Take the samples of a previous `check --json` instead of profiling again.
+    #[arg(long, value_name = "RESULTS_JSON", conflicts_with_all = ["replay", "record"])]
+    pub from: Option<PathBuf>,
 }
 
 /// Where samples come from and where raw output goes: shared by every command that profiles.
@@ -146,7 +196,106 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Profile(args) => profile_command(&args, out),
         Command::Env(args) => crate::gpu::env_command(&args, out),
         Command::Report(args) => crate::report::run(&args),
+        Command::Check(args) => check_command(&args, out),
+        Command::Baseline(BaselineCommand::Update(args)) => baseline_update_command(&args, out),
+        Command::Baseline(BaselineCommand::Show { baselines }) => {
+            let files = crate::baseline::Store::new(&baselines).load_all()?;
+            if files.is_empty() {
+                writeln!(out, "no baselines in {}", baselines.display()).map_err(stdout_err)?;
+            } else {
+                write!(out, "{}", crate::baseline::render_show(&files)).map_err(stdout_err)?;
+            }
+            Ok(exit_codes::OK)
+        }
     }
+}
+
+fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
+    let sel = Selected::load(&args.source)?;
+    let targets = sel.targets();
+    let mut progress = std::io::stderr().lock();
+    let mut profiler = make_profiler(&args.source, &sel.spec)?;
+    let session = if args.source.replay.is_some() {
+        crate::session::Session::replay()
+    } else {
+        // Fail fast, before touching clocks, when ncu is missing.
+        profiler.version()?;
+        crate::session::Session::live(&targets, false, &mut progress)?
+    };
+    let mut recorder = args.source.record.as_deref().map(crate::profile::record::Recorder::new).transpose()?;
+    let opts = crate::check::CheckOptions {
+        baselines: args.baselines.clone(),
+        fail_on: args.fail_on,
+        allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
+        gpu: session.gpu.as_deref(),
+    };
+    let mut watch = session.watch(&sel.spec.settings);
+    let results = crate::check::run_check(&sel.spec, &targets, profiler.as_mut(), recorder.as_mut(), watch.as_mut(), &opts, &mut progress);
+    drop(watch);
+    session.finish()?;
+    let results = results?;
+    if let Some(rec) = recorder {
+        let path = rec.finish(&sel.spec.hash, &results.fingerprint.ncu_version, &results.fingerprint)?;
+        let _ = writeln!(progress, "recorded raw ncu output; manifest: {}", path.display());
+    }
+    if let Some(p) = &args.json {
+        results.write(p)?;
+    }
+    write!(out, "{}", crate::report::console::results_table(&results)).map_err(stdout_err)?;
+    out.flush().map_err(stdout_err)?;
+    let env = crate::report::GithubEnv::from_env();
+    crate::report::emit(&results, &args.reports.options(&env), &env)?;
+    Ok(crate::check::exit_code(&results, args.fail_on))
+}
+
+fn baseline_update_command(args: &BaselineUpdateArgs, out: &mut dyn Write) -> Result<i32> {
+    let sel = Selected::load(&args.source)?;
+    let targets = sel.targets();
+    let store = crate::baseline::Store::new(&args.baselines);
+    let commit = crate::check::git_commit(&sel.spec.base_dir());
+    if let Some(from) = &args.from {
+        let results = crate::report::read_results(from)?;
+        let samples = crate::update::samples_from_results(&results, &sel.spec, from)?;
+        let fp = results.fingerprint.clone();
+        crate::update::write_baselines(&sel.spec, &targets, &samples, &|_| fp.clone(), &store, results.git_commit.clone().or(commit), out)?;
+        return Ok(exit_codes::OK);
+    }
+    let mut progress = std::io::stderr().lock();
+    let mut profiler = make_profiler(&args.source, &sel.spec)?;
+    let ncu_version = profiler.version()?;
+    let session = if args.source.replay.is_some() {
+        crate::session::Session::replay()
+    } else {
+        crate::session::Session::live(&targets, false, &mut progress)?
+    };
+    let mut recorder = args.source.record.as_deref().map(crate::profile::record::Recorder::new).transpose()?;
+    let work = crate::gate::initial_work(&targets);
+    let mut watch = session.watch(&sel.spec.settings);
+    let m = crate::gate::measure(profiler.as_mut(), &work, recorder.as_mut(), watch.as_mut(), false, &mut progress);
+    drop(watch);
+    // Fingerprints are taken while NVML is still open.
+    let fps: std::collections::BTreeMap<String, crate::gpu::fingerprint::Fingerprint> = targets
+        .iter()
+        .map(|t| (t.name.clone(), crate::check::fingerprint_for(profiler.as_ref(), &ncu_version, t, session.gpu.as_deref())))
+        .collect();
+    session.finish()?;
+    let mut m = m?;
+    let fp_of = |t: &crate::spec::Target| fps.get(&t.name).cloned().unwrap_or_default();
+    if let Some(rec) = recorder {
+        let fp = targets.first().map(|t| fp_of(t)).unwrap_or_default();
+        rec.finish(&sel.spec.hash, &ncu_version, &fp)?;
+    }
+    if !m.errors.is_empty() {
+        for e in &m.errors {
+            eprintln!("error: {}", e.message);
+        }
+        eprintln!("error: {} failure(s): no baseline was written", m.errors.len());
+        return Ok(exit_codes::PROFILER_FAILURE);
+    }
+    let gpu_name = targets.first().map(|t| fp_of(t).gpu_name).unwrap_or_default();
+    crate::check::add_derived(&targets, &mut m.samples, &gpu_name);
+    crate::update::write_baselines(&sel.spec, &targets, &m.samples, &fp_of, &store, commit, out)?;
+    Ok(exit_codes::OK)
 }
 
 /// A spec and the targets a command works on.

@@ -19,6 +19,13 @@ pub struct ReportArgs {
     /// The results file written by `check --json`.
     #[arg(long, value_name = "RESULTS_JSON")]
     pub from: PathBuf,
+    #[command(flatten)]
+    pub flags: ReportFlags,
+}
+
+/// The report flags `report`, `check` and `merge` share.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportFlags {
     /// Write JUnit XML here.
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
@@ -40,6 +47,21 @@ pub struct ReportArgs {
     /// Do not write the step summary, step outputs and annotations even under GitHub Actions.
     #[arg(long)]
     pub no_github_actions: bool,
+}
+
+impl ReportFlags {
+    /// The options these flags ask for in this environment.
+    pub fn options(&self, env: &GithubEnv) -> ReportOptions {
+        ReportOptions {
+            junit: self.junit.clone(),
+            markdown: self.markdown.clone(),
+            html: self.html.clone(),
+            github_comment: self.github_comment,
+            github_actions: env.actions && !self.no_github_actions,
+            repo: self.repo.clone(),
+            pr: self.pr,
+        }
+    }
 }
 
 /// Which reports to produce.
@@ -200,15 +222,7 @@ fn comment(results: &Results, opts: &ReportOptions, env: &GithubEnv) -> Result<O
 pub fn run(args: &ReportArgs) -> Result<i32> {
     let results = read_results(&args.from)?;
     let env = GithubEnv::from_env();
-    let opts = ReportOptions {
-        junit: args.junit.clone(),
-        markdown: args.markdown.clone(),
-        html: args.html.clone(),
-        github_comment: args.github_comment,
-        github_actions: env.actions && !args.no_github_actions,
-        repo: args.repo.clone(),
-        pr: args.pr,
-    };
+    let opts = args.flags.options(&env);
     let nothing_requested =
         opts.junit.is_none() && opts.markdown.is_none() && opts.html.is_none() && !opts.github_comment;
     if nothing_requested {
