@@ -167,7 +167,7 @@ fn failure(scan: &log::LogScan) -> ParseError {
                 "the output holds ncu's errors instead of results: {message}"
             ))
         },
-        None => ParseError::new("the output holds ncu's errors instead of results"),
+        None => ParseError::new("ncu reported a failure"),
     }
 }
 
