@@ -163,9 +163,7 @@ fn failure(scan: &log::LogScan) -> ParseError {
         Some((kind, message, hint)) => ParseError {
             failure: Some(kind),
             hint: Some(hint),
-            ..ParseError::new(format!(
-                "the output holds ncu's errors instead of results: {message}"
-            ))
+            ..ParseError::new(format!("ncu reported a failure: {message}"))
         },
         None => ParseError::new("ncu reported a failure"),
     }
