@@ -181,8 +181,10 @@ pub fn run(cli: Cli) -> Result<i32> {
             let text = std::fs::read_to_string(&file).map_err(|e| Error::io("read", &file, e))?;
             let parsed = crate::ncu::parse::parse(&text).map_err(|e| Error::input(&file, e.to_string()))?;
             if json {
-                serde_json::to_writer(&mut *out, &parsed).map_err(|e| Error::Usage(e.to_string()))?;
-                writeln!(out).map_err(stdout_err)?;
+                // Buffered: stdout is line-buffered and the JSON is one long line.
+                let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
+                serde_json::to_writer(&mut w, &parsed).map_err(|e| stdout_err(std::io::Error::other(e)))?;
+                writeln!(w).and_then(|()| w.flush()).map_err(stdout_err)?;
             } else {
                 write!(
                     out,

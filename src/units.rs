@@ -57,6 +57,7 @@ const COUNT_UNITS: &[&str] = &[
     "cta",
     "inst/warp",
     "kernel",
+    "issue",
     "msecond/cycle",
     "ratio",
     "",
@@ -73,6 +74,10 @@ pub fn normalise(unit: &str) -> Result<Normalised, UnknownUnit> {
         factor,
         dimension,
     };
+    // `--print-units auto` scales the byte part of per-block sizes (`Kbyte/block`).
+    if let Some((factor, per)) = prefixed_bytes_per_count(u) {
+        return Ok(n(&format!("byte/{per}"), factor, Dimension::Count));
+    }
     let r = match u {
         "nsecond" | "ns" => n("ns", 1.0, Dimension::Time),
         "usecond" | "us" => n("ns", 1e3, Dimension::Time),
@@ -112,6 +117,18 @@ fn is_count_unit(u: &str) -> bool {
         (Some(a), Some(b), None) => !a.is_empty() && !b.is_empty() && ok(a) && ok(b),
         _ => false,
     }
+}
+
+/// `Kbyte/block` -> (1000, `block`): a scaled byte count per count unit.
+fn prefixed_bytes_per_count(u: &str) -> Option<(f64, &str)> {
+    let (bytes, per) = u.split_once('/')?;
+    let factor = match bytes {
+        "Kbyte" => 1e3,
+        "Mbyte" => 1e6,
+        "Gbyte" => 1e9,
+        _ => return None,
+    };
+    (COUNT_UNITS.contains(&per) && !per.is_empty()).then_some((factor, per))
 }
 
 /// A quantity with a base unit, as used by thresholds (`500ns`, `2MB`, `1.5%`).
@@ -258,6 +275,19 @@ mod tests {
         assert_eq!(normalise("register/thread").unwrap().base, "register/thread");
         assert_eq!(normalise("").unwrap().dimension, Dimension::Count);
         assert!(normalise("furlong").is_err());
+        // Seen in 2019-era raw pages (S2).
+        for u in [
+            "inst/issue",
+            "issue/cycle",
+            "thread/inst",
+            "cycle/issue",
+            "byte/block",
+        ] {
+            assert_eq!(normalise(u).unwrap().base, u, "{u}");
+        }
+        let kb = normalise("Kbyte/block").unwrap();
+        assert_eq!((kb.base.as_str(), kb.factor), ("byte/block", 1e3));
+        assert!(normalise("Kbyte/furlong").is_err());
         assert!(normalise("furlong/thread").is_err());
     }
 
