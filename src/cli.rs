@@ -224,7 +224,12 @@ fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
         profiler.version()?;
         crate::session::Session::live(&targets, false, &mut progress)?
     };
-    let mut recorder = args.source.record.as_deref().map(crate::profile::record::Recorder::new).transpose()?;
+    let mut recorder = args
+        .source
+        .record
+        .as_deref()
+        .map(crate::profile::record::Recorder::new)
+        .transpose()?;
     let opts = crate::check::CheckOptions {
         baselines: args.baselines.clone(),
         fail_on: args.fail_on,
@@ -232,12 +237,24 @@ fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
         gpu: session.gpu.as_deref(),
     };
     let mut watch = session.watch(&sel.spec.settings);
-    let results = crate::check::run_check(&sel.spec, &targets, profiler.as_mut(), recorder.as_mut(), watch.as_mut(), &opts, &mut progress);
+    let results = crate::check::run_check(
+        &sel.spec,
+        &targets,
+        profiler.as_mut(),
+        recorder.as_mut(),
+        watch.as_mut(),
+        &opts,
+        &mut progress,
+    );
     drop(watch);
     session.finish()?;
     let results = results?;
     if let Some(rec) = recorder {
-        let path = rec.finish(&sel.spec.hash, &results.fingerprint.ncu_version, &results.fingerprint)?;
+        let path = rec.finish(
+            &sel.spec.hash,
+            &results.fingerprint.ncu_version,
+            &results.fingerprint,
+        )?;
         let _ = writeln!(progress, "recorded raw ncu output; manifest: {}", path.display());
     }
     if let Some(p) = &args.json {
@@ -259,7 +276,15 @@ fn baseline_update_command(args: &BaselineUpdateArgs, out: &mut dyn Write) -> Re
         let results = crate::report::read_results(from)?;
         let samples = crate::update::samples_from_results(&results, &sel.spec, from)?;
         let fp = results.fingerprint.clone();
-        crate::update::write_baselines(&sel.spec, &targets, &samples, &|_| fp.clone(), &store, results.git_commit.clone().or(commit), out)?;
+        crate::update::write_baselines(
+            &sel.spec,
+            &targets,
+            &samples,
+            &|_| fp.clone(),
+            &store,
+            results.git_commit.clone().or(commit),
+            out,
+        )?;
         return Ok(exit_codes::OK);
     }
     let mut progress = std::io::stderr().lock();
@@ -270,15 +295,32 @@ fn baseline_update_command(args: &BaselineUpdateArgs, out: &mut dyn Write) -> Re
     } else {
         crate::session::Session::live(&targets, false, &mut progress)?
     };
-    let mut recorder = args.source.record.as_deref().map(crate::profile::record::Recorder::new).transpose()?;
+    let mut recorder = args
+        .source
+        .record
+        .as_deref()
+        .map(crate::profile::record::Recorder::new)
+        .transpose()?;
     let work = crate::gate::initial_work(&targets);
     let mut watch = session.watch(&sel.spec.settings);
-    let m = crate::gate::measure(profiler.as_mut(), &work, recorder.as_mut(), watch.as_mut(), false, &mut progress);
+    let m = crate::gate::measure(
+        profiler.as_mut(),
+        &work,
+        recorder.as_mut(),
+        watch.as_mut(),
+        false,
+        &mut progress,
+    );
     drop(watch);
     // Fingerprints are taken while NVML is still open.
     let fps: std::collections::BTreeMap<String, crate::gpu::fingerprint::Fingerprint> = targets
         .iter()
-        .map(|t| (t.name.clone(), crate::check::fingerprint_for(profiler.as_ref(), &ncu_version, t, session.gpu.as_deref())))
+        .map(|t| {
+            (
+                t.name.clone(),
+                crate::check::fingerprint_for(profiler.as_ref(), &ncu_version, t, session.gpu.as_deref()),
+            )
+        })
         .collect();
     session.finish()?;
     let mut m = m?;

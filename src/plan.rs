@@ -29,4 +29,3 @@ pub fn ncu_metrics(target: &Target) -> Vec<String> {
     m.dedup();
     m
 }
-

@@ -221,6 +221,19 @@ pub fn human(value: f64, base_unit: &str) -> String {
                 (1.0, "B/s"),
             ],
         ),
+        "flop/second" => scaled(
+            value,
+            &[
+                (1e12, "TFLOP/s"),
+                (1e9, "GFLOP/s"),
+                (1e6, "MFLOP/s"),
+                (1.0, "FLOP/s"),
+            ],
+        ),
+        "flop" => scaled(
+            value,
+            &[(1e12, "TFLOP"), (1e9, "GFLOP"), (1e6, "MFLOP"), (1.0, "FLOP")],
+        ),
         "%" => format!("{} %", sig3(value)),
         "" => sig3(value),
         other => format!("{} {other}", sig3(value)),

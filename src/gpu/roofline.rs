@@ -304,7 +304,11 @@ pub fn target_work(target: &Target, size: &Size) -> Result<(Option<f64>, Option<
 /// # Errors
 /// A syntax error.
 pub fn expr_params(expr: &str) -> Result<Vec<String>, String> {
-    Ok(crate::spec::Expr::parse(expr)?.params().into_iter().map(str::to_owned).collect())
+    Ok(crate::spec::Expr::parse(expr)?
+        .params()
+        .into_iter()
+        .map(str::to_owned)
+        .collect())
 }
 
 /// Evaluate a `flops:`/`bytes:` expression for one size.
@@ -318,7 +322,6 @@ pub fn eval_expr(expr: &str, size: &Size) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     #[test]
     fn params_of_expression() {
