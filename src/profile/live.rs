@@ -70,10 +70,8 @@ impl NcuProfiler {
         stem: &str,
     ) -> Result<(Invocation, crate::ncu::runner::Outcome), ProfileError> {
         let ncu = self.ncu_path()?.to_path_buf();
-        let cwd = Some(match &job.target.cwd {
-            Some(c) => self.base_dir.join(c),
-            None => self.base_dir.clone(),
-        });
+        // The spec resolved a relative `cwd` against its own directory already.
+        let cwd = Some(job.target.cwd.clone().unwrap_or_else(|| self.base_dir.clone()));
         let inv = Invocation {
             program: ncu,
             args,
@@ -171,7 +169,11 @@ impl Profiler for NcuProfiler {
             )
             .hint("raise the target's `timeout`, lower `launch_count`, or check whether the application hangs under ncu (try --replay-mode application)"));
         }
-        let kernels_seen = if crate::ncu::log::scan(&raw).no_kernels
+        // Only when nothing else went wrong: a permission error also prints "No kernels were profiled".
+        let scanned = crate::ncu::log::scan(&raw);
+        let kernels_seen = if scanned.no_kernels
+            && scanned.errors.is_empty()
+            && outcome.code == Some(0)
             && (job.target.kernel.is_some() || !job.target.nvtx.is_empty())
         {
             self.list_kernels(job, &app)

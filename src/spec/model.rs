@@ -62,9 +62,10 @@ impl Default for Settings {
 impl Spec {
     /// The directory relative paths in the spec are resolved against.
     pub fn base_dir(&self) -> PathBuf {
-        self.path
-            .parent()
-            .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf)
+        match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
     }
 
     pub fn target(&self, name: &str) -> Option<&Target> {

@@ -1,0 +1,438 @@
+//! `cgp-gate check` and `baseline` end to end on the example recordings (SYNTHETIC data made by
+//! examples/synthesize_recording.rs): identical code passes, the planted slowdown is found, and
+//! baselines, fingerprints, re-measurement and exit codes behave as documented.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bin() -> Command {
+    let mut c = Command::cargo_bin("cgp-gate").unwrap();
+    c.current_dir(root())
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT");
+    c
+}
+
+fn check(recording: &str, baselines: &Path, extra: &[&str]) -> (i32, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("results.json");
+    let mut c = bin();
+    c.args(["check", "--spec", "examples/cgp-gate.yaml", "--replay"])
+        .arg(recording)
+        .arg("--baselines")
+        .arg(baselines)
+        .arg("--json")
+        .arg(&json)
+        .args(extra);
+    let out = c.output().unwrap();
+    let code = out.status.code().unwrap();
+    let results = std::fs::read_to_string(&json)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(Value::Null);
+    (
+        code,
+        results,
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+fn rows<'a>(results: &'a Value, target: &str, size: &str, metric: &str) -> Vec<&'a Value> {
+    results["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["target"] == target && r["size"] == size && r["metric"] == metric)
+        .collect()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn identical_code_passes() {
+    let (code, r, out) = check(
+        "examples/recordings/pr-same",
+        &root().join("examples/baselines"),
+        &[],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(r["verdict"], "pass");
+    let verdicts: Vec<&str> = r["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts.len(), 16);
+    assert!(verdicts.iter().all(|v| *v == "pass"), "{verdicts:?}");
+    assert_eq!(r["synthetic"], true, "the demo data is labelled synthetic");
+}
+
+#[test]
+fn planted_slowdown_is_a_regression_and_the_rest_is_not() {
+    let (code, r, out) = check(
+        "examples/recordings/pr-slowdown",
+        &root().join("examples/baselines"),
+        &[],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(r["verdict"], "regression");
+    let dur = rows(&r, "matmul", "n=1024", "gpu__time_duration.sum")[0];
+    assert_eq!(dur["verdict"], "regression");
+    let change = dur["change"].as_f64().unwrap();
+    let ci = dur["change_ci"].as_array().unwrap();
+    assert!((0.04..0.08).contains(&change), "planted +6%, measured {change}");
+    assert!(
+        ci[0].as_f64().unwrap() < 0.06 && ci[1].as_f64().unwrap() > 0.06,
+        "interval {ci:?} should cover +6%"
+    );
+    assert!(dur["p_adjusted"].as_f64().unwrap() < 0.01);
+    assert!(
+        dur["remeasured"].as_u64().unwrap() >= 1,
+        "a regression is confirmed by re-measuring"
+    );
+    assert_eq!(
+        dur["candidate"]["n"], 30,
+        "re-measured up to max_repetitions (10 reps x 3 launches)"
+    );
+    // The derived throughput falls with it.
+    assert_eq!(
+        rows(&r, "matmul", "n=1024", "cgp__achieved_flops.per_second")[0]["verdict"],
+        "regression"
+    );
+    // 15% faster and above min_effect: an improvement, not a failure.
+    assert_eq!(
+        rows(&r, "vector_add", "n=1048576", "gpu__time_duration.sum")[0]["verdict"],
+        "improvement"
+    );
+    // +1.5% under a 3% threshold must not be called a regression.
+    assert_ne!(
+        rows(&r, "vector_add", "n=16777216", "gpu__time_duration.sum")[0]["verdict"],
+        "regression"
+    );
+    // Unchanged sizes stay quiet.
+    assert_eq!(
+        rows(&r, "matmul", "n=512", "gpu__time_duration.sum")[0]["verdict"],
+        "pass"
+    );
+    assert!(out.contains("regression") && out.contains("matmul"));
+    // Every sample is in the results.
+    assert_eq!(dur["candidate"]["samples"].as_array().unwrap().len(), 30);
+}
+
+#[test]
+fn without_baselines_every_row_is_new_and_the_gate_passes() {
+    let empty = tempfile::tempdir().unwrap();
+    let (code, r, out) = check("examples/recordings/pr-slowdown", empty.path(), &[]);
+    assert_eq!(code, 0, "{out}");
+    for row in r["rows"].as_array().unwrap() {
+        // `min:`/`max:` limits need no baseline: they are judged on the candidate alone.
+        let limit = row["threshold"].as_str().unwrap().starts_with("min")
+            || row["threshold"].as_str().unwrap().starts_with("max");
+        let want = if limit { "pass" } else { "new" };
+        assert_eq!(row["verdict"], want, "{row}");
+    }
+}
+
+#[test]
+fn baseline_entries_no_longer_measured_are_missing_not_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = std::fs::read_to_string(root().join("examples/cgp-gate.yaml")).unwrap();
+    let spec = spec.replace(
+        "      - { n: 512 }\n      - { n: 1024 }\n",
+        "      - { n: 512 }\n",
+    );
+    assert!(!spec.contains("n: 1024"));
+    std::fs::write(dir.path().join("cgp-gate.yaml"), spec).unwrap();
+    let out = bin()
+        .args(["check", "--target", "matmul", "--spec"])
+        .arg(dir.path().join("cgp-gate.yaml"))
+        .arg("--replay")
+        .arg(root().join("examples/recordings/pr-slowdown"))
+        .arg("--baselines")
+        .arg(root().join("examples/baselines"))
+        .arg("--json")
+        .arg(dir.path().join("r.json"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    let missing: Vec<&Value> = r["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["verdict"] == "missing")
+        .collect();
+    assert_eq!(missing.len(), 4, "the four n=1024 metrics");
+    assert!(missing.iter().all(|m| m["size"] == "n=1024"));
+}
+
+fn edit_baselines(edit: impl Fn(&mut Value)) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("examples/baselines"), dir.path());
+    for f in std::fs::read_dir(dir.path().join("synthetic-gpu-no-hardware")).unwrap() {
+        let p = f.unwrap().path();
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        edit(&mut v);
+        std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_baseline_from_another_setup_is_refused_unless_allowed() {
+    let dir = edit_baselines(|v| v["fingerprint"]["driver_version"] = "550.54.15".into());
+    let (code, _, out) = check("examples/recordings/pr-same", dir.path(), &[]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("driver_version: baseline `550.54.15`, now `unknown`"),
+        "{out}"
+    );
+    assert!(out.contains("--allow-fingerprint-mismatch"));
+    let (code, r, out) = check(
+        "examples/recordings/pr-same",
+        dir.path(),
+        &["--allow-fingerprint-mismatch"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let mismatch = r["fingerprint_mismatch"].as_array().unwrap();
+    assert!(
+        mismatch
+            .iter()
+            .any(|m| m[0].as_str().unwrap().ends_with("driver_version") && m[1] == "550.54.15")
+    );
+}
+
+#[test]
+fn a_newer_baseline_schema_is_refused() {
+    let dir = edit_baselines(|v| v["schema_version"] = 99.into());
+    let (code, _, out) = check("examples/recordings/pr-same", dir.path(), &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("newer cgp-gate") && out.contains("upgrade cgp-gate"),
+        "{out}"
+    );
+}
+
+/// A copy of a recording with every `gpu__time_duration.sum` of one target and size scaled.
+fn scaled_recording(from: &str, target: &str, size: &str, factor: f64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&root().join(from), dir.path());
+    let sdir = dir.path().join(target).join(size);
+    for f in std::fs::read_dir(&sdir).unwrap() {
+        let p = f.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let mut out = String::new();
+        let mut col = None;
+        for line in text.lines() {
+            if line.starts_with("==") || line.is_empty() {
+                out.push_str(line);
+                out.push('\n');
+                continue;
+            }
+            let mut rec: Vec<String> = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(line.as_bytes())
+                .records()
+                .next()
+                .unwrap()
+                .unwrap()
+                .iter()
+                .map(str::to_owned)
+                .collect();
+            if col.is_none() {
+                col = rec.iter().position(|c| c == "gpu__time_duration.sum");
+            } else if let Some(c) = col {
+                if let Ok(v) = rec[c].replace(',', "").parse::<f64>() {
+                    rec[c] = format!("{}", (v * factor).round());
+                }
+            }
+            out.push_str(
+                &rec.iter()
+                    .map(|c| format!("\"{c}\""))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+            out.push('\n');
+        }
+        std::fs::write(&p, out).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_shift_near_the_threshold_is_inconclusive_and_fails_only_when_asked() {
+    // +2.5% against a 3% threshold: significant, under the threshold, but the interval still
+    // reaches past it, so it cannot be called a pass either.
+    let rec = scaled_recording("examples/recordings/pr-same", "reduce", "n=16777216", 1.025);
+    let recording = rec.path().to_str().unwrap();
+    let (code, r, out) = check(recording, &root().join("examples/baselines"), &[]);
+    let row = rows(&r, "reduce", "n=16777216", "gpu__time_duration.sum")[0];
+    assert_eq!(row["verdict"], "inconclusive", "{row}");
+    assert_eq!(code, 0, "inconclusive is a warning by default: {out}");
+    assert_eq!(r["verdict"], "inconclusive");
+    assert!(
+        row["remeasured"].as_u64().unwrap() >= 1,
+        "doubtful rows are re-measured"
+    );
+    let (code, _, _) = check(
+        recording,
+        &root().join("examples/baselines"),
+        &["--fail-on", "inconclusive"],
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn baselines_from_a_checks_results_need_no_profiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    bin()
+        .args([
+            "check",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+            "examples/recordings/pr-same",
+            "--baselines",
+        ])
+        .arg(dir.path().join("none"))
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(0);
+    let store = dir.path().join("baselines");
+    bin()
+        .args(["baseline", "update", "--spec", "examples/cgp-gate.yaml", "--from"])
+        .arg(&json)
+        .arg("--baselines")
+        .arg(&store)
+        .env("CGP_GATE_NCU", "/nonexistent/ncu")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("matmul.json (8 series)"));
+    // The new baselines judge the same recording as identical.
+    let (code, r, _) = check("examples/recordings/pr-same", &store, &[]);
+    assert_eq!(code, 0);
+    assert!(
+        r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["verdict"] == "pass")
+    );
+    bin()
+        .args(["baseline", "show", "--baselines"])
+        .arg(&store)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("gpu__time_duration.sum"))
+        .stdout(predicate::str::contains("Synthetic GPU"));
+}
+
+#[test]
+fn a_failed_run_never_overwrites_a_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("baselines");
+    copy_dir(&root().join("examples/baselines"), &store);
+    let before = std::fs::read(store.join("synthetic-gpu-no-hardware/reduce.json")).unwrap();
+    // A recording with a repetition missing: the run fails part-way.
+    let rec = dir.path().join("rec");
+    copy_dir(&root().join("examples/recordings/pr-slowdown"), &rec);
+    std::fs::remove_file(rec.join("reduce/n=16777216/3.csv")).unwrap();
+    bin()
+        .args([
+            "baseline",
+            "update",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+        ])
+        .arg(&rec)
+        .arg("--baselines")
+        .arg(&store)
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("no baseline was written"));
+    assert_eq!(
+        std::fs::read(store.join("synthetic-gpu-no-hardware/reduce.json")).unwrap(),
+        before
+    );
+    // A results file of a failed check is refused too.
+    let json = dir.path().join("r.json");
+    bin()
+        .args(["check", "--spec", "examples/cgp-gate.yaml", "--replay"])
+        .arg(&rec)
+        .arg("--baselines")
+        .arg(&store)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(3);
+    bin()
+        .args(["baseline", "update", "--spec", "examples/cgp-gate.yaml", "--from"])
+        .arg(&json)
+        .arg("--baselines")
+        .arg(&store)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("samples are incomplete"));
+    assert_eq!(
+        std::fs::read(store.join("synthetic-gpu-no-hardware/reduce.json")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn check_writes_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    bin()
+        .args([
+            "check",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+            "examples/recordings/pr-slowdown",
+            "--baselines",
+            "examples/baselines",
+        ])
+        .arg("--junit")
+        .arg(p("junit.xml"))
+        .arg("--markdown")
+        .arg(p("report.md"))
+        .arg("--html")
+        .arg(p("report.html"))
+        .assert()
+        .code(1);
+    let junit = std::fs::read_to_string(p("junit.xml")).unwrap();
+    assert!(junit.contains("<failure") && junit.contains("matmul[n=1024]"));
+    let md = std::fs::read_to_string(p("report.md")).unwrap();
+    assert!(md.contains("matmul") && md.contains("<!-- cgp-gate"));
+    let html = std::fs::read_to_string(p("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("matmul_tiled&lt;32&gt;"));
+}
