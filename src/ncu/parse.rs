@@ -139,14 +139,13 @@ pub fn parse(text: &str) -> Result<ParsedOutput, ParseError> {
     };
     let header: Vec<String> = header.iter().map(|h| h.trim().to_owned()).collect();
     let has = |name: &str| header.iter().any(|h| h == name);
-    let launches = if !has("ID") && has("Metric Name") && has("Average") {
+    let (shape, launches) = if !has("ID") && has("Metric Name") && has("Average") {
         (CsvShape::Summary, parse_summary(&header, &mut table)?)
     } else if has("Metric Name") && has("Metric Value") {
         (CsvShape::Details, parse_details(&header, &mut table)?)
     } else {
         (CsvShape::Raw, parse_raw(&header, &mut table)?)
     };
-    let (shape, launches) = launches;
     if launches.is_empty() && scan.no_kernels {
         return Err(failure(&scan));
     }
@@ -170,20 +169,31 @@ fn failure(scan: &log::LogScan) -> ParseError {
 }
 
 /// Byte offset of the header line and the number of lines before it.
+///
+/// In order of preference: the first header-like line after the last `==PROF== Disconnected`
+/// (one-phase output prints the table there; application output before it may look like
+/// anything), the first header-like line anywhere (an `--import` export, or a log where ncu
+/// printed the table before disconnecting), the first table-like line after the last disconnect
+/// (a header that starts with some other column).
 fn locate_table(text: &str) -> Option<(usize, usize)> {
+    let is_header = |l: &str| l.starts_with("\"ID\",") || l.starts_with("\"Process ID\",");
+    let mut first_header = None;
+    let mut header_after_disconnect = None;
     let mut after_disconnect: Option<(usize, usize)> = None;
     let mut offset = 0;
     for (index, line) in text.split_inclusive('\n').enumerate() {
-        if line.starts_with("\"ID\",") || line.starts_with("\"Process ID\",") {
-            return Some((offset, index));
-        }
-        if line.starts_with("==PROF== Disconnected from process") {
+        if is_header(line) {
+            first_header.get_or_insert((offset, index));
+            header_after_disconnect.get_or_insert((offset, index));
+        } else if line.starts_with("==PROF== Disconnected from process") {
             after_disconnect = Some((offset + line.len(), index + 1));
+            header_after_disconnect = None;
         }
         offset += line.len();
     }
-    // A header that starts with some other column: the first table-like line after the last
-    // disconnect (one-phase output prints the table right after it).
+    if let Some(found) = header_after_disconnect.or(first_header) {
+        return Some(found);
+    }
     let (start, first_index) = after_disconnect?;
     let mut offset = start;
     for (i, line) in text[start..].split_inclusive('\n').enumerate() {
@@ -331,7 +341,9 @@ fn parse_number(s: &str, scratch: &mut String) -> Option<f64> {
             return None;
         }
         scratch.clear();
-        scratch.extend(s.chars().filter(|&c| c != ','));
+        for part in s.split(',') {
+            scratch.push_str(part);
+        }
         scratch.parse().ok()?
     } else {
         s.parse().ok()?
@@ -414,22 +426,16 @@ fn measure(
 }
 
 /// Index of a required column.
-fn column(header: &[String], name: &str, shape: &str) -> Result<usize, ParseError> {
+fn column(header: &[String], name: &str, shape: &str, line: usize) -> Result<usize, ParseError> {
     header.iter().position(|h| h == name).ok_or_else(|| {
         ParseError::at(
-            0,
+            line,
             format!(
                 "the {shape} header has no `{name}` column (columns: {})",
                 header.join(", ")
             ),
         )
     })
-}
-
-/// Fix the line of a header error once the header line is known.
-fn header_error(mut e: ParseError, line: usize) -> ParseError {
-    e.line = Some(line);
-    e
 }
 
 struct RawColumn {
@@ -441,8 +447,8 @@ struct RawColumn {
 
 fn parse_raw(header: &[String], table: &mut Table<'_>) -> Result<Vec<Launch>, ParseError> {
     let header_line = table.line();
-    let id_col = column(header, "ID", "raw page").map_err(|e| header_error(e, header_line))?;
-    let kernel_col = column(header, "Kernel Name", "raw page").map_err(|e| header_error(e, header_line))?;
+    let id_col = column(header, "ID", "raw page", header_line)?;
+    let kernel_col = column(header, "Kernel Name", "raw page", header_line)?;
     let Some(units_row) = table.next_record()?.cloned() else {
         return Ok(Vec::new());
     };
@@ -577,7 +583,7 @@ fn insert_metric(launch: &mut Launch, name: &str, section: &str, m: Measured) {
 
 fn parse_details(header: &[String], table: &mut Table<'_>) -> Result<Vec<Launch>, ParseError> {
     let header_line = table.line();
-    let col = |name| column(header, name, "details page").map_err(|e| header_error(e, header_line));
+    let col = |name| column(header, name, "details page", header_line);
     let (id_col, kernel_col) = (col("ID")?, col("Kernel Name")?);
     let (name_col, unit_col, value_col) = (col("Metric Name")?, col("Metric Unit")?, col("Metric Value")?);
     let section_col = header.iter().position(|h| h == "Section Name");
@@ -654,7 +660,7 @@ fn parse_details(header: &[String], table: &mut Table<'_>) -> Result<Vec<Launch>
 
 fn parse_summary(header: &[String], table: &mut Table<'_>) -> Result<Vec<Launch>, ParseError> {
     let header_line = table.line();
-    let col = |name| column(header, name, "summary").map_err(|e| header_error(e, header_line));
+    let col = |name| column(header, name, "summary", header_line);
     let kernel_col = col("Kernel Name")?;
     let (name_col, unit_col) = (col("Metric Name")?, col("Metric Unit")?);
     let (min_col, max_col, avg_col) = (col("Minimum")?, col("Maximum")?, col("Average")?);
@@ -705,6 +711,10 @@ fn parse_summary(header: &[String], table: &mut Table<'_>) -> Result<Vec<Launch>
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::float_cmp,
+    reason = "the expected values are exactly representable and parse exactly"
+)]
 mod tests {
     use super::*;
 
@@ -908,6 +918,21 @@ mod tests {
     }
 
     #[test]
+    fn a_header_like_application_line_before_the_disconnect_is_skipped() {
+        let text = "\"ID\",\"score\"\n\"1\",\"2\"\n==PROF== Disconnected from process 5\n\
+                    \"ID\",\"Kernel Name\",\"a__b\"\n\"\",\"\",\"ns\"\n\"0\",\"k\",\"1\"\n";
+        let p = parse(text).unwrap();
+        assert_eq!(p.launches[0].kernel, "k");
+    }
+
+    #[test]
+    fn table_printed_before_the_disconnect_line() {
+        let text = "==PROF== Connected to process 5\n\"ID\",\"Kernel Name\",\"a__b\"\n\"\",\"\",\"ns\"\n\
+                    \"0\",\"k\",\"1\"\n==PROF== Disconnected from process 5\n";
+        assert_eq!(parse(text).unwrap().launches.len(), 1);
+    }
+
+    #[test]
     fn header_found_after_disconnect_when_it_starts_elsewhere() {
         let text = "==PROF== Disconnected from process 5\n\n\"Kernel Name\",\"ID\",\"a__b\"\n\"\",\"\",\"ns\"\n\"k\",\"3\",\"1\"\n";
         let p = parse(text).unwrap();
@@ -948,5 +973,43 @@ mod tests {
             (p.launches[1].id, p.launches[1].attributes["Block Size"].as_str()),
             (1, "(128, 1, 1)")
         );
+    }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn grouped_text(n: u64) -> String {
+            let d = n.to_string();
+            let mut out = String::new();
+            for (i, c) in d.chars().enumerate() {
+                if i > 0 && (d.len() - i).is_multiple_of(3) {
+                    out.push(',');
+                }
+                out.push(c);
+            }
+            out
+        }
+
+        proptest! {
+            #[test]
+            fn grouped_numbers_round_trip(n in 0u64..1_000_000_000_000, frac in 0u32..100) {
+                let mut s = String::new();
+                let text = format!("{}.{frac:02}", grouped_text(n));
+                let want = format!("{n}.{frac:02}").parse::<f64>().unwrap();
+                prop_assert_eq!(parse_number(&text, &mut s), Some(want));
+            }
+
+            #[test]
+            fn any_input_is_parsed_or_rejected_without_panic(
+                lines in proptest::collection::vec("[\"a-z0-9,;./%= \\-]{0,40}", 0..8),
+                header in 0usize..3,
+            ) {
+                let head = ["\"ID\",\"Kernel Name\",\"a__b\"\n", "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n", ""][header];
+                let text = format!("{head}{}", lines.join("\n"));
+                let _ = parse(&text);
+                let _ = log::scan(&text);
+            }
+        }
     }
 }
