@@ -62,10 +62,10 @@ pub fn fingerprint_for(
 
 /// The commit being measured: `$GITHUB_SHA`, else `git rev-parse HEAD` in `dir` (best effort).
 pub fn git_commit(dir: &std::path::Path) -> Option<String> {
-    if let Ok(sha) = std::env::var("GITHUB_SHA") {
-        if !sha.trim().is_empty() {
-            return Some(sha.trim().to_owned());
-        }
+    if let Ok(sha) = std::env::var("GITHUB_SHA")
+        && !sha.trim().is_empty()
+    {
+        return Some(sha.trim().to_owned());
     }
     let out = std::process::Command::new("git")
         .args(["rev-parse", "HEAD"])
@@ -124,12 +124,11 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                     }
                 }
                 let med = crate::baseline::median(&values);
-                if let (Some(f), Some(b)) = (flops, bytes) {
-                    if let Some(p) =
+                if let (Some(f), Some(b)) = (flops, bytes)
+                    && let Some(p) =
                         crate::gpu::roofline_point(&t.name, &key.size, &key.kernel, f, b, med, peaks.as_ref())
-                    {
-                        points.push(p);
-                    }
+                {
+                    points.push(p);
                 }
             }
         }

@@ -254,7 +254,6 @@ fn sig3(v: f64) -> String {
 }
 
 #[cfg(test)]
-#[expect(clippy::float_cmp, reason = "unit factors are exact powers of ten")]
 mod tests {
     use super::*;
 
