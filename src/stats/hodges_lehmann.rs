@@ -105,7 +105,7 @@ mod tests {
         // so the 95% interval runs from the 24th to the 77th of the 100 ordered differences.
         let (k, conf) = moses_rank(10, 10, 0.95, &mut c);
         assert_eq!(k, 24);
-        assert!(conf >= 0.95 && conf < 0.96, "{conf}");
+        assert!((0.95..0.96).contains(&conf), "{conf}");
         // 3 v 3 cannot reach 95 %: the full range covers 1 - 2/20 = 90 %.
         let (k, conf) = moses_rank(3, 3, 0.95, &mut c);
         assert_eq!(k, 1);

@@ -78,6 +78,7 @@ pub fn summarize(samples: &[f64]) -> SideSummary {
 }
 
 #[cfg(test)]
+#[expect(clippy::float_cmp, reason = "min and max are copies of the input")]
 mod tests {
     use super::*;
 

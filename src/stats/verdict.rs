@@ -274,7 +274,12 @@ fn threshold_problem(t: &Threshold) -> Option<String> {
     }
 }
 
-/// All values equal (and at least one).
+/// All values equal (and at least one). Deterministic counters repeat bit for bit; a margin
+/// would call a noisy metric deterministic.
+#[expect(
+    clippy::float_cmp,
+    reason = "exact repetition is the definition of a deterministic counter"
+)]
 fn constant(samples: &[f64]) -> bool {
     samples.first().is_some_and(|f| samples.iter().all(|x| x == f))
 }
