@@ -261,6 +261,7 @@ fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
         results.write(p)?;
     }
     write!(out, "{}", crate::report::console::results_table(&results)).map_err(stdout_err)?;
+    writeln!(out, "{}", crate::report::console::health_line(&results.health)).map_err(stdout_err)?;
     out.flush().map_err(stdout_err)?;
     let env = crate::report::GithubEnv::from_env();
     crate::report::emit(&results, &args.reports.options(&env), &env)?;

@@ -94,7 +94,10 @@ pub struct Row {
     pub change: Option<f64>,
     /// Confidence interval of the relative change.
     pub change_ci: Option<[f64; 2]>,
-    /// Confidence level of the interval (0.95, ...).
+    /// For `min:`/`max:` rows: the interval of the candidate's median, in base units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ci: Option<[f64; 2]>,
+    /// Coverage of the interval shown (0.95, ...).
     pub confidence: Option<f64>,
     /// One-sided p-value of the test in the regression direction (unadjusted).
     pub p: Option<f64>,

@@ -266,10 +266,10 @@ fn scaled_recording(from: &str, target: &str, size: &str, factor: f64) -> tempfi
                 .collect();
             if col.is_none() {
                 col = rec.iter().position(|c| c == "gpu__time_duration.sum");
-            } else if let Some(c) = col {
-                if let Ok(v) = rec[c].replace(',', "").parse::<f64>() {
-                    rec[c] = format!("{}", (v * factor).round());
-                }
+            } else if let Some(c) = col
+                && let Ok(v) = rec[c].replace(',', "").parse::<f64>()
+            {
+                rec[c] = format!("{}", (v * factor).round());
             }
             out.push_str(
                 &rec.iter()

@@ -79,8 +79,11 @@ pub fn samples_table(samples: &crate::samples::SampleSet) -> String {
     out
 }
 
-/// One line on the GPU's health during the run.
+/// One line on the GPU's health during the run (every report shows it).
 pub fn health_line(h: &crate::results::Health) -> String {
+    if h.sm_clock_mhz.is_none() && h.temperature_c.is_none() && h.power_w.is_none() && h.throttled_reps == 0 {
+        return "GPU health not sampled (replay, or no NVML)".to_owned();
+    }
     let mut parts = Vec::new();
     if let Some([a, b]) = h.sm_clock_mhz {
         parts.push(format!("SM clock {a}-{b} MHz"));

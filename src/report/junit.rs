@@ -81,6 +81,10 @@ fn suite(results: &Results, target: &str) -> TestSuite {
         s.add_property(Property::new(k, v));
     }
     s.add_property(Property::new("synthetic", results.synthetic.to_string()));
+    s.add_property(Property::new(
+        "health",
+        crate::report::console::health_line(&results.health),
+    ));
     if let Some(c) = &results.git_commit {
         s.add_property(Property::new("git_commit", c.as_str()));
     }

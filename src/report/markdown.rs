@@ -516,6 +516,7 @@ fn footer(results: &Results, md: &mut String) {
         format!("driver {}", fp.driver_version),
         format!("ncu {}", fp.ncu_version),
         format!("clocks {}", fp.clocks),
+        crate::report::console::health_line(&results.health),
         results.multiple_testing.clone(),
         format!("source {}", results.source),
     ];
