@@ -272,9 +272,7 @@ pub fn run_check(
     } else {
         RunVerdict::Pass
     };
-    let source = profiler
-        .manifest()
-        .map_or_else(|| profiler.name().to_owned(), |_| profiler.name().to_owned());
+    let source = profiler.source();
     Ok(Results {
         schema_version: RESULTS_VERSION,
         verdict,

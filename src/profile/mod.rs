@@ -63,6 +63,10 @@ pub trait Profiler {
     fn has(&self, _job: Job<'_>) -> bool {
         true
     }
+    /// Where samples come from, for results: `ncu`, or `replay:<dir>`.
+    fn source(&self) -> String {
+        self.name().to_owned()
+    }
     /// The recording's manifest, when replaying one that has it.
     fn manifest(&self) -> Option<&record::Manifest> {
         None

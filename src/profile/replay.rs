@@ -62,6 +62,10 @@ impl Profiler for ReplayProfiler {
             .unwrap_or_else(|| "unknown".to_owned()))
     }
 
+    fn source(&self) -> String {
+        format!("replay:{}", self.dir.display())
+    }
+
     fn has(&self, job: Job<'_>) -> bool {
         rep_path(&self.dir, &job.target.name, &job.size.key(), job.rep).is_file()
     }
