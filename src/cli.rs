@@ -289,57 +289,21 @@ fn baseline_update_command(args: &BaselineUpdateArgs, out: &mut dyn Write) -> Re
         return Ok(exit_codes::OK);
     }
     let mut progress = std::io::stderr().lock();
-    let mut profiler = make_profiler(&args.source, &sel.spec)?;
-    let ncu_version = profiler.version()?;
-    let session = if args.source.replay.is_some() {
-        crate::session::Session::replay()
-    } else {
-        crate::session::Session::live(&targets, false, &mut progress)?
-    };
-    let mut recorder = args
-        .source
-        .record
-        .as_deref()
-        .map(crate::profile::record::Recorder::new)
-        .transpose()?;
-    let work = crate::gate::initial_work(&targets);
-    let mut watch = session.watch(&sel.spec.settings);
-    let m = crate::gate::measure(
-        profiler.as_mut(),
-        &work,
-        recorder.as_mut(),
-        watch.as_mut(),
-        false,
-        &mut progress,
-    );
-    drop(watch);
-    // Fingerprints are taken while NVML is still open.
-    let fps: std::collections::BTreeMap<String, crate::gpu::fingerprint::Fingerprint> = targets
-        .iter()
-        .map(|t| {
-            (
-                t.name.clone(),
-                crate::check::fingerprint_for(profiler.as_ref(), &ncu_version, t, session.gpu.as_deref()),
-            )
-        })
-        .collect();
-    session.finish()?;
-    let mut m = m?;
-    let fp_of = |t: &crate::spec::Target| fps.get(&t.name).cloned().unwrap_or_default();
-    if let Some(rec) = recorder {
-        let fp = targets.first().map(|t| fp_of(t)).unwrap_or_default();
-        rec.finish(&sel.spec.hash, &ncu_version, &fp)?;
-    }
-    if !m.errors.is_empty() {
-        for e in &m.errors {
+    let mut run = measure_once(&args.source, &sel, &targets, &mut progress)?;
+    if !run.m.errors.is_empty() {
+        for e in &run.m.errors {
             eprintln!("error: {}", e.message);
         }
-        eprintln!("error: {} failure(s): no baseline was written", m.errors.len());
+        eprintln!(
+            "error: {} failure(s): no baseline was written",
+            run.m.errors.len()
+        );
         return Ok(exit_codes::PROFILER_FAILURE);
     }
+    let fp_of = |t: &crate::spec::Target| run.fingerprints.get(&t.name).cloned().unwrap_or_default();
     let gpu_name = targets.first().map(|t| fp_of(t).gpu_name).unwrap_or_default();
-    crate::check::add_derived(&targets, &mut m.samples, &gpu_name);
-    crate::update::write_baselines(&sel.spec, &targets, &m.samples, &fp_of, &store, commit, out)?;
+    crate::check::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    crate::update::write_baselines(&sel.spec, &targets, &run.m.samples, &fp_of, &store, commit, out)?;
     Ok(exit_codes::OK)
 }
 
@@ -424,20 +388,72 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
         session.finish()?;
         return Ok(exit_codes::OK);
     }
-    let mut profiler = make_profiler(&args.source, &sel.spec)?;
+    let run = measure_once(&args.source, &sel, &targets, &mut progress)?;
+    let fingerprint = targets
+        .first()
+        .and_then(|t| run.fingerprints.get(&t.name))
+        .cloned()
+        .unwrap_or_default();
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &run.m.samples.series.values().collect::<Vec<_>>())
+            .map_err(|e| Error::Usage(e.to_string()))?;
+        writeln!(out).map_err(stdout_err)?;
+    } else {
+        writeln!(
+            out,
+            "source: {} (ncu {}); GPU: {}",
+            run.source, run.ncu_version, fingerprint.gpu_name
+        )
+        .map_err(stdout_err)?;
+        writeln!(
+            out,
+            "health: {}",
+            crate::report::console::health_line(&run.health.unwrap_or_default())
+        )
+        .map_err(stdout_err)?;
+        write!(out, "{}", crate::report::console::samples_table(&run.m.samples)).map_err(stdout_err)?;
+    }
+    for e in &run.m.errors {
+        eprintln!("error: {}", e.message);
+    }
+    Ok(if run.m.errors.is_empty() {
+        exit_codes::OK
+    } else {
+        exit_codes::PROFILER_FAILURE
+    })
+}
+
+/// One measurement pass of a spec's targets, with everything a command reports about it.
+struct MeasuredRun {
+    m: crate::gate::Measurement,
+    ncu_version: String,
+    source: String,
+    /// Per target, taken while NVML was open.
+    fingerprints: std::collections::BTreeMap<String, crate::gpu::fingerprint::Fingerprint>,
+    health: Option<crate::results::Health>,
+}
+
+/// Profile (or replay) every repetition of the targets once: open the session (NVML, clocks),
+/// record if asked, take fingerprints, and restore the clocks before returning.
+fn measure_once(
+    source: &SourceArgs,
+    sel: &Selected,
+    targets: &[&crate::spec::Target],
+    progress: &mut dyn Write,
+) -> Result<MeasuredRun> {
+    let mut profiler = make_profiler(source, &sel.spec)?;
     let ncu_version = profiler.version()?;
-    let session = if args.source.replay.is_some() {
+    let session = if source.replay.is_some() {
         crate::session::Session::replay()
     } else {
-        crate::session::Session::live(&targets, false, &mut progress)?
+        crate::session::Session::live(targets, false, progress)?
     };
-    let mut recorder = args
-        .source
+    let mut recorder = source
         .record
         .as_deref()
         .map(crate::profile::record::Recorder::new)
         .transpose()?;
-    let work = crate::gate::initial_work(&targets);
+    let work = crate::gate::initial_work(targets);
     let mut watch = session.watch(&sel.spec.settings);
     let m = crate::gate::measure(
         profiler.as_mut(),
@@ -445,42 +461,34 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
         recorder.as_mut(),
         watch.as_mut(),
         false,
-        &mut progress,
-    )?;
+        progress,
+    );
     let health = watch.map(|w| w.sampler.summary());
-    let fingerprint = targets
-        .first()
-        .map(|t| crate::check::fingerprint_for(profiler.as_ref(), &ncu_version, t, session.gpu.as_deref()))
-        .unwrap_or_default();
+    let fingerprints: std::collections::BTreeMap<_, _> = targets
+        .iter()
+        .map(|t| {
+            let fp =
+                crate::check::fingerprint_for(profiler.as_ref(), &ncu_version, t, session.gpu.as_deref());
+            (t.name.clone(), fp)
+        })
+        .collect();
     session.finish()?;
+    let m = m?;
     if let Some(rec) = recorder {
-        let path = rec.finish(&sel.spec.hash, &ncu_version, &fingerprint)?;
+        let fp = targets
+            .first()
+            .and_then(|t| fingerprints.get(&t.name))
+            .cloned()
+            .unwrap_or_default();
+        let path = rec.finish(&sel.spec.hash, &ncu_version, &fp)?;
         let _ = writeln!(progress, "recorded raw ncu output; manifest: {}", path.display());
     }
-    if args.json {
-        serde_json::to_writer_pretty(&mut *out, &m.samples.series.values().collect::<Vec<_>>())
-            .map_err(|e| Error::Usage(e.to_string()))?;
-        writeln!(out).map_err(stdout_err)?;
-    } else {
-        writeln!(
-            out,
-            "source: {} (ncu {ncu_version}); GPU: {}",
-            profiler.name(),
-            fingerprint.gpu_name
-        )
-        .map_err(stdout_err)?;
-        if let Some(h) = health {
-            writeln!(out, "health: {}", crate::report::console::health_line(&h)).map_err(stdout_err)?;
-        }
-        write!(out, "{}", crate::report::console::samples_table(&m.samples)).map_err(stdout_err)?;
-    }
-    for e in &m.errors {
-        eprintln!("error: {}", e.message);
-    }
-    Ok(if m.errors.is_empty() {
-        exit_codes::OK
-    } else {
-        exit_codes::PROFILER_FAILURE
+    Ok(MeasuredRun {
+        m,
+        ncu_version,
+        source: profiler.source(),
+        fingerprints,
+        health,
     })
 }
 
