@@ -62,8 +62,10 @@ impl Default for Settings {
 impl Spec {
     /// The directory relative paths in the spec are resolved against.
     pub fn base_dir(&self) -> PathBuf {
+        // `cgp-gate.yaml` has the parent "", which no process can be started in.
         self.path
             .parent()
+            .filter(|p| !p.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf)
     }
 
