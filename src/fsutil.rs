@@ -63,4 +63,3 @@ fn sync_dir(_dir: &Path) -> Result<(), Error> {
     // Windows cannot open a directory as a file to flush it; the rename is durable enough there.
     Ok(())
 }
-

@@ -43,11 +43,13 @@ pub fn run(args: &MergeArgs, out: &mut dyn Write) -> Result<i32> {
         inputs.push((f.clone(), crate::report::read_results(f)?));
     }
     let merged = merge(inputs)?;
-    let fail_on = args.fail_on.unwrap_or(if merged.fail_on == FailOn::Inconclusive.as_str() {
-        FailOn::Inconclusive
-    } else {
-        FailOn::Regression
-    });
+    let fail_on = args
+        .fail_on
+        .unwrap_or(if merged.fail_on == FailOn::Inconclusive.as_str() {
+            FailOn::Inconclusive
+        } else {
+            FailOn::Regression
+        });
     let merged = Results {
         fail_on: fail_on.as_str().to_owned(),
         ..merged
@@ -87,7 +89,11 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
     let Some((first_path, first)) = inputs.first() else {
         return Err(Error::Usage("merge needs at least one results file".to_owned()));
     };
-    let (first_path, spec_hash, commit) = (first_path.clone(), first.spec_hash.clone(), first.git_commit.clone());
+    let (first_path, spec_hash, commit) = (
+        first_path.clone(),
+        first.spec_hash.clone(),
+        first.git_commit.clone(),
+    );
     let mut placed: Vec<Placed> = Vec::with_capacity(inputs.len());
     for (path, results) in inputs {
         if results.spec_hash != spec_hash {
@@ -116,7 +122,9 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         }
         let shard = match &results.shard {
             None => Shard { k: 1, n: 1 },
-            Some(s) => s.parse::<Shard>().map_err(|e| refuse(&path, format!("invalid `shard`: {e}")))?,
+            Some(s) => s
+                .parse::<Shard>()
+                .map_err(|e| refuse(&path, format!("invalid `shard`: {e}")))?,
         };
         placed.push(Placed {
             gpu_key: results.fingerprint.gpu_key(),
@@ -248,7 +256,11 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
             }
         }
         for (t, s) in &p.results.cost_seconds {
-            *cost.entry(t.clone()).or_default().entry(p.gpu_key.clone()).or_default() += s;
+            *cost
+                .entry(t.clone())
+                .or_default()
+                .entry(p.gpu_key.clone())
+                .or_default() += s;
         }
         roofline.extend(p.results.roofline.iter().cloned());
     }
@@ -270,7 +282,10 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
             .map(|p| p.results.date.clone())
             .max()
             .unwrap_or_default(),
-        fail_on: if placed.iter().any(|p| p.results.fail_on == FailOn::Inconclusive.as_str()) {
+        fail_on: if placed
+            .iter()
+            .any(|p| p.results.fail_on == FailOn::Inconclusive.as_str())
+        {
             FailOn::Inconclusive.as_str().to_owned()
         } else {
             head.fail_on.clone()
@@ -317,10 +332,9 @@ fn joined<'a>(values: impl Iterator<Item = &'a str>) -> String {
 fn merge_health<'a>(all: impl Iterator<Item = &'a Health>) -> Health {
     fn range<T: Copy + PartialOrd>(a: Option<[T; 2]>, b: Option<[T; 2]>) -> Option<[T; 2]> {
         match (a, b) {
-            (Some([a0, a1]), Some([b0, b1])) => Some([
-                if b0 < a0 { b0 } else { a0 },
-                if b1 > a1 { b1 } else { a1 },
-            ]),
+            (Some([a0, a1]), Some([b0, b1])) => {
+                Some([if b0 < a0 { b0 } else { a0 }, if b1 > a1 { b1 } else { a1 }])
+            }
             (x, None) | (None, x) => x,
         }
     }
@@ -365,10 +379,17 @@ mod tests {
     fn refuses_another_spec_naming_the_file() {
         let mut b = results(Some("2/2"), "A");
         b.spec_hash = "f".repeat(64);
-        let e = merge(vec![input("a.json", results(Some("1/2"), "A")), input("b.json", b)]).unwrap_err();
+        let e = merge(vec![
+            input("a.json", results(Some("1/2"), "A")),
+            input("b.json", b),
+        ])
+        .unwrap_err();
         assert_eq!(e.exit_code(), crate::exit_codes::INVALID_INPUT);
         let msg = e.to_string();
-        assert!(msg.starts_with("b.json: made with another spec than a.json"), "{msg}");
+        assert!(
+            msg.starts_with("b.json: made with another spec than a.json"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -396,7 +417,11 @@ mod tests {
         assert_eq!(m.verdict, RunVerdict::Error);
         assert_eq!(m.errors.len(), 1);
         assert_eq!(m.errors[0].kind, "missing-shard");
-        assert!(m.errors[0].message.contains("shard 2/3"), "{}", m.errors[0].message);
+        assert!(
+            m.errors[0].message.contains("shard 2/3"),
+            "{}",
+            m.errors[0].message
+        );
     }
 
     #[test]

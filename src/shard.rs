@@ -40,8 +40,14 @@ impl FromStr for Shard {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = |why: &str| format!("shard `{s}` {why}; write K/N with 1 <= K <= N, e.g. 2/4");
         let (k, n) = s.trim().split_once('/').ok_or_else(|| bad("has no `/`"))?;
-        let k: usize = k.trim().parse().map_err(|_| bad("has a K that is not a whole number"))?;
-        let n: usize = n.trim().parse().map_err(|_| bad("has an N that is not a whole number"))?;
+        let k: usize = k
+            .trim()
+            .parse()
+            .map_err(|_| bad("has a K that is not a whole number"))?;
+        let n: usize = n
+            .trim()
+            .parse()
+            .map_err(|_| bad("has an N that is not a whole number"))?;
         if n == 0 {
             return Err(bad("has N = 0"));
         }
@@ -181,7 +187,10 @@ mod tests {
     #[test]
     fn shard_parses_and_refuses_nonsense() {
         assert_eq!("2/4".parse::<Shard>(), Ok(Shard { k: 2, n: 4 }));
-        assert_eq!(" 1 / 1 ".parse::<Shard>().map(|s| s.to_string()), Ok("1/1".to_owned()));
+        assert_eq!(
+            " 1 / 1 ".parse::<Shard>().map(|s| s.to_string()),
+            Ok("1/1".to_owned())
+        );
         for bad in ["", "3", "0/2", "3/2", "1/0", "a/2", "1/b", "-1/2", "1/2/3"] {
             let e = bad.parse::<Shard>().unwrap_err();
             assert!(e.contains("write K/N"), "{bad}: {e}");

@@ -102,7 +102,10 @@ fn short(hash: &str) -> &str {
 ///
 /// # Errors
 /// A target without samples (nothing is written for any target then), and the store's errors.
-#[expect(clippy::too_many_arguments, reason = "one call site per source of samples; a struct would only rename them")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site per source of samples; a struct would only rename them"
+)]
 pub fn write_baselines(
     spec: &Spec,
     targets: &[&Target],

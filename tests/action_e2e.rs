@@ -67,7 +67,9 @@ impl Runner {
         let mut out = BTreeMap::new();
         let mut lines = text.lines();
         while let Some(line) = lines.next() {
-            let (name, delim) = line.split_once("<<").expect("every output uses the delimiter form");
+            let (name, delim) = line
+                .split_once("<<")
+                .expect("every output uses the delimiter form");
             let mut value = Vec::new();
             for l in lines.by_ref() {
                 if l == delim {
@@ -92,9 +94,22 @@ fn text(b: &[u8]) -> String {
 /// The inputs of a check of the example spec against a demo recording.
 fn replay_inputs(recording: &str) -> Vec<(&'static str, String)> {
     vec![
-        ("SPEC", root().join("examples/cgp-gate.yaml").display().to_string()),
-        ("BASELINES", root().join("examples/baselines").display().to_string()),
-        ("REPLAY", root().join("examples/recordings").join(recording).display().to_string()),
+        (
+            "SPEC",
+            root().join("examples/cgp-gate.yaml").display().to_string(),
+        ),
+        (
+            "BASELINES",
+            root().join("examples/baselines").display().to_string(),
+        ),
+        (
+            "REPLAY",
+            root()
+                .join("examples/recordings")
+                .join(recording)
+                .display()
+                .to_string(),
+        ),
         ("RESULTS", "out/results.json".to_owned()),
         ("JUNIT", "out/junit.xml".to_owned()),
     ]
@@ -116,12 +131,18 @@ fn identical_code_passes_with_outputs_and_a_summary() {
     assert_eq!(out["regressions"], "0");
     let results = PathBuf::from(&out["results"]);
     assert!(results.is_absolute() && results.is_file(), "{results:?}");
-    assert_eq!(results, r.workspace().join("out/results.json").canonicalize().unwrap());
+    assert_eq!(
+        results,
+        r.workspace().join("out/results.json").canonicalize().unwrap()
+    );
     assert_eq!(out["junit-path"], "out/junit.xml");
     assert!(r.workspace().join("out/junit.xml").is_file());
     let summary = r.summary();
     assert!(summary.contains("cgp-gate: pass"), "{summary}");
-    assert!(summary.contains("Synthetic data"), "the demo data is labelled synthetic: {summary}");
+    assert!(
+        summary.contains("Synthetic data"),
+        "the demo data is labelled synthetic: {summary}"
+    );
     assert!(!text(&o.stdout).contains("::error"), "no annotation on a pass");
 }
 
@@ -158,7 +179,8 @@ fn fail_on_inconclusive_and_shard_inputs_reach_cgp_gate() {
     let o = r.run(&borrowed(&inputs), &[]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
     let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(r.workspace().join("out/results.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(r.workspace().join("out/results.json")).unwrap())
+            .unwrap();
     assert_eq!(results["shard"], "2/3");
     assert_eq!(results["fail_on"], "inconclusive");
 }
@@ -202,7 +224,10 @@ fn a_profiler_permission_error_is_exit_3_with_verdict_error() {
     );
     assert!(!out.contains_key("junit-path"), "junit: '' writes no JUnit");
     let stdout = text(&o.stdout);
-    assert!(stdout.contains("::error ") && stdout.contains("permission"), "{stdout}");
+    assert!(
+        stdout.contains("::error ") && stdout.contains("permission"),
+        "{stdout}"
+    );
     assert!(r.summary().contains("ERR\\_NVGPUCTRPERM"), "{}", r.summary());
 }
 
@@ -214,7 +239,10 @@ fn a_missing_ncu_is_exit_3_and_the_script_reports_the_verdict() {
     let o = r.run(&[], &[("CGP_GATE_NCU", &missing)]);
     assert_eq!(o.status.code(), Some(3), "stderr: {}", text(&o.stderr));
     let out = r.outputs();
-    assert_eq!(out["verdict"], "error", "cgp-gate stopped before judging; the script says so");
+    assert_eq!(
+        out["verdict"], "error",
+        "cgp-gate stopped before judging; the script says so"
+    );
     assert_eq!(out["regressions"], "0");
     assert!(!out.contains_key("results"), "there are no results to point at");
     assert!(text(&o.stderr).contains("no-such-ncu") || text(&o.stderr).contains("ncu"));
@@ -223,11 +251,27 @@ fn a_missing_ncu_is_exit_3_and_the_script_reports_the_verdict() {
 #[test]
 fn bad_inputs_are_exit_2_with_an_annotation() {
     for (input, value, says) in [
-        ("MODE", "benchmark", "input 'mode' must be check or update-baselines"),
+        (
+            "MODE",
+            "benchmark",
+            "input 'mode' must be check or update-baselines",
+        ),
         ("COMMENT", "yes", "input 'comment' must be true or false"),
-        ("FAIL_ON", "error", "input 'fail-on' must be regression or inconclusive"),
-        ("WORKING_DIRECTORY", "nowhere", "input 'working-directory' 'nowhere' is not a directory"),
-        ("PATH", "/nonexistent/cgp-gate", "no cgp-gate binary at '/nonexistent/cgp-gate'"),
+        (
+            "FAIL_ON",
+            "error",
+            "input 'fail-on' must be regression or inconclusive",
+        ),
+        (
+            "WORKING_DIRECTORY",
+            "nowhere",
+            "input 'working-directory' 'nowhere' is not a directory",
+        ),
+        (
+            "PATH",
+            "/nonexistent/cgp-gate",
+            "no cgp-gate binary at '/nonexistent/cgp-gate'",
+        ),
     ] {
         let r = Runner::new();
         let o = r.run(&[(input, value)], &[]);
@@ -248,7 +292,11 @@ fn an_invalid_shard_is_exit_2_from_cgp_gate() {
     inputs.push(("SHARD", "4/3".to_owned()));
     let o = r.run(&borrowed(&inputs), &[]);
     assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("shard `4/3` has K outside 1..=N"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("shard `4/3` has K outside 1..=N"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]
@@ -301,14 +349,27 @@ fn action_yml_passes_every_input_through_env_not_into_scripts() {
     let shells = yml.matches("shell: bash").count();
     assert_eq!(shells, runs, "every run step says shell: bash");
     for input in [
-        "spec", "mode", "baselines", "shard", "junit", "comment", "fail-on", "github-token",
-        "working-directory", "version", "path",
+        "spec",
+        "mode",
+        "baselines",
+        "shard",
+        "junit",
+        "comment",
+        "fail-on",
+        "github-token",
+        "working-directory",
+        "version",
+        "path",
     ] {
-        assert!(yml.contains(&format!("\n  {input}:\n")), "input {input} is declared");
+        assert!(
+            yml.contains(&format!("\n  {input}:\n")),
+            "input {input} is declared"
+        );
     }
     for output in ["verdict", "regressions", "results"] {
         assert!(
-            yml.contains(&format!("\n  {output}:\n")) && yml.contains(&format!("steps.run.outputs.{output} }}")),
+            yml.contains(&format!("\n  {output}:\n"))
+                && yml.contains(&format!("steps.run.outputs.{output} }}")),
             "output {output} is declared and re-exported"
         );
     }

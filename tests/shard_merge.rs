@@ -17,7 +17,13 @@ fn check(recording: &str, shard: Option<&str>, json: &Path) -> i32 {
     let mut c = Command::cargo_bin("cgp-gate").unwrap();
     c.current_dir(root())
         .env_remove("GITHUB_ACTIONS")
-        .args(["check", "--spec", "examples/cgp-gate.yaml", "--baselines", "examples/baselines"])
+        .args([
+            "check",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--baselines",
+            "examples/baselines",
+        ])
         .arg("--replay")
         .arg(root().join("examples/recordings").join(recording))
         .arg("--json")
@@ -59,7 +65,10 @@ fn merged_shards_decide_as_one_unsharded_run() {
                 assert_eq!(part["shard"], format!("{k}/{n}"));
                 for r in part["rows"].as_array().unwrap() {
                     assert_ne!(r["verdict"], "missing", "rows of other shards are not missing");
-                    let ts = (r["target"].as_str().unwrap().to_owned(), r["size"].as_str().unwrap().to_owned());
+                    let ts = (
+                        r["target"].as_str().unwrap().to_owned(),
+                        r["size"].as_str().unwrap().to_owned(),
+                    );
                     seen.insert(ts);
                 }
                 files.push(p);
@@ -75,7 +84,11 @@ fn merged_shards_decide_as_one_unsharded_run() {
                 .output()
                 .unwrap();
             let merged = read(&merged);
-            assert_eq!(out.status.code(), Some(whole_code), "{recording} in {n} shards: exit code");
+            assert_eq!(
+                out.status.code(),
+                Some(whole_code),
+                "{recording} in {n} shards: exit code"
+            );
             assert_eq!(merged["verdict"], whole["verdict"], "{recording} in {n} shards");
             assert_eq!(verdicts(&merged), verdicts(&whole), "{recording} in {n} shards");
             assert_eq!(merged["shard"], Value::Null);
@@ -149,13 +162,24 @@ fn merged_results_of_two_gpus_list_both_and_group_rows() {
         .code(1);
     let md = std::fs::read_to_string(md).unwrap();
     let headline = md.lines().next().unwrap();
-    assert!(headline.contains("4 regressions") && headline.contains("NVIDIA L4") && headline.contains("Synthetic GPU"), "{headline}");
+    assert!(
+        headline.contains("4 regressions")
+            && headline.contains("NVIDIA L4")
+            && headline.contains("Synthetic GPU"),
+        "{headline}"
+    );
     assert!(md.contains("| | GPU | target |"), "{md}");
     // A baseline belongs to one GPU: updating from both at once is refused.
     Command::cargo_bin("cgp-gate")
         .unwrap()
         .current_dir(root())
-        .args(["baseline", "update", "--spec", "examples/cgp-gate.yaml", "--baselines"])
+        .args([
+            "baseline",
+            "update",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--baselines",
+        ])
         .arg(dir.path().join("bl"))
         .arg("--from")
         .arg(&merged)
@@ -171,7 +195,14 @@ fn baseline_update_of_one_shard_keeps_the_other_sizes() {
     let update = |shard: Option<&str>| {
         let mut c = Command::cargo_bin("cgp-gate").unwrap();
         c.current_dir(root())
-            .args(["baseline", "update", "--spec", "examples/cgp-gate.yaml", "--replay", "examples/recordings/main"])
+            .args([
+                "baseline",
+                "update",
+                "--spec",
+                "examples/cgp-gate.yaml",
+                "--replay",
+                "examples/recordings/main",
+            ])
             .arg("--baselines")
             .arg(&store);
         if let Some(s) = shard {
@@ -181,7 +212,10 @@ fn baseline_update_of_one_shard_keeps_the_other_sizes() {
     };
     update(None);
     let file = |t: &str| store.join("synthetic-gpu-no-hardware").join(format!("{t}.json"));
-    let before: Vec<Value> = ["vector_add", "matmul", "reduce"].iter().map(|t| read(&file(t))).collect();
+    let before: Vec<Value> = ["vector_add", "matmul", "reduce"]
+        .iter()
+        .map(|t| read(&file(t)))
+        .collect();
     update(Some("1/3"));
     let part = dir.path().join("part.json");
     check("main", Some("1/3"), &part);
@@ -189,7 +223,12 @@ fn baseline_update_of_one_shard_keeps_the_other_sizes() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| (r["target"].as_str().unwrap().to_owned(), r["size"].as_str().unwrap().to_owned()))
+        .map(|r| {
+            (
+                r["target"].as_str().unwrap().to_owned(),
+                r["size"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect();
     assert!(!in_shard.is_empty());
     let mut grown = 0;
@@ -199,9 +238,17 @@ fn baseline_update_of_one_shard_keeps_the_other_sizes() {
         let new_entries = new["entries"].as_array().unwrap();
         assert_eq!(old_entries.len(), new_entries.len(), "{t}: no entry dropped");
         for (o, n) in old_entries.iter().zip(new_entries) {
-            let generations = (o["history"].as_array().unwrap().len(), n["history"].as_array().unwrap().len());
+            let generations = (
+                o["history"].as_array().unwrap().len(),
+                n["history"].as_array().unwrap().len(),
+            );
             if in_shard.contains(&(t.to_string(), n["size"].as_str().unwrap().to_owned())) {
-                assert_eq!(generations.1, generations.0 + 1, "{t} {}: measured again", n["size"]);
+                assert_eq!(
+                    generations.1,
+                    generations.0 + 1,
+                    "{t} {}: measured again",
+                    n["size"]
+                );
                 grown += 1;
             } else {
                 assert_eq!(o, n, "{t} {}: outside the shard, untouched", n["size"]);
