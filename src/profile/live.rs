@@ -171,7 +171,11 @@ impl Profiler for NcuProfiler {
             )
             .hint("raise the target's `timeout`, lower `launch_count`, or check whether the application hangs under ncu (try --replay-mode application)"));
         }
-        let kernels_seen = if crate::ncu::log::scan(&raw).no_kernels
+        let scan = crate::ncu::log::scan(&raw);
+        // The kernel listing explains a filter that matched nothing; after an ncu error (no
+        // counter permission, ...) it would only fail the same way.
+        let kernels_seen = if scan.no_kernels
+            && scan.errors.is_empty()
             && (job.target.kernel.is_some() || !job.target.nvtx.is_empty())
         {
             self.list_kernels(job, &app)
