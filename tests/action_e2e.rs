@@ -374,3 +374,51 @@ fn action_yml_passes_every_input_through_env_not_into_scripts() {
         );
     }
 }
+
+#[test]
+fn prepare_keys_the_cache_on_os_arch_and_source_and_skips_it_for_a_given_binary() {
+    let prepare = |r: &Runner, env: &[(&str, &str)]| {
+        let mut c = Command::new("bash");
+        c.arg(root().join("scripts/action.sh"))
+            .arg("prepare")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_OUTPUT", r.output_file())
+            .env("GITHUB_ACTION_PATH", root())
+            .env("RUNNER_OS", "Linux")
+            .env("RUNNER_ARCH", "X64")
+            .env("RUNNER_TOOL_CACHE", "/opt/hostedtoolcache");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let r = Runner::new();
+    assert_eq!(prepare(&r, &[]).status.code(), Some(0));
+    let out = r.outputs();
+    assert_eq!(out["install"], "true");
+    let key = &out["key"];
+    let hash = key.strip_prefix("cgp-gate-Linux-X64-").expect(key);
+    assert!(
+        hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()),
+        "{key}"
+    );
+    assert_eq!(out["dir"], format!("/opt/hostedtoolcache/cgp-gate/{key}"));
+    // The same tree gives the same key: the cache is reused.
+    let again = Runner::new();
+    prepare(&again, &[]);
+    assert_eq!(&again.outputs()["key"], key);
+
+    let r = Runner::new();
+    prepare(&r, &[("INPUT_VERSION", "v1.2.0")]);
+    assert_eq!(r.outputs()["key"], "cgp-gate-Linux-X64-v1.2.0");
+    let o = prepare(&Runner::new(), &[("INPUT_VERSION", "v1; rm -rf /")]);
+    assert_eq!(o.status.code(), Some(2));
+
+    let r = Runner::new();
+    prepare(&r, &[("INPUT_PATH", "/usr/local/bin/cgp-gate")]);
+    let out = r.outputs();
+    assert_eq!(out["install"], "false");
+    assert!(!out.contains_key("key"));
+}
