@@ -45,6 +45,8 @@ pub struct CheckOptions<'a> {
     pub allow_fingerprint_mismatch: bool,
     /// NVML, when a driver is there (live runs only).
     pub gpu: Option<&'a dyn Gpu>,
+    /// Only these target x size rows (`--shard K/N`); rows of other shards are not `missing`.
+    pub shard: Option<crate::shard::Selection>,
 }
 
 /// The fingerprint of a target's measurements: the recording's (replay), or this machine's.
@@ -196,7 +198,10 @@ pub fn run_check(
         baselines.insert(t.name.clone(), b);
     }
 
-    let work = initial_work(targets);
+    let mut work = initial_work(targets);
+    if let Some(s) = &opts.shard {
+        work.retain(|w| s.contains(&w.target.name, &w.size.key()));
+    }
     let mut m = measure(
         profiler,
         &work,
@@ -209,13 +214,31 @@ pub fn run_check(
         .iter()
         .map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1))
         .collect();
-    let cfg = Config::from_settings(&spec.settings);
+    let mut cfg = Config::from_settings(&spec.settings);
+    let mut multiple_testing = format!("holm alpha={}", cfg.alpha);
+    if let Some(s) = opts.shard.as_ref().filter(|s| s.shard.n > 1) {
+        // Bonferroni across shards, Holm within each: the merged run keeps its false-alarm
+        // rate at alpha, as an unsharded run does (docs/github-actions.md).
+        multiple_testing = format!(
+            "holm alpha={} per shard (alpha {} / {} shards)",
+            cfg.alpha / s.shard.n as f64,
+            cfg.alpha,
+            s.shard.n
+        );
+        cfg.alpha /= s.shard.n as f64;
+    }
     let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
     let mut roofline;
     let rows = loop {
         let mut samples = m.samples.clone();
         roofline = add_derived(targets, &mut samples, &fingerprint.gpu_name);
-        let rows = judge(targets, &samples, &baselines, &m, &cfg, &rounds);
+        let mut rows = judge(targets, &samples, &baselines, &m, &cfg, &rounds);
+        if let Some(s) = &opts.shard {
+            rows.retain(|r| s.contains(&r.target, &r.size));
+        }
+        for r in &mut rows {
+            r.gpu.clone_from(&fingerprint.gpu_name);
+        }
         let doubtful: BTreeSet<(String, String)> = rows
             .iter()
             .filter(|r| matches!(r.verdict, RowVerdict::Inconclusive | RowVerdict::Regression))
@@ -283,11 +306,11 @@ pub fn run_check(
         synthetic: profiler.manifest().is_some_and(|m| m.synthetic),
         fingerprint,
         fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
-        shard: None,
+        shard: opts.shard.as_ref().map(crate::shard::Selection::label),
         git_commit: git_commit(&spec.base_dir()),
         date: rfc3339_utc(SystemTime::now()),
         fail_on: opts.fail_on.as_str().to_owned(),
-        multiple_testing: format!("holm alpha={}", cfg.alpha),
+        multiple_testing,
         rows,
         errors: m.errors,
         health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
@@ -372,6 +395,7 @@ fn judge(
                 .map(|s| s.reps.clone())
                 .unwrap_or_default(),
             history: entry.map(|e| e.older_medians()).unwrap_or_default(),
+            gpu: String::new(),
         })
         .collect();
     // Baseline entries of the selected targets that were not measured (and did not fail).
@@ -409,6 +433,7 @@ fn judge(
                 remeasured: 0,
                 candidate_reps: Vec::new(),
                 history: e.older_medians(),
+                gpu: String::new(),
             });
         }
     }

@@ -48,6 +48,41 @@ pub enum Command {
     /// Write or show baselines.
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// Combine the results of shards (`check --shard`), also from different GPU types, into one
+    /// report and one exit code.
+    Merge(crate::merge::MergeArgs),
+}
+
+/// `--shard K/N` and how to balance it; shared by `check` and `baseline update`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ShardArgs {
+    /// Run only shard K of N (K from 1) of the target x size rows; every shard of a CI matrix
+    /// computes the same split. Combine the shards' results with `cgp-gate merge`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::shard::Shard>,
+    /// Balance the shards by the wall seconds per target recorded in a previous results file
+    /// (default: repetitions x ncu metrics per size). Every shard must be given the same file.
+    #[arg(long, value_name = "RESULTS_JSON", requires = "shard")]
+    pub shard_costs: Option<PathBuf>,
+}
+
+impl ShardArgs {
+    /// The rows this shard runs, or `None` without `--shard`.
+    ///
+    /// # Errors
+    /// An unreadable or invalid `--shard-costs` file.
+    pub fn selection(&self, targets: &[&crate::spec::Target]) -> Result<Option<crate::shard::Selection>> {
+        let Some(shard) = self.shard else {
+            return Ok(None);
+        };
+        let costs = self
+            .shard_costs
+            .as_deref()
+            .map(crate::report::read_results)
+            .transpose()?
+            .map(|r| r.cost_seconds);
+        Ok(Some(crate::shard::Selection::new(targets, shard, costs.as_ref())))
+    }
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -66,6 +101,8 @@ pub struct CheckArgs {
     /// Compare against a baseline measured on a different setup (every report says so).
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
+    #[command(flatten)]
+    pub shard: ShardArgs,
     #[command(flatten)]
     pub reports: crate::report::ReportFlags,
 }
@@ -91,8 +128,10 @@ pub struct BaselineUpdateArgs {
     #[arg(long, default_value = "baselines", value_name = "DIR")]
     pub baselines: PathBuf,
     /// Take the samples of a previous `check --json` instead of profiling again.
-    #[arg(long, value_name = "RESULTS_JSON", conflicts_with_all = ["replay", "record"])]
+    #[arg(long, value_name = "RESULTS_JSON", conflicts_with_all = ["replay", "record", "shard"])]
     pub from: Option<PathBuf>,
+    #[command(flatten)]
+    pub shard: ShardArgs,
 }
 
 /// Where samples come from and where raw output goes: shared by every command that profiles.
@@ -199,6 +238,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Env(args) => crate::gpu::env_command(&args, out),
         Command::Report(args) => crate::report::run(&args),
         Command::Check(args) => check_command(&args, out),
+        Command::Merge(args) => crate::merge::run(&args, out),
         Command::Baseline(BaselineCommand::Update(args)) => baseline_update_command(&args, out),
         Command::Baseline(BaselineCommand::Show { baselines }) => {
             let files = crate::baseline::Store::new(&baselines).load_all()?;
@@ -215,6 +255,7 @@ pub fn run(cli: Cli) -> Result<i32> {
 fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
+    let shard = args.shard.selection(&targets)?;
     let mut progress = std::io::stderr().lock();
     let mut profiler = make_profiler(&args.source, &sel.spec)?;
     let session = if args.source.replay.is_some() {
@@ -235,6 +276,7 @@ fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
         fail_on: args.fail_on,
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
         gpu: session.gpu.as_deref(),
+        shard,
     };
     let mut watch = session.watch(&sel.spec.settings);
     let results = crate::check::run_check(
@@ -271,12 +313,21 @@ fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
 fn baseline_update_command(args: &BaselineUpdateArgs, out: &mut dyn Write) -> Result<i32> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
+    let shard = args.shard.selection(&targets)?;
     let store = crate::baseline::Store::new(&args.baselines);
     let commit = crate::check::git_commit(&sel.spec.base_dir());
     if let Some(from) = &args.from {
         let results = crate::report::read_results(from)?;
         let samples = crate::update::samples_from_results(&results, &sel.spec, from)?;
         let fp = results.fingerprint.clone();
+        // A shard's results cover some sizes only: update those, keep the others.
+        let only: Option<std::collections::BTreeSet<(String, String)>> = results.shard.as_ref().map(|_| {
+            results
+                .rows
+                .iter()
+                .map(|r| (r.target.clone(), r.size.clone()))
+                .collect()
+        });
         crate::update::write_baselines(
             &sel.spec,
             &targets,
@@ -284,12 +335,13 @@ fn baseline_update_command(args: &BaselineUpdateArgs, out: &mut dyn Write) -> Re
             &|_| fp.clone(),
             &store,
             results.git_commit.clone().or(commit),
+            only.as_ref(),
             out,
         )?;
         return Ok(exit_codes::OK);
     }
     let mut progress = std::io::stderr().lock();
-    let mut run = measure_once(&args.source, &sel, &targets, &mut progress)?;
+    let mut run = measure_once(&args.source, &sel, &targets, shard.as_ref(), &mut progress)?;
     if !run.m.errors.is_empty() {
         for e in &run.m.errors {
             eprintln!("error: {}", e.message);
@@ -303,7 +355,16 @@ fn baseline_update_command(args: &BaselineUpdateArgs, out: &mut dyn Write) -> Re
     let fp_of = |t: &crate::spec::Target| run.fingerprints.get(&t.name).cloned().unwrap_or_default();
     let gpu_name = targets.first().map(|t| fp_of(t).gpu_name).unwrap_or_default();
     crate::check::add_derived(&targets, &mut run.m.samples, &gpu_name);
-    crate::update::write_baselines(&sel.spec, &targets, &run.m.samples, &fp_of, &store, commit, out)?;
+    crate::update::write_baselines(
+        &sel.spec,
+        &targets,
+        &run.m.samples,
+        &fp_of,
+        &store,
+        commit,
+        shard.as_ref().map(|s| &s.rows),
+        out,
+    )?;
     Ok(exit_codes::OK)
 }
 
@@ -388,7 +449,7 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
         session.finish()?;
         return Ok(exit_codes::OK);
     }
-    let run = measure_once(&args.source, &sel, &targets, &mut progress)?;
+    let run = measure_once(&args.source, &sel, &targets, None, &mut progress)?;
     let fingerprint = targets
         .first()
         .and_then(|t| run.fingerprints.get(&t.name))
@@ -439,6 +500,7 @@ fn measure_once(
     source: &SourceArgs,
     sel: &Selected,
     targets: &[&crate::spec::Target],
+    shard: Option<&crate::shard::Selection>,
     progress: &mut dyn Write,
 ) -> Result<MeasuredRun> {
     let mut profiler = make_profiler(source, &sel.spec)?;
@@ -453,7 +515,10 @@ fn measure_once(
         .as_deref()
         .map(crate::profile::record::Recorder::new)
         .transpose()?;
-    let work = crate::gate::initial_work(targets);
+    let mut work = crate::gate::initial_work(targets);
+    if let Some(s) = shard {
+        work.retain(|w| s.contains(&w.target.name, &w.size.key()));
+    }
     let mut watch = session.watch(&sel.spec.settings);
     let m = crate::gate::measure(
         profiler.as_mut(),

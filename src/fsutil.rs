@@ -22,7 +22,11 @@ pub fn temp_path(path: &Path) -> std::path::PathBuf {
 /// # Errors
 /// [`Error::Io`] naming the step and the file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    // A bare file name has the parent "", which cannot be opened to sync: use ".".
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
     fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
     let tmp = temp_path(path);
     let result = write_then_rename(&tmp, path, bytes);

@@ -117,6 +117,10 @@ pub struct Row {
     /// Medians of older baseline generations, oldest first (for trends).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<f64>,
+    /// The GPU the row was measured on (the fingerprint's `gpu_name`), so that merged results
+    /// of several GPU types keep their rows apart. Empty in files written before it existed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub gpu: String,
 }
 
 /// A failure that stopped a target or size from being measured.

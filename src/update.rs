@@ -3,6 +3,7 @@
 //! Nothing is written unless every selected target was measured without error: a failed or
 //! partial run never replaces a baseline.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -43,6 +44,22 @@ pub fn samples_from_results(
             ),
         ));
     }
+    let gpus: std::collections::BTreeSet<&str> = results
+        .rows
+        .iter()
+        .map(|r| r.gpu.as_str())
+        .filter(|g| !g.is_empty())
+        .collect();
+    if gpus.len() > 1 {
+        return Err(Error::input(
+            path,
+            format!(
+                "these results hold rows of {} GPUs ({}); a baseline belongs to one GPU: update from each GPU's results (merge that GPU's shards only)",
+                gpus.len(),
+                gpus.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
     let mut set = SampleSet::default();
     for row in &results.rows {
         if matches!(row.verdict, RowVerdict::Missing | RowVerdict::Error) {
@@ -79,8 +96,16 @@ fn short(hash: &str) -> &str {
 
 /// Write one baseline file per target that has samples.
 ///
+/// With `only` (a shard's (target, size) rows), a target none of whose sizes are in `only` is
+/// left alone, and the others are updated size by size: the entries of sizes outside `only` are
+/// kept as they were ([`Store::update_sizes`]).
+///
 /// # Errors
 /// A target without samples (nothing is written for any target then), and the store's errors.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site per source of samples; a struct would only rename them"
+)]
 pub fn write_baselines(
     spec: &Spec,
     targets: &[&Target],
@@ -88,9 +113,12 @@ pub fn write_baselines(
     fingerprint: &dyn Fn(&Target) -> Fingerprint,
     store: &Store,
     git_commit: Option<String>,
+    only: Option<&BTreeSet<(String, String)>>,
     out: &mut dyn Write,
 ) -> Result<Vec<PathBuf>, Error> {
-    for t in targets {
+    let in_shard = |t: &Target| only.is_none_or(|o| o.iter().any(|(name, _)| *name == t.name));
+    let targets: Vec<&Target> = targets.iter().copied().filter(|t| in_shard(t)).collect();
+    for t in &targets {
         if !samples.series.keys().any(|k| k.target == t.name) {
             return Err(Error::Usage(format!(
                 "no samples for target `{}`; no baseline was written (measure every selected target, or select with --target)",
@@ -106,7 +134,10 @@ pub fn write_baselines(
             .values()
             .filter(|s| s.key.target == t.name)
             .collect();
-        let path = store.update(&t.name, &fingerprint(t), &series, &meta)?;
+        let path = match only {
+            None => store.update(&t.name, &fingerprint(t), &series, &meta)?,
+            Some(_) => store.update_sizes(&t.name, &fingerprint(t), &series, &meta)?,
+        };
         let _ = writeln!(out, "wrote {} ({} series)", path.display(), series.len());
         written.push(path);
     }

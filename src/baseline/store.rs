@@ -131,6 +131,35 @@ impl Store {
         series: &[&Series],
         meta: &UpdateMeta,
     ) -> Result<PathBuf, Error> {
+        self.write_update(target, fingerprint, series, meta, false)
+    }
+
+    /// [`Store::update`] for a measurement of some sizes of `target` (one shard's): the entries
+    /// of the sizes in `series` are replaced as `update` does, the entries of every other size
+    /// are kept as they are (no new generation: they were not measured).
+    ///
+    /// # Errors
+    /// As [`Store::update`]; also [`Error::Input`] when the existing file was written under
+    /// another spec or on another setup (mixing them in one file would compare apples and
+    /// oranges): run a complete `baseline update` instead.
+    pub fn update_sizes(
+        &self,
+        target: &str,
+        fingerprint: &Fingerprint,
+        series: &[&Series],
+        meta: &UpdateMeta,
+    ) -> Result<PathBuf, Error> {
+        self.write_update(target, fingerprint, series, meta, true)
+    }
+
+    fn write_update(
+        &self,
+        target: &str,
+        fingerprint: &Fingerprint,
+        series: &[&Series],
+        meta: &UpdateMeta,
+        keep_other_sizes: bool,
+    ) -> Result<PathBuf, Error> {
         let gpu_key = fingerprint.gpu_key();
         check_name(&self.dir, "target", target)?;
         check_name(&self.dir, "gpu key", &gpu_key)?;
@@ -141,6 +170,35 @@ impl Store {
         lock::remove_stale_temps(&path)?;
         let previous = read(&path, target)?;
         let previous_entries = previous.as_ref().map_or(&[][..], |f| f.entries.as_slice());
+        let mut kept: Vec<super::format::Entry> = Vec::new();
+        if keep_other_sizes && let Some(prev) = &previous {
+            let fields = crate::gpu::fingerprint::DEFAULT_KEY_FIELDS;
+            let diffs = prev.fingerprint.differences(fingerprint, fields);
+            if prev.spec_hash != meta.spec_hash || !diffs.is_empty() {
+                return Err(Error::input(
+                    &path,
+                    "refusing a partial (sharded) update: the baseline was written under another spec or on another setup; run `cgp-gate baseline update` without --shard",
+                ));
+            }
+            let measured: BTreeSet<&str> = series.iter().map(|s| s.key.size.as_str()).collect();
+            kept = prev
+                .entries
+                .iter()
+                .filter(|e| !measured.contains(e.size.as_str()))
+                .cloned()
+                .collect();
+        }
+        let mut entries = history::next_entries(
+            previous_entries,
+            series,
+            &meta.date,
+            meta.git_commit.as_deref(),
+            meta.history,
+        );
+        if !kept.is_empty() {
+            entries.extend(kept);
+            entries.sort_by(|a, b| (&a.size, &a.kernel, &a.metric).cmp(&(&b.size, &b.kernel, &b.metric)));
+        }
         let file = BaselineFile {
             schema_version: SCHEMA_VERSION,
             target: target.to_owned(),
@@ -149,13 +207,7 @@ impl Store {
             tool_version: env!("CARGO_PKG_VERSION").to_owned(),
             spec_hash: meta.spec_hash.clone(),
             fingerprint: fingerprint.clone(),
-            entries: history::next_entries(
-                previous_entries,
-                series,
-                &meta.date,
-                meta.git_commit.as_deref(),
-                meta.history,
-            ),
+            entries,
         };
         lock::write_atomic(&path, format::render(&file).as_bytes())?;
         Ok(path)

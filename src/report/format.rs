@@ -56,8 +56,13 @@ pub(crate) fn median(side: Option<&SideSummary>, unit: &str) -> String {
     side.map_or_else(|| "-".to_owned(), |s| human(s.median, unit))
 }
 
-/// The GPU the run measured, for headlines.
+/// The GPU the run measured, for headlines; every GPU, joined with `, `, for merged results of
+/// several GPU types.
 pub(crate) fn gpu_label(results: &Results) -> String {
+    let gpus = crate::merge::gpus(results);
+    if gpus.len() > 1 {
+        return gpus.join(", ");
+    }
     let name = &results.fingerprint.gpu_name;
     if name.is_empty() || name == UNKNOWN {
         "an unknown GPU".to_owned()
@@ -130,6 +135,33 @@ pub(crate) fn row_badge(v: RowVerdict) -> &'static str {
         RowVerdict::New => "🆕 new",
         RowVerdict::Missing => "❔ missing",
     }
+}
+
+/// The trend of a row's median over the older baselines, the baseline and this run, in one
+/// unit: `117.0 → 117.2 → 124.1 us`. `None` without history (nothing older than the baseline)
+/// or without both sides.
+pub(crate) fn trend(row: &Row) -> Option<String> {
+    if row.history.is_empty() {
+        return None;
+    }
+    let (b, c) = (row.baseline.as_ref()?, row.candidate.as_ref()?);
+    let mut points: Vec<f64> = row.history.iter().copied().filter(|x| x.is_finite()).collect();
+    points.push(b.median);
+    points.push(c.median);
+    let max = points.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+    let (div, unit) = axis_scale(max, &row.unit);
+    // Four significant digits of the largest value, so that a 0.2% step is visible.
+    let digits = if max / div >= 1000.0 {
+        0
+    } else if max / div >= 100.0 {
+        1
+    } else if max / div >= 10.0 {
+        2
+    } else {
+        3
+    };
+    let nums: Vec<String> = points.iter().map(|x| format!("{:.*}", digits, x / div)).collect();
+    Some(format!("{} {unit}", nums.join(" → ")))
 }
 
 /// Shorten text to at most `max` characters, marking the cut with `…`.
@@ -210,6 +242,33 @@ mod tests {
         assert_eq!(relative_threshold("exact"), None);
         assert_eq!(relative_threshold("min 500ns"), None);
         assert_eq!(relative_threshold("-3%"), None);
+    }
+
+    #[test]
+    fn trend_runs_from_the_oldest_baseline_to_this_run_in_one_unit() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/mixed.json"
+        ))
+        .unwrap();
+        let results = crate::report::emit::parse_results(&text).unwrap();
+        let mut row = results
+            .rows
+            .iter()
+            .find(|r| r.baseline.is_some() && r.candidate.is_some())
+            .unwrap()
+            .clone();
+        row.history.clear();
+        assert_eq!(trend(&row), None, "no older generation: no trend");
+        row.unit = "ns".to_owned();
+        row.history = vec![117_000.0, 117_200.0];
+        row.baseline.as_mut().unwrap().median = 117_400.0;
+        row.candidate.as_mut().unwrap().median = 124_100.0;
+        assert_eq!(trend(&row).as_deref(), Some("117.0 → 117.2 → 117.4 → 124.1 us"));
+        row.history = vec![f64::NAN, 999.0];
+        row.baseline.as_mut().unwrap().median = 1_000.0;
+        row.candidate.as_mut().unwrap().median = 1_500.0;
+        assert_eq!(trend(&row).as_deref(), Some("0.999 → 1.000 → 1.500 us"));
     }
 
     #[test]

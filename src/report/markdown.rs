@@ -7,7 +7,7 @@
 
 use crate::report::format::{
     axis_scale, case_name, change_with_ci, ci_label, gpu_label, headline, median, p_value, row_badge,
-    shorten, sorted_rows, verdict_badge,
+    shorten, sorted_rows, trend, verdict_badge,
 };
 use crate::results::{Results, Row, RowVerdict};
 
@@ -211,12 +211,20 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             .iter()
             .find_map(|r| ci_label(r))
             .unwrap_or_else(|| "CI".to_owned());
+        // Merged results of several GPU types name the GPU of each row.
+        let multi_gpu = crate::merge::gpus(results).len() > 1;
+        let (gpu_head, gpu_rule) = if multi_gpu { (" GPU |", "---|") } else { ("", "") };
         md.push_str(&format!(
-            "| | target | size | kernel | metric | baseline | candidate | change ({ci}) | p (adj.) |\n|---|---|---|---|---|---|---|---|---|\n"
+            "| |{gpu_head} target | size | kernel | metric | baseline | candidate | change ({ci}) | p (adj.) |\n|---|{gpu_rule}---|---|---|---|---|---|---|---|\n"
         ));
         for r in rows.iter().take(shown) {
+            let gpu_cell = if multi_gpu {
+                format!(" {} |", escape_md_cell(&r.gpu))
+            } else {
+                String::new()
+            };
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 row_badge(r.verdict),
                 escape_md_cell(&r.target),
                 escape_md_cell(&r.size),
@@ -235,6 +243,9 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             ));
         }
         md.push('\n');
+        if !matches!(level, Level::Top(_)) {
+            trends(&rows, &mut md);
+        }
     }
     let (new, missing) = (results.count(RowVerdict::New), results.count(RowVerdict::Missing));
     if new + missing > 0 {
@@ -407,6 +418,33 @@ fn charts(results: &Results, md: &mut String) {
             values.join(", ")
         ));
     }
+}
+
+/// The median of each regressed row over its baseline generations, so that slow drift (many small
+/// steps, each under the threshold) is visible next to the step that finally crossed it.
+fn trends(rows: &[&Row], md: &mut String) {
+    let lines: Vec<String> = rows
+        .iter()
+        .filter(|r| r.verdict == RowVerdict::Regression)
+        .filter_map(|r| {
+            let t = trend(r)?;
+            Some(format!(
+                "- {}[{}] {}: {}\n",
+                escape_md_cell(&r.target),
+                escape_md_cell(&r.size),
+                escape_md_cell(short_metric(&r.metric)),
+                escape_md_cell(&t)
+            ))
+        })
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    md.push_str("**Trend** of the regressed metrics (median: older baselines → baseline → this run)\n\n");
+    for l in lines {
+        md.push_str(&l);
+    }
+    md.push('\n');
 }
 
 /// `gpu__time_duration.sum` -> `time`; other metrics keep their name.

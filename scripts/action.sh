@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# The logic of the cgp-gate GitHub Action (action.yml), kept here so it can be run and tested
+# without GitHub (tests/action_e2e.rs).
+#
+#   scripts/action.sh prepare   where the binary comes from; cache key and install directory
+#   scripts/action.sh install   cargo install cgp-gate into the install directory
+#   scripts/action.sh run       run `cgp-gate check` or `cgp-gate baseline update`
+#
+# Inputs arrive as INPUT_* environment variables (action.yml maps them through `env:`; they are
+# never pasted into a script, so a crafted input cannot run code). Exit codes are cgp-gate's:
+# 0 pass, 1 regression, 2 invalid input, 3 profiler or environment failure.
+set -euo pipefail
+
+die() { # die CODE MESSAGE: an annotation under Actions, a plain error elsewhere
+  if [[ "${GITHUB_ACTIONS:-}" == true ]]; then
+    printf '::error title=cgp-gate action::%s\n' "$2"
+  fi
+  printf 'error: %s\n' "$2" >&2
+  exit "$1"
+}
+
+# set_output NAME VALUE: the multi-line-safe form, with a delimiter that is not in the value.
+set_output() {
+  [[ -n "${GITHUB_OUTPUT:-}" ]] || return 0
+  local delim
+  delim="ghadelimiter_$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+  if [[ "$2" == *"$delim"* ]]; then
+    die 3 "could not pick an output delimiter"
+  fi
+  printf '%s<<%s\n%s\n%s\n' "$1" "$delim" "$2" "$delim" >>"$GITHUB_OUTPUT"
+}
+
+lower() { printf '%s' "$1" | tr '[:upper:]' '[:lower:]'; }
+
+# The directory the action lives in: $GITHUB_ACTION_PATH under Actions, this repository otherwise.
+action_path() {
+  if [[ -n "${GITHUB_ACTION_PATH:-}" ]]; then
+    printf '%s' "$GITHUB_ACTION_PATH"
+  else
+    cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd
+  fi
+}
+
+prepare() {
+  local src version key hash
+  if [[ -n "${INPUT_PATH:-}" ]]; then
+    set_output install false
+    return 0
+  fi
+  src="$(action_path)"
+  version="${INPUT_VERSION:-}"
+  if [[ -n "$version" ]]; then
+    [[ "$version" =~ ^[A-Za-z0-9._/-]+$ ]] || die 2 "input 'version' must be a tag, branch or commit of the action's repository, got '$version'"
+    hash="$version"
+  else
+    # A content hash of what `cargo install --path` builds: a moving tag like @v1 gets a new
+    # binary when its code changes, and an unchanged tree reuses the cache.
+    hash="$(cd "$src" && find Cargo.toml Cargo.lock src -type f -print0 | LC_ALL=C sort -z \
+      | xargs -0 sha256sum | sha256sum | cut -c1-16)"
+  fi
+  key="cgp-gate-${RUNNER_OS:-$(uname -s)}-${RUNNER_ARCH:-$(uname -m)}-${hash//\//_}"
+  set_output install true
+  set_output key "$key"
+  set_output dir "${RUNNER_TOOL_CACHE:-${RUNNER_TEMP:-/tmp}}/cgp-gate/$key"
+}
+
+install() {
+  local root="${CGP_GATE_ROOT:?CGP_GATE_ROOT (the install directory) is not set}"
+  command -v cargo >/dev/null || die 3 "cargo is not on PATH: install a Rust toolchain on the runner (e.g. dtolnay/rust-toolchain) or give the action a binary with the 'path' input"
+  if [[ -n "${INPUT_VERSION:-}" ]]; then
+    [[ -n "${ACTION_REPOSITORY:-}" ]] || die 2 "input 'version' needs the action's repository (github.action_repository)"
+    cargo install --locked --root "$root" --git "${GITHUB_SERVER_URL:-https://github.com}/$ACTION_REPOSITORY" \
+      --rev "$INPUT_VERSION" cgp-gate
+  else
+    cargo install --locked --root "$root" --path "$(action_path)"
+  fi
+}
+
+run() {
+  local bin mode spec baselines fail_on comment results rc
+  # The binary path is taken relative to where the step starts (the workspace), before the cd.
+  if [[ -n "${INPUT_PATH:-}" ]]; then
+    bin="$INPUT_PATH"
+    [[ "$bin" == /* || ! -e "$bin" ]] || bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+  fi
+  if [[ -n "${INPUT_WORKING_DIRECTORY:-}" ]]; then
+    cd "$INPUT_WORKING_DIRECTORY" 2>/dev/null || die 2 "input 'working-directory' '$INPUT_WORKING_DIRECTORY' is not a directory"
+  fi
+  if [[ -n "${INPUT_PATH:-}" ]]; then
+    :
+  elif [[ -n "${CGP_GATE_ROOT:-}" ]]; then
+    bin="$CGP_GATE_ROOT/bin/cgp-gate"
+  else
+    bin="$(command -v cgp-gate || true)"
+  fi
+  [[ -n "$bin" && -x "$bin" ]] || die 2 "no cgp-gate binary at '${bin:-<none>}': set the 'path' input to an executable, or leave it empty to build one"
+
+  mode="$(lower "${INPUT_MODE:-check}")"
+  spec="${INPUT_SPEC:-cgp-gate.yaml}"
+  baselines="${INPUT_BASELINES:-baselines}"
+  fail_on="$(lower "${INPUT_FAIL_ON:-regression}")"
+  comment="$(lower "${INPUT_COMMENT:-false}")"
+  results="${INPUT_RESULTS:-cgp-gate-results.json}"
+  case "$comment" in true | false) ;; *) die 2 "input 'comment' must be true or false, got '$comment'" ;; esac
+  case "$fail_on" in regression | inconclusive) ;; *) die 2 "input 'fail-on' must be regression or inconclusive, got '$fail_on'" ;; esac
+
+  local -a args
+  case "$mode" in
+    check)
+      args=(check --spec "$spec" --baselines "$baselines" --json "$results" --fail-on "$fail_on")
+      [[ -z "${INPUT_JUNIT:-}" ]] || args+=(--junit "$INPUT_JUNIT")
+      [[ "$comment" == false ]] || args+=(--github-comment)
+      ;;
+    update-baselines)
+      args=(baseline update --spec "$spec" --baselines "$baselines")
+      [[ -z "${INPUT_FROM:-}" ]] || args+=(--from "$INPUT_FROM")
+      ;;
+    *) die 2 "input 'mode' must be check or update-baselines, got '$mode'" ;;
+  esac
+  [[ -z "${INPUT_SHARD:-}" ]] || args+=(--shard "$INPUT_SHARD")
+  [[ -z "${INPUT_REPLAY:-}" ]] || args+=(--replay "$INPUT_REPLAY")
+
+  rc=0
+  if [[ "$comment" == true && -n "${INPUT_GITHUB_TOKEN:-}" ]]; then
+    # A prefix assignment: the token reaches cgp-gate's environment, never an argv.
+    GITHUB_TOKEN="$INPUT_GITHUB_TOKEN" "$bin" "${args[@]}" || rc=$?
+  else
+    "$bin" "${args[@]}" || rc=$?
+  fi
+
+  if [[ "$mode" == check ]]; then
+    if [[ -f "$results" ]]; then
+      # cgp-gate itself wrote verdict, regressions, inconclusive and the report paths.
+      set_output results "$(cd "$(dirname "$results")" && pwd)/$(basename "$results")"
+    else
+      # It stopped before judging (invalid input, ncu missing before the run): say so.
+      set_output verdict error
+      set_output regressions 0
+    fi
+  fi
+  exit "$rc"
+}
+
+case "${1:-}" in
+  prepare) prepare ;;
+  install) install ;;
+  run) run ;;
+  *) die 2 "usage: $0 prepare|install|run" ;;
+esac

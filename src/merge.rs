@@ -1,0 +1,445 @@
+//! `cgp-gate merge`: the results of several shards (`check --shard K/N`), possibly measured on
+//! different GPU types, become one results file, one report and one exit code.
+//!
+//! Inputs are grouped by GPU ([`Fingerprint::gpu_key`]); within a group the shards must be of the
+//! same N, each K at most once, from the same cgp-gate version. An unsharded file is the group's
+//! only shard (`1/1`). Across all inputs the spec and the commit must be the same: merging runs
+//! of different specs or code would compare nothing meaningful, so that is refused (exit 2).
+//! A shard that is absent (its job failed, or its artefact was not downloaded) is an error in
+//! the merged results (exit 3): a gate with a hole in it must not pass.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::check::FailOn;
+use crate::error::{Error, Result};
+use crate::results::{Health, Results, RowVerdict, RunError, RunVerdict};
+use crate::shard::Shard;
+
+/// `cgp-gate merge` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MergeArgs {
+    /// The shards' results files (written by `check --shard K/N --json`).
+    #[arg(required = true, value_name = "RESULTS_JSON")]
+    pub files: Vec<PathBuf>,
+    /// Write the merged results as JSON here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// What fails the merged gate besides errors; default: the strictest of the shards'.
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    #[command(flatten)]
+    pub reports: crate::report::ReportFlags,
+}
+
+/// Run `cgp-gate merge`: read, merge, write the reports, and return the gate's exit code.
+///
+/// # Errors
+/// Unreadable or invalid files, and the refusals of [`merge`] (all exit 2); report failures.
+pub fn run(args: &MergeArgs, out: &mut dyn Write) -> Result<i32> {
+    let mut inputs = Vec::with_capacity(args.files.len());
+    for f in &args.files {
+        inputs.push((f.clone(), crate::report::read_results(f)?));
+    }
+    let merged = merge(inputs)?;
+    let fail_on = args
+        .fail_on
+        .unwrap_or(if merged.fail_on == FailOn::Inconclusive.as_str() {
+            FailOn::Inconclusive
+        } else {
+            FailOn::Regression
+        });
+    let merged = Results {
+        fail_on: fail_on.as_str().to_owned(),
+        ..merged
+    };
+    if let Some(p) = &args.json {
+        merged.write(p)?;
+    }
+    let w = |e| Error::io("write", "<stdout>", e);
+    write!(out, "{}", crate::report::console::results_table(&merged)).map_err(w)?;
+    out.flush().map_err(w)?;
+    let env = crate::report::GithubEnv::from_env();
+    crate::report::emit(&merged, &args.reports.options(&env), &env)?;
+    Ok(crate::check::exit_code(&merged, fail_on))
+}
+
+/// One input's place: its GPU group and its shard.
+struct Placed {
+    path: PathBuf,
+    results: Results,
+    gpu_key: String,
+    shard: Shard,
+}
+
+fn refuse(path: &Path, message: String) -> Error {
+    Error::input(path, message)
+}
+
+/// Merge shards' results. The merged file has no `shard`; its rows are every input's rows (each
+/// knowing its GPU), its errors every input's errors plus one `missing-shard` error per absent
+/// shard; its verdict is error > regression > inconclusive > pass over all of it.
+///
+/// # Errors
+/// [`Error::Usage`] without inputs; [`Error::Input`] naming the offending file for: a different
+/// spec (`spec_hash`) or commit, an unreadable `shard`, shards of one GPU with different N or
+/// cgp-gate versions, a shard given twice, a row that two shards both claim.
+pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
+    let Some((first_path, first)) = inputs.first() else {
+        return Err(Error::Usage("merge needs at least one results file".to_owned()));
+    };
+    let (first_path, spec_hash, commit) = (
+        first_path.clone(),
+        first.spec_hash.clone(),
+        first.git_commit.clone(),
+    );
+    let mut placed: Vec<Placed> = Vec::with_capacity(inputs.len());
+    for (path, results) in inputs {
+        if results.spec_hash != spec_hash {
+            return Err(refuse(
+                &path,
+                format!(
+                    "made with another spec than {} (spec hash {} vs {}); merge only the shards of one run",
+                    first_path.display(),
+                    short(&results.spec_hash),
+                    short(&spec_hash)
+                ),
+            ));
+        }
+        if let (Some(a), Some(b)) = (&results.git_commit, &commit)
+            && a != b
+        {
+            return Err(refuse(
+                &path,
+                format!(
+                    "measured commit {} but {} measured {}; merge only the shards of one commit",
+                    short(a),
+                    first_path.display(),
+                    short(b)
+                ),
+            ));
+        }
+        let shard = match &results.shard {
+            None => Shard { k: 1, n: 1 },
+            Some(s) => s
+                .parse::<Shard>()
+                .map_err(|e| refuse(&path, format!("invalid `shard`: {e}")))?,
+        };
+        placed.push(Placed {
+            gpu_key: results.fingerprint.gpu_key(),
+            path,
+            results,
+            shard,
+        });
+    }
+    // Group order: by GPU, then shard, so the merged file does not depend on argument order.
+    placed.sort_by(|a, b| (&a.gpu_key, a.shard).cmp(&(&b.gpu_key, b.shard)));
+
+    let mut errors: Vec<RunError> = Vec::new();
+    let mut groups: BTreeMap<&str, Vec<&Placed>> = BTreeMap::new();
+    for p in &placed {
+        groups.entry(p.gpu_key.as_str()).or_default().push(p);
+    }
+    for (gpu, shards) in &groups {
+        let head = shards[0];
+        for p in &shards[1..] {
+            if p.shard.n != head.shard.n {
+                return Err(refuse(
+                    &p.path,
+                    format!(
+                        "is shard {} but {} is shard {} on the same GPU ({gpu}); all shards of a run split the same N ways",
+                        p.shard,
+                        head.path.display(),
+                        head.shard
+                    ),
+                ));
+            }
+            if p.results.tool_version != head.results.tool_version {
+                return Err(refuse(
+                    &p.path,
+                    format!(
+                        "was made by cgp-gate {} but {} by {}; shards of different versions may split the rows differently",
+                        p.results.tool_version,
+                        head.path.display(),
+                        head.results.tool_version
+                    ),
+                ));
+            }
+        }
+        for pair in shards.windows(2) {
+            if pair[0].shard == pair[1].shard {
+                return Err(refuse(
+                    &pair[1].path,
+                    format!(
+                        "shard {} on {gpu} is given twice (also {}); pass each shard's results once",
+                        pair[1].shard,
+                        pair[0].path.display()
+                    ),
+                ));
+            }
+        }
+        let present: BTreeSet<usize> = shards.iter().map(|p| p.shard.k).collect();
+        for k in (1..=head.shard.n).filter(|k| !present.contains(k)) {
+            errors.push(RunError {
+                target: format!("shard {k}/{}", head.shard.n),
+                size: None,
+                kind: "missing-shard".to_owned(),
+                message: format!(
+                    "no results for shard {k}/{} on {}: its job failed or its results were not downloaded; the merged gate cannot pass without it",
+                    head.shard.n, head.results.fingerprint.gpu_name
+                ),
+            });
+        }
+    }
+
+    let mut rows = Vec::new();
+    let mut owner: BTreeMap<(String, String, String, String, String), &Path> = BTreeMap::new();
+    for p in &placed {
+        for r in &p.results.rows {
+            let mut r = r.clone();
+            if r.gpu.is_empty() {
+                r.gpu.clone_from(&p.results.fingerprint.gpu_name);
+            }
+            let key = (
+                p.gpu_key.clone(),
+                r.target.clone(),
+                r.size.clone(),
+                r.kernel.clone(),
+                r.metric.clone(),
+            );
+            // A `missing` row of one shard and a measured row of another would also collide,
+            // but check never writes rows of other shards, so any collision is an overlap.
+            if let Some(other) = owner.insert(key, &p.path) {
+                return Err(refuse(
+                    &p.path,
+                    format!(
+                        "row {}[{}] {} {} on {} is also in {}; the shards overlap (made with different --shard-costs?)",
+                        r.target,
+                        r.size,
+                        r.kernel,
+                        r.metric,
+                        r.gpu,
+                        other.display()
+                    ),
+                ));
+            }
+            rows.push(r);
+        }
+    }
+    rows.sort_by(|a, b| {
+        (a.verdict, &a.gpu, &a.target, &a.size, &a.kernel, &a.metric)
+            .cmp(&(b.verdict, &b.gpu, &b.target, &b.size, &b.kernel, &b.metric))
+    });
+    for p in &placed {
+        errors.extend(p.results.errors.iter().cloned());
+    }
+
+    let any = |v: RunVerdict| placed.iter().any(|p| p.results.verdict == v);
+    let verdict = if !errors.is_empty() || any(RunVerdict::Error) {
+        RunVerdict::Error
+    } else if any(RunVerdict::Regression) || rows.iter().any(|r| r.verdict == RowVerdict::Regression) {
+        RunVerdict::Regression
+    } else if any(RunVerdict::Inconclusive) || rows.iter().any(|r| r.verdict == RowVerdict::Inconclusive) {
+        RunVerdict::Inconclusive
+    } else {
+        RunVerdict::Pass
+    };
+
+    let mut mismatch: Vec<[String; 3]> = Vec::new();
+    let mut cost: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    let mut roofline = Vec::new();
+    for p in &placed {
+        for m in p.results.fingerprint_mismatch.iter().flatten() {
+            if !mismatch.contains(m) {
+                mismatch.push(m.clone());
+            }
+        }
+        for (t, s) in &p.results.cost_seconds {
+            *cost
+                .entry(t.clone())
+                .or_default()
+                .entry(p.gpu_key.clone())
+                .or_default() += s;
+        }
+        roofline.extend(p.results.roofline.iter().cloned());
+    }
+    let head = &placed[0].results;
+    Ok(Results {
+        schema_version: crate::results::RESULTS_VERSION,
+        verdict,
+        tool_version: head.tool_version.clone(),
+        spec_hash,
+        spec_path: head.spec_path.clone(),
+        source: joined(placed.iter().map(|p| p.results.source.as_str())),
+        synthetic: placed.iter().any(|p| p.results.synthetic),
+        fingerprint: head.fingerprint.clone(),
+        fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
+        shard: None,
+        git_commit: placed.iter().find_map(|p| p.results.git_commit.clone()),
+        date: placed
+            .iter()
+            .map(|p| p.results.date.clone())
+            .max()
+            .unwrap_or_default(),
+        fail_on: if placed
+            .iter()
+            .any(|p| p.results.fail_on == FailOn::Inconclusive.as_str())
+        {
+            FailOn::Inconclusive.as_str().to_owned()
+        } else {
+            head.fail_on.clone()
+        },
+        multiple_testing: joined(placed.iter().map(|p| p.results.multiple_testing.as_str())),
+        rows,
+        errors,
+        health: merge_health(placed.iter().map(|p| &p.results.health)),
+        // The slowest GPU's time per target: what a shard on it should plan for.
+        cost_seconds: cost
+            .into_iter()
+            .map(|(t, by_gpu)| (t, by_gpu.into_values().fold(0.0, f64::max)))
+            .collect(),
+        roofline,
+    })
+}
+
+/// The GPUs of merged results, in row order of first appearance (one for an unmerged run).
+pub fn gpus(results: &Results) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in &results.rows {
+        if !r.gpu.is_empty() && !out.contains(&r.gpu) {
+            out.push(r.gpu.clone());
+        }
+    }
+    out
+}
+
+fn short(s: &str) -> &str {
+    s.get(..12).unwrap_or(s)
+}
+
+/// Distinct values in first-seen order, joined with `; `.
+fn joined<'a>(values: impl Iterator<Item = &'a str>) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for v in values {
+        if !seen.contains(&v) {
+            seen.push(v);
+        }
+    }
+    seen.join("; ")
+}
+
+fn merge_health<'a>(all: impl Iterator<Item = &'a Health>) -> Health {
+    fn range<T: Copy + PartialOrd>(a: Option<[T; 2]>, b: Option<[T; 2]>) -> Option<[T; 2]> {
+        match (a, b) {
+            (Some([a0, a1]), Some([b0, b1])) => {
+                Some([if b0 < a0 { b0 } else { a0 }, if b1 > a1 { b1 } else { a1 }])
+            }
+            (x, None) | (None, x) => x,
+        }
+    }
+    let mut h = Health::default();
+    for x in all {
+        h.sm_clock_mhz = range(h.sm_clock_mhz, x.sm_clock_mhz);
+        h.mem_clock_mhz = range(h.mem_clock_mhz, x.mem_clock_mhz);
+        h.temperature_c = range(h.temperature_c, x.temperature_c);
+        h.power_w = range(h.power_w, x.power_w);
+        h.energy_j = match (h.energy_j, x.energy_j) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        h.throttled_reps += x.throttled_reps;
+        h.rerun_reps += x.rerun_reps;
+        h.notes.extend(x.notes.iter().cloned());
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results(shard: Option<&str>, gpu: &str) -> Results {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/pass.json"
+        ))
+        .unwrap();
+        let mut r: Results = crate::report::emit::parse_results(&text).unwrap();
+        r.shard = shard.map(str::to_owned);
+        r.fingerprint.gpu_name = gpu.to_owned();
+        r
+    }
+
+    fn input(name: &str, r: Results) -> (PathBuf, Results) {
+        (PathBuf::from(name), r)
+    }
+
+    #[test]
+    fn refuses_another_spec_naming_the_file() {
+        let mut b = results(Some("2/2"), "A");
+        b.spec_hash = "f".repeat(64);
+        let e = merge(vec![
+            input("a.json", results(Some("1/2"), "A")),
+            input("b.json", b),
+        ])
+        .unwrap_err();
+        assert_eq!(e.exit_code(), crate::exit_codes::INVALID_INPUT);
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("b.json: made with another spec than a.json"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn refuses_a_shard_given_twice_and_mixed_n() {
+        let e = merge(vec![
+            input("a.json", results(Some("1/2"), "A")),
+            input("b.json", results(Some("1/2"), "A")),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("shard 1/2 on a is given twice"), "{e}");
+        let e = merge(vec![
+            input("a.json", results(Some("1/2"), "A")),
+            input("b.json", results(Some("2/3"), "A")),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("split the same N ways"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_shard_is_an_error_not_a_pass() {
+        let r = results(Some("1/3"), "A");
+        let mut r3 = results(Some("3/3"), "A");
+        r3.rows.clear();
+        let m = merge(vec![input("a.json", r), input("c.json", r3)]).unwrap();
+        assert_eq!(m.verdict, RunVerdict::Error);
+        assert_eq!(m.errors.len(), 1);
+        assert_eq!(m.errors[0].kind, "missing-shard");
+        assert!(
+            m.errors[0].message.contains("shard 2/3"),
+            "{}",
+            m.errors[0].message
+        );
+    }
+
+    #[test]
+    fn different_gpus_merge_and_keep_their_rows_apart() {
+        let a = results(None, "NVIDIA A100");
+        let b = results(None, "NVIDIA H100");
+        let n = a.rows.len();
+        let m = merge(vec![input("h.json", b), input("a.json", a)]).unwrap();
+        assert_eq!(m.rows.len(), 2 * n);
+        assert_eq!(gpus(&m).len(), 2);
+        assert_eq!(m.verdict, RunVerdict::Pass);
+        assert!(m.errors.is_empty());
+        // The same GPU twice unsharded is a duplicate.
+        let e = merge(vec![
+            input("a.json", results(None, "X")),
+            input("b.json", results(None, "X")),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("given twice"), "{e}");
+    }
+}
