@@ -193,47 +193,47 @@ pub fn format_number(v: f64) -> String {
     }
 }
 
+/// The display prefixes of a base unit, largest first: factor and name (`(1e3, "us")` for `ns`).
+/// `None` for units shown as they are (`%`, counts).
+pub fn display_steps(base_unit: &str) -> Option<&'static [(f64, &'static str)]> {
+    Some(match base_unit {
+        "ns" => &[(1e9, "s"), (1e6, "ms"), (1e3, "us"), (1.0, "ns")],
+        "byte" => &[(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B")],
+        "Hz" => &[(1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz"), (1.0, "Hz")],
+        "byte/second" => &[
+            (1e12, "TB/s"),
+            (1e9, "GB/s"),
+            (1e6, "MB/s"),
+            (1e3, "KB/s"),
+            (1.0, "B/s"),
+        ],
+        "flop/second" => &[
+            (1e12, "TFLOP/s"),
+            (1e9, "GFLOP/s"),
+            (1e6, "MFLOP/s"),
+            (1.0, "FLOP/s"),
+        ],
+        "flop" => &[(1e12, "TFLOP"), (1e9, "GFLOP"), (1e6, "MFLOP"), (1.0, "FLOP")],
+        _ => return None,
+    })
+}
+
+/// The display step for a magnitude: the largest prefix not above it (the smallest otherwise).
+pub fn display_step(max_abs: f64, steps: &[(f64, &'static str)]) -> (f64, &'static str) {
+    steps
+        .iter()
+        .copied()
+        .find(|(f, _)| max_abs >= *f)
+        .unwrap_or_else(|| steps[steps.len() - 1])
+}
+
 /// Render a value in base units as a person reads it: `406.24 us`, `1.2 GB/s`, `52.1 %`.
 pub fn human(value: f64, base_unit: &str) -> String {
-    let scaled = |v: f64, steps: &[(f64, &str)]| {
-        for (f, name) in steps {
-            if v.abs() >= *f {
-                return format!("{} {name}", sig3(v / f));
-            }
-        }
-        let (f, name) = steps[steps.len() - 1];
-        format!("{} {name}", sig3(v / f))
-    };
+    if let Some(steps) = display_steps(base_unit) {
+        let (f, name) = display_step(value.abs(), steps);
+        return format!("{} {name}", sig3(value / f));
+    }
     match base_unit {
-        "ns" => scaled(value, &[(1e9, "s"), (1e6, "ms"), (1e3, "us"), (1.0, "ns")]),
-        "byte" => scaled(
-            value,
-            &[(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B")],
-        ),
-        "Hz" => scaled(value, &[(1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz"), (1.0, "Hz")]),
-        "byte/second" => scaled(
-            value,
-            &[
-                (1e12, "TB/s"),
-                (1e9, "GB/s"),
-                (1e6, "MB/s"),
-                (1e3, "KB/s"),
-                (1.0, "B/s"),
-            ],
-        ),
-        "flop/second" => scaled(
-            value,
-            &[
-                (1e12, "TFLOP/s"),
-                (1e9, "GFLOP/s"),
-                (1e6, "MFLOP/s"),
-                (1.0, "FLOP/s"),
-            ],
-        ),
-        "flop" => scaled(
-            value,
-            &[(1e12, "TFLOP"), (1e9, "GFLOP"), (1e6, "MFLOP"), (1.0, "FLOP")],
-        ),
         "%" => format!("{} %", sig3(value)),
         "" => sig3(value),
         other => format!("{} {other}", sig3(value)),

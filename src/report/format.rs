@@ -37,8 +37,12 @@ pub(crate) fn change_with_ci(row: &Row) -> String {
 /// The confidence level as a label: `95% CI`.
 pub(crate) fn ci_label(row: &Row) -> Option<String> {
     let c = row.confidence?;
-    c.is_finite()
-        .then(|| format!("{}% CI", crate::units::format_number(c * 100.0)))
+    // The exact coverage of a distribution-free interval is a number like 95.107%; people read
+    // the level, so round it to a tenth.
+    c.is_finite().then(|| {
+        let pct = (c * 1000.0).round() / 10.0;
+        format!("{}% CI", crate::units::format_number(pct))
+    })
 }
 
 /// A p-value for people: `0.0123`, `1.5e-6`, `n/a`.
@@ -177,25 +181,13 @@ pub(crate) fn shorten(text: &str, max: usize) -> String {
 /// A scale for plotting values of a base unit: (divide by, unit label). Mirrors [`human`]'s steps
 /// so that an axis and the tables agree.
 pub(crate) fn axis_scale(max_abs: f64, unit: &str) -> (f64, String) {
-    let steps: &[(f64, &str)] = match unit {
-        "ns" => &[(1e9, "s"), (1e6, "ms"), (1e3, "us"), (1.0, "ns")],
-        "byte" => &[(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B")],
-        "Hz" => &[(1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz"), (1.0, "Hz")],
-        "byte/second" => &[
-            (1e12, "TB/s"),
-            (1e9, "GB/s"),
-            (1e6, "MB/s"),
-            (1e3, "KB/s"),
-            (1.0, "B/s"),
-        ],
-        other => return (1.0, other.to_owned()),
-    };
-    for (f, name) in steps {
-        if max_abs >= *f {
-            return (*f, (*name).to_owned());
+    match crate::units::display_steps(unit) {
+        Some(steps) => {
+            let (f, name) = crate::units::display_step(max_abs, steps);
+            (f, name.to_owned())
         }
+        None => (1.0, unit.to_owned()),
     }
-    (1.0, steps[steps.len() - 1].1.to_owned())
 }
 
 /// Parse the relative part of a threshold as written (`3% (lower is better)` -> 0.03), for
