@@ -384,7 +384,7 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
     let (tolerance, tolerance_text) = if from_effect > fraction {
         (
             from_effect,
-            format!("min effect {} ({})", num(min_effect), pct(from_effect)),
+            format!("min effect {} ({})", effect_text(row), pct(from_effect)),
         )
     } else if exact_kind {
         (0.0, "exact threshold".to_owned())
@@ -437,7 +437,7 @@ fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64, min_effect:
         _ if diff.abs() <= min_effect => {
             j.reason = format!(
                 "deterministic value {moved} is within the min effect {}",
-                num(min_effect)
+                effect_text(row)
             );
             return j;
         }
@@ -643,4 +643,12 @@ impl ShiftRow {
         };
         self.j
     }
+}
+
+/// The row's `min_effect` as written in base units, e.g. `500ns`.
+fn effect_text(row: &Comparison<'_>) -> String {
+    row.threshold
+        .min_effect
+        .as_ref()
+        .map_or_else(|| "0".to_owned(), ToString::to_string)
 }
