@@ -42,6 +42,8 @@ impl Session {
                     .to_owned(),
             ));
         }
+        // Ctrl-C and SIGTERM must end ncu and the benchmark too, and reset locked clocks.
+        crate::gpu::clocks::ensure_signal_thread().map_err(Error::Environment)?;
         let (gpu, gpu_note) = match crate::gpu::open() {
             Ok(g) => (Some(Arc::<dyn Gpu>::from(g)), None),
             Err(e) => (None, Some(e.to_string())),

@@ -311,3 +311,50 @@ fn garbage_output_is_a_parse_error_naming_the_file() {
         .stderr(predicate::str::contains("launch__registers_per_thread"))
         .stderr(predicate::str::contains("sixteen"));
 }
+
+#[test]
+fn sigterm_ends_the_profiler_and_the_application_too() {
+    let s = Scenario::new();
+    std::fs::write(
+        s.dir.path().join("cgp-gate.yaml"),
+        SPEC.replace("timeout: 2s", "timeout: 600s"),
+    )
+    .unwrap();
+    s.file("hang", "");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cgp-gate"))
+        .current_dir(s.dir.path())
+        .env(
+            "CGP_GATE_NCU",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-ncu/ncu"),
+        )
+        .env("FAKE_NCU_DIR", s.fake())
+        .env("GITHUB_TOKEN", "secret-token-value")
+        .arg("profile")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pidfile = s.fake().join("hang.pid");
+    for _ in 0..500 {
+        if std::fs::read_to_string(&pidfile).is_ok_and(|t| !t.trim().is_empty()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let app: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "cgp-gate exits as SIGTERM asks");
+    let stat = std::fs::read_to_string(format!("/proc/{app}/stat")).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.contains(") Z "),
+        "the application {app} outlived cgp-gate: {stat}"
+    );
+    // The CI token never reaches the benchmark's environment.
+    let env = std::fs::read_to_string(s.fake().join("env.txt")).unwrap();
+    assert!(!env.contains("secret-token-value"));
+}

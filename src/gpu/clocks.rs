@@ -79,7 +79,7 @@ pub fn pending_restores() -> usize {
 ///
 /// Once installed it stays: after it, SIGINT and SIGTERM always end the process through it,
 /// which is what their default action would have done.
-fn ensure_signal_thread() -> std::result::Result<(), String> {
+pub fn ensure_signal_thread() -> std::result::Result<(), String> {
     SIGNAL_THREAD
         .get_or_init(|| {
             use signal_hook::consts::{SIGINT, SIGTERM};
@@ -89,6 +89,9 @@ fn ensure_signal_thread() -> std::result::Result<(), String> {
                 .name("cgp-gate-clock-restore".into())
                 .spawn(move || {
                     if let Some(sig) = signals.forever().next() {
+                        // The profiler runs in its own process group: end it first, so the
+                        // application stops using the GPU before its clocks are reset.
+                        crate::ncu::runner::kill_active_groups();
                         let restored = pending_restores();
                         for e in restore_pending_clocks() {
                             eprintln!("error: {e}");

@@ -41,6 +41,48 @@ pub struct Outcome {
     pub wall: Duration,
 }
 
+/// Set once cgp-gate is being interrupted: a child that ends after this was killed by us, not
+/// failed, and the signal handler is about to end the process with the signal's code.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Process groups of children running now, so a signal handler can end them.
+static ACTIVE_GROUPS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// End every child process group still running (SIGTERM, a short grace, then SIGKILL). Called
+/// when cgp-gate itself is interrupted: ncu and the benchmark must not outlive it.
+pub fn kill_active_groups() {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    let groups: Vec<i32> = ACTIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
+    for g in &groups {
+        let _ = killpg(Pid::from_raw(*g), Signal::SIGTERM);
+    }
+    if !groups.is_empty() {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    for g in &groups {
+        let _ = killpg(Pid::from_raw(*g), Signal::SIGKILL);
+    }
+}
+
+fn track(pgid: i32, active: bool) {
+    if let Ok(mut g) = ACTIVE_GROUPS.lock() {
+        g.retain(|x| *x != pgid);
+        if active {
+            g.push(pgid);
+        }
+    }
+}
+
+/// Variables a benchmark never needs: credentials of the CI job must not reach code built from a
+/// pull request.
+const SCRUBBED_ENV: &[&str] = &[
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+];
+
 /// Grace period between SIGTERM and SIGKILL on timeout.
 const GRACE: Duration = Duration::from_secs(2);
 const POLL: Duration = Duration::from_millis(20);
@@ -54,6 +96,9 @@ pub fn run(inv: &Invocation) -> io::Result<Outcome> {
     let stdout = File::create(&inv.stdout)?;
     let stderr = File::create(&inv.stderr)?;
     let mut cmd = Command::new(&inv.program);
+    for v in SCRUBBED_ENV {
+        cmd.env_remove(v);
+    }
     cmd.args(&inv.args)
         .envs(&inv.env)
         .env("LC_ALL", "C")
@@ -67,8 +112,29 @@ pub fn run(inv: &Invocation) -> io::Result<Outcome> {
     }
     let start = Instant::now();
     let mut child = cmd.spawn()?;
-    let pgid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    let deadline = start + inv.timeout;
+    let raw_pgid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+    let pgid = Pid::from_raw(raw_pgid);
+    track(raw_pgid, true);
+    let result = wait(&mut child, pgid, start, inv.timeout);
+    track(raw_pgid, false);
+    if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        // Do not report the killed child as a failure: the signal handler ends the process
+        // (after resetting clocks) with 128 + signal.
+        loop {
+            std::thread::park();
+        }
+    }
+    result
+}
+
+fn wait(
+    child: &mut std::process::Child,
+    pgid: Pid,
+    start: Instant,
+    timeout: Duration,
+) -> io::Result<Outcome> {
+    // A timeout too large to represent means no deadline.
+    let deadline = start.checked_add(timeout);
     loop {
         if let Some(status) = child.try_wait()? {
             // The leader is gone; end anything it left behind in its group.
@@ -80,7 +146,7 @@ pub fn run(inv: &Invocation) -> io::Result<Outcome> {
                 wall: start.elapsed(),
             });
         }
-        if Instant::now() >= deadline {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
             let _ = killpg(pgid, Signal::SIGTERM);
             let grace_end = Instant::now() + GRACE;
             while Instant::now() < grace_end {
