@@ -56,7 +56,13 @@ pub fn fingerprint_for(
     target: &Target,
     gpu: Option<&dyn Gpu>,
 ) -> Fingerprint {
-    if let Some(fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
+    if let Some(mut fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
+        // The recording's GPU, but this target's profiler settings: a manifest holds one
+        // fingerprint, and targets may differ in clock and cache control.
+        let own = crate::gpu::fingerprint(None, 0, ncu_version, &target.profiling, &target.clocks);
+        fp.clock_control = own.clock_control;
+        fp.cache_control = own.cache_control;
+        fp.clocks = own.clocks;
         return fp;
     }
     crate::gpu::fingerprint(gpu, 0, ncu_version, &target.profiling, &target.clocks)
@@ -169,9 +175,27 @@ pub fn run_check(
         .first()
         .map(|t| fingerprint_for(&*profiler, &ncu_version, t, opts.gpu))
         .unwrap_or_default();
+    let stored = store.load_all()?;
     for t in targets {
         let fp = fingerprint_for(&*profiler, &ncu_version, t, opts.gpu);
         let Some(b) = store.load(&fp.gpu_key(), &t.name)? else {
+            // A first run has no baselines at all: every row is "new". But baselines of this
+            // target for other GPUs mean this GPU is not the one the baselines describe (or NVML
+            // could not name it): passing on "new" rows would hide every regression.
+            let others: Vec<String> = stored
+                .iter()
+                .filter(|(_, f)| f.target == t.name)
+                .map(|(p, _)| p.display().to_string())
+                .collect();
+            if !others.is_empty() {
+                return Err(Error::Environment(format!(
+                    "no baseline of `{}` for this GPU (`{}`, expected {}), but there are baselines for other GPUs: {}\n  help: run on the GPU the baselines were measured on, or add this GPU's with `cgp-gate baseline update` (on a new runner type, commit them in the same pull request)",
+                    t.name,
+                    fp.gpu_name,
+                    store.path(&fp.gpu_key(), &t.name).display(),
+                    others.join(", ")
+                )));
+            }
             continue;
         };
         let diffs = b.fingerprint.differences(&fp, &fields);
@@ -229,6 +253,7 @@ pub fn run_check(
     }
     let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
     let mut roofline;
+    let mut last_round = false;
     let rows = loop {
         let mut samples = m.samples.clone();
         roofline = add_derived(targets, &mut samples, &fingerprint.gpu_name);
@@ -238,6 +263,9 @@ pub fn run_check(
         }
         for r in &mut rows {
             r.gpu.clone_from(&fingerprint.gpu_name);
+        }
+        if last_round {
+            break rows;
         }
         let doubtful: BTreeSet<(String, String)> = rows
             .iter()
@@ -281,12 +309,16 @@ pub fn run_check(
         for (k, v) in extra.cost_seconds {
             *m.cost_seconds.entry(k).or_default() += v;
         }
-        if !got_any {
-            break rows;
-        }
+        // Nothing more to measure (the recording has no more repetitions, or they failed):
+        // judge once more with what there is, then stop.
+        last_round = !got_any;
     };
 
-    let verdict = if !m.errors.is_empty() {
+    // An error is never a pass: failed jobs, error rows, or a run that judged nothing at all.
+    let verdict = if !m.errors.is_empty()
+        || rows.iter().any(|r| r.verdict == RowVerdict::Error)
+        || (rows.is_empty() && !work.is_empty())
+    {
         RunVerdict::Error
     } else if rows.iter().any(|r| r.verdict == RowVerdict::Regression) {
         RunVerdict::Regression
@@ -398,6 +430,45 @@ fn judge(
             gpu: String::new(),
         })
         .collect();
+    // A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
+    // the row is an error rather than a silently meaningless verdict.
+    for (row, (_, ms, _)) in rows.iter_mut().zip(&keyed) {
+        if let Some(q) = &ms.threshold.min_effect
+            && !q.unit.is_empty()
+            && q.unit != row.unit
+        {
+            row.verdict = RowVerdict::Error;
+            row.reason = format!(
+                "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
+                q.unit, row.unit
+            );
+        }
+    }
+    // Every spec metric of every measured size must have been judged: a metric that no kernel
+    // reported (or a derived metric that cannot be computed on this GPU) is an error, never a
+    // silent pass.
+    for ((target, size), _) in m.reps_done.iter().filter(|(id, _)| !failed.contains(*id)) {
+        let Some(t) = targets.iter().find(|t| &t.name == target) else {
+            continue;
+        };
+        for ms in &t.metrics {
+            if seen
+                .iter()
+                .any(|k| &k.target == target && &k.size == size && k.metric == ms.name)
+            {
+                continue;
+            }
+            let why = if ms.name.contains("pct_of_peak") && ms.name.starts_with(crate::spec::DERIVED_PREFIX) {
+                "no peak figures are known for this GPU, so a % of peak cannot be computed (docs/gpu.md lists the GPUs)"
+            } else {
+                "no profiled kernel reported this metric"
+            };
+            let mut row = bare_row(target, size, "-", &ms.name, "", RowVerdict::Error, why);
+            row.threshold = ms.threshold.to_string();
+            row.direction = ms.threshold.direction.as_str().to_owned();
+            rows.push(row);
+        }
+    }
     // Baseline entries of the selected targets that were not measured (and did not fail).
     for t in targets {
         let Some(b) = baselines.get(&t.name) else { continue };
@@ -407,34 +478,27 @@ fn judge(
                 continue;
             }
             let ms = t.metrics.iter().find(|x| x.name == e.metric);
-            rows.push(Row {
-                target: key.target,
-                size: key.size,
-                kernel: key.kernel,
-                metric: key.metric,
-                unit: e.unit.clone(),
-                verdict: RowVerdict::Missing,
-                threshold: ms.map_or_else(|| "-".to_owned(), |m| m.threshold.to_string()),
-                direction: ms.map_or_else(|| "-".to_owned(), |m| m.threshold.direction.as_str().to_owned()),
-                method: "none".to_owned(),
-                change: None,
-                change_ci: None,
-                median_ci: None,
-                confidence: None,
-                p: None,
-                p_adjusted: None,
-                baseline: Some(summarize(&e.samples)),
-                candidate: None,
-                reason: if ms.is_some() {
-                    "in the baseline but not measured now (kernel or size no longer profiled)".to_owned()
-                } else {
-                    "in the baseline but the metric is no longer in the spec".to_owned()
-                },
-                remeasured: 0,
-                candidate_reps: Vec::new(),
-                history: e.older_medians(),
-                gpu: String::new(),
-            });
+            let reason = if ms.is_some() {
+                "in the baseline but not measured now (kernel or size no longer profiled)"
+            } else {
+                "in the baseline but the metric is no longer in the spec"
+            };
+            let mut row = bare_row(
+                &key.target,
+                &key.size,
+                &key.kernel,
+                &key.metric,
+                &e.unit,
+                RowVerdict::Missing,
+                reason,
+            );
+            if let Some(m) = ms {
+                row.threshold = m.threshold.to_string();
+                row.direction = m.threshold.direction.as_str().to_owned();
+            }
+            row.baseline = Some(summarize(&e.samples));
+            row.history = e.older_medians();
+            rows.push(row);
         }
     }
     rows.sort_by(|a, b| {
@@ -442,6 +506,42 @@ fn judge(
             .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
     });
     rows
+}
+
+/// A row that was not statistically judged (missing, or an error), with no numbers yet.
+fn bare_row(
+    target: &str,
+    size: &str,
+    kernel: &str,
+    metric: &str,
+    unit: &str,
+    verdict: RowVerdict,
+    reason: &str,
+) -> Row {
+    Row {
+        target: target.to_owned(),
+        size: size.to_owned(),
+        kernel: kernel.to_owned(),
+        metric: metric.to_owned(),
+        unit: unit.to_owned(),
+        verdict,
+        threshold: "-".to_owned(),
+        direction: "-".to_owned(),
+        method: "none".to_owned(),
+        change: None,
+        change_ci: None,
+        median_ci: None,
+        confidence: None,
+        p: None,
+        p_adjusted: None,
+        baseline: None,
+        candidate: None,
+        reason: reason.to_owned(),
+        remeasured: 0,
+        candidate_reps: Vec::new(),
+        history: Vec::new(),
+        gpu: String::new(),
+    }
 }
 
 /// The exit code of a finished check.

@@ -113,3 +113,54 @@ impl SampleSet {
         }
     }
 }
+
+/// The name a kernel is tracked by across runs: the demangled name without its parameter list
+/// (`void gemm<128>(float const*, int)` -> `void gemm<128>`). Template arguments stay, so
+/// instantiations are told apart; a changed signature alone does not turn every row of a kernel
+/// into "new" + "missing" and hide a regression.
+pub fn kernel_key(name: &str) -> String {
+    let t = name.trim();
+    if !t.ends_with(')') {
+        return t.to_owned();
+    }
+    let mut depth = 0usize;
+    for (i, c) in t.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    let head = t[..i].trim_end();
+                    return if head.is_empty() {
+                        t.to_owned()
+                    } else {
+                        head.to_owned()
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+    t.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernel_key;
+
+    #[test]
+    fn kernel_keys_drop_the_parameter_list_only() {
+        assert_eq!(
+            kernel_key("void matmul_tiled<32>(const float *, const float *, float *, int)"),
+            "void matmul_tiled<32>"
+        );
+        assert_eq!(
+            kernel_key("vector_add(const float *, const float *, float *, int)"),
+            "vector_add"
+        );
+        assert_eq!(kernel_key("void k<(int)3>(void (*)(int), int)"), "void k<(int)3>");
+        assert_eq!(kernel_key("ampere_sgemm_128x64_nn"), "ampere_sgemm_128x64_nn");
+        assert_eq!(kernel_key("(anonymous)"), "(anonymous)");
+        assert_eq!(kernel_key("Foo::operator()(int)"), "Foo::operator()");
+    }
+}

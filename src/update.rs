@@ -126,14 +126,23 @@ pub fn write_baselines(
             )));
         }
     }
+    // Only the spec's metrics are kept: the duration ncu collects for derived metrics is not
+    // gated, and would come back as a "missing" row once the spec stops needing it.
+    let series_of = |t: &Target| -> Vec<&crate::samples::Series> {
+        samples
+            .series
+            .values()
+            .filter(|s| s.key.target == t.name && t.metrics.iter().any(|m| m.name == s.key.metric))
+            .collect()
+    };
+    // Validate every target before writing any, so a bad one leaves all files as they were.
+    for t in &targets {
+        store.validate(&t.name, &fingerprint(t), &series_of(t))?;
+    }
     let meta = UpdateMeta::now(git_commit, spec.hash.clone(), spec.settings.history);
     let mut written = Vec::new();
     for t in targets {
-        let series: Vec<&crate::samples::Series> = samples
-            .series
-            .values()
-            .filter(|s| s.key.target == t.name)
-            .collect();
+        let series = series_of(t);
         let path = match only {
             None => store.update(&t.name, &fingerprint(t), &series, &meta)?,
             Some(_) => store.update_sizes(&t.name, &fingerprint(t), &series, &meta)?,

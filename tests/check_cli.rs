@@ -436,3 +436,161 @@ fn check_writes_every_report() {
     let html = std::fs::read_to_string(p("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("matmul_tiled&lt;32&gt;"));
 }
+
+#[test]
+fn baselines_only_for_another_gpu_are_an_error_not_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &root().join("examples/baselines/synthetic-gpu-no-hardware"),
+        &dir.path().join("nvidia-h100-80gb-hbm3"),
+    );
+    for f in std::fs::read_dir(dir.path().join("nvidia-h100-80gb-hbm3")).unwrap() {
+        let p = f.unwrap().path();
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        v["fingerprint"]["gpu_name"] = "NVIDIA H100 80GB HBM3".into();
+        std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    }
+    let (code, _, out) = check("examples/recordings/pr-slowdown", dir.path(), &[]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("no baseline of `vector_add` for this GPU") && out.contains("nvidia-h100-80gb-hbm3"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_changed_kernel_signature_still_compares() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("examples/recordings/pr-slowdown"), dir.path());
+    for rep in 0..10 {
+        let p = dir.path().join(format!("matmul/n=1024/{rep}.csv"));
+        let t = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("float *, int)", "float *, int, int)");
+        std::fs::write(&p, t).unwrap();
+    }
+    let (code, r, out) = check(
+        dir.path().to_str().unwrap(),
+        &root().join("examples/baselines"),
+        &[],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        rows(&r, "matmul", "n=1024", "gpu__time_duration.sum")[0]["verdict"],
+        "regression"
+    );
+    assert_eq!(
+        rows(&r, "matmul", "n=1024", "gpu__time_duration.sum")[0]["kernel"],
+        "void matmul_tiled<32>"
+    );
+}
+
+fn check_with_spec(edit: impl Fn(String) -> String, recording: &str) -> (i32, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = edit(std::fs::read_to_string(root().join("examples/cgp-gate.yaml")).unwrap());
+    std::fs::write(dir.path().join("cgp-gate.yaml"), spec).unwrap();
+    let out = bin()
+        .args(["check", "--spec"])
+        .arg(dir.path().join("cgp-gate.yaml"))
+        .arg("--replay")
+        .arg(root().join(recording))
+        .arg("--baselines")
+        .arg(root().join("examples/baselines"))
+        .arg("--json")
+        .arg(dir.path().join("r.json"))
+        .output()
+        .unwrap();
+    let r = std::fs::read_to_string(dir.path().join("r.json"))
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(Value::Null);
+    (
+        out.status.code().unwrap(),
+        r,
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn a_min_effect_in_the_wrong_unit_is_an_error_row() {
+    let (code, r, out) = check_with_spec(
+        |s| {
+            s.replace(
+                "{ relative: \"3%\", min_effect: 1us }",
+                "{ relative: \"3%\", min_effect: 1MB }",
+            )
+        },
+        "examples/recordings/pr-slowdown",
+    );
+    assert_eq!(code, 3, "{out}");
+    let row = rows(&r, "matmul", "n=1024", "gpu__time_duration.sum")[0];
+    assert_eq!(row["verdict"], "error");
+    assert!(row["reason"].as_str().unwrap().contains("`byte`"), "{row}");
+}
+
+#[test]
+fn a_metric_that_cannot_be_computed_is_an_error_row() {
+    // The synthetic GPU has no peak figures, so a % of peak cannot be derived.
+    let (code, r, out) = check_with_spec(
+        |s| {
+            s.replace(
+                "cgp__achieved_flops.per_second: \"5%\"",
+                "cgp__flops.pct_of_peak: { min: 10 }",
+            )
+        },
+        "examples/recordings/pr-same",
+    );
+    assert_eq!(code, 3, "{out}");
+    let row = rows(&r, "matmul", "n=512", "cgp__flops.pct_of_peak")[0];
+    assert_eq!(row["verdict"], "error");
+    assert!(
+        row["reason"].as_str().unwrap().contains("no peak figures"),
+        "{row}"
+    );
+}
+
+#[test]
+fn a_bad_series_in_one_target_leaves_every_baseline_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("baselines");
+    let rec = dir.path().join("rec");
+    copy_dir(&root().join("examples/recordings/main"), &rec);
+    // The reduce kernel launched once, renamed, in every repetition: a series of fewer than
+    // 2 samples in the last target.
+    for rep in 0..5 {
+        let p = rec.join(format!("reduce/n=16777216/{rep}.csv"));
+        let t = std::fs::read_to_string(&p).unwrap();
+        let mut n = 0;
+        let t: String = t
+            .lines()
+            .map(|l| {
+                if l.starts_with("\"0\"") && rep == 0 {
+                    n += 1;
+                    l.replace("reduce_sum<256>", "reduce_once")
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(rep > 0 || n == 1);
+        std::fs::write(&p, t + "\n").unwrap();
+    }
+    bin()
+        .args([
+            "baseline",
+            "update",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+        ])
+        .arg(&rec)
+        .arg("--baselines")
+        .arg(&store)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("refusing to write"));
+    assert!(
+        !store.join("synthetic-gpu-no-hardware/vector_add.json").exists(),
+        "nothing is written when one target is bad"
+    );
+}

@@ -281,6 +281,17 @@ fn check_name(dir: &Path, what: &str, name: &str) -> Result<(), Error> {
 
 /// Refuse, before anything is locked or written, a measurement that is not a complete, usable
 /// set of samples.
+impl Store {
+    /// Check the series of one target as [`Store::update`] would, without writing: callers that
+    /// write several targets validate them all first, so a bad one leaves every file untouched.
+    ///
+    /// # Errors
+    /// As the refusals of [`Store::update`].
+    pub fn validate(&self, target: &str, fingerprint: &Fingerprint, series: &[&Series]) -> Result<(), Error> {
+        check_series(&self.path(&fingerprint.gpu_key(), target), target, series)
+    }
+}
+
 fn check_series(path: &Path, target: &str, series: &[&Series]) -> Result<(), Error> {
     let refuse = |message: String| Err(Error::input(path, format!("refusing to write: {message}")));
     if series.is_empty() {

@@ -116,7 +116,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
             let key = SeriesKey {
                 target: job.target.name.clone(),
                 size: size.clone(),
-                kernel: launch.kernel.clone(),
+                kernel: crate::samples::kernel_key(&launch.kernel),
                 metric: metric.clone(),
             };
             set.push(&key, &measured.unit, value, job.rep);
