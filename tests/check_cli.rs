@@ -154,33 +154,19 @@ fn without_baselines_every_row_is_new_and_the_gate_passes() {
 
 #[test]
 fn baseline_entries_no_longer_measured_are_missing_not_failures() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = std::fs::read_to_string(root().join("examples/cgp-gate.yaml")).unwrap();
-    let spec = spec.replace(
-        "      - { n: 512 }\n      - { n: 1024 }\n",
-        "      - { n: 512 }\n",
+    let (code, r, out) = check_with_spec(
+        |s| {
+            let s = s.replace(
+                "      - { n: 512 }\n      - { n: 1024 }\n",
+                "      - { n: 512 }\n",
+            );
+            assert!(!s.contains("n: 1024"));
+            s
+        },
+        "examples/recordings/pr-slowdown",
+        &["--target", "matmul"],
     );
-    assert!(!spec.contains("n: 1024"));
-    std::fs::write(dir.path().join("cgp-gate.yaml"), spec).unwrap();
-    let out = bin()
-        .args(["check", "--target", "matmul", "--spec"])
-        .arg(dir.path().join("cgp-gate.yaml"))
-        .arg("--replay")
-        .arg(root().join("examples/recordings/pr-slowdown"))
-        .arg("--baselines")
-        .arg(root().join("examples/baselines"))
-        .arg("--json")
-        .arg(dir.path().join("r.json"))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(code, 0, "{out}");
     let missing: Vec<&Value> = r["rows"]
         .as_array()
         .unwrap()
@@ -485,7 +471,7 @@ fn a_changed_kernel_signature_still_compares() {
     );
 }
 
-fn check_with_spec(edit: impl Fn(String) -> String, recording: &str) -> (i32, Value, String) {
+fn check_with_spec(edit: impl Fn(String) -> String, recording: &str, extra: &[&str]) -> (i32, Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let spec = edit(std::fs::read_to_string(root().join("examples/cgp-gate.yaml")).unwrap());
     std::fs::write(dir.path().join("cgp-gate.yaml"), spec).unwrap();
@@ -498,6 +484,7 @@ fn check_with_spec(edit: impl Fn(String) -> String, recording: &str) -> (i32, Va
         .arg(root().join("examples/baselines"))
         .arg("--json")
         .arg(dir.path().join("r.json"))
+        .args(extra)
         .output()
         .unwrap();
     let r = std::fs::read_to_string(dir.path().join("r.json"))
@@ -520,6 +507,7 @@ fn a_min_effect_in_the_wrong_unit_is_an_error_row() {
             )
         },
         "examples/recordings/pr-slowdown",
+        &[],
     );
     assert_eq!(code, 3, "{out}");
     let row = rows(&r, "matmul", "n=1024", "gpu__time_duration.sum")[0];
@@ -538,6 +526,7 @@ fn a_metric_that_cannot_be_computed_is_an_error_row() {
             )
         },
         "examples/recordings/pr-same",
+        &[],
     );
     assert_eq!(code, 3, "{out}");
     let row = rows(&r, "matmul", "n=512", "cgp__flops.pct_of_peak")[0];
