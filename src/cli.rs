@@ -257,20 +257,7 @@ fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
     let targets = sel.targets();
     let shard = args.shard.selection(&targets)?;
     let mut progress = std::io::stderr().lock();
-    let mut profiler = make_profiler(&args.source, &sel.spec)?;
-    let session = if args.source.replay.is_some() {
-        crate::session::Session::replay()
-    } else {
-        // Fail fast, before touching clocks, when ncu is missing.
-        profiler.version()?;
-        crate::session::Session::live(&targets, false, &mut progress)?
-    };
-    let mut recorder = args
-        .source
-        .record
-        .as_deref()
-        .map(crate::profile::record::Recorder::new)
-        .transpose()?;
+    let (mut profiler, _, session, mut recorder) = open_run(&args.source, &sel, &targets, &mut progress)?;
     let opts = crate::check::CheckOptions {
         baselines: args.baselines.clone(),
         fail_on: args.fail_on,
@@ -291,14 +278,13 @@ fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
     drop(watch);
     session.finish()?;
     let results = results?;
-    if let Some(rec) = recorder {
-        let path = rec.finish(
-            &sel.spec.hash,
-            &results.fingerprint.ncu_version,
-            &results.fingerprint,
-        )?;
-        let _ = writeln!(progress, "recorded raw ncu output; manifest: {}", path.display());
-    }
+    finish_recording(
+        recorder,
+        &sel.spec,
+        &results.fingerprint.ncu_version,
+        &results.fingerprint,
+        &mut progress,
+    )?;
     if let Some(p) = &args.json {
         results.write(p)?;
     }
@@ -484,6 +470,53 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
     })
 }
 
+/// The profiler, the GPU session and the recorder of `--record`, as one profiling run opens them.
+type OpenRun = (
+    Box<dyn crate::profile::Profiler>,
+    String,
+    crate::session::Session,
+    Option<crate::profile::record::Recorder>,
+);
+
+/// What every profiling command opens first: the profiler (its version asked first, so a missing
+/// ncu fails before any clock is touched), the GPU session (NVML and clocks; nothing in replay)
+/// and the recorder of `--record`.
+fn open_run(
+    source: &SourceArgs,
+    sel: &Selected,
+    targets: &[&crate::spec::Target],
+    progress: &mut dyn Write,
+) -> Result<OpenRun> {
+    let mut profiler = make_profiler(source, &sel.spec)?;
+    let ncu_version = profiler.version()?;
+    let session = if source.replay.is_some() {
+        crate::session::Session::replay()
+    } else {
+        crate::session::Session::live(targets, false, progress)?
+    };
+    let recorder = source
+        .record
+        .as_deref()
+        .map(crate::profile::record::Recorder::new)
+        .transpose()?;
+    Ok((profiler, ncu_version, session, recorder))
+}
+
+/// Write the manifest of `--record`, when recording.
+fn finish_recording(
+    recorder: Option<crate::profile::record::Recorder>,
+    spec: &crate::spec::Spec,
+    ncu_version: &str,
+    fingerprint: &crate::gpu::fingerprint::Fingerprint,
+    progress: &mut dyn Write,
+) -> Result<()> {
+    if let Some(rec) = recorder {
+        let path = rec.finish(&spec.hash, ncu_version, fingerprint)?;
+        let _ = writeln!(progress, "recorded raw ncu output; manifest: {}", path.display());
+    }
+    Ok(())
+}
+
 /// One measurement pass of a spec's targets, with everything a command reports about it.
 struct MeasuredRun {
     m: crate::gate::Measurement,
@@ -503,18 +536,7 @@ fn measure_once(
     shard: Option<&crate::shard::Selection>,
     progress: &mut dyn Write,
 ) -> Result<MeasuredRun> {
-    let mut profiler = make_profiler(source, &sel.spec)?;
-    let ncu_version = profiler.version()?;
-    let session = if source.replay.is_some() {
-        crate::session::Session::replay()
-    } else {
-        crate::session::Session::live(targets, false, progress)?
-    };
-    let mut recorder = source
-        .record
-        .as_deref()
-        .map(crate::profile::record::Recorder::new)
-        .transpose()?;
+    let (mut profiler, ncu_version, session, mut recorder) = open_run(source, sel, targets, progress)?;
     let mut work = crate::gate::initial_work(targets);
     if let Some(s) = shard {
         work.retain(|w| s.contains(&w.target.name, &w.size.key()));
@@ -539,15 +561,12 @@ fn measure_once(
         .collect();
     session.finish()?;
     let m = m?;
-    if let Some(rec) = recorder {
-        let fp = targets
-            .first()
-            .and_then(|t| fingerprints.get(&t.name))
-            .cloned()
-            .unwrap_or_default();
-        let path = rec.finish(&sel.spec.hash, &ncu_version, &fp)?;
-        let _ = writeln!(progress, "recorded raw ncu output; manifest: {}", path.display());
-    }
+    let fp = targets
+        .first()
+        .and_then(|t| fingerprints.get(&t.name))
+        .cloned()
+        .unwrap_or_default();
+    finish_recording(recorder, &sel.spec, &ncu_version, &fp, progress)?;
     Ok(MeasuredRun {
         m,
         ncu_version,

@@ -177,6 +177,22 @@ fn baseline_entries_no_longer_measured_are_missing_not_failures() {
     assert!(missing.iter().all(|m| m["size"] == "n=1024"));
 }
 
+/// `baseline update` from a recording into a store.
+fn update_from_recording(rec: &Path, store: &Path) -> assert_cmd::assert::Assert {
+    bin()
+        .args([
+            "baseline",
+            "update",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+        ])
+        .arg(rec)
+        .arg("--baselines")
+        .arg(store)
+        .assert()
+}
+
 fn edit_baselines(edit: impl Fn(&mut Value)) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&root().join("examples/baselines"), dir.path());
@@ -350,18 +366,7 @@ fn a_failed_run_never_overwrites_a_baseline() {
     let rec = dir.path().join("rec");
     copy_dir(&root().join("examples/recordings/pr-slowdown"), &rec);
     std::fs::remove_file(rec.join("reduce/n=16777216/3.csv")).unwrap();
-    bin()
-        .args([
-            "baseline",
-            "update",
-            "--spec",
-            "examples/cgp-gate.yaml",
-            "--replay",
-        ])
-        .arg(&rec)
-        .arg("--baselines")
-        .arg(&store)
-        .assert()
+    update_from_recording(&rec, &store)
         .code(3)
         .stderr(predicate::str::contains("no baseline was written"));
     assert_eq!(
@@ -564,18 +569,7 @@ fn a_bad_series_in_one_target_leaves_every_baseline_untouched() {
         assert!(rep > 0 || n == 1);
         std::fs::write(&p, t + "\n").unwrap();
     }
-    bin()
-        .args([
-            "baseline",
-            "update",
-            "--spec",
-            "examples/cgp-gate.yaml",
-            "--replay",
-        ])
-        .arg(&rec)
-        .arg("--baselines")
-        .arg(&store)
-        .assert()
+    update_from_recording(&rec, &store)
         .code(2)
         .stderr(predicate::str::contains("refusing to write"));
     assert!(

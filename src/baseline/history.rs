@@ -12,18 +12,7 @@ use crate::samples::Series;
 
 /// Median of finite values; `NaN` for an empty slice (the store never has one).
 pub fn median(values: &[f64]) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[mid]
-    } else {
-        // Halving each before adding cannot overflow for values near f64::MAX.
-        v[mid - 1] / 2.0 + v[mid] / 2.0
-    }
+    crate::stats::median(values).unwrap_or(f64::NAN)
 }
 
 /// The entries of the next generation: one per series, sorted by (size, kernel, metric), with

@@ -1,10 +1,8 @@
 //! `cgp-gate env`: what cgp-gate would measure on, and a repair for clocks left locked.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::LazyLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -14,9 +12,10 @@ use super::fingerprint::{cuda_version_string, hardware_fingerprint};
 use super::roofline::{Peaks, peaks_for};
 use crate::error::{Error, Result};
 use crate::exit_codes;
+use crate::ncu::runner::{Invocation, run};
+use crate::ncu::version::parse_version;
 
-/// Environment variable naming the ncu binary to use instead of the one on `PATH`.
-pub const NCU_ENV: &str = "CGP_GATE_NCU";
+pub use crate::profile::live::NCU_ENV;
 
 /// How long `ncu --version` may take.
 pub const NCU_VERSION_TIMEOUT: Duration = Duration::from_secs(20);
@@ -258,66 +257,47 @@ pub fn find_ncu() -> Option<PathBuf> {
     crate::profile::live::locate_ncu()
 }
 
-static VERSION_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r"Version (\d+\.\d+\.\d+(?:\.\d+)?)").unwrap_or_else(|e| {
-        // A constant pattern; a failure here is a bug in this file, not bad input.
-        unreachable!("invalid built-in regex: {e}")
-    })
-});
-
-/// The version in `ncu --version` output: the last `Version X.Y.Z[.W]` line.
-pub fn parse_ncu_version(text: &str) -> Option<String> {
-    text.lines()
-        .rev()
-        .find_map(|l| VERSION_RE.captures(l).map(|c| c[1].to_owned()))
-}
-
 /// Run `<ncu> --version` (argv, `LC_ALL=C`) and parse it, killing it after `timeout`.
 ///
 /// # Errors
 /// A one-line reason: it did not start, timed out, failed, or printed no version line.
 pub fn ncu_version(ncu: &Path, timeout: Duration) -> std::result::Result<String, String> {
-    let mut child = Command::new(ncu)
-        .arg("--version")
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot run `{} --version`: {e}", ncu.display()))?;
-    // Read on a thread so a chatty child cannot block on a full pipe while we wait.
-    let mut stdout = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(s) = stdout.as_mut() {
-            // Bounded: a version banner is a few hundred bytes.
-            let _ = s.take(1 << 20).read_to_end(&mut buf);
-        }
-        buf
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                // The pipe closes with the child; the reader thread ends by itself.
-                return Err(format!(
-                    "`{} --version` did not finish within {} s",
-                    ncu.display(),
-                    timeout.as_secs_f64()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("waiting for `{} --version`: {e}", ncu.display())),
-        }
+    let work = tempfile::tempdir().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let inv = Invocation {
+        program: ncu.to_path_buf(),
+        args: vec!["--version".into()],
+        cwd: None,
+        env: std::collections::BTreeMap::new(),
+        timeout,
+        stdout: work.path().join("stdout"),
+        stderr: work.path().join("stderr"),
     };
-    let text = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
-    if !status.success() {
-        return Err(format!("`{} --version` failed ({status})", ncu.display()));
+    let outcome = run(&inv).map_err(|e| format!("cannot run `{} --version`: {e}", ncu.display()))?;
+    if outcome.timed_out {
+        return Err(format!(
+            "`{} --version` did not finish within {} s",
+            ncu.display(),
+            timeout.as_secs_f64()
+        ));
     }
-    parse_ncu_version(&text)
+    match (outcome.code, outcome.signal) {
+        (Some(0), _) => {}
+        (Some(code), _) => {
+            return Err(format!(
+                "`{} --version` failed (exit status: {code})",
+                ncu.display()
+            ));
+        }
+        (None, signal) => {
+            return Err(format!(
+                "`{} --version` failed (signal: {})",
+                ncu.display(),
+                signal.unwrap_or(0)
+            ));
+        }
+    }
+    let text = std::fs::read_to_string(&inv.stdout).unwrap_or_default();
+    parse_version(&text)
         .ok_or_else(|| format!("`{} --version` printed no `Version X.Y.Z` line", ncu.display()))
 }
 
@@ -325,18 +305,6 @@ pub fn ncu_version(ncu: &Path, timeout: Duration) -> std::result::Result<String,
 mod tests {
     use super::*;
     use crate::gpu::fake::{FakeDevice, FakeGpu};
-
-    #[test]
-    fn parses_version_banners() {
-        let banner = "NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2025 NVIDIA Corporation\nVersion 2025.1.1.0 (build 35528883) (public-release)\n";
-        assert_eq!(parse_ncu_version(banner).as_deref(), Some("2025.1.1.0"));
-        assert_eq!(
-            parse_ncu_version("Version 2024.5.1.1 (build 34782007)").as_deref(),
-            Some("2024.5.1.1")
-        );
-        assert_eq!(parse_ncu_version("Version 2023.2.0").as_deref(), Some("2023.2.0"));
-        assert_eq!(parse_ncu_version("NVIDIA (R) Nsight Compute"), None);
-    }
 
     #[test]
     fn report_without_driver_is_one_line() {

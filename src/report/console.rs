@@ -48,13 +48,7 @@ pub fn samples_table(samples: &crate::samples::SampleSet) -> String {
         }
         let mut v = s.values.clone();
         v.sort_by(f64::total_cmp);
-        let median = if v.is_empty() {
-            f64::NAN
-        } else if v.len() % 2 == 1 {
-            v[v.len() / 2]
-        } else {
-            f64::midpoint(v[v.len() / 2 - 1], v[v.len() / 2])
-        };
+        let median = crate::stats::median(&v).unwrap_or(f64::NAN);
         let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
         let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len().max(2) - 1) as f64).sqrt();
         let cv = if mean == 0.0 {

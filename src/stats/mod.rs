@@ -16,5 +16,5 @@ mod tests;
 
 pub use multiple::holm;
 pub use outliers::tukey_outliers;
-pub use summary::summarize;
+pub use summary::{median, summarize};
 pub use verdict::{Comparison, Config, IntervalMethod, Judgement, MIN_SAMPLES, judge, judge_all};

@@ -14,6 +14,11 @@ pub(crate) fn sorted_finite(samples: &[f64]) -> Vec<f64> {
     v
 }
 
+/// Median of the finite values; `None` when there are none.
+pub fn median(samples: &[f64]) -> Option<f64> {
+    median_sorted(&sorted_finite(samples))
+}
+
 /// Median of sorted data; `None` when empty.
 pub(crate) fn median_sorted(sorted: &[f64]) -> Option<f64> {
     let n = sorted.len();
