@@ -2,6 +2,7 @@
 //! the row key). Method and measured error rates: `docs/statistics.md`.
 
 pub mod bootstrap;
+pub mod changepoint;
 pub mod hodges_lehmann;
 pub mod mannwhitney;
 pub mod median_ci;
