@@ -276,7 +276,10 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
             min_segment: opts.min_segment,
             seed: seed_for(
                 opts.seed,
-                &format!("{}/{}/{}/{}/{}", key.gpu, key.target, key.size, key.kernel, key.metric),
+                &format!(
+                    "{}/{}/{}/{}/{}",
+                    key.gpu, key.target, key.size, key.kernel, key.metric
+                ),
             ),
         };
         let cps = e_divisive(&values, &settings);
@@ -335,15 +338,12 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
         }
     }
     rows.sort_by(|a, b| {
-        (!a.worse, &a.gpu, &a.target, &a.size, &a.kernel, &a.metric, a.index).cmp(&(
-            !b.worse,
-            &b.gpu,
-            &b.target,
-            &b.size,
-            &b.kernel,
-            &b.metric,
-            b.index,
-        ))
+        (
+            !a.worse, &a.gpu, &a.target, &a.size, &a.kernel, &a.metric, a.index,
+        )
+            .cmp(&(
+                !b.worse, &b.gpu, &b.target, &b.size, &b.kernel, &b.metric, b.index,
+            ))
     });
     Ok(ChangesReport {
         schema_version: CHANGES_VERSION,
@@ -430,7 +430,11 @@ mod tests {
         let mut rng = Rng::new(seed);
         (0..n)
             .map(|i| {
-                let level = if i >= step_at { 1000.0 * (1.0 + step) } else { 1000.0 };
+                let level = if i >= step_at {
+                    1000.0 * (1.0 + step)
+                } else {
+                    1000.0
+                };
                 let d = level * (cv * rng.normal()).exp();
                 let t = 50.0 / (cv * rng.normal()).exp();
                 let r = results(&[("dur", "lower", d), ("tput", "higher", t)], i);
@@ -455,7 +459,10 @@ mod tests {
         assert!((0.01..0.03).contains(&ch), "change {ch}");
         assert!(r.worse);
         assert_eq!(r.commit.as_deref(), Some(format!("c{:03}", r.index).as_str()));
-        assert_eq!(r.commit_before.as_deref(), Some(format!("c{:03}", r.index - 1).as_str()));
+        assert_eq!(
+            r.commit_before.as_deref(),
+            Some(format!("c{:03}", r.index - 1).as_str())
+        );
         assert_eq!(rep.series.len(), 1);
         assert_eq!(rep.series[0].points.len(), 30);
         assert_eq!(exit_code(&rep), 1);
@@ -465,7 +472,11 @@ mod tests {
     fn flat_history_has_no_change() {
         // SYNTHETIC: 30 flat results, CV 1%, ten seeds.
         for seed in 0..10 {
-            let rep = find(&history(99, 0.0, 0.01, 7000 + seed, 30), &ChangesOptions::default()).unwrap();
+            let rep = find(
+                &history(99, 0.0, 0.01, 7000 + seed, 30),
+                &ChangesOptions::default(),
+            )
+            .unwrap();
             assert!(rep.rows.is_empty(), "seed {seed}: {:?}", rep.rows);
             assert_eq!(exit_code(&rep), 0);
         }
@@ -498,7 +509,10 @@ mod tests {
         let inputs: Vec<(PathBuf, Results)> = (0..24)
             .map(|i| {
                 let v = if i >= 12 { 52.5 } else { 50.0 } * (1.0 + (i % 4) as f64 * 1e-3);
-                (PathBuf::from(format!("{i}")), results(&[("tput", "higher", v)], i))
+                (
+                    PathBuf::from(format!("{i}")),
+                    results(&[("tput", "higher", v)], i),
+                )
             })
             .collect();
         let rep = find(&inputs, &ChangesOptions::default()).unwrap();

@@ -51,6 +51,60 @@ pub enum Command {
     /// Combine the results of shards (`check --shard`), also from different GPU types, into one
     /// report and one exit code.
     Merge(crate::merge::MergeArgs),
+    /// Find level shifts (slow creep) in a series of results files, oldest first: E-Divisive
+    /// means with a permutation test per target x size x kernel x metric. Exit 1 when a shift
+    /// goes the bad way.
+    Changes(ChangesArgs),
+}
+
+/// `cgp-gate changes` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ChangesArgs {
+    /// Results files (`check --json`), oldest first.
+    #[arg(required = true, value_name = "RESULTS_JSON")]
+    pub files: Vec<PathBuf>,
+    /// Only the last N files.
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+    /// Write the change points as JSON (`{"rows": [...]}`) here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write a Markdown report (table and sparklines) here.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report (charts) here.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+    /// Chance of any false change point in the whole run (Bonferroni over the series).
+    #[arg(long, default_value_t = 0.01)]
+    pub alpha: f64,
+    /// Smallest shift reported, as a percentage (`1%`) or a fraction (`0.01`).
+    #[arg(long, default_value = "1%", value_parser = parse_fraction)]
+    pub min_change: f64,
+    /// Fewest results on each side of a change point.
+    #[arg(long, default_value_t = 3)]
+    pub min_segment: usize,
+    /// Seed of the permutation tests (the same seed gives the same answer).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Exit 0 even when a shift goes the bad way.
+    #[arg(long)]
+    pub no_fail: bool,
+}
+
+/// `1%` -> 0.01, `0.01` -> 0.01.
+fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
+    let t = text.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 100.0),
+        None => (t, 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v / scale),
+        _ => Err(format!(
+            "`{text}` is not a non-negative percentage (`1%`) or fraction (`0.01`)"
+        )),
+    }
 }
 
 /// `--shard K/N` and how to balance it; shared by `check` and `baseline update`.
@@ -239,6 +293,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Report(args) => crate::report::run(&args),
         Command::Check(args) => check_command(&args, out),
         Command::Merge(args) => crate::merge::run(&args, out),
+        Command::Changes(args) => changes_command(&args, out),
         Command::Baseline(BaselineCommand::Update(args)) => baseline_update_command(&args, out),
         Command::Baseline(BaselineCommand::Show { baselines }) => {
             let files = crate::baseline::Store::new(&baselines).load_all()?;
@@ -294,6 +349,51 @@ fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
     let env = crate::report::GithubEnv::from_env();
     crate::report::emit(&results, &args.reports.options(&env), &env)?;
     Ok(crate::check::exit_code(&results, args.fail_on))
+}
+
+/// Largest results file `changes` reads.
+const MAX_RESULTS_BYTES: u64 = 256 << 20;
+
+fn changes_command(args: &ChangesArgs, out: &mut dyn Write) -> Result<i32> {
+    let skip = args.last.map_or(0, |n| args.files.len().saturating_sub(n));
+    let mut inputs = Vec::new();
+    for path in &args.files[skip..] {
+        let len = std::fs::metadata(path)
+            .map_err(|e| Error::io("read", path, e))?
+            .len();
+        if len > MAX_RESULTS_BYTES {
+            return Err(Error::input(
+                path,
+                format!("{len} bytes is larger than the {MAX_RESULTS_BYTES} bytes a results file may have"),
+            ));
+        }
+        inputs.push((path.clone(), crate::report::read_results(path)?));
+    }
+    let opts = crate::changes::ChangesOptions {
+        alpha: args.alpha,
+        min_change: args.min_change,
+        min_segment: args.min_segment,
+        seed: args
+            .seed
+            .unwrap_or(crate::changes::ChangesOptions::default().seed),
+    };
+    let report = crate::changes::find(&inputs, &opts)?;
+    if let Some(p) = &args.json {
+        report.write(p)?;
+    }
+    if let Some(p) = &args.markdown {
+        let text = crate::report::changes::markdown(&report);
+        std::fs::write(p, text).map_err(|e| Error::io("write", p, e))?;
+    }
+    if let Some(p) = &args.html {
+        crate::fsutil::write_atomic(p, crate::report::changes::html(&report).as_bytes())?;
+    }
+    write!(out, "{}", crate::report::changes::console(&report)).map_err(stdout_err)?;
+    Ok(if args.no_fail {
+        exit_codes::OK
+    } else {
+        crate::changes::exit_code(&report)
+    })
 }
 
 fn baseline_update_command(args: &BaselineUpdateArgs, out: &mut dyn Write) -> Result<i32> {

@@ -238,7 +238,10 @@ mod tests {
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .unwrap();
         assert_eq!(tau, naive_best.0);
-        assert!((q - naive_best.1).abs() < 1e-9 * naive_best.1.abs().max(1.0), "{q} vs {naive_best:?}");
+        assert!(
+            (q - naive_best.1).abs() < 1e-9 * naive_best.1.abs().max(1.0),
+            "{q} vs {naive_best:?}"
+        );
     }
 
     #[test]
@@ -300,6 +303,9 @@ mod tests {
         let mut levels = vec![100.0; 12];
         levels.extend([103.0; 12]);
         let x = series(&levels, 0.01, 9);
-        assert_eq!(e_divisive(&x, &settings(0.01, 4)), e_divisive(&x, &settings(0.01, 4)));
+        assert_eq!(
+            e_divisive(&x, &settings(0.01, 4)),
+            e_divisive(&x, &settings(0.01, 4))
+        );
     }
 }
