@@ -8,6 +8,7 @@ pub mod mannwhitney;
 pub mod median_ci;
 pub mod multiple;
 pub mod outliers;
+pub mod paired;
 pub mod rng;
 pub mod summary;
 pub mod verdict;
