@@ -55,6 +55,46 @@ pub enum Command {
     /// means with a permutation test per target x size x kernel x metric. Exit 1 when a shift
     /// goes the bad way.
     Changes(ChangesArgs),
+    /// Measure the base and the head tree in alternation (ABBA) on this GPU and judge each row
+    /// on its pairs; no stored baseline. Same verdicts, reports and exit codes as `check`.
+    Ab(AbArgs),
+}
+
+/// `cgp-gate ab` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AbArgs {
+    /// The spec file (in the head tree; the base tree runs the same spec, its paths resolved there).
+    #[arg(long, default_value = "cgp-gate.yaml")]
+    pub spec: PathBuf,
+    /// Only this target (repeatable).
+    #[arg(long = "target", value_name = "NAME")]
+    pub targets: Vec<String>,
+    /// The base tree (e.g. a worktree of the pull request's base commit, built).
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "replay",
+        conflicts_with = "replay"
+    )]
+    pub base_dir: Option<PathBuf>,
+    /// The head tree.
+    #[arg(long, value_name = "DIR", default_value = ".", conflicts_with = "replay")]
+    pub head_dir: PathBuf,
+    /// Keep every raw ncu output: `DIR/base/...`, `DIR/head/...` and the run order in
+    /// `DIR/manifest.json`.
+    #[arg(long, value_name = "DIR", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Read an A/B recording instead of running ncu.
+    #[arg(long, value_name = "DIR")]
+    pub replay: Option<PathBuf>,
+    /// Write the results (same shape as `check --json`) here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// What fails the run besides errors: regressions only, or inconclusive rows too.
+    #[arg(long, value_enum, default_value = "regression")]
+    pub fail_on: crate::check::FailOn,
+    #[command(flatten)]
+    pub reports: crate::report::ReportFlags,
 }
 
 /// `cgp-gate changes` arguments.
@@ -294,6 +334,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Check(args) => check_command(&args, out),
         Command::Merge(args) => crate::merge::run(&args, out),
         Command::Changes(args) => changes_command(&args, out),
+        Command::Ab(args) => ab_command(&args, out),
         Command::Baseline(BaselineCommand::Update(args)) => baseline_update_command(&args, out),
         Command::Baseline(BaselineCommand::Show { baselines }) => {
             let files = crate::baseline::Store::new(&baselines).load_all()?;
@@ -345,6 +386,124 @@ fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
     }
     write!(out, "{}", crate::report::console::results_table(&results)).map_err(stdout_err)?;
     writeln!(out, "{}", crate::report::console::health_line(&results.health)).map_err(stdout_err)?;
+    out.flush().map_err(stdout_err)?;
+    let env = crate::report::GithubEnv::from_env();
+    crate::report::emit(&results, &args.reports.options(&env), &env)?;
+    Ok(crate::check::exit_code(&results, args.fail_on))
+}
+
+/// The head spec and the same spec as if it lay in the base tree (commands and relative paths
+/// then resolve there).
+fn ab_specs(args: &AbArgs) -> Result<(crate::spec::Spec, crate::spec::Spec)> {
+    let head = crate::spec::load(&args.spec)?;
+    let Some(base_dir) = &args.base_dir else {
+        return Ok((head.clone(), head));
+    };
+    let canon = |p: &std::path::Path| std::fs::canonicalize(p).map_err(|e| Error::io("find", p, e));
+    let (spec_abs, head_abs, base_abs) = (canon(&args.spec)?, canon(&args.head_dir)?, canon(base_dir)?);
+    let rel = spec_abs.strip_prefix(&head_abs).map_err(|_| {
+        Error::Usage(format!(
+            "the spec {} is not inside --head-dir {}; give the head tree's spec",
+            args.spec.display(),
+            args.head_dir.display()
+        ))
+    })?;
+    let text = std::fs::read_to_string(&args.spec).map_err(|e| Error::io("read", &args.spec, e))?;
+    let base = crate::spec::load_str(&text, &base_abs.join(rel))?;
+    Ok((head, base))
+}
+
+fn ab_command(args: &AbArgs, out: &mut dyn Write) -> Result<i32> {
+    let (head_spec, base_spec) = ab_specs(args)?;
+    for n in &args.targets {
+        if head_spec.target(n).is_none() {
+            return Err(Error::Usage(format!(
+                "no target `{n}` in {}",
+                args.spec.display()
+            )));
+        }
+    }
+    let pick = |s: &crate::spec::Spec| -> Vec<crate::spec::Target> {
+        s.targets
+            .iter()
+            .filter(|t| args.targets.is_empty() || args.targets.contains(&t.name))
+            .cloned()
+            .collect()
+    };
+    let (head_owned, base_owned) = (pick(&head_spec), pick(&base_spec));
+    let head_targets: Vec<&crate::spec::Target> = head_owned.iter().collect();
+    let base_targets: Vec<&crate::spec::Target> = base_owned.iter().collect();
+    let mut progress = std::io::stderr().lock();
+    let (mut base, mut head): (
+        Box<dyn crate::profile::Profiler>,
+        Box<dyn crate::profile::Profiler>,
+    );
+    let manifest = match &args.replay {
+        Some(dir) => {
+            let m = crate::ab::AbManifest::read(dir)?;
+            base = Box::new(crate::profile::replay::ReplayProfiler::open(&dir.join("base"))?);
+            head = Box::new(crate::profile::replay::ReplayProfiler::open(&dir.join("head"))?);
+            m
+        }
+        None => {
+            base = Box::new(crate::profile::live::NcuProfiler::new(&base_spec.base_dir())?);
+            head = Box::new(crate::profile::live::NcuProfiler::new(&head_spec.base_dir())?);
+            None
+        }
+    };
+    let ncu_version = head.version()?;
+    let session = if args.replay.is_some() {
+        crate::session::Session::replay()
+    } else {
+        crate::session::Session::live(&head_targets, false, &mut progress)?
+    };
+    let mut recs = match &args.record {
+        Some(dir) => Some((
+            crate::profile::record::Recorder::new(&dir.join("base"))?,
+            crate::profile::record::Recorder::new(&dir.join("head"))?,
+        )),
+        None => None,
+    };
+    let opts = crate::ab::AbOptions {
+        fail_on: args.fail_on,
+        gpu: session.gpu.as_deref(),
+        manifest: manifest.as_ref(),
+    };
+    let mut watch = session.watch(&head_spec.settings);
+    let run = crate::ab::run_ab(
+        &head_spec,
+        &mut crate::ab::Sides {
+            base: base.as_mut(),
+            head: head.as_mut(),
+            base_targets: &base_targets,
+            head_targets: &head_targets,
+        },
+        recs.as_mut().map(|(b, h)| (b, h)),
+        watch.as_mut(),
+        &opts,
+        &mut progress,
+    );
+    drop(watch);
+    session.finish()?;
+    let run = run?;
+    let results = run.results;
+    if let (Some(dir), Some((b, h))) = (&args.record, recs) {
+        b.finish(&head_spec.hash, &ncu_version, &results.fingerprint)?;
+        h.finish(&head_spec.hash, &ncu_version, &results.fingerprint)?;
+        crate::ab::AbManifest {
+            schema_version: crate::ab::AB_MANIFEST_VERSION,
+            base_commit: args.base_dir.as_deref().and_then(crate::ab::git_head),
+            head_commit: results.git_commit.clone(),
+            order: run.order,
+            ..crate::ab::AbManifest::default()
+        }
+        .write(dir)?;
+        let _ = writeln!(progress, "recorded both trees in {}", dir.display());
+    }
+    if let Some(p) = &args.json {
+        results.write(p)?;
+    }
+    write!(out, "{}", crate::report::console::results_table(&results)).map_err(stdout_err)?;
     out.flush().map_err(stdout_err)?;
     let env = crate::report::GithubEnv::from_env();
     crate::report::emit(&results, &args.reports.options(&env), &env)?;

@@ -12,6 +12,7 @@
 //! - [`report`]: console, JSON, JUnit, Markdown, HTML, GitHub.
 //! - [`gpu`]: fingerprint, clocks, health, roofline.
 
+pub mod ab;
 pub mod baseline;
 pub mod changes;
 pub mod check;
