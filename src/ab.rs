@@ -585,6 +585,21 @@ pub fn run_ab(
         .map(|t| fingerprint_for(&*sides.head, &head_version, t, opts.gpu))
         .unwrap_or_default();
 
+    // A row can only be significant when 1 / 2^pairs, times the rows in the Holm family, is at
+    // most alpha: say so before spending GPU time.
+    let rows_max: usize = sides.head_targets.iter().map(|t| t.sizes.len() * t.metrics.len()).sum();
+    let alpha = spec.settings.alpha;
+    for t in sides.head_targets {
+        let floor = 0.5f64.powi(t.max_repetitions.min(1000) as i32);
+        if floor * rows_max as f64 > alpha {
+            let need = ((rows_max as f64 / alpha).log2().ceil()).max(1.0);
+            let _ = writeln!(
+                progress,
+                "warning: `{}` has max_repetitions {}: with up to {rows_max} rows at alpha {alpha}, ab needs at least {need} pairs to find any regression; raise max_repetitions (and repetitions) for ab",
+                t.name, t.max_repetitions
+            );
+        }
+    }
     let mut both = Both::default();
     let first: Vec<(&Item<'_>, u32, u32)> = items.iter().map(|i| (i, 0, i.head.repetitions)).collect();
     measure_pairs(
