@@ -36,9 +36,15 @@ fn paired_table(runs: usize) {
         min_effect: None,
     };
     let cfg = Config::default();
-    println!("\n### `ab`: paired decision vs check's unpaired rule on the same runs ({runs} runs per cell)\n");
-    println!("Threshold 1%, alpha 0.01. Rows per run: 1, or 10 (the slowed one and 9 unchanged, Holm over 10).\n");
-    println!("| pairs | rows | shift | ab regression | ab pass | ab inconclusive | ab false alarms (other 9) | unpaired regression | unpaired pass |");
+    println!(
+        "\n### `ab`: paired decision vs check's unpaired rule on the same runs ({runs} runs per cell)\n"
+    );
+    println!(
+        "Threshold 1%, alpha 0.01. Rows per run: 1, or 10 (the slowed one and 9 unchanged, Holm over 10).\n"
+    );
+    println!(
+        "| pairs | rows | shift | ab regression | ab pass | ab inconclusive | ab false alarms (other 9) | unpaired regression | unpaired pass |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut rng = Rng::new(17);
     for n in [5usize, 10, 20] {
@@ -111,7 +117,9 @@ fn settings(level: f64, seed: u64) -> Settings {
 
 fn changes_table(runs: usize) {
     println!("\n### `changes`: one series of 30 results, CV 1%, step at 15 ({runs} series per cell)\n");
-    println!("Level per test = alpha 0.01 / m series (Bonferroni). Found: a change point at 15 +- 1 of at least 1%.\n");
+    println!(
+        "Level per test = alpha 0.01 / m series (Bonferroni). Found: a change point at 15 +- 1 of at least 1%.\n"
+    );
     println!("| m series | step | found at 15+-1 | any change point | median reported size (found) |");
     println!("|---|---|---|---|---|");
     let mut rng = Rng::new(99);
@@ -139,10 +147,17 @@ fn changes_table(runs: usize) {
                 }
             }
             let med = median(&sizes).map_or_else(|| "-".to_owned(), |s| format!("{:+.2}%", s * 100.0));
-            println!("| {m} | {:.0}% | {} | {} | {med} |", step * 100.0, pct(found, runs), pct(any, runs));
+            println!(
+                "| {m} | {:.0}% | {} | {} | {med} |",
+                step * 100.0,
+                pct(found, runs),
+                pct(any, runs)
+            );
         }
     }
-    println!("\nFlat histories (no change), m = 16 series of 30, CV 1%, {runs} runs: share of runs with any change point of at least 1%:");
+    println!(
+        "\nFlat histories (no change), m = 16 series of 30, CV 1%, {runs} runs: share of runs with any change point of at least 1%:"
+    );
     let mut runs_with = 0;
     for r in 0..runs as u64 {
         let mut hit = false;
@@ -165,7 +180,9 @@ fn changes_table(runs: usize) {
 
 fn main() {
     let t = Instant::now();
-    println!("SYNTHETIC SIMULATION (no GPU): seeded noise models, see the comments in examples/ab_changes_power.rs");
+    println!(
+        "SYNTHETIC SIMULATION (no GPU): seeded noise models, see the comments in examples/ab_changes_power.rs"
+    );
     paired_table(1000);
     changes_table(200);
     println!("\nelapsed {:.1} s", t.elapsed().as_secs_f64());

@@ -173,10 +173,6 @@ struct Both {
 }
 
 /// Run pairs `from..to` of every item, ABBA within each item, pair-major across items.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the two sides each bring a profiler and a recorder"
-)]
 fn measure_pairs(
     sides: &mut Sides<'_>,
     items: &[(&Item<'_>, u32, u32)],
@@ -587,7 +583,11 @@ pub fn run_ab(
 
     // A row can only be significant when 1 / 2^pairs, times the rows in the Holm family, is at
     // most alpha: say so before spending GPU time.
-    let rows_max: usize = sides.head_targets.iter().map(|t| t.sizes.len() * t.metrics.len()).sum();
+    let rows_max: usize = sides
+        .head_targets
+        .iter()
+        .map(|t| t.sizes.len() * t.metrics.len())
+        .sum();
     let alpha = spec.settings.alpha;
     for t in sides.head_targets {
         let floor = 0.5f64.powi(t.max_repetitions.min(1000) as i32);

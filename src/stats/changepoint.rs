@@ -46,7 +46,7 @@ impl Settings {
     /// Shuffles needed so that a split can reach `level`: the smallest possible p-value is
     /// `1 / (R + 1)`, and five times that resolution keeps the power loss small.
     pub fn permutations_for(level: f64) -> usize {
-        if !(level > 0.0) {
+        if level.is_nan() || level <= 0.0 {
             return 199;
         }
         let r = (5.0 / level).ceil();
@@ -118,7 +118,7 @@ fn test_segment(x: &[f64], s: &Settings, rng: &mut Rng) -> Option<ChangePoint> {
     let n = x.len();
     let identity: Vec<usize> = (0..n).collect();
     let (tau, q) = best_split(x, &identity, s.min_segment)?;
-    if !(q > 0.0) {
+    if q.is_nan() || q <= 0.0 {
         return None;
     }
     // A relative tolerance: a shuffle that reproduces the observed split up to rounding counts.
