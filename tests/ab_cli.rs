@@ -211,3 +211,105 @@ fn bad_recordings_and_arguments() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--base-dir"));
 }
+
+#[test]
+fn live_ab_runs_each_tree_in_its_own_directory_in_abba_order() {
+    // A stand-in ncu (tests/fixtures/fake-ncu/ncu) serves call N the file log.N: base runs get
+    // 50 us, head runs 53 us (SYNTHETIC, a 6% slowdown). Only if the calls alternate
+    // base, head, head, base, ... do the pairs come out right.
+    let dir = tempfile::tempdir().unwrap();
+    let (base, head, fake) = (
+        dir.path().join("base"),
+        dir.path().join("head"),
+        dir.path().join("fake"),
+    );
+    for d in [&base, &head, &fake] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(head.join("cgp-gate.yaml"), SPEC).unwrap();
+    let mut expected = Vec::new();
+    // 10 pairs, then 10 more: a regression is re-measured to confirm it, as in `check`.
+    for rep in 0..20u32 {
+        let sides = if rep % 2 == 0 {
+            ["base", "head"]
+        } else {
+            ["head", "base"]
+        };
+        for side in sides {
+            expected.push(side);
+            let ns = if side == "head" { 53_000.0 } else { 50_000.0 } + f64::from(rep);
+            let n = expected.len();
+            std::fs::write(fake.join(format!("log.{n}")), csv(&[ns, ns + 5.0, ns + 9.0], 32)).unwrap();
+        }
+    }
+    let rec = dir.path().join("rec");
+    let out = bin()
+        .current_dir(&head)
+        .env(
+            "CGP_GATE_NCU",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-ncu/ncu"),
+        )
+        .env("FAKE_NCU_DIR", &fake)
+        .args([
+            "ab",
+            "--spec",
+            "cgp-gate.yaml",
+            "--base-dir",
+            "../base",
+            "--head-dir",
+            ".",
+            "--json",
+            "r.json",
+            "--record",
+        ])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let cwds: Vec<String> = std::fs::read_to_string(fake.join("cwd.log"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    // The first call asks for the version.
+    let profiled = &cwds[cwds.len() - 40..];
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
+    for (cwd, side) in profiled.iter().zip(&expected) {
+        let want = if *side == "base" {
+            canon(&base)
+        } else {
+            canon(&head)
+        };
+        assert_eq!(canon(Path::new(cwd)), want, "{cwds:?}");
+    }
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(head.join("r.json")).unwrap()).unwrap();
+    let d = row(&v, "gpu__time_duration.sum");
+    assert_eq!(d["verdict"], "regression", "{}", d["reason"]);
+    assert!((d["change"].as_f64().unwrap() - 0.06).abs() < 0.002);
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(rec.join("manifest.json")).unwrap()).unwrap();
+    let order: Vec<&str> = m["order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["side"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, expected);
+    assert!(
+        rec.join("base/saxpy/n=1048576/9.csv").is_file() && rec.join("head/saxpy/n=1048576/9.csv").is_file()
+    );
+    // The recording replays to the same verdict.
+    let out = bin()
+        .current_dir(&head)
+        .args(["ab", "--spec", "cgp-gate.yaml", "--replay"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
