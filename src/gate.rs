@@ -158,7 +158,7 @@ pub fn measure(
                     m.errors.push(RunError {
                         target: w.target.name.clone(),
                         size: Some(id.1.clone()),
-                        kind: e.kind.as_str().to_owned(),
+                        kind: e.kind.into(),
                         message: e.to_string(),
                     });
                     failed.push(id);

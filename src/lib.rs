@@ -15,6 +15,7 @@
 pub mod baseline;
 pub mod check;
 pub mod cli;
+pub mod commands;
 pub mod error;
 pub mod exit_codes;
 pub mod fsutil;
@@ -31,6 +32,7 @@ pub mod session;
 pub mod shard;
 pub mod spec;
 pub mod stats;
+pub mod threshold;
 pub mod units;
 pub mod update;
 

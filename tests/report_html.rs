@@ -52,7 +52,14 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
     let relative = r
         .rows
         .iter()
-        .filter(|x| x.baseline.is_some() && x.candidate.is_some() && x.threshold.contains('%'))
+        .filter(|x| {
+            x.baseline.is_some()
+                && x.candidate.is_some()
+                && matches!(
+                    x.threshold.as_ref().map(|t| &t.kind),
+                    Some(cgp_gate::results::ThresholdKind::Relative { .. })
+                )
+        })
         .count();
     assert_eq!(page.matches("class=\"limit\"").count(), relative);
     assert!(page.contains("<title>Roofline (log-log)</title>"));
@@ -65,15 +72,17 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
 fn no_roofline_without_points_and_mismatch_is_flagged() {
     let mut r = fixture("pass.json");
     r.roofline.clear();
-    r.fingerprint_mismatch = Some(vec![[
-        "gpu_name".into(),
-        "NVIDIA H200".into(),
-        "NVIDIA H100 80GB HBM3".into(),
-    ]]);
+    r.fingerprint_mismatch = Some(vec![cgp_gate::results::FingerprintDiff {
+        field: "gpu_name".into(),
+        baseline: "NVIDIA H200".into(),
+        current: "NVIDIA H100 80GB HBM3".into(),
+    }]);
     let page = html(&r);
     assert!(!page.contains("Roofline"));
     assert!(page.contains("Fingerprint mismatch."));
-    assert!(page.contains("<td>NVIDIA H100 80GB HBM3</td>"));
+    assert!(page.contains(
+        "<th>field</th><th>baseline</th><th>this run</th></tr><tr><td>gpu_name</td><td>NVIDIA H200</td><td>NVIDIA H100 80GB HBM3</td>"
+    ));
 }
 
 /// Chromium, or `None` (with a loud message) when it is missing outside CI.

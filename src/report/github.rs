@@ -252,7 +252,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
             median(r.baseline.as_ref(), &r.unit),
             median(r.candidate.as_ref(), &r.unit),
             change_with_ci(r),
-            r.threshold,
+            crate::results::threshold_text(r),
             p_value(r.p_adjusted.or(r.p)),
             r.reason
         );

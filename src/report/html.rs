@@ -124,14 +124,14 @@ fn header(results: &Results, h: &mut String) {
         );
     }
     if let Some(m) = results.fingerprint_mismatch.as_ref().filter(|m| !m.is_empty()) {
-        h.push_str("<div class=\"banner mismatch\"><b>Fingerprint mismatch.</b> The baseline was measured on a different setup (allowed by the spec); treat changes with care.<table><tr><th>field</th><th>this run</th><th>baseline</th></tr>");
-        for [f, ours, theirs] in m {
+        h.push_str("<div class=\"banner mismatch\"><b>Fingerprint mismatch.</b> The baseline was measured on a different setup (allowed by the spec); treat changes with care.<table><tr><th>field</th><th>baseline</th><th>this run</th></tr>");
+        for d in m {
             let _ = write!(
                 h,
                 "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(f),
-                escape(ours),
-                escape(theirs)
+                escape(&d.field),
+                escape(&d.baseline),
+                escape(&d.current)
             );
         }
         h.push_str("</table></div>\n");
@@ -156,7 +156,7 @@ fn row_cells(r: &Row, with_target: bool) -> String {
         escape(&median(r.baseline.as_ref(), &r.unit)),
         escape(&median(r.candidate.as_ref(), &r.unit)),
         escape(&change_with_ci(r)),
-        escape(&r.threshold),
+        escape(&crate::results::threshold_text(r)),
         escape(&p_value(r.p_adjusted.or(r.p))),
         r.baseline.as_ref().map_or(0, |x| x.n),
         r.candidate.as_ref().map_or(0, |x| x.n),
@@ -219,7 +219,7 @@ fn errors(results: &Results, h: &mut String) {
             h,
             "<li><b>{}</b> ({}): {}</li>",
             escape(&at),
-            escape(&e.kind),
+            escape(e.kind.as_str()),
             escape(&e.message)
         );
     }
@@ -352,7 +352,7 @@ fn strip_plot(r: &Row) -> String {
             axis_y,
             px + if px > W - 120.0 { -4.0 } else { 4.0 },
             if px > W - 120.0 { "end" } else { "start" },
-            escape(r.threshold.split_whitespace().next().unwrap_or_default())
+            escape(&crate::report::format::threshold_label(r))
         );
     }
     s.push_str("</svg>");
@@ -626,7 +626,7 @@ fn run_info(results: &Results, h: &mut String) {
     kv("source", &results.source);
     kv("synthetic", if results.synthetic { "yes" } else { "no" });
     kv("date", &results.date);
-    kv("fail on", &results.fail_on);
+    kv("fail on", results.fail_on.as_str());
     kv("multiple testing", &results.multiple_testing);
     if let Some(s) = &results.shard {
         kv("shard", s);

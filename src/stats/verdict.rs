@@ -118,6 +118,12 @@ pub struct Judgement {
     pub candidate: SideSummary,
     /// For `min:`/`max:` rows: interval of the candidate's median, base units.
     pub median_ci: Option<[f64; 2]>,
+    /// The relative tolerance the test judged against: the threshold, raised to
+    /// `min_effect` / baseline median where that is larger. `None` when no shift was tested.
+    pub tolerance: Option<f64>,
+    /// Where the candidate's median crosses the threshold, in base units (the baseline median
+    /// moved by the tolerance, or a `min:`/`max:` bound with `min_effect` applied).
+    pub limit: Option<f64>,
 }
 
 /// Judge one row on its own (a family of one for the multiple-testing adjustment).
@@ -231,6 +237,8 @@ fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reaso
         baseline: row.baseline.map(summarize),
         candidate: summarize(row.candidate),
         median_ci: None,
+        tolerance: None,
+        limit: None,
     }
 }
 
@@ -521,6 +529,7 @@ impl LimitRow {
     fn decide(mut self, adj: f64, family: usize, cfg: &Config) -> Judgement {
         let j = &mut self.j;
         j.p_adjusted = Some(adj);
+        j.limit = Some(self.limit);
         let (lo, hi) = (self.ci[0], self.ci[1]);
         let median = j.candidate.median;
         let side = if self.is_max { "at most" } else { "at least" };
@@ -587,6 +596,8 @@ impl ShiftRow {
         // Upper end of the interval measured in the bad direction.
         let bad_hi = if s > 0.0 { hi } else { -lo };
         let t = self.tolerance;
+        j.tolerance = Some(t);
+        j.limit = j.baseline.as_ref().map(|b| b.median * (1.0 + self.bad_sign * t));
         let tol = &self.tolerance_text;
         let change = pct(self.shift.change);
         let interval = format!("[{}, {}]", pct(lo), pct(hi));
