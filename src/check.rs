@@ -10,9 +10,10 @@ use std::time::SystemTime;
 
 use crate::baseline::{BaselineFile, Store, rfc3339_utc};
 use crate::error::Error;
-use crate::gate::{Measurement, Watch, Work, initial_work, measure};
 use crate::gpu::fingerprint::Fingerprint;
 use crate::gpu::{Gpu, peaks_for};
+use crate::measure::{Measurement, Watch, measure};
+use crate::plan::{Work, initial_work, remeasure};
 use crate::profile::Profiler;
 use crate::profile::record::Recorder;
 use crate::results::{
@@ -213,10 +214,7 @@ pub fn run_check(
         baselines.insert(t.name.clone(), b);
     }
 
-    let mut work = initial_work(targets);
-    if let Some(s) = &opts.shard {
-        work.retain(|w| s.contains(&w.target.name, &w.size.key()));
-    }
+    let work = initial_work(targets, opts.shard.as_ref());
     let mut m = measure(
         profiler,
         &work,
@@ -264,18 +262,7 @@ pub fn run_check(
             .filter(|r| matches!(r.verdict, RowVerdict::Inconclusive | RowVerdict::Regression))
             .map(|r| (r.target.clone(), r.size.clone()))
             .collect();
-        let more: Vec<Work<'_>> = work
-            .iter()
-            .filter_map(|w| {
-                let id = (w.target.name.clone(), w.size.key());
-                let next = *next_rep.get(&id)?;
-                (doubtful.contains(&id) && next < w.target.max_repetitions).then(|| Work {
-                    target: w.target,
-                    size: w.size,
-                    reps: (next, (next + w.target.repetitions).min(w.target.max_repetitions)),
-                })
-            })
-            .collect();
+        let more: Vec<Work<'_>> = remeasure(&work, &doubtful, &next_rep);
         if more.is_empty() {
             break (rows, spec_errors);
         }

@@ -102,7 +102,14 @@ pub fn make_profiler(
 ) -> Result<Box<dyn crate::profile::Profiler>> {
     Ok(match &source.replay {
         Some(dir) => Box::new(crate::profile::replay::ReplayProfiler::open(dir)?),
-        None => Box::new(crate::profile::live::NcuProfiler::new(&spec.base_dir())?),
+        None => {
+            let mut ncu = crate::profile::live::NcuProfiler::new(&spec.base_dir())?;
+            // Tests make ncu's busy-counter retries instant; the engine reads no environment.
+            if let Some(d) = retry_delays_from_env() {
+                ncu.set_busy_retry_delays(d);
+            }
+            Box::new(ncu)
+        }
     })
 }
 
@@ -155,7 +162,7 @@ pub(crate) fn finish_recording(
 
 /// One measurement pass of a spec's targets, with everything a command reports about it.
 pub(crate) struct MeasuredRun {
-    pub m: crate::gate::Measurement,
+    pub m: crate::measure::Measurement,
     pub ncu_version: String,
     pub source: String,
     /// Per target, taken while NVML was open.
@@ -173,12 +180,9 @@ pub(crate) fn measure_once(
     progress: &mut dyn Write,
 ) -> Result<MeasuredRun> {
     let (mut profiler, ncu_version, session, mut recorder) = open_run(source, sel, targets, progress)?;
-    let mut work = crate::gate::initial_work(targets);
-    if let Some(s) = shard {
-        work.retain(|w| s.contains(&w.target.name, &w.size.key()));
-    }
+    let work = crate::plan::initial_work(targets, shard);
     let mut watch = session.watch(&sel.spec.settings);
-    let m = crate::gate::measure(
+    let m = crate::measure::measure(
         profiler.as_mut(),
         &work,
         recorder.as_mut(),
@@ -214,4 +218,16 @@ pub(crate) fn measure_once(
 
 pub(crate) fn stdout_err(e: std::io::Error) -> Error {
     Error::io("write", "<stdout>", e)
+}
+
+/// Environment variable overriding the delays (comma-separated milliseconds) between retries
+/// when another tool holds the GPU counters. Default: 2000,5000,10000.
+pub const RETRY_DELAYS_ENV: &str = "CGP_GATE_RETRY_DELAYS_MS";
+
+fn retry_delays_from_env() -> Option<Vec<std::time::Duration>> {
+    std::env::var(RETRY_DELAYS_ENV).ok().and_then(|v| {
+        v.split(',')
+            .map(|x| x.trim().parse::<u64>().ok().map(std::time::Duration::from_millis))
+            .collect()
+    })
 }

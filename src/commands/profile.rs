@@ -25,7 +25,7 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
     let mut progress = std::io::stderr().lock();
     if args.dry_run {
         let session = crate::session::Session::live(&targets, true, out)?;
-        for w in crate::gate::initial_work(&targets) {
+        for w in crate::plan::initial_work(&targets, None) {
             let app = crate::plan::app_argv(w.target, w.size).map_err(Error::Usage)?;
             let log = std::path::Path::new("<log>");
             let opts = crate::ncu::command::ncu_options(w.target, &crate::plan::ncu_metrics(w.target), log);
