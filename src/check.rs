@@ -227,7 +227,12 @@ pub fn run_check(
         .iter()
         .map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1))
         .collect();
-    let mut cfg = Config::from_settings(&spec.settings);
+    // The spec's `settings:`, the remaining fields at their defaults.
+    let mut cfg = Config {
+        alpha: spec.settings.alpha,
+        confidence: spec.settings.confidence,
+        ..Config::default()
+    };
     let mut multiple_testing = format!("holm alpha={}", cfg.alpha);
     if let Some(s) = opts.shard.as_ref().filter(|s| s.shard.n > 1) {
         // Bonferroni across shards, Holm within each: the merged run keeps its false-alarm

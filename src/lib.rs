@@ -11,6 +11,10 @@
 //! - [`results`]: the run's results, the JSON that every reporter renders.
 //! - [`report`]: console, JSON, JUnit, Markdown, HTML, GitHub.
 //! - [`gpu`]: fingerprint, clocks, health, roofline.
+//! - [`plan`]: the work list, the shard's part, what to re-measure; [`measure`] runs it.
+//! - [`cli`] (clap) and [`commands`] (one file per command): the command layer.
+//!
+//! Layers and who may import whom: `docs/architecture.md` (enforced by `tests/architecture.rs`).
 
 pub mod baseline;
 pub mod check;

@@ -10,8 +10,8 @@
 //! - `min:`/`max:` limits: the candidate's median against the limit, by its order-statistic
 //!   interval and the sign test (also in the Holm family).
 
-use crate::results::{RowVerdict, SideSummary};
-use crate::spec::model::{Direction, Settings, Threshold, ThresholdKind};
+use super::row::{RowVerdict, SideSummary};
+use crate::threshold::{Direction, Threshold, ThresholdKind};
 
 use super::bootstrap;
 use super::hodges_lehmann::{self, Shift};
@@ -62,15 +62,6 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The spec's `settings:` with the remaining fields at their defaults.
-    pub fn from_settings(settings: &Settings) -> Self {
-        Self {
-            alpha: settings.alpha,
-            confidence: settings.confidence,
-            ..Self::default()
-        }
-    }
-
     fn problem(&self) -> Option<String> {
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return Some(format!("alpha {} is not between 0 and 1", self.alpha));
