@@ -108,19 +108,8 @@ pub struct RunError {
     pub message: String,
 }
 
-/// Health of the GPU during the run, where known.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Health {
-    pub sm_clock_mhz: Option<[u32; 2]>,
-    pub mem_clock_mhz: Option<[u32; 2]>,
-    pub temperature_c: Option<[u32; 2]>,
-    pub power_w: Option<[f64; 2]>,
-    pub energy_j: Option<f64>,
-    pub throttled_reps: u32,
-    pub rerun_reps: u32,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
+pub use crate::gpu::health::Health;
+pub use crate::gpu::roofline::RooflinePoint;
 
 /// Everything a run produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -158,23 +147,6 @@ pub struct Results {
     /// Spec-declared derived metrics and roofline data per target x size, when known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roofline: Vec<RooflinePoint>,
-}
-
-/// Where a target x size x kernel sits on the roofline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RooflinePoint {
-    pub target: String,
-    pub size: String,
-    pub kernel: String,
-    pub flops: f64,
-    pub bytes: f64,
-    pub duration_ns: f64,
-    pub achieved_tflops: f64,
-    pub achieved_gbps: f64,
-    pub intensity: f64,
-    pub peak_tflops: Option<f64>,
-    pub peak_gbps: Option<f64>,
-    pub bound: Option<String>,
 }
 
 impl Results {

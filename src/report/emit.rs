@@ -94,8 +94,9 @@ pub fn parse_results(text: &str) -> Result<Results, String> {
     serde_json::from_str(text).map_err(|e| format!("invalid results: {e}"))
 }
 
+/// Reports are written like baselines: atomically, so a crash never leaves half a report.
 fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| Error::io("write", path, e))
+    crate::fsutil::write_atomic(path, text.as_bytes())
 }
 
 /// Write the reports `opts` asks for. Annotations go to stdout, notes and warnings to stderr.
