@@ -73,7 +73,11 @@ pub fn measure(
             if only_available && !profiler.has(job) {
                 continue;
             }
-            let _ = writeln!(progress, "profiling {}[{}] rep {rep}", w.target.name, id.1);
+            let _ = writeln!(
+                progress,
+                "profiling {} rep {rep}",
+                crate::samples::target_size(&w.target.name, &id.1)
+            );
             let mut attempt = 0;
             let mut throttle_reruns = 0;
             let outcome = loop {

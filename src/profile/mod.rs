@@ -80,5 +80,9 @@ pub trait Profiler {
 
 /// `target[size] rep N`: how messages locate a job.
 pub fn job_context(job: Job<'_>) -> String {
-    format!("{}[{}] rep {}", job.target.name, job.size.key(), job.rep)
+    format!(
+        "{} rep {}",
+        crate::samples::target_size(&job.target.name, &job.size.key()),
+        job.rep
+    )
 }

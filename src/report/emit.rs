@@ -94,8 +94,18 @@ pub fn parse_results(text: &str) -> Result<Results, String> {
     serde_json::from_str(text).map_err(|e| format!("invalid results: {e}"))
 }
 
-/// Reports are written like baselines: atomically, so a crash never leaves half a report.
+/// Reports are written like baselines: atomically, so a crash never leaves half a report. The
+/// directory must exist (a mistyped path is an error, not a new directory tree).
 fn write_file(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(Error::io(
+            "write",
+            path,
+            std::io::Error::new(std::io::ErrorKind::NotFound, "the directory does not exist"),
+        ));
+    }
     crate::fsutil::write_atomic(path, text.as_bytes())
 }
 

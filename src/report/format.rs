@@ -8,7 +8,12 @@ use crate::units::human;
 
 /// The name of one row as every report spells it: `gemm[m=4096,n=4096] <kernel> <metric>`.
 pub(crate) fn case_name(row: &Row) -> String {
-    format!("{}[{}] {} {}", row.target, row.size, row.kernel, row.metric)
+    format!(
+        "{} {} {}",
+        crate::samples::target_size(&row.target, &row.size),
+        row.kernel,
+        row.metric
+    )
 }
 
 /// A relative change as a signed percentage: `+6.7%`, `-0.42%`.

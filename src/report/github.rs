@@ -240,10 +240,9 @@ pub fn annotations(results: &Results) -> Vec<String> {
             _ => continue,
         };
         let title = format!(
-            "cgp-gate {}: {}[{}] {}",
+            "cgp-gate {}: {} {}",
             r.verdict.as_str(),
-            r.target,
-            r.size,
+            crate::samples::target_size(&r.target, &r.size),
             r.metric
         );
         let message = format!(

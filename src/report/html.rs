@@ -251,9 +251,8 @@ fn plots(results: &Results, h: &mut String) {
     for r in rows.iter().take(MAX_PLOTS) {
         let _ = writeln!(
             h,
-            "<figure><figcaption><span class=\"pill {v}\">{v}</span> <b>{}[{}] {}</b> {}<br><span class=\"k\">{}</span></figcaption>{}</figure>",
-            escape(&r.target),
-            escape(&r.size),
+            "<figure><figcaption><span class=\"pill {v}\">{v}</span> <b>{} {}</b> {}<br><span class=\"k\">{}</span></figcaption>{}</figure>",
+            escape(&crate::samples::target_size(&r.target, &r.size)),
             escape(&r.metric),
             escape(&change_with_ci(r)),
             escape(&r.kernel),
@@ -565,7 +564,7 @@ fn roofline_svg(pts: &[&RooflinePoint]) -> String {
     for (i, p) in pts.iter().enumerate() {
         let (x, y) = (px(p.intensity), py(p.achieved_tflops));
         let colour = palette[i % palette.len()];
-        let label = format!("{}[{}]", p.target, p.size);
+        let label = crate::samples::target_size(&p.target, &p.size);
         let _ = write!(
             s,
             "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5\" style=\"fill:{colour}\"><title>{}</title></circle><text x=\"{:.1}\" y=\"{:.1}\" style=\"fill:{colour}\">{}</text>",

@@ -156,7 +156,7 @@ fn row_case(row: &Row) -> TestCase {
         RowVerdict::Pass | RowVerdict::Improvement | RowVerdict::New => TestCaseStatus::success(),
     };
     let mut case = TestCase::new(case_name(row), status);
-    case.set_classname(format!("{}[{}]", row.target, row.size));
+    case.set_classname(crate::samples::target_size(&row.target, &row.size));
     case.add_properties(row_properties(row));
     if matches!(row.verdict, RowVerdict::Improvement | RowVerdict::New) {
         case.set_system_out(format!("{}: {}", row.verdict.as_str(), row.reason));

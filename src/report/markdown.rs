@@ -436,9 +436,8 @@ fn trends(rows: &[&Row], md: &mut String) {
         .filter_map(|r| {
             let t = trend(r)?;
             Some(format!(
-                "- {}[{}] {}: {}\n",
-                escape_md_cell(&r.target),
-                escape_md_cell(&r.size),
+                "- {} {}: {}\n",
+                crate::samples::target_size(&escape_md_cell(&r.target), &escape_md_cell(&r.size)),
                 escape_md_cell(short_metric(&r.metric)),
                 escape_md_cell(&t)
             ))
