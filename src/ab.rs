@@ -18,13 +18,14 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::baseline::rfc3339_utc;
-use crate::check::{FailOn, add_derived, fingerprint_for};
+use crate::check::{add_derived, fingerprint_for};
 use crate::error::Error;
-use crate::gate::{Watch, Work, measure};
 use crate::gpu::Gpu;
+use crate::measure::{Watch, measure};
+use crate::plan::Work;
 use crate::profile::record::Recorder;
-use crate::profile::{FailureKind, Job, Profiler};
-use crate::results::{RESULTS_VERSION, Results, Row, RowVerdict, RunError, RunVerdict};
+use crate::profile::{Job, Profiler};
+use crate::results::{ErrorKind, FailOn, RESULTS_VERSION, Results, Row, RowThreshold, RowVerdict, RunError};
 use crate::samples::{SampleSet, SeriesKey};
 use crate::spec::{MetricSpec, Spec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired};
@@ -236,10 +237,7 @@ fn measure_pairs(
                 if !m.errors.is_empty() {
                     ok = false;
                     for mut e in m.errors {
-                        if matches!(
-                            e.kind.as_str(),
-                            k if k == FailureKind::NcuNotFound.as_str() || k == FailureKind::Permission.as_str()
-                        ) {
+                        if matches!(e.kind, ErrorKind::NcuNotFound | ErrorKind::Permission) {
                             both.stop = true;
                         }
                         e.message = format!("{} tree: {}", side.as_str(), e.message);
@@ -414,8 +412,10 @@ fn judge(
             }
         })
         .collect();
-    let mut paired =
-        judge_paired(&paired_rows, alpha_paired.max(f64::MIN_POSITIVE), cfg.confidence).into_iter();
+    let tolerances: Vec<f64> = paired_rows.iter().map(|r| r.tolerance).collect();
+    let mut paired = judge_paired(&paired_rows, alpha_paired.max(f64::MIN_POSITIVE), cfg.confidence)
+        .into_iter()
+        .zip(tolerances);
     let limit_cmp: Vec<Comparison<'_>> = pending
         .iter()
         .filter(|p| is_limit(p))
@@ -457,7 +457,12 @@ fn judge(
         } else if is_const(p) {
             judge_constant(p.base_raw[0], p.head_raw[0], &p.ms.threshold, p.base_pairs.len())
         } else {
-            let Some(j) = paired.next() else { continue };
+            let Some((j, tolerance)) = paired.next() else {
+                continue;
+            };
+            if let Some(t) = row.threshold.as_mut() {
+                t.tolerance = Some(tolerance);
+            }
             j
         };
         row.verdict = j.verdict;
@@ -519,8 +524,8 @@ fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, r
         metric: key.metric.clone(),
         unit: unit.to_owned(),
         verdict,
-        threshold: ms.threshold.to_string(),
-        direction: ms.threshold.direction.as_str().to_owned(),
+        threshold: Some(RowThreshold::of(&ms.threshold)),
+        direction: Some(ms.threshold.direction),
         method: "none".to_owned(),
         change: None,
         change_ci: None,
@@ -613,7 +618,11 @@ pub fn run_ab(
     )?;
     let mut next: BTreeMap<(String, String), u32> =
         items.iter().map(|i| (i.id(), i.head.repetitions)).collect();
-    let cfg = Config::from_settings(&spec.settings);
+    let cfg = Config {
+        alpha: spec.settings.alpha,
+        confidence: spec.settings.confidence,
+        ..Config::default()
+    };
     let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
     let mut last_round = false;
     let rows = loop {
@@ -677,18 +686,8 @@ pub fn run_ab(
         last_round = both.pairs == before;
     };
 
-    let verdict = if !both.errors.is_empty()
-        || rows.iter().any(|r| r.verdict == RowVerdict::Error)
-        || (rows.is_empty() && !items.is_empty())
-    {
-        RunVerdict::Error
-    } else if rows.iter().any(|r| r.verdict == RowVerdict::Regression) {
-        RunVerdict::Regression
-    } else if rows.iter().any(|r| r.verdict == RowVerdict::Inconclusive) {
-        RunVerdict::Inconclusive
-    } else {
-        RunVerdict::Pass
-    };
+    // The one rule for the run's verdict, as in `check`.
+    let verdict = crate::results::run_verdict(&rows, &both.errors, !items.is_empty());
     let synthetic = opts.manifest.is_some_and(|m| m.synthetic)
         || sides.base.manifest().is_some_and(|m| m.synthetic)
         || sides.head.manifest().is_some_and(|m| m.synthetic);
@@ -708,7 +707,7 @@ pub fn run_ab(
             .and_then(|m| m.head_commit.clone())
             .or_else(|| crate::check::git_commit(&spec.base_dir())),
         date: rfc3339_utc(SystemTime::now()),
-        fail_on: opts.fail_on.as_str().to_owned(),
+        fail_on: opts.fail_on,
         multiple_testing: format!(
             "paired (ABBA), wilcoxon signed-rank against the threshold; holm alpha={}",
             cfg.alpha
@@ -747,6 +746,7 @@ mod tests {
 
     use super::*;
     use crate::profile::{Capture, ProfileError};
+    use crate::results::RunVerdict;
 
     /// SYNTHETIC: serves a fixed ncu raw-page CSV and logs the order of the runs.
     struct Fake {

@@ -240,7 +240,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
             };
             let s = series.entry(key).or_insert_with(|| Series {
                 unit: row.unit.clone(),
-                direction: row.direction.clone(),
+                direction: row.direction.map_or("-", |d| d.as_str()).to_owned(),
                 points: Vec::new(),
             });
             // One point per file: a duplicated row (should not happen) keeps the first.
@@ -381,7 +381,7 @@ mod tests {
 
     /// SYNTHETIC results: one row whose candidate median is `value`.
     fn results(values: &[(&str, &str, f64)], commit: usize) -> Results {
-        let text = r#"{"schema_version":1,"verdict":"pass","tool_version":"0","spec_hash":"","spec_path":"",
+        let text = r#"{"schema_version":2,"verdict":"pass","tool_version":"0","spec_hash":"","spec_path":"",
             "source":"synthetic","synthetic":true,"fingerprint":{},"fingerprint_mismatch":null,"shard":null,
             "git_commit":null,"date":"","fail_on":"regression","multiple_testing":"","rows":[]}"#;
         let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
@@ -397,8 +397,12 @@ mod tests {
                 metric: (*metric).into(),
                 unit: "ns".into(),
                 verdict: RowVerdict::Pass,
-                threshold: "3%".into(),
-                direction: (*direction).into(),
+                threshold: None,
+                direction: Some(if *direction == "lower" {
+                    crate::results::Direction::Lower
+                } else {
+                    crate::results::Direction::Higher
+                }),
                 method: "x".into(),
                 change: None,
                 change_ci: None,
