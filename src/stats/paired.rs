@@ -15,7 +15,7 @@
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use crate::results::RowVerdict;
+use super::row::RowVerdict;
 
 use super::multiple::holm;
 
@@ -484,10 +484,10 @@ fn decide(
 pub fn judge_constant(
     base: f64,
     head: f64,
-    threshold: &crate::spec::model::Threshold,
+    threshold: &crate::threshold::Threshold,
     pairs: usize,
 ) -> PairedJudgement {
-    use crate::spec::model::{Direction, ThresholdKind};
+    use crate::threshold::{Direction, ThresholdKind};
     let diff = head - base;
     let change = if base != 0.0 {
         Some(diff / base.abs())
@@ -637,9 +637,9 @@ mod tests {
         // cannot rule the 1% out through the +-3% clock spread: mostly inconclusive.
         let mut rng = Rng::new(2024);
         let (mut aa_reg, mut aa_pass, mut found, mut unpaired_pass) = (0, 0, 0, 0);
-        let t = crate::spec::model::Threshold {
-            kind: crate::spec::model::ThresholdKind::Relative { fraction: 0.01 },
-            direction: crate::spec::model::Direction::Lower,
+        let t = crate::threshold::Threshold {
+            kind: crate::threshold::ThresholdKind::Relative { fraction: 0.01 },
+            direction: crate::threshold::Direction::Lower,
             min_effect: None,
         };
         let cfg = crate::stats::Config::default();
