@@ -540,6 +540,7 @@ fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, r
         candidate_reps: Vec::new(),
         history: Vec::new(),
         gpu: String::new(),
+        skipped: None,
     }
 }
 
@@ -717,6 +718,7 @@ pub fn run_ab(
         health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
         cost_seconds: both.cost,
         roofline: Vec::new(),
+        sass_skip: None,
     };
     Ok(AbRun {
         results,

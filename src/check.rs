@@ -35,6 +35,8 @@ pub struct CheckOptions<'a> {
     pub gpu: Option<&'a dyn Gpu>,
     /// Only these target x size rows (`--shard K/N`); rows of other shards are not `missing`.
     pub shard: Option<crate::shard::Selection>,
+    /// Profile every kernel, even those whose SASS equals the baseline's (`--no-skip`).
+    pub no_skip: bool,
 }
 
 /// The fingerprint of a target's measurements: the recording's (replay), or this machine's.
@@ -214,7 +216,25 @@ pub fn run_check(
         baselines.insert(t.name.clone(), b);
     }
 
-    let work = initial_work(targets, opts.shard.as_ref());
+    let mut work = initial_work(targets, opts.shard.as_ref());
+    // The SASS cache (docs/sass-cache.md): sizes whose every baseline kernel has the same
+    // machine code now are not profiled.
+    let unchanged = if opts.no_skip {
+        BTreeSet::new()
+    } else {
+        let fps: BTreeMap<String, String> = targets
+            .iter()
+            .map(|t| {
+                let fp = fingerprint_for(&*profiler, &ncu_version, t, opts.gpu);
+                (
+                    t.name.clone(),
+                    fp.stable_key(crate::gpu::fingerprint::DEFAULT_KEY_FIELDS),
+                )
+            })
+            .collect();
+        same_sass(spec, &work, &baselines, &fps, progress)
+    };
+    work.retain(|w| !unchanged.contains(&w.id()));
     let mut m = measure(
         profiler,
         &work,
@@ -298,9 +318,10 @@ pub fn run_check(
         last_round = !got_any;
     };
 
+    let (rows, sass_skip) = skipped_rows(rows, targets, &unchanged, &baselines);
     let mut errors = m.errors;
     errors.extend(spec_errors);
-    let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty());
+    let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty() || !unchanged.is_empty());
     let source = profiler.source();
     Ok(Results {
         schema_version: RESULTS_VERSION,
@@ -322,7 +343,108 @@ pub fn run_check(
         health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
         cost_seconds: m.cost_seconds,
         roofline,
+        sass_skip,
     })
+}
+
+/// The (target, size) work items whose every baseline kernel has a SASS hash equal to the one
+/// of the code on disk now. A kernel whose SASS cannot be read, or that has no hash in the
+/// baseline, keeps its size profiled.
+fn same_sass(
+    spec: &Spec,
+    work: &[Work<'_>],
+    baselines: &BTreeMap<String, BaselineFile>,
+    fp_keys: &BTreeMap<String, String>,
+    progress: &mut dyn Write,
+) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    let mut functions: BTreeMap<String, Result<BTreeMap<String, String>, String>> = BTreeMap::new();
+    for w in work {
+        let (target, size) = w.id();
+        let Some(stored) = baselines.get(&target).and_then(|b| b.sass.get(&size)) else {
+            continue;
+        };
+        let Some(b) = baselines.get(&target) else { continue };
+        let kernels: BTreeSet<&str> = b
+            .entries
+            .iter()
+            .filter(|e| e.size == size)
+            .map(|e| e.kernel.as_str())
+            .collect();
+        if kernels.is_empty() || kernels.iter().any(|k| !stored.contains_key(*k)) {
+            continue;
+        }
+        let f = functions
+            .entry(target.clone())
+            .or_insert_with(|| crate::sass::functions_of(w.target, &spec.base_dir()));
+        let f = match f {
+            Ok(f) => f,
+            Err(why) => {
+                let _ = writeln!(
+                    progress,
+                    "profiling `{target}` [{size}]: its SASS cannot be read ({why})"
+                );
+                continue;
+            }
+        };
+        let kernels: Vec<&str> = kernels.into_iter().collect();
+        let key = fp_keys.get(&target).map_or("", String::as_str);
+        let now = crate::sass::hashes(f, w.target, w.size, key, &kernels);
+        if kernels.iter().all(|k| now.get(*k) == stored.get(*k)) {
+            let _ = writeln!(
+                progress,
+                "skipping `{target}` [{size}]: same machine code as the baseline"
+            );
+            out.insert((target, size));
+        }
+    }
+    out
+}
+
+/// Replace the `missing` rows of skipped sizes by passes "unchanged (same machine code)", and
+/// say what the skip saved.
+fn skipped_rows(
+    rows: Vec<Row>,
+    targets: &[&Target],
+    unchanged: &BTreeSet<(String, String)>,
+    baselines: &BTreeMap<String, BaselineFile>,
+) -> (Vec<Row>, Option<crate::results::SassSkip>) {
+    if unchanged.is_empty() {
+        return (rows, None);
+    }
+    let mut kernels: BTreeSet<(String, String, String)> = BTreeSet::new();
+    let mut saved: Option<f64> = None;
+    let mut rows: Vec<Row> = rows
+        .into_iter()
+        .map(|mut r| {
+            if r.verdict == RowVerdict::Missing && unchanged.contains(&(r.target.clone(), r.size.clone())) {
+                r.verdict = RowVerdict::Pass;
+                crate::sass::SAME_SASS_REASON.clone_into(&mut r.reason);
+                r.skipped = Some(crate::sass::SAME_SASS.to_owned());
+                let first = kernels.insert((r.target.clone(), r.size.clone(), r.kernel.clone()));
+                if first && let Some(b) = baselines.get(&r.target) {
+                    let reps = targets
+                        .iter()
+                        .find(|t| t.name == r.target)
+                        .map_or(1, |t| t.repetitions);
+                    if let Some(e) = b.entry(&r.size, &r.kernel, crate::plan::DURATION_METRIC) {
+                        *saved.get_or_insert(0.0) += e.median() * f64::from(reps);
+                    }
+                }
+            }
+            r
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
+            .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
+    });
+    let skip = crate::results::SassSkip {
+        kernels: kernels.len(),
+        sizes: unchanged.len(),
+        gpu_time_saved_ns: saved,
+    };
+    (rows, Some(skip))
 }
 
 /// Judge every measured row against its baseline, plus `missing` rows for baseline entries
@@ -409,6 +531,7 @@ fn judge(
                 .unwrap_or_default(),
             history: entry.map(|e| e.older_medians()).unwrap_or_default(),
             gpu: String::new(),
+            skipped: None,
         })
         .collect();
     // A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
@@ -537,6 +660,7 @@ fn bare_row(
         candidate_reps: Vec::new(),
         history: Vec::new(),
         gpu: String::new(),
+        skipped: None,
     }
 }
 

@@ -36,6 +36,7 @@ pub mod profile;
 pub mod report;
 pub mod results;
 pub mod samples;
+pub mod sass;
 pub mod session;
 pub mod shard;
 pub mod spec;

@@ -35,6 +35,10 @@ pub struct BaselineFile {
     pub fingerprint: Fingerprint,
     /// One entry per size x kernel x metric, sorted by (size, kernel, metric).
     pub entries: Vec<Entry>,
+    /// The SASS hash of each measured kernel, size -> kernel -> SHA-256 hex
+    /// (docs/sass-cache.md); empty when cuobjdump could not read the code, and in older files.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub sass: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
 }
 
 /// The samples of one size x kernel x metric and the trend of its median.
@@ -257,6 +261,16 @@ pub fn render(file: &BaselineFile) -> String {
     out.push_str("  \"fingerprint\": {\n");
     render_fingerprint(&mut out, &file.fingerprint);
     out.push_str("  },\n");
+    if !file.sass.is_empty() {
+        out.push_str("  \"sass\": {\n");
+        let n = file.sass.len();
+        for (i, (size, kernels)) in file.sass.iter().enumerate() {
+            let map = serde_json::to_string(kernels).unwrap_or_else(|_| "{}".to_owned());
+            let _ = write!(out, "    {}: {map}", string(size));
+            out.push_str(if i + 1 < n { ",\n" } else { "\n" });
+        }
+        out.push_str("  },\n");
+    }
     if file.entries.is_empty() {
         out.push_str("  \"entries\": []\n");
     } else {

@@ -208,9 +208,36 @@ impl Store {
             spec_hash: meta.spec_hash.clone(),
             fingerprint: fingerprint.clone(),
             entries,
+            // A new measurement: the code may have changed, so no old hash survives it;
+            // `set_sass` records the hashes of what was measured.
+            sass: std::collections::BTreeMap::new(),
         };
         lock::write_atomic(&path, format::render(&file).as_bytes())?;
         Ok(path)
+    }
+}
+
+impl Store {
+    /// Record the SASS hashes (size -> kernel -> hash) of a target's baseline, replacing those
+    /// of the sizes given; nothing happens when the baseline does not exist.
+    ///
+    /// # Errors
+    /// The baseline cannot be read or written.
+    pub fn set_sass(
+        &self,
+        gpu_key: &str,
+        target: &str,
+        sass: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+    ) -> Result<(), Error> {
+        check_name(&self.dir, "target", target)?;
+        check_name(&self.dir, "gpu key", gpu_key)?;
+        let path = self.path(gpu_key, target);
+        let _lock = DirLock::acquire(&self.dir)?;
+        let Some(mut file) = read(&path, target)? else {
+            return Ok(());
+        };
+        file.sass.extend(sass);
+        lock::write_atomic(&path, format::render(&file).as_bytes())
     }
 }
 

@@ -146,6 +146,9 @@ pub struct CheckArgs {
     /// Compare against a baseline measured on a different setup (every report says so).
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
+    /// Profile every kernel, even those whose machine code (SASS) equals the baseline's.
+    #[arg(long)]
+    pub no_skip: bool,
     #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
@@ -160,6 +163,7 @@ impl From<CheckArgs> for commands::check::Options {
             json,
             fail_on,
             allow_fingerprint_mismatch,
+            no_skip,
             shard,
             reports,
         } = a;
@@ -169,6 +173,7 @@ impl From<CheckArgs> for commands::check::Options {
             json,
             fail_on: fail_on.into(),
             allow_fingerprint_mismatch,
+            no_skip,
             shard: shard.into(),
             reports: reports.into(),
         }
