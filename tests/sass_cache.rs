@@ -138,7 +138,7 @@ fn check(spec: &Path, recording: &str, baselines: &Path, extra: &[&str]) -> (i32
     )
 }
 
-fn skipped<'a>(r: &'a Value) -> Vec<&'a Value> {
+fn skipped(r: &Value) -> Vec<&Value> {
     r["rows"]
         .as_array()
         .unwrap()
@@ -182,8 +182,36 @@ fn check_skips_kernels_with_the_baselines_sass_and_profiles_changed_ones() {
     );
 
     // Same machine code: vector_add is not profiled; its rows pass as unchanged.
-    let (code, r, out) = check(&spec, "examples/recordings/pr-same", &store, &[]);
+    let rep = |f: &str| dir.path().join(f).to_str().unwrap().to_owned();
+    let (md, html, junit) = (rep("r.md"), rep("r.html"), rep("r.xml"));
+    let (code, r, out) = check(
+        &spec,
+        "examples/recordings/pr-same",
+        &store,
+        &["--markdown", &md, "--html", &html, "--junit", &junit],
+    );
     assert_eq!(code, 0, "{out}");
+    // Every report shows the skipped rows apart, with the time saved.
+    assert!(
+        out.contains("2 kernels in 2 sizes not profiled: unchanged (same machine code"),
+        "{out}"
+    );
+    assert!(out.contains("saved "), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("unchanged") && l.contains("vector_add")),
+        "{out}"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("not profiled"), "{md}");
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        html.contains("<div class=\"banner skipped\">2 kernels in 2 sizes not profiled"),
+        "{html}"
+    );
+    assert!(html.contains(">unchanged</span>"));
+    let junit = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(junit.matches("type=\"same-sass\"").count(), 6, "{junit}");
     let s = skipped(&r);
     assert_eq!(s.len(), 6, "2 sizes x 3 metrics of vector_add: {out}");
     assert!(s.iter().all(|row| row["target"] == "vector_add"

@@ -1,6 +1,8 @@
 //! Plain-text tables for the terminal.
 
-use crate::report::format::{change_with_ci, headline, median, p_value, shorten, sorted_rows};
+use crate::report::format::{
+    change_with_ci, headline, median, p_value, sass_skip_line, shorten, sorted_rows, verdict_word,
+};
 use crate::results::Results;
 use crate::samples::{Launch, MetricValue};
 use crate::units::human;
@@ -124,7 +126,7 @@ pub fn results_table(results: &Results) -> String {
     let mut lines: Vec<[String; 9]> = vec![header.map(str::to_owned)];
     for r in sorted_rows(results) {
         lines.push([
-            r.verdict.as_str().to_owned(),
+            verdict_word(r).to_owned(),
             r.target.clone(),
             r.size.clone(),
             shorten(&one_line(&r.kernel), 60),
@@ -164,6 +166,9 @@ pub fn results_table(results: &Results) -> String {
             None => e.target.clone(),
         };
         out.push_str(&format!("error: {at}: {} ({})\n", one_line(&e.message), e.kind));
+    }
+    if let Some(line) = sass_skip_line(results) {
+        out.push_str(&format!("{line}\n"));
     }
     out.push_str(&format!("{}\n", headline(results)));
     out

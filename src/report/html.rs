@@ -63,6 +63,7 @@ td.what .reason { font-size:12px; }
 .pill.regression { background:var(--reg); } .pill.improvement { background:var(--imp); }
 .pill.inconclusive { background:var(--inc); } .pill.error { background:var(--err); }
 .pill.new, .pill.missing { background:var(--base); }
+.banner.skipped { border-left:4px solid var(--base); }
 .plots { display:grid; grid-template-columns:repeat(auto-fill, minmax(540px, 1fr)); gap:12px; }
 figure { margin:0; padding:8px; border:1px solid var(--line); border-radius:6px; background:var(--bg); }
 figcaption { font-size:12px; margin-bottom:4px; overflow-wrap:anywhere; }
@@ -123,6 +124,9 @@ fn header(results: &Results, h: &mut String) {
             escape(&results.source)
         );
     }
+    if let Some(line) = crate::report::format::sass_skip_line(results) {
+        let _ = writeln!(h, "<div class=\"banner skipped\">{}</div>", escape(&line));
+    }
     if let Some(m) = results.fingerprint_mismatch.as_ref().filter(|m| !m.is_empty()) {
         h.push_str("<div class=\"banner mismatch\"><b>Fingerprint mismatch.</b> The baseline was measured on a different setup (allowed by the spec); treat changes with care.<table><tr><th>field</th><th>baseline</th><th>this run</th></tr>");
         for d in m {
@@ -140,8 +144,9 @@ fn header(results: &Results, h: &mut String) {
 
 fn row_cells(r: &Row, with_target: bool) -> String {
     let mut s = format!(
-        "<tr class=\"{v}\"><td><span class=\"pill {v}\">{v}</span></td>",
-        v = r.verdict.as_str()
+        "<tr class=\"{v}\"><td><span class=\"pill {v}\">{w}</span></td>",
+        v = r.verdict.as_str(),
+        w = crate::report::format::verdict_word(r)
     );
     if with_target {
         let _ = write!(s, "<td>{}</td>", escape(&r.target));

@@ -225,7 +225,11 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             };
             md.push_str(&format!(
                 "| {} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                row_badge(r.verdict),
+                if r.skipped.is_some() {
+                    "⏭️ unchanged"
+                } else {
+                    row_badge(r.verdict)
+                },
                 escape_md_cell(&r.target),
                 escape_md_cell(&r.size),
                 escape_md_cell(&shorten(&r.kernel, KERNEL_CELL_CHARS)),
@@ -257,6 +261,9 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         md.push_str(&format!(
             "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
         ));
+    }
+    if let Some(line) = crate::report::format::sass_skip_line(results) {
+        md.push_str(&format!("⏭️ {}.\n\n", escape_md_cell(&line)));
     }
     if opts.mermaid && level == Level::Full {
         charts(results, &mut md);
@@ -534,7 +541,11 @@ fn details(results: &Results, md: &mut String) {
             );
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                row_badge(r.verdict),
+                if r.skipped.is_some() {
+                    "⏭️ unchanged"
+                } else {
+                    row_badge(r.verdict)
+                },
                 escape_md_cell(&r.size),
                 escape_md_cell(&shorten(&r.kernel, KERNEL_CELL_CHARS)),
                 escape_md_cell(&r.metric),
