@@ -541,6 +541,7 @@ fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, r
         history: Vec::new(),
         gpu: String::new(),
         skipped: None,
+        why: None,
     }
 }
 

@@ -426,6 +426,7 @@ mod tests {
                 history: vec![],
                 gpu: String::new(),
                 skipped: None,
+                why: None,
             });
         }
         r

@@ -318,7 +318,8 @@ pub fn run_check(
         last_round = !got_any;
     };
 
-    let (rows, sass_skip) = skipped_rows(rows, targets, &unchanged, &baselines);
+    let (mut rows, sass_skip) = skipped_rows(rows, targets, &unchanged, &baselines);
+    add_why(&mut rows);
     let mut errors = m.errors;
     errors.extend(spec_errors);
     let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty() || !unchanged.is_empty());
@@ -345,6 +346,48 @@ pub fn run_check(
         roofline,
         sass_skip,
     })
+}
+
+/// The "why" of every timing row that regressed, improved or is doubtful: the explanatory
+/// counters measured for the same target, size and kernel, compared by [`crate::why::explain`].
+fn add_why(rows: &mut [Row]) {
+    let wanted: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            r.metric.starts_with("gpu__time_duration")
+                && r.skipped.is_none()
+                && matches!(
+                    r.verdict,
+                    RowVerdict::Regression | RowVerdict::Improvement | RowVerdict::Inconclusive
+                )
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for i in wanted {
+        let why = {
+            let r = &rows[i];
+            let counters: Vec<crate::why::Counter<'_>> = rows
+                .iter()
+                .filter(|o| {
+                    o.target == r.target
+                        && o.size == r.size
+                        && o.kernel == r.kernel
+                        && o.gpu == r.gpu
+                        && crate::why::is_explanatory(&o.metric)
+                })
+                .filter_map(|o| {
+                    Some(crate::why::Counter {
+                        metric: &o.metric,
+                        baseline: &o.baseline.as_ref()?.samples,
+                        candidate: &o.candidate.as_ref()?.samples,
+                    })
+                })
+                .collect();
+            crate::why::explain(&counters)
+        };
+        rows[i].why = why;
+    }
 }
 
 /// The (target, size) work items whose every baseline kernel has a SASS hash equal to the one
@@ -532,6 +575,7 @@ fn judge(
             history: entry.map(|e| e.older_medians()).unwrap_or_default(),
             gpu: String::new(),
             skipped: None,
+            why: None,
         })
         .collect();
     // A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
@@ -661,6 +705,7 @@ fn bare_row(
         history: Vec::new(),
         gpu: String::new(),
         skipped: None,
+        why: None,
     }
 }
 

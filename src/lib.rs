@@ -44,5 +44,6 @@ pub mod stats;
 pub mod threshold;
 pub mod units;
 pub mod update;
+pub mod why;
 
 pub use error::{Error, Result};

@@ -100,6 +100,10 @@ pub struct Row {
     /// baseline's (docs/sass-cache.md). `None` for profiled rows and in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// For a timing row that regressed, improved or is doubtful: the explanatory counters that
+    /// changed beyond their noise and a one-line reading (docs/why.md). `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<crate::why::Why>,
 }
 
 /// A failure that stopped a target or size from being measured.

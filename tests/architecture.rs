@@ -10,7 +10,7 @@ const LAYERS: &[&[&str]] = &[
     // 0. foundation: no knowledge of GPUs, specs or runs
     &["exit_codes", "units", "fsutil", "threshold", "error"],
     // 1. leaves: pure statistics, Nsight Compute's formats, the GPU through NVML
-    &["stats", "ncu", "gpu"],
+    &["stats", "ncu", "gpu", "why"],
     // 2. the spec
     &["spec"],
     // 3. from spec to samples: what to run, how to run it, what came out, what is stored
