@@ -161,6 +161,19 @@ fn pct(x: f64) -> String {
     format!("{p:+.digits$}%")
 }
 
+/// A counter's change as reports print it: `+12%` (exact), or `-5.9% [-6.2%, -5.6%]`.
+pub fn change_text(c: &ChangedCounter) -> String {
+    match c.change_ci {
+        Some([lo, hi]) => format!("{} [{}, {}]", pct(c.change), pct(lo), pct(hi)),
+        None => format!("{} (exact)", pct(c.change)),
+    }
+}
+
+/// A counter value as reports print it.
+pub fn number(x: f64) -> String {
+    num(x)
+}
+
 fn num(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{x:.0}")
@@ -300,6 +313,12 @@ fn read(changed: &[ChangedCounter], compared: &[String]) -> String {
             "{same_inst}occupancy {}% -> {}%",
             num(o.baseline.round()),
             num(o.candidate.round())
+        );
+    }
+    if let Some(t) = find(&|m| m.starts_with("sm__throughput")) {
+        return format!(
+            "{same_inst}{} SM throughput: the SMs do less per cycle",
+            pct(t.change)
         );
     }
     let top = &changed[0];

@@ -204,10 +204,40 @@ fn highlighted_table(results: &Results, h: &mut String) {
         return;
     }
     h.push_str(&table_head(true, &ci_of(results)));
-    for r in rows {
+    for r in &rows {
         h.push_str(&row_cells(r, true));
     }
     h.push_str("</table>\n");
+    for r in rows {
+        why_table(r, h);
+    }
+}
+
+/// The "why" of a row (docs/why.md): the reading and a small counter-diff table.
+fn why_table(r: &Row, h: &mut String) {
+    let Some(w) = &r.why else { return };
+    let _ = write!(
+        h,
+        "<div class=\"why\"><b>Why</b> {} {}: {}",
+        escape(&crate::samples::target_size(&r.target, &r.size)),
+        escape(&r.metric),
+        escape(&w.reading)
+    );
+    if !w.changed.is_empty() {
+        h.push_str("<table><tr><th>counter</th><th>baseline</th><th>candidate</th><th>change</th></tr>");
+        for c in &w.changed {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&c.metric),
+                escape(&crate::why::number(c.baseline)),
+                escape(&crate::why::number(c.candidate)),
+                escape(&crate::why::change_text(c)),
+            );
+        }
+        h.push_str("</table>");
+    }
+    h.push_str("</div>\n");
 }
 
 fn errors(results: &Results, h: &mut String) {

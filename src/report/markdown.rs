@@ -247,6 +247,9 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             ));
         }
         md.push('\n');
+        for r in rows.iter().take(shown) {
+            why(r, &mut md);
+        }
         if !matches!(level, Level::Top(_)) {
             trends(&rows, &mut md);
         }
@@ -276,6 +279,35 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
     md.push_str(&comment_marker(results));
     md.push('\n');
     md
+}
+
+/// The "why" of a row (docs/why.md): its one-line reading, and the counters that changed in a
+/// folded table.
+fn why(r: &Row, md: &mut String) {
+    let Some(w) = &r.why else { return };
+    md.push_str(&format!(
+        "**Why** {} {}: {}\n",
+        escape_md_cell(&crate::samples::target_size(&r.target, &r.size)),
+        escape_md_cell(short_metric(&r.metric)),
+        escape_md_cell(&w.reading)
+    ));
+    if !w.changed.is_empty() {
+        md.push_str(&format!(
+            "<details><summary>{} counter(s) changed</summary>\n\n| counter | baseline | candidate | change |\n|---|---|---|---|\n",
+            w.changed.len()
+        ));
+        for c in &w.changed {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                escape_md_cell(&c.metric),
+                escape_md_cell(&crate::why::number(c.baseline)),
+                escape_md_cell(&crate::why::number(c.candidate)),
+                escape_md_cell(&crate::why::change_text(c)),
+            ));
+        }
+        md.push_str("\n</details>\n");
+    }
+    md.push('\n');
 }
 
 fn flags(results: &Results, md: &mut String) {
