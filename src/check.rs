@@ -47,6 +47,8 @@ pub struct CheckOptions<'a> {
     pub gpu: Option<&'a dyn Gpu>,
     /// Only these target x size rows (`--shard K/N`); rows of other shards are not `missing`.
     pub shard: Option<crate::shard::Selection>,
+    /// `--allow-missing`: baseline rows this run did not measure do not fail the gate.
+    pub allow_missing: bool,
 }
 
 /// The fingerprint of a target's measurements: the recording's (replay), or this machine's.
@@ -314,13 +316,22 @@ pub fn run_check(
         last_round = !got_any;
     };
 
+    let mut rows = rows;
+    let missing_fail = crate::missing::apply(
+        &mut rows,
+        &crate::missing::Scope {
+            targets,
+            allow_all: opts.allow_missing,
+            skipped: &BTreeSet::new(),
+        },
+    ) > 0;
     // An error is never a pass: failed jobs, error rows, or a run that judged nothing at all.
     let verdict = if !m.errors.is_empty()
         || rows.iter().any(|r| r.verdict == RowVerdict::Error)
         || (rows.is_empty() && !work.is_empty())
     {
         RunVerdict::Error
-    } else if rows.iter().any(|r| r.verdict == RowVerdict::Regression) {
+    } else if missing_fail || rows.iter().any(|r| r.verdict == RowVerdict::Regression) {
         RunVerdict::Regression
     } else if rows.iter().any(|r| r.verdict == RowVerdict::Inconclusive) {
         RunVerdict::Inconclusive

@@ -101,6 +101,10 @@ pub struct CheckArgs {
     /// Compare against a baseline measured on a different setup (every report says so).
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
+    /// Baseline rows this run should have measured and did not (a kernel that disappeared or was
+    /// renamed) do not fail the gate; per target: `allow_missing: true` in the spec.
+    #[arg(long)]
+    pub allow_missing: bool,
     #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
@@ -264,6 +268,7 @@ fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
         gpu: session.gpu.as_deref(),
         shard,
+        allow_missing: args.allow_missing,
     };
     let mut watch = session.watch(&sel.spec.settings);
     let results = crate::check::run_check(

@@ -21,6 +21,7 @@ pub mod fsutil;
 pub mod gate;
 pub mod gpu;
 pub mod merge;
+pub mod missing;
 pub mod ncu;
 pub mod plan;
 pub mod profile;

@@ -160,6 +160,9 @@ pub fn results_table(results: &Results) -> String {
         };
         out.push_str(&format!("error: {at}: {} ({})\n", one_line(&e.message), e.kind));
     }
+    for line in crate::missing::describe_changes(&results.rows) {
+        out.push_str(&format!("{}\n", one_line(&line)));
+    }
     out.push_str(&format!("{}\n", headline(results)));
     out
 }

@@ -237,6 +237,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
         let level = match r.verdict {
             RowVerdict::Regression | RowVerdict::Error => "error",
             RowVerdict::Inconclusive => "warning",
+            RowVerdict::Missing if crate::missing::fails(r) => "error",
             _ => continue,
         };
         let title = format!(

@@ -49,6 +49,7 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "clocks",
     "flops",
     "bytes",
+    "allow_missing",
 ];
 
 pub(crate) const DEFAULT_REPETITIONS: u32 = 5;
@@ -417,6 +418,24 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
     };
     let (clocks, clock_control) = clocks(ctx, m.get("clocks"), m.get("clock_control"), &what)?;
 
+    let allow_missing =
+        match m.get("allow_missing") {
+            Some(n) => {
+                match &n.kind {
+                    Kind::Scalar(s) if matches!(s.typed(), Typed::Bool(_)) => s.typed() == Typed::Bool(true),
+                    _ => {
+                        return Err(ctx
+                    .err(
+                        n,
+                        format!("`allow_missing` of {what} must be `true` or `false`, found {}", describe(n)),
+                    )
+                    .help("`allow_missing: true` lets baseline rows this run did not measure pass the gate"));
+                    }
+                }
+            }
+            None => false,
+        };
+
     Ok(Target {
         name: name.to_owned(),
         command,
@@ -439,6 +458,7 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
         clocks,
         flops: flops.map(|(t, _)| t),
         bytes: bytes.map(|(t, _)| t),
+        allow_missing,
     })
 }
 
