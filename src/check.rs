@@ -559,6 +559,14 @@ fn bare_row(
 pub fn exit_code(results: &Results, fail_on: FailOn) -> i32 {
     use crate::exit_codes::{OK, PROFILER_FAILURE, REGRESSION};
     match results.verdict {
+        RunVerdict::Error
+            if results
+                .errors
+                .iter()
+                .any(|e| crate::profile::FailureKind::is_invalid_input(&e.kind)) =>
+        {
+            crate::exit_codes::INVALID_INPUT
+        }
         RunVerdict::Error => PROFILER_FAILURE,
         RunVerdict::Regression => REGRESSION,
         RunVerdict::Inconclusive if fail_on == FailOn::Inconclusive => REGRESSION,

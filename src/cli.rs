@@ -221,7 +221,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(exit_codes::OK)
         }
         Command::Parse { file, json } => {
-            let text = std::fs::read_to_string(&file).map_err(|e| Error::io("read", &file, e))?;
+            let text = crate::fsutil::read_text(&file, crate::fsutil::limits::NCU_CSV)
+                .map_err(|e| e.into_error(&file, "ncu CSV output"))?;
             let parsed = crate::ncu::parse::parse(&text).map_err(|e| Error::input(&file, e.to_string()))?;
             if json {
                 // Buffered: stdout is line-buffered and the JSON is one long line.
@@ -341,7 +342,9 @@ fn baseline_update_command(args: &BaselineUpdateArgs, out: &mut dyn Write) -> Re
             "error: {} failure(s): no baseline was written",
             run.m.errors.len()
         );
-        return Ok(exit_codes::PROFILER_FAILURE);
+        return Ok(crate::profile::error::exit_code_for(
+            run.m.errors.iter().map(|e| e.kind.as_str()),
+        ));
     }
     let fp_of = |t: &crate::spec::Target| run.fingerprints.get(&t.name).cloned().unwrap_or_default();
     let gpu_name = targets.first().map(|t| fp_of(t).gpu_name).unwrap_or_default();
@@ -471,7 +474,7 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
     Ok(if run.m.errors.is_empty() {
         exit_codes::OK
     } else {
-        exit_codes::PROFILER_FAILURE
+        crate::profile::error::exit_code_for(run.m.errors.iter().map(|e| e.kind.as_str()))
     })
 }
 

@@ -137,6 +137,13 @@ pub fn measure(
                                 Ok(s)
                             }
                         })
+                        .map_err(|mut e| {
+                            // Output that cannot be read, in a recording, is damaged input.
+                            if replay && e.kind == FailureKind::BadOutput {
+                                e.kind = FailureKind::BadRecording;
+                            }
+                            e
+                        })
                         .map(|s| (s, c.wall_seconds))
                 });
                 match r {

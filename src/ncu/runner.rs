@@ -168,11 +168,11 @@ fn wait(
     }
 }
 
-/// The last `max_lines` lines of a text file, for error messages (empty when unreadable).
+/// The last `max_lines` lines of a text file, for error messages (empty when unreadable). Only
+/// the file's last [`crate::fsutil::limits::OUTPUT_TAIL`] bytes are read, whatever its size.
 pub fn tail(path: &Path, max_lines: usize) -> String {
-    let text = std::fs::read(path)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
+    let bytes = crate::fsutil::read_tail(path, crate::fsutil::limits::OUTPUT_TAIL);
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(max_lines)..].join("\n")
 }

@@ -32,8 +32,16 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
             message.push_str(&format!("; last output:\n{}", capture.output_tail));
         }
         let mut err = ProfileError::new(FailureKind::AppFailed, ctx, message);
-        if let Some(argv) = &capture.argv {
-            err = err.hint(format!("run it by hand to see why: {}", shell_words(argv)));
+        match &capture.argv {
+            Some(argv) if !argv.is_empty() => {
+                err = err.hint(format!("run it by hand to see why: {}", shell_words(argv)));
+            }
+            _ => {
+                err = err.hint(format!(
+                    "{} does not say which command ran; run the target's `command` by hand (`cgp-gate profile --dry-run` prints it)",
+                    capture.origin.display()
+                ));
+            }
         }
         return Err(err);
     }

@@ -109,7 +109,7 @@ impl NcuProfiler {
         if outcome.timed_out {
             return None;
         }
-        let raw = std::fs::read_to_string(&log).ok()?;
+        let raw = crate::fsutil::read_text(&log, crate::fsutil::limits::NCU_CSV).ok()?;
         let parsed = crate::ncu::parse::parse(&raw).ok()?;
         let mut names: Vec<String> = Vec::new();
         for l in parsed.launches {
@@ -149,9 +149,19 @@ impl Profiler for NcuProfiler {
         let argv: Vec<String> = std::iter::once(inv.program.to_string_lossy().into_owned())
             .chain(inv.args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect();
-        let raw = std::fs::read(&log)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
+        // ncu's log is ours (a temporary folder), so only its size is in doubt.
+        let raw = match crate::fsutil::read_bounded(&log, crate::fsutil::limits::NCU_CSV) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e @ crate::fsutil::ReadError::TooLarge { .. }) => {
+                return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    job_context(job),
+                    format!("{}: {}", log.display(), e.message("ncu output")),
+                )
+                .hint("profile fewer launches (`launch_count`) or fewer metrics per target"));
+            }
+            Err(_) => String::new(),
+        };
         let output_tail = [tail(&inv.stderr, 15), tail(&inv.stdout, 5)]
             .into_iter()
             .filter(|s| !s.is_empty())

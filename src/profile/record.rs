@@ -60,10 +60,10 @@ impl Manifest {
     /// Invalid JSON (with its position) or a newer schema version.
     pub fn read(dir: &Path) -> Result<Option<Self>, Error> {
         let path = dir.join("manifest.json");
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::fsutil::read_text(&path, crate::fsutil::limits::MANIFEST) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("read", path, e)),
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(e.into_error(&path, "manifest")),
         };
         let m: Self = serde_json::from_str(&text).map_err(|e| {
             Error::input(

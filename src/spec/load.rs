@@ -62,12 +62,18 @@ const MAX_SIZES: usize = 10_000;
 /// # Errors
 /// A [`SpecError`] naming the file, and the line and column where the YAML has them.
 pub fn load(path: &Path) -> std::result::Result<Spec, SpecError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        SpecError::new(path, format!("cannot read the spec: {e}"))
-            .help("pass the spec file with `--spec PATH`")
+    use crate::fsutil::{ReadError, limits, read_text};
+    let text = read_text(path, limits::SPEC).map_err(|e| match e {
+        ReadError::Io(e) => SpecError::new(path, format!("cannot read the spec: {e}"))
+            .help("pass the spec file with `--spec PATH`"),
+        ReadError::NotUtf8 { line, column, byte } => SpecError::new(
+            path,
+            format!("the spec is not UTF-8 text: byte 0x{byte:02x} cannot start a character here"),
+        )
+        .at(line, column)
+        .help("save the file as UTF-8"),
+        other => SpecError::new(path, other.message("spec")).help("pass the spec file with `--spec PATH`"),
     })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| SpecError::new(path, format!("the spec is not utf-8 text: {e}")))?;
     load_str(&text, path)
 }
 
