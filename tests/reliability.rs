@@ -552,3 +552,152 @@ fn a_recorded_failure_without_argv_still_says_what_to_do() {
     assert!(!r.out.contains("run it by hand to see why: \n"), "{}", r.out);
     assert!(r.out.contains("profile --dry-run"), "{}", r.out);
 }
+
+// ---- 3, 7. Recording into an existing folder; signals --------------------------------------
+
+const FAKE_SPEC: &str = r#"version: 1
+targets:
+  - name: vector_add
+    command: [./app, --n, "{n}"]
+    kernel: vector_add
+    timeout: 60s
+    repetitions: 2
+    sizes: [{n: 1048576}]
+    metrics:
+      gpu__time_duration.sum: "3%"
+"#;
+
+/// A folder with a spec and a stand-in ncu (tests/fixtures/fake-ncu/ncu) that writes `log`.
+struct Fake {
+    dir: tempfile::TempDir,
+}
+
+impl Fake {
+    fn new() -> Self {
+        let f = Self {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::write(f.path("cgp-gate.yaml"), FAKE_SPEC).unwrap();
+        std::fs::create_dir(f.path("fake")).unwrap();
+        std::fs::create_dir(f.path("tmp")).unwrap();
+        std::fs::write(f.path("fake/log"), original_rep()).unwrap();
+        f
+    }
+    fn path(&self, p: &str) -> PathBuf {
+        self.dir.path().join(p)
+    }
+    fn std_cmd(&self, args: &[&str]) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("cgp-gate"));
+        c.current_dir(self.dir.path())
+            .env("CGP_GATE_NCU", root().join("tests/fixtures/fake-ncu/ncu"))
+            .env("FAKE_NCU_DIR", self.path("fake"))
+            .env("TMPDIR", self.path("tmp"))
+            .args(args);
+        c
+    }
+    fn run(&self, args: &[&str]) -> (i32, String) {
+        let out = self.std_cmd(args).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        )
+    }
+}
+
+#[test]
+fn recording_into_an_old_recording_replaces_it_whole() {
+    let f = Fake::new();
+    let (code, out) = f.run(&["profile", "--record", "rec"]);
+    assert_eq!(code, 0, "{out}");
+    // A stale repetition from an older, longer recording.
+    let stale = f.path("rec/vector_add/n=1048576/7.csv");
+    std::fs::write(&stale, original_rep()).unwrap();
+    std::fs::write(f.path("rec/old-notes.txt"), "x").unwrap();
+    let (code, out) = f.run(&["profile", "--record", "rec"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!stale.exists(), "a stale repetition survived the new recording");
+    assert!(!f.path("rec/old-notes.txt").exists());
+    assert!(f.path("rec/vector_add/n=1048576/1.csv").is_file());
+    assert!(f.path("rec/manifest.json").is_file());
+    // No staging folder is left next to it.
+    let left: Vec<String> = std::fs::read_dir(f.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("recording"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn recording_into_a_folder_that_is_not_a_recording_is_refused() {
+    let f = Fake::new();
+    std::fs::create_dir(f.path("mine")).unwrap();
+    std::fs::write(f.path("mine/thesis.tex"), "keep me").unwrap();
+    let (code, out) = f.run(&["profile", "--record", "mine"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("not a cgp-gate recording"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(f.path("mine/thesis.tex")).unwrap(),
+        "keep me"
+    );
+    assert!(f.path("fake/argv.log").exists(), "ncu's version was asked");
+    assert!(!f.path("fake/count").exists(), "nothing was profiled");
+}
+
+/// Start `profile` with a hanging application, wait until it runs, send `signal`, and return the
+/// exit status, the hanging grandchild's pid and the fake's folder.
+fn interrupted(signal: nix::sys::signal::Signal) -> (Option<i32>, Option<i32>, i32, Fake) {
+    use std::os::unix::process::ExitStatusExt;
+    let f = Fake::new();
+    std::fs::write(f.path("fake/hang"), "").unwrap();
+    let mut child = f
+        .std_cmd(&["profile", "--record", "rec"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pidfile = f.path("fake/hang.pid");
+    for _ in 0..500 {
+        if std::fs::read_to_string(&pidfile).is_ok_and(|t| t.trim().parse::<i32>().is_ok()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let hang: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, signal).unwrap();
+    let status = child.wait().unwrap();
+    (status.code(), status.signal(), hang, f)
+}
+
+fn gone(pid: i32) -> bool {
+    for _ in 0..200 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.contains(") Z ") {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn every_terminating_signal_ends_the_application_and_removes_temporary_folders() {
+    use nix::sys::signal::Signal;
+    for sig in [Signal::SIGHUP, Signal::SIGQUIT, Signal::SIGTERM, Signal::SIGINT] {
+        let (code, _, hang, f) = interrupted(sig);
+        assert_eq!(code, Some(128 + sig as i32), "{sig}");
+        assert!(
+            gone(hang),
+            "{sig}: the application (pid {hang}) outlived cgp-gate"
+        );
+        let left: Vec<_> = std::fs::read_dir(f.path("tmp")).unwrap().collect();
+        assert!(left.is_empty(), "{sig}: temporary folders left: {left:?}");
+        let staging: Vec<String> = std::fs::read_dir(f.dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("recording"))
+            .collect();
+        assert!(staging.is_empty(), "{sig}: {staging:?}");
+    }
+}

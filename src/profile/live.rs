@@ -42,6 +42,7 @@ impl NcuProfiler {
             .prefix("cgp-gate-")
             .tempdir()
             .map_err(|e| crate::Error::io("create a temporary directory in", std::env::temp_dir(), e))?;
+        crate::fsutil::remember_temp_dir(work.path());
         Ok(Self {
             ncu: locate_ncu(),
             base_dir: base_dir.to_path_buf(),
@@ -118,6 +119,13 @@ impl NcuProfiler {
             }
         }
         Some(names)
+    }
+}
+
+impl Drop for NcuProfiler {
+    fn drop(&mut self) {
+        // The `TempDir` removes the folder itself.
+        crate::fsutil::forget_temp_dir(self.work.path());
     }
 }
 
