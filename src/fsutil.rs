@@ -237,6 +237,36 @@ fn file_kind(meta: &fs::Metadata) -> &'static str {
     }
 }
 
+/// Temporary folders of this process (ncu's work folder, a recording being staged): removed by
+/// [`remove_temp_dirs`] when a signal ends the process, since `process::exit` runs no destructor.
+static TEMP_DIRS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Register a temporary folder for removal on a signal.
+pub fn remember_temp_dir(path: &Path) {
+    if let Ok(mut v) = TEMP_DIRS.lock() {
+        v.push(path.to_path_buf());
+    }
+}
+
+/// The folder was removed (or kept on purpose) by its owner.
+pub fn forget_temp_dir(path: &Path) {
+    if let Ok(mut v) = TEMP_DIRS.lock() {
+        v.retain(|p| p != path);
+    }
+}
+
+/// Remove every registered temporary folder (best effort): the last thing before a signal ends
+/// the process.
+pub fn remove_temp_dirs() {
+    let dirs: Vec<std::path::PathBuf> = TEMP_DIRS
+        .lock()
+        .map(|mut v| std::mem::take(&mut *v))
+        .unwrap_or_default();
+    for d in dirs {
+        let _ = fs::remove_dir_all(d);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,35 +327,5 @@ mod tests {
         let t = read_tail(&p, 100);
         assert_eq!(t.len(), 100);
         assert!(t.ends_with(b"end"));
-    }
-}
-
-/// Temporary folders of this process (ncu's work folder, a recording being staged): removed by
-/// [`remove_temp_dirs`] when a signal ends the process, since `process::exit` runs no destructor.
-static TEMP_DIRS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-/// Register a temporary folder for removal on a signal.
-pub fn remember_temp_dir(path: &Path) {
-    if let Ok(mut v) = TEMP_DIRS.lock() {
-        v.push(path.to_path_buf());
-    }
-}
-
-/// The folder was removed (or kept on purpose) by its owner.
-pub fn forget_temp_dir(path: &Path) {
-    if let Ok(mut v) = TEMP_DIRS.lock() {
-        v.retain(|p| p != path);
-    }
-}
-
-/// Remove every registered temporary folder (best effort): the last thing before a signal ends
-/// the process.
-pub fn remove_temp_dirs() {
-    let dirs: Vec<std::path::PathBuf> = TEMP_DIRS
-        .lock()
-        .map(|mut v| std::mem::take(&mut *v))
-        .unwrap_or_default();
-    for d in dirs {
-        let _ = fs::remove_dir_all(d);
     }
 }
