@@ -701,3 +701,116 @@ fn every_terminating_signal_ends_the_application_and_removes_temporary_folders()
         assert!(staging.is_empty(), "{sig}: {staging:?}");
     }
 }
+
+// ---- 5, 11. Limits instead of crashes; messages that say what is wrong ------------------------
+
+fn validate(spec: &str) -> (i32, String) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("s.yaml");
+    std::fs::write(&p, spec).unwrap();
+    let out = bin()
+        .args(["validate", "--spec"])
+        .arg(&p)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn example_with(from: &str, to: &str) -> String {
+    let s = std::fs::read_to_string(root().join("examples/cgp-gate.yaml")).unwrap();
+    assert!(s.contains(from));
+    s.replace(from, to)
+}
+
+#[test]
+fn deep_or_long_flops_expressions_are_refused_not_a_stack_overflow() {
+    let deep = format!("{}n{}", "(".repeat(20_000), ")".repeat(20_000));
+    let (code, err) = validate(&example_with("flops: 2*n*n*n", &format!("flops: \"{deep}\"")));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("s.yaml:28:12") && err.contains("characters long"),
+        "{err}"
+    );
+    let deep = format!("{}n{}", "(".repeat(100), ")".repeat(100));
+    let (code, err) = validate(&example_with("flops: 2*n*n*n", &format!("flops: \"{deep}\"")));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("nests more than 32 levels"), "{err}");
+    let minus = format!("{}n", "-".repeat(500));
+    let (code, err) = validate(&example_with("flops: 2*n*n*n", &format!("flops: \"{minus}\"")));
+    assert_eq!(code, 2, "{err}");
+    let long = vec!["n"; 50_000].join("+");
+    let (code, err) = validate(&example_with("bytes: 12*n*n", &format!("bytes: {long}")));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("characters long"), "{err}");
+    // The longest accepted expression still evaluates.
+    let ok = vec!["n"; 400].join("+");
+    let (code, err) = validate(&example_with("bytes: 12*n*n", &format!("bytes: {ok}")));
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn deep_yaml_nesting_is_named_as_nesting_not_aliases() {
+    for spec in [
+        format!("version: 1\ntargets: {}{}\n", "[".repeat(100), "]".repeat(100)),
+        format!("version: 1\ntargets:\n{}x\n", "- ".repeat(5000)),
+    ] {
+        let (code, err) = validate(&spec);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("nests more than 64 levels"), "{err}");
+        assert!(!err.contains("aliases"), "{err}");
+    }
+}
+
+#[test]
+fn huge_shard_counts_are_refused_with_exit_2() {
+    let out = bin()
+        .args([
+            "check",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+            "examples/recordings/pr-same",
+        ])
+        .args(["--baselines", "examples/baselines", "--shard", "1/4294967295"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("at most 1024 shards"), "{err}");
+    // A results file that claims to be one shard of billions.
+    let d = tempfile::tempdir().unwrap();
+    let mut r: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("tests/fixtures/results/pass.json")).unwrap(),
+    )
+    .unwrap();
+    r["shard"] = "1/4294967295".into();
+    let p = d.path().join("r.json");
+    std::fs::write(&p, serde_json::to_string(&r).unwrap()).unwrap();
+    let out = bin()
+        .arg("merge")
+        .arg(&p)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("at most 1024 shards"), "{err}");
+}
+
+#[test]
+fn infinite_and_nan_percentages_are_named_as_such() {
+    for bad in ["1e400%", "inf%", "NaN%", "-inf%"] {
+        let (code, err) = validate(&example_with(
+            "dram__bytes_read.sum: \"1%\"",
+            &format!("dram__bytes_read.sum: \"{bad}\""),
+        ));
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("not a finite percentage"), "{bad}: {err}");
+        assert!(!err.contains("greater than 0%"), "{bad}: {err}");
+    }
+}
