@@ -421,6 +421,7 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
     let targets = sel.targets();
     let mut progress = std::io::stderr().lock();
     if args.dry_run {
+        crate::profile::live::preflight(&sel.spec, &targets)?;
         let session = crate::session::Session::live(&targets, true, out)?;
         for w in crate::gate::initial_work(&targets) {
             let app = crate::plan::app_argv(w.target, w.size).map_err(Error::Usage)?;
@@ -495,6 +496,9 @@ fn open_run(
     targets: &[&crate::spec::Target],
     progress: &mut dyn Write,
 ) -> Result<OpenRun> {
+    if source.replay.is_none() {
+        crate::profile::live::preflight(&sel.spec, targets)?;
+    }
     let mut profiler = make_profiler(source, &sel.spec)?;
     let ncu_version = profiler.version()?;
     let session = if source.replay.is_some() {

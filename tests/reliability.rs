@@ -814,3 +814,39 @@ fn infinite_and_nan_percentages_are_named_as_such() {
         assert!(!err.contains("greater than 0%"), "{bad}: {err}");
     }
 }
+
+#[test]
+fn names_too_long_for_a_file_name_are_refused_by_validate() {
+    let long = "t".repeat(251);
+    let (code, err) = validate(&example_with("- name: reduce", &format!("- name: {long}")));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("251 bytes long") && err.contains("at most 200"),
+        "{err}"
+    );
+    let big = "9".repeat(300);
+    let (code, err) = validate(&example_with(
+        "      - { n: 16777216 }",
+        &format!("      - {{ n: {big} }}"),
+    ));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("a size of target `reduce`") && err.contains("at most 200"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_cwd_is_named_before_anything_runs() {
+    let f = Fake::new();
+    let spec = FAKE_SPEC.replace("    timeout: 60s\n", "    timeout: 60s\n    cwd: build/not-yet\n");
+    std::fs::write(f.path("cgp-gate.yaml"), spec).unwrap();
+    let (code, out) = f.run(&["profile"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("not-yet") && out.contains("does not exist"), "{out}");
+    assert!(!out.contains("Nsight Compute"), "{out}");
+    assert!(
+        !f.path("fake/argv.log").exists(),
+        "ncu was not even asked its version"
+    );
+}

@@ -34,6 +34,34 @@ pub fn locate_ncu() -> Option<PathBuf> {
         .or_else(|| find_executable("/usr/local/cuda/bin/ncu", None))
 }
 
+/// Check what a live run needs from the spec's targets before anything runs: every `cwd` must be
+/// an existing folder (otherwise spawning ncu fails with "not found", which reads as ncu missing).
+///
+/// # Errors
+/// [`crate::Error::Input`] naming the spec, the target and the folder.
+pub fn preflight(spec: &crate::spec::Spec, targets: &[&crate::spec::Target]) -> Result<(), crate::Error> {
+    for t in targets {
+        if let Some(cwd) = &t.cwd
+            && !cwd.is_dir()
+        {
+            let what = if cwd.exists() {
+                "is not a folder"
+            } else {
+                "does not exist"
+            };
+            return Err(crate::Error::input(
+                &spec.path,
+                format!(
+                    "the `cwd` of target `{}`, {}, {what}; create it (build the benchmark first?) or fix `cwd:`",
+                    t.name,
+                    cwd.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl NcuProfiler {
     /// # Errors
     /// When no temporary directory can be made.

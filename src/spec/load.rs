@@ -54,6 +54,9 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
 
 pub(crate) const DEFAULT_REPETITIONS: u32 = 5;
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// Longest target name and size key (`m=1024,n=512`), in bytes: both become file or folder names
+/// (`<target>.json`, `<recording>/<target>/<size>/`), and file systems allow 255 bytes.
+const MAX_NAME_BYTES: usize = 200;
 /// A matrix can multiply out to a lot of sizes; past this many, a typo is more likely than intent.
 const MAX_SIZES: usize = 10_000;
 
@@ -278,6 +281,17 @@ impl<'n> Merged<'_, 'n> {
 /// Target names become directory and file names (recordings, baselines), so they stay simple.
 fn target_name<'n>(ctx: &Ctx<'_>, node: &'n Node) -> Result<&'n str> {
     let name = ctx.non_empty_text(node, "a target `name`")?;
+    if name.len() > MAX_NAME_BYTES {
+        return Err(ctx
+            .err(
+                node,
+                format!(
+                    "target name is {} bytes long; at most {MAX_NAME_BYTES} are allowed",
+                    name.len()
+                ),
+            )
+            .help("the name becomes a file name (`<name>.json`, a recording folder); file systems allow 255 bytes"));
+    }
     let ok = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
@@ -302,6 +316,21 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
 
     // Sizes come first: the command's placeholders and the expressions are checked against them.
     let sizes = sizes(ctx, m.get("sizes"), &what)?;
+    for (size, mark) in &sizes {
+        let key = size.key();
+        if key.len() > MAX_NAME_BYTES {
+            return Err(ctx
+                .err_at(
+                    *mark,
+                    format!(
+                        "a size of {what} is {} bytes long as a name (`{}…`); at most {MAX_NAME_BYTES} are allowed",
+                        key.len(),
+                        key.chars().take(40).collect::<String>()
+                    ),
+                )
+                .help("the size's `key=value` pairs name a recording folder, and file systems allow 255 bytes; use shorter values"));
+        }
+    }
 
     let Some(command_node) = m.get("command") else {
         return Err(ctx
