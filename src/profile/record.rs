@@ -65,7 +65,16 @@ impl Manifest {
             Err(e) if e.is_not_found() => return Ok(None),
             Err(e) => return Err(e.into_error(&path, "manifest")),
         };
-        let m: Self = serde_json::from_str(&text).map_err(|e| {
+        Self::parse(&path, &text).map(Some)
+    }
+
+    /// Parse a manifest's text; `path` is for messages.
+    ///
+    /// # Errors
+    /// Invalid JSON (with its position) or a newer schema version.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, Error> {
+        let path = path.to_path_buf();
+        let m: Self = serde_json::from_str(text).map_err(|e| {
             Error::input(
                 &path,
                 format!("invalid manifest at line {} column {}: {e}", e.line(), e.column()),
@@ -80,7 +89,7 @@ impl Manifest {
                 ),
             ));
         }
-        Ok(Some(m))
+        Ok(m)
     }
 
     pub fn run(&self, target: &str, size: &str, rep: u32) -> Option<&ManifestRun> {
