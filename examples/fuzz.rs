@@ -34,7 +34,9 @@ fn root() -> PathBuf {
 
 /// Every file under `dir` whose name ends with one of `exts`.
 fn files(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -54,10 +56,22 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
             files(&r.join("tests/fixtures/specs"), &[".yaml"], &mut paths);
         }
         "csv" => {
-            files(&r.join("tests/fixtures/ncu"), &[".csv", ".log", ".txt"], &mut paths);
-            files(&r.join("examples/recordings/main/vector_add"), &[".csv"], &mut paths);
+            files(
+                &r.join("tests/fixtures/ncu"),
+                &[".csv", ".log", ".txt"],
+                &mut paths,
+            );
+            files(
+                &r.join("examples/recordings/main/vector_add"),
+                &[".csv"],
+                &mut paths,
+            );
             paths.truncate(40);
-            files(Path::new("/work/shared/fixtures/ncu-wild"), &[".csv", ".log"], &mut paths);
+            files(
+                Path::new("/work/shared/fixtures/ncu-wild"),
+                &[".csv", ".log"],
+                &mut paths,
+            );
         }
         "baseline" => files(&r.join("examples/baselines"), &[".json"], &mut paths),
         "results" => files(&r.join("tests/fixtures/results"), &[".json"], &mut paths),
@@ -79,24 +93,130 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
 fn dictionary(target: &str) -> &'static [&'static str] {
     match target {
         "spec" => &[
-            "[", "]", "{", "}", ":", "- ", "\n", "\n  ", "\n    - ", "&a ", "*a", "<<: *a", "!!str ", "!!map ", "\"",
-            "'", "#", "---\n", "...\n", "{n}", "{{", "regex:(", "regex:.*", "1e400", "-1", "0", "4294967295",
-            "18446744073709551616", "nan", ".inf", "-.inf", "~", "null", "true", "\"3%\"", "\"inf%\"", "exact",
-            "{min: 1}", "{max: 2}", "500ns", "1us", "1.5s", "2*n*n*n", "((((n))))", "n/0", "matrix", "sizes:",
-            "metrics:", "targets:", "version: 1", "command: [a]", "allow_missing: true", "clocks: {sm_mhz: 1}",
-            "\u{202e}", "\u{1b}[31m", "\t", "\r\n",
+            "[",
+            "]",
+            "{",
+            "}",
+            ":",
+            "- ",
+            "\n",
+            "\n  ",
+            "\n    - ",
+            "&a ",
+            "*a",
+            "<<: *a",
+            "!!str ",
+            "!!map ",
+            "\"",
+            "'",
+            "#",
+            "---\n",
+            "...\n",
+            "{n}",
+            "{{",
+            "regex:(",
+            "regex:.*",
+            "1e400",
+            "-1",
+            "0",
+            "4294967295",
+            "18446744073709551616",
+            "nan",
+            ".inf",
+            "-.inf",
+            "~",
+            "null",
+            "true",
+            "\"3%\"",
+            "\"inf%\"",
+            "exact",
+            "{min: 1}",
+            "{max: 2}",
+            "500ns",
+            "1us",
+            "1.5s",
+            "2*n*n*n",
+            "((((n))))",
+            "n/0",
+            "matrix",
+            "sizes:",
+            "metrics:",
+            "targets:",
+            "version: 1",
+            "command: [a]",
+            "allow_missing: true",
+            "clocks: {sm_mhz: 1}",
+            "\u{202e}",
+            "\u{1b}[31m",
+            "\t",
+            "\r\n",
         ],
         "csv" => &[
-            "\"", "\",\"", ",", "\n", "\r\n", "==PROF== ", "==ERROR== ", "==WARNING== ", "n/a", "N/A", "\"\"",
-            "1e308", "1e400", "-5", "-0", "nan", "inf", "1,234", "12;34;56", "(1, 2, 3)", "\"ID\"", "\"Kernel Name\"",
-            "\"gpu__time_duration.sum\"", "\"ns\"", "\"us\"", "\"byte\"", "\"%\"", "Metric Name", "Metric Value",
-            "\"Section Name\"", "\u{feff}", "\u{1b}]0;x\u{7}", "\u{202e}", "\0",
+            "\"",
+            "\",\"",
+            ",",
+            "\n",
+            "\r\n",
+            "==PROF== ",
+            "==ERROR== ",
+            "==WARNING== ",
+            "n/a",
+            "N/A",
+            "\"\"",
+            "1e308",
+            "1e400",
+            "-5",
+            "-0",
+            "nan",
+            "inf",
+            "1,234",
+            "12;34;56",
+            "(1, 2, 3)",
+            "\"ID\"",
+            "\"Kernel Name\"",
+            "\"gpu__time_duration.sum\"",
+            "\"ns\"",
+            "\"us\"",
+            "\"byte\"",
+            "\"%\"",
+            "Metric Name",
+            "Metric Value",
+            "\"Section Name\"",
+            "\u{feff}",
+            "\u{1b}]0;x\u{7}",
+            "\u{202e}",
+            "\0",
         ],
         _ => &[
-            "{", "}", "[", "]", ",", ":", "\"", "null", "true", "1e999", "-1e999", "-0", "1e-400", "NaN",
-            "18446744073709551616", "-1", "0", "\"unit\": \"us\"", "\"samples\": []", "\"samples\": [1]",
-            "\"schema_version\": 99", "\"schema_version\": 0", "\"shard\": \"1/4294967295\"", "\"shard\": \"2/1\"",
-            "\"verdict\": \"missing\"", "\"verdict\": \"error\"", "\"\\u0000\"", "\"\\ud800\"", "\"\\u202e\"",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            "\"",
+            "null",
+            "true",
+            "1e999",
+            "-1e999",
+            "-0",
+            "1e-400",
+            "NaN",
+            "18446744073709551616",
+            "-1",
+            "0",
+            "\"unit\": \"us\"",
+            "\"samples\": []",
+            "\"samples\": [1]",
+            "\"schema_version\": 99",
+            "\"schema_version\": 0",
+            "\"shard\": \"1/4294967295\"",
+            "\"shard\": \"2/1\"",
+            "\"verdict\": \"missing\"",
+            "\"verdict\": \"error\"",
+            "\"\\u0000\"",
+            "\"\\ud800\"",
+            "\"\\u202e\"",
             "\"\\u001b[31m\"",
         ],
     }
@@ -162,8 +282,15 @@ impl Mutator {
                     let i = self.below(len);
                     if let Some(start) = (i..len).find(|&j| b[j].is_ascii_digit()) {
                         let end = (start..len).find(|&j| !b[j].is_ascii_digit()).unwrap_or(len);
-                        let t = ["0", "-1", "1e400", "4294967296", "99999999999999999999", "0.0000001", "nan"]
-                            [self.below(7)];
+                        let t = [
+                            "0",
+                            "-1",
+                            "1e400",
+                            "4294967296",
+                            "99999999999999999999",
+                            "0.0000001",
+                            "nan",
+                        ][self.below(7)];
                         b.splice(start..end, t.bytes());
                     }
                 }
@@ -223,7 +350,8 @@ fn run_one(target: &str, input: &[u8]) {
         "baseline" => {
             if let Ok(file) = cgp_gate::baseline::parse(path, &text) {
                 let rendered = cgp_gate::baseline::render(&file);
-                let back = cgp_gate::baseline::parse(path, &rendered).expect("a rendered baseline reads back");
+                let back =
+                    cgp_gate::baseline::parse(path, &rendered).expect("a rendered baseline reads back");
                 assert!(back == file, "render/parse round trip changed the baseline");
                 let _ = cgp_gate::baseline::render_show(&[(PathBuf::from("x.json"), file)]);
             }
@@ -231,7 +359,10 @@ fn run_one(target: &str, input: &[u8]) {
         "results" => {
             if let Ok(r) = cgp_gate::report::emit::parse_results(&text) {
                 let _ = cgp_gate::report::console::results_table(&r);
-                let _ = cgp_gate::report::markdown::markdown(&r, &cgp_gate::report::markdown::MarkdownOptions::default());
+                let _ = cgp_gate::report::markdown::markdown(
+                    &r,
+                    &cgp_gate::report::markdown::MarkdownOptions::default(),
+                );
                 let _ = cgp_gate::report::html::html(&r);
                 let _ = cgp_gate::report::junit::junit(&r);
                 let _ = cgp_gate::report::github::annotations(&r);
@@ -281,7 +412,10 @@ fn fuzz(target: &str, count: u64, seed: u64, from: u64) -> (u64, u64, u64) {
             slow += 1;
             let p = crashes_dir.join(format!("{target}-{seed}-{i}.slow"));
             let _ = std::fs::write(&p, &input);
-            eprintln!("SLOW {target} seed {seed} input {i} ({took:?}): saved {}", p.display());
+            eprintln!(
+                "SLOW {target} seed {seed} input {i} ({took:?}): saved {}",
+                p.display()
+            );
         }
         if (i + 1) % 100_000 == 0 {
             eprintln!(
@@ -320,7 +454,10 @@ fn main() {
     println!("|---|---|---|---|---|---|");
     let mut any = false;
     for t in list {
-        assert!(TARGETS.contains(&t), "unknown target {t}; one of {TARGETS:?} or all");
+        assert!(
+            TARGETS.contains(&t),
+            "unknown target {t}; one of {TARGETS:?} or all"
+        );
         let start = Instant::now();
         let (n, crashes, slow) = fuzz(t, count, seed, from);
         any |= crashes > 0;

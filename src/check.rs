@@ -441,6 +441,19 @@ fn judge(
             gpu: String::new(),
         })
         .collect();
+    // Samples are compared as numbers: a baseline in another unit (`us` edited into a file of
+    // `ns`) would be compared 1000x off. Units are never converted here: the row is an error.
+    for (row, (_, _, entry)) in rows.iter_mut().zip(&keyed) {
+        if let Some(e) = entry
+            && e.unit != row.unit
+        {
+            row.verdict = RowVerdict::Error;
+            row.reason = format!(
+                "the baseline's samples are in `{}` but this run measured `{}`; they cannot be compared: refresh the baseline with `cgp-gate baseline update`",
+                e.unit, row.unit
+            );
+        }
+    }
     // A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
     // the row is an error rather than a silently meaningless verdict.
     for (row, (_, ms, _)) in rows.iter_mut().zip(&keyed) {

@@ -850,3 +850,113 @@ fn a_missing_cwd_is_named_before_anything_runs() {
         "ncu was not even asked its version"
     );
 }
+
+// ---- 10. Units, negative durations, extra cells --------------------------------------------
+
+/// examples/baselines with `edit` applied to every entry of matmul's baseline.
+fn edited_matmul_baseline(edit: impl Fn(&mut Value)) -> tempfile::TempDir {
+    let store = tempfile::tempdir().unwrap();
+    copy_dir(&baselines(), store.path());
+    let p = store.path().join("synthetic-gpu-no-hardware/matmul.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    for e in v["entries"].as_array_mut().unwrap() {
+        if e["metric"] == "gpu__time_duration.sum" {
+            edit(e);
+        }
+    }
+    std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    store
+}
+
+#[test]
+fn a_baseline_in_another_unit_is_not_compared() {
+    // The samples stay the same numbers; only the unit says microseconds.
+    let store = edited_matmul_baseline(|e| e["unit"] = "us".into());
+    let r = check(
+        same,
+        &root().join("examples/recordings/pr-same"),
+        store.path(),
+        &[],
+    );
+    assert_ne!(r.code, 0, "{}", r.out);
+    let rows: Vec<&Value> = r.results["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["target"] == "matmul" && x["metric"] == "gpu__time_duration.sum")
+        .collect();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        assert_eq!(row["verdict"], "error", "{row}");
+        assert!(
+            row["reason"]
+                .as_str()
+                .unwrap()
+                .contains("`us` but this run measured `ns`"),
+            "{row}"
+        );
+    }
+}
+
+#[test]
+fn negative_durations_are_refused_in_baselines_and_recordings() {
+    let store = edited_matmul_baseline(|e| e["samples"][0] = (-5).into());
+    let r = check(
+        same,
+        &root().join("examples/recordings/pr-same"),
+        store.path(),
+        &[],
+    );
+    assert_eq!(r.code, 2, "{}", r.out);
+    assert!(
+        r.out.contains("matmul.json") && r.out.contains("negative duration"),
+        "{}",
+        r.out
+    );
+    // In a recording: the duration cell of the first launch.
+    let rec = damaged(|p| {
+        let text = String::from_utf8(original_rep()).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let i = lines.iter().position(|l| l.starts_with("\"0\",")).unwrap();
+        let mut cells: Vec<String> = lines[i].split("\",\"").map(str::to_owned).collect();
+        let header: Vec<&str> = lines[i - 2].split("\",\"").collect();
+        let col = header
+            .iter()
+            .position(|c| *c == "gpu__time_duration.sum")
+            .unwrap();
+        cells[col] = "-5,569".to_owned();
+        lines[i] = cells.join("\",\"");
+        std::fs::write(p, lines.join("\n") + "\n").unwrap();
+    });
+    let r = check(same, rec.path(), &baselines(), &[]);
+    assert_eq!(r.code, 2, "{}", r.out);
+    assert!(
+        r.out.contains("0.csv") && r.out.contains("negative duration"),
+        "{}",
+        r.out
+    );
+}
+
+#[test]
+fn a_row_with_extra_cells_is_refused_with_its_line() {
+    let rec = damaged(|p| {
+        let text = String::from_utf8(original_rep()).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let i = lines.iter().position(|l| l.starts_with("\"1\",")).unwrap();
+        lines[i].push_str(",\"17\",\"x\"");
+        std::fs::write(p, lines.join("\n") + "\n").unwrap();
+    });
+    let line = String::from_utf8(original_rep())
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("\"1\","))
+        .unwrap()
+        + 1;
+    let r = check(same, rec.path(), &baselines(), &[]);
+    assert_eq!(r.code, 2, "{}", r.out);
+    assert!(
+        r.out.contains(&format!("0.csv:{line}")) && r.out.contains("more non-empty cell"),
+        "{}",
+        r.out
+    );
+}

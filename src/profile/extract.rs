@@ -121,6 +121,16 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
                     ));
                 }
             };
+            if value < 0.0 && measured.unit == "ns" {
+                return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    ctx,
+                    format!(
+                        "metric `{metric}` of kernel `{}` (launch {}) in {origin} is a negative duration ({value} ns); a duration cannot be negative: the output is damaged",
+                        launch.kernel, launch.id
+                    ),
+                ));
+            }
             let key = SeriesKey {
                 target: job.target.name.clone(),
                 size: size.clone(),
