@@ -960,3 +960,58 @@ fn a_row_with_extra_cells_is_refused_with_its_line() {
         r.out
     );
 }
+
+// ---- 9. Control characters and bidi controls in every report ------------------------------
+
+#[test]
+fn control_and_bidi_characters_from_kernel_names_never_reach_a_report_raw() {
+    // ESC colour sequence, an OSC window-title sequence ended by BEL, and RIGHT-TO-LEFT OVERRIDE,
+    // in the kernel name ncu reported.
+    let evil = "matmul_tiled\u{202e}evil\u{1b}[31m\u{1b}]0;pwned\u{7}<32>";
+    let rec = edited_recording("examples/recordings/pr-same", |_, t| {
+        t.replace("matmul_tiled<32>", evil)
+    });
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let summary = d.path().join("summary.md");
+    let out = bin()
+        .args(["check", "--spec", "examples/cgp-gate.yaml", "--replay"])
+        .arg(rec.path())
+        .args(["--baselines", "examples/baselines", "--json"])
+        .arg(&json)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    let console = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{console}");
+    let raw = |s: &str| s.contains('\u{1b}') || s.contains('\u{7}') || s.contains('\u{202e}');
+    assert!(!raw(&console), "console and annotations: {console:?}");
+    assert!(console.contains("<U+202E>"), "bidi shown visibly: {console}");
+    assert!(
+        console
+            .lines()
+            .any(|l| l.starts_with("::error") && l.contains("<U+001B>")),
+        "annotations escape ESC: {console}"
+    );
+    let mut docs = vec![("summary", std::fs::read_to_string(&summary).unwrap())];
+    for (flag, name) in [("--markdown", "r.md"), ("--html", "r.html"), ("--junit", "r.xml")] {
+        let p = d.path().join(name);
+        let o = bin()
+            .args(["report", "--from"])
+            .arg(&json)
+            .arg(flag)
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        docs.push((name, std::fs::read_to_string(&p).unwrap()));
+    }
+    for (name, text) in docs {
+        assert!(!raw(&text), "{name} holds a raw control or bidi character");
+        assert!(
+            text.contains("&lt;U+202E&gt;"),
+            "{name} shows the bidi control visibly"
+        );
+    }
+}

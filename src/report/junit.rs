@@ -50,12 +50,14 @@ pub fn junit(results: &Results) -> String {
     // Serialising to memory fails only on I/O errors, which a Vec cannot produce; XmlString has
     // already removed the characters XML cannot hold. Should quick-junit ever fail anyway, the
     // reader gets a valid, empty report with the reason rather than a panic.
-    report.to_string().unwrap_or_else(|e| {
+    let xml = report.to_string().unwrap_or_else(|e| {
         let msg = crate::report::html::escape(&e.to_string());
         format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cgp-gate\" tests=\"0\" failures=\"0\" errors=\"0\"><!-- failed to serialise: {msg} --></testsuites>\n"
         )
-    })
+    });
+    // Bidi controls in names would make a CI test view show a different name than the data's.
+    crate::report::text::markup_document(&xml)
 }
 
 fn suite(results: &Results, target: &str) -> TestSuite {

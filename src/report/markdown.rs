@@ -100,6 +100,9 @@ pub fn escape_md_cell(text: &str) -> String {
                 out.push(c);
             }
             '\n' | '\r' | '\t' => out.push(' '),
+            c if crate::report::text::is_bidi_control(c) => {
+                out.push_str(&crate::report::text::code_point_html(c))
+            }
             c if c.is_control() => {}
             c => out.push(c),
         }
