@@ -1015,3 +1015,38 @@ fn control_and_bidi_characters_from_kernel_names_never_reach_a_report_raw() {
         );
     }
 }
+
+#[test]
+fn ncu_dies_with_cgp_gate_even_on_sigkill() {
+    let f = Fake::new();
+    std::fs::write(f.path("fake/hang"), "").unwrap();
+    let mut child = f
+        .std_cmd(&["profile"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pidfile = f.path("fake/hang.pid");
+    for _ in 0..500 {
+        if std::fs::read_to_string(&pidfile).is_ok_and(|t| t.trim().parse::<i32>().is_ok()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let ncu: i32 = std::fs::read_to_string(f.path("fake/ncu.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let hang: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    // No handler runs for SIGKILL: only the parent-death signal can end ncu.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let ncu_gone = gone(ncu);
+    // The application's own process (ncu's child) is left to ncu's death; clean it up here.
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(hang),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    assert!(ncu_gone, "ncu (pid {ncu}) outlived a SIGKILLed cgp-gate");
+}

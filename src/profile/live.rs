@@ -182,6 +182,21 @@ impl Profiler for NcuProfiler {
         let mut args = ncu_options(job.target, &ncu_metrics(job.target), &log);
         args.extend(app.iter().map(OsString::from));
         let (inv, outcome) = self.invoke(args, job, &stem)?;
+        if !outcome.escaped.is_empty() {
+            // Not an error of the measurement, but the user must know: something the benchmark
+            // started would have kept running (and maybe kept using the GPU) after the run.
+            let list: Vec<String> = outcome
+                .escaped
+                .iter()
+                .map(|(pid, comm)| format!("pid {pid} (`{comm}`)"))
+                .collect();
+            eprintln!(
+                "warning: {}: {} left the process group of ncu and the application (setsid) and outlived them; cgp-gate killed {}",
+                job_context(job),
+                list.join(", "),
+                if list.len() == 1 { "it" } else { "them" }
+            );
+        }
         let argv: Vec<String> = std::iter::once(inv.program.to_string_lossy().into_owned())
             .chain(inv.args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect();
