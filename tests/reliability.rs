@@ -1050,3 +1050,27 @@ fn ncu_dies_with_cgp_gate_even_on_sigkill() {
     );
     assert!(ncu_gone, "ncu (pid {ncu}) outlived a SIGKILLed cgp-gate");
 }
+
+#[test]
+fn a_cut_off_baseline_is_an_error_naming_file_and_line() {
+    // Already so before issue 13 (serde_json reports the position); kept as a guard.
+    let store = tempfile::tempdir().unwrap();
+    copy_dir(&baselines(), store.path());
+    let p = store.path().join("synthetic-gpu-no-hardware/matmul.json");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let cut = text.find("\"samples\": [").unwrap() + 20;
+    std::fs::write(&p, &text[..cut]).unwrap();
+    let line = text[..cut].lines().count();
+    let r = check(
+        same,
+        &root().join("examples/recordings/pr-same"),
+        store.path(),
+        &[],
+    );
+    assert_eq!(r.code, 2, "{}", r.out);
+    assert!(
+        r.out.contains("matmul.json") && r.out.contains(&format!("line {line}")),
+        "{}",
+        r.out
+    );
+}
