@@ -30,11 +30,8 @@ pub struct Scope<'a> {
     pub skipped: &'a BTreeSet<(String, String)>,
 }
 
-/// The start of the reason of a missing row that fails the gate (reporters show the reason).
-pub const FAILS_PREFIX: &str = "disappeared:";
-
-/// Mark the missing rows the run should have measured, and say what to do about them. Returns
-/// how many of them fail the gate (0 when every one is allowed).
+/// Mark the missing rows the run should have measured ([`Row::fails_gate`] unless allowed), and
+/// say what to do about them in their reason. Returns how many fail the gate.
 pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
     let (_, appeared) = kernel_changes(rows);
     let mut failing = 0;
@@ -72,8 +69,9 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
             );
         } else {
             failing += 1;
+            row.fails_gate = true;
             row.reason = format!(
-                "{FAILS_PREFIX} kernel `{}` is in the baseline but was not measured{now}; this fails the gate: if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target",
+                "kernel `{}` is in the baseline but was not measured{now}; this fails the gate: if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target",
                 row.kernel
             );
         }
@@ -81,9 +79,9 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
     failing
 }
 
-/// Whether a missing row fails the gate (its reason was set by [`apply`]).
+/// Whether a missing row fails the gate (decided by [`apply`]).
 pub fn fails(row: &Row) -> bool {
-    row.verdict == RowVerdict::Missing && row.reason.starts_with(FAILS_PREFIX)
+    row.verdict == RowVerdict::Missing && row.fails_gate
 }
 
 /// Kernels that disappeared (every row of the target x kernel is `missing`) and kernels that

@@ -33,12 +33,6 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
-    /// Failures of the input rather than of the profiler or the machine: a run that has one
-    /// exits 2 ([`crate::exit_codes::INVALID_INPUT`]), not 3.
-    pub fn is_invalid_input(kind: &str) -> bool {
-        kind == Self::BadRecording.as_str()
-    }
-
     /// Stable identifier used in results files.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -55,16 +49,6 @@ impl FailureKind {
             Self::BadRecording => "bad-recording",
             Self::Io => "io",
         }
-    }
-}
-
-/// The exit code of a run that failed with errors of these kinds ([`FailureKind::as_str`]):
-/// 2 when any is invalid input (a damaged recording), else 3.
-pub fn exit_code_for<'a>(kinds: impl IntoIterator<Item = &'a str>) -> i32 {
-    if kinds.into_iter().any(FailureKind::is_invalid_input) {
-        crate::exit_codes::INVALID_INPUT
-    } else {
-        crate::exit_codes::PROFILER_FAILURE
     }
 }
 
