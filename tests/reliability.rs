@@ -1074,3 +1074,36 @@ fn a_cut_off_baseline_is_an_error_naming_file_and_line() {
         r.out
     );
 }
+
+// ---- Found by examples/fuzz.rs ---------------------------------------------------------------
+
+#[test]
+fn a_results_file_with_an_absurd_cost_renders_without_a_panic() {
+    // Fuzzing found it: `cost_seconds` of 1e20 s made the JUnit writer's Duration panic.
+    let d = tempfile::tempdir().unwrap();
+    let mut r: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("tests/fixtures/results/pass.json")).unwrap(),
+    )
+    .unwrap();
+    r["cost_seconds"]["gemm"] = 1e20.into();
+    let p = d.path().join("r.json");
+    std::fs::write(&p, serde_json::to_string(&r).unwrap()).unwrap();
+    let out = bin()
+        .args(["report", "--from"])
+        .arg(&p)
+        .arg("--junit")
+        .arg(d.path().join("j.xml"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(d.path().join("j.xml"))
+            .unwrap()
+            .contains("<testsuites")
+    );
+}
