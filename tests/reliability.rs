@@ -200,8 +200,10 @@ fn rows_outside_the_selection_are_not_missing() {
     assert!(verdicts(&r.results, "matmul").is_empty());
     // Shards: the shards without matmul pass, the shard with it fails.
     let mut codes = Vec::new();
+    let shards = tempfile::tempdir().unwrap();
     for k in 1..=3 {
         let r = check(same, rec.path(), &baselines(), &["--shard", &format!("{k}/3")]);
+        std::fs::write(shards.path().join(format!("{k}.json")), r.results.to_string()).unwrap();
         let has_matmul = !verdicts(&r.results, "matmul").is_empty();
         codes.push((has_matmul, r.code));
         if has_matmul {
@@ -212,6 +214,18 @@ fn rows_outside_the_selection_are_not_missing() {
     }
     assert!(codes.iter().any(|(m, _)| *m), "some shard runs matmul: {codes:?}");
     assert!(codes.iter().any(|(m, _)| !*m), "some shard does not: {codes:?}");
+    // The merged gate fails too.
+    let out = bin()
+        .arg("merge")
+        .args((1..=3).map(|k| shards.path().join(format!("{k}.json"))))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A size removed from the spec is an explicit opt-out.
     let r = check(
         |s| {
