@@ -344,10 +344,15 @@ fi
 
 say "5/8 pools"
 # Planted pools first (small and fixed), then the A/A pool gets what is left.
+pools_left=${#planted_variants[@]}
 for v in "${planted_variants[@]}"; do
   left=$(remaining)
+  # This pool's share of what is left, after the cost runs (and, in part all, a minimal A/A pool).
+  reserve=$runs_bare
+  [ "$part" != all ] || reserve=$((runs_bare + rows * reps * 2))
   n="$(python3 "$PY" pool-reps --want "$planted_pool_want" --remaining-s "$left" --sec-per-run "$spr" --rows "$rows" \
-    --pools $((${#planted_variants[@]})))"
+    --pools "$pools_left" --reserve-runs "$reserve")"
+  pools_left=$((pools_left - 1))
   [ "$n" -ge "$reps" ] || die "no budget left for the $v pool (${left}s left, ${spr}s a run): raise --budget-s or split with --part"
   [ "$n" -ge "$planted_pool_want" ] || say "   note: $v pool cut to $n repetitions (wanted $planted_pool_want) to fit the budget"
   record "$v-pool" "$v" "$n"
