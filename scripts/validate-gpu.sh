@@ -47,7 +47,8 @@ options:
   --work DIR              the work folder (default OUTDIR/work; packed into the tarball)
   --jobs N                parallel nvcc builds (default: number of CPUs)
   --synthetic NOTE        label every output SYNTHETIC with NOTE (stand-in runs without a GPU)
-  --merge DIR...          only merge the work folders of earlier parts into OUTDIR's summary
+  --merge DIR... OUTDIR   only merge the work folders of earlier parts (extracted tarballs) into
+                          one summary in OUTDIR
   -h, --help              this text
 
 environment: NVCC, CGP_GATE_NCU (ncu), NVIDIA_SMI override the tools found on PATH.
@@ -94,7 +95,10 @@ while [ $# -gt 0 ]; do
     --jobs) positive_int "$1" "${2:-}"; jobs="$2"; shift 2 ;;
     --synthetic) synthetic="${2:?--synthetic needs a note}"; shift 2 ;;
     --merge) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do merge+=("$1"); shift; done
-      [ ${#merge[@]} -gt 0 ] || die "--merge needs work folders" ;;
+      # The last one is the output folder.
+      [ ${#merge[@]} -ge 2 ] || die "--merge needs work folders and then the output folder"
+      outdir="${merge[-1]}"
+      unset 'merge[-1]' ;;
     -h | --help) usage; exit 0 ;;
     --*) die "unknown option $1 (see --help)" ;;
     *) outdir="$1"; shift ;;
@@ -203,9 +207,9 @@ cat <<EOF
 validate-gpu: plan (part $part; spec $spec_src: $rows rows, repetitions $reps, max $max_reps)
   builds:               ${variants[*]}  (nvcc -arch=sm_90, $jobs in parallel)
   baseline recording:   $baseline_reps reps x $rows rows = $runs_baseline ncu runs
-  live check --record:  about $runs_live ncu runs (more if rows are re-measured)
-  A/A pool (plain):     $aa_pool_want reps x $rows rows = $runs_aa ncu runs -> $aa_checks replayed checks
-  planted pools:        ${#planted_variants[@]} builds x $planted_pool_want reps x $rows rows = $runs_planted ncu runs -> $planted_checks checks each
+  live check --record:  $([ "$part" = planted ] && echo "not in this part" || echo "about $runs_live ncu runs (more if rows are re-measured)")
+  A/A pool (plain):     $([ "$part" = planted ] && echo "not in this part" || echo "$aa_pool_want reps x $rows rows = $runs_aa ncu runs -> $aa_checks replayed checks")
+  planted pools:        $([ "$part" = aa ] && echo "not in this part" || echo "${#planted_variants[@]} builds x $planted_pool_want reps x $rows rows = $runs_planted ncu runs -> $planted_checks checks each")
   cost (bare runs):     $runs_bare ncu runs, plus each program once alone
   total:                $planned ncu runs; at ${sec_per_run}s a run about ${estimate}s (budget ${budget}s)
 EOF

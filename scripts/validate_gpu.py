@@ -177,7 +177,14 @@ def cmd_replay_checks(a):
             n = reps_used(results, t, s, a.reps)
             used[f"{t}/{s}"] = [chosen[i] for i in range(min(n, len(chosen)))]
             pointers[(t, s)] = chosen[min(n, len(chosen)) - 1] + 1 if chosen else pointers[(t, s)]
+        # What the repetitions this check used cost when ncu ran them (the pool's manifest): the
+        # time a live check would have spent in ncu.
+        walls = {(r["target"], r["size"], r["rep"]): r.get("wall_seconds") for r in manifest.get("runs", [])}
+        ncu_s = [walls.get((t, s, rep)) for (t, s), chosen in taken.items() for rep in used[f"{t}/{s}"]]
+        ncu_total = round(sum(x for x in ncu_s if isinstance(x, (int, float))), 3) if ncu_s and all(
+            isinstance(x, (int, float)) for x in ncu_s) else None
         log.append({"check": label, "exit_code": rc, "verdict": results.get("verdict"), "wall_seconds": round(wall, 3),
+                    "ncu_runs": len(ncu_s), "ncu_seconds": ncu_total,
                     "pool_reps_used": used, "results": os.path.relpath(res_path, a.work)})
         print(f"  {label}: exit {rc} ({results.get('verdict')}), pool repetitions used: "
               + ", ".join(f"{key} {v[0]}..{v[-1]}" if v else f"{key} none" for key, v in used.items()))
@@ -277,6 +284,10 @@ def cmd_bare(a):
 # summarize
 
 
+def dash(x):
+    return "-" if x is None else x
+
+
 def pct(x):
     return "-" if x is None else f"{x * 100:+.2f}%"
 
@@ -302,8 +313,13 @@ def load_live(work, label):
     info = read_json(os.path.join(work, "checks", f"{label}.time.json")) or {}
     if res is None:
         return None
+    rec = os.path.join(work, "rec", label)
+    _, runs = manifest_runs(rec) if os.path.isdir(rec) else ({}, [])
+    walls = [r.get("wall_seconds") for r in runs]
     return {"check": label, "source": "live", "exit_code": info.get("exit_code"), "verdict": res.get("verdict"),
-            "wall_seconds": info.get("wall_seconds"), "data": res, "results": f"checks/{label}.json"}
+            "wall_seconds": info.get("wall_seconds"), "ncu_runs": len(runs),
+            "ncu_seconds": round(sum(w for w in walls if isinstance(w, (int, float))), 3) if runs else None,
+            "data": res, "results": f"checks/{label}.json"}
 
 
 def verdict_counts(checks):
@@ -355,6 +371,7 @@ def part_summary(work):
             "false_alarms": counts.get("regression", 0), "false_improvements": counts.get("improvement", 0),
             "checks_failing_the_gate": false_alarm_checks,
             "per_check": [{"check": c["check"], "source": c["source"], "exit_code": c.get("exit_code"), "verdict": c.get("verdict"),
+                           "wall_seconds": c.get("wall_seconds"), "ncu_runs": c.get("ncu_runs"), "ncu_seconds": c.get("ncu_seconds"),
                            "remeasured_rows": sum(1 for r in c["data"].get("rows", []) if r.get("remeasured")),
                            "alarms": [f"{r['target']}/{r['size']}/{r['metric']} {r['verdict']} {pct(r.get('change'))} {ci_text(r.get('change_ci'))}"
                                       for r in c["data"].get("rows", []) if r["verdict"] in ("regression", "improvement", "error")]}
@@ -373,7 +390,11 @@ def part_summary(work):
                 per_metric.setdefault(key, []).append({"check": c["check"], "verdict": r["verdict"], "change": r.get("change"),
                                                        "change_ci": r.get("change_ci"), "remeasured": r.get("remeasured", 0)})
         planted[variant] = {"checks": len(checks), "planned": (meta or {}).get("planned"),
-                            "run_verdicts": [c.get("verdict") for c in checks], "metrics": per_metric}
+                            "run_verdicts": [c.get("verdict") for c in checks],
+                            "per_check": [{"check": c["check"], "exit_code": c.get("exit_code"), "verdict": c.get("verdict"),
+                                           "wall_seconds": c.get("wall_seconds"), "ncu_runs": c.get("ncu_runs"),
+                                           "ncu_seconds": c.get("ncu_seconds")} for c in checks],
+                            "metrics": per_metric}
     if planted:
         part["planted"] = planted
 
@@ -463,15 +484,24 @@ def render_md(summary):
                      f"{aa['verdicts'].get('inconclusive', 0)} inconclusive, {aa['verdicts'].get('pass', 0)} pass, "
                      f"{aa['verdicts'].get('error', 0)} errors. Checks failing the gate: {len(aa['checks_failing_the_gate'])}.")
             L.append("")
-            L.append("| check | source | exit | verdict | re-measured rows | alarms |")
-            L.append("|---|---|---|---|---|---|")
+            L.append("A replayed check's wall time is the replay's; its ncu runs and their seconds are those of the pool "
+                     "repetitions it used, as ncu ran them (what the same check would have cost live).")
+            L.append("")
+            L.append("| check | source | exit | verdict | re-measured rows | wall s | ncu runs | ncu s | alarms |")
+            L.append("|---|---|---|---|---|---|---|---|---|")
             for c in aa["per_check"]:
-                L.append(f"| {md_escape(c['check'])} | {c['source']} | {c['exit_code']} | {c['verdict']} | {c['remeasured_rows']} | "
-                         f"{md_escape('; '.join(c['alarms']) or '-')} |")
+                L.append(f"| {md_escape(c['check'])} | {c['source']} | {dash(c['exit_code'])} | {c['verdict']} | {c['remeasured_rows']} | "
+                         f"{dash(c.get('wall_seconds'))} | {dash(c.get('ncu_runs'))} | {dash(c.get('ncu_seconds'))} | {md_escape('; '.join(c['alarms']) or '-')} |")
             L.append("")
         planted = p.get("planted")
         if planted:
             L.append("### Planted regressions")
+            L.append("")
+            L.append("| build | check | exit | verdict | ncu runs | ncu s |")
+            L.append("|---|---|---|---|---|---|")
+            for v, d in planted.items():
+                for c in d["per_check"]:
+                    L.append(f"| {md_escape(v)} | {md_escape(c['check'])} | {dash(c['exit_code'])} | {c['verdict']} | {dash(c['ncu_runs'])} | {dash(c['ncu_seconds'])} |")
             L.append("")
             L.append("| build | metric | verdicts (per check) | change (per check) | interval (first check) |")
             L.append("|---|---|---|---|---|")
@@ -493,7 +523,7 @@ def render_md(summary):
                 L.append("| recording | command s | ncu runs | ncu s (median per run) | ncu s (total) |")
                 L.append("|---|---|---|---|---|")
                 for n, r in cost["recordings"].items():
-                    L.append(f"| {md_escape(n)} | {r['command_wall_seconds']} | {r['ncu_runs']} | {r['ncu_seconds_median']} | {r['ncu_seconds_total']} |")
+                    L.append(f"| {md_escape(n)} | {dash(r['command_wall_seconds'])} | {r['ncu_runs']} | {dash(r['ncu_seconds_median'])} | {dash(r['ncu_seconds_total'])} |")
                 L.append("")
             if cost.get("rows"):
                 L.append("| row | app alone s | bare ncu s | ncu run in cgp-gate s (median) | passes reported per kernel | each metric alone | fewest passes (lower bound) |")
@@ -501,8 +531,8 @@ def render_md(summary):
                 for r in cost["rows"]:
                     rep = "; ".join(f"{k}: {v['min']}" + (f"-{v['max']}" if v["max"] != v["min"] else "") for k, v in r["passes_reported"].items()) or "-"
                     single = "; ".join(f"{m}: {'/'.join(map(str, p)) or '-'}" for m, p in r["passes_per_metric_alone"].items())
-                    L.append(f"| {md_escape(r['row'])} | {r['app_alone_seconds']} | {r['bare_ncu_seconds']} | {r['cgp_gate_ncu_run_seconds_median']} | "
-                             f"{md_escape(rep)} | {md_escape(single)} | {r['fewest_passes_lower_bound']} |")
+                    L.append(f"| {md_escape(r['row'])} | {dash(r['app_alone_seconds'])} | {dash(r['bare_ncu_seconds'])} | {dash(r['cgp_gate_ncu_run_seconds_median'])} | "
+                             f"{md_escape(rep)} | {md_escape(single)} | {dash(r['fewest_passes_lower_bound'])} |")
                 L.append("")
     return "\n".join(L) + "\n"
 

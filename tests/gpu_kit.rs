@@ -229,7 +229,7 @@ fn dry_run_prints_the_plan_and_measures_nothing() {
         .unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{text}");
-    assert!(text.contains("planted pools:        0 builds"), "{text}");
+    assert!(text.contains("planted pools:        not in this part"), "{text}");
     assert!(
         text.contains("total:                275 ncu runs; at 1.5s a run about 472s (budget 540s)"),
         "{text}"
@@ -327,6 +327,12 @@ fn the_whole_script_runs_with_synthetic_standins_for_the_gpu() {
         .sum();
     assert_eq!(counted, 36);
     assert_eq!(aa["per_check"][0]["source"], "live");
+    // Each check's cost: a replay's ncu runs are those of the pool repetitions it used.
+    for c in aa["per_check"].as_array().unwrap() {
+        assert!(c["ncu_runs"].as_u64().unwrap() >= 9, "{c}");
+        assert!(c["ncu_seconds"].as_f64().unwrap() > 0.0, "{c}");
+        assert!(c["wall_seconds"].as_f64().unwrap() > 0.0, "{c}");
+    }
     assert_eq!(aa["verdicts"].get("error"), None, "{aa}");
     // Planted: the synthetic +10% and +30% durations are found in every check, on every target.
     for v in ["extra10", "badlaunch"] {
@@ -399,6 +405,26 @@ fn the_whole_script_runs_with_synthetic_standins_for_the_gpu() {
         !list.contains("./slices/"),
         "slices are copies and stay out of the tarball"
     );
+    // The tarball alone is enough to make the summary again (as after a GPU lease).
+    let x = dir.path().join("extracted");
+    std::fs::create_dir_all(&x).unwrap();
+    assert!(
+        Command::new("tar")
+            .arg("-xzf")
+            .arg(&tarball)
+            .arg("-C")
+            .arg(&x)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let again = dir.path().join("again");
+    let o = script().arg("--merge").arg(&x).arg(&again).output().unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let s2 = read_json(&again.join("summary.json"));
+    assert_eq!(s2["synthetic"], true);
+    assert_eq!(s2["parts"][0]["aa"], s["parts"][0]["aa"]);
+    assert_eq!(s2["parts"][0]["planted"], s["parts"][0]["planted"]);
     // What a device call brings back: few files, at most 2 folders down.
     let top: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
