@@ -221,6 +221,17 @@ if [ "$dry_run" = 1 ]; then
   exit 0
 fi
 
+# From here on the work folder holds logs worth having: a failure still packs them, so that they
+# come back from a device call (OUTDIR keeps only a few files; the deep work tree may not).
+pack() {
+  local rc=$?
+  if [ "$rc" != 0 ] && [ -d "$work" ]; then
+    cp "$log" "$work/validate.log" 2>/dev/null || true
+    tar -czf "$outdir/validation-$part.tar.gz" --exclude='./builds/*/build' --exclude='./slices' -C "$work" . 2>/dev/null &&
+      echo "validate-gpu: failed (exit $rc); the logs so far are in $outdir/validation-$part.tar.gz and $log" >&2
+  fi
+}
+trap pack EXIT
 py_info() { python3 "$PY" part-info "$work" "$@"; }
 rm -f "$work/part.json"
 planted_json="$(printf '%s\n' "${planted_variants[@]}" | python3 -c 'import json,sys; print(json.dumps([l.strip() for l in sys.stdin if l.strip()]))')"

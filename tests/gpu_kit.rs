@@ -475,4 +475,13 @@ fn with_the_real_ncu_and_no_gpu_the_script_stops_at_the_first_profiling_step() {
     assert!(log.contains("error: vector_add[n=16777216] rep 0"), "{log}");
     let whole = std::fs::read_to_string(dir.path().join("validate.log")).unwrap();
     assert!(whole.contains("profile --record failed for baseline"), "{whole}");
+    // The logs so far are packed, so a failed device call still brings them back.
+    assert!(out.contains("the logs so far are in"), "{out}");
+    let list = Command::new("tar")
+        .arg("-tzf")
+        .arg(dir.path().join("validation-aa.tar.gz"))
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(list.lines().any(|l| l == "./rec/baseline.log"), "{list}");
 }
