@@ -389,6 +389,19 @@ replay_checks() { # label pool variant checks
 }
 if [ "$part" != planted ]; then replay_checks aa plain-pool plain "$aa_checks"; fi
 for v in "${planted_variants[@]}"; do replay_checks "$v" "$v-pool" "$v" "$planted_checks"; done
+if [ "$part" != planted ]; then
+  # The same A/A pool again with other repetitions (CPU only): how the false-alarm and
+  # inconclusive counts move with the number of repetitions. As many checks as the pool allows.
+  for r in 2 5; do
+    [ "$r" != "$reps" ] || continue
+    sed -E "s/^  repetitions: [0-9]+/  repetitions: $r/; s/^  max_repetitions: [0-9]+/  max_repetitions: $((2 * r))/" \
+      "$spec_src" >"$work/builds/plain/check-r$r.yaml"
+    python3 "$PY" replay-checks --label "aa-r$r" --pool "$work/rec/plain-pool" --spec "$work/builds/plain/check-r$r.yaml" \
+      --baselines "$work/baselines" --out "$work/checks" --slices "$work/slices" --cgp-gate "$cgp" --work "$work" \
+      --checks 1000 --reps "$r" --max-reps $((2 * r)) | tail -n 1
+  done
+  py_info "aa_sweep_reps=[2, $reps, 5]"
+fi
 
 # The first slice of each pool stays in the tarball: one A/A run and one run of each planted build,
 # small enough to commit as a recording (docs/gpu-lease.md).

@@ -377,6 +377,20 @@ def part_summary(work):
                                       for r in c["data"].get("rows", []) if r["verdict"] in ("regression", "improvement", "error")]}
                           for c in aa],
         }
+    # The A/A pool replayed with other repetitions.
+    sweep = {}
+    for r in info.get("aa_sweep_reps", []):
+        if r == info.get("reps"):
+            checks = [c for c in aa if c["source"] == "replay"]
+        else:
+            checks = load_checks(work, f"aa-r{r}")[1]
+        if checks:
+            counts = verdict_counts(checks)
+            sweep[str(r)] = {"repetitions": r, "max_repetitions": 2 * r if r != info.get("reps") else info.get("max_reps"),
+                             "checks": len(checks), "metric_verdicts": sum(counts.values()), "verdicts": counts,
+                             "checks_failing_the_gate": sum(1 for c in checks if c.get("verdict") == "regression")}
+    if sweep and "aa" in part:
+        part["aa"]["by_repetitions"] = sweep
     # Planted builds.
     planted = {}
     for variant in info.get("planted_variants", []):
@@ -484,6 +498,16 @@ def render_md(summary):
                      f"{aa['verdicts'].get('inconclusive', 0)} inconclusive, {aa['verdicts'].get('pass', 0)} pass, "
                      f"{aa['verdicts'].get('error', 0)} errors. Checks failing the gate: {len(aa['checks_failing_the_gate'])}.")
             L.append("")
+            if aa.get("by_repetitions"):
+                L.append("The same pool replayed with other repetitions (each line's checks use disjoint slices):")
+                L.append("")
+                L.append("| repetitions (max) | checks | metric verdicts | regression | improvement | inconclusive | pass | checks failing the gate |")
+                L.append("|---|---|---|---|---|---|---|---|")
+                for _, w in sorted(aa["by_repetitions"].items(), key=lambda kv: int(kv[0])):
+                    v = w["verdicts"]
+                    L.append(f"| {w['repetitions']} ({w['max_repetitions']}) | {w['checks']} | {w['metric_verdicts']} | {v.get('regression', 0)} | "
+                             f"{v.get('improvement', 0)} | {v.get('inconclusive', 0)} | {v.get('pass', 0)} | {w['checks_failing_the_gate']} |")
+                L.append("")
             L.append("A replayed check's wall time is the replay's; its ncu runs and their seconds are those of the pool "
                      "repetitions it used, as ncu ran them (what the same check would have cost live).")
             L.append("")
