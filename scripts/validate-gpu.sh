@@ -133,7 +133,6 @@ say "part $part, output $outdir, work $work, budget ${budget}s ($(date -u +%Y-%m
 [ -z "$synthetic" ] || say "SYNTHETIC run: $synthetic"
 
 # ------------------------------------------------------------------ tools
-command -v make >/dev/null || die "make is needed to build examples/cuda"
 command -v tar >/dev/null || die "tar is needed to pack the results"
 if [ -z "$cgp" ]; then
   if [ -x "$ROOT/target/release/cgp-gate" ]; then cgp="$ROOT/target/release/cgp-gate"
@@ -261,6 +260,24 @@ echo "cgp-gate: $cgp_version; $(cat "$work/env/uname.txt")"
 cp "$work/env/nvidia-smi-query.csv" "$work/env/nvidia-smi-query.start.csv" 2>/dev/null || true
 
 # ------------------------------------------------------------------ 2. builds
+# make when there is one; else the same nvcc lines (NVCC_FLAGS must stay the Makefile's FLAGS:
+# tests/gpu_kit.rs compares them).
+NVCC_FLAGS=(-O3 -arch=sm_90 -lineinfo)
+build_variant() { # variant outdir
+  local extra=0 bad=0 a
+  for a in $(make_args "$1"); do
+    case "$a" in EXTRA_WORK_PCT=*) extra="${a#*=}" ;; BAD_LAUNCH=*) bad="${a#*=}" ;; esac
+  done
+  if command -v make >/dev/null; then
+    make -C "$ROOT/examples/cuda" --no-print-directory "NVCC=$nvcc" "OUT=$2" "EXTRA_WORK_PCT=$extra" "BAD_LAUNCH=$bad"
+  else
+    echo "(no make here: nvcc directly, with the Makefile's flags)"
+    mkdir -p "$2"
+    for prog in vector_add matmul reduce; do
+      (set -x; "$nvcc" "${NVCC_FLAGS[@]}" "-DCGP_EXTRA_WORK_PCT=$extra" "-DCGP_BAD_LAUNCH=$bad" -o "$2/$prog" "$ROOT/examples/cuda/$prog.cu") || return 1
+    done
+  fi
+}
 say "2/8 builds: ${variants[*]}"
 mkdir -p "$work/builds"
 pids=()
@@ -268,8 +285,7 @@ for v in "${variants[@]}"; do
   vdir="$work/builds/$v"
   rm -rf "$vdir"
   mkdir -p "$vdir"
-  # shellcheck disable=SC2046 # make_args prints zero or one word
-  make -C "$ROOT/examples/cuda" --no-print-directory "NVCC=$nvcc" "OUT=$vdir/build" $(make_args "$v") >"$vdir/build.log" 2>&1 &
+  build_variant "$v" "$vdir/build" >"$vdir/build.log" 2>&1 &
   pids+=("$!")
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 0.2; done
 done

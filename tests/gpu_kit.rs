@@ -237,6 +237,23 @@ fn dry_run_prints_the_plan_and_measures_nothing() {
 }
 
 #[test]
+fn the_script_builds_with_the_makefiles_flags_when_there_is_no_make() {
+    let makefile = std::fs::read_to_string(Path::new(ROOT).join("examples/cuda/Makefile")).unwrap();
+    let script = std::fs::read_to_string(Path::new(ROOT).join("scripts/validate-gpu.sh")).unwrap();
+    let flags = makefile
+        .lines()
+        .find_map(|l| l.strip_prefix("FLAGS = "))
+        .expect("the Makefile has a FLAGS line");
+    assert!(
+        flags.starts_with("-O3 -arch=$(ARCH) -lineinfo -DCGP_EXTRA_WORK_PCT=$(EXTRA_WORK_PCT) -DCGP_BAD_LAUNCH=$(BAD_LAUNCH)"),
+        "the Makefile's flags changed: update NVCC_FLAGS in scripts/validate-gpu.sh too: {flags}"
+    );
+    assert!(makefile.contains("ARCH ?= sm_90"));
+    assert!(script.contains("NVCC_FLAGS=(-O3 -arch=sm_90 -lineinfo)"));
+    assert!(script.contains(r#""-DCGP_EXTRA_WORK_PCT=$extra" "-DCGP_BAD_LAUNCH=$bad""#));
+}
+
+#[test]
 fn bad_arguments_fail_with_a_message() {
     for (args, msg) in [
         (&["--part", "both"][..], "--part must be all, aa or planted"),
