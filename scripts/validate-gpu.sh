@@ -183,6 +183,15 @@ max_line="$(grep -E '^  max_repetitions: [0-9]+' "$spec_src" | head -1 || true)"
 reps="${reps_line##*: }"
 max_reps="${max_line##*: }"
 "$cgp" validate --spec "$spec_src" >/dev/null || die "the spec $spec_src is invalid (see above)"
+# The card's settings are never changed: every `clocks:` must be `none`, and every ncu command line
+# must say `--clock-control none`.
+if grep -E '^\s*clocks:' "$spec_src" | grep -vqE '^\s*clocks:\s*none\s*(#.*)?$'; then
+  die "$spec_src sets clocks other than 'none': this script never changes the GPU's clocks (use clocks: none and clock_control: none)"
+fi
+grep -qE '^\s*clocks:\s*none' "$spec_src" || die "$spec_src must set 'clocks: none' (under defaults): this script never changes the GPU's clocks"
+if "$cgp" profile --dry-run --spec "$spec_src" 2>/dev/null | grep -E '^[^ ]+\[[^]]*\] x[0-9]+: ' | grep -vq -- ' --clock-control none '; then
+  die "$spec_src makes ncu control the clocks: set clock_control: none (this script never changes the GPU's clocks)"
+fi
 # Rows = target x size pairs, from the dry run of the spec.
 rows="$("$cgp" profile --dry-run --spec "$spec_src" 2>/dev/null | grep -cE '^[^ ]+\[[^]]*\] x[0-9]+: ' || true)"
 [ "$rows" -gt 0 ] || die "could not count the rows of $spec_src with 'cgp-gate profile --dry-run'"

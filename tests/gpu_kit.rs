@@ -259,6 +259,11 @@ fn bad_arguments_fail_with_a_message() {
         (&["--part", "both"][..], "--part must be all, aa or planted"),
         (&["--aa-checks", "0"][..], "--aa-checks needs a positive integer"),
         (&["--frobnicate"][..], "unknown option --frobnicate"),
+        // The example spec lets ncu lock the clocks: refused, even for a dry run.
+        (
+            &["--dry-run", "--spec", "examples/cgp-gate.yaml"][..],
+            "never changes the GPU's clocks",
+        ),
     ] {
         let o = script().args(args).output().unwrap();
         assert!(!o.status.success());
