@@ -265,12 +265,20 @@ fn bad_arguments_fail_with_a_message() {
             "never changes the GPU's clocks",
         ),
     ] {
-        let o = script().args(args).output().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let o = script()
+            .args(args)
+            .arg(dir.path())
+            .current_dir(ROOT)
+            .output()
+            .unwrap();
         assert!(!o.status.success());
-        assert!(
-            String::from_utf8_lossy(&o.stderr).contains(msg),
-            "{args:?}: {o:?}"
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
         );
+        assert!(text.contains(msg), "{args:?}: {text}");
     }
 }
 
