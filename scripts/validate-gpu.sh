@@ -116,6 +116,7 @@ python3() { "$python" "$@"; }
 
 if [ ${#merge[@]} -gt 0 ]; then
   python3 "$PY" summarize --out "$outdir" "${merge[@]}"
+  python3 "$PY" digest "$outdir/summary.json"
   say "merged ${#merge[@]} part(s) into $outdir/summary.json and $outdir/summary.md"
   exit 0
 fi
@@ -451,3 +452,4 @@ tarball="$outdir/validation-$part.tar.gz"
 tar -czf "$tarball" --exclude='./builds/*/build' --exclude='./slices' -C "$work" .
 say "wrote $outdir/summary.json, $outdir/summary.md, $log and $tarball ($(du -h "$tarball" | cut -f1)) in $(elapsed)s"
 cat "$outdir/summary.md"
+python3 "$PY" digest "$outdir/summary.json"

@@ -284,6 +284,13 @@ def cmd_bare(a):
 # summarize
 
 
+def planted_in_order(p):
+    """(build, data) in the order the script ran them (JSON keys are sorted)."""
+    planted = p.get("planted") or {}
+    order = [v for v in p["info"].get("planted_variants", []) if v in planted]
+    return [(v, planted[v]) for v in order + sorted(set(planted) - set(order))]
+
+
 def dash(x):
     return "-" if x is None else x
 
@@ -523,13 +530,13 @@ def render_md(summary):
             L.append("")
             L.append("| build | check | exit | verdict | ncu runs | ncu s |")
             L.append("|---|---|---|---|---|---|")
-            for v, d in planted.items():
+            for v, d in planted_in_order(p):
                 for c in d["per_check"]:
                     L.append(f"| {md_escape(v)} | {md_escape(c['check'])} | {dash(c['exit_code'])} | {c['verdict']} | {dash(c['ncu_runs'])} | {dash(c['ncu_seconds'])} |")
             L.append("")
             L.append("| build | metric | verdicts (per check) | change (per check) | interval (first check) |")
             L.append("|---|---|---|---|---|")
-            for v, d in planted.items():
+            for v, d in planted_in_order(p):
                 for key, rs in sorted(d["metrics"].items()):
                     L.append(f"| {md_escape(v)} | {md_escape(key)} | {', '.join(r['verdict'] for r in rs)} | "
                              f"{', '.join(pct(r['change']) for r in rs)} | {ci_text(rs[0].get('change_ci'))} |")
@@ -583,6 +590,34 @@ def cmd_summarize(a):
     with open(os.path.join(a.out, "summary.md"), "w", encoding="utf-8") as f:
         f.write(md)
     print(md)
+
+
+def cmd_digest(a):
+    """A few lines to print last: what a device call's output tail must show."""
+    s = read_json(a.summary)
+    if s is None:
+        die(f"{a.summary} not found")
+    tag = " SYNTHETIC" if s.get("synthetic") else ""
+    print(f"== validate-gpu digest{tag} ==")
+    for p in s["parts"]:
+        info = p["info"]
+        print(f"part {p.get('part')}: {info.get('elapsed_seconds')} s, {info.get('sec_per_run_measured')} s per ncu run "
+              f"(planned {info.get('planned_runs')} runs, estimated {info.get('estimated_seconds')} s)")
+        aa = p.get("aa")
+        if aa:
+            print(f"  A/A: {aa['checks']} checks, {aa['metric_verdicts']} verdicts: {aa['false_alarms']} false regressions, "
+                  f"{aa['false_improvements']} false improvements, {aa['verdicts'].get('inconclusive', 0)} inconclusive, "
+                  f"{aa['verdicts'].get('error', 0)} errors")
+        for v, d in planted_in_order(p):
+            found = []
+            for key, rs in sorted(d["metrics"].items()):
+                if key.endswith("/gpu__time_duration.sum"):
+                    target = key.split("/")[0]
+                    found.append(f"{target} {'/'.join(r['verdict'][:4] for r in rs)} {pct(rs[0].get('change'))}")
+            print(f"  {v}: {', '.join(found)}")
+        lc = (p.get("cost") or {}).get("live_check")
+        if lc:
+            print(f"  live check: {lc['wall_seconds']} s wall, {lc['ncu_runs']} ncu runs taking {lc['ncu_seconds']} s")
 
 
 def cmd_mark_synthetic(a):
@@ -644,6 +679,9 @@ def main():
     c.add_argument("--out", required=True)
     c.add_argument("work", nargs="+")
     c.set_defaults(fn=cmd_summarize)
+    c = sub.add_parser("digest")
+    c.add_argument("summary")
+    c.set_defaults(fn=cmd_digest)
     c = sub.add_parser("mark-synthetic")
     c.add_argument("recording")
     c.add_argument("note")

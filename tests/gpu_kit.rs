@@ -326,6 +326,15 @@ fn the_whole_script_runs_with_synthetic_standins_for_the_gpu() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(o.status.success(), "the script failed:\n{text}");
+    // The last lines (what a device call's output tail shows first) are the digest.
+    let digest = &text[text
+        .rfind("== validate-gpu digest SYNTHETIC ==")
+        .expect("a digest")..];
+    assert!(digest.contains("  A/A: 4 checks, 36 verdicts: "), "{digest}");
+    assert!(
+        digest.contains("  extra10: matmul regr +") && digest.contains("  badlaunch: matmul regr +"),
+        "{digest}"
+    );
 
     // The real ncu saw the real command lines and started the real programs, which failed
     // without a GPU.
