@@ -427,6 +427,7 @@ mod tests {
                 gpu: String::new(),
                 skipped: None,
                 why: None,
+                fails_gate: false,
             });
         }
         r

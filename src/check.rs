@@ -37,6 +37,8 @@ pub struct CheckOptions<'a> {
     pub shard: Option<crate::shard::Selection>,
     /// Profile every kernel, even those whose SASS equals the baseline's (`--no-skip`).
     pub no_skip: bool,
+    /// `--allow-missing`: baseline rows this run did not measure do not fail the gate.
+    pub allow_missing: bool,
 }
 
 /// The fingerprint of a target's measurements: the recording's (replay), or this machine's.
@@ -320,6 +322,14 @@ pub fn run_check(
 
     let (mut rows, sass_skip) = skipped_rows(rows, targets, &unchanged, &baselines);
     add_why(&mut rows);
+    crate::missing::apply(
+        &mut rows,
+        &crate::missing::Scope {
+            targets,
+            allow_all: opts.allow_missing,
+            skipped: &unchanged,
+        },
+    );
     let mut errors = m.errors;
     errors.extend(spec_errors);
     let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty() || !unchanged.is_empty());
@@ -576,8 +586,22 @@ fn judge(
             gpu: String::new(),
             skipped: None,
             why: None,
+            fails_gate: false,
         })
         .collect();
+    // Samples are compared as numbers: a baseline in another unit (`us` edited into a file of
+    // `ns`) would be compared 1000x off. Units are never converted here: the row is an error.
+    for (row, (_, _, entry)) in rows.iter_mut().zip(&keyed) {
+        if let Some(e) = entry
+            && e.unit != row.unit
+        {
+            row.verdict = RowVerdict::Error;
+            row.reason = format!(
+                "the baseline's samples are in `{}` but this run measured `{}`; they cannot be compared: refresh the baseline with `cgp-gate baseline update`",
+                e.unit, row.unit
+            );
+        }
+    }
     // A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
     // the row is an error rather than a silently meaningless verdict, and the run reports invalid
     // input (a spec mistake, exit 2) once per target and metric. `validate` catches the metrics
@@ -706,6 +730,7 @@ fn bare_row(
         gpu: String::new(),
         skipped: None,
         why: None,
+        fails_gate: false,
     }
 }
 

@@ -149,6 +149,10 @@ pub struct CheckArgs {
     /// Profile every kernel, even those whose machine code (SASS) equals the baseline's.
     #[arg(long)]
     pub no_skip: bool,
+    /// Baseline rows this run should have measured and did not (a kernel that disappeared or was
+    /// renamed) do not fail the gate; per target: `allow_missing: true` in the spec.
+    #[arg(long)]
+    pub allow_missing: bool,
     #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
@@ -164,6 +168,7 @@ impl From<CheckArgs> for commands::check::Options {
             fail_on,
             allow_fingerprint_mismatch,
             no_skip,
+            allow_missing,
             shard,
             reports,
         } = a;
@@ -174,6 +179,7 @@ impl From<CheckArgs> for commands::check::Options {
             fail_on: fail_on.into(),
             allow_fingerprint_mismatch,
             no_skip,
+            allow_missing,
             shard: shard.into(),
             reports: reports.into(),
         }

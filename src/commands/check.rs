@@ -18,6 +18,8 @@ pub struct Options {
     pub allow_fingerprint_mismatch: bool,
     /// Profile every kernel, even those whose SASS equals the baseline's (`--no-skip`).
     pub no_skip: bool,
+    /// `--allow-missing`.
+    pub allow_missing: bool,
     pub shard: ShardOptions,
     pub reports: crate::report::ReportFlags,
 }
@@ -39,6 +41,7 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
         gpu: session.gpu.as_deref(),
         shard,
         no_skip: args.no_skip,
+        allow_missing: args.allow_missing,
     };
     let mut watch = session.watch(&sel.spec.settings);
     let results = crate::check::run_check(
