@@ -165,6 +165,7 @@ fn simulate(cell: Cell, runs: usize, cfg: &Config) -> Tally {
                 baseline: Some(b),
                 candidate: c,
                 threshold: &threshold,
+                history: &[],
             })
             .collect();
         let judged = judge_all(&rows, cfg);
@@ -236,6 +237,7 @@ fn simulate_remeasure(cell: Cell, runs: usize, cfg: &Config) -> (usize, usize) {
                     baseline: Some(&b[..len(i)]),
                     candidate: &c[..len(i)],
                     threshold: &threshold,
+                    history: &[],
                 })
                 .collect()
         };

@@ -113,11 +113,11 @@ fn planted_slowdown_is_a_regression_and_the_rest_is_not() {
         dur["candidate"]["n"], 30,
         "re-measured up to max_repetitions (10 reps x 3 launches)"
     );
-    // The derived throughput falls with it.
-    assert_eq!(
-        rows(&r, "matmul", "n=1024", "cgp__achieved_flops.per_second")[0]["verdict"],
-        "regression"
-    );
+    // The derived throughput falls with it, by -5.7 % against a 5 % threshold: too close to the
+    // threshold for 15 baseline samples to prove it beyond, so it is doubtful, never a pass.
+    let flops = rows(&r, "matmul", "n=1024", "cgp__achieved_flops.per_second")[0];
+    assert_eq!(flops["verdict"], "inconclusive", "{flops}");
+    assert!(flops["change"].as_f64().unwrap() < -0.05);
     // 15% faster and above min_effect: an improvement, not a failure.
     assert_eq!(
         rows(&r, "vector_add", "n=1048576", "gpu__time_duration.sum")[0]["verdict"],

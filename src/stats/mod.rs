@@ -3,10 +3,12 @@
 
 pub mod bootstrap;
 pub mod hodges_lehmann;
+pub mod jobspread;
 pub mod mannwhitney;
 pub mod median_ci;
 pub mod multiple;
 pub mod outliers;
+pub mod ranks;
 pub mod rng;
 pub mod summary;
 pub mod verdict;
@@ -17,4 +19,6 @@ mod tests;
 pub use multiple::holm;
 pub use outliers::tukey_outliers;
 pub use summary::{median, summarize};
-pub use verdict::{Comparison, Config, IntervalMethod, Judgement, MIN_SAMPLES, judge, judge_all};
+pub use verdict::{
+    Comparison, Config, IntervalMethod, Judgement, MAX_SAMPLES, MIN_SAMPLES, judge, judge_all,
+};
