@@ -327,7 +327,7 @@ fn baseline_update_command(args: &BaselineUpdateArgs, out: &mut dyn Write) -> Re
         return Ok(exit_codes::OK);
     }
     let mut progress = std::io::stderr().lock();
-    let mut run = measure_once(&args.source, &sel, &targets, shard.as_ref(), &mut progress)?;
+    let mut run = measure_once(&args.source, &sel, &targets, shard.as_ref(), true, &mut progress)?;
     if !run.m.errors.is_empty() {
         for e in &run.m.errors {
             eprintln!("error: {}", e.message);
@@ -435,7 +435,7 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
         session.finish()?;
         return Ok(exit_codes::OK);
     }
-    let run = measure_once(&args.source, &sel, &targets, None, &mut progress)?;
+    let run = measure_once(&args.source, &sel, &targets, None, false, &mut progress)?;
     let fingerprint = targets
         .first()
         .and_then(|t| run.fingerprints.get(&t.name))
@@ -528,16 +528,25 @@ struct MeasuredRun {
 }
 
 /// Profile (or replay) every repetition of the targets once: open the session (NVML, clocks),
-/// record if asked, take fingerprints, and restore the clocks before returning.
+/// record if asked, take fingerprints, and restore the clocks before returning. For a baseline,
+/// `baseline_repetitions` each (from a recording: those it has, up to that many).
 fn measure_once(
     source: &SourceArgs,
     sel: &Selected,
     targets: &[&crate::spec::Target],
     shard: Option<&crate::shard::Selection>,
+    baseline: bool,
     progress: &mut dyn Write,
 ) -> Result<MeasuredRun> {
     let (mut profiler, ncu_version, session, mut recorder) = open_run(source, sel, targets, progress)?;
-    let mut work = crate::gate::initial_work(targets);
+    let mut work = if baseline {
+        crate::gate::baseline_work(targets)
+    } else {
+        crate::gate::initial_work(targets)
+    };
+    if baseline && source.replay.is_some() {
+        crate::gate::cap_to_recording(&mut work, profiler.as_ref());
+    }
     if let Some(s) = shard {
         work.retain(|w| s.contains(&w.target.name, &w.size.key()));
     }

@@ -185,3 +185,44 @@ pub fn initial_work<'a>(targets: &[&'a Target]) -> Vec<Work<'a>> {
         })
         .collect()
 }
+
+/// The work of a baseline: every size of every selected target, repetitions
+/// `0..baseline_repetitions`.
+pub fn baseline_work<'a>(targets: &[&'a Target]) -> Vec<Work<'a>> {
+    let mut work = initial_work(targets);
+    for w in &mut work {
+        w.reps.1 = w.target.baseline_repetitions;
+    }
+    work
+}
+
+/// For a baseline from a recording: take the repetitions it holds, up to `baseline_repetitions`,
+/// without failing when it holds fewer. The count comes from the manifest (a listed repetition
+/// whose file is missing still fails the run), or, without one, from the files present from rep
+/// 0 on. A size with nothing recorded keeps its work, so the run fails and says what is missing.
+pub fn cap_to_recording(work: &mut [Work<'_>], profiler: &dyn Profiler) {
+    for w in work {
+        let size = w.size.key();
+        let listed = profiler.manifest().and_then(|m| {
+            m.runs
+                .iter()
+                .filter(|r| r.target == w.target.name && r.size == size)
+                .map(|r| r.rep + 1)
+                .max()
+        });
+        let held = listed.unwrap_or_else(|| {
+            (0..w.reps.1)
+                .take_while(|&rep| {
+                    profiler.has(Job {
+                        target: w.target,
+                        size: w.size,
+                        rep,
+                    })
+                })
+                .count() as u32
+        });
+        if held > 0 {
+            w.reps.1 = w.reps.1.min(held);
+        }
+    }
+}

@@ -577,3 +577,62 @@ fn a_bad_series_in_one_target_leaves_every_baseline_untouched() {
         "nothing is written when one target is bad"
     );
 }
+
+/// Distinct repetitions stored per baseline entry, over every baseline file under `store`.
+fn stored_reps(store: &Path) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut dirs = vec![store.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+                for entry in v["entries"].as_array().unwrap() {
+                    let mut reps: Vec<u64> = entry["reps"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|r| r.as_u64().unwrap())
+                        .collect();
+                    reps.dedup();
+                    out.push(reps.len());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn baseline_update_stores_more_repetitions_than_a_check_takes() {
+    // The example spec checks with 5 repetitions; a baseline stores up to 30 by default, and the
+    // recording holds 10: replay stores the 10 it has and does not fail.
+    let store = tempfile::tempdir().unwrap();
+    update_from_recording(&root().join("examples/recordings/main"), store.path()).success();
+    let reps = stored_reps(store.path());
+    assert!(!reps.is_empty());
+    assert!(reps.iter().all(|n| *n == 10), "{reps:?}");
+    // `baseline_repetitions` is a spec setting: 7 stores 7.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = std::fs::read_to_string(root().join("examples/cgp-gate.yaml"))
+        .unwrap()
+        .replace(
+            "  max_repetitions: 10",
+            "  max_repetitions: 10\n  baseline_repetitions: 7",
+        );
+    std::fs::write(dir.path().join("cgp-gate.yaml"), spec).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    bin()
+        .args(["baseline", "update", "--spec"])
+        .arg(dir.path().join("cgp-gate.yaml"))
+        .arg("--replay")
+        .arg(root().join("examples/recordings/main"))
+        .arg("--baselines")
+        .arg(store.path())
+        .assert()
+        .success();
+    let reps = stored_reps(store.path());
+    assert!(!reps.is_empty() && reps.iter().all(|n| *n == 7), "{reps:?}");
+}
