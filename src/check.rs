@@ -269,7 +269,7 @@ pub fn run_check(
         }
         let doubtful: BTreeSet<(String, String)> = rows
             .iter()
-            .filter(|r| matches!(r.verdict, RowVerdict::Inconclusive | RowVerdict::Regression))
+            .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict))
             .map(|r| (r.target.clone(), r.size.clone()))
             .collect();
         let more: Vec<Work<'_>> = work
@@ -277,10 +277,15 @@ pub fn run_check(
             .filter_map(|w| {
                 let id = (w.target.name.clone(), w.size.key());
                 let next = *next_rep.get(&id)?;
-                (doubtful.contains(&id) && next < w.target.max_repetitions).then(|| Work {
+                let reps = crate::stats::remeasure::next_round(
+                    next,
+                    w.target.repetitions,
+                    w.target.max_repetitions,
+                )?;
+                doubtful.contains(&id).then_some(Work {
                     target: w.target,
                     size: w.size,
-                    reps: (next, (next + w.target.repetitions).min(w.target.max_repetitions)),
+                    reps,
                 })
             })
             .collect();

@@ -51,6 +51,27 @@ pub enum Command {
     /// Combine the results of shards (`check --shard`), also from different GPU types, into one
     /// report and one exit code.
     Merge(crate::merge::MergeArgs),
+    /// Measure unchanged code (or read a recording) and report, per metric, the runner's noise,
+    /// the smallest change the gate finds, and the threshold it suggests.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct CalibrateArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Repetitions per size to measure (live runs; with --replay every recorded one is used).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(3..=10_000))]
+    pub repetitions: u32,
+    /// Simulated checks per figure.
+    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u32).range(20..=100_000))]
+    pub trials: u32,
+    /// Write the calibration as JSON (`{"rows": [...]}`, fractions: 0.012 = 1.2%).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write the Markdown table (it is printed either way).
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
 }
 
 /// `--shard K/N` and how to balance it; shared by `check` and `baseline update`.
@@ -239,6 +260,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Report(args) => crate::report::run(&args),
         Command::Check(args) => check_command(&args, out),
         Command::Merge(args) => crate::merge::run(&args, out),
+        Command::Calibrate(args) => calibrate_command(&args, out),
         Command::Baseline(BaselineCommand::Update(args)) => baseline_update_command(&args, out),
         Command::Baseline(BaselineCommand::Show { baselines }) => {
             let files = crate::baseline::Store::new(&baselines).load_all()?;
@@ -327,7 +349,14 @@ fn baseline_update_command(args: &BaselineUpdateArgs, out: &mut dyn Write) -> Re
         return Ok(exit_codes::OK);
     }
     let mut progress = std::io::stderr().lock();
-    let mut run = measure_once(&args.source, &sel, &targets, shard.as_ref(), true, &mut progress)?;
+    let mut run = measure_once(
+        &args.source,
+        &sel,
+        &targets,
+        shard.as_ref(),
+        Reps::Baseline,
+        &mut progress,
+    )?;
     if !run.m.errors.is_empty() {
         for e in &run.m.errors {
             eprintln!("error: {}", e.message);
@@ -435,7 +464,7 @@ fn profile_command(args: &ProfileArgs, out: &mut dyn Write) -> Result<i32> {
         session.finish()?;
         return Ok(exit_codes::OK);
     }
-    let run = measure_once(&args.source, &sel, &targets, None, false, &mut progress)?;
+    let run = measure_once(&args.source, &sel, &targets, None, Reps::Check, &mut progress)?;
     let fingerprint = targets
         .first()
         .and_then(|t| run.fingerprints.get(&t.name))
@@ -517,6 +546,73 @@ fn finish_recording(
     Ok(())
 }
 
+/// How many repetitions a measuring command takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reps {
+    Check,
+    /// `baseline_repetitions` (from a recording: what it holds, up to that).
+    Baseline,
+    /// This many (from a recording: what it holds, up to that).
+    Calibrate(u32),
+}
+
+fn calibrate_command(args: &CalibrateArgs, out: &mut dyn Write) -> Result<i32> {
+    let sel = Selected::load(&args.source)?;
+    let targets = sel.targets();
+    // From a recording: every repetition it holds (bounded, so a damaged manifest cannot ask
+    // for billions).
+    let n = if args.source.replay.is_some() {
+        100_000
+    } else {
+        args.repetitions
+    };
+    let mut progress = std::io::stderr().lock();
+    let mut run = measure_once(
+        &args.source,
+        &sel,
+        &targets,
+        None,
+        Reps::Calibrate(n),
+        &mut progress,
+    )?;
+    if !run.m.errors.is_empty() {
+        for e in &run.m.errors {
+            eprintln!("error: {}", e.message);
+        }
+        eprintln!("error: {} failure(s): no calibration", run.m.errors.len());
+        return Ok(exit_codes::PROFILER_FAILURE);
+    }
+    let gpu_name = targets
+        .first()
+        .and_then(|t| run.fingerprints.get(&t.name))
+        .map(|f| f.gpu_name.clone())
+        .unwrap_or_default();
+    crate::check::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    let opts = crate::calibrate::Options {
+        trials: args.trials as usize,
+        ..crate::calibrate::Options::default()
+    };
+    let c = crate::calibrate::calibrate(
+        &targets,
+        &run.m.samples,
+        &sel.spec.settings,
+        &run.source,
+        run.synthetic,
+        &opts,
+    );
+    let md = crate::calibrate::markdown(&c);
+    write!(out, "{md}").map_err(stdout_err)?;
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&c)
+            .map_err(|e| Error::io("write", path, std::io::Error::other(e)))?;
+        crate::fsutil::write_atomic(path, (text + "\n").as_bytes())?;
+    }
+    if let Some(path) = &args.markdown {
+        crate::fsutil::write_atomic(path, md.as_bytes())?;
+    }
+    Ok(exit_codes::OK)
+}
+
 /// One measurement pass of a spec's targets, with everything a command reports about it.
 struct MeasuredRun {
     m: crate::gate::Measurement,
@@ -525,6 +621,8 @@ struct MeasuredRun {
     /// Per target, taken while NVML was open.
     fingerprints: std::collections::BTreeMap<String, crate::gpu::fingerprint::Fingerprint>,
     health: Option<crate::results::Health>,
+    /// The recording says its data was not measured on a GPU.
+    synthetic: bool,
 }
 
 /// Profile (or replay) every repetition of the targets once: open the session (NVML, clocks),
@@ -535,16 +633,22 @@ fn measure_once(
     sel: &Selected,
     targets: &[&crate::spec::Target],
     shard: Option<&crate::shard::Selection>,
-    baseline: bool,
+    reps: Reps,
     progress: &mut dyn Write,
 ) -> Result<MeasuredRun> {
     let (mut profiler, ncu_version, session, mut recorder) = open_run(source, sel, targets, progress)?;
-    let mut work = if baseline {
-        crate::gate::baseline_work(targets)
-    } else {
-        crate::gate::initial_work(targets)
+    let mut work = match reps {
+        Reps::Check => crate::gate::initial_work(targets),
+        Reps::Baseline => crate::gate::baseline_work(targets),
+        Reps::Calibrate(n) => {
+            let mut w = crate::gate::initial_work(targets);
+            for x in &mut w {
+                x.reps.1 = n;
+            }
+            w
+        }
     };
-    if baseline && source.replay.is_some() {
+    if reps != Reps::Check && source.replay.is_some() {
         crate::gate::cap_to_recording(&mut work, profiler.as_ref());
     }
     if let Some(s) = shard {
@@ -582,6 +686,7 @@ fn measure_once(
         source: profiler.source(),
         fingerprints,
         health,
+        synthetic: profiler.manifest().is_some_and(|m| m.synthetic),
     })
 }
 

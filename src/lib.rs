@@ -13,6 +13,7 @@
 //! - [`gpu`]: fingerprint, clocks, health, roofline.
 
 pub mod baseline;
+pub mod calibrate;
 pub mod check;
 pub mod cli;
 pub mod error;
