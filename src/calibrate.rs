@@ -17,16 +17,17 @@
 //! docs/statistics.md, with the row's CV and clock-dip share) and run the gate's own
 //! [`simulate_check`] (`judge_all` plus `check`'s re-measurement policy) at the spec's `alpha`
 //! split over the run's tested rows (Holm's first step). Deterministic. Pure: the command layer
-//! measures and writes files.
+//! measures and writes files; `report::calibrate` renders the table.
 
 use serde::Serialize;
 
 use crate::samples::SampleSet;
-use crate::spec::model::{Direction, Settings, Target, Threshold, ThresholdKind};
+use crate::spec::model::{Settings, Target};
 use crate::stats::noise::NoiseModel;
 use crate::stats::remeasure::{SimRow, simulate_check};
 use crate::stats::rng::{Rng, seed_for};
 use crate::stats::{Config, summarize, tukey_outliers};
+use crate::threshold::{Direction, Threshold, ThresholdKind};
 
 /// Version of the calibration JSON.
 pub const CALIBRATION_VERSION: u32 = 1;
@@ -261,8 +262,11 @@ pub fn calibrate(
         .filter(|(_, s, _)| !constant(&s.values))
         .count()
         .max(1);
-    let mut cfg = Config::from_settings(settings);
-    cfg.alpha /= family as f64;
+    let cfg = Config {
+        alpha: settings.alpha / family as f64,
+        confidence: settings.confidence,
+        ..Config::default()
+    };
     let rows = wanted
         .iter()
         .map(|(t, s, th)| row(t, s, th, &cfg, opts))
@@ -426,50 +430,9 @@ fn row(
     out
 }
 
-fn pct(x: f64) -> String {
+/// A fraction as a percentage with one decimal.
+pub fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
-}
-
-fn opt_pct(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_owned(), pct)
-}
-
-/// The calibration as a Markdown table, escaped for any name.
-pub fn markdown(c: &Calibration) -> String {
-    use crate::report::markdown::escape_md_cell as esc;
-    let mut out = String::new();
-    out.push_str("### cgp-gate calibrate\n\n");
-    if c.synthetic {
-        out.push_str("> SYNTHETIC data: the recording was not measured on a GPU.\n\n");
-    }
-    out.push_str(&format!(
-        "Source: {}. Suggested threshold: identical code passes in 95% of checks; min detectable: a slowdown found in 95% of checks at the spec's settings (alpha {} over {} tested rows, {} simulated checks per figure).\n\n",
-        esc(&c.source),
-        c.alpha,
-        c.family,
-        c.trials
-    ));
-    out.push_str("| target | size | kernel | metric | reps | CV | outliers | clock dips | threshold | min detectable | suggested threshold | note |\n");
-    out.push_str("|---|---|---|---|---:|---:|---:|---:|---|---:|---:|---|\n");
-    for r in &c.rows {
-        let flag = if r.below_detectable { " ⚠" } else { "" };
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.2}% | {:.1}% | {:.1}% | {}{flag} | {} | {} | {} |\n",
-            esc(&r.target),
-            esc(&r.size),
-            esc(&r.kernel),
-            esc(&r.metric),
-            r.repetitions,
-            r.cv * 100.0,
-            r.outlier_rate * 100.0,
-            r.dip_share * 100.0,
-            esc(&r.threshold),
-            opt_pct(r.min_detectable),
-            opt_pct(r.suggested_threshold),
-            esc(&r.note)
-        ));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -527,7 +490,7 @@ mod tests {
         let need = r.repetitions_needed.unwrap();
         assert!(need > 10, "{r:?}");
         assert!(r.note.contains("raise the threshold"), "{}", r.note);
-        let md = markdown(&c);
+        let md = crate::report::calibrate::markdown(&c);
         assert!(md.contains("| t |") && md.contains("⚠"), "{md}");
     }
 

@@ -11,16 +11,25 @@
 //! - [`results`]: the run's results, the JSON that every reporter renders.
 //! - [`report`]: console, JSON, JUnit, Markdown, HTML, GitHub.
 //! - [`gpu`]: fingerprint, clocks, health, roofline.
+//! - [`plan`]: the work list, the shard's part, what to re-measure; [`measure`] runs it.
+//! - [`ab`]: base and head trees measured in alternation, judged pair by pair; [`changes`]:
+//!   level shifts in a history of results files (`docs/ab-and-changes.md`).
+//! - [`cli`] (clap) and [`commands`] (one file per command): the command layer.
+//!
+//! Layers and who may import whom: `docs/architecture.md` (enforced by `tests/architecture.rs`).
 
+pub mod ab;
 pub mod baseline;
 pub mod calibrate;
+pub mod changes;
 pub mod check;
 pub mod cli;
+pub mod commands;
 pub mod error;
 pub mod exit_codes;
 pub mod fsutil;
-pub mod gate;
 pub mod gpu;
+pub mod measure;
 pub mod merge;
 pub mod ncu;
 pub mod plan;
@@ -32,6 +41,7 @@ pub mod session;
 pub mod shard;
 pub mod spec;
 pub mod stats;
+pub mod threshold;
 pub mod units;
 pub mod update;
 

@@ -8,6 +8,8 @@
 //! - [`comment`]: the sticky pull-request comment (octocrab).
 //! - [`emit`]: `cgp-gate report` and the entry point `check` shares.
 
+pub mod calibrate;
+pub mod changes;
 pub mod comment;
 pub mod console;
 pub mod emit;
@@ -18,7 +20,7 @@ pub mod junit;
 pub mod markdown;
 
 pub use comment::{CommentOutcome, GithubConfig, post_comment};
-pub use emit::{ReportArgs, ReportFlags, ReportOptions, emit, read_results, run};
+pub use emit::{ReportFlags, ReportOptions, emit, read_results};
 pub use github::{GithubEnv, write_step_summary};
 pub use html::html;
 pub use junit::junit;

@@ -2,6 +2,7 @@
 //! the row key). Method and measured error rates: `docs/statistics.md`.
 
 pub mod bootstrap;
+pub mod changepoint;
 pub mod hodges_lehmann;
 pub mod jobspread;
 pub mod mannwhitney;
@@ -9,9 +10,11 @@ pub mod median_ci;
 pub mod multiple;
 pub mod noise;
 pub mod outliers;
+pub mod paired;
 pub mod ranks;
 pub mod remeasure;
 pub mod rng;
+pub mod row;
 pub mod summary;
 pub mod verdict;
 
@@ -20,6 +23,7 @@ mod tests;
 
 pub use multiple::holm;
 pub use outliers::tukey_outliers;
+pub use row::{RowVerdict, SideSummary};
 pub use summary::{median, summarize};
 pub use verdict::{
     Comparison, Config, IntervalMethod, Judgement, MAX_SAMPLES, MIN_SAMPLES, judge, judge_all,

@@ -3,9 +3,9 @@
 //! same policy and the same `judge_all` with samples from a model, for the power simulation
 //! (`examples/power.rs`) and `cgp-gate calibrate`.
 
-use crate::results::RowVerdict;
-use crate::spec::model::Threshold;
+use crate::threshold::Threshold;
 
+use super::row::RowVerdict;
 use super::verdict::{Comparison, Config, Judgement, judge_all};
 
 /// Rows whose size is measured again: inconclusive ones, and regressions (confirmed by more data).

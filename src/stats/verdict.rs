@@ -13,8 +13,8 @@
 //! - `min:`/`max:` limits: the candidate's median against the limit, by its order-statistic
 //!   interval and the sign test (also in the Holm family).
 
-use crate::results::{RowVerdict, SideSummary};
-use crate::spec::model::{Direction, Settings, Threshold, ThresholdKind};
+use super::row::{RowVerdict, SideSummary};
+use crate::threshold::{Direction, Threshold, ThresholdKind};
 
 use super::bootstrap;
 use super::hodges_lehmann::{self, Shift};
@@ -73,15 +73,6 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The spec's `settings:` with the remaining fields at their defaults.
-    pub fn from_settings(settings: &Settings) -> Self {
-        Self {
-            alpha: settings.alpha,
-            confidence: settings.confidence,
-            ..Self::default()
-        }
-    }
-
     fn problem(&self) -> Option<String> {
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return Some(format!("alpha {} is not between 0 and 1", self.alpha));
@@ -135,6 +126,12 @@ pub struct Judgement {
     /// Between-job spread (log scale) estimated from the baseline history and used to widen the
     /// interval; `None` without enough history.
     pub job_spread: Option<f64>,
+    /// The relative tolerance the test judged against: the threshold, raised to
+    /// `min_effect` / baseline median where that is larger. `None` when no shift was tested.
+    pub tolerance: Option<f64>,
+    /// Where the candidate's median crosses the threshold, in base units (the baseline median
+    /// moved by the tolerance, or a `min:`/`max:` bound with `min_effect` applied).
+    pub limit: Option<f64>,
 }
 
 /// Judge one row on its own (a family of one for the multiple-testing adjustment).
@@ -274,6 +271,8 @@ fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reaso
         candidate: summarize(row.candidate),
         median_ci: None,
         job_spread: None,
+        tolerance: None,
+        limit: None,
     }
 }
 
@@ -604,6 +603,7 @@ impl LimitRow {
     fn decide(mut self, adj: f64, family: usize, cfg: &Config) -> Judgement {
         let j = &mut self.j;
         j.p_adjusted = Some(adj);
+        j.limit = Some(self.limit);
         let (lo, hi) = (self.ci[0], self.ci[1]);
         let median = j.candidate.median;
         let side = if self.is_max { "at most" } else { "at least" };
@@ -677,6 +677,16 @@ impl ShiftRow {
         // Interval ends measured in the bad direction.
         let (bad_lo, bad_hi) = if s > 0.0 { (lo, hi) } else { (-hi, -lo) };
         let est_bad = s * self.shift.change;
+        // For the reports: the relative tolerance (the threshold, or min_effect relative to the
+        // baseline median where larger) and where the candidate's median crosses it.
+        let base_median = j.baseline.as_ref().map_or(0.0, |b| b.median);
+        let from_effect = match self.effect {
+            Some((e, _)) if base_median > 0.0 => e / base_median,
+            _ => 0.0,
+        };
+        let shown = t.max(from_effect);
+        j.tolerance = Some(shown);
+        j.limit = j.baseline.as_ref().map(|b| b.median * (1.0 + s * shown));
         let tol = &self.tolerance_text;
         let change = pct(self.shift.change);
         let interval = format!("[{}, {}]", pct(lo), pct(hi));
