@@ -397,10 +397,10 @@ fn row(
                 break None;
             }
         };
-        // Narrow the doubling step down to the smallest count that reaches it.
+        // Narrow the doubling step down to within 10 % of the smallest count that reaches it.
         out.repetitions_needed = needed.map(|hi| {
             let (mut lo, mut hi) = (hi / 2, hi);
-            while hi - lo > 1 {
+            while hi - lo > (hi / 10).max(1) {
                 let mid = (lo + hi) / 2;
                 if gate.noise_floor(&model, seed, trials, mid) < t {
                     hi = mid;
