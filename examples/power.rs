@@ -1,7 +1,7 @@
 //! Power and false-alarm simulation of exactly what `check` does.
 //!
-//! `cargo run --release --example power [RUNS]` (default 2000 runs per cell; about a minute
-//! on 2 cores).
+//! `cargo run --release --example power [RUNS]` (default 2000 runs per cell; 600 runs per cell
+//! took 237 s on the shared 2-core build machine).
 //!
 //! Everything printed is measured on SYNTHETIC data, not on a GPU. The noise model is the one in
 //! `cgp_gate::stats::noise::NoiseModel::documented` (also used by `cgp-gate calibrate` and
@@ -117,7 +117,6 @@ struct Tally {
     others: usize,
     /// Extra repetitions measured, summed over runs (all 50 metrics).
     extra: u64,
-    /// Extra repetitions of metric 0's row is not separable; rows re-measured, summed.
     runs: usize,
 }
 
