@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
         "session",
         "results",
         "check",
+        "missing",
         "merge",
         "update",
         "ab",
