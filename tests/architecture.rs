@@ -17,7 +17,16 @@ const LAYERS: &[&[&str]] = &[
     &["plan", "shard", "samples", "profile", "baseline", "sass"],
     // 4. the run: measure, decide, assemble results
     &[
-        "measure", "session", "results", "check", "missing", "merge", "update", "ab", "changes",
+        "measure",
+        "session",
+        "results",
+        "check",
+        "missing",
+        "merge",
+        "update",
+        "ab",
+        "changes",
+        "calibrate",
     ],
     // 5. rendering typed results
     &["report"],
