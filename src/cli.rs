@@ -51,6 +51,36 @@ pub enum Command {
     /// Combine the results of shards (`check --shard`), also from different GPU types, into one
     /// report and one exit code.
     Merge(crate::merge::MergeArgs),
+    /// GPU time by kernel category of whole workloads traced with Nsight Systems (.nsys-rep,
+    /// .sqlite export, or the CSV of cuda_gpu_trace / cuda_gpu_kern_sum), one run per file.
+    Breakdown(BreakdownArgs),
+}
+
+/// `cgp-gate breakdown FILE...`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BreakdownArgs {
+    /// nsys outputs: .nsys-rep, .sqlite, or CSV of cuda_gpu_trace (gputrace), cuda_gpu_kern_sum
+    /// (gpukernsum) or cuda_gpu_kern_gb_sum.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Ordered regex -> category rules (YAML or JSON), tried before the defaults.
+    #[arg(long, value_name = "FILE")]
+    pub categories: Option<PathBuf>,
+    /// Write the breakdown as JSON here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write the kernel-to-category mapping as CSV here.
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// Write a self-contained HTML page with stacked bars here.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+    /// Wall time of the traced run(s) in seconds: non-GPU time = wall - GPU busy time.
+    #[arg(long, value_name = "SECONDS")]
+    pub wall: Option<f64>,
+    /// Kernels listed per run on the console.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub top: usize,
 }
 
 /// `--shard K/N` and how to balance it; shared by `check` and `baseline update`.
@@ -239,6 +269,20 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Report(args) => crate::report::run(&args),
         Command::Check(args) => check_command(&args, out),
         Command::Merge(args) => crate::merge::run(&args, out),
+        Command::Breakdown(a) => {
+            let opts = crate::report::breakdown::BreakdownOptions {
+                files: a.files,
+                categories: a.categories,
+                json: a.json,
+                csv: a.csv,
+                html: a.html,
+                wall_seconds: a.wall,
+                top: a.top,
+            };
+            let text = crate::report::breakdown::run(&opts)?;
+            write!(out, "{text}").map_err(stdout_err)?;
+            Ok(exit_codes::OK)
+        }
         Command::Baseline(BaselineCommand::Update(args)) => baseline_update_command(&args, out),
         Command::Baseline(BaselineCommand::Show { baselines }) => {
             let files = crate::baseline::Store::new(&baselines).load_all()?;

@@ -6,6 +6,7 @@
 //! - `threshold`: metric names and thresholds. `template`: `{param}` placeholders.
 //! - `expr`: `flops:`/`bytes:` expressions. `schema`: the JSON Schema.
 
+mod categories;
 mod decode;
 mod error;
 mod expr;
@@ -16,6 +17,7 @@ mod template;
 mod threshold;
 mod yaml;
 
+pub use categories::{CategoryRule, CategoryRules, categories_from_str, load_categories};
 pub use error::SpecError;
 pub use expr::{Expr, evaluate};
 pub use load::{load, load_str};
