@@ -57,7 +57,10 @@ impl RunBreakdown {
     /// Sum of every row's duration (over all categories; more than the GPU time when streams
     /// overlap).
     pub fn total_ns(&self) -> u64 {
-        self.categories.iter().map(|c| c.time_ns).fold(0, u64::saturating_add)
+        self.categories
+            .iter()
+            .map(|c| c.time_ns)
+            .fold(0, u64::saturating_add)
     }
 
     pub fn category(&self, name: &str) -> Option<&CategoryTime> {
@@ -183,7 +186,11 @@ pub fn category_order(runs: &[RunBreakdown]) -> Vec<String> {
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
-    if whole == 0 { 0.0 } else { part as f64 * 100.0 / whole as f64 }
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
 }
 
 /// The console summary: per run, the GPU and non-GPU time and a table of categories.
@@ -192,10 +199,15 @@ pub fn console(b: &Breakdown, top_kernels: usize) -> String {
     for r in &b.runs {
         let total = r.total_ns();
         let _ = writeln!(out, "{}", r.file);
-        let gpu = r
-            .gpu_time_ns
-            .map_or_else(|| "n/a (a summary report has no start times)".to_owned(), |g| human(g as f64, "ns"));
-        let _ = write!(out, "  GPU busy time {gpu}; kernel+memop time {}", human(total as f64, "ns"));
+        let gpu = r.gpu_time_ns.map_or_else(
+            || "n/a (a summary report has no start times)".to_owned(),
+            |g| human(g as f64, "ns"),
+        );
+        let _ = write!(
+            out,
+            "  GPU busy time {gpu}; kernel+memop time {}",
+            human(total as f64, "ns")
+        );
         if let Some(w) = r.wall_ns {
             let _ = write!(out, "; wall {}", human(w as f64, "ns"));
         }
@@ -203,8 +215,18 @@ pub fn console(b: &Breakdown, top_kernels: usize) -> String {
             let _ = write!(out, "; non-GPU {}", human(n as f64, "ns"));
         }
         let _ = writeln!(out);
-        let width = r.categories.iter().map(|c| c.name.len()).max().unwrap_or(8).max(8);
-        let _ = writeln!(out, "  {:<width$}  {:>12}  {:>6}  {:>10}", "category", "time", "%", "instances");
+        let width = r
+            .categories
+            .iter()
+            .map(|c| c.name.len())
+            .max()
+            .unwrap_or(8)
+            .max(8);
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:>12}  {:>6}  {:>10}",
+            "category", "time", "%", "instances"
+        );
         for c in &r.categories {
             let _ = writeln!(
                 out,
@@ -279,7 +301,11 @@ mod tests {
             .collect();
         Workload {
             file: PathBuf::from("w.csv"),
-            shape: if rows.iter().all(|r| r.1.is_some()) { Shape::Trace } else { Shape::Summary },
+            shape: if rows.iter().all(|r| r.1.is_some()) {
+                Shape::Trace
+            } else {
+                Shape::Summary
+            },
             format: "test".into(),
             names: names.names,
             activities,
@@ -289,7 +315,12 @@ mod tests {
     #[test]
     fn busy_time_is_the_union_across_streams() {
         // [0,10) and [5,20) overlap -> 20; [30,31) apart -> 1; [20,25) touches -> 25 total span.
-        let w = workload(&[("a", Some(0), 10), ("b", Some(5), 15), ("c", Some(30), 1), ("d", Some(20), 5)]);
+        let w = workload(&[
+            ("a", Some(0), 10),
+            ("b", Some(5), 15),
+            ("c", Some(30), 1),
+            ("d", Some(20), 5),
+        ]);
         assert_eq!(busy_time(&w), 26);
         let w = workload(&[]);
         assert_eq!(busy_time(&w), 0);
@@ -305,7 +336,11 @@ mod tests {
         ]);
         let b = breakdown(&w, &Categories::default());
         assert_eq!(b.gpu_time_ns, Some(71));
-        let names: Vec<(&str, u64, u64)> = b.categories.iter().map(|c| (c.name.as_str(), c.time_ns, c.instances)).collect();
+        let names: Vec<(&str, u64, u64)> = b
+            .categories
+            .iter()
+            .map(|c| (c.name.as_str(), c.time_ns, c.instances))
+            .collect();
         assert_eq!(names, [("memops", 50, 1), ("gemm", 20, 2), ("misc", 1, 1)]);
         assert_eq!(b.kernels[1].name, "gemm_a");
         assert_eq!(b.kernels[1].instances, 2);

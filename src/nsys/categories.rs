@@ -18,7 +18,10 @@ pub const MISC: &str = "misc";
 pub const DEFAULT_RULES: &[(&str, &str)] = &[
     // nsys's own names for copies and fills (`[CUDA memcpy Host-to-Device]`, `[CUDA memset]`).
     (r"^\[CUDA (memcpy|memset|Unified Memory)", "memops"),
-    (r"(?i)nccl|all_?reduce|all_?gather|reduce_?scatter|cross_device_reduce|alltoall|all_to_all", "nccl"),
+    (
+        r"(?i)nccl|all_?reduce|all_?gather|reduce_?scatter|cross_device_reduce|alltoall|all_to_all",
+        "nccl",
+    ),
     (
         r"(?i)flash|fmha|attention|_attn|attn_|paged_?attention|flashinfer|xformers|\bmha|mla_|sdpa|reshape_and_cache",
         "attn",
@@ -31,7 +34,10 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
         r"(?i)gemm|nvjet|cublas|cutlass|xmma|s16816|s1688|h16816|i16832|hmma|wgmma|matmul|splitk|gemv",
         "gemm",
     ),
-    (r"(?i)rms_?norm|layer_?norm|group_?norm|batch_?norm|_norm_|norm_kernel", "norm"),
+    (
+        r"(?i)rms_?norm|layer_?norm|group_?norm|batch_?norm|_norm_|norm_kernel",
+        "norm",
+    ),
     (r"(?i)softmax", "softmax"),
     (r"(?i)reduce|reduction|argmax|argmin|cumsum|\bscan", "reduce"),
     (r"^triton_|(?i)triton", "triton"),
@@ -64,7 +70,10 @@ impl Categories {
         }
         if user.is_none_or(|u| u.defaults) {
             rules.extend(DEFAULT_RULES.iter().map(|(p, c)| {
-                #[allow(clippy::expect_used, reason = "the defaults are constants; a test compiles every one")]
+                #[allow(
+                    clippy::expect_used,
+                    reason = "the defaults are constants; a test compiles every one"
+                )]
                 let re = Regex::new(p).expect("default category regex");
                 (re, (*c).to_owned())
             }));
@@ -109,16 +118,40 @@ mod tests {
         let cases = [
             ("[CUDA memcpy Host-to-Device]", "memops"),
             ("[CUDA memset]", "memops"),
-            ("void cutlass::Kernel2<cutlass_80_tensorop_f16_s16816gemm_relu_f16_64x64_32x6_tn_align8>(T1::Params)", "gemm"),
-            ("ABT_view (forced)/void cutlass::Kernel2<cutlass_80_tensorop_i16832gemm_s8_128x64_128x3_tn_align4>(T1::Params)", "gemm"),
+            (
+                "void cutlass::Kernel2<cutlass_80_tensorop_f16_s16816gemm_relu_f16_64x64_32x6_tn_align8>(T1::Params)",
+                "gemm",
+            ),
+            (
+                "ABT_view (forced)/void cutlass::Kernel2<cutlass_80_tensorop_i16832gemm_s8_128x64_128x3_tn_align4>(T1::Params)",
+                "gemm",
+            ),
             ("nvjet_sm90_tst_128x256_64x4_1x2_h_bz_coopA_NTT", "gemm"),
             ("triton_poi_fused_mul_silu_slice_2", "triton"),
-            ("void at::native::vectorized_elementwise_kernel<(int)4, at::native::FillFunctor<int>, std::array<char *, (unsigned long)1>>(int, T2, T3)", "elementwise"),
-            ("void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128>>(Flash_fwd_params)", "attn"),
-            ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096>)", "nccl"),
-            ("void vllm::rms_norm_kernel<c10::BFloat16>(T1 *, const T1 *, const T1 *, float, int, int)", "norm"),
-            ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>(T3)", "reduce"),
-            ("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>(T2 *, const T1 *, int)", "softmax"),
+            (
+                "void at::native::vectorized_elementwise_kernel<(int)4, at::native::FillFunctor<int>, std::array<char *, (unsigned long)1>>(int, T2, T3)",
+                "elementwise",
+            ),
+            (
+                "void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128>>(Flash_fwd_params)",
+                "attn",
+            ),
+            (
+                "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096>)",
+                "nccl",
+            ),
+            (
+                "void vllm::rms_norm_kernel<c10::BFloat16>(T1 *, const T1 *, const T1 *, float, int, int)",
+                "norm",
+            ),
+            (
+                "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>(T3)",
+                "reduce",
+            ),
+            (
+                "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>(T2 *, const T1 *, int)",
+                "softmax",
+            ),
             ("void tensorrt_llm::kernels::moeTopK<float>(const float *)", "moe"),
             ("tensorrt_llm::kernels::delayStreamKernel(long long)", "misc"),
         ];
@@ -133,7 +166,11 @@ mod tests {
         let c = Categories::new(Some(&user));
         assert_eq!(c.classify("void cutlass::Kernel2<x>"), "mine");
         assert_eq!(c.classify("nvjet_sm90"), "gemm");
-        let user = crate::spec::categories_from_str("defaults: false\nrules: {cutlass: mine}\n", Path::new("c.yaml")).unwrap();
+        let user = crate::spec::categories_from_str(
+            "defaults: false\nrules: {cutlass: mine}\n",
+            Path::new("c.yaml"),
+        )
+        .unwrap();
         let c = Categories::new(Some(&user));
         assert_eq!(c.classify("nvjet_sm90"), "misc");
         assert_eq!(c.names(), ["mine", "misc"]);

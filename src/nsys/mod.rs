@@ -135,7 +135,10 @@ mod tests {
     fn old_memcpy_names_become_new_ones() {
         assert_eq!(modern_name("[CUDA memcpy HtoD]"), "[CUDA memcpy Host-to-Device]");
         assert_eq!(modern_name("[CUDA memcpy PtoP]"), "[CUDA memcpy Peer-to-Peer]");
-        assert_eq!(modern_name("[CUDA memcpy Host-to-Device]"), "[CUDA memcpy Host-to-Device]");
+        assert_eq!(
+            modern_name("[CUDA memcpy Host-to-Device]"),
+            "[CUDA memcpy Host-to-Device]"
+        );
         assert_eq!(modern_name("[CUDA memset]"), "[CUDA memset]");
         assert_eq!(modern_name("[CUDA memcpy XtoY]"), "[CUDA memcpy XtoY]");
         assert_eq!(modern_name("gemm"), "gemm");

@@ -113,8 +113,16 @@ impl WithHelp for Error {
 /// What a CSV header line is.
 #[derive(Debug, Clone, PartialEq)]
 enum Header {
-    Trace { start: (usize, f64), duration: (usize, f64), name: usize },
-    Summary { total: (usize, f64), instances: usize, name: usize },
+    Trace {
+        start: (usize, f64),
+        duration: (usize, f64),
+        name: usize,
+    },
+    Summary {
+        total: (usize, f64),
+        instances: usize,
+        name: usize,
+    },
     /// Another nsys report (`cuda_api_sum`, `nvtx_sum`, ...): its first columns, for the message.
     Other(String),
 }
@@ -148,14 +156,23 @@ fn classify_header(cells: &[String]) -> Option<Header> {
             .find_map(|(i, c)| unit_factor(c, base).map(|f| (i, f)))
     };
     if let (Some(start), Some(duration)) = (find("start"), find("duration")) {
-        return Some(Header::Trace { start, duration, name });
+        return Some(Header::Trace {
+            start,
+            duration,
+            name,
+        });
     }
     if let (Some(total), Some(instances)) = (find("totaltime"), n.iter().position(|c| c == "instances")) {
-        return Some(Header::Summary { total, instances, name });
+        return Some(Header::Summary {
+            total,
+            instances,
+            name,
+        });
     }
     // A header of some other report: it has a Name column and mostly non-numeric cells.
     let numeric = cells.iter().filter(|c| c.trim().parse::<f64>().is_ok()).count();
-    (numeric == 0 && cells.len() >= 2).then(|| Header::Other(cells.iter().take(4).cloned().collect::<Vec<_>>().join(",")))
+    (numeric == 0 && cells.len() >= 2)
+        .then(|| Header::Other(cells.iter().take(4).cloned().collect::<Vec<_>>().join(",")))
 }
 
 fn split_csv_line(line: &str) -> Vec<String> {
@@ -179,7 +196,8 @@ fn is_console_table(line: &str) -> bool {
     // The rule under the header: runs of dashes separated by spaces.
     t.len() >= 8
         && t.contains("  ")
-        && t.split_whitespace().all(|w| w.len() >= 2 && w.bytes().all(|b| b == b'-'))
+        && t.split_whitespace()
+            .all(|w| w.len() >= 2 && w.bytes().all(|b| b == b'-'))
 }
 
 /// Read CSV text as `nsys stats --format csv` writes it (to a file, or to stdout with its
@@ -220,7 +238,8 @@ pub fn read_text(text: &str, origin: &Path) -> Result<Workload, Error> {
             .with_help("write the report as CSV: `nsys stats --report cuda_gpu_trace --format csv --output PREFIX REPORT.nsys-rep`, or give the .nsys-rep / .sqlite itself"));
         }
         let t = line.trim();
-        if t.is_empty() || t.starts_with("NOTICE:") || t.starts_with("Processing [") || line.starts_with(' ') {
+        if t.is_empty() || t.starts_with("NOTICE:") || t.starts_with("Processing [") || line.starts_with(' ')
+        {
             continue;
         }
         if t.starts_with("SKIPPED:") || t.contains("does not contain") {
@@ -250,7 +269,9 @@ pub fn read_text(text: &str, origin: &Path) -> Result<Workload, Error> {
         let why = if let Some(s) = skipped {
             format!("nsys wrote no GPU kernel table: `{s}`")
         } else if let Some(cols) = other {
-            format!("this is not a GPU kernel report (its header starts `{cols}`); cgp-gate reads cuda_gpu_trace (gputrace), cuda_gpu_kern_sum (gpukernsum) and cuda_gpu_kern_gb_sum")
+            format!(
+                "this is not a GPU kernel report (its header starts `{cols}`); cgp-gate reads cuda_gpu_trace (gputrace), cuda_gpu_kern_sum (gpukernsum) and cuda_gpu_kern_gb_sum"
+            )
         } else {
             "no nsys report header found: expected `Start (ns),Duration (ns),...,Name` (cuda_gpu_trace) or `Time (%),Total Time (ns),Instances,...,Name` (cuda_gpu_kern_sum)".to_owned()
         };
@@ -275,7 +296,12 @@ fn line_offsets(text: &str) -> Vec<(usize, &str)> {
     out
 }
 
-fn parse_section(section: &str, first_line: usize, header: &Header, origin: &Path) -> Result<Workload, Error> {
+fn parse_section(
+    section: &str,
+    first_line: usize,
+    header: &Header,
+    origin: &Path,
+) -> Result<Workload, Error> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
@@ -293,11 +319,15 @@ fn parse_section(section: &str, first_line: usize, header: &Header, origin: &Pat
             Ok(false) => break,
             Ok(true) => {}
             Err(e) => {
-                let line = e.position().map_or(first_line, |p| first_line + p.line() as usize - 1);
+                let line = e
+                    .position()
+                    .map_or(first_line, |p| first_line + p.line() as usize - 1);
                 return Err(Error::input(origin, format!("line {line}: invalid CSV: {e}")));
             }
         }
-        let line = record.position().map_or(0, |p| first_line + p.line() as usize - 1);
+        let line = record
+            .position()
+            .map_or(0, |p| first_line + p.line() as usize - 1);
         if activities.len() >= MAX_ROWS {
             return Err(Error::input(
                 origin,
@@ -308,15 +338,30 @@ fn parse_section(section: &str, first_line: usize, header: &Header, origin: &Pat
             record.get(i).ok_or_else(|| {
                 Error::input(
                     origin,
-                    format!("line {line}: the row has {} cells, no `{what}` (column {})", record.len(), i + 1),
+                    format!(
+                        "line {line}: the row has {} cells, no `{what}` (column {})",
+                        record.len(),
+                        i + 1
+                    ),
                 )
             })
         };
         let activity = match header {
-            Header::Trace { start, duration, name } => {
+            Header::Trace {
+                start,
+                duration,
+                name,
+            } => {
                 let n = cell(*name, "Name")?;
                 let s = ns(cell(start.0, "Start")?, start.1, "Start", line, n, origin)?;
-                let d = ns(cell(duration.0, "Duration")?, duration.1, "Duration", line, n, origin)?;
+                let d = ns(
+                    cell(duration.0, "Duration")?,
+                    duration.1,
+                    "Duration",
+                    line,
+                    n,
+                    origin,
+                )?;
                 Activity {
                     name: names.id(&modern_name(n)),
                     start_ns: Some(s),
@@ -324,14 +369,28 @@ fn parse_section(section: &str, first_line: usize, header: &Header, origin: &Pat
                     instances: 1,
                 }
             }
-            Header::Summary { total, instances, name } => {
+            Header::Summary {
+                total,
+                instances,
+                name,
+            } => {
                 let n = cell(*name, "Name")?;
-                let t = ns(cell(total.0, "Total Time")?, total.1, "Total Time", line, n, origin)?;
+                let t = ns(
+                    cell(total.0, "Total Time")?,
+                    total.1,
+                    "Total Time",
+                    line,
+                    n,
+                    origin,
+                )?;
                 let raw = cell(*instances, "Instances")?;
                 let count: u64 = raw.trim().parse().map_err(|_| {
                     Error::input(
                         origin,
-                        format!("line {line}: `Instances` of kernel `{}` is `{raw}`, not a count", short(n)),
+                        format!(
+                            "line {line}: `Instances` of kernel `{}` is `{raw}`, not a count",
+                            short(n)
+                        ),
                     )
                 })?;
                 Activity {
@@ -376,17 +435,21 @@ fn ns(raw: &str, factor: f64, column: &str, line: usize, name: &str, origin: &Pa
             ),
         )
     };
-    if factor == 1.0
+    if (factor - 1.0).abs() < f64::EPSILON
         && let Ok(v) = t.parse::<u64>()
     {
         return Ok(v);
     }
     let v: f64 = t.parse().map_err(|_| bad())?;
     let scaled = (v * factor).round();
-    if !scaled.is_finite() || scaled < 0.0 || scaled > 1.8e19 {
+    if !scaled.is_finite() || !(0.0..=1.8e19).contains(&scaled) {
         return Err(bad());
     }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "checked finite, >= 0 and < 2^64 above")]
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "checked finite, >= 0 and < 2^64 above"
+    )]
     Ok(scaled as u64)
 }
 
@@ -398,8 +461,11 @@ fn ns(raw: &str, factor: f64, column: &str, line: usize, name: &str, origin: &Pa
 pub fn read_sqlite(path: &Path, origin: &Path) -> Result<Workload, Error> {
     use rusqlite::{Connection, OpenFlags};
     let bad = |what: &str, e: &dyn std::fmt::Display| Error::input(origin, format!("{what}: {e}"));
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(|e| bad("cannot open as SQLite", &e))?;
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| bad("cannot open as SQLite", &e))?;
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
         .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect())
@@ -427,7 +493,10 @@ pub fn read_sqlite(path: &Path, origin: &Path) -> Result<Workload, Error> {
     let mut activities: Vec<Activity> = Vec::new();
     let push = |activities: &mut Vec<Activity>, table: &str, rowid: i64, start: i64, end: i64, name: u32| {
         if activities.len() >= MAX_ROWS {
-            return Err(Error::input(origin, format!("has more than {MAX_ROWS} GPU activities; cgp-gate refuses larger exports")));
+            return Err(Error::input(
+                origin,
+                format!("has more than {MAX_ROWS} GPU activities; cgp-gate refuses larger exports"),
+            ));
         }
         if start < 0 || end < start {
             return Err(Error::input(
@@ -448,7 +517,12 @@ pub fn read_sqlite(path: &Path, origin: &Path) -> Result<Workload, Error> {
         let name_col = ["demangledName", "shortName", "mangledName"]
             .into_iter()
             .find(|c| cols.iter().any(|x| x == c))
-            .ok_or_else(|| Error::input(origin, format!("{kernel_t} has no demangledName or shortName column")))?;
+            .ok_or_else(|| {
+                Error::input(
+                    origin,
+                    format!("{kernel_t} has no demangledName or shortName column"),
+                )
+            })?;
         let join = has("StringIds");
         let sql = if join {
             format!(
@@ -457,9 +531,16 @@ pub fn read_sqlite(path: &Path, origin: &Path) -> Result<Workload, Error> {
         } else {
             format!("SELECT rowid, start, end, {name_col}, NULL FROM {kernel_t}")
         };
-        let mut stmt = conn.prepare(&sql).map_err(|e| bad(&format!("cannot read {kernel_t}"), &e))?;
-        let mut rows = stmt.query([]).map_err(|e| bad(&format!("cannot read {kernel_t}"), &e))?;
-        while let Some(r) = rows.next().map_err(|e| bad(&format!("cannot read {kernel_t}"), &e))? {
+        let mut stmt = conn
+            .prepare(&sql)
+            .map_err(|e| bad(&format!("cannot read {kernel_t}"), &e))?;
+        let mut rows = stmt
+            .query([])
+            .map_err(|e| bad(&format!("cannot read {kernel_t}"), &e))?;
+        while let Some(r) = rows
+            .next()
+            .map_err(|e| bad(&format!("cannot read {kernel_t}"), &e))?
+        {
             let get = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(i64, i64, i64, Option<String>)> {
                 let raw: rusqlite::types::Value = r.get(3)?;
                 let joined: Option<String> = r.get(4)?;
@@ -469,16 +550,23 @@ pub fn read_sqlite(path: &Path, origin: &Path) -> Result<Workload, Error> {
                 });
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, name))
             };
-            let (rowid, start, end, name) = get(r).map_err(|e| bad(&format!("{kernel_t}: unexpected value"), &e))?;
+            let (rowid, start, end, name) =
+                get(r).map_err(|e| bad(&format!("{kernel_t}: unexpected value"), &e))?;
             let name = name.ok_or_else(|| {
-                Error::input(origin, format!("{kernel_t} row {rowid}: the kernel name ({name_col}) is not in StringIds"))
+                Error::input(
+                    origin,
+                    format!("{kernel_t} row {rowid}: the kernel name ({name_col}) is not in StringIds"),
+                )
             })?;
             let id = names.id(&name);
             push(&mut activities, kernel_t, rowid, start, end, id)?;
         }
     }
     if has(memcpy_t) {
-        let mut labels: Vec<(i64, String)> = MEMCPY_KINDS.iter().map(|(i, _, l)| (*i, (*l).to_owned())).collect();
+        let mut labels: Vec<(i64, String)> = MEMCPY_KINDS
+            .iter()
+            .map(|(i, _, l)| (*i, (*l).to_owned()))
+            .collect();
         if has("ENUM_CUDA_MEMCPY_OPER")
             && let Ok(mut s) = conn.prepare("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER")
             && let Ok(found) = s
@@ -490,10 +578,16 @@ pub fn read_sqlite(path: &Path, origin: &Path) -> Result<Workload, Error> {
         let mut stmt = conn
             .prepare(&format!("SELECT rowid, start, end, copyKind FROM {memcpy_t}"))
             .map_err(|e| bad(&format!("cannot read {memcpy_t}"), &e))?;
-        let mut rows = stmt.query([]).map_err(|e| bad(&format!("cannot read {memcpy_t}"), &e))?;
-        while let Some(r) = rows.next().map_err(|e| bad(&format!("cannot read {memcpy_t}"), &e))? {
-            let (rowid, start, end, kind): (i64, i64, i64, Option<i64>) = (|| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))()
-                .map_err(|e: rusqlite::Error| bad(&format!("{memcpy_t}: unexpected value"), &e))?;
+        let mut rows = stmt
+            .query([])
+            .map_err(|e| bad(&format!("cannot read {memcpy_t}"), &e))?;
+        while let Some(r) = rows
+            .next()
+            .map_err(|e| bad(&format!("cannot read {memcpy_t}"), &e))?
+        {
+            let (rowid, start, end, kind): (i64, i64, i64, Option<i64>) =
+                (|| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))()
+                    .map_err(|e: rusqlite::Error| bad(&format!("{memcpy_t}: unexpected value"), &e))?;
             let kind = kind.unwrap_or(0);
             let label = labels
                 .iter()
@@ -507,8 +601,13 @@ pub fn read_sqlite(path: &Path, origin: &Path) -> Result<Workload, Error> {
         let mut stmt = conn
             .prepare(&format!("SELECT rowid, start, end FROM {memset_t}"))
             .map_err(|e| bad(&format!("cannot read {memset_t}"), &e))?;
-        let mut rows = stmt.query([]).map_err(|e| bad(&format!("cannot read {memset_t}"), &e))?;
-        while let Some(r) = rows.next().map_err(|e| bad(&format!("cannot read {memset_t}"), &e))? {
+        let mut rows = stmt
+            .query([])
+            .map_err(|e| bad(&format!("cannot read {memset_t}"), &e))?;
+        while let Some(r) = rows
+            .next()
+            .map_err(|e| bad(&format!("cannot read {memset_t}"), &e))?
+        {
             let (rowid, start, end): (i64, i64, i64) = (|| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))()
                 .map_err(|e: rusqlite::Error| bad(&format!("{memset_t}: unexpected value"), &e))?;
             let id = names.id(MEMSET_NAME);
@@ -554,7 +653,13 @@ pub fn read_report(path: &Path) -> Result<Workload, Error> {
         out.clone().into_os_string(),
         path.as_os_str().to_owned(),
     ];
-    run_nsys(&nsys, argv, dir.path(), EXPORT_TIMEOUT, &format!("export {}", path.display()))?;
+    run_nsys(
+        &nsys,
+        argv,
+        dir.path(),
+        EXPORT_TIMEOUT,
+        &format!("export {}", path.display()),
+    )?;
     if !out.is_file() {
         return Err(Error::input(
             path,
@@ -567,7 +672,13 @@ pub fn read_report(path: &Path) -> Result<Workload, Error> {
 }
 
 /// Run nsys (argv, never a shell) with a timeout; an error carries its last output.
-pub(crate) fn run_nsys(nsys: &Path, args: Vec<OsString>, work: &Path, timeout: Duration, what: &str) -> Result<(), Error> {
+pub(crate) fn run_nsys(
+    nsys: &Path,
+    args: Vec<OsString>,
+    work: &Path,
+    timeout: Duration,
+    what: &str,
+) -> Result<(), Error> {
     use crate::ncu::runner::{Invocation, run, tail};
     let inv = Invocation {
         program: nsys.to_path_buf(),
@@ -578,22 +689,30 @@ pub(crate) fn run_nsys(nsys: &Path, args: Vec<OsString>, work: &Path, timeout: D
         stdout: work.join("nsys.stdout"),
         stderr: work.join("nsys.stderr"),
     };
-    let outcome = run(&inv).map_err(|e| Error::Environment(format!("{} could not be started to {what}: {e}", nsys.display())))?;
+    let outcome = run(&inv)
+        .map_err(|e| Error::Environment(format!("{} could not be started to {what}: {e}", nsys.display())))?;
     let output = [tail(&inv.stderr, 10), tail(&inv.stdout, 5)]
         .into_iter()
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join("\n");
     if outcome.timed_out {
-        return Err(Error::Environment(format!("nsys timed out after {timeout:?} trying to {what}")));
+        return Err(Error::Environment(format!(
+            "nsys timed out after {timeout:?} trying to {what}"
+        )));
     }
     if outcome.code != Some(0) {
         return Err(Error::Environment(format!(
             "nsys failed to {what} (exit {}){}",
-            outcome
-                .code
-                .map_or_else(|| format!("signal {}", outcome.signal.unwrap_or(0)), |c| c.to_string()),
-            if output.is_empty() { String::new() } else { format!(":\n{output}") }
+            outcome.code.map_or_else(
+                || format!("signal {}", outcome.signal.unwrap_or(0)),
+                |c| c.to_string()
+            ),
+            if output.is_empty() {
+                String::new()
+            } else {
+                format!(":\n{output}")
+            }
         )));
     }
     Ok(())
@@ -626,17 +745,28 @@ mod tests {
 
     #[test]
     fn bad_cells_name_the_line_and_kernel() {
-        let e = read("Start (ns),Duration (ns),Name\n1,2,k\n3,None,kern\n").unwrap_err().to_string();
-        assert!(e.contains("line 3") && e.contains("`Duration` of `kern` is `None`"), "{e}");
-        let e = read("Start (ns),Duration (ns),Name\n1,-2,k\n").unwrap_err().to_string();
+        let e = read("Start (ns),Duration (ns),Name\n1,2,k\n3,None,kern\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 3") && e.contains("`Duration` of `kern` is `None`"),
+            "{e}"
+        );
+        let e = read("Start (ns),Duration (ns),Name\n1,-2,k\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a time"), "{e}");
-        let e = read("Start (ns),Duration (ns),Name\n1\n").unwrap_err().to_string();
+        let e = read("Start (ns),Duration (ns),Name\n1\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 2") && e.contains("no `Name`"), "{e}");
     }
 
     #[test]
     fn other_reports_and_garbage_are_explained() {
-        let e = read("Time (%),Total Time (ns),Num Calls,Avg (ns),Name\n1,2,3,4,cudaMalloc\n").unwrap_err().to_string();
+        let e = read("Time (%),Total Time (ns),Num Calls,Avg (ns),Name\n1,2,3,4,cudaMalloc\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a GPU kernel report"), "{e}");
         let e = read("hello\nworld\n").unwrap_err().to_string();
         assert!(e.contains("no nsys report header"), "{e}");

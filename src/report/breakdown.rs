@@ -7,15 +7,15 @@
 
 use std::fmt::Write as _;
 
+use super::html::escape;
 use crate::nsys::breakdown::{Breakdown, RunBreakdown, category_order};
 use crate::nsys::categories::MISC;
-use super::html::escape;
 use crate::units::human;
 
 /// Colours by category position (colour-blind-safe first, after Okabe-Ito and Tableau).
 const PALETTE: &[&str] = &[
-    "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#8c564b", "#17becf", "#bcbd22",
-    "#9467bd", "#7f7f7f",
+    "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#8c564b", "#17becf",
+    "#bcbd22", "#9467bd", "#7f7f7f",
 ];
 const MISC_COLOUR: &str = "#b9bec5";
 /// Markdown has no colour: one emoji square per category, in the same order.
@@ -27,7 +27,11 @@ pub fn colour(order: &[String], name: &str) -> &'static str {
     if name == MISC {
         return MISC_COLOUR;
     }
-    let i = order.iter().filter(|c| *c != MISC).position(|c| c == name).unwrap_or(0);
+    let i = order
+        .iter()
+        .filter(|c| *c != MISC)
+        .position(|c| c == name)
+        .unwrap_or(0);
     PALETTE[i % PALETTE.len()]
 }
 
@@ -35,7 +39,11 @@ fn square(order: &[String], name: &str) -> &'static str {
     if name == MISC {
         return MISC_SQUARE;
     }
-    let i = order.iter().filter(|c| *c != MISC).position(|c| c == name).unwrap_or(0);
+    let i = order
+        .iter()
+        .filter(|c| *c != MISC)
+        .position(|c| c == name)
+        .unwrap_or(0);
     SQUARES[i % SQUARES.len()]
 }
 
@@ -68,7 +76,17 @@ pub fn stacked_svg(bars: &[Bar], order: &[String], title: &str) -> String {
     for (i, b) in bars.iter().enumerate() {
         let y = 10.0 + ROW_H * i as f64;
         let label: String = if b.label.chars().count() > 32 {
-            format!("…{}", b.label.chars().rev().take(31).collect::<Vec<_>>().into_iter().rev().collect::<String>())
+            format!(
+                "…{}",
+                b.label
+                    .chars()
+                    .rev()
+                    .take(31)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<String>()
+            )
         } else {
             b.label.clone()
         };
@@ -83,7 +101,9 @@ pub fn stacked_svg(bars: &[Bar], order: &[String], title: &str) -> String {
         let total: f64 = b.segments.iter().map(|s| s.1).sum();
         let mut x = LABEL_W;
         for cat in order {
-            let Some((_, v)) = b.segments.iter().find(|(c, _)| c == cat) else { continue };
+            let Some((_, v)) = b.segments.iter().find(|(c, _)| c == cat) else {
+                continue;
+            };
             if *v <= 0.0 || max <= 0.0 {
                 continue;
             }
@@ -139,7 +159,11 @@ pub fn stacked_markdown(bars: &[Bar], order: &[String]) -> String {
                 .filter_map(|c| {
                     let v = b.segments.iter().find(|(n, _)| n == c)?.1;
                     let exact = v / total * CELLS as f64;
-                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "0 <= exact <= CELLS")]
+                    #[allow(
+                        clippy::cast_possible_truncation,
+                        clippy::cast_sign_loss,
+                        reason = "0 <= exact <= CELLS"
+                    )]
                     Some((exact.floor() as usize, exact - exact.floor(), c.as_str()))
                 })
                 .collect();
@@ -187,7 +211,11 @@ pub fn page(b: &Breakdown) -> String {
         .iter()
         .map(|r| Bar {
             label: r.file.clone(),
-            segments: r.categories.iter().map(|c| (c.name.clone(), c.time_ns as f64)).collect(),
+            segments: r
+                .categories
+                .iter()
+                .map(|c| (c.name.clone(), c.time_ns as f64))
+                .collect(),
         })
         .collect();
     let mut s = String::new();
@@ -215,7 +243,11 @@ pub fn page(b: &Breakdown) -> String {
             match r.category(cat) {
                 Some(c) => {
                     let total = r.total_ns();
-                    let share = if total == 0 { 0.0 } else { c.time_ns as f64 * 100.0 / total as f64 };
+                    let share = if total == 0 {
+                        0.0
+                    } else {
+                        c.time_ns as f64 * 100.0 / total as f64
+                    };
                     let _ = write!(
                         s,
                         "<td>{} <span class=\"muted\">({share:.1}%, {}×)</span></td>",
@@ -231,7 +263,11 @@ pub fn page(b: &Breakdown) -> String {
     let row = |s: &mut String, label: &str, f: &dyn Fn(&RunBreakdown) -> Option<u64>| {
         let _ = write!(s, "<tr><th>{}</th>", escape(label));
         for r in &b.runs {
-            let _ = write!(s, "<td>{}</td>", f(r).map_or_else(|| "n/a".to_owned(), |v| human(v as f64, "ns")));
+            let _ = write!(
+                s,
+                "<td>{}</td>",
+                f(r).map_or_else(|| "n/a".to_owned(), |v| human(v as f64, "ns"))
+            );
         }
         s.push_str("</tr>");
     };
@@ -284,15 +320,28 @@ pub struct BreakdownOptions {
 /// (exit 3), or an output that cannot be written.
 pub fn run(opts: &BreakdownOptions) -> crate::Result<String> {
     use crate::error::Error;
-    let user = opts.categories.as_deref().map(crate::spec::load_categories).transpose()?;
+    let user = opts
+        .categories
+        .as_deref()
+        .map(crate::spec::load_categories)
+        .transpose()?;
     let cats = crate::nsys::Categories::new(user.as_ref());
     let wall_ns = match opts.wall_seconds {
         None => None,
-        Some(w) if w.is_finite() && w > 0.0 && w < 1e9 => {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "0 < w < 1e9 s fits u64 ns")]
+        Some(w) if w.is_finite() && w > 0.0 && w < 1e9 =>
+        {
+            #[allow(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "0 < w < 1e9 s fits u64 ns"
+            )]
             Some((w * 1e9).round() as u64)
         }
-        Some(w) => return Err(Error::Usage(format!("--wall {w}: give the wall time in seconds, a positive number"))),
+        Some(w) => {
+            return Err(Error::Usage(format!(
+                "--wall {w}: give the wall time in seconds, a positive number"
+            )));
+        }
     };
     let mut runs = Vec::with_capacity(opts.files.len());
     for f in &opts.files {

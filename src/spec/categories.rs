@@ -66,10 +66,14 @@ pub fn load_categories(path: &Path) -> std::result::Result<CategoryRules, SpecEr
     if meta.len() > MAX_FILE_BYTES {
         return Err(SpecError::new(
             path,
-            format!("the categories file is {} bytes; more than {MAX_FILE_BYTES} is refused", meta.len()),
+            format!(
+                "the categories file is {} bytes; more than {MAX_FILE_BYTES} is refused",
+                meta.len()
+            ),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| SpecError::new(path, format!("cannot read the categories file: {e}")))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| SpecError::new(path, format!("cannot read the categories file: {e}")))?;
     let text = String::from_utf8(bytes)
         .map_err(|e| SpecError::new(path, format!("the categories file is not utf-8 text: {e}")))?;
     categories_from_str(&text, path)
@@ -94,11 +98,19 @@ pub fn categories_from_str(text: &str, path: &Path) -> std::result::Result<Categ
 pub(crate) fn decode(ctx: &Ctx<'_>, node: &Node, origin: &str) -> Result<CategoryRules> {
     let Kind::Map(entries) = &node.kind else {
         return Err(ctx
-            .err(node, format!("categories must be a mapping of regex to category, found {}", describe(node)))
+            .err(
+                node,
+                format!(
+                    "categories must be a mapping of regex to category, found {}",
+                    describe(node)
+                ),
+            )
             .help("e.g. `\"gemm|nvjet\": gemm`; JSON objects work too"));
     };
     let is_key = |k: &Node, name: &str| matches!(&k.kind, Kind::Scalar(s) if s.text == name);
-    let rules_node = entries.iter().find(|(k, v)| is_key(k, "rules") && matches!(v.kind, Kind::Map(_)));
+    let rules_node = entries
+        .iter()
+        .find(|(k, v)| is_key(k, "rules") && matches!(v.kind, Kind::Map(_)));
     let (rules_node, defaults) = if let Some((_, rules)) = rules_node {
         let mut defaults = true;
         for (k, v) in entries {
@@ -109,14 +121,27 @@ pub(crate) fn decode(ctx: &Ctx<'_>, node: &Node, origin: &str) -> Result<Categor
                 defaults = match &v.kind {
                     Kind::Scalar(s) => match s.typed() {
                         Typed::Bool(b) => b,
-                        _ => return Err(ctx.err(v, format!("`defaults` must be true or false, found {}", describe(v)))),
+                        _ => {
+                            return Err(ctx.err(
+                                v,
+                                format!("`defaults` must be true or false, found {}", describe(v)),
+                            ));
+                        }
                     },
-                    _ => return Err(ctx.err(v, format!("`defaults` must be true or false, found {}", describe(v)))),
+                    _ => {
+                        return Err(ctx.err(
+                            v,
+                            format!("`defaults` must be true or false, found {}", describe(v)),
+                        ));
+                    }
                 };
                 continue;
             }
             return Err(ctx
-                .err(k, "with a `rules:` mapping, the only other key allowed is `defaults:`")
+                .err(
+                    k,
+                    "with a `rules:` mapping, the only other key allowed is `defaults:`",
+                )
                 .help("put every regex under `rules:`"));
         }
         (rules, defaults)
@@ -134,8 +159,11 @@ pub(crate) fn decode(ctx: &Ctx<'_>, node: &Node, origin: &str) -> Result<Categor
             .size_limit(1 << 20)
             .build()
             .map_err(|e| {
-                ctx.err(k, format!("invalid regex `{key}`: {}", first_line(&e.to_string())))
-                    .help("Rust regex syntax; it is searched anywhere in the demangled kernel name")
+                ctx.err(
+                    k,
+                    format!("invalid regex `{key}`: {}", first_line(&e.to_string())),
+                )
+                .help("Rust regex syntax; it is searched anywhere in the demangled kernel name")
             })?;
         rules.push(CategoryRule {
             pattern,
@@ -150,7 +178,11 @@ pub(crate) fn decode(ctx: &Ctx<'_>, node: &Node, origin: &str) -> Result<Categor
 }
 
 fn first_line(s: &str) -> String {
-    s.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or(s).trim().to_owned()
+    s.lines()
+        .rfind(|l| !l.trim().is_empty())
+        .unwrap_or(s)
+        .trim()
+        .to_owned()
 }
 
 #[cfg(test)]
