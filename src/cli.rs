@@ -448,7 +448,17 @@ pub fn make_profiler(
 ) -> Result<Box<dyn crate::profile::Profiler>> {
     Ok(match &source.replay {
         Some(dir) => Box::new(crate::profile::replay::ReplayProfiler::open(dir)?),
-        None => Box::new(crate::profile::live::NcuProfiler::new(&spec.base_dir())?),
+        None => {
+            let selected: Vec<&crate::spec::Target> = spec
+                .targets
+                .iter()
+                .filter(|t| source.targets.is_empty() || source.targets.contains(&t.name))
+                .collect();
+            Box::new(crate::profile::by_target::ByTarget::new(
+                &spec.base_dir(),
+                &selected,
+            )?)
+        }
     })
 }
 

@@ -12,40 +12,7 @@ use crate::spec::CategoryRules;
 /// The category of names no rule matches.
 pub const MISC: &str = "misc";
 
-/// cgp-gate's default rules for common CUDA stacks, in the order they are tried. Order matters:
-/// attention and MoE kernels are often GEMMs underneath (CUTLASS fmha, grouped GEMMs), so they
-/// come before the GEMM rule; memory operations and collectives come first of all.
-pub const DEFAULT_RULES: &[(&str, &str)] = &[
-    // nsys's own names for copies and fills (`[CUDA memcpy Host-to-Device]`, `[CUDA memset]`).
-    (r"^\[CUDA (memcpy|memset|Unified Memory)", "memops"),
-    (
-        r"(?i)nccl|all_?reduce|all_?gather|reduce_?scatter|cross_device_reduce|alltoall|all_to_all",
-        "nccl",
-    ),
-    (
-        r"(?i)flash|fmha|attention|_attn|attn_|paged_?attention|flashinfer|xformers|\bmha|mla_|sdpa|reshape_and_cache",
-        "attn",
-    ),
-    (
-        r"(?i)moe|expert|topk_?gating|top_k_gating|GroupProblemShape|grouped_?gemm|count_and_sort|align_block_size",
-        "moe",
-    ),
-    (
-        r"(?i)gemm|nvjet|cublas|cutlass|xmma|s16816|s1688|h16816|i16832|hmma|wgmma|matmul|splitk|gemv",
-        "gemm",
-    ),
-    (
-        r"(?i)rms_?norm|layer_?norm|group_?norm|batch_?norm|_norm_|norm_kernel",
-        "norm",
-    ),
-    (r"(?i)softmax", "softmax"),
-    (r"(?i)reduce|reduction|argmax|argmin|cumsum|\bscan", "reduce"),
-    (r"^triton_|(?i)triton", "triton"),
-    (
-        r"(?i)elementwise|vectorized_|unrolled_|fill|copy|silu|gelu|act_and_mul|activation|cast|index_|cat_|where",
-        "elementwise",
-    ),
-];
+pub use crate::spec::DEFAULT_CATEGORY_RULES as DEFAULT_RULES;
 
 /// A compiled rule set.
 #[derive(Debug, Clone)]
@@ -111,6 +78,11 @@ impl Categories {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn every_default_rule_compiles() {
+        assert_eq!(Categories::default().rules.len(), DEFAULT_RULES.len());
+    }
 
     #[test]
     fn defaults_on_real_names() {

@@ -14,6 +14,7 @@
 
 pub mod breakdown;
 pub mod categories;
+pub mod gate;
 
 pub mod read;
 

@@ -623,6 +623,21 @@ pub fn read_sqlite(path: &Path, origin: &Path) -> Result<Workload, Error> {
     })
 }
 
+/// The length of the profiled session in ns (`ANALYSIS_DETAILS.duration`), when the export has
+/// it: the wall time nsys measured.
+pub fn session_duration_ns(path: &Path) -> Option<u64> {
+    use rusqlite::{Connection, OpenFlags};
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .ok()?;
+    let d: i64 = conn
+        .query_row("SELECT MAX(duration) FROM ANALYSIS_DETAILS", [], |r| r.get(0))
+        .ok()?;
+    u64::try_from(d).ok().filter(|d| *d > 0)
+}
+
 /// Export a `.nsys-rep` to SQLite with nsys, then read the export.
 ///
 /// # Errors

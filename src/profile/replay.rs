@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::profile::record::{Manifest, rep_path};
+use crate::profile::record::{Manifest, rep_path, rep_path_sqlite};
 use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
 
 /// Reads `DIR/<target>/<size>/<rep>.csv`.
@@ -42,9 +42,17 @@ impl ReplayProfiler {
             .into_iter()
             .flatten()
             .flatten()
-            .filter_map(|e| e.file_name().to_str()?.strip_suffix(".csv")?.parse().ok())
+            .filter_map(|e| {
+                let name = e.file_name();
+                let name = name.to_str()?;
+                name.strip_suffix(".csv")
+                    .or_else(|| name.strip_suffix(".sqlite"))?
+                    .parse()
+                    .ok()
+            })
             .collect();
         reps.sort_unstable();
+        reps.dedup();
         reps
     }
 }
@@ -68,6 +76,7 @@ impl Profiler for ReplayProfiler {
 
     fn has(&self, job: Job<'_>) -> bool {
         rep_path(&self.dir, &job.target.name, &job.size.key(), job.rep).is_file()
+            || rep_path_sqlite(&self.dir, &job.target.name, &job.size.key(), job.rep).is_file()
     }
 
     fn manifest(&self) -> Option<&Manifest> {
@@ -76,8 +85,26 @@ impl Profiler for ReplayProfiler {
 
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
         let size = job.size.key();
-        let path = rep_path(&self.dir, &job.target.name, &size, job.rep);
-        let raw = match std::fs::read(&path) {
+        let mut path = rep_path(&self.dir, &job.target.name, &size, job.rep);
+        let sqlite_path = rep_path_sqlite(&self.dir, &job.target.name, &size, job.rep);
+        let mut sqlite = None;
+        if !path.is_file() && sqlite_path.is_file() {
+            // An nsys repetition kept as its SQLite export.
+            let bytes = std::fs::read(&sqlite_path).map_err(|e| {
+                ProfileError::new(
+                    FailureKind::Io,
+                    job_context(job),
+                    format!("failed to read {}: {e}", sqlite_path.display()),
+                )
+            })?;
+            sqlite = Some(bytes);
+            path = sqlite_path;
+        }
+        let raw = match if sqlite.is_some() {
+            Ok(Vec::new())
+        } else {
+            std::fs::read(&path)
+        } {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let what = if !self.dir.join(&job.target.name).is_dir() {
@@ -121,6 +148,7 @@ impl Profiler for ReplayProfiler {
             exit_code: run.and_then(|r| r.exit_code),
             output_tail: String::new(),
             kernels_seen: None,
+            sqlite,
         })
     }
 }

@@ -22,6 +22,139 @@ use super::decode::{Ctx, Result, describe};
 use super::error::SpecError;
 use super::yaml::{self, Kind, Node, Typed};
 
+/// cgp-gate's default rules for common CUDA stacks, in the order they are tried. Order matters:
+/// attention and MoE kernels are often GEMMs underneath (CUTLASS fmha, grouped GEMMs), so they
+/// come before the GEMM rule; memory operations and collectives come first of all.
+pub const DEFAULT_CATEGORY_RULES: &[(&str, &str)] = &[
+    // nsys's own names for copies and fills (`[CUDA memcpy Host-to-Device]`, `[CUDA memset]`).
+    (r"^\[CUDA (memcpy|memset|Unified Memory)", "memops"),
+    (
+        r"(?i)nccl|all_?reduce|all_?gather|reduce_?scatter|cross_device_reduce|alltoall|all_to_all",
+        "nccl",
+    ),
+    (
+        r"(?i)flash_?attn|flash_fwd|flash_bwd|flash::|fmha|attention|_attn|attn_|paged_?attention|paged_?decode|pagedkv|prefill|mergestates|xformers|\bmha|mla_|sdpa|reshape_and_cache",
+        "attn",
+    ),
+    (
+        r"(?i)moe|expert|topk_?gating|top_k_gating|GroupProblemShape|grouped_?gemm|count_and_sort|align_block_size",
+        "moe",
+    ),
+    (
+        r"(?i)gemm|nvjet|cublas|cutlass|xmma|s16816|s1688|h16816|i16832|hmma|wgmma|matmul|splitk|gemv",
+        "gemm",
+    ),
+    (
+        r"(?i)rms_?norm|layer_?norm|group_?norm|batch_?norm|_norm_|norm_kernel",
+        "norm",
+    ),
+    (r"(?i)softmax", "softmax"),
+    (r"(?i)reduce|reduction|argmax|argmin|cumsum|\bscan", "reduce"),
+    (r"^triton_|(?i)triton", "triton"),
+    (
+        r"(?i)elementwise|vectorized_|unrolled_|fill|copy|silu|gelu|act_and_mul|activation|cast|index_|cat_|where",
+        "elementwise",
+    ),
+];
+
+/// What nsys metric names are, for messages.
+pub const NSYS_METRICS_HELP: &str = "nsys targets take `gpu_time`, `non_gpu_time`, `category:<name>` and `kernel:<regex>` (GPU time in ns), and `instances:category:<name>` / `instances:kernel:<regex>` (counts; added with an `exact` threshold for every category and kernel metric unless listed)";
+
+/// Prefix of the instance-count metrics.
+pub const INSTANCES_PREFIX: &str = "instances:";
+
+/// One metric of an `nsys` target.
+#[derive(Debug, Clone)]
+pub enum NsysMetric {
+    /// Union of the busy intervals (ns).
+    GpuTime,
+    /// Wall time minus GPU time (ns).
+    NonGpuTime,
+    /// Sum of the durations of a category's rows (ns).
+    Category(String),
+    /// Sum of the durations of the rows whose name matches (ns).
+    Kernel(regex::Regex),
+    /// Rows of a category.
+    CategoryInstances(String),
+    /// Rows whose name matches.
+    KernelInstances(regex::Regex),
+}
+
+/// Whether a metric name has an nsys form (ncu names never contain `:` and always `__`).
+pub fn is_nsys_metric_name(name: &str) -> bool {
+    matches!(name, "gpu_time" | "non_gpu_time")
+        || name.starts_with("category:")
+        || name.starts_with("kernel:")
+        || name.starts_with(INSTANCES_PREFIX)
+}
+
+/// Parse an nsys metric name.
+///
+/// # Errors
+/// A message and a help line.
+pub fn parse_nsys_metric(name: &str) -> std::result::Result<NsysMetric, (String, String)> {
+    let regex = |r: &str| {
+        regex::RegexBuilder::new(r)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| {
+                (
+                    format!("invalid regex in `{name}`: {}", first_line(&e.to_string())),
+                    "Rust regex syntax, searched anywhere in the demangled kernel name".to_owned(),
+                )
+            })
+    };
+    let (counts, rest) = match name.strip_prefix(INSTANCES_PREFIX) {
+        Some(r) => (true, r),
+        None => (false, name),
+    };
+    let m = match rest {
+        "gpu_time" if !counts => NsysMetric::GpuTime,
+        "non_gpu_time" if !counts => NsysMetric::NonGpuTime,
+        _ => {
+            if let Some(c) = rest.strip_prefix("category:").filter(|c| !c.trim().is_empty()) {
+                if counts {
+                    NsysMetric::CategoryInstances(c.to_owned())
+                } else {
+                    NsysMetric::Category(c.to_owned())
+                }
+            } else if let Some(r) = rest.strip_prefix("kernel:").filter(|r| !r.is_empty()) {
+                if counts {
+                    NsysMetric::KernelInstances(regex(r)?)
+                } else {
+                    NsysMetric::Kernel(regex(r)?)
+                }
+            } else {
+                return Err((
+                    format!("`{name}` is not a metric of an nsys target"),
+                    NSYS_METRICS_HELP.to_owned(),
+                ));
+            }
+        }
+    };
+    Ok(m)
+}
+
+/// Every category a rule set can give (user rules, then the defaults unless replaced), then `misc`.
+pub fn category_names(user: Option<&CategoryRules>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let defaults = DEFAULT_CATEGORY_RULES.iter().map(|(_, c)| (*c).to_owned());
+    let own = user
+        .map(|u| u.rules.iter().map(|r| r.category.clone()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let all: Vec<String> = if user.is_none_or(|u| u.defaults) {
+        own.into_iter().chain(defaults).collect()
+    } else {
+        own
+    };
+    for c in all.into_iter().chain(std::iter::once("misc".to_owned())) {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Files larger than this are refused (a rules file is a few KB).
 const MAX_FILE_BYTES: u64 = 4 << 20;
 
