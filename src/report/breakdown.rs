@@ -366,3 +366,87 @@ pub fn run(opts: &BreakdownOptions) -> crate::Result<String> {
     }
     Ok(crate::nsys::breakdown::console(&b, opts.top))
 }
+
+/// Baseline-against-candidate bars of every nsys target x size in a check's results, from its
+/// `category:<name>` rows (medians): (`target size`, bars, category order).
+pub fn results_bars(results: &crate::results::Results) -> Vec<(String, Vec<Bar>, Vec<String>)> {
+    let mut groups: Vec<(String, Vec<&crate::results::Row>)> = Vec::new();
+    for r in &results.rows {
+        if !r.metric.starts_with("category:") || r.unit != "ns" {
+            continue;
+        }
+        let id = format!("{} {}", r.target, r.size);
+        match groups.iter_mut().find(|(g, _)| *g == id) {
+            Some((_, rows)) => rows.push(r),
+            None => groups.push((id, vec![r])),
+        }
+    }
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    groups
+        .into_iter()
+        .map(|(id, rows)| {
+            let cat = |r: &crate::results::Row| r.metric.trim_start_matches("category:").to_owned();
+            let mut order: Vec<(String, f64)> = rows
+                .iter()
+                .map(|r| {
+                    let size = r.baseline.as_ref().map_or(0.0, |s| s.median)
+                        + r.candidate.as_ref().map_or(0.0, |s| s.median);
+                    (cat(r), size)
+                })
+                .collect();
+            order.sort_by(|a, b| {
+                (a.0 == MISC)
+                    .cmp(&(b.0 == MISC))
+                    .then(b.1.total_cmp(&a.1))
+                    .then_with(|| a.0.cmp(&b.0))
+            });
+            let order: Vec<String> = order.into_iter().map(|(c, _)| c).collect();
+            let side = |label: &str, pick: &dyn Fn(&crate::results::Row) -> Option<f64>| Bar {
+                label: format!("{id} {label}"),
+                segments: rows.iter().filter_map(|r| Some((cat(r), pick(r)?))).collect(),
+            };
+            let mut bars = Vec::new();
+            if rows.iter().any(|r| r.baseline.is_some()) {
+                bars.push(side("baseline", &|r| r.baseline.as_ref().map(|s| s.median)));
+            }
+            if rows.iter().any(|r| r.candidate.is_some()) {
+                bars.push(side("candidate", &|r| r.candidate.as_ref().map(|s| s.median)));
+            }
+            (id, bars, order)
+        })
+        .filter(|(_, bars, _)| !bars.is_empty())
+        .collect()
+}
+
+/// The Markdown section of the bars (empty without nsys category rows).
+pub fn results_markdown(results: &crate::results::Results) -> String {
+    let groups = results_bars(results);
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "**GPU time by category** (nsys targets, medians of the gated categories; one square is 2.5% of its bar)\n\n",
+    );
+    for (_, bars, order) in &groups {
+        md.push_str(&stacked_markdown(bars, order));
+        md.push('\n');
+    }
+    md
+}
+
+/// The HTML section of the bars (empty without nsys category rows).
+pub fn results_html(results: &crate::results::Results) -> String {
+    let groups = results_bars(results);
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from(
+        "<h2>GPU time by category</h2>\n<p class=\"muted\">nsys targets: medians of the gated categories, baseline against candidate.</p>\n",
+    );
+    for (id, bars, order) in &groups {
+        h.push_str("<div class=\"bars\">");
+        h.push_str(&stacked_svg(bars, order, &format!("GPU time by category: {id}")));
+        h.push_str("</div>\n");
+    }
+    h
+}
