@@ -450,3 +450,26 @@ pub fn results_html(results: &crate::results::Results) -> String {
     }
     h
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bars_escape_category_names_and_keep_colours() {
+        let order = vec!["<b>|x".to_owned(), "gemm".to_owned(), MISC.to_owned()];
+        let bars = vec![
+            Bar { label: "a".into(), segments: vec![("gemm".into(), 30.0), ("<b>|x".into(), 10.0)] },
+            Bar { label: "b".into(), segments: vec![("gemm".into(), 10.0), (MISC.into(), 10.0)] },
+        ];
+        let md = stacked_markdown(&bars, &order);
+        assert!(!md.contains("<b>") && md.contains("&lt;b&gt;"), "{md}");
+        // Exactly 40 squares per bar (largest remainder).
+        for line in md.lines().take(2) {
+            assert_eq!(line.chars().filter(|c| ['🟦', '🟧', '⬜'].contains(c)).count(), 40, "{line}");
+        }
+        let svg = stacked_svg(&bars, &order, "t");
+        assert!(!svg.contains("<b>"));
+        assert_eq!(svg.matches(&format!("fill=\"{}\"", colour(&order, "gemm"))).count(), 3, "two segments and a legend swatch");
+    }
+}
