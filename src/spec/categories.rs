@@ -50,7 +50,7 @@ pub const DEFAULT_CATEGORY_RULES: &[(&str, &str)] = &[
     ),
     (r"(?i)softmax", "softmax"),
     (r"(?i)reduce|reduction|argmax|argmin|cumsum|\bscan", "reduce"),
-    (r"^triton_|(?i)triton", "triton"),
+    (r"(?i)triton", "triton"),
     (
         r"(?i)elementwise|vectorized_|unrolled_|fill|copy|silu|gelu|act_and_mul|activation|cast|index_|cat_|where",
         "elementwise",
