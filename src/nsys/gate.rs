@@ -173,7 +173,23 @@ impl Profiler for NsysProfiler {
         }
         // The export is bounded like any input: a larger one is refused by the reader's row
         // limit, and SQLite reads it page by page.
-        let sqlite = std::fs::read(&export).ok();
+        let sqlite = match std::fs::metadata(&export) {
+            Ok(m) if m.len() > super::read::MAX_SQLITE_BYTES => {
+                return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    job_context(job),
+                    format!(
+                        "the nsys export {} is {} bytes, more than the {} cgp-gate reads",
+                        export.display(),
+                        m.len(),
+                        super::read::MAX_SQLITE_BYTES
+                    ),
+                )
+                .hint("trace a shorter run (fewer steps), or limit the trace with nsys's --capture-range"));
+            }
+            Ok(_) => std::fs::read(&export).ok(),
+            Err(_) => None,
+        };
         Ok(Capture {
             raw: String::new(),
             origin: export,
@@ -238,7 +254,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         return Err(ProfileError::new(FailureKind::AppFailed, ctx, message)
             .hint("run the command by hand under `nsys profile --trace cuda` to see why"));
     }
-    if capture.sqlite.is_none() && capture.raw.is_empty() && capture.argv.is_some() {
+    if capture.sqlite.is_none() && capture.raw.is_empty() && !capture.origin.is_file() {
         return Err(ProfileError::new(
             FailureKind::ProfilerError,
             ctx,

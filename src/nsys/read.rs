@@ -23,6 +23,9 @@ use super::{Activity, MEMCPY_KINDS, MEMSET_NAME, Names, Shape, Workload, memcpy_
 
 /// CSV text larger than this is refused (a 17,016-row trace with long C++ names is ~10 MB).
 pub const MAX_TEXT_BYTES: u64 = 1 << 30;
+/// SQLite exports larger than this are refused where they are held in memory (live captures and
+/// replayed repetitions).
+pub const MAX_SQLITE_BYTES: u64 = 2 << 30;
 /// More activity rows than this are refused (each costs 32 bytes in memory).
 pub const MAX_ROWS: usize = 20_000_000;
 /// Environment variable naming the nsys executable (otherwise `nsys` on `PATH`).

@@ -90,6 +90,18 @@ impl Profiler for ReplayProfiler {
         let mut sqlite = None;
         if !path.is_file() && sqlite_path.is_file() {
             // An nsys repetition kept as its SQLite export.
+            let len = std::fs::metadata(&sqlite_path).map_or(0, |m| m.len());
+            if len > crate::nsys::read::MAX_SQLITE_BYTES {
+                return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    job_context(job),
+                    format!(
+                        "{} is {len} bytes, more than the {} cgp-gate reads",
+                        sqlite_path.display(),
+                        crate::nsys::read::MAX_SQLITE_BYTES
+                    ),
+                ));
+            }
             let bytes = std::fs::read(&sqlite_path).map_err(|e| {
                 ProfileError::new(
                     FailureKind::Io,
