@@ -22,7 +22,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         self.0 >> 33
     }
     fn unit(&mut self) -> f64 {
@@ -44,7 +47,11 @@ fn real_kernels() -> Vec<(String, u64, f64)> {
     r.records()
         .map(|rec| {
             let rec = rec.expect("row");
-            (rec[name].to_owned(), rec[inst].parse().expect("count"), rec[avg].parse().expect("avg"))
+            (
+                rec[name].to_owned(),
+                rec[inst].parse().expect("count"),
+                rec[avg].parse().expect("avg"),
+            )
         })
         .collect()
 }
@@ -58,8 +65,27 @@ pub fn generate(rows: usize, dir: &Path) -> PathBuf {
     let path = dir.join(format!("SYNTHETIC_cuda_gpu_trace_{rows}.csv"));
     let mut w = csv::WriterBuilder::new().from_path(&path).expect("create");
     w.write_record([
-        "Start (ns)", "Duration (ns)", "CorrId", "GrdX", "GrdY", "GrdZ", "BlkX", "BlkY", "BlkZ", "Reg/Trd", "StcSMem (MB)",
-        "DymSMem (MB)", "Bytes (MB)", "Throughput (MB/s)", "SrcMemKd", "DstMemKd", "Device", "Ctx", "GreenCtx", "Strm", "Name",
+        "Start (ns)",
+        "Duration (ns)",
+        "CorrId",
+        "GrdX",
+        "GrdY",
+        "GrdZ",
+        "BlkX",
+        "BlkY",
+        "BlkZ",
+        "Reg/Trd",
+        "StcSMem (MB)",
+        "DymSMem (MB)",
+        "Bytes (MB)",
+        "Throughput (MB/s)",
+        "SrcMemKd",
+        "DstMemKd",
+        "Device",
+        "Ctx",
+        "GreenCtx",
+        "Strm",
+        "Name",
     ])
     .expect("header");
     let mut t: u64 = 1_149_776_304;
@@ -67,16 +93,35 @@ pub fn generate(rows: usize, dir: &Path) -> PathBuf {
         let stream = 7 + 6 * (rng.next() % 3);
         let corr = (929 + i).to_string();
         let dev = "NVIDIA L20 (0)";
-        if rng.next() % 50 == 0 {
-            let (name, dur) = if rng.next() % 2 == 0 {
+        if rng.next().is_multiple_of(50) {
+            let (name, dur) = if rng.next().is_multiple_of(2) {
                 ("[CUDA memcpy Host-to-Device]", 2_000 + rng.next() % 40_000)
             } else {
                 ("[CUDA memset]", 1_000 + rng.next() % 3_000)
             };
             let d = dur.to_string();
             w.write_record([
-                &t.to_string(), &d, &corr, "", "", "", "", "", "", "", "", "", "1.000", "44642.000", "Pageable", "Device", dev,
-                "1", "", &stream.to_string(), name,
+                &t.to_string(),
+                &d,
+                &corr,
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "1.000",
+                "44642.000",
+                "Pageable",
+                "Device",
+                dev,
+                "1",
+                "",
+                &stream.to_string(),
+                name,
             ])
             .expect("row");
             t += dur + rng.next() % 2_000;
@@ -96,12 +141,35 @@ pub fn generate(rows: usize, dir: &Path) -> PathBuf {
             .unwrap_or(&kernels[0]);
         let dur = (k.2 * (0.6 + 0.8 * rng.unit())).max(800.0) as u64;
         w.write_record([
-            &t.to_string(), &dur.to_string(), &corr, "128", "1", "1", "128", "1", "1", "64", "0.000", "0.074", "", "", "", "",
-            dev, "1", "", &stream.to_string(), &k.0,
+            &t.to_string(),
+            &dur.to_string(),
+            &corr,
+            "128",
+            "1",
+            "1",
+            "128",
+            "1",
+            "1",
+            "64",
+            "0.000",
+            "0.074",
+            "",
+            "",
+            "",
+            "",
+            dev,
+            "1",
+            "",
+            &stream.to_string(),
+            &k.0,
         ])
         .expect("row");
         // Mostly back to back on the GPU; now and then two streams overlap.
-        t = if rng.next() % 10 == 0 { t + dur / 2 } else { t + dur + rng.next() % 3_000 };
+        t = if rng.next().is_multiple_of(10) {
+            t + dur / 2
+        } else {
+            t + dur + rng.next() % 3_000
+        };
     }
     w.flush().expect("flush");
     path
@@ -113,11 +181,18 @@ fn stats(mut v: Vec<Duration>) -> (Duration, Duration) {
 }
 
 fn main() {
-    let rows: usize = std::env::var("NSYS_BENCH_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(ROWS);
+    let rows: usize = std::env::var("NSYS_BENCH_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(ROWS);
     let dir = root().join("target/nsys-bench");
     let path = generate(rows, &dir);
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    println!("input: {} (SYNTHETIC, {rows} rows, {:.1} MB)", path.display(), bytes as f64 / 1e6);
+    println!(
+        "input: {} (SYNTHETIC, {rows} rows, {:.1} MB)",
+        path.display(),
+        bytes as f64 / 1e6
+    );
 
     let cats = cgp_gate::nsys::Categories::default();
     let mut times = Vec::new();
@@ -134,14 +209,23 @@ fn main() {
     let (b, _) = last.expect("ran");
 
     // The whole command, as a user runs it (process start, read, categories, JSON written).
-    let exe = std::env::current_exe().ok().and_then(|e| Some(e.parent()?.parent()?.join("cgp-gate")));
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|e| Some(e.parent()?.parent()?.join("cgp-gate")));
     let cli = exe.filter(|e| e.is_file()).map(|exe| {
         let out = dir.join("b.json");
         let mut v = Vec::new();
         for _ in 0..5 {
             let t = Instant::now();
             let ok = Command::new(&exe)
-                .args(["breakdown".as_ref(), path.as_os_str(), "--json".as_ref(), out.as_os_str(), "--top".as_ref(), "0".as_ref()])
+                .args([
+                    "breakdown".as_ref(),
+                    path.as_os_str(),
+                    "--json".as_ref(),
+                    out.as_os_str(),
+                    "--top".as_ref(),
+                    "0".as_ref(),
+                ])
                 .output()
                 .map(|o| o.status.success())
                 .unwrap_or(false);
@@ -183,7 +267,9 @@ fn main() {
             b.as_secs_f64() * 1e3,
             m.as_secs_f64() * 1e3
         ),
-        None => println!("| `cgp-gate breakdown` (whole process) | - | - | build it first: `cargo build --release` |"),
+        None => println!(
+            "| `cgp-gate breakdown` (whole process) | - | - | build it first: `cargo build --release` |"
+        ),
     }
     match &pandas {
         Some(p) => {
@@ -197,7 +283,9 @@ fn main() {
                 py_wall.as_secs_f64() * 1e3
             );
         }
-        None => println!("| pandas | - | - | `{python}` has no pandas: set PYTHON to an interpreter with it |"),
+        None => {
+            println!("| pandas | - | - | `{python}` has no pandas: set PYTHON to an interpreter with it |")
+        }
     }
     println!();
     println!("categories (cgp-gate):");

@@ -292,7 +292,9 @@ fn the_example_spec_matches_the_json_schema() {
     let out = cargo_bin_cmd!("cgp-gate").arg("schema").output().unwrap();
     let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
     let v = jsonschema::validator_for(&schema).unwrap();
-    let doc: Value = yaml_serde::from_str(&std::fs::read_to_string(root().join("examples/nsys/cgp-gate.yaml")).unwrap()).unwrap();
+    let doc: Value =
+        yaml_serde::from_str(&std::fs::read_to_string(root().join("examples/nsys/cgp-gate.yaml")).unwrap())
+            .unwrap();
     let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}");
     let bad: Value = yaml_serde::from_str(

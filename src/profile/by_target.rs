@@ -20,9 +20,9 @@ pub struct ByTarget {
 impl ByTarget {
     /// # Errors
     /// When no temporary directory can be made.
-    pub fn new(base_dir: &Path, targets: &[&Target]) -> Result<Self, crate::Error> {
+    pub fn new(ncu: NcuProfiler, base_dir: &Path, targets: &[&Target]) -> Result<Self, crate::Error> {
         Ok(Self {
-            ncu: NcuProfiler::new(base_dir)?,
+            ncu,
             nsys: NsysProfiler::new(base_dir)?,
             nsys_only: !targets.is_empty() && targets.iter().all(|t| is_nsys(t)),
         })
@@ -40,6 +40,11 @@ impl Profiler for ByTarget {
         } else {
             self.ncu.version()
         }
+    }
+
+    fn busy_retry_delays(&self) -> Vec<std::time::Duration> {
+        // nsys does not use the counters ncu competes for; the retries are ncu's.
+        self.ncu.busy_retry_delays()
     }
 
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {

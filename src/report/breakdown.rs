@@ -301,72 +301,6 @@ pub fn page(b: &Breakdown) -> String {
     s
 }
 
-/// What `cgp-gate breakdown` was asked for.
-#[derive(Debug, Clone, Default)]
-pub struct BreakdownOptions {
-    pub files: Vec<std::path::PathBuf>,
-    pub categories: Option<std::path::PathBuf>,
-    pub json: Option<std::path::PathBuf>,
-    pub csv: Option<std::path::PathBuf>,
-    pub html: Option<std::path::PathBuf>,
-    pub wall_seconds: Option<f64>,
-    pub top: usize,
-}
-
-/// Read every file, break it down, write the requested files; returns the console text.
-///
-/// # Errors
-/// A bad categories file or input (exit 2, naming the file), nsys missing for a `.nsys-rep`
-/// (exit 3), or an output that cannot be written.
-pub fn run(opts: &BreakdownOptions) -> crate::Result<String> {
-    use crate::error::Error;
-    let user = opts
-        .categories
-        .as_deref()
-        .map(crate::spec::load_categories)
-        .transpose()?;
-    let cats = crate::nsys::Categories::new(user.as_ref());
-    let wall_ns = match opts.wall_seconds {
-        None => None,
-        Some(w) if w.is_finite() && w > 0.0 && w < 1e9 =>
-        {
-            #[allow(
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                reason = "0 < w < 1e9 s fits u64 ns"
-            )]
-            Some((w * 1e9).round() as u64)
-        }
-        Some(w) => {
-            return Err(Error::Usage(format!(
-                "--wall {w}: give the wall time in seconds, a positive number"
-            )));
-        }
-    };
-    let mut runs = Vec::with_capacity(opts.files.len());
-    for f in &opts.files {
-        let w = crate::nsys::read_path(f)?;
-        let mut r = crate::nsys::breakdown(&w, &cats);
-        if let Some(ns) = wall_ns {
-            r.set_wall(ns).map_err(Error::Usage)?;
-        }
-        runs.push(r);
-    }
-    let b = Breakdown { runs };
-    if let Some(p) = &opts.json {
-        let text = serde_json::to_string_pretty(&b).map_err(|e| Error::Usage(e.to_string()))?;
-        crate::fsutil::write_atomic(p, format!("{text}\n").as_bytes())?;
-    }
-    if let Some(p) = &opts.csv {
-        let bytes = crate::nsys::breakdown::csv(&b).map_err(|e| Error::Usage(e.to_string()))?;
-        crate::fsutil::write_atomic(p, &bytes)?;
-    }
-    if let Some(p) = &opts.html {
-        crate::fsutil::write_atomic(p, page(&b).as_bytes())?;
-    }
-    Ok(crate::nsys::breakdown::console(&b, opts.top))
-}
-
 /// Baseline-against-candidate bars of every nsys target x size in a check's results, from its
 /// `category:<name>` rows (medians): (`target size`, bars, category order).
 pub fn results_bars(results: &crate::results::Results) -> Vec<(String, Vec<Bar>, Vec<String>)> {
@@ -459,17 +393,32 @@ mod tests {
     fn bars_escape_category_names_and_keep_colours() {
         let order = vec!["<b>|x".to_owned(), "gemm".to_owned(), MISC.to_owned()];
         let bars = vec![
-            Bar { label: "a".into(), segments: vec![("gemm".into(), 30.0), ("<b>|x".into(), 10.0)] },
-            Bar { label: "b".into(), segments: vec![("gemm".into(), 10.0), (MISC.into(), 10.0)] },
+            Bar {
+                label: "a".into(),
+                segments: vec![("gemm".into(), 30.0), ("<b>|x".into(), 10.0)],
+            },
+            Bar {
+                label: "b".into(),
+                segments: vec![("gemm".into(), 10.0), (MISC.into(), 10.0)],
+            },
         ];
         let md = stacked_markdown(&bars, &order);
         assert!(!md.contains("<b>") && md.contains("&lt;b&gt;"), "{md}");
         // Exactly 40 squares per bar (largest remainder).
         for line in md.lines().take(2) {
-            assert_eq!(line.chars().filter(|c| ['🟦', '🟧', '⬜'].contains(c)).count(), 40, "{line}");
+            assert_eq!(
+                line.chars().filter(|c| ['🟦', '🟧', '⬜'].contains(c)).count(),
+                40,
+                "{line}"
+            );
         }
         let svg = stacked_svg(&bars, &order, "t");
         assert!(!svg.contains("<b>"));
-        assert_eq!(svg.matches(&format!("fill=\"{}\"", colour(&order, "gemm"))).count(), 3, "two segments and a legend swatch");
+        assert_eq!(
+            svg.matches(&format!("fill=\"{}\"", colour(&order, "gemm")))
+                .count(),
+            3,
+            "two segments and a legend swatch"
+        );
     }
 }
