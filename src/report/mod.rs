@@ -9,6 +9,7 @@
 //! - [`emit`]: `cgp-gate report` and the entry point `check` shares.
 
 pub mod breakdown;
+pub mod changes;
 pub mod comment;
 pub mod console;
 pub mod emit;
