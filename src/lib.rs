@@ -31,6 +31,7 @@ pub mod fsutil;
 pub mod gpu;
 pub mod measure;
 pub mod merge;
+pub mod missing;
 pub mod ncu;
 pub mod nsys;
 pub mod plan;

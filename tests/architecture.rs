@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["plan", "shard", "samples", "profile", "baseline", "nsys"],
     // 4. the run: measure, decide, assemble results
     &[
-        "measure", "session", "results", "check", "merge", "update", "ab", "changes",
+        "measure", "session", "results", "check", "missing", "merge", "update", "ab", "changes",
     ],
     // 5. rendering typed results
     &["report"],

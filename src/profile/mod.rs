@@ -8,6 +8,7 @@
 pub mod by_target;
 pub mod error;
 pub mod extract;
+pub mod filter;
 pub mod live;
 pub mod record;
 pub mod replay;

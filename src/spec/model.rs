@@ -106,6 +106,9 @@ pub struct Target {
     /// Kernel categories of an `nsys` target (`categories:`): the user's rules, tried before
     /// the defaults. `None`: the defaults alone.
     pub categories: Option<super::CategoryRules>,
+    /// Baseline rows of this target that the run should have measured and did not (a kernel that
+    /// disappeared or was renamed) do not fail the gate (`allow_missing: true`).
+    pub allow_missing: bool,
 }
 
 /// `profiler:` of a target.

@@ -267,6 +267,10 @@ fn target_properties() -> Value {
                 },
                 { "type": "object", "not": { "required": ["rules"] }, "additionalProperties": { "type": ["string", "number"] } }
             ]
+        },
+        "allow_missing": {
+            "description": "Baseline rows this run should have measured and did not (a kernel that disappeared or was renamed) do not fail the gate. Default false.",
+            "type": "boolean"
         }
     });
     props
