@@ -169,7 +169,7 @@ fn spec_errors_point_at_the_node() {
 
 #[test]
 fn summary_recordings_cannot_give_gpu_time() {
-    // A spec asking gpu_time of the kern_sum recording: an error row (exit 3), never a pass.
+    // A spec asking gpu_time of the kern_sum recording: a bad recording (exit 2), never a pass.
     let dir = tempfile::tempdir().unwrap();
     let spec = dir.path().join("s.yaml");
     std::fs::write(
@@ -187,7 +187,7 @@ fn summary_recordings_cannot_give_gpu_time() {
         .arg(root().join("examples/nsys/recordings/main"))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(
         e.contains("needs the GPU busy time") && e.contains("0.csv"),
@@ -222,6 +222,8 @@ fn sqlite_repetitions_record_and_replay() {
         sqlite: Some(bytes.clone()),
     };
     rec.record(job, &capture).unwrap();
+    let fp = cgp_gate::gpu::fingerprint(None, 0, "test", &t.profiling, &t.clocks);
+    rec.finish(&spec.hash, "test", &fp).unwrap();
     let path = rep_path_sqlite(dir.path(), "int8-gemm", "default", 0);
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
     let mut replay = ReplayProfiler::open(dir.path()).unwrap();
@@ -236,11 +238,12 @@ fn sqlite_repetitions_record_and_replay() {
         .unwrap();
     assert_eq!(gpu.values, [58_401.0]);
     assert_eq!(gpu.unit, "ns");
-    // A later CSV repetition replaces the SQLite one (one file per repetition).
+    // A CSV repetition recorded later replaces the SQLite one (one file per repetition).
     let csv = std::fs::read_to_string(
         root().join("tests/fixtures/nsys-wild/12_b200_cuda_gpu_trace_nvtxname_2025.5.2.csv"),
     )
     .unwrap();
+    let mut rec = Recorder::new(dir.path()).unwrap();
     rec.record(
         job,
         &Capture {
@@ -250,7 +253,9 @@ fn sqlite_repetitions_record_and_replay() {
         },
     )
     .unwrap();
+    rec.finish(&spec.hash, "test", &fp).unwrap();
     assert!(!path.exists());
+    let mut replay = ReplayProfiler::open(dir.path()).unwrap();
     let back = replay.capture(job).unwrap();
     assert!(back.sqlite.is_none());
 }

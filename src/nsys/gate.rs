@@ -69,6 +69,8 @@ impl NsysProfiler {
             .prefix("cgp-gate-nsys-")
             .tempdir()
             .map_err(|e| crate::Error::io("create a temporary directory in", std::env::temp_dir(), e))?;
+        // Removed on a terminating signal too, like ncu's.
+        crate::fsutil::remember_temp_dir(work.path());
         Ok(Self {
             nsys: locate_nsys(),
             base_dir: base_dir.to_path_buf(),
@@ -84,6 +86,13 @@ impl NsysProfiler {
                 .unwrap_or_else(|_| "nsys was not found on PATH".to_owned());
             ProfileError::new(FailureKind::NcuNotFound, "", what).hint(NOT_FOUND_HINT)
         })
+    }
+}
+
+impl Drop for NsysProfiler {
+    fn drop(&mut self) {
+        // The `TempDir` removes the folder itself.
+        crate::fsutil::forget_temp_dir(self.work.path());
     }
 }
 
