@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     // 2. the spec
     &["spec"],
     // 3. from spec to samples: what to run, how to run it, what came out, what is stored
-    &["plan", "shard", "samples", "profile", "baseline", "sass"],
+    &["plan", "shard", "samples", "profile", "baseline", "nsys", "sass"],
     // 4. the run: measure, decide, assemble results
     &[
         "measure",

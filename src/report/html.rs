@@ -94,6 +94,7 @@ pub fn html(results: &Results) -> String {
     highlighted_table(results, &mut h);
     errors(results, &mut h);
     plots(results, &mut h);
+    h.push_str(&super::breakdown::results_html(results));
     roofline(results, &mut h);
     all_rows(results, &mut h);
     run_info(results, &mut h);
