@@ -217,14 +217,19 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(exit_codes::OK)
         }
         Command::Parse { file, json } => {
-            let text = std::fs::read_to_string(&file).map_err(|e| Error::io("read", &file, e))?;
-            let parsed = crate::ncu::parse::parse(&text).map_err(|e| Error::input(&file, e.to_string()))?;
+            let bytes = std::fs::read(&file).map_err(|e| Error::io("read", &file, e))?;
             if json {
-                // Buffered: stdout is line-buffered and the JSON is one long line.
+                // Streamed: the launches are written while the file is read. Buffered: stdout is
+                // line-buffered and the JSON is one long line.
                 let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
-                serde_json::to_writer(&mut w, &parsed).map_err(|e| stdout_err(std::io::Error::other(e)))?;
+                crate::ncu::parse::write_json(&bytes, &mut w).map_err(|e| match e {
+                    crate::ncu::parse::JsonError::Parse(e) => Error::input(&file, e.to_string()),
+                    crate::ncu::parse::JsonError::Io(e) => stdout_err(e),
+                })?;
                 writeln!(w).and_then(|()| w.flush()).map_err(stdout_err)?;
             } else {
+                let parsed =
+                    crate::ncu::parse::parse_bytes(&bytes).map_err(|e| Error::input(&file, e.to_string()))?;
                 write!(
                     out,
                     "{}",
