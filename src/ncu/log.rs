@@ -145,6 +145,27 @@ fn passes_at_end(text: &str) -> Option<u32> {
     PASSES.captures(text)?.get(1)?.as_str().parse().ok()
 }
 
+/// ncu's own command-line error, printed before it runs anything (it then exits 255): the
+/// rejected option and the line. Seen with Nsight Compute 2022.3:
+/// `unrecognised option '--config-file'` and `the argument for option '--page' is invalid`.
+pub fn usage_error(output: &str) -> Option<(String, String)> {
+    const PATTERNS: &[&str] = &[
+        "unrecognised option",
+        "unrecognized option",
+        "for option '",
+        "is missing",
+        "cannot be specified more than once",
+        "is ambiguous",
+    ];
+    output.lines().map(str::trim).find_map(|line| {
+        if line.starts_with("==") || !PATTERNS.iter().any(|p| line.contains(p)) {
+            return None;
+        }
+        let option = line.split('\'').find(|part| part.starts_with('-'))?;
+        Some((option.to_owned(), line.to_owned()))
+    })
+}
+
 /// Classify the scan into a failure: its kind, a message and a hint saying what to do.
 ///
 /// The most specific cause wins: a permission or resource error explains the `No kernels were
@@ -222,6 +243,15 @@ pub fn classify(scan: &LogScan) -> Option<(FailureKind, String, String)> {
             format!("ncu failed to profile{kernel}: {e}"),
             "rerun the ncu command by hand to see its full log; fewer metrics per run or \
              `--replay-mode application` avoid some replay failures"
+                .to_owned(),
+        ));
+    }
+    if let Some(e) = find("did not match any section") {
+        return Some((
+            FailureKind::ProfilerError,
+            format!("ncu rejected a `--section` option: {e}"),
+            "list the sections this ncu has with `ncu --list-sections` (names differ between \
+             releases), and fix the section name or regex"
                 .to_owned(),
         ));
     }
@@ -376,6 +406,34 @@ mod tests {
             classify(&scan("==ERROR== An error occurred while trying to profile.\n")).unwrap();
         assert_eq!(kind, FailureKind::ProfilerError);
         assert!(msg.contains("An error occurred while trying to profile."));
+    }
+
+    #[test]
+    fn usage_errors_name_the_option() {
+        // Verbatim from Nsight Compute 2022.3 (stderr), exit status 255.
+        let out = "unrecognised option '--config-file'\n\nUse --help for further details.\n";
+        assert_eq!(
+            usage_error(out),
+            Some((
+                "--config-file".to_owned(),
+                "unrecognised option '--config-file'".to_owned()
+            ))
+        );
+        let out = "the argument for option '--page' is invalid\n\nUse --help for further details.\n";
+        assert_eq!(usage_error(out).unwrap().0, "--page");
+        assert_eq!(usage_error("app says: done\n==PROF== Connected to process 1\n"), None);
+    }
+
+    #[test]
+    fn a_bad_section_option_is_named() {
+        // 03_llmperf_error_only.csv (tests/fixtures/ncu-wild), verbatim.
+        let s = scan(
+            "==ERROR== Option '--section .*SpeedOfLight.*' did not match any section.\n==ERROR== Use --list-sections to see the list of available sections.\n",
+        );
+        let (kind, msg, hint) = classify(&s).unwrap();
+        assert_eq!(kind, FailureKind::ProfilerError);
+        assert!(msg.contains("--section .*SpeedOfLight.*"), "{msg}");
+        assert!(hint.contains("ncu --list-sections"));
     }
 
     #[test]

@@ -469,6 +469,13 @@ fn no_table(text: &str) -> ParseError {
              --print-units base`",
         );
     }
+    if lines().any(|l| l.starts_with("\"Address\",\"Source\"")) {
+        return ParseError::new(
+            "this is ncu's source page (`--page source`): it holds per-instruction counters, not \
+             launches",
+        )
+        .hint("export the raw page: `ncu --import REPORT --csv --page raw --print-units base`");
+    }
     let connected = lines()
         .filter(|l| l.starts_with("==PROF== Connected to process"))
         .count();
@@ -792,6 +799,7 @@ fn is_absent(t: &[u8]) -> bool {
     t.is_empty()
         || t.eq_ignore_ascii_case(b"n/a")
         || t.eq_ignore_ascii_case(b"no data")
+        || t.eq_ignore_ascii_case(b"(no data)")
         || t.eq_ignore_ascii_case(b"not available")
         || t == b"-"
         || t == b"--"
@@ -814,6 +822,25 @@ fn read_cell(
     }
     if is_non_finite(text) {
         return Ok(Some(Val::Text(field)));
+    }
+    // `--print-metric-instances values` of 2022-era ncu: `AGG (i1; i2; ...)`, or `(i1; i2)`
+    // without an aggregate. The aggregate is the value (the instances are dropped); a list alone
+    // is the list.
+    if let Some(inner) = text.strip_suffix(b")")
+        && let Some(open) = inner.iter().position(|&b| b == b'(')
+    {
+        let (agg, items) = (inner[..open].trim_ascii(), &inner[open + 1..]);
+        let all_numbers = items
+            .split(|&b| b == b';')
+            .all(|i| parse_number(i.trim_ascii(), scratch).is_some());
+        if all_numbers {
+            if agg.is_empty() {
+                return read_cell(items, field, numeric, lists, scratch);
+            }
+            if let Some(v) = parse_number(agg, scratch) {
+                return Ok(Some(Val::Num(v)));
+            }
+        }
     }
     if text.contains(&b';') {
         let start = lists.len();
@@ -1103,7 +1130,7 @@ impl RawRow<'_> {
     fn attributes(&self) -> impl Iterator<Item = (&str, &str)> {
         self.page.attributes.iter().filter_map(|(i, name)| {
             let v = self.field(*i);
-            (!v.is_empty()).then_some((name.as_str(), v))
+            (!is_absent(v.as_bytes())).then_some((name.as_str(), v))
         })
     }
 }
@@ -1285,7 +1312,7 @@ fn row_attributes(table: &Table<'_>, columns: &[(usize, String)]) -> BTreeMap<St
         .iter()
         .filter_map(|(i, name)| {
             let v = table.cell(*i);
-            (!v.is_empty()).then(|| (name.clone(), v.to_owned()))
+            (!is_absent(v.as_bytes())).then(|| (name.clone(), v.to_owned()))
         })
         .collect()
 }

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::ncu::command::{list_kernels_options, ncu_options};
+use crate::ncu::command::{NcuRelease, list_kernels_options, ncu_options_for};
 use crate::ncu::runner::{Invocation, find_executable, run, tail};
 use crate::plan::{app_argv, ncu_metrics};
 use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
@@ -100,10 +100,15 @@ impl NcuProfiler {
         Ok((inv, outcome))
     }
 
+    /// The installed ncu's release, once its version was read.
+    fn release(&self) -> Option<NcuRelease> {
+        self.version.as_deref().and_then(NcuRelease::from_version)
+    }
+
     /// Kernels the application launches, from an unfiltered diagnostic run (best effort).
     fn list_kernels(&self, job: Job<'_>, app: &[String]) -> Option<Vec<String>> {
         let log = self.work.path().join("list-kernels.csv");
-        let mut args = list_kernels_options(job.target, &log);
+        let mut args = list_kernels_options(self.release(), job.target, &log);
         args.extend(app.iter().map(OsString::from));
         let (_, outcome) = self.invoke(args, job, "list-kernels").ok()?;
         if outcome.timed_out {
@@ -143,7 +148,9 @@ impl Profiler for NcuProfiler {
         let stem = format!("run-{}", job.rep);
         let log = self.work.path().join(format!("{stem}.csv"));
         let _ = std::fs::remove_file(&log);
-        let mut args = ncu_options(job.target, &ncu_metrics(job.target), &log);
+        // The argv depends on what the installed ncu has (`--config-file` is not in 2022.3).
+        let _ = self.version();
+        let mut args = ncu_options_for(self.release(), job.target, &ncu_metrics(job.target), &log);
         args.extend(app.iter().map(OsString::from));
         let (inv, outcome) = self.invoke(args, job, &stem)?;
         let argv: Vec<String> = std::iter::once(inv.program.to_string_lossy().into_owned())
@@ -188,6 +195,7 @@ impl Profiler for NcuProfiler {
             exit_code: outcome.code.or(outcome.signal.map(|s| 128 + s)),
             output_tail,
             kernels_seen,
+            ncu_version: self.version.clone(),
         })
     }
 }

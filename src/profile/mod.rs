@@ -42,6 +42,8 @@ pub struct Capture {
     pub output_tail: String,
     /// Kernels the application launched, from a diagnostic run after the filter matched nothing.
     pub kernels_seen: Option<Vec<String>>,
+    /// The version of the ncu that wrote it (`2022.3.0.0`), when known.
+    pub ncu_version: Option<String>,
 }
 
 /// A source of raw profiler output.

@@ -121,6 +121,7 @@ impl Profiler for ReplayProfiler {
             exit_code: run.and_then(|r| r.exit_code),
             output_tail: String::new(),
             kernels_seen: None,
+            ncu_version: self.manifest.as_ref().and_then(|m| m.ncu_version.clone()),
         })
     }
 }
