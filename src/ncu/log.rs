@@ -89,7 +89,12 @@ impl LogScan {
         } else if let Some(body) = segment.strip_prefix("==WARNING==") {
             self.warnings.push(segment.to_owned());
             let body = body.trim();
-            if segment == NO_KERNELS || body.starts_with("No kernels were profiled") {
+            // Range replay (`--replay-mode range|app-range`) says `No ranges were profiled.`
+            // (Nsight Compute 2022.3, seen here).
+            if segment == NO_KERNELS
+                || body.starts_with("No kernels were profiled")
+                || body.starts_with("No ranges were profiled")
+            {
                 self.no_kernels = true;
             } else if let Some(rest) = body.strip_prefix("Unable to access the following ")
                 && let Some((_, list)) = rest.split_once(':')
