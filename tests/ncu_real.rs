@@ -20,7 +20,9 @@ use cgp_gate::ncu::parse::{parse, parse_bytes};
 use cgp_gate::samples::{CsvShape, Launch, MetricValue, ParsedOutput};
 
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
 }
 
 fn parse_file(rel: &str) -> ParsedOutput {
@@ -111,7 +113,10 @@ fn wild_01_details_2025_with_rule_rows() {
     // "Gbyte/s" 345.14 in "Memory Workload Analysis": both qualified, neither bare.
     close(num(l, "Memory Throughput [GPU Speed Of Light Throughput]"), 19.66);
     close(num(l, "Memory Throughput [Memory Workload Analysis]"), 345.14e9);
-    assert_eq!(unit(l, "Memory Throughput [Memory Workload Analysis]"), "byte/second");
+    assert_eq!(
+        unit(l, "Memory Throughput [Memory Workload Analysis]"),
+        "byte/second"
+    );
     assert!(!l.metrics.contains_key("Memory Throughput"));
     // Line 42: "Block Limit Registers","block","2".
     close(num(l, "Block Limit Registers"), 2.0);
@@ -126,12 +131,18 @@ fn wild_02_body_item_labels_keep_all_22_rows() {
     // Line 7: Body Item Label "Single Precision Roofline", "SM Frequency","Ghz","2.15"; the same
     // name occurs under "Double Precision Roofline", so the label qualifies it.
     close(
-        num(l, "SM Frequency [GPU Speed Of Light Roofline Chart / Single Precision Roofline]"),
+        num(
+            l,
+            "SM Frequency [GPU Speed Of Light Roofline Chart / Single Precision Roofline]",
+        ),
         2.15e9,
     );
     // Line 13: "Double Precision Roofline", "DRAM Frequency","Ghz","13.72".
     close(
-        num(l, "DRAM Frequency [GPU Speed Of Light Roofline Chart / Double Precision Roofline]"),
+        num(
+            l,
+            "DRAM Frequency [GPU Speed Of Light Roofline Chart / Double Precision Roofline]",
+        ),
         13.72e9,
     );
     // Line 3: "Theoretical Predicated-On FFMA Thread Instructions Executed","inst/cycle","21,760"
@@ -199,17 +210,26 @@ fn wild_11_h100_details_after_program_output() {
     assert_eq!(p.launches.len(), 4);
     // Line 6: ID 0 "dram__throughput.avg.pct_of_peak_sustained_elapsed","%","10.89".
     close(
-        num(&p.launches[0], "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+        num(
+            &p.launches[0],
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+        ),
         10.89,
     );
     // Line 18: ID 1, same metric, "10.85".
     close(
-        num(&p.launches[1], "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+        num(
+            &p.launches[1],
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+        ),
         10.85,
     );
     // Line 51: ID 3 "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active","%","7.59".
     close(
-        num(&p.launches[3], "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"),
+        num(
+            &p.launches[3],
+            "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+        ),
         7.59,
     );
     assert_eq!(p.launches[0].attributes["CC"], "9.0");
@@ -238,17 +258,26 @@ fn wild_18_windows_t4_metrics_with_n_a() {
     assert_eq!(p.launches.len(), 5);
     // Line 4: ID 0 "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed","%","15.56".
     close(
-        num(&p.launches[0], "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
+        num(
+            &p.launches[0],
+            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+        ),
         15.56,
     );
     // Line 13: ID 1 "sm__warps_active.avg.pct_of_peak_sustained_active","%","80.37".
     close(
-        num(&p.launches[1], "sm__warps_active.avg.pct_of_peak_sustained_active"),
+        num(
+            &p.launches[1],
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+        ),
         80.37,
     );
     // Line 31: ID 4, same metric, "92.83".
     close(
-        num(&p.launches[4], "sm__warps_active.avg.pct_of_peak_sustained_active"),
+        num(
+            &p.launches[4],
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+        ),
         92.83,
     );
     // Line 8: "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.avg","","n/a": absent.
@@ -335,7 +364,11 @@ fn a_file_cut_off_mid_row_or_inside_a_quoted_cell_names_the_line() {
 fn utf16_with_a_bom_is_read_and_without_one_refused() {
     let text = std::fs::read_to_string(fixture("ncu-wild/18_winpy_t4_metrics_RECONSTRUCTED.csv")).unwrap();
     let mut le = vec![0xFF, 0xFE];
-    le.extend(text.replace('\n', "\r\n").encode_utf16().flat_map(u16::to_le_bytes));
+    le.extend(
+        text.replace('\n', "\r\n")
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes),
+    );
     assert_eq!(parse_bytes(&le).unwrap(), parse(&text).unwrap());
     let mut be = vec![0xFE, 0xFF];
     be.extend(text.encode_utf16().flat_map(u16::to_be_bytes));
@@ -525,7 +558,10 @@ fn real_ncu(test: &str) -> Option<PathBuf> {
 }
 
 fn ncu_version(ncu: &Path) -> String {
-    let out = Command::new(ncu).arg("--version").output().expect("ncu --version");
+    let out = Command::new(ncu)
+        .arg("--version")
+        .output()
+        .expect("ncu --version");
     cgp_gate::ncu::version::parse_version(&String::from_utf8_lossy(&out.stdout)).expect("a version line")
 }
 
@@ -534,22 +570,52 @@ fn ncu_version(ncu: &Path) -> String {
 const IMPORTS: &[(&str, &[&str])] = &[
     ("raw-base", &["--csv", "--page", "raw", "--print-units", "base"]),
     ("raw-auto", &["--csv", "--page", "raw", "--print-units", "auto"]),
-    ("details-base", &["--csv", "--page", "details", "--print-units", "base"]),
-    ("details-auto", &["--csv", "--page", "details", "--print-units", "auto"]),
+    (
+        "details-base",
+        &["--csv", "--page", "details", "--print-units", "base"],
+    ),
+    (
+        "details-auto",
+        &["--csv", "--page", "details", "--print-units", "auto"],
+    ),
     ("summary-per-kernel", &["--csv", "--print-summary", "per-kernel"]),
     ("summary-per-gpu", &["--csv", "--print-summary", "per-gpu"]),
     ("summary-per-nvtx", &["--csv", "--print-summary", "per-nvtx"]),
     (
         "raw-kernel-base-function",
-        &["--csv", "--page", "raw", "--print-units", "base", "--print-kernel-base", "function"],
+        &[
+            "--csv",
+            "--page",
+            "raw",
+            "--print-units",
+            "base",
+            "--print-kernel-base",
+            "function",
+        ],
     ),
     (
         "raw-kernel-base-mangled",
-        &["--csv", "--page", "raw", "--print-units", "base", "--print-kernel-base", "mangled"],
+        &[
+            "--csv",
+            "--page",
+            "raw",
+            "--print-units",
+            "base",
+            "--print-kernel-base",
+            "mangled",
+        ],
     ),
     (
         "raw-instances",
-        &["--csv", "--page", "raw", "--print-units", "base", "--print-metric-instances", "values"],
+        &[
+            "--csv",
+            "--page",
+            "raw",
+            "--print-units",
+            "base",
+            "--print-metric-instances",
+            "values",
+        ],
     ),
     ("raw-fp", &["--csv", "--page", "raw", "--print-fp"]),
     ("source", &["--csv", "--page", "source"]),
@@ -615,7 +681,10 @@ fn import_files_hand_checked_values() {
     let p = parse_file("ncu-import/index.raw-auto.csv");
     close(num(&p.launches[0], "gpu__time_duration.sum"), 74_880.0);
     close(num(&p.launches[0], "dram__bytes_read.sum"), 32_000.0);
-    close(num(&p.launches[0], "dram__bytes_read.sum.per_second"), 0.427_350e9);
+    close(
+        num(&p.launches[0], "dram__bytes_read.sum.per_second"),
+        0.427_350e9,
+    );
     // readOnlyCache.raw-instances.csv: derived__avg_thread_executed "32 (32; 32; ...)": the
     // aggregate 32; numa__id_memory "(no data)" absent.
     let p = parse_file("ncu-import/readOnlyCache.raw-instances.csv");
@@ -645,13 +714,20 @@ fn import_files_hand_checked_values() {
         472.649_573e6,
     );
     close(
-        num(l, "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum.per_second [maximum]"),
+        num(
+            l,
+            "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum.per_second [maximum]",
+        ),
         472.649_573e6,
     );
     assert_eq!(l.attributes["Invocations"], "1");
     assert_eq!(l.attributes["Device Id"], "0");
     // per-nvtx: the reports have no NVTX ranges, so the table has a header and no rows.
-    assert!(parse_file("ncu-import/index.summary-per-nvtx.csv").launches.is_empty());
+    assert!(
+        parse_file("ncu-import/index.summary-per-nvtx.csv")
+            .launches
+            .is_empty()
+    );
 }
 
 #[test]
@@ -675,13 +751,21 @@ fn import_files_match_what_the_real_ncu_prints_now() {
                 .env("LC_ALL", "C")
                 .output()
                 .expect("run ncu --import");
-            assert!(out.status.success(), "{report} {name}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{report} {name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             let path = fixture(&import_file(report, name));
             if update {
                 std::fs::write(&path, &out.stdout).unwrap();
             }
             let committed = std::fs::read(&path).unwrap();
-            assert!(committed == out.stdout, "{} differs from `ncu --import` now", path.display());
+            assert!(
+                committed == out.stdout,
+                "{} differs from `ncu --import` now",
+                path.display()
+            );
         }
     }
 }
@@ -700,8 +784,12 @@ fn the_version_table_matches_the_real_ncu_help() {
         let has = match option.split_once(' ') {
             // An option value: the help lists the values below the option.
             Some((opt, value)) => {
-                let at = help.find(&format!("{opt} ")).unwrap_or_else(|| panic!("{opt} in help"));
-                let next = help[at + opt.len()..].find("\n  --").map_or(help.len(), |e| at + opt.len() + e);
+                let at = help
+                    .find(&format!("{opt} "))
+                    .unwrap_or_else(|| panic!("{opt} in help"));
+                let next = help[at + opt.len()..]
+                    .find("\n  --")
+                    .map_or(help.len(), |e| at + opt.len() + e);
                 help[at..next].lines().any(|l| l.trim().starts_with(value))
             }
             None => help.contains(&format!("{option} ")) || help.contains(&format!("{option}\n")),
@@ -714,7 +802,12 @@ fn the_version_table_matches_the_real_ncu_help() {
     }
     // Every option cgp-gate itself passes is in this ncu's help.
     let target = spec_targets()[0].clone();
-    let argv = ncu_options_for(release, &target, &["gpu__time_duration.sum".into()], Path::new("x.csv"));
+    let argv = ncu_options_for(
+        release,
+        &target,
+        &["gpu__time_duration.sum".into()],
+        Path::new("x.csv"),
+    );
     for a in argv.iter().map(|a| a.to_string_lossy().into_owned()) {
         if a.starts_with("--") {
             assert!(help.contains(&format!("{a} ")), "ncu {version} help has no {a}");
@@ -779,7 +872,9 @@ targets:
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cgp-gate.yaml");
     std::fs::write(&path, yaml).unwrap();
-    cgp_gate::spec::load(&path).unwrap_or_else(|e| panic!("{e}")).targets
+    cgp_gate::spec::load(&path)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .targets
 }
 
 #[test]
@@ -793,6 +888,20 @@ fn every_spec_feature_runs_through_the_real_ncu_to_no_kernels_profiled() {
     assert_eq!(targets.len(), 10);
     for t in &targets {
         let log = dir.path().join(format!("{}.csv", t.name));
+        let missing = cgp_gate::ncu::command::unsupported_options(release, t);
+        if !missing.is_empty() {
+            // cgp-gate refuses to run it (naming the option); the real ncu would reject it too.
+            assert_eq!(t.name, "replay_app_range");
+            assert_eq!(missing, ["--replay-mode app-range"]);
+            let out = Command::new(&ncu)
+                .args(["--replay-mode", "app-range", "/bin/true"])
+                .output()
+                .expect("run ncu");
+            assert_eq!(out.status.code(), Some(255));
+            let (option, _) = cgp_gate::ncu::log::usage_error(&String::from_utf8_lossy(&out.stderr)).unwrap();
+            assert_eq!(option, "--replay-mode");
+            continue;
+        }
         let metrics = cgp_gate::plan::ncu_metrics(t);
         let mut argv = ncu_options_for(release, t, &metrics, &log);
         argv.push("/bin/true".into());
@@ -818,7 +927,12 @@ fn every_spec_feature_runs_through_the_real_ncu_to_no_kernels_profiled() {
         );
         // And cgp-gate reads that log as exactly this failure.
         let e = parse(&written).unwrap_err();
-        assert_eq!(e.failure, Some(cgp_gate::profile::FailureKind::NoKernels), "{}", t.name);
+        assert_eq!(
+            e.failure,
+            Some(cgp_gate::profile::FailureKind::NoKernels),
+            "{}",
+            t.name
+        );
     }
 }
 

@@ -60,7 +60,16 @@ pub const VERSIONED_OPTIONS: &[(&str, NcuRelease)] = &[
     ("--print-metric-name", NcuRelease { year: 2023, minor: 1 }),
     ("--page session", NcuRelease { year: 2024, minor: 1 }),
     ("--pipeline-boost-state", NcuRelease { year: 2024, minor: 1 }),
+    // 2022.3 lists `kernel`, `application` and `range` only (and rejects `app-range`).
+    ("--replay-mode app-range", NcuRelease { year: 2023, minor: 1 }),
 ];
+
+/// Options a target needs that this ncu release lacks (`--replay-mode app-range` on 2022.3):
+/// cgp-gate refuses to run such a target rather than measure something else.
+pub fn unsupported_options(release: Option<NcuRelease>, target: &Target) -> Vec<String> {
+    let mode = format!("--replay-mode {}", target.profiling.replay_mode.as_str());
+    [mode].into_iter().filter(|o| !supports(release, o)).collect()
+}
 
 /// Whether an ncu release has an option from [`VERSIONED_OPTIONS`]. Options not in the table
 /// exist in every release cgp-gate supports; an unknown release is taken to be a new one.
@@ -183,7 +192,10 @@ mod tests {
         assert_eq!(NcuRelease::from_version("2019.5.0"), r(2019, 5));
         assert_eq!(NcuRelease::from_version("unknown"), None);
         assert!(r(2022, 3) < r(2023, 1) && r(2023, 1) < r(2025, 1));
-        assert_eq!(NcuRelease::from_version("2025.1.1.0").unwrap().to_string(), "2025.1");
+        assert_eq!(
+            NcuRelease::from_version("2025.1.1.0").unwrap().to_string(),
+            "2025.1"
+        );
     }
 
     #[test]

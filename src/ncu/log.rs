@@ -426,7 +426,10 @@ mod tests {
         );
         let out = "the argument for option '--page' is invalid\n\nUse --help for further details.\n";
         assert_eq!(usage_error(out).unwrap().0, "--page");
-        assert_eq!(usage_error("app says: done\n==PROF== Connected to process 1\n"), None);
+        assert_eq!(
+            usage_error("app says: done\n==PROF== Connected to process 1\n"),
+            None
+        );
     }
 
     #[test]

@@ -180,7 +180,10 @@ pub fn series_kernel_names(launches: &[crate::samples::Launch]) -> Vec<String> {
             )),
         }
     };
-    let keys: Vec<String> = launches.iter().map(|l| crate::samples::kernel_key(&l.kernel)).collect();
+    let keys: Vec<String> = launches
+        .iter()
+        .map(|l| crate::samples::kernel_key(&l.kernel))
+        .collect();
     let configs: Vec<Option<String>> = launches.iter().map(config).collect();
     let mut per_kernel: BTreeMap<&str, BTreeSet<Option<&str>>> = BTreeMap::new();
     for (k, c) in keys.iter().zip(&configs) {

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::ncu::command::{NcuRelease, list_kernels_options, ncu_options_for};
+use crate::ncu::command::{NcuRelease, list_kernels_options, ncu_options_for, unsupported_options};
 use crate::ncu::runner::{Invocation, find_executable, run, tail};
 use crate::plan::{app_argv, ncu_metrics};
 use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
@@ -150,6 +150,20 @@ impl Profiler for NcuProfiler {
         let _ = std::fs::remove_file(&log);
         // The argv depends on what the installed ncu has (`--config-file` is not in 2022.3).
         let _ = self.version();
+        let missing = unsupported_options(self.release(), job.target);
+        if !missing.is_empty() {
+            let version = self.version.as_deref().unwrap_or("unknown");
+            return Err(ProfileError::new(
+                FailureKind::ProfilerError,
+                job_context(job),
+                format!(
+                    "ncu {version} does not support `{}`, which target `{}` asks for",
+                    missing.join("`, `"),
+                    job.target.name
+                ),
+            )
+            .hint("install a newer Nsight Compute, or choose a replay mode this ncu has (`ncu --help`)"));
+        }
         let mut args = ncu_options_for(self.release(), job.target, &ncu_metrics(job.target), &log);
         args.extend(app.iter().map(OsString::from));
         let (inv, outcome) = self.invoke(args, job, &stem)?;
