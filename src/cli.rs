@@ -200,6 +200,9 @@ pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Validate { spec } => {
             let s = crate::spec::load(&spec)?;
+            for note in crate::ncu::query::check_spec(&s)? {
+                eprintln!("{note}");
+            }
             let sizes: usize = s.targets.iter().map(|t| t.sizes.len()).sum();
             let metrics: usize = s.targets.iter().map(|t| t.metrics.len()).sum();
             writeln!(

@@ -46,7 +46,7 @@ impl Normalised {
 
 /// Error for a unit cgp-gate cannot interpret. The caller adds the metric and file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unit `{0}` is not one cgp-gate can convert")]
+#[error("unknown unit `{0}`")]
 pub struct UnknownUnit(pub String);
 
 /// Count-like units seen in ncu output; they need no scaling. Compound forms (`register/thread`,

@@ -958,3 +958,83 @@ fn the_real_ncu_rejecting_an_option_is_an_ncu_error_naming_it() {
     assert_eq!(option, "--config-file");
     assert_eq!(line, "unrecognised option '--config-file'");
 }
+
+#[test]
+fn validate_checks_metric_names_against_the_real_ncu_for_a_known_chip() {
+    let Some(_) = real_ncu("validate_checks_metric_names_against_the_real_ncu_for_a_known_chip") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("cgp-gate.yaml");
+    let write = |metric: &str| {
+        std::fs::write(
+            &spec,
+            format!(
+                "version: 1\ntargets:\n  - name: t\n    command: [./app]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n      {metric}: \"1%\"\n"
+            ),
+        )
+        .unwrap();
+    };
+    write("dram__bytes_read.sum");
+    let ok = cargo_bin_cmd!("cgp-gate")
+        .args(["validate"])
+        .arg(&spec)
+        .env("CGP_GATE_CHIP", "ga100")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&ok.stderr);
+    assert_eq!(ok.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("2 checked against `ncu --query-metrics --chips ga100`"), "{stderr}");
+    // A misspelled rollup and a misspelled base name: exit 2, both named, with suggestions.
+    write("dram__bytes_reed.sum");
+    let bad = cargo_bin_cmd!("cgp-gate")
+        .args(["validate"])
+        .arg(&spec)
+        .env("CGP_GATE_CHIP", "ga100")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`dram__bytes_reed.sum`"), "{stderr}");
+    assert!(stderr.contains("dram__bytes_read"), "a suggestion: {stderr}");
+    write("dram__bytes_read.summ");
+    let bad = cargo_bin_cmd!("cgp-gate")
+        .args(["validate"])
+        .arg(&spec)
+        .env("CGP_GATE_CHIP", "ga100")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("did you mean `dram__bytes_read.sum"), "{stderr}");
+    // No chip known: not checked, still valid, and it says so.
+    let none = cargo_bin_cmd!("cgp-gate")
+        .args(["validate"])
+        .arg(&spec)
+        .env_remove("CGP_GATE_CHIP")
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("metric names not checked: no chip known"));
+}
+
+#[test]
+fn validate_without_ncu_does_not_break() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("cgp-gate.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\ntargets:\n  - name: t\n    command: [./app]\n    metrics:\n      gpu__time_duration.summ: \"3%\"\n",
+    )
+    .unwrap();
+    let out = cargo_bin_cmd!("cgp-gate")
+        .args(["validate"])
+        .arg(&spec)
+        .env("PATH", dir.path())
+        .env("CGP_GATE_CHIP", "ga100")
+        .env_remove("CGP_GATE_NCU")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not checked: ncu is not installed"));
+}

@@ -943,10 +943,7 @@ fn parse_number(s: &[u8], scratch: &mut Vec<u8>) -> Option<f64> {
         return None;
     }
     if count <= 15 && frac < POW10.len() {
-        #[expect(
-            clippy::cast_precision_loss,
-            reason = "at most 15 digits: the mantissa is below 2^53 and exact"
-        )]
+        // At most 15 digits: the mantissa is below 2^53, so the cast is exact.
         let v = mantissa as f64 / POW10[frac];
         return Some(if neg { -v } else { v });
     }
