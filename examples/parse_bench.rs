@@ -62,8 +62,8 @@ fn list(times: &[Duration]) -> String {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bin = std::env::var_os("CGP_GATE_BIN")
-        .map_or_else(|| root.join("target/release/cgp-gate"), PathBuf::from);
+    let bin =
+        std::env::var_os("CGP_GATE_BIN").map_or_else(|| root.join("target/release/cgp-gate"), PathBuf::from);
     if !bin.is_file() {
         return Err(format!(
             "{} does not exist: run `cargo build --release` first (or set CGP_GATE_BIN)",
@@ -107,8 +107,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (r, p) = (best(&rust), best(&py));
     let mb = size as f64 / 1e6;
     println!();
-    println!("| implementation                      | best of {RUNS} (s) | MB/s   | runs (s)                 | peak RSS (MB) |");
-    println!("|-------------------------------------|---------------:|-------:|--------------------------|--------------:|");
+    println!(
+        "| implementation                      | best of {RUNS} (s) | MB/s   | runs (s)                 | peak RSS (MB) |"
+    );
+    println!(
+        "|-------------------------------------|---------------:|-------:|--------------------------|--------------:|"
+    );
     println!(
         "| cgp-gate parse --json (release)     | {:14.3} | {:6.1} | {:24} | {:13.1} |",
         r.as_secs_f64(),

@@ -177,9 +177,11 @@ fn wild_04_b200_raw_page_with_occupancy_units() {
         MetricValue::Text("NVIDIA B200".into())
     );
     assert_eq!(l.attributes["CC"], "10.0");
-    // 600 header columns: ID and Kernel Name, 9 attributes, 589 metrics with one empty column
-    // name left out... every other column is a metric.
+    // 600 columns: `ID`, `Kernel Name`, 9 launch attributes and 589 metrics, of which
+    // `launch__kernel_name` is empty in this row (absent): 588 metrics.
     assert_eq!(l.attributes.len(), 9);
+    assert_eq!(l.metrics.len(), 588);
+    assert!(!l.metrics.contains_key("launch__kernel_name"));
 }
 
 #[test]
@@ -244,8 +246,7 @@ fn wild_16_v100_2020_details() {
     close(num(l, "Duration"), 51_360.0);
     // Line 14: "Elapsed Cycles","cycle","65690".
     close(num(l, "Elapsed Cycles"), 65_690.0);
-    // Line 47: "Issued Instructions","inst","14985789" (printed with separators in the file?
-    // no: plain digits).
+    // Line 47: "Issued Instructions","inst","14985789".
     close(num(l, "Issued Instructions"), 14_985_789.0);
     // Line 53: "Static Shared Memory Per Block","byte/block","3072".
     close(num(l, "Static Shared Memory Per Block"), 3072.0);
@@ -977,18 +978,21 @@ fn validate_checks_metric_names_against_the_real_ncu_for_a_known_chip() {
     };
     write("dram__bytes_read.sum");
     let ok = cargo_bin_cmd!("cgp-gate")
-        .args(["validate"])
+        .args(["validate", "--spec"])
         .arg(&spec)
         .env("CGP_GATE_CHIP", "ga100")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&ok.stderr);
     assert_eq!(ok.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("2 checked against `ncu --query-metrics --chips ga100`"), "{stderr}");
+    assert!(
+        stderr.contains("2 checked against `ncu --query-metrics --chips ga100`"),
+        "{stderr}"
+    );
     // A misspelled rollup and a misspelled base name: exit 2, both named, with suggestions.
     write("dram__bytes_reed.sum");
     let bad = cargo_bin_cmd!("cgp-gate")
-        .args(["validate"])
+        .args(["validate", "--spec"])
         .arg(&spec)
         .env("CGP_GATE_CHIP", "ga100")
         .output()
@@ -999,7 +1003,7 @@ fn validate_checks_metric_names_against_the_real_ncu_for_a_known_chip() {
     assert!(stderr.contains("dram__bytes_read"), "a suggestion: {stderr}");
     write("dram__bytes_read.summ");
     let bad = cargo_bin_cmd!("cgp-gate")
-        .args(["validate"])
+        .args(["validate", "--spec"])
         .arg(&spec)
         .env("CGP_GATE_CHIP", "ga100")
         .output()
@@ -1009,7 +1013,7 @@ fn validate_checks_metric_names_against_the_real_ncu_for_a_known_chip() {
     assert!(stderr.contains("did you mean `dram__bytes_read.sum"), "{stderr}");
     // No chip known: not checked, still valid, and it says so.
     let none = cargo_bin_cmd!("cgp-gate")
-        .args(["validate"])
+        .args(["validate", "--spec"])
         .arg(&spec)
         .env_remove("CGP_GATE_CHIP")
         .output()
@@ -1028,7 +1032,7 @@ fn validate_without_ncu_does_not_break() {
     )
     .unwrap();
     let out = cargo_bin_cmd!("cgp-gate")
-        .args(["validate"])
+        .args(["validate", "--spec"])
         .arg(&spec)
         .env("PATH", dir.path())
         .env("CGP_GATE_CHIP", "ga100")

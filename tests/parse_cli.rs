@@ -266,7 +266,10 @@ fn an_unknown_unit_keeps_value_and_unit_as_written() {
         .replace("\"byte\",\"byte\",\"ns\"", "\"byte\",\"byte\",\"furlong\"");
     let path = write_temp(&text);
     let j = parse_json(path.to_str().unwrap());
-    assert_eq!(metric(&j["launches"][0], "gpu__time_duration.sum")["unit"], "furlong");
+    assert_eq!(
+        metric(&j["launches"][0], "gpu__time_duration.sum")["unit"],
+        "furlong"
+    );
 }
 
 #[test]

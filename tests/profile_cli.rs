@@ -375,12 +375,17 @@ fn ncu_rejecting_an_option_is_an_ncu_error_naming_option_and_version() {
     // What the real ncu 2022.3 prints for `--config-file off` (stderr, exit 255), with a newer
     // version banner so cgp-gate passes the option.
     let s = Scenario::new();
-    s.file("stderr", "unrecognised option '--config-file'\n\nUse --help for further details.\n")
-        .file("exit", "255");
+    s.file(
+        "stderr",
+        "unrecognised option '--config-file'\n\nUse --help for further details.\n",
+    )
+    .file("exit", "255");
     s.cmd(&["profile"])
         .assert()
         .code(3)
-        .stderr(predicate::str::contains("ncu 2025.1.1.0 rejected option `--config-file`"))
+        .stderr(predicate::str::contains(
+            "ncu 2025.1.1.0 rejected option `--config-file`",
+        ))
         .stderr(predicate::str::contains("unrecognised option '--config-file'"))
         .stderr(predicate::str::contains("application failed").not());
 }
@@ -395,5 +400,7 @@ fn a_gated_metric_in_a_unit_cgp_gate_cannot_convert_is_named() {
     s.cmd(&["profile"])
         .assert()
         .code(3)
-        .stderr(predicate::str::contains("has unit `furlong`, which cgp-gate cannot convert"));
+        .stderr(predicate::str::contains(
+            "has unit `furlong`, which cgp-gate cannot convert",
+        ));
 }

@@ -125,7 +125,11 @@ pub fn check_metrics(ncu: &Path, chip: &str, metrics: &[String]) -> Result<Vec<U
             } else {
                 bases.iter().collect()
             };
-            let target = if bases.contains(&base) { m.as_str() } else { base.as_str() };
+            let target = if bases.contains(&base) {
+                m.as_str()
+            } else {
+                base.as_str()
+            };
             let mut scored: Vec<(f64, &String)> = pool
                 .into_iter()
                 .map(|c| (strsim::jaro_winkler(target, c), c))
@@ -214,7 +218,11 @@ pub fn check_spec(spec: &crate::spec::Spec) -> Result<Vec<String>, crate::Error>
     metrics.retain(|m| m.contains("__"));
     let unknown = match check_metrics(&ncu, &chip, &metrics) {
         Ok(u) => u,
-        Err(e) => return Ok(vec![format!("note: metric names not checked against chip {chip}: {e}")]),
+        Err(e) => {
+            return Ok(vec![format!(
+                "note: metric names not checked against chip {chip}: {e}"
+            )]);
+        }
     };
     if unknown.is_empty() {
         return Ok(vec![format!(
