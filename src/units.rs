@@ -194,7 +194,7 @@ pub fn normalise(unit: &str) -> Result<Normalised, UnknownUnit> {
         }
         // `Kbyte/block`: a scaled byte count per count unit.
         if let Some(f) = bytes(num)
-            && f != 1.0
+            && f > 1.0
             && COUNT_UNITS.contains(&den)
             && !den.is_empty()
         {

@@ -182,7 +182,7 @@ pub fn write_json(input: &[u8], out: &mut dyn Write) -> Result<(), JsonError> {
 pub fn decode(input: &[u8]) -> Result<Cow<'_, str>, ParseError> {
     let utf16 = |le: bool| -> Result<Cow<'_, str>, ParseError> {
         let body = &input[2..];
-        if body.len() % 2 != 0 {
+        if !body.len().is_multiple_of(2) {
             return Err(ParseError::new(
                 "the file starts with a UTF-16 byte-order mark but has an odd number of bytes: it \
                  is cut off or not UTF-16",
@@ -1255,7 +1255,7 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
                 }
             };
             let Some(mut v) = cell else { continue };
-            if col.unit.factor != 1.0 {
+            if col.unit.factor.to_bits() != 1.0f64.to_bits() {
                 match &mut v {
                     Val::Num(x) => *x *= col.unit.factor,
                     Val::List(r) => lists[r.clone()].iter_mut().for_each(|x| *x *= col.unit.factor),

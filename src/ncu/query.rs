@@ -151,7 +151,7 @@ pub fn known_chip(spec_dir: &Path) -> Option<(String, String)> {
     if let Ok(c) = std::env::var(CHIP_ENV)
         && !c.trim().is_empty()
     {
-        return Some((c.trim().to_owned(), format!("{CHIP_ENV}")));
+        return Some((c.trim().to_owned(), CHIP_ENV.to_owned()));
     }
     let dir = spec_dir.join("baselines");
     let files = crate::baseline::Store::new(&dir).load_all().ok()?;
@@ -166,30 +166,6 @@ pub fn known_chip(spec_dir: &Path) -> Option<(String, String)> {
             ),
         ))
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn query_tables_give_the_names() {
-        // The layout of `ncu --query-metrics --chips ga100` (Nsight Compute 2022.3).
-        let out = "Chip ga100\n\
--------------------- ------- ------ --------\n\
-Metric Name          Metric Type     Metric Unit     Metric Description\n\
--------------------- ------- ------ --------\n\
-dram__bytes          Counter         byte            # of bytes accessed in DRAM\n\
-gpu__time_duration.avg   Counter     nsecond         equals to gpu__time_duration_measured_user if collectable, otherwise\n\
-                                                     equals to gpu__time_duration_measured_wallclock\n";
-        let names = parse_query(out);
-        assert_eq!(
-            names.into_iter().collect::<Vec<_>>(),
-            ["dram__bytes", "gpu__time_duration.avg"]
-        );
-        assert_eq!(chip_for_compute_capability("9.0"), Some("gh100"));
-        assert_eq!(chip_for_compute_capability("12.0"), None);
-    }
 }
 
 /// `validate`'s metric check: every ncu metric of every target, against the known chip.
@@ -247,4 +223,28 @@ pub fn check_spec(spec: &crate::spec::Spec) -> Result<Vec<String>, crate::Error>
             "ncu does not know these metrics for chip {chip} (chip from {from}): {list}; list the valid names with `ncu --query-metrics --chips {chip} --query-metrics-mode suffix --metrics BASE`"
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_tables_give_the_names() {
+        // The layout of `ncu --query-metrics --chips ga100` (Nsight Compute 2022.3).
+        let out = "Chip ga100\n\
+-------------------- ------- ------ --------\n\
+Metric Name          Metric Type     Metric Unit     Metric Description\n\
+-------------------- ------- ------ --------\n\
+dram__bytes          Counter         byte            # of bytes accessed in DRAM\n\
+gpu__time_duration.avg   Counter     nsecond         equals to gpu__time_duration_measured_user if collectable, otherwise\n\
+                                                     equals to gpu__time_duration_measured_wallclock\n";
+        let names = parse_query(out);
+        assert_eq!(
+            names.into_iter().collect::<Vec<_>>(),
+            ["dram__bytes", "gpu__time_duration.avg"]
+        );
+        assert_eq!(chip_for_compute_capability("9.0"), Some("gh100"));
+        assert_eq!(chip_for_compute_capability("12.0"), None);
+    }
 }
