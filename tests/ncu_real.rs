@@ -251,6 +251,11 @@ fn wild_16_v100_2020_details() {
     // Line 53: "Static Shared Memory Per Block","byte/block","3072".
     close(num(l, "Static Shared Memory Per Block"), 3072.0);
     assert_eq!(l.attributes["Kernel Time"], "2020-Apr-20 14:58:54");
+    // "Memory Throughput" occurs once here (Memory Workload Analysis, "byte/second",
+    // "286275389408.10"), so it is bare; in 01 (2025) it occurs twice and is qualified in both
+    // sections, never bare: the bare key does not go to whichever section comes first.
+    close(num(l, "Memory Throughput"), 286_275_389_408.10);
+    assert_eq!(unit(l, "Memory Throughput"), "byte/second");
 }
 
 #[test]
