@@ -62,6 +62,10 @@ pub fn scan(text: &str) -> LogScan {
     // Index into `s.profiled` of a progress line that has not printed its pass count yet.
     let mut pending: Option<usize> = None;
     for line in text.lines() {
+        // Most lines of a large table hold no `=` at all: skip them with one SIMD search.
+        if memchr::memchr(b'=', line.as_bytes()).is_none() {
+            continue;
+        }
         let first = find_marker(line, 0);
         let before = &line[..first.unwrap_or(line.len())];
         if let Some(p) = pending

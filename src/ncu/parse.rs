@@ -312,8 +312,15 @@ impl JsonSink<'_> {
     }
 
     fn number(&mut self, v: f64) -> io::Result<()> {
-        // serde_json writes finite floats with ryu and the others as `null`.
-        if v.is_finite() {
+        // serde_json writes finite floats with ryu and the others as `null`. Integral values
+        // below 1e15 are what ryu prints as `<digits>.0`: written with itoa, which is faster.
+        if v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative()) {
+            #[expect(clippy::cast_possible_truncation, reason = "integral and below 1e15")]
+            let i = v as i64;
+            let mut b = itoa::Buffer::new();
+            self.out.write_all(b.format(i).as_bytes())?;
+            self.out.write_all(b".0")
+        } else if v.is_finite() {
             let s = self.num.format_finite(v);
             self.out.write_all(s.as_bytes())
         } else {
@@ -393,7 +400,10 @@ fn run(text: &str, sink: &mut dyn Sink) -> Result<(CsvShape, Vec<String>), JsonE
         return Err(no_table(text).into());
     };
     let body = &text[offset..];
-    if let Some(e) = locale_evidence(body.as_bytes(), lines_before) {
+    // The whole table is checked before any value is read. A raw page (the large shape) is
+    // checked cell by cell instead, as it streams: a number cell that shows the locale fails there.
+    let raw_page = !body.lines().next().is_some_and(|h| h.contains("\"Metric Name\""));
+    if !raw_page && let Some(e) = locale_evidence(body.as_bytes(), lines_before) {
         return Err(e.into());
     }
     let mut table = Table::new(body, lines_before);
@@ -597,14 +607,7 @@ fn locale_evidence(body: &[u8], lines_before: usize) -> Option<ParseError> {
         let end = memchr::memchr(b'"', &body[pos..]).map_or(body.len(), |e| pos + e);
         checked_to = end;
         let cell = &body[start..end];
-        if !looks_numeric(cell) {
-            continue;
-        }
-        let bad = cell
-            .split(|&b| b == b';')
-            .map(<[u8]>::trim_ascii)
-            .any(|item| dot_grouped(item) || (item.contains(&b',') && !grouped(item)));
-        if bad {
+        if shows_decimal_comma(cell) {
             let line = lines_before + 1 + memchr::memchr_iter(b'\n', &body[..pos]).count();
             return Some(locale_error(line, &String::from_utf8_lossy(cell)));
         }
@@ -649,6 +652,15 @@ fn dot_grouped(item: &[u8]) -> bool {
                 .is_some_and(|v| v <= 255)
         });
     !ipv4
+}
+
+/// A number cell written under a decimal-comma locale (`65,77`, `1.234.567`, `1.234,5`).
+fn shows_decimal_comma(cell: &[u8]) -> bool {
+    looks_numeric(cell)
+        && cell
+            .split(|&b| b == b';')
+            .map(<[u8]>::trim_ascii)
+            .any(|item| dot_grouped(item) || (item.contains(&b',') && !grouped(item)))
 }
 
 /// Digits, separators, signs and exponents only, with at least one digit.
@@ -1235,7 +1247,10 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
                 &mut scratch,
             );
             let cell = match cell {
-                Ok(Some(_)) if dotted_nanoseconds(&col.unit_text, text) => {
+                Ok(Some(Val::Num(_))) if dotted_nanoseconds(&col.unit_text, text) => {
+                    return Err(locale_error(table.line(), &String::from_utf8_lossy(text)).into());
+                }
+                Ok(Some(Val::Text(_))) | Err(_) if shows_decimal_comma(text) => {
                     return Err(locale_error(table.line(), &String::from_utf8_lossy(text)).into());
                 }
                 Ok(c) => c,
