@@ -62,8 +62,9 @@ pub fn scan(text: &str) -> LogScan {
     // Index into `s.profiled` of a progress line that has not printed its pass count yet.
     let mut pending: Option<usize> = None;
     for line in text.lines() {
-        // Most lines of a large table hold no `=` at all: skip them with one SIMD search.
-        if memchr::memchr(b'=', line.as_bytes()).is_none() {
+        // Most lines of a large table hold no `=` at all: skip them with one SIMD search (unless
+        // a split progress line waits for its pass count).
+        if pending.is_none() && memchr::memchr(b'=', line.as_bytes()).is_none() {
             continue;
         }
         let first = find_marker(line, 0);
