@@ -38,7 +38,12 @@ pub fn samples_table(samples: &crate::samples::SampleSet) -> String {
     for (k, s) in &samples.series {
         let head = (k.target.as_str(), k.size.as_str(), k.kernel.as_str());
         if last != Some(head) {
-            let _ = writeln!(out, "{}[{}] {}", k.target, k.size, k.kernel);
+            let _ = writeln!(
+                out,
+                "{} {}",
+                crate::samples::target_size(&k.target, &k.size),
+                k.kernel
+            );
             let _ = writeln!(
                 out,
                 "  {:<52} {:>4} {:>12} {:>12} {:>12} {:>7}",

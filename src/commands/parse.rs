@@ -1,0 +1,36 @@
+//! `cgp-gate parse`: read one ncu CSV output and print its launches.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::stdout_err;
+use crate::error::{Error, Result};
+use crate::exit_codes;
+
+/// Run `parse`.
+///
+/// # Errors
+/// Unreadable or invalid files; write errors.
+pub fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<i32> {
+    let bytes = std::fs::read(file).map_err(|e| Error::io("read", file, e))?;
+    if json {
+        // Streamed: the launches are written while the file is read (on an error, what was
+        // written is incomplete and the exit code says so). Buffered: stdout is line-buffered
+        // and the JSON is one long line.
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
+        crate::ncu::parse::write_json(&bytes, &mut w).map_err(|e| match e {
+            crate::ncu::parse::JsonError::Parse(e) => Error::input(file, e.to_string()),
+            crate::ncu::parse::JsonError::Io(e) => stdout_err(e),
+        })?;
+        writeln!(w).and_then(|()| w.flush()).map_err(stdout_err)?;
+    } else {
+        let parsed = crate::ncu::parse::parse_bytes(&bytes).map_err(|e| Error::input(file, e.to_string()))?;
+        write!(
+            out,
+            "{}",
+            crate::report::console::launches_table(&parsed.launches)
+        )
+        .map_err(stdout_err)?;
+    }
+    Ok(exit_codes::OK)
+}
