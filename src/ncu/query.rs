@@ -2,9 +2,10 @@
 //! `ncu --query-metrics --chips CHIP` lists the base names, and
 //! `--query-metrics-mode suffix --metrics a,b` every valid full name of those bases.
 //!
-//! Only where it can be done: ncu installed and the chip known (`CGP_GATE_CHIP`, or the compute
-//! capability in the fingerprint of a baseline next to the spec). Otherwise `validate` says
-//! that the check was skipped and why, and still passes: a missing ncu is not a spec error.
+//! `validate` (src/commands/validate.rs) runs it only where it can: ncu installed and the chip
+//! known (`CGP_GATE_CHIP`, or the compute capability of a baseline next to the spec). Otherwise
+//! it says that the check was skipped and why, and still passes: a missing ncu is not a spec
+//! error.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -143,86 +144,6 @@ pub fn check_metrics(ncu: &Path, chip: &str, metrics: &[String]) -> Result<Vec<U
         }
     }
     Ok(unknown)
-}
-
-/// The chip to check a spec's metrics for: `CGP_GATE_CHIP`, else the compute capability of the
-/// baselines next to the spec (`<spec dir>/baselines`). With where it came from.
-pub fn known_chip(spec_dir: &Path) -> Option<(String, String)> {
-    if let Ok(c) = std::env::var(CHIP_ENV)
-        && !c.trim().is_empty()
-    {
-        return Some((c.trim().to_owned(), CHIP_ENV.to_owned()));
-    }
-    let dir = spec_dir.join("baselines");
-    let files = crate::baseline::Store::new(&dir).load_all().ok()?;
-    files.iter().find_map(|(path, f)| {
-        let chip = chip_for_compute_capability(&f.fingerprint.compute_capability)?;
-        Some((
-            chip.to_owned(),
-            format!(
-                "compute capability {} in {}",
-                f.fingerprint.compute_capability,
-                path.display()
-            ),
-        ))
-    })
-}
-
-/// `validate`'s metric check: every ncu metric of every target, against the known chip.
-/// Returns notes for stderr (what was checked, or why not).
-///
-/// # Errors
-/// [`crate::Error::Input`] naming the spec and every metric ncu does not know for the chip.
-pub fn check_spec(spec: &crate::spec::Spec) -> Result<Vec<String>, crate::Error> {
-    let Some(ncu) = crate::profile::live::locate_ncu() else {
-        return Ok(vec![
-            "note: metric names not checked: ncu is not installed (`ncu --query-metrics` checks them without a GPU)".to_owned(),
-        ]);
-    };
-    let Some((chip, from)) = known_chip(&spec.base_dir()) else {
-        return Ok(vec![format!(
-            "note: metric names not checked: no chip known (set {CHIP_ENV}=ga100, gh100, ... or keep baselines next to the spec)"
-        )]);
-    };
-    let mut metrics: Vec<String> = spec
-        .targets
-        .iter()
-        .flat_map(crate::plan::ncu_metrics)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    metrics.retain(|m| m.contains("__"));
-    let unknown = match check_metrics(&ncu, &chip, &metrics) {
-        Ok(u) => u,
-        Err(e) => {
-            return Ok(vec![format!(
-                "note: metric names not checked against chip {chip}: {e}"
-            )]);
-        }
-    };
-    if unknown.is_empty() {
-        return Ok(vec![format!(
-            "metric names: {} checked against `ncu --query-metrics --chips {chip}` (chip from {from})",
-            metrics.len()
-        )]);
-    }
-    let list = unknown
-        .iter()
-        .map(|u| {
-            if u.suggestions.is_empty() {
-                format!("`{}`", u.metric)
-            } else {
-                format!("`{}` (did you mean `{}`?)", u.metric, u.suggestions.join("`, `"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
-    Err(crate::Error::input(
-        &spec.path,
-        format!(
-            "ncu does not know these metrics for chip {chip} (chip from {from}): {list}; list the valid names with `ncu --query-metrics --chips {chip} --query-metrics-mode suffix --metrics BASE`"
-        ),
-    ))
 }
 
 #[cfg(test)]
