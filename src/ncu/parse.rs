@@ -162,10 +162,12 @@ pub fn write_json(input: &[u8], out: &mut dyn Write) -> Result<(), JsonError> {
     let text = decode(input)?;
     let mut sink = JsonSink {
         out,
+        buf: Vec::with_capacity(1 << 17),
         launches: 0,
         num: ryu::Buffer::new(),
     };
     let (_, warnings) = run(&text, &mut sink)?;
+    sink.flush_buf(true)?;
     sink.out.write_all(b"]")?;
     if !warnings.is_empty() {
         sink.out.write_all(b",\"warnings\":")?;
@@ -287,14 +289,31 @@ impl Sink for Collect {
 /// Writes JSON as `serde_json` would for a [`ParsedOutput`], launch by launch.
 struct JsonSink<'w> {
     out: &'w mut dyn Write,
+    /// Written to `out` in large pieces: appending to a `Vec` inlines, a `dyn Write` call per
+    /// piece does not.
+    buf: Vec<u8>,
     launches: usize,
     num: ryu::Buffer,
 }
 
 impl JsonSink<'_> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.buf.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Hand the buffer to `out` once it is large (or at the end: `force`).
+    fn flush_buf(&mut self, force: bool) -> io::Result<()> {
+        if force || self.buf.len() >= 1 << 16 {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
     fn separator(&mut self) -> io::Result<()> {
         if self.launches > 0 {
-            self.out.write_all(b",")?;
+            self.put(b",")?;
         }
         self.launches += 1;
         Ok(())
@@ -303,11 +322,11 @@ impl JsonSink<'_> {
     fn string(&mut self, s: &str) -> io::Result<()> {
         // Most cells need no escaping: write them as they are.
         if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-            self.out.write_all(b"\"")?;
-            self.out.write_all(s.as_bytes())?;
-            self.out.write_all(b"\"")
+            self.put(b"\"")?;
+            self.put(s.as_bytes())?;
+            self.put(b"\"")
         } else {
-            serde_json::to_writer(&mut *self.out, s).map_err(io::Error::from)
+            serde_json::to_writer(&mut self.buf, s).map_err(io::Error::from)
         }
     }
 
@@ -318,72 +337,74 @@ impl JsonSink<'_> {
             #[expect(clippy::cast_possible_truncation, reason = "integral and below 1e15")]
             let i = v as i64;
             let mut b = itoa::Buffer::new();
-            self.out.write_all(b.format(i).as_bytes())?;
-            self.out.write_all(b".0")
+            self.put(b.format(i).as_bytes())?;
+            self.put(b".0")
         } else if v.is_finite() {
             let s = self.num.format_finite(v);
-            self.out.write_all(s.as_bytes())
+            self.buf.extend_from_slice(s.as_bytes());
+            Ok(())
         } else {
-            self.out.write_all(b"null")
+            self.put(b"null")
         }
     }
 }
 
 impl Sink for JsonSink<'_> {
     fn start(&mut self, shape: CsvShape) -> io::Result<()> {
-        self.out.write_all(b"{\"shape\":")?;
-        serde_json::to_writer(&mut *self.out, &shape).map_err(io::Error::from)?;
-        self.out.write_all(b",\"launches\":[")
+        self.put(b"{\"shape\":")?;
+        serde_json::to_writer(&mut self.buf, &shape).map_err(io::Error::from)?;
+        self.put(b",\"launches\":[")
     }
 
     fn raw(&mut self, row: &RawRow<'_>) -> io::Result<()> {
         self.separator()?;
-        self.out.write_all(b"{\"id\":")?;
+        self.put(b"{\"id\":")?;
         let mut ids = itoa::Buffer::new();
-        self.out.write_all(ids.format(row.id).as_bytes())?;
-        self.out.write_all(b",\"kernel\":")?;
+        self.put(ids.format(row.id).as_bytes())?;
+        self.put(b",\"kernel\":")?;
         self.string(row.field(row.page.kernel_col))?;
         let mut first = true;
         for (name, value) in row.attributes() {
-            self.out
-                .write_all(if first { b",\"attributes\":{" } else { b"," })?;
+            self.put(if first { b",\"attributes\":{" } else { b"," })?;
             first = false;
             self.string(name)?;
-            self.out.write_all(b":")?;
+            self.put(b":")?;
             self.string(value)?;
         }
         if !first {
-            self.out.write_all(b"}")?;
+            self.put(b"}")?;
         }
-        self.out.write_all(b",\"metrics\":{")?;
+        self.put(b",\"metrics\":{")?;
         for (k, (col, value)) in row.values.iter().enumerate() {
             let c = &row.page.metrics[*col];
             if k > 0 {
-                self.out.write_all(b",")?;
+                self.put(b",")?;
             }
-            self.out.write_all(&c.json_key)?;
+            self.put(&c.json_key)?;
             match value {
                 Val::Num(v) => self.number(*v)?,
                 Val::List(r) => {
-                    self.out.write_all(b"[")?;
+                    self.put(b"[")?;
                     for (i, v) in row.lists[r.clone()].iter().enumerate() {
                         if i > 0 {
-                            self.out.write_all(b",")?;
+                            self.put(b",")?;
                         }
                         self.number(*v)?;
                     }
-                    self.out.write_all(b"]")?;
+                    self.put(b"]")?;
                 }
                 Val::Text(i) => self.string(row.field(*i))?,
             }
-            self.out.write_all(&c.json_unit)?;
+            self.put(&c.json_unit)?;
         }
-        self.out.write_all(b"}}")
+        self.put(b"}}")?;
+        self.flush_buf(false)
     }
 
     fn launch(&mut self, launch: Launch) -> io::Result<()> {
         self.separator()?;
-        serde_json::to_writer(&mut *self.out, &launch).map_err(io::Error::from)
+        serde_json::to_writer(&mut self.buf, &launch).map_err(io::Error::from)?;
+        self.flush_buf(false)
     }
 }
 
