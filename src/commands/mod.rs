@@ -2,7 +2,9 @@
 //! clap's arguments into them) and returns the exit code. Shared here: opening a spec, its
 //! profiler, the GPU session and the recorder, and one measurement pass.
 
+pub mod ab;
 pub mod baseline;
+pub mod changes;
 pub mod check;
 pub mod env;
 pub mod merge;
@@ -130,6 +132,9 @@ pub(crate) fn open_run(
     targets: &[&crate::spec::Target],
     progress: &mut dyn Write,
 ) -> Result<OpenRun> {
+    if source.replay.is_none() {
+        crate::profile::live::preflight(&sel.spec, targets)?;
+    }
     let mut profiler = make_profiler(source, &sel.spec)?;
     let ncu_version = profiler.version()?;
     let session = if source.replay.is_some() {

@@ -12,7 +12,9 @@ use crate::exit_codes;
 /// # Errors
 /// Unreadable or invalid files; write errors.
 pub fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<i32> {
-    let bytes = std::fs::read(file).map_err(|e| Error::io("read", file, e))?;
+    // Bounded read of the bytes: the parser decodes UTF-8 or BOM-marked UTF-16 itself.
+    let bytes = crate::fsutil::read_bounded(file, crate::fsutil::limits::NCU_CSV)
+        .map_err(|e| e.into_error(file, "ncu CSV output"))?;
     if json {
         // Streamed: the launches are written while the file is read (on an error, what was
         // written is incomplete and the exit code says so). Buffered: stdout is line-buffered

@@ -1233,7 +1233,29 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
     let mut count = 0;
     while table.next_record()?.is_some() {
         table.check_cut_off(header.len())?;
-        if table.record.len() != header.len() {
+        // A raw page has one cell per column in every row. A longer row with non-empty cells past
+        // the header (two rows run together, a stray separator) or a shorter one is damaged:
+        // which cell is which is unknown.
+        let extra = table
+            .record
+            .iter()
+            .skip(header.len())
+            .filter(|c| !c.trim_ascii().is_empty())
+            .count();
+        if extra > 0 {
+            return Err(ParseError {
+                kernel: Some(table.cell(kernel_col).to_owned()),
+                ..ParseError::at(
+                    table.line(),
+                    format!(
+                        "the row has {extra} more non-empty cell(s) than the header's {} columns; the file is damaged",
+                        header.len()
+                    ),
+                )
+            }
+            .into());
+        }
+        if table.record.len() < header.len() {
             return Err(ParseError::at(
                 table.line(),
                 format!(

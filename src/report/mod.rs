@@ -8,6 +8,7 @@
 //! - [`comment`]: the sticky pull-request comment (octocrab).
 //! - [`emit`]: `cgp-gate report` and the entry point `check` shares.
 
+pub mod changes;
 pub mod comment;
 pub mod console;
 pub mod emit;
@@ -16,6 +17,7 @@ pub mod github;
 pub mod html;
 pub mod junit;
 pub mod markdown;
+pub mod text;
 
 pub use comment::{CommentOutcome, GithubConfig, post_comment};
 pub use emit::{ReportFlags, ReportOptions, emit, read_results};
