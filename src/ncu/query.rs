@@ -88,6 +88,14 @@ pub fn check_metrics(ncu: &Path, chip: &str, metrics: &[String]) -> Result<Vec<U
     if bases.is_empty() {
         return Err(format!("`ncu --query-metrics --chips {chip}` listed no metrics"));
     }
+    // `--query-metrics` lists the hardware counters only: `launch__`, `device__`, `profiler__`
+    // and other collections are not in it (`launch__registers_per_thread` is valid and absent).
+    // A metric whose unit (the part before `__`) the list does not have at all is not checked.
+    let units: BTreeSet<&str> = bases.iter().filter_map(|b| b.split("__").next()).collect();
+    let metrics: Vec<&String> = metrics
+        .into_iter()
+        .filter(|m| m.split("__").next().is_some_and(|u| units.contains(u)))
+        .collect();
     let base_of = |m: &str| m.split('.').next().unwrap_or(m).to_owned();
     let known_bases: Vec<String> = metrics
         .iter()
