@@ -48,9 +48,33 @@ pub enum Command {
     /// Write or show baselines.
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// Write a starting cgp-gate.yaml from one profiled run: `init -- ./build/bench --n 1024`
+    /// runs it once under ncu; `init --from run.csv` reads a recorded ncu CSV (no GPU needed).
+    Init(InitArgs),
     /// Combine the results of shards (`check --shard`), also from different GPU types, into one
     /// report and one exit code.
     Merge(crate::merge::MergeArgs),
+}
+
+/// `cgp-gate init`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct InitArgs {
+    /// Read a recorded ncu CSV (raw or details page) instead of running the program.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// Where to write the spec.
+    #[arg(long, short, default_value = "cgp-gate.yaml", value_name = "PATH")]
+    pub output: PathBuf,
+    /// Replace an existing spec.
+    #[arg(long)]
+    pub force: bool,
+    /// The target's name (default: the program's file name).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The benchmark and its arguments, after `--`; numeric arguments become size parameters.
+    /// Run once under ncu, or with --from only written as the spec's command.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// `--shard K/N` and how to balance it; shared by `check` and `baseline update`.
@@ -239,6 +263,16 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Report(args) => crate::report::run(&args),
         Command::Check(args) => check_command(&args, out),
         Command::Merge(args) => crate::merge::run(&args, out),
+        Command::Init(args) => crate::init::run(
+            &crate::init::InitOptions {
+                from: args.from,
+                command: args.command,
+                output: args.output,
+                force: args.force,
+                name: args.name,
+            },
+            out,
+        ),
         Command::Baseline(BaselineCommand::Update(args)) => baseline_update_command(&args, out),
         Command::Baseline(BaselineCommand::Show { baselines }) => {
             let files = crate::baseline::Store::new(&baselines).load_all()?;

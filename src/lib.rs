@@ -20,6 +20,7 @@ pub mod exit_codes;
 pub mod fsutil;
 pub mod gate;
 pub mod gpu;
+pub mod init;
 pub mod merge;
 pub mod ncu;
 pub mod plan;
