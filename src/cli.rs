@@ -15,8 +15,30 @@ const EXIT_CODES_HELP: &str = "Exit codes:\n  0  pass / success\n  1  regression
 #[derive(Debug, Parser)]
 #[command(name = "cgp-gate", version, about, after_help = EXIT_CODES_HELP)]
 pub struct Cli {
+    /// Colour the verdicts: auto (on a terminal, unless NO_COLOR is set or in GitHub Actions),
+    /// always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub color: ColorArg,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorArg> for crate::report::console::ColorChoice {
+    fn from(c: ColorArg) -> Self {
+        match c {
+            ColorArg::Auto => Self::Auto,
+            ColorArg::Always => Self::Always,
+            ColorArg::Never => Self::Never,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -261,7 +283,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Profile(args) => profile_command(&args, out),
         Command::Env(args) => crate::gpu::env_command(&args, out),
         Command::Report(args) => crate::report::run(&args),
-        Command::Check(args) => check_command(&args, out),
+        Command::Check(args) => check_command(&args, cli.color.into(), out),
         Command::Merge(args) => crate::merge::run(&args, out),
         Command::Init(args) => crate::init::run(
             &crate::init::InitOptions {
@@ -286,7 +308,11 @@ pub fn run(cli: Cli) -> Result<i32> {
     }
 }
 
-fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
+fn check_command(
+    args: &CheckArgs,
+    color: crate::report::console::ColorChoice,
+    out: &mut dyn Write,
+) -> Result<i32> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let shard = args.shard.selection(&targets)?;
@@ -322,7 +348,13 @@ fn check_command(args: &CheckArgs, out: &mut dyn Write) -> Result<i32> {
     if let Some(p) = &args.json {
         results.write(p)?;
     }
-    write!(out, "{}", crate::report::console::results_table(&results)).map_err(stdout_err)?;
+    let style = crate::report::console::ConsoleStyle::for_stdout(color);
+    write!(
+        out,
+        "{}",
+        crate::report::console::results_table_styled(&results, style)
+    )
+    .map_err(stdout_err)?;
     writeln!(out, "{}", crate::report::console::health_line(&results.health)).map_err(stdout_err)?;
     out.flush().map_err(stdout_err)?;
     let env = crate::report::GithubEnv::from_env();

@@ -299,3 +299,74 @@ fn init_reports_a_failing_program_as_a_profiler_failure_and_writes_nothing() {
     assert!(stderr.contains("bench: cannot open input"), "{stderr}");
     assert!(!dir.path().join("cgp-gate.yaml").exists());
 }
+
+/// `check` of the example slowdown (SYNTHETIC recordings) with the table at `columns`.
+fn check_slowdown(columns: &str, extra: &[&str]) -> (i32, String) {
+    let mut c = bin();
+    c.current_dir(root())
+        .env("COLUMNS", columns)
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT")
+        .args([
+            "check",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--baselines",
+            "examples/baselines",
+            "--replay",
+            "examples/recordings/pr-slowdown",
+        ])
+        .args(extra);
+    let out = c.output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn the_check_table_fits_80_columns() {
+    let (code, table) = check_slowdown("80", &["--color", "never"]);
+    assert_eq!(code, 1);
+    for line in table.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    insta::assert_snapshot!("check_table_80", table);
+}
+
+#[test]
+fn the_check_table_fits_120_columns() {
+    let (code, table) = check_slowdown("120", &["--color", "never"]);
+    assert_eq!(code, 1);
+    for line in table.lines() {
+        assert!(
+            line.chars().count() <= 120,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    insta::assert_snapshot!("check_table_120", table);
+}
+
+#[test]
+fn verdicts_are_coloured_only_when_asked_off_a_terminal() {
+    // `bin()` sets NO_COLOR; `--color always` still wins (it is asked for this run).
+    let (_, plain) = check_slowdown("200", &[]);
+    assert!(!plain.contains('\x1b'), "{plain}");
+    let (_, coloured) = check_slowdown("200", &["--color", "always"]);
+    assert!(
+        coloured.contains("\x1b[1m\x1b[31mregression\x1b[0m"),
+        "{coloured:?}"
+    );
+    assert!(coloured.contains("\x1b[32mpass\x1b[0m"), "{coloured:?}");
+    // The same table once the escapes are removed.
+    let stripped = regex::Regex::new("\x1b\\[[0-9;]*m")
+        .unwrap()
+        .replace_all(&coloured, "");
+    assert_eq!(stripped, plain);
+}

@@ -16,6 +16,7 @@ pub mod github;
 pub mod html;
 pub mod junit;
 pub mod markdown;
+pub mod table;
 
 pub use comment::{CommentOutcome, GithubConfig, post_comment};
 pub use emit::{ReportArgs, ReportFlags, ReportOptions, emit, read_results, run};
