@@ -25,6 +25,7 @@ pub mod merge;
 pub mod ncu;
 pub mod plan;
 pub mod profile;
+pub mod progress;
 pub mod report;
 pub mod results;
 pub mod samples;
