@@ -370,3 +370,115 @@ fn verdicts_are_coloured_only_when_asked_off_a_terminal() {
         .replace_all(&coloured, "");
     assert_eq!(stripped, plain);
 }
+
+/// Every subcommand name, from the command layer itself.
+fn subcommands() -> Vec<String> {
+    let cmd = <cgp_gate::cli::Cli as clap::CommandFactory>::command();
+    cmd.get_subcommands().map(|s| s.get_name().to_owned()).collect()
+}
+
+#[test]
+fn completions_are_generated_for_every_shell_with_every_subcommand() {
+    let marks = [
+        ("bash", "complete -F _cgp__gate"),
+        ("zsh", "#compdef cgp-gate"),
+        ("fish", "complete -c cgp-gate"),
+        (
+            "powershell",
+            "Register-ArgumentCompleter -Native -CommandName 'cgp-gate'",
+        ),
+        ("elvish", "set edit:completion:arg-completer[cgp-gate]"),
+    ];
+    let subs = subcommands();
+    assert!(subs.iter().any(|s| s == "init") && subs.iter().any(|s| s == "completions"));
+    for (shell, mark) in marks {
+        let out = bin().args(["completions", shell]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{shell}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(script.contains(mark), "{shell}: no `{mark}`");
+        for s in &subs {
+            assert!(script.contains(s.as_str()), "{shell}: no subcommand `{s}`");
+        }
+        assert!(script.contains("fail-on"), "{shell}: no `check --fail-on`");
+    }
+    let out = bin().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "an unknown shell is a usage error");
+}
+
+/// What bash completes for `words` (the last one being completed), with the generated script.
+fn bash_complete(words: &[&str]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("cgp-gate.bash");
+    let out = bin().args(["completions", "bash"]).output().unwrap();
+    std::fs::write(&script, out.stdout).unwrap();
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let n = words.len();
+    let program = format!(
+        "source '{}'\nCOMP_WORDS=({})\nCOMP_CWORD={}\n_cgp__gate cgp-gate '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        script.display(),
+        quoted.join(" "),
+        n - 1,
+        words[n - 1],
+        words[n - 2],
+    );
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(program)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn bash_completes_subcommands_their_options_and_their_values() {
+    assert_eq!(bash_complete(&["cgp-gate", "ch"]), ["check"]);
+    assert_eq!(
+        bash_complete(&["cgp-gate", "check", "--fail-on", ""]),
+        ["regression", "inconclusive"]
+    );
+    let shells = bash_complete(&["cgp-gate", "completions", ""]);
+    for shell in ["bash", "elvish", "fish", "powershell", "zsh"] {
+        assert!(shells.iter().any(|s| s == shell), "{shells:?}");
+    }
+    let init = bash_complete(&["cgp-gate", "init", "--"]);
+    for flag in ["--from", "--output", "--force", "--name"] {
+        assert!(init.iter().any(|f| f == flag), "{init:?}");
+    }
+    assert_eq!(bash_complete(&["cgp-gate", "baseline", "up"]), ["update"]);
+}
+
+#[test]
+fn man_pages_come_from_the_command_definitions() {
+    let out = bin().arg("man").output().unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains(".TH cgp-gate 1"), "{page}");
+    assert!(page.contains("CI performance\\-regression gate"), "{page}");
+    for s in subcommands() {
+        assert!(
+            page.contains(&format!("cgp\\-gate\\-{}(1)", s.replace('-', "\\-"))),
+            "no {s} in the main page"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin().arg("man").arg("--dir").arg(dir.path()).output().unwrap();
+    assert!(out.status.success());
+    for s in subcommands().into_iter().filter(|s| s != "help") {
+        let path = dir.path().join(format!("cgp-gate-{s}.1"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("{} missing", path.display()));
+        assert!(text.contains(&format!(".TH cgp-gate-{s} 1")), "{text}");
+    }
+    let update = std::fs::read_to_string(dir.path().join("cgp-gate-baseline-update.1")).unwrap();
+    assert!(update.contains("\\fBcgp\\-gate baseline update\\fR"), "{update}");
+    assert!(update.contains("\\-\\-from"), "{update}");
+}
