@@ -482,3 +482,84 @@ fn man_pages_come_from_the_command_definitions() {
     assert!(update.contains("\\fBcgp\\-gate baseline update\\fR"), "{update}");
     assert!(update.contains("\\-\\-from"), "{update}");
 }
+
+/// The `console` blocks of docs/getting-started.md, run in order in one directory (the steps
+/// build on each other) on the synthetic recordings: each `$ cgp-gate ...` must print what the
+/// page shows (stderr, then stdout, as a terminal shows them here), and each `$ echo $?` the
+/// exit code. The spec the page shows is the spec init wrote.
+#[test]
+fn getting_started_shows_what_the_commands_print() {
+    let doc = std::fs::read_to_string(root().join("docs/getting-started.md")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(root().join("examples/recordings"), dir.path().join("recordings")).unwrap();
+    let mut blocks = Vec::new();
+    let mut in_block: Option<(String, Vec<String>)> = None;
+    for line in doc.lines() {
+        match &mut in_block {
+            None if line.starts_with("```") => {
+                in_block = Some((line.trim_start_matches('`').to_owned(), Vec::new()));
+            }
+            None => {}
+            Some(_) if line == "```" => blocks.push(in_block.take().unwrap()),
+            Some((_, lines)) => lines.push(line.to_owned()),
+        }
+    }
+    let mut last_code = None;
+    let mut commands = 0;
+    for (lang, lines) in &blocks {
+        if lang == "yaml"
+            && lines
+                .first()
+                .is_some_and(|l| l.contains("written by `cgp-gate init`"))
+        {
+            let written = std::fs::read_to_string(dir.path().join("cgp-gate.yaml")).unwrap();
+            assert_eq!(
+                written,
+                lines.join("\n") + "\n",
+                "the spec on the page is not what init wrote"
+            );
+            continue;
+        }
+        if lang != "console" {
+            continue;
+        }
+        let mut i = 0;
+        while i < lines.len() {
+            let cmd = lines[i]
+                .strip_prefix("$ ")
+                .expect("a console block starts with a command");
+            let mut expected = Vec::new();
+            i += 1;
+            while i < lines.len() && !lines[i].starts_with("$ ") {
+                expected.push(lines[i].as_str());
+                i += 1;
+            }
+            if cmd == "echo $?" {
+                assert_eq!(
+                    Some(expected.join("")),
+                    last_code.map(|c: i32| c.to_string()),
+                    "exit code"
+                );
+                continue;
+            }
+            let args: Vec<&str> = cmd.strip_prefix("cgp-gate ").expect(cmd).split(' ').collect();
+            let out = bin()
+                .current_dir(dir.path())
+                .env("COLUMNS", "100")
+                .env_remove("GITHUB_ACTIONS")
+                .args(&args)
+                .output()
+                .unwrap();
+            last_code = out.status.code();
+            let shown =
+                String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+            assert_eq!(
+                shown.trim_end(),
+                expected.join("\n").trim_end(),
+                "`{cmd}` printed something else"
+            );
+            commands += 1;
+        }
+    }
+    assert!(commands >= 5, "{commands} commands checked");
+}
