@@ -4,39 +4,26 @@
 //! re-measurement and assembles [`Results`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::baseline::{BaselineFile, Store, rfc3339_utc};
 use crate::error::Error;
-use crate::gate::{Measurement, Watch, Work, initial_work, measure};
 use crate::gpu::fingerprint::Fingerprint;
 use crate::gpu::{Gpu, peaks_for};
+use crate::measure::{Measurement, Watch, measure};
+use crate::plan::{Work, initial_work, remeasure};
 use crate::profile::Profiler;
 use crate::profile::record::Recorder;
-use crate::results::{RESULTS_VERSION, Results, RooflinePoint, Row, RowVerdict, RunVerdict};
+use crate::results::{
+    ErrorKind, FingerprintDiff, RESULTS_VERSION, Results, RooflinePoint, Row, RowThreshold, RowVerdict,
+    RunError,
+};
 use crate::samples::{SampleSet, SeriesKey};
 use crate::spec::{DERIVED_PREFIX, MetricSpec, Spec, Target};
 use crate::stats::{Comparison, Config, judge_all, summarize};
 
-/// What makes `check` exit non-zero besides errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FailOn {
-    /// Only regressions fail the gate (inconclusive rows are warnings).
-    Regression,
-    /// Regressions and inconclusive rows fail the gate.
-    Inconclusive,
-}
-
-impl FailOn {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Regression => "regression",
-            Self::Inconclusive => "inconclusive",
-        }
-    }
-}
+pub use crate::results::FailOn;
 
 /// Options of one check.
 pub struct CheckOptions<'a> {
@@ -157,7 +144,7 @@ pub fn run_check(
     mut recorder: Option<&mut Recorder>,
     mut watch: Option<&mut Watch<'_>>,
     opts: &CheckOptions<'_>,
-    progress: &mut dyn Write,
+    progress: &mut dyn crate::progress::Progress,
 ) -> Result<Results, Error> {
     let ncu_version = profiler.version()?;
     let store = Store::new(&opts.baselines);
@@ -170,7 +157,7 @@ pub fn run_check(
 
     // Load baselines and check comparability before spending time on the GPU.
     let mut baselines: BTreeMap<String, BaselineFile> = BTreeMap::new();
-    let mut mismatch: Vec<[String; 3]> = Vec::new();
+    let mut mismatch: Vec<FingerprintDiff> = Vec::new();
     let fingerprint = targets
         .first()
         .map(|t| fingerprint_for(&*profiler, &ncu_version, t, opts.gpu))
@@ -213,7 +200,11 @@ pub fn run_check(
                 )));
             }
             for (f, base, now) in diffs {
-                let d = [format!("{}: {f}", t.name), base, now];
+                let d = FingerprintDiff {
+                    field: format!("{}: {f}", t.name),
+                    baseline: base,
+                    current: now,
+                };
                 if !mismatch.contains(&d) {
                     mismatch.push(d);
                 }
@@ -222,10 +213,7 @@ pub fn run_check(
         baselines.insert(t.name.clone(), b);
     }
 
-    let mut work = initial_work(targets);
-    if let Some(s) = &opts.shard {
-        work.retain(|w| s.contains(&w.target.name, &w.size.key()));
-    }
+    let work = initial_work(targets, opts.shard.as_ref());
     let mut m = measure(
         profiler,
         &work,
@@ -238,7 +226,12 @@ pub fn run_check(
         .iter()
         .map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1))
         .collect();
-    let mut cfg = Config::from_settings(&spec.settings);
+    // The spec's `settings:`, the remaining fields at their defaults.
+    let mut cfg = Config {
+        alpha: spec.settings.alpha,
+        confidence: spec.settings.confidence,
+        ..Config::default()
+    };
     let mut multiple_testing = format!("holm alpha={}", cfg.alpha);
     if let Some(s) = opts.shard.as_ref().filter(|s| s.shard.n > 1) {
         // Bonferroni across shards, Holm within each: the merged run keeps its false-alarm
@@ -254,10 +247,11 @@ pub fn run_check(
     let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
     let mut roofline;
     let mut last_round = false;
-    let rows = loop {
+    let peaks_known = peaks_for(&fingerprint.gpu_name).is_some();
+    let (rows, spec_errors) = loop {
         let mut samples = m.samples.clone();
         roofline = add_derived(targets, &mut samples, &fingerprint.gpu_name);
-        let mut rows = judge(targets, &samples, &baselines, &m, &cfg, &rounds);
+        let (mut rows, spec_errors) = judge(targets, &samples, &baselines, &m, &cfg, &rounds, peaks_known);
         if let Some(s) = &opts.shard {
             rows.retain(|r| s.contains(&r.target, &r.size));
         }
@@ -265,29 +259,18 @@ pub fn run_check(
             r.gpu.clone_from(&fingerprint.gpu_name);
         }
         if last_round {
-            break rows;
+            break (rows, spec_errors);
         }
         let doubtful: BTreeSet<(String, String)> = rows
             .iter()
             .filter(|r| matches!(r.verdict, RowVerdict::Inconclusive | RowVerdict::Regression))
             .map(|r| (r.target.clone(), r.size.clone()))
             .collect();
-        let more: Vec<Work<'_>> = work
-            .iter()
-            .filter_map(|w| {
-                let id = (w.target.name.clone(), w.size.key());
-                let next = *next_rep.get(&id)?;
-                (doubtful.contains(&id) && next < w.target.max_repetitions).then(|| Work {
-                    target: w.target,
-                    size: w.size,
-                    reps: (next, (next + w.target.repetitions).min(w.target.max_repetitions)),
-                })
-            })
-            .collect();
+        let more: Vec<Work<'_>> = remeasure(&work, &doubtful, &next_rep);
         if more.is_empty() {
-            break rows;
+            break (rows, spec_errors);
         }
-        let _ = writeln!(progress, "re-measuring {} doubtful size(s)", more.len());
+        progress.note(&format!("re-measuring {} doubtful size(s)", more.len()));
         let extra = measure(
             profiler,
             &more,
@@ -314,19 +297,9 @@ pub fn run_check(
         last_round = !got_any;
     };
 
-    // An error is never a pass: failed jobs, error rows, or a run that judged nothing at all.
-    let verdict = if !m.errors.is_empty()
-        || rows.iter().any(|r| r.verdict == RowVerdict::Error)
-        || (rows.is_empty() && !work.is_empty())
-    {
-        RunVerdict::Error
-    } else if rows.iter().any(|r| r.verdict == RowVerdict::Regression) {
-        RunVerdict::Regression
-    } else if rows.iter().any(|r| r.verdict == RowVerdict::Inconclusive) {
-        RunVerdict::Inconclusive
-    } else {
-        RunVerdict::Pass
-    };
+    let mut errors = m.errors;
+    errors.extend(spec_errors);
+    let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty());
     let source = profiler.source();
     Ok(Results {
         schema_version: RESULTS_VERSION,
@@ -341,10 +314,10 @@ pub fn run_check(
         shard: opts.shard.as_ref().map(crate::shard::Selection::label),
         git_commit: git_commit(&spec.base_dir()),
         date: rfc3339_utc(SystemTime::now()),
-        fail_on: opts.fail_on.as_str().to_owned(),
+        fail_on: opts.fail_on,
         multiple_testing,
         rows,
-        errors: m.errors,
+        errors,
         health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
         cost_seconds: m.cost_seconds,
         roofline,
@@ -352,7 +325,9 @@ pub fn run_check(
 }
 
 /// Judge every measured row against its baseline, plus `missing` rows for baseline entries
-/// that were not measured. Rows are ordered regressions first, then by key.
+/// that were not measured. Rows are ordered regressions first, then by key. Also returns the
+/// spec mistakes that only the measurement revealed (a `min_effect` in another unit than the
+/// metric's), as invalid-input errors.
 fn judge(
     targets: &[&Target],
     samples: &SampleSet,
@@ -360,7 +335,8 @@ fn judge(
     m: &Measurement,
     cfg: &Config,
     rounds: &BTreeMap<(String, String), u32>,
-) -> Vec<Row> {
+    peaks_known: bool,
+) -> (Vec<Row>, Vec<RunError>) {
     let failed: BTreeSet<(String, String)> = m
         .errors
         .iter()
@@ -405,8 +381,12 @@ fn judge(
                 .map(|s| s.unit.clone())
                 .unwrap_or_default(),
             verdict: j.verdict,
-            threshold: ms.threshold.to_string(),
-            direction: ms.threshold.direction.as_str().to_owned(),
+            threshold: Some(RowThreshold {
+                tolerance: j.tolerance,
+                limit: j.limit,
+                ..RowThreshold::of(&ms.threshold)
+            }),
+            direction: Some(ms.threshold.direction),
             method: j.method,
             change: j.change,
             change_ci: j.change_ci,
@@ -431,7 +411,10 @@ fn judge(
         })
         .collect();
     // A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
-    // the row is an error rather than a silently meaningless verdict.
+    // the row is an error rather than a silently meaningless verdict, and the run reports invalid
+    // input (a spec mistake, exit 2) once per target and metric. `validate` catches the metrics
+    // whose unit is known from their name; this catches the rest.
+    let mut spec_errors: Vec<RunError> = Vec::new();
     for (row, (_, ms, _)) in rows.iter_mut().zip(&keyed) {
         if let Some(q) = &ms.threshold.min_effect
             && !q.unit.is_empty()
@@ -442,6 +425,18 @@ fn judge(
                 "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
                 q.unit, row.unit
             );
+            let message = format!(
+                "the spec's min_effect {q} of `{}` in target `{}` is in `{}`, but ncu measures the metric in `{}`; give min_effect in `{}`",
+                row.metric, row.target, q.unit, row.unit, row.unit
+            );
+            if !spec_errors.iter().any(|e| e.message == message) {
+                spec_errors.push(RunError {
+                    target: row.target.clone(),
+                    size: None,
+                    kind: ErrorKind::InvalidInput,
+                    message,
+                });
+            }
         }
     }
     // Every spec metric of every measured size must have been judged: a metric that no kernel
@@ -458,14 +453,14 @@ fn judge(
             {
                 continue;
             }
-            let why = if ms.name.contains("pct_of_peak") && ms.name.starts_with(crate::spec::DERIVED_PREFIX) {
+            let why = if crate::spec::PEAK_METRICS.contains(&ms.name.as_str()) && !peaks_known {
                 "no peak figures are known for this GPU, so a % of peak cannot be computed (docs/gpu.md lists the GPUs)"
             } else {
                 "no profiled kernel reported this metric"
             };
             let mut row = bare_row(target, size, "-", &ms.name, "", RowVerdict::Error, why);
-            row.threshold = ms.threshold.to_string();
-            row.direction = ms.threshold.direction.as_str().to_owned();
+            row.threshold = Some(RowThreshold::of(&ms.threshold));
+            row.direction = Some(ms.threshold.direction);
             rows.push(row);
         }
     }
@@ -493,8 +488,8 @@ fn judge(
                 reason,
             );
             if let Some(m) = ms {
-                row.threshold = m.threshold.to_string();
-                row.direction = m.threshold.direction.as_str().to_owned();
+                row.threshold = Some(RowThreshold::of(&m.threshold));
+                row.direction = Some(m.threshold.direction);
             }
             row.baseline = Some(summarize(&e.samples));
             row.history = e.older_medians();
@@ -505,7 +500,7 @@ fn judge(
         (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
             .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
     });
-    rows
+    (rows, spec_errors)
 }
 
 /// A row that was not statistically judged (missing, or an error), with no numbers yet.
@@ -525,8 +520,8 @@ fn bare_row(
         metric: metric.to_owned(),
         unit: unit.to_owned(),
         verdict,
-        threshold: "-".to_owned(),
-        direction: "-".to_owned(),
+        threshold: None,
+        direction: None,
         method: "none".to_owned(),
         change: None,
         change_ci: None,
@@ -544,13 +539,7 @@ fn bare_row(
     }
 }
 
-/// The exit code of a finished check.
+/// The exit code of a finished check (see [`crate::results::exit_code`]).
 pub fn exit_code(results: &Results, fail_on: FailOn) -> i32 {
-    use crate::exit_codes::{OK, PROFILER_FAILURE, REGRESSION};
-    match results.verdict {
-        RunVerdict::Error => PROFILER_FAILURE,
-        RunVerdict::Regression => REGRESSION,
-        RunVerdict::Inconclusive if fail_on == FailOn::Inconclusive => REGRESSION,
-        RunVerdict::Inconclusive | RunVerdict::Pass => OK,
-    }
+    crate::results::exit_code(results.verdict, &results.errors, fail_on)
 }

@@ -31,3 +31,12 @@ pub const TABLE: &[(i32, &str)] = &[
         "profiler or environment failure: ncu, the application, the GPU, permissions",
     ),
 ];
+
+/// The exit-code section of `--help`, from [`TABLE`].
+pub fn help() -> String {
+    let mut s = String::from("Exit codes:");
+    for (code, meaning) in TABLE {
+        s.push_str(&format!("\n  {code}  {meaning}"));
+    }
+    s
+}

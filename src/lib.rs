@@ -11,16 +11,20 @@
 //! - [`results`]: the run's results, the JSON that every reporter renders.
 //! - [`report`]: console, JSON, JUnit, Markdown, HTML, GitHub.
 //! - [`gpu`]: fingerprint, clocks, health, roofline.
+//! - [`plan`]: the work list, the shard's part, what to re-measure; [`measure`] runs it.
+//! - [`cli`] (clap) and [`commands`] (one file per command): the command layer.
+//!
+//! Layers and who may import whom: `docs/architecture.md` (enforced by `tests/architecture.rs`).
 
 pub mod baseline;
 pub mod check;
 pub mod cli;
+pub mod commands;
 pub mod error;
 pub mod exit_codes;
 pub mod fsutil;
-pub mod gate;
 pub mod gpu;
-pub mod init;
+pub mod measure;
 pub mod merge;
 pub mod ncu;
 pub mod plan;
@@ -33,6 +37,7 @@ pub mod session;
 pub mod shard;
 pub mod spec;
 pub mod stats;
+pub mod threshold;
 pub mod units;
 pub mod update;
 

@@ -9,61 +9,11 @@
 //! the merged results (exit 3): a gate with a hole in it must not pass.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::check::FailOn;
 use crate::error::{Error, Result};
-use crate::results::{Health, Results, RowVerdict, RunError, RunVerdict};
+use crate::results::{ErrorKind, FingerprintDiff, Health, Results, RunError};
 use crate::shard::Shard;
-
-/// `cgp-gate merge` arguments.
-#[derive(Debug, Clone, clap::Args)]
-pub struct MergeArgs {
-    /// The shards' results files (written by `check --shard K/N --json`).
-    #[arg(required = true, value_name = "RESULTS_JSON")]
-    pub files: Vec<PathBuf>,
-    /// Write the merged results as JSON here.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
-    /// What fails the merged gate besides errors; default: the strictest of the shards'.
-    #[arg(long, value_enum)]
-    pub fail_on: Option<FailOn>,
-    #[command(flatten)]
-    pub reports: crate::report::ReportFlags,
-}
-
-/// Run `cgp-gate merge`: read, merge, write the reports, and return the gate's exit code.
-///
-/// # Errors
-/// Unreadable or invalid files, and the refusals of [`merge`] (all exit 2); report failures.
-pub fn run(args: &MergeArgs, out: &mut dyn Write) -> Result<i32> {
-    let mut inputs = Vec::with_capacity(args.files.len());
-    for f in &args.files {
-        inputs.push((f.clone(), crate::report::read_results(f)?));
-    }
-    let merged = merge(inputs)?;
-    let fail_on = args
-        .fail_on
-        .unwrap_or(if merged.fail_on == FailOn::Inconclusive.as_str() {
-            FailOn::Inconclusive
-        } else {
-            FailOn::Regression
-        });
-    let merged = Results {
-        fail_on: fail_on.as_str().to_owned(),
-        ..merged
-    };
-    if let Some(p) = &args.json {
-        merged.write(p)?;
-    }
-    let w = |e| Error::io("write", "<stdout>", e);
-    write!(out, "{}", crate::report::console::results_table(&merged)).map_err(w)?;
-    out.flush().map_err(w)?;
-    let env = crate::report::GithubEnv::from_env();
-    crate::report::emit(&merged, &args.reports.options(&env), &env)?;
-    Ok(crate::check::exit_code(&merged, fail_on))
-}
 
 /// One input's place: its GPU group and its shard.
 struct Placed {
@@ -184,7 +134,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
             errors.push(RunError {
                 target: format!("shard {k}/{}", head.shard.n),
                 size: None,
-                kind: "missing-shard".to_owned(),
+                kind: ErrorKind::MissingShard,
                 message: format!(
                     "no results for shard {k}/{} on {}: its job failed or its results were not downloaded; the merged gate cannot pass without it",
                     head.shard.n, head.results.fingerprint.gpu_name
@@ -235,18 +185,15 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         errors.extend(p.results.errors.iter().cloned());
     }
 
-    let any = |v: RunVerdict| placed.iter().any(|p| p.results.verdict == v);
-    let verdict = if !errors.is_empty() || any(RunVerdict::Error) {
-        RunVerdict::Error
-    } else if any(RunVerdict::Regression) || rows.iter().any(|r| r.verdict == RowVerdict::Regression) {
-        RunVerdict::Regression
-    } else if any(RunVerdict::Inconclusive) || rows.iter().any(|r| r.verdict == RowVerdict::Inconclusive) {
-        RunVerdict::Inconclusive
-    } else {
-        RunVerdict::Pass
-    };
+    // A shard that judged nothing although it had work says so only by its verdict.
+    let shard_judged_nothing = placed.iter().any(|p| {
+        p.results.verdict == crate::results::RunVerdict::Error
+            && p.results.rows.is_empty()
+            && p.results.errors.is_empty()
+    });
+    let verdict = crate::results::run_verdict(&rows, &errors, shard_judged_nothing);
 
-    let mut mismatch: Vec<[String; 3]> = Vec::new();
+    let mut mismatch: Vec<FingerprintDiff> = Vec::new();
     let mut cost: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
     let mut roofline = Vec::new();
     for p in &placed {
@@ -282,14 +229,9 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
             .map(|p| p.results.date.clone())
             .max()
             .unwrap_or_default(),
-        fail_on: if placed
+        fail_on: placed
             .iter()
-            .any(|p| p.results.fail_on == FailOn::Inconclusive.as_str())
-        {
-            FailOn::Inconclusive.as_str().to_owned()
-        } else {
-            head.fail_on.clone()
-        },
+            .fold(head.fail_on, |f, p| f.strictest(p.results.fail_on)),
         multiple_testing: joined(placed.iter().map(|p| p.results.multiple_testing.as_str())),
         rows,
         errors,
@@ -414,9 +356,9 @@ mod tests {
         let mut r3 = results(Some("3/3"), "A");
         r3.rows.clear();
         let m = merge(vec![input("a.json", r), input("c.json", r3)]).unwrap();
-        assert_eq!(m.verdict, RunVerdict::Error);
+        assert_eq!(m.verdict, crate::results::RunVerdict::Error);
         assert_eq!(m.errors.len(), 1);
-        assert_eq!(m.errors[0].kind, "missing-shard");
+        assert_eq!(m.errors[0].kind, ErrorKind::MissingShard);
         assert!(
             m.errors[0].message.contains("shard 2/3"),
             "{}",
@@ -432,7 +374,7 @@ mod tests {
         let m = merge(vec![input("h.json", b), input("a.json", a)]).unwrap();
         assert_eq!(m.rows.len(), 2 * n);
         assert_eq!(gpus(&m).len(), 2);
-        assert_eq!(m.verdict, RunVerdict::Pass);
+        assert_eq!(m.verdict, crate::results::RunVerdict::Pass);
         assert!(m.errors.is_empty());
         // The same GPU twice unsharded is a duplicate.
         let e = merge(vec![

@@ -1,6 +1,61 @@
-//! From spec to work: argv templates filled per size, and the list of ncu metrics a target needs.
+//! From spec to work: what to measure. The work list (every size of every target, with its
+//! repetitions), the shard's part of it, the choice of what to re-measure, argv templates filled
+//! per size, and the list of ncu metrics a target needs.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::spec::{DERIVED_PREFIX, Size, Target};
+
+/// One (target, size) and the repetitions to run for it (`reps.0..reps.1`).
+#[derive(Debug, Clone, Copy)]
+pub struct Work<'a> {
+    pub target: &'a Target,
+    pub size: &'a Size,
+    pub reps: (u32, u32),
+}
+
+impl Work<'_> {
+    /// `(target, size key)`: how results and shards name this work.
+    pub fn id(&self) -> (String, String) {
+        (self.target.name.clone(), self.size.key())
+    }
+}
+
+/// The work of a run: every size of every selected target, repetitions `0..repetitions`, only
+/// the rows of `shard` when sharded.
+pub fn initial_work<'a>(targets: &[&'a Target], shard: Option<&crate::shard::Selection>) -> Vec<Work<'a>> {
+    targets
+        .iter()
+        .flat_map(|t| {
+            t.sizes.iter().map(move |s| Work {
+                target: t,
+                size: s,
+                reps: (0, t.repetitions),
+            })
+        })
+        .filter(|w| shard.is_none_or(|s| s.contains(&w.target.name, &w.size.key())))
+        .collect()
+}
+
+/// What to re-measure: the next block of repetitions (up to `max_repetitions`) of every work
+/// item whose (target, size) is `doubtful`. `next_rep` holds the first repetition not yet run.
+pub fn remeasure<'a>(
+    work: &[Work<'a>],
+    doubtful: &BTreeSet<(String, String)>,
+    next_rep: &BTreeMap<(String, String), u32>,
+) -> Vec<Work<'a>> {
+    work.iter()
+        .filter_map(|w| {
+            let id = w.id();
+            let next = *next_rep.get(&id)?;
+            (doubtful.contains(&id) && next < w.target.max_repetitions).then(|| Work {
+                target: w.target,
+                size: w.size,
+                reps: (next, (next + w.target.repetitions).min(w.target.max_repetitions)),
+            })
+        })
+        .collect()
+}
 
 /// The application argv for one size.
 ///

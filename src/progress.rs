@@ -428,20 +428,6 @@ impl Drop for Bar {
     }
 }
 
-/// The progress for stderr: the bar on a terminal, lines elsewhere, nothing with `Quiet`.
-/// `prior` is a previous results file's `cost_seconds`, for the first ETA of each target.
-pub fn for_stderr(verbosity: Verbosity, prior: BTreeMap<String, f64>) -> Box<dyn Progress> {
-    use std::io::IsTerminal as _;
-    if verbosity == Verbosity::Quiet {
-        return Box::new(NoProgress);
-    }
-    if std::io::stderr().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb") {
-        Box::new(Bar::new(verbosity, prior))
-    } else {
-        Box::new(Lines::new(std::io::stderr(), verbosity, prior))
-    }
-}
-
 /// Writes lines into a [`Progress`] as notes: for code that reports through `io::Write`
 /// (clock locking, re-measurement decisions) while a bar is drawn.
 pub struct NoteWriter<'a> {

@@ -1,14 +1,26 @@
-//! The results of a gate run: pure data, written as JSON by `check --json`, read back by
+//! The results of a gate run: typed data, written as JSON by `check --json`, read back by
 //! `report --from`, `merge` and `baseline update --from`. Reporters render this; they decide nothing.
+//!
+//! The one place that decides the run: [`run_verdict`] (rows and errors -> verdict) and
+//! [`exit_code`] (verdict and `--fail-on` -> process exit code). `check` and `merge` both call them.
+//!
+//! Schema 2 (this version) types what version 1 stored as display strings: the threshold,
+//! the direction, `fail_on`, error kinds and the fingerprint mismatch. Version 1 files are still
+//! read (see the `v1` deserialisers below); every field name and value that version 1 had and
+//! schema 2 still has is unchanged: lowercase verdicts, `size` as `key=value` pairs,
+//! `rows[].target/size/kernel/metric/verdict`, the top-level `verdict` and `fingerprint`.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::gpu::fingerprint::Fingerprint;
+pub use crate::threshold::{Direction, Threshold, ThresholdKind};
+use crate::units::Quantity;
 
-/// Schema version of the results file. Readers refuse newer versions.
-pub const RESULTS_VERSION: u32 = 1;
+/// Schema version of the results file. Readers accept this and older versions, and refuse newer.
+pub const RESULTS_VERSION: u32 = 2;
 
 /// The overall verdict of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,49 +43,7 @@ impl RunVerdict {
     }
 }
 
-/// The verdict of one target x size x kernel x metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RowVerdict {
-    Regression,
-    Error,
-    Inconclusive,
-    Improvement,
-    Pass,
-    /// Measured now, no baseline to compare with.
-    New,
-    /// In the baseline, not measured now.
-    Missing,
-}
-
-impl RowVerdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Regression => "regression",
-            Self::Error => "error",
-            Self::Inconclusive => "inconclusive",
-            Self::Improvement => "improvement",
-            Self::Pass => "pass",
-            Self::New => "new",
-            Self::Missing => "missing",
-        }
-    }
-}
-
-/// Summary of one side's samples.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SideSummary {
-    pub n: usize,
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    /// Coefficient of variation (robust: MAD * 1.4826 / median), when defined.
-    pub cv: Option<f64>,
-    /// Indices of samples outside Tukey's fences (reported, never dropped).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub outliers: Vec<usize>,
-    pub samples: Vec<f64>,
-}
+pub use crate::stats::{RowVerdict, SideSummary};
 
 /// One judged row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,9 +55,14 @@ pub struct Row {
     /// Base unit of every number in the row.
     pub unit: String,
     pub verdict: RowVerdict,
-    /// The threshold as written, e.g. `3% (lower is better)`.
-    pub threshold: String,
-    pub direction: String,
+    /// The rule the row was judged by, with the tolerance the statistics used; `None` for rows
+    /// that have no spec metric (a baseline entry whose metric left the spec). Version 1 wrote
+    /// the display string (`3% (lower is better)`, or `-`); it is parsed back when read.
+    #[serde(deserialize_with = "v1::threshold")]
+    pub threshold: Option<RowThreshold>,
+    /// Which side is better; written as `lower`/`higher` (version 1 wrote `-` for none).
+    #[serde(serialize_with = "v1::write_direction", deserialize_with = "v1::direction")]
+    pub direction: Option<Direction>,
     /// The statistical method that decided (`mann-whitney+hodges-lehmann`, `exact`, `min`, ...).
     pub method: String,
     /// Relative change of the candidate against the baseline (0.031 = +3.1%); `None` when not compared.
@@ -129,23 +104,12 @@ pub struct RunError {
     pub target: String,
     pub size: Option<String>,
     /// Failure class (`ncu-not-found`, `permission`, `timeout`, ...).
-    pub kind: String,
+    pub kind: ErrorKind,
     pub message: String,
 }
 
-/// Health of the GPU during the run, where known.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Health {
-    pub sm_clock_mhz: Option<[u32; 2]>,
-    pub mem_clock_mhz: Option<[u32; 2]>,
-    pub temperature_c: Option<[u32; 2]>,
-    pub power_w: Option<[f64; 2]>,
-    pub energy_j: Option<f64>,
-    pub throttled_reps: u32,
-    pub rerun_reps: u32,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
+pub use crate::gpu::health::Health;
+pub use crate::gpu::roofline::RooflinePoint;
 
 /// Everything a run produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -162,14 +126,14 @@ pub struct Results {
     #[serde(default)]
     pub synthetic: bool,
     pub fingerprint: Fingerprint,
-    /// The baseline's fingerprint, when it differed and the mismatch was allowed.
-    pub fingerprint_mismatch: Option<Vec<[String; 3]>>,
+    /// How the baseline's fingerprint differed, when the mismatch was allowed.
+    pub fingerprint_mismatch: Option<Vec<FingerprintDiff>>,
     /// Shard `K/N` this run covered, if sharded.
     pub shard: Option<String>,
     pub git_commit: Option<String>,
     /// RFC 3339 time the run finished.
     pub date: String,
-    pub fail_on: String,
+    pub fail_on: FailOn,
     /// Run-wide false-alarm control, e.g. `holm alpha=0.01`.
     pub multiple_testing: String,
     pub rows: Vec<Row>,
@@ -185,31 +149,12 @@ pub struct Results {
     pub roofline: Vec<RooflinePoint>,
 }
 
-/// Where a target x size x kernel sits on the roofline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RooflinePoint {
-    pub target: String,
-    pub size: String,
-    pub kernel: String,
-    pub flops: f64,
-    pub bytes: f64,
-    pub duration_ns: f64,
-    pub achieved_tflops: f64,
-    pub achieved_gbps: f64,
-    pub intensity: f64,
-    pub peak_tflops: Option<f64>,
-    pub peak_gbps: Option<f64>,
-    pub bound: Option<String>,
-}
-
 impl Results {
     /// Count rows with a verdict.
     pub fn count(&self, v: RowVerdict) -> usize {
         self.rows.iter().filter(|r| r.verdict == v).count()
     }
-}
 
-impl Results {
     /// Write the results as pretty JSON, atomically.
     ///
     /// # Errors
@@ -219,5 +164,472 @@ impl Results {
             .map_err(|e| crate::Error::Environment(format!("cannot encode results: {e}")))?;
         text.push('\n');
         crate::fsutil::write_atomic(path, text.as_bytes())
+    }
+}
+
+/// The verdict of a run: the one rule, used by `check` and by `merge`.
+///
+/// An error is never a pass: any failure, any error row, or a run that had work but judged
+/// nothing (`had_work && rows.is_empty()`) is `error`. Otherwise any regression makes the run a
+/// regression, any inconclusive row makes it inconclusive, and else it passes (improvements,
+/// new and missing rows are reported but do not fail the gate).
+pub fn run_verdict(rows: &[Row], errors: &[RunError], had_work: bool) -> RunVerdict {
+    let any = |v: RowVerdict| rows.iter().any(|r| r.verdict == v);
+    if !errors.is_empty() || any(RowVerdict::Error) || (had_work && rows.is_empty()) {
+        RunVerdict::Error
+    } else if any(RowVerdict::Regression) {
+        RunVerdict::Regression
+    } else if any(RowVerdict::Inconclusive) {
+        RunVerdict::Inconclusive
+    } else {
+        RunVerdict::Pass
+    }
+}
+
+/// The process exit code of a decided run: the one mapping, used by `check` and by `merge`.
+///
+/// `error` is invalid input (2) when any failure is a spec mistake the user must fix
+/// ([`ErrorKind::InvalidInput`]), else a profiler or environment failure (3).
+pub fn exit_code(verdict: RunVerdict, errors: &[RunError], fail_on: FailOn) -> i32 {
+    use crate::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
+    match verdict {
+        RunVerdict::Error if errors.iter().any(|e| e.kind == ErrorKind::InvalidInput) => INVALID_INPUT,
+        RunVerdict::Error => PROFILER_FAILURE,
+        RunVerdict::Regression => REGRESSION,
+        RunVerdict::Inconclusive if fail_on == FailOn::Inconclusive => REGRESSION,
+        RunVerdict::Inconclusive | RunVerdict::Pass => OK,
+    }
+}
+
+/// What makes a run exit non-zero besides errors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailOn {
+    /// Only regressions fail the gate (inconclusive rows are warnings).
+    #[default]
+    Regression,
+    /// Regressions and inconclusive rows fail the gate.
+    Inconclusive,
+}
+
+impl FailOn {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Regression => "regression",
+            Self::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// The stricter of two settings.
+    #[must_use]
+    pub fn strictest(self, other: Self) -> Self {
+        if self == Self::Inconclusive || other == Self::Inconclusive {
+            Self::Inconclusive
+        } else {
+            Self::Regression
+        }
+    }
+}
+
+/// One fingerprint field in which the baseline and this run differ.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "v1::FingerprintDiffRepr")]
+pub struct FingerprintDiff {
+    /// `target: field`.
+    pub field: String,
+    /// The baseline's value.
+    pub baseline: String,
+    /// This run's value.
+    pub current: String,
+}
+
+/// The class of a failure that stopped a target or size (or the run) from being judged.
+///
+/// Written as a kebab-case string; a kind this version does not know is kept as it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum ErrorKind {
+    NcuNotFound,
+    Permission,
+    ResourceUnavailable,
+    InvalidMetric,
+    NoKernels,
+    AppFailed,
+    Timeout,
+    ProfilerError,
+    BadOutput,
+    Recording,
+    Io,
+    /// A shard's results were not among `merge`'s inputs.
+    MissingShard,
+    /// The spec asks for something the measurement shows to be impossible (exit 2).
+    InvalidInput,
+    /// A kind written by another version.
+    Other(String),
+}
+
+impl ErrorKind {
+    const NAMED: &[(Self, &'static str)] = &[
+        (Self::NcuNotFound, "ncu-not-found"),
+        (Self::Permission, "permission"),
+        (Self::ResourceUnavailable, "resource-unavailable"),
+        (Self::InvalidMetric, "invalid-metric"),
+        (Self::NoKernels, "no-kernels"),
+        (Self::AppFailed, "app-failed"),
+        (Self::Timeout, "timeout"),
+        (Self::ProfilerError, "profiler-error"),
+        (Self::BadOutput, "bad-output"),
+        (Self::Recording, "recording"),
+        (Self::Io, "io"),
+        (Self::MissingShard, "missing-shard"),
+        (Self::InvalidInput, "invalid-input"),
+    ];
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Other(s) => s,
+            k => Self::NAMED
+                .iter()
+                .find(|(n, _)| n == k)
+                .map_or("other", |(_, s)| s),
+        }
+    }
+}
+
+impl From<String> for ErrorKind {
+    fn from(s: String) -> Self {
+        Self::NAMED
+            .iter()
+            .find(|(_, name)| *name == s)
+            .map_or(Self::Other(s), |(k, _)| k.clone())
+    }
+}
+
+impl From<&str> for ErrorKind {
+    fn from(s: &str) -> Self {
+        Self::from(s.to_owned())
+    }
+}
+
+impl From<ErrorKind> for String {
+    fn from(k: ErrorKind) -> Self {
+        k.as_str().to_owned()
+    }
+}
+
+impl From<crate::profile::FailureKind> for ErrorKind {
+    fn from(k: crate::profile::FailureKind) -> Self {
+        Self::from(k.as_str())
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A row's threshold: the spec's rule and what the statistics made of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowThreshold {
+    /// `relative` (with `fraction`), `exact`, `min` or `max` (with `value`, base units).
+    #[serde(flatten)]
+    pub kind: ThresholdKind,
+    /// Changes smaller than this absolute amount are never a regression or an improvement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_effect: Option<Quantity>,
+    /// The relative tolerance the statistics judged against (the threshold, raised by
+    /// `min_effect`), when a change was tested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
+    /// Where the candidate's median crosses the threshold, base units, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<f64>,
+}
+
+impl RowThreshold {
+    /// The spec's threshold, before anything was measured.
+    pub fn of(t: &Threshold) -> Self {
+        Self {
+            kind: t.kind.clone(),
+            min_effect: t.min_effect.clone(),
+            tolerance: None,
+            limit: None,
+        }
+    }
+
+    /// The rule as the spec wrote it, without the direction: `3%`, `exact`, `max 5`.
+    pub fn rule(&self) -> String {
+        Threshold {
+            kind: self.kind.clone(),
+            direction: Direction::Lower,
+            min_effect: None,
+        }
+        .rule()
+    }
+
+    /// The full display form, `3% (lower is better, min effect 500ns)`.
+    pub fn display(&self, direction: Option<Direction>) -> String {
+        match direction {
+            Some(direction) => Threshold {
+                kind: self.kind.clone(),
+                direction,
+                min_effect: self.min_effect.clone(),
+            }
+            .to_string(),
+            None => self.rule(),
+        }
+    }
+}
+
+/// A row's threshold for display: `3% (lower is better)`, or `-` when the row has none.
+pub fn threshold_text(row: &Row) -> String {
+    row.threshold
+        .as_ref()
+        .map_or_else(|| "-".to_owned(), |t| t.display(row.direction))
+}
+
+/// Readers of what version 1 wrote as strings.
+mod v1 {
+    use super::{Deserialize, Deserializer, Direction, FingerprintDiff, RowThreshold, ThresholdKind};
+    use crate::units::Quantity;
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    pub(super) enum FingerprintDiffRepr {
+        /// Version 1: `[field, baseline, now]`.
+        Triple([String; 3]),
+        Named {
+            field: String,
+            baseline: String,
+            current: String,
+        },
+    }
+
+    impl From<FingerprintDiffRepr> for FingerprintDiff {
+        fn from(r: FingerprintDiffRepr) -> Self {
+            match r {
+                FingerprintDiffRepr::Triple([field, baseline, current])
+                | FingerprintDiffRepr::Named {
+                    field,
+                    baseline,
+                    current,
+                } => Self {
+                    field,
+                    baseline,
+                    current,
+                },
+            }
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ThresholdRepr {
+        Text(String),
+        Typed(RowThreshold),
+    }
+
+    pub(super) fn threshold<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RowThreshold>, D::Error> {
+        Ok(match Option::<ThresholdRepr>::deserialize(d)? {
+            None => None,
+            Some(ThresholdRepr::Typed(t)) => Some(t),
+            Some(ThresholdRepr::Text(s)) => parse_threshold(&s),
+        })
+    }
+
+    /// Version 1's display string: `3% (lower is better, min effect 500ns)`, `exact (...)`,
+    /// `min 5 (...)`, `max 5 (...)`, or `-`.
+    pub(super) fn parse_threshold(s: &str) -> Option<RowThreshold> {
+        let (rule, rest) = s.split_once(" (").unwrap_or((s, ""));
+        let rule = rule.trim();
+        let kind = if rule == "exact" {
+            ThresholdKind::Exact
+        } else if let Some(v) = rule.strip_prefix("min ") {
+            ThresholdKind::Min {
+                value: v.trim().parse().ok()?,
+            }
+        } else if let Some(v) = rule.strip_prefix("max ") {
+            ThresholdKind::Max {
+                value: v.trim().parse().ok()?,
+            }
+        } else {
+            let pct: f64 = rule.strip_suffix('%')?.trim().parse().ok()?;
+            ThresholdKind::Relative {
+                fraction: pct / 100.0,
+            }
+        };
+        let min_effect = rest
+            .trim_end_matches(')')
+            .split(", ")
+            .find_map(|p| p.strip_prefix("min effect "))
+            .and_then(|q| Quantity::parse(q).ok());
+        Some(RowThreshold {
+            kind,
+            min_effect,
+            tolerance: None,
+            limit: None,
+        })
+    }
+
+    pub(super) fn direction<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Direction>, D::Error> {
+        Ok(match Option::<String>::deserialize(d)?.as_deref() {
+            Some("lower") => Some(Direction::Lower),
+            Some("higher") => Some(Direction::Higher),
+            _ => None,
+        })
+    }
+
+    #[expect(
+        clippy::ref_option,
+        reason = "serde's serialize_with passes a reference to the field"
+    )]
+    pub(super) fn write_direction<S: serde::Serializer>(
+        d: &Option<Direction>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_str(d.map_or("-", Direction::as_str))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(verdict: RowVerdict) -> Row {
+        serde_json::from_value(serde_json::json!({
+            "target": "t", "size": "n=1", "kernel": "k", "metric": "gpu__time_duration.sum",
+            "unit": "ns", "verdict": verdict, "threshold": "3% (lower is better, min effect 500ns)",
+            "direction": "lower", "method": "none", "change": null, "change_ci": null,
+            "confidence": null, "p": null, "p_adjusted": null, "baseline": null,
+            "candidate": null, "reason": ""
+        }))
+        .unwrap()
+    }
+
+    fn error(kind: ErrorKind) -> RunError {
+        RunError {
+            target: "t".into(),
+            size: None,
+            kind,
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_run_verdict_is_the_worst_row_and_an_error_is_never_a_pass() {
+        use RowVerdict as R;
+        let v = |rows: &[R], errors: &[RunError], had_work| {
+            run_verdict(
+                &rows.iter().map(|r| row(*r)).collect::<Vec<_>>(),
+                errors,
+                had_work,
+            )
+        };
+        assert_eq!(
+            v(&[R::Pass, R::Improvement, R::New, R::Missing], &[], true),
+            RunVerdict::Pass
+        );
+        assert_eq!(
+            v(&[R::Pass, R::Inconclusive], &[], true),
+            RunVerdict::Inconclusive
+        );
+        assert_eq!(
+            v(&[R::Inconclusive, R::Regression], &[], true),
+            RunVerdict::Regression
+        );
+        assert_eq!(v(&[R::Regression, R::Error], &[], true), RunVerdict::Error);
+        assert_eq!(
+            v(&[R::Pass], &[error(ErrorKind::Timeout)], true),
+            RunVerdict::Error
+        );
+        assert_eq!(v(&[], &[], true), RunVerdict::Error, "work but nothing judged");
+        assert_eq!(v(&[], &[], false), RunVerdict::Pass, "nothing to do");
+    }
+
+    #[test]
+    fn exit_codes_follow_the_verdict_fail_on_and_the_kind_of_error() {
+        use crate::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
+        let none: &[RunError] = &[];
+        assert_eq!(exit_code(RunVerdict::Pass, none, FailOn::Inconclusive), OK);
+        assert_eq!(exit_code(RunVerdict::Inconclusive, none, FailOn::Regression), OK);
+        assert_eq!(
+            exit_code(RunVerdict::Inconclusive, none, FailOn::Inconclusive),
+            REGRESSION
+        );
+        assert_eq!(
+            exit_code(RunVerdict::Regression, none, FailOn::Regression),
+            REGRESSION
+        );
+        assert_eq!(
+            exit_code(
+                RunVerdict::Error,
+                &[error(ErrorKind::Timeout)],
+                FailOn::Regression
+            ),
+            PROFILER_FAILURE
+        );
+        assert_eq!(
+            exit_code(
+                RunVerdict::Error,
+                &[error(ErrorKind::Timeout), error(ErrorKind::InvalidInput)],
+                FailOn::Regression
+            ),
+            INVALID_INPUT
+        );
+    }
+
+    #[test]
+    fn version_1_strings_are_read_as_types() {
+        let r = row(RowVerdict::Pass);
+        let t = r.threshold.as_ref().unwrap();
+        assert_eq!(t.kind, ThresholdKind::Relative { fraction: 0.03 });
+        assert_eq!(t.min_effect.as_ref().unwrap().unit, "ns");
+        assert_eq!(r.direction, Some(Direction::Lower));
+        assert_eq!(threshold_text(&r), "3% (lower is better, min effect 500ns)");
+        for (text, kind) in [
+            ("exact (lower is better)", ThresholdKind::Exact),
+            ("min 40 (higher is better)", ThresholdKind::Min { value: 40.0 }),
+            ("max 1.5 (lower is better)", ThresholdKind::Max { value: 1.5 }),
+        ] {
+            assert_eq!(v1::parse_threshold(text).unwrap().kind, kind, "{text}");
+        }
+        assert_eq!(v1::parse_threshold("-"), None);
+        let diff: Vec<FingerprintDiff> =
+            serde_json::from_str(r#"[["t: driver_version", "550", "570"]]"#).unwrap();
+        assert_eq!(
+            diff[0],
+            FingerprintDiff {
+                field: "t: driver_version".into(),
+                baseline: "550".into(),
+                current: "570".into()
+            }
+        );
+        let kind: ErrorKind = serde_json::from_str(r#""some-future-kind""#).unwrap();
+        assert_eq!(kind, ErrorKind::Other("some-future-kind".into()));
+        assert_eq!(serde_json::to_string(&kind).unwrap(), r#""some-future-kind""#);
+        let f: FailOn = serde_json::from_str(r#""inconclusive""#).unwrap();
+        assert_eq!(f, FailOn::Inconclusive);
+    }
+
+    #[test]
+    fn schema_2_round_trips_and_keeps_version_1_values() {
+        let mut r = row(RowVerdict::Regression);
+        r.threshold.as_mut().unwrap().tolerance = Some(0.04);
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["verdict"], "regression");
+        assert_eq!(v["size"], "n=1");
+        assert_eq!(v["direction"], "lower");
+        assert_eq!(v["threshold"]["kind"], "relative");
+        assert_eq!(v["threshold"]["fraction"], 0.03);
+        assert_eq!(v["threshold"]["tolerance"], 0.04);
+        let back: Row = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+        let mut none = row(RowVerdict::Missing);
+        none.threshold = None;
+        none.direction = None;
+        let v = serde_json::to_value(&none).unwrap();
+        assert_eq!(v["direction"], "-");
+        assert_eq!(serde_json::from_value::<Row>(v).unwrap(), none);
     }
 }

@@ -144,6 +144,11 @@ pub fn kernel_key(name: &str) -> String {
     t.to_owned()
 }
 
+/// `target[size]`: how every message and report names one size of a target (`gemm[m=4096,n=4096]`).
+pub fn target_size(target: &str, size: &str) -> String {
+    format!("{target}[{size}]")
+}
+
 #[cfg(test)]
 mod tests {
     use super::kernel_key;

@@ -145,8 +145,7 @@ fn without_baselines_every_row_is_new_and_the_gate_passes() {
     assert_eq!(code, 0, "{out}");
     for row in r["rows"].as_array().unwrap() {
         // `min:`/`max:` limits need no baseline: they are judged on the candidate alone.
-        let limit = row["threshold"].as_str().unwrap().starts_with("min")
-            || row["threshold"].as_str().unwrap().starts_with("max");
+        let limit = row["threshold"]["kind"] == "min" || row["threshold"]["kind"] == "max";
         let want = if limit { "pass" } else { "new" };
         assert_eq!(row["verdict"], want, "{row}");
     }
@@ -225,7 +224,74 @@ fn a_baseline_from_another_setup_is_refused_unless_allowed() {
     assert!(
         mismatch
             .iter()
-            .any(|m| m[0].as_str().unwrap().ends_with("driver_version") && m[1] == "550.54.15")
+            .any(|m| m["field"].as_str().unwrap().ends_with("driver_version")
+                && m["baseline"] == "550.54.15"
+                && m["current"] == "unknown"),
+        "{mismatch:?}"
+    );
+}
+
+/// Every report shows a fingerprint mismatch as `field | baseline | this run`, from the results of
+/// a real `check` (reports used to swap the last two columns).
+#[test]
+fn reports_show_the_fingerprint_mismatch_as_field_baseline_this_run() {
+    let dir = edit_baselines(|v| v["fingerprint"]["driver_version"] = "550.54.15".into());
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("results.json");
+    let md = out_dir.path().join("report.md");
+    let html = out_dir.path().join("report.html");
+    let junit = out_dir.path().join("junit.xml");
+    let out = bin()
+        .args([
+            "check",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+            "examples/recordings/pr-same",
+        ])
+        .arg("--baselines")
+        .arg(dir.path())
+        .arg("--allow-fingerprint-mismatch")
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = bin()
+        .args(["report", "--from"])
+        .arg(&json)
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--html")
+        .arg(&html)
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("| field | baseline | this run |"), "{md}");
+    assert!(md.contains("driver\\_version | 550.54.15 | unknown |"), "{md}");
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(html.contains("<th>field</th><th>baseline</th><th>this run</th>"));
+    assert!(
+        html.contains("driver_version</td><td>550.54.15</td><td>unknown</td>"),
+        "{html}"
+    );
+    let junit = std::fs::read_to_string(junit).unwrap();
+    assert!(
+        junit.contains("value=\"baseline 550.54.15, this run unknown\""),
+        "{junit}"
     );
 }
 
@@ -502,8 +568,10 @@ fn check_with_spec(edit: impl Fn(String) -> String, recording: &str, extra: &[&s
     )
 }
 
+/// A `min_effect` in the wrong unit is a spec mistake (exit 2), never a profiler failure (3).
+/// Where the metric's unit is known from its name, loading the spec finds it (`validate` too).
 #[test]
-fn a_min_effect_in_the_wrong_unit_is_an_error_row() {
+fn a_min_effect_in_the_wrong_unit_of_a_known_metric_is_invalid_input() {
     let (code, r, out) = check_with_spec(
         |s| {
             s.replace(
@@ -514,10 +582,37 @@ fn a_min_effect_in_the_wrong_unit_is_an_error_row() {
         "examples/recordings/pr-slowdown",
         &[],
     );
-    assert_eq!(code, 3, "{out}");
-    let row = rows(&r, "matmul", "n=1024", "gpu__time_duration.sum")[0];
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(r, Value::Null, "no results for an invalid spec");
+    assert!(out.contains("cgp-gate.yaml:"), "the error has a position: {out}");
+    assert!(
+        out.contains("ncu measures `gpu__time_duration.sum` in `ns`"),
+        "{out}"
+    );
+}
+
+/// Where only the measurement tells the unit, `check` reports invalid input (exit 2) with an
+/// error row.
+#[test]
+fn a_min_effect_in_the_wrong_unit_found_by_measuring_is_invalid_input() {
+    let (code, r, out) = check_with_spec(
+        |s| {
+            s.replacen(
+                "launch__registers_per_thread: exact",
+                "launch__registers_per_thread: { exact: true, min_effect: 1us }",
+                1,
+            )
+        },
+        "examples/recordings/pr-same",
+        &[],
+    );
+    assert_eq!(code, 2, "{out}");
+    let row = rows(&r, "vector_add", "n=1048576", "launch__registers_per_thread")[0];
     assert_eq!(row["verdict"], "error");
-    assert!(row["reason"].as_str().unwrap().contains("`byte`"), "{row}");
+    assert!(row["reason"].as_str().unwrap().contains("`ns`"), "{row}");
+    let errors = r["errors"].as_array().unwrap();
+    assert!(errors.iter().any(|e| e["kind"] == "invalid-input"), "{errors:?}");
+    assert_eq!(r["verdict"], "error");
 }
 
 #[test]
@@ -575,5 +670,49 @@ fn a_bad_series_in_one_target_leaves_every_baseline_untouched() {
     assert!(
         !store.join("synthetic-gpu-no-hardware/vector_add.json").exists(),
         "nothing is written when one target is bad"
+    );
+}
+
+/// The HTML chart's threshold line is where the statistics put it: with `min_effect` raising the
+/// tolerance, the line and its label follow (they used to show the bare percentage).
+#[test]
+fn the_html_threshold_line_uses_min_effect() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("results.json");
+    let html = out_dir.path().join("report.html");
+    let (_, r, _) = {
+        let (code, r, out) = check(
+            "examples/recordings/pr-slowdown",
+            &root().join("examples/baselines"),
+            &[],
+        );
+        std::fs::write(&json, serde_json::to_string(&r).unwrap()).unwrap();
+        (code, r, out)
+    };
+    let row = rows(&r, "vector_add", "n=1048576", "gpu__time_duration.sum")[0];
+    let t = &row["threshold"];
+    assert_eq!(t["min_effect"]["unit"], "ns", "{row}");
+    let tolerance = t["tolerance"].as_f64().unwrap();
+    let base = row["baseline"]["median"].as_f64().unwrap();
+    // The tolerance the statistics used is the larger of 3% and 500ns / baseline median.
+    assert!((tolerance - f64::max(0.03, 500.0 / base)).abs() < 1e-12, "{row}");
+    assert!((t["limit"].as_f64().unwrap() - base * (1.0 + tolerance)).abs() < 1e-6 * base);
+    let out = bin()
+        .args(["report", "--from"])
+        .arg(&json)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("threshold 3%, min effect 500ns"),
+        "no min_effect in the threshold label"
     );
 }

@@ -109,7 +109,7 @@ fn newer_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(fixture("pass.json")).unwrap().replacen(
         "\"schema_version\": 1",
-        "\"schema_version\": 2",
+        "\"schema_version\": 3",
         1,
     );
     let p = dir.path().join("new.json");
@@ -120,7 +120,7 @@ fn newer_schema_is_refused() {
         .assert()
         .code(2)
         .stderr(
-            predicate::str::contains("schema_version 2 is newer")
+            predicate::str::contains("schema_version 3 is newer")
                 .and(predicate::str::contains("upgrade cgp-gate")),
         );
 }

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod support;
+
 use cgp_gate::report::{html, read_results};
 use cgp_gate::results::Results;
 
@@ -52,7 +54,14 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
     let relative = r
         .rows
         .iter()
-        .filter(|x| x.baseline.is_some() && x.candidate.is_some() && x.threshold.contains('%'))
+        .filter(|x| {
+            x.baseline.is_some()
+                && x.candidate.is_some()
+                && matches!(
+                    x.threshold.as_ref().map(|t| &t.kind),
+                    Some(cgp_gate::results::ThresholdKind::Relative { .. })
+                )
+        })
         .count();
     assert_eq!(page.matches("class=\"limit\"").count(), relative);
     assert!(page.contains("<title>Roofline (log-log)</title>"));
@@ -65,28 +74,27 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
 fn no_roofline_without_points_and_mismatch_is_flagged() {
     let mut r = fixture("pass.json");
     r.roofline.clear();
-    r.fingerprint_mismatch = Some(vec![[
-        "gpu_name".into(),
-        "NVIDIA H200".into(),
-        "NVIDIA H100 80GB HBM3".into(),
-    ]]);
+    r.fingerprint_mismatch = Some(vec![cgp_gate::results::FingerprintDiff {
+        field: "gpu_name".into(),
+        baseline: "NVIDIA H200".into(),
+        current: "NVIDIA H100 80GB HBM3".into(),
+    }]);
     let page = html(&r);
     assert!(!page.contains("Roofline"));
     assert!(page.contains("Fingerprint mismatch."));
-    assert!(page.contains("<td>NVIDIA H100 80GB HBM3</td>"));
+    assert!(page.contains(
+        "<th>field</th><th>baseline</th><th>this run</th></tr><tr><td>gpu_name</td><td>NVIDIA H200</td><td>NVIDIA H100 80GB HBM3</td>"
+    ));
 }
 
-/// Chromium, or `None` (with a loud message) when it is missing outside CI.
-fn chromium() -> Option<&'static str> {
+/// Chromium, or `None` (after a `SKIPPED` line; a failure under CI) when it is missing.
+fn chromium(test: &str) -> Option<&'static str> {
     if Path::new(CHROMIUM).exists() {
         return Some(CHROMIUM);
     }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{CHROMIUM} is missing under CI; .ci/run must install Debian's `chromium` package"
-    );
-    eprintln!(
-        "\n!!! SKIPPED: {CHROMIUM} is not installed; the HTML report was not checked in a browser !!!\n"
+    support::skip(
+        test,
+        &format!("{CHROMIUM} is not installed; run `bash .ci/setup` (Debian's chromium package)"),
     );
     None
 }
@@ -135,7 +143,9 @@ fn write_page(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn chromium_sees_a_clean_console_and_the_charts() {
-    let Some(bin) = chromium() else { return };
+    let Some(bin) = chromium("report_html::chromium_sees_a_clean_console_and_the_charts") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let r = hostile_results();
     let page = write_page(dir.path(), "report.html", &html(&r));
@@ -156,7 +166,9 @@ fn chromium_sees_a_clean_console_and_the_charts() {
 #[test]
 fn chromium_console_check_catches_external_loads() {
     // Control for the test above: the same check must see a blocked external image.
-    let Some(bin) = chromium() else { return };
+    let Some(bin) = chromium("report_html::chromium_console_check_catches_external_loads") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let page = html(&fixture("pass.json")).replace("<body>", "<body><img src=\"https://example.com/x.png\">");
     let page = write_page(dir.path(), "control.html", &page);
@@ -169,7 +181,9 @@ fn chromium_console_check_catches_external_loads() {
 
 #[test]
 fn chromium_screenshot_renders() {
-    let Some(bin) = chromium() else { return };
+    let Some(bin) = chromium("report_html::chromium_screenshot_renders") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let page = write_page(dir.path(), "report.html", &html(&fixture("mixed.json")));
     let png = dir.path().join("report.png");

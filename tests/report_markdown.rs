@@ -183,13 +183,15 @@ fn pass_headline_and_no_charts() {
 #[test]
 fn fingerprint_mismatch_is_flagged() {
     let mut r = fixture("pass.json");
-    r.fingerprint_mismatch = Some(vec![[
-        "driver_version".into(),
-        "570.124.06".into(),
-        "550.54.15|<b>".into(),
-    ]]);
+    r.fingerprint_mismatch = Some(vec![cgp_gate::results::FingerprintDiff {
+        field: "driver_version".into(),
+        baseline: "570.124.06".into(),
+        current: "550.54.15|<b>".into(),
+    }]);
     let md = markdown(&r, &MarkdownOptions::default());
     assert!(md.contains("> [!CAUTION]\n> **Fingerprint mismatch**"));
+    // Columns: field | baseline | this run.
+    assert!(md.contains("> | field | baseline | this run |"), "{md}");
     assert!(
         md.contains("> | driver\\_version | 570.124.06 | 550.54.15&#124;&lt;b&gt; |"),
         "{md}"

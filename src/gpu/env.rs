@@ -1,17 +1,14 @@
-//! `cgp-gate env`: what cgp-gate would measure on, and a repair for clocks left locked.
+//! What `cgp-gate env` shows: the GPUs cgp-gate would measure on and the ncu it would run.
+//! The command itself is `crate::commands::env`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::clocks::reset_all_clocks;
 use super::device::{Gpu, GpuUnavailable, Reading};
 use super::fingerprint::{cuda_version_string, hardware_fingerprint};
 use super::roofline::{Peaks, peaks_for};
-use crate::error::{Error, Result};
-use crate::exit_codes;
 use crate::ncu::runner::{Invocation, run};
 use crate::ncu::version::parse_version;
 
@@ -19,21 +16,6 @@ pub use crate::profile::live::NCU_ENV;
 
 /// How long `ncu --version` may take.
 pub const NCU_VERSION_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// Arguments of `cgp-gate env`.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct EnvArgs {
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-    /// Reset locked SM and memory clocks on every GPU (repairs a GPU that a killed run left
-    /// locked; needs NVML and root).
-    #[arg(long)]
-    pub reset_clocks: bool,
-    /// With --reset-clocks: print what would be reset, change nothing.
-    #[arg(long, requires = "reset_clocks")]
-    pub dry_run: bool,
-}
 
 /// Where ncu is and what version it reports.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -191,34 +173,6 @@ pub fn render_text(r: &EnvReport) -> String {
         }
     }
     s
-}
-
-/// Run `cgp-gate env`. Exit 0 whether or not a GPU is there (it is informational);
-/// `--reset-clocks` without NVML, or failing, is an environment error (exit 3).
-///
-/// # Errors
-/// [`Error::Environment`] for `--reset-clocks` without NVML or when a reset fails; write errors.
-pub fn env_command(args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
-    let gpu = super::device::open();
-    if args.reset_clocks {
-        let g = gpu.map_err(|u| Error::Environment(format!("cannot reset GPU clocks: {u}")))?;
-        reset_all_clocks(g.as_ref(), args.dry_run, out)?;
-        return Ok(exit_codes::OK);
-    }
-    let gpu_ref: std::result::Result<&dyn Gpu, &GpuUnavailable> = match &gpu {
-        Ok(g) => Ok(g.as_ref()),
-        Err(u) => Err(u),
-    };
-    let report = env_report(gpu_ref, detect_ncu());
-    let write_err = |e| Error::io("write", "<stdout>", e);
-    if args.json {
-        let text = serde_json::to_string_pretty(&report)
-            .map_err(|e| Error::Environment(format!("cannot encode the report: {e}")))?;
-        writeln!(out, "{text}").map_err(write_err)?;
-    } else {
-        write!(out, "{}", render_text(&report)).map_err(write_err)?;
-    }
-    Ok(exit_codes::OK)
 }
 
 /// Find ncu (`$CGP_GATE_NCU`, else `ncu` on `PATH`) and ask its version.

@@ -10,8 +10,21 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::device::{Gpu, Reading, ThrottleReasons};
-use crate::results::Health;
 use crate::spec::model::Settings;
+
+/// Health of the GPU during the run, where known.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    pub sm_clock_mhz: Option<[u32; 2]>,
+    pub mem_clock_mhz: Option<[u32; 2]>,
+    pub temperature_c: Option<[u32; 2]>,
+    pub power_w: Option<[f64; 2]>,
+    pub energy_j: Option<f64>,
+    pub throttled_reps: u32,
+    pub rerun_reps: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
 
 /// The health of one repetition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,7 +20,7 @@ pub use clocks::{
     ClockGuard, LockedClocks, lock_clocks, pending_restores, reset_all_clocks, restore_pending_clocks,
 };
 pub use device::{ClockDomain, Gpu, GpuError, GpuUnavailable, NvmlGpu, Reading, ThrottleReasons, open};
-pub use env::{EnvArgs, env_command};
+pub use env::{detect_ncu, env_report, render_text};
 pub use fake::{FakeDevice, FakeGpu};
 pub use fingerprint::{Fingerprint, fingerprint};
 pub use health::{HealthSampler, RepHealth, should_rerun};

@@ -1,10 +1,26 @@
 //! Roofline: vendor peak throughputs per GPU model, the `flops:`/`bytes:` expressions of a
 //! target, and the metrics derived from them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::results::RooflinePoint;
 use crate::spec::model::{DERIVED_METRICS, Size, Target};
+
+/// Where a target x size x kernel sits on the roofline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RooflinePoint {
+    pub target: String,
+    pub size: String,
+    pub kernel: String,
+    pub flops: f64,
+    pub bytes: f64,
+    pub duration_ns: f64,
+    pub achieved_tflops: f64,
+    pub achieved_gbps: f64,
+    pub intensity: f64,
+    pub peak_tflops: Option<f64>,
+    pub peak_gbps: Option<f64>,
+    pub bound: Option<String>,
+}
 
 /// Vendor peak numbers for one GPU SKU. Dense (no structured sparsity), at boost clock, as the
 /// datasheet states them; a kernel profiled at base clocks cannot reach them.

@@ -23,7 +23,15 @@ pub struct NcuProfiler {
     base_dir: PathBuf,
     work: tempfile::TempDir,
     version: Option<String>,
+    busy_retry_delays: Vec<std::time::Duration>,
 }
+
+/// Waits before retrying when another tool (DCGM) holds the counters.
+const BUSY_RETRY_DELAYS: [std::time::Duration; 3] = [
+    std::time::Duration::from_secs(2),
+    std::time::Duration::from_secs(5),
+    std::time::Duration::from_secs(10),
+];
 
 /// Where ncu is: `$CGP_GATE_NCU`, else `ncu` on `PATH`, else the CUDA toolkit's default place.
 pub fn locate_ncu() -> Option<PathBuf> {
@@ -47,7 +55,13 @@ impl NcuProfiler {
             base_dir: base_dir.to_path_buf(),
             work,
             version: None,
+            busy_retry_delays: BUSY_RETRY_DELAYS.to_vec(),
         })
+    }
+
+    /// Replace the waits between busy-counter retries (the command layer's test override).
+    pub fn set_busy_retry_delays(&mut self, delays: Vec<std::time::Duration>) {
+        self.busy_retry_delays = delays;
     }
 
     /// The ncu path, or the classified "not found" error.
@@ -124,6 +138,10 @@ impl NcuProfiler {
 impl Profiler for NcuProfiler {
     fn name(&self) -> &'static str {
         "ncu"
+    }
+
+    fn busy_retry_delays(&self) -> Vec<std::time::Duration> {
+        self.busy_retry_delays.clone()
     }
 
     fn version(&mut self) -> Result<String, ProfileError> {

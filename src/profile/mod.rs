@@ -71,9 +71,18 @@ pub trait Profiler {
     fn manifest(&self) -> Option<&record::Manifest> {
         None
     }
+    /// How long to wait before each retry when another tool holds the GPU counters
+    /// ([`FailureKind::ResourceUnavailable`]); empty: never retry (a recording's failure is final).
+    fn busy_retry_delays(&self) -> Vec<std::time::Duration> {
+        Vec::new()
+    }
 }
 
 /// `target[size] rep N`: how messages locate a job.
 pub fn job_context(job: Job<'_>) -> String {
-    format!("{}[{}] rep {}", job.target.name, job.size.key(), job.rep)
+    format!(
+        "{} rep {}",
+        crate::samples::target_size(&job.target.name, &job.size.key()),
+        job.rep
+    )
 }

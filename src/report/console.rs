@@ -38,7 +38,12 @@ pub fn samples_table(samples: &crate::samples::SampleSet) -> String {
     for (k, s) in &samples.series {
         let head = (k.target.as_str(), k.size.as_str(), k.kernel.as_str());
         if last != Some(head) {
-            let _ = writeln!(out, "{}[{}] {}", k.target, k.size, k.kernel);
+            let _ = writeln!(
+                out,
+                "{} {}",
+                crate::samples::target_size(&k.target, &k.size),
+                k.kernel
+            );
             let _ = writeln!(
                 out,
                 "  {:<52} {:>4} {:>12} {:>12} {:>12} {:>7}",
@@ -141,29 +146,6 @@ impl ColorChoice {
                 }
                 is_terminal
             }
-        }
-    }
-}
-
-impl ConsoleStyle {
-    /// The style for stdout: its terminal's width (or `COLUMNS`, when set to a number), none
-    /// off a terminal; colour as `choice` and the environment say.
-    pub fn for_stdout(choice: ColorChoice) -> Self {
-        use std::io::IsTerminal as _;
-        let stdout = std::io::stdout();
-        let tty = stdout.is_terminal();
-        let env = |k: &str| std::env::var(k).ok();
-        let columns = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|c| c.trim().parse::<usize>().ok())
-            .filter(|c| *c >= 20);
-        let width = columns.or_else(|| {
-            tty.then(|| terminal_size::terminal_size_of(&stdout).map(|(w, _)| usize::from(w.0)))
-                .flatten()
-        });
-        Self {
-            width,
-            color: choice.enabled(tty, &env),
         }
     }
 }

@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::exit_codes;
 use crate::report::comment::{CommentOutcome, GithubConfig, post_comment, pr_from_event};
 use crate::report::github::{
     GithubEnv, StepOutputs, escape_data, print_annotations, write_outputs, write_step_summary,
@@ -13,39 +12,22 @@ use crate::report::github::{
 use crate::report::markdown::{MarkdownOptions, comment_marker, markdown};
 use crate::results::{RESULTS_VERSION, Results};
 
-/// `cgp-gate report` arguments.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ReportArgs {
-    /// The results file written by `check --json`.
-    #[arg(long, value_name = "RESULTS_JSON")]
-    pub from: PathBuf,
-    #[command(flatten)]
-    pub flags: ReportFlags,
-}
-
-/// The report flags `report`, `check` and `merge` share.
-#[derive(Debug, Clone, clap::Args)]
+/// The report flags `report`, `check` and `merge` share (`--junit`, `--markdown`, ...).
+#[derive(Debug, Clone, Default)]
 pub struct ReportFlags {
     /// Write JUnit XML here.
-    #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
     /// Write the Markdown report (the pull-request comment's text) here.
-    #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
     /// Write the self-contained HTML report here.
-    #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
     /// Create or update this spec's comment on the pull request (needs GITHUB_TOKEN).
-    #[arg(long)]
     pub github_comment: bool,
     /// The repository for the comment, instead of GITHUB_REPOSITORY.
-    #[arg(long, value_name = "OWNER/NAME", requires = "github_comment")]
     pub repo: Option<String>,
     /// The pull-request number for the comment, instead of the one in GITHUB_EVENT_PATH.
-    #[arg(long, value_name = "NUMBER", requires = "github_comment")]
     pub pr: Option<u64>,
     /// Do not write the step summary, step outputs and annotations even under GitHub Actions.
-    #[arg(long)]
     pub no_github_actions: bool,
 }
 
@@ -112,8 +94,19 @@ pub fn parse_results(text: &str) -> Result<Results, String> {
     serde_json::from_str(text).map_err(|e| format!("invalid results: {e}"))
 }
 
+/// Reports are written like baselines: atomically, so a crash never leaves half a report. The
+/// directory must exist (a mistyped path is an error, not a new directory tree).
 fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| Error::io("write", path, e))
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(Error::io(
+            "write",
+            path,
+            std::io::Error::new(std::io::ErrorKind::NotFound, "the directory does not exist"),
+        ));
+    }
+    crate::fsutil::write_atomic(path, text.as_bytes())
 }
 
 /// Write the reports `opts` asks for. Annotations go to stdout, notes and warnings to stderr.
@@ -212,22 +205,4 @@ fn comment(results: &Results, opts: &ReportOptions, env: &GithubEnv) -> Result<O
         ..MarkdownOptions::default()
     };
     post_comment(&cfg, &markdown(results, &md)).map(Some)
-}
-
-/// Run `cgp-gate report`. Exits 0 when every requested report was written: the verdict is
-/// `check`'s to give, and a report of a failed run is still a successful report.
-///
-/// # Errors
-/// As [`read_results`] and [`emit`].
-pub fn run(args: &ReportArgs) -> Result<i32> {
-    let results = read_results(&args.from)?;
-    let env = GithubEnv::from_env();
-    let opts = args.flags.options(&env);
-    let nothing_requested =
-        opts.junit.is_none() && opts.markdown.is_none() && opts.html.is_none() && !opts.github_comment;
-    if nothing_requested {
-        print!("{}", crate::report::console::results_table(&results));
-    }
-    emit(&results, &opts, &env)?;
-    Ok(exit_codes::OK)
 }

@@ -8,7 +8,12 @@ use crate::units::human;
 
 /// The name of one row as every report spells it: `gemm[m=4096,n=4096] <kernel> <metric>`.
 pub(crate) fn case_name(row: &Row) -> String {
-    format!("{}[{}] {} {}", row.target, row.size, row.kernel, row.metric)
+    format!(
+        "{} {} {}",
+        crate::samples::target_size(&row.target, &row.size),
+        row.kernel,
+        row.metric
+    )
 }
 
 /// A relative change as a signed percentage: `+6.7%`, `-0.42%`.
@@ -190,24 +195,44 @@ pub(crate) fn axis_scale(max_abs: f64, unit: &str) -> (f64, String) {
     }
 }
 
-/// Parse the relative part of a threshold as written (`3% (lower is better)` -> 0.03), for
-/// drawing the limit line. `None` for `exact`, `min`/`max` and anything else.
-pub(crate) fn relative_threshold(threshold: &str) -> Option<f64> {
-    let head = threshold.split_whitespace().next()?;
-    let num = head.strip_suffix('%')?;
-    let f: f64 = num.parse().ok()?;
-    (f.is_finite() && f >= 0.0).then_some(f / 100.0)
-}
-
-/// Where the candidate's median crosses the threshold, in base units, if the threshold is relative.
+/// Where the candidate's median crosses the threshold, in base units: what the statistics
+/// used (`threshold.limit`), or for results of version 1, which did not store it, the baseline
+/// median moved by the relative threshold.
 pub(crate) fn threshold_limit(row: &Row) -> Option<f64> {
-    let f = relative_threshold(&row.threshold)?;
+    let t = row.threshold.as_ref()?;
+    if let Some(l) = t.limit {
+        return Some(l);
+    }
+    let crate::results::ThresholdKind::Relative { fraction } = t.kind else {
+        return None;
+    };
+    let f = t.tolerance.unwrap_or(fraction);
     let base = row.baseline.as_ref()?.median;
-    Some(if row.direction == "higher" {
+    Some(if row.direction == Some(crate::results::Direction::Higher) {
         base * (1.0 - f)
     } else {
         base * (1.0 + f)
     })
+}
+
+/// The label of the threshold line in charts: the rule, and `min_effect` when it set the
+/// tolerance (`3%, min effect 500ns = 4.2%`).
+pub(crate) fn threshold_label(row: &Row) -> String {
+    let Some(t) = &row.threshold else {
+        return "-".to_owned();
+    };
+    let mut label = t.rule();
+    if let Some(m) = &t.min_effect {
+        label.push_str(&format!(", min effect {m}"));
+        let fraction = match t.kind {
+            crate::results::ThresholdKind::Relative { fraction } => fraction,
+            _ => 0.0,
+        };
+        if let Some(tol) = t.tolerance.filter(|tol| *tol > fraction) {
+            label.push_str(&format!(" = {}%", crate::units::format_number(tol * 100.0)));
+        }
+    }
+    label
 }
 
 #[cfg(test)]
@@ -226,14 +251,6 @@ mod tests {
         assert_eq!(p_value(Some(0.0123)), "0.012");
         assert_eq!(p_value(Some(1.53e-6)), "1.5e-6");
         assert_eq!(p_value(None), "n/a");
-    }
-
-    #[test]
-    fn thresholds_parse_only_when_relative() {
-        assert_eq!(relative_threshold("3% (lower is better)"), Some(0.03));
-        assert_eq!(relative_threshold("exact"), None);
-        assert_eq!(relative_threshold("min 500ns"), None);
-        assert_eq!(relative_threshold("-3%"), None);
     }
 
     #[test]

@@ -240,10 +240,9 @@ pub fn annotations(results: &Results) -> Vec<String> {
             _ => continue,
         };
         let title = format!(
-            "cgp-gate {}: {}[{}] {}",
+            "cgp-gate {}: {} {}",
             r.verdict.as_str(),
-            r.target,
-            r.size,
+            crate::samples::target_size(&r.target, &r.size),
             r.metric
         );
         let message = format!(
@@ -252,7 +251,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
             median(r.baseline.as_ref(), &r.unit),
             median(r.candidate.as_ref(), &r.unit),
             change_with_ci(r),
-            r.threshold,
+            crate::results::threshold_text(r),
             p_value(r.p_adjusted.or(r.p)),
             r.reason
         );

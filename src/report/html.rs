@@ -124,14 +124,14 @@ fn header(results: &Results, h: &mut String) {
         );
     }
     if let Some(m) = results.fingerprint_mismatch.as_ref().filter(|m| !m.is_empty()) {
-        h.push_str("<div class=\"banner mismatch\"><b>Fingerprint mismatch.</b> The baseline was measured on a different setup (allowed by the spec); treat changes with care.<table><tr><th>field</th><th>this run</th><th>baseline</th></tr>");
-        for [f, ours, theirs] in m {
+        h.push_str("<div class=\"banner mismatch\"><b>Fingerprint mismatch.</b> The baseline was measured on a different setup (allowed by the spec); treat changes with care.<table><tr><th>field</th><th>baseline</th><th>this run</th></tr>");
+        for d in m {
             let _ = write!(
                 h,
                 "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(f),
-                escape(ours),
-                escape(theirs)
+                escape(&d.field),
+                escape(&d.baseline),
+                escape(&d.current)
             );
         }
         h.push_str("</table></div>\n");
@@ -156,7 +156,7 @@ fn row_cells(r: &Row, with_target: bool) -> String {
         escape(&median(r.baseline.as_ref(), &r.unit)),
         escape(&median(r.candidate.as_ref(), &r.unit)),
         escape(&change_with_ci(r)),
-        escape(&r.threshold),
+        escape(&crate::results::threshold_text(r)),
         escape(&p_value(r.p_adjusted.or(r.p))),
         r.baseline.as_ref().map_or(0, |x| x.n),
         r.candidate.as_ref().map_or(0, |x| x.n),
@@ -219,7 +219,7 @@ fn errors(results: &Results, h: &mut String) {
             h,
             "<li><b>{}</b> ({}): {}</li>",
             escape(&at),
-            escape(&e.kind),
+            escape(e.kind.as_str()),
             escape(&e.message)
         );
     }
@@ -251,9 +251,8 @@ fn plots(results: &Results, h: &mut String) {
     for r in rows.iter().take(MAX_PLOTS) {
         let _ = writeln!(
             h,
-            "<figure><figcaption><span class=\"pill {v}\">{v}</span> <b>{}[{}] {}</b> {}<br><span class=\"k\">{}</span></figcaption>{}</figure>",
-            escape(&r.target),
-            escape(&r.size),
+            "<figure><figcaption><span class=\"pill {v}\">{v}</span> <b>{} {}</b> {}<br><span class=\"k\">{}</span></figcaption>{}</figure>",
+            escape(&crate::samples::target_size(&r.target, &r.size)),
             escape(&r.metric),
             escape(&change_with_ci(r)),
             escape(&r.kernel),
@@ -352,7 +351,7 @@ fn strip_plot(r: &Row) -> String {
             axis_y,
             px + if px > W - 120.0 { -4.0 } else { 4.0 },
             if px > W - 120.0 { "end" } else { "start" },
-            escape(r.threshold.split_whitespace().next().unwrap_or_default())
+            escape(&crate::report::format::threshold_label(r))
         );
     }
     s.push_str("</svg>");
@@ -565,7 +564,7 @@ fn roofline_svg(pts: &[&RooflinePoint]) -> String {
     for (i, p) in pts.iter().enumerate() {
         let (x, y) = (px(p.intensity), py(p.achieved_tflops));
         let colour = palette[i % palette.len()];
-        let label = format!("{}[{}]", p.target, p.size);
+        let label = crate::samples::target_size(&p.target, &p.size);
         let _ = write!(
             s,
             "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5\" style=\"fill:{colour}\"><title>{}</title></circle><text x=\"{:.1}\" y=\"{:.1}\" style=\"fill:{colour}\">{}</text>",
@@ -626,7 +625,7 @@ fn run_info(results: &Results, h: &mut String) {
     kv("source", &results.source);
     kv("synthetic", if results.synthetic { "yes" } else { "no" });
     kv("date", &results.date);
-    kv("fail on", &results.fail_on);
+    kv("fail on", results.fail_on.as_str());
     kv("multiple testing", &results.multiple_testing);
     if let Some(s) = &results.shard {
         kv("shard", s);

@@ -89,10 +89,10 @@ fn suite(results: &Results, target: &str) -> TestSuite {
         s.add_property(Property::new("git_commit", c.as_str()));
     }
     if let Some(m) = &results.fingerprint_mismatch {
-        for [field, ours, baseline] in m {
+        for d in m {
             s.add_property(Property::new(
-                format!("fingerprint_mismatch.{field}"),
-                format!("run {ours}, baseline {baseline}"),
+                format!("fingerprint_mismatch.{}", d.field),
+                format!("baseline {}, this run {}", d.baseline, d.current),
             ));
         }
     }
@@ -115,7 +115,7 @@ fn failure_message(row: &Row) -> String {
         median(row.baseline.as_ref(), &row.unit),
         median(row.candidate.as_ref(), &row.unit),
         change_with_ci(row),
-        row.threshold,
+        crate::results::threshold_text(row),
         p_value(row.p_adjusted.or(row.p)),
     )
 }
@@ -156,7 +156,7 @@ fn row_case(row: &Row) -> TestCase {
         RowVerdict::Pass | RowVerdict::Improvement | RowVerdict::New => TestCaseStatus::success(),
     };
     let mut case = TestCase::new(case_name(row), status);
-    case.set_classname(format!("{}[{}]", row.target, row.size));
+    case.set_classname(crate::samples::target_size(&row.target, &row.size));
     case.add_properties(row_properties(row));
     if matches!(row.verdict, RowVerdict::Improvement | RowVerdict::New) {
         case.set_system_out(format!("{}: {}", row.verdict.as_str(), row.reason));
@@ -168,8 +168,11 @@ fn row_properties(row: &Row) -> Vec<Property> {
     let mut p = vec![
         Property::new("verdict", row.verdict.as_str()),
         Property::new("unit", row.unit.as_str()),
-        Property::new("threshold", row.threshold.as_str()),
-        Property::new("direction", row.direction.as_str()),
+        Property::new("threshold", crate::results::threshold_text(row)),
+        Property::new(
+            "direction",
+            row.direction.map_or("-", crate::results::Direction::as_str),
+        ),
         Property::new("method", row.method.as_str()),
     ];
     // `Display` for f64 is the shortest text that reads back to the same number, so a consumer

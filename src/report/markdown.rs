@@ -279,13 +279,13 @@ fn flags(results: &Results, md: &mut String) {
         ));
     }
     if let Some(m) = results.fingerprint_mismatch.as_ref().filter(|m| !m.is_empty()) {
-        md.push_str("> [!CAUTION]\n> **Fingerprint mismatch**: the baseline was measured on a different setup (allowed by the spec); treat changes with care.\n>\n> | field | this run | baseline |\n> |---|---|---|\n");
-        for [field, ours, theirs] in m {
+        md.push_str("> [!CAUTION]\n> **Fingerprint mismatch**: the baseline was measured on a different setup (allowed by the spec); treat changes with care.\n>\n> | field | baseline | this run |\n> |---|---|---|\n");
+        for d in m {
             md.push_str(&format!(
                 "> | {} | {} | {} |\n",
-                escape_md_cell(field),
-                escape_md_cell(ours),
-                escape_md_cell(theirs)
+                escape_md_cell(&d.field),
+                escape_md_cell(&d.baseline),
+                escape_md_cell(&d.current)
             ));
         }
         md.push('\n');
@@ -355,7 +355,14 @@ fn charts(results: &Results, md: &mut String) {
         .filter(|r| r.verdict == RowVerdict::Regression)
         .filter_map(|r| {
             let c = r.change.filter(|c| c.is_finite())?;
-            Some((r, if r.direction == "higher" { -c } else { c } * 100.0))
+            Some((
+                r,
+                if r.direction == Some(crate::results::Direction::Higher) {
+                    -c
+                } else {
+                    c
+                } * 100.0,
+            ))
         })
         .take(CHART_ROWS)
         .collect();
@@ -429,9 +436,8 @@ fn trends(rows: &[&Row], md: &mut String) {
         .filter_map(|r| {
             let t = trend(r)?;
             Some(format!(
-                "- {}[{}] {}: {}\n",
-                escape_md_cell(&r.target),
-                escape_md_cell(&r.size),
+                "- {} {}: {}\n",
+                crate::samples::target_size(&escape_md_cell(&r.target), &escape_md_cell(&r.size)),
                 escape_md_cell(short_metric(&r.metric)),
                 escape_md_cell(&t)
             ))
@@ -473,7 +479,7 @@ fn errors(results: &Results, md: &mut String) {
         md.push_str(&format!(
             "- {} **{}**: {}\n",
             escape_md_cell(&at),
-            escape_md_cell(&e.kind),
+            escape_md_cell(e.kind.as_str()),
             escape_md_cell(&e.message)
         ));
     }
@@ -535,7 +541,7 @@ fn details(results: &Results, md: &mut String) {
                 escape_md_cell(&median(r.baseline.as_ref(), &r.unit)),
                 escape_md_cell(&median(r.candidate.as_ref(), &r.unit)),
                 escape_md_cell(&change_with_ci(r)),
-                escape_md_cell(&r.threshold),
+                escape_md_cell(&crate::results::threshold_text(r)),
                 escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
                 n,
                 escape_md_cell(&r.reason),

@@ -19,7 +19,7 @@ pub mod markdown;
 pub mod table;
 
 pub use comment::{CommentOutcome, GithubConfig, post_comment};
-pub use emit::{ReportArgs, ReportFlags, ReportOptions, emit, read_results, run};
+pub use emit::{ReportFlags, ReportOptions, emit, read_results};
 pub use github::{GithubEnv, write_step_summary};
 pub use html::html;
 pub use junit::junit;

@@ -10,8 +10,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::units::Quantity;
-
 /// The only spec schema version this build reads.
 pub const SPEC_VERSION: u32 = 1;
 
@@ -255,6 +253,9 @@ pub const DERIVED_METRICS: &[&str] = &[
     "cgp__dram.pct_of_peak",
 ];
 
+/// Derived metrics that need the GPU's peak figures (`docs/gpu.md` lists the GPUs that have them).
+pub const PEAK_METRICS: &[&str] = &["cgp__flops.pct_of_peak", "cgp__dram.pct_of_peak"];
+
 /// A metric to collect and how to judge it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricSpec {
@@ -263,64 +264,7 @@ pub struct MetricSpec {
     pub threshold: Threshold,
 }
 
-/// Whether a smaller or a larger value is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    /// Durations, bytes, cycles, instructions, registers.
-    Lower,
-    /// Throughputs (`*.per_second`) and utilisation (`*.pct_of_peak*`).
-    Higher,
-}
-
-impl Direction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Lower => "lower",
-            Self::Higher => "higher",
-        }
-    }
-}
-
-/// The rule a metric is judged by.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ThresholdKind {
-    /// `"3%"`: a change worse than this fraction (0.03) is a regression.
-    Relative { fraction: f64 },
-    /// `exact`: any change is a regression (deterministic counters).
-    Exact,
-    /// `{min: X}`: the candidate's median must be at least X (base units).
-    Min { value: f64 },
-    /// `{max: X}`: the candidate's median must be at most X (base units).
-    Max { value: f64 },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Threshold {
-    pub kind: ThresholdKind,
-    pub direction: Direction,
-    /// Changes smaller than this absolute amount are never a regression or an improvement.
-    pub min_effect: Option<Quantity>,
-}
-
-impl fmt::Display for Threshold {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
-            ThresholdKind::Relative { fraction } => {
-                write!(f, "{}%", crate::units::format_number(fraction * 100.0))?
-            }
-            ThresholdKind::Exact => f.write_str("exact")?,
-            ThresholdKind::Min { value } => write!(f, "min {}", crate::units::format_number(*value))?,
-            ThresholdKind::Max { value } => write!(f, "max {}", crate::units::format_number(*value))?,
-        }
-        write!(f, " ({} is better", self.direction.as_str())?;
-        if let Some(m) = &self.min_effect {
-            write!(f, ", min effect {m}")?;
-        }
-        f.write_str(")")
-    }
-}
+pub use crate::threshold::{Direction, Threshold, ThresholdKind};
 
 /// Default direction of a known metric, or `None` when the spec must say.
 pub fn default_direction(metric: &str) -> Option<Direction> {

@@ -82,6 +82,24 @@ pub(crate) fn check_metric_name(name: &str) -> std::result::Result<Option<Needs>
     Ok(None)
 }
 
+/// The base unit ncu reports a metric in, where its name says it: `gpu__time_duration.*` is
+/// `ns`, `dram__bytes.*` is `byte`, `*.pct_of_peak*` is `%`, `*__bytes.*.per_second` is
+/// `byte/second` (units as `units::normalise` names them). `None` where the name does not say.
+pub(crate) fn known_unit(metric: &str) -> Option<&'static str> {
+    let base = metric.split('.').next().unwrap_or(metric);
+    if metric.contains(".pct_of_peak") {
+        return Some("%");
+    }
+    let per_second = metric.ends_with(".per_second");
+    match base {
+        "gpu__time_duration" => (!per_second).then_some("ns"),
+        "dram__bytes" | "dram__bytes_read" | "dram__bytes_write" | "lts__t_bytes" | "l1tex__t_bytes" => {
+            Some(if per_second { "byte/second" } else { "byte" })
+        }
+        _ => None,
+    }
+}
+
 fn derived_needs(name: &str) -> Option<Needs> {
     let needs = match name {
         "cgp__achieved_flops.per_second" | "cgp__flops.pct_of_peak" => Needs {
@@ -192,7 +210,21 @@ pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Thre
                 None => None,
             };
             let min_effect = match f.get("min_effect") {
-                Some(n) => Some(min_effect(ctx, n, &what)?),
+                Some(n) => {
+                    let q = min_effect(ctx, n, &what)?;
+                    if let Some(unit) = known_unit(metric)
+                        && !q.unit.is_empty()
+                        && q.unit != unit
+                    {
+                        return Err(ctx
+                            .err(
+                                n,
+                                format!("`min_effect` {q} in {what} is in `{}`, but ncu measures `{metric}` in `{unit}`", q.unit),
+                            )
+                            .help(format!("give min_effect in `{unit}` (e.g. `500ns` for a duration, `1MB` for bytes)")));
+                    }
+                    Some(q)
+                }
                 None => None,
             };
             (kind, direction, min_effect)

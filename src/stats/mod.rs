@@ -8,6 +8,7 @@ pub mod median_ci;
 pub mod multiple;
 pub mod outliers;
 pub mod rng;
+pub mod row;
 pub mod summary;
 pub mod verdict;
 
@@ -16,5 +17,6 @@ mod tests;
 
 pub use multiple::holm;
 pub use outliers::tukey_outliers;
+pub use row::{RowVerdict, SideSummary};
 pub use summary::{median, summarize};
 pub use verdict::{Comparison, Config, IntervalMethod, Judgement, MIN_SAMPLES, judge, judge_all};

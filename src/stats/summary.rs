@@ -1,6 +1,6 @@
 //! Per-side summaries: median, range, robust CV and outliers.
 
-use crate::results::SideSummary;
+use super::row::SideSummary;
 
 use super::outliers::tukey_outliers;
 

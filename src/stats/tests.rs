@@ -2,9 +2,9 @@
 
 use proptest::prelude::*;
 
+use super::RowVerdict;
 use super::*;
-use crate::results::RowVerdict;
-use crate::spec::model::{Direction, Threshold, ThresholdKind};
+use crate::threshold::{Direction, Threshold, ThresholdKind};
 use crate::units::Quantity;
 
 fn rel(fraction: f64, direction: Direction) -> Threshold {

@@ -10,8 +10,8 @@
 //! - `min:`/`max:` limits: the candidate's median against the limit, by its order-statistic
 //!   interval and the sign test (also in the Holm family).
 
-use crate::results::{RowVerdict, SideSummary};
-use crate::spec::model::{Direction, Settings, Threshold, ThresholdKind};
+use super::row::{RowVerdict, SideSummary};
+use crate::threshold::{Direction, Threshold, ThresholdKind};
 
 use super::bootstrap;
 use super::hodges_lehmann::{self, Shift};
@@ -62,15 +62,6 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The spec's `settings:` with the remaining fields at their defaults.
-    pub fn from_settings(settings: &Settings) -> Self {
-        Self {
-            alpha: settings.alpha,
-            confidence: settings.confidence,
-            ..Self::default()
-        }
-    }
-
     fn problem(&self) -> Option<String> {
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return Some(format!("alpha {} is not between 0 and 1", self.alpha));
@@ -118,6 +109,12 @@ pub struct Judgement {
     pub candidate: SideSummary,
     /// For `min:`/`max:` rows: interval of the candidate's median, base units.
     pub median_ci: Option<[f64; 2]>,
+    /// The relative tolerance the test judged against: the threshold, raised to
+    /// `min_effect` / baseline median where that is larger. `None` when no shift was tested.
+    pub tolerance: Option<f64>,
+    /// Where the candidate's median crosses the threshold, in base units (the baseline median
+    /// moved by the tolerance, or a `min:`/`max:` bound with `min_effect` applied).
+    pub limit: Option<f64>,
 }
 
 /// Judge one row on its own (a family of one for the multiple-testing adjustment).
@@ -231,6 +228,8 @@ fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reaso
         baseline: row.baseline.map(summarize),
         candidate: summarize(row.candidate),
         median_ci: None,
+        tolerance: None,
+        limit: None,
     }
 }
 
@@ -521,6 +520,7 @@ impl LimitRow {
     fn decide(mut self, adj: f64, family: usize, cfg: &Config) -> Judgement {
         let j = &mut self.j;
         j.p_adjusted = Some(adj);
+        j.limit = Some(self.limit);
         let (lo, hi) = (self.ci[0], self.ci[1]);
         let median = j.candidate.median;
         let side = if self.is_max { "at most" } else { "at least" };
@@ -587,6 +587,8 @@ impl ShiftRow {
         // Upper end of the interval measured in the bad direction.
         let bad_hi = if s > 0.0 { hi } else { -lo };
         let t = self.tolerance;
+        j.tolerance = Some(t);
+        j.limit = j.baseline.as_ref().map(|b| b.median * (1.0 + self.bad_sign * t));
         let tol = &self.tolerance_text;
         let change = pct(self.shift.change);
         let interval = format!("[{}, {}]", pct(lo), pct(hi));

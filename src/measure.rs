@@ -1,21 +1,17 @@
-//! Orchestration: run the plan through a profiler and collect samples. Decisions live in
-//! `stats`; rendering lives in `report`.
+//! Measuring: run the plan's work through a profiler, repetition-major, and collect samples and
+//! failures (with GPU health watching and retries of busy counters). What to run is `plan`'s;
+//! decisions are `stats`' and `results`'; rendering is `report`'s.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::time::Duration;
 
 use crate::error::Error;
+use crate::plan::Work;
 use crate::profile::extract::extract;
 use crate::profile::record::Recorder;
 use crate::profile::{FailureKind, Job, ProfileError, Profiler};
+use crate::progress::Progress;
 use crate::results::RunError;
 use crate::samples::SampleSet;
-use crate::spec::{Size, Target};
-
-/// Environment variable overriding the retry delays (comma-separated milliseconds) used when
-/// another tool holds the GPU counters. Default: 2000,5000,10000.
-pub const RETRY_DELAYS_ENV: &str = "CGP_GATE_RETRY_DELAYS_MS";
 
 /// Samples and failures of a measurement pass.
 #[derive(Debug, Default)]
@@ -35,34 +31,9 @@ pub struct Watch<'a> {
     pub settings: &'a crate::spec::Settings,
 }
 
-/// One (target, size) and the repetitions to run for it.
-#[derive(Debug, Clone, Copy)]
-pub struct Work<'a> {
-    pub target: &'a Target,
-    pub size: &'a Size,
-    pub reps: (u32, u32),
-}
-
 /// Failures that no other target can escape: stop the whole run.
 fn is_global(kind: FailureKind) -> bool {
     matches!(kind, FailureKind::NcuNotFound | FailureKind::Permission)
-}
-
-fn retry_delays() -> Vec<Duration> {
-    std::env::var(RETRY_DELAYS_ENV)
-        .ok()
-        .and_then(|v| {
-            v.split(',')
-                .map(|x| x.trim().parse::<u64>().ok().map(Duration::from_millis))
-                .collect()
-        })
-        .unwrap_or_else(|| {
-            vec![
-                Duration::from_secs(2),
-                Duration::from_secs(5),
-                Duration::from_secs(10),
-            ]
-        })
 }
 
 /// Run every job of `work`, repetition-major (rep 0 of every size, then rep 1, ...) so that slow
@@ -81,13 +52,16 @@ pub fn measure(
     mut recorder: Option<&mut Recorder>,
     mut watch: Option<&mut Watch<'_>>,
     only_available: bool,
-    progress: &mut dyn Write,
+    progress: &mut dyn Progress,
 ) -> Result<Measurement, Error> {
     let mut m = Measurement::default();
+    for w in work {
+        progress.add_runs(&w.target.name, &w.size.key(), w.reps.1.saturating_sub(w.reps.0));
+    }
     let max_rep = work.iter().map(|w| w.reps.1).max().unwrap_or(0);
     let min_rep = work.iter().map(|w| w.reps.0).min().unwrap_or(0);
     let mut failed: Vec<(String, String)> = Vec::new();
-    let delays = retry_delays();
+    let delays = profiler.busy_retry_delays();
     for rep in min_rep..max_rep {
         for w in work.iter().filter(|w| (w.reps.0..w.reps.1).contains(&rep)) {
             let id = (w.target.name.clone(), w.size.key());
@@ -100,9 +74,11 @@ pub fn measure(
                 rep,
             };
             if only_available && !profiler.has(job) {
+                progress.run_skipped(&w.target.name, &id.1);
                 continue;
             }
-            let _ = writeln!(progress, "profiling {}[{}] rep {rep}", w.target.name, id.1);
+            progress.run_started(&w.target.name, &id.1, rep);
+            let started = std::time::Instant::now();
             let mut attempt = 0;
             let mut throttle_reruns = 0;
             let outcome = loop {
@@ -113,11 +89,11 @@ pub fn measure(
                 if let (Ok(_), Some(w)) = (&r, watch.as_deref_mut()) {
                     let health = w.sampler.after(w.gpu);
                     if crate::gpu::should_rerun(&health, throttle_reruns, w.settings) {
-                        let _ = writeln!(
-                            progress,
-                            "  throttled ({}), re-running",
+                        progress.note(&format!(
+                            "  {} rep {rep} throttled ({}), re-running",
+                            crate::samples::target_size(&job.target.name, &id.1),
                             health.reasons.join(", ")
-                        );
+                        ));
                         w.sampler.record_rerun();
                         throttle_reruns += 1;
                         continue;
@@ -129,24 +105,21 @@ pub fn measure(
                 let r: Result<(SampleSet, Option<f64>), ProfileError> =
                     r.and_then(|c| extract(job, &c).map(|s| (s, c.wall_seconds)));
                 match r {
-                    Err(e)
-                        if e.kind == FailureKind::ResourceUnavailable
-                            && profiler.name() == "ncu"
-                            && attempt < delays.len() =>
-                    {
-                        let _ = writeln!(
-                            progress,
+                    Err(e) if e.kind == FailureKind::ResourceUnavailable && attempt < delays.len() => {
+                        progress.note(&format!(
                             "  counters busy (another profiler?), retrying in {:?}",
                             delays[attempt]
-                        );
+                        ));
                         std::thread::sleep(delays[attempt]);
                         attempt += 1;
                     }
                     other => break other,
                 }
             };
+            let elapsed = started.elapsed();
             match outcome {
                 Ok((samples, wall)) => {
+                    progress.run_finished(&w.target.name, &id.1, rep, elapsed);
                     m.samples.extend(samples);
                     *m.reps_done.entry(id).or_default() += 1;
                     if let Some(s) = wall {
@@ -154,11 +127,12 @@ pub fn measure(
                     }
                 }
                 Err(e) => {
+                    progress.run_failed(&w.target.name, &id.1, rep, elapsed);
                     let global = is_global(e.kind);
                     m.errors.push(RunError {
                         target: w.target.name.clone(),
                         size: Some(id.1.clone()),
-                        kind: e.kind.as_str().to_owned(),
+                        kind: e.kind.into(),
                         message: e.to_string(),
                     });
                     failed.push(id);
@@ -170,18 +144,4 @@ pub fn measure(
         }
     }
     Ok(m)
-}
-
-/// The work of a spec: every size of every selected target, repetitions `0..repetitions`.
-pub fn initial_work<'a>(targets: &[&'a Target]) -> Vec<Work<'a>> {
-    targets
-        .iter()
-        .flat_map(|t| {
-            t.sizes.iter().map(move |s| Work {
-                target: t,
-                size: s,
-                reps: (0, t.repetitions),
-            })
-        })
-        .collect()
 }

@@ -1,0 +1,391 @@
+//! clap's view of the command line. Every struct here converts into the engine's options (in
+//! `crate::commands`) by destructuring all of its fields, so a new flag that is not passed on
+//! does not compile.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use crate::commands;
+
+/// `--fail-on`: what fails the gate besides errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOnArg {
+    /// Only regressions fail the gate (inconclusive rows are warnings).
+    Regression,
+    /// Regressions and inconclusive rows fail the gate.
+    Inconclusive,
+}
+
+impl From<FailOnArg> for crate::results::FailOn {
+    fn from(a: FailOnArg) -> Self {
+        match a {
+            FailOnArg::Regression => Self::Regression,
+            FailOnArg::Inconclusive => Self::Inconclusive,
+        }
+    }
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorArg> for crate::report::console::ColorChoice {
+    fn from(c: ColorArg) -> Self {
+        match c {
+            ColorArg::Auto => Self::Auto,
+            ColorArg::Always => Self::Always,
+            ColorArg::Never => Self::Never,
+        }
+    }
+}
+
+/// `cgp-gate init`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct InitArgs {
+    /// Read a recorded ncu CSV (raw or details page) instead of running the program.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// Where to write the spec.
+    #[arg(long, short, default_value = "cgp-gate.yaml", value_name = "PATH")]
+    pub output: PathBuf,
+    /// Replace an existing spec.
+    #[arg(long)]
+    pub force: bool,
+    /// The target's name (default: the program's file name).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The benchmark and its arguments, after `--`; numeric arguments become size parameters.
+    /// Run once under ncu, or with --from only written as the spec's command.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+impl From<InitArgs> for commands::init::InitOptions {
+    fn from(a: InitArgs) -> Self {
+        let InitArgs {
+            from,
+            output,
+            force,
+            name,
+            command,
+        } = a;
+        Self {
+            from,
+            command,
+            output,
+            force,
+            name,
+        }
+    }
+}
+
+/// `--shard K/N` and how to balance it; shared by `check` and `baseline update`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ShardArgs {
+    /// Run only shard K of N (K from 1) of the target x size rows; every shard of a CI matrix
+    /// computes the same split. Combine the shards' results with `cgp-gate merge`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::shard::Shard>,
+    /// Balance the shards by the wall seconds per target recorded in a previous results file
+    /// (default: repetitions x ncu metrics per size). Every shard must be given the same file.
+    #[arg(long, value_name = "RESULTS_JSON", requires = "shard")]
+    pub shard_costs: Option<PathBuf>,
+}
+
+impl From<ShardArgs> for commands::ShardOptions {
+    fn from(a: ShardArgs) -> Self {
+        let ShardArgs { shard, shard_costs } = a;
+        Self { shard, shard_costs }
+    }
+}
+
+/// Where samples come from and where raw output goes: shared by every command that profiles.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SourceArgs {
+    /// The spec file.
+    #[arg(long, default_value = "cgp-gate.yaml")]
+    pub spec: PathBuf,
+    /// Only this target (repeatable).
+    #[arg(long = "target", value_name = "NAME")]
+    pub targets: Vec<String>,
+    /// Keep every raw ncu output in DIR (`DIR/<target>/<size>/<rep>.csv` plus `manifest.json`).
+    #[arg(long, value_name = "DIR", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Read a recording instead of running ncu.
+    #[arg(long, value_name = "DIR")]
+    pub replay: Option<PathBuf>,
+}
+
+impl From<SourceArgs> for commands::SourceOptions {
+    fn from(a: SourceArgs) -> Self {
+        let SourceArgs {
+            spec,
+            targets,
+            record,
+            replay,
+        } = a;
+        Self {
+            spec,
+            targets,
+            record,
+            replay,
+        }
+    }
+}
+
+/// The report flags `report`, `check` and `merge` share.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportFlagsArgs {
+    /// Write JUnit XML here.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Write the Markdown report (the pull-request comment's text) here.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Write the self-contained HTML report here.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+    /// Create or update this spec's comment on the pull request (needs GITHUB_TOKEN).
+    #[arg(long)]
+    pub github_comment: bool,
+    /// The repository for the comment, instead of GITHUB_REPOSITORY.
+    #[arg(long, value_name = "OWNER/NAME", requires = "github_comment")]
+    pub repo: Option<String>,
+    /// The pull-request number for the comment, instead of the one in GITHUB_EVENT_PATH.
+    #[arg(long, value_name = "NUMBER", requires = "github_comment")]
+    pub pr: Option<u64>,
+    /// Do not write the step summary, step outputs and annotations even under GitHub Actions.
+    #[arg(long)]
+    pub no_github_actions: bool,
+}
+
+impl From<ReportFlagsArgs> for crate::report::ReportFlags {
+    fn from(a: ReportFlagsArgs) -> Self {
+        let ReportFlagsArgs {
+            junit,
+            markdown,
+            html,
+            github_comment,
+            repo,
+            pr,
+            no_github_actions,
+        } = a;
+        Self {
+            junit,
+            markdown,
+            html,
+            github_comment,
+            repo,
+            pr,
+            no_github_actions,
+        }
+    }
+}
+
+/// `cgp-gate check`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// The baselines directory.
+    #[arg(long, default_value = "baselines", value_name = "DIR")]
+    pub baselines: PathBuf,
+    /// Write the results (every sample and every decision) as JSON here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// What fails the gate besides errors: regressions only, or inconclusive rows too.
+    #[arg(long, value_enum, default_value = "regression")]
+    pub fail_on: FailOnArg,
+    /// Compare against a baseline measured on a different setup (every report says so).
+    #[arg(long)]
+    pub allow_fingerprint_mismatch: bool,
+    #[command(flatten)]
+    pub shard: ShardArgs,
+    #[command(flatten)]
+    pub reports: ReportFlagsArgs,
+}
+
+impl From<CheckArgs> for commands::check::Options {
+    fn from(a: CheckArgs) -> Self {
+        let CheckArgs {
+            source,
+            baselines,
+            json,
+            fail_on,
+            allow_fingerprint_mismatch,
+            shard,
+            reports,
+        } = a;
+        Self {
+            source: source.into(),
+            baselines,
+            json,
+            fail_on: fail_on.into(),
+            allow_fingerprint_mismatch,
+            shard: shard.into(),
+            reports: reports.into(),
+        }
+    }
+}
+
+/// `cgp-gate baseline ...`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum BaselineCommand {
+    /// Measure (or take a check's results) and write the baselines; nothing is written unless every
+    /// selected target was measured without error.
+    Update(BaselineUpdateArgs),
+    /// Print the stored baselines.
+    Show {
+        /// The baselines directory.
+        #[arg(long, default_value = "baselines", value_name = "DIR")]
+        baselines: PathBuf,
+    },
+}
+
+/// `cgp-gate baseline update`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BaselineUpdateArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// The baselines directory.
+    #[arg(long, default_value = "baselines", value_name = "DIR")]
+    pub baselines: PathBuf,
+    /// Take the samples of a previous `check --json` instead of profiling again.
+    #[arg(long, value_name = "RESULTS_JSON", conflicts_with_all = ["replay", "record", "shard"])]
+    pub from: Option<PathBuf>,
+    #[command(flatten)]
+    pub shard: ShardArgs,
+}
+
+impl From<BaselineUpdateArgs> for commands::baseline::UpdateOptions {
+    fn from(a: BaselineUpdateArgs) -> Self {
+        let BaselineUpdateArgs {
+            source,
+            baselines,
+            from,
+            shard,
+        } = a;
+        Self {
+            source: source.into(),
+            baselines,
+            from,
+            shard: shard.into(),
+        }
+    }
+}
+
+/// `cgp-gate profile`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProfileArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Print the samples as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Print what would be run (clock locking and every ncu argv) without touching the GPU.
+    #[arg(long, conflicts_with = "replay")]
+    pub dry_run: bool,
+}
+
+impl From<ProfileArgs> for commands::profile::Options {
+    fn from(a: ProfileArgs) -> Self {
+        let ProfileArgs {
+            source,
+            json,
+            dry_run,
+        } = a;
+        Self {
+            source: source.into(),
+            json,
+            dry_run,
+        }
+    }
+}
+
+/// `cgp-gate env`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EnvArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Reset locked SM and memory clocks on every GPU (repairs a GPU that a killed run left
+    /// locked; needs NVML and root).
+    #[arg(long)]
+    pub reset_clocks: bool,
+    /// With --reset-clocks: print what would be reset, change nothing.
+    #[arg(long, requires = "reset_clocks")]
+    pub dry_run: bool,
+}
+
+impl From<EnvArgs> for commands::env::Options {
+    fn from(a: EnvArgs) -> Self {
+        let EnvArgs {
+            json,
+            reset_clocks,
+            dry_run,
+        } = a;
+        Self {
+            json,
+            reset_clocks,
+            dry_run,
+        }
+    }
+}
+
+/// `cgp-gate report`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportArgs {
+    /// The results file written by `check --json`.
+    #[arg(long, value_name = "RESULTS_JSON")]
+    pub from: PathBuf,
+    #[command(flatten)]
+    pub flags: ReportFlagsArgs,
+}
+
+impl From<ReportArgs> for commands::report::Options {
+    fn from(a: ReportArgs) -> Self {
+        let ReportArgs { from, flags } = a;
+        Self {
+            from,
+            flags: flags.into(),
+        }
+    }
+}
+
+/// `cgp-gate merge`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MergeArgs {
+    /// The shards' results files (written by `check --shard K/N --json`).
+    #[arg(required = true, value_name = "RESULTS_JSON")]
+    pub files: Vec<PathBuf>,
+    /// Write the merged results as JSON here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// What fails the merged gate besides errors; default: the strictest of the shards'.
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOnArg>,
+    #[command(flatten)]
+    pub reports: ReportFlagsArgs,
+}
+
+impl From<MergeArgs> for commands::merge::Options {
+    fn from(a: MergeArgs) -> Self {
+        let MergeArgs {
+            files,
+            json,
+            fail_on,
+            reports,
+        } = a;
+        Self {
+            files,
+            json,
+            fail_on: fail_on.map(Into::into),
+            reports: reports.into(),
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! The command line: clap definitions and dispatch. clap (and its companion crates) appears only
+//! here and in `main.rs`; each command's work is in [`crate::commands`], which takes plain options.
+
+pub mod args;
+pub mod generate;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use args::{
+    BaselineCommand, BaselineUpdateArgs, CheckArgs, ColorArg, EnvArgs, FailOnArg, InitArgs, MergeArgs,
+    ProfileArgs, ReportArgs, ReportFlagsArgs, ShardArgs, SourceArgs,
+};
+
+use crate::commands;
+use crate::error::Result;
+use crate::exit_codes;
+
+/// CI performance-regression gate for GPU kernels, built on NVIDIA Nsight Compute.
+#[derive(Debug, Parser)]
+#[command(name = "cgp-gate", version, about, after_help = exit_codes::help())]
+pub struct Cli {
+    /// Colour the verdicts: auto (on a terminal, unless NO_COLOR is set or in GitHub Actions),
+    /// always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub color: ColorArg,
+    /// No progress on stderr (errors and results are still printed).
+    #[arg(long, short, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// A progress line per ncu run, besides one per finished target and size.
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check a spec file and exit 0 (valid) or 2 (invalid).
+    Validate {
+        /// The spec file.
+        #[arg(long, default_value = "cgp-gate.yaml")]
+        spec: PathBuf,
+    },
+    /// Print the JSON Schema of the spec (for yaml-language-server and other editors).
+    Schema,
+    /// Parse an ncu CSV output file and print its launches.
+    Parse {
+        /// An ncu CSV output (raw or details page, with or without `==PROF==` lines).
+        file: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Profile the spec's targets and print what was measured (no comparison).
+    Profile(ProfileArgs),
+    /// Show ncu's version and each GPU's fingerprint (informational: exit 0 without a GPU).
+    Env(EnvArgs),
+    /// Render a results file (from `check --json`) as JUnit, Markdown, HTML or a pull-request comment.
+    Report(ReportArgs),
+    /// Profile, compare against the baselines, re-measure doubtful rows, and decide.
+    Check(CheckArgs),
+    /// Write or show baselines.
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+    /// Write a starting cgp-gate.yaml from one profiled run: `init -- ./build/bench --n 1024`
+    /// runs it once under ncu; `init --from run.csv` reads a recorded ncu CSV (no GPU needed).
+    Init(InitArgs),
+    /// Print a shell completion script: `cgp-gate completions bash > ~/.local/share/bash-completion/completions/cgp-gate`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one page per command into a directory.
+    Man {
+        /// Write `cgp-gate.1` and `cgp-gate-<command>.1` here instead of printing `cgp-gate.1`.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Combine the results of shards (`check --shard`), also from different GPU types, into one
+    /// report and one exit code.
+    Merge(MergeArgs),
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit_codes::INVALID_INPUT
+            } else {
+                exit_codes::OK
+            };
+            let _ = e.print();
+            return exit(code);
+        }
+    };
+    match run(cli) {
+        Ok(code) => exit(code),
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit(e.exit_code())
+        }
+    }
+}
+
+fn exit(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX))
+}
+
+/// Run a parsed command line; returns the exit code.
+///
+/// # Errors
+/// Any [`crate::Error`]; its exit code is [`crate::Error::exit_code`].
+pub fn run(cli: Cli) -> Result<i32> {
+    let mut out = std::io::stdout().lock();
+    let out = &mut out;
+    let ui = commands::Ui {
+        color: cli.color.into(),
+        verbosity: match (cli.quiet, cli.verbose) {
+            (true, _) => crate::progress::Verbosity::Quiet,
+            (false, true) => crate::progress::Verbosity::Verbose,
+            (false, false) => crate::progress::Verbosity::Normal,
+        },
+    };
+    match cli.command {
+        Command::Validate { spec } => commands::validate::run(&spec, out),
+        Command::Schema => commands::schema::run(out),
+        Command::Parse { file, json } => commands::parse::run(&file, json, out),
+        Command::Profile(args) => commands::profile::run(&args.into(), &ui, out),
+        Command::Env(args) => commands::env::run(&args.into(), out),
+        Command::Report(args) => commands::report::run(&args.into(), &ui, out),
+        Command::Check(args) => commands::check::run(&args.into(), &ui, out),
+        Command::Merge(args) => commands::merge::run(&args.into(), &ui, out),
+        Command::Baseline(BaselineCommand::Update(args)) => {
+            commands::baseline::update(&args.into(), &ui, out)
+        }
+        Command::Baseline(BaselineCommand::Show { baselines }) => commands::baseline::show(&baselines, out),
+        Command::Init(args) => commands::init::run(&args.into(), out),
+        Command::Completions { shell } => generate::completions(shell, out),
+        Command::Man { dir } => generate::man(dir.as_deref(), out),
+    }
+}

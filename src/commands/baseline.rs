@@ -1,0 +1,94 @@
+//! `cgp-gate baseline update` and `cgp-gate baseline show`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{Selected, ShardOptions, SourceOptions, measure_once, stdout_err};
+use crate::error::Result;
+use crate::exit_codes;
+
+/// Everything `baseline update` needs from the command line.
+#[derive(Debug, Clone)]
+pub struct UpdateOptions {
+    pub source: SourceOptions,
+    pub baselines: PathBuf,
+    /// Take the samples of a previous `check --json` instead of profiling.
+    pub from: Option<PathBuf>,
+    pub shard: ShardOptions,
+}
+
+/// Run `baseline update`.
+///
+/// # Errors
+/// Spec errors, unreadable results, the store's errors.
+pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+    let sel = Selected::load(&args.source)?;
+    let targets = sel.targets();
+    let shard = args.shard.selection(&targets)?;
+    let store = crate::baseline::Store::new(&args.baselines);
+    let commit = crate::check::git_commit(&sel.spec.base_dir());
+    if let Some(from) = &args.from {
+        let results = crate::report::read_results(from)?;
+        let samples = crate::update::samples_from_results(&results, &sel.spec, from)?;
+        let fp = results.fingerprint.clone();
+        // A shard's results cover some sizes only: update those, keep the others.
+        let only: Option<std::collections::BTreeSet<(String, String)>> = results.shard.as_ref().map(|_| {
+            results
+                .rows
+                .iter()
+                .map(|r| (r.target.clone(), r.size.clone()))
+                .collect()
+        });
+        crate::update::write_baselines(
+            &sel.spec,
+            &targets,
+            &samples,
+            &|_| fp.clone(),
+            &store,
+            results.git_commit.clone().or(commit),
+            only.as_ref(),
+            out,
+        )?;
+        return Ok(exit_codes::OK);
+    }
+    let mut progress = ui.progress(super::ui::prior_costs(&[args.shard.shard_costs.as_deref()]));
+    let mut run = measure_once(&args.source, &sel, &targets, shard.as_ref(), progress.as_mut())?;
+    if !run.m.errors.is_empty() {
+        for e in &run.m.errors {
+            eprintln!("error: {}", e.message);
+        }
+        eprintln!(
+            "error: {} failure(s): no baseline was written",
+            run.m.errors.len()
+        );
+        return Ok(exit_codes::PROFILER_FAILURE);
+    }
+    let fp_of = |t: &crate::spec::Target| run.fingerprints.get(&t.name).cloned().unwrap_or_default();
+    let gpu_name = targets.first().map(|t| fp_of(t).gpu_name).unwrap_or_default();
+    crate::check::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    crate::update::write_baselines(
+        &sel.spec,
+        &targets,
+        &run.m.samples,
+        &fp_of,
+        &store,
+        commit,
+        shard.as_ref().map(|s| &s.rows),
+        out,
+    )?;
+    Ok(exit_codes::OK)
+}
+
+/// Run `baseline show`.
+///
+/// # Errors
+/// Unreadable baselines; write errors.
+pub fn show(baselines: &Path, out: &mut dyn Write) -> Result<i32> {
+    let files = crate::baseline::Store::new(baselines).load_all()?;
+    if files.is_empty() {
+        writeln!(out, "no baselines in {}", baselines.display()).map_err(stdout_err)?;
+    } else {
+        write!(out, "{}", crate::baseline::render_show(&files)).map_err(stdout_err)?;
+    }
+    Ok(exit_codes::OK)
+}

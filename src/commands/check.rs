@@ -1,0 +1,78 @@
+//! `cgp-gate check`: profile (or replay), compare against the baselines, re-measure, decide,
+//! write the reports; the exit code is [`crate::results::exit_code`]'s.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::{Selected, ShardOptions, SourceOptions, finish_recording, open_run, stdout_err};
+use crate::error::Result;
+use crate::results::FailOn;
+
+/// Everything `check` needs from the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub source: SourceOptions,
+    pub baselines: PathBuf,
+    pub json: Option<PathBuf>,
+    pub fail_on: FailOn,
+    pub allow_fingerprint_mismatch: bool,
+    pub shard: ShardOptions,
+    pub reports: crate::report::ReportFlags,
+}
+
+/// Run `check`.
+///
+/// # Errors
+/// Spec, baseline and setup errors (see [`crate::check::run_check`]); report failures.
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+    let sel = Selected::load(&args.source)?;
+    let targets = sel.targets();
+    let shard = args.shard.selection(&targets)?;
+    // The ETA's first guess per target: the balancing file, else what this command wrote last time.
+    let prior = super::ui::prior_costs(&[args.shard.shard_costs.as_deref(), args.json.as_deref()]);
+    let mut progress = ui.progress(prior);
+    let (mut profiler, _, session, mut recorder) = open_run(
+        &args.source,
+        &sel,
+        &targets,
+        &mut crate::progress::NoteWriter::new(progress.as_mut()),
+    )?;
+    let opts = crate::check::CheckOptions {
+        baselines: args.baselines.clone(),
+        fail_on: args.fail_on,
+        allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
+        gpu: session.gpu.as_deref(),
+        shard,
+    };
+    let mut watch = session.watch(&sel.spec.settings);
+    let results = crate::check::run_check(
+        &sel.spec,
+        &targets,
+        profiler.as_mut(),
+        recorder.as_mut(),
+        watch.as_mut(),
+        &opts,
+        progress.as_mut(),
+    );
+    progress.finish();
+    drop(watch);
+    session.finish()?;
+    let results = results?;
+    finish_recording(
+        recorder,
+        &sel.spec,
+        &results.fingerprint.ncu_version,
+        &results.fingerprint,
+        &mut crate::progress::NoteWriter::new(progress.as_mut()),
+    )?;
+    if let Some(p) = &args.json {
+        results.write(p)?;
+    }
+    let table = crate::report::console::results_table_styled(&results, ui.console());
+    write!(out, "{table}").map_err(stdout_err)?;
+    writeln!(out, "{}", crate::report::console::health_line(&results.health)).map_err(stdout_err)?;
+    out.flush().map_err(stdout_err)?;
+    let env = crate::report::GithubEnv::from_env();
+    crate::report::emit(&results, &args.reports.options(&env), &env)?;
+    Ok(crate::check::exit_code(&results, args.fail_on))
+}

@@ -1,0 +1,41 @@
+//! `cgp-gate merge`: shards' results become one results file, one report and one exit code.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::results::{FailOn, Results};
+
+/// Everything `merge` needs from the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub files: Vec<PathBuf>,
+    pub json: Option<PathBuf>,
+    /// Default: the strictest of the shards'.
+    pub fail_on: Option<FailOn>,
+    pub reports: crate::report::ReportFlags,
+}
+
+/// Run `cgp-gate merge`: read, merge, write the reports, and return the gate's exit code.
+///
+/// # Errors
+/// Unreadable or invalid files, and the refusals of [`crate::merge::merge`] (all exit 2); report failures.
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+    let mut inputs = Vec::with_capacity(args.files.len());
+    for f in &args.files {
+        inputs.push((f.clone(), crate::report::read_results(f)?));
+    }
+    let merged = crate::merge::merge(inputs)?;
+    let fail_on = args.fail_on.unwrap_or(merged.fail_on);
+    let merged = Results { fail_on, ..merged };
+    if let Some(p) = &args.json {
+        merged.write(p)?;
+    }
+    let w = |e| Error::io("write", "<stdout>", e);
+    let table = crate::report::console::results_table_styled(&merged, ui.console());
+    write!(out, "{table}").map_err(w)?;
+    out.flush().map_err(w)?;
+    let env = crate::report::GithubEnv::from_env();
+    crate::report::emit(&merged, &args.reports.options(&env), &env)?;
+    Ok(crate::results::exit_code(merged.verdict, &merged.errors, fail_on))
+}

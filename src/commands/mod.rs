@@ -1,0 +1,249 @@
+//! One file per command. Each takes plain options (the command layer in `crate::cli` converts
+//! clap's arguments into them) and returns the exit code. Shared here: opening a spec, its
+//! profiler, the GPU session and the recorder, and one measurement pass.
+
+pub mod baseline;
+pub mod check;
+pub mod env;
+pub mod init;
+pub mod merge;
+pub mod parse;
+pub mod profile;
+pub mod report;
+pub mod schema;
+pub mod ui;
+pub mod validate;
+
+pub use ui::Ui;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+
+/// Where samples come from and where raw output goes (`--spec`, `--target`, `--record`, `--replay`).
+#[derive(Debug, Clone, Default)]
+pub struct SourceOptions {
+    pub spec: PathBuf,
+    pub targets: Vec<String>,
+    pub record: Option<PathBuf>,
+    pub replay: Option<PathBuf>,
+}
+
+/// `--shard K/N` and the results file that balances it.
+#[derive(Debug, Clone, Default)]
+pub struct ShardOptions {
+    pub shard: Option<crate::shard::Shard>,
+    pub shard_costs: Option<PathBuf>,
+}
+
+impl ShardOptions {
+    /// The rows this shard runs, or `None` without `--shard`.
+    ///
+    /// # Errors
+    /// An unreadable or invalid `--shard-costs` file.
+    pub fn selection(&self, targets: &[&crate::spec::Target]) -> Result<Option<crate::shard::Selection>> {
+        let Some(shard) = self.shard else {
+            return Ok(None);
+        };
+        let costs = self
+            .shard_costs
+            .as_deref()
+            .map(crate::report::read_results)
+            .transpose()?
+            .map(|r| r.cost_seconds);
+        Ok(Some(crate::shard::Selection::new(targets, shard, costs.as_ref())))
+    }
+}
+
+/// A spec and the targets a command works on.
+pub struct Selected {
+    pub spec: crate::spec::Spec,
+    pub names: Vec<String>,
+}
+
+impl Selected {
+    /// Load the spec and check `--target` names.
+    ///
+    /// # Errors
+    /// Spec errors; an unknown target name (with the known ones).
+    pub fn load(source: &SourceOptions) -> Result<Self> {
+        let spec = crate::spec::load(&source.spec)?;
+        for n in &source.targets {
+            if spec.target(n).is_none() {
+                let known: Vec<&str> = spec.targets.iter().map(|t| t.name.as_str()).collect();
+                return Err(Error::Usage(format!(
+                    "no target `{n}` in {}; targets: {}",
+                    source.spec.display(),
+                    known.join(", ")
+                )));
+            }
+        }
+        let names = if source.targets.is_empty() {
+            spec.targets.iter().map(|t| t.name.clone()).collect()
+        } else {
+            source.targets.clone()
+        };
+        Ok(Self { spec, names })
+    }
+
+    pub fn targets(&self) -> Vec<&crate::spec::Target> {
+        self.spec
+            .targets
+            .iter()
+            .filter(|t| self.names.contains(&t.name))
+            .collect()
+    }
+}
+
+/// The profiler a command's flags ask for.
+///
+/// # Errors
+/// A recording that cannot be opened; no temporary directory.
+pub fn make_profiler(
+    source: &SourceOptions,
+    spec: &crate::spec::Spec,
+) -> Result<Box<dyn crate::profile::Profiler>> {
+    Ok(match &source.replay {
+        Some(dir) => Box::new(crate::profile::replay::ReplayProfiler::open(dir)?),
+        None => {
+            let mut ncu = crate::profile::live::NcuProfiler::new(&spec.base_dir())?;
+            // Tests make ncu's busy-counter retries instant; the engine reads no environment.
+            if let Some(d) = retry_delays_from_env() {
+                ncu.set_busy_retry_delays(d);
+            }
+            Box::new(ncu)
+        }
+    })
+}
+
+/// The profiler, the GPU session and the recorder of `--record`, as one profiling run opens them.
+pub(crate) type OpenRun = (
+    Box<dyn crate::profile::Profiler>,
+    String,
+    crate::session::Session,
+    Option<crate::profile::record::Recorder>,
+);
+
+/// What every profiling command opens first: the profiler (its version asked first, so a missing
+/// ncu fails before any clock is touched), the GPU session (NVML and clocks; nothing in replay)
+/// and the recorder of `--record`.
+pub(crate) fn open_run(
+    source: &SourceOptions,
+    sel: &Selected,
+    targets: &[&crate::spec::Target],
+    progress: &mut dyn Write,
+) -> Result<OpenRun> {
+    let mut profiler = make_profiler(source, &sel.spec)?;
+    let ncu_version = profiler.version()?;
+    let session = if source.replay.is_some() {
+        crate::session::Session::replay()
+    } else {
+        crate::session::Session::live(targets, false, progress)?
+    };
+    let recorder = source
+        .record
+        .as_deref()
+        .map(crate::profile::record::Recorder::new)
+        .transpose()?;
+    Ok((profiler, ncu_version, session, recorder))
+}
+
+/// Write the manifest of `--record`, when recording.
+pub(crate) fn finish_recording(
+    recorder: Option<crate::profile::record::Recorder>,
+    spec: &crate::spec::Spec,
+    ncu_version: &str,
+    fingerprint: &crate::gpu::fingerprint::Fingerprint,
+    progress: &mut dyn Write,
+) -> Result<()> {
+    if let Some(rec) = recorder {
+        let path = rec.finish(&spec.hash, ncu_version, fingerprint)?;
+        let _ = writeln!(progress, "recorded raw ncu output; manifest: {}", path.display());
+    }
+    Ok(())
+}
+
+/// One measurement pass of a spec's targets, with everything a command reports about it.
+pub(crate) struct MeasuredRun {
+    pub m: crate::measure::Measurement,
+    pub ncu_version: String,
+    pub source: String,
+    /// Per target, taken while NVML was open.
+    pub fingerprints: std::collections::BTreeMap<String, crate::gpu::fingerprint::Fingerprint>,
+    pub health: Option<crate::results::Health>,
+}
+
+/// Profile (or replay) every repetition of the targets once: open the session (NVML, clocks),
+/// record if asked, take fingerprints, and restore the clocks before returning.
+pub(crate) fn measure_once(
+    source: &SourceOptions,
+    sel: &Selected,
+    targets: &[&crate::spec::Target],
+    shard: Option<&crate::shard::Selection>,
+    progress: &mut dyn crate::progress::Progress,
+) -> Result<MeasuredRun> {
+    let (mut profiler, ncu_version, session, mut recorder) = open_run(
+        source,
+        sel,
+        targets,
+        &mut crate::progress::NoteWriter::new(progress),
+    )?;
+    let work = crate::plan::initial_work(targets, shard);
+    let mut watch = session.watch(&sel.spec.settings);
+    let m = crate::measure::measure(
+        profiler.as_mut(),
+        &work,
+        recorder.as_mut(),
+        watch.as_mut(),
+        false,
+        progress,
+    );
+    let health = watch.map(|w| w.sampler.summary());
+    let fingerprints: std::collections::BTreeMap<_, _> = targets
+        .iter()
+        .map(|t| {
+            let fp =
+                crate::check::fingerprint_for(profiler.as_ref(), &ncu_version, t, session.gpu.as_deref());
+            (t.name.clone(), fp)
+        })
+        .collect();
+    progress.finish();
+    session.finish()?;
+    let m = m?;
+    let fp = targets
+        .first()
+        .and_then(|t| fingerprints.get(&t.name))
+        .cloned()
+        .unwrap_or_default();
+    finish_recording(
+        recorder,
+        &sel.spec,
+        &ncu_version,
+        &fp,
+        &mut crate::progress::NoteWriter::new(progress),
+    )?;
+    Ok(MeasuredRun {
+        m,
+        ncu_version,
+        source: profiler.source(),
+        fingerprints,
+        health,
+    })
+}
+
+pub(crate) fn stdout_err(e: std::io::Error) -> Error {
+    Error::io("write", "<stdout>", e)
+}
+
+/// Environment variable overriding the delays (comma-separated milliseconds) between retries
+/// when another tool holds the GPU counters. Default: 2000,5000,10000.
+pub const RETRY_DELAYS_ENV: &str = "CGP_GATE_RETRY_DELAYS_MS";
+
+fn retry_delays_from_env() -> Option<Vec<std::time::Duration>> {
+    std::env::var(RETRY_DELAYS_ENV).ok().and_then(|v| {
+        v.split(',')
+            .map(|x| x.trim().parse::<u64>().ok().map(std::time::Duration::from_millis))
+            .collect()
+    })
+}

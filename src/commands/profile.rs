@@ -1,0 +1,82 @@
+//! `cgp-gate profile`: measure and print the samples (no comparison), or with `--dry-run` print
+//! what would run.
+
+use std::io::Write;
+
+use super::{Selected, SourceOptions, measure_once, stdout_err};
+use crate::error::{Error, Result};
+use crate::exit_codes;
+
+/// Everything `profile` needs from the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub source: SourceOptions,
+    pub json: bool,
+    pub dry_run: bool,
+}
+
+/// Run `profile`.
+///
+/// # Errors
+/// Spec errors, profiler setup errors, write errors.
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+    let sel = Selected::load(&args.source)?;
+    let targets = sel.targets();
+    if args.dry_run {
+        let session = crate::session::Session::live(&targets, true, out)?;
+        for w in crate::plan::initial_work(&targets, None) {
+            let app = crate::plan::app_argv(w.target, w.size).map_err(Error::Usage)?;
+            let log = std::path::Path::new("<log>");
+            let opts = crate::ncu::command::ncu_options(w.target, &crate::plan::ncu_metrics(w.target), log);
+            let argv: Vec<String> = std::iter::once("ncu".to_owned())
+                .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
+                .chain(app)
+                .collect();
+            writeln!(
+                out,
+                "{}[{}] x{}: {}",
+                w.target.name,
+                w.size.key(),
+                w.reps.1,
+                argv.join(" ")
+            )
+            .map_err(stdout_err)?;
+        }
+        session.finish()?;
+        return Ok(exit_codes::OK);
+    }
+    let mut progress = ui.progress(std::collections::BTreeMap::new());
+    let run = measure_once(&args.source, &sel, &targets, None, progress.as_mut())?;
+    let fingerprint = targets
+        .first()
+        .and_then(|t| run.fingerprints.get(&t.name))
+        .cloned()
+        .unwrap_or_default();
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &run.m.samples.series.values().collect::<Vec<_>>())
+            .map_err(|e| Error::Usage(e.to_string()))?;
+        writeln!(out).map_err(stdout_err)?;
+    } else {
+        writeln!(
+            out,
+            "source: {} (ncu {}); GPU: {}",
+            run.source, run.ncu_version, fingerprint.gpu_name
+        )
+        .map_err(stdout_err)?;
+        writeln!(
+            out,
+            "health: {}",
+            crate::report::console::health_line(&run.health.unwrap_or_default())
+        )
+        .map_err(stdout_err)?;
+        write!(out, "{}", crate::report::console::samples_table(&run.m.samples)).map_err(stdout_err)?;
+    }
+    for e in &run.m.errors {
+        eprintln!("error: {}", e.message);
+    }
+    Ok(if run.m.errors.is_empty() {
+        exit_codes::OK
+    } else {
+        exit_codes::PROFILER_FAILURE
+    })
+}

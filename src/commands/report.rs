@@ -1,0 +1,35 @@
+//! `cgp-gate report`: render a results file (any schema version this build reads).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::stdout_err;
+use crate::error::Result;
+use crate::exit_codes;
+use crate::report::{GithubEnv, ReportFlags, emit, read_results};
+
+/// Everything `report` needs from the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub from: PathBuf,
+    pub flags: ReportFlags,
+}
+
+/// Run `cgp-gate report`. Exits 0 when every requested report was written: the verdict is
+/// `check`'s to give, and a report of a failed run is still a successful report.
+///
+/// # Errors
+/// As [`read_results`] and [`emit`].
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+    let results = read_results(&args.from)?;
+    let env = GithubEnv::from_env();
+    let opts = args.flags.options(&env);
+    let nothing_requested =
+        opts.junit.is_none() && opts.markdown.is_none() && opts.html.is_none() && !opts.github_comment;
+    if nothing_requested {
+        let table = crate::report::console::results_table_styled(&results, ui.console());
+        write!(out, "{table}").map_err(stdout_err)?;
+    }
+    emit(&results, &opts, &env)?;
+    Ok(exit_codes::OK)
+}
