@@ -302,6 +302,8 @@ impl<W: Write> Progress for Lines<W> {
 /// The bar on a terminal.
 pub struct Bar {
     bar: indicatif::ProgressBar,
+    /// Where the bar is drawn once the first run starts.
+    draw: Option<indicatif::ProgressDrawTarget>,
     tally: Arc<Mutex<Tally>>,
     verbosity: Verbosity,
 }
@@ -320,7 +322,7 @@ impl Bar {
         let tally = Arc::new(Mutex::new(Tally::new(prior)));
         let for_eta = Arc::clone(&tally);
         let style = indicatif::ProgressStyle::with_template(
-            "{spinner} {elapsed:>4} [{bar:30}] {pos}/{len} runs  ETA {model_eta}  {msg}",
+            "{spinner} {elapsed:>4} [{bar:20}] {pos}/{len} runs  ETA {model_eta}  {wide_msg}",
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
         .with_key(
@@ -334,10 +336,12 @@ impl Bar {
             },
         )
         .progress_chars("=> ");
-        let bar = indicatif::ProgressBar::with_draw_target(Some(0), target).with_style(style);
-        bar.enable_steady_tick(Duration::from_millis(200));
+        // Drawn from the first run on: before it, the plan is still being added up.
+        let bar = indicatif::ProgressBar::with_draw_target(Some(0), indicatif::ProgressDrawTarget::hidden())
+            .with_style(style);
         Self {
             bar,
+            draw: Some(target),
             tally,
             verbosity,
         }
@@ -381,6 +385,10 @@ impl Progress for Bar {
             t.current = Some((target.to_owned(), size.to_owned(), rep, Instant::now()));
         });
         self.bar.set_message(format!("{target}[{size}] rep {rep}"));
+        if let Some(draw) = self.draw.take() {
+            self.bar.set_draw_target(draw);
+            self.bar.enable_steady_tick(Duration::from_millis(200));
+        }
     }
 
     fn run_finished(&mut self, target: &str, size: &str, _rep: u32, wall: Duration) {

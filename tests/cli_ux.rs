@@ -566,3 +566,110 @@ fn getting_started_shows_what_the_commands_print() {
     }
     assert!(commands >= 5, "{commands} commands checked");
 }
+
+/// `check` of the example slowdown (SYNTHETIC recordings), stderr only, wall times redacted.
+fn check_progress(extra: &[&str]) -> String {
+    let out = bin()
+        .current_dir(root())
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT")
+        .args(extra)
+        .args([
+            "check",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--baselines",
+            "examples/baselines",
+            "--replay",
+            "examples/recordings/pr-slowdown",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let times = regex::Regex::new(r"[0-9]+(\.[0-9]+s|m [0-9]+s|h [0-9]+m)").unwrap();
+    times
+        .replace_all(&String::from_utf8_lossy(&out.stderr), "<time>")
+        .into_owned()
+}
+
+#[test]
+fn off_a_terminal_progress_is_a_line_per_finished_target_and_size() {
+    insta::assert_snapshot!("check_progress_lines", check_progress(&[]));
+}
+
+#[test]
+fn verbose_progress_adds_a_line_per_run_and_quiet_prints_none() {
+    insta::assert_snapshot!("check_progress_verbose", check_progress(&["-v"]));
+    assert_eq!(check_progress(&["--quiet"]), "");
+}
+
+/// Run `cgp-gate ARGS` on a pseudo-terminal (util-linux `script`), as a person at a terminal
+/// does; returns what the terminal received (stderr and stdout).
+fn on_a_terminal(args: &str, env: &[(&str, &str)]) -> Option<String> {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "`script` (util-linux) is missing: the terminal behaviour was not tested"
+        );
+        eprintln!("\n!!! SKIPPED: `script` (util-linux) is not installed; no pseudo-terminal test !!!\n");
+        return None;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("cgp-gate");
+    let mut c = std::process::Command::new("script");
+    c.current_dir(root())
+        .env_remove("NO_COLOR")
+        .env_remove("COLUMNS")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("CLICOLOR_FORCE")
+        .env("TERM", "xterm")
+        .args(["-qec", &format!("{} {args}", bin.display()), "/dev/null"]);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+const SLOWDOWN: &str = "check --spec examples/cgp-gate.yaml --baselines examples/baselines --replay examples/recordings/pr-slowdown";
+
+#[test]
+fn on_a_terminal_a_bar_with_an_eta_and_coloured_verdicts() {
+    let Some(shown) = on_a_terminal(SLOWDOWN, &[]) else {
+        return;
+    };
+    assert!(
+        shown.contains("/25 runs  ETA "),
+        "no bar over the 25 planned runs:\n{shown}"
+    );
+    assert!(
+        shown.contains("matmul[n=1024] rep "),
+        "the bar names the target and size:\n{shown}"
+    );
+    assert!(shown.contains("re-measuring 1 doubtful size(s)"), "{shown}");
+    assert!(
+        shown.contains("\x1b[1m\x1b[31mregression\x1b[0m"),
+        "verdicts are coloured:\n{shown}"
+    );
+    assert!(
+        !shown.contains("matmul[n=1024]: 5 runs in"),
+        "no log lines on a terminal:\n{shown}"
+    );
+
+    let Some(plain) = on_a_terminal(SLOWDOWN, &[("NO_COLOR", "1")]) else {
+        return;
+    };
+    assert!(
+        !plain.contains("\x1b[31m"),
+        "NO_COLOR: no colour on a terminal:\n{plain}"
+    );
+    let Some(quiet) = on_a_terminal(&format!("--quiet {SLOWDOWN}"), &[]) else {
+        return;
+    };
+    assert!(!quiet.contains("runs  ETA"), "--quiet: no bar:\n{quiet}");
+    assert!(quiet.contains("regression"), "{quiet}");
+}

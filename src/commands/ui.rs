@@ -64,3 +64,24 @@ pub fn prior_costs(files: &[Option<&Path>]) -> BTreeMap<String, f64> {
         .map(|r| r.cost_seconds)
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prior_costs_come_from_the_first_results_file_that_reads() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/mixed.json");
+        let missing = Path::new("/nonexistent/results.json");
+        let costs = prior_costs(&[None, Some(missing), Some(&fixture)]);
+        let expected = crate::report::read_results(&fixture).unwrap().cost_seconds;
+        assert!(!expected.is_empty(), "the fixture has costs");
+        assert_eq!(costs, expected);
+        assert!(prior_costs(&[Some(missing)]).is_empty());
+        let not_results = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+        assert!(
+            prior_costs(&[Some(&not_results)]).is_empty(),
+            "only an estimate: no error"
+        );
+    }
+}
