@@ -117,7 +117,8 @@ pub struct ConsoleStyle {
 /// `--color`: whether verdicts are coloured.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ColorChoice {
-    /// On a terminal, unless `NO_COLOR` is set, `TERM` is `dumb` or this is a GitHub Actions log.
+    /// On a terminal, unless `NO_COLOR` is set, `TERM` is `dumb` or this is a GitHub Actions log;
+    /// anywhere when `CLICOLOR_FORCE` is set.
     #[default]
     Auto,
     Always,
@@ -127,8 +128,8 @@ pub enum ColorChoice {
 impl ColorChoice {
     /// Whether to colour a stream. `env` reads an environment variable (injected for tests).
     /// `--color always` wins over `NO_COLOR` (no-color.org: a flag given for one run overrides
-    /// the environment); GitHub Actions renders colour but gets it only when asked, so logs
-    /// that are copied into issues stay plain.
+    /// the environment); GitHub Actions renders colour but gets it only when asked (the flag or
+    /// `CLICOLOR_FORCE`), so logs that are copied into issues stay plain.
     pub fn enabled(self, is_terminal: bool, env: &dyn Fn(&str) -> Option<String>) -> bool {
         match self {
             Self::Always => true,
@@ -138,11 +139,12 @@ impl ColorChoice {
                 if set("NO_COLOR") || env("TERM").as_deref() == Some("dumb") {
                     return false;
                 }
-                if env("GITHUB_ACTIONS").as_deref() == Some("true") {
-                    return false;
-                }
+                // Asked for in the environment (a workflow's `env:` can set it).
                 if env("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0") {
                     return true;
+                }
+                if env("GITHUB_ACTIONS").as_deref() == Some("true") {
+                    return false;
                 }
                 is_terminal
             }
@@ -409,12 +411,20 @@ mod tests {
             ColorChoice::Auto.enabled(true, &empty),
             "an empty NO_COLOR is unset"
         );
-        let actions = env_of(&[("GITHUB_ACTIONS", "true"), ("CLICOLOR_FORCE", "1")]);
+        let actions = env_of(&[("GITHUB_ACTIONS", "true")]);
         assert!(
             !ColorChoice::Auto.enabled(true, &actions),
             "Actions logs: only when asked"
         );
-        assert!(ColorChoice::Always.enabled(false, &actions));
+        assert!(
+            ColorChoice::Always.enabled(false, &actions),
+            "asked with the flag"
+        );
+        let asked = env_of(&[("GITHUB_ACTIONS", "true"), ("CLICOLOR_FORCE", "1")]);
+        assert!(
+            ColorChoice::Auto.enabled(false, &asked),
+            "asked in the workflow's env"
+        );
         assert!(!ColorChoice::Auto.enabled(true, &env_of(&[("TERM", "dumb")])));
         assert!(ColorChoice::Auto.enabled(false, &env_of(&[("CLICOLOR_FORCE", "1")])));
     }
