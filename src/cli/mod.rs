@@ -65,10 +65,14 @@ pub enum Command {
     /// Write or show baselines.
     #[command(subcommand)]
     Baseline(BaselineCommand),
-    /// Write a starting cgp-gate.yaml from one profiled run: `init -- ./build/bench --n 1024`
-    /// runs it once under ncu; `init --from run.csv` reads a recorded ncu CSV (no GPU needed).
+    /// Write a starting cgp-gate.yaml from one run of a benchmark under ncu.
+    ///
+    /// `init -- ./build/bench --n 1024` runs the program once under ncu; `init --from run.csv`
+    /// reads a recorded ncu CSV (no GPU needed). Numeric arguments become size parameters.
     Init(InitArgs),
-    /// Print a shell completion script: `cgp-gate completions bash > ~/.local/share/bash-completion/completions/cgp-gate`.
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    ///
+    /// For example: `cgp-gate completions bash > ~/.local/share/bash-completion/completions/cgp-gate`.
     Completions {
         /// The shell.
         #[arg(value_enum)]
