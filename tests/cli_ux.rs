@@ -673,3 +673,44 @@ fn on_a_terminal_a_bar_with_an_eta_and_coloured_verdicts() {
     assert!(!quiet.contains("runs  ETA"), "--quiet: no bar:\n{quiet}");
     assert!(quiet.contains("regression"), "{quiet}");
 }
+
+#[test]
+fn the_first_estimate_comes_from_the_last_results_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("results.json");
+    let run = || {
+        bin()
+            .current_dir(root())
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("GITHUB_OUTPUT")
+            .args([
+                "check",
+                "--spec",
+                "examples/cgp-gate.yaml",
+                "--baselines",
+                "examples/baselines",
+                "--replay",
+                "examples/recordings/pr-same",
+                "--json",
+            ])
+            .arg(&json)
+            .output()
+            .unwrap()
+    };
+    let first = String::from_utf8_lossy(&run().stderr).into_owned();
+    assert!(
+        first.starts_with("profiling: 25 ncu runs over 5 sizes of 3 targets\n"),
+        "no earlier results, no estimate:\n{first}"
+    );
+    // A previous run that took 35 s in all: the plan is the same, so the estimate is 35 s.
+    let mut results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    results["cost_seconds"] = serde_json::json!({"vector_add": 10.0, "matmul": 20.0, "reduce": 5.0});
+    std::fs::write(&json, serde_json::to_string(&results).unwrap()).unwrap();
+    let second = String::from_utf8_lossy(&run().stderr).into_owned();
+    assert!(
+        second.starts_with("profiling: 25 ncu runs over 5 sizes of 3 targets, about 35.0s\n"),
+        "{second}"
+    );
+}
