@@ -228,6 +228,32 @@ fn init_refuses_to_overwrite_a_spec_unless_forced() {
 }
 
 #[test]
+fn init_takes_a_target_name_that_can_name_files() {
+    let capture = root().join("examples/recordings/main/reduce/n=16777216/0.csv");
+    let (dir, out) = {
+        let dir = tempfile::tempdir().unwrap();
+        let out = bin()
+            .current_dir(dir.path())
+            .args(["init", "--name", "sum-256", "--from"])
+            .arg(&capture)
+            .output()
+            .unwrap();
+        (dir, out)
+    };
+    assert!(out.status.success());
+    let spec = std::fs::read_to_string(dir.path().join("cgp-gate.yaml")).unwrap();
+    assert!(spec.contains("  - name: sum-256\n"), "{spec}");
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["init", "--force", "--name", "../x", "--from"])
+        .arg(&capture)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be a target name"));
+}
+
+#[test]
 fn init_without_a_program_or_a_capture_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = bin().current_dir(dir.path()).arg("init").output().unwrap();

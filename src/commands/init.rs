@@ -575,6 +575,18 @@ fn kernel_line(k: &KernelSeen, width: usize) -> String {
 /// or invalid capture (exit 2); a capture without launches (exit 2); ncu or the program failing
 /// (exit 3); the spec not written (exit 3).
 pub fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<i32> {
+    if let Some(name) = &opts.name {
+        let ok = !name.starts_with(['.', '-'])
+            && !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+        if !ok {
+            return Err(Error::Usage(format!(
+                "`{name}` cannot be a target name: use letters, digits, `_`, `-` and `.` (not first); the name is used in file names"
+            )));
+        }
+    }
     if opts.output.exists() && !opts.force {
         return Err(Error::Usage(format!(
             "{} already exists; pass --force to replace it, or --output PATH to write another file",
