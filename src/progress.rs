@@ -419,7 +419,13 @@ impl Progress for Bar {
     }
 
     fn note(&mut self, text: &str) {
-        self.bar.println(text);
+        if self.draw.is_some() || self.bar.is_finished() {
+            // No bar on the screen (before the first run, after the last): indicatif would
+            // drop the line, so write it as is.
+            let _ = writeln!(std::io::stderr(), "{text}");
+        } else {
+            self.bar.println(text);
+        }
     }
 
     fn finish(&mut self) {

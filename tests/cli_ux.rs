@@ -740,3 +740,36 @@ fn the_first_estimate_comes_from_the_last_results_file() {
         "{second}"
     );
 }
+
+#[test]
+fn on_a_terminal_notes_before_and_after_the_bar_are_not_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("fake");
+    std::fs::create_dir(&fake).unwrap();
+    std::fs::copy(
+        root().join("examples/recordings/main/vector_add/n=1048576/0.csv"),
+        fake.join("log"),
+    )
+    .unwrap();
+    let spec = dir.path().join("cgp-gate.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\ntargets:\n  - name: vector_add\n    command: [./app, --n, \"{n}\"]\n    kernel: vector_add\n    repetitions: 3\n    sizes: [{n: 1048576}]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n",
+    )
+    .unwrap();
+    let ncu = root().join("tests/fixtures/fake-ncu/ncu");
+    let args = format!(
+        "profile --spec {} --record {}",
+        spec.display(),
+        dir.path().join("rec").display()
+    );
+    let env = [
+        ("CGP_GATE_NCU", ncu.to_str().unwrap()),
+        ("FAKE_NCU_DIR", fake.to_str().unwrap()),
+    ];
+    let Some(shown) = on_a_terminal(&args, &env) else {
+        return;
+    };
+    assert!(shown.contains("/3 runs  ETA "), "{shown}");
+    assert!(shown.contains("recorded raw ncu output; manifest: "), "{shown}");
+}
