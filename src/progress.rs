@@ -304,6 +304,8 @@ pub struct Bar {
     bar: indicatif::ProgressBar,
     /// Where the bar is drawn once the first run starts.
     draw: Option<indicatif::ProgressDrawTarget>,
+    /// Where notes go while no bar is on the screen (stderr; a buffer in tests).
+    plain: Box<dyn Write + Send>,
     tally: Arc<Mutex<Tally>>,
     verbosity: Verbosity,
 }
@@ -342,6 +344,7 @@ impl Bar {
         Self {
             bar,
             draw: Some(target),
+            plain: Box::new(std::io::stderr()),
             tally,
             verbosity,
         }
@@ -422,7 +425,7 @@ impl Progress for Bar {
         if self.draw.is_some() || self.bar.is_finished() {
             // No bar on the screen (before the first run, after the last): indicatif would
             // drop the line, so write it as is.
-            let _ = writeln!(std::io::stderr(), "{text}");
+            let _ = writeln!(self.plain, "{text}");
         } else {
             self.bar.println(text);
         }
@@ -639,6 +642,40 @@ mod tests {
         );
         b.finish();
         assert!(b.bar.is_finished());
+    }
+
+    /// A writer whose bytes a test can read afterwards.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn notes_while_no_bar_is_drawn_are_written_as_lines() {
+        let buf = Shared::default();
+        let mut b = Bar::with_target(
+            indicatif::ProgressDrawTarget::hidden(),
+            Verbosity::Normal,
+            BTreeMap::new(),
+        );
+        b.plain = Box::new(buf.clone());
+        b.note("locked SM clocks to 1980 MHz");
+        b.add_runs("m", "n=1", 1);
+        b.run_started("m", "n=1", 0);
+        b.note("drawn above the bar");
+        b.run_finished("m", "n=1", 0, secs(1.0));
+        b.finish();
+        b.note("recorded raw ncu output");
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text, "locked SM clocks to 1980 MHz\nrecorded raw ncu output\n");
     }
 
     #[test]
