@@ -742,7 +742,7 @@ fn the_first_estimate_comes_from_the_last_results_file() {
 }
 
 #[test]
-fn on_a_terminal_notes_before_and_after_the_bar_are_not_lost() {
+fn on_a_terminal_the_note_after_the_bar_is_shown() {
     let dir = tempfile::tempdir().unwrap();
     let fake = dir.path().join("fake");
     std::fs::create_dir(&fake).unwrap();
