@@ -467,7 +467,7 @@ fn bash_complete(words: &[&str]) -> Vec<String> {
 
 #[test]
 fn bash_completes_subcommands_their_options_and_their_values() {
-    assert_eq!(bash_complete(&["cgp-gate", "ch"]), ["check"]);
+    assert_eq!(bash_complete(&["cgp-gate", "che"]), ["check"]);
     assert_eq!(
         bash_complete(&["cgp-gate", "check", "--fail-on", ""]),
         ["regression", "inconclusive"]
