@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["plan", "shard", "samples", "profile", "baseline"],
     // 4. the run: measure, decide, assemble results
     &[
-        "measure", "progress", "session", "results", "check", "merge", "update", "ab", "changes",
+        "measure", "progress", "session", "results", "check", "missing", "merge", "update", "ab", "changes",
     ],
     // 5. rendering typed results
     &["report"],

@@ -27,7 +27,7 @@ pub fn launches_table(launches: &[Launch]) -> String {
     if launches.is_empty() {
         out.push_str("no launches\n");
     }
-    out
+    crate::report::text::visible(&out)
 }
 
 /// `profile`'s table: per target, size and kernel, a line per metric with the sample summary.
@@ -75,7 +75,7 @@ pub fn samples_table(samples: &crate::samples::SampleSet) -> String {
     if samples.series.is_empty() {
         out.push_str("no samples\n");
     }
-    out
+    crate::report::text::visible(&out)
 }
 
 /// One line on the GPU's health during the run (every report shows it).
@@ -303,10 +303,10 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         push_wrapped(&mut out, &format!("metrics: {}", legend.join(", ")), style.width);
     }
     for e in &results.errors {
-        let at = match &e.size {
+        let at = one_line(&match &e.size {
             Some(s) => format!("{}[{s}]", e.target),
             None => e.target.clone(),
-        };
+        });
         let label = if style.color {
             format!("{RED}error{RED:#}")
         } else {
@@ -314,7 +314,12 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         };
         out.push_str(&format!("{label}: {at}: {} ({})\n", one_line(&e.message), e.kind));
     }
-    let head = headline(results);
+    for line in crate::missing::describe_changes(&results.rows) {
+        out.push_str(&format!("{}\n", one_line(&line)));
+    }
+    // Names reach the terminal: no escape sequence acts, no bidi control reorders. Cells,
+    // notes and messages are made visible one by one, so that only our own colour codes act.
+    let head = crate::report::text::visible(&headline(results));
     if style.color {
         let s = run_style(results.verdict);
         out.push_str(&format!("{s}{head}{s:#}\n"));
@@ -377,9 +382,7 @@ pub fn paint_verdict(v: RowVerdict, text: &str) -> String {
 
 /// Control characters (newlines, escape sequences) from names must not move the cursor.
 fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    crate::report::text::visible(&text.replace(['\n', '\r', '\t'], " "))
 }
 
 #[cfg(test)]

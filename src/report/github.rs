@@ -216,7 +216,22 @@ fn random_seed() -> u64 {
 
 /// Escape workflow-command data (the message): `%`, `\r`, `\n`.
 pub fn escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    // ESC, BEL and OSC sequences from kernel names must not reach the log raw; `\r` and `\n`
+    // keep their workflow-command escapes.
+    let shown: String = s
+        .chars()
+        .map(|c| match c {
+            '\r' | '\n' => c.to_string(),
+            c if crate::report::text::is_bidi_control(c) || c.is_control() => {
+                crate::report::text::code_point(c)
+            }
+            c => c.to_string(),
+        })
+        .collect();
+    shown
+        .replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escape a workflow-command property value (`title=`, `file=`): data escapes plus `:` and `,`.
@@ -237,6 +252,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
         let level = match r.verdict {
             RowVerdict::Regression | RowVerdict::Error => "error",
             RowVerdict::Inconclusive => "warning",
+            RowVerdict::Missing if crate::missing::fails(r) => "error",
             _ => continue,
         };
         let title = format!(

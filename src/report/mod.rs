@@ -18,6 +18,7 @@ pub mod html;
 pub mod junit;
 pub mod markdown;
 pub mod table;
+pub mod text;
 
 pub use comment::{CommentOutcome, GithubConfig, post_comment};
 pub use emit::{ReportFlags, ReportOptions, emit, read_results};
