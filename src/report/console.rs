@@ -433,6 +433,32 @@ mod tests {
     }
 
     #[test]
+    fn only_the_tables_own_colour_codes_reach_the_terminal() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/mixed.json"
+        ))
+        .unwrap();
+        let mut results = crate::report::emit::parse_results(&text).unwrap();
+        results.rows[0].kernel = "evil\u{1b}[2J\u{202e}gemm".to_owned();
+        results.rows[0].target = "t\u{1b}]0;title\u{7}".to_owned();
+        let style = ConsoleStyle {
+            width: None,
+            color: true,
+        };
+        let out = results_table_styled(&results, style);
+        assert!(out.contains("evil<U+001B>[2J<U+202E>gemm"), "{out}");
+        assert!(out.contains("t<U+001B>]0;title<U+0007>"), "{out}");
+        assert!(
+            out.contains("\u{1b}[31m"),
+            "the verdicts are still coloured: {out}"
+        );
+        let escapes = out.matches('\u{1b}').count();
+        let ours = out.matches("\u{1b}[").count();
+        assert_eq!(escapes, ours, "every ESC is one of our SGR codes");
+    }
+
+    #[test]
     fn well_known_metrics_have_short_names_and_others_keep_theirs() {
         assert_eq!(short_metric_name("gpu__time_duration.sum"), Some("time"));
         assert_eq!(
