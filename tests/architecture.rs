@@ -17,7 +17,17 @@ const LAYERS: &[&[&str]] = &[
     &["plan", "shard", "samples", "profile", "baseline"],
     // 4. the run: measure, decide, assemble results
     &[
-        "measure", "progress", "session", "results", "check", "missing", "merge", "update", "ab", "changes",
+        "measure",
+        "progress",
+        "session",
+        "results",
+        "check",
+        "missing",
+        "merge",
+        "update",
+        "ab",
+        "changes",
+        "calibrate",
     ],
     // 5. rendering typed results
     &["report"],

@@ -47,7 +47,14 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         return Ok(exit_codes::OK);
     }
     let mut progress = ui.progress(std::collections::BTreeMap::new());
-    let run = measure_once(&args.source, &sel, &targets, None, progress.as_mut())?;
+    let run = measure_once(
+        &args.source,
+        &sel,
+        &targets,
+        None,
+        super::Reps::Check,
+        progress.as_mut(),
+    )?;
     let fingerprint = targets
         .first()
         .and_then(|t| run.fingerprints.get(&t.name))
