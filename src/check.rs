@@ -4,7 +4,6 @@
 //! re-measurement and assembles [`Results`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
@@ -147,7 +146,7 @@ pub fn run_check(
     mut recorder: Option<&mut Recorder>,
     mut watch: Option<&mut Watch<'_>>,
     opts: &CheckOptions<'_>,
-    progress: &mut dyn Write,
+    progress: &mut dyn crate::progress::Progress,
 ) -> Result<Results, Error> {
     let ncu_version = profiler.version()?;
     let store = Store::new(&opts.baselines);
@@ -273,7 +272,7 @@ pub fn run_check(
         if more.is_empty() {
             break (rows, spec_errors);
         }
-        let _ = writeln!(progress, "re-measuring {} doubtful size(s)", more.len());
+        progress.note(&format!("re-measuring {} doubtful size(s)", more.len()));
         let extra = measure(
             profiler,
             &more,
