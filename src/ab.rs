@@ -220,7 +220,14 @@ fn measure_pairs(
                     size: &target.sizes[item.size],
                     reps: (rep, rep + 1),
                 }];
-                let m = measure(profiler, &work, rec, watch.as_deref_mut(), false, progress)?;
+                let m = measure(
+                    profiler,
+                    &work,
+                    rec,
+                    watch.as_deref_mut(),
+                    false,
+                    &mut crate::progress::RunLines::new(&mut *progress),
+                )?;
                 both.order.push(OrderEntry {
                     side,
                     target: id.0.clone(),
@@ -782,6 +789,7 @@ mod tests {
                 output_tail: String::new(),
                 kernels_seen: None,
                 sqlite: None,
+                ncu_version: None,
             })
         }
     }

@@ -4,7 +4,6 @@
 //! re-measurement and assembles [`Results`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
@@ -149,7 +148,7 @@ pub fn run_check(
     mut recorder: Option<&mut Recorder>,
     mut watch: Option<&mut Watch<'_>>,
     opts: &CheckOptions<'_>,
-    progress: &mut dyn Write,
+    progress: &mut dyn crate::progress::Progress,
 ) -> Result<Results, Error> {
     let ncu_version = profiler.version()?;
     let store = Store::new(&opts.baselines);
@@ -293,7 +292,7 @@ pub fn run_check(
         if more.is_empty() {
             break (rows, spec_errors);
         }
-        let _ = writeln!(progress, "re-measuring {} doubtful size(s)", more.len());
+        progress.note(&format!("re-measuring {} doubtful size(s)", more.len()));
         let extra = measure(
             profiler,
             &more,
@@ -408,7 +407,7 @@ fn same_sass(
     work: &[Work<'_>],
     baselines: &BTreeMap<String, BaselineFile>,
     fp_keys: &BTreeMap<String, String>,
-    progress: &mut dyn Write,
+    progress: &mut dyn crate::progress::Progress,
 ) -> BTreeSet<(String, String)> {
     let mut out = BTreeSet::new();
     let mut functions: BTreeMap<String, Result<BTreeMap<String, String>, String>> = BTreeMap::new();
@@ -433,10 +432,9 @@ fn same_sass(
         let f = match f {
             Ok(f) => f,
             Err(why) => {
-                let _ = writeln!(
-                    progress,
+                progress.note(&format!(
                     "profiling `{target}` [{size}]: its SASS cannot be read ({why})"
-                );
+                ));
                 continue;
             }
         };
@@ -444,10 +442,9 @@ fn same_sass(
         let key = fp_keys.get(&target).map_or("", String::as_str);
         let now = crate::sass::hashes(f, w.target, w.size, key, &kernels);
         if kernels.iter().all(|k| now.get(*k) == stored.get(*k)) {
-            let _ = writeln!(
-                progress,
+            progress.note(&format!(
                 "skipping `{target}` [{size}]: same machine code as the baseline"
-            );
+            ));
             out.insert((target, size));
         }
     }

@@ -37,6 +37,7 @@ pub mod ncu;
 pub mod nsys;
 pub mod plan;
 pub mod profile;
+pub mod progress;
 pub mod report;
 pub mod results;
 pub mod samples;

@@ -3,13 +3,13 @@
 //! decisions are `stats`' and `results`'; rendering is `report`'s.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 
 use crate::error::Error;
 use crate::plan::Work;
 use crate::profile::extract::extract;
 use crate::profile::record::Recorder;
 use crate::profile::{FailureKind, Job, ProfileError, Profiler};
+use crate::progress::Progress;
 use crate::results::RunError;
 use crate::samples::SampleSet;
 
@@ -52,9 +52,12 @@ pub fn measure(
     mut recorder: Option<&mut Recorder>,
     mut watch: Option<&mut Watch<'_>>,
     only_available: bool,
-    progress: &mut dyn Write,
+    progress: &mut dyn Progress,
 ) -> Result<Measurement, Error> {
     let mut m = Measurement::default();
+    for w in work {
+        progress.add_runs(&w.target.name, &w.size.key(), w.reps.1.saturating_sub(w.reps.0));
+    }
     let max_rep = work.iter().map(|w| w.reps.1).max().unwrap_or(0);
     let min_rep = work.iter().map(|w| w.reps.0).min().unwrap_or(0);
     let mut failed: Vec<(String, String)> = Vec::new();
@@ -71,13 +74,11 @@ pub fn measure(
                 rep,
             };
             if only_available && !profiler.has(job) {
+                progress.run_skipped(&w.target.name, &id.1);
                 continue;
             }
-            let _ = writeln!(
-                progress,
-                "profiling {} rep {rep}",
-                crate::samples::target_size(&w.target.name, &id.1)
-            );
+            progress.run_started(&w.target.name, &id.1, rep);
+            let started = std::time::Instant::now();
             let mut attempt = 0;
             let mut throttle_reruns = 0;
             let outcome = loop {
@@ -88,11 +89,11 @@ pub fn measure(
                 if let (Ok(_), Some(w)) = (&r, watch.as_deref_mut()) {
                     let health = w.sampler.after(w.gpu);
                     if crate::gpu::should_rerun(&health, throttle_reruns, w.settings) {
-                        let _ = writeln!(
-                            progress,
-                            "  throttled ({}), re-running",
+                        progress.note(&format!(
+                            "  {} rep {rep} throttled ({}), re-running",
+                            crate::samples::target_size(&job.target.name, &id.1),
                             health.reasons.join(", ")
-                        );
+                        ));
                         w.sampler.record_rerun();
                         throttle_reruns += 1;
                         continue;
@@ -123,19 +124,20 @@ pub fn measure(
                 });
                 match r {
                     Err(e) if e.kind == FailureKind::ResourceUnavailable && attempt < delays.len() => {
-                        let _ = writeln!(
-                            progress,
+                        progress.note(&format!(
                             "  counters busy (another profiler?), retrying in {:?}",
                             delays[attempt]
-                        );
+                        ));
                         std::thread::sleep(delays[attempt]);
                         attempt += 1;
                     }
                     other => break other,
                 }
             };
+            let elapsed = started.elapsed();
             match outcome {
                 Ok((samples, wall)) => {
+                    progress.run_finished(&w.target.name, &id.1, rep, elapsed);
                     m.samples.extend(samples);
                     *m.reps_done.entry(id).or_default() += 1;
                     if let Some(s) = wall {
@@ -143,6 +145,7 @@ pub fn measure(
                     }
                 }
                 Err(e) => {
+                    progress.run_failed(&w.target.name, &id.1, rep, elapsed);
                     let global = is_global(e.kind);
                     m.errors.push(RunError {
                         target: w.target.name.clone(),

@@ -18,6 +18,7 @@ const LAYERS: &[&[&str]] = &[
     // 4. the run: measure, decide, assemble results
     &[
         "measure",
+        "progress",
         "session",
         "results",
         "check",

@@ -26,6 +26,64 @@ impl From<FailOnArg> for crate::results::FailOn {
     }
 }
 
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorArg> for crate::report::console::ColorChoice {
+    fn from(c: ColorArg) -> Self {
+        match c {
+            ColorArg::Auto => Self::Auto,
+            ColorArg::Always => Self::Always,
+            ColorArg::Never => Self::Never,
+        }
+    }
+}
+
+/// `cgp-gate init`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct InitArgs {
+    /// Read a recorded ncu CSV (raw or details page) instead of running the program.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// Where to write the spec.
+    #[arg(long, short, default_value = "cgp-gate.yaml", value_name = "PATH")]
+    pub output: PathBuf,
+    /// Replace an existing spec.
+    #[arg(long)]
+    pub force: bool,
+    /// The target's name (default: the program's file name).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The benchmark and its arguments, after `--`; numeric arguments become size parameters.
+    /// Run once under ncu, or with --from only written as the spec's command.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+impl From<InitArgs> for commands::init::InitOptions {
+    fn from(a: InitArgs) -> Self {
+        let InitArgs {
+            from,
+            output,
+            force,
+            name,
+            command,
+        } = a;
+        Self {
+            from,
+            command,
+            output,
+            force,
+            name,
+        }
+    }
+}
+
 /// `--shard K/N` and how to balance it; shared by `check` and `baseline update`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ShardArgs {

@@ -2,6 +2,7 @@
 //! here and in `main.rs`; each command's work is in [`crate::commands`], which takes plain options.
 
 pub mod args;
+pub mod generate;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,7 +11,8 @@ use clap::{Parser, Subcommand};
 
 pub use args::{
     AbArgs, BaselineCommand, BaselineUpdateArgs, BreakdownArgs, CalibrateArgs, ChangesArgs, CheckArgs,
-    EnvArgs, FailOnArg, MergeArgs, ProfileArgs, ReportArgs, ReportFlagsArgs, ShardArgs, SourceArgs,
+    ColorArg, EnvArgs, FailOnArg, InitArgs, MergeArgs, ProfileArgs, ReportArgs, ReportFlagsArgs, ShardArgs,
+    SourceArgs,
 };
 
 use crate::commands;
@@ -21,6 +23,16 @@ use crate::exit_codes;
 #[derive(Debug, Parser)]
 #[command(name = "cgp-gate", version, about, after_help = exit_codes::help())]
 pub struct Cli {
+    /// Colour the verdicts: auto (on a terminal, unless NO_COLOR is set or in GitHub Actions),
+    /// always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub color: ColorArg,
+    /// No progress on stderr (errors and results are still printed).
+    #[arg(long, short, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// A progress line per ncu run, besides one per finished target and size.
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -54,6 +66,25 @@ pub enum Command {
     /// Write or show baselines.
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// Write a starting cgp-gate.yaml from one run of a benchmark under ncu.
+    ///
+    /// `init -- ./build/bench --n 1024` runs the program once under ncu; `init --from run.csv`
+    /// reads a recorded ncu CSV (no GPU needed). Numeric arguments become size parameters.
+    Init(InitArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    ///
+    /// For example: `cgp-gate completions bash > ~/.local/share/bash-completion/completions/cgp-gate`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one page per command into a directory.
+    Man {
+        /// Write `cgp-gate.1` and `cgp-gate-<command>.1` here instead of printing `cgp-gate.1`.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Combine the results of shards (`check --shard`), also from different GPU types, into one
     /// report and one exit code.
     Merge(MergeArgs),
@@ -106,20 +137,33 @@ fn exit(code: i32) -> ExitCode {
 pub fn run(cli: Cli) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     let out = &mut out;
+    let ui = commands::Ui {
+        color: cli.color.into(),
+        verbosity: match (cli.quiet, cli.verbose) {
+            (true, _) => crate::progress::Verbosity::Quiet,
+            (false, true) => crate::progress::Verbosity::Verbose,
+            (false, false) => crate::progress::Verbosity::Normal,
+        },
+    };
     match cli.command {
         Command::Validate { spec } => commands::validate::run(&spec, out),
         Command::Schema => commands::schema::run(out),
         Command::Parse { file, json } => commands::parse::run(&file, json, out),
-        Command::Profile(args) => commands::profile::run(&args.into(), out),
+        Command::Profile(args) => commands::profile::run(&args.into(), &ui, out),
         Command::Env(args) => commands::env::run(&args.into(), out),
-        Command::Report(args) => commands::report::run(&args.into(), out),
-        Command::Check(args) => commands::check::run(&args.into(), out),
-        Command::Merge(args) => commands::merge::run(&args.into(), out),
+        Command::Report(args) => commands::report::run(&args.into(), &ui, out),
+        Command::Check(args) => commands::check::run(&args.into(), &ui, out),
+        Command::Merge(args) => commands::merge::run(&args.into(), &ui, out),
         Command::Breakdown(args) => commands::breakdown::run(&args.into(), out),
         Command::Changes(args) => commands::changes::run(&args.into(), out),
         Command::Ab(args) => commands::ab::run(&args.into(), out),
-        Command::Calibrate(args) => commands::calibrate::run(&args.into(), out),
-        Command::Baseline(BaselineCommand::Update(args)) => commands::baseline::update(&args.into(), out),
+        Command::Calibrate(args) => commands::calibrate::run(&args.into(), &ui, out),
+        Command::Baseline(BaselineCommand::Update(args)) => {
+            commands::baseline::update(&args.into(), &ui, out)
+        }
         Command::Baseline(BaselineCommand::Show { baselines }) => commands::baseline::show(&baselines, out),
+        Command::Init(args) => commands::init::run(&args.into(), out),
+        Command::Completions { shell } => generate::completions(shell, out),
+        Command::Man { dir } => generate::man(dir.as_deref(), out),
     }
 }

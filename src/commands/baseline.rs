@@ -21,7 +21,7 @@ pub struct UpdateOptions {
 ///
 /// # Errors
 /// Spec errors, unreadable results, the store's errors.
-pub fn update(args: &UpdateOptions, out: &mut dyn Write) -> Result<i32> {
+pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let shard = args.shard.selection(&targets)?;
@@ -51,14 +51,14 @@ pub fn update(args: &UpdateOptions, out: &mut dyn Write) -> Result<i32> {
         )?;
         return Ok(exit_codes::OK);
     }
-    let mut progress = std::io::stderr().lock();
+    let mut progress = ui.progress(super::ui::prior_costs(&[args.shard.shard_costs.as_deref()]));
     let mut run = measure_once(
         &args.source,
         &sel,
         &targets,
         shard.as_ref(),
         Reps::Baseline,
-        &mut progress,
+        progress.as_mut(),
     )?;
     if !run.m.errors.is_empty() {
         for e in &run.m.errors {

@@ -28,7 +28,7 @@ const MAX_REPLAYED_REPETITIONS: u32 = 100_000;
 ///
 /// # Errors
 /// Spec errors, profiler setup errors, write errors.
-pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let n = if args.source.replay.is_some() {
@@ -36,14 +36,14 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
     } else {
         args.repetitions
     };
-    let mut progress = std::io::stderr().lock();
+    let mut progress = ui.progress(std::collections::BTreeMap::new());
     let mut run = measure_once(
         &args.source,
         &sel,
         &targets,
         None,
         Reps::Calibrate(n),
-        &mut progress,
+        progress.as_mut(),
     )?;
     if !run.m.errors.is_empty() {
         for e in &run.m.errors {

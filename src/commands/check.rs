@@ -28,12 +28,19 @@ pub struct Options {
 ///
 /// # Errors
 /// Spec, baseline and setup errors (see [`crate::check::run_check`]); report failures.
-pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let shard = args.shard.selection(&targets)?;
-    let mut progress = std::io::stderr().lock();
-    let (mut profiler, _, session, mut recorder) = open_run(&args.source, &sel, &targets, &mut progress)?;
+    // The ETA's first guess per target: the balancing file, else what this command wrote last time.
+    let prior = super::ui::prior_costs(&[args.shard.shard_costs.as_deref(), args.json.as_deref()]);
+    let mut progress = ui.progress(prior);
+    let (mut profiler, _, session, mut recorder) = open_run(
+        &args.source,
+        &sel,
+        &targets,
+        &mut crate::progress::NoteWriter::new(progress.as_mut()),
+    )?;
     let opts = crate::check::CheckOptions {
         baselines: args.baselines.clone(),
         fail_on: args.fail_on,
@@ -51,8 +58,9 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
         recorder.as_mut(),
         watch.as_mut(),
         &opts,
-        &mut progress,
+        progress.as_mut(),
     );
+    progress.finish();
     drop(watch);
     session.finish()?;
     let results = results?;
@@ -61,12 +69,13 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
         &sel.spec,
         &results.fingerprint.ncu_version,
         &results.fingerprint,
-        &mut progress,
+        &mut crate::progress::NoteWriter::new(progress.as_mut()),
     )?;
     if let Some(p) = &args.json {
         results.write(p)?;
     }
-    write!(out, "{}", crate::report::console::results_table(&results)).map_err(stdout_err)?;
+    let table = crate::report::console::results_table_styled(&results, ui.console());
+    write!(out, "{table}").map_err(stdout_err)?;
     writeln!(out, "{}", crate::report::console::health_line(&results.health)).map_err(stdout_err)?;
     out.flush().map_err(stdout_err)?;
     let env = crate::report::GithubEnv::from_env();

@@ -20,7 +20,7 @@ pub struct Options {
 ///
 /// # Errors
 /// Unreadable or invalid files, and the refusals of [`crate::merge::merge`] (all exit 2); report failures.
-pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let mut inputs = Vec::with_capacity(args.files.len());
     for f in &args.files {
         inputs.push((f.clone(), crate::report::read_results(f)?));
@@ -32,7 +32,8 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
         merged.write(p)?;
     }
     let w = |e| Error::io("write", "<stdout>", e);
-    write!(out, "{}", crate::report::console::results_table(&merged)).map_err(w)?;
+    let table = crate::report::console::results_table_styled(&merged, ui.console());
+    write!(out, "{table}").map_err(w)?;
     out.flush().map_err(w)?;
     let env = crate::report::GithubEnv::from_env();
     crate::report::emit(&merged, &args.reports.options(&env), &env)?;

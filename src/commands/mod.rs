@@ -9,12 +9,16 @@ pub mod calibrate;
 pub mod changes;
 pub mod check;
 pub mod env;
+pub mod init;
 pub mod merge;
 pub mod parse;
 pub mod profile;
 pub mod report;
 pub mod schema;
+pub mod ui;
 pub mod validate;
+
+pub use ui::Ui;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -208,9 +212,14 @@ pub(crate) fn measure_once(
     targets: &[&crate::spec::Target],
     shard: Option<&crate::shard::Selection>,
     reps: Reps,
-    progress: &mut dyn Write,
+    progress: &mut dyn crate::progress::Progress,
 ) -> Result<MeasuredRun> {
-    let (mut profiler, ncu_version, session, mut recorder) = open_run(source, sel, targets, progress)?;
+    let (mut profiler, ncu_version, session, mut recorder) = open_run(
+        source,
+        sel,
+        targets,
+        &mut crate::progress::NoteWriter::new(progress),
+    )?;
     let mut work = match reps {
         Reps::Check => crate::plan::initial_work(targets, shard),
         Reps::Baseline => crate::plan::baseline_work(targets, shard),
@@ -243,6 +252,7 @@ pub(crate) fn measure_once(
             (t.name.clone(), fp)
         })
         .collect();
+    progress.finish();
     session.finish()?;
     let m = m?;
     let fp = targets
@@ -250,7 +260,13 @@ pub(crate) fn measure_once(
         .and_then(|t| fingerprints.get(&t.name))
         .cloned()
         .unwrap_or_default();
-    finish_recording(recorder, &sel.spec, &ncu_version, &fp, progress)?;
+    finish_recording(
+        recorder,
+        &sel.spec,
+        &ncu_version,
+        &fp,
+        &mut crate::progress::NoteWriter::new(progress),
+    )?;
     Ok(MeasuredRun {
         m,
         ncu_version,

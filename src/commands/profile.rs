@@ -19,10 +19,9 @@ pub struct Options {
 ///
 /// # Errors
 /// Spec errors, profiler setup errors, write errors.
-pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
-    let mut progress = std::io::stderr().lock();
     if args.dry_run {
         crate::profile::live::preflight(&sel.spec, &targets)?;
         let session = crate::session::Session::live(&targets, true, out)?;
@@ -47,13 +46,14 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
         session.finish()?;
         return Ok(exit_codes::OK);
     }
+    let mut progress = ui.progress(std::collections::BTreeMap::new());
     let run = measure_once(
         &args.source,
         &sel,
         &targets,
         None,
         super::Reps::Check,
-        &mut progress,
+        progress.as_mut(),
     )?;
     let fingerprint = targets
         .first()

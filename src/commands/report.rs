@@ -20,14 +20,15 @@ pub struct Options {
 ///
 /// # Errors
 /// As [`read_results`] and [`emit`].
-pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let results = read_results(&args.from)?;
     let env = GithubEnv::from_env();
     let opts = args.flags.options(&env);
     let nothing_requested =
         opts.junit.is_none() && opts.markdown.is_none() && opts.html.is_none() && !opts.github_comment;
     if nothing_requested {
-        write!(out, "{}", crate::report::console::results_table(&results)).map_err(stdout_err)?;
+        let table = crate::report::console::results_table_styled(&results, ui.console());
+        write!(out, "{table}").map_err(stdout_err)?;
     }
     emit(&results, &opts, &env)?;
     Ok(exit_codes::OK)

@@ -3,5 +3,6 @@
 pub mod command;
 pub mod log;
 pub mod parse;
+pub mod query;
 pub mod runner;
 pub mod version;

@@ -1,9 +1,7 @@
 //! Plain-text tables for the terminal.
 
-use crate::report::format::{
-    change_with_ci, headline, median, p_value, sass_skip_line, shorten, sorted_rows, verdict_word,
-};
-use crate::results::Results;
+use crate::report::format::{headline, median, p_value, pct, shorten, sorted_rows};
+use crate::results::{Results, RowVerdict, RunVerdict};
 use crate::samples::{Launch, MetricValue};
 use crate::units::human;
 
@@ -108,77 +106,371 @@ pub fn health_line(h: &crate::results::Health) -> String {
     parts.join(", ")
 }
 
-/// The results as a terminal table, regressions first: target, size, kernel, metric, baseline and
-/// candidate medians, change with its interval, p (adjusted where known) and verdict. Followed by
-/// the run errors and the headline.
-pub fn results_table(results: &Results) -> String {
-    let header = [
-        "verdict",
-        "target",
-        "size",
-        "kernel",
-        "metric",
-        "baseline",
-        "candidate",
-        "change [CI]",
-        "p",
-    ];
-    let mut lines: Vec<[String; 9]> = vec![header.map(str::to_owned)];
-    for r in sorted_rows(results) {
-        lines.push([
-            verdict_word(r).to_owned(),
-            r.target.clone(),
-            r.size.clone(),
-            shorten(&one_line(&r.kernel), 60),
-            r.metric.clone(),
-            median(r.baseline.as_ref(), &r.unit),
-            median(r.candidate.as_ref(), &r.unit),
-            change_with_ci(r),
-            p_value(r.p_adjusted.or(r.p)),
-        ]);
-    }
-    let mut widths = [0usize; 9];
-    for l in &lines {
-        for (w, cell) in widths.iter_mut().zip(l) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for l in &lines {
-        let mut line = String::new();
-        for (i, (cell, w)) in l.iter().zip(widths).enumerate() {
-            // Numbers align right so that magnitudes line up; text aligns left.
-            if (5..=8).contains(&i) {
-                line.push_str(&format!("{cell:>w$}  "));
-            } else {
-                line.push_str(&format!("{cell:<w$}  "));
+/// How the console table is drawn: the width to fit (`None`: as wide as the content, for logs
+/// and pipes) and whether verdicts are coloured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConsoleStyle {
+    pub width: Option<usize>,
+    pub color: bool,
+}
+
+/// `--color`: whether verdicts are coloured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set, `TERM` is `dumb` or this is a GitHub Actions log;
+    /// anywhere when `CLICOLOR_FORCE` is set.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour a stream. `env` reads an environment variable (injected for tests).
+    /// `--color always` wins over `NO_COLOR` (no-color.org: a flag given for one run overrides
+    /// the environment); GitHub Actions renders colour but gets it only when asked (the flag or
+    /// `CLICOLOR_FORCE`), so logs that are copied into issues stay plain.
+    pub fn enabled(self, is_terminal: bool, env: &dyn Fn(&str) -> Option<String>) -> bool {
+        match self {
+            Self::Always => true,
+            Self::Never => false,
+            Self::Auto => {
+                let set = |k: &str| env(k).is_some_and(|v| !v.is_empty());
+                if set("NO_COLOR") || env("TERM").as_deref() == Some("dumb") {
+                    return false;
+                }
+                // Asked for in the environment (a workflow's `env:` can set it).
+                if env("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0") {
+                    return true;
+                }
+                if env("GITHUB_ACTIONS").as_deref() == Some("true") {
+                    return false;
+                }
+                is_terminal
             }
         }
-        out.push_str(line.trim_end());
-        out.push('\n');
     }
+}
+
+/// Short names for well-known metrics in the console table; every other report and the JSON
+/// keep the full name. A metric without a short name is shown in full.
+pub fn short_metric_name(metric: &str) -> Option<&'static str> {
+    Some(match metric {
+        "gpu__time_duration.sum" => "time",
+        "gpu__time_duration.avg" => "time (avg)",
+        "gpu__time_duration.max" => "time (max)",
+        "launch__registers_per_thread" => "registers",
+        "launch__shared_mem_per_block_static" => "smem static",
+        "launch__shared_mem_per_block_dynamic" => "smem dynamic",
+        "launch__occupancy_limit_registers" => "occ. limit regs",
+        "dram__bytes_read.sum" => "dram read",
+        "dram__bytes_write.sum" => "dram write",
+        "dram__bytes.sum" => "dram bytes",
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed" => "dram %peak",
+        "sm__throughput.avg.pct_of_peak_sustained_elapsed" => "sm %peak",
+        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed" => "mem %peak",
+        "sm__warps_active.avg.pct_of_peak_sustained_active" => "occupancy",
+        "lts__t_bytes.sum" => "l2 bytes",
+        "l1tex__t_bytes.sum" => "l1 bytes",
+        "smsp__inst_executed.sum" => "instructions",
+        "sm__cycles_elapsed.avg" => "sm cycles",
+        "cgp__achieved_flops.per_second" => "flop/s",
+        "cgp__achieved_bytes.per_second" => "bytes/s",
+        "cgp__arithmetic_intensity" => "flop/byte",
+        "cgp__flops.pct_of_peak" => "flop %peak",
+        "cgp__dram.pct_of_peak" => "bw %peak",
+        _ => return None,
+    })
+}
+
+/// The results as a terminal table as wide as its content, without colour (pipes and logs).
+pub fn results_table(results: &Results) -> String {
+    results_table_styled(results, ConsoleStyle::default())
+}
+
+/// Column indices of [`results_table_styled`].
+mod col {
+    pub const VERDICT: usize = 0;
+    pub const TARGET: usize = 1;
+    pub const SIZE: usize = 2;
+    pub const KERNEL: usize = 3;
+    pub const METRIC: usize = 4;
+    pub const BASELINE: usize = 5;
+    pub const CANDIDATE: usize = 6;
+    pub const CI: usize = 8;
+    pub const P: usize = 9;
+}
+
+/// The results as a terminal table, regressions first: verdict, target, size, kernel, metric
+/// (short name where one is known), baseline and candidate medians, change with its interval,
+/// p (adjusted where known). Fitted to `style.width`: the kernel is cut first, then p, the
+/// baseline and the candidate are left out and the change wraps, in that order; what was left
+/// out is said under the table. Followed by the run errors and the headline.
+pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
+    use crate::report::table::{Align, Column, Fit, Overflow, Table};
+    use col::*;
+    let (l, r) = (Align::Left, Align::Right);
+    let columns = vec![
+        Column::new("verdict", l, Overflow::Truncate),
+        Column::new("target", l, Overflow::Truncate),
+        Column::new("size", l, Overflow::Wrap),
+        Column::new("kernel", l, Overflow::Truncate),
+        Column::new("metric", l, Overflow::Wrap),
+        Column::new("baseline", r, Overflow::Truncate),
+        Column::new("candidate", r, Overflow::Truncate),
+        Column::new("change", r, Overflow::Truncate),
+        Column::new("CI", l, Overflow::Wrap),
+        Column::new("p", r, Overflow::Truncate),
+    ];
+    let rows_sorted = sorted_rows(results);
+    let mut used_short: Vec<(&'static str, &str)> = Vec::new();
+    let rows: Vec<Vec<String>> = rows_sorted
+        .iter()
+        .map(|r| {
+            let metric = match short_metric_name(&r.metric) {
+                Some(short) => {
+                    if !used_short.iter().any(|(s, _)| *s == short) {
+                        used_short.push((short, r.metric.as_str()));
+                    }
+                    short.to_owned()
+                }
+                None => one_line(&r.metric),
+            };
+            vec![
+                crate::report::format::verdict_word(r).to_owned(),
+                one_line(&r.target),
+                one_line(&r.size),
+                shorten(&one_line(&r.kernel), 60),
+                metric,
+                median(r.baseline.as_ref(), &r.unit),
+                median(r.candidate.as_ref(), &r.unit),
+                r.change.map_or_else(|| "n/a".to_owned(), pct),
+                r.change_ci
+                    .map_or_else(String::new, |[lo, hi]| format!("[{}, {}]", pct(lo), pct(hi))),
+                p_value(r.p_adjusted.or(r.p)),
+            ]
+        })
+        .collect();
+    let table = Table {
+        columns,
+        rows,
+        fit: vec![
+            Fit::Shrink(KERNEL, 32),
+            Fit::Drop(P),
+            Fit::Shrink(KERNEL, 24),
+            Fit::Drop(BASELINE),
+            Fit::Drop(CANDIDATE),
+            Fit::Drop(CI),
+            Fit::Shrink(KERNEL, 14),
+            Fit::Shrink(METRIC, 14),
+            Fit::Shrink(SIZE, 10),
+            Fit::Shrink(TARGET, 12),
+            Fit::Drop(KERNEL),
+        ],
+    };
+    let verdicts: Vec<RowVerdict> = rows_sorted.iter().map(|r| r.verdict).collect();
+    let paint = |row: Option<usize>, column: usize, text: &str| -> String {
+        match row {
+            Some(i) if style.color && column == VERDICT => verdicts
+                .get(i)
+                .map_or_else(|| text.to_owned(), |v| paint_verdict(*v, text)),
+            None if style.color => format!("{BOLD}{text}{BOLD:#}"),
+            _ => text.to_owned(),
+        }
+    };
+    let mut out = table.render(style.width, &paint);
     if results.rows.is_empty() {
         out.push_str("no rows\n");
     }
+    let dropped = table.layout(style.width).dropped();
+    if !dropped.is_empty() && !results.rows.is_empty() {
+        let names: Vec<&str> = dropped
+            .iter()
+            .map(|i| table.columns[*i].header.as_str())
+            .collect();
+        let note = format!(
+            "(left out to fit {} columns: {}; --json and the other reports have every column)",
+            style.width.unwrap_or_default(),
+            names.join(", ")
+        );
+        push_wrapped(&mut out, &note, style.width);
+    }
+    if !used_short.is_empty() {
+        let legend: Vec<String> = used_short
+            .iter()
+            .map(|(s, full)| format!("{s} = {full}"))
+            .collect();
+        push_wrapped(&mut out, &format!("metrics: {}", legend.join(", ")), style.width);
+    }
     for e in &results.errors {
-        let at = match &e.size {
+        let at = one_line(&match &e.size {
             Some(s) => format!("{}[{s}]", e.target),
             None => e.target.clone(),
+        });
+        let label = if style.color {
+            format!("{RED}error{RED:#}")
+        } else {
+            "error".to_owned()
         };
-        out.push_str(&format!("error: {at}: {} ({})\n", one_line(&e.message), e.kind));
+        out.push_str(&format!("{label}: {at}: {} ({})\n", one_line(&e.message), e.kind));
     }
-    if let Some(line) = sass_skip_line(results) {
+    if let Some(line) = crate::report::format::sass_skip_line(results) {
         out.push_str(&format!("{line}\n"));
     }
     for line in crate::missing::describe_changes(&results.rows) {
         out.push_str(&format!("{}\n", one_line(&line)));
     }
-    out.push_str(&format!("{}\n", headline(results)));
-    // Names reach the terminal: no escape sequence acts, no bidi control reorders.
-    crate::report::text::visible(&out)
+    // Names reach the terminal: no escape sequence acts, no bidi control reorders. Cells,
+    // notes and messages are made visible one by one, so that only our own colour codes act.
+    let head = crate::report::text::visible(&headline(results));
+    if style.color {
+        let s = run_style(results.verdict);
+        out.push_str(&format!("{s}{head}{s:#}\n"));
+    } else {
+        out.push_str(&format!("{head}\n"));
+    }
+    out
+}
+
+/// A note under the table, wrapped to the width with continuation lines indented.
+fn push_wrapped(out: &mut String, text: &str, width: Option<usize>) {
+    let lines = match width {
+        Some(w) => crate::report::table::wrap(text, w.saturating_sub(2).max(20)),
+        None => vec![text.to_owned()],
+    };
+    for (i, l) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push_str("  ");
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+}
+
+const BOLD: anstyle::Style = anstyle::Style::new().bold();
+const RED: anstyle::Style =
+    anstyle::Style::new().fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Red)));
+
+/// The colour of a row verdict: red for what fails, yellow for doubt, green for good news,
+/// cyan and dim for rows without a comparison.
+fn verdict_style(v: RowVerdict) -> anstyle::Style {
+    use anstyle::{AnsiColor, Color, Style};
+    let fg = |c: AnsiColor| Style::new().fg_color(Some(Color::Ansi(c)));
+    match v {
+        RowVerdict::Regression => fg(AnsiColor::Red).bold(),
+        RowVerdict::Error => fg(AnsiColor::Red),
+        RowVerdict::Inconclusive => fg(AnsiColor::Yellow),
+        RowVerdict::Improvement => fg(AnsiColor::Green).bold(),
+        RowVerdict::Pass => fg(AnsiColor::Green),
+        RowVerdict::New => fg(AnsiColor::Cyan),
+        RowVerdict::Missing => Style::new().dimmed(),
+    }
+}
+
+fn run_style(v: RunVerdict) -> anstyle::Style {
+    let row = match v {
+        RunVerdict::Pass => RowVerdict::Pass,
+        RunVerdict::Regression => RowVerdict::Regression,
+        RunVerdict::Inconclusive => RowVerdict::Inconclusive,
+        RunVerdict::Error => RowVerdict::Error,
+    };
+    verdict_style(row).bold()
+}
+
+/// `text` in the colour of verdict `v`.
+pub fn paint_verdict(v: RowVerdict, text: &str) -> String {
+    let s = verdict_style(v);
+    format!("{s}{text}{s:#}")
 }
 
 /// Control characters (newlines, escape sequences) from names must not move the cursor.
 fn one_line(text: &str) -> String {
     crate::report::text::visible(&text.replace(['\n', '\r', '\t'], " "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned())
+    }
+
+    #[test]
+    fn colour_follows_the_flag_the_terminal_and_the_environment() {
+        let none = env_of(&[]);
+        assert!(ColorChoice::Auto.enabled(true, &none));
+        assert!(
+            !ColorChoice::Auto.enabled(false, &none),
+            "a pipe or a file gets no colour"
+        );
+        assert!(ColorChoice::Always.enabled(false, &none));
+        assert!(!ColorChoice::Never.enabled(true, &none));
+        let no_color = env_of(&[("NO_COLOR", "1")]);
+        assert!(!ColorChoice::Auto.enabled(true, &no_color));
+        assert!(
+            ColorChoice::Always.enabled(true, &no_color),
+            "the flag wins over NO_COLOR"
+        );
+        let empty = env_of(&[("NO_COLOR", "")]);
+        assert!(
+            ColorChoice::Auto.enabled(true, &empty),
+            "an empty NO_COLOR is unset"
+        );
+        let actions = env_of(&[("GITHUB_ACTIONS", "true")]);
+        assert!(
+            !ColorChoice::Auto.enabled(true, &actions),
+            "Actions logs: only when asked"
+        );
+        assert!(
+            ColorChoice::Always.enabled(false, &actions),
+            "asked with the flag"
+        );
+        let asked = env_of(&[("GITHUB_ACTIONS", "true"), ("CLICOLOR_FORCE", "1")]);
+        assert!(
+            ColorChoice::Auto.enabled(false, &asked),
+            "asked in the workflow's env"
+        );
+        assert!(!ColorChoice::Auto.enabled(true, &env_of(&[("TERM", "dumb")])));
+        assert!(ColorChoice::Auto.enabled(false, &env_of(&[("CLICOLOR_FORCE", "1")])));
+    }
+
+    #[test]
+    fn only_the_tables_own_colour_codes_reach_the_terminal() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/mixed.json"
+        ))
+        .unwrap();
+        let mut results = crate::report::emit::parse_results(&text).unwrap();
+        results.rows[0].kernel = "evil\u{1b}[2J\u{202e}gemm".to_owned();
+        results.rows[0].target = "t\u{1b}]0;title\u{7}".to_owned();
+        let style = ConsoleStyle {
+            width: None,
+            color: true,
+        };
+        let out = results_table_styled(&results, style);
+        assert!(out.contains("evil<U+001B>[2J<U+202E>gemm"), "{out}");
+        assert!(out.contains("t<U+001B>]0;title<U+0007>"), "{out}");
+        assert!(
+            out.contains("\u{1b}[31m"),
+            "the verdicts are still coloured: {out}"
+        );
+        let escapes = out.matches('\u{1b}').count();
+        let ours = out.matches("\u{1b}[").count();
+        assert_eq!(escapes, ours, "every ESC is one of our SGR codes");
+    }
+
+    #[test]
+    fn well_known_metrics_have_short_names_and_others_keep_theirs() {
+        assert_eq!(short_metric_name("gpu__time_duration.sum"), Some("time"));
+        assert_eq!(
+            short_metric_name("launch__registers_per_thread"),
+            Some("registers")
+        );
+        assert_eq!(
+            short_metric_name("smsp__sass_inst_executed_op_shared_ld.sum"),
+            None
+        );
+    }
 }

@@ -19,6 +19,7 @@ pub mod github;
 pub mod html;
 pub mod junit;
 pub mod markdown;
+pub mod table;
 pub mod text;
 
 pub use comment::{CommentOutcome, GithubConfig, post_comment};
