@@ -213,3 +213,52 @@ fn the_run_verdict_is_decided_in_one_place() {
         }
     }
 }
+
+#[test]
+fn each_format_has_one_escaping_function_and_its_reporter_uses_only_that_one() {
+    let report = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report");
+    // (reporter file, its format's one escaping function, the other formats' functions)
+    let formats = [
+        ("markdown.rs", "fn escape_md_cell("),
+        ("html.rs", "fn escape("),
+        ("junit.rs", "fn escape("),
+        ("github.rs", "fn escape("),
+    ];
+    let others = |me: &str| -> Vec<&'static str> {
+        let mut v = vec![];
+        if me != "markdown.rs" {
+            v.push("escape_md_cell");
+        }
+        for (f, path) in [
+            ("html.rs", "html::escape"),
+            ("junit.rs", "junit::escape"),
+            ("github.rs", "github::escape"),
+        ] {
+            if me != f {
+                v.push(path);
+            }
+        }
+        v
+    };
+    for (file, own) in formats {
+        let text = code(&std::fs::read_to_string(report.join(file)).unwrap());
+        let escapers = text
+            .lines()
+            .filter(|l| l.contains("fn escape") || l.contains("fn sanitize"))
+            .count();
+        assert!(
+            text.contains(own) && escapers == 1,
+            "src/report/{file}: expected exactly one escaping function ({own}...), found {escapers}"
+        );
+        // The GitHub reporter writes the step summary in Markdown, so it may use Markdown's.
+        for o in others(file) {
+            if file == "github.rs" && o == "escape_md_cell" {
+                continue;
+            }
+            assert!(
+                !text.contains(o),
+                "src/report/{file} uses `{o}`, another format's escaping function"
+            );
+        }
+    }
+}

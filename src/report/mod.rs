@@ -17,6 +17,9 @@ pub mod html;
 pub mod junit;
 pub mod markdown;
 
+// Each format has one escaping function, and its reporter uses only that one:
+// `markdown::escape_md_cell`, `html::escape`, `junit::escape`, `github::escape` (annotations).
+
 pub use comment::{CommentOutcome, GithubConfig, post_comment};
 pub use emit::{ReportFlags, ReportOptions, emit, read_results};
 pub use github::{GithubEnv, write_step_summary};
