@@ -92,11 +92,11 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
             let flops = t
                 .flops
                 .as_deref()
-                .and_then(|e| crate::gpu::eval_expr(e, size).ok());
+                .and_then(|e| crate::spec::evaluate(e, size).ok());
             let bytes = t
                 .bytes
                 .as_deref()
-                .and_then(|e| crate::gpu::eval_expr(e, size).ok());
+                .and_then(|e| crate::spec::evaluate(e, size).ok());
             let durations: Vec<(SeriesKey, Vec<f64>, Vec<u32>)> = samples
                 .series
                 .values()

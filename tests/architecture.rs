@@ -26,17 +26,10 @@ const LAYERS: &[&[&str]] = &[
 /// Imports that break the rule today, each to be removed (issue 10). The test fails when one is
 /// fixed and still listed, so this list stays the truth.
 const KNOWN_VIOLATIONS: &[(&str, &str)] = &[
-    // error wraps the profiler's and the spec's error types.
-    ("error", "profile"),
-    ("error", "spec"),
     // Nsight Compute's parser builds samples for profile jobs of spec targets.
     ("ncu", "profile"),
     ("ncu", "samples"),
     ("ncu", "spec"),
-    // gpu: fingerprints, clocks, health and roofline read spec types; env asks the live
-    // profiler where ncu is.
-    ("gpu", "profile"),
-    ("gpu", "spec"),
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

@@ -1,6 +1,7 @@
 //! Nsight Compute: output parsing, log scanning, version parsing, argv building and running.
 
 pub mod command;
+pub mod install;
 pub mod log;
 pub mod parse;
 pub mod runner;

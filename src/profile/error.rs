@@ -91,3 +91,10 @@ impl fmt::Display for ProfileError {
 }
 
 impl std::error::Error for ProfileError {}
+
+/// The crate's error carries a profiler failure as [`crate::error::Error::Profile`] (exit 3).
+impl From<ProfileError> for crate::error::Error {
+    fn from(e: ProfileError) -> Self {
+        Self::Profile(crate::error::Cause::new(e))
+    }
+}
