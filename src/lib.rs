@@ -12,11 +12,15 @@
 //! - [`report`]: console, JSON, JUnit, Markdown, HTML, GitHub.
 //! - [`gpu`]: fingerprint, clocks, health, roofline.
 //! - [`plan`]: the work list, the shard's part, what to re-measure; [`measure`] runs it.
+//! - [`ab`]: base and head trees measured in alternation, judged pair by pair; [`changes`]:
+//!   level shifts in a history of results files (`docs/ab-and-changes.md`).
 //! - [`cli`] (clap) and [`commands`] (one file per command): the command layer.
 //!
 //! Layers and who may import whom: `docs/architecture.md` (enforced by `tests/architecture.rs`).
 
+pub mod ab;
 pub mod baseline;
+pub mod changes;
 pub mod check;
 pub mod cli;
 pub mod commands;

@@ -16,7 +16,9 @@ const LAYERS: &[&[&str]] = &[
     // 3. from spec to samples: what to run, how to run it, what came out, what is stored
     &["plan", "shard", "samples", "profile", "baseline"],
     // 4. the run: measure, decide, assemble results
-    &["measure", "session", "results", "check", "merge", "update"],
+    &[
+        "measure", "session", "results", "check", "merge", "update", "ab", "changes",
+    ],
     // 5. rendering typed results
     &["report"],
     // 6. commands and the command line

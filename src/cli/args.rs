@@ -331,3 +331,146 @@ impl From<MergeArgs> for commands::merge::Options {
         }
     }
 }
+
+/// `cgp-gate ab` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AbArgs {
+    /// The spec file (in the head tree; the base tree runs the same spec, its paths resolved there).
+    #[arg(long, default_value = "cgp-gate.yaml")]
+    pub spec: PathBuf,
+    /// Only this target (repeatable).
+    #[arg(long = "target", value_name = "NAME")]
+    pub targets: Vec<String>,
+    /// The base tree (e.g. a worktree of the pull request's base commit, built).
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "replay",
+        conflicts_with = "replay"
+    )]
+    pub base_dir: Option<PathBuf>,
+    /// The head tree.
+    #[arg(long, value_name = "DIR", default_value = ".", conflicts_with = "replay")]
+    pub head_dir: PathBuf,
+    /// Keep every raw ncu output: `DIR/base/...`, `DIR/head/...` and the run order in
+    /// `DIR/manifest.json`.
+    #[arg(long, value_name = "DIR", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Read an A/B recording instead of running ncu.
+    #[arg(long, value_name = "DIR")]
+    pub replay: Option<PathBuf>,
+    /// Write the results (same shape as `check --json`) here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// What fails the run besides errors: regressions only, or inconclusive rows too.
+    #[arg(long, value_enum, default_value = "regression")]
+    pub fail_on: FailOnArg,
+    #[command(flatten)]
+    pub reports: ReportFlagsArgs,
+}
+
+/// `cgp-gate changes` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ChangesArgs {
+    /// Results files (`check --json`), oldest first.
+    #[arg(required = true, value_name = "RESULTS_JSON")]
+    pub files: Vec<PathBuf>,
+    /// Only the last N files.
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+    /// Write the change points as JSON (`{"rows": [...]}`) here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write a Markdown report (table and sparklines) here.
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report (charts) here.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+    /// Chance of any false change point in the whole run (Bonferroni over the series).
+    #[arg(long, default_value_t = 0.01)]
+    pub alpha: f64,
+    /// Smallest shift reported, as a percentage (`1%`) or a fraction (`0.01`).
+    #[arg(long, default_value = "1%", value_parser = parse_fraction)]
+    pub min_change: f64,
+    /// Fewest results on each side of a change point.
+    #[arg(long, default_value_t = 3)]
+    pub min_segment: usize,
+    /// Seed of the permutation tests (the same seed gives the same answer).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Exit 0 even when a shift goes the bad way.
+    #[arg(long)]
+    pub no_fail: bool,
+}
+
+impl From<AbArgs> for commands::ab::Options {
+    fn from(a: AbArgs) -> Self {
+        let AbArgs {
+            spec,
+            targets,
+            base_dir,
+            head_dir,
+            record,
+            replay,
+            json,
+            fail_on,
+            reports,
+        } = a;
+        Self {
+            spec,
+            targets,
+            base_dir,
+            head_dir,
+            record,
+            replay,
+            json,
+            fail_on: fail_on.into(),
+            reports: reports.into(),
+        }
+    }
+}
+
+impl From<ChangesArgs> for commands::changes::Options {
+    fn from(a: ChangesArgs) -> Self {
+        let ChangesArgs {
+            files,
+            last,
+            json,
+            markdown,
+            html,
+            alpha,
+            min_change,
+            min_segment,
+            seed,
+            no_fail,
+        } = a;
+        Self {
+            files,
+            last,
+            json,
+            markdown,
+            html,
+            alpha,
+            min_change,
+            min_segment,
+            seed,
+            no_fail,
+        }
+    }
+}
+
+/// `1%` -> 0.01, `0.01` -> 0.01.
+fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
+    let t = text.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 100.0),
+        None => (t, 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v / scale),
+        _ => Err(format!(
+            "`{text}` is not a non-negative percentage (`1%`) or fraction (`0.01`)"
+        )),
+    }
+}

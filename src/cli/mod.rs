@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use args::{
-    BaselineCommand, BaselineUpdateArgs, CheckArgs, EnvArgs, FailOnArg, MergeArgs, ProfileArgs, ReportArgs,
-    ReportFlagsArgs, ShardArgs, SourceArgs,
+    AbArgs, BaselineCommand, BaselineUpdateArgs, ChangesArgs, CheckArgs, EnvArgs, FailOnArg, MergeArgs,
+    ProfileArgs, ReportArgs, ReportFlagsArgs, ShardArgs, SourceArgs,
 };
 
 use crate::commands;
@@ -57,6 +57,13 @@ pub enum Command {
     /// Combine the results of shards (`check --shard`), also from different GPU types, into one
     /// report and one exit code.
     Merge(MergeArgs),
+    /// Find level shifts (slow creep) in a series of results files, oldest first: E-Divisive
+    /// means with a permutation test per target x size x kernel x metric. Exit 1 when a shift
+    /// goes the bad way.
+    Changes(ChangesArgs),
+    /// Measure the base and the head tree in alternation (ABBA) on this GPU and judge each row
+    /// on its pairs; no stored baseline. Same verdicts, reports and exit codes as `check`.
+    Ab(AbArgs),
 }
 
 /// Entry point of the binary.
@@ -102,6 +109,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Report(args) => commands::report::run(&args.into(), out),
         Command::Check(args) => commands::check::run(&args.into(), out),
         Command::Merge(args) => commands::merge::run(&args.into(), out),
+        Command::Changes(args) => commands::changes::run(&args.into(), out),
+        Command::Ab(args) => commands::ab::run(&args.into(), out),
         Command::Baseline(BaselineCommand::Update(args)) => commands::baseline::update(&args.into(), out),
         Command::Baseline(BaselineCommand::Show { baselines }) => commands::baseline::show(&baselines, out),
     }

@@ -2,7 +2,9 @@
 //! clap's arguments into them) and returns the exit code. Shared here: opening a spec, its
 //! profiler, the GPU session and the recorder, and one measurement pass.
 
+pub mod ab;
 pub mod baseline;
+pub mod changes;
 pub mod check;
 pub mod env;
 pub mod merge;

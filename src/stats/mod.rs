@@ -2,11 +2,13 @@
 //! the row key). Method and measured error rates: `docs/statistics.md`.
 
 pub mod bootstrap;
+pub mod changepoint;
 pub mod hodges_lehmann;
 pub mod mannwhitney;
 pub mod median_ci;
 pub mod multiple;
 pub mod outliers;
+pub mod paired;
 pub mod rng;
 pub mod row;
 pub mod summary;

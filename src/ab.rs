@@ -1,0 +1,851 @@
+//! `ab`: base and head measured in alternation on one GPU and judged pair by pair.
+//!
+//! For every target x size, pair `i` is repetition `i` of the base tree and repetition `i` of the
+//! head tree, run back to back in ABBA order (pair 0 base first, pair 1 head first, ...), so slow
+//! drift and clock state hit both sides alike. Each row's pairs are the per-repetition medians of
+//! each side; `stats::paired` judges their log ratios against the row's threshold. Doubtful rows
+//! get more pairs up to `max_repetitions`, as in `check`. No stored baseline is involved.
+//!
+//! Recording layout: `DIR/base/<target>/<size>/<rep>.csv` and `DIR/head/...` (each side a normal
+//! recording with its own optional `manifest.json`), and `DIR/manifest.json` ([`AbManifest`]) with
+//! the order in which the runs happened.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::Path;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use crate::baseline::rfc3339_utc;
+use crate::check::{add_derived, fingerprint_for};
+use crate::error::Error;
+use crate::gpu::Gpu;
+use crate::measure::{Watch, measure};
+use crate::plan::Work;
+use crate::profile::record::Recorder;
+use crate::profile::{Job, Profiler};
+use crate::results::{ErrorKind, FailOn, RESULTS_VERSION, Results, Row, RowThreshold, RowVerdict, RunError};
+use crate::samples::{SampleSet, SeriesKey};
+use crate::spec::{MetricSpec, Spec, Target, ThresholdKind};
+use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired};
+use crate::stats::{Comparison, Config, judge_all, median, summarize};
+
+/// Version of the A/B manifest.
+pub const AB_MANIFEST_VERSION: u32 = 1;
+
+/// Which tree a run measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Base,
+    Head,
+}
+
+impl Side {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Base => "base",
+            Self::Head => "head",
+        }
+    }
+}
+
+/// One run, in the order they happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrderEntry {
+    pub side: Side,
+    pub target: String,
+    pub size: String,
+    pub rep: u32,
+}
+
+/// `DIR/manifest.json` of an A/B recording (optional when replaying).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AbManifest {
+    pub schema_version: u32,
+    /// True when the data was not measured on a GPU.
+    #[serde(default)]
+    pub synthetic: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_commit: Option<String>,
+    /// Every run in the order it happened.
+    #[serde(default)]
+    pub order: Vec<OrderEntry>,
+}
+
+impl AbManifest {
+    /// Read `DIR/manifest.json`; `Ok(None)` when there is none.
+    ///
+    /// # Errors
+    /// Invalid JSON (with its position) or a newer schema version.
+    pub fn read(dir: &Path) -> Result<Option<Self>, Error> {
+        let path = dir.join("manifest.json");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io("read", path, e)),
+        };
+        let m: Self = serde_json::from_str(&text).map_err(|e| {
+            Error::input(
+                &path,
+                format!(
+                    "invalid A/B manifest at line {} column {}: {e}",
+                    e.line(),
+                    e.column()
+                ),
+            )
+        })?;
+        if m.schema_version > AB_MANIFEST_VERSION {
+            return Err(Error::input(
+                &path,
+                format!(
+                    "A/B manifest schema {} is newer than this cgp-gate reads ({AB_MANIFEST_VERSION}): upgrade cgp-gate",
+                    m.schema_version
+                ),
+            ));
+        }
+        Ok(Some(m))
+    }
+
+    /// Write it atomically.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn write(&self, dir: &Path) -> Result<(), Error> {
+        let text = serde_json::to_string_pretty(self).map_err(|e| Error::Usage(e.to_string()))?;
+        crate::fsutil::write_atomic(&dir.join("manifest.json"), text.as_bytes())
+    }
+}
+
+/// The two trees: a profiler and the targets as resolved in each (commands and relative paths
+/// resolve in the tree's own directory).
+pub struct Sides<'a> {
+    pub base: &'a mut dyn Profiler,
+    pub head: &'a mut dyn Profiler,
+    pub base_targets: &'a [&'a Target],
+    pub head_targets: &'a [&'a Target],
+}
+
+/// Options of one A/B run.
+pub struct AbOptions<'a> {
+    pub fail_on: FailOn,
+    /// NVML, when a driver is there (live runs only).
+    pub gpu: Option<&'a dyn Gpu>,
+    /// The manifest of a replayed recording (its `synthetic` flag reaches the results).
+    pub manifest: Option<&'a AbManifest>,
+}
+
+/// What an A/B run produced: the results and the order the runs happened in.
+pub struct AbRun {
+    pub results: Results,
+    pub order: Vec<OrderEntry>,
+}
+
+/// One target x size of both trees.
+struct Item<'a> {
+    base: &'a Target,
+    head: &'a Target,
+    size: usize,
+}
+
+impl Item<'_> {
+    fn id(&self) -> (String, String) {
+        (self.head.name.clone(), self.head.sizes[self.size].key())
+    }
+}
+
+/// Samples of both sides so far.
+#[derive(Default)]
+struct Both {
+    base: SampleSet,
+    head: SampleSet,
+    errors: Vec<RunError>,
+    cost: BTreeMap<String, f64>,
+    /// Pairs completed per (target, size).
+    pairs: BTreeMap<(String, String), u32>,
+    failed: BTreeSet<(String, String)>,
+    stop: bool,
+    order: Vec<OrderEntry>,
+}
+
+/// Run pairs `from..to` of every item, ABBA within each item, pair-major across items.
+fn measure_pairs(
+    sides: &mut Sides<'_>,
+    items: &[(&Item<'_>, u32, u32)],
+    recorders: &mut Option<(&mut Recorder, &mut Recorder)>,
+    mut watch: Option<&mut Watch<'_>>,
+    only_available: bool,
+    both: &mut Both,
+    progress: &mut dyn Write,
+) -> Result<(), Error> {
+    let lo = items.iter().map(|i| i.1).min().unwrap_or(0);
+    let hi = items.iter().map(|i| i.2).max().unwrap_or(0);
+    for rep in lo..hi {
+        for (item, from, to) in items {
+            if !(*from..*to).contains(&rep) || both.stop {
+                continue;
+            }
+            let id = item.id();
+            if both.failed.contains(&id) {
+                continue;
+            }
+            let job = |t| Job {
+                target: t,
+                size: &t.sizes[item.size],
+                rep,
+            };
+            if only_available && !(sides.base.has(job(item.base)) && sides.head.has(job(item.head))) {
+                continue;
+            }
+            let order = if rep % 2 == 0 {
+                [Side::Base, Side::Head]
+            } else {
+                [Side::Head, Side::Base]
+            };
+            let mut ok = true;
+            for side in order {
+                let (profiler, target, rec): (&mut dyn Profiler, &Target, Option<&mut Recorder>) = match side
+                {
+                    Side::Base => (&mut *sides.base, item.base, recorders.as_mut().map(|r| &mut *r.0)),
+                    Side::Head => (&mut *sides.head, item.head, recorders.as_mut().map(|r| &mut *r.1)),
+                };
+                let _ = write!(progress, "{}: ", side.as_str());
+                let work = [Work {
+                    target,
+                    size: &target.sizes[item.size],
+                    reps: (rep, rep + 1),
+                }];
+                let m = measure(profiler, &work, rec, watch.as_deref_mut(), false, progress)?;
+                both.order.push(OrderEntry {
+                    side,
+                    target: id.0.clone(),
+                    size: id.1.clone(),
+                    rep,
+                });
+                for (k, v) in m.cost_seconds {
+                    *both.cost.entry(k).or_default() += v;
+                }
+                match side {
+                    Side::Base => both.base.extend(m.samples),
+                    Side::Head => both.head.extend(m.samples),
+                }
+                if !m.errors.is_empty() {
+                    ok = false;
+                    for mut e in m.errors {
+                        if matches!(e.kind, ErrorKind::NcuNotFound | ErrorKind::Permission) {
+                            both.stop = true;
+                        }
+                        e.message = format!("{} tree: {}", side.as_str(), e.message);
+                        both.errors.push(e);
+                    }
+                    both.failed.insert(id.clone());
+                    break;
+                }
+            }
+            if ok {
+                *both.pairs.entry(id).or_default() += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Per-repetition medians of a series: rep -> median of that repetition's launches.
+fn per_rep(set: &SampleSet, key: &SeriesKey) -> BTreeMap<u32, f64> {
+    let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    if let Some(s) = set.series.get(key) {
+        for (v, r) in s.values.iter().zip(&s.reps) {
+            by.entry(*r).or_default().push(*v);
+        }
+    }
+    by.into_iter()
+        .filter_map(|(r, v)| median(&v).map(|m| (r, m)))
+        .collect()
+}
+
+#[expect(clippy::float_cmp, reason = "deterministic counters repeat bit for bit")]
+fn constant(v: &[f64]) -> bool {
+    v.first().is_some_and(|f| v.iter().all(|x| x == f))
+}
+
+/// Everything about one judged row before the decision.
+struct Pending<'a> {
+    key: SeriesKey,
+    ms: &'a MetricSpec,
+    unit: String,
+    base_raw: Vec<f64>,
+    head_raw: Vec<f64>,
+    head_reps: Vec<u32>,
+    base_pairs: Vec<f64>,
+    head_pairs: Vec<f64>,
+}
+
+/// Judge every row measured so far.
+fn judge(
+    targets: &[&Target],
+    both: &Both,
+    cfg: &Config,
+    rounds: &BTreeMap<(String, String), u32>,
+) -> Vec<Row> {
+    let mut pending: Vec<Pending<'_>> = Vec::new();
+    let mut only: Vec<Row> = Vec::new();
+    let mut seen: BTreeSet<(String, String, String)> = BTreeSet::new();
+    let keys: BTreeSet<&SeriesKey> = both.head.series.keys().chain(both.base.series.keys()).collect();
+    for key in keys {
+        if both.failed.contains(&(key.target.clone(), key.size.clone())) {
+            continue;
+        }
+        let Some(t) = targets.iter().find(|t| t.name == key.target) else {
+            continue;
+        };
+        let Some(ms) = t.metrics.iter().find(|m| m.name == key.metric) else {
+            continue;
+        };
+        seen.insert((key.target.clone(), key.size.clone(), key.metric.clone()));
+        let (b, h) = (both.base.series.get(key), both.head.series.get(key));
+        let unit = h.or(b).map(|s| s.unit.clone()).unwrap_or_default();
+        match (b, h) {
+            (Some(b), Some(h)) => {
+                let (bm, hm) = (per_rep(&both.base, key), per_rep(&both.head, key));
+                let reps: Vec<u32> = hm.keys().filter(|r| bm.contains_key(r)).copied().collect();
+                pending.push(Pending {
+                    key: key.clone(),
+                    ms,
+                    unit,
+                    base_raw: b.values.clone(),
+                    head_raw: h.values.clone(),
+                    head_reps: h.reps.clone(),
+                    base_pairs: reps.iter().map(|r| bm[r]).collect(),
+                    head_pairs: reps.iter().map(|r| hm[r]).collect(),
+                });
+            }
+            (None, Some(h)) => {
+                let mut row = bare_row(
+                    key,
+                    ms,
+                    &unit,
+                    RowVerdict::New,
+                    "measured in the head tree only: the base tree did not launch this kernel",
+                );
+                row.candidate = Some(summarize(&h.values));
+                row.candidate_reps.clone_from(&h.reps);
+                only.push(row);
+            }
+            (Some(b), None) => {
+                let mut row = bare_row(
+                    key,
+                    ms,
+                    &unit,
+                    RowVerdict::Missing,
+                    "measured in the base tree only: the head tree no longer launches this kernel",
+                );
+                row.baseline = Some(summarize(&b.values));
+                only.push(row);
+            }
+            (None, None) => {}
+        }
+    }
+
+    // Families: paired rows and limit rows share alpha by their counts (Bonferroni between the
+    // two, Holm within each), so the whole run keeps its false-alarm rate at alpha.
+    let is_limit = |p: &Pending<'_>| {
+        matches!(
+            p.ms.threshold.kind,
+            ThresholdKind::Min { .. } | ThresholdKind::Max { .. }
+        )
+    };
+    let is_const = |p: &Pending<'_>| !is_limit(p) && constant(&p.base_raw) && constant(&p.head_raw);
+    let n_limit = pending.iter().filter(|p| is_limit(p)).count();
+    let n_paired = pending.iter().filter(|p| !is_limit(p) && !is_const(p)).count();
+    let total = (n_limit + n_paired).max(1) as f64;
+    let alpha_paired = cfg.alpha * n_paired as f64 / total;
+    let limit_cfg = Config {
+        alpha: cfg.alpha * n_limit as f64 / total,
+        ..cfg.clone()
+    };
+
+    let paired_rows: Vec<PairedRow<'_>> = pending
+        .iter()
+        .filter(|p| !is_limit(p) && !is_const(p))
+        .map(|p| {
+            let t = &p.ms.threshold;
+            let fraction = match t.kind {
+                ThresholdKind::Relative { fraction } => fraction,
+                _ => 0.0,
+            };
+            let min_effect = t.min_effect.as_ref().map_or(0.0, |q| q.value);
+            let base_median = median(&p.base_pairs).unwrap_or(0.0);
+            let from_effect = if base_median > 0.0 {
+                min_effect / base_median
+            } else {
+                0.0
+            };
+            let (tolerance, tolerance_text) = if from_effect > fraction {
+                (
+                    from_effect,
+                    format!(
+                        "min effect {} ({:.2}%)",
+                        t.min_effect
+                            .as_ref()
+                            .map_or_else(String::new, ToString::to_string),
+                        from_effect * 100.0
+                    ),
+                )
+            } else {
+                (
+                    fraction,
+                    format!("{}% threshold", crate::units::format_number(fraction * 100.0)),
+                )
+            };
+            PairedRow {
+                base: &p.base_pairs,
+                head: &p.head_pairs,
+                tolerance,
+                tolerance_text,
+                lower_is_better: t.direction == crate::spec::Direction::Lower,
+                exact_kind: t.kind == ThresholdKind::Exact,
+            }
+        })
+        .collect();
+    let tolerances: Vec<f64> = paired_rows.iter().map(|r| r.tolerance).collect();
+    let mut paired = judge_paired(&paired_rows, alpha_paired.max(f64::MIN_POSITIVE), cfg.confidence)
+        .into_iter()
+        .zip(tolerances);
+    let limit_cmp: Vec<Comparison<'_>> = pending
+        .iter()
+        .filter(|p| is_limit(p))
+        .map(|p| Comparison {
+            key: format!(
+                "{}/{}/{}/{}",
+                p.key.target, p.key.size, p.key.kernel, p.key.metric
+            ),
+            baseline: Some(&p.base_raw),
+            candidate: &p.head_raw,
+            threshold: &p.ms.threshold,
+        })
+        .collect();
+    let mut limits = judge_all(&limit_cmp, &limit_cfg).into_iter();
+
+    let mut rows: Vec<Row> = Vec::new();
+    for p in &pending {
+        let mut row = bare_row(&p.key, p.ms, &p.unit, RowVerdict::Error, "");
+        row.baseline = Some(summarize(&p.base_raw));
+        row.candidate = Some(summarize(&p.head_raw));
+        row.candidate_reps.clone_from(&p.head_reps);
+        row.remeasured = rounds
+            .get(&(p.key.target.clone(), p.key.size.clone()))
+            .copied()
+            .unwrap_or(0);
+        let j: PairedJudgement = if is_limit(p) {
+            let Some(l) = limits.next() else { continue };
+            PairedJudgement {
+                verdict: l.verdict,
+                method: l.method,
+                change: l.change,
+                change_ci: l.change_ci,
+                confidence: l.confidence,
+                p: l.p,
+                p_adjusted: l.p_adjusted,
+                reason: l.reason,
+                pairs: p.base_pairs.len(),
+            }
+        } else if is_const(p) {
+            judge_constant(p.base_raw[0], p.head_raw[0], &p.ms.threshold, p.base_pairs.len())
+        } else {
+            let Some((j, tolerance)) = paired.next() else {
+                continue;
+            };
+            if let Some(t) = row.threshold.as_mut() {
+                t.tolerance = Some(tolerance);
+            }
+            j
+        };
+        row.verdict = j.verdict;
+        row.method = j.method;
+        row.change = j.change;
+        row.change_ci = j.change_ci;
+        row.confidence = Some(j.confidence);
+        row.p = j.p;
+        row.p_adjusted = j.p_adjusted;
+        row.reason = j.reason;
+        if let Some(q) = &p.ms.threshold.min_effect
+            && !q.unit.is_empty()
+            && q.unit != row.unit
+        {
+            row.verdict = RowVerdict::Error;
+            row.reason = format!(
+                "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
+                q.unit, row.unit
+            );
+        }
+        rows.push(row);
+    }
+    rows.extend(only);
+    // Every spec metric of every measured size must have been judged.
+    for (target, size) in both.pairs.keys().filter(|id| !both.failed.contains(*id)) {
+        let Some(t) = targets.iter().find(|t| &t.name == target) else {
+            continue;
+        };
+        for ms in &t.metrics {
+            if !seen.contains(&(target.clone(), size.clone(), ms.name.clone())) {
+                let key = SeriesKey {
+                    target: target.clone(),
+                    size: size.clone(),
+                    kernel: "-".to_owned(),
+                    metric: ms.name.clone(),
+                };
+                rows.push(bare_row(
+                    &key,
+                    ms,
+                    "",
+                    RowVerdict::Error,
+                    "no profiled kernel reported this metric in either tree",
+                ));
+            }
+        }
+    }
+    rows.sort_by(|a, b| {
+        (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
+            .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
+    });
+    rows
+}
+
+fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, reason: &str) -> Row {
+    Row {
+        target: key.target.clone(),
+        size: key.size.clone(),
+        kernel: key.kernel.clone(),
+        metric: key.metric.clone(),
+        unit: unit.to_owned(),
+        verdict,
+        threshold: Some(RowThreshold::of(&ms.threshold)),
+        direction: Some(ms.threshold.direction),
+        method: "none".to_owned(),
+        change: None,
+        change_ci: None,
+        median_ci: None,
+        confidence: None,
+        p: None,
+        p_adjusted: None,
+        baseline: None,
+        candidate: None,
+        reason: reason.to_owned(),
+        remeasured: 0,
+        candidate_reps: Vec::new(),
+        history: Vec::new(),
+        gpu: String::new(),
+    }
+}
+
+/// Run the A/B comparison and assemble the results (same shape as `check`'s: `baseline` is the
+/// base tree, `candidate` the head tree). Profiler failures end up in `Results::errors`.
+///
+/// # Errors
+/// Targets of the two trees that do not match; recorder failures.
+pub fn run_ab(
+    spec: &Spec,
+    sides: &mut Sides<'_>,
+    mut recorders: Option<(&mut Recorder, &mut Recorder)>,
+    mut watch: Option<&mut Watch<'_>>,
+    opts: &AbOptions<'_>,
+    progress: &mut dyn Write,
+) -> Result<AbRun, Error> {
+    let head_version = sides.head.version()?;
+    sides.base.version()?;
+    let mut items: Vec<Item<'_>> = Vec::new();
+    for h in sides.head_targets {
+        let Some(b) = sides.base_targets.iter().find(|b| b.name == h.name) else {
+            return Err(Error::Usage(format!(
+                "target `{}` is not in the base tree's spec",
+                h.name
+            )));
+        };
+        if b.sizes != h.sizes {
+            return Err(Error::Usage(format!(
+                "target `{}` has other sizes in the base tree's spec",
+                h.name
+            )));
+        }
+        for size in 0..h.sizes.len() {
+            items.push(Item {
+                base: b,
+                head: h,
+                size,
+            });
+        }
+    }
+    let fingerprint = sides
+        .head_targets
+        .first()
+        .map(|t| fingerprint_for(&*sides.head, &head_version, t, opts.gpu))
+        .unwrap_or_default();
+
+    // A row can only be significant when 1 / 2^pairs, times the rows in the Holm family, is at
+    // most alpha: say so before spending GPU time.
+    let rows_max: usize = sides
+        .head_targets
+        .iter()
+        .map(|t| t.sizes.len() * t.metrics.len())
+        .sum();
+    let alpha = spec.settings.alpha;
+    for t in sides.head_targets {
+        let floor = 0.5f64.powi(t.max_repetitions.min(1000) as i32);
+        if floor * rows_max as f64 > alpha {
+            let need = ((rows_max as f64 / alpha).log2().ceil()).max(1.0);
+            let _ = writeln!(
+                progress,
+                "warning: `{}` has max_repetitions {}: with up to {rows_max} rows at alpha {alpha}, ab needs at least {need} pairs to find any regression; raise max_repetitions (and repetitions) for ab",
+                t.name, t.max_repetitions
+            );
+        }
+    }
+    let mut both = Both::default();
+    let first: Vec<(&Item<'_>, u32, u32)> = items.iter().map(|i| (i, 0, i.head.repetitions)).collect();
+    measure_pairs(
+        sides,
+        &first,
+        &mut recorders,
+        watch.as_deref_mut(),
+        false,
+        &mut both,
+        progress,
+    )?;
+    let mut next: BTreeMap<(String, String), u32> =
+        items.iter().map(|i| (i.id(), i.head.repetitions)).collect();
+    let cfg = Config {
+        alpha: spec.settings.alpha,
+        confidence: spec.settings.confidence,
+        ..Config::default()
+    };
+    let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let mut last_round = false;
+    let rows = loop {
+        let mut base = both.base.clone();
+        let mut head = both.head.clone();
+        add_derived(sides.base_targets, &mut base, &fingerprint.gpu_name);
+        add_derived(sides.head_targets, &mut head, &fingerprint.gpu_name);
+        let view = Both {
+            base,
+            head,
+            pairs: both.pairs.clone(),
+            failed: both.failed.clone(),
+            ..Both::default()
+        };
+        let mut rows = judge(sides.head_targets, &view, &cfg, &rounds);
+        for r in &mut rows {
+            r.gpu.clone_from(&fingerprint.gpu_name);
+        }
+        if last_round || both.stop {
+            break rows;
+        }
+        let doubtful: BTreeSet<(String, String)> = rows
+            .iter()
+            .filter(|r| matches!(r.verdict, RowVerdict::Inconclusive | RowVerdict::Regression))
+            .map(|r| (r.target.clone(), r.size.clone()))
+            .collect();
+        let more: Vec<(&Item<'_>, u32, u32)> = items
+            .iter()
+            .filter_map(|i| {
+                let id = i.id();
+                let from = *next.get(&id)?;
+                (doubtful.contains(&id) && from < i.head.max_repetitions)
+                    .then(|| (i, from, (from + i.head.repetitions).min(i.head.max_repetitions)))
+            })
+            .collect();
+        if more.is_empty() {
+            break rows;
+        }
+        let _ = writeln!(
+            progress,
+            "measuring more pairs for {} doubtful size(s)",
+            more.len()
+        );
+        let before = both.pairs.clone();
+        measure_pairs(
+            sides,
+            &more,
+            &mut recorders,
+            watch.as_deref_mut(),
+            true,
+            &mut both,
+            progress,
+        )?;
+        for (item, _, to) in &more {
+            let id = item.id();
+            next.insert(id.clone(), *to);
+            if both.pairs.get(&id) != before.get(&id) {
+                *rounds.entry(id).or_default() += 1;
+            }
+        }
+        last_round = both.pairs == before;
+    };
+
+    // The one rule for the run's verdict, as in `check`.
+    let verdict = crate::results::run_verdict(&rows, &both.errors, !items.is_empty());
+    let synthetic = opts.manifest.is_some_and(|m| m.synthetic)
+        || sides.base.manifest().is_some_and(|m| m.synthetic)
+        || sides.head.manifest().is_some_and(|m| m.synthetic);
+    let results = Results {
+        schema_version: RESULTS_VERSION,
+        verdict,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        spec_hash: spec.hash.clone(),
+        spec_path: spec.path.display().to_string(),
+        source: format!("ab: base {} / head {}", sides.base.source(), sides.head.source()),
+        synthetic,
+        fingerprint,
+        fingerprint_mismatch: None,
+        shard: None,
+        git_commit: opts
+            .manifest
+            .and_then(|m| m.head_commit.clone())
+            .or_else(|| crate::check::git_commit(&spec.base_dir())),
+        date: rfc3339_utc(SystemTime::now()),
+        fail_on: opts.fail_on,
+        multiple_testing: format!(
+            "paired (ABBA), wilcoxon signed-rank against the threshold; holm alpha={}",
+            cfg.alpha
+        ),
+        rows,
+        errors: both.errors,
+        health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
+        cost_seconds: both.cost,
+        roofline: Vec::new(),
+    };
+    Ok(AbRun {
+        results,
+        order: both.order,
+    })
+}
+
+/// `git rev-parse HEAD` in `dir` (best effort; unlike `check::git_commit`, never `$GITHUB_SHA`,
+/// which names the head tree).
+pub fn git_head(dir: &Path) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(dir)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let sha = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    (out.status.success() && !sha.is_empty()).then_some(sha)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::fmt::Write as _;
+    use std::path::PathBuf;
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::profile::{Capture, ProfileError};
+    use crate::results::RunVerdict;
+
+    /// SYNTHETIC: serves a fixed ncu raw-page CSV and logs the order of the runs.
+    struct Fake {
+        side: &'static str,
+        log: Rc<RefCell<Vec<String>>>,
+        ns: f64,
+    }
+
+    impl Profiler for Fake {
+        fn name(&self) -> &'static str {
+            "fake"
+        }
+        fn version(&mut self) -> Result<String, ProfileError> {
+            Ok("fake".to_owned())
+        }
+        fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
+            self.log.borrow_mut().push(format!("{}{}", self.side, job.rep));
+            let mut raw =
+                String::from("\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"ns\"\n");
+            let ns = self.ns * (1.0 + 0.001 * f64::from(job.rep % 3));
+            let _ = writeln!(raw, "\"0\",\"saxpy(int)\",\"{ns}\"");
+            Ok(Capture {
+                raw,
+                origin: PathBuf::from("fake"),
+                argv: None,
+                wall_seconds: Some(0.5),
+                exit_code: Some(0),
+                output_tail: String::new(),
+                kernels_seen: None,
+            })
+        }
+    }
+
+    const SPEC: &str = "version: 1\ndefaults:\n  repetitions: 4\n  max_repetitions: 4\ntargets:\n  - name: saxpy\n    command: [./saxpy]\n    kernel: saxpy\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n";
+
+    #[test]
+    fn runs_alternate_abba_and_are_recorded_per_side() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = crate::spec::load_str(SPEC, &dir.path().join("cgp-gate.yaml")).unwrap();
+        let targets: Vec<&Target> = spec.targets.iter().collect();
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let mut base = Fake {
+            side: "B",
+            log: Rc::clone(&log),
+            ns: 1000.0,
+        };
+        let mut head = Fake {
+            side: "H",
+            log: Rc::clone(&log),
+            ns: 1000.0,
+        };
+        let rec = dir.path().join("rec");
+        let mut rb = Recorder::new(&rec.join("base")).unwrap();
+        let mut rh = Recorder::new(&rec.join("head")).unwrap();
+        let run = run_ab(
+            &spec,
+            &mut Sides {
+                base: &mut base,
+                head: &mut head,
+                base_targets: &targets,
+                head_targets: &targets,
+            },
+            Some((&mut rb, &mut rh)),
+            None,
+            &AbOptions {
+                fail_on: FailOn::Regression,
+                gpu: None,
+                manifest: None,
+            },
+            &mut std::io::sink(),
+        )
+        .unwrap();
+        assert_eq!(*log.borrow(), ["B0", "H0", "H1", "B1", "B2", "H2", "H3", "B3"]);
+        let order: Vec<String> = run
+            .order
+            .iter()
+            .map(|o| format!("{}{}", o.side.as_str(), o.rep))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "base0", "head0", "head1", "base1", "base2", "head2", "head3", "base3"
+            ]
+        );
+        for side in ["base", "head"] {
+            for rep in 0..4 {
+                assert!(
+                    rec.join(side)
+                        .join("saxpy/default")
+                        .join(format!("{rep}.csv"))
+                        .is_file()
+                );
+            }
+        }
+        let r = &run.results;
+        assert_eq!(r.rows.len(), 1);
+        // Identical sides: every pair's ratio is exactly 1, so the interval is [0, 0]: a pass.
+        assert_eq!(r.rows[0].verdict, RowVerdict::Pass, "{}", r.rows[0].reason);
+        assert_eq!(r.verdict, RunVerdict::Pass);
+        assert!((r.cost_seconds["saxpy"] - 4.0).abs() < 1e-9);
+    }
+}

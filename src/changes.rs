@@ -1,0 +1,560 @@
+//! `changes`: level shifts in the history of main.
+//!
+//! Input: results files (`check --json`, or the results `baseline update` was fed) in time order.
+//! Every target x size x kernel x metric (x GPU) becomes a series of the candidate medians, one
+//! point per file that has the row. Each series is searched for level shifts with E-Divisive means
+//! and a permutation test (`stats::changepoint`). Significance is controlled across the run:
+//! every test uses the level `alpha / m` (Bonferroni over the `m` series searched). A shift is
+//! reported only when it is significant AND its size (median after / median before - 1, over the
+//! neighbouring segments) is at least `min_change`. The statistics decide; reporters render
+//! [`ChangesReport`] (`report::changes`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::results::{Results, RowVerdict};
+use crate::stats::changepoint::{self, e_divisive};
+use crate::stats::median;
+use crate::stats::rng::seed_for;
+
+/// Schema version of the `changes --json` file.
+pub const CHANGES_VERSION: u32 = 1;
+
+/// Settings of a search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangesOptions {
+    /// Chance of any false change point in the whole run (Bonferroni over the series).
+    pub alpha: f64,
+    /// Smallest relative size of a shift that is reported (0.01 = 1%).
+    pub min_change: f64,
+    /// Fewest results on each side of a change point.
+    pub min_segment: usize,
+    /// Base seed of the permutation tests (each series derives its own from its key).
+    pub seed: u64,
+}
+
+impl Default for ChangesOptions {
+    fn default() -> Self {
+        Self {
+            alpha: 0.01,
+            min_change: 0.01,
+            min_segment: 3,
+            seed: crate::stats::Config::default().seed,
+        }
+    }
+}
+
+/// One input file, in the order given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputFile {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_commit: Option<String>,
+    #[serde(default)]
+    pub date: String,
+    #[serde(default)]
+    pub synthetic: bool,
+}
+
+/// One reported level shift.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangeRow {
+    pub target: String,
+    pub size: String,
+    pub kernel: String,
+    pub metric: String,
+    /// The GPU of the rows (merged results of several GPU types keep their series apart).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub gpu: String,
+    pub unit: String,
+    /// `lower` or `higher` (is better), from the results.
+    pub direction: String,
+    /// Position in the input list of the first result at the new level.
+    pub index: usize,
+    /// Median of the series in the segment before the change.
+    pub before: f64,
+    /// Median of the series in the segment after the change.
+    pub after: f64,
+    /// after / before - 1; `None` when `before` is not positive.
+    pub change: Option<f64>,
+    /// Permutation p-value of the split (compare with `level` of the report).
+    pub p: f64,
+    /// True when the change goes the bad way for this metric (a slow creep).
+    pub worse: bool,
+    /// Commit of the first result at the new level, when the results carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Commit of the last result before the change, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_before: Option<String>,
+}
+
+/// A point of a series: its position in the input list and the candidate median there.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub index: usize,
+    pub value: f64,
+}
+
+/// A series with at least one reported change, for the charts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesPlot {
+    pub target: String,
+    pub size: String,
+    pub kernel: String,
+    pub metric: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub gpu: String,
+    pub unit: String,
+    pub points: Vec<Point>,
+    /// Input positions where a reported change starts.
+    pub changes: Vec<usize>,
+}
+
+/// Everything `changes` found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangesReport {
+    pub schema_version: u32,
+    pub tool_version: String,
+    /// `e-divisive-means+permutation`.
+    pub method: String,
+    pub alpha: f64,
+    pub min_change: f64,
+    pub min_segment: usize,
+    /// Series long enough to be searched.
+    pub series_tested: usize,
+    /// Series too short (fewer than `2 * min_segment` points) to be searched.
+    pub series_skipped: usize,
+    /// The significance level of every test: `alpha / series_tested`.
+    pub level: f64,
+    /// Significant shifts smaller than `min_change` (not reported as rows).
+    pub below_min_change: usize,
+    /// True when any input is synthetic.
+    pub synthetic: bool,
+    pub files: Vec<InputFile>,
+    /// Remarks about the input (order of dates, files without rows).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Reported shifts, worse ones first, then by key and position.
+    pub rows: Vec<ChangeRow>,
+    /// The series of the reported shifts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<SeriesPlot>,
+}
+
+impl ChangesReport {
+    /// Shifts that go the bad way.
+    pub fn worse(&self) -> usize {
+        self.rows.iter().filter(|r| r.worse).count()
+    }
+
+    /// Write as pretty JSON, atomically.
+    ///
+    /// # Errors
+    /// [`crate::Error::Io`] naming the path.
+    pub fn write(&self, path: &std::path::Path) -> Result<(), crate::Error> {
+        let mut text = serde_json::to_string_pretty(self)
+            .map_err(|e| crate::Error::Environment(format!("cannot encode the changes: {e}")))?;
+        text.push('\n');
+        crate::fsutil::write_atomic(path, text.as_bytes())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    gpu: String,
+    target: String,
+    size: String,
+    kernel: String,
+    metric: String,
+}
+
+struct Series {
+    unit: String,
+    direction: String,
+    points: Vec<Point>,
+}
+
+/// Find the level shifts in `inputs` (path and results, in time order).
+///
+/// # Errors
+/// Settings out of range (a usage error).
+pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<ChangesReport, crate::Error> {
+    if !(opts.alpha > 0.0 && opts.alpha < 1.0) {
+        return Err(crate::Error::Usage(format!(
+            "--alpha {} is not between 0 and 1",
+            opts.alpha
+        )));
+    }
+    if !(opts.min_change.is_finite() && opts.min_change >= 0.0) {
+        return Err(crate::Error::Usage(format!(
+            "--min-change {} is not a non-negative fraction",
+            opts.min_change
+        )));
+    }
+    if opts.min_segment < 2 {
+        return Err(crate::Error::Usage(
+            "--min-segment must be at least 2 (a level needs two results to have a spread)".to_owned(),
+        ));
+    }
+    let mut notes = Vec::new();
+    let files: Vec<InputFile> = inputs
+        .iter()
+        .map(|(p, r)| InputFile {
+            path: p.display().to_string(),
+            git_commit: r.git_commit.clone(),
+            date: r.date.clone(),
+            synthetic: r.synthetic,
+        })
+        .collect();
+    if let Some(i) = (1..files.len()).find(|&i| {
+        !files[i].date.is_empty() && !files[i - 1].date.is_empty() && files[i].date < files[i - 1].date
+    }) {
+        notes.push(format!(
+            "{} ({}) is dated before {} ({}): pass the files oldest first",
+            files[i].path,
+            files[i].date,
+            files[i - 1].path,
+            files[i - 1].date
+        ));
+    }
+
+    let mut series: BTreeMap<Key, Series> = BTreeMap::new();
+    for (index, (path, results)) in inputs.iter().enumerate() {
+        let mut used = 0usize;
+        for row in &results.rows {
+            if matches!(row.verdict, RowVerdict::Error | RowVerdict::Missing) {
+                continue;
+            }
+            let Some(c) = row.candidate.as_ref().filter(|c| c.n > 0 && c.median.is_finite()) else {
+                continue;
+            };
+            let key = Key {
+                gpu: row.gpu.clone(),
+                target: row.target.clone(),
+                size: row.size.clone(),
+                kernel: row.kernel.clone(),
+                metric: row.metric.clone(),
+            };
+            let s = series.entry(key).or_insert_with(|| Series {
+                unit: row.unit.clone(),
+                direction: row.direction.map_or("-", |d| d.as_str()).to_owned(),
+                points: Vec::new(),
+            });
+            // One point per file: a duplicated row (should not happen) keeps the first.
+            if s.points.last().is_none_or(|p| p.index != index) {
+                s.points.push(Point {
+                    index,
+                    value: c.median,
+                });
+                used += 1;
+            }
+        }
+        if used == 0 {
+            notes.push(format!("{} has no measured rows", path.display()));
+        }
+    }
+
+    let long_enough = |s: &Series| s.points.len() >= 2 * opts.min_segment;
+    let tested = series.values().filter(|s| long_enough(s)).count();
+    let skipped = series.len() - tested;
+    let level = opts.alpha / tested.max(1) as f64;
+    let mut rows = Vec::new();
+    let mut plots = Vec::new();
+    let mut below = 0usize;
+    for (key, s) in &series {
+        if !long_enough(s) {
+            continue;
+        }
+        let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
+        let settings = changepoint::Settings {
+            level,
+            max_permutations: changepoint::Settings::permutations_for(level),
+            stop_after_exceedances: 10,
+            min_segment: opts.min_segment,
+            seed: seed_for(
+                opts.seed,
+                &format!(
+                    "{}/{}/{}/{}/{}",
+                    key.gpu, key.target, key.size, key.kernel, key.metric
+                ),
+            ),
+        };
+        let cps = e_divisive(&values, &settings);
+        if cps.is_empty() {
+            continue;
+        }
+        let mut bounds: Vec<usize> = vec![0];
+        bounds.extend(cps.iter().map(|c| c.index));
+        bounds.push(values.len());
+        let mut reported = Vec::new();
+        for (k, cp) in cps.iter().enumerate() {
+            let before = median(&values[bounds[k]..bounds[k + 1]]).unwrap_or(f64::NAN);
+            let after = median(&values[bounds[k + 1]..bounds[k + 2]]).unwrap_or(f64::NAN);
+            let change = (before > 0.0).then(|| after / before - 1.0);
+            if change.is_some_and(|c| c.abs() < opts.min_change) {
+                below += 1;
+                continue;
+            }
+            let worse = match s.direction.as_str() {
+                "lower" => after > before,
+                "higher" => after < before,
+                _ => false,
+            };
+            let at = s.points[cp.index].index;
+            let prev = s.points[cp.index - 1].index;
+            reported.push(at);
+            rows.push(ChangeRow {
+                target: key.target.clone(),
+                size: key.size.clone(),
+                kernel: key.kernel.clone(),
+                metric: key.metric.clone(),
+                gpu: key.gpu.clone(),
+                unit: s.unit.clone(),
+                direction: s.direction.clone(),
+                index: at,
+                before,
+                after,
+                change,
+                p: cp.p,
+                worse,
+                commit: files[at].git_commit.clone(),
+                commit_before: files[prev].git_commit.clone(),
+            });
+        }
+        if !reported.is_empty() {
+            plots.push(SeriesPlot {
+                target: key.target.clone(),
+                size: key.size.clone(),
+                kernel: key.kernel.clone(),
+                metric: key.metric.clone(),
+                gpu: key.gpu.clone(),
+                unit: s.unit.clone(),
+                points: s.points.clone(),
+                changes: reported,
+            });
+        }
+    }
+    rows.sort_by(|a, b| {
+        (
+            !a.worse, &a.gpu, &a.target, &a.size, &a.kernel, &a.metric, a.index,
+        )
+            .cmp(&(
+                !b.worse, &b.gpu, &b.target, &b.size, &b.kernel, &b.metric, b.index,
+            ))
+    });
+    Ok(ChangesReport {
+        schema_version: CHANGES_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        method: "e-divisive-means+permutation".to_owned(),
+        alpha: opts.alpha,
+        min_change: opts.min_change,
+        min_segment: opts.min_segment,
+        series_tested: tested,
+        series_skipped: skipped,
+        level,
+        below_min_change: below,
+        synthetic: files.iter().any(|f| f.synthetic),
+        files,
+        notes,
+        rows,
+        series: plots,
+    })
+}
+
+/// Exit code of `changes`: 1 when a shift goes the bad way, else 0.
+pub fn exit_code(report: &ChangesReport) -> i32 {
+    if report.worse() > 0 {
+        crate::exit_codes::REGRESSION
+    } else {
+        crate::exit_codes::OK
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Row, SideSummary};
+    use crate::stats::rng::Rng;
+
+    /// SYNTHETIC results: one row whose candidate median is `value`.
+    fn results(values: &[(&str, &str, f64)], commit: usize) -> Results {
+        let text = r#"{"schema_version":2,"verdict":"pass","tool_version":"0","spec_hash":"","spec_path":"",
+            "source":"synthetic","synthetic":true,"fingerprint":{},"fingerprint_mismatch":null,"shard":null,
+            "git_commit":null,"date":"","fail_on":"regression","multiple_testing":"","rows":[]}"#;
+        let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+        v["fingerprint"] = serde_json::to_value(crate::gpu::fingerprint::Fingerprint::default()).unwrap();
+        let mut r: Results = serde_json::from_value(v).unwrap();
+        r.git_commit = Some(format!("c{commit:03}"));
+        r.date = format!("2026-01-{:02}T00:00:00Z", commit % 28 + 1);
+        for (metric, direction, v) in values {
+            r.rows.push(Row {
+                target: "t".into(),
+                size: "n=1".into(),
+                kernel: "k".into(),
+                metric: (*metric).into(),
+                unit: "ns".into(),
+                verdict: RowVerdict::Pass,
+                threshold: None,
+                direction: Some(if *direction == "lower" {
+                    crate::results::Direction::Lower
+                } else {
+                    crate::results::Direction::Higher
+                }),
+                method: "x".into(),
+                change: None,
+                change_ci: None,
+                median_ci: None,
+                confidence: None,
+                p: None,
+                p_adjusted: None,
+                baseline: None,
+                candidate: Some(SideSummary {
+                    n: 1,
+                    median: *v,
+                    min: *v,
+                    max: *v,
+                    cv: None,
+                    outliers: vec![],
+                    samples: vec![*v],
+                }),
+                reason: String::new(),
+                remeasured: 0,
+                candidate_reps: vec![],
+                history: vec![],
+                gpu: String::new(),
+            });
+        }
+        r
+    }
+
+    fn history(step_at: usize, step: f64, cv: f64, seed: u64, n: usize) -> Vec<(PathBuf, Results)> {
+        let mut rng = Rng::new(seed);
+        (0..n)
+            .map(|i| {
+                let level = if i >= step_at {
+                    1000.0 * (1.0 + step)
+                } else {
+                    1000.0
+                };
+                let d = level * (cv * rng.normal()).exp();
+                let t = 50.0 / (cv * rng.normal()).exp();
+                let r = results(&[("dur", "lower", d), ("tput", "higher", t)], i);
+                (PathBuf::from(format!("r{i}.json")), r)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_percent_step_at_15_is_found_with_its_size() {
+        // SYNTHETIC: 30 results, CV 1%, the duration +2% from position 15 (under a 3% gate
+        // threshold between neighbours), a second metric flat.
+        let inputs = history(15, 0.02, 0.01, 100, 30);
+        let rep = find(&inputs, &ChangesOptions::default()).unwrap();
+        assert_eq!(rep.series_tested, 2);
+        assert!((rep.level - 0.005).abs() < 1e-12);
+        assert_eq!(rep.rows.len(), 1, "{:?}", rep.rows);
+        let r = &rep.rows[0];
+        assert_eq!(r.metric, "dur");
+        assert!(r.index.abs_diff(15) <= 1, "index {}", r.index);
+        let ch = r.change.unwrap();
+        assert!((0.01..0.03).contains(&ch), "change {ch}");
+        assert!(r.worse);
+        assert_eq!(r.commit.as_deref(), Some(format!("c{:03}", r.index).as_str()));
+        assert_eq!(
+            r.commit_before.as_deref(),
+            Some(format!("c{:03}", r.index - 1).as_str())
+        );
+        assert_eq!(rep.series.len(), 1);
+        assert_eq!(rep.series[0].points.len(), 30);
+        assert_eq!(exit_code(&rep), 1);
+    }
+
+    #[test]
+    fn flat_history_has_no_change() {
+        // SYNTHETIC: 30 flat results, CV 1%, ten seeds.
+        for seed in 0..10 {
+            let rep = find(
+                &history(99, 0.0, 0.01, 7000 + seed, 30),
+                &ChangesOptions::default(),
+            )
+            .unwrap();
+            assert!(rep.rows.is_empty(), "seed {seed}: {:?}", rep.rows);
+            assert_eq!(exit_code(&rep), 0);
+        }
+    }
+
+    #[test]
+    fn small_significant_shifts_are_not_reported() {
+        // SYNTHETIC: a clean 0.5% step with almost no noise is significant but under 1%.
+        let inputs: Vec<(PathBuf, Results)> = (0..20)
+            .map(|i| {
+                let v = if i >= 10 { 1005.0 } else { 1000.0 } + (i % 3) as f64 * 0.01;
+                (PathBuf::from(format!("{i}")), results(&[("dur", "lower", v)], i))
+            })
+            .collect();
+        let rep = find(&inputs, &ChangesOptions::default()).unwrap();
+        assert!(rep.rows.is_empty(), "{:?}", rep.rows);
+        assert_eq!(rep.below_min_change, 1);
+        let opts = ChangesOptions {
+            min_change: 0.001,
+            ..ChangesOptions::default()
+        };
+        let rep = find(&inputs, &opts).unwrap();
+        assert_eq!(rep.rows.len(), 1);
+        assert_eq!(rep.rows[0].index, 10);
+    }
+
+    #[test]
+    fn improvements_are_reported_but_not_worse() {
+        // SYNTHETIC: throughput up 5% at 12 (higher is better).
+        let inputs: Vec<(PathBuf, Results)> = (0..24)
+            .map(|i| {
+                let v = if i >= 12 { 52.5 } else { 50.0 } * (1.0 + (i % 4) as f64 * 1e-3);
+                (
+                    PathBuf::from(format!("{i}")),
+                    results(&[("tput", "higher", v)], i),
+                )
+            })
+            .collect();
+        let rep = find(&inputs, &ChangesOptions::default()).unwrap();
+        assert_eq!(rep.rows.len(), 1);
+        assert!(!rep.rows[0].worse);
+        assert_eq!(exit_code(&rep), 0);
+    }
+
+    #[test]
+    fn gaps_short_series_and_bad_settings() {
+        // A row missing from some files keeps the input positions of the others.
+        let mut inputs = history(10, 0.05, 0.002, 3, 20);
+        inputs[4].1.rows.retain(|r| r.metric != "dur");
+        let rep = find(&inputs, &ChangesOptions::default()).unwrap();
+        let r = rep.rows.iter().find(|r| r.metric == "dur").unwrap();
+        assert_eq!(r.index, 10);
+        let plot = rep.series.iter().find(|s| s.metric == "dur").unwrap();
+        assert_eq!(plot.points.len(), 19);
+        assert!(plot.points.iter().all(|p| p.index != 4));
+        // Too short to search.
+        let rep = find(&history(2, 0.5, 0.01, 1, 5), &ChangesOptions::default()).unwrap();
+        assert_eq!((rep.series_tested, rep.series_skipped), (0, 2));
+        assert!(rep.rows.is_empty());
+        for bad in [
+            ChangesOptions {
+                alpha: 0.0,
+                ..ChangesOptions::default()
+            },
+            ChangesOptions {
+                min_change: f64::NAN,
+                ..ChangesOptions::default()
+            },
+            ChangesOptions {
+                min_segment: 1,
+                ..ChangesOptions::default()
+            },
+        ] {
+            assert!(find(&[], &bad).is_err());
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! `cgp-gate ab`: base and head trees measured in alternation on this GPU, judged pair by pair
+//! (`crate::ab`); same results, reports and exit codes as `check`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::stdout_err;
+use crate::error::{Error, Result};
+use crate::results::FailOn;
+
+/// Everything `ab` needs from the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub spec: PathBuf,
+    pub targets: Vec<String>,
+    /// `None` only with `replay`.
+    pub base_dir: Option<PathBuf>,
+    pub head_dir: PathBuf,
+    pub record: Option<PathBuf>,
+    pub replay: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    pub fail_on: FailOn,
+    pub reports: crate::report::ReportFlags,
+}
+
+/// The head spec and the same spec as if it lay in the base tree (commands and relative paths
+/// then resolve there).
+fn ab_specs(args: &Options) -> Result<(crate::spec::Spec, crate::spec::Spec)> {
+    let head = crate::spec::load(&args.spec)?;
+    let Some(base_dir) = &args.base_dir else {
+        return Ok((head.clone(), head));
+    };
+    let canon = |p: &std::path::Path| std::fs::canonicalize(p).map_err(|e| Error::io("find", p, e));
+    let (spec_abs, head_abs, base_abs) = (canon(&args.spec)?, canon(&args.head_dir)?, canon(base_dir)?);
+    let rel = spec_abs.strip_prefix(&head_abs).map_err(|_| {
+        Error::Usage(format!(
+            "the spec {} is not inside --head-dir {}; give the head tree's spec",
+            args.spec.display(),
+            args.head_dir.display()
+        ))
+    })?;
+    let text = std::fs::read_to_string(&args.spec).map_err(|e| Error::io("read", &args.spec, e))?;
+    let base = crate::spec::load_str(&text, &base_abs.join(rel))?;
+    Ok((head, base))
+}
+
+/// Run `ab`.
+///
+/// # Errors
+/// Spec errors, unreadable recordings or manifests, setup failures, report failures.
+pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
+    let (head_spec, base_spec) = ab_specs(args)?;
+    for n in &args.targets {
+        if head_spec.target(n).is_none() {
+            return Err(Error::Usage(format!(
+                "no target `{n}` in {}",
+                args.spec.display()
+            )));
+        }
+    }
+    let pick = |s: &crate::spec::Spec| -> Vec<crate::spec::Target> {
+        s.targets
+            .iter()
+            .filter(|t| args.targets.is_empty() || args.targets.contains(&t.name))
+            .cloned()
+            .collect()
+    };
+    let (head_owned, base_owned) = (pick(&head_spec), pick(&base_spec));
+    let head_targets: Vec<&crate::spec::Target> = head_owned.iter().collect();
+    let base_targets: Vec<&crate::spec::Target> = base_owned.iter().collect();
+    let mut progress = std::io::stderr().lock();
+    let (mut base, mut head): (
+        Box<dyn crate::profile::Profiler>,
+        Box<dyn crate::profile::Profiler>,
+    );
+    let manifest = match &args.replay {
+        Some(dir) => {
+            let m = crate::ab::AbManifest::read(dir)?;
+            base = Box::new(crate::profile::replay::ReplayProfiler::open(&dir.join("base"))?);
+            head = Box::new(crate::profile::replay::ReplayProfiler::open(&dir.join("head"))?);
+            m
+        }
+        None => {
+            base = Box::new(crate::profile::live::NcuProfiler::new(&base_spec.base_dir())?);
+            head = Box::new(crate::profile::live::NcuProfiler::new(&head_spec.base_dir())?);
+            None
+        }
+    };
+    let ncu_version = head.version()?;
+    let session = if args.replay.is_some() {
+        crate::session::Session::replay()
+    } else {
+        crate::session::Session::live(&head_targets, false, &mut progress)?
+    };
+    let mut recs = match &args.record {
+        Some(dir) => Some((
+            crate::profile::record::Recorder::new(&dir.join("base"))?,
+            crate::profile::record::Recorder::new(&dir.join("head"))?,
+        )),
+        None => None,
+    };
+    let opts = crate::ab::AbOptions {
+        fail_on: args.fail_on,
+        gpu: session.gpu.as_deref(),
+        manifest: manifest.as_ref(),
+    };
+    let mut watch = session.watch(&head_spec.settings);
+    let run = crate::ab::run_ab(
+        &head_spec,
+        &mut crate::ab::Sides {
+            base: base.as_mut(),
+            head: head.as_mut(),
+            base_targets: &base_targets,
+            head_targets: &head_targets,
+        },
+        recs.as_mut().map(|(b, h)| (b, h)),
+        watch.as_mut(),
+        &opts,
+        &mut progress,
+    );
+    drop(watch);
+    session.finish()?;
+    let run = run?;
+    let results = run.results;
+    if let (Some(dir), Some((b, h))) = (&args.record, recs) {
+        b.finish(&head_spec.hash, &ncu_version, &results.fingerprint)?;
+        h.finish(&head_spec.hash, &ncu_version, &results.fingerprint)?;
+        crate::ab::AbManifest {
+            schema_version: crate::ab::AB_MANIFEST_VERSION,
+            base_commit: args.base_dir.as_deref().and_then(crate::ab::git_head),
+            head_commit: results.git_commit.clone(),
+            order: run.order,
+            ..crate::ab::AbManifest::default()
+        }
+        .write(dir)?;
+        let _ = writeln!(progress, "recorded both trees in {}", dir.display());
+    }
+    if let Some(p) = &args.json {
+        results.write(p)?;
+    }
+    write!(out, "{}", crate::report::console::results_table(&results)).map_err(stdout_err)?;
+    out.flush().map_err(stdout_err)?;
+    let env = crate::report::GithubEnv::from_env();
+    crate::report::emit(&results, &args.reports.options(&env), &env)?;
+    Ok(crate::results::exit_code(
+        results.verdict,
+        &results.errors,
+        args.fail_on,
+    ))
+}

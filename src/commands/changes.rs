@@ -1,0 +1,72 @@
+//! `cgp-gate changes`: level shifts in a history of results files (`crate::changes`).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::stdout_err;
+use crate::error::{Error, Result};
+use crate::exit_codes;
+
+/// Everything `changes` needs from the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub files: Vec<PathBuf>,
+    pub last: Option<usize>,
+    pub json: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+    pub alpha: f64,
+    pub min_change: f64,
+    pub min_segment: usize,
+    pub seed: Option<u64>,
+    pub no_fail: bool,
+}
+
+/// Largest results file `changes` reads.
+const MAX_RESULTS_BYTES: u64 = 256 << 20;
+
+/// Run `changes`.
+///
+/// # Errors
+/// Unreadable or invalid results files, settings out of range, files that cannot be written.
+pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
+    let skip = args.last.map_or(0, |n| args.files.len().saturating_sub(n));
+    let mut inputs = Vec::new();
+    for path in &args.files[skip..] {
+        let len = std::fs::metadata(path)
+            .map_err(|e| Error::io("read", path, e))?
+            .len();
+        if len > MAX_RESULTS_BYTES {
+            return Err(Error::input(
+                path,
+                format!("{len} bytes is larger than the {MAX_RESULTS_BYTES} bytes a results file may have"),
+            ));
+        }
+        inputs.push((path.clone(), crate::report::read_results(path)?));
+    }
+    let opts = crate::changes::ChangesOptions {
+        alpha: args.alpha,
+        min_change: args.min_change,
+        min_segment: args.min_segment,
+        seed: args
+            .seed
+            .unwrap_or(crate::changes::ChangesOptions::default().seed),
+    };
+    let report = crate::changes::find(&inputs, &opts)?;
+    if let Some(p) = &args.json {
+        report.write(p)?;
+    }
+    if let Some(p) = &args.markdown {
+        let text = crate::report::changes::markdown(&report);
+        std::fs::write(p, text).map_err(|e| Error::io("write", p, e))?;
+    }
+    if let Some(p) = &args.html {
+        crate::fsutil::write_atomic(p, crate::report::changes::html(&report).as_bytes())?;
+    }
+    write!(out, "{}", crate::report::changes::console(&report)).map_err(stdout_err)?;
+    Ok(if args.no_fail {
+        exit_codes::OK
+    } else {
+        crate::changes::exit_code(&report)
+    })
+}

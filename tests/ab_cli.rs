@@ -1,0 +1,315 @@
+//! `cgp-gate ab --replay` end to end through the binary, on SYNTHETIC A/B recordings written here
+//! by a seeded generator (no GPU): the paired noise model gives each pair a shared clock factor,
+//! uniform in +-3%, and each run its own log-normal noise (CV 0.3%).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn bin() -> Command {
+    let mut c = Command::cargo_bin("cgp-gate").unwrap();
+    c.env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT")
+        .env_remove("GITHUB_SHA");
+    c
+}
+
+/// SplitMix64 + Box-Muller.
+struct Rng(u64);
+impl Rng {
+    fn uniform(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64 + 1e-18
+    }
+    fn normal(&mut self) -> f64 {
+        let (a, b) = (self.uniform(), self.uniform());
+        (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
+    }
+}
+
+const SPEC: &str = r#"version: 1
+settings:
+  alpha: 0.01
+defaults:
+  repetitions: 10
+  max_repetitions: 20
+targets:
+  - name: saxpy
+    command: [./build/saxpy, --n, "{n}"]
+    kernel: saxpy
+    sizes:
+      - { n: 1048576 }
+    metrics:
+      gpu__time_duration.sum: "1%"
+      launch__registers_per_thread: exact
+"#;
+
+/// ncu raw-page CSV (`--csv --page raw --print-units base`) of `launches` launches.
+fn csv(durations: &[f64], registers: u32) -> String {
+    let mut out = String::from("==PROF== Connected to process 4242 (/synthetic/saxpy)\n");
+    out.push_str("\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"gpu__time_duration.sum\",\"launch__registers_per_thread\"\n");
+    out.push_str("\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"ns\",\"register/thread\"\n");
+    for (i, d) in durations.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "\"{i}\",\"4242\",\"saxpy\",\"127.0.0.1\",\"saxpy(int, float, const float *, float *)\",\"1\",\"7\",\"(256, 1, 1)\",\"(4096, 1, 1)\",\"0\",\"9.0\",\"{d:.0}\",\"{registers}\""
+        );
+    }
+    out
+}
+
+/// Write a SYNTHETIC A/B recording of `pairs` pairs; the head is `slowdown` slower.
+fn recording(dir: &Path, pairs: u32, slowdown: f64, seed: u64, with_manifest: bool) {
+    let mut rng = Rng(seed);
+    let mut order = Vec::new();
+    for rep in 0..pairs {
+        let clock = 1.0 + 0.06 * (rng.uniform() - 0.5);
+        let sides = if rep % 2 == 0 {
+            ["base", "head"]
+        } else {
+            ["head", "base"]
+        };
+        for side in sides {
+            let f = if side == "head" { 1.0 + slowdown } else { 1.0 };
+            let launches: Vec<f64> = (0..3)
+                .map(|_| 50_000.0 * f * clock * (0.003 * rng.normal()).exp())
+                .collect();
+            let p = dir.join(side).join("saxpy").join("n=1048576");
+            std::fs::create_dir_all(&p).unwrap();
+            std::fs::write(p.join(format!("{rep}.csv")), csv(&launches, 32)).unwrap();
+            order.push(serde_json::json!({"side": side, "target": "saxpy", "size": "n=1048576", "rep": rep}));
+        }
+    }
+    if with_manifest {
+        let m = serde_json::json!({
+            "schema_version": 1,
+            "synthetic": true,
+            "note": "SYNTHETIC: tests/ab_cli.rs paired noise model (shared +-3% clock factor per pair, CV 0.3% per run); no GPU",
+            "order": order,
+        });
+        std::fs::write(
+            dir.join("manifest.json"),
+            serde_json::to_string_pretty(&m).unwrap(),
+        )
+        .unwrap();
+    }
+}
+
+fn ab(dir: &Path, spec: &Path, extra: &[&str]) -> (i32, Value, String) {
+    let json = dir.join("results.json");
+    let out = bin()
+        .arg("ab")
+        .arg("--spec")
+        .arg(spec)
+        .arg("--replay")
+        .arg(dir.join("rec"))
+        .arg("--json")
+        .arg(&json)
+        .args(extra)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let v = std::fs::read_to_string(&json)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(Value::Null);
+    (out.status.code().unwrap(), v, text)
+}
+
+fn setup(pairs: u32, slowdown: f64, seed: u64, manifest: bool) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("cgp-gate.yaml");
+    std::fs::write(&spec, SPEC).unwrap();
+    recording(&dir.path().join("rec"), pairs, slowdown, seed, manifest);
+    (dir, spec)
+}
+
+fn row<'a>(v: &'a Value, metric: &str) -> &'a Value {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == metric)
+        .unwrap()
+}
+
+#[test]
+fn a_a_passes_through_the_clock_spread() {
+    for seed in [1, 2, 3] {
+        let (dir, spec) = setup(10, 0.0, seed, true);
+        let (code, v, text) = ab(dir.path(), &spec, &[]);
+        assert_eq!(code, 0, "seed {seed}: {text}");
+        assert_eq!(v["verdict"], "pass", "{text}");
+        assert_eq!(v["synthetic"], true);
+        let d = row(&v, "gpu__time_duration.sum");
+        assert_eq!(d["verdict"], "pass", "{}", d["reason"]);
+        assert_eq!(d["method"], "wilcoxon-signed-rank+hodges-lehmann");
+        assert_eq!(d["baseline"]["n"], 30, "10 pairs of 3 launches");
+        assert_eq!(row(&v, "launch__registers_per_thread")["verdict"], "pass");
+    }
+}
+
+#[test]
+fn three_percent_slowdown_is_found_at_10_pairs() {
+    let (dir, spec) = setup(10, 0.03, 11, true);
+    let (code, v, text) = ab(dir.path(), &spec, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(v["verdict"], "regression");
+    let d = row(&v, "gpu__time_duration.sum");
+    assert_eq!(d["verdict"], "regression", "{}", d["reason"]);
+    let change = d["change"].as_f64().unwrap();
+    assert!((0.025..0.035).contains(&change), "change {change}");
+    let ci = d["change_ci"].as_array().unwrap();
+    assert!(
+        ci[0].as_f64().unwrap() > 0.01,
+        "whole interval beyond the 1% threshold: {ci:?}"
+    );
+    assert!(text.contains("regression"), "{text}");
+}
+
+#[test]
+fn doubtful_rows_get_more_pairs_and_the_manifest_is_optional() {
+    // 20 pairs recorded, 10 per round: a 1.5% slowdown under a 1% threshold is doubtful at 10
+    // pairs (p floor 1/1024) and is measured again.
+    let (dir, spec) = setup(20, 0.015, 5, false);
+    let (code, v, text) = ab(dir.path(), &spec, &[]);
+    let d = row(&v, "gpu__time_duration.sum");
+    assert_eq!(d["remeasured"], 1, "{text}");
+    assert_eq!(d["baseline"]["n"], 60);
+    assert_eq!(v["synthetic"], false, "no manifest says so");
+    assert!(code == 0 || code == 1, "{text}");
+}
+
+#[test]
+fn bad_recordings_and_arguments() {
+    let (dir, spec) = setup(10, 0.0, 1, true);
+    // A missing head repetition: a profiler failure naming the file (exit 3).
+    std::fs::remove_file(dir.path().join("rec/head/saxpy/n=1048576/4.csv")).unwrap();
+    let (code, v, text) = ab(dir.path(), &spec, &[]);
+    assert_eq!(code, 3, "{text}");
+    assert_eq!(v["verdict"], "error");
+    assert!(text.contains("head tree") && text.contains("4.csv"), "{text}");
+    // A broken manifest: invalid input with its position (exit 2).
+    std::fs::write(
+        dir.path().join("rec/manifest.json"),
+        "{\"schema_version\": 1, \"order\": 3}",
+    )
+    .unwrap();
+    let (code, _, text) = ab(dir.path(), &spec, &[]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("manifest.json") && text.contains("line 1"),
+        "{text}"
+    );
+    // Neither trees nor a recording.
+    let out = bin().args(["ab", "--spec"]).arg(&spec).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--base-dir"));
+}
+
+#[test]
+fn live_ab_runs_each_tree_in_its_own_directory_in_abba_order() {
+    // A stand-in ncu (tests/fixtures/fake-ncu/ncu) serves call N the file log.N: base runs get
+    // 50 us, head runs 53 us (SYNTHETIC, a 6% slowdown). Only if the calls alternate
+    // base, head, head, base, ... do the pairs come out right.
+    let dir = tempfile::tempdir().unwrap();
+    let (base, head, fake) = (
+        dir.path().join("base"),
+        dir.path().join("head"),
+        dir.path().join("fake"),
+    );
+    for d in [&base, &head, &fake] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(head.join("cgp-gate.yaml"), SPEC).unwrap();
+    let mut expected = Vec::new();
+    // 10 pairs, then 10 more: a regression is re-measured to confirm it, as in `check`.
+    for rep in 0..20u32 {
+        let sides = if rep % 2 == 0 {
+            ["base", "head"]
+        } else {
+            ["head", "base"]
+        };
+        for side in sides {
+            expected.push(side);
+            let ns = if side == "head" { 53_000.0 } else { 50_000.0 } + f64::from(rep);
+            let n = expected.len();
+            std::fs::write(fake.join(format!("log.{n}")), csv(&[ns, ns + 5.0, ns + 9.0], 32)).unwrap();
+        }
+    }
+    let rec = dir.path().join("rec");
+    let out = bin()
+        .current_dir(&head)
+        .env(
+            "CGP_GATE_NCU",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-ncu/ncu"),
+        )
+        .env("FAKE_NCU_DIR", &fake)
+        .args([
+            "ab",
+            "--spec",
+            "cgp-gate.yaml",
+            "--base-dir",
+            "../base",
+            "--head-dir",
+            ".",
+            "--json",
+            "r.json",
+            "--record",
+        ])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let cwds: Vec<String> = std::fs::read_to_string(fake.join("cwd.log"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    // The first call asks for the version.
+    let profiled = &cwds[cwds.len() - 40..];
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
+    for (cwd, side) in profiled.iter().zip(&expected) {
+        let want = if *side == "base" {
+            canon(&base)
+        } else {
+            canon(&head)
+        };
+        assert_eq!(canon(Path::new(cwd)), want, "{cwds:?}");
+    }
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(head.join("r.json")).unwrap()).unwrap();
+    let d = row(&v, "gpu__time_duration.sum");
+    assert_eq!(d["verdict"], "regression", "{}", d["reason"]);
+    assert!((d["change"].as_f64().unwrap() - 0.06).abs() < 0.002);
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(rec.join("manifest.json")).unwrap()).unwrap();
+    let order: Vec<&str> = m["order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["side"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, expected);
+    assert!(
+        rec.join("base/saxpy/n=1048576/9.csv").is_file() && rec.join("head/saxpy/n=1048576/9.csv").is_file()
+    );
+    // The recording replays to the same verdict.
+    let out = bin()
+        .current_dir(&head)
+        .args(["ab", "--spec", "cgp-gate.yaml", "--replay"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
