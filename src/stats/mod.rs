@@ -7,6 +7,7 @@ pub mod hodges_lehmann;
 pub mod mannwhitney;
 pub mod median_ci;
 pub mod multiple;
+pub mod order;
 pub mod outliers;
 pub mod paired;
 pub mod rng;
