@@ -34,7 +34,7 @@ pub struct CheckOptions<'a> {
     /// NVML, when a driver is there (live runs only).
     pub gpu: Option<&'a dyn Gpu>,
     /// Only these target x size rows (`--shard K/N`); rows of other shards are not `missing`.
-    pub shard: Option<crate::shard::Selection>,
+    pub shard: Option<crate::plan::Selection>,
 }
 
 /// The fingerprint of a target's measurements: the recording's (replay), or this machine's.
@@ -312,7 +312,7 @@ pub fn run_check(
         synthetic: profiler.manifest().is_some_and(|m| m.synthetic),
         fingerprint,
         fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
-        shard: opts.shard.as_ref().map(crate::shard::Selection::label),
+        shard: opts.shard.as_ref().map(crate::plan::Selection::label),
         git_commit: git_commit(&spec.base_dir()),
         date: rfc3339_utc(SystemTime::now()),
         fail_on: opts.fail_on,

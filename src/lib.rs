@@ -37,7 +37,6 @@ pub mod report;
 pub mod results;
 pub mod samples;
 pub mod session;
-pub mod shard;
 pub mod spec;
 pub mod stats;
 pub mod threshold;

@@ -31,7 +31,7 @@ pub struct SourceOptions {
 /// `--shard K/N` and the results file that balances it.
 #[derive(Debug, Clone, Default)]
 pub struct ShardOptions {
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<crate::plan::Shard>,
     pub shard_costs: Option<PathBuf>,
 }
 
@@ -40,7 +40,7 @@ impl ShardOptions {
     ///
     /// # Errors
     /// An unreadable or invalid `--shard-costs` file.
-    pub fn selection(&self, targets: &[&crate::spec::Target]) -> Result<Option<crate::shard::Selection>> {
+    pub fn selection(&self, targets: &[&crate::spec::Target]) -> Result<Option<crate::plan::Selection>> {
         let Some(shard) = self.shard else {
             return Ok(None);
         };
@@ -50,7 +50,7 @@ impl ShardOptions {
             .map(crate::report::read_results)
             .transpose()?
             .map(|r| r.cost_seconds);
-        Ok(Some(crate::shard::Selection::new(targets, shard, costs.as_ref())))
+        Ok(Some(crate::plan::Selection::new(targets, shard, costs.as_ref())))
     }
 }
 
@@ -178,7 +178,7 @@ pub(crate) fn measure_once(
     source: &SourceOptions,
     sel: &Selected,
     targets: &[&crate::spec::Target],
-    shard: Option<&crate::shard::Selection>,
+    shard: Option<&crate::plan::Selection>,
     progress: &mut dyn Write,
 ) -> Result<MeasuredRun> {
     let (mut profiler, ncu_version, session, mut recorder) = open_run(source, sel, targets, progress)?;

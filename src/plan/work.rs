@@ -1,10 +1,10 @@
-//! From spec to work: what to measure. The work list (every size of every target, with its
-//! repetitions), the shard's part of it, the choice of what to re-measure, argv templates filled
-//! per size, and the list of ncu metrics a target needs.
+//! The work list: every size of every target with its repetitions, the shard's part of it, and
+//! the choice of what to re-measure.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::spec::{DERIVED_PREFIX, Size, Target};
+use super::shard::Selection;
+use crate::spec::{Size, Target};
 
 /// One (target, size) and the repetitions to run for it (`reps.0..reps.1`).
 #[derive(Debug, Clone, Copy)]
@@ -23,7 +23,7 @@ impl Work<'_> {
 
 /// The work of a run: every size of every selected target, repetitions `0..repetitions`, only
 /// the rows of `shard` when sharded.
-pub fn initial_work<'a>(targets: &[&'a Target], shard: Option<&crate::shard::Selection>) -> Vec<Work<'a>> {
+pub fn initial_work<'a>(targets: &[&'a Target], shard: Option<&Selection>) -> Vec<Work<'a>> {
     targets
         .iter()
         .flat_map(|t| {
@@ -55,32 +55,4 @@ pub fn remeasure<'a>(
             })
         })
         .collect()
-}
-
-/// The application argv for one size.
-///
-/// # Errors
-/// A placeholder without a value (impossible after the spec loaded).
-pub fn app_argv(target: &Target, size: &Size) -> Result<Vec<String>, String> {
-    crate::spec::render_command(&target.command, size)
-}
-
-/// Duration is needed by every derived metric.
-pub const DURATION_METRIC: &str = "gpu__time_duration.sum";
-
-/// The ncu metrics to collect for a target: the spec's metrics (derived ones excluded), plus the
-/// duration when a derived metric needs it. Sorted and deduplicated so argv is stable.
-pub fn ncu_metrics(target: &Target) -> Vec<String> {
-    let mut m: Vec<String> = target
-        .metrics
-        .iter()
-        .filter(|m| !m.name.starts_with(DERIVED_PREFIX))
-        .map(|m| m.name.clone())
-        .collect();
-    if target.metrics.iter().any(|m| m.name.starts_with(DERIVED_PREFIX)) {
-        m.push(DURATION_METRIC.to_owned());
-    }
-    m.sort();
-    m.dedup();
-    m
 }
