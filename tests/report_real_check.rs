@@ -282,7 +282,7 @@ fn junit_of_a_passing_run_has_no_failure() {
     let report = Report::deserialize_from_str(&run.junit).unwrap();
     assert_eq!(report.failures, 0);
     assert_eq!(report.errors, 0);
-    assert_eq!(report.tests as usize, run.results.rows.len());
+    assert_eq!(report.tests, run.results.rows.len());
 }
 
 #[test]
