@@ -540,6 +540,7 @@ fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, r
         candidate_reps: Vec::new(),
         history: Vec::new(),
         gpu: String::new(),
+        fails_gate: false,
     }
 }
 
@@ -820,6 +821,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(*log.borrow(), ["B0", "H0", "H1", "B1", "B2", "H2", "H3", "B3"]);
+        // A recording is staged and moved into place when finished.
+        let fp = crate::gpu::fingerprint::Fingerprint::default();
+        rb.finish(&spec.hash, "test", &fp).unwrap();
+        rh.finish(&spec.hash, "test", &fp).unwrap();
         let order: Vec<String> = run
             .order
             .iter()

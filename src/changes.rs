@@ -425,6 +425,7 @@ mod tests {
                 candidate_reps: vec![],
                 history: vec![],
                 gpu: String::new(),
+                fails_gate: false,
             });
         }
         r

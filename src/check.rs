@@ -35,6 +35,8 @@ pub struct CheckOptions<'a> {
     pub gpu: Option<&'a dyn Gpu>,
     /// Only these target x size rows (`--shard K/N`); rows of other shards are not `missing`.
     pub shard: Option<crate::plan::Selection>,
+    /// `--allow-missing`: baseline rows this run did not measure do not fail the gate.
+    pub allow_missing: bool,
 }
 
 /// The fingerprint of a target's measurements: the recording's (replay), or this machine's.
@@ -298,6 +300,15 @@ pub fn run_check(
         last_round = !got_any;
     };
 
+    let mut rows = rows;
+    crate::missing::apply(
+        &mut rows,
+        &crate::missing::Scope {
+            targets,
+            allow_all: opts.allow_missing,
+            skipped: &BTreeSet::new(),
+        },
+    );
     let mut errors = m.errors;
     errors.extend(spec_errors);
     let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty());
@@ -409,8 +420,22 @@ fn judge(
                 .unwrap_or_default(),
             history: entry.map(|e| e.older_medians()).unwrap_or_default(),
             gpu: String::new(),
+            fails_gate: false,
         })
         .collect();
+    // Samples are compared as numbers: a baseline in another unit (`us` edited into a file of
+    // `ns`) would be compared 1000x off. Units are never converted here: the row is an error.
+    for (row, (_, _, entry)) in rows.iter_mut().zip(&keyed) {
+        if let Some(e) = entry
+            && e.unit != row.unit
+        {
+            row.verdict = RowVerdict::Error;
+            row.reason = format!(
+                "the baseline's samples are in `{}` but this run measured `{}`; they cannot be compared: refresh the baseline with `cgp-gate baseline update`",
+                e.unit, row.unit
+            );
+        }
+    }
     // A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
     // the row is an error rather than a silently meaningless verdict, and the run reports invalid
     // input (a spec mistake, exit 2) once per target and metric. `validate` catches the metrics
@@ -537,6 +562,7 @@ fn bare_row(
         candidate_reps: Vec::new(),
         history: Vec::new(),
         gpu: String::new(),
+        fails_gate: false,
     }
 }
 

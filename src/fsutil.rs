@@ -63,3 +63,269 @@ fn sync_dir(_dir: &Path) -> Result<(), Error> {
     // Windows cannot open a directory as a file to flush it; the rename is durable enough there.
     Ok(())
 }
+
+/// The most bytes cgp-gate reads from one input file of each kind. An input larger than this is
+/// refused with a message, never read until memory runs out (a symlink to `/dev/zero` is not a
+/// regular file and is refused before reading).
+pub mod limits {
+    /// `cgp-gate.yaml`.
+    pub const SPEC: u64 = 16 << 20;
+    /// One ncu CSV output (a recorded repetition, a live log, `cgp-gate parse FILE`).
+    pub const NCU_CSV: u64 = 256 << 20;
+    /// A recording's `manifest.json`.
+    pub const MANIFEST: u64 = 64 << 20;
+    /// One baseline file.
+    pub const BASELINE: u64 = 256 << 20;
+    /// A results file (`check --json`).
+    pub const RESULTS: u64 = 512 << 20;
+    /// What an error message quotes of the application's output: the end of each stream.
+    pub const OUTPUT_TAIL: u64 = 64 << 10;
+}
+
+/// Why a bounded read failed.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The file could not be opened or read (`NotFound` included).
+    Io(std::io::Error),
+    /// Not a regular file: a FIFO, a device, a socket or a directory (the kind is named).
+    NotRegular(&'static str),
+    /// Larger than the limit for its kind.
+    TooLarge { size: u64, limit: u64 },
+    /// Not UTF-8: where the first invalid byte is (1-based line and column, in characters).
+    NotUtf8 { line: usize, column: usize, byte: u8 },
+}
+
+impl ReadError {
+    /// The file does not exist (callers for which absence is normal check this first).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
+    }
+
+    /// The message without the path: `is a FIFO, not a regular file; ...`.
+    pub fn message(&self, what: &str) -> String {
+        match self {
+            Self::Io(e) => format!("cannot read the {what}: {e}"),
+            Self::NotRegular(kind) => {
+                format!("is {kind}, not a regular file; cgp-gate reads a {what} from regular files only")
+            }
+            Self::TooLarge { size, limit } => format!(
+                "is {size} bytes, more than cgp-gate reads for a {what} ({limit} bytes); is it the right file?"
+            ),
+            Self::NotUtf8 { line, column, byte } => format!(
+                "line {line}, column {column}: not UTF-8 text (byte 0x{byte:02x}); a {what} must be UTF-8"
+            ),
+        }
+    }
+
+    /// As a command error: damaged or wrong input is [`Error::Input`] (exit 2); a failure to
+    /// read an existing file is [`Error::Io`] (exit 3).
+    pub fn into_error(self, path: &Path, what: &str) -> Error {
+        match self {
+            Self::Io(e) if e.kind() != std::io::ErrorKind::InvalidData => Error::io("read", path, e),
+            other => Error::input(path, other.message(what)),
+        }
+    }
+}
+
+/// Read a regular file of at most `limit` bytes. A FIFO is refused without blocking (the file is
+/// opened non-blocking and checked before any read), as are devices and directories.
+///
+/// # Errors
+/// [`ReadError`].
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(nix::libc::O_NONBLOCK);
+    }
+    let file = opts.open(path).map_err(ReadError::Io)?;
+    let meta = file.metadata().map_err(ReadError::Io)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(file_kind(&meta)));
+    }
+    if meta.len() > limit {
+        return Err(ReadError::TooLarge {
+            size: meta.len(),
+            limit,
+        });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // The file may grow while it is read: never take more than the limit.
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge {
+            size: bytes.len() as u64,
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+/// [`read_bounded`], as UTF-8 text.
+///
+/// # Errors
+/// [`ReadError`]; [`ReadError::NotUtf8`] names the line and column of the first invalid byte.
+pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
+    let bytes = read_bounded(path, limit)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        utf8_error_at(bytes, at)
+    })
+}
+
+/// Where invalid UTF-8 starts, as a [`ReadError::NotUtf8`].
+pub fn utf8_error_at(bytes: &[u8], at: usize) -> ReadError {
+    let before = &bytes[..at.min(bytes.len())];
+    let line_start = before.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    // `before` is valid UTF-8 up to `at`, so its last line counts in characters.
+    let column = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    ReadError::NotUtf8 {
+        line,
+        column,
+        byte: bytes.get(at).copied().unwrap_or(0),
+    }
+}
+
+/// The last `max_bytes` of a file (for error messages; a 2 GB output costs no more than that).
+/// Empty when the file cannot be read or is not a regular file.
+pub fn read_tail(path: &Path, max_bytes: u64) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = File::open(path) else {
+        return Vec::new();
+    };
+    let Ok(meta) = file.metadata() else {
+        return Vec::new();
+    };
+    if !meta.is_file() {
+        return Vec::new();
+    }
+    let start = meta.len().saturating_sub(max_bytes);
+    if file.seek(SeekFrom::Start(start)).is_err() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let _ = file.take(max_bytes).read_to_end(&mut out);
+    out
+}
+
+fn file_kind(meta: &fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if meta.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Temporary folders of this process (ncu's work folder, a recording being staged): removed by
+/// [`remove_temp_dirs`] when a signal ends the process, since `process::exit` runs no destructor.
+static TEMP_DIRS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Register a temporary folder for removal on a signal.
+pub fn remember_temp_dir(path: &Path) {
+    if let Ok(mut v) = TEMP_DIRS.lock() {
+        v.push(path.to_path_buf());
+    }
+}
+
+/// The folder was removed (or kept on purpose) by its owner.
+pub fn forget_temp_dir(path: &Path) {
+    if let Ok(mut v) = TEMP_DIRS.lock() {
+        v.retain(|p| p != path);
+    }
+}
+
+/// Remove every registered temporary folder (best effort): the last thing before a signal ends
+/// the process.
+pub fn remove_temp_dirs() {
+    let dirs: Vec<std::path::PathBuf> = TEMP_DIRS
+        .lock()
+        .map(|mut v| std::mem::take(&mut *v))
+        .unwrap_or_default();
+    for d in dirs {
+        let _ = fs::remove_dir_all(d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_fifos_and_directories_are_refused_without_reading() {
+        let d = tempfile::tempdir().unwrap();
+        let link = d.path().join("zero.csv");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        assert!(matches!(
+            read_bounded(&link, 1 << 20),
+            Err(ReadError::NotRegular("a device"))
+        ));
+        let fifo = d.path().join("fifo.csv");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        // Would block forever without O_NONBLOCK (no writer ever opens it).
+        assert!(matches!(
+            read_bounded(&fifo, 1 << 20),
+            Err(ReadError::NotRegular("a FIFO (named pipe)"))
+        ));
+        assert!(matches!(
+            read_bounded(d.path(), 10),
+            Err(ReadError::NotRegular("a directory"))
+        ));
+    }
+
+    #[test]
+    fn size_limit_and_utf8_position() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, b"abc\nd\xc3\xa9f\xff\n").unwrap();
+        assert!(matches!(
+            read_bounded(&p, 3),
+            Err(ReadError::TooLarge { size: 10, limit: 3 })
+        ));
+        match read_text(&p, 100) {
+            Err(ReadError::NotUtf8 { line, column, byte }) => assert_eq!((line, column, byte), (2, 4, 0xff)),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            read_bounded(&d.path().join("none"), 10)
+                .unwrap_err()
+                .is_not_found()
+        );
+    }
+
+    #[test]
+    fn the_tail_is_bounded() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("out");
+        std::fs::write(&p, "x".repeat(10_000) + "end").unwrap();
+        let t = read_tail(&p, 100);
+        assert_eq!(t.len(), 100);
+        assert!(t.ends_with(b"end"));
+    }
+}

@@ -30,6 +30,7 @@ pub mod fsutil;
 pub mod gpu;
 pub mod measure;
 pub mod merge;
+pub mod missing;
 pub mod ncu;
 pub mod plan;
 pub mod profile;

@@ -101,8 +101,26 @@ pub fn measure(
                 if let (Ok(c), Some(rec)) = (&r, recorder.as_deref_mut()) {
                     rec.record(job, c)?;
                 }
-                let r: Result<(SampleSet, Option<f64>), ProfileError> =
-                    r.and_then(|c| extract(job, &c).map(|s| (s, c.wall_seconds)));
+                // A recording may hold kernels a live run's `-k` filter would not profile.
+                let replay = profiler.name() == "replay";
+                let r: Result<(SampleSet, Option<f64>), ProfileError> = r.and_then(|c| {
+                    extract(job, &c)
+                        .and_then(|s| {
+                            if replay {
+                                crate::profile::filter::for_replay(job, &c, s)
+                            } else {
+                                Ok(s)
+                            }
+                        })
+                        .map_err(|mut e| {
+                            // Output that cannot be read, in a recording, is damaged input.
+                            if replay && e.kind == FailureKind::BadOutput {
+                                e.kind = FailureKind::BadRecording;
+                            }
+                            e
+                        })
+                        .map(|s| (s, c.wall_seconds))
+                });
                 match r {
                     Err(e) if e.kind == FailureKind::ResourceUnavailable && attempt < delays.len() => {
                         let _ = writeln!(

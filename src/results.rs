@@ -96,6 +96,10 @@ pub struct Row {
     /// of several GPU types keep their rows apart. Empty in files written before it existed.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub gpu: String,
+    /// A `missing` row that the run should have measured (its target, size and metric were
+    /// selected) and that the user did not allow: it fails the gate (see [`crate::missing`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fails_gate: bool,
 }
 
 /// A failure that stopped a target or size from being measured.
@@ -171,13 +175,18 @@ impl Results {
 ///
 /// An error is never a pass: any failure, any error row, or a run that had work but judged
 /// nothing (`had_work && rows.is_empty()`) is `error`. Otherwise any regression makes the run a
-/// regression, any inconclusive row makes it inconclusive, and else it passes (improvements,
-/// new and missing rows are reported but do not fail the gate).
+/// regression (so does a `missing` row the run should have measured: [`Row::fails_gate`]), any
+/// inconclusive row makes it inconclusive, and else it passes (improvements, new rows and allowed
+/// missing rows are reported but do not fail the gate).
 pub fn run_verdict(rows: &[Row], errors: &[RunError], had_work: bool) -> RunVerdict {
     let any = |v: RowVerdict| rows.iter().any(|r| r.verdict == v);
     if !errors.is_empty() || any(RowVerdict::Error) || (had_work && rows.is_empty()) {
         RunVerdict::Error
-    } else if any(RowVerdict::Regression) {
+    } else if any(RowVerdict::Regression)
+        || rows
+            .iter()
+            .any(|r| r.verdict == RowVerdict::Missing && r.fails_gate)
+    {
         RunVerdict::Regression
     } else if any(RowVerdict::Inconclusive) {
         RunVerdict::Inconclusive
@@ -189,11 +198,11 @@ pub fn run_verdict(rows: &[Row], errors: &[RunError], had_work: bool) -> RunVerd
 /// The process exit code of a decided run: the one mapping, used by `check` and by `merge`.
 ///
 /// `error` is invalid input (2) when any failure is a spec mistake the user must fix
-/// ([`ErrorKind::InvalidInput`]), else a profiler or environment failure (3).
+/// or a damaged recording ([`ErrorKind::is_invalid_input`]), else a profiler or environment failure (3).
 pub fn exit_code(verdict: RunVerdict, errors: &[RunError], fail_on: FailOn) -> i32 {
     use crate::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
     match verdict {
-        RunVerdict::Error if errors.iter().any(|e| e.kind == ErrorKind::InvalidInput) => INVALID_INPUT,
+        RunVerdict::Error if errors.iter().any(|e| e.kind.is_invalid_input()) => INVALID_INPUT,
         RunVerdict::Error => PROFILER_FAILURE,
         RunVerdict::Regression => REGRESSION,
         RunVerdict::Inconclusive if fail_on == FailOn::Inconclusive => REGRESSION,
@@ -264,6 +273,8 @@ pub enum ErrorKind {
     MissingShard,
     /// The spec asks for something the measurement shows to be impossible (exit 2).
     InvalidInput,
+    /// A recorded file is damaged or not a file cgp-gate reads (exit 2).
+    BadRecording,
     /// A kind written by another version.
     Other(String),
 }
@@ -283,7 +294,13 @@ impl ErrorKind {
         (Self::Io, "io"),
         (Self::MissingShard, "missing-shard"),
         (Self::InvalidInput, "invalid-input"),
+        (Self::BadRecording, "bad-recording"),
     ];
+
+    /// Failures of the input rather than of the profiler or the machine: exit 2, not 3.
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(self, Self::InvalidInput | Self::BadRecording)
+    }
 
     pub fn as_str(&self) -> &str {
         match self {

@@ -654,7 +654,7 @@ fn a_bad_series_in_one_target_leaves_every_baseline_untouched() {
             .map(|l| {
                 if l.starts_with("\"0\"") && rep == 0 {
                     n += 1;
-                    l.replace("reduce_sum<256>", "reduce_once")
+                    l.replace("reduce_sum<256>", "reduce_sum_once")
                 } else {
                     l.to_owned()
                 }

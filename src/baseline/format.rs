@@ -239,6 +239,17 @@ fn validate(path: &Path, file: &BaselineFile) -> Result<(), Error> {
                 format!("{} has a sample that is not finite ({v})", name()),
             ));
         }
+        if e.unit == "ns"
+            && let Some(v) = e.samples.iter().find(|v| **v < 0.0)
+        {
+            return Err(Error::input(
+                path,
+                format!(
+                    "{} has a negative duration ({v} ns); a duration cannot be negative: fix the file or delete it and run `cgp-gate baseline update`",
+                    name()
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -216,16 +216,19 @@ impl Store {
 
 /// Read and parse one baseline; `None` when the file does not exist.
 fn read(path: &Path, target: &str) -> Result<Option<BaselineFile>, Error> {
-    let text = match fs::read_to_string(path) {
+    let text = match crate::fsutil::read_text(path, crate::fsutil::limits::BASELINE) {
         Ok(text) => text,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.kind() == ErrorKind::InvalidData => {
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(crate::fsutil::ReadError::Io(e)) => return Err(Error::io("read baseline", path, e)),
+        Err(e) => {
             return Err(Error::input(
                 path,
-                "not UTF-8 text: fix the file or delete it and run `cgp-gate baseline update`",
+                format!(
+                    "{}: fix the file or delete it and run `cgp-gate baseline update`",
+                    e.message("baseline")
+                ),
             ));
         }
-        Err(e) => return Err(Error::io("read baseline", path, e)),
     };
     let file = format::parse(path, &text)?;
     if file.target != target {

@@ -146,6 +146,10 @@ pub struct CheckArgs {
     /// Compare against a baseline measured on a different setup (every report says so).
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
+    /// Baseline rows this run should have measured and did not (a kernel that disappeared or was
+    /// renamed) do not fail the gate; per target: `allow_missing: true` in the spec.
+    #[arg(long)]
+    pub allow_missing: bool,
     #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
@@ -160,6 +164,7 @@ impl From<CheckArgs> for commands::check::Options {
             json,
             fail_on,
             allow_fingerprint_mismatch,
+            allow_missing,
             shard,
             reports,
         } = a;
@@ -169,6 +174,7 @@ impl From<CheckArgs> for commands::check::Options {
             json,
             fail_on: fail_on.into(),
             allow_fingerprint_mismatch,
+            allow_missing,
             shard: shard.into(),
             reports: reports.into(),
         }

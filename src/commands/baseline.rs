@@ -61,7 +61,12 @@ pub fn update(args: &UpdateOptions, out: &mut dyn Write) -> Result<i32> {
             "error: {} failure(s): no baseline was written",
             run.m.errors.len()
         );
-        return Ok(exit_codes::PROFILER_FAILURE);
+        // A damaged recording is invalid input (2); any other failure is the profiler's (3).
+        return Ok(crate::results::exit_code(
+            crate::results::RunVerdict::Error,
+            &run.m.errors,
+            crate::results::FailOn::Regression,
+        ));
     }
     let fp_of = |t: &crate::spec::Target| run.fingerprints.get(&t.name).cloned().unwrap_or_default();
     let gpu_name = targets.first().map(|t| fp_of(t).gpu_name).unwrap_or_default();

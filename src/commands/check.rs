@@ -16,6 +16,8 @@ pub struct Options {
     pub json: Option<PathBuf>,
     pub fail_on: FailOn,
     pub allow_fingerprint_mismatch: bool,
+    /// `--allow-missing`.
+    pub allow_missing: bool,
     pub shard: ShardOptions,
     pub reports: crate::report::ReportFlags,
 }
@@ -36,6 +38,7 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
         gpu: session.gpu.as_deref(),
         shard,
+        allow_missing: args.allow_missing,
     };
     let mut watch = session.watch(&sel.spec.settings);
     let results = crate::check::run_check(

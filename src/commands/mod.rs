@@ -132,6 +132,9 @@ pub(crate) fn open_run(
     targets: &[&crate::spec::Target],
     progress: &mut dyn Write,
 ) -> Result<OpenRun> {
+    if source.replay.is_none() {
+        crate::profile::live::preflight(&sel.spec, targets)?;
+    }
     let mut profiler = make_profiler(source, &sel.spec)?;
     let ncu_version = profiler.version()?;
     let session = if source.replay.is_some() {

@@ -12,7 +12,8 @@ use crate::exit_codes;
 /// # Errors
 /// Unreadable or invalid files; write errors.
 pub fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<i32> {
-    let text = std::fs::read_to_string(file).map_err(|e| Error::io("read", file, e))?;
+    let text = crate::fsutil::read_text(file, crate::fsutil::limits::NCU_CSV)
+        .map_err(|e| e.into_error(file, "ncu CSV output"))?;
     let parsed = crate::ncu::parse::parse(&text).map_err(|e| Error::input(file, e.to_string()))?;
     if json {
         // Buffered: stdout is line-buffered and the JSON is one long line.

@@ -24,6 +24,7 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
     let targets = sel.targets();
     let mut progress = std::io::stderr().lock();
     if args.dry_run {
+        crate::profile::live::preflight(&sel.spec, &targets)?;
         let session = crate::session::Session::live(&targets, true, out)?;
         for w in crate::plan::initial_work(&targets, None) {
             let app = crate::plan::app_argv(w.target, w.size).map_err(Error::Usage)?;
@@ -77,6 +78,10 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
     Ok(if run.m.errors.is_empty() {
         exit_codes::OK
     } else {
-        exit_codes::PROFILER_FAILURE
+        crate::results::exit_code(
+            crate::results::RunVerdict::Error,
+            &run.m.errors,
+            crate::results::FailOn::Regression,
+        )
     })
 }

@@ -102,16 +102,40 @@ pub fn pending_restores() -> usize {
     pending().len()
 }
 
-/// Install (once per process) the SIGINT/SIGTERM thread that resets pending locks and exits
-/// with 128 + the signal number, as the shell reports a process killed by that signal.
+/// The signals that end cgp-gate by default and can be caught: each ends ncu and the application,
+/// resets locked clocks and removes temporary folders first.
+pub const TERMINATING_SIGNALS: [i32; 6] = [
+    signal_hook::consts::SIGINT,
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGHUP,
+    signal_hook::consts::SIGQUIT,
+    signal_hook::consts::SIGUSR1,
+    signal_hook::consts::SIGUSR2,
+];
+
+fn signal_name(sig: i32) -> &'static str {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+    match sig {
+        SIGINT => "SIGINT",
+        SIGTERM => "SIGTERM",
+        SIGHUP => "SIGHUP",
+        SIGQUIT => "SIGQUIT",
+        SIGUSR1 => "SIGUSR1",
+        SIGUSR2 => "SIGUSR2",
+        _ => "a signal",
+    }
+}
+
+/// Install (once per process) the thread that, on any of [`TERMINATING_SIGNALS`], ends the
+/// profiler's process groups, resets pending locks, removes temporary folders and exits with
+/// 128 + the signal number, as the shell reports a process killed by that signal.
 ///
-/// Once installed it stays: after it, SIGINT and SIGTERM always end the process through it,
-/// which is what their default action would have done.
+/// Once installed it stays: after it, these signals always end the process through it, which is
+/// what their default action would have done.
 pub fn ensure_signal_thread() -> std::result::Result<(), String> {
     SIGNAL_THREAD
         .get_or_init(|| {
-            use signal_hook::consts::{SIGINT, SIGTERM};
-            let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+            let mut signals = signal_hook::iterator::Signals::new(TERMINATING_SIGNALS)
                 .map_err(|e| format!("cannot install the signal handler that restores clocks: {e}"))?;
             std::thread::Builder::new()
                 .name("cgp-gate-clock-restore".into())
@@ -124,7 +148,9 @@ pub fn ensure_signal_thread() -> std::result::Result<(), String> {
                         for e in restore_pending_clocks() {
                             eprintln!("error: {e}");
                         }
-                        let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
+                        // `process::exit` runs no destructor: temporary folders go now.
+                        crate::fsutil::remove_temp_dirs();
+                        let name = signal_name(sig);
                         if restored > 0 {
                             eprintln!("cgp-gate: {name} received; locked GPU clocks were reset");
                         }

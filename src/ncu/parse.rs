@@ -270,6 +270,17 @@ impl<'a> Table<'a> {
     fn cell(&self, index: usize) -> &str {
         self.record.get(index).map_or("", str::trim)
     }
+
+    /// How many non-empty cells the current record has past the first `columns` (`None`: none).
+    fn extra_cells(&self, columns: usize) -> Option<usize> {
+        let n = self
+            .record
+            .iter()
+            .skip(columns)
+            .filter(|c| !c.trim().is_empty())
+            .count();
+        (n > 0).then_some(n)
+    }
 }
 
 /// A cell, classified.
@@ -500,6 +511,20 @@ fn parse_raw(header: &[String], table: &mut Table<'_>) -> Result<Vec<Launch>, Pa
                 ),
             )
         })?;
+        // A row longer than the header has cells that belong to no column: the file is damaged
+        // (two rows run together, a stray separator), and which cell is which is unknown.
+        if let Some(extra) = table.extra_cells(header.len()) {
+            return Err(ParseError {
+                kernel: Some(kernel.to_owned()),
+                ..ParseError::at(
+                    table.line(),
+                    format!(
+                        "the row has {extra} more non-empty cell(s) than the header's {} columns; the file is damaged",
+                        header.len()
+                    ),
+                )
+            });
+        }
         let mut values = Vec::with_capacity(metrics.len());
         for col in &metrics {
             let text = table.cell(col.index);

@@ -39,6 +39,9 @@ pub struct Outcome {
     pub signal: Option<i32>,
     pub timed_out: bool,
     pub wall: Duration,
+    /// Descendants that had left the child's process group (`setsid`), so that ending the group
+    /// did not end them; each was killed on its own: `(pid, command name)`.
+    pub escaped: Vec<(i32, String)>,
 }
 
 /// Set once cgp-gate is being interrupted: a child that ends after this was killed by us, not
@@ -110,13 +113,38 @@ pub fn run(inv: &Invocation) -> io::Result<Outcome> {
     if let Some(d) = &inv.cwd {
         cmd.current_dir(d);
     }
+    // If cgp-gate dies without a chance to clean up (SIGKILL, a crash), the kernel sends SIGKILL
+    // to ncu: no profiler is left holding the GPU's counters.
+    #[cfg(target_os = "linux")]
+    {
+        let parent = nix::unistd::getpid();
+        #[expect(
+            unsafe_code,
+            reason = "pre_exec runs between fork and exec; prctl and getppid are async-signal-safe and the closure allocates nothing"
+        )]
+        unsafe {
+            cmd.pre_exec(move || {
+                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
+                // The parent may have died before the line above: then nothing would ever come.
+                if nix::unistd::getppid() != parent {
+                    return Err(io::Error::other("cgp-gate exited while starting the profiler"));
+                }
+                Ok(())
+            });
+        }
+    }
     let start = Instant::now();
     let mut child = cmd.spawn()?;
     let raw_pgid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let pgid = Pid::from_raw(raw_pgid);
     track(raw_pgid, true);
-    let result = wait(&mut child, pgid, start, inv.timeout);
+    let mut tree = Tree::new(raw_pgid);
+    let result = wait(&mut child, pgid, start, inv.timeout, &mut tree);
     track(raw_pgid, false);
+    let result = result.map(|mut o| {
+        o.escaped = tree.kill_escaped();
+        o
+    });
     if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
         // Do not report the killed child as a failure: the signal handler ends the process
         // (after resetting clocks) with 128 + signal.
@@ -132,10 +160,16 @@ fn wait(
     pgid: Pid,
     start: Instant,
     timeout: Duration,
+    tree: &mut Tree,
 ) -> io::Result<Outcome> {
     // A timeout too large to represent means no deadline.
     let deadline = start.checked_add(timeout);
+    let mut last_scan: Option<Instant> = None;
     loop {
+        if last_scan.is_none_or(|t| t.elapsed() >= SCAN) {
+            tree.scan();
+            last_scan = Some(Instant::now());
+        }
         if let Some(status) = child.try_wait()? {
             // The leader is gone; end anything it left behind in its group.
             let _ = killpg(pgid, Signal::SIGKILL);
@@ -144,6 +178,7 @@ fn wait(
                 signal: status.signal(),
                 timed_out: false,
                 wall: start.elapsed(),
+                escaped: Vec::new(),
             });
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -162,17 +197,103 @@ fn wait(
                 signal: status.signal(),
                 timed_out: true,
                 wall: start.elapsed(),
+                escaped: Vec::new(),
             });
         }
         std::thread::sleep(POLL);
     }
 }
 
-/// The last `max_lines` lines of a text file, for error messages (empty when unreadable).
+/// How often the child's process tree is looked at while it runs.
+const SCAN: Duration = Duration::from_millis(100);
+
+/// The descendants of a child, as seen in `/proc` while it ran: a process that leaves the child's
+/// process group (`setsid`) is not ended by `killpg`, and must be found and ended on its own.
+struct Tree {
+    root: i32,
+    /// pid -> (start time in clock ticks since boot, process group, command name). The start
+    /// time tells a process from a later one that got the same pid.
+    seen: BTreeMap<i32, (u64, i32, String)>,
+}
+
+/// One `/proc/PID/stat`: (ppid, pgid, start time, command name).
+fn proc_stat(pid: i32) -> Option<(i32, i32, u64, String)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
+    // stime cutime cstime priority nice threads itrealvalue starttime ...`; comm may hold spaces
+    // and parentheses, so fields are counted from its closing parenthesis.
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?.to_owned();
+    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    let ppid = rest.get(1)?.parse().ok()?;
+    let pgid = rest.get(2)?.parse().ok()?;
+    let start = rest.get(19)?.parse().ok()?;
+    if rest.first() == Some(&"Z") {
+        return None;
+    }
+    Some((ppid, pgid, start, comm))
+}
+
+impl Tree {
+    fn new(root: i32) -> Self {
+        Self {
+            root,
+            seen: BTreeMap::new(),
+        }
+    }
+
+    /// Add every living descendant of the root (through the ones seen before, whose children may
+    /// have been re-parented since).
+    fn scan(&mut self) {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        let procs: Vec<(i32, (i32, i32, u64, String))> = dir
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter_map(|pid| Some((pid, proc_stat(pid)?)))
+            .collect();
+        let mut known: std::collections::BTreeSet<i32> = self.seen.keys().copied().collect();
+        known.insert(self.root);
+        loop {
+            let mut added = false;
+            for (pid, (ppid, pgid, start, comm)) in &procs {
+                if known.contains(ppid) && !known.contains(pid) {
+                    known.insert(*pid);
+                    self.seen.insert(*pid, (*start, *pgid, comm.clone()));
+                    added = true;
+                }
+            }
+            if !added {
+                break;
+            }
+        }
+    }
+
+    /// Kill the descendants still alive outside the root's process group; returns them.
+    fn kill_escaped(&mut self) -> Vec<(i32, String)> {
+        let mut out = Vec::new();
+        for (pid, (start, _, _)) in &self.seen {
+            // The name now: the one first seen may be that of a program it exec'd since.
+            let Some((_, pgid_now, start_now, comm)) = proc_stat(*pid) else {
+                continue;
+            };
+            if start_now != *start || pgid_now == self.root {
+                continue;
+            }
+            let _ = nix::sys::signal::kill(Pid::from_raw(*pid), Signal::SIGKILL);
+            out.push((*pid, comm));
+        }
+        out
+    }
+}
+
+/// The last `max_lines` lines of a text file, for error messages (empty when unreadable). Only
+/// the file's last [`crate::fsutil::limits::OUTPUT_TAIL`] bytes are read, whatever its size.
 pub fn tail(path: &Path, max_lines: usize) -> String {
-    let text = std::fs::read(path)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default();
+    let bytes = crate::fsutil::read_tail(path, crate::fsutil::limits::OUTPUT_TAIL);
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(max_lines)..].join("\n")
 }
@@ -245,6 +366,29 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(!alive, "grandchild {pid} survived the timeout");
+    }
+
+    #[test]
+    fn a_descendant_that_leaves_the_group_is_killed_and_named() {
+        let d = tempfile::tempdir().unwrap();
+        let pidfile = d.path().join("pid");
+        // `setsid` puts the grandchild in a session (and group) of its own: ending the child's
+        // group does not reach it.
+        let script = format!("setsid sleep 600 & echo $! > {}; wait", pidfile.display());
+        let o = run(&inv(d.path(), "sh", &["-c", &script], Duration::from_millis(500))).unwrap();
+        assert!(o.timed_out);
+        let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+        assert_eq!(o.escaped, vec![(pid, "sleep".to_owned())], "{o:?}");
+        let mut alive = true;
+        for _ in 0..100 {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if stat.is_empty() || stat.contains(") Z ") {
+                alive = false;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive, "the escaped grandchild {pid} survived");
     }
 
     #[test]

@@ -22,6 +22,11 @@ use std::str::FromStr;
 use super::job::ncu_metrics;
 use crate::spec::Target;
 
+/// The most shards a run may be split into. Each shard is a CI job; the limit keeps every
+/// per-shard structure (the split, `merge`'s bookkeeping) small whatever a command line or a
+/// results file says.
+pub const MAX_SHARDS: usize = 1024;
+
 /// One shard of N: `k` counts from 1, as written on the command line (`--shard 2/4`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Shard {
@@ -51,6 +56,11 @@ impl FromStr for Shard {
             .map_err(|_| bad("has an N that is not a whole number"))?;
         if n == 0 {
             return Err(bad("has N = 0"));
+        }
+        if n > MAX_SHARDS {
+            return Err(format!(
+                "shard `{s}` splits the run {n} ways; at most {MAX_SHARDS} shards are supported (a CI matrix has far fewer jobs)"
+            ));
         }
         if k == 0 || k > n {
             return Err(bad("has K outside 1..=N"));

@@ -25,6 +25,9 @@ pub enum FailureKind {
     BadOutput,
     /// A recording lacks what the command needs.
     Recording,
+    /// A recorded file is damaged or not a file cgp-gate reads (not UTF-8, cut off, not a regular
+    /// file, too large): invalid input, exit 2, never a value.
+    BadRecording,
     /// Files or processes could not be handled.
     Io,
 }
@@ -43,6 +46,7 @@ impl FailureKind {
             Self::ProfilerError => "profiler-error",
             Self::BadOutput => "bad-output",
             Self::Recording => "recording",
+            Self::BadRecording => "bad-recording",
             Self::Io => "io",
         }
     }

@@ -32,8 +32,16 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
             message.push_str(&format!("; last output:\n{}", capture.output_tail));
         }
         let mut err = ProfileError::new(FailureKind::AppFailed, ctx, message);
-        if let Some(argv) = &capture.argv {
-            err = err.hint(format!("run it by hand to see why: {}", shell_words(argv)));
+        match &capture.argv {
+            Some(argv) if !argv.is_empty() => {
+                err = err.hint(format!("run it by hand to see why: {}", shell_words(argv)));
+            }
+            _ => {
+                err = err.hint(format!(
+                    "{} does not say which command ran; run the target's `command` by hand (`cgp-gate profile --dry-run` prints it)",
+                    capture.origin.display()
+                ));
+            }
         }
         return Err(err);
     }
@@ -113,6 +121,16 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
                     ));
                 }
             };
+            if value < 0.0 && measured.unit == "ns" {
+                return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    ctx,
+                    format!(
+                        "metric `{metric}` of kernel `{}` (launch {}) in {origin} is a negative duration ({value} ns); a duration cannot be negative: the output is damaged",
+                        launch.kernel, launch.id
+                    ),
+                ));
+            }
             let key = SeriesKey {
                 target: job.target.name.clone(),
                 size: size.clone(),

@@ -31,6 +31,34 @@ const BUSY_RETRY_DELAYS: [std::time::Duration; 3] = [
     std::time::Duration::from_secs(10),
 ];
 
+/// Check what a live run needs from the spec's targets before anything runs: every `cwd` must be
+/// an existing folder (otherwise spawning ncu fails with "not found", which reads as ncu missing).
+///
+/// # Errors
+/// [`crate::Error::Input`] naming the spec, the target and the folder.
+pub fn preflight(spec: &crate::spec::Spec, targets: &[&crate::spec::Target]) -> Result<(), crate::Error> {
+    for t in targets {
+        if let Some(cwd) = &t.cwd
+            && !cwd.is_dir()
+        {
+            let what = if cwd.exists() {
+                "is not a folder"
+            } else {
+                "does not exist"
+            };
+            return Err(crate::Error::input(
+                &spec.path,
+                format!(
+                    "the `cwd` of target `{}`, {}, {what}; create it (build the benchmark first?) or fix `cwd:`",
+                    t.name,
+                    cwd.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl NcuProfiler {
     /// # Errors
     /// When no temporary directory can be made.
@@ -39,6 +67,7 @@ impl NcuProfiler {
             .prefix("cgp-gate-")
             .tempdir()
             .map_err(|e| crate::Error::io("create a temporary directory in", std::env::temp_dir(), e))?;
+        crate::fsutil::remember_temp_dir(work.path());
         Ok(Self {
             ncu: locate_ncu(),
             base_dir: base_dir.to_path_buf(),
@@ -112,7 +141,7 @@ impl NcuProfiler {
         if outcome.timed_out {
             return None;
         }
-        let raw = std::fs::read_to_string(&log).ok()?;
+        let raw = crate::fsutil::read_text(&log, crate::fsutil::limits::NCU_CSV).ok()?;
         let parsed = crate::ncu::parse::parse(&raw).ok()?;
         let mut names: Vec<String> = Vec::new();
         for l in parsed.launches {
@@ -121,6 +150,13 @@ impl NcuProfiler {
             }
         }
         Some(names)
+    }
+}
+
+impl Drop for NcuProfiler {
+    fn drop(&mut self) {
+        // The `TempDir` removes the folder itself.
+        crate::fsutil::forget_temp_dir(self.work.path());
     }
 }
 
@@ -153,12 +189,37 @@ impl Profiler for NcuProfiler {
         let mut args = ncu_options(job.target, &ncu_metrics(job.target), &log);
         args.extend(app.iter().map(OsString::from));
         let (inv, outcome) = self.invoke(args, job, &stem)?;
+        if !outcome.escaped.is_empty() {
+            // Not an error of the measurement, but the user must know: something the benchmark
+            // started would have kept running (and maybe kept using the GPU) after the run.
+            let list: Vec<String> = outcome
+                .escaped
+                .iter()
+                .map(|(pid, comm)| format!("pid {pid} (`{comm}`)"))
+                .collect();
+            eprintln!(
+                "warning: {}: {} left the process group of ncu and the application (setsid) and outlived them; cgp-gate killed {}",
+                job_context(job),
+                list.join(", "),
+                if list.len() == 1 { "it" } else { "them" }
+            );
+        }
         let argv: Vec<String> = std::iter::once(inv.program.to_string_lossy().into_owned())
             .chain(inv.args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect();
-        let raw = std::fs::read(&log)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
+        // ncu's log is ours (a temporary folder), so only its size is in doubt.
+        let raw = match crate::fsutil::read_bounded(&log, crate::fsutil::limits::NCU_CSV) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e @ crate::fsutil::ReadError::TooLarge { .. }) => {
+                return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    job_context(job),
+                    format!("{}: {}", log.display(), e.message("ncu output")),
+                )
+                .hint("profile fewer launches (`launch_count`) or fewer metrics per target"));
+            }
+            Err(_) => String::new(),
+        };
         let output_tail = [tail(&inv.stderr, 15), tail(&inv.stdout, 5)]
             .into_iter()
             .filter(|s| !s.is_empty())

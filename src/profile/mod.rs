@@ -7,6 +7,7 @@
 
 pub mod error;
 pub mod extract;
+pub mod filter;
 pub mod live;
 pub mod record;
 pub mod replay;

@@ -60,12 +60,21 @@ impl Manifest {
     /// Invalid JSON (with its position) or a newer schema version.
     pub fn read(dir: &Path) -> Result<Option<Self>, Error> {
         let path = dir.join("manifest.json");
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::fsutil::read_text(&path, crate::fsutil::limits::MANIFEST) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("read", path, e)),
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(e.into_error(&path, "manifest")),
         };
-        let m: Self = serde_json::from_str(&text).map_err(|e| {
+        Self::parse(&path, &text).map(Some)
+    }
+
+    /// Parse a manifest's text; `path` is for messages.
+    ///
+    /// # Errors
+    /// Invalid JSON (with its position) or a newer schema version.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, Error> {
+        let path = path.to_path_buf();
+        let m: Self = serde_json::from_str(text).map_err(|e| {
             Error::input(
                 &path,
                 format!("invalid manifest at line {} column {}: {e}", e.line(), e.column()),
@@ -80,7 +89,7 @@ impl Manifest {
                 ),
             ));
         }
-        Ok(Some(m))
+        Ok(m)
     }
 
     pub fn run(&self, target: &str, size: &str, rep: u32) -> Option<&ManifestRun> {
@@ -106,27 +115,83 @@ pub fn check_component(what: &str, name: &str) -> Result<(), String> {
 }
 
 /// Writes a recording as the profiler runs.
+///
+/// The files go to a staging folder next to the destination (`.<name>.recording-<pid>`) and
+/// replace the destination whole when the recording is finished: a recording never mixes with
+/// the repetitions of an older one (replay would read stale files that the new manifest does not
+/// list), and an interrupted run leaves the old recording as it was.
 #[derive(Debug)]
 pub struct Recorder {
+    /// Where the files are written now (the staging folder).
     dir: PathBuf,
+    /// Where the recording goes when finished.
+    dest: PathBuf,
     manifest: Manifest,
+    finished: bool,
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        if !self.finished {
+            // The run ended before its recording was complete: the destination keeps what it
+            // had; the partial files go.
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+        crate::fsutil::forget_temp_dir(&self.dir);
+    }
 }
 
 impl Recorder {
-    /// Start a recording in `dir` (created if needed).
+    /// Start a recording that will be `dir` once finished.
     ///
     /// # Errors
-    /// When the directory cannot be created.
+    /// [`Error::Usage`] when `dir` exists and is not a directory, or is a non-empty directory
+    /// that is not a recording (it has no `manifest.json`): replacing it would delete other
+    /// files. [`Error::Io`] when the staging folder cannot be created.
     pub fn new(dir: &Path) -> Result<Self, Error> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+        match std::fs::symlink_metadata(dir) {
+            Ok(m) if !m.is_dir() => {
+                return Err(Error::Usage(format!(
+                    "--record {}: it exists and is not a directory; give a new or empty folder",
+                    dir.display()
+                )));
+            }
+            Ok(_) => {
+                let non_empty = std::fs::read_dir(dir)
+                    .map_err(|e| Error::io("list", dir, e))?
+                    .next()
+                    .is_some();
+                if non_empty && !dir.join("manifest.json").is_file() {
+                    return Err(Error::Usage(format!(
+                        "--record {}: the folder is not empty and is not a cgp-gate recording (it has no manifest.json); refusing to replace it: give a new or empty folder",
+                        dir.display()
+                    )));
+                }
+            }
+            Err(_) => {}
+        }
+        let name = dir
+            .file_name()
+            .map_or_else(|| "recording".to_owned(), |n| n.to_string_lossy().into_owned());
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or_else(|| Path::new("."));
+        std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+        let staging = parent.join(format!(".{name}.recording-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        std::fs::create_dir(&staging).map_err(|e| Error::io("create", &staging, e))?;
+        crate::fsutil::remember_temp_dir(&staging);
         let manifest = Manifest {
             schema_version: MANIFEST_VERSION,
             cgp_gate_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
             ..Manifest::default()
         };
         Ok(Self {
-            dir: dir.to_path_buf(),
+            dir: staging,
+            dest: dir.to_path_buf(),
             manifest,
+            finished: false,
         })
     }
 
@@ -173,6 +238,32 @@ impl Recorder {
         let path = self.dir.join("manifest.json");
         let text = serde_json::to_string_pretty(&self.manifest).map_err(|e| Error::Usage(e.to_string()))?;
         crate::fsutil::write_atomic(&path, text.as_bytes())?;
-        Ok(path)
+        replace_dir(&self.dir, &self.dest)?;
+        self.finished = true;
+        Ok(self.dest.join("manifest.json"))
     }
+}
+
+/// Put the complete recording `staging` in place of `dest` (which may hold an older recording,
+/// or nothing): the old one is moved aside, the new one renamed in, the old one deleted.
+fn replace_dir(staging: &Path, dest: &Path) -> Result<(), Error> {
+    let aside = staging.with_extension("old");
+    let had_old = match std::fs::symlink_metadata(dest) {
+        Ok(_) => {
+            std::fs::rename(dest, &aside).map_err(|e| Error::io("move the old recording aside:", dest, e))?;
+            true
+        }
+        Err(_) => false,
+    };
+    if let Err(e) = std::fs::rename(staging, dest) {
+        if had_old {
+            // Put the old recording back rather than leave nothing.
+            let _ = std::fs::rename(&aside, dest);
+        }
+        return Err(Error::io("move the new recording to", dest, e));
+    }
+    if had_old {
+        std::fs::remove_dir_all(&aside).map_err(|e| Error::io("remove the old recording", &aside, e))?;
+    }
+    Ok(())
 }

@@ -77,9 +77,24 @@ impl Profiler for ReplayProfiler {
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
         let size = job.size.key();
         let path = rep_path(&self.dir, &job.target.name, &size, job.rep);
-        let raw = match std::fs::read(&path) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        let raw = match crate::fsutil::read_text(&path, crate::fsutil::limits::NCU_CSV) {
+            Ok(text) => text,
+            Err(crate::fsutil::ReadError::Io(e))
+                if e.kind() == std::io::ErrorKind::NotFound && std::fs::symlink_metadata(&path).is_ok() =>
+            {
+                return Err(ProfileError::new(
+                    FailureKind::BadRecording,
+                    job_context(job),
+                    format!(
+                        "{} is a symbolic link to {}, which does not exist",
+                        path.display(),
+                        std::fs::read_link(&path)
+                            .map_or_else(|_| "?".to_owned(), |t| t.display().to_string())
+                    ),
+                )
+                .hint("copy the recording with its files (`cp -rL`), not with links into another folder"));
+            }
+            Err(crate::fsutil::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
                 let what = if !self.dir.join(&job.target.name).is_dir() {
                     format!("has no target `{}`", job.target.name)
                 } else if !self.dir.join(&job.target.name).join(&size).is_dir() {
@@ -101,12 +116,20 @@ impl Profiler for ReplayProfiler {
                     "record it on a GPU machine with `cgp-gate profile --record DIR`, or lower `repetitions`",
                 ));
             }
-            Err(e) => {
+            Err(crate::fsutil::ReadError::Io(e)) => {
                 return Err(ProfileError::new(
                     FailureKind::Io,
                     job_context(job),
                     format!("failed to read {}: {e}", path.display()),
                 ));
+            }
+            Err(e) => {
+                return Err(ProfileError::new(
+                    FailureKind::BadRecording,
+                    job_context(job),
+                    format!("{}: {}", path.display(), e.message("recorded ncu output")),
+                )
+                .hint("record it again with `cgp-gate profile --record DIR`"));
             }
         };
         let run = self

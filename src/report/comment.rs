@@ -121,8 +121,12 @@ impl GithubConfig {
 /// # Errors
 /// [`Error::Input`] when the file cannot be read or is not JSON.
 pub fn pr_from_event(path: &Path) -> Result<Option<u64>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::input(path, format!("failed to read the event payload: {e}")))?;
+    let text = crate::fsutil::read_text(path, crate::fsutil::limits::RESULTS).map_err(|e| {
+        Error::input(
+            path,
+            format!("failed to read the event payload: {}", e.message("event payload")),
+        )
+    })?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| Error::input(path, format!("event payload is not valid JSON: {e}")))?;
     Ok(v.pointer("/pull_request/number")

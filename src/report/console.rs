@@ -27,7 +27,7 @@ pub fn launches_table(launches: &[Launch]) -> String {
     if launches.is_empty() {
         out.push_str("no launches\n");
     }
-    out
+    crate::report::text::visible(&out)
 }
 
 /// `profile`'s table: per target, size and kernel, a line per metric with the sample summary.
@@ -75,7 +75,7 @@ pub fn samples_table(samples: &crate::samples::SampleSet) -> String {
     if samples.series.is_empty() {
         out.push_str("no samples\n");
     }
-    out
+    crate::report::text::visible(&out)
 }
 
 /// One line on the GPU's health during the run (every report shows it).
@@ -165,13 +165,15 @@ pub fn results_table(results: &Results) -> String {
         };
         out.push_str(&format!("error: {at}: {} ({})\n", one_line(&e.message), e.kind));
     }
+    for line in crate::missing::describe_changes(&results.rows) {
+        out.push_str(&format!("{}\n", one_line(&line)));
+    }
     out.push_str(&format!("{}\n", headline(results)));
-    out
+    // Names reach the terminal: no escape sequence acts, no bidi control reorders.
+    crate::report::text::visible(&out)
 }
 
 /// Control characters (newlines, escape sequences) from names must not move the cursor.
 fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    crate::report::text::visible(&text.replace(['\n', '\r', '\t'], " "))
 }

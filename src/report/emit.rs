@@ -68,7 +68,8 @@ pub struct ReportOptions {
 /// # Errors
 /// [`Error::Io`] when unreadable; [`Error::Input`] (with line and column) when not valid results.
 pub fn read_results(path: &Path) -> Result<Results> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+    let text = crate::fsutil::read_text(path, crate::fsutil::limits::RESULTS)
+        .map_err(|e| e.into_error(path, "results file"))?;
     parse_results(&text).map_err(|m| Error::input(path, m))
 }
 

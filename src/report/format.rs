@@ -109,6 +109,10 @@ pub(crate) fn headline(results: &Results) -> String {
     if inconclusive > 0 {
         parts.push(format!("{inconclusive} inconclusive"));
     }
+    let missing = results.rows.iter().filter(|r| crate::missing::fails(r)).count();
+    if missing > 0 {
+        parts.push(format!("{missing} missing (not measured)"));
+    }
     if improvements > 0 {
         parts.push(plural(improvements, "improvement", "improvements"));
     }

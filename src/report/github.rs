@@ -223,10 +223,25 @@ pub enum Part {
     Property,
 }
 
-/// The annotations' one escaping function (workflow commands): `%`, `\r` and `\n` everywhere,
-/// and in a property also `:` and `,`.
+/// The annotations' one escaping function (workflow commands): control and bidi characters
+/// shown as `<U+XXXX>`, `%`, `\r` and `\n` escaped everywhere, and in a property also `:` and `,`.
 pub fn escape(s: &str, part: Part) -> String {
-    let data = s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
+    // ESC, BEL and OSC sequences and bidi controls from kernel names must not reach the log raw
+    // (shown as `<U+001B>`); `\r` and `\n` keep their workflow-command escapes.
+    let shown: String = s
+        .chars()
+        .map(|c| match c {
+            '\r' | '\n' => c.to_string(),
+            c if crate::report::text::is_bidi_control(c) || c.is_control() => {
+                crate::report::text::code_point(c)
+            }
+            c => c.to_string(),
+        })
+        .collect();
+    let data = shown
+        .replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A");
     match part {
         Part::Data => data,
         Part::Property => data.replace(':', "%3A").replace(',', "%2C"),
@@ -246,6 +261,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
         let level = match r.verdict {
             RowVerdict::Regression | RowVerdict::Error => "error",
             RowVerdict::Inconclusive => "warning",
+            RowVerdict::Missing if crate::missing::fails(r) => "error",
             _ => continue,
         };
         let title = format!(

@@ -102,6 +102,9 @@ pub fn escape_md_cell(text: &str) -> String {
                 out.push_str(&format!("&#{};", u32::from(c)));
             }
             '\n' | '\r' | '\t' => out.push(' '),
+            c if crate::report::text::is_bidi_control(c) => {
+                out.push_str(&crate::report::text::code_point_html(c))
+            }
             c if c.is_control() => {}
             c => out.push(c),
         }
@@ -254,6 +257,31 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         md.push_str(&format!(
             "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
         ));
+        let (gone, appeared) = crate::missing::kernel_changes(&results.rows);
+        let list = |v: &[(String, String)]| {
+            v.iter()
+                .map(|(t, k)| format!("{}: {}", escape_md_cell(t), escape_md_cell(k)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        if !gone.is_empty() {
+            md.push_str(&format!(
+                "**Kernels that disappeared** (in the baseline, not measured now): {}.\n\n",
+                list(&gone)
+            ));
+        }
+        if !appeared.is_empty() {
+            md.push_str(&format!(
+                "**Kernels that appeared** (measured now, no baseline): {}.\n\n",
+                list(&appeared)
+            ));
+        }
+        let failing = results.rows.iter().filter(|r| crate::missing::fails(r)).count();
+        if failing > 0 {
+            md.push_str(&format!(
+                "{failing} baseline row(s) this run should have measured were not measured: this fails the gate. If the change is intended, refresh the baseline (`cgp-gate baseline update`), or allow it with `--allow-missing` or `allow_missing: true` on the target.\n\n"
+            ));
+        }
     }
     if opts.mermaid && level == Level::Full {
         charts(results, &mut md);

@@ -17,6 +17,7 @@ pub mod github;
 pub mod html;
 pub mod junit;
 pub mod markdown;
+pub mod text;
 
 // Each format has one escaping function, and its reporter uses only that one:
 // `markdown::escape_md_cell`, `html::escape`, `junit::escape`, `github::escape` (annotations).

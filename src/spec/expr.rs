@@ -38,6 +38,12 @@ enum Token {
 
 const ALLOWED: &str = "numbers, parameter names, `+ - * /` and parentheses";
 
+/// Longest expression accepted, in characters. Real ones are a few dozen (`4*(m*k + k*n + m*n)`);
+/// the limit keeps the parse tree (and the recursion that walks it) small whatever the input.
+pub const MAX_CHARS: usize = 1000;
+/// Deepest nesting of parentheses and unary minus accepted.
+pub const MAX_DEPTH: usize = 32;
+
 fn tokenize(text: &str) -> Result<Vec<(usize, Token)>, String> {
     let mut out = Vec::new();
     let bytes: Vec<char> = text.chars().collect();
@@ -97,6 +103,7 @@ struct P {
     tokens: Vec<(usize, Token)>,
     pos: usize,
     len: usize,
+    depth: usize,
 }
 
 impl P {
@@ -132,10 +139,24 @@ impl P {
 
     fn unary(&mut self) -> Result<Ast, String> {
         if let Some(Token::Op('-')) = self.peek() {
+            let at = self.at();
             self.pos += 1;
-            return Ok(Ast::Neg(Box::new(self.unary()?)));
+            self.enter(at)?;
+            let inner = self.unary();
+            self.depth -= 1;
+            return Ok(Ast::Neg(Box::new(inner?)));
         }
         self.atom()
+    }
+
+    fn enter(&mut self, at: usize) -> Result<(), String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(format!(
+                "the expression nests more than {MAX_DEPTH} levels deep (parentheses or unary `-`) at character {at}; simplify it"
+            ));
+        }
+        Ok(())
     }
 
     fn atom(&mut self) -> Result<Ast, String> {
@@ -152,7 +173,10 @@ impl P {
                 }
             }
             Some(Token::Open) => {
-                let inner = self.sum()?;
+                self.enter(at)?;
+                let inner = self.sum();
+                self.depth -= 1;
+                let inner = inner?;
                 match self.peek() {
                     Some(Token::Close) => {
                         self.pos += 1;
@@ -176,6 +200,12 @@ impl Expr {
     /// # Errors
     /// A message naming the character position of the problem.
     pub fn parse(text: &str) -> Result<Self, String> {
+        let chars = text.chars().count();
+        if chars > MAX_CHARS {
+            return Err(format!(
+                "the expression is {chars} characters long, more than the {MAX_CHARS} allowed; simplify it"
+            ));
+        }
         let tokens = tokenize(text)?;
         if tokens.is_empty() {
             return Err("the expression is empty".to_owned());
@@ -183,7 +213,8 @@ impl Expr {
         let mut p = P {
             tokens,
             pos: 0,
-            len: text.chars().count(),
+            len: chars,
+            depth: 0,
         };
         let ast = p.sum()?;
         if p.pos < p.tokens.len() {

@@ -49,10 +49,14 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "clocks",
     "flops",
     "bytes",
+    "allow_missing",
 ];
 
 pub(crate) const DEFAULT_REPETITIONS: u32 = 5;
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// Longest target name and size key (`m=1024,n=512`), in bytes: both become file or folder names
+/// (`<target>.json`, `<recording>/<target>/<size>/`), and file systems allow 255 bytes.
+const MAX_NAME_BYTES: usize = 200;
 /// A matrix can multiply out to a lot of sizes; past this many, a typo is more likely than intent.
 const MAX_SIZES: usize = 10_000;
 
@@ -61,12 +65,18 @@ const MAX_SIZES: usize = 10_000;
 /// # Errors
 /// A [`SpecError`] naming the file, and the line and column where the YAML has them.
 pub fn load(path: &Path) -> std::result::Result<Spec, SpecError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        SpecError::new(path, format!("cannot read the spec: {e}"))
-            .help("pass the spec file with `--spec PATH`")
+    use crate::fsutil::{ReadError, limits, read_text};
+    let text = read_text(path, limits::SPEC).map_err(|e| match e {
+        ReadError::Io(e) => SpecError::new(path, format!("cannot read the spec: {e}"))
+            .help("pass the spec file with `--spec PATH`"),
+        ReadError::NotUtf8 { line, column, byte } => SpecError::new(
+            path,
+            format!("the spec is not UTF-8 text: byte 0x{byte:02x} cannot start a character here"),
+        )
+        .at(line, column)
+        .help("save the file as UTF-8"),
+        other => SpecError::new(path, other.message("spec")).help("pass the spec file with `--spec PATH`"),
     })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| SpecError::new(path, format!("the spec is not utf-8 text: {e}")))?;
     load_str(&text, path)
 }
 
@@ -271,6 +281,17 @@ impl<'n> Merged<'_, 'n> {
 /// Target names become directory and file names (recordings, baselines), so they stay simple.
 fn target_name<'n>(ctx: &Ctx<'_>, node: &'n Node) -> Result<&'n str> {
     let name = ctx.non_empty_text(node, "a target `name`")?;
+    if name.len() > MAX_NAME_BYTES {
+        return Err(ctx
+            .err(
+                node,
+                format!(
+                    "target name is {} bytes long; at most {MAX_NAME_BYTES} are allowed",
+                    name.len()
+                ),
+            )
+            .help("the name becomes a file name (`<name>.json`, a recording folder); file systems allow 255 bytes"));
+    }
     let ok = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
@@ -295,6 +316,21 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
 
     // Sizes come first: the command's placeholders and the expressions are checked against them.
     let sizes = sizes(ctx, m.get("sizes"), &what)?;
+    for (size, mark) in &sizes {
+        let key = size.key();
+        if key.len() > MAX_NAME_BYTES {
+            return Err(ctx
+                .err_at(
+                    *mark,
+                    format!(
+                        "a size of {what} is {} bytes long as a name (`{}…`); at most {MAX_NAME_BYTES} are allowed",
+                        key.len(),
+                        key.chars().take(40).collect::<String>()
+                    ),
+                )
+                .help("the size's `key=value` pairs name a recording folder, and file systems allow 255 bytes; use shorter values"));
+        }
+    }
 
     let Some(command_node) = m.get("command") else {
         return Err(ctx
@@ -417,6 +453,24 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
     };
     let (clocks, clock_control) = clocks(ctx, m.get("clocks"), m.get("clock_control"), &what)?;
 
+    let allow_missing =
+        match m.get("allow_missing") {
+            Some(n) => {
+                match &n.kind {
+                    Kind::Scalar(s) if matches!(s.typed(), Typed::Bool(_)) => s.typed() == Typed::Bool(true),
+                    _ => {
+                        return Err(ctx
+                    .err(
+                        n,
+                        format!("`allow_missing` of {what} must be `true` or `false`, found {}", describe(n)),
+                    )
+                    .help("`allow_missing: true` lets baseline rows this run did not measure pass the gate"));
+                    }
+                }
+            }
+            None => false,
+        };
+
     Ok(Target {
         name: name.to_owned(),
         command,
@@ -439,6 +493,7 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
         clocks,
         flops: flops.map(|(t, _)| t),
         bytes: bytes.map(|(t, _)| t),
+        allow_missing,
     })
 }
 

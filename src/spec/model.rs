@@ -121,6 +121,9 @@ pub struct Target {
     pub flops: Option<String>,
     /// Bytes moved per launch, as an expression over size parameters.
     pub bytes: Option<String>,
+    /// Baseline rows of this target that the run should have measured and did not (a kernel that
+    /// disappeared or was renamed) do not fail the gate (`allow_missing: true`).
+    pub allow_missing: bool,
 }
 
 /// How the spec names the kernels to profile. Matched by ncu against the function name

@@ -247,6 +247,10 @@ fn target_properties() -> Value {
         "bytes": {
             "description": "Bytes moved per launch, as an expression over size parameters (4*(m*k + k*n + m*n)).",
             "type": ["string", "number"]
+        },
+        "allow_missing": {
+            "description": "Baseline rows this run should have measured and did not (a kernel that disappeared or was renamed) do not fail the gate. Default false.",
+            "type": "boolean"
         }
     });
     props

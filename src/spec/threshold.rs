@@ -266,6 +266,12 @@ fn relative(ctx: &Ctx<'_>, node: &Node, text: &str, what: &str) -> Result<Thresh
     };
     match num.trim().parse::<f64>() {
         Ok(p) if p.is_finite() && p > 0.0 => Ok(ThresholdKind::Relative { fraction: p / 100.0 }),
+        Ok(p) if !p.is_finite() => Err(ctx
+            .err(
+                node,
+                format!("relative threshold `{text}` in {what} is not a finite percentage"),
+            )
+            .help("write a percentage like `\"3%\"`; a threshold that large would pass any change")),
         Ok(_) => Err(ctx
             .err(
                 node,

@@ -136,6 +136,10 @@ pub(crate) struct YamlError {
 /// would otherwise expand exponentially in memory).
 const MAX_NODES: usize = 1_000_000;
 
+/// Deepest nesting of sequences and mappings accepted: a spec needs about 6; the limit keeps every
+/// recursive walk of the tree (and its drop) far from the stack's end.
+pub(crate) const MAX_DEPTH: usize = 64;
+
 /// Parse one YAML document. `Ok(None)` for an empty file (or one with only comments).
 pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
     let mut parser = Parser::new_from_str(text);
@@ -163,6 +167,7 @@ struct Builder {
     root: Option<Node>,
     documents: usize,
     nodes: usize,
+    aliases_used: bool,
 }
 
 impl Builder {
@@ -198,13 +203,21 @@ impl Builder {
                     }),
                     mark,
                 };
-                self.finish(node, anchor)?;
+                self.finish(node, anchor, 1)?;
             }
             Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
                 if let Some(tag) = tag {
                     return Err(YamlError {
                         mark,
                         message: format!("yaml tag `{}` is not supported; remove it", tag_name(tag)),
+                    });
+                }
+                if self.stack.len() >= MAX_DEPTH {
+                    return Err(YamlError {
+                        mark,
+                        message: format!(
+                            "the document nests more than {MAX_DEPTH} levels of lists and mappings; a spec needs a handful"
+                        ),
                     });
                 }
                 let kind = if matches!(event, Event::SequenceStart(..)) {
@@ -218,17 +231,21 @@ impl Builder {
             Event::SequenceEnd | Event::MappingEnd => {
                 self.pending_keys.pop();
                 if let Some((node, anchor)) = self.stack.pop() {
-                    self.finish(node, anchor)?;
+                    // Its children were counted as they were finished.
+                    self.finish(node, anchor, 1)?;
                 }
             }
             Event::Alias(id) => {
+                self.aliases_used = true;
                 let Some(node) = self.anchors.get(&id).cloned() else {
                     return Err(YamlError {
                         mark,
                         message: "alias to an unknown anchor".to_owned(),
                     });
                 };
-                self.finish(node, 0)?;
+                // An alias copies the whole anchored node: that is what costs memory.
+                let copied = count(&node);
+                self.finish(node, 0, copied)?;
             }
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}
         }
@@ -236,12 +253,18 @@ impl Builder {
     }
 
     /// Attach a completed node to its parent (or make it the root).
-    fn finish(&mut self, node: Node, anchor: usize) -> Result<(), YamlError> {
-        self.nodes += count(&node);
+    fn finish(&mut self, node: Node, anchor: usize, added: usize) -> Result<(), YamlError> {
+        self.nodes = self.nodes.saturating_add(added);
         if self.nodes > MAX_NODES {
             return Err(YamlError {
                 mark: node.mark,
-                message: format!("the document expands to more than {MAX_NODES} nodes (aliases?)"),
+                message: if self.aliases_used {
+                    format!(
+                        "the document expands to more than {MAX_NODES} nodes through its aliases (`*name`); a spec needs far fewer"
+                    )
+                } else {
+                    format!("the document has more than {MAX_NODES} nodes; a spec needs far fewer")
+                },
             });
         }
         if anchor != 0 {

@@ -1,0 +1,143 @@
+//! Baseline rows that a run should have measured and did not.
+//!
+//! A renamed kernel turns every baseline row of the old name into a `missing` row and every row of
+//! the new name into a `new` row: nothing is compared. If missing rows were only informational, a
+//! rename (or a kernel that stopped launching) would pass the gate with exit 0. So a missing row
+//! fails the gate when the run *should* have measured it, unless the user opted out
+//! (`check --allow-missing`, or `allow_missing: true` on the target).
+//!
+//! "Should have measured": the row's target was selected, its size is among the target's sizes
+//! in the spec (and in this run's shard: rows of other shards never reach this module), its
+//! metric is among the target's metrics, and its size was not skipped on purpose (see
+//! [`Scope::skipped`]). Sizes that failed to run are errors already and never become missing rows.
+
+use std::collections::BTreeSet;
+
+use crate::results::{Row, RowVerdict};
+use crate::spec::Target;
+
+/// A (target, kernel) pair.
+pub type TargetKernel = (String, String);
+
+/// What the run was asked to measure.
+pub struct Scope<'a> {
+    /// The selected targets (`--target`, or all).
+    pub targets: &'a [&'a Target],
+    /// `--allow-missing`: no missing row fails the gate.
+    pub allow_all: bool,
+    /// (target, size key) pairs the run skipped on purpose, e.g. because their machine code did
+    /// not change since the baseline: their baseline rows are not expected in this run.
+    pub skipped: &'a BTreeSet<(String, String)>,
+}
+
+/// Mark the missing rows the run should have measured ([`Row::fails_gate`] unless allowed), and
+/// say what to do about them in their reason. Returns how many fail the gate.
+pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
+    let (_, appeared) = kernel_changes(rows);
+    let mut failing = 0;
+    for row in rows.iter_mut().filter(|r| r.verdict == RowVerdict::Missing) {
+        let Some(t) = scope.targets.iter().find(|t| t.name == row.target) else {
+            continue;
+        };
+        let expected = t.sizes.iter().any(|s| s.key() == row.size)
+            && t.metrics.iter().any(|m| m.name == row.metric)
+            && !scope.skipped.contains(&(row.target.clone(), row.size.clone()));
+        if !expected {
+            continue;
+        }
+        let new_here: Vec<String> = appeared
+            .iter()
+            .filter(|(tt, _)| tt == &row.target)
+            .map(|(_, k)| format!("`{k}`"))
+            .collect();
+        let now = if new_here.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (measured now without a baseline: {}; renamed?)",
+                new_here.join(", ")
+            )
+        };
+        if scope.allow_all || t.allow_missing {
+            row.reason = format!(
+                "in the baseline but not measured now{now}; allowed by {}",
+                if t.allow_missing {
+                    "`allow_missing: true`"
+                } else {
+                    "--allow-missing"
+                }
+            );
+        } else {
+            failing += 1;
+            row.fails_gate = true;
+            row.reason = format!(
+                "kernel `{}` is in the baseline but was not measured{now}; this fails the gate: if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target",
+                row.kernel
+            );
+        }
+    }
+    failing
+}
+
+/// Whether a missing row fails the gate (decided by [`apply`]).
+pub fn fails(row: &Row) -> bool {
+    row.verdict == RowVerdict::Missing && row.fails_gate
+}
+
+/// Kernels that disappeared (every row of the target x kernel is `missing`) and kernels that
+/// appeared (every row is `new`), as (target, kernel) pairs, sorted. For reports: a rename shows
+/// as one of each.
+pub fn kernel_changes(rows: &[Row]) -> (Vec<TargetKernel>, Vec<TargetKernel>) {
+    use std::collections::BTreeMap;
+    // Per target x kernel: (any row missing, any row measured with a baseline, any row measured).
+    let mut groups: BTreeMap<(&str, &str), (bool, bool, bool)> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.verdict != RowVerdict::Error) {
+        let g = groups.entry((r.target.as_str(), r.kernel.as_str())).or_default();
+        if r.verdict == RowVerdict::Missing {
+            g.0 = true;
+        } else {
+            g.2 = true;
+            g.1 |= r.baseline.is_some();
+        }
+    }
+    let pick = |f: &dyn Fn(&(bool, bool, bool)) -> bool| -> Vec<TargetKernel> {
+        groups
+            .iter()
+            .filter(|(_, g)| f(g))
+            .map(|((t, k), _)| ((*t).to_owned(), (*k).to_owned()))
+            .collect()
+    };
+    (pick(&|g| g.0 && !g.2), pick(&|g| g.2 && !g.0 && !g.1))
+}
+
+/// One line per change for reports: `kernels that disappeared: matmul: `x`; kernels that
+/// appeared: matmul: `y``. Empty when nothing changed.
+pub fn describe_changes(rows: &[Row]) -> Vec<String> {
+    let (gone, new) = kernel_changes(rows);
+    let list = |v: &[TargetKernel]| {
+        v.iter()
+            .map(|(t, k)| format!("{t}: `{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = Vec::new();
+    if !gone.is_empty() {
+        out.push(format!(
+            "kernels that disappeared (in the baseline, not measured now): {}",
+            list(&gone)
+        ));
+    }
+    if !new.is_empty() {
+        out.push(format!(
+            "kernels that appeared (measured now, no baseline): {}",
+            list(&new)
+        ));
+    }
+    let failing = rows.iter().filter(|r| fails(r)).count();
+    if failing > 0 {
+        out.push(format!(
+            "{failing} baseline row(s) this run should have measured were not measured: this fails the gate; if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target"
+        ));
+    }
+    out
+}
