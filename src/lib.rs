@@ -26,6 +26,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod exit_codes;
+pub mod failure;
 pub mod fsutil;
 pub mod gpu;
 pub mod measure;

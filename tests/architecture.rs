@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Lowest first; keep in step with docs/architecture.md.
 const LAYERS: &[&[&str]] = &[
     // 0. foundation: no knowledge of GPUs, specs or runs
-    &["exit_codes", "units", "fsutil", "threshold", "error"],
+    &["exit_codes", "units", "fsutil", "threshold", "error", "failure"],
     // 1. leaves: pure statistics, Nsight Compute's formats, the GPU through NVML, and the
     //    measured-data vocabulary they share (`samples`: launches, values, series; it imports
     //    nothing)
