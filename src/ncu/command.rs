@@ -7,7 +7,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use crate::spec::{ClockSetting, Target};
+use super::target::NcuTarget;
 
 /// Options that shape ncu's output. Kept together so the recording and the parser agree.
 pub const OUTPUT_ARGS: &[&str] = &[
@@ -26,31 +26,31 @@ pub const OUTPUT_ARGS: &[&str] = &[
 
 /// The `--clock-control` value actually passed: `none` whenever cgp-gate locks (or must not touch)
 /// the clocks itself.
-pub fn clock_control_arg(target: &Target) -> &'static str {
-    match target.clocks {
-        ClockSetting::Ncu => target.profiling.clock_control.as_str(),
-        _ => "none",
-    }
+pub fn clock_control_arg<'a>(target: impl Into<NcuTarget<'a>>) -> &'static str {
+    let target: NcuTarget<'a> = target.into();
+    target.clock_control
 }
 
 /// Everything between `ncu` and the application: options for one run of one target.
-pub fn ncu_options(target: &Target, metrics: &[String], log_file: &Path) -> Vec<OsString> {
+pub fn ncu_options<'a>(
+    target: impl Into<NcuTarget<'a>>,
+    metrics: &[String],
+    log_file: &Path,
+) -> Vec<OsString> {
+    let target: NcuTarget<'a> = target.into();
     let mut a: Vec<OsString> = OUTPUT_ARGS.iter().map(OsString::from).collect();
     let mut push = |k: &str, v: String| {
         a.push(k.into());
         a.push(v.into());
     };
-    push("--clock-control", clock_control_arg(target).to_owned());
-    push(
-        "--cache-control",
-        target.profiling.cache_control.as_str().to_owned(),
-    );
-    push("--replay-mode", target.profiling.replay_mode.as_str().to_owned());
+    push("--clock-control", target.clock_control.to_owned());
+    push("--cache-control", target.cache_control.to_owned());
+    push("--replay-mode", target.replay_mode.to_owned());
     push("--metrics", metrics.join(","));
     if let Some(k) = &target.kernel {
         // The spec names kernels by function name, so match on that; output stays demangled.
         push("--kernel-name-base", "function".to_owned());
-        push("--kernel-name", k.ncu_arg());
+        push("--kernel-name", k.clone());
     }
     if let Some(n) = target.launch_skip {
         push("--launch-skip", n.to_string());
@@ -60,7 +60,7 @@ pub fn ncu_options(target: &Target, metrics: &[String], log_file: &Path) -> Vec<
     }
     if !target.nvtx.is_empty() {
         a.push("--nvtx".into());
-        for e in &target.nvtx {
+        for e in target.nvtx {
             a.push("--nvtx-include".into());
             a.push(e.into());
         }
@@ -72,11 +72,12 @@ pub fn ncu_options(target: &Target, metrics: &[String], log_file: &Path) -> Vec<
 
 /// The options of a diagnostic run that lists the kernels an application launches: no kernel or
 /// NVTX filter, one cheap metric, a bounded number of launches.
-pub fn list_kernels_options(target: &Target, log_file: &Path) -> Vec<OsString> {
+pub fn list_kernels_options<'a>(target: impl Into<NcuTarget<'a>>, log_file: &Path) -> Vec<OsString> {
+    let target: NcuTarget<'a> = target.into();
     let mut a: Vec<OsString> = OUTPUT_ARGS.iter().map(OsString::from).collect();
     for (k, v) in [
-        ("--clock-control", clock_control_arg(target)),
-        ("--cache-control", target.profiling.cache_control.as_str()),
+        ("--clock-control", target.clock_control),
+        ("--cache-control", target.cache_control),
         ("--metrics", "gpu__time_duration.sum"),
         ("--launch-count", "200"),
     ] {

@@ -5,4 +5,5 @@ pub mod install;
 pub mod log;
 pub mod parse;
 pub mod runner;
+pub mod target;
 pub mod version;
