@@ -78,6 +78,7 @@ fn paired_table(runs: usize) {
                             baseline: Some(b),
                             candidate: h,
                             threshold: &threshold,
+                            history: &[],
                         })
                         .collect();
                     let u = judge_all(&cmp, &cfg);

@@ -427,6 +427,7 @@ fn judge(
             baseline: Some(&p.base_raw),
             candidate: &p.head_raw,
             threshold: &p.ms.threshold,
+            history: &[],
         })
         .collect();
     let mut limits = judge_all(&limit_cmp, &limit_cfg).into_iter();

@@ -266,7 +266,7 @@ pub fn run_check(
         }
         let doubtful: BTreeSet<(String, String)> = rows
             .iter()
-            .filter(|r| matches!(r.verdict, RowVerdict::Inconclusive | RowVerdict::Regression))
+            .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict))
             .map(|r| (r.target.clone(), r.size.clone()))
             .collect();
         let more: Vec<Work<'_>> = remeasure(&work, &doubtful, &next_rep);
@@ -369,13 +369,19 @@ fn judge(
             seen.insert(key.clone());
         }
     }
+    let histories: Vec<Vec<f64>> = keyed
+        .iter()
+        .map(|(_, _, entry)| entry.map(|e| e.older_medians()).unwrap_or_default())
+        .collect();
     let comparisons: Vec<Comparison<'_>> = keyed
         .iter()
-        .map(|(key, ms, entry)| Comparison {
+        .zip(&histories)
+        .map(|((key, ms, entry), history)| Comparison {
             key: format!("{}/{}/{}/{}", key.target, key.size, key.kernel, key.metric),
             baseline: entry.map(|e| e.samples.as_slice()),
             candidate: samples.series.get(key).map_or(&[][..], |s| s.values.as_slice()),
             threshold: &ms.threshold,
+            history,
         })
         .collect();
     let judgements = judge_all(&comparisons, cfg);

@@ -20,6 +20,7 @@
 
 pub mod ab;
 pub mod baseline;
+pub mod calibrate;
 pub mod changes;
 pub mod check;
 pub mod cli;

@@ -19,7 +19,16 @@ const LAYERS: &[&[&str]] = &[
     &["plan", "profile", "baseline"],
     // 4. the run: measure, decide, assemble results
     &[
-        "measure", "session", "results", "check", "missing", "merge", "update", "ab", "changes",
+        "measure",
+        "session",
+        "results",
+        "check",
+        "missing",
+        "merge",
+        "update",
+        "ab",
+        "changes",
+        "calibrate",
     ],
     // 5. rendering typed results
     &["report"],

@@ -113,11 +113,11 @@ fn planted_slowdown_is_a_regression_and_the_rest_is_not() {
         dur["candidate"]["n"], 30,
         "re-measured up to max_repetitions (10 reps x 3 launches)"
     );
-    // The derived throughput falls with it.
-    assert_eq!(
-        rows(&r, "matmul", "n=1024", "cgp__achieved_flops.per_second")[0]["verdict"],
-        "regression"
-    );
+    // The derived throughput falls with it, by -5.7 % against a 5 % threshold: too close to the
+    // threshold for 15 baseline samples to prove it beyond, so it is doubtful, never a pass.
+    let flops = rows(&r, "matmul", "n=1024", "cgp__achieved_flops.per_second")[0];
+    assert_eq!(flops["verdict"], "inconclusive", "{flops}");
+    assert!(flops["change"].as_f64().unwrap() < -0.05);
     // 15% faster and above min_effect: an improvement, not a failure.
     assert_eq!(
         rows(&r, "vector_add", "n=1048576", "gpu__time_duration.sum")[0]["verdict"],
@@ -671,6 +671,65 @@ fn a_bad_series_in_one_target_leaves_every_baseline_untouched() {
         !store.join("synthetic-gpu-no-hardware/vector_add.json").exists(),
         "nothing is written when one target is bad"
     );
+}
+
+/// Distinct repetitions stored per baseline entry, over every baseline file under `store`.
+fn stored_reps(store: &Path) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut dirs = vec![store.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+                for entry in v["entries"].as_array().unwrap() {
+                    let mut reps: Vec<u64> = entry["reps"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|r| r.as_u64().unwrap())
+                        .collect();
+                    reps.dedup();
+                    out.push(reps.len());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn baseline_update_stores_more_repetitions_than_a_check_takes() {
+    // The example spec checks with 5 repetitions; a baseline stores up to 30 by default, and the
+    // recording holds 10: replay stores the 10 it has and does not fail.
+    let store = tempfile::tempdir().unwrap();
+    update_from_recording(&root().join("examples/recordings/main"), store.path()).success();
+    let reps = stored_reps(store.path());
+    assert!(!reps.is_empty());
+    assert!(reps.iter().all(|n| *n == 10), "{reps:?}");
+    // `baseline_repetitions` is a spec setting: 7 stores 7.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = std::fs::read_to_string(root().join("examples/cgp-gate.yaml"))
+        .unwrap()
+        .replace(
+            "  max_repetitions: 10",
+            "  max_repetitions: 10\n  baseline_repetitions: 7",
+        );
+    std::fs::write(dir.path().join("cgp-gate.yaml"), spec).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    bin()
+        .args(["baseline", "update", "--spec"])
+        .arg(dir.path().join("cgp-gate.yaml"))
+        .arg("--replay")
+        .arg(root().join("examples/recordings/main"))
+        .arg("--baselines")
+        .arg(store.path())
+        .assert()
+        .success();
+    let reps = stored_reps(store.path());
+    assert!(!reps.is_empty() && reps.iter().all(|n| *n == 7), "{reps:?}");
 }
 
 /// The HTML chart's threshold line is where the statistics put it: with `min_effect` raising the

@@ -163,7 +163,7 @@ fn merged_results_of_two_gpus_list_both_and_group_rows() {
     let md = std::fs::read_to_string(md).unwrap();
     let headline = md.lines().next().unwrap();
     assert!(
-        headline.contains("4 regressions")
+        headline.contains("2 regressions")
             && headline.contains("NVIDIA L4")
             && headline.contains("Synthetic GPU"),
         "{headline}"

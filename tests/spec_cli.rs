@@ -99,6 +99,7 @@ fn cases() -> Vec<Case> {
         case("wrong type", target_m("    command: [./a]\n    repetitions: many\n"), (5, 18), "`repetitions` of target `a` must be a whole number >= 0, found `many`"),
         case("too few repetitions", target_m("    command: [./a]\n    repetitions: 1\n"), (5, 18), "`repetitions` of target `a` must be at least 2, found 1"),
         case("max below repetitions", target_m("    command: [./a]\n    repetitions: 5\n    max_repetitions: 4\n"), (6, 22), "`max_repetitions` of target `a` (4) is less than `repetitions` (5)"),
+        case("baseline below repetitions", target_m("    command: [./a]\n    repetitions: 5\n    baseline_repetitions: 4\n"), (6, 27), "`baseline_repetitions` of target `a` (4) is less than `repetitions` (5)"),
         case("launch count zero", target("    command: [./a]\n    launch_count: 0\n"), (5, 19), "`launch_count` of target `a` must be at least 1"),
         case("bad enum", target_m("    command: [./a]\n    cache_control: some\n"), (5, 20), "`cache_control` of target `a` must be one of `all` or `none`, found `some`"),
         case("empty cwd", target("    command: [./a]\n    cwd: \"\"\n"), (5, 10), "`cwd` of target `a` is empty"),
@@ -384,8 +385,8 @@ fn valid_full_loads_every_key() {
     assert_eq!(c.profiling.replay_mode, ReplayMode::Application);
     assert_eq!(
         (c.repetitions, c.max_repetitions),
-        (7, 21),
-        "default repetitions, 3x max"
+        (7, 14),
+        "default repetitions, 2x max"
     );
     assert_eq!(c.timeout, Duration::from_secs(120));
 
@@ -408,7 +409,10 @@ fn defaults_apply_when_keys_are_omitted() {
     .unwrap();
     let t = &s.targets[0];
     assert_eq!(s.settings, spec::Settings::default());
-    assert_eq!((t.repetitions, t.max_repetitions), (5, 15));
+    assert_eq!(
+        (t.repetitions, t.max_repetitions, t.baseline_repetitions),
+        (10, 20, 30)
+    );
     assert_eq!(t.timeout, Duration::from_secs(300));
     assert_eq!(t.profiling, spec::Profiling::default());
     assert_eq!(t.clocks, ClockSetting::Ncu);

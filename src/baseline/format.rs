@@ -220,6 +220,19 @@ fn validate(path: &Path, file: &BaselineFile) -> Result<(), Error> {
                 ),
             ));
         }
+        if e.samples.len() > crate::stats::MAX_SAMPLES {
+            return Err(Error::input(
+                path,
+                format!(
+                    "{} holds {} samples; a baseline entry may hold at most {} (the statistics \
+                     judge at most that many per side): lower `baseline_repetitions` and run \
+                     `cgp-gate baseline update` again",
+                    name(),
+                    e.samples.len(),
+                    crate::stats::MAX_SAMPLES
+                ),
+            ));
+        }
         if e.reps.len() != e.samples.len() {
             return Err(Error::input(
                 path,
@@ -403,5 +416,29 @@ mod tests {
         let v = 2f64.powi(60);
         let back: f64 = serde_json::from_str(&number(v)).unwrap();
         assert_eq!(back.to_bits(), v.to_bits());
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_beyond_the_sample_bound_is_refused_with_the_bound() {
+        let path = Path::new("examples/baselines/synthetic-gpu-no-hardware/reduce.json");
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let n = crate::stats::MAX_SAMPLES + 1;
+        let entry = &mut v["entries"][0];
+        entry["samples"] = serde_json::Value::from(vec![1000.0; n]);
+        entry["reps"] = serde_json::Value::from((0..n as u64).collect::<Vec<u64>>());
+        let err = parse(path, &v.to_string()).unwrap_err().to_string();
+        assert!(err.contains("holds 200001 samples"), "{err}");
+        assert!(err.contains("at most 200000"), "{err}");
+        // At the bound it is read.
+        let entry = &mut v["entries"][0];
+        entry["samples"] = serde_json::Value::from(vec![1000.0; n - 1]);
+        entry["reps"] = serde_json::Value::from((0..n as u64 - 1).collect::<Vec<u64>>());
+        assert!(parse(path, &v.to_string()).is_ok());
     }
 }

@@ -480,3 +480,41 @@ fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
         )),
     }
 }
+
+/// `cgp-gate calibrate`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CalibrateArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Repetitions per size to measure (live runs; with --replay every recorded one is used).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(3..=10_000))]
+    pub repetitions: u32,
+    /// Simulated checks per figure.
+    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u32).range(20..=100_000))]
+    pub trials: u32,
+    /// Write the calibration as JSON (`{"rows": [...]}`, fractions: 0.012 = 1.2%).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write the Markdown table (it is printed either way).
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+}
+
+impl From<CalibrateArgs> for commands::calibrate::Options {
+    fn from(a: CalibrateArgs) -> Self {
+        let CalibrateArgs {
+            source,
+            repetitions,
+            trials,
+            json,
+            markdown,
+        } = a;
+        Self {
+            source: source.into(),
+            repetitions,
+            trials,
+            json,
+            markdown,
+        }
+    }
+}

@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use args::{
-    AbArgs, BaselineCommand, BaselineUpdateArgs, ChangesArgs, CheckArgs, EnvArgs, FailOnArg, MergeArgs,
-    ProfileArgs, ReportArgs, ReportFlagsArgs, ShardArgs, SourceArgs,
+    AbArgs, BaselineCommand, BaselineUpdateArgs, CalibrateArgs, ChangesArgs, CheckArgs, EnvArgs, FailOnArg,
+    MergeArgs, ProfileArgs, ReportArgs, ReportFlagsArgs, ShardArgs, SourceArgs,
 };
 
 use crate::commands;
@@ -64,6 +64,9 @@ pub enum Command {
     /// Measure the base and the head tree in alternation (ABBA) on this GPU and judge each row
     /// on its pairs; no stored baseline. Same verdicts, reports and exit codes as `check`.
     Ab(AbArgs),
+    /// Measure unchanged code (or read a recording) and report, per metric, the runner's noise,
+    /// the smallest change the gate finds, and the threshold it suggests.
+    Calibrate(CalibrateArgs),
 }
 
 /// Entry point of the binary.
@@ -111,6 +114,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Merge(args) => commands::merge::run(&args.into(), out),
         Command::Changes(args) => commands::changes::run(&args.into(), out),
         Command::Ab(args) => commands::ab::run(&args.into(), out),
+        Command::Calibrate(args) => commands::calibrate::run(&args.into(), out),
         Command::Baseline(BaselineCommand::Update(args)) => commands::baseline::update(&args.into(), out),
         Command::Baseline(BaselineCommand::Show { baselines }) => commands::baseline::show(&baselines, out),
     }

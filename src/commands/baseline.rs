@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{Selected, ShardOptions, SourceOptions, measure_once, stdout_err};
+use super::{Reps, Selected, ShardOptions, SourceOptions, measure_once, stdout_err};
 use crate::error::Result;
 use crate::exit_codes;
 
@@ -52,7 +52,14 @@ pub fn update(args: &UpdateOptions, out: &mut dyn Write) -> Result<i32> {
         return Ok(exit_codes::OK);
     }
     let mut progress = std::io::stderr().lock();
-    let mut run = measure_once(&args.source, &sel, &targets, shard.as_ref(), &mut progress)?;
+    let mut run = measure_once(
+        &args.source,
+        &sel,
+        &targets,
+        shard.as_ref(),
+        Reps::Baseline,
+        &mut progress,
+    )?;
     if !run.m.errors.is_empty() {
         for e in &run.m.errors {
             eprintln!("error: {}", e.message);

@@ -4,6 +4,7 @@
 
 pub mod ab;
 pub mod baseline;
+pub mod calibrate;
 pub mod changes;
 pub mod check;
 pub mod env;
@@ -173,6 +174,19 @@ pub(crate) struct MeasuredRun {
     /// Per target, taken while NVML was open.
     pub fingerprints: std::collections::BTreeMap<String, crate::gpu::fingerprint::Fingerprint>,
     pub health: Option<crate::results::Health>,
+    /// The recording says its data was not measured on a GPU.
+    pub synthetic: bool,
+}
+
+/// How many repetitions a measuring command takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reps {
+    /// `repetitions` (profile).
+    Check,
+    /// `baseline_repetitions` (from a recording: what it holds, up to that).
+    Baseline,
+    /// This many (from a recording: what it holds, up to that).
+    Calibrate(u32),
 }
 
 /// Profile (or replay) every repetition of the targets once: open the session (NVML, clocks),
@@ -182,10 +196,26 @@ pub(crate) fn measure_once(
     sel: &Selected,
     targets: &[&crate::spec::Target],
     shard: Option<&crate::plan::Selection>,
+    reps: Reps,
     progress: &mut dyn Write,
 ) -> Result<MeasuredRun> {
     let (mut profiler, ncu_version, session, mut recorder) = open_run(source, sel, targets, progress)?;
-    let work = crate::plan::initial_work(targets, shard);
+    let mut work = match reps {
+        Reps::Check => crate::plan::initial_work(targets, shard),
+        Reps::Baseline => crate::plan::baseline_work(targets, shard),
+        Reps::Calibrate(n) => {
+            let mut w = crate::plan::initial_work(targets, shard);
+            for x in &mut w {
+                x.reps.1 = n;
+            }
+            w
+        }
+    };
+    if reps != Reps::Check && source.replay.is_some() {
+        crate::plan::cap_to_recording(&mut work, |w| {
+            crate::profile::recorded_repetitions(profiler.as_ref(), w.target, w.size, w.reps.1)
+        });
+    }
     let mut watch = session.watch(&sel.spec.settings);
     let m = crate::measure::measure(
         profiler.as_mut(),
@@ -218,6 +248,7 @@ pub(crate) fn measure_once(
         source: profiler.source(),
         fingerprints,
         health,
+        synthetic: profiler.manifest().is_some_and(|m| m.synthetic),
     })
 }
 

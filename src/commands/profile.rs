@@ -47,7 +47,14 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
         session.finish()?;
         return Ok(exit_codes::OK);
     }
-    let run = measure_once(&args.source, &sel, &targets, None, &mut progress)?;
+    let run = measure_once(
+        &args.source,
+        &sel,
+        &targets,
+        None,
+        super::Reps::Check,
+        &mut progress,
+    )?;
     let fingerprint = targets
         .first()
         .and_then(|t| run.fingerprints.get(&t.name))

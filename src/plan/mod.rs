@@ -11,4 +11,4 @@ pub mod work;
 
 pub use job::{DURATION_METRIC, app_argv, ncu_metrics};
 pub use shard::{Selection, Shard};
-pub use work::{Work, initial_work, remeasure};
+pub use work::{Work, baseline_work, cap_to_recording, initial_work, remeasure};

@@ -37,6 +37,29 @@ pub fn initial_work<'a>(targets: &[&'a Target], shard: Option<&Selection>) -> Ve
         .collect()
 }
 
+/// The work of a baseline: as [`initial_work`], with `baseline_repetitions` repetitions.
+pub fn baseline_work<'a>(targets: &[&'a Target], shard: Option<&Selection>) -> Vec<Work<'a>> {
+    let mut work = initial_work(targets, shard);
+    for w in &mut work {
+        w.reps.1 = w.target.baseline_repetitions;
+    }
+    work
+}
+
+/// For a baseline (or a calibration) from a recording: take the repetitions it holds, up to the
+/// work's count, without failing when it holds fewer. `held(w)` is how many repetitions the
+/// recording holds for `w` (`profile::recorded_repetitions`: the manifest's count, or without one
+/// the files present from rep 0 on). A size with nothing recorded keeps its work, so the run
+/// fails and says what is missing.
+pub fn cap_to_recording(work: &mut [Work<'_>], held: impl Fn(&Work<'_>) -> u32) {
+    for w in work {
+        let held = held(w);
+        if held > 0 {
+            w.reps.1 = w.reps.1.min(held);
+        }
+    }
+}
+
 /// What to re-measure: the next block of repetitions (up to `max_repetitions`) of every work
 /// item whose (target, size) is `doubtful`. `next_rep` holds the first repetition not yet run.
 pub fn remeasure<'a>(
@@ -48,10 +71,13 @@ pub fn remeasure<'a>(
         .filter_map(|w| {
             let id = w.id();
             let next = *next_rep.get(&id)?;
-            (doubtful.contains(&id) && next < w.target.max_repetitions).then(|| Work {
+            // The policy `examples/power.rs` and `calibrate` simulate: stats::remeasure.
+            let reps =
+                crate::stats::remeasure::next_round(next, w.target.repetitions, w.target.max_repetitions)?;
+            doubtful.contains(&id).then_some(Work {
                 target: w.target,
                 size: w.size,
-                reps: (next, (next + w.target.repetitions).min(w.target.max_repetitions)),
+                reps,
             })
         })
         .collect()

@@ -42,6 +42,7 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "metrics",
     "repetitions",
     "max_repetitions",
+    "baseline_repetitions",
     "timeout",
     "clock_control",
     "cache_control",
@@ -52,7 +53,10 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "allow_missing",
 ];
 
-pub(crate) const DEFAULT_REPETITIONS: u32 = 5;
+pub(crate) const DEFAULT_REPETITIONS: u32 = 10;
+/// Repetitions `baseline update` stores by default (at least `repetitions`): paid once per merge,
+/// shared by every pull request, and what gives the tests their power (docs/statistics.md).
+pub(crate) const DEFAULT_BASELINE_REPETITIONS: u32 = 30;
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Longest target name and size key (`m=1024,n=512`), in bytes: both become file or folder names
 /// (`<target>.json`, `<recording>/<target>/<size>/`), and file systems allow 255 bytes.
@@ -401,7 +405,7 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
                         format!("`repetitions` of {what} must be at least 2, found {r}"),
                     )
                     .help(
-                        "the statistics need at least two runs per size to estimate noise; 5 is the default",
+                        "the statistics need at least two runs per size to estimate noise; 10 is the default",
                     ));
             }
             r
@@ -423,7 +427,24 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
             }
             r
         }
-        None => repetitions.saturating_mul(3),
+        None => repetitions.saturating_mul(2),
+    };
+    let baseline_repetitions = match m.get("baseline_repetitions") {
+        Some(n) => {
+            let r: u32 = ctx.uint(n, &format!("`baseline_repetitions` of {what}"))?;
+            if r < repetitions {
+                return Err(ctx
+                    .err(
+                        n,
+                        format!(
+                            "`baseline_repetitions` of {what} ({r}) is less than `repetitions` ({repetitions})"
+                        ),
+                    )
+                    .help("a baseline is measured once per merge and compared by every check: store at least as many repetitions as a check takes (default 30)"));
+            }
+            r
+        }
+        None => DEFAULT_BASELINE_REPETITIONS.max(repetitions),
     };
 
     let timeout = match m.get("timeout") {
@@ -484,6 +505,7 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
         metrics,
         repetitions,
         max_repetitions,
+        baseline_repetitions,
         timeout,
         profiling: Profiling {
             clock_control,

@@ -127,6 +127,9 @@ pub struct Target {
     pub repetitions: u32,
     /// Upper bound for re-measurement of doubtful rows.
     pub max_repetitions: u32,
+    /// Repetitions `baseline update` stores (>= `repetitions`); a recording with fewer gives
+    /// what it has.
+    pub baseline_repetitions: u32,
     /// Wall-clock limit for one ncu run.
     pub timeout: Duration,
     pub profiling: Profiling,

@@ -201,11 +201,15 @@ fn target_properties() -> Value {
             "additionalProperties": { "$ref": "#/definitions/threshold" }
         },
         "repetitions": {
-            "description": "Repetitions per size (separate ncu runs). Default 5.",
+            "description": "Repetitions per size (separate ncu runs) a check takes. Default 10.",
             "type": "integer", "minimum": 2
         },
         "max_repetitions": {
-            "description": "Upper bound when re-measuring doubtful rows. Default 3 x repetitions.",
+            "description": "Upper bound when re-measuring doubtful rows. Default 2 x repetitions.",
+            "type": "integer", "minimum": 2
+        },
+        "baseline_repetitions": {
+            "description": "Repetitions `baseline update` stores (at least repetitions). Default 30 (or repetitions, if more).",
             "type": "integer", "minimum": 2
         },
         "timeout": {

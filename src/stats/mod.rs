@@ -4,12 +4,16 @@
 pub mod bootstrap;
 pub mod changepoint;
 pub mod hodges_lehmann;
+pub mod jobspread;
 pub mod mannwhitney;
 pub mod median_ci;
 pub mod multiple;
+pub mod noise;
 pub mod order;
 pub mod outliers;
 pub mod paired;
+pub mod ranks;
+pub mod remeasure;
 pub mod rng;
 pub mod row;
 pub mod summary;
@@ -22,4 +26,6 @@ pub use multiple::holm;
 pub use outliers::tukey_outliers;
 pub use row::{RowVerdict, SideSummary};
 pub use summary::{median, summarize};
-pub use verdict::{Comparison, Config, IntervalMethod, Judgement, MIN_SAMPLES, judge, judge_all};
+pub use verdict::{
+    Comparison, Config, IntervalMethod, Judgement, MAX_SAMPLES, MIN_SAMPLES, judge, judge_all,
+};

@@ -654,6 +654,7 @@ mod tests {
                     baseline: Some(&b),
                     candidate: &h,
                     threshold: &t,
+                    history: &[],
                 },
                 &cfg,
             );

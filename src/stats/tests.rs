@@ -52,6 +52,7 @@ fn one(baseline: Option<&[f64]>, candidate: &[f64], t: &Threshold) -> Judgement 
             baseline,
             candidate,
             threshold: t,
+            history: &[],
         },
         &Config::default(),
     )
@@ -100,8 +101,9 @@ fn change_under_the_threshold_is_never_a_regression() {
     // A real 1.5 % slowdown, clearly significant, with a 3 % threshold.
     let t = rel(0.03, Direction::Lower);
     let j = one(Some(&durations(1.0)), &durations_b(1.015), &t);
-    assert_ne!(j.verdict, RowVerdict::Regression, "{}", j.reason);
-    assert!(j.p.unwrap() < 0.001);
+    assert_eq!(j.verdict, RowVerdict::Pass, "{}", j.reason);
+    // The test is against the threshold: candidate vs baseline x 1.03 is not significant.
+    assert!(j.p.unwrap() > 0.5, "{:?}", j.p);
 }
 
 #[test]
@@ -222,6 +224,7 @@ fn missing_or_broken_data_gets_a_reason_never_a_panic() {
         baseline: None,
         candidate: &[1.0],
         threshold: &t,
+        history: &[],
     }];
     let j = judge_all(&rows, &cfg);
     assert_eq!(j[0].verdict, RowVerdict::Error);
@@ -243,6 +246,7 @@ fn holm_keeps_one_marginal_row_from_failing_a_large_run() {
         baseline: Some(&b),
         candidate: &c,
         threshold: &t,
+        history: &[],
     }];
     for i in 0..19 {
         rows.push(Comparison {
@@ -250,6 +254,7 @@ fn holm_keeps_one_marginal_row_from_failing_a_large_run() {
             baseline: Some(&b),
             candidate: &null_c,
             threshold: &t,
+            history: &[],
         });
     }
     let js = judge_all(&rows, &Config::default());
@@ -273,6 +278,7 @@ fn bootstrap_interval_is_seeded_by_row_key() {
         baseline: Some(&b),
         candidate: &c,
         threshold: &t,
+        history: &[],
     };
     let a1 = judge(&row("a"), &cfg);
     let a2 = judge(&row("a"), &cfg);
@@ -284,6 +290,128 @@ fn bootstrap_interval_is_seeded_by_row_key() {
         a1.change_ci, other.change_ci,
         "different rows draw different resamples"
     );
+}
+
+/// SYNTHETIC durations: a log-normal body with CV `cv` around `mu`, from a seeded stream.
+fn lognormal(seed: u64, n: usize, mu: f64, cv: f64) -> Vec<f64> {
+    let mut rng = crate::stats::rng::Rng::new(seed);
+    (0..n).map(|_| mu * (cv * rng.normal()).exp()).collect()
+}
+
+fn row<'a>(key: String, b: &'a [f64], c: &'a [f64], t: &'a Threshold) -> Comparison<'a> {
+    Comparison {
+        key,
+        baseline: Some(b),
+        candidate: c,
+        threshold: t,
+        history: &[],
+    }
+}
+
+#[test]
+fn uniform_shift_under_the_threshold_never_fails_the_run() {
+    // Issue 12: a 2 % move of every metric (a compiler or header change) under a 3 % threshold
+    // failed 44.6 % of runs when the test was against zero. 50 metrics, 30 baseline and 10
+    // candidate samples at CV 1 %: no regression, and most rows pass outright.
+    let t = rel(0.03, Direction::Lower);
+    let data: Vec<(Vec<f64>, Vec<f64>)> = (0..50)
+        .map(|i| {
+            (
+                lognormal(1000 + i, 30, 50_000.0, 0.01),
+                lognormal(2000 + i, 10, 50_000.0 * 1.02, 0.01),
+            )
+        })
+        .collect();
+    let rows: Vec<Comparison<'_>> = data
+        .iter()
+        .enumerate()
+        .map(|(i, (b, c))| row(format!("m{i}"), b, c, &t))
+        .collect();
+    let js = judge_all(&rows, &Config::default());
+    let count = |v: RowVerdict| js.iter().filter(|j| j.verdict == v).count();
+    assert_eq!(count(RowVerdict::Regression), 0);
+    assert!(count(RowVerdict::Pass) >= 30, "{} pass", count(RowVerdict::Pass));
+    assert_eq!(count(RowVerdict::Pass) + count(RowVerdict::Inconclusive), 50);
+}
+
+#[test]
+fn slowdowns_beyond_the_threshold_regress() {
+    let t = rel(0.03, Direction::Lower);
+    for (i, shift) in [0.045, 0.05, 0.08, 0.10, 0.30].into_iter().enumerate() {
+        let b = lognormal(10 + i as u64, 30, 80_000.0, 0.005);
+        let c = lognormal(20 + i as u64, 10, 80_000.0 * (1.0 + shift), 0.005);
+        let j = one(Some(&b), &c, &t);
+        assert_eq!(j.verdict, RowVerdict::Regression, "{shift}: {}", j.reason);
+        assert!(j.change_ci.unwrap()[0] > 0.03, "{shift}: {:?}", j.change_ci);
+        assert!(j.reason.contains("baseline x 1.03"), "{}", j.reason);
+    }
+}
+
+#[test]
+fn shift_straddling_the_threshold_is_inconclusive_with_a_note() {
+    // A true 3.6 % slowdown against a 3 % threshold at CV 1 %: the interval reaches both sides of
+    // the threshold. Before, significance against zero plus an estimate beyond 3 % failed it.
+    let t = rel(0.03, Direction::Lower);
+    let b = lognormal(31, 30, 20_000.0, 0.01);
+    let c = lognormal(32, 10, 20_000.0 * 1.036, 0.01);
+    let j = one(Some(&b), &c, &t);
+    assert_eq!(j.verdict, RowVerdict::Inconclusive, "{}", j.reason);
+    let [lo, hi] = j.change_ci.unwrap();
+    assert!(lo < 0.03 && hi > 0.03, "{lo} {hi}");
+    assert!(j.change.unwrap() > 0.03, "{:?}", j.change);
+    assert!(j.reason.contains("straddles"), "{}", j.reason);
+    assert!(
+        j.reason
+            .contains("note: the estimate is beyond the 3.00% threshold and significant against no change"),
+        "{}",
+        j.reason
+    );
+}
+
+#[test]
+fn between_job_spread_widens_the_interval_and_warns() {
+    let t = rel(0.03, Direction::Lower);
+    let b = lognormal(41, 30, 10_000.0, 0.003);
+    let c = lognormal(42, 10, 10_000.0 * 1.05, 0.003);
+    assert_eq!(one(Some(&b), &c, &t).verdict, RowVerdict::Regression);
+    // Ten earlier baselines whose medians move about 2 % from job to job.
+    let history: Vec<f64> = lognormal(43, 10, 10_000.0, 0.02);
+    let cmp = Comparison {
+        key: "k".into(),
+        baseline: Some(&b),
+        candidate: &c,
+        threshold: &t,
+        history: &history,
+    };
+    let j = judge(&cmp, &Config::default());
+    let spread = j.job_spread.unwrap();
+    assert!(spread > 0.01, "{spread}");
+    assert_ne!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    assert!(j.reason.contains("between-job spread"), "{}", j.reason);
+    assert!(
+        j.reason.contains("warning: the threshold is under 3x"),
+        "{}",
+        j.reason
+    );
+    // A steady history changes nothing.
+    let steady = vec![b[0]; 10];
+    let j = judge(
+        &Comparison {
+            history: &steady,
+            ..cmp
+        },
+        &Config::default(),
+    );
+    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+}
+
+#[test]
+fn rows_beyond_the_sample_bound_are_errors() {
+    let t = rel(0.03, Direction::Lower);
+    let big: Vec<f64> = (0..=MAX_SAMPLES).map(|i| 100.0 + (i % 7) as f64).collect();
+    let j = one(Some(&big), &durations(1.0), &t);
+    assert_eq!(j.verdict, RowVerdict::Error);
+    assert!(j.reason.contains("too many samples"), "{}", j.reason);
 }
 
 fn samples(n: std::ops::Range<usize>) -> impl Strategy<Value = Vec<f64>> {
@@ -370,8 +498,8 @@ proptest! {
             ..Config::default()
         };
         let rows = [
-            Comparison { key: "a".into(), baseline: b.as_deref(), candidate: &c, threshold: &t },
-            Comparison { key: "b".into(), baseline: Some(&c), candidate: &c, threshold: &t },
+            Comparison { key: "a".into(), baseline: b.as_deref(), candidate: &c, threshold: &t, history: &[] },
+            Comparison { key: "b".into(), baseline: Some(&c), candidate: &c, threshold: &t, history: &[] },
         ];
         let js = judge_all(&rows, &cfg);
         prop_assert_eq!(js.len(), 2);

@@ -3,10 +3,13 @@
 //! Three kinds of row (see `docs/statistics.md` for the reasoning and the measured error rates):
 //! - both sides constant (registers, instruction counts, launch configuration): exact comparison,
 //!   the threshold being the tolerance;
-//! - noisy, with a baseline: one-sided Mann-Whitney U in each direction, Hodges-Lehmann relative
-//!   shift with its distribution-free interval; regression = significant after Holm over the run
-//!   AND the point estimate beyond the threshold (and beyond `min_effect`); pass = the interval
-//!   rules a regression beyond the threshold out; otherwise inconclusive;
+//! - noisy, with a baseline: decided against the threshold, not against zero. Regression = the
+//!   one-sided U test of the candidate against the baseline x (1 + T) (and against baseline +
+//!   `min_effect`) is significant after Holm over the run, i.e. the whole interval of the
+//!   Hodges-Lehmann shift lies beyond the threshold; pass = the interval lies within it;
+//!   otherwise inconclusive (re-measured; the last round decides). A shift beyond the threshold
+//!   that is only significant against zero is a note in the reason. Intervals are widened by the
+//!   between-job spread estimated from the baseline's history (`jobspread`);
 //! - `min:`/`max:` limits: the candidate's median against the limit, by its order-statistic
 //!   interval and the sign test (also in the Holm family).
 
@@ -15,14 +18,22 @@ use crate::threshold::{Direction, Threshold, ThresholdKind};
 
 use super::bootstrap;
 use super::hodges_lehmann::{self, Shift};
-use super::mannwhitney::{NullCache, mann_whitney};
+use super::jobspread::{JobSpread, job_spread};
+use super::mannwhitney::{NullCache, mann_whitney_sorted};
 use super::median_ci::{median_interval, sign_test};
 use super::multiple::holm;
 use super::rng::seed_for;
 use super::summary::{sorted_finite, summarize};
+use statrs::distribution::{ContinuousCDF, Normal};
 
 /// Fewer samples than this on a side: no test, the row is inconclusive.
 pub const MIN_SAMPLES: usize = 3;
+
+/// Most samples a side may hold (a baseline entry, or a candidate row). Judging 100 000 per side
+/// takes well under a second (`cargo run --release --example stats_bench`); this bound keeps every
+/// row within a few seconds and a baseline file within reason. Baselines holding more are refused
+/// when read.
+pub const MAX_SAMPLES: usize = 200_000;
 
 /// How the interval of the relative shift is computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -83,6 +94,9 @@ pub struct Comparison<'a> {
     /// Candidate samples in base units.
     pub candidate: &'a [f64],
     pub threshold: &'a Threshold,
+    /// Medians of the baseline's older generations, oldest first (each from its own job): the
+    /// between-job spread is estimated from them and the current baseline. Empty: none assumed.
+    pub history: &'a [f64],
 }
 
 /// The verdict of one row and everything that explains it.
@@ -109,6 +123,9 @@ pub struct Judgement {
     pub candidate: SideSummary,
     /// For `min:`/`max:` rows: interval of the candidate's median, base units.
     pub median_ci: Option<[f64; 2]>,
+    /// Between-job spread (log scale) estimated from the baseline history and used to widen the
+    /// interval; `None` without enough history.
+    pub job_spread: Option<f64>,
     /// The relative tolerance the test judged against: the threshold, raised to
     /// `min_effect` / baseline median where that is larger. `None` when no shift was tested.
     pub tolerance: Option<f64>,
@@ -143,13 +160,15 @@ pub fn judge_all(rows: &[Comparison<'_>], cfg: &Config) -> Vec<Judgement> {
     let prepared: Vec<Prepared> = rows.iter().map(|r| prepare(r, cfg, &mut cache)).collect();
     let p_bad: Vec<Option<f64>> = prepared.iter().map(Prepared::p_bad).collect();
     let p_good: Vec<Option<f64>> = prepared.iter().map(Prepared::p_good).collect();
+    let p_zero: Vec<Option<f64>> = prepared.iter().map(Prepared::p_zero).collect();
     let adj_bad = holm(&p_bad);
     let adj_good = holm(&p_good);
+    let adj_zero = holm(&p_zero);
     let family = p_bad.iter().flatten().count();
     prepared
         .into_iter()
-        .zip(adj_bad.into_iter().zip(adj_good))
-        .map(|(p, (ab, ag))| p.decide(ab, ag, family, cfg))
+        .zip(adj_bad.into_iter().zip(adj_good).zip(adj_zero))
+        .map(|(p, ((ab, ag), az))| p.decide([ab, ag, az], family, cfg))
         .collect()
 }
 
@@ -162,15 +181,28 @@ enum Prepared {
 
 struct ShiftRow {
     j: Judgement,
+    /// The relative shift, its interval widened by the between-job spread.
     shift: Shift,
+    /// U test against the baseline moved to the regression boundary (Holm: regression family).
     p_bad: f64,
+    /// U test against the baseline moved to the improvement boundary (improvement family).
     p_good: f64,
+    /// U test against the unmoved baseline in the bad direction (for the note only).
+    p_zero: f64,
     /// +1 when an increase is bad (lower is better), -1 otherwise.
     bad_sign: f64,
-    /// Relative tolerance: the threshold, raised to `min_effect` / baseline median if larger.
-    tolerance: f64,
+    /// Relative threshold (0 for `exact`).
+    fraction: f64,
+    /// `min_effect` in base units, with the absolute interval when it is set.
+    effect: Option<(f64, Shift)>,
+    /// Text of the tolerance, e.g. `3.00% threshold` or `3.00% threshold and min effect 500ns`.
     tolerance_text: String,
+    /// `min_effect` as written, e.g. `500ns`.
+    effect_text: String,
     exact_kind: bool,
+    spread: Option<JobSpread>,
+    /// Half-width added on each side of the log-scale interval for the between-job spread.
+    widen: f64,
 }
 
 struct LimitRow {
@@ -198,11 +230,21 @@ impl Prepared {
         }
     }
 
-    fn decide(self, adj_bad: Option<f64>, adj_good: Option<f64>, family: usize, cfg: &Config) -> Judgement {
+    fn p_zero(&self) -> Option<f64> {
+        match self {
+            Self::Shift(s) => Some(s.p_zero),
+            _ => None,
+        }
+    }
+
+    /// `adj`: the Holm-adjusted p-values of the regression, improvement and against-zero
+    /// families.
+    fn decide(self, adj: [Option<f64>; 3], family: usize, cfg: &Config) -> Judgement {
+        let [bad, good, zero] = adj.map(|a| a.unwrap_or(1.0));
         match self {
             Self::Done(j) => j,
-            Self::Shift(s) => s.decide(adj_bad.unwrap_or(1.0), adj_good.unwrap_or(1.0), family, cfg),
-            Self::Limit(l) => l.decide(adj_bad.unwrap_or(1.0), family, cfg),
+            Self::Shift(s) => s.decide(bad, good, zero, family, cfg),
+            Self::Limit(l) => l.decide(bad, family, cfg),
         }
     }
 }
@@ -228,6 +270,7 @@ fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reaso
         baseline: row.baseline.map(summarize),
         candidate: summarize(row.candidate),
         median_ci: None,
+        job_spread: None,
         tolerance: None,
         limit: None,
     }
@@ -338,6 +381,14 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
             ),
         );
     }
+    if nb > MAX_SAMPLES || nc > MAX_SAMPLES {
+        return done(
+            RowVerdict::Error,
+            format!(
+                "too many samples to judge: {nb} baseline and {nc} candidate, at most {MAX_SAMPLES} per side; lower repetitions or thin the baseline"
+            ),
+        );
+    }
     let shift = match cfg.interval {
         IntervalMethod::HodgesLehmann => {
             hodges_lehmann::relative_shift(row.candidate, baseline, cfg.confidence, cache)
@@ -350,48 +401,74 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
             seed_for(cfg.seed, &row.key),
         ),
     };
-    let Some(shift) = shift else {
+    let Some(mut shift) = shift else {
         return done(
             RowVerdict::Inconclusive,
             "a relative change needs positive samples and this metric has values <= 0; use a min/max threshold".to_owned(),
         );
     };
-    let mw = match mann_whitney(row.candidate, baseline, cache) {
-        Ok(mw) => mw,
-        Err(e) => return done(RowVerdict::Error, e),
-    };
+    let c = sorted_finite(row.candidate);
+    let b = sorted_finite(baseline);
     let bad_sign = match row.threshold.direction {
         Direction::Lower => 1.0,
         Direction::Higher => -1.0,
-    };
-    let (p_bad, p_good) = if bad_sign > 0.0 {
-        (mw.p_greater, mw.p_less)
-    } else {
-        (mw.p_less, mw.p_greater)
     };
     let fraction = match row.threshold.kind {
         ThresholdKind::Relative { fraction } => fraction,
         _ => 0.0,
     };
     let mut j = base_judgement(row, cfg, RowVerdict::Inconclusive, "");
-    let base_median = j.baseline.as_ref().map_or(0.0, |b| b.median);
-    let from_effect = if base_median > 0.0 {
-        min_effect / base_median
+    let (base_median, base_cv) = j.baseline.as_ref().map_or((0.0, None), |s| (s.median, s.cv));
+    let spread = job_spread(row.history, base_median, base_cv, nb);
+    // The offset between two jobs has twice a job's variance; the interval is widened by its
+    // half-width at the interval's own level.
+    let z = Normal::standard().inverse_cdf(0.5 + cfg.confidence / 2.0);
+    let widen = spread.map_or(0.0, |s| z * std::f64::consts::SQRT_2 * s.spread);
+    shift.ci = [
+        (1.0 + shift.ci[0]) * (-widen).exp() - 1.0,
+        (1.0 + shift.ci[1]) * widen.exp() - 1.0,
+    ];
+    let effect = (min_effect > 0.0).then(|| {
+        (
+            min_effect,
+            hodges_lehmann::absolute_shift_sorted(&c, &b, cfg.confidence, cache),
+        )
+    });
+    // The baseline moved to the regression and improvement boundaries; a relative threshold of
+    // 100 % or more cannot be crossed downwards by positive values.
+    let up = (1.0 + fraction) * widen.exp();
+    let down = (fraction < 1.0).then(|| (1.0 - fraction) * (-widen).exp());
+    let greater =
+        |map: &dyn Fn(f64) -> f64, cache: &mut NullCache| mann_whitney_sorted(&c, &b, map, cache).p_greater;
+    let less =
+        |map: &dyn Fn(f64) -> f64, cache: &mut NullCache| mann_whitney_sorted(&c, &b, map, cache).p_less;
+    // Intersection-union: beyond the threshold AND beyond min_effect needs both tests.
+    let (p_bad, p_good, p_zero) = if bad_sign > 0.0 {
+        let mut bad = greater(&|x| x * up, cache);
+        let mut good = down.map_or(1.0, |d| less(&|x| x * d, cache));
+        if min_effect > 0.0 {
+            bad = bad.max(greater(&|x| x + min_effect, cache));
+            good = good.max(less(&|x| x - min_effect, cache));
+        }
+        (bad, good, greater(&|x| x, cache))
     } else {
-        0.0
+        let mut bad = down.map_or(1.0, |d| less(&|x| x * d, cache));
+        let mut good = greater(&|x| x * up, cache);
+        if min_effect > 0.0 {
+            bad = bad.max(less(&|x| x - min_effect, cache));
+            good = good.max(greater(&|x| x + min_effect, cache));
+        }
+        (bad, good, less(&|x| x, cache))
     };
-    let (tolerance, tolerance_text) = if from_effect > fraction {
-        (
-            from_effect,
-            format!("min effect {} ({})", effect_text(row), pct(from_effect)),
-        )
-    } else if exact_kind {
-        (0.0, "exact threshold".to_owned())
+    let threshold_text = if exact_kind {
+        "exact threshold".to_owned()
     } else {
-        (
-            fraction,
-            format!("{} threshold", pct(fraction).trim_start_matches('+')),
-        )
+        format!("{} threshold", pct(fraction).trim_start_matches('+'))
+    };
+    let tolerance_text = if min_effect > 0.0 {
+        format!("{threshold_text} and min effect {}", effect_text(row))
+    } else {
+        threshold_text
     };
     j.method = match cfg.interval {
         IntervalMethod::HodgesLehmann => "mann-whitney+hodges-lehmann",
@@ -402,15 +479,21 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
     j.change_ci = Some(shift.ci);
     j.confidence = shift.confidence;
     j.p = Some(p_bad);
+    j.job_spread = spread.map(|s| s.spread);
     Prepared::Shift(ShiftRow {
         j,
         shift,
         p_bad,
         p_good,
+        p_zero,
         bad_sign,
-        tolerance,
+        fraction,
+        effect,
         tolerance_text,
+        effect_text: effect_text(row),
         exact_kind,
+        spread,
+        widen,
     })
 }
 
@@ -578,71 +661,138 @@ impl LimitRow {
 }
 
 impl ShiftRow {
-    fn decide(mut self, adj_bad: f64, adj_good: f64, family: usize, cfg: &Config) -> Judgement {
+    fn decide(
+        mut self,
+        adj_bad: f64,
+        adj_good: f64,
+        adj_zero: f64,
+        family: usize,
+        cfg: &Config,
+    ) -> Judgement {
         let j = &mut self.j;
         j.p_adjusted = Some(adj_bad);
         let s = self.bad_sign;
-        let est_bad = s * self.shift.change;
+        let t = self.fraction;
         let [lo, hi] = self.shift.ci;
-        // Upper end of the interval measured in the bad direction.
-        let bad_hi = if s > 0.0 { hi } else { -lo };
-        let t = self.tolerance;
-        j.tolerance = Some(t);
-        j.limit = j.baseline.as_ref().map(|b| b.median * (1.0 + self.bad_sign * t));
+        // Interval ends measured in the bad direction.
+        let (bad_lo, bad_hi) = if s > 0.0 { (lo, hi) } else { (-hi, -lo) };
+        let est_bad = s * self.shift.change;
+        // For the reports: the relative tolerance (the threshold, or min_effect relative to the
+        // baseline median where larger) and where the candidate's median crosses it.
+        let base_median = j.baseline.as_ref().map_or(0.0, |b| b.median);
+        let from_effect = match self.effect {
+            Some((e, _)) if base_median > 0.0 => e / base_median,
+            _ => 0.0,
+        };
+        let shown = t.max(from_effect);
+        j.tolerance = Some(shown);
+        j.limit = j.baseline.as_ref().map(|b| b.median * (1.0 + s * shown));
         let tol = &self.tolerance_text;
         let change = pct(self.shift.change);
         let interval = format!("[{}, {}]", pct(lo), pct(hi));
         let conf = format!("{:.1}%", self.shift.confidence * 100.0);
+        // Within the tolerance: the relative interval within T, or the absolute one within
+        // min_effect (a regression must exceed both).
+        let within_rel = bad_hi < t;
+        let within_abs = self.effect.is_some_and(|(e, a)| {
+            let hi = if s > 0.0 { a.ci[1] } else { -a.ci[0] };
+            hi < e
+        });
+        let beyond_est = est_bad > t && self.effect.is_none_or(|(e, a)| s * a.change > e);
         let sig_bad = adj_bad <= cfg.alpha;
         let sig_good = adj_good <= cfg.alpha;
-        (j.verdict, j.reason) = if sig_bad && est_bad > t {
+        let boundary = if s > 0.0 {
+            format!("baseline x {}", num(1.0 + t))
+        } else {
+            format!("baseline x {}", num(1.0 - t))
+        };
+        let mut note = String::new();
+        if !sig_bad && beyond_est && adj_zero <= cfg.alpha {
+            note = format!(
+                "; note: the estimate is beyond the {tol} and significant against no change (adjusted p {adj_zero:.2e}), but not against the threshold"
+            );
+        }
+        (j.verdict, j.reason) = if self.exact_kind && self.effect.is_none() {
+            // `exact` on a noisy metric: the threshold is zero, so the test against zero decides.
+            let how = "an exact threshold on a noisy metric is judged by the test alone";
+            if sig_bad {
+                (
+                    RowVerdict::Regression,
+                    format!(
+                        "{change} (interval {interval}) is a significant worsening (adjusted p {adj_bad:.2e} after holm over {family} tests); {how}"
+                    ),
+                )
+            } else if sig_good {
+                (
+                    RowVerdict::Improvement,
+                    format!(
+                        "{change} (interval {interval}) is a significant improvement (adjusted p {adj_good:.2e}); {how}"
+                    ),
+                )
+            } else {
+                (
+                    RowVerdict::Pass,
+                    format!(
+                        "no significant worsening ({change}, interval {interval}, adjusted p {adj_bad:.2e}); {how}"
+                    ),
+                )
+            }
+        } else if sig_bad {
             (
                 RowVerdict::Regression,
                 format!(
-                    "{change} (interval {interval}) is worse than the {tol}, significant after holm over {family} tests (adjusted p {adj_bad:.2e})"
+                    "{change} (interval {interval}) is worse than the {tol}: the candidate is significantly worse than {boundary} (adjusted p {adj_bad:.2e} after holm over {family} tests)"
                 ),
             )
-        } else if sig_good && -est_bad > t {
+        } else if sig_good {
             (
                 RowVerdict::Improvement,
                 format!(
-                    "{change} (interval {interval}) is better than the {tol}, significant (improvement adjusted p {adj_good:.2e})"
+                    "{change} (interval {interval}) is better than the {tol}, significant against the threshold (improvement adjusted p {adj_good:.2e})"
                 ),
             )
-        } else if self.exact_kind && !sig_bad {
-            (
-                RowVerdict::Pass,
+        } else if within_rel || within_abs {
+            let what = if within_rel {
+                format!("the {conf} interval {interval} lies within the {tol}")
+            } else {
+                let (_, a) = self.effect.unwrap_or((0.0, self.shift));
                 format!(
-                    "no significant worsening ({change}, interval {interval}, adjusted p {adj_bad:.2e}); an exact threshold on a noisy metric is judged by the test alone"
-                ),
-            )
-        } else if bad_hi < t {
-            (
-                RowVerdict::Pass,
-                format!("the {conf} interval {interval} rules out a regression beyond the {tol}"),
-            )
-        } else if est_bad > t {
+                    "the {conf} interval [{}, {}] of the absolute change lies within the min effect {}",
+                    num(a.ci[0]),
+                    num(a.ci[1]),
+                    self.effect_text
+                )
+            };
+            (RowVerdict::Pass, what)
+        } else if bad_lo > t {
             (
                 RowVerdict::Inconclusive,
                 format!(
-                    "{change} is beyond the {tol} but not significant after holm over {family} tests (adjusted p {adj_bad:.2e}); measure more repetitions"
-                ),
-            )
-        } else if sig_bad {
-            (
-                RowVerdict::Inconclusive,
-                format!(
-                    "a significant change of {change} within the {tol}, but its {conf} interval {interval} reaches the threshold; measure more repetitions"
+                    "{change}: the {conf} interval {interval} lies beyond the {tol}, but that is not significant after holm over {family} tests (adjusted p {adj_bad:.2e}); measure more repetitions"
                 ),
             )
         } else {
             (
                 RowVerdict::Inconclusive,
                 format!(
-                    "{change} with {conf} interval {interval}: too noisy to rule out the {tol}; measure more repetitions"
+                    "{change}: the {conf} interval {interval} straddles the {tol}; measure more repetitions{note}"
                 ),
             )
         };
+        if let Some(sp) = self.spread {
+            j.reason.push_str(&format!(
+                "; interval widened by {} for a between-job spread of {} (from {} baseline medians)",
+                pct(self.widen).trim_start_matches('+'),
+                pct(sp.spread).trim_start_matches('+'),
+                sp.generations
+            ));
+            if t > 0.0 && t < 3.0 * sp.spread {
+                j.reason.push_str(&format!(
+                    "; warning: the threshold is under 3x the between-job spread: raise it to at least {} or measure baseline and candidate in the same job",
+                    pct(3.0 * sp.spread).trim_start_matches('+')
+                ));
+            }
+        }
         self.j
     }
 }

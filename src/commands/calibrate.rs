@@ -1,0 +1,84 @@
+//! `cgp-gate calibrate`: measure (or replay) unchanged code, then `crate::calibrate` and
+//! `report::calibrate` do the rest.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::{Reps, Selected, SourceOptions, measure_once, stdout_err};
+use crate::error::{Error, Result};
+use crate::exit_codes;
+
+/// Everything `calibrate` needs from the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub source: SourceOptions,
+    /// Repetitions per size of a live run (a recording gives every one it holds).
+    pub repetitions: u32,
+    /// Simulated checks per figure.
+    pub trials: u32,
+    pub json: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+}
+
+/// From a recording: every repetition it holds, bounded so a damaged manifest cannot ask for
+/// billions.
+const MAX_REPLAYED_REPETITIONS: u32 = 100_000;
+
+/// Run `calibrate`.
+///
+/// # Errors
+/// Spec errors, profiler setup errors, write errors.
+pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
+    let sel = Selected::load(&args.source)?;
+    let targets = sel.targets();
+    let n = if args.source.replay.is_some() {
+        MAX_REPLAYED_REPETITIONS
+    } else {
+        args.repetitions
+    };
+    let mut progress = std::io::stderr().lock();
+    let mut run = measure_once(
+        &args.source,
+        &sel,
+        &targets,
+        None,
+        Reps::Calibrate(n),
+        &mut progress,
+    )?;
+    if !run.m.errors.is_empty() {
+        for e in &run.m.errors {
+            eprintln!("error: {}", e.message);
+        }
+        eprintln!("error: {} failure(s): no calibration", run.m.errors.len());
+        return Ok(exit_codes::PROFILER_FAILURE);
+    }
+    let gpu_name = targets
+        .first()
+        .and_then(|t| run.fingerprints.get(&t.name))
+        .map(|f| f.gpu_name.clone())
+        .unwrap_or_default();
+    crate::check::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    let opts = crate::calibrate::Options {
+        trials: args.trials as usize,
+        ..crate::calibrate::Options::default()
+    };
+    let c = crate::calibrate::calibrate(
+        &targets,
+        &run.m.samples,
+        &sel.spec.settings,
+        &run.source,
+        run.synthetic,
+        &opts,
+    );
+    let md = crate::report::calibrate::markdown(&c);
+    write!(out, "{md}").map_err(stdout_err)?;
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&c)
+            .map_err(|e| Error::io("write", path, std::io::Error::other(e)))?;
+        crate::fsutil::write_atomic(path, (text + "\n").as_bytes())?;
+    }
+    if let Some(path) = &args.markdown {
+        crate::fsutil::write_atomic(path, md.as_bytes())?;
+    }
+    Ok(exit_codes::OK)
+}
