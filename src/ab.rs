@@ -778,6 +778,7 @@ mod tests {
                 exit_code: Some(0),
                 output_tail: String::new(),
                 kernels_seen: None,
+                sqlite: None,
             })
         }
     }

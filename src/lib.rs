@@ -5,6 +5,7 @@
 //! - [`spec`]: `cgp-gate.yaml`, validated into [`spec::Spec`].
 //! - [`profile`]: the [`profile::Profiler`] trait (live `ncu`, replay of a recording).
 //! - [`ncu`]: Nsight Compute's argv, its log lines and its CSV output.
+//! - [`nsys`]: Nsight Systems outputs, kernel categories and GPU-time breakdowns.
 //! - [`samples`]: parsed launches and sample series.
 //! - [`stats`]: pure statistics and the per-row verdict.
 //! - [`baseline`]: the versioned baseline store.
@@ -34,6 +35,7 @@ pub mod measure;
 pub mod merge;
 pub mod missing;
 pub mod ncu;
+pub mod nsys;
 pub mod plan;
 pub mod profile;
 pub mod report;

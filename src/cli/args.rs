@@ -338,6 +338,55 @@ impl From<MergeArgs> for commands::merge::Options {
     }
 }
 
+/// `cgp-gate breakdown FILE...`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BreakdownArgs {
+    /// nsys outputs: .nsys-rep, .sqlite, or CSV of cuda_gpu_trace (gputrace), cuda_gpu_kern_sum
+    /// (gpukernsum) or cuda_gpu_kern_gb_sum.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Ordered regex -> category rules (YAML or JSON), tried before the defaults.
+    #[arg(long, value_name = "FILE")]
+    pub categories: Option<PathBuf>,
+    /// Write the breakdown as JSON here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write the kernel-to-category mapping as CSV here.
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// Write a self-contained HTML page with stacked bars here.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+    /// Wall time of the traced run(s) in seconds: non-GPU time = wall - GPU busy time.
+    #[arg(long, value_name = "SECONDS")]
+    pub wall: Option<f64>,
+    /// Kernels listed per run on the console.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub top: usize,
+}
+
+impl From<BreakdownArgs> for commands::breakdown::Options {
+    fn from(a: BreakdownArgs) -> Self {
+        let BreakdownArgs {
+            files,
+            categories,
+            json,
+            csv,
+            html,
+            wall,
+            top,
+        } = a;
+        Self {
+            files,
+            categories,
+            json,
+            csv,
+            html,
+            wall_seconds: wall,
+            top,
+        }
+    }
+}
 /// `cgp-gate ab` arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct AbArgs {

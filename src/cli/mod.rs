@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use args::{
-    AbArgs, BaselineCommand, BaselineUpdateArgs, CalibrateArgs, ChangesArgs, CheckArgs, EnvArgs, FailOnArg,
-    MergeArgs, ProfileArgs, ReportArgs, ReportFlagsArgs, ShardArgs, SourceArgs,
+    AbArgs, BaselineCommand, BaselineUpdateArgs, BreakdownArgs, CalibrateArgs, ChangesArgs, CheckArgs,
+    EnvArgs, FailOnArg, MergeArgs, ProfileArgs, ReportArgs, ReportFlagsArgs, ShardArgs, SourceArgs,
 };
 
 use crate::commands;
@@ -57,6 +57,9 @@ pub enum Command {
     /// Combine the results of shards (`check --shard`), also from different GPU types, into one
     /// report and one exit code.
     Merge(MergeArgs),
+    /// GPU time by kernel category of whole workloads traced with Nsight Systems (.nsys-rep,
+    /// .sqlite export, or the CSV of cuda_gpu_trace / cuda_gpu_kern_sum), one run per file.
+    Breakdown(BreakdownArgs),
     /// Find level shifts (slow creep) in a series of results files, oldest first: E-Divisive
     /// means with a permutation test per target x size x kernel x metric. Exit 1 when a shift
     /// goes the bad way.
@@ -112,6 +115,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Report(args) => commands::report::run(&args.into(), out),
         Command::Check(args) => commands::check::run(&args.into(), out),
         Command::Merge(args) => commands::merge::run(&args.into(), out),
+        Command::Breakdown(args) => commands::breakdown::run(&args.into(), out),
         Command::Changes(args) => commands::changes::run(&args.into(), out),
         Command::Ab(args) => commands::ab::run(&args.into(), out),
         Command::Calibrate(args) => commands::calibrate::run(&args.into(), out),

@@ -81,8 +81,18 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
             m
         }
         None => {
-            base = Box::new(crate::profile::live::NcuProfiler::new(&base_spec.base_dir())?);
-            head = Box::new(crate::profile::live::NcuProfiler::new(&head_spec.base_dir())?);
+            // Each job goes to its target's profiler (`profiler: ncu` or `nsys`).
+            let (bd, hd) = (base_spec.base_dir(), head_spec.base_dir());
+            base = Box::new(crate::profile::by_target::ByTarget::new(
+                crate::profile::live::NcuProfiler::new(&bd)?,
+                &bd,
+                &base_targets,
+            )?);
+            head = Box::new(crate::profile::by_target::ByTarget::new(
+                crate::profile::live::NcuProfiler::new(&hd)?,
+                &hd,
+                &head_targets,
+            )?);
             None
         }
     };

@@ -4,6 +4,7 @@
 
 pub mod ab;
 pub mod baseline;
+pub mod breakdown;
 pub mod calibrate;
 pub mod changes;
 pub mod check;
@@ -111,7 +112,17 @@ pub fn make_profiler(
             if let Some(d) = retry_delays_from_env() {
                 ncu.set_busy_retry_delays(d);
             }
-            Box::new(ncu)
+            // Each job goes to its target's profiler (`profiler: ncu` or `nsys`).
+            let selected: Vec<&crate::spec::Target> = spec
+                .targets
+                .iter()
+                .filter(|t| source.targets.is_empty() || source.targets.contains(&t.name))
+                .collect();
+            Box::new(crate::profile::by_target::ByTarget::new(
+                ncu,
+                &spec.base_dir(),
+                &selected,
+            )?)
         }
     })
 }

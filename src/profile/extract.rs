@@ -15,6 +15,9 @@ use crate::samples::{CsvShape, MetricValue, SampleSet, SeriesKey};
 /// # Errors
 /// A [`ProfileError`] of the right class, naming the file, kernel and metric where they apply.
 pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
+    if crate::profile::nsys::is_nsys(job.target) {
+        return crate::profile::nsys::extract(job, capture);
+    }
     let ctx = job_context(job);
     let origin = capture.origin.display();
     let log = scan(&capture.raw);

@@ -256,6 +256,7 @@ impl Profiler for NcuProfiler {
             exit_code: outcome.code.or(outcome.signal.map(|s| 128 + s)),
             output_tail,
             kernels_seen,
+            sqlite: None,
         })
     }
 }

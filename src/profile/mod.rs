@@ -5,10 +5,12 @@
 //! recording. Parsing, failure classification and sample extraction are shared (`extract`), so
 //! a recorded failure is classified exactly like a live one.
 
+pub mod by_target;
 pub mod error;
 pub mod extract;
 pub mod filter;
 pub mod live;
+pub mod nsys;
 pub mod record;
 pub mod replay;
 
@@ -43,6 +45,8 @@ pub struct Capture {
     pub output_tail: String,
     /// Kernels the application launched, from a diagnostic run after the filter matched nothing.
     pub kernels_seen: Option<Vec<String>>,
+    /// Binary output: an nsys SQLite export (`raw` is then empty). Recorded as `<rep>.sqlite`.
+    pub sqlite: Option<Vec<u8>>,
 }
 
 /// A source of raw profiler output.

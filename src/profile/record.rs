@@ -104,6 +104,11 @@ pub fn rep_path(dir: &Path, target: &str, size: &str, rep: u32) -> PathBuf {
     dir.join(target).join(size).join(format!("{rep}.csv"))
 }
 
+/// The SQLite file of one repetition of an nsys target (`<rep>.sqlite`, the nsys export).
+pub fn rep_path_sqlite(dir: &Path, target: &str, size: &str, rep: u32) -> PathBuf {
+    dir.join(target).join(size).join(format!("{rep}.sqlite"))
+}
+
 /// A name is usable as one path component of a recording.
 pub fn check_component(what: &str, name: &str) -> Result<(), String> {
     if name.is_empty() || name == "." || name == ".." || name.contains('/') || name.contains('\0') {
@@ -203,11 +208,18 @@ impl Recorder {
         let size = job.size.key();
         check_component("target", &job.target.name).map_err(Error::Usage)?;
         check_component("size", &size).map_err(Error::Usage)?;
-        let path = rep_path(&self.dir, &job.target.name, &size, job.rep);
+        let csv = rep_path(&self.dir, &job.target.name, &size, job.rep);
+        let sqlite = rep_path_sqlite(&self.dir, &job.target.name, &size, job.rep);
+        let (path, other, bytes) = match &capture.sqlite {
+            Some(b) => (sqlite, csv, b.as_slice()),
+            None => (csv, sqlite, capture.raw.as_bytes()),
+        };
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
         }
-        std::fs::write(&path, &capture.raw).map_err(|e| Error::io("write", &path, e))?;
+        std::fs::write(&path, bytes).map_err(|e| Error::io("write", &path, e))?;
+        // One file per repetition: a stale one of the other kind would shadow this one.
+        let _ = std::fs::remove_file(other);
         self.manifest
             .runs
             .retain(|r| !(r.target == job.target.name && r.size == size && r.rep == job.rep));

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::profile::record::{Manifest, rep_path};
+use crate::profile::record::{Manifest, rep_path, rep_path_sqlite};
 use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
 
 /// Reads `DIR/<target>/<size>/<rep>.csv`.
@@ -42,9 +42,17 @@ impl ReplayProfiler {
             .into_iter()
             .flatten()
             .flatten()
-            .filter_map(|e| e.file_name().to_str()?.strip_suffix(".csv")?.parse().ok())
+            .filter_map(|e| {
+                let name = e.file_name();
+                let name = name.to_str()?;
+                name.strip_suffix(".csv")
+                    .or_else(|| name.strip_suffix(".sqlite"))?
+                    .parse()
+                    .ok()
+            })
             .collect();
         reps.sort_unstable();
+        reps.dedup();
         reps
     }
 }
@@ -68,6 +76,7 @@ impl Profiler for ReplayProfiler {
 
     fn has(&self, job: Job<'_>) -> bool {
         rep_path(&self.dir, &job.target.name, &job.size.key(), job.rep).is_file()
+            || rep_path_sqlite(&self.dir, &job.target.name, &job.size.key(), job.rep).is_file()
     }
 
     fn manifest(&self) -> Option<&Manifest> {
@@ -76,13 +85,44 @@ impl Profiler for ReplayProfiler {
 
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
         let size = job.size.key();
-        let path = rep_path(&self.dir, &job.target.name, &size, job.rep);
-        let raw = match crate::fsutil::read_text(&path, crate::fsutil::limits::NCU_CSV) {
-            Ok(text) => text,
-            Err(crate::fsutil::ReadError::Io(e))
-                if e.kind() == std::io::ErrorKind::NotFound && std::fs::symlink_metadata(&path).is_ok() =>
-            {
+        let mut path = rep_path(&self.dir, &job.target.name, &size, job.rep);
+        let sqlite_path = rep_path_sqlite(&self.dir, &job.target.name, &size, job.rep);
+        let mut sqlite = None;
+        if !path.is_file() && sqlite_path.is_file() {
+            // An nsys repetition kept as its SQLite export.
+            let len = std::fs::metadata(&sqlite_path).map_or(0, |m| m.len());
+            if len > crate::nsys::read::MAX_SQLITE_BYTES {
                 return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    job_context(job),
+                    format!(
+                        "{} is {len} bytes, more than the {} cgp-gate reads",
+                        sqlite_path.display(),
+                        crate::nsys::read::MAX_SQLITE_BYTES
+                    ),
+                ));
+            }
+            let bytes = std::fs::read(&sqlite_path).map_err(|e| {
+                ProfileError::new(
+                    FailureKind::Io,
+                    job_context(job),
+                    format!("failed to read {}: {e}", sqlite_path.display()),
+                )
+            })?;
+            sqlite = Some(bytes);
+            path = sqlite_path;
+        }
+        let raw =
+            if sqlite.is_some() {
+                String::new()
+            } else {
+                match crate::fsutil::read_text(&path, crate::fsutil::limits::NCU_CSV) {
+                    Ok(text) => text,
+                    Err(crate::fsutil::ReadError::Io(e))
+                        if e.kind() == std::io::ErrorKind::NotFound
+                            && std::fs::symlink_metadata(&path).is_ok() =>
+                    {
+                        return Err(ProfileError::new(
                     FailureKind::BadRecording,
                     job_context(job),
                     format!(
@@ -93,17 +133,17 @@ impl Profiler for ReplayProfiler {
                     ),
                 )
                 .hint("copy the recording with its files (`cp -rL`), not with links into another folder"));
-            }
-            Err(crate::fsutil::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-                let what = if !self.dir.join(&job.target.name).is_dir() {
-                    format!("has no target `{}`", job.target.name)
-                } else if !self.dir.join(&job.target.name).join(&size).is_dir() {
-                    format!("has no size `{size}` for target `{}`", job.target.name)
-                } else {
-                    let reps = self.reps(&job.target.name, &size);
-                    format!("has no repetition {} (it has {})", job.rep, describe_reps(&reps))
-                };
-                return Err(ProfileError::new(
+                    }
+                    Err(crate::fsutil::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                        let what = if !self.dir.join(&job.target.name).is_dir() {
+                            format!("has no target `{}`", job.target.name)
+                        } else if !self.dir.join(&job.target.name).join(&size).is_dir() {
+                            format!("has no size `{size}` for target `{}`", job.target.name)
+                        } else {
+                            let reps = self.reps(&job.target.name, &size);
+                            format!("has no repetition {} (it has {})", job.rep, describe_reps(&reps))
+                        };
+                        return Err(ProfileError::new(
                     FailureKind::Recording,
                     job_context(job),
                     format!(
@@ -115,23 +155,24 @@ impl Profiler for ReplayProfiler {
                 .hint(
                     "record it on a GPU machine with `cgp-gate profile --record DIR`, or lower `repetitions`",
                 ));
-            }
-            Err(crate::fsutil::ReadError::Io(e)) => {
-                return Err(ProfileError::new(
-                    FailureKind::Io,
-                    job_context(job),
-                    format!("failed to read {}: {e}", path.display()),
-                ));
-            }
-            Err(e) => {
-                return Err(ProfileError::new(
-                    FailureKind::BadRecording,
-                    job_context(job),
-                    format!("{}: {}", path.display(), e.message("recorded ncu output")),
-                )
-                .hint("record it again with `cgp-gate profile --record DIR`"));
-            }
-        };
+                    }
+                    Err(crate::fsutil::ReadError::Io(e)) => {
+                        return Err(ProfileError::new(
+                            FailureKind::Io,
+                            job_context(job),
+                            format!("failed to read {}: {e}", path.display()),
+                        ));
+                    }
+                    Err(e) => {
+                        return Err(ProfileError::new(
+                            FailureKind::BadRecording,
+                            job_context(job),
+                            format!("{}: {}", path.display(), e.message("recorded ncu output")),
+                        )
+                        .hint("record it again with `cgp-gate profile --record DIR`"));
+                    }
+                }
+            };
         let run = self
             .manifest
             .as_ref()
@@ -144,6 +185,7 @@ impl Profiler for ReplayProfiler {
             exit_code: run.and_then(|r| r.exit_code),
             output_tail: String::new(),
             kernels_seen: None,
+            sqlite,
         })
     }
 }

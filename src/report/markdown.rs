@@ -247,6 +247,9 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             trends(&rows, &mut md);
         }
     }
+    if !matches!(level, Level::Top(_)) {
+        md.push_str(&super::breakdown::results_markdown(results));
+    }
     let (new, missing) = (results.count(RowVerdict::New), results.count(RowVerdict::Missing));
     if new + missing > 0 {
         let see = if level == Level::Full {

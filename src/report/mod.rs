@@ -8,6 +8,7 @@
 //! - [`comment`]: the sticky pull-request comment (octocrab).
 //! - [`emit`]: `cgp-gate report` and the entry point `check` shares.
 
+pub mod breakdown;
 pub mod calibrate;
 pub mod changes;
 pub mod comment;

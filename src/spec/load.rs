@@ -8,12 +8,13 @@ use sha2::{Digest, Sha256};
 
 use crate::gpu::fingerprint::Fingerprint;
 
+use super::categories::CategoryRules;
 use super::decode::{Ctx, Fields, Result, describe, did_you_mean, list};
 use super::error::SpecError;
 use super::expr::Expr;
 use super::model::{
-    CacheControl, ClockControl, ClockSetting, KernelFilter, MetricSpec, Profiling, ReplayMode, SPEC_VERSION,
-    Settings, Size, Spec, Target,
+    CacheControl, ClockControl, ClockSetting, KernelFilter, MetricSpec, ProfilerKind, Profiling, ReplayMode,
+    SPEC_VERSION, Settings, Size, Spec, Target,
 };
 use super::template;
 use super::threshold;
@@ -50,6 +51,8 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "clocks",
     "flops",
     "bytes",
+    "profiler",
+    "categories",
     "allow_missing",
 ];
 
@@ -386,14 +389,38 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
     let flops = work_expr(ctx, m.get("flops"), "flops", &what, &sizes)?;
     let bytes = work_expr(ctx, m.get("bytes"), "bytes", &what, &sizes)?;
 
-    let metrics = metrics(
-        ctx,
-        m.get("metrics"),
-        item,
-        &what,
-        flops.is_some(),
-        bytes.is_some(),
-    )?;
+    let profiler = match m.get("profiler") {
+        Some(n) => match ctx.choice(n, &format!("`profiler` of {what}"), &["ncu", "nsys"])? {
+            "nsys" => ProfilerKind::Nsys,
+            _ => ProfilerKind::Ncu,
+        },
+        None => ProfilerKind::Ncu,
+    };
+    let categories = match m.get("categories") {
+        Some(n) if profiler != ProfilerKind::Nsys => {
+            return Err(ctx
+                .err(
+                    n,
+                    format!("`categories` of {what} only applies to `profiler: nsys` targets"),
+                )
+                .help("add `profiler: nsys` to the target, or remove `categories`"));
+        }
+        Some(n) => Some(categories(ctx, n, &what, spec_dir)?),
+        None => None,
+    };
+
+    let metrics = if profiler == ProfilerKind::Nsys {
+        nsys_metrics(ctx, m.get("metrics"), item, &what, categories.as_ref())?
+    } else {
+        metrics(
+            ctx,
+            m.get("metrics"),
+            item,
+            &what,
+            flops.is_some(),
+            bytes.is_some(),
+        )?
+    };
 
     let repetitions = match m.get("repetitions") {
         Some(n) => {
@@ -515,8 +542,90 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
         clocks,
         flops: flops.map(|(t, _)| t),
         bytes: bytes.map(|(t, _)| t),
+        profiler,
+        categories,
         allow_missing,
     })
+}
+
+/// `categories:` of an nsys target: an inline mapping, or the path of a shared file (relative
+/// to the spec).
+fn categories(ctx: &Ctx<'_>, node: &Node, what: &str, spec_dir: &Path) -> Result<CategoryRules> {
+    if let Kind::Scalar(_) = node.kind {
+        let p = PathBuf::from(ctx.non_empty_text(node, &format!("`categories` of {what}"))?);
+        let p = if p.is_absolute() { p } else { spec_dir.join(p) };
+        return super::categories::load_categories(&p).map_err(|e| {
+            if e.line.is_some() {
+                e
+            } else {
+                ctx.err(node, format!("`categories` of {what}: {}", e.message))
+                    .help("give a YAML or JSON file of regex -> category, relative to the spec")
+            }
+        });
+    }
+    super::categories::decode(ctx, node, &ctx.path.display().to_string())
+}
+
+/// `metrics:` of an nsys target: `gpu_time`, `non_gpu_time`, `category:<name>`,
+/// `kernel:<regex>`, and their instance counts, added with an `exact` threshold for every
+/// category and kernel metric that does not list its own.
+fn nsys_metrics(
+    ctx: &Ctx<'_>,
+    node: Option<&Node>,
+    item: &Node,
+    what: &str,
+    rules: Option<&CategoryRules>,
+) -> Result<Vec<super::model::MetricSpec>> {
+    let example = "e.g. `metrics: {gpu_time: \"5%\", category:gemm: \"5%\"}`";
+    let Some(node) = node else {
+        return Err(ctx
+            .err(item, format!("{what} has no `metrics`"))
+            .help(format!("{}; {example}", super::categories::NSYS_METRICS_HELP)));
+    };
+    let entries = ctx.entries(node, &format!("`metrics` of {what}"))?;
+    if entries.is_empty() {
+        return Err(ctx
+            .err(node, format!("`metrics` of {what} is empty"))
+            .help(format!("{}; {example}", super::categories::NSYS_METRICS_HELP)));
+    }
+    let known = super::categories::category_names(rules);
+    let mut out: Vec<super::model::MetricSpec> = Vec::with_capacity(entries.len() * 2);
+    for (name, key_node, value) in &entries {
+        let m = super::categories::parse_nsys_metric(name)
+            .map_err(|(msg, help)| ctx.err(key_node, format!("{msg} (in {what})")).help(help))?;
+        if let super::categories::NsysMetric::Category(c)
+        | super::categories::NsysMetric::CategoryInstances(c) = &m
+            && !known.contains(c)
+        {
+            let names: Vec<&str> = known.iter().map(String::as_str).collect();
+            let guess = did_you_mean(c, &names)
+                .map(|g| format!("did you mean `category:{g}`? "))
+                .unwrap_or_default();
+            return Err(ctx
+                .err(key_node, format!("no category rule gives `{c}` (in {what})"))
+                .help(format!("{guess}the categories are {}", list(&names))));
+        }
+        out.push(super::model::MetricSpec {
+            name: (*name).to_owned(),
+            threshold: threshold::threshold(ctx, name, value)?,
+        });
+    }
+    for (name, _, _) in &entries {
+        let counted = format!("{}{name}", super::categories::INSTANCES_PREFIX);
+        if (name.starts_with("category:") || name.starts_with("kernel:"))
+            && !out.iter().any(|m| m.name == counted)
+        {
+            out.push(super::model::MetricSpec {
+                name: counted,
+                threshold: super::model::Threshold {
+                    kind: super::model::ThresholdKind::Exact,
+                    direction: super::model::Direction::Lower,
+                    min_effect: None,
+                },
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Expanded sizes with where each was written (for errors that name a size).

@@ -6,6 +6,7 @@
 //! - `threshold`: metric names and thresholds. `template`: `{param}` placeholders.
 //! - `expr`: `flops:`/`bytes:` expressions. `schema`: the JSON Schema.
 
+mod categories;
 mod decode;
 mod error;
 mod expr;
@@ -16,6 +17,10 @@ mod template;
 mod threshold;
 mod yaml;
 
+pub use categories::{
+    CategoryRule, CategoryRules, DEFAULT_CATEGORY_RULES, INSTANCES_PREFIX, NSYS_METRICS_HELP, NsysMetric,
+    categories_from_str, category_names, is_nsys_metric_name, load_categories, parse_nsys_metric,
+};
 pub use error::SpecError;
 pub use expr::{Expr, evaluate};
 pub use load::{load, load_str};

@@ -139,9 +139,35 @@ pub struct Target {
     pub flops: Option<String>,
     /// Bytes moved per launch, as an expression over size parameters.
     pub bytes: Option<String>,
+    /// Which profiler measures this target (`profiler:`; ncu unless set).
+    pub profiler: ProfilerKind,
+    /// Kernel categories of an `nsys` target (`categories:`): the user's rules, tried before
+    /// the defaults. `None`: the defaults alone.
+    pub categories: Option<super::CategoryRules>,
     /// Baseline rows of this target that the run should have measured and did not (a kernel that
     /// disappeared or was renamed) do not fail the gate (`allow_missing: true`).
     pub allow_missing: bool,
+}
+
+/// `profiler:` of a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProfilerKind {
+    /// Nsight Compute: per-kernel metrics, every launch replayed.
+    #[default]
+    Ncu,
+    /// Nsight Systems: the whole workload traced once per repetition, kernels grouped into
+    /// categories (docs/nsys.md).
+    Nsys,
+}
+
+impl ProfilerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ncu => "ncu",
+            Self::Nsys => "nsys",
+        }
+    }
 }
 
 /// How the spec names the kernels to profile. Matched by ncu against the function name

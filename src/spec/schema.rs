@@ -196,7 +196,7 @@ fn target_properties() -> Value {
             "type": "object",
             "minProperties": 1,
             "propertyNames": {
-                "pattern": "^(cgp__[a-z_.]+|[a-z0-9_]+__[a-z0-9_]+(\\.[a-z0-9_]+)*)$"
+                "pattern": "^(cgp__[a-z_.]+|[a-z0-9_]+__[a-z0-9_]+(\\.[a-z0-9_]+)*|gpu_time|non_gpu_time|(instances:)?(category|kernel):.+)$"
             },
             "additionalProperties": { "$ref": "#/definitions/threshold" }
         },
@@ -251,6 +251,26 @@ fn target_properties() -> Value {
         "bytes": {
             "description": "Bytes moved per launch, as an expression over size parameters (4*(m*k + k*n + m*n)).",
             "type": ["string", "number"]
+        },
+        "profiler": {
+            "description": "ncu (default): per-kernel metrics. nsys: the whole workload traced once per repetition; metrics gpu_time, non_gpu_time, category:<name>, kernel:<regex>, instances:... (docs/nsys.md).",
+            "enum": ["ncu", "nsys"]
+        },
+        "categories": {
+            "description": "nsys targets: kernel categories, regex -> category tried in order before the defaults; or the path of a YAML/JSON file of them; or {defaults: false, rules: {...}} to replace the defaults.",
+            "anyOf": [
+                { "type": "string", "minLength": 1 },
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["rules"],
+                    "properties": {
+                        "defaults": { "type": "boolean" },
+                        "rules": { "type": "object", "additionalProperties": { "type": ["string", "number"] } }
+                    }
+                },
+                { "type": "object", "not": { "required": ["rules"] }, "additionalProperties": { "type": ["string", "number"] } }
+            ]
         },
         "allow_missing": {
             "description": "Baseline rows this run should have measured and did not (a kernel that disappeared or was renamed) do not fail the gate. Default false.",

@@ -123,6 +123,10 @@ fn derived_needs(name: &str) -> Option<Needs> {
 /// better": with the work fixed by the size, more flop/s, more byte/s and more flop per byte
 /// moved all mean a faster kernel.
 pub(crate) fn metric_direction(name: &str) -> Option<Direction> {
+    // nsys metrics are times and counts: less is better.
+    if super::categories::is_nsys_metric_name(name) {
+        return Some(Direction::Lower);
+    }
     if name.starts_with(DERIVED_PREFIX) {
         return Some(Direction::Higher);
     }

@@ -1,0 +1,377 @@
+//! `profiler: nsys` targets: the live backend (`nsys profile`, once per repetition) and the
+//! samples one capture yields.
+//!
+//! A live repetition runs `nsys profile --trace cuda --cuda-graph-trace node --export sqlite ...
+//! -- <command>` (argv, never a shell) and keeps the SQLite export: that is what a recording
+//! holds (`DIR/<target>/<size>/<rep>.sqlite`). A recording may hold CSV instead
+//! (`<rep>.csv`: the `cuda_gpu_trace` or `cuda_gpu_kern_sum` report); both read through
+//! [`crate::nsys::read`], so a recorded run is judged exactly as a live one.
+//!
+//! Samples, one value per repetition, in ns (times) or counts:
+//! `gpu_time`, `non_gpu_time` (the wall time nsys recorded for the session, else the wall time
+//! cgp-gate measured around nsys, minus `gpu_time`), `category:<name>`, `kernel:<regex>`, and
+//! `instances:` of the last two. Their series carry the kernel key [`WORKLOAD_KERNEL`].
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::plan::app_argv;
+use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
+use crate::samples::{SampleSet, SeriesKey};
+use crate::spec::{NsysMetric, Target, parse_nsys_metric};
+
+use crate::nsys::read::{NSYS_ENV, locate_nsys, read_sqlite, read_text};
+use crate::nsys::{Categories, Workload, breakdown};
+
+/// The kernel column of every nsys series: a metric describes the whole workload.
+pub const WORKLOAD_KERNEL: &str = "(workload)";
+
+const NOT_FOUND_HINT: &str = "install NVIDIA Nsight Systems and put `nsys` on PATH, or set CGP_GATE_NSYS=/path/to/nsys; without a GPU, use --replay DIR with a recording";
+
+/// The nsys options cgp-gate passes before the application (`--output` last but one).
+pub fn nsys_profile_args(output: &Path) -> Vec<OsString> {
+    let mut a: Vec<OsString> = [
+        "profile",
+        "--trace",
+        "cuda",
+        // Kernels launched from CUDA graphs are traced one by one, with their own names.
+        "--cuda-graph-trace",
+        "node",
+        "--export",
+        "sqlite",
+        "--stats",
+        "false",
+        "--force-overwrite",
+        "true",
+        "--output",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    a.push(output.as_os_str().to_owned());
+    a
+}
+
+/// Runs `nsys profile` for each job.
+#[derive(Debug)]
+pub struct NsysProfiler {
+    nsys: Option<PathBuf>,
+    base_dir: PathBuf,
+    work: tempfile::TempDir,
+    version: Option<String>,
+}
+
+impl NsysProfiler {
+    /// # Errors
+    /// When no temporary directory can be made.
+    pub fn new(base_dir: &Path) -> Result<Self, crate::Error> {
+        let work = tempfile::Builder::new()
+            .prefix("cgp-gate-nsys-")
+            .tempdir()
+            .map_err(|e| crate::Error::io("create a temporary directory in", std::env::temp_dir(), e))?;
+        // Removed on a terminating signal too, like ncu's.
+        crate::fsutil::remember_temp_dir(work.path());
+        Ok(Self {
+            nsys: locate_nsys(),
+            base_dir: base_dir.to_path_buf(),
+            work,
+            version: None,
+        })
+    }
+
+    fn nsys_path(&self) -> Result<&Path, ProfileError> {
+        self.nsys.as_deref().ok_or_else(|| {
+            let what = std::env::var(NSYS_ENV)
+                .map(|v| format!("{NSYS_ENV}={v} is not an executable file"))
+                .unwrap_or_else(|_| "nsys was not found on PATH".to_owned());
+            ProfileError::new(FailureKind::NcuNotFound, "", what).hint(NOT_FOUND_HINT)
+        })
+    }
+}
+
+impl Drop for NsysProfiler {
+    fn drop(&mut self) {
+        // The `TempDir` removes the folder itself.
+        crate::fsutil::forget_temp_dir(self.work.path());
+    }
+}
+
+impl Profiler for NsysProfiler {
+    fn name(&self) -> &'static str {
+        "nsys"
+    }
+
+    fn version(&mut self) -> Result<String, ProfileError> {
+        if let Some(v) = &self.version {
+            return Ok(v.clone());
+        }
+        let nsys = self.nsys_path()?.to_path_buf();
+        let out = std::process::Command::new(&nsys)
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| {
+                ProfileError::new(
+                    FailureKind::NcuNotFound,
+                    "",
+                    format!("{} could not be started: {e}", nsys.display()),
+                )
+                .hint(NOT_FOUND_HINT)
+            })?;
+        // `NVIDIA Nsight Systems version 2022.4.2.1-df9881f`
+        let text = String::from_utf8_lossy(&out.stdout);
+        let v = text
+            .split_whitespace()
+            .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))
+            .unwrap_or("unknown")
+            .to_owned();
+        self.version = Some(v.clone());
+        Ok(v)
+    }
+
+    fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
+        use crate::ncu::runner::{Invocation, run, tail};
+        let app = app_argv(job.target, job.size)
+            .map_err(|e| ProfileError::new(FailureKind::BadOutput, job_context(job), e))?;
+        let nsys = self.nsys_path()?.to_path_buf();
+        let stem = self.work.path().join(format!("run-{}", job.rep));
+        let export = stem.with_extension("sqlite");
+        let _ = std::fs::remove_file(&export);
+        let mut args = nsys_profile_args(&stem);
+        args.extend(app.iter().map(OsString::from));
+        let inv = Invocation {
+            program: nsys.clone(),
+            args,
+            cwd: Some(job.target.cwd.clone().unwrap_or_else(|| self.base_dir.clone())),
+            env: job.target.env.clone(),
+            timeout: job.target.timeout,
+            stdout: stem.with_extension("stdout"),
+            stderr: stem.with_extension("stderr"),
+        };
+        let outcome = run(&inv).map_err(|e| {
+            let kind = if e.kind() == std::io::ErrorKind::NotFound {
+                FailureKind::NcuNotFound
+            } else {
+                FailureKind::Io
+            };
+            ProfileError::new(
+                kind,
+                job_context(job),
+                format!("{} could not be started: {e}", nsys.display()),
+            )
+            .hint(NOT_FOUND_HINT)
+        })?;
+        let argv: Vec<String> = std::iter::once(inv.program.to_string_lossy().into_owned())
+            .chain(inv.args.iter().map(|a| a.to_string_lossy().into_owned()))
+            .collect();
+        let output_tail = [tail(&inv.stderr, 15), tail(&inv.stdout, 5)]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        if outcome.timed_out {
+            return Err(ProfileError::new(
+                FailureKind::Timeout,
+                job_context(job),
+                format!(
+                    "nsys profile timed out after {:?}; nsys and the application were killed",
+                    job.target.timeout
+                ),
+            )
+            .hint("raise the target's `timeout`, or check whether the application hangs under nsys"));
+        }
+        // The export is bounded like any input: a larger one is refused by the reader's row
+        // limit, and SQLite reads it page by page.
+        let sqlite = match std::fs::metadata(&export) {
+            Ok(m) if m.len() > crate::nsys::read::MAX_SQLITE_BYTES => {
+                return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    job_context(job),
+                    format!(
+                        "the nsys export {} is {} bytes, more than the {} cgp-gate reads",
+                        export.display(),
+                        m.len(),
+                        crate::nsys::read::MAX_SQLITE_BYTES
+                    ),
+                )
+                .hint("trace a shorter run (fewer steps), or limit the trace with nsys's --capture-range"));
+            }
+            Ok(_) => std::fs::read(&export).ok(),
+            Err(_) => None,
+        };
+        Ok(Capture {
+            raw: String::new(),
+            origin: export,
+            argv: Some(argv),
+            wall_seconds: Some(outcome.wall.as_secs_f64()),
+            exit_code: outcome.code.or(outcome.signal.map(|s| 128 + s)),
+            output_tail,
+            kernels_seen: None,
+            sqlite,
+        })
+    }
+}
+
+/// Read one capture into a workload.
+fn workload(job: Job<'_>, capture: &Capture) -> Result<(Workload, Option<u64>), ProfileError> {
+    let ctx = job_context(job);
+    let bad = |e: crate::Error| {
+        ProfileError::new(FailureKind::BadOutput, ctx.clone(), e.to_string())
+            .hint("record the cuda_gpu_trace report (CSV) or the SQLite export (`nsys export --type sqlite`)")
+    };
+    match &capture.sqlite {
+        Some(bytes) => {
+            // SQLite reads files: the bytes go to a private temporary file first.
+            let tmp = tempfile::Builder::new()
+                .prefix("cgp-gate-capture-")
+                .suffix(".sqlite")
+                .tempfile()
+                .map_err(|e| {
+                    ProfileError::new(
+                        FailureKind::Io,
+                        ctx.clone(),
+                        format!("cannot make a temporary file: {e}"),
+                    )
+                })?;
+            std::fs::write(tmp.path(), bytes).map_err(|e| {
+                ProfileError::new(
+                    FailureKind::Io,
+                    ctx.clone(),
+                    format!("cannot write {}: {e}", tmp.path().display()),
+                )
+            })?;
+            let w = read_sqlite(tmp.path(), &capture.origin).map_err(bad)?;
+            let session = crate::nsys::read::session_duration_ns(tmp.path());
+            Ok((w, session))
+        }
+        None => Ok((read_text(&capture.raw, &capture.origin).map_err(bad)?, None)),
+    }
+}
+
+/// Turn one capture into samples: one value per metric of the target.
+///
+/// # Errors
+/// A classified [`ProfileError`] naming the file and the metric.
+pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
+    let ctx = job_context(job);
+    let origin = capture.origin.display().to_string();
+    if let Some(code) = capture.exit_code.filter(|c| *c != 0) {
+        let mut message = format!("the application (or nsys) exited with status {code}");
+        if !capture.output_tail.is_empty() {
+            message.push_str(&format!("; last output:\n{}", capture.output_tail));
+        }
+        return Err(ProfileError::new(FailureKind::AppFailed, ctx, message)
+            .hint("run the command by hand under `nsys profile --trace cuda` to see why"));
+    }
+    if capture.sqlite.is_none() && capture.raw.is_empty() && !capture.origin.is_file() {
+        return Err(ProfileError::new(
+            FailureKind::ProfilerError,
+            ctx,
+            format!("nsys wrote no SQLite export ({origin}){}", if capture.output_tail.is_empty() { String::new() } else { format!("; last output:\n{}", capture.output_tail) }),
+        )
+        .hint("check that the application ran CUDA work and that nsys can trace it (`nsys profile --trace cuda`)"));
+    }
+    let (w, session_ns) = workload(job, capture)?;
+    let cats = Categories::new(job.target.categories.as_ref());
+    let b = breakdown(&w, &cats);
+    let wall_ns = session_ns.or_else(|| {
+        capture
+            .wall_seconds
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(|s| {
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "finite and >= 0; seconds of a run fit u64 ns"
+                )]
+                let ns = (s * 1e9).round() as u64;
+                ns
+            })
+    });
+    let mut set = SampleSet::default();
+    for ms in &job.target.metrics {
+        let m = parse_nsys_metric(&ms.name)
+            .map_err(|(msg, _)| ProfileError::new(FailureKind::BadOutput, ctx.clone(), msg))?;
+        let need_trace = |what: &str| {
+            ProfileError::new(
+                FailureKind::BadOutput,
+                ctx.clone(),
+                format!(
+                    "metric `{}` needs {what}, and {origin} is a kernel summary ({}) without start times",
+                    ms.name, w.format
+                ),
+            )
+            .hint("record the cuda_gpu_trace report or the SQLite export, which have start times")
+        };
+        let kernels_matching = |re: &regex::Regex| -> Result<(u64, u64), ProfileError> {
+            let hits: Vec<_> = b.kernels.iter().filter(|k| re.is_match(&k.name)).collect();
+            if hits.is_empty() {
+                return Err(ProfileError::new(
+                    FailureKind::NoKernels,
+                    ctx.clone(),
+                    format!(
+                        "metric `{}`: no kernel in {origin} matches `{}`",
+                        ms.name,
+                        re.as_str()
+                    ),
+                )
+                .hint(format!(
+                    "the largest kernels are: {}",
+                    b.kernels
+                        .iter()
+                        .take(5)
+                        .map(|k| format!("`{}`", short(&k.name)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            Ok((
+                hits.iter().map(|k| k.time_ns).sum(),
+                hits.iter().map(|k| k.instances).sum(),
+            ))
+        };
+        let (value, unit): (u64, &str) = match &m {
+            NsysMetric::GpuTime => (
+                b.gpu_time_ns.ok_or_else(|| need_trace("the GPU busy time"))?,
+                "ns",
+            ),
+            NsysMetric::NonGpuTime => {
+                let gpu = b.gpu_time_ns.ok_or_else(|| need_trace("the GPU busy time"))?;
+                let wall = wall_ns.ok_or_else(|| {
+                    ProfileError::new(
+                        FailureKind::BadOutput,
+                        ctx.clone(),
+                        format!("metric `non_gpu_time` needs the wall time of the run, and neither {origin} nor the recording's manifest has it"),
+                    )
+                    .hint("record with `cgp-gate check --record` (the manifest keeps each run's wall time), or drop `non_gpu_time`")
+                })?;
+                (wall.saturating_sub(gpu), "ns")
+            }
+            NsysMetric::Category(c) => (b.category(c).map_or(0, |x| x.time_ns), "ns"),
+            NsysMetric::CategoryInstances(c) => (b.category(c).map_or(0, |x| x.instances), ""),
+            NsysMetric::Kernel(re) => (kernels_matching(re)?.0, "ns"),
+            NsysMetric::KernelInstances(re) => (kernels_matching(re)?.1, ""),
+        };
+        let key = SeriesKey {
+            target: job.target.name.clone(),
+            size: job.size.key(),
+            kernel: WORKLOAD_KERNEL.to_owned(),
+            metric: ms.name.clone(),
+        };
+        #[allow(clippy::cast_precision_loss, reason = "ns and counts below 2^53 are exact")]
+        set.push(&key, unit, value as f64, job.rep);
+    }
+    Ok(set)
+}
+
+fn short(name: &str) -> String {
+    if name.chars().count() <= 80 {
+        return name.to_owned();
+    }
+    format!("{}...", name.chars().take(80).collect::<String>())
+}
+
+/// Whether a target is measured by nsys.
+pub fn is_nsys(t: &Target) -> bool {
+    t.profiler == crate::spec::ProfilerKind::Nsys
+}
