@@ -128,7 +128,12 @@ fn markdown_of_a_real_run_highlights_exactly_its_regressions_and_lists_every_row
     let regs = with(r, RowVerdict::Regression);
     let headline = md.lines().next().unwrap();
     assert!(
-        headline.starts_with("### ❌") && headline.contains(&format!("{} regressions", regs.len())),
+        headline.starts_with("### ❌")
+            && headline.contains(&format!(
+                "{} regression{}",
+                regs.len(),
+                if regs.len() == 1 { "" } else { "s" }
+            )),
         "{headline}"
     );
     assert!(md.contains("**Synthetic data**"));
