@@ -1,250 +1,175 @@
-//! Parse speed: cgp-gate's ncu CSV parser + JSON writer against Python's csv + json modules.
+//! Parse speed and memory: `cgp-gate parse FILE --json` against Python's csv + json doing the
+//! same conversion (the project's reference pair, copied unchanged into `examples/`).
 //!
-//! Generates a **synthetic** ncu raw page of about 45 MB (the 2025-era launch columns, then metric
-//! columns with a units row, thousands separators, `n/a`, strings and one instance-list column;
-//! values are pseudo-random, not from a GPU) in a temporary directory. Then it times, on the same
-//! file, reading + `cgp_gate::ncu::parse::parse` + writing the JSON in this process, and
-//! `examples/parse_bench.py` (the same job with `csv` and `json`) run as `python3` with an argv.
+//! 1. `examples/parse_bench_gen_raw.py FILE 20000 150` writes a **synthetic** 44 MB ncu raw page
+//!    (20,000 launches x 150 metric columns, quoted cells, thousands separators, a units row;
+//!    pseudo-random values, not from a GPU).
+//! 2. The release binary runs `parse FILE --json` 3 times, stdout to /dev/null; then
+//!    `python3 examples/parse_bench.py FILE` 3 times, stdout to /dev/null. Best of 3 each, side by
+//!    side in this one run. Peak memory is the child's maximum resident set (`getrusage`).
+//! 3. Both JSON outputs are compared once (same launches, same values).
 //!
-//! Run: `cargo run --release --example parse_bench` (set `PYTHON` to choose the interpreter,
-//! `PARSE_BENCH_BYTES` to change the input size).
+//! Run: `cargo build --release && cargo run --release --example parse_bench`
+//! (`CGP_GATE_BIN` picks another binary, `PYTHON` another interpreter, `PARSE_BENCH_LAUNCHES` and
+//! `PARSE_BENCH_METRICS` another size). Timings depend on the machine and its load: say both when
+//! quoting them.
 
-use std::fmt::Write as _;
-use std::io::{BufWriter, Write as _};
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const TARGET_BYTES: usize = 45_000_000;
-const METRICS: usize = 600;
-const RUST_RUNS: usize = 3;
+use nix::sys::resource::{UsageWho, getrusage};
 
-const UNITS: &[&str] = &[
-    "byte",
-    "ns",
-    "%",
-    "inst",
-    "cycle",
-    "byte/second",
-    "hz",
-    "register/thread",
-    "",
-    "warp/cycle",
-    "Kbyte",
-    "usecond",
-];
+const RUNS: usize = 3;
 
-/// A small deterministic generator so every run benchmarks the same file.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
+/// Peak resident set of the largest child waited for so far, in bytes (Linux reports KiB).
+fn children_max_rss() -> u64 {
+    getrusage(UsageWho::RUSAGE_CHILDREN)
+        .map(|u| u64::try_from(u.max_rss()).unwrap_or(0) * 1024)
+        .unwrap_or(0)
 }
 
-/// `1234567` -> `1,234,567`, as ncu prints counts.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
+/// Run a command `RUNS` times with stdout to /dev/null: every wall time, and the largest peak RSS
+/// among all children so far.
+fn time_runs(program: &Path, args: &[&Path]) -> Result<(Vec<Duration>, u64), String> {
+    let mut times = Vec::new();
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let status = Command::new(program)
+            .args(args)
+            .stdout(Stdio::null())
+            .status()
+            .map_err(|e| format!("{}: {e}", program.display()))?;
+        times.push(start.elapsed());
+        if !status.success() {
+            return Err(format!("{} {args:?} failed: {status}", program.display()));
         }
-        out.push(c);
     }
-    out
+    Ok((times, children_max_rss()))
 }
 
-fn generate(path: &Path) -> std::io::Result<(usize, usize)> {
-    let launch_cols = [
-        "ID",
-        "Process ID",
-        "Process Name",
-        "Host Name",
-        "Kernel Name",
-        "Context",
-        "Stream",
-        "Block Size",
-        "Grid Size",
-        "Device",
-        "CC",
-    ];
-    let mut names: Vec<String> = (0..METRICS)
-        .map(|i| match i % 4 {
-            0 => format!("sm__metric_{i:04}.avg.pct_of_peak_sustained_elapsed"),
-            1 => format!("dram__metric_{i:04}.sum"),
-            2 => format!("l1tex__t_metric_{i:04}.sum.per_second"),
-            _ => format!("launch__metric_{i:04}"),
-        })
-        .collect();
-    names.sort();
-    let mut out = String::new();
-    let quoted = |s: &str| format!("\"{s}\"");
-    let header: Vec<String> = launch_cols
+fn best(times: &[Duration]) -> Duration {
+    times.iter().copied().min().unwrap_or_default()
+}
+
+fn list(times: &[Duration]) -> String {
+    times
         .iter()
-        .map(|c| quoted(c))
-        .chain(names.iter().map(|n| quoted(n)))
-        .collect();
-    out.push_str(&header.join(","));
-    out.push('\n');
-    let units: Vec<&str> = (0..METRICS).map(|i| UNITS[i % UNITS.len()]).collect();
-    let units_row: Vec<String> = std::iter::repeat_n(String::from("\"\""), launch_cols.len())
-        .chain(units.iter().map(|u| quoted(u)))
-        .collect();
-    out.push_str(&units_row.join(","));
-    out.push('\n');
-    let mut rng = Lcg(0x00c0_ffee);
-    let mut rows: usize = 0;
-    let mut values = 0;
-    let target = std::env::var("PARSE_BENCH_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(TARGET_BYTES);
-    while out.len() < target {
-        let kernel = if rows.is_multiple_of(2) {
-            "void gemm_tile_kernel<128, 64>(const float *, const float *, float *, int)"
-        } else {
-            "triad_kernel(double *, const double *, const double *, double)"
-        };
-        write!(
-            out,
-            "\"{rows}\",\"1758033\",\"bench\",\"127.0.0.1\",\"{kernel}\",\"1\",\"7\",\"(256, 1, 1)\",\"(4096, 1, 1)\",\"0\",\"9.0\""
-        )
-        .unwrap_or_default();
-        for (i, unit) in units.iter().enumerate() {
-            let r = rng.next();
-            out.push(',');
-            if r.is_multiple_of(20) {
-                out.push_str("\"n/a\"");
-                continue;
-            }
-            values += 1;
-            match (*unit, i % 50) {
-                (_, 7) => {
-                    // An instance-list column (`--print-metric-instances values`).
-                    let items: Vec<String> = (0..8).map(|k| format!("{}.00", (r >> k) % 64)).collect();
-                    write!(out, "\"{}\"", items.join("; ")).unwrap_or_default();
-                }
-                ("", _) if (i / UNITS.len()).is_multiple_of(2) => out.push_str("\"CachePreferNone\""),
-                ("%" | "warp/cycle", _) => {
-                    write!(out, "\"{}.{:02}\"", r % 100, r % 97).unwrap_or_default();
-                }
-                _ => {
-                    let magnitude = 10u64.pow(u32::try_from(r % 10).unwrap_or(0) + 1);
-                    write!(out, "\"{}\"", grouped(r % magnitude)).unwrap_or_default();
-                }
-            }
-        }
-        out.push('\n');
-        rows += 1;
-    }
-    std::fs::write(path, out)?;
-    Ok((rows, values))
-}
-
-/// Times of one run: (read + parse, JSON write, total).
-type Split = (Duration, Duration, Duration);
-
-fn rust_once(csv: &Path, json: &Path) -> Result<Split, Box<dyn std::error::Error>> {
-    let start = Instant::now();
-    let text = std::fs::read_to_string(csv)?;
-    let parsed = cgp_gate::ncu::parse::parse(&text)?;
-    let parsed_at = start.elapsed();
-    let mut w = BufWriter::with_capacity(1 << 16, std::fs::File::create(json)?);
-    serde_json::to_writer(&mut w, &parsed)?;
-    w.flush()?;
-    drop(w);
-    let elapsed = start.elapsed();
-    // Freeing the parsed output is not part of the job; Python's process exit frees its data.
-    drop(parsed);
-    Ok((parsed_at, elapsed - parsed_at, elapsed))
+        .map(|t| format!("{:.3}", t.as_secs_f64()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let csv = dir.path().join("synthetic_raw_page.csv");
-    let (rows, values) = generate(&csv)?;
-    let size = std::fs::metadata(&csv)?.len();
-    println!(
-        "input: SYNTHETIC ncu raw page, {:.1} MB, {rows} launches x {METRICS} metric columns, {values} values (pseudo-random, not from a GPU)",
-        size as f64 / 1e6
-    );
-
-    let rust_json = dir.path().join("rust.json");
-    let mut times = Vec::new();
-    for _ in 0..RUST_RUNS {
-        times.push(rust_once(&csv, &rust_json)?);
-    }
-    times.sort_by_key(|t| t.2);
-    let (rust_parse, rust_write, rust) = times[times.len() / 2];
-    let check = cgp_gate::ncu::parse::parse(&std::fs::read_to_string(&csv)?)?;
-    let rust_values: usize = check.launches.iter().map(|l| l.metrics.len()).sum();
-
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/parse_bench.py");
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let py_json = dir.path().join("python.json");
-    let start = Instant::now();
-    let out = Command::new(&python)
-        .arg(&script)
-        .arg(&csv)
-        .arg(&py_json)
-        .output()?;
-    let py = start.elapsed();
-    if !out.status.success() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin =
+        std::env::var_os("CGP_GATE_BIN").map_or_else(|| root.join("target/release/cgp-gate"), PathBuf::from);
+    if !bin.is_file() {
         return Err(format!(
-            "{python} {} failed: {}",
-            script.display(),
-            String::from_utf8_lossy(&out.stderr)
+            "{} does not exist: run `cargo build --release` first (or set CGP_GATE_BIN)",
+            bin.display()
         )
         .into());
     }
-    let py_counts = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    let same = py_counts == format!("{} {rust_values}", check.launches.len());
+    let python = PathBuf::from(std::env::var("PYTHON").unwrap_or_else(|_| "python3".into()));
+    let launches = std::env::var("PARSE_BENCH_LAUNCHES").unwrap_or_else(|_| "20000".into());
+    let metrics = std::env::var("PARSE_BENCH_METRICS").unwrap_or_else(|_| "150".into());
+    let dir = tempfile::tempdir()?;
+    let csv = dir.path().join("synthetic_raw_page.csv");
+    let status = Command::new(&python)
+        .arg(root.join("examples/parse_bench_gen_raw.py"))
+        .arg(&csv)
+        .args([&launches, &metrics])
+        .status()?;
+    if !status.success() {
+        return Err("parse_bench_gen_raw.py failed".into());
+    }
+    let size = std::fs::metadata(&csv)?.len();
+    println!(
+        "input: SYNTHETIC ncu raw page from parse_bench_gen_raw.py ({launches} launches x {metrics} metrics), {:.1} MB",
+        size as f64 / 1e6
+    );
 
+    let script = root.join("examples/parse_bench.py");
+    let parse_args: [&Path; 3] = [Path::new("parse"), &csv, Path::new("--json")];
+    let (rust, rust_rss) = time_runs(&bin, &parse_args)?;
+    let (py, all_rss) = time_runs(&python, &[&script, &csv])?;
+    // Correctness once, after the timed runs (getrusage keeps the largest child so far, so
+    // cgp-gate runs first): the same launches and values as the Python reference.
+    let ours = Command::new(&bin).arg("parse").arg(&csv).arg("--json").output()?;
+    let theirs = Command::new(&python)
+        .arg(root.join("examples/parse_bench.py"))
+        .arg(&csv)
+        .output()?;
+    let ours: serde_json::Value = serde_json::from_slice(&ours.stdout)?;
+    let theirs: serde_json::Value = serde_json::from_slice(&theirs.stdout)?;
+    let same = compare(&ours, &theirs);
+
+    let (r, p) = (best(&rust), best(&py));
     let mb = size as f64 / 1e6;
-    let json_mb = |p: &Path| std::fs::metadata(p).map_or(0.0, |m| m.len() as f64 / 1e6);
-    println!();
-    println!("| implementation                          | time (s) | MB/s   | JSON out (MB) |");
-    println!("|-----------------------------------------|---------:|-------:|--------------:|");
-    println!(
-        "| cgp-gate parse + JSON (median of {RUST_RUNS})     | {:8.3} | {:6.1} | {:13.1} |",
-        rust.as_secs_f64(),
-        mb / rust.as_secs_f64(),
-        json_mb(&rust_json)
-    );
-    println!(
-        "|   of which read + parse                 | {:8.3} |        |               |",
-        rust_parse.as_secs_f64()
-    );
-    println!(
-        "|   of which JSON write                   | {:8.3} |        |               |",
-        rust_write.as_secs_f64()
-    );
-    println!(
-        "| python3 csv + json (1 run, incl. start) | {:8.3} | {:6.1} | {:13.1} |",
-        py.as_secs_f64(),
-        mb / py.as_secs_f64(),
-        json_mb(&py_json)
-    );
     println!();
     println!(
-        "speedup: {:.1}x (python / cgp-gate); rust runs: {}",
-        py.as_secs_f64() / rust.as_secs_f64(),
-        times
-            .iter()
-            .map(|t| format!("{:.3}s", t.2.as_secs_f64()))
-            .collect::<Vec<_>>()
-            .join(", ")
+        "| implementation                      | best of {RUNS} (s) | MB/s   | runs (s)                 | peak RSS (MB) |"
     );
     println!(
-        "launches/values: cgp-gate {} {rust_values}, python {py_counts} ({})",
-        check.launches.len(),
-        if same { "same" } else { "DIFFERENT" }
+        "|-------------------------------------|---------------:|-------:|--------------------------|--------------:|"
     );
+    println!(
+        "| cgp-gate parse --json (release)     | {:14.3} | {:6.1} | {:24} | {:13.1} |",
+        r.as_secs_f64(),
+        mb / r.as_secs_f64(),
+        list(&rust),
+        rust_rss as f64 / 1e6
+    );
+    println!(
+        "| python3 py_parse.py (csv + json)    | {:14.3} | {:6.1} | {:24} | {:>13} |",
+        p.as_secs_f64(),
+        mb / p.as_secs_f64(),
+        list(&py),
+        if all_rss > rust_rss {
+            format!("{:.1}", all_rss as f64 / 1e6)
+        } else {
+            "<= cgp-gate".into()
+        }
+    );
+    println!();
+    println!(
+        "speedup: {:.1}x (python best / cgp-gate best; goal >= 20x)",
+        p.as_secs_f64() / r.as_secs_f64()
+    );
+    println!(
+        "memory: cgp-gate peak RSS {:.2}x the file size (goal <= 2x)",
+        rust_rss as f64 / size as f64
+    );
+    println!("output check: {same}");
     Ok(())
+}
+
+/// Compare the two JSON documents: launch ids, kernels and every metric value.
+fn compare(ours: &serde_json::Value, theirs: &serde_json::Value) -> String {
+    let (Some(a), Some(b)) = (ours["launches"].as_array(), theirs["launches"].as_array()) else {
+        return "DIFFERENT (no launches array)".into();
+    };
+    if a.len() != b.len() {
+        return format!("DIFFERENT ({} vs {} launches)", a.len(), b.len());
+    }
+    let mut values = 0;
+    for (x, y) in a.iter().zip(b) {
+        if x["id"] != y["id"] || x["kernel"] != y["kernel"] {
+            return format!("DIFFERENT (launch {} vs {})", x["id"], y["id"]);
+        }
+        let Some(metrics) = y["metrics"].as_object() else {
+            return "DIFFERENT (python metrics)".into();
+        };
+        for (k, m) in metrics {
+            let (Some(want), Some(got)) = (m["value"].as_f64(), x["metrics"][k]["value"].as_f64()) else {
+                return format!("DIFFERENT ({k} of launch {})", x["id"]);
+            };
+            if (want - got).abs() > 1e-9 * want.abs().max(1.0) {
+                return format!("DIFFERENT ({k}: {got} vs {want})");
+            }
+            values += 1;
+        }
+    }
+    format!("same ({} launches, {values} values)", a.len())
 }

@@ -779,6 +779,7 @@ mod tests {
                 output_tail: String::new(),
                 kernels_seen: None,
                 sqlite: None,
+                ncu_version: None,
             })
         }
     }

@@ -16,36 +16,55 @@ pub enum Dimension {
     Bytes,
     Frequency,
     Throughput,
+    /// `%`, and `%` compounds such as `%/register` (kept as written).
     Percent,
-    /// A count or ratio with its own unit name (`inst`, `cycle`, `register/thread`, ...), or none.
+    /// A count or ratio with its own unit name (`inst`, `cycle`, `register/thread`, `sector/second`,
+    /// ...), or none. Needs no scaling.
     Count,
+    /// A unit cgp-gate cannot interpret: the value is kept as written, with its unit as written. It
+    /// is an error only where a threshold or a derived metric needs the metric.
+    Unknown,
 }
 
 /// A unit, once normalised: the base unit's name and the factor from the printed unit to it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Normalised {
-    /// Name of the base unit the value is expressed in after scaling (`ns`, `byte`, `Hz`, ...).
+    /// Name of the base unit the value is expressed in after scaling (`ns`, `byte`, `Hz`, ...), or
+    /// the unit as written when it needs no scaling or cannot be interpreted.
     pub base: String,
     /// Multiply a printed value by this to get base units.
     pub factor: f64,
     pub dimension: Dimension,
 }
 
-/// Error for a unit that is not in the table. The caller adds the metric and file.
+impl Normalised {
+    /// Whether cgp-gate understood the unit (its values can be compared with thresholds).
+    pub fn is_known(&self) -> bool {
+        self.dimension != Dimension::Unknown
+    }
+}
+
+/// Error for a unit cgp-gate cannot interpret. The caller adds the metric and file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown unit `{0}`")]
 pub struct UnknownUnit(pub String);
 
-/// Count-like units seen in ncu output that need no scaling. Compound forms (`register/thread`,
-/// `warp/cycle`, `byte/block`) are accepted when each part is a known count or byte unit.
+/// Count-like units seen in ncu output; they need no scaling. Compound forms (`register/thread`,
+/// `warp/cycle`, `byte/block`) are accepted when each part is a count, a byte unit or a time.
+/// Plural spellings occur in `--set full` output (`sectors`, `branches`).
 const COUNT_UNITS: &[&str] = &[
     "inst",
     "cycle",
     "sector",
+    "sectors",
     "request",
+    "requests",
     "warp",
+    "warps",
     "block",
+    "blocks",
     "thread",
+    "threads",
     "SM",
     "cluster",
     "register",
@@ -55,18 +74,65 @@ const COUNT_UNITS: &[&str] = &[
     "launch",
     "ctas",
     "cta",
-    "inst/warp",
     "kernel",
     "issue",
-    "msecond/cycle",
     "ratio",
+    "sample",
+    "samples",
+    "branches",
+    "branch",
+    "byte",
+    "bit",
+    "x",
     "",
 ];
 
-/// Normalise a unit as printed by ncu.
+/// SI prefixes ncu puts on byte counts and rates (factor 1000, as the Nsight Compute docs say).
+fn si_prefix(c: char) -> Option<f64> {
+    Some(match c {
+        'K' | 'k' => 1e3,
+        'M' => 1e6,
+        'G' => 1e9,
+        'T' => 1e12,
+        'P' => 1e15,
+        _ => return None,
+    })
+}
+
+/// A time unit as a number of nanoseconds (`ns`, `nsecond`, `us`, `usecond`, ...).
+fn time_ns(u: &str) -> Option<f64> {
+    Some(match u {
+        "nsecond" | "ns" => 1.0,
+        "usecond" | "us" => 1e3,
+        "msecond" | "ms" => 1e6,
+        "second" | "s" => 1e9,
+        _ => return None,
+    })
+}
+
+/// A byte count with an optional SI prefix (`byte`, `Kbyte`, `Gbyte`, `KB`, `B`): the factor.
+fn bytes(u: &str) -> Option<f64> {
+    if u == "byte" || u == "B" {
+        return Some(1.0);
+    }
+    let mut chars = u.chars();
+    let f = si_prefix(chars.next()?)?;
+    matches!(chars.as_str(), "byte" | "B").then_some(f)
+}
+
+/// Normalise a unit as printed by ncu, by rule:
+///
+/// - time (`nsecond`/`ns` ... `second`/`s`) to `ns`;
+/// - `byte` with an SI prefix (`Kbyte` = 1000 bytes) to `byte`;
+/// - frequencies (`hz`, `Mhz`, `cycle/second`, `cycle/ns`) to `Hz`;
+/// - any rate `X/second`, `X/s`, `X/ms`, `X/us`, `X/ns` (with an SI prefix on `X`) to `X/second`
+///   (`byte/second` for bytes);
+/// - `%` and `%` compounds (`%/register`) as written;
+/// - counts (`inst`, `sector`, `register/thread`, ...) as written.
 ///
 /// # Errors
-/// [`UnknownUnit`] when the spelling is not one ncu is known to print.
+/// [`UnknownUnit`] when the spelling fits none of these rules. Callers that only read values keep
+/// the value and the unit as written ([`normalise_or_keep`]).
 pub fn normalise(unit: &str) -> Result<Normalised, UnknownUnit> {
     let u = unit.trim();
     let n = |base: &str, factor: f64, dimension| Normalised {
@@ -74,61 +140,94 @@ pub fn normalise(unit: &str) -> Result<Normalised, UnknownUnit> {
         factor,
         dimension,
     };
-    // `--print-units auto` scales the byte part of per-block sizes (`Kbyte/block`).
-    if let Some((factor, per)) = prefixed_bytes_per_count(u) {
-        return Ok(n(&format!("byte/{per}"), factor, Dimension::Count));
+    if let Some(f) = time_ns(u) {
+        return Ok(n("ns", f, Dimension::Time));
     }
-    let r = match u {
-        "nsecond" | "ns" => n("ns", 1.0, Dimension::Time),
-        "usecond" | "us" => n("ns", 1e3, Dimension::Time),
-        "msecond" | "ms" => n("ns", 1e6, Dimension::Time),
-        "second" | "s" => n("ns", 1e9, Dimension::Time),
-        "byte" | "B" => n("byte", 1.0, Dimension::Bytes),
-        "Kbyte" | "KB" => n("byte", 1e3, Dimension::Bytes),
-        "Mbyte" | "MB" => n("byte", 1e6, Dimension::Bytes),
-        "Gbyte" | "GB" => n("byte", 1e9, Dimension::Bytes),
-        "Tbyte" | "TB" => n("byte", 1e12, Dimension::Bytes),
-        "cycle/second" | "hz" | "Hz" => n("Hz", 1.0, Dimension::Frequency),
-        "cycle/usecond" | "cycle/us" => n("Hz", 1e6, Dimension::Frequency),
-        "cycle/nsecond" | "cycle/ns" => n("Hz", 1e9, Dimension::Frequency),
-        "Khz" | "KHz" | "khz" => n("Hz", 1e3, Dimension::Frequency),
-        "Mhz" | "MHz" | "mhz" => n("Hz", 1e6, Dimension::Frequency),
-        "Ghz" | "GHz" | "ghz" => n("Hz", 1e9, Dimension::Frequency),
-        "byte/second" | "byte/s" | "B/s" => n("byte/second", 1.0, Dimension::Throughput),
-        "Kbyte/second" | "Kbyte/s" | "KB/s" => n("byte/second", 1e3, Dimension::Throughput),
-        "Mbyte/second" | "Mbyte/s" | "MB/s" => n("byte/second", 1e6, Dimension::Throughput),
-        "Gbyte/second" | "Gbyte/s" | "GB/s" => n("byte/second", 1e9, Dimension::Throughput),
-        "Tbyte/second" | "Tbyte/s" | "TB/s" => n("byte/second", 1e12, Dimension::Throughput),
-        "%" | "pct" => n("%", 1.0, Dimension::Percent),
-        other if is_count_unit(other) => n(other, 1.0, Dimension::Count),
-        other => return Err(UnknownUnit(other.to_owned())),
-    };
-    Ok(r)
+    if let Some(f) = bytes(u) {
+        return Ok(n("byte", f, Dimension::Bytes));
+    }
+    match u {
+        "hz" | "Hz" => return Ok(n("Hz", 1.0, Dimension::Frequency)),
+        "%" | "pct" => return Ok(n("%", 1.0, Dimension::Percent)),
+        _ => {}
+    }
+    // `Khz`, `Mhz`, `GHz`.
+    if let Some(rest) = u.strip_suffix("hz").or_else(|| u.strip_suffix("Hz"))
+        && let Some(f) = rest
+            .chars()
+            .next()
+            .and_then(si_prefix)
+            .filter(|_| rest.len() == 1)
+    {
+        return Ok(n("Hz", f, Dimension::Frequency));
+    }
+    if u.starts_with('%') {
+        return Ok(n(u, 1.0, Dimension::Percent));
+    }
+    if let Some((num, den)) = u.split_once('/')
+        && !den.contains('/')
+    {
+        // A rate: `X/second`, `X/s`, `X/ms`, `X/us`, `X/ns`.
+        if let Some(per_ns) = time_ns(den) {
+            let per_second = 1e9 / per_ns;
+            if num == "cycle" {
+                return Ok(n("Hz", per_second, Dimension::Frequency));
+            }
+            if let Some(f) = bytes(num) {
+                return Ok(n("byte/second", f * per_second, Dimension::Throughput));
+            }
+            if COUNT_UNITS.contains(&num) && !num.is_empty() {
+                return Ok(n(&format!("{num}/second"), per_second, Dimension::Count));
+            }
+            let mut chars = num.chars();
+            if let Some(f) = chars.next().and_then(si_prefix)
+                && COUNT_UNITS.contains(&chars.as_str())
+                && !chars.as_str().is_empty()
+            {
+                return Ok(n(
+                    &format!("{}/second", chars.as_str()),
+                    f * per_second,
+                    Dimension::Count,
+                ));
+            }
+            return Err(UnknownUnit(u.to_owned()));
+        }
+        // `Kbyte/block`: a scaled byte count per count unit.
+        if let Some(f) = bytes(num)
+            && f > 1.0
+            && COUNT_UNITS.contains(&den)
+            && !den.is_empty()
+        {
+            return Ok(n(&format!("byte/{den}"), f, Dimension::Count));
+        }
+    }
+    if is_count_unit(u) {
+        return Ok(n(u, 1.0, Dimension::Count));
+    }
+    Err(UnknownUnit(u.to_owned()))
+}
+
+/// [`normalise`], or the unit as written with factor 1 and [`Dimension::Unknown`].
+pub fn normalise_or_keep(unit: &str) -> Normalised {
+    normalise(unit).unwrap_or_else(|UnknownUnit(u)| Normalised {
+        base: u,
+        factor: 1.0,
+        dimension: Dimension::Unknown,
+    })
 }
 
 fn is_count_unit(u: &str) -> bool {
     if COUNT_UNITS.contains(&u) {
         return true;
     }
-    // Compound units such as `register/thread`, `warp/cycle`, `byte/block`, `inst/cycle`.
+    // Compound units such as `register/thread`, `warp/cycle`, `byte/block`, `inst/cycle`,
+    // `msecond/cycle`.
     let mut parts = u.split('/');
-    let ok = |p: &str| COUNT_UNITS.contains(&p) || matches!(p, "byte" | "second" | "nsecond");
+    let ok = |p: &str| COUNT_UNITS.contains(&p) || time_ns(p).is_some();
     match (parts.next(), parts.next(), parts.next()) {
         (Some(a), Some(b), None) => !a.is_empty() && !b.is_empty() && ok(a) && ok(b),
         _ => false,
     }
-}
-
-/// `Kbyte/block` -> (1000, `block`): a scaled byte count per count unit.
-fn prefixed_bytes_per_count(u: &str) -> Option<(f64, &str)> {
-    let (bytes, per) = u.split_once('/')?;
-    let factor = match bytes {
-        "Kbyte" => 1e3,
-        "Mbyte" => 1e6,
-        "Gbyte" => 1e9,
-        _ => return None,
-    };
-    (COUNT_UNITS.contains(&per) && !per.is_empty()).then_some((factor, per))
 }
 
 /// A quantity with a base unit, as used by thresholds (`500ns`, `2MB`, `1.5%`).
@@ -302,6 +401,47 @@ mod tests {
         assert_eq!((kb.base.as_str(), kb.factor), ("byte/block", 1e3));
         assert!(normalise("Kbyte/furlong").is_err());
         assert!(normalise("furlong/thread").is_err());
+    }
+
+    #[test]
+    fn rates_and_prefixes_normalise_by_rule() {
+        let f = |u: &str| {
+            let n = normalise(u).unwrap();
+            (n.base, n.factor, n.dimension)
+        };
+        // Units of `--set full` and default raw exports that used to fail the whole file.
+        assert_eq!(f("sector/s"), ("sector/second".into(), 1.0, Dimension::Count));
+        assert_eq!(f("sector/us"), ("sector/second".into(), 1e6, Dimension::Count));
+        assert_eq!(f("sector/ns"), ("sector/second".into(), 1e9, Dimension::Count));
+        assert_eq!(f("sector/ms"), ("sector/second".into(), 1e3, Dimension::Count));
+        assert_eq!(f("Ginst/second"), ("inst/second".into(), 1e9, Dimension::Count));
+        assert_eq!(f("Tbyte/s"), ("byte/second".into(), 1e12, Dimension::Throughput));
+        assert_eq!(f("Kbyte/us"), ("byte/second".into(), 1e9, Dimension::Throughput));
+        assert_eq!(f("cycle/ms"), ("Hz".into(), 1e3, Dimension::Frequency));
+        assert_eq!(f("Pbyte"), ("byte".into(), 1e15, Dimension::Bytes));
+        assert_eq!(f("%/register"), ("%/register".into(), 1.0, Dimension::Percent));
+        assert_eq!(f("%/Kbyte"), ("%/Kbyte".into(), 1.0, Dimension::Percent));
+        for u in ["sample", "branches", "inst", "sectors"] {
+            assert_eq!(f(u), (u.into(), 1.0, Dimension::Count), "{u}");
+        }
+        // The base units stay as they are: normalising a normalised unit changes nothing.
+        for u in [
+            "ns",
+            "byte",
+            "Hz",
+            "byte/second",
+            "%",
+            "sector/second",
+            "inst/second",
+        ] {
+            let n = normalise(u).unwrap();
+            assert_eq!((n.base.as_str(), n.factor), (u, 1.0), "{u}");
+        }
+        assert!(normalise("furlong/s").is_err());
+        let kept = normalise_or_keep("furlong");
+        assert_eq!((kept.base.as_str(), kept.factor), ("furlong", 1.0));
+        assert!(!kept.is_known());
+        assert!(normalise_or_keep("ns").is_known());
     }
 
     #[test]

@@ -220,6 +220,7 @@ fn sqlite_repetitions_record_and_replay() {
         output_tail: String::new(),
         kernels_seen: None,
         sqlite: Some(bytes.clone()),
+        ncu_version: None,
     };
     rec.record(job, &capture).unwrap();
     let fp = cgp_gate::gpu::fingerprint(None, 0, "test", &t.profiling, &t.clocks);

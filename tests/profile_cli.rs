@@ -356,3 +356,51 @@ fn sigterm_ends_the_profiler_and_the_application_too() {
     let env = std::fs::read_to_string(s.fake().join("env.txt")).unwrap();
     assert!(!env.contains("secret-token-value"));
 }
+
+const NCU_2022_3: &str = "NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2022 NVIDIA Corporation\nVersion 2022.3.0.0 (build 31729285) (public-release)\n";
+
+#[test]
+fn ncu_2022_3_gets_no_config_file_option() {
+    // The banner of the real Nsight Compute 2022.3 (Debian non-free), which rejects --config-file.
+    let s = Scenario::new();
+    s.file("version", NCU_2022_3).file("log", GOOD_LOG);
+    s.cmd(&["profile"]).assert().code(0);
+    let calls = s.argv_log();
+    assert!(!calls[1].iter().any(|a| a == "--config-file"), "{:?}", calls[1]);
+    assert!(calls[1].iter().any(|a| a == "--page"));
+}
+
+#[test]
+fn ncu_rejecting_an_option_is_an_ncu_error_naming_option_and_version() {
+    // What the real ncu 2022.3 prints for `--config-file off` (stderr, exit 255), with a newer
+    // version banner so cgp-gate passes the option.
+    let s = Scenario::new();
+    s.file(
+        "stderr",
+        "unrecognised option '--config-file'\n\nUse --help for further details.\n",
+    )
+    .file("exit", "255");
+    s.cmd(&["profile"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "ncu 2025.1.1.0 rejected option `--config-file`",
+        ))
+        .stderr(predicate::str::contains("unrecognised option '--config-file'"))
+        .stderr(predicate::str::contains("application failed").not());
+}
+
+#[test]
+fn a_gated_metric_in_a_unit_cgp_gate_cannot_convert_is_named() {
+    let s = Scenario::new();
+    // The recorded log with its duration column's unit replaced by one no rule covers.
+    let log = GOOD_LOG.replacen("\"ns\"", "\"furlong\"", 1);
+    assert_ne!(log, GOOD_LOG);
+    s.file("log", &log);
+    s.cmd(&["profile"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "has unit `furlong`, which cgp-gate cannot convert",
+        ));
+}

@@ -332,7 +332,6 @@ fn baseline_update(rec: &Path, store: &Path) -> (i32, String) {
 }
 
 #[test]
-#[ignore = "needs issue 11's CSV parser (the `ncu` branch), which refuses a file cut inside a quoted cell; remove this line once it is merged"]
 fn a_rep_file_cut_inside_a_quoted_cell_is_an_error_naming_file_and_line() {
     // The last cell loses its closing quote and the newline: `"18.01` must not become 18.01.
     let rec = damaged(|p| {

@@ -12,15 +12,21 @@ use crate::exit_codes;
 /// # Errors
 /// Unreadable or invalid files; write errors.
 pub fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<i32> {
-    let text = crate::fsutil::read_text(file, crate::fsutil::limits::NCU_CSV)
+    // Bounded read of the bytes: the parser decodes UTF-8 or BOM-marked UTF-16 itself.
+    let bytes = crate::fsutil::read_bounded(file, crate::fsutil::limits::NCU_CSV)
         .map_err(|e| e.into_error(file, "ncu CSV output"))?;
-    let parsed = crate::ncu::parse::parse(&text).map_err(|e| Error::input(file, e.to_string()))?;
     if json {
-        // Buffered: stdout is line-buffered and the JSON is one long line.
+        // Streamed: the launches are written while the file is read (on an error, what was
+        // written is incomplete and the exit code says so). Buffered: stdout is line-buffered
+        // and the JSON is one long line.
         let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
-        serde_json::to_writer(&mut w, &parsed).map_err(|e| stdout_err(std::io::Error::other(e)))?;
+        crate::ncu::parse::write_json(&bytes, &mut w).map_err(|e| match e {
+            crate::ncu::parse::JsonError::Parse(e) => Error::input(file, e.to_string()),
+            crate::ncu::parse::JsonError::Io(e) => stdout_err(e),
+        })?;
         writeln!(w).and_then(|()| w.flush()).map_err(stdout_err)?;
     } else {
+        let parsed = crate::ncu::parse::parse_bytes(&bytes).map_err(|e| Error::input(file, e.to_string()))?;
         write!(
             out,
             "{}",

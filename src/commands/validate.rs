@@ -3,9 +3,12 @@
 use std::io::Write;
 use std::path::Path;
 
+use std::collections::BTreeSet;
+
 use super::stdout_err;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::exit_codes;
+use crate::ncu::query::{self, CHIP_ENV};
 
 /// Run `validate`.
 ///
@@ -13,6 +16,10 @@ use crate::exit_codes;
 /// The spec's errors (file, line, column); write errors.
 pub fn run(spec: &Path, out: &mut dyn Write) -> Result<i32> {
     let s = crate::spec::load(spec)?;
+    // Metric names against `ncu --query-metrics`, where ncu is installed and the chip is known.
+    for note in check_spec(&s)? {
+        eprintln!("{note}");
+    }
     let sizes: usize = s.targets.iter().map(|t| t.sizes.len()).sum();
     let metrics: usize = s.targets.iter().map(|t| t.metrics.len()).sum();
     writeln!(
@@ -23,4 +30,84 @@ pub fn run(spec: &Path, out: &mut dyn Write) -> Result<i32> {
     )
     .map_err(stdout_err)?;
     Ok(exit_codes::OK)
+}
+
+/// The chip to check a spec's metrics for: `CGP_GATE_CHIP`, else the compute capability of the
+/// baselines next to the spec (`<spec dir>/baselines`). With where it came from.
+fn known_chip(spec_dir: &Path) -> Option<(String, String)> {
+    if let Ok(c) = std::env::var(CHIP_ENV)
+        && !c.trim().is_empty()
+    {
+        return Some((c.trim().to_owned(), CHIP_ENV.to_owned()));
+    }
+    let dir = spec_dir.join("baselines");
+    let files = crate::baseline::Store::new(&dir).load_all().ok()?;
+    files.iter().find_map(|(path, f)| {
+        let chip = query::chip_for_compute_capability(&f.fingerprint.compute_capability)?;
+        Some((
+            chip.to_owned(),
+            format!(
+                "compute capability {} in {}",
+                f.fingerprint.compute_capability,
+                path.display()
+            ),
+        ))
+    })
+}
+
+/// `validate`'s metric check: every ncu metric of every target, against the known chip.
+/// Returns notes for stderr (what was checked, or why not).
+///
+/// # Errors
+/// [`crate::Error::Input`] naming the spec and every metric ncu does not know for the chip.
+fn check_spec(spec: &crate::spec::Spec) -> Result<Vec<String>> {
+    let Some(ncu) = crate::ncu::install::locate_ncu() else {
+        return Ok(vec![
+            "note: metric names not checked: ncu is not installed (`ncu --query-metrics` checks them without a GPU)".to_owned(),
+        ]);
+    };
+    let Some((chip, from)) = known_chip(&spec.base_dir()) else {
+        return Ok(vec![format!(
+            "note: metric names not checked: no chip known (set {CHIP_ENV}=ga100, gh100, ... or keep baselines next to the spec)"
+        )]);
+    };
+    let mut metrics: Vec<String> = spec
+        .targets
+        .iter()
+        .flat_map(crate::plan::ncu_metrics)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    metrics.retain(|m| m.contains("__"));
+    let unknown = match query::check_metrics(&ncu, &chip, &metrics) {
+        Ok(u) => u,
+        Err(e) => {
+            return Ok(vec![format!(
+                "note: metric names not checked against chip {chip}: {e}"
+            )]);
+        }
+    };
+    if unknown.is_empty() {
+        return Ok(vec![format!(
+            "metric names: {} checked against `ncu --query-metrics --chips {chip}` (chip from {from})",
+            metrics.len()
+        )]);
+    }
+    let list = unknown
+        .iter()
+        .map(|u| {
+            if u.suggestions.is_empty() {
+                format!("`{}`", u.metric)
+            } else {
+                format!("`{}` (did you mean `{}`?)", u.metric, u.suggestions.join("`, `"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(Error::input(
+        &spec.path,
+        format!(
+            "ncu does not know these metrics for chip {chip} (chip from {from}): {list}; list the valid names with `ncu --query-metrics --chips {chip} --query-metrics-mode suffix --metrics BASE`"
+        ),
+    ))
 }

@@ -10,6 +10,7 @@ use std::path::Path;
 use super::target::NcuTarget;
 
 /// Options that shape ncu's output. Kept together so the recording and the parser agree.
+/// `--config-file off` is added where the installed ncu has the option ([`output_args`]).
 pub const OUTPUT_ARGS: &[&str] = &[
     "--csv",
     "--page",
@@ -24,6 +25,84 @@ pub const OUTPUT_ARGS: &[&str] = &[
     "all",
 ];
 
+/// An ncu release, `year.minor` (`2022.3`), compared in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NcuRelease {
+    pub year: u32,
+    pub minor: u32,
+}
+
+impl NcuRelease {
+    /// From a version string as [`crate::ncu::version::parse_version`] returns it (`2022.3.0.0`).
+    pub fn from_version(version: &str) -> Option<Self> {
+        let mut parts = version.trim().split('.');
+        let year = parts.next()?.parse().ok()?;
+        let minor = parts.next()?.parse().ok()?;
+        Some(Self { year, minor })
+    }
+}
+
+impl std::fmt::Display for NcuRelease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.year, self.minor)
+    }
+}
+
+/// Options (and option values) that not every ncu has: the first release that has each one.
+///
+/// The boundaries for 2022.3 are checked in tests against the real `ncu --help` of Nsight Compute
+/// 2022.3 (Debian's `nsight-compute` package): it has none of these. The first releases that do
+/// have them are taken from NVIDIA's CLI documentation and release notes (the config file and
+/// `--print-metric-name` arrived with the 2023 releases, the session page later); cgp-gate only
+/// needs the rule "older than the first release: leave it out".
+pub const VERSIONED_OPTIONS: &[(&str, NcuRelease)] = &[
+    ("--config-file", NcuRelease { year: 2023, minor: 1 }),
+    ("--print-metric-name", NcuRelease { year: 2023, minor: 1 }),
+    ("--page session", NcuRelease { year: 2024, minor: 1 }),
+    ("--pipeline-boost-state", NcuRelease { year: 2024, minor: 1 }),
+    // 2022.3 lists `kernel`, `application` and `range` only (and rejects `app-range`).
+    ("--replay-mode app-range", NcuRelease { year: 2023, minor: 1 }),
+];
+
+/// Options a target needs that this ncu release lacks (`--replay-mode app-range` on 2022.3):
+/// cgp-gate refuses to run such a target rather than measure something else.
+pub fn unsupported_options<'a>(release: Option<NcuRelease>, target: impl Into<NcuTarget<'a>>) -> Vec<String> {
+    let target: NcuTarget<'a> = target.into();
+    let mode = format!("--replay-mode {}", target.replay_mode);
+    [mode].into_iter().filter(|o| !supports(release, o)).collect()
+}
+
+/// Whether an ncu release has an option from [`VERSIONED_OPTIONS`]. Options not in the table
+/// exist in every release cgp-gate supports; an unknown release is taken to be a new one.
+pub fn supports(release: Option<NcuRelease>, option: &str) -> bool {
+    let Some(release) = release else {
+        return true;
+    };
+    VERSIONED_OPTIONS
+        .iter()
+        .find(|(o, _)| *o == option)
+        .is_none_or(|(_, first)| release >= *first)
+}
+
+/// [`OUTPUT_ARGS`] for an ncu release: without `--config-file` where that release lacks it.
+pub fn output_args(release: Option<NcuRelease>) -> Vec<OsString> {
+    let mut a = Vec::new();
+    let mut skip = false;
+    for (i, arg) in OUTPUT_ARGS.iter().enumerate() {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if arg.starts_with("--") && !supports(release, arg) {
+            // The option and its value.
+            skip = OUTPUT_ARGS.get(i + 1).is_some_and(|v| !v.starts_with("--"));
+            continue;
+        }
+        a.push(OsString::from(arg));
+    }
+    a
+}
+
 /// The `--clock-control` value actually passed: `none` whenever cgp-gate locks (or must not touch)
 /// the clocks itself.
 pub fn clock_control_arg<'a>(target: impl Into<NcuTarget<'a>>) -> &'static str {
@@ -31,14 +110,27 @@ pub fn clock_control_arg<'a>(target: impl Into<NcuTarget<'a>>) -> &'static str {
     target.clock_control
 }
 
-/// Everything between `ncu` and the application: options for one run of one target.
+/// Everything between `ncu` and the application: options for one run of one target, for the
+/// newest ncu (see [`ncu_options_for`]).
 pub fn ncu_options<'a>(
     target: impl Into<NcuTarget<'a>>,
     metrics: &[String],
     log_file: &Path,
 ) -> Vec<OsString> {
     let target: NcuTarget<'a> = target.into();
-    let mut a: Vec<OsString> = OUTPUT_ARGS.iter().map(OsString::from).collect();
+    ncu_options_for(None, target, metrics, log_file)
+}
+
+/// Everything between `ncu` and the application, for the installed ncu release (`None`: unknown,
+/// taken to be a new one): options the release lacks are left out.
+pub fn ncu_options_for<'a>(
+    release: Option<NcuRelease>,
+    target: impl Into<NcuTarget<'a>>,
+    metrics: &[String],
+    log_file: &Path,
+) -> Vec<OsString> {
+    let target: NcuTarget<'a> = target.into();
+    let mut a = output_args(release);
     let mut push = |k: &str, v: String| {
         a.push(k.into());
         a.push(v.into());
@@ -72,9 +164,13 @@ pub fn ncu_options<'a>(
 
 /// The options of a diagnostic run that lists the kernels an application launches: no kernel or
 /// NVTX filter, one cheap metric, a bounded number of launches.
-pub fn list_kernels_options<'a>(target: impl Into<NcuTarget<'a>>, log_file: &Path) -> Vec<OsString> {
+pub fn list_kernels_options<'a>(
+    release: Option<NcuRelease>,
+    target: impl Into<NcuTarget<'a>>,
+    log_file: &Path,
+) -> Vec<OsString> {
     let target: NcuTarget<'a> = target.into();
-    let mut a: Vec<OsString> = OUTPUT_ARGS.iter().map(OsString::from).collect();
+    let mut a = output_args(release);
     for (k, v) in [
         ("--clock-control", target.clock_control),
         ("--cache-control", target.cache_control),
@@ -87,4 +183,54 @@ pub fn list_kernels_options<'a>(target: impl Into<NcuTarget<'a>>, log_file: &Pat
     a.push("--log-file".into());
     a.push(log_file.as_os_str().to_owned());
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(year: u32, minor: u32) -> Option<NcuRelease> {
+        Some(NcuRelease { year, minor })
+    }
+
+    #[test]
+    fn releases_parse_and_order() {
+        assert_eq!(NcuRelease::from_version("2022.3.0.0"), r(2022, 3));
+        assert_eq!(NcuRelease::from_version("2019.5.0"), r(2019, 5));
+        assert_eq!(NcuRelease::from_version("unknown"), None);
+        assert!(r(2022, 3) < r(2023, 1) && r(2023, 1) < r(2025, 1));
+        assert_eq!(
+            NcuRelease::from_version("2025.1.1.0").unwrap().to_string(),
+            "2025.1"
+        );
+    }
+
+    #[test]
+    fn the_config_file_option_only_where_ncu_has_it() {
+        let old: Vec<String> = output_args(r(2022, 3))
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(!old.iter().any(|a| a == "--config-file" || a == "off"), "{old:?}");
+        assert_eq!(
+            old,
+            [
+                "--csv",
+                "--page",
+                "raw",
+                "--print-units",
+                "base",
+                "--print-kernel-base",
+                "demangled",
+                "--target-processes",
+                "all"
+            ]
+        );
+        for new in [r(2023, 1), r(2025, 1), None] {
+            let args = output_args(new);
+            assert_eq!(args.len(), OUTPUT_ARGS.len());
+        }
+        assert!(supports(r(2022, 3), "--metrics"));
+        assert!(!supports(r(2022, 3), "--page session"));
+    }
 }

@@ -62,6 +62,11 @@ pub fn scan(text: &str) -> LogScan {
     // Index into `s.profiled` of a progress line that has not printed its pass count yet.
     let mut pending: Option<usize> = None;
     for line in text.lines() {
+        // Most lines of a large table hold no `=` at all: skip them with one SIMD search (unless
+        // a split progress line waits for its pass count).
+        if pending.is_none() && memchr::memchr(b'=', line.as_bytes()).is_none() {
+            continue;
+        }
         let first = find_marker(line, 0);
         let before = &line[..first.unwrap_or(line.len())];
         if let Some(p) = pending
@@ -89,7 +94,12 @@ impl LogScan {
         } else if let Some(body) = segment.strip_prefix("==WARNING==") {
             self.warnings.push(segment.to_owned());
             let body = body.trim();
-            if segment == NO_KERNELS || body.starts_with("No kernels were profiled") {
+            // Range replay (`--replay-mode range|app-range`) says `No ranges were profiled.`
+            // (Nsight Compute 2022.3, seen here).
+            if segment == NO_KERNELS
+                || body.starts_with("No kernels were profiled")
+                || body.starts_with("No ranges were profiled")
+            {
                 self.no_kernels = true;
             } else if let Some(rest) = body.strip_prefix("Unable to access the following ")
                 && let Some((_, list)) = rest.split_once(':')
@@ -143,6 +153,27 @@ fn find_marker(line: &str, from: usize) -> Option<usize> {
 
 fn passes_at_end(text: &str) -> Option<u32> {
     PASSES.captures(text)?.get(1)?.as_str().parse().ok()
+}
+
+/// ncu's own command-line error, printed before it runs anything (it then exits 255): the
+/// rejected option and the line. Seen with Nsight Compute 2022.3:
+/// `unrecognised option '--config-file'` and `the argument for option '--page' is invalid`.
+pub fn usage_error(output: &str) -> Option<(String, String)> {
+    const PATTERNS: &[&str] = &[
+        "unrecognised option",
+        "unrecognized option",
+        "for option '",
+        "is missing",
+        "cannot be specified more than once",
+        "is ambiguous",
+    ];
+    output.lines().map(str::trim).find_map(|line| {
+        if line.starts_with("==") || !PATTERNS.iter().any(|p| line.contains(p)) {
+            return None;
+        }
+        let option = line.split('\'').find(|part| part.starts_with('-'))?;
+        Some((option.to_owned(), line.to_owned()))
+    })
 }
 
 /// Classify the scan into a failure: its kind, a message and a hint saying what to do.
@@ -222,6 +253,15 @@ pub fn classify(scan: &LogScan) -> Option<(FailureKind, String, String)> {
             format!("ncu failed to profile{kernel}: {e}"),
             "rerun the ncu command by hand to see its full log; fewer metrics per run or \
              `--replay-mode application` avoid some replay failures"
+                .to_owned(),
+        ));
+    }
+    if let Some(e) = find("did not match any section") {
+        return Some((
+            FailureKind::ProfilerError,
+            format!("ncu rejected a `--section` option: {e}"),
+            "list the sections this ncu has with `ncu --list-sections` (names differ between \
+             releases), and fix the section name or regex"
                 .to_owned(),
         ));
     }
@@ -376,6 +416,37 @@ mod tests {
             classify(&scan("==ERROR== An error occurred while trying to profile.\n")).unwrap();
         assert_eq!(kind, FailureKind::ProfilerError);
         assert!(msg.contains("An error occurred while trying to profile."));
+    }
+
+    #[test]
+    fn usage_errors_name_the_option() {
+        // Verbatim from Nsight Compute 2022.3 (stderr), exit status 255.
+        let out = "unrecognised option '--config-file'\n\nUse --help for further details.\n";
+        assert_eq!(
+            usage_error(out),
+            Some((
+                "--config-file".to_owned(),
+                "unrecognised option '--config-file'".to_owned()
+            ))
+        );
+        let out = "the argument for option '--page' is invalid\n\nUse --help for further details.\n";
+        assert_eq!(usage_error(out).unwrap().0, "--page");
+        assert_eq!(
+            usage_error("app says: done\n==PROF== Connected to process 1\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_bad_section_option_is_named() {
+        // 03_llmperf_error_only.csv (tests/fixtures/ncu-wild), verbatim.
+        let s = scan(
+            "==ERROR== Option '--section .*SpeedOfLight.*' did not match any section.\n==ERROR== Use --list-sections to see the list of available sections.\n",
+        );
+        let (kind, msg, hint) = classify(&s).unwrap();
+        assert_eq!(kind, FailureKind::ProfilerError);
+        assert!(msg.contains("--section .*SpeedOfLight.*"), "{msg}");
+        assert!(hint.contains("ncu --list-sections"));
     }
 
     #[test]

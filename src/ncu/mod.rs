@@ -4,6 +4,7 @@ pub mod command;
 pub mod install;
 pub mod log;
 pub mod parse;
+pub mod query;
 pub mod runner;
 pub mod target;
 pub mod version;

@@ -4,7 +4,7 @@
 //! Order matters: ncu's own `==ERROR==` lines are the most specific diagnosis (an application
 //! often exits non-zero *because* profiling failed), then the exit code, then the table itself.
 
-use crate::ncu::log::{classify, scan};
+use crate::ncu::log::{classify, scan, usage_error};
 use crate::ncu::parse::parse;
 use crate::plan::ncu_metrics;
 use crate::profile::{Capture, FailureKind, Job, ProfileError, job_context};
@@ -28,6 +28,25 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         }
         let err = ProfileError::new(kind, ctx, message);
         return Err(if hint.is_empty() { err } else { err.hint(hint) });
+    }
+    if let Some(code) = capture.exit_code.filter(|c| *c != 0)
+        && let Some((option, line)) = usage_error(&capture.output_tail).or_else(|| usage_error(&capture.raw))
+    {
+        // ncu refused its own command line: not the application's failure.
+        let version = capture.ncu_version.as_deref().unwrap_or("(version unknown)");
+        let mut err = ProfileError::new(
+            FailureKind::ProfilerError,
+            ctx,
+            format!("ncu {version} rejected option `{option}` (`{line}`, exit status {code})"),
+        )
+        .hint(format!(
+            "this ncu ({version}) does not accept `{option}` as cgp-gate passed it; install a newer \
+             Nsight Compute, or report this with the output of `ncu --version` and `ncu --help`"
+        ));
+        if let Some(argv) = &capture.argv {
+            err.message.push_str(&format!("; command: {}", shell_words(argv)));
+        }
+        return Err(err);
     }
     if let Some(code) = capture.exit_code.filter(|c| *c != 0) {
         let mut message = format!("the application (or ncu) exited with status {code}");
@@ -90,7 +109,8 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
     }
     let mut set = SampleSet::default();
     let size = job.size.key();
-    for launch in &parsed.launches {
+    let names = series_kernel_names(&parsed.launches);
+    for (launch, kernel) in parsed.launches.iter().zip(&names) {
         for metric in &wanted {
             let Some(measured) = launch.metrics.get(metric) else {
                 return Err(ProfileError::new(
@@ -100,6 +120,17 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
                 )
                 .hint("check the metric name with `ncu --query-metrics`; some metrics are not available for every kernel or GPU"));
             };
+            if !crate::units::normalise(&measured.unit).is_ok_and(|u| u.is_known()) {
+                return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    ctx,
+                    format!(
+                        "metric `{metric}` of kernel `{}` in {origin} has unit `{}`, which cgp-gate cannot convert, so its values cannot be compared with a threshold",
+                        launch.kernel, measured.unit
+                    ),
+                )
+                .hint("export with `--print-units base`; if ncu prints this unit there too, report it with your ncu version"));
+            }
             let value = match &measured.value {
                 MetricValue::Number(v) => *v,
                 MetricValue::List(_) => {
@@ -137,13 +168,55 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
             let key = SeriesKey {
                 target: job.target.name.clone(),
                 size: size.clone(),
-                kernel: crate::samples::kernel_key(&launch.kernel),
+                kernel: kernel.clone(),
                 metric: metric.clone(),
             };
             set.push(&key, &measured.unit, value, job.rep);
         }
     }
     Ok(set)
+}
+
+/// The series name of each launch: the kernel's key, plus its launch configuration when the same
+/// kernel ran with more than one grid/block configuration in this repetition (so the two shapes
+/// are never mixed in one series): `gemm [grid (64, 1, 1) block (256, 1, 1)]`. A kernel with one
+/// configuration keeps its bare name, so a configuration that changed between baseline and
+/// candidate stays one series.
+pub fn series_kernel_names(launches: &[crate::samples::Launch]) -> Vec<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let config = |l: &crate::samples::Launch| -> Option<String> {
+        let attr = |k: &str| l.attributes.get(k).cloned();
+        let metric = |k: &str| match l.metrics.get(k).map(|m| &m.value) {
+            Some(MetricValue::Number(v)) => Some(crate::units::format_number(*v)),
+            _ => None,
+        };
+        let grid = attr("Grid Size").or_else(|| metric("launch__grid_size"));
+        let block = attr("Block Size").or_else(|| metric("launch__block_size"));
+        match (grid, block) {
+            (None, None) => None,
+            (g, b) => Some(format!(
+                "grid {} block {}",
+                g.as_deref().unwrap_or("?"),
+                b.as_deref().unwrap_or("?")
+            )),
+        }
+    };
+    let keys: Vec<String> = launches
+        .iter()
+        .map(|l| crate::samples::kernel_key(&l.kernel))
+        .collect();
+    let configs: Vec<Option<String>> = launches.iter().map(config).collect();
+    let mut per_kernel: BTreeMap<&str, BTreeSet<Option<&str>>> = BTreeMap::new();
+    for (k, c) in keys.iter().zip(&configs) {
+        per_kernel.entry(k).or_default().insert(c.as_deref());
+    }
+    keys.iter()
+        .zip(&configs)
+        .map(|(k, c)| match c {
+            Some(c) if per_kernel[k.as_str()].len() > 1 => format!("{k} [{c}]"),
+            _ => k.clone(),
+        })
+        .collect()
 }
 
 fn no_kernel_detail(job: Job<'_>, capture: &Capture) -> String {
@@ -186,4 +259,49 @@ fn shell_words(argv: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::series_kernel_names;
+    use crate::samples::Launch;
+
+    fn launch(kernel: &str, grid: &str, block: &str) -> Launch {
+        Launch {
+            id: 0,
+            kernel: kernel.to_owned(),
+            attributes: [("Grid Size", grid), ("Block Size", block)]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect(),
+            metrics: Default::default(),
+        }
+    }
+
+    #[test]
+    fn two_configurations_in_one_repetition_are_two_series() {
+        let names = series_kernel_names(&[
+            launch("gemm(float *)", "(64, 1, 1)", "(256, 1, 1)"),
+            launch("gemm(float *)", "(128, 1, 1)", "(256, 1, 1)"),
+            launch("gemm(float *)", "(64, 1, 1)", "(256, 1, 1)"),
+            launch("copy(float *)", "(8, 1, 1)", "(32, 1, 1)"),
+        ]);
+        assert_eq!(
+            names,
+            [
+                "gemm [grid (64, 1, 1) block (256, 1, 1)]",
+                "gemm [grid (128, 1, 1) block (256, 1, 1)]",
+                "gemm [grid (64, 1, 1) block (256, 1, 1)]",
+                "copy",
+            ]
+        );
+    }
+
+    #[test]
+    fn one_configuration_keeps_the_bare_name() {
+        // So a configuration that changed between baseline and candidate stays one series.
+        let a = series_kernel_names(&[launch("gemm(float *)", "(64, 1, 1)", "(256, 1, 1)")]);
+        let b = series_kernel_names(&[launch("gemm(float *)", "(128, 1, 1)", "(256, 1, 1)")]);
+        assert_eq!((a[0].as_str(), b[0].as_str()), ("gemm", "gemm"));
+    }
 }

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::ncu::command::{list_kernels_options, ncu_options};
+use crate::ncu::command::{NcuRelease, list_kernels_options, ncu_options_for, unsupported_options};
 use crate::ncu::install::{NCU_ENV, locate_ncu, ncu_version};
 use crate::ncu::runner::{Invocation, run, tail};
 use crate::plan::{app_argv, ncu_metrics};
@@ -132,10 +132,15 @@ impl NcuProfiler {
         Ok((inv, outcome))
     }
 
+    /// The installed ncu's release, once its version was read.
+    fn release(&self) -> Option<NcuRelease> {
+        self.version.as_deref().and_then(NcuRelease::from_version)
+    }
+
     /// Kernels the application launches, from an unfiltered diagnostic run (best effort).
     fn list_kernels(&self, job: Job<'_>, app: &[String]) -> Option<Vec<String>> {
         let log = self.work.path().join("list-kernels.csv");
-        let mut args = list_kernels_options(job.target, &log);
+        let mut args = list_kernels_options(self.release(), job.target, &log);
         args.extend(app.iter().map(OsString::from));
         let (_, outcome) = self.invoke(args, job, "list-kernels").ok()?;
         if outcome.timed_out {
@@ -186,7 +191,23 @@ impl Profiler for NcuProfiler {
         let stem = format!("run-{}", job.rep);
         let log = self.work.path().join(format!("{stem}.csv"));
         let _ = std::fs::remove_file(&log);
-        let mut args = ncu_options(job.target, &ncu_metrics(job.target), &log);
+        // The argv depends on what the installed ncu has (`--config-file` is not in 2022.3).
+        let _ = self.version();
+        let missing = unsupported_options(self.release(), job.target);
+        if !missing.is_empty() {
+            let version = self.version.as_deref().unwrap_or("unknown");
+            return Err(ProfileError::new(
+                FailureKind::ProfilerError,
+                job_context(job),
+                format!(
+                    "ncu {version} does not support `{}`, which target `{}` asks for",
+                    missing.join("`, `"),
+                    job.target.name
+                ),
+            )
+            .hint("install a newer Nsight Compute, or choose a replay mode this ncu has (`ncu --help`)"));
+        }
+        let mut args = ncu_options_for(self.release(), job.target, &ncu_metrics(job.target), &log);
         args.extend(app.iter().map(OsString::from));
         let (inv, outcome) = self.invoke(args, job, &stem)?;
         if !outcome.escaped.is_empty() {
@@ -257,6 +278,7 @@ impl Profiler for NcuProfiler {
             output_tail,
             kernels_seen,
             sqlite: None,
+            ncu_version: self.version.clone(),
         })
     }
 }

@@ -47,6 +47,8 @@ pub struct Capture {
     pub kernels_seen: Option<Vec<String>>,
     /// Binary output: an nsys SQLite export (`raw` is then empty). Recorded as `<rep>.sqlite`.
     pub sqlite: Option<Vec<u8>>,
+    /// The version of the ncu that wrote it (`2022.3.0.0`), when known.
+    pub ncu_version: Option<String>,
 }
 
 /// A source of raw profiler output.

@@ -208,6 +208,7 @@ impl Profiler for NsysProfiler {
             output_tail,
             kernels_seen: None,
             sqlite,
+            ncu_version: None,
         })
     }
 }

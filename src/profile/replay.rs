@@ -186,6 +186,7 @@ impl Profiler for ReplayProfiler {
             output_tail: String::new(),
             kernels_seen: None,
             sqlite,
+            ncu_version: self.manifest.as_ref().and_then(|m| m.ncu_version.clone()),
         })
     }
 }
