@@ -70,6 +70,12 @@ pub trait Profiler {
     fn has(&self, _job: Job<'_>) -> bool {
         true
     }
+    /// Whether captures are read back from a recording rather than profiled now. A recording
+    /// may hold kernels a live run's `-k` filter would not have profiled, and output that cannot
+    /// be read there is damaged input (exit 2), not a profiler failure.
+    fn reads_a_recording(&self) -> bool {
+        false
+    }
     /// Where samples come from, for results: `ncu`, or `replay:<dir>`.
     fn source(&self) -> String {
         self.name().to_owned()
