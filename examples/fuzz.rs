@@ -335,7 +335,7 @@ fn run_one(target: &str, input: &[u8]) {
                         let _ = s.key();
                     }
                     let _ = cgp_gate::ncu::command::ncu_options(t, &cgp_gate::plan::ncu_metrics(t), path);
-                    let _ = cgp_gate::shard::estimated_cost(t);
+                    let _ = cgp_gate::plan::shard::estimated_cost(t);
                 }
                 let _ = cgp_gate::spec::json_schema();
             }

@@ -33,7 +33,7 @@ pub struct CheckOptions<'a> {
     /// NVML, when a driver is there (live runs only).
     pub gpu: Option<&'a dyn Gpu>,
     /// Only these target x size rows (`--shard K/N`); rows of other shards are not `missing`.
-    pub shard: Option<crate::shard::Selection>,
+    pub shard: Option<crate::plan::Selection>,
     /// Profile every kernel, even those whose SASS equals the baseline's (`--no-skip`).
     pub no_skip: bool,
     /// `--allow-missing`: baseline rows this run did not measure do not fail the gate.
@@ -95,11 +95,11 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
             let flops = t
                 .flops
                 .as_deref()
-                .and_then(|e| crate::gpu::eval_expr(e, size).ok());
+                .and_then(|e| crate::spec::evaluate(e, size).ok());
             let bytes = t
                 .bytes
                 .as_deref()
-                .and_then(|e| crate::gpu::eval_expr(e, size).ok());
+                .and_then(|e| crate::spec::evaluate(e, size).ok());
             let durations: Vec<(SeriesKey, Vec<f64>, Vec<u32>)> = samples
                 .series
                 .values()
@@ -343,7 +343,7 @@ pub fn run_check(
         synthetic: profiler.manifest().is_some_and(|m| m.synthetic),
         fingerprint,
         fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
-        shard: opts.shard.as_ref().map(crate::shard::Selection::label),
+        shard: opts.shard.as_ref().map(crate::plan::Selection::label),
         git_commit: git_commit(&spec.base_dir()),
         date: rfc3339_utc(SystemTime::now()),
         fail_on: opts.fail_on,

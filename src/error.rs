@@ -1,26 +1,56 @@
 //! The library's error type and its mapping to exit codes.
+//!
+//! This is the foundation layer: it knows no spec and no profiler. The spec's and the profiler's
+//! own error types (`spec::SpecError`, `profile::ProfileError`) convert into [`Error`] by `From`
+//! impls that live beside them, and travel here as a [`Cause`].
 
 use std::path::PathBuf;
 
 use crate::exit_codes;
-use crate::profile::ProfileError;
-use crate::spec::SpecError;
+
+/// An error of a higher layer carried by [`Error`] without this module knowing its type. Its
+/// message and its `source()` are the carried error's own (like `#[error(transparent)]`).
+#[derive(Debug)]
+pub struct Cause(Box<dyn std::error::Error + Send + Sync + 'static>);
+
+impl Cause {
+    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Box::new(e))
+    }
+
+    /// The carried error, when it is a `T` (`SpecError`, `ProfileError`).
+    pub fn downcast_ref<T: std::error::Error + 'static>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Cause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
 
 /// Any failure a command can end with. Each variant maps to one documented exit code.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The spec is invalid (exit 2).
+    /// The spec is invalid (exit 2): a `spec::SpecError`.
     #[error(transparent)]
-    Spec(#[from] SpecError),
+    Spec(Cause),
     /// Bad command-line usage (exit 2).
     #[error("{0}")]
     Usage(String),
     /// An input file (recording, baseline, results) is invalid (exit 2).
     #[error("{}: {message}", path.display())]
     Input { path: PathBuf, message: String },
-    /// The profiler or the application failed (exit 3).
+    /// The profiler or the application failed (exit 3): a `profile::ProfileError`.
     #[error(transparent)]
-    Profile(#[from] ProfileError),
+    Profile(Cause),
     /// The GPU or the machine is not in a state to measure (exit 3).
     #[error("{0}")]
     Environment(String),

@@ -103,7 +103,7 @@ pub fn measure(
                     rec.record(job, c)?;
                 }
                 // A recording may hold kernels a live run's `-k` filter would not profile.
-                let replay = profiler.name() == "replay";
+                let replay = profiler.reads_a_recording();
                 let r: Result<(SampleSet, Option<f64>), ProfileError> = r.and_then(|c| {
                     extract(job, &c)
                         .and_then(|s| {

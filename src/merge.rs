@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::plan::Shard;
 use crate::results::{ErrorKind, FingerprintDiff, Health, Results, RunError};
-use crate::shard::Shard;
 
 /// One input's place: its GPU group and its shard.
 struct Placed {

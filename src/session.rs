@@ -54,7 +54,7 @@ impl Session {
             (None, true) => {
                 return Err(Error::Environment(format!(
                     "`clocks: {}` locks clocks through NVML, but {}\n  help: use `clocks: ncu` (ncu locks to base clocks) or `clocks: none`",
-                    crate::gpu::fingerprint::clock_setting_label(&clocks),
+                    crate::gpu::clocks::clock_setting_label(&clocks),
                     gpu_note.as_deref().unwrap_or("NVML is not available")
                 )));
             }

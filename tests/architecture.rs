@@ -8,13 +8,15 @@ use std::path::{Path, PathBuf};
 /// Lowest first; keep in step with docs/architecture.md.
 const LAYERS: &[&[&str]] = &[
     // 0. foundation: no knowledge of GPUs, specs or runs
-    &["exit_codes", "units", "fsutil", "threshold", "error"],
-    // 1. leaves: pure statistics, Nsight Compute's formats, the GPU through NVML
-    &["stats", "ncu", "gpu", "why"],
+    &["exit_codes", "units", "fsutil", "threshold", "error", "failure"],
+    // 1. leaves: pure statistics, Nsight Compute's formats, the GPU through NVML, the
+    //    measured-data vocabulary they share (`samples`: launches, values, series; it imports
+    //    nothing), and the counter diff that says why a time changed (`why`, on `stats`)
+    &["stats", "ncu", "gpu", "samples", "why"],
     // 2. the spec
     &["spec"],
     // 3. from spec to samples: what to run, how to run it, what came out, what is stored
-    &["plan", "shard", "samples", "profile", "baseline", "nsys", "sass"],
+    &["plan", "profile", "baseline", "nsys", "sass"],
     // 4. the run: measure, decide, assemble results
     &[
         "measure",
@@ -35,21 +37,9 @@ const LAYERS: &[&[&str]] = &[
     &["commands", "cli"],
 ];
 
-/// Imports that break the rule today, each to be removed (issue 10). The test fails when one is
-/// fixed and still listed, so this list stays the truth.
-const KNOWN_VIOLATIONS: &[(&str, &str)] = &[
-    // error wraps the profiler's and the spec's error types.
-    ("error", "profile"),
-    ("error", "spec"),
-    // Nsight Compute's parser builds samples for profile jobs of spec targets.
-    ("ncu", "profile"),
-    ("ncu", "samples"),
-    ("ncu", "spec"),
-    // gpu: fingerprints, clocks, health and roofline read spec types; env asks the live
-    // profiler where ncu is.
-    ("gpu", "profile"),
-    ("gpu", "spec"),
-];
+/// Imports that break the rule, each to be removed. None are left (issue 10); should one ever
+/// be listed here, the test fails once it is fixed and still listed, so this list stays the truth.
+const KNOWN_VIOLATIONS: &[(&str, &str)] = &[];
 
 fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
@@ -224,4 +214,296 @@ fn the_run_verdict_is_decided_in_one_place() {
             );
         }
     }
+}
+
+#[test]
+fn each_format_has_one_escaping_function_and_its_reporter_uses_only_that_one() {
+    let report = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report");
+    // (reporter file, its format's one escaping function, the other formats' functions)
+    let formats = [
+        ("markdown.rs", "fn escape_md_cell("),
+        ("html.rs", "pub use super::text::escape_html as escape;"),
+        ("junit.rs", "fn escape("),
+        ("github.rs", "fn escape("),
+    ];
+    let others = |me: &str| -> Vec<&'static str> {
+        let mut v = vec![];
+        if me != "markdown.rs" {
+            v.push("escape_md_cell");
+        }
+        for (f, path) in [
+            ("html.rs", "html::escape"),
+            ("junit.rs", "junit::escape"),
+            ("github.rs", "github::escape"),
+        ] {
+            if me != f {
+                v.push(path);
+            }
+        }
+        v
+    };
+    // HTML's function lives below the page and the breakdown charts it includes; it is the
+    // only escaping function there.
+    let text = code(&std::fs::read_to_string(report.join("text.rs")).unwrap());
+    assert_eq!(text.matches("fn escape").count(), 1, "src/report/text.rs");
+    assert!(text.contains("pub fn escape_html("));
+    for (file, own) in formats {
+        let text = code(&std::fs::read_to_string(report.join(file)).unwrap());
+        let escapers = text
+            .lines()
+            .filter(|l| l.contains("fn escape") || l.contains("fn sanitize") || l.contains("as escape;"))
+            .count();
+        assert!(
+            text.contains(own) && escapers == 1,
+            "src/report/{file}: expected exactly one escaping function ({own}...), found {escapers}"
+        );
+        // The GitHub reporter writes the step summary in Markdown, so it may use Markdown's.
+        for o in others(file) {
+            if file == "github.rs" && o == "escape_md_cell" {
+                continue;
+            }
+            assert!(
+                !text.contains(o),
+                "src/report/{file} uses `{o}`, another format's escaping function"
+            );
+        }
+    }
+}
+
+// ---- import cycles --------------------------------------------------------------------------
+
+/// Every module of the crate as its path (`["stats", "summary"]`, `["plan"]` for plan/mod.rs),
+/// with its file.
+fn module_paths(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut out = BTreeMap::new();
+    for f in files {
+        let rel = f.strip_prefix(src).unwrap().with_extension("");
+        let mut path: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if path.last().is_some_and(|l| l == "mod") {
+            path.pop();
+        }
+        if path == ["lib"] || path == ["main"] {
+            continue;
+        }
+        out.insert(path, f);
+    }
+    out
+}
+
+/// The paths a `use` tree names: `a::{b, c::{d, e}}` -> `a::b`, `a::c::d`, `a::c::e`. `text`
+/// starts just after `crate::`/`super::`/`self::`.
+fn use_paths(text: &str) -> Vec<Vec<String>> {
+    fn tree(s: &str, prefix: &[String], out: &mut Vec<Vec<String>>) {
+        let mut path = prefix.to_vec();
+        let mut rest = s.trim_start();
+        loop {
+            let ident: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if ident.is_empty() {
+                if let Some(inner) = rest.strip_prefix('{') {
+                    // Split the group at top-level commas.
+                    let (mut depth, mut start) = (0usize, 0usize);
+                    for (i, c) in inner.char_indices() {
+                        match c {
+                            '{' => depth += 1,
+                            '}' if depth == 0 => {
+                                tree(&inner[start..i], &path, out);
+                                return;
+                            }
+                            '}' => depth -= 1,
+                            ',' if depth == 0 => {
+                                tree(&inner[start..i], &path, out);
+                                start = i + 1;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                break;
+            }
+            rest = &rest[ident.len()..];
+            path.push(ident);
+            match rest.strip_prefix("::") {
+                Some(r) => rest = r.trim_start(),
+                None => break,
+            }
+        }
+        if path.len() > prefix.len() {
+            out.push(path);
+        }
+    }
+    let mut out = Vec::new();
+    tree(text, &[], &mut out);
+    out
+}
+
+/// Module -> modules it imports, resolved to the deepest module each path names. A module using
+/// its own ancestors (a child using what its `mod.rs` declares) is not counted: the parent is
+/// the child's interface, not a peer.
+fn module_graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let modules = module_paths(src);
+    let resolve = |p: &[String]| -> Option<Vec<String>> {
+        (1..=p.len())
+            .rev()
+            .map(|n| p[..n].to_vec())
+            .find(|c| modules.contains_key(c))
+    };
+    let mut graph = BTreeMap::new();
+    for (m, file) in &modules {
+        let is_mod_rs = file.file_name().is_some_and(|n| n == "mod.rs");
+        let text = code(&std::fs::read_to_string(file).unwrap());
+        let mut deps = BTreeSet::new();
+        for (kw, base) in [
+            ("crate::", Vec::new()),
+            // `super` of a/b.rs is a; of a/b/mod.rs (module a::b) also a.
+            ("super::", m[..m.len().saturating_sub(1)].to_vec()),
+            (
+                "self::",
+                if is_mod_rs {
+                    m.clone()
+                } else {
+                    m[..m.len() - 1].to_vec()
+                },
+            ),
+        ] {
+            for (i, _) in text.match_indices(kw) {
+                // Not the tail of a longer path (`foo::crate::`) or identifier (`myself::`).
+                let before = text[..i].chars().next_back();
+                if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                    continue;
+                }
+                for p in use_paths(&text[i + kw.len()..]) {
+                    let full: Vec<String> = base.iter().cloned().chain(p).collect();
+                    if let Some(d) = resolve(&full)
+                        && d != *m
+                        && !m.starts_with(&d)
+                    {
+                        deps.insert(d);
+                    }
+                }
+            }
+        }
+        graph.insert(m.clone(), deps);
+    }
+    graph
+}
+
+/// The strongly connected components with more than one node (Tarjan).
+fn cycles<N: Ord + Clone>(graph: &BTreeMap<N, BTreeSet<N>>) -> Vec<Vec<N>> {
+    struct T<'g, N> {
+        g: &'g BTreeMap<N, BTreeSet<N>>,
+        index: BTreeMap<N, usize>,
+        low: BTreeMap<N, usize>,
+        stack: Vec<N>,
+        on: BTreeSet<N>,
+        out: Vec<Vec<N>>,
+    }
+    impl<N: Ord + Clone> T<'_, N> {
+        fn visit(&mut self, v: &N) {
+            let i = self.index.len();
+            self.index.insert(v.clone(), i);
+            self.low.insert(v.clone(), i);
+            self.stack.push(v.clone());
+            self.on.insert(v.clone());
+            for w in self.g.get(v).into_iter().flatten() {
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let lw = self.low[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(lw);
+                } else if self.on.contains(w) {
+                    let iw = self.index[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(iw);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut comp = Vec::new();
+                loop {
+                    let w = self.stack.pop().unwrap();
+                    self.on.remove(&w);
+                    comp.push(w.clone());
+                    if w == *v {
+                        break;
+                    }
+                }
+                if comp.len() > 1 {
+                    comp.sort();
+                    self.out.push(comp);
+                }
+            }
+        }
+    }
+    let mut t = T {
+        g: graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !t.index.contains_key(v) {
+            t.visit(v);
+        }
+    }
+    t.out
+}
+
+#[test]
+fn the_import_reader_sees_groups_nested_paths_and_super() {
+    assert_eq!(
+        use_paths("a::{b, c::{d, e}}, x;"),
+        [vec!["a", "b"], vec!["a", "c", "d"], vec!["a", "c", "e"]]
+    );
+    assert_eq!(use_paths("stats::median(&v)"), [vec!["stats", "median"]]);
+    // The graph of this crate sees a `super::` import: stats::outliers uses stats::order.
+    let g = module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let m = |s: &str| s.split("::").map(str::to_owned).collect::<Vec<_>>();
+    assert!(g[&m("stats::outliers")].contains(&m("stats::order")), "{g:?}");
+    // And a cycle among three modules is found.
+    let mut tiny: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    tiny.insert("a", ["b"].into());
+    tiny.insert("b", ["c"].into());
+    tiny.insert("c", ["a"].into());
+    tiny.insert("d", ["a"].into());
+    assert_eq!(cycles(&tiny), [vec!["a", "b", "c"]]);
+}
+
+#[test]
+fn no_two_modules_import_each_other_even_through_others() {
+    let graph = module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    // Submodules: `baseline::format` <-> `baseline::history` and the like.
+    let found: Vec<String> = cycles(&graph)
+        .iter()
+        .map(|c| c.iter().map(|m| m.join("::")).collect::<Vec<_>>().join(" <-> "))
+        .collect();
+    assert!(found.is_empty(), "import cycles between modules: {found:?}");
+    // Top-level modules (`error` -> `profile` -> `fsutil` -> `error`), apart from the known
+    // layer violations, which are upward imports and listed to be removed.
+    let known: BTreeSet<(String, String)> = KNOWN_VIOLATIONS
+        .iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect();
+    let mut top: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (m, deps) in &graph {
+        let entry = top.entry(m[0].clone()).or_default();
+        for d in deps {
+            if d[0] != m[0] && !known.contains(&(m[0].clone(), d[0].clone())) {
+                entry.insert(d[0].clone());
+            }
+        }
+    }
+    let found = cycles(&top);
+    assert!(
+        found.is_empty(),
+        "import cycles between top-level modules: {found:?}"
+    );
 }

@@ -145,17 +145,17 @@ fn ncu_version_times_out_and_reports_failures() {
     let _s = serial();
     let dir = tempfile::tempdir().unwrap();
     let slow = fake_ncu(dir.path(), "sleep 30");
-    let err = cgp_gate::gpu::env::ncu_version(&slow, Duration::from_millis(300)).unwrap_err();
+    let err = cgp_gate::ncu::install::ncu_version(&slow, Duration::from_millis(300)).unwrap_err();
     assert_eq!(
         err,
         format!("`{} --version` did not finish within 0.3 s", slow.display())
     );
     let failing = fake_ncu(dir.path(), "exit 4");
-    let err = cgp_gate::gpu::env::ncu_version(&failing, Duration::from_secs(10)).unwrap_err();
+    let err = cgp_gate::ncu::install::ncu_version(&failing, Duration::from_secs(10)).unwrap_err();
     assert!(err.contains("--version` failed (exit status: 4)"), "{err}");
     let good = fake_ncu(dir.path(), NCU_2025);
     assert_eq!(
-        cgp_gate::gpu::env::ncu_version(&good, Duration::from_secs(10)).as_deref(),
+        cgp_gate::ncu::install::ncu_version(&good, Duration::from_secs(10)).as_deref(),
         Ok("2025.1.1.0")
     );
 }

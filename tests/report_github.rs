@@ -4,9 +4,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use cgp_gate::report::emit::emit_to;
-use cgp_gate::report::github::{
-    STEP_SUMMARY_LIMIT, annotations, escape_data, escape_property, write_outputs,
-};
+use cgp_gate::report::github::{Part, STEP_SUMMARY_LIMIT, annotations, escape, write_outputs};
 use cgp_gate::report::markdown::comment_marker;
 use cgp_gate::report::{GithubEnv, MarkdownOptions, ReportOptions, read_results, write_step_summary};
 use cgp_gate::results::{Results, RowVerdict};
@@ -98,8 +96,8 @@ fn outputs_use_heredoc_delimiters_that_survive_hostile_values() {
 
 #[test]
 fn annotations_escape_workflow_command_syntax() {
-    assert_eq!(escape_data("50%\r\nnext"), "50%25%0D%0Anext");
-    assert_eq!(escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+    assert_eq!(escape("50%\r\nnext", Part::Data), "50%25%0D%0Anext");
+    assert_eq!(escape("a:b,c%\n", Part::Property), "a%3Ab%2Cc%25%0A");
     let mut r = fixture("mixed.json");
     r.rows[0].size = "m=4096,n=4096::error::forged\nx".into();
     let lines = annotations(&r);

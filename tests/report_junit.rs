@@ -264,3 +264,16 @@ fn junitparser_reads_the_same_verdicts() {
     let gemm = out.lines().find(|l| l.starts_with("SUITE gemm ")).unwrap();
     assert_eq!(gemm, "SUITE gemm 4 1 0 1");
 }
+
+#[test]
+fn junits_one_escaping_function_makes_text_an_xml_reader_gives_back() {
+    let hostile = "a<b>&\"c\"'d' ]]> <!-- x -->\u{1b}[31m end";
+    let xml = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"n\" tests=\"1\" failures=\"0\" errors=\"0\"><testsuite name=\"s\" tests=\"1\" failures=\"0\" errors=\"0\"><testcase name=\"{}\"/></testsuite></testsuites>\n",
+        cgp_gate::report::junit::escape(hostile)
+    );
+    let report = Report::deserialize_from_str(&xml).unwrap();
+    let name = report.test_suites[0].test_cases[0].name.as_str();
+    // ESC cannot appear in XML 1.0 and is dropped; everything else comes back as written.
+    assert_eq!(name, hostile.replace('\u{1b}', ""), "{xml}");
+}

@@ -157,7 +157,7 @@ fn mixed_results_render_with_intact_tables_and_no_injected_html() {
     assert!(md.contains("2 regressions, 1 error, 1 inconclusive, 1 improvement on NVIDIA H200"));
     assert!(md.contains("[!WARNING]") && md.contains("Synthetic data"));
     assert!(md.contains("```mermaid\nxychart-beta"));
-    assert!(md.contains("attention\\[seq\\=8192,heads\\=32\\] **timeout**"));
+    assert!(md.contains("attention&#91;seq&#61;8192,heads&#61;32&#93; **timeout**"));
     assert_eq!(md.matches("<details>").count(), 3);
     assert!(md.trim_end().ends_with("<!-- cgp-gate:spec=cgp-gate.yaml -->"));
 }
@@ -173,7 +173,7 @@ fn pass_headline_and_no_charts() {
     let r = fixture("pass.json");
     let md = markdown(&r, &MarkdownOptions::default());
     assert!(
-        md.starts_with("### ✅ cgp-gate: pass\\: 5 rows on NVIDIA H200\n"),
+        md.starts_with("### ✅ cgp-gate: pass&#58; 5 rows on NVIDIA H200\n"),
         "{md}"
     );
     assert!(md.contains("No regressions, improvements or inconclusive rows."));
@@ -193,7 +193,7 @@ fn fingerprint_mismatch_is_flagged() {
     // Columns: field | baseline | this run.
     assert!(md.contains("> | field | baseline | this run |"), "{md}");
     assert!(
-        md.contains("> | driver\\_version | 570.124.06 | 550.54.15&#124;&lt;b&gt; |"),
+        md.contains("> | driver&#95;version | 570.124.06 | 550.54.15&#124;&lt;b&gt; |"),
         "{md}"
     );
 }
@@ -300,4 +300,52 @@ fn tiny_limits_still_give_the_headline_and_marker() {
     assert!(md.chars().count() <= 400, "{md}");
     assert!(md.contains("2 regressions"));
     assert!(md.contains(&comment_marker(&r)));
+}
+
+/// Decode the character references that Markdown's escaper writes (what a browser shows).
+fn decode_refs(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        let end = tail.find(';').expect("unterminated reference");
+        let name = &tail[1..end];
+        let c = match name {
+            "amp" => '&',
+            "lt" => '<',
+            "gt" => '>',
+            "quot" => '"',
+            n => char::from_u32(n.strip_prefix('#').unwrap().parse().unwrap()).unwrap(),
+        };
+        out.push(c);
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn the_details_summary_line_uses_the_one_markdown_escape_and_shows_the_name_as_written() {
+    // Inside raw HTML (`<summary>`) a backslash escape would show; Markdown's one escaping
+    // function writes character references, which read the same in both places.
+    let mut r = fixture("mixed.json");
+    let hostile = "gemm_fp16*<b>x</b>|@team";
+    for row in r.rows.iter_mut().filter(|row| row.target == "gemm") {
+        row.target = hostile.to_owned();
+    }
+    let md = markdown(&r, &MarkdownOptions::default());
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("<details><summary><b>") && l.contains("fp16"))
+        .expect("a details block for the renamed target");
+    let name = line
+        .strip_prefix("<details><summary><b>")
+        .unwrap()
+        .split("</b>")
+        .next()
+        .unwrap();
+    assert!(!name.contains('\\') && !name.contains('<'), "{line}");
+    assert_eq!(decode_refs(name), hostile, "{line}");
+    assert_eq!(name, escape_md_cell(hostile));
 }

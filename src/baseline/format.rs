@@ -13,6 +13,11 @@ use crate::error::Error;
 use crate::gpu::fingerprint::Fingerprint;
 use crate::samples::{SampleSet, Series, SeriesKey};
 
+/// Median of finite values; `NaN` for an empty slice (the store never has one).
+pub fn median(values: &[f64]) -> f64 {
+    crate::stats::median(values).unwrap_or(f64::NAN)
+}
+
 /// The baseline schema version this build writes, and the newest it reads.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -94,7 +99,7 @@ impl Entry {
 
     /// Median of the current samples.
     pub fn median(&self) -> f64 {
-        super::history::median(&self.samples)
+        median(&self.samples)
     }
 
     /// Medians of the generations before the current one, oldest first (for trends).

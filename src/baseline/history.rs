@@ -7,13 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use super::format::{Entry, Generation};
+use super::format::{Entry, Generation, median};
 use crate::samples::Series;
-
-/// Median of finite values; `NaN` for an empty slice (the store never has one).
-pub fn median(values: &[f64]) -> f64 {
-    crate::stats::median(values).unwrap_or(f64::NAN)
-}
 
 /// The entries of the next generation: one per series, sorted by (size, kernel, metric), with
 /// the history of `previous` carried over where an entry continues, and trimmed to `keep`

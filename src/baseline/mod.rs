@@ -10,8 +10,8 @@ mod show;
 mod store;
 
 pub use date::rfc3339_utc;
+pub use format::median;
 pub use format::{BaselineFile, Entry, Generation, SCHEMA_VERSION, number, parse, render};
-pub use history::median;
 pub use lock::LOCK_FILE;
 pub use show::render_show;
 pub use store::{Store, UpdateMeta};

@@ -31,7 +31,7 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
         Ok(g) => Ok(g.as_ref()),
         Err(u) => Err(u),
     };
-    let report = crate::gpu::env_report(gpu_ref, crate::gpu::detect_ncu());
+    let report = crate::gpu::env_report(gpu_ref, crate::ncu::install::detect_ncu());
     let write_err = |e| Error::io("write", "<stdout>", e);
     if args.json {
         let text = serde_json::to_string_pretty(&report)

@@ -37,7 +37,7 @@ pub struct SourceOptions {
 /// `--shard K/N` and the results file that balances it.
 #[derive(Debug, Clone, Default)]
 pub struct ShardOptions {
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<crate::plan::Shard>,
     pub shard_costs: Option<PathBuf>,
 }
 
@@ -46,7 +46,7 @@ impl ShardOptions {
     ///
     /// # Errors
     /// An unreadable or invalid `--shard-costs` file.
-    pub fn selection(&self, targets: &[&crate::spec::Target]) -> Result<Option<crate::shard::Selection>> {
+    pub fn selection(&self, targets: &[&crate::spec::Target]) -> Result<Option<crate::plan::Selection>> {
         let Some(shard) = self.shard else {
             return Ok(None);
         };
@@ -56,7 +56,7 @@ impl ShardOptions {
             .map(crate::report::read_results)
             .transpose()?
             .map(|r| r.cost_seconds);
-        Ok(Some(crate::shard::Selection::new(targets, shard, costs.as_ref())))
+        Ok(Some(crate::plan::Selection::new(targets, shard, costs.as_ref())))
     }
 }
 
@@ -210,7 +210,7 @@ pub(crate) fn measure_once(
     source: &SourceOptions,
     sel: &Selected,
     targets: &[&crate::spec::Target],
-    shard: Option<&crate::shard::Selection>,
+    shard: Option<&crate::plan::Selection>,
     reps: Reps,
     progress: &mut dyn crate::progress::Progress,
 ) -> Result<MeasuredRun> {
@@ -232,7 +232,9 @@ pub(crate) fn measure_once(
         }
     };
     if reps != Reps::Check && source.replay.is_some() {
-        crate::plan::cap_to_recording(&mut work, profiler.as_ref());
+        crate::plan::cap_to_recording(&mut work, |w| {
+            crate::profile::recorded_repetitions(profiler.as_ref(), w.target, w.size, w.reps.1)
+        });
     }
     let mut watch = session.watch(&sel.spec.settings);
     let m = crate::measure::measure(

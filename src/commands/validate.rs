@@ -61,7 +61,7 @@ fn known_chip(spec_dir: &Path) -> Option<(String, String)> {
 /// # Errors
 /// [`crate::Error::Input`] naming the spec and every metric ncu does not know for the chip.
 fn check_spec(spec: &crate::spec::Spec) -> Result<Vec<String>> {
-    let Some(ncu) = crate::profile::live::locate_ncu() else {
+    let Some(ncu) = crate::ncu::install::locate_ncu() else {
         return Ok(vec![
             "note: metric names not checked: ncu is not installed (`ncu --query-metrics` checks them without a GPU)".to_owned(),
         ]);

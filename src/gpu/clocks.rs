@@ -14,7 +14,35 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use super::device::{ClockDomain, Gpu, GpuError};
 use crate::error::{Error, Result};
-use crate::spec::model::ClockSetting;
+use serde::{Deserialize, Serialize};
+
+/// Clock locking (`clocks:` in the spec, which re-exports this type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockSetting {
+    /// ncu locks to base clocks (`--clock-control base`). The default.
+    Ncu,
+    /// cgp-gate locks through NVML to the base (default application) clocks; ncu gets `none`.
+    NvmlBase,
+    /// cgp-gate locks through NVML to the maximum clocks; ncu gets `none`.
+    NvmlMax,
+    /// cgp-gate locks through NVML to these clocks; ncu gets `none`.
+    Fixed { sm_mhz: u32, mem_mhz: u32 },
+    /// Nobody touches the clocks (ncu gets `none`).
+    None,
+}
+
+/// The clock setting as recorded in fingerprints: `ncu`, `nvml-base`, `nvml-max`,
+/// `sm=1410,mem=1593` or `none`.
+pub fn clock_setting_label(clocks: &ClockSetting) -> String {
+    match clocks {
+        ClockSetting::Ncu => "ncu".to_owned(),
+        ClockSetting::NvmlBase => "nvml-base".to_owned(),
+        ClockSetting::NvmlMax => "nvml-max".to_owned(),
+        ClockSetting::Fixed { sm_mhz, mem_mhz } => format!("sm={sm_mhz},mem={mem_mhz}"),
+        ClockSetting::None => "none".to_owned(),
+    }
+}
 
 /// A restore that must happen before the process ends.
 struct PendingRestore {
@@ -229,7 +257,7 @@ pub fn lock_clocks(
     out: &mut dyn Write,
 ) -> Result<ClockGuard> {
     let write_err = |e| Error::io("write", "<stdout>", e);
-    let label = super::fingerprint::clock_setting_label(setting);
+    let label = clock_setting_label(setting);
     if matches!(setting, ClockSetting::Ncu | ClockSetting::None) {
         if dry_run {
             let what = if *setting == ClockSetting::Ncu {
@@ -438,9 +466,7 @@ pub fn reset_all_clocks(gpu: &dyn Gpu, dry_run: bool, out: &mut dyn Write) -> Re
         .map_err(|e| Error::Environment(format!("cannot count GPUs: {e}")))?;
     let mut errors = Vec::new();
     for d in 0..count {
-        let name = gpu
-            .name(d)
-            .unwrap_or_else(|_| super::fingerprint::UNKNOWN.to_owned());
+        let name = gpu.name(d).unwrap_or_else(|_| super::device::UNKNOWN.to_owned());
         if dry_run {
             writeln!(
                 out,

@@ -12,6 +12,9 @@ use nvml_wrapper::enums::device::GpuLockedClocksSetting;
 use nvml_wrapper::error::NvmlError;
 use serde::{Deserialize, Serialize};
 
+/// Text used for any part that could not be determined.
+pub const UNKNOWN: &str = "unknown";
+
 /// Environment variable naming the NVML library to load instead of the default
 /// (`libnvidia-ml.so.1` on Linux). For drivers installed in unusual places.
 pub const NVML_LIB_ENV: &str = "CGP_GATE_NVML_LIB";

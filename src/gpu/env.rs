@@ -1,30 +1,12 @@
 //! What `cgp-gate env` shows: the GPUs cgp-gate would measure on and the ncu it would run.
 //! The command itself is `crate::commands::env`.
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-
 use serde::Serialize;
 
 use super::device::{Gpu, GpuUnavailable, Reading};
 use super::fingerprint::{cuda_version_string, hardware_fingerprint};
 use super::roofline::{Peaks, peaks_for};
-use crate::ncu::runner::{Invocation, run};
-use crate::ncu::version::parse_version;
-
-pub use crate::profile::live::NCU_ENV;
-
-/// How long `ncu --version` may take.
-pub const NCU_VERSION_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// Where ncu is and what version it reports.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NcuInfo {
-    pub path: Option<String>,
-    pub version: Option<String>,
-    /// Why the version is unknown, when it is.
-    pub error: Option<String>,
-}
+use crate::ncu::install::NcuInfo;
 
 /// One GPU as `env` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -173,86 +155,6 @@ pub fn render_text(r: &EnvReport) -> String {
         }
     }
     s
-}
-
-/// Find ncu (`$CGP_GATE_NCU`, else `ncu` on `PATH`) and ask its version.
-pub fn detect_ncu() -> NcuInfo {
-    let Some(path) = find_ncu() else {
-        let why = match std::env::var_os(NCU_ENV).filter(|v| !v.is_empty()) {
-            Some(v) => format!(
-                "{NCU_ENV}={} does not name an executable file",
-                v.to_string_lossy()
-            ),
-            None => format!("not found on PATH; install Nsight Compute or set {NCU_ENV} to the ncu binary"),
-        };
-        return NcuInfo {
-            path: None,
-            version: None,
-            error: Some(why),
-        };
-    };
-    let shown = path.display().to_string();
-    match ncu_version(&path, NCU_VERSION_TIMEOUT) {
-        Ok(v) => NcuInfo {
-            path: Some(shown),
-            version: Some(v),
-            error: None,
-        },
-        Err(e) => NcuInfo {
-            path: Some(shown),
-            version: None,
-            error: Some(e),
-        },
-    }
-}
-
-/// `$CGP_GATE_NCU` when set (a path, or a name looked up on `PATH`), else `ncu` on `PATH`.
-pub fn find_ncu() -> Option<PathBuf> {
-    crate::profile::live::locate_ncu()
-}
-
-/// Run `<ncu> --version` (argv, `LC_ALL=C`) and parse it, killing it after `timeout`.
-///
-/// # Errors
-/// A one-line reason: it did not start, timed out, failed, or printed no version line.
-pub fn ncu_version(ncu: &Path, timeout: Duration) -> std::result::Result<String, String> {
-    let work = tempfile::tempdir().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    let inv = Invocation {
-        program: ncu.to_path_buf(),
-        args: vec!["--version".into()],
-        cwd: None,
-        env: std::collections::BTreeMap::new(),
-        timeout,
-        stdout: work.path().join("stdout"),
-        stderr: work.path().join("stderr"),
-    };
-    let outcome = run(&inv).map_err(|e| format!("cannot run `{} --version`: {e}", ncu.display()))?;
-    if outcome.timed_out {
-        return Err(format!(
-            "`{} --version` did not finish within {} s",
-            ncu.display(),
-            timeout.as_secs_f64()
-        ));
-    }
-    match (outcome.code, outcome.signal) {
-        (Some(0), _) => {}
-        (Some(code), _) => {
-            return Err(format!(
-                "`{} --version` failed (exit status: {code})",
-                ncu.display()
-            ));
-        }
-        (None, signal) => {
-            return Err(format!(
-                "`{} --version` failed (signal: {})",
-                ncu.display(),
-                signal.unwrap_or(0)
-            ));
-        }
-    }
-    let text = std::fs::read_to_string(&inv.stdout).unwrap_or_default();
-    parse_version(&text)
-        .ok_or_else(|| format!("`{} --version` printed no `Version X.Y.Z` line", ncu.display()))
 }
 
 #[cfg(test)]

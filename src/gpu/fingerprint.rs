@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::clocks::{ClockSetting, clock_setting_label};
 use super::device::{ClockDomain, Gpu, GpuError};
-use crate::spec::model::{ClockSetting, Profiling};
 
-/// Text used for any part that could not be determined.
-pub const UNKNOWN: &str = "unknown";
+pub use super::device::UNKNOWN;
 
 /// The environment of a measurement. Every field is text so that "unknown" is representable and
 /// the JSON form is stable across versions.
@@ -153,21 +152,30 @@ impl Fingerprint {
     }
 }
 
+/// The profiler settings a fingerprint records, as ncu spells them (`--clock-control base`,
+/// `--cache-control all`). The spec's `Profiling` converts into this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProfilerControls {
+    pub clock_control: &'static str,
+    pub cache_control: &'static str,
+}
+
 /// The fingerprint of `device`: the GPU's identity from `gpu` (all "unknown" without one), the
 /// profiler version, and the profiler and clock settings that change what is measured.
 pub fn fingerprint(
     gpu: Option<&dyn Gpu>,
     device: u32,
     ncu_version: &str,
-    profiling: &Profiling,
+    profiling: impl Into<ProfilerControls>,
     clocks: &ClockSetting,
 ) -> Fingerprint {
+    let profiling = profiling.into();
     let mut fp = gpu.map_or_else(Fingerprint::default, |g| hardware_fingerprint(g, device));
     if !ncu_version.trim().is_empty() {
         ncu_version.trim().clone_into(&mut fp.ncu_version);
     }
     fp.clock_control = effective_clock_control(profiling, clocks).to_owned();
-    fp.cache_control = profiling.cache_control.as_str().to_owned();
+    fp.cache_control = profiling.cache_control.to_owned();
     fp.clocks = clock_setting_label(clocks);
     fp
 }
@@ -211,22 +219,13 @@ pub fn cuda_version_string(v: i32) -> String {
 
 /// The `--clock-control` ncu actually gets: the spec's value when ncu locks the clocks, `none`
 /// when cgp-gate locks them through NVML or nobody may touch them.
-pub fn effective_clock_control(profiling: &Profiling, clocks: &ClockSetting) -> &'static str {
+pub fn effective_clock_control(
+    profiling: impl Into<ProfilerControls>,
+    clocks: &ClockSetting,
+) -> &'static str {
     match clocks {
-        ClockSetting::Ncu => profiling.clock_control.as_str(),
+        ClockSetting::Ncu => profiling.into().clock_control,
         _ => "none",
-    }
-}
-
-/// The clock setting as recorded in fingerprints: `ncu`, `nvml-base`, `nvml-max`,
-/// `sm=1410,mem=1593` or `none`.
-pub fn clock_setting_label(clocks: &ClockSetting) -> String {
-    match clocks {
-        ClockSetting::Ncu => "ncu".to_owned(),
-        ClockSetting::NvmlBase => "nvml-base".to_owned(),
-        ClockSetting::NvmlMax => "nvml-max".to_owned(),
-        ClockSetting::Fixed { sm_mhz, mem_mhz } => format!("sm={sm_mhz},mem={mem_mhz}"),
-        ClockSetting::None => "none".to_owned(),
     }
 }
 
@@ -273,23 +272,21 @@ mod tests {
     }
 
     use crate::gpu::fake::{FakeDevice, FakeGpu};
-    use crate::spec::model::{CacheControl, ClockControl, ReplayMode};
 
     #[test]
     fn fingerprint_from_fake_gpu() {
         let mut dev = FakeDevice::new("NVIDIA H200");
         dev.ecc = (true, false);
         let gpu = FakeGpu::new(vec![dev]);
-        let profiling = Profiling {
-            clock_control: ClockControl::Base,
-            cache_control: CacheControl::None,
-            replay_mode: ReplayMode::Kernel,
+        let profiling = ProfilerControls {
+            clock_control: "base",
+            cache_control: "none",
         };
         let fp = fingerprint(
             Some(&gpu),
             0,
             "2025.1.1.0",
-            &profiling,
+            profiling,
             &ClockSetting::Fixed {
                 sm_mhz: 1410,
                 mem_mhz: 2619,
@@ -308,14 +305,14 @@ mod tests {
         assert_eq!(fp.cache_control, "none");
         assert_eq!(fp.clocks, "sm=1410,mem=2619");
 
-        let ncu = fingerprint(Some(&gpu), 0, "", &profiling, &ClockSetting::Ncu);
+        let ncu = fingerprint(Some(&gpu), 0, "", profiling, &ClockSetting::Ncu);
         assert_eq!(ncu.clock_control, "base");
         assert_eq!(ncu.ncu_version, UNKNOWN);
         // A device that does not exist gives an all-unknown GPU part, not a panic.
-        let missing = fingerprint(Some(&gpu), 7, "", &profiling, &ClockSetting::Ncu);
+        let missing = fingerprint(Some(&gpu), 7, "", profiling, &ClockSetting::Ncu);
         assert_eq!(missing.gpu_name, UNKNOWN);
         assert_eq!(missing.gpu_key(), "unknown-gpu");
-        let none = fingerprint(None, 0, "2025.1.1.0", &profiling, &ClockSetting::NvmlBase);
+        let none = fingerprint(None, 0, "2025.1.1.0", profiling, &ClockSetting::NvmlBase);
         assert_eq!(none.gpu_name, UNKNOWN);
         assert_eq!(none.clocks, "nvml-base");
     }

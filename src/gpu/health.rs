@@ -10,7 +10,6 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::device::{Gpu, Reading, ThrottleReasons};
-use crate::spec::model::Settings;
 
 /// Health of the GPU during the run, where known.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -109,11 +108,21 @@ pub fn assess(
     }
 }
 
+/// When a repetition counts as throttled and how often it is measured again. The spec's
+/// `Settings` (`min_clock_fraction`, `max_throttle_reruns`) converts into this.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ThrottlePolicy {
+    /// A repetition whose SM clock fell under this fraction of the locked clock is throttled.
+    pub min_clock_fraction: f64,
+    /// How many times a throttled repetition is re-run before it is kept and marked.
+    pub max_reruns: u32,
+}
+
 /// Whether a repetition should be measured again: it was throttled and it has been re-run
-/// fewer than `settings.max_throttle_reruns` times (`attempts` counts re-runs already made of
-/// this repetition, 0 at first).
-pub fn should_rerun(rep: &RepHealth, attempts: u32, settings: &Settings) -> bool {
-    rep.throttled && attempts < settings.max_throttle_reruns
+/// fewer than `max_reruns` times (`attempts` counts re-runs already made of this repetition, 0
+/// at first).
+pub fn should_rerun(rep: &RepHealth, attempts: u32, policy: impl Into<ThrottlePolicy>) -> bool {
+    rep.throttled && attempts < policy.into().max_reruns
 }
 
 /// Samples one device around each repetition and aggregates into [`Health`].
@@ -129,11 +138,11 @@ pub struct HealthSampler {
 
 impl HealthSampler {
     /// `locked_sm_mhz`: the SM clock cgp-gate locked (from `ClockGuard::locked`), or `None`.
-    pub fn new(device: u32, locked_sm_mhz: Option<u32>, settings: &Settings) -> Self {
+    pub fn new(device: u32, locked_sm_mhz: Option<u32>, policy: impl Into<ThrottlePolicy>) -> Self {
         Self {
             device,
             locked_sm_mhz,
-            min_clock_fraction: settings.min_clock_fraction,
+            min_clock_fraction: policy.into().min_clock_fraction,
             before: None,
             reps: Vec::new(),
             reruns: 0,

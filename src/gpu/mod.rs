@@ -20,8 +20,8 @@ pub use clocks::{
     ClockGuard, LockedClocks, lock_clocks, pending_restores, reset_all_clocks, restore_pending_clocks,
 };
 pub use device::{ClockDomain, Gpu, GpuError, GpuUnavailable, NvmlGpu, Reading, ThrottleReasons, open};
-pub use env::{detect_ncu, env_report, render_text};
+pub use env::{env_report, render_text};
 pub use fake::{FakeDevice, FakeGpu};
 pub use fingerprint::{Fingerprint, fingerprint};
-pub use health::{HealthSampler, RepHealth, should_rerun};
-pub use roofline::{Peaks, derive, eval_expr, peaks_for, roofline_point};
+pub use health::{HealthSampler, RepHealth, ThrottlePolicy, should_rerun};
+pub use roofline::{Peaks, derive, peaks_for, roofline_point};

@@ -1,9 +1,17 @@
-//! Roofline: vendor peak throughputs per GPU model, the `flops:`/`bytes:` expressions of a
-//! target, and the metrics derived from them.
+//! Roofline: vendor peak throughputs per GPU model, and the metrics derived from a launch's work
+//! (the values of a target's `flops:`/`bytes:` expressions, which the spec evaluates) and duration.
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::model::{DERIVED_METRICS, Size, Target};
+/// Derived metrics, computed from `flops:`/`bytes:` and `gpu__time_duration.sum` by [`derive`]
+/// (the spec re-exports this list; their prefix is the spec's `DERIVED_PREFIX`).
+pub const DERIVED_METRICS: &[&str] = &[
+    "cgp__achieved_flops.per_second",
+    "cgp__achieved_bytes.per_second",
+    "cgp__arithmetic_intensity",
+    "cgp__flops.pct_of_peak",
+    "cgp__dram.pct_of_peak",
+];
 
 /// Where a target x size x kernel sits on the roofline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -292,61 +300,9 @@ pub fn roofline_point(
     })
 }
 
-/// The target's `flops:` and `bytes:` for one size, evaluated.
-///
-/// # Errors
-/// The expression's error, prefixed with `flops` or `bytes` and the size key.
-pub fn target_work(target: &Target, size: &Size) -> Result<(Option<f64>, Option<f64>), String> {
-    let eval = |what: &str, e: &Option<String>| {
-        e.as_deref()
-            .map(|e| {
-                eval_expr(e, size).map_err(|m| {
-                    format!(
-                        "target `{}`, size {}: `{what}: {e}`: {m}",
-                        target.name,
-                        size.key()
-                    )
-                })
-            })
-            .transpose()
-    };
-    Ok((eval("flops", &target.flops)?, eval("bytes", &target.bytes)?))
-}
-
-// ---- expressions ----------------------------------------------------------------------------
-
-/// The parameter names an expression uses (the spec's expression language, [`crate::spec::Expr`]).
-///
-/// # Errors
-/// A syntax error.
-pub fn expr_params(expr: &str) -> Result<Vec<String>, String> {
-    Ok(crate::spec::Expr::parse(expr)?
-        .params()
-        .into_iter()
-        .map(str::to_owned)
-        .collect())
-}
-
-/// Evaluate a `flops:`/`bytes:` expression for one size.
-///
-/// # Errors
-/// A syntax error, an unknown parameter, a non-numeric value or a non-finite result.
-pub fn eval_expr(expr: &str, size: &Size) -> Result<f64, String> {
-    crate::spec::evaluate(expr, size)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn params_of_expression() {
-        assert_eq!(
-            expr_params("2*m*n*k + m"),
-            Ok(vec!["m".into(), "n".into(), "k".into()])
-        );
-        assert!(expr_params("2*").is_err());
-    }
 
     #[test]
     fn peaks_match_exact_names_only() {

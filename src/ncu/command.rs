@@ -7,7 +7,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use crate::spec::{ClockSetting, Target};
+use super::target::NcuTarget;
 
 /// Options that shape ncu's output. Kept together so the recording and the parser agree.
 /// `--config-file off` is added where the installed ncu has the option ([`output_args`]).
@@ -66,8 +66,9 @@ pub const VERSIONED_OPTIONS: &[(&str, NcuRelease)] = &[
 
 /// Options a target needs that this ncu release lacks (`--replay-mode app-range` on 2022.3):
 /// cgp-gate refuses to run such a target rather than measure something else.
-pub fn unsupported_options(release: Option<NcuRelease>, target: &Target) -> Vec<String> {
-    let mode = format!("--replay-mode {}", target.profiling.replay_mode.as_str());
+pub fn unsupported_options<'a>(release: Option<NcuRelease>, target: impl Into<NcuTarget<'a>>) -> Vec<String> {
+    let target: NcuTarget<'a> = target.into();
+    let mode = format!("--replay-mode {}", target.replay_mode);
     [mode].into_iter().filter(|o| !supports(release, o)).collect()
 }
 
@@ -104,43 +105,44 @@ pub fn output_args(release: Option<NcuRelease>) -> Vec<OsString> {
 
 /// The `--clock-control` value actually passed: `none` whenever cgp-gate locks (or must not touch)
 /// the clocks itself.
-pub fn clock_control_arg(target: &Target) -> &'static str {
-    match target.clocks {
-        ClockSetting::Ncu => target.profiling.clock_control.as_str(),
-        _ => "none",
-    }
+pub fn clock_control_arg<'a>(target: impl Into<NcuTarget<'a>>) -> &'static str {
+    let target: NcuTarget<'a> = target.into();
+    target.clock_control
 }
 
 /// Everything between `ncu` and the application: options for one run of one target, for the
 /// newest ncu (see [`ncu_options_for`]).
-pub fn ncu_options(target: &Target, metrics: &[String], log_file: &Path) -> Vec<OsString> {
+pub fn ncu_options<'a>(
+    target: impl Into<NcuTarget<'a>>,
+    metrics: &[String],
+    log_file: &Path,
+) -> Vec<OsString> {
+    let target: NcuTarget<'a> = target.into();
     ncu_options_for(None, target, metrics, log_file)
 }
 
 /// Everything between `ncu` and the application, for the installed ncu release (`None`: unknown,
 /// taken to be a new one): options the release lacks are left out.
-pub fn ncu_options_for(
+pub fn ncu_options_for<'a>(
     release: Option<NcuRelease>,
-    target: &Target,
+    target: impl Into<NcuTarget<'a>>,
     metrics: &[String],
     log_file: &Path,
 ) -> Vec<OsString> {
+    let target: NcuTarget<'a> = target.into();
     let mut a = output_args(release);
     let mut push = |k: &str, v: String| {
         a.push(k.into());
         a.push(v.into());
     };
-    push("--clock-control", clock_control_arg(target).to_owned());
-    push(
-        "--cache-control",
-        target.profiling.cache_control.as_str().to_owned(),
-    );
-    push("--replay-mode", target.profiling.replay_mode.as_str().to_owned());
+    push("--clock-control", target.clock_control.to_owned());
+    push("--cache-control", target.cache_control.to_owned());
+    push("--replay-mode", target.replay_mode.to_owned());
     push("--metrics", metrics.join(","));
     if let Some(k) = &target.kernel {
         // The spec names kernels by function name, so match on that; output stays demangled.
         push("--kernel-name-base", "function".to_owned());
-        push("--kernel-name", k.ncu_arg());
+        push("--kernel-name", k.clone());
     }
     if let Some(n) = target.launch_skip {
         push("--launch-skip", n.to_string());
@@ -150,7 +152,7 @@ pub fn ncu_options_for(
     }
     if !target.nvtx.is_empty() {
         a.push("--nvtx".into());
-        for e in &target.nvtx {
+        for e in target.nvtx {
             a.push("--nvtx-include".into());
             a.push(e.into());
         }
@@ -162,11 +164,16 @@ pub fn ncu_options_for(
 
 /// The options of a diagnostic run that lists the kernels an application launches: no kernel or
 /// NVTX filter, one cheap metric, a bounded number of launches.
-pub fn list_kernels_options(release: Option<NcuRelease>, target: &Target, log_file: &Path) -> Vec<OsString> {
+pub fn list_kernels_options<'a>(
+    release: Option<NcuRelease>,
+    target: impl Into<NcuTarget<'a>>,
+    log_file: &Path,
+) -> Vec<OsString> {
+    let target: NcuTarget<'a> = target.into();
     let mut a = output_args(release);
     for (k, v) in [
-        ("--clock-control", clock_control_arg(target)),
-        ("--cache-control", target.profiling.cache_control.as_str()),
+        ("--clock-control", target.clock_control),
+        ("--cache-control", target.cache_control),
         ("--metrics", "gpu__time_duration.sum"),
         ("--launch-count", "200"),
     ] {

@@ -45,8 +45,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io::{self, Write};
 
+use crate::failure::FailureKind;
 use crate::ncu::log;
-use crate::profile::FailureKind;
 use crate::samples::{CsvShape, Launch, Measured, MetricValue, ParsedOutput};
 use crate::units::{self, Normalised};
 

@@ -5,8 +5,9 @@
 //! - [`categories`]: ordered regex -> category rules (the user's first, then the defaults).
 //! - [`breakdown`]: per-category and per-kernel time, the GPU busy time, and the console, JSON
 //!   and CSV renderings of `cgp-gate breakdown` (HTML: `crate::report::breakdown`).
-//! - [`gate`]: `profiler: nsys` targets: the live `nsys profile` backend and the samples
-//!   (`category:<name>`, `gpu_time`, `non_gpu_time`, `kernel:<regex>`) a capture yields.
+//! - `profile::nsys` (in the profile layer, beside the live ncu profiler) runs `profiler: nsys`
+//!   targets: the live `nsys profile` backend and the samples (`category:<name>`, `gpu_time`,
+//!   `non_gpu_time`, `kernel:<regex>`) a capture yields.
 //!
 //! Memcpy and memset rows are named as nsys's own trace report names them
 //! (`[CUDA memcpy Host-to-Device]`, `[CUDA memset]`) whatever the input, so that one set of
@@ -14,8 +15,6 @@
 
 pub mod breakdown;
 pub mod categories;
-pub mod gate;
-
 pub mod read;
 
 use std::path::PathBuf;

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use crate::nsys::gate::{NsysProfiler, is_nsys};
 use crate::profile::live::NcuProfiler;
+use crate::profile::nsys::{NsysProfiler, is_nsys};
 use crate::profile::{Capture, Job, ProfileError, Profiler};
 use crate::spec::Target;
 

@@ -15,8 +15,8 @@ use crate::samples::{CsvShape, MetricValue, SampleSet, SeriesKey};
 /// # Errors
 /// A [`ProfileError`] of the right class, naming the file, kernel and metric where they apply.
 pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
-    if crate::nsys::gate::is_nsys(job.target) {
-        return crate::nsys::gate::extract(job, capture);
+    if crate::profile::nsys::is_nsys(job.target) {
+        return crate::profile::nsys::extract(job, capture);
     }
     let ctx = job_context(job);
     let origin = capture.origin.display();

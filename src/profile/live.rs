@@ -5,12 +5,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::ncu::command::{NcuRelease, list_kernels_options, ncu_options_for, unsupported_options};
-use crate::ncu::runner::{Invocation, find_executable, run, tail};
+use crate::ncu::install::{NCU_ENV, locate_ncu, ncu_version};
+use crate::ncu::runner::{Invocation, run, tail};
 use crate::plan::{app_argv, ncu_metrics};
 use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
-
-/// Environment variable naming the ncu executable (otherwise `ncu` on `PATH`).
-pub const NCU_ENV: &str = "CGP_GATE_NCU";
 
 const NOT_FOUND_HINT: &str = "install NVIDIA Nsight Compute (it ships with the CUDA toolkit) and put `ncu` on PATH, \
      or set CGP_GATE_NCU=/path/to/ncu; without a GPU, use --replay DIR with a recording";
@@ -32,15 +30,6 @@ const BUSY_RETRY_DELAYS: [std::time::Duration; 3] = [
     std::time::Duration::from_secs(5),
     std::time::Duration::from_secs(10),
 ];
-
-/// Where ncu is: `$CGP_GATE_NCU`, else `ncu` on `PATH`, else the CUDA toolkit's default place.
-pub fn locate_ncu() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os(NCU_ENV).filter(|v| !v.is_empty()) {
-        return find_executable(&p.to_string_lossy(), std::env::var_os("PATH").as_deref());
-    }
-    find_executable("ncu", std::env::var_os("PATH").as_deref())
-        .or_else(|| find_executable("/usr/local/cuda/bin/ncu", None))
-}
 
 /// Check what a live run needs from the spec's targets before anything runs: every `cwd` must be
 /// an existing folder (otherwise spawning ncu fails with "not found", which reads as ncu missing).
@@ -190,7 +179,7 @@ impl Profiler for NcuProfiler {
             return Ok(v.clone());
         }
         let ncu = self.ncu_path()?.to_path_buf();
-        let v = crate::gpu::env::ncu_version(&ncu, Duration::from_secs(60))
+        let v = ncu_version(&ncu, Duration::from_secs(60))
             .map_err(|e| ProfileError::new(FailureKind::ProfilerError, "", e).hint(NOT_FOUND_HINT))?;
         self.version = Some(v.clone());
         Ok(v)

@@ -10,6 +10,7 @@ pub mod error;
 pub mod extract;
 pub mod filter;
 pub mod live;
+pub mod nsys;
 pub mod record;
 pub mod replay;
 
@@ -69,6 +70,12 @@ pub trait Profiler {
     fn has(&self, _job: Job<'_>) -> bool {
         true
     }
+    /// Whether captures are read back from a recording rather than profiled now. A recording
+    /// may hold kernels a live run's `-k` filter would not have profiled, and output that cannot
+    /// be read there is damaged input (exit 2), not a profiler failure.
+    fn reads_a_recording(&self) -> bool {
+        false
+    }
     /// Where samples come from, for results: `ncu`, or `replay:<dir>`.
     fn source(&self) -> String {
         self.name().to_owned()
@@ -82,6 +89,25 @@ pub trait Profiler {
     fn busy_retry_delays(&self) -> Vec<std::time::Duration> {
         Vec::new()
     }
+}
+
+/// How many repetitions of `target` at `size` a recording holds, up to `up_to`: the manifest's
+/// count (a listed repetition whose file is missing still fails the run), or, without a
+/// manifest, the files present from rep 0 on. 0 for a live profiler or nothing recorded.
+pub fn recorded_repetitions(profiler: &dyn Profiler, target: &Target, size: &Size, up_to: u32) -> u32 {
+    let key = size.key();
+    let listed = profiler.manifest().and_then(|m| {
+        m.runs
+            .iter()
+            .filter(|r| r.target == target.name && r.size == key)
+            .map(|r| r.rep + 1)
+            .max()
+    });
+    listed.unwrap_or_else(|| {
+        (0..up_to)
+            .take_while(|&rep| profiler.has(Job { target, size, rep }))
+            .count() as u32
+    })
 }
 
 /// `target[size] rep N`: how messages locate a job.

@@ -70,6 +70,10 @@ impl Profiler for ReplayProfiler {
             .unwrap_or_else(|| "unknown".to_owned()))
     }
 
+    fn reads_a_recording(&self) -> bool {
+        true
+    }
+
     fn source(&self) -> String {
         format!("replay:{}", self.dir.display())
     }

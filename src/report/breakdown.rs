@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::html::escape;
+use super::text::escape_html as escape;
 use crate::nsys::breakdown::{Breakdown, RunBreakdown, category_order};
 use crate::nsys::categories::MISC;
 use crate::units::human;

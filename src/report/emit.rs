@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::report::comment::{CommentOutcome, GithubConfig, post_comment, pr_from_event};
 use crate::report::github::{
-    GithubEnv, StepOutputs, escape_data, print_annotations, write_outputs, write_step_summary,
+    GithubEnv, Part, StepOutputs, escape, print_annotations, write_outputs, write_step_summary,
 };
 use crate::report::markdown::{MarkdownOptions, comment_marker, markdown};
 use crate::results::{RESULTS_VERSION, Results};
@@ -161,7 +161,11 @@ pub fn emit_to(
             Ok(Some(CommentOutcome::Forbidden { message })) => {
                 note(err, &format!("warning: {message}"));
                 if env.actions && opts.github_actions {
-                    let _ = writeln!(out, "::warning title=cgp-gate comment::{}", escape_data(&message));
+                    let _ = writeln!(
+                        out,
+                        "::warning title=cgp-gate comment::{}",
+                        escape(&message, Part::Data)
+                    );
                 }
             }
             Ok(None) => note(

@@ -214,10 +214,20 @@ fn random_seed() -> u64 {
     h.finish()
 }
 
-/// Escape workflow-command data (the message): `%`, `\r`, `\n`.
-pub fn escape_data(s: &str) -> String {
-    // ESC, BEL and OSC sequences from kernel names must not reach the log raw; `\r` and `\n`
-    // keep their workflow-command escapes.
+/// Where a text goes in a workflow command (`::error file=F,title=T::MESSAGE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The message after `::`.
+    Data,
+    /// A property value (`title=`, `file=`), which also ends at `,` and `::`.
+    Property,
+}
+
+/// The annotations' one escaping function (workflow commands): control and bidi characters
+/// shown as `<U+XXXX>`, `%`, `\r` and `\n` escaped everywhere, and in a property also `:` and `,`.
+pub fn escape(s: &str, part: Part) -> String {
+    // ESC, BEL and OSC sequences and bidi controls from kernel names must not reach the log raw
+    // (shown as `<U+001B>`); `\r` and `\n` keep their workflow-command escapes.
     let shown: String = s
         .chars()
         .map(|c| match c {
@@ -228,15 +238,14 @@ pub fn escape_data(s: &str) -> String {
             c => c.to_string(),
         })
         .collect();
-    shown
+    let data = shown
         .replace('%', "%25")
         .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// Escape a workflow-command property value (`title=`, `file=`): data escapes plus `:` and `,`.
-pub fn escape_property(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+        .replace('\n', "%0A");
+    match part {
+        Part::Data => data,
+        Part::Property => data.replace(':', "%3A").replace(',', "%2C"),
+    }
 }
 
 /// The workflow commands for a run: `::error` per regression, row error and run error,
@@ -245,7 +254,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
     let file = if results.spec_path.is_empty() {
         String::new()
     } else {
-        format!("file={},", escape_property(&results.spec_path))
+        format!("file={},", escape(&results.spec_path, Part::Property))
     };
     let mut out = Vec::new();
     for r in &results.rows {
@@ -273,8 +282,8 @@ pub fn annotations(results: &Results) -> Vec<String> {
         );
         out.push(format!(
             "::{level} {file}title={}::{}",
-            escape_property(&title),
-            escape_data(&message)
+            escape(&title, Part::Property),
+            escape(&message, Part::Data)
         ));
     }
     for e in &results.errors {
@@ -284,8 +293,8 @@ pub fn annotations(results: &Results) -> Vec<String> {
         };
         out.push(format!(
             "::error {file}title={}::{}",
-            escape_property(&format!("cgp-gate error ({}): {at}", e.kind)),
-            escape_data(&e.message)
+            escape(&format!("cgp-gate error ({}): {at}", e.kind), Part::Property),
+            escape(&e.message, Part::Data)
         ));
     }
     out

@@ -18,25 +18,9 @@ use crate::units::{format_number, human};
 /// order, so regressions are always drawn.
 const MAX_PLOTS: usize = 300;
 
-/// Escape text for HTML element content and quoted attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if crate::report::text::is_bidi_control(c) => {
-                out.push_str(&crate::report::text::code_point_html(c))
-            }
-            c if c.is_control() && !matches!(c, '\n' | '\t') => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// HTML's one escaping function (it lives in [`super::text`], below this module and the
+/// breakdown charts that this page includes).
+pub use super::text::escape_html as escape;
 
 const STYLE: &str = r#"
 :root { --fg:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#ffffff; --panel:#f6f8fa;

@@ -49,15 +49,38 @@ pub fn junit(results: &Results) -> String {
     }
     // Serialising to memory fails only on I/O errors, which a Vec cannot produce; XmlString has
     // already removed the characters XML cannot hold. Should quick-junit ever fail anyway, the
-    // reader gets a valid, empty report with the reason rather than a panic.
+    // reader gets a valid report whose one error case gives the reason, rather than a panic.
     let xml = report.to_string().unwrap_or_else(|e| {
-        let msg = crate::report::html::escape(&e.to_string());
+        let msg = escape(&format!("failed to serialise the JUnit report: {e}"));
         format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cgp-gate\" tests=\"0\" failures=\"0\" errors=\"0\"><!-- failed to serialise: {msg} --></testsuites>\n"
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cgp-gate\" tests=\"1\" failures=\"0\" errors=\"1\"><testsuite name=\"cgp-gate\" tests=\"1\" failures=\"0\" errors=\"1\"><testcase name=\"report\"><error message=\"{msg}\"/></testcase></testsuite></testsuites>\n"
         )
     });
     // Bidi controls in names would make a CI test view show a different name than the data's.
     crate::report::text::markup_document(&xml)
+}
+
+/// JUnit's one escaping function: text for XML 1.0 element content or a quoted attribute value.
+/// The five markup characters become entities, tab and line breaks character references;
+/// characters XML 1.0 cannot hold (control
+/// characters other than tab, newline and carriage return) are dropped. quick-junit escapes what
+/// it writes itself; this is for the XML this module writes by hand.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // As references, so an attribute value keeps them (a reader normalises raw ones).
+            '\t' | '\n' | '\r' => out.push_str(&format!("&#{};", u32::from(c))),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn suite(results: &Results, target: &str) -> TestSuite {

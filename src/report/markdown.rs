@@ -78,9 +78,12 @@ pub fn comment_marker(results: &Results) -> String {
     format!("<!-- cgp-gate:spec={clean} -->")
 }
 
-/// Escape text for a GFM table cell or inline text: HTML special characters become entities,
-/// Markdown punctuation is backslash-escaped, `|` and `@` become entities (no broken table, no
-/// mention), line breaks become spaces and other control characters are dropped.
+/// Markdown's one escaping function, for every piece of text this reporter writes: table cells,
+/// inline text and the raw HTML lines (`<summary>`, `<sub>`) of the comment. HTML special
+/// characters, `|`, `@` and Markdown's punctuation become character references (`&#42;`), which
+/// GFM shows as the character in text and in raw HTML alike (a backslash escape would show in
+/// raw HTML); so nothing can open HTML, break a table, format, or mention a user. Line breaks
+/// become spaces and other control characters are dropped.
 pub fn escape_md_cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
@@ -94,10 +97,9 @@ pub fn escape_md_cell(text: &str) -> String {
             '\\' | '`' | '*' | '_' | '[' | ']' | '~' | '#' | '!' | '$' | '^' | '{' | '}' | '=' | ':'
             | '-' | '+' => {
                 // `=` and `-` can underline a heading, `:` starts emoji shortcodes and `$` math;
-                // escaping all of GFM's trigger punctuation costs a backslash and removes the
-                // need to reason about position.
-                out.push('\\');
-                out.push(c);
+                // escaping all of GFM's trigger punctuation removes the need to reason about
+                // position.
+                out.push_str(&format!("&#{};", u32::from(c)));
             }
             '\n' | '\r' | '\t' => out.push(' '),
             c if crate::report::text::is_bidi_control(c) => {
@@ -108,11 +110,6 @@ pub fn escape_md_cell(text: &str) -> String {
         }
     }
     out
-}
-
-/// Escape text inside a raw HTML line (`<summary>`), where Markdown backslash escapes do not apply.
-fn escape_html_line(text: &str) -> String {
-    crate::report::html::escape(text).replace('@', "&#64;")
 }
 
 /// How much of the body to render.
@@ -164,7 +161,7 @@ fn last_resort(results: &Results, opts: &MarkdownOptions, fits: &dyn Fn(&str) ->
     let link = opts
         .full_report_url
         .as_deref()
-        .map_or_else(String::new, |u| format!(" Full report: <{}>", escape_url(u)));
+        .map_or_else(String::new, |u| format!(" Full report: <{}>", autolink_url(u)));
     let s = format!(
         "### {} cgp-gate: {}\n\nThe report was too long for this place and was left out.{link}\n\n{}\n",
         verdict_badge(results.verdict),
@@ -372,15 +369,16 @@ fn shortened_note(results: &Results, opts: &MarkdownOptions, hidden: usize, md: 
     }
     let link = opts.full_report_url.as_deref().map_or_else(
         || " The HTML and JUnit reports of this run hold everything.".to_owned(),
-        |u| format!(" Full report: <{}>", escape_url(u)),
+        |u| format!(" Full report: <{}>", autolink_url(u)),
     );
     md.push_str(&format!(
         "> [!NOTE]\n> This report was shortened to fit the size limit: {what}, and charts were dropped.{link}\n\n"
     ));
 }
 
-/// A URL for an autolink: characters that would end or break it are percent-encoded.
-fn escape_url(u: &str) -> String {
+/// A URL for an autolink (`<url>`): characters that would end or break it are percent-encoded.
+/// This is URL syntax, not Markdown escaping; text goes through [`escape_md_cell`].
+fn autolink_url(u: &str) -> String {
     let mut out = String::new();
     for c in u.chars() {
         match c {
@@ -593,8 +591,8 @@ fn details(results: &Results, md: &mut String) {
         // A blank line after <summary> lets GitHub render the Markdown table inside.
         md.push_str(&format!(
             "<details><summary><b>{}</b>: {}</summary>\n\n| verdict | size | kernel | metric | baseline | candidate | change | threshold | p (adj.) | n | reason |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
-            escape_html_line(t),
-            escape_html_line(&counts.join(", "))
+            escape_md_cell(t),
+            escape_md_cell(&counts.join(", "))
         ));
         for r in rows {
             let n = format!(

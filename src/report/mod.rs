@@ -22,6 +22,9 @@ pub mod markdown;
 pub mod table;
 pub mod text;
 
+// Each format has one escaping function, and its reporter uses only that one:
+// `markdown::escape_md_cell`, `html::escape`, `junit::escape`, `github::escape` (annotations).
+
 pub use comment::{CommentOutcome, GithubConfig, post_comment};
 pub use emit::{ReportFlags, ReportOptions, emit, read_results};
 pub use github::{GithubEnv, write_step_summary};

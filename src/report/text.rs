@@ -68,6 +68,27 @@ pub fn markup_document(doc: &str) -> String {
     out
 }
 
+/// HTML's one escaping function (`report::html::escape`): text for HTML element content and
+/// quoted attribute values.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if crate::report::text::is_bidi_control(c) => {
+                out.push_str(&crate::report::text::code_point_html(c))
+            }
+            c if c.is_control() && !matches!(c, '\n' | '\t') => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -60,3 +60,10 @@ impl fmt::Display for SpecError {
 }
 
 impl std::error::Error for SpecError {}
+
+/// The crate's error carries a spec error as [`crate::error::Error::Spec`] (exit 2).
+impl From<SpecError> for crate::error::Error {
+    fn from(e: SpecError) -> Self {
+        Self::Spec(crate::error::Cause::new(e))
+    }
+}

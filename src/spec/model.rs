@@ -57,6 +57,41 @@ impl Default for Settings {
     }
 }
 
+/// What the GPU layer needs of the settings: when a repetition is throttled, how often to re-run it.
+impl From<&Settings> for crate::gpu::ThrottlePolicy {
+    fn from(s: &Settings) -> Self {
+        Self {
+            min_clock_fraction: s.min_clock_fraction,
+            max_reruns: s.max_throttle_reruns,
+        }
+    }
+}
+
+/// What ncu's argv needs of a target.
+impl<'a> From<&'a Target> for crate::ncu::target::NcuTarget<'a> {
+    fn from(t: &'a Target) -> Self {
+        Self {
+            clock_control: crate::gpu::fingerprint::effective_clock_control(&t.profiling, &t.clocks),
+            cache_control: t.profiling.cache_control.as_str(),
+            replay_mode: t.profiling.replay_mode.as_str(),
+            kernel: t.kernel.as_ref().map(KernelFilter::ncu_arg),
+            launch_skip: t.launch_skip,
+            launch_count: t.launch_count,
+            nvtx: &t.nvtx,
+        }
+    }
+}
+
+/// What a fingerprint records of the profiler settings.
+impl From<&Profiling> for crate::gpu::fingerprint::ProfilerControls {
+    fn from(p: &Profiling) -> Self {
+        Self {
+            clock_control: p.clock_control.as_str(),
+            cache_control: p.cache_control.as_str(),
+        }
+    }
+}
+
 impl Spec {
     /// The directory relative paths in the spec are resolved against.
     pub fn base_dir(&self) -> PathBuf {
@@ -257,33 +292,15 @@ impl ReplayMode {
     }
 }
 
-/// Clock locking (`clocks:` in the spec).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ClockSetting {
-    /// ncu locks to base clocks (`--clock-control base`). The default.
-    Ncu,
-    /// cgp-gate locks through NVML to the base (default application) clocks; ncu gets `none`.
-    NvmlBase,
-    /// cgp-gate locks through NVML to the maximum clocks; ncu gets `none`.
-    NvmlMax,
-    /// cgp-gate locks through NVML to these clocks; ncu gets `none`.
-    Fixed { sm_mhz: u32, mem_mhz: u32 },
-    /// Nobody touches the clocks (ncu gets `none`).
-    None,
-}
+/// Clock locking (`clocks:` in the spec): defined where the clocks are locked.
+pub use crate::gpu::clocks::ClockSetting;
 
 /// Prefix of metrics cgp-gate derives itself (never passed to ncu).
 pub const DERIVED_PREFIX: &str = "cgp__";
 
-/// Derived metrics, computed from `flops:`/`bytes:` and `gpu__time_duration.sum`.
-pub const DERIVED_METRICS: &[&str] = &[
-    "cgp__achieved_flops.per_second",
-    "cgp__achieved_bytes.per_second",
-    "cgp__arithmetic_intensity",
-    "cgp__flops.pct_of_peak",
-    "cgp__dram.pct_of_peak",
-];
+/// Derived metrics, computed from `flops:`/`bytes:` and `gpu__time_duration.sum` (by
+/// `gpu::derive`, which owns the list).
+pub use crate::gpu::roofline::DERIVED_METRICS;
 
 /// Derived metrics that need the GPU's peak figures (`docs/gpu.md` lists the GPUs that have them).
 pub const PEAK_METRICS: &[&str] = &["cgp__flops.pct_of_peak", "cgp__dram.pct_of_peak"];

@@ -9,6 +9,7 @@ pub mod mannwhitney;
 pub mod median_ci;
 pub mod multiple;
 pub mod noise;
+pub mod order;
 pub mod outliers;
 pub mod paired;
 pub mod ranks;

@@ -1,7 +1,7 @@
 //! Tukey's fences: outliers are reported, never dropped. A clock drop or a preempted launch shows
 //! up here, and the rank-based tests downstream are robust to it anyway.
 
-use super::summary::{quantile_sorted, sorted_finite};
+use super::order::{quantile_sorted, sorted_finite};
 
 /// Fence multiplier on the interquartile range (Tukey's "outside" fence).
 pub const TUKEY_K: f64 = 1.5;

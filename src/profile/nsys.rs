@@ -5,7 +5,7 @@
 //! -- <command>` (argv, never a shell) and keeps the SQLite export: that is what a recording
 //! holds (`DIR/<target>/<size>/<rep>.sqlite`). A recording may hold CSV instead
 //! (`<rep>.csv`: the `cuda_gpu_trace` or `cuda_gpu_kern_sum` report); both read through
-//! [`super::read`], so a recorded run is judged exactly as a live one.
+//! [`crate::nsys::read`], so a recorded run is judged exactly as a live one.
 //!
 //! Samples, one value per repetition, in ns (times) or counts:
 //! `gpu_time`, `non_gpu_time` (the wall time nsys recorded for the session, else the wall time
@@ -20,8 +20,8 @@ use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_cont
 use crate::samples::{SampleSet, SeriesKey};
 use crate::spec::{NsysMetric, Target, parse_nsys_metric};
 
-use super::read::{NSYS_ENV, locate_nsys, read_sqlite, read_text};
-use super::{Categories, Workload, breakdown};
+use crate::nsys::read::{NSYS_ENV, locate_nsys, read_sqlite, read_text};
+use crate::nsys::{Categories, Workload, breakdown};
 
 /// The kernel column of every nsys series: a metric describes the whole workload.
 pub const WORKLOAD_KERNEL: &str = "(workload)";
@@ -183,7 +183,7 @@ impl Profiler for NsysProfiler {
         // The export is bounded like any input: a larger one is refused by the reader's row
         // limit, and SQLite reads it page by page.
         let sqlite = match std::fs::metadata(&export) {
-            Ok(m) if m.len() > super::read::MAX_SQLITE_BYTES => {
+            Ok(m) if m.len() > crate::nsys::read::MAX_SQLITE_BYTES => {
                 return Err(ProfileError::new(
                     FailureKind::BadOutput,
                     job_context(job),
@@ -191,7 +191,7 @@ impl Profiler for NsysProfiler {
                         "the nsys export {} is {} bytes, more than the {} cgp-gate reads",
                         export.display(),
                         m.len(),
-                        super::read::MAX_SQLITE_BYTES
+                        crate::nsys::read::MAX_SQLITE_BYTES
                     ),
                 )
                 .hint("trace a shorter run (fewer steps), or limit the trace with nsys's --capture-range"));
@@ -242,7 +242,7 @@ fn workload(job: Job<'_>, capture: &Capture) -> Result<(Workload, Option<u64>), 
                 )
             })?;
             let w = read_sqlite(tmp.path(), &capture.origin).map_err(bad)?;
-            let session = super::read::session_duration_ns(tmp.path());
+            let session = crate::nsys::read::session_duration_ns(tmp.path());
             Ok((w, session))
         }
         None => Ok((read_text(&capture.raw, &capture.origin).map_err(bad)?, None)),

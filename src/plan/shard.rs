@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
 
+use super::job::ncu_metrics;
 use crate::spec::Target;
 
 /// The most shards a run may be split into. Each shard is a CI job; the limit keeps every
@@ -118,7 +119,7 @@ pub fn assign(rows: &[(String, String, f64)], k: usize, n: usize) -> Vec<usize> 
 
 /// The estimated cost of one size of `target`: repetitions x ncu metrics.
 pub fn estimated_cost(target: &Target) -> f64 {
-    let metrics = crate::plan::ncu_metrics(target).len().max(1);
+    let metrics = ncu_metrics(target).len().max(1);
     f64::from(target.repetitions.max(1)) * metrics as f64
 }
 

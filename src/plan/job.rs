@@ -1,0 +1,31 @@
+//! What one run of a target asks for: the application's argv for a size, and the ncu metrics.
+
+use crate::spec::{DERIVED_PREFIX, Size, Target};
+
+/// The application argv for one size.
+///
+/// # Errors
+/// A placeholder without a value (impossible after the spec loaded).
+pub fn app_argv(target: &Target, size: &Size) -> Result<Vec<String>, String> {
+    crate::spec::render_command(&target.command, size)
+}
+
+/// Duration is needed by every derived metric.
+pub const DURATION_METRIC: &str = "gpu__time_duration.sum";
+
+/// The ncu metrics to collect for a target: the spec's metrics (derived ones excluded), plus the
+/// duration when a derived metric needs it. Sorted and deduplicated so argv is stable.
+pub fn ncu_metrics(target: &Target) -> Vec<String> {
+    let mut m: Vec<String> = target
+        .metrics
+        .iter()
+        .filter(|m| !m.name.starts_with(DERIVED_PREFIX))
+        .map(|m| m.name.clone())
+        .collect();
+    if target.metrics.iter().any(|m| m.name.starts_with(DERIVED_PREFIX)) {
+        m.push(DURATION_METRIC.to_owned());
+    }
+    m.sort();
+    m.dedup();
+    m
+}
