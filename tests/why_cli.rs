@@ -78,7 +78,9 @@ fn the_planted_slowdown_says_why() {
     );
     // Markdown: under the table, folded; HTML: a counter-diff table.
     assert!(
-        md.contains("**Why** matmul\\[n\\=1024\\] time: \\-5.9% SM throughput"),
+        md.contains(
+            "**Why** matmul&#91;n&#61;1024&#93; time: &#45;5.9% SM throughput&#58; the SMs do less per cycle"
+        ),
         "{md}"
     );
     assert!(
