@@ -320,7 +320,7 @@ pub fn run_check(
     };
 
     let (mut rows, sass_skip) = skipped_rows(rows, targets, &unchanged, &baselines);
-    add_why(&mut rows);
+    add_why(&mut rows, &m.samples, &baselines);
     crate::missing::apply(
         &mut rows,
         &crate::missing::Scope {
@@ -359,7 +359,10 @@ pub fn run_check(
 
 /// The "why" of every timing row that regressed, improved or is doubtful: the explanatory
 /// counters measured for the same target, size and kernel, compared by [`crate::why::explain`].
-fn add_why(rows: &mut [Row]) {
+/// They are the spec's gated metrics that explain time (in the rows) and the counters
+/// `explain: true` collects without gating them (in the run's samples and the baseline's
+/// `counters`).
+fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &BTreeMap<String, BaselineFile>) {
     let wanted: Vec<usize> = rows
         .iter()
         .enumerate()
@@ -393,6 +396,27 @@ fn add_why(rows: &mut [Row]) {
                     })
                 })
                 .collect();
+            let gated: BTreeSet<&str> = counters.iter().map(|c| c.metric).collect();
+            let mut counters = counters;
+            if let Some(b) = baselines.get(&r.target) {
+                for c in b.counters.iter().filter(|c| {
+                    c.size == r.size && c.kernel == r.kernel && !gated.contains(c.metric.as_str())
+                }) {
+                    let key = SeriesKey {
+                        target: r.target.clone(),
+                        size: r.size.clone(),
+                        kernel: r.kernel.clone(),
+                        metric: c.metric.clone(),
+                    };
+                    if let Some(now) = samples.series.get(&key) {
+                        counters.push(crate::why::Counter {
+                            metric: &c.metric,
+                            baseline: &c.samples,
+                            candidate: &now.values,
+                        });
+                    }
+                }
+            }
             crate::why::explain(&counters)
         };
         rows[i].why = why;

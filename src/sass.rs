@@ -169,7 +169,7 @@ pub fn salt(target: &Target, size: &Size, gpu_key: &str) -> String {
         target.nvtx,
         target.launch_skip,
         target.launch_count,
-    )
+    ) + &format!("explain {}\nsass {:?}\n", target.explain, target.sass)
 }
 
 /// SHA-256 (hex) of `salt` and the SASS of every function matching `kernel`; `None` when no
@@ -225,15 +225,153 @@ pub fn cuobjdump() -> PathBuf {
         .map_or_else(|| PathBuf::from("cuobjdump"), PathBuf::from)
 }
 
-/// The SASS functions of a target's executable, or why they cannot be read.
+/// The most bytes of an executable or library read to find the libraries it names.
+pub const MAX_ELF_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+
+/// The most shared libraries dumped for one target (the executable's, and theirs, in turn).
+pub const MAX_LIBRARIES: usize = 64;
+
+/// What an ELF file's dynamic section names: its `DT_NEEDED` libraries, and the directories of
+/// its `DT_RUNPATH` (or, without one, `DT_RPATH`), `$ORIGIN` not yet expanded. Empty for a
+/// static executable.
 ///
 /// # Errors
-/// No executable, or cuobjdump failed on it.
-pub fn functions_of(target: &Target, base_dir: &Path) -> Result<BTreeMap<String, String>, String> {
+/// Not a 64-bit ELF file, or a damaged one.
+pub fn dynamic_needs(data: &[u8]) -> Result<(Vec<String>, Vec<String>), String> {
+    use object::read::elf::{Dyn as _, ElfFile64};
+    let elf =
+        ElfFile64::<object::Endianness>::parse(data).map_err(|e| format!("not a 64-bit ELF file: {e}"))?;
+    let endian = elf.endian();
+    let sections = elf.elf_section_table();
+    let Some((dynamic, link)) = sections
+        .dynamic(endian, data)
+        .map_err(|e| format!("damaged dynamic section: {e}"))?
+    else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let strings = sections
+        .strings(endian, data, link)
+        .map_err(|e| format!("damaged dynamic string table: {e}"))?;
+    let (mut needed, mut runpath, mut rpath) = (Vec::new(), Vec::new(), Vec::new());
+    for d in dynamic {
+        let Some(tag) = d.tag32(endian) else { continue };
+        let list = match tag {
+            object::elf::DT_NEEDED => &mut needed,
+            object::elf::DT_RUNPATH => &mut runpath,
+            object::elf::DT_RPATH => &mut rpath,
+            _ => continue,
+        };
+        let text = d
+            .string(endian, strings)
+            .map_err(|e| format!("damaged dynamic string: {e}"))?;
+        let text = String::from_utf8_lossy(text).into_owned();
+        if tag == object::elf::DT_NEEDED {
+            list.push(text);
+        } else {
+            list.extend(text.split(':').filter(|p| !p.is_empty()).map(str::to_owned));
+        }
+    }
+    Ok((needed, if runpath.is_empty() { rpath } else { runpath }))
+}
+
+fn read_elf(path: &Path) -> Result<Vec<u8>, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let mut data = Vec::new();
+    f.take(MAX_ELF_BYTES + 1)
+        .read_to_end(&mut data)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if data.len() as u64 > MAX_ELF_BYTES {
+        return Err(format!("{} is larger than {MAX_ELF_BYTES} bytes", path.display()));
+    }
+    Ok(data)
+}
+
+/// The shared libraries `exe` names (and those they name, up to [`MAX_LIBRARIES`]) that are
+/// found in its run path (`$ORIGIN` expanded) or in `LD_LIBRARY_PATH` (the target's `env:`,
+/// else this process's). Libraries found only in the system's default directories (libc,
+/// the CUDA runtime, cuBLAS as installed) are not listed: their dumps are large and their
+/// kernels are not the project's, so those kernels have no hash and are always profiled.
+pub fn shared_libraries(exe: &Path, env: &BTreeMap<String, String>) -> Vec<PathBuf> {
+    let ld_path: Vec<PathBuf> = match env.get("LD_LIBRARY_PATH") {
+        Some(v) => std::env::split_paths(v).collect(),
+        None => std::env::var_os("LD_LIBRARY_PATH")
+            .map(|v| std::env::split_paths(&v).collect())
+            .unwrap_or_default(),
+    };
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut queue: Vec<PathBuf> = vec![exe.to_path_buf()];
+    let mut seen_names: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    while let Some(file) = queue.pop() {
+        let Ok(data) = read_elf(&file) else { continue };
+        let Ok((needed, run_path)) = dynamic_needs(&data) else {
+            continue;
+        };
+        let origin = file
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let origin = origin.to_string_lossy().into_owned();
+        let dirs: Vec<PathBuf> = run_path
+            .iter()
+            .map(|d| PathBuf::from(d.replace("${ORIGIN}", &origin).replace("$ORIGIN", &origin)))
+            .chain(ld_path.iter().cloned())
+            .filter(|d| !d.as_os_str().is_empty())
+            .collect();
+        for name in needed {
+            if !seen_names.insert(name.clone()) || found.len() >= MAX_LIBRARIES {
+                continue;
+            }
+            let candidate = if name.contains('/') {
+                Some(PathBuf::from(&name))
+            } else {
+                dirs.iter().map(|d| d.join(&name)).find(|c| c.is_file())
+            };
+            if let Some(c) = candidate {
+                found.push(c.clone());
+                queue.push(c);
+            }
+        }
+    }
+    found
+}
+
+/// The files whose SASS a target's kernels are hashed from: the spec's `sass:` paths, else
+/// the executable and the shared libraries it names ([`shared_libraries`]).
+///
+/// # Errors
+/// No executable.
+pub fn files_of(target: &Target, base_dir: &Path) -> Result<(Vec<PathBuf>, bool), String> {
+    if !target.sass.is_empty() {
+        return Ok((target.sass.clone(), true));
+    }
     let exe = executable(target, base_dir)
         .ok_or_else(|| format!("no executable found for target `{}`", target.name))?;
-    let text = dump(&cuobjdump(), &exe)?;
-    Ok(split(&text))
+    let mut files = vec![exe.clone()];
+    files.extend(shared_libraries(&exe, &target.env));
+    Ok((files, false))
+}
+
+/// The SASS functions of a target's files ([`files_of`]), or why they cannot be read. A
+/// function found in several files gets all their SASS. A library that cuobjdump cannot read
+/// (no device code) adds nothing: kernels found nowhere have no hash and are always profiled.
+///
+/// # Errors
+/// No executable, or cuobjdump failed on it or on a file the spec's `sass:` names.
+pub fn functions_of(target: &Target, base_dir: &Path) -> Result<BTreeMap<String, String>, String> {
+    let (files, all_required) = files_of(target, base_dir)?;
+    let tool = cuobjdump();
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    for (i, file) in files.iter().enumerate() {
+        let text = match dump(&tool, file) {
+            Ok(t) => t,
+            Err(e) if all_required || i == 0 => return Err(e),
+            Err(_) => continue,
+        };
+        for (name, body) in split(&text) {
+            let into = out.entry(name).or_default();
+            into.push_str(&body);
+        }
+    }
+    Ok(out)
 }
 
 /// The hashes of `kernels` (as ncu names them) for one size of a target: kernel -> hash, only

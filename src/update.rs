@@ -148,6 +148,7 @@ pub fn write_baselines(
             Some(_) => store.update_sizes(&t.name, &fingerprint(t), &series, &meta)?,
         };
         let _ = writeln!(out, "wrote {} ({} series)", path.display(), series.len());
+        record_counters(t, samples, &fingerprint(t).gpu_key(), store)?;
         record_sass(
             spec,
             t,
@@ -214,4 +215,30 @@ fn record_sass(
         store.set_sass(gpu_key, &t.name, by_size)?;
     }
     Ok(())
+}
+
+/// Store the explanatory counters measured for `t` that the spec does not gate (`explain:
+/// true`; docs/why.md) beside its baseline's entries, so that `check` can say why a time
+/// changed.
+fn record_counters(t: &Target, samples: &SampleSet, gpu_key: &str, store: &Store) -> Result<(), Error> {
+    let counters: Vec<crate::baseline::CounterSamples> = samples
+        .series
+        .values()
+        .filter(|s| {
+            s.key.target == t.name
+                && crate::why::is_explanatory(&s.key.metric)
+                && !t.metrics.iter().any(|m| m.name == s.key.metric)
+        })
+        .map(|s| crate::baseline::CounterSamples {
+            size: s.key.size.clone(),
+            kernel: s.key.kernel.clone(),
+            metric: s.key.metric.clone(),
+            unit: s.unit.clone(),
+            samples: s.values.clone(),
+        })
+        .collect();
+    if counters.is_empty() {
+        return Ok(());
+    }
+    store.set_counters(gpu_key, &t.name, counters)
 }

@@ -38,6 +38,28 @@ pub const EXPLANATORY: &[&str] = &[
     "dram__throughput",
 ];
 
+/// The counters `explain: true` adds to every ncu run of a target: one or more of each kind the
+/// issue names, by their ncu 2022.3+ names for sm_70 and newer (`ncu --query-metrics`). Each
+/// is matched by [`EXPLANATORY`]. docs/why.md says what they cost in replay passes.
+pub const COLLECT: &[&str] = &[
+    "smsp__inst_executed.sum",
+    "dram__bytes.sum",
+    "lts__t_bytes.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
+    "launch__registers_per_thread",
+    "launch__grid_size",
+    "launch__block_size",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct",
+    "smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct",
+    "smsp__warp_issue_stalled_barrier_per_warp_active.pct",
+    "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct",
+    "smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct",
+    "smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct",
+];
+
 /// The smallest relative shift of a noisy counter reported as a change.
 pub const MIN_NOISY_CHANGE: f64 = 0.01;
 

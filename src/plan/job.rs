@@ -14,7 +14,8 @@ pub fn app_argv(target: &Target, size: &Size) -> Result<Vec<String>, String> {
 pub const DURATION_METRIC: &str = "gpu__time_duration.sum";
 
 /// The ncu metrics to collect for a target: the spec's metrics (derived ones excluded), plus the
-/// duration when a derived metric needs it. Sorted and deduplicated so argv is stable.
+/// duration when a derived metric needs it, plus the explanatory counters of `explain: true`
+/// (`why::COLLECT`; gated only where the spec names them). Sorted and deduplicated so argv is stable.
 pub fn ncu_metrics(target: &Target) -> Vec<String> {
     let mut m: Vec<String> = target
         .metrics
@@ -24,6 +25,9 @@ pub fn ncu_metrics(target: &Target) -> Vec<String> {
         .collect();
     if target.metrics.iter().any(|m| m.name.starts_with(DERIVED_PREFIX)) {
         m.push(DURATION_METRIC.to_owned());
+    }
+    if target.explain {
+        m.extend(crate::why::COLLECT.iter().map(|c| (*c).to_owned()));
     }
     m.sort();
     m.dedup();

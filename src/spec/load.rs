@@ -54,6 +54,8 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "profiler",
     "categories",
     "allow_missing",
+    "explain",
+    "sass",
 ];
 
 pub(crate) const DEFAULT_REPETITIONS: u32 = 10;
@@ -519,6 +521,22 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
             None => false,
         };
 
+    let explain = match m.get("explain") {
+        Some(n) => match &n.kind {
+            Kind::Scalar(s) if matches!(s.typed(), Typed::Bool(_)) => s.typed() == Typed::Bool(true),
+            _ => {
+                return Err(ctx
+                    .err(n, format!("`explain` of {what} must be `true` or `false`, found {}", describe(n)))
+                    .help("`explain: true` collects the counters that say why a time changed in every run of the target (docs/why.md)"));
+            }
+        },
+        None => false,
+    };
+    let sass = match m.get("sass") {
+        Some(n) => sass_paths(ctx, n, &what, spec_dir)?,
+        None => Vec::new(),
+    };
+
     Ok(Target {
         name: name.to_owned(),
         command,
@@ -545,7 +563,30 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
         profiler,
         categories,
         allow_missing,
+        explain,
+        sass,
     })
+}
+
+/// `sass:` of a target: the file, or list of files, whose SASS the cache hashes instead of the
+/// executable and the libraries it names (docs/sass-cache.md); relative to the spec.
+fn sass_paths(ctx: &Ctx<'_>, node: &Node, what: &str, spec_dir: &Path) -> Result<Vec<PathBuf>> {
+    let items: Vec<&Node> = match &node.kind {
+        Kind::Seq(items) if !items.is_empty() => items.iter().collect(),
+        Kind::Scalar(_) => vec![node],
+        _ => {
+            return Err(ctx
+                .err(node, format!("`sass` of {what} must be a path or a non-empty list of paths, found {}", describe(node)))
+                .help("name the executable or shared libraries that hold the target's kernels, e.g. `sass: [build/libkernels.so]`"));
+        }
+    };
+    items
+        .into_iter()
+        .map(|n| {
+            let p = PathBuf::from(ctx.non_empty_text(n, &format!("a `sass` path of {what}"))?);
+            Ok(if p.is_absolute() { p } else { spec_dir.join(p) })
+        })
+        .collect()
 }
 
 /// `categories:` of an nsys target: an inline mapping, or the path of a shared file (relative

@@ -147,6 +147,12 @@ pub struct Target {
     /// Baseline rows of this target that the run should have measured and did not (a kernel that
     /// disappeared or was renamed) do not fail the gate (`allow_missing: true`).
     pub allow_missing: bool,
+    /// Collect the counters that explain a time change (`why::COLLECT`) in every run of this
+    /// target (`explain: true`; docs/why.md says what it costs).
+    pub explain: bool,
+    /// Files whose SASS the cache hashes (`sass:`, resolved against the spec's directory);
+    /// empty: the executable and the shared libraries it names (docs/sass-cache.md).
+    pub sass: Vec<PathBuf>,
 }
 
 /// `profiler:` of a target.
