@@ -260,3 +260,131 @@ fn check_skips_kernels_with_the_baselines_sass_and_profiles_changed_ones() {
     assert!(skipped(&r).is_empty(), "{out}");
     assert!(out.contains("its SASS cannot be read"), "{out}");
 }
+
+/// Compile `src` (a `.cu` text) with nvcc 11.8 for sm_90 and the given extra arguments.
+fn nvcc_text(dir: &Path, name: &str, src: &str, args: &[&str]) -> PathBuf {
+    let cu = dir.join(format!("{name}.cu"));
+    std::fs::write(&cu, src).unwrap();
+    let out = dir.join(name);
+    let o = Std::new("nvcc")
+        .args(["-O3"])
+        .args(args)
+        .arg("-o")
+        .arg(&out)
+        .arg(&cu)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "nvcc failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+const LIB: &str = r#"
+__global__ void lib_scale(float* x, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * a + PLANTED;
+}
+void run_scale(float* x, float a, int n) { lib_scale<<<(n + 255) / 256, 256>>>(x, a, n); }
+"#;
+
+const APP: &str = r#"
+#include <cuda_runtime.h>
+void run_scale(float* x, float a, int n);
+__global__ void app_fill(float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = 1.0f;
+}
+int main() {
+    float* x; int n = 1024;
+    cudaMalloc(&x, n * sizeof(float));
+    app_fill<<<4, 256>>>(x, n);
+    run_scale(x, 2.0f, n);
+    return cudaDeviceSynchronize() != cudaSuccess;
+}
+"#;
+
+fn spec_target(dir: &Path, extra: &str) -> cgp_gate::spec::Spec {
+    let path = dir.join("cgp-gate.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "version: 1\ntargets:\n  - name: app\n    command: [./app]\n    kernel: regex:.\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n{extra}"
+        ),
+    )
+    .unwrap();
+    cgp_gate::spec::load(&path).unwrap()
+}
+
+#[test]
+fn kernels_in_the_libraries_the_executable_names_are_hashed_and_sass_paths_replace_them() {
+    let test = "kernels_in_the_libraries_the_executable_names_are_hashed_and_sass_paths_replace_them";
+    if !tools(test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let so = ["-arch=sm_90", "-shared", "-Xcompiler", "-fPIC"];
+    let build_lib = |planted: &str| {
+        let lib = nvcc_text(d, "libscale.so", &LIB.replace("PLANTED", planted), &so);
+        assert!(lib.is_file());
+    };
+    build_lib("0.0f");
+    // The executable names libscale.so (DT_NEEDED) and finds it through its run path.
+    nvcc_text(
+        d,
+        "app",
+        APP,
+        &["-arch=sm_90", "-L.", "-lscale", "-Xlinker", "-rpath=$ORIGIN"],
+    );
+    let libs = cgp_gate::sass::shared_libraries(&d.join("app"), &Default::default());
+    assert_eq!(
+        libs,
+        vec![d.join("libscale.so")],
+        "only the project's library, not libc or cudart"
+    );
+
+    let spec = spec_target(d, "");
+    let hash = |spec: &cgp_gate::spec::Spec, kernel: &str| {
+        let t = &spec.targets[0];
+        let f = cgp_gate::sass::functions_of(t, &spec.base_dir()).unwrap();
+        cgp_gate::sass::hashes(&f, t, &t.sizes[0], "gpu", &[kernel])
+            .get(kernel)
+            .cloned()
+    };
+    let in_app = hash(&spec, "app_fill").expect("the executable's own kernel");
+    let in_lib = hash(&spec, "lib_scale").expect("the library's kernel is hashed too");
+
+    // A planted change to the library's kernel changes its hash, not the executable's kernel's.
+    build_lib("1.0f");
+    assert_ne!(hash(&spec, "lib_scale").unwrap(), in_lib);
+    assert_eq!(hash(&spec, "app_fill").unwrap(), in_app);
+
+    // `sass:` names the files to read instead: here the library alone, so the executable's
+    // kernel has no hash (it would always be profiled).
+    let only_lib = spec_target(d, "    sass: libscale.so\n");
+    assert!(hash(&only_lib, "lib_scale").is_some());
+    assert_eq!(hash(&only_lib, "app_fill"), None);
+    // A `sass:` file that cannot be read is an error: every kernel of the target is profiled.
+    let gone = spec_target(d, "    sass: [libscale.so, missing.so]\n");
+    let t = &gone.targets[0];
+    assert!(cgp_gate::sass::functions_of(t, &gone.base_dir()).is_err());
+
+    // JIT from PTX only: cuobjdump finds no SASS for the kernel, so it has no hash.
+    nvcc_text(
+        d,
+        "libscale.so",
+        &LIB.replace("PLANTED", "0.0f"),
+        &[
+            "-gencode=arch=compute_90,code=compute_90",
+            "-shared",
+            "-Xcompiler",
+            "-fPIC",
+        ],
+    );
+    assert_eq!(hash(&spec, "lib_scale"), None, "PTX only");
+    assert_eq!(hash(&spec, "app_fill").unwrap(), in_app);
+}
