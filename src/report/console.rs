@@ -317,6 +317,21 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     if let Some(line) = crate::report::format::sass_skip_line(results) {
         out.push_str(&format!("{line}\n"));
     }
+    // The why of each changed timing row (docs/why.md): its one-line reading; the counters are
+    // in the JSON, Markdown and HTML reports.
+    for r in sorted_rows(results) {
+        if let Some(w) = &r.why {
+            let metric = short_metric_name(&r.metric).unwrap_or(&r.metric);
+            let line = format!(
+                "why {}[{}] {}: {}",
+                one_line(&r.target),
+                one_line(&r.size),
+                one_line(metric),
+                one_line(&w.reading)
+            );
+            push_wrapped(&mut out, &line, style.width);
+        }
+    }
     for line in crate::missing::describe_changes(&results.rows) {
         out.push_str(&format!("{}\n", one_line(&line)));
     }
