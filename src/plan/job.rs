@@ -33,3 +33,34 @@ pub fn ncu_metrics(target: &Target) -> Vec<String> {
     m.dedup();
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(extra: &str) -> Target {
+        let text = format!(
+            "version: 1\ntargets:\n  - name: t\n    command: [./t]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n      launch__registers_per_thread: exact\n{extra}"
+        );
+        crate::spec::load_str(&text, std::path::Path::new("cgp-gate.yaml"))
+            .unwrap()
+            .targets
+            .remove(0)
+    }
+
+    #[test]
+    fn explain_adds_the_explanatory_counters_once() {
+        assert_eq!(
+            ncu_metrics(&target("")),
+            ["gpu__time_duration.sum", "launch__registers_per_thread"]
+        );
+        let m = ncu_metrics(&target("    explain: true\n"));
+        for c in crate::why::COLLECT {
+            assert_eq!(m.iter().filter(|x| x == c).count(), 1, "{c}");
+            assert!(crate::why::is_explanatory(c), "{c} is read by the why");
+        }
+        assert!(m.contains(&"gpu__time_duration.sum".to_owned()));
+        // launch__registers_per_thread is both gated and explanatory: collected once.
+        assert_eq!(m.len(), crate::why::COLLECT.len() + 1);
+    }
+}

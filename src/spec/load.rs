@@ -1252,6 +1252,41 @@ mod tests {
         );
     }
 
+    fn one_target(extra: &str) -> std::result::Result<Spec, SpecError> {
+        load_str(
+            &format!(
+                "version: 1\ntargets:\n  - name: t\n    command: [./t]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n{extra}"
+            ),
+            Path::new("dir/cgp-gate.yaml"),
+        )
+    }
+
+    #[test]
+    fn explain_and_sass_keys() {
+        let t = one_target("").unwrap().targets.remove(0);
+        assert!(!t.explain && t.sass.is_empty());
+        let s = one_target("    explain: true\n    sass: [lib/libk.so, /opt/k.so]\n").unwrap();
+        let t = &s.targets[0];
+        assert!(t.explain);
+        assert_eq!(t.sass, [PathBuf::from("dir/lib/libk.so"), PathBuf::from("/opt/k.so")]);
+        let one = one_target("    sass: build/app\n").unwrap();
+        assert_eq!(one.targets[0].sass, [PathBuf::from("dir/build/app")]);
+        // `defaults:` applies it to every target.
+        let d = load_str(
+            "version: 1\ndefaults:\n  explain: true\ntargets:\n  - name: t\n    command: [./t]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n",
+            Path::new("cgp-gate.yaml"),
+        )
+        .unwrap();
+        assert!(d.targets[0].explain);
+
+        let e = one_target("    explain: sometimes\n").unwrap_err();
+        assert_eq!(e.line, Some(7), "{e}");
+        assert!(e.to_string().contains("`explain` of target `t` must be `true` or `false`"), "{e}");
+        let e = one_target("    sass: []\n").unwrap_err();
+        assert!(e.to_string().contains("`sass` of target `t` must be a path or a non-empty list"), "{e}");
+        assert!(one_target("    sass: [\"\"]\n").is_err());
+    }
+
     #[test]
     fn hash_is_sha256_hex() {
         assert_eq!(
