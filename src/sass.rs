@@ -209,7 +209,8 @@ pub fn executable(target: &Target, base_dir: &Path) -> Option<PathBuf> {
         return Some(p.to_path_buf());
     }
     if first.contains('/') {
-        return Some(base_dir.join(p));
+        // `components` drops the inner `.`s: `./build/app`, not `././build/app`.
+        return Some(base_dir.join(p).components().collect());
     }
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
@@ -345,6 +346,9 @@ pub fn files_of(target: &Target, base_dir: &Path) -> Result<(Vec<PathBuf>, bool)
     }
     let exe = executable(target, base_dir)
         .ok_or_else(|| format!("no executable found for target `{}`", target.name))?;
+    if !exe.is_file() {
+        return Err(format!("{} is not there (build it first)", exe.display()));
+    }
     let mut files = vec![exe.clone()];
     files.extend(shared_libraries(&exe, &target.env));
     Ok((files, false))

@@ -1268,7 +1268,10 @@ mod tests {
         let s = one_target("    explain: true\n    sass: [lib/libk.so, /opt/k.so]\n").unwrap();
         let t = &s.targets[0];
         assert!(t.explain);
-        assert_eq!(t.sass, [PathBuf::from("dir/lib/libk.so"), PathBuf::from("/opt/k.so")]);
+        assert_eq!(
+            t.sass,
+            [PathBuf::from("dir/lib/libk.so"), PathBuf::from("/opt/k.so")]
+        );
         let one = one_target("    sass: build/app\n").unwrap();
         assert_eq!(one.targets[0].sass, [PathBuf::from("dir/build/app")]);
         // `defaults:` applies it to every target.
@@ -1281,9 +1284,17 @@ mod tests {
 
         let e = one_target("    explain: sometimes\n").unwrap_err();
         assert_eq!(e.line, Some(7), "{e}");
-        assert!(e.to_string().contains("`explain` of target `t` must be `true` or `false`"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("`explain` of target `t` must be `true` or `false`"),
+            "{e}"
+        );
         let e = one_target("    sass: []\n").unwrap_err();
-        assert!(e.to_string().contains("`sass` of target `t` must be a path or a non-empty list"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("`sass` of target `t` must be a path or a non-empty list"),
+            "{e}"
+        );
         assert!(one_target("    sass: [\"\"]\n").is_err());
     }
 
