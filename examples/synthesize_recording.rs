@@ -11,9 +11,9 @@
 //! - `pr-slowdown`: `matmul` n=1024 is 6% slower, `vector_add` n=16777216 is 1.5% slower (under
 //!   the 3% threshold) and `vector_add` n=1048576 is 15% faster.
 //!
-//! `matmul` also carries the explanatory counters of `explain: true` (docs/why.md); in
-//! `pr-slowdown` its n=1024 slowdown is planted with a 30% larger long-scoreboard stall share and
-//! the same instructions and DRAM bytes, so its "why" reads as memory latency.
+//! Every kernel also carries the explanatory counters of `explain:` (docs/why.md); in
+//! `pr-slowdown` matmul's n=1024 slowdown is planted with a 30% larger long-scoreboard stall share
+//! and the same instructions and DRAM bytes, so its "why" reads as memory latency.
 //!
 //! Run: `cargo run --example synthesize_recording` (deterministic: same files every time).
 
@@ -108,30 +108,31 @@ fn nominal(k: &Kernel, n: u64) -> (f64, u64, f64, f64) {
     }
 }
 
-/// The counters `explain: true` collects (`why::COLLECT`), for `matmul` only (the example
-/// spec's `explain: true` target): deterministic counts exactly, the others with noise.
-/// `stall` multiplies the long-scoreboard stall share (the planted cause of a slowdown).
-fn explanatory(rng: &mut Rng, n: u64, stall: f64) -> Vec<(&'static str, &'static str, String)> {
-    let tiles = (n / 32) * (n / 32);
-    // Per 32x32 tile: n/32 steps of 32 FMAs per thread plus loads and the loop, in warps.
-    let inst = tiles * 32 * (n / 32) * (32 + 12);
+/// The counters `explain:` collects (`why::COLLECT`): deterministic counts exactly, the others
+/// with noise. `stall` multiplies the long-scoreboard stall share (the planted cause of a
+/// slowdown).
+fn explanatory(rng: &mut Rng, k: &Kernel, n: u64, stall: f64) -> Vec<(&'static str, &'static str, String)> {
+    // (warp instructions, DRAM bytes, L2 bytes, grid, block, occupancy %, bank conflicts)
+    let (inst, dram, l2, grid, block, occ, conflicts) = match k.target {
+        "matmul" => {
+            let tiles = (n / 32) * (n / 32);
+            // Per 32x32 tile: n/32 steps of 32 FMAs per thread plus loads and the loop.
+            let inst = tiles * 32 * (n / 32) * (32 + 12);
+            (inst, 12 * n * n, 8 * n * n * n / 32, tiles, 1024, 62.5, tiles * 3)
+        }
+        "reduce" => (n / 32 * 20, 4 * n, 4 * n, 1056, 256, 91.0, 0),
+        _ => (n / 32 * 12, 12 * n, 12 * n, n / 256, 256, 88.0, 0),
+    };
     let f = |v: f64| format!("{v:.2}");
+    let g = |v: f64| grouped(v.round() as u64);
     vec![
         ("smsp__inst_executed.sum", "inst", grouped(inst)),
-        (
-            "dram__bytes.sum",
-            "byte",
-            grouped((12.0 * (n * n) as f64 * rng.noise(0.002)).round() as u64),
-        ),
-        (
-            "lts__t_bytes.sum",
-            "byte",
-            grouped((8.0 * (n * n * n) as f64 / 32.0 * rng.noise(0.003)).round() as u64),
-        ),
+        ("dram__bytes.sum", "byte", g(dram as f64 * rng.noise(0.002))),
+        ("lts__t_bytes.sum", "byte", g(l2 as f64 * rng.noise(0.003))),
         (
             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
             "",
-            grouped((tiles as f64 * 3.0 * rng.noise(0.02)).round() as u64),
+            g(conflicts as f64 * rng.noise(0.02)),
         ),
         (
             "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
@@ -143,12 +144,12 @@ fn explanatory(rng: &mut Rng, n: u64, stall: f64) -> Vec<(&'static str, &'static
             "byte",
             "0".to_owned(),
         ),
-        ("launch__grid_size", "", grouped(tiles)),
-        ("launch__block_size", "", "1,024".to_owned()),
+        ("launch__grid_size", "", grouped(grid)),
+        ("launch__block_size", "", grouped(block)),
         (
             "sm__warps_active.avg.pct_of_peak_sustained_active",
             "%",
-            f(62.5 * rng.noise(0.004)),
+            f(occ * rng.noise(0.004)),
         ),
         (
             "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct",
@@ -249,9 +250,7 @@ fn write_recording(
                             format!("{sm:.2}"),
                         ),
                     ];
-                    if k.target == "matmul" {
-                        metrics.extend(explanatory(&mut xrng, *n, stall(k.target, size_key)));
-                    }
+                    metrics.extend(explanatory(&mut xrng, k, *n, stall(k.target, size_key)));
                     metrics.sort_by(|a, b| a.0.cmp(b.0));
                     columns = metrics.iter().map(|(m, u, _)| (*m, *u)).collect();
                     let values: Vec<String> = metrics.iter().map(|(_, _, v)| format!("\"{v}\"")).collect();

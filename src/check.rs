@@ -20,7 +20,7 @@ use crate::results::{
     RunError,
 };
 use crate::samples::{SampleSet, SeriesKey};
-use crate::spec::{DERIVED_PREFIX, MetricSpec, Spec, Target};
+use crate::spec::{DERIVED_PREFIX, Explain, MetricSpec, Spec, Target};
 use crate::stats::{Comparison, Config, judge_all, summarize};
 
 pub use crate::results::FailOn;
@@ -266,6 +266,13 @@ pub fn run_check(
         );
         cfg.alpha /= s.shard.n as f64;
     }
+    // `explain: remeasure` (docs/why.md): these targets collect the explanatory counters only
+    // when re-measured, or in the explain pass below.
+    let explained: BTreeMap<String, Target> = targets
+        .iter()
+        .filter(|t| t.explain == Explain::Remeasure)
+        .map(|t| (t.name.clone(), crate::plan::explaining(t)))
+        .collect();
     let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
     let mut roofline;
     let mut last_round = false;
@@ -288,7 +295,13 @@ pub fn run_check(
             .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict))
             .map(|r| (r.target.clone(), r.size.clone()))
             .collect();
-        let more: Vec<Work<'_>> = remeasure(&work, &doubtful, &next_rep);
+        let more: Vec<Work<'_>> = remeasure(&work, &doubtful, &next_rep)
+            .into_iter()
+            .map(|w| Work {
+                target: explained.get(&w.target.name).unwrap_or(w.target),
+                ..w
+            })
+            .collect();
         if more.is_empty() {
             break (rows, spec_errors);
         }
@@ -319,6 +332,17 @@ pub fn run_check(
         last_round = !got_any;
     };
 
+    explain_pass(
+        &rows,
+        &work,
+        &explained,
+        &next_rep,
+        &mut m,
+        profiler,
+        recorder.as_deref_mut(),
+        watch.as_deref_mut(),
+        progress,
+    )?;
     let (mut rows, sass_skip) = skipped_rows(rows, targets, &unchanged, &baselines);
     add_why(&mut rows, &m.samples, &baselines);
     crate::missing::apply(
@@ -421,6 +445,92 @@ fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &BTreeMap<String, B
         };
         rows[i].why = why;
     }
+}
+
+/// The explain pass of `explain: remeasure` targets (docs/why.md): the sizes with a timing row
+/// judged a regression or an improvement and no explanatory counters yet (they were not
+/// re-measured) are measured `repetitions` more times with the counters, and only the counters
+/// the spec does not gate are kept: the verdicts stand on the timing runs. A failure here costs
+/// the why, not the run: it is said and the run goes on.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the check's state, passed once from run_check"
+)]
+fn explain_pass(
+    rows: &[Row],
+    work: &[Work<'_>],
+    explained: &BTreeMap<String, Target>,
+    next_rep: &BTreeMap<(String, String), u32>,
+    m: &mut Measurement,
+    profiler: &mut dyn Profiler,
+    recorder: Option<&mut Recorder>,
+    watch: Option<&mut Watch<'_>>,
+    progress: &mut dyn crate::progress::Progress,
+) -> Result<(), Error> {
+    if explained.is_empty() {
+        return Ok(());
+    }
+    let has_counters = |target: &str, size: &str| {
+        m.samples.series.keys().any(|k| {
+            k.target == target
+                && k.size == size
+                && crate::why::COLLECT.contains(&k.metric.as_str())
+                && explained
+                    .get(target)
+                    .is_some_and(|t| !t.metrics.iter().any(|ms| ms.name == k.metric))
+        })
+    };
+    let wanted: BTreeSet<(String, String)> = rows
+        .iter()
+        .filter(|r| {
+            r.metric.starts_with("gpu__time_duration")
+                && matches!(r.verdict, RowVerdict::Regression | RowVerdict::Improvement)
+                && explained.contains_key(&r.target)
+                && !has_counters(&r.target, &r.size)
+        })
+        .map(|r| (r.target.clone(), r.size.clone()))
+        .collect();
+    let more: Vec<Work<'_>> = work
+        .iter()
+        .filter(|w| wanted.contains(&w.id()))
+        .filter_map(|w| {
+            let target = explained.get(&w.target.name)?;
+            let from = next_rep.get(&w.id()).copied().unwrap_or(w.reps.1);
+            Some(Work {
+                target,
+                size: w.size,
+                reps: (from, from + target.repetitions),
+            })
+        })
+        .collect();
+    if more.is_empty() {
+        return Ok(());
+    }
+    progress.note(&format!(
+        "explaining {} changed size(s): collecting the counters that say why",
+        more.len()
+    ));
+    let extra = measure(profiler, &more, recorder, watch, true, progress)?;
+    for e in &extra.errors {
+        progress.note(&format!(
+            "no why for `{}`{}: {}",
+            e.target,
+            e.size.as_deref().map(|s| format!(" [{s}]")).unwrap_or_default(),
+            e.message
+        ));
+    }
+    for (key, series) in extra.samples.series {
+        let gated = explained
+            .get(&key.target)
+            .is_some_and(|t| t.metrics.iter().any(|ms| ms.name == key.metric));
+        if crate::why::is_explanatory(&key.metric) && !gated {
+            m.samples.series.insert(key, series);
+        }
+    }
+    for (k, v) in extra.cost_seconds {
+        *m.cost_seconds.entry(k).or_default() += v;
+    }
+    Ok(())
 }
 
 /// The (target, size) work items whose every baseline kernel has a SASS hash equal to the one

@@ -169,7 +169,7 @@ pub fn salt(target: &Target, size: &Size, gpu_key: &str) -> String {
         target.nvtx,
         target.launch_skip,
         target.launch_count,
-    ) + &format!("explain {}\nsass {:?}\n", target.explain, target.sass)
+    ) + &format!("sass {:?}\n", target.sass)
 }
 
 /// SHA-256 (hex) of `salt` and the SASS of every function matching `kernel`; `None` when no

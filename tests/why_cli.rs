@@ -150,3 +150,112 @@ fn identical_code_has_no_why() {
     assert!(!md.contains("**Why**"));
     assert!(!html.contains("class=\"why\""));
 }
+
+/// `explain: remeasure`: `baseline update` stores the counters; `check` collects them only when
+/// it re-measures a doubtful size (matmul n=1024) or explains a changed one (vector_add
+/// n=1048576, 15% faster and not doubtful), so a run where nothing changed pays nothing.
+#[test]
+fn explain_remeasure_collects_the_counters_only_for_doubtful_or_changed_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec_text = std::fs::read_to_string(root().join("examples/cgp-gate.yaml"))
+        .unwrap()
+        .replace("    explain: true ", "    explain: remeasure ")
+        .replace(
+            "    kernel: vector_add\n",
+            "    kernel: vector_add\n    explain: remeasure\n",
+        );
+    assert_eq!(spec_text.matches("explain: remeasure").count(), 2);
+    let spec = dir.path().join("cgp-gate.yaml");
+    std::fs::write(&spec, spec_text).unwrap();
+    let store = dir.path().join("baselines");
+    let run = |args: &[&str]| {
+        let out = Command::cargo_bin("cgp-gate")
+            .unwrap()
+            .current_dir(root())
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("GITHUB_OUTPUT")
+            .args(args)
+            .arg("--spec")
+            .arg(&spec)
+            .arg("--baselines")
+            .arg(&store)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let (code, text) = run(&["baseline", "update", "--replay", "examples/recordings/main"]);
+    assert_eq!(code, 0, "{text}");
+    let stored = |target: &str| -> Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(store.join(format!("synthetic-gpu-no-hardware/{target}.json"))).unwrap(),
+        )
+        .unwrap()
+    };
+    let va = stored("vector_add");
+    let counters = va["counters"]
+        .as_array()
+        .expect("the baseline holds the counters");
+    assert!(counters.iter().any(|c| c["metric"] == "smsp__inst_executed.sum"
+        && c["size"] == "n=1048576"
+        && c["samples"].as_array().unwrap().len() == 30));
+    // Gated metrics stay entries, never counters; a target without `explain` has none.
+    assert!(
+        !counters
+            .iter()
+            .any(|c| c["metric"] == "launch__registers_per_thread")
+    );
+    assert!(stored("reduce").get("counters").is_none());
+
+    let json = dir.path().join("r.json");
+    let (code, text) = run(&[
+        "check",
+        "--replay",
+        "examples/recordings/pr-slowdown",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("re-measuring 1 doubtful size(s)"), "{text}");
+    assert!(
+        text.contains("explaining 1 changed size(s): collecting the counters that say why"),
+        "{text}"
+    );
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let row = |target: &str, size: &str| {
+        r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["target"] == target && x["size"] == size && x["metric"] == "gpu__time_duration.sum")
+            .unwrap()
+            .clone()
+    };
+    // The doubtful size: its re-measurement carried the counters.
+    let slow = row("matmul", "n=1024");
+    assert_eq!(slow["verdict"], "regression");
+    assert_eq!(
+        slow["why"]["reading"],
+        "same instructions, +30% long-scoreboard stalls: memory latency"
+    );
+    // The improvement: the explain pass measured the counters; its verdict stands on the
+    // first five runs.
+    let fast = row("vector_add", "n=1048576");
+    assert_eq!(fast["verdict"], "improvement");
+    assert_eq!(fast["candidate"]["n"], 15, "{fast}");
+    assert!(
+        fast["why"]["compared"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m == "smsp__inst_executed.sum"),
+        "{fast}"
+    );
+    // Nothing changed: no re-measurement of a changed row, no explain pass, no counters paid for.
+    let (code, text) = run(&["check", "--replay", "examples/recordings/pr-same"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(!text.contains("explaining"), "{text}");
+}

@@ -13,8 +13,8 @@ use super::decode::{Ctx, Fields, Result, describe, did_you_mean, list};
 use super::error::SpecError;
 use super::expr::Expr;
 use super::model::{
-    CacheControl, ClockControl, ClockSetting, KernelFilter, MetricSpec, ProfilerKind, Profiling, ReplayMode,
-    SPEC_VERSION, Settings, Size, Spec, Target,
+    CacheControl, ClockControl, ClockSetting, Explain, KernelFilter, MetricSpec, ProfilerKind, Profiling,
+    ReplayMode, SPEC_VERSION, Settings, Size, Spec, Target,
 };
 use super::template;
 use super::threshold;
@@ -523,14 +523,16 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
 
     let explain = match m.get("explain") {
         Some(n) => match &n.kind {
-            Kind::Scalar(s) if matches!(s.typed(), Typed::Bool(_)) => s.typed() == Typed::Bool(true),
+            Kind::Scalar(s) if s.typed() == Typed::Bool(true) => Explain::Always,
+            Kind::Scalar(s) if s.typed() == Typed::Bool(false) => Explain::Off,
+            Kind::Scalar(s) if s.typed() == Typed::Str("remeasure") => Explain::Remeasure,
             _ => {
                 return Err(ctx
-                    .err(n, format!("`explain` of {what} must be `true` or `false`, found {}", describe(n)))
-                    .help("`explain: true` collects the counters that say why a time changed in every run of the target (docs/why.md)"));
+                    .err(n, format!("`explain` of {what} must be `true`, `false` or `remeasure`, found {}", describe(n)))
+                    .help("`explain: true` collects the counters that say why a time changed in every run; `remeasure` only in baseline updates and when re-measuring doubtful or changed rows (docs/why.md)"));
             }
         },
-        None => false,
+        None => Explain::Off,
     };
     let sass = match m.get("sass") {
         Some(n) => sass_paths(ctx, n, &what, spec_dir)?,
@@ -1264,10 +1266,12 @@ mod tests {
     #[test]
     fn explain_and_sass_keys() {
         let t = one_target("").unwrap().targets.remove(0);
-        assert!(!t.explain && t.sass.is_empty());
+        assert!(t.explain == Explain::Off && t.sass.is_empty());
         let s = one_target("    explain: true\n    sass: [lib/libk.so, /opt/k.so]\n").unwrap();
         let t = &s.targets[0];
-        assert!(t.explain);
+        assert_eq!(t.explain, Explain::Always);
+        let r = one_target("    explain: remeasure\n").unwrap();
+        assert_eq!(r.targets[0].explain, Explain::Remeasure);
         assert_eq!(
             t.sass,
             [PathBuf::from("dir/lib/libk.so"), PathBuf::from("/opt/k.so")]
@@ -1280,7 +1284,7 @@ mod tests {
             Path::new("cgp-gate.yaml"),
         )
         .unwrap();
-        assert!(d.targets[0].explain);
+        assert_eq!(d.targets[0].explain, Explain::Always);
 
         let e = one_target("    explain: sometimes\n").unwrap_err();
         assert_eq!(e.line, Some(7), "{e}");
