@@ -339,7 +339,7 @@ pub fn run_check(
         &next_rep,
         &mut m,
         profiler,
-        recorder.as_deref_mut(),
+        recorder,
         watch.as_deref_mut(),
         progress,
     )?;
