@@ -259,3 +259,37 @@ fn explain_remeasure_collects_the_counters_only_for_doubtful_or_changed_rows() {
     assert_eq!(code, 0, "{text}");
     assert!(!text.contains("explaining"), "{text}");
 }
+
+/// Under GitHub Actions the regression's annotation carries the why's reading.
+#[test]
+fn the_regression_annotation_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("cgp-gate")
+        .unwrap()
+        .current_dir(root())
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", dir.path().join("summary.md"))
+        .env("GITHUB_OUTPUT", dir.path().join("output"))
+        .args([
+            "check",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+            "examples/recordings/pr-slowdown",
+        ])
+        .args(["--baselines", "examples/baselines"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("::error ") && l.contains("matmul[n=1024] gpu__time_duration.sum"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        // `%` is `%25` in a workflow command.
+        line.ends_with(". Why: same instructions, +30%25 long-scoreboard stalls: memory latency"),
+        "{line}"
+    );
+    let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(summary.contains("**Why** matmul"), "{summary}");
+}
