@@ -228,6 +228,8 @@ fn record_counters(t: &Target, samples: &SampleSet, gpu_key: &str, store: &Store
             s.key.target == t.name
                 && crate::why::is_explanatory(&s.key.metric)
                 && !t.metrics.iter().any(|m| m.name == s.key.metric)
+                // A value JSON cannot hold would make the baseline unreadable.
+                && s.values.iter().all(|v| v.is_finite())
         })
         .map(|s| crate::baseline::CounterSamples {
             size: s.key.size.clone(),
