@@ -1290,7 +1290,7 @@ mod tests {
         assert_eq!(e.line, Some(7), "{e}");
         assert!(
             e.to_string()
-                .contains("`explain` of target `t` must be `true` or `false`"),
+                .contains("`explain` of target `t` must be `true`, `false` or `remeasure`"),
             "{e}"
         );
         let e = one_target("    sass: []\n").unwrap_err();
