@@ -534,6 +534,18 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
         },
         None => Explain::Off,
     };
+    // Nsight Systems collects no counters: `explain` on an nsys target itself is a mistake; one
+    // inherited from `defaults:` applies to the ncu targets only.
+    let explain = if profiler == ProfilerKind::Nsys {
+        if let (Some(n), true) = (m.own.get("explain"), explain != Explain::Off) {
+            return Err(ctx
+                .err(n, format!("`explain` of {what} only applies to ncu targets"))
+                .help("Nsight Systems traces timings only; remove `explain` from this target"));
+        }
+        Explain::Off
+    } else {
+        explain
+    };
     let sass = match m.get("sass") {
         Some(n) => sass_paths(ctx, n, &what, spec_dir)?,
         None => Vec::new(),
@@ -1293,6 +1305,12 @@ mod tests {
                 .contains("`explain` of target `t` must be `true`, `false` or `remeasure`"),
             "{e}"
         );
+        let nsys = load_str(
+            "version: 1\ntargets:\n  - name: t\n    command: [./t]\n    profiler: nsys\n    explain: true\n    metrics:\n      gpu_time: \"3%\"\n",
+            Path::new("cgp-gate.yaml"),
+        )
+        .unwrap_err();
+        assert!(nsys.to_string().contains("only applies to ncu targets"), "{nsys}");
         let e = one_target("    sass: []\n").unwrap_err();
         assert!(
             e.to_string()
