@@ -158,7 +158,8 @@ pub fn run_check(
         .collect();
 
     // Load baselines and check comparability before spending time on the GPU.
-    let mut baselines: BTreeMap<String, BaselineFile> = BTreeMap::new();
+    // Each target's baseline with the file it came from (named in errors about its content).
+    let mut baselines: BTreeMap<String, (BaselineFile, PathBuf)> = BTreeMap::new();
     let mut mismatch: Vec<FingerprintDiff> = Vec::new();
     let fingerprint = targets
         .first()
@@ -212,7 +213,7 @@ pub fn run_check(
                 }
             }
         }
-        baselines.insert(t.name.clone(), b);
+        baselines.insert(t.name.clone(), (b, store.path(&fp.gpu_key(), &t.name)));
     }
 
     let work = initial_work(targets, opts.shard.as_ref());
@@ -342,7 +343,7 @@ pub fn run_check(
 fn judge(
     targets: &[&Target],
     samples: &SampleSet,
-    baselines: &BTreeMap<String, BaselineFile>,
+    baselines: &BTreeMap<String, (BaselineFile, PathBuf)>,
     m: &Measurement,
     cfg: &Config,
     rounds: &BTreeMap<(String, String), u32>,
@@ -363,7 +364,7 @@ fn judge(
             let Some(ms) = t.metrics.iter().find(|x| x.name == key.metric) else {
                 continue;
             };
-            let entry = baselines.get(&t.name).and_then(|b| b.entry_for(key));
+            let entry = baselines.get(&t.name).and_then(|(b, _)| b.entry_for(key));
             keyed.push((key.clone(), ms, entry));
             seen.insert(key.clone());
         }
@@ -428,9 +429,11 @@ fn judge(
             fails_gate: false,
         })
         .collect();
+    let mut spec_errors: Vec<RunError> = Vec::new();
     // Samples are compared as numbers: a baseline in another unit (`us` edited into a file of
-    // `ns`) would be compared 1000x off. Units are never converted here: the row is an error.
-    for (row, (_, _, entry)) in rows.iter_mut().zip(&keyed) {
+    // `ns`) would be compared 1000x off. Units are never converted here: the row is an error,
+    // and the damaged baseline is invalid input (exit 2), named with its metric, kernel and file.
+    for (row, (key, _, entry)) in rows.iter_mut().zip(&keyed) {
         if let Some(e) = entry
             && e.unit != row.unit
         {
@@ -439,13 +442,26 @@ fn judge(
                 "the baseline's samples are in `{}` but this run measured `{}`; they cannot be compared: refresh the baseline with `cgp-gate baseline update`",
                 e.unit, row.unit
             );
+            let file = baselines
+                .get(&key.target)
+                .map(|(_, p)| p.display().to_string())
+                .unwrap_or_default();
+            let message = format!(
+                "{file}: the baseline of metric `{}` of kernel `{}` (target `{}`, size {}) is in `{}`, but ncu measures it in `{}`; units are never converted: restore the file from git, or measure it again with `cgp-gate baseline update`",
+                row.metric, row.kernel, row.target, row.size, e.unit, row.unit
+            );
+            spec_errors.push(RunError {
+                target: row.target.clone(),
+                size: Some(row.size.clone()),
+                kind: ErrorKind::InvalidInput,
+                message,
+            });
         }
     }
     // A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
     // the row is an error rather than a silently meaningless verdict, and the run reports invalid
     // input (a spec mistake, exit 2) once per target and metric. `validate` catches the metrics
     // whose unit is known from their name; this catches the rest.
-    let mut spec_errors: Vec<RunError> = Vec::new();
     for (row, (_, ms, _)) in rows.iter_mut().zip(&keyed) {
         if let Some(q) = &ms.threshold.min_effect
             && !q.unit.is_empty()
@@ -497,7 +513,9 @@ fn judge(
     }
     // Baseline entries of the selected targets that were not measured (and did not fail).
     for t in targets {
-        let Some(b) = baselines.get(&t.name) else { continue };
+        let Some((b, _)) = baselines.get(&t.name) else {
+            continue;
+        };
         for e in &b.entries {
             let key = e.key(&t.name);
             if seen.contains(&key) || failed.contains(&(key.target.clone(), key.size.clone())) {

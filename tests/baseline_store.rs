@@ -4,8 +4,9 @@
 //! ns, bytes, percentages), not measurements.
 
 use std::fs;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::Duration;
 
@@ -563,23 +564,37 @@ const CHILD_ENV: &str = "CGP_GATE_TEST_BASELINE_WRITER";
 
 /// Run the `child_writer` test of this same binary as a separate process.
 fn spawn_writer(dir: &Path, label: &str, first: u64, count: u64, entries: usize, history: usize) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_writer",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, "1")
-        .env("CHILD_DIR", dir)
-        .env("CHILD_LABEL", label)
-        .env("CHILD_FIRST", first.to_string())
-        .env("CHILD_COUNT", count.to_string())
-        .env("CHILD_ENTRIES", entries.to_string())
-        .env("CHILD_HISTORY", history.to_string())
+    writer_command(dir, label, first, count, entries, history)
         .spawn()
         .unwrap()
+}
+
+/// The command of [`spawn_writer`]; the writer prints `wrote K` on stdout after each complete
+/// write of generation K.
+fn writer_command(
+    dir: &Path,
+    label: &str,
+    first: u64,
+    count: u64,
+    entries: usize,
+    history: usize,
+) -> Command {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args([
+        "child_writer",
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(CHILD_ENV, "1")
+    .env("CHILD_DIR", dir)
+    .env("CHILD_LABEL", label)
+    .env("CHILD_FIRST", first.to_string())
+    .env("CHILD_COUNT", count.to_string())
+    .env("CHILD_ENTRIES", entries.to_string())
+    .env("CHILD_HISTORY", history.to_string());
+    c
 }
 
 /// Generation `k` of a baseline with `entries` series of 100 samples: every value depends on `k`,
@@ -619,6 +634,8 @@ fn child_writer() {
         let s = version(k, entries);
         let m = meta(&format!("{label}{k}"), "2026-05-01T12:00:00Z", history);
         store.update("gemm", &h200(), &refs(&s), &m).unwrap();
+        // `println!` flushes at the newline: the parent sees this as soon as the write is done.
+        println!("wrote {k}");
     }
 }
 
@@ -644,12 +661,32 @@ fn a_writer_killed_mid_write_leaves_a_complete_baseline() {
     let mut last_seen = None;
     let mut leftovers = 0;
     // Kill points spread over startup, rendering and writing; fixed so that runs are comparable.
+    // Odd rounds kill after a fixed delay from the start (startup or the first write); even
+    // rounds first wait until the writer reports a complete write, so that however slow a
+    // loaded machine is, some kills land in a write that replaces a complete baseline.
     for (round, delay_ms) in [40u64, 95, 63, 150, 71, 120, 55, 210, 88, 133].iter().enumerate() {
         let first = round as u64 * 1_000_000;
-        let mut child = spawn_writer(dir.path(), "w", first, 1_000_000, ENTRIES, 5);
+        let mut child = writer_command(dir.path(), "w", first, 1_000_000, ENTRIES, 5)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The pipe stays open until the kill: a writer must not die of a closed stdout.
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        if round % 2 == 0 {
+            let done = out
+                .by_ref()
+                .lines()
+                .map_while(Result::ok)
+                .any(|l| l.starts_with("wrote "));
+            assert!(
+                done,
+                "the writer of round {round} ended before one complete write"
+            );
+        }
         thread::sleep(Duration::from_millis(*delay_ms));
         child.kill().unwrap(); // SIGKILL: no destructor or handler runs
         child.wait().unwrap();
+        drop(out);
 
         let Some(f) = store.load("nvidia-h200", "gemm").unwrap() else {
             assert!(last_seen.is_none(), "a baseline vanished after round {round}");
