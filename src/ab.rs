@@ -11,7 +11,6 @@
 //! the order in which the runs happened.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -25,6 +24,7 @@ use crate::measure::{Watch, measure};
 use crate::plan::Work;
 use crate::profile::record::Recorder;
 use crate::profile::{Job, Profiler};
+use crate::progress::Progress;
 use crate::results::{ErrorKind, FailOn, RESULTS_VERSION, Results, Row, RowThreshold, RowVerdict, RunError};
 use crate::samples::{SampleSet, SeriesKey};
 use crate::spec::{MetricSpec, Spec, Target, ThresholdKind};
@@ -173,7 +173,35 @@ struct Both {
     order: Vec<OrderEntry>,
 }
 
-/// Run pairs `from..to` of every item, ABBA within each item, pair-major across items.
+/// The progress of one side's run inside a pair: its runs were planned up front by
+/// [`measure_pairs`] (two per pair), so `measure`'s own plan of one run is not added again.
+struct PairedProgress<'a> {
+    inner: &'a mut dyn Progress,
+}
+
+impl Progress for PairedProgress<'_> {
+    fn add_runs(&mut self, _: &str, _: &str, _: u32) {}
+    fn run_started(&mut self, target: &str, size: &str, rep: u32) {
+        self.inner.run_started(target, size, rep);
+    }
+    fn run_finished(&mut self, target: &str, size: &str, rep: u32, wall: std::time::Duration) {
+        self.inner.run_finished(target, size, rep, wall);
+    }
+    fn run_failed(&mut self, target: &str, size: &str, rep: u32, wall: std::time::Duration) {
+        self.inner.run_failed(target, size, rep, wall);
+    }
+    fn run_skipped(&mut self, target: &str, size: &str) {
+        self.inner.run_skipped(target, size);
+    }
+    fn note(&mut self, text: &str) {
+        self.inner.note(text);
+    }
+    fn finish(&mut self) {}
+}
+
+/// Run pairs `from..to` of every item, ABBA within each item, pair-major across items. Every
+/// pair is two runs on the progress bar, planned before the first starts; a pair that does not
+/// happen (a failed size, a recording without it) gives its runs up.
 fn measure_pairs(
     sides: &mut Sides<'_>,
     items: &[(&Item<'_>, u32, u32)],
@@ -181,25 +209,31 @@ fn measure_pairs(
     mut watch: Option<&mut Watch<'_>>,
     only_available: bool,
     both: &mut Both,
-    progress: &mut dyn Write,
+    progress: &mut dyn Progress,
 ) -> Result<(), Error> {
+    for (item, from, to) in items {
+        let (target, size) = item.id();
+        progress.add_runs(&target, &size, 2 * to.saturating_sub(*from));
+    }
     let lo = items.iter().map(|i| i.1).min().unwrap_or(0);
     let hi = items.iter().map(|i| i.2).max().unwrap_or(0);
     for rep in lo..hi {
         for (item, from, to) in items {
-            if !(*from..*to).contains(&rep) || both.stop {
+            if !(*from..*to).contains(&rep) {
                 continue;
             }
             let id = item.id();
-            if both.failed.contains(&id) {
-                continue;
-            }
             let job = |t| Job {
                 target: t,
                 size: &t.sizes[item.size],
                 rep,
             };
-            if only_available && !(sides.base.has(job(item.base)) && sides.head.has(job(item.head))) {
+            if both.stop
+                || both.failed.contains(&id)
+                || (only_available && !(sides.base.has(job(item.base)) && sides.head.has(job(item.head))))
+            {
+                progress.run_skipped(&id.0, &id.1);
+                progress.run_skipped(&id.0, &id.1);
                 continue;
             }
             let order = if rep % 2 == 0 {
@@ -209,12 +243,16 @@ fn measure_pairs(
             };
             let mut ok = true;
             for side in order {
+                if !ok {
+                    // The other side failed: this side's run of the pair will not happen.
+                    progress.run_skipped(&id.0, &id.1);
+                    continue;
+                }
                 let (profiler, target, rec): (&mut dyn Profiler, &Target, Option<&mut Recorder>) = match side
                 {
                     Side::Base => (&mut *sides.base, item.base, recorders.as_mut().map(|r| &mut *r.0)),
                     Side::Head => (&mut *sides.head, item.head, recorders.as_mut().map(|r| &mut *r.1)),
                 };
-                let _ = write!(progress, "{}: ", side.as_str());
                 let work = [Work {
                     target,
                     size: &target.sizes[item.size],
@@ -226,7 +264,9 @@ fn measure_pairs(
                     rec,
                     watch.as_deref_mut(),
                     false,
-                    &mut crate::progress::RunLines::new(&mut *progress),
+                    &mut PairedProgress {
+                        inner: &mut *progress,
+                    },
                 )?;
                 both.order.push(OrderEntry {
                     side,
@@ -251,7 +291,6 @@ fn measure_pairs(
                         both.errors.push(e);
                     }
                     both.failed.insert(id.clone());
-                    break;
                 }
             }
             if ok {
@@ -563,7 +602,7 @@ pub fn run_ab(
     mut recorders: Option<(&mut Recorder, &mut Recorder)>,
     mut watch: Option<&mut Watch<'_>>,
     opts: &AbOptions<'_>,
-    progress: &mut dyn Write,
+    progress: &mut dyn Progress,
 ) -> Result<AbRun, Error> {
     let head_version = sides.head.version()?;
     sides.base.version()?;
@@ -607,11 +646,10 @@ pub fn run_ab(
         let floor = 0.5f64.powi(t.max_repetitions.min(1000) as i32);
         if floor * rows_max as f64 > alpha {
             let need = ((rows_max as f64 / alpha).log2().ceil()).max(1.0);
-            let _ = writeln!(
-                progress,
+            progress.note(&format!(
                 "warning: `{}` has max_repetitions {}: with up to {rows_max} rows at alpha {alpha}, ab needs at least {need} pairs to find any regression; raise max_repetitions (and repetitions) for ab",
                 t.name, t.max_repetitions
-            );
+            ));
         }
     }
     let mut both = Both::default();
@@ -670,11 +708,10 @@ pub fn run_ab(
         if more.is_empty() {
             break rows;
         }
-        let _ = writeln!(
-            progress,
+        progress.note(&format!(
             "measuring more pairs for {} doubtful size(s)",
             more.len()
-        );
+        ));
         let before = both.pairs.clone();
         measure_pairs(
             sides,

@@ -299,34 +299,6 @@ impl<W: Write> Progress for Lines<W> {
     }
 }
 
-/// One line per run as it starts (`profiling gemm[n=1024] rep 3`) and the notes, for callers
-/// that report each run themselves (the A/B run labels each with its side).
-pub struct RunLines<W: Write> {
-    out: W,
-}
-
-impl<W: Write> RunLines<W> {
-    pub fn new(out: W) -> Self {
-        Self { out }
-    }
-}
-
-impl<W: Write> Progress for RunLines<W> {
-    fn add_runs(&mut self, _: &str, _: &str, _: u32) {}
-    fn run_started(&mut self, target: &str, size: &str, rep: u32) {
-        let _ = writeln!(self.out, "profiling {target}[{size}] rep {rep}");
-    }
-    fn run_finished(&mut self, _: &str, _: &str, _: u32, _: Duration) {}
-    fn run_failed(&mut self, _: &str, _: &str, _: u32, _: Duration) {}
-    fn run_skipped(&mut self, _: &str, _: &str) {}
-    fn note(&mut self, text: &str) {
-        let _ = writeln!(self.out, "{text}");
-    }
-    fn finish(&mut self) {
-        let _ = self.out.flush();
-    }
-}
-
 /// The bar on a terminal.
 pub struct Bar {
     bar: indicatif::ProgressBar,

@@ -313,3 +313,74 @@ fn live_ab_runs_each_tree_in_its_own_directory_in_abba_order() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// stdout and stderr of `ab --replay` on the A/A recording in `dir`, with `extra` flags and env.
+fn ab_streams(dir: &Path, spec: &Path, extra: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut c = bin();
+    c.env_remove("NO_COLOR").env_remove("COLUMNS");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c
+        .arg("ab")
+        .arg("--spec")
+        .arg(spec)
+        .arg("--replay")
+        .arg(dir.join("rec"))
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn ab_reports_progress_colour_and_width_as_check_does() {
+    let (dir, spec) = setup(10, 0.0, 7, true);
+    // Off a terminal: the plan (two runs per pair), then one line per target and size with its
+    // wall time; no line per run.
+    let (code, stdout, stderr) = ab_streams(dir.path(), &spec, &[], &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("profiling: 20 ncu runs over 1 size of 1 target"),
+        "{stderr}"
+    );
+    let done: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("saxpy[n=1048576]: 20 runs in "))
+        .collect();
+    assert_eq!(done.len(), 1, "{stderr}");
+    assert!(!stderr.contains(" rep "), "a line per run without -v:\n{stderr}");
+    assert!(
+        !stdout.contains("saxpy[n=1048576]: "),
+        "progress on stdout:\n{stdout}"
+    );
+    // -v: a line per run; -q: no progress at all.
+    let (_, _, verbose) = ab_streams(dir.path(), &spec, &["-v"], &[]);
+    assert_eq!(
+        verbose
+            .lines()
+            .filter(|l| l.starts_with("  saxpy[n=1048576] rep "))
+            .count(),
+        20,
+        "{verbose}"
+    );
+    let (code, _, quiet) = ab_streams(dir.path(), &spec, &["-q"], &[]);
+    assert_eq!(code, 0);
+    assert!(
+        !quiet.contains("runs in") && !quiet.contains("profiling:"),
+        "{quiet}"
+    );
+    // The table: fitted to COLUMNS, coloured only when asked (and never under NO_COLOR).
+    let (_, narrow, _) = ab_streams(dir.path(), &spec, &[], &[("COLUMNS", "80")]);
+    let widest = narrow.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 80, "{widest} columns:\n{narrow}");
+    assert!(!narrow.contains('\x1b'), "{narrow}");
+    let (_, coloured, _) = ab_streams(dir.path(), &spec, &["--color", "always"], &[]);
+    assert!(coloured.contains("\x1b["), "{coloured}");
+    let (_, plain, _) = ab_streams(dir.path(), &spec, &["--color", "auto"], &[("NO_COLOR", "1")]);
+    assert!(!plain.contains('\x1b'), "{plain}");
+}
