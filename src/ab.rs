@@ -331,13 +331,15 @@ struct Pending<'a> {
     head_pairs: Vec<f64>,
 }
 
-/// Judge every row measured so far.
+/// Judge every row measured so far. Also returns the spec mistakes that only the measurement
+/// revealed (a `min_effect` in another unit than the metric's), as invalid-input errors.
 fn judge(
     targets: &[&Target],
     both: &Both,
     cfg: &Config,
     rounds: &BTreeMap<(String, String), u32>,
-) -> Vec<Row> {
+) -> (Vec<Row>, Vec<RunError>) {
+    let mut spec_errors: Vec<RunError> = Vec::new();
     let mut pending: Vec<Pending<'_>> = Vec::new();
     let mut only: Vec<Row> = Vec::new();
     let mut seen: BTreeSet<(String, String, String)> = BTreeSet::new();
@@ -520,16 +522,7 @@ fn judge(
         row.p = j.p;
         row.p_adjusted = j.p_adjusted;
         row.reason = j.reason;
-        if let Some(q) = &p.ms.threshold.min_effect
-            && !q.unit.is_empty()
-            && q.unit != row.unit
-        {
-            row.verdict = RowVerdict::Error;
-            row.reason = format!(
-                "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
-                q.unit, row.unit
-            );
-        }
+        crate::check::min_effect_unit(&mut row, p.ms, &mut spec_errors);
         rows.push(row);
     }
     rows.extend(only);
@@ -560,34 +553,22 @@ fn judge(
         (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
             .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
     });
-    rows
+    (rows, spec_errors)
 }
 
 fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, reason: &str) -> Row {
     Row {
-        target: key.target.clone(),
-        size: key.size.clone(),
-        kernel: key.kernel.clone(),
-        metric: key.metric.clone(),
-        unit: unit.to_owned(),
-        verdict,
         threshold: Some(RowThreshold::of(&ms.threshold)),
         direction: Some(ms.threshold.direction),
-        method: "none".to_owned(),
-        change: None,
-        change_ci: None,
-        median_ci: None,
-        confidence: None,
-        p: None,
-        p_adjusted: None,
-        baseline: None,
-        candidate: None,
-        reason: reason.to_owned(),
-        remeasured: 0,
-        candidate_reps: Vec::new(),
-        history: Vec::new(),
-        gpu: String::new(),
-        fails_gate: false,
+        ..Row::bare(
+            &key.target,
+            &key.size,
+            &key.kernel,
+            &key.metric,
+            unit,
+            verdict,
+            reason,
+        )
     }
 }
 
@@ -672,7 +653,7 @@ pub fn run_ab(
     };
     let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
     let mut last_round = false;
-    let rows = loop {
+    let (rows, spec_errors) = loop {
         let mut base = both.base.clone();
         let mut head = both.head.clone();
         add_derived(sides.base_targets, &mut base, &fingerprint.gpu_name);
@@ -684,29 +665,35 @@ pub fn run_ab(
             failed: both.failed.clone(),
             ..Both::default()
         };
-        let mut rows = judge(sides.head_targets, &view, &cfg, &rounds);
+        let (mut rows, spec_errors) = judge(sides.head_targets, &view, &cfg, &rounds);
         for r in &mut rows {
             r.gpu.clone_from(&fingerprint.gpu_name);
         }
         if last_round || both.stop {
-            break rows;
+            break (rows, spec_errors);
         }
         let doubtful: BTreeSet<(String, String)> = rows
             .iter()
-            .filter(|r| matches!(r.verdict, RowVerdict::Inconclusive | RowVerdict::Regression))
+            .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict))
             .map(|r| (r.target.clone(), r.size.clone()))
             .collect();
         let more: Vec<(&Item<'_>, u32, u32)> = items
             .iter()
             .filter_map(|i| {
                 let id = i.id();
-                let from = *next.get(&id)?;
-                (doubtful.contains(&id) && from < i.head.max_repetitions)
-                    .then(|| (i, from, (from + i.head.repetitions).min(i.head.max_repetitions)))
+                if !doubtful.contains(&id) {
+                    return None;
+                }
+                let (from, to) = crate::stats::remeasure::next_round(
+                    *next.get(&id)?,
+                    i.head.repetitions,
+                    i.head.max_repetitions,
+                )?;
+                Some((i, from, to))
             })
             .collect();
         if more.is_empty() {
-            break rows;
+            break (rows, spec_errors);
         }
         progress.note(&format!(
             "measuring more pairs for {} doubtful size(s)",
@@ -732,6 +719,7 @@ pub fn run_ab(
         last_round = both.pairs == before;
     };
 
+    both.errors.extend(spec_errors);
     // The one rule for the run's verdict, as in `check`.
     let verdict = crate::results::run_verdict(&rows, &both.errors, !items.is_empty());
     let synthetic = opts.manifest.is_some_and(|m| m.synthetic)
@@ -864,7 +852,7 @@ mod tests {
                 gpu: None,
                 manifest: None,
             },
-            &mut std::io::sink(),
+            &mut crate::progress::NoProgress,
         )
         .unwrap();
         assert_eq!(*log.borrow(), ["B0", "H0", "H1", "B1", "B2", "H2", "H3", "B3"]);

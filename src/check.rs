@@ -458,33 +458,10 @@ fn judge(
             });
         }
     }
-    // A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
-    // the row is an error rather than a silently meaningless verdict, and the run reports invalid
-    // input (a spec mistake, exit 2) once per target and metric. `validate` catches the metrics
-    // whose unit is known from their name; this catches the rest.
+    // `validate` catches the `min_effect`s whose metric's unit is known from its name; this
+    // catches the rest, once the unit is measured.
     for (row, (_, ms, _)) in rows.iter_mut().zip(&keyed) {
-        if let Some(q) = &ms.threshold.min_effect
-            && !q.unit.is_empty()
-            && q.unit != row.unit
-        {
-            row.verdict = RowVerdict::Error;
-            row.reason = format!(
-                "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
-                q.unit, row.unit
-            );
-            let message = format!(
-                "the spec's min_effect {q} of `{}` in target `{}` is in `{}`, but ncu measures the metric in `{}`; give min_effect in `{}`",
-                row.metric, row.target, q.unit, row.unit, row.unit
-            );
-            if !spec_errors.iter().any(|e| e.message == message) {
-                spec_errors.push(RunError {
-                    target: row.target.clone(),
-                    size: None,
-                    kind: ErrorKind::InvalidInput,
-                    message,
-                });
-            }
-        }
+        min_effect_unit(row, ms, &mut spec_errors);
     }
     // Every spec metric of every measured size must have been judged: a metric that no kernel
     // reported (or a derived metric that cannot be computed on this GPU) is an error, never a
@@ -505,7 +482,7 @@ fn judge(
             } else {
                 "no profiled kernel reported this metric"
             };
-            let mut row = bare_row(target, size, "-", &ms.name, "", RowVerdict::Error, why);
+            let mut row = Row::bare(target, size, "-", &ms.name, "", RowVerdict::Error, why);
             row.threshold = Some(RowThreshold::of(&ms.threshold));
             row.direction = Some(ms.threshold.direction);
             rows.push(row);
@@ -527,7 +504,7 @@ fn judge(
             } else {
                 "in the baseline but the metric is no longer in the spec"
             };
-            let mut row = bare_row(
+            let mut row = Row::bare(
                 &key.target,
                 &key.size,
                 &key.kernel,
@@ -552,40 +529,33 @@ fn judge(
     (rows, spec_errors)
 }
 
-/// A row that was not statistically judged (missing, or an error), with no numbers yet.
-fn bare_row(
-    target: &str,
-    size: &str,
-    kernel: &str,
-    metric: &str,
-    unit: &str,
-    verdict: RowVerdict,
-    reason: &str,
-) -> Row {
-    Row {
-        target: target.to_owned(),
-        size: size.to_owned(),
-        kernel: kernel.to_owned(),
-        metric: metric.to_owned(),
-        unit: unit.to_owned(),
-        verdict,
-        threshold: None,
-        direction: None,
-        method: "none".to_owned(),
-        change: None,
-        change_ci: None,
-        median_ci: None,
-        confidence: None,
-        p: None,
-        p_adjusted: None,
-        baseline: None,
-        candidate: None,
-        reason: reason.to_owned(),
-        remeasured: 0,
-        candidate_reps: Vec::new(),
-        history: Vec::new(),
-        gpu: String::new(),
-        fails_gate: false,
+/// A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
+/// the row becomes an error rather than a silently meaningless verdict, and the spec mistake is
+/// added to `errors` as invalid input (exit 2), once per target and metric. `check` and `ab`
+/// both call this on every judged row.
+pub fn min_effect_unit(row: &mut Row, ms: &MetricSpec, errors: &mut Vec<RunError>) {
+    let Some(q) = &ms.threshold.min_effect else {
+        return;
+    };
+    if q.unit.is_empty() || q.unit == row.unit {
+        return;
+    }
+    row.verdict = RowVerdict::Error;
+    row.reason = format!(
+        "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
+        q.unit, row.unit
+    );
+    let message = format!(
+        "the spec's min_effect {q} of `{}` in target `{}` is in `{}`, but ncu measures the metric in `{}`; give min_effect in `{}`",
+        row.metric, row.target, q.unit, row.unit, row.unit
+    );
+    if !errors.iter().any(|e| e.message == message) {
+        errors.push(RunError {
+            target: row.target.clone(),
+            size: None,
+            kind: ErrorKind::InvalidInput,
+            message,
+        });
     }
 }
 

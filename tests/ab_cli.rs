@@ -384,3 +384,24 @@ fn ab_reports_progress_colour_and_width_as_check_does() {
     let (_, plain, _) = ab_streams(dir.path(), &spec, &["--color", "auto"], &[("NO_COLOR", "1")]);
     assert!(!plain.contains('\x1b'), "{plain}");
 }
+
+/// A `min_effect` in another unit than the metric's is a spec mistake in `ab` too: exit 2, as
+/// `check` (tests/check_cli.rs), never 3.
+#[test]
+fn a_min_effect_in_the_wrong_unit_is_invalid_input_in_ab_too() {
+    let (dir, spec) = setup(10, 0.0, 7, true);
+    let text = SPEC.replace(
+        "launch__registers_per_thread: exact",
+        "launch__registers_per_thread: { exact: true, min_effect: 1us }",
+    );
+    std::fs::write(&spec, text).unwrap();
+    let (code, v, out) = ab(dir.path(), &spec, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("min_effect 1000ns of `launch__registers_per_thread` in target `saxpy` is in `ns`"),
+        "{out}"
+    );
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["kind"], "invalid-input");
+}
