@@ -758,19 +758,6 @@ pub fn run_ab(
     })
 }
 
-/// `git rev-parse HEAD` in `dir` (best effort; unlike `check::git_commit`, never `$GITHUB_SHA`,
-/// which names the head tree).
-pub fn git_head(dir: &Path) -> Option<String> {
-    let out = std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .current_dir(dir)
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    let sha = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    (out.status.success() && !sha.is_empty()).then_some(sha)
-}
-
 #[cfg(test)]
 mod tests {
     use std::cell::RefCell;

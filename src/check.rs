@@ -64,6 +64,12 @@ pub fn git_commit(dir: &std::path::Path) -> Option<String> {
     {
         return Some(sha.trim().to_owned());
     }
+    git_head(dir)
+}
+
+/// `git rev-parse HEAD` in `dir` (best effort; never `$GITHUB_SHA`: `ab` names its base tree
+/// with it, and `$GITHUB_SHA` names the head).
+pub fn git_head(dir: &std::path::Path) -> Option<String> {
     let out = std::process::Command::new("git")
         .args(["rev-parse", "HEAD"])
         .current_dir(dir)

@@ -143,7 +143,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         h.finish(&head_spec.hash, &ncu_version, &results.fingerprint)?;
         crate::ab::AbManifest {
             schema_version: crate::ab::AB_MANIFEST_VERSION,
-            base_commit: args.base_dir.as_deref().and_then(crate::ab::git_head),
+            base_commit: args.base_dir.as_deref().and_then(crate::check::git_head),
             head_commit: results.git_commit.clone(),
             order: run.order,
             ..crate::ab::AbManifest::default()
