@@ -358,6 +358,25 @@ fn judge(
         let (b, h) = (both.base.series.get(key), both.head.series.get(key));
         let unit = h.or(b).map(|s| s.unit.clone()).unwrap_or_default();
         match (b, h) {
+            // Samples are compared as numbers: never across units (a recording of one tree
+            // edited or made with other `--print-units`). The row is an error and the run exits
+            // 2 (a damaged recording), naming the metric, the kernel and both units.
+            (Some(b), Some(h)) if b.unit != h.unit => {
+                let reason = format!(
+                    "the base tree's samples are in `{}` but the head tree's are in `{}`; they cannot be compared",
+                    b.unit, h.unit
+                );
+                spec_errors.push(RunError {
+                    target: key.target.clone(),
+                    size: Some(key.size.clone()),
+                    kind: ErrorKind::BadRecording,
+                    message: format!(
+                        "metric `{}` of kernel `{}`: {reason}; units are never converted: profile both trees with the same ncu options (a recording: record it again)",
+                        key.metric, key.kernel
+                    ),
+                });
+                only.push(bare_row(key, ms, &unit, RowVerdict::Error, &reason));
+            }
             (Some(b), Some(h)) => {
                 let (bm, hm) = (per_rep(&both.base, key), per_rep(&both.head, key));
                 let reps: Vec<u32> = hm.keys().filter(|r| bm.contains_key(r)).copied().collect();

@@ -405,3 +405,36 @@ fn a_min_effect_in_the_wrong_unit_is_invalid_input_in_ab_too() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0]["kind"], "invalid-input");
 }
+
+/// Base and head samples in different units are never compared as numbers: exit 2, naming the
+/// metric, the kernel and both units.
+#[test]
+fn samples_in_different_units_are_a_damaged_recording() {
+    let (dir, spec) = setup(10, 0.0, 7, true);
+    let base = dir.path().join("rec/base/saxpy/n=1048576");
+    for rep in 0..10 {
+        let p = base.join(format!("{rep}.csv"));
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(
+            &p,
+            text.replace("\"ns\",\"register/thread\"", "\"ns\",\"register\""),
+        )
+        .unwrap();
+    }
+    let (code, v, out) = ab(dir.path(), &spec, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("metric `launch__registers_per_thread` of kernel `saxpy`")
+            && out.contains(
+                "base tree's samples are in `register` but the head tree's are in `register/thread`"
+            ),
+        "{out}"
+    );
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "launch__registers_per_thread")
+        .unwrap();
+    assert_eq!(row["verdict"], "error");
+}
