@@ -405,7 +405,7 @@ mod tests {
                     outliers: vec![],
                     samples: vec![*v],
                 }),
-                ..Row::bare("t", "n=1", "k", *metric, "ns", RowVerdict::Pass, "")
+                ..Row::bare("t", "n=1", "k", metric, "ns", RowVerdict::Pass, "")
             });
         }
         r
