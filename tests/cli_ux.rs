@@ -352,31 +352,19 @@ fn check_slowdown(columns: &str, extra: &[&str]) -> (i32, String) {
 }
 
 #[test]
-fn the_check_table_fits_80_columns() {
-    let (code, table) = check_slowdown("80", &["--color", "never"]);
-    assert_eq!(code, 1);
-    for line in table.lines() {
-        assert!(
-            line.chars().count() <= 80,
-            "{} columns: {line}",
-            line.chars().count()
-        );
+fn the_check_table_fits_80_and_120_columns() {
+    for columns in [80, 120] {
+        let (code, table) = check_slowdown(&columns.to_string(), &["--color", "never"]);
+        assert_eq!(code, 1);
+        for line in table.lines() {
+            assert!(
+                line.chars().count() <= columns,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        insta::assert_snapshot!(format!("check_table_{columns}"), table);
     }
-    insta::assert_snapshot!("check_table_80", table);
-}
-
-#[test]
-fn the_check_table_fits_120_columns() {
-    let (code, table) = check_slowdown("120", &["--color", "never"]);
-    assert_eq!(code, 1);
-    for line in table.lines() {
-        assert!(
-            line.chars().count() <= 120,
-            "{} columns: {line}",
-            line.chars().count()
-        );
-    }
-    insta::assert_snapshot!("check_table_120", table);
 }
 
 /// `profile --replay` of the example main recording (SYNTHETIC) with the table at `columns`.
