@@ -661,9 +661,12 @@ fn a_writer_killed_mid_write_leaves_a_complete_baseline() {
     let mut last_seen = None;
     let mut leftovers = 0;
     // Kill points spread over startup, rendering and writing; fixed so that runs are comparable.
-    // Odd rounds kill after a fixed delay from the start (startup or the first write); even
-    // rounds first wait until the writer reports a complete write, so that however slow a
-    // loaded machine is, some kills land in a write that replaces a complete baseline.
+    // Rounds 1, 4, 7 kill after a fixed delay from the start (startup or the first write). The
+    // others first wait until the writer reports a complete write, so that however slow a loaded
+    // machine is, the kills land in a write that replaces a complete baseline: rounds 0, 3, 6, 9
+    // after a fixed delay (rendering or writing), rounds 2, 5, 8 as soon as the writer's
+    // temporary file appears (inside the write itself).
+    let gpu_dir = dir.path().join("nvidia-h200");
     for (round, delay_ms) in [40u64, 95, 63, 150, 71, 120, 55, 210, 88, 133].iter().enumerate() {
         let first = round as u64 * 1_000_000;
         let mut child = writer_command(dir.path(), "w", first, 1_000_000, ENTRIES, 5)
@@ -672,7 +675,7 @@ fn a_writer_killed_mid_write_leaves_a_complete_baseline() {
             .unwrap();
         // The pipe stays open until the kill: a writer must not die of a closed stdout.
         let mut out = BufReader::new(child.stdout.take().unwrap());
-        if round % 2 == 0 {
+        if round % 3 != 1 {
             let done = out
                 .by_ref()
                 .lines()
@@ -683,7 +686,17 @@ fn a_writer_killed_mid_write_leaves_a_complete_baseline() {
                 "the writer of round {round} ended before one complete write"
             );
         }
-        thread::sleep(Duration::from_millis(*delay_ms));
+        if round % 3 == 2 {
+            // Poll for the next write's temporary file (bounded: a slow machine just gets a
+            // kill at another point).
+            let give_up = std::time::Instant::now() + Duration::from_secs(20);
+            while std::time::Instant::now() < give_up && fs::read_dir(&gpu_dir).map_or(0, Iterator::count) < 2
+            {
+                std::hint::spin_loop();
+            }
+        } else {
+            thread::sleep(Duration::from_millis(*delay_ms));
+        }
         child.kill().unwrap(); // SIGKILL: no destructor or handler runs
         child.wait().unwrap();
         drop(out);
@@ -716,7 +729,7 @@ fn a_writer_killed_mid_write_leaves_a_complete_baseline() {
             "{gens:?}"
         );
         last_seen = Some(k);
-        if fs::read_dir(dir.path().join("nvidia-h200")).unwrap().count() > 1 {
+        if fs::read_dir(&gpu_dir).unwrap().count() > 1 {
             leftovers += 1;
         }
         assert_eq!(
@@ -726,6 +739,8 @@ fn a_writer_killed_mid_write_leaves_a_complete_baseline() {
         );
     }
     assert!(last_seen.is_some(), "no writer got as far as one complete write");
-    // How often the kill landed mid-write (a temporary file was left); informative only.
+    // How often the kill landed mid-write (a temporary file was left). The rounds that kill as
+    // soon as the temporary file appears make this at least one, or the test tested no torn write.
     eprintln!("killed mid-write in {leftovers} of 10 rounds; {}", path.display());
+    assert!(leftovers >= 1, "no kill landed inside a write");
 }
