@@ -197,6 +197,9 @@ impl Progress for PairedProgress<'_> {
         self.inner.note(text);
     }
     fn finish(&mut self) {}
+    fn side(&mut self, side: &str) {
+        self.inner.side(side);
+    }
 }
 
 /// Run pairs `from..to` of every item, ABBA within each item, pair-major across items. Every
@@ -258,6 +261,7 @@ fn measure_pairs(
                     size: &target.sizes[item.size],
                     reps: (rep, rep + 1),
                 }];
+                progress.side(side.as_str());
                 let m = measure(
                     profiler,
                     &work,
@@ -298,6 +302,7 @@ fn measure_pairs(
             }
         }
     }
+    progress.side("");
     Ok(())
 }
 

@@ -360,14 +360,18 @@ fn ab_reports_progress_colour_and_width_as_check_does() {
     );
     // -v: a line per run; -q: no progress at all.
     let (_, _, verbose) = ab_streams(dir.path(), &spec, &["-v"], &[]);
-    assert_eq!(
-        verbose
-            .lines()
-            .filter(|l| l.starts_with("  saxpy[n=1048576] rep "))
-            .count(),
-        20,
-        "{verbose}"
-    );
+    let runs: Vec<&str> = verbose
+        .lines()
+        .filter(|l| l.starts_with("  saxpy[n=1048576] rep "))
+        .collect();
+    assert_eq!(runs.len(), 20, "{verbose}");
+    // Each run names its side, in ABBA order.
+    for (i, side) in ["rep 0 (base)", "rep 0 (head)", "rep 1 (head)", "rep 1 (base)"]
+        .iter()
+        .enumerate()
+    {
+        assert!(runs[i].contains(side), "run {i} is not `{side}`: {verbose}");
+    }
     let (code, _, quiet) = ab_streams(dir.path(), &spec, &["-q"], &[]);
     assert_eq!(code, 0);
     assert!(
