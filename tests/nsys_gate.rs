@@ -145,7 +145,7 @@ fn spec_errors_point_at_the_node() {
         "{head}    categories: {{a: b}}\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n"
     ));
     assert!(
-        e.contains("s.yaml:5:17: `categories` of target `w` only applies to `profiler: nsys`"),
+        e.contains("s.yaml:5:5: `categories` of target `w` only applies to `profiler: nsys` targets, and this is an ncu target"),
         "{e}"
     );
     let e = spec_error(&format!(
@@ -165,6 +165,112 @@ fn spec_errors_point_at_the_node() {
         .arg(&p)
         .assert()
         .success();
+}
+
+#[test]
+fn keys_of_the_other_profiler_are_refused_not_ignored() {
+    let head = "version: 1\ntargets:\n  - name: w\n    command: [./w]\n    profiler: nsys\n";
+    let metrics = "    metrics:\n      gpu_time: \"5%\"\n";
+    // Every ncu-only key on an nsys target: exit 2 at the key, with what to do instead.
+    for (line, want_help) in [
+        ("kernel: gemm", "`kernel:<regex>` metric"),
+        ("nvtx: [step]", "nsys traces every kernel"),
+        ("launch_skip: 2", "nsys traces every kernel"),
+        ("launch_count: 1", "nsys traces every kernel"),
+        ("clock_control: base", "nsys does not lock clocks"),
+        ("cache_control: none", "replays nothing"),
+        ("replay_mode: application", "replays nothing"),
+        ("flops: \"2*1\"", "ncu's kernel duration"),
+        ("bytes: \"8\"", "ncu's kernel duration"),
+    ] {
+        let key = line.split(':').next().unwrap();
+        let e = spec_error(&format!("{head}    {line}\n{metrics}"));
+        assert!(
+            e.contains(&format!(
+                "s.yaml:6:5: `{key}` of target `w` only applies to Nsight Compute (`profiler: ncu`) targets, and this is a `profiler: nsys` target"
+            )) && e.contains(want_help),
+            "{line}: {e}"
+        );
+    }
+    // `clocks: ncu` means "ncu locks them": nothing would lock them for nsys.
+    let e = spec_error(&format!("{head}    clocks: ncu\n{metrics}"));
+    assert!(
+        e.contains("s.yaml:6:13: `clocks: ncu` of target `w`") && e.contains("clocks: nvml-base"),
+        "{e}"
+    );
+    // In `defaults:`, a key is for the targets that read it: a mixed spec is fine ...
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.yaml");
+    std::fs::write(
+        &p,
+        "version: 1\ndefaults:\n  kernel: gemm\n  categories: {\"x\": mine}\n  repetitions: 3\ntargets:\n  - name: k\n    command: [./k]\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n  - name: w\n    command: [./w]\n    profiler: nsys\n    metrics:\n      category:mine: \"5%\"\n",
+    )
+    .unwrap();
+    let out = cargo_bin_cmd!("cgp-gate")
+        .args(["validate", "--spec"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // ... but a default no target reads would be ignored silently: an error at the key.
+    let e = spec_error(
+        "version: 1\ndefaults:\n  profiler: nsys\n  clock_control: base\ntargets:\n  - name: w\n    command: [./w]\n    metrics:\n      gpu_time: \"5%\"\n",
+    );
+    assert!(
+        e.contains("s.yaml:4:3: `clock_control` in `defaults` only applies to Nsight Compute (`profiler: ncu`) targets, and the spec has none"),
+        "{e}"
+    );
+    let e = spec_error(
+        "version: 1\ndefaults:\n  categories: {\"x\": mine}\ntargets:\n  - name: k\n    command: [./k]\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n",
+    );
+    assert!(
+        e.contains("s.yaml:3:3: `categories` in `defaults` only applies to `profiler: nsys` targets, and the spec has none"),
+        "{e}"
+    );
+}
+
+#[test]
+fn profile_dry_run_prints_each_targets_own_profiler_argv() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("s.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\ntargets:\n  - name: whole\n    profiler: nsys\n    command: [./app, --n, \"{n}\"]\n    sizes: [{n: 4}]\n    repetitions: 2\n    metrics:\n      gpu_time: \"5%\"\n  - name: one\n    command: [./bench]\n    kernel: gemm\n    repetitions: 2\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n",
+    )
+    .unwrap();
+    let out = cargo_bin_cmd!("cgp-gate")
+        .args(["profile", "--dry-run", "--spec"])
+        .arg(&spec)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = |target: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{target}[")))
+            .unwrap_or_else(|| panic!("no line for {target}: {text}"))
+            .to_owned()
+    };
+    // The argv a live repetition runs, from the same function (the real nsys 2022.4.2 accepts
+    // it: the_real_nsys_accepts_the_live_argv).
+    let live = cgp_gate::profile::nsys::nsys_profile_args(Path::new("<tmp>/run-N"));
+    let live: Vec<String> = live.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    assert_eq!(
+        line("whole"),
+        format!("whole[n=4] x2: nsys {} ./app --n 4", live.join(" "))
+    );
+    assert!(line("whole").contains("nsys profile --trace cuda"), "{text}");
+    assert!(!line("whole").contains("--metrics"), "{text}");
+    let ncu = line("one");
+    assert!(
+        ncu.starts_with("one[default] x2: ncu ") && ncu.contains("--metrics"),
+        "{ncu}"
+    );
 }
 
 #[test]
