@@ -415,3 +415,51 @@ fn the_example_spec_matches_the_json_schema() {
     .unwrap();
     assert!(!v.is_valid(&bad));
 }
+
+#[test]
+fn an_ncu_baseline_never_compares_with_an_nsys_run() {
+    // The example's baselines, as if ncu had measured them (what every baseline written before
+    // the fingerprint named its profiler reads as): the nsys run is refused, even with a spec
+    // whose `fingerprint_fields` leave the profiler out.
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("baselines/unknown-gpu");
+    std::fs::create_dir_all(&base).unwrap();
+    for t in ["int8-gemm", "vllm-qwen3"] {
+        let mut b: Value = serde_json::from_str(
+            &std::fs::read_to_string(root().join(format!("examples/nsys/baselines/unknown-gpu/{t}.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(b["fingerprint"]["profiler"], "nsys");
+        let fp = b["fingerprint"].as_object_mut().unwrap();
+        fp.remove("profiler");
+        fp.remove("profiler_version");
+        fp.insert("ncu_version".into(), "2022.3.0.0".into());
+        std::fs::write(base.join(format!("{t}.json")), b.to_string()).unwrap();
+    }
+    let spec = dir.path().join("s.yaml");
+    let text = std::fs::read_to_string(root().join("examples/nsys/cgp-gate.yaml"))
+        .unwrap()
+        .replace("categories: categories.yaml", "categories: CATS")
+        .replace(
+            "version: 1\n",
+            "version: 1\nsettings:\n  fingerprint_fields: [gpu_name]\n",
+        );
+    let text = text.replace(
+        "CATS",
+        &root().join("examples/nsys/categories.yaml").display().to_string(),
+    );
+    std::fs::write(&spec, text).unwrap();
+    let out = cargo_bin_cmd!("cgp-gate")
+        .args(["check", "--spec"])
+        .arg(&spec)
+        .arg("--baselines")
+        .arg(dir.path().join("baselines"))
+        .arg("--replay")
+        .arg(root().join("examples/nsys/recordings/main"))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{e}");
+    assert!(e.contains("profiler: baseline `ncu`, now `nsys`"), "{e}");
+}

@@ -74,8 +74,10 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     } else {
         writeln!(
             out,
-            "source: {} (ncu {}); GPU: {}",
-            run.source, run.ncu_version, fingerprint.gpu_name
+            "source: {} ({}); GPU: {}",
+            run.source,
+            run.versions.describe(),
+            fingerprint.gpu_name
         )
         .map_err(stdout_err)?;
         writeln!(
