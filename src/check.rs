@@ -13,8 +13,8 @@ use crate::gpu::fingerprint::Fingerprint;
 use crate::gpu::{Gpu, peaks_for};
 use crate::measure::{Measurement, Watch, measure};
 use crate::plan::{Work, initial_work, remeasure};
-use crate::profile::{Profiler, Versions};
 use crate::profile::record::Recorder;
+use crate::profile::{Profiler, Versions};
 use crate::results::{
     ErrorKind, FingerprintDiff, RESULTS_VERSION, Results, RooflinePoint, Row, RowThreshold, RowVerdict,
     RunError,

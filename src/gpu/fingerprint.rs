@@ -471,7 +471,10 @@ mod tests {
             r#""cache_control":"all","profiler":"nsys"}"#,
         ))
         .unwrap();
-        assert_eq!((stored.profiler.as_str(), stored.profiler_version.as_str()), ("nsys", UNKNOWN));
+        assert_eq!(
+            (stored.profiler.as_str(), stored.profiler_version.as_str()),
+            ("nsys", UNKNOWN)
+        );
     }
 
     #[test]

@@ -34,6 +34,12 @@ pub fn nsys_profile_args(output: &Path) -> Vec<OsString> {
         "profile",
         "--trace",
         "cuda",
+        // No CPU sampling and no context-switch trace: cgp-gate reads GPU activity only, and
+        // both cost time in the application (and, here without a GPU, made nsys 2022.4.2 hang).
+        "--sample",
+        "none",
+        "--cpuctxsw",
+        "none",
         // Kernels launched from CUDA graphs are traced one by one, with their own names.
         "--cuda-graph-trace",
         "node",
@@ -179,6 +185,42 @@ impl Profiler for NsysProfiler {
                 ),
             )
             .hint("raise the target's `timeout`, or check whether the application hangs under nsys"));
+        }
+        // nsys records a raw stream (`.qdstrm`) and imports it into the report with its
+        // QdstrmImporter; when that cannot run, it says so on stdout, leaves the stream and exits
+        // 0 (Debian's nsight-systems 2022.4.2 does, here). Say so, rather than "no export".
+        let stream = stem.with_extension("qdstrm");
+        let report = stem.with_extension("nsys-rep");
+        let mut import_error = None;
+        if !export.exists() && !report.exists() && stream.is_file() {
+            // nsys could not import its stream: do what it would have done.
+            match crate::nsys::read::qdstrm_importer(&nsys) {
+                Some(importer) => {
+                    match crate::nsys::read::import_qdstrm(&importer, &stream, self.work.path()).and_then(
+                        |rep| crate::nsys::read::export_sqlite(&nsys, &rep, &export, self.work.path()),
+                    ) {
+                        // The raw stream can be large: only the export is kept.
+                        Ok(()) => {
+                            let _ = std::fs::remove_file(&stream);
+                            let _ = std::fs::remove_file(&report);
+                        }
+                        Err(e) => import_error = Some(e.to_string()),
+                    }
+                }
+                None => import_error = Some("no QdstrmImporter beside nsys".to_owned()),
+            }
+        }
+        if let Some(why) = import_error {
+            return Err(ProfileError::new(
+                FailureKind::ProfilerError,
+                job_context(job),
+                format!(
+                    "nsys traced the run but did not import its raw stream {} into a report, and neither could cgp-gate ({why}){}",
+                    stream.display(),
+                    if output_tail.is_empty() { String::new() } else { format!("; nsys said:\n{output_tail}") }
+                ),
+            )
+            .hint("nsys could not run its QdstrmImporter (it ships in the host-linux-x64 folder of Nsight Systems): reinstall Nsight Systems, or check that `QdstrmImporter -i FILE.qdstrm` runs there"));
         }
         // The export is bounded like any input: a larger one is refused by the reader's row
         // limit, and SQLite reads it page by page.

@@ -244,7 +244,12 @@ impl Recorder {
     ///
     /// # Errors
     /// When the manifest cannot be written.
-    pub fn finish(self, spec_hash: &str, ncu_version: &str, fingerprint: &Fingerprint) -> Result<PathBuf, Error> {
+    pub fn finish(
+        self,
+        spec_hash: &str,
+        ncu_version: &str,
+        fingerprint: &Fingerprint,
+    ) -> Result<PathBuf, Error> {
         let versions = crate::profile::Versions {
             ncu: Some(ncu_version.to_owned()),
             nsys: None,
