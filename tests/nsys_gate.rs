@@ -505,3 +505,104 @@ fn an_ncu_baseline_never_compares_with_an_nsys_run() {
     assert_eq!(out.status.code(), Some(3), "{e}");
     assert!(e.contains("profiler: baseline `ncu`, now `nsys`"), "{e}");
 }
+
+/// `profiler: nsys` on every file of tests/fixtures/nsys-wild: a recording whose two repetitions
+/// are copies of the file (SYNTHETIC repetitions of a real capture) replays to the same category
+/// and kernel times as `breakdown` gives for the file; the files that hold no GPU activity are
+/// refused with exit 2 naming the recorded file.
+#[test]
+fn profiler_nsys_reads_every_real_file() {
+    let wild = root().join("tests/fixtures/nsys-wild");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&wild)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x != "md"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 7, "{files:?}");
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let ext = if name.ends_with(".sqlite") {
+            "sqlite"
+        } else {
+            "csv"
+        };
+        let trace = name.contains("gpu_trace") || ext == "sqlite";
+        let dir = tempfile::tempdir().unwrap();
+        let rec = dir.path().join("rec/w/default");
+        std::fs::create_dir_all(&rec).unwrap();
+        for rep in 0..2 {
+            std::fs::copy(f, rec.join(format!("{rep}.{ext}"))).unwrap();
+        }
+        let spec = dir.path().join("s.yaml");
+        std::fs::write(
+            &spec,
+            format!(
+                "version: 1\ntargets:\n  - name: w\n    profiler: nsys\n    command: [x]\n    repetitions: 2\n    metrics:\n      category:gemm: \"5%\"\n      kernel:.: \"5%\"\n{}",
+                if trace { "      gpu_time: \"5%\"\n" } else { "" }
+            ),
+        )
+        .unwrap();
+        let out = cargo_bin_cmd!("cgp-gate")
+            .args(["profile", "--json", "--spec"])
+            .arg(&spec)
+            .arg("--replay")
+            .arg(dir.path().join("rec"))
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        if name.contains("EMPTY") || name.contains("api_sum") {
+            assert_eq!(out.status.code(), Some(2), "{name}: {e}");
+            assert!(e.contains("0.csv"), "{name}: {e}");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(0), "{name}: {e}");
+        let series: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let value = |metric: &str| -> Vec<f64> {
+            series
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["metric"] == metric)
+                .unwrap_or_else(|| panic!("{name}: no {metric}"))["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect()
+        };
+        // What `breakdown` says of the same file.
+        let json = dir.path().join("b.json");
+        let b = cargo_bin_cmd!("cgp-gate")
+            .args([
+                "breakdown".as_ref(),
+                f.as_os_str(),
+                "--json".as_ref(),
+                json.as_os_str(),
+            ])
+            .output()
+            .unwrap();
+        assert!(b.status.success(), "{name}");
+        let run: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let run = &run["runs"][0];
+        let gemm = run["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "gemm")
+            .map_or(0.0, |c| c["time_ns"].as_f64().unwrap());
+        let all: f64 = run["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["time_ns"].as_f64().unwrap())
+            .sum();
+        assert_eq!(value("category:gemm"), [gemm, gemm], "{name}");
+        assert!(gemm > 0.0, "{name}: every real file here has GEMM kernels");
+        assert_eq!(value("kernel:."), [all, all], "{name}");
+        if trace {
+            let gpu = run["gpu_time_ns"].as_f64().unwrap();
+            assert_eq!(value("gpu_time"), [gpu, gpu], "{name}");
+        }
+    }
+}
