@@ -606,3 +606,25 @@ fn profiler_nsys_reads_every_real_file() {
         }
     }
 }
+
+#[test]
+fn validate_checks_no_ncu_metric_names_of_nsys_targets() {
+    // `kernel:<regex>` of an nsys target is no ncu metric, even with `__` in it: `validate` sends
+    // only ncu targets' metrics to `ncu --query-metrics`, and says nothing of ncu without them.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("s.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\ntargets:\n  - name: w\n    profiler: nsys\n    command: [./w]\n    metrics:\n      kernel:flash__fwd: \"5%\"\n",
+    )
+    .unwrap();
+    let out = cargo_bin_cmd!("cgp-gate")
+        .env("CGP_GATE_CHIP", "gh100")
+        .args(["validate", "--spec"])
+        .arg(&spec)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{e}");
+    assert!(!e.contains("metric names"), "{e}");
+}
