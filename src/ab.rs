@@ -726,6 +726,7 @@ pub fn run_ab(
         health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
         cost_seconds: both.cost,
         roofline: Vec::new(),
+        category_bars: Vec::new(),
     };
     Ok(AbRun {
         results,

@@ -108,6 +108,41 @@ fn a_category_that_grows_is_a_regression() {
         html.contains("class=\"stacked\""),
         "no stacked bars in the HTML report"
     );
+    // The bars hold every category, gated or not: `triton` is not in the spec, yet it is in the
+    // bars (from the baseline's and the candidate's own series), and no row judges it.
+    let bars = r["category_bars"].as_array().expect("no category_bars");
+    let vllm = bars.iter().find(|b| b["target"] == "vllm-qwen3").unwrap();
+    let triton = vllm["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "triton")
+        .expect("no triton in the bars");
+    assert!(triton["baseline_ns"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        triton["baseline_ns"], triton["candidate_ns"],
+        "only the GEMMs were slowed"
+    );
+    let gemm = vllm["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "gemm")
+        .unwrap();
+    assert_eq!(
+        gemm["candidate_ns"].as_f64(),
+        row(&r, "vllm-qwen3", "category:gemm")["candidate"]["median"].as_f64()
+    );
+    assert!(
+        !r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["metric"] == "category:triton")
+    );
+    assert!(md.contains("medians of every category, gated or not"), "{md}");
+    assert!(md.contains("🟪 triton"), "{md}");
+    assert!(html.contains("medians of every category, gated or not"));
 }
 
 fn spec_error(yaml: &str) -> String {
