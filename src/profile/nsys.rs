@@ -192,7 +192,8 @@ impl Profiler for NsysProfiler {
         let stream = stem.with_extension("qdstrm");
         let report = stem.with_extension("nsys-rep");
         let mut import_error = None;
-        if !export.exists() && !report.exists() && stream.is_file() {
+        // (Only for a run that succeeded: a failed application is reported as such.)
+        if outcome.code == Some(0) && !export.exists() && !report.exists() && stream.is_file() {
             // nsys could not import its stream: do what it would have done.
             match crate::nsys::read::qdstrm_importer(&nsys) {
                 Some(importer) => {
