@@ -491,6 +491,18 @@ fn the_example_spec_matches_the_json_schema() {
     )
     .unwrap();
     assert!(!v.is_valid(&bad));
+    // The other profiler's keys on a target that names its profiler, as `validate` refuses them.
+    let head = "version: 1\ntargets:\n  - name: w\n    command: [x]\n";
+    for (yaml, ok) in [
+        ("    profiler: nsys\n    kernel: gemm\n", false),
+        ("    profiler: nsys\n    clocks: ncu\n", false),
+        ("    profiler: nsys\n    clocks: nvml-base\n", true),
+        ("    profiler: ncu\n    categories: {a: b}\n", false),
+        ("    profiler: ncu\n    kernel: gemm\n", true),
+    ] {
+        let doc: Value = yaml_serde::from_str(&format!("{head}{yaml}")).unwrap();
+        assert_eq!(v.is_valid(&doc), ok, "{yaml}");
+    }
 }
 
 #[test]
