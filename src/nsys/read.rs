@@ -478,14 +478,19 @@ pub fn read_sqlite(path: &Path, origin: &Path) -> Result<Workload, Error> {
     let memcpy_t = "CUPTI_ACTIVITY_KIND_MEMCPY";
     let memset_t = "CUPTI_ACTIVITY_KIND_MEMSET";
     if !has(kernel_t) && !has(memcpy_t) && !has(memset_t) {
-        let what = if has("StringIds") || has("TARGET_INFO_SYSTEM_ENV") || has("META_DATA_EXPORT") {
-            "is an nsys export without CUDA GPU activity (no CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY or _MEMSET table)"
+        let export = has("StringIds") || has("TARGET_INFO_SYSTEM_ENV") || has("META_DATA_EXPORT");
+        let (what, help) = if export {
+            (
+                "is an nsys export without CUDA GPU activity (no CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY or _MEMSET table)",
+                "nsys saw no kernel, memcpy or memset: check that the application runs CUDA work on a GPU and was traced with `nsys profile --trace cuda`",
+            )
         } else {
-            "is a SQLite file but not an nsys export (no CUPTI_ACTIVITY_KIND_KERNEL table)"
+            (
+                "is a SQLite file but not an nsys export (no CUPTI_ACTIVITY_KIND_KERNEL table)",
+                "trace CUDA (`nsys profile -t cuda ...`) and export with `nsys export --type sqlite`",
+            )
         };
-        return Err(Error::input(origin, what).with_help(
-            "trace CUDA (`nsys profile -t cuda ...`) and export with `nsys export --type sqlite`",
-        ));
+        return Err(Error::input(origin, what).with_help(help));
     }
     let columns = |t: &str| -> Result<Vec<String>, Error> {
         conn.prepare(&format!("PRAGMA table_info({t})"))

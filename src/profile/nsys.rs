@@ -260,8 +260,17 @@ impl Profiler for NsysProfiler {
 fn workload(job: Job<'_>, capture: &Capture) -> Result<(Workload, Option<u64>), ProfileError> {
     let ctx = job_context(job);
     let bad = |e: crate::Error| {
-        ProfileError::new(FailureKind::BadOutput, ctx.clone(), e.to_string())
-            .hint("record the cuda_gpu_trace report (CSV) or the SQLite export (`nsys export --type sqlite`)")
+        let text = e.to_string();
+        // The reader's own advice, where it has one, is the one that fits.
+        let own_help = text.contains("help: ");
+        let err = ProfileError::new(FailureKind::BadOutput, ctx.clone(), text);
+        if own_help {
+            err
+        } else {
+            err.hint(
+                "record the cuda_gpu_trace report (CSV) or the SQLite export (`nsys export --type sqlite`)",
+            )
+        }
     };
     match &capture.sqlite {
         Some(bytes) => {
