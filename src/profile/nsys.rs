@@ -187,8 +187,10 @@ impl Profiler for NsysProfiler {
             .hint("raise the target's `timeout`, or check whether the application hangs under nsys"));
         }
         // nsys records a raw stream (`.qdstrm`) and imports it into the report with its
-        // QdstrmImporter; when that cannot run, it says so on stdout, leaves the stream and exits
-        // 0 (Debian's nsight-systems 2022.4.2 does, here). Say so, rather than "no export".
+        // QdstrmImporter; when it cannot find the importer, it says so on stdout, leaves the
+        // stream and exits 0 (Debian's nsight-systems 2022.4.2 does, here). Then cgp-gate runs
+        // the importer of the same install and `nsys export` itself; if that fails too, the
+        // error says why (rather than "no export").
         let stream = stem.with_extension("qdstrm");
         let report = stem.with_extension("nsys-rep");
         let mut import_error = None;
