@@ -346,7 +346,7 @@ pub fn run_check(
     let category_bars = crate::nsys::bars::category_bars(targets, &m.samples, &|k| {
         baselines
             .get(&k.target)
-            .and_then(|b| b.entry_for(k))
+            .and_then(|b| b.0.entry_for(k))
             .map(|e| e.samples.clone())
     });
     let mut errors = m.errors;
