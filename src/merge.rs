@@ -196,6 +196,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
     let mut mismatch: Vec<FingerprintDiff> = Vec::new();
     let mut cost: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
     let mut roofline = Vec::new();
+    let mut category_bars = Vec::new();
     for p in &placed {
         for m in p.results.fingerprint_mismatch.iter().flatten() {
             if !mismatch.contains(m) {
@@ -210,6 +211,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
                 .or_default() += s;
         }
         roofline.extend(p.results.roofline.iter().cloned());
+        category_bars.extend(p.results.category_bars.iter().cloned());
     }
     let head = &placed[0].results;
     Ok(Results {
@@ -243,6 +245,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
             .collect(),
         roofline,
         sass_skip: crate::results::SassSkip::sum(placed.iter().filter_map(|p| p.results.sass_skip.as_ref())),
+        category_bars,
     })
 }
 

@@ -162,6 +162,10 @@ pub struct Results {
     /// Kernels not profiled because their SASS equals the baseline's, and the GPU time that saved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sass_skip: Option<SassSkip>,
+    /// GPU time by category of each `profiler: nsys` target x size, every category, baseline
+    /// against candidate (medians): the stacked bars. Absent in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub category_bars: Vec<crate::nsys::bars::CategoryBars>,
 }
 
 /// What the SASS cache saved in a run (docs/sass-cache.md).

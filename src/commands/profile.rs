@@ -27,9 +27,16 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         let session = crate::session::Session::live(&targets, true, out)?;
         for w in crate::plan::initial_work(&targets, None) {
             let app = crate::plan::app_argv(w.target, w.size).map_err(Error::Usage)?;
-            let log = std::path::Path::new("<log>");
-            let opts = crate::ncu::command::ncu_options(w.target, &crate::plan::ncu_metrics(w.target), log);
-            let argv: Vec<String> = std::iter::once("ncu".to_owned())
+            // Each target's own profiler, with the options a live run passes it.
+            let (program, opts) = if crate::profile::nsys::is_nsys(w.target) {
+                let stem = std::path::Path::new("<tmp>/run-N");
+                ("nsys", crate::profile::nsys::nsys_profile_args(stem))
+            } else {
+                let log = std::path::Path::new("<log>");
+                let metrics = crate::plan::ncu_metrics(w.target);
+                ("ncu", crate::ncu::command::ncu_options(w.target, &metrics, log))
+            };
+            let argv: Vec<String> = std::iter::once(program.to_owned())
                 .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
                 .chain(app)
                 .collect();
@@ -67,8 +74,10 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     } else {
         writeln!(
             out,
-            "source: {} (ncu {}); GPU: {}",
-            run.source, run.ncu_version, fingerprint.gpu_name
+            "source: {} ({}); GPU: {}",
+            run.source,
+            run.versions.describe(),
+            fingerprint.gpu_name
         )
         .map_err(stdout_err)?;
         writeln!(
