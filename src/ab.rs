@@ -549,6 +549,8 @@ fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, r
         history: Vec::new(),
         gpu: String::new(),
         fails_gate: false,
+        candidate_configs: Vec::new(),
+        config_change: None,
     }
 }
 

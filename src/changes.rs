@@ -426,6 +426,8 @@ mod tests {
                 history: vec![],
                 gpu: String::new(),
                 fails_gate: false,
+                candidate_configs: Vec::new(),
+                config_change: None,
             });
         }
         r

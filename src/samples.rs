@@ -83,6 +83,11 @@ pub struct Series {
     pub values: Vec<f64>,
     /// The repetition each value came from (same length as `values`).
     pub reps: Vec<u32>,
+    /// The launch configurations (`grid (X, Y, Z) block (X, Y, Z)`) the values came from, sorted
+    /// and unique; empty when the profiler did not say. A kernel whose configuration changed
+    /// between baseline and candidate stays one series; this is how the change is seen.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub configs: Vec<String>,
 }
 
 /// Every series a run measured, keyed for lookup.
@@ -99,9 +104,20 @@ impl SampleSet {
             unit: unit.to_owned(),
             values: Vec::new(),
             reps: Vec::new(),
+            configs: Vec::new(),
         });
         s.values.push(value);
         s.reps.push(rep);
+    }
+
+    /// Note the launch configuration of a series' values (kept sorted and unique). A series that
+    /// does not exist yet is left alone.
+    pub fn note_config(&mut self, key: &SeriesKey, config: &str) {
+        if let Some(s) = self.series.get_mut(key)
+            && let Err(at) = s.configs.binary_search_by(|c| c.as_str().cmp(config))
+        {
+            s.configs.insert(at, config.to_owned());
+        }
     }
 
     /// Merge another set into this one (appending values of shared series).
@@ -109,6 +125,9 @@ impl SampleSet {
         for (k, s) in other.series {
             for (v, r) in s.values.iter().zip(&s.reps) {
                 self.push(&k, &s.unit, *v, *r);
+            }
+            for c in &s.configs {
+                self.note_config(&k, c);
             }
         }
     }
