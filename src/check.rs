@@ -98,7 +98,7 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                 .bytes
                 .as_deref()
                 .and_then(|e| crate::spec::evaluate(e, size).ok());
-            let durations: Vec<(SeriesKey, Vec<f64>, Vec<u32>, Vec<String>)> = samples
+            let durations: Vec<crate::samples::Series> = samples
                 .series
                 .values()
                 .filter(|s| {
@@ -106,9 +106,16 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                         && s.key.size == size.key()
                         && s.key.metric == crate::plan::DURATION_METRIC
                 })
-                .map(|s| (s.key.clone(), s.values.clone(), s.reps.clone(), s.configs.clone()))
+                .cloned()
                 .collect();
-            for (key, values, reps, configs) in durations {
+            for crate::samples::Series {
+                key,
+                values,
+                reps,
+                configs,
+                ..
+            } in durations
+            {
                 for (v, r) in values.iter().zip(&reps) {
                     for (name, value, unit) in crate::gpu::derive(flops, bytes, *v, peaks.as_ref()) {
                         if wants.contains(&name) {

@@ -163,6 +163,20 @@ pub fn kernel_key(name: &str) -> String {
     t.to_owned()
 }
 
+/// The series name of a kernel that one repetition launched with several configurations:
+/// `KERNEL [grid (X, Y, Z) block (X, Y, Z)]` (`config` is `grid ... block ...`).
+pub fn kernel_with_config(kernel: &str, config: &str) -> String {
+    format!("{kernel} [{config}]")
+}
+
+/// The kernel of a series name: without the ` [grid ... block ...]` of [`kernel_with_config`].
+pub fn kernel_of_series(name: &str) -> &str {
+    match name.rfind(" [grid ") {
+        Some(at) if name.ends_with(']') => &name[..at],
+        _ => name,
+    }
+}
+
 /// `target[size]`: how every message and report names one size of a target (`gemm[m=4096,n=4096]`).
 pub fn target_size(target: &str, size: &str) -> String {
     format!("{target}[{size}]")
@@ -171,6 +185,16 @@ pub fn target_size(target: &str, size: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::kernel_key;
+
+    #[test]
+    fn a_series_name_with_a_configuration_gives_back_its_kernel() {
+        use super::{kernel_of_series, kernel_with_config};
+        let name = kernel_with_config("void gemm<128>", "grid (64, 1, 1) block (256, 1, 1)");
+        assert_eq!(name, "void gemm<128> [grid (64, 1, 1) block (256, 1, 1)]");
+        assert_eq!(kernel_of_series(&name), "void gemm<128>");
+        assert_eq!(kernel_of_series("void gemm<128>"), "void gemm<128>");
+        assert_eq!(kernel_of_series("k [gridlock]"), "k [gridlock]");
+    }
 
     #[test]
     fn kernel_keys_drop_the_parameter_list_only() {

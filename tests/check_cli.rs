@@ -876,3 +876,80 @@ fn a_changed_launch_configuration_stays_one_series_and_is_reported() {
         "{stored}"
     );
 }
+
+/// Issue 11, item 9: when one repetition launches a kernel with two configurations, `check`
+/// keeps two series (name plus configuration) and every report names them. The candidate is a
+/// copy of the pr-same recording (SYNTHETIC) whose matmul at n=1024 alternates two grids.
+#[test]
+fn two_configurations_in_one_repetition_are_two_series_in_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec");
+    copy_dir(&root().join("examples/recordings/pr-same"), &rec);
+    for rep in 0..10 {
+        let p = rec.join(format!("matmul/n=1024/{rep}.csv"));
+        let mut second = false;
+        let t: String = std::fs::read_to_string(&p)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut l = l.to_owned();
+                if l.contains(r#""(32, 32, 1)","(32, 32, 1)""#) {
+                    if second {
+                        l = l.replace(r#""(32, 32, 1)","(32, 32, 1)""#, r#""(32, 32, 1)","(64, 16, 1)""#);
+                    }
+                    second = !second;
+                }
+                l + "\n"
+            })
+            .collect();
+        std::fs::write(&p, t).unwrap();
+    }
+    let p = |n: &str| dir.path().join(n);
+    let (_, r, out) = check(
+        rec.to_str().unwrap(),
+        &root().join("examples/baselines"),
+        &[
+            "--allow-missing",
+            "--junit",
+            p("junit.xml").to_str().unwrap(),
+            "--markdown",
+            p("report.md").to_str().unwrap(),
+            "--html",
+            p("report.html").to_str().unwrap(),
+        ],
+    );
+    let time = rows(&r, "matmul", "n=1024", "gpu__time_duration.sum");
+    let mut kernels: Vec<&str> = time.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
+    kernels.sort_unstable();
+    let a = "void matmul_tiled<32> [grid (32, 32, 1) block (32, 32, 1)]";
+    let b = "void matmul_tiled<32> [grid (64, 16, 1) block (32, 32, 1)]";
+    assert_eq!(kernels, ["void matmul_tiled<32>", a, b], "{time:?}");
+    for row in &time {
+        let want = if row["kernel"] == "void matmul_tiled<32>" {
+            "missing"
+        } else {
+            "new"
+        };
+        assert_eq!(row["verdict"], want, "{row}");
+    }
+    // The launches are split between the two series, never mixed.
+    let n = |k: &str| {
+        time.iter().find(|r| r["kernel"] == k).unwrap()["candidate"]["n"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(n(a) > 0 && n(b) > 0);
+    assert!(
+        out.contains("[grid (64, 16, 1) block (32, 32, 1)]"),
+        "console: {out}"
+    );
+    let md = std::fs::read_to_string(p("report.md")).unwrap();
+    assert!(md.contains("64, 16, 1"), "{md}");
+    let html = std::fs::read_to_string(p("report.html")).unwrap();
+    assert!(
+        html.contains(&a.replace('<', "&lt;").replace('>', "&gt;")),
+        "{html}"
+    );
+    let junit = std::fs::read_to_string(p("junit.xml")).unwrap();
+    assert!(junit.contains("[grid (64, 16, 1) block (32, 32, 1)]"), "{junit}");
+}

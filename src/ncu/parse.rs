@@ -931,53 +931,65 @@ fn parse_number(s: &[u8], scratch: &mut Vec<u8>) -> Option<f64> {
         b'+' => (false, &s[1..]),
         _ => (false, s),
     };
+    let n = digits.len();
     let mut mantissa: u64 = 0;
-    let mut count = 0usize; // significant digits read
-    let mut frac = 0usize;
-    let mut group = 0usize; // digits since the last comma (or the start)
-    let mut commas = false;
-    let mut seen_dot = false;
     let mut i = 0;
-    while i < digits.len() {
-        let c = digits[i];
-        match c {
-            b'0'..=b'9' => {
-                mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-                count += 1;
-                if seen_dot {
-                    frac += 1;
-                } else {
-                    group += 1;
-                    if commas && group > 3 {
-                        return None;
-                    }
-                }
-            }
-            b',' if !seen_dot => {
-                // The first group has 1 to 3 digits, every later one exactly 3.
-                if group == 0 || group > 3 || (commas && group != 3) {
-                    return None;
-                }
-                commas = true;
-                group = 0;
-            }
-            b'.' if !seen_dot => {
-                if commas && group != 3 {
-                    return None;
-                }
-                seen_dot = true;
-            }
-            b'e' | b'E' => return slow_number(s, scratch),
-            _ => return None,
-        }
+    // The integer part: its first group, then `,ddd` groups when it is grouped.
+    while i < n && digits[i].is_ascii_digit() {
+        mantissa = mantissa
+            .wrapping_mul(10)
+            .wrapping_add(u64::from(digits[i] - b'0'));
         i += 1;
     }
-    if count == 0 || (commas && !seen_dot && group != 3) {
+    let first = i;
+    let mut int_digits = i;
+    if i < n && digits[i] == b',' {
+        // The first group has 1 to 3 digits, every later one exactly 3.
+        if first == 0 || first > 3 {
+            return None;
+        }
+        while i < n && digits[i] == b',' {
+            let group = digits.get(i + 1..i + 4)?;
+            if !group.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            for &d in group {
+                mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+            }
+            i += 4;
+            int_digits += 3;
+        }
+        if i < n && digits[i].is_ascii_digit() {
+            return None;
+        }
+    }
+    let mut frac = 0usize;
+    if i < n && digits[i] == b'.' {
+        i += 1;
+        while i < n && digits[i].is_ascii_digit() {
+            mantissa = mantissa
+                .wrapping_mul(10)
+                .wrapping_add(u64::from(digits[i] - b'0'));
+            i += 1;
+            frac += 1;
+        }
+    }
+    if i < n {
+        return match digits[i] {
+            b'e' | b'E' => slow_number(s, scratch),
+            _ => None,
+        };
+    }
+    let count = int_digits + frac;
+    if count == 0 {
         return None;
     }
     if count <= 15 && frac < POW10.len() {
-        // At most 15 digits: the mantissa is below 2^53, so the cast is exact.
-        let v = mantissa as f64 / POW10[frac];
+        // At most 15 digits: the mantissa is below 2^53, so both casts are exact, and one
+        // division by an exact power of ten is correctly rounded. Integers skip the division.
+        #[expect(clippy::cast_possible_wrap, reason = "below 2^53")]
+        let m = mantissa as i64 as f64;
+        let v = if frac == 0 { m } else { m / POW10[frac] };
         return Some(if neg { -v } else { v });
     }
     slow_number(s, scratch)

@@ -201,7 +201,7 @@ pub fn series_kernel_names(launches: &[crate::samples::Launch]) -> Vec<String> {
     keys.iter()
         .zip(&configs)
         .map(|(k, c)| match c {
-            Some(c) if per_kernel[k.as_str()].len() > 1 => format!("{k} [{c}]"),
+            Some(c) if per_kernel[k.as_str()].len() > 1 => crate::samples::kernel_with_config(k, c),
             _ => k.clone(),
         })
         .collect()
