@@ -696,29 +696,111 @@ fn looks_numeric(cell: &[u8]) -> bool {
 }
 
 /// The CSV reader over the table, with line numbers of the whole input.
+///
+/// The raw page's rows (the bulk of a large file) take a fast path ([`Table::next_row`]): a line
+/// of quoted cells only, `"a","b",...,"z"`, with no quote inside a cell, is split where its
+/// quotes are, which reads exactly what the CSV reader would read. The first line of any other
+/// shape (unquoted or escaped cells, a cell across lines, the last line without a line end)
+/// hands the rest of the input to the CSV reader.
 struct Table<'a> {
     body: &'a str,
     reader: csv::Reader<&'a [u8]>,
     record: csv::ByteRecord,
     lines_before: usize,
+    /// Where `reader`'s input starts in `body` (after the fast path handed over).
+    base: usize,
+    /// On the fast path: where in `body` the next line starts.
+    fast: Option<usize>,
+}
+
+fn csv_reader(input: &[u8]) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        // ncu's messages (`==PROF==`, `==WARNING==`, `==ERROR==`) start with `=`; CSV rows
+        // start with `"`.
+        .comment(Some(b'='))
+        .buffer_capacity(1 << 16)
+        .from_reader(input)
+}
+
+/// Split `"a","b",...,"z"` into `record`; `false` (and `record` left undefined) for a line of any
+/// other shape. No cell may hold a quote, so each cell is exactly the bytes between its quotes,
+/// as the CSV reader reads it.
+fn split_quoted(line: &[u8], record: &mut csv::ByteRecord) -> bool {
+    record.clear();
+    let n = line.len();
+    if n < 2 || line[0] != b'"' || line[n - 1] != b'"' {
+        return false;
+    }
+    let mut start = 1;
+    loop {
+        let Some(close) = memchr::memchr(b'"', &line[start..]).map(|e| start + e) else {
+            return false;
+        };
+        record.push_field(&line[start..close]);
+        if close == n - 1 {
+            return true;
+        }
+        // Between two cells: exactly `,"`.
+        if line.get(close + 1..close + 3) != Some(&b",\""[..]) {
+            return false;
+        }
+        start = close + 3;
+    }
 }
 
 impl<'a> Table<'a> {
     fn new(body: &'a str, lines_before: usize) -> Self {
-        let reader = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            // ncu's messages (`==PROF==`, `==WARNING==`, `==ERROR==`) start with `=`; CSV rows
-            // start with `"`.
-            .comment(Some(b'='))
-            .buffer_capacity(1 << 16)
-            .from_reader(body.as_bytes());
         Self {
             body,
-            reader,
+            reader: csv_reader(body.as_bytes()),
             record: csv::ByteRecord::new(),
             lines_before,
+            base: 0,
+            fast: None,
         }
+    }
+
+    /// From here on, read rows on the fast path (see [`Table`]).
+    fn start_fast(&mut self) {
+        self.fast = Some(self.base + usize::try_from(self.reader.position().byte()).unwrap_or(0));
+    }
+
+    /// The next row: on the fast path while lines have its shape, else from the CSV reader.
+    fn next_row(&mut self) -> Result<Option<&csv::ByteRecord>, ParseError> {
+        if let Some(mut at) = self.fast {
+            let bytes = self.body.as_bytes();
+            loop {
+                if at >= bytes.len() {
+                    self.fast = Some(at);
+                    return Ok(None);
+                }
+                let Some(nl) = memchr::memchr(b'\n', &bytes[at..]) else {
+                    break;
+                };
+                let whole = &bytes[at..at + nl];
+                let line = whole.strip_suffix(b"\r").unwrap_or(whole);
+                // Blank lines and ncu's `==` lines are skipped, as the CSV reader skips them.
+                if line.is_empty() || line[0] == b'=' {
+                    at += nl + 1;
+                    continue;
+                }
+                if !split_quoted(line, &mut self.record) {
+                    break;
+                }
+                let mut pos = csv::Position::new();
+                pos.set_byte((at - self.base) as u64);
+                self.record.set_position(Some(pos));
+                self.fast = Some(at + nl + 1);
+                return Ok(Some(&self.record));
+            }
+            // Any other shape: the CSV reader reads the rest.
+            self.fast = None;
+            self.base = at;
+            self.reader = csv_reader(&bytes[at..]);
+        }
+        self.next_record()
     }
 
     /// The next record, or `None` at the end. A record that runs to the end of the input inside
@@ -734,23 +816,27 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// Whether the reader has read all of the input (never on the fast path, which reads only
+    /// lines with a line end).
+    fn reader_at_end(&self) -> bool {
+        self.fast.is_none() && self.base as u64 + self.reader.position().byte() >= self.body.len() as u64
+    }
+
     /// Whether the current record is the last one and the input ends inside a quoted cell.
     fn ends_in_open_quote(&self) -> bool {
         let Some(p) = self.record.position() else {
             return false;
         };
-        if self.reader.position().byte() < self.body.len() as u64 {
+        if !self.reader_at_end() {
             return false;
         }
-        let start = usize::try_from(p.byte()).unwrap_or(0).min(self.body.len());
+        let start = (self.base + usize::try_from(p.byte()).unwrap_or(0)).min(self.body.len());
         memchr::memchr_iter(b'"', &self.body.as_bytes()[start..]).count() % 2 == 1
     }
 
     /// Whether the current record is the last one and the input does not end with a line end.
     fn at_unterminated_end(&self) -> bool {
-        self.reader.position().byte() >= self.body.len() as u64
-            && !self.body.ends_with('\n')
-            && !self.body.ends_with('\r')
+        self.reader_at_end() && !self.body.ends_with('\n') && !self.body.ends_with('\r')
     }
 
     /// Refuse a last record that was cut off: inside a quoted cell, or (without a final line
@@ -782,7 +868,7 @@ impl<'a> Table<'a> {
     /// line count leaves out the skipped `==` lines; only error paths pay for the count.
     fn line_of(&self, p: &csv::Position) -> usize {
         let bytes = self.body.as_bytes();
-        let mut start = usize::try_from(p.byte()).map_or(bytes.len(), |b| b.min(bytes.len()));
+        let mut start = usize::try_from(p.byte()).map_or(bytes.len(), |b| (self.base + b).min(bytes.len()));
         // The reader reports the position where it started reading, which is before the skipped
         // `==` and blank lines that precede the record.
         while matches!(bytes.get(start), Some(b'=' | b'\n' | b'\r')) {
@@ -1243,7 +1329,8 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
     let mut lists: Vec<f64> = Vec::new();
     let mut scratch = Vec::new();
     let mut count = 0;
-    while table.next_record()?.is_some() {
+    table.start_fast();
+    while table.next_row()?.is_some() {
         table.check_cut_off(header.len())?;
         // A raw page has one cell per column in every row. A longer row with non-empty cells past
         // the header (two rows run together, a stray separator) or a shorter one is damaged:
@@ -1779,6 +1866,45 @@ mod tests {
         );
         assert!(!l.attributes.contains_key("ID") && !l.attributes.contains_key("Kernel Name"));
         assert_eq!(p.launches[1].id, 1);
+    }
+
+    #[test]
+    fn the_fast_row_path_reads_what_the_csv_reader_reads() {
+        let head = "\"ID\",\"Kernel Name\",\"Grid Size\",\"gpu__time_duration.sum\",\"inst_executed\"\r\n\
+                    \"\",\"\",\"\",\"ns\",\"inst\"\r\n";
+        // `==` and blank lines between rows; the last row has no line end (the CSV reader reads it).
+        let rows = "\"1\",\"k(int, char *)\",\"(1, 2, 3)\",\"1,234\",\"5\"\r\n\
+                    ==PROF== Profiling \"k\" - 1\n\
+                    \n\
+                    \"2\",\"k\",\"(1, 2, 3)\",\"\",\"n/a\"\r\n\
+                    \"3\",\"k\",\"(1, 2, 3)\",\"7\",\"8\"";
+        // Escaped quotes: the CSV reader reads from this row on.
+        let forced = "\"0\",\"say \"\"hi\"\"\",\"(1, 1, 1)\",\"1\",\"1\"\r\n";
+        let fast = parse(&format!("{head}{rows}")).unwrap();
+        let slow = parse(&format!("{head}{forced}{rows}")).unwrap();
+        assert_eq!(slow.launches[0].kernel, "say \"hi\"");
+        assert_eq!(fast.launches.len(), 3);
+        assert_eq!(fast.launches[..], slow.launches[1..]);
+        assert_eq!(fast.launches[0].kernel, "k(int, char *)");
+        assert_eq!(num(&fast.launches[0], "gpu__time_duration.sum"), 1234.0);
+        // Errors name the same lines on both paths.
+        let bad = |before: &str| {
+            parse(&format!("{head}{before}\"9\",\"k\",\"(1, 1, 1)\",\"x\",\"1\"\n"))
+                .unwrap_err()
+                .line
+        };
+        assert_eq!(bad(""), Some(3));
+        assert_eq!(bad("==PROF== x\n\n"), Some(5));
+        assert_eq!(bad(forced), Some(4));
+        assert_eq!(bad("\"0\",\"two\nlines\",\"(1, 1, 1)\",\"1\",\"1\"\n"), Some(5));
+        // A file cut off after rows the fast path read.
+        let row = "\"1\",\"k\",\"(1, 2, 3)\",\"1\",\"5\"\n";
+        let e = parse(&format!("{head}{row}\"2\",\"k\",\"(1, 2")).unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(e.message.contains("ends inside a quoted cell"), "{e}");
+        let e = parse(&format!("{head}{row}\"2\",\"k\"")).unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(e.message.contains("cut off mid-row"), "{e}");
     }
 
     #[test]
