@@ -164,7 +164,6 @@ pub fn write_json(input: &[u8], out: &mut dyn Write) -> Result<(), JsonError> {
         out,
         buf: Vec::with_capacity(1 << 17),
         launches: 0,
-        num: ryu::Buffer::new(),
     };
     let (_, warnings) = run(&text, &mut sink)?;
     sink.flush_buf(true)?;
@@ -293,7 +292,6 @@ struct JsonSink<'w> {
     /// piece does not.
     buf: Vec<u8>,
     launches: usize,
-    num: ryu::Buffer,
 }
 
 impl JsonSink<'_> {
@@ -331,20 +329,21 @@ impl JsonSink<'_> {
     }
 
     fn number(&mut self, v: f64) -> io::Result<()> {
-        // serde_json writes finite floats with ryu and the others as `null`. Integral values
-        // below 1e15 are what ryu prints as `<digits>.0`: written with itoa, which is faster.
-        if v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative()) {
-            #[expect(clippy::cast_possible_truncation, reason = "integral and below 1e15")]
-            let i = v as i64;
+        // Integral values below 1e15 are what serde_json prints as `<digits>.0`: written with
+        // itoa, which is faster. (Integral: the value survives the round trip through i64 bit for
+        // bit; -0.0 does not.) Every other value is written by serde_json itself (`1e+16`,
+        // `-1e-7`, `null` for a non-finite value), so the bytes are the same whatever its version.
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "checked to be integral and below 1e15"
+        )]
+        let i = v as i64;
+        if v.abs() < 1e15 && (i as f64).to_bits() == v.to_bits() {
             let mut b = itoa::Buffer::new();
             self.put(b.format(i).as_bytes())?;
             self.put(b".0")
-        } else if v.is_finite() {
-            let s = self.num.format_finite(v);
-            self.buf.extend_from_slice(s.as_bytes());
-            Ok(())
         } else {
-            self.put(b"null")
+            serde_json::to_writer(&mut self.buf, &v).map_err(io::Error::from)
         }
     }
 }
@@ -733,21 +732,25 @@ fn split_quoted(line: &[u8], record: &mut csv::ByteRecord) -> bool {
     if n < 2 || line[0] != b'"' || line[n - 1] != b'"' {
         return false;
     }
-    let mut start = 1;
-    loop {
-        let Some(close) = memchr::memchr(b'"', &line[start..]).map(|e| start + e) else {
-            return false;
-        };
-        record.push_field(&line[start..close]);
-        if close == n - 1 {
+    // Cells are short: a plain loop beats a `memchr` call per cell.
+    let (mut start, mut i) = (1, 1);
+    while i < n {
+        if line[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        record.push_field(&line[start..i]);
+        if i == n - 1 {
             return true;
         }
         // Between two cells: exactly `,"`.
-        if line.get(close + 1..close + 3) != Some(&b",\""[..]) {
+        if line.get(i + 1..i + 3) != Some(&b",\""[..]) {
             return false;
         }
-        start = close + 3;
+        i += 3;
+        start = i;
     }
+    false
 }
 
 impl<'a> Table<'a> {
@@ -1224,6 +1227,8 @@ struct MetricCol {
     index: usize,
     name: String,
     unit_text: String,
+    /// The units row says `ns` or `nsecond` (see [`dotted_nanoseconds`]).
+    nanoseconds: bool,
     unit: Normalised,
     /// `"name":{"value":`, written before each value.
     json_key: Vec<u8>,
@@ -1310,6 +1315,7 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
                 MetricCol {
                     index,
                     name: name.clone(),
+                    nanoseconds: matches!(unit_text.as_str(), "ns" | "nsecond"),
                     unit_text,
                     unit,
                     json_key: json_key(name),
@@ -1389,7 +1395,7 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
                 &mut scratch,
             );
             let cell = match cell {
-                Ok(Some(Val::Num(_))) if dotted_nanoseconds(&col.unit_text, text) => {
+                Ok(Some(Val::Num(_))) if col.nanoseconds && dotted_nanoseconds(&col.unit_text, text) => {
                     return Err(locale_error(table.line(), &String::from_utf8_lossy(text)).into());
                 }
                 Ok(Some(Val::Text(_))) | Err(_) if shows_decimal_comma(text) => {
@@ -1866,6 +1872,39 @@ mod tests {
         );
         assert!(!l.attributes.contains_key("ID") && !l.attributes.contains_key("Kernel Name"));
         assert_eq!(p.launches[1].id, 1);
+    }
+
+    #[test]
+    fn streamed_numbers_are_the_bytes_serde_json_writes() {
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            -3.0,
+            0.5,
+            -1e-7,
+            123_456_789.0,
+            999_999_999_999_999.0,
+            1e15,
+            1e16,
+            9_007_199_254_740_993.0,
+            1.5e300,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            let mut out = Vec::new();
+            let mut sink = JsonSink {
+                out: &mut out,
+                buf: Vec::new(),
+                launches: 0,
+            };
+            sink.number(v).unwrap();
+            assert_eq!(
+                String::from_utf8(sink.buf).unwrap(),
+                serde_json::to_string(&v).unwrap(),
+                "{v}"
+            );
+        }
     }
 
     #[test]
