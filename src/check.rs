@@ -64,6 +64,12 @@ pub fn git_commit(dir: &std::path::Path) -> Option<String> {
     {
         return Some(sha.trim().to_owned());
     }
+    git_head(dir)
+}
+
+/// `git rev-parse HEAD` in `dir` (best effort; never `$GITHUB_SHA`: `ab` names its base tree
+/// with it, and `$GITHUB_SHA` names the head).
+pub fn git_head(dir: &std::path::Path) -> Option<String> {
     let out = std::process::Command::new("git")
         .args(["rev-parse", "HEAD"])
         .current_dir(dir)
@@ -169,7 +175,8 @@ pub fn run_check(
         .collect();
 
     // Load baselines and check comparability before spending time on the GPU.
-    let mut baselines: BTreeMap<String, BaselineFile> = BTreeMap::new();
+    // Each target's baseline with the file it came from (named in errors about its content).
+    let mut baselines: BTreeMap<String, (BaselineFile, PathBuf)> = BTreeMap::new();
     let mut mismatch: Vec<FingerprintDiff> = Vec::new();
     let fingerprint = targets
         .first()
@@ -223,7 +230,7 @@ pub fn run_check(
                 }
             }
         }
-        baselines.insert(t.name.clone(), b);
+        baselines.insert(t.name.clone(), (b, store.path(&fp.gpu_key(), &t.name)));
     }
 
     let work = initial_work(targets, opts.shard.as_ref());
@@ -353,7 +360,7 @@ pub fn run_check(
 fn judge(
     targets: &[&Target],
     samples: &SampleSet,
-    baselines: &BTreeMap<String, BaselineFile>,
+    baselines: &BTreeMap<String, (BaselineFile, PathBuf)>,
     m: &Measurement,
     cfg: &Config,
     rounds: &BTreeMap<(String, String), u32>,
@@ -374,7 +381,7 @@ fn judge(
             let Some(ms) = t.metrics.iter().find(|x| x.name == key.metric) else {
                 continue;
             };
-            let entry = baselines.get(&t.name).and_then(|b| b.entry_for(key));
+            let entry = baselines.get(&t.name).and_then(|(b, _)| b.entry_for(key));
             keyed.push((key.clone(), ms, entry));
             seen.insert(key.clone());
         }
@@ -445,9 +452,11 @@ fn judge(
             config_change: config_change(entry.map(|e| e.configs.as_slice()), samples.series.get(key)),
         })
         .collect();
+    let mut spec_errors: Vec<RunError> = Vec::new();
     // Samples are compared as numbers: a baseline in another unit (`us` edited into a file of
-    // `ns`) would be compared 1000x off. Units are never converted here: the row is an error.
-    for (row, (_, _, entry)) in rows.iter_mut().zip(&keyed) {
+    // `ns`) would be compared 1000x off. Units are never converted here: the row is an error,
+    // and the damaged baseline is invalid input (exit 2), named with its metric, kernel and file.
+    for (row, (key, _, entry)) in rows.iter_mut().zip(&keyed) {
         if let Some(e) = entry
             && e.unit != row.unit
         {
@@ -456,36 +465,26 @@ fn judge(
                 "the baseline's samples are in `{}` but this run measured `{}`; they cannot be compared: refresh the baseline with `cgp-gate baseline update`",
                 e.unit, row.unit
             );
+            let file = baselines
+                .get(&key.target)
+                .map(|(_, p)| p.display().to_string())
+                .unwrap_or_default();
+            let message = format!(
+                "{file}: the baseline of metric `{}` of kernel `{}` (target `{}`, size {}) is in `{}`, but ncu measures it in `{}`; units are never converted: restore the file from git, or measure it again with `cgp-gate baseline update`",
+                row.metric, row.kernel, row.target, row.size, e.unit, row.unit
+            );
+            spec_errors.push(RunError {
+                target: row.target.clone(),
+                size: Some(row.size.clone()),
+                kind: ErrorKind::InvalidInput,
+                message,
+            });
         }
     }
-    // A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
-    // the row is an error rather than a silently meaningless verdict, and the run reports invalid
-    // input (a spec mistake, exit 2) once per target and metric. `validate` catches the metrics
-    // whose unit is known from their name; this catches the rest.
-    let mut spec_errors: Vec<RunError> = Vec::new();
+    // `validate` catches the `min_effect`s whose metric's unit is known from its name; this
+    // catches the rest, once the unit is measured.
     for (row, (_, ms, _)) in rows.iter_mut().zip(&keyed) {
-        if let Some(q) = &ms.threshold.min_effect
-            && !q.unit.is_empty()
-            && q.unit != row.unit
-        {
-            row.verdict = RowVerdict::Error;
-            row.reason = format!(
-                "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
-                q.unit, row.unit
-            );
-            let message = format!(
-                "the spec's min_effect {q} of `{}` in target `{}` is in `{}`, but ncu measures the metric in `{}`; give min_effect in `{}`",
-                row.metric, row.target, q.unit, row.unit, row.unit
-            );
-            if !spec_errors.iter().any(|e| e.message == message) {
-                spec_errors.push(RunError {
-                    target: row.target.clone(),
-                    size: None,
-                    kind: ErrorKind::InvalidInput,
-                    message,
-                });
-            }
-        }
+        min_effect_unit(row, ms, &mut spec_errors);
     }
     // Every spec metric of every measured size must have been judged: a metric that no kernel
     // reported (or a derived metric that cannot be computed on this GPU) is an error, never a
@@ -506,7 +505,7 @@ fn judge(
             } else {
                 "no profiled kernel reported this metric"
             };
-            let mut row = bare_row(target, size, "-", &ms.name, "", RowVerdict::Error, why);
+            let mut row = Row::bare(target, size, "-", &ms.name, "", RowVerdict::Error, why);
             row.threshold = Some(RowThreshold::of(&ms.threshold));
             row.direction = Some(ms.threshold.direction);
             rows.push(row);
@@ -514,7 +513,9 @@ fn judge(
     }
     // Baseline entries of the selected targets that were not measured (and did not fail).
     for t in targets {
-        let Some(b) = baselines.get(&t.name) else { continue };
+        let Some((b, _)) = baselines.get(&t.name) else {
+            continue;
+        };
         for e in &b.entries {
             let key = e.key(&t.name);
             if seen.contains(&key) || failed.contains(&(key.target.clone(), key.size.clone())) {
@@ -526,7 +527,7 @@ fn judge(
             } else {
                 "in the baseline but the metric is no longer in the spec"
             };
-            let mut row = bare_row(
+            let mut row = Row::bare(
                 &key.target,
                 &key.size,
                 &key.kernel,
@@ -565,42 +566,33 @@ fn config_change(
     })
 }
 
-/// A row that was not statistically judged (missing, or an error), with no numbers yet.
-fn bare_row(
-    target: &str,
-    size: &str,
-    kernel: &str,
-    metric: &str,
-    unit: &str,
-    verdict: RowVerdict,
-    reason: &str,
-) -> Row {
-    Row {
-        target: target.to_owned(),
-        size: size.to_owned(),
-        kernel: kernel.to_owned(),
-        metric: metric.to_owned(),
-        unit: unit.to_owned(),
-        verdict,
-        threshold: None,
-        direction: None,
-        method: "none".to_owned(),
-        change: None,
-        change_ci: None,
-        median_ci: None,
-        confidence: None,
-        p: None,
-        p_adjusted: None,
-        baseline: None,
-        candidate: None,
-        reason: reason.to_owned(),
-        remeasured: 0,
-        candidate_reps: Vec::new(),
-        history: Vec::new(),
-        gpu: String::new(),
-        fails_gate: false,
-        candidate_configs: Vec::new(),
-        config_change: None,
+/// A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
+/// the row becomes an error rather than a silently meaningless verdict, and the spec mistake is
+/// added to `errors` as invalid input (exit 2), once per target and metric. `check` and `ab`
+/// both call this on every judged row.
+pub fn min_effect_unit(row: &mut Row, ms: &MetricSpec, errors: &mut Vec<RunError>) {
+    let Some(q) = &ms.threshold.min_effect else {
+        return;
+    };
+    if q.unit.is_empty() || q.unit == row.unit {
+        return;
+    }
+    row.verdict = RowVerdict::Error;
+    row.reason = format!(
+        "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
+        q.unit, row.unit
+    );
+    let message = format!(
+        "the spec's min_effect {q} of `{}` in target `{}` is in `{}`, but ncu measures the metric in `{}`; give min_effect in `{}`",
+        row.metric, row.target, q.unit, row.unit, row.unit
+    );
+    if !errors.iter().any(|e| e.message == message) {
+        errors.push(RunError {
+            target: row.target.clone(),
+            size: None,
+            kind: ErrorKind::InvalidInput,
+            message,
+        });
     }
 }
 

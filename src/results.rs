@@ -390,6 +390,47 @@ pub struct RowThreshold {
     pub limit: Option<f64>,
 }
 
+impl Row {
+    /// A row that was not statistically judged (missing, or an error), with no numbers yet.
+    pub fn bare(
+        target: &str,
+        size: &str,
+        kernel: &str,
+        metric: &str,
+        unit: &str,
+        verdict: RowVerdict,
+        reason: &str,
+    ) -> Self {
+        Self {
+            target: target.to_owned(),
+            size: size.to_owned(),
+            kernel: kernel.to_owned(),
+            metric: metric.to_owned(),
+            unit: unit.to_owned(),
+            verdict,
+            threshold: None,
+            direction: None,
+            method: "none".to_owned(),
+            change: None,
+            change_ci: None,
+            median_ci: None,
+            confidence: None,
+            p: None,
+            p_adjusted: None,
+            baseline: None,
+            candidate: None,
+            reason: reason.to_owned(),
+            remeasured: 0,
+            candidate_reps: Vec::new(),
+            history: Vec::new(),
+            gpu: String::new(),
+            fails_gate: false,
+            candidate_configs: Vec::new(),
+            config_change: None,
+        }
+    }
+}
+
 impl RowThreshold {
     /// The spec's threshold, before anything was measured.
     pub fn of(t: &Threshold) -> Self {

@@ -165,7 +165,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Merge(args) => commands::merge::run(&args.into(), &ui, out),
         Command::Breakdown(args) => commands::breakdown::run(&args.into(), out),
         Command::Changes(args) => commands::changes::run(&args.into(), out),
-        Command::Ab(args) => commands::ab::run(&args.into(), out),
+        Command::Ab(args) => commands::ab::run(&args.into(), &ui, out),
         Command::Calibrate(args) => commands::calibrate::run(&args.into(), &ui, out),
         Command::Baseline(BaselineCommand::Update(args)) => {
             commands::baseline::update(&args.into(), &ui, out)

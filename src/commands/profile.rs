@@ -96,7 +96,8 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
             crate::report::console::health_line(&run.health.unwrap_or_default())
         )
         .map_err(stdout_err)?;
-        write!(out, "{}", crate::report::console::samples_table(&run.m.samples)).map_err(stdout_err)?;
+        let table = crate::report::console::samples_table_styled(&run.m.samples, ui.console());
+        write!(out, "{table}").map_err(stdout_err)?;
     }
     for e in &run.m.errors {
         eprintln!("error: {}", e.message);

@@ -509,3 +509,32 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn ab_and_check_judge_deterministic_values_alike() {
+    // Registers and counters: `ab`'s constant rows and `check`'s exact rows share one rule.
+    let effect = |t: Threshold, q: &str| Threshold {
+        min_effect: Some(Quantity::parse(q).unwrap()),
+        ..t
+    };
+    let cases = [
+        (38.0, 38.0, kind(ThresholdKind::Exact)),
+        (38.0, 40.0, kind(ThresholdKind::Exact)),
+        (40.0, 38.0, kind(ThresholdKind::Exact)),
+        (0.0, 2.0, kind(ThresholdKind::Exact)),
+        (100.0, 102.0, rel(0.03, Direction::Lower)),
+        (100.0, 104.0, rel(0.03, Direction::Lower)),
+        (100.0, 104.0, rel(0.03, Direction::Higher)),
+        (100.0, 104.0, effect(kind(ThresholdKind::Exact), "5")),
+    ];
+    let mut verdicts = Vec::new();
+    for (b, c, t) in &cases {
+        let j = one(Some(&[*b, *b, *b]), &[*c, *c, *c], t);
+        let p = paired::judge_constant(*b, *c, t, 3);
+        assert_eq!(j.method, "exact");
+        assert_eq!((p.verdict, p.change, &p.reason), (j.verdict, j.change, &j.reason));
+        verdicts.push(j.verdict);
+    }
+    use RowVerdict::{Improvement as I, Pass as P, Regression as R};
+    assert_eq!(verdicts, [P, R, I, R, P, R, I, P]);
+}
