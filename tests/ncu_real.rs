@@ -1105,4 +1105,25 @@ fn profile_dry_run_builds_the_argv_for_the_installed_ncu() {
         real.contains(&format!(": {} ", line.join(" "))),
         "{real}\n{line:?}"
     );
+    // A target that needs what this ncu lacks is named as refused.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("cgp-gate.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\ntargets:\n  - name: app_range\n    command: [/bin/true]\n    replay_mode: app-range\n    nvtx: [\"region/\"]\n    metrics: { gpu__time_duration.sum: \"3%\" }\n",
+    )
+    .unwrap();
+    let out = cargo_bin_cmd!("cgp-gate")
+        .args(["profile", "--dry-run", "--spec"])
+        .arg(&spec)
+        .env("CGP_GATE_NCU", &ncu)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        text.contains("app_range: this ncu has no --replay-mode app-range"),
+        !supports(Some(release), "--replay-mode app-range"),
+        "{text}"
+    );
 }
