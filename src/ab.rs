@@ -609,8 +609,8 @@ pub fn run_ab(
     opts: &AbOptions<'_>,
     progress: &mut dyn Progress,
 ) -> Result<AbRun, Error> {
-    let head_version = sides.head.version()?;
-    sides.base.version()?;
+    let head_versions = crate::profile::Versions::of(&mut *sides.head, sides.head_targets)?;
+    crate::profile::Versions::of(&mut *sides.base, sides.base_targets)?;
     let mut items: Vec<Item<'_>> = Vec::new();
     for h in sides.head_targets {
         let Some(b) = sides.base_targets.iter().find(|b| b.name == h.name) else {
@@ -636,7 +636,7 @@ pub fn run_ab(
     let fingerprint = sides
         .head_targets
         .first()
-        .map(|t| fingerprint_for(&*sides.head, &head_version, t, opts.gpu))
+        .map(|t| fingerprint_for(&*sides.head, &head_versions, t, opts.gpu))
         .unwrap_or_default();
 
     // A row can only be significant when 1 / 2^pairs, times the rows in the Holm family, is at
@@ -775,6 +775,7 @@ pub fn run_ab(
         health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
         cost_seconds: both.cost,
         roofline: Vec::new(),
+        category_bars: Vec::new(),
     };
     Ok(AbRun {
         results,

@@ -13,14 +13,14 @@ use crate::gpu::fingerprint::Fingerprint;
 use crate::gpu::{Gpu, peaks_for};
 use crate::measure::{Measurement, Watch, measure};
 use crate::plan::{Work, initial_work, remeasure};
-use crate::profile::Profiler;
 use crate::profile::record::Recorder;
+use crate::profile::{Profiler, Versions};
 use crate::results::{
     ErrorKind, FingerprintDiff, RESULTS_VERSION, Results, RooflinePoint, Row, RowThreshold, RowVerdict,
     RunError,
 };
 use crate::samples::{SampleSet, SeriesKey};
-use crate::spec::{DERIVED_PREFIX, MetricSpec, Spec, Target};
+use crate::spec::{DERIVED_PREFIX, MetricSpec, ProfilerKind, Spec, Target};
 use crate::stats::{Comparison, Config, judge_all, summarize};
 
 pub use crate::results::FailOn;
@@ -38,23 +38,45 @@ pub struct CheckOptions<'a> {
     pub allow_missing: bool,
 }
 
-/// The fingerprint of a target's measurements: the recording's (replay), or this machine's.
+/// The fingerprint of a target's measurements: the recording's GPU (replay), or this machine's,
+/// with the target's own profiler part: the tool that measures it (`profiler`, its version) and
+/// the settings that change what it measures.
 pub fn fingerprint_for(
     profiler: &dyn Profiler,
-    ncu_version: &str,
+    versions: &Versions,
     target: &Target,
     gpu: Option<&dyn Gpu>,
 ) -> Fingerprint {
-    if let Some(mut fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
-        // The recording's GPU, but this target's profiler settings: a manifest holds one
-        // fingerprint, and targets may differ in clock and cache control.
-        let own = crate::gpu::fingerprint(None, 0, ncu_version, &target.profiling, &target.clocks);
+    let ncu = versions.ncu.as_deref().unwrap_or_default();
+    let fp = if let Some(mut fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
+        // The recording's GPU, but this target's profiler part: a manifest holds one
+        // fingerprint, and targets may differ in profiler, clock and cache control.
+        let ncu = if ncu.is_empty() || ncu == crate::gpu::fingerprint::UNKNOWN {
+            // A manifest without `ncu_version`: its fingerprint's, when ncu measured it.
+            if fp.profiler == crate::gpu::fingerprint::PROFILER_NCU {
+                fp.ncu_version.clone()
+            } else {
+                String::new()
+            }
+        } else {
+            ncu.to_owned()
+        };
+        let own = crate::gpu::fingerprint(None, 0, &ncu, &target.profiling, &target.clocks);
+        fp.ncu_version = own.ncu_version;
+        fp.profiler = own.profiler;
+        fp.profiler_version = own.profiler_version;
         fp.clock_control = own.clock_control;
         fp.cache_control = own.cache_control;
         fp.clocks = own.clocks;
-        return fp;
+        fp
+    } else {
+        crate::gpu::fingerprint(gpu, 0, ncu, &target.profiling, &target.clocks)
+    };
+    if target.profiler == ProfilerKind::Nsys {
+        fp.measured_by_nsys(versions.get(ProfilerKind::Nsys))
+    } else {
+        fp
     }
-    crate::gpu::fingerprint(gpu, 0, ncu_version, &target.profiling, &target.clocks)
 }
 
 /// The commit being measured: `$GITHUB_SHA`, else `git rev-parse HEAD` in `dir` (best effort).
@@ -165,14 +187,20 @@ pub fn run_check(
     opts: &CheckOptions<'_>,
     progress: &mut dyn crate::progress::Progress,
 ) -> Result<Results, Error> {
-    let ncu_version = profiler.version()?;
+    let versions = Versions::of(profiler, targets)?;
     let store = Store::new(&opts.baselines);
-    let fields: Vec<&str> = spec
+    let mut fields: Vec<&str> = spec
         .settings
         .fingerprint_fields
         .iter()
         .map(String::as_str)
         .collect();
+    // Whatever the spec leaves out, an ncu baseline never compares with an nsys run.
+    for f in crate::gpu::fingerprint::ALWAYS_KEY_FIELDS {
+        if !fields.contains(f) {
+            fields.push(f);
+        }
+    }
 
     // Load baselines and check comparability before spending time on the GPU.
     // Each target's baseline with the file it came from (named in errors about its content).
@@ -180,11 +208,11 @@ pub fn run_check(
     let mut mismatch: Vec<FingerprintDiff> = Vec::new();
     let fingerprint = targets
         .first()
-        .map(|t| fingerprint_for(&*profiler, &ncu_version, t, opts.gpu))
+        .map(|t| fingerprint_for(&*profiler, &versions, t, opts.gpu))
         .unwrap_or_default();
     let stored = store.load_all()?;
     for t in targets {
-        let fp = fingerprint_for(&*profiler, &ncu_version, t, opts.gpu);
+        let fp = fingerprint_for(&*profiler, &versions, t, opts.gpu);
         let Some(b) = store.load(&fp.gpu_key(), &t.name)? else {
             // A first run has no baselines at all: every row is "new". But baselines of this
             // target for other GPUs mean this GPU is not the one the baselines describe (or NVML
@@ -326,6 +354,12 @@ pub fn run_check(
             skipped: &BTreeSet::new(),
         },
     );
+    let category_bars = crate::nsys::bars::category_bars(targets, &m.samples, &|k| {
+        baselines
+            .get(&k.target)
+            .and_then(|b| b.0.entry_for(k))
+            .map(|e| e.samples.clone())
+    });
     let mut errors = m.errors;
     errors.extend(spec_errors);
     let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty());
@@ -350,6 +384,7 @@ pub fn run_check(
         health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
         cost_seconds: m.cost_seconds,
         roofline,
+        category_bars,
     })
 }
 
@@ -522,6 +557,10 @@ fn judge(
                 continue;
             }
             let ms = t.metrics.iter().find(|x| x.name == e.metric);
+            // An nsys target's ungated category times are kept for the stacked bars, not judged.
+            if ms.is_none() && crate::nsys::bars::is_informational(t, &e.metric) {
+                continue;
+            }
             let reason = if ms.is_some() {
                 "in the baseline but not measured now (kernel or size no longer profiled)"
             } else {

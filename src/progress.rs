@@ -267,7 +267,7 @@ impl<W: Write> Progress for Lines<W> {
                 .eta(Instant::now())
                 .map_or_else(String::new, |d| format!(", about {}", human_duration(d)));
             let text = format!(
-                "profiling: {total} ncu run{} over {} size{} of {} target{}{eta}",
+                "profiling: {total} run{} over {} size{} of {} target{}{eta}",
                 if total == 1 { "" } else { "s" },
                 self.tally.sizes.len(),
                 if self.tally.sizes.len() == 1 { "" } else { "s" },
@@ -566,7 +566,7 @@ mod tests {
     #[test]
     fn off_a_terminal_a_line_per_finished_size() {
         insta::assert_snapshot!(lines(Verbosity::Normal), @r"
-        profiling: 9 ncu runs over 3 sizes of 2 targets
+        profiling: 9 runs over 3 sizes of 2 targets
         reduce[n=16777216]: failed after 1 run in 1.2s
         matmul[n=512]: 3 runs in 3.8s
         matmul[n=1024]: 3 runs in 7.5s
@@ -578,7 +578,7 @@ mod tests {
     #[test]
     fn verbose_adds_a_line_per_run() {
         insta::assert_snapshot!(lines(Verbosity::Verbose), @r"
-        profiling: 9 ncu runs over 3 sizes of 2 targets
+        profiling: 9 runs over 3 sizes of 2 targets
           matmul[n=512] rep 0: 1.2s
           matmul[n=1024] rep 0: 2.5s
           reduce[n=16777216] rep 0: 0.8s

@@ -177,6 +177,10 @@ pub struct Results {
     /// Spec-declared derived metrics and roofline data per target x size, when known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roofline: Vec<RooflinePoint>,
+    /// GPU time by category of each `profiler: nsys` target x size, every category, baseline
+    /// against candidate (medians): the stacked bars. Absent in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub category_bars: Vec<crate::nsys::bars::CategoryBars>,
 }
 
 impl Results {

@@ -135,7 +135,12 @@ pub fn write_baselines(
         samples
             .series
             .values()
-            .filter(|s| s.key.target == t.name && t.metrics.iter().any(|m| m.name == s.key.metric))
+            .filter(|s| {
+                s.key.target == t.name
+                    && (t.metrics.iter().any(|m| m.name == s.key.metric)
+                        // Every category of an nsys target: the stacked bars compare them all.
+                        || crate::nsys::bars::is_informational(t, &s.key.metric))
+            })
             .collect()
     };
     // Validate every target before writing any, so a bad one leaves all files as they were.

@@ -345,7 +345,7 @@ fn ab_reports_progress_colour_and_width_as_check_does() {
     let (code, stdout, stderr) = ab_streams(dir.path(), &spec, &[], &[]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
-        stderr.contains("profiling: 20 ncu runs over 1 size of 1 target"),
+        stderr.contains("profiling: 20 runs over 1 size of 1 target"),
         "{stderr}"
     );
     let done: Vec<&str> = stderr

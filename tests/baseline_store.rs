@@ -23,6 +23,7 @@ fn h200() -> Fingerprint {
         driver_version: "560.35.03".into(),
         cuda_driver_version: "12.6".into(),
         ncu_version: "2025.1.0.0".into(),
+        profiler_version: "2025.1.0.0".into(),
         clock_control: "base".into(),
         cache_control: "all".into(),
         clocks: "ncu".into(),

@@ -758,7 +758,7 @@ fn the_first_estimate_comes_from_the_last_results_file() {
     };
     let first = String::from_utf8_lossy(&run().stderr).into_owned();
     assert!(
-        first.starts_with("profiling: 25 ncu runs over 5 sizes of 3 targets\n"),
+        first.starts_with("profiling: 25 runs over 5 sizes of 3 targets\n"),
         "no earlier results, no estimate:\n{first}"
     );
     // A previous run that took 35 s in all: the plan is the same, so the estimate is 35 s.
@@ -768,7 +768,7 @@ fn the_first_estimate_comes_from_the_last_results_file() {
     std::fs::write(&json, serde_json::to_string(&results).unwrap()).unwrap();
     let second = String::from_utf8_lossy(&run().stderr).into_owned();
     assert!(
-        second.starts_with("profiling: 25 ncu runs over 5 sizes of 3 targets, about 35.0s\n"),
+        second.starts_with("profiling: 25 runs over 5 sizes of 3 targets, about 35.0s\n"),
         "{second}"
     );
 }

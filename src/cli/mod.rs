@@ -30,7 +30,7 @@ pub struct Cli {
     /// No progress on stderr (errors and results are still printed).
     #[arg(long, short, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// A progress line per ncu run, besides one per finished target and size.
+    /// A progress line per profiler run (ncu or nsys), besides one per finished target and size.
     #[arg(long, short, global = true)]
     pub verbose: bool,
     #[command(subcommand)]

@@ -97,7 +97,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
             None
         }
     };
-    let ncu_version = head.version()?;
+    let versions = crate::profile::Versions::of(head.as_mut(), &head_targets)?;
     let session = if args.replay.is_some() {
         crate::session::Session::replay()
     } else {
@@ -139,8 +139,8 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let run = run?;
     let results = run.results;
     if let (Some(dir), Some((b, h))) = (&args.record, recs) {
-        b.finish(&head_spec.hash, &ncu_version, &results.fingerprint)?;
-        h.finish(&head_spec.hash, &ncu_version, &results.fingerprint)?;
+        b.finish_with(&head_spec.hash, &versions, &results.fingerprint)?;
+        h.finish_with(&head_spec.hash, &versions, &results.fingerprint)?;
         crate::ab::AbManifest {
             schema_version: crate::ab::AB_MANIFEST_VERSION,
             base_commit: args.base_dir.as_deref().and_then(crate::check::git_head),

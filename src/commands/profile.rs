@@ -26,8 +26,9 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         crate::profile::live::preflight(&sel.spec, &targets)?;
         let session = crate::session::Session::live(&targets, true, out)?;
         // The command lines are built for the installed ncu, as a real run builds them.
-        let release = dry_run_release(out)?;
-        for t in &targets {
+        let uses_ncu = targets.iter().any(|t| !crate::profile::nsys::is_nsys(t));
+        let release = if uses_ncu { dry_run_release(out)? } else { None };
+        for t in targets.iter().filter(|t| !crate::profile::nsys::is_nsys(t)) {
             let missing = crate::ncu::command::unsupported_options(release, *t);
             if !missing.is_empty() {
                 writeln!(
@@ -41,14 +42,17 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         }
         for w in crate::plan::initial_work(&targets, None) {
             let app = crate::plan::app_argv(w.target, w.size).map_err(Error::Usage)?;
-            let log = std::path::Path::new("<log>");
-            let opts = crate::ncu::command::ncu_options_for(
-                release,
-                w.target,
-                &crate::plan::ncu_metrics(w.target),
-                log,
-            );
-            let argv: Vec<String> = std::iter::once("ncu".to_owned())
+            // Each target's own profiler, with the options a live run passes it.
+            let (program, opts) = if crate::profile::nsys::is_nsys(w.target) {
+                let stem = std::path::Path::new("<tmp>/run-N");
+                ("nsys", crate::profile::nsys::nsys_profile_args(stem))
+            } else {
+                let log = std::path::Path::new("<log>");
+                let metrics = crate::plan::ncu_metrics(w.target);
+                let opts = crate::ncu::command::ncu_options_for(release, w.target, &metrics, log);
+                ("ncu", opts)
+            };
+            let argv: Vec<String> = std::iter::once(program.to_owned())
                 .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
                 .chain(app)
                 .collect();
@@ -86,8 +90,10 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     } else {
         writeln!(
             out,
-            "source: {} (ncu {}); GPU: {}",
-            run.source, run.ncu_version, fingerprint.gpu_name
+            "source: {} ({}); GPU: {}",
+            run.source,
+            run.versions.describe(),
+            fingerprint.gpu_name
         )
         .map_err(stdout_err)?;
         writeln!(

@@ -89,13 +89,14 @@ fn header(results: &Results, h: &mut String) {
     let fp = &results.fingerprint;
     let _ = write!(
         h,
-        "<header class=\"{}\"><h1>cgp-gate: {}</h1>\n<div class=\"meta\">spec {} · {} · driver {} · ncu {} · clocks {} · {} · {}{}</div></header>\n",
+        "<header class=\"{}\"><h1>cgp-gate: {}</h1>\n<div class=\"meta\">spec {} · {} · driver {} · {} {} · clocks {} · {} · {}{}</div></header>\n",
         results.verdict.as_str(),
         escape(&headline(results)),
         escape(&results.spec_path),
         escape(&gpu_label(results)),
         escape(&fp.driver_version),
-        escape(&fp.ncu_version),
+        escape(&fp.profiler),
+        escape(&fp.profiler_version),
         escape(&fp.clocks),
         escape(&results.multiple_testing),
         escape(&results.date),

@@ -92,6 +92,8 @@ fn suite(results: &Results, target: &str) -> TestSuite {
         ("compute_capability", fp.compute_capability.as_str()),
         ("driver_version", fp.driver_version.as_str()),
         ("ncu_version", fp.ncu_version.as_str()),
+        ("profiler", fp.profiler.as_str()),
+        ("profiler_version", fp.profiler_version.as_str()),
         ("clocks", fp.clocks.as_str()),
         ("clock_control", fp.clock_control.as_str()),
         ("cache_control", fp.cache_control.as_str()),

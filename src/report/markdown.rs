@@ -603,7 +603,7 @@ fn footer(results: &Results, md: &mut String) {
         format!("spec {}", results.spec_path),
         format!("{} (cc {})", gpu_label(results), fp.compute_capability),
         format!("driver {}", fp.driver_version),
-        format!("ncu {}", fp.ncu_version),
+        format!("{} {}", fp.profiler, fp.profiler_version),
         format!("clocks {}", fp.clocks),
         crate::report::console::health_line(&results.health),
         results.multiple_testing.clone(),
