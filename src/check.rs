@@ -128,7 +128,7 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                 .bytes
                 .as_deref()
                 .and_then(|e| crate::spec::evaluate(e, size).ok());
-            let durations: Vec<(SeriesKey, Vec<f64>, Vec<u32>)> = samples
+            let durations: Vec<crate::samples::Series> = samples
                 .series
                 .values()
                 .filter(|s| {
@@ -136,9 +136,16 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                         && s.key.size == size.key()
                         && s.key.metric == crate::plan::DURATION_METRIC
                 })
-                .map(|s| (s.key.clone(), s.values.clone(), s.reps.clone()))
+                .cloned()
                 .collect();
-            for (key, values, reps) in durations {
+            for crate::samples::Series {
+                key,
+                values,
+                reps,
+                configs,
+                ..
+            } in durations
+            {
                 for (v, r) in values.iter().zip(&reps) {
                     for (name, value, unit) in crate::gpu::derive(flops, bytes, *v, peaks.as_ref()) {
                         if wants.contains(&name) {
@@ -147,6 +154,10 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                                 ..key.clone()
                             };
                             samples.push(&k, unit, value, *r);
+                            // Derived from the durations: the same launches, the same configurations.
+                            for c in &configs {
+                                samples.note_config(&k, c);
+                            }
                         }
                     }
                 }
@@ -768,6 +779,12 @@ fn judge(
             skipped: None,
             why: None,
             fails_gate: false,
+            candidate_configs: samples
+                .series
+                .get(key)
+                .map(|s| s.configs.clone())
+                .unwrap_or_default(),
+            config_change: config_change(entry.map(|e| e.configs.as_slice()), samples.series.get(key)),
         })
         .collect();
     let mut spec_errors: Vec<RunError> = Vec::new();
@@ -872,6 +889,20 @@ fn judge(
             .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
     });
     (rows, spec_errors)
+}
+
+/// The launch configuration change of a row: the kernel ran with other grid/block sizes than in
+/// the baseline. Only when both sides say which (a baseline written before configurations were
+/// recorded has none): the series is still compared, and the reports say what changed.
+fn config_change(
+    baseline: Option<&[String]>,
+    candidate: Option<&crate::samples::Series>,
+) -> Option<crate::results::ConfigChange> {
+    let (b, c) = (baseline?, &candidate?.configs);
+    (!b.is_empty() && !c.is_empty() && b != c.as_slice()).then(|| crate::results::ConfigChange {
+        baseline: b.to_vec(),
+        candidate: c.clone(),
+    })
 }
 
 /// A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):

@@ -108,6 +108,32 @@ pub struct Row {
     /// selected) and that the user did not allow: it fails the gate (see [`crate::missing`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fails_gate: bool,
+    /// The launch configurations (`grid (X, Y, Z) block (X, Y, Z)`) the candidate's samples came
+    /// from, so a results file becomes a baseline with them. Empty when not known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidate_configs: Vec<String>,
+    /// Set by `check` when the kernel's launch configuration differs between the baseline and
+    /// this run: the row still compares the one series (the kernel did not become a new one),
+    /// and every report says what changed. `None`: the same, or unknown on one side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_change: Option<ConfigChange>,
+}
+
+/// A launch configuration that changed between the baseline and this run (see
+/// [`Row::config_change`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigChange {
+    /// The configurations of the baseline's samples, sorted.
+    pub baseline: Vec<String>,
+    /// The configurations of this run's samples, sorted.
+    pub candidate: Vec<String>,
+}
+
+impl ConfigChange {
+    /// `grid (64, 1, 1) block (256, 1, 1) -> grid (128, 1, 1) block (256, 1, 1)`.
+    pub fn describe(&self) -> String {
+        format!("{} -> {}", self.baseline.join(" + "), self.candidate.join(" + "))
+    }
 }
 
 /// A failure that stopped a target or size from being measured.
@@ -448,6 +474,8 @@ impl Row {
             skipped: None,
             why: None,
             fails_gate: false,
+            candidate_configs: Vec::new(),
+            config_change: None,
         }
     }
 }

@@ -86,6 +86,9 @@ pub fn samples_from_results(
         for (v, r) in c.samples.iter().zip(reps) {
             set.push(&key, &row.unit, *v, r);
         }
+        for config in &row.candidate_configs {
+            set.note_config(&key, config);
+        }
     }
     Ok(set)
 }

@@ -43,6 +43,7 @@ fn series(target: &str, size: &str, kernel: &str, metric: &str, unit: &str, v: &
         values: v.to_vec(),
         // Two launches per repetition.
         reps: (0..v.len()).map(|i| (i / 2) as u32).collect(),
+        configs: Vec::new(),
     }
 }
 

@@ -148,7 +148,16 @@ pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Validate { spec } => commands::validate::run(&spec, out),
         Command::Schema => commands::schema::run(out),
-        Command::Parse { file, json } => commands::parse::run(&file, json, out),
+        Command::Parse { file, json } => {
+            // Stdout is line-buffered, which scans every write for a newline: `--json` is one
+            // line of up to hundreds of MB, so it goes to the descriptor itself (a duplicate of
+            // it; nothing was written to stdout before), through `parse`'s own buffer.
+            use std::os::fd::AsFd;
+            match std::io::stdout().as_fd().try_clone_to_owned() {
+                Ok(fd) if json => commands::parse::run(&file, json, &mut std::fs::File::from(fd)),
+                _ => commands::parse::run(&file, json, out),
+            }
+        }
         Command::Profile(args) => commands::profile::run(&args.into(), &ui, out),
         Command::Env(args) => commands::env::run(&args.into(), out),
         Command::Report(args) => commands::report::run(&args.into(), &ui, out),

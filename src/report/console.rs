@@ -366,6 +366,15 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     for line in crate::missing::describe_changes(&results.rows) {
         out.push_str(&format!("{}\n", one_line(&line)));
     }
+    let configs = crate::report::format::config_changes(results);
+    if !configs.is_empty() {
+        let note = format!(
+            "{}: {}",
+            crate::report::format::CONFIG_CHANGE_NOTE,
+            configs.join("; ")
+        );
+        push_wrapped(&mut out, &one_line(&note), style.width);
+    }
     // Names reach the terminal: no escape sequence acts, no bidi control reorders. Cells,
     // notes and messages are made visible one by one, so that only our own colour codes act.
     let head = crate::report::text::visible(&headline(results));

@@ -129,6 +129,18 @@ fn header(results: &Results, h: &mut String) {
         }
         h.push_str("</table></div>\n");
     }
+    let configs = super::format::config_changes(results);
+    if !configs.is_empty() {
+        let _ = write!(
+            h,
+            "<div class=\"banner\"><b>{}.</b><ul>",
+            escape(super::format::CONFIG_CHANGE_NOTE)
+        );
+        for c in &configs {
+            let _ = write!(h, "<li>{}</li>", escape(c));
+        }
+        h.push_str("</ul></div>\n");
+    }
 }
 
 fn row_cells(r: &Row, with_target: bool) -> String {
@@ -146,7 +158,7 @@ fn row_cells(r: &Row, with_target: bool) -> String {
         escape(&r.size),
         escape(&r.metric),
         escape(&r.kernel),
-        escape(&r.reason),
+        escape(&super::format::reason_with_config(r)),
         escape(&median(r.baseline.as_ref(), &r.unit)),
         escape(&median(r.candidate.as_ref(), &r.unit)),
         escape(&change_with_ci(r)),

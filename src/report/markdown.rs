@@ -296,6 +296,22 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
     if let Some(line) = crate::report::format::sass_skip_line(results) {
         md.push_str(&format!("⏭️ {}.\n\n", escape_md_cell(&line)));
     }
+    let configs = super::format::config_changes(results);
+    if !configs.is_empty() {
+        let mut note = super::format::CONFIG_CHANGE_NOTE.to_owned();
+        if let Some(first) = note.get_mut(..1) {
+            first.make_ascii_uppercase();
+        }
+        md.push_str(&format!(
+            "**{}**: {}.\n\n",
+            escape_md_cell(&note),
+            configs
+                .iter()
+                .map(|c| escape_md_cell(c))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
     if opts.mermaid && level == Level::Full {
         charts(results, &mut md);
     }
@@ -616,7 +632,7 @@ fn details(results: &Results, md: &mut String) {
                 escape_md_cell(&crate::results::threshold_text(r)),
                 escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
                 n,
-                escape_md_cell(&r.reason),
+                escape_md_cell(&super::format::reason_with_config(r)),
             ));
         }
         md.push_str("\n</details>\n\n");
