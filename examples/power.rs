@@ -9,12 +9,15 @@
 //! repetitions slower by 3-9 %) and preemptions (1 % of repetitions 1.3x slower).
 //!
 //! Each run is one check of a 50-metric spec (each metric its own size, one sample per
-//! repetition, lower is better, threshold 3 %): a baseline of 30 repetitions from its own job, with
-//! a history of 10 earlier baselines (each from its own job), a candidate of 10 repetitions,
-//! re-measured by 10 up to 20 while doubtful, judged by `judge_all` with the spec's defaults
-//! (alpha 0.01 Holm over the run, 95 % intervals). The judging and the re-measurement are the
-//! library's (`stats::remeasure::simulate_check`, which `check` shares); only the samples are
-//! drawn here instead of by ncu.
+//! repetition, lower is better, threshold 3 %). The gate's settings are not restated here: the
+//! spec below is read by the real loader (`cgp_gate::spec::load_str`), so `repetitions`,
+//! `max_repetitions` and `baseline_repetitions` are the defaults `check` and `baseline update`
+//! use, and the statistical settings are `cgp_gate::check::stats_config`, the function `check`
+//! judges with. A baseline of `baseline_repetitions` from its own job, with a history of 10
+//! earlier baselines (each from its own job), a candidate of `repetitions`, re-measured by
+//! `repetitions` up to `max_repetitions` while doubtful, judged by `judge_all`. The judging and the
+//! re-measurement are the library's (`stats::remeasure::simulate_check`, which `check` shares);
+//! only the samples are drawn here instead of by ncu.
 //!
 //! Scenarios: no change (whole-spec false alarms: a run with ANY regression); a uniform 2 % shift
 //! of every metric (a run with any regression fails); between-job drift (every job, baseline
@@ -25,17 +28,37 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cgp_gate::results::RowVerdict;
-use cgp_gate::spec::model::{Direction, Threshold, ThresholdKind};
+use cgp_gate::spec::model::Threshold;
 use cgp_gate::stats::noise::NoiseModel;
 use cgp_gate::stats::remeasure::{SimRow, simulate_check};
 use cgp_gate::stats::rng::{Rng, seed_for};
 use cgp_gate::stats::{Config, median};
 
+/// What the simulated check takes from the spec.
+struct Gate {
+    threshold: Threshold,
+    cfg: Config,
+    repetitions: u32,
+    max_repetitions: u32,
+    baseline_repetitions: usize,
+}
+
+fn gate() -> Gate {
+    let spec = cgp_gate::spec::load_str(SPEC, std::path::Path::new("power.yaml"))
+        .unwrap_or_else(|e| panic!("the simulated spec must load: {e}"));
+    let t = &spec.targets[0];
+    Gate {
+        threshold: t.metrics[0].threshold.clone(),
+        cfg: cgp_gate::check::stats_config(&spec.settings),
+        repetitions: t.repetitions,
+        max_repetitions: t.max_repetitions,
+        baseline_repetitions: t.baseline_repetitions as usize,
+    }
+}
+
 const METRICS: usize = 50;
-const THRESHOLD: f64 = 0.03;
-const REPETITIONS: u32 = 10;
-const MAX_REPETITIONS: u32 = 20;
-const BASELINE_REPETITIONS: usize = 30;
+/// The simulated spec: one 3 % metric, every other setting at its default.
+const SPEC: &str = "version: 1\ntargets:\n  - name: k\n    command: [./k]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n";
 const HISTORY: usize = 10;
 const MU: f64 = 100_000.0;
 const DRIFT_SHARED: f64 = 0.01;
@@ -120,13 +143,8 @@ struct Tally {
     runs: usize,
 }
 
-fn one_run(
-    s: Scenario,
-    model: &NoiseModel,
-    rng: &mut Rng,
-    threshold: &Threshold,
-    cfg: &Config,
-) -> (bool, bool, bool, u32) {
+fn one_run(s: Scenario, model: &NoiseModel, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32) {
+    let threshold = &g.threshold;
     let job = |rng: &mut Rng| if s.drift { DRIFT_SHARED * rng.normal() } else { 0.0 };
     let own = if s.drift { DRIFT_OWN } else { 0.0 };
     // History: earlier baseline jobs, medians of 30 repetitions each.
@@ -139,14 +157,14 @@ fn one_run(
     for i in 0..METRICS {
         let h: Vec<f64> = hist_jobs
             .iter()
-            .map(|&g| {
-                let mu = MU * NoiseModel::job_offset(rng, g, own);
-                median(&model.samples(rng, BASELINE_REPETITIONS, mu, false)).unwrap_or(mu)
+            .map(|&offset| {
+                let mu = MU * NoiseModel::job_offset(rng, offset, own);
+                median(&model.samples(rng, g.baseline_repetitions, mu, false)).unwrap_or(mu)
             })
             .collect();
         histories.push(h);
         let bmu = MU * NoiseModel::job_offset(rng, base_job, own);
-        baselines.push(model.samples(rng, BASELINE_REPETITIONS, bmu, false));
+        baselines.push(model.samples(rng, g.baseline_repetitions, bmu, false));
         let shift = if s.uniform || i == 0 { s.shift } else { 0.0 };
         cand_mu.push(MU * NoiseModel::job_offset(rng, cand_job, own) * (1.0 + shift));
     }
@@ -160,7 +178,7 @@ fn one_run(
         })
         .collect();
     let mut draw = |i: usize, reps: u32| model.samples(rng, reps as usize, cand_mu[i], false);
-    let out = simulate_check(&rows, cfg, REPETITIONS, MAX_REPETITIONS, &mut draw);
+    let out = simulate_check(&rows, &g.cfg, g.repetitions, g.max_repetitions, &mut draw);
     let v = |i: usize| out.judgements[i].verdict;
     let any = (0..METRICS).any(|i| v(i) == RowVerdict::Regression);
     let others = (1..METRICS).any(|i| v(i) == RowVerdict::Regression);
@@ -176,13 +194,7 @@ fn one_run(
     )
 }
 
-fn simulate(s: Scenario, cv: f64, runs: usize) -> Tally {
-    let threshold = Threshold {
-        kind: ThresholdKind::Relative { fraction: THRESHOLD },
-        direction: Direction::Lower,
-        min_effect: None,
-    };
-    let cfg = Config::default();
+fn simulate(s: Scenario, cv: f64, runs: usize, g: &Gate) -> Tally {
     let model = NoiseModel::documented(cv);
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(2);
@@ -197,7 +209,7 @@ fn simulate(s: Scenario, cv: f64, runs: usize) -> Tally {
                             return t;
                         }
                         let mut rng = Rng::new(seed_for(run as u64, &format!("{}/{cv}", s.name)));
-                        let (flag, inc, others, extra) = one_run(s, &model, &mut rng, &threshold, &cfg);
+                        let (flag, inc, others, extra) = one_run(s, &model, &mut rng, g);
                         t.flagged += usize::from(flag);
                         t.inconclusive += usize::from(inc);
                         t.others += usize::from(others);
@@ -238,11 +250,15 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(2000);
     let start = std::time::Instant::now();
+    let g = gate();
+    let (reps, max_reps, base_reps) = (g.repetitions, g.max_repetitions, g.baseline_repetitions);
+    let alpha = g.cfg.alpha;
     println!(
         "SYNTHETIC SIMULATION (no GPU) of `check`: {runs} runs per cell, {METRICS} metrics, threshold 3% (lower is better)"
     );
     println!(
-        "Noise: NoiseModel::documented (log-normal body, 3% clock dips of 3-9%, 1% preemptions of 1.3x); {REPETITIONS} candidate repetitions re-measured up to {MAX_REPETITIONS}, {BASELINE_REPETITIONS} baseline repetitions, {HISTORY} earlier baselines as history; alpha 0.01 Holm"
+        "Noise: NoiseModel::documented (log-normal body, 3% clock dips of 3-9%, 1% preemptions of 1.3x); {reps} candidate repetitions re-measured up to {max_reps}, {base_reps} baseline repetitions, {HISTORY} earlier baselines as history; alpha {alpha} Holm; slow outliers left out: {}",
+        g.cfg.trim_dips
     );
     println!();
     println!(
@@ -252,7 +268,7 @@ fn main() {
     let mut results = Vec::new();
     for cv in [0.01, 0.03] {
         for s in SCENARIOS {
-            let t = simulate(s, cv, runs);
+            let t = simulate(s, cv, runs, &g);
             let (lo, hi) = wilson(t.flagged, t.runs);
             let single = s.shift > 0.0 && !s.uniform;
             println!(

@@ -17,6 +17,7 @@ use super::row::{RowVerdict, SideSummary};
 use crate::threshold::{Direction, Threshold, ThresholdKind};
 
 use super::bootstrap;
+use super::dips;
 use super::hodges_lehmann::{self, Shift};
 use super::jobspread::{JobSpread, job_spread};
 use super::mannwhitney::{NullCache, mann_whitney_sorted};
@@ -57,6 +58,9 @@ pub struct Config {
     /// Base seed; each row's stream is derived from it and the row key.
     pub seed: u64,
     pub interval: IntervalMethod,
+    /// Leave each side's slow-side outliers (clock dips, preemptions) out of the test and the
+    /// interval (`dips::trim_slow`). On by default; off reproduces the untrimmed rule.
+    pub trim_dips: bool,
 }
 
 impl Default for Config {
@@ -68,6 +72,7 @@ impl Default for Config {
             // "cgp-gate" in ASCII.
             seed: 0x6367_702d_6761_7465,
             interval: IntervalMethod::HodgesLehmann,
+            trim_dips: true,
         }
     }
 }
@@ -203,6 +208,8 @@ struct ShiftRow {
     spread: Option<JobSpread>,
     /// Half-width added on each side of the log-scale interval for the between-job spread.
     widen: f64,
+    /// Slow outliers left out of the test (`dips`): baseline, candidate.
+    dips: (usize, usize),
 }
 
 struct LimitRow {
@@ -389,13 +396,23 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
             ),
         );
     }
-    let shift = match cfg.interval {
-        IntervalMethod::HodgesLehmann => {
-            hodges_lehmann::relative_shift(row.candidate, baseline, cfg.confidence, cache)
+    // Clock dips and preemptions left out, on each side alike (`dips`).
+    let slow_high = row.threshold.direction == Direction::Lower;
+    let trim = |side: &[f64]| {
+        let sorted = sorted_finite(side);
+        if cfg.trim_dips {
+            dips::trim_slow(&sorted, slow_high)
+        } else {
+            (sorted, 0)
         }
+    };
+    let (c, c_dips) = trim(row.candidate);
+    let (b, b_dips) = trim(baseline);
+    let shift = match cfg.interval {
+        IntervalMethod::HodgesLehmann => hodges_lehmann::relative_shift(&c, &b, cfg.confidence, cache),
         IntervalMethod::Bootstrap => bootstrap::median_ratio(
-            row.candidate,
-            baseline,
+            &c,
+            &b,
             cfg.confidence,
             cfg.resamples,
             seed_for(cfg.seed, &row.key),
@@ -407,8 +424,6 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
             "a relative change needs positive samples and this metric has values <= 0; use a min/max threshold".to_owned(),
         );
     };
-    let c = sorted_finite(row.candidate);
-    let b = sorted_finite(baseline);
     let bad_sign = match row.threshold.direction {
         Direction::Lower => 1.0,
         Direction::Higher => -1.0,
@@ -494,6 +509,7 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
         exact_kind,
         spread,
         widen,
+        dips: (b_dips, c_dips),
     })
 }
 
@@ -779,6 +795,14 @@ impl ShiftRow {
                 ),
             )
         };
+        if self.dips != (0, 0) {
+            let (b, c) = self.dips;
+            j.reason.push_str(&format!(
+                "; slow outliers (clock dips, preemptions) left out of the test: {b} of {} baseline and {c} of {} candidate samples",
+                j.baseline.as_ref().map_or(0, |s| s.n),
+                j.candidate.n
+            ));
+        }
         if let Some(sp) = self.spread {
             j.reason.push_str(&format!(
                 "; interval widened by {} for a between-job spread of {} (from {} baseline medians)",
