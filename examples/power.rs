@@ -1,7 +1,8 @@
 //! Power and false-alarm simulation of exactly what `check` does.
 //!
-//! `cargo run --release --example power [RUNS]` (default 2000 runs per cell; 600 runs per cell
-//! took 237 s on the shared 2-core build machine).
+//! `cargo run --release --example power [RUNS] [--ablation]` (default 2000 runs per cell; 2000
+//! took 387 s on the shared 2-core build machine). `--ablation`: the CV 1 % target cells with each
+//! change of the rule undone (docs/statistics.md).
 //!
 //! Everything printed is measured on SYNTHETIC data, not on a GPU. The noise model is the one in
 //! `cgp_gate::stats::noise::NoiseModel::documented` (also used by `cgp-gate calibrate` and
@@ -140,10 +141,12 @@ struct Tally {
     others: usize,
     /// Extra repetitions measured, summed over runs (all 50 metrics).
     extra: u64,
+    /// Runs where metric 0's final regression p-value (unadjusted) was below 0.01.
+    p_below_1pct: usize,
     runs: usize,
 }
 
-fn one_run(s: Scenario, model: &NoiseModel, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32) {
+fn one_run(s: Scenario, model: &NoiseModel, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32, bool) {
     let threshold = &g.threshold;
     let job = |rng: &mut Rng| if s.drift { DRIFT_SHARED * rng.normal() } else { 0.0 };
     let own = if s.drift { DRIFT_OWN } else { 0.0 };
@@ -191,6 +194,7 @@ fn one_run(s: Scenario, model: &NoiseModel, rng: &mut Rng, g: &Gate) -> (bool, b
         v(0) == RowVerdict::Inconclusive,
         others,
         out.extra_reps,
+        out.judgements[0].p.is_some_and(|p| p < 0.01),
     )
 }
 
@@ -209,11 +213,12 @@ fn simulate(s: Scenario, cv: f64, runs: usize, g: &Gate) -> Tally {
                             return t;
                         }
                         let mut rng = Rng::new(seed_for(run as u64, &format!("{}/{cv}", s.name)));
-                        let (flag, inc, others, extra) = one_run(s, &model, &mut rng, g);
+                        let (flag, inc, others, extra, low_p) = one_run(s, &model, &mut rng, g);
                         t.flagged += usize::from(flag);
                         t.inconclusive += usize::from(inc);
                         t.others += usize::from(others);
                         t.extra += u64::from(extra);
+                        t.p_below_1pct += usize::from(low_p);
                         t.runs += 1;
                     }
                 })
@@ -229,6 +234,7 @@ fn simulate(s: Scenario, cv: f64, runs: usize, g: &Gate) -> Tally {
         inconclusive: a.inconclusive + b.inconclusive,
         others: a.others + b.others,
         extra: a.extra + b.extra,
+        p_below_1pct: a.p_below_1pct + b.p_below_1pct,
         runs: a.runs + b.runs,
     })
 }
@@ -244,13 +250,85 @@ fn wilson(k: usize, n: usize) -> (f64, f64) {
     ((centre - half).max(0.0) * 100.0, (centre + half).min(1.0) * 100.0)
 }
 
+/// `--ablation`: the CV 1 % target cells under the rule with each of this version's changes
+/// undone, to show what each one buys (docs/statistics.md, "What changed").
+fn ablation(runs: usize, g: &Gate) {
+    let variant = |trim: bool, ratio: f64, base: usize| Gate {
+        threshold: g.threshold.clone(),
+        cfg: Config {
+            trim_dips: trim,
+            spread_noise_ratio: ratio,
+            ..g.cfg.clone()
+        },
+        repetitions: g.repetitions,
+        max_repetitions: g.max_repetitions,
+        baseline_repetitions: base,
+    };
+    let base = g.baseline_repetitions;
+    let variants = [
+        (
+            "previous rule: dips kept, spread gate 2, 30 baseline repetitions",
+            variant(false, 2.0, 30),
+        ),
+        ("+ slow outliers left out", variant(true, 2.0, 30)),
+        ("+ spread gate 3", variant(true, 3.0, 30)),
+        (
+            "+ 50 baseline repetitions (this version)",
+            variant(true, 3.0, base),
+        ),
+        ("this version with dips kept", variant(false, 3.0, base)),
+    ];
+    println!("Ablation at CV 1% ({runs} runs per cell; share of runs flagged, %, Wilson 95%)");
+    println!();
+    println!(
+        "| rule | no change | uniform 2% shift | 1% job drift | 5% slowdown found | 3% slowdown (at the threshold): regression | 3% slowdown: final p < 0.01 |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (name, v) in &variants {
+        let share = |k: usize, n: usize| {
+            let (lo, hi) = wilson(k, n.max(1));
+            format!("{:.2} [{lo:.2}, {hi:.2}]", 100.0 * k as f64 / n.max(1) as f64)
+        };
+        let cells: Vec<String> = [
+            "no change",
+            "uniform 2% shift",
+            "1% job drift",
+            "5% slowdown",
+            "3% slowdown",
+        ]
+        .iter()
+        .map(|n| {
+            let s = SCENARIOS
+                .iter()
+                .find(|s| s.name == *n)
+                .copied()
+                .unwrap_or(SCENARIOS[0]);
+            let t = simulate(s, 0.01, runs, v);
+            if *n == "3% slowdown" {
+                format!("{} | {}", share(t.flagged, t.runs), share(t.p_below_1pct, t.runs))
+            } else {
+                share(t.flagged, t.runs)
+            }
+        })
+        .collect();
+        println!("| {name} | {} |", cells.join(" | "));
+    }
+}
+
 fn main() {
-    let runs: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(2000);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let runs: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(2000);
     let start = std::time::Instant::now();
     let g = gate();
+    if args.iter().any(|a| a == "--ablation") {
+        println!(
+            "SYNTHETIC SIMULATION (no GPU) of `check`, noise model NoiseModel::documented, {METRICS} metrics, threshold 3%"
+        );
+        ablation(runs, &g);
+        println!();
+        println!("elapsed {:.1} s", start.elapsed().as_secs_f64());
+        return;
+    }
     let (reps, max_reps, base_reps) = (g.repetitions, g.max_repetitions, g.baseline_repetitions);
     let alpha = g.cfg.alpha;
     println!(

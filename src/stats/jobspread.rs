@@ -39,6 +39,18 @@ pub const NOISE_RATIO: f64 = 3.0;
 /// baseline (its median, robust CV and sample count). Non-positive or non-finite medians are
 /// skipped.
 pub fn job_spread(history: &[f64], median: f64, cv: Option<f64>, n: usize) -> Option<JobSpread> {
+    job_spread_gated(history, median, cv, n, NOISE_RATIO)
+}
+
+/// [`job_spread`] with another gate than [`NOISE_RATIO`] (`examples/power.rs` measures the
+/// choice).
+pub fn job_spread_gated(
+    history: &[f64],
+    median: f64,
+    cv: Option<f64>,
+    n: usize,
+    noise_ratio: f64,
+) -> Option<JobSpread> {
     let logs: Vec<f64> = history
         .iter()
         .chain(std::iter::once(&median))
@@ -55,7 +67,7 @@ pub fn job_spread(history: &[f64], median: f64, cv: Option<f64>, n: usize) -> Op
     let within = cv
         .filter(|c| c.is_finite())
         .map_or(0.0, |c| std::f64::consts::FRAC_PI_2 * c * c / n.max(1) as f64);
-    let spread = if total > NOISE_RATIO * NOISE_RATIO * within {
+    let spread = if total > noise_ratio * noise_ratio * within {
         (total - within).sqrt()
     } else {
         0.0
