@@ -2,8 +2,11 @@
 //! the baseline, results and recording-manifest readers (issue 13). Not part of `cargo test`.
 //!
 //! ```text
-//! cargo run --example fuzz -- TARGET COUNT [SEED]     # TARGET: spec | csv | baseline | results | manifest | all
+//! cargo run --example fuzz -- TARGET COUNT [SEED] [--seconds N] [--from INDEX]
 //! ```
+//!
+//! TARGET: spec | csv | baseline | results | manifest | all. `--seconds N` stops each target
+//! after N seconds of wall time (the table then counts the inputs actually run).
 //!
 //! Why not cargo-fuzz: it needs a nightly compiler plus `cargo install cargo-fuzz` (a C++
 //! libFuzzer build) on a shared 2-core machine, and its harness cannot run in CI's stable
@@ -376,7 +379,7 @@ fn run_one(target: &str, input: &[u8]) {
     }
 }
 
-fn fuzz(target: &str, count: u64, seed: u64, from: u64) -> (u64, u64, u64) {
+fn fuzz(target: &str, count: u64, seed: u64, from: u64, limit: Option<Duration>) -> (u64, u64, u64) {
     let seeds = seeds(target);
     assert!(!seeds.is_empty(), "no seed files for {target}");
     let dict = dictionary(target);
@@ -391,7 +394,11 @@ fn fuzz(target: &str, count: u64, seed: u64, from: u64) -> (u64, u64, u64) {
     let _ = std::fs::create_dir_all(&crashes_dir);
     let (mut crashes, mut slow, mut parsed_bytes) = (0u64, 0u64, 0u64);
     let start = Instant::now();
+    let mut ran = 0u64;
     for i in 0..count {
+        if limit.is_some_and(|l| start.elapsed() >= l) {
+            break;
+        }
         let input = m.mutate(&seeds, dict);
         if i < from {
             continue;
@@ -400,6 +407,7 @@ fn fuzz(target: &str, count: u64, seed: u64, from: u64) -> (u64, u64, u64) {
             let _ = std::fs::write(crashes_dir.join(format!("{target}-{seed}-current.bin")), &input);
         }
         parsed_bytes += input.len() as u64;
+        ran += 1;
         let t0 = Instant::now();
         let r = std::panic::catch_unwind(AssertUnwindSafe(|| run_one(target, &input)));
         let took = t0.elapsed();
@@ -426,7 +434,7 @@ fn fuzz(target: &str, count: u64, seed: u64, from: u64) -> (u64, u64, u64) {
         }
     }
     let _ = parsed_bytes;
-    (count - from.min(count), crashes, slow)
+    (ran, crashes, slow)
 }
 
 fn main() {
@@ -440,6 +448,12 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
+    let limit = args
+        .iter()
+        .position(|a| a == "--seconds")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_secs);
     // Panics are counted and saved; their default message would flood the terminal.
     std::panic::set_hook(Box::new(|info| {
         let msg = info.to_string();
@@ -459,7 +473,7 @@ fn main() {
             "unknown target {t}; one of {TARGETS:?} or all"
         );
         let start = Instant::now();
-        let (n, crashes, slow) = fuzz(t, count, seed, from);
+        let (n, crashes, slow) = fuzz(t, count, seed, from, limit);
         any |= crashes > 0;
         println!(
             "| {t} | {seed} | {n} | {crashes} | {slow} | {:.0} |",

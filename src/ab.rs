@@ -11,7 +11,6 @@
 //! the order in which the runs happened.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -25,6 +24,7 @@ use crate::measure::{Watch, measure};
 use crate::plan::Work;
 use crate::profile::record::Recorder;
 use crate::profile::{Job, Profiler};
+use crate::progress::Progress;
 use crate::results::{ErrorKind, FailOn, RESULTS_VERSION, Results, Row, RowThreshold, RowVerdict, RunError};
 use crate::samples::{SampleSet, SeriesKey};
 use crate::spec::{MetricSpec, Spec, Target, ThresholdKind};
@@ -173,7 +173,38 @@ struct Both {
     order: Vec<OrderEntry>,
 }
 
-/// Run pairs `from..to` of every item, ABBA within each item, pair-major across items.
+/// The progress of one side's run inside a pair: its runs were planned up front by
+/// [`measure_pairs`] (two per pair), so `measure`'s own plan of one run is not added again.
+struct PairedProgress<'a> {
+    inner: &'a mut dyn Progress,
+}
+
+impl Progress for PairedProgress<'_> {
+    fn add_runs(&mut self, _: &str, _: &str, _: u32) {}
+    fn run_started(&mut self, target: &str, size: &str, rep: u32) {
+        self.inner.run_started(target, size, rep);
+    }
+    fn run_finished(&mut self, target: &str, size: &str, rep: u32, wall: std::time::Duration) {
+        self.inner.run_finished(target, size, rep, wall);
+    }
+    fn run_failed(&mut self, target: &str, size: &str, rep: u32, wall: std::time::Duration) {
+        self.inner.run_failed(target, size, rep, wall);
+    }
+    fn run_skipped(&mut self, target: &str, size: &str) {
+        self.inner.run_skipped(target, size);
+    }
+    fn note(&mut self, text: &str) {
+        self.inner.note(text);
+    }
+    fn finish(&mut self) {}
+    fn side(&mut self, side: &str) {
+        self.inner.side(side);
+    }
+}
+
+/// Run pairs `from..to` of every item, ABBA within each item, pair-major across items. Every
+/// pair is two runs on the progress bar, planned before the first starts; a pair that does not
+/// happen (a failed size, a recording without it) gives its runs up.
 fn measure_pairs(
     sides: &mut Sides<'_>,
     items: &[(&Item<'_>, u32, u32)],
@@ -181,25 +212,31 @@ fn measure_pairs(
     mut watch: Option<&mut Watch<'_>>,
     only_available: bool,
     both: &mut Both,
-    progress: &mut dyn Write,
+    progress: &mut dyn Progress,
 ) -> Result<(), Error> {
+    for (item, from, to) in items {
+        let (target, size) = item.id();
+        progress.add_runs(&target, &size, 2 * to.saturating_sub(*from));
+    }
     let lo = items.iter().map(|i| i.1).min().unwrap_or(0);
     let hi = items.iter().map(|i| i.2).max().unwrap_or(0);
     for rep in lo..hi {
         for (item, from, to) in items {
-            if !(*from..*to).contains(&rep) || both.stop {
+            if !(*from..*to).contains(&rep) {
                 continue;
             }
             let id = item.id();
-            if both.failed.contains(&id) {
-                continue;
-            }
             let job = |t| Job {
                 target: t,
                 size: &t.sizes[item.size],
                 rep,
             };
-            if only_available && !(sides.base.has(job(item.base)) && sides.head.has(job(item.head))) {
+            if both.stop
+                || both.failed.contains(&id)
+                || (only_available && !(sides.base.has(job(item.base)) && sides.head.has(job(item.head))))
+            {
+                progress.run_skipped(&id.0, &id.1);
+                progress.run_skipped(&id.0, &id.1);
                 continue;
             }
             let order = if rep % 2 == 0 {
@@ -209,24 +246,31 @@ fn measure_pairs(
             };
             let mut ok = true;
             for side in order {
+                if !ok {
+                    // The other side failed: this side's run of the pair will not happen.
+                    progress.run_skipped(&id.0, &id.1);
+                    continue;
+                }
                 let (profiler, target, rec): (&mut dyn Profiler, &Target, Option<&mut Recorder>) = match side
                 {
                     Side::Base => (&mut *sides.base, item.base, recorders.as_mut().map(|r| &mut *r.0)),
                     Side::Head => (&mut *sides.head, item.head, recorders.as_mut().map(|r| &mut *r.1)),
                 };
-                let _ = write!(progress, "{}: ", side.as_str());
                 let work = [Work {
                     target,
                     size: &target.sizes[item.size],
                     reps: (rep, rep + 1),
                 }];
+                progress.side(side.as_str());
                 let m = measure(
                     profiler,
                     &work,
                     rec,
                     watch.as_deref_mut(),
                     false,
-                    &mut crate::progress::RunLines::new(&mut *progress),
+                    &mut PairedProgress {
+                        inner: &mut *progress,
+                    },
                 )?;
                 both.order.push(OrderEntry {
                     side,
@@ -251,7 +295,6 @@ fn measure_pairs(
                         both.errors.push(e);
                     }
                     both.failed.insert(id.clone());
-                    break;
                 }
             }
             if ok {
@@ -259,6 +302,7 @@ fn measure_pairs(
             }
         }
     }
+    progress.side("");
     Ok(())
 }
 
@@ -292,13 +336,15 @@ struct Pending<'a> {
     head_pairs: Vec<f64>,
 }
 
-/// Judge every row measured so far.
+/// Judge every row measured so far. Also returns the spec mistakes that only the measurement
+/// revealed (a `min_effect` in another unit than the metric's), as invalid-input errors.
 fn judge(
     targets: &[&Target],
     both: &Both,
     cfg: &Config,
     rounds: &BTreeMap<(String, String), u32>,
-) -> Vec<Row> {
+) -> (Vec<Row>, Vec<RunError>) {
+    let mut spec_errors: Vec<RunError> = Vec::new();
     let mut pending: Vec<Pending<'_>> = Vec::new();
     let mut only: Vec<Row> = Vec::new();
     let mut seen: BTreeSet<(String, String, String)> = BTreeSet::new();
@@ -317,6 +363,25 @@ fn judge(
         let (b, h) = (both.base.series.get(key), both.head.series.get(key));
         let unit = h.or(b).map(|s| s.unit.clone()).unwrap_or_default();
         match (b, h) {
+            // Samples are compared as numbers: never across units (a recording of one tree
+            // edited or made with other `--print-units`). The row is an error and the run exits
+            // 2 (a damaged recording), naming the metric, the kernel and both units.
+            (Some(b), Some(h)) if b.unit != h.unit => {
+                let reason = format!(
+                    "the base tree's samples are in `{}` but the head tree's are in `{}`; they cannot be compared",
+                    b.unit, h.unit
+                );
+                spec_errors.push(RunError {
+                    target: key.target.clone(),
+                    size: Some(key.size.clone()),
+                    kind: ErrorKind::BadRecording,
+                    message: format!(
+                        "metric `{}` of kernel `{}`: {reason}; units are never converted: profile both trees with the same ncu options (a recording: record it again)",
+                        key.metric, key.kernel
+                    ),
+                });
+                only.push(bare_row(key, ms, &unit, RowVerdict::Error, &reason));
+            }
             (Some(b), Some(h)) => {
                 let (bm, hm) = (per_rep(&both.base, key), per_rep(&both.head, key));
                 let reps: Vec<u32> = hm.keys().filter(|r| bm.contains_key(r)).copied().collect();
@@ -481,16 +546,7 @@ fn judge(
         row.p = j.p;
         row.p_adjusted = j.p_adjusted;
         row.reason = j.reason;
-        if let Some(q) = &p.ms.threshold.min_effect
-            && !q.unit.is_empty()
-            && q.unit != row.unit
-        {
-            row.verdict = RowVerdict::Error;
-            row.reason = format!(
-                "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
-                q.unit, row.unit
-            );
-        }
+        crate::check::min_effect_unit(&mut row, p.ms, &mut spec_errors);
         rows.push(row);
     }
     rows.extend(only);
@@ -521,34 +577,22 @@ fn judge(
         (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
             .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
     });
-    rows
+    (rows, spec_errors)
 }
 
 fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, reason: &str) -> Row {
     Row {
-        target: key.target.clone(),
-        size: key.size.clone(),
-        kernel: key.kernel.clone(),
-        metric: key.metric.clone(),
-        unit: unit.to_owned(),
-        verdict,
         threshold: Some(RowThreshold::of(&ms.threshold)),
         direction: Some(ms.threshold.direction),
-        method: "none".to_owned(),
-        change: None,
-        change_ci: None,
-        median_ci: None,
-        confidence: None,
-        p: None,
-        p_adjusted: None,
-        baseline: None,
-        candidate: None,
-        reason: reason.to_owned(),
-        remeasured: 0,
-        candidate_reps: Vec::new(),
-        history: Vec::new(),
-        gpu: String::new(),
-        fails_gate: false,
+        ..Row::bare(
+            &key.target,
+            &key.size,
+            &key.kernel,
+            &key.metric,
+            unit,
+            verdict,
+            reason,
+        )
     }
 }
 
@@ -563,10 +607,10 @@ pub fn run_ab(
     mut recorders: Option<(&mut Recorder, &mut Recorder)>,
     mut watch: Option<&mut Watch<'_>>,
     opts: &AbOptions<'_>,
-    progress: &mut dyn Write,
+    progress: &mut dyn Progress,
 ) -> Result<AbRun, Error> {
-    let head_version = sides.head.version()?;
-    sides.base.version()?;
+    let head_versions = crate::profile::Versions::of(&mut *sides.head, sides.head_targets)?;
+    crate::profile::Versions::of(&mut *sides.base, sides.base_targets)?;
     let mut items: Vec<Item<'_>> = Vec::new();
     for h in sides.head_targets {
         let Some(b) = sides.base_targets.iter().find(|b| b.name == h.name) else {
@@ -592,7 +636,7 @@ pub fn run_ab(
     let fingerprint = sides
         .head_targets
         .first()
-        .map(|t| fingerprint_for(&*sides.head, &head_version, t, opts.gpu))
+        .map(|t| fingerprint_for(&*sides.head, &head_versions, t, opts.gpu))
         .unwrap_or_default();
 
     // A row can only be significant when 1 / 2^pairs, times the rows in the Holm family, is at
@@ -607,11 +651,10 @@ pub fn run_ab(
         let floor = 0.5f64.powi(t.max_repetitions.min(1000) as i32);
         if floor * rows_max as f64 > alpha {
             let need = ((rows_max as f64 / alpha).log2().ceil()).max(1.0);
-            let _ = writeln!(
-                progress,
+            progress.note(&format!(
                 "warning: `{}` has max_repetitions {}: with up to {rows_max} rows at alpha {alpha}, ab needs at least {need} pairs to find any regression; raise max_repetitions (and repetitions) for ab",
                 t.name, t.max_repetitions
-            );
+            ));
         }
     }
     let mut both = Both::default();
@@ -634,7 +677,7 @@ pub fn run_ab(
     };
     let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
     let mut last_round = false;
-    let rows = loop {
+    let (rows, spec_errors) = loop {
         let mut base = both.base.clone();
         let mut head = both.head.clone();
         add_derived(sides.base_targets, &mut base, &fingerprint.gpu_name);
@@ -646,35 +689,40 @@ pub fn run_ab(
             failed: both.failed.clone(),
             ..Both::default()
         };
-        let mut rows = judge(sides.head_targets, &view, &cfg, &rounds);
+        let (mut rows, spec_errors) = judge(sides.head_targets, &view, &cfg, &rounds);
         for r in &mut rows {
             r.gpu.clone_from(&fingerprint.gpu_name);
         }
         if last_round || both.stop {
-            break rows;
+            break (rows, spec_errors);
         }
         let doubtful: BTreeSet<(String, String)> = rows
             .iter()
-            .filter(|r| matches!(r.verdict, RowVerdict::Inconclusive | RowVerdict::Regression))
+            .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict))
             .map(|r| (r.target.clone(), r.size.clone()))
             .collect();
         let more: Vec<(&Item<'_>, u32, u32)> = items
             .iter()
             .filter_map(|i| {
                 let id = i.id();
-                let from = *next.get(&id)?;
-                (doubtful.contains(&id) && from < i.head.max_repetitions)
-                    .then(|| (i, from, (from + i.head.repetitions).min(i.head.max_repetitions)))
+                if !doubtful.contains(&id) {
+                    return None;
+                }
+                let (from, to) = crate::stats::remeasure::next_round(
+                    *next.get(&id)?,
+                    i.head.repetitions,
+                    i.head.max_repetitions,
+                )?;
+                Some((i, from, to))
             })
             .collect();
         if more.is_empty() {
-            break rows;
+            break (rows, spec_errors);
         }
-        let _ = writeln!(
-            progress,
+        progress.note(&format!(
             "measuring more pairs for {} doubtful size(s)",
             more.len()
-        );
+        ));
         let before = both.pairs.clone();
         measure_pairs(
             sides,
@@ -695,6 +743,7 @@ pub fn run_ab(
         last_round = both.pairs == before;
     };
 
+    both.errors.extend(spec_errors);
     // The one rule for the run's verdict, as in `check`.
     let verdict = crate::results::run_verdict(&rows, &both.errors, !items.is_empty());
     let synthetic = opts.manifest.is_some_and(|m| m.synthetic)
@@ -726,24 +775,12 @@ pub fn run_ab(
         health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
         cost_seconds: both.cost,
         roofline: Vec::new(),
+        category_bars: Vec::new(),
     };
     Ok(AbRun {
         results,
         order: both.order,
     })
-}
-
-/// `git rev-parse HEAD` in `dir` (best effort; unlike `check::git_commit`, never `$GITHUB_SHA`,
-/// which names the head tree).
-pub fn git_head(dir: &Path) -> Option<String> {
-    let out = std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .current_dir(dir)
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    let sha = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    (out.status.success() && !sha.is_empty()).then_some(sha)
 }
 
 #[cfg(test)]
@@ -827,7 +864,7 @@ mod tests {
                 gpu: None,
                 manifest: None,
             },
-            &mut std::io::sink(),
+            &mut crate::progress::NoProgress,
         )
         .unwrap();
         assert_eq!(*log.borrow(), ["B0", "H0", "H1", "B1", "B2", "H2", "H3", "B3"]);

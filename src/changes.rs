@@ -391,26 +391,11 @@ mod tests {
         r.date = format!("2026-01-{:02}T00:00:00Z", commit % 28 + 1);
         for (metric, direction, v) in values {
             r.rows.push(Row {
-                target: "t".into(),
-                size: "n=1".into(),
-                kernel: "k".into(),
-                metric: (*metric).into(),
-                unit: "ns".into(),
-                verdict: RowVerdict::Pass,
-                threshold: None,
                 direction: Some(if *direction == "lower" {
                     crate::results::Direction::Lower
                 } else {
                     crate::results::Direction::Higher
                 }),
-                method: "x".into(),
-                change: None,
-                change_ci: None,
-                median_ci: None,
-                confidence: None,
-                p: None,
-                p_adjusted: None,
-                baseline: None,
                 candidate: Some(SideSummary {
                     n: 1,
                     median: *v,
@@ -420,12 +405,7 @@ mod tests {
                     outliers: vec![],
                     samples: vec![*v],
                 }),
-                reason: String::new(),
-                remeasured: 0,
-                candidate_reps: vec![],
-                history: vec![],
-                gpu: String::new(),
-                fails_gate: false,
+                ..Row::bare("t", "n=1", "k", metric, "ns", RowVerdict::Pass, "")
             });
         }
         r

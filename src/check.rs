@@ -13,14 +13,14 @@ use crate::gpu::fingerprint::Fingerprint;
 use crate::gpu::{Gpu, peaks_for};
 use crate::measure::{Measurement, Watch, measure};
 use crate::plan::{Work, initial_work, remeasure};
-use crate::profile::Profiler;
 use crate::profile::record::Recorder;
+use crate::profile::{Profiler, Versions};
 use crate::results::{
     ErrorKind, FingerprintDiff, RESULTS_VERSION, Results, RooflinePoint, Row, RowThreshold, RowVerdict,
     RunError,
 };
 use crate::samples::{SampleSet, SeriesKey};
-use crate::spec::{DERIVED_PREFIX, MetricSpec, Spec, Target};
+use crate::spec::{DERIVED_PREFIX, MetricSpec, ProfilerKind, Spec, Target};
 use crate::stats::{Comparison, Config, judge_all, summarize};
 
 pub use crate::results::FailOn;
@@ -38,23 +38,45 @@ pub struct CheckOptions<'a> {
     pub allow_missing: bool,
 }
 
-/// The fingerprint of a target's measurements: the recording's (replay), or this machine's.
+/// The fingerprint of a target's measurements: the recording's GPU (replay), or this machine's,
+/// with the target's own profiler part: the tool that measures it (`profiler`, its version) and
+/// the settings that change what it measures.
 pub fn fingerprint_for(
     profiler: &dyn Profiler,
-    ncu_version: &str,
+    versions: &Versions,
     target: &Target,
     gpu: Option<&dyn Gpu>,
 ) -> Fingerprint {
-    if let Some(mut fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
-        // The recording's GPU, but this target's profiler settings: a manifest holds one
-        // fingerprint, and targets may differ in clock and cache control.
-        let own = crate::gpu::fingerprint(None, 0, ncu_version, &target.profiling, &target.clocks);
+    let ncu = versions.ncu.as_deref().unwrap_or_default();
+    let fp = if let Some(mut fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
+        // The recording's GPU, but this target's profiler part: a manifest holds one
+        // fingerprint, and targets may differ in profiler, clock and cache control.
+        let ncu = if ncu.is_empty() || ncu == crate::gpu::fingerprint::UNKNOWN {
+            // A manifest without `ncu_version`: its fingerprint's, when ncu measured it.
+            if fp.profiler == crate::gpu::fingerprint::PROFILER_NCU {
+                fp.ncu_version.clone()
+            } else {
+                String::new()
+            }
+        } else {
+            ncu.to_owned()
+        };
+        let own = crate::gpu::fingerprint(None, 0, &ncu, &target.profiling, &target.clocks);
+        fp.ncu_version = own.ncu_version;
+        fp.profiler = own.profiler;
+        fp.profiler_version = own.profiler_version;
         fp.clock_control = own.clock_control;
         fp.cache_control = own.cache_control;
         fp.clocks = own.clocks;
-        return fp;
+        fp
+    } else {
+        crate::gpu::fingerprint(gpu, 0, ncu, &target.profiling, &target.clocks)
+    };
+    if target.profiler == ProfilerKind::Nsys {
+        fp.measured_by_nsys(versions.get(ProfilerKind::Nsys))
+    } else {
+        fp
     }
-    crate::gpu::fingerprint(gpu, 0, ncu_version, &target.profiling, &target.clocks)
 }
 
 /// The commit being measured: `$GITHUB_SHA`, else `git rev-parse HEAD` in `dir` (best effort).
@@ -64,6 +86,12 @@ pub fn git_commit(dir: &std::path::Path) -> Option<String> {
     {
         return Some(sha.trim().to_owned());
     }
+    git_head(dir)
+}
+
+/// `git rev-parse HEAD` in `dir` (best effort; never `$GITHUB_SHA`: `ab` names its base tree
+/// with it, and `$GITHUB_SHA` names the head).
+pub fn git_head(dir: &std::path::Path) -> Option<String> {
     let out = std::process::Command::new("git")
         .args(["rev-parse", "HEAD"])
         .current_dir(dir)
@@ -98,7 +126,7 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                 .bytes
                 .as_deref()
                 .and_then(|e| crate::spec::evaluate(e, size).ok());
-            let durations: Vec<(SeriesKey, Vec<f64>, Vec<u32>)> = samples
+            let durations: Vec<crate::samples::Series> = samples
                 .series
                 .values()
                 .filter(|s| {
@@ -106,9 +134,16 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                         && s.key.size == size.key()
                         && s.key.metric == crate::plan::DURATION_METRIC
                 })
-                .map(|s| (s.key.clone(), s.values.clone(), s.reps.clone()))
+                .cloned()
                 .collect();
-            for (key, values, reps) in durations {
+            for crate::samples::Series {
+                key,
+                values,
+                reps,
+                configs,
+                ..
+            } in durations
+            {
                 for (v, r) in values.iter().zip(&reps) {
                     for (name, value, unit) in crate::gpu::derive(flops, bytes, *v, peaks.as_ref()) {
                         if wants.contains(&name) {
@@ -117,6 +152,10 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                                 ..key.clone()
                             };
                             samples.push(&k, unit, value, *r);
+                            // Derived from the durations: the same launches, the same configurations.
+                            for c in &configs {
+                                samples.note_config(&k, c);
+                            }
                         }
                     }
                 }
@@ -158,25 +197,32 @@ pub fn run_check(
     opts: &CheckOptions<'_>,
     progress: &mut dyn crate::progress::Progress,
 ) -> Result<Results, Error> {
-    let ncu_version = profiler.version()?;
+    let versions = Versions::of(profiler, targets)?;
     let store = Store::new(&opts.baselines);
-    let fields: Vec<&str> = spec
+    let mut fields: Vec<&str> = spec
         .settings
         .fingerprint_fields
         .iter()
         .map(String::as_str)
         .collect();
+    // Whatever the spec leaves out, an ncu baseline never compares with an nsys run.
+    for f in crate::gpu::fingerprint::ALWAYS_KEY_FIELDS {
+        if !fields.contains(f) {
+            fields.push(f);
+        }
+    }
 
     // Load baselines and check comparability before spending time on the GPU.
-    let mut baselines: BTreeMap<String, BaselineFile> = BTreeMap::new();
+    // Each target's baseline with the file it came from (named in errors about its content).
+    let mut baselines: BTreeMap<String, (BaselineFile, PathBuf)> = BTreeMap::new();
     let mut mismatch: Vec<FingerprintDiff> = Vec::new();
     let fingerprint = targets
         .first()
-        .map(|t| fingerprint_for(&*profiler, &ncu_version, t, opts.gpu))
+        .map(|t| fingerprint_for(&*profiler, &versions, t, opts.gpu))
         .unwrap_or_default();
     let stored = store.load_all()?;
     for t in targets {
-        let fp = fingerprint_for(&*profiler, &ncu_version, t, opts.gpu);
+        let fp = fingerprint_for(&*profiler, &versions, t, opts.gpu);
         let Some(b) = store.load(&fp.gpu_key(), &t.name)? else {
             // A first run has no baselines at all: every row is "new". But baselines of this
             // target for other GPUs mean this GPU is not the one the baselines describe (or NVML
@@ -222,7 +268,7 @@ pub fn run_check(
                 }
             }
         }
-        baselines.insert(t.name.clone(), b);
+        baselines.insert(t.name.clone(), (b, store.path(&fp.gpu_key(), &t.name)));
     }
 
     let work = initial_work(targets, opts.shard.as_ref());
@@ -313,6 +359,12 @@ pub fn run_check(
             skipped: &BTreeSet::new(),
         },
     );
+    let category_bars = crate::nsys::bars::category_bars(targets, &m.samples, &|k| {
+        baselines
+            .get(&k.target)
+            .and_then(|b| b.0.entry_for(k))
+            .map(|e| e.samples.clone())
+    });
     let mut errors = m.errors;
     errors.extend(spec_errors);
     let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty());
@@ -337,6 +389,7 @@ pub fn run_check(
         health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
         cost_seconds: m.cost_seconds,
         roofline,
+        category_bars,
     })
 }
 
@@ -347,7 +400,7 @@ pub fn run_check(
 fn judge(
     targets: &[&Target],
     samples: &SampleSet,
-    baselines: &BTreeMap<String, BaselineFile>,
+    baselines: &BTreeMap<String, (BaselineFile, PathBuf)>,
     m: &Measurement,
     cfg: &Config,
     rounds: &BTreeMap<(String, String), u32>,
@@ -368,7 +421,7 @@ fn judge(
             let Some(ms) = t.metrics.iter().find(|x| x.name == key.metric) else {
                 continue;
             };
-            let entry = baselines.get(&t.name).and_then(|b| b.entry_for(key));
+            let entry = baselines.get(&t.name).and_then(|(b, _)| b.entry_for(key));
             keyed.push((key.clone(), ms, entry));
             seen.insert(key.clone());
         }
@@ -431,11 +484,19 @@ fn judge(
             history: entry.map(|e| e.older_medians()).unwrap_or_default(),
             gpu: String::new(),
             fails_gate: false,
+            candidate_configs: samples
+                .series
+                .get(key)
+                .map(|s| s.configs.clone())
+                .unwrap_or_default(),
+            config_change: config_change(entry.map(|e| e.configs.as_slice()), samples.series.get(key)),
         })
         .collect();
+    let mut spec_errors: Vec<RunError> = Vec::new();
     // Samples are compared as numbers: a baseline in another unit (`us` edited into a file of
-    // `ns`) would be compared 1000x off. Units are never converted here: the row is an error.
-    for (row, (_, _, entry)) in rows.iter_mut().zip(&keyed) {
+    // `ns`) would be compared 1000x off. Units are never converted here: the row is an error,
+    // and the damaged baseline is invalid input (exit 2), named with its metric, kernel and file.
+    for (row, (key, _, entry)) in rows.iter_mut().zip(&keyed) {
         if let Some(e) = entry
             && e.unit != row.unit
         {
@@ -444,36 +505,26 @@ fn judge(
                 "the baseline's samples are in `{}` but this run measured `{}`; they cannot be compared: refresh the baseline with `cgp-gate baseline update`",
                 e.unit, row.unit
             );
+            let file = baselines
+                .get(&key.target)
+                .map(|(_, p)| p.display().to_string())
+                .unwrap_or_default();
+            let message = format!(
+                "{file}: the baseline of metric `{}` of kernel `{}` (target `{}`, size {}) is in `{}`, but ncu measures it in `{}`; units are never converted: restore the file from git, or measure it again with `cgp-gate baseline update`",
+                row.metric, row.kernel, row.target, row.size, e.unit, row.unit
+            );
+            spec_errors.push(RunError {
+                target: row.target.clone(),
+                size: Some(row.size.clone()),
+                kind: ErrorKind::InvalidInput,
+                message,
+            });
         }
     }
-    // A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
-    // the row is an error rather than a silently meaningless verdict, and the run reports invalid
-    // input (a spec mistake, exit 2) once per target and metric. `validate` catches the metrics
-    // whose unit is known from their name; this catches the rest.
-    let mut spec_errors: Vec<RunError> = Vec::new();
+    // `validate` catches the `min_effect`s whose metric's unit is known from its name; this
+    // catches the rest, once the unit is measured.
     for (row, (_, ms, _)) in rows.iter_mut().zip(&keyed) {
-        if let Some(q) = &ms.threshold.min_effect
-            && !q.unit.is_empty()
-            && q.unit != row.unit
-        {
-            row.verdict = RowVerdict::Error;
-            row.reason = format!(
-                "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
-                q.unit, row.unit
-            );
-            let message = format!(
-                "the spec's min_effect {q} of `{}` in target `{}` is in `{}`, but ncu measures the metric in `{}`; give min_effect in `{}`",
-                row.metric, row.target, q.unit, row.unit, row.unit
-            );
-            if !spec_errors.iter().any(|e| e.message == message) {
-                spec_errors.push(RunError {
-                    target: row.target.clone(),
-                    size: None,
-                    kind: ErrorKind::InvalidInput,
-                    message,
-                });
-            }
-        }
+        min_effect_unit(row, ms, &mut spec_errors);
     }
     // Every spec metric of every measured size must have been judged: a metric that no kernel
     // reported (or a derived metric that cannot be computed on this GPU) is an error, never a
@@ -494,7 +545,7 @@ fn judge(
             } else {
                 "no profiled kernel reported this metric"
             };
-            let mut row = bare_row(target, size, "-", &ms.name, "", RowVerdict::Error, why);
+            let mut row = Row::bare(target, size, "-", &ms.name, "", RowVerdict::Error, why);
             row.threshold = Some(RowThreshold::of(&ms.threshold));
             row.direction = Some(ms.threshold.direction);
             rows.push(row);
@@ -502,19 +553,25 @@ fn judge(
     }
     // Baseline entries of the selected targets that were not measured (and did not fail).
     for t in targets {
-        let Some(b) = baselines.get(&t.name) else { continue };
+        let Some((b, _)) = baselines.get(&t.name) else {
+            continue;
+        };
         for e in &b.entries {
             let key = e.key(&t.name);
             if seen.contains(&key) || failed.contains(&(key.target.clone(), key.size.clone())) {
                 continue;
             }
             let ms = t.metrics.iter().find(|x| x.name == e.metric);
+            // An nsys target's ungated category times are kept for the stacked bars, not judged.
+            if ms.is_none() && crate::nsys::bars::is_informational(t, &e.metric) {
+                continue;
+            }
             let reason = if ms.is_some() {
                 "in the baseline but not measured now (kernel or size no longer profiled)"
             } else {
                 "in the baseline but the metric is no longer in the spec"
             };
-            let mut row = bare_row(
+            let mut row = Row::bare(
                 &key.target,
                 &key.size,
                 &key.kernel,
@@ -539,40 +596,47 @@ fn judge(
     (rows, spec_errors)
 }
 
-/// A row that was not statistically judged (missing, or an error), with no numbers yet.
-fn bare_row(
-    target: &str,
-    size: &str,
-    kernel: &str,
-    metric: &str,
-    unit: &str,
-    verdict: RowVerdict,
-    reason: &str,
-) -> Row {
-    Row {
-        target: target.to_owned(),
-        size: size.to_owned(),
-        kernel: kernel.to_owned(),
-        metric: metric.to_owned(),
-        unit: unit.to_owned(),
-        verdict,
-        threshold: None,
-        direction: None,
-        method: "none".to_owned(),
-        change: None,
-        change_ci: None,
-        median_ci: None,
-        confidence: None,
-        p: None,
-        p_adjusted: None,
-        baseline: None,
-        candidate: None,
-        reason: reason.to_owned(),
-        remeasured: 0,
-        candidate_reps: Vec::new(),
-        history: Vec::new(),
-        gpu: String::new(),
-        fails_gate: false,
+/// The launch configuration change of a row: the kernel ran with other grid/block sizes than in
+/// the baseline. Only when both sides say which (a baseline written before configurations were
+/// recorded has none): the series is still compared, and the reports say what changed.
+fn config_change(
+    baseline: Option<&[String]>,
+    candidate: Option<&crate::samples::Series>,
+) -> Option<crate::results::ConfigChange> {
+    let (b, c) = (baseline?, &candidate?.configs);
+    (!b.is_empty() && !c.is_empty() && b != c.as_slice()).then(|| crate::results::ConfigChange {
+        baseline: b.to_vec(),
+        candidate: c.clone(),
+    })
+}
+
+/// A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
+/// the row becomes an error rather than a silently meaningless verdict, and the spec mistake is
+/// added to `errors` as invalid input (exit 2), once per target and metric. `check` and `ab`
+/// both call this on every judged row.
+pub fn min_effect_unit(row: &mut Row, ms: &MetricSpec, errors: &mut Vec<RunError>) {
+    let Some(q) = &ms.threshold.min_effect else {
+        return;
+    };
+    if q.unit.is_empty() || q.unit == row.unit {
+        return;
+    }
+    row.verdict = RowVerdict::Error;
+    row.reason = format!(
+        "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
+        q.unit, row.unit
+    );
+    let message = format!(
+        "the spec's min_effect {q} of `{}` in target `{}` is in `{}`, but ncu measures the metric in `{}`; give min_effect in `{}`",
+        row.metric, row.target, q.unit, row.unit, row.unit
+    );
+    if !errors.iter().any(|e| e.message == message) {
+        errors.push(RunError {
+            target: row.target.clone(),
+            size: None,
+            kind: ErrorKind::InvalidInput,
+            message,
+        });
     }
 }
 

@@ -196,6 +196,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
     let mut mismatch: Vec<FingerprintDiff> = Vec::new();
     let mut cost: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
     let mut roofline = Vec::new();
+    let mut category_bars = Vec::new();
     for p in &placed {
         for m in p.results.fingerprint_mismatch.iter().flatten() {
             if !mismatch.contains(m) {
@@ -210,6 +211,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
                 .or_default() += s;
         }
         roofline.extend(p.results.roofline.iter().cloned());
+        category_bars.extend(p.results.category_bars.iter().cloned());
     }
     let head = &placed[0].results;
     Ok(Results {
@@ -242,6 +244,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
             .map(|(t, by_gpu)| (t, by_gpu.into_values().fold(0.0, f64::max)))
             .collect(),
         roofline,
+        category_bars,
     })
 }
 

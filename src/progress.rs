@@ -43,6 +43,19 @@ pub trait Progress {
     fn note(&mut self, text: &str);
     /// The pass is over: clear the bar.
     fn finish(&mut self);
+    /// The runs that follow belong to this side of an A/B pair (`base`, `head`; `""` for none),
+    /// shown with each run. Commands without sides never call it.
+    fn side(&mut self, _side: &str) {}
+}
+
+/// How a run is named on the bar and in `-v` lines: `gemm[n=1024] rep 3`, with its A/B side
+/// when it has one (`gemm[n=1024] rep 3 (base)`).
+fn run_name(target: &str, size: &str, rep: u32, side: &str) -> String {
+    if side.is_empty() {
+        format!("{target}[{size}] rep {rep}")
+    } else {
+        format!("{target}[{size}] rep {rep} ({side})")
+    }
 }
 
 /// Progress that shows nothing (library callers, tests).
@@ -89,6 +102,8 @@ pub struct Tally {
     prior: BTreeMap<String, f64>,
     /// The current run and when it started.
     current: Option<(String, String, u32, Instant)>,
+    /// The A/B side of the runs that follow (`""` outside `ab`).
+    side: String,
 }
 
 impl Tally {
@@ -225,6 +240,10 @@ impl<W: Write> Lines<W> {
 }
 
 impl<W: Write> Progress for Lines<W> {
+    fn side(&mut self, side: &str) {
+        side.clone_into(&mut self.tally.side);
+    }
+
     fn add_runs(&mut self, target: &str, size: &str, n: u32) {
         let s = self.tally.size(target, size);
         // A size that finished and gets a re-measurement round is reported again when done.
@@ -248,7 +267,7 @@ impl<W: Write> Progress for Lines<W> {
                 .eta(Instant::now())
                 .map_or_else(String::new, |d| format!(", about {}", human_duration(d)));
             let text = format!(
-                "profiling: {total} ncu run{} over {} size{} of {} target{}{eta}",
+                "profiling: {total} run{} over {} size{} of {} target{}{eta}",
                 if total == 1 { "" } else { "s" },
                 self.tally.sizes.len(),
                 if self.tally.sizes.len() == 1 { "" } else { "s" },
@@ -266,7 +285,8 @@ impl<W: Write> Progress for Lines<W> {
         s.done += 1;
         s.wall += wall;
         if self.verbosity == Verbosity::Verbose {
-            self.line(&format!("  {target}[{size}] rep {rep}: {}", human_duration(wall)));
+            let name = run_name(target, size, rep, &self.tally.side);
+            self.line(&format!("  {name}: {}", human_duration(wall)));
         }
         self.size_done(target, size);
     }
@@ -277,10 +297,8 @@ impl<W: Write> Progress for Lines<W> {
         s.wall += wall;
         s.failed = true;
         if self.verbosity == Verbosity::Verbose {
-            self.line(&format!(
-                "  {target}[{size}] rep {rep}: failed after {}",
-                human_duration(wall)
-            ));
+            let name = run_name(target, size, rep, &self.tally.side);
+            self.line(&format!("  {name}: failed after {}", human_duration(wall)));
         }
         self.size_done(target, size);
     }
@@ -294,34 +312,6 @@ impl<W: Write> Progress for Lines<W> {
         self.line(text);
     }
 
-    fn finish(&mut self) {
-        let _ = self.out.flush();
-    }
-}
-
-/// One line per run as it starts (`profiling gemm[n=1024] rep 3`) and the notes, for callers
-/// that report each run themselves (the A/B run labels each with its side).
-pub struct RunLines<W: Write> {
-    out: W,
-}
-
-impl<W: Write> RunLines<W> {
-    pub fn new(out: W) -> Self {
-        Self { out }
-    }
-}
-
-impl<W: Write> Progress for RunLines<W> {
-    fn add_runs(&mut self, _: &str, _: &str, _: u32) {}
-    fn run_started(&mut self, target: &str, size: &str, rep: u32) {
-        let _ = writeln!(self.out, "profiling {target}[{size}] rep {rep}");
-    }
-    fn run_finished(&mut self, _: &str, _: &str, _: u32, _: Duration) {}
-    fn run_failed(&mut self, _: &str, _: &str, _: u32, _: Duration) {}
-    fn run_skipped(&mut self, _: &str, _: &str) {}
-    fn note(&mut self, text: &str) {
-        let _ = writeln!(self.out, "{text}");
-    }
     fn finish(&mut self) {
         let _ = self.out.flush();
     }
@@ -406,6 +396,10 @@ impl Bar {
 }
 
 impl Progress for Bar {
+    fn side(&mut self, side: &str) {
+        self.with_tally(|t| side.clone_into(&mut t.side));
+    }
+
     fn add_runs(&mut self, target: &str, size: &str, runs: u32) {
         self.with_tally(|t| t.size(target, size).planned += runs);
         self.sync();
@@ -415,7 +409,8 @@ impl Progress for Bar {
         self.with_tally(|t| {
             t.current = Some((target.to_owned(), size.to_owned(), rep, Instant::now()));
         });
-        self.bar.set_message(format!("{target}[{size}] rep {rep}"));
+        let side = self.with_tally(|t| t.side.clone());
+        self.bar.set_message(run_name(target, size, rep, &side));
         if let Some(draw) = self.draw.take() {
             self.bar.set_draw_target(draw);
             self.bar.enable_steady_tick(Duration::from_millis(200));
@@ -571,7 +566,7 @@ mod tests {
     #[test]
     fn off_a_terminal_a_line_per_finished_size() {
         insta::assert_snapshot!(lines(Verbosity::Normal), @r"
-        profiling: 9 ncu runs over 3 sizes of 2 targets
+        profiling: 9 runs over 3 sizes of 2 targets
         reduce[n=16777216]: failed after 1 run in 1.2s
         matmul[n=512]: 3 runs in 3.8s
         matmul[n=1024]: 3 runs in 7.5s
@@ -583,7 +578,7 @@ mod tests {
     #[test]
     fn verbose_adds_a_line_per_run() {
         insta::assert_snapshot!(lines(Verbosity::Verbose), @r"
-        profiling: 9 ncu runs over 3 sizes of 2 targets
+        profiling: 9 runs over 3 sizes of 2 targets
           matmul[n=512] rep 0: 1.2s
           matmul[n=1024] rep 0: 2.5s
           reduce[n=16777216] rep 0: 0.8s

@@ -100,6 +100,32 @@ pub struct Row {
     /// selected) and that the user did not allow: it fails the gate (see [`crate::missing`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fails_gate: bool,
+    /// The launch configurations (`grid (X, Y, Z) block (X, Y, Z)`) the candidate's samples came
+    /// from, so a results file becomes a baseline with them. Empty when not known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidate_configs: Vec<String>,
+    /// Set by `check` when the kernel's launch configuration differs between the baseline and
+    /// this run: the row still compares the one series (the kernel did not become a new one),
+    /// and every report says what changed. `None`: the same, or unknown on one side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_change: Option<ConfigChange>,
+}
+
+/// A launch configuration that changed between the baseline and this run (see
+/// [`Row::config_change`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigChange {
+    /// The configurations of the baseline's samples, sorted.
+    pub baseline: Vec<String>,
+    /// The configurations of this run's samples, sorted.
+    pub candidate: Vec<String>,
+}
+
+impl ConfigChange {
+    /// `grid (64, 1, 1) block (256, 1, 1) -> grid (128, 1, 1) block (256, 1, 1)`.
+    pub fn describe(&self) -> String {
+        format!("{} -> {}", self.baseline.join(" + "), self.candidate.join(" + "))
+    }
 }
 
 /// A failure that stopped a target or size from being measured.
@@ -151,6 +177,10 @@ pub struct Results {
     /// Spec-declared derived metrics and roofline data per target x size, when known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roofline: Vec<RooflinePoint>,
+    /// GPU time by category of each `profiler: nsys` target x size, every category, baseline
+    /// against candidate (medians): the stacked bars. Absent in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub category_bars: Vec<crate::nsys::bars::CategoryBars>,
 }
 
 impl Results {
@@ -362,6 +392,47 @@ pub struct RowThreshold {
     /// Where the candidate's median crosses the threshold, base units, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<f64>,
+}
+
+impl Row {
+    /// A row that was not statistically judged (missing, or an error), with no numbers yet.
+    pub fn bare(
+        target: &str,
+        size: &str,
+        kernel: &str,
+        metric: &str,
+        unit: &str,
+        verdict: RowVerdict,
+        reason: &str,
+    ) -> Self {
+        Self {
+            target: target.to_owned(),
+            size: size.to_owned(),
+            kernel: kernel.to_owned(),
+            metric: metric.to_owned(),
+            unit: unit.to_owned(),
+            verdict,
+            threshold: None,
+            direction: None,
+            method: "none".to_owned(),
+            change: None,
+            change_ci: None,
+            median_ci: None,
+            confidence: None,
+            p: None,
+            p_adjusted: None,
+            baseline: None,
+            candidate: None,
+            reason: reason.to_owned(),
+            remeasured: 0,
+            candidate_reps: Vec::new(),
+            history: Vec::new(),
+            gpu: String::new(),
+            fails_gate: false,
+            candidate_configs: Vec::new(),
+            config_change: None,
+        }
+    }
 }
 
 impl RowThreshold {

@@ -83,6 +83,11 @@ pub struct Series {
     pub values: Vec<f64>,
     /// The repetition each value came from (same length as `values`).
     pub reps: Vec<u32>,
+    /// The launch configurations (`grid (X, Y, Z) block (X, Y, Z)`) the values came from, sorted
+    /// and unique; empty when the profiler did not say. A kernel whose configuration changed
+    /// between baseline and candidate stays one series; this is how the change is seen.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub configs: Vec<String>,
 }
 
 /// Every series a run measured, keyed for lookup.
@@ -99,9 +104,20 @@ impl SampleSet {
             unit: unit.to_owned(),
             values: Vec::new(),
             reps: Vec::new(),
+            configs: Vec::new(),
         });
         s.values.push(value);
         s.reps.push(rep);
+    }
+
+    /// Note the launch configuration of a series' values (kept sorted and unique). A series that
+    /// does not exist yet is left alone.
+    pub fn note_config(&mut self, key: &SeriesKey, config: &str) {
+        if let Some(s) = self.series.get_mut(key)
+            && let Err(at) = s.configs.binary_search_by(|c| c.as_str().cmp(config))
+        {
+            s.configs.insert(at, config.to_owned());
+        }
     }
 
     /// Merge another set into this one (appending values of shared series).
@@ -109,6 +125,9 @@ impl SampleSet {
         for (k, s) in other.series {
             for (v, r) in s.values.iter().zip(&s.reps) {
                 self.push(&k, &s.unit, *v, *r);
+            }
+            for c in &s.configs {
+                self.note_config(&k, c);
             }
         }
     }
@@ -144,6 +163,20 @@ pub fn kernel_key(name: &str) -> String {
     t.to_owned()
 }
 
+/// The series name of a kernel that one repetition launched with several configurations:
+/// `KERNEL [grid (X, Y, Z) block (X, Y, Z)]` (`config` is `grid ... block ...`).
+pub fn kernel_with_config(kernel: &str, config: &str) -> String {
+    format!("{kernel} [{config}]")
+}
+
+/// The kernel of a series name: without the ` [grid ... block ...]` of [`kernel_with_config`].
+pub fn kernel_of_series(name: &str) -> &str {
+    match name.rfind(" [grid ") {
+        Some(at) if name.ends_with(']') => &name[..at],
+        _ => name,
+    }
+}
+
 /// `target[size]`: how every message and report names one size of a target (`gemm[m=4096,n=4096]`).
 pub fn target_size(target: &str, size: &str) -> String {
     format!("{target}[{size}]")
@@ -152,6 +185,16 @@ pub fn target_size(target: &str, size: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::kernel_key;
+
+    #[test]
+    fn a_series_name_with_a_configuration_gives_back_its_kernel() {
+        use super::{kernel_of_series, kernel_with_config};
+        let name = kernel_with_config("void gemm<128>", "grid (64, 1, 1) block (256, 1, 1)");
+        assert_eq!(name, "void gemm<128> [grid (64, 1, 1) block (256, 1, 1)]");
+        assert_eq!(kernel_of_series(&name), "void gemm<128>");
+        assert_eq!(kernel_of_series("void gemm<128>"), "void gemm<128>");
+        assert_eq!(kernel_of_series("k [gridlock]"), "k [gridlock]");
+    }
 
     #[test]
     fn kernel_keys_drop_the_parameter_list_only() {

@@ -86,6 +86,9 @@ pub fn samples_from_results(
         for (v, r) in c.samples.iter().zip(reps) {
             set.push(&key, &row.unit, *v, r);
         }
+        for config in &row.candidate_configs {
+            set.note_config(&key, config);
+        }
     }
     Ok(set)
 }
@@ -132,7 +135,12 @@ pub fn write_baselines(
         samples
             .series
             .values()
-            .filter(|s| s.key.target == t.name && t.metrics.iter().any(|m| m.name == s.key.metric))
+            .filter(|s| {
+                s.key.target == t.name
+                    && (t.metrics.iter().any(|m| m.name == s.key.metric)
+                        // Every category of an nsys target: the stacked bars compare them all.
+                        || crate::nsys::bars::is_informational(t, &s.key.metric))
+            })
             .collect()
     };
     // Validate every target before writing any, so a bad one leaves all files as they were.

@@ -313,3 +313,132 @@ fn live_ab_runs_each_tree_in_its_own_directory_in_abba_order() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// stdout and stderr of `ab --replay` on the A/A recording in `dir`, with `extra` flags and env.
+fn ab_streams(dir: &Path, spec: &Path, extra: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut c = bin();
+    c.env_remove("NO_COLOR").env_remove("COLUMNS");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c
+        .arg("ab")
+        .arg("--spec")
+        .arg(spec)
+        .arg("--replay")
+        .arg(dir.join("rec"))
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn ab_reports_progress_colour_and_width_as_check_does() {
+    let (dir, spec) = setup(10, 0.0, 7, true);
+    // Off a terminal: the plan (two runs per pair), then one line per target and size with its
+    // wall time; no line per run.
+    let (code, stdout, stderr) = ab_streams(dir.path(), &spec, &[], &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("profiling: 20 runs over 1 size of 1 target"),
+        "{stderr}"
+    );
+    let done: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("saxpy[n=1048576]: 20 runs in "))
+        .collect();
+    assert_eq!(done.len(), 1, "{stderr}");
+    assert!(!stderr.contains(" rep "), "a line per run without -v:\n{stderr}");
+    assert!(
+        !stdout.contains("saxpy[n=1048576]: "),
+        "progress on stdout:\n{stdout}"
+    );
+    // -v: a line per run; -q: no progress at all.
+    let (_, _, verbose) = ab_streams(dir.path(), &spec, &["-v"], &[]);
+    let runs: Vec<&str> = verbose
+        .lines()
+        .filter(|l| l.starts_with("  saxpy[n=1048576] rep "))
+        .collect();
+    assert_eq!(runs.len(), 20, "{verbose}");
+    // Each run names its side, in ABBA order.
+    for (i, side) in ["rep 0 (base)", "rep 0 (head)", "rep 1 (head)", "rep 1 (base)"]
+        .iter()
+        .enumerate()
+    {
+        assert!(runs[i].contains(side), "run {i} is not `{side}`: {verbose}");
+    }
+    let (code, _, quiet) = ab_streams(dir.path(), &spec, &["-q"], &[]);
+    assert_eq!(code, 0);
+    assert!(
+        !quiet.contains("runs in") && !quiet.contains("profiling:"),
+        "{quiet}"
+    );
+    // The table: fitted to COLUMNS, coloured only when asked (and never under NO_COLOR).
+    let (_, narrow, _) = ab_streams(dir.path(), &spec, &[], &[("COLUMNS", "80")]);
+    let widest = narrow.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 80, "{widest} columns:\n{narrow}");
+    assert!(!narrow.contains('\x1b'), "{narrow}");
+    let (_, coloured, _) = ab_streams(dir.path(), &spec, &["--color", "always"], &[]);
+    assert!(coloured.contains("\x1b["), "{coloured}");
+    let (_, plain, _) = ab_streams(dir.path(), &spec, &["--color", "auto"], &[("NO_COLOR", "1")]);
+    assert!(!plain.contains('\x1b'), "{plain}");
+}
+
+/// A `min_effect` in another unit than the metric's is a spec mistake in `ab` too: exit 2, as
+/// `check` (tests/check_cli.rs), never 3.
+#[test]
+fn a_min_effect_in_the_wrong_unit_is_invalid_input_in_ab_too() {
+    let (dir, spec) = setup(10, 0.0, 7, true);
+    let text = SPEC.replace(
+        "launch__registers_per_thread: exact",
+        "launch__registers_per_thread: { exact: true, min_effect: 1us }",
+    );
+    std::fs::write(&spec, text).unwrap();
+    let (code, v, out) = ab(dir.path(), &spec, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("min_effect 1000ns of `launch__registers_per_thread` in target `saxpy` is in `ns`"),
+        "{out}"
+    );
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["kind"], "invalid-input");
+}
+
+/// Base and head samples in different units are never compared as numbers: exit 2, naming the
+/// metric, the kernel and both units.
+#[test]
+fn samples_in_different_units_are_a_damaged_recording() {
+    let (dir, spec) = setup(10, 0.0, 7, true);
+    let base = dir.path().join("rec/base/saxpy/n=1048576");
+    for rep in 0..10 {
+        let p = base.join(format!("{rep}.csv"));
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(
+            &p,
+            text.replace("\"ns\",\"register/thread\"", "\"ns\",\"register\""),
+        )
+        .unwrap();
+    }
+    let (code, v, out) = ab(dir.path(), &spec, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("metric `launch__registers_per_thread` of kernel `saxpy`")
+            && out.contains(
+                "base tree's samples are in `register` but the head tree's are in `register/thread`"
+            ),
+        "{out}"
+    );
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "launch__registers_per_thread")
+        .unwrap();
+    assert_eq!(row["verdict"], "error");
+}

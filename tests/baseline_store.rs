@@ -4,8 +4,9 @@
 //! ns, bytes, percentages), not measurements.
 
 use std::fs;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ fn h200() -> Fingerprint {
         driver_version: "560.35.03".into(),
         cuda_driver_version: "12.6".into(),
         ncu_version: "2025.1.0.0".into(),
+        profiler_version: "2025.1.0.0".into(),
         clock_control: "base".into(),
         cache_control: "all".into(),
         clocks: "ncu".into(),
@@ -41,6 +43,7 @@ fn series(target: &str, size: &str, kernel: &str, metric: &str, unit: &str, v: &
         values: v.to_vec(),
         // Two launches per repetition.
         reps: (0..v.len()).map(|i| (i / 2) as u32).collect(),
+        configs: Vec::new(),
     }
 }
 
@@ -563,23 +566,37 @@ const CHILD_ENV: &str = "CGP_GATE_TEST_BASELINE_WRITER";
 
 /// Run the `child_writer` test of this same binary as a separate process.
 fn spawn_writer(dir: &Path, label: &str, first: u64, count: u64, entries: usize, history: usize) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_writer",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, "1")
-        .env("CHILD_DIR", dir)
-        .env("CHILD_LABEL", label)
-        .env("CHILD_FIRST", first.to_string())
-        .env("CHILD_COUNT", count.to_string())
-        .env("CHILD_ENTRIES", entries.to_string())
-        .env("CHILD_HISTORY", history.to_string())
+    writer_command(dir, label, first, count, entries, history)
         .spawn()
         .unwrap()
+}
+
+/// The command of [`spawn_writer`]; the writer prints `wrote K` on stdout after each complete
+/// write of generation K.
+fn writer_command(
+    dir: &Path,
+    label: &str,
+    first: u64,
+    count: u64,
+    entries: usize,
+    history: usize,
+) -> Command {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args([
+        "child_writer",
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(CHILD_ENV, "1")
+    .env("CHILD_DIR", dir)
+    .env("CHILD_LABEL", label)
+    .env("CHILD_FIRST", first.to_string())
+    .env("CHILD_COUNT", count.to_string())
+    .env("CHILD_ENTRIES", entries.to_string())
+    .env("CHILD_HISTORY", history.to_string());
+    c
 }
 
 /// Generation `k` of a baseline with `entries` series of 100 samples: every value depends on `k`,
@@ -619,6 +636,8 @@ fn child_writer() {
         let s = version(k, entries);
         let m = meta(&format!("{label}{k}"), "2026-05-01T12:00:00Z", history);
         store.update("gemm", &h200(), &refs(&s), &m).unwrap();
+        // `println!` flushes at the newline: the parent sees this as soon as the write is done.
+        println!("wrote {k}");
     }
 }
 
@@ -644,12 +663,45 @@ fn a_writer_killed_mid_write_leaves_a_complete_baseline() {
     let mut last_seen = None;
     let mut leftovers = 0;
     // Kill points spread over startup, rendering and writing; fixed so that runs are comparable.
+    // Rounds 1, 4, 7 kill after a fixed delay from the start (startup or the first write). The
+    // others first wait until the writer reports a complete write, so that however slow a loaded
+    // machine is, the kills land in a write that replaces a complete baseline: rounds 0, 3, 6, 9
+    // after a fixed delay (rendering or writing), rounds 2, 5, 8 as soon as the writer's
+    // temporary file appears (inside the write itself).
+    let gpu_dir = dir.path().join("nvidia-h200");
     for (round, delay_ms) in [40u64, 95, 63, 150, 71, 120, 55, 210, 88, 133].iter().enumerate() {
         let first = round as u64 * 1_000_000;
-        let mut child = spawn_writer(dir.path(), "w", first, 1_000_000, ENTRIES, 5);
-        thread::sleep(Duration::from_millis(*delay_ms));
+        let mut child = writer_command(dir.path(), "w", first, 1_000_000, ENTRIES, 5)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The pipe stays open until the kill: a writer must not die of a closed stdout.
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        if round % 3 != 1 {
+            let done = out
+                .by_ref()
+                .lines()
+                .map_while(Result::ok)
+                .any(|l| l.starts_with("wrote "));
+            assert!(
+                done,
+                "the writer of round {round} ended before one complete write"
+            );
+        }
+        if round % 3 == 2 {
+            // Poll for the next write's temporary file (bounded: a slow machine just gets a
+            // kill at another point).
+            let give_up = std::time::Instant::now() + Duration::from_secs(20);
+            while std::time::Instant::now() < give_up && fs::read_dir(&gpu_dir).map_or(0, Iterator::count) < 2
+            {
+                std::hint::spin_loop();
+            }
+        } else {
+            thread::sleep(Duration::from_millis(*delay_ms));
+        }
         child.kill().unwrap(); // SIGKILL: no destructor or handler runs
         child.wait().unwrap();
+        drop(out);
 
         let Some(f) = store.load("nvidia-h200", "gemm").unwrap() else {
             assert!(last_seen.is_none(), "a baseline vanished after round {round}");
@@ -679,7 +731,7 @@ fn a_writer_killed_mid_write_leaves_a_complete_baseline() {
             "{gens:?}"
         );
         last_seen = Some(k);
-        if fs::read_dir(dir.path().join("nvidia-h200")).unwrap().count() > 1 {
+        if fs::read_dir(&gpu_dir).unwrap().count() > 1 {
             leftovers += 1;
         }
         assert_eq!(
@@ -689,6 +741,8 @@ fn a_writer_killed_mid_write_leaves_a_complete_baseline() {
         );
     }
     assert!(last_seen.is_some(), "no writer got as far as one complete write");
-    // How often the kill landed mid-write (a temporary file was left); informative only.
+    // How often the kill landed mid-write (a temporary file was left). The rounds that kill as
+    // soon as the temporary file appears make this at least one, or the test tested no torn write.
     eprintln!("killed mid-write in {leftovers} of 10 rounds; {}", path.display());
+    assert!(leftovers >= 1, "no kill landed inside a write");
 }

@@ -352,31 +352,63 @@ fn check_slowdown(columns: &str, extra: &[&str]) -> (i32, String) {
 }
 
 #[test]
-fn the_check_table_fits_80_columns() {
-    let (code, table) = check_slowdown("80", &["--color", "never"]);
-    assert_eq!(code, 1);
-    for line in table.lines() {
-        assert!(
-            line.chars().count() <= 80,
-            "{} columns: {line}",
-            line.chars().count()
-        );
+fn the_check_table_fits_80_and_120_columns() {
+    for columns in [80, 120] {
+        let (code, table) = check_slowdown(&columns.to_string(), &["--color", "never"]);
+        assert_eq!(code, 1);
+        for line in table.lines() {
+            assert!(
+                line.chars().count() <= columns,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        insta::assert_snapshot!(format!("check_table_{columns}"), table);
     }
-    insta::assert_snapshot!("check_table_80", table);
+}
+
+/// `profile --replay` of the example main recording (SYNTHETIC) with the table at `columns`.
+fn profile_main(columns: &str) -> String {
+    let out = bin()
+        .current_dir(root())
+        .env("COLUMNS", columns)
+        .args([
+            "profile",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+            "examples/recordings/main",
+            "--color",
+            "never",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
-fn the_check_table_fits_120_columns() {
-    let (code, table) = check_slowdown("120", &["--color", "never"]);
-    assert_eq!(code, 1);
-    for line in table.lines() {
-        assert!(
-            line.chars().count() <= 120,
-            "{} columns: {line}",
-            line.chars().count()
-        );
+fn the_profile_table_fits_80_and_120_columns() {
+    for columns in [80, 120] {
+        let table = profile_main(&columns.to_string());
+        // The first line names the recording's path; the table below it must fit.
+        for line in table.lines().skip(1) {
+            assert!(
+                line.chars().count() <= columns,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        // The full metric names are in the legend.
+        assert!(table.contains("time = gpu__time_duration.sum"), "{table}");
+        insta::assert_snapshot!(format!("profile_table_{columns}"), table);
     }
-    insta::assert_snapshot!("check_table_120", table);
+    // A pipe without COLUMNS gets every column.
+    let wide = profile_main("");
+    assert!(
+        wide.contains("min") && wide.contains("max") && !wide.contains("left out"),
+        "{wide}"
+    );
 }
 
 #[test]
@@ -726,7 +758,7 @@ fn the_first_estimate_comes_from_the_last_results_file() {
     };
     let first = String::from_utf8_lossy(&run().stderr).into_owned();
     assert!(
-        first.starts_with("profiling: 25 ncu runs over 5 sizes of 3 targets\n"),
+        first.starts_with("profiling: 25 runs over 5 sizes of 3 targets\n"),
         "no earlier results, no estimate:\n{first}"
     );
     // A previous run that took 35 s in all: the plan is the same, so the estimate is 35 s.
@@ -736,7 +768,7 @@ fn the_first_estimate_comes_from_the_last_results_file() {
     std::fs::write(&json, serde_json::to_string(&results).unwrap()).unwrap();
     let second = String::from_utf8_lossy(&run().stderr).into_owned();
     assert!(
-        second.starts_with("profiling: 25 ncu runs over 5 sizes of 3 targets, about 35.0s\n"),
+        second.starts_with("profiling: 25 runs over 5 sizes of 3 targets, about 35.0s\n"),
         "{second}"
     );
 }

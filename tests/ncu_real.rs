@@ -1047,3 +1047,83 @@ fn validate_without_ncu_does_not_break() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not checked: ncu is not installed"));
 }
+
+/// `profile --dry-run` builds the command lines for the installed ncu, says which release it
+/// assumed, and without an ncu assumes the newest (with `--config-file off`).
+#[test]
+fn profile_dry_run_builds_the_argv_for_the_installed_ncu() {
+    let dry_run = |ncu: &std::ffi::OsStr| {
+        let out = cargo_bin_cmd!("cgp-gate")
+            .args(["profile", "--spec", "examples/cgp-gate.yaml", "--dry-run"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("CGP_GATE_NCU", ncu)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let none = dry_run("/nonexistent/ncu".as_ref());
+    assert!(
+        none.lines()
+            .next()
+            .unwrap()
+            .contains("command lines for the newest Nsight Compute"),
+        "{none}"
+    );
+    assert!(none.contains(" --config-file off "), "{none}");
+    let Some(ncu) = real_ncu("profile_dry_run_builds_the_argv_for_the_installed_ncu") else {
+        return;
+    };
+    let version = ncu_version(&ncu);
+    let release = NcuRelease::from_version(&version).expect("a release");
+    let real = dry_run(ncu.as_os_str());
+    assert!(
+        real.lines().next().unwrap().contains(&format!(
+            "(version {version}); command lines for Nsight Compute {release}"
+        )),
+        "{real}"
+    );
+    assert_eq!(
+        real.contains(" --config-file off "),
+        supports(Some(release), "--config-file"),
+        "{real}"
+    );
+    // Each printed command line is exactly what a run on this ncu passes.
+    let spec =
+        cgp_gate::spec::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cgp-gate.yaml")).unwrap();
+    let t = &spec.targets[0];
+    let argv = ncu_options_for(
+        Some(release),
+        t,
+        &cgp_gate::plan::ncu_metrics(t),
+        Path::new("<log>"),
+    );
+    let line: Vec<String> = std::iter::once("ncu".to_owned())
+        .chain(argv.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect();
+    assert!(
+        real.contains(&format!(": {} ", line.join(" "))),
+        "{real}\n{line:?}"
+    );
+    // A target that needs what this ncu lacks is named as refused.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("cgp-gate.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\ntargets:\n  - name: app_range\n    command: [/bin/true]\n    replay_mode: app-range\n    nvtx: [\"region/\"]\n    metrics: { gpu__time_duration.sum: \"3%\" }\n",
+    )
+    .unwrap();
+    let out = cargo_bin_cmd!("cgp-gate")
+        .args(["profile", "--dry-run", "--spec"])
+        .arg(&spec)
+        .env("CGP_GATE_NCU", &ncu)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        text.contains("app_range: this ncu has no --replay-mode app-range"),
+        !supports(Some(release), "--replay-mode app-range"),
+        "{text}"
+    );
+}

@@ -351,6 +351,85 @@ fn nsys_rep_goes_through_nsys_export() {
     );
 }
 
+#[test]
+fn a_real_report_of_the_real_nsys_goes_through_nsys_export() {
+    if !have(NSYS, "nsys (Debian's nsight-systems)") {
+        return;
+    }
+    // A real .nsys-rep, made now (a report holds the environment and process list of the machine
+    // that made it, so none is committed): the real nsys traces CUDA in /bin/true, which runs no
+    // CUDA work (there is no GPU here). CPU sampling off: with it, nsys 2022.4.2 hangs here.
+    let dir = tempfile::tempdir().unwrap();
+    let stem = dir.path().join("true");
+    let out = assert_cmd::Command::new(NSYS)
+        .current_dir(dir.path())
+        .args([
+            "profile",
+            "--trace",
+            "cuda",
+            "--sample",
+            "none",
+            "--cpuctxsw",
+            "none",
+            "--force-overwrite",
+            "true",
+            "--output",
+        ])
+        .arg(&stem)
+        .arg("/bin/true")
+        .timeout(std::time::Duration::from_secs(180))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rep = stem.with_extension("nsys-rep");
+    if !rep.exists() {
+        // Debian's nsys cannot find its importer and leaves the raw stream: import it with the
+        // importer of the same install, as nsys would have.
+        let importer = cgp_gate::nsys::read::qdstrm_importer(Path::new(NSYS)).expect("no QdstrmImporter");
+        let out = assert_cmd::Command::new(importer)
+            .arg("-i")
+            .arg(stem.with_extension("qdstrm"))
+            .timeout(std::time::Duration::from_secs(180))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(rep.is_file());
+    // cgp-gate runs the real `nsys export --type sqlite` on it and reads the export: a real
+    // report of the 2022.4.2 schema, recognised as an nsys export, with no GPU activity in it.
+    let out = cargo_bin_cmd!("cgp-gate")
+        .env("CGP_GATE_NSYS", NSYS)
+        .args(["breakdown".as_ref(), rep.as_os_str()])
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(&format!(
+            "{}: is an nsys export without CUDA GPU activity",
+            rep.display()
+        )),
+        "{e}"
+    );
+    // The export has the session length nsys measured, which `non_gpu_time` uses.
+    let export = dir.path().join("x.sqlite");
+    let out = Command::new(NSYS)
+        .args(["export", "--type", "sqlite", "--output"])
+        .arg(&export)
+        .arg(&rep)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let session = cgp_gate::nsys::read::session_duration_ns(&export).expect("no session length");
+    assert!(session > 1_000_000, "{session} ns");
+}
+
 /// A tool, or `false` with a loud SKIPPED (failing under CI=true, where .ci/setup installs it).
 fn have(path: &str, what: &str) -> bool {
     if Path::new(path).exists() {

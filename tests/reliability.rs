@@ -892,7 +892,17 @@ fn a_baseline_in_another_unit_is_not_compared() {
         store.path(),
         &[],
     );
-    assert_ne!(r.code, 0, "{}", r.out);
+    // A damaged baseline is invalid input (exit 2), never a profiler failure (3) or a pass.
+    assert_eq!(r.code, 2, "{}", r.out);
+    for needle in [
+        "matmul.json",
+        "gpu__time_duration.sum",
+        "matmul_tiled<32>",
+        "is in `us`, but ncu measures it in `ns`",
+        "cgp-gate baseline update",
+    ] {
+        assert!(r.out.contains(needle), "{needle} not in:\n{}", r.out);
+    }
     let rows: Vec<&Value> = r.results["rows"]
         .as_array()
         .unwrap()

@@ -297,26 +297,30 @@ fn console_table_of_a_real_run_has_one_line_per_row() {
     let table = results_table(r);
     let lines: Vec<&str> = table.lines().collect();
     assert!(lines[0].starts_with("verdict"), "{table}");
-    // Long metric names may be shown by a short label, spelled out in the `metrics:` legend
-    // (`time = gpu__time_duration.sum, ...`); whether they are depends on the widths.
-    let legend: Vec<(&str, &str)> = lines
+    // The fitted table may show a metric by a short name; its legend line maps each back.
+    let legend: Vec<(String, String)> = lines
         .iter()
         .find_map(|l| l.strip_prefix("metrics: "))
-        .map(|l| l.split(", ").filter_map(|p| p.split_once(" = ")).collect())
+        .map(|l| {
+            l.split(", ")
+                .filter_map(|p| p.split_once(" = "))
+                .map(|(short, full)| (short.to_owned(), full.to_owned()))
+                .collect()
+        })
         .unwrap_or_default();
     for row in &r.rows {
-        let label = legend
+        let shown = legend
             .iter()
             .find(|(_, full)| *full == row.metric)
-            .map_or(row.metric.as_str(), |(short, _)| *short);
+            .map_or(row.metric.as_str(), |(short, _)| short.as_str());
         let n = lines
             .iter()
             .filter(|l| {
                 let f: Vec<&str> = l.split_whitespace().collect();
-                f.first() == Some(&row.verdict.as_str())
+                l.contains(&format!("  {shown}  "))
+                    && f.first() == Some(&row.verdict.as_str())
                     && f.contains(&row.target.as_str())
                     && f.contains(&row.size.as_str())
-                    && (f.contains(&row.metric.as_str()) || l.contains(&format!("  {label}  ")))
             })
             .count();
         assert_eq!(n, 1, "{} {} {}\n{table}", row.target, row.size, row.metric);

@@ -74,7 +74,7 @@ def write(rec, gemm_factor, note):
         os.makedirs(p, exist_ok=True)
         slim_export(os.path.join(p, f"{rep}.sqlite"))
         runs.append({"target": "int8-gemm", "size": "default", "rep": rep, "exit_code": 0})
-    manifest = {"schema_version": 1, "synthetic": True, "note": note, "ncu_version": "nsys (published captures)",
+    manifest = {"schema_version": 1, "synthetic": True, "note": note, "nsys_version": "2025.x (published captures)",
                 "runs": runs}
     with open(os.path.join(d, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

@@ -55,6 +55,10 @@ pub struct Entry {
     pub samples: Vec<f64>,
     /// The repetition each sample came from (same length as `samples`).
     pub reps: Vec<u32>,
+    /// The launch configurations (`grid (X, Y, Z) block (X, Y, Z)`) the samples came from; absent
+    /// in files written before it existed (then a configuration change cannot be reported).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub configs: Vec<String>,
     /// The last generations of this entry, oldest first; the last one is the current samples.
     pub history: Vec<Generation>,
 }
@@ -90,6 +94,7 @@ impl Entry {
             unit: self.unit.clone(),
             values: self.samples.clone(),
             reps: self.reps.clone(),
+            configs: self.configs.clone(),
         }
     }
 
@@ -334,6 +339,13 @@ fn render_entry(out: &mut String, e: &Entry) {
         "      \"reps\": [{}],",
         join(e.reps.iter().map(u32::to_string))
     );
+    if !e.configs.is_empty() {
+        let _ = writeln!(
+            out,
+            "      \"configs\": [{}],",
+            join(e.configs.iter().map(|c| string(c)))
+        );
+    }
     if e.history.is_empty() {
         out.push_str("      \"history\": []\n");
     } else {

@@ -50,6 +50,7 @@ pub(crate) fn next_entries(
                 unit: s.unit.clone(),
                 samples: s.values.clone(),
                 reps: s.reps.clone(),
+                configs: s.configs.clone(),
                 history,
             }
         })
@@ -74,6 +75,7 @@ mod tests {
             unit: unit.into(),
             values: values.to_vec(),
             reps: (0..values.len() as u32).collect(),
+            configs: Vec::new(),
         }
     }
 

@@ -22,13 +22,14 @@ pub fn render_show(files: &[(PathBuf, BaselineFile)]) -> String {
         let _ = writeln!(out, "{}", path.display());
         let _ = writeln!(
             out,
-            "  target {}, gpu {} (key {}, cc {}), driver {}, ncu {}, clocks {}",
+            "  target {}, gpu {} (key {}, cc {}), driver {}, {} {}, clocks {}",
             f.target,
             fp.gpu_name,
             fp.gpu_key(),
             fp.compute_capability,
             fp.driver_version,
-            fp.ncu_version,
+            fp.profiler,
+            fp.profiler_version,
             fp.clocks
         );
         let _ = writeln!(

@@ -30,7 +30,7 @@ pub struct Cli {
     /// No progress on stderr (errors and results are still printed).
     #[arg(long, short, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// A progress line per ncu run, besides one per finished target and size.
+    /// A progress line per profiler run (ncu or nsys), besides one per finished target and size.
     #[arg(long, short, global = true)]
     pub verbose: bool,
     #[command(subcommand)]
@@ -148,7 +148,16 @@ pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Validate { spec } => commands::validate::run(&spec, out),
         Command::Schema => commands::schema::run(out),
-        Command::Parse { file, json } => commands::parse::run(&file, json, out),
+        Command::Parse { file, json } => {
+            // Stdout is line-buffered, which scans every write for a newline: `--json` is one
+            // line of up to hundreds of MB, so it goes to the descriptor itself (a duplicate of
+            // it; nothing was written to stdout before), through `parse`'s own buffer.
+            use std::os::fd::AsFd;
+            match std::io::stdout().as_fd().try_clone_to_owned() {
+                Ok(fd) if json => commands::parse::run(&file, json, &mut std::fs::File::from(fd)),
+                _ => commands::parse::run(&file, json, out),
+            }
+        }
         Command::Profile(args) => commands::profile::run(&args.into(), &ui, out),
         Command::Env(args) => commands::env::run(&args.into(), out),
         Command::Report(args) => commands::report::run(&args.into(), &ui, out),
@@ -156,7 +165,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Merge(args) => commands::merge::run(&args.into(), &ui, out),
         Command::Breakdown(args) => commands::breakdown::run(&args.into(), out),
         Command::Changes(args) => commands::changes::run(&args.into(), out),
-        Command::Ab(args) => commands::ab::run(&args.into(), out),
+        Command::Ab(args) => commands::ab::run(&args.into(), &ui, out),
         Command::Calibrate(args) => commands::calibrate::run(&args.into(), &ui, out),
         Command::Baseline(BaselineCommand::Update(args)) => {
             commands::baseline::update(&args.into(), &ui, out)

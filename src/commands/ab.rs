@@ -48,7 +48,7 @@ fn ab_specs(args: &Options) -> Result<(crate::spec::Spec, crate::spec::Spec)> {
 ///
 /// # Errors
 /// Spec errors, unreadable recordings or manifests, setup failures, report failures.
-pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let (head_spec, base_spec) = ab_specs(args)?;
     for n in &args.targets {
         if head_spec.target(n).is_none() {
@@ -68,7 +68,8 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
     let (head_owned, base_owned) = (pick(&head_spec), pick(&base_spec));
     let head_targets: Vec<&crate::spec::Target> = head_owned.iter().collect();
     let base_targets: Vec<&crate::spec::Target> = base_owned.iter().collect();
-    let mut progress = std::io::stderr().lock();
+    // The ETA's first guess per target: what this command wrote last time.
+    let mut progress = ui.progress(super::ui::prior_costs(&[args.json.as_deref()]));
     let (mut base, mut head): (
         Box<dyn crate::profile::Profiler>,
         Box<dyn crate::profile::Profiler>,
@@ -96,11 +97,15 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
             None
         }
     };
-    let ncu_version = head.version()?;
+    let versions = crate::profile::Versions::of(head.as_mut(), &head_targets)?;
     let session = if args.replay.is_some() {
         crate::session::Session::replay()
     } else {
-        crate::session::Session::live(&head_targets, false, &mut progress)?
+        crate::session::Session::live(
+            &head_targets,
+            false,
+            &mut crate::progress::NoteWriter::new(progress.as_mut()),
+        )?
     };
     let mut recs = match &args.record {
         Some(dir) => Some((
@@ -126,29 +131,31 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
         recs.as_mut().map(|(b, h)| (b, h)),
         watch.as_mut(),
         &opts,
-        &mut progress,
+        progress.as_mut(),
     );
+    progress.finish();
     drop(watch);
     session.finish()?;
     let run = run?;
     let results = run.results;
     if let (Some(dir), Some((b, h))) = (&args.record, recs) {
-        b.finish(&head_spec.hash, &ncu_version, &results.fingerprint)?;
-        h.finish(&head_spec.hash, &ncu_version, &results.fingerprint)?;
+        b.finish_with(&head_spec.hash, &versions, &results.fingerprint)?;
+        h.finish_with(&head_spec.hash, &versions, &results.fingerprint)?;
         crate::ab::AbManifest {
             schema_version: crate::ab::AB_MANIFEST_VERSION,
-            base_commit: args.base_dir.as_deref().and_then(crate::ab::git_head),
+            base_commit: args.base_dir.as_deref().and_then(crate::check::git_head),
             head_commit: results.git_commit.clone(),
             order: run.order,
             ..crate::ab::AbManifest::default()
         }
         .write(dir)?;
-        let _ = writeln!(progress, "recorded both trees in {}", dir.display());
+        progress.note(&format!("recorded both trees in {}", dir.display()));
     }
     if let Some(p) = &args.json {
         results.write(p)?;
     }
-    write!(out, "{}", crate::report::console::results_table(&results)).map_err(stdout_err)?;
+    let table = crate::report::console::results_table_styled(&results, ui.console());
+    write!(out, "{table}").map_err(stdout_err)?;
     out.flush().map_err(stdout_err)?;
     let env = crate::report::GithubEnv::from_env();
     crate::report::emit(&results, &args.reports.options(&env), &env)?;

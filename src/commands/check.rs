@@ -33,7 +33,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     // The ETA's first guess per target: the balancing file, else what this command wrote last time.
     let prior = super::ui::prior_costs(&[args.shard.shard_costs.as_deref(), args.json.as_deref()]);
     let mut progress = ui.progress(prior);
-    let (mut profiler, _, session, mut recorder) = open_run(
+    let (mut profiler, versions, session, mut recorder) = open_run(
         &args.source,
         &sel,
         &targets,
@@ -64,7 +64,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     finish_recording(
         recorder,
         &sel.spec,
-        &results.fingerprint.ncu_version,
+        &versions,
         &results.fingerprint,
         &mut crate::progress::NoteWriter::new(progress.as_mut()),
     )?;

@@ -134,7 +134,7 @@ pub fn make_profiler(
 /// The profiler, the GPU session and the recorder of `--record`, as one profiling run opens them.
 pub(crate) type OpenRun = (
     Box<dyn crate::profile::Profiler>,
-    String,
+    crate::profile::Versions,
     crate::session::Session,
     Option<crate::profile::record::Recorder>,
 );
@@ -152,7 +152,7 @@ pub(crate) fn open_run(
         crate::profile::live::preflight(&sel.spec, targets)?;
     }
     let mut profiler = make_profiler(source, &sel.spec)?;
-    let ncu_version = profiler.version()?;
+    let versions = crate::profile::Versions::of(profiler.as_mut(), targets)?;
     let session = if source.replay.is_some() {
         crate::session::Session::replay()
     } else {
@@ -163,20 +163,29 @@ pub(crate) fn open_run(
         .as_deref()
         .map(crate::profile::record::Recorder::new)
         .transpose()?;
-    Ok((profiler, ncu_version, session, recorder))
+    Ok((profiler, versions, session, recorder))
 }
 
 /// Write the manifest of `--record`, when recording.
 pub(crate) fn finish_recording(
     recorder: Option<crate::profile::record::Recorder>,
     spec: &crate::spec::Spec,
-    ncu_version: &str,
+    versions: &crate::profile::Versions,
     fingerprint: &crate::gpu::fingerprint::Fingerprint,
     progress: &mut dyn Write,
 ) -> Result<()> {
     if let Some(rec) = recorder {
-        let path = rec.finish(&spec.hash, ncu_version, fingerprint)?;
-        let _ = writeln!(progress, "recorded raw ncu output; manifest: {}", path.display());
+        let path = rec.finish_with(&spec.hash, versions, fingerprint)?;
+        let _ = writeln!(
+            progress,
+            "recorded raw {} output; manifest: {}",
+            match (&versions.ncu, &versions.nsys) {
+                (Some(_), Some(_)) => "ncu and nsys",
+                (None, Some(_)) => "nsys",
+                _ => "ncu",
+            },
+            path.display()
+        );
     }
     Ok(())
 }
@@ -184,7 +193,7 @@ pub(crate) fn finish_recording(
 /// One measurement pass of a spec's targets, with everything a command reports about it.
 pub(crate) struct MeasuredRun {
     pub m: crate::measure::Measurement,
-    pub ncu_version: String,
+    pub versions: crate::profile::Versions,
     pub source: String,
     /// Per target, taken while NVML was open.
     pub fingerprints: std::collections::BTreeMap<String, crate::gpu::fingerprint::Fingerprint>,
@@ -214,7 +223,7 @@ pub(crate) fn measure_once(
     reps: Reps,
     progress: &mut dyn crate::progress::Progress,
 ) -> Result<MeasuredRun> {
-    let (mut profiler, ncu_version, session, mut recorder) = open_run(
+    let (mut profiler, versions, session, mut recorder) = open_run(
         source,
         sel,
         targets,
@@ -249,8 +258,7 @@ pub(crate) fn measure_once(
     let fingerprints: std::collections::BTreeMap<_, _> = targets
         .iter()
         .map(|t| {
-            let fp =
-                crate::check::fingerprint_for(profiler.as_ref(), &ncu_version, t, session.gpu.as_deref());
+            let fp = crate::check::fingerprint_for(profiler.as_ref(), &versions, t, session.gpu.as_deref());
             (t.name.clone(), fp)
         })
         .collect();
@@ -265,13 +273,13 @@ pub(crate) fn measure_once(
     finish_recording(
         recorder,
         &sel.spec,
-        &ncu_version,
+        &versions,
         &fp,
         &mut crate::progress::NoteWriter::new(progress),
     )?;
     Ok(MeasuredRun {
         m,
-        ncu_version,
+        versions,
         source: profiler.source(),
         fingerprints,
         health,

@@ -25,11 +25,34 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     if args.dry_run {
         crate::profile::live::preflight(&sel.spec, &targets)?;
         let session = crate::session::Session::live(&targets, true, out)?;
+        // The command lines are built for the installed ncu, as a real run builds them.
+        let uses_ncu = targets.iter().any(|t| !crate::profile::nsys::is_nsys(t));
+        let release = if uses_ncu { dry_run_release(out)? } else { None };
+        for t in targets.iter().filter(|t| !crate::profile::nsys::is_nsys(t)) {
+            let missing = crate::ncu::command::unsupported_options(release, *t);
+            if !missing.is_empty() {
+                writeln!(
+                    out,
+                    "{}: this ncu has no {}: `profile` and `check` refuse this target before running it",
+                    t.name,
+                    missing.join(", ")
+                )
+                .map_err(stdout_err)?;
+            }
+        }
         for w in crate::plan::initial_work(&targets, None) {
             let app = crate::plan::app_argv(w.target, w.size).map_err(Error::Usage)?;
-            let log = std::path::Path::new("<log>");
-            let opts = crate::ncu::command::ncu_options(w.target, &crate::plan::ncu_metrics(w.target), log);
-            let argv: Vec<String> = std::iter::once("ncu".to_owned())
+            // Each target's own profiler, with the options a live run passes it.
+            let (program, opts) = if crate::profile::nsys::is_nsys(w.target) {
+                let stem = std::path::Path::new("<tmp>/run-N");
+                ("nsys", crate::profile::nsys::nsys_profile_args(stem))
+            } else {
+                let log = std::path::Path::new("<log>");
+                let metrics = crate::plan::ncu_metrics(w.target);
+                let opts = crate::ncu::command::ncu_options_for(release, w.target, &metrics, log);
+                ("ncu", opts)
+            };
+            let argv: Vec<String> = std::iter::once(program.to_owned())
                 .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
                 .chain(app)
                 .collect();
@@ -67,8 +90,10 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     } else {
         writeln!(
             out,
-            "source: {} (ncu {}); GPU: {}",
-            run.source, run.ncu_version, fingerprint.gpu_name
+            "source: {} ({}); GPU: {}",
+            run.source,
+            run.versions.describe(),
+            fingerprint.gpu_name
         )
         .map_err(stdout_err)?;
         writeln!(
@@ -77,7 +102,8 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
             crate::report::console::health_line(&run.health.unwrap_or_default())
         )
         .map_err(stdout_err)?;
-        write!(out, "{}", crate::report::console::samples_table(&run.m.samples)).map_err(stdout_err)?;
+        let table = crate::report::console::samples_table_styled(&run.m.samples, ui.console());
+        write!(out, "{table}").map_err(stdout_err)?;
     }
     for e in &run.m.errors {
         eprintln!("error: {}", e.message);
@@ -91,4 +117,26 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
             crate::results::FailOn::Regression,
         )
     })
+}
+
+/// The installed ncu's release for `--dry-run`, after saying which ncu and release the command
+/// lines are for (or that none was found and the newest release is assumed).
+fn dry_run_release(out: &mut dyn Write) -> Result<Option<crate::ncu::command::NcuRelease>> {
+    use crate::ncu::command::{NcuRelease, OLDEST_CHECKED};
+    let ncu = crate::ncu::install::detect_ncu();
+    let release = ncu.version.as_deref().and_then(NcuRelease::from_version);
+    let line = match (&ncu.path, &ncu.version, release) {
+        (Some(path), Some(version), Some(r)) if r < OLDEST_CHECKED => format!(
+            "ncu: {path} (version {version}); command lines for Nsight Compute {r}, which is older than the oldest release cgp-gate checks ({OLDEST_CHECKED}): ncu may reject an option (cgp-gate then names it)"
+        ),
+        (Some(path), Some(version), Some(r)) => {
+            format!("ncu: {path} (version {version}); command lines for Nsight Compute {r}")
+        }
+        _ => format!(
+            "ncu: {}; command lines for the newest Nsight Compute (every option cgp-gate knows; a run with ncu installed leaves out what its release lacks)",
+            ncu.error.as_deref().unwrap_or("version unknown")
+        ),
+    };
+    writeln!(out, "{line}").map_err(stdout_err)?;
+    Ok(release)
 }

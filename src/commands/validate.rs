@@ -61,6 +61,15 @@ fn known_chip(spec_dir: &Path) -> Option<(String, String)> {
 /// # Errors
 /// [`crate::Error::Input`] naming the spec and every metric ncu does not know for the chip.
 fn check_spec(spec: &crate::spec::Spec) -> Result<Vec<String>> {
+    // Only ncu targets have ncu metrics (an nsys target's `kernel:<regex>` may contain `__`).
+    let ncu_targets: Vec<&crate::spec::Target> = spec
+        .targets
+        .iter()
+        .filter(|t| t.profiler == crate::spec::ProfilerKind::Ncu)
+        .collect();
+    if ncu_targets.is_empty() {
+        return Ok(Vec::new());
+    }
     let Some(ncu) = crate::ncu::install::locate_ncu() else {
         return Ok(vec![
             "note: metric names not checked: ncu is not installed (`ncu --query-metrics` checks them without a GPU)".to_owned(),
@@ -71,10 +80,9 @@ fn check_spec(spec: &crate::spec::Spec) -> Result<Vec<String>> {
             "note: metric names not checked: no chip known (set {CHIP_ENV}=ga100, gh100, ... or keep baselines next to the spec)"
         )]);
     };
-    let mut metrics: Vec<String> = spec
-        .targets
+    let mut metrics: Vec<String> = ncu_targets
         .iter()
-        .flat_map(crate::plan::ncu_metrics)
+        .flat_map(|t| crate::plan::ncu_metrics(t))
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();

@@ -41,7 +41,14 @@ pub struct EnvReport {
 }
 
 /// Profiler-setting fields of the fingerprint: they come from the spec, not the machine.
-const SPEC_FIELDS: &[&str] = &["ncu_version", "clock_control", "cache_control", "clocks"];
+const SPEC_FIELDS: &[&str] = &[
+    "ncu_version",
+    "clock_control",
+    "cache_control",
+    "clocks",
+    "profiler",
+    "profiler_version",
+];
 
 /// Build the report from a GPU (or why there is none) and the ncu information.
 pub fn env_report(gpu: std::result::Result<&dyn Gpu, &GpuUnavailable>, ncu: NcuInfo) -> EnvReport {

@@ -12,7 +12,14 @@ pub use super::device::UNKNOWN;
 
 /// The environment of a measurement. Every field is text so that "unknown" is representable and
 /// the JSON form is stable across versions.
+///
+/// Which tool measured is [`Fingerprint::profiler`] (`ncu` or `nsys`) with its version in
+/// [`Fingerprint::profiler_version`]; `ncu_version` keeps its meaning (the Nsight Compute that
+/// measured, [`NOT_USED`] when nsys did) for the tools that read it. Files written before
+/// `profiler` existed were all measured by ncu: they read as `profiler: ncu` with their
+/// `ncu_version` as `profiler_version`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "StoredFingerprint")]
 pub struct Fingerprint {
     pub gpu_name: String,
     pub gpu_uuid: String,
@@ -32,8 +39,83 @@ pub struct Fingerprint {
     pub clock_control: String,
     pub cache_control: String,
     /// Clock locking as configured (`ncu`, `nvml-base`, `none`, ...).
-    #[serde(default = "unknown")]
     pub clocks: String,
+    /// The profiler that measured: `ncu` or `nsys` (see [`PROFILER_NCU`], [`PROFILER_NSYS`]).
+    pub profiler: String,
+    /// Its version (`2022.3.0.0`, `2022.4.2.1-df9881f`), or `unknown`.
+    pub profiler_version: String,
+}
+
+/// [`Fingerprint::profiler`] of Nsight Compute measurements.
+pub const PROFILER_NCU: &str = "ncu";
+/// [`Fingerprint::profiler`] of Nsight Systems measurements.
+pub const PROFILER_NSYS: &str = "nsys";
+/// The value of a profiler field that does not apply (`ncu_version` of an nsys measurement).
+pub const NOT_USED: &str = "not used";
+
+/// A fingerprint as files hold it: older files lack the fields added since (`clocks`,
+/// `profiler`, `profiler_version`).
+#[derive(Deserialize)]
+struct StoredFingerprint {
+    gpu_name: String,
+    gpu_uuid: String,
+    pci_bus_id: String,
+    compute_capability: String,
+    memory_total_bytes: String,
+    driver_version: String,
+    cuda_driver_version: String,
+    vbios_version: String,
+    power_limit_mw: String,
+    mig_mode: String,
+    ecc_mode: String,
+    persistence_mode: String,
+    max_sm_clock_mhz: String,
+    max_mem_clock_mhz: String,
+    ncu_version: String,
+    clock_control: String,
+    cache_control: String,
+    #[serde(default = "unknown")]
+    clocks: String,
+    #[serde(default)]
+    profiler: Option<String>,
+    #[serde(default)]
+    profiler_version: Option<String>,
+}
+
+impl From<StoredFingerprint> for Fingerprint {
+    fn from(s: StoredFingerprint) -> Self {
+        // Before `profiler` existed, every fingerprint was ncu's, its version in `ncu_version`.
+        let profiler = s.profiler.unwrap_or_else(|| PROFILER_NCU.to_owned());
+        let profiler_version = s.profiler_version.unwrap_or_else(|| {
+            if profiler == PROFILER_NCU {
+                s.ncu_version.clone()
+            } else {
+                unknown()
+            }
+        });
+        Self {
+            gpu_name: s.gpu_name,
+            gpu_uuid: s.gpu_uuid,
+            pci_bus_id: s.pci_bus_id,
+            compute_capability: s.compute_capability,
+            memory_total_bytes: s.memory_total_bytes,
+            driver_version: s.driver_version,
+            cuda_driver_version: s.cuda_driver_version,
+            vbios_version: s.vbios_version,
+            power_limit_mw: s.power_limit_mw,
+            mig_mode: s.mig_mode,
+            ecc_mode: s.ecc_mode,
+            persistence_mode: s.persistence_mode,
+            max_sm_clock_mhz: s.max_sm_clock_mhz,
+            max_mem_clock_mhz: s.max_mem_clock_mhz,
+            ncu_version: s.ncu_version,
+            clock_control: s.clock_control,
+            cache_control: s.cache_control,
+            clocks: s.clocks,
+            profiler,
+            profiler_version,
+        }
+    }
 }
 
 fn unknown() -> String {
@@ -61,6 +143,8 @@ impl Default for Fingerprint {
             clock_control: unknown(),
             cache_control: unknown(),
             clocks: unknown(),
+            profiler: PROFILER_NCU.to_owned(),
+            profiler_version: unknown(),
         }
     }
 }
@@ -77,7 +161,13 @@ pub const DEFAULT_KEY_FIELDS: &[&str] = &[
     "cache_control",
     "clocks",
     "mig_mode",
+    "profiler",
+    "profiler_version",
 ];
+
+/// Fields compared whatever `settings.fingerprint_fields` says: an ncu baseline and an nsys
+/// measurement are different quantities, never comparable.
+pub const ALWAYS_KEY_FIELDS: &[&str] = &["profiler"];
 
 impl Fingerprint {
     /// All fields as name -> value, in a fixed order.
@@ -101,7 +191,26 @@ impl Fingerprint {
             ("clock_control", self.clock_control.as_str()),
             ("cache_control", self.cache_control.as_str()),
             ("clocks", self.clocks.as_str()),
+            ("profiler", self.profiler.as_str()),
+            ("profiler_version", self.profiler_version.as_str()),
         ])
+    }
+
+    /// The same measurement setup, measured by Nsight Systems `version` instead of ncu: the
+    /// ncu-only fields say so (nsys neither locks clocks nor flushes caches), and clocks that
+    /// were ncu's to lock are not locked.
+    #[must_use]
+    pub fn measured_by_nsys(mut self, version: &str) -> Self {
+        PROFILER_NSYS.clone_into(&mut self.profiler);
+        let v = version.trim();
+        self.profiler_version = if v.is_empty() { unknown() } else { v.to_owned() };
+        NOT_USED.clone_into(&mut self.ncu_version);
+        NOT_USED.clone_into(&mut self.clock_control);
+        NOT_USED.clone_into(&mut self.cache_control);
+        if self.clocks == clock_setting_label(&super::clocks::ClockSetting::Ncu) {
+            clock_setting_label(&super::clocks::ClockSetting::None).clone_into(&mut self.clocks);
+        }
+        self
     }
 
     /// The fields among `key_fields` whose values differ, as (field, ours, theirs).
@@ -174,6 +283,7 @@ pub fn fingerprint(
     if !ncu_version.trim().is_empty() {
         ncu_version.trim().clone_into(&mut fp.ncu_version);
     }
+    fp.profiler_version.clone_from(&fp.ncu_version);
     fp.clock_control = effective_clock_control(profiling, clocks).to_owned();
     fp.cache_control = profiling.cache_control.to_owned();
     fp.clocks = clock_setting_label(clocks);
@@ -315,6 +425,56 @@ mod tests {
         let none = fingerprint(None, 0, "2025.1.1.0", profiling, &ClockSetting::NvmlBase);
         assert_eq!(none.gpu_name, UNKNOWN);
         assert_eq!(none.clocks, "nvml-base");
+    }
+
+    #[test]
+    fn older_files_read_as_ncu_measurements_and_nsys_is_its_own_profiler() {
+        // A fingerprint as files held it before `profiler` (and `clocks`) existed.
+        let old = r#"{"gpu_name":"NVIDIA H200","gpu_uuid":"GPU-1","pci_bus_id":"0","compute_capability":"9.0",
+            "memory_total_bytes":"1","driver_version":"580","cuda_driver_version":"13.0","vbios_version":"v",
+            "power_limit_mw":"700000","mig_mode":"disabled","ecc_mode":"enabled","persistence_mode":"enabled",
+            "max_sm_clock_mhz":"1980","max_mem_clock_mhz":"3201","ncu_version":"2025.1.1.0",
+            "clock_control":"base","cache_control":"all"}"#;
+        let fp: Fingerprint = serde_json::from_str(old).unwrap();
+        assert_eq!(fp.profiler, PROFILER_NCU);
+        assert_eq!(fp.profiler_version, "2025.1.1.0");
+        assert_eq!(fp.clocks, UNKNOWN);
+        // Written back, the new fields are there, and they read back the same.
+        let again: Fingerprint = serde_json::from_str(&serde_json::to_string(&fp).unwrap()).unwrap();
+        assert_eq!(again, fp);
+        // A live ncu fingerprint of the same setup compares equal on every default key field.
+        let ncu = Fingerprint {
+            clocks: "ncu".into(),
+            ..fp.clone()
+        };
+        let nsys = ncu.clone().measured_by_nsys("2022.4.2.1-df9881f");
+        assert_eq!(nsys.profiler, PROFILER_NSYS);
+        assert_eq!(nsys.profiler_version, "2022.4.2.1-df9881f");
+        assert_eq!(nsys.ncu_version, NOT_USED);
+        // ncu locked the clocks; under nsys nothing does.
+        assert_eq!(nsys.clocks, "none");
+        let fields: Vec<String> = ncu
+            .differences(&nsys, ALWAYS_KEY_FIELDS)
+            .into_iter()
+            .map(|d| d.0)
+            .collect();
+        assert_eq!(fields, ["profiler"]);
+        let all: Vec<String> = ncu
+            .differences(&nsys, DEFAULT_KEY_FIELDS)
+            .into_iter()
+            .map(|d| d.0)
+            .collect();
+        assert!(all.contains(&"profiler_version".to_owned()), "{all:?}");
+        // A stored nsys fingerprint keeps its profiler; one without a version says unknown.
+        let stored: Fingerprint = serde_json::from_str(&old.replace(
+            r#""cache_control":"all"}"#,
+            r#""cache_control":"all","profiler":"nsys"}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            (stored.profiler.as_str(), stored.profiler_version.as_str()),
+            ("nsys", UNKNOWN)
+        );
     }
 
     #[test]

@@ -48,19 +48,40 @@ impl std::fmt::Display for NcuRelease {
     }
 }
 
+/// The oldest Nsight Compute release whose command line is checked (its real `ncu --help`, in
+/// `tests/ncu_real.rs`): Debian's `nsight-compute` 2022.3. Older releases are not known to accept
+/// every option cgp-gate passes; `profile --dry-run` says so.
+pub const OLDEST_CHECKED: NcuRelease = NcuRelease { year: 2022, minor: 3 };
+
 /// Options (and option values) that not every ncu has: the first release that has each one.
 ///
-/// The boundaries for 2022.3 are checked in tests against the real `ncu --help` of Nsight Compute
-/// 2022.3 (Debian's `nsight-compute` package): it has none of these. The first releases that do
-/// have them are taken from NVIDIA's CLI documentation and release notes (the config file and
-/// `--print-metric-name` arrived with the 2023 releases, the session page later); cgp-gate only
-/// needs the rule "older than the first release: leave it out".
+/// Evidence, entry by entry. What is *checked*: the real `ncu --help` of 2022.3 lists none of
+/// them (`--page` offers `details`, `raw`, `source`; `--replay-mode` offers `kernel`,
+/// `application`, `range`), and `tests/ncu_real.rs` asserts the table against that help. What is
+/// *documented*: NVIDIA's current CLI manual lists all five (`../shared/docs/ncu.md` §3, §9.2,
+/// §9.3), and its 2023.3.1 edition has a "Config File" chapter that the 2020.1 edition lacks.
+/// What is a **guess**: the exact first release of each, somewhere after 2022.3 (no release notes
+/// that name them were found). A wrong guess fails in one of two ways, both bounded:
+/// - the boundary is too early: that release rejects the option, which ncu reports as a usage
+///   error; cgp-gate reports it as an ncu failure (exit 3) naming the option and the version,
+///   never as the application's failure, and never measures anything else;
+/// - the boundary is too late: the option is left out on a release that has it. For
+///   `--config-file off` that means a `config.ncu-cfg` on the runner could apply; the other
+///   entries are options cgp-gate does not pass (`--print-metric-name`, `--page session`,
+///   `--pipeline-boost-state`) or a replay mode it then refuses before running (`app-range`).
+///
+/// A release that cannot be read (`None`) is taken to be a new one: every option is passed.
 pub const VERSIONED_OPTIONS: &[(&str, NcuRelease)] = &[
+    // Checked absent in 2022.3; documented by 2023.3.1; 2023.1 is a guess.
     ("--config-file", NcuRelease { year: 2023, minor: 1 }),
+    // Checked absent in 2022.3; documented today; 2023.1 is a guess. Not passed by cgp-gate.
     ("--print-metric-name", NcuRelease { year: 2023, minor: 1 }),
+    // Checked absent in 2022.3; documented today; 2024.1 is a guess. Not passed by cgp-gate.
     ("--page session", NcuRelease { year: 2024, minor: 1 }),
+    // Not in 2022.3; "newer versions only" in the docs; 2024.1 is a guess. Not passed by cgp-gate.
     ("--pipeline-boost-state", NcuRelease { year: 2024, minor: 1 }),
-    // 2022.3 lists `kernel`, `application` and `range` only (and rejects `app-range`).
+    // Checked: 2022.3 lists `kernel`, `application` and `range` only (and rejects `app-range`);
+    // 2023.1 is a guess. A target asking for it on an older release is refused before running.
     ("--replay-mode app-range", NcuRelease { year: 2023, minor: 1 }),
 ];
 

@@ -164,7 +164,6 @@ pub fn write_json(input: &[u8], out: &mut dyn Write) -> Result<(), JsonError> {
         out,
         buf: Vec::with_capacity(1 << 17),
         launches: 0,
-        num: ryu::Buffer::new(),
     };
     let (_, warnings) = run(&text, &mut sink)?;
     sink.flush_buf(true)?;
@@ -293,7 +292,6 @@ struct JsonSink<'w> {
     /// piece does not.
     buf: Vec<u8>,
     launches: usize,
-    num: ryu::Buffer,
 }
 
 impl JsonSink<'_> {
@@ -331,20 +329,21 @@ impl JsonSink<'_> {
     }
 
     fn number(&mut self, v: f64) -> io::Result<()> {
-        // serde_json writes finite floats with ryu and the others as `null`. Integral values
-        // below 1e15 are what ryu prints as `<digits>.0`: written with itoa, which is faster.
-        if v.fract() == 0.0 && v.abs() < 1e15 && !(v == 0.0 && v.is_sign_negative()) {
-            #[expect(clippy::cast_possible_truncation, reason = "integral and below 1e15")]
-            let i = v as i64;
+        // Integral values below 1e15 are what serde_json prints as `<digits>.0`: written with
+        // itoa, which is faster. (Integral: the value survives the round trip through i64 bit for
+        // bit; -0.0 does not.) Every other value is written by serde_json itself (`1e+16`,
+        // `-1e-7`, `null` for a non-finite value), so the bytes are the same whatever its version.
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "checked to be integral and below 1e15"
+        )]
+        let i = v as i64;
+        if v.abs() < 1e15 && (i as f64).to_bits() == v.to_bits() {
             let mut b = itoa::Buffer::new();
             self.put(b.format(i).as_bytes())?;
             self.put(b".0")
-        } else if v.is_finite() {
-            let s = self.num.format_finite(v);
-            self.buf.extend_from_slice(s.as_bytes());
-            Ok(())
         } else {
-            self.put(b"null")
+            serde_json::to_writer(&mut self.buf, &v).map_err(io::Error::from)
         }
     }
 }
@@ -696,29 +695,115 @@ fn looks_numeric(cell: &[u8]) -> bool {
 }
 
 /// The CSV reader over the table, with line numbers of the whole input.
+///
+/// The raw page's rows (the bulk of a large file) take a fast path ([`Table::next_row`]): a line
+/// of quoted cells only, `"a","b",...,"z"`, with no quote inside a cell, is split where its
+/// quotes are, which reads exactly what the CSV reader would read. The first line of any other
+/// shape (unquoted or escaped cells, a cell across lines, the last line without a line end)
+/// hands the rest of the input to the CSV reader.
 struct Table<'a> {
     body: &'a str,
     reader: csv::Reader<&'a [u8]>,
     record: csv::ByteRecord,
     lines_before: usize,
+    /// Where `reader`'s input starts in `body` (after the fast path handed over).
+    base: usize,
+    /// On the fast path: where in `body` the next line starts.
+    fast: Option<usize>,
+}
+
+fn csv_reader(input: &[u8]) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        // ncu's messages (`==PROF==`, `==WARNING==`, `==ERROR==`) start with `=`; CSV rows
+        // start with `"`.
+        .comment(Some(b'='))
+        .buffer_capacity(1 << 16)
+        .from_reader(input)
+}
+
+/// Split `"a","b",...,"z"` into `record`; `false` (and `record` left undefined) for a line of any
+/// other shape. No cell may hold a quote, so each cell is exactly the bytes between its quotes,
+/// as the CSV reader reads it.
+fn split_quoted(line: &[u8], record: &mut csv::ByteRecord) -> bool {
+    record.clear();
+    let n = line.len();
+    if n < 2 || line[0] != b'"' || line[n - 1] != b'"' {
+        return false;
+    }
+    // Cells are short: a plain loop beats a `memchr` call per cell.
+    let (mut start, mut i) = (1, 1);
+    while i < n {
+        if line[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        record.push_field(&line[start..i]);
+        if i == n - 1 {
+            return true;
+        }
+        // Between two cells: exactly `,"`.
+        if line.get(i + 1..i + 3) != Some(&b",\""[..]) {
+            return false;
+        }
+        i += 3;
+        start = i;
+    }
+    false
 }
 
 impl<'a> Table<'a> {
     fn new(body: &'a str, lines_before: usize) -> Self {
-        let reader = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            // ncu's messages (`==PROF==`, `==WARNING==`, `==ERROR==`) start with `=`; CSV rows
-            // start with `"`.
-            .comment(Some(b'='))
-            .buffer_capacity(1 << 16)
-            .from_reader(body.as_bytes());
         Self {
             body,
-            reader,
+            reader: csv_reader(body.as_bytes()),
             record: csv::ByteRecord::new(),
             lines_before,
+            base: 0,
+            fast: None,
         }
+    }
+
+    /// From here on, read rows on the fast path (see [`Table`]).
+    fn start_fast(&mut self) {
+        self.fast = Some(self.base + usize::try_from(self.reader.position().byte()).unwrap_or(0));
+    }
+
+    /// The next row: on the fast path while lines have its shape, else from the CSV reader.
+    fn next_row(&mut self) -> Result<Option<&csv::ByteRecord>, ParseError> {
+        if let Some(mut at) = self.fast {
+            let bytes = self.body.as_bytes();
+            loop {
+                if at >= bytes.len() {
+                    self.fast = Some(at);
+                    return Ok(None);
+                }
+                let Some(nl) = memchr::memchr(b'\n', &bytes[at..]) else {
+                    break;
+                };
+                let whole = &bytes[at..at + nl];
+                let line = whole.strip_suffix(b"\r").unwrap_or(whole);
+                // Blank lines and ncu's `==` lines are skipped, as the CSV reader skips them.
+                if line.is_empty() || line[0] == b'=' {
+                    at += nl + 1;
+                    continue;
+                }
+                if !split_quoted(line, &mut self.record) {
+                    break;
+                }
+                let mut pos = csv::Position::new();
+                pos.set_byte((at - self.base) as u64);
+                self.record.set_position(Some(pos));
+                self.fast = Some(at + nl + 1);
+                return Ok(Some(&self.record));
+            }
+            // Any other shape: the CSV reader reads the rest.
+            self.fast = None;
+            self.base = at;
+            self.reader = csv_reader(&bytes[at..]);
+        }
+        self.next_record()
     }
 
     /// The next record, or `None` at the end. A record that runs to the end of the input inside
@@ -734,23 +819,27 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// Whether the reader has read all of the input (never on the fast path, which reads only
+    /// lines with a line end).
+    fn reader_at_end(&self) -> bool {
+        self.fast.is_none() && self.base as u64 + self.reader.position().byte() >= self.body.len() as u64
+    }
+
     /// Whether the current record is the last one and the input ends inside a quoted cell.
     fn ends_in_open_quote(&self) -> bool {
         let Some(p) = self.record.position() else {
             return false;
         };
-        if self.reader.position().byte() < self.body.len() as u64 {
+        if !self.reader_at_end() {
             return false;
         }
-        let start = usize::try_from(p.byte()).unwrap_or(0).min(self.body.len());
+        let start = (self.base + usize::try_from(p.byte()).unwrap_or(0)).min(self.body.len());
         memchr::memchr_iter(b'"', &self.body.as_bytes()[start..]).count() % 2 == 1
     }
 
     /// Whether the current record is the last one and the input does not end with a line end.
     fn at_unterminated_end(&self) -> bool {
-        self.reader.position().byte() >= self.body.len() as u64
-            && !self.body.ends_with('\n')
-            && !self.body.ends_with('\r')
+        self.reader_at_end() && !self.body.ends_with('\n') && !self.body.ends_with('\r')
     }
 
     /// Refuse a last record that was cut off: inside a quoted cell, or (without a final line
@@ -782,7 +871,7 @@ impl<'a> Table<'a> {
     /// line count leaves out the skipped `==` lines; only error paths pay for the count.
     fn line_of(&self, p: &csv::Position) -> usize {
         let bytes = self.body.as_bytes();
-        let mut start = usize::try_from(p.byte()).map_or(bytes.len(), |b| b.min(bytes.len()));
+        let mut start = usize::try_from(p.byte()).map_or(bytes.len(), |b| (self.base + b).min(bytes.len()));
         // The reader reports the position where it started reading, which is before the skipped
         // `==` and blank lines that precede the record.
         while matches!(bytes.get(start), Some(b'=' | b'\n' | b'\r')) {
@@ -931,53 +1020,65 @@ fn parse_number(s: &[u8], scratch: &mut Vec<u8>) -> Option<f64> {
         b'+' => (false, &s[1..]),
         _ => (false, s),
     };
+    let n = digits.len();
     let mut mantissa: u64 = 0;
-    let mut count = 0usize; // significant digits read
-    let mut frac = 0usize;
-    let mut group = 0usize; // digits since the last comma (or the start)
-    let mut commas = false;
-    let mut seen_dot = false;
     let mut i = 0;
-    while i < digits.len() {
-        let c = digits[i];
-        match c {
-            b'0'..=b'9' => {
-                mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-                count += 1;
-                if seen_dot {
-                    frac += 1;
-                } else {
-                    group += 1;
-                    if commas && group > 3 {
-                        return None;
-                    }
-                }
-            }
-            b',' if !seen_dot => {
-                // The first group has 1 to 3 digits, every later one exactly 3.
-                if group == 0 || group > 3 || (commas && group != 3) {
-                    return None;
-                }
-                commas = true;
-                group = 0;
-            }
-            b'.' if !seen_dot => {
-                if commas && group != 3 {
-                    return None;
-                }
-                seen_dot = true;
-            }
-            b'e' | b'E' => return slow_number(s, scratch),
-            _ => return None,
-        }
+    // The integer part: its first group, then `,ddd` groups when it is grouped.
+    while i < n && digits[i].is_ascii_digit() {
+        mantissa = mantissa
+            .wrapping_mul(10)
+            .wrapping_add(u64::from(digits[i] - b'0'));
         i += 1;
     }
-    if count == 0 || (commas && !seen_dot && group != 3) {
+    let first = i;
+    let mut int_digits = i;
+    if i < n && digits[i] == b',' {
+        // The first group has 1 to 3 digits, every later one exactly 3.
+        if first == 0 || first > 3 {
+            return None;
+        }
+        while i < n && digits[i] == b',' {
+            let group = digits.get(i + 1..i + 4)?;
+            if !group.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            for &d in group {
+                mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+            }
+            i += 4;
+            int_digits += 3;
+        }
+        if i < n && digits[i].is_ascii_digit() {
+            return None;
+        }
+    }
+    let mut frac = 0usize;
+    if i < n && digits[i] == b'.' {
+        i += 1;
+        while i < n && digits[i].is_ascii_digit() {
+            mantissa = mantissa
+                .wrapping_mul(10)
+                .wrapping_add(u64::from(digits[i] - b'0'));
+            i += 1;
+            frac += 1;
+        }
+    }
+    if i < n {
+        return match digits[i] {
+            b'e' | b'E' => slow_number(s, scratch),
+            _ => None,
+        };
+    }
+    let count = int_digits + frac;
+    if count == 0 {
         return None;
     }
     if count <= 15 && frac < POW10.len() {
-        // At most 15 digits: the mantissa is below 2^53, so the cast is exact.
-        let v = mantissa as f64 / POW10[frac];
+        // At most 15 digits: the mantissa is below 2^53, so both casts are exact, and one
+        // division by an exact power of ten is correctly rounded. Integers skip the division.
+        #[expect(clippy::cast_possible_wrap, reason = "below 2^53")]
+        let m = mantissa as i64 as f64;
+        let v = if frac == 0 { m } else { m / POW10[frac] };
         return Some(if neg { -v } else { v });
     }
     slow_number(s, scratch)
@@ -1126,6 +1227,8 @@ struct MetricCol {
     index: usize,
     name: String,
     unit_text: String,
+    /// The units row says `ns` or `nsecond` (see [`dotted_nanoseconds`]).
+    nanoseconds: bool,
     unit: Normalised,
     /// `"name":{"value":`, written before each value.
     json_key: Vec<u8>,
@@ -1212,6 +1315,7 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
                 MetricCol {
                     index,
                     name: name.clone(),
+                    nanoseconds: matches!(unit_text.as_str(), "ns" | "nsecond"),
                     unit_text,
                     unit,
                     json_key: json_key(name),
@@ -1231,7 +1335,8 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
     let mut lists: Vec<f64> = Vec::new();
     let mut scratch = Vec::new();
     let mut count = 0;
-    while table.next_record()?.is_some() {
+    table.start_fast();
+    while table.next_row()?.is_some() {
         table.check_cut_off(header.len())?;
         // A raw page has one cell per column in every row. A longer row with non-empty cells past
         // the header (two rows run together, a stray separator) or a shorter one is damaged:
@@ -1290,7 +1395,7 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
                 &mut scratch,
             );
             let cell = match cell {
-                Ok(Some(Val::Num(_))) if dotted_nanoseconds(&col.unit_text, text) => {
+                Ok(Some(Val::Num(_))) if col.nanoseconds && dotted_nanoseconds(&col.unit_text, text) => {
                     return Err(locale_error(table.line(), &String::from_utf8_lossy(text)).into());
                 }
                 Ok(Some(Val::Text(_))) | Err(_) if shows_decimal_comma(text) => {
@@ -1767,6 +1872,78 @@ mod tests {
         );
         assert!(!l.attributes.contains_key("ID") && !l.attributes.contains_key("Kernel Name"));
         assert_eq!(p.launches[1].id, 1);
+    }
+
+    #[test]
+    fn streamed_numbers_are_the_bytes_serde_json_writes() {
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            -3.0,
+            0.5,
+            -1e-7,
+            123_456_789.0,
+            999_999_999_999_999.0,
+            1e15,
+            1e16,
+            9_007_199_254_740_993.0,
+            1.5e300,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            let mut out = Vec::new();
+            let mut sink = JsonSink {
+                out: &mut out,
+                buf: Vec::new(),
+                launches: 0,
+            };
+            sink.number(v).unwrap();
+            assert_eq!(
+                String::from_utf8(sink.buf).unwrap(),
+                serde_json::to_string(&v).unwrap(),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_fast_row_path_reads_what_the_csv_reader_reads() {
+        let head = "\"ID\",\"Kernel Name\",\"Grid Size\",\"gpu__time_duration.sum\",\"inst_executed\"\r\n\
+                    \"\",\"\",\"\",\"ns\",\"inst\"\r\n";
+        // `==` and blank lines between rows; the last row has no line end (the CSV reader reads it).
+        let rows = "\"1\",\"k(int, char *)\",\"(1, 2, 3)\",\"1,234\",\"5\"\r\n\
+                    ==PROF== Profiling \"k\" - 1\n\
+                    \n\
+                    \"2\",\"k\",\"(1, 2, 3)\",\"\",\"n/a\"\r\n\
+                    \"3\",\"k\",\"(1, 2, 3)\",\"7\",\"8\"";
+        // Escaped quotes: the CSV reader reads from this row on.
+        let forced = "\"0\",\"say \"\"hi\"\"\",\"(1, 1, 1)\",\"1\",\"1\"\r\n";
+        let fast = parse(&format!("{head}{rows}")).unwrap();
+        let slow = parse(&format!("{head}{forced}{rows}")).unwrap();
+        assert_eq!(slow.launches[0].kernel, "say \"hi\"");
+        assert_eq!(fast.launches.len(), 3);
+        assert_eq!(fast.launches[..], slow.launches[1..]);
+        assert_eq!(fast.launches[0].kernel, "k(int, char *)");
+        assert_eq!(num(&fast.launches[0], "gpu__time_duration.sum"), 1234.0);
+        // Errors name the same lines on both paths.
+        let bad = |before: &str| {
+            parse(&format!("{head}{before}\"9\",\"k\",\"(1, 1, 1)\",\"x\",\"1\"\n"))
+                .unwrap_err()
+                .line
+        };
+        assert_eq!(bad(""), Some(3));
+        assert_eq!(bad("==PROF== x\n\n"), Some(5));
+        assert_eq!(bad(forced), Some(4));
+        assert_eq!(bad("\"0\",\"two\nlines\",\"(1, 1, 1)\",\"1\",\"1\"\n"), Some(5));
+        // A file cut off after rows the fast path read.
+        let row = "\"1\",\"k\",\"(1, 2, 3)\",\"1\",\"5\"\n";
+        let e = parse(&format!("{head}{row}\"2\",\"k\",\"(1, 2")).unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(e.message.contains("ends inside a quoted cell"), "{e}");
+        let e = parse(&format!("{head}{row}\"2\",\"k\"")).unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(e.message.contains("cut off mid-row"), "{e}");
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! (`[CUDA memcpy Host-to-Device]`, `[CUDA memset]`) whatever the input, so that one set of
 //! categories applies to every input.
 
+pub mod bars;
 pub mod breakdown;
 pub mod categories;
 pub mod read;

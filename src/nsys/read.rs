@@ -478,14 +478,19 @@ pub fn read_sqlite(path: &Path, origin: &Path) -> Result<Workload, Error> {
     let memcpy_t = "CUPTI_ACTIVITY_KIND_MEMCPY";
     let memset_t = "CUPTI_ACTIVITY_KIND_MEMSET";
     if !has(kernel_t) && !has(memcpy_t) && !has(memset_t) {
-        let what = if has("StringIds") || has("TARGET_INFO_SYSTEM_ENV") || has("META_DATA_EXPORT") {
-            "is an nsys export without CUDA GPU activity (no CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY or _MEMSET table)"
+        let export = has("StringIds") || has("TARGET_INFO_SYSTEM_ENV") || has("META_DATA_EXPORT");
+        let (what, help) = if export {
+            (
+                "is an nsys export without CUDA GPU activity (no CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY or _MEMSET table)",
+                "nsys saw no kernel, memcpy or memset: check that the application runs CUDA work on a GPU and was traced with `nsys profile --trace cuda`",
+            )
         } else {
-            "is a SQLite file but not an nsys export (no CUPTI_ACTIVITY_KIND_KERNEL table)"
+            (
+                "is a SQLite file but not an nsys export (no CUPTI_ACTIVITY_KIND_KERNEL table)",
+                "trace CUDA (`nsys profile -t cuda ...`) and export with `nsys export --type sqlite`",
+            )
         };
-        return Err(Error::input(origin, what).with_help(
-            "trace CUDA (`nsys profile -t cuda ...`) and export with `nsys export --type sqlite`",
-        ));
+        return Err(Error::input(origin, what).with_help(help));
     }
     let columns = |t: &str| -> Result<Vec<String>, Error> {
         conn.prepare(&format!("PRAGMA table_info({t})"))
@@ -661,23 +666,7 @@ pub fn read_report(path: &Path) -> Result<Workload, Error> {
         .tempdir()
         .map_err(|e| Error::io("create a temporary directory in", std::env::temp_dir(), e))?;
     let out = dir.path().join("export.sqlite");
-    let argv: Vec<OsString> = vec![
-        "export".into(),
-        "--type".into(),
-        "sqlite".into(),
-        "--force-overwrite".into(),
-        "true".into(),
-        "--output".into(),
-        out.clone().into_os_string(),
-        path.as_os_str().to_owned(),
-    ];
-    run_nsys(
-        &nsys,
-        argv,
-        dir.path(),
-        EXPORT_TIMEOUT,
-        &format!("export {}", path.display()),
-    )?;
+    export_sqlite(&nsys, path, &out, dir.path())?;
     if !out.is_file() {
         return Err(Error::input(
             path,
@@ -687,6 +676,79 @@ pub fn read_report(path: &Path) -> Result<Workload, Error> {
     let mut w = read_sqlite(&out, path)?;
     w.format = "nsys-rep (nsys export --type sqlite)".to_owned();
     Ok(w)
+}
+
+/// `nsys export --type sqlite --force-overwrite true --output OUT REPORT` (argv, 10 min limit).
+///
+/// # Errors
+/// [`Error::Environment`] when nsys cannot be started, times out or fails (with its output).
+pub fn export_sqlite(nsys: &Path, report: &Path, out: &Path, work: &Path) -> Result<(), Error> {
+    let argv: Vec<OsString> = vec![
+        "export".into(),
+        "--type".into(),
+        "sqlite".into(),
+        "--force-overwrite".into(),
+        "true".into(),
+        "--output".into(),
+        out.as_os_str().to_owned(),
+        report.as_os_str().to_owned(),
+    ];
+    run_nsys(
+        nsys,
+        argv,
+        work,
+        EXPORT_TIMEOUT,
+        &format!("export {}", report.display()),
+    )
+}
+
+/// The QdstrmImporter of the Nsight Systems that `nsys` belongs to: `host-linux-x64/` in the
+/// install folder, two levels above `nsys` or above any link on the way to it. (Debian links
+/// `/usr/bin/nsys` to `/usr/lib/nsight-systems/bin/nsys` and that to a `target-linux-x64/` kept
+/// elsewhere, so the fully resolved path alone does not lead to the importer.)
+pub fn qdstrm_importer(nsys: &Path) -> Option<PathBuf> {
+    let mut hop = nsys.to_path_buf();
+    for _ in 0..8 {
+        if let Some(root) = hop.parent().and_then(Path::parent) {
+            let p = root.join("host-linux-x64").join("QdstrmImporter");
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+        let next = std::fs::read_link(&hop).ok()?;
+        hop = match hop.parent() {
+            Some(dir) if next.is_relative() => dir.join(next),
+            _ => next,
+        };
+    }
+    None
+}
+
+/// Turn the raw stream nsys recorded (`X.qdstrm`) into its report (`X.nsys-rep`) with
+/// QdstrmImporter, as `nsys profile` does itself when it can find the importer. Debian's
+/// nsight-systems 2022.4.2 cannot (it prints "The importer binary and its dependencies were not
+/// found", keeps the `.qdstrm` and exits 0), although the importer is installed and runs.
+///
+/// # Errors
+/// [`Error::Environment`] when the importer fails or writes no report.
+pub fn import_qdstrm(importer: &Path, stream: &Path, work: &Path) -> Result<PathBuf, Error> {
+    let argv: Vec<OsString> = vec!["-i".into(), stream.as_os_str().to_owned()];
+    run_nsys(
+        importer,
+        argv,
+        work,
+        EXPORT_TIMEOUT,
+        &format!("import {} with QdstrmImporter", stream.display()),
+    )?;
+    let rep = stream.with_extension("nsys-rep");
+    if rep.is_file() {
+        Ok(rep)
+    } else {
+        Err(Error::Environment(format!(
+            "QdstrmImporter wrote no report for {}",
+            stream.display()
+        )))
+    }
 }
 
 /// Run nsys (argv, never a shell) with a timeout; an error carries its last output.

@@ -42,6 +42,13 @@ impl Profiler for ByTarget {
         }
     }
 
+    fn tool_version(&mut self, tool: crate::spec::ProfilerKind) -> Result<String, ProfileError> {
+        match tool {
+            crate::spec::ProfilerKind::Ncu => self.ncu.version(),
+            crate::spec::ProfilerKind::Nsys => self.nsys.version(),
+        }
+    }
+
     fn busy_retry_delays(&self) -> Vec<std::time::Duration> {
         // nsys does not use the counters ncu competes for; the retries are ncu's.
         self.ncu.busy_retry_delays()

@@ -111,6 +111,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
     let size = job.size.key();
     let names = series_kernel_names(&parsed.launches);
     for (launch, kernel) in parsed.launches.iter().zip(&names) {
+        let config = launch_config(launch);
         for metric in &wanted {
             let Some(measured) = launch.metrics.get(metric) else {
                 return Err(ProfileError::new(
@@ -172,6 +173,9 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
                 metric: metric.clone(),
             };
             set.push(&key, &measured.unit, value, job.rep);
+            if let Some(c) = &config {
+                set.note_config(&key, c);
+            }
         }
     }
     Ok(set)
@@ -184,23 +188,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
 /// candidate stays one series.
 pub fn series_kernel_names(launches: &[crate::samples::Launch]) -> Vec<String> {
     use std::collections::{BTreeMap, BTreeSet};
-    let config = |l: &crate::samples::Launch| -> Option<String> {
-        let attr = |k: &str| l.attributes.get(k).cloned();
-        let metric = |k: &str| match l.metrics.get(k).map(|m| &m.value) {
-            Some(MetricValue::Number(v)) => Some(crate::units::format_number(*v)),
-            _ => None,
-        };
-        let grid = attr("Grid Size").or_else(|| metric("launch__grid_size"));
-        let block = attr("Block Size").or_else(|| metric("launch__block_size"));
-        match (grid, block) {
-            (None, None) => None,
-            (g, b) => Some(format!(
-                "grid {} block {}",
-                g.as_deref().unwrap_or("?"),
-                b.as_deref().unwrap_or("?")
-            )),
-        }
-    };
+    let config = launch_config;
     let keys: Vec<String> = launches
         .iter()
         .map(|l| crate::samples::kernel_key(&l.kernel))
@@ -213,10 +201,31 @@ pub fn series_kernel_names(launches: &[crate::samples::Launch]) -> Vec<String> {
     keys.iter()
         .zip(&configs)
         .map(|(k, c)| match c {
-            Some(c) if per_kernel[k.as_str()].len() > 1 => format!("{k} [{c}]"),
+            Some(c) if per_kernel[k.as_str()].len() > 1 => crate::samples::kernel_with_config(k, c),
             _ => k.clone(),
         })
         .collect()
+}
+
+/// A launch's configuration, `grid (64, 1, 1) block (256, 1, 1)`: ncu's `Grid Size` and `Block
+/// Size` columns (or the `launch__grid_size`/`launch__block_size` metrics); `None` when neither
+/// is known.
+pub fn launch_config(l: &crate::samples::Launch) -> Option<String> {
+    let attr = |k: &str| l.attributes.get(k).cloned();
+    let metric = |k: &str| match l.metrics.get(k).map(|m| &m.value) {
+        Some(MetricValue::Number(v)) => Some(crate::units::format_number(*v)),
+        _ => None,
+    };
+    let grid = attr("Grid Size").or_else(|| metric("launch__grid_size"));
+    let block = attr("Block Size").or_else(|| metric("launch__block_size"));
+    match (grid, block) {
+        (None, None) => None,
+        (g, b) => Some(format!(
+            "grid {} block {}",
+            g.as_deref().unwrap_or("?"),
+            b.as_deref().unwrap_or("?")
+        )),
+    }
 }
 
 fn no_kernel_detail(job: Job<'_>, capture: &Capture) -> String {

@@ -82,7 +82,9 @@ pub fn matches(filter: &KernelFilter, kernel: &str) -> bool {
 pub fn retain(samples: &mut SampleSet, filter: &KernelFilter) -> Vec<String> {
     let mut dropped: Vec<String> = Vec::new();
     samples.series.retain(|key, _| {
-        let keep = matches(filter, &key.kernel);
+        // A kernel launched with several configurations is one series per configuration
+        // (`KERNEL [grid ... block ...]`); the filter matches the kernel.
+        let keep = matches(filter, crate::samples::kernel_of_series(&key.kernel));
         if !keep && !dropped.contains(&key.kernel) {
             dropped.push(key.kernel.clone());
         }

@@ -18,7 +18,59 @@ pub use error::{FailureKind, ProfileError};
 
 use std::path::PathBuf;
 
-use crate::spec::{Size, Target};
+use crate::spec::{ProfilerKind, Size, Target};
+
+/// The version of each profiler a run's targets use; `None` for a tool no target uses (a spec
+/// of nsys targets needs no ncu, and the other way round).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Versions {
+    pub ncu: Option<String>,
+    pub nsys: Option<String>,
+}
+
+impl Versions {
+    /// Ask `profiler` for the version of each tool `targets` use (each only when one does).
+    ///
+    /// # Errors
+    /// When a profiler the targets need cannot be found or run.
+    pub fn of(profiler: &mut dyn Profiler, targets: &[&Target]) -> Result<Self, ProfileError> {
+        let uses = |k: ProfilerKind| targets.iter().any(|t| t.profiler == k);
+        let mut v = Self::default();
+        // With no target at all, ncu (the default profiler) is still the one asked, as before.
+        if uses(ProfilerKind::Ncu) || targets.is_empty() {
+            v.ncu = Some(profiler.tool_version(ProfilerKind::Ncu)?);
+        }
+        if uses(ProfilerKind::Nsys) {
+            v.nsys = Some(profiler.tool_version(ProfilerKind::Nsys)?);
+        }
+        Ok(v)
+    }
+
+    /// The version of `tool`, or `unknown`.
+    pub fn get(&self, tool: ProfilerKind) -> &str {
+        match tool {
+            ProfilerKind::Ncu => self.ncu.as_deref(),
+            ProfilerKind::Nsys => self.nsys.as_deref(),
+        }
+        .unwrap_or("unknown")
+    }
+
+    /// `ncu 2022.3.0.0, nsys 2022.4.2.1-df9881f`: the tools used, for a line of text.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(v) = &self.ncu {
+            parts.push(format!("ncu {v}"));
+        }
+        if let Some(v) = &self.nsys {
+            parts.push(format!("nsys {v}"));
+        }
+        if parts.is_empty() {
+            "no profiler".to_owned()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
 
 /// One repetition of one target x size.
 #[derive(Debug, Clone, Copy)]
@@ -60,6 +112,15 @@ pub trait Profiler {
     /// # Errors
     /// When the profiler cannot be found or run.
     fn version(&mut self) -> Result<String, ProfileError>;
+    /// The version of `tool`, the profiler of some of the run's targets; by default
+    /// [`Profiler::version`] (a profiler of one tool).
+    ///
+    /// # Errors
+    /// When that profiler cannot be found or run.
+    fn tool_version(&mut self, tool: ProfilerKind) -> Result<String, ProfileError> {
+        let _ = tool;
+        self.version()
+    }
     /// Run (or read) one repetition.
     ///
     /// # Errors

@@ -34,6 +34,12 @@ pub fn nsys_profile_args(output: &Path) -> Vec<OsString> {
         "profile",
         "--trace",
         "cuda",
+        // No CPU sampling and no context-switch trace: cgp-gate reads GPU activity only, and
+        // both cost time in the application (and, here without a GPU, made nsys 2022.4.2 hang).
+        "--sample",
+        "none",
+        "--cpuctxsw",
+        "none",
         // Kernels launched from CUDA graphs are traced one by one, with their own names.
         "--cuda-graph-trace",
         "node",
@@ -180,6 +186,45 @@ impl Profiler for NsysProfiler {
             )
             .hint("raise the target's `timeout`, or check whether the application hangs under nsys"));
         }
+        // nsys records a raw stream (`.qdstrm`) and imports it into the report with its
+        // QdstrmImporter; when it cannot find the importer, it says so on stdout, leaves the
+        // stream and exits 0 (Debian's nsight-systems 2022.4.2 does, here). Then cgp-gate runs
+        // the importer of the same install and `nsys export` itself; if that fails too, the
+        // error says why (rather than "no export").
+        let stream = stem.with_extension("qdstrm");
+        let report = stem.with_extension("nsys-rep");
+        let mut import_error = None;
+        // (Only for a run that succeeded: a failed application is reported as such.)
+        if outcome.code == Some(0) && !export.exists() && !report.exists() && stream.is_file() {
+            // nsys could not import its stream: do what it would have done.
+            match crate::nsys::read::qdstrm_importer(&nsys) {
+                Some(importer) => {
+                    match crate::nsys::read::import_qdstrm(&importer, &stream, self.work.path()).and_then(
+                        |rep| crate::nsys::read::export_sqlite(&nsys, &rep, &export, self.work.path()),
+                    ) {
+                        // The raw stream can be large: only the export is kept.
+                        Ok(()) => {
+                            let _ = std::fs::remove_file(&stream);
+                            let _ = std::fs::remove_file(&report);
+                        }
+                        Err(e) => import_error = Some(e.to_string()),
+                    }
+                }
+                None => import_error = Some("no QdstrmImporter beside nsys".to_owned()),
+            }
+        }
+        if let Some(why) = import_error {
+            return Err(ProfileError::new(
+                FailureKind::ProfilerError,
+                job_context(job),
+                format!(
+                    "nsys traced the run but did not import its raw stream {} into a report, and neither could cgp-gate ({why}){}",
+                    stream.display(),
+                    if output_tail.is_empty() { String::new() } else { format!("; nsys said:\n{output_tail}") }
+                ),
+            )
+            .hint("nsys could not run its QdstrmImporter (it ships in the host-linux-x64 folder of Nsight Systems): reinstall Nsight Systems, or check that `QdstrmImporter -i FILE.qdstrm` runs there"));
+        }
         // The export is bounded like any input: a larger one is refused by the reader's row
         // limit, and SQLite reads it page by page.
         let sqlite = match std::fs::metadata(&export) {
@@ -217,8 +262,17 @@ impl Profiler for NsysProfiler {
 fn workload(job: Job<'_>, capture: &Capture) -> Result<(Workload, Option<u64>), ProfileError> {
     let ctx = job_context(job);
     let bad = |e: crate::Error| {
-        ProfileError::new(FailureKind::BadOutput, ctx.clone(), e.to_string())
-            .hint("record the cuda_gpu_trace report (CSV) or the SQLite export (`nsys export --type sqlite`)")
+        let text = e.to_string();
+        // The reader's own advice, where it has one, is the one that fits.
+        let own_help = text.contains("help: ");
+        let err = ProfileError::new(FailureKind::BadOutput, ctx.clone(), text);
+        if own_help {
+            err
+        } else {
+            err.hint(
+                "record the cuda_gpu_trace report (CSV) or the SQLite export (`nsys export --type sqlite`)",
+            )
+        }
     };
     match &capture.sqlite {
         Some(bytes) => {
@@ -361,6 +415,28 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         };
         #[allow(clippy::cast_precision_loss, reason = "ns and counts below 2^53 are exact")]
         set.push(&key, unit, value as f64, job.rep);
+    }
+    // Every category's time, gated or not (0 when none of its kernels ran): the stacked bars of
+    // the reports show the whole breakdown (`nsys::bars`), and `baseline update` keeps it. Only
+    // the metrics the spec lists are judged.
+    for name in cats.names() {
+        let metric = format!("category:{name}");
+        if job.target.metrics.iter().any(|m| m.name == metric) {
+            continue;
+        }
+        let key = SeriesKey {
+            target: job.target.name.clone(),
+            size: job.size.key(),
+            kernel: WORKLOAD_KERNEL.to_owned(),
+            metric,
+        };
+        #[allow(clippy::cast_precision_loss, reason = "ns below 2^53 are exact")]
+        set.push(
+            &key,
+            "ns",
+            b.category(name).map_or(0, |x| x.time_ns) as f64,
+            job.rep,
+        );
     }
     Ok(set)
 }

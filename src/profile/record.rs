@@ -30,8 +30,14 @@ pub struct Manifest {
     pub cgp_gate_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_hash: Option<String>,
+    /// The Nsight Compute that recorded the ncu targets' repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ncu_version: Option<String>,
+    /// The Nsight Systems that recorded the nsys targets' repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nsys_version: Option<String>,
+    /// The first target's fingerprint: the GPU part is the recording's; the profiler part is
+    /// each target's own (its profiler, and `ncu_version` / `nsys_version` above).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<Fingerprint>,
     #[serde(default)]
@@ -239,13 +245,31 @@ impl Recorder {
     /// # Errors
     /// When the manifest cannot be written.
     pub fn finish(
-        mut self,
+        self,
         spec_hash: &str,
         ncu_version: &str,
         fingerprint: &Fingerprint,
     ) -> Result<PathBuf, Error> {
+        let versions = crate::profile::Versions {
+            ncu: Some(ncu_version.to_owned()),
+            nsys: None,
+        };
+        self.finish_with(spec_hash, &versions, fingerprint)
+    }
+
+    /// [`Recorder::finish`] with the version of each profiler the recorded targets used.
+    ///
+    /// # Errors
+    /// When the manifest cannot be written.
+    pub fn finish_with(
+        mut self,
+        spec_hash: &str,
+        versions: &crate::profile::Versions,
+        fingerprint: &Fingerprint,
+    ) -> Result<PathBuf, Error> {
         self.manifest.spec_hash = Some(spec_hash.to_owned());
-        self.manifest.ncu_version = Some(ncu_version.to_owned());
+        self.manifest.ncu_version.clone_from(&versions.ncu);
+        self.manifest.nsys_version.clone_from(&versions.nsys);
         self.manifest.fingerprint = Some(fingerprint.clone());
         let path = self.dir.join("manifest.json");
         let text = serde_json::to_string_pretty(&self.manifest).map_err(|e| Error::Usage(e.to_string()))?;

@@ -70,6 +70,15 @@ impl Profiler for ReplayProfiler {
             .unwrap_or_else(|| "unknown".to_owned()))
     }
 
+    fn tool_version(&mut self, tool: crate::spec::ProfilerKind) -> Result<String, ProfileError> {
+        let m = self.manifest.as_ref();
+        let v = match tool {
+            crate::spec::ProfilerKind::Ncu => m.and_then(|m| m.ncu_version.clone()),
+            crate::spec::ProfilerKind::Nsys => m.and_then(|m| m.nsys_version.clone()),
+        };
+        Ok(v.unwrap_or_else(|| "unknown".to_owned()))
+    }
+
     fn reads_a_recording(&self) -> bool {
         true
     }

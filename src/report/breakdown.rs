@@ -148,6 +148,22 @@ pub fn stacked_svg(bars: &[Bar], order: &[String], title: &str) -> String {
 /// total), with a legend line.
 pub fn stacked_markdown(bars: &[Bar], order: &[String]) -> String {
     const CELLS: usize = 40;
+    // More categories than squares: the smallest ones (the end of the order) share `misc`'s
+    // square, and the legend names them, so that no two squares of one colour mean different
+    // categories.
+    let named: Vec<&String> = order.iter().filter(|c| *c != MISC).collect();
+    let folded: Vec<&str> = if named.len() > SQUARES.len() {
+        named[SQUARES.len() - 1..].iter().map(|c| c.as_str()).collect()
+    } else {
+        Vec::new()
+    };
+    let square = |order: &[String], c: &str| {
+        if folded.contains(&c) {
+            MISC_SQUARE
+        } else {
+            square(order, c)
+        }
+    };
     let mut out = String::new();
     for b in bars {
         let total: f64 = b.segments.iter().map(|s| s.1).sum();
@@ -184,10 +200,19 @@ pub fn stacked_markdown(bars: &[Bar], order: &[String]) -> String {
             human(total, "ns")
         );
     }
-    let legend: Vec<String> = order
+    let mut legend: Vec<String> = order
         .iter()
+        .filter(|c| !folded.contains(&c.as_str()) && *c != MISC)
         .map(|c| format!("{} {}", square(order, c), crate::report::escape_md_cell(c)))
         .collect();
+    let rest: Vec<String> = order
+        .iter()
+        .filter(|c| folded.contains(&c.as_str()) || *c == MISC)
+        .map(|c| crate::report::escape_md_cell(c))
+        .collect();
+    if !rest.is_empty() {
+        legend.push(format!("{MISC_SQUARE} {}", rest.join(", ")));
+    }
     let _ = writeln!(out, "{}", legend.join(" · "));
     out
 }
@@ -301,9 +326,14 @@ pub fn page(b: &Breakdown) -> String {
     s
 }
 
-/// Baseline-against-candidate bars of every nsys target x size in a check's results, from its
-/// `category:<name>` rows (medians): (`target size`, bars, category order).
+/// Baseline-against-candidate bars of every nsys target x size in a check's results (medians):
+/// (`target size`, bars, category order). From [`crate::results::Results::category_bars`] (every
+/// category), else, in results written before it existed, from the `category:<name>` rows (the
+/// gated categories).
 pub fn results_bars(results: &crate::results::Results) -> Vec<(String, Vec<Bar>, Vec<String>)> {
+    if !results.category_bars.is_empty() {
+        return every_category_bars(&results.category_bars);
+    }
     let mut groups: Vec<(String, Vec<&crate::results::Row>)> = Vec::new();
     for r in &results.rows {
         if !r.metric.starts_with("category:") || r.unit != "ns" {
@@ -352,14 +382,74 @@ pub fn results_bars(results: &crate::results::Results) -> Vec<(String, Vec<Bar>,
         .collect()
 }
 
+/// Largest (both sides together) first, `misc` last.
+fn bar_order(mut sized: Vec<(String, f64)>) -> Vec<String> {
+    sized.sort_by(|a, b| {
+        (a.0 == MISC)
+            .cmp(&(b.0 == MISC))
+            .then(b.1.total_cmp(&a.1))
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    sized.into_iter().map(|(c, _)| c).collect()
+}
+
+fn every_category_bars(all: &[crate::nsys::bars::CategoryBars]) -> Vec<(String, Vec<Bar>, Vec<String>)> {
+    let mut groups: Vec<(String, Vec<Bar>, Vec<String>)> = all
+        .iter()
+        .map(|g| {
+            let id = format!("{} {}", g.target, g.size);
+            let order = bar_order(
+                g.categories
+                    .iter()
+                    .map(|c| {
+                        (
+                            c.name.clone(),
+                            c.baseline_ns.unwrap_or(0.0) + c.candidate_ns.unwrap_or(0.0),
+                        )
+                    })
+                    .collect(),
+            );
+            let side = |label: &str, pick: &dyn Fn(&crate::nsys::bars::CategoryMedians) -> Option<f64>| Bar {
+                label: format!("{id} {label}"),
+                segments: g
+                    .categories
+                    .iter()
+                    .filter_map(|c| Some((c.name.clone(), pick(c)?)))
+                    .collect(),
+            };
+            let mut bars = Vec::new();
+            if g.categories.iter().any(|c| c.baseline_ns.is_some()) {
+                bars.push(side("baseline", &|c| c.baseline_ns));
+            }
+            if g.categories.iter().any(|c| c.candidate_ns.is_some()) {
+                bars.push(side("candidate", &|c| c.candidate_ns));
+            }
+            (id, bars, order)
+        })
+        .filter(|(_, bars, _)| !bars.is_empty())
+        .collect();
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    groups
+}
+
+/// What the bars show, for their caption.
+fn bars_caption(results: &crate::results::Results) -> &'static str {
+    if results.category_bars.is_empty() {
+        "medians of the gated categories"
+    } else {
+        "medians of every category, gated or not"
+    }
+}
+
 /// The Markdown section of the bars (empty without nsys category rows).
 pub fn results_markdown(results: &crate::results::Results) -> String {
     let groups = results_bars(results);
     if groups.is_empty() {
         return String::new();
     }
-    let mut md = String::from(
-        "**GPU time by category** (nsys targets, medians of the gated categories; one square is 2.5% of its bar)\n\n",
+    let mut md = format!(
+        "**GPU time by category** (nsys targets, {}; one square is 2.5% of its bar)\n\n",
+        bars_caption(results)
     );
     for (_, bars, order) in &groups {
         md.push_str(&stacked_markdown(bars, order));
@@ -374,8 +464,9 @@ pub fn results_html(results: &crate::results::Results) -> String {
     if groups.is_empty() {
         return String::new();
     }
-    let mut h = String::from(
-        "<h2>GPU time by category</h2>\n<p class=\"muted\">nsys targets: medians of the gated categories, baseline against candidate.</p>\n",
+    let mut h = format!(
+        "<h2>GPU time by category</h2>\n<p class=\"muted\">nsys targets: {}, baseline against candidate.</p>\n",
+        bars_caption(results)
     );
     for (id, bars, order) in &groups {
         h.push_str("<div class=\"bars\">");
@@ -388,6 +479,27 @@ pub fn results_html(results: &crate::results::Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn more_categories_than_squares_share_miscs_square_and_the_legend_names_them() {
+        let mut order: Vec<String> = (0..10).map(|i| format!("c{i}")).collect();
+        order.push(MISC.to_owned());
+        let bars = vec![Bar {
+            label: "b".into(),
+            segments: order.iter().map(|c| (c.clone(), 10.0)).collect(),
+        }];
+        let md = stacked_markdown(&bars, &order);
+        let legend = md.lines().last().unwrap();
+        // c0..c6 keep their own squares; c7, c8, c9 and misc share ⬜.
+        assert!(legend.ends_with("⬜ c7, c8, c9, misc"), "{legend}");
+        for sq in SQUARES.iter().take(SQUARES.len() - 1) {
+            assert_eq!(legend.matches(sq).count(), 1, "{legend}");
+        }
+        assert!(!legend.contains(SQUARES[SQUARES.len() - 1]), "{legend}");
+        // Up to as many categories as squares, nothing is folded.
+        let few: Vec<String> = order[..8].to_vec();
+        assert!(!stacked_markdown(&bars, &few).contains(MISC_SQUARE));
+    }
 
     #[test]
     fn bars_escape_category_names_and_keep_colours() {

@@ -30,27 +30,41 @@ pub fn launches_table(launches: &[Launch]) -> String {
     crate::report::text::visible(&out)
 }
 
-/// `profile`'s table: per target, size and kernel, a line per metric with the sample summary.
+/// `profile`'s table as wide as its content, without colour (pipes and logs).
 pub fn samples_table(samples: &crate::samples::SampleSet) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let mut last: Option<(&str, &str, &str)> = None;
+    samples_table_styled(samples, ConsoleStyle::default())
+}
+
+/// `profile`'s table: per target, size and kernel, a line per metric with the sample summary
+/// (count, median, min, max, coefficient of variation). Metrics go by their short names, as in
+/// [`results_table_styled`], with a legend under the table. Fitted to `style.width` the same way:
+/// min and max are left out first, then the metric wraps; every block shares one layout, so the
+/// columns line up from block to block.
+pub fn samples_table_styled(samples: &crate::samples::SampleSet, style: ConsoleStyle) -> String {
+    use crate::report::table::{Align, Column, Fit, Overflow, Table};
+    const INDENT: &str = "  ";
+    let (l, r) = (Align::Left, Align::Right);
+    let columns = vec![
+        Column::new("metric", l, Overflow::Wrap),
+        Column::new("n", r, Overflow::Truncate),
+        Column::new("median", r, Overflow::Truncate),
+        Column::new("min", r, Overflow::Truncate),
+        Column::new("max", r, Overflow::Truncate),
+        Column::new("cv", r, Overflow::Truncate),
+    ];
+    let mut used_short: Vec<(&'static str, &str)> = Vec::new();
+    // Blocks of rows: (target[size] kernel, rows).
+    let mut blocks: Vec<(String, Vec<Vec<String>>)> = Vec::new();
     for (k, s) in &samples.series {
-        let head = (k.target.as_str(), k.size.as_str(), k.kernel.as_str());
-        if last != Some(head) {
-            let _ = writeln!(
-                out,
-                "{} {}",
-                crate::samples::target_size(&k.target, &k.size),
-                k.kernel
-            );
-            let _ = writeln!(
-                out,
-                "  {:<52} {:>4} {:>12} {:>12} {:>12} {:>7}",
-                "metric", "n", "median", "min", "max", "cv"
-            );
-            last = Some(head);
+        let head = format!(
+            "{} {}",
+            one_line(&crate::samples::target_size(&k.target, &k.size)),
+            one_line(&k.kernel)
+        );
+        if blocks.last().is_none_or(|(h, _)| *h != head) {
+            blocks.push((head, Vec::new()));
         }
+        let metric = metric_cell(&k.metric, &mut used_short);
         let mut v = s.values.clone();
         v.sort_by(f64::total_cmp);
         let median = crate::stats::median(&v).unwrap_or(f64::NAN);
@@ -61,21 +75,60 @@ pub fn samples_table(samples: &crate::samples::SampleSet) -> String {
         } else {
             format!("{:.2}%", 100.0 * sd / mean.abs())
         };
-        let _ = writeln!(
-            out,
-            "  {:<52} {:>4} {:>12} {:>12} {:>12} {:>7}",
-            k.metric,
-            v.len(),
-            human(median, &s.unit),
-            human(v.first().copied().unwrap_or(f64::NAN), &s.unit),
-            human(v.last().copied().unwrap_or(f64::NAN), &s.unit),
-            cv
-        );
+        if let Some((_, rows)) = blocks.last_mut() {
+            rows.push(vec![
+                metric,
+                v.len().to_string(),
+                human(median, &s.unit),
+                human(v.first().copied().unwrap_or(f64::NAN), &s.unit),
+                human(v.last().copied().unwrap_or(f64::NAN), &s.unit),
+                cv,
+            ]);
+        }
+    }
+    let fit = vec![Fit::Drop(3), Fit::Drop(4), Fit::Shrink(0, 12), Fit::Drop(5)];
+    let all = Table {
+        columns: columns.clone(),
+        rows: blocks.iter().flat_map(|(_, rows)| rows.clone()).collect(),
+        fit: fit.clone(),
+    };
+    let width = style.width.map(|w| w.saturating_sub(INDENT.len()));
+    let layout = all.layout(width);
+    let paint = |row: Option<usize>, _: usize, text: &str| -> String {
+        if row.is_none() && style.color {
+            format!("{BOLD}{text}{BOLD:#}")
+        } else {
+            text.to_owned()
+        }
+    };
+    let mut out = String::new();
+    for (head, rows) in blocks {
+        let head = match style.width {
+            Some(w) => crate::report::table::truncate(&head, w),
+            None => head,
+        };
+        out.push_str(&head);
+        out.push('\n');
+        let block = Table {
+            columns: columns.clone(),
+            rows,
+            fit: fit.clone(),
+        };
+        for line in block.render_layout(&layout, &paint).lines() {
+            out.push_str(INDENT);
+            out.push_str(line);
+            out.push('\n');
+        }
     }
     if samples.series.is_empty() {
         out.push_str("no samples\n");
     }
-    crate::report::text::visible(&out)
+    if !samples.series.is_empty() {
+        let why = "`profile --json` has every sample";
+        push_dropped(&mut out, &all, &layout.dropped(), why, style.width);
+    }
+    push_legend(&mut out, &used_short, style.width);
+    out
 }
 
 /// One line on the GPU's health during the run (every report shows it).
@@ -227,15 +280,7 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     let rows: Vec<Vec<String>> = rows_sorted
         .iter()
         .map(|r| {
-            let metric = match short_metric_name(&r.metric) {
-                Some(short) => {
-                    if !used_short.iter().any(|(s, _)| *s == short) {
-                        used_short.push((short, r.metric.as_str()));
-                    }
-                    short.to_owned()
-                }
-                None => one_line(&r.metric),
-            };
+            let metric = metric_cell(&r.metric, &mut used_short);
             vec![
                 r.verdict.as_str().to_owned(),
                 one_line(&r.target),
@@ -282,26 +327,12 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     if results.rows.is_empty() {
         out.push_str("no rows\n");
     }
-    let dropped = table.layout(style.width).dropped();
-    if !dropped.is_empty() && !results.rows.is_empty() {
-        let names: Vec<&str> = dropped
-            .iter()
-            .map(|i| table.columns[*i].header.as_str())
-            .collect();
-        let note = format!(
-            "(left out to fit {} columns: {}; --json and the other reports have every column)",
-            style.width.unwrap_or_default(),
-            names.join(", ")
-        );
-        push_wrapped(&mut out, &note, style.width);
+    if !results.rows.is_empty() {
+        let dropped = table.layout(style.width).dropped();
+        let why = "--json and the other reports have every column";
+        push_dropped(&mut out, &table, &dropped, why, style.width);
     }
-    if !used_short.is_empty() {
-        let legend: Vec<String> = used_short
-            .iter()
-            .map(|(s, full)| format!("{s} = {full}"))
-            .collect();
-        push_wrapped(&mut out, &format!("metrics: {}", legend.join(", ")), style.width);
-    }
+    push_legend(&mut out, &used_short, style.width);
     for e in &results.errors {
         let at = one_line(&match &e.size {
             Some(s) => format!("{}[{s}]", e.target),
@@ -317,6 +348,15 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     for line in crate::missing::describe_changes(&results.rows) {
         out.push_str(&format!("{}\n", one_line(&line)));
     }
+    let configs = crate::report::format::config_changes(results);
+    if !configs.is_empty() {
+        let note = format!(
+            "{}: {}",
+            crate::report::format::CONFIG_CHANGE_NOTE,
+            configs.join("; ")
+        );
+        push_wrapped(&mut out, &one_line(&note), style.width);
+    }
     // Names reach the terminal: no escape sequence acts, no bidi control reorders. Cells,
     // notes and messages are made visible one by one, so that only our own colour codes act.
     let head = crate::report::text::visible(&headline(results));
@@ -327,6 +367,52 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         out.push_str(&format!("{head}\n"));
     }
     out
+}
+
+/// A metric's cell: its short name where one is known (remembered in `used` for the legend),
+/// else its full name on one line.
+fn metric_cell<'a>(metric: &'a str, used: &mut Vec<(&'static str, &'a str)>) -> String {
+    match short_metric_name(metric) {
+        Some(short) => {
+            if !used.iter().any(|(s, _)| *s == short) {
+                used.push((short, metric));
+            }
+            short.to_owned()
+        }
+        None => one_line(metric),
+    }
+}
+
+/// The legend of the short metric names a table used.
+fn push_legend(out: &mut String, used: &[(&'static str, &str)], width: Option<usize>) {
+    if used.is_empty() {
+        return;
+    }
+    let legend: Vec<String> = used.iter().map(|(s, full)| format!("{s} = {full}")).collect();
+    push_wrapped(out, &format!("metrics: {}", legend.join(", ")), width);
+}
+
+/// Which columns were left out to fit the width, and where to find them (`why`).
+fn push_dropped(
+    out: &mut String,
+    table: &crate::report::table::Table,
+    dropped: &[usize],
+    why: &str,
+    width: Option<usize>,
+) {
+    if dropped.is_empty() {
+        return;
+    }
+    let names: Vec<&str> = dropped
+        .iter()
+        .map(|i| table.columns[*i].header.as_str())
+        .collect();
+    let note = format!(
+        "(left out to fit {} columns: {}; {why})",
+        width.unwrap_or_default(),
+        names.join(", ")
+    );
+    push_wrapped(out, &note, width);
 }
 
 /// A note under the table, wrapped to the width with continuation lines indented.

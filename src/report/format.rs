@@ -16,6 +16,41 @@ pub(crate) fn case_name(row: &Row) -> String {
     )
 }
 
+/// The kernels whose launch configuration changed since the baseline (`check` decided it:
+/// [`Row::config_change`]), once per target, size and kernel, in row order:
+/// `gemm[n=512] `void gemm`: grid (32, 1, 1) block (256, 1, 1) -> grid (64, 1, 1) block (256, 1, 1)`.
+pub(crate) fn config_changes(results: &Results) -> Vec<String> {
+    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
+    let mut out = Vec::new();
+    for r in sorted_rows(results) {
+        let Some(c) = &r.config_change else { continue };
+        let id = (r.target.as_str(), r.size.as_str(), r.kernel.as_str());
+        if seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        out.push(format!(
+            "{} `{}`: {}",
+            crate::samples::target_size(&r.target, &r.size),
+            r.kernel,
+            c.describe()
+        ));
+    }
+    out
+}
+
+/// The heading of the configuration-change note, the same in every report.
+pub(crate) const CONFIG_CHANGE_NOTE: &str =
+    "launch configuration changed since the baseline (still compared as one series)";
+
+/// A row's reason, with its launch configuration change when it has one.
+pub(crate) fn reason_with_config(row: &Row) -> String {
+    match &row.config_change {
+        Some(c) => format!("{}; launch configuration changed: {}", row.reason, c.describe()),
+        None => row.reason.clone(),
+    }
+}
+
 /// A relative change as a signed percentage: `+6.7%`, `-0.42%`.
 pub(crate) fn pct(x: f64) -> String {
     if !x.is_finite() {

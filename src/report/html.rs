@@ -89,13 +89,14 @@ fn header(results: &Results, h: &mut String) {
     let fp = &results.fingerprint;
     let _ = write!(
         h,
-        "<header class=\"{}\"><h1>cgp-gate: {}</h1>\n<div class=\"meta\">spec {} · {} · driver {} · ncu {} · clocks {} · {} · {}{}</div></header>\n",
+        "<header class=\"{}\"><h1>cgp-gate: {}</h1>\n<div class=\"meta\">spec {} · {} · driver {} · {} {} · clocks {} · {} · {}{}</div></header>\n",
         results.verdict.as_str(),
         escape(&headline(results)),
         escape(&results.spec_path),
         escape(&gpu_label(results)),
         escape(&fp.driver_version),
-        escape(&fp.ncu_version),
+        escape(&fp.profiler),
+        escape(&fp.profiler_version),
         escape(&fp.clocks),
         escape(&results.multiple_testing),
         escape(&results.date),
@@ -124,6 +125,18 @@ fn header(results: &Results, h: &mut String) {
         }
         h.push_str("</table></div>\n");
     }
+    let configs = super::format::config_changes(results);
+    if !configs.is_empty() {
+        let _ = write!(
+            h,
+            "<div class=\"banner\"><b>{}.</b><ul>",
+            escape(super::format::CONFIG_CHANGE_NOTE)
+        );
+        for c in &configs {
+            let _ = write!(h, "<li>{}</li>", escape(c));
+        }
+        h.push_str("</ul></div>\n");
+    }
 }
 
 fn row_cells(r: &Row, with_target: bool) -> String {
@@ -140,7 +153,7 @@ fn row_cells(r: &Row, with_target: bool) -> String {
         escape(&r.size),
         escape(&r.metric),
         escape(&r.kernel),
-        escape(&r.reason),
+        escape(&super::format::reason_with_config(r)),
         escape(&median(r.baseline.as_ref(), &r.unit)),
         escape(&median(r.candidate.as_ref(), &r.unit)),
         escape(&change_with_ci(r)),

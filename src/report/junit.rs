@@ -92,6 +92,8 @@ fn suite(results: &Results, target: &str) -> TestSuite {
         ("compute_capability", fp.compute_capability.as_str()),
         ("driver_version", fp.driver_version.as_str()),
         ("ncu_version", fp.ncu_version.as_str()),
+        ("profiler", fp.profiler.as_str()),
+        ("profiler_version", fp.profiler_version.as_str()),
         ("clocks", fp.clocks.as_str()),
         ("clock_control", fp.clock_control.as_str()),
         ("cache_control", fp.cache_control.as_str()),
@@ -148,7 +150,11 @@ fn failure_message(row: &Row) -> String {
 
 /// The long text of a non-success: the reason and the samples.
 fn description(row: &Row) -> String {
-    let mut d = format!("{}\nmethod: {}\n", row.reason, row.method);
+    let mut d = format!(
+        "{}\nmethod: {}\n",
+        super::format::reason_with_config(row),
+        row.method
+    );
     for (name, side) in [("baseline", &row.baseline), ("candidate", &row.candidate)] {
         if let Some(s) = side {
             let xs: Vec<String> = s.samples.iter().map(|x| format_number(*x)).collect();
@@ -185,7 +191,13 @@ fn row_case(row: &Row) -> TestCase {
     case.set_classname(crate::samples::target_size(&row.target, &row.size));
     case.add_properties(row_properties(row));
     if matches!(row.verdict, RowVerdict::Improvement | RowVerdict::New) {
-        case.set_system_out(format!("{}: {}", row.verdict.as_str(), row.reason));
+        case.set_system_out(format!(
+            "{}: {}",
+            row.verdict.as_str(),
+            super::format::reason_with_config(row)
+        ));
+    } else if let Some(c) = &row.config_change {
+        case.set_system_out(format!("launch configuration changed: {}", c.describe()));
     }
     case
 }
@@ -219,6 +231,10 @@ fn row_properties(row: &Row) -> Vec<Property> {
     num("p", row.p);
     num("p_adjusted", row.p_adjusted);
     num("remeasured", Some(f64::from(row.remeasured)));
+    if let Some(c) = &row.config_change {
+        p.push(Property::new("config_baseline", c.baseline.join(" + ")));
+        p.push(Property::new("config_candidate", c.candidate.join(" + ")));
+    }
     p
 }
 

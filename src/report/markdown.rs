@@ -286,6 +286,22 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             ));
         }
     }
+    let configs = super::format::config_changes(results);
+    if !configs.is_empty() {
+        let mut note = super::format::CONFIG_CHANGE_NOTE.to_owned();
+        if let Some(first) = note.get_mut(..1) {
+            first.make_ascii_uppercase();
+        }
+        md.push_str(&format!(
+            "**{}**: {}.\n\n",
+            escape_md_cell(&note),
+            configs
+                .iter()
+                .map(|c| escape_md_cell(c))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
     if opts.mermaid && level == Level::Full {
         charts(results, &mut md);
     }
@@ -573,7 +589,7 @@ fn details(results: &Results, md: &mut String) {
                 escape_md_cell(&crate::results::threshold_text(r)),
                 escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
                 n,
-                escape_md_cell(&r.reason),
+                escape_md_cell(&super::format::reason_with_config(r)),
             ));
         }
         md.push_str("\n</details>\n\n");
@@ -587,7 +603,7 @@ fn footer(results: &Results, md: &mut String) {
         format!("spec {}", results.spec_path),
         format!("{} (cc {})", gpu_label(results), fp.compute_capability),
         format!("driver {}", fp.driver_version),
-        format!("ncu {}", fp.ncu_version),
+        format!("{} {}", fp.profiler, fp.profiler_version),
         format!("clocks {}", fp.clocks),
         crate::report::console::health_line(&results.health),
         results.multiple_testing.clone(),

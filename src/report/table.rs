@@ -140,7 +140,17 @@ impl Table {
         width: Option<usize>,
         paint: &dyn Fn(Option<usize>, usize, &str) -> String,
     ) -> String {
-        let layout = self.layout(width);
+        self.render_layout(&self.layout(width), paint)
+    }
+
+    /// Render with a layout chosen elsewhere: several tables (blocks of one listing) that share
+    /// the layout of all their rows line up with each other.
+    pub fn render_layout(
+        &self,
+        layout: &Layout,
+        paint: &dyn Fn(Option<usize>, usize, &str) -> String,
+    ) -> String {
+        let layout = layout.clone();
         let mut out = String::new();
         let header: Vec<String> = self.columns.iter().map(|c| c.header.clone()).collect();
         self.render_row(&mut out, &layout, None, &header, paint);

@@ -56,6 +56,21 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "allow_missing",
 ];
 
+/// Keys only Nsight Compute reads: on a `profiler: nsys` target they would change nothing.
+pub(crate) const NCU_ONLY_KEYS: &[&str] = &[
+    "kernel",
+    "nvtx",
+    "launch_skip",
+    "launch_count",
+    "clock_control",
+    "cache_control",
+    "replay_mode",
+    "flops",
+    "bytes",
+];
+/// Keys only `profiler: nsys` targets read.
+pub(crate) const NSYS_ONLY_KEYS: &[&str] = &["categories"];
+
 pub(crate) const DEFAULT_REPETITIONS: u32 = 10;
 /// Repetitions `baseline update` stores by default (at least `repetitions`): paid once per merge,
 /// shared by every pull request, and what gives the tests their power (docs/statistics.md).
@@ -144,6 +159,9 @@ pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError>
         };
         targets.push(target(&ctx, name, item, &merged, &spec_dir)?);
         first_lines.push(name_node.mark.line);
+    }
+    if let Some(d) = &defaults {
+        unused_defaults(&ctx, d, &targets)?;
     }
     Ok(Spec {
         path: path.to_path_buf(),
@@ -396,15 +414,10 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
         },
         None => ProfilerKind::Ncu,
     };
+    other_profilers_keys(ctx, m, profiler, &what)?;
     let categories = match m.get("categories") {
-        Some(n) if profiler != ProfilerKind::Nsys => {
-            return Err(ctx
-                .err(
-                    n,
-                    format!("`categories` of {what} only applies to `profiler: nsys` targets"),
-                )
-                .help("add `profiler: nsys` to the target, or remove `categories`"));
-        }
+        // A `categories` of `defaults:` is for the nsys targets of a mixed spec.
+        Some(_) if profiler != ProfilerKind::Nsys => None,
         Some(n) => Some(categories(ctx, n, &what, spec_dir)?),
         None => None,
     };
@@ -546,6 +559,97 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
         categories,
         allow_missing,
     })
+}
+
+/// Why a key does nothing on a target of the other profiler, and what to do instead.
+fn other_profiler_help(key: &str, profiler: ProfilerKind) -> &'static str {
+    match (profiler, key) {
+        (ProfilerKind::Ncu, _) => {
+            "`categories` groups the kernels of an Nsight Systems trace; add `profiler: nsys` to the target, or remove `categories`"
+        }
+        (_, "kernel" | "nvtx" | "launch_skip" | "launch_count") => {
+            "nsys traces every kernel of the run; gate one kernel with a `kernel:<regex>` metric, or remove the key"
+        }
+        (_, "clock_control") => {
+            "nsys does not lock clocks; use `clocks: nvml-base` (cgp-gate locks them through NVML) or `clocks: none`, and remove `clock_control`"
+        }
+        (_, "cache_control" | "replay_mode") => {
+            "nsys runs the application once and replays nothing; remove the key"
+        }
+        _ => {
+            "`flops` and `bytes` derive throughput from ncu's kernel duration; nsys targets gate times (`gpu_time`, `category:<name>`, `kernel:<regex>`); remove the key"
+        }
+    }
+}
+
+/// A key of the target itself that its profiler does not read is an error (it would be ignored
+/// silently); the same key in `defaults:` is for the other targets of a mixed spec.
+fn other_profilers_keys(ctx: &Ctx<'_>, m: &Merged<'_, '_>, profiler: ProfilerKind, what: &str) -> Result<()> {
+    let (keys, needs) = match profiler {
+        ProfilerKind::Nsys => (NCU_ONLY_KEYS, "Nsight Compute (`profiler: ncu`)"),
+        ProfilerKind::Ncu => (NSYS_ONLY_KEYS, "`profiler: nsys`"),
+    };
+    let ours = match profiler {
+        ProfilerKind::Nsys => "a `profiler: nsys`",
+        ProfilerKind::Ncu => "an ncu",
+    };
+    for key in keys {
+        if let Some(node) = m.own.key_node(key) {
+            return Err(ctx
+                .err(
+                    node,
+                    format!("`{key}` of {what} only applies to {needs} targets, and this is {ours} target"),
+                )
+                .help(other_profiler_help(key, profiler)));
+        }
+    }
+    if profiler == ProfilerKind::Nsys
+        && let Some(node) = m.own.get("clocks")
+        && matches!(&node.kind, Kind::Scalar(s) if s.text == "ncu")
+    {
+        return Err(ctx
+            .err(
+                node,
+                format!("`clocks: ncu` of {what}: ncu locks the clocks, and this is a `profiler: nsys` target"),
+            )
+            .help("nsys does not lock clocks; use `clocks: nvml-base` (cgp-gate locks them through NVML) or `clocks: none`"));
+    }
+    Ok(())
+}
+
+/// A key of `defaults:` that no target reads (an ncu-only key when every target is an nsys
+/// target, `categories` when none is) would be ignored silently: an error.
+fn unused_defaults(ctx: &Ctx<'_>, defaults: &Fields<'_>, targets: &[Target]) -> Result<()> {
+    for (keys, kind, needs) in [
+        (
+            NCU_ONLY_KEYS,
+            ProfilerKind::Ncu,
+            "Nsight Compute (`profiler: ncu`)",
+        ),
+        (NSYS_ONLY_KEYS, ProfilerKind::Nsys, "`profiler: nsys`"),
+    ] {
+        if targets.iter().any(|t| t.profiler == kind) {
+            continue;
+        }
+        for key in keys {
+            if let Some(node) = defaults.key_node(key) {
+                let theirs = if kind == ProfilerKind::Ncu {
+                    ProfilerKind::Nsys
+                } else {
+                    ProfilerKind::Ncu
+                };
+                return Err(ctx
+                    .err(
+                        node,
+                        format!(
+                            "`{key}` in `defaults` only applies to {needs} targets, and the spec has none"
+                        ),
+                    )
+                    .help(other_profiler_help(key, theirs)));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `categories:` of an nsys target: an inline mapping, or the path of a shared file (relative

@@ -73,7 +73,8 @@ pub fn json_schema() -> Value {
                     "type": "object",
                     "additionalProperties": false,
                     "required": ["name"],
-                    "properties": target_properties
+                    "properties": target_properties,
+                    "allOf": other_profilers_keys()
                 }
             }
         },
@@ -99,6 +100,27 @@ pub fn json_schema() -> Value {
             }
         }
     })
+}
+
+/// A target that names its profiler cannot have the other profiler's keys (`validate` says why
+/// and what to do; a key from `defaults:` is for the targets that read it, so only the target's
+/// own keys are constrained here).
+fn other_profilers_keys() -> Value {
+    let any_of =
+        |keys: &[&str]| -> Value { Value::Array(keys.iter().map(|k| json!({ "required": [k] })).collect()) };
+    json!([
+        {
+            "if": { "required": ["profiler"], "properties": { "profiler": { "const": "nsys" } } },
+            "then": {
+                "not": { "anyOf": any_of(super::load::NCU_ONLY_KEYS) },
+                "properties": { "clocks": { "not": { "const": "ncu" } } }
+            }
+        },
+        {
+            "if": { "required": ["profiler"], "properties": { "profiler": { "const": "ncu" } } },
+            "then": { "not": { "anyOf": any_of(super::load::NSYS_ONLY_KEYS) } }
+        }
+    ])
 }
 
 /// A threshold mapping with exactly the one rule `rule`.

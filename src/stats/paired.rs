@@ -479,64 +479,23 @@ fn decide(
 }
 
 /// A row whose values repeat exactly on each side (registers, instruction counts, launch
-/// configuration): compared exactly, the relative threshold being the tolerance, `min_effect`
-/// (base units) the smallest difference that counts.
+/// configuration): compared exactly, as `check` compares them ([`super::verdict::compare_exact`]).
 pub fn judge_constant(
     base: f64,
     head: f64,
     threshold: &crate::threshold::Threshold,
     pairs: usize,
 ) -> PairedJudgement {
-    use crate::threshold::{Direction, ThresholdKind};
-    let diff = head - base;
-    let change = if base != 0.0 {
-        Some(diff / base.abs())
-    } else if diff == 0.0 {
-        Some(0.0)
-    } else {
-        None
-    };
-    let min_effect = threshold.min_effect.as_ref().map_or(0.0, |q| q.value);
-    let worse = match threshold.direction {
-        Direction::Lower => diff > 0.0,
-        Direction::Higher => diff < 0.0,
-    };
-    let num = crate::units::format_number;
-    let moved = format!("{} -> {}", num(base), num(head));
-    let rel = change.map_or_else(|| "from zero".to_owned(), pct);
-    let beyond = diff != 0.0
-        && diff.abs() > min_effect
-        && match threshold.kind {
-            ThresholdKind::Relative { fraction } => change.is_none_or(|c| c.abs() > fraction),
-            _ => true,
-        };
-    let (verdict, reason) = match (beyond, worse) {
-        (false, _) if diff == 0.0 => (
-            RowVerdict::Pass,
-            format!("deterministic value unchanged at {}", num(head)),
-        ),
-        (false, _) => (
-            RowVerdict::Pass,
-            format!("deterministic value {moved} ({rel}) is within the {threshold}"),
-        ),
-        (true, true) => (
-            RowVerdict::Regression,
-            format!("deterministic value got worse: {moved} ({rel})"),
-        ),
-        (true, false) => (
-            RowVerdict::Improvement,
-            format!("deterministic value got better: {moved} ({rel})"),
-        ),
-    };
+    let e = super::verdict::compare_exact(base, head, threshold);
     PairedJudgement {
-        verdict,
+        verdict: e.verdict,
         method: "exact".to_owned(),
-        change,
+        change: e.change,
         change_ci: None,
         confidence: 1.0,
         p: None,
         p_adjusted: None,
-        reason,
+        reason: e.reason,
         pairs,
     }
 }

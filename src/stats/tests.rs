@@ -515,7 +515,8 @@ proptest! {
 }
 
 /// A run of 50 rows (SYNTHETIC, CV 1 %): row 0 has a 30-sample baseline with two clock dips (6 %
-/// and 8 % slow) and a preemption (1.3x), and a 20-sample candidate `shift` slower; the other 49 are unchanged.
+/// and 8 % slow) and a preemption (1.3x), and a 20-sample candidate `shift` slower; the other 49
+/// are unchanged.
 fn run_with_dipped_baseline(shift: f64, direction: Direction, trim_dips: bool) -> Vec<Judgement> {
     let t = rel(0.03, direction);
     let slow = |x: f64, f: f64| {
@@ -588,4 +589,33 @@ fn leaving_out_dips_does_not_make_a_change_under_the_threshold_a_regression() {
             );
         }
     }
+}
+
+#[test]
+fn ab_and_check_judge_deterministic_values_alike() {
+    // Registers and counters: `ab`'s constant rows and `check`'s exact rows share one rule.
+    let effect = |t: Threshold, q: &str| Threshold {
+        min_effect: Some(Quantity::parse(q).unwrap()),
+        ..t
+    };
+    let cases = [
+        (38.0, 38.0, kind(ThresholdKind::Exact)),
+        (38.0, 40.0, kind(ThresholdKind::Exact)),
+        (40.0, 38.0, kind(ThresholdKind::Exact)),
+        (0.0, 2.0, kind(ThresholdKind::Exact)),
+        (100.0, 102.0, rel(0.03, Direction::Lower)),
+        (100.0, 104.0, rel(0.03, Direction::Lower)),
+        (100.0, 104.0, rel(0.03, Direction::Higher)),
+        (100.0, 104.0, effect(kind(ThresholdKind::Exact), "5")),
+    ];
+    let mut verdicts = Vec::new();
+    for (b, c, t) in &cases {
+        let j = one(Some(&[*b, *b, *b]), &[*c, *c, *c], t);
+        let p = paired::judge_constant(*b, *c, t, 3);
+        assert_eq!(j.method, "exact");
+        assert_eq!((p.verdict, p.change, &p.reason), (j.verdict, j.change, &j.reason));
+        verdicts.push(j.verdict);
+    }
+    use RowVerdict::{Improvement as I, Pass as P, Regression as R};
+    assert_eq!(verdicts, [P, R, I, R, P, R, I, P]);
 }

@@ -388,7 +388,7 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
     let exact_kind = row.threshold.kind == ThresholdKind::Exact;
     let (nb, nc) = (baseline.len(), row.candidate.len());
     if constant(baseline) && constant(row.candidate) && (exact_kind || (nb >= 2 && nc >= 2)) {
-        return Prepared::Done(exact_compare(row, cfg, baseline[0], row.candidate[0], min_effect));
+        return Prepared::Done(exact_compare(row, cfg, baseline[0], row.candidate[0]));
     }
     if nb < MIN_SAMPLES || nc < MIN_SAMPLES {
         return done(
@@ -504,7 +504,7 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
         format!("{} threshold", pct(fraction).trim_start_matches('+'))
     };
     let tolerance_text = if min_effect > 0.0 {
-        format!("{threshold_text} and min effect {}", effect_text(row))
+        format!("{threshold_text} and min effect {}", effect_text(row.threshold))
     } else {
         threshold_text
     };
@@ -528,7 +528,7 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
         fraction,
         effect,
         tolerance_text,
-        effect_text: effect_text(row),
+        effect_text: effect_text(row.threshold),
         exact_kind,
         spread,
         widen,
@@ -536,9 +536,30 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
     })
 }
 
-fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64, min_effect: f64) -> Judgement {
+fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64) -> Judgement {
     let mut j = base_judgement(row, cfg, RowVerdict::Pass, "");
     j.method = "exact".to_owned();
+    let e = compare_exact(b, c, row.threshold);
+    (j.verdict, j.change, j.reason) = (e.verdict, e.change, e.reason);
+    j
+}
+
+/// The outcome of comparing two deterministic values exactly ([`compare_exact`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExactOutcome {
+    pub verdict: RowVerdict,
+    /// `(c - b) / |b|`; `None` when `b` is 0 and `c` is not.
+    pub change: Option<f64>,
+    pub reason: String,
+}
+
+/// Compare a deterministic value (registers, instruction counts, launch configuration: the same
+/// number in every sample) exactly: baseline `b`, candidate `c`. A relative threshold is the
+/// tolerance, `min_effect` (base units) the smallest difference that counts; any other
+/// difference beyond them is a regression or an improvement by the threshold's direction.
+/// `check` (baseline against candidate) and `ab` (base against head) both decide this way.
+pub fn compare_exact(b: f64, c: f64, threshold: &Threshold) -> ExactOutcome {
+    let min_effect = threshold.min_effect.as_ref().map_or(0.0, |q| q.value);
     let diff = c - b;
     let change = if b != 0.0 {
         Some(diff / b.abs())
@@ -547,47 +568,49 @@ fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64, min_effect:
     } else {
         None
     };
-    j.change = change;
-    let worse = match row.threshold.direction {
+    let worse = match threshold.direction {
         Direction::Lower => diff > 0.0,
         Direction::Higher => diff < 0.0,
     };
     let moved = format!("{} -> {}", num(b), num(c));
-    let beyond = match row.threshold.kind {
+    let outcome = |verdict, reason| ExactOutcome {
+        verdict,
+        change,
+        reason,
+    };
+    let beyond = match threshold.kind {
         _ if diff == 0.0 => false,
         _ if diff.abs() <= min_effect => {
-            j.reason = format!(
-                "deterministic value {moved} is within the min effect {}",
-                effect_text(row)
+            return outcome(
+                RowVerdict::Pass,
+                format!(
+                    "deterministic value {moved} is within the min effect {}",
+                    effect_text(threshold)
+                ),
             );
-            return j;
         }
         ThresholdKind::Relative { fraction } => change.is_none_or(|ch| ch.abs() > fraction),
         _ => true,
     };
     let rel = change.map_or_else(|| "from zero".to_owned(), pct);
-    (j.verdict, j.reason) = match (beyond, worse) {
-        (false, _) if diff == 0.0 => (
+    match (beyond, worse) {
+        (false, _) if diff == 0.0 => outcome(
             RowVerdict::Pass,
             format!("deterministic value unchanged at {}", num(c)),
         ),
-        (false, _) => (
+        (false, _) => outcome(
             RowVerdict::Pass,
-            format!(
-                "deterministic value {moved} ({rel}) is within the {}",
-                row.threshold
-            ),
+            format!("deterministic value {moved} ({rel}) is within the {threshold}"),
         ),
-        (true, true) => (
+        (true, true) => outcome(
             RowVerdict::Regression,
             format!("deterministic value got worse: {moved} ({rel})"),
         ),
-        (true, false) => (
+        (true, false) => outcome(
             RowVerdict::Improvement,
             format!("deterministic value got better: {moved} ({rel})"),
         ),
-    };
-    j
+    }
 }
 
 fn prepare_limit(row: &Comparison<'_>, cfg: &Config, limit: f64, is_max: bool) -> Prepared {
@@ -844,9 +867,9 @@ impl ShiftRow {
     }
 }
 
-/// The row's `min_effect` as written in base units, e.g. `500ns`.
-fn effect_text(row: &Comparison<'_>) -> String {
-    row.threshold
+/// A threshold's `min_effect` as written in base units, e.g. `500ns`.
+fn effect_text(threshold: &Threshold) -> String {
+    threshold
         .min_effect
         .as_ref()
         .map_or_else(|| "0".to_owned(), ToString::to_string)
