@@ -1,7 +1,8 @@
 //! Power and false-alarm simulation of exactly what `check` does.
 //!
-//! `cargo run --release --example power [RUNS]` (default 2000 runs per cell; 600 runs per cell
-//! took 237 s on the shared 2-core build machine).
+//! `cargo run --release --example power [RUNS] [--ablation]` (default 2000 runs per cell; 2000
+//! took 387 s on the shared 2-core build machine). `--ablation`: the CV 1 % target cells with each
+//! change of the rule undone (docs/statistics.md).
 //!
 //! Everything printed is measured on SYNTHETIC data, not on a GPU. The noise model is the one in
 //! `cgp_gate::stats::noise::NoiseModel::documented` (also used by `cgp-gate calibrate` and
@@ -9,12 +10,15 @@
 //! repetitions slower by 3-9 %) and preemptions (1 % of repetitions 1.3x slower).
 //!
 //! Each run is one check of a 50-metric spec (each metric its own size, one sample per
-//! repetition, lower is better, threshold 3 %): a baseline of 30 repetitions from its own job, with
-//! a history of 10 earlier baselines (each from its own job), a candidate of 10 repetitions,
-//! re-measured by 10 up to 20 while doubtful, judged by `judge_all` with the spec's defaults
-//! (alpha 0.01 Holm over the run, 95 % intervals). The judging and the re-measurement are the
-//! library's (`stats::remeasure::simulate_check`, which `check` shares); only the samples are
-//! drawn here instead of by ncu.
+//! repetition, lower is better, threshold 3 %). The gate's settings are not restated here: the
+//! spec below is read by the real loader (`cgp_gate::spec::load_str`), so `repetitions`,
+//! `max_repetitions` and `baseline_repetitions` are the defaults `check` and `baseline update`
+//! use, and the statistical settings are `cgp_gate::check::stats_config`, the function `check`
+//! judges with. A baseline of `baseline_repetitions` from its own job, with a history of 10
+//! earlier baselines (each from its own job), a candidate of `repetitions`, re-measured by
+//! `repetitions` up to `max_repetitions` while doubtful, judged by `judge_all`. The judging and the
+//! re-measurement are the library's (`stats::remeasure::simulate_check`, which `check` shares);
+//! only the samples are drawn here instead of by ncu.
 //!
 //! Scenarios: no change (whole-spec false alarms: a run with ANY regression); a uniform 2 % shift
 //! of every metric (a run with any regression fails); between-job drift (every job, baseline
@@ -25,17 +29,37 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cgp_gate::results::RowVerdict;
-use cgp_gate::spec::model::{Direction, Threshold, ThresholdKind};
+use cgp_gate::spec::model::Threshold;
 use cgp_gate::stats::noise::NoiseModel;
 use cgp_gate::stats::remeasure::{SimRow, simulate_check};
 use cgp_gate::stats::rng::{Rng, seed_for};
 use cgp_gate::stats::{Config, median};
 
+/// What the simulated check takes from the spec.
+struct Gate {
+    threshold: Threshold,
+    cfg: Config,
+    repetitions: u32,
+    max_repetitions: u32,
+    baseline_repetitions: usize,
+}
+
+fn gate() -> Gate {
+    let spec = cgp_gate::spec::load_str(SPEC, std::path::Path::new("power.yaml"))
+        .unwrap_or_else(|e| panic!("the simulated spec must load: {e}"));
+    let t = &spec.targets[0];
+    Gate {
+        threshold: t.metrics[0].threshold.clone(),
+        cfg: cgp_gate::check::stats_config(&spec.settings),
+        repetitions: t.repetitions,
+        max_repetitions: t.max_repetitions,
+        baseline_repetitions: t.baseline_repetitions as usize,
+    }
+}
+
 const METRICS: usize = 50;
-const THRESHOLD: f64 = 0.03;
-const REPETITIONS: u32 = 10;
-const MAX_REPETITIONS: u32 = 20;
-const BASELINE_REPETITIONS: usize = 30;
+/// The simulated spec: one 3 % metric, every other setting at its default.
+const SPEC: &str = "version: 1\ntargets:\n  - name: k\n    command: [./k]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n";
 const HISTORY: usize = 10;
 const MU: f64 = 100_000.0;
 const DRIFT_SHARED: f64 = 0.01;
@@ -117,16 +141,13 @@ struct Tally {
     others: usize,
     /// Extra repetitions measured, summed over runs (all 50 metrics).
     extra: u64,
+    /// Runs where metric 0's final regression p-value (unadjusted) was below 0.01.
+    p_below_1pct: usize,
     runs: usize,
 }
 
-fn one_run(
-    s: Scenario,
-    model: &NoiseModel,
-    rng: &mut Rng,
-    threshold: &Threshold,
-    cfg: &Config,
-) -> (bool, bool, bool, u32) {
+fn one_run(s: Scenario, model: &NoiseModel, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32, bool) {
+    let threshold = &g.threshold;
     let job = |rng: &mut Rng| if s.drift { DRIFT_SHARED * rng.normal() } else { 0.0 };
     let own = if s.drift { DRIFT_OWN } else { 0.0 };
     // History: earlier baseline jobs, medians of 30 repetitions each.
@@ -139,14 +160,14 @@ fn one_run(
     for i in 0..METRICS {
         let h: Vec<f64> = hist_jobs
             .iter()
-            .map(|&g| {
-                let mu = MU * NoiseModel::job_offset(rng, g, own);
-                median(&model.samples(rng, BASELINE_REPETITIONS, mu, false)).unwrap_or(mu)
+            .map(|&offset| {
+                let mu = MU * NoiseModel::job_offset(rng, offset, own);
+                median(&model.samples(rng, g.baseline_repetitions, mu, false)).unwrap_or(mu)
             })
             .collect();
         histories.push(h);
         let bmu = MU * NoiseModel::job_offset(rng, base_job, own);
-        baselines.push(model.samples(rng, BASELINE_REPETITIONS, bmu, false));
+        baselines.push(model.samples(rng, g.baseline_repetitions, bmu, false));
         let shift = if s.uniform || i == 0 { s.shift } else { 0.0 };
         cand_mu.push(MU * NoiseModel::job_offset(rng, cand_job, own) * (1.0 + shift));
     }
@@ -160,7 +181,7 @@ fn one_run(
         })
         .collect();
     let mut draw = |i: usize, reps: u32| model.samples(rng, reps as usize, cand_mu[i], false);
-    let out = simulate_check(&rows, cfg, REPETITIONS, MAX_REPETITIONS, &mut draw);
+    let out = simulate_check(&rows, &g.cfg, g.repetitions, g.max_repetitions, &mut draw);
     let v = |i: usize| out.judgements[i].verdict;
     let any = (0..METRICS).any(|i| v(i) == RowVerdict::Regression);
     let others = (1..METRICS).any(|i| v(i) == RowVerdict::Regression);
@@ -173,16 +194,11 @@ fn one_run(
         v(0) == RowVerdict::Inconclusive,
         others,
         out.extra_reps,
+        out.judgements[0].p.is_some_and(|p| p < 0.01),
     )
 }
 
-fn simulate(s: Scenario, cv: f64, runs: usize) -> Tally {
-    let threshold = Threshold {
-        kind: ThresholdKind::Relative { fraction: THRESHOLD },
-        direction: Direction::Lower,
-        min_effect: None,
-    };
-    let cfg = Config::default();
+fn simulate(s: Scenario, cv: f64, runs: usize, g: &Gate) -> Tally {
     let model = NoiseModel::documented(cv);
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(2);
@@ -197,11 +213,12 @@ fn simulate(s: Scenario, cv: f64, runs: usize) -> Tally {
                             return t;
                         }
                         let mut rng = Rng::new(seed_for(run as u64, &format!("{}/{cv}", s.name)));
-                        let (flag, inc, others, extra) = one_run(s, &model, &mut rng, &threshold, &cfg);
+                        let (flag, inc, others, extra, low_p) = one_run(s, &model, &mut rng, g);
                         t.flagged += usize::from(flag);
                         t.inconclusive += usize::from(inc);
                         t.others += usize::from(others);
                         t.extra += u64::from(extra);
+                        t.p_below_1pct += usize::from(low_p);
                         t.runs += 1;
                     }
                 })
@@ -217,6 +234,7 @@ fn simulate(s: Scenario, cv: f64, runs: usize) -> Tally {
         inconclusive: a.inconclusive + b.inconclusive,
         others: a.others + b.others,
         extra: a.extra + b.extra,
+        p_below_1pct: a.p_below_1pct + b.p_below_1pct,
         runs: a.runs + b.runs,
     })
 }
@@ -232,17 +250,93 @@ fn wilson(k: usize, n: usize) -> (f64, f64) {
     ((centre - half).max(0.0) * 100.0, (centre + half).min(1.0) * 100.0)
 }
 
+/// `--ablation`: the CV 1 % target cells under the rule with each of this version's changes
+/// undone, to show what each one buys (docs/statistics.md, "What changed").
+fn ablation(runs: usize, g: &Gate) {
+    let variant = |trim: bool, ratio: f64, base: usize| Gate {
+        threshold: g.threshold.clone(),
+        cfg: Config {
+            trim_dips: trim,
+            spread_noise_ratio: ratio,
+            ..g.cfg.clone()
+        },
+        repetitions: g.repetitions,
+        max_repetitions: g.max_repetitions,
+        baseline_repetitions: base,
+    };
+    let base = g.baseline_repetitions;
+    let variants = [
+        (
+            "previous rule: dips kept, spread gate 2, 30 baseline repetitions",
+            variant(false, 2.0, 30),
+        ),
+        ("+ slow outliers left out", variant(true, 2.0, 30)),
+        ("+ spread gate 3", variant(true, 3.0, 30)),
+        (
+            "+ 50 baseline repetitions (this version)",
+            variant(true, 3.0, base),
+        ),
+        ("this version with dips kept", variant(false, 3.0, base)),
+    ];
+    println!("Ablation at CV 1% ({runs} runs per cell; share of runs flagged, %, Wilson 95%)");
+    println!();
+    println!(
+        "| rule | no change | uniform 2% shift | 1% job drift | 5% slowdown found | 3% slowdown (at the threshold): regression | 3% slowdown: final p < 0.01 |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (name, v) in &variants {
+        let share = |k: usize, n: usize| {
+            let (lo, hi) = wilson(k, n.max(1));
+            format!("{:.2} [{lo:.2}, {hi:.2}]", 100.0 * k as f64 / n.max(1) as f64)
+        };
+        let cells: Vec<String> = [
+            "no change",
+            "uniform 2% shift",
+            "1% job drift",
+            "5% slowdown",
+            "3% slowdown",
+        ]
+        .iter()
+        .map(|n| {
+            let s = SCENARIOS
+                .iter()
+                .find(|s| s.name == *n)
+                .copied()
+                .unwrap_or(SCENARIOS[0]);
+            let t = simulate(s, 0.01, runs, v);
+            if *n == "3% slowdown" {
+                format!("{} | {}", share(t.flagged, t.runs), share(t.p_below_1pct, t.runs))
+            } else {
+                share(t.flagged, t.runs)
+            }
+        })
+        .collect();
+        println!("| {name} | {} |", cells.join(" | "));
+    }
+}
+
 fn main() {
-    let runs: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(2000);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let runs: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(2000);
     let start = std::time::Instant::now();
+    let g = gate();
+    if args.iter().any(|a| a == "--ablation") {
+        println!(
+            "SYNTHETIC SIMULATION (no GPU) of `check`, noise model NoiseModel::documented, {METRICS} metrics, threshold 3%"
+        );
+        ablation(runs, &g);
+        println!();
+        println!("elapsed {:.1} s", start.elapsed().as_secs_f64());
+        return;
+    }
+    let (reps, max_reps, base_reps) = (g.repetitions, g.max_repetitions, g.baseline_repetitions);
+    let alpha = g.cfg.alpha;
     println!(
         "SYNTHETIC SIMULATION (no GPU) of `check`: {runs} runs per cell, {METRICS} metrics, threshold 3% (lower is better)"
     );
     println!(
-        "Noise: NoiseModel::documented (log-normal body, 3% clock dips of 3-9%, 1% preemptions of 1.3x); {REPETITIONS} candidate repetitions re-measured up to {MAX_REPETITIONS}, {BASELINE_REPETITIONS} baseline repetitions, {HISTORY} earlier baselines as history; alpha 0.01 Holm"
+        "Noise: NoiseModel::documented (log-normal body, 3% clock dips of 3-9%, 1% preemptions of 1.3x); {reps} candidate repetitions re-measured up to {max_reps}, {base_reps} baseline repetitions, {HISTORY} earlier baselines as history; alpha {alpha} Holm; slow outliers left out: {}",
+        g.cfg.trim_dips
     );
     println!();
     println!(
@@ -252,7 +346,7 @@ fn main() {
     let mut results = Vec::new();
     for cv in [0.01, 0.03] {
         for s in SCENARIOS {
-            let t = simulate(s, cv, runs);
+            let t = simulate(s, cv, runs, &g);
             let (lo, hi) = wilson(t.flagged, t.runs);
             let single = s.shift > 0.0 && !s.uniform;
             println!(

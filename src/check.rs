@@ -174,6 +174,16 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
     points
 }
 
+/// The statistical settings `check` judges with: the spec's `settings:`, the remaining fields at
+/// their defaults. `examples/power.rs` simulates with the same.
+pub fn stats_config(settings: &crate::spec::Settings) -> Config {
+    Config {
+        alpha: settings.alpha,
+        confidence: settings.confidence,
+        ..Config::default()
+    }
+}
+
 /// Run the check and assemble the results. Profiler failures end up in `Results::errors`
 /// (verdict `error`); only setup failures (fingerprint mismatch, unreadable baselines) are `Err`.
 ///
@@ -294,12 +304,7 @@ pub fn run_check(
         .iter()
         .map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1))
         .collect();
-    // The spec's `settings:`, the remaining fields at their defaults.
-    let mut cfg = Config {
-        alpha: spec.settings.alpha,
-        confidence: spec.settings.confidence,
-        ..Config::default()
-    };
+    let mut cfg = stats_config(&spec.settings);
     let mut multiple_testing = format!("holm alpha={}", cfg.alpha);
     if let Some(s) = opts.shard.as_ref().filter(|s| s.shard.n > 1) {
         // Bonferroni across shards, Holm within each: the merged run keeps its false-alarm

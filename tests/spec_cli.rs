@@ -411,7 +411,7 @@ fn defaults_apply_when_keys_are_omitted() {
     assert_eq!(s.settings, spec::Settings::default());
     assert_eq!(
         (t.repetitions, t.max_repetitions, t.baseline_repetitions),
-        (10, 20, 30)
+        (10, 20, 50)
     );
     assert_eq!(t.timeout, Duration::from_secs(300));
     assert_eq!(t.profiling, spec::Profiling::default());

@@ -77,7 +77,7 @@ pub(crate) const NSYS_ONLY_KEYS: &[&str] = &["categories"];
 pub(crate) const DEFAULT_REPETITIONS: u32 = 10;
 /// Repetitions `baseline update` stores by default (at least `repetitions`): paid once per merge,
 /// shared by every pull request, and what gives the tests their power (docs/statistics.md).
-pub(crate) const DEFAULT_BASELINE_REPETITIONS: u32 = 30;
+pub(crate) const DEFAULT_BASELINE_REPETITIONS: u32 = 50;
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Longest target name and size key (`m=1024,n=512`), in bytes: both become file or folder names
 /// (`<target>.json`, `<recording>/<target>/<size>/`), and file systems allow 255 bytes.
@@ -483,7 +483,7 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
                             "`baseline_repetitions` of {what} ({r}) is less than `repetitions` ({repetitions})"
                         ),
                     )
-                    .help("a baseline is measured once per merge and compared by every check: store at least as many repetitions as a check takes (default 30)"));
+                    .help("a baseline is measured once per merge and compared by every check: store at least as many repetitions as a check takes (default 50)"));
             }
             r
         }

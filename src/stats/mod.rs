@@ -3,6 +3,7 @@
 
 pub mod bootstrap;
 pub mod changepoint;
+pub mod dips;
 pub mod hodges_lehmann;
 pub mod jobspread;
 pub mod mannwhitney;

@@ -469,9 +469,13 @@ proptest! {
     fn swapping_direction_swaps_regression_and_improvement(
         b in samples(1..14), c in samples(1..14), frac in 0.0f64..0.5, exact in any::<bool>(),
     ) {
+        // The slow side flips with the direction, so leaving out slow outliers would judge other
+        // samples: the symmetry of the decision is checked on the untrimmed rule.
         let mk = |d| if exact { Threshold { kind: ThresholdKind::Exact, direction: d, min_effect: None } } else { rel(frac, d) };
-        let lower = one(Some(&b), &c, &mk(Direction::Lower)).verdict;
-        let higher = one(Some(&b), &c, &mk(Direction::Higher)).verdict;
+        let cfg = Config { trim_dips: false, ..Config::default() };
+        let judge1 = |t: &Threshold| judge(&Comparison { key: "k".into(), baseline: Some(&b), candidate: &c, threshold: t, history: &[] }, &cfg).verdict;
+        let lower = judge1(&mk(Direction::Lower));
+        let higher = judge1(&mk(Direction::Higher));
         prop_assert_eq!(lower == RowVerdict::Regression, higher == RowVerdict::Improvement);
         prop_assert_eq!(lower == RowVerdict::Improvement, higher == RowVerdict::Regression);
     }
@@ -506,6 +510,83 @@ proptest! {
         for j in &js {
             prop_assert!(!j.reason.is_empty());
             if let Some(p) = j.p_adjusted { prop_assert!((0.0..=1.0).contains(&p)); }
+        }
+    }
+}
+
+/// A run of 50 rows (SYNTHETIC, CV 1 %): row 0 has a 30-sample baseline with two clock dips (6 %
+/// and 8 % slow) and a preemption (1.3x), and a 20-sample candidate `shift` slower; the other 49
+/// are unchanged.
+fn run_with_dipped_baseline(shift: f64, direction: Direction, trim_dips: bool) -> Vec<Judgement> {
+    let t = rel(0.03, direction);
+    let slow = |x: f64, f: f64| {
+        if direction == Direction::Lower {
+            x * f
+        } else {
+            x / f
+        }
+    };
+    let data: Vec<(Vec<f64>, Vec<f64>)> = (0..50)
+        .map(|i| {
+            let mut b = lognormal(7000 + i, 30, 50_000.0, 0.01);
+            let s = if i == 0 { shift } else { 0.0 };
+            let c: Vec<f64> = lognormal(8000 + i, 20, 50_000.0, 0.01)
+                .into_iter()
+                .map(|x| slow(x, 1.0 + s))
+                .collect();
+            if i == 0 {
+                b[3] = slow(b[3], 1.06);
+                b[17] = slow(b[17], 1.08);
+                b[24] = slow(b[24], 1.30);
+            }
+            (b, c)
+        })
+        .collect();
+    let rows: Vec<Comparison<'_>> = data
+        .iter()
+        .enumerate()
+        .map(|(i, (b, c))| row(format!("m{i}"), b, c, &t))
+        .collect();
+    judge_all(
+        &rows,
+        &Config {
+            trim_dips,
+            ..Config::default()
+        },
+    )
+}
+
+#[test]
+fn clock_dips_in_a_stored_baseline_no_longer_blind_the_metric() {
+    // Issue 12: two clock-dip outliers in a stored baseline blinded that metric for as long as
+    // the baseline lived. Slow outliers are left out of the test on both sides, so a 5 % slowdown
+    // against a 3 % threshold is found, in both directions.
+    for direction in [Direction::Lower, Direction::Higher] {
+        let js = run_with_dipped_baseline(0.05, direction, true);
+        assert_eq!(js[0].verdict, RowVerdict::Regression, "{}", js[0].reason);
+        assert!(
+            js[0].reason.contains("left out of the test: 3 of 30 baseline"),
+            "{}",
+            js[0].reason
+        );
+        assert!(js[1..].iter().all(|j| j.verdict != RowVerdict::Regression));
+        // The same data with the dips kept: each dip outranks the whole slower candidate.
+        let kept = run_with_dipped_baseline(0.05, direction, false);
+        let (p_trim, p_kept) = (js[0].p.unwrap(), kept[0].p.unwrap());
+        assert!(p_kept > 10.0 * p_trim, "{p_trim} vs {p_kept}");
+    }
+}
+
+#[test]
+fn leaving_out_dips_does_not_make_a_change_under_the_threshold_a_regression() {
+    for direction in [Direction::Lower, Direction::Higher] {
+        for shift in [0.0, 0.02] {
+            let js = run_with_dipped_baseline(shift, direction, true);
+            assert!(
+                js.iter().all(|j| j.verdict != RowVerdict::Regression),
+                "{shift}: {}",
+                js[0].reason
+            );
         }
     }
 }

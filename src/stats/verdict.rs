@@ -17,8 +17,9 @@ use super::row::{RowVerdict, SideSummary};
 use crate::threshold::{Direction, Threshold, ThresholdKind};
 
 use super::bootstrap;
+use super::dips;
 use super::hodges_lehmann::{self, Shift};
-use super::jobspread::{JobSpread, job_spread};
+use super::jobspread::{JobSpread, job_spread_gated};
 use super::mannwhitney::{NullCache, mann_whitney_sorted};
 use super::median_ci::{median_interval, sign_test};
 use super::multiple::holm;
@@ -57,6 +58,12 @@ pub struct Config {
     /// Base seed; each row's stream is derived from it and the row key.
     pub seed: u64,
     pub interval: IntervalMethod,
+    /// Leave each side's slow-side outliers (clock dips, preemptions) out of the test and the
+    /// interval (`dips::trim_slow`). On by default; off reproduces the untrimmed rule.
+    pub trim_dips: bool,
+    /// How much more than a median's own noise the baseline history must vary before a
+    /// between-job spread is assumed (`jobspread::NOISE_RATIO` by default).
+    pub spread_noise_ratio: f64,
 }
 
 impl Default for Config {
@@ -68,6 +75,8 @@ impl Default for Config {
             // "cgp-gate" in ASCII.
             seed: 0x6367_702d_6761_7465,
             interval: IntervalMethod::HodgesLehmann,
+            trim_dips: true,
+            spread_noise_ratio: super::jobspread::NOISE_RATIO,
         }
     }
 }
@@ -79,6 +88,12 @@ impl Config {
         }
         if !(self.confidence > 0.0 && self.confidence < 1.0) {
             return Some(format!("confidence {} is not between 0 and 1", self.confidence));
+        }
+        if !(self.spread_noise_ratio.is_finite() && self.spread_noise_ratio >= 0.0) {
+            return Some(format!(
+                "spread noise ratio {} is not a non-negative number",
+                self.spread_noise_ratio
+            ));
         }
         None
     }
@@ -203,6 +218,8 @@ struct ShiftRow {
     spread: Option<JobSpread>,
     /// Half-width added on each side of the log-scale interval for the between-job spread.
     widen: f64,
+    /// Slow outliers left out of the test (`dips`): baseline, candidate.
+    dips: (usize, usize),
 }
 
 struct LimitRow {
@@ -389,13 +406,23 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
             ),
         );
     }
+    // Clock dips and preemptions left out, on each side alike (`dips`).
+    let slow_high = row.threshold.direction == Direction::Lower;
+    let (c_all, b_all) = (sorted_finite(row.candidate), sorted_finite(baseline));
+    // The estimate and its interval: each side without its own slow outliers.
+    let (c, b) = if cfg.trim_dips {
+        (
+            dips::trim_slow(&c_all, slow_high).0,
+            dips::trim_slow(&b_all, slow_high).0,
+        )
+    } else {
+        (c_all.clone(), b_all.clone())
+    };
     let shift = match cfg.interval {
-        IntervalMethod::HodgesLehmann => {
-            hodges_lehmann::relative_shift(row.candidate, baseline, cfg.confidence, cache)
-        }
+        IntervalMethod::HodgesLehmann => hodges_lehmann::relative_shift(&c, &b, cfg.confidence, cache),
         IntervalMethod::Bootstrap => bootstrap::median_ratio(
-            row.candidate,
-            baseline,
+            &c,
+            &b,
             cfg.confidence,
             cfg.resamples,
             seed_for(cfg.seed, &row.key),
@@ -407,8 +434,6 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
             "a relative change needs positive samples and this metric has values <= 0; use a min/max threshold".to_owned(),
         );
     };
-    let c = sorted_finite(row.candidate);
-    let b = sorted_finite(baseline);
     let bad_sign = match row.threshold.direction {
         Direction::Lower => 1.0,
         Direction::Higher => -1.0,
@@ -419,7 +444,7 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
     };
     let mut j = base_judgement(row, cfg, RowVerdict::Inconclusive, "");
     let (base_median, base_cv) = j.baseline.as_ref().map_or((0.0, None), |s| (s.median, s.cv));
-    let spread = job_spread(row.history, base_median, base_cv, nb);
+    let spread = job_spread_gated(row.history, base_median, base_cv, nb, cfg.spread_noise_ratio);
     // The offset between two jobs has twice a job's variance; the interval is widened by its
     // half-width at the interval's own level.
     let z = Normal::standard().inverse_cdf(0.5 + cfg.confidence / 2.0);
@@ -438,10 +463,23 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
     // 100 % or more cannot be crossed downwards by positive values.
     let up = (1.0 + fraction) * widen.exp();
     let down = (fraction < 1.0).then(|| (1.0 - fraction) * (-widen).exp());
-    let greater =
-        |map: &dyn Fn(f64) -> f64, cache: &mut NullCache| mann_whitney_sorted(&c, &b, map, cache).p_greater;
-    let less =
-        |map: &dyn Fn(f64) -> f64, cache: &mut NullCache| mann_whitney_sorted(&c, &b, map, cache).p_less;
+    // Each test: slow outliers left out by a fence on its own pooled sample (`dips::trim_pooled`),
+    // which keeps the test's level. The counts shown are those of the regression test (the first
+    // one run).
+    let dips_seen: std::cell::Cell<Option<(usize, usize)>> = std::cell::Cell::new(None);
+    let test = |map: &dyn Fn(f64) -> f64, cache: &mut NullCache| {
+        if cfg.trim_dips {
+            let (ck, bk, c_out, b_out) = dips::trim_pooled(&c_all, &b_all, map, slow_high);
+            if dips_seen.get().is_none() {
+                dips_seen.set(Some((b_out, c_out)));
+            }
+            mann_whitney_sorted(&ck, &bk, map, cache)
+        } else {
+            mann_whitney_sorted(&c_all, &b_all, map, cache)
+        }
+    };
+    let greater = |map: &dyn Fn(f64) -> f64, cache: &mut NullCache| test(map, cache).p_greater;
+    let less = |map: &dyn Fn(f64) -> f64, cache: &mut NullCache| test(map, cache).p_less;
     // Intersection-union: beyond the threshold AND beyond min_effect needs both tests.
     let (p_bad, p_good, p_zero) = if bad_sign > 0.0 {
         let mut bad = greater(&|x| x * up, cache);
@@ -494,6 +532,7 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
         exact_kind,
         spread,
         widen,
+        dips: dips_seen.get().unwrap_or((0, 0)),
     })
 }
 
@@ -802,6 +841,14 @@ impl ShiftRow {
                 ),
             )
         };
+        if self.dips != (0, 0) {
+            let (b, c) = self.dips;
+            j.reason.push_str(&format!(
+                "; slow outliers (clock dips, preemptions) left out of the test: {b} of {} baseline and {c} of {} candidate samples",
+                j.baseline.as_ref().map_or(0, |s| s.n),
+                j.candidate.n
+            ));
+        }
         if let Some(sp) = self.spread {
             j.reason.push_str(&format!(
                 "; interval widened by {} for a between-job spread of {} (from {} baseline medians)",
