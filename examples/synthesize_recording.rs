@@ -11,6 +11,10 @@
 //! - `pr-slowdown`: `matmul` n=1024 is 6% slower, `vector_add` n=16777216 is 1.5% slower (under
 //!   the 3% threshold) and `vector_add` n=1048576 is 15% faster.
 //!
+//! Every kernel also carries the explanatory counters of `explain:` (docs/why.md); in
+//! `pr-slowdown` matmul's n=1024 slowdown is planted with a 30% larger long-scoreboard stall share
+//! and the same instructions and DRAM bytes, so its "why" reads as memory latency.
+//!
 //! Run: `cargo run --example synthesize_recording` (deterministic: same files every time).
 
 use std::fmt::Write as _;
@@ -104,14 +108,94 @@ fn nominal(k: &Kernel, n: u64) -> (f64, u64, f64, f64) {
     }
 }
 
+/// The counters `explain:` collects (`why::COLLECT`): deterministic counts exactly, the others
+/// with noise. `stall` multiplies the long-scoreboard stall share (the planted cause of a
+/// slowdown).
+fn explanatory(rng: &mut Rng, k: &Kernel, n: u64, stall: f64) -> Vec<(&'static str, &'static str, String)> {
+    // (warp instructions, DRAM bytes, L2 bytes, grid, block, occupancy %, bank conflicts)
+    let (inst, dram, l2, grid, block, occ, conflicts) = match k.target {
+        "matmul" => {
+            let tiles = (n / 32) * (n / 32);
+            // Per 32x32 tile: n/32 steps of 32 FMAs per thread plus loads and the loop.
+            let inst = tiles * 32 * (n / 32) * (32 + 12);
+            (inst, 12 * n * n, 8 * n * n * n / 32, tiles, 1024, 62.5, tiles * 3)
+        }
+        "reduce" => (n / 32 * 20, 4 * n, 4 * n, 1056, 256, 91.0, 0),
+        _ => (n / 32 * 12, 12 * n, 12 * n, n / 256, 256, 88.0, 0),
+    };
+    let f = |v: f64| format!("{v:.2}");
+    let g = |v: f64| grouped(v.round() as u64);
+    vec![
+        ("smsp__inst_executed.sum", "inst", grouped(inst)),
+        ("dram__bytes.sum", "byte", g(dram as f64 * rng.noise(0.002))),
+        ("lts__t_bytes.sum", "byte", g(l2 as f64 * rng.noise(0.003))),
+        (
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+            "",
+            g(conflicts as f64 * rng.noise(0.02)),
+        ),
+        (
+            "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+            "byte",
+            "0".to_owned(),
+        ),
+        (
+            "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
+            "byte",
+            "0".to_owned(),
+        ),
+        ("launch__grid_size", "", grouped(grid)),
+        ("launch__block_size", "", grouped(block)),
+        (
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+            "%",
+            f(occ * rng.noise(0.004)),
+        ),
+        (
+            "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct",
+            "%",
+            f(18.0 * stall * rng.noise(0.01)),
+        ),
+        (
+            "smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct",
+            "%",
+            f(6.0 * rng.noise(0.01)),
+        ),
+        (
+            "smsp__warp_issue_stalled_barrier_per_warp_active.pct",
+            "%",
+            f(9.0 * rng.noise(0.01)),
+        ),
+        (
+            "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct",
+            "%",
+            f(12.0 * rng.noise(0.01)),
+        ),
+        (
+            "smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct",
+            "%",
+            f(4.0 * rng.noise(0.01)),
+        ),
+        (
+            "smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct",
+            "%",
+            f(1.5 * rng.noise(0.01)),
+        ),
+    ]
+}
+
 fn write_recording(
     root: &Path,
     name: &str,
     seed: u64,
     effect: &dyn Fn(&str, &str) -> f64,
+    stall: &dyn Fn(&str, &str) -> f64,
 ) -> std::io::Result<()> {
     let dir = root.join(name);
     let mut rng = Rng(seed);
+    // The explanatory counters draw from their own stream, so the other columns stay as they
+    // were before the counters were added.
+    let mut xrng = Rng(seed ^ 0x00C0_FFEE);
     let mut runs = Vec::new();
     for k in KERNELS {
         for (size_key, n) in k.sizes {
@@ -133,16 +217,10 @@ fn write_recording(
                     );
                 }
                 let _ = writeln!(out, "==PROF== Disconnected from process {pid}");
-                let _ = writeln!(
-                    out,
-                    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"c2clink__enabled_mask\",\"device__attribute_confidential_computing_mode\",\"launch__func_cache_config\",\"dram__bytes_read.sum\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"gpu__time_duration.sum\",\"launch__registers_per_thread\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\""
-                );
-                let _ = writeln!(
-                    out,
-                    "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"byte\",\"%\",\"ns\",\"register/thread\",\"%\""
-                );
                 let (dur0, bytes, sm0, dram0) = nominal(k, *n);
                 let factor = effect(k.target, size_key);
+                let mut lines = Vec::new();
+                let mut columns: Vec<(&str, &str)> = Vec::new();
                 for l in 0..LAUNCHES {
                     let dur = dur0 * factor * rng.noise(0.008);
                     let sm = sm0 / factor * rng.noise(0.005);
@@ -152,18 +230,52 @@ fn write_recording(
                         "reduce" => "(1056, 1, 1)".to_owned(),
                         _ => format!("({}, 1, 1)", n / 256),
                     };
-                    let _ = writeln!(
-                        out,
-                        "\"{l}\",\"{pid}\",\"{}\",\"127.0.0.1\",\"{}\",\"1\",\"7\",\"{}\",\"{grid}\",\"0\",\"9.0\",\"0x0\",\"No-CC\",\"CachePreferNone\",\"{}\",\"{:.2}\",\"{}\",\"{}\",\"{:.2}\"",
+                    // (metric, unit, value as ncu prints it), sorted by name as ncu's raw page is.
+                    let mut metrics: Vec<(&str, &str, String)> = vec![
+                        ("dram__bytes_read.sum", "byte", grouped(bytes)),
+                        (
+                            "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                            "%",
+                            format!("{dram:.2}"),
+                        ),
+                        ("gpu__time_duration.sum", "ns", grouped(dur.round() as u64)),
+                        (
+                            "launch__registers_per_thread",
+                            "register/thread",
+                            k.registers.to_string(),
+                        ),
+                        (
+                            "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                            "%",
+                            format!("{sm:.2}"),
+                        ),
+                    ];
+                    metrics.extend(explanatory(&mut xrng, k, *n, stall(k.target, size_key)));
+                    metrics.sort_by(|a, b| a.0.cmp(b.0));
+                    columns = metrics.iter().map(|(m, u, _)| (*m, *u)).collect();
+                    let values: Vec<String> = metrics.iter().map(|(_, _, v)| format!("\"{v}\"")).collect();
+                    lines.push(format!(
+                        "\"{l}\",\"{pid}\",\"{}\",\"127.0.0.1\",\"{}\",\"1\",\"7\",\"{}\",\"{grid}\",\"0\",\"9.0\",\"0x0\",\"No-CC\",\"CachePreferNone\",{}",
                         k.target,
                         k.name,
                         k.block,
-                        grouped(bytes),
-                        dram,
-                        grouped(dur.round() as u64),
-                        k.registers,
-                        sm
-                    );
+                        values.join(",")
+                    ));
+                }
+                let names: Vec<String> = columns.iter().map(|(m, _)| format!("\"{m}\"")).collect();
+                let units: Vec<String> = columns.iter().map(|(_, u)| format!("\"{u}\"")).collect();
+                let _ = writeln!(
+                    out,
+                    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"c2clink__enabled_mask\",\"device__attribute_confidential_computing_mode\",\"launch__func_cache_config\",{}",
+                    names.join(",")
+                );
+                let _ = writeln!(
+                    out,
+                    "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",{}",
+                    units.join(",")
+                );
+                for line in lines {
+                    let _ = writeln!(out, "{line}");
                 }
                 let path = dir.join(k.target).join(size_key).join(format!("{rep}.csv"));
                 std::fs::create_dir_all(path.parent().unwrap_or(&dir))?;
@@ -186,14 +298,25 @@ fn main() -> std::io::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join("recordings");
-    write_recording(&root, "main", 1, &|_, _| 1.0)?;
-    write_recording(&root, "pr-same", 2, &|_, _| 1.0)?;
-    write_recording(&root, "pr-slowdown", 3, &|t, s| match (t, s) {
-        ("matmul", "n=1024") => 1.06,
-        ("vector_add", "n=16777216") => 1.015,
-        ("vector_add", "n=1048576") => 0.85,
-        _ => 1.0,
-    })?;
+    write_recording(&root, "main", 1, &|_, _| 1.0, &|_, _| 1.0)?;
+    write_recording(&root, "pr-same", 2, &|_, _| 1.0, &|_, _| 1.0)?;
+    write_recording(
+        &root,
+        "pr-slowdown",
+        3,
+        &|t, s| match (t, s) {
+            ("matmul", "n=1024") => 1.06,
+            ("vector_add", "n=16777216") => 1.015,
+            ("vector_add", "n=1048576") => 0.85,
+            _ => 1.0,
+        },
+        &|t, s| match (t, s) {
+            // The planted cause of matmul's slowdown: warps wait 30% more on memory (same
+            // instructions, same DRAM bytes), which the why must name.
+            ("matmul", "n=1024") => 1.30,
+            _ => 1.0,
+        },
+    )?;
     println!("wrote SYNTHETIC recordings under {}", root.display());
     Ok(())
 }

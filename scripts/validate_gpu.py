@@ -162,7 +162,9 @@ def cmd_replay_checks(a):
         sdir = os.path.join(a.slices, label)
         taken = make_slice(pool, manifest, pointers, rows, a.max_reps, sdir, label)
         res_path = os.path.join(a.out, f"{label}.json")
-        argv = [a.cgp_gate, "check", "--replay", sdir, "--spec", a.spec, "--baselines", a.baselines, "--json", res_path]
+        # --no-skip: planted host-side changes (BAD_LAUNCH) keep the kernels' machine code, so the
+        # SASS cache (docs/sass-cache.md) would skip them; validation measures every build.
+        argv = [a.cgp_gate, "check", "--no-skip", "--replay", sdir, "--spec", a.spec, "--baselines", a.baselines, "--json", res_path]
         t0 = time.monotonic()
         with open(os.path.join(a.out, f"{label}.log"), "w", encoding="utf-8") as logf:
             logf.write("$ " + " ".join(argv) + "\n")

@@ -775,6 +775,7 @@ pub fn run_ab(
         health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
         cost_seconds: both.cost,
         roofline: Vec::new(),
+        sass_skip: None,
         category_bars: Vec::new(),
     };
     Ok(AbRun {

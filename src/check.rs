@@ -20,7 +20,7 @@ use crate::results::{
     RunError,
 };
 use crate::samples::{SampleSet, SeriesKey};
-use crate::spec::{DERIVED_PREFIX, MetricSpec, ProfilerKind, Spec, Target};
+use crate::spec::{DERIVED_PREFIX, Explain, MetricSpec, ProfilerKind, Spec, Target};
 use crate::stats::{Comparison, Config, judge_all, summarize};
 
 pub use crate::results::FailOn;
@@ -34,6 +34,8 @@ pub struct CheckOptions<'a> {
     pub gpu: Option<&'a dyn Gpu>,
     /// Only these target x size rows (`--shard K/N`); rows of other shards are not `missing`.
     pub shard: Option<crate::plan::Selection>,
+    /// Profile every kernel, even those whose SASS equals the baseline's (`--no-skip`).
+    pub no_skip: bool,
     /// `--allow-missing`: baseline rows this run did not measure do not fail the gate.
     pub allow_missing: bool,
 }
@@ -271,7 +273,25 @@ pub fn run_check(
         baselines.insert(t.name.clone(), (b, store.path(&fp.gpu_key(), &t.name)));
     }
 
-    let work = initial_work(targets, opts.shard.as_ref());
+    let mut work = initial_work(targets, opts.shard.as_ref());
+    // The SASS cache (docs/sass-cache.md): sizes whose every baseline kernel has the same
+    // machine code now are not profiled.
+    let unchanged = if opts.no_skip {
+        BTreeSet::new()
+    } else {
+        let fps: BTreeMap<String, String> = targets
+            .iter()
+            .map(|t| {
+                let fp = fingerprint_for(&*profiler, &versions, t, opts.gpu);
+                (
+                    t.name.clone(),
+                    fp.stable_key(crate::gpu::fingerprint::DEFAULT_KEY_FIELDS),
+                )
+            })
+            .collect();
+        same_sass(spec, &work, &baselines, &fps, progress)
+    };
+    work.retain(|w| !unchanged.contains(&w.id()));
     let mut m = measure(
         profiler,
         &work,
@@ -297,6 +317,13 @@ pub fn run_check(
         );
         cfg.alpha /= s.shard.n as f64;
     }
+    // `explain: remeasure` (docs/why.md): these targets collect the explanatory counters only
+    // when re-measured, or in the explain pass below.
+    let explained: BTreeMap<String, Target> = targets
+        .iter()
+        .filter(|t| t.explain == Explain::Remeasure)
+        .map(|t| (t.name.clone(), crate::plan::explaining(t)))
+        .collect();
     let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
     let mut roofline;
     let mut last_round = false;
@@ -319,7 +346,13 @@ pub fn run_check(
             .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict))
             .map(|r| (r.target.clone(), r.size.clone()))
             .collect();
-        let more: Vec<Work<'_>> = remeasure(&work, &doubtful, &next_rep);
+        let more: Vec<Work<'_>> = remeasure(&work, &doubtful, &next_rep)
+            .into_iter()
+            .map(|w| Work {
+                target: explained.get(&w.target.name).unwrap_or(w.target),
+                ..w
+            })
+            .collect();
         if more.is_empty() {
             break (rows, spec_errors);
         }
@@ -350,13 +383,25 @@ pub fn run_check(
         last_round = !got_any;
     };
 
-    let mut rows = rows;
+    explain_pass(
+        &rows,
+        &work,
+        &explained,
+        &next_rep,
+        &mut m,
+        profiler,
+        recorder,
+        watch.as_deref_mut(),
+        progress,
+    )?;
+    let (mut rows, sass_skip) = skipped_rows(rows, targets, &unchanged, &baselines);
+    add_why(&mut rows, &m.samples, &baselines);
     crate::missing::apply(
         &mut rows,
         &crate::missing::Scope {
             targets,
             allow_all: opts.allow_missing,
-            skipped: &BTreeSet::new(),
+            skipped: &unchanged,
         },
     );
     let category_bars = crate::nsys::bars::category_bars(targets, &m.samples, &|k| {
@@ -367,7 +412,7 @@ pub fn run_check(
     });
     let mut errors = m.errors;
     errors.extend(spec_errors);
-    let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty());
+    let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty() || !unchanged.is_empty());
     let source = profiler.source();
     Ok(Results {
         schema_version: RESULTS_VERSION,
@@ -389,8 +434,261 @@ pub fn run_check(
         health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
         cost_seconds: m.cost_seconds,
         roofline,
+        sass_skip,
         category_bars,
     })
+}
+
+/// The "why" of every timing row that regressed, improved or is doubtful: the explanatory
+/// counters measured for the same target, size and kernel, compared by [`crate::why::explain`].
+/// They are the spec's gated metrics that explain time (in the rows) and the counters
+/// `explain: true` collects without gating them (in the run's samples and the baseline's
+/// `counters`).
+fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &BTreeMap<String, (BaselineFile, PathBuf)>) {
+    let wanted: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            r.metric.starts_with("gpu__time_duration")
+                && r.skipped.is_none()
+                && matches!(
+                    r.verdict,
+                    RowVerdict::Regression | RowVerdict::Improvement | RowVerdict::Inconclusive
+                )
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for i in wanted {
+        let why = {
+            let r = &rows[i];
+            let counters: Vec<crate::why::Counter<'_>> = rows
+                .iter()
+                .filter(|o| {
+                    o.target == r.target
+                        && o.size == r.size
+                        && o.kernel == r.kernel
+                        && o.gpu == r.gpu
+                        && crate::why::is_explanatory(&o.metric)
+                })
+                .filter_map(|o| {
+                    Some(crate::why::Counter {
+                        metric: &o.metric,
+                        baseline: &o.baseline.as_ref()?.samples,
+                        candidate: &o.candidate.as_ref()?.samples,
+                    })
+                })
+                .collect();
+            let gated: BTreeSet<&str> = counters.iter().map(|c| c.metric).collect();
+            let mut counters = counters;
+            if let Some((b, _)) = baselines.get(&r.target) {
+                for c in b.counters.iter().filter(|c| {
+                    c.size == r.size && c.kernel == r.kernel && !gated.contains(c.metric.as_str())
+                }) {
+                    let key = SeriesKey {
+                        target: r.target.clone(),
+                        size: r.size.clone(),
+                        kernel: r.kernel.clone(),
+                        metric: c.metric.clone(),
+                    };
+                    if let Some(now) = samples.series.get(&key) {
+                        counters.push(crate::why::Counter {
+                            metric: &c.metric,
+                            baseline: &c.samples,
+                            candidate: &now.values,
+                        });
+                    }
+                }
+            }
+            crate::why::explain(&counters)
+        };
+        rows[i].why = why;
+    }
+}
+
+/// The explain pass of `explain: remeasure` targets (docs/why.md): the sizes with a timing row
+/// judged a regression or an improvement and no explanatory counters yet (they were not
+/// re-measured) are measured `repetitions` more times with the counters, and only the counters
+/// the spec does not gate are kept: the verdicts stand on the timing runs. A failure here costs
+/// the why, not the run: it is said and the run goes on.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the check's state, passed once from run_check"
+)]
+fn explain_pass(
+    rows: &[Row],
+    work: &[Work<'_>],
+    explained: &BTreeMap<String, Target>,
+    next_rep: &BTreeMap<(String, String), u32>,
+    m: &mut Measurement,
+    profiler: &mut dyn Profiler,
+    recorder: Option<&mut Recorder>,
+    watch: Option<&mut Watch<'_>>,
+    progress: &mut dyn crate::progress::Progress,
+) -> Result<(), Error> {
+    if explained.is_empty() {
+        return Ok(());
+    }
+    let has_counters = |target: &str, size: &str| {
+        m.samples.series.keys().any(|k| {
+            k.target == target
+                && k.size == size
+                && crate::why::COLLECT.contains(&k.metric.as_str())
+                && explained
+                    .get(target)
+                    .is_some_and(|t| !t.metrics.iter().any(|ms| ms.name == k.metric))
+        })
+    };
+    let wanted: BTreeSet<(String, String)> = rows
+        .iter()
+        .filter(|r| {
+            r.metric.starts_with("gpu__time_duration")
+                && matches!(r.verdict, RowVerdict::Regression | RowVerdict::Improvement)
+                && explained.contains_key(&r.target)
+                && !has_counters(&r.target, &r.size)
+        })
+        .map(|r| (r.target.clone(), r.size.clone()))
+        .collect();
+    let more: Vec<Work<'_>> = work
+        .iter()
+        .filter(|w| wanted.contains(&w.id()))
+        .filter_map(|w| {
+            let target = explained.get(&w.target.name)?;
+            let from = next_rep.get(&w.id()).copied().unwrap_or(w.reps.1);
+            Some(Work {
+                target,
+                size: w.size,
+                reps: (from, from + target.repetitions),
+            })
+        })
+        .collect();
+    if more.is_empty() {
+        return Ok(());
+    }
+    progress.note(&format!(
+        "explaining {} changed size(s): collecting the counters that say why",
+        more.len()
+    ));
+    let extra = measure(profiler, &more, recorder, watch, true, progress)?;
+    for e in &extra.errors {
+        progress.note(&format!(
+            "no why for `{}`{}: {}",
+            e.target,
+            e.size.as_deref().map(|s| format!(" [{s}]")).unwrap_or_default(),
+            e.message
+        ));
+    }
+    for (key, series) in extra.samples.series {
+        let gated = explained
+            .get(&key.target)
+            .is_some_and(|t| t.metrics.iter().any(|ms| ms.name == key.metric));
+        if crate::why::is_explanatory(&key.metric) && !gated {
+            m.samples.series.insert(key, series);
+        }
+    }
+    for (k, v) in extra.cost_seconds {
+        *m.cost_seconds.entry(k).or_default() += v;
+    }
+    Ok(())
+}
+
+/// The (target, size) work items whose every baseline kernel has a SASS hash equal to the one
+/// of the code on disk now. A kernel whose SASS cannot be read, or that has no hash in the
+/// baseline, keeps its size profiled.
+fn same_sass(
+    spec: &Spec,
+    work: &[Work<'_>],
+    baselines: &BTreeMap<String, (BaselineFile, PathBuf)>,
+    fp_keys: &BTreeMap<String, String>,
+    progress: &mut dyn crate::progress::Progress,
+) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    let mut functions: BTreeMap<String, Result<BTreeMap<String, String>, String>> = BTreeMap::new();
+    for w in work {
+        let (target, size) = w.id();
+        let Some(stored) = baselines.get(&target).and_then(|(b, _)| b.sass.get(&size)) else {
+            continue;
+        };
+        let Some((b, _)) = baselines.get(&target) else {
+            continue;
+        };
+        let kernels: BTreeSet<&str> = b
+            .entries
+            .iter()
+            .filter(|e| e.size == size)
+            .map(|e| e.kernel.as_str())
+            .collect();
+        if kernels.is_empty() || kernels.iter().any(|k| !stored.contains_key(*k)) {
+            continue;
+        }
+        let f = functions
+            .entry(target.clone())
+            .or_insert_with(|| crate::sass::functions_of(w.target, &spec.base_dir()));
+        let f = match f {
+            Ok(f) => f,
+            Err(why) => {
+                progress.note(&format!(
+                    "profiling `{target}` [{size}]: its SASS cannot be read ({why})"
+                ));
+                continue;
+            }
+        };
+        let kernels: Vec<&str> = kernels.into_iter().collect();
+        let key = fp_keys.get(&target).map_or("", String::as_str);
+        let now = crate::sass::hashes(f, w.target, w.size, key, &kernels);
+        if kernels.iter().all(|k| now.get(*k) == stored.get(*k)) {
+            progress.note(&format!(
+                "skipping `{target}` [{size}]: same machine code as the baseline"
+            ));
+            out.insert((target, size));
+        }
+    }
+    out
+}
+
+/// Replace the `missing` rows of skipped sizes by passes "unchanged (same machine code)", and
+/// say what the skip saved.
+fn skipped_rows(
+    rows: Vec<Row>,
+    targets: &[&Target],
+    unchanged: &BTreeSet<(String, String)>,
+    baselines: &BTreeMap<String, (BaselineFile, PathBuf)>,
+) -> (Vec<Row>, Option<crate::results::SassSkip>) {
+    if unchanged.is_empty() {
+        return (rows, None);
+    }
+    let mut kernels: BTreeSet<(String, String, String)> = BTreeSet::new();
+    let mut saved: Option<f64> = None;
+    let mut rows: Vec<Row> = rows
+        .into_iter()
+        .map(|mut r| {
+            if r.verdict == RowVerdict::Missing && unchanged.contains(&(r.target.clone(), r.size.clone())) {
+                r.verdict = RowVerdict::Pass;
+                crate::sass::SAME_SASS_REASON.clone_into(&mut r.reason);
+                r.skipped = Some(crate::sass::SAME_SASS.to_owned());
+                let first = kernels.insert((r.target.clone(), r.size.clone(), r.kernel.clone()));
+                if first && let Some((b, _)) = baselines.get(&r.target) {
+                    let reps = targets
+                        .iter()
+                        .find(|t| t.name == r.target)
+                        .map_or(1, |t| t.repetitions);
+                    if let Some(e) = b.entry(&r.size, &r.kernel, crate::plan::DURATION_METRIC) {
+                        *saved.get_or_insert(0.0) += e.median() * f64::from(reps);
+                    }
+                }
+            }
+            r
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
+            .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
+    });
+    let skip = crate::results::SassSkip {
+        kernels: kernels.len(),
+        sizes: unchanged.len(),
+        gpu_time_saved_ns: saved,
+    };
+    (rows, Some(skip))
 }
 
 /// Judge every measured row against its baseline, plus `missing` rows for baseline entries
@@ -483,6 +781,8 @@ fn judge(
                 .unwrap_or_default(),
             history: entry.map(|e| e.older_medians()).unwrap_or_default(),
             gpu: String::new(),
+            skipped: None,
+            why: None,
             fails_gate: false,
             candidate_configs: samples
                 .series

@@ -42,11 +42,13 @@ pub mod progress;
 pub mod report;
 pub mod results;
 pub mod samples;
+pub mod sass;
 pub mod session;
 pub mod spec;
 pub mod stats;
 pub mod threshold;
 pub mod units;
 pub mod update;
+pub mod why;
 
 pub use error::{Error, Result};

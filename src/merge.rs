@@ -244,6 +244,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
             .map(|(t, by_gpu)| (t, by_gpu.into_values().fold(0.0, f64::max)))
             .collect(),
         roofline,
+        sass_skip: crate::results::SassSkip::sum(placed.iter().filter_map(|p| p.results.sass_skip.as_ref())),
         category_bars,
     })
 }

@@ -96,6 +96,14 @@ pub struct Row {
     /// of several GPU types keep their rows apart. Empty in files written before it existed.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub gpu: String,
+    /// Why the row was not profiled: `same-sass` when the kernel's machine code equals the
+    /// baseline's (docs/sass-cache.md). `None` for profiled rows and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// For a timing row that regressed, improved or is doubtful: the explanatory counters that
+    /// changed beyond their noise and a one-line reading (docs/why.md). `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<crate::why::Why>,
     /// A `missing` row that the run should have measured (its target, size and metric were
     /// selected) and that the user did not allow: it fails the gate (see [`crate::missing`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -177,10 +185,45 @@ pub struct Results {
     /// Spec-declared derived metrics and roofline data per target x size, when known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roofline: Vec<RooflinePoint>,
+    /// Kernels not profiled because their SASS equals the baseline's, and the GPU time that saved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sass_skip: Option<SassSkip>,
     /// GPU time by category of each `profiler: nsys` target x size, every category, baseline
     /// against candidate (medians): the stacked bars. Absent in older files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub category_bars: Vec<crate::nsys::bars::CategoryBars>,
+}
+
+/// What the SASS cache saved in a run (docs/sass-cache.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SassSkip {
+    /// (target, size, kernel) triples not profiled.
+    pub kernels: usize,
+    /// Target sizes not profiled (a size is skipped only when all its kernels are unchanged).
+    pub sizes: usize,
+    /// Kernel GPU time not spent, in ns: the baseline's median duration of each skipped kernel
+    /// times the repetitions a check runs; ncu's replay passes and application start-up, which
+    /// cost more, are not counted. `None` when the baseline has no `gpu__time_duration.sum`.
+    pub gpu_time_saved_ns: Option<f64>,
+}
+
+impl SassSkip {
+    /// The skips of several shards together; `None` when none skipped anything.
+    pub fn sum<'a>(parts: impl Iterator<Item = &'a Self>) -> Option<Self> {
+        parts.fold(None, |acc: Option<Self>, p| {
+            Some(match acc {
+                None => p.clone(),
+                Some(a) => Self {
+                    kernels: a.kernels + p.kernels,
+                    sizes: a.sizes + p.sizes,
+                    gpu_time_saved_ns: match (a.gpu_time_saved_ns, p.gpu_time_saved_ns) {
+                        (None, None) => None,
+                        (x, y) => Some(x.unwrap_or(0.0) + y.unwrap_or(0.0)),
+                    },
+                },
+            })
+        })
+    }
 }
 
 impl Results {
@@ -428,6 +471,8 @@ impl Row {
             candidate_reps: Vec::new(),
             history: Vec::new(),
             gpu: String::new(),
+            skipped: None,
+            why: None,
             fails_gate: false,
             candidate_configs: Vec::new(),
             config_change: None,

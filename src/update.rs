@@ -156,7 +156,99 @@ pub fn write_baselines(
             Some(_) => store.update_sizes(&t.name, &fingerprint(t), &series, &meta)?,
         };
         let _ = writeln!(out, "wrote {} ({} series)", path.display(), series.len());
+        record_counters(t, samples, &fingerprint(t).gpu_key(), store)?;
+        record_sass(
+            spec,
+            t,
+            &fingerprint(t).gpu_key(),
+            &fingerprint(t).stable_key(crate::gpu::fingerprint::DEFAULT_KEY_FIELDS),
+            &series,
+            store,
+            out,
+        )?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// Store the SASS hash of every kernel measured for `t` in its baseline (docs/sass-cache.md).
+/// Kernels whose SASS cannot be read get no hash (and are always profiled): that is said, not
+/// an error.
+fn record_sass(
+    spec: &Spec,
+    t: &Target,
+    gpu_key: &str,
+    fp_key: &str,
+    series: &[&crate::samples::Series],
+    store: &Store,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let functions = match crate::sass::functions_of(t, &spec.base_dir()) {
+        Ok(f) => f,
+        Err(why) => {
+            let _ = writeln!(
+                out,
+                "no SASS hashes for `{}` (its kernels will always be profiled): {why}",
+                t.name
+            );
+            return Ok(());
+        }
+    };
+    let mut by_size: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>> =
+        std::collections::BTreeMap::new();
+    for size in &t.sizes {
+        let key = size.key();
+        let kernels: BTreeSet<&str> = series
+            .iter()
+            .filter(|s| s.key.size == key)
+            .map(|s| s.key.kernel.as_str())
+            .collect();
+        if kernels.is_empty() {
+            continue;
+        }
+        let kernels: Vec<&str> = kernels.into_iter().collect();
+        let hashes = crate::sass::hashes(&functions, t, size, fp_key, &kernels);
+        for k in kernels.iter().filter(|k| !hashes.contains_key(**k)) {
+            let _ = writeln!(
+                out,
+                "no SASS of kernel `{k}` in `{}` (it will always be profiled)",
+                t.name
+            );
+        }
+        if !hashes.is_empty() {
+            by_size.insert(key, hashes);
+        }
+    }
+    if !by_size.is_empty() {
+        store.set_sass(gpu_key, &t.name, by_size)?;
+    }
+    Ok(())
+}
+
+/// Store the explanatory counters measured for `t` that the spec does not gate (`explain:
+/// true`; docs/why.md) beside its baseline's entries, so that `check` can say why a time
+/// changed.
+fn record_counters(t: &Target, samples: &SampleSet, gpu_key: &str, store: &Store) -> Result<(), Error> {
+    let counters: Vec<crate::baseline::CounterSamples> = samples
+        .series
+        .values()
+        .filter(|s| {
+            s.key.target == t.name
+                && crate::why::is_explanatory(&s.key.metric)
+                && !t.metrics.iter().any(|m| m.name == s.key.metric)
+                // A value JSON cannot hold would make the baseline unreadable.
+                && s.values.iter().all(|v| v.is_finite())
+        })
+        .map(|s| crate::baseline::CounterSamples {
+            size: s.key.size.clone(),
+            kernel: s.key.kernel.clone(),
+            metric: s.key.metric.clone(),
+            unit: s.unit.clone(),
+            samples: s.values.clone(),
+        })
+        .collect();
+    if counters.is_empty() {
+        return Ok(());
+    }
+    store.set_counters(gpu_key, &t.name, counters)
 }

@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // 0. foundation: no knowledge of GPUs, specs or runs
     &["exit_codes", "units", "fsutil", "threshold", "error", "failure"],
-    // 1. leaves: pure statistics, Nsight Compute's formats, the GPU through NVML, and the
+    // 1. leaves: pure statistics, Nsight Compute's formats, the GPU through NVML, the
     //    measured-data vocabulary they share (`samples`: launches, values, series; it imports
-    //    nothing)
-    &["stats", "ncu", "gpu", "samples"],
+    //    nothing), and the counter diff that says why a time changed (`why`, on `stats`)
+    &["stats", "ncu", "gpu", "samples", "why"],
     // 2. the spec
     &["spec"],
     // 3. from spec to samples: what to run, how to run it, what came out, what is stored
-    &["plan", "profile", "baseline", "nsys"],
+    &["plan", "profile", "baseline", "nsys", "sass"],
     // 4. the run: measure, decide, assemble results
     &[
         "measure",

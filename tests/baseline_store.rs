@@ -746,3 +746,60 @@ fn a_writer_killed_mid_write_leaves_a_complete_baseline() {
     eprintln!("killed mid-write in {leftovers} of 10 rounds; {}", path.display());
     assert!(leftovers >= 1, "no kill landed inside a write");
 }
+
+/// The SASS hashes and the explanatory counters (docs/sass-cache.md, docs/why.md) round-trip; a
+/// full update drops them (the code may have changed), a sharded one keeps those of the sizes it
+/// did not measure.
+#[test]
+fn sass_hashes_and_counters_round_trip_and_follow_the_sizes_measured() {
+    use std::collections::BTreeMap;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path().join("baselines"));
+    let s = gemm_series(0.0);
+    let m = meta("0123abcd", "2026-05-01T12:00:00Z", 10);
+    store.update("gemm", &h200(), &refs(&s), &m).unwrap();
+    let sizes: Vec<String> = {
+        let mut v: Vec<String> = s.iter().map(|x| x.key.size.clone()).collect();
+        v.dedup();
+        v
+    };
+    assert_eq!(sizes.len(), 2);
+    let counter = |size: &str, v: f64| baseline::CounterSamples {
+        size: size.into(),
+        kernel: "gemm_kernel".into(),
+        metric: "smsp__inst_executed.sum".into(),
+        unit: "inst".into(),
+        samples: vec![v, v, 0.1 + v],
+    };
+    let hash = |size: &str, h: &str| {
+        BTreeMap::from([(
+            size.to_owned(),
+            BTreeMap::from([("gemm_kernel".to_owned(), h.to_owned())]),
+        )])
+    };
+    for size in &sizes {
+        store
+            .set_counters("nvidia-h200", "gemm", vec![counter(size, 1e6)])
+            .unwrap();
+        store.set_sass("nvidia-h200", "gemm", hash(size, "ab")).unwrap();
+    }
+    // Replacing one size's counters leaves the other's.
+    store
+        .set_counters("nvidia-h200", "gemm", vec![counter(&sizes[0], 2e6)])
+        .unwrap();
+    let f = store.load("nvidia-h200", "gemm").unwrap().unwrap();
+    assert_eq!(f.counters, vec![counter(&sizes[0], 2e6), counter(&sizes[1], 1e6)]);
+    assert_eq!(f.sass.len(), 2);
+    assert_eq!(f.entries.len(), 4, "the counters are not entries");
+
+    // A sharded update of the first size keeps the second size's hashes and counters.
+    let first: Vec<Series> = s.iter().filter(|x| x.key.size == sizes[0]).cloned().collect();
+    store.update_sizes("gemm", &h200(), &refs(&first), &m).unwrap();
+    let f = store.load("nvidia-h200", "gemm").unwrap().unwrap();
+    assert_eq!(f.counters, vec![counter(&sizes[1], 1e6)]);
+    assert_eq!(f.sass.keys().collect::<Vec<_>>(), [&sizes[1]]);
+    // A full update starts afresh.
+    store.update("gemm", &h200(), &refs(&s), &m).unwrap();
+    let f = store.load("nvidia-h200", "gemm").unwrap().unwrap();
+    assert!(f.counters.is_empty() && f.sass.is_empty());
+}

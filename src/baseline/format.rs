@@ -40,6 +40,25 @@ pub struct BaselineFile {
     pub fingerprint: Fingerprint,
     /// One entry per size x kernel x metric, sorted by (size, kernel, metric).
     pub entries: Vec<Entry>,
+    /// The SASS hash of each measured kernel, size -> kernel -> SHA-256 hex
+    /// (docs/sass-cache.md); empty when cuobjdump could not read the code, and in older files.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub sass: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+    /// Counters measured to say why a time changed, not gated (`explain: true`; docs/why.md):
+    /// compared with the run's, never judged. Empty in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<CounterSamples>,
+}
+
+/// The samples of one explanatory counter of one size x kernel (docs/why.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CounterSamples {
+    pub size: String,
+    pub kernel: String,
+    pub metric: String,
+    /// Base unit of the samples.
+    pub unit: String,
+    pub samples: Vec<f64>,
 }
 
 /// The samples of one size x kernel x metric and the trend of its median.
@@ -291,6 +310,34 @@ pub fn render(file: &BaselineFile) -> String {
     out.push_str("  \"fingerprint\": {\n");
     render_fingerprint(&mut out, &file.fingerprint);
     out.push_str("  },\n");
+    if !file.sass.is_empty() {
+        out.push_str("  \"sass\": {\n");
+        let n = file.sass.len();
+        for (i, (size, kernels)) in file.sass.iter().enumerate() {
+            let map = serde_json::to_string(kernels).unwrap_or_else(|_| "{}".to_owned());
+            let _ = write!(out, "    {}: {map}", string(size));
+            out.push_str(if i + 1 < n { ",\n" } else { "\n" });
+        }
+        out.push_str("  },\n");
+    }
+    if !file.counters.is_empty() {
+        out.push_str("  \"counters\": [\n");
+        let n = file.counters.len();
+        for (i, c) in file.counters.iter().enumerate() {
+            let samples: Vec<String> = c.samples.iter().map(|v| number(*v)).collect();
+            let _ = write!(
+                out,
+                "    {{\"size\": {}, \"kernel\": {}, \"metric\": {}, \"unit\": {}, \"samples\": [{}]}}",
+                string(&c.size),
+                string(&c.kernel),
+                string(&c.metric),
+                string(&c.unit),
+                samples.join(", ")
+            );
+            out.push_str(if i + 1 < n { ",\n" } else { "\n" });
+        }
+        out.push_str("  ],\n");
+    }
     if file.entries.is_empty() {
         out.push_str("  \"entries\": []\n");
     } else {

@@ -11,7 +11,7 @@ mod store;
 
 pub use date::rfc3339_utc;
 pub use format::median;
-pub use format::{BaselineFile, Entry, Generation, SCHEMA_VERSION, number, parse, render};
+pub use format::{BaselineFile, CounterSamples, Entry, Generation, SCHEMA_VERSION, number, parse, render};
 pub use lock::LOCK_FILE;
 pub use show::render_show;
 pub use store::{Store, UpdateMeta};

@@ -171,6 +171,10 @@ impl Store {
         let previous = read(&path, target)?;
         let previous_entries = previous.as_ref().map_or(&[][..], |f| f.entries.as_slice());
         let mut kept: Vec<super::format::Entry> = Vec::new();
+        // The SASS hashes and explanatory counters of sizes this (sharded) update does not
+        // measure stay; those of measured sizes are written afresh after the samples.
+        let mut kept_sass = std::collections::BTreeMap::new();
+        let mut kept_counters = Vec::new();
         if keep_other_sizes && let Some(prev) = &previous {
             let fields = crate::gpu::fingerprint::DEFAULT_KEY_FIELDS;
             let diffs = prev.fingerprint.differences(fingerprint, fields);
@@ -185,6 +189,18 @@ impl Store {
                 .entries
                 .iter()
                 .filter(|e| !measured.contains(e.size.as_str()))
+                .cloned()
+                .collect();
+            kept_sass = prev
+                .sass
+                .iter()
+                .filter(|(size, _)| !measured.contains(size.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            kept_counters = prev
+                .counters
+                .iter()
+                .filter(|c| !measured.contains(c.size.as_str()))
                 .cloned()
                 .collect();
         }
@@ -208,9 +224,63 @@ impl Store {
             spec_hash: meta.spec_hash.clone(),
             fingerprint: fingerprint.clone(),
             entries,
+            // A new measurement: the code may have changed, so no old hash survives it;
+            // `set_sass` records the hashes of what was measured.
+            sass: kept_sass,
+            counters: kept_counters,
         };
         lock::write_atomic(&path, format::render(&file).as_bytes())?;
         Ok(path)
+    }
+}
+
+impl Store {
+    /// Record the SASS hashes (size -> kernel -> hash) of a target's baseline, replacing those
+    /// of the sizes given; nothing happens when the baseline does not exist.
+    ///
+    /// # Errors
+    /// The baseline cannot be read or written.
+    pub fn set_sass(
+        &self,
+        gpu_key: &str,
+        target: &str,
+        sass: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+    ) -> Result<(), Error> {
+        check_name(&self.dir, "target", target)?;
+        check_name(&self.dir, "gpu key", gpu_key)?;
+        let path = self.path(gpu_key, target);
+        let _lock = DirLock::acquire(&self.dir)?;
+        let Some(mut file) = read(&path, target)? else {
+            return Ok(());
+        };
+        file.sass.extend(sass);
+        lock::write_atomic(&path, format::render(&file).as_bytes())
+    }
+
+    /// Record the explanatory counters (docs/why.md) of a target's baseline, replacing those of
+    /// the sizes they belong to; nothing happens when the baseline does not exist.
+    ///
+    /// # Errors
+    /// The baseline cannot be read or written.
+    pub fn set_counters(
+        &self,
+        gpu_key: &str,
+        target: &str,
+        counters: Vec<super::format::CounterSamples>,
+    ) -> Result<(), Error> {
+        check_name(&self.dir, "target", target)?;
+        check_name(&self.dir, "gpu key", gpu_key)?;
+        let path = self.path(gpu_key, target);
+        let _lock = DirLock::acquire(&self.dir)?;
+        let Some(mut file) = read(&path, target)? else {
+            return Ok(());
+        };
+        let sizes: BTreeSet<String> = counters.iter().map(|c| c.size.clone()).collect();
+        file.counters.retain(|c| !sizes.contains(&c.size));
+        file.counters.extend(counters);
+        file.counters
+            .sort_by(|a, b| (&a.size, &a.kernel, &a.metric).cmp(&(&b.size, &b.kernel, &b.metric)));
+        lock::write_atomic(&path, format::render(&file).as_bytes())
     }
 }
 

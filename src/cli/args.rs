@@ -204,6 +204,9 @@ pub struct CheckArgs {
     /// Compare against a baseline measured on a different setup (every report says so).
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
+    /// Profile every kernel, even those whose machine code (SASS) equals the baseline's.
+    #[arg(long)]
+    pub no_skip: bool,
     /// Baseline rows this run should have measured and did not (a kernel that disappeared or was
     /// renamed) do not fail the gate; per target: `allow_missing: true` in the spec.
     #[arg(long)]
@@ -222,6 +225,7 @@ impl From<CheckArgs> for commands::check::Options {
             json,
             fail_on,
             allow_fingerprint_mismatch,
+            no_skip,
             allow_missing,
             shard,
             reports,
@@ -232,6 +236,7 @@ impl From<CheckArgs> for commands::check::Options {
             json,
             fail_on: fail_on.into(),
             allow_fingerprint_mismatch,
+            no_skip,
             allow_missing,
             shard: shard.into(),
             reports: reports.into(),

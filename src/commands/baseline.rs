@@ -25,6 +25,10 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let shard = args.shard.selection(&targets)?;
+    // `explain: remeasure`: the baseline holds the explanatory counters, so that `check` can
+    // compare the ones it collects when a row is doubtful or changed (docs/why.md).
+    let explained: Vec<crate::spec::Target> = targets.iter().map(|t| crate::plan::explaining(t)).collect();
+    let targets: Vec<&crate::spec::Target> = explained.iter().collect();
     let store = crate::baseline::Store::new(&args.baselines);
     let commit = crate::check::git_commit(&sel.spec.base_dir());
     if let Some(from) = &args.from {

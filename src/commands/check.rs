@@ -16,6 +16,8 @@ pub struct Options {
     pub json: Option<PathBuf>,
     pub fail_on: FailOn,
     pub allow_fingerprint_mismatch: bool,
+    /// Profile every kernel, even those whose SASS equals the baseline's (`--no-skip`).
+    pub no_skip: bool,
     /// `--allow-missing`.
     pub allow_missing: bool,
     pub shard: ShardOptions,
@@ -45,6 +47,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
         gpu: session.gpu.as_deref(),
         shard,
+        no_skip: args.no_skip,
         allow_missing: args.allow_missing,
     };
     let mut watch = session.watch(&sel.spec.settings);

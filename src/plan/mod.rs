@@ -9,6 +9,6 @@ pub mod job;
 pub mod shard;
 pub mod work;
 
-pub use job::{DURATION_METRIC, app_argv, ncu_metrics};
+pub use job::{DURATION_METRIC, app_argv, explaining, ncu_metrics};
 pub use shard::{Selection, Shard};
 pub use work::{Work, baseline_work, cap_to_recording, initial_work, remeasure};

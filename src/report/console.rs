@@ -282,7 +282,7 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         .map(|r| {
             let metric = metric_cell(&r.metric, &mut used_short);
             vec![
-                r.verdict.as_str().to_owned(),
+                crate::report::format::verdict_word(r).to_owned(),
                 one_line(&r.target),
                 one_line(&r.size),
                 shorten(&one_line(&r.kernel), 60),
@@ -344,6 +344,24 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
             "error".to_owned()
         };
         out.push_str(&format!("{label}: {at}: {} ({})\n", one_line(&e.message), e.kind));
+    }
+    if let Some(line) = crate::report::format::sass_skip_line(results) {
+        out.push_str(&format!("{line}\n"));
+    }
+    // The why of each changed timing row (docs/why.md): its one-line reading; the counters are
+    // in the JSON, Markdown and HTML reports.
+    for r in sorted_rows(results) {
+        if let Some(w) = &r.why {
+            let metric = short_metric_name(&r.metric).unwrap_or(&r.metric);
+            let line = format!(
+                "why {}[{}] {}: {}",
+                one_line(&r.target),
+                one_line(&r.size),
+                one_line(metric),
+                one_line(&w.reading)
+            );
+            push_wrapped(&mut out, &line, style.width);
+        }
     }
     for line in crate::missing::describe_changes(&results.rows) {
         out.push_str(&format!("{}\n", one_line(&line)));

@@ -274,6 +274,35 @@ pub(crate) fn threshold_label(row: &Row) -> String {
     label
 }
 
+/// The SASS cache's line (docs/sass-cache.md): how many kernels were not profiled because their
+/// machine code equals the baseline's, and the kernel GPU time that saved. `None` when nothing
+/// was skipped.
+pub(crate) fn sass_skip_line(results: &Results) -> Option<String> {
+    let s = results.sass_skip.as_ref().filter(|s| s.kernels > 0)?;
+    let rows = results.rows.iter().filter(|r| r.skipped.is_some()).count();
+    let saved = s.gpu_time_saved_ns.map_or_else(String::new, |ns| {
+        format!(
+            "; saved {} of kernel GPU time (baseline medians x repetitions, ncu replay and start-up not counted)",
+            human(ns, "ns")
+        )
+    });
+    Some(format!(
+        "{} in {} not profiled: unchanged (same machine code as the baseline, {}){saved}",
+        plural(s.kernels, "kernel", "kernels"),
+        plural(s.sizes, "size", "sizes"),
+        plural(rows, "row", "rows"),
+    ))
+}
+
+/// A row's verdict as reports print it: `unchanged` for rows the SASS cache skipped (a pass).
+pub(crate) fn verdict_word(row: &Row) -> &'static str {
+    if row.skipped.is_some() {
+        "unchanged"
+    } else {
+        row.verdict.as_str()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

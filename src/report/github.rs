@@ -270,7 +270,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
             crate::samples::target_size(&r.target, &r.size),
             r.metric
         );
-        let message = format!(
+        let mut message = format!(
             "{}: baseline {} -> candidate {}, change {}, threshold {}, p {}. {}",
             case_name(r),
             median(r.baseline.as_ref(), &r.unit),
@@ -280,6 +280,10 @@ pub fn annotations(results: &Results) -> Vec<String> {
             p_value(r.p_adjusted.or(r.p)),
             r.reason
         );
+        // The why (docs/why.md): its reading; the counters are in the other reports.
+        if let Some(w) = &r.why {
+            message.push_str(&format!(". Why: {}", w.reading));
+        }
         out.push(format!(
             "::{level} {file}title={}::{}",
             escape(&title, Part::Property),

@@ -50,6 +50,7 @@ td.what .reason { font-size:12px; }
 .pill.regression { background:var(--reg); } .pill.improvement { background:var(--imp); }
 .pill.inconclusive { background:var(--inc); } .pill.error { background:var(--err); }
 .pill.new, .pill.missing { background:var(--base); }
+.banner.skipped { border-left:4px solid var(--base); }
 .plots { display:grid; grid-template-columns:repeat(auto-fill, minmax(540px, 1fr)); gap:12px; }
 figure { margin:0; padding:8px; border:1px solid var(--line); border-radius:6px; background:var(--bg); }
 figcaption { font-size:12px; margin-bottom:4px; overflow-wrap:anywhere; }
@@ -112,6 +113,9 @@ fn header(results: &Results, h: &mut String) {
             escape(&results.source)
         );
     }
+    if let Some(line) = crate::report::format::sass_skip_line(results) {
+        let _ = writeln!(h, "<div class=\"banner skipped\">{}</div>", escape(&line));
+    }
     if let Some(m) = results.fingerprint_mismatch.as_ref().filter(|m| !m.is_empty()) {
         h.push_str("<div class=\"banner mismatch\"><b>Fingerprint mismatch.</b> The baseline was measured on a different setup (allowed by the spec); treat changes with care.<table><tr><th>field</th><th>baseline</th><th>this run</th></tr>");
         for d in m {
@@ -141,8 +145,9 @@ fn header(results: &Results, h: &mut String) {
 
 fn row_cells(r: &Row, with_target: bool) -> String {
     let mut s = format!(
-        "<tr class=\"{v}\"><td><span class=\"pill {v}\">{v}</span></td>",
-        v = r.verdict.as_str()
+        "<tr class=\"{v}\"><td><span class=\"pill {v}\">{w}</span></td>",
+        v = r.verdict.as_str(),
+        w = crate::report::format::verdict_word(r)
     );
     if with_target {
         let _ = write!(s, "<td>{}</td>", escape(&r.target));
@@ -200,10 +205,40 @@ fn highlighted_table(results: &Results, h: &mut String) {
         return;
     }
     h.push_str(&table_head(true, &ci_of(results)));
-    for r in rows {
+    for r in &rows {
         h.push_str(&row_cells(r, true));
     }
     h.push_str("</table>\n");
+    for r in rows {
+        why_table(r, h);
+    }
+}
+
+/// The "why" of a row (docs/why.md): the reading and a small counter-diff table.
+fn why_table(r: &Row, h: &mut String) {
+    let Some(w) = &r.why else { return };
+    let _ = write!(
+        h,
+        "<div class=\"why\"><b>Why</b> {} {}: {}",
+        escape(&crate::samples::target_size(&r.target, &r.size)),
+        escape(&r.metric),
+        escape(&w.reading)
+    );
+    if !w.changed.is_empty() {
+        h.push_str("<table><tr><th>counter</th><th>baseline</th><th>candidate</th><th>change</th></tr>");
+        for c in &w.changed {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&c.metric),
+                escape(&crate::why::number(c.baseline)),
+                escape(&crate::why::number(c.candidate)),
+                escape(&crate::why::change_text(c)),
+            );
+        }
+        h.push_str("</table>");
+    }
+    h.push_str("</div>\n");
 }
 
 fn errors(results: &Results, h: &mut String) {

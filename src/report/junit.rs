@@ -166,6 +166,12 @@ fn description(row: &Row) -> String {
 
 fn row_case(row: &Row) -> TestCase {
     let status = match row.verdict {
+        RowVerdict::Pass if row.skipped.is_some() => {
+            let mut st = TestCaseStatus::skipped();
+            st.set_type(row.skipped.as_deref().unwrap_or("skipped"))
+                .set_message(row.reason.as_str());
+            st
+        }
         RowVerdict::Regression | RowVerdict::Error => {
             let kind = if row.verdict == RowVerdict::Regression {
                 NonSuccessKind::Failure

@@ -225,7 +225,11 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             };
             md.push_str(&format!(
                 "| {} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                row_badge(r.verdict),
+                if r.skipped.is_some() {
+                    "⏭️ unchanged"
+                } else {
+                    row_badge(r.verdict)
+                },
                 escape_md_cell(&r.target),
                 escape_md_cell(&r.size),
                 escape_md_cell(&shorten(&r.kernel, KERNEL_CELL_CHARS)),
@@ -243,6 +247,9 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             ));
         }
         md.push('\n');
+        for r in rows.iter().take(shown) {
+            why(r, &mut md);
+        }
         if !matches!(level, Level::Top(_)) {
             trends(&rows, &mut md);
         }
@@ -286,6 +293,9 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             ));
         }
     }
+    if let Some(line) = crate::report::format::sass_skip_line(results) {
+        md.push_str(&format!("⏭️ {}.\n\n", escape_md_cell(&line)));
+    }
     let configs = super::format::config_changes(results);
     if !configs.is_empty() {
         let mut note = super::format::CONFIG_CHANGE_NOTE.to_owned();
@@ -313,6 +323,35 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
     md.push_str(&comment_marker(results));
     md.push('\n');
     md
+}
+
+/// The "why" of a row (docs/why.md): its one-line reading, and the counters that changed in a
+/// folded table.
+fn why(r: &Row, md: &mut String) {
+    let Some(w) = &r.why else { return };
+    md.push_str(&format!(
+        "**Why** {} {}: {}\n",
+        escape_md_cell(&crate::samples::target_size(&r.target, &r.size)),
+        escape_md_cell(short_metric(&r.metric)),
+        escape_md_cell(&w.reading)
+    ));
+    if !w.changed.is_empty() {
+        md.push_str(&format!(
+            "<details><summary>{} counter(s) changed</summary>\n\n| counter | baseline | candidate | change |\n|---|---|---|---|\n",
+            w.changed.len()
+        ));
+        for c in &w.changed {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                escape_md_cell(&c.metric),
+                escape_md_cell(&crate::why::number(c.baseline)),
+                escape_md_cell(&crate::why::number(c.candidate)),
+                escape_md_cell(&crate::why::change_text(c)),
+            ));
+        }
+        md.push_str("\n</details>\n");
+    }
+    md.push('\n');
 }
 
 fn flags(results: &Results, md: &mut String) {
@@ -579,7 +618,11 @@ fn details(results: &Results, md: &mut String) {
             );
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                row_badge(r.verdict),
+                if r.skipped.is_some() {
+                    "⏭️ unchanged"
+                } else {
+                    row_badge(r.verdict)
+                },
                 escape_md_cell(&r.size),
                 escape_md_cell(&shorten(&r.kernel, KERNEL_CELL_CHARS)),
                 escape_md_cell(&r.metric),

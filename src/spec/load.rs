@@ -13,8 +13,8 @@ use super::decode::{Ctx, Fields, Result, describe, did_you_mean, list};
 use super::error::SpecError;
 use super::expr::Expr;
 use super::model::{
-    CacheControl, ClockControl, ClockSetting, KernelFilter, MetricSpec, ProfilerKind, Profiling, ReplayMode,
-    SPEC_VERSION, Settings, Size, Spec, Target,
+    CacheControl, ClockControl, ClockSetting, Explain, KernelFilter, MetricSpec, ProfilerKind, Profiling,
+    ReplayMode, SPEC_VERSION, Settings, Size, Spec, Target,
 };
 use super::template;
 use super::threshold;
@@ -54,10 +54,13 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "profiler",
     "categories",
     "allow_missing",
+    "explain",
+    "sass",
 ];
 
 /// Keys only Nsight Compute reads: on a `profiler: nsys` target they would change nothing.
 pub(crate) const NCU_ONLY_KEYS: &[&str] = &[
+    "explain",
     "kernel",
     "nvtx",
     "launch_skip",
@@ -532,6 +535,31 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
             None => false,
         };
 
+    let explain = match m.get("explain") {
+        Some(n) => match &n.kind {
+            Kind::Scalar(s) if s.typed() == Typed::Bool(true) => Explain::Always,
+            Kind::Scalar(s) if s.typed() == Typed::Bool(false) => Explain::Off,
+            Kind::Scalar(s) if s.typed() == Typed::Str("remeasure") => Explain::Remeasure,
+            _ => {
+                return Err(ctx
+                    .err(n, format!("`explain` of {what} must be `true`, `false` or `remeasure`, found {}", describe(n)))
+                    .help("`explain: true` collects the counters that say why a time changed in every run; `remeasure` only in baseline updates and when re-measuring doubtful or changed rows (docs/why.md)"));
+            }
+        },
+        None => Explain::Off,
+    };
+    // Nsight Systems collects no counters: `explain` on an nsys target itself is refused above
+    // (`NCU_ONLY_KEYS`); one inherited from `defaults:` applies to the ncu targets only.
+    let explain = if profiler == ProfilerKind::Nsys {
+        Explain::Off
+    } else {
+        explain
+    };
+    let sass = match m.get("sass") {
+        Some(n) => sass_paths(ctx, n, &what, spec_dir)?,
+        None => Vec::new(),
+    };
+
     Ok(Target {
         name: name.to_owned(),
         command,
@@ -558,7 +586,30 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
         profiler,
         categories,
         allow_missing,
+        explain,
+        sass,
     })
+}
+
+/// `sass:` of a target: the file, or list of files, whose SASS the cache hashes instead of the
+/// executable and the libraries it names (docs/sass-cache.md); relative to the spec.
+fn sass_paths(ctx: &Ctx<'_>, node: &Node, what: &str, spec_dir: &Path) -> Result<Vec<PathBuf>> {
+    let items: Vec<&Node> = match &node.kind {
+        Kind::Seq(items) if !items.is_empty() => items.iter().collect(),
+        Kind::Scalar(_) => vec![node],
+        _ => {
+            return Err(ctx
+                .err(node, format!("`sass` of {what} must be a path or a non-empty list of paths, found {}", describe(node)))
+                .help("name the executable or shared libraries that hold the target's kernels, e.g. `sass: [build/libkernels.so]`"));
+        }
+    };
+    items
+        .into_iter()
+        .map(|n| {
+            let p = PathBuf::from(ctx.non_empty_text(n, &format!("a `sass` path of {what}"))?);
+            Ok(if p.is_absolute() { p } else { spec_dir.join(p) })
+        })
+        .collect()
 }
 
 /// Why a key does nothing on a target of the other profiler, and what to do instead.
@@ -572,6 +623,9 @@ fn other_profiler_help(key: &str, profiler: ProfilerKind) -> &'static str {
         }
         (_, "clock_control") => {
             "nsys does not lock clocks; use `clocks: nvml-base` (cgp-gate locks them through NVML) or `clocks: none`, and remove `clock_control`"
+        }
+        (_, "explain") => {
+            "nsys traces timings only, and the why needs Nsight Compute's counters; remove `explain` (docs/why.md)"
         }
         (_, "cache_control" | "replay_mode") => {
             "nsys runs the application once and replays nothing; remove the key"
@@ -1313,6 +1367,64 @@ mod tests {
                 .unwrap_err()
                 .contains("too long")
         );
+    }
+
+    fn one_target(extra: &str) -> std::result::Result<Spec, SpecError> {
+        load_str(
+            &format!(
+                "version: 1\ntargets:\n  - name: t\n    command: [./t]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n{extra}"
+            ),
+            Path::new("dir/cgp-gate.yaml"),
+        )
+    }
+
+    #[test]
+    fn explain_and_sass_keys() {
+        let t = one_target("").unwrap().targets.remove(0);
+        assert!(t.explain == Explain::Off && t.sass.is_empty());
+        let s = one_target("    explain: true\n    sass: [lib/libk.so, /opt/k.so]\n").unwrap();
+        let t = &s.targets[0];
+        assert_eq!(t.explain, Explain::Always);
+        let r = one_target("    explain: remeasure\n").unwrap();
+        assert_eq!(r.targets[0].explain, Explain::Remeasure);
+        assert_eq!(
+            t.sass,
+            [PathBuf::from("dir/lib/libk.so"), PathBuf::from("/opt/k.so")]
+        );
+        let one = one_target("    sass: build/app\n").unwrap();
+        assert_eq!(one.targets[0].sass, [PathBuf::from("dir/build/app")]);
+        // `defaults:` applies it to every target.
+        let d = load_str(
+            "version: 1\ndefaults:\n  explain: true\ntargets:\n  - name: t\n    command: [./t]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n",
+            Path::new("cgp-gate.yaml"),
+        )
+        .unwrap();
+        assert_eq!(d.targets[0].explain, Explain::Always);
+
+        let e = one_target("    explain: sometimes\n").unwrap_err();
+        assert_eq!(e.line, Some(7), "{e}");
+        assert!(
+            e.to_string()
+                .contains("`explain` of target `t` must be `true`, `false` or `remeasure`"),
+            "{e}"
+        );
+        let nsys = load_str(
+            "version: 1\ntargets:\n  - name: t\n    command: [./t]\n    profiler: nsys\n    explain: true\n    metrics:\n      gpu_time: \"3%\"\n",
+            Path::new("cgp-gate.yaml"),
+        )
+        .unwrap_err();
+        assert!(
+            nsys.to_string()
+                .contains("`explain` of target `t` only applies to Nsight Compute"),
+            "{nsys}"
+        );
+        let e = one_target("    sass: []\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`sass` of target `t` must be a path or a non-empty list"),
+            "{e}"
+        );
+        assert!(one_target("    sass: [\"\"]\n").is_err());
     }
 
     #[test]

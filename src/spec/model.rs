@@ -147,6 +147,26 @@ pub struct Target {
     /// Baseline rows of this target that the run should have measured and did not (a kernel that
     /// disappeared or was renamed) do not fail the gate (`allow_missing: true`).
     pub allow_missing: bool,
+    /// When to collect the counters that explain a time change (`why::COLLECT`; `explain:`,
+    /// docs/why.md says what each choice costs).
+    pub explain: Explain,
+    /// Files whose SASS the cache hashes (`sass:`, resolved against the spec's directory);
+    /// empty: the executable and the shared libraries it names (docs/sass-cache.md).
+    pub sass: Vec<PathBuf>,
+}
+
+/// `explain:` of a target: when `check` collects the counters that say why a time changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Explain {
+    /// `false` (the default): only the spec's own metrics explain a change.
+    #[default]
+    Off,
+    /// `true`: in every run, baseline and check.
+    Always,
+    /// `remeasure`: in `baseline update`, and in `check` only when re-measuring doubtful rows or
+    /// for rows judged a regression or improvement; a run where nothing changed pays nothing.
+    Remeasure,
 }
 
 /// `profiler:` of a target.

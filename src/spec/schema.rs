@@ -297,6 +297,17 @@ fn target_properties() -> Value {
         "allow_missing": {
             "description": "Baseline rows this run should have measured and did not (a kernel that disappeared or was renamed) do not fail the gate. Default false.",
             "type": "boolean"
+        },
+        "explain": {
+            "description": "Collect the counters that say why a time changed (instructions, DRAM and L2 bytes, bank conflicts, spills, occupancy, warp stalls): true in every run of this target, remeasure only in baseline updates and when check re-measures doubtful rows or explains a regression or improvement; they cost extra ncu replay passes (docs/why.md). Default false.",
+            "anyOf": [{ "type": "boolean" }, { "enum": ["remeasure"] }]
+        },
+        "sass": {
+            "description": "The file, or files, whose SASS the cache hashes instead of the executable and the shared libraries it names; relative to the spec (docs/sass-cache.md).",
+            "anyOf": [
+                { "type": "string", "minLength": 1 },
+                { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 } }
+            ]
         }
     });
     props
