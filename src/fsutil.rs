@@ -241,6 +241,20 @@ fn file_kind(meta: &fs::Metadata) -> &'static str {
 /// [`remove_temp_dirs`] when a signal ends the process, since `process::exit` runs no destructor.
 static TEMP_DIRS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
 
+/// A new temporary folder named `PREFIX…` in the system's temporary directory, removed when
+/// dropped and also on a terminating signal (a profiler's work folder).
+///
+/// # Errors
+/// When the folder cannot be made.
+pub fn signal_safe_temp_dir(prefix: &str) -> Result<tempfile::TempDir, crate::Error> {
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|e| crate::Error::io("create a temporary directory in", std::env::temp_dir(), e))?;
+    remember_temp_dir(dir.path());
+    Ok(dir)
+}
+
 /// Register a temporary folder for removal on a signal.
 pub fn remember_temp_dir(path: &Path) {
     if let Ok(mut v) = TEMP_DIRS.lock() {

@@ -63,11 +63,7 @@ impl NcuProfiler {
     /// # Errors
     /// When no temporary directory can be made.
     pub fn new(base_dir: &Path) -> Result<Self, crate::Error> {
-        let work = tempfile::Builder::new()
-            .prefix("cgp-gate-")
-            .tempdir()
-            .map_err(|e| crate::Error::io("create a temporary directory in", std::env::temp_dir(), e))?;
-        crate::fsutil::remember_temp_dir(work.path());
+        let work = crate::fsutil::signal_safe_temp_dir("cgp-gate-")?;
         Ok(Self {
             ncu: locate_ncu(),
             base_dir: base_dir.to_path_buf(),

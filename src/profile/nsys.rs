@@ -71,12 +71,7 @@ impl NsysProfiler {
     /// # Errors
     /// When no temporary directory can be made.
     pub fn new(base_dir: &Path) -> Result<Self, crate::Error> {
-        let work = tempfile::Builder::new()
-            .prefix("cgp-gate-nsys-")
-            .tempdir()
-            .map_err(|e| crate::Error::io("create a temporary directory in", std::env::temp_dir(), e))?;
-        // Removed on a terminating signal too, like ncu's.
-        crate::fsutil::remember_temp_dir(work.path());
+        let work = crate::fsutil::signal_safe_temp_dir("cgp-gate-nsys-")?;
         Ok(Self {
             nsys: locate_nsys(),
             base_dir: base_dir.to_path_buf(),
