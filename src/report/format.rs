@@ -268,7 +268,7 @@ pub(crate) fn threshold_label(row: &Row) -> String {
             _ => 0.0,
         };
         if let Some(tol) = t.tolerance.filter(|tol| *tol > fraction) {
-            label.push_str(&format!(" = {}%", crate::units::format_number(tol * 100.0)));
+            label.push_str(&format!(" = {:.1}%", tol * 100.0));
         }
     }
     label

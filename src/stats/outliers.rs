@@ -1,5 +1,6 @@
-//! Tukey's fences: outliers are reported, never dropped. A clock drop or a preempted launch shows
-//! up here, and the rank-based tests downstream are robust to it anyway.
+//! Tukey's fences: outliers are reported with every sample kept. A clock drop or a preempted
+//! launch shows up here; the tests leave slow-side ones out by their own pooled fence
+//! ([`super::dips`]), and the samples stored and reported stay whole.
 
 use super::order::{quantile_sorted, sorted_finite};
 

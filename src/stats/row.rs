@@ -42,7 +42,8 @@ pub struct SideSummary {
     pub max: f64,
     /// Coefficient of variation (robust: MAD * 1.4826 / median), when defined.
     pub cv: Option<f64>,
-    /// Indices of samples outside Tukey's fences (reported, never dropped).
+    /// Indices of samples outside Tukey's fences (reported; the samples stay whole, and the tests
+    /// leave out slow-side dips by their own rule, `stats::dips`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outliers: Vec<usize>,
     pub samples: Vec<f64>,
