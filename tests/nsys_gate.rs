@@ -402,8 +402,15 @@ fn sqlite_repetitions_record_and_replay() {
     assert!(back.sqlite.is_none());
 }
 
+/// The real nsys keeps one agent per machine: two of its runs at once (the test harness runs
+/// tests in parallel) can cut each other off ("End of file"). The real-nsys tests take turns.
+static REAL_NSYS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn the_real_nsys_accepts_the_live_argv() {
+    let _turn = REAL_NSYS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if !Path::new(NSYS).exists() {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -436,6 +443,9 @@ fn the_real_nsys_accepts_the_live_argv() {
 
 #[test]
 fn the_real_nsys_traces_a_live_run_end_to_end() {
+    let _turn = REAL_NSYS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if !Path::new(NSYS).exists() {
         assert!(
             std::env::var_os("CI").is_none(),

@@ -289,6 +289,16 @@ impl Tree {
     }
 }
 
+/// The end of what a finished run wrote: the last 15 lines of its stderr, then the last 5 of its
+/// stdout, the empty ones left out (for a failure's message).
+pub fn output_tail(inv: &Invocation) -> String {
+    [tail(&inv.stderr, 15), tail(&inv.stdout, 5)]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The last `max_lines` lines of a text file, for error messages (empty when unreadable). Only
 /// the file's last [`crate::fsutil::limits::OUTPUT_TAIL`] bytes are read, whatever its size.
 pub fn tail(path: &Path, max_lines: usize) -> String {

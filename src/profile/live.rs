@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::ncu::command::{NcuRelease, list_kernels_options, ncu_options_for, unsupported_options};
 use crate::ncu::install::{NCU_ENV, locate_ncu, ncu_version};
-use crate::ncu::runner::{Invocation, run, tail};
+use crate::ncu::runner::{Invocation, output_tail, run};
 use crate::plan::{app_argv, ncu_metrics};
 use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
 
@@ -237,11 +237,7 @@ impl Profiler for NcuProfiler {
             }
             Err(_) => String::new(),
         };
-        let output_tail = [tail(&inv.stderr, 15), tail(&inv.stdout, 5)]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let output_tail = output_tail(&inv);
         if outcome.timed_out {
             return Err(ProfileError::new(
                 FailureKind::Timeout,

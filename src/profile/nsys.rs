@@ -131,7 +131,7 @@ impl Profiler for NsysProfiler {
     }
 
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
-        use crate::ncu::runner::{Invocation, run, tail};
+        use crate::ncu::runner::{Invocation, output_tail, run};
         let app = app_argv(job.target, job.size)
             .map_err(|e| ProfileError::new(FailureKind::BadOutput, job_context(job), e))?;
         let nsys = self.nsys_path()?.to_path_buf();
@@ -165,11 +165,7 @@ impl Profiler for NsysProfiler {
         let argv: Vec<String> = std::iter::once(inv.program.to_string_lossy().into_owned())
             .chain(inv.args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect();
-        let output_tail = [tail(&inv.stderr, 15), tail(&inv.stdout, 5)]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let output_tail = output_tail(&inv);
         if outcome.timed_out {
             return Err(ProfileError::new(
                 FailureKind::Timeout,
