@@ -837,8 +837,16 @@ targets:
     metrics: { gpu__time_duration.sum: "3%" }
   - name: kernel_regex
     command: [/bin/true]
-    kernel: regex:^matmul_tiled
+    kernel: regex:matmul_tiled<
     metrics: { gpu__time_duration.sum: "3%", dram__bytes_read.sum: "1%" }
+  - name: kernel_regex_library
+    command: [/bin/true]
+    kernel: regex:nvjet|gemm|xmma|cutlass
+    metrics: { gpu__time_duration.sum: "3%" }
+  - name: kernel_whole_demangled_name
+    command: [/bin/true]
+    kernel: "void Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_128x256_64x3_nn_align2>(Params)"
+    metrics: { gpu__time_duration.sum: "3%" }
   - name: nvtx
     command: [/bin/true]
     nvtx: ["gemm_range/", "regex:bench@.+/"]
@@ -891,8 +899,24 @@ fn every_spec_feature_runs_through_the_real_ncu_to_no_kernels_profiled() {
     let release = NcuRelease::from_version(&ncu_version(&ncu));
     let dir = tempfile::tempdir().unwrap();
     let targets = spec_targets();
-    assert_eq!(targets.len(), 10);
+    assert_eq!(targets.len(), 12);
     for t in &targets {
+        // The kernel-matching rule (docs/spec.md, "Selecting kernels"): regex filters and whole
+        // demangled names are matched against the demangled name; the real ncu accepts both.
+        let argv: Vec<String> = ncu_options_for(release, t, &[], std::path::Path::new("x.csv"))
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let base = argv
+            .iter()
+            .position(|a| a == "--kernel-name-base")
+            .map(|i| argv[i + 1].as_str());
+        let want = match t.name.as_str() {
+            "kernel_name" | "launch_skip_count" => Some("function"),
+            "kernel_regex" | "kernel_regex_library" | "kernel_whole_demangled_name" => Some("demangled"),
+            _ => None,
+        };
+        assert_eq!(base, want, "{}: {argv:?}", t.name);
         let log = dir.path().join(format!("{}.csv", t.name));
         let missing = cgp_gate::ncu::command::unsupported_options(release, t);
         if !missing.is_empty() {

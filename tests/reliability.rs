@@ -94,7 +94,7 @@ fn baselines() -> PathBuf {
 }
 
 /// pr-same with `matmul_tiled<32>` renamed to `matmul_tiled_v2<32>`: still selected by the spec's
-/// `kernel: regex:^matmul_tiled`, but a different kernel for the baseline.
+/// `kernel: regex:matmul_tiled<`, but a different kernel for the baseline.
 fn renamed() -> tempfile::TempDir {
     edited_recording("examples/recordings/pr-same", |_, t| {
         t.replace("matmul_tiled<32>", "matmul_tiled_v2<32>")

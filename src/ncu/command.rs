@@ -131,6 +131,24 @@ pub fn clock_control_arg<'a>(target: impl Into<NcuTarget<'a>>) -> &'static str {
     target.clock_control
 }
 
+/// The `--kernel-name-base` for a `--kernel-name` value: `demangled` for a `regex:` filter (it
+/// matches the demangled name, as the CSV prints it) and for an exact name that is not a plain
+/// identifier (a whole demangled name: `void gemm<128>(float *, int)`); `function` for a plain
+/// identifier (`gemm`). With `function`, ncu matches `Kernel2` for cuBLAS's
+/// `void cutlass::Kernel2<cutlass_80_...>(T1::Params)`, so `regex:cutlass` selected nothing live
+/// (H100, ncu 2025.3.1, 2026-11-24) while a replay of the CSV selected it. Both bases exist in
+/// every release cgp-gate supports (2019.5 to 2025.3; the real 2022.3 accepts both in CI).
+pub fn kernel_name_base(filter: &str) -> &'static str {
+    if filter.starts_with("regex:") {
+        return "demangled";
+    }
+    let plain = !filter.is_empty()
+        && filter
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if plain { "function" } else { "demangled" }
+}
+
 /// Everything between `ncu` and the application: options for one run of one target, for the
 /// newest ncu (see [`ncu_options_for`]).
 pub fn ncu_options<'a>(
@@ -161,8 +179,9 @@ pub fn ncu_options_for<'a>(
     push("--replay-mode", target.replay_mode.to_owned());
     push("--metrics", metrics.join(","));
     if let Some(k) = &target.kernel {
-        // The spec names kernels by function name, so match on that; output stays demangled.
-        push("--kernel-name-base", "function".to_owned());
+        // The base that makes ncu select what a replay of the CSV selects (docs/spec.md,
+        // "Selecting kernels"); output stays demangled.
+        push("--kernel-name-base", kernel_name_base(k).to_owned());
         push("--kernel-name", k.clone());
     }
     if let Some(n) = target.launch_skip {

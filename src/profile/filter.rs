@@ -1,15 +1,20 @@
 //! The spec's `kernel:` filter applied to a recording, as ncu applies it to a live run.
 //!
-//! A live run passes `--kernel-name-base function --kernel-name <filter>` and ncu profiles only
-//! the matching launches. A recording may hold more (recorded without the filter, by another
-//! tool, or edited by hand); replay must judge the same kernels a live run would, or a kernel the
-//! spec excludes is compared (or reported `new`) in replay only.
+//! One rule, live and replay (docs/spec.md, "Selecting kernels"):
+//! - a `regex:` filter matches the demangled name as the CSV prints it (`void gemm<128>(float *,
+//!   int)`, `nvjet_sm90_tst_...`, `void Kernel2<cutlass_80_...>(Params)`); live, cgp-gate passes
+//!   `--kernel-name-base demangled`, so ncu matches the same string. With the default base
+//!   (`function`) ncu matches `Kernel2` for a CUTLASS kernel cuBLAS picked, and a filter such as
+//!   `regex:cutlass` selects nothing live but everything in a replay (the H100 capture of
+//!   2026-11-24 showed both);
+//! - an exact name matches the function name (no return type, namespace, template arguments or
+//!   parameters: `gemm`) or the whole demangled name. Live, a plain identifier is passed with
+//!   `--kernel-name-base function`, anything else (`void gemm<128>(float *, int)`) with
+//!   `demangled`: [`crate::ncu::command::kernel_name_base`] decides, and [`matches`] follows it.
 //!
-//! ncu matches the *function* name: the demangled name without return type, template arguments
-//! and parameter list (`void ns::gemm<128>(float*, int)` -> `gemm`; see /work/shared/docs/ncu.md
-//! §9.4). An exact filter must equal it; a `regex:` filter must match somewhere in it. The
-//! namespace-qualified form (`ns::gemm`) is accepted too, since the function base of a namespaced
-//! kernel is not documented precisely.
+//! A recording may hold more kernels than the filter selects (recorded without the filter, by
+//! another tool, or edited by hand); replay judges the same kernels a live run would, or a kernel
+//! the spec excludes is compared (or reported `new`) in replay only.
 
 use crate::profile::{Capture, FailureKind, Job, ProfileError, job_context};
 use crate::samples::SampleSet;
@@ -38,42 +43,86 @@ pub fn for_replay(
                 dropped.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
             ),
         )
-        .hint("fix `kernel:` in the spec (ncu matches the function name, without return type, template arguments and parameters)"));
+        .hint("fix `kernel:` in the spec: a `regex:` filter matches the demangled name as listed here (`void gemm<128>(...)` begins with `void`, so `^gemm` never matches it); an exact name matches the function name (`gemm`) or the whole demangled name (docs/spec.md, \"Selecting kernels\")"));
     }
     Ok(samples)
 }
 
-/// The function name of a kernel as the CSV prints it (demangled, maybe without parameters):
-/// return type, template arguments and parameter list removed; namespaces kept.
+/// The function name of a kernel as the CSV prints it, as ncu's `--kernel-name-base function`
+/// has it: return type, namespaces and classes, template arguments and parameter list removed
+/// (`void ns::gemm<128, float>(float const *, int)` -> `gemm`). ncu 2025.3 prints an anonymous
+/// namespace as `unnamed>::` (`void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>`): the
+/// unbalanced `>` is not a template bracket.
 pub fn function_name(kernel: &str) -> String {
-    let head = crate::samples::kernel_key(kernel);
-    // Drop template arguments (nested `<...>`), then take the last whitespace-separated word:
-    // what precedes it is the return type (`void`, `static void`).
+    let key = crate::samples::kernel_key(kernel);
+    let key = key.replace("(anonymous namespace)::", "").replace("unnamed>::", "");
+    // The return type ends at the last space outside brackets (`enable_if<!T, void>::type k<..>`).
+    let mut s = key.as_str();
+    if let Some(i) = last_top_level(s, |rest| rest.starts_with(' ')) {
+        s = &s[i + 1..];
+    }
+    // Trailing template arguments.
+    if s.ends_with('>')
+        && let Some(i) = matching_open(s)
+    {
+        s = &s[..i];
+    }
+    // Namespaces and classes.
+    if let Some(i) = last_top_level(s, |rest| rest.starts_with("::")) {
+        s = &s[i + 2..];
+    }
+    let s = s.trim().trim_start_matches(['*', '&']);
+    if s.is_empty() { key.clone() } else { s.to_owned() }
+}
+
+/// The byte offset of the last position outside `<>`/`()` brackets where `at` holds. A closing
+/// bracket without its opening one (`unnamed>`) leaves the depth at 0.
+fn last_top_level(s: &str, at: impl Fn(&str) -> bool) -> Option<usize> {
     let mut depth = 0usize;
-    let mut plain = String::with_capacity(head.len());
-    for c in head.chars() {
+    let mut found = None;
+    for (i, c) in s.char_indices() {
         match c {
-            '<' => depth += 1,
-            '>' => depth = depth.saturating_sub(1),
-            c if depth == 0 => plain.push(c),
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 && at(&s[i..]) => found = Some(i),
             _ => {}
         }
     }
-    plain
-        .split_whitespace()
-        .last()
-        .unwrap_or_default()
-        .trim_start_matches(['*', '&'])
-        .to_owned()
+    found
 }
 
-/// Whether the filter selects this kernel (by its name in the CSV).
+/// The offset of the `<` that opens the template argument list `s` ends with.
+fn matching_open(s: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in s.char_indices().rev() {
+        match c {
+            '>' => depth += 1,
+            '<' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether the filter selects this kernel, by its name in the CSV (demangled; a series name
+/// without its parameter list is accepted too). The rule of the module comment.
 pub fn matches(filter: &KernelFilter, kernel: &str) -> bool {
-    let qualified = function_name(kernel);
-    let bare = qualified.rsplit("::").next().unwrap_or(&qualified).to_owned();
     match filter {
-        KernelFilter::Exact(name) => *name == bare || *name == qualified,
-        KernelFilter::Regex(re) => re.is_match(&bare) || re.is_match(&qualified),
+        KernelFilter::Regex(re) => {
+            re.is_match(kernel) || re.is_match(&crate::samples::kernel_key(kernel))
+        }
+        KernelFilter::Exact(name) => {
+            if crate::ncu::command::kernel_name_base(&filter.ncu_arg()) == "function" {
+                *name == function_name(kernel)
+            } else {
+                crate::samples::kernel_key(name) == crate::samples::kernel_key(kernel)
+            }
+        }
     }
 }
 
@@ -106,20 +155,57 @@ mod tests {
         );
         assert_eq!(function_name("void matmul_tiled<32>"), "matmul_tiled");
         assert_eq!(function_name("reduce_sum<256>"), "reduce_sum");
-        assert_eq!(function_name("void ns::k<std::pair<int, int>>(int)"), "ns::k");
+        assert_eq!(function_name("void ns::k<std::pair<int, int>>(int)"), "k");
         assert_eq!(function_name("vector_add"), "vector_add");
+        // Real ncu 2025.3 prints (H100 capture of 2026-11-24): the `unnamed>` namespace of a
+        // PyTorch kernel once made init write the filter `0>`.
+        assert_eq!(
+            function_name("void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)"),
+            "vectorized_layer_norm_kernel"
+        );
+        assert_eq!(
+            function_name("void Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_128x256_64x3_nn_align2>(Params)"),
+            "Kernel2"
+        );
+        assert_eq!(
+            function_name("void at::native::(anonymous namespace)::k<float>(int)"),
+            "k"
+        );
     }
 
     #[test]
     fn exact_and_regex_filters() {
         let exact = KernelFilter::Exact("vector_add".into());
         assert!(matches(&exact, "void vector_add(float*, int)"));
+        assert!(matches(&exact, "vector_add(const float *, const float *, float *, int)"));
         assert!(!matches(&exact, "void vector_add2(float*, int)"));
-        let re = KernelFilter::Regex(regex::Regex::new("^matmul_tiled").unwrap());
+        // A regex matches the demangled name: `void` comes first for a template.
+        let re = KernelFilter::Regex(regex::Regex::new("matmul_tiled<").unwrap());
         assert!(matches(&re, "void matmul_tiled<32>(float*)"));
-        assert!(matches(&re, "void matmul_tiled_v2<32>(float*)"));
-        assert!(!matches(&re, "void other<32>(float*)"));
+        assert!(!matches(&re, "void matmul_tiled_v2<32>(float*)"));
+        let anchored = KernelFilter::Regex(regex::Regex::new("^matmul_tiled").unwrap());
+        assert!(!matches(&anchored, "void matmul_tiled<32>(float*)"));
         let ns = KernelFilter::Exact("k".into());
         assert!(matches(&ns, "void ns::k<1>(int)"));
+        // The whole demangled name, with or without its parameters.
+        let whole = KernelFilter::Exact("void ns::k<1>(int)".into());
+        assert!(matches(&whole, "void ns::k<1>(int)"));
+        assert!(matches(&whole, "void ns::k<1>"));
+        assert!(!matches(&whole, "void ns::k<2>(int)"));
+        // A namespace-qualified name is neither the function name nor the whole name.
+        assert!(!matches(&KernelFilter::Exact("ns::k".into()), "void ns::k<1>(int)"));
+    }
+
+    #[test]
+    fn the_cublas_switch_is_selected_by_one_regex() {
+        // Both kernels cuBLAS ran for the same GEMM on the H100 (2026-11-24), as ncu 2025.3
+        // printed them with `--print-kernel-base demangled`.
+        let re = KernelFilter::Regex(regex::Regex::new("nvjet|gemm|xmma|cutlass").unwrap());
+        assert!(matches(&re, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"));
+        let cutlass = "void Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_128x256_64x3_nn_align2>(Params)";
+        assert!(matches(&re, cutlass));
+        // Its function name is `Kernel2`: what `--kernel-name-base function` matched, and why
+        // the live run once selected nothing.
+        assert!(!matches(&re, &function_name(cutlass)));
     }
 }

@@ -1085,7 +1085,7 @@ fn kernel(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<KernelFilter> {
         let detail = e.to_string();
         let reason = detail.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("invalid");
         ctx.err(node, format!("bad regex `{pattern}` in the `kernel` of {what}: {}", reason.trim().trim_start_matches("error: ")))
-            .help("`regex:` is followed by a regular expression matched against the kernel's function name, e.g. `regex:^gemm_`")
+            .help("`regex:` is followed by a regular expression matched against the kernel's demangled name as ncu prints it, e.g. `regex:gemm_` (docs/spec.md, \"Selecting kernels\")")
     })
 }
 

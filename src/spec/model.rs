@@ -190,8 +190,8 @@ impl ProfilerKind {
     }
 }
 
-/// How the spec names the kernels to profile. Matched by ncu against the function name
-/// (`--kernel-name-base function`), so `gemm` matches `void gemm<128>(float*, int)`.
+/// How the spec names the kernels to profile: a regex matches the demangled name, an exact name
+/// the function name or the whole demangled name (`profile::filter`, docs/spec.md).
 #[derive(Debug, Clone)]
 pub enum KernelFilter {
     Exact(String),
