@@ -38,6 +38,9 @@ pub struct CheckOptions<'a> {
     pub no_skip: bool,
     /// `--allow-missing`: baseline rows this run did not measure do not fail the gate.
     pub allow_missing: bool,
+    /// `--allow-no-baselines`: an empty baselines directory is a first run (every row `new`),
+    /// not an error.
+    pub allow_no_baselines: bool,
 }
 
 /// The fingerprint of a target's measurements: the recording's GPU (replay), or this machine's,
@@ -184,6 +187,48 @@ pub fn stats_config(settings: &crate::spec::Settings) -> Config {
     }
 }
 
+/// The error for a baselines directory that holds no baseline at all (a mistyped path, a
+/// directory one level too deep, baselines never committed): passing with every row `new` would
+/// keep CI green forever.
+fn no_baselines(dir: &std::path::Path, gpu_key: &str) -> Error {
+    let layout = format!("{}/<gpu-key>/<target>.json", dir.display());
+    // `--baselines baselines/nvidia-h100-80gb-hbm3`: the target files one level too high.
+    let direct: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+                .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
+                .take(3)
+                .collect()
+        })
+        .unwrap_or_default();
+    let message = if !direct.is_empty() {
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| ".".to_owned(), |p| p.display().to_string());
+        format!(
+            "no baselines: this directory holds target files ({}) where GPU directories were expected; the layout is {layout} (here: {}/{gpu_key}/<target>.json)\n  help: pass the directory above it, `--baselines {parent}`",
+            direct.join(", "),
+            dir.display()
+        )
+    } else if dir.is_dir() {
+        format!(
+            "no baselines: the directory holds no baseline file (expected {layout}; for this GPU: {}/{gpu_key}/<target>.json)\n  help: record them with `cgp-gate baseline update` on main and commit them, fix the --baselines path, or pass --allow-no-baselines for the first run (every row is then `new`)",
+            dir.display()
+        )
+    } else {
+        format!(
+            "no baselines: the directory does not exist (expected {layout})\n  help: record them with `cgp-gate baseline update` on main and commit them, fix the --baselines path, or pass --allow-no-baselines for the first run (every row is then `new`)"
+        )
+    };
+    Error::Input {
+        path: dir.to_path_buf(),
+        message,
+    }
+}
+
 /// Run the check and assemble the results. Profiler failures end up in `Results::errors`
 /// (verdict `error`); only setup failures (fingerprint mismatch, unreadable baselines) are `Err`.
 ///
@@ -271,6 +316,9 @@ pub fn run_check(
             }
         }
         baselines.insert(t.name.clone(), (b, store.path(&fp.gpu_key(), &t.name)));
+    }
+    if stored.is_empty() && !opts.allow_no_baselines {
+        return Err(no_baselines(&opts.baselines, &fingerprint.gpu_key()));
     }
 
     let mut work = initial_work(targets, opts.shard.as_ref());
@@ -375,6 +423,7 @@ pub fn run_check(
         }
         m.samples.extend(extra.samples);
         m.errors.extend(extra.errors);
+        m.unselected.extend(extra.unselected);
         for (k, v) in extra.cost_seconds {
             *m.cost_seconds.entry(k).or_default() += v;
         }
@@ -404,6 +453,7 @@ pub fn run_check(
             skipped: &unchanged,
         },
     );
+    let unselected_errors = unselected(&mut rows, &m.unselected);
     let category_bars = crate::nsys::bars::category_bars(targets, &m.samples, &|k| {
         baselines
             .get(&k.target)
@@ -412,6 +462,7 @@ pub fn run_check(
     });
     let mut errors = m.errors;
     errors.extend(spec_errors);
+    errors.extend(unselected_errors);
     let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty() || !unchanged.is_empty());
     let source = profiler.source();
     Ok(Results {
@@ -689,6 +740,35 @@ fn skipped_rows(
         gpu_time_saved_ns: saved,
     };
     (rows, Some(skip))
+}
+
+/// Sizes whose `kernel:` filter selected none of the kernels that ran (docs/pytorch.md, "When the
+/// library switches kernels"). Where the baseline had kernels, their rows are `missing` (exit 1
+/// unless allowed): the reason names the kernels that ran instead. Where it had none, nothing
+/// was ever selected: the profiler's error stays (returned, for the run's errors).
+fn unselected(
+    rows: &mut [Row],
+    unselected: &BTreeMap<(String, String), (Vec<String>, RunError)>,
+) -> Vec<RunError> {
+    let mut errors = Vec::new();
+    for ((target, size), (ran, error)) in unselected {
+        let mut any = false;
+        for r in rows
+            .iter_mut()
+            .filter(|r| &r.target == target && &r.size == size && r.verdict == RowVerdict::Missing)
+        {
+            any = true;
+            r.reason = format!(
+                "{}; the kernel filter selected none of the kernels that ran: the application ran {}",
+                r.reason,
+                ran.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            );
+        }
+        if !any {
+            errors.push(error.clone());
+        }
+    }
+    errors
 }
 
 /// Judge every measured row against its baseline, plus `missing` rows for baseline entries

@@ -22,6 +22,10 @@ pub struct Measurement {
     pub cost_seconds: BTreeMap<String, f64>,
     /// Jobs that ran, per (target, size key): how many repetitions each got.
     pub reps_done: BTreeMap<(String, String), u32>,
+    /// (target, size key) whose `kernel:` filter selected none of the kernels that ran, with
+    /// those kernels and the profiler's message: a gate finding when the baseline has kernels
+    /// there (they are `missing`), an error otherwise (`check` decides).
+    pub unselected: BTreeMap<(String, String), (Vec<String>, crate::results::RunError)>,
 }
 
 /// GPU health watching around each live repetition.
@@ -147,12 +151,20 @@ pub fn measure(
                 Err(e) => {
                     progress.run_failed(&w.target.name, &id.1, rep, elapsed);
                     let global = is_global(e.kind);
-                    m.errors.push(RunError {
+                    let error = RunError {
                         target: w.target.name.clone(),
                         size: Some(id.1.clone()),
                         kind: e.kind.into(),
                         message: e.to_string(),
-                    });
+                    };
+                    if e.kind == FailureKind::NoKernels && !e.unselected.is_empty() {
+                        // The filter selected nothing, but kernels ran: what the baseline had
+                        // there is gone (a library's switch of kernel), not a tool failure.
+                        m.unselected.insert(id.clone(), (e.unselected.clone(), error));
+                        failed.push(id);
+                        continue;
+                    }
+                    m.errors.push(error);
                     failed.push(id);
                     if global {
                         return Ok(m);

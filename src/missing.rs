@@ -110,6 +110,51 @@ pub fn kernel_changes(rows: &[Row]) -> (Vec<TargetKernel>, Vec<TargetKernel>) {
     (pick(&|g| g.0 && !g.2), pick(&|g| g.2 && !g.0 && !g.1))
 }
 
+/// Per target x size where the baseline's kernels were not measured and others were (or ran
+/// unselected by the filter): one line naming both, the usual sign of a library (cuBLAS, cuDNN)
+/// picking another kernel for the same operation.
+pub fn switches(rows: &[Row]) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let mut sizes: BTreeMap<(&str, &str), (Vec<&str>, Vec<&str>, Option<&str>)> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.kernel != "-") {
+        let g = sizes.entry((r.target.as_str(), r.size.as_str())).or_default();
+        match r.verdict {
+            RowVerdict::Missing => {
+                if !g.0.contains(&r.kernel.as_str()) {
+                    g.0.push(&r.kernel);
+                }
+                if let Some(ran) = r.reason.split_once(" the application ran ").map(|(_, k)| k) {
+                    g.2 = Some(ran);
+                }
+            }
+            RowVerdict::New => {
+                if !g.1.contains(&r.kernel.as_str()) {
+                    g.1.push(&r.kernel);
+                }
+            }
+            _ => {}
+        }
+    }
+    let tick = |v: &[&str]| v.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+    sizes
+        .into_iter()
+        .filter(|(_, (gone, new, ran))| !gone.is_empty() && (!new.is_empty() || ran.is_some()))
+        .map(|((t, size), (gone, new, ran))| {
+            let now = if new.is_empty() {
+                format!("{} (not selected by its `kernel:` filter)", ran.unwrap_or_default())
+            } else {
+                tick(&new)
+            };
+            format!(
+                "{}: kernel switch: {} ran instead of {} (a library may have picked another kernel; gate the operation with `kernels: sum` to compare its time whichever kernel runs)",
+                crate::samples::target_size(t, size),
+                now,
+                tick(&gone)
+            )
+        })
+        .collect()
+}
+
 /// One line per change for reports: `kernels that disappeared: matmul: `x`; kernels that
 /// appeared: matmul: `y``. Empty when nothing changed.
 pub fn describe_changes(rows: &[Row]) -> Vec<String> {
@@ -133,6 +178,7 @@ pub fn describe_changes(rows: &[Row]) -> Vec<String> {
             list(&new)
         ));
     }
+    out.extend(switches(rows));
     let failing = rows.iter().filter(|r| fails(r)).count();
     if failing > 0 {
         out.push(format!(

@@ -211,6 +211,10 @@ pub struct CheckArgs {
     /// renamed) do not fail the gate; per target: `allow_missing: true` in the spec.
     #[arg(long)]
     pub allow_missing: bool,
+    /// The first run, before any baseline exists: pass with every row `new` instead of failing
+    /// on an empty baselines directory (create them with `cgp-gate baseline update` on main).
+    #[arg(long)]
+    pub allow_no_baselines: bool,
     #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
@@ -227,6 +231,7 @@ impl From<CheckArgs> for commands::check::Options {
             allow_fingerprint_mismatch,
             no_skip,
             allow_missing,
+            allow_no_baselines,
             shard,
             reports,
         } = a;
@@ -238,6 +243,7 @@ impl From<CheckArgs> for commands::check::Options {
             allow_fingerprint_mismatch,
             no_skip,
             allow_missing,
+            allow_no_baselines,
             shard: shard.into(),
             reports: reports.into(),
         }

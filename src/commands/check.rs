@@ -20,6 +20,8 @@ pub struct Options {
     pub no_skip: bool,
     /// `--allow-missing`.
     pub allow_missing: bool,
+    /// `--allow-no-baselines`.
+    pub allow_no_baselines: bool,
     pub shard: ShardOptions,
     pub reports: crate::report::ReportFlags,
 }
@@ -49,6 +51,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         shard,
         no_skip: args.no_skip,
         allow_missing: args.allow_missing,
+        allow_no_baselines: args.allow_no_baselines,
     };
     let mut watch = session.watch(&sel.spec.settings);
     let results = crate::check::run_check(

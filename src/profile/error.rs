@@ -15,6 +15,9 @@ pub struct ProfileError {
     pub message: String,
     /// What to do about it.
     pub hint: Option<String>,
+    /// For [`FailureKind::NoKernels`] of a target with a `kernel:` filter: the kernels that ran,
+    /// none of which the filter selects (a library that switched kernels). Empty otherwise.
+    pub unselected: Vec<String>,
 }
 
 impl ProfileError {
@@ -24,6 +27,7 @@ impl ProfileError {
             context: context.into(),
             message: message.into(),
             hint: None,
+            unselected: Vec::new(),
         }
     }
 

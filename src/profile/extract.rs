@@ -23,10 +23,15 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
     let log = scan(&capture.raw);
     if let Some((kind, message, hint)) = classify(&log) {
         let mut message = format!("{message} (in {origin})");
+        let mut unselected = Vec::new();
         if kind == FailureKind::NoKernels {
             message.push_str(&no_kernel_detail(job, capture));
+            if job.target.kernel.is_some() {
+                unselected = capture.kernels_seen.clone().unwrap_or_default();
+            }
         }
-        let err = ProfileError::new(kind, ctx, message);
+        let mut err = ProfileError::new(kind, ctx, message);
+        err.unselected = unselected;
         return Err(if hint.is_empty() { err } else { err.hint(hint) });
     }
     if let Some(code) = capture.exit_code.filter(|c| *c != 0)

@@ -34,7 +34,7 @@ pub fn for_replay(
     };
     let dropped = retain(&mut samples, filter);
     if samples.series.is_empty() && !dropped.is_empty() {
-        return Err(ProfileError::new(
+        let mut err = ProfileError::new(
             FailureKind::NoKernels,
             job_context(job),
             format!(
@@ -43,7 +43,9 @@ pub fn for_replay(
                 dropped.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
             ),
         )
-        .hint("fix `kernel:` in the spec: a `regex:` filter matches the demangled name as listed here (`void gemm<128>(...)` begins with `void`, so `^gemm` never matches it); an exact name matches the function name (`gemm`) or the whole demangled name (docs/spec.md, \"Selecting kernels\")"));
+        .hint("fix `kernel:` in the spec: a `regex:` filter matches the demangled name as listed here (`void gemm<128>(...)` begins with `void`, so `^gemm` never matches it); an exact name matches the function name (`gemm`) or the whole demangled name (docs/spec.md, \"Selecting kernels\")");
+        err.unselected = dropped;
+        return Err(err);
     }
     Ok(samples)
 }
