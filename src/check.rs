@@ -454,6 +454,7 @@ pub fn run_check(
         },
     );
     let unselected_errors = unselected(&mut rows, &m.unselected);
+    operation_notes(&mut rows);
     let category_bars = crate::nsys::bars::category_bars(targets, &m.samples, &|k| {
         baselines
             .get(&k.target)
@@ -740,6 +741,28 @@ fn skipped_rows(
         gpu_time_saved_ns: saved,
     };
     (rows, Some(skip))
+}
+
+/// Operation rows (`kernels: sum`): the reason names the kernels behind the row, and a change of
+/// kernel set since the baseline ("now runs `cutlass_80_...` instead of `nvjet_sm90_...`").
+fn operation_notes(rows: &mut [Row]) {
+    use crate::profile::sum::kernels_of;
+    let tick = |v: &[String]| v.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+    for r in rows.iter_mut().filter(|r| r.kernel == crate::spec::SUM_KERNEL) {
+        let now = kernels_of(&r.candidate_configs);
+        if now.is_empty() {
+            continue;
+        }
+        let note = match &r.config_change {
+            Some(c) if kernels_of(&c.baseline) != now => format!(
+                "kernel set changed: now runs {} instead of {}",
+                tick(&now),
+                tick(&kernels_of(&c.baseline))
+            ),
+            _ => format!("kernels: {}", tick(&now)),
+        };
+        r.reason = if r.reason.is_empty() { note } else { format!("{}; {note}", r.reason) };
+    }
 }
 
 /// Sizes whose `kernel:` filter selected none of the kernels that ran (docs/pytorch.md, "When the

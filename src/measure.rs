@@ -124,7 +124,8 @@ pub fn measure(
                             }
                             e
                         })
-                        .map(|s| (s, c.wall_seconds))
+                        // `kernels: sum`: one operation row per metric.
+                        .map(|s| (crate::profile::sum::apply(job.target, s), c.wall_seconds))
                 });
                 match r {
                     Err(e) if e.kind == FailureKind::ResourceUnavailable && attempt < delays.len() => {

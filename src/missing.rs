@@ -136,7 +136,25 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
         }
     }
     let tick = |v: &[&str]| v.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
-    sizes
+    // Operation rows (`kernels: sum`) whose kernel set changed: once per target x size.
+    let mut out: Vec<String> = Vec::new();
+    for r in rows.iter().filter(|r| r.kernel == crate::spec::SUM_KERNEL) {
+        let Some(c) = &r.config_change else { continue };
+        let (before, now) = (
+            crate::profile::sum::kernels_of(&c.baseline),
+            crate::profile::sum::kernels_of(&c.candidate),
+        );
+        let line = format!(
+            "{}: the operation now runs {} instead of {} (compared as one operation row)",
+            crate::samples::target_size(&r.target, &r.size),
+            now.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "),
+            before.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+        );
+        if before != now && !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out.extend(sizes
         .into_iter()
         .filter(|(_, (gone, new, ran))| !gone.is_empty() && (!new.is_empty() || ran.is_some()))
         .map(|((t, size), (gone, new, ran))| {
@@ -151,8 +169,8 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
                 now,
                 tick(&gone)
             )
-        })
-        .collect()
+        }));
+    out
 }
 
 /// One line per change for reports: `kernels that disappeared: matmul: `x`; kernels that

@@ -12,6 +12,7 @@ pub mod filter;
 pub mod live;
 pub mod nsys;
 pub mod record;
+pub mod sum;
 pub mod replay;
 
 pub use error::{FailureKind, ProfileError};

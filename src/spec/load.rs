@@ -13,7 +13,7 @@ use super::decode::{Ctx, Fields, Result, describe, did_you_mean, list};
 use super::error::SpecError;
 use super::expr::Expr;
 use super::model::{
-    CacheControl, ClockControl, ClockSetting, Explain, KernelFilter, MetricSpec, ProfilerKind, Profiling,
+    CacheControl, ClockControl, ClockSetting, Explain, KernelFilter, KernelMode, MetricSpec, ProfilerKind, Profiling,
     ReplayMode, SPEC_VERSION, Settings, Size, Spec, Target,
 };
 use super::template;
@@ -56,11 +56,13 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "allow_missing",
     "explain",
     "sass",
+    "kernels",
 ];
 
 /// Keys only Nsight Compute reads: on a `profiler: nsys` target they would change nothing.
 pub(crate) const NCU_ONLY_KEYS: &[&str] = &[
     "explain",
+    "kernels",
     "kernel",
     "nvtx",
     "launch_skip",
@@ -559,6 +561,7 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
         Some(n) => sass_paths(ctx, n, &what, spec_dir)?,
         None => Vec::new(),
     };
+    let kernels = kernel_mode(ctx, m.get("kernels"), m.get("metrics"), &what)?;
 
     Ok(Target {
         name: name.to_owned(),
@@ -588,7 +591,32 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
         allow_missing,
         explain,
         sass,
+        kernels,
     })
+}
+
+/// `kernels: each | sum`; with `sum`, every metric must add up over kernels (docs/spec.md,
+/// "Operation rows"): one that does not is refused at its key.
+fn kernel_mode(ctx: &Ctx<'_>, node: Option<&Node>, metrics: Option<&Node>, what: &str) -> Result<KernelMode> {
+    let Some(node) = node else {
+        return Ok(KernelMode::Each);
+    };
+    let mode = match ctx.choice(node, &format!("`kernels` of {what}"), &["each", "sum"])? {
+        "sum" => KernelMode::Sum,
+        _ => KernelMode::Each,
+    };
+    if mode == KernelMode::Sum
+        && let Some(metrics) = metrics
+    {
+        for (name, key_node, _) in ctx.entries(metrics, &format!("`metrics` of {what}"))? {
+            if let Some(why) = super::model::not_summable(name) {
+                return Err(ctx
+                    .err(key_node, format!("`{name}` cannot be summed over the kernels of an operation row (`kernels: sum` on {what}): it is {why}"))
+                    .help("gate it on a target with `kernels: each` (a row per kernel), or remove it; `kernels: sum` takes times and `.sum` counters"));
+            }
+        }
+    }
+    Ok(mode)
 }
 
 /// `sass:` of a target: the file, or list of files, whose SASS the cache hashes instead of the

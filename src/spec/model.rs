@@ -153,6 +153,46 @@ pub struct Target {
     /// Files whose SASS the cache hashes (`sass:`, resolved against the spec's directory);
     /// empty: the executable and the shared libraries it names (docs/sass-cache.md).
     pub sass: Vec<PathBuf>,
+    /// `kernels:`: one row per kernel (`each`, the default) or one row per operation, the time of
+    /// every selected kernel summed per iteration (`sum`; docs/spec.md, "Operation rows").
+    pub kernels: KernelMode,
+}
+
+/// `kernels:` of a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KernelMode {
+    /// A row per kernel (and launch configuration).
+    #[default]
+    Each,
+    /// One row per target x size x metric: the selected kernels' values summed per iteration.
+    Sum,
+}
+
+/// The kernel name of an operation row (`kernels: sum`): the same whichever kernels ran, so the
+/// row meets its baseline when a library switches kernels. The kernels behind it are the
+/// series' `configs` (`KERNEL grid (..) block (..)`).
+pub const SUM_KERNEL: &str = "(sum of selected kernels)";
+
+/// Why a metric cannot be summed over the kernels of an operation row, or `None` when it can:
+/// `.sum` counters and times add up; registers, occupancy, percentages, rates and averages do
+/// not. Derived metrics (`cgp__*`) are computed from the row's summed time and work.
+pub fn not_summable(name: &str) -> Option<&'static str> {
+    if name.starts_with(DERIVED_PREFIX) {
+        return None;
+    }
+    if name.starts_with("launch__") || name.contains("occupancy") {
+        return Some("a launch attribute (registers, block size, occupancy) of each kernel");
+    }
+    if name.contains("pct") {
+        return Some("a percentage of peak");
+    }
+    if name.contains("per_second") {
+        return Some("a rate");
+    }
+    if name.ends_with(".sum") {
+        return None;
+    }
+    Some("not a `.sum` counter (averages, minima, maxima and ratios do not add up)")
 }
 
 /// `explain:` of a target: when `check` collects the counters that say why a time changed.

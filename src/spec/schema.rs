@@ -294,6 +294,10 @@ fn target_properties() -> Value {
                 { "type": "object", "not": { "required": ["rules"] }, "additionalProperties": { "type": ["string", "number"] } }
             ]
         },
+        "kernels": {
+            "description": "each (default): a row per kernel the filter selects. sum: one row per operation, the time (and .sum counters) of every selected kernel summed per iteration, so a GEMM is gated as one operation whichever kernel the library picks; the kernels behind the row are listed, and a change of kernel set is a note. Registers, occupancy, percentages, rates and averages are refused on such rows.",
+            "enum": ["each", "sum"]
+        },
         "allow_missing": {
             "description": "Baseline rows this run should have measured and did not (a kernel that disappeared or was renamed) do not fail the gate. Default false.",
             "type": "boolean"
