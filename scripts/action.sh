@@ -110,6 +110,11 @@ run() {
       args=(check --spec "$spec" --baselines "$baselines" --json "$results" --fail-on "$fail_on")
       [[ -z "${INPUT_JUNIT:-}" ]] || args+=(--junit "$INPUT_JUNIT")
       [[ "$comment" == false ]] || args+=(--github-comment)
+      case "$(lower "${INPUT_ALLOW_NO_BASELINES:-false}")" in
+        true) args+=(--allow-no-baselines) ;;
+        false) ;;
+        *) die 2 "input 'allow-no-baselines' must be true or false, got '${INPUT_ALLOW_NO_BASELINES}'" ;;
+      esac
       ;;
     update-baselines)
       args=(baseline update --spec "$spec" --baselines "$baselines")

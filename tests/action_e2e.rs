@@ -210,8 +210,9 @@ fn a_profiler_permission_error_is_exit_3_with_verdict_error() {
     std::fs::write(fake.join("log"), PERM).unwrap();
     std::fs::write(fake.join("exit"), "1").unwrap();
     let ncu = root().join("tests/fixtures/fake-ncu/ncu");
+    // The first run: no baselines yet (without the input, that alone is exit 2, tested below).
     let o = r.run(
-        &[("WORKING_DIRECTORY", "project"), ("JUNIT", "")],
+        &[("WORKING_DIRECTORY", "project"), ("JUNIT", ""), ("ALLOW_NO_BASELINES", "true")],
         &[("CGP_GATE_NCU", &ncu), ("FAKE_NCU_DIR", &fake)],
     );
     assert_eq!(o.status.code(), Some(3), "stderr: {}", text(&o.stderr));
@@ -263,6 +264,11 @@ fn bad_inputs_are_exit_2_with_an_annotation() {
             "input 'fail-on' must be regression or inconclusive",
         ),
         (
+            "ALLOW_NO_BASELINES",
+            "maybe",
+            "input 'allow-no-baselines' must be true or false",
+        ),
+        (
             "WORKING_DIRECTORY",
             "nowhere",
             "input 'working-directory' 'nowhere' is not a directory",
@@ -283,6 +289,21 @@ fn bad_inputs_are_exit_2_with_an_annotation() {
             text(&o.stdout)
         );
     }
+}
+
+#[test]
+fn no_baselines_is_exit_2_unless_the_first_run_says_so() {
+    let r = Runner::new();
+    let mut inputs = replay_inputs("pr-same");
+    inputs[1].1 = r.dir.path().join("no-baselines-here").display().to_string();
+    let o = r.run(&borrowed(&inputs), &[]);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
+    let stderr = text(&o.stderr);
+    assert!(stderr.contains("no-baselines-here") && stderr.contains("cgp-gate baseline update"), "{stderr}");
+    inputs.push(("ALLOW_NO_BASELINES", "true".to_owned()));
+    let o = r.run(&borrowed(&inputs), &[]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    assert_eq!(r.outputs()["verdict"], "pass");
 }
 
 #[test]

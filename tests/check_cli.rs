@@ -141,7 +141,11 @@ fn planted_slowdown_is_a_regression_and_the_rest_is_not() {
 #[test]
 fn without_baselines_every_row_is_new_and_the_gate_passes() {
     let empty = tempfile::tempdir().unwrap();
-    let (code, r, out) = check("examples/recordings/pr-slowdown", empty.path(), &[]);
+    let (code, r, out) = check(
+        "examples/recordings/pr-slowdown",
+        empty.path(),
+        &["--allow-no-baselines"],
+    );
     assert_eq!(code, 0, "{out}");
     for row in r["rows"].as_array().unwrap() {
         // `min:`/`max:` limits need no baseline: they are judged on the candidate alone.
@@ -149,6 +153,36 @@ fn without_baselines_every_row_is_new_and_the_gate_passes() {
         let want = if limit { "pass" } else { "new" };
         assert_eq!(row["verdict"], want, "{row}");
     }
+}
+
+/// No baselines at all is never a pass: a mistyped path, baselines never committed, or
+/// `--baselines` one level too deep would keep CI green forever (issue 23 item 6, 27 item 7).
+#[test]
+fn no_baselines_at_all_is_exit_2_naming_the_directory_and_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    // A directory that does not exist, and one that is empty.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for (path, says) in [
+        (dir.path().join("does-not-exist"), "does not exist"),
+        (empty.clone(), "holds no baseline file"),
+    ] {
+        let (code, r, out) = check("examples/recordings/pr-slowdown", &path, &[]);
+        assert_eq!(code, 2, "{out}");
+        assert_eq!(r, Value::Null, "no results are written: {out}");
+        assert!(out.contains(&path.display().to_string()), "{out}");
+        assert!(out.contains(says), "{out}");
+        assert!(out.contains("cgp-gate baseline update") && out.contains("--allow-no-baselines"), "{out}");
+    }
+    // One level too deep: the GPU directory itself.
+    let deep = std::path::Path::new("examples/baselines/synthetic-gpu-no-hardware");
+    assert!(deep.join("matmul.json").is_file());
+    let (code, _, out) = check("examples/recordings/pr-slowdown", deep, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("<gpu-key>/<target>.json") && out.contains("--baselines examples/baselines"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -386,6 +420,7 @@ fn baselines_from_a_checks_results_need_no_profiling() {
             "examples/cgp-gate.yaml",
             "--replay",
             "examples/recordings/pr-same",
+            "--allow-no-baselines",
             "--baselines",
         ])
         .arg(dir.path().join("none"))

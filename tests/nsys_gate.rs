@@ -324,6 +324,7 @@ fn summary_recordings_cannot_give_gpu_time() {
         .arg(&spec)
         .arg("--baselines")
         .arg(dir.path().join("b"))
+        .arg("--allow-no-baselines")
         .arg("--replay")
         .arg(root().join("examples/nsys/recordings/main"))
         .output()
