@@ -348,6 +348,7 @@ pub fn run_check(
         false,
         progress,
     )?;
+    keep_unselected(&mut m, &baselines);
     let mut next_rep: BTreeMap<(String, String), u32> = work
         .iter()
         .map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1))
@@ -421,6 +422,8 @@ pub fn run_check(
                 *rounds.entry(id).or_default() += 1;
             }
         }
+        let mut extra = extra;
+        keep_unselected(&mut extra, &baselines);
         m.samples.extend(extra.samples);
         m.errors.extend(extra.errors);
         m.unselected.extend(extra.unselected);
@@ -453,7 +456,7 @@ pub fn run_check(
             skipped: &unchanged,
         },
     );
-    let unselected_errors = unselected(&mut rows, &m.unselected);
+    unselected(&mut rows, &m.unselected);
     operation_notes(&mut rows);
     let category_bars = crate::nsys::bars::category_bars(targets, &m.samples, &|k| {
         baselines
@@ -463,7 +466,6 @@ pub fn run_check(
     });
     let mut errors = m.errors;
     errors.extend(spec_errors);
-    errors.extend(unselected_errors);
     let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty() || !unchanged.is_empty());
     let source = profiler.source();
     Ok(Results {
@@ -766,32 +768,37 @@ fn operation_notes(rows: &mut [Row]) {
 }
 
 /// Sizes whose `kernel:` filter selected none of the kernels that ran (docs/pytorch.md, "When the
-/// library switches kernels"). Where the baseline had kernels, their rows are `missing` (exit 1
-/// unless allowed): the reason names the kernels that ran instead. Where it had none, nothing
-/// was ever selected: the profiler's error stays (returned, for the run's errors).
-fn unselected(
-    rows: &mut [Row],
-    unselected: &BTreeMap<(String, String), (Vec<String>, RunError)>,
-) -> Vec<RunError> {
-    let mut errors = Vec::new();
-    for ((target, size), (ran, error)) in unselected {
-        let mut any = false;
+/// library switches kernels"), where the baseline has kernels: not a profiler failure. Their
+/// error is dropped, so the baseline's rows become `missing` (exit 1 unless allowed). Where the
+/// baseline has nothing, nothing was ever selected: the error stays (and so does exit 3).
+fn keep_unselected(m: &mut Measurement, baselines: &BTreeMap<String, (BaselineFile, PathBuf)>) {
+    let has_baseline = |(target, size): &(String, String)| {
+        baselines
+            .get(target)
+            .is_some_and(|(b, _)| b.entries.iter().any(|e| &e.size == size))
+    };
+    m.unselected.retain(|id, _| has_baseline(id));
+    let unselected = &m.unselected;
+    m.errors.retain(|e| {
+        !unselected.contains_key(&(e.target.clone(), e.size.clone().unwrap_or_default()))
+    });
+}
+
+/// The `missing` rows of sizes whose filter selected none of the kernels that ran: the reason
+/// names the kernels that ran instead.
+fn unselected(rows: &mut [Row], unselected: &BTreeMap<(String, String), Vec<String>>) {
+    for ((target, size), ran) in unselected {
         for r in rows
             .iter_mut()
             .filter(|r| &r.target == target && &r.size == size && r.verdict == RowVerdict::Missing)
         {
-            any = true;
             r.reason = format!(
                 "{}; the kernel filter selected none of the kernels that ran: the application ran {}",
                 r.reason,
                 ran.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
             );
         }
-        if !any {
-            errors.push(error.clone());
-        }
     }
-    errors
 }
 
 /// Judge every measured row against its baseline, plus `missing` rows for baseline entries

@@ -23,9 +23,10 @@ pub struct Measurement {
     /// Jobs that ran, per (target, size key): how many repetitions each got.
     pub reps_done: BTreeMap<(String, String), u32>,
     /// (target, size key) whose `kernel:` filter selected none of the kernels that ran, with
-    /// those kernels and the profiler's message: a gate finding when the baseline has kernels
-    /// there (they are `missing`), an error otherwise (`check` decides).
-    pub unselected: BTreeMap<(String, String), (Vec<String>, crate::results::RunError)>,
+    /// those kernels. Their failure is in `errors` too: `check` turns it into `missing` rows
+    /// where the baseline has kernels there (a library's switch of kernel is a gate finding,
+    /// not a tool failure); everywhere else it stays an error.
+    pub unselected: BTreeMap<(String, String), Vec<String>>,
 }
 
 /// GPU health watching around each live repetition.
@@ -159,11 +160,7 @@ pub fn measure(
                         message: e.to_string(),
                     };
                     if e.kind == FailureKind::NoKernels && !e.unselected.is_empty() {
-                        // The filter selected nothing, but kernels ran: what the baseline had
-                        // there is gone (a library's switch of kernel), not a tool failure.
-                        m.unselected.insert(id.clone(), (e.unselected.clone(), error));
-                        failed.push(id);
-                        continue;
+                        m.unselected.insert(id.clone(), e.unselected.clone());
                     }
                     m.errors.push(error);
                     failed.push(id);
