@@ -62,7 +62,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
                 w.target.name,
                 w.size.key(),
                 w.reps.1,
-                argv.join(" ")
+                argv.iter().map(|a| shell_word(a)).collect::<Vec<_>>().join(" ")
             )
             .map_err(stdout_err)?;
         }
@@ -117,6 +117,21 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
             crate::results::FailOn::Regression,
         )
     })
+}
+
+/// One word of a printed command line, quoted for a POSIX shell when it needs to be
+/// (`'regex:nvjet|gemm'`): the line can be pasted into a terminal. Display only; never executed.
+fn shell_word(a: &str) -> String {
+    // The placeholders for paths a real run makes stay as they are.
+    let placeholder = a == "<log>" || a == "<tmp>/run-N";
+    let safe = !a.is_empty()
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if placeholder || safe {
+        a.to_owned()
+    } else {
+        format!("'{}'", a.replace('\'', r"'\''"))
+    }
 }
 
 /// The installed ncu's release for `--dry-run`, after saying which ncu and release the command
