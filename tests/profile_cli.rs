@@ -404,3 +404,45 @@ fn a_gated_metric_in_a_unit_cgp_gate_cannot_convert_is_named() {
             "has unit `furlong`, which cgp-gate cannot convert",
         ));
 }
+
+/// ncu's own `The application returned an error code` line: the application's error (here
+/// Python's argparse), not ncu's, shown in every command that profiles, beside the command line
+/// to rerun (issue 23 item 4: `init` once said only "rerun the ncu command by hand").
+#[test]
+fn an_application_failing_under_ncu_shows_its_own_output_in_every_command() {
+    let s = Scenario::new();
+    s.file(
+        "log",
+        "==PROF== Connected to process 9 (/usr/bin/python3.12)\n==PROF== Disconnected from process 9\n==ERROR== The application returned an error code (2).\n==WARNING== No kernels were profiled.\n",
+    )
+    .file(
+        "stderr",
+        "usage: torch_work.py [-h] --n N [--iters ITERS]\ntorch_work.py: error: the following arguments are required: --n\n",
+    )
+    .file("stdout", "loading torch\n")
+    .file("exit", "2");
+    for tree in ["base", "head"] {
+        std::fs::create_dir(s.dir.path().join(tree)).unwrap();
+        std::fs::write(s.dir.path().join(tree).join("cgp-gate.yaml"), SPEC).unwrap();
+    }
+    for args in [
+        vec!["profile"],
+        vec!["check", "--allow-no-baselines"],
+        vec!["baseline", "update"],
+        vec!["ab", "--spec", "head/cgp-gate.yaml", "--base-dir", "base", "--head-dir", "head"],
+        vec!["init", "--output", "out/init.yaml", "--", "./app", "--n", "1024"],
+    ] {
+        std::fs::create_dir_all(s.dir.path().join("out")).unwrap();
+        let out = s.cmd(&args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {text}");
+        assert!(text.contains("the application failed under ncu"), "{args:?}: {text}");
+        assert!(
+            text.contains("torch_work.py: error: the following arguments are required: --n"),
+            "{args:?}: {text}"
+        );
+        assert!(text.contains("loading torch"), "{args:?}: {text}");
+        assert!(text.contains("run it by hand to see why:"), "{args:?}: {text}");
+        assert!(text.contains("--kernel-name") || args[0] == "init", "{args:?}: {text}");
+    }
+}

@@ -265,6 +265,15 @@ pub fn classify(scan: &LogScan) -> Option<(FailureKind, String, String)> {
                 .to_owned(),
         ));
     }
+    if let Some(e) = find("application returned an error code") {
+        // The application failed under ncu (its own error, not ncu's): the caller adds the
+        // application's last output and the command line to rerun.
+        return Some((
+            FailureKind::AppFailed,
+            format!("the application failed under ncu: {e}"),
+            "its own output is above; rerun the command to see all of it".to_owned(),
+        ));
+    }
     if let Some(e) = scan.errors.first() {
         return Some((
             FailureKind::ProfilerError,

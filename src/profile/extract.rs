@@ -30,6 +30,9 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
                 unselected = capture.kernels_seen.clone().unwrap_or_default();
             }
         }
+        if kind == FailureKind::AppFailed {
+            return Err(app_failed(ctx, message, capture));
+        }
         let mut err = ProfileError::new(kind, ctx, message);
         err.unselected = unselected;
         return Err(if hint.is_empty() { err } else { err.hint(hint) });
@@ -54,23 +57,11 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         return Err(err);
     }
     if let Some(code) = capture.exit_code.filter(|c| *c != 0) {
-        let mut message = format!("the application (or ncu) exited with status {code}");
-        if !capture.output_tail.is_empty() {
-            message.push_str(&format!("; last output:\n{}", capture.output_tail));
-        }
-        let mut err = ProfileError::new(FailureKind::AppFailed, ctx, message);
-        match &capture.argv {
-            Some(argv) if !argv.is_empty() => {
-                err = err.hint(format!("run it by hand to see why: {}", shell_words(argv)));
-            }
-            _ => {
-                err = err.hint(format!(
-                    "{} does not say which command ran; run the target's `command` by hand (`cgp-gate profile --dry-run` prints it)",
-                    capture.origin.display()
-                ));
-            }
-        }
-        return Err(err);
+        return Err(app_failed(
+            ctx,
+            format!("the application (or ncu) exited with status {code}"),
+            capture,
+        ));
     }
     let parsed = parse(&capture.raw).map_err(|e| {
         let mut m = format!("{origin}");
@@ -256,6 +247,29 @@ fn no_kernel_detail(job: Job<'_>, capture: &Capture) -> String {
         None => {}
     }
     s
+}
+
+/// The application failed under ncu: its own last output (stderr, then stdout) and the command
+/// line to rerun, in every command that profiles (init, profile, check, ab, baseline update).
+fn app_failed(ctx: String, mut message: String, capture: &Capture) -> ProfileError {
+    if capture.output_tail.trim().is_empty() {
+        message.push_str("; none of its output was captured");
+    } else {
+        message.push_str(&format!(
+            "; the application's last output:\n{}",
+            capture.output_tail
+        ));
+    }
+    let err = ProfileError::new(FailureKind::AppFailed, ctx, message);
+    match &capture.argv {
+        Some(argv) if !argv.is_empty() => {
+            err.hint(format!("run it by hand to see why: {}", shell_words(argv)))
+        }
+        _ => err.hint(format!(
+            "{} does not say which command ran; run the target's `command` by hand (`cgp-gate profile --dry-run` prints it)",
+            capture.origin.display()
+        )),
+    }
 }
 
 /// Quote argv for display only (never executed).
