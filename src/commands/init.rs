@@ -137,104 +137,153 @@ fn number<'l>(l: &'l Launch, keys: &[&str]) -> Option<(f64, &'l str)> {
 }
 
 /// The bare function name ncu's `--kernel-name-base function` matches: no return type, no
-/// namespace or class, no template arguments, no parameters.
-/// `void ns::gemm<128, float>(float const*, int)` -> `gemm`.
+/// namespace or class, no template arguments, no parameters (`profile::filter::function_name`,
+/// the rule a replay applies too). `void ns::gemm<128, float>(float const*, int)` -> `gemm`.
 pub fn function_name(demangled: &str) -> String {
-    let key = kernel_key(demangled);
-    // The return type ends at the last space outside brackets (`enable_if<!T, void>::type k<..>`).
-    let mut s = key.as_str();
-    if let Some(i) = last_top_level(s, |rest| rest.starts_with(' ')) {
-        s = &s[i + 1..];
-    }
-    // Trailing template arguments.
-    if s.ends_with('>')
-        && let Some(i) = matching_open(s)
-    {
-        s = &s[..i];
-    }
-    // Namespaces and classes, including `(anonymous namespace)::`.
-    if let Some(i) = last_top_level(s, |rest| rest.starts_with("::")) {
-        s = &s[i + 2..];
-    }
-    let s = s.trim();
-    if s.is_empty() { key } else { s.to_owned() }
+    crate::profile::filter::function_name(demangled)
 }
 
-/// The byte offset of the last position outside `<>`/`()` brackets where `at` holds.
-fn last_top_level(s: &str, at: impl Fn(&str) -> bool) -> Option<usize> {
-    let mut depth = 0i32;
-    let mut found = None;
-    for (i, c) in s.char_indices() {
-        match c {
-            '<' | '(' => depth += 1,
-            '>' | ')' => depth -= 1,
-            _ if depth == 0 && at(&s[i..]) => found = Some(i),
-            _ => {}
-        }
-    }
-    found
+/// Kernels that set up a program's inputs rather than do its work: random numbers, fills,
+/// copies. Gated only when nothing else runs.
+fn is_setup(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    [
+        "distribution", "philox", "curand", "random", "normal_kernel", "uniform_kernel",
+        "fillfunctor", "fill_kernel", "memset", "memcpy", "copy_kernel", "copy_device",
+        "arange", "zero_kernel",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
 }
 
-/// The offset of the `<` that opens the template argument list `s` ends with.
-fn matching_open(s: &str) -> Option<usize> {
-    let mut depth = 0i32;
-    for (i, c) in s.char_indices().rev() {
-        match c {
-            '>' => depth += 1,
-            '<' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
+/// Kernels under this share of the capture's GPU time are listed, not gated.
+const MIN_SHARE: f64 = 0.01;
 
-/// The spec's `kernel:` value for the kernels seen: the function name when there is one, else
-/// one regex (`^prefix` when every name shares one of at least 4 characters, else an anchored
-/// alternation of the exact names). `None` when only NVTX ranges were seen (ncu names a range
-/// result `range`, and `-k` does not select ranges).
-pub fn kernel_filter(kernels: &[KernelSeen]) -> Option<String> {
-    let mut names: Vec<&str> = Vec::new();
-    for k in kernels {
-        if !names.contains(&k.function.as_str()) {
-            names.push(&k.function);
-        }
-    }
-    match names.as_slice() {
-        [] | ["range"] => None,
-        [one] => Some((*one).to_owned()),
-        many => {
-            let prefix = common_prefix(many);
-            if prefix.chars().count() >= 4 {
-                Some(format!("regex:^{}", regex::escape(&prefix)))
-            } else {
-                let alts: Vec<String> = many.iter().map(|n| regex::escape(n)).collect();
-                Some(format!("regex:^(?:{})$", alts.join("|")))
-            }
-        }
+impl KernelSeen {
+    /// The kernel's GPU time in the capture (sum of its launches), when measured.
+    fn total_time(&self) -> Option<f64> {
+        (!self.times.is_empty()).then(|| self.times.iter().sum())
     }
 }
 
-fn common_prefix(names: &[&str]) -> String {
-    let Some(first) = names.first() else {
-        return String::new();
+/// Which kernels a spec gates: each kernel's share of the capture's GPU time, and whether it is
+/// proposed (not setup, at least [`MIN_SHARE`]). Nothing left: every non-setup kernel; still
+/// nothing: every kernel.
+pub fn proposal(kernels: &[KernelSeen]) -> Vec<(Option<f64>, bool)> {
+    let units: Vec<&str> = kernels.iter().filter(|k| !k.times.is_empty()).map(|k| k.time_unit.as_str()).collect();
+    let one_unit = units.windows(2).all(|w| w[0] == w[1]);
+    let total: f64 = kernels.iter().filter_map(KernelSeen::total_time).sum();
+    let share = |k: &KernelSeen| {
+        (one_unit && total > 0.0 && kernels.iter().all(|k| !k.times.is_empty()))
+            .then(|| k.total_time().unwrap_or(0.0) / total)
     };
-    let mut len = first.len();
-    for n in &names[1..] {
-        len = first
-            .char_indices()
-            .zip(n.chars())
-            .take_while(|((_, a), b)| a == b)
-            .map(|((i, a), _)| i + a.len_utf8())
-            .last()
-            .unwrap_or(0)
-            .min(len);
+    let mut out: Vec<(Option<f64>, bool)> = kernels
+        .iter()
+        .map(|k| (share(k), !is_setup(&k.name) && share(k).is_none_or(|s| s >= MIN_SHARE)))
+        .collect();
+    if !out.iter().any(|(_, g)| *g) {
+        for (o, k) in out.iter_mut().zip(kernels) {
+            o.1 = !is_setup(&k.name);
+        }
     }
-    first[..len].to_owned()
+    if !out.iter().any(|(_, g)| *g) {
+        for o in &mut out {
+            o.1 = true;
+        }
+    }
+    out
+}
+
+/// Whether a `kernel:` value selects exactly the kernels marked `true` among `names` (the
+/// capture's names), by the rule live ncu and replay share.
+fn selects_exactly(filter: &str, names: &[(&str, bool)]) -> bool {
+    let f = match filter.strip_prefix("regex:") {
+        Some(re) => match regex::Regex::new(re) {
+            Ok(re) => crate::spec::KernelFilter::Regex(re),
+            Err(_) => return false,
+        },
+        None => crate::spec::KernelFilter::Exact(filter.to_owned()),
+    };
+    names
+        .iter()
+        .all(|(n, want)| crate::profile::filter::matches(&f, n) == *want)
+}
+
+/// A plain identifier: what an exact `kernel:` may be without being a whole demangled name.
+fn is_identifier(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The spec's `kernel:` value that selects exactly the `wanted` kernels (by index) among those
+/// seen, checked with the matching rule itself (`profile::filter`): the function name when one
+/// kernel (or all instantiations of one function) is wanted, else a `regex:` alternation of
+/// function names (a whole escaped name where a function name would select too much).
+/// `None` when only NVTX ranges were seen (ncu names a range result `range`, and `-k` does not
+/// select ranges), or when no filter is needed (every kernel wanted).
+pub fn kernel_filter_for(kernels: &[KernelSeen], wanted: &[bool]) -> Option<String> {
+    if kernels.iter().all(|k| k.name == "range") {
+        return None;
+    }
+    let names: Vec<(&str, bool)> = kernels
+        .iter()
+        .zip(wanted)
+        .map(|(k, w)| (k.name.as_str(), *w))
+        .collect();
+    let mut functions: Vec<&str> = Vec::new();
+    for (k, w) in kernels.iter().zip(wanted) {
+        if *w && !functions.contains(&k.function.as_str()) {
+            functions.push(&k.function);
+        }
+    }
+    if let [one] = functions.as_slice()
+        && is_identifier(one)
+        && selects_exactly(one, &names)
+    {
+        return Some((*one).to_owned());
+    }
+    // One alternative per wanted kernel: its function name where that selects no unwanted
+    // kernel, else its whole name (parameters dropped).
+    let mut alts: Vec<String> = Vec::new();
+    for (k, w) in kernels.iter().zip(wanted) {
+        if !*w {
+            continue;
+        }
+        let by_function = regex::escape(&k.function);
+        let alt = if is_identifier(&k.function) && selects_only_wanted(&by_function, &names) {
+            by_function
+        } else {
+            regex::escape(&k.name)
+        };
+        if !alts.contains(&alt) {
+            alts.push(alt);
+        }
+    }
+    let filter = format!("regex:{}", alts.join("|"));
+    if selects_exactly(&filter, &names) {
+        return Some(filter);
+    }
+    // Whole names, anchored: the most specific filter there is.
+    let whole: Vec<String> = kernels
+        .iter()
+        .zip(wanted)
+        .filter(|(_, w)| **w)
+        .map(|(k, _)| regex::escape(&k.name))
+        .collect();
+    Some(format!("regex:^(?:{})", whole.join("|")))
+}
+
+fn selects_only_wanted(re: &str, names: &[(&str, bool)]) -> bool {
+    regex::Regex::new(re).is_ok_and(|r| {
+        names
+            .iter()
+            .all(|(n, want)| *want || !crate::profile::filter::matches(&crate::spec::KernelFilter::Regex(r.clone()), n))
+    })
+}
+
+/// The spec's `kernel:` value that selects every kernel seen ([`kernel_filter_for`]).
+pub fn kernel_filter(kernels: &[KernelSeen]) -> Option<String> {
+    kernel_filter_for(kernels, &vec![true; kernels.len()])
 }
 
 /// The program named by ncu's first `==PROF== Connected to process N (PATH)` line.
@@ -284,7 +333,7 @@ pub fn command_template(argv: &[String]) -> CommandTemplate {
         if let Some((flag, value)) = arg
             .split_once('=')
             .filter(|(f, v)| f.starts_with('-') && is_number(v))
-            && let Some(name) = param_from_flag(flag)
+            && let Some(name) = param_from_flag(flag).filter(|n| !is_loop_count(n))
         {
             let name = add(name, value, &mut out.params);
             out.argv.push(format!("{}={{{name}}}", escape_braces(flag)));
@@ -295,6 +344,12 @@ pub fn command_template(argv: &[String]) -> CommandTemplate {
                 .get(i - 1)
                 .filter(|p| i > 1 && !is_number(p) && !p.contains('='))
                 .and_then(|p| param_from_flag(p));
+            if from_flag.as_deref().is_some_and(is_loop_count) {
+                // How many times the program runs its kernels, not a problem size: more launches
+                // give more samples per run, another value is not another size to gate.
+                out.argv.push(escape_braces(arg));
+                continue;
+            }
             let name = add(
                 from_flag.unwrap_or_else(|| format!("arg{i}")),
                 arg,
@@ -306,6 +361,18 @@ pub fn command_template(argv: &[String]) -> CommandTemplate {
         out.argv.push(escape_braces(arg));
     }
     out
+}
+
+/// A flag that counts loop iterations (`--launches 3`, `--iters 10`, `--warmup 2`): kept in the
+/// command as written, out of the sizes.
+fn is_loop_count(param: &str) -> bool {
+    matches!(
+        param,
+        "launches" | "iters" | "iter" | "iterations" | "niter" | "n_iter" | "n_iters" | "num_iters"
+            | "repeat" | "repeats" | "reps" | "repetitions" | "nrep" | "warmup" | "warmups"
+            | "warmup_iters" | "runs" | "num_runs" | "steps" | "loops" | "trials" | "bench_iters"
+            | "profile_iters"
+    )
 }
 
 /// A number as a size value: digits with an optional sign, fraction and exponent.
@@ -392,11 +459,47 @@ fn size_value(v: &str) -> String {
     if int { v.to_owned() } else { yaml_str(v) }
 }
 
+/// The program a command runs, past an interpreter and its options: `python3 torch_work.py`
+/// -> `torch_work.py`, `python -m pkg.bench` -> `pkg.bench`, `./build/bench` -> itself.
+fn program_of(argv: &[String]) -> Option<&str> {
+    let first = argv.first()?;
+    let stem = first.rsplit(['/', '\\']).next().unwrap_or(first);
+    let stem = stem.strip_suffix(".exe").unwrap_or(stem);
+    let interpreter = ["python", "pypy", "bash", "sh", "node", "ruby", "perl", "julia", "uv", "torchrun", "accelerate"]
+        .iter()
+        .any(|i| {
+            stem == *i
+                || stem
+                    .strip_prefix(i)
+                    .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        });
+    if !interpreter {
+        return Some(first);
+    }
+    let mut rest = argv[1..].iter();
+    while let Some(a) = rest.next() {
+        if a == "-m" {
+            return rest.next().map(|m| m.rsplit('.').next().unwrap_or(m)).or(Some(first));
+        }
+        if a == "run" || a == "launch" || a.starts_with('-') {
+            continue;
+        }
+        return Some(a);
+    }
+    Some(first)
+}
+
 /// A target name from the program's file name: `./build/my_bench` -> `my_bench`.
 fn target_name(program: Option<&str>) -> String {
     let stem = program
         .and_then(|p| p.rsplit(['/', '\\']).next())
         .map(|f| f.strip_suffix(".exe").unwrap_or(f))
+        .map(|f| {
+            [".py", ".sh", ".js", ".rb", ".pl", ".jl"]
+                .iter()
+                .find_map(|x| f.strip_suffix(x))
+                .unwrap_or(f)
+        })
         .unwrap_or_default();
     let name: String = stem
         .chars()
@@ -437,6 +540,9 @@ pub struct Draft {
     /// Where the launches came from (`run.csv`, or the command run under ncu).
     pub origin: String,
     pub launches: usize,
+    /// `cwd:` of the target: where init ran, relative to the spec's directory, when the spec is
+    /// written elsewhere (`--output other/dir/spec.yaml`); the program runs where it ran.
+    pub cwd: Option<String>,
 }
 
 impl Draft {
@@ -456,7 +562,7 @@ impl Draft {
         } else {
             (vec![PLACEHOLDER_PROGRAM.to_owned()], CommandSource::Placeholder)
         };
-        let name = name.map_or_else(|| target_name(argv.first().map(String::as_str)), str::to_owned);
+        let name = name.map_or_else(|| target_name(program_of(&argv)), str::to_owned);
         Self {
             name,
             command: command_template(&argv),
@@ -464,6 +570,7 @@ impl Draft {
             kernels: kernels_seen(parsed),
             origin: origin.to_owned(),
             launches: parsed.launches.len(),
+            cwd: None,
         }
     }
 
@@ -494,6 +601,10 @@ impl Draft {
         }
         let argv: Vec<String> = self.command.argv.iter().map(|a| yaml_str(a)).collect();
         let _ = writeln!(s, "    command: [{}]", argv.join(", "));
+        if let Some(cwd) = &self.cwd {
+            s.push_str("    # Where `cgp-gate init` ran the program, relative to this file.\n");
+            let _ = writeln!(s, "    cwd: {}", yaml_str(cwd));
+        }
         self.render_kernels(&mut s);
         if !self.command.params.is_empty() {
             let params: Vec<String> = self
@@ -512,11 +623,16 @@ impl Draft {
     }
 
     fn render_kernels(&self, s: &mut String) {
-        let filter = kernel_filter(&self.kernels);
         if self.kernels.is_empty() {
             return;
         }
-        s.push_str("    # Kernels in the capture: launches, median time, registers per thread.\n");
+        let proposal = proposal(&self.kernels);
+        let wanted: Vec<bool> = proposal.iter().map(|(_, w)| *w).collect();
+        let filter = kernel_filter_for(&self.kernels, &wanted);
+        s.push_str("    # Kernels in the capture: launches, median time, registers per thread, share of GPU time.\n");
+        s.push_str("    # Gated: the kernels `kernel:` selects (one row each). Listed with `-` and not gated: one-time\n");
+        s.push_str("    # setup (random numbers, fills, copies) and kernels under 1% of the GPU time; widen `kernel:`\n");
+        s.push_str("    # to gate them too (docs/spec.md, \"Selecting kernels\").\n");
         let width = self
             .kernels
             .iter()
@@ -524,8 +640,19 @@ impl Draft {
             .map(|k| display_name(&k.name).chars().count())
             .max()
             .unwrap_or(0);
-        for k in self.kernels.iter().take(MAX_LISTED_KERNELS) {
-            let _ = writeln!(s, "    #   {}", kernel_line(k, width).trim_end());
+        for (k, (share, gated)) in self.kernels.iter().zip(&proposal).take(MAX_LISTED_KERNELS) {
+            let share = share.map_or_else(String::new, |x| format!("  {:.1}%", x * 100.0));
+            let why = match (gated, is_setup(&k.name)) {
+                (true, _) => "",
+                (false, true) => "  (setup)",
+                (false, false) => "  (small)",
+            };
+            let _ = writeln!(
+                s,
+                "    #  {} {}{share}{why}",
+                if *gated { "+" } else { "-" },
+                kernel_line(k, width).trim_end()
+            );
         }
         if self.kernels.len() > MAX_LISTED_KERNELS {
             let _ = writeln!(
@@ -612,7 +739,14 @@ pub fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<i32> {
             "the capture holds no kernel launches; profile a run that launches the kernels to gate",
         ));
     }
-    let draft = Draft::new(&parsed, &raw, &opts.command, opts.name.as_deref(), &origin);
+    let mut draft = Draft::new(&parsed, &raw, &opts.command, opts.name.as_deref(), &origin);
+    if draft.command_source == CommandSource::Given {
+        // The spec's directory, made now (the write would make it) so that `cwd:` can be told.
+        if let Some(dir) = opts.output.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+        }
+        draft.cwd = cwd_for(&opts.output);
+    }
     let text = draft.render();
     // A spec init cannot load is a bug in init: refuse to write it rather than hand it on.
     let spec = crate::spec::load_str(&text, &opts.output).map_err(|e| {
@@ -623,6 +757,32 @@ pub fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<i32> {
     crate::fsutil::write_atomic(&opts.output, text.as_bytes())?;
     print_summary(&draft, &spec, &opts.output, out).map_err(|e| Error::io("write", "<stdout>", e))?;
     Ok(exit_codes::OK)
+}
+
+/// The current directory relative to the directory `output` is written in, when they differ
+/// (`None` when they are the same, or cannot be told apart).
+fn cwd_for(output: &Path) -> Option<String> {
+    let here = std::env::current_dir().ok()?.canonicalize().ok()?;
+    let dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let dir = dir.canonicalize().ok()?;
+    if dir == here {
+        return None;
+    }
+    let a: Vec<_> = dir.components().collect();
+    let b: Vec<_> = here.components().collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut rel = PathBuf::new();
+    for _ in common..a.len() {
+        rel.push("..");
+    }
+    for c in &b[common..] {
+        rel.push(c);
+    }
+    let rel = rel.to_str()?.to_owned();
+    Some(if rel.is_empty() { ".".to_owned() } else { rel })
 }
 
 fn read_capture(file: &Path) -> Result<String> {
@@ -654,10 +814,13 @@ fn profile_once(opts: &InitOptions) -> Result<(ParsedOutput, String, String)> {
         kernels: Vec::new(),
         origin: "the command".to_owned(),
         launches: 0,
+        cwd: None,
     };
     let mut text = probe.render();
     text.push_str("    launch_count: 200\n");
-    let spec = crate::spec::load_str(&text, &opts.output)?;
+    // The program runs in the current directory, wherever `--output` writes the spec.
+    let here = std::env::current_dir().map_err(|e| Error::io("read", ".", e))?;
+    let spec = crate::spec::load_str(&text, &here.join("cgp-gate.yaml"))?;
     let Some(target) = spec.targets.first() else {
         return Err(Error::Usage(
             "init could not build a target from the command".to_owned(),
@@ -826,26 +989,77 @@ mod tests {
         assert!(t.params.is_empty());
     }
 
-    #[test]
-    fn kernel_filters_use_a_name_a_prefix_or_an_alternation() {
-        let k = |f: &str| KernelSeen {
-            name: f.to_owned(),
-            function: f.to_owned(),
-            launches: 1,
-            times: vec![],
-            time_unit: String::new(),
+    fn seen(name: &str, launches: usize, time: f64) -> KernelSeen {
+        KernelSeen {
+            name: kernel_key(name),
+            function: function_name(name),
+            launches,
+            times: vec![time; launches],
+            time_unit: "ns".to_owned(),
             registers: None,
-        };
+        }
+    }
+
+    #[test]
+    fn kernel_filters_select_exactly_the_kernels_seen() {
+        let k = |f: &str| seen(f, 1, 1.0);
         assert_eq!(kernel_filter(&[k("gemm"), k("gemm")]).as_deref(), Some("gemm"));
         assert_eq!(
             kernel_filter(&[k("volta_sgemm_128x32_nn"), k("volta_sgemm_64x64_nn")]).as_deref(),
-            Some("regex:^volta_sgemm_")
-        );
-        assert_eq!(
-            kernel_filter(&[k("a.b"), k("c")]).as_deref(),
-            Some(r"regex:^(?:a\.b|c)$")
+            Some("regex:volta_sgemm_128x32_nn|volta_sgemm_64x64_nn")
         );
         assert_eq!(kernel_filter(&[k("range")]), None);
+        // ncu 2025.3's print of a PyTorch kernel: once `0>`, a fragment that matched nothing.
+        let ln = k("void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)");
+        assert_eq!(kernel_filter(std::slice::from_ref(&ln)).as_deref(), Some("vectorized_layer_norm_kernel"));
+        // Two instantiations of one template, one wanted: the function name would select both.
+        let a = k("void matmul_tiled<32>(const float *, int)");
+        let b = k("void matmul_tiled<16>(const float *, int)");
+        let f = kernel_filter_for(&[a.clone(), b.clone()], &[true, false]).unwrap();
+        assert!(selects_exactly(&f, &[(&a.name, true), (&b.name, false)]), "{f}");
+    }
+
+    #[test]
+    fn init_proposes_the_kernels_that_matter_and_lists_setup_kernels() {
+        // The kernels of a PyTorch program like examples/pytorch/torch_work.py (names as ncu
+        // 2025.3 prints them; launch counts and times made up for the test).
+        let kernels = [
+            seen("void at::native::unnamed>::distribution_elementwise_grid_stride_kernel<float, 4>(int, T2)", 3, 5_000.0),
+            seen("void at::native::vectorized_elementwise_kernel<4, FillFunctor<Half>, Array<char *, 1>>(int, T2, T3)", 1, 2_000.0),
+            seen("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", 3, 26_000.0),
+            seen("void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>(int, T2, const T1 *)", 3, 60_000.0),
+            seen("void at::native::reduce_kernel<512, 1>(R)", 1, 100.0),
+        ];
+        let p = proposal(&kernels);
+        let gated: Vec<bool> = p.iter().map(|(_, g)| *g).collect();
+        assert_eq!(gated, [false, false, true, true, false]);
+        let share = p[2].0.unwrap();
+        assert!((share - 78_000.0 / 275_100.0).abs() < 1e-9, "{share}");
+        let f = kernel_filter_for(&kernels, &gated).unwrap();
+        assert_eq!(f, "regex:nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT|vectorized_layer_norm_kernel");
+        let names: Vec<(&str, bool)> = kernels.iter().zip(&gated).map(|(k, g)| (k.name.as_str(), *g)).collect();
+        assert!(selects_exactly(&f, &names));
+        let draft = Draft {
+            name: "torch_work".into(),
+            command: command_template(&s(&["python3", "torch_work.py", "--n", "2048", "--iters", "3"])),
+            command_source: CommandSource::Given,
+            kernels: kernels.to_vec(),
+            origin: "test".into(),
+            launches: 11,
+            cwd: None,
+        };
+        let text = draft.render();
+        assert!(text.contains("(setup)") && text.contains("(small)"), "{text}");
+        assert!(text.contains("command: [python3, torch_work.py, --n, \"{n}\", --iters, \"3\"]"), "{text}");
+        assert!(text.contains("      - { n: 2048 }\n"), "{text}");
+        crate::spec::load_str(&text, Path::new("cgp-gate.yaml")).unwrap();
+    }
+
+    #[test]
+    fn loop_counts_stay_out_of_the_sizes() {
+        let t = command_template(&s(&["./b", "--n", "64", "--launches", "3", "--warmup=2", "--repeat", "5"]));
+        assert_eq!(t.argv, s(&["./b", "--n", "{n}", "--launches", "3", "--warmup=2", "--repeat", "5"]));
+        assert_eq!(t.params, [("n".to_owned(), "64".to_owned())]);
     }
 
     #[test]
@@ -882,5 +1096,12 @@ mod tests {
         assert_eq!(target_name(Some("C:\\Python311\\python.exe")), "python");
         assert_eq!(target_name(Some(PLACEHOLDER_PROGRAM)), "bench");
         assert_eq!(target_name(Some("./a b+c")), "a_b_c");
+        // Past the interpreter, to the script or module.
+        let name = |argv: &[&str]| target_name(program_of(&s(argv)));
+        assert_eq!(name(&["python3", "torch_work.py", "--n", "2048"]), "torch_work");
+        assert_eq!(name(&["python3.12", "-u", "bench/run_gemm.py"]), "run_gemm");
+        assert_eq!(name(&["python", "-m", "pkg.bench_attn"]), "bench_attn");
+        assert_eq!(name(&["/usr/bin/python3"]), "python3");
+        assert_eq!(name(&["./build/matmul", "--n", "1"]), "matmul");
     }
 }
