@@ -629,10 +629,8 @@ impl Draft {
         let proposal = proposal(&self.kernels);
         let wanted: Vec<bool> = proposal.iter().map(|(_, w)| *w).collect();
         let filter = kernel_filter_for(&self.kernels, &wanted);
-        s.push_str("    # Kernels in the capture: launches, median time, registers per thread, share of GPU time.\n");
-        s.push_str("    # Gated: the kernels `kernel:` selects (one row each). Listed with `-` and not gated: one-time\n");
-        s.push_str("    # setup (random numbers, fills, copies) and kernels under 1% of the GPU time; widen `kernel:`\n");
-        s.push_str("    # to gate them too (docs/spec.md, \"Selecting kernels\").\n");
+        s.push_str("    # Kernels in the capture: launches, median time, registers, share of GPU time; `+` gated\n");
+        s.push_str("    # (a row each), `-` not: setup (RNG, fill, copy) or under 1% (widen `kernel:` to gate them).\n");
         let width = self
             .kernels
             .iter()
