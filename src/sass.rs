@@ -219,6 +219,22 @@ pub fn executable(target: &Target, base_dir: &Path) -> Option<PathBuf> {
     })
 }
 
+/// The interpreter a target runs (`python3`, `bash`, ...), whose executable holds no device code:
+/// its kernels come from libraries loaded at run time (docs/sass-cache.md, "Programs whose device
+/// code is loaded at run time"). `None` for a compiled program.
+pub fn interpreter(target: &Target) -> Option<&str> {
+    let first = target.command.first()?;
+    let name = first.rsplit(['/', '\\']).next().unwrap_or(first);
+    let name = name.strip_suffix(".exe").unwrap_or(name);
+    ["python", "pypy", "bash", "sh", "node", "ruby", "perl", "julia", "uv", "torchrun", "accelerate", "env"]
+        .iter()
+        .any(|i| {
+            name.strip_prefix(i)
+                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        })
+        .then_some(first.as_str())
+}
+
 /// The cuobjdump to use: `$CGP_GATE_CUOBJDUMP`, else `cuobjdump` on `PATH`.
 pub fn cuobjdump() -> PathBuf {
     std::env::var_os("CGP_GATE_CUOBJDUMP")
@@ -343,6 +359,13 @@ pub fn shared_libraries(exe: &Path, env: &BTreeMap<String, String>) -> Vec<PathB
 pub fn files_of(target: &Target, base_dir: &Path) -> Result<(Vec<PathBuf>, bool), String> {
     if !target.sass.is_empty() {
         return Ok((target.sass.clone(), true));
+    }
+    if let Some(program) = interpreter(target) {
+        return Err(format!(
+            "`{program}` is an interpreter: the device code of its kernels is in the libraries the \
+             program loads at run time (PyTorch, cuBLAS), which the cache does not hash; name the \
+             files that hold your own kernels with `sass:` to use it"
+        ));
     }
     let exe = executable(target, base_dir)
         .ok_or_else(|| format!("no executable found for target `{}`", target.name))?;

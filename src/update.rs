@@ -149,6 +149,8 @@ pub fn write_baselines(
     }
     let meta = UpdateMeta::now(git_commit, spec.hash.clone(), spec.settings.history);
     let mut written = Vec::new();
+    // Targets the SASS cache does not apply to, by reason: said once per run.
+    let mut no_sass: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
     for t in targets {
         let series = series_of(t);
         let path = match only {
@@ -165,8 +167,16 @@ pub fn write_baselines(
             &series,
             store,
             out,
+            &mut no_sass,
         )?;
         written.push(path);
+    }
+    for (why, names) in &no_sass {
+        let _ = writeln!(
+            out,
+            "the SASS cache does not apply to {} (always profiled): {why}",
+            names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+        );
     }
     Ok(written)
 }
@@ -182,15 +192,13 @@ fn record_sass(
     series: &[&crate::samples::Series],
     store: &Store,
     out: &mut dyn Write,
+    no_sass: &mut std::collections::BTreeMap<String, Vec<String>>,
 ) -> Result<(), Error> {
     let functions = match crate::sass::functions_of(t, &spec.base_dir()) {
         Ok(f) => f,
         Err(why) => {
-            let _ = writeln!(
-                out,
-                "no SASS hashes for `{}` (its kernels will always be profiled): {why}",
-                t.name
-            );
+            // The program's path differs per target; the reason without it groups them.
+            no_sass.entry(why).or_default().push(t.name.clone());
             return Ok(());
         }
     };
