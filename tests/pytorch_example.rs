@@ -255,3 +255,26 @@ fn the_dry_run_shows_the_demangled_name_base_for_regex_filters() {
         "{gemm}"
     );
 }
+
+#[test]
+fn the_sass_cache_says_once_per_run_that_it_does_not_apply_to_a_script() {
+    let store = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["baseline", "update", "--spec"])
+        .arg(example("cgp-gate.yaml"))
+        .arg("--replay")
+        .arg(example("recording"))
+        .arg("--baselines")
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("SASS")).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].contains("`gemm`, `layernorm`") && lines[0].contains("`python3` is an interpreter"),
+        "{text}"
+    );
+    assert!(!text.contains("cuobjdump"), "{text}");
+}
