@@ -763,7 +763,11 @@ fn operation_notes(rows: &mut [Row]) {
             ),
             _ => format!("kernels: {}", tick(&now)),
         };
-        r.reason = if r.reason.is_empty() { note } else { format!("{}; {note}", r.reason) };
+        r.reason = if r.reason.is_empty() {
+            note
+        } else {
+            format!("{}; {note}", r.reason)
+        };
     }
 }
 
@@ -779,9 +783,8 @@ fn keep_unselected(m: &mut Measurement, baselines: &BTreeMap<String, (BaselineFi
     };
     m.unselected.retain(|id, _| has_baseline(id));
     let unselected = &m.unselected;
-    m.errors.retain(|e| {
-        !unselected.contains_key(&(e.target.clone(), e.size.clone().unwrap_or_default()))
-    });
+    m.errors
+        .retain(|e| !unselected.contains_key(&(e.target.clone(), e.size.clone().unwrap_or_default())));
 }
 
 /// The `missing` rows of sizes whose filter selected none of the kernels that ran: the reason
@@ -795,7 +798,10 @@ fn unselected(rows: &mut [Row], unselected: &BTreeMap<(String, String), Vec<Stri
             r.reason = format!(
                 "{}; the kernel filter selected none of the kernels that ran: the application ran {}",
                 r.reason,
-                ran.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                ran.iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
     }

@@ -115,23 +115,26 @@ pub fn kernel_changes(rows: &[Row]) -> (Vec<TargetKernel>, Vec<TargetKernel>) {
 /// picking another kernel for the same operation.
 pub fn switches(rows: &[Row]) -> Vec<String> {
     use std::collections::BTreeMap;
-    let mut sizes: BTreeMap<(&str, &str), (Vec<&str>, Vec<&str>, Option<&str>)> = BTreeMap::new();
+    /// One target x size: the kernels gone, the kernels new, and those that ran unselected.
+    #[derive(Default)]
+    struct Change<'a> {
+        gone: Vec<&'a str>,
+        new: Vec<&'a str>,
+        ran: Option<&'a str>,
+    }
+    let mut sizes: BTreeMap<(&str, &str), Change<'_>> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.kernel != "-") {
         let g = sizes.entry((r.target.as_str(), r.size.as_str())).or_default();
         match r.verdict {
             RowVerdict::Missing => {
-                if !g.0.contains(&r.kernel.as_str()) {
-                    g.0.push(&r.kernel);
+                if !g.gone.contains(&r.kernel.as_str()) {
+                    g.gone.push(&r.kernel);
                 }
                 if let Some(ran) = r.reason.split_once(" the application ran ").map(|(_, k)| k) {
-                    g.2 = Some(ran);
+                    g.ran = Some(ran);
                 }
             }
-            RowVerdict::New => {
-                if !g.1.contains(&r.kernel.as_str()) {
-                    g.1.push(&r.kernel);
-                }
-            }
+            RowVerdict::New if !g.new.contains(&r.kernel.as_str()) => g.new.push(&r.kernel),
             _ => {}
         }
     }
@@ -147,8 +150,15 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
         let line = format!(
             "{}: the operation now runs {} instead of {} (compared as one operation row)",
             crate::samples::target_size(&r.target, &r.size),
-            now.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "),
-            before.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            now.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            before
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         if before != now && !out.contains(&line) {
             out.push(line);
@@ -156,8 +166,8 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
     }
     out.extend(sizes
         .into_iter()
-        .filter(|(_, (gone, new, ran))| !gone.is_empty() && (!new.is_empty() || ran.is_some()))
-        .map(|((t, size), (gone, new, ran))| {
+        .filter(|(_, g)| !g.gone.is_empty() && (!g.new.is_empty() || g.ran.is_some()))
+        .map(|((t, size), Change { gone, new, ran })| {
             let now = if new.is_empty() {
                 format!("{} (not selected by its `kernel:` filter)", ran.unwrap_or_default())
             } else {

@@ -167,15 +167,20 @@ pub fn write_baselines(
             &series,
             store,
             out,
-            &mut no_sass,
-        )?;
+        )?
+        .into_iter()
+        .for_each(|why| no_sass.entry(why).or_default().push(t.name.clone()));
         written.push(path);
     }
     for (why, names) in &no_sass {
         let _ = writeln!(
             out,
             "the SASS cache does not apply to {} (always profiled): {why}",
-            names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     Ok(written)
@@ -192,15 +197,11 @@ fn record_sass(
     series: &[&crate::samples::Series],
     store: &Store,
     out: &mut dyn Write,
-    no_sass: &mut std::collections::BTreeMap<String, Vec<String>>,
-) -> Result<(), Error> {
+) -> Result<Option<String>, Error> {
     let functions = match crate::sass::functions_of(t, &spec.base_dir()) {
         Ok(f) => f,
-        Err(why) => {
-            // The program's path differs per target; the reason without it groups them.
-            no_sass.entry(why).or_default().push(t.name.clone());
-            return Ok(());
-        }
+        // Why the cache does not apply: the caller says it once per run for every such target.
+        Err(why) => return Ok(Some(why)),
     };
     let mut by_size: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>> =
         std::collections::BTreeMap::new();
@@ -230,7 +231,7 @@ fn record_sass(
     if !by_size.is_empty() {
         store.set_sass(gpu_key, &t.name, by_size)?;
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Store the explanatory counters measured for `t` that the spec does not gate (`explain:

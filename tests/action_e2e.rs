@@ -212,7 +212,11 @@ fn a_profiler_permission_error_is_exit_3_with_verdict_error() {
     let ncu = root().join("tests/fixtures/fake-ncu/ncu");
     // The first run: no baselines yet (without the input, that alone is exit 2, tested below).
     let o = r.run(
-        &[("WORKING_DIRECTORY", "project"), ("JUNIT", ""), ("ALLOW_NO_BASELINES", "true")],
+        &[
+            ("WORKING_DIRECTORY", "project"),
+            ("JUNIT", ""),
+            ("ALLOW_NO_BASELINES", "true"),
+        ],
         &[("CGP_GATE_NCU", &ncu), ("FAKE_NCU_DIR", &fake)],
     );
     assert_eq!(o.status.code(), Some(3), "stderr: {}", text(&o.stderr));
@@ -299,7 +303,10 @@ fn no_baselines_is_exit_2_unless_the_first_run_says_so() {
     let o = r.run(&borrowed(&inputs), &[]);
     assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
     let stderr = text(&o.stderr);
-    assert!(stderr.contains("no-baselines-here") && stderr.contains("cgp-gate baseline update"), "{stderr}");
+    assert!(
+        stderr.contains("no-baselines-here") && stderr.contains("cgp-gate baseline update"),
+        "{stderr}"
+    );
     inputs.push(("ALLOW_NO_BASELINES", "true".to_owned()));
     let o = r.run(&borrowed(&inputs), &[]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));

@@ -172,7 +172,10 @@ fn no_baselines_at_all_is_exit_2_naming_the_directory_and_what_to_do() {
         assert_eq!(r, Value::Null, "no results are written: {out}");
         assert!(out.contains(&path.display().to_string()), "{out}");
         assert!(out.contains(says), "{out}");
-        assert!(out.contains("cgp-gate baseline update") && out.contains("--allow-no-baselines"), "{out}");
+        assert!(
+            out.contains("cgp-gate baseline update") && out.contains("--allow-no-baselines"),
+            "{out}"
+        );
     }
     // One level too deep: the GPU directory itself.
     let deep = std::path::Path::new("examples/baselines/synthetic-gpu-no-hardware");

@@ -429,20 +429,34 @@ fn an_application_failing_under_ncu_shows_its_own_output_in_every_command() {
         vec!["profile"],
         vec!["check", "--allow-no-baselines"],
         vec!["baseline", "update"],
-        vec!["ab", "--spec", "head/cgp-gate.yaml", "--base-dir", "base", "--head-dir", "head"],
+        vec![
+            "ab",
+            "--spec",
+            "head/cgp-gate.yaml",
+            "--base-dir",
+            "base",
+            "--head-dir",
+            "head",
+        ],
         vec!["init", "--output", "out/init.yaml", "--", "./app", "--n", "1024"],
     ] {
         std::fs::create_dir_all(s.dir.path().join("out")).unwrap();
         let out = s.cmd(&args).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{args:?}: {text}");
-        assert!(text.contains("the application failed under ncu"), "{args:?}: {text}");
+        assert!(
+            text.contains("the application failed under ncu"),
+            "{args:?}: {text}"
+        );
         assert!(
             text.contains("torch_work.py: error: the following arguments are required: --n"),
             "{args:?}: {text}"
         );
         assert!(text.contains("loading torch"), "{args:?}: {text}");
         assert!(text.contains("run it by hand to see why:"), "{args:?}: {text}");
-        assert!(text.contains("--kernel-name") || args[0] == "init", "{args:?}: {text}");
+        assert!(
+            text.contains("--kernel-name") || args[0] == "init",
+            "{args:?}: {text}"
+        );
     }
 }

@@ -114,11 +114,15 @@ fn a_cublas_kernel_switch_is_missing_and_new_per_kernel() {
     assert_eq!(code, 1, "a gate finding, never a profiler failure: {out}");
     let n2048 = rows(&r, "n=2048");
     assert!(
-        n2048.iter().any(|x| x["verdict"] == "missing" && x["kernel"] == NVJET),
+        n2048
+            .iter()
+            .any(|x| x["verdict"] == "missing" && x["kernel"] == NVJET),
         "{out}"
     );
     assert!(
-        n2048.iter().any(|x| x["verdict"] == "new" && x["kernel"] == CUTLASS),
+        n2048
+            .iter()
+            .any(|x| x["verdict"] == "new" && x["kernel"] == CUTLASS),
         "{out}"
     );
     // One line names both kernels.
@@ -148,14 +152,20 @@ fn a_filter_that_misses_the_new_kernel_is_missing_rows_not_a_tool_failure() {
     let spec = dir.path().join("cgp-gate.yaml");
     let text = std::fs::read_to_string(example("cgp-gate.yaml"))
         .unwrap()
-        .replace("kernel: regex:nvjet|gemm|xmma|cutlass", "kernel: regex:nvjet_sm90_");
+        .replace(
+            "kernel: regex:nvjet|gemm|xmma|cutlass",
+            "kernel: regex:nvjet_sm90_",
+        );
     assert!(text.contains("regex:nvjet_sm90_"));
     std::fs::write(&spec, text).unwrap();
     let rec = switched();
     let (code, r, out) = check(&spec, rec.path(), &example("baselines"), &[]);
     assert_eq!(code, 1, "{out}");
     let n2048 = rows(&r, "n=2048");
-    assert!(!n2048.is_empty() && n2048.iter().all(|x| x["verdict"] == "missing"), "{out}");
+    assert!(
+        !n2048.is_empty() && n2048.iter().all(|x| x["verdict"] == "missing"),
+        "{out}"
+    );
     assert!(
         n2048[0]["reason"].as_str().unwrap().contains(CUTLASS),
         "{}",
@@ -216,21 +226,37 @@ fn operation_rows_refuse_counters_that_do_not_add_up() {
     let spec = dir.path().join("cgp-gate.yaml");
     for (metric, says) in [
         ("launch__registers_per_thread: exact", "launch attribute"),
-        ("sm__warps_active.avg.pct_of_peak_sustained_active: {min: 50}", "percentage"),
+        (
+            "sm__warps_active.avg.pct_of_peak_sustained_active: {min: 50}",
+            "percentage",
+        ),
         ("dram__bytes_read.sum.per_second: \"3%\"", "rate"),
-        ("sm__throughput.avg: { relative: \"3%\", direction: higher }", "not a `.sum` counter"),
+        (
+            "sm__throughput.avg: { relative: \"3%\", direction: higher }",
+            "not a `.sum` counter",
+        ),
     ] {
-        let text = std::fs::read_to_string(example("cgp-gate.ops.yaml")).unwrap().replace(
-            "      gpu__time_duration.sum: { relative: \"3%\", min_effect: 1us }\n",
-            &format!("      gpu__time_duration.sum: {{ relative: \"3%\", min_effect: 1us }}\n      {metric}\n"),
-        );
+        let text = std::fs::read_to_string(example("cgp-gate.ops.yaml"))
+            .unwrap()
+            .replace(
+                "      gpu__time_duration.sum: { relative: \"3%\", min_effect: 1us }\n",
+                &format!(
+                    "      gpu__time_duration.sum: {{ relative: \"3%\", min_effect: 1us }}\n      {metric}\n"
+                ),
+            );
         std::fs::write(&spec, &text).unwrap();
         let line = text.lines().position(|l| l.contains(metric)).unwrap() + 1;
         let out = bin().arg("validate").arg("--spec").arg(&spec).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{metric}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(&format!("cgp-gate.yaml:{line}:7:")), "{metric}: {err}");
-        assert!(err.contains(says) && err.contains("kernels: sum"), "{metric}: {err}");
+        assert!(
+            err.contains(&format!("cgp-gate.yaml:{line}:7:")),
+            "{metric}: {err}"
+        );
+        assert!(
+            err.contains(says) && err.contains("kernels: sum"),
+            "{metric}: {err}"
+        );
     }
 }
 

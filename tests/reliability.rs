@@ -286,11 +286,22 @@ fn replay_applies_the_specs_kernel_filter() {
         &["--target", "vector_add"],
     );
     assert_eq!(r.code, 1, "{}", r.out);
-    assert!(verdicts(&r.results, "vector_add").iter().all(|v| *v == "missing"), "{}", r.out);
-    assert!(r.out.contains("not selected by its `kernel:` filter"), "{}", r.out);
+    assert!(
+        verdicts(&r.results, "vector_add").iter().all(|v| *v == "missing"),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out.contains("not selected by its `kernel:` filter"),
+        "{}",
+        r.out
+    );
     assert!(r.out.contains("memset_helper"), "{}", r.out);
     let reason = r.results["rows"][0]["reason"].as_str().unwrap();
-    assert!(reason.contains("selected none of the kernels that ran") && reason.contains("memset_helper"), "{reason}");
+    assert!(
+        reason.contains("selected none of the kernels that ran") && reason.contains("memset_helper"),
+        "{reason}"
+    );
 }
 
 // ---- 2, 6, 8. Damaged, unbounded and non-UTF-8 input ------------------------------------------

@@ -171,7 +171,10 @@ fn check_skips_kernels_with_the_baselines_sass_and_profiles_changed_ones() {
         .unwrap();
     let up_text = String::from_utf8_lossy(&up.stdout).into_owned() + &String::from_utf8_lossy(&up.stderr);
     assert!(up.status.success(), "{up_text}");
-    assert!(up_text.contains("the SASS cache does not apply to `matmul`"), "{up_text}");
+    assert!(
+        up_text.contains("the SASS cache does not apply to `matmul`"),
+        "{up_text}"
+    );
     let stored: Value = serde_json::from_str(
         &std::fs::read_to_string(store.join("synthetic-gpu-no-hardware/vector_add.json")).unwrap(),
     )

@@ -148,9 +148,20 @@ pub fn function_name(demangled: &str) -> String {
 fn is_setup(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     [
-        "distribution", "philox", "curand", "random", "normal_kernel", "uniform_kernel",
-        "fillfunctor", "fill_kernel", "memset", "memcpy", "copy_kernel", "copy_device",
-        "arange", "zero_kernel",
+        "distribution",
+        "philox",
+        "curand",
+        "random",
+        "normal_kernel",
+        "uniform_kernel",
+        "fillfunctor",
+        "fill_kernel",
+        "memset",
+        "memcpy",
+        "copy_kernel",
+        "copy_device",
+        "arange",
+        "zero_kernel",
     ]
     .iter()
     .any(|w| lower.contains(w))
@@ -170,7 +181,11 @@ impl KernelSeen {
 /// proposed (not setup, at least [`MIN_SHARE`]). Nothing left: every non-setup kernel; still
 /// nothing: every kernel.
 pub fn proposal(kernels: &[KernelSeen]) -> Vec<(Option<f64>, bool)> {
-    let units: Vec<&str> = kernels.iter().filter(|k| !k.times.is_empty()).map(|k| k.time_unit.as_str()).collect();
+    let units: Vec<&str> = kernels
+        .iter()
+        .filter(|k| !k.times.is_empty())
+        .map(|k| k.time_unit.as_str())
+        .collect();
     let one_unit = units.windows(2).all(|w| w[0] == w[1]);
     let total: f64 = kernels.iter().filter_map(KernelSeen::total_time).sum();
     let share = |k: &KernelSeen| {
@@ -179,7 +194,12 @@ pub fn proposal(kernels: &[KernelSeen]) -> Vec<(Option<f64>, bool)> {
     };
     let mut out: Vec<(Option<f64>, bool)> = kernels
         .iter()
-        .map(|k| (share(k), !is_setup(&k.name) && share(k).is_none_or(|s| s >= MIN_SHARE)))
+        .map(|k| {
+            (
+                share(k),
+                !is_setup(&k.name) && share(k).is_none_or(|s| s >= MIN_SHARE),
+            )
+        })
         .collect();
     if !out.iter().any(|(_, g)| *g) {
         for (o, k) in out.iter_mut().zip(kernels) {
@@ -211,7 +231,9 @@ fn selects_exactly(filter: &str, names: &[(&str, bool)]) -> bool {
 
 /// A plain identifier: what an exact `kernel:` may be without being a whole demangled name.
 fn is_identifier(s: &str) -> bool {
-    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
@@ -275,9 +297,9 @@ pub fn kernel_filter_for(kernels: &[KernelSeen], wanted: &[bool]) -> Option<Stri
 
 fn selects_only_wanted(re: &str, names: &[(&str, bool)]) -> bool {
     regex::Regex::new(re).is_ok_and(|r| {
-        names
-            .iter()
-            .all(|(n, want)| *want || !crate::profile::filter::matches(&crate::spec::KernelFilter::Regex(r.clone()), n))
+        names.iter().all(|(n, want)| {
+            *want || !crate::profile::filter::matches(&crate::spec::KernelFilter::Regex(r.clone()), n)
+        })
     })
 }
 
@@ -368,9 +390,28 @@ pub fn command_template(argv: &[String]) -> CommandTemplate {
 fn is_loop_count(param: &str) -> bool {
     matches!(
         param,
-        "launches" | "iters" | "iter" | "iterations" | "niter" | "n_iter" | "n_iters" | "num_iters"
-            | "repeat" | "repeats" | "reps" | "repetitions" | "nrep" | "warmup" | "warmups"
-            | "warmup_iters" | "runs" | "num_runs" | "steps" | "loops" | "trials" | "bench_iters"
+        "launches"
+            | "iters"
+            | "iter"
+            | "iterations"
+            | "niter"
+            | "n_iter"
+            | "n_iters"
+            | "num_iters"
+            | "repeat"
+            | "repeats"
+            | "reps"
+            | "repetitions"
+            | "nrep"
+            | "warmup"
+            | "warmups"
+            | "warmup_iters"
+            | "runs"
+            | "num_runs"
+            | "steps"
+            | "loops"
+            | "trials"
+            | "bench_iters"
             | "profile_iters"
     )
 }
@@ -465,21 +506,36 @@ fn program_of(argv: &[String]) -> Option<&str> {
     let first = argv.first()?;
     let stem = first.rsplit(['/', '\\']).next().unwrap_or(first);
     let stem = stem.strip_suffix(".exe").unwrap_or(stem);
-    let interpreter = ["python", "pypy", "bash", "sh", "node", "ruby", "perl", "julia", "uv", "torchrun", "accelerate"]
-        .iter()
-        .any(|i| {
-            stem == *i
-                || stem
-                    .strip_prefix(i)
-                    .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
-        });
+    let interpreter = [
+        "python",
+        "pypy",
+        "bash",
+        "sh",
+        "node",
+        "ruby",
+        "perl",
+        "julia",
+        "uv",
+        "torchrun",
+        "accelerate",
+    ]
+    .iter()
+    .any(|i| {
+        stem == *i
+            || stem
+                .strip_prefix(i)
+                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    });
     if !interpreter {
         return Some(first);
     }
     let mut rest = argv[1..].iter();
     while let Some(a) = rest.next() {
         if a == "-m" {
-            return rest.next().map(|m| m.rsplit('.').next().unwrap_or(m)).or(Some(first));
+            return rest
+                .next()
+                .map(|m| m.rsplit('.').next().unwrap_or(m))
+                .or(Some(first));
         }
         if a == "run" || a == "launch" || a.starts_with('-') {
             continue;
@@ -629,7 +685,9 @@ impl Draft {
         let proposal = proposal(&self.kernels);
         let wanted: Vec<bool> = proposal.iter().map(|(_, w)| *w).collect();
         let filter = kernel_filter_for(&self.kernels, &wanted);
-        s.push_str("    # Kernels in the capture: launches, median time, registers, share of GPU time; `+` gated\n");
+        s.push_str(
+            "    # Kernels in the capture: launches, median time, registers, share of GPU time; `+` gated\n",
+        );
         s.push_str("    # (a row each), `-` not: setup (RNG, fill, copy) or under 1% (widen `kernel:` to gate them).\n");
         let width = self
             .kernels
@@ -1008,8 +1066,13 @@ mod tests {
         );
         assert_eq!(kernel_filter(&[k("range")]), None);
         // ncu 2025.3's print of a PyTorch kernel: once `0>`, a fragment that matched nothing.
-        let ln = k("void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)");
-        assert_eq!(kernel_filter(std::slice::from_ref(&ln)).as_deref(), Some("vectorized_layer_norm_kernel"));
+        let ln = k(
+            "void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)",
+        );
+        assert_eq!(
+            kernel_filter(std::slice::from_ref(&ln)).as_deref(),
+            Some("vectorized_layer_norm_kernel")
+        );
         // Two instantiations of one template, one wanted: the function name would select both.
         let a = k("void matmul_tiled<32>(const float *, int)");
         let b = k("void matmul_tiled<16>(const float *, int)");
@@ -1022,10 +1085,22 @@ mod tests {
         // The kernels of a PyTorch program like examples/pytorch/torch_work.py (names as ncu
         // 2025.3 prints them; launch counts and times made up for the test).
         let kernels = [
-            seen("void at::native::unnamed>::distribution_elementwise_grid_stride_kernel<float, 4>(int, T2)", 3, 5_000.0),
-            seen("void at::native::vectorized_elementwise_kernel<4, FillFunctor<Half>, Array<char *, 1>>(int, T2, T3)", 1, 2_000.0),
+            seen(
+                "void at::native::unnamed>::distribution_elementwise_grid_stride_kernel<float, 4>(int, T2)",
+                3,
+                5_000.0,
+            ),
+            seen(
+                "void at::native::vectorized_elementwise_kernel<4, FillFunctor<Half>, Array<char *, 1>>(int, T2, T3)",
+                1,
+                2_000.0,
+            ),
             seen("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", 3, 26_000.0),
-            seen("void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>(int, T2, const T1 *)", 3, 60_000.0),
+            seen(
+                "void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>(int, T2, const T1 *)",
+                3,
+                60_000.0,
+            ),
             seen("void at::native::reduce_kernel<512, 1>(R)", 1, 100.0),
         ];
         let p = proposal(&kernels);
@@ -1034,8 +1109,15 @@ mod tests {
         let share = p[2].0.unwrap();
         assert!((share - 78_000.0 / 275_100.0).abs() < 1e-9, "{share}");
         let f = kernel_filter_for(&kernels, &gated).unwrap();
-        assert_eq!(f, "regex:nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT|vectorized_layer_norm_kernel");
-        let names: Vec<(&str, bool)> = kernels.iter().zip(&gated).map(|(k, g)| (k.name.as_str(), *g)).collect();
+        assert_eq!(
+            f,
+            "regex:nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT|vectorized_layer_norm_kernel"
+        );
+        let names: Vec<(&str, bool)> = kernels
+            .iter()
+            .zip(&gated)
+            .map(|(k, g)| (k.name.as_str(), *g))
+            .collect();
         assert!(selects_exactly(&f, &names));
         let draft = Draft {
             name: "torch_work".into(),
@@ -1048,15 +1130,39 @@ mod tests {
         };
         let text = draft.render();
         assert!(text.contains("(setup)") && text.contains("(small)"), "{text}");
-        assert!(text.contains("command: [python3, torch_work.py, --n, \"{n}\", --iters, \"3\"]"), "{text}");
+        assert!(
+            text.contains("command: [python3, torch_work.py, --n, \"{n}\", --iters, \"3\"]"),
+            "{text}"
+        );
         assert!(text.contains("      - { n: 2048 }\n"), "{text}");
         crate::spec::load_str(&text, Path::new("cgp-gate.yaml")).unwrap();
     }
 
     #[test]
     fn loop_counts_stay_out_of_the_sizes() {
-        let t = command_template(&s(&["./b", "--n", "64", "--launches", "3", "--warmup=2", "--repeat", "5"]));
-        assert_eq!(t.argv, s(&["./b", "--n", "{n}", "--launches", "3", "--warmup=2", "--repeat", "5"]));
+        let t = command_template(&s(&[
+            "./b",
+            "--n",
+            "64",
+            "--launches",
+            "3",
+            "--warmup=2",
+            "--repeat",
+            "5",
+        ]));
+        assert_eq!(
+            t.argv,
+            s(&[
+                "./b",
+                "--n",
+                "{n}",
+                "--launches",
+                "3",
+                "--warmup=2",
+                "--repeat",
+                "5"
+            ])
+        );
         assert_eq!(t.params, [("n".to_owned(), "64".to_owned())]);
     }
 

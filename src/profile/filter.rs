@@ -57,7 +57,9 @@ pub fn for_replay(
 /// unbalanced `>` is not a template bracket.
 pub fn function_name(kernel: &str) -> String {
     let key = crate::samples::kernel_key(kernel);
-    let key = key.replace("(anonymous namespace)::", "").replace("unnamed>::", "");
+    let key = key
+        .replace("(anonymous namespace)::", "")
+        .replace("unnamed>::", "");
     // The return type ends at the last space outside brackets (`enable_if<!T, void>::type k<..>`).
     let mut s = key.as_str();
     if let Some(i) = last_top_level(s, |rest| rest.starts_with(' ')) {
@@ -115,9 +117,7 @@ fn matching_open(s: &str) -> Option<usize> {
 /// without its parameter list is accepted too). The rule of the module comment.
 pub fn matches(filter: &KernelFilter, kernel: &str) -> bool {
     match filter {
-        KernelFilter::Regex(re) => {
-            re.is_match(kernel) || re.is_match(&crate::samples::kernel_key(kernel))
-        }
+        KernelFilter::Regex(re) => re.is_match(kernel) || re.is_match(&crate::samples::kernel_key(kernel)),
         KernelFilter::Exact(name) => {
             if crate::ncu::command::kernel_name_base(&filter.ncu_arg()) == "function" {
                 *name == function_name(kernel)
@@ -162,11 +162,15 @@ mod tests {
         // Real ncu 2025.3 prints (H100 capture of 2026-11-24): the `unnamed>` namespace of a
         // PyTorch kernel once made init write the filter `0>`.
         assert_eq!(
-            function_name("void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)"),
+            function_name(
+                "void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)"
+            ),
             "vectorized_layer_norm_kernel"
         );
         assert_eq!(
-            function_name("void Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_128x256_64x3_nn_align2>(Params)"),
+            function_name(
+                "void Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_128x256_64x3_nn_align2>(Params)"
+            ),
             "Kernel2"
         );
         assert_eq!(
@@ -179,7 +183,10 @@ mod tests {
     fn exact_and_regex_filters() {
         let exact = KernelFilter::Exact("vector_add".into());
         assert!(matches(&exact, "void vector_add(float*, int)"));
-        assert!(matches(&exact, "vector_add(const float *, const float *, float *, int)"));
+        assert!(matches(
+            &exact,
+            "vector_add(const float *, const float *, float *, int)"
+        ));
         assert!(!matches(&exact, "void vector_add2(float*, int)"));
         // A regex matches the demangled name: `void` comes first for a template.
         let re = KernelFilter::Regex(regex::Regex::new("matmul_tiled<").unwrap());
@@ -195,7 +202,10 @@ mod tests {
         assert!(matches(&whole, "void ns::k<1>"));
         assert!(!matches(&whole, "void ns::k<2>(int)"));
         // A namespace-qualified name is neither the function name nor the whole name.
-        assert!(!matches(&KernelFilter::Exact("ns::k".into()), "void ns::k<1>(int)"));
+        assert!(!matches(
+            &KernelFilter::Exact("ns::k".into()),
+            "void ns::k<1>(int)"
+        ));
     }
 
     #[test]

@@ -12,8 +12,8 @@ pub mod filter;
 pub mod live;
 pub mod nsys;
 pub mod record;
-pub mod sum;
 pub mod replay;
+pub mod sum;
 
 pub use error::{FailureKind, ProfileError};
 

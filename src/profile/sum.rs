@@ -115,7 +115,11 @@ mod tests {
             t,
             set(&[
                 ("gemm_a", &[10.0, 11.0, 12.0], "grid (1, 1, 1) block (32, 1, 1)"),
-                ("splitk_reduce_gemm", &[1.0, 1.0, 2.0], "grid (2, 1, 1) block (32, 1, 1)"),
+                (
+                    "splitk_reduce_gemm",
+                    &[1.0, 1.0, 2.0],
+                    "grid (2, 1, 1) block (32, 1, 1)",
+                ),
             ]),
         );
         assert_eq!(out.series.len(), 1);
@@ -139,7 +143,10 @@ mod tests {
     #[test]
     fn each_leaves_the_kernels_apart() {
         let spec = spec("each");
-        let out = apply(&spec.targets[0], set(&[("gemm_a", &[1.0], "c"), ("gemm_b", &[2.0], "c")]));
+        let out = apply(
+            &spec.targets[0],
+            set(&[("gemm_a", &[1.0], "c"), ("gemm_b", &[2.0], "c")]),
+        );
         assert_eq!(out.series.len(), 2);
     }
 }

@@ -13,8 +13,8 @@ use super::decode::{Ctx, Fields, Result, describe, did_you_mean, list};
 use super::error::SpecError;
 use super::expr::Expr;
 use super::model::{
-    CacheControl, ClockControl, ClockSetting, Explain, KernelFilter, KernelMode, MetricSpec, ProfilerKind, Profiling,
-    ReplayMode, SPEC_VERSION, Settings, Size, Spec, Target,
+    CacheControl, ClockControl, ClockSetting, Explain, KernelFilter, KernelMode, MetricSpec, ProfilerKind,
+    Profiling, ReplayMode, SPEC_VERSION, Settings, Size, Spec, Target,
 };
 use super::template;
 use super::threshold;
