@@ -9,6 +9,7 @@ pub mod calibrate;
 pub mod changes;
 pub mod check;
 pub mod env;
+pub mod gitlab_note;
 pub mod init;
 pub mod merge;
 pub mod parse;
