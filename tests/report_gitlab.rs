@@ -288,6 +288,7 @@ fn gitlab_note(g: &Gitlab, results: &Path) -> std::process::Output {
         .unwrap()
         .env_remove("CI_JOB_TOKEN")
         .env_remove("CI_MERGE_REQUEST_PROJECT_ID")
+        .env_remove("CI_MERGE_REQUEST_PROJECT_URL")
         .env("CI_API_V4_URL", g.api())
         .env("CI_PROJECT_ID", "77")
         .env("CI_MERGE_REQUEST_IID", "5")
