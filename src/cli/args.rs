@@ -88,9 +88,11 @@ impl From<InitArgs> for commands::init::InitOptions {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ShardArgs {
     /// Run only shard K of N (K from 1) of the target x size rows; every shard of a CI matrix
-    /// computes the same split. Combine the shards' results with `cgp-gate merge`.
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<crate::plan::Shard>,
+    /// computes the same split. Combine the shards' results with `cgp-gate merge`. `auto` reads
+    /// K and N from the engine: GitLab `parallel:`, a Slurm job array, a Kubernetes Indexed Job,
+    /// a GitHub matrix (docs/scale.md).
+    #[arg(long, value_name = "K/N|auto")]
+    pub shard: Option<crate::plan::ShardRequest>,
     /// Balance the shards by the wall seconds per target recorded in a previous results file
     /// (default: repetitions x ncu metrics per size). Every shard must be given the same file.
     #[arg(long, value_name = "RESULTS_JSON", requires = "shard")]

@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod generate;
+pub mod gitlab;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -101,6 +102,9 @@ pub enum Command {
     /// Measure unchanged code (or read a recording) and report, per metric, the runner's noise,
     /// the smallest change the gate finds, and the threshold it suggests.
     Calibrate(CalibrateArgs),
+    /// Create or update this spec's note on a GitLab merge request from a results file (needs
+    /// GITLAB_TOKEN; reads CI_API_V4_URL, CI_PROJECT_ID and CI_MERGE_REQUEST_IID).
+    GitlabNote(gitlab::GitlabNoteArgs),
 }
 
 /// Entry point of the binary.
@@ -174,5 +178,6 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Init(args) => commands::init::run(&args.into(), out),
         Command::Completions { shell } => generate::completions(shell, out),
         Command::Man { dir } => generate::man(dir.as_deref(), out),
+        Command::GitlabNote(args) => commands::gitlab_note::run(&args.into(), &mut std::io::stderr()),
     }
 }

@@ -9,6 +9,7 @@ pub mod calibrate;
 pub mod changes;
 pub mod check;
 pub mod env;
+pub mod gitlab_note;
 pub mod init;
 pub mod merge;
 pub mod parse;
@@ -34,20 +35,40 @@ pub struct SourceOptions {
     pub replay: Option<PathBuf>,
 }
 
-/// `--shard K/N` and the results file that balances it.
+/// `--shard K/N` (or `auto`) and the results file that balances it.
 #[derive(Debug, Clone, Default)]
 pub struct ShardOptions {
-    pub shard: Option<crate::plan::Shard>,
+    pub shard: Option<crate::plan::ShardRequest>,
     pub shard_costs: Option<PathBuf>,
 }
 
 impl ShardOptions {
+    /// The shard asked for: `--shard K/N` as given, `--shard auto` from the engine's variables in
+    /// the process environment (a note on stderr says which engine), `None` without `--shard`.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] when `auto` finds no, partial or inconsistent variables.
+    pub fn resolve(&self) -> Result<Option<crate::plan::Shard>> {
+        match self.shard {
+            None => Ok(None),
+            Some(crate::plan::ShardRequest::Fixed(s)) => Ok(Some(s)),
+            Some(crate::plan::ShardRequest::Auto) => {
+                let vars: std::collections::BTreeMap<String, String> = std::env::vars_os()
+                    .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                    .collect();
+                let auto = crate::plan::shard_auto::from_vars(&vars).map_err(Error::Usage)?;
+                eprintln!("shard {} from {}", auto.shard, auto.source);
+                Ok(Some(auto.shard))
+            }
+        }
+    }
+
     /// The rows this shard runs, or `None` without `--shard`.
     ///
     /// # Errors
-    /// An unreadable or invalid `--shard-costs` file.
+    /// `--shard auto` without usable variables; an unreadable or invalid `--shard-costs` file.
     pub fn selection(&self, targets: &[&crate::spec::Target]) -> Result<Option<crate::plan::Selection>> {
-        let Some(shard) = self.shard else {
+        let Some(shard) = self.resolve()? else {
             return Ok(None);
         };
         let costs = self

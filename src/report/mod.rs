@@ -6,6 +6,7 @@
 //! - [`html`]: one self-contained page with charts.
 //! - [`github`]: GitHub Actions step summary, outputs and annotations.
 //! - [`comment`]: the sticky pull-request comment (octocrab).
+//! - [`gitlab`]: the sticky merge-request note on GitLab (REST API v4).
 //! - [`emit`]: `cgp-gate report` and the entry point `check` shares.
 
 pub mod breakdown;
@@ -16,6 +17,7 @@ pub mod console;
 pub mod emit;
 pub(crate) mod format;
 pub mod github;
+pub mod gitlab;
 pub mod html;
 pub mod junit;
 pub mod markdown;

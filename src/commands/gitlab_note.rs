@@ -1,0 +1,60 @@
+//! `cgp-gate gitlab-note`: create or update this spec's note on a GitLab merge request, from a
+//! results file (`check --json`, `merge --json`); the GitLab side of `--github-comment`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::error::Result;
+use crate::exit_codes;
+use crate::report::gitlab::{GitlabConfig, GitlabEnv, NoteOutcome, post_note};
+use crate::report::markdown::{MarkdownOptions, comment_marker, markdown};
+
+/// Everything `gitlab-note` needs from the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub from: PathBuf,
+    pub api_url: Option<String>,
+    pub project: Option<String>,
+    pub mr: Option<u64>,
+}
+
+/// Run `cgp-gate gitlab-note`. Exits 0 when the note is posted (or there is no merge request
+/// to post on, which a line on stderr says): the verdict is `check`'s to give.
+///
+/// # Errors
+/// An unreadable results file; missing settings (exit 2); GitLab refusing or unreachable
+/// (exit 3, with advice).
+pub fn run(args: &Options, err: &mut dyn Write) -> Result<i32> {
+    let results = crate::report::read_results(&args.from)?;
+    let env = GitlabEnv::from_env();
+    if args.mr.is_none() && env.mr_iid.is_none() {
+        let _ = writeln!(
+            err,
+            "note: not a merge-request pipeline (CI_MERGE_REQUEST_IID is unset) and no --mr given; no note posted"
+        );
+        return Ok(exit_codes::OK);
+    }
+    let cfg = GitlabConfig::from_env(
+        &env,
+        args.api_url.as_deref(),
+        args.project.as_deref(),
+        args.mr,
+        comment_marker(&results),
+    )?;
+    let md = MarkdownOptions {
+        full_report_url: env.job_url.clone(),
+        ..MarkdownOptions::default()
+    };
+    let outcome = post_note(&cfg, &markdown(&results, &md))?;
+    let (verb, id, url) = match outcome {
+        NoteOutcome::Created { id, url } => ("created", id, url),
+        NoteOutcome::Updated { id, url } => ("updated", id, url),
+    };
+    let _ = writeln!(
+        err,
+        "{verb} the merge-request note {id} on !{}: {}",
+        cfg.mr_iid,
+        url.as_deref().unwrap_or("(CI_PROJECT_URL unset: no link)")
+    );
+    Ok(exit_codes::OK)
+}
