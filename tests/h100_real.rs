@@ -449,3 +449,56 @@ fn a_synthetic_recording_is_not_called_a_real_capture() {
     );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("real capture"));
 }
+
+#[test]
+fn the_kit_reads_ncu_2025_pass_counts_from_the_real_cost_runs() {
+    // On the H100, ncu 2025.3.1 with --csv printed no `==PROF== Profiling ... N passes` line, and
+    // the summary's pass columns were `-`. Summarised again from the same work folder, the kit
+    // reads `profiler__replayer_passes` from the raw page: sm__throughput needs 9 passes on
+    // matmul, every other metric 1.
+    let test = "the_kit_reads_ncu_2025_pass_counts_from_the_real_cost_runs";
+    let Some(tmp) = extracted(test) else { return };
+    let out = tmp.path().join("summary");
+    let run = match Command::new("python3")
+        .arg(root().join("scripts/validate_gpu.py"))
+        .arg("summarize")
+        .arg("--out")
+        .arg(&out)
+        .arg(tmp.path().join("validation-aa"))
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            support::skip(test, "python3 is not installed");
+            return;
+        }
+        Err(e) => panic!("python3: {e}"),
+    };
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let row = |name: &str| {
+        md.lines()
+            .find(|l| {
+                l.starts_with(&format!("| {name} |")) && !l.contains("passes") && l.matches('|').count() == 8
+            })
+            .unwrap_or_else(|| panic!("no cost row {name}: {md}"))
+            .to_owned()
+    };
+    let matmul = row("matmul/n=1024");
+    assert!(matmul.contains("| void matmul_tiled&lt;32&gt;: 9 |"), "{matmul}");
+    assert!(
+        matmul.contains("gpu__time_duration.sum: 1; launch__registers_per_thread: 1; sm__throughput.avg.pct_of_peak_sustained_elapsed: 9 | 9 |"),
+        "{matmul}"
+    );
+    let vector_add = row("vector_add/n=16777216");
+    assert!(vector_add.contains("| vector_add: 1 |"), "{vector_add}");
+    assert!(vector_add.ends_with("| 1 |"), "{vector_add}");
+    let reduce = row("reduce/n=16777216");
+    assert!(reduce.contains("| void reduce_sum&lt;256&gt;: 1 |"), "{reduce}");
+    // The summary of that day, as it was written there, had none of them.
+    let before = std::fs::read_to_string(tmp.path().join("validation-aa/summary.md")).unwrap();
+    assert!(
+        before.contains("| matmul/n=1024 | 0.4153 | 2.3711 | 2.3283 | - |"),
+        "{before}"
+    );
+}
