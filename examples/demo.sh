@@ -1,27 +1,30 @@
 #!/usr/bin/env bash
-# The whole pipeline on recorded data, no GPU needed:
+# The whole pipeline on real H100 data, no GPU needed:
 #   spec -> replay of raw ncu output -> samples -> statistics against baselines -> reports.
-# The recordings in examples/recordings are SYNTHETIC (see their manifest.json).
+# The recordings in examples/recordings/h100 were measured on an NVIDIA H100 80GB HBM3 with
+# Nsight Compute 2025.3.1 on 2026-11-24 by scripts/validate-gpu.sh (see their PROVENANCE.md);
+# examples/baselines-h100 was made from the real baseline recording with `baseline update --replay`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --quiet || exit 3
 bin=target/release/cgp-gate
 out=target/demo
+rec=examples/recordings/h100
 mkdir -p "$out"
 
-echo "== 1. identical code (examples/recordings/pr-same): expect exit 0, no regression"
-"$bin" check --spec examples/cgp-gate.yaml --baselines examples/baselines \
-  --replay examples/recordings/pr-same --json "$out/same.json"
+echo "== 1. unchanged code (the live A/A check, $rec/aa-live): expect exit 0, no regression"
+"$bin" check --spec "$rec/check.yaml" --baselines examples/baselines-h100 \
+  --replay "$rec/aa-live" --json "$out/same.json"
 same=$?
 
 echo
-echo "== 2. a pull request that slows matmul n=1024 by 6% (examples/recordings/pr-slowdown): expect exit 1"
-"$bin" check --spec examples/cgp-gate.yaml --baselines examples/baselines \
-  --replay examples/recordings/pr-slowdown --json "$out/slowdown.json" \
+echo "== 2. a pull request that makes every kernel thread do 3% more work (make EXTRA_WORK_PCT=3, $rec/extra3): expect exit 1"
+"$bin" check --spec "$rec/check.yaml" --baselines examples/baselines-h100 \
+  --replay "$rec/extra3" --json "$out/slowdown.json" \
   --junit "$out/junit.xml" --markdown "$out/comment.md" --html "$out/report.html"
 slow=$?
 
 echo
-echo "identical code: exit $same (expected 0); slowdown: exit $slow (expected 1)"
-echo "reports: $out/slowdown.json $out/junit.xml $out/comment.md $out/report.html"
+echo "unchanged code: exit $same (expected 0); EXTRA_WORK_PCT=3: exit $slow (expected 1)"
+echo "reports (H100, real capture): $out/slowdown.json $out/junit.xml $out/comment.md $out/report.html"
 [ "$same" = 0 ] && [ "$slow" = 1 ]

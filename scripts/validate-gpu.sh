@@ -38,10 +38,12 @@ options:
   --part all|aa|planted   what to measure (default all; aa and planted each fit one 10-minute call)
   --dry-run               print the plan (builds, ncu runs, time estimate) and stop; no GPU is used
   --budget-s N            wall seconds for the whole part (default: all 1140, aa/planted 540)
-  --aa-checks N           A/A checks replayed from the plain pool (default 20; one live check more)
-  --planted-checks N      checks per planted build (default 3)
+  --aa-checks N           A/A checks replayed from the plain pool (default 20; one live check more;
+                          fewer when they do not fit the budget, said in the plan)
+  --planted-checks N      checks per planted build (default 3; at least 2 before A/A checks go below 10)
   --baseline-reps N       repetitions of the baseline recording (default 10)
-  --sec-per-run S         seconds per ncu run assumed before it is measured (default 2.0)
+  --sec-per-run S         seconds per ncu run assumed before it is measured (default: the H100's
+                          measured cost, 2.0 s per process + 0.014 s per launch beyond 3)
   --spec FILE             the spec (default examples/cgp-gate.validate.yaml)
   --cgp-gate PATH         the cgp-gate binary (default target/release/cgp-gate, else on PATH)
   --work DIR              the work folder (default OUTDIR/work; packed into the tarball)
@@ -70,7 +72,7 @@ budget=""
 aa_checks=20
 planted_checks=3
 baseline_reps=10
-sec_per_run=2.0
+sec_per_run=""
 spec_src="$ROOT/examples/cgp-gate.validate.yaml"
 cgp=""
 work=""
@@ -197,6 +199,25 @@ fi
 rows="$("$cgp" profile --dry-run --spec "$spec_src" 2>/dev/null | grep -cE '^[^ ]+\[[^]]*\] x[0-9]+: ' || true)"
 [ "$rows" -gt 0 ] || die "could not count the rows of $spec_src with 'cgp-gate profile --dry-run'"
 
+# Launches per process: the largest `--launches N` of the spec's command lines, else the example
+# programs' default (30).
+launches="$("$cgp" profile --dry-run --spec "$spec_src" 2>/dev/null | grep -oE -- '--launches [0-9]+' | awk '$2 > m {m = $2} END {print m + 0}')"
+[ "$launches" -gt 0 ] || launches=30
+# Seconds per ncu run before one is measured: the cost measured on the H100 (about 2.0 s per
+# process, 14 ms per launch beyond 3; docs/validation.md), unless --sec-per-run says otherwise.
+[ -n "$sec_per_run" ] || sec_per_run="$(python3 "$PY" sec-per-run --launches "$launches")"
+n_metrics="$("$cgp" profile --dry-run --spec "$spec_src" 2>/dev/null | grep -oE -- '--metrics [^ ]+' | awk '{n += split($2, a, ",")} END {print n + 0}')"
+runs_bare=$((rows + n_metrics)) # each row's command line once, and each metric alone once
+# Fit the checks to the budget before anything runs, at that cost: the pools are then recorded
+# whole, and only a run dearer than assumed cuts them (the H100 run of 2026-11-24 planned 20 A/A
+# and 3 planted checks into 500 s, and its pools were cut to 15 and 2).
+aa_checks_wanted=$aa_checks
+planted_checks_wanted=$planted_checks
+read -r aa_fit planted_fit _ < <(python3 "$PY" fit --part "$part" --budget-s "$budget" --sec-per-run "$sec_per_run" \
+  --rows "$rows" --reps "$reps" --max-reps "$max_reps" --baseline-reps "$baseline_reps" --runs-bare "$runs_bare" \
+  --planted-variants "${#planted_variants[@]}" --aa-checks "$aa_checks" --planted-checks "$planted_checks")
+[ "$part" = planted ] || aa_checks=$aa_fit
+[ ${#planted_variants[@]} -eq 0 ] || planted_checks=$planted_fit
 aa_pool_want=0
 if [ "$part" != planted ]; then
   # Each A/A check reads `reps` repetitions per row and sometimes re-measures: 25% to spare.
@@ -207,8 +228,6 @@ runs_baseline=$((rows * baseline_reps))
 runs_live=$((rows * reps))
 runs_aa=$((rows * aa_pool_want))
 runs_planted=$((rows * planted_pool_want * ${#planted_variants[@]}))
-n_metrics="$("$cgp" profile --dry-run --spec "$spec_src" 2>/dev/null | grep -oE -- '--metrics [^ ]+' | awk '{n += split($2, a, ",")} END {print n + 0}')"
-runs_bare=$((rows + n_metrics)) # each row's command line once, and each metric alone once
 [ "$part" != planted ] || runs_live=0
 planned=$((runs_baseline + runs_live + runs_aa + runs_planted + runs_bare))
 estimate="$(python3 -c "import sys; print(round(float(sys.argv[1]) * int(sys.argv[2]) + 60))" "$sec_per_run" "$planned")"
@@ -220,8 +239,15 @@ validate-gpu: plan (part $part; spec $spec_src: $rows rows, repetitions $reps, m
   A/A pool (plain):     $([ "$part" = planted ] && echo "not in this part" || echo "$aa_pool_want reps x $rows rows = $runs_aa ncu runs -> $aa_checks replayed checks")
   planted pools:        $([ "$part" = aa ] && echo "not in this part" || echo "${#planted_variants[@]} builds x $planted_pool_want reps x $rows rows = $runs_planted ncu runs -> $planted_checks checks each")
   cost (bare runs):     $runs_bare ncu runs, plus each program once alone
+  launches per process: $launches (a run costs about ${sec_per_run}s)
   total:                $planned ncu runs; at ${sec_per_run}s a run about ${estimate}s (budget ${budget}s)
 EOF
+if [ "$part" != planted ] && [ "$aa_checks" -lt "$aa_checks_wanted" ]; then
+  say "note: $aa_checks A/A checks fit the budget (wanted $aa_checks_wanted); raise --budget-s for more"
+fi
+if [ ${#planted_variants[@]} -gt 0 ] && [ "$planted_checks" -lt "$planted_checks_wanted" ]; then
+  say "note: $planted_checks checks per planted build fit the budget (wanted $planted_checks_wanted); raise --budget-s for more"
+fi
 if [ "$estimate" -gt "$budget" ]; then
   say "note: the estimate is over the budget: the pools will be shrunk to fit once the cost of a run is measured"
 fi
@@ -246,7 +272,8 @@ rm -f "$work/part.json"
 planted_json="$(printf '%s\n' "${planted_variants[@]}" | python3 -c 'import json,sys; print(json.dumps([l.strip() for l in sys.stdin if l.strip()]))')"
 py_info "part=$part" "spec=$(basename "$spec_src")" "reps=$reps" "max_reps=$max_reps" "baseline_reps=$baseline_reps" \
   "planned_runs=$planned" "estimated_seconds=$estimate" "budget_seconds=$budget" "sec_per_run_assumed=$sec_per_run" \
-  "planted_variants=$planted_json" "aa_checks_planned=$aa_checks" "planted_checks_planned=$planted_checks"
+  "planted_variants=$planted_json" "aa_checks_planned=$aa_checks" "planted_checks_planned=$planted_checks" \
+  "aa_checks_wanted=$aa_checks_wanted" "planted_checks_wanted=$planted_checks_wanted" "launches_per_process=$launches"
 if [ -n "$synthetic" ]; then py_info "synthetic=true" "synthetic_note=SYNTHETIC: $synthetic"; fi
 
 # ------------------------------------------------------------------ 1. environment

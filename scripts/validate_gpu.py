@@ -6,6 +6,8 @@ machines and CI both have python3; neither may have jq).
 Subcommands (all called by validate-gpu.sh; each prints what it did):
   calibrate DIR                      seconds per ncu run measured in a recording
   pool-reps ...                      how many repetitions fit the remaining budget
+  fit ...                            how many A/A and planted checks fit the budget, before any run
+  sec-per-run --launches N           the measured cost model: seconds of one ncu run by launches
   replay-checks ...                  A/A or planted checks over disjoint slices of a pool
   bare ...                           the bare ncu runs, the application alone, passes per metric
   summarize ...                      summary.json + summary.md from every part's work folder
@@ -15,6 +17,7 @@ Every command line is an argv list: nothing goes through a shell.
 """
 
 import argparse
+import csv
 import datetime
 import json
 import os
@@ -102,6 +105,51 @@ def cmd_pool_reps(a):
     affordable = int(left / max(a.sec_per_run * a.rows * a.pools, 1e-9))
     reps = max(0, min(a.want, affordable))
     print(reps)
+
+
+def sec_per_run_model(launches, per_process=2.0, per_launch=0.014, base_launches=3):
+    """Seconds of one ncu run of the example programs, by launches per process, as measured on
+    the H100 on 2026-11-24 (docs/validation.md): about 2.0 s per process with 3 launches, and
+    about 14 ms per launch beyond those (vector_add n=16M: 2.4 s with 30 launches, 6.3 s with 300)."""
+    return per_process + per_launch * max(0, launches - base_launches)
+
+
+def plan_runs(a, aa_checks, planted_checks):
+    """ncu runs of a part with these numbers of checks (the plan validate-gpu.sh prints)."""
+    aa_pool = (aa_checks * a.reps * 5 + 3) // 4 if a.part != "planted" else 0
+    planted_pool = planted_checks * a.max_reps
+    live = a.rows * a.reps if a.part != "planted" else 0
+    return (a.rows * a.baseline_reps + live + a.rows * aa_pool
+            + a.rows * planted_pool * a.planted_variants + a.runs_bare)
+
+
+def cmd_fit(a):
+    """The most A/A and planted checks, up to those wanted, whose ncu runs fit the budget at
+    `sec_per_run` (plus 60 s for builds, replays and the summary), so that no pool is cut later
+    at the cost that was assumed. Planted checks go down to 2 before A/A checks go below 10; then
+    both go down together. Prints `AA PLANTED SECONDS`."""
+    aa = a.aa_checks if a.part != "planted" else 0
+    pl = a.planted_checks if a.planted_variants else 0
+
+    def seconds(x, y):
+        return round(a.sec_per_run * plan_runs(a, x, y) + 60)
+
+    while seconds(aa, pl) > a.budget_s:
+        if aa > 10:
+            aa -= 1
+        elif pl > 2:
+            pl -= 1
+        elif aa > 1:
+            aa -= 1
+        elif pl > 1:
+            pl -= 1
+        else:
+            break
+    print(aa, pl, seconds(aa, pl))
+
+
+def cmd_sec_per_run(a):
+    print(f"{sec_per_run_model(a.launches):.3f}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,13 +251,46 @@ def cmd_replay_checks(a):
 
 
 def passes_in(text):
-    """Passes per profiled kernel launch, from ncu's `==PROF== Profiling "k" - i: ... - N passes`."""
+    """Passes per profiled kernel launch, as (kernel, passes) pairs.
+
+    Older ncu prints `==PROF== Profiling "k" - i: 0%....100% - N passes` (also into --log-file).
+    ncu 2025.3 with `--csv` prints no such line (the H100 run of 2026-11-24 had none), but its raw
+    page carries the column `profiler__replayer_passes` for every launch: read that when there
+    are no such lines. The kernel is the `Kernel Name` without its argument list.
+    """
     out = []
     for line in text.splitlines():
         m = PASSES_RE.match(line.strip())
         if m:
             out.append((m.group("kernel"), int(m.group("passes"))))
+    if out:
+        return out
+    table = list(csv.reader(line for line in text.splitlines() if line.startswith('"')))
+    if not table or "profiler__replayer_passes" not in table[0] or "Kernel Name" not in table[0]:
+        return out
+    head = table[0]
+    pi, ki, ii = head.index("profiler__replayer_passes"), head.index("Kernel Name"), head.index("ID") if "ID" in head else None
+    for row in table[1:]:
+        if len(row) != len(head) or (ii is not None and not row[ii].strip().isdigit()):
+            continue  # the units row, or a damaged line
+        try:
+            n = int(float(row[pi].replace(",", "")))
+        except ValueError:
+            continue
+        out.append((row[ki].split("(")[0], n))
     return out
+
+
+def cost_stem(t, s):
+    """The file name stem of a row's bare runs in cost/."""
+    return f"{t}-{s}".replace("=", "").replace(",", "-")
+
+
+def file_passes(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return passes_in(f.read())
 
 
 def app_argv_of(argv):
@@ -255,7 +336,7 @@ def cmd_bare(a):
         app = app_argv_of(argv)
         row = {"target": t, "size": s, "argv": argv, "cgp_gate_run_seconds": [
             r["wall_seconds"] for r in runs if r["target"] == t and r["size"] == s and isinstance(r.get("wall_seconds"), (int, float))]}
-        stem = f"{t}-{s}".replace("=", "").replace(",", "-")
+        stem = cost_stem(t, s)
         # The application alone, without ncu.
         if app:
             rc, wall = timed(app, a.cwd, os.path.join(a.out, f"{stem}-app.log"), a.timeout)
@@ -264,7 +345,7 @@ def cmd_bare(a):
         log_file = os.path.abspath(os.path.join(a.out, f"{stem}-bare.csv"))
         bare = replace_opt(argv, "--log-file", log_file)
         rc, wall = timed(bare, a.cwd, os.path.join(a.out, f"{stem}-bare.log"), a.timeout)
-        passes = passes_in(open(log_file, encoding="utf-8", errors="replace").read()) if os.path.exists(log_file) else []
+        passes = file_passes(log_file)
         row["bare_ncu"] = {"exit_code": rc, "seconds": wall, "passes": passes}
         # Each requested metric alone: the passes it needs. The fewest passes all of them need
         # together is at least the largest of these.
@@ -274,7 +355,7 @@ def cmd_bare(a):
             lf = os.path.abspath(os.path.join(a.out, f"{stem}-only-{m}.csv"))
             one = replace_opt(replace_opt(bare, "--metrics", m), "--log-file", lf)
             rc, wall = timed(one, a.cwd, os.path.join(a.out, f"{stem}-only-{m}.log"), a.timeout)
-            p = passes_in(open(lf, encoding="utf-8", errors="replace").read()) if os.path.exists(lf) else []
+            p = file_passes(lf)
             row["metrics"][m] = {"exit_code": rc, "seconds": wall, "passes": sorted({n for _, n in p})}
         result["rows"].append(row)
         print(f"  {t}/{s}: bare ncu {row['bare_ncu']['seconds']} s (exit {row['bare_ncu']['exit_code']}), "
@@ -444,7 +525,11 @@ def part_summary(work):
         rows = []
         for r in bare["rows"]:
             key = f"{r['target']}/{r['size']}"
-            single = {m: v["passes"] for m, v in r["metrics"].items()}
+            # Read again from the single-metric CSVs the bare runs left in cost/ (a work folder
+            # summarised by an older kit stored no passes for ncu 2025.3).
+            stem = cost_stem(r["target"], r["size"])
+            single = {m: (sorted({n for _, n in file_passes(os.path.join(work, "cost", f"{stem}-only-{m}.csv"))}) or v["passes"])
+                      for m, v in r["metrics"].items()}
             fewest = max((max(p) for p in single.values() if p), default=None)
             cg = r.get("cgp_gate_run_seconds") or []
             rows.append({"row": key, "bare_ncu_seconds": r["bare_ncu"]["seconds"], "bare_ncu_exit": r["bare_ncu"]["exit_code"],
@@ -666,6 +751,16 @@ def main():
     c.add_argument("--pools", type=int, default=1)
     c.add_argument("--reserve-runs", type=int, default=0)
     c.set_defaults(fn=cmd_pool_reps)
+    c = sub.add_parser("fit")
+    c.add_argument("--part", required=True)
+    c.add_argument("--budget-s", type=float, required=True)
+    c.add_argument("--sec-per-run", type=float, required=True)
+    for k in ("rows", "reps", "max_reps", "baseline_reps", "runs_bare", "planted_variants", "aa_checks", "planted_checks"):
+        c.add_argument("--" + k.replace("_", "-"), type=int, required=True)
+    c.set_defaults(fn=cmd_fit)
+    c = sub.add_parser("sec-per-run")
+    c.add_argument("--launches", type=int, required=True)
+    c.set_defaults(fn=cmd_sec_per_run)
     c = sub.add_parser("replay-checks")
     for k in ("pool", "spec", "baselines", "out", "slices", "label", "cgp_gate", "work"):
         c.add_argument("--" + k.replace("_", "-"), required=True)

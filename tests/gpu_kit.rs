@@ -237,6 +237,73 @@ fn dry_run_prints_the_plan_and_measures_nothing() {
         text.contains("total:                275 ncu runs; at 1.5s a run about 472s (budget 540s)"),
         "{text}"
     );
+    // The spec runs 30 launches per process.
+    assert!(
+        text.contains("launches per process: 30 (a run costs about 1.5s)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn dry_run_fits_the_checks_to_the_budget_at_the_measured_cost() {
+    // The H100 run of 2026-11-24 planned 20 A/A checks into `--part aa --budget-s 500` and its
+    // pool was cut to 15 checks; `--part planted --budget-s 520` planned 3 checks per build and
+    // made 2. Now the plan fits the checks first, at the cost measured there (2.0 s per process
+    // and 14 ms per launch beyond 3: 2.378 s for 30 launches).
+    let dir = tempfile::tempdir().unwrap();
+    let plan = |args: &[&str]| {
+        let o = script()
+            .arg("--dry-run")
+            .args(args)
+            .arg(dir.path())
+            .env("NVIDIA_SMI", standins().join("nvidia-smi"))
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "{text}");
+        text
+    };
+    // Part aa: baseline 30 + live 9 + bare 11 runs; each A/A check needs 3.75 repetitions of the
+    // 3 rows. 12 checks (a pool of 45 repetitions): 185 runs x 2.378 s + 60 s = 500 s.
+    let text = plan(&["--part", "aa", "--budget-s", "500"]);
+    assert!(
+        text.contains("launches per process: 30 (a run costs about 2.378s)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("A/A pool (plain):     45 reps x 3 rows = 135 ncu runs -> 12 replayed checks"),
+        "{text}"
+    );
+    assert!(
+        text.contains("total:                185 ncu runs; at 2.378s a run about 500s (budget 500s)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: 12 A/A checks fit the budget (wanted 20)"),
+        "{text}"
+    );
+    assert!(!text.contains("will be shrunk"), "{text}");
+    // Part planted: 3 checks per build would need 257 runs (671 s); 2 fit (185 runs, 500 s).
+    let text = plan(&["--part", "planted", "--budget-s", "520"]);
+    assert!(
+        text.contains("4 builds x 12 reps x 3 rows = 144 ncu runs -> 2 checks each"),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: 2 checks per planted build fit the budget (wanted 3)"),
+        "{text}"
+    );
+    // A budget that holds everything keeps what was asked for.
+    let text = plan(&["--part", "planted", "--budget-s", "700"]);
+    assert!(
+        text.contains("4 builds x 18 reps x 3 rows = 216 ncu runs -> 3 checks each"),
+        "{text}"
+    );
+    assert!(!text.contains("fit the budget"), "{text}");
 }
 
 #[test]

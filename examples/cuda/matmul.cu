@@ -1,5 +1,5 @@
 // C = A * B for square n x n floats with shared-memory tiles: a compute-leaning kernel.
-// Usage: matmul --n N [--launches L]
+// Usage: matmul --n N [--launches L]   (L kernel launches in one process, default 30)
 #include "common.cuh"
 
 constexpr int MAX_TILE = 32;
@@ -51,7 +51,7 @@ __global__ void matmul_tiled(const float* A, const float* B, float* C, int n) {
 
 int main(int argc, char** argv) {
   const int n = static_cast<int>(arg_long(argc, argv, "--n", 1024));
-  const int launches = static_cast<int>(arg_long(argc, argv, "--launches", 3));
+  const int launches = static_cast<int>(arg_long(argc, argv, "--launches", 30));
   if (n > 16384) {
     std::fprintf(stderr, "--n %d is too large (at most 16384)\n", n);
     return 2;

@@ -1,5 +1,5 @@
 // Sum of n floats: a two-stage tree reduction with warp shuffles.
-// Usage: reduce --n N [--launches L]
+// Usage: reduce --n N [--launches L]   (L kernel launches in one process, default 30)
 #include "common.cuh"
 
 // MAX_BLOCK sizes the shared array; the block the host launches may be smaller (a multiple of 32).
@@ -25,7 +25,7 @@ __global__ void reduce_sum(const float* in, float* out, int n) {
 
 int main(int argc, char** argv) {
   const int n = static_cast<int>(arg_long(argc, argv, "--n", 1 << 24));
-  const int launches = static_cast<int>(arg_long(argc, argv, "--launches", 3));
+  const int launches = static_cast<int>(arg_long(argc, argv, "--launches", 30));
   const long work = cgp_with_extra(n);
   if (work > (1L << 30)) {
     std::fprintf(stderr, "--n %d is too large\n", n);

@@ -1,5 +1,5 @@
 // c = a + b over n floats: a memory-bound kernel.
-// Usage: vector_add --n N [--launches L]
+// Usage: vector_add --n N [--launches L]   (L kernel launches in one process, default 30)
 #include "common.cuh"
 
 __global__ void vector_add(const float* a, const float* b, float* c, int n) {
@@ -10,7 +10,7 @@ __global__ void vector_add(const float* a, const float* b, float* c, int n) {
 
 int main(int argc, char** argv) {
   const int n = static_cast<int>(arg_long(argc, argv, "--n", 1 << 24));
-  const int launches = static_cast<int>(arg_long(argc, argv, "--launches", 3));
+  const int launches = static_cast<int>(arg_long(argc, argv, "--launches", 30));
   const long work = cgp_with_extra(n);
   if (work > (1L << 30)) {
     std::fprintf(stderr, "--n %d is too large\n", n);

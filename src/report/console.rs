@@ -384,6 +384,13 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     } else {
         out.push_str(&format!("{head}\n"));
     }
+    if let Some(label) = crate::report::format::real_capture(results) {
+        let line = format!(
+            "data: {label}, replayed from {}",
+            results.source.trim_start_matches("replay:")
+        );
+        push_wrapped(&mut out, &one_line(&line), style.width);
+    }
     out
 }
 

@@ -115,6 +115,24 @@ pub(crate) fn gpu_label(results: &Results) -> String {
     }
 }
 
+/// For a replayed recording whose manifest says it was measured on a GPU (`"synthetic": false`
+/// and a named GPU in its fingerprint): `NVIDIA H100 80GB HBM3, real capture (ncu 2025.3.1.0)`.
+/// `None` for live runs (the report's GPU line says it), synthetic data and recordings without a
+/// manifest (their GPU is unknown).
+pub(crate) fn real_capture(results: &Results) -> Option<String> {
+    let fp = &results.fingerprint;
+    let named = !fp.gpu_name.is_empty() && fp.gpu_name != UNKNOWN;
+    if results.synthetic || !named || !results.source.starts_with("replay:") {
+        return None;
+    }
+    let profiler = if fp.profiler.is_empty() || fp.profiler_version.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} {})", fp.profiler, fp.profiler_version)
+    };
+    Some(format!("{}, real capture{profiler}", gpu_label(results)))
+}
+
 /// Rows in report order: regressions first, then errors, inconclusive, improvements, passes, new,
 /// missing (the order of [`RowVerdict`]); the run's own order within a verdict.
 pub(crate) fn sorted_rows(results: &Results) -> Vec<&Row> {

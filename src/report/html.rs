@@ -36,6 +36,7 @@ header.error { border-color:var(--err); }
 .meta { color:var(--muted); font-size:12px; }
 .banner { margin:12px 0; padding:8px 12px; border-radius:6px; border:1px solid; }
 .banner.synthetic { background:#fff8c5; border-color:#d4a72c; }
+.banner.real { background:#ddf4ff; border-color:#54aeff; }
 .banner.mismatch { background:#ffebe9; border-color:#ff8182; }
 table { border-collapse:collapse; margin:6px 0 12px; font-size:13px; }
 th, td { border:1px solid var(--line); padding:3px 8px; text-align:left; vertical-align:top; }
@@ -110,6 +111,14 @@ fn header(results: &Results, h: &mut String) {
         let _ = writeln!(
             h,
             "<div class=\"banner synthetic\"><b>Synthetic data.</b> These numbers were not measured on a GPU (source: {}).</div>",
+            escape(&results.source)
+        );
+    }
+    if let Some(label) = crate::report::format::real_capture(results) {
+        let _ = writeln!(
+            h,
+            "<div class=\"banner real\"><b>{}</b>: these numbers were measured on this GPU and replayed from a recording (source: {}).</div>",
+            escape(&label),
             escape(&results.source)
         );
     }

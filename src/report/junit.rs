@@ -108,6 +108,9 @@ fn suite(results: &Results, target: &str) -> TestSuite {
         s.add_property(Property::new(k, v));
     }
     s.add_property(Property::new("synthetic", results.synthetic.to_string()));
+    if let Some(label) = crate::report::format::real_capture(results) {
+        s.add_property(Property::new("capture", label));
+    }
     s.add_property(Property::new(
         "health",
         crate::report::console::health_line(&results.health),

@@ -361,6 +361,13 @@ fn flags(results: &Results, md: &mut String) {
             escape_md_cell(&results.source)
         ));
     }
+    if let Some(label) = crate::report::format::real_capture(results) {
+        md.push_str(&format!(
+            "> [!NOTE]\n> **{}**: these numbers were measured on this GPU and replayed from a recording (source: {}).\n\n",
+            escape_md_cell(&label),
+            escape_md_cell(&results.source)
+        ));
+    }
     if let Some(m) = results.fingerprint_mismatch.as_ref().filter(|m| !m.is_empty()) {
         md.push_str("> [!CAUTION]\n> **Fingerprint mismatch**: the baseline was measured on a different setup (allowed by the spec); treat changes with care.\n>\n> | field | baseline | this run |\n> |---|---|---|\n");
         for d in m {
