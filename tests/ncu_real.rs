@@ -1101,8 +1101,9 @@ fn profile_dry_run_builds_the_argv_for_the_installed_ncu() {
     let line: Vec<String> = std::iter::once("ncu".to_owned())
         .chain(argv.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect();
+    let quoted = shlex::try_join(line.iter().map(String::as_str)).unwrap();
     assert!(
-        real.contains(&format!(": {} ", line.join(" "))),
+        real.contains(&format!(": {quoted} ")),
         "{real}\n{line:?}"
     );
     // A target that needs what this ncu lacks is named as refused.

@@ -119,6 +119,8 @@ pub fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(code) => exit(code),
+        // The reader of stdout closed it (`| head`): it has what it wanted; no error, exit 0.
+        Err(e) if e.is_broken_pipe() => exit(exit_codes::OK),
         Err(e) => {
             eprintln!("error: {e}");
             exit(e.exit_code())
