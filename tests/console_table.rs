@@ -158,7 +158,7 @@ fn library_kernel_names_lose_return_type_and_namespace_first() {
         assert!(head.contains("baseline") && head.contains("candidate"), "{width}: {head}");
         // Every row passed: no p column.
         assert!(!head.ends_with(" p") && !head.contains(" p "), "{width}: {head}");
-        assert!(text.contains("registers/thread") && !text.contains("register/thread"), "{text}");
+        assert!(text.contains("regs/thread") && !text.contains("register/thread"), "{text}");
         let layer = lines.iter().find(|l| l.contains("layernorm") && l.contains("time (us)")).unwrap();
         let gemm = lines.iter().find(|l| l.contains("n=4096") && l.contains("time (us)")).unwrap();
         match width {

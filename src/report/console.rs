@@ -398,7 +398,16 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     let rows: Vec<Vec<String>> = rows_sorted
         .iter()
         .map(|r| {
-            let metric = metric_cell(&r.metric, &mut used_short);
+            // Registers per thread: the unit is the name (`regs/thread`, 11 characters, fits
+            // the narrowest metric column).
+            let metric = if r.metric == "launch__registers_per_thread" {
+                if !used_short.iter().any(|(s, _)| *s == "regs/thread") {
+                    used_short.push(("regs/thread", &r.metric));
+                }
+                "regs/thread".to_owned()
+            } else {
+                metric_cell(&r.metric, &mut used_short)
+            };
             let (baseline, candidate, unit) = medians_in_one_unit(r);
             // ncu's longer units, shortened for the metric cell.
             let unit = match unit.as_str() {
@@ -407,10 +416,8 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
                 _ => unit,
             };
             // `%` is said by the short names (`sm %peak`); other units follow the name.
-            let metric = if unit.is_empty() || (unit == "%" && metric.contains('%')) {
+            let metric = if unit.is_empty() || (unit == "%" && metric.contains('%')) || metric == "regs/thread" {
                 metric
-            } else if unit == "per thread" && metric == "registers" {
-                "registers/thread".to_owned()
             } else {
                 format!("{metric} ({unit})")
             };
