@@ -356,7 +356,7 @@ pub fn run_check(
         if more.is_empty() {
             break (rows, spec_errors);
         }
-        progress.note(&format!("re-measuring {} doubtful size(s)", more.len()));
+        progress.status(&format!("re-measuring {} doubtful size(s)", more.len()));
         let extra = measure(
             profiler,
             &more,
