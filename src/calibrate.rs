@@ -248,7 +248,15 @@ pub fn calibrate(
     synthetic: bool,
     opts: &Options,
 ) -> Calibration {
-    calibrate_with_progress(targets, samples, settings, source, synthetic, opts, &mut |_, _, _| {})
+    calibrate_with_progress(
+        targets,
+        samples,
+        settings,
+        source,
+        synthetic,
+        opts,
+        &mut |_, _, _| {},
+    )
 }
 
 /// [`calibrate`], telling `progress(done, total, row)` before each row's simulations (they take

@@ -301,7 +301,9 @@ fn launch_reading(changed: &[ChangedCounter], ctx: &Context<'_>) -> Option<Strin
     } else {
         let sizes: Vec<String> = changed
             .iter()
-            .filter(|c| c.metric.starts_with("launch__grid_size") || c.metric.starts_with("launch__block_size"))
+            .filter(|c| {
+                c.metric.starts_with("launch__grid_size") || c.metric.starts_with("launch__block_size")
+            })
             .map(|c| {
                 format!(
                     "{} {} -> {}",
@@ -423,7 +425,11 @@ fn read(changed: &[ChangedCounter], compared: &[String], ctx: &Context<'_>) -> S
 }
 
 /// The reading of the counters other than the launch configuration's; `None` when none changed.
-fn read_counters(changed: &[ChangedCounter], compared: &[String], time_change: Option<f64>) -> Option<String> {
+fn read_counters(
+    changed: &[ChangedCounter],
+    compared: &[String],
+    time_change: Option<f64>,
+) -> Option<String> {
     let find = |pred: &dyn Fn(&str) -> bool| changed.iter().find(|c| pred(&c.metric));
     let was_compared = |pred: &dyn Fn(&str) -> bool| compared.iter().any(|m| pred(m));
     let is_inst = |m: &str| m.contains("inst_executed");
@@ -474,7 +480,10 @@ fn read_counters(changed: &[ChangedCounter], compared: &[String], time_change: O
         ));
     }
     if let Some(b) = find(&|m| m.starts_with("l1tex__data_bank_conflicts")) {
-        return Some(format!("{same_inst}{} shared-memory bank conflicts", pct(b.change)));
+        return Some(format!(
+            "{same_inst}{} shared-memory bank conflicts",
+            pct(b.change)
+        ));
     }
     if let Some(o) = find(&is_occupancy) {
         return Some(format!(
@@ -496,7 +505,11 @@ fn read_counters(changed: &[ChangedCounter], compared: &[String], time_change: O
         ));
     }
     let top = &changed[0];
-    Some(format!("{same_inst}largest change: {} {}", top.metric, pct(top.change)))
+    Some(format!(
+        "{same_inst}largest change: {} {}",
+        top.metric,
+        pct(top.change)
+    ))
 }
 
 #[cfg(test)]
@@ -619,7 +632,10 @@ mod tests {
     fn throughput_is_read_in_the_direction_it_moved() {
         // Higher share of peak over a longer time: more work, never "less per cycle".
         let up_slower = throughput(1.08, Some(0.041));
-        assert!(up_slower.starts_with("SM throughput +1.1% (71.17% -> 71.94% of peak), time +4.1%: about 5."), "{up_slower}");
+        assert!(
+            up_slower.starts_with("SM throughput +1.1% (71.17% -> 71.94% of peak), time +4.1%: about 5."),
+            "{up_slower}"
+        );
         assert!(up_slower.ends_with("% more SM work"), "{up_slower}");
         assert_eq!(
             throughput(-48.0, Some(1.44)),
@@ -628,7 +644,10 @@ mod tests {
         assert!(throughput(5.0, Some(-0.05)).ends_with("the SMs do more per cycle"));
         assert!(throughput(-5.0, Some(-0.05)).ends_with("less SM work"));
         // Without the time, only what moved.
-        assert_eq!(throughput(-5.0, None), "SM throughput -5.0% (71.17% -> 67.61% of peak)");
+        assert_eq!(
+            throughput(-5.0, None),
+            "SM throughput -5.0% (71.17% -> 67.61% of peak)"
+        );
     }
 
     #[test]
@@ -653,7 +672,10 @@ mod tests {
         );
         // With no counter at all, the launch alone.
         let w = explain_in(&[], &ctx).unwrap();
-        assert!(w.reading.starts_with("launch configuration changed: grid (64, 1, 1)"));
+        assert!(
+            w.reading
+                .starts_with("launch configuration changed: grid (64, 1, 1)")
+        );
         // The launch counters without the configurations: the same reading, from the counters.
         let (g0, g1) = (vec![64.0; 3], vec![512.0; 3]);
         let w = explain(&[Counter {

@@ -55,9 +55,17 @@ fn calibrates_every_metric_of_an_aa_recording() {
         let dir = tempfile::tempdir().unwrap();
         let (v, md, stdout) = calibrate(&spec, rec, dir.path(), &[]);
         // The terminal gets a table, the file Markdown (issue 24).
-        assert!(md.starts_with("### cgp-gate calibrate") && md.contains("| target | size |"), "{md}");
+        assert!(
+            md.starts_with("### cgp-gate calibrate") && md.contains("| target | size |"),
+            "{md}"
+        );
         assert!(!stdout.contains('|') && !stdout.contains("###"), "{stdout}");
-        assert!(stdout.lines().any(|l| l.starts_with("target ") && l.contains("suggested")), "{stdout}");
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with("target ") && l.contains("suggested")),
+            "{stdout}"
+        );
         assert!(md.contains("SYNTHETIC"), "{md}");
         let rows = v["rows"].as_array().unwrap();
         // 16 judged series in the example spec (as `check` judges them).

@@ -806,7 +806,6 @@ fn on_a_terminal_the_note_after_the_bar_is_shown() {
     assert!(shown.contains("recorded raw ncu output; manifest: "), "{shown}");
 }
 
-
 /// `init` is the first command in the help; `--color`, `--quiet` and `--verbose` are on the
 /// commands that profile or colour a verdict table, and nowhere else (issue 24).
 #[test]
@@ -824,15 +823,33 @@ fn init_comes_first_and_ui_flags_only_where_they_act() {
         c.args(cmd).arg("--help");
         String::from_utf8(c.output().unwrap().stdout).unwrap()
     };
-    for cmd in [&["check"][..], &["profile"], &["ab"], &["calibrate"], &["baseline", "update"]] {
+    for cmd in [
+        &["check"][..],
+        &["profile"],
+        &["ab"],
+        &["calibrate"],
+        &["baseline", "update"],
+    ] {
         let h = help_of(cmd);
-        assert!(h.contains("--color") && h.contains("--verbose") && h.contains("--quiet"), "{cmd:?}: {h}");
+        assert!(
+            h.contains("--color") && h.contains("--verbose") && h.contains("--quiet"),
+            "{cmd:?}: {h}"
+        );
     }
     for cmd in [&["report"][..], &["merge"]] {
         let h = help_of(cmd);
         assert!(h.contains("--color") && !h.contains("--verbose"), "{cmd:?}: {h}");
     }
-    for cmd in [&["validate"][..], &["init"], &["parse"], &["schema"], &["env"], &["breakdown"], &["changes"], &["baseline", "show"]] {
+    for cmd in [
+        &["validate"][..],
+        &["init"],
+        &["parse"],
+        &["schema"],
+        &["env"],
+        &["breakdown"],
+        &["changes"],
+        &["baseline", "show"],
+    ] {
         let h = help_of(cmd);
         assert!(!h.contains("--color") && !h.contains("--verbose"), "{cmd:?}: {h}");
     }

@@ -300,7 +300,11 @@ fn a_closed_stdout_pipe_ends_quietly_with_exit_0() {
     )
     .unwrap();
     let mut lines = recorded.lines().filter(|l| !l.starts_with("==PROF=="));
-    let (header, units, row) = (lines.next().unwrap(), lines.next().unwrap(), lines.next().unwrap());
+    let (header, units, row) = (
+        lines.next().unwrap(),
+        lines.next().unwrap(),
+        lines.next().unwrap(),
+    );
     let mut text = format!("{header}\n{units}\n");
     for i in 0..5000 {
         text.push_str(&row.replacen("\"0\"", &format!("\"{i}\""), 1));

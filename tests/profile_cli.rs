@@ -438,5 +438,9 @@ targets:
     assert_eq!(words.first().map(String::as_str), Some("ncu"), "{words:?}");
     assert!(words.iter().any(|w| w == "regex:gemm|nvjet"), "{words:?}");
     let app = words.iter().position(|w| w == "./app").expect("the application");
-    assert_eq!(words[app..], ["./app", "--label", "two words", "--n", "1024"], "{words:?}");
+    assert_eq!(
+        words[app..],
+        ["./app", "--label", "two words", "--n", "1024"],
+        "{words:?}"
+    );
 }

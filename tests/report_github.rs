@@ -260,7 +260,10 @@ fn annotations_name_the_line_of_the_metric_in_the_spec() {
     let r = cgp_gate::report::read_results(&json).unwrap();
     let lines = annotations(&r);
     // The line where `gpu__time_duration.sum` is written under `matmul`.
-    let matmul = spec_text.lines().position(|l| l.contains("name: matmul")).unwrap();
+    let matmul = spec_text
+        .lines()
+        .position(|l| l.contains("name: matmul"))
+        .unwrap();
     let want = spec_text
         .lines()
         .enumerate()
@@ -277,9 +280,16 @@ fn annotations_name_the_line_of_the_metric_in_the_spec() {
     // Every annotation of the run has a line.
     assert!(lines.iter().all(|l| l.contains(",line=")), "{lines:?}");
     // A spec that does not list the target: the file without a line.
-    assert_eq!(cgp_gate::report::github::spec_line("targets: []\n", "gemm", None), None);
     assert_eq!(
-        cgp_gate::report::github::spec_line("targets:\n  - name: a\n    metrics: {x__y.sum: \"3%\"}\n  - name: b\n    metrics:\n      x__y.sum: \"3%\"\n", "b", Some("x__y.sum")),
+        cgp_gate::report::github::spec_line("targets: []\n", "gemm", None),
+        None
+    );
+    assert_eq!(
+        cgp_gate::report::github::spec_line(
+            "targets:\n  - name: a\n    metrics: {x__y.sum: \"3%\"}\n  - name: b\n    metrics:\n      x__y.sum: \"3%\"\n",
+            "b",
+            Some("x__y.sum")
+        ),
         Some(6)
     );
 }

@@ -384,12 +384,25 @@ fn a_real_checks_comment_is_readable_raw() {
             .map(|m| m.as_str().len())
             .sum();
         let share = entities as f64 / md.len() as f64;
-        assert!(share < 0.01, "{build}: {entities} of {} characters are references:\n{md}", md.len());
-        assert!(md.contains("| `matmul` | n=1024 | `void matmul_tiled<32>` | `gpu__time_duration.sum` |"), "{md}");
+        assert!(
+            share < 0.01,
+            "{build}: {entities} of {} characters are references:\n{md}",
+            md.len()
+        );
+        assert!(
+            md.contains("| `matmul` | n=1024 | `void matmul_tiled<32>` | `gpu__time_duration.sum` |"),
+            "{md}"
+        );
         assert!(md.contains(" cgp-gate: ") && !md.contains("&#58;"), "{md}");
         // Every highlighted row is a table row of 9 cells, names as written.
         let tables = table_cells(md.split("<details>").next().unwrap());
-        assert!(tables.len() > 1 && tables.iter().all(|r| r.len() == 9), "{tables:?}");
-        assert!(tables.iter().any(|r| r[3] == "void matmul_tiled<32>"), "{tables:?}");
+        assert!(
+            tables.len() > 1 && tables.iter().all(|r| r.len() == 9),
+            "{tables:?}"
+        );
+        assert!(
+            tables.iter().any(|r| r[3] == "void matmul_tiled<32>"),
+            "{tables:?}"
+        );
     }
 }

@@ -541,12 +541,28 @@ fn every_independent_error_in_one_run() {
     );
     let (code, stdout, stderr) = validate_text(&yaml);
     assert_eq!(code, Some(2), "{stdout}{stderr}");
-    assert!(stderr.contains(":6:30: unknown metric `gpu__time_duraton.sum`"), "{stderr}");
-    assert!(stderr.contains("did you mean `gpu__time_duration.sum`?"), "{stderr}");
-    assert!(!stderr.contains("does not know whether lower or higher"), "{stderr}");
+    assert!(
+        stderr.contains(":6:30: unknown metric `gpu__time_duraton.sum`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("did you mean `gpu__time_duration.sum`?"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("does not know whether lower or higher"),
+        "{stderr}"
+    );
     // 0.5 could be 50% or 0.5%: it asks.
-    assert!(stderr.contains(":7:29: the threshold of `dram__bytes_read.sum` is a bare number `0.5`: 50% or 0.5%?"), "{stderr}");
-    assert!(stderr.contains("write `\"50%\"` if 0.5 is a fraction, `\"0.5%\"` if it is a percentage"), "{stderr}");
+    assert!(
+        stderr
+            .contains(":7:29: the threshold of `dram__bytes_read.sum` is a bare number `0.5`: 50% or 0.5%?"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("write `\"50%\"` if 0.5 is a fraction, `\"0.5%\"` if it is a percentage"),
+        "{stderr}"
+    );
     // The second target has no command: its own error, in the same run.
     assert!(stderr.contains(":9:") && stderr.contains("`b`"), "{stderr}");
     assert_eq!(stderr.matches("error: ").count(), 3, "{stderr}");
@@ -560,7 +576,10 @@ fn a_small_bare_number_is_a_fraction_and_counts_are_singular() {
     let yaml = format!("{ONE_TARGET}      gpu__time_duration.sum: 0.03\n");
     let (code, stdout, stderr) = validate_text(&yaml);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
-    assert!(stdout.ends_with(": ok (1 target, 1 size, 1 metric)\n"), "{stdout}");
+    assert!(
+        stdout.ends_with(": ok (1 target, 1 size, 1 metric)\n"),
+        "{stdout}"
+    );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.yaml");
     std::fs::write(&path, &yaml).unwrap();

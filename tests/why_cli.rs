@@ -115,7 +115,9 @@ fn the_planted_slowdown_says_why() {
     );
     // Markdown: under the table, folded; HTML: a counter-diff table.
     assert!(
-        md.contains("**Why** `matmul[n=1024]` `time`: same instructions, +30% long-scoreboard stalls: memory latency"),
+        md.contains(
+            "**Why** `matmul[n=1024]` `time`: same instructions, +30% long-scoreboard stalls: memory latency"
+        ),
         "{md}"
     );
     assert!(

@@ -62,7 +62,9 @@ fn reading<'a>(r: &'a Value, target: &str) -> &'a str {
 /// peak is never "less per cycle", a lower one never "more per cycle" or "more ... work".
 fn directions_are_right(r: &Value) {
     for row in r["rows"].as_array().unwrap() {
-        let Some(text) = row["why"]["reading"].as_str() else { continue };
+        let Some(text) = row["why"]["reading"].as_str() else {
+            continue;
+        };
         for c in row["why"]["changed"].as_array().unwrap() {
             let metric = c["metric"].as_str().unwrap();
             let name = if metric.starts_with("sm__throughput") {
@@ -73,13 +75,18 @@ fn directions_are_right(r: &Value) {
                 continue;
             };
             let up = c["candidate"].as_f64().unwrap() > c["baseline"].as_f64().unwrap();
-            let Some(part) = text.split("; ").find(|p| p.starts_with(name)) else { continue };
+            let Some(part) = text.split("; ").find(|p| p.starts_with(name)) else {
+                continue;
+            };
             if up {
                 assert!(part.contains(&format!("{name} +")), "{text}");
                 assert!(!part.contains("less per cycle"), "{text}");
             } else {
                 assert!(part.contains(&format!("{name} -")), "{text}");
-                assert!(!part.contains("more per cycle") && !part.contains(" more "), "{text}");
+                assert!(
+                    !part.contains("more per cycle") && !part.contains(" more "),
+                    "{text}"
+                );
             }
         }
     }
@@ -103,7 +110,10 @@ fn extra_work_3_pct_reads_more_work_not_slower_sms() {
         "{text}"
     );
     // reduce: its one counter (DRAM throughput) did not move beyond its noise.
-    assert!(reading(&r, "reduce").starts_with("no explanatory counter changed"), "{text}");
+    assert!(
+        reading(&r, "reduce").starts_with("no explanatory counter changed"),
+        "{text}"
+    );
     assert!(text.contains(&format!("why matmul[n=1024] time: {m}")), "{text}");
     directions_are_right(&r);
 }
@@ -112,13 +122,21 @@ fn extra_work_3_pct_reads_more_work_not_slower_sms() {
 fn extra_work_10_pct_reads_more_work() {
     let (r, text) = check("extra10");
     let m = reading(&r, "matmul");
-    assert!(m.starts_with("SM throughput +2.9% (71.17% -> 73.23% of peak), time +11%: about"), "{text}");
+    assert!(
+        m.starts_with("SM throughput +2.9% (71.17% -> 73.23% of peak), time +11%: about"),
+        "{text}"
+    );
     assert!(m.ends_with("more SM work"), "{m}");
     let d = reading(&r, "reduce");
-    assert!(d.starts_with("DRAM throughput +1.9% (77.16% -> 78.64% of peak), time +8.1%: about"), "{d}");
+    assert!(
+        d.starts_with("DRAM throughput +1.9% (77.16% -> 78.64% of peak), time +8.1%: about"),
+        "{d}"
+    );
     assert!(d.ends_with("more DRAM traffic"), "{d}");
     assert!(
-        reading(&r, "vector_add").starts_with("launch configuration changed: grid (65536, 1, 1) block (256, 1, 1) -> grid (72090, 1, 1)"),
+        reading(&r, "vector_add").starts_with(
+            "launch configuration changed: grid (65536, 1, 1) block (256, 1, 1) -> grid (72090, 1, 1)"
+        ),
         "{text}"
     );
     directions_are_right(&r);
@@ -138,13 +156,22 @@ fn bad_launch_reads_the_launch_configuration_first() {
         m.starts_with("launch configuration changed: grid (32, 32, 1) block (32, 32, 1) -> grid (128, 128, 1) block (8, 8, 1); "),
         "{m}"
     );
-    assert!(m.ends_with("SM throughput -48% (71.17% -> 37.32% of peak), time +144%: the SMs do less per cycle"), "{m}");
+    assert!(
+        m.ends_with("SM throughput -48% (71.17% -> 37.32% of peak), time +144%: the SMs do less per cycle"),
+        "{m}"
+    );
     let d = reading(&r, "reduce");
     assert!(
         d.starts_with("launch configuration changed: grid (1056, 1, 1) block (256, 1, 1) -> grid (132, 1, 1) block (64, 1, 1); "),
         "{d}"
     );
-    assert!(d.contains("DRAM throughput -88% (77.16% -> 9.09% of peak)"), "{d}");
-    assert!(!text.contains("look at clocks, the input or the launch order"), "{text}");
+    assert!(
+        d.contains("DRAM throughput -88% (77.16% -> 9.09% of peak)"),
+        "{d}"
+    );
+    assert!(
+        !text.contains("look at clocks, the input or the launch order"),
+        "{text}"
+    );
     directions_are_right(&r);
 }

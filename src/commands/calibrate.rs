@@ -69,9 +69,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     } else {
         let b = indicatif::ProgressBar::new(0);
         b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template("calibrating {pos}/{len} {bar:30} {msg}")
-        {
+        if let Ok(style) = indicatif::ProgressStyle::with_template("calibrating {pos}/{len} {bar:30} {msg}") {
             b.set_style(style);
         }
         b

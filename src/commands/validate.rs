@@ -50,8 +50,7 @@ fn built_in_suggestions(targets: &[&crate::spec::Target]) -> Vec<String> {
             if !near.is_empty() {
                 notes.push(format!(
                     "warning: target `{}`: metric `{name}` is not one cgp-gate knows; did you mean `{}`?",
-                    t.name,
-                    near[0]
+                    t.name, near[0]
                 ));
             }
         }

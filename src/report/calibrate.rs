@@ -111,7 +111,10 @@ pub fn console(c: &Calibration, style: super::console::ConsoleStyle) -> String {
     out.push_str(&table.render(style.width, &|_, _, t| t.to_owned()));
     let dropped = table.layout(style.width).dropped();
     if !dropped.is_empty() {
-        let names: Vec<&str> = dropped.iter().map(|i| table.columns[*i].header.as_str()).collect();
+        let names: Vec<&str> = dropped
+            .iter()
+            .map(|i| table.columns[*i].header.as_str())
+            .collect();
         out.push_str(&format!(
             "(left out to fit {} columns: {}; --json and --markdown have every column)\n",
             style.width.unwrap_or_default(),
@@ -125,7 +128,10 @@ pub fn console(c: &Calibration, style: super::console::ConsoleStyle) -> String {
     // notes are in --markdown and --json.
     for x in c.rows.iter().filter(|x| x.below_detectable) {
         let metric = super::console::short_metric_name(&x.metric).unwrap_or(&x.metric);
-        lines.push(visible(&format!("! {}[{}] {}: {}", x.target, x.size, metric, x.note)));
+        lines.push(visible(&format!(
+            "! {}[{}] {}: {}",
+            x.target, x.size, metric, x.note
+        )));
     }
     for line in lines {
         let wrapped = match style.width {

@@ -339,10 +339,14 @@ fn middle_cut(text: &str, max: usize) -> String {
 /// A row's baseline and candidate medians in one display unit (chosen for the larger), as bare
 /// numbers, and that unit (the metric cell names it).
 fn medians_in_one_unit(r: &crate::results::Row) -> (String, String, String) {
-    let (b, c) = (r.baseline.as_ref().map(|s| s.median), r.candidate.as_ref().map(|s| s.median));
+    let (b, c) = (
+        r.baseline.as_ref().map(|s| s.median),
+        r.candidate.as_ref().map(|s| s.median),
+    );
     let magnitude = b.into_iter().chain(c).map(f64::abs).fold(0.0, f64::max);
     let (factor, unit) = crate::units::display_unit(magnitude, &r.unit);
-    let show = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| crate::units::number_in_unit(v / factor));
+    let show =
+        |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| crate::units::number_in_unit(v / factor));
     (show(b), show(c), unit)
 }
 
@@ -381,7 +385,9 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     use col::*;
     let (l, r) = (Align::Left, Align::Right);
     let rows_sorted = sorted_rows(results);
-    let show_p = rows_sorted.iter().any(|r| p_matters(r) && r.p_adjusted.or(r.p).is_some());
+    let show_p = rows_sorted
+        .iter()
+        .any(|r| p_matters(r) && r.p_adjusted.or(r.p).is_some());
     let columns = vec![
         Column::new("verdict", l, Overflow::Truncate),
         Column::new("target", l, Overflow::Truncate),
@@ -416,11 +422,12 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
                 _ => unit,
             };
             // `%` is said by the short names (`sm %peak`); other units follow the name.
-            let metric = if unit.is_empty() || (unit == "%" && metric.contains('%')) || metric == "regs/thread" {
-                metric
-            } else {
-                format!("{metric} ({unit})")
-            };
+            let metric =
+                if unit.is_empty() || (unit == "%" && metric.contains('%')) || metric == "regs/thread" {
+                    metric
+                } else {
+                    format!("{metric} ({unit})")
+                };
             vec![
                 crate::report::format::verdict_word(r).to_owned(),
                 one_line(&r.target),
@@ -433,7 +440,9 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
                 r.change_ci
                     .map_or_else(String::new, |[lo, hi]| format!("[{}, {}]", pct(lo), pct(hi))),
                 if p_matters(r) {
-                    r.p_adjusted.or(r.p).map_or_else(String::new, |p| p_value(Some(p)))
+                    r.p_adjusted
+                        .or(r.p)
+                        .map_or_else(String::new, |p| p_value(Some(p)))
                 } else {
                     String::new()
                 },

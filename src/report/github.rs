@@ -270,9 +270,9 @@ pub fn spec_line(spec: &str, target: &str, metric: Option<&str>) -> Option<usize
     let found = metric.and_then(|m| {
         let key = format!("{m}:");
         (start..end).find(|&k| {
-            lines[k]
-                .match_indices(&key)
-                .any(|(i, _)| i == 0 || !lines[k][..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.'))
+            lines[k].match_indices(&key).any(|(i, _)| {
+                i == 0 || !lines[k][..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
+            })
         })
     });
     Some(found.unwrap_or(start) + 1)

@@ -726,7 +726,11 @@ mod tests {
         let width = label.chars().count() as f64 * LABEL_CHAR_PX;
         for px in [118.0, 200.0, 300.0, 330.0, 400.0, 500.0, 536.0] {
             let (x, anchor) = label_place(px, label, w);
-            let (left, right) = if anchor == "start" { (x, x + width) } else { (x - width, x) };
+            let (left, right) = if anchor == "start" {
+                (x, x + width)
+            } else {
+                (x - width, x)
+            };
             assert!(left >= 0.0 && right <= w, "{px}: {x} {anchor}");
         }
         assert_eq!(label_place(400.0, label, w), (396.0, "end"));

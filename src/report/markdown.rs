@@ -115,7 +115,10 @@ pub fn escape_md_cell(text: &str) -> String {
             '|' | '`' | '\\' | '*' | '~' | '$' | '^' => reference(&mut out, c),
             '_' => {
                 // The whole run: intraword underscores never open or close emphasis.
-                let end = chars[i..].iter().position(|&c| c != '_').map_or(chars.len(), |n| i + n);
+                let end = chars[i..]
+                    .iter()
+                    .position(|&c| c != '_')
+                    .map_or(chars.len(), |n| i + n);
                 let inside = i > 0 && word(chars.get(i - 1)) && word(chars.get(end));
                 for _ in i..end {
                     if inside {
@@ -134,9 +137,13 @@ pub fn escape_md_cell(text: &str) -> String {
             ']' if matches!(next, Some('(' | '[' | ':')) => reference(&mut out, c),
             // A heading, list item, thematic break or setext underline needs a space, the same
             // character or the end after it: `+4.1%` and `-0.78%` are none of them.
-            '#' | '+' | '-' | '=' if leading && next.is_none_or(|&n| n == ' ' || n == c) => reference(&mut out, c),
+            '#' | '+' | '-' | '=' if leading && next.is_none_or(|&n| n == ' ' || n == c) => {
+                reference(&mut out, c)
+            }
             '\n' | '\r' | '\t' => out.push(' '),
-            c if crate::report::text::is_bidi_control(c) => out.push_str(&crate::report::text::code_point_html(c)),
+            c if crate::report::text::is_bidi_control(c) => {
+                out.push_str(&crate::report::text::code_point_html(c))
+            }
             c if c.is_control() => {}
             c => out.push(c),
         }
@@ -158,7 +165,9 @@ pub(crate) fn code_span(text: &str, in_table: bool) -> String {
         match c {
             '|' if in_table => body.push_str("\\|"),
             '\n' | '\r' | '\t' => body.push(' '),
-            c if crate::report::text::is_bidi_control(c) => body.push_str(&crate::report::text::code_point(c)),
+            c if crate::report::text::is_bidi_control(c) => {
+                body.push_str(&crate::report::text::code_point(c))
+            }
             c if c.is_control() => {}
             c => body.push(c),
         }
@@ -167,17 +176,14 @@ pub(crate) fn code_span(text: &str, in_table: bool) -> String {
         // An empty or all-space code span is not one: say nothing rather than print backticks.
         return escape_md_cell(text);
     }
-    let longest = body
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
-    let pad = if body.starts_with('`') || body.ends_with('`') || (body.starts_with(' ') && body.ends_with(' ')) {
-        " "
-    } else {
-        ""
-    };
+    let pad =
+        if body.starts_with('`') || body.ends_with('`') || (body.starts_with(' ') && body.ends_with(' ')) {
+            " "
+        } else {
+            ""
+        };
     format!("{fence}{pad}{body}{pad}{fence}")
 }
 

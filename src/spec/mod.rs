@@ -26,5 +26,5 @@ pub use expr::{Expr, evaluate};
 pub use load::{load, load_str};
 pub use model::*;
 pub use schema::json_schema;
-pub use threshold::{FRACTION_BELOW, KNOWN_METRICS, nearest_known_metrics};
 pub use template::{render, render_command};
+pub use threshold::{FRACTION_BELOW, KNOWN_METRICS, nearest_known_metrics};
