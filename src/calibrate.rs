@@ -261,10 +261,6 @@ pub fn calibrate(
 
 /// [`calibrate`], telling `progress(done, total, row)` before each row's simulations (they take
 /// seconds: the command shows them).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "calibrate's arguments and the progress callback"
-)]
 pub fn calibrate_with_progress(
     targets: &[&Target],
     samples: &SampleSet,

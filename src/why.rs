@@ -410,7 +410,7 @@ fn read(changed: &[ChangedCounter], compared: &[String], ctx: &Context<'_>) -> S
     let registers_changed = changed.iter().any(|c| c.metric == "launch__registers_per_thread");
     let rest: Vec<ChangedCounter> = changed
         .iter()
-        .filter(|c| !is_launch(&c.metric) && !(registers_changed && is_occupancy(&c.metric)))
+        .filter(|c| !(is_launch(&c.metric) || (registers_changed && is_occupancy(&c.metric))))
         .cloned()
         .collect();
     match (launch, read_counters(&rest, compared, ctx.time_change)) {

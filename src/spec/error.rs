@@ -17,7 +17,7 @@ pub struct SpecError {
     pub help: Option<String>,
     /// The spec's other errors, independent of this one, in file order: `validate` and every
     /// command report them all in one run.
-    pub also: Vec<SpecError>,
+    pub also: Box<[SpecError]>,
 }
 
 impl SpecError {
@@ -28,7 +28,7 @@ impl SpecError {
             column: None,
             message: message.into(),
             help: None,
-            also: Vec::new(),
+            also: Box::default(),
         }
     }
 
@@ -83,7 +83,7 @@ pub(crate) fn collected(mut errors: Vec<SpecError>) -> Result<(), SpecError> {
     errors.sort_by_key(|e| (e.line.unwrap_or(0), e.column.unwrap_or(0)));
     errors.dedup_by(|a, b| a.line == b.line && a.column == b.column && a.message == b.message);
     let mut first = errors.remove(0);
-    first.also = errors;
+    first.also = errors.into_boxed_slice();
     Err(first)
 }
 
