@@ -147,14 +147,14 @@ fn the_planted_check_fits_80_120_and_200_columns() {
             assert!(
                 lines
                     .iter()
-                    .any(|l| l.starts_with(&format!("inconclusive {target} time: +"))),
+                    .any(|l| l.starts_with(&format!("reason {target} time (inconclusive): +"))),
                 "{width}: no reason line for {target}:\n{text}"
             );
         }
         assert!(
             lines
                 .iter()
-                .any(|l| l.starts_with("regression matmul[n=1024] time: +4.07%")),
+                .any(|l| l.starts_with("reason matmul[n=1024] time (regression): +4.07%")),
             "{text}"
         );
         if width >= 120 {

@@ -510,12 +510,14 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         ) && !r.reason.is_empty()
     }) {
         let metric = short_metric_name(&r.metric).unwrap_or(&r.metric);
+        // `reason ...`, as the why lines are `why ...`: a line that starts with a verdict word
+        // is a table row.
         let line = format!(
-            "{} {}[{}] {}: {}",
-            crate::report::format::verdict_word(r),
+            "reason {}[{}] {} ({}): {}",
             one_line(&r.target),
             one_line(&r.size),
             one_line(metric),
+            crate::report::format::verdict_word(r),
             one_line(&crate::report::format::reason_with_config(r))
         );
         push_wrapped(&mut out, &crate::report::text::visible(&line), style.width);
