@@ -719,7 +719,7 @@ pub fn run_ab(
         if more.is_empty() {
             break (rows, spec_errors);
         }
-        progress.note(&format!(
+        progress.status(&format!(
             "measuring more pairs for {} doubtful size(s)",
             more.len()
         ));

@@ -248,6 +248,28 @@ pub fn calibrate(
     synthetic: bool,
     opts: &Options,
 ) -> Calibration {
+    calibrate_with_progress(
+        targets,
+        samples,
+        settings,
+        source,
+        synthetic,
+        opts,
+        &mut |_, _, _| {},
+    )
+}
+
+/// [`calibrate`], telling `progress(done, total, row)` before each row's simulations (they take
+/// seconds: the command shows them).
+pub fn calibrate_with_progress(
+    targets: &[&Target],
+    samples: &SampleSet,
+    settings: &Settings,
+    source: &str,
+    synthetic: bool,
+    opts: &Options,
+    progress: &mut dyn FnMut(usize, usize, &str),
+) -> Calibration {
     let wanted: Vec<(&Target, &crate::samples::Series, &Threshold)> = samples
         .series
         .values()
@@ -267,10 +289,20 @@ pub fn calibrate(
         confidence: settings.confidence,
         ..Config::default()
     };
+    let total = wanted.len();
     let rows = wanted
         .iter()
-        .map(|(t, s, th)| row(t, s, th, &cfg, opts))
+        .enumerate()
+        .map(|(i, (t, s, th))| {
+            progress(
+                i,
+                total,
+                &format!("{}[{}] {}", s.key.target, s.key.size, s.key.metric),
+            );
+            row(t, s, th, &cfg, opts)
+        })
         .collect();
+    progress(total, total, "");
     Calibration {
         schema_version: CALIBRATION_VERSION,
         source: source.to_owned(),

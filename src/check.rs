@@ -405,7 +405,7 @@ pub fn run_check(
         if more.is_empty() {
             break (rows, spec_errors);
         }
-        progress.note(&format!("re-measuring {} doubtful size(s)", more.len()));
+        progress.status(&format!("re-measuring {} doubtful size(s)", more.len()));
         let extra = measure(
             profiler,
             &more,
@@ -553,7 +553,14 @@ fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &BTreeMap<String, (
                     }
                 }
             }
-            crate::why::explain(&counters)
+            let ctx = crate::why::Context {
+                time_change: r.change,
+                launch: r
+                    .config_change
+                    .as_ref()
+                    .map(|c| (c.baseline.as_slice(), c.candidate.as_slice())),
+            };
+            crate::why::explain_in(&counters, &ctx)
         };
         rows[i].why = why;
     }

@@ -73,6 +73,12 @@ impl Error {
         }
     }
 
+    /// Whether this is a write to a reader that went away (`cgp-gate parse FILE --json | head`):
+    /// the reader has what it wanted, so the command ends quietly with exit 0.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Self::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
     pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
             action,

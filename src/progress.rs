@@ -43,6 +43,12 @@ pub trait Progress {
     fn note(&mut self, text: &str);
     /// The pass is over: clear the bar.
     fn finish(&mut self);
+    /// What the runs that follow are for (`re-measuring 3 doubtful size(s)`): a line in a log;
+    /// on a terminal, shown on the bar and cleared with it, so that it does not stay above the
+    /// table.
+    fn status(&mut self, text: &str) {
+        self.note(text);
+    }
     /// The runs that follow belong to this side of an A/B pair (`base`, `head`; `""` for none),
     /// shown with each run. Commands without sides never call it.
     fn side(&mut self, _side: &str) {}
@@ -342,7 +348,7 @@ impl Bar {
         let tally = Arc::new(Mutex::new(Tally::new(prior)));
         let for_eta = Arc::clone(&tally);
         let style = indicatif::ProgressStyle::with_template(
-            "{spinner} {elapsed:>4} [{bar:20}] {pos}/{len} runs  ETA {model_eta}  {wide_msg}",
+            "{spinner} {elapsed:>4} [{bar:20}] {pos}/{len} runs  ETA {model_eta}  {prefix}{wide_msg}",
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
         .with_key(
@@ -456,6 +462,17 @@ impl Progress for Bar {
 
     fn finish(&mut self) {
         self.bar.finish_and_clear();
+    }
+
+    fn status(&mut self, text: &str) {
+        if self.bar.is_finished() {
+            return;
+        }
+        self.bar.set_prefix(if text.is_empty() {
+            String::new()
+        } else {
+            format!("{text}: ")
+        });
     }
 }
 
@@ -679,6 +696,30 @@ mod tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+
+    #[test]
+    fn a_status_is_on_the_bar_and_leaves_no_line() {
+        let buf = Shared::default();
+        let mut b = Bar::with_target(
+            indicatif::ProgressDrawTarget::hidden(),
+            Verbosity::Normal,
+            BTreeMap::new(),
+        );
+        b.plain = Box::new(buf.clone());
+        b.add_runs("m", "n=1", 2);
+        b.run_started("m", "n=1", 0);
+        b.status("re-measuring 1 doubtful size(s)");
+        assert_eq!(b.bar.prefix(), "re-measuring 1 doubtful size(s): ");
+        b.run_finished("m", "n=1", 0, secs(1.0));
+        b.finish();
+        // Nothing was printed to stay on the screen.
+        assert!(buf.0.lock().unwrap().is_empty());
+        // In a log (lines), the same status is a line.
+        let mut lines = Lines::new(buf.clone(), Verbosity::Normal, BTreeMap::new());
+        lines.status("re-measuring 1 doubtful size(s)");
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text, "re-measuring 1 doubtful size(s)\n");
     }
 
     #[test]

@@ -339,6 +339,24 @@ pub fn human(value: f64, base_unit: &str) -> String {
     }
 }
 
+/// The display unit for values of a base unit up to `max_abs` (`us` for 247000 ns), and the
+/// factor to divide by: several values shown in one unit (a table row's baseline and candidate).
+pub fn display_unit(max_abs: f64, base_unit: &str) -> (f64, String) {
+    match display_steps(base_unit) {
+        Some(steps) => {
+            let (f, name) = display_step(max_abs, steps);
+            (f, name.to_owned())
+        }
+        None => (1.0, base_unit.to_owned()),
+    }
+}
+
+/// A value already divided into its display unit, as [`human`] writes the number (up to 4
+/// significant digits), without the unit.
+pub fn number_in_unit(value: f64) -> String {
+    sig3(value)
+}
+
 /// Up to 4 significant digits, no exponent for everyday magnitudes.
 fn sig3(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {

@@ -27,6 +27,7 @@ pub const EXPLANATORY: &[&str] = &[
     "launch__grid_size",
     "launch__block_size",
     "launch__occupancy_limit",
+    "launch__shared_mem_per_block",
     "sm__warps_active.avg.pct_of_peak",
     "sm__maximum_warps_per_active_cycle_pct",
     "local_",
@@ -114,8 +115,27 @@ pub struct Why {
     pub reading: String,
 }
 
-/// Compare the counters and read them. `None` when no counter could be compared.
+/// What the why knows of its timing row besides the counters.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context<'a> {
+    /// The timing row's relative change (0.04 = +4%), the estimate the row shows: a throughput
+    /// counter is read against it (a higher share of peak over a longer time is more work, not
+    /// less per cycle).
+    pub time_change: Option<f64>,
+    /// The launch configurations (`grid (x, y, z) block (x, y, z)`) of the baseline's and this
+    /// run's samples, when they differ: the first reading when present.
+    pub launch: Option<(&'a [String], &'a [String])>,
+}
+
+/// Compare the counters and read them, knowing nothing of the timing row. `None` when no counter
+/// could be compared.
 pub fn explain(counters: &[Counter<'_>]) -> Option<Why> {
+    explain_in(counters, &Context::default())
+}
+
+/// Compare the counters and read them against the timing row's change and launch configuration.
+/// `None` when no counter could be compared and the launch configuration did not change.
+pub fn explain_in(counters: &[Counter<'_>], ctx: &Context<'_>) -> Option<Why> {
     let mut changed = Vec::new();
     let mut compared = Vec::new();
     for c in counters {
@@ -157,7 +177,7 @@ pub fn explain(counters: &[Counter<'_>]) -> Option<Why> {
             });
         }
     }
-    if compared.is_empty() {
+    if compared.is_empty() && ctx.launch.is_none() {
         return None;
     }
     changed.sort_by(|a, b| {
@@ -166,7 +186,7 @@ pub fn explain(counters: &[Counter<'_>]) -> Option<Why> {
             .total_cmp(&a.change.abs())
             .then_with(|| a.metric.cmp(&b.metric))
     });
-    let reading = read(&changed, &compared);
+    let reading = read(&changed, &compared, ctx);
     Some(Why {
         changed,
         compared,
@@ -254,20 +274,52 @@ fn stall_meaning(metric: &str) -> Option<(&'static str, &'static str)> {
         .map(|(_, name, meaning)| (*name, *meaning))
 }
 
-/// The rules, first match wins (docs/why.md lists them).
-fn read(changed: &[ChangedCounter], compared: &[String]) -> String {
+/// Whether `metric` is part of the launch configuration (the first reading when it changed).
+fn is_launch(metric: &str) -> bool {
+    metric == "launch__registers_per_thread"
+        || metric.starts_with("launch__grid_size")
+        || metric.starts_with("launch__block_size")
+        || metric.starts_with("launch__shared_mem_per_block")
+}
+
+fn is_occupancy(metric: &str) -> bool {
+    metric.starts_with("sm__warps_active") || metric.starts_with("sm__maximum_warps")
+}
+
+/// The launch configuration's part of the reading: grid and block (from the samples'
+/// configurations, else from the launch counters), registers (with the occupancy they cost),
+/// shared memory. `None` when none of them changed.
+fn launch_reading(changed: &[ChangedCounter], ctx: &Context<'_>) -> Option<String> {
     let find = |pred: &dyn Fn(&str) -> bool| changed.iter().find(|c| pred(&c.metric));
-    let was_compared = |pred: &dyn Fn(&str) -> bool| compared.iter().any(|m| pred(m));
-    let is_inst = |m: &str| m.contains("inst_executed");
-    let is_dram = |m: &str| m.starts_with("dram__bytes");
-    let is_occ = |m: &str| m.starts_with("sm__warps_active") || m.starts_with("sm__maximum_warps");
-    if changed.is_empty() {
-        return "no explanatory counter changed beyond its noise: look at clocks, the input or the launch order"
-            .to_owned();
+    let mut parts: Vec<String> = Vec::new();
+    if let Some((b, k)) = ctx.launch {
+        parts.push(format!(
+            "launch configuration changed: {} -> {}",
+            b.join(" + "),
+            k.join(" + ")
+        ));
+    } else {
+        let sizes: Vec<String> = changed
+            .iter()
+            .filter(|c| {
+                c.metric.starts_with("launch__grid_size") || c.metric.starts_with("launch__block_size")
+            })
+            .map(|c| {
+                format!(
+                    "{} {} -> {}",
+                    c.metric.trim_start_matches("launch__"),
+                    num(c.baseline),
+                    num(c.candidate)
+                )
+            })
+            .collect();
+        if !sizes.is_empty() {
+            parts.push(format!("launch configuration changed: {}", sizes.join(", ")));
+        }
     }
     if let Some(r) = find(&|m| m == "launch__registers_per_thread") {
         let mut s = format!("registers {} -> {}", num(r.baseline), num(r.candidate));
-        if let Some(o) = find(&is_occ) {
+        if let Some(o) = find(&is_occupancy) {
             s.push_str(&format!(
                 ", occupancy {}% -> {}%",
                 num(o.baseline.round()),
@@ -279,26 +331,122 @@ fn read(changed: &[ChangedCounter], compared: &[String]) -> String {
         } else {
             ": fewer registers"
         });
-        return s;
+        parts.push(s);
+    }
+    if let Some(m) = find(&|m| m.starts_with("launch__shared_mem_per_block")) {
+        parts.push(format!(
+            "shared memory per block {} -> {} bytes",
+            num(m.baseline),
+            num(m.candidate)
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// How a throughput counter is read.
+struct Rate {
+    /// `SM throughput`.
+    name: &'static str,
+    /// What the unit does per cycle: `the SMs do` (`less per cycle` follows).
+    per_cycle: &'static str,
+    /// What rate times time is: `SM work`.
+    work: &'static str,
+}
+
+const SM_RATE: Rate = Rate {
+    name: "SM throughput",
+    per_cycle: "the SMs do",
+    work: "SM work",
+};
+
+const DRAM_RATE: Rate = Rate {
+    name: "DRAM throughput",
+    per_cycle: "DRAM moves",
+    work: "DRAM traffic",
+};
+
+/// A throughput counter (a share of its peak rate) read against the time: the work it did is
+/// the rate times the time, so a higher share over a longer time is more work, and a lower share
+/// over a longer time is less done per cycle.
+fn throughput_reading(c: &ChangedCounter, rate: &Rate, time_change: Option<f64>) -> String {
+    let Rate {
+        name: what,
+        per_cycle,
+        work,
+    } = rate;
+    let head = format!(
+        "{what} {} ({}% -> {}% of peak)",
+        pct(c.change),
+        num2(c.baseline),
+        num2(c.candidate)
+    );
+    let Some(t) = time_change.filter(|t| t.is_finite() && *t != 0.0) else {
+        return head;
+    };
+    let head = format!("{head}, time {}", pct(t));
+    let total = (1.0 + t) * (1.0 + c.change) - 1.0;
+    match (c.change > 0.0, t > 0.0) {
+        (false, true) => format!("{head}: {per_cycle} less per cycle"),
+        (true, false) => format!("{head}: {per_cycle} more per cycle"),
+        (true, true) => format!("{head}: about {} more {work}", pct(total).trim_start_matches('+')),
+        (false, false) => format!("{head}: about {} less {work}", pct(total).trim_start_matches('-')),
+    }
+}
+
+/// A counter value with at most 4 significant digits (a percentage of peak).
+fn num2(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// The rules, first match wins (docs/why.md lists them). A changed launch configuration comes
+/// first; the other counters that changed are read after it.
+fn read(changed: &[ChangedCounter], compared: &[String], ctx: &Context<'_>) -> String {
+    let launch = launch_reading(changed, ctx);
+    // Occupancy is read with the registers when they changed.
+    let registers_changed = changed.iter().any(|c| c.metric == "launch__registers_per_thread");
+    let rest: Vec<ChangedCounter> = changed
+        .iter()
+        .filter(|c| !(is_launch(&c.metric) || (registers_changed && is_occupancy(&c.metric))))
+        .cloned()
+        .collect();
+    match (launch, read_counters(&rest, compared, ctx.time_change)) {
+        (Some(l), Some(r)) => format!("{l}; {r}"),
+        (Some(l), None) => l,
+        (None, Some(r)) => r,
+        (None, None) => {
+            "no explanatory counter changed beyond its noise: look at clocks, the input or the launch order"
+                .to_owned()
+        }
+    }
+}
+
+/// The reading of the counters other than the launch configuration's; `None` when none changed.
+fn read_counters(
+    changed: &[ChangedCounter],
+    compared: &[String],
+    time_change: Option<f64>,
+) -> Option<String> {
+    let find = |pred: &dyn Fn(&str) -> bool| changed.iter().find(|c| pred(&c.metric));
+    let was_compared = |pred: &dyn Fn(&str) -> bool| compared.iter().any(|m| pred(m));
+    let is_inst = |m: &str| m.contains("inst_executed");
+    let is_dram = |m: &str| m.starts_with("dram__bytes");
+    if changed.is_empty() {
+        return None;
     }
     if let Some(l) = find(&|m| m.contains("local")) {
-        return format!(
+        return Some(format!(
             "{} local-memory traffic ({}): register spills",
             pct(l.change),
             l.metric
-        );
-    }
-    if let Some(g) = find(&|m| m.starts_with("launch__grid_size") || m.starts_with("launch__block_size")) {
-        return format!(
-            "launch configuration changed: {} {} -> {}",
-            g.metric.trim_start_matches("launch__"),
-            num(g.baseline),
-            num(g.candidate)
-        );
+        ));
     }
     if let Some(i) = find(&is_inst) {
         let dram = find(&is_dram);
-        return match dram {
+        return Some(match dram {
             None if was_compared(&is_dram) => {
                 format!(
                     "{} instructions executed, same DRAM bytes: more work per thread",
@@ -311,7 +459,7 @@ fn read(changed: &[ChangedCounter], compared: &[String]) -> String {
                 pct(i.change),
                 pct(d.change)
             ),
-        };
+        });
     }
     let same_inst = if was_compared(&is_inst) {
         "same instructions, "
@@ -322,29 +470,46 @@ fn read(changed: &[ChangedCounter], compared: &[String]) -> String {
         .iter()
         .find_map(|c| stall_meaning(&c.metric).map(|m| (c, m)))
     {
-        return format!("{same_inst}{} {name}: {meaning}", pct(c.change));
+        return Some(format!("{same_inst}{} {name}: {meaning}", pct(c.change)));
     }
     if let Some(d) = find(&is_dram) {
-        return format!("{same_inst}{} DRAM bytes: more memory traffic", pct(d.change));
+        let traffic = if d.change >= 0.0 { "more" } else { "less" };
+        return Some(format!(
+            "{same_inst}{} DRAM bytes: {traffic} memory traffic",
+            pct(d.change)
+        ));
     }
     if let Some(b) = find(&|m| m.starts_with("l1tex__data_bank_conflicts")) {
-        return format!("{same_inst}{} shared-memory bank conflicts", pct(b.change));
+        return Some(format!(
+            "{same_inst}{} shared-memory bank conflicts",
+            pct(b.change)
+        ));
     }
-    if let Some(o) = find(&is_occ) {
-        return format!(
+    if let Some(o) = find(&is_occupancy) {
+        return Some(format!(
             "{same_inst}occupancy {}% -> {}%",
             num(o.baseline.round()),
             num(o.candidate.round())
-        );
+        ));
     }
     if let Some(t) = find(&|m| m.starts_with("sm__throughput")) {
-        return format!(
-            "{same_inst}{} SM throughput: the SMs do less per cycle",
-            pct(t.change)
-        );
+        return Some(format!(
+            "{same_inst}{}",
+            throughput_reading(t, &SM_RATE, time_change)
+        ));
+    }
+    if let Some(t) = find(&|m| m.starts_with("dram__throughput")) {
+        return Some(format!(
+            "{same_inst}{}",
+            throughput_reading(t, &DRAM_RATE, time_change)
+        ));
     }
     let top = &changed[0];
-    format!("{same_inst}largest change: {} {}", top.metric, pct(top.change))
+    Some(format!(
+        "{same_inst}largest change: {} {}",
+        top.metric,
+        pct(top.change)
+    ))
 }
 
 #[cfg(test)]
@@ -443,5 +608,82 @@ mod tests {
         assert!(w.changed.is_empty());
         assert!(w.reading.starts_with("no explanatory counter changed"));
         assert!(explain(&[]).is_none());
+    }
+
+    fn throughput(change_pct: f64, time: Option<f64>) -> String {
+        let b = noisy(71.17);
+        let c = noisy(71.17 * (1.0 + change_pct / 100.0));
+        explain_in(
+            &[Counter {
+                metric: "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                baseline: &b,
+                candidate: &c,
+            }],
+            &Context {
+                time_change: time,
+                launch: None,
+            },
+        )
+        .unwrap()
+        .reading
+    }
+
+    #[test]
+    fn throughput_is_read_in_the_direction_it_moved() {
+        // Higher share of peak over a longer time: more work, never "less per cycle".
+        let up_slower = throughput(1.08, Some(0.041));
+        assert!(
+            up_slower.starts_with("SM throughput +1.1% (71.17% -> 71.94% of peak), time +4.1%: about 5."),
+            "{up_slower}"
+        );
+        assert!(up_slower.ends_with("% more SM work"), "{up_slower}");
+        assert_eq!(
+            throughput(-48.0, Some(1.44)),
+            "SM throughput -48% (71.17% -> 37.01% of peak), time +144%: the SMs do less per cycle"
+        );
+        assert!(throughput(5.0, Some(-0.05)).ends_with("the SMs do more per cycle"));
+        assert!(throughput(-5.0, Some(-0.05)).ends_with("less SM work"));
+        // Without the time, only what moved.
+        assert_eq!(
+            throughput(-5.0, None),
+            "SM throughput -5.0% (71.17% -> 67.61% of peak)"
+        );
+    }
+
+    #[test]
+    fn a_launch_configuration_change_comes_first() {
+        let (b, c) = (noisy(8e6), noisy(8.8e6));
+        let base = ["grid (64, 1, 1) block (256, 1, 1)".to_owned()];
+        let cand = ["grid (512, 1, 1) block (32, 1, 1)".to_owned()];
+        let counters = [Counter {
+            metric: "dram__bytes.sum",
+            baseline: &b,
+            candidate: &c,
+        }];
+        let ctx = Context {
+            time_change: Some(0.5),
+            launch: Some((&base, &cand)),
+        };
+        let w = explain_in(&counters, &ctx).unwrap();
+        assert_eq!(
+            w.reading,
+            "launch configuration changed: grid (64, 1, 1) block (256, 1, 1) -> grid (512, 1, 1) block (32, 1, 1); \
+             +10% DRAM bytes: more memory traffic"
+        );
+        // With no counter at all, the launch alone.
+        let w = explain_in(&[], &ctx).unwrap();
+        assert!(
+            w.reading
+                .starts_with("launch configuration changed: grid (64, 1, 1)")
+        );
+        // The launch counters without the configurations: the same reading, from the counters.
+        let (g0, g1) = (vec![64.0; 3], vec![512.0; 3]);
+        let w = explain(&[Counter {
+            metric: "launch__grid_size",
+            baseline: &g0,
+            candidate: &g1,
+        }])
+        .unwrap();
+        assert_eq!(w.reading, "launch configuration changed: grid_size 64 -> 512");
     }
 }

@@ -233,7 +233,7 @@ fn a_profiler_permission_error_is_exit_3_with_verdict_error() {
         stdout.contains("::error ") && stdout.contains("permission"),
         "{stdout}"
     );
-    assert!(r.summary().contains("ERR&#95;NVGPUCTRPERM"), "{}", r.summary());
+    assert!(r.summary().contains("ERR_NVGPUCTRPERM"), "{}", r.summary());
 }
 
 #[test]

@@ -318,7 +318,7 @@ fn reports_show_the_fingerprint_mismatch_as_field_baseline_this_run() {
     );
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("| field | baseline | this run |"), "{md}");
-    assert!(md.contains("driver&#95;version | 550.54.15 | unknown |"), "{md}");
+    assert!(md.contains("driver_version | 550.54.15 | unknown |"), "{md}");
     let html = std::fs::read_to_string(html).unwrap();
     assert!(html.contains("<th>field</th><th>baseline</th><th>this run</th>"));
     assert!(

@@ -660,7 +660,6 @@ fn check_progress(extra: &[&str]) -> String {
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_STEP_SUMMARY")
         .env_remove("GITHUB_OUTPUT")
-        .args(extra)
         .args([
             "check",
             "--spec",
@@ -670,6 +669,7 @@ fn check_progress(extra: &[&str]) -> String {
             "--replay",
             "examples/recordings/pr-slowdown",
         ])
+        .args(extra)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -753,7 +753,7 @@ fn on_a_terminal_a_bar_with_an_eta_and_coloured_verdicts() {
         !plain.contains("\x1b[31m"),
         "NO_COLOR: no colour on a terminal:\n{plain}"
     );
-    let Some(quiet) = on_a_terminal(&format!("--quiet {SLOWDOWN}"), &[]) else {
+    let Some(quiet) = on_a_terminal(&format!("{SLOWDOWN} --quiet"), &[]) else {
         return;
     };
     assert!(!quiet.contains("runs  ETA"), "--quiet: no bar:\n{quiet}");
@@ -832,4 +832,56 @@ fn on_a_terminal_the_note_after_the_bar_is_shown() {
     };
     assert!(shown.contains("/3 runs  ETA "), "{shown}");
     assert!(shown.contains("recorded raw ncu output; manifest: "), "{shown}");
+}
+
+/// `init` is the first command in the help; `--color`, `--quiet` and `--verbose` are on the
+/// commands that profile or colour a verdict table, and nowhere else (issue 24).
+#[test]
+fn init_comes_first_and_ui_flags_only_where_they_act() {
+    let help = String::from_utf8(bin().arg("--help").output().unwrap().stdout).unwrap();
+    let first = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .nth(1)
+        .unwrap();
+    assert!(first.trim_start().starts_with("init "), "{help}");
+    assert!(!help.contains("--color") && !help.contains("--verbose"), "{help}");
+    let help_of = |cmd: &[&str]| {
+        let mut c = bin();
+        c.args(cmd).arg("--help");
+        String::from_utf8(c.output().unwrap().stdout).unwrap()
+    };
+    for cmd in [
+        &["check"][..],
+        &["profile"],
+        &["ab"],
+        &["calibrate"],
+        &["baseline", "update"],
+    ] {
+        let h = help_of(cmd);
+        assert!(
+            h.contains("--color") && h.contains("--verbose") && h.contains("--quiet"),
+            "{cmd:?}: {h}"
+        );
+    }
+    for cmd in [&["report"][..], &["merge"]] {
+        let h = help_of(cmd);
+        assert!(h.contains("--color") && !h.contains("--verbose"), "{cmd:?}: {h}");
+    }
+    for cmd in [
+        &["validate"][..],
+        &["init"],
+        &["parse"],
+        &["schema"],
+        &["env"],
+        &["breakdown"],
+        &["changes"],
+        &["baseline", "show"],
+    ] {
+        let h = help_of(cmd);
+        assert!(!h.contains("--color") && !h.contains("--verbose"), "{cmd:?}: {h}");
+    }
+    // A flag where it does nothing is refused, not silently ignored.
+    let out = bin().args(["validate", "-v"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -1125,10 +1125,8 @@ fn profile_dry_run_builds_the_argv_for_the_installed_ncu() {
     let line: Vec<String> = std::iter::once("ncu".to_owned())
         .chain(argv.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect();
-    assert!(
-        real.contains(&format!(": {} ", line.join(" "))),
-        "{real}\n{line:?}"
-    );
+    let quoted = shlex::try_join(line.iter().map(String::as_str)).unwrap();
+    assert!(real.contains(&format!(": {quoted} ")), "{real}\n{line:?}");
     // A target that needs what this ncu lacks is named as refused.
     let dir = tempfile::tempdir().unwrap();
     let spec = dir.path().join("cgp-gate.yaml");

@@ -297,7 +297,10 @@ fn profile_dry_run_prints_each_targets_own_profiler_argv() {
     let live: Vec<String> = live.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     assert_eq!(
         line("whole"),
-        format!("whole[n=4] x2: nsys {} ./app --n 4", live.join(" "))
+        format!(
+            "whole[n=4] x2: nsys {} ./app --n 4",
+            shlex::try_join(live.iter().map(String::as_str)).unwrap()
+        )
     );
     assert!(line("whole").contains("nsys profile --trace cuda"), "{text}");
     assert!(!line("whole").contains("--metrics"), "{text}");

@@ -289,3 +289,47 @@ fn text_without_a_table_is_an_error() {
     let err = parse_error(&path);
     assert!(err.contains("no ncu csv table found"), "{err}");
 }
+
+/// `cgp-gate parse FILE --json | head`: the reader closes the pipe early; cgp-gate ends quietly
+/// with exit 0 (not "Broken pipe" and exit 3, the code for a profiler failure). The input has
+/// enough launches that the JSON is far larger than a pipe's buffer, so the write must fail.
+#[test]
+fn a_closed_stdout_pipe_ends_quietly_with_exit_0() {
+    let recorded = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/recordings/main/vector_add/n=1048576/0.csv"),
+    )
+    .unwrap();
+    let mut lines = recorded.lines().filter(|l| !l.starts_with("==PROF=="));
+    let (header, units, row) = (
+        lines.next().unwrap(),
+        lines.next().unwrap(),
+        lines.next().unwrap(),
+    );
+    let mut text = format!("{header}\n{units}\n");
+    for i in 0..5000 {
+        text.push_str(&row.replacen("\"0\"", &format!("\"{i}\""), 1));
+        text.push('\n');
+    }
+    let file = write_temp(&text);
+    for json in [true, false] {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cgp-gate"));
+        cmd.arg("parse").arg(&file);
+        if json {
+            cmd.arg("--json");
+        }
+        let mut child = cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read a little, as `head -c 100` would, then close the pipe.
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 100];
+        std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+        drop(stdout);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "--json {json}: {stderr}");
+        assert!(stderr.is_empty(), "--json {json}: {stderr}");
+    }
+}

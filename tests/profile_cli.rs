@@ -460,3 +460,43 @@ fn an_application_failing_under_ncu_shows_its_own_output_in_every_command() {
         );
     }
 }
+
+/// `profile --dry-run` prints each command line shell-quoted: a `regex:a|b` kernel filter and an
+/// argument with a space each stay one word when the line is pasted into a shell (issue 24).
+#[test]
+fn dry_run_prints_pasteable_shell_quoted_argv() {
+    let s = Scenario::new();
+    std::fs::write(
+        s.dir.path().join("cgp-gate.yaml"),
+        r#"version: 1
+targets:
+  - name: gemm
+    command: [./app, --label, "two words", --n, "{n}"]
+    kernel: regex:gemm|nvjet
+    sizes: [{n: 1024}]
+    metrics:
+      gpu__time_duration.sum: "3%"
+"#,
+    )
+    .unwrap();
+    let out = s.cmd(&["profile", "--dry-run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("gemm[n=1024] x"))
+        .unwrap_or_else(|| panic!("no command line for gemm in:\n{text}"));
+    let (_, cmd) = line.split_once(": ").unwrap();
+    assert!(cmd.contains("'regex:gemm|nvjet'"), "{cmd}");
+    assert!(cmd.contains("'two words'"), "{cmd}");
+    // What a POSIX shell would split the pasted line into.
+    let words = shlex::split(cmd).expect("the line parses as shell words");
+    assert_eq!(words.first().map(String::as_str), Some("ncu"), "{words:?}");
+    assert!(words.iter().any(|w| w == "regex:gemm|nvjet"), "{words:?}");
+    let app = words.iter().position(|w| w == "./app").expect("the application");
+    assert_eq!(
+        words[app..],
+        ["./app", "--label", "two words", "--n", "1024"],
+        "{words:?}"
+    );
+}

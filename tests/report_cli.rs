@@ -43,8 +43,9 @@ fn prints_the_table_regressions_first_when_no_file_is_asked_for() {
         "{stdout}"
     );
     assert!(
-        // The change and its interval are separate columns (the interval can be left out).
-        lines[1].contains("2.482 ms") && lines[1].contains("+6.7%  [+5.2%, +8.7%]"),
+        // The unit with the metric, the values bare; the change of the medians and the
+        // interval of the shift are separate columns (the interval can be left out).
+        lines[1].contains("time (ms)") && lines[1].contains("2.482") && lines[1].contains("  [+5.2%, +8.7%]"),
         "{stdout}"
     );
     assert!(stdout.contains("error: attention[seq=8192,heads=32]: ncu did not finish"));

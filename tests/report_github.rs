@@ -234,3 +234,62 @@ fn comment_outside_a_pull_request_is_a_note() {
             .contains("not a pull-request event")
     );
 }
+
+/// Annotations name the spec with the line of the row's metric under its target (issue 24), on
+/// a real check of the H100 planted recordings (tests/fixtures/h100-planted).
+#[test]
+fn annotations_name_the_line_of_the_metric_in_the_spec() {
+    let fx = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100-planted");
+    let spec_text = std::fs::read_to_string(fx.join("check.yaml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = assert_cmd::Command::cargo_bin("cgp-gate")
+        .unwrap()
+        .env_remove("GITHUB_ACTIONS")
+        .args(["check", "--no-skip", "--replay"])
+        .arg(fx.join("extra3"))
+        .arg("--spec")
+        .arg(fx.join("check.yaml"))
+        .arg("--baselines")
+        .arg(fx.join("baselines"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let r = cgp_gate::report::read_results(&json).unwrap();
+    let lines = annotations(&r);
+    // The line where `gpu__time_duration.sum` is written under `matmul`.
+    let matmul = spec_text
+        .lines()
+        .position(|l| l.contains("name: matmul"))
+        .unwrap();
+    let want = spec_text
+        .lines()
+        .enumerate()
+        .skip(matmul)
+        .find(|(_, l)| l.trim_start().starts_with("gpu__time_duration.sum:"))
+        .unwrap()
+        .0
+        + 1;
+    let a = lines
+        .iter()
+        .find(|l| l.contains("title=cgp-gate regression%3A matmul[n=1024] gpu__time_duration.sum"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(a.contains(&format!(",line={want},title=")), "{a}");
+    // Every annotation of the run has a line.
+    assert!(lines.iter().all(|l| l.contains(",line=")), "{lines:?}");
+    // A spec that does not list the target: the file without a line.
+    assert_eq!(
+        cgp_gate::report::github::spec_line("targets: []\n", "gemm", None),
+        None
+    );
+    assert_eq!(
+        cgp_gate::report::github::spec_line(
+            "targets:\n  - name: a\n    metrics: {x__y.sum: \"3%\"}\n  - name: b\n    metrics:\n      x__y.sum: \"3%\"\n",
+            "b",
+            Some("x__y.sum")
+        ),
+        Some(6)
+    );
+}

@@ -319,7 +319,8 @@ fn console_table_of_a_real_run_has_one_line_per_row() {
             .iter()
             .filter(|l| {
                 let f: Vec<&str> = l.split_whitespace().collect();
-                l.contains(&format!("  {shown}  "))
+                // The metric cell is the name, with its unit when it has one.
+                (l.contains(&format!("  {shown}  ")) || l.contains(&format!("  {shown} (")))
                     && f.first() == Some(&row.verdict.as_str())
                     && f.contains(&row.target.as_str())
                     && f.contains(&row.size.as_str())

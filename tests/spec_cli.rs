@@ -509,3 +509,100 @@ proptest::proptest! {
         }
     }
 }
+
+/// `validate` on a spec written to a temporary file: (exit code, stdout, stderr). Without ncu on
+/// the PATH (`CGP_GATE_NCU` pointing nowhere), so the built-in list of metric names is used.
+fn validate_text(yaml: &str) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cgp-gate.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let out = cargo_bin_cmd!("cgp-gate")
+        .args(["validate", "--spec"])
+        .arg(&path)
+        .env("CGP_GATE_NCU", "/nonexistent/ncu")
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const ONE_TARGET: &str = "version: 1\ntargets:\n  - name: a\n    command: [./a]\n    metrics:\n";
+
+/// Three independent mistakes in one spec: one run names all three, each with its line, and the
+/// metric typo gets the nearest known name rather than "add a direction" (issue 24).
+#[test]
+fn every_independent_error_in_one_run() {
+    let yaml = format!(
+        "{ONE_TARGET}      gpu__time_duraton.sum: \"3%\"\n      dram__bytes_read.sum: 0.5\n      sm__throughput.avg.pct_of_peak_sustianed_elapsed: \"5%\"\n  - name: b\n    metrics: {{gpu__time_duration.sum: \"3%\"}}\n"
+    );
+    let (code, stdout, stderr) = validate_text(&yaml);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(":6:30: unknown metric `gpu__time_duraton.sum`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("did you mean `gpu__time_duration.sum`?"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("does not know whether lower or higher"),
+        "{stderr}"
+    );
+    // 0.5 could be 50% or 0.5%: it asks.
+    assert!(
+        stderr
+            .contains(":7:29: the threshold of `dram__bytes_read.sum` is a bare number `0.5`: 50% or 0.5%?"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("write `\"50%\"` if 0.5 is a fraction, `\"0.5%\"` if it is a percentage"),
+        "{stderr}"
+    );
+    // The second target has no command: its own error, in the same run.
+    assert!(stderr.contains(":9:") && stderr.contains("`b`"), "{stderr}");
+    assert_eq!(stderr.matches("error: ").count(), 3, "{stderr}");
+    assert!(stderr.trim_end().ends_with("3 errors in the spec"), "{stderr}");
+}
+
+/// A bare number below 1 is a fraction only where the percentage reading is below what a GPU
+/// timing resolves (0.03 -> 3%, never 0.03%); the counts in the summary are singular for one.
+#[test]
+fn a_small_bare_number_is_a_fraction_and_counts_are_singular() {
+    let yaml = format!("{ONE_TARGET}      gpu__time_duration.sum: 0.03\n");
+    let (code, stdout, stderr) = validate_text(&yaml);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.ends_with(": ok (1 target, 1 size, 1 metric)\n"),
+        "{stdout}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.yaml");
+    std::fs::write(&path, &yaml).unwrap();
+    let s = spec::load(&path).unwrap();
+    assert_eq!(
+        s.targets[0].metrics[0].threshold.kind,
+        ThresholdKind::Relative { fraction: 0.03 }
+    );
+    // 3 stays a question (3% or a bound).
+    let (code, _, stderr) = validate_text(&format!("{ONE_TARGET}      gpu__time_duration.sum: 3\n"));
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("is a bare number `3`"), "{stderr}");
+}
+
+/// A metric name that is not known and is close to one that is: without ncu, a warning with the
+/// nearest built-in name (the direction is known from the name, so the spec itself is valid).
+#[test]
+fn a_likely_metric_typo_gets_the_nearest_known_name_without_ncu() {
+    let yaml = format!("{ONE_TARGET}      dram__bytes_raed.sum: \"1%\"\n");
+    let (code, stdout, stderr) = validate_text(&yaml);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("warning: target `a`: metric `dram__bytes_raed.sum` is not one cgp-gate knows; did you mean `dram__bytes_read.sum`?"),
+        "{stderr}"
+    );
+}

@@ -115,7 +115,9 @@ fn the_planted_slowdown_says_why() {
     );
     // Markdown: under the table, folded; HTML: a counter-diff table.
     assert!(
-        md.contains("**Why** matmul&#91;n&#61;1024&#93; time: same instructions, &#43;30% long&#45;scoreboard stalls&#58; memory latency"),
+        md.contains(
+            "**Why** `matmul[n=1024]` `time`: same instructions, +30% long-scoreboard stalls: memory latency"
+        ),
         "{md}"
     );
     assert!(
@@ -291,5 +293,5 @@ fn the_regression_annotation_says_why() {
         "{line}"
     );
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
-    assert!(summary.contains("**Why** matmul"), "{summary}");
+    assert!(summary.contains("**Why** `matmul"), "{summary}");
 }

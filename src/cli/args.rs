@@ -44,6 +44,55 @@ impl From<ColorArg> for crate::report::console::ColorChoice {
     }
 }
 
+/// `--color`, `--quiet` and `--verbose`: only on the commands that profile (a progress to show
+/// or hide, verdicts to colour).
+#[derive(Debug, Clone, clap::Args)]
+pub struct UiArgs {
+    /// Colour the verdicts: auto (on a terminal, unless NO_COLOR is set or in GitHub Actions),
+    /// always, never.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub color: ColorArg,
+    /// No progress on stderr (errors and results are still printed).
+    #[arg(long, short, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// A progress line per profiler run (ncu or nsys), besides one per finished target and size.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+impl UiArgs {
+    /// The command's console settings.
+    pub fn ui(&self) -> commands::Ui {
+        commands::Ui {
+            color: self.color.into(),
+            verbosity: match (self.quiet, self.verbose) {
+                (true, _) => crate::progress::Verbosity::Quiet,
+                (false, true) => crate::progress::Verbosity::Verbose,
+                (false, false) => crate::progress::Verbosity::Normal,
+            },
+        }
+    }
+}
+
+/// `--color` alone: the commands that print a verdict table but profile nothing.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ColorArgs {
+    /// Colour the verdicts: auto (on a terminal, unless NO_COLOR is set or in GitHub Actions),
+    /// always, never.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub color: ColorArg,
+}
+
+impl ColorArgs {
+    /// The command's console settings (no progress to show).
+    pub fn ui(&self) -> commands::Ui {
+        commands::Ui {
+            color: self.color.into(),
+            verbosity: crate::progress::Verbosity::Normal,
+        }
+    }
+}
+
 /// `cgp-gate init`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct InitArgs {
@@ -193,6 +242,8 @@ impl From<ReportFlagsArgs> for crate::report::ReportFlags {
 #[derive(Debug, Clone, clap::Args)]
 pub struct CheckArgs {
     #[command(flatten)]
+    pub ui: UiArgs,
+    #[command(flatten)]
     pub source: SourceArgs,
     /// The baselines directory.
     #[arg(long, default_value = "baselines", value_name = "DIR")]
@@ -226,6 +277,8 @@ pub struct CheckArgs {
 impl From<CheckArgs> for commands::check::Options {
     fn from(a: CheckArgs) -> Self {
         let CheckArgs {
+            // Read by `cli::run` for the command's `Ui`.
+            ui: _,
             source,
             baselines,
             json,
@@ -270,6 +323,8 @@ pub enum BaselineCommand {
 #[derive(Debug, Clone, clap::Args)]
 pub struct BaselineUpdateArgs {
     #[command(flatten)]
+    pub ui: UiArgs,
+    #[command(flatten)]
     pub source: SourceArgs,
     /// The baselines directory.
     #[arg(long, default_value = "baselines", value_name = "DIR")]
@@ -284,6 +339,8 @@ pub struct BaselineUpdateArgs {
 impl From<BaselineUpdateArgs> for commands::baseline::UpdateOptions {
     fn from(a: BaselineUpdateArgs) -> Self {
         let BaselineUpdateArgs {
+            // Read by `cli::run` for the command's `Ui`.
+            ui: _,
             source,
             baselines,
             from,
@@ -302,6 +359,8 @@ impl From<BaselineUpdateArgs> for commands::baseline::UpdateOptions {
 #[derive(Debug, Clone, clap::Args)]
 pub struct ProfileArgs {
     #[command(flatten)]
+    pub ui: UiArgs,
+    #[command(flatten)]
     pub source: SourceArgs,
     /// Print the samples as JSON instead of a table.
     #[arg(long)]
@@ -314,6 +373,8 @@ pub struct ProfileArgs {
 impl From<ProfileArgs> for commands::profile::Options {
     fn from(a: ProfileArgs) -> Self {
         let ProfileArgs {
+            // Read by `cli::run` for the command's `Ui`.
+            ui: _,
             source,
             json,
             dry_run,
@@ -359,6 +420,8 @@ impl From<EnvArgs> for commands::env::Options {
 /// `cgp-gate report`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReportArgs {
+    #[command(flatten)]
+    pub ui: ColorArgs,
     /// The results file written by `check --json`.
     #[arg(long, value_name = "RESULTS_JSON")]
     pub from: PathBuf,
@@ -368,7 +431,7 @@ pub struct ReportArgs {
 
 impl From<ReportArgs> for commands::report::Options {
     fn from(a: ReportArgs) -> Self {
-        let ReportArgs { from, flags } = a;
+        let ReportArgs { from, flags, ui: _ } = a;
         Self {
             from,
             flags: flags.into(),
@@ -379,6 +442,8 @@ impl From<ReportArgs> for commands::report::Options {
 /// `cgp-gate merge`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MergeArgs {
+    #[command(flatten)]
+    pub ui: ColorArgs,
     /// The shards' results files (written by `check --shard K/N --json`).
     #[arg(required = true, value_name = "RESULTS_JSON")]
     pub files: Vec<PathBuf>,
@@ -395,6 +460,8 @@ pub struct MergeArgs {
 impl From<MergeArgs> for commands::merge::Options {
     fn from(a: MergeArgs) -> Self {
         let MergeArgs {
+            // Read by `cli::run` for the command's `Ui`.
+            ui: _,
             files,
             json,
             fail_on,
@@ -461,6 +528,8 @@ impl From<BreakdownArgs> for commands::breakdown::Options {
 /// `cgp-gate ab` arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct AbArgs {
+    #[command(flatten)]
+    pub ui: UiArgs,
     /// The spec file (in the head tree; the base tree runs the same spec, its paths resolved there).
     #[arg(long, default_value = "cgp-gate.yaml")]
     pub spec: PathBuf,
@@ -533,6 +602,8 @@ pub struct ChangesArgs {
 impl From<AbArgs> for commands::ab::Options {
     fn from(a: AbArgs) -> Self {
         let AbArgs {
+            // Read by `cli::run` for the command's `Ui`.
+            ui: _,
             spec,
             targets,
             base_dir,
@@ -605,6 +676,8 @@ fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
 #[derive(Debug, Clone, clap::Args)]
 pub struct CalibrateArgs {
     #[command(flatten)]
+    pub ui: UiArgs,
+    #[command(flatten)]
     pub source: SourceArgs,
     /// Repetitions per size to measure (live runs; with --replay every recorded one is used).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(3..=10_000))]
@@ -623,6 +696,8 @@ pub struct CalibrateArgs {
 impl From<CalibrateArgs> for commands::calibrate::Options {
     fn from(a: CalibrateArgs) -> Self {
         let CalibrateArgs {
+            // Read by `cli::run` for the command's `Ui`.
+            ui: _,
             source,
             repetitions,
             trials,

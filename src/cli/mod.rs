@@ -24,22 +24,18 @@ use crate::exit_codes;
 #[derive(Debug, Parser)]
 #[command(name = "cgp-gate", version, about, after_help = exit_codes::help())]
 pub struct Cli {
-    /// Colour the verdicts: auto (on a terminal, unless NO_COLOR is set or in GitHub Actions),
-    /// always, never.
-    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
-    pub color: ColorArg,
-    /// No progress on stderr (errors and results are still printed).
-    #[arg(long, short, global = true, conflicts_with = "verbose")]
-    pub quiet: bool,
-    /// A progress line per profiler run (ncu or nsys), besides one per finished target and size.
-    #[arg(long, short, global = true)]
-    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    // First in the help: the first command a newcomer needs.
+    /// Write a starting cgp-gate.yaml from one run of a benchmark under ncu.
+    ///
+    /// `init -- ./build/bench --n 1024` runs the program once under ncu; `init --from run.csv`
+    /// reads a recorded ncu CSV (no GPU needed). Numeric arguments become size parameters.
+    Init(InitArgs),
     /// Check a spec file and exit 0 (valid) or 2 (invalid).
     Validate {
         /// The spec file.
@@ -67,11 +63,6 @@ pub enum Command {
     /// Write or show baselines.
     #[command(subcommand)]
     Baseline(BaselineCommand),
-    /// Write a starting cgp-gate.yaml from one run of a benchmark under ncu.
-    ///
-    /// `init -- ./build/bench --n 1024` runs the program once under ncu; `init --from run.csv`
-    /// reads a recorded ncu CSV (no GPU needed). Numeric arguments become size parameters.
-    Init(InitArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     ///
     /// For example: `cgp-gate completions bash > ~/.local/share/bash-completion/completions/cgp-gate`.
@@ -123,6 +114,8 @@ pub fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(code) => exit(code),
+        // The reader of stdout closed it (`| head`): it has what it wanted; no error, exit 0.
+        Err(e) if e.is_broken_pipe() => exit(exit_codes::OK),
         Err(e) => {
             eprintln!("error: {e}");
             exit(e.exit_code())
@@ -141,14 +134,6 @@ fn exit(code: i32) -> ExitCode {
 pub fn run(cli: Cli) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     let out = &mut out;
-    let ui = commands::Ui {
-        color: cli.color.into(),
-        verbosity: match (cli.quiet, cli.verbose) {
-            (true, _) => crate::progress::Verbosity::Quiet,
-            (false, true) => crate::progress::Verbosity::Verbose,
-            (false, false) => crate::progress::Verbosity::Normal,
-        },
-    };
     match cli.command {
         Command::Validate { spec } => commands::validate::run(&spec, out),
         Command::Schema => commands::schema::run(out),
@@ -162,16 +147,35 @@ pub fn run(cli: Cli) -> Result<i32> {
                 _ => commands::parse::run(&file, json, out),
             }
         }
-        Command::Profile(args) => commands::profile::run(&args.into(), &ui, out),
+        Command::Profile(args) => {
+            let ui = args.ui.ui();
+            commands::profile::run(&args.into(), &ui, out)
+        }
         Command::Env(args) => commands::env::run(&args.into(), out),
-        Command::Report(args) => commands::report::run(&args.into(), &ui, out),
-        Command::Check(args) => commands::check::run(&args.into(), &ui, out),
-        Command::Merge(args) => commands::merge::run(&args.into(), &ui, out),
+        Command::Report(args) => {
+            let ui = args.ui.ui();
+            commands::report::run(&args.into(), &ui, out)
+        }
+        Command::Check(args) => {
+            let ui = args.ui.ui();
+            commands::check::run(&args.into(), &ui, out)
+        }
+        Command::Merge(args) => {
+            let ui = args.ui.ui();
+            commands::merge::run(&args.into(), &ui, out)
+        }
         Command::Breakdown(args) => commands::breakdown::run(&args.into(), out),
         Command::Changes(args) => commands::changes::run(&args.into(), out),
-        Command::Ab(args) => commands::ab::run(&args.into(), &ui, out),
-        Command::Calibrate(args) => commands::calibrate::run(&args.into(), &ui, out),
+        Command::Ab(args) => {
+            let ui = args.ui.ui();
+            commands::ab::run(&args.into(), &ui, out)
+        }
+        Command::Calibrate(args) => {
+            let ui = args.ui.ui();
+            commands::calibrate::run(&args.into(), &ui, out)
+        }
         Command::Baseline(BaselineCommand::Update(args)) => {
+            let ui = args.ui.ui();
             commands::baseline::update(&args.into(), &ui, out)
         }
         Command::Baseline(BaselineCommand::Show { baselines }) => commands::baseline::show(&baselines, out),

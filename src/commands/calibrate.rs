@@ -62,16 +62,35 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         trials: args.trials as usize,
         ..crate::calibrate::Options::default()
     };
-    let c = crate::calibrate::calibrate(
+    // The simulations take seconds (7 s for the example spec): say what is being done, on a
+    // terminal as a bar that is cleared at the end, elsewhere not at all (the table follows).
+    let bar = if ui.verbosity == crate::progress::Verbosity::Quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template("calibrating {pos}/{len} {bar:30} {msg}") {
+            b.set_style(style);
+        }
+        b
+    };
+    let c = crate::calibrate::calibrate_with_progress(
         &targets,
         &run.m.samples,
         &sel.spec.settings,
         &run.source,
         run.synthetic,
         &opts,
+        &mut |done, total, what| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            bar.set_message(what.to_owned());
+        },
     );
+    bar.finish_and_clear();
     let md = crate::report::calibrate::markdown(&c);
-    write!(out, "{md}").map_err(stdout_err)?;
+    let table = crate::report::calibrate::console(&c, ui.console());
+    write!(out, "{table}").map_err(stdout_err)?;
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&c)
             .map_err(|e| Error::io("write", path, std::io::Error::other(e)))?;

@@ -56,15 +56,14 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
                 .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
                 .chain(app)
                 .collect();
-            writeln!(
-                out,
-                "{}[{}] x{}: {}",
-                w.target.name,
-                w.size.key(),
-                w.reps.1,
-                argv.iter().map(|a| shell_word(a)).collect::<Vec<_>>().join(" ")
-            )
-            .map_err(stdout_err)?;
+            // Shell-quoted (shlex), so that the line can be pasted: a `regex:a|b` filter or an
+            // argument with a space stays one word. Only a NUL byte cannot be quoted, and no
+            // argv can hold one.
+            let line = shlex::try_join(argv.iter().map(String::as_str)).map_err(|e| {
+                Error::Usage(format!("cannot quote the command line of {}: {e}", w.target.name))
+            })?;
+            writeln!(out, "{}[{}] x{}: {}", w.target.name, w.size.key(), w.reps.1, line)
+                .map_err(stdout_err)?;
         }
         session.finish()?;
         return Ok(exit_codes::OK);
@@ -117,21 +116,6 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
             crate::results::FailOn::Regression,
         )
     })
-}
-
-/// One word of a printed command line, quoted for a POSIX shell when it needs to be
-/// (`'regex:nvjet|gemm'`): the line can be pasted into a terminal. Display only; never executed.
-fn shell_word(a: &str) -> String {
-    // The placeholders for paths a real run makes stay as they are.
-    let placeholder = a == "<log>" || a == "<tmp>/run-N";
-    let safe = !a.is_empty()
-        && a.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-    if placeholder || safe {
-        a.to_owned()
-    } else {
-        format!("'{}'", a.replace('\'', r"'\''"))
-    }
 }
 
 /// The installed ncu's release for `--dry-run`, after saying which ncu and release the command

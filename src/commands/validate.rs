@@ -24,12 +24,47 @@ pub fn run(spec: &Path, out: &mut dyn Write) -> Result<i32> {
     let metrics: usize = s.targets.iter().map(|t| t.metrics.len()).sum();
     writeln!(
         out,
-        "{}: ok ({} targets, {sizes} sizes, {metrics} metrics)",
+        "{}: ok ({}, {}, {})",
         spec.display(),
-        s.targets.len()
+        count(s.targets.len(), "target"),
+        count(sizes, "size"),
+        count(metrics, "metric")
     )
     .map_err(stdout_err)?;
     Ok(exit_codes::OK)
+}
+
+/// Without ncu to ask, the spec's metric names that cgp-gate does not know and that are close to
+/// one it does (`crate::spec::KNOWN_METRICS`): likely typos, said as warnings (ncu may know a
+/// name cgp-gate does not).
+fn built_in_suggestions(targets: &[&crate::spec::Target]) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    let mut notes = Vec::new();
+    for t in targets {
+        for m in &t.metrics {
+            let name = m.name.as_str();
+            if !name.contains("__") || crate::spec::KNOWN_METRICS.contains(&name) || !seen.insert(name) {
+                continue;
+            }
+            let near = crate::spec::nearest_known_metrics(name);
+            if !near.is_empty() {
+                notes.push(format!(
+                    "warning: target `{}`: metric `{name}` is not one cgp-gate knows; did you mean `{}`?",
+                    t.name, near[0]
+                ));
+            }
+        }
+    }
+    notes
+}
+
+/// `1 target`, `3 targets`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// The chip to check a spec's metrics for: `CGP_GATE_CHIP`, else the compute capability of the
@@ -71,14 +106,18 @@ fn check_spec(spec: &crate::spec::Spec) -> Result<Vec<String>> {
         return Ok(Vec::new());
     }
     let Some(ncu) = crate::ncu::install::locate_ncu() else {
-        return Ok(vec![
+        let mut notes = built_in_suggestions(&ncu_targets);
+        notes.push(
             "note: metric names not checked: ncu is not installed (`ncu --query-metrics` checks them without a GPU)".to_owned(),
-        ]);
+        );
+        return Ok(notes);
     };
     let Some((chip, from)) = known_chip(&spec.base_dir()) else {
-        return Ok(vec![format!(
+        let mut notes = built_in_suggestions(&ncu_targets);
+        notes.push(format!(
             "note: metric names not checked: no chip known (set {CHIP_ENV}=ga100, gh100, ... or keep baselines next to the spec)"
-        )]);
+        ));
+        return Ok(notes);
     };
     let mut metrics: Vec<String> = ncu_targets
         .iter()

@@ -515,7 +515,7 @@ mod tests {
             },
         ];
         let md = stacked_markdown(&bars, &order);
-        assert!(!md.contains("<b>") && md.contains("&lt;b&gt;"), "{md}");
+        assert!(!md.contains("<b>") && md.contains("&lt;b>"), "{md}");
         // Exactly 40 squares per bar (largest remainder).
         for line in md.lines().take(2) {
             assert_eq!(

@@ -1,4 +1,5 @@
-//! The calibration (`cgp-gate calibrate`) as a Markdown table; every name escaped.
+//! The calibration (`cgp-gate calibrate`) as a Markdown table (every name escaped) and as a
+//! console table (the terminal never gets Markdown).
 
 use super::markdown::escape_md_cell as esc;
 use crate::calibrate::{Calibration, pct};
@@ -40,6 +41,110 @@ pub fn markdown(c: &Calibration) -> String {
             opt_pct(r.suggested_threshold),
             esc(&r.note)
         ));
+    }
+    out
+}
+
+/// The calibration as a console table fitted to `style.width`: one row per metric, then the
+/// note of each row that has one on a line of its own.
+pub fn console(c: &Calibration, style: super::console::ConsoleStyle) -> String {
+    use super::table::{Align, Column, Fit, Overflow, Table};
+    let (l, r) = (Align::Left, Align::Right);
+    let columns = vec![
+        Column::new("target", l, Overflow::Truncate),
+        Column::new("size", l, Overflow::Wrap),
+        Column::new("kernel", l, Overflow::Shorten(super::console::short_kernel)),
+        Column::new("metric", l, Overflow::Wrap),
+        Column::new("reps", r, Overflow::Truncate),
+        Column::new("CV", r, Overflow::Truncate),
+        Column::new("outliers", r, Overflow::Truncate),
+        Column::new("dips", r, Overflow::Truncate),
+        Column::new("threshold", l, Overflow::Wrap),
+        Column::new("min detectable", r, Overflow::Truncate),
+        Column::new("suggested", r, Overflow::Truncate),
+    ];
+    let visible = super::text::visible;
+    let rows: Vec<Vec<String>> = c
+        .rows
+        .iter()
+        .map(|x| {
+            let flag = if x.below_detectable { " !" } else { "" };
+            vec![
+                visible(&x.target),
+                visible(&x.size),
+                visible(&x.kernel),
+                visible(super::console::short_metric_name(&x.metric).unwrap_or(&x.metric)),
+                x.repetitions.to_string(),
+                format!("{:.2}%", x.cv * 100.0),
+                format!("{:.1}%", x.outlier_rate * 100.0),
+                format!("{:.1}%", x.dip_share * 100.0),
+                format!("{}{flag}", visible(&x.threshold)),
+                opt_pct(x.min_detectable),
+                opt_pct(x.suggested_threshold),
+            ]
+        })
+        .collect();
+    let table = Table {
+        columns,
+        rows,
+        fit: vec![
+            Fit::Shrink(2, 28),
+            Fit::Shrink(2, 16),
+            Fit::Drop(7),
+            Fit::Drop(6),
+            Fit::Drop(2),
+            Fit::Shrink(3, 12),
+            Fit::Shrink(8, 10),
+        ],
+    };
+    let mut out = String::new();
+    if c.synthetic {
+        out.push_str("SYNTHETIC data: the recording was not measured on a GPU.\n");
+    }
+    out.push_str(&format!(
+        "source: {}; alpha {} over {} tested rows, {} simulated checks per figure\n",
+        visible(&c.source),
+        c.alpha,
+        c.family,
+        c.trials
+    ));
+    out.push_str(&table.render(style.width, &|_, _, t| t.to_owned()));
+    let dropped = table.layout(style.width).dropped();
+    if !dropped.is_empty() {
+        let names: Vec<&str> = dropped
+            .iter()
+            .map(|i| table.columns[*i].header.as_str())
+            .collect();
+        out.push_str(&format!(
+            "(left out to fit {} columns: {}; --json and --markdown have every column)\n",
+            style.width.unwrap_or_default(),
+            names.join(", ")
+        ));
+    }
+    let mut lines = vec![
+        "suggested: the threshold at which identical code passes in 95% of checks; min detectable: the slowdown found in 95% of checks at the spec's settings".to_owned(),
+    ];
+    // The rows whose threshold the gate cannot resolve, each with what to do; the other rows'
+    // notes are in --markdown and --json.
+    for x in c.rows.iter().filter(|x| x.below_detectable) {
+        let metric = super::console::short_metric_name(&x.metric).unwrap_or(&x.metric);
+        lines.push(visible(&format!(
+            "! {}[{}] {}: {}",
+            x.target, x.size, metric, x.note
+        )));
+    }
+    for line in lines {
+        let wrapped = match style.width {
+            Some(w) => super::table::wrap(&line, w.saturating_sub(2).max(20)),
+            None => vec![line],
+        };
+        for (i, l) in wrapped.iter().enumerate() {
+            if i > 0 {
+                out.push_str("  ");
+            }
+            out.push_str(l);
+            out.push('\n');
+        }
     }
     out
 }

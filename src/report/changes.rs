@@ -461,7 +461,7 @@ mod tests {
         assert!(!md.contains("@team"));
         assert!(md.contains("&lt;img"));
         assert!(md.contains("▁▁▁▁┃████"));
-        assert!(md.contains("&#43;10.00%"), "{md}");
+        assert!(md.contains("+10.00%"), "{md}");
         assert!(md.contains("#4 (abc3..abc4)"));
         let page = html(&r);
         assert!(!page.contains("<img"));

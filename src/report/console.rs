@@ -1,6 +1,6 @@
 //! Plain-text tables for the terminal.
 
-use crate::report::format::{headline, median, p_value, pct, shorten, sorted_rows};
+use crate::report::format::{headline, p_value, pct, sorted_rows};
 use crate::results::{Results, RowVerdict, RunVerdict};
 use crate::samples::{Launch, MetricValue};
 use crate::units::human;
@@ -254,65 +254,222 @@ mod col {
     pub const P: usize = 9;
 }
 
-/// The results as a terminal table, regressions first: verdict, target, size, kernel, metric
-/// (short name where one is known), baseline and candidate medians, change with its interval,
-/// p (adjusted where known). Fitted to `style.width`: the kernel is cut first, then p, the
-/// baseline and the candidate are left out and the change wraps, in that order; what was left
-/// out is said under the table. Followed by the run errors and the headline.
+/// The top-level positions in `name` where `pat` occurs (outside template arguments and
+/// parameter lists). An unmatched closing bracket (ncu 2025.3 prints `(anonymous namespace)` as
+/// `unnamed>`) does not make the depth negative.
+fn top_level(name: &str, pat: &str) -> Vec<usize> {
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    for (k, c) in name.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth = depth.saturating_sub(1),
+            _ if depth == 0 && name[k..].starts_with(pat) => out.push(k),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A kernel name as the console table shows it in `max` characters. The least useful parts go
+/// first: the parameter list, then the return type (`void`), then the leading namespaces; then
+/// the middle, so the start of the function's name and the end of its template arguments stay:
+/// `void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>` ->
+/// `vectorized_layer_norm_kernel<Half, float, 0>` -> `vectorized_lay…<Half, float, 0>`. The
+/// JSON and HTML reports keep the full name.
+pub fn short_kernel(name: &str, max: usize) -> String {
+    let mut form = name.trim().to_owned();
+    if form.chars().count() <= max {
+        return form;
+    }
+    // The parameter list: a trailing `(...)`, found from its closing parenthesis backwards.
+    if form.ends_with(')') {
+        let mut depth = 0usize;
+        let mut open = None;
+        for (k, c) in form.char_indices().rev() {
+            match c {
+                ')' => depth += 1,
+                '(' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        open = Some(k);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(open) = open.filter(|&k| k > 0) {
+            form = form[..open].trim_end().to_owned();
+        }
+    }
+    // The return type: what comes before the last top-level space (`void`, `static void`).
+    if form.chars().count() > max
+        && let Some(&sp) = top_level(&form, " ").last()
+    {
+        form = form[sp + 1..].to_owned();
+    }
+    // Leading namespaces (and classes): up to the last top-level `::`.
+    if form.chars().count() > max
+        && let Some(&colons) = top_level(&form, "::").last()
+    {
+        form = form[colons + 2..].to_owned();
+    }
+    middle_cut(&form, max)
+}
+
+/// `text` in `max` characters with its middle replaced by `…` (the start a little longer).
+fn middle_cut(text: &str, max: usize) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= max {
+        return text.to_owned();
+    }
+    if max < 3 {
+        return chars[..max].iter().collect();
+    }
+    let keep = max - 1;
+    let head = keep.div_ceil(2);
+    let tail = keep - head;
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
+}
+
+/// A row's baseline and candidate medians in one display unit (chosen for the larger), as bare
+/// numbers, and that unit (the metric cell names it).
+fn medians_in_one_unit(r: &crate::results::Row) -> (String, String, String) {
+    let (b, c) = (
+        r.baseline.as_ref().map(|s| s.median),
+        r.candidate.as_ref().map(|s| s.median),
+    );
+    let magnitude = b.into_iter().chain(c).map(f64::abs).fold(0.0, f64::max);
+    let (factor, unit) = crate::units::display_unit(magnitude, &r.unit);
+    let show =
+        |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| crate::units::number_in_unit(v / factor));
+    (show(b), show(c), unit)
+}
+
+/// The change of the medians the table shows (candidate / baseline - 1), so that the change
+/// column always agrees with the two numbers beside it. The Hodges-Lehmann shift the verdict
+/// used is in the CI column's interval and in every other report.
+fn median_change(r: &crate::results::Row) -> String {
+    match (r.baseline.as_ref(), r.candidate.as_ref()) {
+        (Some(b), Some(c)) if b.median != 0.0 && b.median.is_finite() && c.median.is_finite() => {
+            pct(c.median / b.median - 1.0)
+        }
+        _ => "n/a".to_owned(),
+    }
+}
+
+/// Whether a row's verdict rested on a significance test (its p is worth a column): rows that
+/// changed or stayed doubtful. A pass inside the threshold needed none.
+fn p_matters(r: &crate::results::Row) -> bool {
+    matches!(
+        r.verdict,
+        RowVerdict::Regression | RowVerdict::Improvement | RowVerdict::Inconclusive
+    ) && r.skipped.is_none()
+}
+
+/// The results as a terminal table, regressions first: verdict, target, size, kernel (its
+/// return type, namespaces and then its middle left out as the width needs), metric (short name
+/// where one is known) with its unit, baseline and candidate medians as numbers in that unit,
+/// the change of those medians, the interval of the Hodges-Lehmann shift, and p (adjusted where
+/// known) only for rows whose verdict needed a test. Fitted to `style.width`: the kernel
+/// shortens first, then p, the interval, the kernel and the baseline with the candidate (together)
+/// are left out, in that order; what was left out is said under the table. Under it: the reason
+/// of each regression, error and inconclusive row on a line of its own, the run errors and the
+/// headline.
 pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     use crate::report::table::{Align, Column, Fit, Overflow, Table};
     use col::*;
     let (l, r) = (Align::Left, Align::Right);
+    let rows_sorted = sorted_rows(results);
+    let show_p = rows_sorted
+        .iter()
+        .any(|r| p_matters(r) && r.p_adjusted.or(r.p).is_some());
     let columns = vec![
         Column::new("verdict", l, Overflow::Truncate),
         Column::new("target", l, Overflow::Truncate),
         Column::new("size", l, Overflow::Wrap),
-        Column::new("kernel", l, Overflow::Truncate),
-        Column::new("metric", l, Overflow::Wrap),
+        Column::new("kernel", l, Overflow::Shorten(short_kernel)),
+        Column::new("metric (unit)", l, Overflow::Wrap),
         Column::new("baseline", r, Overflow::Truncate),
         Column::new("candidate", r, Overflow::Truncate),
-        Column::new("change", r, Overflow::Truncate),
-        Column::new("CI", l, Overflow::Wrap),
+        Column::new("Δ median", r, Overflow::Truncate),
+        Column::new("shift CI", l, Overflow::Wrap),
         Column::new("p", r, Overflow::Truncate),
     ];
-    let rows_sorted = sorted_rows(results);
     let mut used_short: Vec<(&'static str, &str)> = Vec::new();
     let rows: Vec<Vec<String>> = rows_sorted
         .iter()
         .map(|r| {
-            let metric = metric_cell(&r.metric, &mut used_short);
+            // Registers per thread: the unit is the name (`regs/thread`, 11 characters, fits
+            // the narrowest metric column).
+            let metric = if r.metric == "launch__registers_per_thread" {
+                if !used_short.iter().any(|(s, _)| *s == "regs/thread") {
+                    used_short.push(("regs/thread", &r.metric));
+                }
+                "regs/thread".to_owned()
+            } else {
+                metric_cell(&r.metric, &mut used_short)
+            };
+            let (baseline, candidate, unit) = medians_in_one_unit(r);
+            // ncu's longer units, shortened for the metric cell.
+            let unit = match unit.as_str() {
+                "register/thread" => "per thread".to_owned(),
+                "byte/block" => "B/block".to_owned(),
+                _ => unit,
+            };
+            // `%` is said by the short names (`sm %peak`); other units follow the name.
+            let metric =
+                if unit.is_empty() || (unit == "%" && metric.contains('%')) || metric == "regs/thread" {
+                    metric
+                } else {
+                    format!("{metric} ({unit})")
+                };
             vec![
                 crate::report::format::verdict_word(r).to_owned(),
                 one_line(&r.target),
                 one_line(&r.size),
-                shorten(&one_line(&r.kernel), 60),
+                one_line(&r.kernel),
                 metric,
-                median(r.baseline.as_ref(), &r.unit),
-                median(r.candidate.as_ref(), &r.unit),
-                r.change.map_or_else(|| "n/a".to_owned(), pct),
+                baseline,
+                candidate,
+                median_change(r),
                 r.change_ci
                     .map_or_else(String::new, |[lo, hi]| format!("[{}, {}]", pct(lo), pct(hi))),
-                p_value(r.p_adjusted.or(r.p)),
+                if p_matters(r) {
+                    r.p_adjusted
+                        .or(r.p)
+                        .map_or_else(String::new, |p| p_value(Some(p)))
+                } else {
+                    String::new()
+                },
             ]
         })
         .collect();
-    let table = Table {
-        columns,
-        rows,
-        fit: vec![
-            Fit::Shrink(KERNEL, 32),
-            Fit::Drop(P),
-            Fit::Shrink(KERNEL, 24),
-            Fit::Drop(BASELINE),
-            Fit::Drop(CANDIDATE),
-            Fit::Drop(CI),
-            Fit::Shrink(KERNEL, 14),
-            Fit::Shrink(METRIC, 14),
-            Fit::Shrink(SIZE, 10),
-            Fit::Shrink(TARGET, 12),
-            Fit::Drop(KERNEL),
-        ],
-    };
+    let (mut columns, mut rows) = (columns, rows);
+    if !show_p {
+        // No row needed a test: no p column at all (P is the last column).
+        columns.truncate(P);
+        rows.iter_mut().for_each(|r| r.truncate(P));
+    }
+    let fit = vec![
+        Fit::Shrink(KERNEL, 40),
+        Fit::Drop(P),
+        Fit::Shrink(KERNEL, 28),
+        Fit::Shrink(METRIC, 16),
+        Fit::Drop(CI),
+        Fit::Shrink(KERNEL, 16),
+        Fit::Shrink(METRIC, 11),
+        Fit::Shrink(TARGET, 12),
+        Fit::Drop(KERNEL),
+        Fit::Shrink(SIZE, 10),
+        Fit::DropBoth(BASELINE, CANDIDATE),
+        Fit::Shrink(METRIC, 8),
+    ];
+    let table = Table { columns, rows, fit };
     let verdicts: Vec<RowVerdict> = rows_sorted.iter().map(|r| r.verdict).collect();
     let paint = |row: Option<usize>, column: usize, text: &str| -> String {
         match row {
@@ -328,11 +485,43 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         out.push_str("no rows\n");
     }
     if !results.rows.is_empty() {
-        let dropped = table.layout(style.width).dropped();
+        let dropped: Vec<usize> = table
+            .layout(style.width)
+            .dropped()
+            .into_iter()
+            .filter(|&i| i < table.columns.len())
+            .collect();
         let why = "--json and the other reports have every column";
         push_dropped(&mut out, &table, &dropped, why, style.width);
     }
     push_legend(&mut out, &used_short, style.width);
+    if !results.rows.is_empty() {
+        push_wrapped(
+            &mut out,
+            "Δ median: the change of the two medians shown; shift CI: the interval of the Hodges-Lehmann shift the verdict used",
+            style.width,
+        );
+    }
+    // Why each row that fails or stays doubtful got its verdict, one line each.
+    for r in rows_sorted.iter().filter(|r| {
+        matches!(
+            r.verdict,
+            RowVerdict::Regression | RowVerdict::Error | RowVerdict::Inconclusive
+        ) && !r.reason.is_empty()
+    }) {
+        let metric = short_metric_name(&r.metric).unwrap_or(&r.metric);
+        // `reason ...`, as the why lines are `why ...`: a line that starts with a verdict word
+        // is a table row.
+        let line = format!(
+            "reason {}[{}] {} ({}): {}",
+            one_line(&r.target),
+            one_line(&r.size),
+            one_line(metric),
+            crate::report::format::verdict_word(r),
+            one_line(&crate::report::format::reason_with_config(r))
+        );
+        push_wrapped(&mut out, &crate::report::text::visible(&line), style.width);
+    }
     for e in &results.errors {
         let at = one_line(&match &e.size {
             Some(s) => format!("{}[{s}]", e.target),

@@ -248,13 +248,58 @@ pub fn escape(s: &str, part: Part) -> String {
     }
 }
 
+/// The line of the spec where a row's metric is written under its target (`metrics:` of the
+/// target), else the line of the target's `name:`; `None` when the target is not found. A plain
+/// scan of the text: the spec was validated when the results were made, and an annotation
+/// without a line is still an annotation.
+pub fn spec_line(spec: &str, target: &str, metric: Option<&str>) -> Option<usize> {
+    let is_name = |l: &str, name: &str| {
+        let t = l.trim_start().trim_start_matches("- ").trim_start();
+        t.strip_prefix("name:").is_some_and(|v| {
+            let v = v.trim();
+            let v = v.split(" #").next().unwrap_or(v).trim();
+            v.trim_matches(|c| c == '"' || c == '\'') == name
+        })
+    };
+    let lines: Vec<&str> = spec.lines().collect();
+    let start = lines.iter().position(|l| is_name(l, target))?;
+    let end = lines[start + 1..]
+        .iter()
+        .position(|l| l.trim_start().starts_with("- name:"))
+        .map_or(lines.len(), |k| start + 1 + k);
+    let found = metric.and_then(|m| {
+        let key = format!("{m}:");
+        (start..end).find(|&k| {
+            lines[k].match_indices(&key).any(|(i, _)| {
+                i == 0 || !lines[k][..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
+            })
+        })
+    });
+    Some(found.unwrap_or(start) + 1)
+}
+
 /// The workflow commands for a run: `::error` per regression, row error and run error,
-/// `::warning` per inconclusive row. Each is one line.
+/// `::warning` per inconclusive row. Each is one line, and names the spec file with the line of
+/// the row's metric (or target) when the spec can be read.
 pub fn annotations(results: &Results) -> Vec<String> {
-    let file = if results.spec_path.is_empty() {
-        String::new()
-    } else {
-        format!("file={},", escape(&results.spec_path, Part::Property))
+    let spec_text = (!results.spec_path.is_empty())
+        .then(|| {
+            crate::fsutil::read_text(
+                std::path::Path::new(&results.spec_path),
+                crate::fsutil::limits::SPEC,
+            )
+            .ok()
+        })
+        .flatten();
+    let file = |target: &str, metric: Option<&str>| {
+        if results.spec_path.is_empty() {
+            return String::new();
+        }
+        let line = spec_text
+            .as_deref()
+            .and_then(|t| spec_line(t, target, metric))
+            .map_or_else(String::new, |l| format!("line={l},"));
+        format!("file={},{line}", escape(&results.spec_path, Part::Property))
     };
     let mut out = Vec::new();
     for r in &results.rows {
@@ -285,7 +330,8 @@ pub fn annotations(results: &Results) -> Vec<String> {
             message.push_str(&format!(". Why: {}", w.reading));
         }
         out.push(format!(
-            "::{level} {file}title={}::{}",
+            "::{level} {}title={}::{}",
+            file(&r.target, Some(&r.metric)),
             escape(&title, Part::Property),
             escape(&message, Part::Data)
         ));
@@ -296,7 +342,8 @@ pub fn annotations(results: &Results) -> Vec<String> {
             None => e.target.clone(),
         };
         out.push(format!(
-            "::error {file}title={}::{}",
+            "::error {}title={}::{}",
+            file(&e.target, None),
             escape(&format!("cgp-gate error ({}): {at}", e.kind), Part::Property),
             escape(&e.message, Part::Data)
         ));

@@ -390,17 +390,35 @@ fn strip_plot(r: &Row) -> String {
     }
     if let Some(l) = limit {
         let px = x(l);
+        let label = format!("threshold {}", crate::report::format::threshold_label(r));
+        let (tx, anchor) = label_place(px, &label, W);
         let _ = write!(
             s,
-            "<line class=\"limit\" x1=\"{px:.1}\" y1=\"10\" x2=\"{px:.1}\" y2=\"{}\"/><text x=\"{:.1}\" y=\"10\" fill=\"var(--reg)\" text-anchor=\"{}\" style=\"fill:var(--reg)\">threshold {}</text>",
+            "<line class=\"limit\" x1=\"{px:.1}\" y1=\"10\" x2=\"{px:.1}\" y2=\"{}\"/><text x=\"{tx:.1}\" y=\"10\" fill=\"var(--reg)\" text-anchor=\"{anchor}\" style=\"fill:var(--reg)\">{}</text>",
             axis_y,
-            px + if px > W - 120.0 { -4.0 } else { 4.0 },
-            if px > W - 120.0 { "end" } else { "start" },
-            escape(&crate::report::format::threshold_label(r))
+            escape(&label)
         );
     }
     s.push_str("</svg>");
     s
+}
+
+/// The widest a character of the page's 14px sans-serif text is on average, with a margin
+/// (digits and lowercase letters are about 7.7px in the common system fonts; capitals more).
+const LABEL_CHAR_PX: f64 = 8.0;
+
+/// Where a label beside a vertical line at `px` goes in a chart `w` wide: right of the line when
+/// it fits there, else left of it, else right-aligned to the chart's edge; so that it is never cut
+/// off at the right edge (`threshold 3%, min effect 1000ns` near the right end).
+fn label_place(px: f64, label: &str, w: f64) -> (f64, &'static str) {
+    let width = label.chars().count() as f64 * LABEL_CHAR_PX;
+    if px + 4.0 + width <= w - 2.0 {
+        (px + 4.0, "start")
+    } else if px - 4.0 - width >= 2.0 {
+        (px - 4.0, "end")
+    } else {
+        (w - 2.0, "end")
+    }
 }
 
 fn side_marks(s: &mut String, side: &SideSummary, y: f64, fill: &str, label: &str, x: &dyn Fn(f64) -> f64) {
@@ -704,4 +722,26 @@ fn run_info(results: &Results, h: &mut String) {
         kv(&format!("time: {t}"), &format!("{} s", format_number(*secs)));
     }
     h.push_str("</table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_threshold_label_stays_inside_the_chart() {
+        let w = 560.0;
+        let label = "threshold 3%, min effect 1000ns";
+        let width = label.chars().count() as f64 * LABEL_CHAR_PX;
+        for px in [118.0, 200.0, 300.0, 330.0, 400.0, 500.0, 536.0] {
+            let (x, anchor) = label_place(px, label, w);
+            let (left, right) = if anchor == "start" {
+                (x, x + width)
+            } else {
+                (x - width, x)
+            };
+            assert!(left >= 0.0 && right <= w, "{px}: {x} {anchor}");
+        }
+        assert_eq!(label_place(400.0, label, w), (396.0, "end"));
+    }
 }

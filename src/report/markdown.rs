@@ -78,28 +78,67 @@ pub fn comment_marker(results: &Results) -> String {
     format!("<!-- cgp-gate:spec={clean} -->")
 }
 
-/// Markdown's one escaping function, for every piece of text this reporter writes: table cells,
-/// inline text and the raw HTML lines (`<summary>`, `<sub>`) of the comment. HTML special
-/// characters, `|`, `@` and Markdown's punctuation become character references (`&#42;`), which
-/// GFM shows as the character in text and in raw HTML alike (a backslash escape would show in
-/// raw HTML); so nothing can open HTML, break a table, format, or mention a user. Line breaks
-/// become spaces and other control characters are dropped.
+/// Markdown's one escaping function, for every piece of text this reporter writes outside code
+/// spans: table cells, inline text and the raw HTML lines (`<summary>`, `<sub>`) of the comment.
+///
+/// It escapes only what Markdown or HTML would act on, so that the raw text (a CI log, GitLab,
+/// Slack, the file itself) reads as written: `gpu__time_duration.sum`, `+4.1% [+4.0%, +4.2%]`
+/// and `pass: 6 rows` stay as they are. What it escapes becomes a character reference (`&#42;`),
+/// which GFM shows as the character in text and in raw HTML alike (a backslash escape would show
+/// in raw HTML):
+/// - always: `&`, `<` (HTML), `|` (a table cell), `` ` `` (code spans), `\` (it would
+///   escape what follows), `*` (emphasis, also within a word), `~` (strikethrough), `$` (math),
+///   `^` (superscript);
+/// - where it acts: a run of `_` not between two letters or digits (emphasis; `gpu__time` is
+///   not), `@` before a name (a mention), `#` before a digit (an issue link), `:` before a letter
+///   (an emoji shortcode), `[` before `[` or `^` and `]` before `(`, `[` or `:` (links, footnotes,
+///   wiki links), a leading `>` (a quote when the text starts a line) and a leading `#`, `+`,
+///   `-` or `=` before a space, the same character or the end (a heading, a list item, a
+///   thematic break or a setext underline).
+///
+/// Line breaks become spaces and other control characters are dropped; bidi controls are shown as
+/// `<U+202E>`.
 pub fn escape_md_cell(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric());
     let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
+    let mut i = 0;
+    let reference = |out: &mut String, c: char| out.push_str(&format!("&#{};", u32::from(c)));
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1);
+        let leading = chars[..i].iter().all(|c| c.is_whitespace());
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '|' => out.push_str("&#124;"),
-            '@' => out.push_str("&#64;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '~' | '#' | '!' | '$' | '^' | '{' | '}' | '=' | ':'
-            | '-' | '+' => {
-                // `=` and `-` can underline a heading, `:` starts emoji shortcodes and `$` math;
-                // escaping all of GFM's trigger punctuation removes the need to reason about
-                // position.
-                out.push_str(&format!("&#{};", u32::from(c)));
+            '>' if leading => out.push_str("&gt;"),
+            '|' | '`' | '\\' | '*' | '~' | '$' | '^' => reference(&mut out, c),
+            '_' => {
+                // The whole run: intraword underscores never open or close emphasis.
+                let end = chars[i..]
+                    .iter()
+                    .position(|&c| c != '_')
+                    .map_or(chars.len(), |n| i + n);
+                let inside = i > 0 && word(chars.get(i - 1)) && word(chars.get(end));
+                for _ in i..end {
+                    if inside {
+                        out.push('_');
+                    } else {
+                        reference(&mut out, '_');
+                    }
+                }
+                i = end;
+                continue;
+            }
+            '@' if next.is_some_and(|n| n.is_alphanumeric()) => reference(&mut out, c),
+            '#' if next.is_some_and(char::is_ascii_digit) => reference(&mut out, c),
+            ':' if next.is_some_and(|n| n.is_alphanumeric()) => reference(&mut out, c),
+            '[' if matches!(next, Some('[' | '^')) => reference(&mut out, c),
+            ']' if matches!(next, Some('(' | '[' | ':')) => reference(&mut out, c),
+            // A heading, list item, thematic break or setext underline needs a space, the same
+            // character or the end after it: `+4.1%` and `-0.78%` are none of them.
+            '#' | '+' | '-' | '=' if leading && next.is_none_or(|&n| n == ' ' || n == c) => {
+                reference(&mut out, c)
             }
             '\n' | '\r' | '\t' => out.push(' '),
             c if crate::report::text::is_bidi_control(c) => {
@@ -108,8 +147,44 @@ pub fn escape_md_cell(text: &str) -> String {
             c if c.is_control() => {}
             c => out.push(c),
         }
+        i += 1;
     }
     out
+}
+
+/// A name or a metric as a code span for a table cell or inline text (never in raw HTML, where
+/// backticks show): `` `gpu__time_duration.sum` ``. Inside a code span Markdown and HTML do not
+/// act, so only what ends the span or the cell is handled, as GFM defines it: `|` is `\|` (a
+/// table splits cells before it reads code spans), the fence is one backtick longer than the
+/// longest run inside, with a space inside the fence when the text starts or ends with a
+/// backtick. Line breaks become spaces, other control characters are dropped, bidi controls are
+/// shown as `<U+202E>`.
+pub(crate) fn code_span(text: &str, in_table: bool) -> String {
+    let mut body = String::with_capacity(text.len() + 4);
+    for c in text.chars() {
+        match c {
+            '|' if in_table => body.push_str("\\|"),
+            '\n' | '\r' | '\t' => body.push(' '),
+            c if crate::report::text::is_bidi_control(c) => {
+                body.push_str(&crate::report::text::code_point(c))
+            }
+            c if c.is_control() => {}
+            c => body.push(c),
+        }
+    }
+    if body.trim().is_empty() {
+        // An empty or all-space code span is not one: say nothing rather than print backticks.
+        return escape_md_cell(text);
+    }
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad =
+        if body.starts_with('`') || body.ends_with('`') || (body.starts_with(' ') && body.ends_with(' ')) {
+            " "
+        } else {
+            ""
+        };
+    format!("{fence}{pad}{body}{pad}{fence}")
 }
 
 /// How much of the body to render.
@@ -230,10 +305,10 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
                 } else {
                     row_badge(r.verdict)
                 },
-                escape_md_cell(&r.target),
+                code_span(&r.target, true),
                 escape_md_cell(&r.size),
-                escape_md_cell(&shorten(&r.kernel, KERNEL_CELL_CHARS)),
-                escape_md_cell(&r.metric),
+                code_span(&shorten(&r.kernel, KERNEL_CELL_CHARS), true),
+                code_span(&r.metric, true),
                 escape_md_cell(&median(r.baseline.as_ref(), &r.unit)),
                 escape_md_cell(&median(r.candidate.as_ref(), &r.unit)),
                 escape_md_cell(&change_with_ci(r)),
@@ -270,7 +345,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         let (gone, appeared) = crate::missing::kernel_changes(&results.rows);
         let list = |v: &[(String, String)]| {
             v.iter()
-                .map(|(t, k)| format!("{}: {}", escape_md_cell(t), escape_md_cell(k)))
+                .map(|(t, k)| format!("{}: {}", code_span(t, false), code_span(k, false)))
                 .collect::<Vec<_>>()
                 .join("; ")
         };
@@ -307,7 +382,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             escape_md_cell(&note),
             configs
                 .iter()
-                .map(|c| escape_md_cell(c))
+                .map(|c| config_line(c))
                 .collect::<Vec<_>>()
                 .join("; ")
         ));
@@ -325,14 +400,31 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
     md
 }
 
+/// A configuration-change line (`gemm[n=512] `void gemm`: grid ... -> grid ...`) with its kernel
+/// name, which the shared text puts between backticks, as a code span.
+fn config_line(line: &str) -> String {
+    match line.split_once(" `").and_then(|(at, rest)| {
+        let (kernel, tail) = rest.rsplit_once("`: ")?;
+        Some((at, kernel, tail))
+    }) {
+        Some((at, kernel, tail)) => format!(
+            "{} {}: {}",
+            code_span(at, false),
+            code_span(kernel, false),
+            escape_md_cell(tail)
+        ),
+        None => escape_md_cell(line),
+    }
+}
+
 /// The "why" of a row (docs/why.md): its one-line reading, and the counters that changed in a
 /// folded table.
 fn why(r: &Row, md: &mut String) {
     let Some(w) = &r.why else { return };
     md.push_str(&format!(
         "**Why** {} {}: {}\n",
-        escape_md_cell(&crate::samples::target_size(&r.target, &r.size)),
-        escape_md_cell(short_metric(&r.metric)),
+        code_span(&crate::samples::target_size(&r.target, &r.size), false),
+        code_span(short_metric(&r.metric), false),
         escape_md_cell(&w.reading)
     ));
     if !w.changed.is_empty() {
@@ -343,7 +435,7 @@ fn why(r: &Row, md: &mut String) {
         for c in &w.changed {
             md.push_str(&format!(
                 "| {} | {} | {} | {} |\n",
-                escape_md_cell(&c.metric),
+                code_span(&c.metric, true),
                 escape_md_cell(&crate::why::number(c.baseline)),
                 escape_md_cell(&crate::why::number(c.candidate)),
                 escape_md_cell(&crate::why::change_text(c)),
@@ -528,8 +620,8 @@ fn trends(rows: &[&Row], md: &mut String) {
             let t = trend(r)?;
             Some(format!(
                 "- {} {}: {}\n",
-                crate::samples::target_size(&escape_md_cell(&r.target), &escape_md_cell(&r.size)),
-                escape_md_cell(short_metric(&r.metric)),
+                code_span(&crate::samples::target_size(&r.target, &r.size), false),
+                code_span(short_metric(&r.metric), false),
                 escape_md_cell(&t)
             ))
         })
@@ -569,7 +661,7 @@ fn errors(results: &Results, md: &mut String) {
         };
         md.push_str(&format!(
             "- {} **{}**: {}\n",
-            escape_md_cell(&at),
+            code_span(&at, false),
             escape_md_cell(e.kind.as_str()),
             escape_md_cell(&e.message)
         ));
@@ -631,8 +723,8 @@ fn details(results: &Results, md: &mut String) {
                     row_badge(r.verdict)
                 },
                 escape_md_cell(&r.size),
-                escape_md_cell(&shorten(&r.kernel, KERNEL_CELL_CHARS)),
-                escape_md_cell(&r.metric),
+                code_span(&shorten(&r.kernel, KERNEL_CELL_CHARS), true),
+                code_span(&r.metric, true),
                 escape_md_cell(&median(r.baseline.as_ref(), &r.unit)),
                 escape_md_cell(&median(r.candidate.as_ref(), &r.unit)),
                 escape_md_cell(&change_with_ci(r)),

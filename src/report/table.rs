@@ -13,12 +13,15 @@ pub enum Align {
 }
 
 /// What happens to a cell wider than its column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub enum Overflow {
     /// Cut, marked with `…`.
     Truncate,
     /// Continued on the next lines, broken at spaces where possible.
     Wrap,
+    /// Made to fit by a function of the text and the width (a kernel name loses its return type
+    /// and namespaces, then its middle).
+    Shorten(fn(&str, usize) -> String),
 }
 
 /// One column.
@@ -46,6 +49,8 @@ pub enum Fit {
     Shrink(usize, usize),
     /// Leave column `.0` out.
     Drop(usize),
+    /// Leave columns `.0` and `.1` out together (a baseline is no use without its candidate).
+    DropBoth(usize, usize),
 }
 
 /// Columns, rows of cells and the order in which to give up width.
@@ -121,6 +126,13 @@ impl Table {
                         *w = None;
                     }
                 }
+                Fit::DropBoth(i, j) => {
+                    for k in [i, j] {
+                        if let Some(w) = layout.widths.get_mut(k) {
+                            *w = None;
+                        }
+                    }
+                }
                 Fit::Shrink(i, floor) => {
                     // Only as far as needed, never under the floor.
                     let excess = layout.total().saturating_sub(width);
@@ -128,6 +140,19 @@ impl Table {
                         *w = (*w).saturating_sub(excess).max(floor.min(*w)).max(1);
                     }
                 }
+            }
+        }
+        // A later step (a column left out) may have freed more than was needed: give the room
+        // back to the columns shrunk on the way, the last shrunk first.
+        let natural = self.natural();
+        for step in self.fit.iter().rev() {
+            let Fit::Shrink(i, _) = *step else { continue };
+            let spare = width.saturating_sub(layout.total());
+            if spare == 0 {
+                break;
+            }
+            if let (Some(Some(w)), Some(&n)) = (layout.widths.get_mut(i), natural.get(i)) {
+                *w = n.min(*w + spare);
             }
         }
         layout
@@ -177,6 +202,7 @@ impl Table {
                 _ if chars(text) <= w => vec![text.to_owned()],
                 Overflow::Truncate => vec![truncate(text, w)],
                 Overflow::Wrap => wrap(text, w),
+                Overflow::Shorten(f) => vec![truncate(&f(text, w), w)],
             };
             columns.push((i, w, lines));
         }

@@ -217,7 +217,7 @@ pub fn load_categories(path: &Path) -> std::result::Result<CategoryRules, SpecEr
 /// # Errors
 /// As [`load_categories`].
 pub fn categories_from_str(text: &str, path: &Path) -> std::result::Result<CategoryRules, SpecError> {
-    let ctx = Ctx { path };
+    let ctx = Ctx { path, deferred: None };
     let root = yaml::parse(text)
         .map_err(|e| ctx.err_at(e.mark, e.message))?
         .ok_or_else(|| {

@@ -5,15 +5,30 @@ use std::path::Path;
 use super::error::SpecError;
 use super::yaml::{Kind, Mark, Node, Typed};
 
-/// Decoding context: the spec file, for every error.
+/// Decoding context: the spec file, for every error; and, when the caller collects them, the
+/// errors of independent parts (a target, a metric) kept so that one run reports them all.
 #[derive(Clone, Copy)]
 pub(crate) struct Ctx<'a> {
     pub path: &'a Path,
+    pub deferred: Option<&'a std::cell::RefCell<Vec<SpecError>>>,
 }
 
 pub(crate) type Result<T> = std::result::Result<T, SpecError>;
 
 impl Ctx<'_> {
+    /// The result of one independent part: with a collector, an error is kept for the end and
+    /// the part is skipped (`Ok(None)`); without one it is returned.
+    pub fn keep<T>(&self, r: Result<T>) -> Result<Option<T>> {
+        match (r, self.deferred) {
+            (Ok(v), _) => Ok(Some(v)),
+            (Err(e), Some(errors)) => {
+                errors.borrow_mut().push(e);
+                Ok(None)
+            }
+            (Err(e), None) => Err(e),
+        }
+    }
+
     pub fn err_at(&self, mark: Mark, message: impl Into<String>) -> SpecError {
         SpecError::new(self.path, message).at(mark.line, mark.column)
     }
@@ -240,6 +255,7 @@ mod tests {
     fn ctx() -> Ctx<'static> {
         Ctx {
             path: Path::new("s.yaml"),
+            deferred: None,
         }
     }
 

@@ -15,6 +15,9 @@ pub struct SpecError {
     pub message: String,
     /// What is allowed or what to do.
     pub help: Option<String>,
+    /// The spec's other errors, independent of this one, in file order: `validate` and every
+    /// command report them all in one run.
+    pub also: Box<[SpecError]>,
 }
 
 impl SpecError {
@@ -25,6 +28,7 @@ impl SpecError {
             column: None,
             message: message.into(),
             help: None,
+            also: Box::default(),
         }
     }
 
@@ -55,11 +59,33 @@ impl fmt::Display for SpecError {
         if let Some(h) = &self.help {
             write!(f, "\n  help: {h}")?;
         }
+        for other in &self.also {
+            write!(f, "\nerror: {other}")?;
+        }
+        if !self.also.is_empty() {
+            write!(f, "\n{} errors in the spec", self.also.len() + 1)?;
+        }
         Ok(())
     }
 }
 
 impl std::error::Error for SpecError {}
+
+/// The errors a load kept, as one error (the first in file order, carrying the others), or
+/// `Ok` when there were none.
+///
+/// # Errors
+/// The first error, with the rest in [`SpecError::also`].
+pub(crate) fn collected(mut errors: Vec<SpecError>) -> Result<(), SpecError> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    errors.sort_by_key(|e| (e.line.unwrap_or(0), e.column.unwrap_or(0)));
+    errors.dedup_by(|a, b| a.line == b.line && a.column == b.column && a.message == b.message);
+    let mut first = errors.remove(0);
+    first.also = errors.into_boxed_slice();
+    Err(first)
+}
 
 /// The crate's error carries a spec error as [`crate::error::Error::Spec`] (exit 2).
 impl From<SpecError> for crate::error::Error {

@@ -113,7 +113,11 @@ pub fn load(path: &Path) -> std::result::Result<Spec, SpecError> {
 /// # Errors
 /// As [`load`].
 pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError> {
-    let ctx = Ctx { path };
+    let deferred = std::cell::RefCell::new(Vec::new());
+    let ctx = Ctx {
+        path,
+        deferred: Some(&deferred),
+    };
     let root = yaml::parse(text)
         .map_err(|e| ctx.err_at(e.mark, e.message))?
         .ok_or_else(|| {
@@ -162,9 +166,14 @@ pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError>
             own: &own,
             defaults: defaults.as_ref(),
         };
-        targets.push(target(&ctx, name, item, &merged, &spec_dir)?);
+        // Each target's errors are kept and the others still read: one run reports them all.
+        let Some(t) = ctx.keep(target(&ctx, name, item, &merged, &spec_dir))? else {
+            continue;
+        };
+        targets.push(t);
         first_lines.push(name_node.mark.line);
     }
+    super::error::collected(deferred.take())?;
     if let Some(d) = &defaults {
         unused_defaults(&ctx, d, &targets)?;
     }
@@ -791,9 +800,12 @@ fn nsys_metrics(
                 .err(key_node, format!("no category rule gives `{c}` (in {what})"))
                 .help(format!("{guess}the categories are {}", list(&names))));
         }
+        let Some(threshold) = ctx.keep(threshold::threshold(ctx, name, value))? else {
+            continue;
+        };
         out.push(super::model::MetricSpec {
             name: (*name).to_owned(),
-            threshold: threshold::threshold(ctx, name, value)?,
+            threshold,
         });
     }
     for (name, _, _) in &entries {
@@ -1207,8 +1219,13 @@ fn metrics(
     }
     let mut out = Vec::with_capacity(entries.len());
     for (name, key_node, value) in entries {
-        let needs = threshold::check_metric_name(name)
-            .map_err(|(msg, help)| ctx.err(key_node, format!("{msg} (in {what})")).help(help))?;
+        let Some(needs) = ctx.keep(
+            threshold::check_metric_name(name)
+                .map_err(|(msg, help)| ctx.err(key_node, format!("{msg} (in {what})")).help(help)),
+        )?
+        else {
+            continue;
+        };
         if let Some(needs) = needs {
             let missing: Vec<&str> = [
                 ("flops", needs.flops && !has_flops),
@@ -1224,9 +1241,12 @@ fn metrics(
                     .help("give the work per launch as an expression over the size parameters, e.g. `flops: 2*m*n*k`, `bytes: 4*(m*k + k*n + m*n)`"));
             }
         }
+        let Some(threshold) = ctx.keep(threshold::threshold(ctx, name, value))? else {
+            continue;
+        };
         out.push(MetricSpec {
             name: name.to_owned(),
-            threshold: threshold::threshold(ctx, name, value)?,
+            threshold,
         });
     }
     Ok(out)

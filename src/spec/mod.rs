@@ -27,3 +27,4 @@ pub use load::{load, load_str};
 pub use model::*;
 pub use schema::json_schema;
 pub use template::{render, render_command};
+pub use threshold::{FRACTION_BELOW, KNOWN_METRICS, nearest_known_metrics};

@@ -10,6 +10,82 @@ use super::yaml::{Kind, Node, Typed};
 /// cannot be evaluated by ncu.
 const COUNTER_UNITS: &[&str] = &["sm", "smsp", "dram", "lts", "l1tex", "gpu", "gpc"];
 
+/// Metric names cgp-gate knows without asking ncu: the common Nsight Compute metrics (ncu
+/// 2022.3+ names for sm_70 and newer), the counters the why collects and the derived metrics.
+/// A name that is not here and is close to one that is gets a "did you mean" (ncu's own list,
+/// `ncu --query-metrics`, is used instead where ncu is installed: `cgp-gate validate`).
+pub const KNOWN_METRICS: &[&str] = &[
+    "gpu__time_duration.sum",
+    "gpu__time_duration.avg",
+    "gpu__time_duration.max",
+    "gpu__time_duration.min",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__bytes.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "dram__bytes.sum.per_second",
+    "dram__bytes_read.sum.per_second",
+    "dram__bytes_write.sum.per_second",
+    "lts__t_bytes.sum",
+    "lts__t_sectors.sum",
+    "lts__t_sector_hit_rate.pct",
+    "l1tex__t_bytes.sum",
+    "l1tex__t_sectors.sum",
+    "l1tex__t_sector_hit_rate.pct",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
+    "launch__registers_per_thread",
+    "launch__grid_size",
+    "launch__block_size",
+    "launch__shared_mem_per_block_static",
+    "launch__shared_mem_per_block_dynamic",
+    "launch__occupancy_limit_registers",
+    "launch__occupancy_limit_shared_mem",
+    "launch__occupancy_limit_warps",
+    "launch__occupancy_limit_blocks",
+    "launch__waves_per_multiprocessor",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__maximum_warps_per_active_cycle_pct",
+    "sm__cycles_elapsed.avg",
+    "sm__cycles_active.avg",
+    "sm__inst_executed.sum",
+    "smsp__inst_executed.sum",
+    "smsp__sass_inst_executed.sum",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct",
+    "smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct",
+    "smsp__warp_issue_stalled_barrier_per_warp_active.pct",
+    "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct",
+    "smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct",
+    "smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct",
+];
+
+/// The known metric names closest to `name` (at most 3, best first): for a typo.
+pub fn nearest_known_metrics(name: &str) -> Vec<&'static str> {
+    let mut scored: Vec<(f64, &'static str)> = KNOWN_METRICS
+        .iter()
+        .chain(DERIVED_METRICS)
+        .filter(|k| **k != name)
+        .map(|k| (strsim::jaro_winkler(name, k), *k))
+        .filter(|(s, _)| *s >= 0.93)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.into_iter().take(3).map(|(_, k)| k).collect()
+}
+
+/// A bare number below 1 is read as a fraction (0.03 = 3%) only where the other reading, a
+/// percentage of the number itself, is below what any GPU timing resolves: the H100 recordings
+/// of ../shared/gpu/h100-2026-11-24 have a run-to-run spread of 0.16% at best (docs/spec.md).
+/// Between this and 1 both readings are thresholds someone could mean, and the spec must say.
+pub const FRACTION_BELOW: f64 = 0.2;
+
 /// What a metric needs from the target to be derived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Needs {
@@ -144,6 +220,17 @@ pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Thre
             let kind = match s.typed() {
                 Typed::Str("exact") => ThresholdKind::Exact,
                 Typed::Str(t) if t.trim_end().ends_with('%') => relative(ctx, node, t, &what)?,
+                // 0.03: 3% (0.03% is below what a GPU timing resolves).
+                Typed::Float(x) if x > 0.0 && x < FRACTION_BELOW => ThresholdKind::Relative { fraction: x },
+                Typed::Float(x) if x > 0.0 && x < 1.0 => {
+                    let pct = crate::units::format_number(x * 100.0);
+                    return Err(ctx
+                        .err(node, format!("{what} is a bare number `{}`: {pct}% or {}%?", s.text, s.text))
+                        .help(format!(
+                            "write `\"{pct}%\"` if {} is a fraction, `\"{}%\"` if it is a percentage, or `{{max: {}}}` for a bound",
+                            s.text, s.text, s.text
+                        )));
+                }
                 Typed::Int(_) | Typed::Float(_) => {
                     return Err(ctx
                         .err(node, format!("{what} is a bare number `{}`", s.text))
@@ -244,6 +331,15 @@ pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Thre
             ThresholdKind::Min { .. } => Direction::Higher,
             ThresholdKind::Max { .. } => Direction::Lower,
             _ => {
+                // A typo of a known name is far likelier than a metric nobody told us about.
+                let near = nearest_known_metrics(metric);
+                if let Some(best) = near.first() {
+                    return Err(ctx
+                        .err(node, format!("unknown metric `{metric}`"))
+                        .help(format!(
+                            "did you mean `{best}`? (if `{metric}` is right, give its direction: `{metric}: {{relative: \"3%\", direction: lower}}`)"
+                        )));
+                }
                 return Err(ctx
                     .err(node, format!("cgp-gate does not know whether lower or higher is better for `{metric}`"))
                     .help(format!(
@@ -363,6 +459,7 @@ mod tests {
         let n = parse(yaml).unwrap().unwrap();
         let ctx = Ctx {
             path: Path::new("s.yaml"),
+            deferred: None,
         };
         threshold(&ctx, metric, &n).map_err(|e| format!("{}: {}", e.message, e.help.unwrap_or_default()))
     }

@@ -1,0 +1,260 @@
+//! The check's console table in a real terminal (tmux) of 80, 120 and 200 columns, on REAL H100
+//! recordings: the planted regressions (tests/fixtures/h100-planted) and a PyTorch workload with
+//! long library kernel names (tests/fixtures/h100-torch). Nothing wraps past the edge, the
+//! baseline and the candidate stay together, kernel names lose their return type and namespaces
+//! before their middle, units are in the metric cell rather than in every value, the change agrees
+//! with the medians shown, p is shown only where a row needed it, and every inconclusive or failed
+//! row's reason is on a line of its own under the table.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `check` on a fixture, with its arguments.
+fn check_args(fixture: &str) -> Vec<String> {
+    let fx = root().join("tests/fixtures").join(fixture);
+    let (rec, spec) = if fixture == "h100-torch" {
+        (fx.join("rec"), fx.join("spec.yaml"))
+    } else {
+        (fx.join("extra3"), fx.join("check.yaml"))
+    };
+    vec![
+        "check".into(),
+        "--no-skip".into(),
+        "--quiet".into(),
+        "--color".into(),
+        "never".into(),
+        "--no-github-actions".into(),
+        "--replay".into(),
+        rec.display().to_string(),
+        "--spec".into(),
+        spec.display().to_string(),
+        "--baselines".into(),
+        fx.join("baselines").display().to_string(),
+    ]
+}
+
+/// What a terminal of `width` columns shows after `cgp-gate ARGS` ran in it, as its lines; and
+/// whether any line was longer than the terminal (tmux wrapped it: joining wrapped lines, `-J`,
+/// gives fewer lines). `None` when tmux is missing.
+fn in_terminal(test: &str, width: usize, args: &[String]) -> Option<(Vec<String>, bool)> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        support::skip(test, "tmux is not installed (.ci/setup installs it)");
+        return None;
+    }
+    let socket = format!("cgp-gate-test-{}-{width}-{test}", std::process::id());
+    let tmux = |a: &[&str]| {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&socket)
+            .args(a)
+            .env_remove("TMUX")
+            .output()
+            .expect("run tmux")
+    };
+    // The program sizes its table from the terminal it writes to: no COLUMNS.
+    let mut cmd = vec![
+        "env".to_owned(),
+        "-u".into(),
+        "COLUMNS".into(),
+        "-u".into(),
+        "GITHUB_ACTIONS".into(),
+        env!("CARGO_BIN_EXE_cgp-gate").to_owned(),
+    ];
+    cmd.extend(args.iter().cloned());
+    let w = width.to_string();
+    let mut new = vec!["new-session", "-d", "-x", &w, "-y", "50", "-s", "t"];
+    new.extend(cmd.iter().map(String::as_str));
+    let out = tmux(&new);
+    assert!(out.status.success(), "{out:?}");
+    tmux(&["set-option", "-t", "t", "remain-on-exit", "on"]);
+    tmux(&["set-option", "-t", "t", "history-limit", "5000"]);
+    let start = Instant::now();
+    loop {
+        let dead = tmux(&["list-panes", "-t", "t", "-F", "#{pane_dead}"]);
+        if String::from_utf8_lossy(&dead.stdout).trim() == "1" {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "cgp-gate did not finish in tmux"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let plain = tmux(&["capture-pane", "-p", "-t", "t", "-S", "-5000"]);
+    let joined = tmux(&["capture-pane", "-p", "-J", "-t", "t", "-S", "-5000"]);
+    tmux(&["kill-server"]);
+    let lines = |o: &std::process::Output| -> Vec<String> {
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        let mut v: Vec<String> = text.lines().map(|l| l.trim_end().to_owned()).collect();
+        while v
+            .last()
+            .is_some_and(|l| l.is_empty() || l.starts_with("Pane is dead"))
+        {
+            v.pop();
+        }
+        v
+    };
+    let (plain, joined) = (lines(&plain), lines(&joined));
+    Some((plain.clone(), joined.len() < plain.len()))
+}
+
+fn header(lines: &[String]) -> &str {
+    lines
+        .iter()
+        .find(|l| l.starts_with("verdict "))
+        .unwrap_or_else(|| panic!("no table header in:\n{}", lines.join("\n")))
+}
+
+#[test]
+fn the_planted_check_fits_80_120_and_200_columns() {
+    for width in [80, 120, 200] {
+        let Some((lines, wrapped)) = in_terminal(
+            "the_planted_check_fits_80_120_and_200_columns",
+            width,
+            &check_args("h100-planted"),
+        ) else {
+            return;
+        };
+        let text = lines.join("\n");
+        assert!(!wrapped, "a line is wider than {width} columns:\n{text}");
+        assert!(lines.iter().all(|l| l.chars().count() <= width), "{text}");
+        let head = header(&lines);
+        // The baseline and the candidate stay together, with the change of their medians.
+        assert!(
+            head.contains("baseline") && head.contains("candidate") && head.contains("Δ median"),
+            "{width}: {head}"
+        );
+        // Units once, with the metric; bare numbers in the value columns.
+        let row = lines
+            .iter()
+            .find(|l| l.starts_with("regression") && l.contains("matmul") && l.contains("time (us)"))
+            .unwrap_or_else(|| panic!("{width}: no matmul time row:\n{text}"));
+        assert!(
+            row.contains("247.0") && row.contains("256.9") && !row.contains(" us "),
+            "{row}"
+        );
+        // 256.9 / 247.0 - 1 of the medians shown (the shift the verdict used is +4.1%).
+        assert!(row.contains("+4.0%"), "{row}");
+        // Each inconclusive row's reason on its own line under the table.
+        for target in ["reduce[n=16777216]", "vector_add[n=16777216]"] {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with(&format!("reason {target} time (inconclusive): +"))),
+                "{width}: no reason line for {target}:\n{text}"
+            );
+        }
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("reason matmul[n=1024] time (regression): +4.07%")),
+            "{text}"
+        );
+        if width >= 120 {
+            assert!(row.contains("void matmul_tiled<32>"), "{width}: {row}");
+        }
+        if width == 200 {
+            // Every column, p among them: the changed rows needed a test; a pass row shows none.
+            assert!(head.contains("shift CI") && head.ends_with(" p"), "{head}");
+            let pass = lines
+                .iter()
+                .find(|l| l.starts_with("pass ") && l.contains("flop/s"))
+                .unwrap();
+            assert!(!pass.contains("1.000"), "{pass}");
+        }
+    }
+}
+
+#[test]
+fn library_kernel_names_lose_return_type_and_namespace_first() {
+    for width in [80, 120, 200] {
+        let Some((lines, wrapped)) = in_terminal(
+            "library_kernel_names_lose_return_type_and_namespace_first",
+            width,
+            &check_args("h100-torch"),
+        ) else {
+            return;
+        };
+        let text = lines.join("\n");
+        assert!(!wrapped, "a line is wider than {width} columns:\n{text}");
+        let head = header(&lines);
+        assert!(
+            head.contains("baseline") && head.contains("candidate"),
+            "{width}: {head}"
+        );
+        // Every row passed: no p column.
+        assert!(!head.ends_with(" p") && !head.contains(" p "), "{width}: {head}");
+        assert!(
+            text.contains("regs/thread") && !text.contains("register/thread"),
+            "{text}"
+        );
+        let layer = lines
+            .iter()
+            .find(|l| l.contains("layernorm") && l.contains("time (us)"))
+            .unwrap();
+        let gemm = lines
+            .iter()
+            .find(|l| l.contains("n=4096") && l.contains("time (us)"))
+            .unwrap();
+        match width {
+            200 => {
+                assert!(
+                    layer.contains("void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>"),
+                    "{layer}"
+                );
+                assert!(
+                    gemm.contains("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"),
+                    "{gemm}"
+                );
+            }
+            120 => {
+                // Not `void unnamed>::vectoriz…`: the start of the function's name and the end of
+                // its template arguments.
+                assert!(!layer.contains("void") && !layer.contains("unnamed>"), "{layer}");
+                assert!(
+                    layer.contains("vectorized_") && layer.contains("float, 0>"),
+                    "{layer}"
+                );
+                assert!(
+                    gemm.contains("nvjet_sm90_") && gemm.contains("coopA_NNT"),
+                    "{gemm}"
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn short_kernel_drops_the_least_useful_parts_first() {
+    use cgp_gate::report::console::short_kernel;
+    let name = "void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>";
+    assert_eq!(short_kernel(name, 80), name);
+    assert_eq!(
+        short_kernel(name, 50),
+        "vectorized_layer_norm_kernel<Half, float, 0>"
+    );
+    assert_eq!(short_kernel(name, 21), "vectorized… float, 0>");
+    assert_eq!(
+        short_kernel(
+            "void at::native::(anonymous namespace)::softmax<float>(float const*, int)",
+            20
+        ),
+        "softmax<float>"
+    );
+    let cutlass =
+        "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_128x256_64x3_nn_align2>(T1::Params)";
+    let s = short_kernel(cutlass, 30);
+    assert_eq!(s.chars().count(), 30, "{s}");
+    assert!(
+        s.starts_with("Kernel2<cutlass…") && s.ends_with("nn_align2>"),
+        "{s}"
+    );
+}
