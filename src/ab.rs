@@ -500,6 +500,8 @@ fn judge(
             candidate: &p.head_raw,
             threshold: &p.ms.threshold,
             history: &[],
+            baseline_runs: &[],
+            candidate_runs: &[],
         })
         .collect();
     let mut limits = judge_all(&limit_cmp, &limit_cfg).into_iter();

@@ -151,8 +151,15 @@ impl Gate<'_> {
             baseline: &baseline,
             threshold: self.threshold,
             history: &[],
+            baseline_runs: &[],
         }];
-        let mut draw = |_: usize, r: u32| model.samples(rng, r as usize * spr, mu * factor, self.higher);
+        let mut draw = |_: usize, r: u32| {
+            model
+                .samples(rng, r as usize * spr, mu * factor, self.higher)
+                .into_iter()
+                .map(|x| vec![x])
+                .collect()
+        };
         let out = simulate_check(&rows, &self.cfg, reps, max_reps, &mut draw);
         out.judgements.into_iter().next().unwrap_or_else(|| {
             crate::stats::judge(
@@ -162,6 +169,8 @@ impl Gate<'_> {
                     candidate: &baseline,
                     threshold: self.threshold,
                     history: &[],
+                    baseline_runs: &[],
+                    candidate_runs: &[],
                 },
                 &self.cfg,
             )

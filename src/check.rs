@@ -737,6 +737,8 @@ fn judge(
             candidate: samples.series.get(key).map_or(&[][..], |s| s.values.as_slice()),
             threshold: &ms.threshold,
             history,
+            baseline_runs: entry.map_or(&[][..], |e| e.reps.as_slice()),
+            candidate_runs: samples.series.get(key).map_or(&[][..], |s| s.reps.as_slice()),
         })
         .collect();
     let judgements = judge_all(&comparisons, cfg);

@@ -614,6 +614,8 @@ mod tests {
                     candidate: &h,
                     threshold: &t,
                     history: &[],
+                    baseline_runs: &[],
+                    candidate_runs: &[],
                 },
                 &cfg,
             );
