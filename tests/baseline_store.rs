@@ -322,12 +322,12 @@ fn a_newer_schema_is_refused_for_reading_and_writing() {
     // A future schema may change any field's shape; the version alone decides.
     let newer = fs::read_to_string(&path)
         .unwrap()
-        .replace("\"schema_version\": 1", "\"schema_version\": 2")
+        .replace("\"schema_version\": 2", "\"schema_version\": 3")
         .replace("\"entries\": [", "\"entries_by_kernel\": [");
     fs::write(&path, &newer).unwrap();
 
     let expected = format!(
-        "{}: baseline was written by a newer cgp-gate (schema 2); this build reads up to 1: \
+        "{}: baseline was written by a newer cgp-gate (schema 3); this build reads up to 2: \
          upgrade cgp-gate",
         path.display()
     );
