@@ -178,9 +178,16 @@ fn one_run(s: Scenario, model: &NoiseModel, rng: &mut Rng, g: &Gate) -> (bool, b
             baseline: &baselines[i],
             threshold,
             history: &histories[i],
+            baseline_runs: &[],
         })
         .collect();
-    let mut draw = |i: usize, reps: u32| model.samples(rng, reps as usize, cand_mu[i], false);
+    let mut draw = |i: usize, reps: u32| {
+        model
+            .samples(rng, reps as usize, cand_mu[i], false)
+            .into_iter()
+            .map(|x| vec![x])
+            .collect()
+    };
     let out = simulate_check(&rows, &g.cfg, g.repetitions, g.max_repetitions, &mut draw);
     let v = |i: usize| out.judgements[i].verdict;
     let any = (0..METRICS).any(|i| v(i) == RowVerdict::Regression);
