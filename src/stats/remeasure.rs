@@ -131,6 +131,73 @@ pub fn simulate_check(
     }
 }
 
+/// The outcome of a simulated `ab` run.
+#[derive(Debug, Clone)]
+pub struct PairedOutcome {
+    /// The final judgements, one per row.
+    pub judgements: Vec<super::paired::PairedJudgement>,
+    /// Pairs measured per row at the end.
+    pub pairs: Vec<u32>,
+}
+
+/// What `ab` does (src/ab.rs), on simulated pairs: `repetitions` pairs per row (`draw(row, n)`
+/// returns `n` more (base, head) values, each the median of one process's launches), every row
+/// judged with `judge_paired` at `alpha` split over the looks, the inconclusive rows given
+/// `repetitions` more pairs up to `max_repetitions`; a decided row keeps its first verdict.
+/// Each row is its own size here. Rows of `tolerance` with lower-is-better durations.
+pub fn simulate_ab(
+    rows: usize,
+    tolerance: f64,
+    alpha: f64,
+    confidence: f64,
+    repetitions: u32,
+    max_repetitions: u32,
+    draw: &mut dyn FnMut(usize, u32) -> Vec<(f64, f64)>,
+) -> PairedOutcome {
+    use super::paired::{PairedJudgement, PairedRow, judge_paired};
+    let alpha = alpha / f64::from(looks(repetitions, max_repetitions));
+    let mut pairs: Vec<Vec<(f64, f64)>> = (0..rows).map(|i| draw(i, repetitions)).collect();
+    let mut done = vec![repetitions; rows];
+    let mut decided: Vec<Option<PairedJudgement>> = vec![None; rows];
+    loop {
+        let split: Vec<(Vec<f64>, Vec<f64>)> = pairs.iter().map(|p| p.iter().copied().unzip()).collect();
+        let rs: Vec<PairedRow<'_>> = split
+            .iter()
+            .map(|(b, h)| PairedRow {
+                base: b,
+                head: h,
+                tolerance,
+                tolerance_text: format!("{}% threshold", tolerance * 100.0),
+                lower_is_better: true,
+                exact_kind: false,
+            })
+            .collect();
+        let js = judge_paired(&rs, alpha, confidence);
+        let mut more = false;
+        for (i, j) in js.iter().enumerate() {
+            if decided[i].is_some() {
+                continue;
+            }
+            if is_decided(j.verdict) {
+                decided[i] = Some(j.clone());
+                continue;
+            }
+            if let Some((from, to)) = next_round(done[i], repetitions, max_repetitions) {
+                let got = draw(i, to - from);
+                pairs[i].extend(got);
+                done[i] = to;
+                more = true;
+            }
+        }
+        if !more {
+            return PairedOutcome {
+                judgements: js.into_iter().zip(decided).map(|(j, d)| d.unwrap_or(j)).collect(),
+                pairs: done,
+            };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
