@@ -325,7 +325,11 @@ fn ab_section(runs: usize, g: &Gate) {
     );
     println!("|---|---|---:|---|---:|---:|");
     for (reps, max) in [(10u32, 10u32), (3, 10)] {
-        for (name, shift) in [("no change (A/A)", 0.0), ("5% slowdown", 0.05), ("10% slowdown", 0.10)] {
+        for (name, shift) in [
+            ("no change (A/A)", 0.0),
+            ("5% slowdown", 0.05),
+            ("10% slowdown", 0.10),
+        ] {
             let (mut flagged, mut others, mut pairs) = (0usize, 0usize, 0u64);
             for k in 0..runs {
                 let mut rng = Rng::new(seed_for(0xab, &format!("{name}/{reps}/{k}")));
@@ -353,10 +357,7 @@ fn main() {
             .and_then(|i| args.get(i + 1))
             .and_then(|v| v.parse().ok())
     };
-    let runs: usize = args
-        .first()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(1000);
+    let runs: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
     let launches = flag("--launches").unwrap_or(30) as usize;
     let g = gate(flag("--reps"), flag("--max"), flag("--base"), launches);
     let started = std::time::Instant::now();

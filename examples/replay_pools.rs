@@ -89,7 +89,14 @@ fn flat(runs: &[Vec<f64>], warmup: bool) -> (Vec<f64>, Vec<u32>) {
 
 /// Judge one check (every target of the pool) with `procs` processes from `from`; `new`: the
 /// run-level model, else the previous rule. Returns target -> verdict.
-fn check(base: &Pool, pool: &Pool, from: usize, procs: usize, new: bool, looks: u32) -> BTreeMap<String, RowVerdict> {
+fn check(
+    base: &Pool,
+    pool: &Pool,
+    from: usize,
+    procs: usize,
+    new: bool,
+    looks: u32,
+) -> BTreeMap<String, RowVerdict> {
     let t = threshold();
     let data: Vec<(String, (Vec<f64>, Vec<u32>), (Vec<f64>, Vec<u32>))> = pool
         .iter()
@@ -122,7 +129,11 @@ fn check(base: &Pool, pool: &Pool, from: usize, procs: usize, new: bool, looks: 
 }
 
 /// The sequential rule: 1 process first, up to 3, decided rows stop (alpha over 3 looks).
-fn sequential(base: &Pool, pool: &Pool, from: usize) -> (BTreeMap<String, RowVerdict>, BTreeMap<String, usize>) {
+fn sequential(
+    base: &Pool,
+    pool: &Pool,
+    from: usize,
+) -> (BTreeMap<String, RowVerdict>, BTreeMap<String, usize>) {
     let mut decided: BTreeMap<String, RowVerdict> = BTreeMap::new();
     let mut used: BTreeMap<String, usize> = BTreeMap::new();
     let mut last = BTreeMap::new();
@@ -133,7 +144,10 @@ fn sequential(base: &Pool, pool: &Pool, from: usize) -> (BTreeMap<String, RowVer
                 continue;
             }
             used.insert(name.clone(), procs);
-            if matches!(verdict, RowVerdict::Regression | RowVerdict::Pass | RowVerdict::Improvement) {
+            if matches!(
+                verdict,
+                RowVerdict::Regression | RowVerdict::Pass | RowVerdict::Improvement
+            ) {
                 decided.insert(name.clone(), *verdict);
             }
         }
@@ -158,20 +172,31 @@ fn tally(vs: &[BTreeMap<String, RowVerdict>], target: &str) -> String {
 
 fn main() {
     let root = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "/tmp/h100".to_owned()));
-    println!("REAL H100 recordings (2026-11-24, 3 launches per process), replayed; threshold 3%, alpha 0.01, family: the 3 time rows of a check\n");
+    println!(
+        "REAL H100 recordings (2026-11-24, 3 launches per process), replayed; threshold 3%, alpha 0.01, family: the 3 time rows of a check\n"
+    );
     let parts = [
         ("validation-aa", vec!["plain-pool"]),
-        ("validation-planted", vec!["extra1-pool", "extra3-pool", "extra10-pool"]),
+        (
+            "validation-planted",
+            vec!["extra1-pool", "extra3-pool", "extra10-pool"],
+        ),
     ];
-    println!("| pool | target | checks | before: 2 processes, every launch a sample | after: 2 processes, runs, warm-up dropped | after: 1 process first, up to 3 | processes per verdict (sequential) |");
+    println!(
+        "| pool | target | checks | before: 2 processes, every launch a sample | after: 2 processes, runs, warm-up dropped | after: 1 process first, up to 3 | processes per verdict (sequential) |"
+    );
     println!("|---|---|---:|---|---|---|---:|");
     for (part, pools) in parts {
         let base = load_pool(&root.join(part).join("rec/baseline"));
         for p in pools {
             let pool = load_pool(&root.join(part).join("rec").join(p));
             let n = pool.values().map(Vec::len).min().unwrap_or(0);
-            let before: Vec<_> = (0..n / 2).map(|k| check(&base, &pool, 2 * k, 2, false, 1)).collect();
-            let after: Vec<_> = (0..n / 2).map(|k| check(&base, &pool, 2 * k, 2, true, 1)).collect();
+            let before: Vec<_> = (0..n / 2)
+                .map(|k| check(&base, &pool, 2 * k, 2, false, 1))
+                .collect();
+            let after: Vec<_> = (0..n / 2)
+                .map(|k| check(&base, &pool, 2 * k, 2, true, 1))
+                .collect();
             let seq: Vec<_> = (0..n / 3).map(|k| sequential(&base, &pool, 3 * k)).collect();
             let seq_v: Vec<_> = seq.iter().map(|(v, _)| v.clone()).collect();
             for target in pool.keys() {
@@ -189,7 +214,9 @@ fn main() {
         }
     }
     // Within and between processes: the launch-scaling captures and the 54-process pool.
-    println!("\n| capture | processes x launches | within a process (sd) | between processes (sd, beyond the within part) |");
+    println!(
+        "\n| capture | processes x launches | within a process (sd) | between processes (sd, beyond the within part) |"
+    );
     println!("|---|---|---:|---:|");
     let scaling = root.join("launch-scaling-captures");
     let mm: Vec<Vec<f64>> = (1..=6)

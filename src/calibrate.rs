@@ -141,7 +141,8 @@ struct Noise {
 
 impl Noise {
     fn se(&self, r: f64, s: f64, n: f64) -> f64 {
-        ((self.between.powi(2) + self.within.powi(2) / n.max(1.0)) * (1.0 / r.max(1.0) + 1.0 / s.max(1.0))).sqrt()
+        ((self.between.powi(2) + self.within.powi(2) / n.max(1.0)) * (1.0 / r.max(1.0) + 1.0 / s.max(1.0)))
+            .sqrt()
     }
 }
 
@@ -179,10 +180,7 @@ pub fn calibrate(
         confidence: settings.confidence,
         ..Config::default()
     };
-    let rows = wanted
-        .iter()
-        .map(|(t, s, th)| row(t, s, th, &cfg))
-        .collect();
+    let rows = wanted.iter().map(|(t, s, th)| row(t, s, th, &cfg)).collect();
     Calibration {
         schema_version: CALIBRATION_VERSION,
         source: source.to_owned(),
@@ -195,12 +193,7 @@ pub fn calibrate(
     }
 }
 
-fn row(
-    target: &Target,
-    s: &crate::samples::Series,
-    threshold: &Threshold,
-    cfg: &Config,
-) -> CalibrationRow {
+fn row(target: &Target, s: &crate::samples::Series, threshold: &Threshold, cfg: &Config) -> CalibrationRow {
     let values = &s.values;
     let summary = summarize(values);
     let mut reps = s.reps.clone();

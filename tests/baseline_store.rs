@@ -130,7 +130,7 @@ fn update_then_load_round_trips_every_field() {
     assert_eq!(path, dir.path().join("baselines/nvidia-h200/gemm.json"));
 
     let f = store.load("nvidia-h200", "gemm").unwrap().expect("written");
-    assert_eq!(f.schema_version, 1);
+    assert_eq!(f.schema_version, 2);
     assert_eq!(f.target, "gemm");
     assert_eq!(f.fingerprint, h200());
     assert_eq!(f.git_commit.as_deref(), Some("0123abcd"));

@@ -23,8 +23,8 @@
 //! - Robustness: launches beyond Tukey's fence on the slow side of the pooled within-run
 //!   residuals (clock dips inside a process) are left out, at most a fifth of a run. Whole runs
 //!   are never left out: the candidate has too few runs for a fence of its own, and a fence on
-//!   the baseline's runs alone lowers the baseline and its spread, which makes false alarms
-//!   (measured: 1 % at alpha 0.01 became several); a slow process widens the interval instead.
+//!   the baseline's runs alone lowers the baseline's level and its spread, which leans the test
+//!   towards calling the candidate slower; a slow process widens the interval instead.
 //!
 //! Pure; no I/O.
 
