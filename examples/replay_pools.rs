@@ -222,7 +222,7 @@ fn main() {
     let mm: Vec<Vec<f64>> = (1..=6)
         .map(|p| durations(&scaling.join(format!("mm_L30_p{p}.csv"))))
         .collect();
-    let mut split = |name: &str, runs: &[Vec<f64>]| {
+    let split = |name: &str, runs: &[Vec<f64>]| {
         let (v, r) = flat(runs, true);
         let side = Runs { values: &v, runs: &r };
         if let Ok(f) = fit(side, side, true, true) {
