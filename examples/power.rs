@@ -2,7 +2,7 @@
 //! model fitted to the H100 numbers (docs/statistics.md, section 6).
 //!
 //! `cargo run --release --example power [RUNS] [--reps N] [--max N] [--base N] [--launches N]
-//! [--ab-only]` (default 1000 runs per cell, and the spec defaults for the gate's settings).
+//! [--drift-pct P] [--ab-only]` (`--drift-pct`: two jobs differ by up to +-P %, default 0.9) (default 1000 runs per cell, and the spec defaults for the gate's settings).
 //!
 //! Everything printed is measured on SYNTHETIC data, not on a GPU. The noise model, per metric
 //! and per simulated run, fitted to `/work/shared/gpu/h100-2026-11-24/README.md`:
@@ -37,6 +37,7 @@ use cgp_gate::stats::{Config, median};
 const METRICS: usize = 50;
 const HISTORY: usize = 10;
 const MU: f64 = 100_000.0;
+/// Default half-range of a job's offset (two jobs differ by up to twice it); `--drift-pct`.
 const JOB_HALF_RANGE: f64 = 0.0045;
 
 /// What the simulated check takes from the spec.
@@ -48,6 +49,8 @@ struct Gate {
     baseline_repetitions: u32,
     warmup: u32,
     launches: usize,
+    /// Half-range of a job's offset.
+    drift: f64,
 }
 
 fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize) -> Gate {
@@ -76,6 +79,7 @@ fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize)
         baseline_repetitions: t.baseline_repetitions,
         warmup: t.warmup,
         launches,
+        drift: JOB_HALF_RANGE,
     }
 }
 
@@ -186,14 +190,14 @@ struct Tally {
     runs: usize,
 }
 
-fn job(rng: &mut Rng) -> f64 {
-    uniform(rng, -JOB_HALF_RANGE, JOB_HALF_RANGE)
+fn job(rng: &mut Rng, half: f64) -> f64 {
+    uniform(rng, -half, half)
 }
 
 fn one_check(s: Scenario, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32, u32) {
-    let base_job = job(rng);
-    let cand_job = job(rng);
-    let hist_jobs: Vec<f64> = (0..HISTORY).map(|_| job(rng)).collect();
+    let base_job = job(rng, g.drift);
+    let cand_job = job(rng, g.drift);
+    let hist_jobs: Vec<f64> = (0..HISTORY).map(|_| job(rng, g.drift)).collect();
     let noises: Vec<Noise> = (0..METRICS).map(|_| noise(rng)).collect();
     let mut baselines: Vec<(Vec<f64>, Vec<u32>)> = Vec::with_capacity(METRICS);
     let mut histories: Vec<Vec<f64>> = Vec::with_capacity(METRICS);
@@ -359,15 +363,24 @@ fn main() {
     };
     let runs: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
     let launches = flag("--launches").unwrap_or(30) as usize;
-    let g = gate(flag("--reps"), flag("--max"), flag("--base"), launches);
+    let mut g = gate(flag("--reps"), flag("--max"), flag("--base"), launches);
+    if let Some(d) = args
+        .iter()
+        .position(|a| a == "--drift-pct")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse::<f64>().ok())
+    {
+        g.drift = d / 200.0;
+    }
     let started = std::time::Instant::now();
     if !args.iter().any(|a| a == "--ab-only") {
         println!(
             "SYNTHETIC SIMULATION (no GPU) of `check`: {runs} runs per cell, {METRICS} metrics, threshold 3% (lower is better)"
         );
         println!(
-            "Nested noise model: within a process 0.2-1.5%, between processes 0-0.4%, warm-up +3-7% on launch 0 (dropped: warmup {}), 1% clock dips of 3-9%, job drift up to +-0.9%; {launches} launches per process; repetitions {} -> max_repetitions {} (looks: {}), baseline {} processes, {HISTORY} earlier baselines as history; alpha {} split over the looks, Holm",
+            "Nested noise model: within a process 0.2-1.5%, between processes 0-0.4%, warm-up +3-7% on launch 0 (dropped: warmup {}), 1% clock dips of 3-9%, job drift up to +-{:.2}%; {launches} launches per process; repetitions {} -> max_repetitions {} (looks: {}), baseline {} processes, {HISTORY} earlier baselines as history; alpha {} split over the looks, Holm",
             g.warmup,
+            g.drift * 200.0,
             g.repetitions,
             g.max_repetitions,
             cgp_gate::stats::remeasure::looks(g.repetitions, g.max_repetitions),
