@@ -26,6 +26,9 @@ const METRIC: &str = "gpu__time_duration.sum";
 /// target -> processes (in order) -> launch durations of the target's kernel, in order.
 type Pool = BTreeMap<String, Vec<Vec<f64>>>;
 
+/// Samples with the run of each.
+type Grouped = (Vec<f64>, Vec<u32>);
+
 fn durations(csv: &Path) -> Vec<f64> {
     let text = std::fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
     let parsed = cgp_gate::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
@@ -74,7 +77,7 @@ fn threshold() -> Threshold {
 
 /// Flattened values and run indices of `runs`, warm-up dropped (launch 0 of a run of >= 3) when
 /// `warmup`.
-fn flat(runs: &[Vec<f64>], warmup: bool) -> (Vec<f64>, Vec<u32>) {
+fn flat(runs: &[Vec<f64>], warmup: bool) -> Grouped {
     let mut v = Vec::new();
     let mut r = Vec::new();
     for (i, run) in runs.iter().enumerate() {
@@ -98,7 +101,7 @@ fn check(
     looks: u32,
 ) -> BTreeMap<String, RowVerdict> {
     let t = threshold();
-    let data: Vec<(String, (Vec<f64>, Vec<u32>), (Vec<f64>, Vec<u32>))> = pool
+    let data: Vec<(String, Grouped, Grouped)> = pool
         .iter()
         .filter_map(|(name, runs)| {
             let b = base.get(name)?;

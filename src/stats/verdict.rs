@@ -209,7 +209,7 @@ pub fn judge_all(rows: &[Comparison<'_>], cfg: &Config) -> Vec<Judgement> {
 /// A row after its test, before the run-wide adjustment.
 enum Prepared {
     Done(Judgement),
-    Shift(ShiftRow),
+    Shift(Box<ShiftRow>),
     Limit(LimitRow),
 }
 
@@ -548,7 +548,7 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
     j.confidence = shift.confidence;
     j.p = Some(p_bad);
     j.job_spread = spread.map(|s| s.spread);
-    Prepared::Shift(ShiftRow {
+    Prepared::Shift(Box::new(ShiftRow {
         j,
         shift,
         p_bad,
@@ -564,7 +564,7 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
         widen,
         dips: dips_seen.get().unwrap_or((0, 0)),
         extra: String::new(),
-    })
+    }))
 }
 
 /// Does the row carry launches grouped in runs (some run on a side with two or more samples)?
@@ -685,7 +685,7 @@ fn prepare_nested(row: &Comparison<'_>, cfg: &Config, baseline: &[f64], exact_ki
         f.n.1,
         pct(f.between_sd).trim_start_matches('+')
     );
-    Prepared::Shift(ShiftRow {
+    Prepared::Shift(Box::new(ShiftRow {
         j,
         shift,
         p_bad,
@@ -705,7 +705,7 @@ fn prepare_nested(row: &Comparison<'_>, cfg: &Config, baseline: &[f64], exact_ki
         widen,
         dips: f.trimmed_launches,
         extra,
-    })
+    }))
 }
 
 fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64) -> Judgement {
