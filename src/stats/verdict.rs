@@ -12,6 +12,11 @@
 //!   between-job spread estimated from the baseline's history (`jobspread`);
 //! - `min:`/`max:` limits: the candidate's median against the limit, by its order-statistic
 //!   interval and the sign test (also in the Holm family).
+//!
+//! A noisy row whose launches come in runs (profiler processes: `Comparison::baseline_runs`,
+//! `candidate_runs`) is judged by the run-level model instead of the rank test (`nested`): t tests
+//! of the log shift with a within-run and a between-run noise part, with the same decision. The
+//! run's alpha is split over the looks re-measurement may take (`Config::looks`).
 
 use super::row::{RowVerdict, SideSummary};
 use crate::threshold::{Direction, Threshold, ThresholdKind};
