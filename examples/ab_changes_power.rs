@@ -79,6 +79,8 @@ fn paired_table(runs: usize) {
                             candidate: h,
                             threshold: &threshold,
                             history: &[],
+                            baseline_runs: &[],
+                            candidate_runs: &[],
                         })
                         .collect();
                     let u = judge_all(&cmp, &cfg);

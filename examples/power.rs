@@ -1,39 +1,44 @@
-//! Power and false-alarm simulation of exactly what `check` does.
+//! Power and false-alarm simulation of exactly what `check` and `ab` do, on the nested noise
+//! model fitted to the H100 numbers (docs/statistics.md, section 6).
 //!
-//! `cargo run --release --example power [RUNS] [--ablation]` (default 2000 runs per cell; 2000
-//! took 387 s on the shared 2-core build machine). `--ablation`: the CV 1 % target cells with each
-//! change of the rule undone (docs/statistics.md).
+//! `cargo run --release --example power [RUNS] [--reps N] [--max N] [--base N] [--launches N]
+//! [--drift-pct P] [--ab-only]` (`--drift-pct`: two jobs differ by up to +-P %, default 0.9) (default 1000 runs per cell, and the spec defaults for the gate's settings).
 //!
-//! Everything printed is measured on SYNTHETIC data, not on a GPU. The noise model is the one in
-//! `cgp_gate::stats::noise::NoiseModel::documented` (also used by `cgp-gate calibrate` and
-//! described in docs/statistics.md): a log-normal body with the stated CV, clock dips (3 % of
-//! repetitions slower by 3-9 %) and preemptions (1 % of repetitions 1.3x slower).
+//! Everything printed is measured on SYNTHETIC data, not on a GPU. The noise model, per metric
+//! and per simulated run, fitted to `/work/shared/gpu/h100-2026-11-24/README.md`:
+//! - within a process (launch to launch): log-normal, sd uniform in 0.2-1.5 %;
+//! - between processes: log-normal offset per process, sd uniform in 0-0.4 %;
+//! - warm-up: launch 0 of every process is slower by uniform 3-7 %;
+//! - clock dips: 1 % of launches slower by uniform 3-9 %;
+//! - job drift: each job (the baseline's, the candidate's, each of 10 earlier baselines in the
+//!   history) has an offset shared by all its metrics, uniform in +-0.45 %, so two jobs differ by
+//!   up to +-0.9 % (measured: -0.89 % to +0.27 %).
 //!
-//! Each run is one check of a 50-metric spec (each metric its own size, one sample per
-//! repetition, lower is better, threshold 3 %). The gate's settings are not restated here: the
-//! spec below is read by the real loader (`cgp_gate::spec::load_str`), so `repetitions`,
-//! `max_repetitions` and `baseline_repetitions` are the defaults `check` and `baseline update`
-//! use, and the statistical settings are `cgp_gate::check::stats_config`, the function `check`
-//! judges with. A baseline of `baseline_repetitions` from its own job, with a history of 10
-//! earlier baselines (each from its own job), a candidate of `repetitions`, re-measured by
-//! `repetitions` up to `max_repetitions` while doubtful, judged by `judge_all`. The judging and the
-//! re-measurement are the library's (`stats::remeasure::simulate_check`, which `check` shares);
-//! only the samples are drawn here instead of by ncu.
+//! `check`: a 50-metric spec (each metric its own size, lower is better, threshold 3 %), read by
+//! the real loader (`cgp_gate::spec::load_str`) with the settings given (`repetitions`,
+//! `max_repetitions`, `baseline_repetitions`), judged with `cgp_gate::check::stats_config`.
+//! Every process is `--launches` launches of the kernel; the gate's own
+//! `cgp_gate::samples::drop_warmup` drops the warm-up launch of each process; the baseline stores
+//! its runs; `stats::remeasure::simulate_check` (the policy `check` shares: alpha split over the
+//! looks, inconclusive rows re-measured, decided rows stop) judges with `judge_all`.
 //!
-//! Scenarios: no change (whole-spec false alarms: a run with ANY regression); a uniform 2 % shift
-//! of every metric (a run with any regression fails); between-job drift (every job, baseline
-//! history included, has a log-offset shared by all its metrics ~ N(0, 1 %) plus one per metric
-//! ~ N(0, 0.5 %); the candidate's job is +1 % on top); one metric slower by 2/3/5/10 % (share of
-//! runs that call THAT metric a regression), also under drift.
-
-use std::sync::atomic::{AtomicUsize, Ordering};
+//! `ab`: 50 rows, each pair of processes (base, head) back to back shares a clock factor uniform
+//! in +-3 % (the paired noise model of docs/ab-and-changes.md) on top of the model above (no job
+//! drift: one job); each side's value is the median of its process's launches after warm-up,
+//! as `ab` takes it; `stats::remeasure::simulate_ab` mirrors `ab`'s loop.
 
 use cgp_gate::results::RowVerdict;
+use cgp_gate::samples::{SampleSet, SeriesKey, drop_warmup};
 use cgp_gate::spec::model::Threshold;
-use cgp_gate::stats::noise::NoiseModel;
-use cgp_gate::stats::remeasure::{SimRow, simulate_check};
+use cgp_gate::stats::remeasure::{SimRow, simulate_ab, simulate_check};
 use cgp_gate::stats::rng::{Rng, seed_for};
 use cgp_gate::stats::{Config, median};
+
+const METRICS: usize = 50;
+const HISTORY: usize = 10;
+const MU: f64 = 100_000.0;
+/// Default half-range of a job's offset (two jobs differ by up to twice it); `--drift-pct`.
+const JOB_HALF_RANGE: f64 = 0.0045;
 
 /// What the simulated check takes from the spec.
 struct Gate {
@@ -41,11 +46,29 @@ struct Gate {
     cfg: Config,
     repetitions: u32,
     max_repetitions: u32,
-    baseline_repetitions: usize,
+    baseline_repetitions: u32,
+    warmup: u32,
+    launches: usize,
+    /// Half-range of a job's offset.
+    drift: f64,
 }
 
-fn gate() -> Gate {
-    let spec = cgp_gate::spec::load_str(SPEC, std::path::Path::new("power.yaml"))
+fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize) -> Gate {
+    let mut spec = String::from(
+        "version: 1\ntargets:\n  - name: k\n    command: [./k, \"{launches}\"]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n",
+    );
+    for (key, v) in [
+        ("repetitions", reps),
+        ("max_repetitions", max),
+        ("baseline_repetitions", base),
+    ] {
+        if let Some(v) = v {
+            spec.push_str(&format!("    {key}: {v}\n"));
+        }
+    }
+    // The benchmark takes its launch count as a size parameter (docs/spec.md, `{launches}`).
+    spec.push_str(&format!("    sizes:\n      - {{launches: {launches}}}\n"));
+    let spec = cgp_gate::spec::load_str(&spec, std::path::Path::new("power.yaml"))
         .unwrap_or_else(|e| panic!("the simulated spec must load: {e}"));
     let t = &spec.targets[0];
     Gate {
@@ -53,138 +76,180 @@ fn gate() -> Gate {
         cfg: cgp_gate::check::stats_config(&spec.settings),
         repetitions: t.repetitions,
         max_repetitions: t.max_repetitions,
-        baseline_repetitions: t.baseline_repetitions as usize,
+        baseline_repetitions: t.baseline_repetitions,
+        warmup: t.warmup,
+        launches,
+        drift: JOB_HALF_RANGE,
     }
 }
 
-const METRICS: usize = 50;
-/// The simulated spec: one 3 % metric, every other setting at its default.
-const SPEC: &str = "version: 1\ntargets:\n  - name: k\n    command: [./k]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n";
-const HISTORY: usize = 10;
-const MU: f64 = 100_000.0;
-const DRIFT_SHARED: f64 = 0.01;
-const DRIFT_OWN: f64 = 0.005;
+/// One metric's noise in one simulated run.
+#[derive(Clone, Copy)]
+struct Noise {
+    within: f64,
+    between: f64,
+    warm: f64,
+}
+
+fn uniform(rng: &mut Rng, lo: f64, hi: f64) -> f64 {
+    lo + (hi - lo) * rng.next_f64()
+}
+
+fn noise(rng: &mut Rng) -> Noise {
+    Noise {
+        within: uniform(rng, 0.002, 0.015),
+        between: uniform(rng, 0.0, 0.004),
+        warm: uniform(rng, 0.03, 0.07),
+    }
+}
+
+/// One process: `launches` launches at level `mu` (with a shared `factor`), the gate's warm-up
+/// drop applied.
+fn process(rng: &mut Rng, n: &Noise, mu: f64, launches: usize, warmup: u32) -> Vec<f64> {
+    let off = n.between * rng.normal();
+    let key = SeriesKey {
+        target: "k".into(),
+        size: "s".into(),
+        kernel: "k".into(),
+        metric: "gpu__time_duration.sum".into(),
+    };
+    let mut set = SampleSet::default();
+    for l in 0..launches {
+        let mut x = mu * (off + n.within * rng.normal()).exp();
+        if l == 0 {
+            x *= 1.0 + n.warm;
+        }
+        if rng.next_f64() < 0.01 {
+            x *= 1.0 + uniform(rng, 0.03, 0.09);
+        }
+        set.push(&key, "ns", x, 0);
+    }
+    drop_warmup(&mut set, warmup);
+    set.series.remove(&key).map(|s| s.values).unwrap_or_default()
+}
 
 #[derive(Clone, Copy)]
 struct Scenario {
     name: &'static str,
-    /// Shift of metric 0 (the others unchanged), or of every metric when `uniform`.
     shift: f64,
     uniform: bool,
-    drift: bool,
 }
 
-const SCENARIOS: [Scenario; 9] = [
+const SCENARIOS: [Scenario; 8] = [
     Scenario {
         name: "no change",
         shift: 0.0,
         uniform: false,
-        drift: false,
     },
     Scenario {
         name: "uniform 2% shift",
         shift: 0.02,
         uniform: true,
-        drift: false,
     },
     Scenario {
-        name: "1% job drift",
-        shift: 0.0,
+        name: "1.5% slowdown",
+        shift: 0.015,
         uniform: false,
-        drift: true,
     },
     Scenario {
         name: "2% slowdown",
         shift: 0.02,
         uniform: false,
-        drift: false,
     },
     Scenario {
         name: "3% slowdown",
         shift: 0.03,
         uniform: false,
-        drift: false,
+    },
+    Scenario {
+        name: "4% slowdown",
+        shift: 0.04,
+        uniform: false,
     },
     Scenario {
         name: "5% slowdown",
         shift: 0.05,
         uniform: false,
-        drift: false,
     },
     Scenario {
         name: "10% slowdown",
         shift: 0.10,
         uniform: false,
-        drift: false,
-    },
-    Scenario {
-        name: "5% slowdown + drift",
-        shift: 0.05,
-        uniform: false,
-        drift: true,
-    },
-    Scenario {
-        name: "10% slowdown + drift",
-        shift: 0.10,
-        uniform: false,
-        drift: true,
     },
 ];
 
 #[derive(Default, Clone, Copy)]
 struct Tally {
-    /// Runs with any regression (no change, uniform, drift) or with metric 0 a regression.
     flagged: usize,
-    /// Runs where metric 0 ended inconclusive.
     inconclusive: usize,
-    /// Runs where any unchanged metric was a regression (slowdown scenarios).
     others: usize,
-    /// Extra repetitions measured, summed over runs (all 50 metrics).
-    extra: u64,
-    /// Runs where metric 0's final regression p-value (unadjusted) was below 0.01.
-    p_below_1pct: usize,
+    /// Candidate processes, summed over runs and rows.
+    processes: u64,
+    /// Candidate processes of metric 0, summed over runs.
+    processes0: u64,
     runs: usize,
 }
 
-fn one_run(s: Scenario, model: &NoiseModel, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32, bool) {
-    let threshold = &g.threshold;
-    let job = |rng: &mut Rng| if s.drift { DRIFT_SHARED * rng.normal() } else { 0.0 };
-    let own = if s.drift { DRIFT_OWN } else { 0.0 };
-    // History: earlier baseline jobs, medians of 30 repetitions each.
-    let hist_jobs: Vec<f64> = (0..HISTORY).map(|_| job(rng)).collect();
-    let base_job = job(rng);
-    let cand_job = base_job + if s.drift { 0.01 } else { 0.0 };
-    let mut histories = Vec::with_capacity(METRICS);
-    let mut baselines = Vec::with_capacity(METRICS);
+fn job(rng: &mut Rng, half: f64) -> f64 {
+    uniform(rng, -half, half)
+}
+
+fn one_check(s: Scenario, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32, u32) {
+    let base_job = job(rng, g.drift);
+    let cand_job = job(rng, g.drift);
+    let hist_jobs: Vec<f64> = (0..HISTORY).map(|_| job(rng, g.drift)).collect();
+    let noises: Vec<Noise> = (0..METRICS).map(|_| noise(rng)).collect();
+    let mut baselines: Vec<(Vec<f64>, Vec<u32>)> = Vec::with_capacity(METRICS);
+    let mut histories: Vec<Vec<f64>> = Vec::with_capacity(METRICS);
     let mut cand_mu = Vec::with_capacity(METRICS);
-    for i in 0..METRICS {
-        let h: Vec<f64> = hist_jobs
-            .iter()
-            .map(|&offset| {
-                let mu = MU * NoiseModel::job_offset(rng, offset, own);
-                median(&model.samples(rng, g.baseline_repetitions, mu, false)).unwrap_or(mu)
-            })
-            .collect();
-        histories.push(h);
-        let bmu = MU * NoiseModel::job_offset(rng, base_job, own);
-        baselines.push(model.samples(rng, g.baseline_repetitions, bmu, false));
+    for (i, n) in noises.iter().enumerate() {
+        let mu = MU * (1.0 + 0.1 * i as f64);
+        // Earlier baselines: the median of a baseline measured in its own job (its noise drawn
+        // from the run-level model rather than from every launch, to keep the simulation fast).
+        let per_run = n.between.powi(2) + n.within.powi(2) / (g.launches.max(2) - 1) as f64;
+        let se = (per_run / f64::from(g.baseline_repetitions)).sqrt();
+        histories.push(
+            hist_jobs
+                .iter()
+                .map(|j| mu * (j + se * rng.normal()).exp())
+                .collect(),
+        );
+        let bmu = mu * base_job.exp();
+        let mut values = Vec::new();
+        let mut runs = Vec::new();
+        for r in 0..g.baseline_repetitions {
+            let p = process(rng, n, bmu, g.launches, g.warmup);
+            runs.extend(std::iter::repeat_n(r, p.len()));
+            values.extend(p);
+        }
+        baselines.push((values, runs));
         let shift = if s.uniform || i == 0 { s.shift } else { 0.0 };
-        cand_mu.push(MU * NoiseModel::job_offset(rng, cand_job, own) * (1.0 + shift));
+        cand_mu.push(mu * cand_job.exp() * (1.0 + shift));
     }
     let keys: Vec<String> = (0..METRICS).map(|i| format!("kernel{i}/duration")).collect();
     let rows: Vec<SimRow<'_>> = (0..METRICS)
         .map(|i| SimRow {
             key: keys[i].clone(),
-            baseline: &baselines[i],
-            threshold,
+            baseline: &baselines[i].0,
+            baseline_runs: &baselines[i].1,
+            threshold: &g.threshold,
             history: &histories[i],
         })
         .collect();
-    let mut draw = |i: usize, reps: u32| model.samples(rng, reps as usize, cand_mu[i], false);
+    let mut first0 = 0u32;
+    let mut draw = |i: usize, procs: u32| -> Vec<Vec<f64>> {
+        if i == 0 {
+            first0 += procs;
+        }
+        (0..procs)
+            .map(|_| process(rng, &noises[i], cand_mu[i], g.launches, g.warmup))
+            .collect()
+    };
     let out = simulate_check(&rows, &g.cfg, g.repetitions, g.max_repetitions, &mut draw);
     let v = |i: usize| out.judgements[i].verdict;
     let any = (0..METRICS).any(|i| v(i) == RowVerdict::Regression);
     let others = (1..METRICS).any(|i| v(i) == RowVerdict::Regression);
+    let procs = g.repetitions * METRICS as u32 + out.extra_reps;
     (
         if s.shift == 0.0 || s.uniform {
             any
@@ -193,209 +258,163 @@ fn one_run(s: Scenario, model: &NoiseModel, rng: &mut Rng, g: &Gate) -> (bool, b
         },
         v(0) == RowVerdict::Inconclusive,
         others,
-        out.extra_reps,
-        out.judgements[0].p.is_some_and(|p| p < 0.01),
+        procs,
+        first0,
     )
 }
 
-fn simulate(s: Scenario, cv: f64, runs: usize, g: &Gate) -> Tally {
-    let model = NoiseModel::documented(cv);
-    let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(2);
-    let parts: Vec<Tally> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut t = Tally::default();
-                    loop {
-                        let run = next.fetch_add(1, Ordering::Relaxed);
-                        if run >= runs {
-                            return t;
-                        }
-                        let mut rng = Rng::new(seed_for(run as u64, &format!("{}/{cv}", s.name)));
-                        let (flag, inc, others, extra, low_p) = one_run(s, &model, &mut rng, g);
-                        t.flagged += usize::from(flag);
-                        t.inconclusive += usize::from(inc);
-                        t.others += usize::from(others);
-                        t.extra += u64::from(extra);
-                        t.p_below_1pct += usize::from(low_p);
-                        t.runs += 1;
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
-    parts.into_iter().fold(Tally::default(), |a, b| Tally {
-        flagged: a.flagged + b.flagged,
-        inconclusive: a.inconclusive + b.inconclusive,
-        others: a.others + b.others,
-        extra: a.extra + b.extra,
-        p_below_1pct: a.p_below_1pct + b.p_below_1pct,
-        runs: a.runs + b.runs,
-    })
+fn simulate(s: Scenario, runs: usize, g: &Gate) -> Tally {
+    let mut t = Tally::default();
+    for k in 0..runs {
+        let mut rng = Rng::new(seed_for(0x9e37_79b9, &format!("{}/{k}", s.name)));
+        let (flag, inc, others, procs, p0) = one_check(s, &mut rng, g);
+        t.flagged += usize::from(flag);
+        t.inconclusive += usize::from(inc);
+        t.others += usize::from(others);
+        t.processes += u64::from(procs);
+        t.processes0 += u64::from(p0);
+        t.runs += 1;
+    }
+    t
 }
 
-/// Wilson 95 % interval of k successes in n, in percent.
 fn wilson(k: usize, n: usize) -> (f64, f64) {
-    let (k, n) = (k as f64, n as f64);
-    let z = 1.959_963_984_540_054_f64;
+    let z = 1.959_964;
+    let (k, n) = (k as f64, n.max(1) as f64);
     let p = k / n;
-    let den = 1.0 + z * z / n;
-    let centre = (p + z * z / (2.0 * n)) / den;
-    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / den;
-    ((centre - half).max(0.0) * 100.0, (centre + half).min(1.0) * 100.0)
+    let d = 1.0 + z * z / n;
+    let c = (p + z * z / (2.0 * n)) / d;
+    let h = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
+    ((c - h).max(0.0) * 100.0, (c + h).min(1.0) * 100.0)
 }
 
-/// `--ablation`: the CV 1 % target cells under the rule with each of this version's changes
-/// undone, to show what each one buys (docs/statistics.md, "What changed").
-fn ablation(runs: usize, g: &Gate) {
-    let variant = |trim: bool, ratio: f64, base: usize| Gate {
-        threshold: g.threshold.clone(),
-        cfg: Config {
-            trim_dips: trim,
-            spread_noise_ratio: ratio,
-            ..g.cfg.clone()
-        },
-        repetitions: g.repetitions,
-        max_repetitions: g.max_repetitions,
-        baseline_repetitions: base,
+/// One `ab` run: `rows` rows, row 0 slowed by `shift`; returns (row 0 a regression, any other
+/// row a regression, any row a regression, pairs summed over rows).
+fn one_ab(shift: f64, rng: &mut Rng, g: &Gate, reps: u32, max: u32) -> (bool, bool, bool, u32) {
+    let noises: Vec<Noise> = (0..METRICS).map(|_| noise(rng)).collect();
+    let mut draw = |i: usize, n: u32| -> Vec<(f64, f64)> {
+        (0..n)
+            .map(|_| {
+                let clock = 1.0 + uniform(rng, -0.03, 0.03);
+                let mu = MU * clock;
+                let b = process(rng, &noises[i], mu, g.launches, g.warmup);
+                let h_mu = mu * if i == 0 { 1.0 + shift } else { 1.0 };
+                let h = process(rng, &noises[i], h_mu, g.launches, g.warmup);
+                (median(&b).unwrap_or(mu), median(&h).unwrap_or(mu))
+            })
+            .collect()
     };
-    let base = g.baseline_repetitions;
-    let variants = [
-        (
-            "previous rule: dips kept, spread gate 2, 30 baseline repetitions",
-            variant(false, 2.0, 30),
-        ),
-        ("+ slow outliers left out", variant(true, 2.0, 30)),
-        ("+ spread gate 3", variant(true, 3.0, 30)),
-        (
-            "+ 50 baseline repetitions (this version)",
-            variant(true, 3.0, base),
-        ),
-        ("this version with dips kept", variant(false, 3.0, base)),
-    ];
-    println!("Ablation at CV 1% ({runs} runs per cell; share of runs flagged, %, Wilson 95%)");
+    let t = match g.threshold.kind {
+        cgp_gate::threshold::ThresholdKind::Relative { fraction } => fraction,
+        _ => 0.0,
+    };
+    let out = simulate_ab(METRICS, t, g.cfg.alpha, g.cfg.confidence, reps, max, &mut draw);
+    let reg = |i: usize| out.judgements[i].verdict == RowVerdict::Regression;
+    (
+        reg(0),
+        (1..METRICS).any(reg),
+        (0..METRICS).any(reg),
+        out.pairs.iter().sum(),
+    )
+}
+
+fn ab_section(runs: usize, g: &Gate) {
+    println!(
+        "\nSYNTHETIC SIMULATION (no GPU) of `ab`: {runs} runs per cell, {METRICS} rows, threshold 3%, {} launches per process, pairs share a clock factor uniform in +-3%",
+        g.launches
+    );
     println!();
     println!(
-        "| rule | no change | uniform 2% shift | 1% job drift | 5% slowdown found | 3% slowdown (at the threshold): regression | 3% slowdown: final p < 0.01 |"
+        "| pairs (repetitions -> max) | scenario | runs flagged (%) | Wilson 95% | other rows flagged (%) | pairs per row |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|");
-    for (name, v) in &variants {
-        let share = |k: usize, n: usize| {
-            let (lo, hi) = wilson(k, n.max(1));
-            format!("{:.2} [{lo:.2}, {hi:.2}]", 100.0 * k as f64 / n.max(1) as f64)
-        };
-        let cells: Vec<String> = [
-            "no change",
-            "uniform 2% shift",
-            "1% job drift",
-            "5% slowdown",
-            "3% slowdown",
-        ]
-        .iter()
-        .map(|n| {
-            let s = SCENARIOS
-                .iter()
-                .find(|s| s.name == *n)
-                .copied()
-                .unwrap_or(SCENARIOS[0]);
-            let t = simulate(s, 0.01, runs, v);
-            if *n == "3% slowdown" {
-                format!("{} | {}", share(t.flagged, t.runs), share(t.p_below_1pct, t.runs))
-            } else {
-                share(t.flagged, t.runs)
+    println!("|---|---|---:|---|---:|---:|");
+    for (reps, max) in [(10u32, 10u32), (3, 10)] {
+        for (name, shift) in [
+            ("no change (A/A)", 0.0),
+            ("5% slowdown", 0.05),
+            ("10% slowdown", 0.10),
+        ] {
+            let (mut flagged, mut others, mut pairs) = (0usize, 0usize, 0u64);
+            for k in 0..runs {
+                let mut rng = Rng::new(seed_for(0xab, &format!("{name}/{reps}/{k}")));
+                let (r0, o, any, p) = one_ab(shift, &mut rng, g, reps, max);
+                flagged += usize::from(if shift == 0.0 { any } else { r0 });
+                others += usize::from(o);
+                pairs += u64::from(p);
             }
-        })
-        .collect();
-        println!("| {name} | {} |", cells.join(" | "));
+            let (lo, hi) = wilson(flagged, runs);
+            println!(
+                "| {reps} -> {max} | {name} | {:.2} | [{lo:.2}, {hi:.2}] | {:.2} | {:.2} |",
+                100.0 * flagged as f64 / runs as f64,
+                100.0 * others as f64 / runs as f64,
+                pairs as f64 / (runs * METRICS) as f64
+            );
+        }
     }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let runs: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(2000);
-    let start = std::time::Instant::now();
-    let g = gate();
-    if args.iter().any(|a| a == "--ablation") {
-        println!(
-            "SYNTHETIC SIMULATION (no GPU) of `check`, noise model NoiseModel::documented, {METRICS} metrics, threshold 3%"
-        );
-        ablation(runs, &g);
-        println!();
-        println!("elapsed {:.1} s", start.elapsed().as_secs_f64());
-        return;
+    let flag = |name: &str| -> Option<u32> {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+    };
+    let runs: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
+    let launches = flag("--launches").unwrap_or(30) as usize;
+    let mut g = gate(flag("--reps"), flag("--max"), flag("--base"), launches);
+    if let Some(d) = args
+        .iter()
+        .position(|a| a == "--drift-pct")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse::<f64>().ok())
+    {
+        g.drift = d / 200.0;
     }
-    let (reps, max_reps, base_reps) = (g.repetitions, g.max_repetitions, g.baseline_repetitions);
-    let alpha = g.cfg.alpha;
-    println!(
-        "SYNTHETIC SIMULATION (no GPU) of `check`: {runs} runs per cell, {METRICS} metrics, threshold 3% (lower is better)"
-    );
-    println!(
-        "Noise: NoiseModel::documented (log-normal body, 3% clock dips of 3-9%, 1% preemptions of 1.3x); {reps} candidate repetitions re-measured up to {max_reps}, {base_reps} baseline repetitions, {HISTORY} earlier baselines as history; alpha {alpha} Holm; slow outliers left out: {}",
-        g.cfg.trim_dips
-    );
-    println!();
-    println!(
-        "| CV | scenario | share of runs flagged (%) | Wilson 95% | slowed metric inconclusive (%) | other 49 flagged (%) | extra repetitions per run (all 50 metrics) |"
-    );
-    println!("|---|---|---:|---|---:|---:|---:|");
-    let mut results = Vec::new();
-    for cv in [0.01, 0.03] {
+    let started = std::time::Instant::now();
+    if !args.iter().any(|a| a == "--ab-only") {
+        println!(
+            "SYNTHETIC SIMULATION (no GPU) of `check`: {runs} runs per cell, {METRICS} metrics, threshold 3% (lower is better)"
+        );
+        println!(
+            "Nested noise model: within a process 0.2-1.5%, between processes 0-0.4%, warm-up +3-7% on launch 0 (dropped: warmup {}), 1% clock dips of 3-9%, job drift up to +-{:.2}%; {launches} launches per process; repetitions {} -> max_repetitions {} (looks: {}), baseline {} processes, {HISTORY} earlier baselines as history; alpha {} split over the looks, Holm",
+            g.warmup,
+            g.drift * 200.0,
+            g.repetitions,
+            g.max_repetitions,
+            cgp_gate::stats::remeasure::looks(g.repetitions, g.max_repetitions),
+            g.baseline_repetitions,
+            g.cfg.alpha
+        );
+        println!();
+        println!(
+            "| scenario | share of runs flagged (%) | Wilson 95% | slowed metric inconclusive (%) | other 49 flagged (%) | processes per row (all 50) | processes of the slowed row |"
+        );
+        println!("|---|---:|---|---:|---:|---:|---:|");
         for s in SCENARIOS {
-            let t = simulate(s, cv, runs, &g);
+            let t = simulate(s, runs, &g);
             let (lo, hi) = wilson(t.flagged, t.runs);
-            let single = s.shift > 0.0 && !s.uniform;
+            let slowed = s.shift > 0.0 && !s.uniform;
             println!(
-                "| {:.0}% | {} | {:.2} | [{lo:.2}, {hi:.2}] | {} | {} | {:.1} |",
-                cv * 100.0,
+                "| {} | {:.2} | [{lo:.2}, {hi:.2}] | {} | {} | {:.2} | {:.2} |",
                 s.name,
                 100.0 * t.flagged as f64 / t.runs as f64,
-                if single {
-                    format!("{:.1}", 100.0 * t.inconclusive as f64 / t.runs as f64)
+                if slowed {
+                    format!("{:.2}", 100.0 * t.inconclusive as f64 / t.runs as f64)
                 } else {
                     "-".to_owned()
                 },
-                if single {
+                if slowed {
                     format!("{:.2}", 100.0 * t.others as f64 / t.runs as f64)
                 } else {
                     "-".to_owned()
                 },
-                t.extra as f64 / t.runs as f64,
+                t.processes as f64 / (t.runs * METRICS) as f64,
+                t.processes0 as f64 / t.runs as f64
             );
-            results.push((cv, s, t));
         }
     }
-    println!();
-    println!("Targets at CV 1% (Wilson 95% intervals):");
-    let find = |name: &str| {
-        results
-            .iter()
-            .find(|(cv, s, _)| (*cv - 0.01).abs() < 1e-12 && s.name == name)
-            .map(|(_, _, t)| *t)
-            .unwrap_or_default()
-    };
-    for (name, what, at_most, limit) in [
-        ("no change", "whole-spec false alarms", true, 1.0),
-        ("uniform 2% shift", "uniform 2% shift fails the run", true, 1.0),
-        ("1% job drift", "false alarms with 1% job drift", true, 1.0),
-        ("5% slowdown", "5% slowdown found", false, 99.0),
-    ] {
-        let t = find(name);
-        let p = 100.0 * t.flagged as f64 / t.runs.max(1) as f64;
-        let (lo, hi) = wilson(t.flagged, t.runs.max(1));
-        let met = if at_most { p <= limit } else { p >= limit };
-        println!(
-            "  {what} (target {} {limit}%): {}/{} = {p:.2}% [{lo:.2}, {hi:.2}] -> {}",
-            if at_most { "<=" } else { ">=" },
-            t.flagged,
-            t.runs,
-            if met { "met" } else { "NOT met" }
-        );
-    }
-    println!();
-    println!("elapsed {:.1} s", start.elapsed().as_secs_f64());
+    ab_section((runs / 5).max(20), &g);
+    println!("\nelapsed {:.1} s", started.elapsed().as_secs_f64());
 }

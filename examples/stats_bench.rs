@@ -47,6 +47,8 @@ fn main() {
             candidate: &c,
             threshold: &threshold,
             history: &[],
+            baseline_runs: &[],
+            candidate_runs: &[],
         };
         let cfg = Config::default();
         let mut verdict = String::new();

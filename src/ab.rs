@@ -3,8 +3,9 @@
 //! For every target x size, pair `i` is repetition `i` of the base tree and repetition `i` of the
 //! head tree, run back to back in ABBA order (pair 0 base first, pair 1 head first, ...), so slow
 //! drift and clock state hit both sides alike. Each row's pairs are the per-repetition medians of
-//! each side; `stats::paired` judges their log ratios against the row's threshold. Doubtful rows
-//! get more pairs up to `max_repetitions`, as in `check`. No stored baseline is involved.
+//! each side (after each run's warm-up launches); `stats::paired` judges their log ratios against
+//! the row's threshold (paired t). Doubtful rows get more pairs up to `max_repetitions`, as in
+//! `check`; a decided row stops. No stored baseline is involved.
 //!
 //! Recording layout: `DIR/base/<target>/<size>/<rep>.csv` and `DIR/head/...` (each side a normal
 //! recording with its own optional `manifest.json`), and `DIR/manifest.json` ([`AbManifest`]) with
@@ -500,6 +501,8 @@ fn judge(
             candidate: &p.head_raw,
             threshold: &p.ms.threshold,
             history: &[],
+            baseline_runs: &[],
+            candidate_runs: &[],
         })
         .collect();
     let mut limits = judge_all(&limit_cmp, &limit_cfg).into_iter();
@@ -639,24 +642,6 @@ pub fn run_ab(
         .map(|t| fingerprint_for(&*sides.head, &head_versions, t, opts.gpu))
         .unwrap_or_default();
 
-    // A row can only be significant when 1 / 2^pairs, times the rows in the Holm family, is at
-    // most alpha: say so before spending GPU time.
-    let rows_max: usize = sides
-        .head_targets
-        .iter()
-        .map(|t| t.sizes.len() * t.metrics.len())
-        .sum();
-    let alpha = spec.settings.alpha;
-    for t in sides.head_targets {
-        let floor = 0.5f64.powi(t.max_repetitions.min(1000) as i32);
-        if floor * rows_max as f64 > alpha {
-            let need = ((rows_max as f64 / alpha).log2().ceil()).max(1.0);
-            progress.note(&format!(
-                "warning: `{}` has max_repetitions {}: with up to {rows_max} rows at alpha {alpha}, ab needs at least {need} pairs to find any regression; raise max_repetitions (and repetitions) for ab",
-                t.name, t.max_repetitions
-            ));
-        }
-    }
     let mut both = Both::default();
     let first: Vec<(&Item<'_>, u32, u32)> = items.iter().map(|i| (i, 0, i.head.repetitions)).collect();
     measure_pairs(
@@ -670,12 +655,19 @@ pub fn run_ab(
     )?;
     let mut next: BTreeMap<(String, String), u32> =
         items.iter().map(|i| (i.id(), i.head.repetitions)).collect();
+    // Alpha is split over the looks more pairs may take (docs/statistics.md, 2.6).
+    let looks = items
+        .iter()
+        .map(|i| crate::stats::remeasure::looks(i.head.repetitions, i.head.max_repetitions))
+        .max()
+        .unwrap_or(1);
     let cfg = Config {
-        alpha: spec.settings.alpha,
+        alpha: spec.settings.alpha / f64::from(looks),
         confidence: spec.settings.confidence,
         ..Config::default()
     };
     let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let mut decided = crate::check::Decided::new();
     let mut last_round = false;
     let (rows, spec_errors) = loop {
         let mut base = both.base.clone();
@@ -693,6 +685,7 @@ pub fn run_ab(
         for r in &mut rows {
             r.gpu.clone_from(&fingerprint.gpu_name);
         }
+        crate::check::keep_decided(&mut rows, &mut decided);
         if last_round || both.stop {
             break (rows, spec_errors);
         }
@@ -767,7 +760,7 @@ pub fn run_ab(
         date: rfc3339_utc(SystemTime::now()),
         fail_on: opts.fail_on,
         multiple_testing: format!(
-            "paired (ABBA), wilcoxon signed-rank against the threshold; holm alpha={}",
+            "paired (ABBA), paired t on log ratios against the threshold; holm alpha={} per look over {looks} look(s)",
             cfg.alpha
         ),
         rows,

@@ -23,9 +23,6 @@ use serde::Serialize;
 
 use crate::samples::SampleSet;
 use crate::spec::model::{Settings, Target};
-use crate::stats::noise::NoiseModel;
-use crate::stats::remeasure::{SimRow, simulate_check};
-use crate::stats::rng::{Rng, seed_for};
 use crate::stats::{Config, summarize, tukey_outliers};
 use crate::threshold::{Direction, Threshold, ThresholdKind};
 
@@ -89,6 +86,18 @@ pub struct CalibrationRow {
     pub below_detectable: bool,
     /// Check repetitions that would make the spec's threshold reachable (when it is below).
     pub repetitions_needed: Option<u32>,
+    /// Noise within a run (process), log scale (about a CV); `None` with one launch per run.
+    pub within_cv: Option<f64>,
+    /// Noise between runs beyond the within part, log scale.
+    pub between_cv: Option<f64>,
+    /// Launches per run measured (after warm-up).
+    pub launches_per_run: f64,
+    /// Fewest processes per check (at `launches_per_run` launches each) with which identical
+    /// code passes in 95 % of checks at the spec's threshold.
+    pub processes_needed: Option<u32>,
+    /// Fewest launches per process (at the spec's `repetitions` processes) with which identical
+    /// code passes in 95 % of checks; `None` when the noise between runs alone prevents it.
+    pub launches_needed: Option<u32>,
     /// One sentence for the reader.
     pub note: String,
 }
@@ -116,121 +125,24 @@ fn constant(v: &[f64]) -> bool {
     v.first().is_some_and(|f| v.iter().all(|x| x == f))
 }
 
-/// The gate's settings for one row.
-struct Gate<'a> {
-    threshold: &'a Threshold,
-    repetitions: u32,
-    max_repetitions: u32,
-    baseline_repetitions: u32,
-    samples_per_rep: usize,
-    cfg: Config,
-    higher: bool,
-    /// The row's median: the simulation runs at the real level, so `min_effect` keeps its meaning.
-    mu: f64,
+/// Standard normal quantile.
+fn z(p: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    Normal::standard().inverse_cdf(p)
 }
 
-impl Gate<'_> {
-    /// One simulated check of a true relative change `delta` (in the bad direction): `reps`
-    /// check repetitions, doubtful rows re-measured up to `max_reps`, a baseline of `base_reps`.
-    /// Returns the judgement of the last round.
-    fn check(
-        &self,
-        model: &NoiseModel,
-        rng: &mut Rng,
-        delta: f64,
-        reps: u32,
-        max_reps: u32,
-        base_reps: u32,
-    ) -> crate::stats::Judgement {
-        let spr = self.samples_per_rep;
-        let mu = self.mu;
-        let baseline = model.samples(rng, base_reps as usize * spr, mu, self.higher);
-        let factor = if self.higher { 1.0 - delta } else { 1.0 + delta };
-        let rows = [SimRow {
-            key: String::new(),
-            baseline: &baseline,
-            threshold: self.threshold,
-            history: &[],
-        }];
-        let mut draw = |_: usize, r: u32| model.samples(rng, r as usize * spr, mu * factor, self.higher);
-        let out = simulate_check(&rows, &self.cfg, reps, max_reps, &mut draw);
-        out.judgements.into_iter().next().unwrap_or_else(|| {
-            crate::stats::judge(
-                &crate::stats::Comparison {
-                    key: String::new(),
-                    baseline: Some(&baseline),
-                    candidate: &baseline,
-                    threshold: self.threshold,
-                    history: &[],
-                },
-                &self.cfg,
-            )
-        })
-    }
+/// The run-level noise of one row (`stats::nested`), log scale, and the standard error of the
+/// shift it gives a check of `s` candidate runs of `n` launches against `r` baseline runs.
+#[derive(Debug, Clone, Copy)]
+struct Noise {
+    within: f64,
+    between: f64,
+}
 
-    /// 95th percentile of the interval's bad end under no change, first round only, at `reps`
-    /// check repetitions.
-    fn noise_floor(&self, model: &NoiseModel, seed: u64, trials: usize, reps: u32) -> f64 {
-        let mut rng = Rng::new(seed);
-        let base_reps = self.baseline_repetitions.max(reps);
-        let mut ends: Vec<f64> = (0..trials)
-            .map(|_| {
-                let j = self.check(model, &mut rng, 0.0, reps, reps, base_reps);
-                j.change_ci
-                    .map_or(f64::INFINITY, |[lo, hi]| if self.higher { -lo } else { hi })
-            })
-            .collect();
-        ends.sort_by(f64::total_cmp);
-        let idx = ((trials as f64 * COVERAGE).ceil() as usize).clamp(1, trials) - 1;
-        ends[idx].max(0.0)
-    }
-
-    /// Share of checks that report a regression for a true change `delta`.
-    fn detection(&self, model: &NoiseModel, seed: u64, trials: usize, delta: f64) -> f64 {
-        let mut rng = Rng::new(seed);
-        let found = (0..trials)
-            .filter(|_| {
-                self.check(
-                    model,
-                    &mut rng,
-                    delta,
-                    self.repetitions,
-                    self.max_repetitions,
-                    self.baseline_repetitions,
-                )
-                .verdict
-                    == crate::results::RowVerdict::Regression
-            })
-            .count();
-        found as f64 / trials as f64
-    }
-
-    /// Smallest change found in 95 % of checks: bracket by doubling the margin over the
-    /// threshold, then bisect to 0.05 percentage points.
-    fn min_detectable(&self, model: &NoiseModel, seed: u64, trials: usize, t: f64) -> Option<f64> {
-        let ok = |d: f64| self.detection(model, seed, trials, d) >= COVERAGE;
-        let mut margin = 0.0025;
-        let mut hi = t + margin;
-        while !ok(hi) {
-            margin *= 2.0;
-            hi = t + margin;
-            if margin > 4.0 {
-                return None;
-            }
-        }
-        let mut lo = t + margin / 2.0;
-        if margin <= 0.0025 {
-            lo = t;
-        }
-        while hi - lo > 0.0005 {
-            let mid = (lo + hi) / 2.0;
-            if ok(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        Some(hi)
+impl Noise {
+    fn se(&self, r: f64, s: f64, n: f64) -> f64 {
+        ((self.between.powi(2) + self.within.powi(2) / n.max(1.0)) * (1.0 / r.max(1.0) + 1.0 / s.max(1.0)))
+            .sqrt()
     }
 }
 
@@ -239,14 +151,15 @@ fn round_up(x: f64) -> f64 {
     ((x * 1000.0).ceil() / 1000.0).max(0.001)
 }
 
-/// Calibrate every measured series of the spec's metrics.
+/// Calibrate every measured series of the spec's metrics. `_opts` (`--trials`, `--seed`) is
+/// kept for the command line; the closed form needs neither.
 pub fn calibrate(
     targets: &[&Target],
     samples: &SampleSet,
     settings: &Settings,
     source: &str,
     synthetic: bool,
-    opts: &Options,
+    _opts: &Options,
 ) -> Calibration {
     calibrate_with_progress(
         targets,
@@ -254,20 +167,19 @@ pub fn calibrate(
         settings,
         source,
         synthetic,
-        opts,
+        _opts,
         &mut |_, _, _| {},
     )
 }
 
-/// [`calibrate`], telling `progress(done, total, row)` before each row's simulations (they take
-/// seconds: the command shows them).
+/// [`calibrate`], telling `progress(done, total, row)` before each row (the command shows it).
 pub fn calibrate_with_progress(
     targets: &[&Target],
     samples: &SampleSet,
     settings: &Settings,
     source: &str,
     synthetic: bool,
-    opts: &Options,
+    _opts: &Options,
     progress: &mut dyn FnMut(usize, usize, &str),
 ) -> Calibration {
     let wanted: Vec<(&Target, &crate::samples::Series, &Threshold)> = samples
@@ -299,7 +211,7 @@ pub fn calibrate_with_progress(
                 total,
                 &format!("{}[{}] {}", s.key.target, s.key.size, s.key.metric),
             );
-            row(t, s, th, &cfg, opts)
+            row(t, s, th, &cfg)
         })
         .collect();
     progress(total, total, "");
@@ -309,18 +221,13 @@ pub fn calibrate_with_progress(
         synthetic,
         alpha: settings.alpha,
         family,
-        trials: opts.trials,
+        // The figures are a closed form of the run-level model: no simulated checks.
+        trials: 0,
         rows,
     }
 }
 
-fn row(
-    target: &Target,
-    s: &crate::samples::Series,
-    threshold: &Threshold,
-    cfg: &Config,
-    opts: &Options,
-) -> CalibrationRow {
+fn row(target: &Target, s: &crate::samples::Series, threshold: &Threshold, cfg: &Config) -> CalibrationRow {
     let values = &s.values;
     let summary = summarize(values);
     let mut reps = s.reps.clone();
@@ -365,6 +272,11 @@ fn row(
         suggested_threshold: None,
         below_detectable: false,
         repetitions_needed: None,
+        within_cv: None,
+        between_cv: None,
+        launches_per_run: values.len() as f64 / n_reps as f64,
+        processes_needed: None,
+        launches_needed: None,
         note: String::new(),
     };
     let Some(t) = spec_threshold else {
@@ -381,67 +293,52 @@ fn row(
         out.note = "too few samples, or values <= 0: no calibration".to_owned();
         return out;
     }
-    // Dip sizes as seen: relative distance of the slow outliers from the median.
-    let sizes: Vec<f64> = dips.iter().map(|x| (x / median - 1.0).abs()).collect();
-    let (dip_lo, dip_hi) = sizes
-        .iter()
-        .fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(*x), b.max(*x)));
-    let model = NoiseModel {
-        cv: out.cv.max(1e-6),
-        dip_rate: out.dip_share,
-        dip_lo: if sizes.is_empty() { 0.0 } else { dip_lo },
-        dip_hi,
-        preempt_rate: 0.0,
-        preempt_factor: 1.0,
+    // The two noise parts of the run-level model the gate judges with (docs/statistics.md 2.5),
+    // fitted to the unchanged runs; the figures below are its closed form (normal
+    // approximation), not a simulation: instant on any pool.
+    let side = crate::stats::nested::Runs {
+        values,
+        runs: &s.reps,
     };
-    let gate = Gate {
-        threshold,
-        repetitions: target.repetitions,
-        max_repetitions: target.max_repetitions,
-        baseline_repetitions: target.baseline_repetitions,
-        samples_per_rep: values.len().div_ceil(n_reps).max(1),
-        cfg: cfg.clone(),
-        higher,
-        mu: median,
+    let Ok(fit) = crate::stats::nested::fit(side, side, !higher, cfg.trim_dips) else {
+        out.note = "a single run: the noise between runs cannot be estimated; measure at least 2".to_owned();
+        return out;
     };
-    let key = format!(
-        "{}/{}/{}/{}",
-        s.key.target, s.key.size, s.key.kernel, s.key.metric
-    );
-    let seed = seed_for(opts.seed, &key);
-    let trials = opts.trials.max(20);
-    let floor = round_up(gate.noise_floor(&model, seed, trials, target.repetitions));
+    let launches = fit.n.0 as f64 / fit.runs.0.max(1) as f64;
+    let noise = Noise {
+        within: fit.within_sd.unwrap_or(0.0),
+        between: fit.between_sd,
+    };
+    out.within_cv = fit.within_sd;
+    out.between_cv = Some(fit.between_sd);
+    out.launches_per_run = launches;
+    let looks = crate::stats::remeasure::looks(target.repetitions, target.max_repetitions);
+    let z_alpha = z(1.0 - cfg.alpha / f64::from(looks));
+    let z_cover = z(COVERAGE);
+    let q = z(0.5 + cfg.confidence / 2.0);
+    let r_base = f64::from(target.baseline_repetitions);
+    let reps = f64::from(target.repetitions);
+    // Unchanged code passes when the interval's bad end is under the threshold: in 95 % of
+    // checks at (z_95 + q) standard errors.
+    let floor_at = |s: f64, n: f64| ((z_cover + q) * noise.se(r_base.max(s), s, n)).exp_m1();
+    let floor = round_up(floor_at(reps, launches));
     out.suggested_threshold = Some(floor);
-    out.min_detectable = gate.min_detectable(&model, seed ^ 1, trials, t);
+    let effect = threshold.min_effect.as_ref().map_or(0.0, |e| e.value / median);
+    let tol = t.max(effect).ln_1p();
+    let last = f64::from(target.max_repetitions);
+    out.min_detectable = Some((tol + (z_alpha + z_cover) * noise.se(r_base, last, launches)).exp_m1());
+    let t_log = t.max(effect);
+    out.processes_needed = (1..=MAX_SEARCH_REPETITIONS).find(|&p| floor_at(f64::from(p), launches) < t_log);
+    out.launches_needed = (1..=100_000u32)
+        .find(|&n| floor_at(reps, f64::from(n)) < t_log)
+        .filter(|_| noise.within > 0.0);
     if threshold.kind == ThresholdKind::Exact {
         out.note = "exact threshold on a noisy metric: judged by the test against no change".to_owned();
         return out;
     }
     if t < floor {
         out.below_detectable = true;
-        let mut r = target.repetitions;
-        let needed = loop {
-            r = r.saturating_mul(2).min(MAX_SEARCH_REPETITIONS);
-            if gate.noise_floor(&model, seed, trials, r) < t {
-                break Some(r);
-            }
-            if r >= MAX_SEARCH_REPETITIONS {
-                break None;
-            }
-        };
-        // Narrow the doubling step down to within 10 % of the smallest count that reaches it.
-        out.repetitions_needed = needed.map(|hi| {
-            let (mut lo, mut hi) = (hi / 2, hi);
-            while hi - lo > (hi / 10).max(1) {
-                let mid = (lo + hi) / 2;
-                if gate.noise_floor(&model, seed, trials, mid) < t {
-                    hi = mid;
-                } else {
-                    lo = mid;
-                }
-            }
-            hi
-        });
+        out.repetitions_needed = out.processes_needed;
         out.note = match out.repetitions_needed {
             Some(r) => format!(
                 "the {} threshold is below what this runner resolves at {} repetitions ({} needed): identical code would often be inconclusive; raise the threshold to {} or repetitions to {r}",
@@ -471,6 +368,8 @@ pub fn pct(x: f64) -> String {
 mod tests {
     use super::*;
     use crate::samples::SeriesKey;
+    use crate::stats::noise::NoiseModel;
+    use crate::stats::rng::Rng;
 
     fn target(threshold: &str) -> Target {
         let yaml = format!(

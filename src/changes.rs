@@ -398,6 +398,7 @@ mod tests {
                 }),
                 candidate: Some(SideSummary {
                     n: 1,
+                    runs: None,
                     median: *v,
                     min: *v,
                     max: *v,

@@ -177,6 +177,29 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
     points
 }
 
+/// Rows by identity (target, size, kernel, metric), as [`keep_decided`] remembers them.
+pub type Decided = BTreeMap<(String, String, String, String), Row>;
+
+/// Sequential stopping (docs/statistics.md, 2.6): a row decided at a look (regression, pass,
+/// improvement) keeps that verdict; later looks (re-measurement of the doubtful rows) change
+/// only the rows that were still inconclusive. Each look spends its share of alpha
+/// (`Config::looks`), so the first decision stands on its own.
+pub fn keep_decided(rows: &mut [Row], decided: &mut Decided) {
+    for r in rows {
+        let id = (
+            r.target.clone(),
+            r.size.clone(),
+            r.kernel.clone(),
+            r.metric.clone(),
+        );
+        if let Some(first) = decided.get(&id) {
+            r.clone_from(first);
+        } else if crate::stats::remeasure::is_decided(r.verdict) {
+            decided.insert(id, r.clone());
+        }
+    }
+}
+
 /// The statistical settings `check` judges with: the spec's `settings:`, the remaining fields at
 /// their defaults. `examples/power.rs` simulates with the same.
 pub fn stats_config(settings: &crate::spec::Settings) -> Config {
@@ -270,7 +293,7 @@ pub fn run_check(
     let stored = store.load_all()?;
     for t in targets {
         let fp = fingerprint_for(&*profiler, &versions, t, opts.gpu);
-        let Some(b) = store.load(&fp.gpu_key(), &t.name)? else {
+        let Some(mut b) = store.load(&fp.gpu_key(), &t.name)? else {
             // A first run has no baselines at all: every row is "new". But baselines of this
             // target for other GPUs mean this GPU is not the one the baselines describe (or NVML
             // could not name it): passing on "new" rows would hide every regression.
@@ -315,6 +338,8 @@ pub fn run_check(
                 }
             }
         }
+        // A schema-1 baseline still holds its runs' warm-up launches.
+        b.drop_warmup_v1(t.warmup);
         baselines.insert(t.name.clone(), (b, store.path(&fp.gpu_key(), &t.name)));
     }
     if stored.is_empty() && !opts.allow_no_baselines {
@@ -354,7 +379,13 @@ pub fn run_check(
         .map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1))
         .collect();
     let mut cfg = stats_config(&spec.settings);
-    let mut multiple_testing = format!("holm alpha={}", cfg.alpha);
+    // Alpha is split over the looks re-measurement may take (docs/statistics.md, 2.6).
+    cfg.looks = targets
+        .iter()
+        .map(|t| crate::stats::remeasure::looks(t.repetitions, t.max_repetitions))
+        .max()
+        .unwrap_or(1);
+    let mut multiple_testing = format!("holm alpha={} over {} look(s)", cfg.alpha, cfg.looks);
     if let Some(s) = opts.shard.as_ref().filter(|s| s.shard.n > 1) {
         // Bonferroni across shards, Holm within each: the merged run keeps its false-alarm
         // rate at alpha, as an unsharded run does (docs/github-actions.md).
@@ -374,6 +405,7 @@ pub fn run_check(
         .map(|t| (t.name.clone(), crate::plan::explaining(t)))
         .collect();
     let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let mut decided = Decided::new();
     let mut roofline;
     let mut last_round = false;
     let peaks_known = peaks_for(&fingerprint.gpu_name).is_some();
@@ -387,6 +419,8 @@ pub fn run_check(
         for r in &mut rows {
             r.gpu.clone_from(&fingerprint.gpu_name);
         }
+        // A row keeps the verdict of the first look that decided it.
+        keep_decided(&mut rows, &mut decided);
         if last_round {
             break (rows, spec_errors);
         }
@@ -860,6 +894,8 @@ fn judge(
             candidate: samples.series.get(key).map_or(&[][..], |s| s.values.as_slice()),
             threshold: &ms.threshold,
             history,
+            baseline_runs: entry.map_or(&[][..], |e| e.reps.as_slice()),
+            candidate_runs: samples.series.get(key).map_or(&[][..], |s| s.reps.as_slice()),
         })
         .collect();
     let judgements = judge_all(&comparisons, cfg);

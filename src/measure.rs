@@ -142,8 +142,10 @@ pub fn measure(
             };
             let elapsed = started.elapsed();
             match outcome {
-                Ok((samples, wall)) => {
+                Ok((mut samples, wall)) => {
                     progress.run_finished(&w.target.name, &id.1, rep, elapsed);
+                    // Each run (process) drops its warm-up launches (`warmup:`).
+                    crate::samples::drop_warmup(&mut samples, w.target.warmup);
                     m.samples.extend(samples);
                     *m.reps_done.entry(id).or_default() += 1;
                     if let Some(s) = wall {

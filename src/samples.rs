@@ -133,6 +133,27 @@ impl SampleSet {
     }
 }
 
+/// Fewest launches of a kernel a run must hold before its warm-up launches are dropped.
+pub const WARMUP_MIN_LAUNCHES: usize = 3;
+
+/// Drop the first `warmup` launches of every series of ONE run (one repetition's samples): the
+/// first launch of a process is a warm-up outlier (docs/statistics.md, 2.5). A series with fewer
+/// than [`WARMUP_MIN_LAUNCHES`] values keeps them all (a run of 1 or 2 launches has nothing to
+/// spare), and at least one value is always kept. Returns how many values were dropped.
+pub fn drop_warmup(run: &mut SampleSet, warmup: u32) -> usize {
+    let mut dropped = 0;
+    for s in run.series.values_mut() {
+        if s.values.len() < WARMUP_MIN_LAUNCHES {
+            continue;
+        }
+        let k = (warmup as usize).min(s.values.len() - 1);
+        s.values.drain(..k);
+        s.reps.drain(..k);
+        dropped += k;
+    }
+    dropped
+}
+
 /// The name a kernel is tracked by across runs: the demangled name without its parameter list
 /// (`void gemm<128>(float const*, int)` -> `void gemm<128>`). Template arguments stay, so
 /// instantiations are told apart; a changed signature alone does not turn every row of a kernel
@@ -185,6 +206,36 @@ pub fn target_size(target: &str, size: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::kernel_key;
+
+    #[test]
+    fn every_run_drops_its_warm_up_launches_when_it_has_three_or_more() {
+        use super::{SampleSet, SeriesKey, drop_warmup};
+        let key = |k: &str| SeriesKey {
+            target: "t".into(),
+            size: "default".into(),
+            kernel: k.into(),
+            metric: "gpu__time_duration.sum".into(),
+        };
+        let mut run = SampleSet::default();
+        for v in [107.0, 100.0, 101.0] {
+            run.push(&key("three"), "ns", v, 4);
+        }
+        for v in [107.0, 100.0] {
+            run.push(&key("two"), "ns", v, 4);
+        }
+        assert_eq!(drop_warmup(&mut run.clone(), 0), 0);
+        assert_eq!(drop_warmup(&mut run, 1), 1);
+        assert_eq!(run.series[&key("three")].values, vec![100.0, 101.0]);
+        assert_eq!(run.series[&key("three")].reps, vec![4, 4]);
+        assert_eq!(run.series[&key("two")].values, vec![107.0, 100.0]);
+        // Never all of a run.
+        let mut big = SampleSet::default();
+        for v in [1.0, 2.0, 3.0] {
+            big.push(&key("k"), "ns", v, 0);
+        }
+        assert_eq!(drop_warmup(&mut big, 9), 2);
+        assert_eq!(big.series[&key("k")].values, vec![3.0]);
+    }
 
     #[test]
     fn a_series_name_with_a_configuration_gives_back_its_kernel() {

@@ -130,7 +130,7 @@ fn update_then_load_round_trips_every_field() {
     assert_eq!(path, dir.path().join("baselines/nvidia-h200/gemm.json"));
 
     let f = store.load("nvidia-h200", "gemm").unwrap().expect("written");
-    assert_eq!(f.schema_version, 1);
+    assert_eq!(f.schema_version, 2);
     assert_eq!(f.target, "gemm");
     assert_eq!(f.fingerprint, h200());
     assert_eq!(f.git_commit.as_deref(), Some("0123abcd"));
@@ -322,12 +322,12 @@ fn a_newer_schema_is_refused_for_reading_and_writing() {
     // A future schema may change any field's shape; the version alone decides.
     let newer = fs::read_to_string(&path)
         .unwrap()
-        .replace("\"schema_version\": 1", "\"schema_version\": 2")
+        .replace("\"schema_version\": 2", "\"schema_version\": 3")
         .replace("\"entries\": [", "\"entries_by_kernel\": [");
     fs::write(&path, &newer).unwrap();
 
     let expected = format!(
-        "{}: baseline was written by a newer cgp-gate (schema 2); this build reads up to 1: \
+        "{}: baseline was written by a newer cgp-gate (schema 3); this build reads up to 2: \
          upgrade cgp-gate",
         path.display()
     );

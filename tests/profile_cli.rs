@@ -135,8 +135,8 @@ fn record_then_replay_gives_the_same_samples() {
     assert_eq!(first["unit"], "ns");
     assert_eq!(
         first["values"].as_array().unwrap().len(),
-        6,
-        "3 launches x 2 repetitions"
+        4,
+        "3 launches x 2 repetitions, each dropping its warm-up launch (`warmup: 1`)"
     );
 }
 

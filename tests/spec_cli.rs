@@ -97,7 +97,7 @@ fn cases() -> Vec<Case> {
         )
         .help("target on line 3"),
         case("wrong type", target_m("    command: [./a]\n    repetitions: many\n"), (5, 18), "`repetitions` of target `a` must be a whole number >= 0, found `many`"),
-        case("too few repetitions", target_m("    command: [./a]\n    repetitions: 1\n"), (5, 18), "`repetitions` of target `a` must be at least 2, found 1"),
+        case("too few repetitions", target_m("    command: [./a]\n    repetitions: 0\n"), (5, 18), "`repetitions` of target `a` must be at least 1, found 0"),
         case("max below repetitions", target_m("    command: [./a]\n    repetitions: 5\n    max_repetitions: 4\n"), (6, 22), "`max_repetitions` of target `a` (4) is less than `repetitions` (5)"),
         case("baseline below repetitions", target_m("    command: [./a]\n    repetitions: 5\n    baseline_repetitions: 4\n"), (6, 27), "`baseline_repetitions` of target `a` (4) is less than `repetitions` (5)"),
         case("launch count zero", target("    command: [./a]\n    launch_count: 0\n"), (5, 19), "`launch_count` of target `a` must be at least 1"),

@@ -19,7 +19,13 @@ pub fn median(values: &[f64]) -> f64 {
 }
 
 /// The baseline schema version this build writes, and the newest it reads.
-pub const SCHEMA_VERSION: u32 = 1;
+///
+/// - 2: an entry's samples are the launches left after every run (`reps`) dropped its warm-up
+///   launches (`warmup:`, docs/statistics.md 2.5); `reps` groups them into runs (processes).
+/// - 1: the samples hold every launch, warm-ups included. Still read: a check drops the warm-up
+///   launches of each stored run by its `reps` ([`BaselineFile::drop_warmup_v1`]), so both sides
+///   are compared alike.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One baseline file: the complete measurement of one target on one kind of GPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -130,6 +136,34 @@ impl Entry {
 }
 
 impl BaselineFile {
+    /// A schema-1 file holds every launch, warm-ups included: drop the first `warmup` launches of
+    /// each stored run that has at least 3, as every run measured now does
+    /// ([`crate::samples::drop_warmup`]). Newer files are left alone.
+    pub fn drop_warmup_v1(&mut self, warmup: u32) {
+        if self.schema_version >= 2 || warmup == 0 {
+            return;
+        }
+        for e in &mut self.entries {
+            let mut by: std::collections::BTreeMap<u32, Vec<usize>> = std::collections::BTreeMap::new();
+            for (i, r) in e.reps.iter().enumerate() {
+                by.entry(*r).or_default().push(i);
+            }
+            let mut gone = vec![false; e.samples.len()];
+            for idx in by.values() {
+                if idx.len() >= crate::samples::WARMUP_MIN_LAUNCHES {
+                    let k = (warmup as usize).min(idx.len() - 1);
+                    for &i in &idx[..k] {
+                        gone[i] = true;
+                    }
+                }
+            }
+            let mut it = gone.iter();
+            e.samples.retain(|_| !it.next().copied().unwrap_or(false));
+            let mut it = gone.iter();
+            e.reps.retain(|_| !it.next().copied().unwrap_or(false));
+        }
+    }
+
     /// The entry of a size x kernel x metric.
     pub fn entry(&self, size: &str, kernel: &str, metric: &str) -> Option<&Entry> {
         self.entries
@@ -481,6 +515,27 @@ mod tests {
 #[cfg(test)]
 mod bound_tests {
     use super::*;
+
+    #[test]
+    fn a_schema_1_baseline_drops_the_warm_up_launch_of_each_stored_run() {
+        let path = Path::new("examples/baselines/synthetic-gpu-no-hardware/reduce.json");
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut f = parse(path, &text).unwrap();
+        assert_eq!(f.schema_version, 1);
+        let before = f.entries[0].clone();
+        assert_eq!(&before.reps[..6], &[0, 0, 0, 1, 1, 1]);
+        f.drop_warmup_v1(1);
+        let e = &f.entries[0];
+        assert_eq!(e.samples.len(), before.samples.len() * 2 / 3);
+        assert_eq!(&e.reps[..4], &[0, 0, 1, 1]);
+        assert_eq!(e.samples[0].to_bits(), before.samples[1].to_bits());
+        assert_eq!(e.samples[2].to_bits(), before.samples[4].to_bits());
+        // A current file is left alone.
+        let mut g = parse(path, &text).unwrap();
+        g.schema_version = SCHEMA_VERSION;
+        g.drop_warmup_v1(1);
+        assert_eq!(g.entries[0], before);
+    }
 
     #[test]
     fn an_entry_beyond_the_sample_bound_is_refused_with_the_bound() {

@@ -44,6 +44,7 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "repetitions",
     "max_repetitions",
     "baseline_repetitions",
+    "warmup",
     "timeout",
     "clock_control",
     "cache_control",
@@ -77,6 +78,8 @@ pub(crate) const NCU_ONLY_KEYS: &[&str] = &[
 pub(crate) const NSYS_ONLY_KEYS: &[&str] = &["categories"];
 
 pub(crate) const DEFAULT_REPETITIONS: u32 = 10;
+/// Launches of each kernel a run drops at its start (`warmup:`).
+pub(crate) const DEFAULT_WARMUP: u32 = 1;
 /// Repetitions `baseline update` stores by default (at least `repetitions`): paid once per merge,
 /// shared by every pull request, and what gives the tests their power (docs/statistics.md).
 pub(crate) const DEFAULT_BASELINE_REPETITIONS: u32 = 50;
@@ -452,14 +455,14 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
     let repetitions = match m.get("repetitions") {
         Some(n) => {
             let r: u32 = ctx.uint(n, &format!("`repetitions` of {what}"))?;
-            if r < 2 {
+            if r < 1 {
                 return Err(ctx
                     .err(
                         n,
-                        format!("`repetitions` of {what} must be at least 2, found {r}"),
+                        format!("`repetitions` of {what} must be at least 1, found {r}"),
                     )
                     .help(
-                        "the statistics need at least two runs per size to estimate noise; 10 is the default",
+                        "one run (process) per size is enough when the baseline holds at least 2 runs; 10 is the default",
                     ));
             }
             r
@@ -499,6 +502,11 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
             r
         }
         None => DEFAULT_BASELINE_REPETITIONS.max(repetitions),
+    };
+
+    let warmup = match m.get("warmup") {
+        Some(n) => ctx.uint(n, &format!("`warmup` of {what}"))?,
+        None => DEFAULT_WARMUP,
     };
 
     let timeout = match m.get("timeout") {
@@ -586,6 +594,7 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
         repetitions,
         max_repetitions,
         baseline_repetitions,
+        warmup,
         timeout,
         profiling: Profiling {
             clock_control,

@@ -130,6 +130,10 @@ pub struct Target {
     /// Repetitions `baseline update` stores (>= `repetitions`); a recording with fewer gives
     /// what it has.
     pub baseline_repetitions: u32,
+    /// Launches of each kernel every run drops at its start (`warmup:`, default 1): the first
+    /// launch of a process is a warm-up outlier (+3-7 % on an H100). Applies only to runs that
+    /// hold at least 3 launches of that kernel.
+    pub warmup: u32,
     /// Wall-clock limit for one ncu run.
     pub timeout: Duration,
     pub profiling: Profiling,

@@ -223,8 +223,12 @@ fn target_properties() -> Value {
             "additionalProperties": { "$ref": "#/definitions/threshold" }
         },
         "repetitions": {
-            "description": "Repetitions per size (separate ncu runs) a check takes. Default 10.",
-            "type": "integer", "minimum": 2
+            "description": "Repetitions per size (separate ncu runs) a check takes. Default 10. 1 is valid when the baseline holds at least 2 runs.",
+            "type": "integer", "minimum": 1
+        },
+        "warmup": {
+            "description": "Launches of each kernel every run drops at its start (runs with at least 3 launches of that kernel only). Default 1.",
+            "type": "integer", "minimum": 0
         },
         "max_repetitions": {
             "description": "Upper bound when re-measuring doubtful rows. Default 2 x repetitions.",

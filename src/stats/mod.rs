@@ -9,6 +9,7 @@ pub mod jobspread;
 pub mod mannwhitney;
 pub mod median_ci;
 pub mod multiple;
+pub mod nested;
 pub mod noise;
 pub mod order;
 pub mod outliers;

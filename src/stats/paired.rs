@@ -1,15 +1,17 @@
 //! Paired comparison for `ab`: base and head measured in alternation on one GPU, pair `i` being
 //! the `i`-th repetition of each side.
 //!
-//! Each pair gives a log ratio `d_i = ln(head_i / base_i)`; whatever slowed both runs of a pair
-//! (clock state, temperature, a neighbour on the machine) cancels in it. The test is Wilcoxon's
-//! signed-rank test, the estimate the Hodges-Lehmann estimate (median of the Walsh averages
-//! `(d_i + d_j) / 2`, `i <= j`) and the interval the matching distribution-free one (Hollander,
-//! Wolfe and Chicken, "Nonparametric Statistical Methods", 3rd ed., ch. 3.1-3.2). Zeros are dropped
-//! (Wilcoxon's convention, `zero_method="wilcox"` in SciPy).
+//! Each pair gives a log ratio `d_i = ln(head_i / base_i)` of the two runs' (processes') levels,
+//! each the median of that run's launches after its warm-up; whatever slowed both runs of a pair
+//! (clock state, temperature, a neighbour on the machine) cancels in it. The test is the paired
+//! t test on the `d_i` (mean, standard error `sd / sqrt(n)`, `n - 1` degrees of freedom), after
+//! leaving out pairs beyond Tukey's fences on either side (at most a fifth, from 5 pairs on: a
+//! process that ran slow on one side only). Unlike the signed-rank test it replaced (kept below
+//! for reference), its p-value has no floor of `2^-n`: 8 pairs whose shift interval is
+//! [+11.2 %, +11.7 %] are a regression against a 3 % threshold (docs/statistics.md, 2.7).
 //!
-//! The decision is against the threshold `T`, not zero: a regression needs the signed-rank test
-//! of `d - ln(1 + T)` to be significant after Holm over the run (equivalently, the one-sided
+//! The decision is against the threshold `T`, not zero: a regression needs the t test of
+//! `d - ln(1 + T)` to be significant after Holm over the run (equivalently, the one-sided
 //! interval lies beyond `T`); a pass needs the two-sided interval to lie within `T`; an
 //! improvement mirrors the regression with `ln(1 - T)`. Everything else is inconclusive.
 
@@ -244,6 +246,91 @@ struct Prepared {
     lower_is_better: bool,
     exact_kind: bool,
     tolerance_text: String,
+    /// Pairs left out as outliers of the differences.
+    left_out: usize,
+}
+
+/// The paired t statistic of log ratios: their mean, standard error and degrees of freedom.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairedT {
+    pub mean: f64,
+    pub se: f64,
+    pub df: f64,
+}
+
+impl PairedT {
+    fn dist(&self) -> Option<statrs::distribution::StudentsT> {
+        statrs::distribution::StudentsT::new(0.0, 1.0, self.df.max(1.0)).ok()
+    }
+
+    /// P(mean this large or larger | true mean `at`).
+    pub fn p_greater(&self, at: f64) -> f64 {
+        if self.se == 0.0 {
+            return if self.mean > at { 0.0 } else { 1.0 };
+        }
+        self.dist()
+            .map_or(1.0, |d| 1.0 - d.cdf((self.mean - at) / self.se))
+    }
+
+    /// P(mean this small or smaller | true mean `at`).
+    pub fn p_less(&self, at: f64) -> f64 {
+        if self.se == 0.0 {
+            return if self.mean < at { 0.0 } else { 1.0 };
+        }
+        self.dist().map_or(1.0, |d| d.cdf((self.mean - at) / self.se))
+    }
+
+    /// Two-sided interval of the mean at `confidence`.
+    pub fn interval(&self, confidence: f64) -> [f64; 2] {
+        let q = self
+            .dist()
+            .map_or(f64::INFINITY, |d| d.inverse_cdf(0.5 + confidence / 2.0));
+        let h = if self.se == 0.0 { 0.0 } else { q * self.se };
+        [self.mean - h, self.mean + h]
+    }
+}
+
+/// One-sample t of `d` (at least 2 finite values).
+pub fn paired_t(d: &[f64]) -> Option<PairedT> {
+    let n = d.len();
+    if n < 2 || d.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let nf = n as f64;
+    let mean = d.iter().sum::<f64>() / nf;
+    let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (nf - 1.0);
+    Some(PairedT {
+        mean,
+        se: (var / nf).sqrt(),
+        df: nf - 1.0,
+    })
+}
+
+/// `d` without the values beyond Tukey's fences (both tails), at most a fifth of them, from 5
+/// values on; and how many were left out.
+fn trim_pairs(d: &[f64]) -> (Vec<f64>, usize) {
+    let n = d.len();
+    if n < 5 {
+        return (d.to_vec(), 0);
+    }
+    let mut s = d.to_vec();
+    s.sort_by(f64::total_cmp);
+    let (Some(q1), Some(q3)) = (
+        super::order::quantile_sorted(&s, 0.25),
+        super::order::quantile_sorted(&s, 0.75),
+    ) else {
+        return (d.to_vec(), 0);
+    };
+    let k = super::outliers::TUKEY_K * (q3 - q1);
+    let (lo, hi) = (q1 - k, q3 + k);
+    let centre = (q1 + q3) / 2.0;
+    let cap = (n as f64 * 0.2).floor() as usize;
+    let mut out: Vec<usize> = (0..n).filter(|&i| d[i] < lo || d[i] > hi).collect();
+    // The farthest first.
+    out.sort_by(|&a, &b| (d[b] - centre).abs().total_cmp(&(d[a] - centre).abs()));
+    out.truncate(cap);
+    let kept = (0..n).filter(|i| !out.contains(i)).map(|i| d[i]).collect();
+    (kept, out.len())
 }
 
 fn done(verdict: RowVerdict, reason: String, pairs: usize, confidence: f64) -> Prepared {
@@ -267,6 +354,7 @@ fn done(verdict: RowVerdict, reason: String, pairs: usize, confidence: f64) -> P
         lower_is_better: true,
         exact_kind: false,
         tolerance_text: String::new(),
+        left_out: 0,
     }
 }
 
@@ -318,8 +406,12 @@ fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
             confidence,
         );
     }
-    let d: Vec<f64> = row.base.iter().zip(row.head).map(|(b, h)| (h / b).ln()).collect();
-    let Some(w) = walsh_interval(&d, confidence) else {
+    let d_all: Vec<f64> = row.base.iter().zip(row.head).map(|(b, h)| (h / b).ln()).collect();
+    // A pair where one side's process ran slow (a clock dip, a neighbour) is an outlier of the
+    // differences on either side: Tukey's fences on both tails, at most a fifth of the pairs,
+    // from 5 pairs on. Symmetric, so under no change it removes as much on each side.
+    let (d, left_out) = trim_pairs(&d_all);
+    let Some(tt) = paired_t(&d) else {
         return done(
             RowVerdict::Error,
             "internal: no interval".to_owned(),
@@ -327,10 +419,15 @@ fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
             confidence,
         );
     };
+    let w = WalshInterval {
+        estimate: tt.mean,
+        ci: tt.interval(confidence),
+        confidence,
+    };
     let t = if row.exact_kind { 0.0 } else { row.tolerance };
     let up = t.ln_1p();
     let down = if t < 1.0 { (-t).ln_1p() } else { f64::NEG_INFINITY };
-    // Worse-than-T and better-than-T, each a one-sided test against the shifted null.
+    // Worse-than-T and better-than-T, each a one-sided t test against the shifted null.
     let (bad_shift, good_shift) = if row.lower_is_better {
         (up, down)
     } else {
@@ -340,13 +437,17 @@ fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
         if !shift.is_finite() {
             return 1.0;
         }
-        let shifted: Vec<f64> = d.iter().map(|x| x - shift).collect();
-        signed_rank(&shifted).map_or(1.0, |s| if worse_is_up { s.p_greater } else { s.p_less })
+        if worse_is_up {
+            tt.p_greater(shift)
+        } else {
+            tt.p_less(shift)
+        }
     };
     let p_bad = test(bad_shift, row.lower_is_better);
     let p_good = test(good_shift, !row.lower_is_better);
     let mut p = done(RowVerdict::Inconclusive, String::new(), n, w.confidence);
-    p.j.method = "wilcoxon-signed-rank+hodges-lehmann".to_owned();
+    p.j.method = "paired-t".to_owned();
+    p.left_out = left_out;
     p.j.change = Some(w.estimate.exp_m1());
     p.j.change_ci = Some([w.ci[0].exp_m1(), w.ci[1].exp_m1()]);
     p.j.p = Some(p_bad);
@@ -423,8 +524,6 @@ fn decide(
     } else {
         p.estimate < p.down
     };
-    // Smallest one-sided p-value these pairs can give: 1 / 2^n.
-    let floor = 0.5f64.powi(pairs.min(1000) as i32);
     (j.verdict, j.reason) = if ab <= alpha {
         (
             RowVerdict::Regression,
@@ -453,13 +552,6 @@ fn decide(
                 "the {conf} interval {interval} over {pairs} pairs rules out a regression beyond the {tol}"
             ),
         )
-    } else if beyond && floor * family as f64 > alpha {
-        (
-            RowVerdict::Inconclusive,
-            format!(
-                "{change} is beyond the {tol}, but {pairs} pairs cannot reach significance after holm over {family} tests (smallest possible p {floor:.1e}); measure more pairs"
-            ),
-        )
     } else if beyond {
         (
             RowVerdict::Inconclusive,
@@ -475,6 +567,12 @@ fn decide(
             ),
         )
     };
+    if p.left_out > 0 {
+        j.reason.push_str(&format!(
+            "; {} of {pairs} pairs left out as outliers (a process that ran slow on one side)",
+            p.left_out
+        ));
+    }
     p.j
 }
 
@@ -614,6 +712,8 @@ mod tests {
                     candidate: &h,
                     threshold: &t,
                     history: &[],
+                    baseline_runs: &[],
+                    candidate_runs: &[],
                 },
                 &cfg,
             );
@@ -674,15 +774,54 @@ mod tests {
         assert_eq!(j[0].verdict, RowVerdict::Error);
         let j = judge_paired(&[row(&[1.0, 1.0, 1.0], &[1.0, 2.0], 0.03)], 0.01, 0.95);
         assert_eq!(j[0].verdict, RowVerdict::Error);
-        // 5 clearly slower pairs cannot be significant at alpha 0.01 (1/32): the reason says so.
+        // 5 clearly slower pairs: no 2^-n floor blocks the answer any more (the signed-rank
+        // test could not go below 1/32 and called this inconclusive).
         let b = [100.0, 101.0, 99.0, 100.5, 100.2];
         let h: Vec<f64> = b.iter().map(|x| x * 1.2).collect();
         let j = &judge_paired(&[row(&b, &h, 0.03)], 0.01, 0.95)[0];
-        assert_eq!(j.verdict, RowVerdict::Inconclusive);
-        assert!(j.reason.contains("cannot reach significance"), "{}", j.reason);
+        assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
         assert_eq!(
             judge_paired(&[row(&b, &h, 0.03)], 0.0, 0.95)[0].verdict,
             RowVerdict::Error
         );
+    }
+
+    #[test]
+    fn eight_pairs_with_a_tight_interval_far_beyond_the_threshold_are_a_regression() {
+        // The PyTorch GEMM of issue 22, shaped: +11.4 % over 8 pairs, interval about
+        // [+11.2 %, +11.7 %], threshold 3 %, in a family of 50 rows at alpha 0.01.
+        let b = [1000.0, 1003.0, 998.0, 1001.0, 999.5, 1002.0, 1000.5, 997.0];
+        let wiggle = [0.002, -0.003, 0.001, 0.0, -0.001, 0.003, -0.002, 0.0];
+        let h: Vec<f64> = b.iter().zip(wiggle).map(|(x, w)| x * (1.114 + w)).collect();
+        let mut rows = vec![row(&b, &h, 0.03)];
+        let same: Vec<f64> = b.iter().map(|x| x * 1.001).collect();
+        for _ in 0..49 {
+            rows.push(row(&b, &same, 0.03));
+        }
+        let j = &judge_paired(&rows, 0.01, 0.95)[0];
+        assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+        let [lo, hi] = j.change_ci.unwrap();
+        assert!(lo > 0.11 && hi < 0.118, "[{lo}, {hi}]");
+    }
+
+    #[test]
+    fn three_clear_pairs_decide() {
+        let b = [1000.0, 1002.0, 999.0];
+        let slow = [1101.0, 1100.5, 1099.0];
+        let same = [1000.5, 1001.0, 999.5];
+        let j = judge_paired(&[row(&b, &slow, 0.03), row(&b, &same, 0.03)], 0.01, 0.95);
+        assert_eq!(j[0].verdict, RowVerdict::Regression, "{}", j[0].reason);
+        assert_eq!(j[1].verdict, RowVerdict::Pass, "{}", j[1].reason);
+        assert_eq!(j[0].method, "paired-t");
+    }
+
+    #[test]
+    fn a_pair_with_one_slow_process_is_left_out() {
+        let b: Vec<f64> = (0..10).map(|i| 1000.0 + f64::from(i)).collect();
+        let mut h: Vec<f64> = b.iter().map(|x| x * 1.001).collect();
+        h[3] *= 1.3;
+        let j = &judge_paired(&[row(&b, &h, 0.03)], 0.01, 0.95)[0];
+        assert_eq!(j.verdict, RowVerdict::Pass, "{}", j.reason);
+        assert!(j.reason.contains("1 of 10 pairs left out"), "{}", j.reason);
     }
 }

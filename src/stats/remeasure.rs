@@ -8,9 +8,26 @@ use crate::threshold::Threshold;
 use super::row::RowVerdict;
 use super::verdict::{Comparison, Config, Judgement, judge_all};
 
-/// Rows whose size is measured again: inconclusive ones, and regressions (confirmed by more data).
+/// Rows whose size is measured again: the inconclusive ones. A row stops as soon as it is
+/// decided (regression, pass, improvement): the alpha of every look is spent (`Config::looks`),
+/// so a decision at an early look is as sound as one at the last.
 pub fn is_doubtful(v: RowVerdict) -> bool {
-    matches!(v, RowVerdict::Inconclusive | RowVerdict::Regression)
+    matches!(v, RowVerdict::Inconclusive)
+}
+
+/// Is this verdict final at the look that gave it (a row that need not be measured again)?
+pub fn is_decided(v: RowVerdict) -> bool {
+    matches!(
+        v,
+        RowVerdict::Regression | RowVerdict::Pass | RowVerdict::Improvement
+    )
+}
+
+/// How many looks `check` may take at a row: the first round, then one per re-measurement round
+/// of `repetitions` more up to `max_repetitions`.
+pub fn looks(repetitions: u32, max_repetitions: u32) -> u32 {
+    let step = repetitions.max(1);
+    1 + max_repetitions.saturating_sub(repetitions).div_ceil(step)
 }
 
 /// The repetitions of the next round for a size that has `next` of them, or `None` at the cap.
@@ -23,6 +40,8 @@ pub fn next_round(next: u32, repetitions: u32, max_repetitions: u32) -> Option<(
 pub struct SimRow<'a> {
     pub key: String,
     pub baseline: &'a [f64],
+    /// The run of each baseline sample (empty: each sample its own run).
+    pub baseline_runs: &'a [u32],
     pub threshold: &'a Threshold,
     pub history: &'a [f64],
 }
@@ -36,19 +55,35 @@ pub struct SimOutcome {
     pub extra_reps: u32,
 }
 
-/// What `check` does, on simulated candidates: measure `repetitions` repetitions per row
-/// (`draw(row, reps)` returns the samples of that many more repetitions), judge every row with
-/// `judge_all` (one Holm family), re-measure the doubtful rows by `repetitions` more up to
-/// `max_repetitions`, judge again; the last round decides.
+/// What `check` does, on simulated candidates: measure `repetitions` runs (processes) per row
+/// (`draw(row, runs)` returns the samples of that many more runs, one vector per run), judge
+/// every row with `judge_all` (one Holm family, alpha split over the looks), re-measure the
+/// inconclusive rows by `repetitions` more runs up to `max_repetitions`, judge again. A row keeps
+/// the verdict of the first look that decided it; the others take the last look's.
 pub fn simulate_check(
     rows: &[SimRow<'_>],
     cfg: &Config,
     repetitions: u32,
     max_repetitions: u32,
-    draw: &mut dyn FnMut(usize, u32) -> Vec<f64>,
+    draw: &mut dyn FnMut(usize, u32) -> Vec<Vec<f64>>,
 ) -> SimOutcome {
-    let mut cand: Vec<Vec<f64>> = (0..rows.len()).map(|i| draw(i, repetitions)).collect();
+    let cfg = Config {
+        looks: looks(repetitions, max_repetitions),
+        ..cfg.clone()
+    };
+    let mut cand: Vec<(Vec<f64>, Vec<u32>)> = vec![(Vec::new(), Vec::new()); rows.len()];
+    let add = |c: &mut (Vec<f64>, Vec<u32>), runs: Vec<Vec<f64>>, first: u32| {
+        for (k, run) in runs.into_iter().enumerate() {
+            let id = first + k as u32;
+            c.1.extend(std::iter::repeat_n(id, run.len()));
+            c.0.extend(run);
+        }
+    };
+    for (i, c) in cand.iter_mut().enumerate() {
+        add(c, draw(i, repetitions), 0);
+    }
     let mut done: Vec<u32> = vec![repetitions; rows.len()];
+    let mut decided: Vec<Option<Judgement>> = vec![None; rows.len()];
     let mut extra = 0;
     loop {
         let comparisons: Vec<Comparison<'_>> = rows
@@ -57,29 +92,107 @@ pub fn simulate_check(
             .map(|(r, c)| Comparison {
                 key: r.key.clone(),
                 baseline: Some(r.baseline),
-                candidate: c,
+                candidate: &c.0,
                 threshold: r.threshold,
                 history: r.history,
+                baseline_runs: r.baseline_runs,
+                candidate_runs: &c.1,
             })
             .collect();
-        let judgements = judge_all(&comparisons, cfg);
+        let judgements = judge_all(&comparisons, &cfg);
         let mut more = false;
         for (i, j) in judgements.iter().enumerate() {
-            if !is_doubtful(j.verdict) {
+            if decided[i].is_some() {
+                continue;
+            }
+            if is_decided(j.verdict) {
+                decided[i] = Some(j.clone());
                 continue;
             }
             if let Some((from, to)) = next_round(done[i], repetitions, max_repetitions) {
                 let got = draw(i, to - from);
-                cand[i].extend(got);
+                add(&mut cand[i], got, from);
                 extra += to - from;
                 done[i] = to;
                 more = true;
             }
         }
         if !more {
+            let judgements = judgements
+                .into_iter()
+                .zip(decided)
+                .map(|(j, d)| d.unwrap_or(j))
+                .collect();
             return SimOutcome {
                 judgements,
                 extra_reps: extra,
+            };
+        }
+    }
+}
+
+/// The outcome of a simulated `ab` run.
+#[derive(Debug, Clone)]
+pub struct PairedOutcome {
+    /// The final judgements, one per row.
+    pub judgements: Vec<super::paired::PairedJudgement>,
+    /// Pairs measured per row at the end.
+    pub pairs: Vec<u32>,
+}
+
+/// What `ab` does (src/ab.rs), on simulated pairs: `repetitions` pairs per row (`draw(row, n)`
+/// returns `n` more (base, head) values, each the median of one process's launches), every row
+/// judged with `judge_paired` at `alpha` split over the looks, the inconclusive rows given
+/// `repetitions` more pairs up to `max_repetitions`; a decided row keeps its first verdict.
+/// Each row is its own size here. Rows of `tolerance` with lower-is-better durations.
+pub fn simulate_ab(
+    rows: usize,
+    tolerance: f64,
+    alpha: f64,
+    confidence: f64,
+    repetitions: u32,
+    max_repetitions: u32,
+    draw: &mut dyn FnMut(usize, u32) -> Vec<(f64, f64)>,
+) -> PairedOutcome {
+    use super::paired::{PairedJudgement, PairedRow, judge_paired};
+    let alpha = alpha / f64::from(looks(repetitions, max_repetitions));
+    let mut pairs: Vec<Vec<(f64, f64)>> = (0..rows).map(|i| draw(i, repetitions)).collect();
+    let mut done = vec![repetitions; rows];
+    let mut decided: Vec<Option<PairedJudgement>> = vec![None; rows];
+    loop {
+        let split: Vec<(Vec<f64>, Vec<f64>)> = pairs.iter().map(|p| p.iter().copied().unzip()).collect();
+        let rs: Vec<PairedRow<'_>> = split
+            .iter()
+            .map(|(b, h)| PairedRow {
+                base: b,
+                head: h,
+                tolerance,
+                tolerance_text: format!("{}% threshold", tolerance * 100.0),
+                lower_is_better: true,
+                exact_kind: false,
+            })
+            .collect();
+        let js = judge_paired(&rs, alpha, confidence);
+        let mut more = false;
+        for (i, j) in js.iter().enumerate() {
+            if decided[i].is_some() {
+                continue;
+            }
+            if is_decided(j.verdict) {
+                decided[i] = Some(j.clone());
+                continue;
+            }
+            if let Some((from, to)) = next_round(done[i], repetitions, max_repetitions) {
+                let got = draw(i, to - from);
+                pairs[i].extend(got);
+                done[i] = to;
+                more = true;
+            }
+        }
+        if !more {
+            return PairedOutcome {
+                judgements: js.into_iter().zip(decided).map(|(j, d)| d.unwrap_or(j)).collect(),
+                pairs: done,
             };
         }
     }
@@ -94,7 +207,11 @@ mod tests {
         assert_eq!(next_round(10, 10, 20), Some((10, 20)));
         assert_eq!(next_round(10, 10, 15), Some((10, 15)));
         assert_eq!(next_round(20, 10, 20), None);
-        assert!(is_doubtful(RowVerdict::Regression) && is_doubtful(RowVerdict::Inconclusive));
-        assert!(!is_doubtful(RowVerdict::Pass));
+        assert!(is_doubtful(RowVerdict::Inconclusive));
+        assert!(!is_doubtful(RowVerdict::Pass) && !is_doubtful(RowVerdict::Regression));
+        assert_eq!(looks(10, 20), 2);
+        assert_eq!(looks(1, 3), 3);
+        assert_eq!(looks(10, 15), 2);
+        assert_eq!(looks(5, 5), 1);
     }
 }

@@ -36,7 +36,11 @@ impl RowVerdict {
 /// Summary of one side's samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SideSummary {
+    /// Samples (launches, after the warm-up launches each run drops).
     pub n: usize,
+    /// Runs (profiler processes) the samples came from; absent where not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<usize>,
     pub median: f64,
     pub min: f64,
     pub max: f64,

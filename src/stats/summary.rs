@@ -28,6 +28,7 @@ pub fn summarize(samples: &[f64]) -> SideSummary {
     };
     SideSummary {
         n: finite.len(),
+        runs: None,
         median,
         min: sorted.first().copied().unwrap_or(0.0),
         max: sorted.last().copied().unwrap_or(0.0),

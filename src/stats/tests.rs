@@ -53,6 +53,8 @@ fn one(baseline: Option<&[f64]>, candidate: &[f64], t: &Threshold) -> Judgement 
             candidate,
             threshold: t,
             history: &[],
+            baseline_runs: &[],
+            candidate_runs: &[],
         },
         &Config::default(),
     )
@@ -225,6 +227,8 @@ fn missing_or_broken_data_gets_a_reason_never_a_panic() {
         candidate: &[1.0],
         threshold: &t,
         history: &[],
+        baseline_runs: &[],
+        candidate_runs: &[],
     }];
     let j = judge_all(&rows, &cfg);
     assert_eq!(j[0].verdict, RowVerdict::Error);
@@ -247,6 +251,8 @@ fn holm_keeps_one_marginal_row_from_failing_a_large_run() {
         candidate: &c,
         threshold: &t,
         history: &[],
+        baseline_runs: &[],
+        candidate_runs: &[],
     }];
     for i in 0..19 {
         rows.push(Comparison {
@@ -255,6 +261,8 @@ fn holm_keeps_one_marginal_row_from_failing_a_large_run() {
             candidate: &null_c,
             threshold: &t,
             history: &[],
+            baseline_runs: &[],
+            candidate_runs: &[],
         });
     }
     let js = judge_all(&rows, &Config::default());
@@ -279,6 +287,8 @@ fn bootstrap_interval_is_seeded_by_row_key() {
         candidate: &c,
         threshold: &t,
         history: &[],
+        baseline_runs: &[],
+        candidate_runs: &[],
     };
     let a1 = judge(&row("a"), &cfg);
     let a2 = judge(&row("a"), &cfg);
@@ -305,6 +315,8 @@ fn row<'a>(key: String, b: &'a [f64], c: &'a [f64], t: &'a Threshold) -> Compari
         candidate: c,
         threshold: t,
         history: &[],
+        baseline_runs: &[],
+        candidate_runs: &[],
     }
 }
 
@@ -382,6 +394,8 @@ fn between_job_spread_widens_the_interval_and_warns() {
         candidate: &c,
         threshold: &t,
         history: &history,
+        baseline_runs: &[],
+        candidate_runs: &[],
     };
     let j = judge(&cmp, &Config::default());
     let spread = j.job_spread.unwrap();
@@ -398,6 +412,8 @@ fn between_job_spread_widens_the_interval_and_warns() {
     let j = judge(
         &Comparison {
             history: &steady,
+            baseline_runs: &[],
+            candidate_runs: &[],
             ..cmp
         },
         &Config::default(),
@@ -473,7 +489,7 @@ proptest! {
         // samples: the symmetry of the decision is checked on the untrimmed rule.
         let mk = |d| if exact { Threshold { kind: ThresholdKind::Exact, direction: d, min_effect: None } } else { rel(frac, d) };
         let cfg = Config { trim_dips: false, ..Config::default() };
-        let judge1 = |t: &Threshold| judge(&Comparison { key: "k".into(), baseline: Some(&b), candidate: &c, threshold: t, history: &[] }, &cfg).verdict;
+        let judge1 = |t: &Threshold| judge(&Comparison { key: "k".into(), baseline: Some(&b), candidate: &c, threshold: t, history: &[], baseline_runs: &[], candidate_runs: &[] }, &cfg).verdict;
         let lower = judge1(&mk(Direction::Lower));
         let higher = judge1(&mk(Direction::Higher));
         prop_assert_eq!(lower == RowVerdict::Regression, higher == RowVerdict::Improvement);
@@ -502,8 +518,8 @@ proptest! {
             ..Config::default()
         };
         let rows = [
-            Comparison { key: "a".into(), baseline: b.as_deref(), candidate: &c, threshold: &t, history: &[] },
-            Comparison { key: "b".into(), baseline: Some(&c), candidate: &c, threshold: &t, history: &[] },
+            Comparison { key: "a".into(), baseline: b.as_deref(), candidate: &c, threshold: &t, history: &[], baseline_runs: &[], candidate_runs: &[] },
+            Comparison { key: "b".into(), baseline: Some(&c), candidate: &c, threshold: &t, history: &[], baseline_runs: &[], candidate_runs: &[] },
         ];
         let js = judge_all(&rows, &cfg);
         prop_assert_eq!(js.len(), 2);
@@ -618,4 +634,128 @@ fn ab_and_check_judge_deterministic_values_alike() {
     }
     use RowVerdict::{Improvement as I, Pass as P, Regression as R};
     assert_eq!(verdicts, [P, R, I, R, P, R, I, P]);
+}
+
+/// SYNTHETIC launches grouped in runs: `runs` processes of `launches` launches, within-run sd
+/// `w`, between-run sd `b` (log scale), level `level` ns.
+fn grouped_runs(seed: u64, runs: u32, launches: usize, level: f64, w: f64, b: f64) -> (Vec<f64>, Vec<u32>) {
+    let mut rng = super::rng::Rng::new(seed);
+    let mut v = Vec::new();
+    let mut r = Vec::new();
+    for run in 0..runs {
+        let off = b * rng.normal();
+        for _ in 0..launches {
+            v.push(level * (off + w * rng.normal()).exp());
+            r.push(run);
+        }
+    }
+    (v, r)
+}
+
+fn judge_runs(b: &(Vec<f64>, Vec<u32>), c: &(Vec<f64>, Vec<u32>), t: &Threshold, cfg: &Config) -> Judgement {
+    judge(
+        &Comparison {
+            key: "k".into(),
+            baseline: Some(&b.0),
+            candidate: &c.0,
+            threshold: t,
+            history: &[],
+            baseline_runs: &b.1,
+            candidate_runs: &c.1,
+        },
+        cfg,
+    )
+}
+
+#[test]
+fn one_process_of_30_launches_decides_a_clear_row_against_stored_runs() {
+    // H100-like noise: within a run 0.5 %, between runs 0.2 %; 10 stored baseline runs.
+    let t = rel(0.03, Direction::Lower);
+    let cfg = Config::default();
+    let base = grouped_runs(1, 10, 29, 100_000.0, 0.005, 0.002);
+    let slow = grouped_runs(2, 1, 29, 110_000.0, 0.005, 0.002);
+    let j = judge_runs(&base, &slow, &t, &cfg);
+    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    assert_eq!(j.method, "run-level-t");
+    assert_eq!(j.candidate.runs, Some(1));
+    assert_eq!(j.candidate.n, 29);
+    assert_eq!(j.baseline.as_ref().and_then(|b| b.runs), Some(10));
+    assert!(
+        j.reason.contains("10 baseline and 1 candidate runs"),
+        "{}",
+        j.reason
+    );
+    let same = grouped_runs(3, 1, 29, 100_000.0, 0.005, 0.002);
+    let j = judge_runs(&base, &same, &t, &cfg);
+    assert_eq!(j.verdict, RowVerdict::Pass, "{}", j.reason);
+    // +1.5 % under a 3 % threshold: never a regression.
+    let small = grouped_runs(4, 1, 29, 101_500.0, 0.005, 0.002);
+    assert_ne!(
+        judge_runs(&base, &small, &t, &cfg).verdict,
+        RowVerdict::Regression
+    );
+}
+
+#[test]
+fn one_run_a_side_cannot_estimate_the_noise_between_runs() {
+    let t = rel(0.03, Direction::Lower);
+    let base = grouped_runs(5, 1, 29, 100_000.0, 0.005, 0.002);
+    let cand = grouped_runs(6, 1, 29, 120_000.0, 0.005, 0.002);
+    let j = judge_runs(&base, &cand, &t, &Config::default());
+    assert_eq!(j.verdict, RowVerdict::Inconclusive);
+    assert!(j.reason.contains("at least 2 runs"), "{}", j.reason);
+}
+
+#[test]
+fn launches_are_not_counted_as_processes_when_runs_differ() {
+    // SYNTHETIC, no change: between-run noise 1 %, within 0.1 %, 3 candidate runs of 30
+    // launches against 10 stored runs, exact threshold (a test against no change).
+    // The run-level model keeps false alarms near alpha = 0.01; the same launches taken as 390
+    // independent processes (the rank test) call many rows a worsening (100 rows).
+    let t = kind(ThresholdKind::Exact);
+    let (mut nested, mut flat) = (0, 0);
+    for seed in 0..100 {
+        let base = grouped_runs(1000 + seed, 10, 30, 100_000.0, 0.001, 0.01);
+        let cand = grouped_runs(5000 + seed, 3, 30, 100_000.0, 0.001, 0.01);
+        if judge_runs(&base, &cand, &t, &Config::default()).verdict == RowVerdict::Regression {
+            nested += 1;
+        }
+        let j = judge(
+            &Comparison {
+                key: "k".into(),
+                baseline: Some(&base.0),
+                candidate: &cand.0,
+                threshold: &t,
+                history: &[],
+                baseline_runs: &[],
+                candidate_runs: &[],
+            },
+            &Config::default(),
+        );
+        if j.verdict == RowVerdict::Regression {
+            flat += 1;
+        }
+    }
+    assert!(nested <= 4, "run-level false alarms {nested} of 100");
+    assert!(flat >= 30, "launch-level false alarms {flat} of 100");
+}
+
+#[test]
+fn alpha_is_split_over_the_looks() {
+    let t = rel(0.03, Direction::Lower);
+    let base = grouped_runs(9, 10, 29, 100_000.0, 0.005, 0.002);
+    let cand = grouped_runs(10, 1, 29, 104_200.0, 0.005, 0.002);
+    let one = judge_runs(&base, &cand, &t, &Config::default());
+    let p = one.p_adjusted.unwrap();
+    // Choose alpha so that this row is a regression at one look and not at three.
+    let cfg = Config {
+        alpha: p * 2.0,
+        ..Config::default()
+    };
+    assert_eq!(judge_runs(&base, &cand, &t, &cfg).verdict, RowVerdict::Regression);
+    let three = Config { looks: 3, ..cfg };
+    assert_ne!(
+        judge_runs(&base, &cand, &t, &three).verdict,
+        RowVerdict::Regression
+    );
 }

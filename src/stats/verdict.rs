@@ -12,6 +12,11 @@
 //!   between-job spread estimated from the baseline's history (`jobspread`);
 //! - `min:`/`max:` limits: the candidate's median against the limit, by its order-statistic
 //!   interval and the sign test (also in the Holm family).
+//!
+//! A noisy row whose launches come in runs (profiler processes: `Comparison::baseline_runs`,
+//! `candidate_runs`) is judged by the run-level model instead of the rank test (`nested`): t tests
+//! of the log shift with a within-run and a between-run noise part, with the same decision. The
+//! run's alpha is split over the looks re-measurement may take (`Config::looks`).
 
 use super::row::{RowVerdict, SideSummary};
 use crate::threshold::{Direction, Threshold, ThresholdKind};
@@ -64,6 +69,10 @@ pub struct Config {
     /// How much more than a median's own noise the baseline history must vary before a
     /// between-job spread is assumed (`jobspread::NOISE_RATIO` by default).
     pub spread_noise_ratio: f64,
+    /// How many times the run may be judged as rows are re-measured (the first round plus each
+    /// re-measurement round `max_repetitions` allows). `alpha` is split evenly over the looks
+    /// (Bonferroni alpha spending), so the false-alarm bound holds whichever look decides a row.
+    pub looks: u32,
 }
 
 impl Default for Config {
@@ -77,6 +86,7 @@ impl Default for Config {
             interval: IntervalMethod::HodgesLehmann,
             trim_dips: true,
             spread_noise_ratio: super::jobspread::NOISE_RATIO,
+            looks: 1,
         }
     }
 }
@@ -88,6 +98,9 @@ impl Config {
         }
         if !(self.confidence > 0.0 && self.confidence < 1.0) {
             return Some(format!("confidence {} is not between 0 and 1", self.confidence));
+        }
+        if self.looks == 0 {
+            return Some("looks must be at least 1".to_owned());
         }
         if !(self.spread_noise_ratio.is_finite() && self.spread_noise_ratio >= 0.0) {
             return Some(format!(
@@ -112,6 +125,11 @@ pub struct Comparison<'a> {
     /// Medians of the baseline's older generations, oldest first (each from its own job): the
     /// between-job spread is estimated from them and the current baseline. Empty: none assumed.
     pub history: &'a [f64],
+    /// The run (profiler process) each baseline sample came from, same length as `baseline`;
+    /// empty: every sample is its own run (baselines written before runs were kept).
+    pub baseline_runs: &'a [u32],
+    /// The run each candidate sample came from; empty: every sample is its own run.
+    pub candidate_runs: &'a [u32],
 }
 
 /// The verdict of one row and everything that explains it.
@@ -171,6 +189,12 @@ pub fn judge_all(rows: &[Comparison<'_>], cfg: &Config) -> Vec<Judgement> {
             .map(|r| base_judgement(r, cfg, RowVerdict::Error, &format!("invalid settings: {problem}")))
             .collect();
     }
+    // Alpha spent at this look (Bonferroni over the planned looks).
+    let spent = Config {
+        alpha: cfg.alpha / f64::from(cfg.looks),
+        ..cfg.clone()
+    };
+    let cfg = &spent;
     let mut cache = NullCache::default();
     let prepared: Vec<Prepared> = rows.iter().map(|r| prepare(r, cfg, &mut cache)).collect();
     let p_bad: Vec<Option<f64>> = prepared.iter().map(Prepared::p_bad).collect();
@@ -190,7 +214,7 @@ pub fn judge_all(rows: &[Comparison<'_>], cfg: &Config) -> Vec<Judgement> {
 /// A row after its test, before the run-wide adjustment.
 enum Prepared {
     Done(Judgement),
-    Shift(ShiftRow),
+    Shift(Box<ShiftRow>),
     Limit(LimitRow),
 }
 
@@ -220,6 +244,8 @@ struct ShiftRow {
     widen: f64,
     /// Slow outliers left out of the test (`dips`): baseline, candidate.
     dips: (usize, usize),
+    /// Appended to the reason (the run-level model's noise parts and runs).
+    extra: String,
 }
 
 struct LimitRow {
@@ -284,8 +310,14 @@ fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reaso
         p: None,
         p_adjusted: None,
         reason: reason.to_owned(),
-        baseline: row.baseline.map(summarize),
-        candidate: summarize(row.candidate),
+        baseline: row.baseline.map(|b| SideSummary {
+            runs: Some(super::nested::count_runs(b.len(), row.baseline_runs)),
+            ..summarize(b)
+        }),
+        candidate: SideSummary {
+            runs: Some(super::nested::count_runs(row.candidate.len(), row.candidate_runs)),
+            ..summarize(row.candidate)
+        },
         median_ci: None,
         job_spread: None,
         tolerance: None,
@@ -389,6 +421,9 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
     let (nb, nc) = (baseline.len(), row.candidate.len());
     if constant(baseline) && constant(row.candidate) && (exact_kind || (nb >= 2 && nc >= 2)) {
         return Prepared::Done(exact_compare(row, cfg, baseline[0], row.candidate[0]));
+    }
+    if grouped(row) && nb <= MAX_SAMPLES && nc <= MAX_SAMPLES {
+        return prepare_nested(row, cfg, baseline, exact_kind);
     }
     if nb < MIN_SAMPLES || nc < MIN_SAMPLES {
         return done(
@@ -518,7 +553,7 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
     j.confidence = shift.confidence;
     j.p = Some(p_bad);
     j.job_spread = spread.map(|s| s.spread);
-    Prepared::Shift(ShiftRow {
+    Prepared::Shift(Box::new(ShiftRow {
         j,
         shift,
         p_bad,
@@ -533,7 +568,149 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
         spread,
         widen,
         dips: dips_seen.get().unwrap_or((0, 0)),
-    })
+        extra: String::new(),
+    }))
+}
+
+/// Does the row carry launches grouped in runs (some run on a side with two or more samples)?
+/// Then the run-level model decides (`nested`); otherwise every sample is its own run and the
+/// rank test does.
+fn grouped(row: &Comparison<'_>) -> bool {
+    let multi = |values: usize, runs: &[u32]| {
+        !runs.is_empty() && runs.len() == values && super::nested::count_runs(values, runs) < values
+    };
+    multi(row.candidate.len(), row.candidate_runs)
+        || row.baseline.is_some_and(|b| multi(b.len(), row.baseline_runs))
+}
+
+/// A noisy row with runs: the two-level model on the log scale (`nested`), t tests of the
+/// shift against the threshold's boundaries, the interval widened (in quadrature) by the
+/// between-job spread of the baseline history.
+fn prepare_nested(row: &Comparison<'_>, cfg: &Config, baseline: &[f64], exact_kind: bool) -> Prepared {
+    use super::nested::{Runs, fit};
+    let slow_high = row.threshold.direction == Direction::Lower;
+    let bad_sign = if slow_high { 1.0 } else { -1.0 };
+    let fitted = fit(
+        Runs {
+            values: baseline,
+            runs: row.baseline_runs,
+        },
+        Runs {
+            values: row.candidate,
+            runs: row.candidate_runs,
+        },
+        slow_high,
+        cfg.trim_dips,
+    );
+    let mut j = base_judgement(row, cfg, RowVerdict::Inconclusive, "");
+    let f = match fitted {
+        Ok(f) => f,
+        Err(why) => {
+            j.reason = format!("not enough data or unusable values: {why}");
+            return Prepared::Done(j);
+        }
+    };
+    let min_effect = row.threshold.min_effect.as_ref().map_or(0.0, |q| q.value);
+    let base_median = j.baseline.as_ref().map_or(0.0, |b| b.median);
+    let base_cv = j.baseline.as_ref().and_then(|b| b.cv);
+    let threshold_fraction = match row.threshold.kind {
+        ThresholdKind::Relative { fraction } => fraction,
+        _ => 0.0,
+    };
+    // min_effect as a relative tolerance at the baseline's median: the test must exceed both.
+    let fraction = if min_effect > 0.0 && base_median > 0.0 {
+        threshold_fraction.max(min_effect / base_median)
+    } else {
+        threshold_fraction
+    };
+    let spread = job_spread_gated(
+        row.history,
+        base_median,
+        base_cv,
+        f.runs.0,
+        cfg.spread_noise_ratio,
+    );
+    let extra_var = spread.map_or(0.0, |s| 2.0 * s.spread * s.spread);
+    let q = f.quantile(cfg.confidence);
+    let widen = q * ((f.se * f.se + extra_var).sqrt() - f.se);
+    let ci = f.interval(cfg.confidence, extra_var);
+    let shift = Shift {
+        change: f.delta.exp_m1(),
+        ci: [ci[0].exp_m1(), ci[1].exp_m1()],
+        confidence: cfg.confidence,
+    };
+    let up = fraction.ln_1p();
+    let down = if fraction < 1.0 {
+        (-fraction).ln_1p()
+    } else {
+        f64::NEG_INFINITY
+    };
+    let (p_bad, p_good, p_zero) = if slow_high {
+        (
+            f.p_greater(up, extra_var),
+            f.p_less(down, extra_var),
+            f.p_greater(0.0, extra_var),
+        )
+    } else {
+        (
+            f.p_less(down, extra_var),
+            f.p_greater(up, extra_var),
+            f.p_less(0.0, extra_var),
+        )
+    };
+    let threshold_text = if exact_kind {
+        "exact threshold".to_owned()
+    } else {
+        format!("{} threshold", pct(threshold_fraction).trim_start_matches('+'))
+    };
+    let tolerance_text = if min_effect > 0.0 {
+        format!(
+            "{threshold_text} and min effect {} ({})",
+            effect_text(row.threshold),
+            pct(fraction).trim_start_matches('+')
+        )
+    } else {
+        threshold_text
+    };
+    j.method = "run-level-t".to_owned();
+    j.change = Some(shift.change);
+    j.change_ci = Some(shift.ci);
+    j.confidence = shift.confidence;
+    j.p = Some(p_bad);
+    j.job_spread = spread.map(|s| s.spread);
+    let within = f.within_sd.map_or_else(
+        || "unknown (one launch per run)".to_owned(),
+        |w| pct(w).trim_start_matches('+').to_owned(),
+    );
+    let extra = format!(
+        "; {} baseline and {} candidate runs ({} and {} launches), noise within a run {within}, between runs {}",
+        f.runs.0,
+        f.runs.1,
+        f.n.0,
+        f.n.1,
+        pct(f.between_sd).trim_start_matches('+')
+    );
+    Prepared::Shift(Box::new(ShiftRow {
+        j,
+        shift,
+        p_bad,
+        p_good,
+        p_zero,
+        bad_sign,
+        fraction: if exact_kind && min_effect == 0.0 {
+            0.0
+        } else {
+            fraction
+        },
+        effect: None,
+        tolerance_text,
+        effect_text: effect_text(row.threshold),
+        exact_kind: exact_kind && min_effect == 0.0,
+        spread,
+        widen,
+        dips: f.trimmed_launches,
+        extra,
+    }))
 }
 
 fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64) -> Judgement {
@@ -849,6 +1026,7 @@ impl ShiftRow {
                 j.candidate.n
             ));
         }
+        j.reason.push_str(&self.extra);
         if let Some(sp) = self.spread {
             j.reason.push_str(&format!(
                 "; interval widened by {} for a between-job spread of {} (from {} baseline medians)",

@@ -1,0 +1,584 @@
+//! Launches grouped in runs (processes): a two-level noise model on the log scale and the
+//! t statistic of the shift it gives (docs/statistics.md, section 2.5).
+//!
+//! Every sample is one launch of a kernel, and launches come in runs: one profiler process each.
+//! On a real H100 (`docs/statistics.md`, 2.5) launches within a process vary by 0.2-1.5 % and
+//! processes differ by a further 0-0.4 %, so launches of one process are NOT independent
+//! replicates of the row: treating 30 launches of one process as 30 processes would shrink the
+//! standard error by `sqrt(30)` where only the within-run part shrinks. The model:
+//!
+//! `ln x_rl = mu_side + b_r + e_rl`,  `b_r ~ (0, sigma_b^2)` per run, `e_rl ~ (0, sigma_w^2)` per
+//! launch.
+//!
+//! - Each run's location `L_r` is the mean of its log launches (after the slow-side dips below);
+//!   `Var(L_r) = sigma_b^2 + sigma_w^2 / n_r`.
+//! - `sigma_w^2` is the pooled within-run variance (`sum (n_r - 1)` degrees of freedom: many).
+//! - `sigma_b^2` is the variance of the run locations on each side minus their within-run part,
+//!   pooled over the two sides (the baseline's stored runs and the candidate's), floored at 0.
+//! - The shift `Delta = mean(L_cand) - mean(L_base)` has
+//!   `SE^2 = sigma_b^2 (1/R + 1/S) + sigma_w^2 (h_b / R + h_c / S)` (`h` the mean of `1/n_r`),
+//!   never less than its within-run part; degrees of freedom by Satterthwaite's rule over the
+//!   two variance estimates. With one launch per run this is the pooled two-sample t test on
+//!   the runs; with a single candidate run the between-run part comes from the baseline's runs.
+//! - Robustness: launches beyond Tukey's fence on the slow side of the pooled within-run
+//!   residuals (clock dips inside a process) are left out, at most a fifth of a run. Whole runs
+//!   are never left out: the candidate has too few runs for a fence of its own, and a fence on
+//!   the baseline's runs alone lowers the baseline's level and its spread, which leans the test
+//!   towards calling the candidate slower; a slow process widens the interval instead.
+//!
+//! Pure; no I/O.
+
+use std::collections::BTreeMap;
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use super::order::quantile_sorted;
+use super::outliers::TUKEY_K;
+
+/// At most this share of a run's launches, or of a side's runs, is left out as slow outliers.
+const MAX_SHARE: f64 = 0.2;
+/// Fewest values for a Tukey fence.
+const MIN_FOR_FENCE: usize = 4;
+
+/// One side of a row: its samples and the run each came from (same length), or no runs (each
+/// sample its own run).
+#[derive(Debug, Clone, Copy)]
+pub struct Runs<'a> {
+    pub values: &'a [f64],
+    /// The run (process) of each value; empty: every value is its own run.
+    pub runs: &'a [u32],
+}
+
+/// The fitted model of one row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fit {
+    /// Estimated shift of the candidate, log scale (`ln(cand / base)`).
+    pub delta: f64,
+    /// Its standard error (both noise parts, no between-job part).
+    pub se: f64,
+    /// Degrees of freedom of the t reference distribution.
+    pub df: f64,
+    /// Within-run standard deviation, log scale; `None` when no run has two launches.
+    pub within_sd: Option<f64>,
+    /// Between-run standard deviation, log scale (0 when not distinguishable from the within
+    /// part; when no run has two launches it holds the whole per-run spread).
+    pub between_sd: f64,
+    /// Runs used, baseline and candidate.
+    pub runs: (usize, usize),
+    /// Launches used, baseline and candidate.
+    pub n: (usize, usize),
+    /// Slow launches left out, baseline and candidate.
+    pub trimmed_launches: (usize, usize),
+}
+
+impl Fit {
+    /// One-sided p of "the shift is at most `boundary`" (log scale) against larger shifts, with
+    /// an extra variance `extra_var` (the between-job part) added to the standard error's square.
+    pub fn p_greater(&self, boundary: f64, extra_var: f64) -> f64 {
+        let se = (self.se * self.se + extra_var).sqrt();
+        let t = (self.delta - boundary) / se;
+        student(self.df).map_or(1.0, |d| 1.0 - d.cdf(t))
+    }
+
+    /// One-sided p of "the shift is at least `boundary`" against smaller shifts.
+    pub fn p_less(&self, boundary: f64, extra_var: f64) -> f64 {
+        let se = (self.se * self.se + extra_var).sqrt();
+        let t = (self.delta - boundary) / se;
+        student(self.df).map_or(1.0, |d| d.cdf(t))
+    }
+
+    /// Two-sided interval of the shift (log scale) at `confidence`, with `extra_var` added.
+    pub fn interval(&self, confidence: f64, extra_var: f64) -> [f64; 2] {
+        let se = (self.se * self.se + extra_var).sqrt();
+        let q = student(self.df).map_or(f64::INFINITY, |d| d.inverse_cdf(0.5 + confidence / 2.0));
+        [self.delta - q * se, self.delta + q * se]
+    }
+
+    /// The t quantile of the interval at `confidence` (for "widened by" texts).
+    pub fn quantile(&self, confidence: f64) -> f64 {
+        student(self.df).map_or(f64::INFINITY, |d| d.inverse_cdf(0.5 + confidence / 2.0))
+    }
+}
+
+fn student(df: f64) -> Option<StudentsT> {
+    StudentsT::new(0.0, 1.0, df.max(1.0)).ok()
+}
+
+/// A run after trimming: its launches' log mean, their count, and their squared deviations.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    mean: f64,
+    n: usize,
+    ss: f64,
+}
+
+/// Log values of one side grouped by run, in run order (values in measured order).
+fn group(side: &Runs<'_>) -> Result<Vec<Vec<f64>>, String> {
+    if !side.runs.is_empty() && side.runs.len() != side.values.len() {
+        return Err(format!(
+            "{} samples but {} run indices",
+            side.values.len(),
+            side.runs.len()
+        ));
+    }
+    if let Some(v) = side.values.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
+        return Err(format!(
+            "a relative change needs positive samples and this metric has {v}; use a min/max threshold"
+        ));
+    }
+    if side.runs.is_empty() {
+        return Ok(side.values.iter().map(|v| vec![v.ln()]).collect());
+    }
+    let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for (v, r) in side.values.iter().zip(side.runs) {
+        by.entry(*r).or_default().push(v.ln());
+    }
+    Ok(by.into_values().collect())
+}
+
+/// The slow-side Tukey fence of `values` (unsorted); `None` with too few values.
+fn slow_fence(values: &[f64], slow_high: bool) -> Option<f64> {
+    if values.len() < MIN_FOR_FENCE {
+        return None;
+    }
+    let mut s = values.to_vec();
+    s.sort_by(f64::total_cmp);
+    let q1 = quantile_sorted(&s, 0.25)?;
+    let q3 = quantile_sorted(&s, 0.75)?;
+    let iqr = q3 - q1;
+    Some(if slow_high {
+        q3 + TUKEY_K * iqr
+    } else {
+        q1 - TUKEY_K * iqr
+    })
+}
+
+fn median_of(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    super::summary::median_sorted(&s).unwrap_or(0.0)
+}
+
+/// Is `x` beyond the slow fence?
+fn beyond(x: f64, fence: f64, slow_high: bool) -> bool {
+    if slow_high { x > fence } else { x < fence }
+}
+
+/// Leave out the slow launches of every run (a fence on the within-run residuals of both sides
+/// pooled), at most a fifth of a run; returns the runs and how many launches each side lost.
+fn trim_launches(sides: [Vec<Vec<f64>>; 2], slow_high: bool, trim: bool) -> ([Vec<Run>; 2], (usize, usize)) {
+    let centres: [Vec<f64>; 2] = [
+        sides[0].iter().map(|r| median_of(r)).collect(),
+        sides[1].iter().map(|r| median_of(r)).collect(),
+    ];
+    let residuals: Vec<f64> = sides
+        .iter()
+        .zip(&centres)
+        .flat_map(|(runs, cs)| {
+            runs.iter()
+                .zip(cs)
+                .filter(|(r, _)| r.len() >= 3)
+                .flat_map(|(r, c)| r.iter().map(move |x| x - c))
+        })
+        .collect();
+    let fence = if trim {
+        slow_fence(&residuals, slow_high)
+    } else {
+        None
+    };
+    let mut lost = [0usize; 2];
+    let out = [0, 1].map(|s| {
+        sides[s]
+            .iter()
+            .zip(&centres[s])
+            .map(|(r, c)| {
+                let mut kept: Vec<f64> = r.clone();
+                if let Some(f) = fence.filter(|_| r.len() >= 3) {
+                    let cap = (r.len() as f64 * MAX_SHARE).floor() as usize;
+                    // The slowest first, up to the cap.
+                    let mut idx: Vec<usize> =
+                        (0..r.len()).filter(|&i| beyond(r[i] - c, f, slow_high)).collect();
+                    idx.sort_by(|&a, &b| {
+                        if slow_high {
+                            r[b].total_cmp(&r[a])
+                        } else {
+                            r[a].total_cmp(&r[b])
+                        }
+                    });
+                    idx.truncate(cap);
+                    lost[s] += idx.len();
+                    kept = r
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| !idx.contains(i))
+                        .map(|(_, x)| *x)
+                        .collect();
+                }
+                let n = kept.len();
+                let mean = kept.iter().sum::<f64>() / n as f64;
+                let ss = kept.iter().map(|x| (x - mean).powi(2)).sum();
+                Run { mean, n, ss }
+            })
+            .collect()
+    });
+    (out, (lost[0], lost[1]))
+}
+
+/// Per-side moments of the run locations.
+struct SideMoments {
+    runs: usize,
+    launches: usize,
+    mean: f64,
+    /// Sample variance of the run locations (0 with one run).
+    var: f64,
+    df: f64,
+    /// Mean of `1 / n_r`.
+    h: f64,
+}
+
+fn moments(runs: &[Run]) -> SideMoments {
+    let r = runs.len();
+    let mean = runs.iter().map(|x| x.mean).sum::<f64>() / r as f64;
+    let var = if r >= 2 {
+        runs.iter().map(|x| (x.mean - mean).powi(2)).sum::<f64>() / (r - 1) as f64
+    } else {
+        0.0
+    };
+    SideMoments {
+        runs: r,
+        launches: runs.iter().map(|x| x.n).sum(),
+        mean,
+        var,
+        df: r.saturating_sub(1) as f64,
+        h: runs.iter().map(|x| 1.0 / x.n as f64).sum::<f64>() / r as f64,
+    }
+}
+
+/// Fit the model to a row. `slow_high`: the slow side is the high end (lower is better);
+/// `trim`: leave slow launches and runs out.
+///
+/// # Errors
+/// A sentence for the row's reason: no samples, a value that is not positive, mismatched run
+/// indices, or fewer than 2 runs on both sides together beyond one (the between-run part
+/// cannot be estimated).
+pub fn fit(base: Runs<'_>, cand: Runs<'_>, slow_high: bool, trim: bool) -> Result<Fit, String> {
+    let b = group(&base).map_err(|e| format!("baseline: {e}"))?;
+    let c = group(&cand).map_err(|e| format!("candidate: {e}"))?;
+    if b.is_empty() || c.is_empty() {
+        return Err("no samples on a side".to_owned());
+    }
+    let (sides, trimmed_launches) = trim_launches([b, c], slow_high, trim);
+    let within_ss: f64 = sides.iter().flatten().map(|r| r.ss).sum();
+    let within_df: f64 = sides.iter().flatten().map(|r| r.n.saturating_sub(1) as f64).sum();
+    let within_var = (within_df > 0.0).then(|| within_ss / within_df);
+    let [mb, mc] = [moments(&sides[0]), moments(&sides[1])];
+    let df_runs = mb.df + mc.df;
+    if df_runs < 1.0 {
+        return Err(format!(
+            "{} baseline and {} candidate run(s): the noise between runs needs at least 2 runs on one side; store a baseline of at least 2 runs (`baseline update`) or raise repetitions",
+            mb.runs, mc.runs
+        ));
+    }
+    let w = within_var.unwrap_or(0.0);
+    let a = 1.0 / mb.runs as f64 + 1.0 / mc.runs as f64;
+    let k_within = mb.h / mb.runs as f64 + mc.h / mc.runs as f64;
+    // sigma_b^2 = sum_s df_s (var_s - h_s w) / df_runs; SE^2 = a sigma_b^2 + k_within w.
+    let between_raw = (mb.df * (mb.var - mb.h * w) + mc.df * (mc.var - mc.h * w)) / df_runs;
+    let between = between_raw.max(0.0);
+    let se2_raw = a * between_raw + k_within * w;
+    let se2_floor = k_within * w;
+    let se2 = (a * between + k_within * w).max(se2_floor).max(se2_raw);
+    // Satterthwaite over the two independent estimates: the pooled variance of the run
+    // locations (df_runs) and the within-run variance (within_df):
+    // SE^2 = a * pooled + k * w.
+    let pooled = (mb.df * mb.var + mc.df * mc.var) / df_runs;
+    let k = k_within - a * (mb.df * mb.h + mc.df * mc.h) / df_runs;
+    let mut denom = (a * pooled).powi(2) / df_runs;
+    if within_df > 0.0 {
+        denom += (k * w).powi(2) / within_df;
+    }
+    let cap = df_runs + within_df;
+    let df = if denom > 0.0 && se2_raw > 0.0 {
+        (se2_raw * se2_raw / denom).clamp(1.0, cap)
+    } else {
+        df_runs.max(1.0)
+    };
+    Ok(Fit {
+        delta: mc.mean - mb.mean,
+        se: se2.sqrt(),
+        df,
+        within_sd: within_var.map(f64::sqrt),
+        between_sd: between.sqrt(),
+        runs: (mb.runs, mc.runs),
+        n: (mb.launches, mc.launches),
+        trimmed_launches,
+    })
+}
+
+/// The number of distinct runs in `runs` (`values` long); an empty `runs` counts every value.
+pub fn count_runs(values: usize, runs: &[u32]) -> usize {
+    if runs.is_empty() {
+        return values;
+    }
+    let mut r = runs.to_vec();
+    r.sort_unstable();
+    r.dedup();
+    r.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::rng::Rng;
+
+    fn gauss(rng: &mut Rng) -> f64 {
+        rng.normal()
+    }
+
+    /// `runs` runs of `n` launches, within sd `w`, between sd `b`, level `mu` (log).
+    fn draw(rng: &mut Rng, runs: u32, n: usize, mu: f64, w: f64, b: f64) -> (Vec<f64>, Vec<u32>) {
+        let mut v = Vec::new();
+        let mut r = Vec::new();
+        for run in 0..runs {
+            let off = b * gauss(rng);
+            for _ in 0..n {
+                v.push((mu + off + w * gauss(rng)).exp() * 1000.0);
+                r.push(run);
+            }
+        }
+        (v, r)
+    }
+
+    #[test]
+    fn one_launch_per_run_is_the_pooled_two_sample_t_test() {
+        // Welch/pooled t by hand (equal variances): base 1,2,3,4 -> logs; cand 2,3,4,5.
+        let b = [10.0, 11.0, 12.0, 13.0];
+        let c = [12.0, 13.0, 14.0, 15.0];
+        let f = fit(
+            Runs {
+                values: &b,
+                runs: &[],
+            },
+            Runs {
+                values: &c,
+                runs: &[],
+            },
+            true,
+            false,
+        )
+        .unwrap();
+        let lb: Vec<f64> = b.iter().map(|x: &f64| x.ln()).collect();
+        let lc: Vec<f64> = c.iter().map(|x: &f64| x.ln()).collect();
+        let m = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let var = |v: &[f64]| {
+            let mm = m(v);
+            v.iter().map(|x| (x - mm).powi(2)).sum::<f64>() / (v.len() - 1) as f64
+        };
+        let sp = (var(&lb) + var(&lc)) / 2.0;
+        let se = (sp * 0.5).sqrt();
+        assert!((f.delta - (m(&lc) - m(&lb))).abs() < 1e-12);
+        assert!((f.se - se).abs() < 1e-12, "{} vs {se}", f.se);
+        assert!((f.df - 6.0).abs() < 1e-9, "df {}", f.df);
+        assert_eq!(f.runs, (4, 4));
+        assert!(f.within_sd.is_none());
+    }
+
+    #[test]
+    fn launches_of_one_run_are_not_independent_replicates() {
+        // Between-run noise 0.5 %, within 0.2 %, 30 launches: the standard error is set by the
+        // runs, not by 30 x the launches.
+        let mut rng = Rng::new(7);
+        let (bv, br) = draw(&mut rng, 10, 30, 0.0, 0.002, 0.005);
+        let (cv, cr) = draw(&mut rng, 3, 30, 0.0, 0.002, 0.005);
+        let f = fit(
+            Runs {
+                values: &bv,
+                runs: &br,
+            },
+            Runs {
+                values: &cv,
+                runs: &cr,
+            },
+            true,
+            true,
+        )
+        .unwrap();
+        let naive = 0.005_f64.hypot(0.002) * (1.0 / 300.0 + 1.0 / 90.0_f64).sqrt();
+        let model = (0.005_f64.powi(2) * (0.1 + 1.0 / 3.0)).sqrt();
+        assert!(f.se > 2.0 * naive, "se {} naive {naive}", f.se);
+        assert!((f.se / model - 1.0).abs() < 0.6, "se {} model {model}", f.se);
+        assert!(f.between_sd > 0.002 && f.between_sd < 0.01, "{}", f.between_sd);
+        let w = f.within_sd.unwrap();
+        assert!((w - 0.002).abs() < 0.0004, "{w}");
+        assert_eq!(f.runs, (10, 3));
+        // Tukey's fence leaves out the odd normal tail launch (about 0.35 % of them).
+        assert!(f.n.0 >= 295 && f.n.1 >= 88, "{:?}", f.n);
+    }
+
+    #[test]
+    fn a_single_candidate_run_borrows_the_between_part_from_the_baseline() {
+        let mut rng = Rng::new(11);
+        let (bv, br) = draw(&mut rng, 20, 30, 0.0, 0.005, 0.002);
+        let (cv, cr) = draw(&mut rng, 1, 30, 0.10, 0.005, 0.002);
+        let f = fit(
+            Runs {
+                values: &bv,
+                runs: &br,
+            },
+            Runs {
+                values: &cv,
+                runs: &cr,
+            },
+            true,
+            true,
+        )
+        .unwrap();
+        assert_eq!(f.runs, (20, 1));
+        assert!((f.delta - 0.10).abs() < 0.01, "{}", f.delta);
+        // A 10 % slowdown against a 3 % threshold is plain from one process.
+        assert!(f.p_greater(0.03_f64.ln_1p(), 0.0) < 1e-6);
+        // And no between part at all is refused: one run a side.
+        let err = fit(
+            Runs {
+                values: &cv,
+                runs: &cr,
+            },
+            Runs {
+                values: &cv,
+                runs: &cr,
+            },
+            true,
+            true,
+        )
+        .unwrap_err();
+        assert!(err.contains("at least 2 runs"), "{err}");
+    }
+
+    #[test]
+    fn a_clock_dip_inside_a_run_is_left_out_and_a_slow_run_widens_the_interval() {
+        let mut rng = Rng::new(3);
+        let (mut bv, br) = draw(&mut rng, 10, 30, 0.0, 0.003, 0.001);
+        let (cv, cr) = draw(&mut rng, 2, 30, 0.0, 0.003, 0.001);
+        bv[5] *= 1.08; // a dip in run 0
+        for v in bv.iter_mut().skip(60).take(30) {
+            *v *= 1.05; // run 2 ran slow throughout
+        }
+        let f = fit(
+            Runs {
+                values: &bv,
+                runs: &br,
+            },
+            Runs {
+                values: &cv,
+                runs: &cr,
+            },
+            true,
+            true,
+        )
+        .unwrap();
+        assert!(f.trimmed_launches.0 >= 1, "{:?}", f.trimmed_launches);
+        assert!(f.delta.abs() < 0.01, "{}", f.delta);
+        assert!(f.between_sd > 0.01, "{}", f.between_sd);
+        let raw = fit(
+            Runs {
+                values: &bv,
+                runs: &br,
+            },
+            Runs {
+                values: &cv,
+                runs: &cr,
+            },
+            true,
+            false,
+        )
+        .unwrap();
+        // The dip raised the untrimmed baseline's level.
+        assert!(raw.delta < f.delta, "untrimmed {} trimmed {}", raw.delta, f.delta);
+        assert_eq!(raw.trimmed_launches, (0, 0));
+    }
+
+    #[test]
+    fn bad_input_is_a_reason_not_a_panic() {
+        assert!(
+            fit(
+                Runs {
+                    values: &[1.0, -1.0],
+                    runs: &[]
+                },
+                Runs {
+                    values: &[1.0, 2.0],
+                    runs: &[]
+                },
+                true,
+                true
+            )
+            .unwrap_err()
+            .contains("positive")
+        );
+        assert!(
+            fit(
+                Runs {
+                    values: &[1.0, 2.0],
+                    runs: &[0]
+                },
+                Runs {
+                    values: &[1.0, 2.0],
+                    runs: &[]
+                },
+                true,
+                true
+            )
+            .unwrap_err()
+            .contains("run indices")
+        );
+        assert!(
+            fit(
+                Runs {
+                    values: &[],
+                    runs: &[]
+                },
+                Runs {
+                    values: &[1.0, 2.0],
+                    runs: &[]
+                },
+                true,
+                true
+            )
+            .is_err()
+        );
+        assert_eq!(count_runs(5, &[]), 5);
+        assert_eq!(count_runs(4, &[3, 3, 1, 1]), 2);
+    }
+
+    #[test]
+    fn false_alarms_at_the_boundary_stay_at_the_level() {
+        // SYNTHETIC: candidate exactly 3 % slower, one run of 30 launches against 10 stored
+        // runs, within 1 %, between 0.3 %: the one-sided test at 5 % rejects about 5 % of rows.
+        let mut rng = Rng::new(99);
+        let b = 0.03_f64.ln_1p();
+        let trials = 4000;
+        let mut hits = 0;
+        for _ in 0..trials {
+            let (bv, br) = draw(&mut rng, 10, 30, 0.0, 0.01, 0.003);
+            let (cv, cr) = draw(&mut rng, 1, 30, b, 0.01, 0.003);
+            let f = fit(
+                Runs {
+                    values: &bv,
+                    runs: &br,
+                },
+                Runs {
+                    values: &cv,
+                    runs: &cr,
+                },
+                true,
+                true,
+            )
+            .unwrap();
+            if f.p_greater(b, 0.0) < 0.05 {
+                hits += 1;
+            }
+        }
+        let rate = f64::from(hits) / f64::from(trials);
+        assert!(rate > 0.03 && rate < 0.07, "rate {rate}");
+    }
+}
