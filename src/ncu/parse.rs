@@ -2245,4 +2245,73 @@ mod tests {
             }
         }
     }
+
+    const RAW: &str = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum\"\n\
+                       \"\",\"\",\"ns\",\"\"\n\
+                       \"0\",\"k\",\"1000\",\"0\"\n\
+                       \"1\",\"k\",\"1010\",\"0\"\n";
+
+    #[test]
+    fn a_repeated_metric_column_is_refused_even_with_a_trailing_space() {
+        for name in ["gpu__time_duration.sum", "gpu__time_duration.sum "] {
+            let text = RAW
+                .replace("shared.sum\"\n", &format!("shared.sum\",\"{name}\"\n"))
+                .replace("\"\"\n\"0\"", "\"\",\"ns\"\n\"0\"")
+                .replace("\"0\"\n\"1\"", "\"0\",\"2000\"\n\"1\"")
+                .replace("\"1010\",\"0\"", "\"1010\",\"0\",\"2020\"");
+            let e = parse(&text).unwrap_err();
+            assert_eq!(e.line, Some(1), "{e}");
+            assert_eq!(e.metric.as_deref(), Some("gpu__time_duration.sum"), "{e}");
+            assert!(e.message.contains("columns 3 and 5"), "{e}");
+        }
+        // A repeated required column of the details page too.
+        let header = D3_HEADER.replace("\"Metric Value\"", "\"Metric Value\",\"Metric Value\"");
+        let e = parse(&format!("{header}\n{D3_PREFIX},\"A\",\"Duration\",\"ns\",\"1\",\"2\",\n")).unwrap_err();
+        assert!(e.message.contains("`Metric Value` twice"), "{e}");
+    }
+
+    #[test]
+    fn a_repeated_launch_is_refused_in_the_raw_and_details_pages() {
+        let text = format!("{RAW}\"0\",\"k\",\"1000\",\"0\"\n");
+        let e = parse(&text).unwrap_err();
+        assert_eq!(e.line, Some(5));
+        assert!(e.message.contains("`ID` 0 appears twice (first on line 3)"), "{e}");
+        // Details: a launch's rows again after another launch's.
+        let one = D3_PREFIX.replace("\"0\",", "\"1\",");
+        let text = format!(
+            "{D3_HEADER}\n{D3_PREFIX},\"A\",\"Duration\",\"ns\",\"1\",\n{one},\"A\",\"Duration\",\"ns\",\"2\",\n{D3_PREFIX},\"A\",\"Duration\",\"ns\",\"1\",\n"
+        );
+        let e = parse(&text).unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(e.message.contains("appears again after the rows of launch 1"), "{e}");
+        // Rows of one launch together, over several sections, still merge.
+        let text = format!(
+            "{D3_HEADER}\n{D3_PREFIX},\"A\",\"Duration\",\"ns\",\"1\",\n{D3_PREFIX},\"B\",\"Other\",\"ns\",\"2\",\n"
+        );
+        assert_eq!(parse(&text).unwrap().launches.len(), 1);
+    }
+
+    #[test]
+    fn a_nul_byte_in_the_table_is_an_error_naming_the_kernel() {
+        let text = RAW.replacen("\"k\"", "\"k\0x\"", 1);
+        let e = parse(&text).unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert_eq!(e.kernel.as_deref(), Some("k<U+0000>x"));
+        assert!(e.message.contains("NUL byte in the kernel name"), "{e}");
+        // The application's output before the table may hold anything.
+        let text = format!("app\0output\n==PROF== Disconnected from process 1\n{RAW}");
+        assert_eq!(parse(&text).unwrap().launches.len(), 2);
+    }
+
+    #[test]
+    fn byte_order_marks_and_cr_only_line_ends_are_named() {
+        // A leading BOM (a file read as text keeps it) is skipped, as `parse_bytes` does.
+        assert_eq!(parse(&format!("\u{feff}{RAW}")).unwrap().launches.len(), 2);
+        for text in [format!("\u{feff}\u{feff}{RAW}"), format!("x\n\u{feff}{RAW}")] {
+            let e = parse(&text).unwrap_err();
+            assert!(e.message.contains("byte-order mark"), "{e}");
+        }
+        let e = parse(&RAW.replace('\n', "\r")).unwrap_err();
+        assert!(e.message.contains("carriage return only"), "{e}");
+    }
 }
