@@ -379,21 +379,47 @@ mod tests {
         write_atomic(&d.join("two"), b"new").unwrap();
         assert_eq!(std::fs::read_to_string(d.join("real.json")).unwrap(), "new");
         for l in ["one", "two"] {
-            assert!(std::fs::symlink_metadata(d.join(l)).unwrap().file_type().is_symlink());
+            assert!(
+                std::fs::symlink_metadata(d.join(l))
+                    .unwrap()
+                    .file_type()
+                    .is_symlink()
+            );
         }
         // A dangling link: its target is created.
         symlink("later.json", d.join("dangling")).unwrap();
         write_atomic(&d.join("dangling"), b"x").unwrap();
         assert_eq!(std::fs::read_to_string(d.join("later.json")).unwrap(), "x");
-        assert!(std::fs::symlink_metadata(d.join("dangling")).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(d.join("dangling"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         // A link to a device: written in place, the link and the device stay.
         symlink("/dev/null", d.join("null")).unwrap();
         write_atomic(&d.join("null"), b"gone").unwrap();
-        assert!(std::fs::symlink_metadata(d.join("null")).unwrap().file_type().is_symlink());
-        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+        assert!(
+            std::fs::symlink_metadata(d.join("null"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            std::fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
         // A FIFO: the reader gets the bytes, and it is still a FIFO.
         let fifo = d.join("fifo");
-        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
         let reader = {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::read(fifo).unwrap())

@@ -483,6 +483,8 @@ mod tests {
         assert!(is_kernel_duration("gpu__time_duration.sum"));
         assert!(is_kernel_duration("gpu__time_duration.max"));
         assert!(!is_kernel_duration("gpu__time_duration.sum.per_second"));
-        assert!(!is_kernel_duration("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"));
+        assert!(!is_kernel_duration(
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
+        ));
     }
 }

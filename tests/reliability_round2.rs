@@ -139,7 +139,13 @@ fn a_duplicate_metric_column_is_refused_naming_the_column_and_the_file() {
             lines
         });
         let r = check(same, rec.path(), &baselines(), &[]);
-        assert_damaged(&r, &["column `gpu__time_duration.sum` twice", "metric `gpu__time_duration.sum`"]);
+        assert_damaged(
+            &r,
+            &[
+                "column `gpu__time_duration.sum` twice",
+                "metric `gpu__time_duration.sum`",
+            ],
+        );
     }
 }
 
@@ -189,11 +195,7 @@ fn a_zero_duration_is_damaged_input_in_a_recording_and_in_a_baseline() {
             // The synthetic rows have no comma inside the cells before this column except in
             // the kernel's parameter list and the grouped numbers; split on `","` instead.
             let text = String::from_utf8(l.clone()).unwrap();
-            let mut cells: Vec<String> = text
-                .trim_matches('"')
-                .split("\",\"")
-                .map(str::to_owned)
-                .collect();
+            let mut cells: Vec<String> = text.trim_matches('"').split("\",\"").map(str::to_owned).collect();
             cells[col] = "0".to_owned();
             *l = format!("\"{}\"", cells.join("\",\"")).into_bytes();
         }
@@ -202,7 +204,8 @@ fn a_zero_duration_is_damaged_input_in_a_recording_and_in_a_baseline() {
     let r = check(same, rec.path(), &baselines(), &[]);
     assert_eq!(r.code, 2, "{}", r.out);
     assert!(
-        r.out.contains("metric `gpu__time_duration.sum` of kernel `vector_add(")
+        r.out
+            .contains("metric `gpu__time_duration.sum` of kernel `vector_add(")
             && r.out.contains("is 0 ns")
             && r.out.contains("n=1048576/0.csv"),
         "{}",
@@ -221,7 +224,9 @@ fn a_zero_duration_is_damaged_input_in_a_recording_and_in_a_baseline() {
     let r = check(same, &root().join("examples/recordings/pr-same"), b.path(), &[]);
     assert_eq!(r.code, 2, "{}", r.out);
     assert!(
-        r.out.contains("vector_add.json") && r.out.contains("gpu__time_duration.sum") && r.out.contains("0 ns"),
+        r.out.contains("vector_add.json")
+            && r.out.contains("gpu__time_duration.sum")
+            && r.out.contains("0 ns"),
         "{}",
         r.out
     );
@@ -249,7 +254,9 @@ fn a_baseline_with_no_entries_is_refused() {
     let r = check(same, &root().join("examples/recordings/pr-same"), b.path(), &[]);
     assert_eq!(r.code, 2, "{}", r.out);
     assert!(
-        r.out.contains("vector_add.json") && r.out.contains("holds no entries") && r.out.contains("baseline update"),
+        r.out.contains("vector_add.json")
+            && r.out.contains("holds no entries")
+            && r.out.contains("baseline update"),
         "{}",
         r.out
     );
@@ -279,11 +286,18 @@ fn the_baseline_file_of_a_renamed_target_fails_a_full_run_unless_allowed() {
     assert_eq!(r.results["verdict"], "regression");
     let file = baselines().join("synthetic-gpu-no-hardware/vector_add.json");
     assert!(
-        r.out.contains(&format!("the baseline file {} is of target `vector_add`", file.display())),
+        r.out.contains(&format!(
+            "the baseline file {} is of target `vector_add`",
+            file.display()
+        )),
         "{}",
         r.out
     );
-    assert!(r.out.contains("baseline update") && r.out.contains("--allow-missing"), "{}", r.out);
+    assert!(
+        r.out.contains("baseline update") && r.out.contains("--allow-missing"),
+        "{}",
+        r.out
+    );
     let gone: Vec<&Value> = r.results["rows"]
         .as_array()
         .unwrap()
@@ -291,7 +305,10 @@ fn the_baseline_file_of_a_renamed_target_fails_a_full_run_unless_allowed() {
         .filter(|x| x["target"] == "vector_add")
         .collect();
     assert_eq!(gone.len(), 6, "one missing row per entry of the file");
-    assert!(gone.iter().all(|x| x["verdict"] == "missing" && x["fails_gate"] == true));
+    assert!(
+        gone.iter()
+            .all(|x| x["verdict"] == "missing" && x["fails_gate"] == true)
+    );
 
     let r = check(rename_in_spec, rec.path(), &baselines(), &["--allow-missing"]);
     assert_eq!(r.code, 0, "{}", r.out);
@@ -327,11 +344,18 @@ fn merge_fails_on_the_baseline_file_of_a_renamed_target_over_its_shards() {
         files.push(p);
     }
     let mut c = bin();
-    c.arg("merge").args(&files).arg("--json").arg(dir.path().join("m.json"));
+    c.arg("merge")
+        .args(&files)
+        .arg("--json")
+        .arg(dir.path().join("m.json"));
     let (code, out) = run(c);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("vector_add.json") && out.contains("--allow-missing"), "{out}");
-    let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("m.json")).unwrap()).unwrap();
+    assert!(
+        out.contains("vector_add.json") && out.contains("--allow-missing"),
+        "{out}"
+    );
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("m.json")).unwrap()).unwrap();
     assert_eq!(m["verdict"], "regression");
 }
 
@@ -349,7 +373,10 @@ fn reports_are_written_through_symbolic_links_and_into_pipes() {
     // What `--json /dev/stdout` is: a link to the process's standard output, a pipe here.
     symlink("/proc/self/fd/1", &pipe).unwrap();
     let spec = root().join("examples/cgp-gate.yaml");
-    for (out, md) in [(&link, dir.path().join("md-link")), (&pipe, dir.path().join("md"))] {
+    for (out, md) in [
+        (&link, dir.path().join("md-link")),
+        (&pipe, dir.path().join("md")),
+    ] {
         if out == &pipe {
             symlink(dir.path().join("real.md"), &md).unwrap();
         }
@@ -367,11 +394,18 @@ fn reports_are_written_through_symbolic_links_and_into_pipes() {
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
         if out == &pipe {
             let stdout = String::from_utf8_lossy(&o.stdout);
-            assert!(stdout.contains("\"schema_version\": 2"), "nothing reached the pipe: {stdout}");
+            assert!(
+                stdout.contains("\"schema_version\": 2"),
+                "nothing reached the pipe: {stdout}"
+            );
         }
     }
     for l in [&link, &pipe] {
-        assert!(std::fs::symlink_metadata(l).unwrap().file_type().is_symlink(), "{}", l.display());
+        assert!(
+            std::fs::symlink_metadata(l).unwrap().file_type().is_symlink(),
+            "{}",
+            l.display()
+        );
     }
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
     assert_eq!(written["verdict"], "pass");
@@ -388,7 +422,11 @@ fn a_recording_with_a_header_and_units_but_no_rows_is_damaged_not_a_profiler_fai
     });
     let r = check(same, rec.path(), &baselines(), &[]);
     assert_eq!(r.code, 2, "{}", r.out);
-    assert!(r.out.contains("n=1048576/0.csv") && r.out.contains("no launch rows"), "{}", r.out);
+    assert!(
+        r.out.contains("n=1048576/0.csv") && r.out.contains("no launch rows"),
+        "{}",
+        r.out
+    );
 }
 
 // ---- 10. Byte-order marks and line endings ----------------------------------------------------
@@ -420,7 +458,11 @@ fn byte_order_marks_and_cr_only_line_endings_are_named() {
     std::fs::write(&p, text.replace('\n', "\r")).unwrap();
     let r = check(same, rec.path(), &baselines(), &[]);
     assert_eq!(r.code, 2, "{}", r.out);
-    assert!(r.out.contains("carriage return only") && r.out.contains("n=1048576/0.csv"), "{}", r.out);
+    assert!(
+        r.out.contains("carriage return only") && r.out.contains("n=1048576/0.csv"),
+        "{}",
+        r.out
+    );
 }
 
 // ---- 11-13. Bounded specs ---------------------------------------------------------------------
@@ -437,7 +479,9 @@ fn validate(text: &str) -> (i32, String) {
 }
 
 fn target(name: &str, sizes: &str, metrics: usize, extra: &str) -> String {
-    let mut t = format!("  - name: {name}\n    command: [/bin/true, \"{{n}}\"]\n{extra}    sizes:\n{sizes}    metrics:\n");
+    let mut t = format!(
+        "  - name: {name}\n    command: [/bin/true, \"{{n}}\"]\n{extra}    sizes:\n{sizes}    metrics:\n"
+    );
     for i in 0..metrics {
         t.push_str(&format!("      sm__m{i}.sum: {{min: 1}}\n"));
     }
@@ -464,7 +508,10 @@ fn the_documented_maximum_of_sizes_validates_and_more_are_refused_in_both_forms(
     }
     let (code, out) = validate(&spec(&list(10_001)));
     assert_eq!(code, 2, "{out}");
-    assert!(out.contains("s.yaml:6:7: `sizes` of target `t` lists 10001 sizes; at most 10000"), "{out}");
+    assert!(
+        out.contains("s.yaml:6:7: `sizes` of target `t` lists 10001 sizes; at most 10000"),
+        "{out}"
+    );
     let (code, out) = validate(&spec(&matrix(10_001)));
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("expands to more than 10000 sizes"), "{out}");
@@ -489,26 +536,52 @@ fn the_rows_of_a_whole_spec_are_capped() {
 #[test]
 fn repetitions_are_capped() {
     for (extra, needle) in [
-        ("    repetitions: 4000000000\n", "s.yaml:5:18: `repetitions` of target `t` is 4000000000; at most 1000"),
-        ("    max_repetitions: 1001\n", "s.yaml:5:22: `max_repetitions` of target `t` is 1001; at most 1000"),
-        ("    baseline_repetitions: 5000\n", "`baseline_repetitions` of target `t` is 5000; at most 1000"),
+        (
+            "    repetitions: 4000000000\n",
+            "s.yaml:5:18: `repetitions` of target `t` is 4000000000; at most 1000",
+        ),
+        (
+            "    max_repetitions: 1001\n",
+            "s.yaml:5:22: `max_repetitions` of target `t` is 1001; at most 1000",
+        ),
+        (
+            "    baseline_repetitions: 5000\n",
+            "`baseline_repetitions` of target `t` is 5000; at most 1000",
+        ),
     ] {
-        let (code, out) = validate(&format!("version: 1\ntargets:\n{}", target("t", &list(1), 1, extra)));
+        let (code, out) = validate(&format!(
+            "version: 1\ntargets:\n{}",
+            target("t", &list(1), 1, extra)
+        ));
         assert_eq!(code, 2, "{out}");
         assert!(out.contains(needle), "{out}");
     }
     let (code, out) = validate(&format!(
         "version: 1\ntargets:\n{}",
-        target("t", &list(1), 1, "    repetitions: 1000\n    max_repetitions: 1000\n    baseline_repetitions: 1000\n")
+        target(
+            "t",
+            &list(1),
+            1,
+            "    repetitions: 1000\n    max_repetitions: 1000\n    baseline_repetitions: 1000\n"
+        )
     ));
     assert_eq!(code, 0, "{out}");
 }
 
 #[test]
 fn metrics_per_target_are_capped() {
-    let (code, out) = validate(&format!("version: 1\ntargets:\n{}", target("t", &list(1), 1_001, "")));
+    let (code, out) = validate(&format!(
+        "version: 1\ntargets:\n{}",
+        target("t", &list(1), 1_001, "")
+    ));
     assert_eq!(code, 2, "{out}");
-    assert!(out.contains("s.yaml:8:7: `metrics` of target `t` lists 1001 metrics; at most 1000"), "{out}");
-    let (code, out) = validate(&format!("version: 1\ntargets:\n{}", target("t", &list(1), 1_000, "")));
+    assert!(
+        out.contains("s.yaml:8:7: `metrics` of target `t` lists 1001 metrics; at most 1000"),
+        "{out}"
+    );
+    let (code, out) = validate(&format!(
+        "version: 1\ntargets:\n{}",
+        target("t", &list(1), 1_000, "")
+    ));
     assert_eq!(code, 0, "{out}");
 }

@@ -532,7 +532,9 @@ fn nul_in_table(body: &str, lines_before: usize, header: &[String]) -> Option<Pa
             csv_reader(&body.as_bytes()[start..end])
                 .read_byte_record(&mut record)
                 .ok()?;
-            record.get(col).map(|k| String::from_utf8_lossy(k).trim().to_owned())
+            record
+                .get(col)
+                .map(|k| String::from_utf8_lossy(k).trim().to_owned())
         });
     let in_kernel = kernel.as_deref().is_some_and(|k| k.contains('\0'));
     Some(ParseError {
@@ -542,7 +544,11 @@ fn nul_in_table(body: &str, lines_before: usize, header: &[String]) -> Option<Pa
             format!(
                 "a NUL byte{}: ncu never writes one, so the file is damaged (a launch whose name \
                  no longer matches the kernel filter would silently drop out)",
-                if in_kernel { " in the kernel name" } else { " in the table" }
+                if in_kernel {
+                    " in the kernel name"
+                } else {
+                    " in the table"
+                }
             ),
         )
         .hint("use the file as ncu wrote it; record it again if it was damaged")
@@ -947,9 +953,9 @@ impl<'a> Table<'a> {
 
     /// Where in `body` the current record starts.
     fn record_start(&self) -> usize {
-        self.record
-            .position()
-            .map_or(0, |p| self.base.saturating_add(usize::try_from(p.byte()).unwrap_or(0)))
+        self.record.position().map_or(0, |p| {
+            self.base.saturating_add(usize::try_from(p.byte()).unwrap_or(0))
+        })
     }
 
     /// [`Table::line_of`] for a byte offset in `body`.
@@ -1281,7 +1287,11 @@ fn column(header: &[String], name: &str, shape: &str, line: usize) -> Result<usi
 /// reading either would be a guess (the last one won, once: a doubled column became a +100%
 /// regression).
 fn repeated_column(header: &[String], name: &str, line: usize) -> Option<ParseError> {
-    let mut at = header.iter().enumerate().filter(|(_, h)| *h == name).map(|(i, _)| i + 1);
+    let mut at = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| *h == name)
+        .map(|(i, _)| i + 1);
     let (first, second) = (at.next()?, at.next()?);
     Some(ParseError {
         metric: (!is_attribute(name) && !NOT_ATTRIBUTES.contains(&name)).then(|| name.to_owned()),
@@ -2266,7 +2276,10 @@ mod tests {
         }
         // A repeated required column of the details page too.
         let header = D3_HEADER.replace("\"Metric Value\"", "\"Metric Value\",\"Metric Value\"");
-        let e = parse(&format!("{header}\n{D3_PREFIX},\"A\",\"Duration\",\"ns\",\"1\",\"2\",\n")).unwrap_err();
+        let e = parse(&format!(
+            "{header}\n{D3_PREFIX},\"A\",\"Duration\",\"ns\",\"1\",\"2\",\n"
+        ))
+        .unwrap_err();
         assert!(e.message.contains("`Metric Value` twice"), "{e}");
     }
 
@@ -2275,7 +2288,10 @@ mod tests {
         let text = format!("{RAW}\"0\",\"k\",\"1000\",\"0\"\n");
         let e = parse(&text).unwrap_err();
         assert_eq!(e.line, Some(5));
-        assert!(e.message.contains("`ID` 0 appears twice (first on line 3)"), "{e}");
+        assert!(
+            e.message.contains("`ID` 0 appears twice (first on line 3)"),
+            "{e}"
+        );
         // Details: a launch's rows again after another launch's.
         let one = D3_PREFIX.replace("\"0\",", "\"1\",");
         let text = format!(
@@ -2283,7 +2299,10 @@ mod tests {
         );
         let e = parse(&text).unwrap_err();
         assert_eq!(e.line, Some(4));
-        assert!(e.message.contains("appears again after the rows of launch 1"), "{e}");
+        assert!(
+            e.message.contains("appears again after the rows of launch 1"),
+            "{e}"
+        );
         // Rows of one launch together, over several sections, still merge.
         let text = format!(
             "{D3_HEADER}\n{D3_PREFIX},\"A\",\"Duration\",\"ns\",\"1\",\n{D3_PREFIX},\"B\",\"Other\",\"ns\",\"2\",\n"

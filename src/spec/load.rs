@@ -629,7 +629,9 @@ fn repetitions_cap(ctx: &Ctx<'_>, n: &Node, key: &str, what: &str, r: u32) -> Re
             n,
             format!("`{key}` of {what} is {r}; at most {MAX_REPETITIONS} are allowed"),
         )
-        .help("each repetition is one profiled run of the program per size; 10 is the default (docs/spec.md)"))
+        .help(
+            "each repetition is one profiled run of the program per size; 10 is the default (docs/spec.md)",
+        ))
 }
 
 /// `sass:` of a target: the file, or list of files, whose SASS the cache hashes instead of the
