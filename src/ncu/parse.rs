@@ -1427,10 +1427,7 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
             let mut json_unit = b",\"unit\":".to_vec();
             json_unit.extend(serde_json::to_vec(&unit.base).unwrap_or_default());
             json_unit.push(b'}');
-            if let Some(e) = repeated_column(header, name, header_line) {
-                return Err(e.into());
-            }
-            by_name.insert(
+            let earlier = by_name.insert(
                 name,
                 MetricCol {
                     index,
@@ -1442,6 +1439,12 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
                     json_unit,
                 },
             );
+            // Found by the map, so a header of many columns is not compared with itself.
+            if earlier.is_some()
+                && let Some(e) = repeated_column(header, name, header_line)
+            {
+                return Err(e.into());
+            }
         }
     }
     attributes.sort_by(|a, b| a.1.cmp(&b.1));
