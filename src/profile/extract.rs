@@ -96,8 +96,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
             FailureKind::BadOutput,
             ctx,
             format!(
-                "{origin} holds the table's header but no launch rows: the output was cut off or damaged (ncu prints `No kernels were profiled` when it profiled none){}",
-                no_kernel_detail(job, capture)
+                "{origin} holds the table's header but no launch rows: the output was cut off or damaged (ncu prints `No kernels were profiled` when it profiled none)"
             ),
         )
         .hint("use the output as ncu wrote it; profile (or record) it again"));
