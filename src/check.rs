@@ -492,6 +492,19 @@ pub fn run_check(
     );
     unselected(&mut rows, &m.unselected);
     operation_notes(&mut rows);
+    // Baseline files of targets the spec no longer has (src/gone.rs): looked at by a run of the
+    // whole spec, or by shard 1 of a sharded one (so that `merge` sees them once).
+    if targets.len() == spec.targets.len() && opts.shard.as_ref().is_none_or(|s| s.shard.k == 1) {
+        let keys: BTreeSet<String> = targets
+            .iter()
+            .map(|t| fingerprint_for(&*profiler, &versions, t, opts.gpu).gpu_key())
+            .collect();
+        let names: BTreeSet<&str> = spec.targets.iter().map(|t| t.name.as_str()).collect();
+        for mut r in crate::gone::rows(&stored, &keys, &names, opts.allow_missing) {
+            r.gpu.clone_from(&fingerprint.gpu_name);
+            rows.push(r);
+        }
+    }
     let category_bars = crate::nsys::bars::category_bars(targets, &m.samples, &|k| {
         baselines
             .get(&k.target)

@@ -19,9 +19,61 @@ pub fn temp_path(path: &Path) -> std::path::PathBuf {
 /// it to disk, rename it over `path`, then flush the directory so the rename itself survives a
 /// power loss. A failure at any point leaves the old file as it was.
 ///
+/// What `path` names decides how: a symbolic link is followed to its target (the link stays a
+/// link, its target is replaced atomically, or created when it does not exist yet); a device,
+/// FIFO or socket (`--json /dev/stdout` into a pipe, `/dev/null`) is written directly, as a
+/// shell redirection would, since it cannot be renamed over (renaming a temporary file there
+/// once replaced `/dev/full` with a regular file and sent nothing down the pipe). A FIFO blocks
+/// until a reader opens it, as with `>`.
+///
 /// # Errors
 /// [`Error::Io`] naming the step and the file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    if let Ok(m) = fs::metadata(path)
+        && !m.is_file()
+        && !m.is_dir()
+    {
+        return write_direct(path, bytes);
+    }
+    replace_atomically(&follow_links(path)?, bytes)
+}
+
+/// The file a chain of symbolic links ends at (`path` itself when it is not a link), which may
+/// not exist yet. Relative link targets are relative to the link's folder.
+fn follow_links(path: &Path) -> Result<std::path::PathBuf, Error> {
+    let mut p = path.to_path_buf();
+    // Linux's own limit on links followed in one lookup.
+    for _ in 0..40 {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = fs::read_link(&p).map_err(|e| Error::io("read the symbolic link", &p, e))?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(Error::io(
+        "follow the symbolic links of",
+        path,
+        std::io::Error::other("more than 40 levels of symbolic links (a loop?)"),
+    ))
+}
+
+/// Write a device, FIFO or socket in place (never atomic: it cannot be).
+fn write_direct(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io("open (a device or FIFO, written directly)", path, e))?;
+    f.write_all(bytes)
+        .and_then(|()| f.flush())
+        .map_err(|e| Error::io("write (a device or FIFO, written directly)", path, e))
+}
+
+fn replace_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     // A bare file name has the parent "", which cannot be opened to sync: use ".".
     let dir = path
         .parent()
@@ -311,6 +363,74 @@ mod tests {
             read_bounded(d.path(), 10),
             Err(ReadError::NotRegular("a directory"))
         ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn writes_follow_symbolic_links_and_write_devices_and_fifos_in_place() {
+        use std::os::unix::fs::{FileTypeExt, symlink};
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // A link (relative, through a second link) to a file: the file is replaced, the links
+        // stay links.
+        std::fs::write(d.join("real.json"), "old").unwrap();
+        symlink("real.json", d.join("one")).unwrap();
+        symlink(d.join("one"), d.join("two")).unwrap();
+        write_atomic(&d.join("two"), b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(d.join("real.json")).unwrap(), "new");
+        for l in ["one", "two"] {
+            assert!(
+                std::fs::symlink_metadata(d.join(l))
+                    .unwrap()
+                    .file_type()
+                    .is_symlink()
+            );
+        }
+        // A dangling link: its target is created.
+        symlink("later.json", d.join("dangling")).unwrap();
+        write_atomic(&d.join("dangling"), b"x").unwrap();
+        assert_eq!(std::fs::read_to_string(d.join("later.json")).unwrap(), "x");
+        assert!(
+            std::fs::symlink_metadata(d.join("dangling"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        // A link to a device: written in place, the link and the device stay.
+        symlink("/dev/null", d.join("null")).unwrap();
+        write_atomic(&d.join("null"), b"gone").unwrap();
+        assert!(
+            std::fs::symlink_metadata(d.join("null"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            std::fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+        // A FIFO: the reader gets the bytes, and it is still a FIFO.
+        let fifo = d.join("fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        write_atomic(&fifo, b"through the pipe").unwrap();
+        assert_eq!(reader.join().unwrap(), b"through the pipe");
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        // A loop of links is an error, not a hang.
+        symlink("b", d.join("a")).unwrap();
+        symlink("a", d.join("b")).unwrap();
+        assert!(write_atomic(&d.join("a"), b"x").is_err());
     }
 
     #[test]

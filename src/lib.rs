@@ -30,6 +30,7 @@ pub mod error;
 pub mod exit_codes;
 pub mod failure;
 pub mod fsutil;
+pub mod gone;
 pub mod gpu;
 pub mod measure;
 pub mod merge;

@@ -370,6 +370,14 @@ fn sig3(v: f64) -> String {
     format!("{v:.d$}")
 }
 
+/// Whether `metric` is a kernel's duration (`gpu__time_duration.sum`, `.avg`, ...; not the
+/// `.per_second` rate): a value of 0 ns is impossible for a launch (the shortest kernel takes
+/// about a microsecond), so a 0 there is damaged input. Other metrics may well be 0 (counters
+/// such as bank conflicts, nsys times of a category the workload never enters) and stay valid.
+pub fn is_kernel_duration(metric: &str) -> bool {
+    metric.split('.').next() == Some("gpu__time_duration") && !metric.ends_with(".per_second")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -490,5 +498,11 @@ mod tests {
         assert_eq!(human(1.5e9, "byte/second"), "1.500 GB/s");
         assert_eq!(human(52.13, "%"), "52.13 %");
         assert_eq!(human(32.0, "register/thread"), "32 register/thread");
+        assert!(is_kernel_duration("gpu__time_duration.sum"));
+        assert!(is_kernel_duration("gpu__time_duration.max"));
+        assert!(!is_kernel_duration("gpu__time_duration.sum.per_second"));
+        assert!(!is_kernel_duration(
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
+        ));
     }
 }

@@ -25,6 +25,7 @@ const LAYERS: &[&[&str]] = &[
         "results",
         "check",
         "missing",
+        "gone",
         "merge",
         "update",
         "ab",

@@ -258,6 +258,19 @@ fn json_error(path: &Path, e: &serde_json::Error) -> Error {
 
 /// Checks serde cannot express: consistent lengths, finite numbers, unique entries.
 fn validate(path: &Path, file: &BaselineFile) -> Result<(), Error> {
+    if file.entries.is_empty() {
+        // cgp-gate never writes one (`Store::update` refuses an empty measurement); read as a
+        // baseline, it would turn every row of its target into `new`, and a slowdown would pass.
+        return Err(Error::input(
+            path,
+            format!(
+                "the baseline of `{}` holds no entries (`entries: []`): cgp-gate never writes \
+                 such a file, and it would pass every row of the target as new; restore it from \
+                 git, or delete it and run `cgp-gate baseline update`",
+                file.target
+            ),
+        ));
+    }
     let mut seen = std::collections::BTreeSet::new();
     for e in &file.entries {
         let name = || format!("entry {} / {} / {}", e.size, e.kernel, e.metric);
@@ -308,6 +321,17 @@ fn validate(path: &Path, file: &BaselineFile) -> Result<(), Error> {
             return Err(Error::input(
                 path,
                 format!("{} has a sample that is not finite ({v})", name()),
+            ));
+        }
+        if crate::units::is_kernel_duration(&e.metric) && e.samples.contains(&0.0) {
+            return Err(Error::input(
+                path,
+                format!(
+                    "{} has a duration of 0 ns; a kernel launch cannot take no time (a row \
+                     against it could never be judged): restore the file from git, or delete it \
+                     and run `cgp-gate baseline update`",
+                    name()
+                ),
             ));
         }
         if e.unit == "ns"

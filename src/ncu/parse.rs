@@ -130,6 +130,8 @@ pub enum JsonError {
 /// [`ParseError`] naming the line, metric and text; or, with [`ParseError::failure`] set, ncu's
 /// own failure when the output holds `==ERROR==` lines or `No kernels were profiled.`.
 pub fn parse(text: &str) -> Result<ParsedOutput, ParseError> {
+    // A file read as text keeps its byte-order mark; `decode` drops it, and so does this.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut sink = Collect::default();
     let (shape, warnings) = run(text, &mut sink).map_err(|e| match e {
         JsonError::Parse(p) => p,
@@ -409,6 +411,18 @@ impl Sink for JsonSink<'_> {
 
 /// The whole parse, into a sink. Returns the shape and ncu's warnings.
 fn run(text: &str, sink: &mut dyn Sink) -> Result<(CsvShape, Vec<String>), JsonError> {
+    // `contains('\n')` stops at the first line end: free on any file with one.
+    if !text.contains('\n') && text.contains('\r') {
+        return Err(ParseError::new(
+            "the file's lines end with a carriage return only (CR, the old Mac line ending), so \
+             it reads as one single line; ncu writes LF (or CRLF) line endings",
+        )
+        .hint(
+            "use the file as ncu wrote it, or convert its line endings: `tr '\\r' '\\n' < FILE > \
+             FIXED.csv`",
+        )
+        .into());
+    }
     let scan = log::scan(text);
     if !scan.errors.is_empty() {
         return Err(failure(&scan).into());
@@ -420,6 +434,9 @@ fn run(text: &str, sink: &mut dyn Sink) -> Result<(CsvShape, Vec<String>), JsonE
         return Err(no_table(text).into());
     };
     let body = &text[offset..];
+    if body.starts_with('\u{feff}') {
+        return Err(bom_error(lines_before + 1).into());
+    }
     // The whole table is checked before any value is read. A raw page (the large shape) is
     // checked cell by cell instead, as it streams: a number cell that shows the locale fails there.
     let raw_page = !body.lines().next().is_some_and(|h| h.contains("\"Metric Name\""));
@@ -433,6 +450,9 @@ fn run(text: &str, sink: &mut dyn Sink) -> Result<(CsvShape, Vec<String>), JsonE
     let header: Vec<String> = (0..header.len())
         .map(|i| String::from_utf8_lossy(&header[i]).trim().to_owned())
         .collect();
+    if let Some(e) = nul_in_table(body, lines_before, &header) {
+        return Err(e.into());
+    }
     let has = |name: &str| header.iter().any(|h| h == name);
     let shape = if !has("ID") && has("Metric Name") && has("Average") {
         CsvShape::Summary
@@ -481,8 +501,66 @@ fn failure(scan: &log::LogScan) -> ParseError {
     }
 }
 
+/// A byte-order mark (U+FEFF) at the start of line `line`, which is not the file's start.
+fn bom_error(line: usize) -> ParseError {
+    ParseError::at(
+        line,
+        "a byte-order mark (U+FEFF, bytes EF BB BF) starts this line, which is not the start of \
+         the file: two files were joined, or an editor added it; the table's header is not \
+         recognised behind it",
+    )
+    .hint(
+        "remove the byte-order mark (e.g. `sed -i 's/\\xEF\\xBB\\xBF//' FILE`), or use the file \
+         as ncu wrote it",
+    )
+}
+
+/// A NUL byte in the table: ncu never writes one (kernel names are C++ names, values are
+/// text), so the file is damaged. Named with its line and, when it is in a row, the row's kernel
+/// (the NUL shown as `<U+0000>`): a launch must never vanish because its name no longer matches.
+fn nul_in_table(body: &str, lines_before: usize, header: &[String]) -> Option<ParseError> {
+    let at = memchr::memchr(0, body.as_bytes())?;
+    let start = memchr::memrchr(b'\n', &body.as_bytes()[..at]).map_or(0, |p| p + 1);
+    let end = memchr::memchr(b'\n', &body.as_bytes()[at..]).map_or(body.len(), |p| at + p);
+    let line = lines_before + 1 + memchr::memchr_iter(b'\n', &body.as_bytes()[..start]).count();
+    let mut record = csv::ByteRecord::new();
+    let kernel = header
+        .iter()
+        .position(|h| h == "Kernel Name")
+        .filter(|_| start > 0)
+        .and_then(|col| {
+            csv_reader(&body.as_bytes()[start..end])
+                .read_byte_record(&mut record)
+                .ok()?;
+            record
+                .get(col)
+                .map(|k| String::from_utf8_lossy(k).trim().to_owned())
+        });
+    let in_kernel = kernel.as_deref().is_some_and(|k| k.contains('\0'));
+    Some(ParseError {
+        kernel: kernel.map(|k| k.replace('\0', "<U+0000>")),
+        ..ParseError::at(
+            line,
+            format!(
+                "a NUL byte{}: ncu never writes one, so the file is damaged (a launch whose name \
+                 no longer matches the kernel filter would silently drop out)",
+                if in_kernel {
+                    " in the kernel name"
+                } else {
+                    " in the table"
+                }
+            ),
+        )
+        .hint("use the file as ncu wrote it; record it again if it was damaged")
+    })
+}
+
 /// The error for an input without a table: say what the file is instead.
 fn no_table(text: &str) -> ParseError {
+    if let Some(at) = text.find('\u{feff}') {
+        let line = 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count();
+        return bom_error(line);
+    }
     let lines = || text.lines().map(str::trim);
     if lines().any(|l| {
         l == "Launch Settings"
@@ -870,8 +948,20 @@ impl<'a> Table<'a> {
     /// 1-based line in the whole input. Counted from the byte offset because the reader's own
     /// line count leaves out the skipped `==` lines; only error paths pay for the count.
     fn line_of(&self, p: &csv::Position) -> usize {
+        self.line_at(usize::try_from(p.byte()).map_or(usize::MAX, |b| self.base.saturating_add(b)))
+    }
+
+    /// Where in `body` the current record starts.
+    fn record_start(&self) -> usize {
+        self.record.position().map_or(0, |p| {
+            self.base.saturating_add(usize::try_from(p.byte()).unwrap_or(0))
+        })
+    }
+
+    /// [`Table::line_of`] for a byte offset in `body`.
+    fn line_at(&self, offset: usize) -> usize {
         let bytes = self.body.as_bytes();
-        let mut start = usize::try_from(p.byte()).map_or(bytes.len(), |b| (self.base + b).min(bytes.len()));
+        let mut start = offset.min(bytes.len());
         // The reader reports the position where it started reading, which is before the skipped
         // `==` and blank lines that precede the record.
         while matches!(bytes.get(start), Some(b'=' | b'\n' | b'\r')) {
@@ -1178,6 +1268,9 @@ fn measure(
 
 /// Index of a required column.
 fn column(header: &[String], name: &str, shape: &str, line: usize) -> Result<usize, ParseError> {
+    if let Some(e) = repeated_column(header, name, line) {
+        return Err(e);
+    }
     header.iter().position(|h| h == name).ok_or_else(|| {
         ParseError::at(
             line,
@@ -1186,6 +1279,31 @@ fn column(header: &[String], name: &str, shape: &str, line: usize) -> Result<usi
                 header.join(", ")
             ),
         )
+    })
+}
+
+/// The error for a header that names `name` in two columns (names are trimmed, so
+/// `"gpu__time_duration.sum "` is the same column): which one holds the values is unknown, and
+/// reading either would be a guess (the last one won, once: a doubled column became a +100%
+/// regression).
+fn repeated_column(header: &[String], name: &str, line: usize) -> Option<ParseError> {
+    let mut at = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| *h == name)
+        .map(|(i, _)| i + 1);
+    let (first, second) = (at.next()?, at.next()?);
+    Some(ParseError {
+        metric: (!is_attribute(name) && !NOT_ATTRIBUTES.contains(&name)).then(|| name.to_owned()),
+        ..ParseError::at(
+            line,
+            format!(
+                "the header names column `{name}` twice (columns {first} and {second}; names \
+                 are compared without surrounding spaces): which one holds the values is \
+                 unknown, so the file is damaged"
+            ),
+        )
+        .hint("use the file as ncu wrote it (ncu names each column once); record it again")
     })
 }
 
@@ -1309,8 +1427,7 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
             let mut json_unit = b",\"unit\":".to_vec();
             json_unit.extend(serde_json::to_vec(&unit.base).unwrap_or_default());
             json_unit.push(b'}');
-            // A repeated column name keeps its last column, as a map would.
-            by_name.insert(
+            let earlier = by_name.insert(
                 name,
                 MetricCol {
                     index,
@@ -1322,6 +1439,12 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
                     json_unit,
                 },
             );
+            // Found by the map, so a header of many columns is not compared with itself.
+            if earlier.is_some()
+                && let Some(e) = repeated_column(header, name, header_line)
+            {
+                return Err(e.into());
+            }
         }
     }
     attributes.sort_by(|a, b| a.1.cmp(&b.1));
@@ -1335,6 +1458,8 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
     let mut lists: Vec<f64> = Vec::new();
     let mut scratch = Vec::new();
     let mut count = 0;
+    // Launch ID -> where its row starts: a row repeated with the same ID would count twice.
+    let mut seen: HashMap<u64, usize> = HashMap::new();
     table.start_fast();
     while table.next_row()?.is_some() {
         table.check_cut_off(header.len())?;
@@ -1383,6 +1508,21 @@ fn parse_raw(header: &[String], table: &mut Table<'_>, sink: &mut dyn Sink) -> R
                 ),
             )
         })?;
+        if let Some(first) = seen.insert(id, table.record_start()) {
+            return Err(ParseError {
+                kernel: Some(table.cell(kernel_col).to_owned()),
+                ..ParseError::at(
+                    table.line(),
+                    format!(
+                        "launch `ID` {id} appears twice (first on line {}): ncu writes one row \
+                         per launch, so the file is damaged (a repeated row would be counted twice)",
+                        table.line_at(first)
+                    ),
+                )
+                .hint("use the file as ncu wrote it; record it again")
+            }
+            .into());
+        }
         values.clear();
         lists.clear();
         for (k, col) in page.metrics.iter().enumerate() {
@@ -1584,6 +1724,24 @@ fn parse_details(header: &[String], table: &mut Table<'_>) -> Result<Vec<Launch>
         let index = match by_id.entry(id) {
             Entry::Occupied(e) => {
                 let i = *e.get();
+                if i + 1 != launches.len() {
+                    // ncu writes a launch's rows together: rows of an earlier launch after
+                    // another launch's are a repeated block, which would count twice.
+                    return Err(ParseError {
+                        kernel: Some(kernel.to_owned()),
+                        metric: Some(metric.to_owned()),
+                        ..ParseError::at(
+                            table.line(),
+                            format!(
+                                "launch `ID` {id} appears again after the rows of launch {}: \
+                                 ncu writes each launch's rows together, so the file is damaged \
+                                 (a repeated launch would be counted twice)",
+                                launches[launches.len() - 1].launch.id
+                            ),
+                        )
+                        .hint("use the file as ncu wrote it; record it again")
+                    });
+                }
                 if launches[i].launch.kernel != kernel {
                     return Err(ParseError {
                         kernel: Some(kernel.to_owned()),
@@ -2099,5 +2257,83 @@ mod tests {
                 let _ = log::scan(&text);
             }
         }
+    }
+
+    const RAW: &str = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum\"\n\
+                       \"\",\"\",\"ns\",\"\"\n\
+                       \"0\",\"k\",\"1000\",\"0\"\n\
+                       \"1\",\"k\",\"1010\",\"0\"\n";
+
+    #[test]
+    fn a_repeated_metric_column_is_refused_even_with_a_trailing_space() {
+        for name in ["gpu__time_duration.sum", "gpu__time_duration.sum "] {
+            let text = RAW
+                .replace("shared.sum\"\n", &format!("shared.sum\",\"{name}\"\n"))
+                .replace("\"\"\n\"0\"", "\"\",\"ns\"\n\"0\"")
+                .replace("\"0\"\n\"1\"", "\"0\",\"2000\"\n\"1\"")
+                .replace("\"1010\",\"0\"", "\"1010\",\"0\",\"2020\"");
+            let e = parse(&text).unwrap_err();
+            assert_eq!(e.line, Some(1), "{e}");
+            assert_eq!(e.metric.as_deref(), Some("gpu__time_duration.sum"), "{e}");
+            assert!(e.message.contains("columns 3 and 5"), "{e}");
+        }
+        // A repeated required column of the details page too.
+        let header = D3_HEADER.replace("\"Metric Value\"", "\"Metric Value\",\"Metric Value\"");
+        let e = parse(&format!(
+            "{header}\n{D3_PREFIX},\"A\",\"Duration\",\"ns\",\"1\",\"2\",\n"
+        ))
+        .unwrap_err();
+        assert!(e.message.contains("`Metric Value` twice"), "{e}");
+    }
+
+    #[test]
+    fn a_repeated_launch_is_refused_in_the_raw_and_details_pages() {
+        let text = format!("{RAW}\"0\",\"k\",\"1000\",\"0\"\n");
+        let e = parse(&text).unwrap_err();
+        assert_eq!(e.line, Some(5));
+        assert!(
+            e.message.contains("`ID` 0 appears twice (first on line 3)"),
+            "{e}"
+        );
+        // Details: a launch's rows again after another launch's.
+        let one = D3_PREFIX.replace("\"0\",", "\"1\",");
+        let text = format!(
+            "{D3_HEADER}\n{D3_PREFIX},\"A\",\"Duration\",\"ns\",\"1\",\n{one},\"A\",\"Duration\",\"ns\",\"2\",\n{D3_PREFIX},\"A\",\"Duration\",\"ns\",\"1\",\n"
+        );
+        let e = parse(&text).unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(
+            e.message.contains("appears again after the rows of launch 1"),
+            "{e}"
+        );
+        // Rows of one launch together, over several sections, still merge.
+        let text = format!(
+            "{D3_HEADER}\n{D3_PREFIX},\"A\",\"Duration\",\"ns\",\"1\",\n{D3_PREFIX},\"B\",\"Other\",\"ns\",\"2\",\n"
+        );
+        assert_eq!(parse(&text).unwrap().launches.len(), 1);
+    }
+
+    #[test]
+    fn a_nul_byte_in_the_table_is_an_error_naming_the_kernel() {
+        let text = RAW.replacen("\"k\"", "\"k\0x\"", 1);
+        let e = parse(&text).unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert_eq!(e.kernel.as_deref(), Some("k<U+0000>x"));
+        assert!(e.message.contains("NUL byte in the kernel name"), "{e}");
+        // The application's output before the table may hold anything.
+        let text = format!("app\0output\n==PROF== Disconnected from process 1\n{RAW}");
+        assert_eq!(parse(&text).unwrap().launches.len(), 2);
+    }
+
+    #[test]
+    fn byte_order_marks_and_cr_only_line_ends_are_named() {
+        // A leading BOM (a file read as text keeps it) is skipped, as `parse_bytes` does.
+        assert_eq!(parse(&format!("\u{feff}{RAW}")).unwrap().launches.len(), 2);
+        for text in [format!("\u{feff}\u{feff}{RAW}"), format!("x\n\u{feff}{RAW}")] {
+            let e = parse(&text).unwrap_err();
+            assert!(e.message.contains("byte-order mark"), "{e}");
+        }
+        let e = parse(&RAW.replace('\n', "\r")).unwrap_err();
+        assert!(e.message.contains("carriage return only"), "{e}");
     }
 }

@@ -86,11 +86,16 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         .hint("record with `--csv --page raw` (what cgp-gate runs), not --print-summary"));
     }
     if parsed.launches.is_empty() {
+        // ncu says `No kernels were profiled` when it profiled none (classified above); a table
+        // with its header (and units row) but no launch row is output cut short or damaged.
         return Err(ProfileError::new(
-            FailureKind::NoKernels,
+            FailureKind::BadOutput,
             ctx,
-            format!("no kernel launches in {origin}{}", no_kernel_detail(job, capture)),
-        ));
+            format!(
+                "{origin} holds the table's header but no launch rows: the output was cut off or damaged (ncu prints `No kernels were profiled` when it profiled none)"
+            ),
+        )
+        .hint("use the output as ncu wrote it; profile (or record) it again"));
     }
     let wanted = ncu_metrics(job.target);
     for m in &log.unavailable_metrics {
@@ -161,6 +166,17 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
                         launch.kernel, launch.id
                     ),
                 ));
+            }
+            if value == 0.0 && crate::units::is_kernel_duration(metric) {
+                return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    ctx,
+                    format!(
+                        "metric `{metric}` of kernel `{}` (launch {}) in {origin} is 0 ns; a kernel launch cannot take no time: the output is damaged",
+                        launch.kernel, launch.id
+                    ),
+                )
+                .hint("use the output as ncu wrote it; profile (or record) it again"));
             }
             let key = SeriesKey {
                 target: job.target.name.clone(),

@@ -361,6 +361,9 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
                 list(&appeared)
             ));
         }
+        for line in crate::gone::describe(&results.rows) {
+            md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
+        }
         let failing = results.rows.iter().filter(|r| crate::missing::fails(r)).count();
         if failing > 0 {
             md.push_str(&format!(

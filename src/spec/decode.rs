@@ -70,9 +70,13 @@ impl Ctx<'_> {
             ));
         };
         let mut out: Vec<(&'n str, &'n Node, &'n Node)> = Vec::with_capacity(entries.len());
+        // Looked up by hash, not by a scan of `out`: a mapping of 100,000 keys (metrics) took
+        // 13 s to check when each key was compared with every earlier one.
+        let mut seen: std::collections::HashMap<&'n str, &'n Node> =
+            std::collections::HashMap::with_capacity(entries.len());
         for (k, v) in entries {
             let key = self.key(k, what)?;
-            if let Some((_, first, _)) = out.iter().find(|(name, _, _)| *name == key) {
+            if let Some(first) = seen.insert(key, k) {
                 return Err(self
                     .err(k, format!("duplicate key `{key}` in {what}"))
                     .help(format!("`{key}` is already set on line {}", first.mark.line)));

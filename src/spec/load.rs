@@ -88,7 +88,16 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// (`<target>.json`, `<recording>/<target>/<size>/`), and file systems allow 255 bytes.
 const MAX_NAME_BYTES: usize = 200;
 /// A matrix can multiply out to a lot of sizes; past this many, a typo is more likely than intent.
-const MAX_SIZES: usize = 10_000;
+/// The list form has the same cap.
+pub(crate) const MAX_SIZES: usize = 10_000;
+/// Most metrics a target may judge (docs/spec.md): each is a row per size and kernel.
+pub(crate) const MAX_METRICS: usize = 1_000;
+/// Most rows a spec may ask for, over all targets: sizes x metrics, summed (docs/spec.md). Past
+/// it, the reports and the statistics of one run would be unreadable, and a typo more likely.
+pub(crate) const MAX_SPEC_ROWS: usize = 100_000;
+/// Most `repetitions`, `max_repetitions` and `baseline_repetitions` (docs/spec.md): each is one
+/// profiled run of the program per size, so 1,000 is hours on a GPU already.
+pub(crate) const MAX_REPETITIONS: u32 = 1_000;
 
 /// Load and validate a spec file.
 ///
@@ -149,7 +158,10 @@ pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError>
             .help("add at least one target (`name`, `command`, `metrics`)"));
     }
     let mut targets: Vec<Target> = Vec::with_capacity(items.len());
-    let mut first_lines: Vec<usize> = Vec::with_capacity(items.len());
+    // Target name -> the line it is first named on (a hash lookup: linear in the targets).
+    let mut first_lines: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::with_capacity(items.len());
+    let mut rows = 0usize;
     for (i, item) in items.iter().enumerate() {
         let own = ctx.fields(item, &format!("`targets[{i}]`"), TARGET_KEYS)?;
         let name_node = own.get("name").ok_or_else(|| {
@@ -157,14 +169,14 @@ pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError>
                 .help("every target needs a unique `name`")
         })?;
         let name = target_name(&ctx, name_node)?;
-        if let Some(j) = targets.iter().position(|t| t.name == name) {
+        if let Some(line) = first_lines.get(name) {
             return Err(ctx
                 .err(name_node, format!("duplicate target name `{name}`"))
                 .help(format!(
-                    "`{name}` is already the name of the target on line {}; target names must be unique",
-                    first_lines.get(j).copied().unwrap_or(1)
+                    "`{name}` is already the name of the target on line {line}; target names must be unique"
                 )));
         }
+        first_lines.insert(name.to_owned(), name_node.mark.line);
         let merged = Merged {
             own: &own,
             defaults: defaults.as_ref(),
@@ -173,8 +185,19 @@ pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError>
         let Some(t) = ctx.keep(target(&ctx, name, item, &merged, &spec_dir))? else {
             continue;
         };
+        rows = rows.saturating_add(t.sizes.len().saturating_mul(t.metrics.len()));
+        if rows > MAX_SPEC_ROWS {
+            return Err(ctx
+                .err(
+                    name_node,
+                    format!(
+                        "with target `{name}` the spec asks for more than {MAX_SPEC_ROWS} rows \
+                         (sizes x metrics, summed over the targets so far: {rows})"
+                    ),
+                )
+                .help("gate the sizes and metrics that matter, or split the spec into several (one per workflow job)"));
+        }
         targets.push(t);
-        first_lines.push(name_node.mark.line);
     }
     super::error::collected(deferred.take())?;
     if let Some(d) = &defaults {
@@ -455,6 +478,7 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
     let repetitions = match m.get("repetitions") {
         Some(n) => {
             let r: u32 = ctx.uint(n, &format!("`repetitions` of {what}"))?;
+            repetitions_cap(ctx, n, "repetitions", &what, r)?;
             if r < 1 {
                 return Err(ctx
                     .err(
@@ -472,6 +496,7 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
     let max_repetitions = match m.get("max_repetitions") {
         Some(n) => {
             let r: u32 = ctx.uint(n, &format!("`max_repetitions` of {what}"))?;
+            repetitions_cap(ctx, n, "max_repetitions", &what, r)?;
             if r < repetitions {
                 return Err(ctx
                     .err(
@@ -489,6 +514,7 @@ fn target(ctx: &Ctx<'_>, name: &str, item: &Node, m: &Merged<'_, '_>, spec_dir: 
     let baseline_repetitions = match m.get("baseline_repetitions") {
         Some(n) => {
             let r: u32 = ctx.uint(n, &format!("`baseline_repetitions` of {what}"))?;
+            repetitions_cap(ctx, n, "baseline_repetitions", &what, r)?;
             if r < repetitions {
                 return Err(ctx
                     .err(
@@ -635,6 +661,22 @@ fn kernel_mode(ctx: &Ctx<'_>, node: Option<&Node>, metrics: Option<&Node>, what:
         }
     }
     Ok(mode)
+}
+
+/// Refuse a repetition count above [`MAX_REPETITIONS`]: `repetitions: 4000000000` validated, and
+/// a replay then looked for that many repetition files for 21 minutes.
+fn repetitions_cap(ctx: &Ctx<'_>, n: &Node, key: &str, what: &str, r: u32) -> Result<()> {
+    if r <= MAX_REPETITIONS {
+        return Ok(());
+    }
+    Err(ctx
+        .err(
+            n,
+            format!("`{key}` of {what} is {r}; at most {MAX_REPETITIONS} are allowed"),
+        )
+        .help(
+            "each repetition is one profiled run of the program per size; 10 is the default (docs/spec.md)",
+        ))
 }
 
 /// `sass:` of a target: the file, or list of files, whose SASS the cache hashes instead of the
@@ -786,6 +828,19 @@ fn nsys_metrics(
             .err(item, format!("{what} has no `metrics`"))
             .help(format!("{}; {example}", super::categories::NSYS_METRICS_HELP)));
     };
+    if let Kind::Map(all) = &node.kind
+        && all.len() > MAX_METRICS
+    {
+        return Err(ctx
+            .err(
+                node,
+                format!(
+                    "`metrics` of {what} lists {} metrics; at most {MAX_METRICS} are allowed",
+                    all.len()
+                ),
+            )
+            .help("gate the metrics that matter; `explain: true` collects the counters that say why a time changed without a row each (docs/why.md)"));
+    }
     let entries = ctx.entries(node, &format!("`metrics` of {what}"))?;
     if entries.is_empty() {
         return Err(ctx
@@ -847,6 +902,17 @@ fn sizes(ctx: &Ctx<'_>, node: Option<&Node>, what: &str) -> Result<Vec<(Size, Ma
                 return Err(ctx
                     .err(node, format!("`sizes` of {what} is empty"))
                     .help("omit `sizes` for a target without parameters, or list at least one size"));
+            }
+            if items.len() > MAX_SIZES {
+                return Err(ctx
+                    .err(
+                        node,
+                        format!(
+                            "`sizes` of {what} lists {} sizes; at most {MAX_SIZES} are allowed",
+                            items.len()
+                        ),
+                    )
+                    .help("list the sizes that matter instead"));
             }
             let mut out = Vec::with_capacity(items.len());
             for item in items {
@@ -930,8 +996,12 @@ fn sizes(ctx: &Ctx<'_>, node: Option<&Node>, what: &str) -> Result<Vec<(Size, Ma
                 .help(shape_help));
         }
     };
-    for (i, (s, mark)) in out.iter().enumerate() {
-        if let Some((_, first)) = out[..i].iter().find(|(p, _)| p.key() == s.key()) {
+    // Size key -> where it is first listed: a hash lookup, so checking is linear in the sizes
+    // (comparing each with every earlier one took 11 s for 10,000).
+    let mut first: std::collections::HashMap<String, Mark> =
+        std::collections::HashMap::with_capacity(out.len());
+    for (s, mark) in &out {
+        if let Some(first) = first.insert(s.key(), *mark) {
             return Err(ctx
                 .err_at(*mark, format!("size `{}` of {what} is listed twice", s.key()))
                 .help(format!(
@@ -1220,6 +1290,19 @@ fn metrics(
             .err(item, format!("{what} has no `metrics`"))
             .help(format!("list the ncu metrics to judge, {example}")));
     };
+    if let Kind::Map(all) = &node.kind
+        && all.len() > MAX_METRICS
+    {
+        return Err(ctx
+            .err(
+                node,
+                format!(
+                    "`metrics` of {what} lists {} metrics; at most {MAX_METRICS} are allowed",
+                    all.len()
+                ),
+            )
+            .help("gate the metrics that matter; `explain: true` collects the counters that say why a time changed without a row each (docs/why.md)"));
+    }
     let entries = ctx.entries(node, &format!("`metrics` of {what}"))?;
     if entries.is_empty() {
         return Err(ctx
