@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::plan::Shard;
-use crate::results::{ErrorKind, FingerprintDiff, Health, Results, RunError};
+use crate::results::{ErrorKind, FingerprintDiff, Health, Results, RunError, RunVerdict, run_verdict};
 
 /// One input's place: its GPU group and its shard.
 struct Placed {
@@ -185,13 +185,27 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         errors.extend(p.results.errors.iter().cloned());
     }
 
-    // A shard that judged nothing although it had work says so only by its verdict.
-    let shard_judged_nothing = placed.iter().any(|p| {
-        p.results.verdict == crate::results::RunVerdict::Error
-            && p.results.rows.is_empty()
-            && p.results.errors.is_empty()
-    });
-    let verdict = crate::results::run_verdict(&rows, &errors, shard_judged_nothing);
+    // A shard's own verdict counts: a shard that says `error` without an error row or a listed
+    // failure (it had work and judged nothing, or its file was cut short) is an error of the
+    // merged run, never hidden by the other shards' rows.
+    for p in &placed {
+        if p.results.verdict == RunVerdict::Error
+            && run_verdict(&p.results.rows, &p.results.errors, false) != RunVerdict::Error
+        {
+            errors.push(RunError {
+                target: format!("shard {}", p.shard),
+                size: None,
+                kind: ErrorKind::ShardFailed,
+                message: format!(
+                    "{}: shard {} on {} has the verdict `error` but lists no failure (it had work and judged nothing); the merged gate cannot pass without it: look at that shard's job log and run it again",
+                    p.path.display(),
+                    p.shard,
+                    p.results.fingerprint.gpu_name
+                ),
+            });
+        }
+    }
+    let verdict = run_verdict(&rows, &errors, false);
 
     let mut mismatch: Vec<FingerprintDiff> = Vec::new();
     let mut cost: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
@@ -368,6 +382,41 @@ mod tests {
             "{}",
             m.errors[0].message
         );
+    }
+
+    #[test]
+    fn a_shard_whose_own_verdict_is_error_fails_the_merge() {
+        // Shard 2/2 had work and judged nothing: no rows, no errors, only its verdict says so.
+        let mut r2 = results(Some("2/2"), "A");
+        r2.rows.clear();
+        r2.errors.clear();
+        r2.verdict = RunVerdict::Error;
+        let m = merge(vec![
+            input("a.json", results(Some("1/2"), "A")),
+            input("b.json", r2),
+        ])
+        .unwrap();
+        assert_eq!(m.verdict, RunVerdict::Error);
+        assert_eq!(m.errors.len(), 1);
+        assert_eq!(m.errors[0].kind, ErrorKind::ShardFailed);
+        assert!(
+            m.errors[0].message.starts_with("b.json: shard 2/2"),
+            "{}",
+            m.errors[0].message
+        );
+        assert_eq!(
+            crate::results::exit_code(m.verdict, &m.errors, m.fail_on),
+            crate::exit_codes::PROFILER_FAILURE
+        );
+        // A shard whose error is explained by its rows adds nothing more.
+        let mut r2 = results(Some("2/2"), "A");
+        r2.rows[0].verdict = crate::results::RowVerdict::Error;
+        r2.verdict = RunVerdict::Error;
+        let mut r1 = results(Some("1/2"), "A");
+        r1.rows.clear();
+        let m = merge(vec![input("a.json", r1), input("b.json", r2)]).unwrap();
+        assert_eq!(m.verdict, RunVerdict::Error);
+        assert!(m.errors.is_empty());
     }
 
     #[test]

@@ -344,6 +344,8 @@ pub enum ErrorKind {
     Io,
     /// A shard's results were not among `merge`'s inputs.
     MissingShard,
+    /// A shard's results say `error` but list no failure (`merge`).
+    ShardFailed,
     /// The spec asks for something the measurement shows to be impossible (exit 2).
     InvalidInput,
     /// A recorded file is damaged or not a file cgp-gate reads (exit 2).
@@ -366,6 +368,7 @@ impl ErrorKind {
         (Self::Recording, "recording"),
         (Self::Io, "io"),
         (Self::MissingShard, "missing-shard"),
+        (Self::ShardFailed, "shard-failed"),
         (Self::InvalidInput, "invalid-input"),
         (Self::BadRecording, "bad-recording"),
     ];
