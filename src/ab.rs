@@ -134,6 +134,9 @@ pub struct Sides<'a> {
 /// Options of one A/B run.
 pub struct AbOptions<'a> {
     pub fail_on: FailOn,
+    /// `--allow-missing`: rows the base tree measured and the head tree did not (a kernel that
+    /// disappeared or was renamed) do not fail the gate, as in `check`.
+    pub allow_missing: bool,
     /// NVML, when a driver is there (live runs only).
     pub gpu: Option<&'a dyn Gpu>,
     /// The manifest of a replayed recording (its `synthetic` flag reaches the results).
@@ -743,6 +746,17 @@ pub fn run_ab(
         last_round = both.pairs == before;
     };
 
+    // A kernel the head tree no longer launches (or launches under a new name) fails the gate
+    // as in `check`, unless allowed.
+    let mut rows = rows;
+    crate::missing::apply(
+        &mut rows,
+        &crate::missing::Scope {
+            targets: sides.head_targets,
+            allow_all: opts.allow_missing,
+            skipped: &BTreeSet::new(),
+        },
+    );
     both.errors.extend(spec_errors);
     // The one rule for the run's verdict, as in `check`.
     let verdict = crate::results::run_verdict(&rows, &both.errors, !items.is_empty());
@@ -862,6 +876,7 @@ mod tests {
             None,
             &AbOptions {
                 fail_on: FailOn::Regression,
+                allow_missing: false,
                 gpu: None,
                 manifest: None,
             },

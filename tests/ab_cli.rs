@@ -442,3 +442,41 @@ fn samples_in_different_units_are_a_damaged_recording() {
         .unwrap();
     assert_eq!(row["verdict"], "error");
 }
+
+/// A kernel the base tree launches and the head tree launches under a new name fails `ab` as it
+/// fails `check` (exit 1, the rows `missing` and failing the gate); `--allow-missing` lets it
+/// pass, as in `check`.
+#[test]
+fn a_renamed_kernel_fails_ab_as_it_fails_check_unless_allowed() {
+    let (dir, spec) = setup(10, 0.0, 7, true);
+    std::fs::write(&spec, SPEC.replace("kernel: saxpy", "kernel: \"regex:^saxpy\"")).unwrap();
+    let head = dir.path().join("rec/head/saxpy/n=1048576");
+    for rep in 0..10 {
+        let p = head.join(format!("{rep}.csv"));
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, text.replace("\"saxpy(int", "\"saxpy_v2(int")).unwrap();
+    }
+    let (code, v, out) = ab(dir.path(), &spec, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(v["verdict"], "regression", "{out}");
+    let rows = v["rows"].as_array().unwrap();
+    let missing: Vec<&Value> = rows.iter().filter(|r| r["verdict"] == "missing").collect();
+    assert_eq!(missing.len(), 2, "{rows:?}");
+    assert!(
+        missing
+            .iter()
+            .all(|r| r["fails_gate"] == true && r["kernel"] == "saxpy")
+    );
+    assert!(
+        missing[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("`saxpy_v2`; renamed?"),
+        "{}",
+        missing[0]["reason"]
+    );
+    assert_eq!(rows.iter().filter(|r| r["verdict"] == "new").count(), 2);
+    let (code, v, out) = ab(dir.path(), &spec, &["--allow-missing"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(v["verdict"], "pass");
+}

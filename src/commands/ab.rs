@@ -20,6 +20,8 @@ pub struct Options {
     pub replay: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub fail_on: FailOn,
+    /// `--allow-missing`: kernels the head tree no longer launches do not fail the gate.
+    pub allow_missing: bool,
     pub reports: crate::report::ReportFlags,
 }
 
@@ -116,6 +118,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     };
     let opts = crate::ab::AbOptions {
         fail_on: args.fail_on,
+        allow_missing: args.allow_missing,
         gpu: session.gpu.as_deref(),
         manifest: manifest.as_ref(),
     };
