@@ -759,7 +759,7 @@ pub fn run_ab(
     );
     both.errors.extend(spec_errors);
     // The one rule for the run's verdict, as in `check`.
-    let verdict = crate::results::run_verdict(&rows, &both.errors, !items.is_empty());
+    let verdict = crate::decide::run_verdict(&rows, &both.errors, !items.is_empty());
     let synthetic = opts.manifest.is_some_and(|m| m.synthetic)
         || sides.base.manifest().is_some_and(|m| m.synthetic)
         || sides.head.manifest().is_some_and(|m| m.synthetic);

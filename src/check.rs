@@ -412,7 +412,7 @@ pub fn run_check(
     });
     let mut errors = m.errors;
     errors.extend(spec_errors);
-    let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty() || !unchanged.is_empty());
+    let verdict = crate::decide::run_verdict(&rows, &errors, !work.is_empty() || !unchanged.is_empty());
     let source = profiler.source();
     Ok(Results {
         schema_version: RESULTS_VERSION,
@@ -940,7 +940,7 @@ pub fn min_effect_unit(row: &mut Row, ms: &MetricSpec, errors: &mut Vec<RunError
     }
 }
 
-/// The exit code of a finished check (see [`crate::results::exit_code`]).
+/// The exit code of a finished check (see [`crate::decide::exit_code`]).
 pub fn exit_code(results: &Results, fail_on: FailOn) -> i32 {
-    crate::results::exit_code(results.verdict, &results.errors, fail_on)
+    crate::decide::exit_code(results.verdict, &results.errors, fail_on)
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::plan::Shard;
-use crate::results::{ErrorKind, FingerprintDiff, Health, Results, RunError, RunVerdict, run_verdict};
+use crate::results::{ErrorKind, FingerprintDiff, Health, Results, RunError};
 
 /// One input's place: its GPU group and its shard.
 struct Placed {
@@ -186,26 +186,19 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
     }
 
     // A shard's own verdict counts: a shard that says `error` without an error row or a listed
-    // failure (it had work and judged nothing, or its file was cut short) is an error of the
-    // merged run, never hidden by the other shards' rows.
-    for p in &placed {
-        if p.results.verdict == RunVerdict::Error
-            && run_verdict(&p.results.rows, &p.results.errors, false) != RunVerdict::Error
-        {
-            errors.push(RunError {
-                target: format!("shard {}", p.shard),
-                size: None,
-                kind: ErrorKind::ShardFailed,
-                message: format!(
-                    "{}: shard {} on {} has the verdict `error` but lists no failure (it had work and judged nothing); the merged gate cannot pass without it: look at that shard's job log and run it again",
-                    p.path.display(),
-                    p.shard,
-                    p.results.fingerprint.gpu_name
-                ),
-            });
-        }
-    }
-    let verdict = run_verdict(&rows, &errors, false);
+    // failure is an error of the merged run, never hidden by the other shards' rows.
+    let verdict = crate::decide::merged_verdict(
+        &rows,
+        &mut errors,
+        placed.iter().map(|p| {
+            (
+                p.shard.to_string(),
+                p.results.fingerprint.gpu_name.as_str(),
+                p.path.as_path(),
+                &p.results,
+            )
+        }),
+    );
 
     let mut mismatch: Vec<FingerprintDiff> = Vec::new();
     let mut cost: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
@@ -318,6 +311,7 @@ fn merge_health<'a>(all: impl Iterator<Item = &'a Health>) -> Health {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::RunVerdict;
 
     fn results(shard: Option<&str>, gpu: &str) -> Results {
         let text = std::fs::read_to_string(concat!(
@@ -405,7 +399,7 @@ mod tests {
             m.errors[0].message
         );
         assert_eq!(
-            crate::results::exit_code(m.verdict, &m.errors, m.fail_on),
+            crate::decide::exit_code(m.verdict, &m.errors, m.fail_on),
             crate::exit_codes::PROFILER_FAILURE
         );
         // A shard whose error is explained by its rows adds nothing more.

@@ -1,8 +1,8 @@
 //! The results of a gate run: typed data, written as JSON by `check --json`, read back by
 //! `report --from`, `merge` and `baseline update --from`. Reporters render this; they decide nothing.
 //!
-//! The one place that decides the run: [`run_verdict`] (rows and errors -> verdict) and
-//! [`exit_code`] (verdict and `--fail-on` -> process exit code). `check` and `merge` both call them.
+//! What the rows and errors mean for the gate (row gate status, run verdict, exit code) is
+//! decided in one place, [`crate::decide`]; this module holds the types and the file format.
 //!
 //! Schema 2 (this version) types what version 1 stored as display strings: the threshold,
 //! the direction, `fail_on`, error kinds and the fingerprint mismatch. Version 1 files are still
@@ -241,45 +241,6 @@ impl Results {
             .map_err(|e| crate::Error::Environment(format!("cannot encode results: {e}")))?;
         text.push('\n');
         crate::fsutil::write_atomic(path, text.as_bytes())
-    }
-}
-
-/// The verdict of a run: the one rule, used by `check` and by `merge`.
-///
-/// An error is never a pass: any failure, any error row, or a run that had work but judged
-/// nothing (`had_work && rows.is_empty()`) is `error`. Otherwise any regression makes the run a
-/// regression (so does a `missing` row the run should have measured: [`Row::fails_gate`]), any
-/// inconclusive row makes it inconclusive, and else it passes (improvements, new rows and allowed
-/// missing rows are reported but do not fail the gate).
-pub fn run_verdict(rows: &[Row], errors: &[RunError], had_work: bool) -> RunVerdict {
-    let any = |v: RowVerdict| rows.iter().any(|r| r.verdict == v);
-    if !errors.is_empty() || any(RowVerdict::Error) || (had_work && rows.is_empty()) {
-        RunVerdict::Error
-    } else if any(RowVerdict::Regression)
-        || rows
-            .iter()
-            .any(|r| r.verdict == RowVerdict::Missing && r.fails_gate)
-    {
-        RunVerdict::Regression
-    } else if any(RowVerdict::Inconclusive) {
-        RunVerdict::Inconclusive
-    } else {
-        RunVerdict::Pass
-    }
-}
-
-/// The process exit code of a decided run: the one mapping, used by `check` and by `merge`.
-///
-/// `error` is invalid input (2) when any failure is a spec mistake the user must fix
-/// or a damaged recording ([`ErrorKind::is_invalid_input`]), else a profiler or environment failure (3).
-pub fn exit_code(verdict: RunVerdict, errors: &[RunError], fail_on: FailOn) -> i32 {
-    use crate::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
-    match verdict {
-        RunVerdict::Error if errors.iter().any(|e| e.kind.is_invalid_input()) => INVALID_INPUT,
-        RunVerdict::Error => PROFILER_FAILURE,
-        RunVerdict::Regression => REGRESSION,
-        RunVerdict::Inconclusive if fail_on == FailOn::Inconclusive => REGRESSION,
-        RunVerdict::Inconclusive | RunVerdict::Pass => OK,
     }
 }
 
@@ -641,78 +602,6 @@ mod tests {
             "candidate": null, "reason": ""
         }))
         .unwrap()
-    }
-
-    fn error(kind: ErrorKind) -> RunError {
-        RunError {
-            target: "t".into(),
-            size: None,
-            kind,
-            message: String::new(),
-        }
-    }
-
-    #[test]
-    fn the_run_verdict_is_the_worst_row_and_an_error_is_never_a_pass() {
-        use RowVerdict as R;
-        let v = |rows: &[R], errors: &[RunError], had_work| {
-            run_verdict(
-                &rows.iter().map(|r| row(*r)).collect::<Vec<_>>(),
-                errors,
-                had_work,
-            )
-        };
-        assert_eq!(
-            v(&[R::Pass, R::Improvement, R::New, R::Missing], &[], true),
-            RunVerdict::Pass
-        );
-        assert_eq!(
-            v(&[R::Pass, R::Inconclusive], &[], true),
-            RunVerdict::Inconclusive
-        );
-        assert_eq!(
-            v(&[R::Inconclusive, R::Regression], &[], true),
-            RunVerdict::Regression
-        );
-        assert_eq!(v(&[R::Regression, R::Error], &[], true), RunVerdict::Error);
-        assert_eq!(
-            v(&[R::Pass], &[error(ErrorKind::Timeout)], true),
-            RunVerdict::Error
-        );
-        assert_eq!(v(&[], &[], true), RunVerdict::Error, "work but nothing judged");
-        assert_eq!(v(&[], &[], false), RunVerdict::Pass, "nothing to do");
-    }
-
-    #[test]
-    fn exit_codes_follow_the_verdict_fail_on_and_the_kind_of_error() {
-        use crate::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
-        let none: &[RunError] = &[];
-        assert_eq!(exit_code(RunVerdict::Pass, none, FailOn::Inconclusive), OK);
-        assert_eq!(exit_code(RunVerdict::Inconclusive, none, FailOn::Regression), OK);
-        assert_eq!(
-            exit_code(RunVerdict::Inconclusive, none, FailOn::Inconclusive),
-            REGRESSION
-        );
-        assert_eq!(
-            exit_code(RunVerdict::Regression, none, FailOn::Regression),
-            REGRESSION
-        );
-        assert_eq!(
-            exit_code(
-                RunVerdict::Error,
-                &[error(ErrorKind::Timeout)],
-                FailOn::Regression
-            ),
-            PROFILER_FAILURE
-        );
-        assert_eq!(
-            exit_code(
-                RunVerdict::Error,
-                &[error(ErrorKind::Timeout), error(ErrorKind::InvalidInput)],
-                FailOn::Regression
-            ),
-            INVALID_INPUT
-        );
     }
 
     #[test]

@@ -162,7 +162,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     out.flush().map_err(stdout_err)?;
     let env = crate::report::GithubEnv::from_env();
     crate::report::emit(&results, &args.reports.options(&env), &env)?;
-    Ok(crate::results::exit_code(
+    Ok(crate::decide::exit_code(
         results.verdict,
         &results.errors,
         args.fail_on,

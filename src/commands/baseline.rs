@@ -73,7 +73,7 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
             run.m.errors.len()
         );
         // A damaged recording is invalid input (2); any other failure is the profiler's (3).
-        return Ok(crate::results::exit_code(
+        return Ok(crate::decide::exit_code(
             crate::results::RunVerdict::Error,
             &run.m.errors,
             crate::results::FailOn::Regression,

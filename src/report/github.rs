@@ -7,6 +7,7 @@ use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::decide::Gate;
 use crate::error::{Error, Result};
 use crate::report::format::{case_name, change_with_ci, median, p_value};
 use crate::report::markdown::{MarkdownOptions, markdown_fitting};
@@ -248,8 +249,9 @@ pub fn escape(s: &str, part: Part) -> String {
     }
 }
 
-/// The workflow commands for a run: `::error` per regression, row error and run error,
-/// `::warning` per inconclusive row. Each is one line.
+/// The workflow commands for a run: `::error` per row that fails the gate (regression, missing
+/// row the run should have measured, inconclusive under `--fail-on inconclusive`), row error and
+/// run error, `::warning` per other inconclusive row. Each is one line.
 pub fn annotations(results: &Results) -> Vec<String> {
     let file = if results.spec_path.is_empty() {
         String::new()
@@ -258,11 +260,11 @@ pub fn annotations(results: &Results) -> Vec<String> {
     };
     let mut out = Vec::new();
     for r in &results.rows {
-        let level = match r.verdict {
-            RowVerdict::Regression | RowVerdict::Error => "error",
-            RowVerdict::Inconclusive => "warning",
-            RowVerdict::Missing if crate::missing::fails(r) => "error",
-            _ => continue,
+        // The row's gate status, as every reporter shows it (crate::decide).
+        let level = match crate::decide::row_gate(r, results.fail_on) {
+            Gate::Fail | Gate::Error => "error",
+            Gate::Warn => "warning",
+            Gate::Pass => continue,
         };
         let title = format!(
             "cgp-gate {}: {} {}",
