@@ -453,41 +453,37 @@ fn judge(
                 ThresholdKind::Relative { fraction } => fraction,
                 _ => 0.0,
             };
-            let min_effect = t.min_effect.as_ref().map_or(0.0, |q| q.value);
-            let base_median = median(&p.base_pairs).unwrap_or(0.0);
-            let from_effect = if base_median > 0.0 {
-                min_effect / base_median
-            } else {
-                0.0
-            };
-            let (tolerance, tolerance_text) = if from_effect > fraction {
-                (
-                    from_effect,
-                    format!(
-                        "min effect {} ({:.2}%)",
-                        t.min_effect
-                            .as_ref()
-                            .map_or_else(String::new, ToString::to_string),
-                        from_effect * 100.0
-                    ),
-                )
-            } else {
-                (
-                    fraction,
-                    format!("{}% threshold", crate::units::format_number(fraction * 100.0)),
-                )
+            // The threshold and `min_effect` are tested jointly by the statistics, as in `check`.
+            let threshold_text = format!("{}% threshold", crate::units::format_number(fraction * 100.0));
+            let tolerance_text = match &t.min_effect {
+                Some(q) if q.value > 0.0 => format!("{threshold_text} and min effect {q}"),
+                _ => threshold_text,
             };
             PairedRow {
                 base: &p.base_pairs,
                 head: &p.head_pairs,
-                tolerance,
+                tolerance: fraction,
+                min_effect: t.min_effect.as_ref().map_or(0.0, |q| q.value),
                 tolerance_text,
                 lower_is_better: t.direction == crate::spec::Direction::Lower,
                 exact_kind: t.kind == ThresholdKind::Exact,
             }
         })
         .collect();
-    let tolerances: Vec<f64> = paired_rows.iter().map(|r| r.tolerance).collect();
+    // For the reports, as `check` shows it: the relative tolerance (the threshold, or
+    // `min_effect` relative to the base median where larger).
+    let tolerances: Vec<f64> = paired_rows
+        .iter()
+        .map(|r| {
+            let base_median = median(r.base).unwrap_or(0.0);
+            let from_effect = if base_median > 0.0 {
+                r.min_effect / base_median
+            } else {
+                0.0
+            };
+            r.tolerance.max(from_effect)
+        })
+        .collect();
     let mut paired = judge_paired(&paired_rows, alpha_paired.max(f64::MIN_POSITIVE), cfg.confidence)
         .into_iter()
         .zip(tolerances);

@@ -480,3 +480,56 @@ fn a_renamed_kernel_fails_ab_as_it_fails_check_unless_allowed() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(v["verdict"], "pass");
 }
+
+/// `ab` tests the threshold and `min_effect` jointly, as `check` does: a regression must be
+/// beyond both. SYNTHETIC pairs whose base medians differ a hundredfold (6 pairs at 100 ns, 6 at
+/// 10 us): every pair is more than 3% slower, but half of them only by 40 ns, below the 200 ns
+/// `min_effect`, so the absolute effect is not established. Turning `min_effect` into a relative
+/// tolerance at the base median (200 ns / 5.05 us = 3.96%) called this a regression.
+#[test]
+fn ab_tests_threshold_and_min_effect_jointly() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("cgp-gate.yaml");
+    std::fs::write(
+        &spec,
+        SPEC.replace(
+            "gpu__time_duration.sum: \"1%\"",
+            "gpu__time_duration.sum: {relative: \"3%\", min_effect: 200ns}",
+        )
+        .replace("repetitions: 10", "repetitions: 12")
+        .replace("max_repetitions: 20", "max_repetitions: 12"),
+    )
+    .unwrap();
+    let rec = dir.path().join("rec");
+    for rep in 0..12u32 {
+        let (base, head) = if rep < 6 {
+            (100.0, 140.0)
+        } else {
+            (10_000.0, 10_400.0)
+        };
+        for (side, ns) in [("base", base), ("head", head)] {
+            let p = rec.join(side).join("saxpy").join("n=1048576");
+            std::fs::create_dir_all(&p).unwrap();
+            std::fs::write(p.join(format!("{rep}.csv")), csv(&[ns, ns, ns], 32)).unwrap();
+        }
+    }
+    let (code, v, out) = ab(dir.path(), &spec, &[]);
+    let r = row(&v, "gpu__time_duration.sum");
+    assert_ne!(r["verdict"], "regression", "{out}");
+    assert_eq!(code, 0, "{out}");
+    // With a min_effect every pair exceeds (30 ns), the same pairs are a regression.
+    std::fs::write(
+        &spec,
+        std::fs::read_to_string(&spec)
+            .unwrap()
+            .replace("min_effect: 200ns", "min_effect: 30ns"),
+    )
+    .unwrap();
+    let (code, v, out) = ab(dir.path(), &spec, &[]);
+    assert_eq!(
+        row(&v, "gpu__time_duration.sum")["verdict"],
+        "regression",
+        "{out}"
+    );
+    assert_eq!(code, 1, "{out}");
+}
