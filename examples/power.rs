@@ -13,7 +13,7 @@
 //! repetition, lower is better, threshold 3 %). The gate's settings are not restated here: the
 //! spec below is read by the real loader (`cgp_gate::spec::load_str`), so `repetitions`,
 //! `max_repetitions` and `baseline_repetitions` are the defaults `check` and `baseline update`
-//! use, and the statistical settings are `cgp_gate::check::stats_config`, the function `check`
+//! use, and the statistical settings are `cgp_gate::engine::stats_config`, the function `check`
 //! judges with. A baseline of `baseline_repetitions` from its own job, with a history of 10
 //! earlier baselines (each from its own job), a candidate of `repetitions`, re-measured by
 //! `repetitions` up to `max_repetitions` while doubtful, judged by `judge_all`. The judging and the
@@ -50,7 +50,7 @@ fn gate() -> Gate {
     let t = &spec.targets[0];
     Gate {
         threshold: t.metrics[0].threshold.clone(),
-        cfg: cgp_gate::check::stats_config(&spec.settings),
+        cfg: cgp_gate::engine::stats_config(&spec.settings),
         repetitions: t.repetitions,
         max_repetitions: t.max_repetitions,
         baseline_repetitions: t.baseline_repetitions as usize,

@@ -12,12 +12,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::baseline::rfc3339_utc;
-use crate::check::{add_derived, fingerprint_for};
+use crate::engine::{add_derived, fingerprint_for};
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::measure::{Watch, measure};
@@ -25,7 +23,7 @@ use crate::plan::Work;
 use crate::profile::record::Recorder;
 use crate::profile::{Job, Profiler};
 use crate::progress::Progress;
-use crate::results::{ErrorKind, FailOn, RESULTS_VERSION, Results, Row, RowThreshold, RowVerdict, RunError};
+use crate::results::{ErrorKind, FailOn, Results, Row, RowThreshold, RowVerdict, RunError};
 use crate::samples::{SampleSet, SeriesKey};
 use crate::spec::{MetricSpec, Spec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired};
@@ -545,7 +543,7 @@ fn judge(
         row.p = j.p;
         row.p_adjusted = j.p_adjusted;
         row.reason = j.reason;
-        crate::check::min_effect_unit(&mut row, p.ms, &mut spec_errors);
+        crate::engine::min_effect_unit(&mut row, p.ms, &mut spec_errors);
         rows.push(row);
     }
     rows.extend(only);
@@ -592,6 +590,95 @@ fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, r
             verdict,
             reason,
         )
+    }
+}
+
+/// `ab` inside the re-measure loop ([`crate::engine::until_decided`]): the reference samples are
+/// the base tree's, measured in pairs with the head tree's.
+struct AbLoop<'a, 's, 'w> {
+    sides: &'a mut Sides<'s>,
+    items: &'a [Item<'a>],
+    recorders: Option<(&'a mut Recorder, &'a mut Recorder)>,
+    watch: Option<&'a mut Watch<'w>>,
+    both: Both,
+    /// The next pair to measure per (target, size).
+    next: BTreeMap<(String, String), u32>,
+    cfg: &'a Config,
+    gpu_name: &'a str,
+    progress: &'a mut dyn Progress,
+}
+
+impl crate::engine::Remeasure for AbLoop<'_, '_, '_> {
+    fn judge(&mut self, rounds: &crate::engine::Rounds) -> (Vec<Row>, Vec<RunError>) {
+        let mut base = self.both.base.clone();
+        let mut head = self.both.head.clone();
+        add_derived(self.sides.base_targets, &mut base, self.gpu_name);
+        add_derived(self.sides.head_targets, &mut head, self.gpu_name);
+        let view = Both {
+            base,
+            head,
+            pairs: self.both.pairs.clone(),
+            failed: self.both.failed.clone(),
+            ..Both::default()
+        };
+        let (mut rows, spec_errors) = judge(self.sides.head_targets, &view, self.cfg, rounds);
+        for r in &mut rows {
+            r.gpu = self.gpu_name.to_owned();
+        }
+        (rows, spec_errors)
+    }
+
+    fn stop(&self) -> bool {
+        self.both.stop
+    }
+
+    fn measure_more(
+        &mut self,
+        doubtful: &BTreeSet<(String, String)>,
+    ) -> Result<Option<BTreeSet<(String, String)>>, Error> {
+        let more: Vec<(&Item<'_>, u32, u32)> = self
+            .items
+            .iter()
+            .filter_map(|i| {
+                let id = i.id();
+                if !doubtful.contains(&id) {
+                    return None;
+                }
+                let (from, to) = crate::stats::remeasure::next_round(
+                    *self.next.get(&id)?,
+                    i.head.repetitions,
+                    i.head.max_repetitions,
+                )?;
+                Some((i, from, to))
+            })
+            .collect();
+        if more.is_empty() {
+            return Ok(None);
+        }
+        self.progress.note(&format!(
+            "measuring more pairs for {} doubtful size(s)",
+            more.len()
+        ));
+        let before = self.both.pairs.clone();
+        let mut recorders = self.recorders.as_mut().map(|(b, h)| (&mut **b, &mut **h));
+        measure_pairs(
+            self.sides,
+            &more,
+            &mut recorders,
+            self.watch.as_deref_mut(),
+            true,
+            &mut self.both,
+            &mut *self.progress,
+        )?;
+        let mut grew = BTreeSet::new();
+        for (item, _, to) in &more {
+            let id = item.id();
+            self.next.insert(id.clone(), *to);
+            if self.both.pairs.get(&id) != before.get(&id) {
+                grew.insert(id);
+            }
+        }
+        Ok(Some(grew))
     }
 }
 
@@ -667,84 +754,23 @@ pub fn run_ab(
         &mut both,
         progress,
     )?;
-    let mut next: BTreeMap<(String, String), u32> =
-        items.iter().map(|i| (i.id(), i.head.repetitions)).collect();
-    let cfg = Config {
-        alpha: spec.settings.alpha,
-        confidence: spec.settings.confidence,
-        ..Config::default()
+    let cfg = crate::engine::stats_config(&spec.settings);
+    let mut run = AbLoop {
+        next: items.iter().map(|i| (i.id(), i.head.repetitions)).collect(),
+        sides,
+        items: &items,
+        recorders,
+        watch: watch.as_deref_mut(),
+        both,
+        cfg: &cfg,
+        gpu_name: &fingerprint.gpu_name,
+        progress,
     };
-    let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
-    let mut last_round = false;
-    let (rows, spec_errors) = loop {
-        let mut base = both.base.clone();
-        let mut head = both.head.clone();
-        add_derived(sides.base_targets, &mut base, &fingerprint.gpu_name);
-        add_derived(sides.head_targets, &mut head, &fingerprint.gpu_name);
-        let view = Both {
-            base,
-            head,
-            pairs: both.pairs.clone(),
-            failed: both.failed.clone(),
-            ..Both::default()
-        };
-        let (mut rows, spec_errors) = judge(sides.head_targets, &view, &cfg, &rounds);
-        for r in &mut rows {
-            r.gpu.clone_from(&fingerprint.gpu_name);
-        }
-        if last_round || both.stop {
-            break (rows, spec_errors);
-        }
-        let doubtful: BTreeSet<(String, String)> = rows
-            .iter()
-            .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict))
-            .map(|r| (r.target.clone(), r.size.clone()))
-            .collect();
-        let more: Vec<(&Item<'_>, u32, u32)> = items
-            .iter()
-            .filter_map(|i| {
-                let id = i.id();
-                if !doubtful.contains(&id) {
-                    return None;
-                }
-                let (from, to) = crate::stats::remeasure::next_round(
-                    *next.get(&id)?,
-                    i.head.repetitions,
-                    i.head.max_repetitions,
-                )?;
-                Some((i, from, to))
-            })
-            .collect();
-        if more.is_empty() {
-            break (rows, spec_errors);
-        }
-        progress.note(&format!(
-            "measuring more pairs for {} doubtful size(s)",
-            more.len()
-        ));
-        let before = both.pairs.clone();
-        measure_pairs(
-            sides,
-            &more,
-            &mut recorders,
-            watch.as_deref_mut(),
-            true,
-            &mut both,
-            progress,
-        )?;
-        for (item, _, to) in &more {
-            let id = item.id();
-            next.insert(id.clone(), *to);
-            if both.pairs.get(&id) != before.get(&id) {
-                *rounds.entry(id).or_default() += 1;
-            }
-        }
-        last_round = both.pairs == before;
-    };
+    let (mut rows, spec_errors, _) = crate::engine::until_decided(&mut run)?;
+    let AbLoop { mut both, sides, .. } = run;
 
     // A kernel the head tree no longer launches (or launches under a new name) fails the gate
     // as in `check`, unless allowed.
-    let mut rows = rows;
     crate::missing::apply(
         &mut rows,
         &crate::missing::Scope {
@@ -754,40 +780,31 @@ pub fn run_ab(
         },
     );
     both.errors.extend(spec_errors);
-    // The one rule for the run's verdict, as in `check`.
-    let verdict = crate::decide::run_verdict(&rows, &both.errors, !items.is_empty());
     let synthetic = opts.manifest.is_some_and(|m| m.synthetic)
         || sides.base.manifest().is_some_and(|m| m.synthetic)
         || sides.head.manifest().is_some_and(|m| m.synthetic);
-    let results = Results {
-        schema_version: RESULTS_VERSION,
-        verdict,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        spec_hash: spec.hash.clone(),
-        spec_path: spec.path.display().to_string(),
-        source: format!("ab: base {} / head {}", sides.base.source(), sides.head.source()),
-        synthetic,
-        fingerprint,
-        fingerprint_mismatch: None,
-        shard: None,
-        git_commit: opts
-            .manifest
-            .and_then(|m| m.head_commit.clone())
-            .or_else(|| crate::check::git_commit(&spec.base_dir())),
-        date: rfc3339_utc(SystemTime::now()),
-        fail_on: opts.fail_on,
-        multiple_testing: format!(
-            "paired (ABBA), wilcoxon signed-rank against the threshold; holm alpha={}",
-            cfg.alpha
-        ),
+    let results = crate::engine::assemble(
+        crate::engine::Assembly {
+            spec,
+            source: format!("ab: base {} / head {}", sides.base.source(), sides.head.source()),
+            synthetic,
+            fingerprint,
+            git_commit: opts
+                .manifest
+                .and_then(|m| m.head_commit.clone())
+                .or_else(|| crate::engine::git_commit(&spec.base_dir())),
+            fail_on: opts.fail_on,
+            multiple_testing: format!(
+                "paired (ABBA), wilcoxon signed-rank against the threshold; holm alpha={}",
+                cfg.alpha
+            ),
+            had_work: !items.is_empty(),
+            health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
+            cost_seconds: both.cost,
+        },
         rows,
-        errors: both.errors,
-        health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
-        cost_seconds: both.cost,
-        roofline: Vec::new(),
-        sass_skip: None,
-        category_bars: Vec::new(),
-    };
+        both.errors,
+    );
     Ok(AbRun {
         results,
         order: both.order,

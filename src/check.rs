@@ -5,22 +5,20 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::time::SystemTime;
 
-use crate::baseline::{BaselineFile, Store, rfc3339_utc};
+use crate::baseline::{BaselineFile, Store};
+use crate::engine::{add_derived, fingerprint_for, git_commit, min_effect_unit, stats_config};
 use crate::error::Error;
-use crate::gpu::fingerprint::Fingerprint;
 use crate::gpu::{Gpu, peaks_for};
 use crate::measure::{Measurement, Watch, measure};
 use crate::plan::{Work, initial_work, remeasure};
 use crate::profile::record::Recorder;
 use crate::profile::{Profiler, Versions};
 use crate::results::{
-    ErrorKind, FingerprintDiff, RESULTS_VERSION, Results, RooflinePoint, Row, RowThreshold, RowVerdict,
-    RunError,
+    ErrorKind, FingerprintDiff, Results, RooflinePoint, Row, RowThreshold, RowVerdict, RunError,
 };
 use crate::samples::{SampleSet, SeriesKey};
-use crate::spec::{DERIVED_PREFIX, Explain, MetricSpec, ProfilerKind, Spec, Target};
+use crate::spec::{Explain, MetricSpec, Spec, Target};
 use crate::stats::{Comparison, Config, judge_all, summarize};
 
 pub use crate::results::FailOn;
@@ -40,149 +38,8 @@ pub struct CheckOptions<'a> {
     pub allow_missing: bool,
 }
 
-/// The fingerprint of a target's measurements: the recording's GPU (replay), or this machine's,
-/// with the target's own profiler part: the tool that measures it (`profiler`, its version) and
-/// the settings that change what it measures.
-pub fn fingerprint_for(
-    profiler: &dyn Profiler,
-    versions: &Versions,
-    target: &Target,
-    gpu: Option<&dyn Gpu>,
-) -> Fingerprint {
-    let ncu = versions.ncu.as_deref().unwrap_or_default();
-    let fp = if let Some(mut fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
-        // The recording's GPU, but this target's profiler part: a manifest holds one
-        // fingerprint, and targets may differ in profiler, clock and cache control.
-        let ncu = if ncu.is_empty() || ncu == crate::gpu::fingerprint::UNKNOWN {
-            // A manifest without `ncu_version`: its fingerprint's, when ncu measured it.
-            if fp.profiler == crate::gpu::fingerprint::PROFILER_NCU {
-                fp.ncu_version.clone()
-            } else {
-                String::new()
-            }
-        } else {
-            ncu.to_owned()
-        };
-        let own = crate::gpu::fingerprint(None, 0, &ncu, &target.profiling, &target.clocks);
-        fp.ncu_version = own.ncu_version;
-        fp.profiler = own.profiler;
-        fp.profiler_version = own.profiler_version;
-        fp.clock_control = own.clock_control;
-        fp.cache_control = own.cache_control;
-        fp.clocks = own.clocks;
-        fp
-    } else {
-        crate::gpu::fingerprint(gpu, 0, ncu, &target.profiling, &target.clocks)
-    };
-    if target.profiler == ProfilerKind::Nsys {
-        fp.measured_by_nsys(versions.get(ProfilerKind::Nsys))
-    } else {
-        fp
-    }
-}
-
-/// The commit being measured: `$GITHUB_SHA`, else `git rev-parse HEAD` in `dir` (best effort).
-pub fn git_commit(dir: &std::path::Path) -> Option<String> {
-    if let Ok(sha) = std::env::var("GITHUB_SHA")
-        && !sha.trim().is_empty()
-    {
-        return Some(sha.trim().to_owned());
-    }
-    git_head(dir)
-}
-
-/// `git rev-parse HEAD` in `dir` (best effort; never `$GITHUB_SHA`: `ab` names its base tree
-/// with it, and `$GITHUB_SHA` names the head).
-pub fn git_head(dir: &std::path::Path) -> Option<String> {
-    let out = std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .current_dir(dir)
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    let sha = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    (out.status.success() && !sha.is_empty()).then_some(sha)
-}
-
-/// Add the derived metrics (`cgp__*`) of every target that asks for them, sample by sample from
-/// the duration, and return the roofline points (from median durations).
-pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str) -> Vec<RooflinePoint> {
-    let peaks = peaks_for(gpu_name);
-    let mut points = Vec::new();
-    for t in targets {
-        let wants: Vec<&str> = t
-            .metrics
-            .iter()
-            .map(|m| m.name.as_str())
-            .filter(|n| n.starts_with(DERIVED_PREFIX))
-            .collect();
-        if t.flops.is_none() && t.bytes.is_none() {
-            continue;
-        }
-        for size in &t.sizes {
-            let flops = t
-                .flops
-                .as_deref()
-                .and_then(|e| crate::spec::evaluate(e, size).ok());
-            let bytes = t
-                .bytes
-                .as_deref()
-                .and_then(|e| crate::spec::evaluate(e, size).ok());
-            let durations: Vec<crate::samples::Series> = samples
-                .series
-                .values()
-                .filter(|s| {
-                    s.key.target == t.name
-                        && s.key.size == size.key()
-                        && s.key.metric == crate::plan::DURATION_METRIC
-                })
-                .cloned()
-                .collect();
-            for crate::samples::Series {
-                key,
-                values,
-                reps,
-                configs,
-                ..
-            } in durations
-            {
-                for (v, r) in values.iter().zip(&reps) {
-                    for (name, value, unit) in crate::gpu::derive(flops, bytes, *v, peaks.as_ref()) {
-                        if wants.contains(&name) {
-                            let k = SeriesKey {
-                                metric: name.to_owned(),
-                                ..key.clone()
-                            };
-                            samples.push(&k, unit, value, *r);
-                            // Derived from the durations: the same launches, the same configurations.
-                            for c in &configs {
-                                samples.note_config(&k, c);
-                            }
-                        }
-                    }
-                }
-                let med = crate::baseline::median(&values);
-                if let (Some(f), Some(b)) = (flops, bytes)
-                    && let Some(p) =
-                        crate::gpu::roofline_point(&t.name, &key.size, &key.kernel, f, b, med, peaks.as_ref())
-                {
-                    points.push(p);
-                }
-            }
-        }
-    }
-    points
-}
-
-/// The statistical settings `check` judges with: the spec's `settings:`, the remaining fields at
-/// their defaults. `examples/power.rs` simulates with the same.
-pub fn stats_config(settings: &crate::spec::Settings) -> Config {
-    Config {
-        alpha: settings.alpha,
-        confidence: settings.confidence,
-        ..Config::default()
-    }
-}
+/// Each target's baseline with the file it came from (named in errors about its content).
+type Baselines = BTreeMap<String, (BaselineFile, PathBuf)>;
 
 /// Run the check and assemble the results. Profiler failures end up in `Results::errors`
 /// (verdict `error`); only setup failures (fingerprint mismatch, unreadable baselines) are `Err`.
@@ -194,12 +51,169 @@ pub fn run_check(
     spec: &Spec,
     targets: &[&Target],
     profiler: &mut dyn Profiler,
-    mut recorder: Option<&mut Recorder>,
+    recorder: Option<&mut Recorder>,
     mut watch: Option<&mut Watch<'_>>,
     opts: &CheckOptions<'_>,
     progress: &mut dyn crate::progress::Progress,
 ) -> Result<Results, Error> {
+    let mut recorder = recorder;
+    let (source, synthetic) = (
+        profiler.source(),
+        profiler.manifest().is_some_and(|m| m.synthetic),
+    );
     let versions = Versions::of(profiler, targets)?;
+    let fingerprint = targets
+        .first()
+        .map(|t| fingerprint_for(&*profiler, &versions, t, opts.gpu))
+        .unwrap_or_default();
+    // Load baselines and check comparability before spending time on the GPU.
+    let (baselines, mismatch) = load_baselines(spec, targets, &*profiler, &versions, opts)?;
+
+    let mut work = initial_work(targets, opts.shard.as_ref());
+    // The SASS cache (docs/sass-cache.md): sizes whose every baseline kernel has the same
+    // machine code now are not profiled.
+    let unchanged = if opts.no_skip {
+        BTreeSet::new()
+    } else {
+        let fps: BTreeMap<String, String> = targets
+            .iter()
+            .map(|t| {
+                let fp = fingerprint_for(&*profiler, &versions, t, opts.gpu);
+                (
+                    t.name.clone(),
+                    fp.stable_key(crate::gpu::fingerprint::DEFAULT_KEY_FIELDS),
+                )
+            })
+            .collect();
+        same_sass(spec, &work, &baselines, &fps, progress)
+    };
+    work.retain(|w| !unchanged.contains(&w.id()));
+    let m = measure(
+        profiler,
+        &work,
+        recorder.as_deref_mut(),
+        watch.as_deref_mut(),
+        false,
+        progress,
+    )?;
+    let (cfg, multiple_testing) = sharded_config(spec, opts.shard.as_ref());
+    // `explain: remeasure` (docs/why.md): these targets collect the explanatory counters only
+    // when re-measured, or in the explain pass below.
+    let explained: BTreeMap<String, Target> = targets
+        .iter()
+        .filter(|t| t.explain == Explain::Remeasure)
+        .map(|t| (t.name.clone(), crate::plan::explaining(t)))
+        .collect();
+    let mut run = CheckLoop {
+        targets,
+        baselines: &baselines,
+        cfg: &cfg,
+        shard: opts.shard.as_ref(),
+        gpu_name: &fingerprint.gpu_name,
+        peaks_known: peaks_for(&fingerprint.gpu_name).is_some(),
+        work: &work,
+        explained: &explained,
+        next_rep: work
+            .iter()
+            .map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1))
+            .collect(),
+        m,
+        roofline: Vec::new(),
+        profiler,
+        recorder,
+        watch: watch.as_deref_mut(),
+        progress,
+    };
+    let (rows, spec_errors, _) = crate::engine::until_decided(&mut run)?;
+    let CheckLoop {
+        next_rep,
+        mut m,
+        roofline,
+        profiler,
+        recorder,
+        watch: loop_watch,
+        progress,
+        ..
+    } = run;
+
+    explain_pass(
+        &rows, &work, &explained, &next_rep, &mut m, profiler, recorder, loop_watch, progress,
+    )?;
+    let (mut rows, sass_skip) = skipped_rows(rows, targets, &unchanged, &baselines);
+    add_why(&mut rows, &m.samples, &baselines);
+    crate::missing::apply(
+        &mut rows,
+        &crate::missing::Scope {
+            targets,
+            allow_all: opts.allow_missing,
+            skipped: &unchanged,
+        },
+    );
+    let category_bars = crate::nsys::bars::category_bars(targets, &m.samples, &|k| {
+        baselines
+            .get(&k.target)
+            .and_then(|b| b.0.entry_for(k))
+            .map(|e| e.samples.clone())
+    });
+    let mut errors = m.errors;
+    errors.extend(spec_errors);
+    let results = crate::engine::assemble(
+        crate::engine::Assembly {
+            spec,
+            source,
+            synthetic,
+            fingerprint,
+            git_commit: git_commit(&spec.base_dir()),
+            fail_on: opts.fail_on,
+            multiple_testing,
+            had_work: !work.is_empty() || !unchanged.is_empty(),
+            health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
+            cost_seconds: m.cost_seconds,
+        },
+        rows,
+        errors,
+    );
+    Ok(Results {
+        fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
+        shard: opts.shard.as_ref().map(crate::plan::Selection::label),
+        roofline,
+        sass_skip,
+        category_bars,
+        ..results
+    })
+}
+
+/// The statistical settings of a (sharded) check and how the report names its false-alarm
+/// control: Bonferroni across shards, Holm within each, so the merged run keeps its false-alarm
+/// rate at alpha, as an unsharded run does (docs/github-actions.md).
+fn sharded_config(spec: &Spec, shard: Option<&crate::plan::Selection>) -> (Config, String) {
+    let mut cfg = stats_config(&spec.settings);
+    let mut multiple_testing = format!("holm alpha={}", cfg.alpha);
+    if let Some(s) = shard.filter(|s| s.shard.n > 1) {
+        multiple_testing = format!(
+            "holm alpha={} per shard (alpha {} / {} shards)",
+            cfg.alpha / s.shard.n as f64,
+            cfg.alpha,
+            s.shard.n
+        );
+        cfg.alpha /= s.shard.n as f64;
+    }
+    (cfg, multiple_testing)
+}
+
+/// Every selected target's baseline for this GPU, and how their fingerprints differ from this
+/// run's (when allowed).
+///
+/// # Errors
+/// Unreadable baselines; baselines only for other GPUs; a fingerprint mismatch without
+/// `allow_fingerprint_mismatch`.
+fn load_baselines(
+    spec: &Spec,
+    targets: &[&Target],
+    profiler: &dyn Profiler,
+    versions: &Versions,
+    opts: &CheckOptions<'_>,
+) -> Result<(Baselines, Vec<FingerprintDiff>), Error> {
     let store = Store::new(&opts.baselines);
     let mut fields: Vec<&str> = spec
         .settings
@@ -213,18 +227,11 @@ pub fn run_check(
             fields.push(f);
         }
     }
-
-    // Load baselines and check comparability before spending time on the GPU.
-    // Each target's baseline with the file it came from (named in errors about its content).
-    let mut baselines: BTreeMap<String, (BaselineFile, PathBuf)> = BTreeMap::new();
+    let mut baselines: Baselines = BTreeMap::new();
     let mut mismatch: Vec<FingerprintDiff> = Vec::new();
-    let fingerprint = targets
-        .first()
-        .map(|t| fingerprint_for(&*profiler, &versions, t, opts.gpu))
-        .unwrap_or_default();
     let stored = store.load_all()?;
     for t in targets {
-        let fp = fingerprint_for(&*profiler, &versions, t, opts.gpu);
+        let fp = fingerprint_for(profiler, versions, t, opts.gpu);
         let Some(b) = store.load(&fp.gpu_key(), &t.name)? else {
             // A first run has no baselines at all: every row is "new". But baselines of this
             // target for other GPUs mean this GPU is not the one the baselines describe (or NVML
@@ -272,171 +279,92 @@ pub fn run_check(
         }
         baselines.insert(t.name.clone(), (b, store.path(&fp.gpu_key(), &t.name)));
     }
+    Ok((baselines, mismatch))
+}
 
-    let mut work = initial_work(targets, opts.shard.as_ref());
-    // The SASS cache (docs/sass-cache.md): sizes whose every baseline kernel has the same
-    // machine code now are not profiled.
-    let unchanged = if opts.no_skip {
-        BTreeSet::new()
-    } else {
-        let fps: BTreeMap<String, String> = targets
-            .iter()
-            .map(|t| {
-                let fp = fingerprint_for(&*profiler, &versions, t, opts.gpu);
-                (
-                    t.name.clone(),
-                    fp.stable_key(crate::gpu::fingerprint::DEFAULT_KEY_FIELDS),
-                )
-            })
-            .collect();
-        same_sass(spec, &work, &baselines, &fps, progress)
-    };
-    work.retain(|w| !unchanged.contains(&w.id()));
-    let mut m = measure(
-        profiler,
-        &work,
-        recorder.as_deref_mut(),
-        watch.as_deref_mut(),
-        false,
-        progress,
-    )?;
-    let mut next_rep: BTreeMap<(String, String), u32> = work
-        .iter()
-        .map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1))
-        .collect();
-    let mut cfg = stats_config(&spec.settings);
-    let mut multiple_testing = format!("holm alpha={}", cfg.alpha);
-    if let Some(s) = opts.shard.as_ref().filter(|s| s.shard.n > 1) {
-        // Bonferroni across shards, Holm within each: the merged run keeps its false-alarm
-        // rate at alpha, as an unsharded run does (docs/github-actions.md).
-        multiple_testing = format!(
-            "holm alpha={} per shard (alpha {} / {} shards)",
-            cfg.alpha / s.shard.n as f64,
-            cfg.alpha,
-            s.shard.n
+/// `check` inside the re-measure loop ([`crate::engine::until_decided`]): the reference samples
+/// are the stored baselines.
+struct CheckLoop<'a, 'w> {
+    targets: &'a [&'a Target],
+    baselines: &'a Baselines,
+    cfg: &'a Config,
+    shard: Option<&'a crate::plan::Selection>,
+    gpu_name: &'a str,
+    peaks_known: bool,
+    work: &'a [Work<'a>],
+    explained: &'a BTreeMap<String, Target>,
+    /// The next repetition to measure per (target, size).
+    next_rep: BTreeMap<(String, String), u32>,
+    m: Measurement,
+    /// The roofline points of the last judgement.
+    roofline: Vec<RooflinePoint>,
+    profiler: &'a mut dyn Profiler,
+    recorder: Option<&'a mut Recorder>,
+    watch: Option<&'a mut Watch<'w>>,
+    progress: &'a mut dyn crate::progress::Progress,
+}
+
+impl crate::engine::Remeasure for CheckLoop<'_, '_> {
+    fn judge(&mut self, rounds: &crate::engine::Rounds) -> (Vec<Row>, Vec<RunError>) {
+        let mut samples = self.m.samples.clone();
+        self.roofline = add_derived(self.targets, &mut samples, self.gpu_name);
+        let (mut rows, spec_errors) = judge(
+            self.targets,
+            &samples,
+            self.baselines,
+            &self.m,
+            self.cfg,
+            rounds,
+            self.peaks_known,
         );
-        cfg.alpha /= s.shard.n as f64;
-    }
-    // `explain: remeasure` (docs/why.md): these targets collect the explanatory counters only
-    // when re-measured, or in the explain pass below.
-    let explained: BTreeMap<String, Target> = targets
-        .iter()
-        .filter(|t| t.explain == Explain::Remeasure)
-        .map(|t| (t.name.clone(), crate::plan::explaining(t)))
-        .collect();
-    let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
-    let mut roofline;
-    let mut last_round = false;
-    let peaks_known = peaks_for(&fingerprint.gpu_name).is_some();
-    let (rows, spec_errors) = loop {
-        let mut samples = m.samples.clone();
-        roofline = add_derived(targets, &mut samples, &fingerprint.gpu_name);
-        let (mut rows, spec_errors) = judge(targets, &samples, &baselines, &m, &cfg, &rounds, peaks_known);
-        if let Some(s) = &opts.shard {
+        if let Some(s) = self.shard {
             rows.retain(|r| s.contains(&r.target, &r.size));
         }
         for r in &mut rows {
-            r.gpu.clone_from(&fingerprint.gpu_name);
+            r.gpu = self.gpu_name.to_owned();
         }
-        if last_round {
-            break (rows, spec_errors);
-        }
-        let doubtful: BTreeSet<(String, String)> = rows
-            .iter()
-            .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict))
-            .map(|r| (r.target.clone(), r.size.clone()))
-            .collect();
-        let more: Vec<Work<'_>> = remeasure(&work, &doubtful, &next_rep)
+        (rows, spec_errors)
+    }
+
+    fn measure_more(
+        &mut self,
+        doubtful: &BTreeSet<(String, String)>,
+    ) -> Result<Option<BTreeSet<(String, String)>>, Error> {
+        let more: Vec<Work<'_>> = remeasure(self.work, doubtful, &self.next_rep)
             .into_iter()
             .map(|w| Work {
-                target: explained.get(&w.target.name).unwrap_or(w.target),
+                target: self.explained.get(&w.target.name).unwrap_or(w.target),
                 ..w
             })
             .collect();
         if more.is_empty() {
-            break (rows, spec_errors);
+            return Ok(None);
         }
-        progress.note(&format!("re-measuring {} doubtful size(s)", more.len()));
+        self.progress
+            .note(&format!("re-measuring {} doubtful size(s)", more.len()));
         let extra = measure(
-            profiler,
+            &mut *self.profiler,
             &more,
-            recorder.as_deref_mut(),
-            watch.as_deref_mut(),
+            self.recorder.as_deref_mut(),
+            self.watch.as_deref_mut(),
             true,
-            progress,
+            &mut *self.progress,
         )?;
-        let got_any = !extra.reps_done.is_empty();
+        let mut grew = BTreeSet::new();
         for w in &more {
             let id = (w.target.name.clone(), w.size.key());
-            next_rep.insert(id.clone(), w.reps.1);
+            self.next_rep.insert(id.clone(), w.reps.1);
             if extra.reps_done.contains_key(&id) {
-                *rounds.entry(id).or_default() += 1;
+                grew.insert(id);
             }
         }
-        m.samples.extend(extra.samples);
-        m.errors.extend(extra.errors);
+        self.m.samples.extend(extra.samples);
+        self.m.errors.extend(extra.errors);
         for (k, v) in extra.cost_seconds {
-            *m.cost_seconds.entry(k).or_default() += v;
+            *self.m.cost_seconds.entry(k).or_default() += v;
         }
-        // Nothing more to measure (the recording has no more repetitions, or they failed):
-        // judge once more with what there is, then stop.
-        last_round = !got_any;
-    };
-
-    explain_pass(
-        &rows,
-        &work,
-        &explained,
-        &next_rep,
-        &mut m,
-        profiler,
-        recorder,
-        watch.as_deref_mut(),
-        progress,
-    )?;
-    let (mut rows, sass_skip) = skipped_rows(rows, targets, &unchanged, &baselines);
-    add_why(&mut rows, &m.samples, &baselines);
-    crate::missing::apply(
-        &mut rows,
-        &crate::missing::Scope {
-            targets,
-            allow_all: opts.allow_missing,
-            skipped: &unchanged,
-        },
-    );
-    let category_bars = crate::nsys::bars::category_bars(targets, &m.samples, &|k| {
-        baselines
-            .get(&k.target)
-            .and_then(|b| b.0.entry_for(k))
-            .map(|e| e.samples.clone())
-    });
-    let mut errors = m.errors;
-    errors.extend(spec_errors);
-    let verdict = crate::decide::run_verdict(&rows, &errors, !work.is_empty() || !unchanged.is_empty());
-    let source = profiler.source();
-    Ok(Results {
-        schema_version: RESULTS_VERSION,
-        verdict,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        spec_hash: spec.hash.clone(),
-        spec_path: spec.path.display().to_string(),
-        source,
-        synthetic: profiler.manifest().is_some_and(|m| m.synthetic),
-        fingerprint,
-        fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
-        shard: opts.shard.as_ref().map(crate::plan::Selection::label),
-        git_commit: git_commit(&spec.base_dir()),
-        date: rfc3339_utc(SystemTime::now()),
-        fail_on: opts.fail_on,
-        multiple_testing,
-        rows,
-        errors,
-        health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
-        cost_seconds: m.cost_seconds,
-        roofline,
-        sass_skip,
-        category_bars,
-    })
+        Ok(Some(grew))
+    }
 }
 
 /// The "why" of every timing row that regressed, improved or is doubtful: the explanatory
@@ -444,7 +372,7 @@ pub fn run_check(
 /// They are the spec's gated metrics that explain time (in the rows) and the counters
 /// `explain: true` collects without gating them (in the run's samples and the baseline's
 /// `counters`).
-fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &BTreeMap<String, (BaselineFile, PathBuf)>) {
+fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselines) {
     let wanted: Vec<usize> = rows
         .iter()
         .enumerate()
@@ -597,7 +525,7 @@ fn explain_pass(
 fn same_sass(
     spec: &Spec,
     work: &[Work<'_>],
-    baselines: &BTreeMap<String, (BaselineFile, PathBuf)>,
+    baselines: &Baselines,
     fp_keys: &BTreeMap<String, String>,
     progress: &mut dyn crate::progress::Progress,
 ) -> BTreeSet<(String, String)> {
@@ -651,7 +579,7 @@ fn skipped_rows(
     rows: Vec<Row>,
     targets: &[&Target],
     unchanged: &BTreeSet<(String, String)>,
-    baselines: &BTreeMap<String, (BaselineFile, PathBuf)>,
+    baselines: &Baselines,
 ) -> (Vec<Row>, Option<crate::results::SassSkip>) {
     if unchanged.is_empty() {
         return (rows, None);
@@ -698,7 +626,7 @@ fn skipped_rows(
 fn judge(
     targets: &[&Target],
     samples: &SampleSet,
-    baselines: &BTreeMap<String, (BaselineFile, PathBuf)>,
+    baselines: &Baselines,
     m: &Measurement,
     cfg: &Config,
     rounds: &BTreeMap<(String, String), u32>,
@@ -908,36 +836,6 @@ fn config_change(
         baseline: b.to_vec(),
         candidate: c.clone(),
     })
-}
-
-/// A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
-/// the row becomes an error rather than a silently meaningless verdict, and the spec mistake is
-/// added to `errors` as invalid input (exit 2), once per target and metric. `check` and `ab`
-/// both call this on every judged row.
-pub fn min_effect_unit(row: &mut Row, ms: &MetricSpec, errors: &mut Vec<RunError>) {
-    let Some(q) = &ms.threshold.min_effect else {
-        return;
-    };
-    if q.unit.is_empty() || q.unit == row.unit {
-        return;
-    }
-    row.verdict = RowVerdict::Error;
-    row.reason = format!(
-        "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
-        q.unit, row.unit
-    );
-    let message = format!(
-        "the spec's min_effect {q} of `{}` in target `{}` is in `{}`, but ncu measures the metric in `{}`; give min_effect in `{}`",
-        row.metric, row.target, q.unit, row.unit, row.unit
-    );
-    if !errors.iter().any(|e| e.message == message) {
-        errors.push(RunError {
-            target: row.target.clone(),
-            size: None,
-            kind: ErrorKind::InvalidInput,
-            message,
-        });
-    }
 }
 
 /// The exit code of a finished check (see [`crate::decide::exit_code`]).

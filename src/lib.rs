@@ -29,6 +29,7 @@ pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod decide;
+pub mod engine;
 pub mod error;
 pub mod exit_codes;
 pub mod failure;

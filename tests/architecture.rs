@@ -24,6 +24,7 @@ const LAYERS: &[&[&str]] = &[
         "session",
         "results",
         "decide",
+        "engine",
         "check",
         "missing",
         "merge",

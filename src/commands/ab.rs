@@ -146,7 +146,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         h.finish_with(&head_spec.hash, &versions, &results.fingerprint)?;
         crate::ab::AbManifest {
             schema_version: crate::ab::AB_MANIFEST_VERSION,
-            base_commit: args.base_dir.as_deref().and_then(crate::check::git_head),
+            base_commit: args.base_dir.as_deref().and_then(crate::engine::git_head),
             head_commit: results.git_commit.clone(),
             order: run.order,
             ..crate::ab::AbManifest::default()

@@ -58,7 +58,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         .and_then(|t| run.fingerprints.get(&t.name))
         .map(|f| f.gpu_name.clone())
         .unwrap_or_default();
-    crate::check::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    crate::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
     let opts = crate::calibrate::Options {
         trials: args.trials as usize,
         ..crate::calibrate::Options::default()
