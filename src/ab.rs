@@ -345,8 +345,32 @@ fn judge(
     cfg: &Config,
     rounds: &BTreeMap<(String, String), u32>,
 ) -> (Vec<Row>, Vec<RunError>) {
+    let Sorted {
+        pending,
+        only,
+        seen,
+        mut spec_errors,
+    } = sort_keys(targets, both);
+    let mut rows = judge_pending(&pending, cfg, rounds, &mut spec_errors);
+    rows.extend(only);
+    rows.extend(unreported_rows(targets, both, &seen));
+    crate::engine::sort_rows(&mut rows);
+    (rows, spec_errors)
+}
+
+/// The measured series sorted by what they need: rows both trees measured (to be judged), rows
+/// only one tree measured (`new`, `missing`) or that cannot be compared (`error`), and the
+/// (target, size, metric) triples seen.
+struct Sorted<'a> {
+    pending: Vec<Pending<'a>>,
+    only: Vec<Row>,
+    seen: BTreeSet<(String, String, String)>,
+    spec_errors: Vec<RunError>,
+}
+
+fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
     let mut spec_errors: Vec<RunError> = Vec::new();
-    let mut pending: Vec<Pending<'_>> = Vec::new();
+    let mut pending: Vec<Pending<'a>> = Vec::new();
     let mut only: Vec<Row> = Vec::new();
     let mut seen: BTreeSet<(String, String, String)> = BTreeSet::new();
     let keys: BTreeSet<&SeriesKey> = both.head.series.keys().chain(both.base.series.keys()).collect();
@@ -424,6 +448,22 @@ fn judge(
         }
     }
 
+    Sorted {
+        pending,
+        only,
+        seen,
+        spec_errors,
+    }
+}
+
+/// Judge the rows both trees measured: paired rows by the signed-rank test on their pairs,
+/// constant rows exactly, limit rows as in `check`.
+fn judge_pending(
+    pending: &[Pending<'_>],
+    cfg: &Config,
+    rounds: &BTreeMap<(String, String), u32>,
+    spec_errors: &mut Vec<RunError>,
+) -> Vec<Row> {
     // Families: paired rows and limit rows share alpha by their counts (Bonferroni between the
     // two, Holm within each), so the whole run keeps its false-alarm rate at alpha.
     let is_limit = |p: &Pending<'_>| {
@@ -502,7 +542,7 @@ fn judge(
     let mut limits = judge_all(&limit_cmp, &limit_cfg).into_iter();
 
     let mut rows: Vec<Row> = Vec::new();
-    for p in &pending {
+    for p in pending {
         let mut row = bare_row(&p.key, p.ms, &p.unit, RowVerdict::Error, "");
         row.baseline = Some(summarize(&p.base_raw));
         row.candidate = Some(summarize(&p.head_raw));
@@ -543,11 +583,16 @@ fn judge(
         row.p = j.p;
         row.p_adjusted = j.p_adjusted;
         row.reason = j.reason;
-        crate::engine::min_effect_unit(&mut row, p.ms, &mut spec_errors);
+        crate::engine::min_effect_unit(&mut row, p.ms, spec_errors);
         rows.push(row);
     }
-    rows.extend(only);
-    // Every spec metric of every measured size must have been judged.
+    rows
+}
+
+/// Every spec metric of every measured size must have been judged: one no kernel reported in
+/// either tree is an error row.
+fn unreported_rows(targets: &[&Target], both: &Both, seen: &BTreeSet<(String, String, String)>) -> Vec<Row> {
+    let mut rows = Vec::new();
     for (target, size) in both.pairs.keys().filter(|id| !both.failed.contains(*id)) {
         let Some(t) = targets.iter().find(|t| &t.name == target) else {
             continue;
@@ -570,11 +615,7 @@ fn judge(
             }
         }
     }
-    rows.sort_by(|a, b| {
-        (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
-            .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
-    });
-    (rows, spec_errors)
+    rows
 }
 
 fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, reason: &str) -> Row {

@@ -637,7 +637,7 @@ fn judge(
         .iter()
         .map(|e| (e.target.clone(), e.size.clone().unwrap_or_default()))
         .collect();
-    let mut keyed: Vec<(SeriesKey, &MetricSpec, Option<&crate::baseline::Entry>)> = Vec::new();
+    let mut keyed: Vec<Keyed<'_>> = Vec::new();
     let mut seen: BTreeSet<SeriesKey> = BTreeSet::new();
     for t in targets {
         for (key, _) in samples.series.iter().filter(|(k, _)| k.target == t.name) {
@@ -652,6 +652,29 @@ fn judge(
             seen.insert(key.clone());
         }
     }
+    let mut rows = judged_rows(&keyed, samples, cfg, rounds);
+    let mut spec_errors = baseline_unit_errors(&mut rows, &keyed, baselines);
+    // `validate` catches the `min_effect`s whose metric's unit is known from its name; this
+    // catches the rest, once the unit is measured.
+    for (row, (_, ms, _)) in rows.iter_mut().zip(&keyed) {
+        min_effect_unit(row, ms, &mut spec_errors);
+    }
+    rows.extend(unreported_rows(targets, m, &failed, &seen, peaks_known));
+    rows.extend(missing_rows(targets, baselines, &failed, &seen));
+    crate::engine::sort_rows(&mut rows);
+    (rows, spec_errors)
+}
+
+/// A measured series with its spec metric and its baseline entry, if any.
+type Keyed<'a> = (SeriesKey, &'a MetricSpec, Option<&'a crate::baseline::Entry>);
+
+/// The rows the statistics judge: every measured series against its baseline entry.
+fn judged_rows(
+    keyed: &[Keyed<'_>],
+    samples: &SampleSet,
+    cfg: &Config,
+    rounds: &BTreeMap<(String, String), u32>,
+) -> Vec<Row> {
     let histories: Vec<Vec<f64>> = keyed
         .iter()
         .map(|(_, _, entry)| entry.map(|e| e.older_medians()).unwrap_or_default())
@@ -668,7 +691,7 @@ fn judge(
         })
         .collect();
     let judgements = judge_all(&comparisons, cfg);
-    let mut rows: Vec<Row> = keyed
+    keyed
         .iter()
         .zip(judgements)
         .map(|((key, ms, entry), j)| Row {
@@ -719,12 +742,15 @@ fn judge(
                 .unwrap_or_default(),
             config_change: config_change(entry.map(|e| e.configs.as_slice()), samples.series.get(key)),
         })
-        .collect();
+        .collect()
+}
+
+/// Samples are compared as numbers: a baseline in another unit (`us` edited into a file of
+/// `ns`) would be compared 1000x off. Units are never converted here: the row is an error,
+/// and the damaged baseline is invalid input (exit 2), named with its metric, kernel and file.
+fn baseline_unit_errors(rows: &mut [Row], keyed: &[Keyed<'_>], baselines: &Baselines) -> Vec<RunError> {
     let mut spec_errors: Vec<RunError> = Vec::new();
-    // Samples are compared as numbers: a baseline in another unit (`us` edited into a file of
-    // `ns`) would be compared 1000x off. Units are never converted here: the row is an error,
-    // and the damaged baseline is invalid input (exit 2), named with its metric, kernel and file.
-    for (row, (key, _, entry)) in rows.iter_mut().zip(&keyed) {
+    for (row, (key, _, entry)) in rows.iter_mut().zip(keyed) {
         if let Some(e) = entry
             && e.unit != row.unit
         {
@@ -749,14 +775,20 @@ fn judge(
             });
         }
     }
-    // `validate` catches the `min_effect`s whose metric's unit is known from its name; this
-    // catches the rest, once the unit is measured.
-    for (row, (_, ms, _)) in rows.iter_mut().zip(&keyed) {
-        min_effect_unit(row, ms, &mut spec_errors);
-    }
-    // Every spec metric of every measured size must have been judged: a metric that no kernel
-    // reported (or a derived metric that cannot be computed on this GPU) is an error, never a
-    // silent pass.
+    spec_errors
+}
+
+/// Every spec metric of every measured size must have been judged: a metric that no kernel
+/// reported (or a derived metric that cannot be computed on this GPU) is an error row, never a
+/// silent pass.
+fn unreported_rows(
+    targets: &[&Target],
+    m: &Measurement,
+    failed: &BTreeSet<(String, String)>,
+    seen: &BTreeSet<SeriesKey>,
+    peaks_known: bool,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
     for ((target, size), _) in m.reps_done.iter().filter(|(id, _)| !failed.contains(*id)) {
         let Some(t) = targets.iter().find(|t| &t.name == target) else {
             continue;
@@ -779,7 +811,18 @@ fn judge(
             rows.push(row);
         }
     }
-    // Baseline entries of the selected targets that were not measured (and did not fail).
+    rows
+}
+
+/// `missing` rows: the baseline entries of the selected targets that were not measured (and
+/// did not fail).
+fn missing_rows(
+    targets: &[&Target],
+    baselines: &Baselines,
+    failed: &BTreeSet<(String, String)>,
+    seen: &BTreeSet<SeriesKey>,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
     for t in targets {
         let Some((b, _)) = baselines.get(&t.name) else {
             continue;
@@ -817,11 +860,7 @@ fn judge(
             rows.push(row);
         }
     }
-    rows.sort_by(|a, b| {
-        (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
-            .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
-    });
-    (rows, spec_errors)
+    rows
 }
 
 /// The launch configuration change of a row: the kernel ran with other grid/block sizes than in
