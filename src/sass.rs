@@ -212,11 +212,8 @@ pub fn executable(target: &Target, base_dir: &Path) -> Option<PathBuf> {
         // `components` drops the inner `.`s: `./build/app`, not `././build/app`.
         return Some(base_dir.join(p).components().collect());
     }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(p))
-            .find(|c| c.is_file())
-    })
+    // The one PATH lookup (an executable file, as the OS would run it).
+    crate::ncu::runner::find_executable(first, std::env::var_os("PATH").as_deref())
 }
 
 /// The cuobjdump to use: `$CGP_GATE_CUOBJDUMP`, else `cuobjdump` on `PATH`.

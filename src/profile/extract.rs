@@ -255,19 +255,14 @@ fn no_kernel_detail(job: Job<'_>, capture: &Capture) -> String {
 
 /// Quote argv for display only (never executed).
 fn shell_words(argv: &[String]) -> String {
-    argv.iter()
-        .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-            {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    argv.iter().map(|a| shell_word(a)).collect::<Vec<_>>().join(" ")
+}
+
+/// One word for a POSIX shell, for display only (never executed), quoted only when it needs to
+/// be (shlex). A NUL, which no argv can hold, is dropped.
+pub fn shell_word(a: &str) -> String {
+    let clean = a.replace('\0', "");
+    shlex::try_quote(&clean).map_or_else(|_| clean.clone(), std::borrow::Cow::into_owned)
 }
 
 #[cfg(test)]
