@@ -1236,6 +1236,11 @@ fn timeout(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<Duration> {
 }
 
 /// `500ms`, `120s`, `1.5s`, `5m`, `1h`.
+///
+/// Hand-written rather than jiff's or humantime's parser on purpose: the spec accepts exactly one
+/// number and one of these four units, and each mistake has its own message (no unit, unknown
+/// unit, zero) that names the key at its line and column; those parsers accept more forms (`1h
+/// 30m`, ISO 8601 `PT5M`, `5 minutes`) that the spec does not document.
 pub(crate) fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     let t = text.trim();
     let split = t
