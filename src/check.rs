@@ -592,7 +592,7 @@ fn skipped_rows(
             if r.verdict == RowVerdict::Missing && unchanged.contains(&(r.target.clone(), r.size.clone())) {
                 r.verdict = RowVerdict::Pass;
                 crate::sass::SAME_SASS_REASON.clone_into(&mut r.reason);
-                r.skipped = Some(crate::sass::SAME_SASS.to_owned());
+                r.skipped = Some(crate::results::SkipReason::SameSass);
                 let first = kernels.insert((r.target.clone(), r.size.clone(), r.kernel.clone()));
                 if first && let Some((b, _)) = baselines.get(&r.target) {
                     let reps = targets

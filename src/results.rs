@@ -99,7 +99,7 @@ pub struct Row {
     /// Why the row was not profiled: `same-sass` when the kernel's machine code equals the
     /// baseline's (docs/sass-cache.md). `None` for profiled rows and in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
+    pub skipped: Option<SkipReason>,
     /// For a timing row that regressed, improved or is doubtful: the explanatory counters that
     /// changed beyond their noise and a one-line reading (docs/why.md). `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,6 +133,52 @@ impl ConfigChange {
     /// `grid (64, 1, 1) block (256, 1, 1) -> grid (128, 1, 1) block (256, 1, 1)`.
     pub fn describe(&self) -> String {
         format!("{} -> {}", self.baseline.join(" + "), self.candidate.join(" + "))
+    }
+}
+
+/// Why a row was not profiled. Written as a kebab-case string; a reason this version does not
+/// know is kept as it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum SkipReason {
+    /// `same-sass`: the kernel's machine code equals the baseline's (docs/sass-cache.md); the row
+    /// is a pass.
+    SameSass,
+    /// A reason written by another version.
+    Other(String),
+}
+
+impl SkipReason {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::SameSass => "same-sass",
+            Self::Other(s) => s,
+        }
+    }
+
+    /// The word every report shows in place of the verdict: `unchanged` for the same machine
+    /// code, `skipped` for a reason this version does not know.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::SameSass => "unchanged",
+            Self::Other(_) => "skipped",
+        }
+    }
+}
+
+impl From<String> for SkipReason {
+    fn from(s: String) -> Self {
+        if s == "same-sass" {
+            Self::SameSass
+        } else {
+            Self::Other(s)
+        }
+    }
+}
+
+impl From<SkipReason> for String {
+    fn from(r: SkipReason) -> Self {
+        r.as_str().to_owned()
     }
 }
 

@@ -23,9 +23,6 @@ use crate::spec::{Size, Target};
 /// kernels are profiled).
 pub const MAX_DUMP_BYTES: u64 = 256 * 1024 * 1024;
 
-/// The value of a skipped row's `skipped` field.
-pub const SAME_SASS: &str = "same-sass";
-
 /// The reason of a skipped row.
 pub const SAME_SASS_REASON: &str = "unchanged (same machine code)";
 

@@ -183,8 +183,8 @@ pub(crate) fn verdict_badge(results: &Results) -> &'static str {
 /// fails the gate ([`crate::decide::row_gate`]) marked as a failure whatever its verdict
 /// (`❌ missing`, `❌ inconclusive` under `--fail-on inconclusive`).
 pub(crate) fn gate_badge(row: &Row, fail_on: crate::results::FailOn) -> String {
-    if row.skipped.is_some() {
-        "⏭️ unchanged".to_owned()
+    if let Some(s) = &row.skipped {
+        format!("⏭️ {}", s.label())
     } else if row_gate(row, fail_on) == Gate::Fail && row.verdict != RowVerdict::Regression {
         format!("❌ {}", row.verdict.as_str())
     } else {
@@ -314,13 +314,12 @@ pub(crate) fn sass_skip_line(results: &Results) -> Option<String> {
     ))
 }
 
-/// A row's verdict as reports print it: `unchanged` for rows the SASS cache skipped (a pass).
+/// A row's verdict as reports print it: the skip reason's label (`unchanged` for rows the SASS
+/// cache skipped, a pass) in place of the verdict, from the typed [`crate::results::SkipReason`].
 pub(crate) fn verdict_word(row: &Row) -> &'static str {
-    if row.skipped.is_some() {
-        "unchanged"
-    } else {
-        row.verdict.as_str()
-    }
+    row.skipped
+        .as_ref()
+        .map_or(row.verdict.as_str(), crate::results::SkipReason::label)
 }
 
 #[cfg(test)]

@@ -190,7 +190,7 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
         }
         (Gate::Pass, _) if row.skipped.is_some() => {
             let mut st = TestCaseStatus::skipped();
-            st.set_type(row.skipped.as_deref().unwrap_or("skipped"))
+            st.set_type(row.skipped.as_ref().map_or("skipped", |s| s.as_str()))
                 .set_message(row.reason.as_str());
             st
         }
