@@ -23,7 +23,7 @@ use crate::plan::Work;
 use crate::profile::record::Recorder;
 use crate::profile::{Job, Profiler};
 use crate::progress::Progress;
-use crate::results::{ErrorKind, FailOn, Results, Row, RowThreshold, RowVerdict, RunError};
+use crate::results::{ErrorKind, FailOn, FailureKind, Results, Row, RowThreshold, RowVerdict, RunError};
 use crate::samples::{SampleSet, SeriesKey};
 use crate::spec::{MetricSpec, Spec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired};
@@ -289,7 +289,10 @@ fn measure_pairs(
                 if !m.errors.is_empty() {
                     ok = false;
                     for mut e in m.errors {
-                        if matches!(e.kind, ErrorKind::NcuNotFound | ErrorKind::Permission) {
+                        if matches!(
+                            e.kind,
+                            ErrorKind::Profiler(FailureKind::NcuNotFound | FailureKind::Permission)
+                        ) {
                             both.stop = true;
                         }
                         e.message = format!("{} tree: {}", side.as_str(), e.message);
@@ -399,7 +402,7 @@ fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                 spec_errors.push(RunError {
                     target: key.target.clone(),
                     size: Some(key.size.clone()),
-                    kind: ErrorKind::BadRecording,
+                    kind: ErrorKind::Profiler(FailureKind::BadRecording),
                     message: format!(
                         "metric `{}` of kernel `{}`: {reason}; units are never converted: profile both trees with the same ncu options (a recording: record it again)",
                         key.metric, key.kernel

@@ -189,7 +189,11 @@ mod tests {
         );
         assert_eq!(v(&[R::Regression, R::Error], &[], true), RunVerdict::Error);
         assert_eq!(
-            v(&[R::Pass], &[error(ErrorKind::Timeout)], true),
+            v(
+                &[R::Pass],
+                &[error(ErrorKind::Profiler(crate::failure::FailureKind::Timeout))],
+                true
+            ),
             RunVerdict::Error
         );
         assert_eq!(v(&[], &[], true), RunVerdict::Error, "work but nothing judged");
@@ -235,7 +239,7 @@ mod tests {
         assert_eq!(
             exit_code(
                 RunVerdict::Error,
-                &[error(ErrorKind::Timeout)],
+                &[error(ErrorKind::Profiler(crate::failure::FailureKind::Timeout))],
                 FailOn::Regression
             ),
             PROFILER_FAILURE
@@ -243,12 +247,23 @@ mod tests {
         assert_eq!(
             exit_code(
                 RunVerdict::Error,
-                &[error(ErrorKind::Timeout), error(ErrorKind::InvalidInput)],
+                &[
+                    error(ErrorKind::Profiler(crate::failure::FailureKind::Timeout)),
+                    error(ErrorKind::InvalidInput)
+                ],
                 FailOn::Regression
             ),
             INVALID_INPUT
         );
-        assert_eq!(error_exit_code(&[error(ErrorKind::BadRecording)]), INVALID_INPUT);
-        assert_eq!(error_exit_code(&[error(ErrorKind::Timeout)]), PROFILER_FAILURE);
+        assert_eq!(
+            error_exit_code(&[error(ErrorKind::Profiler(
+                crate::failure::FailureKind::BadRecording
+            ))]),
+            INVALID_INPUT
+        );
+        assert_eq!(
+            error_exit_code(&[error(ErrorKind::Profiler(crate::failure::FailureKind::Timeout))]),
+            PROFILER_FAILURE
+        );
     }
 }

@@ -15,6 +15,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+pub use crate::failure::FailureKind;
 use crate::gpu::fingerprint::Fingerprint;
 pub use crate::threshold::{Direction, Threshold, ThresholdKind};
 use crate::units::Quantity;
@@ -332,73 +333,57 @@ pub struct FingerprintDiff {
     pub current: String,
 }
 
-/// The class of a failure that stopped a target or size (or the run) from being judged.
+/// The class of a failure that stopped a target or size (or the run) from being judged: a
+/// profiler run's [`FailureKind`] (the one classification of profiler failures, shared with
+/// `ncu::log` and the profilers), or one of the run's own.
 ///
 /// Written as a kebab-case string; a kind this version does not know is kept as it was read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum ErrorKind {
-    NcuNotFound,
-    Permission,
-    ResourceUnavailable,
-    InvalidMetric,
-    NoKernels,
-    AppFailed,
-    Timeout,
-    ProfilerError,
-    BadOutput,
-    Recording,
-    Io,
+    /// A profiler run failed (`ncu-not-found`, `permission`, `timeout`, `bad-recording`, ...).
+    Profiler(FailureKind),
     /// A shard's results were not among `merge`'s inputs.
     MissingShard,
     /// A shard's results say `error` but list no failure (`merge`).
     ShardFailed,
     /// The spec asks for something the measurement shows to be impossible (exit 2).
     InvalidInput,
-    /// A recorded file is damaged or not a file cgp-gate reads (exit 2).
-    BadRecording,
     /// A kind written by another version.
     Other(String),
 }
 
 impl ErrorKind {
-    const NAMED: &[(Self, &'static str)] = &[
-        (Self::NcuNotFound, "ncu-not-found"),
-        (Self::Permission, "permission"),
-        (Self::ResourceUnavailable, "resource-unavailable"),
-        (Self::InvalidMetric, "invalid-metric"),
-        (Self::NoKernels, "no-kernels"),
-        (Self::AppFailed, "app-failed"),
-        (Self::Timeout, "timeout"),
-        (Self::ProfilerError, "profiler-error"),
-        (Self::BadOutput, "bad-output"),
-        (Self::Recording, "recording"),
-        (Self::Io, "io"),
+    const RUN: &[(Self, &'static str)] = &[
         (Self::MissingShard, "missing-shard"),
         (Self::ShardFailed, "shard-failed"),
         (Self::InvalidInput, "invalid-input"),
-        (Self::BadRecording, "bad-recording"),
     ];
 
-    /// Failures of the input rather than of the profiler or the machine: exit 2, not 3.
+    /// Failures of the input rather than of the profiler or the machine: exit 2, not 3 (a spec
+    /// mistake only the measurement revealed, or a damaged recording).
     pub fn is_invalid_input(&self) -> bool {
-        matches!(self, Self::InvalidInput | Self::BadRecording)
+        matches!(
+            self,
+            Self::InvalidInput | Self::Profiler(FailureKind::BadRecording)
+        )
     }
 
     pub fn as_str(&self) -> &str {
         match self {
+            Self::Profiler(k) => k.as_str(),
             Self::Other(s) => s,
-            k => Self::NAMED
-                .iter()
-                .find(|(n, _)| n == k)
-                .map_or("other", |(_, s)| s),
+            k => Self::RUN.iter().find(|(n, _)| n == k).map_or("other", |(_, s)| s),
         }
     }
 }
 
 impl From<String> for ErrorKind {
     fn from(s: String) -> Self {
-        Self::NAMED
+        if let Some(k) = FailureKind::ALL.iter().find(|k| k.as_str() == s) {
+            return Self::Profiler(*k);
+        }
+        Self::RUN
             .iter()
             .find(|(_, name)| *name == s)
             .map_or(Self::Other(s), |(k, _)| k.clone())
@@ -417,9 +402,9 @@ impl From<ErrorKind> for String {
     }
 }
 
-impl From<crate::profile::FailureKind> for ErrorKind {
-    fn from(k: crate::profile::FailureKind) -> Self {
-        Self::from(k.as_str())
+impl From<FailureKind> for ErrorKind {
+    fn from(k: FailureKind) -> Self {
+        Self::Profiler(k)
     }
 }
 
@@ -678,6 +663,12 @@ mod tests {
         );
         let kind: ErrorKind = serde_json::from_str(r#""some-future-kind""#).unwrap();
         assert_eq!(kind, ErrorKind::Other("some-future-kind".into()));
+        let kind: ErrorKind = serde_json::from_str(r#""bad-recording""#).unwrap();
+        assert_eq!(kind, ErrorKind::Profiler(FailureKind::BadRecording));
+        assert!(kind.is_invalid_input());
+        assert_eq!(ErrorKind::from("missing-shard"), ErrorKind::MissingShard);
+        assert_eq!(serde_json::to_string(&kind).unwrap(), r#""bad-recording""#);
+        let kind = ErrorKind::Other("some-future-kind".into());
         assert_eq!(serde_json::to_string(&kind).unwrap(), r#""some-future-kind""#);
         let f: FailOn = serde_json::from_str(r#""inconclusive""#).unwrap();
         assert_eq!(f, FailOn::Inconclusive);
