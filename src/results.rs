@@ -291,6 +291,38 @@ impl Results {
     }
 }
 
+/// Read a results file, refusing newer schema versions.
+///
+/// # Errors
+/// [`crate::Error::Io`] when unreadable; [`crate::Error::Input`] (with line and column) when not valid results.
+pub fn read(path: &std::path::Path) -> Result<Results, crate::Error> {
+    let text = crate::fsutil::read_text(path, crate::fsutil::limits::RESULTS)
+        .map_err(|e| e.into_error(path, "results file"))?;
+    parse(&text).map_err(|m| crate::Error::input(path, m))
+}
+
+/// Parse results JSON; the error is a message for [`crate::Error::Input`].
+///
+/// # Errors
+/// A message with the position of the problem, or the version mismatch and what to do.
+pub fn parse(text: &str) -> Result<Results, String> {
+    // Read the version first: a newer file may not fit today's structs, and "upgrade cgp-gate"
+    // is a better message than the first unknown field.
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let version = v.get("schema_version").ok_or_else(|| {
+        "no `schema_version` field; is this a results file written by `cgp-gate check --json`?".to_owned()
+    })?;
+    let version = version
+        .as_u64()
+        .ok_or_else(|| format!("`schema_version` is {version}, not a whole number"))?;
+    if version > u64::from(RESULTS_VERSION) {
+        return Err(format!(
+            "results schema_version {version} is newer than this cgp-gate reads ({RESULTS_VERSION}); upgrade cgp-gate"
+        ));
+    }
+    serde_json::from_str(text).map_err(|e| format!("invalid results: {e}"))
+}
+
 /// What makes a run exit non-zero besides errors.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
