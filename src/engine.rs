@@ -287,6 +287,7 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
         roofline: Vec::new(),
         sass_skip: None,
         category_bars: Vec::new(),
+        category_bars_gated_only: false,
     }
 }
 

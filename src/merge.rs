@@ -111,6 +111,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         roofline,
         sass_skip: crate::results::SassSkip::sum(placed.iter().filter_map(|p| p.results.sass_skip.as_ref())),
         category_bars,
+        category_bars_gated_only: placed.iter().any(|p| p.results.category_bars_gated_only),
     })
 }
 

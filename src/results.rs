@@ -239,6 +239,10 @@ pub struct Results {
     /// against candidate (medians): the stacked bars. Absent in older files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub category_bars: Vec<crate::nsys::bars::CategoryBars>,
+    /// True when `category_bars` holds only the gated categories: read from a file written
+    /// before `category_bars` existed, rebuilt from its `category:<name>` rows by [`parse`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub category_bars_gated_only: bool,
 }
 
 /// What the SASS cache saved in a run (docs/sass-cache.md).
@@ -320,7 +324,38 @@ pub fn parse(text: &str) -> Result<Results, String> {
             "results schema_version {version} is newer than this cgp-gate reads ({RESULTS_VERSION}); upgrade cgp-gate"
         ));
     }
-    serde_json::from_str(text).map_err(|e| format!("invalid results: {e}"))
+    let mut results: Results = serde_json::from_str(text).map_err(|e| format!("invalid results: {e}"))?;
+    if results.category_bars.is_empty() {
+        results.category_bars = gated_category_bars(&results.rows);
+        results.category_bars_gated_only = !results.category_bars.is_empty();
+    }
+    Ok(results)
+}
+
+/// The stacked bars of a results file written before `category_bars` existed: its gated
+/// `category:<name>` rows (in ns), grouped by target and size, in row order.
+fn gated_category_bars(rows: &[Row]) -> Vec<crate::nsys::bars::CategoryBars> {
+    use crate::nsys::bars::{CategoryBars, CategoryMedians};
+    let mut out: Vec<CategoryBars> = Vec::new();
+    for r in rows.iter().filter(|r| r.unit == "ns") {
+        let Some(name) = r.metric.strip_prefix("category:") else {
+            continue;
+        };
+        let c = CategoryMedians {
+            name: name.to_owned(),
+            baseline_ns: r.baseline.as_ref().map(|s| s.median),
+            candidate_ns: r.candidate.as_ref().map(|s| s.median),
+        };
+        match out.iter_mut().find(|g| g.target == r.target && g.size == r.size) {
+            Some(g) => g.categories.push(c),
+            None => out.push(CategoryBars {
+                target: r.target.clone(),
+                size: r.size.clone(),
+                categories: vec![c],
+            }),
+        }
+    }
+    out
 }
 
 /// What makes a run exit non-zero besides errors.
@@ -704,6 +739,39 @@ mod tests {
         assert_eq!(serde_json::to_string(&kind).unwrap(), r#""some-future-kind""#);
         let f: FailOn = serde_json::from_str(r#""inconclusive""#).unwrap();
         assert_eq!(f, FailOn::Inconclusive);
+    }
+
+    #[test]
+    fn older_files_get_their_category_bars_from_the_gated_category_rows() {
+        let mut rows: Vec<serde_json::Value> = Vec::new();
+        for (metric, b, c) in [("category:gemm", 900.0, 950.0), ("category:misc", 100.0, 90.0)] {
+            let mut r = serde_json::to_value(row(RowVerdict::Pass)).unwrap();
+            r["metric"] = metric.into();
+            r["baseline"] = serde_json::to_value(crate::stats::summarize(&[b])).unwrap();
+            r["candidate"] = serde_json::to_value(crate::stats::summarize(&[c])).unwrap();
+            rows.push(r);
+        }
+        let text = serde_json::json!({
+            "schema_version": 2, "verdict": "pass", "tool_version": "0", "spec_hash": "",
+            "spec_path": "", "source": "synthetic",
+            "fingerprint": serde_json::to_value(Fingerprint::default()).unwrap(),
+            "fingerprint_mismatch": null,
+            "shard": null, "git_commit": null, "date": "", "fail_on": "regression",
+            "multiple_testing": "", "rows": rows
+        })
+        .to_string();
+        let r = parse(&text).unwrap();
+        assert!(r.category_bars_gated_only);
+        assert_eq!(r.category_bars.len(), 1);
+        let names: Vec<&str> = r.category_bars[0]
+            .categories
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, ["gemm", "misc"]);
+        assert_eq!(r.category_bars[0].categories[0].candidate_ns, Some(950.0));
+        let md = crate::report::breakdown::results_markdown(&r);
+        assert!(md.contains("medians of the gated categories"), "{md}");
     }
 
     #[test]
