@@ -175,13 +175,7 @@ pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError>
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    crate::units::hex(&Sha256::digest(bytes))
 }
 
 /// The version is checked before anything else: a newer spec may use keys this build does not
