@@ -75,16 +75,7 @@ pub fn run_check(
     let unchanged = if opts.no_skip {
         BTreeSet::new()
     } else {
-        let fps: BTreeMap<String, String> = targets
-            .iter()
-            .map(|t| {
-                let fp = fingerprint_for(&*profiler, &versions, t, opts.gpu);
-                (
-                    t.name.clone(),
-                    fp.stable_key(crate::gpu::fingerprint::DEFAULT_KEY_FIELDS),
-                )
-            })
-            .collect();
+        let fps = stable_keys(targets, &*profiler, &versions, opts.gpu);
         same_sass(spec, &work, &baselines, &fps, progress)
     };
     work.retain(|w| !unchanged.contains(&w.id()));
@@ -181,6 +172,25 @@ pub fn run_check(
         category_bars,
         ..results
     })
+}
+
+/// Each target's fingerprint key for the SASS cache.
+fn stable_keys(
+    targets: &[&Target],
+    profiler: &dyn Profiler,
+    versions: &Versions,
+    gpu: Option<&dyn Gpu>,
+) -> BTreeMap<String, String> {
+    targets
+        .iter()
+        .map(|t| {
+            let fp = fingerprint_for(profiler, versions, t, gpu);
+            (
+                t.name.clone(),
+                fp.stable_key(crate::gpu::fingerprint::DEFAULT_KEY_FIELDS),
+            )
+        })
+        .collect()
 }
 
 /// The statistical settings of a (sharded) check and how the report names its false-alarm
