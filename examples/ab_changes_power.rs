@@ -61,6 +61,7 @@ fn paired_table(runs: usize) {
                             base: b,
                             head: h,
                             tolerance: 0.01,
+                            min_effect: 0.0,
                             tolerance_text: "1% threshold".into(),
                             lower_is_better: true,
                             exact_kind: false,

@@ -16,7 +16,7 @@
 //!
 //! `check`: a 50-metric spec (each metric its own size, lower is better, threshold 3 %), read by
 //! the real loader (`cgp_gate::spec::load_str`) with the settings given (`repetitions`,
-//! `max_repetitions`, `baseline_repetitions`), judged with `cgp_gate::check::stats_config`.
+//! `max_repetitions`, `baseline_repetitions`), judged with `cgp_gate::engine::stats_config`.
 //! Every process is `--launches` launches of the kernel; the gate's own
 //! `cgp_gate::samples::drop_warmup` drops the warm-up launch of each process; the baseline stores
 //! its runs; `stats::remeasure::simulate_check` (the policy `check` shares: alpha split over the
@@ -73,7 +73,7 @@ fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize)
     let t = &spec.targets[0];
     Gate {
         threshold: t.metrics[0].threshold.clone(),
-        cfg: cgp_gate::check::stats_config(&spec.settings),
+        cfg: cgp_gate::engine::stats_config(&spec.settings),
         repetitions: t.repetitions,
         max_repetitions: t.max_repetitions,
         baseline_repetitions: t.baseline_repetitions,

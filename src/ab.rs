@@ -13,12 +13,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::baseline::rfc3339_utc;
-use crate::check::{add_derived, fingerprint_for};
+use crate::engine::{add_derived, fingerprint_for};
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::measure::{Watch, measure};
@@ -26,7 +24,7 @@ use crate::plan::Work;
 use crate::profile::record::Recorder;
 use crate::profile::{Job, Profiler};
 use crate::progress::Progress;
-use crate::results::{ErrorKind, FailOn, RESULTS_VERSION, Results, Row, RowThreshold, RowVerdict, RunError};
+use crate::results::{ErrorKind, FailOn, FailureKind, Results, Row, RowThreshold, RowVerdict, RunError};
 use crate::samples::{SampleSet, SeriesKey};
 use crate::spec::{MetricSpec, Spec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired};
@@ -135,6 +133,9 @@ pub struct Sides<'a> {
 /// Options of one A/B run.
 pub struct AbOptions<'a> {
     pub fail_on: FailOn,
+    /// `--allow-missing`: rows the base tree measured and the head tree did not (a kernel that
+    /// disappeared or was renamed) do not fail the gate, as in `check`.
+    pub allow_missing: bool,
     /// NVML, when a driver is there (live runs only).
     pub gpu: Option<&'a dyn Gpu>,
     /// The manifest of a replayed recording (its `synthetic` flag reaches the results).
@@ -289,7 +290,10 @@ fn measure_pairs(
                 if !m.errors.is_empty() {
                     ok = false;
                     for mut e in m.errors {
-                        if matches!(e.kind, ErrorKind::NcuNotFound | ErrorKind::Permission) {
+                        if matches!(
+                            e.kind,
+                            ErrorKind::Profiler(FailureKind::NcuNotFound | FailureKind::Permission)
+                        ) {
                             both.stop = true;
                         }
                         e.message = format!("{} tree: {}", side.as_str(), e.message);
@@ -345,8 +349,32 @@ fn judge(
     cfg: &Config,
     rounds: &BTreeMap<(String, String), u32>,
 ) -> (Vec<Row>, Vec<RunError>) {
+    let Sorted {
+        pending,
+        only,
+        seen,
+        mut spec_errors,
+    } = sort_keys(targets, both);
+    let mut rows = judge_pending(&pending, cfg, rounds, &mut spec_errors);
+    rows.extend(only);
+    rows.extend(unreported_rows(targets, both, &seen));
+    crate::engine::sort_rows(&mut rows);
+    (rows, spec_errors)
+}
+
+/// The measured series sorted by what they need: rows both trees measured (to be judged), rows
+/// only one tree measured (`new`, `missing`) or that cannot be compared (`error`), and the
+/// (target, size, metric) triples seen.
+struct Sorted<'a> {
+    pending: Vec<Pending<'a>>,
+    only: Vec<Row>,
+    seen: BTreeSet<(String, String, String)>,
+    spec_errors: Vec<RunError>,
+}
+
+fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
     let mut spec_errors: Vec<RunError> = Vec::new();
-    let mut pending: Vec<Pending<'_>> = Vec::new();
+    let mut pending: Vec<Pending<'a>> = Vec::new();
     let mut only: Vec<Row> = Vec::new();
     let mut seen: BTreeSet<(String, String, String)> = BTreeSet::new();
     let keys: BTreeSet<&SeriesKey> = both.head.series.keys().chain(both.base.series.keys()).collect();
@@ -375,7 +403,7 @@ fn judge(
                 spec_errors.push(RunError {
                     target: key.target.clone(),
                     size: Some(key.size.clone()),
-                    kind: ErrorKind::BadRecording,
+                    kind: ErrorKind::Profiler(FailureKind::BadRecording),
                     message: format!(
                         "metric `{}` of kernel `{}`: {reason}; units are never converted: profile both trees with the same ncu options (a recording: record it again)",
                         key.metric, key.kernel
@@ -424,6 +452,22 @@ fn judge(
         }
     }
 
+    Sorted {
+        pending,
+        only,
+        seen,
+        spec_errors,
+    }
+}
+
+/// Judge the rows both trees measured: paired rows by the signed-rank test on their pairs,
+/// constant rows exactly, limit rows as in `check`.
+fn judge_pending(
+    pending: &[Pending<'_>],
+    cfg: &Config,
+    rounds: &BTreeMap<(String, String), u32>,
+    spec_errors: &mut Vec<RunError>,
+) -> Vec<Row> {
     // Families: paired rows and limit rows share alpha by their counts (Bonferroni between the
     // two, Holm within each), so the whole run keeps its false-alarm rate at alpha.
     let is_limit = |p: &Pending<'_>| {
@@ -451,41 +495,37 @@ fn judge(
                 ThresholdKind::Relative { fraction } => fraction,
                 _ => 0.0,
             };
-            let min_effect = t.min_effect.as_ref().map_or(0.0, |q| q.value);
-            let base_median = median(&p.base_pairs).unwrap_or(0.0);
-            let from_effect = if base_median > 0.0 {
-                min_effect / base_median
-            } else {
-                0.0
-            };
-            let (tolerance, tolerance_text) = if from_effect > fraction {
-                (
-                    from_effect,
-                    format!(
-                        "min effect {} ({:.2}%)",
-                        t.min_effect
-                            .as_ref()
-                            .map_or_else(String::new, ToString::to_string),
-                        from_effect * 100.0
-                    ),
-                )
-            } else {
-                (
-                    fraction,
-                    format!("{}% threshold", crate::units::format_number(fraction * 100.0)),
-                )
+            // The threshold and `min_effect` are tested jointly by the statistics, as in `check`.
+            let threshold_text = format!("{}% threshold", crate::units::format_number(fraction * 100.0));
+            let tolerance_text = match &t.min_effect {
+                Some(q) if q.value > 0.0 => format!("{threshold_text} and min effect {q}"),
+                _ => threshold_text,
             };
             PairedRow {
                 base: &p.base_pairs,
                 head: &p.head_pairs,
-                tolerance,
+                tolerance: fraction,
+                min_effect: t.min_effect.as_ref().map_or(0.0, |q| q.value),
                 tolerance_text,
                 lower_is_better: t.direction == crate::spec::Direction::Lower,
                 exact_kind: t.kind == ThresholdKind::Exact,
             }
         })
         .collect();
-    let tolerances: Vec<f64> = paired_rows.iter().map(|r| r.tolerance).collect();
+    // For the reports, as `check` shows it: the relative tolerance (the threshold, or
+    // `min_effect` relative to the base median where larger).
+    let tolerances: Vec<f64> = paired_rows
+        .iter()
+        .map(|r| {
+            let base_median = median(r.base).unwrap_or(0.0);
+            let from_effect = if base_median > 0.0 {
+                r.min_effect / base_median
+            } else {
+                0.0
+            };
+            r.tolerance.max(from_effect)
+        })
+        .collect();
     let mut paired = judge_paired(&paired_rows, alpha_paired.max(f64::MIN_POSITIVE), cfg.confidence)
         .into_iter()
         .zip(tolerances);
@@ -508,7 +548,7 @@ fn judge(
     let mut limits = judge_all(&limit_cmp, &limit_cfg).into_iter();
 
     let mut rows: Vec<Row> = Vec::new();
-    for p in &pending {
+    for p in pending {
         let mut row = bare_row(&p.key, p.ms, &p.unit, RowVerdict::Error, "");
         row.baseline = Some(summarize(&p.base_raw));
         row.candidate = Some(summarize(&p.head_raw));
@@ -549,11 +589,16 @@ fn judge(
         row.p = j.p;
         row.p_adjusted = j.p_adjusted;
         row.reason = j.reason;
-        crate::check::min_effect_unit(&mut row, p.ms, &mut spec_errors);
+        crate::engine::min_effect_unit(&mut row, p.ms, spec_errors);
         rows.push(row);
     }
-    rows.extend(only);
-    // Every spec metric of every measured size must have been judged.
+    rows
+}
+
+/// Every spec metric of every measured size must have been judged: one no kernel reported in
+/// either tree is an error row.
+fn unreported_rows(targets: &[&Target], both: &Both, seen: &BTreeSet<(String, String, String)>) -> Vec<Row> {
+    let mut rows = Vec::new();
     for (target, size) in both.pairs.keys().filter(|id| !both.failed.contains(*id)) {
         let Some(t) = targets.iter().find(|t| &t.name == target) else {
             continue;
@@ -576,11 +621,7 @@ fn judge(
             }
         }
     }
-    rows.sort_by(|a, b| {
-        (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
-            .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
-    });
-    (rows, spec_errors)
+    rows
 }
 
 fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, reason: &str) -> Row {
@@ -596,6 +637,95 @@ fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, r
             verdict,
             reason,
         )
+    }
+}
+
+/// `ab` inside the re-measure loop ([`crate::engine::until_decided`]): the reference samples are
+/// the base tree's, measured in pairs with the head tree's.
+struct AbLoop<'a, 's, 'w> {
+    sides: &'a mut Sides<'s>,
+    items: &'a [Item<'a>],
+    recorders: Option<(&'a mut Recorder, &'a mut Recorder)>,
+    watch: Option<&'a mut Watch<'w>>,
+    both: Both,
+    /// The next pair to measure per (target, size).
+    next: BTreeMap<(String, String), u32>,
+    cfg: &'a Config,
+    gpu_name: &'a str,
+    progress: &'a mut dyn Progress,
+}
+
+impl crate::engine::Remeasure for AbLoop<'_, '_, '_> {
+    fn judge(&mut self, rounds: &crate::engine::Rounds) -> (Vec<Row>, Vec<RunError>) {
+        let mut base = self.both.base.clone();
+        let mut head = self.both.head.clone();
+        add_derived(self.sides.base_targets, &mut base, self.gpu_name);
+        add_derived(self.sides.head_targets, &mut head, self.gpu_name);
+        let view = Both {
+            base,
+            head,
+            pairs: self.both.pairs.clone(),
+            failed: self.both.failed.clone(),
+            ..Both::default()
+        };
+        let (mut rows, spec_errors) = judge(self.sides.head_targets, &view, self.cfg, rounds);
+        for r in &mut rows {
+            r.gpu = self.gpu_name.to_owned();
+        }
+        (rows, spec_errors)
+    }
+
+    fn stop(&self) -> bool {
+        self.both.stop
+    }
+
+    fn measure_more(
+        &mut self,
+        doubtful: &BTreeSet<(String, String)>,
+    ) -> Result<Option<BTreeSet<(String, String)>>, Error> {
+        let more: Vec<(&Item<'_>, u32, u32)> = self
+            .items
+            .iter()
+            .filter_map(|i| {
+                let id = i.id();
+                if !doubtful.contains(&id) {
+                    return None;
+                }
+                let (from, to) = crate::stats::remeasure::next_round(
+                    *self.next.get(&id)?,
+                    i.head.repetitions,
+                    i.head.max_repetitions,
+                )?;
+                Some((i, from, to))
+            })
+            .collect();
+        if more.is_empty() {
+            return Ok(None);
+        }
+        self.progress.status(&format!(
+            "measuring more pairs for {} doubtful size(s)",
+            more.len()
+        ));
+        let before = self.both.pairs.clone();
+        let mut recorders = self.recorders.as_mut().map(|(b, h)| (&mut **b, &mut **h));
+        measure_pairs(
+            self.sides,
+            &more,
+            &mut recorders,
+            self.watch.as_deref_mut(),
+            true,
+            &mut self.both,
+            &mut *self.progress,
+        )?;
+        let mut grew = BTreeSet::new();
+        for (item, _, to) in &more {
+            let id = item.id();
+            self.next.insert(id.clone(), *to);
+            if self.both.pairs.get(&id) != before.get(&id) {
+                grew.insert(id);
+            }
+        }
+        Ok(Some(grew))
     }
 }
 
@@ -653,124 +783,64 @@ pub fn run_ab(
         &mut both,
         progress,
     )?;
-    let mut next: BTreeMap<(String, String), u32> =
-        items.iter().map(|i| (i.id(), i.head.repetitions)).collect();
     // Alpha is split over the looks more pairs may take (docs/statistics.md, 2.6).
     let looks = items
         .iter()
         .map(|i| crate::stats::remeasure::looks(i.head.repetitions, i.head.max_repetitions))
         .max()
         .unwrap_or(1);
-    let cfg = Config {
-        alpha: spec.settings.alpha / f64::from(looks),
-        confidence: spec.settings.confidence,
-        ..Config::default()
+    let mut cfg = crate::engine::stats_config(&spec.settings);
+    cfg.alpha /= f64::from(looks);
+    let mut run = AbLoop {
+        next: items.iter().map(|i| (i.id(), i.head.repetitions)).collect(),
+        sides,
+        items: &items,
+        recorders,
+        watch: watch.as_deref_mut(),
+        both,
+        cfg: &cfg,
+        gpu_name: &fingerprint.gpu_name,
+        progress,
     };
-    let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
-    let mut decided = crate::check::Decided::new();
-    let mut last_round = false;
-    let (rows, spec_errors) = loop {
-        let mut base = both.base.clone();
-        let mut head = both.head.clone();
-        add_derived(sides.base_targets, &mut base, &fingerprint.gpu_name);
-        add_derived(sides.head_targets, &mut head, &fingerprint.gpu_name);
-        let view = Both {
-            base,
-            head,
-            pairs: both.pairs.clone(),
-            failed: both.failed.clone(),
-            ..Both::default()
-        };
-        let (mut rows, spec_errors) = judge(sides.head_targets, &view, &cfg, &rounds);
-        for r in &mut rows {
-            r.gpu.clone_from(&fingerprint.gpu_name);
-        }
-        crate::check::keep_decided(&mut rows, &mut decided);
-        if last_round || both.stop {
-            break (rows, spec_errors);
-        }
-        let doubtful: BTreeSet<(String, String)> = rows
-            .iter()
-            .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict))
-            .map(|r| (r.target.clone(), r.size.clone()))
-            .collect();
-        let more: Vec<(&Item<'_>, u32, u32)> = items
-            .iter()
-            .filter_map(|i| {
-                let id = i.id();
-                if !doubtful.contains(&id) {
-                    return None;
-                }
-                let (from, to) = crate::stats::remeasure::next_round(
-                    *next.get(&id)?,
-                    i.head.repetitions,
-                    i.head.max_repetitions,
-                )?;
-                Some((i, from, to))
-            })
-            .collect();
-        if more.is_empty() {
-            break (rows, spec_errors);
-        }
-        progress.status(&format!(
-            "measuring more pairs for {} doubtful size(s)",
-            more.len()
-        ));
-        let before = both.pairs.clone();
-        measure_pairs(
-            sides,
-            &more,
-            &mut recorders,
-            watch.as_deref_mut(),
-            true,
-            &mut both,
-            progress,
-        )?;
-        for (item, _, to) in &more {
-            let id = item.id();
-            next.insert(id.clone(), *to);
-            if both.pairs.get(&id) != before.get(&id) {
-                *rounds.entry(id).or_default() += 1;
-            }
-        }
-        last_round = both.pairs == before;
-    };
+    let (mut rows, spec_errors, _) = crate::engine::until_decided(&mut run)?;
+    let AbLoop { mut both, sides, .. } = run;
 
+    // A kernel the head tree no longer launches (or launches under a new name) fails the gate
+    // as in `check`, unless allowed.
+    crate::missing::apply(
+        &mut rows,
+        &crate::missing::Scope {
+            targets: sides.head_targets,
+            allow_all: opts.allow_missing,
+            skipped: &BTreeSet::new(),
+        },
+    );
     both.errors.extend(spec_errors);
-    // The one rule for the run's verdict, as in `check`.
-    let verdict = crate::results::run_verdict(&rows, &both.errors, !items.is_empty());
     let synthetic = opts.manifest.is_some_and(|m| m.synthetic)
         || sides.base.manifest().is_some_and(|m| m.synthetic)
         || sides.head.manifest().is_some_and(|m| m.synthetic);
-    let results = Results {
-        schema_version: RESULTS_VERSION,
-        verdict,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        spec_hash: spec.hash.clone(),
-        spec_path: spec.path.display().to_string(),
-        source: format!("ab: base {} / head {}", sides.base.source(), sides.head.source()),
-        synthetic,
-        fingerprint,
-        fingerprint_mismatch: None,
-        shard: None,
-        git_commit: opts
-            .manifest
-            .and_then(|m| m.head_commit.clone())
-            .or_else(|| crate::check::git_commit(&spec.base_dir())),
-        date: rfc3339_utc(SystemTime::now()),
-        fail_on: opts.fail_on,
-        multiple_testing: format!(
-            "paired (ABBA), paired t on log ratios against the threshold; holm alpha={} per look over {looks} look(s)",
-            cfg.alpha
-        ),
+    let results = crate::engine::assemble(
+        crate::engine::Assembly {
+            spec,
+            source: format!("ab: base {} / head {}", sides.base.source(), sides.head.source()),
+            synthetic,
+            fingerprint,
+            git_commit: opts
+                .manifest
+                .and_then(|m| m.head_commit.clone())
+                .or_else(|| crate::engine::git_commit(&spec.base_dir())),
+            fail_on: opts.fail_on,
+            multiple_testing: format!(
+                "paired (ABBA), paired t on log ratios against the threshold; holm alpha={} per look over {looks} look(s)",
+                cfg.alpha
+            ),
+            had_work: !items.is_empty(),
+            health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
+            cost_seconds: both.cost,
+        },
         rows,
-        errors: both.errors,
-        health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
-        cost_seconds: both.cost,
-        roofline: Vec::new(),
-        sass_skip: None,
-        category_bars: Vec::new(),
-    };
+        both.errors,
+    );
     Ok(AbRun {
         results,
         order: both.order,
@@ -855,6 +925,7 @@ mod tests {
             None,
             &AbOptions {
                 fail_on: FailOn::Regression,
+                allow_missing: false,
                 gpu: None,
                 manifest: None,
             },

@@ -173,7 +173,7 @@ struct Key {
 
 struct Series {
     unit: String,
-    direction: String,
+    direction: Option<crate::results::Direction>,
     points: Vec<Point>,
 }
 
@@ -240,7 +240,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
             };
             let s = series.entry(key).or_insert_with(|| Series {
                 unit: row.unit.clone(),
-                direction: row.direction.map_or("-", |d| d.as_str()).to_owned(),
+                direction: row.direction,
                 points: Vec::new(),
             });
             // One point per file: a duplicated row (should not happen) keeps the first.
@@ -298,11 +298,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
                 below += 1;
                 continue;
             }
-            let worse = match s.direction.as_str() {
-                "lower" => after > before,
-                "higher" => after < before,
-                _ => false,
-            };
+            let worse = crate::decide::shift_is_worse(s.direction, before, after);
             let at = s.points[cp.index].index;
             let prev = s.points[cp.index - 1].index;
             reported.push(at);
@@ -313,7 +309,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
                 metric: key.metric.clone(),
                 gpu: key.gpu.clone(),
                 unit: s.unit.clone(),
-                direction: s.direction.clone(),
+                direction: s.direction.map_or("-", |d| d.as_str()).to_owned(),
                 index: at,
                 before,
                 after,
@@ -366,11 +362,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
 
 /// Exit code of `changes`: 1 when a shift goes the bad way, else 0.
 pub fn exit_code(report: &ChangesReport) -> i32 {
-    if report.worse() > 0 {
-        crate::exit_codes::REGRESSION
-    } else {
-        crate::exit_codes::OK
-    }
+    crate::decide::changes_exit_code(report.worse())
 }
 
 #[cfg(test)]

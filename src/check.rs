@@ -5,22 +5,20 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::time::SystemTime;
 
-use crate::baseline::{BaselineFile, Store, rfc3339_utc};
+use crate::baseline::{BaselineFile, Store};
+use crate::engine::{add_derived, fingerprint_for, git_commit, min_effect_unit, stats_config};
 use crate::error::Error;
-use crate::gpu::fingerprint::Fingerprint;
 use crate::gpu::{Gpu, peaks_for};
 use crate::measure::{Measurement, Watch, measure};
 use crate::plan::{Work, initial_work, remeasure};
 use crate::profile::record::Recorder;
 use crate::profile::{Profiler, Versions};
 use crate::results::{
-    ErrorKind, FingerprintDiff, RESULTS_VERSION, Results, RooflinePoint, Row, RowThreshold, RowVerdict,
-    RunError,
+    ErrorKind, FingerprintDiff, Results, RooflinePoint, Row, RowThreshold, RowVerdict, RunError,
 };
 use crate::samples::{SampleSet, SeriesKey};
-use crate::spec::{DERIVED_PREFIX, Explain, MetricSpec, ProfilerKind, Spec, Target};
+use crate::spec::{Explain, MetricSpec, Spec, Target};
 use crate::stats::{Comparison, Config, judge_all, summarize};
 
 pub use crate::results::FailOn;
@@ -43,172 +41,8 @@ pub struct CheckOptions<'a> {
     pub allow_no_baselines: bool,
 }
 
-/// The fingerprint of a target's measurements: the recording's GPU (replay), or this machine's,
-/// with the target's own profiler part: the tool that measures it (`profiler`, its version) and
-/// the settings that change what it measures.
-pub fn fingerprint_for(
-    profiler: &dyn Profiler,
-    versions: &Versions,
-    target: &Target,
-    gpu: Option<&dyn Gpu>,
-) -> Fingerprint {
-    let ncu = versions.ncu.as_deref().unwrap_or_default();
-    let fp = if let Some(mut fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
-        // The recording's GPU, but this target's profiler part: a manifest holds one
-        // fingerprint, and targets may differ in profiler, clock and cache control.
-        let ncu = if ncu.is_empty() || ncu == crate::gpu::fingerprint::UNKNOWN {
-            // A manifest without `ncu_version`: its fingerprint's, when ncu measured it.
-            if fp.profiler == crate::gpu::fingerprint::PROFILER_NCU {
-                fp.ncu_version.clone()
-            } else {
-                String::new()
-            }
-        } else {
-            ncu.to_owned()
-        };
-        let own = crate::gpu::fingerprint(None, 0, &ncu, &target.profiling, &target.clocks);
-        fp.ncu_version = own.ncu_version;
-        fp.profiler = own.profiler;
-        fp.profiler_version = own.profiler_version;
-        fp.clock_control = own.clock_control;
-        fp.cache_control = own.cache_control;
-        fp.clocks = own.clocks;
-        fp
-    } else {
-        crate::gpu::fingerprint(gpu, 0, ncu, &target.profiling, &target.clocks)
-    };
-    if target.profiler == ProfilerKind::Nsys {
-        fp.measured_by_nsys(versions.get(ProfilerKind::Nsys))
-    } else {
-        fp
-    }
-}
-
-/// The commit being measured: `$GITHUB_SHA`, else `git rev-parse HEAD` in `dir` (best effort).
-pub fn git_commit(dir: &std::path::Path) -> Option<String> {
-    if let Ok(sha) = std::env::var("GITHUB_SHA")
-        && !sha.trim().is_empty()
-    {
-        return Some(sha.trim().to_owned());
-    }
-    git_head(dir)
-}
-
-/// `git rev-parse HEAD` in `dir` (best effort; never `$GITHUB_SHA`: `ab` names its base tree
-/// with it, and `$GITHUB_SHA` names the head).
-pub fn git_head(dir: &std::path::Path) -> Option<String> {
-    let out = std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .current_dir(dir)
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    let sha = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    (out.status.success() && !sha.is_empty()).then_some(sha)
-}
-
-/// Add the derived metrics (`cgp__*`) of every target that asks for them, sample by sample from
-/// the duration, and return the roofline points (from median durations).
-pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str) -> Vec<RooflinePoint> {
-    let peaks = peaks_for(gpu_name);
-    let mut points = Vec::new();
-    for t in targets {
-        let wants: Vec<&str> = t
-            .metrics
-            .iter()
-            .map(|m| m.name.as_str())
-            .filter(|n| n.starts_with(DERIVED_PREFIX))
-            .collect();
-        if t.flops.is_none() && t.bytes.is_none() {
-            continue;
-        }
-        for size in &t.sizes {
-            let flops = t
-                .flops
-                .as_deref()
-                .and_then(|e| crate::spec::evaluate(e, size).ok());
-            let bytes = t
-                .bytes
-                .as_deref()
-                .and_then(|e| crate::spec::evaluate(e, size).ok());
-            let durations: Vec<crate::samples::Series> = samples
-                .series
-                .values()
-                .filter(|s| {
-                    s.key.target == t.name
-                        && s.key.size == size.key()
-                        && s.key.metric == crate::plan::DURATION_METRIC
-                })
-                .cloned()
-                .collect();
-            for crate::samples::Series {
-                key,
-                values,
-                reps,
-                configs,
-                ..
-            } in durations
-            {
-                for (v, r) in values.iter().zip(&reps) {
-                    for (name, value, unit) in crate::gpu::derive(flops, bytes, *v, peaks.as_ref()) {
-                        if wants.contains(&name) {
-                            let k = SeriesKey {
-                                metric: name.to_owned(),
-                                ..key.clone()
-                            };
-                            samples.push(&k, unit, value, *r);
-                            // Derived from the durations: the same launches, the same configurations.
-                            for c in &configs {
-                                samples.note_config(&k, c);
-                            }
-                        }
-                    }
-                }
-                let med = crate::baseline::median(&values);
-                if let (Some(f), Some(b)) = (flops, bytes)
-                    && let Some(p) =
-                        crate::gpu::roofline_point(&t.name, &key.size, &key.kernel, f, b, med, peaks.as_ref())
-                {
-                    points.push(p);
-                }
-            }
-        }
-    }
-    points
-}
-
-/// Rows by identity (target, size, kernel, metric), as [`keep_decided`] remembers them.
-pub type Decided = BTreeMap<(String, String, String, String), Row>;
-
-/// Sequential stopping (docs/statistics.md, 2.6): a row decided at a look (regression, pass,
-/// improvement) keeps that verdict; later looks (re-measurement of the doubtful rows) change
-/// only the rows that were still inconclusive. Each look spends its share of alpha
-/// (`Config::looks`), so the first decision stands on its own.
-pub fn keep_decided(rows: &mut [Row], decided: &mut Decided) {
-    for r in rows {
-        let id = (
-            r.target.clone(),
-            r.size.clone(),
-            r.kernel.clone(),
-            r.metric.clone(),
-        );
-        if let Some(first) = decided.get(&id) {
-            r.clone_from(first);
-        } else if crate::stats::remeasure::is_decided(r.verdict) {
-            decided.insert(id, r.clone());
-        }
-    }
-}
-
-/// The statistical settings `check` judges with: the spec's `settings:`, the remaining fields at
-/// their defaults. `examples/power.rs` simulates with the same.
-pub fn stats_config(settings: &crate::spec::Settings) -> Config {
-    Config {
-        alpha: settings.alpha,
-        confidence: settings.confidence,
-        ..Config::default()
-    }
-}
+/// Each target's baseline with the file it came from (named in errors about its content).
+type Baselines = BTreeMap<String, (BaselineFile, PathBuf)>;
 
 /// The error for a baselines directory that holds no baseline at all (a mistyped path, a
 /// directory one level too deep, baselines never committed): passing with every row `new` would
@@ -262,12 +96,206 @@ pub fn run_check(
     spec: &Spec,
     targets: &[&Target],
     profiler: &mut dyn Profiler,
-    mut recorder: Option<&mut Recorder>,
+    recorder: Option<&mut Recorder>,
     mut watch: Option<&mut Watch<'_>>,
     opts: &CheckOptions<'_>,
     progress: &mut dyn crate::progress::Progress,
 ) -> Result<Results, Error> {
+    let mut recorder = recorder;
+    let (source, synthetic) = (
+        profiler.source(),
+        profiler.manifest().is_some_and(|m| m.synthetic),
+    );
     let versions = Versions::of(profiler, targets)?;
+    let fingerprint = targets
+        .first()
+        .map(|t| fingerprint_for(&*profiler, &versions, t, opts.gpu))
+        .unwrap_or_default();
+    // Load baselines and check comparability before spending time on the GPU.
+    let (baselines, mismatch) = load_baselines(spec, targets, &*profiler, &versions, opts)?;
+
+    let mut work = initial_work(targets, opts.shard.as_ref());
+    // The SASS cache (docs/sass-cache.md): sizes whose every baseline kernel has the same
+    // machine code now are not profiled.
+    let unchanged = if opts.no_skip {
+        BTreeSet::new()
+    } else {
+        let fps = stable_keys(targets, &*profiler, &versions, opts.gpu);
+        same_sass(spec, &work, &baselines, &fps, progress)
+    };
+    work.retain(|w| !unchanged.contains(&w.id()));
+    let mut m = measure(
+        profiler,
+        &work,
+        recorder.as_deref_mut(),
+        watch.as_deref_mut(),
+        false,
+        progress,
+    )?;
+    keep_unselected(&mut m, &baselines);
+    let (cfg, multiple_testing) = sharded_config(spec, targets, opts.shard.as_ref());
+    // `explain: remeasure` (docs/why.md): these targets collect the explanatory counters only
+    // when re-measured, or in the explain pass below.
+    let explained: BTreeMap<String, Target> = targets
+        .iter()
+        .filter(|t| t.explain == Explain::Remeasure)
+        .map(|t| (t.name.clone(), crate::plan::explaining(t)))
+        .collect();
+    let mut run = CheckLoop {
+        targets,
+        baselines: &baselines,
+        cfg: &cfg,
+        shard: opts.shard.as_ref(),
+        gpu_name: &fingerprint.gpu_name,
+        peaks_known: peaks_for(&fingerprint.gpu_name).is_some(),
+        work: &work,
+        explained: &explained,
+        next_rep: work
+            .iter()
+            .map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1))
+            .collect(),
+        m,
+        roofline: Vec::new(),
+        profiler,
+        recorder,
+        watch: watch.as_deref_mut(),
+        progress,
+    };
+    let (rows, spec_errors, _) = crate::engine::until_decided(&mut run)?;
+    let CheckLoop {
+        next_rep,
+        mut m,
+        roofline,
+        profiler,
+        recorder,
+        watch: loop_watch,
+        progress,
+        ..
+    } = run;
+
+    explain_pass(
+        &rows, &work, &explained, &next_rep, &mut m, profiler, recorder, loop_watch, progress,
+    )?;
+    let (mut rows, sass_skip) = skipped_rows(rows, targets, &unchanged, &baselines);
+    add_why(&mut rows, &m.samples, &baselines);
+    crate::missing::apply(
+        &mut rows,
+        &crate::missing::Scope {
+            targets,
+            allow_all: opts.allow_missing,
+            skipped: &unchanged,
+        },
+    );
+    unselected(&mut rows, &m.unselected);
+    operation_notes(&mut rows);
+    // Baseline files of targets the spec no longer has (src/gone.rs): looked at by a run of the
+    // whole spec, or by shard 1 of a sharded one (so that `merge` sees them once).
+    if targets.len() == spec.targets.len() && opts.shard.as_ref().is_none_or(|s| s.shard.k == 1) {
+        let keys: BTreeSet<String> = targets
+            .iter()
+            .map(|t| fingerprint_for(&*profiler, &versions, t, opts.gpu).gpu_key())
+            .collect();
+        let names: BTreeSet<&str> = spec.targets.iter().map(|t| t.name.as_str()).collect();
+        let stored = Store::new(&opts.baselines).load_all()?;
+        for mut r in crate::gone::rows(&stored, &keys, &names, opts.allow_missing) {
+            r.gpu.clone_from(&fingerprint.gpu_name);
+            rows.push(r);
+        }
+    }
+    let category_bars = crate::nsys::bars::category_bars(targets, &m.samples, &|k| {
+        baselines
+            .get(&k.target)
+            .and_then(|b| b.0.entry_for(k))
+            .map(|e| e.samples.clone())
+    });
+    let mut errors = m.errors;
+    errors.extend(spec_errors);
+    let results = crate::engine::assemble(
+        crate::engine::Assembly {
+            spec,
+            source,
+            synthetic,
+            fingerprint,
+            git_commit: git_commit(&spec.base_dir()),
+            fail_on: opts.fail_on,
+            multiple_testing,
+            had_work: !work.is_empty() || !unchanged.is_empty(),
+            health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
+            cost_seconds: m.cost_seconds,
+        },
+        rows,
+        errors,
+    );
+    Ok(Results {
+        fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
+        shard: opts.shard.as_ref().map(crate::plan::Selection::label),
+        roofline,
+        sass_skip,
+        category_bars,
+        ..results
+    })
+}
+
+/// Each target's fingerprint key for the SASS cache.
+fn stable_keys(
+    targets: &[&Target],
+    profiler: &dyn Profiler,
+    versions: &Versions,
+    gpu: Option<&dyn Gpu>,
+) -> BTreeMap<String, String> {
+    targets
+        .iter()
+        .map(|t| {
+            let fp = fingerprint_for(profiler, versions, t, gpu);
+            (
+                t.name.clone(),
+                fp.stable_key(crate::gpu::fingerprint::DEFAULT_KEY_FIELDS),
+            )
+        })
+        .collect()
+}
+
+/// The statistical settings of a (sharded) check and how the report names its false-alarm
+/// control: Bonferroni across shards, Holm within each, so the merged run keeps its false-alarm
+/// rate at alpha, as an unsharded run does (docs/github-actions.md).
+fn sharded_config(
+    spec: &Spec,
+    targets: &[&Target],
+    shard: Option<&crate::plan::Selection>,
+) -> (Config, String) {
+    let mut cfg = stats_config(&spec.settings);
+    // Alpha is split over the looks re-measurement may take (docs/statistics.md, 2.6).
+    cfg.looks = targets
+        .iter()
+        .map(|t| crate::stats::remeasure::looks(t.repetitions, t.max_repetitions))
+        .max()
+        .unwrap_or(1);
+    let mut multiple_testing = format!("holm alpha={} over {} look(s)", cfg.alpha, cfg.looks);
+    if let Some(s) = shard.filter(|s| s.shard.n > 1) {
+        multiple_testing = format!(
+            "holm alpha={} per shard (alpha {} / {} shards)",
+            cfg.alpha / s.shard.n as f64,
+            cfg.alpha,
+            s.shard.n
+        );
+        cfg.alpha /= s.shard.n as f64;
+    }
+    (cfg, multiple_testing)
+}
+
+/// Every selected target's baseline for this GPU, and how their fingerprints differ from this
+/// run's (when allowed).
+///
+/// # Errors
+/// Unreadable baselines; baselines only for other GPUs; a fingerprint mismatch without
+/// `allow_fingerprint_mismatch`.
+fn load_baselines(
+    spec: &Spec,
+    targets: &[&Target],
+    profiler: &dyn Profiler,
+    versions: &Versions,
+    opts: &CheckOptions<'_>,
+) -> Result<(Baselines, Vec<FingerprintDiff>), Error> {
     let store = Store::new(&opts.baselines);
     let mut fields: Vec<&str> = spec
         .settings
@@ -281,18 +309,11 @@ pub fn run_check(
             fields.push(f);
         }
     }
-
-    // Load baselines and check comparability before spending time on the GPU.
-    // Each target's baseline with the file it came from (named in errors about its content).
-    let mut baselines: BTreeMap<String, (BaselineFile, PathBuf)> = BTreeMap::new();
+    let mut baselines: Baselines = BTreeMap::new();
     let mut mismatch: Vec<FingerprintDiff> = Vec::new();
-    let fingerprint = targets
-        .first()
-        .map(|t| fingerprint_for(&*profiler, &versions, t, opts.gpu))
-        .unwrap_or_default();
     let stored = store.load_all()?;
     for t in targets {
-        let fp = fingerprint_for(&*profiler, &versions, t, opts.gpu);
+        let fp = fingerprint_for(profiler, versions, t, opts.gpu);
         let Some(mut b) = store.load(&fp.gpu_key(), &t.name)? else {
             // A first run has no baselines at all: every row is "new". But baselines of this
             // target for other GPUs mean this GPU is not the one the baselines describe (or NVML
@@ -343,201 +364,100 @@ pub fn run_check(
         baselines.insert(t.name.clone(), (b, store.path(&fp.gpu_key(), &t.name)));
     }
     if stored.is_empty() && !opts.allow_no_baselines {
-        return Err(no_baselines(&opts.baselines, &fingerprint.gpu_key()));
+        let key = targets
+            .first()
+            .map(|t| fingerprint_for(profiler, versions, t, opts.gpu).gpu_key())
+            .unwrap_or_default();
+        return Err(no_baselines(&opts.baselines, &key));
     }
+    Ok((baselines, mismatch))
+}
 
-    let mut work = initial_work(targets, opts.shard.as_ref());
-    // The SASS cache (docs/sass-cache.md): sizes whose every baseline kernel has the same
-    // machine code now are not profiled.
-    let unchanged = if opts.no_skip {
-        BTreeSet::new()
-    } else {
-        let fps: BTreeMap<String, String> = targets
-            .iter()
-            .map(|t| {
-                let fp = fingerprint_for(&*profiler, &versions, t, opts.gpu);
-                (
-                    t.name.clone(),
-                    fp.stable_key(crate::gpu::fingerprint::DEFAULT_KEY_FIELDS),
-                )
-            })
-            .collect();
-        same_sass(spec, &work, &baselines, &fps, progress)
-    };
-    work.retain(|w| !unchanged.contains(&w.id()));
-    let mut m = measure(
-        profiler,
-        &work,
-        recorder.as_deref_mut(),
-        watch.as_deref_mut(),
-        false,
-        progress,
-    )?;
-    keep_unselected(&mut m, &baselines);
-    let mut next_rep: BTreeMap<(String, String), u32> = work
-        .iter()
-        .map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1))
-        .collect();
-    let mut cfg = stats_config(&spec.settings);
-    // Alpha is split over the looks re-measurement may take (docs/statistics.md, 2.6).
-    cfg.looks = targets
-        .iter()
-        .map(|t| crate::stats::remeasure::looks(t.repetitions, t.max_repetitions))
-        .max()
-        .unwrap_or(1);
-    let mut multiple_testing = format!("holm alpha={} over {} look(s)", cfg.alpha, cfg.looks);
-    if let Some(s) = opts.shard.as_ref().filter(|s| s.shard.n > 1) {
-        // Bonferroni across shards, Holm within each: the merged run keeps its false-alarm
-        // rate at alpha, as an unsharded run does (docs/github-actions.md).
-        multiple_testing = format!(
-            "holm alpha={} per shard (alpha {} / {} shards)",
-            cfg.alpha / s.shard.n as f64,
-            cfg.alpha,
-            s.shard.n
+/// `check` inside the re-measure loop ([`crate::engine::until_decided`]): the reference samples
+/// are the stored baselines.
+struct CheckLoop<'a, 'w> {
+    targets: &'a [&'a Target],
+    baselines: &'a Baselines,
+    cfg: &'a Config,
+    shard: Option<&'a crate::plan::Selection>,
+    gpu_name: &'a str,
+    peaks_known: bool,
+    work: &'a [Work<'a>],
+    explained: &'a BTreeMap<String, Target>,
+    /// The next repetition to measure per (target, size).
+    next_rep: BTreeMap<(String, String), u32>,
+    m: Measurement,
+    /// The roofline points of the last judgement.
+    roofline: Vec<RooflinePoint>,
+    profiler: &'a mut dyn Profiler,
+    recorder: Option<&'a mut Recorder>,
+    watch: Option<&'a mut Watch<'w>>,
+    progress: &'a mut dyn crate::progress::Progress,
+}
+
+impl crate::engine::Remeasure for CheckLoop<'_, '_> {
+    fn judge(&mut self, rounds: &crate::engine::Rounds) -> (Vec<Row>, Vec<RunError>) {
+        let mut samples = self.m.samples.clone();
+        self.roofline = add_derived(self.targets, &mut samples, self.gpu_name);
+        let (mut rows, spec_errors) = judge(
+            self.targets,
+            &samples,
+            self.baselines,
+            &self.m,
+            self.cfg,
+            rounds,
+            self.peaks_known,
         );
-        cfg.alpha /= s.shard.n as f64;
-    }
-    // `explain: remeasure` (docs/why.md): these targets collect the explanatory counters only
-    // when re-measured, or in the explain pass below.
-    let explained: BTreeMap<String, Target> = targets
-        .iter()
-        .filter(|t| t.explain == Explain::Remeasure)
-        .map(|t| (t.name.clone(), crate::plan::explaining(t)))
-        .collect();
-    let mut rounds: BTreeMap<(String, String), u32> = BTreeMap::new();
-    let mut decided = Decided::new();
-    let mut roofline;
-    let mut last_round = false;
-    let peaks_known = peaks_for(&fingerprint.gpu_name).is_some();
-    let (rows, spec_errors) = loop {
-        let mut samples = m.samples.clone();
-        roofline = add_derived(targets, &mut samples, &fingerprint.gpu_name);
-        let (mut rows, spec_errors) = judge(targets, &samples, &baselines, &m, &cfg, &rounds, peaks_known);
-        if let Some(s) = &opts.shard {
+        if let Some(s) = self.shard {
             rows.retain(|r| s.contains(&r.target, &r.size));
         }
         for r in &mut rows {
-            r.gpu.clone_from(&fingerprint.gpu_name);
+            r.gpu = self.gpu_name.to_owned();
         }
-        // A row keeps the verdict of the first look that decided it.
-        keep_decided(&mut rows, &mut decided);
-        if last_round {
-            break (rows, spec_errors);
-        }
-        let doubtful: BTreeSet<(String, String)> = rows
-            .iter()
-            .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict))
-            .map(|r| (r.target.clone(), r.size.clone()))
-            .collect();
-        let more: Vec<Work<'_>> = remeasure(&work, &doubtful, &next_rep)
+        (rows, spec_errors)
+    }
+
+    fn measure_more(
+        &mut self,
+        doubtful: &BTreeSet<(String, String)>,
+    ) -> Result<Option<BTreeSet<(String, String)>>, Error> {
+        let more: Vec<Work<'_>> = remeasure(self.work, doubtful, &self.next_rep)
             .into_iter()
             .map(|w| Work {
-                target: explained.get(&w.target.name).unwrap_or(w.target),
+                target: self.explained.get(&w.target.name).unwrap_or(w.target),
                 ..w
             })
             .collect();
         if more.is_empty() {
-            break (rows, spec_errors);
+            return Ok(None);
         }
-        progress.status(&format!("re-measuring {} doubtful size(s)", more.len()));
-        let extra = measure(
-            profiler,
+        self.progress
+            .status(&format!("re-measuring {} doubtful size(s)", more.len()));
+        let mut extra = measure(
+            &mut *self.profiler,
             &more,
-            recorder.as_deref_mut(),
-            watch.as_deref_mut(),
+            self.recorder.as_deref_mut(),
+            self.watch.as_deref_mut(),
             true,
-            progress,
+            &mut *self.progress,
         )?;
-        let got_any = !extra.reps_done.is_empty();
+        let mut grew = BTreeSet::new();
         for w in &more {
             let id = (w.target.name.clone(), w.size.key());
-            next_rep.insert(id.clone(), w.reps.1);
+            self.next_rep.insert(id.clone(), w.reps.1);
             if extra.reps_done.contains_key(&id) {
-                *rounds.entry(id).or_default() += 1;
+                grew.insert(id);
             }
         }
-        let mut extra = extra;
-        keep_unselected(&mut extra, &baselines);
-        m.samples.extend(extra.samples);
-        m.errors.extend(extra.errors);
-        m.unselected.extend(extra.unselected);
+        keep_unselected(&mut extra, self.baselines);
+        self.m.samples.extend(extra.samples);
+        self.m.errors.extend(extra.errors);
+        self.m.unselected.extend(extra.unselected);
         for (k, v) in extra.cost_seconds {
-            *m.cost_seconds.entry(k).or_default() += v;
+            *self.m.cost_seconds.entry(k).or_default() += v;
         }
-        // Nothing more to measure (the recording has no more repetitions, or they failed):
-        // judge once more with what there is, then stop.
-        last_round = !got_any;
-    };
-
-    explain_pass(
-        &rows,
-        &work,
-        &explained,
-        &next_rep,
-        &mut m,
-        profiler,
-        recorder,
-        watch.as_deref_mut(),
-        progress,
-    )?;
-    let (mut rows, sass_skip) = skipped_rows(rows, targets, &unchanged, &baselines);
-    add_why(&mut rows, &m.samples, &baselines);
-    crate::missing::apply(
-        &mut rows,
-        &crate::missing::Scope {
-            targets,
-            allow_all: opts.allow_missing,
-            skipped: &unchanged,
-        },
-    );
-    unselected(&mut rows, &m.unselected);
-    operation_notes(&mut rows);
-    // Baseline files of targets the spec no longer has (src/gone.rs): looked at by a run of the
-    // whole spec, or by shard 1 of a sharded one (so that `merge` sees them once).
-    if targets.len() == spec.targets.len() && opts.shard.as_ref().is_none_or(|s| s.shard.k == 1) {
-        let keys: BTreeSet<String> = targets
-            .iter()
-            .map(|t| fingerprint_for(&*profiler, &versions, t, opts.gpu).gpu_key())
-            .collect();
-        let names: BTreeSet<&str> = spec.targets.iter().map(|t| t.name.as_str()).collect();
-        for mut r in crate::gone::rows(&stored, &keys, &names, opts.allow_missing) {
-            r.gpu.clone_from(&fingerprint.gpu_name);
-            rows.push(r);
-        }
+        Ok(Some(grew))
     }
-    let category_bars = crate::nsys::bars::category_bars(targets, &m.samples, &|k| {
-        baselines
-            .get(&k.target)
-            .and_then(|b| b.0.entry_for(k))
-            .map(|e| e.samples.clone())
-    });
-    let mut errors = m.errors;
-    errors.extend(spec_errors);
-    let verdict = crate::results::run_verdict(&rows, &errors, !work.is_empty() || !unchanged.is_empty());
-    let source = profiler.source();
-    Ok(Results {
-        schema_version: RESULTS_VERSION,
-        verdict,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        spec_hash: spec.hash.clone(),
-        spec_path: spec.path.display().to_string(),
-        source,
-        synthetic: profiler.manifest().is_some_and(|m| m.synthetic),
-        fingerprint,
-        fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
-        shard: opts.shard.as_ref().map(crate::plan::Selection::label),
-        git_commit: git_commit(&spec.base_dir()),
-        date: rfc3339_utc(SystemTime::now()),
-        fail_on: opts.fail_on,
-        multiple_testing,
-        rows,
-        errors,
-        health: watch.map(|w| w.sampler.summary()).unwrap_or_default(),
-        cost_seconds: m.cost_seconds,
-        roofline,
-        sass_skip,
-        category_bars,
-    })
 }
 
 /// The "why" of every timing row that regressed, improved or is doubtful: the explanatory
@@ -545,7 +465,7 @@ pub fn run_check(
 /// They are the spec's gated metrics that explain time (in the rows) and the counters
 /// `explain: true` collects without gating them (in the run's samples and the baseline's
 /// `counters`).
-fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &BTreeMap<String, (BaselineFile, PathBuf)>) {
+fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselines) {
     let wanted: Vec<usize> = rows
         .iter()
         .enumerate()
@@ -705,7 +625,7 @@ fn explain_pass(
 fn same_sass(
     spec: &Spec,
     work: &[Work<'_>],
-    baselines: &BTreeMap<String, (BaselineFile, PathBuf)>,
+    baselines: &Baselines,
     fp_keys: &BTreeMap<String, String>,
     progress: &mut dyn crate::progress::Progress,
 ) -> BTreeSet<(String, String)> {
@@ -759,7 +679,7 @@ fn skipped_rows(
     rows: Vec<Row>,
     targets: &[&Target],
     unchanged: &BTreeSet<(String, String)>,
-    baselines: &BTreeMap<String, (BaselineFile, PathBuf)>,
+    baselines: &Baselines,
 ) -> (Vec<Row>, Option<crate::results::SassSkip>) {
     if unchanged.is_empty() {
         return (rows, None);
@@ -772,7 +692,7 @@ fn skipped_rows(
             if r.verdict == RowVerdict::Missing && unchanged.contains(&(r.target.clone(), r.size.clone())) {
                 r.verdict = RowVerdict::Pass;
                 crate::sass::SAME_SASS_REASON.clone_into(&mut r.reason);
-                r.skipped = Some(crate::sass::SAME_SASS.to_owned());
+                r.skipped = Some(crate::results::SkipReason::SameSass);
                 let first = kernels.insert((r.target.clone(), r.size.clone(), r.kernel.clone()));
                 if first && let Some((b, _)) = baselines.get(&r.target) {
                     let reps = targets
@@ -829,7 +749,7 @@ fn operation_notes(rows: &mut [Row]) {
 /// library switches kernels"), where the baseline has kernels: not a profiler failure. Their
 /// error is dropped, so the baseline's rows become `missing` (exit 1 unless allowed). Where the
 /// baseline has nothing, nothing was ever selected: the error stays (and so does exit 3).
-fn keep_unselected(m: &mut Measurement, baselines: &BTreeMap<String, (BaselineFile, PathBuf)>) {
+fn keep_unselected(m: &mut Measurement, baselines: &Baselines) {
     let has_baseline = |(target, size): &(String, String)| {
         baselines
             .get(target)
@@ -868,7 +788,7 @@ fn unselected(rows: &mut [Row], unselected: &BTreeMap<(String, String), Vec<Stri
 fn judge(
     targets: &[&Target],
     samples: &SampleSet,
-    baselines: &BTreeMap<String, (BaselineFile, PathBuf)>,
+    baselines: &Baselines,
     m: &Measurement,
     cfg: &Config,
     rounds: &BTreeMap<(String, String), u32>,
@@ -879,7 +799,7 @@ fn judge(
         .iter()
         .map(|e| (e.target.clone(), e.size.clone().unwrap_or_default()))
         .collect();
-    let mut keyed: Vec<(SeriesKey, &MetricSpec, Option<&crate::baseline::Entry>)> = Vec::new();
+    let mut keyed: Vec<Keyed<'_>> = Vec::new();
     let mut seen: BTreeSet<SeriesKey> = BTreeSet::new();
     for t in targets {
         for (key, _) in samples.series.iter().filter(|(k, _)| k.target == t.name) {
@@ -894,6 +814,29 @@ fn judge(
             seen.insert(key.clone());
         }
     }
+    let mut rows = judged_rows(&keyed, samples, cfg, rounds);
+    let mut spec_errors = baseline_unit_errors(&mut rows, &keyed, baselines);
+    // `validate` catches the `min_effect`s whose metric's unit is known from its name; this
+    // catches the rest, once the unit is measured.
+    for (row, (_, ms, _)) in rows.iter_mut().zip(&keyed) {
+        min_effect_unit(row, ms, &mut spec_errors);
+    }
+    rows.extend(unreported_rows(targets, m, &failed, &seen, peaks_known));
+    rows.extend(missing_rows(targets, baselines, &failed, &seen));
+    crate::engine::sort_rows(&mut rows);
+    (rows, spec_errors)
+}
+
+/// A measured series with its spec metric and its baseline entry, if any.
+type Keyed<'a> = (SeriesKey, &'a MetricSpec, Option<&'a crate::baseline::Entry>);
+
+/// The rows the statistics judge: every measured series against its baseline entry.
+fn judged_rows(
+    keyed: &[Keyed<'_>],
+    samples: &SampleSet,
+    cfg: &Config,
+    rounds: &BTreeMap<(String, String), u32>,
+) -> Vec<Row> {
     let histories: Vec<Vec<f64>> = keyed
         .iter()
         .map(|(_, _, entry)| entry.map(|e| e.older_medians()).unwrap_or_default())
@@ -912,7 +855,7 @@ fn judge(
         })
         .collect();
     let judgements = judge_all(&comparisons, cfg);
-    let mut rows: Vec<Row> = keyed
+    keyed
         .iter()
         .zip(judgements)
         .map(|((key, ms, entry), j)| Row {
@@ -963,12 +906,15 @@ fn judge(
                 .unwrap_or_default(),
             config_change: config_change(entry.map(|e| e.configs.as_slice()), samples.series.get(key)),
         })
-        .collect();
+        .collect()
+}
+
+/// Samples are compared as numbers: a baseline in another unit (`us` edited into a file of
+/// `ns`) would be compared 1000x off. Units are never converted here: the row is an error,
+/// and the damaged baseline is invalid input (exit 2), named with its metric, kernel and file.
+fn baseline_unit_errors(rows: &mut [Row], keyed: &[Keyed<'_>], baselines: &Baselines) -> Vec<RunError> {
     let mut spec_errors: Vec<RunError> = Vec::new();
-    // Samples are compared as numbers: a baseline in another unit (`us` edited into a file of
-    // `ns`) would be compared 1000x off. Units are never converted here: the row is an error,
-    // and the damaged baseline is invalid input (exit 2), named with its metric, kernel and file.
-    for (row, (key, _, entry)) in rows.iter_mut().zip(&keyed) {
+    for (row, (key, _, entry)) in rows.iter_mut().zip(keyed) {
         if let Some(e) = entry
             && e.unit != row.unit
         {
@@ -993,14 +939,20 @@ fn judge(
             });
         }
     }
-    // `validate` catches the `min_effect`s whose metric's unit is known from its name; this
-    // catches the rest, once the unit is measured.
-    for (row, (_, ms, _)) in rows.iter_mut().zip(&keyed) {
-        min_effect_unit(row, ms, &mut spec_errors);
-    }
-    // Every spec metric of every measured size must have been judged: a metric that no kernel
-    // reported (or a derived metric that cannot be computed on this GPU) is an error, never a
-    // silent pass.
+    spec_errors
+}
+
+/// Every spec metric of every measured size must have been judged: a metric that no kernel
+/// reported (or a derived metric that cannot be computed on this GPU) is an error row, never a
+/// silent pass.
+fn unreported_rows(
+    targets: &[&Target],
+    m: &Measurement,
+    failed: &BTreeSet<(String, String)>,
+    seen: &BTreeSet<SeriesKey>,
+    peaks_known: bool,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
     for ((target, size), _) in m.reps_done.iter().filter(|(id, _)| !failed.contains(*id)) {
         let Some(t) = targets.iter().find(|t| &t.name == target) else {
             continue;
@@ -1023,7 +975,18 @@ fn judge(
             rows.push(row);
         }
     }
-    // Baseline entries of the selected targets that were not measured (and did not fail).
+    rows
+}
+
+/// `missing` rows: the baseline entries of the selected targets that were not measured (and
+/// did not fail).
+fn missing_rows(
+    targets: &[&Target],
+    baselines: &Baselines,
+    failed: &BTreeSet<(String, String)>,
+    seen: &BTreeSet<SeriesKey>,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
     for t in targets {
         let Some((b, _)) = baselines.get(&t.name) else {
             continue;
@@ -1061,11 +1024,7 @@ fn judge(
             rows.push(row);
         }
     }
-    rows.sort_by(|a, b| {
-        (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
-            .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
-    });
-    (rows, spec_errors)
+    rows
 }
 
 /// The launch configuration change of a row: the kernel ran with other grid/block sizes than in
@@ -1082,37 +1041,7 @@ fn config_change(
     })
 }
 
-/// A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
-/// the row becomes an error rather than a silently meaningless verdict, and the spec mistake is
-/// added to `errors` as invalid input (exit 2), once per target and metric. `check` and `ab`
-/// both call this on every judged row.
-pub fn min_effect_unit(row: &mut Row, ms: &MetricSpec, errors: &mut Vec<RunError>) {
-    let Some(q) = &ms.threshold.min_effect else {
-        return;
-    };
-    if q.unit.is_empty() || q.unit == row.unit {
-        return;
-    }
-    row.verdict = RowVerdict::Error;
-    row.reason = format!(
-        "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
-        q.unit, row.unit
-    );
-    let message = format!(
-        "the spec's min_effect {q} of `{}` in target `{}` is in `{}`, but ncu measures the metric in `{}`; give min_effect in `{}`",
-        row.metric, row.target, q.unit, row.unit, row.unit
-    );
-    if !errors.iter().any(|e| e.message == message) {
-        errors.push(RunError {
-            target: row.target.clone(),
-            size: None,
-            kind: ErrorKind::InvalidInput,
-            message,
-        });
-    }
-}
-
-/// The exit code of a finished check (see [`crate::results::exit_code`]).
+/// The exit code of a finished check (see [`crate::decide::exit_code`]).
 pub fn exit_code(results: &Results, fail_on: FailOn) -> i32 {
-    crate::results::exit_code(results.verdict, &results.errors, fail_on)
+    crate::decide::exit_code(results.verdict, &results.errors, fail_on)
 }

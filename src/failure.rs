@@ -3,7 +3,7 @@
 //! pairs it with a context and a hint.
 
 /// The class of a profiler failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FailureKind {
     /// `ncu` is not on `PATH` (or `CGP_GATE_NCU` points nowhere).
     NcuNotFound,
@@ -33,6 +33,22 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
+    /// Every kind, for reading the stable identifiers back.
+    pub const ALL: [Self; 12] = [
+        Self::NcuNotFound,
+        Self::Permission,
+        Self::ResourceUnavailable,
+        Self::InvalidMetric,
+        Self::NoKernels,
+        Self::AppFailed,
+        Self::Timeout,
+        Self::ProfilerError,
+        Self::BadOutput,
+        Self::Recording,
+        Self::BadRecording,
+        Self::Io,
+    ];
+
     /// Stable identifier used in results files.
     pub fn as_str(self) -> &'static str {
         match self {

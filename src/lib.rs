@@ -10,6 +10,8 @@
 //! - [`stats`]: pure statistics and the per-row verdict.
 //! - [`baseline`]: the versioned baseline store.
 //! - [`results`]: the run's results, the JSON that every reporter renders.
+//! - [`decide`]: the one place that decides each row's gate status, the run's verdict and the
+//!   exit code.
 //! - [`report`]: console, JSON, JUnit, Markdown, HTML, GitHub.
 //! - [`gpu`]: fingerprint, clocks, health, roofline.
 //! - [`plan`]: the work list, the shard's part, what to re-measure; [`measure`] runs it.
@@ -26,6 +28,8 @@ pub mod changes;
 pub mod check;
 pub mod cli;
 pub mod commands;
+pub mod decide;
+pub mod engine;
 pub mod error;
 pub mod exit_codes;
 pub mod failure;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::plan::Shard;
-use crate::results::{ErrorKind, FingerprintDiff, Health, Results, RunError};
+use crate::results::{ErrorKind, FingerprintDiff, Health, Results, Row, RunError};
 
 /// One input's place: its GPU group and its shard.
 struct Placed {
@@ -36,6 +36,88 @@ fn refuse(path: &Path, message: String) -> Error {
 /// spec (`spec_hash`) or commit, an unreadable `shard`, shards of one GPU with different N or
 /// cgp-gate versions, a shard given twice, a row that two shards both claim.
 pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
+    let placed = place(inputs)?;
+    let mut errors = check_groups(&placed)?;
+    let rows = merged_rows(&placed)?;
+    for p in &placed {
+        errors.extend(p.results.errors.iter().cloned());
+    }
+
+    // A shard's own verdict counts: a shard that says `error` without an error row or a listed
+    // failure is an error of the merged run, never hidden by the other shards' rows.
+    let verdict = crate::decide::merged_verdict(
+        &rows,
+        &mut errors,
+        placed.iter().map(|p| {
+            (
+                p.shard.to_string(),
+                p.results.fingerprint.gpu_name.as_str(),
+                p.path.as_path(),
+                &p.results,
+            )
+        }),
+    );
+
+    let mut mismatch: Vec<FingerprintDiff> = Vec::new();
+    let mut cost: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    let mut roofline = Vec::new();
+    let mut category_bars = Vec::new();
+    for p in &placed {
+        for m in p.results.fingerprint_mismatch.iter().flatten() {
+            if !mismatch.contains(m) {
+                mismatch.push(m.clone());
+            }
+        }
+        for (t, s) in &p.results.cost_seconds {
+            *cost
+                .entry(t.clone())
+                .or_default()
+                .entry(p.gpu_key.clone())
+                .or_default() += s;
+        }
+        roofline.extend(p.results.roofline.iter().cloned());
+        category_bars.extend(p.results.category_bars.iter().cloned());
+    }
+    let head = &placed[0].results;
+    Ok(Results {
+        schema_version: crate::results::RESULTS_VERSION,
+        verdict,
+        tool_version: head.tool_version.clone(),
+        spec_hash: head.spec_hash.clone(),
+        spec_path: head.spec_path.clone(),
+        source: joined(placed.iter().map(|p| p.results.source.as_str())),
+        synthetic: placed.iter().any(|p| p.results.synthetic),
+        fingerprint: head.fingerprint.clone(),
+        fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
+        shard: None,
+        git_commit: placed.iter().find_map(|p| p.results.git_commit.clone()),
+        date: placed
+            .iter()
+            .map(|p| p.results.date.clone())
+            .max()
+            .unwrap_or_default(),
+        fail_on: placed
+            .iter()
+            .fold(head.fail_on, |f, p| f.strictest(p.results.fail_on)),
+        multiple_testing: joined(placed.iter().map(|p| p.results.multiple_testing.as_str())),
+        rows,
+        errors,
+        health: merge_health(placed.iter().map(|p| &p.results.health)),
+        // The slowest GPU's time per target: what a shard on it should plan for.
+        cost_seconds: cost
+            .into_iter()
+            .map(|(t, by_gpu)| (t, by_gpu.into_values().fold(0.0, f64::max)))
+            .collect(),
+        roofline,
+        sass_skip: crate::results::SassSkip::sum(placed.iter().filter_map(|p| p.results.sass_skip.as_ref())),
+        category_bars,
+        category_bars_gated_only: placed.iter().any(|p| p.results.category_bars_gated_only),
+    })
+}
+
+/// Every input with its GPU group and shard, sorted by GPU and then shard (so the merged file does
+/// not depend on argument order); refuses inputs of another spec or commit.
+fn place(inputs: Vec<(PathBuf, Results)>) -> Result<Vec<Placed>> {
     let Some((first_path, first)) = inputs.first() else {
         return Err(Error::Usage("merge needs at least one results file".to_owned()));
     };
@@ -85,10 +167,15 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
     }
     // Group order: by GPU, then shard, so the merged file does not depend on argument order.
     placed.sort_by(|a, b| (&a.gpu_key, a.shard).cmp(&(&b.gpu_key, b.shard)));
+    Ok(placed)
+}
 
+/// Within each GPU group: the shards split the same N ways, come from one cgp-gate version, each
+/// once. Returns a `missing-shard` error per absent shard.
+fn check_groups(placed: &[Placed]) -> Result<Vec<RunError>> {
     let mut errors: Vec<RunError> = Vec::new();
     let mut groups: BTreeMap<&str, Vec<&Placed>> = BTreeMap::new();
-    for p in &placed {
+    for p in placed {
         groups.entry(p.gpu_key.as_str()).or_default().push(p);
     }
     for (gpu, shards) in &groups {
@@ -142,10 +229,14 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
             });
         }
     }
+    Ok(errors)
+}
 
+/// Every shard's rows, each knowing its GPU; refuses a row two shards both claim.
+fn merged_rows(placed: &[Placed]) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     let mut owner: BTreeMap<(String, String, String, String, String), &Path> = BTreeMap::new();
-    for p in &placed {
+    for p in placed {
         for r in &p.results.rows {
             let mut r = r.clone();
             if r.gpu.is_empty() {
@@ -181,72 +272,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         (a.verdict, &a.gpu, &a.target, &a.size, &a.kernel, &a.metric)
             .cmp(&(b.verdict, &b.gpu, &b.target, &b.size, &b.kernel, &b.metric))
     });
-    for p in &placed {
-        errors.extend(p.results.errors.iter().cloned());
-    }
-
-    // A shard that judged nothing although it had work says so only by its verdict.
-    let shard_judged_nothing = placed.iter().any(|p| {
-        p.results.verdict == crate::results::RunVerdict::Error
-            && p.results.rows.is_empty()
-            && p.results.errors.is_empty()
-    });
-    let verdict = crate::results::run_verdict(&rows, &errors, shard_judged_nothing);
-
-    let mut mismatch: Vec<FingerprintDiff> = Vec::new();
-    let mut cost: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
-    let mut roofline = Vec::new();
-    let mut category_bars = Vec::new();
-    for p in &placed {
-        for m in p.results.fingerprint_mismatch.iter().flatten() {
-            if !mismatch.contains(m) {
-                mismatch.push(m.clone());
-            }
-        }
-        for (t, s) in &p.results.cost_seconds {
-            *cost
-                .entry(t.clone())
-                .or_default()
-                .entry(p.gpu_key.clone())
-                .or_default() += s;
-        }
-        roofline.extend(p.results.roofline.iter().cloned());
-        category_bars.extend(p.results.category_bars.iter().cloned());
-    }
-    let head = &placed[0].results;
-    Ok(Results {
-        schema_version: crate::results::RESULTS_VERSION,
-        verdict,
-        tool_version: head.tool_version.clone(),
-        spec_hash,
-        spec_path: head.spec_path.clone(),
-        source: joined(placed.iter().map(|p| p.results.source.as_str())),
-        synthetic: placed.iter().any(|p| p.results.synthetic),
-        fingerprint: head.fingerprint.clone(),
-        fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
-        shard: None,
-        git_commit: placed.iter().find_map(|p| p.results.git_commit.clone()),
-        date: placed
-            .iter()
-            .map(|p| p.results.date.clone())
-            .max()
-            .unwrap_or_default(),
-        fail_on: placed
-            .iter()
-            .fold(head.fail_on, |f, p| f.strictest(p.results.fail_on)),
-        multiple_testing: joined(placed.iter().map(|p| p.results.multiple_testing.as_str())),
-        rows,
-        errors,
-        health: merge_health(placed.iter().map(|p| &p.results.health)),
-        // The slowest GPU's time per target: what a shard on it should plan for.
-        cost_seconds: cost
-            .into_iter()
-            .map(|(t, by_gpu)| (t, by_gpu.into_values().fold(0.0, f64::max)))
-            .collect(),
-        roofline,
-        sass_skip: crate::results::SassSkip::sum(placed.iter().filter_map(|p| p.results.sass_skip.as_ref())),
-        category_bars,
-    })
+    Ok(rows)
 }
 
 /// The GPUs of merged results, in row order of first appearance (one for an unmerged run).
@@ -304,6 +330,7 @@ fn merge_health<'a>(all: impl Iterator<Item = &'a Health>) -> Health {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::RunVerdict;
 
     fn results(shard: Option<&str>, gpu: &str) -> Results {
         let text = std::fs::read_to_string(concat!(
@@ -368,6 +395,41 @@ mod tests {
             "{}",
             m.errors[0].message
         );
+    }
+
+    #[test]
+    fn a_shard_whose_own_verdict_is_error_fails_the_merge() {
+        // Shard 2/2 had work and judged nothing: no rows, no errors, only its verdict says so.
+        let mut r2 = results(Some("2/2"), "A");
+        r2.rows.clear();
+        r2.errors.clear();
+        r2.verdict = RunVerdict::Error;
+        let m = merge(vec![
+            input("a.json", results(Some("1/2"), "A")),
+            input("b.json", r2),
+        ])
+        .unwrap();
+        assert_eq!(m.verdict, RunVerdict::Error);
+        assert_eq!(m.errors.len(), 1);
+        assert_eq!(m.errors[0].kind, ErrorKind::ShardFailed);
+        assert!(
+            m.errors[0].message.starts_with("b.json: shard 2/2"),
+            "{}",
+            m.errors[0].message
+        );
+        assert_eq!(
+            crate::decide::exit_code(m.verdict, &m.errors, m.fail_on),
+            crate::exit_codes::PROFILER_FAILURE
+        );
+        // A shard whose error is explained by its rows adds nothing more.
+        let mut r2 = results(Some("2/2"), "A");
+        r2.rows[0].verdict = crate::results::RowVerdict::Error;
+        r2.verdict = RunVerdict::Error;
+        let mut r1 = results(Some("1/2"), "A");
+        r1.rows.clear();
+        let m = merge(vec![input("a.json", r1), input("b.json", r2)]).unwrap();
+        assert_eq!(m.verdict, RunVerdict::Error);
+        assert!(m.errors.is_empty());
     }
 
     #[test]

@@ -79,11 +79,6 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
     failing
 }
 
-/// Whether a missing row fails the gate (decided by [`apply`]).
-pub fn fails(row: &Row) -> bool {
-    row.verdict == RowVerdict::Missing && row.fails_gate
-}
-
 /// Kernels that disappeared (every row of the target x kernel is `missing`) and kernels that
 /// appeared (every row is `new`), as (target, kernel) pairs, sorted. For reports: a rename shows
 /// as one of each.
@@ -207,7 +202,13 @@ pub fn describe_changes(rows: &[Row]) -> Vec<String> {
         ));
     }
     out.extend(switches(rows));
-    let failing = rows.iter().filter(|r| fails(r)).count();
+    let failing = rows
+        .iter()
+        .filter(|r| {
+            r.verdict == RowVerdict::Missing
+                && crate::decide::row_gate(r, crate::results::FailOn::Regression) == crate::decide::Gate::Fail
+        })
+        .count();
     if failing > 0 {
         out.push(format!(
             "{failing} baseline row(s) this run should have measured were not measured: this fails the gate; if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target"

@@ -179,7 +179,9 @@ impl Tally {
     }
 }
 
-/// `12.3s`, `2m 05s`, `1h 02m`.
+/// `12.3s`, `2m 05s`, `1h 02m`. Hand-written: a progress line needs this fixed-width,
+/// two-unit form (zero-padded, rounded to the shown unit), which jiff's and humantime's
+/// printers do not produce.
 pub fn human_duration(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s < 60.0 {

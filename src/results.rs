@@ -1,8 +1,8 @@
 //! The results of a gate run: typed data, written as JSON by `check --json`, read back by
 //! `report --from`, `merge` and `baseline update --from`. Reporters render this; they decide nothing.
 //!
-//! The one place that decides the run: [`run_verdict`] (rows and errors -> verdict) and
-//! [`exit_code`] (verdict and `--fail-on` -> process exit code). `check` and `merge` both call them.
+//! What the rows and errors mean for the gate (row gate status, run verdict, exit code) is
+//! decided in one place, [`crate::decide`]; this module holds the types and the file format.
 //!
 //! Schema 2 (this version) types what version 1 stored as display strings: the threshold,
 //! the direction, `fail_on`, error kinds and the fingerprint mismatch. Version 1 files are still
@@ -15,6 +15,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+pub use crate::failure::FailureKind;
 use crate::gpu::fingerprint::Fingerprint;
 pub use crate::threshold::{Direction, Threshold, ThresholdKind};
 use crate::units::Quantity;
@@ -99,7 +100,7 @@ pub struct Row {
     /// Why the row was not profiled: `same-sass` when the kernel's machine code equals the
     /// baseline's (docs/sass-cache.md). `None` for profiled rows and in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
+    pub skipped: Option<SkipReason>,
     /// For a timing row that regressed, improved or is doubtful: the explanatory counters that
     /// changed beyond their noise and a one-line reading (docs/why.md). `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,6 +134,52 @@ impl ConfigChange {
     /// `grid (64, 1, 1) block (256, 1, 1) -> grid (128, 1, 1) block (256, 1, 1)`.
     pub fn describe(&self) -> String {
         format!("{} -> {}", self.baseline.join(" + "), self.candidate.join(" + "))
+    }
+}
+
+/// Why a row was not profiled. Written as a kebab-case string; a reason this version does not
+/// know is kept as it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum SkipReason {
+    /// `same-sass`: the kernel's machine code equals the baseline's (docs/sass-cache.md); the row
+    /// is a pass.
+    SameSass,
+    /// A reason written by another version.
+    Other(String),
+}
+
+impl SkipReason {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::SameSass => "same-sass",
+            Self::Other(s) => s,
+        }
+    }
+
+    /// The word every report shows in place of the verdict: `unchanged` for the same machine
+    /// code, `skipped` for a reason this version does not know.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::SameSass => "unchanged",
+            Self::Other(_) => "skipped",
+        }
+    }
+}
+
+impl From<String> for SkipReason {
+    fn from(s: String) -> Self {
+        if s == "same-sass" {
+            Self::SameSass
+        } else {
+            Self::Other(s)
+        }
+    }
+}
+
+impl From<SkipReason> for String {
+    fn from(r: SkipReason) -> Self {
+        r.as_str().to_owned()
     }
 }
 
@@ -192,6 +239,10 @@ pub struct Results {
     /// against candidate (medians): the stacked bars. Absent in older files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub category_bars: Vec<crate::nsys::bars::CategoryBars>,
+    /// True when `category_bars` holds only the gated categories: read from a file written
+    /// before `category_bars` existed, rebuilt from its `category:<name>` rows by [`parse`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub category_bars_gated_only: bool,
 }
 
 /// What the SASS cache saved in a run (docs/sass-cache.md).
@@ -244,43 +295,67 @@ impl Results {
     }
 }
 
-/// The verdict of a run: the one rule, used by `check` and by `merge`.
+/// Read a results file, refusing newer schema versions.
 ///
-/// An error is never a pass: any failure, any error row, or a run that had work but judged
-/// nothing (`had_work && rows.is_empty()`) is `error`. Otherwise any regression makes the run a
-/// regression (so does a `missing` row the run should have measured: [`Row::fails_gate`]), any
-/// inconclusive row makes it inconclusive, and else it passes (improvements, new rows and allowed
-/// missing rows are reported but do not fail the gate).
-pub fn run_verdict(rows: &[Row], errors: &[RunError], had_work: bool) -> RunVerdict {
-    let any = |v: RowVerdict| rows.iter().any(|r| r.verdict == v);
-    if !errors.is_empty() || any(RowVerdict::Error) || (had_work && rows.is_empty()) {
-        RunVerdict::Error
-    } else if any(RowVerdict::Regression)
-        || rows
-            .iter()
-            .any(|r| r.verdict == RowVerdict::Missing && r.fails_gate)
-    {
-        RunVerdict::Regression
-    } else if any(RowVerdict::Inconclusive) {
-        RunVerdict::Inconclusive
-    } else {
-        RunVerdict::Pass
-    }
+/// # Errors
+/// [`crate::Error::Io`] when unreadable; [`crate::Error::Input`] (with line and column) when not valid results.
+pub fn read(path: &std::path::Path) -> Result<Results, crate::Error> {
+    let text = crate::fsutil::read_text(path, crate::fsutil::limits::RESULTS)
+        .map_err(|e| e.into_error(path, "results file"))?;
+    parse(&text).map_err(|m| crate::Error::input(path, m))
 }
 
-/// The process exit code of a decided run: the one mapping, used by `check` and by `merge`.
+/// Parse results JSON; the error is a message for [`crate::Error::Input`].
 ///
-/// `error` is invalid input (2) when any failure is a spec mistake the user must fix
-/// or a damaged recording ([`ErrorKind::is_invalid_input`]), else a profiler or environment failure (3).
-pub fn exit_code(verdict: RunVerdict, errors: &[RunError], fail_on: FailOn) -> i32 {
-    use crate::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
-    match verdict {
-        RunVerdict::Error if errors.iter().any(|e| e.kind.is_invalid_input()) => INVALID_INPUT,
-        RunVerdict::Error => PROFILER_FAILURE,
-        RunVerdict::Regression => REGRESSION,
-        RunVerdict::Inconclusive if fail_on == FailOn::Inconclusive => REGRESSION,
-        RunVerdict::Inconclusive | RunVerdict::Pass => OK,
+/// # Errors
+/// A message with the position of the problem, or the version mismatch and what to do.
+pub fn parse(text: &str) -> Result<Results, String> {
+    // Read the version first: a newer file may not fit today's structs, and "upgrade cgp-gate"
+    // is a better message than the first unknown field.
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let version = v.get("schema_version").ok_or_else(|| {
+        "no `schema_version` field; is this a results file written by `cgp-gate check --json`?".to_owned()
+    })?;
+    let version = version
+        .as_u64()
+        .ok_or_else(|| format!("`schema_version` is {version}, not a whole number"))?;
+    if version > u64::from(RESULTS_VERSION) {
+        return Err(format!(
+            "results schema_version {version} is newer than this cgp-gate reads ({RESULTS_VERSION}); upgrade cgp-gate"
+        ));
     }
+    let mut results: Results = serde_json::from_str(text).map_err(|e| format!("invalid results: {e}"))?;
+    if results.category_bars.is_empty() {
+        results.category_bars = gated_category_bars(&results.rows);
+        results.category_bars_gated_only = !results.category_bars.is_empty();
+    }
+    Ok(results)
+}
+
+/// The stacked bars of a results file written before `category_bars` existed: its gated
+/// `category:<name>` rows (in ns), grouped by target and size, in row order.
+fn gated_category_bars(rows: &[Row]) -> Vec<crate::nsys::bars::CategoryBars> {
+    use crate::nsys::bars::{CategoryBars, CategoryMedians};
+    let mut out: Vec<CategoryBars> = Vec::new();
+    for r in rows.iter().filter(|r| r.unit == "ns") {
+        let Some(name) = r.metric.strip_prefix("category:") else {
+            continue;
+        };
+        let c = CategoryMedians {
+            name: name.to_owned(),
+            baseline_ns: r.baseline.as_ref().map(|s| s.median),
+            candidate_ns: r.candidate.as_ref().map(|s| s.median),
+        };
+        match out.iter_mut().find(|g| g.target == r.target && g.size == r.size) {
+            Some(g) => g.categories.push(c),
+            None => out.push(CategoryBars {
+                target: r.target.clone(),
+                size: r.size.clone(),
+                categories: vec![c],
+            }),
+        }
+    }
+    out
 }
 
 /// What makes a run exit non-zero besides errors.
@@ -325,70 +400,57 @@ pub struct FingerprintDiff {
     pub current: String,
 }
 
-/// The class of a failure that stopped a target or size (or the run) from being judged.
+/// The class of a failure that stopped a target or size (or the run) from being judged: a
+/// profiler run's [`FailureKind`] (the one classification of profiler failures, shared with
+/// `ncu::log` and the profilers), or one of the run's own.
 ///
 /// Written as a kebab-case string; a kind this version does not know is kept as it was read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
 pub enum ErrorKind {
-    NcuNotFound,
-    Permission,
-    ResourceUnavailable,
-    InvalidMetric,
-    NoKernels,
-    AppFailed,
-    Timeout,
-    ProfilerError,
-    BadOutput,
-    Recording,
-    Io,
+    /// A profiler run failed (`ncu-not-found`, `permission`, `timeout`, `bad-recording`, ...).
+    Profiler(FailureKind),
     /// A shard's results were not among `merge`'s inputs.
     MissingShard,
+    /// A shard's results say `error` but list no failure (`merge`).
+    ShardFailed,
     /// The spec asks for something the measurement shows to be impossible (exit 2).
     InvalidInput,
-    /// A recorded file is damaged or not a file cgp-gate reads (exit 2).
-    BadRecording,
     /// A kind written by another version.
     Other(String),
 }
 
 impl ErrorKind {
-    const NAMED: &[(Self, &'static str)] = &[
-        (Self::NcuNotFound, "ncu-not-found"),
-        (Self::Permission, "permission"),
-        (Self::ResourceUnavailable, "resource-unavailable"),
-        (Self::InvalidMetric, "invalid-metric"),
-        (Self::NoKernels, "no-kernels"),
-        (Self::AppFailed, "app-failed"),
-        (Self::Timeout, "timeout"),
-        (Self::ProfilerError, "profiler-error"),
-        (Self::BadOutput, "bad-output"),
-        (Self::Recording, "recording"),
-        (Self::Io, "io"),
+    const RUN: &[(Self, &'static str)] = &[
         (Self::MissingShard, "missing-shard"),
+        (Self::ShardFailed, "shard-failed"),
         (Self::InvalidInput, "invalid-input"),
-        (Self::BadRecording, "bad-recording"),
     ];
 
-    /// Failures of the input rather than of the profiler or the machine: exit 2, not 3.
+    /// Failures of the input rather than of the profiler or the machine: exit 2, not 3 (a spec
+    /// mistake only the measurement revealed, or a damaged recording).
     pub fn is_invalid_input(&self) -> bool {
-        matches!(self, Self::InvalidInput | Self::BadRecording)
+        matches!(
+            self,
+            Self::InvalidInput | Self::Profiler(FailureKind::BadRecording)
+        )
     }
 
     pub fn as_str(&self) -> &str {
         match self {
+            Self::Profiler(k) => k.as_str(),
             Self::Other(s) => s,
-            k => Self::NAMED
-                .iter()
-                .find(|(n, _)| n == k)
-                .map_or("other", |(_, s)| s),
+            k => Self::RUN.iter().find(|(n, _)| n == k).map_or("other", |(_, s)| s),
         }
     }
 }
 
 impl From<String> for ErrorKind {
     fn from(s: String) -> Self {
-        Self::NAMED
+        if let Some(k) = FailureKind::ALL.iter().find(|k| k.as_str() == s) {
+            return Self::Profiler(*k);
+        }
+        Self::RUN
             .iter()
             .find(|(_, name)| *name == s)
             .map_or(Self::Other(s), |(k, _)| k.clone())
@@ -407,9 +469,9 @@ impl From<ErrorKind> for String {
     }
 }
 
-impl From<crate::profile::FailureKind> for ErrorKind {
-    fn from(k: crate::profile::FailureKind) -> Self {
-        Self::from(k.as_str())
+impl From<FailureKind> for ErrorKind {
+    fn from(k: FailureKind) -> Self {
+        Self::Profiler(k)
     }
 }
 
@@ -640,78 +702,6 @@ mod tests {
         .unwrap()
     }
 
-    fn error(kind: ErrorKind) -> RunError {
-        RunError {
-            target: "t".into(),
-            size: None,
-            kind,
-            message: String::new(),
-        }
-    }
-
-    #[test]
-    fn the_run_verdict_is_the_worst_row_and_an_error_is_never_a_pass() {
-        use RowVerdict as R;
-        let v = |rows: &[R], errors: &[RunError], had_work| {
-            run_verdict(
-                &rows.iter().map(|r| row(*r)).collect::<Vec<_>>(),
-                errors,
-                had_work,
-            )
-        };
-        assert_eq!(
-            v(&[R::Pass, R::Improvement, R::New, R::Missing], &[], true),
-            RunVerdict::Pass
-        );
-        assert_eq!(
-            v(&[R::Pass, R::Inconclusive], &[], true),
-            RunVerdict::Inconclusive
-        );
-        assert_eq!(
-            v(&[R::Inconclusive, R::Regression], &[], true),
-            RunVerdict::Regression
-        );
-        assert_eq!(v(&[R::Regression, R::Error], &[], true), RunVerdict::Error);
-        assert_eq!(
-            v(&[R::Pass], &[error(ErrorKind::Timeout)], true),
-            RunVerdict::Error
-        );
-        assert_eq!(v(&[], &[], true), RunVerdict::Error, "work but nothing judged");
-        assert_eq!(v(&[], &[], false), RunVerdict::Pass, "nothing to do");
-    }
-
-    #[test]
-    fn exit_codes_follow_the_verdict_fail_on_and_the_kind_of_error() {
-        use crate::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
-        let none: &[RunError] = &[];
-        assert_eq!(exit_code(RunVerdict::Pass, none, FailOn::Inconclusive), OK);
-        assert_eq!(exit_code(RunVerdict::Inconclusive, none, FailOn::Regression), OK);
-        assert_eq!(
-            exit_code(RunVerdict::Inconclusive, none, FailOn::Inconclusive),
-            REGRESSION
-        );
-        assert_eq!(
-            exit_code(RunVerdict::Regression, none, FailOn::Regression),
-            REGRESSION
-        );
-        assert_eq!(
-            exit_code(
-                RunVerdict::Error,
-                &[error(ErrorKind::Timeout)],
-                FailOn::Regression
-            ),
-            PROFILER_FAILURE
-        );
-        assert_eq!(
-            exit_code(
-                RunVerdict::Error,
-                &[error(ErrorKind::Timeout), error(ErrorKind::InvalidInput)],
-                FailOn::Regression
-            ),
-            INVALID_INPUT
-        );
-    }
-
     #[test]
     fn version_1_strings_are_read_as_types() {
         let r = row(RowVerdict::Pass);
@@ -740,9 +730,48 @@ mod tests {
         );
         let kind: ErrorKind = serde_json::from_str(r#""some-future-kind""#).unwrap();
         assert_eq!(kind, ErrorKind::Other("some-future-kind".into()));
+        let kind: ErrorKind = serde_json::from_str(r#""bad-recording""#).unwrap();
+        assert_eq!(kind, ErrorKind::Profiler(FailureKind::BadRecording));
+        assert!(kind.is_invalid_input());
+        assert_eq!(ErrorKind::from("missing-shard"), ErrorKind::MissingShard);
+        assert_eq!(serde_json::to_string(&kind).unwrap(), r#""bad-recording""#);
+        let kind = ErrorKind::Other("some-future-kind".into());
         assert_eq!(serde_json::to_string(&kind).unwrap(), r#""some-future-kind""#);
         let f: FailOn = serde_json::from_str(r#""inconclusive""#).unwrap();
         assert_eq!(f, FailOn::Inconclusive);
+    }
+
+    #[test]
+    fn older_files_get_their_category_bars_from_the_gated_category_rows() {
+        let mut rows: Vec<serde_json::Value> = Vec::new();
+        for (metric, b, c) in [("category:gemm", 900.0, 950.0), ("category:misc", 100.0, 90.0)] {
+            let mut r = serde_json::to_value(row(RowVerdict::Pass)).unwrap();
+            r["metric"] = metric.into();
+            r["baseline"] = serde_json::to_value(crate::stats::summarize(&[b])).unwrap();
+            r["candidate"] = serde_json::to_value(crate::stats::summarize(&[c])).unwrap();
+            rows.push(r);
+        }
+        let text = serde_json::json!({
+            "schema_version": 2, "verdict": "pass", "tool_version": "0", "spec_hash": "",
+            "spec_path": "", "source": "synthetic",
+            "fingerprint": serde_json::to_value(Fingerprint::default()).unwrap(),
+            "fingerprint_mismatch": null,
+            "shard": null, "git_commit": null, "date": "", "fail_on": "regression",
+            "multiple_testing": "", "rows": rows
+        })
+        .to_string();
+        let r = parse(&text).unwrap();
+        assert!(r.category_bars_gated_only);
+        assert_eq!(r.category_bars.len(), 1);
+        let names: Vec<&str> = r.category_bars[0]
+            .categories
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, ["gemm", "misc"]);
+        assert_eq!(r.category_bars[0].categories[0].candidate_ns, Some(950.0));
+        let md = crate::report::breakdown::results_markdown(&r);
+        assert!(md.contains("medians of the gated categories"), "{md}");
     }
 
     #[test]

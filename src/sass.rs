@@ -23,9 +23,6 @@ use crate::spec::{Size, Target};
 /// kernels are profiled).
 pub const MAX_DUMP_BYTES: u64 = 256 * 1024 * 1024;
 
-/// The value of a skipped row's `skipped` field.
-pub const SAME_SASS: &str = "same-sass";
-
 /// The reason of a skipped row.
 pub const SAME_SASS_REASON: &str = "unchanged (same machine code)";
 
@@ -190,11 +187,7 @@ pub fn kernel_hash(functions: &BTreeMap<String, String>, kernel: &str, salt: &st
         h.update(b"\n");
         h.update(body.as_bytes());
     }
-    Some(hex(&h.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Some(crate::units::hex(&h.finalize()))
 }
 
 /// The executable a target runs: `command[0]`, relative to the spec's directory when it holds a
@@ -212,11 +205,8 @@ pub fn executable(target: &Target, base_dir: &Path) -> Option<PathBuf> {
         // `components` drops the inner `.`s: `./build/app`, not `././build/app`.
         return Some(base_dir.join(p).components().collect());
     }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(p))
-            .find(|c| c.is_file())
-    })
+    // The one PATH lookup (an executable file, as the OS would run it).
+    crate::ncu::runner::find_executable(first, std::env::var_os("PATH").as_deref())
 }
 
 /// The interpreter a target runs (`python3`, `bash`, ...), whose executable holds no device code:

@@ -378,6 +378,18 @@ pub fn is_kernel_duration(metric: &str) -> bool {
     metric.split('.').next() == Some("gpu__time_duration") && !metric.ends_with(".per_second")
 }
 
+/// Lower-case hex of `bytes` (digests in file names, keys and hashes): the crate's one hex
+/// encoder. Hand-written: two lines, and no crate in the tree already provides it.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(2 * bytes.len()), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -444,3 +444,94 @@ fn samples_in_different_units_are_a_damaged_recording() {
         .unwrap();
     assert_eq!(row["verdict"], "error");
 }
+
+/// A kernel the base tree launches and the head tree launches under a new name fails `ab` as it
+/// fails `check` (exit 1, the rows `missing` and failing the gate); `--allow-missing` lets it
+/// pass, as in `check`.
+#[test]
+fn a_renamed_kernel_fails_ab_as_it_fails_check_unless_allowed() {
+    let (dir, spec) = setup(10, 0.0, 7, true);
+    std::fs::write(&spec, SPEC.replace("kernel: saxpy", "kernel: \"regex:^saxpy\"")).unwrap();
+    let head = dir.path().join("rec/head/saxpy/n=1048576");
+    for rep in 0..10 {
+        let p = head.join(format!("{rep}.csv"));
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, text.replace("\"saxpy(int", "\"saxpy_v2(int")).unwrap();
+    }
+    let (code, v, out) = ab(dir.path(), &spec, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(v["verdict"], "regression", "{out}");
+    let rows = v["rows"].as_array().unwrap();
+    let missing: Vec<&Value> = rows.iter().filter(|r| r["verdict"] == "missing").collect();
+    assert_eq!(missing.len(), 2, "{rows:?}");
+    assert!(
+        missing
+            .iter()
+            .all(|r| r["fails_gate"] == true && r["kernel"] == "saxpy")
+    );
+    assert!(
+        missing[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("`saxpy_v2`; renamed?"),
+        "{}",
+        missing[0]["reason"]
+    );
+    assert_eq!(rows.iter().filter(|r| r["verdict"] == "new").count(), 2);
+    let (code, v, out) = ab(dir.path(), &spec, &["--allow-missing"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(v["verdict"], "pass");
+}
+
+/// `ab` tests the threshold and `min_effect` jointly, as `check` does: a regression must be
+/// beyond both. SYNTHETIC pairs whose base medians differ a hundredfold (6 pairs at 100 ns, 6 at
+/// 10 us): every pair is more than 3% slower, but half of them only by 40 ns, below the 200 ns
+/// `min_effect`, so the absolute effect is not established. Turning `min_effect` into a relative
+/// tolerance at the base median (200 ns / 5.05 us = 3.96%) called this a regression.
+#[test]
+fn ab_tests_threshold_and_min_effect_jointly() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("cgp-gate.yaml");
+    std::fs::write(
+        &spec,
+        SPEC.replace(
+            "gpu__time_duration.sum: \"1%\"",
+            "gpu__time_duration.sum: {relative: \"3%\", min_effect: 200ns}",
+        )
+        .replace("repetitions: 10", "repetitions: 12")
+        .replace("max_repetitions: 20", "max_repetitions: 12"),
+    )
+    .unwrap();
+    let rec = dir.path().join("rec");
+    for rep in 0..12u32 {
+        let (base, head) = if rep < 6 {
+            (100.0, 140.0)
+        } else {
+            (10_000.0, 10_400.0)
+        };
+        for (side, ns) in [("base", base), ("head", head)] {
+            let p = rec.join(side).join("saxpy").join("n=1048576");
+            std::fs::create_dir_all(&p).unwrap();
+            std::fs::write(p.join(format!("{rep}.csv")), csv(&[ns, ns, ns], 32)).unwrap();
+        }
+    }
+    let (code, v, out) = ab(dir.path(), &spec, &[]);
+    let r = row(&v, "gpu__time_duration.sum");
+    assert_ne!(r["verdict"], "regression", "{out}");
+    assert_eq!(code, 0, "{out}");
+    // With a min_effect every pair exceeds (30 ns), the same pairs are a regression.
+    std::fs::write(
+        &spec,
+        std::fs::read_to_string(&spec)
+            .unwrap()
+            .replace("min_effect: 200ns", "min_effect: 30ns"),
+    )
+    .unwrap();
+    let (code, v, out) = ab(dir.path(), &spec, &[]);
+    assert_eq!(
+        row(&v, "gpu__time_duration.sum")["verdict"],
+        "regression",
+        "{out}"
+    );
+    assert_eq!(code, 1, "{out}");
+}

@@ -23,6 +23,8 @@ const LAYERS: &[&[&str]] = &[
         "progress",
         "session",
         "results",
+        "decide",
+        "engine",
         "check",
         "missing",
         "gone",
@@ -197,11 +199,11 @@ fn the_run_verdict_is_decided_in_one_place() {
     rust_files(&src, &mut files);
     for f in files {
         let rel = f.strip_prefix(&src).unwrap().to_path_buf();
-        if rel == Path::new("results.rs") || rel.starts_with("report") {
+        if rel == Path::new("decide.rs") || rel.starts_with("report") {
             continue;
         }
         let text = code(&std::fs::read_to_string(&f).unwrap());
-        // Outside results.rs (which decides) and the reporters (which render), no code names a
+        // Outside decide.rs (which decides) and the reporters (which render), no code names a
         // run verdict other than to compare with `Error`.
         for v in [
             "RunVerdict::Pass",
@@ -210,11 +212,64 @@ fn the_run_verdict_is_decided_in_one_place() {
         ] {
             assert!(
                 !text.contains(v),
-                "{} names {v}: the run verdict is results::run_verdict's to decide",
+                "{} names {v}: the run verdict is decide::run_verdict's to decide",
                 rel.display()
             );
         }
     }
+}
+
+/// What a row means for the gate (`fails_gate`, `--fail-on`) and which exit code a verdict gets
+/// are read in one module, `decide.rs`; the reporters ask it (`decide::row_gate`) and never
+/// map a verdict to a failure themselves. `missing.rs` only sets `fails_gate`; `results.rs`
+/// defines the types; the command line maps its flag.
+#[test]
+fn row_gates_and_exit_codes_are_decided_in_one_place() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut checked = 0;
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_path_buf();
+        if rel == Path::new("decide.rs")
+            || rel == Path::new("results.rs")
+            || rel == Path::new("exit_codes.rs")
+        {
+            continue;
+        }
+        let text = code(&std::fs::read_to_string(&f).unwrap());
+        checked += 1;
+        let sets_only = text
+            .matches(".fails_gate")
+            .count()
+            .saturating_sub(text.matches(".fails_gate = true").count());
+        assert_eq!(
+            sets_only,
+            0,
+            "{} reads `fails_gate`: a row's gate status is decide::row_gate's to decide",
+            rel.display()
+        );
+        if !rel.starts_with("cli") {
+            assert!(
+                !text.contains("FailOn::Inconclusive"),
+                "{} compares --fail-on: decide::row_gate / run_gate / exit_code decide what it fails",
+                rel.display()
+            );
+        }
+        for code in ["exit_codes::REGRESSION", "exit_codes::PROFILER_FAILURE"] {
+            assert!(
+                rel == Path::new("error.rs") || !text.contains(code),
+                "{} names {code}: exit codes of a run are decide::exit_code's",
+                rel.display()
+            );
+        }
+        assert!(
+            !text.contains("missing::fails"),
+            "{}: whether a missing row fails is decide::row_gate's",
+            rel.display()
+        );
+    }
+    assert!(checked > 50, "only {checked} files read");
 }
 
 #[test]

@@ -134,6 +134,150 @@ fn a_renamed_kernel_fails_the_gate_and_the_report_names_both_kernels() {
     assert!(r.out.contains("--allow-missing"), "{}", r.out);
 }
 
+/// The `type` of every `<skipped>` element of a JUnit file.
+fn skipped_types(xml: &str) -> Vec<String> {
+    xml.split("<skipped ")
+        .skip(1)
+        .filter_map(|e| {
+            let e = e.split('>').next()?;
+            let at = e.find(" type=\"").or_else(|| e.find("type=\""))?;
+            let rest = &e[at..];
+            let rest = &rest[rest.find('"')? + 1..];
+            Some(rest.split('"').next()?.to_owned())
+        })
+        .collect()
+}
+
+/// The (failures, errors, skipped) counts of a JUnit file's `<testsuites>` line and its
+/// `<skipped` elements.
+fn junit_counts(xml: &str) -> (usize, usize, usize) {
+    let head = xml.lines().find(|l| l.contains("<testsuites")).unwrap();
+    let attr = |name: &str| -> usize {
+        let at = head.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        head[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    (attr("failures"), attr("errors"), xml.matches("<skipped").count())
+}
+
+/// Every report shows a row that fails the gate as a failure, as the exit code does: a renamed
+/// kernel's `missing` rows are JUnit failures (not `<skipped>`), `❌ missing` in the Markdown
+/// table and `::error` annotations; with `--allow-missing` the same rows are skipped, not failed.
+#[test]
+fn missing_rows_that_fail_the_gate_are_failures_in_every_report() {
+    let rec = renamed();
+    let dir = tempfile::tempdir().unwrap();
+    let (xml, md) = (dir.path().join("j.xml"), dir.path().join("c.md"));
+    let out = bin()
+        .args(["check", "--spec", "examples/cgp-gate.yaml", "--replay"])
+        .arg(rec.path())
+        .arg("--baselines")
+        .arg(baselines())
+        .arg("--junit")
+        .arg(&xml)
+        .arg("--markdown")
+        .arg(&md)
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let missing = stdout.matches("::error ").count();
+    let xml_text = std::fs::read_to_string(&xml).unwrap();
+    let (failures, errors, _) = junit_counts(&xml_text);
+    assert_eq!(errors, 0, "{xml_text}");
+    assert!(failures > 0, "{xml_text}");
+    assert!(xml_text.contains("type=\"missing\""), "{xml_text}");
+    assert!(
+        !skipped_types(&xml_text).contains(&"missing".to_owned()),
+        "{xml_text}"
+    );
+    assert_eq!(
+        failures,
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("::error ") && l.contains("cgp-gate missing"))
+            .count(),
+        "one failure per ::error annotation of a missing row: {stdout}"
+    );
+    assert!(missing >= failures);
+    let md_text = std::fs::read_to_string(&md).unwrap();
+    assert!(md_text.starts_with("### ❌"), "{md_text}");
+    assert!(md_text.contains("| ❌ missing |"), "{md_text}");
+
+    let out = bin()
+        .args(["check", "--spec", "examples/cgp-gate.yaml", "--replay"])
+        .arg(rec.path())
+        .arg("--baselines")
+        .arg(baselines())
+        .arg("--junit")
+        .arg(&xml)
+        .arg("--allow-missing")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let xml_text = std::fs::read_to_string(&xml).unwrap();
+    assert_eq!(junit_counts(&xml_text).0, 0, "{xml_text}");
+    assert!(
+        skipped_types(&xml_text).contains(&"missing".to_owned()),
+        "{xml_text}"
+    );
+}
+
+/// With `--fail-on inconclusive` an inconclusive row fails the gate: a JUnit failure, an `::error`
+/// annotation and a `❌` in the Markdown, as the exit code says; without it, a skipped case and
+/// a warning.
+#[test]
+fn inconclusive_rows_are_failures_under_fail_on_inconclusive() {
+    let dir = tempfile::tempdir().unwrap();
+    let (xml, md) = (dir.path().join("j.xml"), dir.path().join("c.md"));
+    let run = |extra: &[&str]| {
+        let out = bin()
+            .args(["check", "--spec", "examples/cgp-gate.yaml", "--replay"])
+            .arg(root().join("examples/recordings/pr-slowdown"))
+            .arg("--baselines")
+            .arg(baselines())
+            .arg("--junit")
+            .arg(&xml)
+            .arg("--markdown")
+            .arg(&md)
+            .args(extra)
+            .env("GITHUB_ACTIONS", "true")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            std::fs::read_to_string(&xml).unwrap(),
+            std::fs::read_to_string(&md).unwrap(),
+        )
+    };
+    // pr-slowdown: one regression and one inconclusive row (matmul).
+    let (code, stdout, junit, comment) = run(&[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(junit_counts(&junit).0, 1, "{junit}");
+    assert!(
+        skipped_types(&junit).contains(&"inconclusive".to_owned()),
+        "{junit}"
+    );
+    assert!(stdout.contains("::warning "), "{stdout}");
+    assert!(comment.contains("| ⚠️ inconclusive |"), "{comment}");
+    let (code, stdout, junit, comment) = run(&["--fail-on", "inconclusive"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(junit_counts(&junit).0, 2, "{junit}");
+    assert!(
+        !skipped_types(&junit).contains(&"inconclusive".to_owned()),
+        "{junit}"
+    );
+    assert!(!stdout.contains("::warning "), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("::error ") && l.contains("cgp-gate inconclusive")),
+        "{stdout}"
+    );
+    assert!(comment.contains("| ❌ inconclusive |"), "{comment}");
+}
+
 #[test]
 fn missing_rows_pass_when_allowed_by_flag_or_by_the_spec() {
     let rec = renamed();
@@ -371,6 +515,27 @@ fn a_rep_file_cut_inside_a_quoted_cell_is_an_error_naming_file_and_line() {
     assert!(
         std::fs::read_dir(store.path()).map_or(true, |mut d| d.next().is_none()),
         "no baseline written"
+    );
+    // `calibrate` maps the same damaged recording to the same exit code (one mapping:
+    // crate::decide), not to a profiler failure.
+    let out = bin()
+        .args([
+            "calibrate",
+            "--trials",
+            "20",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+        ])
+        .arg(rec.path())
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

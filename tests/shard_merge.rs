@@ -135,6 +135,40 @@ fn merge_refuses_another_spec_and_reports_a_missing_shard() {
     assert!(md.contains("no results for shard 2/2"), "{md}");
 }
 
+/// A shard whose results say `error` without rows or errors (it had work and judged nothing)
+/// fails the merged gate; `baseline update --from` refuses the same file.
+#[test]
+fn a_shard_whose_verdict_is_error_fails_the_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    let b = dir.path().join("b.json");
+    assert_eq!(check("pr-same", Some("1/2"), &a), 0);
+    assert_eq!(check("pr-same", Some("2/2"), &b), 0);
+    let mut broken = read(&b);
+    broken["verdict"] = Value::String("error".to_owned());
+    broken["rows"] = Value::Array(Vec::new());
+    broken["errors"] = Value::Array(Vec::new());
+    std::fs::write(&b, broken.to_string()).unwrap();
+    let merged = dir.path().join("m.json");
+    let junit = dir.path().join("m.xml");
+    Command::cargo_bin("cgp-gate")
+        .unwrap()
+        .env_remove("GITHUB_ACTIONS")
+        .arg("merge")
+        .args([&a, &b])
+        .arg("--json")
+        .arg(&merged)
+        .arg("--junit")
+        .arg(&junit)
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains("shard-failed"));
+    let merged = read(&merged);
+    assert_eq!(merged["verdict"], "error");
+    assert_eq!(merged["errors"][0]["kind"], "shard-failed");
+    assert!(std::fs::read_to_string(junit).unwrap().contains("errors=\"1\""));
+}
+
 #[test]
 fn merged_results_of_two_gpus_list_both_and_group_rows() {
     let dir = tempfile::tempdir().unwrap();

@@ -560,6 +560,10 @@ pub struct AbArgs {
     /// What fails the run besides errors: regressions only, or inconclusive rows too.
     #[arg(long, value_enum, default_value = "regression")]
     pub fail_on: FailOnArg,
+    /// Kernels the base tree launches and the head tree does not (a kernel that disappeared or
+    /// was renamed) do not fail the gate; per target: `allow_missing: true` in the spec.
+    #[arg(long)]
+    pub allow_missing: bool,
     #[command(flatten)]
     pub reports: ReportFlagsArgs,
 }
@@ -612,6 +616,7 @@ impl From<AbArgs> for commands::ab::Options {
             replay,
             json,
             fail_on,
+            allow_missing,
             reports,
         } = a;
         Self {
@@ -623,6 +628,7 @@ impl From<AbArgs> for commands::ab::Options {
             replay,
             json,
             fail_on: fail_on.into(),
+            allow_missing,
             reports: reports.into(),
         }
     }

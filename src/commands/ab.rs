@@ -20,6 +20,8 @@ pub struct Options {
     pub replay: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub fail_on: FailOn,
+    /// `--allow-missing`: kernels the head tree no longer launches do not fail the gate.
+    pub allow_missing: bool,
     pub reports: crate::report::ReportFlags,
 }
 
@@ -116,6 +118,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     };
     let opts = crate::ab::AbOptions {
         fail_on: args.fail_on,
+        allow_missing: args.allow_missing,
         gpu: session.gpu.as_deref(),
         manifest: manifest.as_ref(),
     };
@@ -143,7 +146,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         h.finish_with(&head_spec.hash, &versions, &results.fingerprint)?;
         crate::ab::AbManifest {
             schema_version: crate::ab::AB_MANIFEST_VERSION,
-            base_commit: args.base_dir.as_deref().and_then(crate::check::git_head),
+            base_commit: args.base_dir.as_deref().and_then(crate::engine::git_head),
             head_commit: results.git_commit.clone(),
             order: run.order,
             ..crate::ab::AbManifest::default()
@@ -159,7 +162,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     out.flush().map_err(stdout_err)?;
     let env = crate::report::GithubEnv::from_env();
     crate::report::emit(&results, &args.reports.options(&env), &env)?;
-    Ok(crate::results::exit_code(
+    Ok(crate::decide::exit_code(
         results.verdict,
         &results.errors,
         args.fail_on,

@@ -30,7 +30,7 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
     let explained: Vec<crate::spec::Target> = targets.iter().map(|t| crate::plan::explaining(t)).collect();
     let targets: Vec<&crate::spec::Target> = explained.iter().collect();
     let store = crate::baseline::Store::new(&args.baselines);
-    let commit = crate::check::git_commit(&sel.spec.base_dir());
+    let commit = crate::engine::git_commit(&sel.spec.base_dir());
     if let Some(from) = &args.from {
         let results = crate::report::read_results(from)?;
         let samples = crate::update::samples_from_results(&results, &sel.spec, from)?;
@@ -73,7 +73,7 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
             run.m.errors.len()
         );
         // A damaged recording is invalid input (2); any other failure is the profiler's (3).
-        return Ok(crate::results::exit_code(
+        return Ok(crate::decide::exit_code(
             crate::results::RunVerdict::Error,
             &run.m.errors,
             crate::results::FailOn::Regression,
@@ -81,7 +81,7 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
     }
     let fp_of = |t: &crate::spec::Target| run.fingerprints.get(&t.name).cloned().unwrap_or_default();
     let gpu_name = targets.first().map(|t| fp_of(t).gpu_name).unwrap_or_default();
-    crate::check::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    crate::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
     crate::update::write_baselines(
         &sel.spec,
         &targets,

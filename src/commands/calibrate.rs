@@ -50,14 +50,15 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
             eprintln!("error: {}", e.message);
         }
         eprintln!("error: {} failure(s): no calibration", run.m.errors.len());
-        return Ok(exit_codes::PROFILER_FAILURE);
+        // The one mapping: a damaged recording is invalid input (2), as in `baseline update`.
+        return Ok(crate::decide::error_exit_code(&run.m.errors));
     }
     let gpu_name = targets
         .first()
         .and_then(|t| run.fingerprints.get(&t.name))
         .map(|f| f.gpu_name.clone())
         .unwrap_or_default();
-    crate::check::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    crate::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
     let opts = crate::calibrate::Options {
         trials: args.trials as usize,
         ..crate::calibrate::Options::default()

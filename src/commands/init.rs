@@ -452,14 +452,7 @@ fn escape_braces(s: &str) -> String {
 
 /// One word for a POSIX shell, quoted only when it needs to be (the printed next commands).
 fn shell_word(a: &str) -> String {
-    if !a.is_empty()
-        && a.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        a.to_owned()
-    } else {
-        format!("'{}'", a.replace('\'', r"'\''"))
-    }
+    crate::profile::extract::shell_word(a)
 }
 
 /// Control characters (a kernel name is arbitrary text) never reach the YAML or the terminal.

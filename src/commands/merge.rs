@@ -37,5 +37,5 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     out.flush().map_err(w)?;
     let env = crate::report::GithubEnv::from_env();
     crate::report::emit(&merged, &args.reports.options(&env), &env)?;
-    Ok(crate::results::exit_code(merged.verdict, &merged.errors, fail_on))
+    Ok(crate::decide::exit_code(merged.verdict, &merged.errors, fail_on))
 }

@@ -279,7 +279,7 @@ pub(crate) fn measure_once(
     let fingerprints: std::collections::BTreeMap<_, _> = targets
         .iter()
         .map(|t| {
-            let fp = crate::check::fingerprint_for(profiler.as_ref(), &versions, t, session.gpu.as_deref());
+            let fp = crate::engine::fingerprint_for(profiler.as_ref(), &versions, t, session.gpu.as_deref());
             (t.name.clone(), fp)
         })
         .collect();

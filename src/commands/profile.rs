@@ -110,7 +110,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     Ok(if run.m.errors.is_empty() {
         exit_codes::OK
     } else {
-        crate::results::exit_code(
+        crate::decide::exit_code(
             crate::results::RunVerdict::Error,
             &run.m.errors,
             crate::results::FailOn::Regression,

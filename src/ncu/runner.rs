@@ -308,15 +308,15 @@ pub fn tail(path: &Path, max_lines: usize) -> String {
     lines[lines.len().saturating_sub(max_lines)..].join("\n")
 }
 
-/// Find an executable: an explicit path, else a search of `PATH`.
+/// Find an executable: an explicit path, else a search of `PATH` (the `which` crate: a file with
+/// an execute bit). The one PATH lookup of the crate (`sass` and `nsys` use it too).
 pub fn find_executable(name: &str, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     let p = Path::new(name);
     if p.components().count() > 1 {
         return is_executable(p).then(|| p.to_path_buf());
     }
-    std::env::split_paths(path_var?)
-        .map(|d| d.join(name))
-        .find(|c| is_executable(c))
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    which::which_in(name, Some(path_var?), cwd).ok()
 }
 
 fn is_executable(p: &Path) -> bool {

@@ -291,8 +291,14 @@ fn app_failed(ctx: String, mut message: String, capture: &Capture) -> ProfileErr
 /// Quote argv for display only (never executed), with shlex so the line can be pasted. An
 /// argument shlex cannot quote (a NUL byte, which no argv can hold) is shown lossily.
 fn shell_words(argv: &[String]) -> String {
-    shlex::try_join(argv.iter().map(String::as_str))
-        .unwrap_or_else(|_| argv.join(" ").replace('\0', "\\0"))
+    argv.iter().map(|a| shell_word(a)).collect::<Vec<_>>().join(" ")
+}
+
+/// One word for a POSIX shell, for display only (never executed), quoted only when it needs to
+/// be (shlex). A NUL, which no argv can hold, is dropped.
+pub fn shell_word(a: &str) -> String {
+    let clean = a.replace('\0', "");
+    shlex::try_quote(&clean).map_or_else(|_| clean.clone(), std::borrow::Cow::into_owned)
 }
 
 #[cfg(test)]

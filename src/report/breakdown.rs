@@ -327,59 +327,10 @@ pub fn page(b: &Breakdown) -> String {
 }
 
 /// Baseline-against-candidate bars of every nsys target x size in a check's results (medians):
-/// (`target size`, bars, category order). From [`crate::results::Results::category_bars`] (every
-/// category), else, in results written before it existed, from the `category:<name>` rows (the
-/// gated categories).
+/// (`target size`, bars, category order), from [`crate::results::Results::category_bars`] (which
+/// the results reader fills from the gated `category:<name>` rows of older files).
 pub fn results_bars(results: &crate::results::Results) -> Vec<(String, Vec<Bar>, Vec<String>)> {
-    if !results.category_bars.is_empty() {
-        return every_category_bars(&results.category_bars);
-    }
-    let mut groups: Vec<(String, Vec<&crate::results::Row>)> = Vec::new();
-    for r in &results.rows {
-        if !r.metric.starts_with("category:") || r.unit != "ns" {
-            continue;
-        }
-        let id = format!("{} {}", r.target, r.size);
-        match groups.iter_mut().find(|(g, _)| *g == id) {
-            Some((_, rows)) => rows.push(r),
-            None => groups.push((id, vec![r])),
-        }
-    }
-    groups.sort_by(|a, b| a.0.cmp(&b.0));
-    groups
-        .into_iter()
-        .map(|(id, rows)| {
-            let cat = |r: &crate::results::Row| r.metric.trim_start_matches("category:").to_owned();
-            let mut order: Vec<(String, f64)> = rows
-                .iter()
-                .map(|r| {
-                    let size = r.baseline.as_ref().map_or(0.0, |s| s.median)
-                        + r.candidate.as_ref().map_or(0.0, |s| s.median);
-                    (cat(r), size)
-                })
-                .collect();
-            order.sort_by(|a, b| {
-                (a.0 == MISC)
-                    .cmp(&(b.0 == MISC))
-                    .then(b.1.total_cmp(&a.1))
-                    .then_with(|| a.0.cmp(&b.0))
-            });
-            let order: Vec<String> = order.into_iter().map(|(c, _)| c).collect();
-            let side = |label: &str, pick: &dyn Fn(&crate::results::Row) -> Option<f64>| Bar {
-                label: format!("{id} {label}"),
-                segments: rows.iter().filter_map(|r| Some((cat(r), pick(r)?))).collect(),
-            };
-            let mut bars = Vec::new();
-            if rows.iter().any(|r| r.baseline.is_some()) {
-                bars.push(side("baseline", &|r| r.baseline.as_ref().map(|s| s.median)));
-            }
-            if rows.iter().any(|r| r.candidate.is_some()) {
-                bars.push(side("candidate", &|r| r.candidate.as_ref().map(|s| s.median)));
-            }
-            (id, bars, order)
-        })
-        .filter(|(_, bars, _)| !bars.is_empty())
-        .collect()
+    every_category_bars(&results.category_bars)
 }
 
 /// Largest (both sides together) first, `misc` last.
@@ -434,7 +385,7 @@ fn every_category_bars(all: &[crate::nsys::bars::CategoryBars]) -> Vec<(String, 
 
 /// What the bars show, for their caption.
 fn bars_caption(results: &crate::results::Results) -> &'static str {
-    if results.category_bars.is_empty() {
+    if results.category_bars_gated_only {
         "medians of the gated categories"
     } else {
         "medians of every category, gated or not"

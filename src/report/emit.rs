@@ -10,7 +10,7 @@ use crate::report::github::{
     GithubEnv, Part, StepOutputs, escape, print_annotations, write_outputs, write_step_summary,
 };
 use crate::report::markdown::{MarkdownOptions, comment_marker, markdown};
-use crate::results::{RESULTS_VERSION, Results};
+use crate::results::Results;
 
 /// The report flags `report`, `check` and `merge` share (`--junit`, `--markdown`, ...).
 #[derive(Debug, Clone, Default)]
@@ -63,37 +63,9 @@ pub struct ReportOptions {
     pub pr: Option<u64>,
 }
 
-/// Read a results file, refusing newer schema versions.
-///
-/// # Errors
-/// [`Error::Io`] when unreadable; [`Error::Input`] (with line and column) when not valid results.
-pub fn read_results(path: &Path) -> Result<Results> {
-    let text = crate::fsutil::read_text(path, crate::fsutil::limits::RESULTS)
-        .map_err(|e| e.into_error(path, "results file"))?;
-    parse_results(&text).map_err(|m| Error::input(path, m))
-}
-
-/// Parse results JSON; the error is a message for [`Error::Input`].
-///
-/// # Errors
-/// A message with the position of the problem, or the version mismatch and what to do.
-pub fn parse_results(text: &str) -> Result<Results, String> {
-    // Read the version first: a newer file may not fit today's structs, and "upgrade cgp-gate"
-    // is a better message than the first unknown field.
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
-    let version = v.get("schema_version").ok_or_else(|| {
-        "no `schema_version` field; is this a results file written by `cgp-gate check --json`?".to_owned()
-    })?;
-    let version = version
-        .as_u64()
-        .ok_or_else(|| format!("`schema_version` is {version}, not a whole number"))?;
-    if version > u64::from(RESULTS_VERSION) {
-        return Err(format!(
-            "results schema_version {version} is newer than this cgp-gate reads ({RESULTS_VERSION}); upgrade cgp-gate"
-        ));
-    }
-    serde_json::from_str(text).map_err(|e| format!("invalid results: {e}"))
-}
+/// The results reader lives with the results (`results::read`, `results::parse`): reporters
+/// render what it read, they do not read files.
+pub use crate::results::{parse as parse_results, read as read_results};
 
 /// Reports are written like baselines: atomically, so a crash never leaves half a report. The
 /// directory must exist (a mistyped path is an error, not a new directory tree).

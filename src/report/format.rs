@@ -2,6 +2,7 @@
 //!
 //! These helpers produce plain text; each renderer escapes it for its own format.
 
+use crate::decide::{Gate, row_gate, run_gate};
 use crate::gpu::fingerprint::UNKNOWN;
 use crate::results::{Results, Row, RowVerdict, RunVerdict, SideSummary};
 use crate::units::human;
@@ -162,7 +163,11 @@ pub(crate) fn headline(results: &Results) -> String {
     if inconclusive > 0 {
         parts.push(format!("{inconclusive} inconclusive"));
     }
-    let missing = results.rows.iter().filter(|r| crate::missing::fails(r)).count();
+    let missing = results
+        .rows
+        .iter()
+        .filter(|r| r.verdict == RowVerdict::Missing && row_gate(r, results.fail_on) == Gate::Fail)
+        .count();
     if missing > 0 {
         parts.push(format!("{missing} missing (not measured)"));
     }
@@ -180,13 +185,28 @@ pub(crate) fn headline(results: &Results) -> String {
     }
 }
 
-/// The run verdict's symbol, for headlines (the headline's words carry the meaning).
-pub(crate) fn verdict_badge(v: RunVerdict) -> &'static str {
-    match v {
-        RunVerdict::Pass => "✅",
-        RunVerdict::Regression => "❌",
-        RunVerdict::Inconclusive => "⚠️",
-        RunVerdict::Error => "💥",
+/// The run's symbol, for headlines (the headline's words carry the meaning): its gate status as
+/// decided by [`crate::decide::run_gate`], so an inconclusive run under `--fail-on
+/// inconclusive` shows as the failure its exit code says it is.
+pub(crate) fn verdict_badge(results: &Results) -> &'static str {
+    match run_gate(results.verdict, results.fail_on) {
+        Gate::Pass => "✅",
+        Gate::Fail => "❌",
+        Gate::Warn => "⚠️",
+        Gate::Error => "💥",
+    }
+}
+
+/// A row's badge in a report: `⏭️ unchanged` for a row the SASS cache skipped, and a row that
+/// fails the gate ([`crate::decide::row_gate`]) marked as a failure whatever its verdict
+/// (`❌ missing`, `❌ inconclusive` under `--fail-on inconclusive`).
+pub(crate) fn gate_badge(row: &Row, fail_on: crate::results::FailOn) -> String {
+    if let Some(s) = &row.skipped {
+        format!("⏭️ {}", s.label())
+    } else if row_gate(row, fail_on) == Gate::Fail && row.verdict != RowVerdict::Regression {
+        format!("❌ {}", row.verdict.as_str())
+    } else {
+        row_badge(row.verdict).to_owned()
     }
 }
 
@@ -312,13 +332,12 @@ pub(crate) fn sass_skip_line(results: &Results) -> Option<String> {
     ))
 }
 
-/// A row's verdict as reports print it: `unchanged` for rows the SASS cache skipped (a pass).
+/// A row's verdict as reports print it: the skip reason's label (`unchanged` for rows the SASS
+/// cache skipped, a pass) in place of the verdict, from the typed [`crate::results::SkipReason`].
 pub(crate) fn verdict_word(row: &Row) -> &'static str {
-    if row.skipped.is_some() {
-        "unchanged"
-    } else {
-        row.verdict.as_str()
-    }
+    row.skipped
+        .as_ref()
+        .map_or(row.verdict.as_str(), crate::results::SkipReason::label)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::decide::Gate;
 use crate::error::{Error, Result};
 use crate::report::format::{case_name, change_with_ci, median, p_value};
 use crate::report::markdown::{MarkdownOptions, markdown_fitting};
@@ -278,8 +279,9 @@ pub fn spec_line(spec: &str, target: &str, metric: Option<&str>) -> Option<usize
     Some(found.unwrap_or(start) + 1)
 }
 
-/// The workflow commands for a run: `::error` per regression, row error and run error,
-/// `::warning` per inconclusive row. Each is one line, and names the spec file with the line of
+/// The workflow commands for a run: `::error` per row that fails the gate (regression, missing
+/// row the run should have measured, inconclusive under `--fail-on inconclusive`), row error and
+/// run error, `::warning` per other inconclusive row. Each is one line, and names the spec file with the line of
 /// the row's metric (or target) when the spec can be read.
 pub fn annotations(results: &Results) -> Vec<String> {
     let spec_text = (!results.spec_path.is_empty())
@@ -303,11 +305,11 @@ pub fn annotations(results: &Results) -> Vec<String> {
     };
     let mut out = Vec::new();
     for r in &results.rows {
-        let level = match r.verdict {
-            RowVerdict::Regression | RowVerdict::Error => "error",
-            RowVerdict::Inconclusive => "warning",
-            RowVerdict::Missing if crate::missing::fails(r) => "error",
-            _ => continue,
+        // The row's gate status, as every reporter shows it (crate::decide).
+        let level = match crate::decide::row_gate(r, results.fail_on) {
+            Gate::Fail | Gate::Error => "error",
+            Gate::Warn => "warning",
+            Gate::Pass => continue,
         };
         let title = format!(
             "cgp-gate {}: {} {}",

@@ -199,13 +199,8 @@ fn highlighted_table(results: &Results, h: &mut String) {
     let rows: Vec<&Row> = sorted_rows(results)
         .into_iter()
         .filter(|r| {
-            matches!(
-                r.verdict,
-                RowVerdict::Regression
-                    | RowVerdict::Error
-                    | RowVerdict::Inconclusive
-                    | RowVerdict::Improvement
-            )
+            r.verdict == RowVerdict::Improvement
+                || crate::decide::row_gate(r, results.fail_on) != crate::decide::Gate::Pass
         })
         .collect();
     h.push_str("<h2>Regressions, improvements and inconclusive rows</h2>\n");

@@ -1,18 +1,21 @@
 //! JUnit XML for CI test reporters, built with quick-junit.
 //!
 //! Mapping (documented in `docs/reports.md`): one `<testsuite>` per target, one `<testcase>` per
-//! size x kernel x metric. Regression -> `<failure>`; a row or run error -> `<error>`; inconclusive
-//! and missing -> `<skipped>` with a message (every CI reporter shows skipped cases, while a
-//! success with a property would hide them); pass, improvement and new -> success, with the verdict
-//! as a property.
+//! size x kernel x metric, by the row's gate status ([`crate::decide::row_gate`]): a row that fails
+//! the gate -> `<failure>` (a regression, a missing row the run should have measured, an
+//! inconclusive row under `--fail-on inconclusive`); a row or run error -> `<error>`; other
+//! inconclusive and allowed missing rows -> `<skipped>` with a message (every CI reporter shows
+//! skipped cases, while a success with a property would hide them); pass, improvement and new ->
+//! success, with the verdict as a property.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
+use crate::decide::{Gate, row_gate};
 use crate::report::format::{case_name, change_with_ci, ci_label, median, p_value};
-use crate::results::{Results, Row, RowVerdict, RunError};
+use crate::results::{FailOn, Results, Row, RowVerdict, RunError};
 use crate::units::format_number;
 
 /// Render the results as JUnit XML.
@@ -34,7 +37,7 @@ pub fn junit(results: &Results) -> String {
     }
     for row in &results.rows {
         if let Some(s) = suites.get_mut(row.target.as_str()) {
-            s.add_test_case(row_case(row));
+            s.add_test_case(row_case(row, results.fail_on));
         }
     }
     for e in &results.errors {
@@ -167,34 +170,41 @@ fn description(row: &Row) -> String {
     d
 }
 
-fn row_case(row: &Row) -> TestCase {
-    let status = match row.verdict {
-        RowVerdict::Pass if row.skipped.is_some() => {
-            let mut st = TestCaseStatus::skipped();
-            st.set_type(row.skipped.as_deref().unwrap_or("skipped"))
-                .set_message(row.reason.as_str());
-            st
-        }
-        RowVerdict::Regression | RowVerdict::Error => {
-            let kind = if row.verdict == RowVerdict::Regression {
+fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
+    // The row's gate status (crate::decide) picks failure, error, skipped or success; the
+    // verdict is the type, so a missing row that fails the gate is `<failure type="missing">`.
+    let status = match (row_gate(row, fail_on), row.verdict) {
+        (Gate::Fail | Gate::Error, v) => {
+            let kind = if row_gate(row, fail_on) == Gate::Fail {
                 NonSuccessKind::Failure
             } else {
                 NonSuccessKind::Error
             };
+            let message = if v == RowVerdict::Regression || v == RowVerdict::Error {
+                failure_message(row)
+            } else {
+                format!("{}: {}", v.as_str(), failure_message(row))
+            };
             let mut st = TestCaseStatus::non_success(kind);
-            st.set_type(row.verdict.as_str())
-                .set_message(failure_message(row))
+            st.set_type(v.as_str())
+                .set_message(message)
                 .set_description(description(row));
             st
         }
-        RowVerdict::Inconclusive | RowVerdict::Missing => {
+        (Gate::Pass, _) if row.skipped.is_some() => {
             let mut st = TestCaseStatus::skipped();
-            st.set_type(row.verdict.as_str())
-                .set_message(format!("{}: {}", row.verdict.as_str(), failure_message(row)))
+            st.set_type(row.skipped.as_ref().map_or("skipped", |s| s.as_str()))
+                .set_message(row.reason.as_str());
+            st
+        }
+        (Gate::Warn, v) | (Gate::Pass, v @ RowVerdict::Missing) => {
+            let mut st = TestCaseStatus::skipped();
+            st.set_type(v.as_str())
+                .set_message(format!("{}: {}", v.as_str(), failure_message(row)))
                 .set_description(description(row));
             st
         }
-        RowVerdict::Pass | RowVerdict::Improvement | RowVerdict::New => TestCaseStatus::success(),
+        (Gate::Pass, _) => TestCaseStatus::success(),
     };
     let mut case = TestCase::new(case_name(row), status);
     case.set_classname(crate::samples::target_size(&row.target, &row.size));

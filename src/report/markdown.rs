@@ -6,7 +6,7 @@
 //! re-run finds and updates its own comment.
 
 use crate::report::format::{
-    axis_scale, case_name, change_with_ci, ci_label, gpu_label, headline, median, p_value, row_badge,
+    axis_scale, case_name, change_with_ci, ci_label, gate_badge, gpu_label, headline, median, p_value,
     shorten, sorted_rows, trend, verdict_badge,
 };
 use crate::results::{Results, Row, RowVerdict};
@@ -239,25 +239,21 @@ fn last_resort(results: &Results, opts: &MarkdownOptions, fits: &dyn Fn(&str) ->
         .map_or_else(String::new, |u| format!(" Full report: <{}>", autolink_url(u)));
     let s = format!(
         "### {} cgp-gate: {}\n\nThe report was too long for this place and was left out.{link}\n\n{}\n",
-        verdict_badge(results.verdict),
+        verdict_badge(results),
         escape_md_cell(&headline(results)),
         comment_marker(results)
     );
     if fits(&s) { s } else { comment_marker(results) }
 }
 
-/// Rows shown in the main table: everything that needs a look.
+/// Rows shown in the main table: everything that needs a look (every row that fails the gate,
+/// whatever its verdict, as [`crate::decide::row_gate`] decides), and the improvements.
 fn highlighted(results: &Results) -> Vec<&Row> {
     sorted_rows(results)
         .into_iter()
         .filter(|r| {
-            matches!(
-                r.verdict,
-                RowVerdict::Regression
-                    | RowVerdict::Error
-                    | RowVerdict::Inconclusive
-                    | RowVerdict::Improvement
-            )
+            r.verdict == RowVerdict::Improvement
+                || crate::decide::row_gate(r, results.fail_on) != crate::decide::Gate::Pass
         })
         .collect()
 }
@@ -266,7 +262,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
     let mut md = String::new();
     md.push_str(&format!(
         "### {} cgp-gate: {}\n\n",
-        verdict_badge(results.verdict),
+        verdict_badge(results),
         escape_md_cell(&headline(results))
     ));
     flags(results, &mut md);
@@ -300,11 +296,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             };
             md.push_str(&format!(
                 "| {} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                if r.skipped.is_some() {
-                    "⏭️ unchanged"
-                } else {
-                    row_badge(r.verdict)
-                },
+                gate_badge(r, results.fail_on),
                 code_span(&r.target, true),
                 escape_md_cell(&r.size),
                 code_span(&shorten(&r.kernel, KERNEL_CELL_CHARS), true),
@@ -364,7 +356,14 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         for line in crate::gone::describe(&results.rows) {
             md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
         }
-        let failing = results.rows.iter().filter(|r| crate::missing::fails(r)).count();
+        let failing = results
+            .rows
+            .iter()
+            .filter(|r| {
+                r.verdict == RowVerdict::Missing
+                    && crate::decide::row_gate(r, results.fail_on) == crate::decide::Gate::Fail
+            })
+            .count();
         if failing > 0 {
             md.push_str(&format!(
                 "{failing} baseline row(s) this run should have measured were not measured: this fails the gate. If the change is intended, refresh the baseline (`cgp-gate baseline update`), or allow it with `--allow-missing` or `allow_missing: true` on the target.\n\n"
@@ -720,11 +719,7 @@ fn details(results: &Results, md: &mut String) {
             );
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                if r.skipped.is_some() {
-                    "⏭️ unchanged"
-                } else {
-                    row_badge(r.verdict)
-                },
+                gate_badge(r, results.fail_on),
                 escape_md_cell(&r.size),
                 code_span(&shorten(&r.kernel, KERNEL_CELL_CHARS), true),
                 code_span(&r.metric, true),

@@ -212,13 +212,7 @@ pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError>
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    crate::units::hex(&Sha256::digest(bytes))
 }
 
 /// The version is checked before anything else: a newer spec may use keys this build does not
@@ -1376,6 +1370,11 @@ fn timeout(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<Duration> {
 }
 
 /// `500ms`, `120s`, `1.5s`, `5m`, `1h`.
+///
+/// Hand-written rather than jiff's or humantime's parser on purpose: the spec accepts exactly one
+/// number and one of these four units, and each mistake has its own message (no unit, unknown
+/// unit, zero) that names the key at its line and column; those parsers accept more forms (`1h
+/// 30m`, ISO 8601 `PT5M`, `5 minutes`) that the spec does not document.
 pub(crate) fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     let t = text.trim();
     let split = t

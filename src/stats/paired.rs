@@ -203,8 +203,13 @@ pub struct PairedRow<'a> {
     pub base: &'a [f64],
     /// Per-pair values of the head side, same length and order as `base`.
     pub head: &'a [f64],
-    /// Relative tolerance `T` (the threshold, raised to `min_effect` where that is larger).
+    /// Relative tolerance `T`: the threshold.
     pub tolerance: f64,
+    /// `min_effect` in the pairs' unit (0: none). As in `check`, a regression (improvement) must
+    /// be beyond both `T` and `min_effect`: the absolute differences `head - base` are tested
+    /// against it too (intersection-union), and a row passes when either interval rules a
+    /// change beyond its bound out.
+    pub min_effect: f64,
     /// How `T` is described in reasons, e.g. `3% threshold`.
     pub tolerance_text: String,
     /// True when lower is better (durations), false when higher is better (throughputs).
@@ -248,6 +253,8 @@ struct Prepared {
     tolerance_text: String,
     /// Pairs left out as outliers of the differences.
     left_out: usize,
+    /// `min_effect` and the interval of the absolute differences `head - base`, when set.
+    effect: Option<(f64, WalshInterval)>,
 }
 
 /// The paired t statistic of log ratios: their mean, standard error and degrees of freedom.
@@ -355,6 +362,7 @@ fn done(verdict: RowVerdict, reason: String, pairs: usize, confidence: f64) -> P
         exact_kind: false,
         tolerance_text: String::new(),
         left_out: 0,
+        effect: None,
     }
 }
 
@@ -443,8 +451,38 @@ fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
             tt.p_less(shift)
         }
     };
-    let p_bad = test(bad_shift, row.lower_is_better);
-    let p_good = test(good_shift, !row.lower_is_better);
+    let mut p_bad = test(bad_shift, row.lower_is_better);
+    let mut p_good = test(good_shift, !row.lower_is_better);
+    // Intersection-union with `min_effect`, as `check` tests it: beyond the threshold AND beyond
+    // the absolute effect needs both tests.
+    let effect = if row.min_effect > 0.0 && row.min_effect.is_finite() {
+        let a: Vec<f64> = row.base.iter().zip(row.head).map(|(b, h)| h - b).collect();
+        // The same paired t as the ratios (no 2^-n floor), on the absolute differences.
+        let at = paired_t(&a);
+        let abs_test = |shift: f64, greater: bool| {
+            at.map_or(1.0, |t| if greater { t.p_greater(shift) } else { t.p_less(shift) })
+        };
+        let e = row.min_effect;
+        let (pb, pg) = if row.lower_is_better {
+            (abs_test(e, true), abs_test(-e, false))
+        } else {
+            (abs_test(-e, false), abs_test(e, true))
+        };
+        p_bad = p_bad.max(pb);
+        p_good = p_good.max(pg);
+        at.map(|t| {
+            (
+                e,
+                WalshInterval {
+                    estimate: t.mean,
+                    ci: t.interval(confidence),
+                    confidence,
+                },
+            )
+        })
+    } else {
+        None
+    };
     let mut p = done(RowVerdict::Inconclusive, String::new(), n, w.confidence);
     p.j.method = "paired-t".to_owned();
     p.left_out = left_out;
@@ -458,7 +496,8 @@ fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     p.down = down;
     p.lower_is_better = row.lower_is_better;
     p.exact_kind = row.exact_kind;
-    p.tolerance_text = if row.exact_kind {
+    p.effect = effect;
+    p.tolerance_text = if row.exact_kind && effect.is_none() {
         "exact threshold".to_owned()
     } else {
         row.tolerance_text.clone()
@@ -513,17 +552,35 @@ fn decide(
     let conf = format!("{:.1}%", j.confidence * 100.0);
     let tol = &p.tolerance_text;
     let pairs = j.pairs;
-    // The interval's end on the bad side, and whether it stays within the tolerance.
-    let within = if p.lower_is_better {
-        p.ci[1] < p.up
-    } else {
-        p.ci[0] > p.down
-    };
-    let beyond = if p.lower_is_better {
-        p.estimate > p.up
-    } else {
-        p.estimate < p.down
-    };
+    // The interval's end on the bad side, and whether it stays within the tolerance: the
+    // relative one within T, or the absolute one within min_effect (a regression must exceed
+    // both, as in `check`).
+    let within_abs = p.effect.is_some_and(|(e, w)| {
+        if p.lower_is_better {
+            w.ci[1] < e
+        } else {
+            w.ci[0] > -e
+        }
+    });
+    let beyond_abs = p.effect.is_none_or(|(e, w)| {
+        if p.lower_is_better {
+            w.estimate > e
+        } else {
+            w.estimate < -e
+        }
+    });
+    let within = within_abs
+        || if p.lower_is_better {
+            p.ci[1] < p.up
+        } else {
+            p.ci[0] > p.down
+        };
+    let beyond = beyond_abs
+        && if p.lower_is_better {
+            p.estimate > p.up
+        } else {
+            p.estimate < p.down
+        };
     (j.verdict, j.reason) = if ab <= alpha {
         (
             RowVerdict::Regression,
@@ -538,7 +595,7 @@ fn decide(
                 "{change} (interval {interval}) over {pairs} pairs is better than the {tol}, significant (improvement adjusted p {ag:.2e})"
             ),
         )
-    } else if p.exact_kind {
+    } else if p.exact_kind && p.effect.is_none() {
         (
             RowVerdict::Pass,
             format!(
@@ -681,6 +738,7 @@ mod tests {
             base: b,
             head: h,
             tolerance: t,
+            min_effect: 0.0,
             tolerance_text: format!("{}% threshold", t * 100.0),
             lower_is_better: true,
             exact_kind: false,

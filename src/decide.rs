@@ -1,0 +1,269 @@
+//! The one place that decides what a judged run means: each row's gate status ([`row_gate`]),
+//! the run's verdict ([`run_verdict`]), its gate status ([`run_gate`]) and the process exit code
+//! ([`exit_code`], [`error_exit_code`]).
+//!
+//! The statistics judge a row's numbers (`stats::judge_all`, `stats::paired`); the engine
+//! makes the rows the statistics cannot judge (error, missing, new, skipped); this module turns
+//! rows and errors into the run's outcome. `check`, `ab`, `merge`, `calibrate` and every
+//! reporter read it from here: a row that fails the gate is a failure in every report, the exit
+//! code agrees, and no other module maps verdicts to outcomes.
+
+use serde::{Deserialize, Serialize};
+
+use crate::results::{ErrorKind, FailOn, Row, RowVerdict, RunError, RunVerdict};
+
+/// What a row (or a run) means for the gate under a `--fail-on` setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Gate {
+    /// Fails the gate: a regression, a `missing` row the run should have measured
+    /// ([`Row::fails_gate`]), or an inconclusive row under `--fail-on inconclusive` (exit 1).
+    Fail,
+    /// A failure of the tool, the input or the profiler (exit 2 or 3).
+    Error,
+    /// Does not fail the gate but needs a look: an inconclusive row under `--fail-on regression`.
+    Warn,
+    /// Does not fail the gate: pass, improvement, new, an allowed `missing` row, a row skipped
+    /// because its machine code did not change.
+    Pass,
+}
+
+impl Gate {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fail => "fail",
+            Self::Error => "error",
+            Self::Warn => "warn",
+            Self::Pass => "pass",
+        }
+    }
+}
+
+/// The gate status of one row: the one mapping every reporter shows.
+pub fn row_gate(row: &Row, fail_on: FailOn) -> Gate {
+    match row.verdict {
+        RowVerdict::Regression => Gate::Fail,
+        RowVerdict::Error => Gate::Error,
+        RowVerdict::Missing if row.fails_gate => Gate::Fail,
+        RowVerdict::Inconclusive if fail_on == FailOn::Inconclusive => Gate::Fail,
+        RowVerdict::Inconclusive => Gate::Warn,
+        RowVerdict::Missing | RowVerdict::Pass | RowVerdict::Improvement | RowVerdict::New => Gate::Pass,
+    }
+}
+
+/// The gate status of a decided run: what its exit code says (0 pass or warn, 1 fail, 2/3 error).
+pub fn run_gate(verdict: RunVerdict, fail_on: FailOn) -> Gate {
+    match verdict {
+        RunVerdict::Error => Gate::Error,
+        RunVerdict::Regression => Gate::Fail,
+        RunVerdict::Inconclusive if fail_on == FailOn::Inconclusive => Gate::Fail,
+        RunVerdict::Inconclusive => Gate::Warn,
+        RunVerdict::Pass => Gate::Pass,
+    }
+}
+
+/// The verdict of a run: the one rule, used by `check`, `ab` and `merge`.
+///
+/// An error is never a pass: any failure, any error row, or a run that had work but judged
+/// nothing (`had_work && rows.is_empty()`) is `error`. Otherwise any regression makes the run a
+/// regression (so does a `missing` row the run should have measured: [`Row::fails_gate`]), any
+/// inconclusive row makes it inconclusive, and else it passes (improvements, new rows and allowed
+/// missing rows are reported but do not fail the gate).
+pub fn run_verdict(rows: &[Row], errors: &[RunError], had_work: bool) -> RunVerdict {
+    let gates = || rows.iter().map(|r| (r.verdict, row_gate(r, FailOn::Regression)));
+    if !errors.is_empty() || gates().any(|(_, g)| g == Gate::Error) || (had_work && rows.is_empty()) {
+        RunVerdict::Error
+    } else if gates().any(|(_, g)| g == Gate::Fail) {
+        RunVerdict::Regression
+    } else if gates().any(|(v, _)| v == RowVerdict::Inconclusive) {
+        RunVerdict::Inconclusive
+    } else {
+        RunVerdict::Pass
+    }
+}
+
+/// The verdict of merged shards: the rule of [`run_verdict`] over every shard's rows and errors.
+/// A shard whose own stored verdict is `error` although its rows and errors do not say why (it
+/// had work and judged nothing) gets a `shard-failed` error here, so it is never hidden behind
+/// the other shards' rows. `shards` is each shard's label, GPU name, file and results.
+pub fn merged_verdict<'a>(
+    rows: &[Row],
+    errors: &mut Vec<RunError>,
+    shards: impl Iterator<Item = (String, &'a str, &'a std::path::Path, &'a crate::results::Results)>,
+) -> RunVerdict {
+    for (label, gpu, path, r) in shards {
+        if r.verdict == RunVerdict::Error && run_verdict(&r.rows, &r.errors, false) != RunVerdict::Error {
+            errors.push(RunError {
+                target: format!("shard {label}"),
+                size: None,
+                kind: ErrorKind::ShardFailed,
+                message: format!(
+                    "{}: shard {label} on {gpu} has the verdict `error` but lists no failure (it had work and judged nothing); the merged gate cannot pass without it: look at that shard's job log and run it again",
+                    path.display()
+                ),
+            });
+        }
+    }
+    run_verdict(rows, errors, false)
+}
+
+/// The process exit code of a decided run: the one mapping, used by `check`, `ab`, `merge`,
+/// `profile` and `baseline update`.
+///
+/// `error` is invalid input (2) when any failure is a spec mistake the user must fix
+/// or a damaged recording ([`ErrorKind::is_invalid_input`]), else a profiler or environment failure (3).
+pub fn exit_code(verdict: RunVerdict, errors: &[RunError], fail_on: FailOn) -> i32 {
+    use crate::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
+    match run_gate(verdict, fail_on) {
+        Gate::Error if errors.iter().any(|e| e.kind.is_invalid_input()) => INVALID_INPUT,
+        Gate::Error => PROFILER_FAILURE,
+        Gate::Fail => REGRESSION,
+        Gate::Warn | Gate::Pass => OK,
+    }
+}
+
+/// The exit code of failures that stopped a command before any verdict (e.g. `calibrate` on a
+/// recording that cannot be measured): the same mapping as [`exit_code`] for a run of these
+/// errors alone.
+pub fn error_exit_code(errors: &[RunError]) -> i32 {
+    exit_code(RunVerdict::Error, errors, FailOn::Regression)
+}
+
+/// The exit code of `changes`: 1 when any level shift goes the bad way ([`shift_is_worse`]), else 0.
+pub fn changes_exit_code(worse_shifts: usize) -> i32 {
+    if worse_shifts > 0 {
+        crate::exit_codes::REGRESSION
+    } else {
+        crate::exit_codes::OK
+    }
+}
+
+/// Whether a level shift from `before` to `after` goes the bad way for a metric of this
+/// direction (`changes`); a row without a direction is never worse.
+pub fn shift_is_worse(direction: Option<crate::results::Direction>, before: f64, after: f64) -> bool {
+    match direction {
+        Some(crate::results::Direction::Lower) => after > before,
+        Some(crate::results::Direction::Higher) => after < before,
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(verdict: RowVerdict) -> Row {
+        Row::bare("t", "n=1", "k", "m", "ns", verdict, "")
+    }
+
+    fn error(kind: ErrorKind) -> RunError {
+        RunError {
+            target: "t".into(),
+            size: None,
+            kind,
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_run_verdict_is_the_worst_row_and_an_error_is_never_a_pass() {
+        use RowVerdict as R;
+        let v = |rows: &[R], errors: &[RunError], had_work| {
+            run_verdict(
+                &rows.iter().map(|r| row(*r)).collect::<Vec<_>>(),
+                errors,
+                had_work,
+            )
+        };
+        assert_eq!(
+            v(&[R::Pass, R::Improvement, R::New, R::Missing], &[], true),
+            RunVerdict::Pass
+        );
+        assert_eq!(
+            v(&[R::Pass, R::Inconclusive], &[], true),
+            RunVerdict::Inconclusive
+        );
+        assert_eq!(
+            v(&[R::Inconclusive, R::Regression], &[], true),
+            RunVerdict::Regression
+        );
+        assert_eq!(v(&[R::Regression, R::Error], &[], true), RunVerdict::Error);
+        assert_eq!(
+            v(
+                &[R::Pass],
+                &[error(ErrorKind::Profiler(crate::failure::FailureKind::Timeout))],
+                true
+            ),
+            RunVerdict::Error
+        );
+        assert_eq!(v(&[], &[], true), RunVerdict::Error, "work but nothing judged");
+        assert_eq!(v(&[], &[], false), RunVerdict::Pass, "nothing to do");
+        let mut gone = row(R::Missing);
+        gone.fails_gate = true;
+        assert_eq!(run_verdict(&[gone], &[], true), RunVerdict::Regression);
+    }
+
+    #[test]
+    fn a_row_that_fails_the_gate_is_a_failure_whatever_its_verdict() {
+        let mut gone = row(RowVerdict::Missing);
+        assert_eq!(row_gate(&gone, FailOn::Regression), Gate::Pass, "allowed");
+        gone.fails_gate = true;
+        assert_eq!(row_gate(&gone, FailOn::Regression), Gate::Fail);
+        let doubt = row(RowVerdict::Inconclusive);
+        assert_eq!(row_gate(&doubt, FailOn::Regression), Gate::Warn);
+        assert_eq!(row_gate(&doubt, FailOn::Inconclusive), Gate::Fail);
+        assert_eq!(row_gate(&row(RowVerdict::Error), FailOn::Regression), Gate::Error);
+        assert_eq!(row_gate(&row(RowVerdict::New), FailOn::Inconclusive), Gate::Pass);
+        // The run's gate and its exit code agree with the rows'.
+        assert_eq!(
+            run_gate(RunVerdict::Inconclusive, FailOn::Inconclusive),
+            Gate::Fail
+        );
+        assert_eq!(exit_code(RunVerdict::Inconclusive, &[], FailOn::Inconclusive), 1);
+    }
+
+    #[test]
+    fn exit_codes_follow_the_verdict_fail_on_and_the_kind_of_error() {
+        use crate::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
+        let none: &[RunError] = &[];
+        assert_eq!(exit_code(RunVerdict::Pass, none, FailOn::Inconclusive), OK);
+        assert_eq!(exit_code(RunVerdict::Inconclusive, none, FailOn::Regression), OK);
+        assert_eq!(
+            exit_code(RunVerdict::Inconclusive, none, FailOn::Inconclusive),
+            REGRESSION
+        );
+        assert_eq!(
+            exit_code(RunVerdict::Regression, none, FailOn::Regression),
+            REGRESSION
+        );
+        assert_eq!(
+            exit_code(
+                RunVerdict::Error,
+                &[error(ErrorKind::Profiler(crate::failure::FailureKind::Timeout))],
+                FailOn::Regression
+            ),
+            PROFILER_FAILURE
+        );
+        assert_eq!(
+            exit_code(
+                RunVerdict::Error,
+                &[
+                    error(ErrorKind::Profiler(crate::failure::FailureKind::Timeout)),
+                    error(ErrorKind::InvalidInput)
+                ],
+                FailOn::Regression
+            ),
+            INVALID_INPUT
+        );
+        assert_eq!(
+            error_exit_code(&[error(ErrorKind::Profiler(
+                crate::failure::FailureKind::BadRecording
+            ))]),
+            INVALID_INPUT
+        );
+        assert_eq!(
+            error_exit_code(&[error(ErrorKind::Profiler(crate::failure::FailureKind::Timeout))]),
+            PROFILER_FAILURE
+        );
+    }
+}
