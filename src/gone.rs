@@ -61,7 +61,9 @@ pub fn rows(
             );
             row.baseline = Some(crate::stats::summarize(&e.samples));
             row.history = e.older_medians();
-            row.fails_gate = !allow;
+            if !allow {
+                row.fails_gate = true;
+            }
             out.push(row);
         }
     }
@@ -129,10 +131,16 @@ mod tests {
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!((r.target.as_str(), r.verdict), ("old", RowVerdict::Missing));
-        assert!(r.fails_gate);
+        assert_eq!(
+            crate::decide::row_gate(r, crate::results::FailOn::Regression),
+            crate::decide::Gate::Fail
+        );
         assert!(r.reason.contains("b/gpu-a/old.json") && r.reason.contains("--allow-missing"));
         assert_eq!(describe(&rows).len(), 1);
         let allowed = super::rows(&stored, &keys, &targets, true);
-        assert!(!allowed[0].fails_gate);
+        assert_ne!(
+            crate::decide::row_gate(&allowed[0], crate::results::FailOn::Regression),
+            crate::decide::Gate::Fail
+        );
     }
 }

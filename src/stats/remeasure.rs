@@ -170,6 +170,7 @@ pub fn simulate_ab(
                 tolerance_text: format!("{}% threshold", tolerance * 100.0),
                 lower_is_better: true,
                 exact_kind: false,
+                min_effect: 0.0,
             })
             .collect();
         let js = judge_paired(&rs, alpha, confidence);
