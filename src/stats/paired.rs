@@ -460,7 +460,13 @@ fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
         // The same paired t as the ratios (no 2^-n floor), on the absolute differences.
         let at = paired_t(&a);
         let abs_test = |shift: f64, greater: bool| {
-            at.map_or(1.0, |t| if greater { t.p_greater(shift) } else { t.p_less(shift) })
+            at.map_or(1.0, |t| {
+                if greater {
+                    t.p_greater(shift)
+                } else {
+                    t.p_less(shift)
+                }
+            })
         };
         let e = row.min_effect;
         let (pb, pg) = if row.lower_is_better {
