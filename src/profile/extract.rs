@@ -291,8 +291,7 @@ fn app_failed(ctx: String, mut message: String, capture: &Capture) -> ProfileErr
 /// Quote argv for display only (never executed), with shlex so the line can be pasted. An
 /// argument shlex cannot quote (a NUL byte, which no argv can hold) is shown lossily.
 fn shell_words(argv: &[String]) -> String {
-    shlex::try_join(argv.iter().map(String::as_str))
-        .unwrap_or_else(|_| argv.join(" ").replace('\0', "\\0"))
+    shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" ").replace('\0', "\\0"))
 }
 
 #[cfg(test)]
