@@ -261,3 +261,50 @@ fn short_kernel_drops_the_least_useful_parts_first() {
         "{s}"
     );
 }
+
+#[test]
+fn notes_about_missing_rows_fit_the_terminal_too() {
+    // The kit's own spec as it ran on the H100: `regex:^matmul_tiled` selects nothing now that a
+    // filter matches the demangled name (`void matmul_tiled<32>(...)`), so matmul's baseline rows
+    // are missing, and the notes about them (the kernel that disappeared, the kernel switch, the
+    // rows not measured) are long sentences under the table.
+    let fx = root().join("tests/fixtures/h100-planted");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = std::fs::read_to_string(fx.join("check.yaml"))
+        .unwrap()
+        .replace("kernel: regex:matmul_tiled\n", "kernel: regex:^matmul_tiled\n");
+    assert!(spec.contains("regex:^matmul_tiled"));
+    let spec_path = dir.path().join("check.yaml");
+    std::fs::write(&spec_path, spec).unwrap();
+    let mut args = check_args("h100-planted");
+    let i = args.iter().position(|a| a == "--spec").unwrap();
+    args[i + 1] = spec_path.display().to_string();
+    for width in [80, 120] {
+        let Some((lines, wrapped)) =
+            in_terminal("notes_about_missing_rows_fit_the_terminal_too", width, &args)
+        else {
+            return;
+        };
+        let text = lines.join("\n");
+        assert!(!wrapped, "a line is wider than {width} columns:\n{text}");
+        assert!(lines.iter().all(|l| l.chars().count() <= width), "{text}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("missing ") && l.contains("matmul")),
+            "{text}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("kernels that disappeared (in the baseline, not measured now):")),
+            "{text}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("4 baseline row(s) this run should have measured were not")),
+            "{text}"
+        );
+    }
+}
