@@ -306,5 +306,14 @@ fn notes_about_missing_rows_fit_the_terminal_too() {
                 .any(|l| l.starts_with("4 baseline row(s) this run should have measured were not")),
             "{text}"
         );
+        // The kernel that ran is the baseline's: the note blames the filter, not a switch.
+        let unwrapped = text.replace("\n  ", " ");
+        assert!(
+            unwrapped.contains(
+                "matmul[n=1024]: `void matmul_tiled<32>` (not selected by its `kernel:` filter) ran, \
+                 the baseline's `void matmul_tiled<32>` among them: not a kernel switch"
+            ),
+            "{text}"
+        );
     }
 }
