@@ -163,6 +163,16 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
         .into_iter()
         .filter(|(_, g)| !g.gone.is_empty() && (!g.new.is_empty() || g.ran.is_some()))
         .map(|((t, size), Change { gone, new, ran })| {
+            let ran_text = ran.unwrap_or_default();
+            if new.is_empty() && gone.iter().all(|k| ran_text.contains(&format!("`{k}`"))) {
+                // The same kernels ran, unselected: no switch, the filter is what changed (or
+                // the name it is matched against: a template kernel's begins with `void `).
+                return format!(
+                    "{}: {ran_text} (not selected by its `kernel:` filter) ran, the baseline's {} among them: not a kernel switch, the filter no longer selects it (a `regex:` filter matches the name as ncu prints it, return type first; docs/spec.md, \"Selecting kernels\")",
+                    crate::samples::target_size(t, size),
+                    tick(&gone)
+                );
+            }
             let now = if new.is_empty() {
                 format!("{} (not selected by its `kernel:` filter)", ran.unwrap_or_default())
             } else {

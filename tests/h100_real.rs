@@ -7,7 +7,9 @@
 //!   kernel name (as ncu 2025.3 prints it, `void unnamed>::vectorized_layer_norm_kernel<Half,
 //!   float, 0>(...)` included) and every numeric metric equal a plain CSV reading of the file.
 //! - `check --replay` of the committed real recordings against the committed real baseline gives
-//!   the verdicts the kit's checks gave on the H100.
+//!   the verdicts the kit's checks gave on the H100, except where the run-level model with warm-up
+//!   dropping (docs/statistics.md 2.5, newer than that day's code) decides otherwise: there the test
+//!   says what the kit said and why the model now differs.
 //! - The reporters render that real `check`, and say it is a real capture.
 //!
 //! The archives are extracted with `tar`; without it the parser test prints `SKIPPED: ...`.
@@ -295,7 +297,7 @@ fn the_live_aa_check_passes_every_row() {
 }
 
 #[test]
-fn extra_work_3pct_is_a_matmul_time_regression_as_on_the_h100() {
+fn extra_work_3pct_is_a_matmul_and_vector_add_time_regression() {
     let run = check("extra3");
     assert_eq!(run.code, 1, "{}", run.stdout);
     let r = &run.results;
@@ -310,7 +312,7 @@ fn extra_work_3pct_is_a_matmul_time_regression_as_on_the_h100() {
             RowVerdict::Pass,
         ),
         ("matmul", "cgp__achieved_flops.per_second", RowVerdict::Pass),
-        ("vector_add", time, RowVerdict::Inconclusive),
+        ("vector_add", time, RowVerdict::Regression),
         ("vector_add", "dram__bytes_read.sum", RowVerdict::Regression),
         ("vector_add", "launch__registers_per_thread", RowVerdict::Pass),
         ("reduce", time, RowVerdict::Inconclusive),
@@ -324,27 +326,36 @@ fn extra_work_3pct_is_a_matmul_time_regression_as_on_the_h100() {
     .map(|(t, m, v)| (format!("{t} {m}"), v))
     .collect();
     assert_eq!(verdicts(r), want);
-    // The kit's check `extra3-01` on the H100 (summary-planted.md): +4.07% [+3.95%, +4.20%].
+    // The run-level model on the launches left after each run's warm-up launch (docs/statistics.md
+    // 2.5): 10 baseline runs of 2 launches against 3 candidate runs of 2. matmul +3.98%
+    // [+3.68%, +4.28%]. (The kit's check `extra3-01` on the H100, with the rank test on every
+    // launch warm-ups included, said +4.07% [+3.95%, +4.20%], also a regression.)
     let (c, ci) = change_pct(row(r, "matmul", time));
-    assert!((c - 4.07).abs() < 0.01, "{c}");
+    assert!((c - 3.98).abs() < 0.01, "{c}");
     assert!(
-        (ci[0] - 3.95).abs() < 0.01 && (ci[1] - 4.20).abs() < 0.01,
+        (ci[0] - 3.68).abs() < 0.01 && (ci[1] - 4.28).abs() < 0.01,
         "{ci:?}"
     );
-    // vector_add +3.85%: its 95% interval [+3.45%, +4.38%] lies above 3%, but the one-sided test
-    // that the shift exceeds 3% gives p 0.019 after Holm, above alpha 0.01. reduce +3.54%: its
-    // interval [+1.95%, +5.65%] straddles 3%. Both stay inconclusive after re-measurement.
+    // vector_add +4.01% [+3.54%, +4.48%]: the t test against +3% gives p 2.9e-4, 1.45e-3 after
+    // Holm (5th of 7), under alpha 0.01 / 2 looks: a regression at the first look. Its grid grew
+    // 3.0% and its time about 4%, so this is the right answer. (The kit's rank test on launches
+    // said +3.85% [+3.45%, +4.38%] with p 0.019 after Holm: inconclusive.)
     let (c, ci) = change_pct(row(r, "vector_add", time));
-    assert!((c - 3.85).abs() < 0.01 && ci[0] > 3.0, "{c} {ci:?}");
-    let p = row(r, "vector_add", time).p_adjusted.unwrap();
-    assert!(p > 0.01 && p < 0.05, "{p}");
-    let (c, ci) = change_pct(row(r, "reduce", time));
     assert!(
-        (c - 3.54).abs() < 0.01 && ci[0] < 3.0 && ci[1] > 3.0,
+        (c - 4.01).abs() < 0.01 && (ci[0] - 3.54).abs() < 0.01 && (ci[1] - 4.48).abs() < 0.01,
         "{c} {ci:?}"
     );
-    // Re-measured to max_repetitions (6) before the verdict stood.
-    assert!(r.rows.iter().any(|x| x.remeasured > 0));
+    let p = row(r, "vector_add", time).p_adjusted.unwrap();
+    assert!(p > 1e-3 && p < 0.005, "{p}");
+    // reduce +4.24% [+2.63%, +5.87%] straddles 3% (noise within a run 2%) and stays
+    // inconclusive after re-measurement to max_repetitions (6 runs).
+    let x = row(r, "reduce", time);
+    let (c, ci) = change_pct(x);
+    assert!(
+        (c - 4.24).abs() < 0.01 && ci[0] < 3.0 && ci[1] > 3.0,
+        "{c} {ci:?}"
+    );
+    assert!(x.remeasured > 0, "reduce was not re-measured");
     // The why of the regression is printed beside the table.
     assert!(run.stdout.contains("why matmul[n=1024] time:"), "{}", run.stdout);
 }
@@ -354,7 +365,9 @@ fn the_bad_launch_is_a_regression_on_every_time_row() {
     let run = check("badlaunch");
     assert_eq!(run.code, 1, "{}", run.stdout);
     is_real_h100(&run.results);
-    for (target, pct) in [("matmul", 144.20), ("reduce", 752.20), ("vector_add", 344.72)] {
+    // The run-level shifts of the launches after warm-up (the kit's rank test on every launch
+    // said +144.20%, +752.20% and +344.72%).
+    for (target, pct) in [("matmul", 143.96), ("reduce", 759.76), ("vector_add", 345.64)] {
         let x = row(&run.results, target, "gpu__time_duration.sum");
         assert_eq!(x.verdict, RowVerdict::Regression, "{target}");
         let (c, _) = change_pct(x);
@@ -378,7 +391,7 @@ fn the_reports_of_the_real_check_say_real_capture_and_show_its_verdicts() {
         .iter()
         .filter(|x| x.verdict == RowVerdict::Regression)
         .collect();
-    assert_eq!(regs.len(), 2);
+    assert_eq!(regs.len(), 3);
 
     // Markdown: rendered from the JSON it equals what check wrote; the label, the headline.
     let md = markdown(r, &MarkdownOptions::default());
@@ -387,12 +400,12 @@ fn the_reports_of_the_real_check_say_real_capture_and_show_its_verdicts() {
         md.lines()
             .next()
             .unwrap()
-            .contains("2 regressions, 2 inconclusive on NVIDIA H100 80GB HBM3"),
+            .contains("3 regressions, 1 inconclusive on NVIDIA H100 80GB HBM3"),
         "{md}"
     );
     assert!(md.contains(&format!("**{LABEL}**")), "{md}");
     assert!(!md.contains("Synthetic data"));
-    assert!(md.contains("**Why** matmul&#91;n&#61;1024&#93; time"), "{md}");
+    assert!(md.contains("**Why** `matmul[n=1024]` `time`: "), "{md}");
 
     // HTML: the real-capture banner, no synthetic one.
     let page = html(r);

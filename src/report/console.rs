@@ -553,10 +553,10 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         }
     }
     for line in crate::missing::describe_changes(&results.rows) {
-        out.push_str(&format!("{}\n", one_line(&line)));
+        push_wrapped(&mut out, &one_line(&line), style.width);
     }
     for line in crate::gone::describe(&results.rows) {
-        out.push_str(&format!("{}\n", one_line(&line)));
+        push_wrapped(&mut out, &one_line(&line), style.width);
     }
     let configs = crate::report::format::config_changes(results);
     if !configs.is_empty() {
