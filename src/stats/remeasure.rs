@@ -3,7 +3,7 @@
 //! same policy and the same `judge_all` with samples from a model, for the power simulation
 //! (`examples/power.rs`) and `cgp-gate calibrate`.
 
-use crate::threshold::Threshold;
+use crate::foundation::threshold::Threshold;
 
 use super::row::RowVerdict;
 use super::verdict::{Comparison, Config, Judgement, judge_all};
