@@ -188,7 +188,7 @@ pub fn run_check(
     );
     unselected(&mut rows, &m.unselected);
     operation_notes(&mut rows);
-    // Baseline files of targets the spec no longer has (src/gone.rs): looked at by a run of the
+    // Baseline files of targets the spec no longer has (src/run/gone.rs): looked at by a run of the
     // whole spec, or by shard 1 of a sharded one (so that `merge` sees them once).
     if targets.len() == spec.targets.len() && opts.shard.as_ref().is_none_or(|s| s.shard.k == 1) {
         let keys: BTreeSet<String> = targets
