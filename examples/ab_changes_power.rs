@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use cgp_gate::results::RowVerdict;
+use cgp_gate::outcome::results::RowVerdict;
 use cgp_gate::spec::{Direction, Threshold, ThresholdKind};
 use cgp_gate::stats::changepoint::{Settings, e_divisive};
 use cgp_gate::stats::paired::{PairedRow, judge_paired};

@@ -377,7 +377,7 @@ fn run_one(target: &str, input: &[u8]) {
                 let _ = cgp_gate::report::html::html(&r);
                 let _ = cgp_gate::report::junit::junit(&r);
                 let _ = cgp_gate::report::github::annotations(&r);
-                let _ = cgp_gate::merge::merge(vec![(PathBuf::from("a.json"), r)]);
+                let _ = cgp_gate::outcome::merge::merge(vec![(PathBuf::from("a.json"), r)]);
             }
         }
         "manifest" => {

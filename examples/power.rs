@@ -16,9 +16,9 @@
 //!
 //! `check`: a 50-metric spec (each metric its own size, lower is better, threshold 3 %), read by
 //! the real loader (`cgp_gate::spec::load_str`) with the settings given (`repetitions`,
-//! `max_repetitions`, `baseline_repetitions`), judged with `cgp_gate::engine::stats_config`.
+//! `max_repetitions`, `baseline_repetitions`), judged with `cgp_gate::run::engine::stats_config`.
 //! Every process is `--launches` launches of the kernel; the gate's own
-//! `cgp_gate::samples::drop_warmup` drops the warm-up launch of each process; the baseline stores
+//! `cgp_gate::measured::samples::drop_warmup` drops the warm-up launch of each process; the baseline stores
 //! its runs; `stats::remeasure::simulate_check` (the policy `check` shares: alpha split over the
 //! looks, inconclusive rows re-measured, decided rows stop) judges with `judge_all`.
 //!
@@ -27,8 +27,8 @@
 //! drift: one job); each side's value is the median of its process's launches after warm-up,
 //! as `ab` takes it; `stats::remeasure::simulate_ab` mirrors `ab`'s loop.
 
-use cgp_gate::results::RowVerdict;
-use cgp_gate::samples::{SampleSet, SeriesKey, drop_warmup};
+use cgp_gate::measured::samples::{SampleSet, SeriesKey, drop_warmup};
+use cgp_gate::outcome::results::RowVerdict;
 use cgp_gate::spec::model::Threshold;
 use cgp_gate::stats::remeasure::{SimRow, simulate_ab, simulate_check};
 use cgp_gate::stats::rng::{Rng, seed_for};
@@ -73,7 +73,7 @@ fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize)
     let t = &spec.targets[0];
     Gate {
         threshold: t.metrics[0].threshold.clone(),
-        cfg: cgp_gate::engine::stats_config(&spec.settings),
+        cfg: cgp_gate::run::engine::stats_config(&spec.settings),
         repetitions: t.repetitions,
         max_repetitions: t.max_repetitions,
         baseline_repetitions: t.baseline_repetitions,
@@ -305,7 +305,7 @@ fn one_ab(shift: f64, rng: &mut Rng, g: &Gate, reps: u32, max: u32) -> (bool, bo
             .collect()
     };
     let t = match g.threshold.kind {
-        cgp_gate::threshold::ThresholdKind::Relative { fraction } => fraction,
+        cgp_gate::foundation::threshold::ThresholdKind::Relative { fraction } => fraction,
         _ => 0.0,
     };
     let out = simulate_ab(METRICS, t, g.cfg.alpha, g.cfg.confidence, reps, max, &mut draw);

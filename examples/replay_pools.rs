@@ -15,11 +15,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cgp_gate::results::RowVerdict;
-use cgp_gate::samples::MetricValue;
+use cgp_gate::foundation::threshold::{Direction, Threshold, ThresholdKind};
+use cgp_gate::measured::samples::MetricValue;
+use cgp_gate::outcome::results::RowVerdict;
 use cgp_gate::stats::nested::{Runs, fit};
 use cgp_gate::stats::{Comparison, Config, judge_all};
-use cgp_gate::threshold::{Direction, Threshold, ThresholdKind};
 
 const METRIC: &str = "gpu__time_duration.sum";
 

@@ -5,35 +5,25 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Lowest first; keep in step with docs/architecture.md.
+/// Each folder of `src/` is one layer: a module's layer is the layer of the folder it lives in
+/// (`src/run/check.rs` -> `run` -> 4). Lowest first; keep in step with docs/architecture.md.
 const LAYERS: &[&[&str]] = &[
-    // 0. foundation: no knowledge of GPUs, specs or runs
-    &["exit_codes", "units", "fsutil", "threshold", "error", "failure"],
-    // 1. leaves: pure statistics, Nsight Compute's formats, the GPU through NVML, the
-    //    measured-data vocabulary they share (`samples`: launches, values, series; it imports
-    //    nothing), and the counter diff that says why a time changed (`why`, on `stats`)
-    &["stats", "ncu", "gpu", "samples", "why"],
+    // 0. foundation: exit codes, units, atomic writes, the threshold type, the crate's error, the
+    //    kinds of profiler failure; no knowledge of GPUs, specs or runs
+    &["foundation"],
+    // 1. leaves: pure statistics, Nsight Compute's formats, the GPU through NVML, and `measured`:
+    //    the measured-data vocabulary (`samples`, which imports nothing) and the counter diff that
+    //    says why a time changed (`why`, on `stats`)
+    &["stats", "ncu", "gpu", "measured"],
     // 2. the spec
     &["spec"],
-    // 3. from spec to samples: what to run, how to run it, what came out, what is stored
-    &["plan", "profile", "baseline", "nsys", "sass"],
-    // 4. the run: measure, decide, assemble results
-    &[
-        "measure",
-        "progress",
-        "session",
-        "results",
-        "decide",
-        "engine",
-        "check",
-        "missing",
-        "gone",
-        "merge",
-        "update",
-        "ab",
-        "changes",
-        "calibrate",
-    ],
+    // 3. from spec to samples: what to run, how to run it (with the SASS hashes,
+    //    `profile::sass`), what came out, what is stored
+    &["plan", "profile", "baseline", "nsys"],
+    // 4. the run (`run`: measure, the engine, check, ab, missing, gone, update), its outcome
+    //    (`outcome`: results, decide, merge) and the history of runs (`history`: changes,
+    //    calibrate)
+    &["run", "outcome", "history"],
     // 5. rendering typed results
     &["report"],
     // 6. commands and the command line
@@ -44,8 +34,9 @@ const LAYERS: &[&[&str]] = &[
 /// be listed here, the test fails once it is fixed and still listed, so this list stays the truth.
 const KNOWN_VIOLATIONS: &[(&str, &str)] = &[];
 
-fn layer_of(module: &str) -> Option<usize> {
-    LAYERS.iter().position(|l| l.contains(&module))
+/// The layer of a folder of `src/` (or of what `crate::` names first).
+fn layer_of(folder: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&folder))
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -59,8 +50,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file belongs to (`src/ncu/parse.rs` -> `ncu`), `None` for the crate
-/// root and `main.rs`.
+/// The folder a file lives in (`src/ncu/parse.rs` -> `ncu`, `src/run/check.rs` -> `run`), `None`
+/// for the crate root and `main.rs`; a loose file's own name (which the layout test rejects).
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src).unwrap();
     let first = rel
@@ -127,7 +118,7 @@ fn lower_layers_never_import_higher_ones() {
     let mut violations = BTreeSet::new();
     for (m, deps) in &graph {
         let from = layer_of(m).unwrap_or_else(|| {
-            panic!("module `{m}` is in no layer: add it to LAYERS here and to docs/architecture.md")
+            panic!("folder `{m}` is in no layer: add it to LAYERS here and to docs/architecture.md")
         });
         for d in deps {
             let Some(to) = layer_of(d) else {
@@ -157,6 +148,38 @@ fn lower_layers_never_import_higher_ones() {
         fixed.is_empty(),
         "these imports are gone: remove them from KNOWN_VIOLATIONS: {fixed:?}"
     );
+}
+
+/// The layout shows the layers: every module lives in a folder of `src/` that has a layer; only
+/// the crate root (`lib.rs`) and `main.rs` sit loose in `src/`.
+#[test]
+fn every_module_lives_in_a_layer_folder() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        if rel.components().count() == 1 {
+            assert!(
+                rel == Path::new("lib.rs") || rel == Path::new("main.rs"),
+                "src/{} sits loose in src/: move it into the folder of its layer (docs/architecture.md)",
+                rel.display()
+            );
+            continue;
+        }
+        let folder = module_of(&src, f).unwrap();
+        assert!(
+            layer_of(&folder).is_some(),
+            "src/{folder}/ is in no layer: add it to LAYERS here and to docs/architecture.md"
+        );
+    }
+    // Every layer's folders exist, so the table stays the truth.
+    for folder in LAYERS.iter().flat_map(|l| l.iter()) {
+        assert!(
+            src.join(folder).is_dir(),
+            "LAYERS names src/{folder}/, which is gone"
+        );
+    }
 }
 
 #[test]
@@ -199,7 +222,7 @@ fn the_run_verdict_is_decided_in_one_place() {
     rust_files(&src, &mut files);
     for f in files {
         let rel = f.strip_prefix(&src).unwrap().to_path_buf();
-        if rel == Path::new("decide.rs") || rel.starts_with("report") {
+        if rel == Path::new("outcome/decide.rs") || rel.starts_with("report") {
             continue;
         }
         let text = code(&std::fs::read_to_string(&f).unwrap());
@@ -220,8 +243,8 @@ fn the_run_verdict_is_decided_in_one_place() {
 }
 
 /// What a row means for the gate (`fails_gate`, `--fail-on`) and which exit code a verdict gets
-/// are read in one module, `decide.rs`; the reporters ask it (`decide::row_gate`) and never
-/// map a verdict to a failure themselves. `missing.rs` only sets `fails_gate`; `results.rs`
+/// are read in one module, `outcome/decide.rs`; the reporters ask it (`decide::row_gate`) and never
+/// map a verdict to a failure themselves. `run/missing.rs` only sets `fails_gate`; `outcome/results.rs`
 /// defines the types; the command line maps its flag.
 #[test]
 fn row_gates_and_exit_codes_are_decided_in_one_place() {
@@ -231,9 +254,9 @@ fn row_gates_and_exit_codes_are_decided_in_one_place() {
     let mut checked = 0;
     for f in files {
         let rel = f.strip_prefix(&src).unwrap().to_path_buf();
-        if rel == Path::new("decide.rs")
-            || rel == Path::new("results.rs")
-            || rel == Path::new("exit_codes.rs")
+        if rel == Path::new("outcome/decide.rs")
+            || rel == Path::new("outcome/results.rs")
+            || rel == Path::new("foundation/exit_codes.rs")
         {
             continue;
         }
@@ -258,7 +281,7 @@ fn row_gates_and_exit_codes_are_decided_in_one_place() {
         }
         for code in ["exit_codes::REGRESSION", "exit_codes::PROFILER_FAILURE"] {
             assert!(
-                rel == Path::new("error.rs") || !text.contains(code),
+                rel == Path::new("foundation/error.rs") || !text.contains(code),
                 "{} names {code}: exit codes of a run are decide::exit_code's",
                 rel.display()
             );
@@ -542,7 +565,7 @@ fn no_two_modules_import_each_other_even_through_others() {
         .map(|c| c.iter().map(|m| m.join("::")).collect::<Vec<_>>().join(" <-> "))
         .collect();
     assert!(found.is_empty(), "import cycles between modules: {found:?}");
-    // Top-level modules (`error` -> `profile` -> `fsutil` -> `error`), apart from the known
+    // Top-level folders (`run` -> `outcome` -> `run`), apart from the known
     // layer violations, which are upward imports and listed to be removed.
     let known: BTreeSet<(String, String)> = KNOWN_VIOLATIONS
         .iter()
@@ -560,6 +583,6 @@ fn no_two_modules_import_each_other_even_through_others() {
     let found = cycles(&top);
     assert!(
         found.is_empty(),
-        "import cycles between top-level modules: {found:?}"
+        "import cycles between top-level folders: {found:?}"
     );
 }

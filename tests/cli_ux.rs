@@ -138,7 +138,7 @@ fn init_from_every_real_capture_writes_a_spec_that_validates_and_selects_its_ker
                     .collect();
                 assert!(!listed.is_empty(), "{name}:\n{spec}");
                 for kernel in launched_kernels(&file) {
-                    let key = cgp_gate::samples::kernel_key(&kernel);
+                    let key = cgp_gate::measured::samples::kernel_key(&kernel);
                     let Some((_, gated)) = listed.iter().find(|(l, _)| l.starts_with(key.as_str())) else {
                         continue; // beyond the listed 40
                     };

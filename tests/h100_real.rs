@@ -19,11 +19,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin_cmd;
+use cgp_gate::measured::samples::{CsvShape, MetricValue};
 use cgp_gate::ncu::parse::parse_bytes;
+use cgp_gate::outcome::results::{Results, Row, RowVerdict};
 use cgp_gate::report::console::results_table;
 use cgp_gate::report::{MarkdownOptions, html, junit, markdown, read_results};
-use cgp_gate::results::{Results, Row, RowVerdict};
-use cgp_gate::samples::{CsvShape, MetricValue};
 
 mod support;
 

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin_cmd;
+use cgp_gate::measured::samples::{CsvShape, Launch, MetricValue, ParsedOutput};
 use cgp_gate::ncu::command::{NcuRelease, VERSIONED_OPTIONS, ncu_options_for, supports};
 use cgp_gate::ncu::parse::{parse, parse_bytes};
-use cgp_gate::samples::{CsvShape, Launch, MetricValue, ParsedOutput};
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

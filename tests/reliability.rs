@@ -517,7 +517,7 @@ fn a_rep_file_cut_inside_a_quoted_cell_is_an_error_naming_file_and_line() {
         "no baseline written"
     );
     // `calibrate` maps the same damaged recording to the same exit code (one mapping:
-    // crate::decide), not to a profiler failure.
+    // crate::outcome::decide), not to a profiler failure.
     let out = bin()
         .args([
             "calibrate",

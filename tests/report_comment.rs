@@ -242,7 +242,10 @@ fn retries_are_bounded_and_errors_never_show_the_token() {
     assert!(text.contains("after 3 attempts"), "{text}");
     assert!(text.contains("503"), "{text}");
     assert!(!text.contains(TOKEN), "{text}");
-    assert_eq!(err.exit_code(), cgp_gate::exit_codes::PROFILER_FAILURE);
+    assert_eq!(
+        err.exit_code(),
+        cgp_gate::foundation::exit_codes::PROFILER_FAILURE
+    );
     assert!(!format!("{cfg:?}").contains(TOKEN));
     gh.verify();
 }

@@ -3,11 +3,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use cgp_gate::outcome::results::{Results, RowVerdict};
 use cgp_gate::report::emit::emit_to;
 use cgp_gate::report::github::{Part, STEP_SUMMARY_LIMIT, annotations, escape, write_outputs};
 use cgp_gate::report::markdown::comment_marker;
 use cgp_gate::report::{GithubEnv, MarkdownOptions, ReportOptions, read_results, write_step_summary};
-use cgp_gate::results::{Results, RowVerdict};
 
 fn fixture(name: &str) -> Results {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -6,8 +6,8 @@ use std::process::Command;
 
 mod support;
 
+use cgp_gate::outcome::results::Results;
 use cgp_gate::report::{html, read_results};
-use cgp_gate::results::Results;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const HOSTILE: &str =
@@ -59,7 +59,7 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
                 && x.candidate.is_some()
                 && matches!(
                     x.threshold.as_ref().map(|t| &t.kind),
-                    Some(cgp_gate::results::ThresholdKind::Relative { .. })
+                    Some(cgp_gate::outcome::results::ThresholdKind::Relative { .. })
                 )
         })
         .count();
@@ -74,7 +74,7 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
 fn no_roofline_without_points_and_mismatch_is_flagged() {
     let mut r = fixture("pass.json");
     r.roofline.clear();
-    r.fingerprint_mismatch = Some(vec![cgp_gate::results::FingerprintDiff {
+    r.fingerprint_mismatch = Some(vec![cgp_gate::outcome::results::FingerprintDiff {
         field: "gpu_name".into(),
         baseline: "NVIDIA H200".into(),
         current: "NVIDIA H100 80GB HBM3".into(),

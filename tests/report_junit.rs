@@ -5,8 +5,8 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use cgp_gate::outcome::results::{Results, RowVerdict};
 use cgp_gate::report::{junit, read_results};
-use cgp_gate::results::{Results, RowVerdict};
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 
 fn fixture(name: &str) -> Results {
@@ -55,8 +55,8 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
             ) => {
                 let m = message.as_ref().unwrap().as_str();
                 // The failure message carries baseline, candidate, change and its interval.
-                let b = cgp_gate::units::human(row.baseline.as_ref().unwrap().median, &row.unit);
-                let c = cgp_gate::units::human(row.candidate.as_ref().unwrap().median, &row.unit);
+                let b = cgp_gate::foundation::units::human(row.baseline.as_ref().unwrap().median, &row.unit);
+                let c = cgp_gate::foundation::units::human(row.candidate.as_ref().unwrap().median, &row.unit);
                 assert!(m.contains(&format!("baseline {b}")), "{m}");
                 assert!(m.contains(&format!("candidate {c}")), "{m}");
                 let [lo, hi] = row.change_ci.unwrap();

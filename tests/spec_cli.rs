@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin_cmd;
+use cgp_gate::foundation::units::Quantity;
 use cgp_gate::spec::{
     self, CacheControl, ClockControl, ClockSetting, Direction, KernelFilter, ReplayMode, ThresholdKind,
 };
-use cgp_gate::units::Quantity;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -9,9 +9,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
+use crate::foundation::error::Error;
 use crate::gpu::fingerprint::Fingerprint;
-use crate::samples::{SampleSet, Series, SeriesKey};
+use crate::measured::samples::{SampleSet, Series, SeriesKey};
 
 /// Median of finite values; `NaN` for an empty slice (the store never has one).
 pub fn median(values: &[f64]) -> f64 {
@@ -138,7 +138,7 @@ impl Entry {
 impl BaselineFile {
     /// A schema-1 file holds every launch, warm-ups included: drop the first `warmup` launches of
     /// each stored run that has at least 3, as every run measured now does
-    /// ([`crate::samples::drop_warmup`]). Newer files are left alone.
+    /// ([`crate::measured::samples::drop_warmup`]). Newer files are left alone.
     pub fn drop_warmup_v1(&mut self, warmup: u32) {
         if self.schema_version >= 2 || warmup == 0 {
             return;
@@ -150,7 +150,7 @@ impl BaselineFile {
             }
             let mut gone = vec![false; e.samples.len()];
             for idx in by.values() {
-                if idx.len() >= crate::samples::WARMUP_MIN_LAUNCHES {
+                if idx.len() >= crate::measured::samples::WARMUP_MIN_LAUNCHES {
                     let k = (warmup as usize).min(idx.len() - 1);
                     for &i in &idx[..k] {
                         gone[i] = true;
@@ -323,7 +323,7 @@ fn validate(path: &Path, file: &BaselineFile) -> Result<(), Error> {
                 format!("{} has a sample that is not finite ({v})", name()),
             ));
         }
-        if crate::units::is_kernel_duration(&e.metric) && e.samples.contains(&0.0) {
+        if crate::foundation::units::is_kernel_duration(&e.metric) && e.samples.contains(&0.0) {
             return Err(Error::input(
                 path,
                 format!(

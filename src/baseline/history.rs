@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::format::{Entry, Generation, median};
-use crate::samples::Series;
+use crate::measured::samples::Series;
 
 /// The entries of the next generation: one per series, sorted by (size, kernel, metric), with
 /// the history of `previous` carried over where an entry continues, and trimmed to `keep`
@@ -62,7 +62,7 @@ pub(crate) fn next_entries(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::samples::SeriesKey;
+    use crate::measured::samples::SeriesKey;
 
     fn series(size: &str, unit: &str, values: &[f64]) -> Series {
         Series {

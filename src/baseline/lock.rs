@@ -8,7 +8,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::path::Path;
 
-use crate::error::Error;
+use crate::foundation::error::Error;
 
 /// Name of the lock file inside the baselines directory.
 pub const LOCK_FILE: &str = ".lock";
@@ -61,4 +61,4 @@ pub fn remove_stale_temps(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-pub use crate::fsutil::write_atomic;
+pub use crate::foundation::fsutil::write_atomic;

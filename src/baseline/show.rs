@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::format::{BaselineFile, Entry};
-use crate::units::human;
+use crate::foundation::units::human;
 
 /// Render baselines for a person: per file its GPU, driver, ncu, date, commit and tool version,
 /// then one row per entry with n, median, unit, the change against the previous generation and

@@ -10,9 +10,9 @@ use super::date::rfc3339_utc;
 use super::format::{self, BaselineFile, SCHEMA_VERSION};
 use super::history;
 use super::lock::{self, DirLock};
-use crate::error::Error;
+use crate::foundation::error::Error;
 use crate::gpu::fingerprint::Fingerprint;
-use crate::samples::Series;
+use crate::measured::samples::Series;
 
 /// A directory of baselines (`baselines/` by default), one subdirectory per GPU key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -286,10 +286,10 @@ impl Store {
 
 /// Read and parse one baseline; `None` when the file does not exist.
 fn read(path: &Path, target: &str) -> Result<Option<BaselineFile>, Error> {
-    let text = match crate::fsutil::read_text(path, crate::fsutil::limits::BASELINE) {
+    let text = match crate::foundation::fsutil::read_text(path, crate::foundation::fsutil::limits::BASELINE) {
         Ok(text) => text,
         Err(e) if e.is_not_found() => return Ok(None),
-        Err(crate::fsutil::ReadError::Io(e)) => return Err(Error::io("read baseline", path, e)),
+        Err(crate::foundation::fsutil::ReadError::Io(e)) => return Err(Error::io("read baseline", path, e)),
         Err(e) => {
             return Err(Error::input(
                 path,

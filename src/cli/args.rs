@@ -17,7 +17,7 @@ pub enum FailOnArg {
     Inconclusive,
 }
 
-impl From<FailOnArg> for crate::results::FailOn {
+impl From<FailOnArg> for crate::outcome::results::FailOn {
     fn from(a: FailOnArg) -> Self {
         match a {
             FailOnArg::Regression => Self::Regression,
@@ -66,9 +66,9 @@ impl UiArgs {
         commands::Ui {
             color: self.color.into(),
             verbosity: match (self.quiet, self.verbose) {
-                (true, _) => crate::progress::Verbosity::Quiet,
-                (false, true) => crate::progress::Verbosity::Verbose,
-                (false, false) => crate::progress::Verbosity::Normal,
+                (true, _) => crate::run::progress::Verbosity::Quiet,
+                (false, true) => crate::run::progress::Verbosity::Verbose,
+                (false, false) => crate::run::progress::Verbosity::Normal,
             },
         }
     }
@@ -88,7 +88,7 @@ impl ColorArgs {
     pub fn ui(&self) -> commands::Ui {
         commands::Ui {
             color: self.color.into(),
-            verbosity: crate::progress::Verbosity::Normal,
+            verbosity: crate::run::progress::Verbosity::Normal,
         }
     }
 }

@@ -7,8 +7,8 @@ use std::path::Path;
 use clap::CommandFactory as _;
 
 use super::Cli;
-use crate::error::{Error, Result};
-use crate::exit_codes;
+use crate::foundation::error::{Error, Result};
+use crate::foundation::exit_codes;
 
 fn stdout_err(e: std::io::Error) -> Error {
     Error::io("write", "<stdout>", e)
@@ -69,7 +69,7 @@ pub fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<i32> {
             .render(&mut bytes)
             .map_err(|e| Error::io("render", &name, e))?;
         let path = dir.join(format!("{name}.1"));
-        crate::fsutil::write_atomic(&path, &bytes)?;
+        crate::foundation::fsutil::write_atomic(&path, &bytes)?;
         writeln!(out, "wrote {}", path.display()).map_err(stdout_err)?;
     }
     Ok(exit_codes::OK)

@@ -17,8 +17,8 @@ pub use args::{
 };
 
 use crate::commands;
-use crate::error::Result;
-use crate::exit_codes;
+use crate::foundation::error::Result;
+use crate::foundation::exit_codes;
 
 /// CI performance-regression gate for GPU kernels, built on NVIDIA Nsight Compute.
 #[derive(Debug, Parser)]

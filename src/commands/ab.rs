@@ -1,12 +1,12 @@
 //! `cgp-gate ab`: base and head trees measured in alternation on this GPU, judged pair by pair
-//! (`crate::ab`); same results, reports and exit codes as `check`.
+//! (`crate::run::ab`); same results, reports and exit codes as `check`.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use super::stdout_err;
-use crate::error::{Error, Result};
-use crate::results::FailOn;
+use crate::foundation::error::{Error, Result};
+use crate::outcome::results::FailOn;
 
 /// Everything `ab` needs from the command line.
 #[derive(Debug, Clone)]
@@ -78,7 +78,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     );
     let manifest = match &args.replay {
         Some(dir) => {
-            let m = crate::ab::AbManifest::read(dir)?;
+            let m = crate::run::ab::AbManifest::read(dir)?;
             base = Box::new(crate::profile::replay::ReplayProfiler::open(&dir.join("base"))?);
             head = Box::new(crate::profile::replay::ReplayProfiler::open(&dir.join("head"))?);
             m
@@ -101,12 +101,12 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     };
     let versions = crate::profile::Versions::of(head.as_mut(), &head_targets)?;
     let session = if args.replay.is_some() {
-        crate::session::Session::replay()
+        crate::run::session::Session::replay()
     } else {
-        crate::session::Session::live(
+        crate::run::session::Session::live(
             &head_targets,
             false,
-            &mut crate::progress::NoteWriter::new(progress.as_mut()),
+            &mut crate::run::progress::NoteWriter::new(progress.as_mut()),
         )?
     };
     let mut recs = match &args.record {
@@ -116,16 +116,16 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         )),
         None => None,
     };
-    let opts = crate::ab::AbOptions {
+    let opts = crate::run::ab::AbOptions {
         fail_on: args.fail_on,
         allow_missing: args.allow_missing,
         gpu: session.gpu.as_deref(),
         manifest: manifest.as_ref(),
     };
     let mut watch = session.watch(&head_spec.settings);
-    let run = crate::ab::run_ab(
+    let run = crate::run::ab::run_ab(
         &head_spec,
-        &mut crate::ab::Sides {
+        &mut crate::run::ab::Sides {
             base: base.as_mut(),
             head: head.as_mut(),
             base_targets: &base_targets,
@@ -144,12 +144,12 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     if let (Some(dir), Some((b, h))) = (&args.record, recs) {
         b.finish_with(&head_spec.hash, &versions, &results.fingerprint)?;
         h.finish_with(&head_spec.hash, &versions, &results.fingerprint)?;
-        crate::ab::AbManifest {
-            schema_version: crate::ab::AB_MANIFEST_VERSION,
-            base_commit: args.base_dir.as_deref().and_then(crate::engine::git_head),
+        crate::run::ab::AbManifest {
+            schema_version: crate::run::ab::AB_MANIFEST_VERSION,
+            base_commit: args.base_dir.as_deref().and_then(crate::run::engine::git_head),
             head_commit: results.git_commit.clone(),
             order: run.order,
-            ..crate::ab::AbManifest::default()
+            ..crate::run::ab::AbManifest::default()
         }
         .write(dir)?;
         progress.note(&format!("recorded both trees in {}", dir.display()));
@@ -162,7 +162,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     out.flush().map_err(stdout_err)?;
     let env = crate::report::GithubEnv::from_env();
     crate::report::emit(&results, &args.reports.options(&env), &env)?;
-    Ok(crate::decide::exit_code(
+    Ok(crate::outcome::decide::exit_code(
         results.verdict,
         &results.errors,
         args.fail_on,

@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{Reps, Selected, ShardOptions, SourceOptions, measure_once, stdout_err};
-use crate::error::Result;
-use crate::exit_codes;
+use crate::foundation::error::Result;
+use crate::foundation::exit_codes;
 
 /// Everything `baseline update` needs from the command line.
 #[derive(Debug, Clone)]
@@ -30,10 +30,10 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
     let explained: Vec<crate::spec::Target> = targets.iter().map(|t| crate::plan::explaining(t)).collect();
     let targets: Vec<&crate::spec::Target> = explained.iter().collect();
     let store = crate::baseline::Store::new(&args.baselines);
-    let commit = crate::engine::git_commit(&sel.spec.base_dir());
+    let commit = crate::run::engine::git_commit(&sel.spec.base_dir());
     if let Some(from) = &args.from {
         let results = crate::report::read_results(from)?;
-        let samples = crate::update::samples_from_results(&results, &sel.spec, from)?;
+        let samples = crate::run::update::samples_from_results(&results, &sel.spec, from)?;
         let fp = results.fingerprint.clone();
         // A shard's results cover some sizes only: update those, keep the others.
         let only: Option<std::collections::BTreeSet<(String, String)>> = results.shard.as_ref().map(|_| {
@@ -43,7 +43,7 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
                 .map(|r| (r.target.clone(), r.size.clone()))
                 .collect()
         });
-        crate::update::write_baselines(
+        crate::run::update::write_baselines(
             &sel.spec,
             &targets,
             &samples,
@@ -73,16 +73,16 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
             run.m.errors.len()
         );
         // A damaged recording is invalid input (2); any other failure is the profiler's (3).
-        return Ok(crate::decide::exit_code(
-            crate::results::RunVerdict::Error,
+        return Ok(crate::outcome::decide::exit_code(
+            crate::outcome::results::RunVerdict::Error,
             &run.m.errors,
-            crate::results::FailOn::Regression,
+            crate::outcome::results::FailOn::Regression,
         ));
     }
     let fp_of = |t: &crate::spec::Target| run.fingerprints.get(&t.name).cloned().unwrap_or_default();
     let gpu_name = targets.first().map(|t| fp_of(t).gpu_name).unwrap_or_default();
-    crate::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
-    crate::update::write_baselines(
+    crate::run::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    crate::run::update::write_baselines(
         &sel.spec,
         &targets,
         &run.m.samples,

@@ -18,7 +18,7 @@ pub struct Options {
 /// A bad categories file or input (exit 2, naming the file), nsys missing for a `.nsys-rep`
 /// (exit 3), or an output that cannot be written.
 pub fn run(opts: &Options, out: &mut dyn std::io::Write) -> crate::Result<i32> {
-    use crate::error::Error;
+    use crate::foundation::error::Error;
     let user = opts
         .categories
         .as_deref()
@@ -54,16 +54,16 @@ pub fn run(opts: &Options, out: &mut dyn std::io::Write) -> crate::Result<i32> {
     let b = crate::nsys::Breakdown { runs };
     if let Some(p) = &opts.json {
         let text = serde_json::to_string_pretty(&b).map_err(|e| Error::Usage(e.to_string()))?;
-        crate::fsutil::write_atomic(p, format!("{text}\n").as_bytes())?;
+        crate::foundation::fsutil::write_atomic(p, format!("{text}\n").as_bytes())?;
     }
     if let Some(p) = &opts.csv {
         let bytes = crate::nsys::breakdown::csv(&b).map_err(|e| Error::Usage(e.to_string()))?;
-        crate::fsutil::write_atomic(p, &bytes)?;
+        crate::foundation::fsutil::write_atomic(p, &bytes)?;
     }
     if let Some(p) = &opts.html {
-        crate::fsutil::write_atomic(p, crate::report::breakdown::page(&b).as_bytes())?;
+        crate::foundation::fsutil::write_atomic(p, crate::report::breakdown::page(&b).as_bytes())?;
     }
     write!(out, "{}", crate::nsys::breakdown::console(&b, opts.top))
         .map_err(|e| Error::io("write", "stdout", e))?;
-    Ok(crate::exit_codes::OK)
+    Ok(crate::foundation::exit_codes::OK)
 }

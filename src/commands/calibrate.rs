@@ -1,12 +1,12 @@
-//! `cgp-gate calibrate`: measure (or replay) unchanged code, then `crate::calibrate` and
+//! `cgp-gate calibrate`: measure (or replay) unchanged code, then `crate::history::calibrate` and
 //! `report::calibrate` do the rest.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use super::{Reps, Selected, SourceOptions, measure_once, stdout_err};
-use crate::error::{Error, Result};
-use crate::exit_codes;
+use crate::foundation::error::{Error, Result};
+use crate::foundation::exit_codes;
 
 /// Everything `calibrate` needs from the command line.
 #[derive(Debug, Clone)]
@@ -51,21 +51,21 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         }
         eprintln!("error: {} failure(s): no calibration", run.m.errors.len());
         // The one mapping: a damaged recording is invalid input (2), as in `baseline update`.
-        return Ok(crate::decide::error_exit_code(&run.m.errors));
+        return Ok(crate::outcome::decide::error_exit_code(&run.m.errors));
     }
     let gpu_name = targets
         .first()
         .and_then(|t| run.fingerprints.get(&t.name))
         .map(|f| f.gpu_name.clone())
         .unwrap_or_default();
-    crate::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
-    let opts = crate::calibrate::Options {
+    crate::run::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    let opts = crate::history::calibrate::Options {
         trials: args.trials as usize,
-        ..crate::calibrate::Options::default()
+        ..crate::history::calibrate::Options::default()
     };
     // The simulations take seconds (7 s for the example spec): say what is being done, on a
     // terminal as a bar that is cleared at the end, elsewhere not at all (the table follows).
-    let bar = if ui.verbosity == crate::progress::Verbosity::Quiet {
+    let bar = if ui.verbosity == crate::run::progress::Verbosity::Quiet {
         indicatif::ProgressBar::hidden()
     } else {
         let b = indicatif::ProgressBar::new(0);
@@ -75,7 +75,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         }
         b
     };
-    let c = crate::calibrate::calibrate_with_progress(
+    let c = crate::history::calibrate::calibrate_with_progress(
         &targets,
         &run.m.samples,
         &sel.spec.settings,
@@ -95,10 +95,10 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&c)
             .map_err(|e| Error::io("write", path, std::io::Error::other(e)))?;
-        crate::fsutil::write_atomic(path, (text + "\n").as_bytes())?;
+        crate::foundation::fsutil::write_atomic(path, (text + "\n").as_bytes())?;
     }
     if let Some(path) = &args.markdown {
-        crate::fsutil::write_atomic(path, md.as_bytes())?;
+        crate::foundation::fsutil::write_atomic(path, md.as_bytes())?;
     }
     Ok(exit_codes::OK)
 }

@@ -1,11 +1,11 @@
-//! `cgp-gate changes`: level shifts in a history of results files (`crate::changes`).
+//! `cgp-gate changes`: level shifts in a history of results files (`crate::history::changes`).
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use super::stdout_err;
-use crate::error::{Error, Result};
-use crate::exit_codes;
+use crate::foundation::error::{Error, Result};
+use crate::foundation::exit_codes;
 
 /// Everything `changes` needs from the command line.
 #[derive(Debug, Clone)]
@@ -44,15 +44,15 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
         }
         inputs.push((path.clone(), crate::report::read_results(path)?));
     }
-    let opts = crate::changes::ChangesOptions {
+    let opts = crate::history::changes::ChangesOptions {
         alpha: args.alpha,
         min_change: args.min_change,
         min_segment: args.min_segment,
         seed: args
             .seed
-            .unwrap_or(crate::changes::ChangesOptions::default().seed),
+            .unwrap_or(crate::history::changes::ChangesOptions::default().seed),
     };
-    let report = crate::changes::find(&inputs, &opts)?;
+    let report = crate::history::changes::find(&inputs, &opts)?;
     if let Some(p) = &args.json {
         report.write(p)?;
     }
@@ -61,12 +61,12 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
         std::fs::write(p, text).map_err(|e| Error::io("write", p, e))?;
     }
     if let Some(p) = &args.html {
-        crate::fsutil::write_atomic(p, crate::report::changes::html(&report).as_bytes())?;
+        crate::foundation::fsutil::write_atomic(p, crate::report::changes::html(&report).as_bytes())?;
     }
     write!(out, "{}", crate::report::changes::console(&report)).map_err(stdout_err)?;
     Ok(if args.no_fail {
         exit_codes::OK
     } else {
-        crate::changes::exit_code(&report)
+        crate::history::changes::exit_code(&report)
     })
 }

@@ -1,12 +1,12 @@
 //! `cgp-gate check`: profile (or replay), compare against the baselines, re-measure, decide,
-//! write the reports; the exit code is [`crate::results::exit_code`]'s.
+//! write the reports; the exit code is [`crate::outcome::results::exit_code`]'s.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use super::{Selected, ShardOptions, SourceOptions, finish_recording, open_run, stdout_err};
-use crate::error::Result;
-use crate::results::FailOn;
+use crate::foundation::error::Result;
+use crate::outcome::results::FailOn;
 
 /// Everything `check` needs from the command line.
 #[derive(Debug, Clone)]
@@ -29,7 +29,7 @@ pub struct Options {
 /// Run `check`.
 ///
 /// # Errors
-/// Spec, baseline and setup errors (see [`crate::check::run_check`]); report failures.
+/// Spec, baseline and setup errors (see [`crate::run::check::run_check`]); report failures.
 pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
@@ -41,9 +41,9 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         &args.source,
         &sel,
         &targets,
-        &mut crate::progress::NoteWriter::new(progress.as_mut()),
+        &mut crate::run::progress::NoteWriter::new(progress.as_mut()),
     )?;
-    let opts = crate::check::CheckOptions {
+    let opts = crate::run::check::CheckOptions {
         baselines: args.baselines.clone(),
         fail_on: args.fail_on,
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
@@ -54,7 +54,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         allow_no_baselines: args.allow_no_baselines,
     };
     let mut watch = session.watch(&sel.spec.settings);
-    let results = crate::check::run_check(
+    let results = crate::run::check::run_check(
         &sel.spec,
         &targets,
         profiler.as_mut(),
@@ -72,7 +72,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         &sel.spec,
         &versions,
         &results.fingerprint,
-        &mut crate::progress::NoteWriter::new(progress.as_mut()),
+        &mut crate::run::progress::NoteWriter::new(progress.as_mut()),
     )?;
     if let Some(p) = &args.json {
         results.write(p)?;
@@ -83,5 +83,5 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     out.flush().map_err(stdout_err)?;
     let env = crate::report::GithubEnv::from_env();
     crate::report::emit(&results, &args.reports.options(&env), &env)?;
-    Ok(crate::check::exit_code(&results, args.fail_on))
+    Ok(crate::run::check::exit_code(&results, args.fail_on))
 }

@@ -3,8 +3,8 @@
 
 use std::io::Write;
 
-use crate::error::{Error, Result};
-use crate::exit_codes;
+use crate::foundation::error::{Error, Result};
+use crate::foundation::exit_codes;
 use crate::gpu::{Gpu, GpuUnavailable};
 
 /// Everything `env` needs from the command line.

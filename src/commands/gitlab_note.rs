@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::error::Result;
-use crate::exit_codes;
+use crate::foundation::error::Result;
+use crate::foundation::exit_codes;
 use crate::report::gitlab::{GitlabConfig, GitlabEnv, NoteOutcome, post_note};
 use crate::report::markdown::{MarkdownOptions, comment_marker, markdown};
 

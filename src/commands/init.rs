@@ -20,9 +20,9 @@ use std::fmt::Write as _;
 use std::io::{Read as _, Write};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
-use crate::exit_codes;
-use crate::samples::{Launch, MetricValue, ParsedOutput, kernel_key};
+use crate::foundation::error::{Error, Result};
+use crate::foundation::exit_codes;
+use crate::measured::samples::{Launch, MetricValue, ParsedOutput, kernel_key};
 
 /// The metrics every spec written by init judges, with their thresholds.
 pub const TIME_METRIC: &str = "gpu__time_duration.sum";
@@ -730,10 +730,10 @@ fn display_name(name: &str) -> String {
 fn kernel_line(k: &KernelSeen, width: usize) -> String {
     let time = k.median_time().map_or_else(
         || "time not measured".to_owned(),
-        |t| crate::units::human(t, &k.time_unit),
+        |t| crate::foundation::units::human(t, &k.time_unit),
     );
     let regs = k.registers.map_or_else(String::new, |r| {
-        format!("{} registers", crate::units::human(r, ""))
+        format!("{} registers", crate::foundation::units::human(r, ""))
     });
     format!(
         "{:<width$}  {:>4} launch{}  {:>10}  {regs}",
@@ -803,7 +803,7 @@ pub fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<i32> {
             "init wrote a spec that does not validate (a bug in cgp-gate): {e}"
         ))
     })?;
-    crate::fsutil::write_atomic(&opts.output, text.as_bytes())?;
+    crate::foundation::fsutil::write_atomic(&opts.output, text.as_bytes())?;
     print_summary(&draft, &spec, &opts.output, out).map_err(|e| Error::io("write", "<stdout>", e))?;
     Ok(exit_codes::OK)
 }

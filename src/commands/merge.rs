@@ -3,8 +3,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
-use crate::results::{FailOn, Results};
+use crate::foundation::error::{Error, Result};
+use crate::outcome::results::{FailOn, Results};
 
 /// Everything `merge` needs from the command line.
 #[derive(Debug, Clone)]
@@ -19,13 +19,13 @@ pub struct Options {
 /// Run `cgp-gate merge`: read, merge, write the reports, and return the gate's exit code.
 ///
 /// # Errors
-/// Unreadable or invalid files, and the refusals of [`crate::merge::merge`] (all exit 2); report failures.
+/// Unreadable or invalid files, and the refusals of [`crate::outcome::merge::merge`] (all exit 2); report failures.
 pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let mut inputs = Vec::with_capacity(args.files.len());
     for f in &args.files {
         inputs.push((f.clone(), crate::report::read_results(f)?));
     }
-    let merged = crate::merge::merge(inputs)?;
+    let merged = crate::outcome::merge::merge(inputs)?;
     let fail_on = args.fail_on.unwrap_or(merged.fail_on);
     let merged = Results { fail_on, ..merged };
     if let Some(p) = &args.json {
@@ -37,5 +37,9 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     out.flush().map_err(w)?;
     let env = crate::report::GithubEnv::from_env();
     crate::report::emit(&merged, &args.reports.options(&env), &env)?;
-    Ok(crate::decide::exit_code(merged.verdict, &merged.errors, fail_on))
+    Ok(crate::outcome::decide::exit_code(
+        merged.verdict,
+        &merged.errors,
+        fail_on,
+    ))
 }

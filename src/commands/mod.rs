@@ -24,7 +24,7 @@ pub use ui::Ui;
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
+use crate::foundation::error::{Error, Result};
 
 /// Where samples come from and where raw output goes (`--spec`, `--target`, `--record`, `--replay`).
 #[derive(Debug, Clone, Default)]
@@ -156,7 +156,7 @@ pub fn make_profiler(
 pub(crate) type OpenRun = (
     Box<dyn crate::profile::Profiler>,
     crate::profile::Versions,
-    crate::session::Session,
+    crate::run::session::Session,
     Option<crate::profile::record::Recorder>,
 );
 
@@ -175,9 +175,9 @@ pub(crate) fn open_run(
     let mut profiler = make_profiler(source, &sel.spec)?;
     let versions = crate::profile::Versions::of(profiler.as_mut(), targets)?;
     let session = if source.replay.is_some() {
-        crate::session::Session::replay()
+        crate::run::session::Session::replay()
     } else {
-        crate::session::Session::live(targets, false, progress)?
+        crate::run::session::Session::live(targets, false, progress)?
     };
     let recorder = source
         .record
@@ -213,12 +213,12 @@ pub(crate) fn finish_recording(
 
 /// One measurement pass of a spec's targets, with everything a command reports about it.
 pub(crate) struct MeasuredRun {
-    pub m: crate::measure::Measurement,
+    pub m: crate::run::measure::Measurement,
     pub versions: crate::profile::Versions,
     pub source: String,
     /// Per target, taken while NVML was open.
     pub fingerprints: std::collections::BTreeMap<String, crate::gpu::fingerprint::Fingerprint>,
-    pub health: Option<crate::results::Health>,
+    pub health: Option<crate::outcome::results::Health>,
     /// The recording says its data was not measured on a GPU.
     pub synthetic: bool,
 }
@@ -242,13 +242,13 @@ pub(crate) fn measure_once(
     targets: &[&crate::spec::Target],
     shard: Option<&crate::plan::Selection>,
     reps: Reps,
-    progress: &mut dyn crate::progress::Progress,
+    progress: &mut dyn crate::run::progress::Progress,
 ) -> Result<MeasuredRun> {
     let (mut profiler, versions, session, mut recorder) = open_run(
         source,
         sel,
         targets,
-        &mut crate::progress::NoteWriter::new(progress),
+        &mut crate::run::progress::NoteWriter::new(progress),
     )?;
     let mut work = match reps {
         Reps::Check => crate::plan::initial_work(targets, shard),
@@ -267,7 +267,7 @@ pub(crate) fn measure_once(
         });
     }
     let mut watch = session.watch(&sel.spec.settings);
-    let m = crate::measure::measure(
+    let m = crate::run::measure::measure(
         profiler.as_mut(),
         &work,
         recorder.as_mut(),
@@ -279,7 +279,8 @@ pub(crate) fn measure_once(
     let fingerprints: std::collections::BTreeMap<_, _> = targets
         .iter()
         .map(|t| {
-            let fp = crate::engine::fingerprint_for(profiler.as_ref(), &versions, t, session.gpu.as_deref());
+            let fp =
+                crate::run::engine::fingerprint_for(profiler.as_ref(), &versions, t, session.gpu.as_deref());
             (t.name.clone(), fp)
         })
         .collect();
@@ -296,7 +297,7 @@ pub(crate) fn measure_once(
         &sel.spec,
         &versions,
         &fp,
-        &mut crate::progress::NoteWriter::new(progress),
+        &mut crate::run::progress::NoteWriter::new(progress),
     )?;
     Ok(MeasuredRun {
         m,

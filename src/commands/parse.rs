@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::Path;
 
 use super::stdout_err;
-use crate::error::{Error, Result};
-use crate::exit_codes;
+use crate::foundation::error::{Error, Result};
+use crate::foundation::exit_codes;
 
 /// Run `parse`.
 ///
@@ -13,7 +13,7 @@ use crate::exit_codes;
 /// Unreadable or invalid files; write errors.
 pub fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<i32> {
     // Bounded read of the bytes: the parser decodes UTF-8 or BOM-marked UTF-16 itself.
-    let bytes = crate::fsutil::read_bounded(file, crate::fsutil::limits::NCU_CSV)
+    let bytes = crate::foundation::fsutil::read_bounded(file, crate::foundation::fsutil::limits::NCU_CSV)
         .map_err(|e| e.into_error(file, "ncu CSV output"))?;
     if json {
         // Streamed: the launches are written while the file is read (on an error, what was

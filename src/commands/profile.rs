@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use super::{Selected, SourceOptions, measure_once, stdout_err};
-use crate::error::{Error, Result};
-use crate::exit_codes;
+use crate::foundation::error::{Error, Result};
+use crate::foundation::exit_codes;
 
 /// Everything `profile` needs from the command line.
 #[derive(Debug, Clone)]
@@ -24,7 +24,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let targets = sel.targets();
     if args.dry_run {
         crate::profile::live::preflight(&sel.spec, &targets)?;
-        let session = crate::session::Session::live(&targets, true, out)?;
+        let session = crate::run::session::Session::live(&targets, true, out)?;
         // The command lines are built for the installed ncu, as a real run builds them.
         let uses_ncu = targets.iter().any(|t| !crate::profile::nsys::is_nsys(t));
         let release = if uses_ncu { dry_run_release(out)? } else { None };
@@ -110,10 +110,10 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     Ok(if run.m.errors.is_empty() {
         exit_codes::OK
     } else {
-        crate::decide::exit_code(
-            crate::results::RunVerdict::Error,
+        crate::outcome::decide::exit_code(
+            crate::outcome::results::RunVerdict::Error,
             &run.m.errors,
-            crate::results::FailOn::Regression,
+            crate::outcome::results::FailOn::Regression,
         )
     })
 }

@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::stdout_err;
-use crate::error::Result;
-use crate::exit_codes;
+use crate::foundation::error::Result;
+use crate::foundation::exit_codes;
 use crate::report::{GithubEnv, ReportFlags, emit, read_results};
 
 /// Everything `report` needs from the command line.

@@ -3,8 +3,8 @@
 use std::io::Write;
 
 use super::stdout_err;
-use crate::error::{Error, Result};
-use crate::exit_codes;
+use crate::foundation::error::{Error, Result};
+use crate::foundation::exit_codes;
 
 /// Run `schema`. A schema that cannot be encoded is an error, never an empty output with exit 0.
 ///

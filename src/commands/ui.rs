@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
 use std::path::Path;
 
-use crate::progress::{Bar, Lines, NoProgress, Progress, Verbosity};
 use crate::report::console::{ColorChoice, ConsoleStyle};
+use crate::run::progress::{Bar, Lines, NoProgress, Progress, Verbosity};
 
 /// `--color`, `--quiet` and `--verbose`, shared by every command.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

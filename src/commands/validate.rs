@@ -6,8 +6,8 @@ use std::path::Path;
 use std::collections::BTreeSet;
 
 use super::stdout_err;
-use crate::error::{Error, Result};
-use crate::exit_codes;
+use crate::foundation::error::{Error, Result};
+use crate::foundation::exit_codes;
 use crate::ncu::query::{self, CHIP_ENV};
 
 /// Run `validate`.

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use super::device::{ClockDomain, Gpu, GpuError};
-use crate::error::{Error, Result};
+use crate::foundation::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// Clock locking (`clocks:` in the spec, which re-exports this type).
@@ -149,7 +149,7 @@ pub fn ensure_signal_thread() -> std::result::Result<(), String> {
                             eprintln!("error: {e}");
                         }
                         // `process::exit` runs no destructor: temporary folders go now.
-                        crate::fsutil::remove_temp_dirs();
+                        crate::foundation::fsutil::remove_temp_dirs();
                         let name = signal_name(sig);
                         if restored > 0 {
                             eprintln!("cgp-gate: {name} received; locked GPU clocks were reset");

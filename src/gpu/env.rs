@@ -140,7 +140,7 @@ pub fn render_text(r: &EnvReport) -> String {
             opt(n.temperature_c, " C"),
             opt(
                 n.power_mw
-                    .map(|p| crate::units::format_number(f64::from(p) / 1000.0)),
+                    .map(|p| crate::foundation::units::format_number(f64::from(p) / 1000.0)),
                 " W"
             ),
             n.throttle.map_or_else(|| "?".to_owned(), |t| t.to_string()),
@@ -149,11 +149,11 @@ pub fn render_text(r: &EnvReport) -> String {
             Some(p) => s.push_str(&format!(
                 "  roofline peaks ({}): FP32 {} TFLOP/s, TF32 tensor {}, FP16 tensor {}, BF16 tensor {} TFLOP/s (dense), DRAM {} GB/s\n    source: {}\n",
                 p.sku,
-                crate::units::format_number(p.fp32_tflops),
-                crate::units::format_number(p.tf32_tensor_tflops),
-                crate::units::format_number(p.fp16_tensor_tflops),
-                crate::units::format_number(p.bf16_tensor_tflops),
-                crate::units::format_number(p.dram_gbps),
+                crate::foundation::units::format_number(p.fp32_tflops),
+                crate::foundation::units::format_number(p.tf32_tensor_tflops),
+                crate::foundation::units::format_number(p.fp16_tensor_tflops),
+                crate::foundation::units::format_number(p.bf16_tensor_tflops),
+                crate::foundation::units::format_number(p.dram_gbps),
                 p.source
             )),
             None => s.push_str(

@@ -247,7 +247,7 @@ impl Fingerprint {
             hasher.update(format!("{}:{k}={}:{v}\n", k.len(), v.len()).as_bytes());
         }
         let digest = hasher.finalize();
-        let hex = crate::units::hex(&digest[..6]);
+        let hex = crate::foundation::units::hex(&digest[..6]);
         format!("{}-{hex}", self.gpu_key())
     }
 

@@ -215,7 +215,7 @@ impl HealthSampler {
         {
             notes.push(format!(
                 "SM clock fell under {}% of the locked {locked} MHz",
-                crate::units::format_number(self.min_clock_fraction * 100.0)
+                crate::foundation::units::format_number(self.min_clock_fraction * 100.0)
             ));
         }
         if !reps.is_empty() && energies.len() < reps.len() {

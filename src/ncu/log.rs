@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::failure::FailureKind;
+use crate::foundation::failure::FailureKind;
 
 /// The exact line ncu prints when its filters matched nothing (or profiling failed).
 pub const NO_KERNELS: &str = "==WARNING== No kernels were profiled.";

@@ -32,7 +32,7 @@
 //! decimal-comma locale (`65,77`, `1.234.567`, or nanoseconds with a 3-digit fraction) is refused
 //! as a whole, before any value is read. A cell with a unit must be a number (or a `; ` list of
 //! numbers); a cell without a unit that is not a number is text. Units are normalised by rule
-//! ([`crate::units::normalise`]); a unit cgp-gate cannot convert keeps its value and its unit as
+//! ([`crate::foundation::units::normalise`]); a unit cgp-gate cannot convert keeps its value and its unit as
 //! written (the gate refuses it only for a metric a threshold needs).
 //!
 //! The raw page is streamed: one reused record, no allocation per cell, and [`write_json`]
@@ -45,10 +45,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io::{self, Write};
 
-use crate::failure::FailureKind;
+use crate::foundation::failure::FailureKind;
+use crate::foundation::units::{self, Normalised};
+use crate::measured::samples::{CsvShape, Launch, Measured, MetricValue, ParsedOutput};
 use crate::ncu::log;
-use crate::samples::{CsvShape, Launch, Measured, MetricValue, ParsedOutput};
-use crate::units::{self, Normalised};
 
 /// A parse failure; the caller adds the file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -300,9 +300,9 @@ pub fn output_tail(inv: &Invocation) -> String {
 }
 
 /// The last `max_lines` lines of a text file, for error messages (empty when unreadable). Only
-/// the file's last [`crate::fsutil::limits::OUTPUT_TAIL`] bytes are read, whatever its size.
+/// the file's last [`crate::foundation::fsutil::limits::OUTPUT_TAIL`] bytes are read, whatever its size.
 pub fn tail(path: &Path, max_lines: usize) -> String {
-    let bytes = crate::fsutil::read_tail(path, crate::fsutil::limits::OUTPUT_TAIL);
+    let bytes = crate::foundation::fsutil::read_tail(path, crate::foundation::fsutil::limits::OUTPUT_TAIL);
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(max_lines)..].join("\n")

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::samples::{SampleSet, SeriesKey};
+use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::spec::{ProfilerKind, Target};
 
 /// The bars of one nsys target x size.

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::{Categories, Shape, Workload};
-use crate::units::human;
+use crate::foundation::units::human;
 
 /// Version of the breakdown JSON (the contract in docs/nsys.md).
 pub const BREAKDOWN_VERSION: u32 = 1;

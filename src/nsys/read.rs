@@ -17,7 +17,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::error::Error;
+use crate::foundation::error::Error;
 
 use super::{Activity, MEMCPY_KINDS, MEMSET_NAME, Names, Shape, Workload, memcpy_name, modern_name};
 

@@ -37,7 +37,7 @@ pub fn ncu_metrics(target: &Target) -> Vec<String> {
         m.push(DURATION_METRIC.to_owned());
     }
     if target.explain == Explain::Always {
-        m.extend(crate::why::COLLECT.iter().map(|c| (*c).to_owned()));
+        m.extend(crate::measured::why::COLLECT.iter().map(|c| (*c).to_owned()));
     }
     m.sort();
     m.dedup();
@@ -69,12 +69,12 @@ mod tests {
         let later = target("    explain: remeasure\n");
         assert_eq!(ncu_metrics(&later).len(), 2);
         assert_eq!(ncu_metrics(&explaining(&later)), m);
-        for c in crate::why::COLLECT {
+        for c in crate::measured::why::COLLECT {
             assert_eq!(m.iter().filter(|x| x == c).count(), 1, "{c}");
-            assert!(crate::why::is_explanatory(c), "{c} is read by the why");
+            assert!(crate::measured::why::is_explanatory(c), "{c} is read by the why");
         }
         assert!(m.contains(&"gpu__time_duration.sum".to_owned()));
         // launch__registers_per_thread is both gated and explanatory: collected once.
-        assert_eq!(m.len(), crate::why::COLLECT.len() + 1);
+        assert_eq!(m.len(), crate::measured::why::COLLECT.len() + 1);
     }
 }

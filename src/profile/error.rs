@@ -4,7 +4,7 @@ use std::fmt;
 
 /// The class of a profiler failure: defined in the foundation, so that the profilers' own
 /// parsers (`ncu::log`) classify without importing this layer.
-pub use crate::failure::FailureKind;
+pub use crate::foundation::failure::FailureKind;
 
 /// A profiler failure with its context and a hint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,9 +54,9 @@ impl fmt::Display for ProfileError {
 
 impl std::error::Error for ProfileError {}
 
-/// The crate's error carries a profiler failure as [`crate::error::Error::Profile`] (exit 3).
-impl From<ProfileError> for crate::error::Error {
+/// The crate's error carries a profiler failure as [`crate::foundation::error::Error::Profile`] (exit 3).
+impl From<ProfileError> for crate::foundation::error::Error {
     fn from(e: ProfileError) -> Self {
-        Self::Profile(crate::error::Cause::new(e))
+        Self::Profile(crate::foundation::error::Cause::new(e))
     }
 }

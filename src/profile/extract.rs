@@ -4,11 +4,11 @@
 //! Order matters: ncu's own `==ERROR==` lines are the most specific diagnosis (an application
 //! often exits non-zero *because* profiling failed), then the exit code, then the table itself.
 
+use crate::measured::samples::{CsvShape, MetricValue, SampleSet, SeriesKey};
 use crate::ncu::log::{classify, scan, usage_error};
 use crate::ncu::parse::parse;
 use crate::plan::ncu_metrics;
 use crate::profile::{Capture, FailureKind, Job, ProfileError, job_context};
-use crate::samples::{CsvShape, MetricValue, SampleSet, SeriesKey};
 
 /// Turn one capture into samples: one value per launch for every ncu metric the target needs.
 ///
@@ -122,7 +122,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
                 )
                 .hint("check the metric name with `ncu --query-metrics`; some metrics are not available for every kernel or GPU"));
             };
-            if !crate::units::normalise(&measured.unit).is_ok_and(|u| u.is_known()) {
+            if !crate::foundation::units::normalise(&measured.unit).is_ok_and(|u| u.is_known()) {
                 return Err(ProfileError::new(
                     FailureKind::BadOutput,
                     ctx,
@@ -167,7 +167,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
                     ),
                 ));
             }
-            if value == 0.0 && crate::units::is_kernel_duration(metric) {
+            if value == 0.0 && crate::foundation::units::is_kernel_duration(metric) {
                 return Err(ProfileError::new(
                     FailureKind::BadOutput,
                     ctx,
@@ -198,12 +198,12 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
 /// are never mixed in one series): `gemm [grid (64, 1, 1) block (256, 1, 1)]`. A kernel with one
 /// configuration keeps its bare name, so a configuration that changed between baseline and
 /// candidate stays one series.
-pub fn series_kernel_names(launches: &[crate::samples::Launch]) -> Vec<String> {
+pub fn series_kernel_names(launches: &[crate::measured::samples::Launch]) -> Vec<String> {
     use std::collections::{BTreeMap, BTreeSet};
     let config = launch_config;
     let keys: Vec<String> = launches
         .iter()
-        .map(|l| crate::samples::kernel_key(&l.kernel))
+        .map(|l| crate::measured::samples::kernel_key(&l.kernel))
         .collect();
     let configs: Vec<Option<String>> = launches.iter().map(config).collect();
     let mut per_kernel: BTreeMap<&str, BTreeSet<Option<&str>>> = BTreeMap::new();
@@ -213,7 +213,7 @@ pub fn series_kernel_names(launches: &[crate::samples::Launch]) -> Vec<String> {
     keys.iter()
         .zip(&configs)
         .map(|(k, c)| match c {
-            Some(c) if per_kernel[k.as_str()].len() > 1 => crate::samples::kernel_with_config(k, c),
+            Some(c) if per_kernel[k.as_str()].len() > 1 => crate::measured::samples::kernel_with_config(k, c),
             _ => k.clone(),
         })
         .collect()
@@ -222,10 +222,10 @@ pub fn series_kernel_names(launches: &[crate::samples::Launch]) -> Vec<String> {
 /// A launch's configuration, `grid (64, 1, 1) block (256, 1, 1)`: ncu's `Grid Size` and `Block
 /// Size` columns (or the `launch__grid_size`/`launch__block_size` metrics); `None` when neither
 /// is known.
-pub fn launch_config(l: &crate::samples::Launch) -> Option<String> {
+pub fn launch_config(l: &crate::measured::samples::Launch) -> Option<String> {
     let attr = |k: &str| l.attributes.get(k).cloned();
     let metric = |k: &str| match l.metrics.get(k).map(|m| &m.value) {
-        Some(MetricValue::Number(v)) => Some(crate::units::format_number(*v)),
+        Some(MetricValue::Number(v)) => Some(crate::foundation::units::format_number(*v)),
         _ => None,
     };
     let grid = attr("Grid Size").or_else(|| metric("launch__grid_size"));
@@ -304,7 +304,7 @@ pub fn shell_word(a: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::series_kernel_names;
-    use crate::samples::Launch;
+    use crate::measured::samples::Launch;
 
     fn launch(kernel: &str, grid: &str, block: &str) -> Launch {
         Launch {

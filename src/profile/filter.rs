@@ -16,8 +16,8 @@
 //! another tool, or edited by hand); replay judges the same kernels a live run would, or a kernel
 //! the spec excludes is compared (or reported `new`) in replay only.
 
+use crate::measured::samples::SampleSet;
 use crate::profile::{Capture, FailureKind, Job, ProfileError, job_context};
-use crate::samples::SampleSet;
 use crate::spec::KernelFilter;
 
 /// Apply the target's `kernel:` filter to the samples of one replayed repetition.
@@ -56,7 +56,7 @@ pub fn for_replay(
 /// namespace as `unnamed>::` (`void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>`): the
 /// unbalanced `>` is not a template bracket.
 pub fn function_name(kernel: &str) -> String {
-    let key = crate::samples::kernel_key(kernel);
+    let key = crate::measured::samples::kernel_key(kernel);
     let key = key
         .replace("(anonymous namespace)::", "")
         .replace("unnamed>::", "");
@@ -117,12 +117,14 @@ fn matching_open(s: &str) -> Option<usize> {
 /// without its parameter list is accepted too). The rule of the module comment.
 pub fn matches(filter: &KernelFilter, kernel: &str) -> bool {
     match filter {
-        KernelFilter::Regex(re) => re.is_match(kernel) || re.is_match(&crate::samples::kernel_key(kernel)),
+        KernelFilter::Regex(re) => {
+            re.is_match(kernel) || re.is_match(&crate::measured::samples::kernel_key(kernel))
+        }
         KernelFilter::Exact(name) => {
             if crate::ncu::command::kernel_name_base(&filter.ncu_arg()) == "function" {
                 *name == function_name(kernel)
             } else {
-                crate::samples::kernel_key(name) == crate::samples::kernel_key(kernel)
+                crate::measured::samples::kernel_key(name) == crate::measured::samples::kernel_key(kernel)
             }
         }
     }
@@ -135,7 +137,7 @@ pub fn retain(samples: &mut SampleSet, filter: &KernelFilter) -> Vec<String> {
     samples.series.retain(|key, _| {
         // A kernel launched with several configurations is one series per configuration
         // (`KERNEL [grid ... block ...]`); the filter matches the kernel.
-        let keep = matches(filter, crate::samples::kernel_of_series(&key.kernel));
+        let keep = matches(filter, crate::measured::samples::kernel_of_series(&key.kernel));
         if !keep && !dropped.contains(&key.kernel) {
             dropped.push(key.kernel.clone());
         }

@@ -63,7 +63,7 @@ impl NcuProfiler {
     /// # Errors
     /// When no temporary directory can be made.
     pub fn new(base_dir: &Path) -> Result<Self, crate::Error> {
-        let work = crate::fsutil::signal_safe_temp_dir("cgp-gate-")?;
+        let work = crate::foundation::fsutil::signal_safe_temp_dir("cgp-gate-")?;
         Ok(Self {
             ncu: locate_ncu(),
             base_dir: base_dir.to_path_buf(),
@@ -142,7 +142,8 @@ impl NcuProfiler {
         if outcome.timed_out {
             return None;
         }
-        let raw = crate::fsutil::read_text(&log, crate::fsutil::limits::NCU_CSV).ok()?;
+        let raw =
+            crate::foundation::fsutil::read_text(&log, crate::foundation::fsutil::limits::NCU_CSV).ok()?;
         let parsed = crate::ncu::parse::parse(&raw).ok()?;
         let mut names: Vec<String> = Vec::new();
         for l in parsed.launches {
@@ -157,7 +158,7 @@ impl NcuProfiler {
 impl Drop for NcuProfiler {
     fn drop(&mut self) {
         // The `TempDir` removes the folder itself.
-        crate::fsutil::forget_temp_dir(self.work.path());
+        crate::foundation::fsutil::forget_temp_dir(self.work.path());
     }
 }
 
@@ -225,18 +226,19 @@ impl Profiler for NcuProfiler {
             .chain(inv.args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect();
         // ncu's log is ours (a temporary folder), so only its size is in doubt.
-        let raw = match crate::fsutil::read_bounded(&log, crate::fsutil::limits::NCU_CSV) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e @ crate::fsutil::ReadError::TooLarge { .. }) => {
-                return Err(ProfileError::new(
-                    FailureKind::BadOutput,
-                    job_context(job),
-                    format!("{}: {}", log.display(), e.message("ncu output")),
-                )
-                .hint("profile fewer launches (`launch_count`) or fewer metrics per target"));
-            }
-            Err(_) => String::new(),
-        };
+        let raw =
+            match crate::foundation::fsutil::read_bounded(&log, crate::foundation::fsutil::limits::NCU_CSV) {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                Err(e @ crate::foundation::fsutil::ReadError::TooLarge { .. }) => {
+                    return Err(ProfileError::new(
+                        FailureKind::BadOutput,
+                        job_context(job),
+                        format!("{}: {}", log.display(), e.message("ncu output")),
+                    )
+                    .hint("profile fewer launches (`launch_count`) or fewer metrics per target"));
+                }
+                Err(_) => String::new(),
+            };
         let output_tail = output_tail(&inv);
         if outcome.timed_out {
             return Err(ProfileError::new(

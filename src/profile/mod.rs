@@ -13,6 +13,7 @@ pub mod live;
 pub mod nsys;
 pub mod record;
 pub mod replay;
+pub mod sass;
 pub mod sum;
 
 pub use error::{FailureKind, ProfileError};
@@ -176,7 +177,7 @@ pub fn recorded_repetitions(profiler: &dyn Profiler, target: &Target, size: &Siz
 pub fn job_context(job: Job<'_>) -> String {
     format!(
         "{} rep {}",
-        crate::samples::target_size(&job.target.name, &job.size.key()),
+        crate::measured::samples::target_size(&job.target.name, &job.size.key()),
         job.rep
     )
 }

@@ -15,9 +15,9 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::plan::app_argv;
 use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
-use crate::samples::{SampleSet, SeriesKey};
 use crate::spec::{NsysMetric, Target, parse_nsys_metric};
 
 use crate::nsys::read::{NSYS_ENV, locate_nsys, read_sqlite, read_text};
@@ -71,7 +71,7 @@ impl NsysProfiler {
     /// # Errors
     /// When no temporary directory can be made.
     pub fn new(base_dir: &Path) -> Result<Self, crate::Error> {
-        let work = crate::fsutil::signal_safe_temp_dir("cgp-gate-nsys-")?;
+        let work = crate::foundation::fsutil::signal_safe_temp_dir("cgp-gate-nsys-")?;
         Ok(Self {
             nsys: locate_nsys(),
             base_dir: base_dir.to_path_buf(),
@@ -93,7 +93,7 @@ impl NsysProfiler {
 impl Drop for NsysProfiler {
     fn drop(&mut self) {
         // The `TempDir` removes the folder itself.
-        crate::fsutil::forget_temp_dir(self.work.path());
+        crate::foundation::fsutil::forget_temp_dir(self.work.path());
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
+use crate::foundation::error::Error;
 use crate::gpu::fingerprint::Fingerprint;
 use crate::profile::{Capture, Job};
 
@@ -66,11 +66,12 @@ impl Manifest {
     /// Invalid JSON (with its position) or a newer schema version.
     pub fn read(dir: &Path) -> Result<Option<Self>, Error> {
         let path = dir.join("manifest.json");
-        let text = match crate::fsutil::read_text(&path, crate::fsutil::limits::MANIFEST) {
-            Ok(t) => t,
-            Err(e) if e.is_not_found() => return Ok(None),
-            Err(e) => return Err(e.into_error(&path, "manifest")),
-        };
+        let text =
+            match crate::foundation::fsutil::read_text(&path, crate::foundation::fsutil::limits::MANIFEST) {
+                Ok(t) => t,
+                Err(e) if e.is_not_found() => return Ok(None),
+                Err(e) => return Err(e.into_error(&path, "manifest")),
+            };
         Self::parse(&path, &text).map(Some)
     }
 
@@ -148,7 +149,7 @@ impl Drop for Recorder {
             // had; the partial files go.
             let _ = std::fs::remove_dir_all(&self.dir);
         }
-        crate::fsutil::forget_temp_dir(&self.dir);
+        crate::foundation::fsutil::forget_temp_dir(&self.dir);
     }
 }
 
@@ -192,7 +193,7 @@ impl Recorder {
         let staging = parent.join(format!(".{name}.recording-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&staging);
         std::fs::create_dir(&staging).map_err(|e| Error::io("create", &staging, e))?;
-        crate::fsutil::remember_temp_dir(&staging);
+        crate::foundation::fsutil::remember_temp_dir(&staging);
         let manifest = Manifest {
             schema_version: MANIFEST_VERSION,
             cgp_gate_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
@@ -273,7 +274,7 @@ impl Recorder {
         self.manifest.fingerprint = Some(fingerprint.clone());
         let path = self.dir.join("manifest.json");
         let text = serde_json::to_string_pretty(&self.manifest).map_err(|e| Error::Usage(e.to_string()))?;
-        crate::fsutil::write_atomic(&path, text.as_bytes())?;
+        crate::foundation::fsutil::write_atomic(&path, text.as_bytes())?;
         replace_dir(&self.dir, &self.dest)?;
         self.finished = true;
         Ok(self.dest.join("manifest.json"))

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
+use crate::foundation::error::Error;
 use crate::profile::record::{Manifest, rep_path, rep_path_sqlite};
 use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
 
@@ -125,38 +125,41 @@ impl Profiler for ReplayProfiler {
             sqlite = Some(bytes);
             path = sqlite_path;
         }
-        let raw =
-            if sqlite.is_some() {
-                String::new()
-            } else {
-                match crate::fsutil::read_text(&path, crate::fsutil::limits::NCU_CSV) {
-                    Ok(text) => text,
-                    Err(crate::fsutil::ReadError::Io(e))
-                        if e.kind() == std::io::ErrorKind::NotFound
-                            && std::fs::symlink_metadata(&path).is_ok() =>
-                    {
-                        return Err(ProfileError::new(
-                    FailureKind::BadRecording,
-                    job_context(job),
-                    format!(
-                        "{} is a symbolic link to {}, which does not exist",
-                        path.display(),
-                        std::fs::read_link(&path)
-                            .map_or_else(|_| "?".to_owned(), |t| t.display().to_string())
-                    ),
-                )
-                .hint("copy the recording with its files (`cp -rL`), not with links into another folder"));
-                    }
-                    Err(crate::fsutil::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-                        let what = if !self.dir.join(&job.target.name).is_dir() {
-                            format!("has no target `{}`", job.target.name)
-                        } else if !self.dir.join(&job.target.name).join(&size).is_dir() {
-                            format!("has no size `{size}` for target `{}`", job.target.name)
-                        } else {
-                            let reps = self.reps(&job.target.name, &size);
-                            format!("has no repetition {} (it has {})", job.rep, describe_reps(&reps))
-                        };
-                        return Err(ProfileError::new(
+        let raw = if sqlite.is_some() {
+            String::new()
+        } else {
+            match crate::foundation::fsutil::read_text(&path, crate::foundation::fsutil::limits::NCU_CSV) {
+                Ok(text) => text,
+                Err(crate::foundation::fsutil::ReadError::Io(e))
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        && std::fs::symlink_metadata(&path).is_ok() =>
+                {
+                    return Err(ProfileError::new(
+                        FailureKind::BadRecording,
+                        job_context(job),
+                        format!(
+                            "{} is a symbolic link to {}, which does not exist",
+                            path.display(),
+                            std::fs::read_link(&path)
+                                .map_or_else(|_| "?".to_owned(), |t| t.display().to_string())
+                        ),
+                    )
+                    .hint(
+                        "copy the recording with its files (`cp -rL`), not with links into another folder",
+                    ));
+                }
+                Err(crate::foundation::fsutil::ReadError::Io(e))
+                    if e.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    let what = if !self.dir.join(&job.target.name).is_dir() {
+                        format!("has no target `{}`", job.target.name)
+                    } else if !self.dir.join(&job.target.name).join(&size).is_dir() {
+                        format!("has no size `{size}` for target `{}`", job.target.name)
+                    } else {
+                        let reps = self.reps(&job.target.name, &size);
+                        format!("has no repetition {} (it has {})", job.rep, describe_reps(&reps))
+                    };
+                    return Err(ProfileError::new(
                     FailureKind::Recording,
                     job_context(job),
                     format!(
@@ -168,24 +171,24 @@ impl Profiler for ReplayProfiler {
                 .hint(
                     "record it on a GPU machine with `cgp-gate profile --record DIR`, or lower `repetitions`",
                 ));
-                    }
-                    Err(crate::fsutil::ReadError::Io(e)) => {
-                        return Err(ProfileError::new(
-                            FailureKind::Io,
-                            job_context(job),
-                            format!("failed to read {}: {e}", path.display()),
-                        ));
-                    }
-                    Err(e) => {
-                        return Err(ProfileError::new(
-                            FailureKind::BadRecording,
-                            job_context(job),
-                            format!("{}: {}", path.display(), e.message("recorded ncu output")),
-                        )
-                        .hint("record it again with `cgp-gate profile --record DIR`"));
-                    }
                 }
-            };
+                Err(crate::foundation::fsutil::ReadError::Io(e)) => {
+                    return Err(ProfileError::new(
+                        FailureKind::Io,
+                        job_context(job),
+                        format!("failed to read {}: {e}", path.display()),
+                    ));
+                }
+                Err(e) => {
+                    return Err(ProfileError::new(
+                        FailureKind::BadRecording,
+                        job_context(job),
+                        format!("{}: {}", path.display(), e.message("recorded ncu output")),
+                    )
+                    .hint("record it again with `cgp-gate profile --record DIR`"));
+                }
+            }
+        };
         let run = self
             .manifest
             .as_ref()

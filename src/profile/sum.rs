@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::samples::{SampleSet, Series, SeriesKey, kernel_of_series};
+use crate::measured::samples::{SampleSet, Series, SeriesKey, kernel_of_series};
 use crate::spec::{KernelMode, SUM_KERNEL, Target};
 
 /// The samples of one repetition of `target` as operation rows; unchanged for `kernels: each`.

@@ -8,9 +8,9 @@
 use std::fmt::Write as _;
 
 use super::text::escape_html as escape;
+use crate::foundation::units::human;
 use crate::nsys::breakdown::{Breakdown, RunBreakdown, category_order};
 use crate::nsys::categories::MISC;
-use crate::units::human;
 
 /// Colours by category position (colour-blind-safe first, after Okabe-Ito and Tableau).
 const PALETTE: &[&str] = &[
@@ -327,9 +327,9 @@ pub fn page(b: &Breakdown) -> String {
 }
 
 /// Baseline-against-candidate bars of every nsys target x size in a check's results (medians):
-/// (`target size`, bars, category order), from [`crate::results::Results::category_bars`] (which
+/// (`target size`, bars, category order), from [`crate::outcome::results::Results::category_bars`] (which
 /// the results reader fills from the gated `category:<name>` rows of older files).
-pub fn results_bars(results: &crate::results::Results) -> Vec<(String, Vec<Bar>, Vec<String>)> {
+pub fn results_bars(results: &crate::outcome::results::Results) -> Vec<(String, Vec<Bar>, Vec<String>)> {
     every_category_bars(&results.category_bars)
 }
 
@@ -384,7 +384,7 @@ fn every_category_bars(all: &[crate::nsys::bars::CategoryBars]) -> Vec<(String, 
 }
 
 /// What the bars show, for their caption.
-fn bars_caption(results: &crate::results::Results) -> &'static str {
+fn bars_caption(results: &crate::outcome::results::Results) -> &'static str {
     if results.category_bars_gated_only {
         "medians of the gated categories"
     } else {
@@ -393,7 +393,7 @@ fn bars_caption(results: &crate::results::Results) -> &'static str {
 }
 
 /// The Markdown section of the bars (empty without nsys category rows).
-pub fn results_markdown(results: &crate::results::Results) -> String {
+pub fn results_markdown(results: &crate::outcome::results::Results) -> String {
     let groups = results_bars(results);
     if groups.is_empty() {
         return String::new();
@@ -410,7 +410,7 @@ pub fn results_markdown(results: &crate::results::Results) -> String {
 }
 
 /// The HTML section of the bars (empty without nsys category rows).
-pub fn results_html(results: &crate::results::Results) -> String {
+pub fn results_html(results: &crate::outcome::results::Results) -> String {
     let groups = results_bars(results);
     if groups.is_empty() {
         return String::new();

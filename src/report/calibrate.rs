@@ -2,7 +2,7 @@
 //! console table (the terminal never gets Markdown).
 
 use super::markdown::escape_md_cell as esc;
-use crate::calibrate::{Calibration, pct};
+use crate::history::calibrate::{Calibration, pct};
 
 fn opt_pct(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_owned(), pct)

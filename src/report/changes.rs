@@ -4,10 +4,10 @@
 
 use std::fmt::Write as _;
 
-use crate::changes::{ChangeRow, ChangesReport, SeriesPlot};
+use crate::foundation::units::{format_number, human};
+use crate::history::changes::{ChangeRow, ChangesReport, SeriesPlot};
 use crate::report::html::escape;
 use crate::report::markdown::escape_md_cell;
-use crate::units::{format_number, human};
 
 /// Series drawn at most (the table lists every change).
 const MAX_PLOTS: usize = 100;
@@ -385,7 +385,7 @@ fn chart(r: &ChangesReport, s: &SeriesPlot, h: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::changes::{InputFile, Point};
+    use crate::history::changes::{InputFile, Point};
 
     fn report() -> ChangesReport {
         let name = "<img src=x onerror=alert(1)> | @team";

@@ -12,7 +12,7 @@ use octocrab::Octocrab;
 use octocrab::models::CommentId;
 use octocrab::service::middleware::retry::RetryConfig;
 
-use crate::error::{Error, Result};
+use crate::foundation::error::{Error, Result};
 use crate::report::github::{GithubEnv, Token};
 
 /// Where and as whom to post. `Debug` never shows the token.
@@ -121,12 +121,13 @@ impl GithubConfig {
 /// # Errors
 /// [`Error::Input`] when the file cannot be read or is not JSON.
 pub fn pr_from_event(path: &Path) -> Result<Option<u64>> {
-    let text = crate::fsutil::read_text(path, crate::fsutil::limits::RESULTS).map_err(|e| {
-        Error::input(
-            path,
-            format!("failed to read the event payload: {}", e.message("event payload")),
-        )
-    })?;
+    let text = crate::foundation::fsutil::read_text(path, crate::foundation::fsutil::limits::RESULTS)
+        .map_err(|e| {
+            Error::input(
+                path,
+                format!("failed to read the event payload: {}", e.message("event payload")),
+            )
+        })?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| Error::input(path, format!("event payload is not valid JSON: {e}")))?;
     Ok(v.pointer("/pull_request/number")

@@ -1,9 +1,9 @@
 //! Plain-text tables for the terminal.
 
+use crate::foundation::units::human;
+use crate::measured::samples::{Launch, MetricValue};
+use crate::outcome::results::{Results, RowVerdict, RunVerdict};
 use crate::report::format::{headline, p_value, pct, sorted_rows};
-use crate::results::{Results, RowVerdict, RunVerdict};
-use crate::samples::{Launch, MetricValue};
-use crate::units::human;
 
 /// A table of launches: one block per launch, a line per metric.
 pub fn launches_table(launches: &[Launch]) -> String {
@@ -31,7 +31,7 @@ pub fn launches_table(launches: &[Launch]) -> String {
 }
 
 /// `profile`'s table as wide as its content, without colour (pipes and logs).
-pub fn samples_table(samples: &crate::samples::SampleSet) -> String {
+pub fn samples_table(samples: &crate::measured::samples::SampleSet) -> String {
     samples_table_styled(samples, ConsoleStyle::default())
 }
 
@@ -40,7 +40,7 @@ pub fn samples_table(samples: &crate::samples::SampleSet) -> String {
 /// [`results_table_styled`], with a legend under the table. Fitted to `style.width` the same way:
 /// min and max are left out first, then the metric wraps; every block shares one layout, so the
 /// columns line up from block to block.
-pub fn samples_table_styled(samples: &crate::samples::SampleSet, style: ConsoleStyle) -> String {
+pub fn samples_table_styled(samples: &crate::measured::samples::SampleSet, style: ConsoleStyle) -> String {
     use crate::report::table::{Align, Column, Fit, Overflow, Table};
     const INDENT: &str = "  ";
     let (l, r) = (Align::Left, Align::Right);
@@ -58,7 +58,7 @@ pub fn samples_table_styled(samples: &crate::samples::SampleSet, style: ConsoleS
     for (k, s) in &samples.series {
         let head = format!(
             "{} {}",
-            one_line(&crate::samples::target_size(&k.target, &k.size)),
+            one_line(&crate::measured::samples::target_size(&k.target, &k.size)),
             one_line(&k.kernel)
         );
         if blocks.last().is_none_or(|(h, _)| *h != head) {
@@ -132,7 +132,7 @@ pub fn samples_table_styled(samples: &crate::samples::SampleSet, style: ConsoleS
 }
 
 /// One line on the GPU's health during the run (every report shows it).
-pub fn health_line(h: &crate::results::Health) -> String {
+pub fn health_line(h: &crate::outcome::results::Health) -> String {
     if h.sm_clock_mhz.is_none() && h.temperature_c.is_none() && h.power_w.is_none() && h.throttled_reps == 0 {
         return "GPU health not sampled (replay, or no NVML)".to_owned();
     }
@@ -338,22 +338,26 @@ fn middle_cut(text: &str, max: usize) -> String {
 
 /// A row's baseline and candidate medians in one display unit (chosen for the larger), as bare
 /// numbers, and that unit (the metric cell names it).
-fn medians_in_one_unit(r: &crate::results::Row) -> (String, String, String) {
+fn medians_in_one_unit(r: &crate::outcome::results::Row) -> (String, String, String) {
     let (b, c) = (
         r.baseline.as_ref().map(|s| s.median),
         r.candidate.as_ref().map(|s| s.median),
     );
     let magnitude = b.into_iter().chain(c).map(f64::abs).fold(0.0, f64::max);
-    let (factor, unit) = crate::units::display_unit(magnitude, &r.unit);
-    let show =
-        |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| crate::units::number_in_unit(v / factor));
+    let (factor, unit) = crate::foundation::units::display_unit(magnitude, &r.unit);
+    let show = |v: Option<f64>| {
+        v.map_or_else(
+            || "-".to_owned(),
+            |v| crate::foundation::units::number_in_unit(v / factor),
+        )
+    };
     (show(b), show(c), unit)
 }
 
 /// The change of the medians the table shows (candidate / baseline - 1), so that the change
 /// column always agrees with the two numbers beside it. The Hodges-Lehmann shift the verdict
 /// used is in the CI column's interval and in every other report.
-fn median_change(r: &crate::results::Row) -> String {
+fn median_change(r: &crate::outcome::results::Row) -> String {
     match (r.baseline.as_ref(), r.candidate.as_ref()) {
         (Some(b), Some(c)) if b.median != 0.0 && b.median.is_finite() && c.median.is_finite() => {
             pct(c.median / b.median - 1.0)
@@ -364,7 +368,7 @@ fn median_change(r: &crate::results::Row) -> String {
 
 /// Whether a row's verdict rested on a significance test (its p is worth a column): rows that
 /// changed or stayed doubtful. A pass inside the threshold needed none.
-fn p_matters(r: &crate::results::Row) -> bool {
+fn p_matters(r: &crate::outcome::results::Row) -> bool {
     matches!(
         r.verdict,
         RowVerdict::Regression | RowVerdict::Improvement | RowVerdict::Inconclusive
@@ -552,10 +556,10 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
             push_wrapped(&mut out, &line, style.width);
         }
     }
-    for line in crate::missing::describe_changes(&results.rows) {
+    for line in crate::run::missing::describe_changes(&results.rows) {
         push_wrapped(&mut out, &one_line(&line), style.width);
     }
-    for line in crate::gone::describe(&results.rows) {
+    for line in crate::run::gone::describe(&results.rows) {
         push_wrapped(&mut out, &one_line(&line), style.width);
     }
     let configs = crate::report::format::config_changes(results);

@@ -4,13 +4,13 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::foundation::error::{Error, Result};
+use crate::outcome::results::Results;
 use crate::report::comment::{CommentOutcome, GithubConfig, post_comment, pr_from_event};
 use crate::report::github::{
     GithubEnv, Part, StepOutputs, escape, print_annotations, write_outputs, write_step_summary,
 };
 use crate::report::markdown::{MarkdownOptions, comment_marker, markdown};
-use crate::results::Results;
 
 /// The report flags `report`, `check` and `merge` share (`--junit`, `--markdown`, ...).
 #[derive(Debug, Clone, Default)]
@@ -65,7 +65,7 @@ pub struct ReportOptions {
 
 /// The results reader lives with the results (`results::read`, `results::parse`): reporters
 /// render what it read, they do not read files.
-pub use crate::results::{parse as parse_results, read as read_results};
+pub use crate::outcome::results::{parse as parse_results, read as read_results};
 
 /// Reports are written like baselines: atomically, so a crash never leaves half a report. The
 /// directory must exist (a mistyped path is an error, not a new directory tree).
@@ -79,7 +79,7 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
             std::io::Error::new(std::io::ErrorKind::NotFound, "the directory does not exist"),
         ));
     }
-    crate::fsutil::write_atomic(path, text.as_bytes())
+    crate::foundation::fsutil::write_atomic(path, text.as_bytes())
 }
 
 /// Write the reports `opts` asks for. Annotations go to stdout, notes and warnings to stderr.

@@ -2,16 +2,16 @@
 //!
 //! These helpers produce plain text; each renderer escapes it for its own format.
 
-use crate::decide::{Gate, row_gate, run_gate};
+use crate::foundation::units::human;
 use crate::gpu::fingerprint::UNKNOWN;
-use crate::results::{Results, Row, RowVerdict, RunVerdict, SideSummary};
-use crate::units::human;
+use crate::outcome::decide::{Gate, row_gate, run_gate};
+use crate::outcome::results::{Results, Row, RowVerdict, RunVerdict, SideSummary};
 
 /// The name of one row as every report spells it: `gemm[m=4096,n=4096] <kernel> <metric>`.
 pub(crate) fn case_name(row: &Row) -> String {
     format!(
         "{} {} {}",
-        crate::samples::target_size(&row.target, &row.size),
+        crate::measured::samples::target_size(&row.target, &row.size),
         row.kernel,
         row.metric
     )
@@ -32,7 +32,7 @@ pub(crate) fn config_changes(results: &Results) -> Vec<String> {
         seen.push(id);
         out.push(format!(
             "{} `{}`: {}",
-            crate::samples::target_size(&r.target, &r.size),
+            crate::measured::samples::target_size(&r.target, &r.size),
             r.kernel,
             c.describe()
         ));
@@ -82,7 +82,7 @@ pub(crate) fn ci_label(row: &Row) -> Option<String> {
     // the level, so round it to a tenth.
     c.is_finite().then(|| {
         let pct = (c * 1000.0).round() / 10.0;
-        format!("{}% CI", crate::units::format_number(pct))
+        format!("{}% CI", crate::foundation::units::format_number(pct))
     })
 }
 
@@ -104,7 +104,7 @@ pub(crate) fn median(side: Option<&SideSummary>, unit: &str) -> String {
 /// The GPU the run measured, for headlines; every GPU, joined with `, `, for merged results of
 /// several GPU types.
 pub(crate) fn gpu_label(results: &Results) -> String {
-    let gpus = crate::merge::gpus(results);
+    let gpus = crate::outcome::merge::gpus(results);
     if gpus.len() > 1 {
         return gpus.join(", ");
     }
@@ -186,7 +186,7 @@ pub(crate) fn headline(results: &Results) -> String {
 }
 
 /// The run's symbol, for headlines (the headline's words carry the meaning): its gate status as
-/// decided by [`crate::decide::run_gate`], so an inconclusive run under `--fail-on
+/// decided by [`crate::outcome::decide::run_gate`], so an inconclusive run under `--fail-on
 /// inconclusive` shows as the failure its exit code says it is.
 pub(crate) fn verdict_badge(results: &Results) -> &'static str {
     match run_gate(results.verdict, results.fail_on) {
@@ -198,9 +198,9 @@ pub(crate) fn verdict_badge(results: &Results) -> &'static str {
 }
 
 /// A row's badge in a report: `⏭️ unchanged` for a row the SASS cache skipped, and a row that
-/// fails the gate ([`crate::decide::row_gate`]) marked as a failure whatever its verdict
+/// fails the gate ([`crate::outcome::decide::row_gate`]) marked as a failure whatever its verdict
 /// (`❌ missing`, `❌ inconclusive` under `--fail-on inconclusive`).
-pub(crate) fn gate_badge(row: &Row, fail_on: crate::results::FailOn) -> String {
+pub(crate) fn gate_badge(row: &Row, fail_on: crate::outcome::results::FailOn) -> String {
     if let Some(s) = &row.skipped {
         format!("⏭️ {}", s.label())
     } else if row_gate(row, fail_on) == Gate::Fail && row.verdict != RowVerdict::Regression {
@@ -263,9 +263,9 @@ pub(crate) fn shorten(text: &str, max: usize) -> String {
 /// A scale for plotting values of a base unit: (divide by, unit label). Mirrors [`human`]'s steps
 /// so that an axis and the tables agree.
 pub(crate) fn axis_scale(max_abs: f64, unit: &str) -> (f64, String) {
-    match crate::units::display_steps(unit) {
+    match crate::foundation::units::display_steps(unit) {
         Some(steps) => {
-            let (f, name) = crate::units::display_step(max_abs, steps);
+            let (f, name) = crate::foundation::units::display_step(max_abs, steps);
             (f, name.to_owned())
         }
         None => (1.0, unit.to_owned()),
@@ -280,16 +280,18 @@ pub(crate) fn threshold_limit(row: &Row) -> Option<f64> {
     if let Some(l) = t.limit {
         return Some(l);
     }
-    let crate::results::ThresholdKind::Relative { fraction } = t.kind else {
+    let crate::outcome::results::ThresholdKind::Relative { fraction } = t.kind else {
         return None;
     };
     let f = t.tolerance.unwrap_or(fraction);
     let base = row.baseline.as_ref()?.median;
-    Some(if row.direction == Some(crate::results::Direction::Higher) {
-        base * (1.0 - f)
-    } else {
-        base * (1.0 + f)
-    })
+    Some(
+        if row.direction == Some(crate::outcome::results::Direction::Higher) {
+            base * (1.0 - f)
+        } else {
+            base * (1.0 + f)
+        },
+    )
 }
 
 /// The label of the threshold line in charts: the rule, and `min_effect` when it set the
@@ -302,7 +304,7 @@ pub(crate) fn threshold_label(row: &Row) -> String {
     if let Some(m) = &t.min_effect {
         label.push_str(&format!(", min effect {m}"));
         let fraction = match t.kind {
-            crate::results::ThresholdKind::Relative { fraction } => fraction,
+            crate::outcome::results::ThresholdKind::Relative { fraction } => fraction,
             _ => 0.0,
         };
         if let Some(tol) = t.tolerance.filter(|tol| *tol > fraction) {
@@ -333,11 +335,11 @@ pub(crate) fn sass_skip_line(results: &Results) -> Option<String> {
 }
 
 /// A row's verdict as reports print it: the skip reason's label (`unchanged` for rows the SASS
-/// cache skipped, a pass) in place of the verdict, from the typed [`crate::results::SkipReason`].
+/// cache skipped, a pass) in place of the verdict, from the typed [`crate::outcome::results::SkipReason`].
 pub(crate) fn verdict_word(row: &Row) -> &'static str {
     row.skipped
         .as_ref()
-        .map_or(row.verdict.as_str(), crate::results::SkipReason::label)
+        .map_or(row.verdict.as_str(), crate::outcome::results::SkipReason::label)
 }
 
 #[cfg(test)]

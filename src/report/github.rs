@@ -7,11 +7,11 @@ use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::decide::Gate;
-use crate::error::{Error, Result};
+use crate::foundation::error::{Error, Result};
+use crate::outcome::decide::Gate;
+use crate::outcome::results::{Results, RowVerdict};
 use crate::report::format::{case_name, change_with_ci, median, p_value};
 use crate::report::markdown::{MarkdownOptions, markdown_fitting};
-use crate::results::{Results, RowVerdict};
 
 /// GitHub's limit for one step's summary: "each step is restricted to a maximum size of 1MiB".
 pub const STEP_SUMMARY_LIMIT: usize = 1024 * 1024;
@@ -286,9 +286,9 @@ pub fn spec_line(spec: &str, target: &str, metric: Option<&str>) -> Option<usize
 pub fn annotations(results: &Results) -> Vec<String> {
     let spec_text = (!results.spec_path.is_empty())
         .then(|| {
-            crate::fsutil::read_text(
+            crate::foundation::fsutil::read_text(
                 std::path::Path::new(&results.spec_path),
-                crate::fsutil::limits::SPEC,
+                crate::foundation::fsutil::limits::SPEC,
             )
             .ok()
         })
@@ -305,8 +305,8 @@ pub fn annotations(results: &Results) -> Vec<String> {
     };
     let mut out = Vec::new();
     for r in &results.rows {
-        // The row's gate status, as every reporter shows it (crate::decide).
-        let level = match crate::decide::row_gate(r, results.fail_on) {
+        // The row's gate status, as every reporter shows it (crate::outcome::decide).
+        let level = match crate::outcome::decide::row_gate(r, results.fail_on) {
             Gate::Fail | Gate::Error => "error",
             Gate::Warn => "warning",
             Gate::Pass => continue,
@@ -314,7 +314,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
         let title = format!(
             "cgp-gate {}: {} {}",
             r.verdict.as_str(),
-            crate::samples::target_size(&r.target, &r.size),
+            crate::measured::samples::target_size(&r.target, &r.size),
             r.metric
         );
         let mut message = format!(
@@ -323,7 +323,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
             median(r.baseline.as_ref(), &r.unit),
             median(r.candidate.as_ref(), &r.unit),
             change_with_ci(r),
-            crate::results::threshold_text(r),
+            crate::outcome::results::threshold_text(r),
             p_value(r.p_adjusted.or(r.p)),
             r.reason
         );

@@ -20,7 +20,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
-use crate::error::{Error, Result};
+use crate::foundation::error::{Error, Result};
 use crate::report::github::Token;
 
 /// The most pages of notes read (100 notes each): a merge request with more is not searched

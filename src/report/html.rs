@@ -8,11 +8,11 @@
 
 use std::fmt::Write as _;
 
+use crate::foundation::units::{format_number, human};
+use crate::outcome::results::{Results, RooflinePoint, Row, RowVerdict, SideSummary};
 use crate::report::format::{
     axis_scale, change_with_ci, ci_label, gpu_label, headline, median, p_value, sorted_rows, threshold_limit,
 };
-use crate::results::{Results, RooflinePoint, Row, RowVerdict, SideSummary};
-use crate::units::{format_number, human};
 
 /// Strip plots drawn at most; beyond this the page would be slow to open. Rows are in report
 /// order, so regressions are always drawn.
@@ -171,7 +171,7 @@ fn row_cells(r: &Row, with_target: bool) -> String {
         escape(&median(r.baseline.as_ref(), &r.unit)),
         escape(&median(r.candidate.as_ref(), &r.unit)),
         escape(&change_with_ci(r)),
-        escape(&crate::results::threshold_text(r)),
+        escape(&crate::outcome::results::threshold_text(r)),
         escape(&p_value(r.p_adjusted.or(r.p))),
         r.baseline.as_ref().map_or(0, |x| x.n),
         r.candidate.as_ref().map_or(0, |x| x.n),
@@ -200,7 +200,7 @@ fn highlighted_table(results: &Results, h: &mut String) {
         .into_iter()
         .filter(|r| {
             r.verdict == RowVerdict::Improvement
-                || crate::decide::row_gate(r, results.fail_on) != crate::decide::Gate::Pass
+                || crate::outcome::decide::row_gate(r, results.fail_on) != crate::outcome::decide::Gate::Pass
         })
         .collect();
     h.push_str("<h2>Regressions, improvements and inconclusive rows</h2>\n");
@@ -224,7 +224,7 @@ fn why_table(r: &Row, h: &mut String) {
     let _ = write!(
         h,
         "<div class=\"why\"><b>Why</b> {} {}: {}",
-        escape(&crate::samples::target_size(&r.target, &r.size)),
+        escape(&crate::measured::samples::target_size(&r.target, &r.size)),
         escape(&r.metric),
         escape(&w.reading)
     );
@@ -235,9 +235,9 @@ fn why_table(r: &Row, h: &mut String) {
                 h,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(&c.metric),
-                escape(&crate::why::number(c.baseline)),
-                escape(&crate::why::number(c.candidate)),
-                escape(&crate::why::change_text(c)),
+                escape(&crate::measured::why::number(c.baseline)),
+                escape(&crate::measured::why::number(c.candidate)),
+                escape(&crate::measured::why::change_text(c)),
             );
         }
         h.push_str("</table>");
@@ -292,7 +292,7 @@ fn plots(results: &Results, h: &mut String) {
         let _ = writeln!(
             h,
             "<figure><figcaption><span class=\"pill {v}\">{v}</span> <b>{} {}</b> {}<br><span class=\"k\">{}</span></figcaption>{}</figure>",
-            escape(&crate::samples::target_size(&r.target, &r.size)),
+            escape(&crate::measured::samples::target_size(&r.target, &r.size)),
             escape(&r.metric),
             escape(&change_with_ci(r)),
             escape(&r.kernel),
@@ -622,7 +622,7 @@ fn roofline_svg(pts: &[&RooflinePoint]) -> String {
     for (i, p) in pts.iter().enumerate() {
         let (x, y) = (px(p.intensity), py(p.achieved_tflops));
         let colour = palette[i % palette.len()];
-        let label = crate::samples::target_size(&p.target, &p.size);
+        let label = crate::measured::samples::target_size(&p.target, &p.size);
         let _ = write!(
             s,
             "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5\" style=\"fill:{colour}\"><title>{}</title></circle><text x=\"{:.1}\" y=\"{:.1}\" style=\"fill:{colour}\">{}</text>",

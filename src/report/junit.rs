@@ -1,7 +1,7 @@
 //! JUnit XML for CI test reporters, built with quick-junit.
 //!
 //! Mapping (documented in `docs/reports.md`): one `<testsuite>` per target, one `<testcase>` per
-//! size x kernel x metric, by the row's gate status ([`crate::decide::row_gate`]): a row that fails
+//! size x kernel x metric, by the row's gate status ([`crate::outcome::decide::row_gate`]): a row that fails
 //! the gate -> `<failure>` (a regression, a missing row the run should have measured, an
 //! inconclusive row under `--fail-on inconclusive`); a row or run error -> `<error>`; other
 //! inconclusive and allowed missing rows -> `<skipped>` with a message (every CI reporter shows
@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::decide::{Gate, row_gate};
+use crate::foundation::units::format_number;
+use crate::outcome::decide::{Gate, row_gate};
+use crate::outcome::results::{FailOn, Results, Row, RowVerdict, RunError};
 use crate::report::format::{case_name, change_with_ci, ci_label, median, p_value};
-use crate::results::{FailOn, Results, Row, RowVerdict, RunError};
-use crate::units::format_number;
 
 /// Render the results as JUnit XML.
 pub fn junit(results: &Results) -> String {
@@ -149,7 +149,7 @@ fn failure_message(row: &Row) -> String {
         median(row.baseline.as_ref(), &row.unit),
         median(row.candidate.as_ref(), &row.unit),
         change_with_ci(row),
-        crate::results::threshold_text(row),
+        crate::outcome::results::threshold_text(row),
         p_value(row.p_adjusted.or(row.p)),
     )
 }
@@ -171,7 +171,7 @@ fn description(row: &Row) -> String {
 }
 
 fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
-    // The row's gate status (crate::decide) picks failure, error, skipped or success; the
+    // The row's gate status (crate::outcome::decide) picks failure, error, skipped or success; the
     // verdict is the type, so a missing row that fails the gate is `<failure type="missing">`.
     let status = match (row_gate(row, fail_on), row.verdict) {
         (Gate::Fail | Gate::Error, v) => {
@@ -207,7 +207,7 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
         (Gate::Pass, _) => TestCaseStatus::success(),
     };
     let mut case = TestCase::new(case_name(row), status);
-    case.set_classname(crate::samples::target_size(&row.target, &row.size));
+    case.set_classname(crate::measured::samples::target_size(&row.target, &row.size));
     case.add_properties(row_properties(row));
     if matches!(row.verdict, RowVerdict::Improvement | RowVerdict::New) {
         case.set_system_out(format!(
@@ -225,10 +225,11 @@ fn row_properties(row: &Row) -> Vec<Property> {
     let mut p = vec![
         Property::new("verdict", row.verdict.as_str()),
         Property::new("unit", row.unit.as_str()),
-        Property::new("threshold", crate::results::threshold_text(row)),
+        Property::new("threshold", crate::outcome::results::threshold_text(row)),
         Property::new(
             "direction",
-            row.direction.map_or("-", crate::results::Direction::as_str),
+            row.direction
+                .map_or("-", crate::outcome::results::Direction::as_str),
         ),
         Property::new("method", row.method.as_str()),
     ];

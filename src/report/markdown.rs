@@ -5,11 +5,11 @@
 //! or mention a user. The body ends with a hidden per-spec marker ([`comment_marker`]) by which a
 //! re-run finds and updates its own comment.
 
+use crate::outcome::results::{Results, Row, RowVerdict};
 use crate::report::format::{
     axis_scale, case_name, change_with_ci, ci_label, gate_badge, gpu_label, headline, median, p_value,
     shorten, sorted_rows, trend, verdict_badge,
 };
-use crate::results::{Results, Row, RowVerdict};
 
 /// GitHub rejects issue and pull-request comment bodies longer than this many characters.
 pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
@@ -247,13 +247,13 @@ fn last_resort(results: &Results, opts: &MarkdownOptions, fits: &dyn Fn(&str) ->
 }
 
 /// Rows shown in the main table: everything that needs a look (every row that fails the gate,
-/// whatever its verdict, as [`crate::decide::row_gate`] decides), and the improvements.
+/// whatever its verdict, as [`crate::outcome::decide::row_gate`] decides), and the improvements.
 fn highlighted(results: &Results) -> Vec<&Row> {
     sorted_rows(results)
         .into_iter()
         .filter(|r| {
             r.verdict == RowVerdict::Improvement
-                || crate::decide::row_gate(r, results.fail_on) != crate::decide::Gate::Pass
+                || crate::outcome::decide::row_gate(r, results.fail_on) != crate::outcome::decide::Gate::Pass
         })
         .collect()
 }
@@ -283,7 +283,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             .find_map(|r| ci_label(r))
             .unwrap_or_else(|| "CI".to_owned());
         // Merged results of several GPU types name the GPU of each row.
-        let multi_gpu = crate::merge::gpus(results).len() > 1;
+        let multi_gpu = crate::outcome::merge::gpus(results).len() > 1;
         let (gpu_head, gpu_rule) = if multi_gpu { (" GPU |", "---|") } else { ("", "") };
         md.push_str(&format!(
             "| |{gpu_head} target | size | kernel | metric | baseline | candidate | change ({ci}) | p (adj.) |\n|---|{gpu_rule}---|---|---|---|---|---|---|---|\n"
@@ -334,7 +334,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         md.push_str(&format!(
             "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
         ));
-        let (gone, appeared) = crate::missing::kernel_changes(&results.rows);
+        let (gone, appeared) = crate::run::missing::kernel_changes(&results.rows);
         let list = |v: &[(String, String)]| {
             v.iter()
                 .map(|(t, k)| format!("{}: {}", code_span(t, false), code_span(k, false)))
@@ -353,7 +353,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
                 list(&appeared)
             ));
         }
-        for line in crate::gone::describe(&results.rows) {
+        for line in crate::run::gone::describe(&results.rows) {
             md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
         }
         let failing = results
@@ -361,7 +361,8 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             .iter()
             .filter(|r| {
                 r.verdict == RowVerdict::Missing
-                    && crate::decide::row_gate(r, results.fail_on) == crate::decide::Gate::Fail
+                    && crate::outcome::decide::row_gate(r, results.fail_on)
+                        == crate::outcome::decide::Gate::Fail
             })
             .count();
         if failing > 0 {
@@ -425,7 +426,7 @@ fn why(r: &Row, md: &mut String) {
     let Some(w) = &r.why else { return };
     md.push_str(&format!(
         "**Why** {} {}: {}\n",
-        code_span(&crate::samples::target_size(&r.target, &r.size), false),
+        code_span(&crate::measured::samples::target_size(&r.target, &r.size), false),
         code_span(short_metric(&r.metric), false),
         escape_md_cell(&w.reading)
     ));
@@ -438,9 +439,9 @@ fn why(r: &Row, md: &mut String) {
             md.push_str(&format!(
                 "| {} | {} | {} | {} |\n",
                 code_span(&c.metric, true),
-                escape_md_cell(&crate::why::number(c.baseline)),
-                escape_md_cell(&crate::why::number(c.candidate)),
-                escape_md_cell(&crate::why::change_text(c)),
+                escape_md_cell(&crate::measured::why::number(c.baseline)),
+                escape_md_cell(&crate::measured::why::number(c.candidate)),
+                escape_md_cell(&crate::measured::why::change_text(c)),
             ));
         }
         md.push_str("\n</details>\n");
@@ -542,7 +543,7 @@ fn charts(results: &Results, md: &mut String) {
             let c = r.change.filter(|c| c.is_finite())?;
             Some((
                 r,
-                if r.direction == Some(crate::results::Direction::Higher) {
+                if r.direction == Some(crate::outcome::results::Direction::Higher) {
                     -c
                 } else {
                     c
@@ -622,7 +623,7 @@ fn trends(rows: &[&Row], md: &mut String) {
             let t = trend(r)?;
             Some(format!(
                 "- {} {}: {}\n",
-                code_span(&crate::samples::target_size(&r.target, &r.size), false),
+                code_span(&crate::measured::samples::target_size(&r.target, &r.size), false),
                 code_span(short_metric(&r.metric), false),
                 escape_md_cell(&t)
             ))
@@ -726,7 +727,7 @@ fn details(results: &Results, md: &mut String) {
                 escape_md_cell(&median(r.baseline.as_ref(), &r.unit)),
                 escape_md_cell(&median(r.candidate.as_ref(), &r.unit)),
                 escape_md_cell(&change_with_ci(r)),
-                escape_md_cell(&crate::results::threshold_text(r)),
+                escape_md_cell(&crate::outcome::results::threshold_text(r)),
                 escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
                 n,
                 escape_md_cell(&super::format::reason_with_config(r)),

@@ -1,4 +1,4 @@
-//! Reporters: they render [`crate::results::Results`] (or parsed launches); they decide nothing.
+//! Reporters: they render [`crate::outcome::results::Results`] (or parsed launches); they decide nothing.
 //!
 //! - [`console`]: terminal tables.
 //! - [`junit`]: JUnit XML for CI test reporters.

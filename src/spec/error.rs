@@ -87,9 +87,9 @@ pub(crate) fn collected(mut errors: Vec<SpecError>) -> Result<(), SpecError> {
     Err(first)
 }
 
-/// The crate's error carries a spec error as [`crate::error::Error::Spec`] (exit 2).
-impl From<SpecError> for crate::error::Error {
+/// The crate's error carries a spec error as [`crate::foundation::error::Error::Spec`] (exit 2).
+impl From<SpecError> for crate::foundation::error::Error {
     fn from(e: SpecError) -> Self {
-        Self::Spec(crate::error::Cause::new(e))
+        Self::Spec(crate::foundation::error::Cause::new(e))
     }
 }

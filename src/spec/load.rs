@@ -104,7 +104,7 @@ pub(crate) const MAX_REPETITIONS: u32 = 1_000;
 /// # Errors
 /// A [`SpecError`] naming the file, and the line and column where the YAML has them.
 pub fn load(path: &Path) -> std::result::Result<Spec, SpecError> {
-    use crate::fsutil::{ReadError, limits, read_text};
+    use crate::foundation::fsutil::{ReadError, limits, read_text};
     let text = read_text(path, limits::SPEC).map_err(|e| match e {
         ReadError::Io(e) => SpecError::new(path, format!("cannot read the spec: {e}"))
             .help("pass the spec file with `--spec PATH`"),
@@ -212,7 +212,7 @@ pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError>
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {
-    crate::units::hex(&Sha256::digest(bytes))
+    crate::foundation::units::hex(&Sha256::digest(bytes))
 }
 
 /// The version is checked before anything else: a newer spec may use keys this build does not

@@ -377,7 +377,7 @@ pub struct MetricSpec {
     pub threshold: Threshold,
 }
 
-pub use crate::threshold::{Direction, Threshold, ThresholdKind};
+pub use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
 
 /// Default direction of a known metric, or `None` when the spec must say.
 pub fn default_direction(metric: &str) -> Option<Direction> {

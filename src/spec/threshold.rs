@@ -1,6 +1,6 @@
 //! Metric names and the thresholds they are judged by (`metrics:` in a target).
 
-use crate::units::Quantity;
+use crate::foundation::units::Quantity;
 
 use super::decode::{Ctx, Result, describe, did_you_mean, list};
 use super::model::{DERIVED_METRICS, DERIVED_PREFIX, Direction, Threshold, ThresholdKind, default_direction};
@@ -223,7 +223,7 @@ pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Thre
                 // 0.03: 3% (0.03% is below what a GPU timing resolves).
                 Typed::Float(x) if x > 0.0 && x < FRACTION_BELOW => ThresholdKind::Relative { fraction: x },
                 Typed::Float(x) if x > 0.0 && x < 1.0 => {
-                    let pct = crate::units::format_number(x * 100.0);
+                    let pct = crate::foundation::units::format_number(x * 100.0);
                     return Err(ctx
                         .err(node, format!("{what} is a bare number `{}`: {pct}% or {}%?", s.text, s.text))
                         .help(format!(

@@ -644,7 +644,7 @@ fn decide(
 pub fn judge_constant(
     base: f64,
     head: f64,
-    threshold: &crate::threshold::Threshold,
+    threshold: &crate::foundation::threshold::Threshold,
     pairs: usize,
 ) -> PairedJudgement {
     let e = super::verdict::compare_exact(base, head, threshold);
@@ -758,9 +758,9 @@ mod tests {
         // cannot rule the 1% out through the +-3% clock spread: mostly inconclusive.
         let mut rng = Rng::new(2024);
         let (mut aa_reg, mut aa_pass, mut found, mut unpaired_pass) = (0, 0, 0, 0);
-        let t = crate::threshold::Threshold {
-            kind: crate::threshold::ThresholdKind::Relative { fraction: 0.01 },
-            direction: crate::threshold::Direction::Lower,
+        let t = crate::foundation::threshold::Threshold {
+            kind: crate::foundation::threshold::ThresholdKind::Relative { fraction: 0.01 },
+            direction: crate::foundation::threshold::Direction::Lower,
             min_effect: None,
         };
         let cfg = crate::stats::Config::default();

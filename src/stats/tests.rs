@@ -4,8 +4,8 @@ use proptest::prelude::*;
 
 use super::RowVerdict;
 use super::*;
-use crate::threshold::{Direction, Threshold, ThresholdKind};
-use crate::units::Quantity;
+use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
+use crate::foundation::units::Quantity;
 
 fn rel(fraction: f64, direction: Direction) -> Threshold {
     Threshold {

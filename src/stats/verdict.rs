@@ -19,7 +19,7 @@
 //! run's alpha is split over the looks re-measurement may take (`Config::looks`).
 
 use super::row::{RowVerdict, SideSummary};
-use crate::threshold::{Direction, Threshold, ThresholdKind};
+use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
 
 use super::bootstrap;
 use super::dips;
@@ -297,7 +297,7 @@ fn pct(x: f64) -> String {
 }
 
 fn num(x: f64) -> String {
-    crate::units::format_number(x)
+    crate::foundation::units::format_number(x)
 }
 
 fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reason: &str) -> Judgement {

@@ -4,7 +4,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 
-use crate::error::Error;
+use crate::foundation::error::Error;
 
 /// The temporary file a write of `path` goes through: `.<name>.tmp.<pid>` next to it. The
 /// leading dot keeps it out of `load_all`; the pid keeps writers of different processes apart.

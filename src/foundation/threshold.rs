@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::units::{Quantity, format_number};
+use crate::foundation::units::{Quantity, format_number};
 
 /// Whether a smaller or a larger value is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::results::{Row, RowVerdict};
+use crate::outcome::results::{Row, RowVerdict};
 use crate::spec::Target;
 
 /// A (target, kernel) pair.
@@ -144,7 +144,7 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
         );
         let line = format!(
             "{}: the operation now runs {} instead of {} (compared as one operation row)",
-            crate::samples::target_size(&r.target, &r.size),
+            crate::measured::samples::target_size(&r.target, &r.size),
             now.iter()
                 .map(|k| format!("`{k}`"))
                 .collect::<Vec<_>>()
@@ -169,7 +169,7 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
                 // the name it is matched against: a template kernel's begins with `void `).
                 return format!(
                     "{}: {ran_text} (not selected by its `kernel:` filter) ran, the baseline's {} among them: not a kernel switch, the filter no longer selects it (a `regex:` filter matches the name as ncu prints it, return type first; docs/spec.md, \"Selecting kernels\")",
-                    crate::samples::target_size(t, size),
+                    crate::measured::samples::target_size(t, size),
                     tick(&gone)
                 );
             }
@@ -180,7 +180,7 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
             };
             format!(
                 "{}: kernel switch: {} ran instead of {} (a library may have picked another kernel; gate the operation with `kernels: sum` to compare its time whichever kernel runs)",
-                crate::samples::target_size(t, size),
+                crate::measured::samples::target_size(t, size),
                 now,
                 tick(&gone)
             )
@@ -216,7 +216,8 @@ pub fn describe_changes(rows: &[Row]) -> Vec<String> {
         .iter()
         .filter(|r| {
             r.verdict == RowVerdict::Missing
-                && crate::decide::row_gate(r, crate::results::FailOn::Regression) == crate::decide::Gate::Fail
+                && crate::outcome::decide::row_gate(r, crate::outcome::results::FailOn::Regression)
+                    == crate::outcome::decide::Gate::Fail
         })
         .count();
     if failing > 0 {

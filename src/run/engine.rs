@@ -6,12 +6,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::error::Error;
+use crate::foundation::error::Error;
 use crate::gpu::fingerprint::Fingerprint;
 use crate::gpu::{Gpu, peaks_for};
+use crate::measured::samples::{SampleSet, SeriesKey};
+use crate::outcome::results::{ErrorKind, RooflinePoint, Row, RowVerdict, RunError};
 use crate::profile::{Profiler, Versions};
-use crate::results::{ErrorKind, RooflinePoint, Row, RowVerdict, RunError};
-use crate::samples::{SampleSet, SeriesKey};
 use crate::spec::{DERIVED_PREFIX, MetricSpec, ProfilerKind, Target};
 use crate::stats::Config;
 
@@ -103,7 +103,7 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                 .bytes
                 .as_deref()
                 .and_then(|e| crate::spec::evaluate(e, size).ok());
-            let durations: Vec<crate::samples::Series> = samples
+            let durations: Vec<crate::measured::samples::Series> = samples
                 .series
                 .values()
                 .filter(|s| {
@@ -113,7 +113,7 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                 })
                 .cloned()
                 .collect();
-            for crate::samples::Series {
+            for crate::measured::samples::Series {
                 key,
                 values,
                 reps,
@@ -280,20 +280,20 @@ pub struct Assembly<'a> {
     pub synthetic: bool,
     pub fingerprint: Fingerprint,
     pub git_commit: Option<String>,
-    pub fail_on: crate::results::FailOn,
+    pub fail_on: crate::outcome::results::FailOn,
     pub multiple_testing: String,
     /// The run had something to measure: judging nothing is then an error.
     pub had_work: bool,
-    pub health: crate::results::Health,
+    pub health: crate::outcome::results::Health,
     pub cost_seconds: std::collections::BTreeMap<String, f64>,
 }
 
-/// Assemble a run's results: the verdict is [`crate::decide::run_verdict`]'s; the fields only
+/// Assemble a run's results: the verdict is [`crate::outcome::decide::run_verdict`]'s; the fields only
 /// `check` fills (fingerprint mismatch, shard, roofline, SASS skip, category bars) are empty.
-pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate::results::Results {
-    crate::results::Results {
-        schema_version: crate::results::RESULTS_VERSION,
-        verdict: crate::decide::run_verdict(&rows, &errors, a.had_work),
+pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate::outcome::results::Results {
+    crate::outcome::results::Results {
+        schema_version: crate::outcome::results::RESULTS_VERSION,
+        verdict: crate::outcome::decide::run_verdict(&rows, &errors, a.had_work),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         spec_hash: a.spec.hash.clone(),
         spec_path: a.spec.path.display().to_string(),

@@ -8,10 +8,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::baseline::{Store, UpdateMeta};
-use crate::error::Error;
+use crate::foundation::error::Error;
 use crate::gpu::fingerprint::Fingerprint;
-use crate::results::{Results, RowVerdict};
-use crate::samples::{SampleSet, SeriesKey};
+use crate::measured::samples::{SampleSet, SeriesKey};
+use crate::outcome::results::{Results, RowVerdict};
 use crate::spec::{Spec, Target};
 
 /// The candidate samples of a results file, as a sample set.
@@ -24,7 +24,7 @@ pub fn samples_from_results(
     spec: &Spec,
     path: &std::path::Path,
 ) -> Result<SampleSet, Error> {
-    if !results.errors.is_empty() || results.verdict == crate::results::RunVerdict::Error {
+    if !results.errors.is_empty() || results.verdict == crate::outcome::results::RunVerdict::Error {
         return Err(Error::input(
             path,
             format!(
@@ -131,7 +131,7 @@ pub fn write_baselines(
     }
     // Only the spec's metrics are kept: the duration ncu collects for derived metrics is not
     // gated, and would come back as a "missing" row once the spec stops needing it.
-    let series_of = |t: &Target| -> Vec<&crate::samples::Series> {
+    let series_of = |t: &Target| -> Vec<&crate::measured::samples::Series> {
         samples
             .series
             .values()
@@ -194,11 +194,11 @@ fn record_sass(
     t: &Target,
     gpu_key: &str,
     fp_key: &str,
-    series: &[&crate::samples::Series],
+    series: &[&crate::measured::samples::Series],
     store: &Store,
     out: &mut dyn Write,
 ) -> Result<Option<String>, Error> {
-    let functions = match crate::sass::functions_of(t, &spec.base_dir()) {
+    let functions = match crate::profile::sass::functions_of(t, &spec.base_dir()) {
         Ok(f) => f,
         // Why the cache does not apply: the caller says it once per run for every such target.
         Err(why) => return Ok(Some(why)),
@@ -216,7 +216,7 @@ fn record_sass(
             continue;
         }
         let kernels: Vec<&str> = kernels.into_iter().collect();
-        let hashes = crate::sass::hashes(&functions, t, size, fp_key, &kernels);
+        let hashes = crate::profile::sass::hashes(&functions, t, size, fp_key, &kernels);
         for k in kernels.iter().filter(|k| !hashes.contains_key(**k)) {
             let _ = writeln!(
                 out,
@@ -243,7 +243,7 @@ fn record_counters(t: &Target, samples: &SampleSet, gpu_key: &str, store: &Store
         .values()
         .filter(|s| {
             s.key.target == t.name
-                && crate::why::is_explanatory(&s.key.metric)
+                && crate::measured::why::is_explanatory(&s.key.metric)
                 && !t.metrics.iter().any(|m| m.name == s.key.metric)
                 // A value JSON cannot hold would make the baseline unreadable.
                 && s.values.iter().all(|v| v.is_finite())

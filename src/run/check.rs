@@ -7,21 +7,21 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use crate::baseline::{BaselineFile, Store};
-use crate::engine::{add_derived, fingerprint_for, git_commit, min_effect_unit, stats_config};
-use crate::error::Error;
+use crate::foundation::error::Error;
 use crate::gpu::{Gpu, peaks_for};
-use crate::measure::{Measurement, Watch, measure};
+use crate::measured::samples::{SampleSet, SeriesKey};
+use crate::outcome::results::{
+    ErrorKind, FingerprintDiff, Results, RooflinePoint, Row, RowThreshold, RowVerdict, RunError,
+};
 use crate::plan::{Work, initial_work, remeasure};
 use crate::profile::record::Recorder;
 use crate::profile::{Profiler, Versions};
-use crate::results::{
-    ErrorKind, FingerprintDiff, Results, RooflinePoint, Row, RowThreshold, RowVerdict, RunError,
-};
-use crate::samples::{SampleSet, SeriesKey};
+use crate::run::engine::{add_derived, fingerprint_for, git_commit, min_effect_unit, stats_config};
+use crate::run::measure::{Measurement, Watch, measure};
 use crate::spec::{Explain, MetricSpec, Spec, Target};
 use crate::stats::{Comparison, Config, judge_all, summarize};
 
-pub use crate::results::FailOn;
+pub use crate::outcome::results::FailOn;
 
 /// Options of one check.
 pub struct CheckOptions<'a> {
@@ -99,7 +99,7 @@ pub fn run_check(
     recorder: Option<&mut Recorder>,
     mut watch: Option<&mut Watch<'_>>,
     opts: &CheckOptions<'_>,
-    progress: &mut dyn crate::progress::Progress,
+    progress: &mut dyn crate::run::progress::Progress,
 ) -> Result<Results, Error> {
     let mut recorder = recorder;
     let (source, synthetic) = (
@@ -161,7 +161,7 @@ pub fn run_check(
         watch: watch.as_deref_mut(),
         progress,
     };
-    let (rows, spec_errors, _) = crate::engine::until_decided(&mut run)?;
+    let (rows, spec_errors, _) = crate::run::engine::until_decided(&mut run)?;
     let CheckLoop {
         next_rep,
         mut m,
@@ -178,9 +178,9 @@ pub fn run_check(
     )?;
     let (mut rows, sass_skip) = skipped_rows(rows, targets, &unchanged, &baselines);
     add_why(&mut rows, &m.samples, &baselines);
-    crate::missing::apply(
+    crate::run::missing::apply(
         &mut rows,
-        &crate::missing::Scope {
+        &crate::run::missing::Scope {
             targets,
             allow_all: opts.allow_missing,
             skipped: &unchanged,
@@ -188,7 +188,7 @@ pub fn run_check(
     );
     unselected(&mut rows, &m.unselected);
     operation_notes(&mut rows);
-    // Baseline files of targets the spec no longer has (src/gone.rs): looked at by a run of the
+    // Baseline files of targets the spec no longer has (src/run/gone.rs): looked at by a run of the
     // whole spec, or by shard 1 of a sharded one (so that `merge` sees them once).
     if targets.len() == spec.targets.len() && opts.shard.as_ref().is_none_or(|s| s.shard.k == 1) {
         let keys: BTreeSet<String> = targets
@@ -197,7 +197,7 @@ pub fn run_check(
             .collect();
         let names: BTreeSet<&str> = spec.targets.iter().map(|t| t.name.as_str()).collect();
         let stored = Store::new(&opts.baselines).load_all()?;
-        for mut r in crate::gone::rows(&stored, &keys, &names, opts.allow_missing) {
+        for mut r in crate::run::gone::rows(&stored, &keys, &names, opts.allow_missing) {
             r.gpu.clone_from(&fingerprint.gpu_name);
             rows.push(r);
         }
@@ -210,8 +210,8 @@ pub fn run_check(
     });
     let mut errors = m.errors;
     errors.extend(spec_errors);
-    let results = crate::engine::assemble(
-        crate::engine::Assembly {
+    let results = crate::run::engine::assemble(
+        crate::run::engine::Assembly {
             spec,
             source,
             synthetic,
@@ -373,7 +373,7 @@ fn load_baselines(
     Ok((baselines, mismatch))
 }
 
-/// `check` inside the re-measure loop ([`crate::engine::until_decided`]): the reference samples
+/// `check` inside the re-measure loop ([`crate::run::engine::until_decided`]): the reference samples
 /// are the stored baselines.
 struct CheckLoop<'a, 'w> {
     targets: &'a [&'a Target],
@@ -392,11 +392,11 @@ struct CheckLoop<'a, 'w> {
     profiler: &'a mut dyn Profiler,
     recorder: Option<&'a mut Recorder>,
     watch: Option<&'a mut Watch<'w>>,
-    progress: &'a mut dyn crate::progress::Progress,
+    progress: &'a mut dyn crate::run::progress::Progress,
 }
 
-impl crate::engine::Remeasure for CheckLoop<'_, '_> {
-    fn judge(&mut self, rounds: &crate::engine::Rounds) -> (Vec<Row>, Vec<RunError>) {
+impl crate::run::engine::Remeasure for CheckLoop<'_, '_> {
+    fn judge(&mut self, rounds: &crate::run::engine::Rounds) -> (Vec<Row>, Vec<RunError>) {
         let mut samples = self.m.samples.clone();
         self.roofline = add_derived(self.targets, &mut samples, self.gpu_name);
         let (mut rows, spec_errors) = judge(
@@ -461,7 +461,7 @@ impl crate::engine::Remeasure for CheckLoop<'_, '_> {
 }
 
 /// The "why" of every timing row that regressed, improved or is doubtful: the explanatory
-/// counters measured for the same target, size and kernel, compared by [`crate::why::explain`].
+/// counters measured for the same target, size and kernel, compared by [`crate::measured::why::explain`].
 /// They are the spec's gated metrics that explain time (in the rows) and the counters
 /// `explain: true` collects without gating them (in the run's samples and the baseline's
 /// `counters`).
@@ -482,17 +482,17 @@ fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselines) {
     for i in wanted {
         let why = {
             let r = &rows[i];
-            let counters: Vec<crate::why::Counter<'_>> = rows
+            let counters: Vec<crate::measured::why::Counter<'_>> = rows
                 .iter()
                 .filter(|o| {
                     o.target == r.target
                         && o.size == r.size
                         && o.kernel == r.kernel
                         && o.gpu == r.gpu
-                        && crate::why::is_explanatory(&o.metric)
+                        && crate::measured::why::is_explanatory(&o.metric)
                 })
                 .filter_map(|o| {
-                    Some(crate::why::Counter {
+                    Some(crate::measured::why::Counter {
                         metric: &o.metric,
                         baseline: &o.baseline.as_ref()?.samples,
                         candidate: &o.candidate.as_ref()?.samples,
@@ -512,7 +512,7 @@ fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselines) {
                         metric: c.metric.clone(),
                     };
                     if let Some(now) = samples.series.get(&key) {
-                        counters.push(crate::why::Counter {
+                        counters.push(crate::measured::why::Counter {
                             metric: &c.metric,
                             baseline: &c.samples,
                             candidate: &now.values,
@@ -520,14 +520,14 @@ fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselines) {
                     }
                 }
             }
-            let ctx = crate::why::Context {
+            let ctx = crate::measured::why::Context {
                 time_change: r.change,
                 launch: r
                     .config_change
                     .as_ref()
                     .map(|c| (c.baseline.as_slice(), c.candidate.as_slice())),
             };
-            crate::why::explain_in(&counters, &ctx)
+            crate::measured::why::explain_in(&counters, &ctx)
         };
         rows[i].why = why;
     }
@@ -551,7 +551,7 @@ fn explain_pass(
     profiler: &mut dyn Profiler,
     recorder: Option<&mut Recorder>,
     watch: Option<&mut Watch<'_>>,
-    progress: &mut dyn crate::progress::Progress,
+    progress: &mut dyn crate::run::progress::Progress,
 ) -> Result<(), Error> {
     if explained.is_empty() {
         return Ok(());
@@ -560,7 +560,7 @@ fn explain_pass(
         m.samples.series.keys().any(|k| {
             k.target == target
                 && k.size == size
-                && crate::why::COLLECT.contains(&k.metric.as_str())
+                && crate::measured::why::COLLECT.contains(&k.metric.as_str())
                 && explained
                     .get(target)
                     .is_some_and(|t| !t.metrics.iter().any(|ms| ms.name == k.metric))
@@ -609,7 +609,7 @@ fn explain_pass(
         let gated = explained
             .get(&key.target)
             .is_some_and(|t| t.metrics.iter().any(|ms| ms.name == key.metric));
-        if crate::why::is_explanatory(&key.metric) && !gated {
+        if crate::measured::why::is_explanatory(&key.metric) && !gated {
             m.samples.series.insert(key, series);
         }
     }
@@ -627,7 +627,7 @@ fn same_sass(
     work: &[Work<'_>],
     baselines: &Baselines,
     fp_keys: &BTreeMap<String, String>,
-    progress: &mut dyn crate::progress::Progress,
+    progress: &mut dyn crate::run::progress::Progress,
 ) -> BTreeSet<(String, String)> {
     let mut out = BTreeSet::new();
     let mut functions: BTreeMap<String, Result<BTreeMap<String, String>, String>> = BTreeMap::new();
@@ -650,7 +650,7 @@ fn same_sass(
         }
         let f = functions
             .entry(target.clone())
-            .or_insert_with(|| crate::sass::functions_of(w.target, &spec.base_dir()));
+            .or_insert_with(|| crate::profile::sass::functions_of(w.target, &spec.base_dir()));
         let f = match f {
             Ok(f) => f,
             Err(why) => {
@@ -662,7 +662,7 @@ fn same_sass(
         };
         let kernels: Vec<&str> = kernels.into_iter().collect();
         let key = fp_keys.get(&target).map_or("", String::as_str);
-        let now = crate::sass::hashes(f, w.target, w.size, key, &kernels);
+        let now = crate::profile::sass::hashes(f, w.target, w.size, key, &kernels);
         if kernels.iter().all(|k| now.get(*k) == stored.get(*k)) {
             progress.note(&format!(
                 "skipping `{target}` [{size}]: same machine code as the baseline"
@@ -680,7 +680,7 @@ fn skipped_rows(
     targets: &[&Target],
     unchanged: &BTreeSet<(String, String)>,
     baselines: &Baselines,
-) -> (Vec<Row>, Option<crate::results::SassSkip>) {
+) -> (Vec<Row>, Option<crate::outcome::results::SassSkip>) {
     if unchanged.is_empty() {
         return (rows, None);
     }
@@ -691,8 +691,8 @@ fn skipped_rows(
         .map(|mut r| {
             if r.verdict == RowVerdict::Missing && unchanged.contains(&(r.target.clone(), r.size.clone())) {
                 r.verdict = RowVerdict::Pass;
-                crate::sass::SAME_SASS_REASON.clone_into(&mut r.reason);
-                r.skipped = Some(crate::results::SkipReason::SameSass);
+                crate::profile::sass::SAME_SASS_REASON.clone_into(&mut r.reason);
+                r.skipped = Some(crate::outcome::results::SkipReason::SameSass);
                 let first = kernels.insert((r.target.clone(), r.size.clone(), r.kernel.clone()));
                 if first && let Some((b, _)) = baselines.get(&r.target) {
                     let reps = targets
@@ -711,7 +711,7 @@ fn skipped_rows(
         (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
             .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
     });
-    let skip = crate::results::SassSkip {
+    let skip = crate::outcome::results::SassSkip {
         kernels: kernels.len(),
         sizes: unchanged.len(),
         gpu_time_saved_ns: saved,
@@ -823,7 +823,7 @@ fn judge(
     }
     rows.extend(unreported_rows(targets, m, &failed, &seen, peaks_known));
     rows.extend(missing_rows(targets, baselines, &failed, &seen));
-    crate::engine::sort_rows(&mut rows);
+    crate::run::engine::sort_rows(&mut rows);
     (rows, spec_errors)
 }
 
@@ -1032,16 +1032,16 @@ fn missing_rows(
 /// recorded has none): the series is still compared, and the reports say what changed.
 fn config_change(
     baseline: Option<&[String]>,
-    candidate: Option<&crate::samples::Series>,
-) -> Option<crate::results::ConfigChange> {
+    candidate: Option<&crate::measured::samples::Series>,
+) -> Option<crate::outcome::results::ConfigChange> {
     let (b, c) = (baseline?, &candidate?.configs);
-    (!b.is_empty() && !c.is_empty() && b != c.as_slice()).then(|| crate::results::ConfigChange {
+    (!b.is_empty() && !c.is_empty() && b != c.as_slice()).then(|| crate::outcome::results::ConfigChange {
         baseline: b.to_vec(),
         candidate: c.clone(),
     })
 }
 
-/// The exit code of a finished check (see [`crate::decide::exit_code`]).
+/// The exit code of a finished check (see [`crate::outcome::decide::exit_code`]).
 pub fn exit_code(results: &Results, fail_on: FailOn) -> i32 {
-    crate::decide::exit_code(results.verdict, &results.errors, fail_on)
+    crate::outcome::decide::exit_code(results.verdict, &results.errors, fail_on)
 }

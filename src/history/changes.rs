@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::{Results, RowVerdict};
+use crate::outcome::results::{Results, RowVerdict};
 use crate::stats::changepoint::{self, e_divisive};
 use crate::stats::median;
 use crate::stats::rng::seed_for;
@@ -158,7 +158,7 @@ impl ChangesReport {
         let mut text = serde_json::to_string_pretty(self)
             .map_err(|e| crate::Error::Environment(format!("cannot encode the changes: {e}")))?;
         text.push('\n');
-        crate::fsutil::write_atomic(path, text.as_bytes())
+        crate::foundation::fsutil::write_atomic(path, text.as_bytes())
     }
 }
 
@@ -173,7 +173,7 @@ struct Key {
 
 struct Series {
     unit: String,
-    direction: Option<crate::results::Direction>,
+    direction: Option<crate::outcome::results::Direction>,
     points: Vec<Point>,
 }
 
@@ -298,7 +298,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
                 below += 1;
                 continue;
             }
-            let worse = crate::decide::shift_is_worse(s.direction, before, after);
+            let worse = crate::outcome::decide::shift_is_worse(s.direction, before, after);
             let at = s.points[cp.index].index;
             let prev = s.points[cp.index - 1].index;
             reported.push(at);
@@ -362,13 +362,13 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
 
 /// Exit code of `changes`: 1 when a shift goes the bad way, else 0.
 pub fn exit_code(report: &ChangesReport) -> i32 {
-    crate::decide::changes_exit_code(report.worse())
+    crate::outcome::decide::changes_exit_code(report.worse())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{Row, SideSummary};
+    use crate::outcome::results::{Row, SideSummary};
     use crate::stats::rng::Rng;
 
     /// SYNTHETIC results: one row whose candidate median is `value`.
@@ -384,9 +384,9 @@ mod tests {
         for (metric, direction, v) in values {
             r.rows.push(Row {
                 direction: Some(if *direction == "lower" {
-                    crate::results::Direction::Lower
+                    crate::outcome::results::Direction::Lower
                 } else {
-                    crate::results::Direction::Higher
+                    crate::outcome::results::Direction::Higher
                 }),
                 candidate: Some(SideSummary {
                     n: 1,

@@ -5,7 +5,7 @@
 //! with exit 0. So a run that covers the whole spec turns every entry of such a file into a
 //! `missing` row that fails the gate ([`Row::fails_gate`]) unless `--allow-missing` is given, and
 //! its reason names the file and the two ways out (refresh the baselines, or allow it). The
-//! rows are the kind [`crate::missing`] makes, so every report lists them (and the kernels that
+//! rows are the kind [`crate::run::missing`] makes, so every report lists them (and the kernels that
 //! disappeared) as it lists a renamed kernel's.
 //!
 //! Which runs look: a run of every target of the spec (no `--target`), unsharded, or shard 1 of
@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::baseline::BaselineFile;
-use crate::results::{Row, RowVerdict};
+use crate::outcome::results::{Row, RowVerdict};
 
 /// The `missing` rows of the baseline files in `stored` whose target is not in `spec_targets`,
 /// among the files in the folders named by `gpu_keys` (`<baselines>/<gpu key>/<target>.json`).
@@ -132,15 +132,15 @@ mod tests {
         let r = &rows[0];
         assert_eq!((r.target.as_str(), r.verdict), ("old", RowVerdict::Missing));
         assert_eq!(
-            crate::decide::row_gate(r, crate::results::FailOn::Regression),
-            crate::decide::Gate::Fail
+            crate::outcome::decide::row_gate(r, crate::outcome::results::FailOn::Regression),
+            crate::outcome::decide::Gate::Fail
         );
         assert!(r.reason.contains("b/gpu-a/old.json") && r.reason.contains("--allow-missing"));
         assert_eq!(describe(&rows).len(), 1);
         let allowed = super::rows(&stored, &keys, &targets, true);
         assert_ne!(
-            crate::decide::row_gate(&allowed[0], crate::results::FailOn::Regression),
-            crate::decide::Gate::Fail
+            crate::outcome::decide::row_gate(&allowed[0], crate::outcome::results::FailOn::Regression),
+            crate::outcome::decide::Gate::Fail
         );
     }
 }

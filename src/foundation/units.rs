@@ -276,7 +276,12 @@ impl Quantity {
 
 impl fmt::Display for Quantity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", crate::units::format_number(self.value), self.unit)
+        write!(
+            f,
+            "{}{}",
+            crate::foundation::units::format_number(self.value),
+            self.unit
+        )
     }
 }
 

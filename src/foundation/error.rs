@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use crate::exit_codes;
+use crate::foundation::exit_codes;
 
 /// An error of a higher layer carried by [`Error`] without this module knowing its type. Its
 /// message and its `source()` are the carried error's own (like `#[error(transparent)]`).

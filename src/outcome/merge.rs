@@ -11,9 +11,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::foundation::error::{Error, Result};
+use crate::outcome::results::{ErrorKind, FingerprintDiff, Health, Results, Row, RunError};
 use crate::plan::Shard;
-use crate::results::{ErrorKind, FingerprintDiff, Health, Results, Row, RunError};
 
 /// One input's place: its GPU group and its shard.
 struct Placed {
@@ -45,7 +45,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
 
     // A shard's own verdict counts: a shard that says `error` without an error row or a listed
     // failure is an error of the merged run, never hidden by the other shards' rows.
-    let verdict = crate::decide::merged_verdict(
+    let verdict = crate::outcome::decide::merged_verdict(
         &rows,
         &mut errors,
         placed.iter().map(|p| {
@@ -80,7 +80,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
     }
     let head = &placed[0].results;
     Ok(Results {
-        schema_version: crate::results::RESULTS_VERSION,
+        schema_version: crate::outcome::results::RESULTS_VERSION,
         verdict,
         tool_version: head.tool_version.clone(),
         spec_hash: head.spec_hash.clone(),
@@ -109,7 +109,9 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
             .map(|(t, by_gpu)| (t, by_gpu.into_values().fold(0.0, f64::max)))
             .collect(),
         roofline,
-        sass_skip: crate::results::SassSkip::sum(placed.iter().filter_map(|p| p.results.sass_skip.as_ref())),
+        sass_skip: crate::outcome::results::SassSkip::sum(
+            placed.iter().filter_map(|p| p.results.sass_skip.as_ref()),
+        ),
         category_bars,
         category_bars_gated_only: placed.iter().any(|p| p.results.category_bars_gated_only),
     })
@@ -330,7 +332,7 @@ fn merge_health<'a>(all: impl Iterator<Item = &'a Health>) -> Health {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::RunVerdict;
+    use crate::outcome::results::RunVerdict;
 
     fn results(shard: Option<&str>, gpu: &str) -> Results {
         let text = std::fs::read_to_string(concat!(
@@ -357,7 +359,7 @@ mod tests {
             input("b.json", b),
         ])
         .unwrap_err();
-        assert_eq!(e.exit_code(), crate::exit_codes::INVALID_INPUT);
+        assert_eq!(e.exit_code(), crate::foundation::exit_codes::INVALID_INPUT);
         let msg = e.to_string();
         assert!(
             msg.starts_with("b.json: made with another spec than a.json"),
@@ -387,7 +389,7 @@ mod tests {
         let mut r3 = results(Some("3/3"), "A");
         r3.rows.clear();
         let m = merge(vec![input("a.json", r), input("c.json", r3)]).unwrap();
-        assert_eq!(m.verdict, crate::results::RunVerdict::Error);
+        assert_eq!(m.verdict, crate::outcome::results::RunVerdict::Error);
         assert_eq!(m.errors.len(), 1);
         assert_eq!(m.errors[0].kind, ErrorKind::MissingShard);
         assert!(
@@ -418,12 +420,12 @@ mod tests {
             m.errors[0].message
         );
         assert_eq!(
-            crate::decide::exit_code(m.verdict, &m.errors, m.fail_on),
-            crate::exit_codes::PROFILER_FAILURE
+            crate::outcome::decide::exit_code(m.verdict, &m.errors, m.fail_on),
+            crate::foundation::exit_codes::PROFILER_FAILURE
         );
         // A shard whose error is explained by its rows adds nothing more.
         let mut r2 = results(Some("2/2"), "A");
-        r2.rows[0].verdict = crate::results::RowVerdict::Error;
+        r2.rows[0].verdict = crate::outcome::results::RowVerdict::Error;
         r2.verdict = RunVerdict::Error;
         let mut r1 = results(Some("1/2"), "A");
         r1.rows.clear();
@@ -440,7 +442,7 @@ mod tests {
         let m = merge(vec![input("h.json", b), input("a.json", a)]).unwrap();
         assert_eq!(m.rows.len(), 2 * n);
         assert_eq!(gpus(&m).len(), 2);
-        assert_eq!(m.verdict, crate::results::RunVerdict::Pass);
+        assert_eq!(m.verdict, crate::outcome::results::RunVerdict::Pass);
         assert!(m.errors.is_empty());
         // The same GPU twice unsharded is a duplicate.
         let e = merge(vec![

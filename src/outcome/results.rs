@@ -2,7 +2,7 @@
 //! `report --from`, `merge` and `baseline update --from`. Reporters render this; they decide nothing.
 //!
 //! What the rows and errors mean for the gate (row gate status, run verdict, exit code) is
-//! decided in one place, [`crate::decide`]; this module holds the types and the file format.
+//! decided in one place, [`crate::outcome::decide`]; this module holds the types and the file format.
 //!
 //! Schema 2 (this version) types what version 1 stored as display strings: the threshold,
 //! the direction, `fail_on`, error kinds and the fingerprint mismatch. Version 1 files are still
@@ -15,10 +15,10 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub use crate::failure::FailureKind;
+pub use crate::foundation::failure::FailureKind;
+pub use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
+use crate::foundation::units::Quantity;
 use crate::gpu::fingerprint::Fingerprint;
-pub use crate::threshold::{Direction, Threshold, ThresholdKind};
-use crate::units::Quantity;
 
 /// Schema version of the results file. Readers accept this and older versions, and refuse newer.
 pub const RESULTS_VERSION: u32 = 2;
@@ -104,9 +104,9 @@ pub struct Row {
     /// For a timing row that regressed, improved or is doubtful: the explanatory counters that
     /// changed beyond their noise and a one-line reading (docs/why.md). `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub why: Option<crate::why::Why>,
+    pub why: Option<crate::measured::why::Why>,
     /// A `missing` row that the run should have measured (its target, size and metric were
-    /// selected) and that the user did not allow: it fails the gate (see [`crate::missing`]).
+    /// selected) and that the user did not allow: it fails the gate (see [`crate::run::missing`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fails_gate: bool,
     /// The launch configurations (`grid (X, Y, Z) block (X, Y, Z)`) the candidate's samples came
@@ -291,7 +291,7 @@ impl Results {
         let mut text = serde_json::to_string_pretty(self)
             .map_err(|e| crate::Error::Environment(format!("cannot encode results: {e}")))?;
         text.push('\n');
-        crate::fsutil::write_atomic(path, text.as_bytes())
+        crate::foundation::fsutil::write_atomic(path, text.as_bytes())
     }
 }
 
@@ -300,7 +300,7 @@ impl Results {
 /// # Errors
 /// [`crate::Error::Io`] when unreadable; [`crate::Error::Input`] (with line and column) when not valid results.
 pub fn read(path: &std::path::Path) -> Result<Results, crate::Error> {
-    let text = crate::fsutil::read_text(path, crate::fsutil::limits::RESULTS)
+    let text = crate::foundation::fsutil::read_text(path, crate::foundation::fsutil::limits::RESULTS)
         .map_err(|e| e.into_error(path, "results file"))?;
     parse(&text).map_err(|m| crate::Error::input(path, m))
 }
@@ -587,7 +587,7 @@ pub fn threshold_text(row: &Row) -> String {
 /// Readers of what version 1 wrote as strings.
 mod v1 {
     use super::{Deserialize, Deserializer, Direction, FingerprintDiff, RowThreshold, ThresholdKind};
-    use crate::units::Quantity;
+    use crate::foundation::units::Quantity;
 
     #[derive(Deserialize)]
     #[serde(untagged)]

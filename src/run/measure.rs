@@ -4,14 +4,14 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::Error;
+use crate::foundation::error::Error;
+use crate::measured::samples::SampleSet;
+use crate::outcome::results::RunError;
 use crate::plan::Work;
 use crate::profile::extract::extract;
 use crate::profile::record::Recorder;
 use crate::profile::{FailureKind, Job, ProfileError, Profiler};
-use crate::progress::Progress;
-use crate::results::RunError;
-use crate::samples::SampleSet;
+use crate::run::progress::Progress;
 
 /// Samples and failures of a measurement pass.
 #[derive(Debug, Default)]
@@ -96,7 +96,7 @@ pub fn measure(
                     if crate::gpu::should_rerun(&health, throttle_reruns, w.settings) {
                         progress.note(&format!(
                             "  {} rep {rep} throttled ({}), re-running",
-                            crate::samples::target_size(&job.target.name, &id.1),
+                            crate::measured::samples::target_size(&job.target.name, &id.1),
                             health.reasons.join(", ")
                         ));
                         w.sampler.record_rerun();
@@ -145,7 +145,7 @@ pub fn measure(
                 Ok((mut samples, wall)) => {
                     progress.run_finished(&w.target.name, &id.1, rep, elapsed);
                     // Each run (process) drops its warm-up launches (`warmup:`).
-                    crate::samples::drop_warmup(&mut samples, w.target.warmup);
+                    crate::measured::samples::drop_warmup(&mut samples, w.target.warmup);
                     m.samples.extend(samples);
                     *m.reps_done.entry(id).or_default() += 1;
                     if let Some(s) = wall {

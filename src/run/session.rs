@@ -4,9 +4,9 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use crate::error::Error;
+use crate::foundation::error::Error;
 use crate::gpu::{ClockGuard, Gpu, HealthSampler};
-use crate::measure::Watch;
+use crate::run::measure::Watch;
 use crate::spec::{ClockSetting, Settings, Target};
 
 /// Held for the duration of a live run; dropping it restores the clocks.
@@ -63,7 +63,7 @@ impl Session {
         Ok(Self { gpu, gpu_note, guard })
     }
 
-    /// Health watching for [`crate::measure::measure`], when NVML is there.
+    /// Health watching for [`crate::run::measure::measure`], when NVML is there.
     pub fn watch<'a>(&'a self, settings: &'a Settings) -> Option<Watch<'a>> {
         let gpu = self.gpu.as_deref()?;
         let locked = self.guard.as_ref().and_then(ClockGuard::locked).map(|l| l.sm_mhz);

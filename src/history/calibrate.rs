@@ -21,10 +21,10 @@
 
 use serde::Serialize;
 
-use crate::samples::SampleSet;
+use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
+use crate::measured::samples::SampleSet;
 use crate::spec::model::{Settings, Target};
 use crate::stats::{Config, summarize, tukey_outliers};
-use crate::threshold::{Direction, Threshold, ThresholdKind};
 
 /// Version of the calibration JSON.
 pub const CALIBRATION_VERSION: u32 = 1;
@@ -182,7 +182,7 @@ pub fn calibrate_with_progress(
     _opts: &Options,
     progress: &mut dyn FnMut(usize, usize, &str),
 ) -> Calibration {
-    let wanted: Vec<(&Target, &crate::samples::Series, &Threshold)> = samples
+    let wanted: Vec<(&Target, &crate::measured::samples::Series, &Threshold)> = samples
         .series
         .values()
         .filter_map(|s| {
@@ -227,7 +227,12 @@ pub fn calibrate_with_progress(
     }
 }
 
-fn row(target: &Target, s: &crate::samples::Series, threshold: &Threshold, cfg: &Config) -> CalibrationRow {
+fn row(
+    target: &Target,
+    s: &crate::measured::samples::Series,
+    threshold: &Threshold,
+    cfg: &Config,
+) -> CalibrationRow {
     let values = &s.values;
     let summary = summarize(values);
     let mut reps = s.reps.clone();
@@ -367,7 +372,7 @@ pub fn pct(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::samples::SeriesKey;
+    use crate::measured::samples::SeriesKey;
     use crate::stats::noise::NoiseModel;
     use crate::stats::rng::Rng;
 

@@ -187,7 +187,7 @@ pub fn kernel_hash(functions: &BTreeMap<String, String>, kernel: &str, salt: &st
         h.update(b"\n");
         h.update(body.as_bytes());
     }
-    Some(crate::units::hex(&h.finalize()))
+    Some(crate::foundation::units::hex(&h.finalize()))
 }
 
 /// The executable a target runs: `command[0]`, relative to the spec's directory when it holds a

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::{ErrorKind, FailOn, Row, RowVerdict, RunError, RunVerdict};
+use crate::outcome::results::{ErrorKind, FailOn, Row, RowVerdict, RunError, RunVerdict};
 
 /// What a row (or a run) means for the gate under a `--fail-on` setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -89,7 +89,14 @@ pub fn run_verdict(rows: &[Row], errors: &[RunError], had_work: bool) -> RunVerd
 pub fn merged_verdict<'a>(
     rows: &[Row],
     errors: &mut Vec<RunError>,
-    shards: impl Iterator<Item = (String, &'a str, &'a std::path::Path, &'a crate::results::Results)>,
+    shards: impl Iterator<
+        Item = (
+            String,
+            &'a str,
+            &'a std::path::Path,
+            &'a crate::outcome::results::Results,
+        ),
+    >,
 ) -> RunVerdict {
     for (label, gpu, path, r) in shards {
         if r.verdict == RunVerdict::Error && run_verdict(&r.rows, &r.errors, false) != RunVerdict::Error {
@@ -113,7 +120,7 @@ pub fn merged_verdict<'a>(
 /// `error` is invalid input (2) when any failure is a spec mistake the user must fix
 /// or a damaged recording ([`ErrorKind::is_invalid_input`]), else a profiler or environment failure (3).
 pub fn exit_code(verdict: RunVerdict, errors: &[RunError], fail_on: FailOn) -> i32 {
-    use crate::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
+    use crate::foundation::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
     match run_gate(verdict, fail_on) {
         Gate::Error if errors.iter().any(|e| e.kind.is_invalid_input()) => INVALID_INPUT,
         Gate::Error => PROFILER_FAILURE,
@@ -132,18 +139,22 @@ pub fn error_exit_code(errors: &[RunError]) -> i32 {
 /// The exit code of `changes`: 1 when any level shift goes the bad way ([`shift_is_worse`]), else 0.
 pub fn changes_exit_code(worse_shifts: usize) -> i32 {
     if worse_shifts > 0 {
-        crate::exit_codes::REGRESSION
+        crate::foundation::exit_codes::REGRESSION
     } else {
-        crate::exit_codes::OK
+        crate::foundation::exit_codes::OK
     }
 }
 
 /// Whether a level shift from `before` to `after` goes the bad way for a metric of this
 /// direction (`changes`); a row without a direction is never worse.
-pub fn shift_is_worse(direction: Option<crate::results::Direction>, before: f64, after: f64) -> bool {
+pub fn shift_is_worse(
+    direction: Option<crate::outcome::results::Direction>,
+    before: f64,
+    after: f64,
+) -> bool {
     match direction {
-        Some(crate::results::Direction::Lower) => after > before,
-        Some(crate::results::Direction::Higher) => after < before,
+        Some(crate::outcome::results::Direction::Lower) => after > before,
+        Some(crate::outcome::results::Direction::Higher) => after < before,
         None => false,
     }
 }
@@ -191,7 +202,9 @@ mod tests {
         assert_eq!(
             v(
                 &[R::Pass],
-                &[error(ErrorKind::Profiler(crate::failure::FailureKind::Timeout))],
+                &[error(ErrorKind::Profiler(
+                    crate::foundation::failure::FailureKind::Timeout
+                ))],
                 true
             ),
             RunVerdict::Error
@@ -224,7 +237,7 @@ mod tests {
 
     #[test]
     fn exit_codes_follow_the_verdict_fail_on_and_the_kind_of_error() {
-        use crate::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
+        use crate::foundation::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
         let none: &[RunError] = &[];
         assert_eq!(exit_code(RunVerdict::Pass, none, FailOn::Inconclusive), OK);
         assert_eq!(exit_code(RunVerdict::Inconclusive, none, FailOn::Regression), OK);
@@ -239,7 +252,9 @@ mod tests {
         assert_eq!(
             exit_code(
                 RunVerdict::Error,
-                &[error(ErrorKind::Profiler(crate::failure::FailureKind::Timeout))],
+                &[error(ErrorKind::Profiler(
+                    crate::foundation::failure::FailureKind::Timeout
+                ))],
                 FailOn::Regression
             ),
             PROFILER_FAILURE
@@ -248,7 +263,9 @@ mod tests {
             exit_code(
                 RunVerdict::Error,
                 &[
-                    error(ErrorKind::Profiler(crate::failure::FailureKind::Timeout)),
+                    error(ErrorKind::Profiler(
+                        crate::foundation::failure::FailureKind::Timeout
+                    )),
                     error(ErrorKind::InvalidInput)
                 ],
                 FailOn::Regression
@@ -257,12 +274,14 @@ mod tests {
         );
         assert_eq!(
             error_exit_code(&[error(ErrorKind::Profiler(
-                crate::failure::FailureKind::BadRecording
+                crate::foundation::failure::FailureKind::BadRecording
             ))]),
             INVALID_INPUT
         );
         assert_eq!(
-            error_exit_code(&[error(ErrorKind::Profiler(crate::failure::FailureKind::Timeout))]),
+            error_exit_code(&[error(ErrorKind::Profiler(
+                crate::foundation::failure::FailureKind::Timeout
+            ))]),
             PROFILER_FAILURE
         );
     }

@@ -16,16 +16,18 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{add_derived, fingerprint_for};
-use crate::error::Error;
+use crate::foundation::error::Error;
 use crate::gpu::Gpu;
-use crate::measure::{Watch, measure};
+use crate::measured::samples::{SampleSet, SeriesKey};
+use crate::outcome::results::{
+    ErrorKind, FailOn, FailureKind, Results, Row, RowThreshold, RowVerdict, RunError,
+};
 use crate::plan::Work;
 use crate::profile::record::Recorder;
 use crate::profile::{Job, Profiler};
-use crate::progress::Progress;
-use crate::results::{ErrorKind, FailOn, FailureKind, Results, Row, RowThreshold, RowVerdict, RunError};
-use crate::samples::{SampleSet, SeriesKey};
+use crate::run::engine::{add_derived, fingerprint_for};
+use crate::run::measure::{Watch, measure};
+use crate::run::progress::Progress;
 use crate::spec::{MetricSpec, Spec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired};
 use crate::stats::{Comparison, Config, judge_all, median, summarize};
@@ -117,7 +119,7 @@ impl AbManifest {
     /// When the file cannot be written.
     pub fn write(&self, dir: &Path) -> Result<(), Error> {
         let text = serde_json::to_string_pretty(self).map_err(|e| Error::Usage(e.to_string()))?;
-        crate::fsutil::write_atomic(&dir.join("manifest.json"), text.as_bytes())
+        crate::foundation::fsutil::write_atomic(&dir.join("manifest.json"), text.as_bytes())
     }
 }
 
@@ -358,7 +360,7 @@ fn judge(
     let mut rows = judge_pending(&pending, cfg, rounds, &mut spec_errors);
     rows.extend(only);
     rows.extend(unreported_rows(targets, both, &seen));
-    crate::engine::sort_rows(&mut rows);
+    crate::run::engine::sort_rows(&mut rows);
     (rows, spec_errors)
 }
 
@@ -496,7 +498,10 @@ fn judge_pending(
                 _ => 0.0,
             };
             // The threshold and `min_effect` are tested jointly by the statistics, as in `check`.
-            let threshold_text = format!("{}% threshold", crate::units::format_number(fraction * 100.0));
+            let threshold_text = format!(
+                "{}% threshold",
+                crate::foundation::units::format_number(fraction * 100.0)
+            );
             let tolerance_text = match &t.min_effect {
                 Some(q) if q.value > 0.0 => format!("{threshold_text} and min effect {q}"),
                 _ => threshold_text,
@@ -589,7 +594,7 @@ fn judge_pending(
         row.p = j.p;
         row.p_adjusted = j.p_adjusted;
         row.reason = j.reason;
-        crate::engine::min_effect_unit(&mut row, p.ms, spec_errors);
+        crate::run::engine::min_effect_unit(&mut row, p.ms, spec_errors);
         rows.push(row);
     }
     rows
@@ -640,7 +645,7 @@ fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, r
     }
 }
 
-/// `ab` inside the re-measure loop ([`crate::engine::until_decided`]): the reference samples are
+/// `ab` inside the re-measure loop ([`crate::run::engine::until_decided`]): the reference samples are
 /// the base tree's, measured in pairs with the head tree's.
 struct AbLoop<'a, 's, 'w> {
     sides: &'a mut Sides<'s>,
@@ -655,8 +660,8 @@ struct AbLoop<'a, 's, 'w> {
     progress: &'a mut dyn Progress,
 }
 
-impl crate::engine::Remeasure for AbLoop<'_, '_, '_> {
-    fn judge(&mut self, rounds: &crate::engine::Rounds) -> (Vec<Row>, Vec<RunError>) {
+impl crate::run::engine::Remeasure for AbLoop<'_, '_, '_> {
+    fn judge(&mut self, rounds: &crate::run::engine::Rounds) -> (Vec<Row>, Vec<RunError>) {
         let mut base = self.both.base.clone();
         let mut head = self.both.head.clone();
         add_derived(self.sides.base_targets, &mut base, self.gpu_name);
@@ -789,7 +794,7 @@ pub fn run_ab(
         .map(|i| crate::stats::remeasure::looks(i.head.repetitions, i.head.max_repetitions))
         .max()
         .unwrap_or(1);
-    let mut cfg = crate::engine::stats_config(&spec.settings);
+    let mut cfg = crate::run::engine::stats_config(&spec.settings);
     cfg.alpha /= f64::from(looks);
     let mut run = AbLoop {
         next: items.iter().map(|i| (i.id(), i.head.repetitions)).collect(),
@@ -802,14 +807,14 @@ pub fn run_ab(
         gpu_name: &fingerprint.gpu_name,
         progress,
     };
-    let (mut rows, spec_errors, _) = crate::engine::until_decided(&mut run)?;
+    let (mut rows, spec_errors, _) = crate::run::engine::until_decided(&mut run)?;
     let AbLoop { mut both, sides, .. } = run;
 
     // A kernel the head tree no longer launches (or launches under a new name) fails the gate
     // as in `check`, unless allowed.
-    crate::missing::apply(
+    crate::run::missing::apply(
         &mut rows,
-        &crate::missing::Scope {
+        &crate::run::missing::Scope {
             targets: sides.head_targets,
             allow_all: opts.allow_missing,
             skipped: &BTreeSet::new(),
@@ -819,8 +824,8 @@ pub fn run_ab(
     let synthetic = opts.manifest.is_some_and(|m| m.synthetic)
         || sides.base.manifest().is_some_and(|m| m.synthetic)
         || sides.head.manifest().is_some_and(|m| m.synthetic);
-    let results = crate::engine::assemble(
-        crate::engine::Assembly {
+    let results = crate::run::engine::assemble(
+        crate::run::engine::Assembly {
             spec,
             source: format!("ab: base {} / head {}", sides.base.source(), sides.head.source()),
             synthetic,
@@ -828,7 +833,7 @@ pub fn run_ab(
             git_commit: opts
                 .manifest
                 .and_then(|m| m.head_commit.clone())
-                .or_else(|| crate::engine::git_commit(&spec.base_dir())),
+                .or_else(|| crate::run::engine::git_commit(&spec.base_dir())),
             fail_on: opts.fail_on,
             multiple_testing: format!(
                 "paired (ABBA), paired t on log ratios against the threshold; holm alpha={} per look over {looks} look(s)",
@@ -855,8 +860,8 @@ mod tests {
     use std::rc::Rc;
 
     use super::*;
+    use crate::outcome::results::RunVerdict;
     use crate::profile::{Capture, ProfileError};
-    use crate::results::RunVerdict;
 
     /// SYNTHETIC: serves a fixed ncu raw-page CSV and logs the order of the runs.
     struct Fake {
@@ -929,7 +934,7 @@ mod tests {
                 gpu: None,
                 manifest: None,
             },
-            &mut crate::progress::NoProgress,
+            &mut crate::run::progress::NoProgress,
         )
         .unwrap();
         assert_eq!(*log.borrow(), ["B0", "H0", "H1", "B1", "B2", "H2", "H3", "B3"]);

@@ -1,0 +1,9 @@
+//! Layer 0, the foundation: exit codes, units, atomic writes, the threshold type, the crate's
+//! error and the kinds of profiler failure. No knowledge of GPUs, specs or runs.
+
+pub mod error;
+pub mod exit_codes;
+pub mod failure;
+pub mod fsutil;
+pub mod threshold;
+pub mod units;

@@ -1,0 +1,13 @@
+//! Layer 4, the run: measure the work and report its progress, the one engine that `check` and
+//! `ab` share, baseline rows a run should have measured (`missing`) and baseline files of targets
+//! the spec no longer has (`gone`), `baseline update`.
+
+pub mod ab;
+pub mod check;
+pub mod engine;
+pub mod gone;
+pub mod measure;
+pub mod missing;
+pub mod progress;
+pub mod session;
+pub mod update;
