@@ -44,6 +44,9 @@ pub struct CheckOptions<'a> {
 /// Each target's baseline with the file it came from (named in errors about its content).
 type Baselines = BTreeMap<String, (BaselineFile, PathBuf)>;
 
+/// Every baseline file of the store, with its path (read once; the gone-targets check uses it too).
+type Stored = Vec<(PathBuf, BaselineFile)>;
+
 /// The error for a baselines directory that holds no baseline at all (a mistyped path, a
 /// directory one level too deep, baselines never committed): passing with every row `new` would
 /// keep CI green forever.
@@ -112,7 +115,7 @@ pub fn run_check(
         .map(|t| fingerprint_for(&*profiler, &versions, t, opts.gpu))
         .unwrap_or_default();
     // Load baselines and check comparability before spending time on the GPU.
-    let (baselines, mismatch) = load_baselines(spec, targets, &*profiler, &versions, opts)?;
+    let (baselines, mismatch, stored) = load_baselines(spec, targets, &*profiler, &versions, opts)?;
 
     let mut work = initial_work(targets, opts.shard.as_ref());
     // The SASS cache (docs/sass-cache.md): sizes whose every baseline kernel has the same
@@ -196,7 +199,6 @@ pub fn run_check(
             .map(|t| fingerprint_for(&*profiler, &versions, t, opts.gpu).gpu_key())
             .collect();
         let names: BTreeSet<&str> = spec.targets.iter().map(|t| t.name.as_str()).collect();
-        let stored = Store::new(&opts.baselines).load_all()?;
         for mut r in crate::run::gone::rows(&stored, &keys, &names, opts.allow_missing) {
             r.gpu.clone_from(&fingerprint.gpu_name);
             rows.push(r);
@@ -283,8 +285,8 @@ fn sharded_config(
     (cfg, multiple_testing)
 }
 
-/// Every selected target's baseline for this GPU, and how their fingerprints differ from this
-/// run's (when allowed).
+/// Every selected target's baseline for this GPU, how their fingerprints differ from this run's
+/// (when allowed), and every file of the store.
 ///
 /// # Errors
 /// Unreadable baselines; baselines only for other GPUs; a fingerprint mismatch without
@@ -295,7 +297,7 @@ fn load_baselines(
     profiler: &dyn Profiler,
     versions: &Versions,
     opts: &CheckOptions<'_>,
-) -> Result<(Baselines, Vec<FingerprintDiff>), Error> {
+) -> Result<(Baselines, Vec<FingerprintDiff>, Stored), Error> {
     let store = Store::new(&opts.baselines);
     let mut fields: Vec<&str> = spec
         .settings
@@ -370,7 +372,7 @@ fn load_baselines(
             .unwrap_or_default();
         return Err(no_baselines(&opts.baselines, &key));
     }
-    Ok((baselines, mismatch))
+    Ok((baselines, mismatch, stored))
 }
 
 /// `check` inside the re-measure loop ([`crate::run::engine::until_decided`]): the reference samples
