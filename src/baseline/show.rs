@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::format::{BaselineFile, Entry};
-use crate::foundation::units::human;
+use crate::foundation::units::{Percent, human, percent};
 
 /// Render baselines for a person: per file its GPU, driver, ncu, date, commit and tool version,
 /// then one row per entry with n, median, unit, the change against the previous generation and
@@ -68,7 +68,7 @@ fn row(e: &Entry) -> [String; 8] {
         .older_medians()
         .last()
         .and_then(|&prev| relative_change(prev, median))
-        .map_or_else(|| "-".to_owned(), |c| format!("{:+.2}%", c * 100.0));
+        .map_or_else(|| "-".to_owned(), |c| percent(c, Percent::Signed2));
     [
         e.size.clone(),
         e.kernel.clone(),

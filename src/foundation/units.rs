@@ -395,6 +395,41 @@ pub fn hex(bytes: &[u8]) -> String {
         })
 }
 
+/// How a fraction is printed as a percentage (`0.031` -> `+3.1%`). One formatter for every
+/// report and message, so the same number reads the same everywhere; each style is the precision
+/// one kind of number has always been printed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Percent {
+    /// `3.1%`: unsigned, one decimal (thresholds and noise floors in calibration).
+    Plain1,
+    /// `3.14%`: unsigned, two decimals.
+    Plain2,
+    /// `+3.14%`: signed, two decimals (changes in verdict reasons and change-point reports).
+    Signed2,
+    /// `+3.1%`, or `+0.42%` under 1%, so that a 0.4% drift does not print as 0.4 or 0.0; `n/a`
+    /// for a change that is not finite (the change column of the run reports).
+    Change,
+    /// `+12%` at 10% and above, `+5.9%` below; `from 0` for an infinite change, which is a
+    /// counter that was zero in the baseline (the explanatory counters).
+    Counter,
+}
+
+/// `fraction` (`0.031` = 3.1%) as a percentage in `style`.
+pub fn percent(fraction: f64, style: Percent) -> String {
+    let p = fraction * 100.0;
+    match style {
+        Percent::Plain1 => format!("{p:.1}%"),
+        Percent::Plain2 => format!("{p:.2}%"),
+        Percent::Signed2 => format!("{p:+.2}%"),
+        Percent::Change if !fraction.is_finite() => "n/a".to_owned(),
+        Percent::Change if p.abs() < 1.0 => format!("{p:+.2}%"),
+        Percent::Change => format!("{p:+.1}%"),
+        Percent::Counter if fraction.is_infinite() => "from 0".to_owned(),
+        Percent::Counter if p.abs() >= 10.0 => format!("{p:+.0}%"),
+        Percent::Counter => format!("{p:+.1}%"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,5 +556,20 @@ mod tests {
         assert!(!is_kernel_duration(
             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
         ));
+    }
+
+    #[test]
+    fn percent_styles_keep_their_precision() {
+        assert_eq!(percent(0.0314, Percent::Plain1), "3.1%");
+        assert_eq!(percent(0.0314, Percent::Plain2), "3.14%");
+        assert_eq!(percent(0.0314, Percent::Signed2), "+3.14%");
+        assert_eq!(percent(-0.0314, Percent::Signed2), "-3.14%");
+        assert_eq!(percent(0.0314, Percent::Change), "+3.1%");
+        assert_eq!(percent(0.0042, Percent::Change), "+0.42%");
+        assert_eq!(percent(f64::NAN, Percent::Change), "n/a");
+        assert_eq!(percent(f64::INFINITY, Percent::Change), "n/a");
+        assert_eq!(percent(0.123, Percent::Counter), "+12%");
+        assert_eq!(percent(-0.059, Percent::Counter), "-5.9%");
+        assert_eq!(percent(f64::INFINITY, Percent::Counter), "from 0");
     }
 }

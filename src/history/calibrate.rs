@@ -22,6 +22,7 @@
 use serde::Serialize;
 
 use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
+use crate::foundation::units::{Percent, percent};
 use crate::measured::samples::SampleSet;
 use crate::spec::model::{Settings, Target};
 use crate::stats::{Config, summarize, tukey_outliers};
@@ -347,26 +348,25 @@ fn row(
         out.note = match out.repetitions_needed {
             Some(r) => format!(
                 "the {} threshold is below what this runner resolves at {} repetitions ({} needed): identical code would often be inconclusive; raise the threshold to {} or repetitions to {r}",
-                pct(t),
+                percent(t, Percent::Plain1),
                 target.repetitions,
-                pct(floor),
-                pct(floor)
+                percent(floor, Percent::Plain1),
+                percent(floor, Percent::Plain1)
             ),
             None => format!(
                 "the {} threshold is below what this runner resolves even at {MAX_SEARCH_REPETITIONS} repetitions; raise it to at least {}",
-                pct(t),
-                pct(floor)
+                percent(t, Percent::Plain1),
+                percent(floor, Percent::Plain1)
             ),
         };
     } else {
-        out.note = format!("the {} threshold is above the noise floor {}", pct(t), pct(floor));
+        out.note = format!(
+            "the {} threshold is above the noise floor {}",
+            percent(t, Percent::Plain1),
+            percent(floor, Percent::Plain1)
+        );
     }
     out
-}
-
-/// A fraction as a percentage with one decimal.
-pub fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
 }
 
 #[cfg(test)]

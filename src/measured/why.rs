@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::foundation::units::{Percent, percent};
 use crate::stats::hodges_lehmann::relative_shift;
 use crate::stats::mannwhitney::NullCache;
 use crate::stats::median;
@@ -194,20 +195,16 @@ pub fn explain_in(counters: &[Counter<'_>], ctx: &Context<'_>) -> Option<Why> {
     })
 }
 
-fn pct(x: f64) -> String {
-    if x.is_infinite() {
-        return "from 0".to_owned();
-    }
-    let p = x * 100.0;
-    let digits = if p.abs() >= 10.0 { 0 } else { 1 };
-    format!("{p:+.digits$}%")
-}
-
 /// A counter's change as reports print it: `+12%` (exact), or `-5.9% [-6.2%, -5.6%]`.
 pub fn change_text(c: &ChangedCounter) -> String {
     match c.change_ci {
-        Some([lo, hi]) => format!("{} [{}, {}]", pct(c.change), pct(lo), pct(hi)),
-        None => format!("{} (exact)", pct(c.change)),
+        Some([lo, hi]) => format!(
+            "{} [{}, {}]",
+            percent(c.change, Percent::Counter),
+            percent(lo, Percent::Counter),
+            percent(hi, Percent::Counter)
+        ),
+        None => format!("{} (exact)", percent(c.change, Percent::Counter)),
     }
 }
 
@@ -376,20 +373,26 @@ fn throughput_reading(c: &ChangedCounter, rate: &Rate, time_change: Option<f64>)
     } = rate;
     let head = format!(
         "{what} {} ({}% -> {}% of peak)",
-        pct(c.change),
+        percent(c.change, Percent::Counter),
         num2(c.baseline),
         num2(c.candidate)
     );
     let Some(t) = time_change.filter(|t| t.is_finite() && *t != 0.0) else {
         return head;
     };
-    let head = format!("{head}, time {}", pct(t));
+    let head = format!("{head}, time {}", percent(t, Percent::Counter));
     let total = (1.0 + t) * (1.0 + c.change) - 1.0;
     match (c.change > 0.0, t > 0.0) {
         (false, true) => format!("{head}: {per_cycle} less per cycle"),
         (true, false) => format!("{head}: {per_cycle} more per cycle"),
-        (true, true) => format!("{head}: about {} more {work}", pct(total).trim_start_matches('+')),
-        (false, false) => format!("{head}: about {} less {work}", pct(total).trim_start_matches('-')),
+        (true, true) => format!(
+            "{head}: about {} more {work}",
+            percent(total, Percent::Counter).trim_start_matches('+')
+        ),
+        (false, false) => format!(
+            "{head}: about {} less {work}",
+            percent(total, Percent::Counter).trim_start_matches('-')
+        ),
     }
 }
 
@@ -440,7 +443,7 @@ fn read_counters(
     if let Some(l) = find(&|m| m.contains("local")) {
         return Some(format!(
             "{} local-memory traffic ({}): register spills",
-            pct(l.change),
+            percent(l.change, Percent::Counter),
             l.metric
         ));
     }
@@ -450,14 +453,17 @@ fn read_counters(
             None if was_compared(&is_dram) => {
                 format!(
                     "{} instructions executed, same DRAM bytes: more work per thread",
-                    pct(i.change)
+                    percent(i.change, Percent::Counter)
                 )
             }
-            None => format!("{} instructions executed: more work per thread", pct(i.change)),
+            None => format!(
+                "{} instructions executed: more work per thread",
+                percent(i.change, Percent::Counter)
+            ),
             Some(d) => format!(
                 "{} instructions executed, {} DRAM bytes: more work and more memory traffic",
-                pct(i.change),
-                pct(d.change)
+                percent(i.change, Percent::Counter),
+                percent(d.change, Percent::Counter)
             ),
         });
     }
@@ -470,19 +476,22 @@ fn read_counters(
         .iter()
         .find_map(|c| stall_meaning(&c.metric).map(|m| (c, m)))
     {
-        return Some(format!("{same_inst}{} {name}: {meaning}", pct(c.change)));
+        return Some(format!(
+            "{same_inst}{} {name}: {meaning}",
+            percent(c.change, Percent::Counter)
+        ));
     }
     if let Some(d) = find(&is_dram) {
         let traffic = if d.change >= 0.0 { "more" } else { "less" };
         return Some(format!(
             "{same_inst}{} DRAM bytes: {traffic} memory traffic",
-            pct(d.change)
+            percent(d.change, Percent::Counter)
         ));
     }
     if let Some(b) = find(&|m| m.starts_with("l1tex__data_bank_conflicts")) {
         return Some(format!(
             "{same_inst}{} shared-memory bank conflicts",
-            pct(b.change)
+            percent(b.change, Percent::Counter)
         ));
     }
     if let Some(o) = find(&is_occupancy) {
@@ -508,7 +517,7 @@ fn read_counters(
     Some(format!(
         "{same_inst}largest change: {} {}",
         top.metric,
-        pct(top.change)
+        percent(top.change, Percent::Counter)
     ))
 }
 

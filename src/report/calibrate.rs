@@ -2,14 +2,15 @@
 //! console table (the terminal never gets Markdown).
 
 use super::markdown::escape_md_cell as esc;
-use crate::history::calibrate::{Calibration, pct};
+use crate::foundation::units::{Percent, percent};
+use crate::history::calibrate::Calibration;
 
 fn opt_pct(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_owned(), pct)
+    x.map_or_else(|| "-".to_owned(), |v| percent(v, Percent::Plain1))
 }
 
 fn opt_pct2(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_owned(), |v| format!("{:.2}%", v * 100.0))
+    x.map_or_else(|| "-".to_owned(), |v| percent(v, Percent::Plain2))
 }
 
 /// The calibration as a Markdown table, escaped for any name.
@@ -83,9 +84,9 @@ pub fn console(c: &Calibration, style: super::console::ConsoleStyle) -> String {
                 visible(&x.kernel),
                 visible(super::console::short_metric_name(&x.metric).unwrap_or(&x.metric)),
                 x.repetitions.to_string(),
-                format!("{:.2}%", x.cv * 100.0),
-                format!("{:.1}%", x.outlier_rate * 100.0),
-                format!("{:.1}%", x.dip_share * 100.0),
+                percent(x.cv, Percent::Plain2),
+                percent(x.outlier_rate, Percent::Plain1),
+                percent(x.dip_share, Percent::Plain1),
                 format!("{}{flag}", visible(&x.threshold)),
                 opt_pct(x.min_detectable),
                 opt_pct(x.suggested_threshold),

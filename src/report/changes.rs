@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::foundation::units::{format_number, human};
+use crate::foundation::units::{Percent, format_number, human, percent};
 use crate::history::changes::{ChangeRow, ChangesReport, SeriesPlot};
 use crate::report::html::escape;
 use crate::report::markdown::escape_md_cell;
@@ -12,8 +12,9 @@ use crate::report::markdown::escape_md_cell;
 /// Series drawn at most (the table lists every change).
 const MAX_PLOTS: usize = 100;
 
-fn pct(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_owned(), |c| format!("{:+.2}%", c * 100.0))
+/// A change, or `-` when there is none.
+fn opt_change(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_owned(), |c| percent(c, Percent::Signed2))
 }
 
 fn short(commit: Option<&String>) -> String {
@@ -99,7 +100,7 @@ pub fn console(r: &ChangesReport) -> String {
             row.index,
             human(row.before, &row.unit),
             human(row.after, &row.unit),
-            pct(row.change),
+            opt_change(row.change),
             row.p,
             row.commit
                 .as_ref()
@@ -151,7 +152,7 @@ pub fn markdown(r: &ChangesReport) -> String {
                 escape_md_cell(&row.metric),
                 escape_md_cell(&human(row.before, &row.unit)),
                 escape_md_cell(&human(row.after, &row.unit)),
-                escape_md_cell(&pct(row.change)),
+                escape_md_cell(&opt_change(row.change)),
                 row.p,
                 plot_for(r, row).map_or_else(String::new, sparkline),
             );
@@ -238,7 +239,7 @@ pub fn html(r: &ChangesReport) -> String {
                 escape(&short(row.commit.as_ref())),
                 escape(&human(row.before, &row.unit)),
                 escape(&human(row.after, &row.unit)),
-                pct(row.change),
+                opt_change(row.change),
                 row.p
             );
         }
@@ -357,7 +358,7 @@ fn chart(r: &ChangesReport, s: &SeriesPlot, h: &mut String) {
             "<line class=\"cp\" x1=\"{cx:.1}\" y1=\"{top}\" x2=\"{cx:.1}\" y2=\"{:.1}\"><title>change at #{}: {}</title></line>",
             ht - bottom,
             row.index,
-            pct(row.change)
+            opt_change(row.change)
         );
         let from = if k == 0 {
             first

@@ -1,9 +1,9 @@
 //! Plain-text tables for the terminal.
 
-use crate::foundation::units::human;
+use crate::foundation::units::{Percent, human, percent};
 use crate::measured::samples::{Launch, MetricValue};
 use crate::outcome::results::{Results, RowVerdict, RunVerdict};
-use crate::report::format::{headline, p_value, pct, sorted_rows};
+use crate::report::format::{headline, p_value, sorted_rows};
 
 /// A table of launches: one block per launch, a line per metric.
 pub fn launches_table(launches: &[Launch]) -> String {
@@ -360,7 +360,7 @@ fn medians_in_one_unit(r: &crate::outcome::results::Row) -> (String, String, Str
 fn median_change(r: &crate::outcome::results::Row) -> String {
     match (r.baseline.as_ref(), r.candidate.as_ref()) {
         (Some(b), Some(c)) if b.median != 0.0 && b.median.is_finite() && c.median.is_finite() => {
-            pct(c.median / b.median - 1.0)
+            percent(c.median / b.median - 1.0, Percent::Change)
         }
         _ => "n/a".to_owned(),
     }
@@ -441,8 +441,13 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
                 baseline,
                 candidate,
                 median_change(r),
-                r.change_ci
-                    .map_or_else(String::new, |[lo, hi]| format!("[{}, {}]", pct(lo), pct(hi))),
+                r.change_ci.map_or_else(String::new, |[lo, hi]| {
+                    format!(
+                        "[{}, {}]",
+                        percent(lo, Percent::Change),
+                        percent(hi, Percent::Change)
+                    )
+                }),
                 if p_matters(r) {
                     r.p_adjusted
                         .or(r.p)

@@ -2,7 +2,7 @@
 //!
 //! These helpers produce plain text; each renderer escapes it for its own format.
 
-use crate::foundation::units::human;
+use crate::foundation::units::{Percent, human, percent};
 use crate::gpu::fingerprint::UNKNOWN;
 use crate::outcome::decide::{Gate, row_gate, run_gate};
 use crate::outcome::results::{Results, Row, RowVerdict, RunVerdict, SideSummary};
@@ -52,25 +52,16 @@ pub(crate) fn reason_with_config(row: &Row) -> String {
     }
 }
 
-/// A relative change as a signed percentage: `+6.7%`, `-0.42%`.
-pub(crate) fn pct(x: f64) -> String {
-    if !x.is_finite() {
-        return "n/a".to_owned();
-    }
-    let p = x * 100.0;
-    // Changes under 1% keep two decimals so that a 0.4% drift does not print as 0.4 or 0.0.
-    if p.abs() < 1.0 {
-        format!("{p:+.2}%")
-    } else {
-        format!("{p:+.1}%")
-    }
-}
-
 /// The change with its interval: `+6.7% [+5.3%, +8.7%]`, `+6.7%` without one, `n/a` without a change.
 pub(crate) fn change_with_ci(row: &Row) -> String {
     match (row.change, row.change_ci) {
-        (Some(c), Some([lo, hi])) => format!("{} [{}, {}]", pct(c), pct(lo), pct(hi)),
-        (Some(c), None) => pct(c),
+        (Some(c), Some([lo, hi])) => format!(
+            "{} [{}, {}]",
+            percent(c, Percent::Change),
+            percent(lo, Percent::Change),
+            percent(hi, Percent::Change)
+        ),
+        (Some(c), None) => percent(c, Percent::Change),
         (None, _) => "n/a".to_owned(),
     }
 }
@@ -348,9 +339,9 @@ mod tests {
 
     #[test]
     fn percentages_keep_precision_for_small_changes() {
-        assert_eq!(pct(0.0669), "+6.7%");
-        assert_eq!(pct(-0.0042), "-0.42%");
-        assert_eq!(pct(f64::NAN), "n/a");
+        assert_eq!(percent(0.0669, Percent::Change), "+6.7%");
+        assert_eq!(percent(-0.0042, Percent::Change), "-0.42%");
+        assert_eq!(percent(f64::NAN, Percent::Change), "n/a");
     }
 
     #[test]

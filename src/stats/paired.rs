@@ -18,6 +18,7 @@
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::row::RowVerdict;
+use crate::foundation::units::{Percent, percent};
 
 use super::multiple::holm;
 
@@ -233,10 +234,6 @@ pub struct PairedJudgement {
     pub p_adjusted: Option<f64>,
     pub reason: String,
     pub pairs: usize,
-}
-
-fn pct(x: f64) -> String {
-    format!("{:+.2}%", x * 100.0)
 }
 
 struct Prepared {
@@ -553,9 +550,13 @@ fn decide(
     };
     let j = &mut p.j;
     j.p_adjusted = Some(ab);
-    let change = pct(p.estimate.exp_m1());
-    let interval = format!("[{}, {}]", pct(p.ci[0].exp_m1()), pct(p.ci[1].exp_m1()));
-    let conf = format!("{:.1}%", j.confidence * 100.0);
+    let change = percent(p.estimate.exp_m1(), Percent::Signed2);
+    let interval = format!(
+        "[{}, {}]",
+        percent(p.ci[0].exp_m1(), Percent::Signed2),
+        percent(p.ci[1].exp_m1(), Percent::Signed2)
+    );
+    let conf = percent(j.confidence, Percent::Plain1);
     let tol = &p.tolerance_text;
     let pairs = j.pairs;
     // The interval's end on the bad side, and whether it stays within the tolerance: the

@@ -20,6 +20,7 @@
 
 use super::row::{RowVerdict, SideSummary};
 use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
+use crate::foundation::units::{Percent, percent};
 
 use super::bootstrap;
 use super::dips;
@@ -292,10 +293,6 @@ impl Prepared {
     }
 }
 
-fn pct(x: f64) -> String {
-    format!("{:+.2}%", x * 100.0)
-}
-
 fn num(x: f64) -> String {
     crate::foundation::units::format_number(x)
 }
@@ -536,7 +533,10 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
     let threshold_text = if exact_kind {
         "exact threshold".to_owned()
     } else {
-        format!("{} threshold", pct(fraction).trim_start_matches('+'))
+        format!(
+            "{} threshold",
+            percent(fraction, Percent::Signed2).trim_start_matches('+')
+        )
     };
     let tolerance_text = if min_effect > 0.0 {
         format!("{threshold_text} and min effect {}", effect_text(row.threshold))
@@ -661,13 +661,16 @@ fn prepare_nested(row: &Comparison<'_>, cfg: &Config, baseline: &[f64], exact_ki
     let threshold_text = if exact_kind {
         "exact threshold".to_owned()
     } else {
-        format!("{} threshold", pct(threshold_fraction).trim_start_matches('+'))
+        format!(
+            "{} threshold",
+            percent(threshold_fraction, Percent::Signed2).trim_start_matches('+')
+        )
     };
     let tolerance_text = if min_effect > 0.0 {
         format!(
             "{threshold_text} and min effect {} ({})",
             effect_text(row.threshold),
-            pct(fraction).trim_start_matches('+')
+            percent(fraction, Percent::Signed2).trim_start_matches('+')
         )
     } else {
         threshold_text
@@ -680,7 +683,7 @@ fn prepare_nested(row: &Comparison<'_>, cfg: &Config, baseline: &[f64], exact_ki
     j.job_spread = spread.map(|s| s.spread);
     let within = f.within_sd.map_or_else(
         || "unknown (one launch per run)".to_owned(),
-        |w| pct(w).trim_start_matches('+').to_owned(),
+        |w| percent(w, Percent::Signed2).trim_start_matches('+').to_owned(),
     );
     let extra = format!(
         "; {} baseline and {} candidate runs ({} and {} launches), noise within a run {within}, between runs {}",
@@ -688,7 +691,7 @@ fn prepare_nested(row: &Comparison<'_>, cfg: &Config, baseline: &[f64], exact_ki
         f.runs.1,
         f.n.0,
         f.n.1,
-        pct(f.between_sd).trim_start_matches('+')
+        percent(f.between_sd, Percent::Signed2).trim_start_matches('+')
     );
     Prepared::Shift(Box::new(ShiftRow {
         j,
@@ -769,7 +772,7 @@ pub fn compare_exact(b: f64, c: f64, threshold: &Threshold) -> ExactOutcome {
         ThresholdKind::Relative { fraction } => change.is_none_or(|ch| ch.abs() > fraction),
         _ => true,
     };
-    let rel = change.map_or_else(|| "from zero".to_owned(), pct);
+    let rel = change.map_or_else(|| "from zero".to_owned(), |c| percent(c, Percent::Signed2));
     match (beyond, worse) {
         (false, _) if diff == 0.0 => outcome(
             RowVerdict::Pass,
@@ -857,7 +860,7 @@ impl LimitRow {
             lo >= self.limit
         };
         let interval = format!("[{}, {}]", num(lo), num(hi));
-        let conf = format!("{:.1}%", j.confidence * 100.0);
+        let conf = percent(j.confidence, Percent::Plain1);
         (j.verdict, j.reason) = if wrong_side && adj <= cfg.alpha {
             (
                 RowVerdict::Regression,
@@ -927,9 +930,13 @@ impl ShiftRow {
         j.tolerance = Some(shown);
         j.limit = j.baseline.as_ref().map(|b| b.median * (1.0 + s * shown));
         let tol = &self.tolerance_text;
-        let change = pct(self.shift.change);
-        let interval = format!("[{}, {}]", pct(lo), pct(hi));
-        let conf = format!("{:.1}%", self.shift.confidence * 100.0);
+        let change = percent(self.shift.change, Percent::Signed2);
+        let interval = format!(
+            "[{}, {}]",
+            percent(lo, Percent::Signed2),
+            percent(hi, Percent::Signed2)
+        );
+        let conf = percent(self.shift.confidence, Percent::Plain1);
         // Within the tolerance: the relative interval within T, or the absolute one within
         // min_effect (a regression must exceed both).
         let within_rel = bad_hi < t;
@@ -1030,14 +1037,14 @@ impl ShiftRow {
         if let Some(sp) = self.spread {
             j.reason.push_str(&format!(
                 "; interval widened by {} for a between-job spread of {} (from {} baseline medians)",
-                pct(self.widen).trim_start_matches('+'),
-                pct(sp.spread).trim_start_matches('+'),
+                percent(self.widen, Percent::Signed2).trim_start_matches('+'),
+                percent(sp.spread, Percent::Signed2).trim_start_matches('+'),
                 sp.generations
             ));
             if t > 0.0 && t < 3.0 * sp.spread {
                 j.reason.push_str(&format!(
                     "; warning: the threshold is under 3x the between-job spread: raise it to at least {} or measure baseline and candidate in the same job",
-                    pct(3.0 * sp.spread).trim_start_matches('+')
+                    percent(3.0 * sp.spread, Percent::Signed2).trim_start_matches('+')
                 ));
             }
         }
