@@ -44,7 +44,7 @@ impl RunVerdict {
     }
 }
 
-pub use crate::stats::{RowVerdict, SideSummary};
+pub use crate::stats::{Method, RowVerdict, SideSummary};
 
 /// One judged row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,8 +64,10 @@ pub struct Row {
     /// Which side is better; written as `lower`/`higher` (version 1 wrote `-` for none).
     #[serde(serialize_with = "v1::write_direction", deserialize_with = "v1::direction")]
     pub direction: Option<Direction>,
-    /// The statistical method that decided (`mann-whitney+hodges-lehmann`, `exact`, `min`, ...).
-    pub method: String,
+    /// The statistical method that decided (`mann-whitney+hodges-lehmann`, `exact`, ...), written
+    /// as the same strings as before; a method this version does not know reads as
+    /// [`Method::Other`], so files of other versions still read.
+    pub method: Method,
     /// Relative change of the candidate against the baseline (0.031 = +3.1%); `None` when not compared.
     pub change: Option<f64>,
     /// Confidence interval of the relative change.
@@ -519,7 +521,7 @@ impl Row {
             verdict,
             threshold: None,
             direction: None,
-            method: "none".to_owned(),
+            method: Method::None,
             change: None,
             change_ci: None,
             median_ci: None,

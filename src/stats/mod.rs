@@ -26,7 +26,7 @@ mod tests;
 
 pub use multiple::holm;
 pub use outliers::tukey_outliers;
-pub use row::{RowVerdict, SideSummary};
+pub use row::{Method, RowVerdict, SideSummary};
 pub use summary::{median, summarize};
 pub use verdict::{
     Comparison, Config, IntervalMethod, Judgement, MAX_SAMPLES, MIN_SAMPLES, judge, judge_all,

@@ -17,7 +17,7 @@
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use super::row::RowVerdict;
+use super::row::{Method, RowVerdict};
 use crate::foundation::units::{Percent, percent};
 
 use super::multiple::holm;
@@ -223,8 +223,8 @@ pub struct PairedRow<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PairedJudgement {
     pub verdict: RowVerdict,
-    /// `wilcoxon-signed-rank+hodges-lehmann` or `none`.
-    pub method: String,
+    /// `paired-t`, `exact` (both sides constant) or `none`.
+    pub method: Method,
     /// Hodges-Lehmann estimate of head / base - 1.
     pub change: Option<f64>,
     pub change_ci: Option<[f64; 2]>,
@@ -341,7 +341,7 @@ fn done(verdict: RowVerdict, reason: String, pairs: usize, confidence: f64) -> P
     Prepared {
         j: PairedJudgement {
             verdict,
-            method: "none".to_owned(),
+            method: Method::None,
             change: None,
             change_ci: None,
             confidence,
@@ -487,7 +487,7 @@ fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
         None
     };
     let mut p = done(RowVerdict::Inconclusive, String::new(), n, w.confidence);
-    p.j.method = "paired-t".to_owned();
+    p.j.method = Method::PairedT;
     p.left_out = left_out;
     p.j.change = Some(w.estimate.exp_m1());
     p.j.change_ci = Some([w.ci[0].exp_m1(), w.ci[1].exp_m1()]);
@@ -651,7 +651,7 @@ pub fn judge_constant(
     let e = super::verdict::compare_exact(base, head, threshold);
     PairedJudgement {
         verdict: e.verdict,
-        method: "exact".to_owned(),
+        method: Method::Exact,
         change: e.change,
         change_ci: None,
         confidence: 1.0,
@@ -877,7 +877,7 @@ mod tests {
         let j = judge_paired(&[row(&b, &slow, 0.03), row(&b, &same, 0.03)], 0.01, 0.95);
         assert_eq!(j[0].verdict, RowVerdict::Regression, "{}", j[0].reason);
         assert_eq!(j[1].verdict, RowVerdict::Pass, "{}", j[1].reason);
-        assert_eq!(j[0].method, "paired-t");
+        assert_eq!(j[0].method.as_str(), "paired-t");
     }
 
     #[test]

@@ -66,7 +66,7 @@ fn clear_slowdown_is_a_regression() {
     let (b, c) = (durations(1.0), durations_b(1.08));
     let j = one(Some(&b), &c, &t);
     assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
-    assert_eq!(j.method, "mann-whitney+hodges-lehmann");
+    assert_eq!(j.method.as_str(), "mann-whitney+hodges-lehmann");
     let ch = j.change.unwrap();
     assert!((ch - 0.08).abs() < 0.005, "change {ch}");
     let [lo, hi] = j.change_ci.unwrap();
@@ -294,7 +294,7 @@ fn bootstrap_interval_is_seeded_by_row_key() {
     let a2 = judge(&row("a"), &cfg);
     assert_eq!(a1, a2);
     assert_eq!(a1.verdict, RowVerdict::Regression);
-    assert_eq!(a1.method, "mann-whitney+bootstrap");
+    assert_eq!(a1.method.as_str(), "mann-whitney+bootstrap");
     let other = judge(&row("b"), &cfg);
     assert_ne!(
         a1.change_ci, other.change_ci,
@@ -628,7 +628,7 @@ fn ab_and_check_judge_deterministic_values_alike() {
     for (b, c, t) in &cases {
         let j = one(Some(&[*b, *b, *b]), &[*c, *c, *c], t);
         let p = paired::judge_constant(*b, *c, t, 3);
-        assert_eq!(j.method, "exact");
+        assert_eq!(j.method.as_str(), "exact");
         assert_eq!((p.verdict, p.change, &p.reason), (j.verdict, j.change, &j.reason));
         verdicts.push(j.verdict);
     }
@@ -676,7 +676,7 @@ fn one_process_of_30_launches_decides_a_clear_row_against_stored_runs() {
     let slow = grouped_runs(2, 1, 29, 110_000.0, 0.005, 0.002);
     let j = judge_runs(&base, &slow, &t, &cfg);
     assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
-    assert_eq!(j.method, "run-level-t");
+    assert_eq!(j.method.as_str(), "run-level-t");
     assert_eq!(j.candidate.runs, Some(1));
     assert_eq!(j.candidate.n, 29);
     assert_eq!(j.baseline.as_ref().and_then(|b| b.runs), Some(10));

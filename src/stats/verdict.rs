@@ -18,7 +18,7 @@
 //! of the log shift with a within-run and a between-run noise part, with the same decision. The
 //! run's alpha is split over the looks re-measurement may take (`Config::looks`).
 
-use super::row::{RowVerdict, SideSummary};
+use super::row::{Method, RowVerdict, SideSummary};
 use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
 use crate::foundation::units::{Percent, percent};
 
@@ -138,8 +138,8 @@ pub struct Comparison<'a> {
 pub struct Judgement {
     pub verdict: RowVerdict,
     /// `mann-whitney+hodges-lehmann`, `mann-whitney+bootstrap`, `exact`, `sign-test+median-ci`,
-    /// or `none` when nothing was tested.
-    pub method: String,
+    /// `run-level-t`, or `none` when nothing was tested.
+    pub method: Method,
     /// Relative change candidate / baseline - 1 (Hodges-Lehmann estimate for noisy rows).
     pub change: Option<f64>,
     /// Interval of the relative change.
@@ -300,7 +300,7 @@ fn num(x: f64) -> String {
 fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reason: &str) -> Judgement {
     Judgement {
         verdict,
-        method: "none".to_owned(),
+        method: Method::None,
         change: None,
         change_ci: None,
         confidence: cfg.confidence,
@@ -544,10 +544,9 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
         threshold_text
     };
     j.method = match cfg.interval {
-        IntervalMethod::HodgesLehmann => "mann-whitney+hodges-lehmann",
-        IntervalMethod::Bootstrap => "mann-whitney+bootstrap",
-    }
-    .to_owned();
+        IntervalMethod::HodgesLehmann => Method::MannWhitneyHodgesLehmann,
+        IntervalMethod::Bootstrap => Method::MannWhitneyBootstrap,
+    };
     j.change = Some(shift.change);
     j.change_ci = Some(shift.ci);
     j.confidence = shift.confidence;
@@ -675,7 +674,7 @@ fn prepare_nested(row: &Comparison<'_>, cfg: &Config, baseline: &[f64], exact_ki
     } else {
         threshold_text
     };
-    j.method = "run-level-t".to_owned();
+    j.method = Method::RunLevelT;
     j.change = Some(shift.change);
     j.change_ci = Some(shift.ci);
     j.confidence = shift.confidence;
@@ -718,7 +717,7 @@ fn prepare_nested(row: &Comparison<'_>, cfg: &Config, baseline: &[f64], exact_ki
 
 fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64) -> Judgement {
     let mut j = base_judgement(row, cfg, RowVerdict::Pass, "");
-    j.method = "exact".to_owned();
+    j.method = Method::Exact;
     let e = compare_exact(b, c, row.threshold);
     (j.verdict, j.change, j.reason) = (e.verdict, e.change, e.reason);
     j
@@ -800,7 +799,7 @@ fn prepare_limit(row: &Comparison<'_>, cfg: &Config, limit: f64, is_max: bool) -
     if constant(c) && c.len() >= 2 {
         let v = c[0];
         let bad = if is_max { v > limit } else { v < limit };
-        j.method = "exact".to_owned();
+        j.method = Method::Exact;
         (j.verdict, j.reason) = if bad {
             (
                 RowVerdict::Regression,
@@ -828,7 +827,7 @@ fn prepare_limit(row: &Comparison<'_>, cfg: &Config, limit: f64, is_max: bool) -
     };
     let (above, below) = sign_test(c, limit);
     let p_bad = if is_max { above } else { below };
-    j.method = "sign-test+median-ci".to_owned();
+    j.method = Method::SignTestMedianCi;
     j.median_ci = Some(ci);
     j.confidence = coverage;
     j.p = Some(p_bad);
