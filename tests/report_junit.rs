@@ -37,7 +37,7 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
             .iter()
             .find(|s| s.name.as_str() == row.target)
             .unwrap();
-        let name = format!("{}[{}] {} {}", row.target, row.size, row.kernel, row.metric);
+        let name = format!("{}[{}] {} {}", row.target, row.size, row.kernel_label(), row.metric);
         let case = suite
             .test_cases
             .iter()
@@ -152,7 +152,7 @@ fn suites_carry_the_fingerprint_and_ncu_version() {
 fn hostile_names_survive_the_round_trip() {
     let mut r = fixture("mixed.json");
     let nasty = "k<\"'&]]>\u{1b}[31m</testcase><script>x</script>\u{0}";
-    r.rows[0].kernel = nasty.to_owned();
+    r.rows[0].kernel = Some(nasty.to_owned());
     r.errors[0].message = "line1\nline2 ]]> & <b>".to_owned();
     let xml = junit(&r);
     let report = Report::deserialize_from_str(&xml).unwrap();
@@ -246,7 +246,7 @@ fn junitparser_reads_the_same_verdicts() {
         .collect();
     assert_eq!(cases.len(), r.rows.len() + r.errors.len(), "{out}");
     for row in &r.rows {
-        let name = format!("{}[{}] {} {}", row.target, row.size, row.kernel, row.metric);
+        let name = format!("{}[{}] {} {}", row.target, row.size, row.kernel_label(), row.metric);
         let (suite, kind, _) = cases
             .iter()
             .find(|c| c.2 == name)

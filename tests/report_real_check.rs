@@ -181,7 +181,7 @@ fn markdown_of_a_real_run_highlights_exactly_its_regressions_and_lists_every_row
             .filter(|c| {
                 c[0].contains(row.verdict.as_str())
                     && c[1] == row.size
-                    && c[2] == row.kernel
+                    && c[2] == row.kernel_label()
                     && c[3] == row.metric
             })
             .count();
@@ -218,7 +218,7 @@ fn html_of_a_real_run_shows_every_row_with_its_verdict_and_threshold() {
             "<td>{}</td><td class=\"what\">{}<div class=\"k\">{}</div>",
             e(&row.size),
             e(&row.metric),
-            e(&row.kernel)
+            e(row.kernel_label())
         );
         let rendered = page.matches(&cells).count();
         assert!(rendered >= 1, "{} {} not in the page", row.size, row.metric);
@@ -268,7 +268,7 @@ fn junit_of_a_real_run_fails_exactly_the_regressed_rows() {
     let regs = with(r, RowVerdict::Regression);
     assert_eq!(failed.len(), regs.len(), "{failed:?}");
     for row in regs {
-        let name = format!("{}[{}] {} {}", row.target, row.size, row.kernel, row.metric);
+        let name = format!("{}[{}] {} {}", row.target, row.size, row.kernel_label(), row.metric);
         assert!(failed.contains(&name.as_str()), "{name} in {failed:?}");
     }
     let suites: Vec<&str> = report.test_suites.iter().map(|s| s.name.as_str()).collect();

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::outcome::results::{Results, RowVerdict};
+use crate::outcome::results::{OwnedRowKey, Results, RowKey, RowVerdict};
 use crate::stats::changepoint::{self, e_divisive};
 use crate::stats::median;
 use crate::stats::rng::seed_for;
@@ -113,6 +113,33 @@ pub struct SeriesPlot {
     pub changes: Vec<usize>,
 }
 
+impl ChangeRow {
+    /// The series this change is in. The kernel is as the changes file writes it (`-` for a
+    /// row of no kernel), the same in [`SeriesPlot::key`], so the two match.
+    pub fn key(&self) -> RowKey<'_> {
+        RowKey {
+            gpu: &self.gpu,
+            target: &self.target,
+            size: &self.size,
+            kernel: Some(&self.kernel),
+            metric: &self.metric,
+        }
+    }
+}
+
+impl SeriesPlot {
+    /// The series (see [`ChangeRow::key`]).
+    pub fn key(&self) -> RowKey<'_> {
+        RowKey {
+            gpu: &self.gpu,
+            target: &self.target,
+            size: &self.size,
+            kernel: Some(&self.kernel),
+            metric: &self.metric,
+        }
+    }
+}
+
 /// Everything `changes` found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChangesReport {
@@ -160,15 +187,6 @@ impl ChangesReport {
         text.push('\n');
         crate::foundation::fsutil::write_atomic(path, text.as_bytes())
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Key {
-    gpu: String,
-    target: String,
-    size: String,
-    kernel: String,
-    metric: String,
 }
 
 struct Series {
@@ -221,7 +239,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
         ));
     }
 
-    let mut series: BTreeMap<Key, Series> = BTreeMap::new();
+    let mut series: BTreeMap<OwnedRowKey, Series> = BTreeMap::new();
     for (index, (path, results)) in inputs.iter().enumerate() {
         let mut used = 0usize;
         for row in &results.rows {
@@ -231,13 +249,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
             let Some(c) = row.candidate.as_ref().filter(|c| c.n > 0 && c.median.is_finite()) else {
                 continue;
             };
-            let key = Key {
-                gpu: row.gpu.clone(),
-                target: row.target.clone(),
-                size: row.size.clone(),
-                kernel: row.kernel.clone(),
-                metric: row.metric.clone(),
-            };
+            let key = row.key().to_owned();
             let s = series.entry(key).or_insert_with(|| Series {
                 unit: row.unit.clone(),
                 direction: row.direction,
@@ -278,7 +290,11 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
                 opts.seed,
                 &format!(
                     "{}/{}/{}/{}/{}",
-                    key.gpu, key.target, key.size, key.kernel, key.metric
+                    key.gpu,
+                    key.target,
+                    key.size,
+                    key.kernel_label(),
+                    key.metric
                 ),
             ),
         };
@@ -305,7 +321,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
             rows.push(ChangeRow {
                 target: key.target.clone(),
                 size: key.size.clone(),
-                kernel: key.kernel.clone(),
+                kernel: key.kernel_label().to_owned(),
                 metric: key.metric.clone(),
                 gpu: key.gpu.clone(),
                 unit: s.unit.clone(),
@@ -324,7 +340,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
             plots.push(SeriesPlot {
                 target: key.target.clone(),
                 size: key.size.clone(),
-                kernel: key.kernel.clone(),
+                kernel: key.kernel_label().to_owned(),
                 metric: key.metric.clone(),
                 gpu: key.gpu.clone(),
                 unit: s.unit.clone(),
@@ -333,14 +349,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
             });
         }
     }
-    rows.sort_by(|a, b| {
-        (
-            !a.worse, &a.gpu, &a.target, &a.size, &a.kernel, &a.metric, a.index,
-        )
-            .cmp(&(
-                !b.worse, &b.gpu, &b.target, &b.size, &b.kernel, &b.metric, b.index,
-            ))
-    });
+    rows.sort_by(|a, b| (!a.worse, a.key(), a.index).cmp(&(!b.worse, b.key(), b.index)));
     Ok(ChangesReport {
         schema_version: CHANGES_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -398,7 +407,7 @@ mod tests {
                     outliers: vec![],
                     samples: vec![*v],
                 }),
-                ..Row::bare("t", "n=1", "k", metric, "ns", RowVerdict::Pass, "")
+                ..Row::bare("t", "n=1", Some("k"), metric, "ns", RowVerdict::Pass, "")
             });
         }
         r

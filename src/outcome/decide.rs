@@ -164,7 +164,7 @@ mod tests {
     use super::*;
 
     fn row(verdict: RowVerdict) -> Row {
-        Row::bare("t", "n=1", "k", "m", "ns", verdict, "")
+        Row::bare("t", "n=1", Some("k"), "m", "ns", verdict, "")
     }
 
     fn error(kind: ErrorKind) -> RunError {

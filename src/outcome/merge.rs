@@ -12,7 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::foundation::error::{Error, Result};
-use crate::outcome::results::{ErrorKind, FingerprintDiff, Health, Results, Row, RunError};
+use crate::outcome::results::{
+    ErrorKind, FingerprintDiff, Health, OwnedRowKey, Results, Row, RowKey, RunError,
+};
 use crate::plan::Shard;
 
 /// One input's place: its GPU group and its shard.
@@ -237,20 +239,19 @@ fn check_groups(placed: &[Placed]) -> Result<Vec<RunError>> {
 /// Every shard's rows, each knowing its GPU; refuses a row two shards both claim.
 fn merged_rows(placed: &[Placed]) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
-    let mut owner: BTreeMap<(String, String, String, String, String), &Path> = BTreeMap::new();
+    let mut owner: BTreeMap<OwnedRowKey, &Path> = BTreeMap::new();
     for p in placed {
         for r in &p.results.rows {
             let mut r = r.clone();
             if r.gpu.is_empty() {
                 r.gpu.clone_from(&p.results.fingerprint.gpu_name);
             }
-            let key = (
-                p.gpu_key.clone(),
-                r.target.clone(),
-                r.size.clone(),
-                r.kernel.clone(),
-                r.metric.clone(),
-            );
+            // Keyed by the shard's GPU key (name and more), not only the row's GPU name.
+            let key = RowKey {
+                gpu: &p.gpu_key,
+                ..r.key()
+            }
+            .to_owned();
             // A `missing` row of one shard and a measured row of another would also collide,
             // but check never writes rows of other shards, so any collision is an overlap.
             if let Some(other) = owner.insert(key, &p.path) {
@@ -260,7 +261,7 @@ fn merged_rows(placed: &[Placed]) -> Result<Vec<Row>> {
                         "row {}[{}] {} {} on {} is also in {}; the shards overlap (made with different --shard-costs?)",
                         r.target,
                         r.size,
-                        r.kernel,
+                        r.kernel_label(),
                         r.metric,
                         r.gpu,
                         other.display()
@@ -270,10 +271,7 @@ fn merged_rows(placed: &[Placed]) -> Result<Vec<Row>> {
             rows.push(r);
         }
     }
-    rows.sort_by(|a, b| {
-        (a.verdict, &a.gpu, &a.target, &a.size, &a.kernel, &a.metric)
-            .cmp(&(b.verdict, &b.gpu, &b.target, &b.size, &b.kernel, &b.metric))
-    });
+    rows.sort_by(|a, b| (a.verdict, a.key()).cmp(&(b.verdict, b.key())));
     Ok(rows)
 }
 

@@ -51,7 +51,12 @@ pub use crate::stats::{Method, RowVerdict, SideSummary};
 pub struct Row {
     pub target: String,
     pub size: String,
-    pub kernel: String,
+    /// The kernel the row measured; `None` for a row that belongs to no kernel (a whole-run or
+    /// category row of `ab` and nsys targets, a target that failed before any kernel ran).
+    /// Written as `-` when `None`, and `-` reads back as `None`, as schema 1 and 2 files and
+    /// older readers have it.
+    #[serde(with = "wire::kernel")]
+    pub kernel: Option<String>,
     pub metric: String,
     /// Base unit of every number in the row.
     pub unit: String,
@@ -506,7 +511,7 @@ impl Row {
     pub fn bare(
         target: &str,
         size: &str,
-        kernel: &str,
+        kernel: Option<&str>,
         metric: &str,
         unit: &str,
         verdict: RowVerdict,
@@ -515,7 +520,7 @@ impl Row {
         Self {
             target: target.to_owned(),
             size: size.to_owned(),
-            kernel: kernel.to_owned(),
+            kernel: kernel.map(str::to_owned),
             metric: metric.to_owned(),
             unit: unit.to_owned(),
             verdict,
@@ -541,6 +546,96 @@ impl Row {
             candidate_configs: Vec::new(),
             config_change: None,
         }
+    }
+}
+
+impl Row {
+    /// The kernel as reports print it: its name, or `-` for a row that belongs to no kernel.
+    pub fn kernel_label(&self) -> &str {
+        self.kernel.as_deref().unwrap_or(wire::NO_KERNEL)
+    }
+
+    /// The key that identifies this row in a run (see [`RowKey`]).
+    pub fn key(&self) -> RowKey<'_> {
+        RowKey {
+            target: &self.target,
+            size: &self.size,
+            kernel: self.kernel.as_deref(),
+            metric: &self.metric,
+            gpu: &self.gpu,
+        }
+    }
+}
+
+/// What identifies a row: the GPU it was measured on (empty where not known), target, size,
+/// kernel (none for a row of no kernel) and metric. Merged shards, the missing-row check, `ab`
+/// and `changes` key rows by it; it orders like the tuple of its fields (GPU first, so the rows of
+/// one GPU stay together) and prints as every report names a row, `gemm[m=4096] kernel metric`
+/// (`-` for no kernel; without the GPU, which reports show per group).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RowKey<'a> {
+    pub gpu: &'a str,
+    pub target: &'a str,
+    pub size: &'a str,
+    pub kernel: Option<&'a str>,
+    pub metric: &'a str,
+}
+
+impl RowKey<'_> {
+    /// The same key, owned (for maps that outlive the rows).
+    pub fn to_owned(&self) -> OwnedRowKey {
+        OwnedRowKey {
+            target: self.target.to_owned(),
+            size: self.size.to_owned(),
+            kernel: self.kernel.map(str::to_owned),
+            metric: self.metric.to_owned(),
+            gpu: self.gpu.to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for RowKey<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {}",
+            crate::measured::samples::target_size(self.target, self.size),
+            self.kernel.unwrap_or(wire::NO_KERNEL),
+            self.metric
+        )
+    }
+}
+
+/// A [`RowKey`] that owns its strings.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OwnedRowKey {
+    pub gpu: String,
+    pub target: String,
+    pub size: String,
+    pub kernel: Option<String>,
+    pub metric: String,
+}
+
+impl OwnedRowKey {
+    /// The kernel as reports print it (see [`Row::kernel_label`]).
+    pub fn kernel_label(&self) -> &str {
+        self.kernel.as_deref().unwrap_or(wire::NO_KERNEL)
+    }
+
+    pub fn as_key(&self) -> RowKey<'_> {
+        RowKey {
+            target: &self.target,
+            size: &self.size,
+            kernel: self.kernel.as_deref(),
+            metric: &self.metric,
+            gpu: &self.gpu,
+        }
+    }
+}
+
+impl fmt::Display for OwnedRowKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.as_key().fmt(f)
     }
 }
 
@@ -584,6 +679,38 @@ pub fn threshold_text(row: &Row) -> String {
     row.threshold
         .as_ref()
         .map_or_else(|| "-".to_owned(), |t| t.display(row.direction))
+}
+
+/// How typed fields are written, where the file keeps an older form.
+mod wire {
+    /// What the file holds for a row that belongs to no kernel.
+    pub(super) const NO_KERNEL: &str = "-";
+
+    /// `kernel`: a name, or `-` for none (schema 1 and 2 wrote the sentinel `-`; keeping it keeps
+    /// those files and older readers valid).
+    pub(super) mod kernel {
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        use super::NO_KERNEL;
+
+        #[expect(
+            clippy::ref_option,
+            reason = "serde's serialize_with passes a reference to the field"
+        )]
+        pub(in super::super) fn serialize<S: Serializer>(
+            k: &Option<String>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            s.serialize_str(k.as_deref().unwrap_or(NO_KERNEL))
+        }
+
+        pub(in super::super) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<String>, D::Error> {
+            let k = String::deserialize(d)?;
+            Ok((k != NO_KERNEL).then_some(k))
+        }
+    }
 }
 
 /// Readers of what version 1 wrote as strings.
@@ -795,5 +922,45 @@ mod tests {
         let v = serde_json::to_value(&none).unwrap();
         assert_eq!(v["direction"], "-");
         assert_eq!(serde_json::from_value::<Row>(v).unwrap(), none);
+    }
+
+    #[test]
+    fn no_kernel_is_written_and_read_as_a_dash() {
+        let mut r = row(RowVerdict::Pass);
+        assert_eq!(r.kernel.as_deref(), Some("k"));
+        assert_eq!(serde_json::to_value(&r).unwrap()["kernel"], "k");
+        r.kernel = None;
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["kernel"], "-");
+        assert_eq!(r.kernel_label(), "-");
+        let back: Row = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(back.kernel, None);
+        assert_eq!(back, r);
+        let mut v = v;
+        v["kernel"] = "gemm_kernel".into();
+        let named: Row = serde_json::from_value(v).unwrap();
+        assert_eq!(named.kernel.as_deref(), Some("gemm_kernel"));
+    }
+
+    #[test]
+    fn row_keys_compare_order_and_print() {
+        let mut a = row(RowVerdict::Pass);
+        let mut b = a.clone();
+        assert_eq!(a.key(), b.key());
+        b.gpu = "NVIDIA H100 80GB HBM3".into();
+        assert_ne!(a.key(), b.key());
+        assert!(a.key() < b.key(), "an unknown GPU sorts first");
+        assert_eq!(a.key().to_string(), "t[n=1] k gpu__time_duration.sum");
+        assert_eq!(
+            b.key().to_string(),
+            a.key().to_string(),
+            "the name leaves the GPU out"
+        );
+        a.kernel = None;
+        assert_eq!(a.key().to_string(), "t[n=1] - gpu__time_duration.sum");
+        assert!(a.key() < b.key(), "a row of no kernel sorts before the kernels");
+        let owned = b.key().to_owned();
+        assert_eq!(owned.as_key(), b.key());
+        assert_eq!(owned.to_string(), b.key().to_string());
     }
 }

@@ -72,13 +72,7 @@ pub fn sparkline(s: &SeriesPlot) -> String {
 }
 
 fn plot_for<'a>(r: &'a ChangesReport, row: &ChangeRow) -> Option<&'a SeriesPlot> {
-    r.series.iter().find(|s| {
-        s.target == row.target
-            && s.size == row.size
-            && s.kernel == row.kernel
-            && s.metric == row.metric
-            && s.gpu == row.gpu
-    })
+    r.series.iter().find(|s| s.key() == row.key())
 }
 
 /// Terminal table.
@@ -336,17 +330,7 @@ fn chart(r: &ChangesReport, s: &SeriesPlot, h: &mut String) {
         );
     }
     // Segment levels from the reported rows of this series.
-    let rows: Vec<&ChangeRow> = r
-        .rows
-        .iter()
-        .filter(|row| {
-            row.target == s.target
-                && row.size == s.size
-                && row.kernel == s.kernel
-                && row.metric == s.metric
-                && row.gpu == s.gpu
-        })
-        .collect();
+    let rows: Vec<&ChangeRow> = r.rows.iter().filter(|row| row.key() == s.key()).collect();
     let first = s.points.first().map_or(0, |p| p.index) as f64;
     let last = s.points.last().map_or(0, |p| p.index) as f64;
     let mut sorted = rows.clone();

@@ -436,7 +436,7 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
                 crate::report::format::verdict_word(r).to_owned(),
                 one_line(&r.target),
                 one_line(&r.size),
-                one_line(&r.kernel),
+                one_line(r.kernel_label()),
                 metric,
                 baseline,
                 candidate,
@@ -752,7 +752,7 @@ mod tests {
         ))
         .unwrap();
         let mut results = crate::report::emit::parse_results(&text).unwrap();
-        results.rows[0].kernel = "evil\u{1b}[2J\u{202e}gemm".to_owned();
+        results.rows[0].kernel = Some("evil\u{1b}[2J\u{202e}gemm".to_owned());
         results.rows[0].target = "t\u{1b}]0;title\u{7}".to_owned();
         let style = ConsoleStyle {
             width: None,

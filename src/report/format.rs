@@ -9,23 +9,18 @@ use crate::outcome::results::{Results, Row, RowVerdict, RunVerdict, SideSummary}
 
 /// The name of one row as every report spells it: `gemm[m=4096,n=4096] <kernel> <metric>`.
 pub(crate) fn case_name(row: &Row) -> String {
-    format!(
-        "{} {} {}",
-        crate::measured::samples::target_size(&row.target, &row.size),
-        row.kernel,
-        row.metric
-    )
+    row.key().to_string()
 }
 
 /// The kernels whose launch configuration changed since the baseline (`check` decided it:
 /// [`Row::config_change`]), once per target, size and kernel, in row order:
 /// `gemm[n=512] `void gemm`: grid (32, 1, 1) block (256, 1, 1) -> grid (64, 1, 1) block (256, 1, 1)`.
 pub(crate) fn config_changes(results: &Results) -> Vec<String> {
-    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
+    let mut seen: Vec<(&str, &str, Option<&str>)> = Vec::new();
     let mut out = Vec::new();
     for r in sorted_rows(results) {
         let Some(c) = &r.config_change else { continue };
-        let id = (r.target.as_str(), r.size.as_str(), r.kernel.as_str());
+        let id = (r.target.as_str(), r.size.as_str(), r.kernel.as_deref());
         if seen.contains(&id) {
             continue;
         }
@@ -33,7 +28,7 @@ pub(crate) fn config_changes(results: &Results) -> Vec<String> {
         out.push(format!(
             "{} `{}`: {}",
             crate::measured::samples::target_size(&r.target, &r.size),
-            r.kernel,
+            r.kernel_label(),
             c.describe()
         ));
     }

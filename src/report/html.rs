@@ -166,7 +166,7 @@ fn row_cells(r: &Row, with_target: bool) -> String {
         "<td>{}</td><td class=\"what\">{}<div class=\"k\">{}</div><div class=\"reason\">{}</div></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}/{}</td></tr>",
         escape(&r.size),
         escape(&r.metric),
-        escape(&r.kernel),
+        escape(r.kernel_label()),
         escape(&super::format::reason_with_config(r)),
         escape(&median(r.baseline.as_ref(), &r.unit)),
         escape(&median(r.candidate.as_ref(), &r.unit)),
@@ -295,7 +295,7 @@ fn plots(results: &Results, h: &mut String) {
             escape(&crate::measured::samples::target_size(&r.target, &r.size)),
             escape(&r.metric),
             escape(&change_with_ci(r)),
-            escape(&r.kernel),
+            escape(r.kernel_label()),
             strip_plot(r),
             v = r.verdict.as_str(),
         );

@@ -610,19 +610,20 @@ fn unreported_rows(targets: &[&Target], both: &Both, seen: &BTreeSet<(String, St
         };
         for ms in &t.metrics {
             if !seen.contains(&(target.clone(), size.clone(), ms.name.clone())) {
-                let key = SeriesKey {
-                    target: target.clone(),
-                    size: size.clone(),
-                    kernel: "-".to_owned(),
-                    metric: ms.name.clone(),
-                };
-                rows.push(bare_row(
-                    &key,
-                    ms,
-                    "",
-                    RowVerdict::Error,
-                    "no profiled kernel reported this metric in either tree",
-                ));
+                // A row of no kernel: none reported the metric.
+                rows.push(Row {
+                    threshold: Some(RowThreshold::of(&ms.threshold)),
+                    direction: Some(ms.threshold.direction),
+                    ..Row::bare(
+                        target,
+                        size,
+                        None,
+                        &ms.name,
+                        "",
+                        RowVerdict::Error,
+                        "no profiled kernel reported this metric in either tree",
+                    )
+                });
             }
         }
     }
@@ -636,7 +637,7 @@ fn bare_row(key: &SeriesKey, ms: &MetricSpec, unit: &str, verdict: RowVerdict, r
         ..Row::bare(
             &key.target,
             &key.size,
-            &key.kernel,
+            Some(&key.kernel),
             &key.metric,
             unit,
             verdict,

@@ -505,12 +505,14 @@ fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselines) {
             let mut counters = counters;
             if let Some((b, _)) = baselines.get(&r.target) {
                 for c in b.counters.iter().filter(|c| {
-                    c.size == r.size && c.kernel == r.kernel && !gated.contains(c.metric.as_str())
+                    c.size == r.size
+                        && r.kernel.as_deref() == Some(c.kernel.as_str())
+                        && !gated.contains(c.metric.as_str())
                 }) {
                     let key = SeriesKey {
                         target: r.target.clone(),
                         size: r.size.clone(),
-                        kernel: r.kernel.clone(),
+                        kernel: c.kernel.clone(),
                         metric: c.metric.clone(),
                     };
                     if let Some(now) = samples.series.get(&key) {
@@ -686,7 +688,7 @@ fn skipped_rows(
     if unchanged.is_empty() {
         return (rows, None);
     }
-    let mut kernels: BTreeSet<(String, String, String)> = BTreeSet::new();
+    let mut kernels: BTreeSet<(String, String, Option<String>)> = BTreeSet::new();
     let mut saved: Option<f64> = None;
     let mut rows: Vec<Row> = rows
         .into_iter()
@@ -701,7 +703,11 @@ fn skipped_rows(
                         .iter()
                         .find(|t| t.name == r.target)
                         .map_or(1, |t| t.repetitions);
-                    if let Some(e) = b.entry(&r.size, &r.kernel, crate::plan::DURATION_METRIC) {
+                    let entry = r
+                        .kernel
+                        .as_deref()
+                        .and_then(|k| b.entry(&r.size, k, crate::plan::DURATION_METRIC));
+                    if let Some(e) = entry {
                         *saved.get_or_insert(0.0) += e.median() * f64::from(reps);
                     }
                 }
@@ -726,7 +732,10 @@ fn skipped_rows(
 fn operation_notes(rows: &mut [Row]) {
     use crate::profile::sum::kernels_of;
     let tick = |v: &[String]| v.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
-    for r in rows.iter_mut().filter(|r| r.kernel == crate::spec::SUM_KERNEL) {
+    for r in rows
+        .iter_mut()
+        .filter(|r| r.kernel.as_deref() == Some(crate::spec::SUM_KERNEL))
+    {
         let now = kernels_of(&r.candidate_configs);
         if now.is_empty() {
             continue;
@@ -863,7 +872,7 @@ fn judged_rows(
         .map(|((key, ms, entry), j)| Row {
             target: key.target.clone(),
             size: key.size.clone(),
-            kernel: key.kernel.clone(),
+            kernel: Some(key.kernel.clone()),
             metric: key.metric.clone(),
             unit: samples
                 .series
@@ -931,7 +940,12 @@ fn baseline_unit_errors(rows: &mut [Row], keyed: &[Keyed<'_>], baselines: &Basel
                 .unwrap_or_default();
             let message = format!(
                 "{file}: the baseline of metric `{}` of kernel `{}` (target `{}`, size {}) is in `{}`, but ncu measures it in `{}`; units are never converted: restore the file from git, or measure it again with `cgp-gate baseline update`",
-                row.metric, row.kernel, row.target, row.size, e.unit, row.unit
+                row.metric,
+                row.kernel_label(),
+                row.target,
+                row.size,
+                e.unit,
+                row.unit
             );
             spec_errors.push(RunError {
                 target: row.target.clone(),
@@ -971,7 +985,7 @@ fn unreported_rows(
             } else {
                 "no profiled kernel reported this metric"
             };
-            let mut row = Row::bare(target, size, "-", &ms.name, "", RowVerdict::Error, why);
+            let mut row = Row::bare(target, size, None, &ms.name, "", RowVerdict::Error, why);
             row.threshold = Some(RowThreshold::of(&ms.threshold));
             row.direction = Some(ms.threshold.direction);
             rows.push(row);
@@ -1011,7 +1025,7 @@ fn missing_rows(
             let mut row = Row::bare(
                 &key.target,
                 &key.size,
-                &key.kernel,
+                Some(&key.kernel),
                 &key.metric,
                 &e.unit,
                 RowVerdict::Missing,

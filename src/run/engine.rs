@@ -10,7 +10,7 @@ use crate::foundation::error::Error;
 use crate::gpu::fingerprint::Fingerprint;
 use crate::gpu::{Gpu, peaks_for};
 use crate::measured::samples::{SampleSet, SeriesKey};
-use crate::outcome::results::{ErrorKind, RooflinePoint, Row, RowVerdict, RunError};
+use crate::outcome::results::{ErrorKind, OwnedRowKey, RooflinePoint, Row, RowVerdict, RunError};
 use crate::profile::{Profiler, Versions};
 use crate::spec::{DERIVED_PREFIX, MetricSpec, ProfilerKind, Target};
 use crate::stats::Config;
@@ -249,8 +249,8 @@ pub fn until_decided(run: &mut dyn Remeasure) -> Result<(Vec<Row>, Vec<RunError>
     }
 }
 
-/// Rows by identity (target, size, kernel, metric), as [`keep_decided`] remembers them.
-pub type Decided = BTreeMap<(String, String, String, String), Row>;
+/// Rows by identity ([`OwnedRowKey`]: one run measures one GPU), as [`keep_decided`] remembers them.
+pub type Decided = BTreeMap<OwnedRowKey, Row>;
 
 /// Sequential stopping (docs/statistics.md, 2.6): a row decided at a look (regression, pass,
 /// improvement) keeps that verdict; later looks (re-measurement of the doubtful rows) change
@@ -258,12 +258,7 @@ pub type Decided = BTreeMap<(String, String, String, String), Row>;
 /// (`Config::looks`), so the first decision stands on its own.
 pub fn keep_decided(rows: &mut [Row], decided: &mut Decided) {
     for r in rows {
-        let id = (
-            r.target.clone(),
-            r.size.clone(),
-            r.kernel.clone(),
-            r.metric.clone(),
-        );
+        let id = r.key().to_owned();
         if let Some(first) = decided.get(&id) {
             r.clone_from(first);
         } else if crate::stats::remeasure::is_decided(r.verdict) {

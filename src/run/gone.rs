@@ -53,7 +53,7 @@ pub fn rows(
             let mut row = Row::bare(
                 &file.target,
                 &e.size,
-                &e.kernel,
+                Some(&e.kernel),
                 &e.metric,
                 &e.unit,
                 RowVerdict::Missing,

@@ -72,7 +72,7 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
             row.fails_gate = true;
             row.reason = format!(
                 "kernel `{}` is in the baseline but was not measured{now}; this fails the gate: if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target",
-                row.kernel
+                row.kernel_label()
             );
         }
     }
@@ -87,7 +87,11 @@ pub fn kernel_changes(rows: &[Row]) -> (Vec<TargetKernel>, Vec<TargetKernel>) {
     // Per target x kernel: (any row missing, any row measured with a baseline, any row measured).
     let mut groups: BTreeMap<(&str, &str), (bool, bool, bool)> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.verdict != RowVerdict::Error) {
-        let g = groups.entry((r.target.as_str(), r.kernel.as_str())).or_default();
+        // A row of no kernel has no kernel to appear or disappear.
+        let Some(kernel) = r.kernel.as_deref() else {
+            continue;
+        };
+        let g = groups.entry((r.target.as_str(), kernel)).or_default();
         if r.verdict == RowVerdict::Missing {
             g.0 = true;
         } else {
@@ -118,25 +122,31 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
         ran: Option<&'a str>,
     }
     let mut sizes: BTreeMap<(&str, &str), Change<'_>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.kernel != "-") {
+    for r in rows {
+        let Some(kernel) = r.kernel.as_deref() else {
+            continue;
+        };
         let g = sizes.entry((r.target.as_str(), r.size.as_str())).or_default();
         match r.verdict {
             RowVerdict::Missing => {
-                if !g.gone.contains(&r.kernel.as_str()) {
-                    g.gone.push(&r.kernel);
+                if !g.gone.contains(&kernel) {
+                    g.gone.push(kernel);
                 }
                 if let Some(ran) = r.reason.split_once(" the application ran ").map(|(_, k)| k) {
                     g.ran = Some(ran);
                 }
             }
-            RowVerdict::New if !g.new.contains(&r.kernel.as_str()) => g.new.push(&r.kernel),
+            RowVerdict::New if !g.new.contains(&kernel) => g.new.push(kernel),
             _ => {}
         }
     }
     let tick = |v: &[&str]| v.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
     // Operation rows (`kernels: sum`) whose kernel set changed: once per target x size.
     let mut out: Vec<String> = Vec::new();
-    for r in rows.iter().filter(|r| r.kernel == crate::spec::SUM_KERNEL) {
+    for r in rows
+        .iter()
+        .filter(|r| r.kernel.as_deref() == Some(crate::spec::SUM_KERNEL))
+    {
         let Some(c) = &r.config_change else { continue };
         let (before, now) = (
             crate::profile::sum::kernels_of(&c.baseline),

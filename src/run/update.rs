@@ -69,7 +69,7 @@ pub fn samples_from_results(
         let key = SeriesKey {
             target: row.target.clone(),
             size: row.size.clone(),
-            kernel: row.kernel.clone(),
+            kernel: row.kernel_label().to_owned(),
             metric: row.metric.clone(),
         };
         let reps: Vec<u32> = if row.candidate_reps.len() == c.samples.len() {
@@ -77,10 +77,7 @@ pub fn samples_from_results(
         } else {
             return Err(Error::input(
                 path,
-                format!(
-                    "row {}[{}] {} {} has no repetition numbers for its samples",
-                    row.target, row.size, row.kernel, row.metric
-                ),
+                format!("row {} has no repetition numbers for its samples", row.key()),
             ));
         };
         for (v, r) in c.samples.iter().zip(reps) {
