@@ -317,3 +317,26 @@ fn notes_about_missing_rows_fit_the_terminal_too() {
         );
     }
 }
+
+/// A missing row that fails the gate gets its reason line under the table, as every other row
+/// that fails does (decide::row_gate); allowed, it gets none.
+#[test]
+fn a_missing_row_that_fails_the_gate_gets_its_reason_line() {
+    use cgp_gate::outcome::results::RowVerdict;
+    let mut r = cgp_gate::report::read_results(&root().join("tests/fixtures/results/mixed.json")).unwrap();
+    let i = r
+        .rows
+        .iter()
+        .position(|x| x.verdict == RowVerdict::Missing)
+        .unwrap();
+    let line = format!("reason {}[{}] ", r.rows[i].target, r.rows[i].size);
+    let has_line = |out: &str| {
+        out.lines()
+            .any(|l| l.starts_with(&line) && l.contains("(missing)"))
+    };
+    let allowed = cgp_gate::report::console::results_table(&r);
+    assert!(!has_line(&allowed), "{allowed}");
+    r.rows[i].fails_gate = true;
+    let failing = cgp_gate::report::console::results_table(&r);
+    assert!(has_line(&failing), "{failing}");
+}

@@ -206,3 +206,28 @@ fn chromium_screenshot_renders() {
     // A blank page compresses to a few KB; tables and charts do not.
     assert!(bytes.len() > 50_000, "{} bytes", bytes.len());
 }
+
+/// A missing row that fails the gate wears the failure colour, as decide::row_gate says; the
+/// same row allowed keeps the plain `missing` pill (the row's class stays its verdict).
+#[test]
+fn a_missing_row_that_fails_the_gate_wears_the_failure_colour() {
+    use cgp_gate::outcome::results::RowVerdict;
+    let mut r = fixture("mixed.json");
+    let i = r
+        .rows
+        .iter()
+        .position(|x| x.verdict == RowVerdict::Missing)
+        .unwrap();
+    let allowed = html(&r);
+    assert!(
+        allowed.contains("<span class=\"pill missing\">missing</span>"),
+        "{allowed}"
+    );
+    assert!(!allowed.contains("pill missing fails"));
+    r.rows[i].fails_gate = true;
+    let failing = html(&r);
+    assert!(
+        failing.contains("<tr class=\"missing\"><td><span class=\"pill missing fails\">missing</span>"),
+        "{failing}"
+    );
+}

@@ -37,7 +37,13 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
             .iter()
             .find(|s| s.name.as_str() == row.target)
             .unwrap();
-        let name = format!("{}[{}] {} {}", row.target, row.size, row.kernel_label(), row.metric);
+        let name = format!(
+            "{}[{}] {} {}",
+            row.target,
+            row.size,
+            row.kernel_label(),
+            row.metric
+        );
         let case = suite
             .test_cases
             .iter()
@@ -246,7 +252,13 @@ fn junitparser_reads_the_same_verdicts() {
         .collect();
     assert_eq!(cases.len(), r.rows.len() + r.errors.len(), "{out}");
     for row in &r.rows {
-        let name = format!("{}[{}] {} {}", row.target, row.size, row.kernel_label(), row.metric);
+        let name = format!(
+            "{}[{}] {} {}",
+            row.target,
+            row.size,
+            row.kernel_label(),
+            row.metric
+        );
         let (suite, kind, _) = cases
             .iter()
             .find(|c| c.2 == name)

@@ -268,7 +268,13 @@ fn junit_of_a_real_run_fails_exactly_the_regressed_rows() {
     let regs = with(r, RowVerdict::Regression);
     assert_eq!(failed.len(), regs.len(), "{failed:?}");
     for row in regs {
-        let name = format!("{}[{}] {} {}", row.target, row.size, row.kernel_label(), row.metric);
+        let name = format!(
+            "{}[{}] {} {}",
+            row.target,
+            row.size,
+            row.kernel_label(),
+            row.metric
+        );
         assert!(failed.contains(&name.as_str()), "{name} in {failed:?}");
     }
     let suites: Vec<&str> = report.test_suites.iter().map(|s| s.name.as_str()).collect();

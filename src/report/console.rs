@@ -2,6 +2,7 @@
 
 use crate::foundation::units::{Percent, human, percent};
 use crate::measured::samples::{Launch, MetricValue};
+use crate::outcome::decide::{Gate, row_gate};
 use crate::outcome::results::{Results, RowVerdict, RunVerdict};
 use crate::report::format::{headline, p_value, sorted_rows};
 
@@ -479,7 +480,15 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         Fit::Shrink(METRIC, 8),
     ];
     let table = Table { columns, rows, fit };
-    let verdicts: Vec<RowVerdict> = rows_sorted.iter().map(|r| r.verdict).collect();
+    // The colour says what the row means for the gate (decide::row_gate): a row that fails it
+    // without being a regression (a missing kernel, `--fail-on inconclusive`) is red too.
+    let verdicts: Vec<RowVerdict> = rows_sorted
+        .iter()
+        .map(|r| match row_gate(r, results.fail_on) {
+            Gate::Fail if r.verdict != RowVerdict::Regression => RowVerdict::Error,
+            _ => r.verdict,
+        })
+        .collect();
     let paint = |row: Option<usize>, column: usize, text: &str| -> String {
         match row {
             Some(i) if style.color && column == VERDICT => verdicts
@@ -512,12 +521,10 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         );
     }
     // Why each row that fails or stays doubtful got its verdict, one line each.
-    for r in rows_sorted.iter().filter(|r| {
-        matches!(
-            r.verdict,
-            RowVerdict::Regression | RowVerdict::Error | RowVerdict::Inconclusive
-        ) && !r.reason.is_empty()
-    }) {
+    for r in rows_sorted
+        .iter()
+        .filter(|r| row_gate(r, results.fail_on) != Gate::Pass && !r.reason.is_empty())
+    {
         let metric = short_metric_name(&r.metric).unwrap_or(&r.metric);
         // `reason ...`, as the why lines are `why ...`: a line that starts with a verdict word
         // is a table row.

@@ -50,7 +50,7 @@ td.what .reason { font-size:12px; }
   color:#fff; background:var(--pass); white-space:nowrap; }
 .pill.regression { background:var(--reg); } .pill.improvement { background:var(--imp); }
 .pill.inconclusive { background:var(--inc); } .pill.error { background:var(--err); }
-.pill.new, .pill.missing { background:var(--base); }
+.pill.new, .pill.missing { background:var(--base); } .pill.fails { background:var(--reg); }
 .banner.skipped { border-left:4px solid var(--base); }
 .plots { display:grid; grid-template-columns:repeat(auto-fill, minmax(540px, 1fr)); gap:12px; }
 figure { margin:0; padding:8px; border:1px solid var(--line); border-radius:6px; background:var(--bg); }
@@ -152,9 +152,18 @@ fn header(results: &Results, h: &mut String) {
     }
 }
 
-fn row_cells(r: &Row, with_target: bool) -> String {
+fn row_cells(r: &Row, fail_on: crate::outcome::results::FailOn, with_target: bool) -> String {
+    // A row that fails the gate without being a regression (a missing kernel, an inconclusive
+    // row under `--fail-on inconclusive`) wears the failure colour: decide::row_gate says so.
+    let fails = if r.verdict != RowVerdict::Regression
+        && crate::outcome::decide::row_gate(r, fail_on) == crate::outcome::decide::Gate::Fail
+    {
+        " fails"
+    } else {
+        ""
+    };
     let mut s = format!(
-        "<tr class=\"{v}\"><td><span class=\"pill {v}\">{w}</span></td>",
+        "<tr class=\"{v}\"><td><span class=\"pill {v}{fails}\">{w}</span></td>",
         v = r.verdict.as_str(),
         w = crate::report::format::verdict_word(r)
     );
@@ -210,7 +219,7 @@ fn highlighted_table(results: &Results, h: &mut String) {
     }
     h.push_str(&table_head(true, &ci_of(results)));
     for r in &rows {
-        h.push_str(&row_cells(r, true));
+        h.push_str(&row_cells(r, results.fail_on, true));
     }
     h.push_str("</table>\n");
     for r in rows {
@@ -663,7 +672,7 @@ fn all_rows(results: &Results, h: &mut String) {
         let _ = writeln!(h, "<h3>{}</h3>", escape(t));
         h.push_str(&table_head(false, &ci));
         for r in sorted_rows(results).into_iter().filter(|r| r.target == t) {
-            h.push_str(&row_cells(r, false));
+            h.push_str(&row_cells(r, results.fail_on, false));
         }
         h.push_str("</table>\n");
     }
