@@ -632,7 +632,14 @@ fn functions(text: &str) -> Vec<(String, usize, usize)> {
         let mut rest = trimmed;
         loop {
             let before = rest;
-            for q in ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe "] {
+            for q in [
+                "pub(crate) ",
+                "pub(super) ",
+                "pub ",
+                "const ",
+                "async ",
+                "unsafe ",
+            ] {
                 rest = rest.strip_prefix(q).unwrap_or(rest);
             }
             if let Some(r) = rest.strip_prefix("extern \"C\" ") {
@@ -720,11 +727,7 @@ fn no_file_or_function_is_too_long() {
     rust_files(&src, &mut files);
     let mut over = BTreeMap::new();
     for f in &files {
-        let rel = f
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
         let text = std::fs::read_to_string(f).unwrap();
         let n = text.lines().count();
         if n > MAX_FILE_LINES {
