@@ -50,7 +50,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The folder a file lives in (`src/ncu/parse.rs` -> `ncu`, `src/run/check.rs` -> `run`), `None`
+/// The folder a file lives in (`src/ncu/parse/raw.rs` -> `ncu`, `src/run/check.rs` -> `run`), `None`
 /// for the crate root and `main.rs`; a loose file's own name (which the layout test rejects).
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src).unwrap();
