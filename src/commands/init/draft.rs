@@ -1,5 +1,10 @@
 //! The draft spec init writes: its text, with the kernels listed in comments.
 
+use super::command::{
+    CommandTemplate, command_template, connected_program, one_line, program_of, size_value, target_name,
+    yaml_str,
+};
+use super::kernels::{KernelSeen, is_setup, kernel_filter_for, kernels_seen, proposal};
 use super::*;
 
 /// Where the spec's command came from, for its comment.

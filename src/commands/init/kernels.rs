@@ -1,6 +1,7 @@
 //! The kernels a capture saw: their launches, times and registers, which of them init proposes to
 //! gate, and the `kernel:` filter that selects exactly those.
 
+use super::command::one_line;
 use super::*;
 
 /// One kernel (by name without its parameter list) as the capture saw it.

@@ -1,6 +1,8 @@
 //! The details page (ncu's default): one row per launch, section and metric; rows of one `ID`
 //! merge into one launch.
 
+use super::columns::{NOT_ATTRIBUTES, column};
+use super::table::{Table, Units, is_absent};
 use super::*;
 
 pub(super) fn attribute_columns(header: &[String]) -> Vec<(usize, String)> {

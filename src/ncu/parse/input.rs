@@ -1,6 +1,7 @@
 //! Finding the table in what ncu wrote, and refusing what is not one: ncu's own failure, a BOM
 //! inside, NUL bytes, a decimal-comma locale.
 
+use super::table::grouped;
 use super::*;
 
 /// The error for an output that holds ncu's failure.

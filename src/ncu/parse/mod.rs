@@ -496,7 +496,6 @@ mod raw;
 mod summary;
 mod table;
 
-use self::columns::*;
 use self::details::*;
 use self::input::*;
 use self::raw::*;

@@ -1,6 +1,8 @@
 //! The raw page (`--page raw`): one row per launch, attributes by name, every other column a
 //! metric; streamed into the sink.
 
+use super::columns::{column, repeated_column};
+use super::table::{Table, Val, cell_str, is_absent};
 use super::*;
 
 pub(super) struct MetricCol {

@@ -1,5 +1,9 @@
 //! The summary (`--print-summary`): one launch per distinct set of identity cells.
 
+use super::columns::column;
+use super::details::{Pending, Row, attribute_columns, row_attributes};
+use super::input::locale_error;
+use super::table::{Table, Units, dotted_nanoseconds, measure};
 use super::*;
 
 pub(super) fn parse_summary(header: &[String], table: &mut Table<'_>) -> Result<Vec<Launch>, ParseError> {

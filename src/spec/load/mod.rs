@@ -342,9 +342,6 @@ mod control;
 mod measure;
 mod target;
 
-use self::command::*;
-use self::control::*;
-use self::measure::*;
 use self::target::*;
 
 /// A key of `defaults:` that no target reads (an ncu-only key when every target is an nsys
@@ -384,6 +381,7 @@ fn unused_defaults(ctx: &Ctx<'_>, defaults: &Fields<'_>, targets: &[Target]) -> 
 
 #[cfg(test)]
 mod tests {
+    use super::control::parse_duration;
     use super::*;
 
     #[test]

@@ -1,6 +1,9 @@
 //! A target of the spec: its name, its merged keys (target over `defaults`), the profiler's own
 //! keys and every cross-field check of one target.
 
+use super::command::{command, env, sizes};
+use super::control::{clocks, timeout};
+use super::measure::{categories, kernel, metrics, nsys_metrics, nvtx, work_expr};
 use super::*;
 
 /// Target names become directory and file names (recordings, baselines), so they stay simple.
