@@ -4,9 +4,9 @@
 //! Order matters: ncu's own `==ERROR==` lines are the most specific diagnosis (an application
 //! often exits non-zero *because* profiling failed), then the exit code, then the table itself.
 
-use crate::measured::samples::{CsvShape, MetricValue, SampleSet, SeriesKey};
+use crate::measured::samples::{CsvShape, Launch, MetricValue, SampleSet, SeriesKey};
 use crate::ncu::log::{classify, scan, usage_error};
-use crate::ncu::parse::parse;
+use crate::ncu::parse::{ParseError, parse};
 use crate::plan::ncu_metrics;
 use crate::profile::{Capture, FailureKind, Job, ProfileError, job_context};
 
@@ -63,20 +63,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
             capture,
         ));
     }
-    let parsed = parse(&capture.raw).map_err(|e| {
-        let mut m = format!("{origin}");
-        if let Some(l) = e.line {
-            m.push_str(&format!(":{l}"));
-        }
-        m.push_str(&format!(": {e}"));
-        if let Some(k) = &e.kernel {
-            m.push_str(&format!(" (kernel `{k}`)"));
-        }
-        if let Some(x) = &e.metric {
-            m.push_str(&format!(" (metric `{x}`)"));
-        }
-        ProfileError::new(FailureKind::BadOutput, ctx.clone(), m)
-    })?;
+    let parsed = parse(&capture.raw).map_err(|e| bad_output(&origin, &e, &ctx))?;
     if parsed.shape == CsvShape::Summary {
         return Err(ProfileError::new(
             FailureKind::BadOutput,
@@ -114,83 +101,112 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
     for (launch, kernel) in parsed.launches.iter().zip(&names) {
         let config = launch_config(launch);
         for metric in &wanted {
-            let Some(measured) = launch.metrics.get(metric) else {
-                return Err(ProfileError::new(
-                    FailureKind::BadOutput,
-                    ctx,
-                    format!("metric `{metric}` is missing (or n/a) for kernel `{}` (launch {}) in {origin}", launch.kernel, launch.id),
-                )
-                .hint("check the metric name with `ncu --query-metrics`; some metrics are not available for every kernel or GPU"));
-            };
-            if !crate::foundation::units::normalise(&measured.unit).is_ok_and(|u| u.is_known()) {
-                return Err(ProfileError::new(
-                    FailureKind::BadOutput,
-                    ctx,
-                    format!(
-                        "metric `{metric}` of kernel `{}` in {origin} has unit `{}`, which cgp-gate cannot convert, so its values cannot be compared with a threshold",
-                        launch.kernel, measured.unit
-                    ),
-                )
-                .hint("export with `--print-units base`; if ncu prints this unit there too, report it with your ncu version"));
-            }
-            let value = match &measured.value {
-                MetricValue::Number(v) => *v,
-                MetricValue::List(_) => {
-                    return Err(ProfileError::new(
-                        FailureKind::BadOutput,
-                        ctx,
-                        format!(
-                            "metric `{metric}` of kernel `{}` in {origin} has per-instance values",
-                            launch.kernel
-                        ),
-                    )
-                    .hint("use a rollup such as `.sum` or `.max`"));
-                }
-                MetricValue::Text(t) => {
-                    return Err(ProfileError::new(
-                        FailureKind::BadOutput,
-                        ctx,
-                        format!(
-                            "metric `{metric}` of kernel `{}` in {origin} is text (`{t}`); cgp-gate compares numbers",
-                            launch.kernel
-                        ),
-                    ));
-                }
-            };
-            if value < 0.0 && measured.unit == "ns" {
-                return Err(ProfileError::new(
-                    FailureKind::BadOutput,
-                    ctx,
-                    format!(
-                        "metric `{metric}` of kernel `{}` (launch {}) in {origin} is a negative duration ({value} ns); a duration cannot be negative: the output is damaged",
-                        launch.kernel, launch.id
-                    ),
-                ));
-            }
-            if value == 0.0 && crate::foundation::units::is_kernel_duration(metric) {
-                return Err(ProfileError::new(
-                    FailureKind::BadOutput,
-                    ctx,
-                    format!(
-                        "metric `{metric}` of kernel `{}` (launch {}) in {origin} is 0 ns; a kernel launch cannot take no time: the output is damaged",
-                        launch.kernel, launch.id
-                    ),
-                )
-                .hint("use the output as ncu wrote it; profile (or record) it again"));
-            }
+            let (value, unit) = metric_value(launch, metric, &ctx, &origin)?;
             let key = SeriesKey {
                 target: job.target.name.clone(),
                 size: size.clone(),
                 kernel: kernel.clone(),
                 metric: metric.clone(),
             };
-            set.push(&key, &measured.unit, value, job.rep);
+            set.push(&key, unit, value, job.rep);
             if let Some(c) = &config {
                 set.note_config(&key, c);
             }
         }
     }
     Ok(set)
+}
+
+/// The error for ncu output the parser refused: the file, line, kernel and metric it names.
+fn bad_output(origin: &dyn std::fmt::Display, e: &ParseError, ctx: &str) -> ProfileError {
+    let mut m = format!("{origin}");
+    if let Some(l) = e.line {
+        m.push_str(&format!(":{l}"));
+    }
+    m.push_str(&format!(": {e}"));
+    if let Some(k) = &e.kernel {
+        m.push_str(&format!(" (kernel `{k}`)"));
+    }
+    if let Some(x) = &e.metric {
+        m.push_str(&format!(" (metric `{x}`)"));
+    }
+    ProfileError::new(FailureKind::BadOutput, ctx.to_owned(), m)
+}
+
+/// The value of `metric` in one launch, with its unit: a number in a unit cgp-gate converts, and
+/// a kernel duration that is positive. Anything else is output damaged or a metric the gate cannot
+/// compare.
+fn metric_value<'l>(
+    launch: &'l Launch,
+    metric: &str,
+    ctx: &str,
+    origin: &dyn std::fmt::Display,
+) -> Result<(f64, &'l str), ProfileError> {
+    let Some(measured) = launch.metrics.get(metric) else {
+        return Err(ProfileError::new(
+            FailureKind::BadOutput,
+            ctx.to_owned(),
+            format!("metric `{metric}` is missing (or n/a) for kernel `{}` (launch {}) in {origin}", launch.kernel, launch.id),
+        )
+        .hint("check the metric name with `ncu --query-metrics`; some metrics are not available for every kernel or GPU"));
+    };
+    if !crate::foundation::units::normalise(&measured.unit).is_ok_and(|u| u.is_known()) {
+        return Err(ProfileError::new(
+            FailureKind::BadOutput,
+            ctx.to_owned(),
+            format!(
+                "metric `{metric}` of kernel `{}` in {origin} has unit `{}`, which cgp-gate cannot convert, so its values cannot be compared with a threshold",
+                launch.kernel, measured.unit
+            ),
+        )
+        .hint("export with `--print-units base`; if ncu prints this unit there too, report it with your ncu version"));
+    }
+    let value = match &measured.value {
+        MetricValue::Number(v) => *v,
+        MetricValue::List(_) => {
+            return Err(ProfileError::new(
+                FailureKind::BadOutput,
+                ctx.to_owned(),
+                format!(
+                    "metric `{metric}` of kernel `{}` in {origin} has per-instance values",
+                    launch.kernel
+                ),
+            )
+            .hint("use a rollup such as `.sum` or `.max`"));
+        }
+        MetricValue::Text(t) => {
+            return Err(ProfileError::new(
+                FailureKind::BadOutput,
+                ctx.to_owned(),
+                format!(
+                    "metric `{metric}` of kernel `{}` in {origin} is text (`{t}`); cgp-gate compares numbers",
+                    launch.kernel
+                ),
+            ));
+        }
+    };
+    if value < 0.0 && measured.unit == "ns" {
+        return Err(ProfileError::new(
+            FailureKind::BadOutput,
+            ctx.to_owned(),
+            format!(
+                "metric `{metric}` of kernel `{}` (launch {}) in {origin} is a negative duration ({value} ns); a duration cannot be negative: the output is damaged",
+                launch.kernel, launch.id
+            ),
+        ));
+    }
+    if value == 0.0 && crate::foundation::units::is_kernel_duration(metric) {
+        return Err(ProfileError::new(
+            FailureKind::BadOutput,
+            ctx.to_owned(),
+            format!(
+                "metric `{metric}` of kernel `{}` (launch {}) in {origin} is 0 ns; a kernel launch cannot take no time: the output is damaged",
+                launch.kernel, launch.id
+            ),
+        )
+        .hint("use the output as ncu wrote it; profile (or record) it again"));
+    }
+    Ok((value, &measured.unit))
 }
 
 /// The series name of each launch: the kernel's key, plus its launch configuration when the same

@@ -21,7 +21,7 @@ use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_cont
 use crate::spec::{NsysMetric, Target, parse_nsys_metric};
 
 use crate::nsys::read::{NSYS_ENV, locate_nsys, read_sqlite, read_text};
-use crate::nsys::{Categories, Workload, breakdown};
+use crate::nsys::{Categories, RunBreakdown, Workload, breakdown};
 
 /// The kernel column of every nsys series: a metric describes the whole workload.
 pub const WORKLOAD_KERNEL: &str = "(workload)";
@@ -320,20 +320,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
     let (w, session_ns) = workload(job, capture)?;
     let cats = Categories::new(job.target.categories.as_ref());
     let b = breakdown(&w, &cats);
-    let wall_ns = session_ns.or_else(|| {
-        capture
-            .wall_seconds
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(|s| {
-                #[allow(
-                    clippy::cast_possible_truncation,
-                    clippy::cast_sign_loss,
-                    reason = "finite and >= 0; seconds of a run fit u64 ns"
-                )]
-                let ns = (s * 1e9).round() as u64;
-                ns
-            })
-    });
+    let wall_ns = wall_ns(session_ns, capture);
     let mut set = SampleSet::default();
     for ms in &job.target.metrics {
         let m = parse_nsys_metric(&ms.name)
@@ -349,33 +336,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
             )
             .hint("record the cuda_gpu_trace report or the SQLite export, which have start times")
         };
-        let kernels_matching = |re: &regex::Regex| -> Result<(u64, u64), ProfileError> {
-            let hits: Vec<_> = b.kernels.iter().filter(|k| re.is_match(&k.name)).collect();
-            if hits.is_empty() {
-                return Err(ProfileError::new(
-                    FailureKind::NoKernels,
-                    ctx.clone(),
-                    format!(
-                        "metric `{}`: no kernel in {origin} matches `{}`",
-                        ms.name,
-                        re.as_str()
-                    ),
-                )
-                .hint(format!(
-                    "the largest kernels are: {}",
-                    b.kernels
-                        .iter()
-                        .take(5)
-                        .map(|k| format!("`{}`", short(&k.name)))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
-            Ok((
-                hits.iter().map(|k| k.time_ns).sum(),
-                hits.iter().map(|k| k.instances).sum(),
-            ))
-        };
+        let kernels_matching = |re: &regex::Regex| kernels_matching(&b, re, &ms.name, &ctx, &origin);
         let (value, unit): (u64, &str) = match &m {
             NsysMetric::GpuTime => (
                 b.gpu_time_ns.ok_or_else(|| need_trace("the GPU busy time"))?,
@@ -430,6 +391,60 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         );
     }
     Ok(set)
+}
+
+/// The time and instances of the kernels whose names match `re` (metric `metric`); none is an
+/// error that lists the largest kernels.
+fn kernels_matching(
+    b: &RunBreakdown,
+    re: &regex::Regex,
+    metric: &str,
+    ctx: &str,
+    origin: &str,
+) -> Result<(u64, u64), ProfileError> {
+    let hits: Vec<_> = b.kernels.iter().filter(|k| re.is_match(&k.name)).collect();
+    if hits.is_empty() {
+        return Err(ProfileError::new(
+            FailureKind::NoKernels,
+            ctx.to_owned(),
+            format!(
+                "metric `{}`: no kernel in {origin} matches `{}`",
+                metric,
+                re.as_str()
+            ),
+        )
+        .hint(format!(
+            "the largest kernels are: {}",
+            b.kernels
+                .iter()
+                .take(5)
+                .map(|k| format!("`{}`", short(&k.name)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok((
+        hits.iter().map(|k| k.time_ns).sum(),
+        hits.iter().map(|k| k.instances).sum(),
+    ))
+}
+
+/// The run's wall time in ns: the session nsys measured, else the wall time the capture kept.
+fn wall_ns(session_ns: Option<u64>, capture: &Capture) -> Option<u64> {
+    session_ns.or_else(|| {
+        capture
+            .wall_seconds
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(|s| {
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "finite and >= 0; seconds of a run fit u64 ns"
+                )]
+                let ns = (s * 1e9).round() as u64;
+                ns
+            })
+    })
 }
 
 fn short(name: &str) -> String {

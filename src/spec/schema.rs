@@ -146,6 +146,16 @@ fn fingerprint_fields() -> Vec<String> {
 }
 
 fn target_properties() -> Value {
+    let mut props = target_run_properties();
+    if let (Value::Object(all), Value::Object(more)) = (&mut props, target_measure_properties()) {
+        all.extend(more);
+    }
+    props
+}
+
+/// The keys of a target that say what runs: its name, command, environment, kernel filter and
+/// sizes.
+fn target_run_properties() -> Value {
     let scalar = json!({ "type": ["string", "number", "boolean"] });
     let size_map = json!({
         "type": "object",
@@ -153,7 +163,7 @@ fn target_properties() -> Value {
         "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" },
         "additionalProperties": scalar
     });
-    let props = json!({
+    json!({
         "name": {
             "description": "Unique target name (letters, digits, `_`, `-`, `.`); used in file names.",
             "type": "string",
@@ -212,7 +222,14 @@ fn target_properties() -> Value {
                     }
                 }
             ]
-        },
+        }
+    })
+}
+
+/// The keys of a target that say what is measured and how: metrics, repetitions, profiler
+/// options, clocks, categories.
+fn target_measure_properties() -> Value {
+    json!({
         "metrics": {
             "description": "ncu metric name -> threshold, e.g. gpu__time_duration.sum: \"3%\". Derived: ".to_owned() + &DERIVED_METRICS.join(", "),
             "type": "object",
@@ -317,8 +334,7 @@ fn target_properties() -> Value {
                 { "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 } }
             ]
         }
-    });
-    props
+    })
 }
 
 #[cfg(test)]

@@ -2,9 +2,9 @@
 
 use crate::foundation::units::Quantity;
 
-use super::decode::{Ctx, Result, describe, did_you_mean, list};
+use super::decode::{Ctx, Fields, Result, describe, did_you_mean, list};
 use super::model::{DERIVED_METRICS, DERIVED_PREFIX, Direction, Threshold, ThresholdKind, default_direction};
-use super::yaml::{Kind, Node, Typed};
+use super::yaml::{Kind, Node, Scalar, Typed};
 
 /// Counter units whose metrics need a rollup (`.sum`, `.avg`, ...): their base names alone
 /// cannot be evaluated by ncu.
@@ -217,80 +217,12 @@ pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Thre
     let what = format!("the threshold of `{metric}`");
     let (kind, direction, min_effect) = match &node.kind {
         Kind::Scalar(s) => {
-            let kind = match s.typed() {
-                Typed::Str("exact") => ThresholdKind::Exact,
-                Typed::Str(t) if t.trim_end().ends_with('%') => relative(ctx, node, t, &what)?,
-                // 0.03: 3% (0.03% is below what a GPU timing resolves).
-                Typed::Float(x) if x > 0.0 && x < FRACTION_BELOW => ThresholdKind::Relative { fraction: x },
-                Typed::Float(x) if x > 0.0 && x < 1.0 => {
-                    let pct = crate::foundation::units::format_number(x * 100.0);
-                    return Err(ctx
-                        .err(node, format!("{what} is a bare number `{}`: {pct}% or {}%?", s.text, s.text))
-                        .help(format!(
-                            "write `\"{pct}%\"` if {} is a fraction, `\"{}%\"` if it is a percentage, or `{{max: {}}}` for a bound",
-                            s.text, s.text, s.text
-                        )));
-                }
-                Typed::Int(_) | Typed::Float(_) => {
-                    return Err(ctx
-                        .err(node, format!("{what} is a bare number `{}`", s.text))
-                        .help(format!(
-                            "write a percentage like `\"{}%\"` for a relative threshold, or `{{max: {}}}` for a bound",
-                            s.text, s.text
-                        )));
-                }
-                _ => {
-                    return Err(ctx
-                        .err(node, format!("{what} cannot be {}", describe(node)))
-                        .help(FORMS));
-                }
-            };
+            let kind = scalar_rule(ctx, node, s, &what)?;
             (kind, None, None)
         }
         Kind::Map(_) => {
             let f = ctx.fields(node, &what, MAP_KEYS)?;
-            let rules: Vec<&str> = ["relative", "exact", "min", "max"]
-                .into_iter()
-                .filter(|k| f.get(k).is_some())
-                .collect();
-            let kind = match rules.as_slice() {
-                ["relative"] => {
-                    let n = f.get("relative").unwrap_or(node);
-                    let t = ctx.text(n, &format!("`relative` in {what}"))?;
-                    relative(ctx, n, t, &what)?
-                }
-                ["exact"] => {
-                    let n = f.get("exact").unwrap_or(node);
-                    match &n.kind {
-                        Kind::Scalar(s) if s.typed() == Typed::Bool(true) => ThresholdKind::Exact,
-                        _ => {
-                            return Err(ctx
-                                .err(
-                                    n,
-                                    format!("`exact` in {what} must be `true`, found {}", describe(n)),
-                                )
-                                .help("to judge by a relative change instead, use `relative: \"3%\"`"));
-                        }
-                    }
-                }
-                ["min"] => ThresholdKind::Min {
-                    value: bound(ctx, f.get("min").unwrap_or(node), "min", &what)?,
-                },
-                ["max"] => ThresholdKind::Max {
-                    value: bound(ctx, f.get("max").unwrap_or(node), "max", &what)?,
-                },
-                [] => {
-                    return Err(ctx
-                        .err(node, format!("{what} has no rule"))
-                        .help("add one of `relative`, `exact`, `min` or `max`"));
-                }
-                several => {
-                    let at = f.key_node(several[1]).unwrap_or(node);
-                    return Err(ctx
-                        .err(at, format!("{what} has more than one rule: {}", list(several)))
-                        .help("use exactly one of `relative`, `exact`, `min` or `max`; list the metric once per target"));
-                }
-            };
+            let kind = map_rule(ctx, node, &f, &what)?;
             let direction = match f.get("direction") {
                 Some(n) => Some(
                     match ctx.choice(n, &format!("`direction` in {what}"), &["lower", "higher"])? {
@@ -352,6 +284,86 @@ pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Thre
         kind,
         direction,
         min_effect,
+    })
+}
+
+/// The rule of a threshold written as one scalar: `exact`, `"3%"` or a fraction below 0.01.
+fn scalar_rule(ctx: &Ctx<'_>, node: &Node, s: &Scalar, what: &str) -> Result<ThresholdKind> {
+    Ok(match s.typed() {
+        Typed::Str("exact") => ThresholdKind::Exact,
+        Typed::Str(t) if t.trim_end().ends_with('%') => relative(ctx, node, t, what)?,
+        // 0.03: 3% (0.03% is below what a GPU timing resolves).
+        Typed::Float(x) if x > 0.0 && x < FRACTION_BELOW => ThresholdKind::Relative { fraction: x },
+        Typed::Float(x) if x > 0.0 && x < 1.0 => {
+            let pct = crate::foundation::units::format_number(x * 100.0);
+            return Err(ctx
+                .err(node, format!("{what} is a bare number `{}`: {pct}% or {}%?", s.text, s.text))
+                .help(format!(
+                    "write `\"{pct}%\"` if {} is a fraction, `\"{}%\"` if it is a percentage, or `{{max: {}}}` for a bound",
+                    s.text, s.text, s.text
+                )));
+        }
+        Typed::Int(_) | Typed::Float(_) => {
+            return Err(ctx
+                .err(node, format!("{what} is a bare number `{}`", s.text))
+                .help(format!(
+                    "write a percentage like `\"{}%\"` for a relative threshold, or `{{max: {}}}` for a bound",
+                    s.text, s.text
+                )));
+        }
+        _ => {
+            return Err(ctx
+                .err(node, format!("{what} cannot be {}", describe(node)))
+                .help(FORMS));
+        }
+    })
+}
+
+/// The one rule of a threshold written as a mapping: `relative`, `exact`, `min` or `max`.
+fn map_rule(ctx: &Ctx<'_>, node: &Node, f: &Fields<'_>, what: &str) -> Result<ThresholdKind> {
+    let rules: Vec<&str> = ["relative", "exact", "min", "max"]
+        .into_iter()
+        .filter(|k| f.get(k).is_some())
+        .collect();
+    Ok(match rules.as_slice() {
+        ["relative"] => {
+            let n = f.get("relative").unwrap_or(node);
+            let t = ctx.text(n, &format!("`relative` in {what}"))?;
+            relative(ctx, n, t, what)?
+        }
+        ["exact"] => {
+            let n = f.get("exact").unwrap_or(node);
+            match &n.kind {
+                Kind::Scalar(s) if s.typed() == Typed::Bool(true) => ThresholdKind::Exact,
+                _ => {
+                    return Err(ctx
+                        .err(
+                            n,
+                            format!("`exact` in {what} must be `true`, found {}", describe(n)),
+                        )
+                        .help("to judge by a relative change instead, use `relative: \"3%\"`"));
+                }
+            }
+        }
+        ["min"] => ThresholdKind::Min {
+            value: bound(ctx, f.get("min").unwrap_or(node), "min", what)?,
+        },
+        ["max"] => ThresholdKind::Max {
+            value: bound(ctx, f.get("max").unwrap_or(node), "max", what)?,
+        },
+        [] => {
+            return Err(ctx
+                .err(node, format!("{what} has no rule"))
+                .help("add one of `relative`, `exact`, `min` or `max`"));
+        }
+        several => {
+            let at = f.key_node(several[1]).unwrap_or(node);
+            return Err(ctx
+                .err(at, format!("{what} has more than one rule: {}", list(several)))
+                .help(
+                    "use exactly one of `relative`, `exact`, `min` or `max`; list the metric once per target",
+                ));
+        }
     })
 }
 

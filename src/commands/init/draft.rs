@@ -1,0 +1,184 @@
+//! The draft spec init writes: its text, with the kernels listed in comments.
+
+use super::command::{
+    CommandTemplate, command_template, connected_program, one_line, program_of, size_value, target_name,
+    yaml_str,
+};
+use super::kernels::{KernelSeen, is_setup, kernel_filter_for, kernels_seen, proposal};
+use super::*;
+
+/// Where the spec's command came from, for its comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandSource {
+    /// Given after `--`.
+    Given,
+    /// The `==PROF== Connected to process` line (the program only, not its arguments).
+    Connected,
+    /// Nothing said which program ran.
+    Placeholder,
+}
+
+/// Everything the written spec says.
+#[derive(Debug, Clone)]
+pub struct Draft {
+    pub name: String,
+    pub command: CommandTemplate,
+    pub command_source: CommandSource,
+    pub kernels: Vec<KernelSeen>,
+    /// Where the launches came from (`run.csv`, or the command run under ncu).
+    pub origin: String,
+    pub launches: usize,
+    /// `cwd:` of the target: where init ran, relative to the spec's directory, when the spec is
+    /// written elsewhere (`--output other/dir/spec.yaml`); the program runs where it ran.
+    pub cwd: Option<String>,
+}
+
+impl Draft {
+    /// The draft for a capture: `command` is what was given after `--` (may be empty), `raw` the
+    /// capture's text (for the `Connected` line).
+    pub fn new(
+        parsed: &ParsedOutput,
+        raw: &str,
+        command: &[String],
+        name: Option<&str>,
+        origin: &str,
+    ) -> Self {
+        let (argv, command_source) = if !command.is_empty() {
+            (command.to_vec(), CommandSource::Given)
+        } else if let Some(p) = connected_program(raw) {
+            (vec![p], CommandSource::Connected)
+        } else {
+            (vec![PLACEHOLDER_PROGRAM.to_owned()], CommandSource::Placeholder)
+        };
+        let name = name.map_or_else(|| target_name(program_of(&argv)), str::to_owned);
+        Self {
+            name,
+            command: command_template(&argv),
+            command_source,
+            kernels: kernels_seen(parsed),
+            origin: origin.to_owned(),
+            launches: parsed.launches.len(),
+            cwd: None,
+        }
+    }
+
+    /// The spec's text.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let kernels = self.kernels.len();
+        let _ = writeln!(
+            s,
+            "# cgp-gate spec written by `cgp-gate init` from {} ({} launch{} of {} kernel{}).",
+            one_line(&self.origin),
+            self.launches,
+            if self.launches == 1 { "" } else { "es" },
+            kernels,
+            if kernels == 1 { "" } else { "s" }
+        );
+        s.push_str("# Edit it freely (docs/spec.md lists every key); check it with `cgp-gate validate`.\n");
+        s.push_str("version: 1\n\ntargets:\n");
+        let _ = writeln!(s, "  - name: {}", yaml_str(&self.name));
+        match self.command_source {
+            CommandSource::Given => {}
+            CommandSource::Connected => s.push_str(
+                "    # ncu's log names the program but not its arguments: add them, numeric ones as\n    # \"{param}\" placeholders with a matching `sizes:` entry.\n",
+            ),
+            CommandSource::Placeholder => s.push_str(
+                "    # TODO: the capture does not say which program ran; put its argv here (no shell).\n",
+            ),
+        }
+        let argv: Vec<String> = self.command.argv.iter().map(|a| yaml_str(a)).collect();
+        let _ = writeln!(s, "    command: [{}]", argv.join(", "));
+        if let Some(cwd) = &self.cwd {
+            s.push_str("    # Where `cgp-gate init` ran the program, relative to this file.\n");
+            let _ = writeln!(s, "    cwd: {}", yaml_str(cwd));
+        }
+        self.render_kernels(&mut s);
+        if !self.command.params.is_empty() {
+            let params: Vec<String> = self
+                .command
+                .params
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", size_value(v)))
+                .collect();
+            s.push_str("    sizes:\n");
+            let _ = writeln!(s, "      - {{ {} }}", params.join(", "));
+        }
+        s.push_str("    metrics:\n");
+        let _ = writeln!(s, "      {TIME_METRIC}: \"{TIME_THRESHOLD}\"");
+        let _ = writeln!(s, "      {REGISTERS_METRIC}: exact");
+        s
+    }
+
+    pub(super) fn render_kernels(&self, s: &mut String) {
+        if self.kernels.is_empty() {
+            return;
+        }
+        let proposal = proposal(&self.kernels);
+        let wanted: Vec<bool> = proposal.iter().map(|(_, w)| *w).collect();
+        let filter = kernel_filter_for(&self.kernels, &wanted);
+        s.push_str(
+            "    # Kernels in the capture: launches, median time, registers, share of GPU time; `+` gated\n",
+        );
+        s.push_str("    # (a row each), `-` not: setup (RNG, fill, copy) or under 1% (widen `kernel:` to gate them).\n");
+        let width = self
+            .kernels
+            .iter()
+            .take(MAX_LISTED_KERNELS)
+            .map(|k| display_name(&k.name).chars().count())
+            .max()
+            .unwrap_or(0);
+        for (k, (share, gated)) in self.kernels.iter().zip(&proposal).take(MAX_LISTED_KERNELS) {
+            let share = share.map_or_else(String::new, |x| format!("  {:.1}%", x * 100.0));
+            let why = match (gated, is_setup(&k.name)) {
+                (true, _) => "",
+                (false, true) => "  (setup)",
+                (false, false) => "  (small)",
+            };
+            let _ = writeln!(
+                s,
+                "    #  {} {}{share}{why}",
+                if *gated { "+" } else { "-" },
+                kernel_line(k, width).trim_end()
+            );
+        }
+        if self.kernels.len() > MAX_LISTED_KERNELS {
+            let _ = writeln!(
+                s,
+                "    #   ... and {} more",
+                self.kernels.len() - MAX_LISTED_KERNELS
+            );
+        }
+        match filter {
+            Some(f) => {
+                let _ = writeln!(s, "    kernel: {}", yaml_str(&f));
+            }
+            None => s.push_str(
+                "    # ncu profiled NVTX ranges (range replay): select them with `nvtx:` and\n    # `replay_mode: range`; `kernel:` does not apply to ranges.\n",
+            ),
+        }
+    }
+}
+
+/// A kernel's name for a listing: one line, at most 100 characters.
+pub(super) fn display_name(name: &str) -> String {
+    crate::report::format::shorten(&one_line(name), 100)
+}
+
+/// `name  3 launches  17.96 us  38 registers`.
+pub(super) fn kernel_line(k: &KernelSeen, width: usize) -> String {
+    let time = k.median_time().map_or_else(
+        || "time not measured".to_owned(),
+        |t| crate::foundation::units::human(t, &k.time_unit),
+    );
+    let regs = k.registers.map_or_else(String::new, |r| {
+        format!("{} registers", crate::foundation::units::human(r, ""))
+    });
+    format!(
+        "{:<width$}  {:>4} launch{}  {:>10}  {regs}",
+        display_name(&k.name),
+        k.launches,
+        if k.launches == 1 { "  " } else { "es" },
+        time
+    )
+}

@@ -1,0 +1,476 @@
+//! A target of the spec: its name, its merged keys (target over `defaults`), the profiler's own
+//! keys and every cross-field check of one target.
+
+use super::command::{command, env, sizes};
+use super::control::{clocks, timeout};
+use super::measure::{categories, kernel, metrics, nsys_metrics, nvtx, work_expr};
+use super::*;
+
+/// Target names become directory and file names (recordings, baselines), so they stay simple.
+pub(super) fn target_name<'n>(ctx: &Ctx<'_>, node: &'n Node) -> Result<&'n str> {
+    let name = ctx.non_empty_text(node, "a target `name`")?;
+    if name.len() > MAX_NAME_BYTES {
+        return Err(ctx
+            .err(
+                node,
+                format!(
+                    "target name is {} bytes long; at most {MAX_NAME_BYTES} are allowed",
+                    name.len()
+                ),
+            )
+            .help("the name becomes a file name (`<name>.json`, a recording folder); file systems allow 255 bytes"));
+    }
+    let ok = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !name.starts_with('.');
+    if !ok {
+        return Err(ctx
+            .err(
+                node,
+                format!("target name `{name}` has characters that cannot be used"),
+            )
+            .help("use letters, digits, `_`, `-` and `.` (not first); the name is used in file names"));
+    }
+    Ok(name)
+}
+
+pub(super) fn target(
+    ctx: &Ctx<'_>,
+    name: &str,
+    item: &Node,
+    m: &Merged<'_, '_>,
+    spec_dir: &Path,
+) -> Result<Target> {
+    let what = format!("target `{name}`");
+
+    // Sizes come first: the command's placeholders and the expressions are checked against them.
+    let sizes = sizes(ctx, m.get("sizes"), &what)?;
+    size_names(ctx, &sizes, &what)?;
+
+    let Some(command_node) = m.get("command") else {
+        return Err(ctx
+            .err(item, format!("{what} has no `command`"))
+            .help("add the program to run as a list, e.g. `command: [./build/bench, --n, \"{n}\"]`"));
+    };
+    let command = command(ctx, command_node, &what, &sizes)?;
+
+    let cwd = working_dir(ctx, m, &what, spec_dir)?;
+
+    let env = match m.get("env") {
+        Some(n) => env(ctx, n, &what)?,
+        None => BTreeMap::new(),
+    };
+
+    let kernel = match m.get("kernel") {
+        Some(n) => Some(kernel(ctx, n, &what)?),
+        None => None,
+    };
+
+    let nvtx = match m.get("nvtx") {
+        Some(n) => nvtx(ctx, n, &what)?,
+        None => Vec::new(),
+    };
+
+    let (launch_skip, launch_count) = launch_range(ctx, m, &what)?;
+
+    let flops = work_expr(ctx, m.get("flops"), "flops", &what, &sizes)?;
+    let bytes = work_expr(ctx, m.get("bytes"), "bytes", &what, &sizes)?;
+
+    let profiler = profiler(ctx, m, &what)?;
+    other_profilers_keys(ctx, m, profiler, &what)?;
+    let categories = match m.get("categories") {
+        // A `categories` of `defaults:` is for the nsys targets of a mixed spec.
+        Some(_) if profiler != ProfilerKind::Nsys => None,
+        Some(n) => Some(categories(ctx, n, &what, spec_dir)?),
+        None => None,
+    };
+
+    let metrics = if profiler == ProfilerKind::Nsys {
+        nsys_metrics(ctx, m.get("metrics"), item, &what, categories.as_ref())?
+    } else {
+        metrics(
+            ctx,
+            m.get("metrics"),
+            item,
+            &what,
+            flops.is_some(),
+            bytes.is_some(),
+        )?
+    };
+
+    let (repetitions, max_repetitions, baseline_repetitions) = repetition_counts(ctx, m, &what)?;
+
+    let warmup = match m.get("warmup") {
+        Some(n) => ctx.uint(n, &format!("`warmup` of {what}"))?,
+        None => DEFAULT_WARMUP,
+    };
+
+    let timeout = match m.get("timeout") {
+        Some(n) => timeout(ctx, n, &what)?,
+        None => DEFAULT_TIMEOUT,
+    };
+
+    let (cache_control, replay_mode) = cache_and_replay(ctx, m, &what)?;
+    let (clocks, clock_control) = clocks(ctx, m.get("clocks"), m.get("clock_control"), &what)?;
+
+    let allow_missing = allow_missing(ctx, m, &what)?;
+    let explain = explain(ctx, m, &what, profiler)?;
+    let sass = match m.get("sass") {
+        Some(n) => sass_paths(ctx, n, &what, spec_dir)?,
+        None => Vec::new(),
+    };
+    let kernels = kernel_mode(ctx, m.get("kernels"), m.get("metrics"), &what)?;
+
+    Ok(Target {
+        name: name.to_owned(),
+        command,
+        cwd,
+        env,
+        kernel,
+        nvtx,
+        launch_skip,
+        launch_count,
+        sizes: sizes.into_iter().map(|(s, _)| s).collect(),
+        metrics,
+        repetitions,
+        max_repetitions,
+        baseline_repetitions,
+        warmup,
+        timeout,
+        profiling: Profiling {
+            clock_control,
+            cache_control,
+            replay_mode,
+        },
+        clocks,
+        flops: flops.map(|(t, _)| t),
+        bytes: bytes.map(|(t, _)| t),
+        profiler,
+        categories,
+        allow_missing,
+        explain,
+        sass,
+        kernels,
+    })
+}
+
+/// A size names a recording folder: its `key=value` pairs must fit a file name.
+fn size_names(ctx: &Ctx<'_>, sizes: &[(Size, Mark)], what: &str) -> Result<()> {
+    for (size, mark) in sizes {
+        let key = size.key();
+        if key.len() > MAX_NAME_BYTES {
+            return Err(ctx
+                .err_at(
+                    *mark,
+                    format!(
+                        "a size of {what} is {} bytes long as a name (`{}…`); at most {MAX_NAME_BYTES} are allowed",
+                        key.len(),
+                        key.chars().take(40).collect::<String>()
+                    ),
+                )
+                .help("the size's `key=value` pairs name a recording folder, and file systems allow 255 bytes; use shorter values"));
+        }
+    }
+    Ok(())
+}
+
+fn working_dir(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str, spec_dir: &Path) -> Result<Option<PathBuf>> {
+    Ok(match m.get("cwd") {
+        Some(n) => {
+            let p = PathBuf::from(ctx.non_empty_text(n, &format!("`cwd` of {what}"))?);
+            Some(if p.is_absolute() { p } else { spec_dir.join(p) })
+        }
+        None => None,
+    })
+}
+
+/// `launch_skip` and `launch_count` (at least 1).
+fn launch_range(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(Option<u64>, Option<u64>)> {
+    let launch_skip = match m.get("launch_skip") {
+        Some(n) => Some(ctx.uint(n, &format!("`launch_skip` of {what}"))?),
+        None => None,
+    };
+    let launch_count = match m.get("launch_count") {
+        Some(n) => {
+            let c: u64 = ctx.uint(n, &format!("`launch_count` of {what}"))?;
+            if c == 0 {
+                return Err(ctx
+                    .err(n, format!("`launch_count` of {what} must be at least 1"))
+                    .help("omit it to profile every matching launch"));
+            }
+            Some(c)
+        }
+        None => None,
+    };
+    Ok((launch_skip, launch_count))
+}
+
+fn profiler(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<ProfilerKind> {
+    Ok(match m.get("profiler") {
+        Some(n) => match ctx.choice(n, &format!("`profiler` of {what}"), &["ncu", "nsys"])? {
+            "nsys" => ProfilerKind::Nsys,
+            _ => ProfilerKind::Ncu,
+        },
+        None => ProfilerKind::Ncu,
+    })
+}
+
+/// `repetitions`, `max_repetitions` and `baseline_repetitions`, each within its bounds.
+fn repetition_counts(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(u32, u32, u32)> {
+    let repetitions = match m.get("repetitions") {
+        Some(n) => {
+            let r: u32 = ctx.uint(n, &format!("`repetitions` of {what}"))?;
+            repetitions_cap(ctx, n, "repetitions", what, r)?;
+            if r < 1 {
+                return Err(ctx
+                    .err(
+                        n,
+                        format!("`repetitions` of {what} must be at least 1, found {r}"),
+                    )
+                    .help(
+                        "one run (process) per size is enough when the baseline holds at least 2 runs; 10 is the default",
+                    ));
+            }
+            r
+        }
+        None => DEFAULT_REPETITIONS,
+    };
+    let max_repetitions = match m.get("max_repetitions") {
+        Some(n) => {
+            let r: u32 = ctx.uint(n, &format!("`max_repetitions` of {what}"))?;
+            repetitions_cap(ctx, n, "max_repetitions", what, r)?;
+            if r < repetitions {
+                return Err(ctx
+                    .err(
+                        n,
+                        format!(
+                            "`max_repetitions` of {what} ({r}) is less than `repetitions` ({repetitions})"
+                        ),
+                    )
+                    .help("`max_repetitions` bounds re-measurement and must be at least `repetitions`"));
+            }
+            r
+        }
+        None => repetitions.saturating_mul(2),
+    };
+    let baseline_repetitions = match m.get("baseline_repetitions") {
+        Some(n) => {
+            let r: u32 = ctx.uint(n, &format!("`baseline_repetitions` of {what}"))?;
+            repetitions_cap(ctx, n, "baseline_repetitions", what, r)?;
+            if r < repetitions {
+                return Err(ctx
+                    .err(
+                        n,
+                        format!(
+                            "`baseline_repetitions` of {what} ({r}) is less than `repetitions` ({repetitions})"
+                        ),
+                    )
+                    .help("a baseline is measured once per merge and compared by every check: store at least as many repetitions as a check takes (default 50)"));
+            }
+            r
+        }
+        None => DEFAULT_BASELINE_REPETITIONS.max(repetitions),
+    };
+    Ok((repetitions, max_repetitions, baseline_repetitions))
+}
+
+/// ncu's `cache_control` and `replay_mode`.
+fn cache_and_replay(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(CacheControl, ReplayMode)> {
+    let cache_control = match m.get("cache_control") {
+        Some(n) => match ctx.choice(n, &format!("`cache_control` of {what}"), &["all", "none"])? {
+            "all" => CacheControl::All,
+            _ => CacheControl::None,
+        },
+        None => CacheControl::All,
+    };
+    let replay_mode = match m.get("replay_mode") {
+        Some(n) => match ctx.choice(
+            n,
+            &format!("`replay_mode` of {what}"),
+            &["kernel", "application", "range", "app-range"],
+        )? {
+            "application" => ReplayMode::Application,
+            "range" => ReplayMode::Range,
+            "app-range" => ReplayMode::AppRange,
+            _ => ReplayMode::Kernel,
+        },
+        None => ReplayMode::Kernel,
+    };
+    Ok((cache_control, replay_mode))
+}
+
+fn allow_missing(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<bool> {
+    let allow_missing =
+        match m.get("allow_missing") {
+            Some(n) => {
+                match &n.kind {
+                    Kind::Scalar(s) if matches!(s.typed(), Typed::Bool(_)) => s.typed() == Typed::Bool(true),
+                    _ => {
+                        return Err(ctx
+                    .err(
+                        n,
+                        format!("`allow_missing` of {what} must be `true` or `false`, found {}", describe(n)),
+                    )
+                    .help("`allow_missing: true` lets baseline rows this run did not measure pass the gate"));
+                    }
+                }
+            }
+            None => false,
+        };
+    Ok(allow_missing)
+}
+
+fn explain(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str, profiler: ProfilerKind) -> Result<Explain> {
+    let explain = match m.get("explain") {
+        Some(n) => match &n.kind {
+            Kind::Scalar(s) if s.typed() == Typed::Bool(true) => Explain::Always,
+            Kind::Scalar(s) if s.typed() == Typed::Bool(false) => Explain::Off,
+            Kind::Scalar(s) if s.typed() == Typed::Str("remeasure") => Explain::Remeasure,
+            _ => {
+                return Err(ctx
+                    .err(n, format!("`explain` of {what} must be `true`, `false` or `remeasure`, found {}", describe(n)))
+                    .help("`explain: true` collects the counters that say why a time changed in every run; `remeasure` only in baseline updates and when re-measuring doubtful or changed rows (docs/why.md)"));
+            }
+        },
+        None => Explain::Off,
+    };
+    // Nsight Systems collects no counters: `explain` on an nsys target itself is refused above
+    // (`NCU_ONLY_KEYS`); one inherited from `defaults:` applies to the ncu targets only.
+    let explain = if profiler == ProfilerKind::Nsys {
+        Explain::Off
+    } else {
+        explain
+    };
+    Ok(explain)
+}
+
+/// `kernels: each | sum`; with `sum`, every metric must add up over kernels (docs/spec.md,
+/// "Operation rows"): one that does not is refused at its key.
+pub(super) fn kernel_mode(
+    ctx: &Ctx<'_>,
+    node: Option<&Node>,
+    metrics: Option<&Node>,
+    what: &str,
+) -> Result<KernelMode> {
+    let Some(node) = node else {
+        return Ok(KernelMode::Each);
+    };
+    let mode = match ctx.choice(node, &format!("`kernels` of {what}"), &["each", "sum"])? {
+        "sum" => KernelMode::Sum,
+        _ => KernelMode::Each,
+    };
+    if mode == KernelMode::Sum
+        && let Some(metrics) = metrics
+    {
+        for (name, key_node, _) in ctx.entries(metrics, &format!("`metrics` of {what}"))? {
+            if let Some(why) = crate::spec::model::not_summable(name) {
+                return Err(ctx
+                    .err(key_node, format!("`{name}` cannot be summed over the kernels of an operation row (`kernels: sum` on {what}): it is {why}"))
+                    .help("gate it on a target with `kernels: each` (a row per kernel), or remove it; `kernels: sum` takes times and `.sum` counters"));
+            }
+        }
+    }
+    Ok(mode)
+}
+
+/// Refuse a repetition count above [`MAX_REPETITIONS`]: `repetitions: 4000000000` validated, and
+/// a replay then looked for that many repetition files for 21 minutes.
+pub(super) fn repetitions_cap(ctx: &Ctx<'_>, n: &Node, key: &str, what: &str, r: u32) -> Result<()> {
+    if r <= MAX_REPETITIONS {
+        return Ok(());
+    }
+    Err(ctx
+        .err(
+            n,
+            format!("`{key}` of {what} is {r}; at most {MAX_REPETITIONS} are allowed"),
+        )
+        .help(
+            "each repetition is one profiled run of the program per size; 10 is the default (docs/spec.md)",
+        ))
+}
+
+/// `sass:` of a target: the file, or list of files, whose SASS the cache hashes instead of the
+/// executable and the libraries it names (docs/sass-cache.md); relative to the spec.
+pub(super) fn sass_paths(ctx: &Ctx<'_>, node: &Node, what: &str, spec_dir: &Path) -> Result<Vec<PathBuf>> {
+    let items: Vec<&Node> = match &node.kind {
+        Kind::Seq(items) if !items.is_empty() => items.iter().collect(),
+        Kind::Scalar(_) => vec![node],
+        _ => {
+            return Err(ctx
+                .err(node, format!("`sass` of {what} must be a path or a non-empty list of paths, found {}", describe(node)))
+                .help("name the executable or shared libraries that hold the target's kernels, e.g. `sass: [build/libkernels.so]`"));
+        }
+    };
+    items
+        .into_iter()
+        .map(|n| {
+            let p = PathBuf::from(ctx.non_empty_text(n, &format!("a `sass` path of {what}"))?);
+            Ok(if p.is_absolute() { p } else { spec_dir.join(p) })
+        })
+        .collect()
+}
+
+/// Why a key does nothing on a target of the other profiler, and what to do instead.
+pub(super) fn other_profiler_help(key: &str, profiler: ProfilerKind) -> &'static str {
+    match (profiler, key) {
+        (ProfilerKind::Ncu, _) => {
+            "`categories` groups the kernels of an Nsight Systems trace; add `profiler: nsys` to the target, or remove `categories`"
+        }
+        (_, "kernel" | "nvtx" | "launch_skip" | "launch_count") => {
+            "nsys traces every kernel of the run; gate one kernel with a `kernel:<regex>` metric, or remove the key"
+        }
+        (_, "clock_control") => {
+            "nsys does not lock clocks; use `clocks: nvml-base` (cgp-gate locks them through NVML) or `clocks: none`, and remove `clock_control`"
+        }
+        (_, "explain") => {
+            "nsys traces timings only, and the why needs Nsight Compute's counters; remove `explain` (docs/why.md)"
+        }
+        (_, "cache_control" | "replay_mode") => {
+            "nsys runs the application once and replays nothing; remove the key"
+        }
+        _ => {
+            "`flops` and `bytes` derive throughput from ncu's kernel duration; nsys targets gate times (`gpu_time`, `category:<name>`, `kernel:<regex>`); remove the key"
+        }
+    }
+}
+
+/// A key of the target itself that its profiler does not read is an error (it would be ignored
+/// silently); the same key in `defaults:` is for the other targets of a mixed spec.
+pub(super) fn other_profilers_keys(
+    ctx: &Ctx<'_>,
+    m: &Merged<'_, '_>,
+    profiler: ProfilerKind,
+    what: &str,
+) -> Result<()> {
+    let (keys, needs) = match profiler {
+        ProfilerKind::Nsys => (NCU_ONLY_KEYS, "Nsight Compute (`profiler: ncu`)"),
+        ProfilerKind::Ncu => (NSYS_ONLY_KEYS, "`profiler: nsys`"),
+    };
+    let ours = match profiler {
+        ProfilerKind::Nsys => "a `profiler: nsys`",
+        ProfilerKind::Ncu => "an ncu",
+    };
+    for key in keys {
+        if let Some(node) = m.own.key_node(key) {
+            return Err(ctx
+                .err(
+                    node,
+                    format!("`{key}` of {what} only applies to {needs} targets, and this is {ours} target"),
+                )
+                .help(other_profiler_help(key, profiler)));
+        }
+    }
+    if profiler == ProfilerKind::Nsys
+        && let Some(node) = m.own.get("clocks")
+        && matches!(&node.kind, Kind::Scalar(s) if s.text == "ncu")
+    {
+        return Err(ctx
+            .err(
+                node,
+                format!("`clocks: ncu` of {what}: ncu locks the clocks, and this is a `profiler: nsys` target"),
+            )
+            .help("nsys does not lock clocks; use `clocks: nvml-base` (cgp-gate locks them through NVML) or `clocks: none`"));
+    }
+    Ok(())
+}
