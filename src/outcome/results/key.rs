@@ -1,0 +1,77 @@
+//! The key of a results row, and its owned form.
+
+use std::fmt;
+
+use super::wire;
+
+/// What identifies a row: the GPU it was measured on (empty where not known), target, size,
+/// kernel (none for a row of no kernel) and metric. Merged shards, the missing-row check, `ab`
+/// and `changes` key rows by it; it orders like the tuple of its fields (GPU first, so the rows of
+/// one GPU stay together) and prints as every report names a row, `gemm[m=4096] kernel metric`
+/// (`-` for no kernel; without the GPU, which reports show per group).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RowKey<'a> {
+    pub gpu: &'a str,
+    pub target: &'a str,
+    pub size: &'a str,
+    pub kernel: Option<&'a str>,
+    pub metric: &'a str,
+}
+
+impl RowKey<'_> {
+    /// The same key, owned (for maps that outlive the rows).
+    pub fn to_owned(&self) -> OwnedRowKey {
+        OwnedRowKey {
+            target: self.target.to_owned(),
+            size: self.size.to_owned(),
+            kernel: self.kernel.map(str::to_owned),
+            metric: self.metric.to_owned(),
+            gpu: self.gpu.to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for RowKey<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {}",
+            crate::measured::samples::target_size(self.target, self.size),
+            self.kernel.unwrap_or(wire::NO_KERNEL),
+            self.metric
+        )
+    }
+}
+
+/// A [`RowKey`] that owns its strings.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OwnedRowKey {
+    pub gpu: String,
+    pub target: String,
+    pub size: String,
+    pub kernel: Option<String>,
+    pub metric: String,
+}
+
+impl OwnedRowKey {
+    /// The kernel as reports print it (see [`Row::kernel_label`]).
+    pub fn kernel_label(&self) -> &str {
+        self.kernel.as_deref().unwrap_or(wire::NO_KERNEL)
+    }
+
+    pub fn as_key(&self) -> RowKey<'_> {
+        RowKey {
+            target: &self.target,
+            size: &self.size,
+            kernel: self.kernel.as_deref(),
+            metric: &self.metric,
+            gpu: &self.gpu,
+        }
+    }
+}
+
+impl fmt::Display for OwnedRowKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.as_key().fmt(f)
+    }
+}
