@@ -368,7 +368,7 @@ fn run_one(target: &str, input: &[u8]) {
             }
         }
         "results" => {
-            if let Ok(r) = cgp_gate::report::emit::parse_results(&text) {
+            if let Ok(r) = cgp_gate::outcome::results::parse(&text) {
                 let _ = cgp_gate::report::console::results_table(&r);
                 let _ = cgp_gate::report::markdown::markdown(
                     &r,
@@ -376,7 +376,7 @@ fn run_one(target: &str, input: &[u8]) {
                 );
                 let _ = cgp_gate::report::html::html(&r);
                 let _ = cgp_gate::report::junit::junit(&r);
-                let _ = cgp_gate::report::github::annotations(&r);
+                let _ = cgp_gate::report::annotations::annotations(&r);
                 let _ = cgp_gate::outcome::merge::merge(vec![(PathBuf::from("a.json"), r)]);
             }
         }

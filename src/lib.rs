@@ -37,6 +37,7 @@ pub mod nsys;
 pub mod outcome;
 pub mod plan;
 pub mod profile;
+pub mod publish;
 pub mod report;
 pub mod run;
 pub mod spec;

@@ -323,7 +323,7 @@ fn notes_about_missing_rows_fit_the_terminal_too() {
 #[test]
 fn a_missing_row_that_fails_the_gate_gets_its_reason_line() {
     use cgp_gate::outcome::results::RowVerdict;
-    let mut r = cgp_gate::report::read_results(&root().join("tests/fixtures/results/mixed.json")).unwrap();
+    let mut r = cgp_gate::outcome::results::read(&root().join("tests/fixtures/results/mixed.json")).unwrap();
     let i = r
         .rows
         .iter()

@@ -21,9 +21,10 @@ use std::process::Command;
 use assert_cmd::cargo::cargo_bin_cmd;
 use cgp_gate::measured::samples::{CsvShape, MetricValue};
 use cgp_gate::ncu::parse::parse_bytes;
+use cgp_gate::outcome::results::read as read_results;
 use cgp_gate::outcome::results::{Results, Row, RowVerdict};
 use cgp_gate::report::console::results_table;
-use cgp_gate::report::{MarkdownOptions, html, junit, markdown, read_results};
+use cgp_gate::report::{MarkdownOptions, html, junit, markdown};
 
 mod support;
 

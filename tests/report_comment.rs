@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use cgp_gate::report::github::{GithubEnv, Token};
-use cgp_gate::report::{CommentOutcome, GithubConfig, post_comment};
+use cgp_gate::publish::github::{GithubEnv, Token};
+use cgp_gate::publish::{CommentOutcome, GithubConfig, post_comment};
 use serde_json::{Value, json};
 use wiremock::matchers::{bearer_token, body_json, method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};

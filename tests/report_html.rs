@@ -7,7 +7,8 @@ use std::process::Command;
 mod support;
 
 use cgp_gate::outcome::results::Results;
-use cgp_gate::report::{html, read_results};
+use cgp_gate::outcome::results::read as read_results;
+use cgp_gate::report::html;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const HOSTILE: &str =

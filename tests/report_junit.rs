@@ -5,8 +5,9 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use cgp_gate::outcome::results::read as read_results;
 use cgp_gate::outcome::results::{Results, RowVerdict};
-use cgp_gate::report::{junit, read_results};
+use cgp_gate::report::junit;
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 
 fn fixture(name: &str) -> Results {

@@ -2,9 +2,10 @@
 
 use std::path::Path;
 
+use cgp_gate::outcome::results::read as read_results;
 use cgp_gate::outcome::results::{Results, Row, RowVerdict};
 use cgp_gate::report::markdown::{GITHUB_COMMENT_LIMIT, comment_marker};
-use cgp_gate::report::{MarkdownOptions, escape_md_cell, markdown, read_results};
+use cgp_gate::report::{MarkdownOptions, escape_md_cell, markdown};
 use proptest::prelude::*;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 

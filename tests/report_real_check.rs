@@ -7,9 +7,10 @@
 use std::path::PathBuf;
 
 use assert_cmd::Command;
+use cgp_gate::outcome::results::read as read_results;
 use cgp_gate::outcome::results::{Results, Row, RowVerdict};
 use cgp_gate::report::console::results_table;
-use cgp_gate::report::{MarkdownOptions, html, junit, markdown, read_results};
+use cgp_gate::report::{MarkdownOptions, html, junit, markdown};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 

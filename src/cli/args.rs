@@ -215,7 +215,7 @@ pub struct ReportFlagsArgs {
     pub no_github_actions: bool,
 }
 
-impl From<ReportFlagsArgs> for crate::report::ReportFlags {
+impl From<ReportFlagsArgs> for crate::publish::ReportFlags {
     fn from(a: ReportFlagsArgs) -> Self {
         let ReportFlagsArgs {
             junit,

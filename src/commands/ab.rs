@@ -22,7 +22,7 @@ pub struct Options {
     pub fail_on: FailOn,
     /// `--allow-missing`: kernels the head tree no longer launches do not fail the gate.
     pub allow_missing: bool,
-    pub reports: crate::report::ReportFlags,
+    pub reports: crate::publish::ReportFlags,
 }
 
 /// The head spec and the same spec as if it lay in the base tree (commands and relative paths
@@ -160,8 +160,8 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let table = crate::report::console::results_table_styled(&results, ui.console());
     write!(out, "{table}").map_err(stdout_err)?;
     out.flush().map_err(stdout_err)?;
-    let env = crate::report::GithubEnv::from_env();
-    crate::report::emit(&results, &args.reports.options(&env), &env)?;
+    let env = crate::publish::GithubEnv::from_env();
+    crate::publish::emit(&results, &args.reports.options(&env), &env)?;
     Ok(crate::outcome::decide::exit_code(
         results.verdict,
         &results.errors,

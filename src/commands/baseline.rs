@@ -32,7 +32,7 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
     let store = crate::baseline::Store::new(&args.baselines);
     let commit = crate::run::engine::git_commit(&sel.spec.base_dir());
     if let Some(from) = &args.from {
-        let results = crate::report::read_results(from)?;
+        let results = crate::outcome::results::read(from)?;
         let samples = crate::run::update::samples_from_results(&results, &sel.spec, from)?;
         let fp = results.fingerprint.clone();
         // A shard's results cover some sizes only: update those, keep the others.

@@ -42,7 +42,7 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
                 format!("{len} bytes is larger than the {MAX_RESULTS_BYTES} bytes a results file may have"),
             ));
         }
-        inputs.push((path.clone(), crate::report::read_results(path)?));
+        inputs.push((path.clone(), crate::outcome::results::read(path)?));
     }
     let opts = crate::history::changes::ChangesOptions {
         alpha: args.alpha,

@@ -23,7 +23,7 @@ pub struct Options {
     /// `--allow-no-baselines`.
     pub allow_no_baselines: bool,
     pub shard: ShardOptions,
-    pub reports: crate::report::ReportFlags,
+    pub reports: crate::publish::ReportFlags,
 }
 
 /// Run `check`.
@@ -81,7 +81,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     write!(out, "{table}").map_err(stdout_err)?;
     writeln!(out, "{}", crate::report::console::health_line(&results.health)).map_err(stdout_err)?;
     out.flush().map_err(stdout_err)?;
-    let env = crate::report::GithubEnv::from_env();
-    crate::report::emit(&results, &args.reports.options(&env), &env)?;
+    let env = crate::publish::GithubEnv::from_env();
+    crate::publish::emit(&results, &args.reports.options(&env), &env)?;
     Ok(crate::run::check::exit_code(&results, args.fail_on))
 }

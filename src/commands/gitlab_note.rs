@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::foundation::error::Result;
 use crate::foundation::exit_codes;
-use crate::report::gitlab::{GitlabConfig, GitlabEnv, NoteOutcome, post_note};
+use crate::publish::gitlab::{GitlabConfig, GitlabEnv, NoteOutcome, post_note};
 use crate::report::markdown::{MarkdownOptions, comment_marker, markdown};
 
 /// Everything `gitlab-note` needs from the command line.
@@ -25,7 +25,7 @@ pub struct Options {
 /// An unreadable results file; missing settings (exit 2); GitLab refusing or unreachable
 /// (exit 3, with advice).
 pub fn run(args: &Options, err: &mut dyn Write) -> Result<i32> {
-    let results = crate::report::read_results(&args.from)?;
+    let results = crate::outcome::results::read(&args.from)?;
     let env = GitlabEnv::from_env();
     if args.mr.is_none() && env.mr_iid.is_none() {
         let _ = writeln!(

@@ -13,7 +13,7 @@ pub struct Options {
     pub json: Option<PathBuf>,
     /// Default: the strictest of the shards'.
     pub fail_on: Option<FailOn>,
-    pub reports: crate::report::ReportFlags,
+    pub reports: crate::publish::ReportFlags,
 }
 
 /// Run `cgp-gate merge`: read, merge, write the reports, and return the gate's exit code.
@@ -23,7 +23,7 @@ pub struct Options {
 pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let mut inputs = Vec::with_capacity(args.files.len());
     for f in &args.files {
-        inputs.push((f.clone(), crate::report::read_results(f)?));
+        inputs.push((f.clone(), crate::outcome::results::read(f)?));
     }
     let merged = crate::outcome::merge::merge(inputs)?;
     let fail_on = args.fail_on.unwrap_or(merged.fail_on);
@@ -35,8 +35,8 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let table = crate::report::console::results_table_styled(&merged, ui.console());
     write!(out, "{table}").map_err(w)?;
     out.flush().map_err(w)?;
-    let env = crate::report::GithubEnv::from_env();
-    crate::report::emit(&merged, &args.reports.options(&env), &env)?;
+    let env = crate::publish::GithubEnv::from_env();
+    crate::publish::emit(&merged, &args.reports.options(&env), &env)?;
     Ok(crate::outcome::decide::exit_code(
         merged.verdict,
         &merged.errors,

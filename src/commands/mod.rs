@@ -74,7 +74,7 @@ impl ShardOptions {
         let costs = self
             .shard_costs
             .as_deref()
-            .map(crate::report::read_results)
+            .map(crate::outcome::results::read)
             .transpose()?
             .map(|r| r.cost_seconds);
         Ok(Some(crate::plan::Selection::new(targets, shard, costs.as_ref())))

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use super::stdout_err;
 use crate::foundation::error::Result;
 use crate::foundation::exit_codes;
-use crate::report::{GithubEnv, ReportFlags, emit, read_results};
+use crate::outcome::results::read as read_results;
+use crate::publish::{GithubEnv, ReportFlags, emit};
 
 /// Everything `report` needs from the command line.
 #[derive(Debug, Clone)]

@@ -60,7 +60,7 @@ pub fn prior_costs(files: &[Option<&Path>]) -> BTreeMap<String, f64> {
         .iter()
         .flatten()
         .filter(|p| p.is_file())
-        .find_map(|p| crate::report::read_results(p).ok())
+        .find_map(|p| crate::outcome::results::read(p).ok())
         .map(|r| r.cost_seconds)
         .unwrap_or_default()
 }
@@ -74,7 +74,7 @@ mod tests {
         let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/mixed.json");
         let missing = Path::new("/nonexistent/results.json");
         let costs = prior_costs(&[None, Some(missing), Some(&fixture)]);
-        let expected = crate::report::read_results(&fixture).unwrap().cost_seconds;
+        let expected = crate::outcome::results::read(&fixture).unwrap().cost_seconds;
         assert!(!expected.is_empty(), "the fixture has costs");
         assert_eq!(costs, expected);
         assert!(prior_costs(&[Some(missing)]).is_empty());

@@ -338,7 +338,7 @@ mod tests {
             "/tests/fixtures/results/pass.json"
         ))
         .unwrap();
-        let mut r: Results = crate::report::emit::parse_results(&text).unwrap();
+        let mut r: Results = crate::outcome::results::parse(&text).unwrap();
         r.shard = shard.map(str::to_owned);
         r.fingerprint.gpu_name = gpu.to_owned();
         r

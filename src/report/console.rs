@@ -758,7 +758,7 @@ mod tests {
             "/tests/fixtures/results/mixed.json"
         ))
         .unwrap();
-        let mut results = crate::report::emit::parse_results(&text).unwrap();
+        let mut results = crate::outcome::results::parse(&text).unwrap();
         results.rows[0].kernel = Some("evil\u{1b}[2J\u{202e}gemm".to_owned());
         results.rows[0].target = "t\u{1b}]0;title\u{7}".to_owned();
         let style = ConsoleStyle {

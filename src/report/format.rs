@@ -353,7 +353,7 @@ mod tests {
             "/tests/fixtures/results/mixed.json"
         ))
         .unwrap();
-        let results = crate::report::emit::parse_results(&text).unwrap();
+        let results = crate::outcome::results::parse(&text).unwrap();
         let mut row = results
             .rows
             .iter()

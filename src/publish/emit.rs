@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::foundation::error::{Error, Result};
 use crate::outcome::results::Results;
-use crate::report::comment::{CommentOutcome, GithubConfig, post_comment, pr_from_event};
-use crate::report::github::{
-    GithubEnv, Part, StepOutputs, escape, print_annotations, write_outputs, write_step_summary,
-};
+use crate::publish::comment::{CommentOutcome, GithubConfig, post_comment, pr_from_event};
+use crate::publish::github::{GithubEnv, StepOutputs, print_annotations, write_outputs, write_step_summary};
+use crate::report::annotations::{Part, escape};
 use crate::report::markdown::{MarkdownOptions, comment_marker, markdown};
 
 /// The report flags `report`, `check` and `merge` share (`--junit`, `--markdown`, ...).
@@ -62,10 +61,6 @@ pub struct ReportOptions {
     /// Pull-request number for the comment, overriding the event payload.
     pub pr: Option<u64>,
 }
-
-/// The results reader lives with the results (`results::read`, `results::parse`): reporters
-/// render what it read, they do not read files.
-pub use crate::outcome::results::{parse as parse_results, read as read_results};
 
 /// Reports are written like baselines: atomically, so a crash never leaves half a report. The
 /// directory must exist (a mistyped path is an error, not a new directory tree).

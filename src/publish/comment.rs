@@ -13,7 +13,7 @@ use octocrab::models::CommentId;
 use octocrab::service::middleware::retry::RetryConfig;
 
 use crate::foundation::error::{Error, Result};
-use crate::report::github::{GithubEnv, Token};
+use crate::publish::github::{GithubEnv, Token};
 
 /// Where and as whom to post. `Debug` never shows the token.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The sticky merge-request note on GitLab, through GitLab's REST API (v4).
 //!
-//! The same rule as the GitHub comment ([`crate::report::comment`]): the note that carries this
+//! The same rule as the GitHub comment ([`crate::publish::comment`]): the note that carries this
 //! spec's hidden marker is updated in place; otherwise one is created. Notes are listed page by
 //! page (`X-Next-Page`), a bounded number of pages. 5xx, 429 and transport errors are retried
 //! with backoff around the whole find-then-write, so that a create that succeeded behind a 5xx is
@@ -21,7 +21,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use crate::foundation::error::{Error, Result};
-use crate::report::github::Token;
+use crate::publish::github::Token;
 
 /// The most pages of notes read (100 notes each): a merge request with more is not searched
 /// further, and a new note is created.

@@ -1,16 +1,15 @@
-//! GitHub Actions: the job step summary, step outputs and workflow-command annotations.
-//!
-//! The environment is read once into [`GithubEnv`], so tests inject their own values and nothing
-//! deep inside reads global state. The token lives in [`Token`], whose `Debug` never shows it.
+//! GitHub Actions, the writing side: the environment ([`GithubEnv`], read once so tests inject
+//! their own values and nothing deep inside reads global state), the job step summary, the step
+//! outputs and the annotations on stdout. What they say is rendered in `crate::report`
+//! (`markdown`, `annotations`). The token lives in [`Token`], whose `Debug` never shows it.
 
 use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::foundation::error::{Error, Result};
-use crate::outcome::decide::Gate;
 use crate::outcome::results::{Results, RowVerdict};
-use crate::report::format::{case_name, change_with_ci, median, p_value};
+use crate::report::annotations::annotations;
 use crate::report::markdown::{MarkdownOptions, markdown_fitting};
 
 /// GitHub's limit for one step's summary: "each step is restricted to a maximum size of 1MiB".
@@ -213,144 +212,6 @@ fn random_seed() -> u64 {
     }
     h.write_u32(std::process::id());
     h.finish()
-}
-
-/// Where a text goes in a workflow command (`::error file=F,title=T::MESSAGE`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
-    /// The message after `::`.
-    Data,
-    /// A property value (`title=`, `file=`), which also ends at `,` and `::`.
-    Property,
-}
-
-/// The annotations' one escaping function (workflow commands): control and bidi characters
-/// shown as `<U+XXXX>`, `%`, `\r` and `\n` escaped everywhere, and in a property also `:` and `,`.
-pub fn escape(s: &str, part: Part) -> String {
-    // ESC, BEL and OSC sequences and bidi controls from kernel names must not reach the log raw
-    // (shown as `<U+001B>`); `\r` and `\n` keep their workflow-command escapes.
-    let shown: String = s
-        .chars()
-        .map(|c| match c {
-            '\r' | '\n' => c.to_string(),
-            c if crate::report::text::is_bidi_control(c) || c.is_control() => {
-                crate::report::text::code_point(c)
-            }
-            c => c.to_string(),
-        })
-        .collect();
-    let data = shown
-        .replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A");
-    match part {
-        Part::Data => data,
-        Part::Property => data.replace(':', "%3A").replace(',', "%2C"),
-    }
-}
-
-/// The line of the spec where a row's metric is written under its target (`metrics:` of the
-/// target), else the line of the target's `name:`; `None` when the target is not found. A plain
-/// scan of the text: the spec was validated when the results were made, and an annotation
-/// without a line is still an annotation.
-pub fn spec_line(spec: &str, target: &str, metric: Option<&str>) -> Option<usize> {
-    let is_name = |l: &str, name: &str| {
-        let t = l.trim_start().trim_start_matches("- ").trim_start();
-        t.strip_prefix("name:").is_some_and(|v| {
-            let v = v.trim();
-            let v = v.split(" #").next().unwrap_or(v).trim();
-            v.trim_matches(|c| c == '"' || c == '\'') == name
-        })
-    };
-    let lines: Vec<&str> = spec.lines().collect();
-    let start = lines.iter().position(|l| is_name(l, target))?;
-    let end = lines[start + 1..]
-        .iter()
-        .position(|l| l.trim_start().starts_with("- name:"))
-        .map_or(lines.len(), |k| start + 1 + k);
-    let found = metric.and_then(|m| {
-        let key = format!("{m}:");
-        (start..end).find(|&k| {
-            lines[k].match_indices(&key).any(|(i, _)| {
-                i == 0 || !lines[k][..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
-            })
-        })
-    });
-    Some(found.unwrap_or(start) + 1)
-}
-
-/// The workflow commands for a run: `::error` per row that fails the gate (regression, missing
-/// row the run should have measured, inconclusive under `--fail-on inconclusive`), row error and
-/// run error, `::warning` per other inconclusive row. Each is one line, and names the spec file with the line of
-/// the row's metric (or target) when the spec can be read.
-pub fn annotations(results: &Results) -> Vec<String> {
-    let spec_text = (!results.spec_path.is_empty())
-        .then(|| {
-            crate::foundation::fsutil::read_text(
-                std::path::Path::new(&results.spec_path),
-                crate::foundation::fsutil::limits::SPEC,
-            )
-            .ok()
-        })
-        .flatten();
-    let file = |target: &str, metric: Option<&str>| {
-        if results.spec_path.is_empty() {
-            return String::new();
-        }
-        let line = spec_text
-            .as_deref()
-            .and_then(|t| spec_line(t, target, metric))
-            .map_or_else(String::new, |l| format!("line={l},"));
-        format!("file={},{line}", escape(&results.spec_path, Part::Property))
-    };
-    let mut out = Vec::new();
-    for r in &results.rows {
-        // The row's gate status, as every reporter shows it (crate::outcome::decide).
-        let level = match crate::outcome::decide::row_gate(r, results.fail_on) {
-            Gate::Fail | Gate::Error => "error",
-            Gate::Warn => "warning",
-            Gate::Pass => continue,
-        };
-        let title = format!(
-            "cgp-gate {}: {} {}",
-            r.verdict.as_str(),
-            crate::measured::samples::target_size(&r.target, &r.size),
-            r.metric
-        );
-        let mut message = format!(
-            "{}: baseline {} -> candidate {}, change {}, threshold {}, p {}. {}",
-            case_name(r),
-            median(r.baseline.as_ref(), &r.unit),
-            median(r.candidate.as_ref(), &r.unit),
-            change_with_ci(r),
-            crate::outcome::results::threshold_text(r),
-            p_value(r.p_adjusted.or(r.p)),
-            r.reason
-        );
-        // The why (docs/why.md): its reading; the counters are in the other reports.
-        if let Some(w) = &r.why {
-            message.push_str(&format!(". Why: {}", w.reading));
-        }
-        out.push(format!(
-            "::{level} {}title={}::{}",
-            file(&r.target, Some(&r.metric)),
-            escape(&title, Part::Property),
-            escape(&message, Part::Data)
-        ));
-    }
-    for e in &results.errors {
-        let at = match &e.size {
-            Some(s) => format!("{}[{s}]", e.target),
-            None => e.target.clone(),
-        };
-        out.push(format!(
-            "::error {}title={}::{}",
-            file(&e.target, None),
-            escape(&format!("cgp-gate error ({}): {at}", e.kind), Part::Property),
-            escape(&e.message, Part::Data)
-        ));
-    }
-    out
 }
 
 /// Print [`annotations`] to `out` (stdout in the CLI).

@@ -1,0 +1,144 @@
+//! The baselines a check compares against: read once, checked for comparability (GPU,
+//! fingerprint) before any GPU time is spent, and the error when there are none at all.
+
+use std::collections::BTreeMap;
+
+use super::{Baselines, CheckOptions, Stored};
+use crate::baseline::Store;
+use crate::foundation::error::Error;
+use crate::outcome::results::FingerprintDiff;
+use crate::profile::{Profiler, Versions};
+use crate::run::engine::fingerprint_for;
+use crate::spec::{Spec, Target};
+
+/// The error for a baselines directory that holds no baseline at all (a mistyped path, a
+/// directory one level too deep, baselines never committed): passing with every row `new` would
+/// keep CI green forever.
+pub(super) fn no_baselines(dir: &std::path::Path, gpu_key: &str) -> Error {
+    let layout = format!("{}/<gpu-key>/<target>.json", dir.display());
+    // `--baselines baselines/nvidia-h100-80gb-hbm3`: the target files one level too high.
+    let direct: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+                .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
+                .take(3)
+                .collect()
+        })
+        .unwrap_or_default();
+    let message = if !direct.is_empty() {
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| ".".to_owned(), |p| p.display().to_string());
+        format!(
+            "no baselines: this directory holds target files ({}) where GPU directories were expected; the layout is {layout} (here: {}/{gpu_key}/<target>.json)\n  help: pass the directory above it, `--baselines {parent}`",
+            direct.join(", "),
+            dir.display()
+        )
+    } else if dir.is_dir() {
+        format!(
+            "no baselines: the directory holds no baseline file (expected {layout}; for this GPU: {}/{gpu_key}/<target>.json)\n  help: record them with `cgp-gate baseline update` on main and commit them, fix the --baselines path, or pass --allow-no-baselines for the first run (every row is then `new`)",
+            dir.display()
+        )
+    } else {
+        format!(
+            "no baselines: the directory does not exist (expected {layout})\n  help: record them with `cgp-gate baseline update` on main and commit them, fix the --baselines path, or pass --allow-no-baselines for the first run (every row is then `new`)"
+        )
+    };
+    Error::Input {
+        path: dir.to_path_buf(),
+        message,
+    }
+}
+
+/// Every selected target's baseline for this GPU, how their fingerprints differ from this run's
+/// (when allowed), and every file of the store.
+///
+/// # Errors
+/// Unreadable baselines; baselines only for other GPUs; a fingerprint mismatch without
+/// `allow_fingerprint_mismatch`.
+pub(super) fn load_baselines(
+    spec: &Spec,
+    targets: &[&Target],
+    profiler: &dyn Profiler,
+    versions: &Versions,
+    opts: &CheckOptions<'_>,
+) -> Result<(Baselines, Vec<FingerprintDiff>, Stored), Error> {
+    let store = Store::new(&opts.baselines);
+    let mut fields: Vec<&str> = spec
+        .settings
+        .fingerprint_fields
+        .iter()
+        .map(String::as_str)
+        .collect();
+    // Whatever the spec leaves out, an ncu baseline never compares with an nsys run.
+    for f in crate::gpu::fingerprint::ALWAYS_KEY_FIELDS {
+        if !fields.contains(f) {
+            fields.push(f);
+        }
+    }
+    let mut baselines: Baselines = BTreeMap::new();
+    let mut mismatch: Vec<FingerprintDiff> = Vec::new();
+    let stored = store.load_all()?;
+    for t in targets {
+        let fp = fingerprint_for(profiler, versions, t, opts.gpu);
+        let Some(mut b) = store.load(&fp.gpu_key(), &t.name)? else {
+            // A first run has no baselines at all: every row is "new". But baselines of this
+            // target for other GPUs mean this GPU is not the one the baselines describe (or NVML
+            // could not name it): passing on "new" rows would hide every regression.
+            let others: Vec<String> = stored
+                .iter()
+                .filter(|(_, f)| f.target == t.name)
+                .map(|(p, _)| p.display().to_string())
+                .collect();
+            if !others.is_empty() {
+                return Err(Error::Environment(format!(
+                    "no baseline of `{}` for this GPU (`{}`, expected {}), but there are baselines for other GPUs: {}\n  help: run on the GPU the baselines were measured on, or add this GPU's with `cgp-gate baseline update` (on a new runner type, commit them in the same pull request)",
+                    t.name,
+                    fp.gpu_name,
+                    store.path(&fp.gpu_key(), &t.name).display(),
+                    others.join(", ")
+                )));
+            }
+            continue;
+        };
+        let diffs = b.fingerprint.differences(&fp, &fields);
+        if !diffs.is_empty() {
+            if !opts.allow_fingerprint_mismatch {
+                let list = diffs
+                    .iter()
+                    .map(|(f, base, now)| format!("{f}: baseline `{base}`, now `{now}`"))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                return Err(Error::Environment(format!(
+                    "the baseline of `{}` ({}) was measured on a different setup: {list}\n  help: refresh it on this machine with `cgp-gate baseline update`, add the baseline of this GPU, or pass --allow-fingerprint-mismatch (every report will say so)",
+                    t.name,
+                    store.path(&fp.gpu_key(), &t.name).display()
+                )));
+            }
+            for (f, base, now) in diffs {
+                let d = FingerprintDiff {
+                    field: format!("{}: {f}", t.name),
+                    baseline: base,
+                    current: now,
+                };
+                if !mismatch.contains(&d) {
+                    mismatch.push(d);
+                }
+            }
+        }
+        // A schema-1 baseline still holds its runs' warm-up launches.
+        b.drop_warmup_v1(t.warmup);
+        baselines.insert(t.name.clone(), (b, store.path(&fp.gpu_key(), &t.name)));
+    }
+    if stored.is_empty() && !opts.allow_no_baselines {
+        let key = targets
+            .first()
+            .map(|t| fingerprint_for(profiler, versions, t, opts.gpu).gpu_key())
+            .unwrap_or_default();
+        return Err(no_baselines(&opts.baselines, &key));
+    }
+    Ok((baselines, mismatch, stored))
+}

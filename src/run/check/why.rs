@@ -1,0 +1,175 @@
+//! Why a time changed: the explanatory counters beside each judged row, and the explain pass of
+//! `explain: remeasure` targets (docs/why.md).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::Baselines;
+use crate::foundation::error::Error;
+use crate::measured::samples::{SampleSet, SeriesKey};
+use crate::outcome::results::{Row, RowVerdict};
+use crate::plan::Work;
+use crate::profile::Profiler;
+use crate::profile::record::Recorder;
+use crate::run::measure::{Measurement, Watch, measure};
+use crate::spec::Target;
+
+/// The "why" of every timing row that regressed, improved or is doubtful: the explanatory
+/// counters measured for the same target, size and kernel, compared by [`crate::measured::why::explain`].
+/// They are the spec's gated metrics that explain time (in the rows) and the counters
+/// `explain: true` collects without gating them (in the run's samples and the baseline's
+/// `counters`).
+pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselines) {
+    let wanted: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            r.metric.starts_with("gpu__time_duration")
+                && r.skipped.is_none()
+                && matches!(
+                    r.verdict,
+                    RowVerdict::Regression | RowVerdict::Improvement | RowVerdict::Inconclusive
+                )
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for i in wanted {
+        let why = {
+            let r = &rows[i];
+            let counters: Vec<crate::measured::why::Counter<'_>> = rows
+                .iter()
+                .filter(|o| {
+                    o.target == r.target
+                        && o.size == r.size
+                        && o.kernel == r.kernel
+                        && o.gpu == r.gpu
+                        && crate::measured::why::is_explanatory(&o.metric)
+                })
+                .filter_map(|o| {
+                    Some(crate::measured::why::Counter {
+                        metric: &o.metric,
+                        baseline: &o.baseline.as_ref()?.samples,
+                        candidate: &o.candidate.as_ref()?.samples,
+                    })
+                })
+                .collect();
+            let gated: BTreeSet<&str> = counters.iter().map(|c| c.metric).collect();
+            let mut counters = counters;
+            if let Some((b, _)) = baselines.get(&r.target) {
+                for c in b.counters.iter().filter(|c| {
+                    c.size == r.size
+                        && r.kernel.as_deref() == Some(c.kernel.as_str())
+                        && !gated.contains(c.metric.as_str())
+                }) {
+                    let key = SeriesKey {
+                        target: r.target.clone(),
+                        size: r.size.clone(),
+                        kernel: c.kernel.clone(),
+                        metric: c.metric.clone(),
+                    };
+                    if let Some(now) = samples.series.get(&key) {
+                        counters.push(crate::measured::why::Counter {
+                            metric: &c.metric,
+                            baseline: &c.samples,
+                            candidate: &now.values,
+                        });
+                    }
+                }
+            }
+            let ctx = crate::measured::why::Context {
+                time_change: r.change,
+                launch: r
+                    .config_change
+                    .as_ref()
+                    .map(|c| (c.baseline.as_slice(), c.candidate.as_slice())),
+            };
+            crate::measured::why::explain_in(&counters, &ctx)
+        };
+        rows[i].why = why;
+    }
+}
+
+/// The explain pass of `explain: remeasure` targets (docs/why.md): the sizes with a timing row
+/// judged a regression or an improvement and no explanatory counters yet (they were not
+/// re-measured) are measured `repetitions` more times with the counters, and only the counters
+/// the spec does not gate are kept: the verdicts stand on the timing runs. A failure here costs
+/// the why, not the run: it is said and the run goes on.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the check's state, passed once from run_check"
+)]
+pub(super) fn explain_pass(
+    rows: &[Row],
+    work: &[Work<'_>],
+    explained: &BTreeMap<String, Target>,
+    next_rep: &BTreeMap<(String, String), u32>,
+    m: &mut Measurement,
+    profiler: &mut dyn Profiler,
+    recorder: Option<&mut Recorder>,
+    watch: Option<&mut Watch<'_>>,
+    progress: &mut dyn crate::run::progress::Progress,
+) -> Result<(), Error> {
+    if explained.is_empty() {
+        return Ok(());
+    }
+    let has_counters = |target: &str, size: &str| {
+        m.samples.series.keys().any(|k| {
+            k.target == target
+                && k.size == size
+                && crate::measured::why::COLLECT.contains(&k.metric.as_str())
+                && explained
+                    .get(target)
+                    .is_some_and(|t| !t.metrics.iter().any(|ms| ms.name == k.metric))
+        })
+    };
+    let wanted: BTreeSet<(String, String)> = rows
+        .iter()
+        .filter(|r| {
+            r.metric.starts_with("gpu__time_duration")
+                && matches!(r.verdict, RowVerdict::Regression | RowVerdict::Improvement)
+                && explained.contains_key(&r.target)
+                && !has_counters(&r.target, &r.size)
+        })
+        .map(|r| (r.target.clone(), r.size.clone()))
+        .collect();
+    let more: Vec<Work<'_>> = work
+        .iter()
+        .filter(|w| wanted.contains(&w.id()))
+        .filter_map(|w| {
+            let target = explained.get(&w.target.name)?;
+            let from = next_rep.get(&w.id()).copied().unwrap_or(w.reps.1);
+            Some(Work {
+                target,
+                size: w.size,
+                reps: (from, from + target.repetitions),
+            })
+        })
+        .collect();
+    if more.is_empty() {
+        return Ok(());
+    }
+    progress.note(&format!(
+        "explaining {} changed size(s): collecting the counters that say why",
+        more.len()
+    ));
+    let extra = measure(profiler, &more, recorder, watch, true, progress)?;
+    for e in &extra.errors {
+        progress.note(&format!(
+            "no why for `{}`{}: {}",
+            e.target,
+            e.size.as_deref().map(|s| format!(" [{s}]")).unwrap_or_default(),
+            e.message
+        ));
+    }
+    for (key, series) in extra.samples.series {
+        let gated = explained
+            .get(&key.target)
+            .is_some_and(|t| t.metrics.iter().any(|ms| ms.name == key.metric));
+        if crate::measured::why::is_explanatory(&key.metric) && !gated {
+            m.samples.series.insert(key, series);
+        }
+    }
+    for (k, v) in extra.cost_seconds {
+        *m.cost_seconds.entry(k).or_default() += v;
+    }
+    Ok(())
+}
