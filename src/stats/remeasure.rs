@@ -1,5 +1,5 @@
 //! The re-measurement policy of `check`: which rows are doubtful and how many repetitions the next
-//! round takes. `check` (src/run/check.rs) drives it with the profiler; [`simulate_check`] drives the
+//! round takes. `check` (src/run/check/) drives it with the profiler; [`simulate_check`] drives the
 //! same policy and the same `judge_all` with samples from a model, for the power simulation
 //! (`examples/power.rs`) and `cgp-gate calibrate`.
 
@@ -140,7 +140,7 @@ pub struct PairedOutcome {
     pub pairs: Vec<u32>,
 }
 
-/// What `ab` does (src/run/ab.rs), on simulated pairs: `repetitions` pairs per row (`draw(row, n)`
+/// What `ab` does (src/run/ab/), on simulated pairs: `repetitions` pairs per row (`draw(row, n)`
 /// returns `n` more (base, head) values, each the median of one process's launches), every row
 /// judged with `judge_paired` at `alpha` split over the looks, the inconclusive rows given
 /// `repetitions` more pairs up to `max_repetitions`; a decided row keeps its first verdict.

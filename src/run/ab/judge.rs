@@ -1,0 +1,364 @@
+//! Judging the rows both trees measured (paired t on per-repetition medians, constant rows exactly,
+//! limit rows as in `check`), and the rows only one tree measured (`new`, `missing`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::pairs::{Both, per_rep};
+use crate::measured::samples::SeriesKey;
+use crate::outcome::results::{ErrorKind, FailureKind, Row, RowThreshold, RowVerdict, RunError};
+use crate::spec::{MetricSpec, Target, ThresholdKind};
+use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired};
+use crate::stats::{Comparison, Config, judge_all, median, summarize};
+
+#[expect(clippy::float_cmp, reason = "deterministic counters repeat bit for bit")]
+pub(super) fn constant(v: &[f64]) -> bool {
+    v.first().is_some_and(|f| v.iter().all(|x| x == f))
+}
+
+/// Everything about one judged row before the decision.
+pub(super) struct Pending<'a> {
+    key: SeriesKey,
+    ms: &'a MetricSpec,
+    unit: String,
+    base_raw: Vec<f64>,
+    head_raw: Vec<f64>,
+    head_reps: Vec<u32>,
+    base_pairs: Vec<f64>,
+    head_pairs: Vec<f64>,
+}
+
+/// Judge every row measured so far. Also returns the spec mistakes that only the measurement
+/// revealed (a `min_effect` in another unit than the metric's), as invalid-input errors.
+pub(super) fn judge(
+    targets: &[&Target],
+    both: &Both,
+    cfg: &Config,
+    rounds: &BTreeMap<(String, String), u32>,
+) -> (Vec<Row>, Vec<RunError>) {
+    let Sorted {
+        pending,
+        only,
+        seen,
+        mut spec_errors,
+    } = sort_keys(targets, both);
+    let mut rows = judge_pending(&pending, cfg, rounds, &mut spec_errors);
+    rows.extend(only);
+    rows.extend(unreported_rows(targets, both, &seen));
+    crate::run::engine::sort_rows(&mut rows);
+    (rows, spec_errors)
+}
+
+/// The measured series sorted by what they need: rows both trees measured (to be judged), rows
+/// only one tree measured (`new`, `missing`) or that cannot be compared (`error`), and the
+/// (target, size, metric) triples seen.
+pub(super) struct Sorted<'a> {
+    pending: Vec<Pending<'a>>,
+    only: Vec<Row>,
+    seen: BTreeSet<(String, String, String)>,
+    spec_errors: Vec<RunError>,
+}
+
+pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
+    let mut spec_errors: Vec<RunError> = Vec::new();
+    let mut pending: Vec<Pending<'a>> = Vec::new();
+    let mut only: Vec<Row> = Vec::new();
+    let mut seen: BTreeSet<(String, String, String)> = BTreeSet::new();
+    let keys: BTreeSet<&SeriesKey> = both.head.series.keys().chain(both.base.series.keys()).collect();
+    for key in keys {
+        if both.failed.contains(&(key.target.clone(), key.size.clone())) {
+            continue;
+        }
+        let Some(t) = targets.iter().find(|t| t.name == key.target) else {
+            continue;
+        };
+        let Some(ms) = t.metrics.iter().find(|m| m.name == key.metric) else {
+            continue;
+        };
+        seen.insert((key.target.clone(), key.size.clone(), key.metric.clone()));
+        let (b, h) = (both.base.series.get(key), both.head.series.get(key));
+        let unit = h.or(b).map(|s| s.unit.clone()).unwrap_or_default();
+        match (b, h) {
+            // Samples are compared as numbers: never across units (a recording of one tree
+            // edited or made with other `--print-units`). The row is an error and the run exits
+            // 2 (a damaged recording), naming the metric, the kernel and both units.
+            (Some(b), Some(h)) if b.unit != h.unit => {
+                let reason = format!(
+                    "the base tree's samples are in `{}` but the head tree's are in `{}`; they cannot be compared",
+                    b.unit, h.unit
+                );
+                spec_errors.push(RunError {
+                    target: key.target.clone(),
+                    size: Some(key.size.clone()),
+                    kind: ErrorKind::Profiler(FailureKind::BadRecording),
+                    message: format!(
+                        "metric `{}` of kernel `{}`: {reason}; units are never converted: profile both trees with the same ncu options (a recording: record it again)",
+                        key.metric, key.kernel
+                    ),
+                });
+                only.push(bare_row(key, ms, &unit, RowVerdict::Error, &reason));
+            }
+            (Some(b), Some(h)) => {
+                let (bm, hm) = (per_rep(&both.base, key), per_rep(&both.head, key));
+                let reps: Vec<u32> = hm.keys().filter(|r| bm.contains_key(r)).copied().collect();
+                pending.push(Pending {
+                    key: key.clone(),
+                    ms,
+                    unit,
+                    base_raw: b.values.clone(),
+                    head_raw: h.values.clone(),
+                    head_reps: h.reps.clone(),
+                    base_pairs: reps.iter().map(|r| bm[r]).collect(),
+                    head_pairs: reps.iter().map(|r| hm[r]).collect(),
+                });
+            }
+            (None, Some(h)) => {
+                let mut row = bare_row(
+                    key,
+                    ms,
+                    &unit,
+                    RowVerdict::New,
+                    "measured in the head tree only: the base tree did not launch this kernel",
+                );
+                row.candidate = Some(summarize(&h.values));
+                row.candidate_reps.clone_from(&h.reps);
+                only.push(row);
+            }
+            (Some(b), None) => {
+                let mut row = bare_row(
+                    key,
+                    ms,
+                    &unit,
+                    RowVerdict::Missing,
+                    "measured in the base tree only: the head tree no longer launches this kernel",
+                );
+                row.baseline = Some(summarize(&b.values));
+                only.push(row);
+            }
+            (None, None) => {}
+        }
+    }
+
+    Sorted {
+        pending,
+        only,
+        seen,
+        spec_errors,
+    }
+}
+
+/// Judge the rows both trees measured: paired rows by the paired test on their pairs, constant
+/// rows exactly, limit rows as in `check`.
+pub(super) fn judge_pending(
+    pending: &[Pending<'_>],
+    cfg: &Config,
+    rounds: &BTreeMap<(String, String), u32>,
+    spec_errors: &mut Vec<RunError>,
+) -> Vec<Row> {
+    // Families: paired rows and limit rows share alpha by their counts (Bonferroni between the
+    // two, Holm within each), so the whole run keeps its false-alarm rate at alpha.
+    let is_const = |p: &Pending<'_>| !is_limit(p) && constant(&p.base_raw) && constant(&p.head_raw);
+    let n_limit = pending.iter().filter(|p| is_limit(p)).count();
+    let n_paired = pending.iter().filter(|p| !is_limit(p) && !is_const(p)).count();
+    let total = (n_limit + n_paired).max(1) as f64;
+    let alpha_paired = cfg.alpha * n_paired as f64 / total;
+    let limit_cfg = Config {
+        alpha: cfg.alpha * n_limit as f64 / total,
+        ..cfg.clone()
+    };
+
+    let paired_rows: Vec<PairedRow<'_>> = pending
+        .iter()
+        .filter(|p| !is_limit(p) && !is_const(p))
+        .map(paired_row)
+        .collect();
+    let tolerances: Vec<f64> = paired_rows.iter().map(reported_tolerance).collect();
+    let mut paired = judge_paired(&paired_rows, alpha_paired.max(f64::MIN_POSITIVE), cfg.confidence)
+        .into_iter()
+        .zip(tolerances);
+    let limit_cmp: Vec<Comparison<'_>> = pending
+        .iter()
+        .filter(|p| is_limit(p))
+        .map(limit_comparison)
+        .collect();
+    let mut limits = judge_all(&limit_cmp, &limit_cfg).into_iter();
+
+    let mut rows: Vec<Row> = Vec::new();
+    for p in pending {
+        let mut tolerance = None;
+        let j: PairedJudgement = if is_limit(p) {
+            let Some(l) = limits.next() else { continue };
+            PairedJudgement {
+                verdict: l.verdict,
+                method: l.method,
+                change: l.change,
+                change_ci: l.change_ci,
+                confidence: l.confidence,
+                p: l.p,
+                p_adjusted: l.p_adjusted,
+                reason: l.reason,
+                pairs: p.base_pairs.len(),
+            }
+        } else if is_const(p) {
+            judge_constant(p.base_raw[0], p.head_raw[0], &p.ms.threshold, p.base_pairs.len())
+        } else {
+            let Some((j, t)) = paired.next() else {
+                continue;
+            };
+            tolerance = Some(t);
+            j
+        };
+        rows.push(judged_row(p, j, tolerance, rounds, spec_errors));
+    }
+    rows
+}
+
+/// A row with a minimum or a maximum: judged against the limit, as in `check`.
+fn is_limit(p: &Pending<'_>) -> bool {
+    matches!(
+        p.ms.threshold.kind,
+        ThresholdKind::Min { .. } | ThresholdKind::Max { .. }
+    )
+}
+
+/// What the paired test needs of a row: its pairs, its threshold and `min_effect` (tested
+/// jointly by the statistics, as in `check`).
+fn paired_row<'a>(p: &'a Pending<'_>) -> PairedRow<'a> {
+    let t = &p.ms.threshold;
+    let fraction = match t.kind {
+        ThresholdKind::Relative { fraction } => fraction,
+        _ => 0.0,
+    };
+    let threshold_text = format!(
+        "{}% threshold",
+        crate::foundation::units::format_number(fraction * 100.0)
+    );
+    let tolerance_text = match &t.min_effect {
+        Some(q) if q.value > 0.0 => format!("{threshold_text} and min effect {q}"),
+        _ => threshold_text,
+    };
+    PairedRow {
+        base: &p.base_pairs,
+        head: &p.head_pairs,
+        tolerance: fraction,
+        min_effect: t.min_effect.as_ref().map_or(0.0, |q| q.value),
+        tolerance_text,
+        lower_is_better: t.direction == crate::spec::Direction::Lower,
+        exact_kind: t.kind == ThresholdKind::Exact,
+    }
+}
+
+/// The relative tolerance the reports show, as `check` shows it: the threshold, or `min_effect`
+/// relative to the base median where larger.
+fn reported_tolerance(r: &PairedRow<'_>) -> f64 {
+    let base_median = median(r.base).unwrap_or(0.0);
+    let from_effect = if base_median > 0.0 {
+        r.min_effect / base_median
+    } else {
+        0.0
+    };
+    r.tolerance.max(from_effect)
+}
+
+/// A limit row as `check` judges it: every sample of both sides against the limit.
+fn limit_comparison<'a>(p: &'a Pending<'_>) -> Comparison<'a> {
+    Comparison {
+        key: format!(
+            "{}/{}/{}/{}",
+            p.key.target, p.key.size, p.key.kernel, p.key.metric
+        ),
+        baseline: Some(&p.base_raw),
+        candidate: &p.head_raw,
+        threshold: &p.ms.threshold,
+        history: &[],
+        baseline_runs: &[],
+        candidate_runs: &[],
+    }
+}
+
+/// The results row of a judged row: both sides' summaries, how often it was re-measured, the
+/// judgement, and the tolerance the reports show (paired rows).
+fn judged_row(
+    p: &Pending<'_>,
+    j: PairedJudgement,
+    tolerance: Option<f64>,
+    rounds: &BTreeMap<(String, String), u32>,
+    spec_errors: &mut Vec<RunError>,
+) -> Row {
+    let mut row = bare_row(&p.key, p.ms, &p.unit, RowVerdict::Error, "");
+    row.baseline = Some(summarize(&p.base_raw));
+    row.candidate = Some(summarize(&p.head_raw));
+    row.candidate_reps.clone_from(&p.head_reps);
+    row.remeasured = rounds
+        .get(&(p.key.target.clone(), p.key.size.clone()))
+        .copied()
+        .unwrap_or(0);
+    if let (Some(t), Some(tolerance)) = (row.threshold.as_mut(), tolerance) {
+        t.tolerance = Some(tolerance);
+    }
+    row.verdict = j.verdict;
+    row.method = j.method;
+    row.change = j.change;
+    row.change_ci = j.change_ci;
+    row.confidence = Some(j.confidence);
+    row.p = j.p;
+    row.p_adjusted = j.p_adjusted;
+    row.reason = j.reason;
+    crate::run::engine::min_effect_unit(&mut row, p.ms, spec_errors);
+    row
+}
+
+/// Every spec metric of every measured size must have been judged: one no kernel reported in
+/// either tree is an error row.
+pub(super) fn unreported_rows(
+    targets: &[&Target],
+    both: &Both,
+    seen: &BTreeSet<(String, String, String)>,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (target, size) in both.pairs.keys().filter(|id| !both.failed.contains(*id)) {
+        let Some(t) = targets.iter().find(|t| &t.name == target) else {
+            continue;
+        };
+        for ms in &t.metrics {
+            if !seen.contains(&(target.clone(), size.clone(), ms.name.clone())) {
+                // A row of no kernel: none reported the metric.
+                rows.push(Row {
+                    threshold: Some(RowThreshold::of(&ms.threshold)),
+                    direction: Some(ms.threshold.direction),
+                    ..Row::bare(
+                        target,
+                        size,
+                        None,
+                        &ms.name,
+                        "",
+                        RowVerdict::Error,
+                        "no profiled kernel reported this metric in either tree",
+                    )
+                });
+            }
+        }
+    }
+    rows
+}
+
+pub(super) fn bare_row(
+    key: &SeriesKey,
+    ms: &MetricSpec,
+    unit: &str,
+    verdict: RowVerdict,
+    reason: &str,
+) -> Row {
+    Row {
+        threshold: Some(RowThreshold::of(&ms.threshold)),
+        direction: Some(ms.threshold.direction),
+        ..Row::bare(
+            &key.target,
+            &key.size,
+            Some(&key.kernel),
+            &key.metric,
+            unit,
+            verdict,
+            reason,
+        )
+    }
+}
