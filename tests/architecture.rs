@@ -613,11 +613,6 @@ const MAX_FN_LINES: usize = 120;
 /// list only shrinks.
 const KNOWN_OVERSIZE: &[&str] = &[
     // helper "engine"
-    "run/measure.rs::measure",
-    "report/console.rs::results_table_styled",
-    "report/markdown.rs::render",
-    "history/changes.rs::find",
-    "history/calibrate.rs::row",
     // helper "stats"
     "stats/verdict.rs",
     "stats/verdict.rs::prepare",

@@ -228,12 +228,9 @@ pub fn calibrate_with_progress(
     }
 }
 
-fn row(
-    target: &Target,
-    s: &crate::measured::samples::Series,
-    threshold: &Threshold,
-    cfg: &Config,
-) -> CalibrationRow {
+/// What one series shows before any model: its median, spread, outliers and dips, whether it
+/// is deterministic, and the spec's threshold as a fraction (`None` for a min/max limit).
+fn describe(s: &crate::measured::samples::Series, threshold: &Threshold) -> CalibrationRow {
     let values = &s.values;
     let summary = summarize(values);
     let mut reps = s.reps.clone();
@@ -255,7 +252,7 @@ fn row(
         ThresholdKind::Exact => Some(0.0),
         _ => None,
     };
-    let mut out = CalibrationRow {
+    CalibrationRow {
         target: s.key.target.clone(),
         size: s.key.size.clone(),
         kernel: s.key.kernel.clone(),
@@ -284,7 +281,18 @@ fn row(
         processes_needed: None,
         launches_needed: None,
         note: String::new(),
-    };
+    }
+}
+
+fn row(
+    target: &Target,
+    s: &crate::measured::samples::Series,
+    threshold: &Threshold,
+    cfg: &Config,
+) -> CalibrationRow {
+    let mut out = describe(s, threshold);
+    let (values, median, higher) = (&s.values, out.median, threshold.direction == Direction::Higher);
+    let (deterministic, spec_threshold) = (out.deterministic, out.spec_threshold);
     let Some(t) = spec_threshold else {
         out.note = "min/max limit: judged against the limit, not against a baseline".to_owned();
         return out;

@@ -200,6 +200,45 @@ struct Series {
 /// # Errors
 /// Settings out of range (a usage error).
 pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<ChangesReport, crate::Error> {
+    check_options(opts)?;
+    let mut notes = Vec::new();
+    let files = input_files(inputs, &mut notes);
+    let series = series_of(inputs, &mut notes);
+
+    let long_enough = |s: &Series| s.points.len() >= 2 * opts.min_segment;
+    let tested = series.values().filter(|s| long_enough(s)).count();
+    let skipped = series.len() - tested;
+    let level = opts.alpha / tested.max(1) as f64;
+    let mut rows = Vec::new();
+    let mut plots = Vec::new();
+    let mut below = 0usize;
+    for (key, s) in series.iter().filter(|(_, s)| long_enough(s)) {
+        let (found, plot) = shifts(key, s, &files, opts, level, &mut below);
+        rows.extend(found);
+        plots.extend(plot);
+    }
+    rows.sort_by(|a, b| (!a.worse, a.key(), a.index).cmp(&(!b.worse, b.key(), b.index)));
+    Ok(ChangesReport {
+        schema_version: CHANGES_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        method: "e-divisive-means+permutation".to_owned(),
+        alpha: opts.alpha,
+        min_change: opts.min_change,
+        min_segment: opts.min_segment,
+        series_tested: tested,
+        series_skipped: skipped,
+        level,
+        below_min_change: below,
+        synthetic: files.iter().any(|f| f.synthetic),
+        files,
+        notes,
+        rows,
+        series: plots,
+    })
+}
+
+/// The settings must be in range (a usage error otherwise).
+fn check_options(opts: &ChangesOptions) -> Result<(), crate::Error> {
     if !(opts.alpha > 0.0 && opts.alpha < 1.0) {
         return Err(crate::Error::Usage(format!(
             "--alpha {} is not between 0 and 1",
@@ -217,7 +256,11 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
             "--min-segment must be at least 2 (a level needs two results to have a spread)".to_owned(),
         ));
     }
-    let mut notes = Vec::new();
+    Ok(())
+}
+
+/// The input files as the report lists them, with a note when they are not in date order.
+fn input_files(inputs: &[(PathBuf, Results)], notes: &mut Vec<String>) -> Vec<InputFile> {
     let files: Vec<InputFile> = inputs
         .iter()
         .map(|(p, r)| InputFile {
@@ -238,7 +281,12 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
             files[i - 1].date
         ));
     }
+    files
+}
 
+/// Each row's series over the files: one point per file, the candidate's median (rows that
+/// errored or were missing have none), with a note for a file without measured rows.
+fn series_of(inputs: &[(PathBuf, Results)], notes: &mut Vec<String>) -> BTreeMap<OwnedRowKey, Series> {
     let mut series: BTreeMap<OwnedRowKey, Series> = BTreeMap::new();
     for (index, (path, results)) in inputs.iter().enumerate() {
         let mut used = 0usize;
@@ -268,105 +316,87 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
             notes.push(format!("{} has no measured rows", path.display()));
         }
     }
+    series
+}
 
-    let long_enough = |s: &Series| s.points.len() >= 2 * opts.min_segment;
-    let tested = series.values().filter(|s| long_enough(s)).count();
-    let skipped = series.len() - tested;
-    let level = opts.alpha / tested.max(1) as f64;
+/// The level shifts of one series that are at least `min_change` (the others counted in
+/// `below`), and its plot when it has any.
+fn shifts(
+    key: &OwnedRowKey,
+    s: &Series,
+    files: &[InputFile],
+    opts: &ChangesOptions,
+    level: f64,
+    below: &mut usize,
+) -> (Vec<ChangeRow>, Option<SeriesPlot>) {
     let mut rows = Vec::new();
-    let mut plots = Vec::new();
-    let mut below = 0usize;
-    for (key, s) in &series {
-        if !long_enough(s) {
-            continue;
-        }
-        let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
-        let settings = changepoint::Settings {
-            level,
-            max_permutations: changepoint::Settings::permutations_for(level),
-            stop_after_exceedances: 10,
-            min_segment: opts.min_segment,
-            seed: seed_for(
-                opts.seed,
-                &format!(
-                    "{}/{}/{}/{}/{}",
-                    key.gpu,
-                    key.target,
-                    key.size,
-                    key.kernel_label(),
-                    key.metric
-                ),
-            ),
-        };
-        let cps = e_divisive(&values, &settings);
-        if cps.is_empty() {
-            continue;
-        }
-        let mut bounds: Vec<usize> = vec![0];
-        bounds.extend(cps.iter().map(|c| c.index));
-        bounds.push(values.len());
-        let mut reported = Vec::new();
-        for (k, cp) in cps.iter().enumerate() {
-            let before = median(&values[bounds[k]..bounds[k + 1]]).unwrap_or(f64::NAN);
-            let after = median(&values[bounds[k + 1]..bounds[k + 2]]).unwrap_or(f64::NAN);
-            let change = (before > 0.0).then(|| after / before - 1.0);
-            if change.is_some_and(|c| c.abs() < opts.min_change) {
-                below += 1;
-                continue;
-            }
-            let worse = crate::outcome::decide::shift_is_worse(s.direction, before, after);
-            let at = s.points[cp.index].index;
-            let prev = s.points[cp.index - 1].index;
-            reported.push(at);
-            rows.push(ChangeRow {
-                target: key.target.clone(),
-                size: key.size.clone(),
-                kernel: key.kernel_label().to_owned(),
-                metric: key.metric.clone(),
-                gpu: key.gpu.clone(),
-                unit: s.unit.clone(),
-                direction: s.direction.map_or("-", |d| d.as_str()).to_owned(),
-                index: at,
-                before,
-                after,
-                change,
-                p: cp.p,
-                worse,
-                commit: files[at].git_commit.clone(),
-                commit_before: files[prev].git_commit.clone(),
-            });
-        }
-        if !reported.is_empty() {
-            plots.push(SeriesPlot {
-                target: key.target.clone(),
-                size: key.size.clone(),
-                kernel: key.kernel_label().to_owned(),
-                metric: key.metric.clone(),
-                gpu: key.gpu.clone(),
-                unit: s.unit.clone(),
-                points: s.points.clone(),
-                changes: reported,
-            });
-        }
-    }
-    rows.sort_by(|a, b| (!a.worse, a.key(), a.index).cmp(&(!b.worse, b.key(), b.index)));
-    Ok(ChangesReport {
-        schema_version: CHANGES_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        method: "e-divisive-means+permutation".to_owned(),
-        alpha: opts.alpha,
-        min_change: opts.min_change,
-        min_segment: opts.min_segment,
-        series_tested: tested,
-        series_skipped: skipped,
+    let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
+    let settings = changepoint::Settings {
         level,
-        below_min_change: below,
-        synthetic: files.iter().any(|f| f.synthetic),
-        files,
-        notes,
-        rows,
-        series: plots,
-    })
+        max_permutations: changepoint::Settings::permutations_for(level),
+        stop_after_exceedances: 10,
+        min_segment: opts.min_segment,
+        seed: seed_for(
+            opts.seed,
+            &format!(
+                "{}/{}/{}/{}/{}",
+                key.gpu,
+                key.target,
+                key.size,
+                key.kernel_label(),
+                key.metric
+            ),
+        ),
+    };
+    let cps = e_divisive(&values, &settings);
+    if cps.is_empty() {
+        return (Vec::new(), None);
+    }
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(cps.iter().map(|c| c.index));
+    bounds.push(values.len());
+    let mut reported = Vec::new();
+    for (k, cp) in cps.iter().enumerate() {
+        let before = median(&values[bounds[k]..bounds[k + 1]]).unwrap_or(f64::NAN);
+        let after = median(&values[bounds[k + 1]..bounds[k + 2]]).unwrap_or(f64::NAN);
+        let change = (before > 0.0).then(|| after / before - 1.0);
+        if change.is_some_and(|c| c.abs() < opts.min_change) {
+            *below += 1;
+            continue;
+        }
+        let worse = crate::outcome::decide::shift_is_worse(s.direction, before, after);
+        let at = s.points[cp.index].index;
+        let prev = s.points[cp.index - 1].index;
+        reported.push(at);
+        rows.push(ChangeRow {
+            target: key.target.clone(),
+            size: key.size.clone(),
+            kernel: key.kernel_label().to_owned(),
+            metric: key.metric.clone(),
+            gpu: key.gpu.clone(),
+            unit: s.unit.clone(),
+            direction: s.direction.map_or("-", |d| d.as_str()).to_owned(),
+            index: at,
+            before,
+            after,
+            change,
+            p: cp.p,
+            worse,
+            commit: files[at].git_commit.clone(),
+            commit_before: files[prev].git_commit.clone(),
+        });
+    }
+    let plot = (!reported.is_empty()).then(|| SeriesPlot {
+        target: key.target.clone(),
+        size: key.size.clone(),
+        kernel: key.kernel_label().to_owned(),
+        metric: key.metric.clone(),
+        gpu: key.gpu.clone(),
+        unit: s.unit.clone(),
+        points: s.points.clone(),
+        changes: reported,
+    });
+    (rows, plot)
 }
 
 /// Exit code of `changes`: 1 when a shift goes the bad way, else 0.

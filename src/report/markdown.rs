@@ -278,35 +278,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
     if rows.is_empty() {
         md.push_str("No regressions, improvements or inconclusive rows.\n\n");
     } else {
-        let ci = rows
-            .iter()
-            .find_map(|r| ci_label(r))
-            .unwrap_or_else(|| "CI".to_owned());
-        // Merged results of several GPU types name the GPU of each row.
-        let multi_gpu = crate::outcome::merge::gpus(results).len() > 1;
-        let (gpu_head, gpu_rule) = if multi_gpu { (" GPU |", "---|") } else { ("", "") };
-        md.push_str(&format!(
-            "| |{gpu_head} target | size | kernel | metric | baseline | candidate | change ({ci}) | p (adj.) |\n|---|{gpu_rule}---|---|---|---|---|---|---|---|\n"
-        ));
-        for r in rows.iter().take(shown) {
-            let gpu_cell = if multi_gpu {
-                format!(" {} |", escape_md_cell(&r.gpu))
-            } else {
-                String::new()
-            };
-            md.push_str(&format!(
-                "| {} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                gate_badge(r, results.fail_on),
-                code_span(&r.target, true),
-                escape_md_cell(&r.size),
-                code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
-                code_span(&r.metric, true),
-                escape_md_cell(&median(r.baseline.as_ref(), &r.unit)),
-                escape_md_cell(&median(r.candidate.as_ref(), &r.unit)),
-                escape_md_cell(&change_with_ci(r)),
-                escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
-            ));
-        }
+        table(results, &rows, shown, &mut md);
         if shown < rows.len() {
             md.push_str(&format!(
                 "\n… and {} more rows not shown here.\n",
@@ -324,53 +296,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
     if !matches!(level, Level::Top(_)) {
         md.push_str(&super::breakdown::results_markdown(results));
     }
-    let (new, missing) = (results.count(RowVerdict::New), results.count(RowVerdict::Missing));
-    if new + missing > 0 {
-        let see = if level == Level::Full {
-            "; see the details below"
-        } else {
-            ""
-        };
-        md.push_str(&format!(
-            "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
-        ));
-        let (gone, appeared) = crate::run::missing::kernel_changes(&results.rows);
-        let list = |v: &[(String, String)]| {
-            v.iter()
-                .map(|(t, k)| format!("{}: {}", code_span(t, false), code_span(k, false)))
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
-        if !gone.is_empty() {
-            md.push_str(&format!(
-                "**Kernels that disappeared** (in the baseline, not measured now): {}.\n\n",
-                list(&gone)
-            ));
-        }
-        if !appeared.is_empty() {
-            md.push_str(&format!(
-                "**Kernels that appeared** (measured now, no baseline): {}.\n\n",
-                list(&appeared)
-            ));
-        }
-        for line in crate::run::gone::describe(&results.rows) {
-            md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
-        }
-        let failing = results
-            .rows
-            .iter()
-            .filter(|r| {
-                r.verdict == RowVerdict::Missing
-                    && crate::outcome::decide::row_gate(r, results.fail_on)
-                        == crate::outcome::decide::Gate::Fail
-            })
-            .count();
-        if failing > 0 {
-            md.push_str(&format!(
-                "{failing} baseline row(s) this run should have measured were not measured: this fails the gate. If the change is intended, refresh the baseline (`cgp-gate baseline update`), or allow it with `--allow-missing` or `allow_missing: true` on the target.\n\n"
-            ));
-        }
-    }
+    new_and_missing(results, level, &mut md);
     if let Some(line) = crate::report::format::sass_skip_line(results) {
         md.push_str(&format!("⏭️ {}.\n\n", escape_md_cell(&line)));
     }
@@ -401,6 +327,92 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
     md.push_str(&comment_marker(results));
     md.push('\n');
     md
+}
+
+/// The table of the highlighted rows: badge, (GPU,) target, size, kernel, metric, both medians,
+/// the change with its interval and p; the first `shown` of `rows`.
+fn table(results: &Results, rows: &[&Row], shown: usize, md: &mut String) {
+    let ci = rows
+        .iter()
+        .find_map(|r| ci_label(r))
+        .unwrap_or_else(|| "CI".to_owned());
+    // Merged results of several GPU types name the GPU of each row.
+    let multi_gpu = crate::outcome::merge::gpus(results).len() > 1;
+    let (gpu_head, gpu_rule) = if multi_gpu { (" GPU |", "---|") } else { ("", "") };
+    md.push_str(&format!(
+        "| |{gpu_head} target | size | kernel | metric | baseline | candidate | change ({ci}) | p (adj.) |\n|---|{gpu_rule}---|---|---|---|---|---|---|---|\n"
+    ));
+    for r in rows.iter().take(shown) {
+        let gpu_cell = if multi_gpu {
+            format!(" {} |", escape_md_cell(&r.gpu))
+        } else {
+            String::new()
+        };
+        md.push_str(&format!(
+            "| {} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            gate_badge(r, results.fail_on),
+            code_span(&r.target, true),
+            escape_md_cell(&r.size),
+            code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
+            code_span(&r.metric, true),
+            escape_md_cell(&median(r.baseline.as_ref(), &r.unit)),
+            escape_md_cell(&median(r.candidate.as_ref(), &r.unit)),
+            escape_md_cell(&change_with_ci(r)),
+            escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
+        ));
+    }
+}
+
+/// The counts of new and missing rows, the kernels that disappeared or appeared, the baseline
+/// files of removed targets, and whether the missing rows fail the gate.
+fn new_and_missing(results: &Results, level: Level, md: &mut String) {
+    let (new, missing) = (results.count(RowVerdict::New), results.count(RowVerdict::Missing));
+    if new + missing == 0 {
+        return;
+    }
+    let see = if level == Level::Full {
+        "; see the details below"
+    } else {
+        ""
+    };
+    md.push_str(&format!(
+        "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
+    ));
+    let (gone, appeared) = crate::run::missing::kernel_changes(&results.rows);
+    let list = |v: &[(String, String)]| {
+        v.iter()
+            .map(|(t, k)| format!("{}: {}", code_span(t, false), code_span(k, false)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if !gone.is_empty() {
+        md.push_str(&format!(
+            "**Kernels that disappeared** (in the baseline, not measured now): {}.\n\n",
+            list(&gone)
+        ));
+    }
+    if !appeared.is_empty() {
+        md.push_str(&format!(
+            "**Kernels that appeared** (measured now, no baseline): {}.\n\n",
+            list(&appeared)
+        ));
+    }
+    for line in crate::run::gone::describe(&results.rows) {
+        md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
+    }
+    let failing = results
+        .rows
+        .iter()
+        .filter(|r| {
+            r.verdict == RowVerdict::Missing
+                && crate::outcome::decide::row_gate(r, results.fail_on) == crate::outcome::decide::Gate::Fail
+        })
+        .count();
+    if failing > 0 {
+        md.push_str(&format!(
+            "{failing} baseline row(s) this run should have measured were not measured: this fails the gate. If the change is intended, refresh the baseline (`cgp-gate baseline update`), or allow it with `--allow-missing` or `allow_missing: true` on the target.\n\n"
+        ));
+    }
 }
 
 /// A configuration-change line (`gemm[n=512] `void gemm`: grid ... -> grid ...`) with its kernel

@@ -66,7 +66,6 @@ pub fn measure(
     let max_rep = work.iter().map(|w| w.reps.1).max().unwrap_or(0);
     let min_rep = work.iter().map(|w| w.reps.0).min().unwrap_or(0);
     let mut failed: Vec<(String, String)> = Vec::new();
-    let delays = profiler.busy_retry_delays();
     for rep in min_rep..max_rep {
         for w in work.iter().filter(|w| (w.reps.0..w.reps.1).contains(&rep)) {
             let id = (w.target.name.clone(), w.size.key());
@@ -84,62 +83,7 @@ pub fn measure(
             }
             progress.run_started(&w.target.name, &id.1, rep);
             let started = std::time::Instant::now();
-            let mut attempt = 0;
-            let mut throttle_reruns = 0;
-            let outcome = loop {
-                if let Some(w) = watch.as_deref_mut() {
-                    w.sampler.before(w.gpu);
-                }
-                let r = profiler.capture(job);
-                if let (Ok(_), Some(w)) = (&r, watch.as_deref_mut()) {
-                    let health = w.sampler.after(w.gpu);
-                    if crate::gpu::should_rerun(&health, throttle_reruns, w.settings) {
-                        progress.note(&format!(
-                            "  {} rep {rep} throttled ({}), re-running",
-                            crate::measured::samples::target_size(&job.target.name, &id.1),
-                            health.reasons.join(", ")
-                        ));
-                        w.sampler.record_rerun();
-                        throttle_reruns += 1;
-                        continue;
-                    }
-                }
-                if let (Ok(c), Some(rec)) = (&r, recorder.as_deref_mut()) {
-                    rec.record(job, c)?;
-                }
-                // A recording may hold kernels a live run's `-k` filter would not profile.
-                let replay = profiler.reads_a_recording();
-                let r: Result<(SampleSet, Option<f64>), ProfileError> = r.and_then(|c| {
-                    extract(job, &c)
-                        .and_then(|s| {
-                            if replay {
-                                crate::profile::filter::for_replay(job, &c, s)
-                            } else {
-                                Ok(s)
-                            }
-                        })
-                        .map_err(|mut e| {
-                            // Output that cannot be read, in a recording, is damaged input.
-                            if replay && e.kind == FailureKind::BadOutput {
-                                e.kind = FailureKind::BadRecording;
-                            }
-                            e
-                        })
-                        // `kernels: sum`: one operation row per metric.
-                        .map(|s| (crate::profile::sum::apply(job.target, s), c.wall_seconds))
-                });
-                match r {
-                    Err(e) if e.kind == FailureKind::ResourceUnavailable && attempt < delays.len() => {
-                        progress.note(&format!(
-                            "  counters busy (another profiler?), retrying in {:?}",
-                            delays[attempt]
-                        ));
-                        std::thread::sleep(delays[attempt]);
-                        attempt += 1;
-                    }
-                    other => break other,
-                }
-            };
+            let outcome = run_once(profiler, job, &mut recorder, &mut watch, progress)?;
             let elapsed = started.elapsed();
             match outcome {
                 Ok((mut samples, wall)) => {
@@ -155,16 +99,15 @@ pub fn measure(
                 Err(e) => {
                     progress.run_failed(&w.target.name, &id.1, rep, elapsed);
                     let global = is_global(e.kind);
-                    let error = RunError {
+                    if e.kind == FailureKind::NoKernels && !e.unselected.is_empty() {
+                        m.unselected.insert(id.clone(), e.unselected.clone());
+                    }
+                    m.errors.push(RunError {
                         target: w.target.name.clone(),
                         size: Some(id.1.clone()),
                         kind: e.kind.into(),
                         message: e.to_string(),
-                    };
-                    if e.kind == FailureKind::NoKernels && !e.unselected.is_empty() {
-                        m.unselected.insert(id.clone(), e.unselected.clone());
-                    }
-                    m.errors.push(error);
+                    });
                     failed.push(id);
                     if global {
                         return Ok(m);
@@ -174,4 +117,81 @@ pub fn measure(
         }
     }
     Ok(m)
+}
+
+/// One run of one job: a run the GPU throttled is run again (`watch`), busy counters are retried
+/// with the profiler's delays, and the capture is recorded and read into samples.
+///
+/// # Errors
+/// Only for failures of the recorder (the profiler's failures are the inner `Err`).
+fn run_once(
+    profiler: &mut dyn Profiler,
+    job: Job<'_>,
+    recorder: &mut Option<&mut Recorder>,
+    watch: &mut Option<&mut Watch<'_>>,
+    progress: &mut dyn Progress,
+) -> Result<Result<(SampleSet, Option<f64>), ProfileError>, Error> {
+    let delays = profiler.busy_retry_delays();
+    let mut attempt = 0;
+    let mut throttle_reruns = 0;
+    loop {
+        if let Some(w) = watch.as_deref_mut() {
+            w.sampler.before(w.gpu);
+        }
+        let r = profiler.capture(job);
+        if let (Ok(_), Some(w)) = (&r, watch.as_deref_mut()) {
+            let health = w.sampler.after(w.gpu);
+            if crate::gpu::should_rerun(&health, throttle_reruns, w.settings) {
+                progress.note(&format!(
+                    "  {} rep {} throttled ({}), re-running",
+                    crate::measured::samples::target_size(&job.target.name, &job.size.key()),
+                    job.rep,
+                    health.reasons.join(", ")
+                ));
+                w.sampler.record_rerun();
+                throttle_reruns += 1;
+                continue;
+            }
+        }
+        if let (Ok(c), Some(rec)) = (&r, recorder.as_deref_mut()) {
+            rec.record(job, c)?;
+        }
+        match r.and_then(|c| samples_of(&*profiler, job, &c)) {
+            Err(e) if e.kind == FailureKind::ResourceUnavailable && attempt < delays.len() => {
+                progress.note(&format!(
+                    "  counters busy (another profiler?), retrying in {:?}",
+                    delays[attempt]
+                ));
+                std::thread::sleep(delays[attempt]);
+                attempt += 1;
+            }
+            other => return Ok(other),
+        }
+    }
+}
+
+/// The samples of one capture, with its wall seconds: a recording may hold kernels a live run's
+/// `-k` filter would not profile (filtered as live ncu would), output that cannot be read in a
+/// recording is damaged input, and `kernels: sum` makes one operation row per metric.
+fn samples_of(
+    profiler: &dyn Profiler,
+    job: Job<'_>,
+    c: &crate::profile::Capture,
+) -> Result<(SampleSet, Option<f64>), ProfileError> {
+    let replay = profiler.reads_a_recording();
+    extract(job, c)
+        .and_then(|s| {
+            if replay {
+                crate::profile::filter::for_replay(job, c, s)
+            } else {
+                Ok(s)
+            }
+        })
+        .map_err(|mut e| {
+            if replay && e.kind == FailureKind::BadOutput {
+                e.kind = FailureKind::BadRecording;
+            }
+            e
+        })
+        .map(|s| (crate::profile::sum::apply(job.target, s), c.wall_seconds))
 }

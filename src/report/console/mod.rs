@@ -408,56 +408,7 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     let mut used_short: Vec<(&'static str, &str)> = Vec::new();
     let rows: Vec<Vec<String>> = rows_sorted
         .iter()
-        .map(|r| {
-            // Registers per thread: the unit is the name (`regs/thread`, 11 characters, fits
-            // the narrowest metric column).
-            let metric = if r.metric == "launch__registers_per_thread" {
-                if !used_short.iter().any(|(s, _)| *s == "regs/thread") {
-                    used_short.push(("regs/thread", &r.metric));
-                }
-                "regs/thread".to_owned()
-            } else {
-                metric_cell(&r.metric, &mut used_short)
-            };
-            let (baseline, candidate, unit) = medians_in_one_unit(r);
-            // ncu's longer units, shortened for the metric cell.
-            let unit = match unit.as_str() {
-                "register/thread" => "per thread".to_owned(),
-                "byte/block" => "B/block".to_owned(),
-                _ => unit,
-            };
-            // `%` is said by the short names (`sm %peak`); other units follow the name.
-            let metric =
-                if unit.is_empty() || (unit == "%" && metric.contains('%')) || metric == "regs/thread" {
-                    metric
-                } else {
-                    format!("{metric} ({unit})")
-                };
-            vec![
-                crate::report::format::verdict_word(r).to_owned(),
-                one_line(&r.target),
-                one_line(&r.size),
-                one_line(r.kernel_label()),
-                metric,
-                baseline,
-                candidate,
-                median_change(r),
-                r.change_ci.map_or_else(String::new, |[lo, hi]| {
-                    format!(
-                        "[{}, {}]",
-                        percent(lo, Percent::Change),
-                        percent(hi, Percent::Change)
-                    )
-                }),
-                if p_matters(r) {
-                    r.p_adjusted
-                        .or(r.p)
-                        .map_or_else(String::new, |p| p_value(Some(p)))
-                } else {
-                    String::new()
-                },
-            ]
-        })
+        .map(|r| result_cells(r, &mut used_short))
         .collect();
     let (mut columns, mut rows) = (columns, rows);
     if !show_p {
@@ -520,6 +471,90 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
             style.width,
         );
     }
+    push_notes(&mut out, results, &rows_sorted, style);
+    // Names reach the terminal: no escape sequence acts, no bidi control reorders. Cells,
+    // notes and messages are made visible one by one, so that only our own colour codes act.
+    let head = crate::report::text::visible(&headline(results));
+    if style.color {
+        let s = run_style(results.verdict);
+        out.push_str(&format!("{s}{head}{s:#}\n"));
+    } else {
+        out.push_str(&format!("{head}\n"));
+    }
+    if let Some(label) = crate::report::format::real_capture(results) {
+        let line = format!(
+            "data: {label}, replayed from {}",
+            results.source.trim_start_matches("replay:")
+        );
+        push_wrapped(&mut out, &one_line(&line), style.width);
+    }
+    out
+}
+
+/// One row of the results table: the cells of `r`, the metric by its short name where one is
+/// known (remembered in `used_short` for the legend).
+fn result_cells<'a>(
+    r: &'a crate::outcome::results::Row,
+    used_short: &mut Vec<(&'static str, &'a str)>,
+) -> Vec<String> {
+    // Registers per thread: the unit is the name (`regs/thread`, 11 characters, fits
+    // the narrowest metric column).
+    let metric = if r.metric == "launch__registers_per_thread" {
+        if !used_short.iter().any(|(s, _)| *s == "regs/thread") {
+            used_short.push(("regs/thread", &r.metric));
+        }
+        "regs/thread".to_owned()
+    } else {
+        metric_cell(&r.metric, used_short)
+    };
+    let (baseline, candidate, unit) = medians_in_one_unit(r);
+    // ncu's longer units, shortened for the metric cell.
+    let unit = match unit.as_str() {
+        "register/thread" => "per thread".to_owned(),
+        "byte/block" => "B/block".to_owned(),
+        _ => unit,
+    };
+    // `%` is said by the short names (`sm %peak`); other units follow the name.
+    let metric = if unit.is_empty() || (unit == "%" && metric.contains('%')) || metric == "regs/thread" {
+        metric
+    } else {
+        format!("{metric} ({unit})")
+    };
+    vec![
+        crate::report::format::verdict_word(r).to_owned(),
+        one_line(&r.target),
+        one_line(&r.size),
+        one_line(r.kernel_label()),
+        metric,
+        baseline,
+        candidate,
+        median_change(r),
+        r.change_ci.map_or_else(String::new, |[lo, hi]| {
+            format!(
+                "[{}, {}]",
+                percent(lo, Percent::Change),
+                percent(hi, Percent::Change)
+            )
+        }),
+        if p_matters(r) {
+            r.p_adjusted
+                .or(r.p)
+                .map_or_else(String::new, |p| p_value(Some(p)))
+        } else {
+            String::new()
+        },
+    ]
+}
+
+/// The lines under the results table: why each row that fails or stays doubtful got its verdict,
+/// the run's errors, what the SASS cache skipped, the why of each changed timing row, missing
+/// and gone kernels, and launch configuration changes.
+fn push_notes(
+    out: &mut String,
+    results: &Results,
+    rows_sorted: &[&crate::outcome::results::Row],
+    style: ConsoleStyle,
+) {
     // Why each row that fails or stays doubtful got its verdict, one line each.
     for r in rows_sorted
         .iter()
@@ -536,7 +571,7 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
             crate::report::format::verdict_word(r),
             one_line(&crate::report::format::reason_with_config(r))
         );
-        push_wrapped(&mut out, &crate::report::text::visible(&line), style.width);
+        push_wrapped(out, &crate::report::text::visible(&line), style.width);
     }
     for e in &results.errors {
         let at = one_line(&match &e.size {
@@ -565,14 +600,14 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
                 one_line(metric),
                 one_line(&w.reading)
             );
-            push_wrapped(&mut out, &line, style.width);
+            push_wrapped(out, &line, style.width);
         }
     }
     for line in crate::run::missing::describe_changes(&results.rows) {
-        push_wrapped(&mut out, &one_line(&line), style.width);
+        push_wrapped(out, &one_line(&line), style.width);
     }
     for line in crate::run::gone::describe(&results.rows) {
-        push_wrapped(&mut out, &one_line(&line), style.width);
+        push_wrapped(out, &one_line(&line), style.width);
     }
     let configs = crate::report::format::config_changes(results);
     if !configs.is_empty() {
@@ -581,25 +616,8 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
             crate::report::format::CONFIG_CHANGE_NOTE,
             configs.join("; ")
         );
-        push_wrapped(&mut out, &one_line(&note), style.width);
+        push_wrapped(out, &one_line(&note), style.width);
     }
-    // Names reach the terminal: no escape sequence acts, no bidi control reorders. Cells,
-    // notes and messages are made visible one by one, so that only our own colour codes act.
-    let head = crate::report::text::visible(&headline(results));
-    if style.color {
-        let s = run_style(results.verdict);
-        out.push_str(&format!("{s}{head}{s:#}\n"));
-    } else {
-        out.push_str(&format!("{head}\n"));
-    }
-    if let Some(label) = crate::report::format::real_capture(results) {
-        let line = format!(
-            "data: {label}, replayed from {}",
-            results.source.trim_start_matches("replay:")
-        );
-        push_wrapped(&mut out, &one_line(&line), style.width);
-    }
-    out
 }
 
 /// A metric's cell: its short name where one is known (remembered in `used` for the legend),
@@ -705,88 +723,4 @@ fn one_line(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn env_of<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned())
-    }
-
-    #[test]
-    fn colour_follows_the_flag_the_terminal_and_the_environment() {
-        let none = env_of(&[]);
-        assert!(ColorChoice::Auto.enabled(true, &none));
-        assert!(
-            !ColorChoice::Auto.enabled(false, &none),
-            "a pipe or a file gets no colour"
-        );
-        assert!(ColorChoice::Always.enabled(false, &none));
-        assert!(!ColorChoice::Never.enabled(true, &none));
-        let no_color = env_of(&[("NO_COLOR", "1")]);
-        assert!(!ColorChoice::Auto.enabled(true, &no_color));
-        assert!(
-            ColorChoice::Always.enabled(true, &no_color),
-            "the flag wins over NO_COLOR"
-        );
-        let empty = env_of(&[("NO_COLOR", "")]);
-        assert!(
-            ColorChoice::Auto.enabled(true, &empty),
-            "an empty NO_COLOR is unset"
-        );
-        let actions = env_of(&[("GITHUB_ACTIONS", "true")]);
-        assert!(
-            !ColorChoice::Auto.enabled(true, &actions),
-            "Actions logs: only when asked"
-        );
-        assert!(
-            ColorChoice::Always.enabled(false, &actions),
-            "asked with the flag"
-        );
-        let asked = env_of(&[("GITHUB_ACTIONS", "true"), ("CLICOLOR_FORCE", "1")]);
-        assert!(
-            ColorChoice::Auto.enabled(false, &asked),
-            "asked in the workflow's env"
-        );
-        assert!(!ColorChoice::Auto.enabled(true, &env_of(&[("TERM", "dumb")])));
-        assert!(ColorChoice::Auto.enabled(false, &env_of(&[("CLICOLOR_FORCE", "1")])));
-    }
-
-    #[test]
-    fn only_the_tables_own_colour_codes_reach_the_terminal() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/results/mixed.json"
-        ))
-        .unwrap();
-        let mut results = crate::outcome::results::parse(&text).unwrap();
-        results.rows[0].kernel = Some("evil\u{1b}[2J\u{202e}gemm".to_owned());
-        results.rows[0].target = "t\u{1b}]0;title\u{7}".to_owned();
-        let style = ConsoleStyle {
-            width: None,
-            color: true,
-        };
-        let out = results_table_styled(&results, style);
-        assert!(out.contains("evil<U+001B>[2J<U+202E>gemm"), "{out}");
-        assert!(out.contains("t<U+001B>]0;title<U+0007>"), "{out}");
-        assert!(
-            out.contains("\u{1b}[31m"),
-            "the verdicts are still coloured: {out}"
-        );
-        let escapes = out.matches('\u{1b}').count();
-        let ours = out.matches("\u{1b}[").count();
-        assert_eq!(escapes, ours, "every ESC is one of our SGR codes");
-    }
-
-    #[test]
-    fn well_known_metrics_have_short_names_and_others_keep_theirs() {
-        assert_eq!(short_metric_name("gpu__time_duration.sum"), Some("time"));
-        assert_eq!(
-            short_metric_name("launch__registers_per_thread"),
-            Some("registers")
-        );
-        assert_eq!(
-            short_metric_name("smsp__sass_inst_executed_op_shared_ld.sum"),
-            None
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,85 @@
+//! Unit tests of the console: when colour is on, that only our own colour codes act, short metric names.
+
+use super::*;
+
+fn env_of<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+    move |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned())
+}
+
+#[test]
+fn colour_follows_the_flag_the_terminal_and_the_environment() {
+    let none = env_of(&[]);
+    assert!(ColorChoice::Auto.enabled(true, &none));
+    assert!(
+        !ColorChoice::Auto.enabled(false, &none),
+        "a pipe or a file gets no colour"
+    );
+    assert!(ColorChoice::Always.enabled(false, &none));
+    assert!(!ColorChoice::Never.enabled(true, &none));
+    let no_color = env_of(&[("NO_COLOR", "1")]);
+    assert!(!ColorChoice::Auto.enabled(true, &no_color));
+    assert!(
+        ColorChoice::Always.enabled(true, &no_color),
+        "the flag wins over NO_COLOR"
+    );
+    let empty = env_of(&[("NO_COLOR", "")]);
+    assert!(
+        ColorChoice::Auto.enabled(true, &empty),
+        "an empty NO_COLOR is unset"
+    );
+    let actions = env_of(&[("GITHUB_ACTIONS", "true")]);
+    assert!(
+        !ColorChoice::Auto.enabled(true, &actions),
+        "Actions logs: only when asked"
+    );
+    assert!(
+        ColorChoice::Always.enabled(false, &actions),
+        "asked with the flag"
+    );
+    let asked = env_of(&[("GITHUB_ACTIONS", "true"), ("CLICOLOR_FORCE", "1")]);
+    assert!(
+        ColorChoice::Auto.enabled(false, &asked),
+        "asked in the workflow's env"
+    );
+    assert!(!ColorChoice::Auto.enabled(true, &env_of(&[("TERM", "dumb")])));
+    assert!(ColorChoice::Auto.enabled(false, &env_of(&[("CLICOLOR_FORCE", "1")])));
+}
+
+#[test]
+fn only_the_tables_own_colour_codes_reach_the_terminal() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/results/mixed.json"
+    ))
+    .unwrap();
+    let mut results = crate::outcome::results::parse(&text).unwrap();
+    results.rows[0].kernel = Some("evil\u{1b}[2J\u{202e}gemm".to_owned());
+    results.rows[0].target = "t\u{1b}]0;title\u{7}".to_owned();
+    let style = ConsoleStyle {
+        width: None,
+        color: true,
+    };
+    let out = results_table_styled(&results, style);
+    assert!(out.contains("evil<U+001B>[2J<U+202E>gemm"), "{out}");
+    assert!(out.contains("t<U+001B>]0;title<U+0007>"), "{out}");
+    assert!(
+        out.contains("\u{1b}[31m"),
+        "the verdicts are still coloured: {out}"
+    );
+    let escapes = out.matches('\u{1b}').count();
+    let ours = out.matches("\u{1b}[").count();
+    assert_eq!(escapes, ours, "every ESC is one of our SGR codes");
+}
+
+#[test]
+fn well_known_metrics_have_short_names_and_others_keep_theirs() {
+    assert_eq!(short_metric_name("gpu__time_duration.sum"), Some("time"));
+    assert_eq!(
+        short_metric_name("launch__registers_per_thread"),
+        Some("registers")
+    );
+    assert_eq!(
+        short_metric_name("smsp__sass_inst_executed_op_shared_ld.sum"),
+        None
+    );
+}
