@@ -304,3 +304,48 @@ fn the_sass_cache_says_once_per_run_that_it_does_not_apply_to_a_script() {
     );
     assert!(!text.contains("cuobjdump"), "{text}");
 }
+
+/// The commands that profile a script say nothing about the SASS cache per target: `check`
+/// compares no hashes (its baselines hold none), `profile` and `ab` do not use the cache, and
+/// none of them runs cuobjdump on the interpreter. (`baseline update` says it once: above.)
+#[test]
+fn check_profile_and_ab_on_a_script_say_nothing_per_target_about_the_sass_cache() {
+    let quiet = |what: &str, code: i32, text: &str| {
+        assert_eq!(code, 0, "{what}: {text}");
+        assert!(
+            !text.contains("SASS") && !text.contains("cuobjdump") && !text.contains("machine code"),
+            "{what}: {text}"
+        );
+    };
+    let (code, _, text) = check(
+        &example("cgp-gate.yaml"),
+        &example("recording"),
+        &example("baselines"),
+        &[],
+    );
+    quiet("check", code, &text);
+
+    let out = bin()
+        .args(["profile", "--spec"])
+        .arg(example("cgp-gate.yaml"))
+        .arg("--replay")
+        .arg(example("recording"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    quiet("profile", out.status.code().unwrap(), &text);
+
+    // The real recording as both trees of an A/B run (no manifest: the order is not known).
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&example("recording"), &dir.path().join("base"));
+    copy_dir(&example("recording"), &dir.path().join("head"));
+    let out = bin()
+        .args(["ab", "--spec"])
+        .arg(example("cgp-gate.yaml"))
+        .arg("--replay")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    quiet("ab", out.status.code().unwrap(), &text);
+}

@@ -12,6 +12,12 @@
 //!   `--kernel-name-base function`, anything else (`void gemm<128>(float *, int)`) with
 //!   `demangled`: [`crate::ncu::command::kernel_name_base`] decides, and [`matches`] follows it.
 //!
+//! A capture printed with `--print-kernel-base mangled` names kernels by their Itanium symbol
+//! (`_Z5indexPiii`). Live, ncu matches `-k` against the demangled or function name whatever it
+//! prints, so such a name is matched as its demangled form ([`demangled`]: `index(int*, int,
+//! int)`, function `index`), never as the symbol: a filter written from the symbol would select
+//! nothing live.
+//!
 //! A recording may hold more kernels than the filter selects (recorded without the filter, by
 //! another tool, or edited by hand); replay judges the same kernels a live run would, or a kernel
 //! the spec excludes is compared (or reported `new`) in replay only.
@@ -50,13 +56,27 @@ pub fn for_replay(
     Ok(samples)
 }
 
+/// A kernel name as live ncu matches it: an Itanium-mangled symbol (`_Z5indexPiii`, from
+/// `--print-kernel-base mangled`) demangled (`index(int*, int, int)`); any other name as it is.
+/// The cpp_demangle crate does the demangling (its spacing, `int*`, differs from ncu's `int *`,
+/// which the function name and the filters built from it do not see).
+pub fn demangled(kernel: &str) -> std::borrow::Cow<'_, str> {
+    if kernel.starts_with("_Z")
+        && let Ok(sym) = cpp_demangle::Symbol::new(kernel)
+        && let Ok(text) = sym.demangle()
+    {
+        return std::borrow::Cow::Owned(text);
+    }
+    std::borrow::Cow::Borrowed(kernel)
+}
+
 /// The function name of a kernel as the CSV prints it, as ncu's `--kernel-name-base function`
 /// has it: return type, namespaces and classes, template arguments and parameter list removed
 /// (`void ns::gemm<128, float>(float const *, int)` -> `gemm`). ncu 2025.3 prints an anonymous
 /// namespace as `unnamed>::` (`void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>`): the
 /// unbalanced `>` is not a template bracket.
 pub fn function_name(kernel: &str) -> String {
-    let key = crate::measured::samples::kernel_key(kernel);
+    let key = crate::measured::samples::kernel_key(&demangled(kernel));
     let key = key
         .replace("(anonymous namespace)::", "")
         .replace("unnamed>::", "");
@@ -116,6 +136,7 @@ fn matching_open(s: &str) -> Option<usize> {
 /// Whether the filter selects this kernel, by its name in the CSV (demangled; a series name
 /// without its parameter list is accepted too). The rule of the module comment.
 pub fn matches(filter: &KernelFilter, kernel: &str) -> bool {
+    let kernel = &*demangled(kernel);
     match filter {
         KernelFilter::Regex(re) => {
             re.is_match(kernel) || re.is_match(&crate::measured::samples::kernel_key(kernel))
@@ -150,6 +171,25 @@ pub fn retain(samples: &mut SampleSet, filter: &KernelFilter) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mangled_names_match_as_live_ncu_matches_them() {
+        // Real ncu 2022.3 output with `--print-kernel-base mangled`
+        // (tests/fixtures/ncu-import/index.raw-kernel-base-mangled.csv).
+        assert_eq!(demangled("_Z5indexPiii"), "index(int*, int, int)");
+        assert_eq!(function_name("_Z8rowMajorPKiPiii"), "rowMajor");
+        let exact = KernelFilter::Exact("index".to_owned());
+        assert!(matches(&exact, "_Z5indexPiii"));
+        assert!(!matches(&exact, "_Z8rowMajorPKiPiii"));
+        let re = KernelFilter::Regex(regex::Regex::new("^rowMajor").unwrap());
+        assert!(matches(&re, "_Z8rowMajorPKiPiii"));
+        // A filter written from the symbol selects nothing live, nor in a replay.
+        let symbol = KernelFilter::Regex(regex::Regex::new("_Z5index").unwrap());
+        assert!(!matches(&symbol, "_Z5indexPiii"));
+        // Not a symbol: kept as it is.
+        assert_eq!(demangled("_Zebra_kernel"), "_Zebra_kernel");
+        assert_eq!(demangled("nvjet_sm90_tst"), "nvjet_sm90_tst");
+    }
 
     #[test]
     fn function_names_as_ncu_matches_them() {

@@ -32,7 +32,7 @@ impl KernelSeen {
 pub fn kernels_seen(parsed: &ParsedOutput) -> Vec<KernelSeen> {
     let mut out: Vec<KernelSeen> = Vec::new();
     for l in &parsed.launches {
-        let name = kernel_key(&one_line(&l.kernel));
+        let name = kernel_key(&one_line(&crate::profile::filter::demangled(&l.kernel)));
         let i = if let Some(i) = out.iter().position(|k| k.name == name) {
             i
         } else {
