@@ -609,10 +609,6 @@ const KNOWN_OVERSIZE: &[&str] = &[
     "history/changes.rs::find",
     "history/calibrate.rs::row",
     // helper "stats"
-    "stats/verdict.rs",
-    "stats/verdict.rs::prepare",
-    "stats/verdict.rs::decide",
-    "stats/verdict.rs::prepare_nested",
     "stats/paired.rs",
     "stats/paired.rs::prepare",
 ];
