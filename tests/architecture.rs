@@ -608,9 +608,6 @@ const KNOWN_OVERSIZE: &[&str] = &[
     "report/markdown.rs::render",
     "history/changes.rs::find",
     "history/calibrate.rs::row",
-    // helper "stats"
-    "stats/paired.rs",
-    "stats/paired.rs::prepare",
 ];
 
 /// The functions of a file as (name, first line (1-based), length in lines). A function runs from
