@@ -607,21 +607,6 @@ fn no_two_modules_import_each_other_even_through_others() {
 const MAX_FILE_LINES: usize = 800;
 const MAX_FN_LINES: usize = 120;
 
-/// Files (`stats/verdict.rs`) and functions (`run/measure.rs::measure`) still over the limits, each
-/// being split by another branch of issue 26 (helpers "engine" and "stats"). The lead empties this
-/// list at merge time. The test fails once an entry is within the limits and still listed, so the
-/// list only shrinks.
-const KNOWN_OVERSIZE: &[&str] = &[
-    // helper "engine"
-    // helper "stats"
-    "stats/verdict.rs",
-    "stats/verdict.rs::prepare",
-    "stats/verdict.rs::decide",
-    "stats/verdict.rs::prepare_nested",
-    "stats/paired.rs",
-    "stats/paired.rs::prepare",
-];
-
 /// The functions of a file as (name, first line (1-based), length in lines). A function runs from
 /// its `fn` line to the first line after it that is a `}` at the same indentation. Hand-written
 /// rather than a Rust parser crate (syn): the code is rustfmt'd (`cargo fmt` runs in CI), which
@@ -744,19 +729,9 @@ fn no_file_or_function_is_too_long() {
             }
         }
     }
-    let known: BTreeSet<String> = KNOWN_OVERSIZE.iter().map(|s| (*s).to_owned()).collect();
-    let new: Vec<_> = over
-        .iter()
-        .filter(|(k, _)| !known.contains(*k))
-        .map(|(k, v)| format!("{k} ({v})"))
-        .collect();
+    let over: Vec<_> = over.iter().map(|(k, v)| format!("{k} ({v})")).collect();
     assert!(
-        new.is_empty(),
-        "over {MAX_FILE_LINES} lines a file or {MAX_FN_LINES} a function: split them: {new:#?}"
-    );
-    let fixed: Vec<_> = known.iter().filter(|k| !over.contains_key(*k)).collect();
-    assert!(
-        fixed.is_empty(),
-        "these are within the limits now: remove them from KNOWN_OVERSIZE: {fixed:?}"
+        over.is_empty(),
+        "over {MAX_FILE_LINES} lines a file or {MAX_FN_LINES} a function: split them: {over:#?}"
     );
 }

@@ -1,0 +1,225 @@
+//! A paired row before the run-wide adjustment: its pairs checked, the log ratios' outlier pairs
+//! left out, and the t tests against the threshold (and `min_effect`).
+
+use super::t_test::{PairedT, paired_t, trim_pairs};
+use super::wilcoxon::WalshInterval;
+use super::{MIN_PAIRS, PairedJudgement, PairedRow};
+use crate::stats::row::{Method, RowVerdict};
+
+/// A paired row after its tests, before the run-wide adjustment.
+pub(super) struct Prepared {
+    pub(super) j: PairedJudgement,
+    /// p of "worse than T", p of "better than T".
+    pub(super) p: Option<(f64, f64)>,
+    /// Interval of d in log space.
+    pub(super) ci: [f64; 2],
+    pub(super) estimate: f64,
+    pub(super) up: f64,
+    pub(super) down: f64,
+    pub(super) lower_is_better: bool,
+    pub(super) exact_kind: bool,
+    pub(super) tolerance_text: String,
+    /// Pairs left out as outliers of the differences.
+    pub(super) left_out: usize,
+    /// `min_effect` and the interval of the absolute differences `head - base`, when set.
+    pub(super) effect: Option<(f64, WalshInterval)>,
+}
+
+/// A row settled without a test: `verdict` for `reason`.
+pub(super) fn done(verdict: RowVerdict, reason: String, pairs: usize, confidence: f64) -> Prepared {
+    Prepared {
+        j: PairedJudgement {
+            verdict,
+            method: Method::None,
+            change: None,
+            change_ci: None,
+            confidence,
+            p: None,
+            p_adjusted: None,
+            reason,
+            pairs,
+        },
+        p: None,
+        ci: [0.0, 0.0],
+        estimate: 0.0,
+        up: 0.0,
+        down: 0.0,
+        lower_is_better: true,
+        exact_kind: false,
+        tolerance_text: String::new(),
+        left_out: 0,
+        effect: None,
+    }
+}
+
+/// Check a row's pairs, then test the log ratios against the threshold's boundaries (and the
+/// absolute differences against `min_effect`).
+pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
+    let n = row.base.len().min(row.head.len());
+    if let Some((verdict, reason)) = unusable(row, n) {
+        return done(verdict, reason, n, confidence);
+    }
+    let d_all: Vec<f64> = row.base.iter().zip(row.head).map(|(b, h)| (h / b).ln()).collect();
+    // A pair where one side's process ran slow (a clock dip, a neighbour) is an outlier of the
+    // differences on either side: Tukey's fences on both tails, at most a fifth of the pairs,
+    // from 5 pairs on. Symmetric, so under no change it removes as much on each side.
+    let (d, left_out) = trim_pairs(&d_all);
+    let Some(tt) = paired_t(&d) else {
+        return done(
+            RowVerdict::Error,
+            "internal: no interval".to_owned(),
+            n,
+            confidence,
+        );
+    };
+    let w = WalshInterval {
+        estimate: tt.mean,
+        ci: tt.interval(confidence),
+        confidence,
+    };
+    let t = if row.exact_kind { 0.0 } else { row.tolerance };
+    let up = t.ln_1p();
+    let down = if t < 1.0 { (-t).ln_1p() } else { f64::NEG_INFINITY };
+    let (mut p_bad, mut p_good) = threshold_tests(&tt, up, down, row.lower_is_better);
+    // Intersection-union with `min_effect`, as `check` tests it: beyond the threshold AND beyond
+    // the absolute effect needs both tests.
+    let effect = match min_effect_tests(row, confidence) {
+        Some(e) => {
+            p_bad = p_bad.max(e.p_bad);
+            p_good = p_good.max(e.p_good);
+            e.effect
+        }
+        None => None,
+    };
+    let mut p = done(RowVerdict::Inconclusive, String::new(), n, w.confidence);
+    p.j.method = Method::PairedT;
+    p.left_out = left_out;
+    p.j.change = Some(w.estimate.exp_m1());
+    p.j.change_ci = Some([w.ci[0].exp_m1(), w.ci[1].exp_m1()]);
+    p.j.p = Some(p_bad);
+    p.p = Some((p_bad, p_good));
+    p.ci = w.ci;
+    p.estimate = w.estimate;
+    p.up = up;
+    p.down = down;
+    p.lower_is_better = row.lower_is_better;
+    p.exact_kind = row.exact_kind;
+    p.effect = effect;
+    p.tolerance_text = if row.exact_kind && effect.is_none() {
+        "exact threshold".to_owned()
+    } else {
+        row.tolerance_text.clone()
+    };
+    p
+}
+
+/// Why a row of `n` pairs cannot be tested: an error (sides of different lengths, non-finite
+/// values, an invalid tolerance) or inconclusive (too few pairs, values a ratio cannot take).
+/// `None` when it can.
+fn unusable(row: &PairedRow<'_>, n: usize) -> Option<(RowVerdict, String)> {
+    if row.base.len() != row.head.len() {
+        return Some((
+            RowVerdict::Error,
+            format!(
+                "internal: {} base and {} head values cannot be paired",
+                row.base.len(),
+                row.head.len()
+            ),
+        ));
+    }
+    let positive = |x: &f64| x.is_finite() && *x > 0.0;
+    if !row.base.iter().chain(row.head).all(|x| x.is_finite()) {
+        return Some((
+            RowVerdict::Error,
+            "non-finite values in the pairs; check the profiler output".to_owned(),
+        ));
+    }
+    if !(row.tolerance.is_finite() && row.tolerance >= 0.0) {
+        return Some((RowVerdict::Error, format!("invalid tolerance {}", row.tolerance)));
+    }
+    if n < MIN_PAIRS {
+        return Some((
+            RowVerdict::Inconclusive,
+            format!("not enough data: need at least {MIN_PAIRS} pairs, have {n}; raise repetitions"),
+        ));
+    }
+    if !row.base.iter().chain(row.head).all(positive) {
+        return Some((
+            RowVerdict::Inconclusive,
+            "a ratio needs positive values and this metric has values <= 0; use a min/max threshold"
+                .to_owned(),
+        ));
+    }
+    None
+}
+
+/// Worse-than-T and better-than-T, each a one-sided t test of the log ratios against the null
+/// shifted to the boundary `up` (`ln(1 + T)`) or `down` (`ln(1 - T)`): `(p_bad, p_good)`.
+fn threshold_tests(tt: &PairedT, up: f64, down: f64, lower_is_better: bool) -> (f64, f64) {
+    let (bad_shift, good_shift) = if lower_is_better { (up, down) } else { (down, up) };
+    let test = |shift: f64, worse_is_up: bool| -> f64 {
+        if !shift.is_finite() {
+            return 1.0;
+        }
+        if worse_is_up {
+            tt.p_greater(shift)
+        } else {
+            tt.p_less(shift)
+        }
+    };
+    (
+        test(bad_shift, lower_is_better),
+        test(good_shift, !lower_is_better),
+    )
+}
+
+/// The tests of the absolute differences `head - base` against `min_effect`, and their interval.
+struct EffectTests {
+    /// Worse than `min_effect`.
+    p_bad: f64,
+    /// Better than `min_effect`.
+    p_good: f64,
+    /// `min_effect` and the interval of the absolute differences (`None` without a t statistic).
+    effect: Option<(f64, WalshInterval)>,
+}
+
+/// The absolute differences `head - base` tested against `min_effect` (`None` when it is not
+/// set).
+fn min_effect_tests(row: &PairedRow<'_>, confidence: f64) -> Option<EffectTests> {
+    if !(row.min_effect > 0.0 && row.min_effect.is_finite()) {
+        return None;
+    }
+    let a: Vec<f64> = row.base.iter().zip(row.head).map(|(b, h)| h - b).collect();
+    // The same paired t as the ratios (no 2^-n floor), on the absolute differences.
+    let at = paired_t(&a);
+    let abs_test = |shift: f64, greater: bool| {
+        at.map_or(1.0, |t| {
+            if greater {
+                t.p_greater(shift)
+            } else {
+                t.p_less(shift)
+            }
+        })
+    };
+    let e = row.min_effect;
+    let (p_bad, p_good) = if row.lower_is_better {
+        (abs_test(e, true), abs_test(-e, false))
+    } else {
+        (abs_test(-e, false), abs_test(e, true))
+    };
+    let effect = at.map(|t| {
+        (
+            e,
+            WalshInterval {
+                estimate: t.mean,
+                ci: t.interval(confidence),
+                confidence,
+            },
+        )
+    });
+    Some(EffectTests {
+        p_bad,
+        p_good,
+        effect,
+    })
+}

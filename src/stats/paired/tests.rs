@@ -1,0 +1,228 @@
+//! The paired comparison on textbook data, its noise model, and its decisions.
+
+use super::wilcoxon::null_counts;
+use super::*;
+use crate::stats::rng::Rng;
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+#[expect(
+    clippy::approx_constant,
+    reason = "3.14 is a measurement in the textbook data, not pi"
+)]
+fn signed_rank_matches_the_textbook_example() {
+    // Hollander & Wolfe (1973), Table 3.1 (Hamilton depression scale, first and second
+    // visits); R: wilcox.test(x, y, paired = TRUE, alternative = "greater") gives V = 40,
+    // p-value = 0.01953 (= 10 / 512).
+    let x = [1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30];
+    let y = [0.878, 0.647, 0.598, 2.05, 1.06, 1.29, 1.06, 3.14, 1.29];
+    let d: Vec<f64> = x.iter().zip(&y).map(|(a, b)| a - b).collect();
+    let r = signed_rank(&d).unwrap();
+    assert!(r.exact);
+    assert!(close(r.t_plus, 40.0));
+    assert!(close(r.p_greater, 10.0 / 512.0), "{}", r.p_greater);
+    // P(T+ <= 40) = 1 - P(T+ >= 41) = 1 - 7/512.
+    assert!(close(r.p_less, 1.0 - 7.0 / 512.0), "{}", r.p_less);
+}
+
+#[test]
+fn null_distribution_matches_tables() {
+    // n = 10: P(T+ <= 8) = 25 / 1024 (two-sided 5% critical value 8).
+    let c = null_counts(10);
+    assert!(close(c.iter().sum::<f64>(), 1024.0));
+    assert!(close(c[..=8].iter().sum::<f64>(), 25.0));
+    // The 95% Walsh interval of 10 pairs runs from the 9th smallest to the 9th largest of
+    // the 55 averages; coverage 1 - 2 * 25/1024.
+    let d: Vec<f64> = (1..=10).map(f64::from).collect();
+    let w = walsh_interval(&d, 0.95).unwrap();
+    let mut all: Vec<f64> = Vec::new();
+    for i in 0..10 {
+        for j in i..10 {
+            all.push((d[i] + d[j]) / 2.0);
+        }
+    }
+    all.sort_by(f64::total_cmp);
+    assert!(close(w.ci[0], all[8]) && close(w.ci[1], all[46]), "{w:?}");
+    assert!(close(w.estimate, 5.5));
+    assert!(close(w.confidence, 1.0 - 50.0 / 1024.0));
+}
+
+#[test]
+fn ties_and_zeros_use_the_approximation() {
+    let r = signed_rank(&[0.0, 1.0, 1.0, 2.0, -1.0, 3.0, 3.0]).unwrap();
+    assert!(!r.exact);
+    assert_eq!(r.n, 6);
+    assert!(r.p_greater < 0.1 && r.p_less > 0.9);
+    assert!(close(signed_rank(&[0.0, 0.0]).unwrap().p_greater, 1.0));
+    assert!(signed_rank(&[1.0, f64::NAN]).is_none());
+    let big: Vec<f64> = (0..80).map(|i| f64::from(i) - 20.5).collect();
+    let r = signed_rank(&big).unwrap();
+    assert!(!r.exact && r.p_greater < 1e-6);
+    assert!(walsh_interval(&big, 0.95).unwrap().confidence > 0.94);
+}
+
+/// SYNTHETIC paired noise model: every pair shares a clock factor, uniform in +-3%; each run
+/// has its own log-normal noise of CV `cv`; the head is `shift` slower.
+fn pairs(n: usize, shift: f64, cv: f64, rng: &mut Rng) -> (Vec<f64>, Vec<f64>) {
+    (0..n)
+        .map(|_| {
+            let clock = 1.0 + 0.06 * (rng.next_f64() - 0.5);
+            let b = 1000.0 * clock * (cv * rng.normal()).exp();
+            let h = 1000.0 * (1.0 + shift) * clock * (cv * rng.normal()).exp();
+            (b, h)
+        })
+        .unzip()
+}
+
+fn row<'a>(b: &'a [f64], h: &'a [f64], t: f64) -> PairedRow<'a> {
+    PairedRow {
+        base: b,
+        head: h,
+        tolerance: t,
+        min_effect: 0.0,
+        tolerance_text: format!("{}% threshold", t * 100.0),
+        lower_is_better: true,
+        exact_kind: false,
+    }
+}
+
+#[test]
+fn shared_clock_factor_cancels_and_unpaired_test_cannot() {
+    // SYNTHETIC, 200 runs of 10 pairs, threshold 1%: A/A passes and never regresses, a
+    // planted 3% slowdown is a regression. The same A/A data judged unpaired (check's rule)
+    // cannot rule the 1% out through the +-3% clock spread: mostly inconclusive.
+    let mut rng = Rng::new(2024);
+    let (mut aa_reg, mut aa_pass, mut found, mut unpaired_pass) = (0, 0, 0, 0);
+    let t = crate::foundation::threshold::Threshold {
+        kind: crate::foundation::threshold::ThresholdKind::Relative { fraction: 0.01 },
+        direction: crate::foundation::threshold::Direction::Lower,
+        min_effect: None,
+    };
+    let cfg = crate::stats::Config::default();
+    for _ in 0..200 {
+        let (b, h) = pairs(10, 0.0, 0.003, &mut rng);
+        let j = &judge_paired(&[row(&b, &h, 0.01)], 0.01, 0.95)[0];
+        aa_reg += usize::from(j.verdict == RowVerdict::Regression);
+        aa_pass += usize::from(j.verdict == RowVerdict::Pass);
+        let u = crate::stats::judge(
+            &crate::stats::Comparison {
+                key: "k".into(),
+                baseline: Some(&b),
+                candidate: &h,
+                threshold: &t,
+                history: &[],
+                baseline_runs: &[],
+                candidate_runs: &[],
+            },
+            &cfg,
+        );
+        unpaired_pass += usize::from(u.verdict == RowVerdict::Pass);
+        let (b, h) = pairs(10, 0.03, 0.003, &mut rng);
+        let j = &judge_paired(&[row(&b, &h, 0.01)], 0.01, 0.95)[0];
+        found += usize::from(j.verdict == RowVerdict::Regression);
+    }
+    assert_eq!(aa_reg, 0);
+    assert!(aa_pass >= 190, "A/A passed {aa_pass} of 200");
+    assert!(found >= 196, "3% found {found} of 200");
+    assert!(unpaired_pass < 100, "unpaired A/A passed {unpaired_pass} of 200");
+}
+
+#[test]
+fn decision_is_against_the_threshold() {
+    // SYNTHETIC: a clean, certain 2% slowdown is a pass under 3%, a regression under 1%.
+    let b: Vec<f64> = (0..12).map(|i| 100.0 + f64::from(i)).collect();
+    let h: Vec<f64> = b
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x * (1.02 + 0.001 * (i % 3) as f64))
+        .collect();
+    let j = judge_paired(&[row(&b, &h, 0.03), row(&b, &h, 0.01)], 0.01, 0.95);
+    assert_eq!(j[0].verdict, RowVerdict::Pass, "{}", j[0].reason);
+    assert_eq!(j[1].verdict, RowVerdict::Regression, "{}", j[1].reason);
+    assert!((j[1].change.unwrap() - 0.021).abs() < 0.002);
+    // Higher is better: head 5% lower throughput is a regression, 5% higher an improvement.
+    let slow: Vec<f64> = b
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x * (0.95 + 1e-4 * i as f64))
+        .collect();
+    let mut r = row(&b, &slow, 0.02);
+    r.lower_is_better = false;
+    assert_eq!(
+        judge_paired(&[r.clone()], 0.01, 0.95)[0].verdict,
+        RowVerdict::Regression
+    );
+    let r2 = PairedRow {
+        base: &slow,
+        head: &b,
+        ..r
+    };
+    assert_eq!(
+        judge_paired(&[r2], 0.01, 0.95)[0].verdict,
+        RowVerdict::Improvement
+    );
+}
+
+#[test]
+fn too_few_pairs_and_bad_values() {
+    let j = judge_paired(&[row(&[1.0, 2.0], &[1.0, 2.0], 0.03)], 0.01, 0.95);
+    assert_eq!(j[0].verdict, RowVerdict::Inconclusive);
+    let j = judge_paired(&[row(&[1.0, 2.0, 0.0], &[1.0, 2.0, 3.0], 0.03)], 0.01, 0.95);
+    assert_eq!(j[0].verdict, RowVerdict::Inconclusive);
+    let j = judge_paired(&[row(&[1.0, f64::NAN, 1.0], &[1.0, 2.0, 3.0], 0.03)], 0.01, 0.95);
+    assert_eq!(j[0].verdict, RowVerdict::Error);
+    let j = judge_paired(&[row(&[1.0, 1.0, 1.0], &[1.0, 2.0], 0.03)], 0.01, 0.95);
+    assert_eq!(j[0].verdict, RowVerdict::Error);
+    // 5 clearly slower pairs: no 2^-n floor blocks the answer any more (the signed-rank
+    // test could not go below 1/32 and called this inconclusive).
+    let b = [100.0, 101.0, 99.0, 100.5, 100.2];
+    let h: Vec<f64> = b.iter().map(|x| x * 1.2).collect();
+    let j = &judge_paired(&[row(&b, &h, 0.03)], 0.01, 0.95)[0];
+    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    assert_eq!(
+        judge_paired(&[row(&b, &h, 0.03)], 0.0, 0.95)[0].verdict,
+        RowVerdict::Error
+    );
+}
+
+#[test]
+fn eight_pairs_with_a_tight_interval_far_beyond_the_threshold_are_a_regression() {
+    // The PyTorch GEMM of issue 22, shaped: +11.4 % over 8 pairs, interval about
+    // [+11.2 %, +11.7 %], threshold 3 %, in a family of 50 rows at alpha 0.01.
+    let b = [1000.0, 1003.0, 998.0, 1001.0, 999.5, 1002.0, 1000.5, 997.0];
+    let wiggle = [0.002, -0.003, 0.001, 0.0, -0.001, 0.003, -0.002, 0.0];
+    let h: Vec<f64> = b.iter().zip(wiggle).map(|(x, w)| x * (1.114 + w)).collect();
+    let mut rows = vec![row(&b, &h, 0.03)];
+    let same: Vec<f64> = b.iter().map(|x| x * 1.001).collect();
+    for _ in 0..49 {
+        rows.push(row(&b, &same, 0.03));
+    }
+    let j = &judge_paired(&rows, 0.01, 0.95)[0];
+    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    let [lo, hi] = j.change_ci.unwrap();
+    assert!(lo > 0.11 && hi < 0.118, "[{lo}, {hi}]");
+}
+
+#[test]
+fn three_clear_pairs_decide() {
+    let b = [1000.0, 1002.0, 999.0];
+    let slow = [1101.0, 1100.5, 1099.0];
+    let same = [1000.5, 1001.0, 999.5];
+    let j = judge_paired(&[row(&b, &slow, 0.03), row(&b, &same, 0.03)], 0.01, 0.95);
+    assert_eq!(j[0].verdict, RowVerdict::Regression, "{}", j[0].reason);
+    assert_eq!(j[1].verdict, RowVerdict::Pass, "{}", j[1].reason);
+    assert_eq!(j[0].method.as_str(), "paired-t");
+}
+
+#[test]
+fn a_pair_with_one_slow_process_is_left_out() {
+    let b: Vec<f64> = (0..10).map(|i| 1000.0 + f64::from(i)).collect();
+    let mut h: Vec<f64> = b.iter().map(|x| x * 1.001).collect();
+    h[3] *= 1.3;
+    let j = &judge_paired(&[row(&b, &h, 0.03)], 0.01, 0.95)[0];
+    assert_eq!(j.verdict, RowVerdict::Pass, "{}", j.reason);
+    assert!(j.reason.contains("1 of 10 pairs left out"), "{}", j.reason);
+}

@@ -1,0 +1,85 @@
+//! Deterministic values (registers, instruction counts, launch configuration: the same number in
+//! every sample) compared exactly, for `check` and for `ab` (`paired::judge_constant`).
+
+use super::{Comparison, Config, Judgement, base_judgement, effect_text, num};
+use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
+use crate::foundation::units::{Percent, percent};
+use crate::stats::row::{Method, RowVerdict};
+
+/// A row whose sides are both constant, judged by [`compare_exact`].
+pub(super) fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64) -> Judgement {
+    let mut j = base_judgement(row, cfg, RowVerdict::Pass, "");
+    j.method = Method::Exact;
+    let e = compare_exact(b, c, row.threshold);
+    (j.verdict, j.change, j.reason) = (e.verdict, e.change, e.reason);
+    j
+}
+
+/// The outcome of comparing two deterministic values exactly ([`compare_exact`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExactOutcome {
+    pub verdict: RowVerdict,
+    /// `(c - b) / |b|`; `None` when `b` is 0 and `c` is not.
+    pub change: Option<f64>,
+    pub reason: String,
+}
+
+/// Compare a deterministic value (registers, instruction counts, launch configuration: the same
+/// number in every sample) exactly: baseline `b`, candidate `c`. A relative threshold is the
+/// tolerance, `min_effect` (base units) the smallest difference that counts; any other
+/// difference beyond them is a regression or an improvement by the threshold's direction.
+/// `check` (baseline against candidate) and `ab` (base against head) both decide this way.
+pub fn compare_exact(b: f64, c: f64, threshold: &Threshold) -> ExactOutcome {
+    let min_effect = threshold.min_effect.as_ref().map_or(0.0, |q| q.value);
+    let diff = c - b;
+    let change = if b != 0.0 {
+        Some(diff / b.abs())
+    } else if diff == 0.0 {
+        Some(0.0)
+    } else {
+        None
+    };
+    let worse = match threshold.direction {
+        Direction::Lower => diff > 0.0,
+        Direction::Higher => diff < 0.0,
+    };
+    let moved = format!("{} -> {}", num(b), num(c));
+    let outcome = |verdict, reason| ExactOutcome {
+        verdict,
+        change,
+        reason,
+    };
+    let beyond = match threshold.kind {
+        _ if diff == 0.0 => false,
+        _ if diff.abs() <= min_effect => {
+            return outcome(
+                RowVerdict::Pass,
+                format!(
+                    "deterministic value {moved} is within the min effect {}",
+                    effect_text(threshold)
+                ),
+            );
+        }
+        ThresholdKind::Relative { fraction } => change.is_none_or(|ch| ch.abs() > fraction),
+        _ => true,
+    };
+    let rel = change.map_or_else(|| "from zero".to_owned(), |c| percent(c, Percent::Signed2));
+    match (beyond, worse) {
+        (false, _) if diff == 0.0 => outcome(
+            RowVerdict::Pass,
+            format!("deterministic value unchanged at {}", num(c)),
+        ),
+        (false, _) => outcome(
+            RowVerdict::Pass,
+            format!("deterministic value {moved} ({rel}) is within the {threshold}"),
+        ),
+        (true, true) => outcome(
+            RowVerdict::Regression,
+            format!("deterministic value got worse: {moved} ({rel})"),
+        ),
+        (true, false) => outcome(
+            RowVerdict::Improvement,
+            format!("deterministic value got better: {moved} ({rel})"),
+        ),
+    }
+}

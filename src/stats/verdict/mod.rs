@@ -1,0 +1,358 @@
+//! The per-row verdict: which test applies, the run-wide Holm adjustment, and the decision.
+//!
+//! Three kinds of row (see `docs/statistics.md` for the reasoning and the measured error rates):
+//! - both sides constant (registers, instruction counts, launch configuration): exact comparison,
+//!   the threshold being the tolerance;
+//! - noisy, with a baseline: decided against the threshold, not against zero. Regression = the
+//!   one-sided U test of the candidate against the baseline x (1 + T) (and against baseline +
+//!   `min_effect`) is significant after Holm over the run, i.e. the whole interval of the
+//!   Hodges-Lehmann shift lies beyond the threshold; pass = the interval lies within it;
+//!   otherwise inconclusive (re-measured; the last round decides). A shift beyond the threshold
+//!   that is only significant against zero is a note in the reason. Intervals are widened by the
+//!   between-job spread estimated from the baseline's history (`jobspread`);
+//! - `min:`/`max:` limits: the candidate's median against the limit, by its order-statistic
+//!   interval and the sign test (also in the Holm family).
+//!
+//! A noisy row whose launches come in runs (profiler processes: `Comparison::baseline_runs`,
+//! `candidate_runs`) is judged by the run-level model instead of the rank test (`nested`): t tests
+//! of the log shift with a within-run and a between-run noise part, with the same decision. The
+//! run's alpha is split over the looks re-measurement may take (`Config::looks`).
+//!
+//! The parts: `checks` (what makes a row unjudgeable before any test), `exact` (deterministic
+//! values compared exactly), `limit` (`min:`/`max:` rows), `rank` (noisy rows by the U test),
+//! `run_level` (noisy rows whose launches come in runs), `shift` (the decision of a shifted row,
+//! for both).
+
+mod checks;
+mod exact;
+mod limit;
+mod rank;
+mod run_level;
+mod shift;
+
+pub use exact::{ExactOutcome, compare_exact};
+
+use self::checks::{constant, input_problem, sample_count_problem};
+use self::exact::exact_compare;
+use self::limit::{LimitRow, prepare_limit};
+use self::rank::prepare_ranked;
+use self::run_level::{grouped, prepare_nested};
+use self::shift::ShiftRow;
+use super::mannwhitney::NullCache;
+use super::multiple::holm;
+use super::row::{Method, RowVerdict, SideSummary};
+use super::summary::summarize;
+use crate::foundation::threshold::{Threshold, ThresholdKind};
+use crate::foundation::units::{Percent, percent};
+
+/// Fewer samples than this on a side: no test, the row is inconclusive.
+pub const MIN_SAMPLES: usize = 3;
+
+/// Most samples a side may hold (a baseline entry, or a candidate row). Judging 100 000 per side
+/// takes well under a second (`cargo run --release --example stats_bench`); this bound keeps every
+/// row within a few seconds and a baseline file within reason. Baselines holding more are refused
+/// when read.
+pub const MAX_SAMPLES: usize = 200_000;
+
+/// How the interval of the relative shift is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IntervalMethod {
+    /// Hodges-Lehmann estimate with its distribution-free (Moses) interval. Deterministic.
+    #[default]
+    HodgesLehmann,
+    /// Ratio of medians with a percentile bootstrap interval, seeded from the row key.
+    Bootstrap,
+}
+
+/// Statistical settings of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Run-wide false-alarm rate (Holm over every tested row), in (0, 1).
+    pub alpha: f64,
+    /// Confidence level of the intervals, in (0, 1).
+    pub confidence: f64,
+    /// Bootstrap resamples (used by [`IntervalMethod::Bootstrap`] only).
+    pub resamples: usize,
+    /// Base seed; each row's stream is derived from it and the row key.
+    pub seed: u64,
+    pub interval: IntervalMethod,
+    /// Leave each side's slow-side outliers (clock dips, preemptions) out of the test and the
+    /// interval (`dips::trim_slow`). On by default; off reproduces the untrimmed rule.
+    pub trim_dips: bool,
+    /// How much more than a median's own noise the baseline history must vary before a
+    /// between-job spread is assumed (`jobspread::NOISE_RATIO` by default).
+    pub spread_noise_ratio: f64,
+    /// How many times the run may be judged as rows are re-measured (the first round plus each
+    /// re-measurement round `max_repetitions` allows). `alpha` is split evenly over the looks
+    /// (Bonferroni alpha spending), so the false-alarm bound holds whichever look decides a row.
+    pub looks: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            alpha: 0.01,
+            confidence: 0.95,
+            resamples: 2000,
+            // "cgp-gate" in ASCII.
+            seed: 0x6367_702d_6761_7465,
+            interval: IntervalMethod::HodgesLehmann,
+            trim_dips: true,
+            spread_noise_ratio: super::jobspread::NOISE_RATIO,
+            looks: 1,
+        }
+    }
+}
+
+impl Config {
+    fn problem(&self) -> Option<String> {
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return Some(format!("alpha {} is not between 0 and 1", self.alpha));
+        }
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return Some(format!("confidence {} is not between 0 and 1", self.confidence));
+        }
+        if self.looks == 0 {
+            return Some("looks must be at least 1".to_owned());
+        }
+        if !(self.spread_noise_ratio.is_finite() && self.spread_noise_ratio >= 0.0) {
+            return Some(format!(
+                "spread noise ratio {} is not a non-negative number",
+                self.spread_noise_ratio
+            ));
+        }
+        None
+    }
+}
+
+/// One row to judge.
+#[derive(Debug, Clone)]
+pub struct Comparison<'a> {
+    /// Stable identity of the row (target/size/kernel/metric); seeds the bootstrap.
+    pub key: String,
+    /// Baseline samples in base units; `None` when the baseline has no such row.
+    pub baseline: Option<&'a [f64]>,
+    /// Candidate samples in base units.
+    pub candidate: &'a [f64],
+    pub threshold: &'a Threshold,
+    /// Medians of the baseline's older generations, oldest first (each from its own job): the
+    /// between-job spread is estimated from them and the current baseline. Empty: none assumed.
+    pub history: &'a [f64],
+    /// The run (profiler process) each baseline sample came from, same length as `baseline`;
+    /// empty: every sample is its own run (baselines written before runs were kept).
+    pub baseline_runs: &'a [u32],
+    /// The run each candidate sample came from; empty: every sample is its own run.
+    pub candidate_runs: &'a [u32],
+}
+
+/// The verdict of one row and everything that explains it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judgement {
+    pub verdict: RowVerdict,
+    /// `mann-whitney+hodges-lehmann`, `mann-whitney+bootstrap`, `exact`, `sign-test+median-ci`,
+    /// `run-level-t`, or `none` when nothing was tested.
+    pub method: Method,
+    /// Relative change candidate / baseline - 1 (Hodges-Lehmann estimate for noisy rows).
+    pub change: Option<f64>,
+    /// Interval of the relative change.
+    pub change_ci: Option<[f64; 2]>,
+    /// Coverage of the interval shown (`change_ci`, or `median_ci` for limits); the requested
+    /// level unless too few samples forced a wider, less certain one.
+    pub confidence: f64,
+    /// One-sided p-value in the regression direction, unadjusted.
+    pub p: Option<f64>,
+    /// `p` after Holm over every tested row of the run.
+    pub p_adjusted: Option<f64>,
+    /// One sentence: why this verdict.
+    pub reason: String,
+    pub baseline: Option<SideSummary>,
+    pub candidate: SideSummary,
+    /// For `min:`/`max:` rows: interval of the candidate's median, base units.
+    pub median_ci: Option<[f64; 2]>,
+    /// Between-job spread (log scale) estimated from the baseline history and used to widen the
+    /// interval; `None` without enough history.
+    pub job_spread: Option<f64>,
+    /// The relative tolerance the test judged against: the threshold, raised to
+    /// `min_effect` / baseline median where that is larger. `None` when no shift was tested.
+    pub tolerance: Option<f64>,
+    /// Where the candidate's median crosses the threshold, in base units (the baseline median
+    /// moved by the tolerance, or a `min:`/`max:` bound with `min_effect` applied).
+    pub limit: Option<f64>,
+}
+
+/// Judge one row on its own (a family of one for the multiple-testing adjustment).
+pub fn judge(row: &Comparison<'_>, cfg: &Config) -> Judgement {
+    judge_all(std::slice::from_ref(row), cfg)
+        .pop()
+        .unwrap_or_else(|| unreachable_judgement(row, cfg))
+}
+
+/// `judge_all` returns one judgement per row; this only exists so `judge` needs no `expect`.
+fn unreachable_judgement(row: &Comparison<'_>, cfg: &Config) -> Judgement {
+    base_judgement(row, cfg, RowVerdict::Error, "internal: no judgement produced")
+}
+
+/// Judge every row of a run: run each row's test, adjust the p-values with Holm over all tested
+/// rows (regressions and improvements are separate families), then decide. The output has one
+/// judgement per input row, in order. Never panics on any input.
+pub fn judge_all(rows: &[Comparison<'_>], cfg: &Config) -> Vec<Judgement> {
+    if let Some(problem) = cfg.problem() {
+        return rows
+            .iter()
+            .map(|r| base_judgement(r, cfg, RowVerdict::Error, &format!("invalid settings: {problem}")))
+            .collect();
+    }
+    // Alpha spent at this look (Bonferroni over the planned looks).
+    let spent = Config {
+        alpha: cfg.alpha / f64::from(cfg.looks),
+        ..cfg.clone()
+    };
+    let cfg = &spent;
+    let mut cache = NullCache::default();
+    let prepared: Vec<Prepared> = rows.iter().map(|r| prepare(r, cfg, &mut cache)).collect();
+    let p_bad: Vec<Option<f64>> = prepared.iter().map(Prepared::p_bad).collect();
+    let p_good: Vec<Option<f64>> = prepared.iter().map(Prepared::p_good).collect();
+    let p_zero: Vec<Option<f64>> = prepared.iter().map(Prepared::p_zero).collect();
+    let adj_bad = holm(&p_bad);
+    let adj_good = holm(&p_good);
+    let adj_zero = holm(&p_zero);
+    let family = p_bad.iter().flatten().count();
+    prepared
+        .into_iter()
+        .zip(adj_bad.into_iter().zip(adj_good).zip(adj_zero))
+        .map(|(p, ((ab, ag), az))| p.decide([ab, ag, az], family, cfg))
+        .collect()
+}
+
+/// A row after its test, before the run-wide adjustment.
+enum Prepared {
+    Done(Judgement),
+    Shift(Box<ShiftRow>),
+    Limit(LimitRow),
+}
+
+impl Prepared {
+    fn p_bad(&self) -> Option<f64> {
+        match self {
+            Self::Done(_) => None,
+            Self::Shift(s) => Some(s.p_bad),
+            Self::Limit(l) => Some(l.p_bad),
+        }
+    }
+
+    fn p_good(&self) -> Option<f64> {
+        match self {
+            Self::Shift(s) => Some(s.p_good),
+            _ => None,
+        }
+    }
+
+    fn p_zero(&self) -> Option<f64> {
+        match self {
+            Self::Shift(s) => Some(s.p_zero),
+            _ => None,
+        }
+    }
+
+    /// `adj`: the Holm-adjusted p-values of the regression, improvement and against-zero
+    /// families.
+    fn decide(self, adj: [Option<f64>; 3], family: usize, cfg: &Config) -> Judgement {
+        let [bad, good, zero] = adj.map(|a| a.unwrap_or(1.0));
+        match self {
+            Self::Done(j) => j,
+            Self::Shift(s) => s.decide(bad, good, zero, family, cfg),
+            Self::Limit(l) => l.decide(bad, family, cfg),
+        }
+    }
+}
+
+fn num(x: f64) -> String {
+    crate::foundation::units::format_number(x)
+}
+
+fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reason: &str) -> Judgement {
+    Judgement {
+        verdict,
+        method: Method::None,
+        change: None,
+        change_ci: None,
+        confidence: cfg.confidence,
+        p: None,
+        p_adjusted: None,
+        reason: reason.to_owned(),
+        baseline: row.baseline.map(|b| SideSummary {
+            runs: Some(super::nested::count_runs(b.len(), row.baseline_runs)),
+            ..summarize(b)
+        }),
+        candidate: SideSummary {
+            runs: Some(super::nested::count_runs(row.candidate.len(), row.candidate_runs)),
+            ..summarize(row.candidate)
+        },
+        median_ci: None,
+        job_spread: None,
+        tolerance: None,
+        limit: None,
+    }
+}
+
+/// The test a row needs, run: an error or a verdict settled without a test (`Done`), a limit
+/// row (`Limit`) or a shift against the baseline (`Shift`, by the run-level model when the
+/// launches come in runs, else by the rank test).
+fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepared {
+    let done = |v: RowVerdict, reason: String| Prepared::Done(base_judgement(row, cfg, v, &reason));
+    if let Some(problem) = input_problem(row) {
+        return done(RowVerdict::Error, problem);
+    }
+    let min_effect = row.threshold.min_effect.as_ref().map_or(0.0, |q| q.value);
+    match row.threshold.kind {
+        ThresholdKind::Min { value } => return prepare_limit(row, cfg, value - min_effect, false),
+        ThresholdKind::Max { value } => return prepare_limit(row, cfg, value + min_effect, true),
+        ThresholdKind::Relative { .. } | ThresholdKind::Exact => {}
+    }
+    let Some(baseline) = row.baseline else {
+        let median = summarize(row.candidate).median;
+        return done(
+            RowVerdict::New,
+            format!("no baseline to compare with; candidate median {}", num(median)),
+        );
+    };
+    if baseline.is_empty() {
+        return done(
+            RowVerdict::Error,
+            "the baseline has no samples for this row; update the baseline".to_owned(),
+        );
+    }
+    let exact_kind = row.threshold.kind == ThresholdKind::Exact;
+    let (nb, nc) = (baseline.len(), row.candidate.len());
+    if constant(baseline) && constant(row.candidate) && (exact_kind || (nb >= 2 && nc >= 2)) {
+        return Prepared::Done(exact_compare(row, cfg, baseline[0], row.candidate[0]));
+    }
+    if grouped(row) && nb <= MAX_SAMPLES && nc <= MAX_SAMPLES {
+        return prepare_nested(row, cfg, baseline, exact_kind);
+    }
+    if let Some((verdict, reason)) = sample_count_problem(nb, nc) {
+        return done(verdict, reason);
+    }
+    prepare_ranked(row, cfg, baseline, exact_kind, cache)
+}
+
+/// How the threshold itself reads in a reason: `exact threshold`, or the relative `fraction`,
+/// e.g. `3.00% threshold`.
+fn threshold_text(exact_kind: bool, fraction: f64) -> String {
+    if exact_kind {
+        "exact threshold".to_owned()
+    } else {
+        format!(
+            "{} threshold",
+            percent(fraction, Percent::Signed2).trim_start_matches('+')
+        )
+    }
+}
+
+/// A threshold's `min_effect` as written in base units, e.g. `500ns`.
+fn effect_text(threshold: &Threshold) -> String {
+    threshold
+        .min_effect
+        .as_ref()
+        .map_or_else(|| "0".to_owned(), ToString::to_string)
+}

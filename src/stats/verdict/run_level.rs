@@ -1,0 +1,182 @@
+//! A noisy row whose launches come in runs (profiler processes): the two-level model on the log
+//! scale (`stats::nested`), t tests of the shift against the threshold's boundaries with a
+//! within-run and a between-run noise part, the interval widened by the between-job spread.
+
+use super::shift::ShiftRow;
+use super::{Comparison, Config, Prepared, base_judgement, effect_text, threshold_text};
+use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
+use crate::foundation::units::{Percent, percent};
+use crate::stats::hodges_lehmann::Shift;
+use crate::stats::jobspread::job_spread_gated;
+use crate::stats::nested::{Fit, Runs, count_runs, fit};
+use crate::stats::row::{Method, RowVerdict};
+
+/// Does the row carry launches grouped in runs (some run on a side with two or more samples)?
+/// Then the run-level model decides (`nested`); otherwise every sample is its own run and the
+/// rank test does.
+pub(super) fn grouped(row: &Comparison<'_>) -> bool {
+    let multi = |values: usize, runs: &[u32]| {
+        !runs.is_empty() && runs.len() == values && count_runs(values, runs) < values
+    };
+    multi(row.candidate.len(), row.candidate_runs)
+        || row.baseline.is_some_and(|b| multi(b.len(), row.baseline_runs))
+}
+
+/// A noisy row with runs: the two-level model on the log scale (`nested`), t tests of the
+/// shift against the threshold's boundaries, the interval widened (in quadrature) by the
+/// between-job spread of the baseline history.
+pub(super) fn prepare_nested(
+    row: &Comparison<'_>,
+    cfg: &Config,
+    baseline: &[f64],
+    exact_kind: bool,
+) -> Prepared {
+    let slow_high = row.threshold.direction == Direction::Lower;
+    let bad_sign = if slow_high { 1.0 } else { -1.0 };
+    let fitted = fit(
+        Runs {
+            values: baseline,
+            runs: row.baseline_runs,
+        },
+        Runs {
+            values: row.candidate,
+            runs: row.candidate_runs,
+        },
+        slow_high,
+        cfg.trim_dips,
+    );
+    let mut j = base_judgement(row, cfg, RowVerdict::Inconclusive, "");
+    let f = match fitted {
+        Ok(f) => f,
+        Err(why) => {
+            j.reason = format!("not enough data or unusable values: {why}");
+            return Prepared::Done(j);
+        }
+    };
+    let min_effect = row.threshold.min_effect.as_ref().map_or(0.0, |q| q.value);
+    let base_median = j.baseline.as_ref().map_or(0.0, |b| b.median);
+    let base_cv = j.baseline.as_ref().and_then(|b| b.cv);
+    let threshold_fraction = match row.threshold.kind {
+        ThresholdKind::Relative { fraction } => fraction,
+        _ => 0.0,
+    };
+    // min_effect as a relative tolerance at the baseline's median: the test must exceed both.
+    let fraction = if min_effect > 0.0 && base_median > 0.0 {
+        threshold_fraction.max(min_effect / base_median)
+    } else {
+        threshold_fraction
+    };
+    let spread = job_spread_gated(
+        row.history,
+        base_median,
+        base_cv,
+        f.runs.0,
+        cfg.spread_noise_ratio,
+    );
+    let extra_var = spread.map_or(0.0, |s| 2.0 * s.spread * s.spread);
+    let q = f.quantile(cfg.confidence);
+    let widen = q * ((f.se * f.se + extra_var).sqrt() - f.se);
+    let ci = f.interval(cfg.confidence, extra_var);
+    let shift = Shift {
+        change: f.delta.exp_m1(),
+        ci: [ci[0].exp_m1(), ci[1].exp_m1()],
+        confidence: cfg.confidence,
+    };
+    let (p_bad, p_good, p_zero) = boundary_tests(&f, fraction, slow_high, extra_var);
+    let tolerance_text = tolerance_text(
+        row.threshold,
+        exact_kind,
+        threshold_fraction,
+        fraction,
+        min_effect,
+    );
+    j.method = Method::RunLevelT;
+    j.change = Some(shift.change);
+    j.change_ci = Some(shift.ci);
+    j.confidence = shift.confidence;
+    j.p = Some(p_bad);
+    j.job_spread = spread.map(|s| s.spread);
+    Prepared::Shift(Box::new(ShiftRow {
+        j,
+        shift,
+        p_bad,
+        p_good,
+        p_zero,
+        bad_sign,
+        fraction: if exact_kind && min_effect == 0.0 {
+            0.0
+        } else {
+            fraction
+        },
+        effect: None,
+        tolerance_text,
+        effect_text: effect_text(row.threshold),
+        exact_kind: exact_kind && min_effect == 0.0,
+        spread,
+        widen,
+        dips: f.trimmed_launches,
+        extra: noise_text(&f),
+    }))
+}
+
+/// The t tests of the log shift against the regression boundary, the improvement boundary (none
+/// for a relative tolerance of 100 % or more) and no change, in the bad direction first: `(p_bad,
+/// p_good, p_zero)`. `extra_var`: the between-job variance added to the shift's.
+fn boundary_tests(f: &Fit, fraction: f64, slow_high: bool, extra_var: f64) -> (f64, f64, f64) {
+    let up = fraction.ln_1p();
+    let down = if fraction < 1.0 {
+        (-fraction).ln_1p()
+    } else {
+        f64::NEG_INFINITY
+    };
+    if slow_high {
+        (
+            f.p_greater(up, extra_var),
+            f.p_less(down, extra_var),
+            f.p_greater(0.0, extra_var),
+        )
+    } else {
+        (
+            f.p_less(down, extra_var),
+            f.p_greater(up, extra_var),
+            f.p_less(0.0, extra_var),
+        )
+    }
+}
+
+/// How the tolerance reads in a reason: the threshold (`threshold_fraction`), and `min_effect`
+/// with the relative `fraction` it comes to at the baseline's median when set.
+fn tolerance_text(
+    threshold: &Threshold,
+    exact_kind: bool,
+    threshold_fraction: f64,
+    fraction: f64,
+    min_effect: f64,
+) -> String {
+    let threshold_text = threshold_text(exact_kind, threshold_fraction);
+    if min_effect > 0.0 {
+        format!(
+            "{threshold_text} and min effect {} ({})",
+            effect_text(threshold),
+            percent(fraction, Percent::Signed2).trim_start_matches('+')
+        )
+    } else {
+        threshold_text
+    }
+}
+
+/// The model's runs and noise parts, appended to the reason.
+fn noise_text(f: &Fit) -> String {
+    let within = f.within_sd.map_or_else(
+        || "unknown (one launch per run)".to_owned(),
+        |w| percent(w, Percent::Signed2).trim_start_matches('+').to_owned(),
+    );
+    format!(
+        "; {} baseline and {} candidate runs ({} and {} launches), noise within a run {within}, between runs {}",
+        f.runs.0,
+        f.runs.1,
+        f.n.0,
+        f.n.1,
+        percent(f.between_sd, Percent::Signed2).trim_start_matches('+')
+    )
+}

@@ -1,0 +1,281 @@
+//! A noisy row's shift against the baseline (from the rank test or the run-level model) and its
+//! decision against the threshold once the run's Holm adjustment is known: significant beyond
+//! the threshold either way, within it, or not yet known.
+
+use super::{Config, Judgement, num};
+use crate::foundation::units::{Percent, percent};
+use crate::stats::hodges_lehmann::Shift;
+use crate::stats::jobspread::JobSpread;
+use crate::stats::row::RowVerdict;
+
+/// A shifted row after its tests, before the run-wide adjustment.
+pub(super) struct ShiftRow {
+    pub(super) j: Judgement,
+    /// The relative shift, its interval widened by the between-job spread.
+    pub(super) shift: Shift,
+    /// U test against the baseline moved to the regression boundary (Holm: regression family).
+    pub(super) p_bad: f64,
+    /// U test against the baseline moved to the improvement boundary (improvement family).
+    pub(super) p_good: f64,
+    /// U test against the unmoved baseline in the bad direction (for the note only).
+    pub(super) p_zero: f64,
+    /// +1 when an increase is bad (lower is better), -1 otherwise.
+    pub(super) bad_sign: f64,
+    /// Relative threshold (0 for `exact`).
+    pub(super) fraction: f64,
+    /// `min_effect` in base units, with the absolute interval when it is set.
+    pub(super) effect: Option<(f64, Shift)>,
+    /// Text of the tolerance, e.g. `3.00% threshold` or `3.00% threshold and min effect 500ns`.
+    pub(super) tolerance_text: String,
+    /// `min_effect` as written, e.g. `500ns`.
+    pub(super) effect_text: String,
+    pub(super) exact_kind: bool,
+    pub(super) spread: Option<JobSpread>,
+    /// Half-width added on each side of the log-scale interval for the between-job spread.
+    pub(super) widen: f64,
+    /// Slow outliers left out of the test (`dips`): baseline, candidate.
+    pub(super) dips: (usize, usize),
+    /// Appended to the reason (the run-level model's noise parts and runs).
+    pub(super) extra: String,
+}
+
+/// The Holm-adjusted p-values of a shifted row and the level they are judged at.
+struct Adjusted {
+    /// Regression family: against the baseline moved to the regression boundary.
+    bad: f64,
+    /// Improvement family: against the baseline moved to the improvement boundary.
+    good: f64,
+    /// Against the unmoved baseline, in the bad direction (for the note only).
+    zero: f64,
+    /// Tests in the regression family.
+    family: usize,
+    alpha: f64,
+}
+
+impl ShiftRow {
+    /// The verdict once the run's Holm-adjusted p-values (regression, improvement and
+    /// against-zero families) are known.
+    pub(super) fn decide(
+        mut self,
+        adj_bad: f64,
+        adj_good: f64,
+        adj_zero: f64,
+        family: usize,
+        cfg: &Config,
+    ) -> Judgement {
+        self.j.p_adjusted = Some(adj_bad);
+        self.show_tolerance();
+        let adj = Adjusted {
+            bad: adj_bad,
+            good: adj_good,
+            zero: adj_zero,
+            family,
+            alpha: cfg.alpha,
+        };
+        (self.j.verdict, self.j.reason) = if self.exact_kind && self.effect.is_none() {
+            self.exact_on_noisy(&adj)
+        } else {
+            self.against_threshold(&adj)
+        };
+        self.explain_dips();
+        self.j.reason.push_str(&self.extra);
+        self.explain_job_spread();
+        self.j
+    }
+
+    /// For the reports: the relative tolerance (the threshold, or min_effect relative to the
+    /// baseline median where larger) and where the candidate's median crosses it.
+    fn show_tolerance(&mut self) {
+        let j = &mut self.j;
+        let base_median = j.baseline.as_ref().map_or(0.0, |b| b.median);
+        let from_effect = match self.effect {
+            Some((e, _)) if base_median > 0.0 => e / base_median,
+            _ => 0.0,
+        };
+        let shown = self.fraction.max(from_effect);
+        j.tolerance = Some(shown);
+        j.limit = j
+            .baseline
+            .as_ref()
+            .map(|b| b.median * (1.0 + self.bad_sign * shown));
+    }
+
+    /// The estimated change, e.g. `+2.10%`.
+    fn change_text(&self) -> String {
+        percent(self.shift.change, Percent::Signed2)
+    }
+
+    /// The interval of the change, e.g. `[+1.20%, +3.00%]`.
+    fn interval_text(&self) -> String {
+        let [lo, hi] = self.shift.ci;
+        format!(
+            "[{}, {}]",
+            percent(lo, Percent::Signed2),
+            percent(hi, Percent::Signed2)
+        )
+    }
+
+    /// `exact` on a noisy metric: the threshold is zero, so the test against zero decides.
+    fn exact_on_noisy(&self, adj: &Adjusted) -> (RowVerdict, String) {
+        let (change, interval) = (self.change_text(), self.interval_text());
+        let (adj_bad, adj_good, family) = (adj.bad, adj.good, adj.family);
+        let how = "an exact threshold on a noisy metric is judged by the test alone";
+        if adj_bad <= adj.alpha {
+            (
+                RowVerdict::Regression,
+                format!(
+                    "{change} (interval {interval}) is a significant worsening (adjusted p {adj_bad:.2e} after holm over {family} tests); {how}"
+                ),
+            )
+        } else if adj_good <= adj.alpha {
+            (
+                RowVerdict::Improvement,
+                format!(
+                    "{change} (interval {interval}) is a significant improvement (adjusted p {adj_good:.2e}); {how}"
+                ),
+            )
+        } else {
+            (
+                RowVerdict::Pass,
+                format!(
+                    "no significant worsening ({change}, interval {interval}, adjusted p {adj_bad:.2e}); {how}"
+                ),
+            )
+        }
+    }
+
+    /// Against the threshold (and `min_effect`): a regression or an improvement when significant
+    /// against the boundary, a pass when the interval lies within the tolerance, otherwise
+    /// inconclusive.
+    fn against_threshold(&self, adj: &Adjusted) -> (RowVerdict, String) {
+        let (s, t) = (self.bad_sign, self.fraction);
+        let [lo, hi] = self.shift.ci;
+        // Interval ends measured in the bad direction.
+        let (bad_lo, bad_hi) = if s > 0.0 { (lo, hi) } else { (-hi, -lo) };
+        let tol = &self.tolerance_text;
+        let (change, interval) = (self.change_text(), self.interval_text());
+        let conf = percent(self.shift.confidence, Percent::Plain1);
+        let (adj_bad, adj_good, family) = (adj.bad, adj.good, adj.family);
+        // Within the tolerance: the relative interval within T, or the absolute one within
+        // min_effect (a regression must exceed both).
+        let within_rel = bad_hi < t;
+        if adj_bad <= adj.alpha {
+            let boundary = if s > 0.0 {
+                format!("baseline x {}", num(1.0 + t))
+            } else {
+                format!("baseline x {}", num(1.0 - t))
+            };
+            (
+                RowVerdict::Regression,
+                format!(
+                    "{change} (interval {interval}) is worse than the {tol}: the candidate is significantly worse than {boundary} (adjusted p {adj_bad:.2e} after holm over {family} tests)"
+                ),
+            )
+        } else if adj_good <= adj.alpha {
+            (
+                RowVerdict::Improvement,
+                format!(
+                    "{change} (interval {interval}) is better than the {tol}, significant against the threshold (improvement adjusted p {adj_good:.2e})"
+                ),
+            )
+        } else if within_rel || self.within_min_effect() {
+            (RowVerdict::Pass, self.within_reason(within_rel))
+        } else if bad_lo > t {
+            (
+                RowVerdict::Inconclusive,
+                format!(
+                    "{change}: the {conf} interval {interval} lies beyond the {tol}, but that is not significant after holm over {family} tests (adjusted p {adj_bad:.2e}); measure more repetitions"
+                ),
+            )
+        } else {
+            let note = self.against_zero_note(adj);
+            (
+                RowVerdict::Inconclusive,
+                format!(
+                    "{change}: the {conf} interval {interval} straddles the {tol}; measure more repetitions{note}"
+                ),
+            )
+        }
+    }
+
+    /// Does the interval of the absolute change lie within `min_effect` (when set)?
+    fn within_min_effect(&self) -> bool {
+        let s = self.bad_sign;
+        self.effect.is_some_and(|(e, a)| {
+            let hi = if s > 0.0 { a.ci[1] } else { -a.ci[0] };
+            hi < e
+        })
+    }
+
+    /// Why a row passes: its relative interval (`within_rel`) or else its absolute one lies
+    /// within the tolerance.
+    fn within_reason(&self, within_rel: bool) -> String {
+        let tol = &self.tolerance_text;
+        let conf = percent(self.shift.confidence, Percent::Plain1);
+        if within_rel {
+            format!(
+                "the {conf} interval {} lies within the {tol}",
+                self.interval_text()
+            )
+        } else {
+            let (_, a) = self.effect.unwrap_or((0.0, self.shift));
+            format!(
+                "the {conf} interval [{}, {}] of the absolute change lies within the min effect {}",
+                num(a.ci[0]),
+                num(a.ci[1]),
+                self.effect_text
+            )
+        }
+    }
+
+    /// A shift beyond the threshold that is significant only against zero: a note for the
+    /// reason; empty otherwise.
+    fn against_zero_note(&self, adj: &Adjusted) -> String {
+        let (s, t) = (self.bad_sign, self.fraction);
+        let est_bad = s * self.shift.change;
+        let beyond_est = est_bad > t && self.effect.is_none_or(|(e, a)| s * a.change > e);
+        let sig_bad = adj.bad <= adj.alpha;
+        if !sig_bad && beyond_est && adj.zero <= adj.alpha {
+            format!(
+                "; note: the estimate is beyond the {} and significant against no change (adjusted p {:.2e}), but not against the threshold",
+                self.tolerance_text, adj.zero
+            )
+        } else {
+            String::new()
+        }
+    }
+
+    /// The slow outliers left out of the test, appended to the reason.
+    fn explain_dips(&mut self) {
+        let j = &mut self.j;
+        if self.dips != (0, 0) {
+            let (b, c) = self.dips;
+            j.reason.push_str(&format!(
+                "; slow outliers (clock dips, preemptions) left out of the test: {b} of {} baseline and {c} of {} candidate samples",
+                j.baseline.as_ref().map_or(0, |s| s.n),
+                j.candidate.n
+            ));
+        }
+    }
+
+    /// The widening for the between-job spread, and a warning when the threshold is too tight
+    /// for that spread, appended to the reason.
+    fn explain_job_spread(&mut self) {
+        let j = &mut self.j;
+        let t = self.fraction;
+        if let Some(sp) = self.spread {
+            j.reason.push_str(&format!(
+                "; interval widened by {} for a between-job spread of {} (from {} baseline medians)",
+                percent(self.widen, Percent::Signed2).trim_start_matches('+'),
+                percent(sp.spread, Percent::Signed2).trim_start_matches('+'),
+                sp.generations
+            ));
+            if t > 0.0 && t < 3.0 * sp.spread {
+                j.reason.push_str(&format!(
+                    "; warning: the threshold is under 3x the between-job spread: raise it to at least {} or measure baseline and candidate in the same job",
+                    percent(3.0 * sp.spread, Percent::Signed2).trim_start_matches('+')
+                ));
+            }
+        }
+    }
+}
