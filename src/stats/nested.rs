@@ -76,6 +76,14 @@ impl Fit {
     /// an extra variance `extra_var` (the between-job part) added to the standard error's square.
     pub fn p_greater(&self, boundary: f64, extra_var: f64) -> f64 {
         let se = (self.se * self.se + extra_var).sqrt();
+        if se == 0.0 || !se.is_finite() || self.delta.is_nan() {
+            // No spread (identical runs on both sides): the shift is known exactly, or not at all.
+            return if self.delta > boundary && se == 0.0 {
+                0.0
+            } else {
+                1.0
+            };
+        }
         let t = (self.delta - boundary) / se;
         student(self.df).map_or(1.0, |d| 1.0 - d.cdf(t))
     }
@@ -83,6 +91,13 @@ impl Fit {
     /// One-sided p of "the shift is at least `boundary`" against smaller shifts.
     pub fn p_less(&self, boundary: f64, extra_var: f64) -> f64 {
         let se = (self.se * self.se + extra_var).sqrt();
+        if se == 0.0 || !se.is_finite() || self.delta.is_nan() {
+            return if self.delta < boundary && se == 0.0 {
+                0.0
+            } else {
+                1.0
+            };
+        }
         let t = (self.delta - boundary) / se;
         student(self.df).map_or(1.0, |d| d.cdf(t))
     }

@@ -759,3 +759,26 @@ fn alpha_is_split_over_the_looks() {
         RowVerdict::Regression
     );
 }
+
+/// A relative threshold of 100 % or more has no improvement boundary on the log scale
+/// (ln(1 - 1.5) is NaN). Found by a differential fuzz of the verdict (issue 26's split): statrs
+/// panicked inside the t distribution's cdf on the NaN. The row is judged, never a panic.
+#[test]
+fn a_threshold_of_100_percent_or_more_is_judged_not_a_panic() {
+    let t = rel(1.5, Direction::Lower);
+    let candidate = [50_000.0; 8];
+    let runs = [0, 1, 2, 0, 1, 2, 0, 1];
+    for baseline in [&[50_000.0][..], &[50_000.0, 50_100.0, 49_900.0][..]] {
+        let rows = [Comparison {
+            key: "k".into(),
+            baseline: Some(baseline),
+            candidate: &candidate,
+            threshold: &t,
+            history: &[],
+            baseline_runs: &[],
+            candidate_runs: &runs,
+        }];
+        let j = judge_all(&rows, &Config::default());
+        assert_ne!(j[0].verdict, RowVerdict::Regression, "{}", j[0].reason);
+    }
+}
