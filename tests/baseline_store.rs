@@ -3,6 +3,7 @@
 //! Sample values here are synthetic: hand-made numbers shaped like what ncu reports (durations in
 //! ns, bytes, percentages), not measurements.
 
+use crate::support;
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -583,7 +584,7 @@ fn writer_command(
 ) -> Command {
     let mut c = Command::new(std::env::current_exe().unwrap());
     c.args([
-        "child_writer",
+        &support::test_name(module_path!(), "child_writer"),
         "--exact",
         "--ignored",
         "--nocapture",

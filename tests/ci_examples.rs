@@ -5,7 +5,7 @@
 //! the array tasks and the merge here, replaying the demo recordings: SYNTHETIC data).
 //! The validators are installed by .ci/setup; a missing one is SKIPPED (a failure under CI).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

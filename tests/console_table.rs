@@ -6,7 +6,7 @@
 //! with the medians shown, p is shown only where a row needed it, and every inconclusive or failed
 //! row's reason is on a line of its own under the table.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,5 +1,6 @@
 //! Clock locking through the `Gpu` trait: clocks are always reset, on every way out.
 
+use crate::support;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -302,7 +303,7 @@ fn signal_resets_clocks(signal: &str, expected_code: i32) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "child_locks_and_waits",
+            &support::test_name(module_path!(), "child_locks_and_waits"),
             "--ignored",
             "--nocapture",
             "--test-threads=1",

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod support;
+use crate::support;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 

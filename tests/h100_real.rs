@@ -26,7 +26,7 @@ use cgp_gate::outcome::results::{Results, Row, RowVerdict};
 use cgp_gate::report::console::results_table;
 use cgp_gate::report::{MarkdownOptions, html, junit, markdown};
 
-mod support;
+use crate::support;
 
 const FIXTURES: &str = "tests/fixtures/h100-2026-11-24";
 const RECORDINGS: &str = "examples/recordings/h100";

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod support;
+use crate::support;
 
 use cgp_gate::outcome::results::Results;
 use cgp_gate::outcome::results::read as read_results;

@@ -1,6 +1,6 @@
 //! JUnit output parsed back (quick-junit) and by an independent reader (Python's junitparser).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! (SYNTHETIC samples made by examples/synthesize_recording.rs). Without nvcc or cuobjdump these
 //! tests print `SKIPPED` (and fail under CI=true).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Std;

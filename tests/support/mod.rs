@@ -21,3 +21,13 @@ pub fn skip(test: &str, why: &str) {
     let _ = writeln!(err, "SKIPPED: {test} ({why})");
     let _ = err.flush();
 }
+
+/// The full name of test `name` of the module at `module_path` (pass `module_path!()`) in the one
+/// integration-test binary (tests/integration.rs): `gpu_clocks::child_locks_and_waits`, for a
+/// test that runs its own binary again as a child with `--exact`.
+pub fn test_name(module_path: &str, name: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_, module)) => format!("{module}::{name}"),
+        None => name.to_owned(),
+    }
+}
