@@ -128,7 +128,7 @@ pub(crate) fn sorted_rows(results: &Results) -> Vec<&Row> {
     rows
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 

@@ -8,7 +8,7 @@
 use crate::outcome::results::{Results, Row, RowVerdict};
 use crate::report::format::{
     axis_scale, case_name, change_with_ci, ci_label, gate_badge, gpu_label, headline, median, p_value,
-    shorten, sorted_rows, trend, verdict_badge,
+    plural, shorten, sorted_rows, trend, verdict_badge,
 };
 
 /// GitHub rejects issue and pull-request comment bodies longer than this many characters.
@@ -715,7 +715,12 @@ fn details(results: &Results, md: &mut String) {
         ] {
             let n = rows.iter().filter(|r| r.verdict == v).count();
             if n > 0 {
-                counts.push(format!("{n} {}", v.as_str()));
+                counts.push(match v {
+                    RowVerdict::Regression => plural(n, "regression", "regressions"),
+                    RowVerdict::Error => plural(n, "error", "errors"),
+                    RowVerdict::Improvement => plural(n, "improvement", "improvements"),
+                    _ => format!("{n} {}", v.as_str()),
+                });
             }
         }
         // A blank line after <summary> lets GitHub render the Markdown table inside.
