@@ -3,10 +3,10 @@
 //!
 //! Each pair gives a log ratio `d_i = ln(head_i / base_i)` of the two runs' (processes') levels,
 //! each the median of that run's launches after its warm-up; whatever slowed both runs of a pair
-//! (clock state, temperature, a neighbour on the machine) cancels in it. The test is the paired
-//! t test on the `d_i` (mean, standard error `sd / sqrt(n)`, `n - 1` degrees of freedom), after
-//! leaving out pairs beyond Tukey's fences on either side (at most a fifth, from 5 pairs on: a
-//! process that ran slow on one side only). Unlike the signed-rank test it replaced (kept below
+//! (clock state, temperature, a neighbour on the machine) cancels in it. The test is Yuen's
+//! trimmed paired t test on the `d_i`: from 10 pairs on, a tenth of the pairs at each end left
+//! out of the mean (a process that ran slow on one side only does not decide the row), the
+//! Winsorized variance for its standard error; under 10 pairs the plain paired t. Unlike the signed-rank test it replaced (kept below
 //! for reference), its p-value has no floor of `2^-n`: 8 pairs whose shift interval is
 //! [+11.2 %, +11.7 %] are a regression against a 3 % threshold (docs/statistics.md, 2.7).
 //!
@@ -15,8 +15,8 @@
 //! interval lies beyond `T`); a pass needs the two-sided interval to lie within `T`; an
 //! improvement mirrors the regression with `ln(1 - T)`. Everything else is inconclusive.
 //!
-//! The parts: `wilcoxon` (the signed-rank test and the Walsh interval), `t_test` (the paired t
-//! and the outlier pairs), `prepare` (a row's checks and tests), `decide` (its verdict after
+//! The parts: `wilcoxon` (the signed-rank test and the Walsh interval), `t_test` (the paired t,
+//! trimmed), `prepare` (a row's checks and tests), `decide` (its verdict after
 //! Holm).
 
 mod decide;

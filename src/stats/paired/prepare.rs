@@ -1,7 +1,7 @@
 //! A paired row before the run-wide adjustment: its pairs checked, the log ratios' outlier pairs
 //! left out, and the t tests against the threshold (and `min_effect`).
 
-use super::t_test::{PairedT, paired_t, trim_pairs};
+use super::t_test::{PairedT, trimmed_t};
 use super::wilcoxon::WalshInterval;
 use super::{MIN_PAIRS, PairedJudgement, PairedRow};
 use crate::stats::row::{Method, RowVerdict};
@@ -61,10 +61,9 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     }
     let d_all: Vec<f64> = row.base.iter().zip(row.head).map(|(b, h)| (h / b).ln()).collect();
     // A pair where one side's process ran slow (a clock dip, a neighbour) is an outlier of the
-    // differences on either side: Tukey's fences on both tails, at most a fifth of the pairs,
-    // from 5 pairs on. Symmetric, so under no change it removes as much on each side.
-    let (d, left_out) = trim_pairs(&d_all);
-    let Some(tt) = paired_t(&d) else {
+    // differences on either side: Yuen's trimmed t leaves a tenth of the pairs out at each end
+    // (from 10 pairs on), a share fixed in advance so the test keeps its level.
+    let Some((tt, left_out)) = trimmed_t(&d_all) else {
         return done(
             RowVerdict::Error,
             "internal: no interval".to_owned(),
@@ -190,8 +189,8 @@ fn min_effect_tests(row: &PairedRow<'_>, confidence: f64) -> Option<EffectTests>
         return None;
     }
     let a: Vec<f64> = row.base.iter().zip(row.head).map(|(b, h)| h - b).collect();
-    // The same paired t as the ratios (no 2^-n floor), on the absolute differences.
-    let at = paired_t(&a);
+    // The same trimmed t as the ratios (no 2^-n floor), on the absolute differences.
+    let at = trimmed_t(&a).map(|(t, _)| t);
     let abs_test = |shift: f64, greater: bool| {
         at.map_or(1.0, |t| {
             if greater {

@@ -1,4 +1,5 @@
-//! The paired t test of the log ratios, and the outlier pairs left out before it.
+//! The paired t test of the log ratios: Yuen's trimmed t, robust to a pair where one side's
+//! process ran slow.
 
 use statrs::distribution::ContinuousCDF;
 
@@ -58,29 +59,57 @@ pub fn paired_t(d: &[f64]) -> Option<PairedT> {
     })
 }
 
-/// `d` without the values beyond Tukey's fences (both tails), at most a fifth of them, from 5
-/// values on; and how many were left out.
-pub(super) fn trim_pairs(d: &[f64]) -> (Vec<f64>, usize) {
+/// The share of the differences left out at each end by [`trimmed_t`].
+pub const TRIM: f64 = 0.1;
+
+/// Yuen's trimmed t of `d` (one sample; Yuen 1974, Wilcox "Introduction to Robust Estimation and
+/// Hypothesis Testing" 4.4.1): the `g = floor(TRIM * n)` lowest and highest values left out of the
+/// mean, the Winsorized variance for its standard error, `n - 2g - 1` degrees of freedom. Under 10
+/// values `g` is 0 and this is the plain [`paired_t`]. Also returns how many of the values left out
+/// lie beyond Tukey's fences (a process that ran slow on one side), for the row's reason.
+///
+/// Why not leave out only the values beyond the fences, as this did before: choosing what to
+/// leave out by looking at the data, then testing the rest as if nothing had been chosen, made
+/// the test call a shift exactly at the threshold a regression in 2.4-3.5 % of runs at alpha 1 %
+/// (5-20 pairs of normal differences; docs/statistics.md 2.7). A fixed share keeps it at 1 %.
+pub fn trimmed_t(d: &[f64]) -> Option<(PairedT, usize)> {
     let n = d.len();
-    if n < 5 {
-        return (d.to_vec(), 0);
+    let g = (TRIM * n as f64).floor() as usize;
+    if g == 0 {
+        return paired_t(d).map(|t| (t, 0));
+    }
+    if d.iter().any(|x| !x.is_finite()) {
+        return None;
     }
     let mut s = d.to_vec();
     s.sort_by(f64::total_cmp);
-    let (Some(q1), Some(q3)) = (
+    let h = n - 2 * g;
+    let kept = &s[g..n - g];
+    let mean = kept.iter().sum::<f64>() / h as f64;
+    let winsorized: Vec<f64> = s.iter().map(|x| x.clamp(s[g], s[n - g - 1])).collect();
+    let w_mean = winsorized.iter().sum::<f64>() / n as f64;
+    let w_var = winsorized.iter().map(|x| (x - w_mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let se = ((n - 1) as f64 * w_var / (h * (h - 1)) as f64).sqrt();
+    let outliers = match (
         crate::stats::order::quantile_sorted(&s, 0.25),
         crate::stats::order::quantile_sorted(&s, 0.75),
-    ) else {
-        return (d.to_vec(), 0);
+    ) {
+        (Some(q1), Some(q3)) => {
+            let k = crate::stats::outliers::TUKEY_K * (q3 - q1);
+            s[..g]
+                .iter()
+                .chain(&s[n - g..])
+                .filter(|x| **x < q1 - k || **x > q3 + k)
+                .count()
+        }
+        _ => 0,
     };
-    let k = crate::stats::outliers::TUKEY_K * (q3 - q1);
-    let (lo, hi) = (q1 - k, q3 + k);
-    let centre = (q1 + q3) / 2.0;
-    let cap = (n as f64 * 0.2).floor() as usize;
-    let mut out: Vec<usize> = (0..n).filter(|&i| d[i] < lo || d[i] > hi).collect();
-    // The farthest first.
-    out.sort_by(|&a, &b| (d[b] - centre).abs().total_cmp(&(d[a] - centre).abs()));
-    out.truncate(cap);
-    let kept = (0..n).filter(|i| !out.contains(i)).map(|i| d[i]).collect();
-    (kept, out.len())
+    Some((
+        PairedT {
+            mean,
+            se,
+            df: (h - 1) as f64,
+        },
+        outliers,
+    ))
 }
