@@ -516,3 +516,68 @@ fn the_kit_reads_ncu_2025_pass_counts_from_the_real_cost_runs() {
         "{before}"
     );
 }
+
+/// `init --from` a real H100 capture (the launch-scaling run of 2026-11-24): where every gated
+/// kernel ran 30 times in the process, the draft asks for one process per row (up to 3, a
+/// baseline of 30), and the spec validates; from the 3-launch capture of the same program it
+/// keeps the defaults and says how to get there.
+#[test]
+fn init_asks_for_one_process_per_row_where_the_capture_ran_30_launches() {
+    let Some(dir) = extracted("init_asks_for_one_process_per_row_where_the_capture_ran_30_launches") else {
+        return;
+    };
+    let captures = dir.path().join("launch-scaling-captures");
+    let draft = |csv: &str, launches: &str| -> String {
+        let spec = dir.path().join(format!("{csv}.yaml"));
+        let out = cargo_bin_cmd!("cgp-gate")
+            .arg("init")
+            .arg("--from")
+            .arg(captures.join(format!("{csv}.csv")))
+            .arg("--output")
+            .arg(&spec)
+            .args([
+                "--",
+                "./build/vector_add",
+                "--n",
+                "1048576",
+                "--launches",
+                launches,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let valid = cargo_bin_cmd!("cgp-gate")
+            .arg("validate")
+            .arg("--spec")
+            .arg(&spec)
+            .output()
+            .unwrap();
+        assert_eq!(
+            valid.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&valid.stderr)
+        );
+        std::fs::read_to_string(&spec).unwrap()
+    };
+    let thirty = draft("va_L30", "30");
+    assert!(
+        thirty.contains("    repetitions: 1\n    max_repetitions: 3\n    baseline_repetitions: 30\n"),
+        "{thirty}"
+    );
+    assert!(
+        thirty.contains("ran at least 30 times in the process"),
+        "{thirty}"
+    );
+    let three = draft("va_L3", "3");
+    assert!(!three.contains("\n    repetitions:"), "{three}");
+    assert!(
+        three.contains("ran 3 times in the process, so each row takes 10 processes"),
+        "{three}"
+    );
+}

@@ -11,6 +11,11 @@
 //! recording with its own optional `manifest.json`), and `DIR/manifest.json` ([`AbManifest`]) with
 //! the order in which the runs happened.
 
+mod judge;
+mod pairs;
+#[cfg(test)]
+mod tests;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -26,6 +31,8 @@ use crate::run::measure::Watch;
 use crate::run::progress::Progress;
 use crate::spec::{Spec, Target};
 use crate::stats::Config;
+use judge::judge;
+use pairs::{Both, Item, measure_pairs};
 
 /// Version of the A/B manifest.
 pub const AB_MANIFEST_VERSION: u32 = 1;
@@ -144,14 +151,6 @@ pub struct AbRun {
     pub results: Results,
     pub order: Vec<OrderEntry>,
 }
-
-mod judge;
-mod pairs;
-#[cfg(test)]
-mod tests;
-
-use judge::judge;
-use pairs::{Both, Item, measure_pairs};
 
 /// `ab` inside the re-measure loop ([`crate::run::engine::until_decided`]): the reference samples are
 /// the base tree's, measured in pairs with the head tree's.

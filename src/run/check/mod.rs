@@ -1,7 +1,15 @@
 //! `check`: measure, compare against the baselines, re-measure the doubtful rows, decide.
 //!
 //! The statistics decide (`stats::judge_all`); this module only gathers the inputs, drives the
-//! re-measurement and assembles [`Results`].
+//! re-measurement and assembles [`Results`]. The parts: `baselines` (reading them, and the error
+//! when there are none), `judge` (the measured rows against them, and `missing` rows), `rows`
+//! (rows skipped for the same machine code, kernel-filter and operation notes), `why` (the
+//! explanatory counters and the explain pass).
+
+mod baselines;
+mod judge;
+mod rows;
+mod why;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -18,6 +26,10 @@ use crate::run::engine::{add_derived, fingerprint_for, git_commit, stats_config}
 use crate::run::measure::{Measurement, Watch, measure};
 use crate::spec::{Explain, Spec, Target};
 use crate::stats::Config;
+use baselines::load_baselines;
+use judge::judge;
+use rows::{keep_unselected, operation_notes, same_sass, skipped_rows, unselected};
+use why::{add_why, explain_pass};
 
 pub use crate::outcome::results::FailOn;
 
@@ -44,16 +56,6 @@ type Baselines = BTreeMap<String, (BaselineFile, PathBuf)>;
 
 /// Every baseline file of the store, with its path (read once; the gone-targets check uses it too).
 type Stored = Vec<(PathBuf, BaselineFile)>;
-
-mod baselines;
-mod judge;
-mod rows;
-mod why;
-
-use baselines::load_baselines;
-use judge::judge;
-use rows::{keep_unselected, operation_notes, same_sass, skipped_rows, unselected};
-use why::{add_why, explain_pass};
 
 /// Run the check and assemble the results. Profiler failures end up in `Results::errors`
 /// (verdict `error`); only setup failures (fingerprint mismatch, unreadable baselines) are `Err`.
