@@ -446,6 +446,46 @@ fn verdict_of(b: &[f64], c: &[f64], t: &Threshold) -> (RowVerdict, Option<f64>) 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
+    /// Any positive samples, grouped into runs or not, with or without history, under any relative
+    /// threshold (100 % and beyond included, where ln(1 - T) does not exist) are judged: no panic
+    /// (statrs panicked on a NaN from two sides without spread, found by a differential fuzz).
+    #[test]
+    fn grouped_rows_under_any_threshold_are_judged_never_a_panic(
+        b in prop::collection::vec(prop_oneof![1.0f64..1.0e6, Just(50_000.0)], 1..16),
+        c in prop::collection::vec(prop_oneof![1.0f64..1.0e6, Just(50_000.0)], 1..16),
+        b_runs in prop::collection::vec(0u32..4, 16),
+        c_runs in prop::collection::vec(0u32..4, 16),
+        history in prop::collection::vec(1.0f64..1.0e6, 0..5),
+        frac in prop_oneof![0.0f64..0.5, 0.5f64..3.0, Just(1.0), Just(1.5)],
+        dir in direction(),
+        grouped in any::<bool>(),
+        constant in any::<bool>(),
+    ) {
+        let t = rel(frac, dir);
+        // Sides without any spread, and equal to each other, half of the time.
+        let (b, c) = if constant {
+            (vec![b[0]; b.len()], vec![b[0]; c.len()])
+        } else {
+            (b, c)
+        };
+        let (br, cr): (&[u32], &[u32]) = if grouped {
+            (&b_runs[..b.len()], &c_runs[..c.len()])
+        } else {
+            (&[], &[])
+        };
+        let rows = [Comparison {
+            key: "k".into(),
+            baseline: Some(&b),
+            candidate: &c,
+            threshold: &t,
+            history: &history,
+            baseline_runs: br,
+            candidate_runs: cr,
+        }];
+        let j = judge_all(&rows, &Config::default());
+        prop_assert_eq!(j.len(), 1);
+    }
+
     #[test]
     fn verdict_ignores_sample_order(
         (b, pb) in samples(3..14).prop_flat_map(|v| (Just(v.clone()), Just(v).prop_shuffle())),
