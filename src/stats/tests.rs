@@ -446,9 +446,9 @@ fn verdict_of(b: &[f64], c: &[f64], t: &Threshold) -> (RowVerdict, Option<f64>) 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
-    /// Any positive samples, grouped into runs or not, with or without history, under any relative
-    /// threshold (100 % and beyond included, where ln(1 - T) does not exist) are judged: no panic
-    /// (statrs panicked on a NaN from two sides without spread, found by a differential fuzz).
+    /// Any positive samples, grouped into runs or not, with or without spread and history, under
+    /// any relative threshold (100 % and beyond included, where ln(1 - T) does not exist) are
+    /// judged: no panic (statrs panicked on the 0 / 0 of two sides without spread).
     #[test]
     fn grouped_rows_under_any_threshold_are_judged_never_a_panic(
         b in prop::collection::vec(prop_oneof![1.0f64..1.0e6, Just(50_000.0)], 1..16),
@@ -800,9 +800,10 @@ fn alpha_is_split_over_the_looks() {
     );
 }
 
-/// A relative threshold of 100 % or more has no improvement boundary on the log scale
-/// (ln(1 - 1.5) is NaN). Found by a differential fuzz of the verdict (issue 26's split): statrs
-/// panicked inside the t distribution's cdf on the NaN. The row is judged, never a panic.
+/// Two sides without spread in the run-level model (one baseline sample, identical candidate
+/// runs) made a t statistic of 0 / 0, and statrs panicked inside the t distribution's cdf on the
+/// NaN. Found by a differential fuzz of the verdict (issue 26's split) at a threshold of 150 %;
+/// the property test below finds it at 0 % too. The row is judged, never a panic.
 #[test]
 fn a_threshold_of_100_percent_or_more_is_judged_not_a_panic() {
     let t = rel(1.5, Direction::Lower);
