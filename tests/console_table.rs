@@ -49,10 +49,21 @@ fn in_terminal(test: &str, width: usize, args: &[String]) -> Option<(Vec<String>
         return None;
     }
     let socket = format!("cgp-gate-test-{}-{width}-{test}", std::process::id());
+    // The options are in the server's configuration, read before the program starts: set after
+    // `new-session`, a program that finished first (a replay, on a loaded machine) took its pane
+    // with it, and the test waited for a pane that was gone.
+    let conf = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        conf.path(),
+        "set -g remain-on-exit on\nset -g history-limit 5000\n",
+    )
+    .unwrap();
     let tmux = |a: &[&str]| {
         Command::new("tmux")
             .arg("-L")
             .arg(&socket)
+            .arg("-f")
+            .arg(conf.path())
             .args(a)
             .env_remove("TMUX")
             .output()
@@ -73,8 +84,6 @@ fn in_terminal(test: &str, width: usize, args: &[String]) -> Option<(Vec<String>
     new.extend(cmd.iter().map(String::as_str));
     let out = tmux(&new);
     assert!(out.status.success(), "{out:?}");
-    tmux(&["set-option", "-t", "t", "remain-on-exit", "on"]);
-    tmux(&["set-option", "-t", "t", "history-limit", "5000"]);
     let start = Instant::now();
     loop {
         let dead = tmux(&["list-panes", "-t", "t", "-F", "#{pane_dead}"]);

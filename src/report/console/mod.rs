@@ -578,15 +578,18 @@ fn push_notes(
             Some(s) => format!("{}[{s}]", e.target),
             None => e.target.clone(),
         });
-        let label = if style.color {
-            format!("{RED}error{RED:#}")
-        } else {
-            "error".to_owned()
-        };
-        out.push_str(&format!("{label}: {at}: {} ({})\n", one_line(&e.message), e.kind));
+        // Wrapped like the other notes; the label is coloured after wrapping, so that its
+        // escape codes never count as width.
+        let mut lines = String::new();
+        let line = format!("error: {at}: {} ({})", one_line(&e.message), e.kind);
+        push_wrapped(&mut lines, &line, style.width);
+        if style.color {
+            lines = format!("{RED}error{RED:#}{}", &lines["error".len()..]);
+        }
+        out.push_str(&lines);
     }
     if let Some(line) = crate::report::format::sass_skip_line(results) {
-        out.push_str(&format!("{line}\n"));
+        push_wrapped(out, &one_line(&line), style.width);
     }
     // The why of each changed timing row (docs/why.md): its one-line reading; the counters are
     // in the JSON, Markdown and HTML reports.

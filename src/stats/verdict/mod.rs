@@ -29,6 +29,8 @@ mod limit;
 mod rank;
 mod run_level;
 mod shift;
+#[cfg(test)]
+mod tests;
 
 pub use exact::{ExactOutcome, compare_exact};
 
