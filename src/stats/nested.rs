@@ -75,31 +75,36 @@ impl Fit {
     /// One-sided p of "the shift is at most `boundary`" (log scale) against larger shifts, with
     /// an extra variance `extra_var` (the between-job part) added to the standard error's square.
     pub fn p_greater(&self, boundary: f64, extra_var: f64) -> f64 {
-        let se = (self.se * self.se + extra_var).sqrt();
-        if se == 0.0 || !se.is_finite() || self.delta.is_nan() {
-            // No spread (identical runs on both sides): the shift is known exactly, or not at all.
-            return if self.delta > boundary && se == 0.0 {
-                0.0
-            } else {
-                1.0
-            };
-        }
-        let t = (self.delta - boundary) / se;
-        student(self.df).map_or(1.0, |d| 1.0 - d.cdf(t))
+        self.standardized(boundary, extra_var).map_or_else(
+            || self.exact_p(extra_var, self.delta > boundary),
+            |t| student(self.df).map_or(1.0, |d| 1.0 - d.cdf(t)),
+        )
     }
 
     /// One-sided p of "the shift is at least `boundary`" against smaller shifts.
     pub fn p_less(&self, boundary: f64, extra_var: f64) -> f64 {
+        self.standardized(boundary, extra_var).map_or_else(
+            || self.exact_p(extra_var, self.delta < boundary),
+            |t| student(self.df).map_or(1.0, |d| d.cdf(t)),
+        )
+    }
+
+    /// The shift's distance from `boundary` in standard errors, with `extra_var` added; `None`
+    /// where there is nothing to divide by (no spread at all, or a value that is not a number), so
+    /// statrs never sees the NaN such a division makes.
+    fn standardized(&self, boundary: f64, extra_var: f64) -> Option<f64> {
         let se = (self.se * self.se + extra_var).sqrt();
-        if se == 0.0 || !se.is_finite() || self.delta.is_nan() {
-            return if self.delta < boundary && se == 0.0 {
-                0.0
-            } else {
-                1.0
-            };
+        (se > 0.0 && se.is_finite() && !self.delta.is_nan()).then(|| (self.delta - boundary) / se)
+    }
+
+    /// The p of a shift without a standard error: with no spread at all (identical runs on both
+    /// sides) the shift is known exactly, 0 where it is `shown` beyond the boundary; otherwise 1.
+    fn exact_p(&self, extra_var: f64, shown: bool) -> f64 {
+        if self.se * self.se + extra_var == 0.0 && shown {
+            0.0
+        } else {
+            1.0
         }
-        let t = (self.delta - boundary) / se;
-        student(self.df).map_or(1.0, |d| d.cdf(t))
     }
 
     /// Two-sided interval of the shift (log scale) at `confidence`, with `extra_var` added.

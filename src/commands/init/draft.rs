@@ -97,8 +97,10 @@ impl Draft {
             s.push_str("    # Where `cgp-gate init` ran the program, relative to this file.\n");
             let _ = writeln!(s, "    cwd: {}", yaml_str(cwd));
         }
-        self.render_kernels(&mut s);
-        self.render_repetitions(&mut s);
+        // Which kernels are gated, decided once: the filter and the repetitions follow from it.
+        let proposal = proposal(&self.kernels);
+        self.render_kernels(&mut s, &proposal);
+        self.render_repetitions(&mut s, &proposal);
         if !self.command.params.is_empty() {
             let params: Vec<String> = self
                 .command
@@ -121,12 +123,11 @@ impl Draft {
     /// 1.0-1.5 processes per verdict), so the draft asks for one, up to 3, and a baseline of 30.
     /// With fewer launches the spec's defaults (10 processes, up to 20; 50 for the baseline) stay:
     /// at 3 launches per process one process first would miss most 5 % slowdowns.
-    pub(super) fn render_repetitions(&self, s: &mut String) {
-        let proposal = proposal(&self.kernels);
+    pub(super) fn render_repetitions(&self, s: &mut String, proposal: &[(Option<f64>, bool)]) {
         let fewest = self
             .kernels
             .iter()
-            .zip(&proposal)
+            .zip(proposal)
             .filter(|(_, (_, gated))| *gated)
             .map(|(k, _)| k.launches)
             .min();
@@ -156,11 +157,10 @@ impl Draft {
         }
     }
 
-    pub(super) fn render_kernels(&self, s: &mut String) {
+    pub(super) fn render_kernels(&self, s: &mut String, proposal: &[(Option<f64>, bool)]) {
         if self.kernels.is_empty() {
             return;
         }
-        let proposal = proposal(&self.kernels);
         let wanted: Vec<bool> = proposal.iter().map(|(_, w)| *w).collect();
         let filter = kernel_filter_for(&self.kernels, &wanted);
         s.push_str(
@@ -174,7 +174,7 @@ impl Draft {
             .map(|k| display_name(&k.name).chars().count())
             .max()
             .unwrap_or(0);
-        for (k, (share, gated)) in self.kernels.iter().zip(&proposal).take(MAX_LISTED_KERNELS) {
+        for (k, (share, gated)) in self.kernels.iter().zip(proposal).take(MAX_LISTED_KERNELS) {
             let share = share.map_or_else(String::new, |x| format!("  {:.1}%", x * 100.0));
             let why = match (gated, is_setup(&k.name)) {
                 (true, _) => "",

@@ -63,7 +63,7 @@ pub struct PairedJudgement {
     pub verdict: RowVerdict,
     /// `paired-t`, `exact` (both sides constant) or `none`.
     pub method: Method,
-    /// Hodges-Lehmann estimate of head / base - 1.
+    /// The paired estimate of head / base - 1: the exponent of the (trimmed) mean log ratio.
     pub change: Option<f64>,
     pub change_ci: Option<[f64; 2]>,
     pub confidence: f64,

@@ -90,20 +90,11 @@ pub fn trimmed_t(d: &[f64]) -> Option<(PairedT, usize)> {
     let w_mean = winsorized.iter().sum::<f64>() / n as f64;
     let w_var = winsorized.iter().map(|x| (x - w_mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     let se = ((n - 1) as f64 * w_var / (h * (h - 1)) as f64).sqrt();
-    let outliers = match (
-        crate::stats::order::quantile_sorted(&s, 0.25),
-        crate::stats::order::quantile_sorted(&s, 0.75),
-    ) {
-        (Some(q1), Some(q3)) => {
-            let k = crate::stats::outliers::TUKEY_K * (q3 - q1);
-            s[..g]
-                .iter()
-                .chain(&s[n - g..])
-                .filter(|x| **x < q1 - k || **x > q3 + k)
-                .count()
-        }
-        _ => 0,
-    };
+    // The fence outliers among the values left out: at most g at each end.
+    let fenced = crate::stats::outliers::tukey_outliers(d);
+    let low = fenced.iter().filter(|&&i| d[i] <= s[g - 1]).count();
+    let high = fenced.iter().filter(|&&i| d[i] >= s[n - g]).count();
+    let outliers = low.min(g) + high.min(g);
     Some((
         PairedT {
             mean,
