@@ -4,7 +4,7 @@
 
 use crate::outcome::decide::Gate;
 use crate::outcome::results::Results;
-use crate::report::format::{case_name, change_with_ci, median, p_value};
+use crate::report::format::{case_name, change_cell, medians_sentence, p_value};
 
 /// Where a text goes in a workflow command (`::error file=F,title=T::MESSAGE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,11 +109,10 @@ pub fn annotations(results: &Results) -> Vec<String> {
             r.metric
         );
         let mut message = format!(
-            "{}: baseline {} -> candidate {}, change {}, threshold {}, p {}. {}",
+            "{}: change {} ({}), threshold {}, p {}. {}",
             case_name(r),
-            median(r.baseline.as_ref(), &r.unit),
-            median(r.candidate.as_ref(), &r.unit),
-            change_with_ci(r),
+            change_cell(r, None),
+            medians_sentence(r),
             crate::outcome::results::threshold_text(r),
             p_value(r.p_adjusted.or(r.p)),
             r.reason

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::foundation::units::{Percent, format_number, human, percent};
 use crate::history::changes::{ChangeRow, ChangesReport, SeriesPlot};
 use crate::report::html::escape;
-use crate::report::markdown::escape_md_cell;
+use crate::report::markdown::{code_span, escape_md_cell, md_text};
 
 /// Series drawn at most (the table lists every change).
 const MAX_PLOTS: usize = 100;
@@ -140,10 +140,10 @@ pub fn markdown(r: &ChangesReport) -> String {
                 m,
                 "| {} | {} | {} | {} | {} | {at} | {} | {} | {} | {:.1e} | {} |",
                 if row.worse { "🔴 worse" } else { "🟢 better" },
-                escape_md_cell(&row.target),
+                code_span(&row.target, true),
                 escape_md_cell(&row.size),
-                escape_md_cell(&row.kernel),
-                escape_md_cell(&row.metric),
+                code_span(&row.kernel, true),
+                code_span(&row.metric, true),
                 escape_md_cell(&human(row.before, &row.unit)),
                 escape_md_cell(&human(row.after, &row.unit)),
                 escape_md_cell(&opt_change(row.change)),
@@ -154,7 +154,7 @@ pub fn markdown(r: &ChangesReport) -> String {
         m.push('\n');
     }
     for n in &r.notes {
-        let _ = writeln!(m, "- note: {}", escape_md_cell(n));
+        let _ = writeln!(m, "- note: {}", md_text(n, false));
     }
     let _ = writeln!(m, "<sub>{}</sub>\n", escape_md_cell(&method_line(r)));
     let _ = writeln!(
@@ -166,7 +166,7 @@ pub fn markdown(r: &ChangesReport) -> String {
         let _ = writeln!(
             m,
             "{i}. {}{}{}",
-            escape_md_cell(&f.path),
+            code_span(&f.path, false),
             f.git_commit
                 .as_ref()
                 .map_or_else(String::new, |c| format!(" · {}", escape_md_cell(&short(Some(c))))),
@@ -257,10 +257,30 @@ pub fn html(r: &ChangesReport) -> String {
     h
 }
 
+/// The widest a character of the charts' 11px labels is, with a margin (digits are about 6.1px
+/// in the common system sans-serif fonts, capitals such as `T`, `F`, `O`, `P` up to 7.3px).
+const AXIS_CHAR_PX: f64 = 7.0;
+
+/// A number with three significant digits, no exponent for the values a display unit leaves
+/// (`8.36`, `25.9`, `177`, `0.00123`).
+fn three_digits(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".to_owned();
+    }
+    if v == 0.0 {
+        return "0".to_owned();
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (2 - magnitude).max(0) as usize;
+    let scale = 10f64.powi(magnitude - 2);
+    let rounded = (v / scale).round() * scale;
+    format!("{rounded:.decimals$}")
+}
+
 /// Inline SVG: the series against its input position, a dashed line at each change point and the
 /// median level of every segment.
 fn chart(r: &ChangesReport, s: &SeriesPlot, h: &mut String) {
-    let (w, ht, left, right, top, bottom) = (500.0, 180.0, 64.0, 10.0, 10.0, 24.0);
+    let (w, ht, right, top, bottom) = (500.0, 180.0, 10.0, 10.0, 24.0);
     let n = r.files.len().max(2) as f64;
     let (lo, hi) = s
         .points
@@ -269,6 +289,12 @@ fn chart(r: &ChangesReport, s: &SeriesPlot, h: &mut String) {
             (a.min(p.value), b.max(p.value))
         });
     let (lo, hi) = if hi > lo { (lo, hi) } else { (lo - 1.0, hi + 1.0) };
+    // The y-axis labels in the unit people read, three significant digits (`8.36 TFLOP/s`), and
+    // the plot starts right of the longer one, so no label is cut at the left edge.
+    let (div, unit) = crate::report::format::axis_scale(lo.abs().max(hi.abs()), &s.unit);
+    let labels = [lo, hi].map(|v| format!("{} {unit}", three_digits(v / div)));
+    let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
+    let left = (widest * AXIS_CHAR_PX + 10.0).max(40.0);
     let pad = (hi - lo) * 0.08;
     let (lo, hi) = (lo - pad, hi + pad);
     let x = |i: f64| left + (w - left - right) * i / (n - 1.0);
@@ -294,14 +320,13 @@ fn chart(r: &ChangesReport, s: &SeriesPlot, h: &mut String) {
         w - right,
         ht - bottom
     );
-    for v in [lo + pad, hi - pad] {
+    for (v, label) in [lo + pad, hi - pad].into_iter().zip(&labels) {
         let _ = write!(
             h,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{} {}</text>",
+            "<text class=\"ylabel\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
             left - 4.0,
             y(v) + 4.0,
-            format_number(v),
-            escape(&s.unit)
+            escape(label)
         );
     }
     let _ = write!(

@@ -47,18 +47,81 @@ pub(crate) fn reason_with_config(row: &Row) -> String {
     }
 }
 
-/// The change with its interval: `+6.7% [+5.3%, +8.7%]`, `+6.7%` without one, `n/a` without a change.
-pub(crate) fn change_with_ci(row: &Row) -> String {
-    match (row.change, row.change_ci) {
-        (Some(c), Some([lo, hi])) => format!(
-            "{} [{}, {}]",
-            percent(c, Percent::Change),
-            percent(lo, Percent::Change),
-            percent(hi, Percent::Change)
-        ),
-        (Some(c), None) => percent(c, Percent::Change),
-        (None, _) => "n/a".to_owned(),
+/// A change (a fraction: `0.0424`) as every report prints it: `+4.24%`, signed, two decimals,
+/// the same rounding as the verdict's reason sentence, so a row reads the same number in the
+/// console, the comment, the HTML page, JUnit, the annotations and its reason.
+pub(crate) fn change_pct(fraction: f64) -> String {
+    if fraction.is_finite() {
+        percent(fraction, Percent::Signed2)
+    } else {
+        "n/a".to_owned()
     }
+}
+
+/// The row's estimate, the one its verdict used (`Row::change`): `+4.24%`, `n/a` without one.
+pub(crate) fn estimate(row: &Row) -> String {
+    row.change.map_or_else(|| "n/a".to_owned(), change_pct)
+}
+
+/// The row's interval, the one its verdict used (`Row::change_ci`): `[+2.63%, +5.87%]`.
+pub(crate) fn interval(row: &Row) -> Option<String> {
+    row.change_ci
+        .map(|[lo, hi]| format!("[{}, {}]", change_pct(lo), change_pct(hi)))
+}
+
+/// The change with its interval: `+4.24% [+2.63%, +5.87%]`, `+4.24%` without one, `n/a`
+/// without a change. Every report prints a row's change through this function (or through
+/// [`estimate`] and [`interval`], which it joins).
+pub(crate) fn change_with_ci(row: &Row) -> String {
+    match (row.change, interval(row)) {
+        (Some(_), Some(i)) => format!("{} {i}", estimate(row)),
+        _ => estimate(row),
+    }
+}
+
+/// The confidence level of the intervals of `rows` when they all share one (`95% CI`), for a
+/// column header; `None` when they differ (each cell then says its own, [`change_cell`]) or no
+/// row has an interval.
+pub(crate) fn common_ci_label<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Option<String> {
+    let mut labels = rows.into_iter().filter(|r| r.change_ci.is_some()).map(ci_label);
+    let first = labels.next()??;
+    labels
+        .all(|l| l.as_deref() == Some(first.as_str()))
+        .then_some(first)
+}
+
+/// A change cell of a table whose header names the level `common` ([`common_ci_label`]): the
+/// change with its interval, and the interval's own level when the header cannot say it
+/// (`+4.24% [+2.63%, +5.87%] (99.3% CI)`).
+pub(crate) fn change_cell(row: &Row, common: Option<&str>) -> String {
+    let text = change_with_ci(row);
+    match ci_label(row) {
+        Some(l) if row.change_ci.is_some() && common != Some(l.as_str()) => format!("{text} ({l})"),
+        _ => text,
+    }
+}
+
+/// What the medians are, wherever they are shown beside the change: context, not the estimate.
+/// `base` is the reference (the stored baseline in `check`, the base commit in `ab`), `head` this
+/// run (the candidate).
+pub(crate) const MEDIANS_LABEL: &str = "median base → head";
+
+/// The two medians as context: `25.74 us → 26.61 us` (`-` for a side that is absent).
+pub(crate) fn medians(row: &Row) -> String {
+    format!(
+        "{} → {}",
+        median(row.baseline.as_ref(), &row.unit),
+        median(row.candidate.as_ref(), &row.unit)
+    )
+}
+
+/// The medians in a sentence, labelled as context: `median base 246.9 us → head 256.8 us`.
+pub(crate) fn medians_sentence(row: &Row) -> String {
+    format!(
+        "median base {} → head {}",
+        median(row.baseline.as_ref(), &row.unit),
+        median(row.candidate.as_ref(), &row.unit)
+    )
 }
 
 /// The confidence level as a label: `95% CI`.
@@ -118,6 +181,34 @@ pub(crate) fn real_capture(results: &Results) -> Option<String> {
         format!(" ({} {})", fp.profiler, fp.profiler_version)
     };
     Some(format!("{}, real capture{profiler}", gpu_label(results)))
+}
+
+/// What the table of rows that need a look says when it has none. A run with errors did not
+/// pass, and the sentence right above its list of errors must not read as a pass.
+pub(crate) fn nothing_to_look_at(results: &Results) -> String {
+    let errors = results.count(RowVerdict::Error) + results.errors.len();
+    let judged = results
+        .rows
+        .iter()
+        .filter(|r| {
+            !matches!(
+                r.verdict,
+                RowVerdict::Missing | RowVerdict::New | RowVerdict::Error
+            )
+        })
+        .count();
+    match (errors, judged) {
+        (0, 0) => "No row was judged.".to_owned(),
+        (0, _) => "None: every judged row is within its threshold.".to_owned(),
+        (e, 0) => format!(
+            "No row was judged: the run failed with {} (below); this is not a pass.",
+            plural(e, "error", "errors")
+        ),
+        (e, _) => format!(
+            "No judged row regressed, improved or stayed inconclusive, but the run has {} (below): this is not a pass.",
+            plural(e, "error", "errors")
+        ),
+    }
 }
 
 /// Rows in report order: regressions first, then errors, inconclusive, improvements, passes, new,
@@ -337,6 +428,9 @@ mod tests {
         assert_eq!(percent(0.0669, Percent::Change), "+6.7%");
         assert_eq!(percent(-0.0042, Percent::Change), "-0.42%");
         assert_eq!(percent(f64::NAN, Percent::Change), "n/a");
+        assert_eq!(change_pct(0.0423770722), "+4.24%");
+        assert_eq!(change_pct(-0.0027), "-0.27%");
+        assert_eq!(change_pct(f64::NAN), "n/a");
     }
 
     #[test]

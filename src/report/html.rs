@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 use crate::foundation::units::{format_number, human};
 use crate::outcome::results::{Results, RooflinePoint, Row, RowVerdict, SideSummary};
 use crate::report::format::{
-    axis_scale, change_with_ci, ci_label, gpu_label, headline, median, p_value, sorted_rows, threshold_limit,
+    MEDIANS_LABEL, axis_scale, change_cell, common_ci_label, gpu_label, headline, medians, p_value,
+    sorted_rows, threshold_limit,
 };
 
 /// Strip plots drawn at most; beyond this the page would be slow to open. Rows are in report
@@ -152,7 +153,12 @@ fn header(results: &Results, h: &mut String) {
     }
 }
 
-fn row_cells(r: &Row, fail_on: crate::outcome::results::FailOn, with_target: bool) -> String {
+fn row_cells(
+    r: &Row,
+    fail_on: crate::outcome::results::FailOn,
+    with_target: bool,
+    common_ci: Option<&str>,
+) -> String {
     // A row that fails the gate without being a regression (a missing kernel, an inconclusive
     // row under `--fail-on inconclusive`) wears the failure colour: decide::row_gate says so.
     let fails = if r.verdict != RowVerdict::Regression
@@ -172,16 +178,15 @@ fn row_cells(r: &Row, fail_on: crate::outcome::results::FailOn, with_target: boo
     }
     let _ = writeln!(
         s,
-        "<td>{}</td><td class=\"what\">{}<div class=\"k\">{}</div><div class=\"reason\">{}</div></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}/{}</td></tr>",
+        "<td>{}</td><td class=\"what\">{}<div class=\"k\">{}</div><div class=\"reason\">{}</div></td><td class=\"num change\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num medians\">{}</td><td class=\"num\">{}/{}</td></tr>",
         escape(&r.size),
         escape(&r.metric),
         escape(r.kernel_label()),
         escape(&super::format::reason_with_config(r)),
-        escape(&median(r.baseline.as_ref(), &r.unit)),
-        escape(&median(r.candidate.as_ref(), &r.unit)),
-        escape(&change_with_ci(r)),
+        escape(&change_cell(r, common_ci)),
         escape(&crate::outcome::results::threshold_text(r)),
         escape(&p_value(r.p_adjusted.or(r.p))),
+        escape(&medians(r)),
         r.baseline.as_ref().map_or(0, |x| x.n),
         r.candidate.as_ref().map_or(0, |x| x.n),
     );
@@ -190,18 +195,11 @@ fn row_cells(r: &Row, fail_on: crate::outcome::results::FailOn, with_target: boo
 
 fn table_head(with_target: bool, ci: &str) -> String {
     format!(
-        "<table><tr><th>verdict</th>{}<th>size</th><th>metric, kernel and reason</th><th>baseline</th><th>candidate</th><th>change ({})</th><th>threshold</th><th>p (adj.)</th><th>n</th></tr>\n",
+        "<table><tr><th>verdict</th>{}<th>size</th><th>metric, kernel and reason</th><th>change ({})</th><th>threshold</th><th>p (adj.)</th><th>{}</th><th>n</th></tr>\n",
         if with_target { "<th>target</th>" } else { "" },
-        escape(ci)
+        escape(ci),
+        escape(MEDIANS_LABEL)
     )
-}
-
-fn ci_of(results: &Results) -> String {
-    results
-        .rows
-        .iter()
-        .find_map(ci_label)
-        .unwrap_or_else(|| "CI".to_owned())
 }
 
 fn highlighted_table(results: &Results, h: &mut String) {
@@ -214,12 +212,17 @@ fn highlighted_table(results: &Results, h: &mut String) {
         .collect();
     h.push_str("<h2>Regressions, improvements and inconclusive rows</h2>\n");
     if rows.is_empty() {
-        h.push_str("<p>None: every judged row is within its threshold.</p>\n");
+        let _ = writeln!(
+            h,
+            "<p>{}</p>",
+            escape(&super::format::nothing_to_look_at(results))
+        );
         return;
     }
-    h.push_str(&table_head(true, &ci_of(results)));
+    let common = common_ci_label(rows.iter().copied());
+    h.push_str(&table_head(true, common.as_deref().unwrap_or("CI")));
     for r in &rows {
-        h.push_str(&row_cells(r, results.fail_on, true));
+        h.push_str(&row_cells(r, results.fail_on, true, common.as_deref()));
     }
     h.push_str("</table>\n");
     for r in rows {
@@ -303,7 +306,7 @@ fn plots(results: &Results, h: &mut String) {
             "<figure><figcaption><span class=\"pill {v}\">{v}</span> <b>{} {}</b> {}<br><span class=\"k\">{}</span></figcaption>{}</figure>",
             escape(&crate::measured::samples::target_size(&r.target, &r.size)),
             escape(&r.metric),
-            escape(&change_with_ci(r)),
+            escape(&change_cell(r, None)),
             escape(r.kernel_label()),
             strip_plot(r),
             v = r.verdict.as_str(),
@@ -386,10 +389,7 @@ fn strip_plot(r: &Row) -> String {
         escape(&unit)
     );
     let colour = verdict_colour(r.verdict);
-    for (side, y, fill, label) in [
-        (b, 28.0, "var(--base)", "baseline"),
-        (c, 58.0, colour, "candidate"),
-    ] {
+    for (side, y, fill, label) in [(b, 28.0, "var(--base)", "base"), (c, 58.0, colour, "head")] {
         side_marks(&mut s, side, y, fill, label, &x);
     }
     if let Some(l) = limit {
@@ -667,12 +667,16 @@ fn all_rows(results: &Results, h: &mut String) {
             targets.push(&r.target);
         }
     }
-    let ci = ci_of(results);
     for t in targets {
+        let rows: Vec<&Row> = sorted_rows(results)
+            .into_iter()
+            .filter(|r| r.target == t)
+            .collect();
+        let common = common_ci_label(rows.iter().copied());
         let _ = writeln!(h, "<h3>{}</h3>", escape(t));
-        h.push_str(&table_head(false, &ci));
-        for r in sorted_rows(results).into_iter().filter(|r| r.target == t) {
-            h.push_str(&row_cells(r, results.fail_on, false));
+        h.push_str(&table_head(false, common.as_deref().unwrap_or("CI")));
+        for r in rows {
+            h.push_str(&row_cells(r, results.fail_on, false, common.as_deref()));
         }
         h.push_str("</table>\n");
     }

@@ -16,7 +16,7 @@ use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, Te
 use crate::foundation::units::format_number;
 use crate::outcome::decide::{Gate, row_gate};
 use crate::outcome::results::{FailOn, Results, Row, RowVerdict, RunError};
-use crate::report::format::{case_name, change_with_ci, ci_label, median, p_value};
+use crate::report::format::{case_name, change_cell, medians_sentence, p_value};
 
 /// Render the results as JUnit XML.
 pub fn junit(results: &Results) -> String {
@@ -141,14 +141,12 @@ fn suite(results: &Results, target: &str) -> TestSuite {
 
 /// The failure message: everything a reader needs on one line.
 fn failure_message(row: &Row) -> String {
-    let ci = ci_label(row).map_or_else(String::new, |l| format!(" ({l})"));
     format!(
-        "{} {}: baseline {} -> candidate {}, change {}{ci}, threshold {}, p {}",
+        "{} {}: change {} ({}), threshold {}, p {}",
         row.metric,
         row.verdict.as_str(),
-        median(row.baseline.as_ref(), &row.unit),
-        median(row.candidate.as_ref(), &row.unit),
-        change_with_ci(row),
+        change_cell(row, None),
+        medians_sentence(row),
         crate::outcome::results::threshold_text(row),
         p_value(row.p_adjusted.or(row.p)),
     )
@@ -161,7 +159,7 @@ fn description(row: &Row) -> String {
         super::format::reason_with_config(row),
         row.method
     );
-    for (name, side) in [("baseline", &row.baseline), ("candidate", &row.candidate)] {
+    for (name, side) in [("base", &row.baseline), ("head", &row.candidate)] {
         if let Some(s) = side {
             let xs: Vec<String> = s.samples.iter().map(|x| format_number(*x)).collect();
             d.push_str(&format!("{name} samples ({}): {}\n", row.unit, xs.join(" ")));

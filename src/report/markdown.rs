@@ -7,8 +7,8 @@
 
 use crate::outcome::results::{Results, Row, RowVerdict};
 use crate::report::format::{
-    axis_scale, case_name, change_with_ci, ci_label, gate_badge, gpu_label, headline, median, p_value,
-    plural, shorten, sorted_rows, trend, verdict_badge,
+    MEDIANS_LABEL, axis_scale, case_name, change_cell, common_ci_label, gate_badge, gpu_label, headline,
+    medians, p_value, plural, shorten, sorted_rows, trend, verdict_badge,
 };
 
 /// GitHub rejects issue and pull-request comment bodies longer than this many characters.
@@ -90,8 +90,8 @@ pub fn comment_marker(results: &Results) -> String {
 ///   escape what follows), `*` (emphasis, also within a word), `~` (strikethrough), `$` (math),
 ///   `^` (superscript);
 /// - where it acts: a run of `_` not between two letters or digits (emphasis; `gpu__time` is
-///   not), `@` before a name (a mention), `#` before a digit (an issue link), `:` before a letter
-///   (an emoji shortcode), `[` before `[` or `^` and `]` before `(`, `[` or `:` (links, footnotes,
+///   not), `@` before a name (a mention), `#` before a digit (an issue link), `:` that opens an
+///   emoji shortcode (`:tada:`, [`emoji_shortcode`]; `12:38:36Z` and `replay:dir` do not), `[` before `[` or `^` and `]` before `(`, `[` or `:` (links, footnotes,
 ///   wiki links), a leading `>` (a quote when the text starts a line) and a leading `#`, `+`,
 ///   `-` or `=` before a space, the same character or the end (a heading, a list item, a
 ///   thematic break or a setext underline).
@@ -132,7 +132,7 @@ pub fn escape_md_cell(text: &str) -> String {
             }
             '@' if next.is_some_and(|n| n.is_alphanumeric()) => reference(&mut out, c),
             '#' if next.is_some_and(char::is_ascii_digit) => reference(&mut out, c),
-            ':' if next.is_some_and(|n| n.is_alphanumeric()) => reference(&mut out, c),
+            ':' if emoji_shortcode(&chars[i + 1..]) => reference(&mut out, c),
             '[' if matches!(next, Some('[' | '^')) => reference(&mut out, c),
             ']' if matches!(next, Some('(' | '[' | ':')) => reference(&mut out, c),
             // A heading, list item, thematic break or setext underline needs a space, the same
@@ -150,6 +150,22 @@ pub fn escape_md_cell(text: &str) -> String {
         i += 1;
     }
     out
+}
+
+/// Whether `rest` (what follows a `:`) completes an emoji shortcode (`:tada:`, `:+1:`,
+/// `:100:`): a name of letters, digits, `_`, `+` or `-` and a closing `:`. A name of digits
+/// alone is none but `100` and `1234` (GitHub's only numeric ones), so `12:38:36Z` and
+/// `replay:examples/...` stay as written.
+fn emoji_shortcode(rest: &[char]) -> bool {
+    let n = rest
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '-'))
+        .count();
+    if n == 0 || rest.get(n) != Some(&':') {
+        return false;
+    }
+    let name: String = rest[..n].iter().collect();
+    !name.chars().all(|c| c.is_ascii_digit()) || name == "100" || name == "1234"
 }
 
 /// A name or a metric as a code span for a table cell or inline text (never in raw HTML, where
@@ -185,6 +201,30 @@ pub(crate) fn code_span(text: &str, in_table: bool) -> String {
             ""
         };
     format!("{fence}{pad}{body}{pad}{fence}")
+}
+
+/// Text that quotes names between backticks (reasons, error messages: ``no baseline of
+/// `matmul` ``) as Markdown: each quoted part a [`code_span`], the rest through
+/// [`escape_md_cell`], so the names render as code rather than as literal backticks or
+/// character references. `in_table`: the text is a table cell (`|` in a code span is `\|`).
+pub(crate) fn md_text(text: &str, in_table: bool) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    // An odd number of parts means every backtick has its pair; an unpaired one stays text.
+    let paired = parts.len() % 2 == 1;
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, part) in parts.iter().enumerate() {
+        let inside = i % 2 == 1 && (paired || i + 1 < parts.len());
+        if inside && !part.trim().is_empty() {
+            out.push_str(&code_span(part, in_table));
+        } else if inside {
+            out.push_str(&escape_md_cell(&format!("`{part}`")));
+        } else if i % 2 == 1 {
+            out.push_str(&escape_md_cell(&format!("`{part}")));
+        } else {
+            out.push_str(&escape_md_cell(part));
+        }
+    }
+    out
 }
 
 /// How much of the body to render.
@@ -276,7 +316,10 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         shortened_note(results, opts, rows.len() - shown, &mut md);
     }
     if rows.is_empty() {
-        md.push_str("No regressions, improvements or inconclusive rows.\n\n");
+        md.push_str(&format!(
+            "{}\n\n",
+            escape_md_cell(&super::format::nothing_to_look_at(results))
+        ));
     } else {
         table(results, &rows, shown, &mut md);
         if shown < rows.len() {
@@ -332,15 +375,13 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
 /// The table of the highlighted rows: badge, (GPU,) target, size, kernel, metric, both medians,
 /// the change with its interval and p; the first `shown` of `rows`.
 fn table(results: &Results, rows: &[&Row], shown: usize, md: &mut String) {
-    let ci = rows
-        .iter()
-        .find_map(|r| ci_label(r))
-        .unwrap_or_else(|| "CI".to_owned());
+    let common = common_ci_label(rows.iter().take(shown).copied());
+    let ci = common.clone().unwrap_or_else(|| "CI".to_owned());
     // Merged results of several GPU types name the GPU of each row.
     let multi_gpu = crate::outcome::merge::gpus(results).len() > 1;
     let (gpu_head, gpu_rule) = if multi_gpu { (" GPU |", "---|") } else { ("", "") };
     md.push_str(&format!(
-        "| |{gpu_head} target | size | kernel | metric | baseline | candidate | change ({ci}) | p (adj.) |\n|---|{gpu_rule}---|---|---|---|---|---|---|---|\n"
+        "| |{gpu_head} target | size | kernel | metric | change ({ci}) | p (adj.) | {MEDIANS_LABEL} |\n|---|{gpu_rule}---|---|---|---|---|---|---|\n"
     ));
     for r in rows.iter().take(shown) {
         let gpu_cell = if multi_gpu {
@@ -349,16 +390,15 @@ fn table(results: &Results, rows: &[&Row], shown: usize, md: &mut String) {
             String::new()
         };
         md.push_str(&format!(
-            "| {} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} |\n",
             gate_badge(r, results.fail_on),
             code_span(&r.target, true),
             escape_md_cell(&r.size),
             code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
             code_span(&r.metric, true),
-            escape_md_cell(&median(r.baseline.as_ref(), &r.unit)),
-            escape_md_cell(&median(r.candidate.as_ref(), &r.unit)),
-            escape_md_cell(&change_with_ci(r)),
+            escape_md_cell(&change_cell(r, common.as_deref())),
             escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
+            escape_md_cell(&medians(r)),
         ));
     }
 }
@@ -678,14 +718,14 @@ fn errors(results: &Results, md: &mut String) {
             "- {} **{}**: {}\n",
             code_span(&at, false),
             escape_md_cell(e.kind.as_str()),
-            escape_md_cell(&e.message)
+            md_text(&e.message, false)
         ));
     }
     for r in row_errors {
         md.push_str(&format!(
             "- {}: {}\n",
-            escape_md_cell(&shorten(&case_name(r), 200)),
-            escape_md_cell(&r.reason)
+            code_span(&shorten(&case_name(r), 200), false),
+            md_text(&r.reason, false)
         ));
     }
     md.push('\n');
@@ -723,9 +763,11 @@ fn details(results: &Results, md: &mut String) {
                 });
             }
         }
+        let common = common_ci_label(rows.iter().copied());
+        let ci = common.clone().unwrap_or_else(|| "CI".to_owned());
         // A blank line after <summary> lets GitHub render the Markdown table inside.
         md.push_str(&format!(
-            "<details><summary><b>{}</b>: {}</summary>\n\n| verdict | size | kernel | metric | baseline | candidate | change | threshold | p (adj.) | n | reason |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+            "<details><summary><b>{}</b>: {}</summary>\n\n| verdict | size | kernel | metric | change ({ci}) | threshold | p (adj.) | {MEDIANS_LABEL} | n | reason |\n|---|---|---|---|---|---|---|---|---|---|\n",
             escape_md_cell(t),
             escape_md_cell(&counts.join(", "))
         ));
@@ -736,18 +778,17 @@ fn details(results: &Results, md: &mut String) {
                 r.candidate.as_ref().map_or(0, |s| s.n)
             );
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 gate_badge(r, results.fail_on),
                 escape_md_cell(&r.size),
                 code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
                 code_span(&r.metric, true),
-                escape_md_cell(&median(r.baseline.as_ref(), &r.unit)),
-                escape_md_cell(&median(r.candidate.as_ref(), &r.unit)),
-                escape_md_cell(&change_with_ci(r)),
+                escape_md_cell(&change_cell(r, common.as_deref())),
                 escape_md_cell(&crate::outcome::results::threshold_text(r)),
                 escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
+                escape_md_cell(&medians(r)),
                 n,
-                escape_md_cell(&super::format::reason_with_config(r)),
+                md_text(&super::format::reason_with_config(r), true),
             ));
         }
         md.push_str("\n</details>\n\n");

@@ -1,6 +1,6 @@
 //! Plain-text tables for the terminal.
 
-use crate::foundation::units::{Percent, human, percent};
+use crate::foundation::units::human;
 use crate::measured::samples::{Launch, MetricValue};
 use crate::outcome::decide::{Gate, row_gate};
 use crate::outcome::results::{Results, RowVerdict, RunVerdict};
@@ -249,10 +249,9 @@ mod col {
     pub const SIZE: usize = 2;
     pub const KERNEL: usize = 3;
     pub const METRIC: usize = 4;
-    pub const BASELINE: usize = 5;
-    pub const CANDIDATE: usize = 6;
-    pub const CI: usize = 8;
-    pub const P: usize = 9;
+    pub const MEDIANS: usize = 5;
+    pub const CI: usize = 7;
+    pub const P: usize = 8;
 }
 
 /// The top-level positions in `name` where `pat` occurs (outside template arguments and
@@ -279,6 +278,12 @@ fn top_level(name: &str, pat: &str) -> Vec<usize> {
 /// `vectorized_layer_norm_kernel<Half, float, 0>` -> `vectorized_lay…<Half, float, 0>`. The
 /// JSON and HTML reports keep the full name.
 pub fn short_kernel(name: &str, max: usize) -> String {
+    middle_cut(&strip_kernel(name, max), max)
+}
+
+/// A kernel name without, as far as `max` needs, its parameter list, its return type and its
+/// leading namespaces (the first steps of [`short_kernel`]).
+fn strip_kernel(name: &str, max: usize) -> String {
     let mut form = name.trim().to_owned();
     if form.chars().count() <= max {
         return form;
@@ -316,7 +321,61 @@ pub fn short_kernel(name: &str, max: usize) -> String {
     {
         form = form[colons + 2..].to_owned();
     }
-    middle_cut(&form, max)
+    form
+}
+
+/// The kernel cells of a table whose kernel column is `max` characters wide, keeping what tells
+/// the kernels apart. Each name first loses its parameter list, return type and namespaces
+/// ([`strip_kernel`]). Where names are still too long and two or more of them share a start
+/// (`nvjet_sm90_tst_` of two cuBLAS kernels), the shared start, cut at a `_`, `:` or `<`, becomes
+/// `…`. Then a name with template arguments loses its middle (the function's name and the end
+/// of its arguments stay: `vectorized_lay…<Half, float, 0>`), and a plain identifier its end,
+/// since library kernels put what distinguishes them after their family
+/// (`nvjet_sm90_tst_256x128_64x4_1x2_h_bz_co…` keeps its tile shape).
+pub fn kernel_cells(names: &[String], max: usize) -> Vec<String> {
+    let forms: Vec<String> = names.iter().map(|n| strip_kernel(n, max)).collect();
+    let mut long: Vec<&str> = forms
+        .iter()
+        .filter(|f| f.chars().count() > max)
+        .map(String::as_str)
+        .collect();
+    long.sort_unstable();
+    long.dedup();
+    let shared = match long.as_slice() {
+        [first, rest @ ..] if !rest.is_empty() => {
+            let mut n = first.len();
+            for other in rest {
+                n = n.min(
+                    first
+                        .bytes()
+                        .zip(other.bytes())
+                        .take_while(|(a, b)| a == b)
+                        .count(),
+                );
+            }
+            // Whole tokens only: up to and including the last separator of the shared start.
+            first[..n].rfind(['_', ':', '<']).map_or(0, |k| k + 1)
+        }
+        _ => 0,
+    };
+    forms
+        .into_iter()
+        .map(|f| {
+            if f.chars().count() <= max {
+                return f;
+            }
+            let f = if shared >= 6 && f.is_char_boundary(shared) {
+                format!("…{}", &f[shared..])
+            } else {
+                f
+            };
+            if f.ends_with('>') && f.contains('<') {
+                middle_cut(&f, max)
+            } else {
+                crate::report::table::truncate(&f, max)
+            }
+        })
+        .collect()
 }
 
 /// `text` in `max` characters with its middle replaced by `…` (the start a little longer).
@@ -355,18 +414,6 @@ fn medians_in_one_unit(r: &crate::outcome::results::Row) -> (String, String, Str
     (show(b), show(c), unit)
 }
 
-/// The change of the medians the table shows (candidate / baseline - 1), so that the change
-/// column always agrees with the two numbers beside it. The Hodges-Lehmann shift the verdict
-/// used is in the CI column's interval and in every other report.
-fn median_change(r: &crate::outcome::results::Row) -> String {
-    match (r.baseline.as_ref(), r.candidate.as_ref()) {
-        (Some(b), Some(c)) if b.median != 0.0 && b.median.is_finite() && c.median.is_finite() => {
-            percent(c.median / b.median - 1.0, Percent::Change)
-        }
-        _ => "n/a".to_owned(),
-    }
-}
-
 /// Whether a row's verdict rested on a significance test (its p is worth a column): rows that
 /// changed or stayed doubtful. A pass inside the threshold needed none.
 fn p_matters(r: &crate::outcome::results::Row) -> bool {
@@ -377,14 +424,15 @@ fn p_matters(r: &crate::outcome::results::Row) -> bool {
 }
 
 /// The results as a terminal table, regressions first: verdict, target, size, kernel (its
-/// return type, namespaces and then its middle left out as the width needs), metric (short name
-/// where one is known) with its unit, baseline and candidate medians as numbers in that unit,
-/// the change of those medians, the interval of the Hodges-Lehmann shift, and p (adjusted where
-/// known) only for rows whose verdict needed a test. Fitted to `style.width`: the kernel
-/// shortens first, then p, the interval, the kernel and the baseline with the candidate (together)
-/// are left out, in that order; what was left out is said under the table. Under it: the reason
-/// of each regression, error and inconclusive row on a line of its own, the run errors and the
-/// headline.
+/// return type, namespaces, the part every kernel of the table shares and then its middle left
+/// out as the width needs, [`kernel_cells`]), metric (short name where one is known) with its
+/// unit, the two medians in that unit as context (`median base → head`), the change and its
+/// interval, the ones the verdict used (`Row::change`, `Row::change_ci`, printed as every other
+/// report prints them), and p (adjusted where known) only for rows whose verdict needed a test.
+/// Fitted to `style.width`: the kernel shortens first, then p, the medians, the interval, and
+/// last the kernel are left out; what was left out is said under the table. Under it: the first
+/// clause of the reason of each row that fails or stays doubtful, on one line each, the run
+/// errors and the headline.
 pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     use crate::report::table::{Align, Column, Fit, Overflow, Table};
     use col::*;
@@ -393,44 +441,62 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     let show_p = rows_sorted
         .iter()
         .any(|r| p_matters(r) && r.p_adjusted.or(r.p).is_some());
+    let common_ci = crate::report::format::common_ci_label(rows_sorted.iter().copied());
     let columns = vec![
         Column::new("verdict", l, Overflow::Truncate),
         Column::new("target", l, Overflow::Truncate),
         Column::new("size", l, Overflow::Wrap),
         Column::new("kernel", l, Overflow::Shorten(short_kernel)),
         Column::new("metric (unit)", l, Overflow::Wrap),
-        Column::new("baseline", r, Overflow::Truncate),
-        Column::new("candidate", r, Overflow::Truncate),
-        Column::new("Δ median", r, Overflow::Truncate),
-        Column::new("shift CI", l, Overflow::Wrap),
+        // `→ head` kept together when the header wraps (the wrap breaks at plain spaces only).
+        Column::new(
+            &crate::report::format::MEDIANS_LABEL.replace("→ ", "→\u{a0}"),
+            r,
+            Overflow::Wrap,
+        ),
+        Column::new("change", r, Overflow::Truncate),
+        Column::new(common_ci.as_deref().unwrap_or("CI"), l, Overflow::Wrap),
         Column::new("p", r, Overflow::Truncate),
     ];
     let mut used_short: Vec<(&'static str, &str)> = Vec::new();
-    let rows: Vec<Vec<String>> = rows_sorted
+    let mut rows: Vec<Vec<String>> = rows_sorted
         .iter()
-        .map(|r| result_cells(r, &mut used_short))
+        .map(|r| result_cells(r, &mut used_short, common_ci.as_deref()))
         .collect();
-    let (mut columns, mut rows) = (columns, rows);
+    let medians_width = align_medians(&mut rows);
+    let mut columns = columns;
     if !show_p {
         // No row needed a test: no p column at all (P is the last column).
         columns.truncate(P);
         rows.iter_mut().for_each(|r| r.truncate(P));
     }
     let fit = vec![
-        Fit::Shrink(KERNEL, 40),
+        // The header wraps (`median base` over `→ head`) rather than widen the numbers' column.
+        Fit::Shrink(MEDIANS, medians_width),
+        Fit::Shrink(KERNEL, 48),
         Fit::Drop(P),
-        Fit::Shrink(KERNEL, 28),
+        Fit::Shrink(KERNEL, 40),
         Fit::Shrink(METRIC, 16),
+        Fit::Shrink(KERNEL, 28),
+        Fit::Drop(MEDIANS),
+        Fit::Shrink(KERNEL, 22),
         Fit::Drop(CI),
-        Fit::Shrink(KERNEL, 16),
         Fit::Shrink(METRIC, 11),
+        Fit::Shrink(KERNEL, 16),
         Fit::Shrink(TARGET, 12),
-        Fit::Drop(KERNEL),
         Fit::Shrink(SIZE, 10),
-        Fit::DropBoth(BASELINE, CANDIDATE),
+        Fit::Shrink(KERNEL, 10),
+        Fit::Drop(KERNEL),
         Fit::Shrink(METRIC, 8),
     ];
-    let table = Table { columns, rows, fit };
+    let mut table = Table { columns, rows, fit };
+    let layout = table.layout(style.width);
+    if let Some(w) = layout.widths[KERNEL] {
+        let names: Vec<String> = table.rows.iter().map(|r| r[KERNEL].clone()).collect();
+        for (row, name) in table.rows.iter_mut().zip(kernel_cells(&names, w)) {
+            row[KERNEL] = name;
+        }
+    }
     // The colour says what the row means for the gate (decide::row_gate): a row that fails it
     // without being a regression (a missing kernel, `--fail-on inconclusive`) is red too.
     let verdicts: Vec<RowVerdict> = rows_sorted
@@ -449,13 +515,12 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
             _ => text.to_owned(),
         }
     };
-    let mut out = table.render(style.width, &paint);
+    let mut out = table.render_layout(&layout, &paint);
     if results.rows.is_empty() {
         out.push_str("no rows\n");
     }
     if !results.rows.is_empty() {
-        let dropped: Vec<usize> = table
-            .layout(style.width)
+        let dropped: Vec<usize> = layout
             .dropped()
             .into_iter()
             .filter(|&i| i < table.columns.len())
@@ -464,14 +529,13 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         push_dropped(&mut out, &table, &dropped, why, style.width);
     }
     push_legend(&mut out, &used_short, style.width);
-    if !results.rows.is_empty() {
-        push_wrapped(
-            &mut out,
-            "Δ median: the change of the two medians shown; shift CI: the interval of the Hodges-Lehmann shift the verdict used",
-            style.width,
-        );
-    }
     push_notes(&mut out, results, &rows_sorted, style);
+    push_headline(&mut out, results, style);
+    out
+}
+
+/// The headline under everything, and the line that says where replayed data came from.
+fn push_headline(out: &mut String, results: &Results, style: ConsoleStyle) {
     // Names reach the terminal: no escape sequence acts, no bidi control reorders. Cells,
     // notes and messages are made visible one by one, so that only our own colour codes act.
     let head = crate::report::text::visible(&headline(results));
@@ -486,16 +550,46 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
             "data: {label}, replayed from {}",
             results.source.trim_start_matches("replay:")
         );
-        push_wrapped(&mut out, &one_line(&line), style.width);
+        push_wrapped(out, &one_line(&line), style.width);
     }
-    out
+}
+
+/// The medians column's cells (`246.9 → 256.8`) lined up on the arrow: each side padded to the
+/// widest of its side. Returns the widest cell.
+fn align_medians(rows: &mut [Vec<String>]) -> usize {
+    let sides: Vec<Option<(String, String)>> = rows
+        .iter()
+        .map(|r| {
+            r[col::MEDIANS]
+                .split_once('\u{1f}')
+                .map(|(b, c)| (b.to_owned(), c.to_owned()))
+        })
+        .collect();
+    let wb = sides
+        .iter()
+        .flatten()
+        .map(|(b, _)| b.chars().count())
+        .max()
+        .unwrap_or(0);
+    let wc = sides
+        .iter()
+        .flatten()
+        .map(|(_, c)| c.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (row, side) in rows.iter_mut().zip(sides) {
+        row[col::MEDIANS] = side.map_or_else(String::new, |(b, c)| format!("{b:>wb$} → {c:>wc$}"));
+    }
+    if wb + wc == 0 { 0 } else { wb + wc + 3 }
 }
 
 /// One row of the results table: the cells of `r`, the metric by its short name where one is
-/// known (remembered in `used_short` for the legend).
+/// known (remembered in `used_short` for the legend). The medians cell holds the two sides
+/// apart by U+001F until [`align_medians`] lines them up.
 fn result_cells<'a>(
     r: &'a crate::outcome::results::Row,
     used_short: &mut Vec<(&'static str, &'a str)>,
+    common_ci: Option<&str>,
 ) -> Vec<String> {
     // Registers per thread: the unit is the name (`regs/thread`, 11 characters, fits
     // the narrowest metric column).
@@ -520,22 +614,29 @@ fn result_cells<'a>(
     } else {
         format!("{metric} ({unit})")
     };
+    let medians = if r.baseline.is_none() && r.candidate.is_none() {
+        String::new()
+    } else {
+        format!("{baseline}\u{1f}{candidate}")
+    };
+    // The interval the verdict used, with its level when the header cannot say it.
+    let ci =
+        crate::report::format::interval(r).map_or_else(
+            String::new,
+            |i| match crate::report::format::ci_label(r) {
+                Some(l) if common_ci != Some(l.as_str()) => format!("{i} ({l})"),
+                _ => i,
+            },
+        );
     vec![
         crate::report::format::verdict_word(r).to_owned(),
         one_line(&r.target),
         one_line(&r.size),
         one_line(r.kernel_label()),
         metric,
-        baseline,
-        candidate,
-        median_change(r),
-        r.change_ci.map_or_else(String::new, |[lo, hi]| {
-            format!(
-                "[{}, {}]",
-                percent(lo, Percent::Change),
-                percent(hi, Percent::Change)
-            )
-        }),
+        medians,
+        crate::report::format::estimate(r),
+        ci,
         if p_matters(r) {
             r.p_adjusted
                 .or(r.p)
@@ -556,6 +657,7 @@ fn push_notes(
     style: ConsoleStyle,
 ) {
     // Why each row that fails or stays doubtful got its verdict, one line each.
+    let mut cut = false;
     for r in rows_sorted
         .iter()
         .filter(|r| row_gate(r, results.fail_on) != Gate::Pass && !r.reason.is_empty())
@@ -563,15 +665,31 @@ fn push_notes(
         let metric = short_metric_name(&r.metric).unwrap_or(&r.metric);
         // `reason ...`, as the why lines are `why ...`: a line that starts with a verdict word
         // is a table row.
+        let full = one_line(&crate::report::format::reason_with_config(r));
         let line = format!(
             "reason {}[{}] {} ({}): {}",
             one_line(&r.target),
             one_line(&r.size),
             one_line(metric),
             crate::report::format::verdict_word(r),
-            one_line(&crate::report::format::reason_with_config(r))
+            first_clause(&full)
         );
-        push_wrapped(out, &crate::report::text::visible(&line), style.width);
+        // One line each: the full sentence is in the JSON, HTML and Markdown reports.
+        let line = crate::report::text::visible(&line);
+        let shown = match style.width {
+            Some(w) => crate::report::table::truncate(&line, w),
+            None => line.clone(),
+        };
+        cut |= shown != line || first_clause(&full) != full;
+        out.push_str(&shown);
+        out.push('\n');
+    }
+    if cut {
+        push_wrapped(
+            out,
+            "(reasons shortened to one line; --json, --html and --markdown have each in full)",
+            style.width,
+        );
     }
     for e in &results.errors {
         let at = one_line(&match &e.size {
@@ -621,6 +739,12 @@ fn push_notes(
         );
         push_wrapped(out, &one_line(&note), style.width);
     }
+}
+
+/// The first clause of a reason (up to its first `; `): the verdict and the numbers it rests
+/// on; the rest (runs, noise, notes) is in the other reports.
+fn first_clause(reason: &str) -> &str {
+    reason.split_once("; ").map_or(reason, |(first, _)| first)
 }
 
 /// A metric's cell: its short name where one is known (remembered in `used` for the legend),
