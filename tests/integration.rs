@@ -43,6 +43,7 @@ mod report_gitlab;
 mod report_html;
 mod report_junit;
 mod report_markdown;
+mod report_one_number;
 mod report_real_check;
 mod sass_cache;
 mod shard_auto;

@@ -1210,8 +1210,10 @@ fn control_and_bidi_characters_from_kernel_names_never_reach_a_report_raw() {
     }
     for (name, text) in docs {
         assert!(!raw(&text), "{name} holds a raw control or bidi character");
+        // Markdown shows names as code spans, where `<U+202E>` is text as written.
         assert!(
-            text.contains("&lt;U+202E&gt;"),
+            text.contains("&lt;U+202E&gt;")
+                || (matches!(name, "summary" | "r.md") && text.contains("<U+202E>")),
             "{name} shows the bidi control visibly"
         );
     }

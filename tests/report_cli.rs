@@ -43,9 +43,11 @@ fn prints_the_table_regressions_first_when_no_file_is_asked_for() {
         "{stdout}"
     );
     assert!(
-        // The unit with the metric, the values bare; the change of the medians and the
-        // interval of the shift are separate columns (the interval can be left out).
-        lines[1].contains("time (ms)") && lines[1].contains("2.482") && lines[1].contains("  [+5.2%, +8.7%]"),
+        // The unit with the metric, the medians bare as context; the change and the interval
+        // the verdict used are separate columns (the interval can be left out).
+        lines[1].contains("time (ms)")
+            && lines[1].contains("2.482 → 2.646")
+            && lines[1].contains("  +6.66%  [+5.24%, +8.67%]"),
         "{stdout}"
     );
     assert!(stdout.contains("error: attention[seq=8192,heads=32]: ncu did not finish"));

@@ -116,7 +116,9 @@ fn annotations_escape_workflow_command_syntax() {
     let first = &lines[0];
     assert!(first.starts_with("::error file=cgp-gate.yaml,title=cgp-gate regression%3A gemm[m=4096%2Cn=4096%3A%3Aerror%3A%3Aforged%0Ax]"), "{first}");
     assert!(
-        first.contains("baseline 2.482 ms -> candidate 2.646 ms, change +6.7%25 [+5.2%25, +8.7%25]"),
+        first.contains(
+            "change +6.66%25 [+5.24%25, +8.67%25] (95%25 CI) (median base 2.482 ms → head 2.646 ms)"
+        ),
         "{first}"
     );
 }

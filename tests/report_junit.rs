@@ -61,14 +61,22 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
                 RowVerdict::Regression,
             ) => {
                 let m = message.as_ref().unwrap().as_str();
-                // The failure message carries baseline, candidate, change and its interval.
+                // The failure message carries the change and its interval, as every report
+                // prints them, and the medians as context.
                 let b = cgp_gate::foundation::units::human(row.baseline.as_ref().unwrap().median, &row.unit);
                 let c = cgp_gate::foundation::units::human(row.candidate.as_ref().unwrap().median, &row.unit);
-                assert!(m.contains(&format!("baseline {b}")), "{m}");
-                assert!(m.contains(&format!("candidate {c}")), "{m}");
+                assert!(m.contains(&format!("median base {b} → head {c}")), "{m}");
                 let [lo, hi] = row.change_ci.unwrap();
-                assert!(m.contains(&format!("{:+.1}%", lo * 100.0)), "{m}");
-                assert!(m.contains(&format!("{:+.1}%", hi * 100.0)), "{m}");
+                let change = row.change.unwrap();
+                assert!(
+                    m.contains(&format!(
+                        "change {:+.2}% [{:+.2}%, {:+.2}%]",
+                        change * 100.0,
+                        lo * 100.0,
+                        hi * 100.0
+                    )),
+                    "{m}"
+                );
                 assert!(m.contains("95% CI"), "{m}");
             }
             (TestCaseStatus::Skipped { message, .. }, RowVerdict::Inconclusive | RowVerdict::Missing) => {

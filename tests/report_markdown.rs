@@ -144,20 +144,19 @@ fn mixed_results_render_with_intact_tables_and_no_injected_html() {
             }
         }
     }
-    // Highlighted table: header + 4 rows of 9 cells, regressions first, kernel names intact.
+    // Highlighted table: header + 4 rows of 8 cells, regressions first, kernel names intact.
     let tables = table_cells(md.split("<details>").next().unwrap());
     assert_eq!(tables.len(), 5, "{tables:?}");
-    assert!(tables.iter().all(|r| r.len() == 9));
+    assert!(tables.iter().all(|r| r.len() == 8));
     assert!(tables[1][0].contains("regression") && tables[2][0].contains("regression"));
     assert_eq!(
         tables[1][3],
         "void gemm<float, 128, 4>(float const*, float*, int) [with T=float] | *x*"
     );
-    assert!(
-        tables[1][7].starts_with("+6.7% [+5.2%, +8.7%]"),
-        "{:?}",
-        tables[1][7]
-    );
+    // The change and interval the verdict used, then the medians as context.
+    assert_eq!(tables[0][5], "change (95% CI)");
+    assert_eq!(tables[1][5], "+6.66% [+5.24%, +8.67%]");
+    assert_eq!(tables[1][7], "2.482 ms → 2.646 ms");
     assert!(md.contains("2 regressions, 1 error, 1 inconclusive, 1 improvement on NVIDIA H200"));
     assert!(md.contains("[!WARNING]") && md.contains("Synthetic data"));
     assert!(md.contains("```mermaid\nxychart-beta"));
@@ -392,10 +391,10 @@ fn a_real_checks_comment_is_readable_raw() {
             "{md}"
         );
         assert!(md.contains(" cgp-gate: ") && !md.contains("&#58;"), "{md}");
-        // Every highlighted row is a table row of 9 cells, names as written.
+        // Every highlighted row is a table row of 8 cells, names as written.
         let tables = table_cells(md.split("<details>").next().unwrap());
         assert!(
-            tables.len() > 1 && tables.iter().all(|r| r.len() == 9),
+            tables.len() > 1 && tables.iter().all(|r| r.len() == 8),
             "{tables:?}"
         );
         assert!(

@@ -199,7 +199,7 @@ pub(crate) fn nothing_to_look_at(results: &Results) -> String {
         .count();
     match (errors, judged) {
         (0, 0) => "No row was judged.".to_owned(),
-        (0, _) => "None: every judged row is within its threshold.".to_owned(),
+        (0, _) => "No regressions, improvements or inconclusive rows.".to_owned(),
         (e, 0) => format!(
             "No row was judged: the run failed with {} (below); this is not a pass.",
             plural(e, "error", "errors")
