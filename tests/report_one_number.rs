@@ -294,3 +294,72 @@ fn ab_on_the_pytorch_recording_shows_one_number_per_row_in_every_report() {
         expected(layer).unwrap().0
     );
 }
+
+/// Issue 37, the first reports: an `ab` whose head tree lacks a repetition fails with errors.
+/// Its Markdown and HTML must not say "every judged row is within its threshold" above the
+/// errors, and the Markdown error list renders (CommonMark, pulldown-cmark) with the commands it
+/// names as code and without character references or literal backticks.
+#[test]
+fn an_error_report_reads_as_a_failure_and_renders_its_commands_as_code() {
+    use pulldown_cmark::{Event, Options, Parser};
+    let rec = root().join("examples/pytorch/recording");
+    let d = tempfile::tempdir().unwrap();
+    let trees = d.path().join("trees");
+    for d in ["gemm/n=2048", "gemm/n=4096", "layernorm/n=1024"] {
+        for side in ["base", "head"] {
+            let to = trees.join(side).join(d);
+            std::fs::create_dir_all(&to).unwrap();
+            for i in 0..5 {
+                if side == "base" || i > 0 {
+                    std::fs::copy(rec.join(d).join(format!("{i}.csv")), to.join(format!("{i}.csv"))).unwrap();
+                }
+            }
+        }
+    }
+    let (md, html) = (d.path().join("r.md"), d.path().join("r.html"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cgp-gate"))
+        .args(["ab", "--spec", "examples/pytorch/cgp-gate.yaml", "--replay"])
+        .arg(&trees)
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--html")
+        .arg(&html)
+        .args(["--no-github-actions", "--quiet"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (md, html) = (
+        std::fs::read_to_string(md).unwrap(),
+        std::fs::read_to_string(html).unwrap(),
+    );
+    for text in [&md, &html] {
+        assert!(!text.contains("within its threshold"), "{text}");
+        assert!(text.contains("this is not a pass"), "{text}");
+    }
+    assert!(!md.contains("&#"), "no character references: {md}");
+    let events: Vec<Event> = Parser::new_ext(&md, Options::ENABLE_TABLES).collect();
+    let code: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Code(c) => Some(c.as_ref()),
+            _ => None,
+        })
+        .collect();
+    assert!(code.contains(&"cgp-gate profile --record DIR"), "{code:?}");
+    assert!(code.contains(&"gemm[n=2048]"), "{code:?}");
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text(t) => Some(t.as_ref()),
+            _ => None,
+        })
+        .collect();
+    assert!(!text.contains('`'), "literal backticks: {text}");
+    assert!(text.contains("has no repetition 0"), "{text}");
+}

@@ -456,6 +456,46 @@ mod tests {
         }
     }
 
+    /// Real magnitudes (matmul's flop/s on the H100, `8362475394648.349609 flop/second` as
+    /// raw floats before): the y labels read in the display unit with three significant digits,
+    /// and the plot starts right of the wider one, so nothing is cut at the left edge.
+    #[test]
+    fn y_labels_use_units_three_digits_and_fit() {
+        let mut r = report();
+        r.series[0].unit = "flop/second".into();
+        r.rows[0].unit = "flop/second".into();
+        for p in &mut r.series[0].points {
+            p.value = if p.index >= 4 {
+                8_362_475_394_648.35
+            } else {
+                8_697_000_000_000.0
+            };
+        }
+        let page = html(&r);
+        let labels: Vec<(f64, &str)> = page
+            .split("<text class=\"ylabel\" x=\"")
+            .skip(1)
+            .map(|s| {
+                let (x, rest) = s.split_once('"').unwrap();
+                let text = rest.split_once('>').unwrap().1.split("</text>").next().unwrap();
+                (x.parse().unwrap(), text)
+            })
+            .collect();
+        assert_eq!(labels.len(), 2, "{page}");
+        for (x, text) in &labels {
+            assert!(text.ends_with(" TFLOP/s"), "{text}");
+            let number = text.split(' ').next().unwrap();
+            let digits = number.chars().filter(char::is_ascii_digit).count();
+            assert_eq!(digits, 3, "{text}");
+            // Right-anchored at x: the text needs its width left of x, within the chart.
+            assert!(*x >= text.chars().count() as f64 * AXIS_CHAR_PX, "{x} {text}");
+        }
+        assert_eq!(three_digits(8.362475), "8.36");
+        assert_eq!(three_digits(176.94), "177");
+        assert_eq!(three_digits(0.0012345), "0.00123");
+        assert_eq!(three_digits(25.87), "25.9");
+    }
+
     #[test]
     fn sparkline_marks_the_change() {
         let r = report();

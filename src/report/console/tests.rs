@@ -83,3 +83,28 @@ fn well_known_metrics_have_short_names_and_others_keep_theirs() {
         None
     );
 }
+
+/// Kernels that share a family keep what tells them apart: the shared start goes, the tile
+/// shape stays; a lone library identifier keeps its start (and tile shape), not its end.
+#[test]
+fn kernel_cells_keep_what_tells_kernels_apart() {
+    use super::kernel_cells;
+    let a = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT".to_owned();
+    let b = "nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopB_NNT".to_owned();
+    let cells = kernel_cells(&[a.clone(), b.clone(), a.clone()], 30);
+    assert_eq!(cells[0], "…256x128_64x4_1x2_h_bz_coopA_…");
+    assert_eq!(cells[1], "…128x256_64x4_2x1_v_bz_coopB_…");
+    assert_eq!(cells[0], cells[2]);
+    assert!(cells.iter().all(|c| c.chars().count() <= 30));
+    let lone = kernel_cells(std::slice::from_ref(&a), 30);
+    assert_eq!(lone[0], "nvjet_sm90_tst_256x128_64x4_1…");
+    let layer = kernel_cells(
+        &["void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>(int, float)".to_owned()],
+        30,
+    );
+    assert!(
+        layer[0].starts_with("vectorized_") && layer[0].ends_with("float, 0>"),
+        "{}",
+        layer[0]
+    );
+}
