@@ -7,8 +7,8 @@
 
 use crate::outcome::results::{Results, Row, RowVerdict};
 use crate::report::format::{
-    MEDIANS_LABEL, axis_scale, case_name, change_cell, common_ci_label, gate_badge, gpu_label, headline,
-    medians, p_value, plural, shorten, sorted_rows, trend, verdict_badge,
+    MEDIANS_LABEL, case_name, change_cell, common_ci_label, gate_badge, gpu_label, headline, medians,
+    p_value, plural, shorten, sorted_rows, trend, verdict_badge,
 };
 
 /// GitHub rejects issue and pull-request comment bodies longer than this many characters.
@@ -17,9 +17,6 @@ pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
 /// Kernel names longer than this are cut in tables (C++ template names run to thousands of
 /// characters); the JUnit and HTML reports keep them whole.
 const KERNEL_CELL_CHARS: usize = 120;
-
-/// Rows charted in the Mermaid bar chart; more would make the labels unreadable.
-const CHART_ROWS: usize = 12;
 
 /// How to render the Markdown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -360,7 +357,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         ));
     }
     if opts.mermaid && level == Level::Full {
-        charts(results, &mut md);
+        super::mermaid::charts(results, &mut md);
     }
     errors(results, &mut md);
     if level == Level::Full {
@@ -479,7 +476,7 @@ fn why(r: &Row, md: &mut String) {
     md.push_str(&format!(
         "**Why** {} {}: {}\n",
         code_span(&crate::measured::samples::target_size(&r.target, &r.size), false),
-        code_span(short_metric(&r.metric), false),
+        code_span(super::mermaid::short_metric(&r.metric), false),
         escape_md_cell(&w.reading)
     ));
     if !w.changed.is_empty() {
@@ -560,111 +557,6 @@ fn autolink_url(u: &str) -> String {
     out
 }
 
-/// Text for a Mermaid label: only characters that cannot end a quoted string or a code fence.
-fn mermaid_label(text: &str, max: usize) -> String {
-    let s: String = text
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, ' ' | '=' | ',' | '.' | '_' | '-' | '+' | '%') {
-                c
-            } else {
-                ' '
-            }
-        })
-        .collect();
-    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    shorten(&s, max)
-}
-
-fn mermaid_number(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x:.3}")
-    } else {
-        "0".to_owned()
-    }
-}
-
-fn charts(results: &Results, md: &mut String) {
-    // How much worse each regression is, in percent, signed so that "worse" is positive for
-    // higher-is-better metrics too: bars always grow from the axis.
-    let regressions: Vec<(&Row, f64)> = results
-        .rows
-        .iter()
-        .filter(|r| r.verdict == RowVerdict::Regression)
-        .filter_map(|r| {
-            let c = r.change.filter(|c| c.is_finite())?;
-            Some((
-                r,
-                if r.direction == Some(crate::outcome::results::Direction::Higher) {
-                    -c
-                } else {
-                    c
-                } * 100.0,
-            ))
-        })
-        .take(CHART_ROWS)
-        .collect();
-    if !regressions.is_empty() {
-        let labels: Vec<String> = regressions
-            .iter()
-            .map(|(r, _)| {
-                format!(
-                    "\"{}\"",
-                    mermaid_label(
-                        &format!("{} {} {}", r.target, r.size, short_metric(&r.metric)),
-                        40
-                    )
-                )
-            })
-            .collect();
-        let values: Vec<String> = regressions.iter().map(|(_, v)| mermaid_number(*v)).collect();
-        let top = regressions.iter().map(|(_, v)| *v).fold(0.0_f64, f64::max) * 1.2;
-        md.push_str(&format!(
-            "```mermaid\nxychart-beta\n    title \"Regressions: how much worse (%)\"\n    x-axis [{}]\n    y-axis \"worse by (%)\" 0 --> {}\n    bar [{}]\n```\n\n",
-            labels.join(", "),
-            mermaid_number(top.max(1.0)),
-            values.join(", ")
-        ));
-    }
-    // The trend of the worst regression with history: older baselines, the baseline, this run.
-    let trend = results
-        .rows
-        .iter()
-        .filter(|r| r.verdict == RowVerdict::Regression && !r.history.is_empty())
-        .filter(|r| r.baseline.is_some() && r.candidate.is_some())
-        .max_by(|a, b| {
-            let ka = a.change.unwrap_or(0.0).abs();
-            let kb = b.change.unwrap_or(0.0).abs();
-            ka.total_cmp(&kb)
-        });
-    if let Some(r) = trend
-        && let (Some(b), Some(c)) = (&r.baseline, &r.candidate)
-    {
-        let mut points: Vec<f64> = r.history.iter().copied().filter(|x| x.is_finite()).collect();
-        points.push(b.median);
-        points.push(c.median);
-        let max = points.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-        let (div, unit) = axis_scale(max, &r.unit);
-        let n = points.len();
-        let labels: Vec<String> = (0..n)
-            .map(|i| match n - i {
-                1 => "\"this run\"".to_owned(),
-                2 => "\"baseline\"".to_owned(),
-                k => format!("\"-{}\"", k - 2),
-            })
-            .collect();
-        let values: Vec<String> = points.iter().map(|x| mermaid_number(x / div)).collect();
-        md.push_str(&format!(
-            "```mermaid\nxychart-beta\n    title \"{} history ({})\"\n    x-axis [{}]\n    y-axis \"{}\"\n    line [{}]\n```\n\n",
-            mermaid_label(&format!("{} {} {}", r.target, r.size, short_metric(&r.metric)), 60),
-            mermaid_label(&unit, 20),
-            labels.join(", "),
-            mermaid_label(&unit, 20),
-            values.join(", ")
-        ));
-    }
-}
-
 /// The median of each regressed row over its baseline generations, so that slow drift (many small
 /// steps, each under the threshold) is visible next to the step that finally crossed it.
 fn trends(rows: &[&Row], md: &mut String) {
@@ -676,7 +568,7 @@ fn trends(rows: &[&Row], md: &mut String) {
             Some(format!(
                 "- {} {}: {}\n",
                 code_span(&crate::measured::samples::target_size(&r.target, &r.size), false),
-                code_span(short_metric(&r.metric), false),
+                code_span(super::mermaid::short_metric(&r.metric), false),
                 escape_md_cell(&t)
             ))
         })
@@ -689,14 +581,6 @@ fn trends(rows: &[&Row], md: &mut String) {
         md.push_str(&l);
     }
     md.push('\n');
-}
-
-/// `gpu__time_duration.sum` -> `time`; other metrics keep their name.
-fn short_metric(metric: &str) -> &str {
-    match metric {
-        "gpu__time_duration.sum" | "gpu__time_duration.avg" => "time",
-        m => m,
-    }
 }
 
 fn errors(results: &Results, md: &mut String) {

@@ -17,6 +17,7 @@ pub(crate) mod format;
 pub mod html;
 pub mod junit;
 pub mod markdown;
+pub(crate) mod mermaid;
 pub mod table;
 pub mod text;
 
