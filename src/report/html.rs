@@ -241,7 +241,7 @@ fn why_table(r: &Row, h: &mut String) {
         escape(&w.reading)
     );
     if !w.changed.is_empty() {
-        h.push_str("<table><tr><th>counter</th><th>baseline</th><th>candidate</th><th>change</th></tr>");
+        h.push_str("<table><tr><th>counter</th><th>base</th><th>head</th><th>change</th></tr>");
         for c in &w.changed {
             let _ = write!(
                 h,

@@ -481,7 +481,7 @@ fn why(r: &Row, md: &mut String) {
     ));
     if !w.changed.is_empty() {
         md.push_str(&format!(
-            "<details><summary>{} counter(s) changed</summary>\n\n| counter | baseline | candidate | change |\n|---|---|---|---|\n",
+            "<details><summary>{} counter(s) changed</summary>\n\n| counter | base | head | change |\n|---|---|---|---|\n",
             w.changed.len()
         ));
         for c in &w.changed {

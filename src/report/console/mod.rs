@@ -639,9 +639,9 @@ fn push_dropped(
     if dropped.is_empty() {
         return;
     }
-    let names: Vec<&str> = dropped
+    let names: Vec<String> = dropped
         .iter()
-        .map(|i| table.columns[*i].header.as_str())
+        .map(|i| table.columns[*i].header.replace('\u{a0}', " "))
         .collect();
     let note = format!(
         "(left out to fit {} columns: {}; {why})",
