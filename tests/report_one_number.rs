@@ -186,6 +186,24 @@ fn annotation_checks(results: &Results) {
     }
 }
 
+/// The reason sentence: where it names a percentage interval, it is the row's, as printed
+/// everywhere else.
+fn reason_checks(results: &Results) {
+    for row in &results.rows {
+        let Some((_, Some(ci))) = expected(row) else {
+            continue;
+        };
+        for part in row.reason.split('[').skip(1) {
+            let Some((inside, _)) = part.split_once(']') else {
+                continue;
+            };
+            if inside.contains('%') {
+                assert_eq!(format!("[{inside}]"), ci, "{}: {}", row.key(), row.reason);
+            }
+        }
+    }
+}
+
 /// Runs `cgp-gate ARGS` with every report asked for; checks each format against the JSON.
 fn every_report_shows_the_verdicts_number(args: &[&str], dir: &Path) -> Results {
     let p = |n: &str| dir.join(n).display().to_string();
@@ -218,6 +236,7 @@ fn every_report_shows_the_verdicts_number(args: &[&str], dir: &Path) -> Results 
     html_checks(&results, &read("r.html"));
     junit_checks(&results, &read("r.xml"));
     annotation_checks(&results);
+    reason_checks(&results);
     results
 }
 
