@@ -272,14 +272,24 @@ fn changes_chart_labels_use_units_and_fit_in_chromium() {
         }
     }
     let page = dir.path().join("changes.html");
+    let md = dir.path().join("changes.md");
     let out = Command::new(env!("CARGO_BIN_EXE_cgp-gate"))
         .arg("changes")
         .args(&files)
         .arg("--html")
         .arg(&page)
+        .arg("--markdown")
+        .arg(&md)
         .output()
         .unwrap();
     assert!(out.status.code().is_some(), "{out:?}");
+    // Its Markdown: names, paths and timestamps as written (code spans), no character references.
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(!md.contains("&#") && md.contains("T12:38:"), "{md}");
+    assert!(
+        md.contains("| `matmul` |") && md.contains("`cgp__achieved_flops.per_second`"),
+        "{md}"
+    );
     let text = std::fs::read_to_string(&page).unwrap();
     let labels: Vec<&str> = text
         .split("<text class=\"ylabel\"")
