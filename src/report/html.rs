@@ -299,7 +299,7 @@ fn plots(results: &Results, h: &mut String) {
     if rows.is_empty() {
         return;
     }
-    h.push_str("<h2>Samples against the threshold</h2>\n<p class=\"meta\">Each dot is one repetition; the thick tick is the median; hollow dots are outliers beyond Tukey's fences (those on the slow side, up to a fifth of a side, are left out of the test as clock dips: see the row's reason); the dashed red line is where the candidate's median would cross the threshold.</p>\n<div class=\"plots\">\n");
+    h.push_str("<h2>Samples against the threshold</h2>\n<p class=\"meta\">Each dot is one repetition; the thick tick is the median; hollow dots are outliers beyond Tukey's fences (those on the slow side, up to a fifth of a side, are left out of the test as clock dips: see the row's reason); the dashed red line is where the head's median would cross the threshold. Base: the stored baseline (<code>check</code>) or the base commit (<code>ab</code>); head: this run.</p>\n<div class=\"plots\">\n");
     for r in rows.iter().take(MAX_PLOTS) {
         let _ = writeln!(
             h,
