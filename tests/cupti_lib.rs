@@ -339,3 +339,62 @@ fn a_libcupti_that_cannot_load_and_a_program_that_dies_or_never_starts_cuda() {
         .collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
 }
+
+/// The trace files in fixtures/cupti/traces (README.md there says how each was made) read as
+/// what they are.
+#[test]
+fn the_recorded_trace_files_read_back() {
+    let read = |name: &str| {
+        let bytes = std::fs::read(fixture("traces").join(name)).unwrap();
+        parse(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let t = read("refused-cupti-11.8.cupti");
+    assert_eq!((t.cupti_version, t.complete), (18, true));
+    assert_eq!(t.error.unwrap().message, "CUPTI_ERROR_NOT_INITIALIZED");
+    let t = read("refused-cupti-13.0.cupti");
+    assert_eq!((t.cupti_version, t.complete), (130_000, true));
+    assert_eq!(t.error.unwrap().message, "CUPTI_ERROR_UNKNOWN");
+    let t = read("dlopen-failed.cupti");
+    assert_eq!(t.error.unwrap().call, "dlopen");
+    let t = read("died-before-flush.cupti");
+    assert!(!t.complete && t.error.is_some());
+    let t = read("synthetic-kernels.cupti");
+    assert!(t.complete && t.error.is_none());
+    assert_eq!(t.kernels.len(), 6);
+    assert!(
+        t.kernels
+            .iter()
+            .all(|k| k.name.starts_with("void cgpns::gemm<128, float>("))
+    );
+}
+
+/// build.rs compiles inject.c with warnings shown but not fatal (a user's newer compiler must not
+/// break `cargo install`); here they are errors.
+#[test]
+fn the_injection_library_compiles_without_warnings() {
+    let test = "cupti_lib::the_injection_library_compiles_without_warnings";
+    let Ok(cc) = which::which("cc") else {
+        return skip(test, "no C compiler (cc) on PATH");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let so = dir.path().join("lib.so");
+    let out = run_limited(
+        Command::new(cc)
+            .args([
+                "-shared",
+                "-fPIC",
+                "-std=gnu11",
+                "-O2",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-o",
+            ])
+            .arg(&so)
+            .arg(root().join("src/cupti/inject.c"))
+            .args(["-ldl", "-lpthread"]),
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(so.is_file());
+}

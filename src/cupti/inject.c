@@ -83,8 +83,8 @@ static struct {
  * offset in all of them (and in Kernel6 and Kernel7): tests/fixtures/cupti/kernel-layouts.txt
  * lists each version's offsets as compiled from the real headers, and tests/cupti_lib.rs checks
  * this table against it and against the installed header. A CUPTI newer than 13.5 is read with
- * the newest layout (the fields read have not moved since Kernel6) and says so in the header's
- * `kernel_record` (0: unknown). */
+ * the newest layout known here (the fields read have not moved since Kernel6); the header's
+ * `kernel_record` names the layout used, and its `cupti_version` the CUPTI. */
 struct kernel_layout {
   uint32_t record; /* N of CUpti_ActivityKernelN */
   uint32_t size;

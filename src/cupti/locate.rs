@@ -240,7 +240,7 @@ pub fn from_ldconfig(text: &str) -> Option<PathBuf> {
         let Some((left, path)) = line.split_once(" => ") else {
             continue;
         };
-        let name = left.trim().split_whitespace().next().unwrap_or("");
+        let name = left.split_whitespace().next().unwrap_or("");
         if !is_libcupti(name) || !left.contains("x86-64") && !left.contains("64bit") {
             continue;
         }

@@ -288,14 +288,36 @@ fn kernel(raw: RawLine, line: usize) -> Result<KernelRecord, TraceError> {
     })
 }
 
+/// The longest demangled name [`demangle`] writes.
+pub const MAX_DEMANGLED_BYTES: usize = 64 << 10;
+
 /// An Itanium-mangled name (`_Z...`) demangled by cpp_demangle, as `profile::filter::demangled`
-/// spells it for ncu's names (this leaf cannot import `profile`); any other name as it is.
+/// spells it for ncu's names (this leaf cannot import `profile`); any other name as it is, and so
+/// is one whose demangled form would pass [`MAX_DEMANGLED_BYTES`]: substitutions that refer to
+/// earlier ones (`St4pairIS1_S1_E`) double the output at each step, so a few hundred bytes of a
+/// damaged or hostile file could otherwise demangle to gigabytes.
 pub fn demangle(name: &str) -> String {
+    /// A writer that refuses to grow past the limit, which stops the demangler there.
+    struct Bounded(String);
+    impl std::fmt::Write for Bounded {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            if self.0.len() + s.len() > MAX_DEMANGLED_BYTES {
+                return Err(std::fmt::Error);
+            }
+            self.0.push_str(s);
+            Ok(())
+        }
+    }
     if name.starts_with("_Z")
         && let Ok(sym) = cpp_demangle::Symbol::new(name)
-        && let Ok(text) = sym.demangle()
     {
-        return text;
+        let mut out = Bounded(String::new());
+        if sym
+            .structured_demangle(&mut out, &cpp_demangle::DemangleOptions::default())
+            .is_ok()
+        {
+            return out.0;
+        }
     }
     name.to_owned()
 }
