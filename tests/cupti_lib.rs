@@ -398,3 +398,31 @@ fn the_injection_library_compiles_without_warnings() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(so.is_file());
 }
+
+/// A trace file that cannot be created (its folder is missing): no file, and the program's
+/// stderr says why; the program itself runs its course.
+#[test]
+fn a_trace_file_that_cannot_be_created_is_said_on_stderr() {
+    let test = "cupti_lib::a_trace_file_that_cannot_be_created_is_said_on_stderr";
+    let Some((nvcc_path, libcupti)) = live_parts(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("early_exit");
+    nvcc(&nvcc_path, &fixture("early_exit.cu"), &exe);
+    let out = dir.path().join("missing-folder/0.cupti");
+    let run = run_injected(&exe, &library(dir.path()), &libcupti, &out, &[]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "cgp-gate CUPTI injection library: cannot create {}: No such file or directory",
+            out.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cudaGetDeviceCount: no CUDA-capable device"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}
