@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use cgp_gate::cupti::inject::{ready_in, run_environment};
 use cgp_gate::cupti::locate::find_libcupti;
-use cgp_gate::cupti::trace::{KernelRecord, parse};
+use cgp_gate::cupti::trace::{KernelRecord, files_of, parse};
 
 use crate::support::skip;
 
@@ -279,12 +279,10 @@ fn a_real_program_under_the_real_driver_records_cuptis_refusal() {
     let (again, pid2) = run_injected_pid(&exe, &lib, &libcupti, &out, &[]);
     assert!(!again.status.success());
     assert_eq!(std::fs::read(&out).unwrap(), before);
-    let others: Vec<PathBuf> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().contains("0.cupti."))
-        .collect();
+    let files = files_of(&out);
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert_eq!(files[0], out);
+    let others = &files[1..];
     assert_eq!(others.len(), 1, "{others:?}");
     let second = parse(&std::fs::read(&others[0]).unwrap()).unwrap();
     assert_eq!(second.pid, pid2);

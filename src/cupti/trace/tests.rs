@@ -145,3 +145,26 @@ fn demangling_is_bounded_and_spelled_as_for_ncu_names() {
     );
     assert_eq!(demangle("vector_add"), "vector_add");
 }
+
+#[test]
+fn files_of_a_run_are_its_own_then_other_processes_by_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("0.cupti");
+    assert!(files_of(&out).is_empty());
+    for name in [
+        "0.cupti.20",
+        "0.cupti.3",
+        "0.cupti.x",
+        "0.cupti.+4",
+        ".0.cupti.tmp.5",
+        "1.cupti",
+        "0.cupti",
+    ] {
+        std::fs::write(dir.path().join(name), b"").unwrap();
+    }
+    let names: Vec<_> = files_of(&out)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["0.cupti", "0.cupti.3", "0.cupti.20"]);
+}
