@@ -196,4 +196,3 @@ fn demangling_in_a_file_is_bounded_by_name_and_in_total() {
     assert_eq!(t.kernels[fit + 1].name, name(fit + 1));
     assert_eq!(t.kernels.last().unwrap().name, format!("kernel_000000{pad}()"));
 }
-
