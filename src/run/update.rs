@@ -62,7 +62,19 @@ pub fn samples_from_results(
     }
     let mut set = SampleSet::default();
     for row in &results.rows {
-        if matches!(row.verdict, RowVerdict::Missing | RowVerdict::Error) {
+        // A row the run could not judge holds no samples to keep: skipping it would drop its
+        // entry and its history from the baseline without a word (issue 34), so refuse.
+        if row.verdict == RowVerdict::Error || (row.verdict == RowVerdict::Missing && row.fails_gate) {
+            return Err(Error::input(
+                path,
+                format!(
+                    "row {} is `{}`, not a measurement: a baseline updated from these results would drop its entry and history; run the check again and update from a run where every row was measured",
+                    row.key(),
+                    if row.verdict == RowVerdict::Error { "error" } else { "missing" }
+                ),
+            ));
+        }
+        if row.verdict == RowVerdict::Missing {
             continue;
         }
         let Some(c) = &row.candidate else { continue };

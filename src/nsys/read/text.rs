@@ -188,12 +188,36 @@ pub(super) fn line_offsets(text: &str) -> Vec<(usize, &str)> {
     out
 }
 
+/// The 0-based line (within `section`) where a quoted cell opens that never closes, or `None`.
+/// In CSV a quote inside a quoted cell is doubled, so quotes pair up in a whole file; one left
+/// open is a file cut inside a cell, which the csv reader would take as a value.
+pub(super) fn unterminated_quote(section: &str) -> Option<usize> {
+    let (mut line, mut open) = (0, None);
+    for b in section.bytes() {
+        match b {
+            b'\n' => line += 1,
+            b'"' => open = if open.is_some() { None } else { Some(line) },
+            _ => {}
+        }
+    }
+    open
+}
+
 pub(super) fn parse_section(
     section: &str,
     first_line: usize,
     header: &Header,
     origin: &Path,
 ) -> Result<Workload, Error> {
+    if let Some(opened) = unterminated_quote(section) {
+        return Err(Error::input(
+            origin,
+            format!(
+                "line {}: a quoted cell starts here and never ends: the file was cut off or damaged (issue 34: it was read as data); use the report as nsys wrote it, or export it again",
+                first_line + opened
+            ),
+        ));
+    }
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)

@@ -15,6 +15,35 @@ pub(super) fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64) 
     j
 }
 
+/// An `exact` threshold against a constant baseline and a candidate that is not constant:
+/// every launch of every process is compared, not a test over the launches (issue 34: one
+/// process reporting 17 registers against the baseline's 16 passed as noise). The launch that
+/// differs most in the worse direction decides; with none worse, the one that differs most.
+pub(super) fn exact_every_launch(row: &Comparison<'_>, cfg: &Config, b: f64) -> Judgement {
+    let c = row.candidate;
+    let worse = |x: f64| match row.threshold.direction {
+        Direction::Lower => x > b,
+        Direction::Higher => x < b,
+    };
+    let farthest = |x: &f64, y: &f64| (x - b).abs().total_cmp(&(y - b).abs());
+    let pick = c
+        .iter()
+        .copied()
+        .filter(|x| worse(*x))
+        .max_by(farthest)
+        .or_else(|| c.iter().copied().max_by(farthest))
+        .unwrap_or(b);
+    let mut j = exact_compare(row, cfg, b, pick);
+    let differ = c.iter().filter(|x| **x != b).count();
+    j.reason = format!(
+        "{} (exact: every launch compared, {differ} of {} differ from the baseline's {})",
+        j.reason,
+        c.len(),
+        num(b)
+    );
+    j
+}
+
 /// The outcome of comparing two deterministic values exactly ([`compare_exact`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExactOutcome {
