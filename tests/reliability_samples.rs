@@ -157,7 +157,11 @@ fn impossible_values_in_a_recording_are_exit_2_naming_file_launch_and_metric() {
         let out = check(dir.path(), &[]);
         assert_eq!(out.code, 2, "{metric} = {bad}: {}", out.text);
         for needle in ["0.csv", "(launch 1)", metric, "no GPU gives that reading"] {
-            assert!(out.text.contains(needle), "{metric} = {bad}: no `{needle}` in {}", out.text);
+            assert!(
+                out.text.contains(needle),
+                "{metric} = {bad}: no `{needle}` in {}",
+                out.text
+            );
         }
     }
 }
@@ -188,8 +192,16 @@ fn impossible_values_in_a_baseline_are_exit_2_naming_file_and_entry() {
         edit_baseline(dir.path(), target, metric, |s| s[1] = bad.clone());
         let out = check(dir.path(), &[]);
         assert_eq!(out.code, 2, "{target} {metric} = {bad}: {}", out.text);
-        for needle in [format!("{target}.json"), metric.to_owned(), "sample #1".to_owned()] {
-            assert!(out.text.contains(&needle), "{target} {metric} = {bad}: no `{needle}` in {}", out.text);
+        for needle in [
+            format!("{target}.json"),
+            metric.to_owned(),
+            "sample #1".to_owned(),
+        ] {
+            assert!(
+                out.text.contains(&needle),
+                "{target} {metric} = {bad}: no `{needle}` in {}",
+                out.text
+            );
         }
     }
 }
@@ -207,7 +219,10 @@ fn exact_compares_every_launch_of_every_process() {
     let r = results(dir.path());
     let regs = row(&r, "vector_add", REGS);
     assert_eq!(regs["verdict"], "regression", "{regs}");
-    assert!(regs["reason"].as_str().unwrap().contains("1 of 6 differ"), "{regs}");
+    assert!(
+        regs["reason"].as_str().unwrap().contains("1 of 6 differ"),
+        "{regs}"
+    );
 }
 
 #[test]
@@ -228,7 +243,11 @@ fn merge_and_report_recompute_the_verdict_from_the_rows() {
     std::fs::write(&json, serde_json::to_string(&emptied).unwrap()).unwrap();
     let out = run(bin().arg("merge").arg(&json).arg("--json").arg(&merged));
     assert_eq!(out.code, 2, "{}", out.text);
-    assert!(out.text.contains("but its 0 row(s) and 0 error(s) give `pass`"), "{}", out.text);
+    assert!(
+        out.text.contains("but its 0 row(s) and 0 error(s) give `pass`"),
+        "{}",
+        out.text
+    );
     assert_eq!(run(bin().args(["report", "--from"]).arg(&json)).code, 2);
     // The top-level verdict edited to `pass` over regression rows.
     let mut edited = good.clone();
@@ -237,7 +256,10 @@ fn merge_and_report_recompute_the_verdict_from_the_rows() {
     let out = run(bin().args(["report", "--from"]).arg(&json));
     assert_eq!(out.code, 2, "{}", out.text);
     assert!(out.text.contains("the file's verdict is `pass`"), "{}", out.text);
-    assert_eq!(run(bin().arg("merge").arg(&json).arg("--json").arg(&merged)).code, 2);
+    assert_eq!(
+        run(bin().arg("merge").arg(&json).arg("--json").arg(&merged)).code,
+        2
+    );
 }
 
 #[test]
@@ -250,7 +272,11 @@ fn flops_of_zero_or_less_is_a_validate_error_with_its_position() {
         std::fs::write(&p, spec.replace("flops: 2*n*n*n", &format!("flops: {bad}"))).unwrap();
         let out = run(bin().arg("validate").arg("--spec").arg(&p));
         assert_eq!(out.code, 2, "{bad}: {}", out.text);
-        assert!(out.text.contains(&format!("check.yaml:{line}:")), "{bad}: {}", out.text);
+        assert!(
+            out.text.contains(&format!("check.yaml:{line}:")),
+            "{bad}: {}",
+            out.text
+        );
         assert!(out.text.contains("must be more than 0"), "{bad}: {}", out.text);
     }
 }
@@ -307,7 +333,8 @@ fn the_store_refuses_to_write_what_it_cannot_read_back() {
     assert!(out.text.contains("is `error`, not a measurement"), "{}", out.text);
     // A negative sample.
     let mut r = good.clone();
-    row_mut(&mut r, "vector_add", "dram__bytes_read.sum")["candidate"]["samples"][0] = serde_json::json!(-134_223_360);
+    row_mut(&mut r, "vector_add", "dram__bytes_read.sum")["candidate"]["samples"][0] =
+        serde_json::json!(-134_223_360);
     let out = update_from(dir.path(), &r);
     assert_eq!(out.code, 2, "{}", out.text);
     assert!(out.text.contains("negative byte count"), "{}", out.text);
@@ -319,7 +346,11 @@ fn the_store_refuses_to_write_what_it_cannot_read_back() {
     row["candidate_reps"] = serde_json::json!((0..n).map(|i| i / 2).collect::<Vec<_>>());
     let out = update_from(dir.path(), &r);
     assert_eq!(out.code, 2, "{}", out.text);
-    assert!(out.text.contains("200500 samples") && out.text.contains("at most 200000"), "{}", out.text);
+    assert!(
+        out.text.contains("200500 samples") && out.text.contains("at most 200000"),
+        "{}",
+        out.text
+    );
     // Nothing was written, and the untouched results still update.
     assert_eq!(store_bytes(dir.path()), before);
     let out = update_from(dir.path(), &good);
@@ -367,7 +398,11 @@ fn a_kernel_name_with_invisible_or_look_alike_characters_is_exit_2() {
         set_cell(&dir.path().join(MATMUL0), 1, "Kernel Name", &name);
         let out = check(dir.path(), &[]);
         assert_eq!(out.code, 2, "{name:?}: {}", out.text);
-        assert!(out.text.contains("0.csv") && out.text.contains(needle), "{name:?}: {}", out.text);
+        assert!(
+            out.text.contains("0.csv") && out.text.contains(needle),
+            "{name:?}: {}",
+            out.text
+        );
     }
 }
 
@@ -385,7 +420,11 @@ fn two_recordings_joined_into_one_file_are_exit_2() {
         std::fs::write(dir.path().join(MATMUL0), joined).unwrap();
         let out = check(dir.path(), &[]);
         assert_eq!(out.code, 2, "bom {bom}: {}", out.text);
-        assert!(out.text.contains("0.csv") && out.text.contains("a second table header"), "bom {bom}: {}", out.text);
+        assert!(
+            out.text.contains("0.csv") && out.text.contains("a second table header"),
+            "bom {bom}: {}",
+            out.text
+        );
         assert_eq!(out.text.contains("byte-order mark"), bom, "{}", out.text);
     }
 }
@@ -402,14 +441,22 @@ fn an_nsys_csv_cut_inside_a_quoted_cell_is_exit_2() {
     let whole = dir.path().join("whole.csv");
     let cut = dir.path().join("cut.csv");
     let row = format!("{head},\"void gemm<float, 2>(float const*, float*, int)\"\n");
-    std::fs::write(&whole, format!("{}{row}", text.trim_end_matches('\n').to_owned() + "\n")).unwrap();
+    std::fs::write(
+        &whole,
+        format!("{}{row}", text.trim_end_matches('\n').to_owned() + "\n"),
+    )
+    .unwrap();
     let cut_text = std::fs::read_to_string(&whole).unwrap();
     std::fs::write(&cut, &cut_text[..cut_text.len() - 20]).unwrap();
     let out = run(bin().arg("breakdown").arg(&whole));
     assert_eq!(out.code, 0, "{}", out.text);
     let out = run(bin().arg("breakdown").arg(&cut));
     assert_eq!(out.code, 2, "{}", out.text);
-    assert!(out.text.contains("cut.csv") && out.text.contains("never ends"), "{}", out.text);
+    assert!(
+        out.text.contains("cut.csv") && out.text.contains("never ends"),
+        "{}",
+        out.text
+    );
 }
 
 #[test]
@@ -437,15 +484,35 @@ fn reports_never_overwrite_the_runs_own_inputs() {
             .arg(flag)
             .arg(target));
         assert_eq!(out.code, 2, "{flag} {}: {}", target.display(), out.text);
-        assert!(out.text.contains(&format!("refusing to write {flag} here")), "{}", out.text);
-        assert_eq!(std::fs::read(target).unwrap(), before, "{flag} changed {}", target.display());
+        assert!(
+            out.text.contains(&format!("refusing to write {flag} here")),
+            "{}",
+            out.text
+        );
+        assert_eq!(
+            std::fs::read(target).unwrap(),
+            before,
+            "{flag} changed {}",
+            target.display()
+        );
     }
     // `report` and `merge` over the results file they read.
     let out = check(d, &[]);
     assert_eq!(out.code, 0, "{}", out.text);
     let json = d.join("results.json");
     let before = std::fs::read(&json).unwrap();
-    assert_eq!(run(bin().args(["report", "--from"]).arg(&json).arg("--html").arg(&json)).code, 2);
-    assert_eq!(run(bin().arg("merge").arg(&json).arg("--json").arg(&json)).code, 2);
+    assert_eq!(
+        run(bin()
+            .args(["report", "--from"])
+            .arg(&json)
+            .arg("--html")
+            .arg(&json))
+        .code,
+        2
+    );
+    assert_eq!(
+        run(bin().arg("merge").arg(&json).arg("--json").arg(&json)).code,
+        2
+    );
     assert_eq!(std::fs::read(&json).unwrap(), before);
 }

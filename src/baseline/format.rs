@@ -345,12 +345,9 @@ fn validate(path: &Path, file: &BaselineFile) -> Result<(), Error> {
                 ),
             ));
         }
-        if let Some((i, why)) = e
-            .samples
-            .iter()
-            .enumerate()
-            .find_map(|(i, v)| crate::measured::plausible::implausible(&e.metric, &e.unit, *v).map(|w| (i, w)))
-        {
+        if let Some((i, why)) = e.samples.iter().enumerate().find_map(|(i, v)| {
+            crate::measured::plausible::implausible(&e.metric, &e.unit, *v).map(|w| (i, w))
+        }) {
             return Err(Error::input(
                 path,
                 format!(

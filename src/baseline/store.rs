@@ -418,12 +418,9 @@ fn check_series(path: &Path, target: &str, series: &[&Series]) -> Result<(), Err
                 crate::stats::MAX_SAMPLES
             ));
         }
-        if let Some((i, why)) = s
-            .values
-            .iter()
-            .enumerate()
-            .find_map(|(i, v)| crate::measured::plausible::implausible(&k.metric, &s.unit, *v).map(|w| (i, w)))
-        {
+        if let Some((i, why)) = s.values.iter().enumerate().find_map(|(i, v)| {
+            crate::measured::plausible::implausible(&k.metric, &s.unit, *v).map(|w| (i, w))
+        }) {
             return refuse(format!(
                 "series {name} sample #{i} (repetition {}) reads {why}; no GPU gives that reading",
                 s.reps.get(i).map_or_else(|| "?".to_owned(), ToString::to_string)

@@ -15,7 +15,10 @@ fn resolved(p: &Path) -> Option<PathBuf> {
     if let Ok(c) = std::fs::canonicalize(p) {
         return Some(c);
     }
-    let parent = p.parent().filter(|x| !x.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = p
+        .parent()
+        .filter(|x| !x.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     Some(std::fs::canonicalize(parent).ok()?.join(p.file_name()?))
 }
 
@@ -47,7 +50,11 @@ pub fn refuse_overwriting_inputs(outputs: &[(&str, &Path)], inputs: &[(&str, &Pa
                     *out,
                     format!(
                         "refusing to write {flag} here: it would replace {} of this run ({}); write the report to another path",
-                        if inside { format!("a file inside {what}") } else { (*what).to_owned() },
+                        if inside {
+                            format!("a file inside {what}")
+                        } else {
+                            (*what).to_owned()
+                        },
                         input.display()
                     ),
                 ));

@@ -167,7 +167,10 @@ mod tests {
 
     #[test]
     fn at_most_half_of_a_process_is_fenced() {
-        let mut s = run("gpu__time_duration.sum", &[100.0, 100.0, 100.0, 100.0, 300.0, 300.0, 900.0]);
+        let mut s = run(
+            "gpu__time_duration.sum",
+            &[100.0, 100.0, 100.0, 100.0, 300.0, 300.0, 900.0],
+        );
         let f = fence_far_launches(&mut s, 1);
         assert_eq!(f.len(), 3);
         let mut s = run("gpu__time_duration.sum", &[100.0, 100.0, 400.0, 400.0, 400.0]);

@@ -31,7 +31,9 @@ const WHOLE_METRICS: &[&str] = &[
 ];
 
 /// Units whose `.sum` counter is a whole number.
-const WHOLE_SUM_UNITS: &[&str] = &["inst", "block", "blocks", "thread", "threads", "warp", "warps", "launch"];
+const WHOLE_SUM_UNITS: &[&str] = &[
+    "inst", "block", "blocks", "thread", "threads", "warp", "warps", "launch",
+];
 
 /// Why `value` of `metric` (in base unit `unit`) cannot be a reading, or `None` when it can be.
 pub fn implausible(metric: &str, unit: &str, value: f64) -> Option<String> {
@@ -39,8 +41,8 @@ pub fn implausible(metric: &str, unit: &str, value: f64) -> Option<String> {
         return Some(format!("{value} is not a finite number"));
     }
     let dimension = normalise_or_keep(unit).dimension;
-    let whole = WHOLE_METRICS.contains(&metric)
-        || (metric.ends_with(".sum") && WHOLE_SUM_UNITS.contains(&unit));
+    let whole =
+        WHOLE_METRICS.contains(&metric) || (metric.ends_with(".sum") && WHOLE_SUM_UNITS.contains(&unit));
     if unit == "ns" || dimension == Dimension::Time {
         if value < 0.0 {
             return Some(format!("{value} ns is a negative time"));
@@ -66,7 +68,9 @@ pub fn implausible(metric: &str, unit: &str, value: f64) -> Option<String> {
         return Some(format!("{value} {unit} is a negative count"));
     }
     if whole && value.fract() != 0.0 {
-        return Some(format!("{value} {unit} is not a whole number, and `{metric}` counts"));
+        return Some(format!(
+            "{value} {unit} is not a whole number, and `{metric}` counts"
+        ));
     }
     None
 }
@@ -93,8 +97,14 @@ mod tests {
         assert_eq!(implausible("dram__bytes_read.sum", "byte", 0.0), None);
         assert!(implausible("smsp__inst_executed.sum", "inst", 3.5).is_some());
         assert_eq!(implausible("smsp__inst_executed.avg", "inst", 3.5), None);
-        assert_eq!(implausible("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", 71.2), None);
+        assert_eq!(
+            implausible("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", 71.2),
+            None
+        );
         // Counters may be 0 (bank conflicts), percentages are not counts.
-        assert_eq!(implausible("l1tex__data_bank_conflicts_pipe_lsu.sum", "", 0.0), None);
+        assert_eq!(
+            implausible("l1tex__data_bank_conflicts_pipe_lsu.sum", "", 0.0),
+            None
+        );
     }
 }

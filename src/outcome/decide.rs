@@ -86,10 +86,12 @@ pub fn run_verdict(rows: &[Row], errors: &[RunError], had_work: bool) -> RunVerd
 /// regression whose `rows` were emptied merged as a pass; `report` headed an edited verdict), or
 /// `None` when it is. `merge` and `report` read results from disk and refuse such a file (exit 2).
 /// A stored `error` is left alone: a run that had work and judged nothing is an error its rows
-/// cannot show ([`merged_verdict`] names it).
+/// cannot show ([`merged_verdict`] names it); so is a stored `regression` whose rows and errors
+/// give `error` (both fail the gate, and the errors are shown).
 pub fn stored_verdict_problem(results: &crate::outcome::results::Results) -> Option<String> {
     let recomputed = run_verdict(&results.rows, &results.errors, false);
-    (results.verdict != recomputed && results.verdict != RunVerdict::Error).then(|| {
+    let both_fail = results.verdict == RunVerdict::Regression && recomputed == RunVerdict::Error;
+    (results.verdict != recomputed && results.verdict != RunVerdict::Error && !both_fail).then(|| {
         format!(
             "the file's verdict is `{}`, but its {} row(s) and {} error(s) give `{}`: the file was edited or damaged; use the results file as cgp-gate wrote it, or run the check again",
             results.verdict.as_str(),

@@ -123,7 +123,11 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
 /// left out by the kernel filter, and its process silently kept its warm-up launch as a sample.
 /// Compilers write kernel names in ASCII: the output is damaged. (A kernel whose every launch is
 /// so named is kept, and every report shows its characters escaped.)
-fn odd_kernel_names(launches: &[Launch], origin: &dyn std::fmt::Display, ctx: &str) -> Result<(), ProfileError> {
+fn odd_kernel_names(
+    launches: &[Launch],
+    origin: &dyn std::fmt::Display,
+    ctx: &str,
+) -> Result<(), ProfileError> {
     let odd: Vec<(&Launch, String)> = launches
         .iter()
         .filter_map(|l| crate::profile::filter::odd_name(&l.kernel).map(|w| (l, w)))

@@ -181,7 +181,11 @@ pub fn odd_name(name: &str) -> Option<String> {
     name.chars()
         .find(|c| invisible(*c) || (!c.is_ascii() && c.is_alphabetic()))
         .map(|c| {
-            let kind = if invisible(c) { "an invisible or control character" } else { "a letter outside ASCII" };
+            let kind = if invisible(c) {
+                "an invisible or control character"
+            } else {
+                "a letter outside ASCII"
+            };
             format!("{kind} (U+{:04X})", u32::from(c))
         })
 }

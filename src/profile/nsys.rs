@@ -371,7 +371,10 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
             return Err(ProfileError::new(
                 FailureKind::BadOutput,
                 ctx.clone(),
-                format!("metric `{}` in {origin} reads {why}; no GPU gives that reading: the output is damaged", ms.name),
+                format!(
+                    "metric `{}` in {origin} reads {why}; no GPU gives that reading: the output is damaged",
+                    ms.name
+                ),
             )
             .hint("use the output as nsys wrote it; profile (or record) it again"));
         }

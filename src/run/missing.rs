@@ -53,7 +53,14 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
                 row.size, row.target
             );
             if scope.allow_all || t.allow_missing {
-                row.reason = format!("{what}; allowed by {}", if t.allow_missing { "`allow_missing: true`" } else { "--allow-missing" });
+                row.reason = format!(
+                    "{what}; allowed by {}",
+                    if t.allow_missing {
+                        "`allow_missing: true`"
+                    } else {
+                        "--allow-missing"
+                    }
+                );
             } else {
                 failing += 1;
                 row.fails_gate = true;

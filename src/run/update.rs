@@ -64,13 +64,20 @@ pub fn samples_from_results(
     for row in &results.rows {
         // A row the run could not judge holds no samples to keep: skipping it would drop its
         // entry and its history from the baseline without a word (issue 34), so refuse.
-        if row.verdict == RowVerdict::Error || (row.verdict == RowVerdict::Missing && row.fails_gate) {
+        let gate = crate::outcome::decide::row_gate(row, crate::outcome::results::FailOn::Regression);
+        if row.verdict == RowVerdict::Error
+            || (row.verdict == RowVerdict::Missing && gate == crate::outcome::decide::Gate::Fail)
+        {
             return Err(Error::input(
                 path,
                 format!(
                     "row {} is `{}`, not a measurement: a baseline updated from these results would drop its entry and history; run the check again and update from a run where every row was measured",
                     row.key(),
-                    if row.verdict == RowVerdict::Error { "error" } else { "missing" }
+                    if row.verdict == RowVerdict::Error {
+                        "error"
+                    } else {
+                        "missing"
+                    }
                 ),
             ));
         }

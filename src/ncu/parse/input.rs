@@ -35,8 +35,11 @@ pub(super) fn bom_error(line: usize) -> ParseError {
 /// prints one table, so the file is refused, naming both header lines.
 pub(super) fn second_table(text: &str) -> Option<ParseError> {
     let is_header = |l: &str| {
+        // ncu's own header names its kernel column; an application's line that looks like a
+        // header (`"ID","score"`, before the disconnect) is not a table of ncu's.
         let l = l.trim_start_matches('\u{feff}');
-        l.starts_with("\"ID\",") || l.starts_with("\"Process ID\",") || l.starts_with("\"Domain\",")
+        (l.starts_with("\"ID\",") || l.starts_with("\"Process ID\",") || l.starts_with("\"Domain\","))
+            && l.contains("\"Kernel Name\"")
     };
     let mut first = None;
     let mut bom = false;
@@ -48,7 +51,11 @@ pub(super) fn second_table(text: &str) -> Option<ParseError> {
         match first {
             None => first = Some(i + 1),
             Some(f) => {
-                let joined = if bom { ", a byte-order mark (U+FEFF) between them" } else { "" };
+                let joined = if bom {
+                    ", a byte-order mark (U+FEFF) between them"
+                } else {
+                    ""
+                };
                 return Some(
                     ParseError::at(
                         i + 1,

@@ -34,7 +34,7 @@ pub(super) fn exact_every_launch(row: &Comparison<'_>, cfg: &Config, b: f64) -> 
         .or_else(|| c.iter().copied().max_by(farthest))
         .unwrap_or(b);
     let mut j = exact_compare(row, cfg, b, pick);
-    let differ = c.iter().filter(|x| **x != b).count();
+    let differ = c.iter().filter(|x| x.total_cmp(&b).is_ne()).count();
     j.reason = format!(
         "{} (exact: every launch compared, {differ} of {} differ from the baseline's {})",
         j.reason,
