@@ -516,3 +516,41 @@ fn reports_never_overwrite_the_runs_own_inputs() {
     );
     assert_eq!(std::fs::read(&json).unwrap(), before);
 }
+
+#[test]
+fn one_outlier_launch_cannot_hide_a_clear_regression_in_ab_either() {
+    // `ab --replay` of the real recordings: the plain build's first 6 repetitions (`baseline/`)
+    // as the base, extra3's 6 as the head; matmul's time is about +4%.
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec");
+    copy_dir(&root().join(H100).join("baseline"), &rec.join("base"));
+    copy_dir(&root().join(H100).join("extra3"), &rec.join("head"));
+    for t in ["matmul/n=1024", "reduce/n=16777216", "vector_add/n=16777216"] {
+        for r in 6..10 {
+            std::fs::remove_file(rec.join("base").join(t).join(format!("{r}.csv"))).unwrap();
+        }
+    }
+    let json = dir.path().join("ab.json");
+    let ab = || {
+        run(bin()
+            .args(["ab", "--spec"])
+            .arg(format!("{H100}/check.yaml"))
+            .arg("--replay")
+            .arg(&rec)
+            .arg("--json")
+            .arg(&json))
+    };
+    let time = |r: &Value| row(r, "matmul", TIME)["verdict"].clone();
+    let out = ab();
+    let read = || serde_json::from_str::<Value>(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(time(&read()), "regression", "{}", out.text);
+    set_cell(&rec.join("head/matmul/n=1024/0.csv"), 2, TIME, "513600");
+    let out = ab();
+    assert_eq!(out.code, 1, "{}", out.text);
+    assert_eq!(time(&read()), "regression", "{}", out.text);
+    assert!(
+        out.text.contains("launch 2 of repetition 0") && out.text.contains("left out"),
+        "{}",
+        out.text
+    );
+}
