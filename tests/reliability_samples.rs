@@ -351,6 +351,20 @@ fn the_store_refuses_to_write_what_it_cannot_read_back() {
         "{}",
         out.text
     );
+    // A row deleted from the results: its entry and history would be dropped.
+    let mut r = good.clone();
+    r["rows"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|x| !(x["target"] == "vector_add" && x["metric"] == "dram__bytes_read.sum"));
+    let out = update_from(dir.path(), &r);
+    assert_eq!(out.code, 2, "{}", out.text);
+    assert!(
+        out.text
+            .contains("no samples of metric `dram__bytes_read.sum` for vector_add[n=16777216]"),
+        "{}",
+        out.text
+    );
     // Nothing was written, and the untouched results still update.
     assert_eq!(store_bytes(dir.path()), before);
     let out = update_from(dir.path(), &good);
