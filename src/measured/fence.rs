@@ -45,7 +45,9 @@ impl std::fmt::Display for Fenced {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}[{}] `{}` {}: launch {} of repetition {} ({} ns, {:+.1}% from its process's median {} ns) is far outside its process's spread and was left out",
+            // The kernel name as Rust's debug form: control and bidi characters escaped, until
+            // the one sanitiser of issue 34 (another change) takes it.
+            "{}[{}] {:?} {}: launch {} of repetition {} ({} ns, {:+.1}% from its process's median {} ns) is far outside its process's spread and was left out",
             self.key.target,
             self.key.size,
             self.key.kernel,
