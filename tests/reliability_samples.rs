@@ -531,10 +531,10 @@ fn reports_never_overwrite_the_runs_own_inputs() {
     assert_eq!(std::fs::read(&json).unwrap(), before);
 }
 
-#[test]
-fn one_outlier_launch_cannot_hide_a_clear_regression_in_ab_either() {
-    // `ab --replay` of the real recordings: the plain build's first 6 repetitions (`baseline/`)
-    // as the base, extra3's 6 as the head; matmul's time is about +4%.
+/// `ab --replay` of the real recordings: the plain build's first 6 repetitions (`baseline/`) as
+/// the base, extra3's 6 as the head (matmul's time about +4%). Returns the folder, the
+/// recording and a function that runs `ab` and gives its exit code, output and results.
+fn ab_setup() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("rec");
     copy_dir(&root().join(H100).join("baseline"), &rec.join("base"));
@@ -544,27 +544,53 @@ fn one_outlier_launch_cannot_hide_a_clear_regression_in_ab_either() {
             std::fs::remove_file(rec.join("base").join(t).join(format!("{r}.csv"))).unwrap();
         }
     }
-    let json = dir.path().join("ab.json");
-    let ab = || {
-        run(bin()
-            .args(["ab", "--spec"])
-            .arg(format!("{H100}/check.yaml"))
-            .arg("--replay")
-            .arg(&rec)
-            .arg("--json")
-            .arg(&json))
-    };
-    let time = |r: &Value| row(r, "matmul", TIME)["verdict"].clone();
-    let out = ab();
-    let read = || serde_json::from_str::<Value>(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(time(&read()), "regression", "{}", out.text);
+    (dir, rec)
+}
+
+fn ab(dir: &Path, rec: &Path) -> (Out, Value) {
+    let json = dir.join("ab.json");
+    let out = run(bin()
+        .args(["ab", "--spec"])
+        .arg(format!("{H100}/check.yaml"))
+        .arg("--replay")
+        .arg(rec)
+        .arg("--json")
+        .arg(&json));
+    let v = std::fs::read_to_string(&json).map_or(Value::Null, |t| serde_json::from_str(&t).unwrap());
+    (out, v)
+}
+
+#[test]
+fn one_outlier_launch_cannot_hide_a_clear_regression_in_ab_either() {
+    let (dir, rec) = ab_setup();
+    let (out, r) = ab(dir.path(), &rec);
+    assert_eq!(row(&r, "matmul", TIME)["verdict"], "regression", "{}", out.text);
     set_cell(&rec.join("head/matmul/n=1024/0.csv"), 2, TIME, "513600");
-    let out = ab();
+    let (out, r) = ab(dir.path(), &rec);
     assert_eq!(out.code, 1, "{}", out.text);
-    assert_eq!(time(&read()), "regression", "{}", out.text);
+    assert_eq!(row(&r, "matmul", TIME)["verdict"], "regression", "{}", out.text);
     assert!(
         out.text.contains("launch 2 of repetition 0") && out.text.contains("left out"),
         "{}",
         out.text
+    );
+}
+
+#[test]
+fn exact_compares_every_launch_in_ab_too() {
+    let (dir, rec) = ab_setup();
+    let (out, r) = ab(dir.path(), &rec);
+    assert_eq!(row(&r, "vector_add", REGS)["verdict"], "pass", "{}", out.text);
+    set_cell(&rec.join("head/vector_add/n=16777216/1.csv"), 2, REGS, "17");
+    let (out, r) = ab(dir.path(), &rec);
+    assert_eq!(out.code, 1, "{}", out.text);
+    let regs = row(&r, "vector_add", REGS);
+    assert_eq!(regs["verdict"], "regression", "{regs}");
+    assert!(
+        regs["reason"]
+            .as_str()
+            .unwrap()
+            .contains("every launch compared, 1 of"),
+        "{regs}"
     );
 }

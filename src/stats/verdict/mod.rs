@@ -32,7 +32,7 @@ mod shift;
 #[cfg(test)]
 mod tests;
 
-pub use exact::{ExactOutcome, compare_exact};
+pub use exact::{ExactOutcome, compare_exact, deciding_launch};
 
 use self::checks::{constant, input_problem, sample_count_problem};
 use self::exact::{exact_compare, exact_every_launch};
