@@ -397,6 +397,37 @@ fn baseline_entries_of_a_size_the_spec_lacks_fail_the_gate() {
     }
     let out = check(dir.path(), &["--target", "matmul", "--allow-missing"]);
     assert_eq!(out.code, 0, "{}", out.text);
+    // Sharded: the size belongs to no shard, so shard 1 carries its rows and `merge` sees them once.
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let out = check(dir.path(), &["--shard", &format!("{k}/2")]);
+        let r = results(dir.path());
+        let here = r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["size"] == "n=1025")
+            .count();
+        assert_eq!(here > 0, k == 1, "shard {k}: {}", out.text);
+        let p = dir.path().join(format!("shard{k}.json"));
+        std::fs::copy(dir.path().join("results.json"), &p).unwrap();
+        shards.push(p);
+    }
+    let out = run(bin()
+        .arg("merge")
+        .args(&shards)
+        .arg("--json")
+        .arg(dir.path().join("merged.json")));
+    assert_eq!(out.code, 1, "{}", out.text);
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("merged.json")).unwrap()).unwrap();
+    assert!(
+        merged["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["size"] == "n=1025" && x["fails_gate"] == true)
+    );
 }
 
 #[test]
