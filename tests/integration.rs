@@ -37,6 +37,7 @@ mod profile_cli;
 mod pytorch_example;
 mod reliability;
 mod reliability_round2;
+mod reliability_samples;
 mod report_cli;
 mod report_comment;
 mod report_github;

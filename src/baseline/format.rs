@@ -345,6 +345,18 @@ fn validate(path: &Path, file: &BaselineFile) -> Result<(), Error> {
                 ),
             ));
         }
+        if let Some((i, why)) = e.samples.iter().enumerate().find_map(|(i, v)| {
+            crate::measured::plausible::implausible(&e.metric, &e.unit, *v).map(|w| (i, w))
+        }) {
+            return Err(Error::input(
+                path,
+                format!(
+                    "{} sample #{i} (repetition {}) reads {why}; no GPU gives that reading: restore the file from git, or delete it and run `cgp-gate baseline update`",
+                    name(),
+                    e.reps.get(i).map_or_else(|| "?".to_owned(), ToString::to_string)
+                ),
+            ));
+        }
     }
     Ok(())
 }

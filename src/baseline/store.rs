@@ -229,7 +229,15 @@ impl Store {
             sass: kept_sass,
             counters: kept_counters,
         };
-        lock::write_atomic(&path, format::render(&file).as_bytes())?;
+        // Never write what a check would refuse to read (issue 34): the file is read back first.
+        let text = format::render(&file);
+        format::parse(&path, &text).map_err(|e| {
+            Error::input(
+                &path,
+                format!("refusing to write a baseline that cgp-gate could not read back: {e}"),
+            )
+        })?;
+        lock::write_atomic(&path, text.as_bytes())?;
         Ok(path)
     }
 }
@@ -401,6 +409,21 @@ fn check_series(path: &Path, target: &str, series: &[&Series]) -> Result<(), Err
         if let Some((i, v)) = s.values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
             return refuse(format!(
                 "series {name} has a sample that is not finite ({v}, #{i})"
+            ));
+        }
+        if s.values.len() > crate::stats::MAX_SAMPLES {
+            return refuse(format!(
+                "series {name} has {} samples; a baseline entry may hold at most {} (a check refuses more): lower `baseline_repetitions` or the launches per process",
+                s.values.len(),
+                crate::stats::MAX_SAMPLES
+            ));
+        }
+        if let Some((i, why)) = s.values.iter().enumerate().find_map(|(i, v)| {
+            crate::measured::plausible::implausible(&k.metric, &s.unit, *v).map(|w| (i, w))
+        }) {
+            return refuse(format!(
+                "series {name} sample #{i} (repetition {}) reads {why}; no GPU gives that reading",
+                s.reps.get(i).map_or_else(|| "?".to_owned(), ToString::to_string)
             ));
         }
     }

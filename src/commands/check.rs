@@ -31,6 +31,21 @@ pub struct Options {
 /// # Errors
 /// Spec, baseline and setup errors (see [`crate::run::check::run_check`]); report failures.
 pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+    let mut inputs = vec![
+        ("the spec", args.source.spec.as_path()),
+        ("the baselines", args.baselines.as_path()),
+    ];
+    inputs.extend(args.source.replay.as_deref().map(|p| ("the recording", p)));
+    inputs.extend(
+        args.shard
+            .shard_costs
+            .as_deref()
+            .map(|p| ("the --shard-costs file", p)),
+    );
+    super::outputs::refuse_overwriting_inputs(
+        &super::outputs::report_paths(args.json.as_deref(), &args.reports),
+        &inputs,
+    )?;
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let shard = args.shard.selection(&targets)?;

@@ -21,6 +21,15 @@ pub struct Options {
 /// # Errors
 /// Unreadable or invalid files, and the refusals of [`crate::outcome::merge::merge`] (all exit 2); report failures.
 pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+    let files: Vec<(&str, &std::path::Path)> = args
+        .files
+        .iter()
+        .map(|f| ("a results file merged", f.as_path()))
+        .collect();
+    super::outputs::refuse_overwriting_inputs(
+        &super::outputs::report_paths(args.json.as_deref(), &args.reports),
+        &files,
+    )?;
     let mut inputs = Vec::with_capacity(args.files.len());
     for f in &args.files {
         inputs.push((f.clone(), crate::outcome::results::read(f)?));

@@ -12,6 +12,7 @@ pub mod env;
 pub mod gitlab_note;
 pub mod init;
 pub mod merge;
+pub mod outputs;
 pub mod parse;
 pub mod profile;
 pub mod report;

@@ -22,7 +22,14 @@ pub struct Options {
 /// # Errors
 /// As [`read_results`] and [`emit`].
 pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+    super::outputs::refuse_overwriting_inputs(
+        &super::outputs::report_paths(None, &args.flags),
+        &[("the results file", args.from.as_path())],
+    )?;
     let results = read_results(&args.from)?;
+    if let Some(problem) = crate::outcome::decide::stored_verdict_problem(&results) {
+        return Err(crate::Error::input(&args.from, problem));
+    }
     let env = GithubEnv::from_env();
     let opts = args.flags.options(&env);
     let nothing_requested =

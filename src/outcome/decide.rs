@@ -82,6 +82,26 @@ pub fn run_verdict(rows: &[Row], errors: &[RunError], had_work: bool) -> RunVerd
     }
 }
 
+/// Why a results file's stored verdict is not the one its rows and errors give (issue 34: a
+/// regression whose `rows` were emptied merged as a pass; `report` headed an edited verdict), or
+/// `None` when it is. `merge` and `report` read results from disk and refuse such a file (exit 2).
+/// A stored `error` is left alone: a run that had work and judged nothing is an error its rows
+/// cannot show ([`merged_verdict`] names it); so is a stored `regression` whose rows and errors
+/// give `error` (both fail the gate, and the errors are shown).
+pub fn stored_verdict_problem(results: &crate::outcome::results::Results) -> Option<String> {
+    let recomputed = run_verdict(&results.rows, &results.errors, false);
+    let both_fail = results.verdict == RunVerdict::Regression && recomputed == RunVerdict::Error;
+    (results.verdict != recomputed && results.verdict != RunVerdict::Error && !both_fail).then(|| {
+        format!(
+            "the file's verdict is `{}`, but its {} row(s) and {} error(s) give `{}`: the file was edited or damaged; use the results file as cgp-gate wrote it, or run the check again",
+            results.verdict.as_str(),
+            results.rows.len(),
+            results.errors.len(),
+            recomputed.as_str()
+        )
+    })
+}
+
 /// The verdict of merged shards: the rule of [`run_verdict`] over every shard's rows and errors.
 /// A shard whose own stored verdict is `error` although its rows and errors do not say why (it
 /// had work and judged nothing) gets a `shard-failed` error here, so it is never hidden behind

@@ -38,6 +38,11 @@ fn refuse(path: &Path, message: String) -> Error {
 /// spec (`spec_hash`) or commit, an unreadable `shard`, shards of one GPU with different N or
 /// cgp-gate versions, a shard given twice, a row that two shards both claim.
 pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
+    for (path, r) in &inputs {
+        if let Some(problem) = crate::outcome::decide::stored_verdict_problem(r) {
+            return Err(crate::Error::input(path, problem));
+        }
+    }
     let placed = place(inputs)?;
     let mut errors = check_groups(&placed)?;
     let rows = merged_rows(&placed)?;

@@ -84,6 +84,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         )
         .hint("use the output as ncu wrote it; profile (or record) it again"));
     }
+    odd_kernel_names(&parsed.launches, &origin, &ctx)?;
     let wanted = ncu_metrics(job.target);
     for m in &log.unavailable_metrics {
         if wanted.contains(m) {
@@ -115,6 +116,38 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         }
     }
     Ok(set)
+}
+
+/// A launch with no kernel name, or one whose name holds an invisible or look-alike character
+/// among launches whose names do not (issue 34): such a launch became its own series, or was
+/// left out by the kernel filter, and its process silently kept its warm-up launch as a sample.
+/// Compilers write kernel names in ASCII: the output is damaged. (A kernel whose every launch is
+/// so named is kept, and every report shows its characters escaped.)
+fn odd_kernel_names(
+    launches: &[Launch],
+    origin: &dyn std::fmt::Display,
+    ctx: &str,
+) -> Result<(), ProfileError> {
+    let odd: Vec<(&Launch, String)> = launches
+        .iter()
+        .filter_map(|l| crate::profile::filter::odd_name(&l.kernel).map(|w| (l, w)))
+        .collect();
+    let bad = odd
+        .iter()
+        .find(|(l, _)| l.kernel.trim().is_empty())
+        .or_else(|| odd.first().filter(|_| odd.len() < launches.len()));
+    match bad {
+        None => Ok(()),
+        Some((l, why)) => Err(ProfileError::new(
+            FailureKind::BadOutput,
+            ctx.to_owned(),
+            format!(
+                "{origin}: launch {} has kernel name {:?}, with {why}, beside launches whose names have none; ncu prints the names the compiler made, so this one was damaged",
+                l.id, l.kernel
+            ),
+        )
+        .hint("use the output as ncu wrote it; profile (or record) it again")),
+    }
 }
 
 /// The error for ncu output the parser refused: the file, line, kernel and metric it names.
@@ -201,6 +234,17 @@ fn metric_value<'l>(
             ctx.to_owned(),
             format!(
                 "metric `{metric}` of kernel `{}` (launch {}) in {origin} is 0 ns; a kernel launch cannot take no time: the output is damaged",
+                launch.kernel, launch.id
+            ),
+        )
+        .hint("use the output as ncu wrote it; profile (or record) it again"));
+    }
+    if let Some(why) = crate::measured::plausible::implausible(metric, &measured.unit, value) {
+        return Err(ProfileError::new(
+            FailureKind::BadOutput,
+            ctx.to_owned(),
+            format!(
+                "metric `{metric}` of kernel `{}` (launch {}) in {origin} reads {why}; no GPU gives that reading: the output is damaged",
                 launch.kernel, launch.id
             ),
         )

@@ -39,6 +39,21 @@ pub fn for_replay(
         return Ok(samples);
     };
     let dropped = retain(&mut samples, filter);
+    // A launch whose name holds an invisible or look-alike character (or no name) is not a
+    // kernel the filter decided against: dropping it silently would change the process's
+    // launches and which of them is its warm-up (issue 34). The recording is damaged.
+    if let Some((name, why)) = dropped.iter().find_map(|k| odd_name(k).map(|w| (k, w))) {
+        return Err(ProfileError::new(
+            FailureKind::BadOutput,
+            job_context(job),
+            format!(
+                "{}: kernel {:?} has {why}; ncu prints kernel names as the compiler made them, so the name was damaged, and the kernel filter `{filter}` would silently leave its launches out",
+                capture.origin.display(),
+                name
+            ),
+        )
+        .hint("use the recording as ncu wrote it; profile (or record) it again"));
+    }
     if samples.series.is_empty() && !dropped.is_empty() {
         let mut err = ProfileError::new(
             FailureKind::NoKernels,
@@ -149,6 +164,30 @@ pub fn matches(filter: &KernelFilter, kernel: &str) -> bool {
             }
         }
     }
+}
+
+/// What makes a kernel name damaged: no name at all, a control or invisible (format) character,
+/// or a letter outside ASCII (a Cyrillic `а` looks like a Latin `a`). Compilers write kernel
+/// names in ASCII (C++ mangling and demangling); `None` for such a name.
+pub fn odd_name(name: &str) -> Option<String> {
+    if name.trim().is_empty() {
+        return Some("no name".to_owned());
+    }
+    let invisible = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{180B}'..='\u{180E}'
+                | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}')
+    };
+    name.chars()
+        .find(|c| invisible(*c) || (!c.is_ascii() && c.is_alphabetic()))
+        .map(|c| {
+            let kind = if invisible(c) {
+                "an invisible or control character"
+            } else {
+                "a letter outside ASCII"
+            };
+            format!("{kind} (U+{:04X})", u32::from(c))
+        })
 }
 
 /// Keep only the series of kernels the filter selects; returns the kernels dropped (sorted, once

@@ -366,7 +366,19 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
             metric: ms.name.clone(),
         };
         #[allow(clippy::cast_precision_loss, reason = "ns and counts below 2^53 are exact")]
-        set.push(&key, unit, value as f64, job.rep);
+        let value = value as f64;
+        if let Some(why) = crate::measured::plausible::implausible(&ms.name, unit, value) {
+            return Err(ProfileError::new(
+                FailureKind::BadOutput,
+                ctx.clone(),
+                format!(
+                    "metric `{}` in {origin} reads {why}; no GPU gives that reading: the output is damaged",
+                    ms.name
+                ),
+            )
+            .hint("use the output as nsys wrote it; profile (or record) it again"));
+        }
+        set.push(&key, unit, value, job.rep);
     }
     // Every category's time, gated or not (0 when none of its kernels ran): the stacked bars of
     // the reports show the whole breakdown (`nsys::bars`), and `baseline update` keeps it. Only

@@ -88,7 +88,12 @@ pub fn measure(
             match outcome {
                 Ok((mut samples, wall)) => {
                     progress.run_finished(&w.target.name, &id.1, rep, elapsed);
-                    // Each run (process) drops its warm-up launches (`warmup:`).
+                    // A launch far outside its process's spread is left out and said
+                    // (docs/statistics.md 2.5); then each run (process) drops its warm-up
+                    // launches (`warmup:`).
+                    for f in crate::measured::fence::fence_far_launches(&mut samples, w.target.warmup) {
+                        progress.note(&f.to_string());
+                    }
                     crate::measured::samples::drop_warmup(&mut samples, w.target.warmup);
                     m.samples.extend(samples);
                     *m.reps_done.entry(id).or_default() += 1;

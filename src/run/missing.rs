@@ -39,10 +39,35 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
         let Some(t) = scope.targets.iter().find(|t| t.name == row.target) else {
             continue;
         };
-        let expected = t.sizes.iter().any(|s| s.key() == row.size)
-            && t.metrics.iter().any(|m| m.name == row.metric)
+        let expected = t.metrics.iter().any(|m| m.name == row.metric)
             && !scope.skipped.contains(&(row.target.clone(), row.size.clone()));
         if !expected {
+            continue;
+        }
+        // A baseline entry of a size the spec does not have (removed, or re-keyed to `n=1025`)
+        // fails as a renamed target's file does (issue 34): a size re-keyed in the baseline
+        // turned a regression into `new`.
+        if !t.sizes.iter().any(|s| s.key() == row.size) {
+            let what = format!(
+                "size `{}` of target `{}` is in the baseline but not in the spec (removed, or re-keyed?)",
+                row.size, row.target
+            );
+            if scope.allow_all || t.allow_missing {
+                row.reason = format!(
+                    "{what}; allowed by {}",
+                    if t.allow_missing {
+                        "`allow_missing: true`"
+                    } else {
+                        "--allow-missing"
+                    }
+                );
+            } else {
+                failing += 1;
+                row.fails_gate = true;
+                row.reason = format!(
+                    "{what}; this fails the gate: if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target"
+                );
+            }
             continue;
         }
         let new_here: Vec<String> = appeared

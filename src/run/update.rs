@@ -62,7 +62,26 @@ pub fn samples_from_results(
     }
     let mut set = SampleSet::default();
     for row in &results.rows {
-        if matches!(row.verdict, RowVerdict::Missing | RowVerdict::Error) {
+        // A row the run could not judge holds no samples to keep: skipping it would drop its
+        // entry and its history from the baseline without a word (issue 34), so refuse.
+        let gate = crate::outcome::decide::row_gate(row, crate::outcome::results::FailOn::Regression);
+        if row.verdict == RowVerdict::Error
+            || (row.verdict == RowVerdict::Missing && gate == crate::outcome::decide::Gate::Fail)
+        {
+            return Err(Error::input(
+                path,
+                format!(
+                    "row {} is `{}`, not a measurement: a baseline updated from these results would drop its entry and history; run the check again and update from a run where every row was measured",
+                    row.key(),
+                    if row.verdict == RowVerdict::Error {
+                        "error"
+                    } else {
+                        "missing"
+                    }
+                ),
+            ));
+        }
+        if row.verdict == RowVerdict::Missing {
             continue;
         }
         let Some(c) = &row.candidate else { continue };
@@ -126,6 +145,7 @@ pub fn write_baselines(
             )));
         }
     }
+    missing_rows(spec, &targets, samples, only)?;
     // Only the spec's metrics are kept: the duration ncu collects for derived metrics is not
     // gated, and would come back as a "missing" row once the spec stops needing it.
     let series_of = |t: &Target| -> Vec<&crate::measured::samples::Series> {
@@ -181,6 +201,47 @@ pub fn write_baselines(
         );
     }
     Ok(written)
+}
+
+/// Refuse a measurement that lacks a size x metric of the spec (issue 34: a row deleted from the
+/// results given to `--from` dropped its entry and its history). The spec's own metrics are
+/// checked, not the derived ones (`cgp__*`, which need the GPU's peaks) nor the explanatory
+/// counters `explain:` adds.
+fn missing_rows(
+    spec: &Spec,
+    targets: &[&Target],
+    samples: &SampleSet,
+    only: Option<&BTreeSet<(String, String)>>,
+) -> Result<(), Error> {
+    for t in targets {
+        let Some(declared) = spec.target(&t.name) else {
+            continue;
+        };
+        for size in &t.sizes {
+            let key = size.key();
+            if only.is_some_and(|o| !o.contains(&(t.name.clone(), key.clone()))) {
+                continue;
+            }
+            for m in declared
+                .metrics
+                .iter()
+                .filter(|m| !m.name.starts_with(crate::spec::DERIVED_PREFIX))
+            {
+                let measured = samples
+                    .series
+                    .keys()
+                    .any(|k| k.target == t.name && k.size == key && k.metric == m.name);
+                if !measured {
+                    return Err(Error::Usage(format!(
+                        "no samples of metric `{}` for {}; no baseline was written: a baseline is written only from a run that measured every size and metric of the spec, so that no entry and its history are dropped (run the check or the update again)",
+                        m.name,
+                        crate::measured::samples::target_size(&t.name, &key)
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Store the SASS hash of every kernel measured for `t` in its baseline (docs/sass-cache.md).

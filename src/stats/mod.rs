@@ -29,5 +29,6 @@ pub use outliers::tukey_outliers;
 pub use row::{Method, RowVerdict, SideSummary};
 pub use summary::{median, summarize};
 pub use verdict::{
-    Comparison, Config, IntervalMethod, Judgement, MAX_SAMPLES, MIN_SAMPLES, judge, judge_all,
+    Comparison, Config, IntervalMethod, Judgement, MAX_SAMPLES, MIN_SAMPLES, deciding_launch, judge,
+    judge_all,
 };

@@ -492,6 +492,13 @@ proptest! {
         let judge1 = |t: &Threshold| judge(&Comparison { key: "k".into(), baseline: Some(&b), candidate: &c, threshold: t, history: &[], baseline_runs: &[], candidate_runs: &[] }, &cfg).verdict;
         let lower = judge1(&mk(Direction::Lower));
         let higher = judge1(&mk(Direction::Higher));
+        // `exact` against a constant baseline compares every launch (issue 34): a candidate with
+        // launches on both sides of it is worse in either direction, a regression both ways.
+        let both_sides = b.iter().all(|x| x.total_cmp(&b[0]).is_eq()) && c.iter().any(|x| *x > b[0]) && c.iter().any(|x| *x < b[0]);
+        if exact && both_sides {
+            prop_assert_eq!((lower, higher), (RowVerdict::Regression, RowVerdict::Regression));
+            return Ok(());
+        }
         prop_assert_eq!(lower == RowVerdict::Regression, higher == RowVerdict::Improvement);
         prop_assert_eq!(lower == RowVerdict::Improvement, higher == RowVerdict::Regression);
     }

@@ -30,6 +30,47 @@ pub(super) fn bom_error(line: usize) -> ParseError {
     )
 }
 
+/// Two table headers in one file (issue 34): two ncu outputs joined into one (`cat 0.csv 1.csv`,
+/// with or without a byte-order mark between them) were read as the last one alone. One ncu run
+/// prints one table, so the file is refused, naming both header lines.
+pub(super) fn second_table(text: &str) -> Option<ParseError> {
+    let is_header = |l: &str| {
+        // ncu's own header names its kernel column; an application's line that looks like a
+        // header (`"ID","score"`, before the disconnect) is not a table of ncu's.
+        let l = l.trim_start_matches('\u{feff}');
+        (l.starts_with("\"ID\",") || l.starts_with("\"Process ID\",") || l.starts_with("\"Domain\","))
+            && l.contains("\"Kernel Name\"")
+    };
+    let mut first = None;
+    let mut bom = false;
+    for (i, line) in text.split('\n').enumerate() {
+        bom |= i > 0 && line.starts_with('\u{feff}');
+        if !is_header(line) {
+            continue;
+        }
+        match first {
+            None => first = Some(i + 1),
+            Some(f) => {
+                let joined = if bom {
+                    ", a byte-order mark (U+FEFF) between them"
+                } else {
+                    ""
+                };
+                return Some(
+                    ParseError::at(
+                        i + 1,
+                        format!(
+                            "a second table header (the first is on line {f}{joined}): two ncu outputs were joined into one file, and one ncu run prints one table"
+                        ),
+                    )
+                    .hint("keep one ncu run per file, as ncu wrote it; profile (or record) it again"),
+                );
+            }
+        }
+    }
+    None
+}
+
 /// A NUL byte in the table: ncu never writes one (kernel names are C++ names, values are
 /// text), so the file is damaged. Named with its line and, when it is in a row, the row's kernel
 /// (the NUL shown as `<U+0000>`): a launch must never vanish because its name no longer matches.

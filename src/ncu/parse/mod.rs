@@ -437,6 +437,9 @@ fn run(text: &str, sink: &mut dyn Sink) -> Result<(CsvShape, Vec<String>), JsonE
     if body.starts_with('\u{feff}') {
         return Err(bom_error(lines_before + 1).into());
     }
+    if let Some(e) = second_table(text) {
+        return Err(e.into());
+    }
     // The whole table is checked before any value is read. A raw page (the large shape) is
     // checked cell by cell instead, as it streams: a number cell that shows the locale fails there.
     let raw_page = !body.lines().next().is_some_and(|h| h.contains("\"Metric Name\""));

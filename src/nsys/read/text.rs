@@ -188,12 +188,37 @@ pub(super) fn line_offsets(text: &str) -> Vec<(usize, &str)> {
     out
 }
 
+/// A quoted cell that opens and never closes (issue 34: it was read as data). In CSV a quote
+/// inside a quoted cell is doubled, so quotes pair up in a whole file; one left open is a file
+/// cut inside a cell, which the csv reader would take as a value. The error names its line.
+pub(super) fn unterminated_quote(section: &str, first_line: usize, origin: &Path) -> Result<(), Error> {
+    let (mut line, mut open) = (0, None);
+    for b in section.bytes() {
+        match b {
+            b'\n' => line += 1,
+            b'"' => open = if open.is_some() { None } else { Some(line) },
+            _ => {}
+        }
+    }
+    match open {
+        None => Ok(()),
+        Some(opened) => Err(Error::input(
+            origin,
+            format!(
+                "line {}: a quoted cell starts here and never ends: the file was cut off or damaged; use the report as nsys wrote it, or export it again",
+                first_line + opened
+            ),
+        )),
+    }
+}
+
 pub(super) fn parse_section(
     section: &str,
     first_line: usize,
     header: &Header,
     origin: &Path,
 ) -> Result<Workload, Error> {
+    unterminated_quote(section, first_line, origin)?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)

@@ -8,7 +8,7 @@ use crate::measured::samples::SeriesKey;
 use crate::outcome::results::{ErrorKind, FailureKind, Row, RowThreshold, RowVerdict, RunError};
 use crate::spec::{MetricSpec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired};
-use crate::stats::{Comparison, Config, judge_all, median, summarize};
+use crate::stats::{Comparison, Config, deciding_launch, judge_all, median, summarize};
 
 #[expect(clippy::float_cmp, reason = "deterministic counters repeat bit for bit")]
 pub(super) fn constant(v: &[f64]) -> bool {
@@ -156,7 +156,13 @@ pub(super) fn judge_pending(
 ) -> Vec<Row> {
     // Families: paired rows and limit rows share alpha by their counts (Bonferroni between the
     // two, Holm within each), so the whole run keeps its false-alarm rate at alpha.
-    let is_const = |p: &Pending<'_>| !is_limit(p) && constant(&p.base_raw) && constant(&p.head_raw);
+    // `exact` against a constant base compares every head launch (issue 34), as `check` does.
+    let is_const = |p: &Pending<'_>| {
+        !is_limit(p)
+            && constant(&p.base_raw)
+            && (constant(&p.head_raw)
+                || (p.ms.threshold.kind == ThresholdKind::Exact && !p.head_raw.is_empty()))
+    };
     let n_limit = pending.iter().filter(|p| is_limit(p)).count();
     let n_paired = pending.iter().filter(|p| !is_limit(p) && !is_const(p)).count();
     let total = (n_limit + n_paired).max(1) as f64;
@@ -199,7 +205,18 @@ pub(super) fn judge_pending(
                 pairs: p.base_pairs.len(),
             }
         } else if is_const(p) {
-            judge_constant(p.base_raw[0], p.head_raw[0], &p.ms.threshold, p.base_pairs.len())
+            let b = p.base_raw[0];
+            let head = deciding_launch(b, &p.head_raw, p.ms.threshold.direction);
+            let mut j = judge_constant(b, head, &p.ms.threshold, p.base_pairs.len());
+            if !constant(&p.head_raw) {
+                let differ = p.head_raw.iter().filter(|x| x.total_cmp(&b).is_ne()).count();
+                j.reason = format!(
+                    "{} (exact: every launch compared, {differ} of {} differ from the base's)",
+                    j.reason,
+                    p.head_raw.len()
+                );
+            }
+            j
         } else {
             let Some((j, t)) = paired.next() else {
                 continue;

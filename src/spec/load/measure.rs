@@ -184,8 +184,24 @@ pub(super) fn work_expr<'n>(
         }
     }
     for (size, _) in sizes {
-        expr.eval(size)
+        let v = expr
+            .eval(size)
             .map_err(|e| ctx.err(node, format!("`{key}` of {what}: {e}")))?;
+        // Work of 0 or less gives a rate of 0 (or below): the row could never be judged
+        // (issue 34: `flops: 0*n` left the flop/s row inconclusive forever).
+        if !(v.is_finite() && v > 0.0) {
+            let at = if size.params.is_empty() {
+                String::new()
+            } else {
+                format!(" at size `{}`", size.key())
+            };
+            return Err(ctx
+                .err(
+                    node,
+                    format!("`{key}` of {what} is {v}{at}; the work of a launch must be more than 0"),
+                )
+                .help(format!("give `{key}` as the work one launch does, e.g. `flops: 2*m*n*k`, `bytes: 4*(m*k + k*n + m*n)`")));
+        }
     }
     Ok(Some((text.to_owned(), node)))
 }

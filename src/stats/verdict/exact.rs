@@ -15,6 +15,40 @@ pub(super) fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64) 
     j
 }
 
+/// An `exact` threshold against a constant baseline and a candidate that is not constant:
+/// every launch of every process is compared, not a test over the launches (issue 34: one
+/// process reporting 17 registers against the baseline's 16 passed as noise). The launch that
+/// differs most in the worse direction decides; with none worse, the one that differs most.
+pub(super) fn exact_every_launch(row: &Comparison<'_>, cfg: &Config, b: f64) -> Judgement {
+    let c = row.candidate;
+    let mut j = exact_compare(row, cfg, b, deciding_launch(b, c, row.threshold.direction));
+    let differ = c.iter().filter(|x| x.total_cmp(&b).is_ne()).count();
+    j.reason = format!(
+        "{} (exact: every launch compared, {differ} of {} differ from the baseline's {})",
+        j.reason,
+        c.len(),
+        num(b)
+    );
+    j
+}
+
+/// The launch of `c` that an `exact` comparison against the constant value `b` is decided by
+/// (issue 34: every launch of every process counts): the one farthest from `b` in the worse
+/// direction, else the one farthest from it; `b` when `c` is empty. `check` and `ab` both use it.
+pub fn deciding_launch(b: f64, c: &[f64], direction: Direction) -> f64 {
+    let worse = |x: f64| match direction {
+        Direction::Lower => x > b,
+        Direction::Higher => x < b,
+    };
+    let farthest = |x: &f64, y: &f64| (x - b).abs().total_cmp(&(y - b).abs());
+    c.iter()
+        .copied()
+        .filter(|x| worse(*x))
+        .max_by(farthest)
+        .or_else(|| c.iter().copied().max_by(farthest))
+        .unwrap_or(b)
+}
+
 /// The outcome of comparing two deterministic values exactly ([`compare_exact`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExactOutcome {

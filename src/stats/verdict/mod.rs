@@ -32,10 +32,10 @@ mod shift;
 #[cfg(test)]
 mod tests;
 
-pub use exact::{ExactOutcome, compare_exact};
+pub use exact::{ExactOutcome, compare_exact, deciding_launch};
 
 use self::checks::{constant, input_problem, sample_count_problem};
-use self::exact::exact_compare;
+use self::exact::{exact_compare, exact_every_launch};
 use self::limit::{LimitRow, prepare_limit};
 use self::rank::prepare_ranked;
 use self::run_level::{grouped, prepare_nested};
@@ -328,6 +328,9 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache) -> Prepare
     let (nb, nc) = (baseline.len(), row.candidate.len());
     if constant(baseline) && constant(row.candidate) && (exact_kind || (nb >= 2 && nc >= 2)) {
         return Prepared::Done(exact_compare(row, cfg, baseline[0], row.candidate[0]));
+    }
+    if exact_kind && constant(baseline) && !row.candidate.is_empty() {
+        return Prepared::Done(exact_every_launch(row, cfg, baseline[0]));
     }
     if grouped(row) && nb <= MAX_SAMPLES && nc <= MAX_SAMPLES {
         return prepare_nested(row, cfg, baseline, exact_kind);
