@@ -26,9 +26,11 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         crate::profile::live::preflight(&sel.spec, &targets)?;
         let session = crate::run::session::Session::live(&targets, true, out)?;
         // The command lines are built for the installed ncu, as a real run builds them.
-        let uses_ncu = targets.iter().any(|t| !crate::profile::nsys::is_nsys(t));
+        let by_ncu = |t: &crate::spec::Target| t.profiler == crate::spec::ProfilerKind::Ncu;
+        let uses_ncu = targets.iter().any(|t| by_ncu(t));
         let release = if uses_ncu { dry_run_release(out)? } else { None };
-        for t in targets.iter().filter(|t| !crate::profile::nsys::is_nsys(t)) {
+        let mut cupti = None;
+        for t in targets.iter().filter(|t| by_ncu(t)) {
             let missing = crate::ncu::command::unsupported_options(release, *t);
             if !missing.is_empty() {
                 writeln!(
@@ -43,19 +45,32 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         for w in crate::plan::initial_work(&targets, None) {
             let app = crate::plan::app_argv(w.target, w.size).map_err(Error::Usage)?;
             // Each target's own profiler, with the options a live run passes it.
-            let (program, opts) = if crate::profile::nsys::is_nsys(w.target) {
-                let stem = std::path::Path::new("<tmp>/run-N");
-                ("nsys", crate::profile::nsys::nsys_profile_args(stem))
+            let argv: Vec<String> = if crate::profile::cupti::is_cupti(w.target) {
+                // The program itself, with the variables that load the injection library in
+                // front (`NAME=value cmd args`); the trace goes to the working folder.
+                if cupti.is_none() {
+                    cupti = Some(crate::profile::cupti::CuptiProfiler::new(&sel.spec.base_dir())?);
+                }
+                let p = cupti.as_mut().expect("made above");
+                let job = crate::profile::Job { target: w.target, size: w.size, rep: 0 };
+                let trace = std::path::PathBuf::from(format!("{}.cupti", w.target.name));
+                let (env, app) = p.plan_to(job, &trace)?;
+                crate::profile::cupti::argv_with_env(&env, &app)
             } else {
-                let log = std::path::Path::new("<log>");
-                let metrics = crate::plan::ncu_metrics(w.target);
-                let opts = crate::ncu::command::ncu_options_for(release, w.target, &metrics, log);
-                ("ncu", opts)
+                let (program, opts) = if crate::profile::nsys::is_nsys(w.target) {
+                    let stem = std::path::Path::new("<tmp>/run-N");
+                    ("nsys", crate::profile::nsys::nsys_profile_args(stem))
+                } else {
+                    let log = std::path::Path::new("<log>");
+                    let metrics = crate::plan::ncu_metrics(w.target);
+                    let opts = crate::ncu::command::ncu_options_for(release, w.target, &metrics, log);
+                    ("ncu", opts)
+                };
+                std::iter::once(program.to_owned())
+                    .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
+                    .chain(app)
+                    .collect()
             };
-            let argv: Vec<String> = std::iter::once(program.to_owned())
-                .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
-                .chain(app)
-                .collect();
             // Shell-quoted (shlex), so that the line can be pasted: a `regex:a|b` filter or an
             // argument with a space stays one word. Only a NUL byte cannot be quoted, and no
             // argv can hold one.

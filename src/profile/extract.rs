@@ -18,6 +18,9 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
     if crate::profile::nsys::is_nsys(job.target) {
         return crate::profile::nsys::extract(job, capture);
     }
+    if crate::profile::cupti::is_cupti(job.target) {
+        return crate::profile::cupti::extract(job, capture);
+    }
     let ctx = job_context(job);
     let origin = capture.origin.display();
     let log = scan(&capture.raw);
@@ -283,7 +286,7 @@ fn no_kernel_detail(job: Job<'_>, capture: &Capture) -> String {
 
 /// The application failed under ncu: its own last output (stderr, then stdout) and the command
 /// line to rerun, in every command that profiles (init, profile, check, ab, baseline update).
-fn app_failed(ctx: String, mut message: String, capture: &Capture) -> ProfileError {
+pub(crate) fn app_failed(ctx: String, mut message: String, capture: &Capture) -> ProfileError {
     if capture.output_tail.trim().is_empty() {
         message.push_str("; none of its output was captured");
     } else {
