@@ -74,9 +74,13 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
             // Shell-quoted (shlex), so that the line can be pasted: a `regex:a|b` filter or an
             // argument with a space stays one word. Only a NUL byte cannot be quoted, and no
             // argv can hold one.
-            let line = shlex::try_join(argv.iter().map(String::as_str)).map_err(|e| {
-                Error::Usage(format!("cannot quote the command line of {}: {e}", w.target.name))
-            })?;
+            let line = if crate::profile::cupti::is_cupti(w.target) {
+                crate::profile::cupti::shell_line(&argv)
+            } else {
+                shlex::try_join(argv.iter().map(String::as_str)).map_err(|e| {
+                    Error::Usage(format!("cannot quote the command line of {}: {e}", w.target.name))
+                })?
+            };
             writeln!(out, "{}[{}] x{}: {}", w.target.name, w.size.key(), w.reps.1, line)
                 .map_err(stdout_err)?;
         }

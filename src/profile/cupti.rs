@@ -144,6 +144,28 @@ pub fn argv_with_env(env: &[(OsString, OsString)], app: &[String]) -> Vec<String
         .collect()
 }
 
+/// `argv` (from [`argv_with_env`]) as one line for a POSIX shell: the leading `NAME=value` words
+/// stay assignments (only the value is quoted: a quoted `'NAME=value'` would be a command name),
+/// the rest are quoted as needed (shlex). For display only, never executed.
+pub fn shell_line(argv: &[String]) -> String {
+    let mut assignments = true;
+    argv.iter()
+        .map(|w| {
+            if assignments
+                && let Some((name, value)) = w.split_once('=')
+                && !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                return format!("{name}={}", crate::profile::extract::shell_word(value));
+            }
+            assignments = false;
+            crate::profile::extract::shell_word(w)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 impl Profiler for CuptiProfiler {
     fn name(&self) -> &'static str {
         "cupti"
@@ -261,11 +283,15 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         .hint(refusal_hint(&f.message)));
     }
     if let Some(code) = capture.exit_code.filter(|c| *c != 0) {
-        return Err(crate::profile::extract::app_failed(
+        let err = crate::profile::extract::app_failed(
             ctx,
             format!("the program exited with status {code} under CUPTI"),
             capture,
-        ));
+        );
+        return Err(match &capture.argv {
+            Some(argv) if !argv.is_empty() => err.hint(format!("run it by hand to see why: {}", shell_line(argv))),
+            _ => err,
+        });
     }
     let Some(trace) = trace else {
         return Err(ProfileError::new(

@@ -307,6 +307,7 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
         cost_seconds: a.cost_seconds,
         roofline: Vec::new(),
         sass_skip: None,
+        why_cost: None,
         category_bars: Vec::new(),
         category_bars_gated_only: false,
     }

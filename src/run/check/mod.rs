@@ -18,7 +18,7 @@ use crate::baseline::BaselineFile;
 use crate::foundation::error::Error;
 use crate::gpu::{Gpu, peaks_for};
 use crate::measured::samples::SampleSet;
-use crate::outcome::results::{Results, RooflinePoint, Row, RunError};
+use crate::outcome::results::{Results, RooflinePoint, Row, RowVerdict, RunError};
 use crate::plan::{Work, initial_work, remeasure};
 use crate::profile::record::Recorder;
 use crate::profile::{Profiler, Versions};
@@ -132,15 +132,24 @@ pub fn run_check(
         mut m,
         roofline,
         profiler,
-        recorder,
-        watch: loop_watch,
+        mut recorder,
+        watch: mut loop_watch,
         progress,
         ..
     } = run;
 
     explain_pass(
-        &rows, &work, &explained, &next_rep, &mut m, profiler, recorder, loop_watch, progress,
+        &rows,
+        &work,
+        &explained,
+        &next_rep,
+        &mut m,
+        profiler,
+        recorder.as_deref_mut(),
+        loop_watch.as_deref_mut(),
+        progress,
     )?;
+    let why_cost = cupti_why(&rows, &work, targets, &next_rep, &mut m, profiler, recorder, loop_watch, progress)?;
     let (mut rows, sass_skip) = finish_rows(rows, targets, &unchanged, &baselines, &m, opts);
     rows.extend(gone_rows(
         spec,
@@ -175,8 +184,41 @@ pub fn run_check(
         roofline,
         sass_skip,
         category_bars,
+        why_cost,
         ..results
     })
+}
+
+/// The why of `profiler: cupti` targets with `explain:` set (docs/cupti.md): ncu profiles each
+/// size with a timing row judged a regression or inconclusive once, for the counters.
+#[expect(clippy::too_many_arguments, reason = "the check's state, passed once from run_check")]
+fn cupti_why(
+    rows: &[Row],
+    work: &[Work<'_>],
+    targets: &[&Target],
+    next_rep: &BTreeMap<(String, String), u32>,
+    m: &mut Measurement,
+    profiler: &mut dyn Profiler,
+    recorder: Option<&mut Recorder>,
+    watch: Option<&mut Watch<'_>>,
+    progress: &mut dyn crate::run::progress::Progress,
+) -> Result<Option<crate::outcome::results::WhyCost>, Error> {
+    let ncu = crate::run::ncu_why::ncu_targets(targets);
+    let wanted: BTreeSet<(String, String)> = rows
+        .iter()
+        .filter(|r| {
+            r.metric.starts_with("gpu__time_duration")
+                && r.skipped.is_none()
+                && matches!(r.verdict, RowVerdict::Regression | RowVerdict::Inconclusive)
+                && ncu.contains_key(&r.target)
+        })
+        .map(|r| (r.target.clone(), r.size.clone()))
+        .collect();
+    let cost = crate::run::ncu_why::collect(&wanted, work, &ncu, next_rep, m, profiler, recorder, watch, progress)?;
+    Ok(cost.map(|c| crate::outcome::results::WhyCost {
+        sizes: c.sizes,
+        seconds: c.seconds,
+    }))
 }
 
 /// `explain: remeasure` (docs/why.md): these targets collect the explanatory counters only when
@@ -184,7 +226,9 @@ pub fn run_check(
 fn explained_targets(targets: &[&Target]) -> BTreeMap<String, Target> {
     targets
         .iter()
-        .filter(|t| t.explain == Explain::Remeasure)
+        // A cupti target's counters are ncu's, measured apart (`cupti_why`): its re-measurement
+        // stays CUPTI's.
+        .filter(|t| t.explain == Explain::Remeasure && t.profiler != crate::spec::ProfilerKind::Cupti)
         .map(|t| (t.name.clone(), crate::plan::explaining(t)))
         .collect()
 }
