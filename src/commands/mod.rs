@@ -200,10 +200,12 @@ pub(crate) fn finish_recording(
         let _ = writeln!(
             progress,
             "recorded raw {} output; manifest: {}",
-            match (&versions.ncu, &versions.nsys) {
-                (Some(_), Some(_)) => "ncu and nsys",
-                (None, Some(_)) => "nsys",
-                _ => "ncu",
+            {
+                let tools: Vec<&str> = [("ncu", &versions.ncu), ("nsys", &versions.nsys), ("cupti", &versions.cupti)]
+                    .into_iter()
+                    .filter_map(|(n, v)| v.as_ref().map(|_| n))
+                    .collect();
+                if tools.is_empty() { "ncu".to_owned() } else { tools.join(" and ") }
             },
             path.display()
         );
