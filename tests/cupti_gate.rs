@@ -486,3 +486,42 @@ fn a_real_program_without_a_gpu_ends_in_cuptis_own_error() {
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("CUPTI_ERROR_NOT_INITIALIZED"), "{err}");
 }
+
+/// The SYNTHETIC ncu output of examples/recordings (examples/synthesize_recording.rs) for
+/// `vector_add`: what ncu's one run of a size gives the why.
+fn ncu_csv(recording: &str) -> String {
+    std::fs::read_to_string(root().join(format!("examples/recordings/{recording}/vector_add/n=16777216/0.csv"))).unwrap()
+}
+
+#[test]
+fn the_why_of_a_cupti_row_is_ncu_run_once_where_a_time_changed() {
+    let spec = SPEC.replace("    metrics:\n", "    explain: remeasure\n    metrics:\n");
+    let c = Case::new(&spec);
+    let base: Vec<String> = (0..5).map(|s| trace(&process(s, 73_000.0, 16), End::Flushed)).collect();
+    recording(&c.path("base"), &base);
+    // `baseline update` runs ncu once per size after the 5 cupti processes: repetition 5.
+    std::fs::write(c.path("base/va/default/5.csv"), ncu_csv("main")).unwrap();
+    c.baseline("base");
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(c.path("b/unknown-gpu/va.json")).unwrap()).unwrap();
+    let counters = stored["counters"].as_array().unwrap_or_else(|| panic!("no counters: {stored}"));
+    assert!(counters.iter().any(|k| k["metric"] == "dram__bytes.sum" && k["kernel"] == "vector_add"), "{stored}");
+
+    // A/A: no time changed, so ncu does not run (its output would be repetition 1).
+    recording(&c.path("aa"), &[trace(&process(77, 73_000.0, 16), End::Flushed)]);
+    std::fs::write(c.path("aa/va/default/1.csv"), ncu_csv("pr-slowdown")).unwrap();
+    let (code, r, err) = c.check("aa");
+    assert_eq!(code, 0, "{err}");
+    assert!(r["why_cost"].is_null(), "{r}");
+
+    // +10%: ncu profiles the size once, the row says why, and the report says what it cost.
+    recording(&c.path("slow"), &[trace(&process(78, 73_000.0 * 1.10, 16), End::Flushed)]);
+    std::fs::write(c.path("slow/va/default/1.csv"), ncu_csv("pr-slowdown")).unwrap();
+    let (code, r, err) = c.check("slow");
+    assert_eq!(code, 1, "{err}");
+    let time = row(&r, "gpu__time_duration.sum");
+    assert_eq!(time["verdict"], "regression");
+    assert!(time["why"]["compared"].as_array().is_some_and(|c| c.iter().any(|m| m == "dram__bytes.sum")), "{time}");
+    assert_eq!(r["why_cost"]["sizes"], 1, "{r}");
+    assert!(err.contains("cupti: the why cost"), "{err}");
+}
