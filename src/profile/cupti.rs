@@ -102,7 +102,10 @@ impl CuptiProfiler {
     ///
     /// # Errors
     /// No libcupti, no injection library, or a command that cannot be rendered.
-    pub fn plan(&mut self, job: Job<'_>) -> Result<(Vec<(OsString, OsString)>, Vec<String>, PathBuf), ProfileError> {
+    pub fn plan(
+        &mut self,
+        job: Job<'_>,
+    ) -> Result<(Vec<(OsString, OsString)>, Vec<String>, PathBuf), ProfileError> {
         let out = self.work.path().join(format!("run-{}.cupti", job.rep));
         let (env, app) = self.plan_to(job, &out)?;
         Ok((env, app, out))
@@ -113,7 +116,11 @@ impl CuptiProfiler {
     ///
     /// # Errors
     /// No libcupti, no injection library, or a command that cannot be rendered.
-    pub fn plan_to(&mut self, job: Job<'_>, out: &Path) -> Result<(Vec<(OsString, OsString)>, Vec<String>), ProfileError> {
+    pub fn plan_to(
+        &mut self,
+        job: Job<'_>,
+        out: &Path,
+    ) -> Result<(Vec<(OsString, OsString)>, Vec<String>), ProfileError> {
         let app = app_argv(job.target, job.size)
             .map_err(|e| ProfileError::new(FailureKind::BadOutput, job_context(job), e))?;
         let libcupti = self.libcupti(job.target).map_err(|mut e| {
@@ -124,7 +131,10 @@ impl CuptiProfiler {
             ProfileError::new(FailureKind::ProfilerError, job_context(job), e.to_string())
                 .hint("use `profiler: ncu` for this target, or a Linux build of cgp-gate with a writable cache folder")
         })?;
-        Ok((crate::cupti::inject::run_environment(&library, &libcupti, out), app))
+        Ok((
+            crate::cupti::inject::run_environment(&library, &libcupti, out),
+            app,
+        ))
     }
 }
 
@@ -157,10 +167,10 @@ pub fn shell_line(argv: &[String]) -> String {
                 && !name.starts_with(|c: char| c.is_ascii_digit())
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             {
-                return format!("{name}={}", crate::profile::extract::shell_word(value));
+                return format!("{name}={}", crate::profile::launches::shell_word(value));
             }
             assignments = false;
-            crate::profile::extract::shell_word(w)
+            crate::profile::launches::shell_word(w)
         })
         .collect::<Vec<_>>()
         .join(" ")
@@ -187,7 +197,11 @@ impl Profiler for CuptiProfiler {
         let (env, app, out) = self.plan(job)?;
         let _ = std::fs::remove_file(&out);
         let Some((program, args)) = app.split_first() else {
-            return Err(ProfileError::new(FailureKind::BadOutput, job_context(job), "the command is empty"));
+            return Err(ProfileError::new(
+                FailureKind::BadOutput,
+                job_context(job),
+                "the command is empty",
+            ));
         };
         let stem = self.work.path().join(format!("run-{}", job.rep));
         let mut vars = job.target.env.clone();
@@ -212,8 +226,12 @@ impl Profiler for CuptiProfiler {
             } else {
                 FailureKind::Io
             };
-            ProfileError::new(kind, job_context(job), format!("{program} could not be started: {e}"))
-                .hint("check the target's `command` (and `cwd`): build the program first?")
+            ProfileError::new(
+                kind,
+                job_context(job),
+                format!("{program} could not be started: {e}"),
+            )
+            .hint("check the target's `command` (and `cwd`): build the program first?")
         })?;
         let output_tail = output_tail(&inv);
         if outcome.timed_out {
@@ -228,19 +246,20 @@ impl Profiler for CuptiProfiler {
             )
             .hint("raise the target's `timeout`, or check whether the program hangs (run it by hand: `cgp-gate profile --dry-run` prints the command)"));
         }
-        let raw = match crate::foundation::fsutil::read_bounded(&out, crate::foundation::fsutil::limits::NCU_CSV) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e @ crate::foundation::fsutil::ReadError::TooLarge { .. }) => {
-                return Err(ProfileError::new(
-                    FailureKind::BadOutput,
-                    job_context(job),
-                    format!("{}: {}", out.display(), e.message("CUPTI trace")),
-                )
-                .hint("profile fewer launches (`launch_count`) or a smaller size"));
-            }
-            // No file: the driver never loaded the library (classified by `extract`).
-            Err(_) => String::new(),
-        };
+        let raw =
+            match crate::foundation::fsutil::read_bounded(&out, crate::foundation::fsutil::limits::NCU_CSV) {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                Err(e @ crate::foundation::fsutil::ReadError::TooLarge { .. }) => {
+                    return Err(ProfileError::new(
+                        FailureKind::BadOutput,
+                        job_context(job),
+                        format!("{}: {}", out.display(), e.message("CUPTI trace")),
+                    )
+                    .hint("profile fewer launches (`launch_count`) or a smaller size"));
+                }
+                // No file: the driver never loaded the library (classified by `extract`).
+                Err(_) => String::new(),
+            };
         Ok(Capture {
             raw,
             origin: out,
@@ -268,7 +287,11 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
     } else {
         // A recording's damaged trace becomes `BadRecording` (exit 2) in `run::measure`.
         Some(crate::cupti::trace::parse(capture.raw.as_bytes()).map_err(|e| {
-            ProfileError::new(FailureKind::BadOutput, ctx.clone(), format!("CUPTI trace {origin}: {e}"))
+            ProfileError::new(
+                FailureKind::BadOutput,
+                ctx.clone(),
+                format!("CUPTI trace {origin}: {e}"),
+            )
         })?)
     };
     if let Some(f) = trace.as_ref().and_then(|t| t.error.as_ref()) {
@@ -283,13 +306,15 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         .hint(refusal_hint(&f.message)));
     }
     if let Some(code) = capture.exit_code.filter(|c| *c != 0) {
-        let err = crate::profile::extract::app_failed(
+        let err = crate::profile::launches::app_failed(
             ctx,
             format!("the program exited with status {code} under CUPTI"),
             capture,
         );
         return Err(match &capture.argv {
-            Some(argv) if !argv.is_empty() => err.hint(format!("run it by hand to see why: {}", shell_line(argv))),
+            Some(argv) if !argv.is_empty() => {
+                err.hint(format!("run it by hand to see why: {}", shell_line(argv)))
+            }
             _ => err,
         });
     }
@@ -318,7 +343,11 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
 }
 
 /// A trace without its trailer, or with dropped records, measured only part of the run.
-fn check_complete(trace: &ProcessTrace, ctx: &str, origin: &dyn std::fmt::Display) -> Result<(), ProfileError> {
+fn check_complete(
+    trace: &ProcessTrace,
+    ctx: &str,
+    origin: &dyn std::fmt::Display,
+) -> Result<(), ProfileError> {
     if !trace.complete {
         return Err(ProfileError::new(
             FailureKind::ProfilerError,
@@ -391,7 +420,13 @@ fn no_kernels(job: Job<'_>, origin: &dyn std::fmt::Display, capture: &Capture) -
         msg.push_str("; the program launched no kernel at all");
     } else {
         msg.push_str("; kernels the program launched: ");
-        msg.push_str(&names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "));
+        msg.push_str(
+            &names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
     }
     let mut err = ProfileError::new(FailureKind::NoKernels, job_context(job), msg).hint(
         "fix `kernel:` (a `regex:` matches the demangled name as listed; an exact name the function name or the whole demangled name), or lower `launch_skip` (docs/spec.md, \"Selecting kernels\")",
@@ -415,12 +450,24 @@ fn launch(i: usize, k: &KernelRecord) -> Launch {
     };
     let product = |d: [u32; 3]| d.iter().map(|x| f64::from(*x)).product::<f64>();
     let metrics = [
-        ("gpu__time_duration.sum", num((k.end_ns - k.start_ns) as f64, "ns")),
+        (
+            "gpu__time_duration.sum",
+            num((k.end_ns - k.start_ns) as f64, "ns"),
+        ),
         ("launch__grid_size", num(product(k.grid), "")),
         ("launch__block_size", num(product(k.block), "")),
-        ("launch__registers_per_thread", num(f64::from(k.registers), "register/thread")),
-        ("launch__shared_mem_per_block_static", num(f64::from(k.static_shared), "byte/block")),
-        ("launch__shared_mem_per_block_dynamic", num(f64::from(k.dynamic_shared), "byte/block")),
+        (
+            "launch__registers_per_thread",
+            num(f64::from(k.registers), "register/thread"),
+        ),
+        (
+            "launch__shared_mem_per_block_static",
+            num(f64::from(k.static_shared), "byte/block"),
+        ),
+        (
+            "launch__shared_mem_per_block_dynamic",
+            num(f64::from(k.dynamic_shared), "byte/block"),
+        ),
     ]
     .into_iter()
     .map(|(n, m)| (n.to_owned(), m))
@@ -440,12 +487,12 @@ fn launch(i: usize, k: &KernelRecord) -> Launch {
 /// ncu (`extract::series_kernel_names`: a kernel run with two configurations is two series).
 fn samples(job: Job<'_>, selected: &[KernelRecord]) -> SampleSet {
     let launches: Vec<Launch> = selected.iter().enumerate().map(|(i, k)| launch(i, k)).collect();
-    let names = crate::profile::extract::series_kernel_names(&launches);
+    let names = crate::profile::launches::series_kernel_names(&launches);
     let wanted = cupti_metrics(job.target);
     let size = job.size.key();
     let mut set = SampleSet::default();
     for (l, kernel) in launches.iter().zip(&names) {
-        let config = crate::profile::extract::launch_config(l);
+        let config = crate::profile::launches::launch_config(l);
         for metric in &wanted {
             let Some(Measured {
                 value: MetricValue::Number(v),

@@ -10,6 +10,7 @@ pub mod cupti;
 pub mod error;
 pub mod extract;
 pub mod filter;
+pub mod launches;
 pub mod live;
 pub mod nsys;
 pub mod record;

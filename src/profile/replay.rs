@@ -197,7 +197,11 @@ impl Profiler for ReplayProfiler {
                         format!(
                             "{}: {}",
                             path.display(),
-                            e.message(if cupti { "recorded CUPTI trace" } else { "recorded ncu output" })
+                            e.message(if cupti {
+                                "recorded CUPTI trace"
+                            } else {
+                                "recorded ncu output"
+                            })
                         ),
                     )
                     .hint("record it again with `cgp-gate profile --record DIR`"));

@@ -34,7 +34,10 @@ pub fn ncu_targets(targets: &[&Target]) -> BTreeMap<String, Target> {
 ///
 /// # Errors
 /// Only for failures of the recorder.
-#[expect(clippy::too_many_arguments, reason = "the run's state, passed once by check and baseline update")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the run's state, passed once by check and baseline update"
+)]
 pub fn collect(
     wanted: &BTreeSet<(String, String)>,
     work: &[Work<'_>],

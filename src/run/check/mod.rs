@@ -18,7 +18,7 @@ use crate::baseline::BaselineFile;
 use crate::foundation::error::Error;
 use crate::gpu::{Gpu, peaks_for};
 use crate::measured::samples::SampleSet;
-use crate::outcome::results::{Results, RooflinePoint, Row, RowVerdict, RunError};
+use crate::outcome::results::{Results, RooflinePoint, Row, RunError};
 use crate::plan::{Work, initial_work, remeasure};
 use crate::profile::record::Recorder;
 use crate::profile::{Profiler, Versions};
@@ -132,24 +132,15 @@ pub fn run_check(
         mut m,
         roofline,
         profiler,
-        mut recorder,
-        watch: mut loop_watch,
+        recorder,
+        watch: loop_watch,
         progress,
         ..
     } = run;
 
-    explain_pass(
-        &rows,
-        &work,
-        &explained,
-        &next_rep,
-        &mut m,
-        profiler,
-        recorder.as_deref_mut(),
-        loop_watch.as_deref_mut(),
-        progress,
+    let why_cost = explain_pass(
+        &rows, &work, targets, &explained, &next_rep, &mut m, profiler, recorder, loop_watch, progress,
     )?;
-    let why_cost = cupti_why(&rows, &work, targets, &next_rep, &mut m, profiler, recorder, loop_watch, progress)?;
     let (mut rows, sass_skip) = finish_rows(rows, targets, &unchanged, &baselines, &m, opts);
     rows.extend(gone_rows(
         spec,
@@ -187,38 +178,6 @@ pub fn run_check(
         why_cost,
         ..results
     })
-}
-
-/// The why of `profiler: cupti` targets with `explain:` set (docs/cupti.md): ncu profiles each
-/// size with a timing row judged a regression or inconclusive once, for the counters.
-#[expect(clippy::too_many_arguments, reason = "the check's state, passed once from run_check")]
-fn cupti_why(
-    rows: &[Row],
-    work: &[Work<'_>],
-    targets: &[&Target],
-    next_rep: &BTreeMap<(String, String), u32>,
-    m: &mut Measurement,
-    profiler: &mut dyn Profiler,
-    recorder: Option<&mut Recorder>,
-    watch: Option<&mut Watch<'_>>,
-    progress: &mut dyn crate::run::progress::Progress,
-) -> Result<Option<crate::outcome::results::WhyCost>, Error> {
-    let ncu = crate::run::ncu_why::ncu_targets(targets);
-    let wanted: BTreeSet<(String, String)> = rows
-        .iter()
-        .filter(|r| {
-            r.metric.starts_with("gpu__time_duration")
-                && r.skipped.is_none()
-                && matches!(r.verdict, RowVerdict::Regression | RowVerdict::Inconclusive)
-                && ncu.contains_key(&r.target)
-        })
-        .map(|r| (r.target.clone(), r.size.clone()))
-        .collect();
-    let cost = crate::run::ncu_why::collect(&wanted, work, &ncu, next_rep, m, profiler, recorder, watch, progress)?;
-    Ok(cost.map(|c| crate::outcome::results::WhyCost {
-        sizes: c.sizes,
-        seconds: c.seconds,
-    }))
 }
 
 /// `explain: remeasure` (docs/why.md): these targets collect the explanatory counters only when

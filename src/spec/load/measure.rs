@@ -108,7 +108,8 @@ pub(super) fn nsys_metrics(
 pub(super) fn cupti_metrics(ctx: &Ctx<'_>, node: Option<&Node>, what: &str) -> Result<()> {
     let Some(node) = node else { return Ok(()) };
     for (name, key_node, _) in ctx.entries(node, &format!("`metrics` of {what}"))? {
-        if name.starts_with(crate::spec::DERIVED_PREFIX) || crate::spec::model::CUPTI_METRICS.contains(&name) {
+        if name.starts_with(crate::spec::DERIVED_PREFIX) || crate::spec::model::CUPTI_METRICS.contains(&name)
+        {
             continue;
         }
         return Err(ctx

@@ -414,13 +414,12 @@ fn unused_defaults(ctx: &Ctx<'_>, defaults: &Fields<'_>, targets: &[Target]) -> 
             // The help is the one a target of the spec's (first) profiler gets for this key.
             let theirs = targets.first().map_or(ProfilerKind::Ncu, |t| t.profiler);
             return Err(ctx
-                .err(
-                    node,
-                    {
-                        let (who, also) = readers(key);
-                        format!("`{key}` in `defaults` only applies to {who} targets, and the spec has none{also}")
-                    },
-                )
+                .err(node, {
+                    let (who, also) = readers(key);
+                    format!(
+                        "`{key}` in `defaults` only applies to {who} targets, and the spec has none{also}"
+                    )
+                })
                 .help(other_profiler_help(key, theirs)));
         }
     }

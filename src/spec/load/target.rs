@@ -86,29 +86,9 @@ pub(super) fn target(
         None => None,
     };
 
-    let metrics = if profiler == ProfilerKind::Nsys {
-        nsys_metrics(ctx, m.get("metrics"), item, &what, categories.as_ref())?
-    } else {
-        let all = metrics(
-            ctx,
-            m.get("metrics"),
-            item,
-            &what,
-            flops.is_some(),
-            bytes.is_some(),
-        )?;
-        if profiler == ProfilerKind::Cupti {
-            cupti_metrics(ctx, m.get("metrics"), &what)?;
-        }
-        all
-    };
-    let libcupti = match m.get("libcupti") {
-        Some(n) if profiler == ProfilerKind::Cupti => {
-            let p = PathBuf::from(ctx.non_empty_text(n, &format!("`libcupti` of {what}"))?);
-            Some(if p.is_absolute() { p } else { spec_dir.join(p) })
-        }
-        _ => None,
-    };
+    let work = (flops.is_some(), bytes.is_some());
+    let metrics = target_metrics(ctx, m, item, &what, profiler, categories.as_ref(), work)?;
+    let libcupti = libcupti(ctx, m, &what, profiler, spec_dir)?;
 
     let (repetitions, max_repetitions, baseline_repetitions) = repetition_counts(ctx, m, &what)?;
 
@@ -165,6 +145,45 @@ pub(super) fn target(
         sass,
         kernels,
     })
+}
+
+/// `metrics:` as the target's profiler reads them: nsys's, or ncu's (on a cupti target, only those
+/// CUPTI measures). `work`: whether `flops` and `bytes` are set.
+fn target_metrics(
+    ctx: &Ctx<'_>,
+    m: &Merged<'_, '_>,
+    item: &Node,
+    what: &str,
+    profiler: ProfilerKind,
+    categories: Option<&CategoryRules>,
+    work: (bool, bool),
+) -> Result<Vec<MetricSpec>> {
+    if profiler == ProfilerKind::Nsys {
+        return nsys_metrics(ctx, m.get("metrics"), item, what, categories);
+    }
+    let all = metrics(ctx, m.get("metrics"), item, what, work.0, work.1)?;
+    if profiler == ProfilerKind::Cupti {
+        cupti_metrics(ctx, m.get("metrics"), what)?;
+    }
+    Ok(all)
+}
+
+/// `libcupti:` of a cupti target, resolved against the spec's folder (`None` elsewhere: the key
+/// is refused on other targets, and one of `defaults:` is for the cupti targets).
+fn libcupti(
+    ctx: &Ctx<'_>,
+    m: &Merged<'_, '_>,
+    what: &str,
+    profiler: ProfilerKind,
+    spec_dir: &Path,
+) -> Result<Option<PathBuf>> {
+    match m.get("libcupti") {
+        Some(n) if profiler == ProfilerKind::Cupti => {
+            let p = PathBuf::from(ctx.non_empty_text(n, &format!("`libcupti` of {what}"))?);
+            Ok(Some(if p.is_absolute() { p } else { spec_dir.join(p) }))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// A size names a recording folder: its `key=value` pairs must fit a file name.
@@ -479,13 +498,12 @@ pub(super) fn other_profilers_keys(
     for key in unread_keys(profiler) {
         if let Some(node) = m.own.key_node(key) {
             return Err(ctx
-                .err(
-                    node,
-                    {
-                        let (who, also) = readers(key);
-                        format!("`{key}` of {what} only applies to {who} targets, and this is {ours} target{also}")
-                    },
-                )
+                .err(node, {
+                    let (who, also) = readers(key);
+                    format!(
+                        "`{key}` of {what} only applies to {who} targets, and this is {ours} target{also}"
+                    )
+                })
                 .help(other_profiler_help(key, profiler)));
         }
     }
