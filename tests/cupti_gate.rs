@@ -28,7 +28,10 @@ struct Launch {
     ns: u64,
 }
 
-const VA: (&str, &str) = ("vector_add(const float*, const float*, float*, int)", "_Z10vector_addPKfS0_Pfi");
+const VA: (&str, &str) = (
+    "vector_add(const float*, const float*, float*, int)",
+    "_Z10vector_addPKfS0_Pfi",
+);
 const FILL: (&str, &str) = ("fill(float*, int)", "_Z4fillPfi");
 
 fn va(ns: u64) -> Launch {
@@ -67,7 +70,8 @@ enum End {
 /// launch order; CUPTI delivers them by buffer, so they are written with the last two swapped
 /// (the reader orders them by correlation ID).
 fn trace(launches: &[Launch], end: End) -> String {
-    let mut s = String::from("{\"cgp_gate_cupti\":1,\"cupti_version\":18,\"kernel_record\":8,\"pid\":4242}\n");
+    let mut s =
+        String::from("{\"cgp_gate_cupti\":1,\"cupti_version\":18,\"kernel_record\":8,\"pid\":4242}\n");
     if end == End::Refused {
         s.push_str("{\"error\":\"cuptiActivityRegisterCallbacks\",\"code\":15,\"message\":\"CUPTI_ERROR_NOT_INITIALIZED\"}\n");
     }
@@ -120,7 +124,10 @@ fn process(seed: u64, ns: f64, regs: u32) -> Vec<Launch> {
         out.push(fill(2_000));
         let warm = if i == 0 { 1.05 } else { 1.0 };
         let v = ns * warm * (1.0 + 0.005 * noise(seed * 1000 + i));
-        out.push(Launch { regs, ..va(v.round() as u64) });
+        out.push(Launch {
+            regs,
+            ..va(v.round() as u64)
+        });
     }
     out
 }
@@ -177,13 +184,33 @@ impl Case {
 
     /// `check --replay REC --json r.json` against the baselines in `b/`.
     fn check(&self, rec: &str) -> (i32, Value, String) {
-        let (code, _, err) = self.cmd(&["check", "--spec", "s.yaml", "--baselines", "b", "--replay", rec, "--json", "r.json"]);
-        let v = serde_json::from_slice(&std::fs::read(self.path("r.json")).unwrap_or_default()).unwrap_or(Value::Null);
+        let (code, _, err) = self.cmd(&[
+            "check",
+            "--spec",
+            "s.yaml",
+            "--baselines",
+            "b",
+            "--replay",
+            rec,
+            "--json",
+            "r.json",
+        ]);
+        let v = serde_json::from_slice(&std::fs::read(self.path("r.json")).unwrap_or_default())
+            .unwrap_or(Value::Null);
         (code, v, err)
     }
 
     fn baseline(&self, rec: &str) {
-        let (code, _, err) = self.cmd(&["baseline", "update", "--spec", "s.yaml", "--baselines", "b", "--replay", rec]);
+        let (code, _, err) = self.cmd(&[
+            "baseline",
+            "update",
+            "--spec",
+            "s.yaml",
+            "--baselines",
+            "b",
+            "--replay",
+            rec,
+        ]);
         assert_eq!(code, 0, "{err}");
     }
 }
@@ -200,7 +227,9 @@ fn row<'a>(r: &'a Value, metric: &str) -> &'a Value {
 /// A baseline of 5 processes, then candidates of one process each.
 fn with_baseline(spec: &str) -> Case {
     let c = Case::new(spec);
-    let base: Vec<String> = (0..5).map(|s| trace(&process(s, 73_000.0, 16), End::Flushed)).collect();
+    let base: Vec<String> = (0..5)
+        .map(|s| trace(&process(s, 73_000.0, 16), End::Flushed))
+        .collect();
     recording(&c.path("base"), &base);
     c.baseline("base");
     c
@@ -225,9 +254,19 @@ fn a_a_passes_and_a_planted_ten_percent_is_found_at_one_process_per_row() {
     assert_eq!(row(&r, "launch__registers_per_thread")["verdict"], "pass");
     assert_eq!(row(&r, "launch__grid_size")["verdict"], "pass");
     // The filter left `fill` out: no row of it.
-    assert!(!r["rows"].as_array().unwrap().iter().any(|x| x["kernel"] == "fill"), "{r}");
+    assert!(
+        !r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["kernel"] == "fill"),
+        "{r}"
+    );
 
-    recording(&c.path("slow"), &[trace(&process(78, 73_000.0 * 1.10, 16), End::Flushed)]);
+    recording(
+        &c.path("slow"),
+        &[trace(&process(78, 73_000.0 * 1.10, 16), End::Flushed)],
+    );
     let (code, r, err) = c.check("slow");
     assert_eq!(code, 1, "{err}");
     let time = row(&r, "gpu__time_duration.sum");
@@ -240,7 +279,10 @@ fn a_a_passes_and_a_planted_ten_percent_is_found_at_one_process_per_row() {
 #[test]
 fn launch_configuration_rows_are_compared_exactly() {
     let c = with_baseline(SPEC);
-    recording(&c.path("regs"), &[trace(&process(79, 73_000.0, 17), End::Flushed)]);
+    recording(
+        &c.path("regs"),
+        &[trace(&process(79, 73_000.0, 17), End::Flushed)],
+    );
     let (code, r, err) = c.check("regs");
     assert_eq!(code, 1, "{err}");
     let regs = row(&r, "launch__registers_per_thread");
@@ -252,7 +294,10 @@ fn launch_configuration_rows_are_compared_exactly() {
 fn a_cupti_baseline_is_never_compared_with_an_ncu_one() {
     // The same baseline as if ncu had measured it: the cupti run is refused, even with a spec
     // whose `fingerprint_fields` leave the profiler out.
-    let spec = SPEC.replace("version: 1\n", "version: 1\nsettings:\n  fingerprint_fields: [gpu_name]\n");
+    let spec = SPEC.replace(
+        "version: 1\n",
+        "version: 1\nsettings:\n  fingerprint_fields: [gpu_name]\n",
+    );
     let c = with_baseline(&spec);
     let path = c.path("b/unknown-gpu/va.json");
     let mut b: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -294,22 +339,39 @@ fn filters_and_launch_ranges_select_launches_as_ncu_does() {
     let launches: Vec<Launch> = (0..10u64).flat_map(|i| [fill(500), va(1000 + i)]).collect();
     let t = trace(&launches, End::Flushed);
     let spec = |extra: &str| {
-        format!("version: 1\ntargets:\n  - name: va\n    command: [./vector_add]\n    profiler: cupti\n    repetitions: 1\n{extra}    metrics:\n      gpu__time_duration.sum: \"5%\"\n")
+        format!(
+            "version: 1\ntargets:\n  - name: va\n    command: [./vector_add]\n    profiler: cupti\n    repetitions: 1\n{extra}    metrics:\n      gpu__time_duration.sum: \"5%\"\n"
+        )
     };
     // The exact name matches the function name; skip 2, count 5, then the warm-up launch goes.
-    let (code, s, err) = profile(&spec("    kernel: vector_add\n    launch_skip: 2\n    launch_count: 5\n"), &[t.clone()]);
+    let (code, s, err) = profile(
+        &spec("    kernel: vector_add\n    launch_skip: 2\n    launch_count: 5\n"),
+        &[t.clone()],
+    );
     assert_eq!(code, 0, "{err}");
-    assert_eq!(values(&s, "gpu__time_duration.sum"), [1003.0, 1004.0, 1005.0, 1006.0]);
+    assert_eq!(
+        values(&s, "gpu__time_duration.sum"),
+        [1003.0, 1004.0, 1005.0, 1006.0]
+    );
     // A regex matches the demangled name; the range counts only the launches it selects.
-    let (code, s, err) = profile(&spec("    kernel: regex:^fill\\(\n    launch_count: 3\n    warmup: 0\n"), &[t.clone()]);
+    let (code, s, err) = profile(
+        &spec("    kernel: regex:^fill\\(\n    launch_count: 3\n    warmup: 0\n"),
+        &[t.clone()],
+    );
     assert_eq!(code, 0, "{err}");
     assert_eq!(values(&s, "gpu__time_duration.sum"), [500.0, 500.0, 500.0]);
     // `^vector_add<` matches nothing: the error lists the kernels that ran.
     let (code, _, err) = profile(&spec("    kernel: regex:^vector_add<\n"), &[t.clone()]);
     assert_eq!(code, 3, "{err}");
-    assert!(err.contains("matched nothing") && err.contains("`fill(float*, int)`"), "{err}");
+    assert!(
+        err.contains("matched nothing") && err.contains("`fill(float*, int)`"),
+        "{err}"
+    );
     // `kernels: sum`: one operation row, both kernels of each iteration summed.
-    let (code, s, err) = profile(&spec("    kernel: regex:.\n    kernels: sum\n    warmup: 0\n"), &[t]);
+    let (code, s, err) = profile(
+        &spec("    kernel: regex:.\n    kernels: sum\n    warmup: 0\n"),
+        &[t],
+    );
     assert_eq!(code, 0, "{err}");
     let sums = values(&s, "gpu__time_duration.sum");
     assert_eq!(sums.len(), 10);
@@ -321,7 +383,11 @@ fn filters_and_launch_ranges_select_launches_as_ncu_does() {
 fn every_incomplete_trace_is_a_clear_failure_naming_cupti() {
     let launches = process(1, 73_000.0, 16);
     for (end, code, want) in [
-        (End::Refused, 3, "CUPTI refused to start: cuptiActivityRegisterCallbacks returned CUPTI_ERROR_NOT_INITIALIZED"),
+        (
+            End::Refused,
+            3,
+            "CUPTI refused to start: cuptiActivityRegisterCallbacks returned CUPTI_ERROR_NOT_INITIALIZED",
+        ),
         (End::Died, 3, "CUPTI: the program died before the flush at exit"),
         (End::Dropped(12), 3, "CUPTI dropped 12 activity record(s)"),
     ] {
@@ -335,7 +401,10 @@ fn every_incomplete_trace_is_a_clear_failure_naming_cupti() {
     t = t.replacen("\"regs\":16", "\"regs\":\"x\"", 1);
     let (got, _, err) = profile(SPEC, &[t]);
     assert_eq!(got, 2, "{err}");
-    assert!(err.contains("CUPTI trace") && err.contains("line 3: not a JSON object"), "{err}");
+    assert!(
+        err.contains("CUPTI trace") && err.contains("line 3: not a JSON object"),
+        "{err}"
+    );
     // An empty trace: the program never initialised CUDA.
     let (got, _, err) = profile(SPEC, &[String::new()]);
     assert_eq!(got, 3, "{err}");
@@ -375,14 +444,26 @@ fn spec_errors_name_the_key_and_what_to_do() {
         assert!(e.contains("s.yaml:6:5:") && e.contains(help), "{line}: {e}");
     }
     let e = spec_error(&format!("{head}    clocks: ncu\n{metrics}"));
-    assert!(e.contains("`clocks: ncu` of target `w`") && e.contains("a `profiler: cupti` target"), "{e}");
+    assert!(
+        e.contains("`clocks: ncu` of target `w`") && e.contains("a `profiler: cupti` target"),
+        "{e}"
+    );
     // `libcupti` is cupti's: refused on an ncu target, and in `defaults` of a spec without one.
-    let e = spec_error(&format!("version: 1\ntargets:\n  - name: w\n    command: [./w]\n    libcupti: /x/libcupti.so\n{metrics}"));
-    assert!(e.contains("s.yaml:5:5: `libcupti` of target `w` only applies to `profiler: cupti` targets"), "{e}");
-    let e = spec_error(&format!("version: 1\ndefaults:\n  libcupti: /x/libcupti.so\ntargets:\n  - name: w\n    command: [./w]\n{metrics}"));
+    let e = spec_error(&format!(
+        "version: 1\ntargets:\n  - name: w\n    command: [./w]\n    libcupti: /x/libcupti.so\n{metrics}"
+    ));
+    assert!(
+        e.contains("s.yaml:5:5: `libcupti` of target `w` only applies to `profiler: cupti` targets"),
+        "{e}"
+    );
+    let e = spec_error(&format!(
+        "version: 1\ndefaults:\n  libcupti: /x/libcupti.so\ntargets:\n  - name: w\n    command: [./w]\n{metrics}"
+    ));
     assert!(e.contains("s.yaml:3:3: `libcupti` in `defaults` only applies to `profiler: cupti` targets, and the spec has none"), "{e}");
     // What cupti reads validates: launch configuration, derived metrics, explain, the filter.
-    let c = Case::new(&format!("{head}    kernel: regex:gemm\n    launch_skip: 1\n    launch_count: 3\n    explain: remeasure\n    flops: \"2\"\n    libcupti: lib/libcupti.so\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n      launch__block_size: {{exact: true, direction: lower}}\n      launch__shared_mem_per_block_dynamic: exact\n      cgp__achieved_flops.per_second: \"5%\"\n"));
+    let c = Case::new(&format!(
+        "{head}    kernel: regex:gemm\n    launch_skip: 1\n    launch_count: 3\n    explain: remeasure\n    flops: \"2\"\n    libcupti: lib/libcupti.so\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n      launch__block_size: {{exact: true, direction: lower}}\n      launch__shared_mem_per_block_dynamic: exact\n      cgp__achieved_flops.per_second: \"5%\"\n"
+    ));
     let (code, _, err) = c.cmd(&["validate", "--spec", "s.yaml"]);
     assert_eq!(code, 0, "{err}");
 }
@@ -394,7 +475,10 @@ fn the_json_schema_knows_cupti() {
     let v = jsonschema::validator_for(&schema).unwrap();
     let head = "version: 1\ntargets:\n  - name: w\n    command: [x]\n";
     for (yaml, ok) in [
-        ("    profiler: cupti\n    kernel: gemm\n    libcupti: /l.so\n", true),
+        (
+            "    profiler: cupti\n    kernel: gemm\n    libcupti: /l.so\n",
+            true,
+        ),
         ("    profiler: cupti\n    nvtx: [a]\n", false),
         ("    profiler: cupti\n    clocks: ncu\n", false),
         ("    profiler: cupti\n    categories: {a: b}\n", false),
@@ -408,7 +492,9 @@ fn the_json_schema_knows_cupti() {
 
 #[test]
 fn dry_run_prints_the_added_environment_pasteably() {
-    let c = Case::new("version: 1\ntargets:\n  - name: w\n    command: [./w app, --n, \"{n}\"]\n    sizes: [{n: 4}]\n    profiler: cupti\n    repetitions: 2\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n");
+    let c = Case::new(
+        "version: 1\ntargets:\n  - name: w\n    command: [./w app, --n, \"{n}\"]\n    sizes: [{n: 4}]\n    profiler: cupti\n    repetitions: 2\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n",
+    );
     let lib = c.path("my lib/libcupti.so.12");
     std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
     std::fs::write(&lib, b"").unwrap();
@@ -419,11 +505,22 @@ fn dry_run_prints_the_added_environment_pasteably() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    let line = text.lines().find_map(|l| l.strip_prefix("w[n=4] x2: ")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("w[n=4] x2: "))
+        .unwrap_or_else(|| panic!("{text}"));
     // A shell splits it into the assignments and the argv.
     let words = shlex::split(line).unwrap();
-    assert!(words[0].starts_with("CUDA_INJECTION64_PATH=/") && words[0].ends_with("libcgp_gate_cupti.so"), "{line}");
+    assert!(
+        words[0].starts_with("CUDA_INJECTION64_PATH=/") && words[0].ends_with("libcgp_gate_cupti.so"),
+        "{line}"
+    );
     assert_eq!(words[1], format!("CGP_GATE_CUPTI_LIBRARY={}", lib.display()));
     assert_eq!(words[2], "CGP_GATE_CUPTI_OUT=w.cupti");
     assert_eq!(&words[3..], ["./w app", "--n", "4"]);
@@ -433,10 +530,15 @@ fn dry_run_prints_the_added_environment_pasteably() {
 
 #[test]
 fn no_libcupti_is_exit_3_naming_cupti() {
-    let c = Case::new("version: 1\ntargets:\n  - name: w\n    command: [/bin/true]\n    profiler: cupti\n    repetitions: 1\n    libcupti: nowhere/libcupti.so\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n");
+    let c = Case::new(
+        "version: 1\ntargets:\n  - name: w\n    command: [/bin/true]\n    profiler: cupti\n    repetitions: 1\n    libcupti: nowhere/libcupti.so\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n",
+    );
     let (code, _, err) = c.cmd(&["profile", "--spec", "s.yaml"]);
     assert_eq!(code, 3, "{err}");
-    assert!(err.contains("CUPTI") && err.contains("nowhere/libcupti.so"), "{err}");
+    assert!(
+        err.contains("CUPTI") && err.contains("nowhere/libcupti.so"),
+        "{err}"
+    );
 }
 
 /// The live path up to the GPU: nvcc builds the example program, the real CUDA driver library
@@ -451,11 +553,17 @@ fn a_real_program_without_a_gpu_ends_in_cuptis_own_error() {
         support::skip(test, "a GPU is present: this test is of the path without one");
         return;
     }
-    if std::process::Command::new("nvcc").arg("--version").output().is_err() {
+    if std::process::Command::new("nvcc")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         support::skip(test, "nvcc not installed (.ci/setup installs it)");
         return;
     }
-    let c = Case::new("version: 1\ntargets:\n  - name: va\n    command: [./vector_add, --n, \"4096\", --launches, \"3\"]\n    profiler: cupti\n    repetitions: 1\n    timeout: 60s\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n      launch__registers_per_thread: exact\n");
+    let c = Case::new(
+        "version: 1\ntargets:\n  - name: va\n    command: [./vector_add, --n, \"4096\", --launches, \"3\"]\n    profiler: cupti\n    repetitions: 1\n    timeout: 60s\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n      launch__registers_per_thread: exact\n",
+    );
     let status = std::process::Command::new("nvcc")
         .args(["-O2", "-arch=sm_70", "-o"])
         .arg(c.path("vector_add"))
@@ -469,18 +577,40 @@ fn a_real_program_without_a_gpu_ends_in_cuptis_own_error() {
         return;
     }
     assert_eq!(code, 3, "{err}");
-    assert!(err.contains("CUPTI refused to start") && err.contains("CUPTI_ERROR_NOT_INITIALIZED"), "{err}");
-    let (code, out, err) = c.cmd(&["check", "--spec", "s.yaml", "--baselines", "b", "--allow-no-baselines"]);
+    assert!(
+        err.contains("CUPTI refused to start") && err.contains("CUPTI_ERROR_NOT_INITIALIZED"),
+        "{err}"
+    );
+    let (code, out, err) = c.cmd(&[
+        "check",
+        "--spec",
+        "s.yaml",
+        "--baselines",
+        "b",
+        "--allow-no-baselines",
+    ]);
     assert_eq!(code, 3, "{out}{err}");
     // The run's errors are in its report (stdout).
-    assert!(out.contains("CUPTI refused to start") && out.contains("CUPTI_ERROR_NOT_INITIALIZED"), "{out}");
+    assert!(
+        out.contains("CUPTI refused to start") && out.contains("CUPTI_ERROR_NOT_INITIALIZED"),
+        "{out}"
+    );
     // Recorded, the failure replays as the same failure.
     let (code, _, err) = c.cmd(&["profile", "--spec", "s.yaml", "--record", "rec"]);
     assert_eq!(code, 3, "{err}");
     let manifest: Value =
         serde_json::from_str(&std::fs::read_to_string(c.path("rec/manifest.json")).unwrap()).unwrap();
-    assert!(manifest["cupti_version"].as_str().is_some_and(|v| !v.is_empty()), "{manifest}");
-    assert!(manifest["runs"][0]["argv"][0].as_str().unwrap().starts_with("CUDA_INJECTION64_PATH="), "{manifest}");
+    assert!(
+        manifest["cupti_version"].as_str().is_some_and(|v| !v.is_empty()),
+        "{manifest}"
+    );
+    assert!(
+        manifest["runs"][0]["argv"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("CUDA_INJECTION64_PATH="),
+        "{manifest}"
+    );
     assert!(c.path("rec/va/default/0.cupti").is_file());
     let (code, _, err) = c.cmd(&["profile", "--spec", "s.yaml", "--replay", "rec"]);
     assert_eq!(code, 3, "{err}");
@@ -490,22 +620,34 @@ fn a_real_program_without_a_gpu_ends_in_cuptis_own_error() {
 /// The SYNTHETIC ncu output of examples/recordings (examples/synthesize_recording.rs) for
 /// `vector_add`: what ncu's one run of a size gives the why.
 fn ncu_csv(recording: &str) -> String {
-    std::fs::read_to_string(root().join(format!("examples/recordings/{recording}/vector_add/n=16777216/0.csv"))).unwrap()
+    std::fs::read_to_string(root().join(format!(
+        "examples/recordings/{recording}/vector_add/n=16777216/0.csv"
+    )))
+    .unwrap()
 }
 
 #[test]
 fn the_why_of_a_cupti_row_is_ncu_run_once_where_a_time_changed() {
     let spec = SPEC.replace("    metrics:\n", "    explain: remeasure\n    metrics:\n");
     let c = Case::new(&spec);
-    let base: Vec<String> = (0..5).map(|s| trace(&process(s, 73_000.0, 16), End::Flushed)).collect();
+    let base: Vec<String> = (0..5)
+        .map(|s| trace(&process(s, 73_000.0, 16), End::Flushed))
+        .collect();
     recording(&c.path("base"), &base);
     // `baseline update` runs ncu once per size after the 5 cupti processes: repetition 5.
     std::fs::write(c.path("base/va/default/5.csv"), ncu_csv("main")).unwrap();
     c.baseline("base");
     let stored: Value =
         serde_json::from_str(&std::fs::read_to_string(c.path("b/unknown-gpu/va.json")).unwrap()).unwrap();
-    let counters = stored["counters"].as_array().unwrap_or_else(|| panic!("no counters: {stored}"));
-    assert!(counters.iter().any(|k| k["metric"] == "dram__bytes.sum" && k["kernel"] == "vector_add"), "{stored}");
+    let counters = stored["counters"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no counters: {stored}"));
+    assert!(
+        counters
+            .iter()
+            .any(|k| k["metric"] == "dram__bytes.sum" && k["kernel"] == "vector_add"),
+        "{stored}"
+    );
 
     // A/A: no time changed, so ncu does not run (its output would be repetition 1).
     recording(&c.path("aa"), &[trace(&process(77, 73_000.0, 16), End::Flushed)]);
@@ -515,13 +657,21 @@ fn the_why_of_a_cupti_row_is_ncu_run_once_where_a_time_changed() {
     assert!(r["why_cost"].is_null(), "{r}");
 
     // +10%: ncu profiles the size once, the row says why, and the report says what it cost.
-    recording(&c.path("slow"), &[trace(&process(78, 73_000.0 * 1.10, 16), End::Flushed)]);
+    recording(
+        &c.path("slow"),
+        &[trace(&process(78, 73_000.0 * 1.10, 16), End::Flushed)],
+    );
     std::fs::write(c.path("slow/va/default/1.csv"), ncu_csv("pr-slowdown")).unwrap();
     let (code, r, err) = c.check("slow");
     assert_eq!(code, 1, "{err}");
     let time = row(&r, "gpu__time_duration.sum");
     assert_eq!(time["verdict"], "regression");
-    assert!(time["why"]["compared"].as_array().is_some_and(|c| c.iter().any(|m| m == "dram__bytes.sum")), "{time}");
+    assert!(
+        time["why"]["compared"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|m| m == "dram__bytes.sum")),
+        "{time}"
+    );
     assert_eq!(r["why_cost"]["sizes"], 1, "{r}");
     assert!(err.contains("cupti: the why cost"), "{err}");
 }

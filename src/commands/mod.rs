@@ -201,11 +201,19 @@ pub(crate) fn finish_recording(
             progress,
             "recorded raw {} output; manifest: {}",
             {
-                let tools: Vec<&str> = [("ncu", &versions.ncu), ("nsys", &versions.nsys), ("cupti", &versions.cupti)]
-                    .into_iter()
-                    .filter_map(|(n, v)| v.as_ref().map(|_| n))
-                    .collect();
-                if tools.is_empty() { "ncu".to_owned() } else { tools.join(" and ") }
+                let tools: Vec<&str> = [
+                    ("ncu", &versions.ncu),
+                    ("nsys", &versions.nsys),
+                    ("cupti", &versions.cupti),
+                ]
+                .into_iter()
+                .filter_map(|(n, v)| v.as_ref().map(|_| n))
+                .collect();
+                if tools.is_empty() {
+                    "ncu".to_owned()
+                } else {
+                    tools.join(" and ")
+                }
             },
             path.display()
         );

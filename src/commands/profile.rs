@@ -52,7 +52,11 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
                     cupti = Some(crate::profile::cupti::CuptiProfiler::new(&sel.spec.base_dir())?);
                 }
                 let p = cupti.as_mut().expect("made above");
-                let job = crate::profile::Job { target: w.target, size: w.size, rep: 0 };
+                let job = crate::profile::Job {
+                    target: w.target,
+                    size: w.size,
+                    rep: 0,
+                };
                 let trace = std::path::PathBuf::from(format!("{}.cupti", w.target.name));
                 let (env, app) = p.plan_to(job, &trace)?;
                 crate::profile::cupti::argv_with_env(&env, &app)
