@@ -6,6 +6,8 @@
 //! - [`profile`]: the [`profile::Profiler`] trait (live `ncu`, replay of a recording), SASS
 //!   hashes ([`profile::sass`]).
 //! - [`ncu`]: Nsight Compute's argv, its log lines and its CSV output.
+//! - [`cupti`]: CUPTI activity tracing: the injection library, finding libcupti, the per-process
+//!   trace files.
 //! - [`nsys`]: Nsight Systems outputs, kernel categories and GPU-time breakdowns.
 //! - [`foundation`]: exit codes, units, atomic writes, the threshold type, the crate's error.
 //! - [`measured`]: parsed launches and sample series ([`measured::samples`]), the counter diff
@@ -28,6 +30,7 @@
 pub mod baseline;
 pub mod cli;
 pub mod commands;
+pub mod cupti;
 pub mod foundation;
 pub mod gpu;
 pub mod history;

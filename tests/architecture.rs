@@ -13,8 +13,8 @@ const LAYERS: &[&[&str]] = &[
     &["foundation"],
     // 1. leaves: pure statistics, Nsight Compute's formats, the GPU through NVML, and `measured`:
     //    the measured-data vocabulary (`samples`, which imports nothing) and the counter diff that
-    //    says why a time changed (`why`, on `stats`)
-    &["stats", "ncu", "gpu", "measured"],
+    //    says why a time changed (`why`, on `stats`); CUPTI's injection library and trace files
+    &["stats", "ncu", "gpu", "measured", "cupti"],
     // 2. the spec
     &["spec"],
     // 3. from spec to samples: what to run, how to run it (with the SASS hashes,

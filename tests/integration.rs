@@ -24,6 +24,7 @@ mod ci_examples;
 mod cli_ux;
 mod console_table;
 mod cupti_gate;
+mod cupti_lib;
 mod gpu_clocks;
 mod gpu_env;
 mod gpu_health;

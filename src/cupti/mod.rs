@@ -1,0 +1,15 @@
+//! CUPTI activity tracing: kernel start and end times at the program's own cost (issue 36).
+//!
+//! - [`inject`]: the injection library (`inject.c`, embedded in the binary), written to a cache
+//!   folder at first use, and the environment that makes the CUDA driver load it.
+//! - [`locate`]: where libcupti is (the spec's key, `CGP_GATE_LIBCUPTI`, the CUDA toolkit, the
+//!   `nvidia-cuda-cupti` wheel PyTorch installs, ldconfig).
+//! - [`trace`]: the per-process trace file the library writes, and its bounded reader.
+//!
+//! A leaf: it never imports `profile` or `spec`; `profile::cupti` runs programs with it.
+
+pub mod inject;
+pub mod locate;
+pub mod trace;
+
+pub use trace::{CuptiFailure, KernelRecord, ProcessTrace, TraceError, parse};

@@ -1,0 +1,107 @@
+use super::*;
+
+const HEADER: &str = "{\"cgp_gate_cupti\":1,\"cupti_version\":18,\"kernel_record\":8,\"pid\":4242}\n";
+const KERNEL: &str = "{\"m\":\"_Z10vector_addPKfS0_Pfi\",\"grid\":[4096,1,1],\"block\":[256,1,1],\"regs\":16,\"smem_static\":0,\"smem_dynamic\":128,\"start\":1000,\"end\":3500,\"device\":0,\"context\":1,\"stream\":7,\"corr\":42,\"graph\":0}\n";
+
+#[test]
+fn a_complete_trace_reads_back_every_field() {
+    let text = format!("{HEADER}{KERNEL}{{\"end\":1,\"records\":1,\"dropped\":3}}\n");
+    let t = parse(text.as_bytes()).unwrap();
+    assert_eq!(
+        (t.cupti_version, t.pid, t.dropped, t.complete),
+        (18, 4242, 3, true)
+    );
+    assert_eq!(t.error, None);
+    let k = &t.kernels[0];
+    assert_eq!(k.name, "vector_add(float const*, float const*, float*, int)");
+    assert_eq!(k.mangled, "_Z10vector_addPKfS0_Pfi");
+    assert_eq!((k.grid, k.block), ([4096, 1, 1], [256, 1, 1]));
+    assert_eq!((k.registers, k.static_shared, k.dynamic_shared), (16, 0, 128));
+    assert_eq!((k.start_ns, k.end_ns), (1000, 3500));
+    assert_eq!(
+        (k.device, k.context, k.stream, k.correlation, k.graph_id),
+        (0, 1, 7, 42, 0)
+    );
+}
+
+#[test]
+fn no_trailer_means_the_process_died_and_a_cut_last_line_is_dropped() {
+    let cut = &KERNEL[..KERNEL.len() / 2];
+    let t = parse(format!("{HEADER}{KERNEL}{cut}").as_bytes()).unwrap();
+    assert!(!t.complete);
+    assert_eq!(t.kernels.len(), 1);
+    // The same cut line in the middle is damage, named by its line.
+    let err = parse(format!("{HEADER}{cut}\n{KERNEL}").as_bytes()).unwrap_err();
+    assert!(matches!(err, TraceError::Line { line: 2, .. }), "{err}");
+}
+
+#[test]
+fn a_failure_line_is_kept_with_cuptis_text() {
+    let text = format!(
+        "{HEADER}{{\"error\":\"cuptiActivityEnable\",\"code\":15,\"message\":\"CUPTI_ERROR_NOT_INITIALIZED\"}}\n{{\"error\":\"cuptiActivityFlushAll\",\"code\":15,\"message\":\"x\"}}\n{{\"end\":1,\"records\":0,\"dropped\":0}}\n"
+    );
+    let t = parse(text.as_bytes()).unwrap();
+    let e = t.error.unwrap();
+    assert_eq!(
+        (e.call.as_str(), e.code, e.message.as_str()),
+        ("cuptiActivityEnable", 15, "CUPTI_ERROR_NOT_INITIALIZED")
+    );
+    assert!(t.complete);
+}
+
+#[test]
+fn damage_is_an_error_with_its_line() {
+    let trailer = "{\"end\":1,\"records\":1,\"dropped\":0}\n";
+    let cases: Vec<(String, usize)> = vec![
+        (format!("{KERNEL}"), 1),
+        (format!("{HEADER}{}", KERNEL.replace("\"regs\":16,", "")), 2),
+        (format!("{HEADER}{}", KERNEL.replace("4096", "-1")), 2),
+        (
+            format!("{HEADER}{}", KERNEL.replace("\"end\":3500", "\"end\":999")),
+            2,
+        ),
+        (format!("{HEADER}{KERNEL}{trailer}{KERNEL}"), 4),
+        (format!("{HEADER}{KERNEL}{KERNEL}{trailer}"), 4),
+        (format!("{HEADER}{HEADER}"), 2),
+        (format!("{HEADER}[1,2]\n"), 2),
+        (format!("{HEADER}{{}}\n"), 2),
+        (format!("{HEADER}{}", trailer.trim_end()), 2),
+    ];
+    for (text, line) in cases {
+        match parse(text.as_bytes()) {
+            Err(TraceError::Line { line: l, .. }) => assert_eq!(l, line, "{text}"),
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    assert_eq!(parse(b""), Err(TraceError::Empty));
+    let newer = parse(b"{\"cgp_gate_cupti\":2,\"pid\":1}\n").unwrap_err();
+    assert!(matches!(newer, TraceError::Newer { version: 2, .. }), "{newer}");
+}
+
+#[test]
+fn limits_hold() {
+    let long = format!("{HEADER}{{\"m\":\"{}\"}}\n", "a".repeat(MAX_LINE_BYTES));
+    let err = parse(long.as_bytes()).unwrap_err();
+    assert!(err.to_string().contains("line limit"), "{err}");
+    let big = vec![b' '; usize::try_from(MAX_FILE_BYTES).unwrap() + 1];
+    assert!(matches!(parse(&big), Err(TraceError::TooLarge { .. })));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+    /// Any bytes, any cut or splice of a real trace: an answer, never a panic.
+    #[test]
+    fn never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
+                    cut in 0usize..600, at in 0usize..600) {
+        let _ = parse(&bytes);
+        let real = format!("{HEADER}{KERNEL}{KERNEL}{{\"end\":1,\"records\":2,\"dropped\":0}}\n");
+        let real = real.as_bytes();
+        let cut = cut.min(real.len());
+        let _ = parse(&real[..cut]);
+        let at = at.min(real.len());
+        let mut spliced = real[..at].to_vec();
+        spliced.extend_from_slice(&bytes);
+        spliced.extend_from_slice(&real[at..]);
+        let _ = parse(&spliced);
+    }
+}
