@@ -234,6 +234,7 @@ impl Profiler for CuptiProfiler {
             .hint("check the target's `command` (and `cwd`): build the program first?")
         })?;
         let output_tail = output_tail(&inv);
+        warn_children(job, &out);
         if outcome.timed_out {
             return Err(ProfileError::new(
                 FailureKind::Timeout,
@@ -271,6 +272,38 @@ impl Profiler for CuptiProfiler {
             sqlite: None,
             ncu_version: None,
         })
+    }
+}
+
+/// Other processes of the program that initialised CUDA write `<trace>.<pid>` beside the trace
+/// (docs/cupti.md): their kernels are not gated, and the user must know. The files are removed.
+fn warn_children(job: Job<'_>, out: &Path) {
+    let (Some(dir), Some(name)) = (out.parent(), out.file_name()) else {
+        return;
+    };
+    let prefix = format!("{}.", name.to_string_lossy());
+    let children: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix(&prefix))
+                .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    if children.is_empty() {
+        return;
+    }
+    eprintln!(
+        "warning: {}: {} other process(es) of the program initialised CUDA; CUPTI timed their kernels apart and cgp-gate gates only the first process's (docs/cupti.md)",
+        job_context(job),
+        children.len()
+    );
+    for c in children {
+        let _ = std::fs::remove_file(c);
     }
 }
 
@@ -332,12 +365,17 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         return Err(no_kernels(job, &origin, capture));
     }
     if let Some(k) = selected.iter().find(|k| k.end_ns == k.start_ns) {
+        let why = if k.start_ns == 0 {
+            "CUPTI could not time it (start and end 0)"
+        } else {
+            "a kernel launch cannot take no time: the trace is damaged"
+        };
         return Err(ProfileError::new(
             FailureKind::BadOutput,
             ctx,
-            format!("kernel `{}` (correlation {}) in {origin} took 0 ns; a kernel launch cannot take no time: the trace is damaged", k.name, k.correlation),
+            format!("CUPTI: kernel `{}` (correlation {}) in {origin} took 0 ns: {why}", k.name, k.correlation),
         )
-        .hint("profile (or record) it again"));
+        .hint("profile (or record) it again; if it repeats, use `profiler: ncu` for this target"));
     }
     Ok(samples(job, &selected))
 }
