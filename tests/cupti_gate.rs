@@ -675,3 +675,34 @@ fn the_why_of_a_cupti_row_is_ncu_run_once_where_a_time_changed() {
     assert_eq!(r["why_cost"]["sizes"], 1, "{r}");
     assert!(err.contains("cupti: the why cost"), "{err}");
 }
+
+#[test]
+fn a_hand_written_recording_of_two_configurations_is_two_series() {
+    // tests/fixtures/cupti-replay/two-configs: SYNTHETIC, mangled names as CUPTI gives them.
+    let c = Case::new("version: 1\ntargets:\n  - name: mm\n    command: [./matmul]\n    profiler: cupti\n    kernel: regex:matmul_tiled<\n    warmup: 0\n    repetitions: 1\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n      launch__shared_mem_per_block_static: exact\n");
+    let rec = root().join("tests/fixtures/cupti-replay/two-configs");
+    let (code, out, err) = c.cmd(&["profile", "--spec", "s.yaml", "--replay", rec.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let series: Value = serde_json::from_str(&out).unwrap();
+    let get = |kernel: &str, metric: &str| -> Vec<f64> {
+        series
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["kernel"] == kernel && s["metric"] == metric)
+            .unwrap_or_else(|| panic!("no {kernel} {metric} in {series}"))["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    let small = "void matmul_tiled<32> [grid (32, 32, 1) block (32, 32, 1)]";
+    let large = "void matmul_tiled<32> [grid (64, 64, 1) block (16, 16, 1)]";
+    assert_eq!(get(small, "gpu__time_duration.sum"), [250_000.0, 251_000.0]);
+    assert_eq!(get(large, "gpu__time_duration.sum"), [400_000.0, 402_000.0]);
+    assert_eq!(get(small, "launch__shared_mem_per_block_static"), [8192.0, 8192.0]);
+    assert_eq!(get(large, "launch__shared_mem_per_block_static"), [2048.0, 2048.0]);
+    // vector_add is not selected: 4 series in all.
+    assert_eq!(series.as_array().unwrap().len(), 4, "{series}");
+}
