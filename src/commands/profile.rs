@@ -58,8 +58,8 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
                     rep: 0,
                 };
                 let trace = std::path::PathBuf::from(format!("{}.cupti", w.target.name));
-                let (env, app) = p.plan_to(job, &trace)?;
-                crate::profile::cupti::argv_with_env(&env, &app)
+                let run = p.plan_to(job, &trace)?;
+                crate::profile::cupti::argv_with_env(&run.env, &run.app)
             } else {
                 let (program, opts) = if crate::profile::nsys::is_nsys(w.target) {
                     let stem = std::path::Path::new("<tmp>/run-N");

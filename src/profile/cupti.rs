@@ -61,6 +61,13 @@ pub fn libcupti_version(path: &Path) -> String {
 
 const LOCATE_HINT: &str = "set `libcupti:` on the target or CGP_GATE_LIBCUPTI to the libcupti.so of the program's CUDA version; without a GPU, use --replay DIR with a recording";
 
+/// What one repetition runs: the variables added to the program's environment, and its argv.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub env: Vec<(OsString, OsString)>,
+    pub app: Vec<String>,
+}
+
 /// Runs the program with the injection library for each job.
 #[derive(Debug)]
 pub struct CuptiProfiler {
@@ -102,13 +109,9 @@ impl CuptiProfiler {
     ///
     /// # Errors
     /// No libcupti, no injection library, or a command that cannot be rendered.
-    pub fn plan(
-        &mut self,
-        job: Job<'_>,
-    ) -> Result<(Vec<(OsString, OsString)>, Vec<String>, PathBuf), ProfileError> {
+    pub fn plan(&mut self, job: Job<'_>) -> Result<(RunPlan, PathBuf), ProfileError> {
         let out = self.work.path().join(format!("run-{}.cupti", job.rep));
-        let (env, app) = self.plan_to(job, &out)?;
-        Ok((env, app, out))
+        Ok((self.plan_to(job, &out)?, out))
     }
 
     /// [`CuptiProfiler::plan`] with the trace written to `out` (`profile --dry-run` names a
@@ -116,11 +119,7 @@ impl CuptiProfiler {
     ///
     /// # Errors
     /// No libcupti, no injection library, or a command that cannot be rendered.
-    pub fn plan_to(
-        &mut self,
-        job: Job<'_>,
-        out: &Path,
-    ) -> Result<(Vec<(OsString, OsString)>, Vec<String>), ProfileError> {
+    pub fn plan_to(&mut self, job: Job<'_>, out: &Path) -> Result<RunPlan, ProfileError> {
         let app = app_argv(job.target, job.size)
             .map_err(|e| ProfileError::new(FailureKind::BadOutput, job_context(job), e))?;
         let libcupti = self.libcupti(job.target).map_err(|mut e| {
@@ -131,10 +130,10 @@ impl CuptiProfiler {
             ProfileError::new(FailureKind::ProfilerError, job_context(job), e.to_string())
                 .hint("use `profiler: ncu` for this target, or a Linux build of cgp-gate with a writable cache folder")
         })?;
-        Ok((
-            crate::cupti::inject::run_environment(&library, &libcupti, out),
+        Ok(RunPlan {
+            env: crate::cupti::inject::run_environment(&library, &libcupti, out),
             app,
-        ))
+        })
     }
 }
 
@@ -194,7 +193,7 @@ impl Profiler for CuptiProfiler {
 
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
         use crate::ncu::runner::{Invocation, output_tail, run};
-        let (env, app, out) = self.plan(job)?;
+        let (RunPlan { env, app }, out) = self.plan(job)?;
         let _ = std::fs::remove_file(&out);
         let Some((program, args)) = app.split_first() else {
             return Err(ProfileError::new(
