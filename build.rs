@@ -25,7 +25,9 @@ fn main() {
         .get_compiler();
     let status = compiler
         .to_command()
-        .args(["-shared", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o"])
+        // Warnings are not errors here: a user's newer compiler may warn where ours did not, and
+        // `cargo install` must still build. tests/cupti_lib.rs compiles inject.c with -Werror.
+        .args(["-shared", "-std=gnu11", "-Wall", "-Wextra", "-o"])
         .arg(&so)
         .arg("src/cupti/inject.c")
         .args(["-ldl", "-lpthread"])

@@ -1,11 +1,12 @@
 //! Mutation fuzzing of every reader of untrusted input: the spec loader, the ncu CSV parser, and
-//! the baseline, results and recording-manifest readers (issue 13). Not part of `cargo test`.
+//! the baseline, results and recording-manifest readers (issue 13), and the CUPTI trace reader
+//! (issue 36). Not part of `cargo test`.
 //!
 //! ```text
 //! cargo run --example fuzz -- TARGET COUNT [SEED] [--seconds N] [--from INDEX]
 //! ```
 //!
-//! TARGET: spec | csv | baseline | results | manifest | all. `--seconds N` stops each target
+//! TARGET: spec | csv | baseline | results | manifest | cupti | all. `--seconds N` stops each target
 //! after N seconds of wall time (the table then counts the inputs actually run).
 //!
 //! Why not cargo-fuzz: it needs a nightly compiler plus `cargo install cargo-fuzz` (a C++
@@ -29,7 +30,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::Rng as _;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 
-const TARGETS: &[&str] = &["spec", "csv", "baseline", "results", "manifest"];
+const TARGETS: &[&str] = &["spec", "csv", "baseline", "results", "manifest", "cupti"];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -79,6 +80,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
         "baseline" => files(&r.join("examples/baselines"), &[".json"], &mut paths),
         "results" => files(&r.join("tests/fixtures/results"), &[".json"], &mut paths),
         "manifest" => files(&r.join("examples/recordings"), &["manifest.json"], &mut paths),
+        "cupti" => files(&r.join("tests/fixtures/cupti/traces"), &[".cupti"], &mut paths),
         _ => {}
     }
     let mut out: Vec<Vec<u8>> = paths
@@ -195,6 +197,36 @@ fn dictionary(target: &str) -> &'static [&'static str] {
             "\r",
             "\"0\"",
             "\"gpu__time_duration.sum \"",
+        ],
+        "cupti" => &[
+            "\n",
+            "{\"cgp_gate_cupti\":1,\"cupti_version\":18,\"pid\":1}\n",
+            "{\"cgp_gate_cupti\":2,\"pid\":1}\n",
+            "{\"end\":1,\"records\":0,\"dropped\":0}\n",
+            "{\"end\":1,\"records\":18446744073709551615,\"dropped\":1}",
+            "{\"error\":\"cuptiActivityEnable\",\"code\":15,\"message\":\"x\"}\n",
+            "\"m\":\"_Z1kv\",",
+            "\"m\":\"_ZZZZZZ\",",
+            "\"k\":\"k()\",",
+            "\"grid\":[1,1,1],",
+            "\"grid\":[4294967296,1,1],",
+            "\"start\":18446744073709551615,",
+            "\"end\":0,",
+            "\"graph\":-1,",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            "\"",
+            "null",
+            "-1",
+            "0",
+            "1e999",
+            "\"\\ud800\"",
+            "\u{202e}",
+            "\r\n",
         ],
         _ => &[
             "{",
@@ -382,6 +414,15 @@ fn run_one(target: &str, input: &[u8]) {
         }
         "manifest" => {
             let _ = cgp_gate::profile::record::Manifest::parse(path, &text);
+        }
+        "cupti" => {
+            if let Ok(t) = cgp_gate::cupti::trace::parse(input) {
+                let total = t
+                    .kernels
+                    .iter()
+                    .fold(0u64, |a, k| a.saturating_add(k.end_ns - k.start_ns));
+                let _ = (total, t.error.map(|e| e.message.len()));
+            }
         }
         _ => unreachable!(),
     }

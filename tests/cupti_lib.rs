@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use cgp_gate::cupti::inject::{ready_in, run_environment};
 use cgp_gate::cupti::locate::find_libcupti;
-use cgp_gate::cupti::trace::{KernelRecord, parse};
+use cgp_gate::cupti::trace::{KernelRecord, files_of, parse};
 
 use crate::support::skip;
 
@@ -279,12 +279,10 @@ fn a_real_program_under_the_real_driver_records_cuptis_refusal() {
     let (again, pid2) = run_injected_pid(&exe, &lib, &libcupti, &out, &[]);
     assert!(!again.status.success());
     assert_eq!(std::fs::read(&out).unwrap(), before);
-    let others: Vec<PathBuf> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().contains("0.cupti."))
-        .collect();
+    let files = files_of(&out);
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert_eq!(files[0], out);
+    let others = &files[1..];
     assert_eq!(others.len(), 1, "{others:?}");
     let second = parse(&std::fs::read(&others[0]).unwrap()).unwrap();
     assert_eq!(second.pid, pid2);
@@ -338,4 +336,91 @@ fn a_libcupti_that_cannot_load_and_a_program_that_dies_or_never_starts_cuda() {
         .filter(|n| n.to_string_lossy().contains(".tmp."))
         .collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+/// The trace files in fixtures/cupti/traces (README.md there says how each was made) read as
+/// what they are.
+#[test]
+fn the_recorded_trace_files_read_back() {
+    let read = |name: &str| {
+        let bytes = std::fs::read(fixture("traces").join(name)).unwrap();
+        parse(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let t = read("refused-cupti-11.8.cupti");
+    assert_eq!((t.cupti_version, t.complete), (18, true));
+    assert_eq!(t.error.unwrap().message, "CUPTI_ERROR_NOT_INITIALIZED");
+    let t = read("refused-cupti-13.0.cupti");
+    assert_eq!((t.cupti_version, t.complete), (130_000, true));
+    assert_eq!(t.error.unwrap().message, "CUPTI_ERROR_UNKNOWN");
+    let t = read("dlopen-failed.cupti");
+    assert_eq!(t.error.unwrap().call, "dlopen");
+    let t = read("died-before-flush.cupti");
+    assert!(!t.complete && t.error.is_some());
+    let t = read("synthetic-kernels.cupti");
+    assert!(t.complete && t.error.is_none());
+    assert_eq!(t.kernels.len(), 6);
+    assert!(
+        t.kernels
+            .iter()
+            .all(|k| k.name.starts_with("void cgpns::gemm<128, float>("))
+    );
+}
+
+/// build.rs compiles inject.c with warnings shown but not fatal (a user's newer compiler must not
+/// break `cargo install`); here they are errors.
+#[test]
+fn the_injection_library_compiles_without_warnings() {
+    let test = "cupti_lib::the_injection_library_compiles_without_warnings";
+    let Ok(cc) = which::which("cc") else {
+        return skip(test, "no C compiler (cc) on PATH");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let so = dir.path().join("lib.so");
+    let out = run_limited(
+        Command::new(cc)
+            .args([
+                "-shared",
+                "-fPIC",
+                "-std=gnu11",
+                "-O2",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-o",
+            ])
+            .arg(&so)
+            .arg(root().join("src/cupti/inject.c"))
+            .args(["-ldl", "-lpthread"]),
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(so.is_file());
+}
+
+/// A trace file that cannot be created (its folder is missing): no file, and the program's
+/// stderr says why; the program itself runs its course.
+#[test]
+fn a_trace_file_that_cannot_be_created_is_said_on_stderr() {
+    let test = "cupti_lib::a_trace_file_that_cannot_be_created_is_said_on_stderr";
+    let Some((nvcc_path, libcupti)) = live_parts(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("early_exit");
+    nvcc(&nvcc_path, &fixture("early_exit.cu"), &exe);
+    let out = dir.path().join("missing-folder/0.cupti");
+    let run = run_injected(&exe, &library(dir.path()), &libcupti, &out, &[]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "cgp-gate CUPTI injection library: cannot create {}: No such file or directory",
+            out.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cudaGetDeviceCount: no CUDA-capable device"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
 }

@@ -83,8 +83,8 @@ static struct {
  * offset in all of them (and in Kernel6 and Kernel7): tests/fixtures/cupti/kernel-layouts.txt
  * lists each version's offsets as compiled from the real headers, and tests/cupti_lib.rs checks
  * this table against it and against the installed header. A CUPTI newer than 13.5 is read with
- * the newest layout (the fields read have not moved since Kernel6) and says so in the header's
- * `kernel_record` (0: unknown). */
+ * the newest layout known here (the fields read have not moved since Kernel6); the header's
+ * `kernel_record` names the layout used, and its `cupti_version` the CUPTI. */
 struct kernel_layout {
   uint32_t record; /* N of CUpti_ActivityKernelN */
   uint32_t size;
@@ -375,10 +375,12 @@ static int open_trace(const char *out, uint32_t version) {
   int linked = link(tmp, out) == 0;
   if (!linked && errno == EEXIST && snprintf(alt, sizeof alt, "%s.%d", out, (int)pid) < (int)sizeof alt)
     linked = link(tmp, alt) == 0;
+  int link_errno = errno;
   unlink(tmp);
   if (!linked) {
     close(f);
     fd = -1;
+    errno = link_errno;
     return -1;
   }
   return 0;
@@ -436,7 +438,12 @@ int InitializeInjection(void) {
       why = "this CUPTI is older than CUDA 11.8's (API version 18); use the libcupti of CUDA 11.8 or newer";
     }
   }
-  if (open_trace(out, version) != 0) return 1; /* cgp-gate reports the missing file */
+  if (open_trace(out, version) != 0) {
+    /* No file to say it in: the program's stderr, once (cgp-gate reports the missing file). */
+    fprintf(stderr, "cgp-gate CUPTI injection library: cannot create %s: %s\n", out,
+            strerror(errno));
+    return 1;
+  }
   atexit(at_exit);
   if (step) {
     pthread_mutex_lock(&lock);

@@ -133,11 +133,19 @@ fn install(dir: &Path) -> Result<PathBuf, InjectError> {
 /// `out_file`). `out_file` must not exist yet: the first process of the program that initialises
 /// CUDA takes that name, and any other (a child that inherited the environment) writes
 /// `<out_file>.<pid>` beside it (docs/cupti.md).
+///
+/// Relative paths are made absolute (against the current directory), since the program may
+/// change its own.
 pub fn run_environment(library: &Path, libcupti: &Path, out_file: &Path) -> Vec<(OsString, OsString)> {
+    let abs = |p: &Path| {
+        std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .into_os_string()
+    };
     vec![
-        (INJECTION_ENV.into(), library.as_os_str().to_owned()),
-        (LIBRARY_ENV.into(), libcupti.as_os_str().to_owned()),
-        (OUT_ENV.into(), out_file.as_os_str().to_owned()),
+        (INJECTION_ENV.into(), abs(library)),
+        (LIBRARY_ENV.into(), abs(libcupti)),
+        (OUT_ENV.into(), abs(out_file)),
     ]
 }
 
@@ -195,5 +203,8 @@ mod tests {
         assert_eq!(get("CUDA_INJECTION64_PATH"), Some("/c/lib.so".into()));
         assert_eq!(get("CGP_GATE_CUPTI_LIBRARY"), Some("/l/libcupti.so".into()));
         assert_eq!(get("CGP_GATE_CUPTI_OUT"), Some("/o/0.cupti".into()));
+        let rel = run_environment(Path::new("a.so"), Path::new("b.so"), Path::new("0.cupti"));
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(rel[2].1, cwd.join("0.cupti").into_os_string());
     }
 }

@@ -110,14 +110,15 @@ fn candidate_dirs(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
                 .is_some_and(|n| n.starts_with("cuda-"))
         })
         .collect();
-    // The newest toolkit first (`cuda-13.0` before `cuda-12.4`).
-    versioned.sort_by(|a, b| b.cmp(a));
+    // The newest toolkit first (`cuda-13.0` before `cuda-12.4` before `cuda-9.2`).
+    versioned.sort_by_key(|p| std::cmp::Reverse(toolkit_version(p)));
     roots.extend(versioned);
     let mut dirs = Vec::new();
     for root in roots {
         dirs.push(root.join("extras/CUPTI/lib64"));
         dirs.push(root.join("lib64"));
         dirs.push(root.join("targets/x86_64-linux/lib"));
+        dirs.push(root.join("targets/sbsa-linux/lib"));
     }
     let mut site = Vec::new();
     for key in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
@@ -133,6 +134,15 @@ fn candidate_dirs(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
     let mut seen = std::collections::HashSet::new();
     dirs.retain(|d| seen.insert(d.clone()));
     dirs
+}
+
+/// The numbers of a `/usr/local/cuda-12.4` folder's name (`[12, 4]`), compared as numbers.
+fn toolkit_version(dir: &Path) -> Vec<u32> {
+    dir.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("cuda-"))
+        .map(|v| v.split('.').map(|x| x.parse().unwrap_or(0)).collect())
+        .unwrap_or_default()
 }
 
 /// `lib/python3.*/site-packages` under a virtualenv or conda prefix.
@@ -240,8 +250,9 @@ pub fn from_ldconfig(text: &str) -> Option<PathBuf> {
         let Some((left, path)) = line.split_once(" => ") else {
             continue;
         };
-        let name = left.trim().split_whitespace().next().unwrap_or("");
-        if !is_libcupti(name) || !left.contains("x86-64") && !left.contains("64bit") {
+        let name = left.split_whitespace().next().unwrap_or("");
+        let wide = ["x86-64", "AArch64", "64bit"].iter().any(|a| left.contains(a));
+        if !is_libcupti(name) || !wide {
             continue;
         }
         let plain = name == "libcupti.so";
@@ -269,6 +280,18 @@ mod tests {
             Some(PathBuf::from("/lib/x86_64-linux-gnu/libcupti.so"))
         );
         assert_eq!(from_ldconfig("\tlibcuda.so.1 (libc6,x86-64) => /x\n"), None);
+    }
+
+    #[test]
+    fn toolkits_are_ordered_by_version_as_numbers() {
+        let mut dirs =
+            ["cuda-9.2", "cuda-12.10", "cuda-12.4", "cuda-13.0"].map(|d| PathBuf::from("/usr/local").join(d));
+        dirs.sort_by_key(|p| std::cmp::Reverse(toolkit_version(p)));
+        let names: Vec<_> = dirs
+            .iter()
+            .map(|d| d.file_name().unwrap().to_str().unwrap())
+            .collect();
+        assert_eq!(names, ["cuda-13.0", "cuda-12.10", "cuda-12.4", "cuda-9.2"]);
     }
 
     #[test]

@@ -53,7 +53,7 @@ fn a_failure_line_is_kept_with_cuptis_text() {
 fn damage_is_an_error_with_its_line() {
     let trailer = "{\"end\":1,\"records\":1,\"dropped\":0}\n";
     let cases: Vec<(String, usize)> = vec![
-        (format!("{KERNEL}"), 1),
+        (KERNEL.to_owned(), 1),
         (format!("{HEADER}{}", KERNEL.replace("\"regs\":16,", "")), 2),
         (format!("{HEADER}{}", KERNEL.replace("4096", "-1")), 2),
         (
@@ -104,4 +104,67 @@ proptest::proptest! {
         spliced.extend_from_slice(&real[at..]);
         let _ = parse(&spliced);
     }
+}
+
+/// `std::pair<L, L>` nested `levels` deep, each level naming the one before through a
+/// substitution (`S<seq-id>_`, base 36), so the demangled name doubles at each level.
+fn doubling_name(levels: u32) -> String {
+    let seq = |k: u32| {
+        const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+        let (mut k, mut id) = (k - 1, Vec::new());
+        loop {
+            id.insert(0, DIGITS[(k % 36) as usize]);
+            k /= 36;
+            if k == 0 {
+                break;
+            }
+        }
+        format!("S{}_", String::from_utf8(id).unwrap())
+    };
+    let mut name = String::from("_Z1fISt4pairIiiE");
+    for level in 0..levels {
+        let s = seq(2 * level + 2);
+        name.push_str(&format!("St4pairI{s}{s}E"));
+    }
+    name + "Evv"
+}
+
+#[test]
+fn demangling_is_bounded_and_spelled_as_for_ncu_names() {
+    // Doubling for real: 6 levels demangle to over 2^6 `std::pair<int, int>`s' worth of text...
+    let six = demangle(&doubling_name(6));
+    assert!(six.starts_with("void f<std::pair<int, int>, std::pair<std::pair<int, int>, "));
+    assert!(six.len() > 64 * "std::pair<int, int>".len(), "{}", six.len());
+    // ... so 40 would be terabytes: the mangled name is kept instead.
+    let forty = doubling_name(40);
+    assert_eq!(demangle(&forty), forty);
+    // The same spelling as profile::filter::demangled gives ncu's names.
+    assert_eq!(
+        demangle("_Z10vector_addPKfS0_Pfi"),
+        "vector_add(float const*, float const*, float*, int)"
+    );
+    assert_eq!(demangle("vector_add"), "vector_add");
+}
+
+#[test]
+fn files_of_a_run_are_its_own_then_other_processes_by_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("0.cupti");
+    assert!(files_of(&out).is_empty());
+    for name in [
+        "0.cupti.20",
+        "0.cupti.3",
+        "0.cupti.x",
+        "0.cupti.+4",
+        ".0.cupti.tmp.5",
+        "1.cupti",
+        "0.cupti",
+    ] {
+        std::fs::write(dir.path().join(name), b"").unwrap();
+    }
+    let names: Vec<_> = files_of(&out)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["0.cupti", "0.cupti.3", "0.cupti.20"]);
 }

@@ -288,14 +288,73 @@ fn kernel(raw: RawLine, line: usize) -> Result<KernelRecord, TraceError> {
     })
 }
 
+/// The trace files one run of a program left for `out_file` (the `CGP_GATE_CUPTI_OUT` it ran
+/// with): `out_file` itself when it exists, then each `<out_file>.<pid>` beside it (other
+/// processes of the program that initialised CUDA), by pid. Empty: no process of the program
+/// initialised CUDA. Temporary files (`.<name>.tmp.<pid>`) are not traces.
+pub fn files_of(out_file: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if out_file.is_file() {
+        out.push(out_file.to_path_buf());
+    }
+    let (Some(dir), Some(name)) = (out_file.parent(), out_file.file_name()) else {
+        return out;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        std::path::Path::new(".")
+    } else {
+        dir
+    };
+    let prefix = format!("{}.", name.to_string_lossy());
+    let mut others: Vec<(u64, std::path::PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let file = e.file_name();
+            let pid = file.to_str()?.strip_prefix(&prefix)?;
+            let pid: u64 = pid
+                .parse()
+                .ok()
+                .filter(|_| pid.bytes().all(|b| b.is_ascii_digit()))?;
+            e.path().is_file().then(|| (pid, e.path()))
+        })
+        .collect();
+    others.sort();
+    out.extend(others.into_iter().map(|(_, p)| p));
+    out
+}
+
+/// The longest demangled name [`demangle`] writes.
+pub const MAX_DEMANGLED_BYTES: usize = 64 << 10;
+
 /// An Itanium-mangled name (`_Z...`) demangled by cpp_demangle, as `profile::filter::demangled`
-/// spells it for ncu's names (this leaf cannot import `profile`); any other name as it is.
+/// spells it for ncu's names (this leaf cannot import `profile`); any other name as it is, and so
+/// is one whose demangled form would pass [`MAX_DEMANGLED_BYTES`]: substitutions that refer to
+/// earlier ones (`St4pairIS1_S1_E`) double the output at each step, so a few hundred bytes of a
+/// damaged or hostile file could otherwise demangle to gigabytes.
 pub fn demangle(name: &str) -> String {
+    /// A writer that refuses to grow past the limit, which stops the demangler there.
+    struct Bounded(String);
+    impl std::fmt::Write for Bounded {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            if self.0.len() + s.len() > MAX_DEMANGLED_BYTES {
+                return Err(std::fmt::Error);
+            }
+            self.0.push_str(s);
+            Ok(())
+        }
+    }
     if name.starts_with("_Z")
         && let Ok(sym) = cpp_demangle::Symbol::new(name)
-        && let Ok(text) = sym.demangle()
     {
-        return text;
+        let mut out = Bounded(String::new());
+        if sym
+            .structured_demangle(&mut out, &cpp_demangle::DemangleOptions::default())
+            .is_ok()
+        {
+            return out.0;
+        }
     }
     name.to_owned()
 }
