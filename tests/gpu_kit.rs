@@ -616,9 +616,18 @@ fn part_cupti_plans_within_one_device_call() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{text}{}", String::from_utf8_lossy(&o.stderr));
     assert!(text.contains("plan (part cupti; 3 rows, PyTorch)"), "{text}");
-    assert!(text.contains("builds:               plain extra3 extra10"), "{text}");
-    assert!(text.contains("5 processes each alone, under cupti, under ncu"), "{text}");
-    assert!(text.contains("10 per build (plain, extra3, extra10), one process per row"), "{text}");
+    assert!(
+        text.contains("builds:               plain extra3 extra10"),
+        "{text}"
+    );
+    assert!(
+        text.contains("5 processes each alone, under cupti, under ncu"),
+        "{text}"
+    );
+    assert!(
+        text.contains("10 per build (plain, extra3, extra10), one process per row"),
+        "{text}"
+    );
     // The estimate is labelled as one, and fits the part's 540 s budget.
     let secs: u32 = text
         .split("ESTIMATE:             about ")
@@ -628,7 +637,10 @@ fn part_cupti_plans_within_one_device_call() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!(secs < 540, "{text}");
     assert!(text.contains("dry run: nothing was built or measured"), "{text}");
-    assert!(!dir.path().join("work/builds").exists(), "a dry run built something");
+    assert!(
+        !dir.path().join("work/builds").exists(),
+        "a dry run built something"
+    );
 }
 
 /// `--part cupti` with the real nvcc, ncu, CUDA driver library and libcupti, and no GPU: every
@@ -685,7 +697,12 @@ fn part_cupti_runs_every_command_line_for_real_and_stops_without_a_gpu() {
     for row in ["vector_add", "matmul", "reduce"] {
         assert_eq!(wall[row]["cupti"].as_array().map(Vec::len), Some(2), "{wall}");
         // Without a GPU each program fails at its first CUDA call, in every mode.
-        assert!(wall[row]["exit_codes"]["alone"][0].as_i64().is_some_and(|c| c != 0), "{wall}");
+        assert!(
+            wall[row]["exit_codes"]["alone"][0]
+                .as_i64()
+                .is_some_and(|c| c != 0),
+            "{wall}"
+        );
         let trace = std::fs::read_to_string(cupti.join(format!("traces/{row}-0.cupti"))).unwrap();
         assert!(trace.contains("CUPTI_ERROR_NOT_INITIALIZED"), "{trace}");
         let ncu_log = std::fs::read_to_string(cupti.join(format!("logs/{row}-ncu-0.log"))).unwrap();
@@ -703,5 +720,8 @@ fn part_cupti_runs_every_command_line_for_real_and_stops_without_a_gpu() {
         .unwrap();
     let list = String::from_utf8_lossy(&list.stdout);
     assert!(list.lines().any(|l| l == "./cupti/wall.json"), "{list}");
-    assert!(list.lines().any(|l| l == "./cupti/traces/vector_add-0.cupti"), "{list}");
+    assert!(
+        list.lines().any(|l| l == "./cupti/traces/vector_add-0.cupti"),
+        "{list}"
+    );
 }

@@ -372,7 +372,10 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         return Err(ProfileError::new(
             FailureKind::BadOutput,
             ctx,
-            format!("CUPTI: kernel `{}` (correlation {}) in {origin} took 0 ns: {why}", k.name, k.correlation),
+            format!(
+                "CUPTI: kernel `{}` (correlation {}) in {origin} took 0 ns: {why}",
+                k.name, k.correlation
+            ),
         )
         .hint("profile (or record) it again; if it repeats, use `profiler: ncu` for this target"));
     }
