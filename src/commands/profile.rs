@@ -46,20 +46,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
             let app = crate::plan::app_argv(w.target, w.size).map_err(Error::Usage)?;
             // Each target's own profiler, with the options a live run passes it.
             let argv: Vec<String> = if crate::profile::cupti::is_cupti(w.target) {
-                // The program itself, with the variables that load the injection library in
-                // front (`NAME=value cmd args`); the trace goes to the working folder.
-                if cupti.is_none() {
-                    cupti = Some(crate::profile::cupti::CuptiProfiler::new(&sel.spec.base_dir())?);
-                }
-                let p = cupti.as_mut().expect("made above");
-                let job = crate::profile::Job {
-                    target: w.target,
-                    size: w.size,
-                    rep: 0,
-                };
-                let trace = std::path::PathBuf::from(format!("{}.cupti", w.target.name));
-                let run = p.plan_to(job, &trace)?;
-                crate::profile::cupti::argv_with_env(&run.env, &run.app)
+                cupti_argv(&mut cupti, &sel.spec, &w)?
             } else {
                 let (program, opts) = if crate::profile::nsys::is_nsys(w.target) {
                     let stem = std::path::Path::new("<tmp>/run-N");
@@ -161,4 +148,26 @@ fn dry_run_release(out: &mut dyn Write) -> Result<Option<crate::ncu::command::Nc
     };
     writeln!(out, "{line}").map_err(stdout_err)?;
     Ok(release)
+}
+
+/// A cupti target's dry-run argv: the program itself, with the variables that load the injection
+/// library in front (`NAME=value cmd args`); the trace goes to `<target>.cupti`. The profiler is
+/// made at the first cupti target.
+fn cupti_argv(
+    cupti: &mut Option<crate::profile::cupti::CuptiProfiler>,
+    spec: &crate::spec::Spec,
+    w: &crate::plan::Work<'_>,
+) -> Result<Vec<String>> {
+    if cupti.is_none() {
+        *cupti = Some(crate::profile::cupti::CuptiProfiler::new(&spec.base_dir())?);
+    }
+    let p = cupti.as_mut().expect("made above");
+    let job = crate::profile::Job {
+        target: w.target,
+        size: w.size,
+        rep: 0,
+    };
+    let trace = std::path::PathBuf::from(format!("{}.cupti", w.target.name));
+    let run = p.plan_to(job, &trace)?;
+    Ok(crate::profile::cupti::argv_with_env(&run.env, &run.app))
 }

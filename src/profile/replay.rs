@@ -114,26 +114,7 @@ impl Profiler for ReplayProfiler {
         let mut sqlite = None;
         if !cupti && !path.is_file() && sqlite_path.is_file() {
             // An nsys repetition kept as its SQLite export.
-            let len = std::fs::metadata(&sqlite_path).map_or(0, |m| m.len());
-            if len > crate::nsys::read::MAX_SQLITE_BYTES {
-                return Err(ProfileError::new(
-                    FailureKind::BadOutput,
-                    job_context(job),
-                    format!(
-                        "{} is {len} bytes, more than the {} cgp-gate reads",
-                        sqlite_path.display(),
-                        crate::nsys::read::MAX_SQLITE_BYTES
-                    ),
-                ));
-            }
-            let bytes = std::fs::read(&sqlite_path).map_err(|e| {
-                ProfileError::new(
-                    FailureKind::Io,
-                    job_context(job),
-                    format!("failed to read {}: {e}", sqlite_path.display()),
-                )
-            })?;
-            sqlite = Some(bytes);
+            sqlite = Some(read_sqlite(job, &sqlite_path)?);
             path = sqlite_path;
         }
         let raw = if sqlite.is_some() {
@@ -224,6 +205,29 @@ impl Profiler for ReplayProfiler {
             ncu_version: self.manifest.as_ref().and_then(|m| m.ncu_version.clone()),
         })
     }
+}
+
+/// An nsys repetition's SQLite export, bounded.
+fn read_sqlite(job: Job<'_>, path: &Path) -> Result<Vec<u8>, ProfileError> {
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
+    if len > crate::nsys::read::MAX_SQLITE_BYTES {
+        return Err(ProfileError::new(
+            FailureKind::BadOutput,
+            job_context(job),
+            format!(
+                "{} is {len} bytes, more than the {} cgp-gate reads",
+                path.display(),
+                crate::nsys::read::MAX_SQLITE_BYTES
+            ),
+        ));
+    }
+    std::fs::read(path).map_err(|e| {
+        ProfileError::new(
+            FailureKind::Io,
+            job_context(job),
+            format!("failed to read {}: {e}", path.display()),
+        )
+    })
 }
 
 fn describe_reps(reps: &[u32]) -> String {
