@@ -275,23 +275,12 @@ impl Profiler for CuptiProfiler {
 }
 
 /// Other processes of the program that initialised CUDA write `<trace>.<pid>` beside the trace
-/// (docs/cupti.md): their kernels are not gated, and the user must know. The files are removed.
+/// (docs/cupti.md, `cupti::trace::files_of`): their kernels are not gated, and the user must
+/// know. The files are removed.
 fn warn_children(job: Job<'_>, out: &Path) {
-    let (Some(dir), Some(name)) = (out.parent(), out.file_name()) else {
-        return;
-    };
-    let prefix = format!("{}.", name.to_string_lossy());
-    let children: Vec<PathBuf> = std::fs::read_dir(dir)
+    let children: Vec<PathBuf> = crate::cupti::trace::files_of(out)
         .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_prefix(&prefix))
-                .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
-        })
+        .filter(|p| p != out)
         .collect();
     if children.is_empty() {
         return;
