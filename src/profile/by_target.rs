@@ -26,10 +26,14 @@ impl ByTarget {
     /// When no temporary directory can be made.
     pub fn new(ncu: NcuProfiler, base_dir: &Path, targets: &[&Target]) -> Result<Self, crate::Error> {
         let first = targets.first().map(|t| t.profiler);
+        let mut cupti = CuptiProfiler::new(base_dir)?;
+        if let Some(t) = targets.iter().find(|t| is_cupti(t)) {
+            cupti.version_of(t);
+        }
         Ok(Self {
             ncu,
             nsys: NsysProfiler::new(base_dir)?,
-            cupti: CuptiProfiler::new(base_dir)?,
+            cupti,
             only: first.filter(|k| targets.iter().all(|t| t.profiler == *k)),
         })
     }

@@ -75,6 +75,8 @@ pub struct CuptiProfiler {
     work: tempfile::TempDir,
     /// libcupti per target's `libcupti:` (None: searched), found once.
     found: BTreeMap<Option<PathBuf>, Result<PathBuf, String>>,
+    /// The `libcupti:` whose version [`Profiler::version`] reports (the first cupti target's).
+    versioned: Option<PathBuf>,
 }
 
 impl CuptiProfiler {
@@ -86,7 +88,13 @@ impl CuptiProfiler {
             base_dir: base_dir.to_path_buf(),
             work,
             found: BTreeMap::new(),
+            versioned: None,
         })
+    }
+
+    /// Report the version of the libcupti `target` loads (the run's first cupti target).
+    pub fn version_of(&mut self, target: &Target) {
+        self.versioned.clone_from(&target.libcupti);
     }
 
     /// The libcupti `target` loads.
@@ -181,10 +189,12 @@ impl Profiler for CuptiProfiler {
     }
 
     fn version(&mut self) -> Result<String, ProfileError> {
+        // The libcupti of the first cupti target (its `libcupti:`, else the search).
+        let key = self.versioned.clone();
         let found = self
             .found
-            .entry(None)
-            .or_insert_with(|| crate::cupti::locate::find_libcupti(None).map_err(|e| e.to_string()))
+            .entry(key.clone())
+            .or_insert_with(|| crate::cupti::locate::find_libcupti(key.as_deref()).map_err(|e| e.to_string()))
             .clone();
         found
             .map(|p| libcupti_version(&p))
