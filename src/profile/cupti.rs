@@ -554,3 +554,42 @@ fn samples(job: Job<'_>, selected: &[KernelRecord]) -> SampleSet {
     }
     set
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shell_line_keeps_assignments_and_quotes_values() {
+        let argv: Vec<String> = [
+            "CUDA_INJECTION64_PATH=/c a/lib.so",
+            "CGP_GATE_CUPTI_OUT=/t/x.cupti",
+            "./bench",
+            "A=b",
+            "two words",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        let line = shell_line(&argv);
+        assert!(
+            line.starts_with("CUDA_INJECTION64_PATH='/c a/lib.so' CGP_GATE_CUPTI_OUT=/t/x.cupti ./bench "),
+            "{line}"
+        );
+        // A shell reads it back as the same words.
+        assert_eq!(shlex::split(&line).unwrap(), argv);
+    }
+
+    #[test]
+    fn the_libcupti_version_is_its_file_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("libcupti.so.2022.3.0");
+        std::fs::write(&real, b"").unwrap();
+        let link = dir.path().join("libcupti.so");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert_eq!(libcupti_version(&link), "2022.3.0");
+        let odd = dir.path().join("cupti.so");
+        std::fs::write(&odd, b"").unwrap();
+        assert!(libcupti_version(&odd).ends_with("cupti.so"));
+    }
+}
