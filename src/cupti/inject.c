@@ -226,12 +226,13 @@ int cgp_gate_cupti_kernel_line(const uint8_t *r, uint32_t record, struct text *t
   memcpy(&name, r + l->name, sizeof name);
   text_add(t, "{\"m\":", 5);
   text_json_string(t, name);
-  text_printf(t, ",\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]", (int32_t)rd32(r, l->grid[0]),
-              (int32_t)rd32(r, l->grid[1]), (int32_t)rd32(r, l->grid[2]),
-              (int32_t)rd32(r, l->block[0]), (int32_t)rd32(r, l->block[1]),
-              (int32_t)rd32(r, l->block[2]));
-  text_printf(t, ",\"regs\":%u,\"smem_static\":%d,\"smem_dynamic\":%d", (unsigned)regs,
-              (int32_t)rd32(r, l->static_shared), (int32_t)rd32(r, l->dynamic_shared));
+  /* The headers declare grid, block and shared memory int32_t; they are never negative, and are
+   * written unsigned so that no value can make a line the reader refuses. */
+  text_printf(t, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", rd32(r, l->grid[0]),
+              rd32(r, l->grid[1]), rd32(r, l->grid[2]), rd32(r, l->block[0]),
+              rd32(r, l->block[1]), rd32(r, l->block[2]));
+  text_printf(t, ",\"regs\":%u,\"smem_static\":%u,\"smem_dynamic\":%u", (unsigned)regs,
+              rd32(r, l->static_shared), rd32(r, l->dynamic_shared));
   text_printf(t, ",\"start\":%llu,\"end\":%llu", (unsigned long long)rd64(r, l->start),
               (unsigned long long)rd64(r, l->end));
   text_printf(t, ",\"device\":%u,\"context\":%u,\"stream\":%u,\"corr\":%u,\"graph\":%u}\n",
@@ -431,7 +432,11 @@ int InitializeInjection(void) {
     why = "CGP_GATE_CUPTI_LIBRARY is not set: cgp-gate names the libcupti to load there";
   } else if ((lib = load_cupti(path, &step, &why)) != NULL) {
     if (cupti.get_version(&version) != CUPTI_SUCCESS) version = 0;
+#ifdef __GLIBC__
     int is_so12 = dlvsym(lib, "cuptiGetVersion", "libcupti.so.12") != NULL;
+#else /* no dlvsym (musl, where CUDA does not run anyway): the file's name */
+    int is_so12 = strstr(path, ".so.12") != NULL;
+#endif
     record_version = cgp_gate_cupti_kernel_record(version, is_so12);
     if (record_version == 0) {
       step = "cuptiGetVersion";

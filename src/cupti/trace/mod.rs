@@ -42,7 +42,8 @@ pub struct ProcessTrace {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KernelRecord {
     /// The demangled name (`void gemm<128>(float const*, int)`; cpp_demangle's spelling), or the
-    /// name as CUPTI gave it when it is not an Itanium-mangled one (`extern "C"` kernels).
+    /// name as CUPTI gave it when it is not an Itanium-mangled one (`extern "C"` kernels) or is
+    /// beyond the reader's demangling bounds ([`MAX_DEMANGLE_INPUT`], [`MAX_DEMANGLE_BYTES`]).
     pub name: String,
     /// The name as CUPTI gave it.
     pub mangled: String,
@@ -148,6 +149,7 @@ pub fn parse(bytes: &[u8]) -> Result<ProcessTrace, TraceError> {
         });
     }
     let mut trace = ProcessTrace::default();
+    let mut names = Demangler::default();
     let mut header = false;
     let mut trailer_records = None;
     let mut rest = bytes;
@@ -187,7 +189,7 @@ pub fn parse(bytes: &[u8]) -> Result<ProcessTrace, TraceError> {
                     limit: MAX_RECORDS,
                 });
             }
-            trace.kernels.push(kernel(raw, number)?);
+            trace.kernels.push(kernel(raw, number, &mut names)?);
         } else if let Some(call) = raw.error {
             let failure = CuptiFailure {
                 call,
@@ -253,7 +255,7 @@ fn read_header(raw: &RawLine, line: usize, trace: &mut ProcessTrace) -> Result<(
     Ok(())
 }
 
-fn kernel(raw: RawLine, line: usize) -> Result<KernelRecord, TraceError> {
+fn kernel(raw: RawLine, line: usize, names: &mut Demangler) -> Result<KernelRecord, TraceError> {
     fn need<T>(v: Option<T>, key: &str, line: usize) -> Result<T, TraceError> {
         v.ok_or_else(|| bad(line, format!("a kernel line without `{key}`")))
     }
@@ -271,7 +273,7 @@ fn kernel(raw: RawLine, line: usize) -> Result<KernelRecord, TraceError> {
         ));
     }
     Ok(KernelRecord {
-        name: raw.k.unwrap_or_else(|| demangle(&mangled)),
+        name: raw.k.unwrap_or_else(|| names.name(&mangled)),
         grid: need(raw.grid, "grid", line)?,
         block: need(raw.block, "block", line)?,
         registers: need(raw.regs, "regs", line)?,
@@ -323,6 +325,37 @@ pub fn files_of(out_file: &std::path::Path) -> Vec<std::path::PathBuf> {
     others.sort();
     out.extend(others.into_iter().map(|(_, p)| p));
     out
+}
+
+/// The longest mangled name [`parse`] demangles (longer ones stay mangled).
+pub const MAX_DEMANGLE_INPUT: usize = 16 << 10;
+/// The most bytes of distinct mangled names [`parse`] demangles in one file; the names after that
+/// stay mangled. cpp_demangle takes time in proportion to the name (about 40 µs per byte of a
+/// hostile 8-64 KB name in the debug build, measured on the shared 2-core machine, loaded), and a
+/// real trace repeats a few hundred distinct names (each demangled once), so this bounds the time a
+/// damaged or hostile file can take without touching real ones.
+pub const MAX_DEMANGLE_BYTES: usize = 1 << 20;
+
+/// Demangles each distinct name once, within [`MAX_DEMANGLE_INPUT`] and [`MAX_DEMANGLE_BYTES`].
+#[derive(Default)]
+struct Demangler {
+    names: std::collections::HashMap<String, String>,
+    spent: usize,
+}
+
+impl Demangler {
+    fn name(&mut self, mangled: &str) -> String {
+        if let Some(name) = self.names.get(mangled) {
+            return name.clone();
+        }
+        if mangled.len() > MAX_DEMANGLE_INPUT || self.spent + mangled.len() > MAX_DEMANGLE_BYTES {
+            return mangled.to_owned();
+        }
+        self.spent += mangled.len();
+        let name = demangle(mangled);
+        self.names.insert(mangled.to_owned(), name.clone());
+        name
+    }
 }
 
 /// The longest demangled name [`demangle`] writes.

@@ -168,3 +168,31 @@ fn files_of_a_run_are_its_own_then_other_processes_by_pid() {
         .collect();
     assert_eq!(names, ["0.cupti", "0.cupti.3", "0.cupti.20"]);
 }
+
+#[test]
+fn demangling_in_a_file_is_bounded_by_name_and_in_total() {
+    let line = |m: &str| KERNEL.replace("_Z10vector_addPKfS0_Pfi", m);
+    // Over the per-name bound: kept mangled.
+    let long = format!(
+        "_ZN5cgpns4gemmILi128EfEEvPKT0_S3_{}i",
+        "PS3_".repeat(MAX_DEMANGLE_INPUT / 4)
+    );
+    let t = parse(format!("{HEADER}{}", line(&long)).as_bytes()).unwrap();
+    assert_eq!(t.kernels[0].name, long);
+    // Distinct names past the total budget stay mangled; repeats of a known one do not count.
+    // 1,000-character function names: about a thousand fit in the budget.
+    let pad = "x".repeat(987);
+    let name = |i: usize| format!("_Z1000kernel_{i:06}{pad}v");
+    let mut text = HEADER.to_owned();
+    let each = name(0).len();
+    let fit = MAX_DEMANGLE_BYTES / each;
+    for i in 0..fit + 2 {
+        text.push_str(&line(&name(i)));
+    }
+    text.push_str(&line(&name(0)));
+    let t = parse(text.as_bytes()).unwrap();
+    assert_eq!(t.kernels[0].name, format!("kernel_000000{pad}()"));
+    assert_eq!(t.kernels[fit - 1].name, format!("kernel_{:06}{pad}()", fit - 1));
+    assert_eq!(t.kernels[fit + 1].name, name(fit + 1));
+    assert_eq!(t.kernels.last().unwrap().name, format!("kernel_000000{pad}()"));
+}
