@@ -326,7 +326,10 @@ fn the_script_builds_with_the_makefiles_flags_when_there_is_no_make() {
 #[test]
 fn bad_arguments_fail_with_a_message() {
     for (args, msg) in [
-        (&["--part", "both"][..], "--part must be all, aa, planted or cupti"),
+        (
+            &["--part", "both"][..],
+            "--part must be all, aa, planted or cupti",
+        ),
         (&["--aa-checks", "0"][..], "--aa-checks needs a positive integer"),
         (&["--frobnicate"][..], "unknown option --frobnicate"),
         // The example spec lets ncu lock the clocks: refused, even for a dry run.
