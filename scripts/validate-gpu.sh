@@ -24,7 +24,10 @@
 #
 # --part splits the work for machines lent for 10 minutes per command: `aa` (baseline, live check,
 # A/A) and `planted` (baseline, planted builds) each stand alone on their own machine; the
-# summaries of both parts merge with `--merge DIR...`.
+# summaries of both parts merge with `--merge DIR...`. `cupti` (builds plain, EXTRA_WORK_PCT=3 and
+# 10, then scripts/validate_gpu_cupti.py) measures what CUPTI timing costs against the program
+# alone and ncu, CUPTI's kernel durations against ncu's, and A/A and planted checks of
+# `profiler: cupti` rows at one process per row (docs/cupti.md); it writes work/cupti/.
 set -euo pipefail
 
 usage() {
@@ -35,7 +38,11 @@ OUTDIR defaults to $OUT, else ./validation-out. Everything measured ends up ther
 summary.json, summary.md, validate.log and validation-<part>.tar.gz (the whole work folder).
 
 options:
-  --part all|aa|planted   what to measure (default all; aa and planted each fit one 10-minute call)
+  --part all|aa|planted|cupti
+                          what to measure (default all; aa, planted and cupti each fit one
+                          10-minute call; cupti: docs/cupti.md)
+  --cupti-checks N        part cupti: live checks per build (plain, extra3, extra10; default 10)
+  --cupti-processes N     part cupti: processes per row and mode for the wall times (default 5)
   --dry-run               print the plan (builds, ncu runs, time estimate) and stop; no GPU is used
   --budget-s N            wall seconds for the whole part (default: all 1140, aa/planted 540)
   --aa-checks N           A/A checks replayed from the plain pool (default 20; one live check more;
@@ -71,6 +78,8 @@ dry_run=0
 budget=""
 aa_checks=20
 planted_checks=3
+cupti_checks=10
+cupti_processes=5
 baseline_reps=10
 sec_per_run=""
 spec_src="$ROOT/examples/cgp-gate.validate.yaml"
@@ -89,6 +98,8 @@ while [ $# -gt 0 ]; do
     --budget-s) positive_int "$1" "${2:-}"; budget="$2"; shift 2 ;;
     --aa-checks) positive_int "$1" "${2:-}"; aa_checks="$2"; shift 2 ;;
     --planted-checks) positive_int "$1" "${2:-}"; planted_checks="$2"; shift 2 ;;
+    --cupti-checks) positive_int "$1" "${2:-}"; cupti_checks="$2"; shift 2 ;;
+    --cupti-processes) positive_int "$1" "${2:-}"; cupti_processes="$2"; shift 2 ;;
     --baseline-reps) positive_int "$1" "${2:-}"; baseline_reps="$2"; shift 2 ;;
     --sec-per-run) [[ "${2:-}" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--sec-per-run needs a number"; sec_per_run="$2"; shift 2 ;;
     --spec) spec_src="$(realpath "${2:?--spec needs a file}")"; shift 2 ;;
@@ -106,7 +117,7 @@ while [ $# -gt 0 ]; do
     *) outdir="$1"; shift ;;
   esac
 done
-case "$part" in all | aa | planted) ;; *) die "--part must be all, aa or planted, not '$part'" ;; esac
+case "$part" in all | aa | planted | cupti) ;; *) die "--part must be all, aa, planted or cupti, not '$part'" ;; esac
 outdir="${outdir:-$PWD/validation-out}"
 mkdir -p "$outdir"
 outdir="$(cd "$outdir" && pwd)"
@@ -167,9 +178,10 @@ case "$part" in
   all) variants=(plain extra1 extra3 extra10 badlaunch) ;;
   aa) variants=(plain) ;;
   planted) variants=(plain extra1 extra3 extra10 badlaunch) ;;
+  cupti) variants=(plain extra3 extra10) ;;
 esac
 planted_variants=()
-for v in "${variants[@]}"; do [ "$v" = plain ] || planted_variants+=("$v"); done
+[ "$part" = cupti ] || for v in "${variants[@]}"; do [ "$v" = plain ] || planted_variants+=("$v"); done
 make_args() {
   case "$1" in
     plain) echo "" ;;
@@ -206,6 +218,19 @@ launches="$("$cgp" profile --dry-run --spec "$spec_src" 2>/dev/null | grep -oE -
 # Seconds per ncu run before one is measured: the cost measured on the H100 (about 2.0 s per
 # process, 14 ms per launch beyond 3; docs/validation.md), unless --sec-per-run says otherwise.
 [ -n "$sec_per_run" ] || sec_per_run="$(python3 "$PY" sec-per-run --launches "$launches")"
+PYC="$ROOT/scripts/validate_gpu_cupti.py"
+if [ "$part" = cupti ]; then
+  cupti_spec="$ROOT/examples/cgp-gate.cupti.yaml"
+  "$cgp" validate --spec "$cupti_spec" >/dev/null || die "the spec $cupti_spec is invalid (see above)"
+  python3 "$PYC" plan --rows "$rows" --checks "$cupti_checks" --processes "$cupti_processes" --pytorch "$ROOT/examples/pytorch"
+  # The ncu parts' plan (part.json's fields): none of it runs in this part.
+  planned=0 estimate=0 aa_checks_wanted=0 planted_checks_wanted=0
+  if [ "$dry_run" = 1 ]; then
+    say "dry run: nothing was built or measured"
+    exit 0
+  fi
+fi
+if [ "$part" != cupti ]; then
 n_metrics="$("$cgp" profile --dry-run --spec "$spec_src" 2>/dev/null | grep -oE -- '--metrics [^ ]+' | awk '{n += split($2, a, ",")} END {print n + 0}')"
 runs_bare=$((rows + n_metrics)) # each row's command line once, and each metric alone once
 # Fit the checks to the budget before anything runs, at that cost: the pools are then recorded
@@ -250,6 +275,7 @@ if [ ${#planted_variants[@]} -gt 0 ] && [ "$planted_checks" -lt "$planted_checks
 fi
 if [ "$estimate" -gt "$budget" ]; then
   say "note: the estimate is over the budget: the pools will be shrunk to fit once the cost of a run is measured"
+fi
 fi
 if [ "$dry_run" = 1 ]; then
   say "dry run: nothing was built or measured"
@@ -357,9 +383,25 @@ for v in "${variants[@]}"; do
       fi
       die "$v/$name failed without ncu: $(tail -3 "$work/builds/$v/smoke-$name.log") (argv: ${app[*]}; cwd $work/builds/$v)"
     fi
-  done < <("$cgp" profile --dry-run --spec "$work/builds/$v/check.yaml" 2>/dev/null | sed -nE 's/^[^ ]+\[[^]]*\] x[0-9]+: .* --log-file <log> (.*)$/\1/p')
+  done < <("$cgp" profile --dry-run --spec "$work/builds/$v/check.yaml" 2>/dev/null | sed -nE "s/^[^ ]+\\[[^]]*\\] x[0-9]+: .* --log-file '?<log>'? (.*)\$/\\1/p")
   echo "   $v: $(cat "$work/builds/$v"/smoke-*.log | grep -c ' ok$' || true) programs ran and checked their results"
 done
+
+# ------------------------------------------------------------------ part cupti
+if [ "$part" = cupti ]; then
+  py_info "cupti_checks=$cupti_checks" "cupti_processes=$cupti_processes"
+  synth=()
+  [ -z "$synthetic" ] || synth=(--synthetic "$synthetic")
+  python3 "$PYC" run --work "$work" --cgp-gate "$cgp" --ncu "$ncu" --spec "$cupti_spec" --checks "$cupti_checks" \
+    --processes "$cupti_processes" --pytorch "$ROOT/examples/pytorch" "${synth[@]}"
+  cp "$log" "$work/validate.log"
+  tarball="$outdir/validation-cupti.tar.gz"
+  cp "$work/cupti/summary.json" "$outdir/summary-cupti.json"
+  cp "$work/cupti/summary.md" "$outdir/summary-cupti.md"
+  tar -czf "$tarball" --exclude='./builds/*/build' -C "$work" .
+  say "wrote $outdir/summary-cupti.json, $outdir/summary-cupti.md and $tarball ($(du -h "$tarball" | cut -f1)) in $(elapsed)s"
+  exit 0
+fi
 
 # ------------------------------------------------------------------ recordings
 # record NAME VARIANT REPS: profile --record into work/rec/NAME, timed; the exit code is kept.

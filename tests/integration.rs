@@ -23,6 +23,7 @@ mod check_cli;
 mod ci_examples;
 mod cli_ux;
 mod console_table;
+mod cupti_gate;
 mod cupti_lib;
 mod gpu_clocks;
 mod gpu_env;

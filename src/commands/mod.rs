@@ -201,10 +201,20 @@ pub(crate) fn finish_recording(
         let _ = writeln!(
             progress,
             "recorded raw {} output; manifest: {}",
-            match (&versions.ncu, &versions.nsys) {
-                (Some(_), Some(_)) => "ncu and nsys",
-                (None, Some(_)) => "nsys",
-                _ => "ncu",
+            {
+                let tools: Vec<&str> = [
+                    ("ncu", &versions.ncu),
+                    ("nsys", &versions.nsys),
+                    ("cupti", &versions.cupti),
+                ]
+                .into_iter()
+                .filter_map(|(n, v)| v.as_ref().map(|_| n))
+                .collect();
+                if tools.is_empty() {
+                    "ncu".to_owned()
+                } else {
+                    tools.join(" and ")
+                }
             },
             path.display()
         );
@@ -268,7 +278,7 @@ pub(crate) fn measure_once(
         });
     }
     let mut watch = session.watch(&sel.spec.settings);
-    let m = crate::run::measure::measure(
+    let mut m = crate::run::measure::measure(
         profiler.as_mut(),
         &work,
         recorder.as_mut(),
@@ -276,6 +286,31 @@ pub(crate) fn measure_once(
         false,
         progress,
     );
+    let mut why = Ok(None);
+    if reps == Reps::Baseline
+        && let Ok(measured) = m.as_mut()
+    {
+        // `profiler: cupti` targets with `explain:`: ncu profiles each size once, so that the
+        // baseline holds the counters a check compares when a time changed (docs/cupti.md).
+        let ncu = crate::run::ncu_why::ncu_targets(targets);
+        let wanted = work
+            .iter()
+            .filter(|w| ncu.contains_key(&w.target.name))
+            .map(crate::plan::Work::id)
+            .collect();
+        let next = work.iter().map(|w| (w.id(), w.reps.1)).collect();
+        why = crate::run::ncu_why::collect(
+            &wanted,
+            &work,
+            &ncu,
+            &next,
+            measured,
+            profiler.as_mut(),
+            recorder.as_mut(),
+            watch.as_mut(),
+            progress,
+        );
+    }
     let health = watch.map(|w| w.sampler.summary());
     let fingerprints: std::collections::BTreeMap<_, _> = targets
         .iter()
@@ -288,6 +323,7 @@ pub(crate) fn measure_once(
     progress.finish();
     session.finish()?;
     let m = m?;
+    why?;
     let fp = targets
         .first()
         .and_then(|t| fingerprints.get(&t.name))

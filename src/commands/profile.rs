@@ -26,9 +26,11 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         crate::profile::live::preflight(&sel.spec, &targets)?;
         let session = crate::run::session::Session::live(&targets, true, out)?;
         // The command lines are built for the installed ncu, as a real run builds them.
-        let uses_ncu = targets.iter().any(|t| !crate::profile::nsys::is_nsys(t));
+        let by_ncu = |t: &crate::spec::Target| t.profiler == crate::spec::ProfilerKind::Ncu;
+        let uses_ncu = targets.iter().any(|t| by_ncu(t));
         let release = if uses_ncu { dry_run_release(out)? } else { None };
-        for t in targets.iter().filter(|t| !crate::profile::nsys::is_nsys(t)) {
+        let mut cupti = None;
+        for t in targets.iter().filter(|t| by_ncu(t)) {
             let missing = crate::ncu::command::unsupported_options(release, *t);
             if !missing.is_empty() {
                 writeln!(
@@ -43,25 +45,33 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         for w in crate::plan::initial_work(&targets, None) {
             let app = crate::plan::app_argv(w.target, w.size).map_err(Error::Usage)?;
             // Each target's own profiler, with the options a live run passes it.
-            let (program, opts) = if crate::profile::nsys::is_nsys(w.target) {
-                let stem = std::path::Path::new("<tmp>/run-N");
-                ("nsys", crate::profile::nsys::nsys_profile_args(stem))
+            let argv: Vec<String> = if crate::profile::cupti::is_cupti(w.target) {
+                cupti_argv(&mut cupti, &sel.spec, &w)?
             } else {
-                let log = std::path::Path::new("<log>");
-                let metrics = crate::plan::ncu_metrics(w.target);
-                let opts = crate::ncu::command::ncu_options_for(release, w.target, &metrics, log);
-                ("ncu", opts)
+                let (program, opts) = if crate::profile::nsys::is_nsys(w.target) {
+                    let stem = std::path::Path::new("<tmp>/run-N");
+                    ("nsys", crate::profile::nsys::nsys_profile_args(stem))
+                } else {
+                    let log = std::path::Path::new("<log>");
+                    let metrics = crate::plan::ncu_metrics(w.target);
+                    let opts = crate::ncu::command::ncu_options_for(release, w.target, &metrics, log);
+                    ("ncu", opts)
+                };
+                std::iter::once(program.to_owned())
+                    .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
+                    .chain(app)
+                    .collect()
             };
-            let argv: Vec<String> = std::iter::once(program.to_owned())
-                .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
-                .chain(app)
-                .collect();
             // Shell-quoted (shlex), so that the line can be pasted: a `regex:a|b` filter or an
             // argument with a space stays one word. Only a NUL byte cannot be quoted, and no
             // argv can hold one.
-            let line = shlex::try_join(argv.iter().map(String::as_str)).map_err(|e| {
-                Error::Usage(format!("cannot quote the command line of {}: {e}", w.target.name))
-            })?;
+            let line = if crate::profile::cupti::is_cupti(w.target) {
+                crate::profile::cupti::shell_line(&argv)
+            } else {
+                shlex::try_join(argv.iter().map(String::as_str)).map_err(|e| {
+                    Error::Usage(format!("cannot quote the command line of {}: {e}", w.target.name))
+                })?
+            };
             writeln!(out, "{}[{}] x{}: {}", w.target.name, w.size.key(), w.reps.1, line)
                 .map_err(stdout_err)?;
         }
@@ -138,4 +148,26 @@ fn dry_run_release(out: &mut dyn Write) -> Result<Option<crate::ncu::command::Nc
     };
     writeln!(out, "{line}").map_err(stdout_err)?;
     Ok(release)
+}
+
+/// A cupti target's dry-run argv: the program itself, with the variables that load the injection
+/// library in front (`NAME=value cmd args`); the trace goes to `<target>.cupti`. The profiler is
+/// made at the first cupti target.
+fn cupti_argv(
+    cupti: &mut Option<crate::profile::cupti::CuptiProfiler>,
+    spec: &crate::spec::Spec,
+    w: &crate::plan::Work<'_>,
+) -> Result<Vec<String>> {
+    if cupti.is_none() {
+        *cupti = Some(crate::profile::cupti::CuptiProfiler::new(&spec.base_dir())?);
+    }
+    let p = cupti.as_mut().expect("made above");
+    let job = crate::profile::Job {
+        target: w.target,
+        size: w.size,
+        rep: 0,
+    };
+    let trace = std::path::PathBuf::from(format!("{}.cupti", w.target.name));
+    let run = p.plan_to(job, &trace)?;
+    Ok(crate::profile::cupti::argv_with_env(&run.env, &run.app))
 }

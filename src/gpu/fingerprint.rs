@@ -50,6 +50,8 @@ pub struct Fingerprint {
 pub const PROFILER_NCU: &str = "ncu";
 /// [`Fingerprint::profiler`] of Nsight Systems measurements.
 pub const PROFILER_NSYS: &str = "nsys";
+/// [`Fingerprint::profiler`] of CUPTI activity-trace measurements (`profiler: cupti`).
+pub const PROFILER_CUPTI: &str = "cupti";
 /// The value of a profiler field that does not apply (`ncu_version` of an nsys measurement).
 pub const NOT_USED: &str = "not used";
 
@@ -211,6 +213,17 @@ impl Fingerprint {
             clock_setting_label(&super::clocks::ClockSetting::None).clone_into(&mut self.clocks);
         }
         self
+    }
+
+    /// The same measurement setup, measured by CUPTI's activity trace (libcupti `version`)
+    /// instead of ncu: as for nsys, the ncu-only fields say so, and clocks ncu would have locked
+    /// are not locked. A cupti baseline is never compared with an ncu one (`profiler` is always
+    /// a key field).
+    #[must_use]
+    pub fn measured_by_cupti(self, version: &str) -> Self {
+        let mut fp = self.measured_by_nsys(version);
+        PROFILER_CUPTI.clone_into(&mut fp.profiler);
+        fp
     }
 
     /// The fields among `key_fields` whose values differ, as (field, ours, theirs).

@@ -119,6 +119,9 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         sass_skip: crate::outcome::results::SassSkip::sum(
             placed.iter().filter_map(|p| p.results.sass_skip.as_ref()),
         ),
+        why_cost: crate::outcome::results::WhyCost::sum(
+            placed.iter().filter_map(|p| p.results.why_cost.as_ref()),
+        ),
         category_bars,
         category_bars_gated_only: placed.iter().any(|p| p.results.category_bars_gated_only),
     })

@@ -23,6 +23,25 @@ pub fn explaining(target: &Target) -> Target {
     t
 }
 
+/// The ncu target that measures the why of a `profiler: cupti` target with `explain:` set
+/// (docs/cupti.md): the same program, sizes, filter and metrics, profiled once by ncu with the
+/// explanatory counters. `None` for any other target.
+pub fn ncu_for_why(target: &Target) -> Option<Target> {
+    if target.profiler != crate::spec::ProfilerKind::Cupti || target.explain == Explain::Off {
+        return None;
+    }
+    let mut t = target.clone();
+    t.profiler = crate::spec::ProfilerKind::Ncu;
+    t.explain = Explain::Always;
+    t.libcupti = None;
+    t.repetitions = 1;
+    // CUPTI did not lock clocks; ncu would (its default): measure the counters as CUPTI ran.
+    if t.clocks == crate::spec::ClockSetting::Ncu {
+        t.clocks = crate::spec::ClockSetting::None;
+    }
+    Some(t)
+}
+
 /// The ncu metrics to collect for a target: the spec's metrics (derived ones excluded), plus the
 /// duration when a derived metric needs it, plus the explanatory counters of `explain: true`
 /// (`why::COLLECT`; gated only where the spec names them). Sorted and deduplicated so argv is stable.

@@ -10,7 +10,7 @@ pub mod shard;
 pub mod shard_auto;
 pub mod work;
 
-pub use job::{DURATION_METRIC, app_argv, explaining, ncu_metrics};
+pub use job::{DURATION_METRIC, app_argv, explaining, ncu_for_why, ncu_metrics};
 pub use shard::{Selection, Shard};
 pub use shard_auto::{AutoShard, ShardRequest};
 pub use work::{Work, baseline_work, cap_to_recording, initial_work, remeasure};

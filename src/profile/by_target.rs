@@ -1,62 +1,85 @@
 //! The live backend of a spec that mixes profilers: each job goes to the profiler its target
-//! names (`profiler: ncu`, the default, or `profiler: nsys`).
+//! names (`profiler: ncu`, the default, `profiler: nsys` or `profiler: cupti`).
 
 use std::path::Path;
 
+use crate::profile::cupti::{CuptiProfiler, is_cupti};
 use crate::profile::live::NcuProfiler;
 use crate::profile::nsys::{NsysProfiler, is_nsys};
 use crate::profile::{Capture, Job, ProfileError, Profiler};
-use crate::spec::Target;
+use crate::spec::{ProfilerKind, Target};
 
-/// ncu for ncu targets, nsys for nsys targets. Each is only looked for when a target needs it.
+/// ncu for ncu targets, nsys for nsys targets, the injection library for cupti targets. Each is
+/// only looked for when a target needs it.
 #[derive(Debug)]
 pub struct ByTarget {
     ncu: NcuProfiler,
     nsys: NsysProfiler,
-    /// The selected targets are all nsys targets: the run's profiler version is nsys's.
-    nsys_only: bool,
+    cupti: CuptiProfiler,
+    /// The profiler of every selected target, when they all have the same one: the run's
+    /// profiler version is that one's.
+    only: Option<ProfilerKind>,
 }
 
 impl ByTarget {
     /// # Errors
     /// When no temporary directory can be made.
     pub fn new(ncu: NcuProfiler, base_dir: &Path, targets: &[&Target]) -> Result<Self, crate::Error> {
+        let first = targets.first().map(|t| t.profiler);
+        let mut cupti = CuptiProfiler::new(base_dir)?;
+        if let Some(t) = targets.iter().find(|t| is_cupti(t)) {
+            cupti.version_of(t);
+        }
         Ok(Self {
             ncu,
             nsys: NsysProfiler::new(base_dir)?,
-            nsys_only: !targets.is_empty() && targets.iter().all(|t| is_nsys(t)),
+            cupti,
+            only: first.filter(|k| targets.iter().all(|t| t.profiler == *k)),
         })
+    }
+
+    /// The cupti backend, for `profile --dry-run` (the environment each run adds).
+    pub fn cupti(&mut self) -> &mut CuptiProfiler {
+        &mut self.cupti
     }
 }
 
 impl Profiler for ByTarget {
     fn name(&self) -> &'static str {
-        if self.nsys_only { "nsys" } else { "ncu" }
-    }
-
-    fn version(&mut self) -> Result<String, ProfileError> {
-        if self.nsys_only {
-            self.nsys.version()
-        } else {
-            self.ncu.version()
+        match self.only {
+            Some(ProfilerKind::Nsys) => "nsys",
+            Some(ProfilerKind::Cupti) => "cupti",
+            _ => "ncu",
         }
     }
 
-    fn tool_version(&mut self, tool: crate::spec::ProfilerKind) -> Result<String, ProfileError> {
+    fn version(&mut self) -> Result<String, ProfileError> {
+        match self.only {
+            Some(ProfilerKind::Nsys) => self.nsys.version(),
+            Some(ProfilerKind::Cupti) => self.cupti.version(),
+            _ => self.ncu.version(),
+        }
+    }
+
+    fn tool_version(&mut self, tool: ProfilerKind) -> Result<String, ProfileError> {
         match tool {
-            crate::spec::ProfilerKind::Ncu => self.ncu.version(),
-            crate::spec::ProfilerKind::Nsys => self.nsys.version(),
+            ProfilerKind::Ncu => self.ncu.version(),
+            ProfilerKind::Nsys => self.nsys.version(),
+            ProfilerKind::Cupti => self.cupti.version(),
         }
     }
 
     fn busy_retry_delays(&self) -> Vec<std::time::Duration> {
-        // nsys does not use the counters ncu competes for; the retries are ncu's.
+        // Neither nsys nor CUPTI's activity API uses the counters ncu competes for; the retries
+        // are ncu's.
         self.ncu.busy_retry_delays()
     }
 
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
         if is_nsys(job.target) {
             self.nsys.capture(job)
+        } else if is_cupti(job.target) {
+            self.cupti.capture(job)
         } else {
             self.ncu.capture(job)
         }

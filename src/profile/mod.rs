@@ -6,9 +6,11 @@
 //! a recorded failure is classified exactly like a live one.
 
 pub mod by_target;
+pub mod cupti;
 pub mod error;
 pub mod extract;
 pub mod filter;
+pub mod launches;
 pub mod live;
 pub mod nsys;
 pub mod record;
@@ -28,6 +30,8 @@ use crate::spec::{ProfilerKind, Size, Target};
 pub struct Versions {
     pub ncu: Option<String>,
     pub nsys: Option<String>,
+    /// The libcupti of the `profiler: cupti` targets (`2022.3.0`, from its file name).
+    pub cupti: Option<String>,
 }
 
 impl Versions {
@@ -45,6 +49,9 @@ impl Versions {
         if uses(ProfilerKind::Nsys) {
             v.nsys = Some(profiler.tool_version(ProfilerKind::Nsys)?);
         }
+        if uses(ProfilerKind::Cupti) {
+            v.cupti = Some(profiler.tool_version(ProfilerKind::Cupti)?);
+        }
         Ok(v)
     }
 
@@ -53,6 +60,7 @@ impl Versions {
         match tool {
             ProfilerKind::Ncu => self.ncu.as_deref(),
             ProfilerKind::Nsys => self.nsys.as_deref(),
+            ProfilerKind::Cupti => self.cupti.as_deref(),
         }
         .unwrap_or("unknown")
     }
@@ -65,6 +73,9 @@ impl Versions {
         }
         if let Some(v) = &self.nsys {
             parts.push(format!("nsys {v}"));
+        }
+        if let Some(v) = &self.cupti {
+            parts.push(format!("cupti {v}"));
         }
         if parts.is_empty() {
             "no profiler".to_owned()

@@ -3,7 +3,9 @@
 //! The layout is a contract other tools write too:
 //! `DIR/<target>/<size>/<rep>.csv` holds the raw ncu output of one repetition as ncu wrote it;
 //! `<size>` is the size's `key=value` pairs in spec order joined by `,` (`default` without
-//! parameters); `<rep>` counts from 0. `DIR/manifest.json` is optional and holds provenance.
+//! parameters); `<rep>` counts from 0. An nsys repetition is `<rep>.sqlite`, a cupti one
+//! `<rep>.cupti` (the injection library's trace, docs/cupti.md). `DIR/manifest.json` is
+//! optional and holds provenance.
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +38,9 @@ pub struct Manifest {
     /// The Nsight Systems that recorded the nsys targets' repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nsys_version: Option<String>,
+    /// The libcupti that recorded the cupti targets' repetitions (`<rep>.cupti`, docs/cupti.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cupti_version: Option<String>,
     /// The first target's fingerprint: the GPU part is the recording's; the profiler part is
     /// each target's own (its profiler, and `ncu_version` / `nsys_version` above).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,6 +119,12 @@ pub fn rep_path(dir: &Path, target: &str, size: &str, rep: u32) -> PathBuf {
 /// The SQLite file of one repetition of an nsys target (`<rep>.sqlite`, the nsys export).
 pub fn rep_path_sqlite(dir: &Path, target: &str, size: &str, rep: u32) -> PathBuf {
     dir.join(target).join(size).join(format!("{rep}.sqlite"))
+}
+
+/// The trace file of one repetition of a cupti target (`<rep>.cupti`, the injection library's
+/// JSON lines; docs/cupti.md).
+pub fn rep_path_cupti(dir: &Path, target: &str, size: &str, rep: u32) -> PathBuf {
+    dir.join(target).join(size).join(format!("{rep}.cupti"))
 }
 
 /// A name is usable as one path component of a recording.
@@ -219,6 +230,12 @@ impl Recorder {
         let sqlite = rep_path_sqlite(&self.dir, &job.target.name, &size, job.rep);
         let (path, other, bytes) = match &capture.sqlite {
             Some(b) => (sqlite, csv, b.as_slice()),
+            // A cupti target's trace (its own kind of file, so replay reads it as one).
+            None if crate::profile::cupti::is_cupti(job.target) => (
+                rep_path_cupti(&self.dir, &job.target.name, &size, job.rep),
+                csv,
+                capture.raw.as_bytes(),
+            ),
             None => (csv, sqlite, capture.raw.as_bytes()),
         };
         if let Some(parent) = path.parent() {
@@ -253,7 +270,7 @@ impl Recorder {
     ) -> Result<PathBuf, Error> {
         let versions = crate::profile::Versions {
             ncu: Some(ncu_version.to_owned()),
-            nsys: None,
+            ..crate::profile::Versions::default()
         };
         self.finish_with(spec_hash, &versions, fingerprint)
     }
@@ -271,6 +288,7 @@ impl Recorder {
         self.manifest.spec_hash = Some(spec_hash.to_owned());
         self.manifest.ncu_version.clone_from(&versions.ncu);
         self.manifest.nsys_version.clone_from(&versions.nsys);
+        self.manifest.cupti_version.clone_from(&versions.cupti);
         self.manifest.fingerprint = Some(fingerprint.clone());
         let path = self.dir.join("manifest.json");
         let text = serde_json::to_string_pretty(&self.manifest).map_err(|e| Error::Usage(e.to_string()))?;

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::foundation::error::Error;
-use crate::profile::record::{Manifest, rep_path, rep_path_sqlite};
+use crate::profile::record::{Manifest, rep_path, rep_path_cupti, rep_path_sqlite};
 use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
 
 /// Reads `DIR/<target>/<size>/<rep>.csv`.
@@ -46,7 +46,8 @@ impl ReplayProfiler {
                 let name = e.file_name();
                 let name = name.to_str()?;
                 name.strip_suffix(".csv")
-                    .or_else(|| name.strip_suffix(".sqlite"))?
+                    .or_else(|| name.strip_suffix(".sqlite"))
+                    .or_else(|| name.strip_suffix(".cupti"))?
                     .parse()
                     .ok()
             })
@@ -75,6 +76,7 @@ impl Profiler for ReplayProfiler {
         let v = match tool {
             crate::spec::ProfilerKind::Ncu => m.and_then(|m| m.ncu_version.clone()),
             crate::spec::ProfilerKind::Nsys => m.and_then(|m| m.nsys_version.clone()),
+            crate::spec::ProfilerKind::Cupti => m.and_then(|m| m.cupti_version.clone()),
         };
         Ok(v.unwrap_or_else(|| "unknown".to_owned()))
     }
@@ -88,6 +90,9 @@ impl Profiler for ReplayProfiler {
     }
 
     fn has(&self, job: Job<'_>) -> bool {
+        if crate::profile::cupti::is_cupti(job.target) {
+            return rep_path_cupti(&self.dir, &job.target.name, &job.size.key(), job.rep).is_file();
+        }
         rep_path(&self.dir, &job.target.name, &job.size.key(), job.rep).is_file()
             || rep_path_sqlite(&self.dir, &job.target.name, &job.size.key(), job.rep).is_file()
     }
@@ -98,31 +103,18 @@ impl Profiler for ReplayProfiler {
 
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
         let size = job.size.key();
-        let mut path = rep_path(&self.dir, &job.target.name, &size, job.rep);
+        let cupti = crate::profile::cupti::is_cupti(job.target);
+        let mut path = if cupti {
+            // A cupti repetition is its trace file, and only that (docs/cupti.md).
+            rep_path_cupti(&self.dir, &job.target.name, &size, job.rep)
+        } else {
+            rep_path(&self.dir, &job.target.name, &size, job.rep)
+        };
         let sqlite_path = rep_path_sqlite(&self.dir, &job.target.name, &size, job.rep);
         let mut sqlite = None;
-        if !path.is_file() && sqlite_path.is_file() {
+        if !cupti && !path.is_file() && sqlite_path.is_file() {
             // An nsys repetition kept as its SQLite export.
-            let len = std::fs::metadata(&sqlite_path).map_or(0, |m| m.len());
-            if len > crate::nsys::read::MAX_SQLITE_BYTES {
-                return Err(ProfileError::new(
-                    FailureKind::BadOutput,
-                    job_context(job),
-                    format!(
-                        "{} is {len} bytes, more than the {} cgp-gate reads",
-                        sqlite_path.display(),
-                        crate::nsys::read::MAX_SQLITE_BYTES
-                    ),
-                ));
-            }
-            let bytes = std::fs::read(&sqlite_path).map_err(|e| {
-                ProfileError::new(
-                    FailureKind::Io,
-                    job_context(job),
-                    format!("failed to read {}: {e}", sqlite_path.display()),
-                )
-            })?;
-            sqlite = Some(bytes);
+            sqlite = Some(read_sqlite(job, &sqlite_path)?);
             path = sqlite_path;
         }
         let raw = if sqlite.is_some() {
@@ -183,7 +175,15 @@ impl Profiler for ReplayProfiler {
                     return Err(ProfileError::new(
                         FailureKind::BadRecording,
                         job_context(job),
-                        format!("{}: {}", path.display(), e.message("recorded ncu output")),
+                        format!(
+                            "{}: {}",
+                            path.display(),
+                            e.message(if cupti {
+                                "recorded CUPTI trace"
+                            } else {
+                                "recorded ncu output"
+                            })
+                        ),
                     )
                     .hint("record it again with `cgp-gate profile --record DIR`"));
                 }
@@ -205,6 +205,29 @@ impl Profiler for ReplayProfiler {
             ncu_version: self.manifest.as_ref().and_then(|m| m.ncu_version.clone()),
         })
     }
+}
+
+/// An nsys repetition's SQLite export, bounded.
+fn read_sqlite(job: Job<'_>, path: &Path) -> Result<Vec<u8>, ProfileError> {
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
+    if len > crate::nsys::read::MAX_SQLITE_BYTES {
+        return Err(ProfileError::new(
+            FailureKind::BadOutput,
+            job_context(job),
+            format!(
+                "{} is {len} bytes, more than the {} cgp-gate reads",
+                path.display(),
+                crate::nsys::read::MAX_SQLITE_BYTES
+            ),
+        ));
+    }
+    std::fs::read(path).map_err(|e| {
+        ProfileError::new(
+            FailureKind::Io,
+            job_context(job),
+            format!("failed to read {}: {e}", path.display()),
+        )
+    })
 }
 
 fn describe_reps(reps: &[u32]) -> String {

@@ -411,6 +411,17 @@ pub(crate) fn sass_skip_line(results: &Results) -> Option<String> {
     ))
 }
 
+/// What the why of `profiler: cupti` rows cost (docs/cupti.md): the sizes ncu profiled once for
+/// their counters, and ncu's seconds. `None` when ncu ran for none.
+pub(crate) fn why_cost_line(results: &Results) -> Option<String> {
+    let c = results.why_cost.as_ref().filter(|c| c.sizes > 0)?;
+    Some(format!(
+        "cupti: ncu profiled {} once for the counters that say why a time changed: {:.1} s of ncu",
+        plural(c.sizes, "size", "sizes"),
+        c.seconds
+    ))
+}
+
 /// A row's verdict as reports print it: the skip reason's label (`unchanged` for rows the SASS
 /// cache skipped, a pass) in place of the verdict, from the typed [`crate::outcome::results::SkipReason`].
 pub(crate) fn verdict_word(row: &Row) -> &'static str {

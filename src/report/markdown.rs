@@ -340,6 +340,9 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
     if let Some(line) = crate::report::format::sass_skip_line(results) {
         md.push_str(&format!("⏭️ {}.\n\n", escape_md_cell(&line)));
     }
+    if let Some(line) = crate::report::format::why_cost_line(results) {
+        md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
+    }
     let configs = super::format::config_changes(results);
     if !configs.is_empty() {
         let mut note = super::format::CONFIG_CHANGE_NOTE.to_owned();

@@ -49,10 +49,10 @@ pub fn fingerprint_for(
     } else {
         crate::gpu::fingerprint(gpu, 0, ncu, &target.profiling, &target.clocks)
     };
-    if target.profiler == ProfilerKind::Nsys {
-        fp.measured_by_nsys(versions.get(ProfilerKind::Nsys))
-    } else {
-        fp
+    match target.profiler {
+        ProfilerKind::Nsys => fp.measured_by_nsys(versions.get(ProfilerKind::Nsys)),
+        ProfilerKind::Cupti => fp.measured_by_cupti(versions.get(ProfilerKind::Cupti)),
+        ProfilerKind::Ncu => fp,
     }
 }
 
@@ -307,6 +307,7 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
         cost_seconds: a.cost_seconds,
         roofline: Vec::new(),
         sass_skip: None,
+        why_cost: None,
         category_bars: Vec::new(),
         category_bars_gated_only: false,
     }

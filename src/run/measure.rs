@@ -186,7 +186,9 @@ fn samples_of(
     let replay = profiler.reads_a_recording();
     extract(job, c)
         .and_then(|s| {
-            if replay {
+            // A cupti capture is filtered on the whole names of its records already
+            // (`profile::cupti::select`), as a live run is.
+            if replay && !crate::profile::cupti::is_cupti(job.target) {
                 crate::profile::filter::for_replay(job, c, s)
             } else {
                 Ok(s)

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod gone;
 pub mod measure;
 pub mod missing;
+pub mod ncu_why;
 pub mod progress;
 pub mod session;
 pub mod update;

@@ -145,6 +145,9 @@ pub struct Target {
     pub bytes: Option<String>,
     /// Which profiler measures this target (`profiler:`; ncu unless set).
     pub profiler: ProfilerKind,
+    /// `libcupti:` of a `profiler: cupti` target: the libcupti to load (resolved against the
+    /// spec's directory); `None`: searched for (`cupti::locate`).
+    pub libcupti: Option<PathBuf>,
     /// Kernel categories of an `nsys` target (`categories:`): the user's rules, tried before
     /// the defaults. `None`: the defaults alone.
     pub categories: Option<super::CategoryRules>,
@@ -213,6 +216,18 @@ pub enum Explain {
     Remeasure,
 }
 
+/// The metrics a `profiler: cupti` target measures (docs/cupti.md): the kernel's duration (end
+/// minus start of CUPTI's kernel record) and its launch configuration, under ncu's names so specs,
+/// thresholds and reports read alike. Derived metrics (`cgp__*`) come from the duration.
+pub const CUPTI_METRICS: &[&str] = &[
+    "gpu__time_duration.sum",
+    "launch__grid_size",
+    "launch__block_size",
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block_static",
+    "launch__shared_mem_per_block_dynamic",
+];
+
 /// `profiler:` of a target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -223,6 +238,9 @@ pub enum ProfilerKind {
     /// Nsight Systems: the whole workload traced once per repetition, kernels grouped into
     /// categories (docs/nsys.md).
     Nsys,
+    /// CUPTI activity tracing: the program runs once per repetition with cgp-gate's injection
+    /// library, which records each kernel's start, end and launch configuration (docs/cupti.md).
+    Cupti,
 }
 
 impl ProfilerKind {
@@ -230,6 +248,7 @@ impl ProfilerKind {
         match self {
             Self::Ncu => "ncu",
             Self::Nsys => "nsys",
+            Self::Cupti => "cupti",
         }
     }
 }

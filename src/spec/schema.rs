@@ -106,20 +106,23 @@ pub fn json_schema() -> Value {
 /// and what to do; a key from `defaults:` is for the targets that read it, so only the target's
 /// own keys are constrained here).
 fn other_profilers_keys() -> Value {
+    use crate::spec::ProfilerKind;
     let any_of =
         |keys: &[&str]| -> Value { Value::Array(keys.iter().map(|k| json!({ "required": [k] })).collect()) };
-    json!([
-        {
-            "if": { "required": ["profiler"], "properties": { "profiler": { "const": "nsys" } } },
-            "then": {
-                "not": { "anyOf": any_of(super::load::NCU_ONLY_KEYS) },
-                "properties": { "clocks": { "not": { "const": "ncu" } } }
-            }
-        },
-        {
-            "if": { "required": ["profiler"], "properties": { "profiler": { "const": "ncu" } } },
-            "then": { "not": { "anyOf": any_of(super::load::NSYS_ONLY_KEYS) } }
+    let rule = |kind: ProfilerKind| {
+        let mut then = json!({ "not": { "anyOf": any_of(&super::load::unread_keys(kind)) } });
+        if kind != ProfilerKind::Ncu {
+            then["properties"] = json!({ "clocks": { "not": { "const": "ncu" } } });
         }
+        json!({
+            "if": { "required": ["profiler"], "properties": { "profiler": { "const": kind.as_str() } } },
+            "then": then
+        })
+    };
+    json!([
+        rule(ProfilerKind::Nsys),
+        rule(ProfilerKind::Ncu),
+        rule(ProfilerKind::Cupti)
     ])
 }
 
@@ -296,8 +299,13 @@ fn target_measure_properties() -> Value {
             "type": ["string", "number"]
         },
         "profiler": {
-            "description": "ncu (default): per-kernel metrics. nsys: the whole workload traced once per repetition; metrics gpu_time, non_gpu_time, category:<name>, kernel:<regex>, instances:... (docs/nsys.md).",
-            "enum": ["ncu", "nsys"]
+            "description": "ncu (default): per-kernel metrics. nsys: the whole workload traced once per repetition; metrics gpu_time, non_gpu_time, category:<name>, kernel:<regex>, instances:... (docs/nsys.md). cupti: each kernel's duration and launch configuration traced at the program's own speed by cgp-gate's CUPTI injection library; metrics gpu__time_duration.sum and launch__* (docs/cupti.md).",
+            "enum": ["ncu", "nsys", "cupti"]
+        },
+        "libcupti": {
+            "description": "cupti targets: the libcupti.so to load (relative to the spec); default: CGP_GATE_LIBCUPTI, then CUDA_HOME, /usr/local/cuda*, the nvidia-cuda-cupti wheel, ldconfig.",
+            "type": "string",
+            "minLength": 1
         },
         "categories": {
             "description": "nsys targets: kernel categories, regex -> category tried in order before the defaults; or the path of a YAML/JSON file of them; or {defaults: false, rules: {...}} to replace the defaults.",

@@ -22,6 +22,10 @@ pub enum CommandSource {
 /// row: the simulation of docs/statistics.md 6.1 ran 30 per process (29 after the warm-up).
 pub(super) const ONE_PROCESS_LAUNCHES: usize = 30;
 
+/// The commented `profiler: cupti` every draft proposes: its two metrics (time, registers) are
+/// ones CUPTI measures, at the program's own speed and without counter permission (docs/cupti.md).
+pub(super) const CUPTI_PROPOSAL: &str = "    # Both metrics below are ones CUPTI measures too: uncomment the next line to time the\n    # kernels at the program's own speed, without ncu's replay or counter permission; add\n    # `explain: remeasure` to have ncu say why only when a time changed (docs/cupti.md).\n    # profiler: cupti\n";
+
 /// Everything the written spec says.
 #[derive(Debug, Clone)]
 pub struct Draft {
@@ -111,6 +115,8 @@ impl Draft {
             s.push_str("    sizes:\n");
             let _ = writeln!(s, "      - {{ {} }}", params.join(", "));
         }
+        // Both metrics below are ones CUPTI measures: the proposal of docs/cupti.md ("init").
+        s.push_str(CUPTI_PROPOSAL);
         s.push_str("    metrics:\n");
         let _ = writeln!(s, "      {TIME_METRIC}: \"{TIME_THRESHOLD}\"");
         let _ = writeln!(s, "      {REGISTERS_METRIC}: exact");

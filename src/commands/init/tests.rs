@@ -167,6 +167,12 @@ fn init_proposes_the_kernels_that_matter_and_lists_setup_kernels() {
     );
     assert!(text.contains("      - { n: 2048 }\n"), "{text}");
     crate::spec::load_str(&text, Path::new("cgp-gate.yaml")).unwrap();
+    // The proposed `profiler: cupti`, uncommented, is a valid cupti target: the draft's metrics
+    // and kernel filter are ones CUPTI measures and reads.
+    let cupti = text.replace("    # profiler: cupti\n", "    profiler: cupti\n");
+    assert_ne!(cupti, text, "{text}");
+    let spec = crate::spec::load_str(&cupti, Path::new("cgp-gate.yaml")).unwrap();
+    assert_eq!(spec.targets[0].profiler, crate::spec::ProfilerKind::Cupti);
 }
 
 #[test]

@@ -242,6 +242,10 @@ pub struct Results {
     /// Kernels not profiled because their SASS equals the baseline's, and the GPU time that saved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sass_skip: Option<SassSkip>,
+    /// What Nsight Compute cost for the why of `profiler: cupti` targets (docs/cupti.md): the
+    /// sizes it profiled once for their counters, and its wall seconds. Absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why_cost: Option<WhyCost>,
     /// GPU time by category of each `profiler: nsys` target x size, every category, baseline
     /// against candidate (medians): the stacked bars. Absent in older files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -250,6 +254,30 @@ pub struct Results {
     /// before `category_bars` existed, rebuilt from its `category:<name>` rows by [`parse`].
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub category_bars_gated_only: bool,
+}
+
+/// The ncu runs behind the why of `profiler: cupti` rows (docs/cupti.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WhyCost {
+    /// Target sizes ncu profiled once.
+    pub sizes: usize,
+    /// ncu's wall time for them, seconds.
+    pub seconds: f64,
+}
+
+impl WhyCost {
+    /// The costs of several shards together; `None` when none had any.
+    pub fn sum<'a>(parts: impl Iterator<Item = &'a Self>) -> Option<Self> {
+        parts.fold(None, |acc: Option<Self>, p| {
+            Some(match acc {
+                None => p.clone(),
+                Some(a) => Self {
+                    sizes: a.sizes + p.sizes,
+                    seconds: a.seconds + p.seconds,
+                },
+            })
+        })
+    }
 }
 
 /// What the SASS cache saved in a run (docs/sass-cache.md).

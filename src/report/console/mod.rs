@@ -567,6 +567,9 @@ fn push_notes(
     if let Some(line) = crate::report::format::sass_skip_line(results) {
         push_wrapped(out, &one_line(&line), style.width);
     }
+    if let Some(line) = crate::report::format::why_cost_line(results) {
+        push_wrapped(out, &one_line(&line), style.width);
+    }
     // The why of each changed timing row (docs/why.md): its one-line reading; the counters are
     // in the JSON, Markdown and HTML reports.
     for r in sorted_rows(results) {

@@ -138,8 +138,8 @@ pub fn run_check(
         ..
     } = run;
 
-    explain_pass(
-        &rows, &work, &explained, &next_rep, &mut m, profiler, recorder, loop_watch, progress,
+    let why_cost = explain_pass(
+        &rows, &work, targets, &explained, &next_rep, &mut m, profiler, recorder, loop_watch, progress,
     )?;
     let (mut rows, sass_skip) = finish_rows(rows, targets, &unchanged, &baselines, &m, opts);
     rows.extend(gone_rows(
@@ -175,6 +175,7 @@ pub fn run_check(
         roofline,
         sass_skip,
         category_bars,
+        why_cost,
         ..results
     })
 }
@@ -184,7 +185,9 @@ pub fn run_check(
 fn explained_targets(targets: &[&Target]) -> BTreeMap<String, Target> {
     targets
         .iter()
-        .filter(|t| t.explain == Explain::Remeasure)
+        // A cupti target's counters are ncu's, measured apart (`cupti_why`): its re-measurement
+        // stays CUPTI's.
+        .filter(|t| t.explain == Explain::Remeasure && t.profiler != crate::spec::ProfilerKind::Cupti)
         .map(|t| (t.name.clone(), crate::plan::explaining(t)))
         .collect()
 }

@@ -88,6 +88,44 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
     }
 }
 
+/// The explain passes after the re-measure loop: the ncu targets' of `explain: remeasure`
+/// ([`remeasure_pass`]), then the why of `profiler: cupti` targets ([`cupti_why`]), whose cost it
+/// returns.
+///
+/// # Errors
+/// Only for failures of the recorder.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the check's state, passed once from run_check"
+)]
+pub(super) fn explain_pass(
+    rows: &[Row],
+    work: &[Work<'_>],
+    targets: &[&Target],
+    explained: &BTreeMap<String, Target>,
+    next_rep: &BTreeMap<(String, String), u32>,
+    m: &mut Measurement,
+    profiler: &mut dyn Profiler,
+    mut recorder: Option<&mut Recorder>,
+    mut watch: Option<&mut Watch<'_>>,
+    progress: &mut dyn crate::run::progress::Progress,
+) -> Result<Option<crate::outcome::results::WhyCost>, Error> {
+    remeasure_pass(
+        rows,
+        work,
+        explained,
+        next_rep,
+        m,
+        profiler,
+        recorder.as_deref_mut(),
+        watch.as_deref_mut(),
+        progress,
+    )?;
+    cupti_why(
+        rows, work, targets, next_rep, m, profiler, recorder, watch, progress,
+    )
+}
+
 /// The explain pass of `explain: remeasure` targets (docs/why.md): the sizes with a timing row
 /// judged a regression or an improvement and no explanatory counters yet (they were not
 /// re-measured) are measured `repetitions` more times with the counters, and only the counters
@@ -97,7 +135,7 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
     clippy::too_many_arguments,
     reason = "the check's state, passed once from run_check"
 )]
-pub(super) fn explain_pass(
+fn remeasure_pass(
     rows: &[Row],
     work: &[Work<'_>],
     explained: &BTreeMap<String, Target>,
@@ -172,4 +210,41 @@ pub(super) fn explain_pass(
         *m.cost_seconds.entry(k).or_default() += v;
     }
     Ok(())
+}
+
+/// The why of `profiler: cupti` targets with `explain:` set (docs/cupti.md): ncu profiles each
+/// size with a timing row judged a regression or inconclusive once, for the counters.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the check's state, passed once from run_check"
+)]
+fn cupti_why(
+    rows: &[Row],
+    work: &[Work<'_>],
+    targets: &[&Target],
+    next_rep: &BTreeMap<(String, String), u32>,
+    m: &mut Measurement,
+    profiler: &mut dyn Profiler,
+    recorder: Option<&mut Recorder>,
+    watch: Option<&mut Watch<'_>>,
+    progress: &mut dyn crate::run::progress::Progress,
+) -> Result<Option<crate::outcome::results::WhyCost>, Error> {
+    let ncu = crate::run::ncu_why::ncu_targets(targets);
+    let wanted: BTreeSet<(String, String)> = rows
+        .iter()
+        .filter(|r| {
+            r.metric.starts_with("gpu__time_duration")
+                && r.skipped.is_none()
+                && matches!(r.verdict, RowVerdict::Regression | RowVerdict::Inconclusive)
+                && ncu.contains_key(&r.target)
+        })
+        .map(|r| (r.target.clone(), r.size.clone()))
+        .collect();
+    let cost = crate::run::ncu_why::collect(
+        &wanted, work, &ncu, next_rep, m, profiler, recorder, watch, progress,
+    )?;
+    Ok(cost.map(|c| crate::outcome::results::WhyCost {
+        sizes: c.sizes,
+        seconds: c.seconds,
+    }))
 }

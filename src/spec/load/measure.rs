@@ -103,6 +103,28 @@ pub(super) fn nsys_metrics(
     Ok(out)
 }
 
+/// On a `profiler: cupti` target, a metric only Nsight Compute can measure is refused at its key
+/// (CUPTI's kernel records hold the duration and the launch configuration, `CUPTI_METRICS`).
+pub(super) fn cupti_metrics(ctx: &Ctx<'_>, node: Option<&Node>, what: &str) -> Result<()> {
+    let Some(node) = node else { return Ok(()) };
+    for (name, key_node, _) in ctx.entries(node, &format!("`metrics` of {what}"))? {
+        if name.starts_with(crate::spec::DERIVED_PREFIX) || crate::spec::model::CUPTI_METRICS.contains(&name)
+        {
+            continue;
+        }
+        return Err(ctx
+            .err(
+                key_node,
+                format!("`{name}` of {what} is a counter only Nsight Compute measures, and this is a `profiler: cupti` target"),
+            )
+            .help(format!(
+                "CUPTI measures {}; gate `{name}` on a `profiler: ncu` target, or set `explain: remeasure` to have ncu collect the counters that say why a time changed (docs/cupti.md)",
+                crate::spec::model::CUPTI_METRICS.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+            )));
+    }
+    Ok(())
+}
+
 pub(super) fn kernel(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<KernelFilter> {
     let text = ctx.non_empty_text(node, &format!("`kernel` of {what}"))?;
     let Some(pattern) = text.strip_prefix("regex:") else {

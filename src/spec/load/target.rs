@@ -3,7 +3,7 @@
 
 use super::command::{command, env, sizes};
 use super::control::{clocks, timeout};
-use super::measure::{categories, kernel, metrics, nsys_metrics, nvtx, work_expr};
+use super::measure::{categories, cupti_metrics, kernel, metrics, nsys_metrics, nvtx, work_expr};
 use super::*;
 
 /// Target names become directory and file names (recordings, baselines), so they stay simple.
@@ -86,18 +86,9 @@ pub(super) fn target(
         None => None,
     };
 
-    let metrics = if profiler == ProfilerKind::Nsys {
-        nsys_metrics(ctx, m.get("metrics"), item, &what, categories.as_ref())?
-    } else {
-        metrics(
-            ctx,
-            m.get("metrics"),
-            item,
-            &what,
-            flops.is_some(),
-            bytes.is_some(),
-        )?
-    };
+    let work = (flops.is_some(), bytes.is_some());
+    let metrics = target_metrics(ctx, m, item, &what, profiler, categories.as_ref(), work)?;
+    let libcupti = libcupti(ctx, m, &what, profiler, spec_dir)?;
 
     let (repetitions, max_repetitions, baseline_repetitions) = repetition_counts(ctx, m, &what)?;
 
@@ -147,12 +138,52 @@ pub(super) fn target(
         flops: flops.map(|(t, _)| t),
         bytes: bytes.map(|(t, _)| t),
         profiler,
+        libcupti,
         categories,
         allow_missing,
         explain,
         sass,
         kernels,
     })
+}
+
+/// `metrics:` as the target's profiler reads them: nsys's, or ncu's (on a cupti target, only those
+/// CUPTI measures). `work`: whether `flops` and `bytes` are set.
+fn target_metrics(
+    ctx: &Ctx<'_>,
+    m: &Merged<'_, '_>,
+    item: &Node,
+    what: &str,
+    profiler: ProfilerKind,
+    categories: Option<&CategoryRules>,
+    work: (bool, bool),
+) -> Result<Vec<MetricSpec>> {
+    if profiler == ProfilerKind::Nsys {
+        return nsys_metrics(ctx, m.get("metrics"), item, what, categories);
+    }
+    let all = metrics(ctx, m.get("metrics"), item, what, work.0, work.1)?;
+    if profiler == ProfilerKind::Cupti {
+        cupti_metrics(ctx, m.get("metrics"), what)?;
+    }
+    Ok(all)
+}
+
+/// `libcupti:` of a cupti target, resolved against the spec's folder (`None` elsewhere: the key
+/// is refused on other targets, and one of `defaults:` is for the cupti targets).
+fn libcupti(
+    ctx: &Ctx<'_>,
+    m: &Merged<'_, '_>,
+    what: &str,
+    profiler: ProfilerKind,
+    spec_dir: &Path,
+) -> Result<Option<PathBuf>> {
+    match m.get("libcupti") {
+        Some(n) if profiler == ProfilerKind::Cupti => {
+            let p = PathBuf::from(ctx.non_empty_text(n, &format!("`libcupti` of {what}"))?);
+            Ok(Some(if p.is_absolute() { p } else { spec_dir.join(p) }))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// A size names a recording folder: its `key=value` pairs must fit a file name.
@@ -208,8 +239,9 @@ fn launch_range(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(Option
 
 fn profiler(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<ProfilerKind> {
     Ok(match m.get("profiler") {
-        Some(n) => match ctx.choice(n, &format!("`profiler` of {what}"), &["ncu", "nsys"])? {
+        Some(n) => match ctx.choice(n, &format!("`profiler` of {what}"), &["ncu", "nsys", "cupti"])? {
             "nsys" => ProfilerKind::Nsys,
+            "cupti" => ProfilerKind::Cupti,
             _ => ProfilerKind::Ncu,
         },
         None => ProfilerKind::Ncu,
@@ -414,8 +446,23 @@ pub(super) fn sass_paths(ctx: &Ctx<'_>, node: &Node, what: &str, spec_dir: &Path
 /// Why a key does nothing on a target of the other profiler, and what to do instead.
 pub(super) fn other_profiler_help(key: &str, profiler: ProfilerKind) -> &'static str {
     match (profiler, key) {
+        (_, "libcupti") => {
+            "`libcupti` names the CUPTI library of a `profiler: cupti` target; add `profiler: cupti`, or remove it"
+        }
         (ProfilerKind::Ncu, _) => {
             "`categories` groups the kernels of an Nsight Systems trace; add `profiler: nsys` to the target, or remove `categories`"
+        }
+        (ProfilerKind::Cupti, "nvtx") => {
+            "CUPTI traces every kernel of the run and cgp-gate reads no NVTX ranges from it; select kernels with `kernel:`, `launch_skip` and `launch_count`, or use `profiler: ncu` for NVTX ranges (docs/cupti.md)"
+        }
+        (ProfilerKind::Cupti, "categories") => {
+            "`categories` groups the kernels of an Nsight Systems trace; use `profiler: nsys`, or remove `categories`"
+        }
+        (ProfilerKind::Cupti, "clock_control") => {
+            "CUPTI does not lock clocks; use `clocks: nvml-base` (cgp-gate locks them through NVML) or `clocks: none`, and remove `clock_control`"
+        }
+        (ProfilerKind::Cupti, _) => {
+            "CUPTI times kernels as they run: it replays nothing and flushes no caches (docs/cupti.md); remove the key, or use `profiler: ncu`"
         }
         (_, "kernel" | "nvtx" | "launch_skip" | "launch_count") => {
             "nsys traces every kernel of the run; gate one kernel with a `kernel:<regex>` metric, or remove the key"
@@ -443,34 +490,33 @@ pub(super) fn other_profilers_keys(
     profiler: ProfilerKind,
     what: &str,
 ) -> Result<()> {
-    let (keys, needs) = match profiler {
-        ProfilerKind::Nsys => (NCU_ONLY_KEYS, "Nsight Compute (`profiler: ncu`)"),
-        ProfilerKind::Ncu => (NSYS_ONLY_KEYS, "`profiler: nsys`"),
-    };
     let ours = match profiler {
         ProfilerKind::Nsys => "a `profiler: nsys`",
         ProfilerKind::Ncu => "an ncu",
+        ProfilerKind::Cupti => "a `profiler: cupti`",
     };
-    for key in keys {
+    for key in unread_keys(profiler) {
         if let Some(node) = m.own.key_node(key) {
             return Err(ctx
-                .err(
-                    node,
-                    format!("`{key}` of {what} only applies to {needs} targets, and this is {ours} target"),
-                )
+                .err(node, {
+                    let (who, also) = readers(key);
+                    format!(
+                        "`{key}` of {what} only applies to {who} targets, and this is {ours} target{also}"
+                    )
+                })
                 .help(other_profiler_help(key, profiler)));
         }
     }
-    if profiler == ProfilerKind::Nsys
+    if profiler != ProfilerKind::Ncu
         && let Some(node) = m.own.get("clocks")
         && matches!(&node.kind, Kind::Scalar(s) if s.text == "ncu")
     {
         return Err(ctx
             .err(
                 node,
-                format!("`clocks: ncu` of {what}: ncu locks the clocks, and this is a `profiler: nsys` target"),
+                format!("`clocks: ncu` of {what}: ncu locks the clocks, and this is {ours} target"),
             )
-            .help("nsys does not lock clocks; use `clocks: nvml-base` (cgp-gate locks them through NVML) or `clocks: none`"));
+            .help(format!("{} does not lock clocks; use `clocks: nvml-base` (cgp-gate locks them through NVML) or `clocks: none`", profiler.as_str())));
     }
     Ok(())
 }

@@ -1,0 +1,595 @@
+//! `profiler: cupti` targets (docs/cupti.md): the live backend and the samples one capture yields.
+//!
+//! A live repetition runs the target's own command (argv, never a shell) once, with the
+//! environment of [`crate::cupti::inject::run_environment`] added: the CUDA driver loads
+//! cgp-gate's injection library, which records every kernel launch through CUPTI's activity API
+//! and writes one trace file per process (`crate::cupti::trace`). That file is the capture's
+//! `raw` text and what a recording keeps (`DIR/<target>/<size>/<rep>.cupti`), so a recorded run
+//! is judged exactly as a live one.
+//!
+//! Samples are per launch, as for ncu: `gpu__time_duration.sum` (end - start of the kernel
+//! record) and the launch configuration under ncu's names (`spec::CUPTI_METRICS`). The kernel
+//! filter, `launch_skip` and `launch_count` select launches as ncu does (`profile::filter`), in
+//! launch order (the correlation ID of the launch call); `warmup` is dropped by the caller, as
+//! for ncu.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::cupti::trace::{KernelRecord, ProcessTrace};
+use crate::measured::samples::{Launch, Measured, MetricValue, SampleSet, SeriesKey};
+use crate::plan::app_argv;
+use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
+use crate::spec::{CUPTI_METRICS, DERIVED_PREFIX, Target};
+
+/// Whether CUPTI measures this target (`profiler: cupti`).
+pub fn is_cupti(t: &Target) -> bool {
+    t.profiler == crate::spec::ProfilerKind::Cupti
+}
+
+/// The metrics a capture of `target` yields: its gated metrics that CUPTI measures, and the
+/// duration when a derived metric needs it (the spec refused every other metric).
+pub fn cupti_metrics(target: &Target) -> Vec<String> {
+    let mut m: Vec<String> = target
+        .metrics
+        .iter()
+        .filter(|m| CUPTI_METRICS.contains(&m.name.as_str()))
+        .map(|m| m.name.clone())
+        .collect();
+    if target.metrics.iter().any(|m| m.name.starts_with(DERIVED_PREFIX)) {
+        m.push(crate::plan::DURATION_METRIC.to_owned());
+    }
+    m.sort();
+    m.dedup();
+    m
+}
+
+/// The version cgp-gate reports for a libcupti: the version in its resolved file name
+/// (`libcupti.so.2022.3.0` -> `2022.3.0`; `libcupti.so.12` -> `12`), else its path.
+pub fn libcupti_version(path: &Path) -> String {
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let name = real
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match name.strip_prefix("libcupti.so.") {
+        Some(v) if !v.is_empty() => v.to_owned(),
+        _ => real.display().to_string(),
+    }
+}
+
+const LOCATE_HINT: &str = "set `libcupti:` on the target or CGP_GATE_LIBCUPTI to the libcupti.so of the program's CUDA version; without a GPU, use --replay DIR with a recording";
+
+/// What one repetition runs: the variables added to the program's environment, and its argv.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub env: Vec<(OsString, OsString)>,
+    pub app: Vec<String>,
+}
+
+/// Runs the program with the injection library for each job.
+#[derive(Debug)]
+pub struct CuptiProfiler {
+    base_dir: PathBuf,
+    work: tempfile::TempDir,
+    /// libcupti per target's `libcupti:` (None: searched), found once.
+    found: BTreeMap<Option<PathBuf>, Result<PathBuf, String>>,
+    /// The `libcupti:` whose version [`Profiler::version`] reports (the first cupti target's).
+    versioned: Option<PathBuf>,
+}
+
+impl CuptiProfiler {
+    /// # Errors
+    /// When no temporary directory can be made.
+    pub fn new(base_dir: &Path) -> Result<Self, crate::Error> {
+        let work = crate::foundation::fsutil::signal_safe_temp_dir("cgp-gate-cupti-")?;
+        Ok(Self {
+            base_dir: base_dir.to_path_buf(),
+            work,
+            found: BTreeMap::new(),
+            versioned: None,
+        })
+    }
+
+    /// Report the version of the libcupti `target` loads (the run's first cupti target).
+    pub fn version_of(&mut self, target: &Target) {
+        self.versioned.clone_from(&target.libcupti);
+    }
+
+    /// The libcupti `target` loads.
+    ///
+    /// # Errors
+    /// [`FailureKind::ProfilerError`] naming every place searched.
+    pub fn libcupti(&mut self, target: &Target) -> Result<PathBuf, ProfileError> {
+        let found = self
+            .found
+            .entry(target.libcupti.clone())
+            .or_insert_with(|| {
+                crate::cupti::locate::find_libcupti(target.libcupti.as_deref()).map_err(|e| e.to_string())
+            })
+            .clone();
+        found.map_err(|e| ProfileError::new(FailureKind::ProfilerError, "", e).hint(LOCATE_HINT))
+    }
+
+    /// What one job runs: the variables added to the environment, the argv, and the trace file
+    /// (in this profiler's temporary folder).
+    ///
+    /// # Errors
+    /// No libcupti, no injection library, or a command that cannot be rendered.
+    pub fn plan(&mut self, job: Job<'_>) -> Result<(RunPlan, PathBuf), ProfileError> {
+        let out = self.work.path().join(format!("run-{}.cupti", job.rep));
+        Ok((self.plan_to(job, &out)?, out))
+    }
+
+    /// [`CuptiProfiler::plan`] with the trace written to `out` (`profile --dry-run` names a
+    /// file in the program's working folder, so the printed line can be run by hand).
+    ///
+    /// # Errors
+    /// No libcupti, no injection library, or a command that cannot be rendered.
+    pub fn plan_to(&mut self, job: Job<'_>, out: &Path) -> Result<RunPlan, ProfileError> {
+        let app = app_argv(job.target, job.size)
+            .map_err(|e| ProfileError::new(FailureKind::BadOutput, job_context(job), e))?;
+        let libcupti = self.libcupti(job.target).map_err(|mut e| {
+            e.context = job_context(job);
+            e
+        })?;
+        let library = crate::cupti::inject::injection_library().map_err(|e| {
+            ProfileError::new(FailureKind::ProfilerError, job_context(job), e.to_string())
+                .hint("use `profiler: ncu` for this target, or a Linux build of cgp-gate with a writable cache folder")
+        })?;
+        Ok(RunPlan {
+            env: crate::cupti::inject::run_environment(&library, &libcupti, out),
+            app,
+        })
+    }
+}
+
+impl Drop for CuptiProfiler {
+    fn drop(&mut self) {
+        // The `TempDir` removes the folder itself.
+        crate::foundation::fsutil::forget_temp_dir(self.work.path());
+    }
+}
+
+/// `NAME=value` words in front of the program's argv: the command line a user pastes into a
+/// shell to run a repetition by hand (shown shell-quoted by `profile --dry-run` and in hints).
+pub fn argv_with_env(env: &[(OsString, OsString)], app: &[String]) -> Vec<String> {
+    env.iter()
+        .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+        .chain(app.iter().cloned())
+        .collect()
+}
+
+/// `argv` (from [`argv_with_env`]) as one line for a POSIX shell: the leading `NAME=value` words
+/// stay assignments (only the value is quoted: a quoted `'NAME=value'` would be a command name),
+/// the rest are quoted as needed (shlex). For display only, never executed.
+pub fn shell_line(argv: &[String]) -> String {
+    let mut assignments = true;
+    argv.iter()
+        .map(|w| {
+            if assignments
+                && let Some((name, value)) = w.split_once('=')
+                && !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                return format!("{name}={}", crate::profile::launches::shell_word(value));
+            }
+            assignments = false;
+            crate::profile::launches::shell_word(w)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl Profiler for CuptiProfiler {
+    fn name(&self) -> &'static str {
+        "cupti"
+    }
+
+    fn version(&mut self) -> Result<String, ProfileError> {
+        // The libcupti of the first cupti target (its `libcupti:`, else the search).
+        let key = self.versioned.clone();
+        let found = self
+            .found
+            .entry(key.clone())
+            .or_insert_with(|| crate::cupti::locate::find_libcupti(key.as_deref()).map_err(|e| e.to_string()))
+            .clone();
+        found
+            .map(|p| libcupti_version(&p))
+            .map_err(|e| ProfileError::new(FailureKind::ProfilerError, "", e).hint(LOCATE_HINT))
+    }
+
+    fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
+        use crate::ncu::runner::{Invocation, output_tail, run};
+        let (RunPlan { env, app }, out) = self.plan(job)?;
+        let _ = std::fs::remove_file(&out);
+        let Some((program, args)) = app.split_first() else {
+            return Err(ProfileError::new(
+                FailureKind::BadOutput,
+                job_context(job),
+                "the command is empty",
+            ));
+        };
+        let stem = self.work.path().join(format!("run-{}", job.rep));
+        let mut vars = job.target.env.clone();
+        for (k, v) in &env {
+            vars.insert(k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned());
+        }
+        // The runner scrubs the CI's credentials from the environment and kills the whole
+        // process group on timeout, as for ncu.
+        let inv = Invocation {
+            program: PathBuf::from(program),
+            args: args.iter().map(OsString::from).collect(),
+            cwd: Some(job.target.cwd.clone().unwrap_or_else(|| self.base_dir.clone())),
+            env: vars,
+            timeout: job.target.timeout,
+            stdout: stem.with_extension("stdout"),
+            stderr: stem.with_extension("stderr"),
+        };
+        let argv = argv_with_env(&env, &app);
+        let outcome = run(&inv).map_err(|e| {
+            let kind = if e.kind() == std::io::ErrorKind::NotFound {
+                FailureKind::AppFailed
+            } else {
+                FailureKind::Io
+            };
+            ProfileError::new(
+                kind,
+                job_context(job),
+                format!("{program} could not be started: {e}"),
+            )
+            .hint("check the target's `command` (and `cwd`): build the program first?")
+        })?;
+        let output_tail = output_tail(&inv);
+        warn_children(job, &out);
+        if outcome.timed_out {
+            return Err(ProfileError::new(
+                FailureKind::Timeout,
+                job_context(job),
+                format!(
+                    "timed out after {:?} under CUPTI; the program and its children were killed{}",
+                    job.target.timeout,
+                    if output_tail.is_empty() { String::new() } else { format!("; last output:\n{output_tail}") }
+                ),
+            )
+            .hint("raise the target's `timeout`, or check whether the program hangs (run it by hand: `cgp-gate profile --dry-run` prints the command)"));
+        }
+        let raw =
+            match crate::foundation::fsutil::read_bounded(&out, crate::foundation::fsutil::limits::NCU_CSV) {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                Err(e @ crate::foundation::fsutil::ReadError::TooLarge { .. }) => {
+                    return Err(ProfileError::new(
+                        FailureKind::BadOutput,
+                        job_context(job),
+                        format!("{}: {}", out.display(), e.message("CUPTI trace")),
+                    )
+                    .hint("profile fewer launches (`launch_count`) or a smaller size"));
+                }
+                // No file: the driver never loaded the library (classified by `extract`).
+                Err(_) => String::new(),
+            };
+        Ok(Capture {
+            raw,
+            origin: out,
+            argv: Some(argv),
+            wall_seconds: Some(outcome.wall.as_secs_f64()),
+            exit_code: outcome.code.or(outcome.signal.map(|s| 128 + s)),
+            output_tail,
+            kernels_seen: None,
+            sqlite: None,
+            ncu_version: None,
+        })
+    }
+}
+
+/// Other processes of the program that initialised CUDA write `<trace>.<pid>` beside the trace
+/// (docs/cupti.md, `cupti::trace::files_of`): their kernels are not gated, and the user must
+/// know. The files are removed.
+fn warn_children(job: Job<'_>, out: &Path) {
+    let children: Vec<PathBuf> = crate::cupti::trace::files_of(out)
+        .into_iter()
+        .filter(|p| p != out)
+        .collect();
+    if children.is_empty() {
+        return;
+    }
+    eprintln!(
+        "warning: {}: {} other process(es) of the program initialised CUDA; CUPTI timed their kernels apart and cgp-gate gates only the first process's (docs/cupti.md)",
+        job_context(job),
+        children.len()
+    );
+    for c in children {
+        let _ = std::fs::remove_file(c);
+    }
+}
+
+/// Turn one cupti capture into samples, every failure a clear error naming CUPTI.
+///
+/// # Errors
+/// A classified [`ProfileError`]: CUPTI's own error, the program's failure, no CUDA, no flush,
+/// dropped records, no selected kernel, a damaged trace.
+pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
+    let ctx = job_context(job);
+    let origin = capture.origin.display();
+    let trace = if capture.raw.is_empty() {
+        None
+    } else {
+        // A recording's damaged trace becomes `BadRecording` (exit 2) in `run::measure`.
+        Some(crate::cupti::trace::parse(capture.raw.as_bytes()).map_err(|e| {
+            ProfileError::new(
+                FailureKind::BadOutput,
+                ctx.clone(),
+                format!("CUPTI trace {origin}: {e}"),
+            )
+        })?)
+    };
+    if let Some(f) = trace.as_ref().and_then(|t| t.error.as_ref()) {
+        return Err(ProfileError::new(
+            FailureKind::ProfilerError,
+            ctx,
+            format!(
+                "CUPTI refused to start: {} returned {} (code {}) (in {origin})",
+                f.call, f.message, f.code
+            ),
+        )
+        .hint(refusal_hint(&f.message)));
+    }
+    if let Some(code) = capture.exit_code.filter(|c| *c != 0) {
+        let err = crate::profile::launches::app_failed(
+            ctx,
+            format!("the program exited with status {code} under CUPTI"),
+            capture,
+        );
+        return Err(match &capture.argv {
+            Some(argv) if !argv.is_empty() => {
+                err.hint(format!("run it by hand to see why: {}", shell_line(argv)))
+            }
+            _ => err,
+        });
+    }
+    let Some(trace) = trace else {
+        return Err(ProfileError::new(
+            FailureKind::ProfilerError,
+            ctx,
+            format!("CUPTI: the program never initialised CUDA: the driver did not load the injection library, so {origin} holds no trace"),
+        )
+        .hint("check that the command launches CUDA kernels (a wrapper script that never starts the program? a CPU-only path?), and that nothing clears CUDA_INJECTION64_PATH from its environment"));
+    };
+    check_complete(&trace, &ctx, &origin)?;
+    let selected = select(job.target, trace.kernels);
+    if selected.is_empty() {
+        return Err(no_kernels(job, &origin, capture));
+    }
+    if let Some(k) = selected.iter().find(|k| k.end_ns == k.start_ns) {
+        let why = if k.start_ns == 0 {
+            "CUPTI could not time it (start and end 0)"
+        } else {
+            "a kernel launch cannot take no time: the trace is damaged"
+        };
+        return Err(ProfileError::new(
+            FailureKind::BadOutput,
+            ctx,
+            format!(
+                "CUPTI: kernel `{}` (correlation {}) in {origin} took 0 ns: {why}",
+                k.name, k.correlation
+            ),
+        )
+        .hint("profile (or record) it again; if it repeats, use `profiler: ncu` for this target"));
+    }
+    Ok(samples(job, &selected))
+}
+
+/// A trace without its trailer, or with dropped records, measured only part of the run.
+fn check_complete(
+    trace: &ProcessTrace,
+    ctx: &str,
+    origin: &dyn std::fmt::Display,
+) -> Result<(), ProfileError> {
+    if !trace.complete {
+        return Err(ProfileError::new(
+            FailureKind::ProfilerError,
+            ctx.to_owned(),
+            format!(
+                "CUPTI: the program died before the flush at exit: {origin} has {} kernel record(s) and no trailer, so launches are missing",
+                trace.kernels.len()
+            ),
+        )
+        .hint("the program must return from main or call exit() (a SIGKILL, abort() or _exit() skips the flush); run it by hand to see how it ends"));
+    }
+    if trace.dropped > 0 {
+        return Err(ProfileError::new(
+            FailureKind::ProfilerError,
+            ctx.to_owned(),
+            format!("CUPTI dropped {} activity record(s) (in {origin}): the launches it kept are not all of the run", trace.dropped),
+        )
+        .hint("profile fewer launches per process (`launch_count`, a smaller size), or report it with the program: the injection library's buffers did not keep up"));
+    }
+    Ok(())
+}
+
+/// What to do about CUPTI's own refusal.
+fn refusal_hint(message: &str) -> &'static str {
+    if message.contains("NOT_INITIALIZED") || message.contains("NO_DEVICE") {
+        "CUPTI could not use a GPU: run on a machine with an NVIDIA GPU and a driver that matches the program's CUDA version (`nvidia-smi`); without a GPU, use --replay DIR with a recording"
+    } else if message.contains("INSUFFICIENT_PRIVILEGES") || message.contains("PERMISSION") {
+        "this host denies CUPTI: run where profiling is allowed, or ask the administrator (docs/cupti.md)"
+    } else if message.contains("dlopen") || message.contains("cannot open") || message.contains("VERSION") {
+        "point `libcupti:` (or CGP_GATE_LIBCUPTI) at the libcupti of the program's CUDA version"
+    } else {
+        "see CUPTI's error above; run the program by hand with the variables `cgp-gate profile --dry-run` prints, or use `profiler: ncu`"
+    }
+}
+
+/// The launches the target selects: in launch order (correlation ID), those the kernel filter
+/// matches, then `launch_skip` and `launch_count` over them (ncu's rule).
+pub fn select(target: &Target, mut kernels: Vec<KernelRecord>) -> Vec<KernelRecord> {
+    kernels.sort_by_key(|k| (k.correlation, k.start_ns));
+    let skip = usize::try_from(target.launch_skip.unwrap_or(0)).unwrap_or(usize::MAX);
+    let count = target
+        .launch_count
+        .map_or(usize::MAX, |c| usize::try_from(c).unwrap_or(usize::MAX));
+    kernels
+        .into_iter()
+        .filter(|k| {
+            target
+                .kernel
+                .as_ref()
+                .is_none_or(|f| crate::profile::filter::matches(f, &k.name))
+        })
+        .skip(skip)
+        .take(count)
+        .collect()
+}
+
+fn no_kernels(job: Job<'_>, origin: &dyn std::fmt::Display, capture: &Capture) -> ProfileError {
+    let trace = crate::cupti::trace::parse(capture.raw.as_bytes()).unwrap_or_default();
+    let mut names: Vec<String> = Vec::new();
+    for k in &trace.kernels {
+        if !names.contains(&k.name) {
+            names.push(k.name.clone());
+        }
+    }
+    let mut msg = format!("CUPTI recorded no kernel this target selects (in {origin})");
+    if let Some(f) = &job.target.kernel {
+        msg.push_str(&format!("; the kernel filter `{f}` matched nothing"));
+    }
+    if names.is_empty() {
+        msg.push_str("; the program launched no kernel at all");
+    } else {
+        msg.push_str("; kernels the program launched: ");
+        msg.push_str(
+            &names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    let mut err = ProfileError::new(FailureKind::NoKernels, job_context(job), msg).hint(
+        "fix `kernel:` (a `regex:` matches the demangled name as listed; an exact name the function name or the whole demangled name), or lower `launch_skip` (docs/spec.md, \"Selecting kernels\")",
+    );
+    if job.target.kernel.is_some() {
+        err.unselected = names;
+    }
+    err
+}
+
+/// `(64, 1, 1)`, as ncu's `Grid Size` column prints it.
+fn dims(d: [u32; 3]) -> String {
+    format!("({}, {}, {})", d[0], d[1], d[2])
+}
+
+/// One kernel record as a launch with ncu's metric names and units.
+fn launch(i: usize, k: &KernelRecord) -> Launch {
+    let num = |v: f64, unit: &str| Measured {
+        value: MetricValue::Number(v),
+        unit: unit.to_owned(),
+    };
+    let product = |d: [u32; 3]| d.iter().map(|x| f64::from(*x)).product::<f64>();
+    let metrics = [
+        (
+            "gpu__time_duration.sum",
+            num((k.end_ns - k.start_ns) as f64, "ns"),
+        ),
+        ("launch__grid_size", num(product(k.grid), "")),
+        ("launch__block_size", num(product(k.block), "")),
+        (
+            "launch__registers_per_thread",
+            num(f64::from(k.registers), "register/thread"),
+        ),
+        (
+            "launch__shared_mem_per_block_static",
+            num(f64::from(k.static_shared), "byte/block"),
+        ),
+        (
+            "launch__shared_mem_per_block_dynamic",
+            num(f64::from(k.dynamic_shared), "byte/block"),
+        ),
+    ]
+    .into_iter()
+    .map(|(n, m)| (n.to_owned(), m))
+    .collect();
+    Launch {
+        id: i as u64,
+        kernel: k.name.clone(),
+        attributes: [("Grid Size", dims(k.grid)), ("Block Size", dims(k.block))]
+            .into_iter()
+            .map(|(a, v)| (a.to_owned(), v))
+            .collect(),
+        metrics,
+    }
+}
+
+/// The samples of the selected launches: one value per launch and metric, series named as for
+/// ncu (`extract::series_kernel_names`: a kernel run with two configurations is two series).
+fn samples(job: Job<'_>, selected: &[KernelRecord]) -> SampleSet {
+    let launches: Vec<Launch> = selected.iter().enumerate().map(|(i, k)| launch(i, k)).collect();
+    let names = crate::profile::launches::series_kernel_names(&launches);
+    let wanted = cupti_metrics(job.target);
+    let size = job.size.key();
+    let mut set = SampleSet::default();
+    for (l, kernel) in launches.iter().zip(&names) {
+        let config = crate::profile::launches::launch_config(l);
+        for metric in &wanted {
+            let Some(Measured {
+                value: MetricValue::Number(v),
+                unit,
+            }) = l.metrics.get(metric)
+            else {
+                continue;
+            };
+            let key = SeriesKey {
+                target: job.target.name.clone(),
+                size: size.clone(),
+                kernel: kernel.clone(),
+                metric: metric.clone(),
+            };
+            set.push(&key, unit, *v, job.rep);
+            if let Some(c) = &config {
+                set.note_config(&key, c);
+            }
+        }
+    }
+    set
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shell_line_keeps_assignments_and_quotes_values() {
+        let argv: Vec<String> = [
+            "CUDA_INJECTION64_PATH=/c a/lib.so",
+            "CGP_GATE_CUPTI_OUT=/t/x.cupti",
+            "./bench",
+            "A=b",
+            "two words",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        let line = shell_line(&argv);
+        assert!(
+            line.starts_with("CUDA_INJECTION64_PATH='/c a/lib.so' CGP_GATE_CUPTI_OUT=/t/x.cupti ./bench "),
+            "{line}"
+        );
+        // A shell reads it back as the same words.
+        assert_eq!(shlex::split(&line).unwrap(), argv);
+    }
+
+    #[test]
+    fn the_libcupti_version_is_its_file_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("libcupti.so.2022.3.0");
+        std::fs::write(&real, b"").unwrap();
+        let link = dir.path().join("libcupti.so");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert_eq!(libcupti_version(&link), "2022.3.0");
+        let odd = dir.path().join("cupti.so");
+        std::fs::write(&odd, b"").unwrap();
+        assert!(libcupti_version(&odd).ends_with("cupti.so"));
+    }
+}

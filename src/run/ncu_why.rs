@@ -1,0 +1,101 @@
+//! The why of `profiler: cupti` targets (docs/cupti.md): CUPTI's kernel records hold times and
+//! launch configurations, no counters. Where `explain:` is set, Nsight Compute profiles a size
+//! once (one process) for the counters that say why a time changed: in `baseline update` (every
+//! size, so the baseline holds counters to compare), and in `check` only for the sizes with a
+//! timing row judged a regression or inconclusive. Counters cost ncu's time only there.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::foundation::error::Error;
+use crate::plan::Work;
+use crate::profile::Profiler;
+use crate::profile::record::Recorder;
+use crate::run::measure::{Measurement, Watch, measure};
+use crate::spec::Target;
+
+/// What the ncu pass cost: the sizes it profiled and ncu's wall seconds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NcuWhyCost {
+    pub sizes: usize,
+    pub seconds: f64,
+}
+
+/// The ncu targets of the cupti targets with `explain:` set, by name ([`crate::plan::ncu_for_why`]).
+pub fn ncu_targets(targets: &[&Target]) -> BTreeMap<String, Target> {
+    targets
+        .iter()
+        .filter_map(|t| Some((t.name.clone(), crate::plan::ncu_for_why(t)?)))
+        .collect()
+}
+
+/// Profile `wanted` (target, size) of `work` once with ncu, at repetition `next_rep` (or after
+/// the work's own), and keep in `m` the explanatory counters the spec does not gate. A failure
+/// costs the why, not the run: it is said through `progress` and the run goes on.
+///
+/// # Errors
+/// Only for failures of the recorder.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the run's state, passed once by check and baseline update"
+)]
+pub fn collect(
+    wanted: &BTreeSet<(String, String)>,
+    work: &[Work<'_>],
+    ncu: &BTreeMap<String, Target>,
+    next_rep: &BTreeMap<(String, String), u32>,
+    m: &mut Measurement,
+    profiler: &mut dyn Profiler,
+    recorder: Option<&mut Recorder>,
+    watch: Option<&mut Watch<'_>>,
+    progress: &mut dyn crate::run::progress::Progress,
+) -> Result<Option<NcuWhyCost>, Error> {
+    let more: Vec<Work<'_>> = work
+        .iter()
+        .filter(|w| wanted.contains(&w.id()))
+        .filter_map(|w| {
+            let target = ncu.get(&w.target.name)?;
+            let from = next_rep.get(&w.id()).copied().unwrap_or(w.reps.1);
+            Some(Work {
+                target,
+                size: w.size,
+                reps: (from, from + 1),
+            })
+        })
+        .collect();
+    if more.is_empty() {
+        return Ok(None);
+    }
+    progress.note(&format!(
+        "cupti: ncu profiles {} size(s) once for the counters that say why a time changed",
+        more.len()
+    ));
+    let extra = measure(profiler, &more, recorder, watch, true, progress)?;
+    for e in &extra.errors {
+        progress.note(&format!(
+            "no why for `{}`{}: {}",
+            e.target,
+            e.size.as_deref().map(|s| format!(" [{s}]")).unwrap_or_default(),
+            e.message
+        ));
+    }
+    for (key, series) in extra.samples.series {
+        let gated = ncu
+            .get(&key.target)
+            .is_some_and(|t| t.metrics.iter().any(|ms| ms.name == key.metric));
+        if crate::measured::why::is_explanatory(&key.metric) && !gated {
+            m.samples.series.insert(key, series);
+        }
+    }
+    let seconds: f64 = extra.cost_seconds.values().sum();
+    for (k, v) in extra.cost_seconds {
+        *m.cost_seconds.entry(k).or_default() += v;
+    }
+    progress.note(&format!(
+        "cupti: the why cost {seconds:.1} s of ncu ({} size(s))",
+        more.len()
+    ));
+    Ok(Some(NcuWhyCost {
+        sizes: more.len(),
+        seconds,
+    }))
+}
