@@ -36,6 +36,7 @@ mod profile_cli;
 mod pytorch_example;
 mod reliability;
 mod reliability_round2;
+mod reliability_round3;
 mod report_cli;
 mod report_comment;
 mod report_github;

@@ -76,6 +76,10 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         Box<dyn crate::profile::Profiler>,
         Box<dyn crate::profile::Profiler>,
     );
+    // First: a folder --record may not write into is refused before anything runs.
+    if let Some(dir) = &args.record {
+        crate::run::ab::AbManifest::check_destination(dir)?;
+    }
     let manifest = match &args.replay {
         Some(dir) => {
             let m = crate::run::ab::AbManifest::read(dir)?;

@@ -169,6 +169,12 @@ pub(crate) fn open_run(
     targets: &[&crate::spec::Target],
     progress: &mut dyn Write,
 ) -> Result<OpenRun> {
+    // First: a folder --record may not replace is refused before anything runs.
+    let recorder = source
+        .record
+        .as_deref()
+        .map(crate::profile::record::Recorder::new)
+        .transpose()?;
     if source.replay.is_none() {
         crate::profile::live::preflight(&sel.spec, targets)?;
     }
@@ -179,11 +185,6 @@ pub(crate) fn open_run(
     } else {
         crate::run::session::Session::live(targets, false, progress)?
     };
-    let recorder = source
-        .record
-        .as_deref()
-        .map(crate::profile::record::Recorder::new)
-        .transpose()?;
     Ok((profiler, versions, session, recorder))
 }
 
