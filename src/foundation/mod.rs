@@ -5,5 +5,6 @@ pub mod error;
 pub mod exit_codes;
 pub mod failure;
 pub mod fsutil;
+pub mod pipe;
 pub mod threshold;
 pub mod units;

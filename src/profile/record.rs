@@ -270,7 +270,10 @@ fn replace_dir(staging: &Path, dest: &Path) -> Result<(), Error> {
     // The old recording goes over an empty folder of our own (a directory may be renamed onto an
     // empty one), so no other file of that name can be replaced.
     let aside = if had_old {
-        fresh_dir(staging.parent().unwrap_or_else(|| Path::new(".")), ".recording-old-")?
+        fresh_dir(
+            staging.parent().unwrap_or_else(|| Path::new(".")),
+            ".recording-old-",
+        )?
     } else {
         PathBuf::new()
     };
@@ -329,29 +332,39 @@ pub fn check_destination(dir: &Path) -> Result<(), Error> {
         return Ok(());
     }
     if !entries.iter().any(|(n, is_dir)| n == "manifest.json" && !is_dir) {
-        return Err(refuse("the folder is not empty and is not a cgp-gate recording (it has no manifest.json)".to_owned()));
+        return Err(refuse(
+            "the folder is not empty and is not a cgp-gate recording (it has no manifest.json)".to_owned(),
+        ));
     }
     let path = dir.join("manifest.json");
     let text = crate::foundation::fsutil::read_text(&path, crate::foundation::fsutil::limits::MANIFEST)
         .map_err(|e| e.into_error(&path, "manifest"))?;
     if let Err(why) = is_recording_manifest(&text) {
-        return Err(refuse(format!("its manifest.json is not a cgp-gate recording manifest ({why})")));
+        return Err(refuse(format!(
+            "its manifest.json is not a cgp-gate recording manifest ({why})"
+        )));
     }
     for (name, is_dir) in &entries {
         if name == "manifest.json" {
             continue;
         }
         if !is_dir {
-            return Err(refuse(format!("it holds `{name}`, which is not part of a recording")));
+            return Err(refuse(format!(
+                "it holds `{name}`, which is not part of a recording"
+            )));
         }
         for (size, size_is_dir) in list_dir(&dir.join(name))? {
             let at = format!("{name}/{size}");
             if !size_is_dir {
-                return Err(refuse(format!("it holds `{at}`, which is not part of a recording")));
+                return Err(refuse(format!(
+                    "it holds `{at}`, which is not part of a recording"
+                )));
             }
             for (file, file_is_dir) in list_dir(&dir.join(name).join(&size))? {
                 if file_is_dir || !is_rep_file(&file) {
-                    return Err(refuse(format!("it holds `{at}/{file}`, which is not part of a recording")));
+                    return Err(refuse(format!(
+                        "it holds `{at}/{file}`, which is not part of a recording"
+                    )));
                 }
             }
         }
@@ -382,7 +395,11 @@ fn is_recording_manifest(text: &str) -> Result<(), String> {
     let obj = value.as_object().ok_or("not a JSON object")?;
     match obj.get("schema_version").and_then(serde_json::Value::as_u64) {
         Some(v) if (1..=u64::from(MANIFEST_VERSION)).contains(&v) => {}
-        Some(v) => return Err(format!("schema_version {v}, this cgp-gate writes 1 to {MANIFEST_VERSION}")),
+        Some(v) => {
+            return Err(format!(
+                "schema_version {v}, this cgp-gate writes 1 to {MANIFEST_VERSION}"
+            ));
+        }
         None => return Err("no schema_version".to_owned()),
     }
     if !obj.get("runs").is_some_and(serde_json::Value::is_array) {

@@ -83,7 +83,7 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
 /// The first failure to write a file, or a failed comment (not a 403, which is a warning). Every
 /// other report is still written before a comment failure is returned.
 pub fn emit(results: &Results, opts: &ReportOptions, env: &GithubEnv) -> Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::foundation::pipe::QuietPipe::new(std::io::stdout().lock());
     let mut err = std::io::stderr().lock();
     emit_to(results, opts, env, &mut out, &mut err)
 }

@@ -150,15 +150,23 @@ impl AbManifest {
                     .map_err(|e| e.into_error(&path, "A/B manifest"))?;
                     let value: Option<serde_json::Value> = serde_json::from_str(&text).ok();
                     let version = value.as_ref().and_then(|v| v.get("schema_version")?.as_u64());
-                    let has_order = value.as_ref().is_some_and(|v| v.get("order").is_some_and(serde_json::Value::is_array));
-                    if !has_order || !version.is_some_and(|v| (1..=u64::from(AB_MANIFEST_VERSION)).contains(&v)) {
+                    let has_order = value
+                        .as_ref()
+                        .is_some_and(|v| v.get("order").is_some_and(serde_json::Value::is_array));
+                    if !has_order
+                        || !version.is_some_and(|v| (1..=u64::from(AB_MANIFEST_VERSION)).contains(&v))
+                    {
                         return Err(refuse(
                             "its manifest.json is not a cgp-gate A/B recording manifest (schema_version and an `order` list)"
                                 .to_owned(),
                         ));
                     }
                 }
-                _ => return Err(refuse(format!("it holds `{name}`, which is not part of an A/B recording"))),
+                _ => {
+                    return Err(refuse(format!(
+                        "it holds `{name}`, which is not part of an A/B recording"
+                    )));
+                }
             }
         }
         Ok(())
