@@ -393,3 +393,107 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The environment the program under test received in a live `profile` run (stand-ins
+/// tests/standins/run-app-ncu and dump-env), with cgp-gate given `vars` and the spec's target
+/// given `extra` keys.
+fn program_env(vars: &[(&str, &str)], extra: &str) -> Vec<(String, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = format!(
+        "version: 1\ntargets:\n  - name: vector_add\n    command: [{}, --n, \"{{n}}\"]\n    kernel: vector_add\n    timeout: 20s\n    repetitions: 1\n    sizes: [{{n: 1048576}}]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n{extra}",
+        root().join("tests/standins/dump-env").display()
+    );
+    std::fs::write(dir.path().join("cgp-gate.yaml"), spec).unwrap();
+    let mut c = Command::new(bin_path());
+    c.current_dir(dir.path())
+        .env("CGP_GATE_NCU", root().join("tests/standins/run-app-ncu"))
+        .env(
+            "STANDIN_NCU_LOG",
+            root().join("examples/recordings/main/vector_add/n=1048576/0.csv"),
+        )
+        .envs(vars.iter().copied())
+        .args(["profile"]);
+    let (code, out) = run(c);
+    assert_eq!(code, 0, "{out}");
+    let text = std::fs::read(dir.path().join("program-env.txt")).unwrap();
+    text.split(|&b| b == 0)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let l = String::from_utf8_lossy(l);
+            let (k, v) = l.split_once('=').unwrap_or((&l, ""));
+            (k.to_owned(), v.to_owned())
+        })
+        .collect()
+}
+
+const CI_CREDENTIALS: [(&str, &str); 16] = [
+    ("GITHUB_TOKEN", "ghs_secret1"),
+    ("GH_TOKEN", "ghp_secret2"),
+    ("GITLAB_TOKEN", "glpat-secret3"),
+    ("CI_JOB_TOKEN", "secret4"),
+    ("CI_JOB_JWT", "eyJsecret5"),
+    ("CI_JOB_JWT_V2", "eyJsecret6"),
+    ("CI_REGISTRY_PASSWORD", "secret7"),
+    ("CI_DEPLOY_PASSWORD", "secret8"),
+    (
+        "CI_REPOSITORY_URL",
+        "https://gitlab-ci-token:secret9@gitlab.example/x.git",
+    ),
+    ("BUILDKITE_AGENT_ACCESS_TOKEN", "secret10"),
+    ("JENKINS_SECRET", "secret11"),
+    ("ACTIONS_RUNTIME_TOKEN", "secret12"),
+    ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "secret13"),
+    ("MY_SERVICE_SECRET", "secret14"),
+    ("DB_PASSWORD", "secret15"),
+    ("OPENAI_API_KEY", "secret16"),
+];
+
+#[test]
+fn no_ci_credential_reaches_the_program_under_test_unless_passed_through() {
+    let mut vars: Vec<(&str, &str)> = CI_CREDENTIALS.to_vec();
+    vars.extend([
+        ("HF_TOKEN", "hf_secret"),
+        ("CUDA_VISIBLE_DEVICES", "0"),
+        ("CI_JOB_ID", "42"),
+    ]);
+    let env = program_env(&vars, "");
+    let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+    for (k, v) in vars
+        .iter()
+        .filter(|(k, _)| !matches!(*k, "CUDA_VISIBLE_DEVICES" | "CI_JOB_ID"))
+    {
+        assert!(!names.contains(k), "{k} reached the program");
+        assert!(
+            !env.iter().any(|(_, val)| val.contains(v)),
+            "the value of {k} reached the program"
+        );
+    }
+    assert!(
+        names.contains(&"CUDA_VISIBLE_DEVICES") && names.contains(&"CI_JOB_ID"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"PATH"));
+    // Passed on purpose: under the target, and under `defaults:` (one name or a list).
+    let env = program_env(&vars, "    env_passthrough: [HF_TOKEN]\n");
+    assert!(env.contains(&("HF_TOKEN".to_owned(), "hf_secret".to_owned())));
+    assert!(!env.iter().any(|(k, _)| k == "GITLAB_TOKEN"));
+    let env = program_env(&vars, "defaults:\n  env_passthrough: HF_TOKEN\n");
+    assert!(env.contains(&("HF_TOKEN".to_owned(), "hf_secret".to_owned())));
+}
+
+#[test]
+fn a_bad_env_passthrough_is_a_spec_error_with_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = "version: 1\ntargets:\n  - name: t\n    command: [./b]\n    env_passthrough: [HF_TOKEN, \"1BAD\"]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n";
+    let p = dir.path().join("cgp-gate.yaml");
+    std::fs::write(&p, spec).unwrap();
+    let mut c = bin();
+    c.args(["validate", "--spec", p.to_str().unwrap()]);
+    let (code, out) = run(c);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("cgp-gate.yaml:5:33:"), "{out}");
+    assert!(
+        out.contains("`1BAD` in the `env_passthrough` of target `t` is not an environment variable name"),
+        "{out}"
+    );
+}

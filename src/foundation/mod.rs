@@ -6,5 +6,6 @@ pub mod exit_codes;
 pub mod failure;
 pub mod fsutil;
 pub mod pipe;
+pub mod secrets;
 pub mod threshold;
 pub mod units;

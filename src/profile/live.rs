@@ -104,7 +104,7 @@ impl NcuProfiler {
             program: ncu,
             args,
             cwd,
-            env: job.target.env.clone(),
+            env: crate::profile::program_env(job.target),
             timeout: job.target.timeout,
             stdout: self.work.path().join(format!("{stem}.stdout")),
             stderr: self.work.path().join(format!("{stem}.stderr")),

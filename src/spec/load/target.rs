@@ -1,7 +1,7 @@
 //! A target of the spec: its name, its merged keys (target over `defaults`), the profiler's own
 //! keys and every cross-field check of one target.
 
-use super::command::{command, env, sizes};
+use super::command::{command, env, env_passthrough, sizes};
 use super::control::{clocks, timeout};
 use super::measure::{categories, kernel, metrics, nsys_metrics, nvtx, work_expr};
 use super::*;
@@ -60,6 +60,10 @@ pub(super) fn target(
     let env = match m.get("env") {
         Some(n) => env(ctx, n, &what)?,
         None => BTreeMap::new(),
+    };
+    let env_passthrough = match m.get("env_passthrough") {
+        Some(n) => env_passthrough(ctx, n, &what)?,
+        None => Vec::new(),
     };
 
     let kernel = match m.get("kernel") {
@@ -127,6 +131,7 @@ pub(super) fn target(
         command,
         cwd,
         env,
+        env_passthrough,
         kernel,
         nvtx,
         launch_skip,
