@@ -120,7 +120,8 @@ pub fn main() -> ExitCode {
         Err(e) => {
             // Not `eprintln!`: it panics (exit 101) when stderr is a closed pipe.
             use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "error: {e}");
+            let text = crate::foundation::sanitize::block(&e.to_string());
+            let _ = writeln!(std::io::stderr(), "error: {text}");
             exit(e.exit_code())
         }
     }

@@ -224,8 +224,9 @@ impl<W: Write> Lines<W> {
 
     fn line(&mut self, text: &str) {
         if self.verbosity > Verbosity::Quiet {
-            // Progress is best effort: a closed stderr must not stop a measurement.
-            let _ = writeln!(self.out, "{text}");
+            // Progress is best effort: a closed stderr must not stop a measurement. Lines
+            // name targets, sizes, folders and failures: sanitised.
+            let _ = writeln!(self.out, "{}", crate::foundation::sanitize::block(text));
         }
     }
 
@@ -453,6 +454,7 @@ impl Progress for Bar {
     }
 
     fn note(&mut self, text: &str) {
+        let text = &crate::foundation::sanitize::block(text);
         if self.draw.is_some() || self.bar.is_finished() {
             // No bar on the screen (before the first run, after the last): indicatif would
             // drop the line, so write it as is.

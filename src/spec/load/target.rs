@@ -57,14 +57,7 @@ pub(super) fn target(
 
     let cwd = working_dir(ctx, m, &what, spec_dir)?;
 
-    let env = match m.get("env") {
-        Some(n) => env(ctx, n, &what)?,
-        None => BTreeMap::new(),
-    };
-    let env_passthrough = match m.get("env_passthrough") {
-        Some(n) => env_passthrough(ctx, n, &what)?,
-        None => Vec::new(),
-    };
+    let (env, env_passthrough) = environment(ctx, m, &what)?;
 
     let kernel = match m.get("kernel") {
         Some(n) => Some(kernel(ctx, n, &what)?),
@@ -158,6 +151,23 @@ pub(super) fn target(
         sass,
         kernels,
     })
+}
+
+/// `env` and `env_passthrough` of a target.
+fn environment(
+    ctx: &Ctx<'_>,
+    m: &Merged<'_, '_>,
+    what: &str,
+) -> Result<(BTreeMap<String, String>, Vec<String>)> {
+    let set = match m.get("env") {
+        Some(n) => env(ctx, n, what)?,
+        None => BTreeMap::new(),
+    };
+    let passthrough = match m.get("env_passthrough") {
+        Some(n) => env_passthrough(ctx, n, what)?,
+        None => Vec::new(),
+    };
+    Ok((set, passthrough))
 }
 
 /// A size names a recording folder: its `key=value` pairs must fit a file name.
