@@ -757,3 +757,55 @@ fn the_actions_die_prints_inputs_on_one_line() {
     assert!(text.contains("::error title=cgp-gate action::input 'comment' must be true or false, got 'x\\n::add-mask::y\\r\\e[31m?%25z'"), "{text}");
     assert_eq!(text.lines().count(), 2, "{text}");
 }
+
+#[test]
+fn a_spec_aliasing_a_one_mb_anchor_200000_times_is_refused_not_expanded() {
+    // 2.2 MB of YAML that would expand to 200 GB: one 1 MB scalar, aliased 200,000 times.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = format!(
+        "version: 1\ntargets:\n  - name: t\n    command: [./b]\n    env:\n      A: &big \"{}\"\n    nvtx: [{}]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n",
+        "x".repeat(1 << 20),
+        vec!["*big"; 200_000].join(", ")
+    );
+    let p = dir.path().join("bomb.yaml");
+    std::fs::write(&p, spec).unwrap();
+    for args in [
+        &["validate", "--spec"][..],
+        &["profile", "--dry-run", "--spec"][..],
+    ] {
+        let mut c = bin();
+        c.args(args).arg(&p);
+        let (code, out) = run(c);
+        assert_eq!(code, 2, "{args:?}: {out}");
+        assert!(out.contains("bomb.yaml:7:"), "{out}");
+        assert!(out.contains("MB of text through its aliases"), "{out}");
+    }
+}
+
+#[test]
+fn an_absurd_cost_in_previous_results_or_shard_costs_does_not_panic_the_eta() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("r.json");
+    let check = |extra: &[&str]| {
+        let mut c = bin();
+        c.args(strs(&h100_check("aa-live", extra)));
+        run(c)
+    };
+    assert_eq!(check(&["--json", results.to_str().unwrap()]).0, 0);
+    for cost in [1e20, 1e308, f64::MAX] {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+        for t in ["matmul", "reduce", "vector_add"] {
+            v["cost_seconds"][t] = cost.into();
+        }
+        std::fs::write(&results, v.to_string()).unwrap();
+        let costs = dir.path().join("costs.json");
+        std::fs::copy(&results, &costs).unwrap();
+        // `--json` names last run's results: its costs seed the ETA.
+        let (code, out) = check(&["--json", results.to_str().unwrap()]);
+        assert_eq!(code, 0, "{cost}: {out}");
+        let (code, out) = check(&["--shard", "1/2", "--shard-costs", costs.to_str().unwrap()]);
+        assert_eq!(code, 0, "{cost}: {out}");
+        assert!(!out.contains("panicked"), "{out}");
+    }
+}

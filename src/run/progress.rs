@@ -113,7 +113,11 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn new(prior: BTreeMap<String, f64>) -> Self {
+    pub fn new(mut prior: BTreeMap<String, f64>) -> Self {
+        // Costs from a results file anyone can edit: clamped (`1e20` overflowed the ETA).
+        for c in prior.values_mut() {
+            *c = crate::plan::shard::clamp_cost(*c);
+        }
         Self {
             prior,
             ..Self::default()
@@ -175,7 +179,7 @@ impl Tally {
         if let Some((_, _, _, started)) = &self.current {
             left -= now.saturating_duration_since(*started).as_secs_f64();
         }
-        Some(Duration::from_secs_f64(left.max(0.0)))
+        Some(Duration::try_from_secs_f64(left.max(0.0)).unwrap_or(Duration::MAX))
     }
 }
 
