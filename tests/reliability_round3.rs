@@ -809,3 +809,89 @@ fn an_absurd_cost_in_previous_results_or_shard_costs_does_not_panic_the_eta() {
         assert!(!out.contains("panicked"), "{out}");
     }
 }
+
+#[test]
+fn every_terminating_signal_during_a_live_check_ends_the_profiler_group_and_exits_3() {
+    use nix::sys::signal::Signal;
+    use std::os::unix::process::ExitStatusExt;
+    for sig in [
+        Signal::SIGALRM,
+        Signal::SIGVTALRM,
+        Signal::SIGXCPU,
+        Signal::SIGUSR2,
+        Signal::SIGHUP,
+    ] {
+        let live = Live::new();
+        std::fs::write(live.path().join("fake/hang"), "").unwrap();
+        std::fs::create_dir(live.path().join("tmp")).unwrap();
+        std::fs::create_dir(live.path().join("baselines")).unwrap();
+        let mut child = StdCommand::new(bin_path())
+            .current_dir(live.path())
+            .env("CGP_GATE_NCU", root().join("tests/fixtures/fake-ncu/ncu"))
+            .env("FAKE_NCU_DIR", live.path().join("fake"))
+            .env("TMPDIR", live.path().join("tmp"))
+            .env_remove("GITHUB_ACTIONS")
+            .args([
+                "check",
+                "--baselines",
+                "baselines",
+                "--allow-no-baselines",
+                "--record",
+                "rec",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pidfile = live.path().join("fake/hang.pid");
+        let hang = (0..1000)
+            .find_map(|_| {
+                let p = std::fs::read_to_string(&pidfile)
+                    .ok()
+                    .and_then(|t| t.trim().parse::<i32>().ok());
+                if p.is_none() {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                p
+            })
+            .expect("the application never started");
+        let ncu: i32 = std::fs::read_to_string(live.path().join("fake/ncu.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+            sig,
+        )
+        .unwrap();
+        let status = child.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!((status.code(), status.signal()), (Some(3), None), "{sig}: {err}");
+        assert!(err.contains(&format!("{sig} received")), "{sig}: {err}");
+        for (what, pid) in [("the application", hang), ("ncu", ncu)] {
+            assert!(gone(pid), "{sig}: {what} (pid {pid}) outlived cgp-gate");
+        }
+        let left: Vec<_> = std::fs::read_dir(live.path().join("tmp")).unwrap().collect();
+        assert!(left.is_empty(), "{sig}: temporary folders left: {left:?}");
+        let staging: Vec<String> = std::fs::read_dir(live.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("recording"))
+            .collect();
+        assert!(staging.is_empty(), "{sig}: {staging:?}");
+    }
+}
+
+/// Whether `pid` is gone (or a zombie) within 4 s.
+fn gone(pid: i32) -> bool {
+    for _ in 0..200 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.contains(") Z ") {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
