@@ -895,3 +895,97 @@ fn gone(pid: i32) -> bool {
     }
     false
 }
+
+fn baseline_update(baselines: &Path) -> Command {
+    let mut c = bin();
+    c.args([
+        "baseline",
+        "update",
+        "--spec",
+        &format!("{H100}/baseline.yaml"),
+        "--replay",
+        &format!("{H100}/baseline"),
+    ])
+    .arg("--baselines")
+    .arg(baselines);
+    c
+}
+
+#[test]
+fn a_store_lock_that_is_a_fifo_or_a_link_is_refused_at_once() {
+    for kind in ["fifo", "link"] {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join(".lock");
+        if kind == "fifo" {
+            assert!(StdCommand::new("mkfifo").arg(&lock).status().unwrap().success());
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", &lock).unwrap();
+        }
+        let mut c = baseline_update(dir.path());
+        c.timeout(std::time::Duration::from_secs(60));
+        let (code, out) = run(c);
+        assert_eq!(code, 2, "{kind}: {out}");
+        assert!(out.contains(".lock: the store's lock file is a"), "{kind}: {out}");
+        assert!(out.contains("remove it"), "{kind}: {out}");
+        let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(entries.len(), 1, "{kind}: nothing was written");
+    }
+}
+
+#[test]
+fn a_held_store_lock_is_waited_for_with_a_message_and_given_up_after_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .open(dir.path().join(".lock"))
+        .unwrap();
+    std::io::Write::write_all(&mut &lock, b"pid 4242\n").unwrap();
+    lock.lock().unwrap();
+    let mut c = baseline_update(dir.path());
+    c.env("CGP_GATE_LOCK_TIMEOUT_S", "1");
+    let (code, out) = run(c);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("waiting for the baseline store's lock"), "{out}");
+    assert!(
+        out.contains("gave up waiting for the baseline store's lock") && out.contains("pid 4242"),
+        "{out}"
+    );
+    assert!(out.contains("CGP_GATE_LOCK_TIMEOUT_S"), "{out}");
+    assert!(
+        !dir.path().join("nvidia-h100-80gb-hbm3").exists(),
+        "nothing was written"
+    );
+    // Released while it waits: the update goes on.
+    let child = StdCommand::new(bin_path())
+        .current_dir(root())
+        .args([
+            "baseline",
+            "update",
+            "--spec",
+            &format!("{H100}/baseline.yaml"),
+            "--replay",
+            &format!("{H100}/baseline"),
+        ])
+        .arg("--baselines")
+        .arg(dir.path())
+        .env("CGP_GATE_LOCK_TIMEOUT_S", "60")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    lock.unlock().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("waiting for the baseline store's lock"), "{err}");
+    assert!(dir.path().join("nvidia-h100-80gb-hbm3/matmul.json").is_file());
+    // A timeout that is not a number is a usage error.
+    let mut c = baseline_update(dir.path());
+    c.env("CGP_GATE_LOCK_TIMEOUT_S", "soon");
+    lock.lock().unwrap();
+    let (code, out) = run(c);
+    assert_eq!(code, 2, "{out}");
+}

@@ -267,7 +267,8 @@ pub fn read_tail(path: &Path, max_bytes: u64) -> Vec<u8> {
     out
 }
 
-fn file_kind(meta: &fs::Metadata) -> &'static str {
+/// What a file that is not a regular one is, for messages ("a FIFO (named pipe)", "a device", ...).
+pub fn file_kind(meta: &fs::Metadata) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
