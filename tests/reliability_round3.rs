@@ -989,3 +989,99 @@ fn a_held_store_lock_is_waited_for_with_a_message_and_given_up_after_the_timeout
     let (code, out) = run(c);
     assert_eq!(code, 2, "{out}");
 }
+
+#[test]
+fn a_repetition_file_named_00_csv_is_named_with_the_names_the_reader_expects() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec");
+    copy_dir(&root().join(H100).join("badlaunch"), &rec);
+    let size = rec.join("matmul/n=1024");
+    std::fs::rename(size.join("0.csv"), size.join("00.csv")).unwrap();
+    let mut c = bin();
+    c.args([
+        "check",
+        "--spec",
+        &format!("{H100}/check.yaml"),
+        "--baselines",
+        "examples/baselines-h100",
+        "--replay",
+    ])
+    .arg(&rec);
+    let (code, out) = run(c);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out.contains("has no repetition 0 (it has repetitions 1..=5)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("`00.csv` in that folder is not a repetition's name"),
+        "{out}"
+    );
+    assert!(out.contains("`0.csv`, `1.csv`"), "{out}");
+}
+
+#[test]
+fn a_negative_flops_expression_is_a_spec_error_at_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = std::fs::read_to_string(root().join(H100).join("check.yaml")).unwrap();
+    assert!(spec.contains("    flops: 2*n*n*n\n"));
+    let p = dir.path().join("check.yaml");
+    std::fs::write(&p, spec.replace("    flops: 2*n*n*n\n", "    flops: -2*n*n*n\n")).unwrap();
+    let line = spec.lines().position(|l| l == "    flops: 2*n*n*n").unwrap() + 1;
+    for args in [
+        &["validate", "--spec"][..],
+        &[
+            "check",
+            "--baselines",
+            "examples/baselines-h100",
+            "--replay",
+            "examples/recordings/h100/badlaunch",
+            "--spec",
+        ][..],
+    ] {
+        let mut c = bin();
+        c.args(args).arg(&p);
+        let (code, out) = run(c);
+        assert_eq!(code, 2, "{args:?}: {out}");
+        assert!(
+            out.contains(&format!(
+                "check.yaml:{line}:12: `flops` of target `matmul` is -2147483648 at size `n=1024`"
+            )),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn an_error_about_a_live_runs_output_cites_a_file_that_still_exists() {
+    let live = Live::new();
+    // ncu's output cut after the header and units rows: damaged output.
+    let cut: String = GOOD_LOG
+        .lines()
+        .take_while(|l| !l.starts_with("\"1\"") && !l.starts_with("\"0\","))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(live.path().join("fake/log"), cut).unwrap();
+    std::fs::create_dir(live.path().join("tmp")).unwrap();
+    let mut c = live.cmd(&["profile"]);
+    c.env("TMPDIR", live.path().join("tmp"));
+    let (code, out) = run(c);
+    assert_eq!(code, 3, "{out}");
+    let cited: Vec<&str> = out
+        .split_whitespace()
+        .filter(|w| w.contains("cgp-gate-output-") && w.contains(".csv"))
+        .map(|w| w.trim_end_matches([':', ',', ')', ';']))
+        .collect();
+    assert!(!cited.is_empty(), "no kept output cited: {out}");
+    for p in cited {
+        let p = p.split(".csv").next().unwrap().to_owned() + ".csv";
+        assert!(Path::new(&p).is_file(), "{p} does not exist: {out}");
+    }
+    // The temporary work folder itself is gone.
+    let left: Vec<String> = std::fs::read_dir(live.path().join("tmp"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("cgp-gate-output-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

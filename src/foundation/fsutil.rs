@@ -315,6 +315,13 @@ pub fn remember_temp_dir(path: &Path) {
     }
 }
 
+/// Whether `path` lies in a registered temporary folder (removed when the command ends).
+pub fn in_temp_dir(path: &Path) -> bool {
+    TEMP_DIRS
+        .lock()
+        .is_ok_and(|v| v.iter().any(|d| path.starts_with(d)))
+}
+
 /// The folder was removed (or kept on purpose) by its owner.
 pub fn forget_temp_dir(path: &Path) {
     if let Ok(mut v) = TEMP_DIRS.lock() {

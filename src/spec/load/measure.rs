@@ -184,8 +184,24 @@ pub(super) fn work_expr<'n>(
         }
     }
     for (size, _) in sizes {
-        expr.eval(size)
+        let v = expr
+            .eval(size)
             .map_err(|e| ctx.err(node, format!("`{key}` of {what}: {e}")))?;
+        // A negative amount of work makes a negative rate, which no kernel reports: the row
+        // would fail at run time as "no profiled kernel reported this metric" (exit 3).
+        if v < 0.0 || !v.is_finite() {
+            return Err(ctx
+                .err(
+                    node,
+                    format!(
+                        "`{key}` of {what} is {v} at size `{}`: the work a kernel does is not negative",
+                        size.key()
+                    ),
+                )
+                .help(format!(
+                    "`{key}` counts the work of one launch, e.g. `2*m*n*k`; check the signs"
+                )));
+        }
     }
     Ok(Some((text.to_owned(), node)))
 }
