@@ -80,7 +80,7 @@ impl DirLock {
         use std::io::{Seek, Write};
         let _ = file.set_len(0);
         let _ = file.seek(std::io::SeekFrom::Start(0));
-        let _ = write!(file, "pid {}\n", std::process::id());
+        let _ = writeln!(file, "pid {}", std::process::id());
         Ok(Self { _file: file })
     }
 }
