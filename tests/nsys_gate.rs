@@ -480,7 +480,9 @@ fn the_real_nsys_traces_a_live_run_end_to_end() {
     assert_eq!(out.status.code(), Some(3), "{e}");
     assert!(
         e.contains("app[default] rep 0: ")
-            && e.contains("run-0.sqlite: is an nsys export without CUDA GPU activity"),
+            // The export is kept where the error can cite it (issue 34): not the deleted run-0.sqlite.
+            && e.contains("/cgp-gate-output-")
+            && e.contains(".sqlite: is an nsys export without CUDA GPU activity"),
         "{e}"
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

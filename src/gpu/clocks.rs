@@ -158,7 +158,8 @@ pub fn ensure_signal_thread() -> std::result::Result<(), String> {
                             "error: cgp-gate: {name} received; the profiler and the application were ended{}, temporary folders removed, no verdict (exit 3)",
                             if restored > 0 { ", locked GPU clocks reset" } else { "" }
                         );
-                        std::process::exit(crate::foundation::exit_codes::PROFILER_FAILURE);
+                        // The run failed from outside: an environment failure, exit 3.
+                        std::process::exit(Error::Environment(String::new()).exit_code());
                     }
                 })
                 .map(|_| ())

@@ -30,12 +30,17 @@ fn keep_cited_output(mut e: ProfileError, capture: &Capture) -> ProfileError {
     {
         return e;
     }
+    // An nsys run's export is SQLite; ncu's output is text.
+    let (suffix, bytes) = match &capture.sqlite {
+        Some(b) => (".sqlite", b.as_slice()),
+        None => (".csv", capture.raw.as_bytes()),
+    };
     let kept = tempfile::Builder::new()
         .prefix("cgp-gate-output-")
-        .suffix(".csv")
+        .suffix(suffix)
         .tempfile()
         .and_then(|mut f| {
-            std::io::Write::write_all(&mut f, capture.raw.as_bytes())?;
+            std::io::Write::write_all(&mut f, bytes)?;
             f.keep().map_err(|k| k.error)
         });
     let cited = match kept {
