@@ -57,7 +57,11 @@ impl ShardOptions {
                     .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
                     .collect();
                 let auto = crate::plan::shard_auto::from_vars(&vars).map_err(Error::Usage)?;
-                eprintln!("shard {} from {}", auto.shard, auto.source);
+                // The source names CI variables and their values: sanitised.
+                crate::foundation::sanitize::eprint_line(&format!(
+                    "shard {} from {}",
+                    auto.shard, auto.source
+                ));
                 Ok(Some(auto.shard))
             }
         }

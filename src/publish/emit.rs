@@ -101,7 +101,8 @@ pub fn emit_to(
 ) -> Result<()> {
     let note = |err: &mut dyn Write, msg: &str| {
         // A closed stderr must not turn a written report into a failure.
-        let _ = writeln!(err, "{msg}");
+        // Notes quote GitHub's answers (a comment's URL, a refusal): sanitised.
+        let _ = writeln!(err, "{}", crate::foundation::sanitize::block(msg));
     };
     if let Some(p) = &opts.junit {
         write_file(p, &crate::report::junit(results))?;
