@@ -471,6 +471,8 @@ fn the_real_nsys_traces_a_live_run_end_to_end() {
     .unwrap();
     let out = cargo_bin_cmd!("cgp-gate")
         .env("CGP_GATE_NSYS", NSYS)
+        // The export the error cites is kept in $TMPDIR (issue 34): here, not /tmp.
+        .env("TMPDIR", dir.path())
         .args(["profile", "--spec"])
         .arg(&spec)
         .timeout(std::time::Duration::from_secs(400))

@@ -51,6 +51,8 @@ impl Scenario {
             )
             .env("FAKE_NCU_DIR", self.fake())
             .env("CGP_GATE_RETRY_DELAYS_MS", "0,0")
+            // A failed run keeps the output its error cites in $TMPDIR (issue 34): here, not /tmp.
+            .env("TMPDIR", self.dir.path())
             .args(args);
         c
     }
