@@ -128,7 +128,7 @@ pub fn check_component(what: &str, name: &str) -> Result<(), String> {
 
 /// Writes a recording as the profiler runs.
 ///
-/// The files go to a staging folder next to the destination (`.<name>.recording-<pid>`) and
+/// The files go to a staging folder next to the destination (`.<name>.recording-XXXXXX`, a new name) and
 /// replace the destination whole when the recording is finished: a recording never mixes with
 /// the repetitions of an older one (replay would read stale files that the new manifest does not
 /// list), and an interrupted run leaves the old recording as it was.
