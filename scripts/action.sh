@@ -11,11 +11,37 @@
 # 0 pass, 1 regression, 2 invalid input, 3 profiler or environment failure.
 set -euo pipefail
 
+# clean TEXT: one printable line of text that holds inputs (cgp-gate's sanitiser,
+# foundation/sanitize.rs, is not built yet when these errors come): newline, CR, tab and ESC
+# written as \n \r \t \e, the other control characters and the bidirectional and zero-width
+# characters (U+202A-U+202E, U+2066-U+2069, U+200B-U+200F, U+FEFF) as `?`, so that no input
+# starts a line of its own (a workflow command such as `::add-mask::`) or hides text.
+clean() {
+  local s=$1 c i
+  s=${s//$'\n'/\\n}
+  s=${s//$'\r'/\\r}
+  s=${s//$'\t'/\\t}
+  s=${s//$'\e'/\\e}
+  for i in 1 2 3 4 5 6 7 8 11 12 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 127; do
+    printf -v c "\\$(printf '%03o' "$i")"
+    s=${s//"$c"/?}
+  done
+  for c in $'\xe2\x80\xaa' $'\xe2\x80\xab' $'\xe2\x80\xac' $'\xe2\x80\xad' $'\xe2\x80\xae' \
+    $'\xe2\x81\xa6' $'\xe2\x81\xa7' $'\xe2\x81\xa8' $'\xe2\x81\xa9' $'\xe2\x80\x8b' $'\xe2\x80\x8c' \
+    $'\xe2\x80\x8d' $'\xe2\x80\x8e' $'\xe2\x80\x8f' $'\xef\xbb\xbf' $'\xe2\x80\xa8' $'\xe2\x80\xa9'; do
+    s=${s//"$c"/?}
+  done
+  printf '%s' "$s"
+}
+
 die() { # die CODE MESSAGE: an annotation under Actions, a plain error elsewhere
+  local msg
+  msg="$(clean "$2")"
   if [[ "${GITHUB_ACTIONS:-}" == true ]]; then
-    printf '::error title=cgp-gate action::%s\n' "$2"
+    # The annotation's data: `%` is its escape character.
+    printf '::error title=cgp-gate action::%s\n' "${msg//%/%25}"
   fi
-  printf 'error: %s\n' "$2" >&2
+  printf 'error: %s\n' "$msg" >&2
   exit "$1"
 }
 

@@ -39,6 +39,7 @@ mod pytorch_example;
 mod reliability;
 mod reliability_round2;
 mod reliability_samples;
+mod reliability_round3;
 mod report_cli;
 mod report_comment;
 mod report_github;

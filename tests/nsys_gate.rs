@@ -471,6 +471,8 @@ fn the_real_nsys_traces_a_live_run_end_to_end() {
     .unwrap();
     let out = cargo_bin_cmd!("cgp-gate")
         .env("CGP_GATE_NSYS", NSYS)
+        // The export the error cites is kept in $TMPDIR (issue 34): here, not /tmp.
+        .env("TMPDIR", dir.path())
         .args(["profile", "--spec"])
         .arg(&spec)
         .timeout(std::time::Duration::from_secs(400))
@@ -480,7 +482,9 @@ fn the_real_nsys_traces_a_live_run_end_to_end() {
     assert_eq!(out.status.code(), Some(3), "{e}");
     assert!(
         e.contains("app[default] rep 0: ")
-            && e.contains("run-0.sqlite: is an nsys export without CUDA GPU activity"),
+            // The export is kept where the error can cite it (issue 34): not the deleted run-0.sqlite.
+            && e.contains("/cgp-gate-output-")
+            && e.contains(".sqlite: is an nsys export without CUDA GPU activity"),
         "{e}"
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -51,6 +51,8 @@ impl Scenario {
             )
             .env("FAKE_NCU_DIR", self.fake())
             .env("CGP_GATE_RETRY_DELAYS_MS", "0,0")
+            // A failed run keeps the output its error cites in $TMPDIR (issue 34): here, not /tmp.
+            .env("TMPDIR", self.dir.path())
             .args(args);
         c
     }
@@ -346,7 +348,11 @@ fn sigterm_ends_the_profiler_and_the_application_too() {
     )
     .unwrap();
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(143), "cgp-gate exits as SIGTERM asks");
+    assert_eq!(
+        status.code(),
+        Some(3),
+        "cgp-gate exits 3 on SIGTERM (issue 34; 143 before)"
+    );
     let stat = std::fs::read_to_string(format!("/proc/{app}/stat")).unwrap_or_default();
     assert!(
         stat.is_empty() || stat.contains(") Z "),

@@ -20,22 +20,128 @@ pub struct DirLock {
     _file: File,
 }
 
+/// How long a writer waits for the lock before it gives up (exit 3), unless
+/// [`LOCK_TIMEOUT_ENV`] says otherwise. The lock is held only for a read-modify-write of a few
+/// files, so a wait this long means a writer is stuck (or the store is on a file system whose
+/// locks never come back).
+pub const DEFAULT_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Seconds to wait for the store's lock (docs/baselines.md).
+pub const LOCK_TIMEOUT_ENV: &str = "CGP_GATE_LOCK_TIMEOUT_S";
+
 impl DirLock {
-    /// Block until this process holds the lock of `dir` (created if missing).
+    /// Wait until this process holds the lock of `dir` (created if missing): at once when it is
+    /// free; otherwise a message on stderr says who holds it, and after the timeout
+    /// ([`DEFAULT_LOCK_TIMEOUT`], [`LOCK_TIMEOUT_ENV`]) the wait ends with an error naming the
+    /// holder. The holder's pid is written into the lock file.
     ///
     /// # Errors
-    /// [`Error::Io`] when the directory or the lock file cannot be created or locked.
+    /// [`Error::Input`] (exit 2) when `.lock` is not a regular file (a FIFO, a device, a link:
+    /// opening a FIFO would block forever); [`Error::Environment`] (exit 3) when the wait times
+    /// out; [`Error::Io`] when the directory or the lock file cannot be created or locked.
     pub fn acquire(dir: &Path) -> Result<Self, Error> {
         fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
         let path = dir.join(LOCK_FILE);
-        let file = OpenOptions::new()
+        let not_regular = |what: &str| {
+            Error::input(
+                &path,
+                format!(
+                    "the store's lock file is {what}, not a regular file; cgp-gate creates it as an empty file: remove it and run again"
+                ),
+            )
+        };
+        // No link is followed and a FIFO opens without waiting for a reader (ENXIO without one);
+        // the kind is checked on what was opened, so nothing can be swapped in between.
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK;
+        let mut file = match OpenOptions::new()
             .create(true)
             .truncate(false)
+            .read(true)
             .write(true)
+            .custom_flags(flags)
             .open(&path)
-            .map_err(|e| Error::io("open lock file", &path, e))?;
-        file.lock().map_err(|e| Error::io("lock", &path, e))?;
+        {
+            Ok(f) => f,
+            Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
+                return Err(not_regular("a symbolic link"));
+            }
+            Err(e) if e.raw_os_error() == Some(nix::libc::ENXIO) => return Err(not_regular("a FIFO")),
+            Err(e) => return Err(Error::io("open lock file", &path, e)),
+        };
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::io("inspect lock file", &path, e))?;
+        if !meta.is_file() {
+            return Err(not_regular(crate::foundation::fsutil::file_kind(&meta)));
+        }
+        wait_for(&file, &path)?;
+        // Who holds it, for a writer that has to wait.
+        use std::io::{Seek, Write};
+        let _ = file.set_len(0);
+        let _ = file.seek(std::io::SeekFrom::Start(0));
+        let _ = writeln!(file, "pid {}", std::process::id());
         Ok(Self { _file: file })
+    }
+}
+
+/// Take the lock on `file`, waiting up to the timeout with a message.
+fn wait_for(file: &File, path: &Path) -> Result<(), Error> {
+    match file.try_lock() {
+        Ok(()) => return Ok(()),
+        Err(fs::TryLockError::WouldBlock) => {}
+        Err(fs::TryLockError::Error(e)) => return Err(Error::io("lock", path, e)),
+    }
+    let timeout = lock_timeout()?;
+    let holder = || {
+        let text = crate::foundation::fsutil::read_text(path, 256).unwrap_or_default();
+        let text = text.trim();
+        if text.is_empty() {
+            "another cgp-gate".to_owned()
+        } else {
+            format!("another cgp-gate ({})", crate::foundation::sanitize::line(text))
+        }
+    };
+    crate::foundation::sanitize::eprint_line(&format!(
+        "waiting for the baseline store's lock {}, held by {}; giving up after {} s ({LOCK_TIMEOUT_ENV})",
+        path.display(),
+        holder(),
+        timeout.as_secs()
+    ));
+    let start = std::time::Instant::now();
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(fs::TryLockError::WouldBlock) if start.elapsed() < timeout => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(Error::Environment(format!(
+                    "gave up waiting for the baseline store's lock {} after {} s: it is held by {}; if that run is stuck, end it, or wait longer with {LOCK_TIMEOUT_ENV}=SECONDS",
+                    path.display(),
+                    timeout.as_secs(),
+                    holder()
+                )));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io("lock", path, e)),
+        }
+    }
+}
+
+/// [`DEFAULT_LOCK_TIMEOUT`], or the seconds in [`LOCK_TIMEOUT_ENV`].
+fn lock_timeout() -> Result<std::time::Duration, Error> {
+    match std::env::var(LOCK_TIMEOUT_ENV) {
+        Err(_) => Ok(DEFAULT_LOCK_TIMEOUT),
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|s| *s <= 7 * 24 * 3600)
+            .map(std::time::Duration::from_secs)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "{LOCK_TIMEOUT_ENV}=`{v}` is not a number of seconds (0 to 604800)"
+                ))
+            }),
     }
 }
 

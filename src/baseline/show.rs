@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::format::{BaselineFile, Entry};
+use crate::foundation::sanitize::line;
 use crate::foundation::units::{Percent, human, percent};
 
 /// Render baselines for a person: per file its GPU, driver, ncu, date, commit and tool version,
@@ -19,9 +20,8 @@ pub fn render_show(files: &[(PathBuf, BaselineFile)]) -> String {
             out.push('\n');
         }
         let fp = &f.fingerprint;
-        let _ = writeln!(out, "{}", path.display());
-        let _ = writeln!(
-            out,
+        let _ = writeln!(out, "{}", line(&path.display().to_string()));
+        let header_line = format!(
             "  target {}, gpu {} (key {}, cc {}), driver {}, {} {}, clocks {}",
             f.target,
             fp.gpu_name,
@@ -32,14 +32,15 @@ pub fn render_show(files: &[(PathBuf, BaselineFile)]) -> String {
             fp.profiler_version,
             fp.clocks
         );
-        let _ = writeln!(
-            out,
+        let _ = writeln!(out, "{}", line(&header_line));
+        let measured = format!(
             "  measured {} at commit {} with cgp-gate {}, spec {}",
             f.date,
             f.git_commit.as_deref().unwrap_or("unknown"),
             f.tool_version,
             short_hash(&f.spec_hash)
         );
+        let _ = writeln!(out, "{}", line(&measured));
         if f.entries.is_empty() {
             out.push_str("  (no entries)\n");
             continue;
@@ -69,16 +70,18 @@ fn row(e: &Entry) -> [String; 8] {
         .last()
         .and_then(|&prev| relative_change(prev, median))
         .map_or_else(|| "-".to_owned(), |c| percent(c, Percent::Signed2));
+    // Every string of the file is shown sanitised: a kernel name holding a newline or an escape
+    // sequence stays one visible cell.
     [
-        e.size.clone(),
-        e.kernel.clone(),
-        e.metric.clone(),
+        line(&e.size),
+        line(&e.kernel),
+        line(&e.metric),
         e.samples.len().to_string(),
         human(median, &e.unit),
         if e.unit.is_empty() {
             "-".to_owned()
         } else {
-            e.unit.clone()
+            line(&e.unit)
         },
         vs_prev,
         e.history.len().to_string(),

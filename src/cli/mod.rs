@@ -114,10 +114,14 @@ pub fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(code) => exit(code),
-        // The reader of stdout closed it (`| head`): it has what it wanted; no error, exit 0.
-        Err(e) if e.is_broken_pipe() => exit(exit_codes::OK),
+        // Every command writes stdout through `QuietPipe` and ends with its own exit code: a
+        // closed pipe never turns a verdict into a pass. A broken pipe that still comes here
+        // (another stream) is a failure like any other write error (exit 3).
         Err(e) => {
-            eprintln!("error: {e}");
+            // Not `eprintln!`: it panics (exit 101) when stderr is a closed pipe.
+            use std::io::Write;
+            let text = crate::foundation::sanitize::block(&e.to_string());
+            let _ = writeln!(std::io::stderr(), "error: {text}");
             exit(e.exit_code())
         }
     }
@@ -132,7 +136,7 @@ fn exit(code: i32) -> ExitCode {
 /// # Errors
 /// Any [`crate::Error`]; its exit code is [`crate::Error::exit_code`].
 pub fn run(cli: Cli) -> Result<i32> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::foundation::pipe::QuietPipe::new(std::io::stdout().lock());
     let out = &mut out;
     match cli.command {
         Command::Validate { spec } => commands::validate::run(&spec, out),
@@ -142,9 +146,14 @@ pub fn run(cli: Cli) -> Result<i32> {
             // line of up to hundreds of MB, so it goes to the descriptor itself (a duplicate of
             // it; nothing was written to stdout before), through `parse`'s own buffer.
             use std::os::fd::AsFd;
-            match std::io::stdout().as_fd().try_clone_to_owned() {
+            let r = match std::io::stdout().as_fd().try_clone_to_owned() {
                 Ok(fd) if json => commands::parse::run(&file, json, &mut std::fs::File::from(fd)),
                 _ => commands::parse::run(&file, json, out),
+            };
+            // `parse FILE --json | head`: the reader has what it wanted; parse decides nothing.
+            match r {
+                Err(e) if e.is_broken_pipe() => Ok(exit_codes::OK),
+                r => r,
             }
         }
         Command::Profile(args) => {

@@ -76,6 +76,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         Box<dyn crate::profile::Profiler>,
         Box<dyn crate::profile::Profiler>,
     );
+    check_record(args.record.as_deref())?;
     let manifest = match &args.replay {
         Some(dir) => {
             let m = crate::run::ab::AbManifest::read(dir)?;
@@ -167,4 +168,9 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         &results.errors,
         args.fail_on,
     ))
+}
+
+/// A folder `--record` may not write into is refused first, before anything runs.
+fn check_record(dir: Option<&std::path::Path>) -> Result<()> {
+    dir.map_or(Ok(()), crate::run::ab::AbManifest::check_destination)
 }

@@ -66,7 +66,13 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
     )?;
     if !run.m.errors.is_empty() {
         for e in &run.m.errors {
-            eprintln!("error: {}", e.message);
+            // A run error may quote the program's output: sanitised, and not `eprintln!`,
+            // which panics on a closed stderr.
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: {}",
+                crate::foundation::sanitize::block(&e.message)
+            );
         }
         eprintln!(
             "error: {} failure(s): no baseline was written",

@@ -47,7 +47,13 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     )?;
     if !run.m.errors.is_empty() {
         for e in &run.m.errors {
-            eprintln!("error: {}", e.message);
+            // A run error may quote the program's output: sanitised, and not `eprintln!`,
+            // which panics on a closed stderr.
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: {}",
+                crate::foundation::sanitize::block(&e.message)
+            );
         }
         eprintln!("error: {} failure(s): no calibration", run.m.errors.len());
         // The one mapping: a damaged recording is invalid input (2), as in `baseline update`.

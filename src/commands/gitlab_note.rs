@@ -50,11 +50,12 @@ pub fn run(args: &Options, err: &mut dyn Write) -> Result<i32> {
         NoteOutcome::Created { id, url } => ("created", id, url),
         NoteOutcome::Updated { id, url } => ("updated", id, url),
     };
-    let _ = writeln!(
-        err,
+    // The link is built from CI_PROJECT_URL: sanitised (a password in it redacted).
+    let line = format!(
         "{verb} the merge-request note {id} on !{}: {}",
         cfg.mr_iid,
         url.as_deref().unwrap_or("(CI_PROJECT_URL unset: no link)")
     );
+    let _ = writeln!(err, "{}", crate::foundation::sanitize::line(&line));
     Ok(exit_codes::OK)
 }

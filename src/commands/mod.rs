@@ -58,7 +58,11 @@ impl ShardOptions {
                     .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
                     .collect();
                 let auto = crate::plan::shard_auto::from_vars(&vars).map_err(Error::Usage)?;
-                eprintln!("shard {} from {}", auto.shard, auto.source);
+                // The source names CI variables and their values: sanitised.
+                crate::foundation::sanitize::eprint_line(&format!(
+                    "shard {} from {}",
+                    auto.shard, auto.source
+                ));
                 Ok(Some(auto.shard))
             }
         }
@@ -170,6 +174,12 @@ pub(crate) fn open_run(
     targets: &[&crate::spec::Target],
     progress: &mut dyn Write,
 ) -> Result<OpenRun> {
+    // First: a folder --record may not replace is refused before anything runs.
+    let recorder = source
+        .record
+        .as_deref()
+        .map(crate::profile::record::Recorder::new)
+        .transpose()?;
     if source.replay.is_none() {
         crate::profile::live::preflight(&sel.spec, targets)?;
     }
@@ -180,11 +190,6 @@ pub(crate) fn open_run(
     } else {
         crate::run::session::Session::live(targets, false, progress)?
     };
-    let recorder = source
-        .record
-        .as_deref()
-        .map(crate::profile::record::Recorder::new)
-        .transpose()?;
     Ok((profiler, versions, session, recorder))
 }
 

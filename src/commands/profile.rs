@@ -115,7 +115,13 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         write!(out, "{table}").map_err(stdout_err)?;
     }
     for e in &run.m.errors {
-        eprintln!("error: {}", e.message);
+        // A run error may quote the program's output: sanitised, and not `eprintln!`,
+        // which panics on a closed stderr.
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: {}",
+            crate::foundation::sanitize::block(&e.message)
+        );
     }
     Ok(if run.m.errors.is_empty() {
         exit_codes::OK

@@ -18,7 +18,7 @@ pub fn run(spec: &Path, out: &mut dyn Write) -> Result<i32> {
     let s = crate::spec::load(spec)?;
     // Metric names against `ncu --query-metrics`, where ncu is installed and the chip is known.
     for note in check_spec(&s)? {
-        eprintln!("{note}");
+        crate::foundation::sanitize::eprint_line(&note);
     }
     let sizes: usize = s.targets.iter().map(|t| t.sizes.len()).sum();
     let metrics: usize = s.targets.iter().map(|t| t.metrics.len()).sum();

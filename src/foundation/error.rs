@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use crate::foundation::exit_codes;
+use crate::foundation::{exit_codes, sanitize};
 
 /// An error of a higher layer carried by [`Error`] without this module knowing its type. Its
 /// message and its `source()` are the carried error's own (like `#[error(transparent)]`).
@@ -43,19 +43,20 @@ pub enum Error {
     #[error(transparent)]
     Spec(Cause),
     /// Bad command-line usage (exit 2).
-    #[error("{0}")]
+    #[error("{}", sanitize::block(.0))]
     Usage(String),
-    /// An input file (recording, baseline, results) is invalid (exit 2).
-    #[error("{}: {message}", path.display())]
+    /// An input file (recording, baseline, results) is invalid (exit 2). The file's own strings
+    /// in the message (kernel names, GPU names, fingerprint fields) are shown sanitised.
+    #[error("{}: {}", sanitize::line(&path.display().to_string()), sanitize::block(message))]
     Input { path: PathBuf, message: String },
     /// The profiler or the application failed (exit 3): a `profile::ProfileError`.
     #[error(transparent)]
     Profile(Cause),
     /// The GPU or the machine is not in a state to measure (exit 3).
-    #[error("{0}")]
+    #[error("{}", sanitize::block(.0))]
     Environment(String),
     /// A file could not be read or written (exit 3: the environment failed).
-    #[error("failed to {action} {}: {source}", path.display())]
+    #[error("failed to {action} {}: {source}", sanitize::line(&path.display().to_string()))]
     Io {
         action: &'static str,
         path: PathBuf,

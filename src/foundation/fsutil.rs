@@ -267,7 +267,8 @@ pub fn read_tail(path: &Path, max_bytes: u64) -> Vec<u8> {
     out
 }
 
-fn file_kind(meta: &fs::Metadata) -> &'static str {
+/// What a file that is not a regular one is, for messages ("a FIFO (named pipe)", "a device", ...).
+pub fn file_kind(meta: &fs::Metadata) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
@@ -312,6 +313,13 @@ pub fn remember_temp_dir(path: &Path) {
     if let Ok(mut v) = TEMP_DIRS.lock() {
         v.push(path.to_path_buf());
     }
+}
+
+/// Whether `path` lies in a registered temporary folder (removed when the command ends).
+pub fn in_temp_dir(path: &Path) -> bool {
+    TEMP_DIRS
+        .lock()
+        .is_ok_and(|v| v.iter().any(|d| path.starts_with(d)))
 }
 
 /// The folder was removed (or kept on purpose) by its owner.

@@ -5,5 +5,8 @@ pub mod error;
 pub mod exit_codes;
 pub mod failure;
 pub mod fsutil;
+pub mod pipe;
+pub mod sanitize;
+pub mod secrets;
 pub mod threshold;
 pub mod units;

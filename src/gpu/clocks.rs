@@ -103,39 +103,40 @@ pub fn pending_restores() -> usize {
 }
 
 /// The signals that end cgp-gate by default and can be caught: each ends ncu and the application,
-/// resets locked clocks and removes temporary folders first.
-pub const TERMINATING_SIGNALS: [i32; 6] = [
-    signal_hook::consts::SIGINT,
-    signal_hook::consts::SIGTERM,
-    signal_hook::consts::SIGHUP,
-    signal_hook::consts::SIGQUIT,
-    signal_hook::consts::SIGUSR1,
-    signal_hook::consts::SIGUSR2,
+/// resets locked clocks and removes temporary folders first, then cgp-gate exits 3. SIGPIPE is
+/// not one: the Rust runtime ignores it, and a closed stdout ends only the output
+/// (`foundation::pipe`).
+pub const TERMINATING_SIGNALS: [(i32, &str); 11] = [
+    (signal_hook::consts::SIGINT, "SIGINT"),
+    (signal_hook::consts::SIGTERM, "SIGTERM"),
+    (signal_hook::consts::SIGHUP, "SIGHUP"),
+    (signal_hook::consts::SIGQUIT, "SIGQUIT"),
+    (signal_hook::consts::SIGUSR1, "SIGUSR1"),
+    (signal_hook::consts::SIGUSR2, "SIGUSR2"),
+    (signal_hook::consts::SIGALRM, "SIGALRM"),
+    (signal_hook::consts::SIGVTALRM, "SIGVTALRM"),
+    (signal_hook::consts::SIGPROF, "SIGPROF"),
+    (signal_hook::consts::SIGXCPU, "SIGXCPU"),
+    (signal_hook::consts::SIGXFSZ, "SIGXFSZ"),
 ];
 
 fn signal_name(sig: i32) -> &'static str {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
-    match sig {
-        SIGINT => "SIGINT",
-        SIGTERM => "SIGTERM",
-        SIGHUP => "SIGHUP",
-        SIGQUIT => "SIGQUIT",
-        SIGUSR1 => "SIGUSR1",
-        SIGUSR2 => "SIGUSR2",
-        _ => "a signal",
-    }
+    TERMINATING_SIGNALS
+        .iter()
+        .find(|(s, _)| *s == sig)
+        .map_or("a signal", |(_, name)| name)
 }
 
 /// Install (once per process) the thread that, on any of [`TERMINATING_SIGNALS`], ends the
-/// profiler's process groups, resets pending locks, removes temporary folders and exits with
-/// 128 + the signal number, as the shell reports a process killed by that signal.
+/// profiler's process groups, resets pending locks, removes temporary folders and exits 3 (a
+/// failure of the environment: the run was stopped from outside; docs/reliability.md).
 ///
 /// Once installed it stays: after it, these signals always end the process through it, which is
 /// what their default action would have done.
 pub fn ensure_signal_thread() -> std::result::Result<(), String> {
     SIGNAL_THREAD
         .get_or_init(|| {
-            let mut signals = signal_hook::iterator::Signals::new(TERMINATING_SIGNALS)
+            let mut signals = signal_hook::iterator::Signals::new(TERMINATING_SIGNALS.map(|(s, _)| s))
                 .map_err(|e| format!("cannot install the signal handler that restores clocks: {e}"))?;
             std::thread::Builder::new()
                 .name("cgp-gate-clock-restore".into())
@@ -145,16 +146,20 @@ pub fn ensure_signal_thread() -> std::result::Result<(), String> {
                         // application stops using the GPU before its clocks are reset.
                         crate::ncu::runner::kill_active_groups();
                         let restored = pending_restores();
+                        let mut err = std::io::stderr();
                         for e in restore_pending_clocks() {
-                            eprintln!("error: {e}");
+                            let _ = writeln!(err, "error: {e}");
                         }
                         // `process::exit` runs no destructor: temporary folders go now.
                         crate::foundation::fsutil::remove_temp_dirs();
                         let name = signal_name(sig);
-                        if restored > 0 {
-                            eprintln!("cgp-gate: {name} received; locked GPU clocks were reset");
-                        }
-                        std::process::exit(128 + sig);
+                        let _ = writeln!(
+                            err,
+                            "error: cgp-gate: {name} received; the profiler and the application were ended{}, temporary folders removed, no verdict (exit 3)",
+                            if restored > 0 { ", locked GPU clocks reset" } else { "" }
+                        );
+                        // The run failed from outside: an environment failure, exit 3.
+                        std::process::exit(Error::Environment(String::new()).exit_code());
                     }
                 })
                 .map(|_| ())

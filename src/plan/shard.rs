@@ -69,9 +69,23 @@ impl FromStr for Shard {
     }
 }
 
-/// Non-finite and negative costs count as 0, so one bad number cannot break the split.
+/// The largest cost of a target that counts: 30 days of wall time. A results file's
+/// `cost_seconds` is anyone's to edit (`1e20`, `1e308`); beyond this it is clamped, so that sums
+/// stay finite and no duration overflows (the ETA panicked on `1e20`).
+pub const MAX_COST_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
+
+/// Non-finite and negative costs count as 0, and costs above [`MAX_COST_SECONDS`] as that, so
+/// one bad number cannot break the split or the ETA.
+pub fn clamp_cost(cost: f64) -> f64 {
+    if cost.is_finite() && cost > 0.0 {
+        cost.min(MAX_COST_SECONDS)
+    } else {
+        0.0
+    }
+}
+
 fn clean(cost: f64) -> f64 {
-    if cost.is_finite() && cost > 0.0 { cost } else { 0.0 }
+    clamp_cost(cost)
 }
 
 /// The shard (0-based) of every row, split into `n` shards by greedy LPT. Deterministic, and
@@ -136,7 +150,8 @@ pub fn rows_with_costs(
         let measured = recorded
             .and_then(|r| r.get(&t.name))
             .copied()
-            .filter(|c| c.is_finite() && *c > 0.0);
+            .map(clamp_cost)
+            .filter(|c| *c > 0.0);
         for s in &t.sizes {
             // Sizes of one target share its estimate, so the spread is even.
             let cost = measured.map_or(estimate, |c| c / sizes);

@@ -213,7 +213,7 @@ impl Profiler for CuptiProfiler {
             ));
         };
         let stem = self.work.path().join(format!("run-{}", job.rep));
-        let mut vars = job.target.env.clone();
+        let mut vars = crate::profile::program_env(job.target);
         for (k, v) in &env {
             vars.insert(k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned());
         }

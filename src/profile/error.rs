@@ -40,13 +40,16 @@ impl ProfileError {
 
 impl fmt::Display for ProfileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The message may quote the program's output (lines kept, each sanitised); the context
+        // names a target and size from the spec (one line).
+        use crate::foundation::sanitize::{block, line};
         if self.context.is_empty() {
-            write!(f, "{}", self.message)?;
+            write!(f, "{}", block(&self.message))?;
         } else {
-            write!(f, "{}: {}", self.context, self.message)?;
+            write!(f, "{}: {}", line(&self.context), block(&self.message))?;
         }
         if let Some(h) = &self.hint {
-            write!(f, "\n  help: {h}")?;
+            write!(f, "\n  help: {}", block(h))?;
         }
         Ok(())
     }

@@ -17,6 +17,43 @@ use crate::profile::{Capture, FailureKind, Job, ProfileError, job_context};
 /// # Errors
 /// A [`ProfileError`] of the right class, naming the file, kernel and metric where they apply.
 pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
+    extract_from(job, capture).map_err(|e| keep_cited_output(e, capture))
+}
+
+/// A live run's output lives in a temporary folder that is gone when the command ends: an error
+/// citing it would send the user to a file that no longer exists. The output is kept instead (a
+/// new file in the system's temporary directory, which cgp-gate never removes) and the error
+/// cites that copy.
+fn keep_cited_output(mut e: ProfileError, capture: &Capture) -> ProfileError {
+    let origin = capture.origin.display().to_string();
+    if origin.is_empty()
+        || !e.message.contains(&origin)
+        || !crate::foundation::fsutil::in_temp_dir(&capture.origin)
+    {
+        return e;
+    }
+    // An nsys run's export is SQLite; ncu's output is text.
+    let (suffix, bytes) = match &capture.sqlite {
+        Some(b) => (".sqlite", b.as_slice()),
+        None => (".csv", capture.raw.as_bytes()),
+    };
+    let kept = tempfile::Builder::new()
+        .prefix("cgp-gate-output-")
+        .suffix(suffix)
+        .tempfile()
+        .and_then(|mut f| {
+            std::io::Write::write_all(&mut f, bytes)?;
+            f.keep().map_err(|k| k.error)
+        });
+    let cited = match kept {
+        Ok((_, path)) => path.display().to_string(),
+        Err(_) => "ncu's output (not kept: rerun with --record DIR to keep it)".to_owned(),
+    };
+    e.message = e.message.replace(&origin, &cited);
+    e
+}
+
+fn extract_from(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
     if crate::profile::nsys::is_nsys(job.target) {
         return crate::profile::nsys::extract(job, capture);
     }

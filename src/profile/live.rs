@@ -104,7 +104,7 @@ impl NcuProfiler {
             program: ncu,
             args,
             cwd,
-            env: job.target.env.clone(),
+            env: crate::profile::program_env(job.target),
             timeout: job.target.timeout,
             stdout: self.work.path().join(format!("{stem}.stdout")),
             stderr: self.work.path().join(format!("{stem}.stderr")),
@@ -215,12 +215,12 @@ impl Profiler for NcuProfiler {
                 .iter()
                 .map(|(pid, comm)| format!("pid {pid} (`{comm}`)"))
                 .collect();
-            eprintln!(
+            crate::foundation::sanitize::eprint_line(&format!(
                 "warning: {}: {} left the process group of ncu and the application (setsid) and outlived them; cgp-gate killed {}",
                 job_context(job),
                 list.join(", "),
                 if list.len() == 1 { "it" } else { "them" }
-            );
+            ));
         }
         let argv: Vec<String> = std::iter::once(inv.program.to_string_lossy().into_owned())
             .chain(inv.args.iter().map(|a| a.to_string_lossy().into_owned()))

@@ -192,3 +192,17 @@ pub fn job_context(job: Job<'_>) -> String {
         job.rep
     )
 }
+
+/// The variables a profiler backend sets for the program of `target` on top of cgp-gate's own
+/// environment, whose credentials it removes first (`foundation::secrets::is_credential`, done in
+/// `ncu::runner::run`): the spec's `env`, and each `env_passthrough` variable that cgp-gate has,
+/// with its value, so that it comes back on purpose.
+pub fn program_env(target: &Target) -> std::collections::BTreeMap<String, String> {
+    let mut env = target.env.clone();
+    for name in &target.env_passthrough {
+        if let Ok(v) = std::env::var(name) {
+            env.entry(name.clone()).or_insert(v);
+        }
+    }
+    env
+}

@@ -144,7 +144,7 @@ impl Profiler for NsysProfiler {
             program: nsys.clone(),
             args,
             cwd: Some(job.target.cwd.clone().unwrap_or_else(|| self.base_dir.clone())),
-            env: job.target.env.clone(),
+            env: crate::profile::program_env(job.target),
             timeout: job.target.timeout,
             stdout: stem.with_extension("stdout"),
             stderr: stem.with_extension("stderr"),

@@ -139,7 +139,7 @@ pub fn check_component(what: &str, name: &str) -> Result<(), String> {
 
 /// Writes a recording as the profiler runs.
 ///
-/// The files go to a staging folder next to the destination (`.<name>.recording-<pid>`) and
+/// The files go to a staging folder next to the destination (`.<name>.recording-XXXXXX`, a new name) and
 /// replace the destination whole when the recording is finished: a recording never mixes with
 /// the repetitions of an older one (replay would read stale files that the new manifest does not
 /// list), and an interrupted run leaves the old recording as it was.
@@ -168,31 +168,14 @@ impl Recorder {
     /// Start a recording that will be `dir` once finished.
     ///
     /// # Errors
-    /// [`Error::Usage`] when `dir` exists and is not a directory, or is a non-empty directory
-    /// that is not a recording (it has no `manifest.json`): replacing it would delete other
-    /// files. [`Error::Io`] when the staging folder cannot be created.
+    /// [`Error::Usage`] (exit 2) when `dir` exists and is not a new or empty folder or a recording
+    /// cgp-gate wrote ([`check_destination`]): replacing it would delete files cgp-gate did not
+    /// write. [`Error::Io`] when the staging folder cannot be created.
     pub fn new(dir: &Path) -> Result<Self, Error> {
-        match std::fs::symlink_metadata(dir) {
-            Ok(m) if !m.is_dir() => {
-                return Err(Error::Usage(format!(
-                    "--record {}: it exists and is not a directory; give a new or empty folder",
-                    dir.display()
-                )));
-            }
-            Ok(_) => {
-                let non_empty = std::fs::read_dir(dir)
-                    .map_err(|e| Error::io("list", dir, e))?
-                    .next()
-                    .is_some();
-                if non_empty && !dir.join("manifest.json").is_file() {
-                    return Err(Error::Usage(format!(
-                        "--record {}: the folder is not empty and is not a cgp-gate recording (it has no manifest.json); refusing to replace it: give a new or empty folder",
-                        dir.display()
-                    )));
-                }
-            }
-            Err(_) => {}
-        }
+        check_destination(dir)?;
+        // `--record .` or `--record "$PWD"`: the folder's own name and parent, not `.`'s.
+        let canonical = std::fs::canonicalize(dir).ok();
+        let dir = canonical.as_deref().unwrap_or(dir);
         let name = dir
             .file_name()
             .map_or_else(|| "recording".to_owned(), |n| n.to_string_lossy().into_owned());
@@ -201,9 +184,8 @@ impl Recorder {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or_else(|| Path::new("."));
         std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
-        let staging = parent.join(format!(".{name}.recording-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&staging);
-        std::fs::create_dir(&staging).map_err(|e| Error::io("create", &staging, e))?;
+        // A new folder of a name nobody has: nothing that exists is removed or written into.
+        let staging = fresh_dir(parent, &format!(".{name}.recording-"))?;
         crate::foundation::fsutil::remember_temp_dir(&staging);
         let manifest = Manifest {
             schema_version: MANIFEST_VERSION,
@@ -302,14 +284,20 @@ impl Recorder {
 /// Put the complete recording `staging` in place of `dest` (which may hold an older recording,
 /// or nothing): the old one is moved aside, the new one renamed in, the old one deleted.
 fn replace_dir(staging: &Path, dest: &Path) -> Result<(), Error> {
-    let aside = staging.with_extension("old");
-    let had_old = match std::fs::symlink_metadata(dest) {
-        Ok(_) => {
-            std::fs::rename(dest, &aside).map_err(|e| Error::io("move the old recording aside:", dest, e))?;
-            true
-        }
-        Err(_) => false,
+    let had_old = std::fs::symlink_metadata(dest).is_ok();
+    // The old recording goes over an empty folder of our own (a directory may be renamed onto an
+    // empty one), so no other file of that name can be replaced.
+    let aside = if had_old {
+        fresh_dir(
+            staging.parent().unwrap_or_else(|| Path::new(".")),
+            ".recording-old-",
+        )?
+    } else {
+        PathBuf::new()
     };
+    if had_old {
+        std::fs::rename(dest, &aside).map_err(|e| Error::io("move the old recording aside:", dest, e))?;
+    }
     if let Err(e) = std::fs::rename(staging, dest) {
         if had_old {
             // Put the old recording back rather than leave nothing.
@@ -320,5 +308,124 @@ fn replace_dir(staging: &Path, dest: &Path) -> Result<(), Error> {
     if had_old {
         std::fs::remove_dir_all(&aside).map_err(|e| Error::io("remove the old recording", &aside, e))?;
     }
+    Ok(())
+}
+
+/// A new, empty folder in `parent` whose name starts with `prefix` (tempfile picks a name that
+/// does not exist yet); the caller removes it.
+fn fresh_dir(parent: &Path, prefix: &str) -> Result<PathBuf, Error> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(parent)
+        .map(tempfile::TempDir::keep)
+        .map_err(|e| Error::io("create a folder in", parent, e))
+}
+
+/// `--record DIR` may replace `dir` only when it is new, an empty folder, or a recording cgp-gate
+/// wrote: a `manifest.json` that is a cgp-gate recording manifest (a JSON object with
+/// `schema_version` 1 to [`MANIFEST_VERSION`] and a `runs` list, read by [`Manifest::parse`]) and nothing else but
+/// `<target>/<size>/<rep>.csv`, `.sqlite` or `.cupti` files. Anything else (a project with a web app's
+/// `manifest.json`, a recording someone added notes to) is refused: replacing the folder would
+/// delete files cgp-gate did not write.
+///
+/// # Errors
+/// [`Error::Usage`] (exit 2) naming the folder, what in it is not a recording's, and what to do.
+pub fn check_destination(dir: &Path) -> Result<(), Error> {
+    let refuse = |why: String| {
+        Error::Usage(format!(
+            "--record {}: {why}; cgp-gate replaces the folder of --record whole and deletes nothing it did not write: give a new or empty folder (or an older recording of cgp-gate's)",
+            dir.display()
+        ))
+    };
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("inspect", dir, e)),
+    };
+    if !meta.is_dir() {
+        return Err(refuse("it exists and is not a folder".to_owned()));
+    }
+    let entries = list_dir(dir)?;
+    if entries.is_empty() {
+        return Ok(());
+    }
+    if !entries.iter().any(|(n, is_dir)| n == "manifest.json" && !is_dir) {
+        return Err(refuse(
+            "the folder is not empty and is not a cgp-gate recording (it has no manifest.json)".to_owned(),
+        ));
+    }
+    let path = dir.join("manifest.json");
+    let text = crate::foundation::fsutil::read_text(&path, crate::foundation::fsutil::limits::MANIFEST)
+        .map_err(|e| e.into_error(&path, "manifest"))?;
+    if let Err(why) = is_recording_manifest(&text) {
+        return Err(refuse(format!(
+            "its manifest.json is not a cgp-gate recording manifest ({why})"
+        )));
+    }
+    for (name, is_dir) in &entries {
+        if name == "manifest.json" {
+            continue;
+        }
+        if !is_dir {
+            return Err(refuse(format!(
+                "it holds `{name}`, which is not part of a recording"
+            )));
+        }
+        for (size, size_is_dir) in list_dir(&dir.join(name))? {
+            let at = format!("{name}/{size}");
+            if !size_is_dir {
+                return Err(refuse(format!(
+                    "it holds `{at}`, which is not part of a recording"
+                )));
+            }
+            for (file, file_is_dir) in list_dir(&dir.join(name).join(&size))? {
+                if file_is_dir || !is_rep_file(&file) {
+                    return Err(refuse(format!(
+                        "it holds `{at}/{file}`, which is not part of a recording"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The names and kinds (folder or not; a link is not a folder) of a folder's entries.
+fn list_dir(dir: &Path) -> Result<Vec<(String, bool)>, Error> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| Error::io("list", dir, e))? {
+        let e = e.map_err(|e| Error::io("list", dir, e))?;
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        out.push((e.file_name().to_string_lossy().into_owned(), is_dir));
+    }
+    Ok(out)
+}
+
+/// `<rep>.csv`, `<rep>.sqlite` or `<rep>.cupti`, `<rep>` a number.
+fn is_rep_file(name: &str) -> bool {
+    let stem = name
+        .strip_suffix(".csv")
+        .or_else(|| name.strip_suffix(".sqlite"))
+        .or_else(|| name.strip_suffix(".cupti"));
+    stem.is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether `text` is a cgp-gate recording manifest: why not, when it is not.
+fn is_recording_manifest(text: &str) -> Result<(), String> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let obj = value.as_object().ok_or("not a JSON object")?;
+    match obj.get("schema_version").and_then(serde_json::Value::as_u64) {
+        Some(v) if (1..=u64::from(MANIFEST_VERSION)).contains(&v) => {}
+        Some(v) => {
+            return Err(format!(
+                "schema_version {v}, this cgp-gate writes 1 to {MANIFEST_VERSION}"
+            ));
+        }
+        None => return Err("no schema_version".to_owned()),
+    }
+    if !obj.get("runs").is_some_and(serde_json::Value::is_array) {
+        return Err("no `runs` list".to_owned());
+    }
+    Manifest::parse(Path::new("manifest.json"), text).map_err(|e| e.to_string())?;
     Ok(())
 }

@@ -37,24 +37,32 @@ impl ReplayProfiler {
     }
 
     /// Repetitions recorded for a target and size, sorted.
-    fn reps(&self, target: &str, size: &str) -> Vec<u32> {
-        let mut reps: Vec<u32> = std::fs::read_dir(self.dir.join(target).join(size))
+    /// The repetitions of a size folder (`<n>.csv`, `<n>.sqlite` or `<n>.cupti`, `n` written as a number is:
+    /// `0`, `1`, ..., no sign, no leading zero), and the names of the other files in it, which
+    /// the reader does not take for repetitions (`00.csv`, `+1.csv`, `1.CSV`).
+    fn rep_files(&self, target: &str, size: &str) -> (Vec<u32>, Vec<String>) {
+        let mut reps = Vec::new();
+        let mut others = Vec::new();
+        for e in std::fs::read_dir(self.dir.join(target).join(size))
             .into_iter()
             .flatten()
             .flatten()
-            .filter_map(|e| {
-                let name = e.file_name();
-                let name = name.to_str()?;
-                name.strip_suffix(".csv")
-                    .or_else(|| name.strip_suffix(".sqlite"))
-                    .or_else(|| name.strip_suffix(".cupti"))?
-                    .parse()
-                    .ok()
-            })
-            .collect();
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let rep = name
+                .strip_suffix(".csv")
+                .or_else(|| name.strip_suffix(".sqlite"))
+                .or_else(|| name.strip_suffix(".cupti"))
+                .and_then(|stem| stem.parse::<u32>().ok().filter(|n| n.to_string() == stem));
+            match rep {
+                Some(n) => reps.push(n),
+                None => others.push(name),
+            }
+        }
         reps.sort_unstable();
         reps.dedup();
-        reps
+        others.sort();
+        (reps, others)
     }
 }
 
@@ -148,8 +156,19 @@ impl Profiler for ReplayProfiler {
                     } else if !self.dir.join(&job.target.name).join(&size).is_dir() {
                         format!("has no size `{size}` for target `{}`", job.target.name)
                     } else {
-                        let reps = self.reps(&job.target.name, &size);
-                        format!("has no repetition {} (it has {})", job.rep, describe_reps(&reps))
+                        let (reps, others) = self.rep_files(&job.target.name, &size);
+                        let mut what =
+                            format!("has no repetition {} (it has {})", job.rep, describe_reps(&reps));
+                        if !others.is_empty() {
+                            let shown: Vec<String> =
+                                others.iter().take(5).map(|n| format!("`{n}`")).collect();
+                            what.push_str(&format!(
+                                "; {} in that folder {} not a repetition's name: a repetition is `<n>.csv` or `<n>.sqlite`, `n` counting from 0 without leading zeros (`0.csv`, `1.csv`, ...)",
+                                shown.join(", "),
+                                if others.len() == 1 { "is" } else { "are" }
+                            ));
+                        }
+                        what
                     };
                     return Err(ProfileError::new(
                     FailureKind::Recording,

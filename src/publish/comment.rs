@@ -245,9 +245,12 @@ fn classify(e: octocrab::Error) -> Failure {
     match &e {
         octocrab::Error::GitHub { source, .. } => {
             let status = source.status_code;
-            let msg = format!("{} {}", status.as_u16(), source.message);
+            // The body's message may echo the request (a proxy's Authorization header) and be of
+            // any size: redacted and bounded before it reaches an error or a `::warning`.
+            let message = crate::foundation::sanitize::api_body(&source.message);
+            let msg = format!("{} {message}", status.as_u16());
             if status.as_u16() == 403 {
-                Failure::Forbidden(source.message.clone())
+                Failure::Forbidden(message)
             } else if status.is_server_error() || status.as_u16() == 429 {
                 Failure::Retryable(msg)
             } else {
@@ -255,7 +258,9 @@ fn classify(e: octocrab::Error) -> Failure {
             }
         }
         // No HTTP answer (connection refused, reset, timeout): worth another try.
-        octocrab::Error::Hyper { .. } | octocrab::Error::Service { .. } => Failure::Retryable(e.to_string()),
-        _ => Failure::Fatal(e.to_string()),
+        octocrab::Error::Hyper { .. } | octocrab::Error::Service { .. } => {
+            Failure::Retryable(crate::foundation::sanitize::api_body(&e.to_string()))
+        }
+        _ => Failure::Fatal(crate::foundation::sanitize::api_body(&e.to_string())),
     }
 }

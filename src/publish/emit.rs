@@ -83,7 +83,7 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
 /// The first failure to write a file, or a failed comment (not a 403, which is a warning). Every
 /// other report is still written before a comment failure is returned.
 pub fn emit(results: &Results, opts: &ReportOptions, env: &GithubEnv) -> Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::foundation::pipe::QuietPipe::new(std::io::stdout().lock());
     let mut err = std::io::stderr().lock();
     emit_to(results, opts, env, &mut out, &mut err)
 }
@@ -101,7 +101,8 @@ pub fn emit_to(
 ) -> Result<()> {
     let note = |err: &mut dyn Write, msg: &str| {
         // A closed stderr must not turn a written report into a failure.
-        let _ = writeln!(err, "{msg}");
+        // Notes quote GitHub's answers (a comment's URL, a refusal): sanitised.
+        let _ = writeln!(err, "{}", crate::foundation::sanitize::block(msg));
     };
     if let Some(p) = &opts.junit {
         write_file(p, &crate::report::junit(results))?;

@@ -218,6 +218,8 @@ pub fn post_note(cfg: &GitlabConfig, body: &str) -> Result<NoteOutcome> {
             s.replace(secret, "***")
         }
     };
+    // Every message also loses a URL's password (`--api-url http://user:PASS@host`).
+    let redact = |s: String| crate::foundation::sanitize::redact_urls(&redact(s)).into_owned();
     rt.block_on(post_with_retries(cfg, body)).map_err(|e| match e {
         Error::Environment(m) => Error::Environment(redact(m)),
         Error::Usage(m) => Error::Usage(redact(m)),
@@ -379,7 +381,10 @@ impl Api<'_> {
         let req = req
             .body(Full::new(Bytes::from(json.unwrap_or_default())))
             .map_err(|e| Failure::Fatal(format!("invalid request to {url}: {e}")))?;
-        let what = format!("{method} {}", strip_query(url));
+        let what = format!(
+            "{method} {}",
+            crate::foundation::sanitize::redact_urls(strip_query(url))
+        );
         let res = tokio::time::timeout(self.cfg.timeout, self.client.request(req))
             .await
             .map_err(|_| Failure::Retryable(format!("{what}: no answer in {:?}", self.cfg.timeout)))?
@@ -432,8 +437,11 @@ fn gitlab_message(body: &[u8]) -> String {
             other => other.to_string(),
         })
         .unwrap_or_default();
-    let m: String = m.chars().filter(|c| !c.is_control()).take(300).collect();
-    if m.is_empty() { "no message".to_owned() } else { m }
+    if m.is_empty() {
+        "no message".to_owned()
+    } else {
+        crate::foundation::sanitize::api_body(&m)
+    }
 }
 
 fn classify(status: StatusCode, body: &[u8], what: &str) -> Failure {

@@ -113,7 +113,11 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn new(prior: BTreeMap<String, f64>) -> Self {
+    pub fn new(mut prior: BTreeMap<String, f64>) -> Self {
+        // Costs from a results file anyone can edit: clamped (`1e20` overflowed the ETA).
+        for c in prior.values_mut() {
+            *c = crate::plan::shard::clamp_cost(*c);
+        }
         Self {
             prior,
             ..Self::default()
@@ -175,7 +179,7 @@ impl Tally {
         if let Some((_, _, _, started)) = &self.current {
             left -= now.saturating_duration_since(*started).as_secs_f64();
         }
-        Some(Duration::from_secs_f64(left.max(0.0)))
+        Some(Duration::try_from_secs_f64(left.max(0.0)).unwrap_or(Duration::MAX))
     }
 }
 
@@ -224,8 +228,9 @@ impl<W: Write> Lines<W> {
 
     fn line(&mut self, text: &str) {
         if self.verbosity > Verbosity::Quiet {
-            // Progress is best effort: a closed stderr must not stop a measurement.
-            let _ = writeln!(self.out, "{text}");
+            // Progress is best effort: a closed stderr must not stop a measurement. Lines
+            // name targets, sizes, folders and failures: sanitised.
+            let _ = writeln!(self.out, "{}", crate::foundation::sanitize::block(text));
         }
     }
 
@@ -453,6 +458,7 @@ impl Progress for Bar {
     }
 
     fn note(&mut self, text: &str) {
+        let text = &crate::foundation::sanitize::block(text);
         if self.draw.is_some() || self.bar.is_finished() {
             // No bar on the screen (before the first run, after the last): indicatif would
             // drop the line, so write it as is.

@@ -48,16 +48,19 @@ impl SpecError {
 
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.path.display())?;
+        // The message quotes the spec's own strings (names, keys, metrics, regexes, sizes): a
+        // newline or an escape in them stays on this one line, escaped.
+        use crate::foundation::sanitize::{block, line};
+        write!(f, "{}", line(&self.path.display().to_string()))?;
         if let Some(l) = self.line {
             write!(f, ":{l}")?;
             if let Some(c) = self.column {
                 write!(f, ":{c}")?;
             }
         }
-        write!(f, ": {}", self.message)?;
+        write!(f, ": {}", line(&self.message))?;
         if let Some(h) = &self.help {
-            write!(f, "\n  help: {h}")?;
+            write!(f, "\n  help: {}", block(h))?;
         }
         for other in &self.also {
             write!(f, "\nerror: {other}")?;

@@ -114,6 +114,9 @@ pub struct Target {
     pub command: Vec<String>,
     pub cwd: Option<PathBuf>,
     pub env: BTreeMap<String, String>,
+    /// Variables of cgp-gate's own environment passed to the program although they look like
+    /// credentials (`env_passthrough`; every other credential is removed).
+    pub env_passthrough: Vec<String>,
     pub kernel: Option<KernelFilter>,
     /// NVTX include expressions (ORed by ncu).
     pub nvtx: Vec<String>,

@@ -188,6 +188,13 @@ fn target_run_properties() -> Value {
             "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" },
             "additionalProperties": scalar
         },
+        "env_passthrough": {
+            "description": "Variables of cgp-gate's environment passed to the program although they look like credentials (every `*_TOKEN`, `*_SECRET`, `*_PASSWORD`, `*_API_KEY` and the CI systems' own credentials are removed otherwise).",
+            "anyOf": [
+                { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" },
+                { "type": "array", "items": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" } }
+            ]
+        },
         "kernel": {
             "description": "Kernel function name to profile (exact), or `regex:<expr>`.",
             "type": "string", "minLength": 1

@@ -136,6 +136,12 @@ pub(crate) struct YamlError {
 /// would otherwise expand exponentially in memory).
 const MAX_NODES: usize = 1_000_000;
 
+/// Aliases may copy text too: a 2 MB spec aliasing a 1 MB scalar 200,000 times holds 200 GB once
+/// expanded, in only 200,000 nodes. Past this many bytes of scalar text in the expanded document
+/// (four times the largest spec file read, `fsutil::limits::SPEC`) the document is refused,
+/// before the copy is made.
+const MAX_TEXT_BYTES: usize = 64 << 20;
+
 /// Deepest nesting of sequences and mappings accepted: a spec needs about 6; the limit keeps every
 /// recursive walk of the tree (and its drop) far from the stack's end.
 pub(crate) const MAX_DEPTH: usize = 64;
@@ -167,6 +173,8 @@ struct Builder {
     root: Option<Node>,
     documents: usize,
     nodes: usize,
+    /// Bytes of scalar text in the document as expanded so far.
+    text_bytes: usize,
     aliases_used: bool,
 }
 
@@ -196,6 +204,7 @@ impl Builder {
                         });
                     }
                 }
+                let text_len = text.len();
                 let node = Node {
                     kind: Kind::Scalar(Scalar {
                         text: text.into_owned(),
@@ -203,6 +212,7 @@ impl Builder {
                     }),
                     mark,
                 };
+                self.add_text(text_len, mark)?;
                 self.finish(node, anchor, 1)?;
             }
             Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
@@ -237,17 +247,42 @@ impl Builder {
             }
             Event::Alias(id) => {
                 self.aliases_used = true;
-                let Some(node) = self.anchors.get(&id).cloned() else {
+                let Some((copied, bytes)) = self.anchors.get(&id).map(count) else {
                     return Err(YamlError {
                         mark,
                         message: "alias to an unknown anchor".to_owned(),
                     });
                 };
-                // An alias copies the whole anchored node: that is what costs memory.
-                let copied = count(&node);
+                // An alias copies the whole anchored node: that is what costs memory. Its nodes
+                // and text are counted, and the budget checked, before the copy is made.
+                if self.nodes.saturating_add(copied) <= MAX_NODES {
+                    self.add_text(bytes, mark)?;
+                }
+                let Some(node) = self.anchors.get(&id).cloned() else {
+                    return Ok(());
+                };
                 self.finish(node, 0, copied)?;
             }
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}
+        }
+        Ok(())
+    }
+
+    /// Count `bytes` more of scalar text; past [`MAX_TEXT_BYTES`] the document is refused.
+    fn add_text(&mut self, bytes: usize, mark: Mark) -> Result<(), YamlError> {
+        self.text_bytes = self.text_bytes.saturating_add(bytes);
+        if self.text_bytes > MAX_TEXT_BYTES {
+            return Err(YamlError {
+                mark,
+                message: if self.aliases_used {
+                    format!(
+                        "the document expands to more than {} MB of text through its aliases (`*name`); a spec needs far less",
+                        MAX_TEXT_BYTES >> 20
+                    )
+                } else {
+                    format!("the document holds more than {} MB of text", MAX_TEXT_BYTES >> 20)
+                },
+            });
         }
         Ok(())
     }
@@ -303,11 +338,16 @@ fn tag_name(tag: &Tag) -> String {
     }
 }
 
-fn count(node: &Node) -> usize {
+/// The nodes of `node` and the bytes of its scalar text.
+fn count(node: &Node) -> (usize, usize) {
+    let add = |(n, b): (usize, usize), (n2, b2): (usize, usize)| (n + n2, b.saturating_add(b2));
     match &node.kind {
-        Kind::Scalar(_) => 1,
-        Kind::Seq(items) => 1 + items.iter().map(count).sum::<usize>(),
-        Kind::Map(entries) => 1 + entries.iter().map(|(k, v)| count(k) + count(v)).sum::<usize>(),
+        Kind::Scalar(s) => (1, s.text.len()),
+        Kind::Seq(items) => items.iter().map(count).fold((1, 0), add),
+        Kind::Map(entries) => entries
+            .iter()
+            .map(|(k, v)| add(count(k), count(v)))
+            .fold((1, 0), add),
     }
 }
 
@@ -371,6 +411,24 @@ mod tests {
         }
         let e = parse(&text).unwrap_err();
         assert!(e.message.contains("more than"), "{}", e.message);
+    }
+
+    #[test]
+    fn aliases_of_a_long_scalar_are_refused_by_their_text_before_they_are_copied() {
+        let mut text = format!("a: &big \"{}\"\nb: [", "x".repeat(1 << 20));
+        for _ in 0..200 {
+            text.push_str("*big, ");
+        }
+        text.push_str("]\n");
+        let e = parse(&text).unwrap_err();
+        assert!(
+            e.message.contains("MB of text through its aliases"),
+            "{}",
+            e.message
+        );
+        // 60 copies fit.
+        let ok = text.replacen(&"*big, ".repeat(200), &"*big, ".repeat(60), 1);
+        assert!(parse(&ok).is_ok());
     }
 
     #[test]

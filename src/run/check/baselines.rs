@@ -1,6 +1,7 @@
 //! The baselines a check compares against: read once, checked for comparability (GPU,
 //! fingerprint) before any GPU time is spent, and the error when there are none at all.
 
+use crate::foundation::sanitize::line;
 use std::collections::BTreeMap;
 
 use super::{Baselines, CheckOptions, Stored};
@@ -97,9 +98,9 @@ pub(super) fn load_baselines(
                 return Err(Error::Environment(format!(
                     "no baseline of `{}` for this GPU (`{}`, expected {}), but there are baselines for other GPUs: {}\n  help: run on the GPU the baselines were measured on, or add this GPU's with `cgp-gate baseline update` (on a new runner type, commit them in the same pull request)",
                     t.name,
-                    fp.gpu_name,
-                    store.path(&fp.gpu_key(), &t.name).display(),
-                    others.join(", ")
+                    line(&fp.gpu_name),
+                    line(&store.path(&fp.gpu_key(), &t.name).display().to_string()),
+                    line(&others.join(", "))
                 )));
             }
             continue;
@@ -109,7 +110,9 @@ pub(super) fn load_baselines(
             if !opts.allow_fingerprint_mismatch {
                 let list = diffs
                     .iter()
-                    .map(|(f, base, now)| format!("{f}: baseline `{base}`, now `{now}`"))
+                    // The fields come from a baseline file and the manifest of a recording:
+                    // each stays on this one line, sanitised.
+                    .map(|(f, base, now)| format!("{f}: baseline `{}`, now `{}`", line(base), line(now)))
                     .collect::<Vec<_>>()
                     .join("; ");
                 return Err(Error::Environment(format!(

@@ -303,3 +303,29 @@ pub(super) fn env(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<BTreeMap<Str
     }
     Ok(out)
 }
+
+/// `env_passthrough`: names of variables of cgp-gate's environment the program receives although
+/// they look like credentials (`HF_TOKEN`); one name or a list.
+pub(super) fn env_passthrough(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<Vec<String>> {
+    let one = |n: &Node| -> Result<String> {
+        let k = ctx.non_empty_text(n, &format!("a name in the `env_passthrough` of {what}"))?;
+        let valid = k
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(ctx
+                .err(
+                    n,
+                    format!("`{k}` in the `env_passthrough` of {what} is not an environment variable name"),
+                )
+                .help("use letters, digits and `_`, not starting with a digit, e.g. `env_passthrough: [HF_TOKEN]`"));
+        }
+        Ok(k.to_owned())
+    };
+    match &node.kind {
+        Kind::Seq(items) => items.iter().map(one).collect(),
+        _ => Ok(vec![one(node)?]),
+    }
+}

@@ -35,6 +35,7 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "command",
     "cwd",
     "env",
+    "env_passthrough",
     "kernel",
     "nvtx",
     "launch_skip",

@@ -1,7 +1,7 @@
 //! A target of the spec: its name, its merged keys (target over `defaults`), the profiler's own
 //! keys and every cross-field check of one target.
 
-use super::command::{command, env, sizes};
+use super::command::{command, env, env_passthrough, sizes};
 use super::control::{clocks, timeout};
 use super::measure::{categories, cupti_metrics, kernel, metrics, nsys_metrics, nvtx, work_expr};
 use super::*;
@@ -57,10 +57,7 @@ pub(super) fn target(
 
     let cwd = working_dir(ctx, m, &what, spec_dir)?;
 
-    let env = match m.get("env") {
-        Some(n) => env(ctx, n, &what)?,
-        None => BTreeMap::new(),
-    };
+    let (env, env_passthrough) = environment(ctx, m, &what)?;
 
     let kernel = match m.get("kernel") {
         Some(n) => Some(kernel(ctx, n, &what)?),
@@ -118,6 +115,7 @@ pub(super) fn target(
         command,
         cwd,
         env,
+        env_passthrough,
         kernel,
         nvtx,
         launch_skip,
@@ -184,6 +182,23 @@ fn libcupti(
         }
         _ => Ok(None),
     }
+}
+
+/// `env` and `env_passthrough` of a target.
+fn environment(
+    ctx: &Ctx<'_>,
+    m: &Merged<'_, '_>,
+    what: &str,
+) -> Result<(BTreeMap<String, String>, Vec<String>)> {
+    let set = match m.get("env") {
+        Some(n) => env(ctx, n, what)?,
+        None => BTreeMap::new(),
+    };
+    let passthrough = match m.get("env_passthrough") {
+        Some(n) => env_passthrough(ctx, n, what)?,
+        None => Vec::new(),
+    };
+    Ok((set, passthrough))
 }
 
 /// A size names a recording folder: its `key=value` pairs must fit a file name.
