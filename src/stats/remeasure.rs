@@ -6,7 +6,8 @@
 use crate::foundation::threshold::Threshold;
 
 use super::row::RowVerdict;
-use super::verdict::{Comparison, Config, Judgement, judge_all};
+use super::spending::LookAt;
+use super::verdict::{Comparison, Config, Judgement, judge_all_at};
 
 /// Rows whose size is measured again: the inconclusive ones. A row stops as soon as it is
 /// decided (regression, pass, improvement): the alpha of every look is spent (`Config::looks`),
@@ -57,7 +58,8 @@ pub struct SimOutcome {
 
 /// What `check` does, on simulated candidates: measure `repetitions` runs (processes) per row
 /// (`draw(row, runs)` returns the samples of that many more runs, one vector per run), judge
-/// every row with `judge_all` (one Holm family, alpha split over the looks), re-measure the
+/// every row with `judge_all_at` (one Holm family, alpha spent over the looks by each row's plan,
+/// `stats::spending`), re-measure the
 /// inconclusive rows by `repetitions` more runs up to `max_repetitions`, judge again. A row keeps
 /// the verdict of the first look that decided it; the others take the last look's.
 pub fn simulate_check(
@@ -99,7 +101,15 @@ pub fn simulate_check(
                 candidate_runs: &c.1,
             })
             .collect();
-        let judgements = judge_all(&comparisons, &cfg);
+        let at: Vec<LookAt> = done
+            .iter()
+            .map(|d| LookAt {
+                repetitions,
+                max_repetitions,
+                done: *d,
+            })
+            .collect();
+        let judgements = judge_all_at(&comparisons, &cfg, &at);
         let mut more = false;
         for (i, j) in judgements.iter().enumerate() {
             if decided[i].is_some() {
@@ -142,7 +152,7 @@ pub struct PairedOutcome {
 
 /// What `ab` does (src/run/ab/), on simulated pairs: `repetitions` pairs per row (`draw(row, n)`
 /// returns `n` more (base, head) values, each the median of one process's launches), every row
-/// judged with `judge_paired` at `alpha` split over the looks, the inconclusive rows given
+/// judged with `judge_paired_at`, alpha spent over the looks as in `check`, the inconclusive rows given
 /// `repetitions` more pairs up to `max_repetitions`; a decided row keeps its first verdict.
 /// Each row is its own size here. Rows of `tolerance` with lower-is-better durations.
 pub fn simulate_ab(
@@ -154,8 +164,7 @@ pub fn simulate_ab(
     max_repetitions: u32,
     draw: &mut dyn FnMut(usize, u32) -> Vec<(f64, f64)>,
 ) -> PairedOutcome {
-    use super::paired::{PairedJudgement, PairedRow, judge_paired};
-    let alpha = alpha / f64::from(looks(repetitions, max_repetitions));
+    use super::paired::{PairedJudgement, PairedRow, judge_paired_at};
     let mut pairs: Vec<Vec<(f64, f64)>> = (0..rows).map(|i| draw(i, repetitions)).collect();
     let mut done = vec![repetitions; rows];
     let mut decided: Vec<Option<PairedJudgement>> = vec![None; rows];
@@ -173,7 +182,15 @@ pub fn simulate_ab(
                 min_effect: 0.0,
             })
             .collect();
-        let js = judge_paired(&rs, alpha, confidence);
+        let at: Vec<LookAt> = done
+            .iter()
+            .map(|d| LookAt {
+                repetitions,
+                max_repetitions,
+                done: *d,
+            })
+            .collect();
+        let js = judge_paired_at(&rs, alpha, confidence, &at);
         let mut more = false;
         for (i, j) in js.iter().enumerate() {
             if decided[i].is_some() {
