@@ -326,8 +326,13 @@ fn row(
     out.within_cv = fit.within_sd;
     out.between_cv = Some(fit.between_sd);
     out.launches_per_run = launches;
-    let looks = crate::stats::remeasure::looks(target.repetitions, target.max_repetitions);
-    let z_alpha = z(1.0 - cfg.alpha / f64::from(looks));
+    // The last look's share of alpha under the spending rule `check` uses (`stats::spending`).
+    let last_look = crate::stats::spending::LookAt {
+        repetitions: target.repetitions,
+        max_repetitions: target.max_repetitions,
+        done: target.max_repetitions.max(target.repetitions),
+    };
+    let z_alpha = z(1.0 - cfg.alpha * crate::stats::spending::share(cfg.alpha, &last_look, 1));
     let z_cover = z(COVERAGE);
     let q = z(0.5 + cfg.confidence / 2.0);
     let r_base = f64::from(target.baseline_repetitions);
@@ -374,7 +379,24 @@ fn row(
             percent(floor, Percent::Plain1)
         );
     }
+    disturbed_note(&mut out, &fit);
     out
+}
+
+/// The disturbed runs the robust fit left out (`stats::nested`), appended to the note: the
+/// figures above are those of the other runs.
+fn disturbed_note(out: &mut CalibrationRow, fit: &crate::stats::nested::Fit) {
+    let left = &fit.disturbed_runs[0];
+    if left.is_empty() {
+        return;
+    }
+    let each: Vec<String> = left.iter().map(|x| percent(*x, Percent::Signed2)).collect();
+    out.note.push_str(&format!(
+        "; {} of {} runs left out of the noise figures as disturbed ({} from the median run: a preempted or throttled process)",
+        left.len(),
+        fit.runs.0 + left.len(),
+        each.join(", ")
+    ));
 }
 
 #[cfg(test)]

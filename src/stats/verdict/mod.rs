@@ -27,12 +27,14 @@ mod checks;
 mod exact;
 mod limit;
 mod rank;
+mod rule;
 mod run_level;
 mod shift;
 #[cfg(test)]
 mod tests;
 
 pub use exact::{ExactOutcome, compare_exact};
+pub use rule::verdict_of_interval;
 
 use self::checks::{constant, input_problem, sample_count_problem};
 use self::exact::exact_compare;

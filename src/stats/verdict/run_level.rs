@@ -168,12 +168,23 @@ fn noise_text(f: &Fit) -> String {
         || "unknown (one launch per run)".to_owned(),
         |w| percent(w, Percent::Signed2).trim_start_matches('+').to_owned(),
     );
-    format!(
+    let mut text = format!(
         "; {} baseline and {} candidate runs ({} and {} launches), noise within a run {within}, between runs {}",
         f.runs.0,
         f.runs.1,
         f.n.0,
         f.n.1,
         percent(f.between_sd, Percent::Signed2).trim_start_matches('+')
-    )
+    );
+    for (side, left) in ["baseline", "candidate"].iter().zip(&f.disturbed_runs) {
+        if !left.is_empty() {
+            let each: Vec<String> = left.iter().map(|x| percent(*x, Percent::Signed2)).collect();
+            text.push_str(&format!(
+                "; {} disturbed {side} run(s) left out ({} from the median run)",
+                left.len(),
+                each.join(", ")
+            ));
+        }
+    }
+    text
 }

@@ -44,6 +44,15 @@ pub(super) struct ShiftRow {
     pub(super) model: Option<(Fit, f64)>,
 }
 
+/// The smallest change found in 80 % of checks at a one-sided 1 % level against the tolerance
+/// `t`, with and without the between-job variance `extra` (`se`: the model's standard error):
+/// `exp(ln(1 + t) + (z_0.99 + z_0.8) SE) - 1`. What the job drift costs a row.
+fn drift_cost(t: f64, se: f64, extra: f64) -> (f64, f64) {
+    const Z: f64 = 2.326_348 + 0.841_621;
+    let at = |se: f64| (t.ln_1p() + Z * se).exp_m1();
+    (at((se * se + extra).sqrt()), at(se))
+}
+
 /// The Holm-adjusted p-values of a shifted row and the level they are judged at.
 struct Adjusted {
     /// Regression family: against the baseline moved to the regression boundary.
@@ -326,9 +335,19 @@ impl ShiftRow {
                 percent(sp.spread, Percent::Signed2).trim_start_matches('+'),
                 sp.generations
             ));
-            if t > 0.0 && t < 3.0 * sp.spread {
+            let drift = self.model.as_ref().map(|(f, extra)| drift_cost(t, f.se, *extra));
+            let too_large = drift.is_some_and(|(with, without)| with - without > t / 3.0);
+            if t > 0.0 && (t < 3.0 * sp.spread || too_large) {
+                let cost = drift.map_or_else(String::new, |(with, without)| {
+                    format!(
+                        ": with it a change must be about {} to be found in 80% of checks ({} without it)",
+                        percent(with, Percent::Signed2),
+                        percent(without, Percent::Signed2)
+                    )
+                });
                 j.reason.push_str(&format!(
-                    "; warning: the threshold is under 3x the between-job spread: raise it to at least {} or measure baseline and candidate in the same job",
+                    "; warning: the job drift is too large for the {} threshold{cost}; `cgp-gate ab` measures baseline and candidate in the same job, which removes it, or raise the threshold to at least {}",
+                    percent(t, Percent::Signed2).trim_start_matches('+'),
                     percent(3.0 * sp.spread, Percent::Signed2).trim_start_matches('+')
                 ));
             }
