@@ -521,8 +521,6 @@ fn a_rep_file_cut_inside_a_quoted_cell_is_an_error_naming_file_and_line() {
     let out = bin()
         .args([
             "calibrate",
-            "--trials",
-            "20",
             "--spec",
             "examples/cgp-gate.yaml",
             "--replay",

@@ -177,10 +177,38 @@ pub fn nominal_levels(alpha: f64, fractions: &[f64]) -> Vec<f64> {
     out
 }
 
+/// Shares already computed: (alpha's bits, repetitions, max_repetitions, look index, family).
+type ShareKey = (u64, u32, u32, usize, usize);
+
 /// The share of alpha a row at `look` may spend in a Holm family of `family` rows: the smallest
 /// `nominal_k(g) / g` over the local levels `g` from `alpha / family` to `alpha` (see the module
-/// text); 1 for a row of one planned look.
+/// text); 1 for a row of one planned look. Remembered per plan, look and family (a pure function:
+/// the memo only saves the grid integration when every judgement of a run asks again).
 pub fn share(alpha: f64, look: &LookAt, family: usize) -> f64 {
+    static MEMO: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<ShareKey, f64>>> =
+        std::sync::OnceLock::new();
+    let key = (
+        alpha.to_bits(),
+        look.repetitions,
+        look.max_repetitions,
+        look.index(),
+        family,
+    );
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(s) = memo.lock().ok().and_then(|m| m.get(&key).copied()) {
+        return s;
+    }
+    let s = compute_share(alpha, look, family);
+    if let Ok(mut m) = memo.lock() {
+        if m.len() > 10_000 {
+            m.clear();
+        }
+        m.insert(key, s);
+    }
+    s
+}
+
+fn compute_share(alpha: f64, look: &LookAt, family: usize) -> f64 {
     let f = look.fractions();
     if f.len() <= 1 {
         return 1.0;
