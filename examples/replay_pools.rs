@@ -285,10 +285,22 @@ fn main() {
         if let Some(p) = planted.get_mut(12) {
             p.iter_mut().for_each(|x| *x *= 1.32);
         }
-        split(&format!("{t}, 30 processes, one planted +32%, every process kept"), &planted, false);
-        split(&format!("{t}, 30 processes, one planted +32%, robust"), &planted, true);
+        split(
+            &format!("{t}, 30 processes, one planted +32%, every process kept"),
+            &planted,
+            false,
+        );
+        split(
+            &format!("{t}, 30 processes, one planted +32%, robust"),
+            &planted,
+            true,
+        );
     }
     let va = durations(&scaling.join("va_L300.csv"));
     let halves = [va[..va.len() / 2].to_vec(), va[va.len() / 2..].to_vec()];
-    split("vector_add, one process of 300 launches split in halves", &halves, true);
+    split(
+        "vector_add, one process of 300 launches split in halves",
+        &halves,
+        true,
+    );
 }

@@ -35,7 +35,13 @@ fn bin() -> assert_cmd::Command {
 fn results(args: &[&str], cwd: &Path) -> Results {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let out = bin().current_dir(cwd).args(args).arg("--json").arg(&json).output().unwrap();
+    let out = bin()
+        .current_dir(cwd)
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
     read_results(&json).unwrap_or_else(|e| {
         panic!(
             "{args:?} wrote no results ({e}): {}",
@@ -45,7 +51,11 @@ fn results(args: &[&str], cwd: &Path) -> Results {
 }
 
 fn interval_text(ci: [f64; 2]) -> String {
-    format!("[{}, {}]", percent(ci[0], Percent::Signed2), percent(ci[1], Percent::Signed2))
+    format!(
+        "[{}, {}]",
+        percent(ci[0], Percent::Signed2),
+        percent(ci[1], Percent::Signed2)
+    )
 }
 
 /// How a row disagrees with the rule, if it does. Rows the rule covers: the run-level model,
@@ -75,7 +85,13 @@ fn disagreement(row: &Row) -> Option<String> {
         Method::Exact => {
             let c = row.change?;
             let want = verdict_of_interval([c, c], tolerance, direction, false);
-            (want != row.verdict).then(|| format!("{}: exact {:?}, change {c} gives {want:?}", row.key(), row.verdict))
+            (want != row.verdict).then(|| {
+                format!(
+                    "{}: exact {:?}, change {c} gives {want:?}",
+                    row.key(),
+                    row.verdict
+                )
+            })
         }
         _ => None,
     }
@@ -97,35 +113,97 @@ fn every_verdict_of_the_real_replays_follows_from_the_interval_it_shows() {
     let mut covered = 0;
     let mut verdicts = std::collections::BTreeSet::new();
     let checks: [(&str, &str, &str); 8] = [
-        ("examples/recordings/h100/check.yaml", "examples/recordings/h100/aa-live", "examples/baselines-h100"),
-        ("examples/recordings/h100/check.yaml", "examples/recordings/h100/badlaunch", "examples/baselines-h100"),
-        ("examples/recordings/h100/check.yaml", "examples/recordings/h100/baseline", "examples/baselines-h100"),
-        ("tests/fixtures/h100-planted/check.yaml", "tests/fixtures/h100-planted/extra3", "tests/fixtures/h100-planted/baselines"),
-        ("tests/fixtures/h100-planted/check.yaml", "tests/fixtures/h100-planted/extra10", "tests/fixtures/h100-planted/baselines"),
-        ("tests/fixtures/h100-planted/check.yaml", "tests/fixtures/h100-planted/badlaunch", "tests/fixtures/h100-planted/baselines"),
-        ("tests/fixtures/h100-torch/spec.yaml", "tests/fixtures/h100-torch/rec", "tests/fixtures/h100-torch/baselines"),
-        ("examples/pytorch/cgp-gate.yaml", "examples/pytorch/recording", "examples/pytorch/baselines"),
+        (
+            "examples/recordings/h100/check.yaml",
+            "examples/recordings/h100/aa-live",
+            "examples/baselines-h100",
+        ),
+        (
+            "examples/recordings/h100/check.yaml",
+            "examples/recordings/h100/badlaunch",
+            "examples/baselines-h100",
+        ),
+        (
+            "examples/recordings/h100/check.yaml",
+            "examples/recordings/h100/baseline",
+            "examples/baselines-h100",
+        ),
+        (
+            "tests/fixtures/h100-planted/check.yaml",
+            "tests/fixtures/h100-planted/extra3",
+            "tests/fixtures/h100-planted/baselines",
+        ),
+        (
+            "tests/fixtures/h100-planted/check.yaml",
+            "tests/fixtures/h100-planted/extra10",
+            "tests/fixtures/h100-planted/baselines",
+        ),
+        (
+            "tests/fixtures/h100-planted/check.yaml",
+            "tests/fixtures/h100-planted/badlaunch",
+            "tests/fixtures/h100-planted/baselines",
+        ),
+        (
+            "tests/fixtures/h100-torch/spec.yaml",
+            "tests/fixtures/h100-torch/rec",
+            "tests/fixtures/h100-torch/baselines",
+        ),
+        (
+            "examples/pytorch/cgp-gate.yaml",
+            "examples/pytorch/recording",
+            "examples/pytorch/baselines",
+        ),
     ];
     for (spec, rec, base) in checks {
         let r = results(
-            &["check", "--color", "never", "--spec", spec, "--replay", rec, "--baselines", base],
+            &[
+                "check",
+                "--color",
+                "never",
+                "--spec",
+                spec,
+                "--replay",
+                rec,
+                "--baselines",
+                base,
+            ],
             &cwd,
         );
         covered += all_follow(rec, &r);
-        verdicts.extend(r.rows.iter().filter(|x| x.method == Method::RunLevelT).map(|x| x.verdict));
+        verdicts.extend(
+            r.rows
+                .iter()
+                .filter(|x| x.method == Method::RunLevelT)
+                .map(|x| x.verdict),
+        );
     }
     // `ab`: the real PyTorch captures of the example (base) against those of the fixture (head).
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&cwd.join("examples/pytorch/recording"), &dir.path().join("base"));
-    copy_dir(&cwd.join("tests/fixtures/h100-torch/rec"), &dir.path().join("head"));
+    copy_dir(
+        &cwd.join("tests/fixtures/h100-torch/rec"),
+        &dir.path().join("head"),
+    );
     let spec = cwd.join("examples/pytorch/cgp-gate.yaml");
     let r = results(
-        &["ab", "--color", "never", "--spec", spec.to_str().unwrap(), "--replay", dir.path().to_str().unwrap()],
+        &[
+            "ab",
+            "--color",
+            "never",
+            "--spec",
+            spec.to_str().unwrap(),
+            "--replay",
+            dir.path().to_str().unwrap(),
+        ],
         &cwd,
     );
     let paired = r.rows.iter().filter(|x| x.method == Method::PairedT).count();
     covered += all_follow("ab on the PyTorch captures", &r);
-    assert!(paired > 0, "ab judged no paired row: {:?}", r.rows.iter().map(|x| &x.reason).collect::<Vec<_>>());
+    assert!(
+        paired > 0,
+        "ab judged no paired row: {:?}",
+        r.rows.iter().map(|x| &x.reason).collect::<Vec<_>>()
+    );
     // The replays hold passes, regressions and inconclusive rows of the model: the rule was
     // checked on each kind.
     assert!(covered > 30, "{covered} rows");
@@ -170,7 +248,10 @@ fn a_verdict_that_disagrees_with_its_interval_is_caught() {
         .expect("a run-level row");
     assert!(disagreement(&row).is_none());
     row.verdict = cgp_gate::outcome::results::RowVerdict::Regression;
-    assert!(disagreement(&row).is_some(), "a planted regression on a passing interval");
+    assert!(
+        disagreement(&row).is_some(),
+        "a planted regression on a passing interval"
+    );
 }
 
 /// The durations of `metric` in one real ncu CSV, launch by launch.
@@ -180,10 +261,12 @@ fn durations(csv: &Path) -> Vec<f64> {
     parsed
         .launches
         .iter()
-        .filter_map(|l| match l.metrics.get("gpu__time_duration.sum").map(|m| &m.value) {
-            Some(cgp_gate::measured::samples::MetricValue::Number(v)) => Some(*v),
-            _ => None,
-        })
+        .filter_map(
+            |l| match l.metrics.get("gpu__time_duration.sum").map(|m| &m.value) {
+                Some(cgp_gate::measured::samples::MetricValue::Number(v)) => Some(*v),
+                _ => None,
+            },
+        )
         .collect()
 }
 
@@ -192,7 +275,13 @@ fn calibrate_leaves_out_one_preempted_process_of_a_real_pool() {
     let test = "calibrate_leaves_out_one_preempted_process_of_a_real_pool";
     let dir = tempfile::tempdir().unwrap();
     let archive = root().join("tests/fixtures/h100-2026-11-24/validation-aa.tar.gz");
-    match Command::new("tar").arg("-xzf").arg(&archive).arg("-C").arg(dir.path()).output() {
+    match Command::new("tar")
+        .arg("-xzf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(dir.path())
+        .output()
+    {
         Ok(o) => assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr)),
         Err(_) => return support::skip(test, "tar is not installed"),
     }
@@ -247,5 +336,9 @@ fn calibrate_leaves_out_one_preempted_process_of_a_real_pool() {
         .and_then(|t| t.split('%').next())
         .and_then(|x| x.parse::<f64>().ok());
     assert!(planted.note.contains("1 of 30 runs left out"), "{}", planted.note);
-    assert!(named.is_some_and(|x| (29.0..35.0).contains(&x)), "{}", planted.note);
+    assert!(
+        named.is_some_and(|x| (29.0..35.0).contains(&x)),
+        "{}",
+        planted.note
+    );
 }

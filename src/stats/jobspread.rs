@@ -80,12 +80,7 @@ pub fn median_noise_var(between_sd: f64, within_sd: Option<f64>, runs: usize, la
 /// history's spread beyond it, when the history varies more than `noise_ratio` times that
 /// noise's spread. Never NaN: a gate under 1 lets a history through that varies less than its
 /// noise, and the spread is then 0, not the square root of a negative.
-pub fn job_spread_noise(
-    history: &[f64],
-    median: f64,
-    noise_var: f64,
-    noise_ratio: f64,
-) -> Option<JobSpread> {
+pub fn job_spread_noise(history: &[f64], median: f64, noise_var: f64, noise_ratio: f64) -> Option<JobSpread> {
     let logs: Vec<f64> = history
         .iter()
         .chain(std::iter::once(&median))
@@ -99,7 +94,11 @@ pub fn job_spread_noise(
     diffs.sort_by(f64::total_cmp);
     let mad = super::summary::median_sorted(&diffs)?;
     let total = (1.4826 * mad).powi(2) / 2.0;
-    let within = if noise_var.is_finite() { noise_var.max(0.0) } else { 0.0 };
+    let within = if noise_var.is_finite() {
+        noise_var.max(0.0)
+    } else {
+        0.0
+    };
     let spread = if total > noise_ratio * noise_ratio * within {
         (total - within).max(0.0).sqrt()
     } else {

@@ -30,6 +30,5 @@ pub use outliers::tukey_outliers;
 pub use row::{Method, RowVerdict, SideSummary};
 pub use summary::{median, summarize};
 pub use verdict::{
-    Comparison, Config, IntervalMethod, Judgement, MAX_SAMPLES, MIN_SAMPLES, judge, judge_all,
-    judge_all_at,
+    Comparison, Config, IntervalMethod, Judgement, MAX_SAMPLES, MIN_SAMPLES, judge, judge_all, judge_all_at,
 };

@@ -275,7 +275,9 @@ fn fence_runs(runs: Vec<Run>, within_var: f64) -> (Vec<Run>, Vec<f64>) {
         return (runs, Vec::new());
     }
     let cap = (runs.len() as f64 * MAX_SHARE).floor() as usize;
-    let mut out: Vec<usize> = (0..runs.len()).filter(|&i| dev[i] > RUN_FENCE_K * scale).collect();
+    let mut out: Vec<usize> = (0..runs.len())
+        .filter(|&i| dev[i] > RUN_FENCE_K * scale)
+        .collect();
     out.sort_by(|&a, &b| dev[b].total_cmp(&dev[a]));
     out.truncate(cap);
     let left: Vec<f64> = out.iter().map(|&i| (means[i] - centre).exp_m1()).collect();
@@ -591,7 +593,11 @@ mod tests {
         let (bv, br, cv, cr) = (leak(bv), leak(br), leak(cv), leak(cr));
         let f = fit(side(bv, br), side(cv, cr), true, true).unwrap();
         assert_eq!(f.disturbed_runs[0].len(), 1, "{:?}", f.disturbed_runs);
-        assert!((f.disturbed_runs[0][0] - 0.32).abs() < 0.02, "{:?}", f.disturbed_runs);
+        assert!(
+            (f.disturbed_runs[0][0] - 0.32).abs() < 0.02,
+            "{:?}",
+            f.disturbed_runs
+        );
         assert!(f.disturbed_runs[1].is_empty());
         assert_eq!(f.runs, (29, 2));
         assert!(f.between_sd < 0.006, "between {}", f.between_sd);

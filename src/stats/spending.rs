@@ -63,7 +63,11 @@ impl LookAt {
         let step = self.repetitions.max(1);
         let max = self.max_repetitions.max(step);
         let looks = fractions(self.repetitions, self.max_repetitions).len();
-        let k = if self.done <= step { 0 } else { (self.done.min(max) - step).div_ceil(step) as usize };
+        let k = if self.done <= step {
+            0
+        } else {
+            (self.done.min(max) - step).div_ceil(step) as usize
+        };
         k.min(looks - 1)
     }
 }
@@ -223,7 +227,11 @@ fn compute_share(alpha: f64, look: &LookAt, family: usize) -> f64 {
         let nominal = nominal_levels(g, &f);
         best = best.min(nominal[k] / g);
     }
-    if best.is_finite() { best.min(1.0) } else { 1.0 / f.len() as f64 }
+    if best.is_finite() {
+        best.min(1.0)
+    } else {
+        1.0 / f.len() as f64
+    }
 }
 
 #[cfg(test)]
@@ -237,10 +245,22 @@ mod tests {
         assert_eq!(fractions(5, 5), vec![1.0]);
         assert_eq!(fractions(5, 3), vec![1.0]);
         for (done, k) in [(1, 0), (2, 1), (3, 2), (4, 2)] {
-            let l = LookAt { repetitions: 1, max_repetitions: 3, done };
+            let l = LookAt {
+                repetitions: 1,
+                max_repetitions: 3,
+                done,
+            };
             assert_eq!(l.index(), k, "{done}");
         }
-        assert_eq!(LookAt { repetitions: 10, max_repetitions: 15, done: 15 }.index(), 1);
+        assert_eq!(
+            LookAt {
+                repetitions: 10,
+                max_repetitions: 15,
+                done: 15
+            }
+            .index(),
+            1
+        );
         for (r, m) in [(1, 3), (10, 20), (10, 15), (3, 10), (5, 5)] {
             assert_eq!(
                 fractions(r, m).len() as u32,
@@ -254,7 +274,10 @@ mod tests {
     fn the_spending_function_ends_at_alpha() {
         assert!((spent(0.01, 1.0) - 0.01).abs() < 1e-15);
         assert!(spent(0.01, 0.0).abs() < 1e-15);
-        assert!(spent(0.01, 1.0 / 3.0) < 0.01 / 3.0, "gamma -2 spends little early");
+        assert!(
+            spent(0.01, 1.0 / 3.0) < 0.01 / 3.0,
+            "gamma -2 spends little early"
+        );
     }
 
     /// Monte Carlo of the canonical joint distribution: a row crossing its boundaries at any
@@ -290,15 +313,27 @@ mod tests {
 
     #[test]
     fn shares_are_between_the_increments_and_one() {
-        let l = LookAt { repetitions: 1, max_repetitions: 3, done: 3 };
+        let l = LookAt {
+            repetitions: 1,
+            max_repetitions: 3,
+            done: 3,
+        };
         let s = share(0.01, &l, 3);
         let inc = (spent(0.01, 1.0) - spent(0.01, 2.0 / 3.0)) / 0.01;
         assert!(s >= inc - 1e-9 && s <= 1.0, "{s} vs {inc}");
         assert!(s > 1.0 / 3.0, "beats Bonferroni at the last look: {s}");
-        let one = LookAt { repetitions: 5, max_repetitions: 5, done: 5 };
+        let one = LookAt {
+            repetitions: 5,
+            max_repetitions: 5,
+            done: 5,
+        };
         assert!((share(0.01, &one, 50) - 1.0).abs() < f64::EPSILON);
         // Many looks: the increments, never a NaN.
-        let many = LookAt { repetitions: 1, max_repetitions: 200, done: 7 };
+        let many = LookAt {
+            repetitions: 1,
+            max_repetitions: 200,
+            done: 7,
+        };
         let s = share(0.01, &many, 10);
         assert!(s.is_finite() && s > 0.0, "{s}");
     }

@@ -182,10 +182,7 @@ pub(super) fn judge_pending(
         ..cfg.clone()
     };
 
-    let paired_pending: Vec<&Pending<'_>> = pending
-        .iter()
-        .filter(|p| !is_limit(p) && !is_const(p))
-        .collect();
+    let paired_pending: Vec<&Pending<'_>> = pending.iter().filter(|p| !is_limit(p) && !is_const(p)).collect();
     let paired_rows: Vec<PairedRow<'_>> = paired_pending.iter().map(|p| paired_row(p)).collect();
     let paired_looks: Vec<LookAt> = paired_pending.iter().map(|p| p.look()).collect();
     let tolerances: Vec<f64> = paired_rows.iter().map(reported_tolerance).collect();
@@ -202,7 +199,11 @@ pub(super) fn judge_pending(
         .filter(|p| is_limit(p))
         .map(limit_comparison)
         .collect();
-    let limit_looks: Vec<LookAt> = pending.iter().filter(|p| is_limit(p)).map(Pending::look).collect();
+    let limit_looks: Vec<LookAt> = pending
+        .iter()
+        .filter(|p| is_limit(p))
+        .map(Pending::look)
+        .collect();
     let mut limits = judge_all_at(&limit_cmp, &limit_cfg, &limit_looks).into_iter();
 
     let mut rows: Vec<Row> = Vec::new();

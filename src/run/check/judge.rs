@@ -49,7 +49,10 @@ pub(super) fn judge(
         .iter()
         .map(|(key, _, _)| {
             let t = targets.iter().find(|t| t.name == key.target);
-            look_of(t.copied(), rounds.get(&(key.target.clone(), key.size.clone())).copied())
+            look_of(
+                t.copied(),
+                rounds.get(&(key.target.clone(), key.size.clone())).copied(),
+            )
         })
         .collect();
     let mut rows = judged_rows(&keyed, samples, cfg, rounds, &looks);

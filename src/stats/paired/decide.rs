@@ -145,7 +145,11 @@ fn at_decision_level(p: &mut Prepared, bad: bool, good: bool, levels: [f64; 2]) 
             confidence
         } else {
             let wider = confidence.max(c_good);
-            if bad_end_within(tt.interval(wider)) { wider } else { widest }
+            if bad_end_within(tt.interval(wider)) {
+                wider
+            } else {
+                widest
+            }
         }
     };
     p.ci = tt.interval(c);

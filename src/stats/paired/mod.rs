@@ -30,8 +30,8 @@ pub use wilcoxon::{SignedRank, WalshInterval, signed_rank, walsh_interval};
 use self::decide::decide;
 use self::prepare::{Prepared, done, prepare};
 use super::multiple::{holm, holm_levels};
-use super::spending::{LookAt, share};
 use super::row::{Method, RowVerdict};
+use super::spending::{LookAt, share};
 
 /// Fewer pairs than this: no test.
 pub const MIN_PAIRS: usize = 3;

@@ -44,8 +44,8 @@ use self::run_level::{grouped, prepare_nested};
 use self::shift::ShiftRow;
 use super::mannwhitney::NullCache;
 use super::multiple::{holm, holm_levels};
-use super::spending::{LookAt, share};
 use super::row::{Method, RowVerdict, SideSummary};
+use super::spending::{LookAt, share};
 use super::summary::summarize;
 use crate::foundation::threshold::{Threshold, ThresholdKind};
 use crate::foundation::units::{Percent, percent};
@@ -127,9 +127,7 @@ impl Config {
         }
         for ratio in [self.spread_noise_ratio, self.run_spread_noise_ratio] {
             if !(ratio.is_finite() && ratio >= 0.0) {
-                return Some(format!(
-                    "spread noise ratio {ratio} is not a non-negative number"
-                ));
+                return Some(format!("spread noise ratio {ratio} is not a non-negative number"));
             }
         }
         None

@@ -50,7 +50,13 @@ mod tests {
         assert_eq!(v(-0.05, -0.02, Direction::Lower), RowVerdict::Pass);
         assert_eq!(v(-0.05, -0.031, Direction::Higher), RowVerdict::Regression);
         assert_eq!(v(0.031, 0.05, Direction::Higher), RowVerdict::Improvement);
-        assert_eq!(verdict_of_interval([-0.01, 0.01], 0.0, Direction::Lower, true), RowVerdict::Pass);
-        assert_eq!(verdict_of_interval([0.001, 0.01], 0.0, Direction::Lower, true), RowVerdict::Regression);
+        assert_eq!(
+            verdict_of_interval([-0.01, 0.01], 0.0, Direction::Lower, true),
+            RowVerdict::Pass
+        );
+        assert_eq!(
+            verdict_of_interval([0.001, 0.01], 0.0, Direction::Lower, true),
+            RowVerdict::Regression
+        );
     }
 }

@@ -87,7 +87,14 @@ proptest! {
 }
 
 /// Runs of `n` launches at level `mu` (log scale), between-run sd `b`, within `w`, from `rng`.
-fn runs(rng: &mut crate::stats::rng::Rng, count: u32, n: usize, mu: f64, b: f64, w: f64) -> (Vec<f64>, Vec<u32>) {
+fn runs(
+    rng: &mut crate::stats::rng::Rng,
+    count: u32,
+    n: usize,
+    mu: f64,
+    b: f64,
+    w: f64,
+) -> (Vec<f64>, Vec<u32>) {
     let mut v = Vec::new();
     let mut r = Vec::new();
     for run in 0..count {
@@ -123,7 +130,11 @@ fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<()
 
 fn interval_text(ci: [f64; 2]) -> String {
     use crate::foundation::units::{Percent, percent};
-    format!("[{}, {}]", percent(ci[0], Percent::Signed2), percent(ci[1], Percent::Signed2))
+    format!(
+        "[{}, {}]",
+        percent(ci[0], Percent::Signed2),
+        percent(ci[1], Percent::Signed2)
+    )
 }
 
 proptest! {
@@ -216,13 +227,18 @@ fn a_row_says_when_the_job_drift_is_too_large_for_its_threshold() {
     let j = row(&history);
     assert!(j.job_spread.unwrap() > 0.005, "{:?}", j.job_spread);
     assert!(
-        j.reason.contains("warning: the job drift is too large for the 3.00% threshold: with it a change must be about")
-            && j.reason.contains("to be found in 80% of checks")
+        j.reason.contains(
+            "warning: the job drift is too large for the 3.00% threshold: with it a change must be about"
+        ) && j.reason.contains("to be found in 80% of checks")
             && j.reason.contains("`cgp-gate ab`"),
         "{}",
         j.reason
     );
     // A steady history: no drift, no warning.
     let steady = vec![1000.0; 9];
-    assert!(!row(&steady).reason.contains("warning"), "{}", row(&steady).reason);
+    assert!(
+        !row(&steady).reason.contains("warning"),
+        "{}",
+        row(&steady).reason
+    );
 }
