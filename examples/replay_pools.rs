@@ -155,14 +155,12 @@ fn check(
         .collect()
 }
 
+/// One sequential check: target -> verdict, target -> processes used.
+type Sequential = (BTreeMap<String, RowVerdict>, BTreeMap<String, usize>);
+
 /// The sequential rule: 1 process first, up to 3, decided rows stop (alpha over 3 looks, spent
 /// by `spend`).
-fn sequential(
-    base: &Pool,
-    pool: &Pool,
-    from: usize,
-    spend: Spend,
-) -> (BTreeMap<String, RowVerdict>, BTreeMap<String, usize>) {
+fn sequential(base: &Pool, pool: &Pool, from: usize, spend: Spend) -> Sequential {
     let mut decided: BTreeMap<String, RowVerdict> = BTreeMap::new();
     let mut used: BTreeMap<String, usize> = BTreeMap::new();
     let mut last = BTreeMap::new();
@@ -235,7 +233,7 @@ fn main() {
                 .collect();
             let spent_v: Vec<_> = spent.iter().map(|(v, _)| v.clone()).collect();
             for target in pool.keys() {
-                let used = |s: &[(BTreeMap<String, RowVerdict>, BTreeMap<String, usize>)]| {
+                let used = |s: &[Sequential]| {
                     s.iter().filter_map(|(_, u)| u.get(target)).sum::<usize>() as f64 / s.len().max(1) as f64
                 };
                 println!(

@@ -86,6 +86,9 @@ proptest! {
     }
 }
 
+/// Samples and the run of each.
+type Grouped = (Vec<f64>, Vec<u32>);
+
 /// Runs of `n` launches at level `mu` (log scale), between-run sd `b`, within `w`, from `rng`.
 fn runs(
     rng: &mut crate::stats::rng::Rng,
@@ -165,7 +168,7 @@ proptest! {
         } else {
             rel(frac, dir)
         };
-        let data: Vec<((Vec<f64>, Vec<u32>), (Vec<f64>, Vec<u32>), Vec<f64>)> = (0..rows)
+        let data: Vec<(Grouped, Grouped, Vec<f64>)> = (0..rows)
             .map(|i| {
                 let b = runs(&mut rng, 10, launches, 0.0, between, within);
                 let c = runs(&mut rng, cand_runs, launches, shifts[i].ln_1p(), between, within);
