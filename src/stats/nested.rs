@@ -22,7 +22,7 @@
 //!   the runs; with a single candidate run the between-run part comes from the baseline's runs.
 //! - Robustness: launches beyond Tukey's fence on the slow side of the pooled within-run
 //!   residuals (clock dips inside a process) are left out, at most a fifth of a run. A side of
-//!   at least 8 runs (a stored baseline) also leaves out its disturbed runs: those more than 4
+//!   at least 20 runs (a stored baseline) also leaves out its disturbed runs: those more than 5
 //!   robust standard deviations from its median run, on either side (`fence_runs`), so one
 //!   preempted process does not set the between-run noise; they are reported. A side of fewer
 //!   runs (the candidate's 1-3) has too few for a fence, and a fence on the slow side only would
@@ -41,11 +41,13 @@ use super::outliers::TUKEY_K;
 const MAX_SHARE: f64 = 0.2;
 /// Fewest values for a Tukey fence.
 const MIN_FOR_FENCE: usize = 4;
-/// Fewest runs on a side for its disturbed runs (a preempted process) to be fenced.
-pub const MIN_RUNS_FOR_FENCE: usize = 8;
+/// Fewest runs on a side for its disturbed runs (a preempted process) to be fenced: the median
+/// absolute deviation of fewer run levels is too noisy a scale (on the real 10-run H100 baselines
+/// it put a matmul process only 0.62 % from the others at 15 of them).
+pub const MIN_RUNS_FOR_FENCE: usize = 20;
 /// A run whose level lies further than this many robust standard deviations from the side's
 /// median run is a disturbed run: reported and left out.
-pub const RUN_FENCE_K: f64 = 4.0;
+pub const RUN_FENCE_K: f64 = 5.0;
 
 /// One side of a row: its samples and the run each came from (same length), or no runs (each
 /// sample its own run).
@@ -258,8 +260,8 @@ fn trim_launches(sides: [Vec<Vec<f64>>; 2], slow_high: bool, trim: bool) -> ([Ve
 /// level lies more than [`RUN_FENCE_K`] robust standard deviations from the median run (the
 /// scale: `1.4826 MAD` of the run levels, never below a run level's own within-run noise), at
 /// most a fifth of the runs, the farthest first. Both tails: a fence on one side of the levels
-/// would move the side's level; at 4 standard deviations a normal side loses a run in about
-/// 0.2 % of 30-run baselines, while one process slowed by a preemption (+32 % on the H100 pool,
+/// would move the side's level; at 5 standard deviations a normal side practically never loses
+/// a run (5.7e-7 per run), while one process slowed by a preemption (+32 % on the H100 pool,
 /// issue 35) no longer sets the between-run noise of every row it touches. Returns the kept runs
 /// and the left-out runs' levels relative to the median run.
 fn fence_runs(runs: Vec<Run>, within_var: f64) -> (Vec<Run>, Vec<f64>) {
@@ -532,7 +534,7 @@ mod tests {
     }
 
     #[test]
-    fn a_clock_dip_inside_a_run_is_left_out_and_so_is_a_slow_run() {
+    fn a_clock_dip_inside_a_run_is_left_out_and_a_slow_run_widens_the_interval() {
         let mut rng = Rng::new(3);
         let (mut bv, br) = draw(&mut rng, 10, 30, 0.0, 0.003, 0.001);
         let (cv, cr) = draw(&mut rng, 2, 30, 0.0, 0.003, 0.001);
@@ -555,9 +557,9 @@ mod tests {
         .unwrap();
         assert!(f.trimmed_launches.0 >= 1, "{:?}", f.trimmed_launches);
         assert!(f.delta.abs() < 0.01, "{}", f.delta);
-        // Run 2, 5 % slow against a 0.1 % between-run noise, is a disturbed run: left out.
-        assert_eq!(f.disturbed_runs[0].len(), 1, "{:?}", f.disturbed_runs);
-        assert!(f.between_sd < 0.005, "{}", f.between_sd);
+        // Run 2 ran 5 % slow: 10 runs are too few for a fence of runs, so it widens the interval.
+        assert!(f.disturbed_runs[0].is_empty(), "{:?}", f.disturbed_runs);
+        assert!(f.between_sd > 0.01, "{}", f.between_sd);
         let raw = fit(
             Runs {
                 values: &bv,
@@ -571,9 +573,8 @@ mod tests {
             false,
         )
         .unwrap();
-        // The dip and the slow run raised the untrimmed baseline's level and its spread.
+        // The dip raised the untrimmed baseline's level.
         assert!(raw.delta < f.delta, "untrimmed {} trimmed {}", raw.delta, f.delta);
-        assert!(raw.between_sd > 0.01, "{}", raw.between_sd);
         assert_eq!(raw.trimmed_launches, (0, 0));
     }
 
@@ -605,9 +606,9 @@ mod tests {
         // Untrimmed (the old estimate): the one process is all the between-run noise there is.
         let raw = fit(side(bv, br), side(cv, cr), true, false).unwrap();
         assert!(raw.between_sd > 0.04, "raw between {}", raw.between_sd);
-        // A side of fewer than 8 runs is never fenced.
-        let few = fit(side(&bv[60..270], &br[60..270]), side(cv, cr), true, true).unwrap();
-        assert_eq!(few.runs.0, 7);
+        // A side of fewer than 20 runs is never fenced (runs 2 to 20, the planted one among them).
+        let few = fit(side(&bv[60..630], &br[60..630]), side(cv, cr), true, true).unwrap();
+        assert_eq!(few.runs.0, 19);
         assert!(few.disturbed_runs[0].is_empty());
     }
 
