@@ -19,8 +19,9 @@
 //! `max_repetitions`, `baseline_repetitions`), judged with `cgp_gate::run::engine::stats_config`.
 //! Every process is `--launches` launches of the kernel; the gate's own
 //! `cgp_gate::measured::samples::drop_warmup` drops the warm-up launch of each process; the baseline stores
-//! its runs; `stats::remeasure::simulate_check` (the policy `check` shares: alpha split over the
-//! looks, inconclusive rows re-measured, decided rows stop) judges with `judge_all`.
+//! its runs; `run::simulate::simulate_check` runs `check`'s own re-measure loop
+//! (`run::engine::until_decided`: alpha spent by each row's look, inconclusive rows re-measured,
+//! decided rows stop) over `judge_all_at`.
 //!
 //! `ab`: 50 rows, each pair of processes (base, head) back to back shares a clock factor uniform
 //! in +-3 % (the paired noise model of docs/ab-and-changes.md) on top of the model above (no job
@@ -29,8 +30,9 @@
 
 use cgp_gate::measured::samples::{SampleSet, SeriesKey, drop_warmup};
 use cgp_gate::outcome::results::RowVerdict;
+use cgp_gate::run::simulate::{SimRow, simulate_check};
 use cgp_gate::spec::model::Threshold;
-use cgp_gate::stats::remeasure::{SimRow, simulate_ab, simulate_check};
+use cgp_gate::stats::remeasure::simulate_ab;
 use cgp_gate::stats::rng::{Rng, seed_for};
 use cgp_gate::stats::{Config, median};
 
@@ -255,7 +257,7 @@ fn one_check(s: Scenario, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32, u3
             .collect()
     };
     let out = simulate_check(&rows, &g.cfg, g.repetitions, g.max_repetitions, &mut draw);
-    let v = |i: usize| out.judgements[i].verdict;
+    let v = |i: usize| out.verdicts[i];
     let any = (0..g.metrics).any(|i| v(i) == RowVerdict::Regression);
     let others = (1..g.metrics).any(|i| v(i) == RowVerdict::Regression);
     let procs = g.repetitions * g.metrics as u32 + out.extra_reps;
