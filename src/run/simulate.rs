@@ -181,7 +181,7 @@ mod tests {
             min_effect: None,
         };
         let mut rng = Rng::new(35);
-        let mut runs = |rng: &mut Rng, n: u32, mu: f64| -> Vec<Vec<f64>> {
+        let runs = |rng: &mut Rng, n: u32, mu: f64| -> Vec<Vec<f64>> {
             (0..n)
                 .map(|_| {
                     let off = 0.002 * rng.normal();
