@@ -19,8 +19,9 @@
 //! `max_repetitions`, `baseline_repetitions`), judged with `cgp_gate::run::engine::stats_config`.
 //! Every process is `--launches` launches of the kernel; the gate's own
 //! `cgp_gate::measured::samples::drop_warmup` drops the warm-up launch of each process; the baseline stores
-//! its runs; `stats::remeasure::simulate_check` (the policy `check` shares: alpha split over the
-//! looks, inconclusive rows re-measured, decided rows stop) judges with `judge_all`.
+//! its runs; `run::simulate::simulate_check` runs `check`'s own re-measure loop
+//! (`run::engine::until_decided`: alpha spent by each row's look, inconclusive rows re-measured,
+//! decided rows stop) over `judge_all_at`.
 //!
 //! `ab`: 50 rows, each pair of processes (base, head) back to back shares a clock factor uniform
 //! in +-3 % (the paired noise model of docs/ab-and-changes.md) on top of the model above (no job
@@ -29,11 +30,13 @@
 
 use cgp_gate::measured::samples::{SampleSet, SeriesKey, drop_warmup};
 use cgp_gate::outcome::results::RowVerdict;
+use cgp_gate::run::simulate::{SimRow, simulate_check};
 use cgp_gate::spec::model::Threshold;
-use cgp_gate::stats::remeasure::{SimRow, simulate_ab, simulate_check};
+use cgp_gate::stats::remeasure::simulate_ab;
 use cgp_gate::stats::rng::{Rng, seed_for};
 use cgp_gate::stats::{Config, median};
 
+/// Metrics per simulated check (`--metrics`).
 const METRICS: usize = 50;
 const HISTORY: usize = 10;
 const MU: f64 = 100_000.0;
@@ -51,6 +54,8 @@ struct Gate {
     launches: usize,
     /// Half-range of a job's offset.
     drift: f64,
+    /// Metrics (rows) per check: the Holm family.
+    metrics: usize,
 }
 
 fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize) -> Gate {
@@ -80,6 +85,7 @@ fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize)
         warmup: t.warmup,
         launches,
         drift: JOB_HALF_RANGE,
+        metrics: METRICS,
     }
 }
 
@@ -135,7 +141,7 @@ struct Scenario {
     uniform: bool,
 }
 
-const SCENARIOS: [Scenario; 8] = [
+const SCENARIOS: [Scenario; 9] = [
     Scenario {
         name: "no change",
         shift: 0.0,
@@ -172,6 +178,11 @@ const SCENARIOS: [Scenario; 8] = [
         uniform: false,
     },
     Scenario {
+        name: "7% slowdown",
+        shift: 0.07,
+        uniform: false,
+    },
+    Scenario {
         name: "10% slowdown",
         shift: 0.10,
         uniform: false,
@@ -198,10 +209,10 @@ fn one_check(s: Scenario, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32, u3
     let base_job = job(rng, g.drift);
     let cand_job = job(rng, g.drift);
     let hist_jobs: Vec<f64> = (0..HISTORY).map(|_| job(rng, g.drift)).collect();
-    let noises: Vec<Noise> = (0..METRICS).map(|_| noise(rng)).collect();
-    let mut baselines: Vec<(Vec<f64>, Vec<u32>)> = Vec::with_capacity(METRICS);
-    let mut histories: Vec<Vec<f64>> = Vec::with_capacity(METRICS);
-    let mut cand_mu = Vec::with_capacity(METRICS);
+    let noises: Vec<Noise> = (0..g.metrics).map(|_| noise(rng)).collect();
+    let mut baselines: Vec<(Vec<f64>, Vec<u32>)> = Vec::with_capacity(g.metrics);
+    let mut histories: Vec<Vec<f64>> = Vec::with_capacity(g.metrics);
+    let mut cand_mu = Vec::with_capacity(g.metrics);
     for (i, n) in noises.iter().enumerate() {
         let mu = MU * (1.0 + 0.1 * i as f64);
         // Earlier baselines: the median of a baseline measured in its own job (its noise drawn
@@ -226,8 +237,8 @@ fn one_check(s: Scenario, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32, u3
         let shift = if s.uniform || i == 0 { s.shift } else { 0.0 };
         cand_mu.push(mu * cand_job.exp() * (1.0 + shift));
     }
-    let keys: Vec<String> = (0..METRICS).map(|i| format!("kernel{i}/duration")).collect();
-    let rows: Vec<SimRow<'_>> = (0..METRICS)
+    let keys: Vec<String> = (0..g.metrics).map(|i| format!("kernel{i}/duration")).collect();
+    let rows: Vec<SimRow<'_>> = (0..g.metrics)
         .map(|i| SimRow {
             key: keys[i].clone(),
             baseline: &baselines[i].0,
@@ -246,10 +257,10 @@ fn one_check(s: Scenario, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32, u3
             .collect()
     };
     let out = simulate_check(&rows, &g.cfg, g.repetitions, g.max_repetitions, &mut draw);
-    let v = |i: usize| out.judgements[i].verdict;
-    let any = (0..METRICS).any(|i| v(i) == RowVerdict::Regression);
-    let others = (1..METRICS).any(|i| v(i) == RowVerdict::Regression);
-    let procs = g.repetitions * METRICS as u32 + out.extra_reps;
+    let v = |i: usize| out.verdicts[i];
+    let any = (0..g.metrics).any(|i| v(i) == RowVerdict::Regression);
+    let others = (1..g.metrics).any(|i| v(i) == RowVerdict::Regression);
+    let procs = g.repetitions * g.metrics as u32 + out.extra_reps;
     (
         if s.shift == 0.0 || s.uniform {
             any
@@ -372,10 +383,28 @@ fn main() {
     {
         g.drift = d / 200.0;
     }
+    if let Some(m) = flag("--metrics") {
+        g.metrics = (m as usize).max(1);
+    }
+    if let Some(r) = args
+        .iter()
+        .position(|a| a == "--run-gate")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse::<f64>().ok())
+    {
+        g.cfg.run_spread_noise_ratio = r;
+    }
+    // `--only "no change,3% slowdown"`: those scenarios alone.
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.split(',').map(|x| x.trim().to_owned()).collect());
     let started = std::time::Instant::now();
     if !args.iter().any(|a| a == "--ab-only") {
         println!(
-            "SYNTHETIC SIMULATION (no GPU) of `check`: {runs} runs per cell, {METRICS} metrics, threshold 3% (lower is better)"
+            "SYNTHETIC SIMULATION (no GPU) of `check`: {runs} runs per cell, {} metrics, threshold 3% (lower is better)",
+            g.metrics
         );
         println!(
             "Nested noise model: within a process 0.2-1.5%, between processes 0-0.4%, warm-up +3-7% on launch 0 (dropped: warmup {}), 1% clock dips of 3-9%, job drift up to +-{:.2}%; {launches} launches per process; repetitions {} -> max_repetitions {} (looks: {}), baseline {} processes, {HISTORY} earlier baselines as history; alpha {} split over the looks, Holm",
@@ -389,10 +418,15 @@ fn main() {
         );
         println!();
         println!(
-            "| scenario | share of runs flagged (%) | Wilson 95% | slowed metric inconclusive (%) | other 49 flagged (%) | processes per row (all 50) | processes of the slowed row |"
+            "| scenario | share of runs flagged (%) | Wilson 95% | slowed metric inconclusive (%) | other {} flagged (%) | processes per row (all {}) | processes of the slowed row |",
+            g.metrics - 1,
+            g.metrics
         );
         println!("|---|---:|---|---:|---:|---:|---:|");
         for s in SCENARIOS {
+            if only.as_ref().is_some_and(|o| !o.iter().any(|n| n == s.name)) {
+                continue;
+            }
             let t = simulate(s, runs, &g);
             let (lo, hi) = wilson(t.flagged, t.runs);
             let slowed = s.shift > 0.0 && !s.uniform;
@@ -410,11 +444,13 @@ fn main() {
                 } else {
                     "-".to_owned()
                 },
-                t.processes as f64 / (t.runs * METRICS) as f64,
+                t.processes as f64 / (t.runs * g.metrics) as f64,
                 t.processes0 as f64 / t.runs as f64
             );
         }
     }
-    ab_section((runs / 5).max(20), &g);
+    if only.is_none() {
+        ab_section((runs / 5).max(20), &g);
+    }
     println!("\nelapsed {:.1} s", started.elapsed().as_secs_f64());
 }

@@ -19,7 +19,8 @@ use cgp_gate::foundation::threshold::{Direction, Threshold, ThresholdKind};
 use cgp_gate::measured::samples::MetricValue;
 use cgp_gate::outcome::results::RowVerdict;
 use cgp_gate::stats::nested::{Runs, fit};
-use cgp_gate::stats::{Comparison, Config, judge_all};
+use cgp_gate::stats::spending::LookAt;
+use cgp_gate::stats::{Comparison, Config, judge_all_at};
 
 const METRIC: &str = "gpu__time_duration.sum";
 
@@ -90,6 +91,15 @@ fn flat(runs: &[Vec<f64>], warmup: bool) -> Grouped {
     (v, r)
 }
 
+/// How alpha is spent over the looks of the sequential rule.
+#[derive(Clone, Copy, PartialEq)]
+enum Spend {
+    /// `alpha / looks` at every look (Bonferroni, the rule before issue 35).
+    Bonferroni(u32),
+    /// The group sequential rule `check` uses (`stats::spending`): 1 process first, up to 3.
+    Planned,
+}
+
 /// Judge one check (every target of the pool) with `procs` processes from `from`; `new`: the
 /// run-level model, else the previous rule. Returns target -> verdict.
 fn check(
@@ -98,7 +108,7 @@ fn check(
     from: usize,
     procs: usize,
     new: bool,
-    looks: u32,
+    spend: Spend,
 ) -> BTreeMap<String, RowVerdict> {
     let t = threshold();
     let data: Vec<(String, Grouped, Grouped)> = pool
@@ -121,27 +131,41 @@ fn check(
             candidate_runs: if new { &c.1 } else { &[] },
         })
         .collect();
+    let (looks, at) = match spend {
+        Spend::Bonferroni(k) => (k, Vec::new()),
+        Spend::Planned => (
+            3,
+            vec![
+                LookAt {
+                    repetitions: 1,
+                    max_repetitions: 3,
+                    done: procs as u32,
+                };
+                rows.len()
+            ],
+        ),
+    };
     let cfg = Config {
         looks,
         ..Config::default()
     };
     data.iter()
-        .zip(judge_all(&rows, &cfg))
+        .zip(judge_all_at(&rows, &cfg, &at))
         .map(|((n, _, _), j)| (n.clone(), j.verdict))
         .collect()
 }
 
-/// The sequential rule: 1 process first, up to 3, decided rows stop (alpha over 3 looks).
-fn sequential(
-    base: &Pool,
-    pool: &Pool,
-    from: usize,
-) -> (BTreeMap<String, RowVerdict>, BTreeMap<String, usize>) {
+/// One sequential check: target -> verdict, target -> processes used.
+type Sequential = (BTreeMap<String, RowVerdict>, BTreeMap<String, usize>);
+
+/// The sequential rule: 1 process first, up to 3, decided rows stop (alpha over 3 looks, spent
+/// by `spend`).
+fn sequential(base: &Pool, pool: &Pool, from: usize, spend: Spend) -> Sequential {
     let mut decided: BTreeMap<String, RowVerdict> = BTreeMap::new();
     let mut used: BTreeMap<String, usize> = BTreeMap::new();
     let mut last = BTreeMap::new();
     for procs in 1..=3 {
-        let v = check(base, pool, from, procs, true, 3);
+        let v = check(base, pool, from, procs, true, spend);
         for (name, verdict) in &v {
             if decided.contains_key(name) {
                 continue;
@@ -186,64 +210,95 @@ fn main() {
         ),
     ];
     println!(
-        "| pool | target | checks | before: 2 processes, every launch a sample | after: 2 processes, runs, warm-up dropped | after: 1 process first, up to 3 | processes per verdict (sequential) |"
+        "| pool | target | checks | before: 2 processes, every launch a sample | after: 2 processes, runs, warm-up dropped | 1 process first, up to 3, Bonferroni over the looks | processes per verdict | 1 process first, up to 3, alpha spending (HSD -2) | processes per verdict |"
     );
-    println!("|---|---|---:|---|---|---|---:|");
+    println!("|---|---|---:|---|---|---|---:|---|---:|");
     for (part, pools) in parts {
         let base = load_pool(&root.join(part).join("rec/baseline"));
         for p in pools {
             let pool = load_pool(&root.join(part).join("rec").join(p));
             let n = pool.values().map(Vec::len).min().unwrap_or(0);
             let before: Vec<_> = (0..n / 2)
-                .map(|k| check(&base, &pool, 2 * k, 2, false, 1))
+                .map(|k| check(&base, &pool, 2 * k, 2, false, Spend::Bonferroni(1)))
                 .collect();
             let after: Vec<_> = (0..n / 2)
-                .map(|k| check(&base, &pool, 2 * k, 2, true, 1))
+                .map(|k| check(&base, &pool, 2 * k, 2, true, Spend::Bonferroni(1)))
                 .collect();
-            let seq: Vec<_> = (0..n / 3).map(|k| sequential(&base, &pool, 3 * k)).collect();
+            let seq: Vec<_> = (0..n / 3)
+                .map(|k| sequential(&base, &pool, 3 * k, Spend::Bonferroni(3)))
+                .collect();
             let seq_v: Vec<_> = seq.iter().map(|(v, _)| v.clone()).collect();
+            let spent: Vec<_> = (0..n / 3)
+                .map(|k| sequential(&base, &pool, 3 * k, Spend::Planned))
+                .collect();
+            let spent_v: Vec<_> = spent.iter().map(|(v, _)| v.clone()).collect();
             for target in pool.keys() {
-                let used: usize = seq.iter().filter_map(|(_, u)| u.get(target)).sum();
+                let used = |s: &[Sequential]| {
+                    s.iter().filter_map(|(_, u)| u.get(target)).sum::<usize>() as f64 / s.len().max(1) as f64
+                };
                 println!(
-                    "| {p} | {target} | {} / {} | {} | {} | {} | {:.2} |",
+                    "| {p} | {target} | {} / {} | {} | {} | {} | {:.2} | {} | {:.2} |",
                     n / 2,
                     n / 3,
                     tally(&before, target),
                     tally(&after, target),
                     tally(&seq_v, target),
-                    used as f64 / seq.len().max(1) as f64
+                    used(&seq),
+                    tally(&spent_v, target),
+                    used(&spent)
                 );
             }
         }
     }
     // Within and between processes: the launch-scaling captures and the 54-process pool.
     println!(
-        "\n| capture | processes x launches | within a process (sd) | between processes (sd, beyond the within part) |"
+        "\n| capture | processes x launches | within a process (sd) | between processes (sd, beyond the within part) | disturbed processes left out |"
     );
-    println!("|---|---|---:|---:|");
+    println!("|---|---|---:|---:|---:|");
     let scaling = root.join("launch-scaling-captures");
     let mm: Vec<Vec<f64>> = (1..=6)
         .map(|p| durations(&scaling.join(format!("mm_L30_p{p}.csv"))))
         .collect();
-    let split = |name: &str, runs: &[Vec<f64>]| {
+    let split = |name: &str, runs: &[Vec<f64>], robust: bool| {
         let (v, r) = flat(runs, true);
         let side = Runs { values: &v, runs: &r };
-        if let Ok(f) = fit(side, side, true, true) {
+        if let Ok(f) = fit(side, side, true, robust) {
             println!(
-                "| {name} | {} x {} | {:.3}% | {:.3}% |",
+                "| {name} | {} x {} | {:.3}% | {:.3}% | {} |",
                 runs.len(),
                 runs.first().map_or(0, Vec::len),
                 f.within_sd.unwrap_or(0.0) * 100.0,
-                f.between_sd * 100.0
+                f.between_sd * 100.0,
+                f.disturbed_runs[0].len()
             );
         }
     };
-    split("matmul n=1024 (mm_L30_p1-6)", &mm);
+    split("matmul n=1024 (mm_L30_p1-6)", &mm, true);
     let aa = load_pool(&root.join("validation-aa/rec/plain-pool"));
     for (t, runs) in &aa {
-        split(&format!("{t} (validation-aa plain-pool)"), runs);
+        split(&format!("{t} (validation-aa plain-pool)"), runs, true);
+        // The first 30 processes with process 12 planted +32 % (a preemption), without and
+        // with the robust fit (`stats::nested`: disturbed runs left out).
+        let mut planted: Vec<Vec<f64>> = runs.iter().take(30).cloned().collect();
+        if let Some(p) = planted.get_mut(12) {
+            p.iter_mut().for_each(|x| *x *= 1.32);
+        }
+        split(
+            &format!("{t}, 30 processes, one planted +32%, every process kept"),
+            &planted,
+            false,
+        );
+        split(
+            &format!("{t}, 30 processes, one planted +32%, robust"),
+            &planted,
+            true,
+        );
     }
     let va = durations(&scaling.join("va_L300.csv"));
     let halves = [va[..va.len() / 2].to_vec(), va[va.len() / 2..].to_vec()];
-    split("vector_add, one process of 300 launches split in halves", &halves);
+    split(
+        "vector_add, one process of 300 launches split in halves",
+        &halves,
+        true,
+    );
 }

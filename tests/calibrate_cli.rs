@@ -16,7 +16,7 @@ fn calibrate(spec: &Path, recording: &str, dir: &Path, extra: &[&str]) -> (Value
     let out = Command::cargo_bin("cgp-gate")
         .unwrap()
         .current_dir(root())
-        .args(["calibrate", "--trials", "20", "--spec"])
+        .args(["calibrate", "--spec"])
         .arg(spec)
         .arg("--replay")
         .arg(root().join(recording))

@@ -53,6 +53,7 @@ mod sass_cache;
 mod shard_auto;
 mod shard_merge;
 mod spec_cli;
+mod stats_real;
 mod why_cli;
 mod why_planted;
 mod workflows;

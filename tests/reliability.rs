@@ -520,14 +520,7 @@ fn a_rep_file_cut_inside_a_quoted_cell_is_an_error_naming_file_and_line() {
     // `calibrate` maps the same damaged recording to the same exit code (one mapping:
     // crate::outcome::decide), not to a profiler failure.
     let out = bin()
-        .args([
-            "calibrate",
-            "--trials",
-            "20",
-            "--spec",
-            "examples/cgp-gate.yaml",
-            "--replay",
-        ])
+        .args(["calibrate", "--spec", "examples/cgp-gate.yaml", "--replay"])
         .arg(rec.path())
         .timeout(std::time::Duration::from_secs(60))
         .output()

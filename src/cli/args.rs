@@ -688,9 +688,6 @@ pub struct CalibrateArgs {
     /// Repetitions per size to measure (live runs; with --replay every recorded one is used).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(3..=10_000))]
     pub repetitions: u32,
-    /// Simulated checks per figure.
-    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u32).range(20..=100_000))]
-    pub trials: u32,
     /// Write the calibration as JSON (`{"rows": [...]}`, fractions: 0.012 = 1.2%).
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
@@ -706,14 +703,12 @@ impl From<CalibrateArgs> for commands::calibrate::Options {
             ui: _,
             source,
             repetitions,
-            trials,
             json,
             markdown,
         } = a;
         Self {
             source: source.into(),
             repetitions,
-            trials,
             json,
             markdown,
         }

@@ -14,8 +14,6 @@ pub struct Options {
     pub source: SourceOptions,
     /// Repetitions per size of a live run (a recording gives every one it holds).
     pub repetitions: u32,
-    /// Simulated checks per figure.
-    pub trials: u32,
     pub json: Option<PathBuf>,
     pub markdown: Option<PathBuf>,
 }
@@ -65,10 +63,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         .map(|f| f.gpu_name.clone())
         .unwrap_or_default();
     crate::run::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
-    let opts = crate::history::calibrate::Options {
-        trials: args.trials as usize,
-        ..crate::history::calibrate::Options::default()
-    };
+    let opts = crate::history::calibrate::Options::default();
     // The simulations take seconds (7 s for the example spec): say what is being done, on a
     // terminal as a bar that is cleared at the end, elsewhere not at all (the table follows).
     let bar = if ui.verbosity == crate::run::progress::Verbosity::Quiet {

@@ -6,18 +6,18 @@
 //!   clock dips (outliers on the slow side: above the upper fence for durations, below the lower
 //!   fence for throughputs);
 //! - `suggested_threshold`: the smallest relative threshold at which identical code passes
-//!   outright (not `inconclusive`) in 95 % of checks: the 95th percentile, over simulated A/A
-//!   checks, of the bad end of the interval the gate computes;
+//!   outright (not `inconclusive`) in 95 % of checks;
 //! - `min_detectable`: the smallest relative change that the gate, with the spec's threshold,
 //!   repetitions, baseline repetitions and re-measurement, reports as a regression in 95 % of
 //!   checks (it is above the threshold by the noise margin);
 //! - where the spec's threshold is below `suggested_threshold`, the repetitions it would take.
 //!
-//! The simulated checks draw from [`NoiseModel`] fitted to the row (the model of
-//! docs/statistics.md, with the row's CV and clock-dip share) and run the gate's own
-//! [`simulate_check`] (`judge_all` plus `check`'s re-measurement policy) at the spec's `alpha`
-//! split over the run's tested rows (Holm's first step). Deterministic. Pure: the command layer
-//! measures and writes files; `report::calibrate` renders the table.
+//! The figures are the closed form (normal approximation) of the run-level model the gate judges
+//! with (docs/statistics.md 2.5), fitted robustly to the row's runs (a disturbed process is left
+//! out and named in the note), at the spec's `alpha` split over the run's tested rows (Holm's
+//! first step) and the last look's share under the spending rule (`stats::spending`); no checks
+//! are simulated (`--trials` is gone). Deterministic. Pure: the command layer measures and writes
+//! files; `report::calibrate` renders the table.
 
 use serde::Serialize;
 
@@ -152,8 +152,8 @@ fn round_up(x: f64) -> f64 {
     ((x * 1000.0).ceil() / 1000.0).max(0.001)
 }
 
-/// Calibrate every measured series of the spec's metrics. `_opts` (`--trials`, `--seed`) is
-/// kept for the command line; the closed form needs neither.
+/// Calibrate every measured series of the spec's metrics. `_opts` is kept for callers; the
+/// closed form needs no trials or seed.
 pub fn calibrate(
     targets: &[&Target],
     samples: &SampleSet,
@@ -326,8 +326,13 @@ fn row(
     out.within_cv = fit.within_sd;
     out.between_cv = Some(fit.between_sd);
     out.launches_per_run = launches;
-    let looks = crate::stats::remeasure::looks(target.repetitions, target.max_repetitions);
-    let z_alpha = z(1.0 - cfg.alpha / f64::from(looks));
+    // The last look's share of alpha under the spending rule `check` uses (`stats::spending`).
+    let last_look = crate::stats::spending::LookAt {
+        repetitions: target.repetitions,
+        max_repetitions: target.max_repetitions,
+        done: target.max_repetitions.max(target.repetitions),
+    };
+    let z_alpha = z(1.0 - cfg.alpha * crate::stats::spending::share(cfg.alpha, &last_look, 1));
     let z_cover = z(COVERAGE);
     let q = z(0.5 + cfg.confidence / 2.0);
     let r_base = f64::from(target.baseline_repetitions);
@@ -374,7 +379,24 @@ fn row(
             percent(floor, Percent::Plain1)
         );
     }
+    disturbed_note(&mut out, &fit);
     out
+}
+
+/// The disturbed runs the robust fit left out (`stats::nested`), appended to the note: the
+/// figures above are those of the other runs.
+fn disturbed_note(out: &mut CalibrationRow, fit: &crate::stats::nested::Fit) {
+    let left = &fit.disturbed_runs[0];
+    if left.is_empty() {
+        return;
+    }
+    let each: Vec<String> = left.iter().map(|x| percent(*x, Percent::Signed2)).collect();
+    out.note.push_str(&format!(
+        "; {} of {} runs left out of the noise figures as disturbed ({} from the median run: a preempted or throttled process)",
+        left.len(),
+        fit.runs.0 + left.len(),
+        each.join(", ")
+    ));
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Layer 4, the run: measure the work and report its progress, the one engine that `check` and
 //! `ab` share, baseline rows a run should have measured (`missing`) and baseline files of targets
-//! the spec no longer has (`gone`), `baseline update`.
+//! the spec no longer has (`gone`), `baseline update`, and `check` on simulated candidates through the
+//! same loop (`simulate`).
 
 pub mod ab;
 pub mod check;
@@ -11,4 +12,5 @@ pub mod missing;
 pub mod ncu_why;
 pub mod progress;
 pub mod session;
+pub mod simulate;
 pub mod update;

@@ -35,6 +35,11 @@ pub const MIN_GENERATIONS: usize = 3;
 /// How much more than a median's own noise the history must vary before a spread is assumed.
 pub const NOISE_RATIO: f64 = 3.0;
 
+/// The gate for rows whose launches come in runs, where a median's noise is the run-level
+/// model's `sigma_b^2 / R + (pi / 2) sigma_w^2 / N` (docs/statistics.md 2.3, chosen by
+/// `examples/power.rs`).
+pub const RUN_NOISE_RATIO: f64 = 2.0;
+
 /// Estimate from the older generations' medians (`history`, oldest first) and the current
 /// baseline (its median, robust CV and sample count). Non-positive or non-finite medians are
 /// skipped.
@@ -51,6 +56,31 @@ pub fn job_spread_gated(
     n: usize,
     noise_ratio: f64,
 ) -> Option<JobSpread> {
+    let within = cv
+        .filter(|c| c.is_finite())
+        .map_or(0.0, |c| std::f64::consts::FRAC_PI_2 * c * c / n.max(1) as f64);
+    job_spread_noise(history, median, within, noise_ratio)
+}
+
+/// The variance of one baseline's median (log scale) when its launches come in runs: the
+/// run-level model's own parts, `sigma_b^2 / R + (pi / 2) sigma_w^2 / N` (`R` runs, `N` launches
+/// in all), not `(pi / 2) cv^2 / R` from the launch-level CV, which is right for one sample per
+/// run and overstates a 30-launch median's noise 2x to 46x (issue 35). `within_sd`: `None` when
+/// no run holds two launches (then `between_sd` is the whole per-run spread).
+pub fn median_noise_var(between_sd: f64, within_sd: Option<f64>, runs: usize, launches: usize) -> f64 {
+    let (r, n) = (runs.max(1) as f64, launches.max(1) as f64);
+    let b = if between_sd.is_finite() { between_sd } else { 0.0 };
+    match within_sd.filter(|w| w.is_finite()) {
+        Some(w) => b * b / r + std::f64::consts::FRAC_PI_2 * w * w / n,
+        None => std::f64::consts::FRAC_PI_2 * b * b / r,
+    }
+}
+
+/// The estimate with the noise of one median given as a variance (log scale, `noise_var`): the
+/// history's spread beyond it, when the history varies more than `noise_ratio` times that
+/// noise's spread. Never NaN: a gate under 1 lets a history through that varies less than its
+/// noise, and the spread is then 0, not the square root of a negative.
+pub fn job_spread_noise(history: &[f64], median: f64, noise_var: f64, noise_ratio: f64) -> Option<JobSpread> {
     let logs: Vec<f64> = history
         .iter()
         .chain(std::iter::once(&median))
@@ -64,16 +94,18 @@ pub fn job_spread_gated(
     diffs.sort_by(f64::total_cmp);
     let mad = super::summary::median_sorted(&diffs)?;
     let total = (1.4826 * mad).powi(2) / 2.0;
-    let within = cv
-        .filter(|c| c.is_finite())
-        .map_or(0.0, |c| std::f64::consts::FRAC_PI_2 * c * c / n.max(1) as f64);
+    let within = if noise_var.is_finite() {
+        noise_var.max(0.0)
+    } else {
+        0.0
+    };
     let spread = if total > noise_ratio * noise_ratio * within {
-        (total - within).sqrt()
+        (total - within).max(0.0).sqrt()
     } else {
         0.0
     };
     Some(JobSpread {
-        spread,
+        spread: if spread.is_finite() { spread } else { 0.0 },
         generations: logs.len(),
     })
 }
@@ -101,6 +133,31 @@ mod tests {
             .collect();
         let (cur, older) = medians.split_last().unwrap();
         assert!(job_spread(older, *cur, Some(0.01), 30).unwrap().spread.abs() < f64::MIN_POSITIVE);
+    }
+
+    #[test]
+    fn a_gate_under_one_never_makes_a_nan_spread() {
+        // The history varies less than a median's noise: with a gate of 0.5 it passes the gate,
+        // and the spread must be 0, not sqrt(negative) (issue 35).
+        let h = [100.0, 100.1, 99.9, 100.05, 99.95];
+        for ratio in [0.0, 0.5, 0.99, 1.0, 2.0] {
+            let s = job_spread_gated(&h, 100.0, Some(0.05), 30, ratio).unwrap();
+            assert!(s.spread.is_finite() && s.spread >= 0.0, "ratio {ratio}: {s:?}");
+            let s = job_spread_noise(&h, 100.0, 1e-4, ratio).unwrap();
+            assert!(s.spread.is_finite() && s.spread >= 0.0, "ratio {ratio}: {s:?}");
+        }
+    }
+
+    #[test]
+    fn a_median_of_many_launches_is_quieter_than_the_launch_cv_says() {
+        // 30 runs of 30 launches, within 1 %, between 0.1 %: the median's variance is set by
+        // the runs and the 900 launches, far below (pi/2) 1 %^2 / 30.
+        let v = median_noise_var(0.001, Some(0.01), 30, 900);
+        let old = std::f64::consts::FRAC_PI_2 * 0.01 * 0.01 / 30.0;
+        assert!(v < old / 10.0, "{v} vs {old}");
+        assert!((v - (0.001f64.powi(2) / 30.0 + std::f64::consts::FRAC_PI_2 * 1e-4 / 900.0)).abs() < 1e-15);
+        // One launch per run: the per-run spread is all there is.
+        assert!((median_noise_var(0.01, None, 30, 30) - old).abs() < 1e-15);
     }
 
     #[test]

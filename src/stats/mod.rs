@@ -18,17 +18,18 @@ pub mod ranks;
 pub mod remeasure;
 pub mod rng;
 pub mod row;
+pub mod spending;
 pub mod summary;
 pub mod verdict;
 
 #[cfg(test)]
 mod tests;
 
-pub use multiple::holm;
+pub use multiple::{holm, holm_levels};
 pub use outliers::tukey_outliers;
 pub use row::{Method, RowVerdict, SideSummary};
 pub use summary::{median, summarize};
 pub use verdict::{
     Comparison, Config, IntervalMethod, Judgement, MAX_SAMPLES, MIN_SAMPLES, deciding_launch, judge,
-    judge_all,
+    judge_all, judge_all_at,
 };

@@ -1,12 +1,11 @@
 //! The re-measurement policy of `check`: which rows are doubtful and how many repetitions the next
-//! round takes. `check` (src/run/check/) drives it with the profiler; [`simulate_check`] drives the
-//! same policy and the same `judge_all` with samples from a model, for the power simulation
-//! (`examples/power.rs`) and `cgp-gate calibrate`.
-
-use crate::foundation::threshold::Threshold;
+//! round takes. `check` (src/run/check/) drives it with the profiler through the engine's loop
+//! (`run::engine::until_decided`), and so does `run::simulate::simulate_check` with samples from a
+//! model (`examples/power.rs`). [`simulate_ab`] still mirrors `ab`'s loop here, with the same
+//! alpha spending (`stats::spending`) as `ab`.
 
 use super::row::RowVerdict;
-use super::verdict::{Comparison, Config, Judgement, judge_all};
+use super::spending::LookAt;
 
 /// Rows whose size is measured again: the inconclusive ones. A row stops as soon as it is
 /// decided (regression, pass, improvement): the alpha of every look is spent (`Config::looks`),
@@ -35,102 +34,6 @@ pub fn next_round(next: u32, repetitions: u32, max_repetitions: u32) -> Option<(
     (next < max_repetitions).then(|| (next, next.saturating_add(repetitions).min(max_repetitions)))
 }
 
-/// One row of a simulated check; each row is its own size (re-measured alone).
-#[derive(Debug, Clone)]
-pub struct SimRow<'a> {
-    pub key: String,
-    pub baseline: &'a [f64],
-    /// The run of each baseline sample (empty: each sample its own run).
-    pub baseline_runs: &'a [u32],
-    pub threshold: &'a Threshold,
-    pub history: &'a [f64],
-}
-
-/// The outcome of a simulated check.
-#[derive(Debug, Clone)]
-pub struct SimOutcome {
-    /// The last round's judgements, one per row.
-    pub judgements: Vec<Judgement>,
-    /// Repetitions measured beyond the first round, over all rows.
-    pub extra_reps: u32,
-}
-
-/// What `check` does, on simulated candidates: measure `repetitions` runs (processes) per row
-/// (`draw(row, runs)` returns the samples of that many more runs, one vector per run), judge
-/// every row with `judge_all` (one Holm family, alpha split over the looks), re-measure the
-/// inconclusive rows by `repetitions` more runs up to `max_repetitions`, judge again. A row keeps
-/// the verdict of the first look that decided it; the others take the last look's.
-pub fn simulate_check(
-    rows: &[SimRow<'_>],
-    cfg: &Config,
-    repetitions: u32,
-    max_repetitions: u32,
-    draw: &mut dyn FnMut(usize, u32) -> Vec<Vec<f64>>,
-) -> SimOutcome {
-    let cfg = Config {
-        looks: looks(repetitions, max_repetitions),
-        ..cfg.clone()
-    };
-    let mut cand: Vec<(Vec<f64>, Vec<u32>)> = vec![(Vec::new(), Vec::new()); rows.len()];
-    let add = |c: &mut (Vec<f64>, Vec<u32>), runs: Vec<Vec<f64>>, first: u32| {
-        for (k, run) in runs.into_iter().enumerate() {
-            let id = first + k as u32;
-            c.1.extend(std::iter::repeat_n(id, run.len()));
-            c.0.extend(run);
-        }
-    };
-    for (i, c) in cand.iter_mut().enumerate() {
-        add(c, draw(i, repetitions), 0);
-    }
-    let mut done: Vec<u32> = vec![repetitions; rows.len()];
-    let mut decided: Vec<Option<Judgement>> = vec![None; rows.len()];
-    let mut extra = 0;
-    loop {
-        let comparisons: Vec<Comparison<'_>> = rows
-            .iter()
-            .zip(&cand)
-            .map(|(r, c)| Comparison {
-                key: r.key.clone(),
-                baseline: Some(r.baseline),
-                candidate: &c.0,
-                threshold: r.threshold,
-                history: r.history,
-                baseline_runs: r.baseline_runs,
-                candidate_runs: &c.1,
-            })
-            .collect();
-        let judgements = judge_all(&comparisons, &cfg);
-        let mut more = false;
-        for (i, j) in judgements.iter().enumerate() {
-            if decided[i].is_some() {
-                continue;
-            }
-            if is_decided(j.verdict) {
-                decided[i] = Some(j.clone());
-                continue;
-            }
-            if let Some((from, to)) = next_round(done[i], repetitions, max_repetitions) {
-                let got = draw(i, to - from);
-                add(&mut cand[i], got, from);
-                extra += to - from;
-                done[i] = to;
-                more = true;
-            }
-        }
-        if !more {
-            let judgements = judgements
-                .into_iter()
-                .zip(decided)
-                .map(|(j, d)| d.unwrap_or(j))
-                .collect();
-            return SimOutcome {
-                judgements,
-                extra_reps: extra,
-            };
-        }
-    }
-}
-
 /// The outcome of a simulated `ab` run.
 #[derive(Debug, Clone)]
 pub struct PairedOutcome {
@@ -142,7 +45,7 @@ pub struct PairedOutcome {
 
 /// What `ab` does (src/run/ab/), on simulated pairs: `repetitions` pairs per row (`draw(row, n)`
 /// returns `n` more (base, head) values, each the median of one process's launches), every row
-/// judged with `judge_paired` at `alpha` split over the looks, the inconclusive rows given
+/// judged with `judge_paired_at`, alpha spent over the looks as in `check`, the inconclusive rows given
 /// `repetitions` more pairs up to `max_repetitions`; a decided row keeps its first verdict.
 /// Each row is its own size here. Rows of `tolerance` with lower-is-better durations.
 pub fn simulate_ab(
@@ -154,8 +57,7 @@ pub fn simulate_ab(
     max_repetitions: u32,
     draw: &mut dyn FnMut(usize, u32) -> Vec<(f64, f64)>,
 ) -> PairedOutcome {
-    use super::paired::{PairedJudgement, PairedRow, judge_paired};
-    let alpha = alpha / f64::from(looks(repetitions, max_repetitions));
+    use super::paired::{PairedJudgement, PairedRow, judge_paired_at};
     let mut pairs: Vec<Vec<(f64, f64)>> = (0..rows).map(|i| draw(i, repetitions)).collect();
     let mut done = vec![repetitions; rows];
     let mut decided: Vec<Option<PairedJudgement>> = vec![None; rows];
@@ -173,7 +75,15 @@ pub fn simulate_ab(
                 min_effect: 0.0,
             })
             .collect();
-        let js = judge_paired(&rs, alpha, confidence);
+        let at: Vec<LookAt> = done
+            .iter()
+            .map(|d| LookAt {
+                repetitions,
+                max_repetitions,
+                done: *d,
+            })
+            .collect();
+        let js = judge_paired_at(&rs, alpha, confidence, &at);
         let mut more = false;
         for (i, j) in js.iter().enumerate() {
             if decided[i].is_some() {

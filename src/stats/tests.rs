@@ -403,7 +403,9 @@ fn between_job_spread_widens_the_interval_and_warns() {
     assert_ne!(j.verdict, RowVerdict::Regression, "{}", j.reason);
     assert!(j.reason.contains("between-job spread"), "{}", j.reason);
     assert!(
-        j.reason.contains("warning: the threshold is under 3x"),
+        j.reason
+            .contains("warning: the job drift is too large for the 3.00% threshold")
+            && j.reason.contains("`cgp-gate ab`"),
         "{}",
         j.reason
     );

@@ -7,8 +7,9 @@ use super::pairs::{Both, per_rep};
 use crate::measured::samples::SeriesKey;
 use crate::outcome::results::{ErrorKind, FailureKind, Row, RowThreshold, RowVerdict, RunError};
 use crate::spec::{MetricSpec, Target, ThresholdKind};
-use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired};
-use crate::stats::{Comparison, Config, deciding_launch, judge_all, median, summarize};
+use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired_at};
+use crate::stats::spending::LookAt;
+use crate::stats::{Comparison, Config, deciding_launch, judge_all_at, median, summarize};
 
 #[expect(clippy::float_cmp, reason = "deterministic counters repeat bit for bit")]
 pub(super) fn constant(v: &[f64]) -> bool {
@@ -25,6 +26,20 @@ pub(super) struct Pending<'a> {
     head_reps: Vec<u32>,
     base_pairs: Vec<f64>,
     head_pairs: Vec<f64>,
+    /// The target's plan: pairs at the first look, the most pairs (`repetitions`,
+    /// `max_repetitions`).
+    plan: (u32, u32),
+}
+
+impl Pending<'_> {
+    /// Where the row stands in its plan (its look), for alpha spending.
+    fn look(&self) -> LookAt {
+        LookAt {
+            repetitions: self.plan.0,
+            max_repetitions: self.plan.1,
+            done: u32::try_from(self.base_pairs.len()).unwrap_or(u32::MAX),
+        }
+    }
 }
 
 /// Judge every row measured so far. Also returns the spec mistakes that only the measurement
@@ -109,6 +124,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                     head_reps: h.reps.clone(),
                     base_pairs: reps.iter().map(|r| bm[r]).collect(),
                     head_pairs: reps.iter().map(|r| hm[r]).collect(),
+                    plan: (t.repetitions, t.max_repetitions),
                 });
             }
             (None, Some(h)) => {
@@ -172,21 +188,29 @@ pub(super) fn judge_pending(
         ..cfg.clone()
     };
 
-    let paired_rows: Vec<PairedRow<'_>> = pending
-        .iter()
-        .filter(|p| !is_limit(p) && !is_const(p))
-        .map(paired_row)
-        .collect();
+    let paired_pending: Vec<&Pending<'_>> = pending.iter().filter(|p| !is_limit(p) && !is_const(p)).collect();
+    let paired_rows: Vec<PairedRow<'_>> = paired_pending.iter().map(|p| paired_row(p)).collect();
+    let paired_looks: Vec<LookAt> = paired_pending.iter().map(|p| p.look()).collect();
     let tolerances: Vec<f64> = paired_rows.iter().map(reported_tolerance).collect();
-    let mut paired = judge_paired(&paired_rows, alpha_paired.max(f64::MIN_POSITIVE), cfg.confidence)
-        .into_iter()
-        .zip(tolerances);
+    let mut paired = judge_paired_at(
+        &paired_rows,
+        alpha_paired.max(f64::MIN_POSITIVE),
+        cfg.confidence,
+        &paired_looks,
+    )
+    .into_iter()
+    .zip(tolerances);
     let limit_cmp: Vec<Comparison<'_>> = pending
         .iter()
         .filter(|p| is_limit(p))
         .map(limit_comparison)
         .collect();
-    let mut limits = judge_all(&limit_cmp, &limit_cfg).into_iter();
+    let limit_looks: Vec<LookAt> = pending
+        .iter()
+        .filter(|p| is_limit(p))
+        .map(Pending::look)
+        .collect();
+    let mut limits = judge_all_at(&limit_cmp, &limit_cfg, &limit_looks).into_iter();
 
     let mut rows: Vec<Row> = Vec::new();
     for p in pending {

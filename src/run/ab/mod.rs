@@ -352,14 +352,15 @@ pub fn run_ab(
         &mut both,
         progress,
     )?;
-    // Alpha is split over the looks more pairs may take (docs/statistics.md, 2.6).
+    // Alpha is spent over the looks more pairs may take, by each row's plan, as in `check`
+    // (docs/statistics.md, 2.6; `ab::judge` gives every row its look).
     let looks = items
         .iter()
         .map(|i| crate::stats::remeasure::looks(i.head.repetitions, i.head.max_repetitions))
         .max()
         .unwrap_or(1);
     let mut cfg = crate::run::engine::stats_config(&spec.settings);
-    cfg.alpha /= f64::from(looks);
+    cfg.looks = looks;
     let mut run = AbLoop {
         next: items.iter().map(|i| (i.id(), i.head.repetitions)).collect(),
         sides,
@@ -400,7 +401,7 @@ pub fn run_ab(
                 .or_else(|| crate::run::engine::git_commit(&spec.base_dir())),
             fail_on: opts.fail_on,
             multiple_testing: format!(
-                "paired (ABBA), paired t on log ratios against the threshold; holm alpha={} per look over {looks} look(s)",
+                "paired (ABBA), paired t on log ratios against the threshold; holm alpha={} spent over up to {looks} look(s) (Hwang-Shih-DeCani -2)",
                 cfg.alpha
             ),
             had_work: !items.is_empty(),

@@ -9,7 +9,8 @@ use crate::outcome::results::{ErrorKind, Row, RowThreshold, RowVerdict, RunError
 use crate::run::engine::min_effect_unit;
 use crate::run::measure::Measurement;
 use crate::spec::{MetricSpec, Target};
-use crate::stats::{Comparison, Config, judge_all, summarize};
+use crate::stats::spending::LookAt;
+use crate::stats::{Comparison, Config, judge_all_at, summarize};
 
 /// Judge every measured row against its baseline, plus `missing` rows for baseline entries
 /// that were not measured. Rows are ordered regressions first, then by key. Also returns the
@@ -44,7 +45,17 @@ pub(super) fn judge(
             seen.insert(key.clone());
         }
     }
-    let mut rows = judged_rows(&keyed, samples, cfg, rounds);
+    let looks: Vec<LookAt> = keyed
+        .iter()
+        .map(|(key, _, _)| {
+            let t = targets.iter().find(|t| t.name == key.target);
+            look_of(
+                t.copied(),
+                rounds.get(&(key.target.clone(), key.size.clone())).copied(),
+            )
+        })
+        .collect();
+    let mut rows = judged_rows(&keyed, samples, cfg, rounds, &looks);
     let mut spec_errors = baseline_unit_errors(&mut rows, &keyed, baselines);
     // `validate` catches the `min_effect`s whose metric's unit is known from its name; this
     // catches the rest, once the unit is measured.
@@ -57,6 +68,21 @@ pub(super) fn judge(
     (rows, spec_errors)
 }
 
+/// Where a row of target `t` stands in its plan after `rounds` re-measurement rounds: the
+/// first round's `repetitions`, then `repetitions` more per round up to `max_repetitions`.
+fn look_of(t: Option<&Target>, rounds: Option<u32>) -> LookAt {
+    let (r, max) = t.map_or((1, 1), |t| (t.repetitions, t.max_repetitions));
+    let step = r.max(1);
+    let done = step
+        .saturating_add(step.saturating_mul(rounds.unwrap_or(0)))
+        .min(max.max(step));
+    LookAt {
+        repetitions: r,
+        max_repetitions: max,
+        done,
+    }
+}
+
 /// A measured series with its spec metric and its baseline entry, if any.
 pub(super) type Keyed<'a> = (SeriesKey, &'a MetricSpec, Option<&'a crate::baseline::Entry>);
 
@@ -66,6 +92,7 @@ pub(super) fn judged_rows(
     samples: &SampleSet,
     cfg: &Config,
     rounds: &BTreeMap<(String, String), u32>,
+    looks: &[LookAt],
 ) -> Vec<Row> {
     let histories: Vec<Vec<f64>> = keyed
         .iter()
@@ -84,7 +111,7 @@ pub(super) fn judged_rows(
             candidate_runs: samples.series.get(key).map_or(&[][..], |s| s.reps.as_slice()),
         })
         .collect();
-    let judgements = judge_all(&comparisons, cfg);
+    let judgements = judge_all_at(&comparisons, cfg, looks);
     keyed
         .iter()
         .zip(judgements)

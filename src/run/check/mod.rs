@@ -295,13 +295,17 @@ fn sharded_config(
     shard: Option<&crate::plan::Selection>,
 ) -> (Config, String) {
     let mut cfg = stats_config(&spec.settings);
-    // Alpha is split over the looks re-measurement may take (docs/statistics.md, 2.6).
+    // Alpha is spent over the looks re-measurement may take, by each row's plan
+    // (docs/statistics.md, 2.6; `check::judge` gives every row its look).
     cfg.looks = targets
         .iter()
         .map(|t| crate::stats::remeasure::looks(t.repetitions, t.max_repetitions))
         .max()
         .unwrap_or(1);
-    let mut multiple_testing = format!("holm alpha={} over {} look(s)", cfg.alpha, cfg.looks);
+    let mut multiple_testing = format!(
+        "holm alpha={} spent over up to {} look(s) (Hwang-Shih-DeCani -2)",
+        cfg.alpha, cfg.looks
+    );
     if let Some(s) = shard.filter(|s| s.shard.n > 1) {
         multiple_testing = format!(
             "holm alpha={} per shard (alpha {} / {} shards)",

@@ -8,17 +8,19 @@ use crate::foundation::units::{Percent, percent};
 use crate::stats::row::RowVerdict;
 
 /// The verdict of a prepared row from its Holm-adjusted p-values (worse than `T`, better than
-/// `T`; `None` for a row not tested, which keeps its verdict) in a family of `family` tests.
+/// `T`; `None` for a row not tested, which keeps its verdict) in a family of `family` tests;
+/// `levels`: the one-sided levels the row was tested at in the two families.
 pub(super) fn decide(
     mut p: Prepared,
-    adj_bad: Option<f64>,
-    adj_good: Option<f64>,
+    adj: [Option<f64>; 2],
+    levels: [f64; 2],
     family: usize,
     alpha: f64,
 ) -> PairedJudgement {
-    let (Some(ab), Some(ag)) = (adj_bad, adj_good) else {
+    let [Some(ab), Some(ag)] = adj else {
         return p.j;
     };
+    at_decision_level(&mut p, ab <= alpha, ag <= alpha, levels);
     let j = &mut p.j;
     j.p_adjusted = Some(ab);
     let change = percent(p.estimate.exp_m1(), Percent::Signed2);
@@ -109,4 +111,48 @@ pub(super) fn decide(
         ));
     }
     p.j
+}
+
+/// The interval the decision used (docs/statistics.md, 2.8), as `check`'s run-level rows choose
+/// it: a regression (`bad`) at its Holm level, an improvement (`good`) at its own; a pass at the
+/// configured confidence, or at the improvement's level when that interval lies wholly on the
+/// better side; anything else at the widest of the three (it then straddles the tolerance).
+/// [`decide`] reads the verdict off the interval chosen here. Rows with `min_effect` keep the
+/// configured confidence for the pass (their absolute interval may decide it).
+fn at_decision_level(p: &mut Prepared, bad: bool, good: bool, levels: [f64; 2]) {
+    let Some(tt) = p.tt else {
+        return;
+    };
+    let confidence = p.j.confidence;
+    let two_sided = |g: f64| (1.0 - 2.0 * g).clamp(0.0, 1.0 - 1e-15);
+    let (c_bad, c_good) = (two_sided(levels[0]), two_sided(levels[1]));
+    let widest = confidence.max(c_bad).max(c_good);
+    // The interval's end on the bad side, measured in the bad direction, against the boundary.
+    let (up, down, lower) = (p.up, p.down, p.lower_is_better);
+    let bad_end_within = |ci: [f64; 2]| if lower { ci[1] < up } else { ci[0] > down };
+    let good_beyond = |ci: [f64; 2]| if lower { ci[1] < down } else { ci[0] > up };
+    let c = if bad {
+        c_bad
+    } else if good {
+        c_good
+    } else if p.exact_kind || p.effect.is_some() {
+        if p.effect.is_some() { confidence } else { widest }
+    } else {
+        let plain = tt.interval(confidence);
+        if !bad_end_within(plain) {
+            widest
+        } else if !good_beyond(plain) {
+            confidence
+        } else {
+            let wider = confidence.max(c_good);
+            if bad_end_within(tt.interval(wider)) {
+                wider
+            } else {
+                widest
+            }
+        }
+    };
+    p.ci = tt.interval(c);
+    p.j.confidence = c;
+    p.j.change_ci = Some([p.ci[0].exp_m1(), p.ci[1].exp_m1()]);
 }

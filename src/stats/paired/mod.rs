@@ -29,8 +29,9 @@ pub use wilcoxon::{SignedRank, WalshInterval, signed_rank, walsh_interval};
 
 use self::decide::decide;
 use self::prepare::{Prepared, done, prepare};
-use super::multiple::holm;
+use super::multiple::{holm, holm_levels};
 use super::row::{Method, RowVerdict};
+use super::spending::{LookAt, share};
 
 /// Fewer pairs than this: no test.
 pub const MIN_PAIRS: usize = 3;
@@ -75,8 +76,21 @@ pub struct PairedJudgement {
 }
 
 /// Judge every paired row of a run; Holm over the tested rows (worse and better are separate
-/// families, as in `check`). One judgement per row, in order. Never panics.
+/// families, as in `check`). One judgement per row, in order. Never panics. Every row spends
+/// all of `alpha` (one look); [`judge_paired_at`] spends by each row's plan.
 pub fn judge_paired(rows: &[PairedRow<'_>], alpha: f64, confidence: f64) -> Vec<PairedJudgement> {
+    judge_paired_at(rows, alpha, confidence, &[])
+}
+
+/// [`judge_paired`] with each row at its look (`looks[i]`): the same alpha spending over the
+/// looks as `check` (`stats::spending`, weighted Holm); a row without an entry spends all of
+/// `alpha`. Each row's interval is shown at the level its decision used.
+pub fn judge_paired_at(
+    rows: &[PairedRow<'_>],
+    alpha: f64,
+    confidence: f64,
+    looks: &[LookAt],
+) -> Vec<PairedJudgement> {
     if !(alpha > 0.0 && alpha < 1.0 && confidence > 0.0 && confidence < 1.0) {
         return rows
             .iter()
@@ -92,15 +106,35 @@ pub fn judge_paired(rows: &[PairedRow<'_>], alpha: f64, confidence: f64) -> Vec<
             .collect();
     }
     let prepared: Vec<Prepared> = rows.iter().map(|r| prepare(r, confidence)).collect();
-    let bad: Vec<Option<f64>> = prepared.iter().map(|p| p.p.map(|x| x.0)).collect();
-    let good: Vec<Option<f64>> = prepared.iter().map(|p| p.p.map(|x| x.1)).collect();
+    let family = prepared.iter().filter(|p| p.p.is_some()).count();
+    let shares: Vec<f64> = (0..rows.len())
+        .map(|i| looks.get(i).map_or(1.0, |l| share(alpha, l, family)))
+        .collect();
+    let bad: Vec<Option<f64>> = prepared
+        .iter()
+        .zip(&shares)
+        .map(|(p, s)| p.p.map(|x| x.0 / s))
+        .collect();
+    let good: Vec<Option<f64>> = prepared
+        .iter()
+        .zip(&shares)
+        .map(|(p, s)| p.p.map(|x| x.1 / s))
+        .collect();
     let adj_bad = holm(&bad);
     let adj_good = holm(&good);
-    let family = bad.iter().flatten().count();
+    let level = |l: Vec<Option<f64>>| -> Vec<f64> {
+        l.into_iter()
+            .zip(&shares)
+            .map(|(l, s)| l.map_or(alpha, |l| l * s))
+            .collect()
+    };
+    let lv_bad = level(holm_levels(&bad, alpha));
+    let lv_good = level(holm_levels(&good, alpha));
     prepared
         .into_iter()
         .zip(adj_bad.into_iter().zip(adj_good))
-        .map(|(p, (ab, ag))| decide(p, ab, ag, family, alpha))
+        .zip(lv_bad.into_iter().zip(lv_good))
+        .map(|((p, (ab, ag)), (lb, lg))| decide(p, [ab, ag], [lb, lg], family, alpha))
         .collect()
 }
 

@@ -23,6 +23,9 @@ pub(super) struct Prepared {
     pub(super) left_out: usize,
     /// `min_effect` and the interval of the absolute differences `head - base`, when set.
     pub(super) effect: Option<(f64, WalshInterval)>,
+    /// The t statistic of the log ratios: the interval at any level (the one shown is the one
+    /// the decision used).
+    pub(super) tt: Option<PairedT>,
 }
 
 /// A row settled without a test: `verdict` for `reason`.
@@ -49,6 +52,7 @@ pub(super) fn done(verdict: RowVerdict, reason: String, pairs: usize, confidence
         tolerance_text: String::new(),
         left_out: 0,
         effect: None,
+        tt: None,
     }
 }
 
@@ -104,6 +108,7 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     p.lower_is_better = row.lower_is_better;
     p.exact_kind = row.exact_kind;
     p.effect = effect;
+    p.tt = Some(tt);
     p.tolerance_text = if row.exact_kind && effect.is_none() {
         "exact threshold".to_owned()
     } else {

@@ -202,8 +202,15 @@ fn eight_pairs_with_a_tight_interval_far_beyond_the_threshold_are_a_regression()
     }
     let j = &judge_paired(&rows, 0.01, 0.95)[0];
     assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    // The interval shown is the one the decision used: at Holm's first step over 50 rows,
+    // one-sided alpha / 50 (99.96 %), wholly beyond the threshold.
     let [lo, hi] = j.change_ci.unwrap();
-    assert!(lo > 0.11 && hi < 0.118, "[{lo}, {hi}]");
+    assert!(lo > 0.105 && hi < 0.125, "[{lo}, {hi}]");
+    assert!(
+        (j.confidence - (1.0 - 2.0 * 0.01 / 50.0)).abs() < 1e-12,
+        "{}",
+        j.confidence
+    );
 }
 
 #[test]

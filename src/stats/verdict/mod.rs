@@ -27,12 +27,14 @@ mod checks;
 mod exact;
 mod limit;
 mod rank;
+mod rule;
 mod run_level;
 mod shift;
 #[cfg(test)]
 mod tests;
 
 pub use exact::{ExactOutcome, compare_exact, deciding_launch};
+pub use rule::verdict_of_interval;
 
 use self::checks::{constant, input_problem, sample_count_problem};
 use self::exact::{exact_compare, exact_every_launch};
@@ -41,8 +43,9 @@ use self::rank::prepare_ranked;
 use self::run_level::{grouped, prepare_nested};
 use self::shift::ShiftRow;
 use super::mannwhitney::NullCache;
-use super::multiple::holm;
+use super::multiple::{holm, holm_levels};
 use super::row::{Method, RowVerdict, SideSummary};
+use super::spending::{LookAt, share};
 use super::summary::summarize;
 use crate::foundation::threshold::{Threshold, ThresholdKind};
 use crate::foundation::units::{Percent, percent};
@@ -84,9 +87,13 @@ pub struct Config {
     /// How much more than a median's own noise the baseline history must vary before a
     /// between-job spread is assumed (`jobspread::NOISE_RATIO` by default).
     pub spread_noise_ratio: f64,
-    /// How many times the run may be judged as rows are re-measured (the first round plus each
-    /// re-measurement round `max_repetitions` allows). `alpha` is split evenly over the looks
-    /// (Bonferroni alpha spending), so the false-alarm bound holds whichever look decides a row.
+    /// The same gate for rows whose launches come in runs (the run-level model), whose median
+    /// noise comes from the fit's parts (`jobspread::median_noise_var`):
+    /// `jobspread::RUN_NOISE_RATIO` by default.
+    pub run_spread_noise_ratio: f64,
+    /// How many times the run may be judged, for rows judged without a plan ([`judge_all`]):
+    /// each spends `alpha / looks` (Bonferroni). [`judge_all_at`] spends by each row's plan
+    /// (`stats::spending`).
     pub looks: u32,
 }
 
@@ -101,6 +108,7 @@ impl Default for Config {
             interval: IntervalMethod::HodgesLehmann,
             trim_dips: true,
             spread_noise_ratio: super::jobspread::NOISE_RATIO,
+            run_spread_noise_ratio: super::jobspread::RUN_NOISE_RATIO,
             looks: 1,
         }
     }
@@ -117,11 +125,10 @@ impl Config {
         if self.looks == 0 {
             return Some("looks must be at least 1".to_owned());
         }
-        if !(self.spread_noise_ratio.is_finite() && self.spread_noise_ratio >= 0.0) {
-            return Some(format!(
-                "spread noise ratio {} is not a non-negative number",
-                self.spread_noise_ratio
-            ));
+        for ratio in [self.spread_noise_ratio, self.run_spread_noise_ratio] {
+            if !(ratio.is_finite() && ratio >= 0.0) {
+                return Some(format!("spread noise ratio {ratio} is not a non-negative number"));
+            }
         }
         None
     }
@@ -196,33 +203,77 @@ fn unreachable_judgement(row: &Comparison<'_>, cfg: &Config) -> Judgement {
 
 /// Judge every row of a run: run each row's test, adjust the p-values with Holm over all tested
 /// rows (regressions and improvements are separate families), then decide. The output has one
-/// judgement per input row, in order. Never panics on any input.
+/// judgement per input row, in order. Never panics on any input. Every row spends `1 / looks`
+/// of alpha (Bonferroni over [`Config::looks`]); [`judge_all_at`] spends by each row's plan.
 pub fn judge_all(rows: &[Comparison<'_>], cfg: &Config) -> Vec<Judgement> {
+    judge_all_at(rows, cfg, &[])
+}
+
+/// [`judge_all`] with each row at its look (`looks[i]` for row `i`): row `i` spends the share of
+/// alpha its look may spend under the group sequential rule (`stats::spending`), by weighting
+/// its p-values in Holm's step-down (a row is tested at `share x alpha / (m - j + 1)`). A row
+/// without an entry spends `1 / cfg.looks`. Each row's interval is shown at the level its
+/// decision used (docs/statistics.md, 2.8).
+pub fn judge_all_at(rows: &[Comparison<'_>], cfg: &Config, looks: &[LookAt]) -> Vec<Judgement> {
     if let Some(problem) = cfg.problem() {
         return rows
             .iter()
             .map(|r| base_judgement(r, cfg, RowVerdict::Error, &format!("invalid settings: {problem}")))
             .collect();
     }
-    // Alpha spent at this look (Bonferroni over the planned looks).
-    let spent = Config {
-        alpha: cfg.alpha / f64::from(cfg.looks),
-        ..cfg.clone()
-    };
-    let cfg = &spent;
     let mut cache = NullCache::default();
     let prepared: Vec<Prepared> = rows.iter().map(|r| prepare(r, cfg, &mut cache)).collect();
-    let p_bad: Vec<Option<f64>> = prepared.iter().map(Prepared::p_bad).collect();
-    let p_good: Vec<Option<f64>> = prepared.iter().map(Prepared::p_good).collect();
-    let p_zero: Vec<Option<f64>> = prepared.iter().map(Prepared::p_zero).collect();
+    let family = prepared.iter().filter(|p| p.p_bad().is_some()).count();
+    let shares = shares_for(rows.len(), looks, cfg, family);
+    let scaled = |f: fn(&Prepared) -> Option<f64>| -> Vec<Option<f64>> {
+        prepared
+            .iter()
+            .zip(&shares)
+            .map(|(p, s)| f(p).map(|x| x / s))
+            .collect()
+    };
+    let (p_bad, p_good, p_zero) = (
+        scaled(Prepared::p_bad),
+        scaled(Prepared::p_good),
+        scaled(Prepared::p_zero),
+    );
     let adj_bad = holm(&p_bad);
     let adj_good = holm(&p_good);
     let adj_zero = holm(&p_zero);
-    let family = p_bad.iter().flatten().count();
+    let level = |levels: Vec<Option<f64>>| -> Vec<f64> {
+        levels
+            .into_iter()
+            .zip(&shares)
+            .map(|(l, s)| l.map_or(cfg.alpha, |l| l * s))
+            .collect()
+    };
+    let lv_bad = level(holm_levels(&p_bad, cfg.alpha));
+    let lv_good = level(holm_levels(&p_good, cfg.alpha));
     prepared
         .into_iter()
         .zip(adj_bad.into_iter().zip(adj_good).zip(adj_zero))
-        .map(|(p, ((ab, ag), az))| p.decide([ab, ag, az], family, cfg))
+        .zip(lv_bad.into_iter().zip(lv_good))
+        .map(|((p, ((ab, ag), az)), (lb, lg))| p.decide([ab, ag, az], [lb, lg], family, cfg))
+        .collect()
+}
+
+/// The share of alpha each of `n` rows spends at its look: by its plan where `looks` has one
+/// (`spending::share`, computed once per distinct look), else `1 / cfg.looks`.
+fn shares_for(n: usize, looks: &[LookAt], cfg: &Config, family: usize) -> Vec<f64> {
+    let mut known: Vec<(LookAt, f64)> = Vec::new();
+    (0..n)
+        .map(|i| match looks.get(i) {
+            Some(l) => {
+                if let Some((_, s)) = known.iter().find(|(k, _)| k == l) {
+                    *s
+                } else {
+                    let s = share(cfg.alpha, l, family);
+                    known.push((*l, s));
+                    s
+                }
+            }
+            None => 1.0 / f64::from(cfg.looks.max(1)),
+        })
         .collect()
 }
 
@@ -257,12 +308,12 @@ impl Prepared {
     }
 
     /// `adj`: the Holm-adjusted p-values of the regression, improvement and against-zero
-    /// families.
-    fn decide(self, adj: [Option<f64>; 3], family: usize, cfg: &Config) -> Judgement {
+    /// families; `levels`: the one-sided levels the row was tested at in the first two.
+    fn decide(self, adj: [Option<f64>; 3], levels: [f64; 2], family: usize, cfg: &Config) -> Judgement {
         let [bad, good, zero] = adj.map(|a| a.unwrap_or(1.0));
         match self {
             Self::Done(j) => j,
-            Self::Shift(s) => s.decide(bad, good, zero, family, cfg),
+            Self::Shift(s) => s.decide([bad, good, zero], levels, family, cfg),
             Self::Limit(l) => l.decide(bad, family, cfg),
         }
     }

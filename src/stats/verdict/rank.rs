@@ -104,6 +104,7 @@ pub(super) fn prepare_ranked(
         widen,
         dips: p.dips,
         extra: String::new(),
+        model: None,
     }))
 }
 

@@ -7,7 +7,7 @@ use super::{Comparison, Config, Prepared, base_judgement, effect_text, threshold
 use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
 use crate::foundation::units::{Percent, percent};
 use crate::stats::hodges_lehmann::Shift;
-use crate::stats::jobspread::job_spread_gated;
+use crate::stats::jobspread::{job_spread_noise, median_noise_var};
 use crate::stats::nested::{Fit, Runs, count_runs, fit};
 use crate::stats::row::{Method, RowVerdict};
 
@@ -55,7 +55,6 @@ pub(super) fn prepare_nested(
     };
     let min_effect = row.threshold.min_effect.as_ref().map_or(0.0, |q| q.value);
     let base_median = j.baseline.as_ref().map_or(0.0, |b| b.median);
-    let base_cv = j.baseline.as_ref().and_then(|b| b.cv);
     let threshold_fraction = match row.threshold.kind {
         ThresholdKind::Relative { fraction } => fraction,
         _ => 0.0,
@@ -66,13 +65,10 @@ pub(super) fn prepare_nested(
     } else {
         threshold_fraction
     };
-    let spread = job_spread_gated(
-        row.history,
-        base_median,
-        base_cv,
-        f.runs.0,
-        cfg.spread_noise_ratio,
-    );
+    // The noise of one baseline's median, from the fit's own parts (the history's medians are
+    // medians of as many runs and launches as this baseline's).
+    let noise_var = median_noise_var(f.between_sd, f.within_sd, f.runs.0, f.n.0);
+    let spread = job_spread_noise(row.history, base_median, noise_var, cfg.run_spread_noise_ratio);
     let extra_var = spread.map_or(0.0, |s| 2.0 * s.spread * s.spread);
     let q = f.quantile(cfg.confidence);
     let widen = q * ((f.se * f.se + extra_var).sqrt() - f.se);
@@ -116,6 +112,7 @@ pub(super) fn prepare_nested(
         widen,
         dips: f.trimmed_launches,
         extra: noise_text(&f),
+        model: Some((f, extra_var)),
     }))
 }
 
@@ -171,12 +168,23 @@ fn noise_text(f: &Fit) -> String {
         || "unknown (one launch per run)".to_owned(),
         |w| percent(w, Percent::Signed2).trim_start_matches('+').to_owned(),
     );
-    format!(
+    let mut text = format!(
         "; {} baseline and {} candidate runs ({} and {} launches), noise within a run {within}, between runs {}",
         f.runs.0,
         f.runs.1,
         f.n.0,
         f.n.1,
         percent(f.between_sd, Percent::Signed2).trim_start_matches('+')
-    )
+    );
+    for (side, left) in ["baseline", "candidate"].iter().zip(&f.disturbed_runs) {
+        if !left.is_empty() {
+            let each: Vec<String> = left.iter().map(|x| percent(*x, Percent::Signed2)).collect();
+            text.push_str(&format!(
+                "; {} disturbed {side} run(s) left out ({} from the median run)",
+                left.len(),
+                each.join(", ")
+            ));
+        }
+    }
+    text
 }

@@ -6,6 +6,7 @@ use super::{Config, Judgement, num};
 use crate::foundation::units::{Percent, percent};
 use crate::stats::hodges_lehmann::Shift;
 use crate::stats::jobspread::JobSpread;
+use crate::stats::nested::Fit;
 use crate::stats::row::RowVerdict;
 
 /// A shifted row after its tests, before the run-wide adjustment.
@@ -37,6 +38,19 @@ pub(super) struct ShiftRow {
     pub(super) dips: (usize, usize),
     /// Appended to the reason (the run-level model's noise parts and runs).
     pub(super) extra: String,
+    /// The run-level model and the between-job variance added to it: the interval can be
+    /// computed at any level, so the one shown is the one the decision used. `None` for the rank
+    /// test (its interval stays at the configured confidence).
+    pub(super) model: Option<(Fit, f64)>,
+}
+
+/// The smallest change found in 80 % of checks at a one-sided 1 % level against the tolerance
+/// `t`, with and without the between-job variance `extra` (`se`: the model's standard error):
+/// `exp(ln(1 + t) + (z_0.99 + z_0.8) SE) - 1`. What the job drift costs a row.
+fn drift_cost(t: f64, se: f64, extra: f64) -> (f64, f64) {
+    const Z: f64 = 2.326_348 + 0.841_621;
+    let at = |se: f64| (t.ln_1p() + Z * se).exp_m1();
+    (at((se * se + extra).sqrt()), at(se))
 }
 
 /// The Holm-adjusted p-values of a shifted row and the level they are judged at.
@@ -54,15 +68,16 @@ struct Adjusted {
 
 impl ShiftRow {
     /// The verdict once the run's Holm-adjusted p-values (regression, improvement and
-    /// against-zero families) are known.
+    /// against-zero families) are known; `levels`: the one-sided levels the row was tested at in
+    /// the regression and improvement families.
     pub(super) fn decide(
         mut self,
-        adj_bad: f64,
-        adj_good: f64,
-        adj_zero: f64,
+        adj: [f64; 3],
+        levels: [f64; 2],
         family: usize,
         cfg: &Config,
     ) -> Judgement {
+        let [adj_bad, adj_good, adj_zero] = adj;
         self.j.p_adjusted = Some(adj_bad);
         self.show_tolerance();
         let adj = Adjusted {
@@ -72,15 +87,65 @@ impl ShiftRow {
             family,
             alpha: cfg.alpha,
         };
+        self.at_decision_level(&adj, levels, cfg.confidence);
         (self.j.verdict, self.j.reason) = if self.exact_kind && self.effect.is_none() {
             self.exact_on_noisy(&adj)
         } else {
             self.against_threshold(&adj)
         };
+        self.j.change_ci = Some(self.shift.ci);
+        self.j.confidence = self.shift.confidence;
         self.explain_dips();
         self.j.reason.push_str(&self.extra);
         self.explain_job_spread();
         self.j
+    }
+
+    /// The interval the decision used, for a row of the run-level model (docs/statistics.md,
+    /// 2.8): a regression at the level of its Holm step (one-sided `levels[0]`, so the interval
+    /// lies beyond the threshold exactly when the adjusted p is within alpha), an improvement
+    /// likewise (`levels[1]`); a pass at the configured confidence, or at the improvement's level
+    /// when that interval lies wholly on the better side without an improvement being
+    /// significant; anything else at the widest of the three, which then straddles the tolerance.
+    /// [`Self::against_threshold`] reads the verdict off the interval chosen here.
+    fn at_decision_level(&mut self, adj: &Adjusted, levels: [f64; 2], confidence: f64) {
+        let Some((fit, extra)) = self.model.clone() else {
+            return;
+        };
+        let two_sided = |g: f64| (1.0 - 2.0 * g).clamp(0.0, 1.0 - 1e-15);
+        let (c_bad, c_good) = (two_sided(levels[0]), two_sided(levels[1]));
+        let widest = confidence.max(c_bad).max(c_good);
+        let at = |c: f64| {
+            let ci = fit.interval(c, extra);
+            Shift {
+                change: fit.delta.exp_m1(),
+                ci: [ci[0].exp_m1(), ci[1].exp_m1()],
+                confidence: c,
+            }
+        };
+        let s = self.bad_sign;
+        let bad_hi = |x: &Shift| if s > 0.0 { x.ci[1] } else { -x.ci[0] };
+        let t = self.fraction;
+        let shown = if adj.bad <= adj.alpha {
+            at(c_bad)
+        } else if adj.good <= adj.alpha {
+            at(c_good)
+        } else if self.exact_kind {
+            at(widest)
+        } else {
+            let plain = at(confidence);
+            if bad_hi(&plain) >= t {
+                at(widest)
+            } else if bad_hi(&plain) >= -t {
+                plain
+            } else {
+                let wider = at(confidence.max(c_good));
+                if bad_hi(&wider) < t { wider } else { at(widest) }
+            }
+        };
+        let se = (fit.se * fit.se + extra).sqrt();
+        self.widen = fit.quantile(shown.confidence) * (se - fit.se);
+        self.shift = shown;
     }
 
     /// For the reports: the relative tolerance (the threshold, or min_effect relative to the
@@ -270,9 +335,19 @@ impl ShiftRow {
                 percent(sp.spread, Percent::Signed2).trim_start_matches('+'),
                 sp.generations
             ));
-            if t > 0.0 && t < 3.0 * sp.spread {
+            let drift = self.model.as_ref().map(|(f, extra)| drift_cost(t, f.se, *extra));
+            let too_large = drift.is_some_and(|(with, without)| with - without > t / 3.0);
+            if t > 0.0 && (t < 3.0 * sp.spread || too_large) {
+                let cost = drift.map_or_else(String::new, |(with, without)| {
+                    format!(
+                        ": with it a change must be about {} to be found in 80% of checks ({} without it)",
+                        percent(with, Percent::Signed2),
+                        percent(without, Percent::Signed2)
+                    )
+                });
                 j.reason.push_str(&format!(
-                    "; warning: the threshold is under 3x the between-job spread: raise it to at least {} or measure baseline and candidate in the same job",
+                    "; warning: the job drift is too large for the {} threshold{cost}; `cgp-gate ab` measures baseline and candidate in the same job, which removes it, or raise the threshold to at least {}",
+                    percent(t, Percent::Signed2).trim_start_matches('+'),
                     percent(3.0 * sp.spread, Percent::Signed2).trim_start_matches('+')
                 ));
             }

@@ -85,3 +85,163 @@ proptest! {
         prop_assert_eq!(j.len(), 1);
     }
 }
+
+/// Samples and the run of each.
+type Grouped = (Vec<f64>, Vec<u32>);
+
+/// Runs of `n` launches at level `mu` (log scale), between-run sd `b`, within `w`, from `rng`.
+fn runs(
+    rng: &mut crate::stats::rng::Rng,
+    count: u32,
+    n: usize,
+    mu: f64,
+    b: f64,
+    w: f64,
+) -> (Vec<f64>, Vec<u32>) {
+    let mut v = Vec::new();
+    let mut r = Vec::new();
+    for run in 0..count {
+        let off = b * rng.normal();
+        for _ in 0..n {
+            v.push(1000.0 * (mu + off + w * rng.normal()).exp());
+            r.push(run);
+        }
+    }
+    (v, r)
+}
+
+/// The interval a row shows checked against its verdict by the rule (`rule::verdict_of_interval`);
+/// `Err` says how they disagree.
+fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<(), String> {
+    use crate::stats::row::Method;
+    if !matches!(j.method, Method::RunLevelT | Method::PairedT) {
+        return Ok(());
+    }
+    let (Some(ci), Some(t)) = (j.change_ci, j.tolerance) else {
+        return Err(format!("no interval or tolerance: {j:?}"));
+    };
+    let want = super::verdict_of_interval(ci, t, direction, exact);
+    if want == j.verdict && j.confidence >= 0.95 - 1e-12 && j.reason.contains(&interval_text(ci)) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{:?} but the interval {ci:?} at {} against {t} says {want:?}: {}",
+            j.verdict, j.confidence, j.reason
+        ))
+    }
+}
+
+fn interval_text(ci: [f64; 2]) -> String {
+    use crate::foundation::units::{Percent, percent};
+    format!(
+        "[{}, {}]",
+        percent(ci[0], Percent::Signed2),
+        percent(ci[1], Percent::Signed2)
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Generated run-level rows (a 10-run baseline, 1 to 3 candidate runs of 2 to 30 launches,
+    /// shifts from -12 % to +12 %, noise, job history, any look of a plan, families of 1 to 6
+    /// rows): every row's verdict is the one its interval gives against its tolerance, the
+    /// interval is at least at the configured confidence, and the reason shows it.
+    #[test]
+    fn every_run_level_verdict_follows_from_the_interval_it_shows(
+        seed in any::<u64>(),
+        rows in 1usize..6,
+        shifts in prop::collection::vec(-0.12f64..0.12, 6),
+        frac in prop_oneof![Just(0.0), 0.005f64..0.08, Just(0.03)],
+        dir in direction(),
+        exact in any::<bool>(),
+        cand_runs in 1u32..4,
+        launches in 2usize..31,
+        within in 0.001f64..0.02,
+        between in 0.0f64..0.01,
+        plan in prop_oneof![Just((1u32, 3u32)), Just((1, 1)), Just((10, 20)), Just((3, 10))],
+        history in any::<bool>(),
+    ) {
+        let mut rng = crate::stats::rng::Rng::new(seed);
+        let t = if exact {
+            Threshold { kind: ThresholdKind::Exact, direction: dir, min_effect: None }
+        } else {
+            rel(frac, dir)
+        };
+        let data: Vec<(Grouped, Grouped, Vec<f64>)> = (0..rows)
+            .map(|i| {
+                let b = runs(&mut rng, 10, launches, 0.0, between, within);
+                let c = runs(&mut rng, cand_runs, launches, shifts[i].ln_1p(), between, within);
+                let h: Vec<f64> = if history {
+                    (0..9).map(|_| 1000.0 * (0.005 * rng.normal()).exp()).collect()
+                } else {
+                    Vec::new()
+                };
+                (b, c, h)
+            })
+            .collect();
+        let comparisons: Vec<Comparison<'_>> = data
+            .iter()
+            .map(|(b, c, h)| Comparison {
+                key: "k".into(),
+                baseline: Some(&b.0),
+                candidate: &c.0,
+                threshold: &t,
+                history: h,
+                baseline_runs: &b.1,
+                candidate_runs: &c.1,
+            })
+            .collect();
+        let looks: Vec<crate::stats::spending::LookAt> = (0..rows)
+            .map(|_| crate::stats::spending::LookAt {
+                repetitions: plan.0,
+                max_repetitions: plan.1,
+                done: cand_runs.min(plan.1),
+            })
+            .collect();
+        for j in super::judge_all_at(&comparisons, &Config::default(), &looks) {
+            prop_assert!(follows(&j, dir, exact).is_ok(), "{}", follows(&j, dir, exact).unwrap_err());
+        }
+    }
+}
+
+/// A run-level row whose baseline history drifts 1.5 % from job to job, against a 3 % threshold:
+/// the reason says the drift is too large, what it costs (the change found in 80 % of checks,
+/// with and without it) and that `ab` removes it. SYNTHETIC.
+#[test]
+fn a_row_says_when_the_job_drift_is_too_large_for_its_threshold() {
+    let mut rng = crate::stats::rng::Rng::new(77);
+    let b = runs(&mut rng, 10, 30, 0.0, 0.002, 0.005);
+    let c = runs(&mut rng, 2, 30, 0.0, 0.002, 0.005);
+    let history: Vec<f64> = (0..9).map(|_| 1000.0 * (0.015 * rng.normal()).exp()).collect();
+    let t = rel(0.03, Direction::Lower);
+    let row = |h: &[f64]| {
+        let cmp = [Comparison {
+            key: "k".into(),
+            baseline: Some(&b.0),
+            candidate: &c.0,
+            threshold: &t,
+            history: h,
+            baseline_runs: &b.1,
+            candidate_runs: &c.1,
+        }];
+        judge_all(&cmp, &Config::default()).remove(0)
+    };
+    let j = row(&history);
+    assert!(j.job_spread.unwrap() > 0.005, "{:?}", j.job_spread);
+    assert!(
+        j.reason.contains(
+            "warning: the job drift is too large for the 3.00% threshold: with it a change must be about"
+        ) && j.reason.contains("to be found in 80% of checks")
+            && j.reason.contains("`cgp-gate ab`"),
+        "{}",
+        j.reason
+    );
+    // A steady history: no drift, no warning.
+    let steady = vec![1000.0; 9];
+    assert!(
+        !row(&steady).reason.contains("warning"),
+        "{}",
+        row(&steady).reason
+    );
+}
