@@ -6,7 +6,7 @@
 
 use crate::measured::samples::{CsvShape, Launch, MetricValue, SampleSet, SeriesKey};
 use crate::ncu::log::{classify, scan, usage_error};
-use crate::ncu::parse::{ParseError, parse};
+use crate::ncu::parse::{ParseError, parse_only};
 use crate::plan::ncu_metrics;
 use crate::profile::{Capture, FailureKind, Job, ProfileError, job_context};
 
@@ -63,7 +63,15 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
             capture,
         ));
     }
-    let parsed = parse(&capture.raw).map_err(|e| bad_output(&origin, &e, &ctx))?;
+    let wanted = ncu_metrics(job.target);
+    // Only the metrics the target needs (and what `launch_config` reads) are built: building
+    // every column of every launch was most of `check`'s and `calibrate`'s time (docs/parser.md).
+    let parsed_metrics: std::collections::BTreeSet<String> = wanted
+        .iter()
+        .cloned()
+        .chain(CONFIG_METRICS.iter().map(|m| (*m).to_owned()))
+        .collect();
+    let parsed = parse_only(&capture.raw, &parsed_metrics).map_err(|e| bad_output(&origin, &e, &ctx))?;
     if parsed.shape == CsvShape::Summary {
         return Err(ProfileError::new(
             FailureKind::BadOutput,
@@ -84,7 +92,6 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         )
         .hint("use the output as ncu wrote it; profile (or record) it again"));
     }
-    let wanted = ncu_metrics(job.target);
     for m in &log.unavailable_metrics {
         if wanted.contains(m) {
             return Err(ProfileError::new(
@@ -235,6 +242,9 @@ pub fn series_kernel_names(launches: &[crate::measured::samples::Launch]) -> Vec
         .collect()
 }
 
+/// The metrics [`launch_config`] falls back to.
+const CONFIG_METRICS: [&str; 2] = ["launch__grid_size", "launch__block_size"];
+
 /// A launch's configuration, `grid (64, 1, 1) block (256, 1, 1)`: ncu's `Grid Size` and `Block
 /// Size` columns (or the `launch__grid_size`/`launch__block_size` metrics); `None` when neither
 /// is known.
@@ -244,8 +254,8 @@ pub fn launch_config(l: &crate::measured::samples::Launch) -> Option<String> {
         Some(MetricValue::Number(v)) => Some(crate::foundation::units::format_number(*v)),
         _ => None,
     };
-    let grid = attr("Grid Size").or_else(|| metric("launch__grid_size"));
-    let block = attr("Block Size").or_else(|| metric("launch__block_size"));
+    let grid = attr("Grid Size").or_else(|| metric(CONFIG_METRICS[0]));
+    let block = attr("Block Size").or_else(|| metric(CONFIG_METRICS[1]));
     match (grid, block) {
         (None, None) => None,
         (g, b) => Some(format!(

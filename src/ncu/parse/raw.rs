@@ -26,6 +26,8 @@ pub(super) struct RawPage {
     pub(super) metrics: Vec<MetricCol>,
     /// Attribute columns (field index, name), sorted by name.
     pub(super) attributes: Vec<(usize, String)>,
+    /// Metric columns not wanted ([`parse_only`]): not read, only checked for the locale.
+    pub(super) skipped: Vec<MetricCol>,
 }
 
 /// One raw-page launch: the reused record and the values read from it.
@@ -61,6 +63,7 @@ pub(super) fn parse_raw(
     header: &[String],
     table: &mut Table<'_>,
     sink: &mut dyn Sink,
+    wanted: Option<&BTreeSet<String>>,
 ) -> Result<usize, JsonError> {
     let header_line = table.line();
     let id_col = column(header, "ID", "raw page", header_line)?;
@@ -82,7 +85,7 @@ pub(super) fn parse_raw(
         )
         .into());
     }
-    let page = raw_page(header, table, id_col, kernel_col, header_line)?;
+    let page = raw_page(header, table, id_col, kernel_col, header_line, wanted)?;
     let mut values: Vec<(usize, Val)> = Vec::with_capacity(page.metrics.len());
     let mut lists: Vec<f64> = Vec::new();
     let mut scratch = Vec::new();
@@ -97,6 +100,12 @@ pub(super) fn parse_raw(
         let record = &table.record;
         values.clear();
         lists.clear();
+        for col in &page.skipped {
+            let text = record[col.index].trim_ascii();
+            if shows_locale(col, text) {
+                return Err(locale_error(table.line(), &String::from_utf8_lossy(text)).into());
+            }
+        }
         for (k, col) in page.metrics.iter().enumerate() {
             let text = record[col.index].trim_ascii();
             let cell = read_cell(
@@ -149,6 +158,18 @@ pub(super) fn parse_raw(
         count += 1;
     }
     Ok(count)
+}
+
+/// A cell of a column that is not read shows a decimal-comma locale: what the reading of its
+/// value would find (a nanosecond value with a 3-digit fraction, a comma that does not group
+/// thousands, `.`-grouped digits), tested only on cells with a comma or a dot.
+fn shows_locale(col: &MetricCol, text: &[u8]) -> bool {
+    let Some(first) = memchr::memchr2(b',', b'.', text) else {
+        return false;
+    };
+    (col.nanoseconds && dotted_nanoseconds(&col.unit_text, text))
+        || ((text[first] == b',' || memchr::memchr2(b',', b'.', &text[first + 1..]).is_some())
+            && shows_decimal_comma(text))
 }
 
 /// A raw page has one cell per column in every row. A longer row with non-empty cells past the
@@ -229,6 +250,7 @@ fn raw_page(
     id_col: usize,
     kernel_col: usize,
     header_line: usize,
+    wanted: Option<&BTreeSet<String>>,
 ) -> Result<RawPage, ParseError> {
     let mut by_name: BTreeMap<&str, MetricCol> = BTreeMap::new();
     let mut attributes = Vec::new();
@@ -266,9 +288,13 @@ fn raw_page(
     }
     attributes.sort_by(|a, b| a.1.cmp(&b.1));
     attributes.dedup_by(|a, b| a.1 == b.1);
+    let (metrics, skipped) = by_name
+        .into_values()
+        .partition(|c| wanted.is_none_or(|w| w.contains(&c.name)));
     Ok(RawPage {
         kernel_col,
-        metrics: by_name.into_values().collect(),
+        metrics,
         attributes,
+        skipped,
     })
 }
