@@ -26,8 +26,9 @@ pub(super) struct RawPage {
     pub(super) metrics: Vec<MetricCol>,
     /// Attribute columns (field index, name), sorted by name.
     pub(super) attributes: Vec<(usize, String)>,
-    /// Metric columns not wanted ([`parse_only`]): not read, only checked for the locale.
-    pub(super) skipped: Vec<MetricCol>,
+    /// Metric columns not wanted ([`parse_only`]), as (field index, the units row says `ns`):
+    /// not read, only checked for the locale.
+    pub(super) skipped: Vec<(usize, bool)>,
 }
 
 /// One raw-page launch: the reused record and the values read from it.
@@ -100,9 +101,9 @@ pub(super) fn parse_raw(
         let record = &table.record;
         values.clear();
         lists.clear();
-        for col in &page.skipped {
-            let text = record[col.index].trim_ascii();
-            if shows_locale(col, text) {
+        for &(index, nanoseconds) in &page.skipped {
+            let text = record[index].trim_ascii();
+            if shows_locale(nanoseconds, text) {
                 return Err(locale_error(table.line(), &String::from_utf8_lossy(text)).into());
             }
         }
@@ -163,11 +164,11 @@ pub(super) fn parse_raw(
 /// A cell of a column that is not read shows a decimal-comma locale: what the reading of its
 /// value would find (a nanosecond value with a 3-digit fraction, a comma that does not group
 /// thousands, `.`-grouped digits), tested only on cells with a comma or a dot.
-fn shows_locale(col: &MetricCol, text: &[u8]) -> bool {
+fn shows_locale(nanoseconds: bool, text: &[u8]) -> bool {
     let Some(first) = memchr::memchr2(b',', b'.', text) else {
         return false;
     };
-    (col.nanoseconds && dotted_nanoseconds(&col.unit_text, text))
+    (nanoseconds && dotted_nanoseconds("ns", text))
         || ((text[first] == b',' || memchr::memchr2(b',', b'.', &text[first + 1..]).is_some())
             && shows_decimal_comma(text))
 }
@@ -254,13 +255,28 @@ fn raw_page(
 ) -> Result<RawPage, ParseError> {
     let mut by_name: BTreeMap<&str, MetricCol> = BTreeMap::new();
     let mut attributes = Vec::new();
+    let mut unread: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut skipped = Vec::new();
     for (index, name) in header.iter().enumerate() {
         if index == id_col || index == kernel_col || name.is_empty() {
             continue;
         }
         if is_attribute(name) {
             attributes.push((index, name.clone()));
+        } else if wanted.is_some_and(|w| !w.contains(name)) {
+            // Not read: no unit, no JSON pieces, only the position (and the repeat check).
+            if !unread.insert(name.as_str())
+                && let Some(e) = repeated_column(header, name, header_line)
+            {
+                return Err(e);
+            }
+            skipped.push((index, matches!(table.cell(index), "ns" | "nsecond")));
         } else {
+            if unread.contains(name.as_str())
+                && let Some(e) = repeated_column(header, name, header_line)
+            {
+                return Err(e);
+            }
             let unit_text = table.cell(index).to_owned();
             let unit = units::normalise_or_keep(&unit_text);
             let mut json_unit = b",\"unit\":".to_vec();
@@ -288,12 +304,9 @@ fn raw_page(
     }
     attributes.sort_by(|a, b| a.1.cmp(&b.1));
     attributes.dedup_by(|a, b| a.1 == b.1);
-    let (metrics, skipped) = by_name
-        .into_values()
-        .partition(|c| wanted.is_none_or(|w| w.contains(&c.name)));
     Ok(RawPage {
         kernel_col,
-        metrics,
+        metrics: by_name.into_values().collect(),
         attributes,
         skipped,
     })
