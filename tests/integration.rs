@@ -34,6 +34,7 @@ mod ncu_real;
 mod nsys_cli;
 mod nsys_gate;
 mod parse_cli;
+mod parse_only_real;
 mod profile_cli;
 mod pytorch_example;
 mod reliability;

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::outcome::results::{OwnedRowKey, Results, RowKey, RowVerdict};
+use crate::stats::change_reach::{self, POWER};
 use crate::stats::changepoint::{self, e_divisive};
 use crate::stats::median;
 use crate::stats::rng::seed_for;
@@ -77,8 +78,14 @@ pub struct ChangeRow {
     pub before: f64,
     /// Median of the series in the segment after the change.
     pub after: f64,
-    /// after / before - 1; `None` when `before` is not positive.
+    /// The shift, after / before - 1: the Hodges-Lehmann estimate (median of the ratios of a
+    /// point after to a point before, over the two neighbouring segments), or the ratio of the
+    /// medians when a value is not positive; `None` when `before` is not positive.
     pub change: Option<f64>,
+    /// The interval of `change` (Moses, at `1 - level`, given where the change is); absent
+    /// when a value is not positive (and in files written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<ShiftInterval>,
     /// Permutation p-value of the split (compare with `level` of the report).
     pub p: f64,
     /// True when the change goes the bad way for this metric (a slow creep).
@@ -89,6 +96,59 @@ pub struct ChangeRow {
     /// Commit of the last result before the change, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_before: Option<String>,
+}
+
+/// The interval of a shift and the confidence it really has (the order statistics give discrete
+/// levels: with few results it is below the `1 - level` asked for).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ShiftInterval {
+    pub low: f64,
+    pub high: f64,
+    pub confidence: f64,
+}
+
+/// What one series can find (`stats::change_reach`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesReach {
+    pub target: String,
+    pub size: String,
+    pub kernel: String,
+    pub metric: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub gpu: String,
+    /// Results in the series.
+    pub results: usize,
+    /// True when no shift of any size can be found in so few results at the level (the
+    /// permutation test's smallest p-value is above it).
+    pub too_short: bool,
+    /// Its noise as a CV (robust to a step); `None` when it cannot be estimated.
+    pub noise: Option<f64>,
+    /// The smallest shift it finds (at [`POWER`]) and reports (at least `min_change`); `None`
+    /// when it is too short, or its noise is unknown.
+    pub smallest: Option<f64>,
+    /// The shift `needed` is for: the row's relative threshold in the newest results, else
+    /// `min_change`.
+    pub shift: f64,
+    /// Results needed to find `shift` at this noise and level; `None`: more than
+    /// `stats::change_reach::MAX_RESULTS`, or the noise is unknown.
+    pub needed: Option<usize>,
+}
+
+/// What the history can find, over all series.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reach {
+    /// Power at which `smallest` is stated.
+    pub power: f64,
+    /// Series that can find no shift at all (too short).
+    pub too_short: usize,
+    /// The median over the series of their smallest shift found (of those that can find one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smallest: Option<f64>,
+    /// The series needing the most results for its shift (its `needed` and `shift`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub most_needed: Option<SeriesReach>,
+    /// Every series.
+    pub series: Vec<SeriesReach>,
 }
 
 /// A point of a series: its position in the input list and the candidate median there.
@@ -169,6 +229,9 @@ pub struct ChangesReport {
     /// The series of the reported shifts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<SeriesPlot>,
+    /// What the history can find (absent in files written before it existed).
+    #[serde(default)]
+    pub reach: Reach,
 }
 
 impl ChangesReport {
@@ -193,6 +256,8 @@ struct Series {
     unit: String,
     direction: Option<crate::outcome::results::Direction>,
     points: Vec<Point>,
+    /// The row's relative threshold in the newest file that has it.
+    threshold: Option<f64>,
 }
 
 /// Find the level shifts in `inputs` (path and results, in time order).
@@ -218,6 +283,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
         plots.extend(plot);
     }
     rows.sort_by(|a, b| (!a.worse, a.key(), a.index).cmp(&(!b.worse, b.key(), b.index)));
+    let reach = reach(&series, opts, level);
     Ok(ChangesReport {
         schema_version: CHANGES_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -234,6 +300,7 @@ pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<Chan
         notes,
         rows,
         series: plots,
+        reach,
     })
 }
 
@@ -302,7 +369,11 @@ fn series_of(inputs: &[(PathBuf, Results)], notes: &mut Vec<String>) -> BTreeMap
                 unit: row.unit.clone(),
                 direction: row.direction,
                 points: Vec::new(),
+                threshold: None,
             });
+            if let Some(t) = row.threshold.as_ref().and_then(relative_fraction) {
+                s.threshold = Some(t);
+            }
             // One point per file: a duplicated row (should not happen) keeps the first.
             if s.points.last().is_none_or(|p| p.index != index) {
                 s.points.push(Point {
@@ -356,15 +427,25 @@ fn shifts(
     bounds.extend(cps.iter().map(|c| c.index));
     bounds.push(values.len());
     let mut reported = Vec::new();
+    let mut cache = crate::stats::mannwhitney::NullCache::default();
     for (k, cp) in cps.iter().enumerate() {
-        let before = median(&values[bounds[k]..bounds[k + 1]]).unwrap_or(f64::NAN);
-        let after = median(&values[bounds[k + 1]..bounds[k + 2]]).unwrap_or(f64::NAN);
-        let change = (before > 0.0).then(|| after / before - 1.0);
+        let (left, right) = (
+            &values[bounds[k]..bounds[k + 1]],
+            &values[bounds[k + 1]..bounds[k + 2]],
+        );
+        let before = median(left).unwrap_or(f64::NAN);
+        let after = median(right).unwrap_or(f64::NAN);
+        let shift = crate::stats::hodges_lehmann::relative_shift(right, left, 1.0 - level, &mut cache);
+        let change = match shift {
+            Some(h) => Some(h.change),
+            None => (before > 0.0).then(|| after / before - 1.0),
+        };
         if change.is_some_and(|c| c.abs() < opts.min_change) {
             *below += 1;
             continue;
         }
-        let worse = crate::outcome::decide::shift_is_worse(s.direction, before, after);
+        let worse = change.is_some_and(|c| crate::outcome::decide::shift_is_worse(s.direction, 1.0, 1.0 + c))
+            || (change.is_none() && crate::outcome::decide::shift_is_worse(s.direction, before, after));
         let at = s.points[cp.index].index;
         let prev = s.points[cp.index - 1].index;
         reported.push(at);
@@ -380,6 +461,11 @@ fn shifts(
             before,
             after,
             change,
+            interval: shift.map(|h| ShiftInterval {
+                low: h.ci[0],
+                high: h.ci[1],
+                confidence: h.confidence,
+            }),
             p: cp.p,
             worse,
             commit: files[at].git_commit.clone(),
@@ -397,6 +483,59 @@ fn shifts(
         changes: reported,
     });
     (rows, plot)
+}
+
+/// A relative threshold's fraction.
+fn relative_fraction(t: &crate::outcome::results::RowThreshold) -> Option<f64> {
+    match t.kind {
+        crate::foundation::threshold::ThresholdKind::Relative { fraction } => Some(fraction),
+        _ => None,
+    }
+}
+
+/// What each series can find at `level`, and the summary over them.
+fn reach(series: &BTreeMap<OwnedRowKey, Series>, opts: &ChangesOptions, level: f64) -> Reach {
+    let all: Vec<SeriesReach> = series
+        .iter()
+        .map(|(key, s)| {
+            let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
+            let n = values.len();
+            let noise = change_reach::noise_cv(&values);
+            let too_short = change_reach::too_short(n, opts.min_segment, level);
+            let smallest = noise
+                .and_then(|cv| change_reach::smallest_shift(n, cv, level, opts.min_segment))
+                .map(|d| d.max(opts.min_change));
+            let shift = s.threshold.unwrap_or(opts.min_change).max(opts.min_change);
+            let needed =
+                noise.and_then(|cv| change_reach::results_needed(shift, cv, level, opts.min_segment));
+            SeriesReach {
+                target: key.target.clone(),
+                size: key.size.clone(),
+                kernel: key.kernel_label().to_owned(),
+                metric: key.metric.clone(),
+                gpu: key.gpu.clone(),
+                results: n,
+                too_short,
+                noise,
+                smallest,
+                shift,
+                needed,
+            }
+        })
+        .collect();
+    let found: Vec<f64> = all.iter().filter_map(|r| r.smallest).collect();
+    let most_needed = all
+        .iter()
+        .filter(|r| r.noise.is_some() && r.needed.is_none_or(|n| n > r.results))
+        .max_by_key(|r| r.needed.unwrap_or(usize::MAX))
+        .cloned();
+    Reach {
+        power: POWER,
+        too_short: all.iter().filter(|r| r.too_short).count(),
+        smallest: median(&found),
+        most_needed,
+        series: all,
+    }
 }
 
 /// Exit code of `changes`: 1 when a shift goes the bad way, else 0.
@@ -483,6 +622,62 @@ mod tests {
         assert_eq!(rep.series.len(), 1);
         assert_eq!(rep.series[0].points.len(), 30);
         assert_eq!(exit_code(&rep), 1);
+    }
+
+    #[test]
+    fn four_and_four_results_are_too_short_and_say_how_many_are_needed() {
+        // SYNTHETIC: 4 unchanged results, then 4 of a clean +3.5% step. No permutation test of 8
+        // results reaches 0.01 (2 / C(8, 4) = 0.029): the report must say so, not "no shift".
+        let inputs: Vec<(PathBuf, Results)> = (0..8)
+            .map(|i| {
+                let v = if i >= 4 { 1035.0 } else { 1000.0 } * (1.0 + (i % 3) as f64 * 0.002);
+                (PathBuf::from(format!("{i}")), results(&[("dur", "lower", v)], i))
+            })
+            .collect();
+        let rep = find(&inputs, &ChangesOptions::default()).unwrap();
+        assert!(rep.rows.is_empty());
+        assert_eq!(rep.reach.too_short, 1);
+        let s = &rep.reach.series[0];
+        assert!(s.too_short && s.smallest.is_none(), "{s:?}");
+        let needed = s.needed.unwrap();
+        assert!(needed > 8, "{s:?}");
+        assert_eq!(rep.reach.most_needed.as_ref().unwrap().needed, Some(needed));
+        let text = crate::report::changes::console(&rep);
+        assert!(text.contains("too short"), "{text}");
+        assert!(text.contains(&format!("needs {needed} results")), "{text}");
+        assert!(!text.contains("no level shift of at least"), "{text}");
+        // That many results of the same step do find it.
+        let long: Vec<(PathBuf, Results)> = history(needed / 2, 0.035, 0.003, 8, needed)
+            .into_iter()
+            .map(|(p, mut r)| {
+                r.rows.retain(|row| row.metric == "dur");
+                (p, r)
+            })
+            .collect();
+        let rep = find(&long, &ChangesOptions::default()).unwrap();
+        assert_eq!(rep.reach.too_short, 0);
+        assert!(rep.rows.iter().any(|r| r.metric == "dur"), "{:?}", rep.rows);
+    }
+
+    #[test]
+    fn a_step_in_a_long_history_is_found_with_an_interval_around_it() {
+        // SYNTHETIC: 300 results, CV 1%, +3% from 180 on; the interval (at 1 - level, given the
+        // place) holds the planted step, and the stated smallest shift is below it.
+        let inputs = history(180, 0.03, 0.01, 21, 300);
+        let rep = find(&inputs, &ChangesOptions::default()).unwrap();
+        let r = rep.rows.iter().find(|r| r.metric == "dur").unwrap();
+        assert!(r.index.abs_diff(180) <= 2, "{r:?}");
+        let i = r.interval.unwrap();
+        assert!(i.low < 0.03 && 0.03 < i.high, "{r:?}");
+        assert!(i.low < r.change.unwrap() && r.change.unwrap() < i.high);
+        assert!(i.high - i.low < 0.01, "{i:?}");
+        assert!(i.confidence >= 1.0 - rep.level - 1e-9, "{i:?}");
+        let smallest = rep.reach.smallest.unwrap();
+        assert!(smallest < 0.03, "{smallest}");
+        assert_eq!(rep.reach.too_short, 0);
+        let json = serde_json::to_value(&rep).unwrap();
+        assert!(json["rows"][0]["interval"]["low"].is_number(), "{json}");
+        assert!(json["reach"]["series"][0]["needed"].is_number(), "{json}");
     }
 
     #[test]

@@ -6,9 +6,9 @@
 
 use crate::measured::samples::{CsvShape, Launch, MetricValue, SampleSet, SeriesKey};
 use crate::ncu::log::{classify, scan, usage_error};
-use crate::ncu::parse::{ParseError, parse};
+use crate::ncu::parse::{ParseError, parse_only};
 use crate::plan::ncu_metrics;
-use crate::profile::launches::{app_failed, shell_words};
+use crate::profile::launches::{CONFIG_METRICS, app_failed, shell_words};
 pub use crate::profile::launches::{launch_config, series_kernel_names, shell_word};
 use crate::profile::{Capture, FailureKind, Job, ProfileError, job_context};
 
@@ -105,7 +105,15 @@ fn extract_from(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErr
             capture,
         ));
     }
-    let parsed = parse(&capture.raw).map_err(|e| bad_output(&origin, &e, &ctx))?;
+    let wanted = ncu_metrics(job.target);
+    // Only the metrics the target needs (and what `launch_config` reads) are built: building
+    // every column of every launch was most of `check`'s and `calibrate`'s time (docs/parser.md).
+    let parsed_metrics: std::collections::BTreeSet<String> = wanted
+        .iter()
+        .cloned()
+        .chain(CONFIG_METRICS.iter().map(|m| (*m).to_owned()))
+        .collect();
+    let parsed = parse_only(&capture.raw, &parsed_metrics).map_err(|e| bad_output(&origin, &e, &ctx))?;
     if parsed.shape == CsvShape::Summary {
         return Err(ProfileError::new(
             FailureKind::BadOutput,
@@ -127,7 +135,6 @@ fn extract_from(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErr
         .hint("use the output as ncu wrote it; profile (or record) it again"));
     }
     odd_kernel_names(&parsed.launches, &origin, &ctx)?;
-    let wanted = ncu_metrics(job.target);
     for m in &log.unavailable_metrics {
         if wanted.contains(m) {
             return Err(ProfileError::new(

@@ -31,6 +31,9 @@ pub fn series_kernel_names(launches: &[crate::measured::samples::Launch]) -> Vec
         .collect()
 }
 
+/// The metrics [`launch_config`] falls back to (a filtered parse must build them: `extract`).
+pub const CONFIG_METRICS: [&str; 2] = ["launch__grid_size", "launch__block_size"];
+
 /// A launch's configuration, `grid (64, 1, 1) block (256, 1, 1)`: ncu's `Grid Size` and `Block
 /// Size` columns (or the `launch__grid_size`/`launch__block_size` metrics); `None` when neither
 /// is known.
@@ -40,8 +43,8 @@ pub fn launch_config(l: &crate::measured::samples::Launch) -> Option<String> {
         Some(MetricValue::Number(v)) => Some(crate::foundation::units::format_number(*v)),
         _ => None,
     };
-    let grid = attr("Grid Size").or_else(|| metric("launch__grid_size"));
-    let block = attr("Block Size").or_else(|| metric("launch__block_size"));
+    let grid = attr("Grid Size").or_else(|| metric(CONFIG_METRICS[0]));
+    let block = attr("Block Size").or_else(|| metric(CONFIG_METRICS[1]));
     match (grid, block) {
         (None, None) => None,
         (g, b) => Some(format!(

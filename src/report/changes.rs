@@ -17,6 +17,55 @@ fn opt_change(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_owned(), |c| percent(c, Percent::Signed2))
 }
 
+/// A shift with its interval: `+3.42% [+2.90%, +3.95%]`.
+fn row_change(row: &ChangeRow) -> String {
+    match &row.interval {
+        Some(i) => format!(
+            "{} [{}, {}]",
+            opt_change(row.change),
+            percent(i.low, Percent::Signed2),
+            percent(i.high, Percent::Signed2)
+        ),
+        None => opt_change(row.change),
+    }
+}
+
+/// What the history can find, or that it is too short.
+fn reach_line(r: &ChangesReport) -> String {
+    let reach = &r.reach;
+    let mut parts = Vec::new();
+    if reach.too_short > 0 {
+        parts.push(format!(
+            "{} of {} series too short to find any shift at this level",
+            reach.too_short,
+            reach.series.len()
+        ));
+    }
+    if let Some(d) = reach.smallest {
+        parts.push(format!(
+            "smallest shift found in {:.0}% of histories like these: {} (median over series)",
+            reach.power * 100.0,
+            percent(d, Percent::Signed2)
+        ));
+    }
+    if let Some(m) = &reach.most_needed {
+        let needed = m.needed.map_or_else(
+            || format!("more than {}", crate::stats::change_reach::MAX_RESULTS),
+            |n| n.to_string(),
+        );
+        parts.push(format!(
+            "{}[{}] {} {} needs {needed} results to find a {} shift (has {})",
+            m.target,
+            m.size,
+            m.kernel,
+            m.metric,
+            percent(m.shift, Percent::Signed2),
+            m.results
+        ));
+    }
+    parts.join("; ")
+}
+
 fn short(commit: Option<&String>) -> String {
     commit.map_or_else(String::new, |c| c.get(..12).unwrap_or(c).to_owned())
 }
@@ -24,7 +73,12 @@ fn short(commit: Option<&String>) -> String {
 fn headline(r: &ChangesReport) -> String {
     let worse = r.worse();
     let n = r.rows.len();
-    if n == 0 {
+    if n == 0 && r.reach.too_short > 0 && r.reach.too_short == r.reach.series.len() {
+        format!(
+            "no level shift can be found: the history is too short ({} results)",
+            r.files.len()
+        )
+    } else if n == 0 {
         format!(
             "no level shift of at least {:.1}% in {} series over {} results",
             r.min_change * 100.0,
@@ -48,7 +102,16 @@ fn method_line(r: &ChangesReport) -> String {
         r.series_tested.max(1),
         r.min_change * 100.0,
         r.below_min_change
-    )
+    ) + &reach_sep(r)
+}
+
+fn reach_sep(r: &ChangesReport) -> String {
+    let line = reach_line(r);
+    if line.is_empty() {
+        line
+    } else {
+        format!(". {line}")
+    }
 }
 
 /// A sparkline of the series with `┃` before each change point (Unicode only: nothing to escape).
@@ -94,7 +157,7 @@ pub fn console(r: &ChangesReport) -> String {
             row.index,
             human(row.before, &row.unit),
             human(row.after, &row.unit),
-            opt_change(row.change),
+            row_change(row),
             row.p,
             row.commit
                 .as_ref()
@@ -146,7 +209,7 @@ pub fn markdown(r: &ChangesReport) -> String {
                 code_span(&row.metric, true),
                 escape_md_cell(&human(row.before, &row.unit)),
                 escape_md_cell(&human(row.after, &row.unit)),
-                escape_md_cell(&opt_change(row.change)),
+                escape_md_cell(&row_change(row)),
                 row.p,
                 plot_for(r, row).map_or_else(String::new, sparkline),
             );
@@ -233,7 +296,7 @@ pub fn html(r: &ChangesReport) -> String {
                 escape(&short(row.commit.as_ref())),
                 escape(&human(row.before, &row.unit)),
                 escape(&human(row.after, &row.unit)),
-                opt_change(row.change),
+                row_change(row),
                 row.p
             );
         }
@@ -367,7 +430,7 @@ fn chart(r: &ChangesReport, s: &SeriesPlot, h: &mut String) {
             "<line class=\"cp\" x1=\"{cx:.1}\" y1=\"{top}\" x2=\"{cx:.1}\" y2=\"{:.1}\"><title>change at #{}: {}</title></line>",
             ht - bottom,
             row.index,
-            opt_change(row.change)
+            row_change(row)
         );
         let from = if k == 0 {
             first
@@ -438,6 +501,7 @@ mod tests {
                 before: 100.0,
                 after: 110.0,
                 change: Some(0.1),
+                interval: None,
                 p: 0.001,
                 worse: true,
                 commit: Some("abc4".into()),
@@ -453,6 +517,7 @@ mod tests {
                 points,
                 changes: vec![4],
             }],
+            reach: Default::default(),
         }
     }
 

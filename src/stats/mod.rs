@@ -2,6 +2,7 @@
 //! the row key). Method and measured error rates: `docs/statistics.md`.
 
 pub mod bootstrap;
+pub mod change_reach;
 pub mod changepoint;
 pub mod dips;
 pub mod hodges_lehmann;

@@ -41,7 +41,7 @@
 
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::io::{self, Write};
 
@@ -130,10 +130,29 @@ pub enum JsonError {
 /// [`ParseError`] naming the line, metric and text; or, with [`ParseError::failure`] set, ncu's
 /// own failure when the output holds `==ERROR==` lines or `No kernels were profiled.`.
 pub fn parse(text: &str) -> Result<ParsedOutput, ParseError> {
+    parse_filtered(text, None)
+}
+
+/// Parse ncu CSV output, building only the metrics named in `wanted` (keys as a launch's
+/// `metrics` map holds them); launches, their identity and attributes are as [`parse`] gives
+/// them, and the values of the wanted metrics are the same. The other metric columns of a raw
+/// page are not read, only checked for the decimal-comma locale, which refuses the file as a
+/// whole; a cell of theirs that [`parse`] would refuse (text with a unit) is not looked at.
+///
+/// # Errors
+/// As [`parse`], for the table and the wanted metrics.
+pub fn parse_only(text: &str, wanted: &BTreeSet<String>) -> Result<ParsedOutput, ParseError> {
+    parse_filtered(text, Some(wanted))
+}
+
+fn parse_filtered(text: &str, wanted: Option<&BTreeSet<String>>) -> Result<ParsedOutput, ParseError> {
     // A file read as text keeps its byte-order mark; `decode` drops it, and so does this.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut sink = Collect::default();
-    let (shape, warnings) = run(text, &mut sink).map_err(|e| match e {
+    let mut sink = Collect {
+        launches: Vec::new(),
+        wanted,
+    };
+    let (shape, warnings) = run(text, &mut sink, wanted).map_err(|e| match e {
         JsonError::Parse(p) => p,
         // Collecting into memory does no I/O.
         JsonError::Io(e) => ParseError::new(e.to_string()),
@@ -167,7 +186,7 @@ pub fn write_json(input: &[u8], out: &mut dyn Write) -> Result<(), JsonError> {
         buf: Vec::with_capacity(1 << 17),
         launches: 0,
     };
-    let (_, warnings) = run(&text, &mut sink)?;
+    let (_, warnings) = run(&text, &mut sink, None)?;
     sink.flush_buf(true)?;
     sink.out.write_all(b"]")?;
     if !warnings.is_empty() {
@@ -242,12 +261,13 @@ trait Sink {
     fn launch(&mut self, launch: Launch) -> io::Result<()>;
 }
 
-#[derive(Default)]
-struct Collect {
+struct Collect<'w> {
     launches: Vec<Launch>,
+    /// Only these metrics are kept (a raw page reads no others; see [`parse_only`]).
+    wanted: Option<&'w BTreeSet<String>>,
 }
 
-impl Sink for Collect {
+impl Sink for Collect<'_> {
     fn start(&mut self, _: CsvShape) -> io::Result<()> {
         Ok(())
     }
@@ -281,7 +301,10 @@ impl Sink for Collect {
         Ok(())
     }
 
-    fn launch(&mut self, launch: Launch) -> io::Result<()> {
+    fn launch(&mut self, mut launch: Launch) -> io::Result<()> {
+        if let Some(w) = self.wanted {
+            launch.metrics.retain(|k, _| w.contains(k));
+        }
         self.launches.push(launch);
         Ok(())
     }
@@ -409,8 +432,13 @@ impl Sink for JsonSink<'_> {
     }
 }
 
-/// The whole parse, into a sink. Returns the shape and ncu's warnings.
-fn run(text: &str, sink: &mut dyn Sink) -> Result<(CsvShape, Vec<String>), JsonError> {
+/// The whole parse, into a sink (of the `wanted` metrics only, when given). Returns the shape and
+/// ncu's warnings.
+fn run(
+    text: &str,
+    sink: &mut dyn Sink,
+    wanted: Option<&BTreeSet<String>>,
+) -> Result<(CsvShape, Vec<String>), JsonError> {
     // `contains('\n')` stops at the first line end: free on any file with one.
     if !text.contains('\n') && text.contains('\r') {
         return Err(ParseError::new(
@@ -474,7 +502,7 @@ fn run(text: &str, sink: &mut dyn Sink) -> Result<(CsvShape, Vec<String>), JsonE
     };
     sink.start(shape)?;
     let launches = match shape {
-        CsvShape::Raw => parse_raw(&header, &mut table, sink)?,
+        CsvShape::Raw => parse_raw(&header, &mut table, sink, wanted)?,
         CsvShape::Details => emit(parse_details(&header, &mut table)?, sink)?,
         CsvShape::Summary => emit(parse_summary(&header, &mut table)?, sink)?,
     };

@@ -26,6 +26,9 @@ pub(super) struct RawPage {
     pub(super) metrics: Vec<MetricCol>,
     /// Attribute columns (field index, name), sorted by name.
     pub(super) attributes: Vec<(usize, String)>,
+    /// Metric columns not wanted ([`parse_only`]), as (field index, the units row says `ns`):
+    /// not read, only checked for the locale.
+    pub(super) skipped: Vec<(usize, bool)>,
 }
 
 /// One raw-page launch: the reused record and the values read from it.
@@ -61,6 +64,7 @@ pub(super) fn parse_raw(
     header: &[String],
     table: &mut Table<'_>,
     sink: &mut dyn Sink,
+    wanted: Option<&BTreeSet<String>>,
 ) -> Result<usize, JsonError> {
     let header_line = table.line();
     let id_col = column(header, "ID", "raw page", header_line)?;
@@ -82,7 +86,7 @@ pub(super) fn parse_raw(
         )
         .into());
     }
-    let page = raw_page(header, table, id_col, kernel_col, header_line)?;
+    let page = raw_page(header, table, id_col, kernel_col, header_line, wanted)?;
     let mut values: Vec<(usize, Val)> = Vec::with_capacity(page.metrics.len());
     let mut lists: Vec<f64> = Vec::new();
     let mut scratch = Vec::new();
@@ -97,6 +101,12 @@ pub(super) fn parse_raw(
         let record = &table.record;
         values.clear();
         lists.clear();
+        for &(index, nanoseconds) in &page.skipped {
+            let text = record[index].trim_ascii();
+            if shows_locale(nanoseconds, text) {
+                return Err(locale_error(table.line(), &String::from_utf8_lossy(text)).into());
+            }
+        }
         for (k, col) in page.metrics.iter().enumerate() {
             let text = record[col.index].trim_ascii();
             let cell = read_cell(
@@ -149,6 +159,18 @@ pub(super) fn parse_raw(
         count += 1;
     }
     Ok(count)
+}
+
+/// A cell of a column that is not read shows a decimal-comma locale: what the reading of its
+/// value would find (a nanosecond value with a 3-digit fraction, a comma that does not group
+/// thousands, `.`-grouped digits), tested only on cells with a comma or a dot.
+fn shows_locale(nanoseconds: bool, text: &[u8]) -> bool {
+    let Some(first) = memchr::memchr2(b',', b'.', text) else {
+        return false;
+    };
+    (nanoseconds && dotted_nanoseconds("ns", text))
+        || ((text[first] == b',' || memchr::memchr2(b',', b'.', &text[first + 1..]).is_some())
+            && shows_decimal_comma(text))
 }
 
 /// A raw page has one cell per column in every row. A longer row with non-empty cells past the
@@ -229,16 +251,32 @@ fn raw_page(
     id_col: usize,
     kernel_col: usize,
     header_line: usize,
+    wanted: Option<&BTreeSet<String>>,
 ) -> Result<RawPage, ParseError> {
     let mut by_name: BTreeMap<&str, MetricCol> = BTreeMap::new();
     let mut attributes = Vec::new();
+    let mut unread: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut skipped = Vec::new();
     for (index, name) in header.iter().enumerate() {
         if index == id_col || index == kernel_col || name.is_empty() {
             continue;
         }
         if is_attribute(name) {
             attributes.push((index, name.clone()));
+        } else if wanted.is_some_and(|w| !w.contains(name)) {
+            // Not read: no unit, no JSON pieces, only the position (and the repeat check).
+            if !unread.insert(name.as_str())
+                && let Some(e) = repeated_column(header, name, header_line)
+            {
+                return Err(e);
+            }
+            skipped.push((index, matches!(table.cell(index), "ns" | "nsecond")));
         } else {
+            if unread.contains(name.as_str())
+                && let Some(e) = repeated_column(header, name, header_line)
+            {
+                return Err(e);
+            }
             let unit_text = table.cell(index).to_owned();
             let unit = units::normalise_or_keep(&unit_text);
             let mut json_unit = b",\"unit\":".to_vec();
@@ -270,5 +308,6 @@ fn raw_page(
         kernel_col,
         metrics: by_name.into_values().collect(),
         attributes,
+        skipped,
     })
 }

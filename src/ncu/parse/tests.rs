@@ -466,3 +466,31 @@ fn byte_order_marks_and_cr_only_line_ends_are_named() {
     let e = parse(&RAW.replace('\n', "\r")).unwrap_err();
     assert!(e.message.contains("carriage return only"), "{e}");
 }
+
+#[test]
+fn a_filtered_parse_still_refuses_a_decimal_comma_locale_in_columns_it_does_not_read() {
+    // The wanted column is clean; another column shows the locale (a comma that groups no
+    // thousands, `.`-grouped digits, nanoseconds with a 3-digit fraction): the file is refused.
+    let wanted: BTreeSet<String> = ["a__x".to_owned()].into();
+    for (unit, cell) in [("byte", "65,77"), ("", "1.234.567"), ("ns", "117.344")] {
+        let text = format!(
+            "\"ID\",\"Kernel Name\",\"a__x\",\"b__y\"\n\"\",\"\",\"inst\",\"{unit}\"\n\"0\",\"k\",\"1\",\"2\"\n\"1\",\"k\",\"1\",\"{cell}\"\n"
+        );
+        let e = parse_only(&text, &wanted).unwrap_err();
+        assert_eq!(e.line, Some(4), "{cell}: {e}");
+        assert!(e.message.contains("decimal comma"), "{cell}: {e}");
+        assert!(parse(&text).is_err());
+    }
+    // Cells with a dot or a grouping comma that show nothing are fine, and not read.
+    let text = "\"ID\",\"Kernel Name\",\"a__x\",\"b__y\",\"c__z\"\n\"\",\"\",\"inst\",\"byte\",\"ns\"\n\"0\",\"k\",\"1\",\"1,234,567.5\",\"117.34\"\n";
+    let full = parse(text).unwrap();
+    let only = parse_only(text, &wanted).unwrap();
+    assert_eq!(full.launches[0].metrics.len(), 3);
+    assert_eq!(only.launches[0].metrics.len(), 1);
+    assert_eq!(only.launches[0].metrics["a__x"], full.launches[0].metrics["a__x"]);
+    // A details page keeps only the wanted keys too.
+    let details = "\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n\
+                   \"0\",\"k\",\"S\",\"a__x\",\"inst\",\"5\"\n\"0\",\"k\",\"S\",\"b__y\",\"inst\",\"6\"\n";
+    let only = parse_only(details, &wanted).unwrap();
+    assert_eq!(only.launches[0].metrics.keys().collect::<Vec<_>>(), ["a__x"]);
+}
