@@ -259,7 +259,7 @@ fn bad_inputs_are_exit_2_with_an_annotation() {
         (
             "MODE",
             "benchmark",
-            "input 'mode' must be check or update-baselines",
+            "input 'mode' must be check, ab or update-baselines",
         ),
         ("COMMENT", "yes", "input 'comment' must be true or false"),
         (
