@@ -22,6 +22,7 @@ mod changes_cli;
 mod check_cli;
 mod ci_examples;
 mod cli_ux;
+mod docs_commands;
 mod console_table;
 mod gpu_clocks;
 mod gpu_env;
