@@ -265,3 +265,53 @@ fn the_docs_command_check_catches_a_planted_conflict() {
     assert!(cgp_gate::cli::accepts(words(&found[1].1).unwrap()).is_ok());
     assert!(is_synopsis("cgp-gate report --from RESULTS.json [--html PATH]"));
 }
+
+/// scripts/getting-started.sh (the outputs of docs/getting-started.md): exit 0 when every step
+/// exits as the page shows; exit 1, naming the step, when one does not (a stand-in binary that
+/// fails `validate` with 3) or when the binary is missing (it used to print `[exit 127]` for
+/// every step and exit 0).
+#[test]
+fn getting_started_script_fails_when_a_step_fails() {
+    let script = root().join("scripts/getting-started.sh");
+    let run = |bin: &Path| {
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .arg(bin)
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("GITHUB_OUTPUT")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let real = Path::new(env!("CARGO_BIN_EXE_cgp-gate"));
+    let (code, out, err) = run(real);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.matches("[exit 0]").count(), 4, "{out}");
+    assert_eq!(out.matches("[exit 1]").count(), 1, "{out}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(&dir.path().join("no-such-cgp-gate"));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("no cgp-gate binary at"), "{err}");
+    assert!(!out.contains("[exit 127]"), "{out}");
+
+    let stand_in = dir.path().join("cgp-gate");
+    std::fs::write(
+        &stand_in,
+        format!(
+            "#!/bin/bash\nif [ \"$1\" = validate ]; then echo 'error: planted' >&2; exit 3; fi\nexec {} \"$@\"\n",
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod").arg("755").arg(&stand_in).status().unwrap();
+    let (code, out, err) = run(&stand_in);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("2. validate: exit 3, expected 0"), "{err}");
+    assert!(out.contains("4. check, a 6% slower matmul"), "every step still runs: {out}");
+}
