@@ -23,6 +23,7 @@ mod check_cli;
 mod ci_examples;
 mod cli_ux;
 mod docs_commands;
+mod first_errors;
 mod console_table;
 mod gpu_clocks;
 mod gpu_env;

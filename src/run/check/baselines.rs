@@ -53,6 +53,22 @@ pub(super) fn no_baselines(dir: &std::path::Path, gpu_key: &str) -> Error {
     }
 }
 
+/// The error of a live run on a machine where NVML could not open a GPU (no GPU, no driver, the
+/// driver not loaded), when there are baselines to compare with: NVML's own reason, exit 3.
+fn no_usable_gpu(
+    opts: &CheckOptions<'_>,
+    fp: &crate::gpu::fingerprint::Fingerprint,
+    stored: &Stored,
+) -> Option<Error> {
+    let note = opts.gpu_note?;
+    if opts.gpu.is_some() || fp.gpu_name != crate::gpu::fingerprint::UNKNOWN || stored.is_empty() {
+        return None;
+    }
+    Some(Error::Environment(format!(
+        "no usable GPU: {note}\n  help: run on a machine whose NVIDIA GPU `nvidia-smi` lists (the GPU runner); without a GPU, replay a recording made there with `--replay DIR`"
+    )))
+}
+
 /// Every selected target's baseline for this GPU, how their fingerprints differ from this run's
 /// (when allowed), and every file of the store.
 ///
@@ -84,6 +100,11 @@ pub(super) fn load_baselines(
     let stored = store.load_all()?;
     for t in targets {
         let fp = fingerprint_for(profiler, versions, t, opts.gpu);
+        // A live run without a usable GPU has no GPU to name: its baselines cannot be found, and
+        // --allow-fingerprint-mismatch would not help. Say why there is no GPU instead.
+        if let Some(note) = no_usable_gpu(opts, &fp, &stored) {
+            return Err(note);
+        }
         let Some(mut b) = store.load(&fp.gpu_key(), &t.name)? else {
             // A first run has no baselines at all: every row is "new". But baselines of this
             // target for other GPUs mean this GPU is not the one the baselines describe (or NVML
