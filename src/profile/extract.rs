@@ -25,9 +25,16 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         let mut message = format!("{message} (in {origin})");
         let mut unselected = Vec::new();
         if kind == FailureKind::NoKernels {
-            message.push_str(&no_kernel_detail(job, capture));
+            // The kernels that ran: a listing run's (live), else ncu's own `Available Kernels:`.
+            let listed = crate::ncu::log::available_kernels(&capture.raw);
+            let seen = match &capture.kernels_seen {
+                Some(names) if !names.is_empty() || listed.is_empty() => Some(names.clone()),
+                _ if !listed.is_empty() => Some(listed),
+                _ => None,
+            };
+            message.push_str(&no_kernel_detail(job, seen.as_deref()));
             if job.target.kernel.is_some() {
-                unselected = capture.kernels_seen.clone().unwrap_or_default();
+                unselected = seen.unwrap_or_default();
             }
         }
         if kind == FailureKind::AppFailed {
@@ -256,7 +263,7 @@ pub fn launch_config(l: &crate::measured::samples::Launch) -> Option<String> {
     }
 }
 
-fn no_kernel_detail(job: Job<'_>, capture: &Capture) -> String {
+fn no_kernel_detail(job: Job<'_>, kernels_seen: Option<&[String]>) -> String {
     let mut s = String::new();
     if let Some(k) = &job.target.kernel {
         s.push_str(&format!("; the kernel filter `{k}` matched nothing"));
@@ -264,7 +271,7 @@ fn no_kernel_detail(job: Job<'_>, capture: &Capture) -> String {
     if !job.target.nvtx.is_empty() {
         s.push_str(&format!("; NVTX include {:?}", job.target.nvtx));
     }
-    match &capture.kernels_seen {
+    match kernels_seen {
         Some(names) if !names.is_empty() => {
             s.push_str("; kernels the application launched: ");
             s.push_str(
