@@ -4,7 +4,7 @@ use super::command::{
     CommandTemplate, command_template, connected_program, one_line, program_of, size_value, target_name,
     yaml_str,
 };
-use super::kernels::{KernelSeen, is_setup, kernel_filter_for, kernels_seen, proposal};
+use super::kernels::{KernelSeen, is_setup, kernel_filter_for, kernels_seen, library_filter, library_of, proposal};
 use super::*;
 
 /// Where the spec's command came from, for its comment.
@@ -99,7 +99,7 @@ impl Draft {
         }
         // Which kernels are gated, decided once: the filter and the repetitions follow from it.
         let proposal = proposal(&self.kernels);
-        self.render_kernels(&mut s, &proposal);
+        let operation = self.render_kernels(&mut s, &proposal);
         self.render_repetitions(&mut s, &proposal);
         if !self.command.params.is_empty() {
             let params: Vec<String> = self
@@ -113,7 +113,9 @@ impl Draft {
         }
         s.push_str("    metrics:\n");
         let _ = writeln!(s, "      {TIME_METRIC}: \"{TIME_THRESHOLD}\"");
-        let _ = writeln!(s, "      {REGISTERS_METRIC}: exact");
+        if !operation {
+            let _ = writeln!(s, "      {REGISTERS_METRIC}: exact");
+        }
         s
     }
 
@@ -157,12 +159,18 @@ impl Draft {
         }
     }
 
-    pub(super) fn render_kernels(&self, s: &mut String, proposal: &[(Option<f64>, bool)]) {
+    /// The kernels in comments and the `kernel:` filter; `true` when the draft gates one
+    /// library operation (`kernels: sum`), which has no per-kernel metrics such as registers.
+    pub(super) fn render_kernels(&self, s: &mut String, proposal: &[(Option<f64>, bool)]) -> bool {
         if self.kernels.is_empty() {
-            return;
+            return false;
         }
         let wanted: Vec<bool> = proposal.iter().map(|(_, w)| *w).collect();
-        let filter = kernel_filter_for(&self.kernels, &wanted);
+        let library = library_filter(&self.kernels, &wanted);
+        let filter = library
+            .as_ref()
+            .map(|(f, _)| f.clone())
+            .or_else(|| kernel_filter_for(&self.kernels, &wanted));
         s.push_str(
             "    # Kernels in the capture: launches, median time, registers, share of GPU time; `+` gated\n",
         );
@@ -195,12 +203,52 @@ impl Draft {
                 self.kernels.len() - MAX_LISTED_KERNELS
             );
         }
+        self.render_library_note(s, &wanted, library.as_ref());
         match filter {
             Some(f) => {
                 let _ = writeln!(s, "    kernel: {}", yaml_str(&f));
             }
             None => s.push_str(
                 "    # ncu profiled NVTX ranges (range replay): select them with `nvtx:` and\n    # `replay_mode: range`; `kernel:` does not apply to ranges.\n",
+            ),
+        }
+        let operation = library.is_some_and(|(_, one)| one);
+        if operation {
+            s.push_str("    kernels: sum\n");
+        }
+        operation
+    }
+
+    /// Why a gated library kernel is not named exactly (or, where no family regex fits, that its
+    /// name may change): cuBLAS and the others pick kernels by shape, GPU and version.
+    fn render_library_note(&self, s: &mut String, wanted: &[bool], library: Option<&(String, bool)>) {
+        // With a family filter, the kernel it stands for; else the first library kernel.
+        let gated_library = || {
+            self.kernels
+                .iter()
+                .zip(wanted)
+                .filter(|(_, w)| **w)
+                .filter_map(|(k, _)| library_of(&k.name).map(|l| (k, l)))
+        };
+        let Some((k, lib)) = gated_library()
+            .find(|(_, l)| library.is_some() && l.family().is_some())
+            .or_else(|| gated_library().next())
+        else {
+            return;
+        };
+        let seen = crate::report::format::shorten(&one_line(&k.name), 60);
+        let _ = writeln!(s, "    # A {} kernel (`{seen}`):", lib.label());
+        s.push_str("    # the library picks its kernel by shape, GPU and library version, so an exact name\n");
+        s.push_str("    # can select nothing on another GPU or shape.\n");
+        match library {
+            Some((_, true)) => s.push_str(
+                "    # This regex selects the library's kernels whichever runs, and `kernels: sum` gates them\n    # as one operation row (docs/spec.md, \"Operation rows\"); registers do not add up over\n    # kernels, so they are not gated.\n",
+            ),
+            Some((_, false)) => s.push_str(
+                "    # The filter matches the library's family, not the name seen. A switch still shows one\n    # kernel `missing` and another `new`: a target of its own with `kernels: sum` compares the\n    # operation whichever kernel runs (docs/spec.md, \"Operation rows\").\n",
+            ),
+            None => s.push_str(
+                "    # A `regex:` over its family with `kernels: sum` gates the operation whichever kernel\n    # runs (docs/spec.md, \"Operation rows\").\n",
             ),
         }
     }

@@ -257,10 +257,11 @@ fn print_summary(
     let metrics: usize = spec.targets.iter().map(|t| t.metrics.len()).sum();
     writeln!(
         out,
-        "wrote {} (target `{}`, {sizes} size{}, {metrics} metrics); it validates",
+        "wrote {} (target `{}`, {sizes} size{}, {metrics} metric{}); it validates",
         path.display(),
         draft.name,
         if sizes == 1 { "" } else { "s" },
+        if metrics == 1 { "" } else { "s" },
     )?;
     match draft.command_source {
         CommandSource::Given => {}
