@@ -103,3 +103,46 @@ fn a_filter_that_matched_nothing_names_the_kernels_that_ran() {
     assert!(said.contains("`launch_skip`") && said.contains("kernels: sum"), "{said}");
     assert!(!said.contains("`-k`") && !said.contains("--launch-skip"), "{said}");
 }
+
+/// `validate` reports every error of a spec in one run, each with file:line:column, in file
+/// order: five mistakes in three places (a default, a target, two thresholds and a threshold's
+/// key) are five errors of one run, not five runs. A misspelt required key (`comand`) is read as
+/// the key it suggests, so it is not reported again as missing. At most 20 are listed.
+#[test]
+fn validate_reports_every_error_of_a_spec_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("typo.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\ndefaults:\n  repetitons: 5\ntargets:\n  - name: matmul\n    comand: [./build/matmul, --n, \"{n}\"]\n    kernel: matmul_tiled\n    sizes:\n      - { n: 1024 }\n    metrics:\n      gpu__time_duration.sum: \"3%%\"\n      launch__registers_per_thread: exactly\n  - name: other\n    command: [./x]\n    metrics:\n      gpu__time_duration.sum: { relative: \"3%\", min_efect: 1us }\n",
+    )
+    .unwrap();
+    let (code, said) = output(bin().arg("validate").arg("--spec").arg(&spec));
+    assert_eq!(code, 2, "{said}");
+    let at: Vec<&str> = said
+        .lines()
+        .filter_map(|l| l.strip_prefix("error: "))
+        .map(|l| l.split(": ").next().unwrap())
+        .collect();
+    let p = spec.display().to_string();
+    assert_eq!(at.len(), 5, "{said}");
+    for (got, line) in at.iter().zip([3, 6, 11, 12, 16]) {
+        assert!(got.starts_with(&format!("{p}:{line}:")), "{got}, expected line {line}:\n{said}");
+    }
+    assert_eq!(at.len(), 5, "{said}");
+    assert!(said.contains("unknown key `comand`") && !said.contains("has no `command`"), "{said}");
+    assert!(said.contains("did you mean `min_effect`?"), "{said}");
+    assert!(said.ends_with("5 errors in the spec\n"), "{said}");
+
+    // A file wrong everywhere: the first 20, and how many more.
+    let keys: String = (0..30).map(|i| format!("    bogus_key_{i}: 1\n")).collect();
+    std::fs::write(
+        &spec,
+        format!("version: 1\ntargets:\n  - name: a\n    command: [./a]\n{keys}    metrics: {{gpu__time_duration.sum: \"3%\"}}\n"),
+    )
+    .unwrap();
+    let (code, said) = output(bin().arg("validate").arg("--spec").arg(&spec));
+    assert_eq!(code, 2, "{said}");
+    assert_eq!(said.matches("unknown key `bogus_key_").count(), 20, "{said}");
+    assert!(said.contains("10 more error(s) not shown"), "{said}");
+}
