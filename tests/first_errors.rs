@@ -146,3 +146,49 @@ fn validate_reports_every_error_of_a_spec_in_one_run() {
     assert_eq!(said.matches("unknown key `bogus_key_").count(), 20, "{said}");
     assert!(said.contains("10 more error(s) not shown"), "{said}");
 }
+
+/// `init --from` a details page, then a replay of that same capture against the spec it wrote
+/// (the capture copied as every repetition): the `--set full` page (tests/fixtures/ncu/d3, ncu
+/// 2025) holds the kernel time as `Duration` in "GPU Speed Of Light Throughput", and the
+/// written `gpu__time_duration.sum` is read from it (it used to exit 2, "metric missing"); a page
+/// that lacks registers for some launches gets no registers metric; a page with only
+/// `gpu__time_duration.avg` gets that. Captures without any duration say so in the spec.
+#[test]
+fn init_from_a_details_page_writes_a_spec_its_own_capture_replays() {
+    let fixtures = root().join("tests/fixtures");
+    for (rel, time) in [
+        ("ncu/d3/details_full.csv", "gpu__time_duration.sum"),
+        ("ncu/d1/details.log", "gpu__time_duration.sum"),
+        ("ncu/d2/details_nvtx.csv", "gpu__time_duration.sum"),
+        ("ncu-wild/01_llmperf_details_cc120.csv", "gpu__time_duration.sum"),
+        ("ncu-wild/19_aipe_nvtx_range_details_RECONSTRUCTED.csv", "gpu__time_duration.avg"),
+    ] {
+        let capture = fixtures.join(rel);
+        let dir = tempfile::tempdir().unwrap();
+        let (code, said) = output(bin().current_dir(dir.path()).arg("init").arg("--from").arg(&capture));
+        assert_eq!(code, 0, "{rel}: {said}");
+        let spec = std::fs::read_to_string(dir.path().join("cgp-gate.yaml")).unwrap();
+        assert!(spec.contains(&format!("      {time}: \"3%\"\n")), "{rel}:\n{spec}");
+        let loaded = cgp_gate::spec::load(&dir.path().join("cgp-gate.yaml")).unwrap();
+        let t = &loaded.targets[0];
+        let rep_dir = dir.path().join("rec").join(&t.name).join("default");
+        std::fs::create_dir_all(&rep_dir).unwrap();
+        for i in 0..t.baseline_repetitions.max(t.max_repetitions) {
+            std::fs::copy(&capture, rep_dir.join(format!("{i}.csv"))).unwrap();
+        }
+        let (code, said) = output(bin().current_dir(dir.path()).args(["profile", "--replay", "rec"]));
+        assert_eq!(code, 0, "{rel}: replaying its own capture:\n{said}\n{spec}");
+        assert!(said.contains(time), "{rel}: {said}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (code, said) = output(
+        bin()
+            .current_dir(dir.path())
+            .arg("init")
+            .arg("--from")
+            .arg(fixtures.join("ncu-wild/02_llmperf_roofline_section.csv")),
+    );
+    assert_eq!(code, 0, "{said}");
+    let spec = std::fs::read_to_string(dir.path().join("cgp-gate.yaml")).unwrap();
+    assert!(spec.contains("The capture holds no kernel duration"), "{spec}");
+}

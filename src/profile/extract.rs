@@ -124,6 +124,24 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
     Ok(set)
 }
 
+/// The label (and section) under which ncu's details page prints a metric of its standard
+/// sections, for the metrics whose label names exactly one metric (ncu's section files
+/// SpeedOfLight and LaunchStats). A raw-page metric name without a label here has none.
+fn details_label(metric: &str) -> Option<(&'static str, &'static str)> {
+    const SOL: &str = "GPU Speed Of Light Throughput";
+    const LAUNCH: &str = "Launch Statistics";
+    Some(match metric {
+        "gpu__time_duration.sum" => ("Duration", SOL),
+        "sm__throughput.avg.pct_of_peak_sustained_elapsed" => ("Compute (SM) Throughput", SOL),
+        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed" => ("Memory Throughput", SOL),
+        "gpc__cycles_elapsed.max" => ("Elapsed Cycles", SOL),
+        "launch__registers_per_thread" => ("Registers Per Thread", LAUNCH),
+        "launch__block_size" => ("Block Size", LAUNCH),
+        "launch__grid_size" => ("Grid Size", LAUNCH),
+        _ => return None,
+    })
+}
+
 /// The error for ncu output the parser refused: the file, line, kernel and metric it names.
 fn bad_output(origin: &dyn std::fmt::Display, e: &ParseError, ctx: &str) -> ProfileError {
     let mut m = format!("{origin}");
@@ -149,7 +167,16 @@ fn metric_value<'l>(
     ctx: &str,
     origin: &dyn std::fmt::Display,
 ) -> Result<(f64, &'l str), ProfileError> {
-    let Some(measured) = launch.metrics.get(metric) else {
+    let measured = launch.metrics.get(metric).or_else(|| {
+        // A details page (`--set full`, `--section ...`) holds a section's metrics under their
+        // labels: `Duration` is `gpu__time_duration.sum`.
+        let (label, section) = details_label(metric)?;
+        launch
+            .metrics
+            .get(label)
+            .or_else(|| launch.metrics.get(format!("{label} [{section}]").as_str()))
+    });
+    let Some(measured) = measured else {
         return Err(ProfileError::new(
             FailureKind::BadOutput,
             ctx.to_owned(),

@@ -32,6 +32,11 @@ pub struct Draft {
     /// Where the launches came from (`run.csv`, or the command run under ncu).
     pub origin: String,
     pub launches: usize,
+    /// The duration keys the capture's launches hold (of `TIME_KEYS`), each once.
+    pub time_keys: Vec<String>,
+    /// Every launch of the capture reports its registers per thread (a details page may hold
+    /// the Launch Statistics section for some launches only, or none).
+    pub registers_everywhere: bool,
     /// `cwd:` of the target: where init ran, relative to the spec's directory, when the spec is
     /// written elsewhere (`--output other/dir/spec.yaml`); the program runs where it ran.
     pub cwd: Option<String>,
@@ -62,6 +67,11 @@ impl Draft {
             kernels: kernels_seen(parsed),
             origin: origin.to_owned(),
             launches: parsed.launches.len(),
+            time_keys: time_keys(parsed),
+            registers_everywhere: parsed
+                .launches
+                .iter()
+                .all(|l| super::kernels::number(l, REGISTER_KEYS).is_some()),
             cwd: None,
         }
     }
@@ -111,12 +121,38 @@ impl Draft {
             s.push_str("    sizes:\n");
             let _ = writeln!(s, "      - {{ {} }}", params.join(", "));
         }
+        if !self.kernels.is_empty() && self.kernels.iter().all(|k| k.times.is_empty()) {
+            s.push_str(
+                "    # The capture holds no kernel duration (not in its sections or metrics): a replay of it\n    # has nothing to judge here; a live run measures it.\n",
+            );
+        }
         s.push_str("    metrics:\n");
-        let _ = writeln!(s, "      {TIME_METRIC}: \"{TIME_THRESHOLD}\"");
-        if !operation {
+        let _ = writeln!(s, "      {}: \"{TIME_THRESHOLD}\"", self.time_metric());
+        if operation {
+            // Registers do not add up over kernels (the comment above says so).
+        } else if self.kernels.is_empty() || self.registers_everywhere {
             let _ = writeln!(s, "      {REGISTERS_METRIC}: exact");
+        } else {
+            // A details page without the Launch Statistics section: a replay of this capture
+            // would find no registers. A live run measures them.
+            let _ = writeln!(
+                s,
+                "      # Not every launch of the capture reports its registers per thread (a details page\n      # without Launch Statistics); a live run measures them:\n      # {REGISTERS_METRIC}: exact"
+            );
         }
         s
+    }
+
+    /// The time metric to gate: `gpu__time_duration.sum` (which a details page holds as
+    /// `Duration`, and a replay finds there), or `gpu__time_duration.avg` when that is the only
+    /// duration the capture has, so that replaying the capture finds what the spec names.
+    pub(super) fn time_metric(&self) -> &'static str {
+        const AVG: &str = "gpu__time_duration.avg";
+        if self.time_keys.iter().all(|k| k == AVG) && !self.time_keys.is_empty() {
+            AVG
+        } else {
+            TIME_METRIC
+        }
     }
 
     /// How many processes a row takes, from the launches the capture saw: where every gated
@@ -275,4 +311,13 @@ pub(super) fn kernel_line(k: &KernelSeen, width: usize) -> String {
         if k.launches == 1 { "  " } else { "es" },
         time
     )
+}
+
+/// The duration keys (`TIME_KEYS`) the capture's launches hold, in `TIME_KEYS` order.
+fn time_keys(parsed: &ParsedOutput) -> Vec<String> {
+    TIME_KEYS
+        .iter()
+        .filter(|k| parsed.launches.iter().any(|l| l.metrics.contains_key(**k)))
+        .map(|k| (*k).to_owned())
+        .collect()
 }

@@ -193,6 +193,8 @@ fn profile_once(opts: &InitOptions) -> Result<(ParsedOutput, String, String)> {
         kernels: Vec::new(),
         origin: "the command".to_owned(),
         launches: 0,
+        time_keys: Vec::new(),
+        registers_everywhere: true,
         cwd: None,
     };
     let mut text = probe.render();

@@ -162,6 +162,8 @@ fn init_proposes_the_kernels_that_matter_and_lists_setup_kernels() {
         kernels: kernels.to_vec(),
         origin: "test".into(),
         launches: 11,
+        time_keys: Vec::new(),
+        registers_everywhere: true,
         cwd: None,
     };
     let text = draft.render();
