@@ -192,3 +192,60 @@ fn init_from_a_details_page_writes_a_spec_its_own_capture_replays() {
     let spec = std::fs::read_to_string(dir.path().join("cgp-gate.yaml")).unwrap();
     assert!(spec.contains("The capture holds no kernel duration"), "{spec}");
 }
+
+/// `baseline_repetitions: 30` against a recording of 1 run (the SYNTHETIC demo's matmul capture):
+/// the baseline is written from the 1 run, and stderr says so; with 30 runs recorded, no warning.
+#[test]
+fn a_baseline_from_fewer_runs_than_asked_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("cgp-gate.yaml"),
+        "version: 1\ndefaults:\n  repetitions: 1\n  baseline_repetitions: 30\ntargets:\n  - name: matmul\n    command: [./build/matmul, --n, \"{n}\"]\n    kernel: matmul_tiled\n    sizes:\n      - { n: 1024 }\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n",
+    )
+    .unwrap();
+    let capture = root().join("examples/recordings/main/matmul/n=1024/0.csv");
+    let rec = dir.path().join("rec/matmul/n=1024");
+    std::fs::create_dir_all(&rec).unwrap();
+    std::fs::copy(&capture, rec.join("0.csv")).unwrap();
+    let update = || {
+        output(bin().current_dir(dir.path()).args(["baseline", "update", "--replay", "rec", "--baselines", "b"]))
+    };
+    let (code, said) = update();
+    assert_eq!(code, 0, "{said}");
+    assert!(
+        said.contains("warning: the baseline of matmul[n=1024] is stored from 1 run (the recording holds no more), though the spec asks `baseline_repetitions: 30`"),
+        "{said}"
+    );
+    for i in 1..30 {
+        std::fs::copy(&capture, rec.join(format!("{i}.csv"))).unwrap();
+    }
+    let (code, said) = update();
+    assert_eq!(code, 0, "{said}");
+    assert!(!said.contains("warning: the baseline of"), "{said}");
+}
+
+/// `calibrate`'s console on the SYNTHETIC demo recording: it says how its figures were made (the
+/// closed form, not "0 simulated checks per figure"), and its table has the processes and
+/// launches needed and the note at 200 columns, and says what it left out at 80.
+#[test]
+fn calibrate_console_shows_what_was_computed_and_every_column_that_fits() {
+    let run = |cols: &str| {
+        output(
+            bin()
+                .current_dir(root())
+                .env("COLUMNS", cols)
+                .args(["calibrate", "--spec", "examples/cgp-gate.yaml", "--replay", "examples/recordings/main"]),
+        )
+    };
+    let (code, said) = run("200");
+    assert_eq!(code, 0, "{said}");
+    assert!(!said.contains("0 simulated checks"), "{said}");
+    assert!(said.contains("figures from the run-level model's closed form (no simulation)"), "{said}");
+    let header = said.lines().find(|l| l.starts_with("target ")).unwrap();
+    for col in ["procs needed", "launches needed", "note"] {
+        assert!(header.contains(col), "{header}");
+    }
+    assert!(said.contains("threshold is above"), "the notes are in the table: {said}");
+    let (_, narrow) = run("80");
+    assert!(narrow.contains("(left out to fit 80 columns:") && narrow.contains("note"), "{narrow}");
+}
