@@ -475,14 +475,21 @@ fn ab_mode_judges_base_against_head_and_writes_html() {
         assert_eq!(out["verdict"], verdict, "{out:?}");
         assert!(PathBuf::from(&out["results"]).is_file(), "{out:?}");
         let html = std::fs::read_to_string(ws.join("ab.html")).unwrap();
-        assert!(html.starts_with("<!DOCTYPE html>") && html.contains("saxpy"), "{html:.200}");
+        assert!(
+            html.starts_with("<!DOCTYPE html>") && html.contains("saxpy"),
+            "{html:.200}"
+        );
         assert!(r.summary().contains("saxpy"), "{}", r.summary());
     }
     let r = Runner::new();
     std::fs::write(r.workspace().join("cgp-gate.yaml"), crate::ab_cli::SPEC).unwrap();
     let o = r.run(&[("MODE", "ab")], &[]);
     assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("needs the input 'base-dir'"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("needs the input 'base-dir'"),
+        "{}",
+        text(&o.stderr)
+    );
     let o = r.run(&[("MODE", "ab"), ("BASE_DIR", "."), ("SHARD", "1/2")], &[]);
     assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
 }
@@ -529,8 +536,15 @@ fn readme_lists_every_input_of_action_yml() {
     let yml = std::fs::read_to_string(root().join("action.yml")).unwrap();
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let want = action_inputs(&yml);
-    assert!(want.len() > 10 && want.contains(&"allow-no-baselines".to_owned()), "{want:?}");
-    assert_eq!(readme_inputs(&readme), want, "README's inputs table against action.yml");
+    assert!(
+        want.len() > 10 && want.contains(&"allow-no-baselines".to_owned()),
+        "{want:?}"
+    );
+    assert_eq!(
+        readme_inputs(&readme),
+        want,
+        "README's inputs table against action.yml"
+    );
     // The comparison fails on a planted omission.
     let planted: String = readme
         .lines()

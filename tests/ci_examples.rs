@@ -413,7 +413,10 @@ fn slurm_submit_runs_the_array_then_the_merge_and_exits_with_the_verdict() {
 fn gitlab_template_builds_cgp_gate_from_the_repository_once_per_commit() {
     let rel = "examples/gitlab/cgp-gate.gitlab-ci.yml";
     let ci = &yaml_docs(rel)[0];
-    assert_eq!(ci["variables"]["CGP_GATE_PIP"], "", "no PyPI release yet: building from the repository is the default");
+    assert_eq!(
+        ci["variables"]["CGP_GATE_PIP"], "",
+        "no PyPI release yet: building from the repository is the default"
+    );
     assert_eq!(ci["cgp-gate:check"]["extends"], ".cgp-gate-cache");
     assert_eq!(ci[".cgp-gate-cache"]["cache"]["paths"][0], ".cgp-gate/");
     let script: Vec<String> = ci[".cgp-gate-install"]["script"]
@@ -432,7 +435,11 @@ fn gitlab_template_builds_cgp_gate_from_the_repository_once_per_commit() {
             .args(args)
             .output()
             .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     };
     std::fs::create_dir(dir.path().join("upstream")).unwrap();
@@ -456,7 +463,10 @@ fn gitlab_template_builds_cgp_gate_from_the_repository_once_per_commit() {
         let out = Command::new("bash")
             .arg("-c")
             .arg(&script)
-            .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
+            .env(
+                "PATH",
+                format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+            )
             .env("CI_PROJECT_DIR", &project)
             .env("CGP_GATE_REPO", dir.path().join("upstream"))
             .env("CGP_GATE_VERSION", "v1")
@@ -471,7 +481,13 @@ fn gitlab_template_builds_cgp_gate_from_the_repository_once_per_commit() {
     };
     let (_, calls) = job();
     assert_eq!(calls.lines().count(), 1, "{calls}");
-    assert!(calls.contains(&format!("--git {} --rev {first} cgp-gate", dir.path().join("upstream").display())), "{calls}");
+    assert!(
+        calls.contains(&format!(
+            "--git {} --rev {first} cgp-gate",
+            dir.path().join("upstream").display()
+        )),
+        "{calls}"
+    );
     let (said, calls) = job();
     assert_eq!(calls.lines().count(), 1, "the second job builds nothing: {calls}");
     assert!(said.contains("from the cache"), "{said}");
@@ -481,7 +497,14 @@ fn gitlab_template_builds_cgp_gate_from_the_repository_once_per_commit() {
     let second = git(&["rev-parse", "HEAD"]);
     let (_, calls) = job();
     assert_eq!(calls.lines().count(), 2, "{calls}");
-    assert!(calls.lines().nth(1).unwrap().contains(&format!("--rev {second} ")), "{calls}");
+    assert!(
+        calls
+            .lines()
+            .nth(1)
+            .unwrap()
+            .contains(&format!("--rev {second} ")),
+        "{calls}"
+    );
 }
 
 /// examples/k8s/wait.sh against a stand-in `kubectl` that answers the Job's conditions from a
@@ -506,7 +529,11 @@ line=$(sed -n "${n}p" "$STATES"); [ -n "$line" ] || line=$(tail -n 1 "$STATES")
 "#,
     )
     .unwrap();
-    Command::new("chmod").arg("755").arg(bin.join("kubectl")).status().unwrap();
+    Command::new("chmod")
+        .arg("755")
+        .arg(bin.join("kubectl"))
+        .status()
+        .unwrap();
     let run = |states: &str, exit_code: &str, timeout: &str| {
         let states_file = dir.path().join("states");
         let log = dir.path().join("klog");
@@ -516,7 +543,10 @@ line=$(sed -n "${n}p" "$STATES"); [ -n "$line" ] || line=$(tail -n 1 "$STATES")
         let out = Command::new("bash")
             .arg(root().join("examples/k8s/wait.sh"))
             .args(["cgp-gate-merge", timeout])
-            .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
+            .env(
+                "PATH",
+                format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+            )
             .env("STATES", &states_file)
             .env("EXIT_CODE", exit_code)
             .env("KLOG", &log)
@@ -524,11 +554,19 @@ line=$(sed -n "${n}p" "$STATES"); [ -n "$line" ] || line=$(tail -n 1 "$STATES")
             .output()
             .unwrap();
         let calls = std::fs::read_to_string(&log).unwrap_or_default();
-        (out.status.code().unwrap(), calls, start.elapsed(), String::from_utf8_lossy(&out.stderr).into_owned())
+        (
+            out.status.code().unwrap(),
+            calls,
+            start.elapsed(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     };
     let (code, calls, took, _) = run("none\nnone\nFailed\n", "1", "3600");
     assert_eq!(code, 1, "{calls}");
-    assert!(took.as_secs() < 60 && calls.matches("get job/cgp-gate-merge").count() == 3, "{calls}");
+    assert!(
+        took.as_secs() < 60 && calls.matches("get job/cgp-gate-merge").count() == 3,
+        "{calls}"
+    );
     assert!(calls.contains("get pods -l job-name=cgp-gate-merge"), "{calls}");
     assert_eq!(run("none\nComplete\n", "", "3600").0, 0);
     let (code, _, _, err) = run("Failed\n", "", "3600");
@@ -538,7 +576,10 @@ line=$(sed -n "${n}p" "$STATES"); [ -n "$line" ] || line=$(tail -n 1 "$STATES")
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("has not ended after 1s"), "{err}");
     if have("shellcheck") {
-        let out = Command::new("shellcheck").arg(root().join("examples/k8s/wait.sh")).output().unwrap();
+        let out = Command::new("shellcheck")
+            .arg(root().join("examples/k8s/wait.sh"))
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
     } else {
         support::skip(

@@ -111,7 +111,8 @@ fn init_from_every_real_capture_writes_a_spec_that_validates_and_selects_its_ker
         let spec = std::fs::read_to_string(&spec_path).unwrap();
         // The duration the capture holds (`gpu__time_duration.avg` when that is all it has).
         assert!(
-            spec.contains("      gpu__time_duration.sum: \"3%\"\n") || spec.contains("      gpu__time_duration.avg: \"3%\"\n"),
+            spec.contains("      gpu__time_duration.sum: \"3%\"\n")
+                || spec.contains("      gpu__time_duration.avg: \"3%\"\n"),
             "{name}:\n{spec}"
         );
         // A library operation (`kernels: sum`, a cuBLAS capture) gates no registers: they do not

@@ -17,25 +17,52 @@ fn root() -> PathBuf {
 
 /// Commands that profile a live GPU (ncu or NVML); this machine has none.
 const NEEDS_GPU: &[(&str, &str)] = &[
-    ("check", "profiles the spec's programs with ncu (the replayed form runs below)"),
+    (
+        "check",
+        "profiles the spec's programs with ncu (the replayed form runs below)",
+    ),
     ("check --markdown report.md", "profiles with ncu"),
     ("baseline update", "profiles with ncu"),
     ("env", "reads the GPU's fingerprint through NVML"),
     ("init -- ./build/my_bench --n 1024", "runs the program under ncu"),
-    ("init --output ci/cgp-gate.yaml -- python3 torch_work.py --n 2048 --iters 3", "runs PyTorch under ncu"),
-    ("ab --spec cgp-gate.yaml --base-dir ../base --head-dir . --json ab.json --markdown ab.md", "profiles two built trees with ncu"),
+    (
+        "init --output ci/cgp-gate.yaml -- python3 torch_work.py --n 2048 --iters 3",
+        "runs PyTorch under ncu",
+    ),
+    (
+        "ab --spec cgp-gate.yaml --base-dir ../base --head-dir . --json ab.json --markdown ab.md",
+        "profiles two built trees with ncu",
+    ),
 ];
 
 /// Commands whose inputs are the reader's own files, which the page names but does not ship.
 const READERS_FILES: &[(&str, &str)] = &[
-    ("init --from run.csv -- ./build/matmul --n 1024", "run.csv: the reader's ncu capture"),
+    (
+        "init --from run.csv -- ./build/matmul --n 1024",
+        "run.csv: the reader's ncu capture",
+    ),
     ("init --from run.csv", "run.csv: the reader's ncu capture"),
-    ("breakdown before.sqlite after.sqlite --categories categories.yaml --html breakdown.html", "the reader's Nsight Systems exports"),
-    ("changes history/*.json --last 30 --json changes.json --markdown changes.md --html changes.html", "main's history of results files"),
-    ("merge results-*.json", "the shards' results files of a sharded run"),
+    (
+        "breakdown before.sqlite after.sqlite --categories categories.yaml --html breakdown.html",
+        "the reader's Nsight Systems exports",
+    ),
+    (
+        "changes history/*.json --last 30 --json changes.json --markdown changes.md --html changes.html",
+        "main's history of results files",
+    ),
+    (
+        "merge results-*.json",
+        "the shards' results files of a sharded run",
+    ),
     ("report --from results.json", "a results file of an earlier check"),
-    ("gitlab-note --from results.json", "a results file, inside a GitLab merge-request pipeline"),
-    ("check --replay extra3 --spec check.yaml --baselines baselines --markdown comment.md", "run in a copy of tests/fixtures/h100-planted (below)"),
+    (
+        "gitlab-note --from results.json",
+        "a results file, inside a GitLab merge-request pipeline",
+    ),
+    (
+        "check --replay extra3 --spec check.yaml --baselines baselines --markdown comment.md",
+        "run in a copy of tests/fixtures/h100-planted (below)",
+    ),
 ];
 
 /// A command as the docs write it: the words after `cgp-gate`, up to a redirection, pipe,
@@ -45,7 +72,10 @@ fn words(line: &str) -> Option<Vec<String>> {
     let rest = rest.strip_prefix("cgp-gate ")?;
     let mut out = Vec::new();
     for w in shlex::split(rest)? {
-        if w.starts_with('#') || [">", ">>", "|", ";", "&&", "||", "2>&1"].contains(&w.as_str()) || w.starts_with('>') {
+        if w.starts_with('#')
+            || [">", ">>", "|", ";", "&&", "||", "2>&1"].contains(&w.as_str())
+            || w.starts_with('>')
+        {
             break;
         }
         out.push(w);
@@ -115,9 +145,11 @@ fn commands(text: &str) -> Vec<(usize, String)> {
     for (k, part) in prose.split('`').enumerate() {
         // A span of one word after `cgp-gate` names a command (`cgp-gate ab`); it is not a command line.
         // So does one whose arguments are all options without values (`cgp-gate check --json`).
-        let names_only = part.split_whitespace().skip(1).all(|w| {
-            w.starts_with('-') || w.chars().all(|c| c.is_ascii_lowercase() || c == '-')
-        }) && part.split_whitespace().skip(2).all(|w| w.starts_with('-'));
+        let names_only = part
+            .split_whitespace()
+            .skip(1)
+            .all(|w| w.starts_with('-') || w.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+            && part.split_whitespace().skip(2).all(|w| w.starts_with('-'));
         if k % 2 == 1 && part.starts_with("cgp-gate ") && part.split_whitespace().count() > 2 && !names_only {
             let line = prose_lines[prose[..at].chars().count()];
             out.push((line, part.split_whitespace().collect::<Vec<_>>().join(" ")));
@@ -309,9 +341,16 @@ fn getting_started_script_fails_when_a_step_fails() {
         ),
     )
     .unwrap();
-    std::process::Command::new("chmod").arg("755").arg(&stand_in).status().unwrap();
+    std::process::Command::new("chmod")
+        .arg("755")
+        .arg(&stand_in)
+        .status()
+        .unwrap();
     let (code, out, err) = run(&stand_in);
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("2. validate: exit 3, expected 0"), "{err}");
-    assert!(out.contains("4. check, a 6% slower matmul"), "every step still runs: {out}");
+    assert!(
+        out.contains("4. check, a 6% slower matmul"),
+        "every step still runs: {out}"
+    );
 }

@@ -12,7 +12,12 @@ fn root() -> PathBuf {
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cgp-gate"));
-    for v in ["GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "CGP_GATE_NVML_LIB"] {
+    for v in [
+        "GITHUB_ACTIONS",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_OUTPUT",
+        "CGP_GATE_NVML_LIB",
+    ] {
         c.env_remove(v);
     }
     c
@@ -27,7 +32,10 @@ fn output(c: &mut Command) -> (i32, String) {
 }
 
 fn have(tool: &str, arg: &str) -> bool {
-    Command::new(tool).arg(arg).output().is_ok_and(|o| o.status.success())
+    Command::new(tool)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// A live `check` of examples/cgp-gate.yaml against its baselines (of the synthetic GPU) with the
@@ -47,26 +55,43 @@ fn a_live_check_without_a_gpu_says_so_and_exits_3() {
     }
     let check = || {
         let mut c = bin();
-        c.current_dir(root().join("examples"))
-            .args(["check", "--spec", "cgp-gate.yaml", "--baselines", "baselines"]);
+        c.current_dir(root().join("examples")).args([
+            "check",
+            "--spec",
+            "cgp-gate.yaml",
+            "--baselines",
+            "baselines",
+        ]);
         c
     };
     let (code, said) = output(check().env("CGP_GATE_NVML_LIB", "/nonexistent/libnvidia-ml.so.1"));
     assert_eq!(code, 3, "{said}");
-    assert!(said.contains("error: no usable GPU: no NVIDIA driver found (NVML could not be loaded"), "{said}");
-    assert!(!said.contains("--allow-fingerprint-mismatch") && !said.contains("no baseline of"), "{said}");
+    assert!(
+        said.contains("error: no usable GPU: no NVIDIA driver found (NVML could not be loaded"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("--allow-fingerprint-mismatch") && !said.contains("no baseline of"),
+        "{said}"
+    );
 
     let gpu_here = have("nvidia-smi", "-L");
-    let lib_here = ["/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "/usr/lib64/libnvidia-ml.so.1"]
-        .iter()
-        .any(|p| Path::new(p).exists());
+    let lib_here = [
+        "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+        "/usr/lib64/libnvidia-ml.so.1",
+    ]
+    .iter()
+    .any(|p| Path::new(p).exists());
     if gpu_here || !lib_here {
         // With a GPU the real library opens it; without the library the case above is this one.
         return;
     }
     let (code, said) = output(&mut check());
     assert_eq!(code, 3, "{said}");
-    assert!(said.contains("error: no usable GPU: NVIDIA driver not usable (NVML failed to initialise: "), "{said}");
+    assert!(
+        said.contains("error: no usable GPU: NVIDIA driver not usable (NVML failed to initialise: "),
+        "{said}"
+    );
     assert!(said.contains("--replay DIR"), "{said}");
 }
 
@@ -79,7 +104,8 @@ fn a_live_check_without_a_gpu_says_so_and_exits_3() {
 #[test]
 fn a_filter_that_matched_nothing_names_the_kernels_that_ran() {
     let ran = "void Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_128x256_64x3_nn_align2>(Params)";
-    let real = std::fs::read_to_string(root().join("examples/pytorch/switch/gemm-n2048-cutlass.csv")).unwrap();
+    let real =
+        std::fs::read_to_string(root().join("examples/pytorch/switch/gemm-n2048-cutlass.csv")).unwrap();
     assert!(real.contains(ran), "the name is the real capture's");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -99,9 +125,18 @@ fn a_filter_that_matched_nothing_names_the_kernels_that_ran() {
     .unwrap();
     let (code, said) = output(bin().current_dir(dir.path()).args(["profile", "--replay", "rec"]));
     assert_eq!(code, 3, "{said}");
-    assert!(said.contains(&format!("kernels the application launched: `{ran}`")), "{said}");
-    assert!(said.contains("`launch_skip`") && said.contains("kernels: sum"), "{said}");
-    assert!(!said.contains("`-k`") && !said.contains("--launch-skip"), "{said}");
+    assert!(
+        said.contains(&format!("kernels the application launched: `{ran}`")),
+        "{said}"
+    );
+    assert!(
+        said.contains("`launch_skip`") && said.contains("kernels: sum"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("`-k`") && !said.contains("--launch-skip"),
+        "{said}"
+    );
 }
 
 /// `validate` reports every error of a spec in one run, each with file:line:column, in file
@@ -127,10 +162,16 @@ fn validate_reports_every_error_of_a_spec_in_one_run() {
     let p = spec.display().to_string();
     assert_eq!(at.len(), 5, "{said}");
     for (got, line) in at.iter().zip([3, 6, 11, 12, 16]) {
-        assert!(got.starts_with(&format!("{p}:{line}:")), "{got}, expected line {line}:\n{said}");
+        assert!(
+            got.starts_with(&format!("{p}:{line}:")),
+            "{got}, expected line {line}:\n{said}"
+        );
     }
     assert_eq!(at.len(), 5, "{said}");
-    assert!(said.contains("unknown key `comand`") && !said.contains("has no `command`"), "{said}");
+    assert!(
+        said.contains("unknown key `comand`") && !said.contains("has no `command`"),
+        "{said}"
+    );
     assert!(said.contains("did you mean `min_effect`?"), "{said}");
     assert!(said.ends_with("5 errors in the spec\n"), "{said}");
 
@@ -161,14 +202,26 @@ fn init_from_a_details_page_writes_a_spec_its_own_capture_replays() {
         ("ncu/d1/details.log", "gpu__time_duration.sum"),
         ("ncu/d2/details_nvtx.csv", "gpu__time_duration.sum"),
         ("ncu-wild/01_llmperf_details_cc120.csv", "gpu__time_duration.sum"),
-        ("ncu-wild/19_aipe_nvtx_range_details_RECONSTRUCTED.csv", "gpu__time_duration.avg"),
+        (
+            "ncu-wild/19_aipe_nvtx_range_details_RECONSTRUCTED.csv",
+            "gpu__time_duration.avg",
+        ),
     ] {
         let capture = fixtures.join(rel);
         let dir = tempfile::tempdir().unwrap();
-        let (code, said) = output(bin().current_dir(dir.path()).arg("init").arg("--from").arg(&capture));
+        let (code, said) = output(
+            bin()
+                .current_dir(dir.path())
+                .arg("init")
+                .arg("--from")
+                .arg(&capture),
+        );
         assert_eq!(code, 0, "{rel}: {said}");
         let spec = std::fs::read_to_string(dir.path().join("cgp-gate.yaml")).unwrap();
-        assert!(spec.contains(&format!("      {time}: \"3%\"\n")), "{rel}:\n{spec}");
+        assert!(
+            spec.contains(&format!("      {time}: \"3%\"\n")),
+            "{rel}:\n{spec}"
+        );
         let loaded = cgp_gate::spec::load(&dir.path().join("cgp-gate.yaml")).unwrap();
         let t = &loaded.targets[0];
         let rep_dir = dir.path().join("rec").join(&t.name).join("default");
@@ -208,7 +261,14 @@ fn a_baseline_from_fewer_runs_than_asked_says_so() {
     std::fs::create_dir_all(&rec).unwrap();
     std::fs::copy(&capture, rec.join("0.csv")).unwrap();
     let update = || {
-        output(bin().current_dir(dir.path()).args(["baseline", "update", "--replay", "rec", "--baselines", "b"]))
+        output(bin().current_dir(dir.path()).args([
+            "baseline",
+            "update",
+            "--replay",
+            "rec",
+            "--baselines",
+            "b",
+        ]))
     };
     let (code, said) = update();
     assert_eq!(code, 0, "{said}");
@@ -230,22 +290,32 @@ fn a_baseline_from_fewer_runs_than_asked_says_so() {
 #[test]
 fn calibrate_console_shows_what_was_computed_and_every_column_that_fits() {
     let run = |cols: &str| {
-        output(
-            bin()
-                .current_dir(root())
-                .env("COLUMNS", cols)
-                .args(["calibrate", "--spec", "examples/cgp-gate.yaml", "--replay", "examples/recordings/main"]),
-        )
+        output(bin().current_dir(root()).env("COLUMNS", cols).args([
+            "calibrate",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+            "examples/recordings/main",
+        ]))
     };
     let (code, said) = run("200");
     assert_eq!(code, 0, "{said}");
     assert!(!said.contains("0 simulated checks"), "{said}");
-    assert!(said.contains("figures from the run-level model's closed form (no simulation)"), "{said}");
+    assert!(
+        said.contains("figures from the run-level model's closed form (no simulation)"),
+        "{said}"
+    );
     let header = said.lines().find(|l| l.starts_with("target ")).unwrap();
     for col in ["procs needed", "launches needed", "note"] {
         assert!(header.contains(col), "{header}");
     }
-    assert!(said.contains("threshold is above"), "the notes are in the table: {said}");
+    assert!(
+        said.contains("threshold is above"),
+        "the notes are in the table: {said}"
+    );
     let (_, narrow) = run("80");
-    assert!(narrow.contains("(left out to fit 80 columns:") && narrow.contains("note"), "{narrow}");
+    assert!(
+        narrow.contains("(left out to fit 80 columns:") && narrow.contains("note"),
+        "{narrow}"
+    );
 }

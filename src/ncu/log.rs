@@ -500,9 +500,15 @@ mod tests {
                    2. nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT\n==PROF== Disconnected\n";
         assert_eq!(
             available_kernels(log),
-            ["Kernel2<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"]
+            [
+                "Kernel2<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>",
+                "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"
+            ]
         );
-        assert_eq!(available_kernels("Available Kernels: 1. Kernel2<...>\nok\n"), ["Kernel2<...>"]);
+        assert_eq!(
+            available_kernels("Available Kernels: 1. Kernel2<...>\nok\n"),
+            ["Kernel2<...>"]
+        );
         assert!(available_kernels(NO_KERNELS).is_empty());
         let long: String = std::iter::once("Available Kernels:\n".to_owned())
             .chain((1..1000).map(|i| format!("{i}. k{i}\n")))

@@ -93,8 +93,10 @@ pub fn console(c: &Calibration, style: super::console::ConsoleStyle) -> String {
                 format!("{}{flag}", visible(&x.threshold)),
                 opt_pct(x.min_detectable),
                 opt_pct(x.suggested_threshold),
-                x.processes_needed.map_or_else(|| "-".to_owned(), |p| p.to_string()),
-                x.launches_needed.map_or_else(|| "-".to_owned(), |p| p.to_string()),
+                x.processes_needed
+                    .map_or_else(|| "-".to_owned(), |p| p.to_string()),
+                x.launches_needed
+                    .map_or_else(|| "-".to_owned(), |p| p.to_string()),
                 visible(&x.note),
             ]
         })

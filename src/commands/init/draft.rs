@@ -4,7 +4,9 @@ use super::command::{
     CommandTemplate, command_template, connected_program, one_line, program_of, size_value, target_name,
     yaml_str,
 };
-use super::kernels::{KernelSeen, is_setup, kernel_filter_for, kernels_seen, library_filter, library_of, proposal};
+use super::kernels::{
+    KernelSeen, is_setup, kernel_filter_for, kernels_seen, library_filter, library_of, proposal,
+};
 use super::*;
 
 /// Where the spec's command came from, for its comment.
@@ -274,7 +276,9 @@ impl Draft {
         };
         let seen = crate::report::format::shorten(&one_line(&k.name), 60);
         let _ = writeln!(s, "    # A {} kernel (`{seen}`):", lib.label());
-        s.push_str("    # the library picks its kernel by shape, GPU and library version, so an exact name\n");
+        s.push_str(
+            "    # the library picks its kernel by shape, GPU and library version, so an exact name\n",
+        );
         s.push_str("    # can select nothing on another GPU or shape.\n");
         match library {
             Some((_, true)) => s.push_str(

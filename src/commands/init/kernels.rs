@@ -290,11 +290,24 @@ pub fn library_of(name: &str) -> Option<Library> {
     let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
     if lower.starts_with("nvjet_") || has(&["cutlass", "cublas", "xmma_gemm"]) || ARCH_GEMM.is_match(&lower) {
         Some(Library::Gemm)
-    } else if has(&["cudnn", "implicit_convolve", "winograd", "xmma_fprop", "xmma_dgrad", "xmma_wgrad"]) {
+    } else if has(&[
+        "cudnn",
+        "implicit_convolve",
+        "winograd",
+        "xmma_fprop",
+        "xmma_dgrad",
+        "xmma_wgrad",
+    ]) {
         Some(Library::Cudnn)
     } else if lower.contains("nccl") {
         Some(Library::Nccl)
-    } else if has(&["at::native", "at_cuda_detail", "elementwise_kernel<", "layer_norm_kernel", "softmax_warp"]) {
+    } else if has(&[
+        "at::native",
+        "at_cuda_detail",
+        "elementwise_kernel<",
+        "layer_norm_kernel",
+        "softmax_warp",
+    ]) {
         Some(Library::Aten)
     } else {
         None
@@ -307,8 +320,17 @@ pub fn library_of(name: &str) -> Option<Library> {
 /// operation, `kernels: sum`). `None` when no gated kernel has a family regex, or the family
 /// would select a kernel that is not gated.
 pub fn library_filter(kernels: &[KernelSeen], wanted: &[bool]) -> Option<(String, bool)> {
-    let names: Vec<(&str, bool)> = kernels.iter().zip(wanted).map(|(k, w)| (k.name.as_str(), *w)).collect();
-    let gated: Vec<&KernelSeen> = kernels.iter().zip(wanted).filter(|(_, w)| **w).map(|(k, _)| k).collect();
+    let names: Vec<(&str, bool)> = kernels
+        .iter()
+        .zip(wanted)
+        .map(|(k, w)| (k.name.as_str(), *w))
+        .collect();
+    let gated: Vec<&KernelSeen> = kernels
+        .iter()
+        .zip(wanted)
+        .filter(|(_, w)| **w)
+        .map(|(k, _)| k)
+        .collect();
     let libs: Vec<Option<Library>> = gated.iter().map(|k| library_of(&k.name)).collect();
     if !libs.iter().any(|l| l.and_then(Library::family).is_some()) {
         return None;
