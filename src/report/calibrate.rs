@@ -76,31 +76,7 @@ pub fn console(c: &Calibration, style: super::console::ConsoleStyle) -> String {
         Column::new("note", l, Overflow::Wrap),
     ];
     let visible = super::text::visible;
-    let rows: Vec<Vec<String>> = c
-        .rows
-        .iter()
-        .map(|x| {
-            let flag = if x.below_detectable { " !" } else { "" };
-            vec![
-                visible(&x.target),
-                visible(&x.size),
-                visible(&x.kernel),
-                visible(super::console::short_metric_name(&x.metric).unwrap_or(&x.metric)),
-                x.repetitions.to_string(),
-                percent(x.cv, Percent::Plain2),
-                percent(x.outlier_rate, Percent::Plain1),
-                percent(x.dip_share, Percent::Plain1),
-                format!("{}{flag}", visible(&x.threshold)),
-                opt_pct(x.min_detectable),
-                opt_pct(x.suggested_threshold),
-                x.processes_needed
-                    .map_or_else(|| "-".to_owned(), |p| p.to_string()),
-                x.launches_needed
-                    .map_or_else(|| "-".to_owned(), |p| p.to_string()),
-                visible(&x.note),
-            ]
-        })
-        .collect();
+    let rows = console_rows(c);
     let table = Table {
         columns,
         rows,
@@ -178,4 +154,33 @@ pub fn console(c: &Calibration, style: super::console::ConsoleStyle) -> String {
         }
     }
     out
+}
+
+/// The console table's cells, one row per calibrated metric, in the columns of [`console`].
+fn console_rows(c: &Calibration) -> Vec<Vec<String>> {
+    let visible = super::text::visible;
+    c.rows
+        .iter()
+        .map(|x| {
+            let flag = if x.below_detectable { " !" } else { "" };
+            vec![
+                visible(&x.target),
+                visible(&x.size),
+                visible(&x.kernel),
+                visible(super::console::short_metric_name(&x.metric).unwrap_or(&x.metric)),
+                x.repetitions.to_string(),
+                percent(x.cv, Percent::Plain2),
+                percent(x.outlier_rate, Percent::Plain1),
+                percent(x.dip_share, Percent::Plain1),
+                format!("{}{flag}", visible(&x.threshold)),
+                opt_pct(x.min_detectable),
+                opt_pct(x.suggested_threshold),
+                x.processes_needed
+                    .map_or_else(|| "-".to_owned(), |p| p.to_string()),
+                x.launches_needed
+                    .map_or_else(|| "-".to_owned(), |p| p.to_string()),
+                visible(&x.note),
+            ]
+        })
+        .collect()
 }
