@@ -100,11 +100,6 @@ pub(super) fn load_baselines(
     let stored = store.load_all()?;
     for t in targets {
         let fp = fingerprint_for(profiler, versions, t, opts.gpu);
-        // A live run without a usable GPU has no GPU to name: its baselines cannot be found, and
-        // --allow-fingerprint-mismatch would not help. Say why there is no GPU instead.
-        if let Some(note) = no_usable_gpu(opts, &fp, &stored) {
-            return Err(note);
-        }
         let Some(mut b) = store.load(&fp.gpu_key(), &t.name)? else {
             // A first run has no baselines at all: every row is "new". But baselines of this
             // target for other GPUs mean this GPU is not the one the baselines describe (or NVML
@@ -115,6 +110,11 @@ pub(super) fn load_baselines(
                 .map(|(p, _)| p.display().to_string())
                 .collect();
             if !others.is_empty() {
+                // A live run without a usable GPU has no GPU to name, so its baselines cannot be
+                // found, and --allow-fingerprint-mismatch would not help: say why there is no GPU.
+                if let Some(e) = no_usable_gpu(opts, &fp, &stored) {
+                    return Err(e);
+                }
                 return Err(Error::Environment(format!(
                     "no baseline of `{}` for this GPU (`{}`, expected {}), but there are baselines for other GPUs: {}\n  help: run on the GPU the baselines were measured on, or add this GPU's with `cgp-gate baseline update` (on a new runner type, commit them in the same pull request)",
                     t.name,
@@ -128,6 +128,9 @@ pub(super) fn load_baselines(
         let diffs = b.fingerprint.differences(&fp, &fields);
         if !diffs.is_empty() {
             if !opts.allow_fingerprint_mismatch {
+                if let Some(e) = no_usable_gpu(opts, &fp, &stored) {
+                    return Err(e);
+                }
                 let list = diffs
                     .iter()
                     .map(|(f, base, now)| format!("{f}: baseline `{base}`, now `{now}`"))
