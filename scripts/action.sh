@@ -4,7 +4,7 @@
 #
 #   scripts/action.sh prepare   where the binary comes from; cache key and install directory
 #   scripts/action.sh install   cargo install cgp-gate into the install directory
-#   scripts/action.sh run       run `cgp-gate check` or `cgp-gate baseline update`
+#   scripts/action.sh run       run `cgp-gate check`, `cgp-gate ab` or `cgp-gate baseline update`
 #
 # Inputs arrive as INPUT_* environment variables (action.yml maps them through `env:`; they are
 # never pasted into a script, so a crafted input cannot run code). Exit codes are cgp-gate's:
@@ -136,17 +136,30 @@ run() {
       args=(check --spec "$spec" --baselines "$baselines" --json "$results" --fail-on "$fail_on")
       [[ -z "${INPUT_JUNIT:-}" ]] || args+=(--junit "$INPUT_JUNIT")
       [[ "$comment" == false ]] || args+=(--github-comment)
+      [[ -z "${INPUT_HTML:-}" ]] || args+=(--html "$INPUT_HTML")
       case "$(lower "${INPUT_ALLOW_NO_BASELINES:-false}")" in
         true) args+=(--allow-no-baselines) ;;
         false) ;;
         *) die 2 "input 'allow-no-baselines' must be true or false, got '${INPUT_ALLOW_NO_BASELINES}'" ;;
       esac
       ;;
+    ab)
+      # Base and head measured in alternation on this runner: no baselines, no shards.
+      [[ -z "${INPUT_SHARD:-}" ]] || die 2 "input 'shard' does not apply to mode 'ab' (one runner measures both trees)"
+      args=(ab --spec "$spec" --json "$results" --fail-on "$fail_on")
+      if [[ -z "${INPUT_REPLAY:-}" ]]; then
+        [[ -n "${INPUT_BASE_DIR:-}" ]] || die 2 "mode 'ab' needs the input 'base-dir': a built checkout of the base commit (see examples/workflows/perf-ab.yml)"
+        args+=(--base-dir "$INPUT_BASE_DIR" --head-dir "${INPUT_HEAD_DIR:-.}")
+      fi
+      [[ -z "${INPUT_JUNIT:-}" ]] || args+=(--junit "$INPUT_JUNIT")
+      [[ -z "${INPUT_HTML:-}" ]] || args+=(--html "$INPUT_HTML")
+      [[ "$comment" == false ]] || args+=(--github-comment)
+      ;;
     update-baselines)
       args=(baseline update --spec "$spec" --baselines "$baselines")
       [[ -z "${INPUT_FROM:-}" ]] || args+=(--from "$INPUT_FROM")
       ;;
-    *) die 2 "input 'mode' must be check or update-baselines, got '$mode'" ;;
+    *) die 2 "input 'mode' must be check, ab or update-baselines, got '$mode'" ;;
   esac
   [[ -z "${INPUT_SHARD:-}" ]] || args+=(--shard "$INPUT_SHARD")
   [[ -z "${INPUT_REPLAY:-}" ]] || args+=(--replay "$INPUT_REPLAY")
@@ -159,7 +172,7 @@ run() {
     "$bin" "${args[@]}" || rc=$?
   fi
 
-  if [[ "$mode" == check ]]; then
+  if [[ "$mode" == check || "$mode" == ab ]]; then
     if [[ -f "$results" ]]; then
       # cgp-gate itself wrote verdict, regressions, inconclusive and the report paths.
       set_output results "$(cd "$(dirname "$results")" && pwd)/$(basename "$results")"

@@ -33,7 +33,7 @@ impl Rng {
     }
 }
 
-const SPEC: &str = r#"version: 1
+pub(crate) const SPEC: &str = r#"version: 1
 settings:
   alpha: 0.01
 defaults:
@@ -65,7 +65,7 @@ fn csv(durations: &[f64], registers: u32) -> String {
 }
 
 /// Write a SYNTHETIC A/B recording of `pairs` pairs; the head is `slowdown` slower.
-fn recording(dir: &Path, pairs: u32, slowdown: f64, seed: u64, with_manifest: bool) {
+pub(crate) fn recording(dir: &Path, pairs: u32, slowdown: f64, seed: u64, with_manifest: bool) {
     let mut rng = Rng(seed);
     let mut order = Vec::new();
     for rep in 0..pairs {

@@ -259,7 +259,7 @@ fn bad_inputs_are_exit_2_with_an_annotation() {
         (
             "MODE",
             "benchmark",
-            "input 'mode' must be check or update-baselines",
+            "input 'mode' must be check, ab or update-baselines",
         ),
         ("COMMENT", "yes", "input 'comment' must be true or false"),
         (
@@ -449,4 +449,107 @@ fn prepare_keys_the_cache_on_os_arch_and_source_and_skips_it_for_a_given_binary(
     let out = r.outputs();
     assert_eq!(out["install"], "false");
     assert!(!out.contains_key("key"));
+}
+
+/// `mode: ab` with a SYNTHETIC A/B recording (tests/ab_cli.rs's paired noise model) in place of
+/// the two trees: the step passes on A/A and fails on a 5% slower head, with the outputs, the
+/// summary and the `html` report; without `base-dir` (and no recording) it is exit 2.
+#[test]
+fn ab_mode_judges_base_against_head_and_writes_html() {
+    for (slowdown, code, verdict) in [(0.0, 0, "pass"), (0.05, 1, "regression")] {
+        let r = Runner::new();
+        let ws = r.workspace();
+        std::fs::write(ws.join("cgp-gate.yaml"), crate::ab_cli::SPEC).unwrap();
+        crate::ab_cli::recording(&ws.join("rec"), 10, slowdown, 11, true);
+        let o = r.run(
+            &[
+                ("MODE", "ab"),
+                ("REPLAY", "rec"),
+                ("HTML", "ab.html"),
+                ("RESULTS", "ab.json"),
+            ],
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(code), "stderr: {}", text(&o.stderr));
+        let out = r.outputs();
+        assert_eq!(out["verdict"], verdict, "{out:?}");
+        assert!(PathBuf::from(&out["results"]).is_file(), "{out:?}");
+        let html = std::fs::read_to_string(ws.join("ab.html")).unwrap();
+        assert!(
+            html.starts_with("<!DOCTYPE html>") && html.contains("saxpy"),
+            "{html:.200}"
+        );
+        assert!(r.summary().contains("saxpy"), "{}", r.summary());
+    }
+    let r = Runner::new();
+    std::fs::write(r.workspace().join("cgp-gate.yaml"), crate::ab_cli::SPEC).unwrap();
+    let o = r.run(&[("MODE", "ab")], &[]);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("needs the input 'base-dir'"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = r.run(&[("MODE", "ab"), ("BASE_DIR", "."), ("SHARD", "1/2")], &[]);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
+}
+
+/// `html` reaches `check` too.
+#[test]
+fn html_input_writes_the_report_of_a_check() {
+    let r = Runner::new();
+    std::fs::create_dir(r.workspace().join("out")).unwrap();
+    let mut inputs = replay_inputs("pr-same");
+    inputs.push(("HTML", "out/report.html".to_owned()));
+    let o = r.run(&borrowed(&inputs), &[]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    let html = std::fs::read_to_string(r.workspace().join("out/report.html")).unwrap();
+    assert!(html.contains("matmul"), "{html:.200}");
+}
+
+/// The inputs of action.yml (the keys under `inputs:`), in order.
+fn action_inputs(yml: &str) -> Vec<String> {
+    let v: serde_json::Value = yaml_serde::from_str(yml).unwrap();
+    v["inputs"].as_object().unwrap().keys().cloned().collect()
+}
+
+/// The first column of README's table of inputs (the table under "Inputs (all optional):").
+fn readme_inputs(readme: &str) -> Vec<String> {
+    let after = readme
+        .split_once("Inputs (all optional):")
+        .expect("README has the Action's inputs table")
+        .1;
+    after
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .filter_map(|l| l.split('|').nth(1))
+        .map(|c| c.trim().trim_matches('`').to_owned())
+        .collect()
+}
+
+/// README's table lists every input of action.yml, no more, in the same order; a row dropped
+/// from the table (as `allow-no-baselines` once was) is caught.
+#[test]
+fn readme_lists_every_input_of_action_yml() {
+    let yml = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let want = action_inputs(&yml);
+    assert!(
+        want.len() > 10 && want.contains(&"allow-no-baselines".to_owned()),
+        "{want:?}"
+    );
+    assert_eq!(
+        readme_inputs(&readme),
+        want,
+        "README's inputs table against action.yml"
+    );
+    // The comparison fails on a planted omission.
+    let planted: String = readme
+        .lines()
+        .filter(|l| !l.starts_with("| `html` |"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(readme_inputs(&planted), want);
 }

@@ -25,6 +25,8 @@ mod cli_ux;
 mod console_table;
 mod cupti_gate;
 mod cupti_lib;
+mod docs_commands;
+mod first_errors;
 mod gpu_clocks;
 mod gpu_env;
 mod gpu_health;

@@ -25,15 +25,22 @@ fn expected(row: &Row) -> Option<(String, Option<String>)> {
     Some((format!("{:+.2}%", c * 100.0), ci))
 }
 
+/// A confidence level as the reports print it: `95`, `99.9`.
+fn level(c: f64) -> String {
+    cgp_gate::foundation::units::format_number((c * 1000.0).round() / 10.0)
+}
+
 fn cell(row: &Row) -> Option<String> {
     let (e, ci) = expected(row)?;
     Some(ci.map_or_else(|| e.clone(), |ci| format!("{e} {ci}")))
 }
 
-/// Numbers with a percent sign in a console line (`+3.98%`, `[+3.68%,`): not `sm %peak`.
+/// Numbers with a percent sign in a console line (`+3.98%`, `[+3.68%,`): not `sm %peak`, and not
+/// the interval's own level (`(99.9% CI)`, printed when the rows' levels differ).
 fn percentages(line: &str) -> usize {
     line.match_indices('%')
         .filter(|(i, _)| line[..*i].ends_with(|c: char| c.is_ascii_digit()))
+        .filter(|(i, _)| !line[*i..].starts_with("% CI"))
         .count()
 }
 
@@ -96,6 +103,11 @@ fn markdown_checks(results: &Results, md: &str) {
             continue;
         };
         let want = cell(row).unwrap_or_else(|| "n/a".to_owned());
+        // When the rows' levels differ, each interval says its own (`(99.9% CI)`): the row's.
+        let want = match (change.strip_prefix(want.as_str()), row.confidence) {
+            (Some(rest), Some(c)) if !rest.is_empty() => format!("{want} ({}% CI)", level(c)),
+            _ => want,
+        };
         assert_eq!(change, want, "{}: {line}", row.key());
         seen += 1;
     }

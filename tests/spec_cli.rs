@@ -86,7 +86,7 @@ fn cases() -> Vec<Case> {
         case("unknown defaults key", format!("version: 1\ndefaults: {{metric: {{}}}}\n{TARGET}"), (2, 12), "unknown key `metric` in `defaults`").help("did you mean `metrics`?"),
         case("bad default checked per target", format!("version: 1\ndefaults: {{timeout: 5}}\n{TARGET}"), (2, 21), "`timeout` of target `a` has no unit: `5`").help("`5s`"),
         // --- targets
-        case("unknown target key", target("    command: [./a]\n    repetiton: 3\n"), (5, 5), "unknown key `repetiton` in `targets[0]`").help("did you mean `repetitions`?"),
+        case("unknown target key", target("    command: [./a]\n    repetiton: 3\n    metrics: {gpu__time_duration.sum: \"3%\"}\n"), (5, 5), "unknown key `repetiton` in `targets[0]`").help("did you mean `repetitions`?"),
         case("target without name", "version: 1\ntargets:\n  - command: [./a]\n", (3, 5), "`targets[0]` has no `name`"),
         case("bad target name", "version: 1\ntargets:\n  - name: a/b\n", (3, 11), "target name `a/b` has characters that cannot be used"),
         case(
@@ -120,7 +120,7 @@ fn cases() -> Vec<Case> {
         // --- sizes
         case("empty sizes", target("    command: [./a]\n    sizes: []\n"), (5, 12), "`sizes` of target `a` is empty").help("omit `sizes`"),
         case("sizes scalar", target("    command: [./a]\n    sizes: 5\n"), (5, 12), "`sizes` of target `a` must be a list or a mapping, found the number `5`"),
-        case("matrix typo", target("    command: [./a]\n    sizes: {matrx: {n: [1]}}\n"), (5, 13), "unknown key `matrx` in `sizes` of target `a`").help("did you mean `matrix`?"),
+        case("matrix typo", target("    command: [./a]\n    sizes: {matrx: {n: [1]}}\n    metrics: {gpu__time_duration.sum: \"3%\"}\n"), (5, 13), "unknown key `matrx` in `sizes` of target `a`").help("did you mean `matrix`?"),
         case("matrix axis empty", target("    command: [./a]\n    sizes: {matrix: {n: []}}\n"), (5, 25), "parameter `n` in `sizes.matrix` of target `a` has no values"),
         case("duplicate size", target("    command: [./a]\n    sizes: [{n: 1}, {n: 1}]\n"), (5, 21), "size `n=1` of target `a` is listed twice"),
         case("bad size value", target("    command: [./a]\n    sizes: [{n: a/b}]\n"), (5, 17), "the value `a/b` of parameter `n` in target `a` contains `/`"),

@@ -127,6 +127,25 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Whether the command line accepts these arguments (without the program name), exactly as
+/// [`main`] would parse them, without running anything: `--help` and `--version` count as
+/// accepted. For tests that keep the docs' command lines true (tests/docs_commands.rs).
+///
+/// # Errors
+/// clap's own message for arguments it rejects.
+pub fn accepts<I, S>(args: I) -> std::result::Result<(), String>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<std::ffi::OsString> + Clone,
+{
+    let argv = std::iter::once(std::ffi::OsString::from("cgp-gate")).chain(args.into_iter().map(Into::into));
+    match Cli::try_parse_from(argv) {
+        Ok(_) => Ok(()),
+        Err(e) if !e.use_stderr() => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn exit(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX))
 }

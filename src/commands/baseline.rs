@@ -85,6 +85,9 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
             crate::outcome::results::FailOn::Regression,
         ));
     }
+    for warning in fewer_runs_than_asked(&targets, &run.m.reps_done) {
+        eprintln!("{warning}");
+    }
     let fp_of = |t: &crate::spec::Target| run.fingerprints.get(&t.name).cloned().unwrap_or_default();
     let gpu_name = targets.first().map(|t| fp_of(t).gpu_name).unwrap_or_default();
     crate::run::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
@@ -99,6 +102,32 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
         out,
     )?;
     Ok(exit_codes::OK)
+}
+
+/// A warning for each target x size whose baseline is stored from fewer runs (processes) than
+/// its `baseline_repetitions` asks: a recording that holds fewer. The baseline is still written
+/// (it is what the recording has), but its noise between processes rests on those runs only.
+fn fewer_runs_than_asked(
+    targets: &[&crate::spec::Target],
+    reps_done: &std::collections::BTreeMap<(String, String), u32>,
+) -> Vec<String> {
+    reps_done
+        .iter()
+        .filter_map(|((target, size), done)| {
+            let t = targets.iter().find(|t| &t.name == target)?;
+            (*done < t.baseline_repetitions).then(|| {
+                format!(
+                    "warning: the baseline of {target}[{size}] is stored from {done} run{} (the recording holds no more), \
+                     though the spec asks `baseline_repetitions: {}`: its noise between processes rests on {done} run{}; \
+                     record {} repetitions for a baseline as the spec wants it",
+                    if *done == 1 { "" } else { "s" },
+                    t.baseline_repetitions,
+                    if *done == 1 { "" } else { "s" },
+                    t.baseline_repetitions
+                )
+            })
+        })
+        .collect()
 }
 
 /// Run `baseline show`.

@@ -63,6 +63,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         fail_on: args.fail_on,
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
         gpu: session.gpu.as_deref(),
+        gpu_note: session.gpu_note.as_deref(),
         shard,
         no_skip: args.no_skip,
         allow_missing: args.allow_missing,

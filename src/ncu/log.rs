@@ -18,6 +18,14 @@ use crate::foundation::failure::FailureKind;
 /// The exact line ncu prints when its filters matched nothing (or profiling failed).
 pub const NO_KERNELS: &str = "==WARNING== No kernels were profiled.";
 
+/// What ncu prints after [`NO_KERNELS`] when a kernel filter matched nothing, followed by the
+/// kernels that did run, one per line (`1. Kernel2<...>`).
+pub const AVAILABLE_KERNELS: &str = "Available Kernels:";
+
+/// At most this many names are taken from an `Available Kernels:` list (a damaged log cannot
+/// grow an error without bound).
+const MAX_AVAILABLE: usize = 64;
+
 const MARKERS: [&str; 3] = ["==PROF==", "==WARNING==", "==ERROR=="];
 
 static PROGRESS: LazyLock<Regex> = LazyLock::new(|| {
@@ -54,6 +62,31 @@ pub struct LogScan {
     pub profiled: Vec<ProfiledKernel>,
     /// Metrics named by `==WARNING== Unable to access the following N metrics: a, b`.
     pub unavailable_metrics: Vec<String>,
+}
+
+/// The kernels ncu lists under `Available Kernels:` when its filter matched nothing, in order,
+/// without their numbers: on the following lines (`1. name`), or on the same line
+/// (`Available Kernels: 1. name`). Empty when the log has no such list.
+pub fn available_kernels(text: &str) -> Vec<String> {
+    static ITEM: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\s*\d+\.\s+(\S.*?)\s*$").expect("the list pattern is a valid regex"));
+    let Some(at) = text.find(AVAILABLE_KERNELS) else {
+        return Vec::new();
+    };
+    let rest = &text[at + AVAILABLE_KERNELS.len()..];
+    let mut names = Vec::new();
+    for (i, line) in rest.lines().enumerate() {
+        match ITEM.captures(line) {
+            Some(c) => names.push(c[1].to_owned()),
+            // The rest of the marker's own line may be empty.
+            None if i == 0 && line.trim().is_empty() => continue,
+            None => break,
+        }
+        if names.len() == MAX_AVAILABLE {
+            break;
+        }
+    }
+    names
 }
 
 /// Scan ncu output (a `--log-file`, or stdout with the application's lines interleaved).
@@ -285,9 +318,11 @@ pub fn classify(scan: &LogScan) -> Option<(FailureKind, String, String)> {
         return Some((
             FailureKind::NoKernels,
             format!("ncu profiled no kernels (`{NO_KERNELS}`)"),
-            "check the kernel filter (`-k` matches the bare function name; use `regex:` for a \
-             partial match), `--launch-skip`/`--launch-count`, and that the application launches \
-             CUDA kernels at all"
+            "check the target's `kernel:` (an exact name matches the bare function name; \
+             `regex:` matches part of it; a library such as cuBLAS picks its kernel by shape and \
+             GPU, so gate it with a `regex:` over the family, e.g. `regex:nvjet|gemm|xmma|cutlass`, \
+             and `kernels: sum`), `launch_skip`/`launch_count`, `nvtx:`, and that the application \
+             launches CUDA kernels at all"
                 .to_owned(),
         ));
     }
@@ -456,6 +491,29 @@ mod tests {
         assert_eq!(kind, FailureKind::ProfilerError);
         assert!(msg.contains("--section .*SpeedOfLight.*"), "{msg}");
         assert!(hint.contains("ncu --list-sections"));
+    }
+
+    #[test]
+    fn available_kernels_are_listed_after_the_marker() {
+        let log = "==PROF== Connected to process 7 (/usr/bin/python3)\n==WARNING== No kernels were profiled.\n\
+                   Available Kernels:\n1. Kernel2<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>\n\
+                   2. nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT\n==PROF== Disconnected\n";
+        assert_eq!(
+            available_kernels(log),
+            [
+                "Kernel2<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>",
+                "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"
+            ]
+        );
+        assert_eq!(
+            available_kernels("Available Kernels: 1. Kernel2<...>\nok\n"),
+            ["Kernel2<...>"]
+        );
+        assert!(available_kernels(NO_KERNELS).is_empty());
+        let long: String = std::iter::once("Available Kernels:\n".to_owned())
+            .chain((1..1000).map(|i| format!("{i}. k{i}\n")))
+            .collect();
+        assert_eq!(available_kernels(&long).len(), MAX_AVAILABLE);
     }
 
     #[test]

@@ -67,9 +67,16 @@ fn extract_from(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErr
         let mut message = format!("{message} (in {origin})");
         let mut unselected = Vec::new();
         if kind == FailureKind::NoKernels {
-            message.push_str(&no_kernel_detail(job, capture));
+            // The kernels that ran: a listing run's (live), else ncu's own `Available Kernels:`.
+            let listed = crate::ncu::log::available_kernels(&capture.raw);
+            let seen = match &capture.kernels_seen {
+                Some(names) if !names.is_empty() || listed.is_empty() => Some(names.clone()),
+                _ if !listed.is_empty() => Some(listed),
+                _ => None,
+            };
+            message.push_str(&no_kernel_detail(job, seen.as_deref()));
             if job.target.kernel.is_some() {
-                unselected = capture.kernels_seen.clone().unwrap_or_default();
+                unselected = seen.unwrap_or_default();
             }
         }
         if kind == FailureKind::AppFailed {
@@ -199,6 +206,24 @@ fn odd_kernel_names(
     }
 }
 
+/// The label (and section) under which ncu's details page prints a metric of its standard
+/// sections, for the metrics whose label names exactly one metric (ncu's section files
+/// SpeedOfLight and LaunchStats). A raw-page metric name without a label here has none.
+fn details_label(metric: &str) -> Option<(&'static str, &'static str)> {
+    const SOL: &str = "GPU Speed Of Light Throughput";
+    const LAUNCH: &str = "Launch Statistics";
+    Some(match metric {
+        "gpu__time_duration.sum" => ("Duration", SOL),
+        "sm__throughput.avg.pct_of_peak_sustained_elapsed" => ("Compute (SM) Throughput", SOL),
+        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed" => ("Memory Throughput", SOL),
+        "gpc__cycles_elapsed.max" => ("Elapsed Cycles", SOL),
+        "launch__registers_per_thread" => ("Registers Per Thread", LAUNCH),
+        "launch__block_size" => ("Block Size", LAUNCH),
+        "launch__grid_size" => ("Grid Size", LAUNCH),
+        _ => return None,
+    })
+}
+
 /// The error for ncu output the parser refused: the file, line, kernel and metric it names.
 fn bad_output(origin: &dyn std::fmt::Display, e: &ParseError, ctx: &str) -> ProfileError {
     let mut m = format!("{origin}");
@@ -224,7 +249,16 @@ fn metric_value<'l>(
     ctx: &str,
     origin: &dyn std::fmt::Display,
 ) -> Result<(f64, &'l str), ProfileError> {
-    let Some(measured) = launch.metrics.get(metric) else {
+    let measured = launch.metrics.get(metric).or_else(|| {
+        // A details page (`--set full`, `--section ...`) holds a section's metrics under their
+        // labels: `Duration` is `gpu__time_duration.sum`.
+        let (label, section) = details_label(metric)?;
+        launch
+            .metrics
+            .get(label)
+            .or_else(|| launch.metrics.get(format!("{label} [{section}]").as_str()))
+    });
+    let Some(measured) = measured else {
         return Err(ProfileError::new(
             FailureKind::BadOutput,
             ctx.to_owned(),
@@ -302,7 +336,7 @@ fn metric_value<'l>(
     Ok((value, &measured.unit))
 }
 
-fn no_kernel_detail(job: Job<'_>, capture: &Capture) -> String {
+fn no_kernel_detail(job: Job<'_>, kernels_seen: Option<&[String]>) -> String {
     let mut s = String::new();
     if let Some(k) = &job.target.kernel {
         s.push_str(&format!("; the kernel filter `{k}` matched nothing"));
@@ -310,7 +344,7 @@ fn no_kernel_detail(job: Job<'_>, capture: &Capture) -> String {
     if !job.target.nvtx.is_empty() {
         s.push_str(&format!("; NVTX include {:?}", job.target.nvtx));
     }
-    match &capture.kernels_seen {
+    match kernels_seen {
         Some(names) if !names.is_empty() => {
             s.push_str("; kernels the application launched: ");
             s.push_str(

@@ -71,68 +71,66 @@ pub fn console(c: &Calibration, style: super::console::ConsoleStyle) -> String {
         Column::new("threshold", l, Overflow::Wrap),
         Column::new("min detectable", r, Overflow::Truncate),
         Column::new("suggested", r, Overflow::Truncate),
+        Column::new("procs needed", r, Overflow::Truncate),
+        Column::new("launches needed", r, Overflow::Truncate),
+        Column::new("note", l, Overflow::Wrap),
     ];
     let visible = super::text::visible;
-    let rows: Vec<Vec<String>> = c
-        .rows
-        .iter()
-        .map(|x| {
-            let flag = if x.below_detectable { " !" } else { "" };
-            vec![
-                visible(&x.target),
-                visible(&x.size),
-                visible(&x.kernel),
-                visible(super::console::short_metric_name(&x.metric).unwrap_or(&x.metric)),
-                x.repetitions.to_string(),
-                percent(x.cv, Percent::Plain2),
-                percent(x.outlier_rate, Percent::Plain1),
-                percent(x.dip_share, Percent::Plain1),
-                format!("{}{flag}", visible(&x.threshold)),
-                opt_pct(x.min_detectable),
-                opt_pct(x.suggested_threshold),
-            ]
-        })
-        .collect();
+    let rows = console_rows(c);
     let table = Table {
         columns,
         rows,
+        // The note wraps first (down to 24 columns), then goes when even that does not fit:
+        // it is in --markdown and --json whole, and the `!` rows' notes follow the table.
         fit: vec![
-            Fit::Shrink(2, 28),
-            Fit::Shrink(2, 16),
+            Fit::Shrink(13, 40),
+            Fit::Shrink(13, 24),
             Fit::Drop(7),
             Fit::Drop(6),
+            Fit::Shrink(8, 24),
+            Fit::Drop(13),
+            Fit::Drop(12),
+            Fit::Shrink(2, 28),
+            Fit::Shrink(2, 16),
             Fit::Drop(2),
             Fit::Shrink(3, 12),
             Fit::Shrink(8, 10),
+            Fit::Drop(11),
         ],
     };
     let mut out = String::new();
     if c.synthetic {
         out.push_str("SYNTHETIC data: the recording was not measured on a GPU.\n");
     }
+    // The figures come from the model's closed form (0 trials) or from simulated checks.
+    let how = if c.trials == 0 {
+        "figures from the run-level model's closed form (no simulation)".to_owned()
+    } else {
+        format!("{} simulated checks per figure", c.trials)
+    };
     out.push_str(&format!(
-        "source: {}; alpha {} over {} tested rows, {} simulated checks per figure\n",
+        "source: {}; alpha {} over {} tested rows; {how}\n",
         visible(&c.source),
         c.alpha,
         c.family,
-        c.trials
     ));
     out.push_str(&table.render(style.width, &|_, _, t| t.to_owned()));
+    let mut lines = Vec::new();
     let dropped = table.layout(style.width).dropped();
     if !dropped.is_empty() {
         let names: Vec<&str> = dropped
             .iter()
             .map(|i| table.columns[*i].header.as_str())
             .collect();
-        out.push_str(&format!(
-            "(left out to fit {} columns: {}; --json and --markdown have every column)\n",
+        lines.push(format!(
+            "(left out to fit {} columns: {}; --json and --markdown have every column)",
             style.width.unwrap_or_default(),
             names.join(", ")
         ));
     }
-    let mut lines = vec![
-        "suggested: the threshold at which identical code passes in 95% of checks; min detectable: the slowdown found in 95% of checks at the spec's settings".to_owned(),
-    ];
+    lines.extend([
+        "suggested: the threshold at which identical code passes in 95% of checks; min detectable: the slowdown found in 95% of checks at the spec's settings; procs / launches needed: the fewest processes per check (at the launches measured), or launches per process (at the spec's repetitions), with which identical code passes at the spec's threshold".to_owned(),
+    ]);
     // The rows whose threshold the gate cannot resolve, each with what to do; the other rows'
     // notes are in --markdown and --json.
     for x in c.rows.iter().filter(|x| x.below_detectable) {
@@ -156,4 +154,33 @@ pub fn console(c: &Calibration, style: super::console::ConsoleStyle) -> String {
         }
     }
     out
+}
+
+/// The console table's cells, one row per calibrated metric, in the columns of [`console`].
+fn console_rows(c: &Calibration) -> Vec<Vec<String>> {
+    let visible = super::text::visible;
+    c.rows
+        .iter()
+        .map(|x| {
+            let flag = if x.below_detectable { " !" } else { "" };
+            vec![
+                visible(&x.target),
+                visible(&x.size),
+                visible(&x.kernel),
+                visible(super::console::short_metric_name(&x.metric).unwrap_or(&x.metric)),
+                x.repetitions.to_string(),
+                percent(x.cv, Percent::Plain2),
+                percent(x.outlier_rate, Percent::Plain1),
+                percent(x.dip_share, Percent::Plain1),
+                format!("{}{flag}", visible(&x.threshold)),
+                opt_pct(x.min_detectable),
+                opt_pct(x.suggested_threshold),
+                x.processes_needed
+                    .map_or_else(|| "-".to_owned(), |p| p.to_string()),
+                x.launches_needed
+                    .map_or_else(|| "-".to_owned(), |p| p.to_string()),
+                visible(&x.note),
+            ]
+        })
+        .collect()
 }

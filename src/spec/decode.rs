@@ -38,7 +38,7 @@ impl Ctx<'_> {
     }
 
     /// A mapping's entries, with unknown and duplicate keys refused.
-    pub fn fields<'n>(&self, node: &'n Node, what: &str, allowed: &[&str]) -> Result<Fields<'n>> {
+    pub fn fields<'n>(&self, node: &'n Node, what: &str, allowed: &[&'static str]) -> Result<Fields<'n>> {
         let Kind::Map(entries) = &node.kind else {
             return Err(self.err(
                 node,
@@ -48,13 +48,31 @@ impl Ctx<'_> {
         let mut out: Vec<(&'n str, &'n Node, &'n Node)> = Vec::with_capacity(entries.len());
         for (k, v) in entries {
             let key = self.key(k, what)?;
+            // With a collector, an unknown or repeated key is kept for the end and the rest of
+            // the mapping still read: three typos are three errors of one run.
             if !allowed.contains(&key) {
-                return Err(unknown_key(self, k, key, what, allowed));
+                self.keep::<()>(Err(unknown_key(self, k, key, what, allowed)))?;
+                // Read on as if the suggested key had been written (`comand` as `command`), when
+                // the mapping does not have it: its value is still checked, and a missing
+                // `command` is not reported a second time. The error above stands (exit 2).
+                let written = |name: &str| {
+                    entries
+                        .iter()
+                        .any(|(k2, _)| matches!(&k2.kind, Kind::Scalar(s) if s.text == name))
+                };
+                if let Some(meant) = did_you_mean(key, allowed)
+                    && !written(meant)
+                {
+                    out.push((meant, k, v));
+                }
+                continue;
             }
             if let Some((_, first, _)) = out.iter().find(|(name, _, _)| *name == key) {
-                return Err(self
+                let e = self
                     .err(k, format!("duplicate key `{key}` in {what}"))
-                    .help(format!("`{key}` is already set on line {}", first.mark.line)));
+                    .help(format!("`{key}` is already set on line {}", first.mark.line));
+                self.keep::<()>(Err(e))?;
+                continue;
             }
             out.push((key, k, v));
         }

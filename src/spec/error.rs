@@ -74,6 +74,9 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
+/// At most this many errors of one spec are reported in one run.
+pub(crate) const MAX_REPORTED: usize = 20;
+
 /// The errors a load kept, as one error (the first in file order, carrying the others), or
 /// `Ok` when there were none.
 ///
@@ -85,6 +88,16 @@ pub(crate) fn collected(mut errors: Vec<SpecError>) -> Result<(), SpecError> {
     }
     errors.sort_by_key(|e| (e.line.unwrap_or(0), e.column.unwrap_or(0)));
     errors.dedup_by(|a, b| a.line == b.line && a.column == b.column && a.message == b.message);
+    // A spec that is wrong everywhere (a file that is not a spec) gets the first ones only.
+    if errors.len() > MAX_REPORTED {
+        let more = errors.len() - MAX_REPORTED;
+        let path = errors[0].path.clone();
+        errors.truncate(MAX_REPORTED);
+        errors.push(
+            SpecError::new(path, format!("{more} more error(s) not shown"))
+                .help("fix these first, then run `cgp-gate validate` again"),
+        );
+    }
     let mut first = errors.remove(0);
     first.also = errors.into_boxed_slice();
     Err(first)

@@ -4,7 +4,9 @@ use super::command::{
     CommandTemplate, command_template, connected_program, one_line, program_of, size_value, target_name,
     yaml_str,
 };
-use super::kernels::{KernelSeen, is_setup, kernel_filter_for, kernels_seen, proposal};
+use super::kernels::{
+    KernelSeen, is_setup, kernel_filter_for, kernels_seen, library_filter, library_of, proposal,
+};
 use super::*;
 
 /// Where the spec's command came from, for its comment.
@@ -36,6 +38,11 @@ pub struct Draft {
     /// Where the launches came from (`run.csv`, or the command run under ncu).
     pub origin: String,
     pub launches: usize,
+    /// The duration keys the capture's launches hold (of `TIME_KEYS`), each once.
+    pub time_keys: Vec<String>,
+    /// Every launch of the capture reports its registers per thread (a details page may hold
+    /// the Launch Statistics section for some launches only, or none).
+    pub registers_everywhere: bool,
     /// `cwd:` of the target: where init ran, relative to the spec's directory, when the spec is
     /// written elsewhere (`--output other/dir/spec.yaml`); the program runs where it ran.
     pub cwd: Option<String>,
@@ -66,6 +73,11 @@ impl Draft {
             kernels: kernels_seen(parsed),
             origin: origin.to_owned(),
             launches: parsed.launches.len(),
+            time_keys: time_keys(parsed),
+            registers_everywhere: parsed
+                .launches
+                .iter()
+                .all(|l| super::kernels::number(l, REGISTER_KEYS).is_some()),
             cwd: None,
         }
     }
@@ -103,7 +115,7 @@ impl Draft {
         }
         // Which kernels are gated, decided once: the filter and the repetitions follow from it.
         let proposal = proposal(&self.kernels);
-        self.render_kernels(&mut s, &proposal);
+        let operation = self.render_kernels(&mut s, &proposal);
         self.render_repetitions(&mut s, &proposal);
         if !self.command.params.is_empty() {
             let params: Vec<String> = self
@@ -115,12 +127,40 @@ impl Draft {
             s.push_str("    sizes:\n");
             let _ = writeln!(s, "      - {{ {} }}", params.join(", "));
         }
+        if !self.kernels.is_empty() && self.kernels.iter().all(|k| k.times.is_empty()) {
+            s.push_str(
+                "    # The capture holds no kernel duration (not in its sections or metrics): a replay of it\n    # has nothing to judge here; a live run measures it.\n",
+            );
+        }
         // Both metrics below are ones CUPTI measures: the proposal of docs/cupti.md ("init").
         s.push_str(CUPTI_PROPOSAL);
         s.push_str("    metrics:\n");
-        let _ = writeln!(s, "      {TIME_METRIC}: \"{TIME_THRESHOLD}\"");
-        let _ = writeln!(s, "      {REGISTERS_METRIC}: exact");
+        let _ = writeln!(s, "      {}: \"{TIME_THRESHOLD}\"", self.time_metric());
+        if operation {
+            // Registers do not add up over kernels (the comment above says so).
+        } else if self.kernels.is_empty() || self.registers_everywhere {
+            let _ = writeln!(s, "      {REGISTERS_METRIC}: exact");
+        } else {
+            // A details page without the Launch Statistics section: a replay of this capture
+            // would find no registers. A live run measures them.
+            let _ = writeln!(
+                s,
+                "      # Not every launch of the capture reports its registers per thread (a details page\n      # without Launch Statistics); a live run measures them:\n      # {REGISTERS_METRIC}: exact"
+            );
+        }
         s
+    }
+
+    /// The time metric to gate: `gpu__time_duration.sum` (which a details page holds as
+    /// `Duration`, and a replay finds there), or `gpu__time_duration.avg` when that is the only
+    /// duration the capture has, so that replaying the capture finds what the spec names.
+    pub(super) fn time_metric(&self) -> &'static str {
+        const AVG: &str = "gpu__time_duration.avg";
+        if self.time_keys.iter().all(|k| k == AVG) && !self.time_keys.is_empty() {
+            AVG
+        } else {
+            TIME_METRIC
+        }
     }
 
     /// How many processes a row takes, from the launches the capture saw: where every gated
@@ -163,12 +203,18 @@ impl Draft {
         }
     }
 
-    pub(super) fn render_kernels(&self, s: &mut String, proposal: &[(Option<f64>, bool)]) {
+    /// The kernels in comments and the `kernel:` filter; `true` when the draft gates one
+    /// library operation (`kernels: sum`), which has no per-kernel metrics such as registers.
+    pub(super) fn render_kernels(&self, s: &mut String, proposal: &[(Option<f64>, bool)]) -> bool {
         if self.kernels.is_empty() {
-            return;
+            return false;
         }
         let wanted: Vec<bool> = proposal.iter().map(|(_, w)| *w).collect();
-        let filter = kernel_filter_for(&self.kernels, &wanted);
+        let library = library_filter(&self.kernels, &wanted);
+        let filter = library
+            .as_ref()
+            .map(|(f, _)| f.clone())
+            .or_else(|| kernel_filter_for(&self.kernels, &wanted));
         s.push_str(
             "    # Kernels in the capture: launches, median time, registers, share of GPU time; `+` gated\n",
         );
@@ -201,12 +247,54 @@ impl Draft {
                 self.kernels.len() - MAX_LISTED_KERNELS
             );
         }
+        self.render_library_note(s, &wanted, library.as_ref());
         match filter {
             Some(f) => {
                 let _ = writeln!(s, "    kernel: {}", yaml_str(&f));
             }
             None => s.push_str(
                 "    # ncu profiled NVTX ranges (range replay): select them with `nvtx:` and\n    # `replay_mode: range`; `kernel:` does not apply to ranges.\n",
+            ),
+        }
+        let operation = library.is_some_and(|(_, one)| one);
+        if operation {
+            s.push_str("    kernels: sum\n");
+        }
+        operation
+    }
+
+    /// Why a gated library kernel is not named exactly (or, where no family regex fits, that its
+    /// name may change): cuBLAS and the others pick kernels by shape, GPU and version.
+    fn render_library_note(&self, s: &mut String, wanted: &[bool], library: Option<&(String, bool)>) {
+        // With a family filter, the kernel it stands for; else the first library kernel.
+        let gated_library = || {
+            self.kernels
+                .iter()
+                .zip(wanted)
+                .filter(|(_, w)| **w)
+                .filter_map(|(k, _)| library_of(&k.name).map(|l| (k, l)))
+        };
+        let Some((k, lib)) = gated_library()
+            .find(|(_, l)| library.is_some() && l.family().is_some())
+            .or_else(|| gated_library().next())
+        else {
+            return;
+        };
+        let seen = crate::report::format::shorten(&one_line(&k.name), 60);
+        let _ = writeln!(s, "    # A {} kernel (`{seen}`):", lib.label());
+        s.push_str(
+            "    # the library picks its kernel by shape, GPU and library version, so an exact name\n",
+        );
+        s.push_str("    # can select nothing on another GPU or shape.\n");
+        match library {
+            Some((_, true)) => s.push_str(
+                "    # This regex selects the library's kernels whichever runs, and `kernels: sum` gates them\n    # as one operation row (docs/spec.md, \"Operation rows\"); registers do not add up over\n    # kernels, so they are not gated.\n",
+            ),
+            Some((_, false)) => s.push_str(
+                "    # The filter matches the library's family, not the name seen. A switch still shows one\n    # kernel `missing` and another `new`: a target of its own with `kernels: sum` compares the\n    # operation whichever kernel runs (docs/spec.md, \"Operation rows\").\n",
+            ),
+            None => s.push_str(
+                "    # A `regex:` over its family with `kernels: sum` gates the operation whichever kernel\n    # runs (docs/spec.md, \"Operation rows\").\n",
             ),
         }
     }
@@ -233,4 +321,13 @@ pub(super) fn kernel_line(k: &KernelSeen, width: usize) -> String {
         if k.launches == 1 { "  " } else { "es" },
         time
     )
+}
+
+/// The duration keys (`TIME_KEYS`) the capture's launches hold, in `TIME_KEYS` order.
+fn time_keys(parsed: &ParsedOutput) -> Vec<String> {
+    TIME_KEYS
+        .iter()
+        .filter(|k| parsed.launches.iter().any(|l| l.metrics.contains_key(**k)))
+        .map(|k| (*k).to_owned())
+        .collect()
 }

@@ -245,3 +245,114 @@ pub(super) fn selects_only_wanted(re: &str, names: &[(&str, bool)]) -> bool {
 pub fn kernel_filter(kernels: &[KernelSeen]) -> Option<String> {
     kernel_filter_for(kernels, &vec![true; kernels.len()])
 }
+
+/// A library that picks its own kernels by shape, GPU and library version: the kernel a capture
+/// saw is one choice among many, and an exact name stops matching when the library switches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Library {
+    /// cuBLAS / cuBLASLt and CUTLASS GEMMs (`nvjet_sm90_*`, `sm90_xmma_gemm_*`,
+    /// `Kernel2<cutlass_80_*>`, `ampere_sgemm_*`).
+    Gemm,
+    Cudnn,
+    Nccl,
+    /// PyTorch's own kernels (`at::native::...`): instantiations vary by dtype and alignment.
+    Aten,
+}
+
+impl Library {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Gemm => "cuBLAS/CUTLASS",
+            Self::Cudnn => "cuDNN",
+            Self::Nccl => "NCCL",
+            Self::Aten => "PyTorch (ATen)",
+        }
+    }
+
+    /// A regex over the library's kernels for this kind of work, whichever it picks (docs/spec.md's
+    /// table of filters); `None` where no such family is known.
+    pub fn family(self) -> Option<&'static str> {
+        match self {
+            Self::Gemm => Some("nvjet|gemm|xmma|cutlass"),
+            Self::Nccl => Some("nccl"),
+            Self::Cudnn | Self::Aten => None,
+        }
+    }
+}
+
+/// The library a kernel (its demangled name) comes from, by the names those libraries give.
+pub fn library_of(name: &str) -> Option<Library> {
+    static ARCH_GEMM: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^(void )?(maxwell|volta|turing|ampere|ada|hopper|sm\d+)_\w*(gemm|gemv)")
+            .expect("the GEMM pattern is a valid regex")
+    });
+    let lower = name.to_ascii_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    if lower.starts_with("nvjet_") || has(&["cutlass", "cublas", "xmma_gemm"]) || ARCH_GEMM.is_match(&lower) {
+        Some(Library::Gemm)
+    } else if has(&[
+        "cudnn",
+        "implicit_convolve",
+        "winograd",
+        "xmma_fprop",
+        "xmma_dgrad",
+        "xmma_wgrad",
+    ]) {
+        Some(Library::Cudnn)
+    } else if lower.contains("nccl") {
+        Some(Library::Nccl)
+    } else if has(&[
+        "at::native",
+        "at_cuda_detail",
+        "elementwise_kernel<",
+        "layer_norm_kernel",
+        "softmax_warp",
+    ]) {
+        Some(Library::Aten)
+    } else {
+        None
+    }
+}
+
+/// The `kernel:` value for gated library kernels: the library's family regex in place of the
+/// exact names the capture saw, when it still selects exactly the gated kernels of the capture;
+/// with `true` when every gated kernel is of that one library (the draft then gates the
+/// operation, `kernels: sum`). `None` when no gated kernel has a family regex, or the family
+/// would select a kernel that is not gated.
+pub fn library_filter(kernels: &[KernelSeen], wanted: &[bool]) -> Option<(String, bool)> {
+    let names: Vec<(&str, bool)> = kernels
+        .iter()
+        .zip(wanted)
+        .map(|(k, w)| (k.name.as_str(), *w))
+        .collect();
+    let gated: Vec<&KernelSeen> = kernels
+        .iter()
+        .zip(wanted)
+        .filter(|(_, w)| **w)
+        .map(|(k, _)| k)
+        .collect();
+    let libs: Vec<Option<Library>> = gated.iter().map(|k| library_of(&k.name)).collect();
+    if !libs.iter().any(|l| l.and_then(Library::family).is_some()) {
+        return None;
+    }
+    let mut alts: Vec<String> = Vec::new();
+    for (k, lib) in gated.iter().zip(&libs) {
+        let alt = match lib.and_then(Library::family) {
+            Some(f) => f.to_owned(),
+            None => {
+                let by_function = regex::escape(&k.function);
+                if is_identifier(&k.function) && selects_only_wanted(&by_function, &names) {
+                    by_function
+                } else {
+                    regex::escape(&k.name)
+                }
+            }
+        };
+        if !alts.contains(&alt) {
+            alts.push(alt);
+        }
+    }
+    let filter = format!("regex:{}", alts.join("|"));
+    let one_library = libs.iter().all(|l| l.is_some() && *l == libs[0]);
+    selects_exactly(&filter, &names).then_some((filter, one_library))
+}

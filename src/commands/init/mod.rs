@@ -193,6 +193,8 @@ fn profile_once(opts: &InitOptions) -> Result<(ParsedOutput, String, String)> {
         kernels: Vec::new(),
         origin: "the command".to_owned(),
         launches: 0,
+        time_keys: Vec::new(),
+        registers_everywhere: true,
         cwd: None,
     };
     let mut text = probe.render();
@@ -257,10 +259,11 @@ fn print_summary(
     let metrics: usize = spec.targets.iter().map(|t| t.metrics.len()).sum();
     writeln!(
         out,
-        "wrote {} (target `{}`, {sizes} size{}, {metrics} metrics); it validates",
+        "wrote {} (target `{}`, {sizes} size{}, {metrics} metric{}); it validates",
         path.display(),
         draft.name,
         if sizes == 1 { "" } else { "s" },
+        if metrics == 1 { "" } else { "s" },
     )?;
     match draft.command_source {
         CommandSource::Given => {}

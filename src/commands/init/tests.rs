@@ -144,6 +144,11 @@ fn init_proposes_the_kernels_that_matter_and_lists_setup_kernels() {
         f,
         "regex:nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT|vectorized_layer_norm_kernel"
     );
+    // The cuBLAS kernel is picked by shape and GPU: the draft matches its family instead, still
+    // selecting exactly the gated kernels; with the layer norm beside it, rows stay per kernel.
+    let (lf, one) = library_filter(&kernels, &gated).unwrap();
+    assert_eq!(lf, "regex:nvjet|gemm|xmma|cutlass|vectorized_layer_norm_kernel");
+    assert!(!one);
     let names: Vec<(&str, bool)> = kernels
         .iter()
         .zip(&gated)
@@ -157,6 +162,8 @@ fn init_proposes_the_kernels_that_matter_and_lists_setup_kernels() {
         kernels: kernels.to_vec(),
         origin: "test".into(),
         launches: 11,
+        time_keys: Vec::new(),
+        registers_everywhere: true,
         cwd: None,
     };
     let text = draft.render();
@@ -166,6 +173,15 @@ fn init_proposes_the_kernels_that_matter_and_lists_setup_kernels() {
         "{text}"
     );
     assert!(text.contains("      - { n: 2048 }\n"), "{text}");
+    assert!(
+        text.contains("kernel: \"regex:nvjet|gemm|xmma|cutlass|vectorized_layer_norm_kernel\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("A cuBLAS/CUTLASS kernel (`nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT`)"),
+        "{text}"
+    );
+    assert!(!text.contains("    kernels: sum\n"), "{text}");
     crate::spec::load_str(&text, Path::new("cgp-gate.yaml")).unwrap();
     // The proposed `profiler: cupti`, uncommented, is a valid cupti target: the draft's metrics
     // and kernel filter are ones CUPTI measures and reads.
@@ -173,6 +189,91 @@ fn init_proposes_the_kernels_that_matter_and_lists_setup_kernels() {
     assert_ne!(cupti, text, "{text}");
     let spec = crate::spec::load_str(&cupti, Path::new("cgp-gate.yaml")).unwrap();
     assert_eq!(spec.targets[0].profiler, crate::spec::ProfilerKind::Cupti);
+}
+
+#[test]
+fn library_kernels_are_recognised_by_their_names() {
+    for (name, lib) in [
+        (
+            "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
+            Some(Library::Gemm),
+        ),
+        (
+            "void Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_128x256_64x3_nn_align2>",
+            Some(Library::Gemm),
+        ),
+        (
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+            Some(Library::Gemm),
+        ),
+        ("ampere_sgemm_128x64_nn", Some(Library::Gemm)),
+        ("void cudnn::ops::nchwToNhwcKernel<float>", Some(Library::Cudnn)),
+        ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", Some(Library::Nccl)),
+        (
+            "void at::native::vectorized_elementwise_kernel<4, AddFunctor<float>>",
+            Some(Library::Aten),
+        ),
+        ("void matmul_tiled<32>", None),
+        ("my_sgemm_naive", None),
+        ("vector_add", None),
+    ] {
+        assert_eq!(library_of(name), lib, "{name}");
+    }
+}
+
+/// The real cuBLAS captures of examples/pytorch (H100, ncu 2025.3.1): the one GEMM kernel of
+/// each, `nvjet_sm90_...` and, after the switch, `Kernel2<cutlass_80_...>`, gets the same family
+/// filter and `kernels: sum`, so the spec drafted from either capture selects the other's kernel;
+/// no registers (they do not add up over kernels, and `validate` refuses them there).
+#[test]
+fn a_cublas_capture_drafts_a_family_filter_and_an_operation_row() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut filters = Vec::new();
+    for file in [
+        "examples/pytorch/recording/gemm/n=2048/0.csv",
+        "examples/pytorch/switch/gemm-n2048-cutlass.csv",
+    ] {
+        let raw = std::fs::read_to_string(root.join(file)).unwrap();
+        let parsed = crate::ncu::parse::parse(&raw).unwrap();
+        let draft = Draft::new(
+            &parsed,
+            &raw,
+            &s(&["python3", "torch_work.py", "--n", "2048"]),
+            None,
+            file,
+        );
+        let text = draft.render();
+        assert!(
+            text.contains("    kernel: \"regex:nvjet|gemm|xmma|cutlass\"\n    kernels: sum\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("the library picks its kernel by shape, GPU and library version"),
+            "{text}"
+        );
+        assert!(!text.contains(REGISTERS_METRIC), "{text}");
+        let spec = crate::spec::load_str(&text, Path::new("cgp-gate.yaml")).unwrap();
+        filters.push(spec.targets[0].kernel.clone().unwrap());
+        assert_eq!(kernels_seen(&parsed).len(), 1);
+    }
+    let nvjet = kernels_seen(
+        &crate::ncu::parse::parse(
+            &std::fs::read_to_string(root.join("examples/pytorch/recording/gemm/n=2048/0.csv")).unwrap(),
+        )
+        .unwrap(),
+    );
+    let cutlass = kernels_seen(
+        &crate::ncu::parse::parse(
+            &std::fs::read_to_string(root.join("examples/pytorch/switch/gemm-n2048-cutlass.csv")).unwrap(),
+        )
+        .unwrap(),
+    );
+    for f in &filters {
+        assert!(
+            crate::profile::filter::matches(f, &nvjet[0].name)
+                && crate::profile::filter::matches(f, &cutlass[0].name)
+        );
+    }
 }
 
 #[test]

@@ -54,6 +54,22 @@ pub(super) fn no_baselines(dir: &std::path::Path, gpu_key: &str) -> Error {
     }
 }
 
+/// The error of a live run on a machine where NVML could not open a GPU (no GPU, no driver, the
+/// driver not loaded), when there are baselines to compare with: NVML's own reason, exit 3.
+fn no_usable_gpu(
+    opts: &CheckOptions<'_>,
+    fp: &crate::gpu::fingerprint::Fingerprint,
+    stored: &Stored,
+) -> Option<Error> {
+    let note = opts.gpu_note?;
+    if opts.gpu.is_some() || fp.gpu_name != crate::gpu::fingerprint::UNKNOWN || stored.is_empty() {
+        return None;
+    }
+    Some(Error::Environment(format!(
+        "no usable GPU: {note}\n  help: run on a machine whose NVIDIA GPU `nvidia-smi` lists (the GPU runner); without a GPU, replay a recording made there with `--replay DIR`"
+    )))
+}
+
 /// Every selected target's baseline for this GPU, how their fingerprints differ from this run's
 /// (when allowed), and every file of the store.
 ///
@@ -95,6 +111,11 @@ pub(super) fn load_baselines(
                 .map(|(p, _)| p.display().to_string())
                 .collect();
             if !others.is_empty() {
+                // A live run without a usable GPU has no GPU to name, so its baselines cannot be
+                // found, and --allow-fingerprint-mismatch would not help: say why there is no GPU.
+                if let Some(e) = no_usable_gpu(opts, &fp, &stored) {
+                    return Err(e);
+                }
                 return Err(Error::Environment(format!(
                     "no baseline of `{}` for this GPU (`{}`, expected {}), but there are baselines for other GPUs: {}\n  help: run on the GPU the baselines were measured on, or add this GPU's with `cgp-gate baseline update` (on a new runner type, commit them in the same pull request)",
                     t.name,
@@ -108,6 +129,9 @@ pub(super) fn load_baselines(
         let diffs = b.fingerprint.differences(&fp, &fields);
         if !diffs.is_empty() {
             if !opts.allow_fingerprint_mismatch {
+                if let Some(e) = no_usable_gpu(opts, &fp, &stored) {
+                    return Err(e);
+                }
                 let list = diffs
                     .iter()
                     // The fields come from a baseline file and the manifest of a recording:

@@ -40,6 +40,8 @@ pub struct CheckOptions<'a> {
     pub allow_fingerprint_mismatch: bool,
     /// NVML, when a driver is there (live runs only).
     pub gpu: Option<&'a dyn Gpu>,
+    /// Why NVML is not there in a live run (its own error), when it is not.
+    pub gpu_note: Option<&'a str>,
     /// Only these target x size rows (`--shard K/N`); rows of other shards are not `missing`.
     pub shard: Option<crate::plan::Selection>,
     /// Profile every kernel, even those whose SASS equals the baseline's (`--no-skip`).

@@ -197,12 +197,13 @@ pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError>
     let spec_dir = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
     check_version(&ctx, &root)?;
     let top = ctx.fields(&root, "the spec", TOP_KEYS)?;
+    // Settings and defaults with errors are reported with the targets' errors, not alone.
     let settings = match top.get("settings") {
-        Some(n) => settings(&ctx, n)?,
+        Some(n) => ctx.keep(settings(&ctx, n))?.unwrap_or_default(),
         None => Settings::default(),
     };
     let defaults = match top.get("defaults") {
-        Some(n) => Some(defaults(&ctx, n)?),
+        Some(n) => ctx.keep(defaults(&ctx, n))?,
         None => None,
     };
     let Some(targets_node) = top.get("targets") else {

@@ -1,0 +1,356 @@
+//! Every `cgp-gate ...` command line in README.md and docs/*.md (code blocks, and inline code
+//! spans that are a whole command) must work as written: each is parsed by the real command line
+//! (`cgp_gate::cli::accepts`, the parser `main` uses, with conflicts and required options checked,
+//! which `--help` would skip), and each that can run here is run in a project-like directory
+//! (the example spec, its baselines and the SYNTHETIC demo recordings) and must exit 0 or 1
+//! (a verdict, not an error). The ones that cannot run here are listed below with the reason.
+//! docs/getting-started.md's console commands build on each other and run in order in
+//! `cli_ux::getting_started_shows_what_the_commands_print`; here they are parsed.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Commands that profile a live GPU (ncu or NVML); this machine has none.
+const NEEDS_GPU: &[(&str, &str)] = &[
+    (
+        "check",
+        "profiles the spec's programs with ncu (the replayed form runs below)",
+    ),
+    ("check --markdown report.md", "profiles with ncu"),
+    ("baseline update", "profiles with ncu"),
+    ("env", "reads the GPU's fingerprint through NVML"),
+    ("init -- ./build/my_bench --n 1024", "runs the program under ncu"),
+    (
+        "init --output ci/cgp-gate.yaml -- python3 torch_work.py --n 2048 --iters 3",
+        "runs PyTorch under ncu",
+    ),
+    (
+        "ab --spec cgp-gate.yaml --base-dir ../base --head-dir . --json ab.json --markdown ab.md",
+        "profiles two built trees with ncu",
+    ),
+];
+
+/// Commands whose inputs are the reader's own files, which the page names but does not ship.
+const READERS_FILES: &[(&str, &str)] = &[
+    (
+        "init --from run.csv -- ./build/matmul --n 1024",
+        "run.csv: the reader's ncu capture",
+    ),
+    ("init --from run.csv", "run.csv: the reader's ncu capture"),
+    (
+        "breakdown before.sqlite after.sqlite --categories categories.yaml --html breakdown.html",
+        "the reader's Nsight Systems exports",
+    ),
+    (
+        "changes history/*.json --last 30 --json changes.json --markdown changes.md --html changes.html",
+        "main's history of results files",
+    ),
+    (
+        "merge results-*.json",
+        "the shards' results files of a sharded run",
+    ),
+    ("report --from results.json", "a results file of an earlier check"),
+    (
+        "gitlab-note --from results.json",
+        "a results file, inside a GitLab merge-request pipeline",
+    ),
+    (
+        "check --replay extra3 --spec check.yaml --baselines baselines --markdown comment.md",
+        "run in a copy of tests/fixtures/h100-planted (below)",
+    ),
+];
+
+/// A command as the docs write it: the words after `cgp-gate`, up to a redirection, pipe,
+/// separator or comment.
+fn words(line: &str) -> Option<Vec<String>> {
+    let rest = line.trim().trim_start_matches("$ ").trim_start();
+    let rest = rest.strip_prefix("cgp-gate ")?;
+    let mut out = Vec::new();
+    for w in shlex::split(rest)? {
+        if w.starts_with('#')
+            || [">", ">>", "|", ";", "&&", "||", "2>&1"].contains(&w.as_str())
+            || w.starts_with('>')
+        {
+            break;
+        }
+        out.push(w);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// A usage synopsis, not a command: `[options]`, `FILE...`, `A | B`, placeholders in capitals.
+fn is_synopsis(line: &str) -> bool {
+    line.contains('[')
+        || line.contains("...")
+        || line.contains('|')
+        || line.contains('<')
+        || line
+            .split(|c: char| c.is_whitespace() || c == '/' || c == '=')
+            .any(|w| w.len() > 1 && w.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+}
+
+/// Every command line of a Markdown text, with its line number: code-block lines (a `\`
+/// continues a line) and inline code spans that hold a whole command.
+fn commands(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    // Prose, joined into one line (an inline span may cross a line break), with each
+    // character's line number.
+    let mut prose = String::new();
+    let mut prose_lines = Vec::new();
+    let mut in_block = false;
+    let mut pending: Option<(usize, String)> = None;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block;
+            continue;
+        }
+        if in_block {
+            if let Some((n, mut acc)) = pending.take() {
+                acc.push(' ');
+                acc.push_str(line.trim().trim_end_matches('\\'));
+                if line.trim_end().ends_with('\\') {
+                    pending = Some((n, acc));
+                } else {
+                    out.push((n, acc));
+                }
+                continue;
+            }
+            let t = line.trim().trim_start_matches("$ ");
+            if t.starts_with("cgp-gate ") {
+                if t.trim_end().ends_with('\\') {
+                    pending = Some((i + 1, t.trim_end().trim_end_matches('\\').to_owned()));
+                } else {
+                    out.push((i + 1, t.to_owned()));
+                }
+            }
+            continue;
+        }
+        // Tables hold usage synopses and quoted messages, not command lines.
+        if line.trim_start().starts_with('|') {
+            prose.push(' ');
+            prose_lines.push(i + 1);
+            continue;
+        }
+        for c in line.chars().chain([' ']) {
+            prose.push(c);
+            prose_lines.push(i + 1);
+        }
+    }
+    let mut at = 0;
+    for (k, part) in prose.split('`').enumerate() {
+        // A span of one word after `cgp-gate` names a command (`cgp-gate ab`); it is not a command line.
+        // So does one whose arguments are all options without values (`cgp-gate check --json`).
+        let names_only = part
+            .split_whitespace()
+            .skip(1)
+            .all(|w| w.starts_with('-') || w.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+            && part.split_whitespace().skip(2).all(|w| w.starts_with('-'));
+        if k % 2 == 1 && part.starts_with("cgp-gate ") && part.split_whitespace().count() > 2 && !names_only {
+            let line = prose_lines[prose[..at].chars().count()];
+            out.push((line, part.split_whitespace().collect::<Vec<_>>().join(" ")));
+        }
+        at += part.len() + 1;
+    }
+    out.sort_by_key(|(l, _)| *l);
+    out
+}
+
+fn docs() -> Vec<PathBuf> {
+    let mut files = vec![root().join("README.md")];
+    let mut d: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    d.sort();
+    files.extend(d);
+    files
+}
+
+/// A project-like directory: the example spec as `cgp-gate.yaml`, its baselines, the demo
+/// recordings and `examples/` (SYNTHETIC data).
+fn sandbox(doc: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    // docs/pytorch.md's commands run in examples/pytorch, as the page says.
+    if doc == "docs/pytorch.md" {
+        for e in std::fs::read_dir(root().join("examples/pytorch")).unwrap() {
+            let e = e.unwrap();
+            std::os::unix::fs::symlink(e.path(), p.join(e.file_name())).unwrap();
+        }
+        return dir;
+    }
+    std::fs::copy(root().join("examples/cgp-gate.yaml"), p.join("cgp-gate.yaml")).unwrap();
+    for (link, to) in [
+        ("baselines", "examples/baselines"),
+        ("recordings", "examples/recordings"),
+        ("examples", "examples"),
+    ] {
+        std::os::unix::fs::symlink(root().join(to), p.join(link)).unwrap();
+    }
+    dir
+}
+
+fn run_in(dir: &Path, args: &[String]) -> (i32, String) {
+    let out = Command::cargo_bin("cgp-gate")
+        .unwrap()
+        .current_dir(dir)
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT")
+        .env("COLUMNS", "100")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn every_command_in_the_readme_and_docs_parses_and_runs_where_it_can() {
+    let mut parsed = 0;
+    let mut ran = 0;
+    let mut failures = Vec::new();
+    let mut listed_seen = std::collections::BTreeSet::new();
+    for file in docs() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let rel = file.strip_prefix(root()).unwrap().display().to_string();
+        for (line, cmd) in commands(&text) {
+            let Some(args) = words(&cmd) else { continue };
+            if is_synopsis(&args.join(" ")) {
+                continue;
+            }
+            if let Err(e) = cgp_gate::cli::accepts(&args) {
+                failures.push(format!("{rel}:{line}: `{cmd}` is rejected:\n{e}"));
+                continue;
+            }
+            parsed += 1;
+            let joined = args.join(" ");
+            if let Some((c, _)) = NEEDS_GPU.iter().chain(READERS_FILES).find(|(c, _)| *c == joined) {
+                listed_seen.insert(*c);
+                continue;
+            }
+            if rel == "docs/getting-started.md" {
+                continue;
+            }
+            let dir = sandbox(&rel);
+            let (code, said) = run_in(dir.path(), &args);
+            ran += 1;
+            if !(code == 0 || code == 1) {
+                failures.push(format!("{rel}:{line}: `{cmd}` exits {code}:\n{said}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(parsed >= 15 && ran >= 5, "{parsed} parsed, {ran} ran");
+    // Each listed exception is still in the docs (a stale list hides nothing).
+    let stale: Vec<&str> = NEEDS_GPU
+        .iter()
+        .chain(READERS_FILES)
+        .map(|(c, _)| *c)
+        .filter(|c| !listed_seen.contains(c))
+        .collect();
+    assert!(stale.is_empty(), "listed but not in the docs: {stale:?}");
+}
+
+/// README's real-check example runs as written in a copy of tests/fixtures/h100-planted.
+#[test]
+fn readme_sample_comment_command_runs_in_the_h100_fixture() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let (_, cmd) = commands(&readme)
+        .into_iter()
+        .find(|(_, c)| c.starts_with("cgp-gate check --replay extra3"))
+        .expect("README names the command of docs/sample-comment.md");
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(root().join("tests/fixtures/h100-planted/."))
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let (code, said) = run_in(dir.path(), &words(&cmd).unwrap());
+    assert_eq!(code, 1, "the EXTRA_WORK_PCT=3 build regresses: {said}");
+    assert!(dir.path().join("comment.md").is_file());
+}
+
+/// The checks find what they look for: a command with conflicting options (the README's old
+/// `ab` usage) is rejected by the parser, and the extractor finds commands in code blocks,
+/// continued lines and inline spans.
+#[test]
+fn the_docs_command_check_catches_a_planted_conflict() {
+    let planted = "```sh\ncgp-gate ab --base-dir ../base --replay rec   # both\n```\nand `cgp-gate check \
+                   --replay recordings/pr-same`.\n```\ncgp-gate validate \\\n  --spec x.yaml\n```\n";
+    let found = commands(planted);
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert_eq!(found[1].1, "cgp-gate check --replay recordings/pr-same");
+    assert_eq!(found[2].1, "cgp-gate validate  --spec x.yaml");
+    let err = cgp_gate::cli::accepts(words(&found[0].1).unwrap()).unwrap_err();
+    assert!(err.contains("cannot be used with"), "{err}");
+    assert!(cgp_gate::cli::accepts(words(&found[1].1).unwrap()).is_ok());
+    assert!(is_synopsis("cgp-gate report --from RESULTS.json [--html PATH]"));
+}
+
+/// scripts/getting-started.sh (the outputs of docs/getting-started.md): exit 0 when every step
+/// exits as the page shows; exit 1, naming the step, when one does not (a stand-in binary that
+/// fails `validate` with 3) or when the binary is missing (it used to print `[exit 127]` for
+/// every step and exit 0).
+#[test]
+fn getting_started_script_fails_when_a_step_fails() {
+    let script = root().join("scripts/getting-started.sh");
+    let run = |bin: &Path| {
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .arg(bin)
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("GITHUB_OUTPUT")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let real = Path::new(env!("CARGO_BIN_EXE_cgp-gate"));
+    let (code, out, err) = run(real);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.matches("[exit 0]").count(), 4, "{out}");
+    assert_eq!(out.matches("[exit 1]").count(), 1, "{out}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(&dir.path().join("no-such-cgp-gate"));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("no cgp-gate binary at"), "{err}");
+    assert!(!out.contains("[exit 127]"), "{out}");
+
+    let stand_in = dir.path().join("cgp-gate");
+    std::fs::write(
+        &stand_in,
+        format!(
+            "#!/bin/bash\nif [ \"$1\" = validate ]; then echo 'error: planted' >&2; exit 3; fi\nexec {} \"$@\"\n",
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("755")
+        .arg(&stand_in)
+        .status()
+        .unwrap();
+    let (code, out, err) = run(&stand_in);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("2. validate: exit 3, expected 0"), "{err}");
+    assert!(
+        out.contains("4. check, a 6% slower matmul"),
+        "every step still runs: {out}"
+    );
+}
