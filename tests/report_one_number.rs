@@ -30,6 +30,16 @@ fn level(c: f64) -> String {
     cgp_gate::foundation::units::format_number((c * 1000.0).round() / 10.0)
 }
 
+/// The change cell a report must show for `row`: [`cell`], with the row's own level after the
+/// interval when the report printed one (the rows' levels differ, so no header names it).
+fn shown_cell(row: &Row, shown: &str) -> String {
+    let want = cell(row).unwrap_or_else(|| "n/a".to_owned());
+    match (shown.strip_prefix(want.as_str()), row.confidence) {
+        (Some(rest), Some(c)) if !rest.is_empty() => format!("{want} ({}% CI)", level(c)),
+        _ => want,
+    }
+}
+
 fn cell(row: &Row) -> Option<String> {
     let (e, ci) = expected(row)?;
     Some(ci.map_or_else(|| e.clone(), |ci| format!("{e} {ci}")))
@@ -102,13 +112,7 @@ fn markdown_checks(results: &Results, md: &str) {
         else {
             continue;
         };
-        let want = cell(row).unwrap_or_else(|| "n/a".to_owned());
-        // When the rows' levels differ, each interval says its own (`(99.9% CI)`): the row's.
-        let want = match (change.strip_prefix(want.as_str()), row.confidence) {
-            (Some(rest), Some(c)) if !rest.is_empty() => format!("{want} ({}% CI)", level(c)),
-            _ => want,
-        };
-        assert_eq!(change, want, "{}: {line}", row.key());
+        assert_eq!(change, shown_cell(row, change), "{}: {line}", row.key());
         seen += 1;
     }
     assert!(seen >= results.rows.len(), "{seen} Markdown rows checked:\n{md}");
@@ -147,7 +151,7 @@ fn html_checks(results: &Results, page: &str) {
             .iter()
             .find(|r| r.target == t && r.size == size && r.metric == metric)
             .unwrap_or_else(|| panic!("no row for {line}"));
-        assert_eq!(change, cell(row).unwrap_or_else(|| "n/a".to_owned()), "{line}");
+        assert_eq!(change, shown_cell(row, change), "{line}");
         seen += 1;
     }
     assert!(seen >= results.rows.len(), "{seen} HTML rows checked");
