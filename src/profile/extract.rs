@@ -113,20 +113,7 @@ fn extract_from(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErr
         ));
     }
     let wanted = ncu_metrics(job.target);
-    // Only the metrics the target needs (and what `launch_config` reads) are built: building
-    // every column of every launch was most of `check`'s and `calibrate`'s time (docs/parser.md).
-    // A details page holds some of them under their labels (`Duration`, or `Duration [GPU Speed
-    // Of Light Throughput]`): those are wanted too (`metric_value`).
-    let parsed_metrics: std::collections::BTreeSet<String> = wanted
-        .iter()
-        .map(String::as_str)
-        .chain(CONFIG_METRICS)
-        .flat_map(|m| {
-            let labels =
-                details_label(m).map(|(label, section)| [label.to_owned(), format!("{label} [{section}]")]);
-            std::iter::once(m.to_owned()).chain(labels.into_iter().flatten())
-        })
-        .collect();
+    let parsed_metrics = metrics_to_parse(&wanted);
     let parsed = parse_only(&capture.raw, &parsed_metrics).map_err(|e| bad_output(&origin, &e, &ctx))?;
     if parsed.shape == CsvShape::Summary {
         return Err(ProfileError::new(
@@ -211,6 +198,23 @@ fn odd_kernel_names(
         )
         .hint("use the output as ncu wrote it; profile (or record) it again")),
     }
+}
+
+/// The metrics a parse builds: only the ones the target needs (and what `launch_config` reads),
+/// since building every column of every launch was most of `check`'s and `calibrate`'s time
+/// (docs/parser.md). A details page holds some of them under their labels (`Duration`, or
+/// `Duration [GPU Speed Of Light Throughput]`): those are wanted too ([`metric_value`]).
+fn metrics_to_parse(wanted: &[String]) -> std::collections::BTreeSet<String> {
+    wanted
+        .iter()
+        .map(String::as_str)
+        .chain(CONFIG_METRICS)
+        .flat_map(|m| {
+            let labels =
+                details_label(m).map(|(label, section)| [label.to_owned(), format!("{label} [{section}]")]);
+            std::iter::once(m.to_owned()).chain(labels.into_iter().flatten())
+        })
+        .collect()
 }
 
 /// The label (and section) under which ncu's details page prints a metric of its standard

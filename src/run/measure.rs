@@ -41,6 +41,47 @@ fn is_global(kind: FailureKind) -> bool {
     matches!(kind, FailureKind::NcuNotFound | FailureKind::Permission)
 }
 
+/// Measure `more`, the extra runs that collect the counters saying why a time changed, and keep
+/// in `m` the explanatory series that `targets` (by name) do not gate, with their cost. A failed
+/// run costs the why, not the run: it is said through `progress` and the run goes on. Returns the
+/// wall seconds the runs took. Shared by `explain: remeasure` (`run::check::why`) and the ncu why
+/// of cupti targets (`run::ncu_why`).
+///
+/// # Errors
+/// Only for failures of the recorder.
+pub fn measure_why(
+    profiler: &mut dyn Profiler,
+    more: &[Work<'_>],
+    targets: &BTreeMap<String, crate::spec::Target>,
+    m: &mut Measurement,
+    recorder: Option<&mut Recorder>,
+    watch: Option<&mut Watch<'_>>,
+    progress: &mut dyn Progress,
+) -> Result<f64, Error> {
+    let extra = measure(profiler, more, recorder, watch, true, progress)?;
+    for e in &extra.errors {
+        progress.note(&format!(
+            "no why for `{}`{}: {}",
+            e.target,
+            e.size.as_deref().map(|s| format!(" [{s}]")).unwrap_or_default(),
+            e.message
+        ));
+    }
+    for (key, series) in extra.samples.series {
+        let gated = targets
+            .get(&key.target)
+            .is_some_and(|t| t.metrics.iter().any(|ms| ms.name == key.metric));
+        if crate::measured::why::is_explanatory(&key.metric) && !gated {
+            m.samples.series.insert(key, series);
+        }
+    }
+    let seconds: f64 = extra.cost_seconds.values().sum();
+    for (k, v) in extra.cost_seconds {
+        *m.cost_seconds.entry(k).or_default() += v;
+    }
+    Ok(seconds)
+}
+
 /// Run every job of `work`, repetition-major (rep 0 of every size, then rep 1, ...) so that slow
 /// drift of the machine spreads over all sizes instead of biasing one.
 ///

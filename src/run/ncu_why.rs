@@ -10,7 +10,7 @@ use crate::foundation::error::Error;
 use crate::plan::Work;
 use crate::profile::Profiler;
 use crate::profile::record::Recorder;
-use crate::run::measure::{Measurement, Watch, measure};
+use crate::run::measure::{Measurement, Watch, measure_why};
 use crate::spec::Target;
 
 /// What the ncu pass cost: the sizes it profiled and ncu's wall seconds.
@@ -69,27 +69,7 @@ pub fn collect(
         "cupti: ncu profiles {} size(s) once for the counters that say why a time changed",
         more.len()
     ));
-    let extra = measure(profiler, &more, recorder, watch, true, progress)?;
-    for e in &extra.errors {
-        progress.note(&format!(
-            "no why for `{}`{}: {}",
-            e.target,
-            e.size.as_deref().map(|s| format!(" [{s}]")).unwrap_or_default(),
-            e.message
-        ));
-    }
-    for (key, series) in extra.samples.series {
-        let gated = ncu
-            .get(&key.target)
-            .is_some_and(|t| t.metrics.iter().any(|ms| ms.name == key.metric));
-        if crate::measured::why::is_explanatory(&key.metric) && !gated {
-            m.samples.series.insert(key, series);
-        }
-    }
-    let seconds: f64 = extra.cost_seconds.values().sum();
-    for (k, v) in extra.cost_seconds {
-        *m.cost_seconds.entry(k).or_default() += v;
-    }
+    let seconds = measure_why(profiler, &more, ncu, m, recorder, watch, progress)?;
     progress.note(&format!(
         "cupti: the why cost {seconds:.1} s of ncu ({} size(s))",
         more.len()

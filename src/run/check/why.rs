@@ -10,7 +10,7 @@ use crate::outcome::results::{Row, RowVerdict};
 use crate::plan::Work;
 use crate::profile::Profiler;
 use crate::profile::record::Recorder;
-use crate::run::measure::{Measurement, Watch, measure};
+use crate::run::measure::{Measurement, Watch, measure_why};
 use crate::spec::Target;
 
 /// The "why" of every timing row that regressed, improved or is doubtful: the explanatory
@@ -189,26 +189,7 @@ fn remeasure_pass(
         "explaining {} changed size(s): collecting the counters that say why",
         more.len()
     ));
-    let extra = measure(profiler, &more, recorder, watch, true, progress)?;
-    for e in &extra.errors {
-        progress.note(&format!(
-            "no why for `{}`{}: {}",
-            e.target,
-            e.size.as_deref().map(|s| format!(" [{s}]")).unwrap_or_default(),
-            e.message
-        ));
-    }
-    for (key, series) in extra.samples.series {
-        let gated = explained
-            .get(&key.target)
-            .is_some_and(|t| t.metrics.iter().any(|ms| ms.name == key.metric));
-        if crate::measured::why::is_explanatory(&key.metric) && !gated {
-            m.samples.series.insert(key, series);
-        }
-    }
-    for (k, v) in extra.cost_seconds {
-        *m.cost_seconds.entry(k).or_default() += v;
-    }
+    measure_why(profiler, &more, explained, m, recorder, watch, progress)?;
     Ok(())
 }
 
