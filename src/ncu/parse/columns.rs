@@ -56,11 +56,11 @@ pub(super) const NOT_ATTRIBUTES: &[&str] = &[
 ];
 
 /// Index of a required column.
-pub(super) fn column(header: &[String], name: &str, shape: &str, line: usize) -> Result<usize, ParseError> {
+pub(super) fn column(header: &[&str], name: &str, shape: &str, line: usize) -> Result<usize, ParseError> {
     if let Some(e) = repeated_column(header, name, line) {
         return Err(e);
     }
-    header.iter().position(|h| h == name).ok_or_else(|| {
+    header.iter().position(|h| *h == name).ok_or_else(|| {
         ParseError::at(
             line,
             format!(
@@ -75,11 +75,11 @@ pub(super) fn column(header: &[String], name: &str, shape: &str, line: usize) ->
 /// `"gpu__time_duration.sum "` is the same column): which one holds the values is unknown, and
 /// reading either would be a guess (the last one won, once: a doubled column became a +100%
 /// regression).
-pub(super) fn repeated_column(header: &[String], name: &str, line: usize) -> Option<ParseError> {
+pub(super) fn repeated_column(header: &[&str], name: &str, line: usize) -> Option<ParseError> {
     let mut at = header
         .iter()
         .enumerate()
-        .filter(|(_, h)| *h == name)
+        .filter(|(_, h)| **h == name)
         .map(|(i, _)| i + 1);
     let (first, second) = (at.next()?, at.next()?);
     Some(ParseError {

@@ -5,12 +5,12 @@ use super::columns::{NOT_ATTRIBUTES, column};
 use super::table::{Table, Units, is_absent};
 use super::*;
 
-pub(super) fn attribute_columns(header: &[String]) -> Vec<(usize, String)> {
+pub(super) fn attribute_columns(header: &[&str]) -> Vec<(usize, String)> {
     header
         .iter()
         .enumerate()
-        .filter(|(_, h)| !h.is_empty() && !NOT_ATTRIBUTES.contains(&h.as_str()))
-        .map(|(i, h)| (i, h.clone()))
+        .filter(|(_, h)| !h.is_empty() && !NOT_ATTRIBUTES.contains(*h))
+        .map(|(i, h)| (i, (*h).to_owned()))
         .collect()
 }
 
@@ -81,13 +81,13 @@ pub(super) fn finish(p: Pending) -> Launch {
     launch
 }
 
-pub(super) fn parse_details(header: &[String], table: &mut Table<'_>) -> Result<Vec<Launch>, ParseError> {
+pub(super) fn parse_details(header: &[&str], table: &mut Table<'_>) -> Result<Vec<Launch>, ParseError> {
     let header_line = table.line();
     let col = |name| column(header, name, "details page", header_line);
     let (id_col, kernel_col) = (col("ID")?, col("Kernel Name")?);
     let (name_col, unit_col, value_col) = (col("Metric Name")?, col("Metric Unit")?, col("Metric Value")?);
-    let section_col = header.iter().position(|h| h == "Section Name");
-    let label_col = header.iter().position(|h| h == "Body Item Label");
+    let section_col = header.iter().position(|h| *h == "Section Name");
+    let label_col = header.iter().position(|h| *h == "Body Item Label");
     let attrs = attribute_columns(header);
     let mut launches: Vec<Pending> = Vec::new();
     let mut by_id: HashMap<u64, usize> = HashMap::new();

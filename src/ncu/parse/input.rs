@@ -74,7 +74,7 @@ pub(super) fn second_table(text: &str) -> Option<ParseError> {
 /// A NUL byte in the table: ncu never writes one (kernel names are C++ names, values are
 /// text), so the file is damaged. Named with its line and, when it is in a row, the row's kernel
 /// (the NUL shown as `<U+0000>`): a launch must never vanish because its name no longer matches.
-pub(super) fn nul_in_table(body: &str, lines_before: usize, header: &[String]) -> Option<ParseError> {
+pub(super) fn nul_in_table(body: &str, lines_before: usize, header: &[&str]) -> Option<ParseError> {
     let at = memchr::memchr(0, body.as_bytes())?;
     let start = memchr::memrchr(b'\n', &body.as_bytes()[..at]).map_or(0, |p| p + 1);
     let end = memchr::memchr(b'\n', &body.as_bytes()[at..]).map_or(body.len(), |p| at + p);
@@ -82,7 +82,7 @@ pub(super) fn nul_in_table(body: &str, lines_before: usize, header: &[String]) -
     let mut record = csv::ByteRecord::new();
     let kernel = header
         .iter()
-        .position(|h| h == "Kernel Name")
+        .position(|h| *h == "Kernel Name")
         .filter(|_| start > 0)
         .and_then(|col| {
             csv_reader(&body.as_bytes()[start..end])

@@ -478,13 +478,15 @@ fn run(
     let Some(header) = table.next_record()? else {
         return Err(ParseError::new("no ncu csv table found").into());
     };
-    let header: Vec<String> = (0..header.len())
-        .map(|i| String::from_utf8_lossy(&header[i]).trim().to_owned())
+    // The names borrow one copy of the header record: no allocation per column.
+    let header_record = header.clone();
+    let header: Vec<&str> = (0..header_record.len())
+        .map(|i| cell_str(&header_record, i))
         .collect();
     if let Some(e) = nul_in_table(body, lines_before, &header) {
         return Err(e.into());
     }
-    let has = |name: &str| header.iter().any(|h| h == name);
+    let has = |name: &str| header.contains(&name);
     let shape = if !has("ID") && has("Metric Name") && has("Average") {
         CsvShape::Summary
     } else if has("Metric Name") && has("Metric Value") {

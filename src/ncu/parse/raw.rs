@@ -61,7 +61,7 @@ pub(super) fn json_key(name: &str) -> Vec<u8> {
 }
 
 pub(super) fn parse_raw(
-    header: &[String],
+    header: &[&str],
     table: &mut Table<'_>,
     sink: &mut dyn Sink,
     wanted: Option<&BTreeSet<String>>,
@@ -246,7 +246,7 @@ fn launch_id(
 /// The columns of a raw page, from its header and its units row: metrics with their units,
 /// launch attributes by name.
 fn raw_page(
-    header: &[String],
+    header: &[&str],
     table: &Table<'_>,
     id_col: usize,
     kernel_col: usize,
@@ -255,38 +255,31 @@ fn raw_page(
 ) -> Result<RawPage, ParseError> {
     let mut by_name: BTreeMap<&str, MetricCol> = BTreeMap::new();
     let mut attributes = Vec::new();
-    let mut unread: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    // Every metric column's name, for the repeat check.
+    let mut names: Vec<&str> = Vec::with_capacity(header.len());
     let mut skipped = Vec::new();
-    for (index, name) in header.iter().enumerate() {
+    for (index, &name) in header.iter().enumerate() {
         if index == id_col || index == kernel_col || name.is_empty() {
             continue;
         }
         if is_attribute(name) {
-            attributes.push((index, name.clone()));
+            attributes.push((index, name.to_owned()));
         } else if wanted.is_some_and(|w| !w.contains(name)) {
             // Not read: no unit, no JSON pieces, only the position (and the repeat check).
-            if !unread.insert(name.as_str())
-                && let Some(e) = repeated_column(header, name, header_line)
-            {
-                return Err(e);
-            }
+            names.push(name);
             skipped.push((index, matches!(table.cell(index), "ns" | "nsecond")));
         } else {
-            if unread.contains(name.as_str())
-                && let Some(e) = repeated_column(header, name, header_line)
-            {
-                return Err(e);
-            }
+            names.push(name);
             let unit_text = table.cell(index).to_owned();
             let unit = units::normalise_or_keep(&unit_text);
             let mut json_unit = b",\"unit\":".to_vec();
             json_unit.extend(serde_json::to_vec(&unit.base).unwrap_or_default());
             json_unit.push(b'}');
-            let earlier = by_name.insert(
+            by_name.insert(
                 name,
                 MetricCol {
                     index,
-                    name: name.clone(),
+                    name: name.to_owned(),
                     nanoseconds: matches!(unit_text.as_str(), "ns" | "nsecond"),
                     unit_text,
                     unit,
@@ -294,13 +287,17 @@ fn raw_page(
                     json_unit,
                 },
             );
-            // Found by the map, so a header of many columns is not compared with itself.
-            if earlier.is_some()
-                && let Some(e) = repeated_column(header, name, header_line)
-            {
-                return Err(e);
-            }
         }
+    }
+    // ncu writes the metric columns sorted, so this sort is one pass over them, cheaper than
+    // hashing every name; only a header with a repeat pays for finding which one comes first.
+    names.sort_unstable();
+    if names.windows(2).any(|w| w[0] == w[1]) {
+        return Err(first_repeat(
+            header,
+            &names_of_metrics(header, id_col, kernel_col),
+            header_line,
+        ));
     }
     attributes.sort_by(|a, b| a.1.cmp(&b.1));
     attributes.dedup_by(|a, b| a.1 == b.1);
@@ -310,4 +307,25 @@ fn raw_page(
         attributes,
         skipped,
     })
+}
+
+/// The metric columns of a header in their order: (field index, name).
+fn names_of_metrics<'h>(header: &[&'h str], id_col: usize, kernel_col: usize) -> Vec<(usize, &'h str)> {
+    header
+        .iter()
+        .enumerate()
+        .filter(|&(i, name)| i != id_col && i != kernel_col && !name.is_empty() && !is_attribute(name))
+        .map(|(i, name)| (i, *name))
+        .collect()
+}
+
+/// The error for the first metric column (in header order) whose name an earlier one has; the
+/// caller knows there is one.
+fn first_repeat(header: &[&str], metrics: &[(usize, &str)], header_line: usize) -> ParseError {
+    let mut seen = std::collections::HashSet::new();
+    metrics
+        .iter()
+        .find(|(_, name)| !seen.insert(*name))
+        .and_then(|(_, name)| repeated_column(header, name, header_line))
+        .unwrap_or_else(|| ParseError::at(header_line, "the header names a column twice"))
 }

@@ -6,14 +6,14 @@ use super::input::locale_error;
 use super::table::{Table, Units, dotted_nanoseconds, measure};
 use super::*;
 
-pub(super) fn parse_summary(header: &[String], table: &mut Table<'_>) -> Result<Vec<Launch>, ParseError> {
+pub(super) fn parse_summary(header: &[&str], table: &mut Table<'_>) -> Result<Vec<Launch>, ParseError> {
     let header_line = table.line();
     let col = |name| column(header, name, "summary", header_line);
     let kernel_col = col("Kernel Name")?;
     let (name_col, unit_col) = (col("Metric Name")?, col("Metric Unit")?);
     let (min_col, max_col, avg_col) = (col("Minimum")?, col("Maximum")?, col("Average")?);
-    let section_col = header.iter().position(|h| h == "Section Name");
-    let label_col = header.iter().position(|h| h == "Body Item Label");
+    let section_col = header.iter().position(|h| *h == "Section Name");
+    let label_col = header.iter().position(|h| *h == "Body Item Label");
     let attrs = attribute_columns(header);
     // A launch shape is identified by every identity cell except the aggregate's count.
     let identity: Vec<usize> = std::iter::once(kernel_col)

@@ -5,14 +5,16 @@ use super::*;
 
 /// The CSV reader over the table, with line numbers of the whole input.
 ///
-/// The raw page's rows (the bulk of a large file) take a fast path ([`Table::next_row`]): a line
-/// of quoted cells only, `"a","b",...,"z"`, with no quote inside a cell, is split where its
-/// quotes are, which reads exactly what the CSV reader would read. The first line of any other
-/// shape (unquoted or escaped cells, a cell across lines, the last line without a line end)
-/// hands the rest of the input to the CSV reader.
+/// Rows ncu writes (every row of a raw page, the header of every page) take a fast path
+/// ([`Table::next_row`]): a line of quoted cells only, `"a","b",...,"z"`, with no quote inside a
+/// cell, is split where its quotes are, which reads exactly what the CSV reader would read. The
+/// first line of any other shape (unquoted or escaped cells, a cell across lines, the last line
+/// without a line end) hands the rest of the input to the CSV reader, which is built only then:
+/// a file that never needs it does not pay for its set-up.
 pub(super) struct Table<'a> {
     pub(super) body: &'a str,
-    pub(super) reader: csv::Reader<&'a [u8]>,
+    /// The CSV reader over `body[base..]`, once the fast path handed over.
+    pub(super) reader: Option<csv::Reader<&'a [u8]>>,
     pub(super) record: csv::ByteRecord,
     pub(super) lines_before: usize,
     /// Where `reader`'s input starts in `body` (after the fast path handed over).
@@ -66,17 +68,19 @@ impl<'a> Table<'a> {
     pub(super) fn new(body: &'a str, lines_before: usize) -> Self {
         Self {
             body,
-            reader: csv_reader(body.as_bytes()),
+            reader: None,
             record: csv::ByteRecord::new(),
             lines_before,
             base: 0,
-            fast: None,
+            fast: Some(0),
         }
     }
 
-    /// From here on, read rows on the fast path (see [`Table`]).
+    /// From here on, read rows on the fast path (see [`Table`]), also after a hand-over.
     pub(super) fn start_fast(&mut self) {
-        self.fast = Some(self.base + usize::try_from(self.reader.position().byte()).unwrap_or(0));
+        if let Some(reader) = self.reader.take() {
+            self.fast = Some(self.base + usize::try_from(reader.position().byte()).unwrap_or(0));
+        }
     }
 
     /// The next row: on the fast path while lines have its shape, else from the CSV reader.
@@ -110,15 +114,23 @@ impl<'a> Table<'a> {
             // Any other shape: the CSV reader reads the rest.
             self.fast = None;
             self.base = at;
-            self.reader = csv_reader(&bytes[at..]);
+            self.reader = Some(csv_reader(&bytes[at..]));
         }
-        self.next_record()
+        self.read_record()
     }
 
-    /// The next record, or `None` at the end. A record that runs to the end of the input inside
-    /// a quoted cell, or that is cut short at the end of the input, is an error naming its line.
+    /// The next record, or `None` at the end (the same as [`Table::next_row`]).
     pub(super) fn next_record(&mut self) -> Result<Option<&csv::ByteRecord>, ParseError> {
-        match self.reader.read_byte_record(&mut self.record) {
+        self.next_row()
+    }
+
+    /// The next record from the CSV reader. A record that runs to the end of the input inside
+    /// a quoted cell, or that is cut short at the end of the input, is an error naming its line.
+    fn read_record(&mut self) -> Result<Option<&csv::ByteRecord>, ParseError> {
+        let reader = self
+            .reader
+            .get_or_insert_with(|| csv_reader(&self.body.as_bytes()[self.base..]));
+        match reader.read_byte_record(&mut self.record) {
             Ok(true) => Ok(Some(&self.record)),
             Ok(false) => Ok(None),
             Err(e) => {
@@ -131,7 +143,11 @@ impl<'a> Table<'a> {
     /// Whether the reader has read all of the input (never on the fast path, which reads only
     /// lines with a line end).
     pub(super) fn reader_at_end(&self) -> bool {
-        self.fast.is_none() && self.base as u64 + self.reader.position().byte() >= self.body.len() as u64
+        self.fast.is_none()
+            && self
+                .reader
+                .as_ref()
+                .is_some_and(|r| self.base as u64 + r.position().byte() >= self.body.len() as u64)
     }
 
     /// Whether the current record is the last one and the input ends inside a quoted cell.

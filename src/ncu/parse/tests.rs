@@ -494,3 +494,28 @@ fn a_filtered_parse_still_refuses_a_decimal_comma_locale_in_columns_it_does_not_
     let only = parse_only(details, &wanted).unwrap();
     assert_eq!(only.launches[0].metrics.keys().collect::<Vec<_>>(), ["a__x"]);
 }
+
+#[test]
+fn a_repeated_column_is_named_in_header_order_by_every_parse() {
+    // Two names repeated, out of ncu's sorted order: the first repeat in header order (`z__b`,
+    // columns 3 and 5) is named, whether the columns are read or only skipped.
+    let text = "\"ID\",\"Kernel Name\",\"z__b\",\"a__x\",\"z__b\",\"a__x\"\n\"\",\"\",\"ns\",\"ns\",\"ns\",\"ns\"\n\"0\",\"k\",\"1\",\"2\",\"3\",\"4\"\n";
+    let wanted: [BTreeSet<String>; 3] = [
+        ["a__x".to_owned()].into(),
+        ["z__b".to_owned()].into(),
+        BTreeSet::new(),
+    ];
+    let errors = wanted
+        .iter()
+        .map(|w| parse_only(text, w).unwrap_err())
+        .chain([parse(text).unwrap_err()]);
+    for e in errors {
+        assert!(e.message.contains("column `z__b` twice (columns 3 and 5"), "{e}");
+        assert_eq!(e.metric.as_deref(), Some("z__b"), "{e}");
+        assert_eq!(e.line, Some(1), "{e}");
+    }
+    // One repeat only, of a column not read: still refused.
+    let one = text.replace("\"z__b\",\"a__x\"\n", "\"z__c\",\"a__x\"\n");
+    let e = parse_only(&one, &["z__b".to_owned()].into()).unwrap_err();
+    assert!(e.message.contains("column `a__x` twice (columns 4 and 6"), "{e}");
+}
