@@ -41,6 +41,31 @@ fn is_global(kind: FailureKind) -> bool {
     matches!(kind, FailureKind::NcuNotFound | FailureKind::Permission)
 }
 
+/// The extra work of a why pass: each (target, size) of `work` in `wanted`, as the target of
+/// `targets` with its name (the spec's with `explain`'s counters, or the ncu twin of a cupti
+/// target), `count(target)` repetitions from the size's next repetition (`next_rep`, else after
+/// the work's own).
+pub fn why_work<'a>(
+    work: &[Work<'a>],
+    wanted: &std::collections::BTreeSet<(String, String)>,
+    targets: &'a BTreeMap<String, crate::spec::Target>,
+    next_rep: &BTreeMap<(String, String), u32>,
+    count: impl Fn(&crate::spec::Target) -> u32,
+) -> Vec<Work<'a>> {
+    work.iter()
+        .filter(|w| wanted.contains(&w.id()))
+        .filter_map(|w| {
+            let target = targets.get(&w.target.name)?;
+            let from = next_rep.get(&w.id()).copied().unwrap_or(w.reps.1);
+            Some(Work {
+                target,
+                size: w.size,
+                reps: (from, from + count(target)),
+            })
+        })
+        .collect()
+}
+
 /// Measure `more`, the extra runs that collect the counters saying why a time changed, and keep
 /// in `m` the explanatory series that `targets` (by name) do not gate, with their cost. A failed
 /// run costs the why, not the run: it is said through `progress` and the run goes on. Returns the

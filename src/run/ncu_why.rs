@@ -10,7 +10,7 @@ use crate::foundation::error::Error;
 use crate::plan::Work;
 use crate::profile::Profiler;
 use crate::profile::record::Recorder;
-use crate::run::measure::{Measurement, Watch, measure_why};
+use crate::run::measure::{Measurement, Watch, measure_why, why_work};
 use crate::spec::Target;
 
 /// What the ncu pass cost: the sizes it profiled and ncu's wall seconds.
@@ -49,19 +49,7 @@ pub fn collect(
     watch: Option<&mut Watch<'_>>,
     progress: &mut dyn crate::run::progress::Progress,
 ) -> Result<Option<NcuWhyCost>, Error> {
-    let more: Vec<Work<'_>> = work
-        .iter()
-        .filter(|w| wanted.contains(&w.id()))
-        .filter_map(|w| {
-            let target = ncu.get(&w.target.name)?;
-            let from = next_rep.get(&w.id()).copied().unwrap_or(w.reps.1);
-            Some(Work {
-                target,
-                size: w.size,
-                reps: (from, from + 1),
-            })
-        })
-        .collect();
+    let more = why_work(work, wanted, ncu, next_rep, |_| 1);
     if more.is_empty() {
         return Ok(None);
     }

@@ -10,7 +10,7 @@ use crate::outcome::results::{Row, RowVerdict};
 use crate::plan::Work;
 use crate::profile::Profiler;
 use crate::profile::record::Recorder;
-use crate::run::measure::{Measurement, Watch, measure_why};
+use crate::run::measure::{Measurement, Watch, measure_why, why_work};
 use crate::spec::Target;
 
 /// The "why" of every timing row that regressed, improved or is doubtful: the explanatory
@@ -169,19 +169,7 @@ fn remeasure_pass(
         })
         .map(|r| (r.target.clone(), r.size.clone()))
         .collect();
-    let more: Vec<Work<'_>> = work
-        .iter()
-        .filter(|w| wanted.contains(&w.id()))
-        .filter_map(|w| {
-            let target = explained.get(&w.target.name)?;
-            let from = next_rep.get(&w.id()).copied().unwrap_or(w.reps.1);
-            Some(Work {
-                target,
-                size: w.size,
-                reps: (from, from + target.repetitions),
-            })
-        })
-        .collect();
+    let more = why_work(work, &wanted, explained, next_rep, |t| t.repetitions);
     if more.is_empty() {
         return Ok(());
     }
