@@ -413,6 +413,23 @@ fn every_incomplete_trace_is_a_clear_failure_naming_cupti() {
     assert!(err.contains("never initialised CUDA"), "{err}");
 }
 
+/// A duration no GPU gives (over a day, or none at all) is a damaged trace: exit 2 naming the
+/// kernel, by the rule every reader applies (`measured::plausible`), never a sample.
+#[test]
+fn an_impossible_kernel_duration_is_damaged_input() {
+    for (ns, want) in [(172_800_000_000_000u64, "longer than a day"), (0, "took 0 ns")] {
+        let mut launches = process(1, 73_000.0, 16);
+        let last = launches.len() - 1;
+        launches[last].ns = ns;
+        let (got, _, err) = profile(SPEC, &[trace(&launches, End::Flushed)]);
+        assert_eq!(got, 2, "{ns}: {err}");
+        assert!(
+            err.contains("CUPTI: kernel `vector_add") && err.contains(want),
+            "{ns}: {err}"
+        );
+    }
+}
+
 fn spec_error(yaml: &str) -> String {
     let c = Case::new(yaml);
     let (code, _, err) = c.cmd(&["validate", "--spec", "s.yaml"]);

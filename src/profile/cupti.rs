@@ -362,17 +362,23 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
     if selected.is_empty() {
         return Err(no_kernels(job, &origin, capture));
     }
-    if let Some(k) = selected.iter().find(|k| k.end_ns == k.start_ns) {
-        let why = if k.start_ns == 0 {
-            "CUPTI could not time it (start and end 0)"
+    // The same rule as every other reader's (`measured::plausible`): a duration no GPU gives is
+    // a damaged trace, never a sample.
+    let implausible = selected.iter().find_map(|k| {
+        let ns = (k.end_ns - k.start_ns) as f64;
+        crate::measured::plausible::implausible("gpu__time_duration.sum", "ns", ns).map(|why| (k, ns, why))
+    });
+    if let Some((k, ns, why)) = implausible {
+        let why = if k.start_ns == 0 && k.end_ns == 0 {
+            "CUPTI could not time it (start and end 0)".to_owned()
         } else {
-            "a kernel launch cannot take no time: the trace is damaged"
+            format!("{why}: the trace is damaged")
         };
         return Err(ProfileError::new(
             FailureKind::BadOutput,
             ctx,
             format!(
-                "CUPTI: kernel `{}` (correlation {}) in {origin} took 0 ns: {why}",
+                "CUPTI: kernel `{}` (correlation {}) in {origin} took {ns} ns: {why}",
                 k.name, k.correlation
             ),
         )
