@@ -5,17 +5,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use crate::support::bin;
 use serde_json::Value;
-
-fn bin() -> Command {
-    let mut c = Command::cargo_bin("cgp-gate").unwrap();
-    c.env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("GITHUB_OUTPUT")
-        .env_remove("GITHUB_SHA");
-    c
-}
 
 /// SplitMix64 + Box-Muller.
 struct Rng(u64);

@@ -3,13 +3,10 @@
 //! GITHUB_STEP_SUMMARY, GITHUB_WORKSPACE), the `path` input points at the binary under test, and
 //! samples come from the demo recordings (SYNTHETIC data) or from a stand-in ncu.
 
+use crate::support::root;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// A simulated runner: a workspace and the files GitHub would provide.
 struct Runner {

@@ -1,14 +1,11 @@
 //! `cgp-gate calibrate` end to end on the example recordings (SYNTHETIC data made by
 //! examples/synthesize_recording.rs; two independent A/A recordings of unchanged code).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::support::root;
 use assert_cmd::Command;
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn calibrate(spec: &Path, recording: &str, dir: &Path, extra: &[&str]) -> (Value, String, String) {
     let json = dir.join("cal.json");

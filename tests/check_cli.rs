@@ -2,24 +2,11 @@
 //! examples/synthesize_recording.rs): identical code passes, the planted slowdown is found, and
 //! baselines, fingerprints, re-measurement and exit codes behave as documented.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
+use crate::support::{bin, copy_dir, root};
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn bin() -> Command {
-    let mut c = Command::cargo_bin("cgp-gate").unwrap();
-    c.current_dir(root())
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("GITHUB_OUTPUT");
-    c
-}
 
 fn check(recording: &str, baselines: &Path, extra: &[&str]) -> (i32, Value, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -51,19 +38,6 @@ fn rows<'a>(results: &'a Value, target: &str, size: &str, metric: &str) -> Vec<&
         .iter()
         .filter(|r| r["target"] == target && r["size"] == size && r["metric"] == metric)
         .collect()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 #[test]

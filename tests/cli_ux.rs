@@ -4,14 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::support::root;
 use assert_cmd::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn bin() -> Command {
-    let mut c = Command::cargo_bin("cgp-gate").unwrap();
+    let mut c = crate::support::bin();
     c.env_remove("CGP_GATE_NCU").env("NO_COLOR", "1");
     c
 }

@@ -8,13 +8,9 @@
 
 use crate::support;
 
-use std::path::PathBuf;
+use crate::support::root;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// `check` on a fixture, with its arguments.
 fn check_args(fixture: &str) -> Vec<String> {

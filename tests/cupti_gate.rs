@@ -12,10 +12,7 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 
 use crate::support;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 /// One kernel launch of a SYNTHETIC trace.
 #[derive(Clone)]

@@ -22,11 +22,8 @@ use cgp_gate::cupti::inject::{ready_in, run_environment};
 use cgp_gate::cupti::locate::find_libcupti;
 use cgp_gate::cupti::trace::{KernelRecord, files_of, parse};
 
+use crate::support::root;
 use crate::support::skip;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn fixture(rel: &str) -> PathBuf {
     root().join("tests/fixtures/cupti").join(rel)

@@ -9,11 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::support::root;
 use assert_cmd::Command;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Commands that profile a live GPU (ncu or NVML); this machine has none.
 const NEEDS_GPU: &[(&str, &str)] = &[

@@ -1,14 +1,11 @@
 //! The first errors a newcomer meets (issue 37), each as a user meets it: a live `check` on a
 //! machine without a usable GPU, ...
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::support;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cgp-gate"));

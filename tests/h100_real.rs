@@ -27,16 +27,13 @@ use cgp_gate::report::console::results_table;
 use cgp_gate::report::{MarkdownOptions, html, junit, markdown};
 
 use crate::support;
+use crate::support::root;
 
 const FIXTURES: &str = "tests/fixtures/h100-2026-11-24";
 const RECORDINGS: &str = "examples/recordings/h100";
 const GPU: &str = "NVIDIA H100 80GB HBM3";
 const NCU: &str = "2025.3.1.0";
 const LABEL: &str = "NVIDIA H100 80GB HBM3, real capture (ncu 2025.3.1.0)";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Every `.csv` under `dir`, sorted.
 fn csv_files(dir: &Path, out: &mut Vec<PathBuf>) {

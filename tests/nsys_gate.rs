@@ -5,14 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::support::root;
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 
 const NSYS: &str = "/usr/bin/nsys";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn check(recording: &str, extra: &[&str]) -> (i32, Value, String) {
     let dir = tempfile::tempdir().unwrap();

@@ -11,10 +11,7 @@ use cgp_gate::measured::samples::ParsedOutput;
 use cgp_gate::ncu::parse::{decode, parse_bytes, parse_only};
 
 use crate::support;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::root;
 
 /// Every file under `dir` that may hold ncu output (`.csv`, `.log`, `.txt`), sorted.
 fn outputs(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -4,20 +4,17 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::support::{copy_dir, root};
 use assert_cmd::Command;
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn example(p: &str) -> PathBuf {
     root().join("examples/pytorch").join(p)
 }
 
 fn bin() -> Command {
-    let mut c = assert_cmd::cargo::cargo_bin_cmd!("cgp-gate");
-    c.env_remove("GITHUB_ACTIONS").env("NO_COLOR", "1");
+    let mut c = crate::support::bin();
+    c.env("NO_COLOR", "1");
     c
 }
 
@@ -61,19 +58,6 @@ fn switched() -> tempfile::TempDir {
         std::fs::write(dir.path().join(format!("gemm/n=2048/{rep}.csv")), &capture).unwrap();
     }
     dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 fn rows<'a>(r: &'a Value, size: &str) -> Vec<&'a Value> {

@@ -4,34 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use crate::support::{bin, copy_dir, root};
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn bin() -> Command {
-    let mut c = Command::cargo_bin("cgp-gate").unwrap();
-    c.current_dir(root())
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("GITHUB_OUTPUT");
-    c
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
 
 /// A copy of an example recording, edited file by file (`edit(path, text) -> text`).
 fn edited_recording(from: &str, edit: impl Fn(&Path, String) -> String) -> tempfile::TempDir {

@@ -5,34 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::support::{bin, copy_dir, root};
 use assert_cmd::Command;
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn bin() -> Command {
-    let mut c = Command::cargo_bin("cgp-gate").unwrap();
-    c.current_dir(root())
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("GITHUB_OUTPUT");
-    c
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
 
 /// A copy of `examples/recordings/<name>`.
 fn recording(name: &str) -> tempfile::TempDir {

@@ -8,23 +8,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 
+use crate::support::{bin, copy_dir, root};
 use assert_cmd::Command;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn bin_path() -> PathBuf {
     assert_cmd::cargo::cargo_bin("cgp-gate")
-}
-
-fn bin() -> Command {
-    let mut c = Command::new(bin_path());
-    c.current_dir(root())
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("GITHUB_OUTPUT");
-    c
 }
 
 fn run(mut c: Command) -> (i32, String) {
@@ -379,19 +367,6 @@ fn a_closed_stdout_keeps_the_exit_code_of_ab_and_report() {
         "/proc/nonexistent/j.xml",
     ];
     assert_eq!(with_closed_stdout(&report, &[]), 3);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 /// The environment the program under test received in a live `profile` run (stand-ins

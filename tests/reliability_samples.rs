@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::support::{copy_dir, root};
 use assert_cmd::Command;
 use serde_json::Value;
 
@@ -14,31 +15,10 @@ const H100: &str = "examples/recordings/h100";
 const BASELINES: &str = "examples/baselines-h100";
 const GPU_DIR: &str = "nvidia-h100-80gb-hbm3";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn bin() -> Command {
-    let mut c = Command::cargo_bin("cgp-gate").unwrap();
-    c.current_dir(root())
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("GITHUB_OUTPUT")
-        .env("CGP_GATE_NCU", "/nonexistent/ncu");
+    let mut c = crate::support::bin();
+    c.env("CGP_GATE_NCU", "/nonexistent/ncu");
     c
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 /// A temporary folder holding a copy of the real recording `name` (as `rec/`) and of the real

@@ -7,7 +7,7 @@ use cgp_gate::outcome::results::read as read_results;
 use cgp_gate::outcome::results::{Results, RowVerdict};
 use cgp_gate::publish::emit::emit_to;
 use cgp_gate::publish::github::{STEP_SUMMARY_LIMIT, write_outputs};
-use cgp_gate::publish::{GithubEnv, ReportOptions, write_step_summary};
+use cgp_gate::publish::{GithubEnv, ReportOptions, ReportPaths, write_step_summary};
 use cgp_gate::report::MarkdownOptions;
 use cgp_gate::report::annotations::{Part, annotations, escape};
 use cgp_gate::report::markdown::comment_marker;
@@ -75,8 +75,11 @@ fn outputs_use_heredoc_delimiters_that_survive_hostile_values() {
     let env = env_in(dir.path());
     let r = fixture("mixed.json");
     let outputs = cgp_gate::publish::github::StepOutputs {
-        junit: Some("out/junit.xml".into()),
-        html: Some("evil\nverdict=pass\nEOF".into()),
+        paths: cgp_gate::publish::ReportPaths {
+            junit: Some("out/junit.xml".into()),
+            html: Some("evil\nverdict=pass\nEOF".into()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     assert!(write_outputs(&r, &env, &outputs).unwrap());
@@ -162,9 +165,12 @@ fn emit_writes_every_report_and_the_actions_files() {
     let env = env_in(dir.path());
     let r = fixture("mixed.json");
     let opts = ReportOptions {
-        junit: Some(dir.path().join("junit.xml")),
-        markdown: Some(dir.path().join("report.md")),
-        html: Some(dir.path().join("report.html")),
+        paths: ReportPaths {
+            junit: Some(dir.path().join("junit.xml")),
+            markdown: Some(dir.path().join("report.md")),
+            html: Some(dir.path().join("report.html")),
+            json: None,
+        },
         github_comment: false,
         github_actions: true,
         repo: None,
@@ -207,7 +213,10 @@ fn emit_reports_an_unwritable_path() {
     let dir = tempfile::tempdir().unwrap();
     let r = fixture("pass.json");
     let opts = ReportOptions {
-        junit: Some(dir.path().join("missing-dir/junit.xml")),
+        paths: ReportPaths {
+            junit: Some(dir.path().join("missing-dir/junit.xml")),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let err = emit_to(&r, &opts, &GithubEnv::default(), &mut Vec::new(), &mut Vec::new()).unwrap_err();

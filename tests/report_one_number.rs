@@ -8,13 +8,10 @@
 //! printed the change of the two medians (`+4.0%` for matmul where the verdict used `+3.98%`;
 //! layernorm `+0.43%` where the verdict used `+0.19%`) and the other reports a third rounding.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::support::root;
 use cgp_gate::outcome::results::{Results, Row};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// The text every report must show for a row: `+4.24%` and `[+2.63%, +5.87%]`.
 fn expected(row: &Row) -> Option<(String, Option<String>)> {

@@ -4,8 +4,7 @@
 //! rendered from that JSON. Every expectation is read from the results the run wrote, so the
 //! reports are checked against the decisions the run made, never against hand-written JSON.
 
-use std::path::PathBuf;
-
+use crate::support::root;
 use assert_cmd::Command;
 use cgp_gate::outcome::results::read as read_results;
 use cgp_gate::outcome::results::{Results, Row, RowVerdict};
@@ -13,10 +12,6 @@ use cgp_gate::report::console::results_table;
 use cgp_gate::report::{MarkdownOptions, html, junit, markdown};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// What one `check` run left behind: its exit code, the results read back from its JSON, and
 /// the reports it wrote itself.

@@ -8,12 +8,8 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::process::Command as Std;
 
-use assert_cmd::Command;
+use crate::support::{bin, root};
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn tools(test: &str) -> bool {
     for tool in ["nvcc", "cuobjdump"] {
@@ -102,15 +98,6 @@ fn a_planted_kernel_change_changes_the_hash_and_a_change_elsewhere_does_not() {
     let not = dir.path().join("not-a-binary");
     std::fs::write(&not, "text").unwrap();
     assert!(cgp_gate::profile::sass::dump(Path::new("cuobjdump"), &not).is_err());
-}
-
-fn bin() -> Command {
-    let mut c = Command::cargo_bin("cgp-gate").unwrap();
-    c.current_dir(root())
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("GITHUB_OUTPUT");
-    c
 }
 
 fn check(spec: &Path, recording: &str, baselines: &Path, extra: &[&str]) -> (i32, Value, String) {

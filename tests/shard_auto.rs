@@ -5,12 +5,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::support::root;
 use assert_cmd::Command;
 use serde_json::Value;
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Every variable `--shard auto` reads, removed so that the CI machine's own cannot leak in.
 const ENGINE_VARS: &[&str] = &[

@@ -5,13 +5,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::support::root;
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn check(recording: &str, shard: Option<&str>, json: &Path) -> i32 {
     let mut c = Command::cargo_bin("cgp-gate").unwrap();

@@ -8,7 +8,7 @@
 //! - `calibrate` on the real 54-process pool of unchanged code with one process planted +32 %
 //!   (a preemption) reports the process and gives the advice of the other processes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use cgp_gate::foundation::threshold::{Direction, ThresholdKind};
@@ -17,17 +17,11 @@ use cgp_gate::outcome::results::{Results, Row, read as read_results};
 use cgp_gate::stats::{Method, verdict::verdict_of_interval};
 
 use crate::support;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::{copy_dir, root};
 
 fn bin() -> assert_cmd::Command {
-    let mut c = assert_cmd::cargo::cargo_bin_cmd!("cgp-gate");
-    c.env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("GITHUB_OUTPUT")
-        .env("NO_COLOR", "1");
+    let mut c = support::bin();
+    c.env("NO_COLOR", "1");
     c
 }
 
@@ -208,19 +202,6 @@ fn every_verdict_of_the_real_replays_follows_from_the_interval_it_shows() {
     // checked on each kind.
     assert!(covered > 30, "{covered} rows");
     assert!(verdicts.len() >= 2, "{verdicts:?}");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
 }
 
 /// A row the rule does not give is caught: the check above can fail.

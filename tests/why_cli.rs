@@ -5,14 +5,9 @@
 //! (71% -> 67%), instructions, bytes, registers and launch sizes unchanged: the why must name
 //! the stalls (and the throughput), nothing else.
 
-use std::path::PathBuf;
-
+use crate::support::root;
 use assert_cmd::Command;
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn check(recording: &str) -> (Value, String, String, String) {
     let dir = tempfile::tempdir().unwrap();

@@ -3,13 +3,8 @@
 //! `--help` appended, so that nothing runs and required options are not needed). A renamed or
 //! removed option fails here instead of in a user's CI.
 
-use std::path::PathBuf;
-
+use crate::support::root;
 use assert_cmd::Command;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Every `run:` script of every step of every job.
 fn run_scripts(workflow: &serde_json::Value) -> Vec<String> {

@@ -189,9 +189,11 @@ impl From<SourceArgs> for commands::SourceOptions {
     }
 }
 
-/// The report flags `report`, `check` and `merge` share.
+/// The report files `report`, `check`, `merge` and `ab` write (`--json` is each command's own:
+/// its help says what that command's results are, and `report` has none), one per
+/// `report::export::ExportType`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ReportFlagsArgs {
+pub struct ReportPathsArgs {
     /// Write JUnit XML here.
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,
@@ -201,6 +203,30 @@ pub struct ReportFlagsArgs {
     /// Write the self-contained HTML report here.
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
+}
+
+impl ReportPathsArgs {
+    /// The paths, with the command's `--json`.
+    pub fn with_json(self, json: Option<PathBuf>) -> crate::publish::ReportPaths {
+        let ReportPathsArgs {
+            junit,
+            markdown,
+            html,
+        } = self;
+        crate::publish::ReportPaths {
+            json,
+            junit,
+            markdown,
+            html,
+        }
+    }
+}
+
+/// The report flags `report`, `check`, `merge` and `ab` share.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportFlagsArgs {
+    #[command(flatten)]
+    pub paths: ReportPathsArgs,
     /// Create or update this spec's comment on the pull request (needs GITHUB_TOKEN).
     #[arg(long)]
     pub github_comment: bool,
@@ -215,21 +241,18 @@ pub struct ReportFlagsArgs {
     pub no_github_actions: bool,
 }
 
-impl From<ReportFlagsArgs> for crate::publish::ReportFlags {
-    fn from(a: ReportFlagsArgs) -> Self {
+impl ReportFlagsArgs {
+    /// The flags, with the command's `--json` among the paths.
+    pub fn with_json(self, json: Option<PathBuf>) -> crate::publish::ReportFlags {
         let ReportFlagsArgs {
-            junit,
-            markdown,
-            html,
+            paths,
             github_comment,
             repo,
             pr,
             no_github_actions,
-        } = a;
-        Self {
-            junit,
-            markdown,
-            html,
+        } = self;
+        crate::publish::ReportFlags {
+            paths: paths.with_json(json),
             github_comment,
             repo,
             pr,
@@ -293,14 +316,13 @@ impl From<CheckArgs> for commands::check::Options {
         Self {
             source: source.into(),
             baselines,
-            json,
             fail_on: fail_on.into(),
             allow_fingerprint_mismatch,
             no_skip,
             allow_missing,
             allow_no_baselines,
             shard: shard.into(),
-            reports: reports.into(),
+            reports: reports.with_json(json),
         }
     }
 }
@@ -434,7 +456,7 @@ impl From<ReportArgs> for commands::report::Options {
         let ReportArgs { from, flags, ui: _ } = a;
         Self {
             from,
-            flags: flags.into(),
+            flags: flags.with_json(None),
         }
     }
 }
@@ -469,9 +491,8 @@ impl From<MergeArgs> for commands::merge::Options {
         } = a;
         Self {
             files,
-            json,
             fail_on: fail_on.map(Into::into),
-            reports: reports.into(),
+            reports: reports.with_json(json),
         }
     }
 }
@@ -626,10 +647,9 @@ impl From<AbArgs> for commands::ab::Options {
             head_dir,
             record,
             replay,
-            json,
             fail_on: fail_on.into(),
             allow_missing,
-            reports: reports.into(),
+            reports: reports.with_json(json),
         }
     }
 }

@@ -8,7 +8,7 @@ use clap::CommandFactory as _;
 
 use super::Cli;
 use crate::foundation::error::{Error, Result};
-use crate::foundation::exit_codes;
+use crate::foundation::exit_codes::Exit;
 
 fn stdout_err(e: std::io::Error) -> Error {
     Error::io("write", "<stdout>", e)
@@ -35,9 +35,9 @@ pub fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
 ///
 /// # Errors
 /// Writing to stdout.
-pub fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> Result<i32> {
+pub fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> Result<Exit> {
     out.write_all(&completion_script(shell)).map_err(stdout_err)?;
-    Ok(exit_codes::OK)
+    Ok(Exit::Ok)
 }
 
 /// `cgp-gate man [--dir DIR]`: `cgp-gate.1` on stdout, or a page per command and subcommand
@@ -45,13 +45,13 @@ pub fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> Result<i
 ///
 /// # Errors
 /// Writing to stdout or into DIR.
-pub fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<i32> {
+pub fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<Exit> {
     let mut cmd = Cli::command();
     // Fills in each subcommand's usage name (`cgp-gate baseline update`).
     cmd.build();
     let Some(dir) = dir else {
         clap_mangen::Man::new(cmd).render(out).map_err(stdout_err)?;
-        return Ok(exit_codes::OK);
+        return Ok(Exit::Ok);
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
     let mut pages = vec![("cgp-gate".to_owned(), cmd.clone())];
@@ -72,5 +72,5 @@ pub fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<i32> {
         crate::foundation::fsutil::write_atomic(&path, &bytes)?;
         writeln!(out, "wrote {}", path.display()).map_err(stdout_err)?;
     }
-    Ok(exit_codes::OK)
+    Ok(Exit::Ok)
 }

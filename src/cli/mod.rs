@@ -12,13 +12,13 @@ use clap::{Parser, Subcommand};
 
 pub use args::{
     AbArgs, BaselineCommand, BaselineUpdateArgs, BreakdownArgs, CalibrateArgs, ChangesArgs, CheckArgs,
-    ColorArg, EnvArgs, FailOnArg, InitArgs, MergeArgs, ProfileArgs, ReportArgs, ReportFlagsArgs, ShardArgs,
-    SourceArgs,
+    ColorArg, EnvArgs, FailOnArg, InitArgs, MergeArgs, ProfileArgs, ReportArgs, ReportFlagsArgs,
+    ReportPathsArgs, ShardArgs, SourceArgs,
 };
 
 use crate::commands;
 use crate::foundation::error::Result;
-use crate::foundation::exit_codes;
+use crate::foundation::exit_codes::{self, Exit};
 
 /// CI performance-regression gate for GPU kernels, built on NVIDIA Nsight Compute.
 #[derive(Debug, Parser)]
@@ -103,17 +103,18 @@ pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() {
-                exit_codes::INVALID_INPUT
+            let exit = if e.use_stderr() {
+                Exit::InvalidInput
             } else {
-                exit_codes::OK
+                Exit::Ok
             };
             let _ = e.print();
-            return exit(code);
+            return exit.into();
         }
     };
+    // The one place a command's outcome becomes the process's exit code.
     match run(cli) {
-        Ok(code) => exit(code),
+        Ok(exit) => exit.into(),
         // Every command writes stdout through `QuietPipe` and ends with its own exit code: a
         // closed pipe never turns a verdict into a pass. A broken pipe that still comes here
         // (another stream) is a failure like any other write error (exit 3).
@@ -122,7 +123,7 @@ pub fn main() -> ExitCode {
             use std::io::Write;
             let text = crate::foundation::sanitize::block(&e.to_string());
             let _ = writeln!(std::io::stderr(), "error: {text}");
-            exit(e.exit_code())
+            e.exit().into()
         }
     }
 }
@@ -146,15 +147,11 @@ where
     }
 }
 
-fn exit(code: i32) -> ExitCode {
-    ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX))
-}
-
-/// Run a parsed command line; returns the exit code.
+/// Run a parsed command line; returns how it ended.
 ///
 /// # Errors
-/// Any [`crate::Error`]; its exit code is [`crate::Error::exit_code`].
-pub fn run(cli: Cli) -> Result<i32> {
+/// Any [`crate::Error`]; its exit code is [`crate::Error::exit`]'s.
+pub fn run(cli: Cli) -> Result<Exit> {
     let mut out = crate::foundation::pipe::QuietPipe::new(std::io::stdout().lock());
     let out = &mut out;
     match cli.command {
@@ -171,7 +168,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             };
             // `parse FILE --json | head`: the reader has what it wanted; parse decides nothing.
             match r {
-                Err(e) if e.is_broken_pipe() => Ok(exit_codes::OK),
+                Err(e) if e.is_broken_pipe() => Ok(Exit::Ok),
                 r => r,
             }
         }

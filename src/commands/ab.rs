@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::foundation::exit_codes::Exit;
+
 use super::stdout_err;
 use crate::foundation::error::{Error, Result};
 use crate::outcome::results::FailOn;
@@ -18,10 +20,10 @@ pub struct Options {
     pub head_dir: PathBuf,
     pub record: Option<PathBuf>,
     pub replay: Option<PathBuf>,
-    pub json: Option<PathBuf>,
     pub fail_on: FailOn,
     /// `--allow-missing`: kernels the head tree no longer launches do not fail the gate.
     pub allow_missing: bool,
+    /// The report files (`--json` among them) and the GitHub reports.
     pub reports: crate::publish::ReportFlags,
 }
 
@@ -50,7 +52,7 @@ fn ab_specs(args: &Options) -> Result<(crate::spec::Spec, crate::spec::Spec)> {
 ///
 /// # Errors
 /// Spec errors, unreadable recordings or manifests, setup failures, report failures.
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let (head_spec, base_spec) = ab_specs(args)?;
     for n in &args.targets {
         if head_spec.target(n).is_none() {
@@ -71,7 +73,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let head_targets: Vec<&crate::spec::Target> = head_owned.iter().collect();
     let base_targets: Vec<&crate::spec::Target> = base_owned.iter().collect();
     // The ETA's first guess per target: what this command wrote last time.
-    let mut progress = ui.progress(super::ui::prior_costs(&[args.json.as_deref()]));
+    let mut progress = ui.progress(super::ui::prior_costs(&[args.reports.paths.json.as_deref()]));
     let (mut base, mut head): (
         Box<dyn crate::profile::Profiler>,
         Box<dyn crate::profile::Profiler>,
@@ -155,7 +157,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         .write(dir)?;
         progress.note(&format!("recorded both trees in {}", dir.display()));
     }
-    if let Some(p) = &args.json {
+    if let Some(p) = &args.reports.paths.json {
         results.write(p)?;
     }
     let table = crate::report::console::results_table_styled(&results, ui.console());

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Reps, Selected, ShardOptions, SourceOptions, measure_once, stdout_err};
 use crate::foundation::error::Result;
-use crate::foundation::exit_codes;
+use crate::foundation::exit_codes::Exit;
 
 /// Everything `baseline update` needs from the command line.
 #[derive(Debug, Clone)]
@@ -21,7 +21,7 @@ pub struct UpdateOptions {
 ///
 /// # Errors
 /// Spec errors, unreadable results, the store's errors.
-pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let shard = args.shard.selection(&targets)?;
@@ -53,7 +53,7 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
             only.as_ref(),
             out,
         )?;
-        return Ok(exit_codes::OK);
+        return Ok(Exit::Ok);
     }
     let mut progress = ui.progress(super::ui::prior_costs(&[args.shard.shard_costs.as_deref()]));
     let mut run = measure_once(
@@ -101,7 +101,7 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
         shard.as_ref().map(|s| &s.rows),
         out,
     )?;
-    Ok(exit_codes::OK)
+    Ok(Exit::Ok)
 }
 
 /// A warning for each target x size whose baseline is stored from fewer runs (processes) than
@@ -134,12 +134,12 @@ fn fewer_runs_than_asked(
 ///
 /// # Errors
 /// Unreadable baselines; write errors.
-pub fn show(baselines: &Path, out: &mut dyn Write) -> Result<i32> {
+pub fn show(baselines: &Path, out: &mut dyn Write) -> Result<Exit> {
     let files = crate::baseline::Store::new(baselines).load_all()?;
     if files.is_empty() {
         writeln!(out, "no baselines in {}", baselines.display()).map_err(stdout_err)?;
     } else {
         write!(out, "{}", crate::baseline::render_show(&files)).map_err(stdout_err)?;
     }
-    Ok(exit_codes::OK)
+    Ok(Exit::Ok)
 }

@@ -1,5 +1,7 @@
 //! `cgp-gate breakdown`: GPU time by kernel category of Nsight Systems outputs (docs/nsys.md).
 
+use crate::foundation::exit_codes::Exit;
+
 /// What `cgp-gate breakdown` was asked for.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -17,7 +19,7 @@ pub struct Options {
 /// # Errors
 /// A bad categories file or input (exit 2, naming the file), nsys missing for a `.nsys-rep`
 /// (exit 3), or an output that cannot be written.
-pub fn run(opts: &Options, out: &mut dyn std::io::Write) -> crate::Result<i32> {
+pub fn run(opts: &Options, out: &mut dyn std::io::Write) -> crate::Result<Exit> {
     use crate::foundation::error::Error;
     let user = opts
         .categories
@@ -53,11 +55,11 @@ pub fn run(opts: &Options, out: &mut dyn std::io::Write) -> crate::Result<i32> {
     }
     let b = crate::nsys::Breakdown { runs };
     if let Some(p) = &opts.json {
-        let text = serde_json::to_string_pretty(&b).map_err(|e| Error::Usage(e.to_string()))?;
+        let text = serde_json::to_string_pretty(&b).map_err(|e| Error::output("the breakdown's JSON", e))?;
         crate::foundation::fsutil::write_atomic(p, format!("{text}\n").as_bytes())?;
     }
     if let Some(p) = &opts.csv {
-        let bytes = crate::nsys::breakdown::csv(&b).map_err(|e| Error::Usage(e.to_string()))?;
+        let bytes = crate::nsys::breakdown::csv(&b).map_err(|e| Error::output("the breakdown's CSV", e))?;
         crate::foundation::fsutil::write_atomic(p, &bytes)?;
     }
     if let Some(p) = &opts.html {
@@ -65,5 +67,5 @@ pub fn run(opts: &Options, out: &mut dyn std::io::Write) -> crate::Result<i32> {
     }
     write!(out, "{}", crate::nsys::breakdown::console(&b, opts.top))
         .map_err(|e| Error::io("write", "stdout", e))?;
-    Ok(crate::foundation::exit_codes::OK)
+    Ok(Exit::Ok)
 }

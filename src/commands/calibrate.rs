@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::{Reps, Selected, SourceOptions, measure_once, stdout_err};
 use crate::foundation::error::{Error, Result};
-use crate::foundation::exit_codes;
+use crate::foundation::exit_codes::Exit;
 
 /// Everything `calibrate` needs from the command line.
 #[derive(Debug, Clone)]
@@ -26,7 +26,7 @@ const MAX_REPLAYED_REPETITIONS: u32 = 100_000;
 ///
 /// # Errors
 /// Spec errors, profiler setup errors, write errors.
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let n = if args.source.replay.is_some() {
@@ -101,5 +101,5 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     if let Some(path) = &args.markdown {
         crate::foundation::fsutil::write_atomic(path, md.as_bytes())?;
     }
-    Ok(exit_codes::OK)
+    Ok(Exit::Ok)
 }

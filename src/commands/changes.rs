@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::stdout_err;
 use crate::foundation::error::{Error, Result};
-use crate::foundation::exit_codes;
+use crate::foundation::exit_codes::Exit;
 
 /// Everything `changes` needs from the command line.
 #[derive(Debug, Clone)]
@@ -29,7 +29,7 @@ const MAX_RESULTS_BYTES: u64 = 256 << 20;
 ///
 /// # Errors
 /// Unreadable or invalid results files, settings out of range, files that cannot be written.
-pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     let skip = args.last.map_or(0, |n| args.files.len().saturating_sub(n));
     let mut inputs = Vec::new();
     for path in &args.files[skip..] {
@@ -65,7 +65,7 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
     }
     write!(out, "{}", crate::report::changes::console(&report)).map_err(stdout_err)?;
     Ok(if args.no_fail {
-        exit_codes::OK
+        Exit::Ok
     } else {
         crate::history::changes::exit_code(&report)
     })

@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::foundation::exit_codes::Exit;
+
 use super::{Selected, ShardOptions, SourceOptions, finish_recording, open_run, stdout_err};
 use crate::foundation::error::Result;
 use crate::outcome::results::FailOn;
@@ -13,7 +15,6 @@ use crate::outcome::results::FailOn;
 pub struct Options {
     pub source: SourceOptions,
     pub baselines: PathBuf,
-    pub json: Option<PathBuf>,
     pub fail_on: FailOn,
     pub allow_fingerprint_mismatch: bool,
     /// Profile every kernel, even those whose SASS equals the baseline's (`--no-skip`).
@@ -23,6 +24,7 @@ pub struct Options {
     /// `--allow-no-baselines`.
     pub allow_no_baselines: bool,
     pub shard: ShardOptions,
+    /// The report files (`--json` among them) and the GitHub reports.
     pub reports: crate::publish::ReportFlags,
 }
 
@@ -30,7 +32,7 @@ pub struct Options {
 ///
 /// # Errors
 /// Spec, baseline and setup errors (see [`crate::run::check::run_check`]); report failures.
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let mut inputs = vec![
         ("the spec", args.source.spec.as_path()),
         ("the baselines", args.baselines.as_path()),
@@ -42,15 +44,15 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
             .as_deref()
             .map(|p| ("the --shard-costs file", p)),
     );
-    super::outputs::refuse_overwriting_inputs(
-        &super::outputs::report_paths(args.json.as_deref(), &args.reports),
-        &inputs,
-    )?;
+    super::outputs::refuse_overwriting_inputs(&args.reports.paths, &inputs)?;
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let shard = args.shard.selection(&targets)?;
     // The ETA's first guess per target: the balancing file, else what this command wrote last time.
-    let prior = super::ui::prior_costs(&[args.shard.shard_costs.as_deref(), args.json.as_deref()]);
+    let prior = super::ui::prior_costs(&[
+        args.shard.shard_costs.as_deref(),
+        args.reports.paths.json.as_deref(),
+    ]);
     let mut progress = ui.progress(prior);
     let (mut profiler, versions, session, mut recorder) = open_run(
         &args.source,
@@ -90,7 +92,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         &results.fingerprint,
         &mut crate::run::progress::NoteWriter::new(progress.as_mut()),
     )?;
-    if let Some(p) = &args.json {
+    if let Some(p) = &args.reports.paths.json {
         results.write(p)?;
     }
     let table = crate::report::console::results_table_styled(&results, ui.console());

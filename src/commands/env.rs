@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::foundation::error::{Error, Result};
-use crate::foundation::exit_codes;
+use crate::foundation::exit_codes::Exit;
 use crate::gpu::{Gpu, GpuUnavailable};
 
 /// Everything `env` needs from the command line.
@@ -20,12 +20,12 @@ pub struct Options {
 ///
 /// # Errors
 /// [`Error::Environment`] for `--reset-clocks` without NVML or when a reset fails; write errors.
-pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     let gpu = crate::gpu::device::open();
     if args.reset_clocks {
         let g = gpu.map_err(|u| Error::Environment(format!("cannot reset GPU clocks: {u}")))?;
         crate::gpu::clocks::reset_all_clocks(g.as_ref(), args.dry_run, out)?;
-        return Ok(exit_codes::OK);
+        return Ok(Exit::Ok);
     }
     let gpu_ref: std::result::Result<&dyn Gpu, &GpuUnavailable> = match &gpu {
         Ok(g) => Ok(g.as_ref()),
@@ -40,5 +40,5 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<i32> {
     } else {
         write!(out, "{}", crate::gpu::render_text(&report)).map_err(write_err)?;
     }
-    Ok(exit_codes::OK)
+    Ok(Exit::Ok)
 }

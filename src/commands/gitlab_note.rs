@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::foundation::error::Result;
-use crate::foundation::exit_codes;
+use crate::foundation::exit_codes::Exit;
 use crate::publish::gitlab::{GitlabConfig, GitlabEnv, NoteOutcome, post_note};
 use crate::report::markdown::{MarkdownOptions, comment_marker, markdown};
 
@@ -24,7 +24,7 @@ pub struct Options {
 /// # Errors
 /// An unreadable results file; missing settings (exit 2); GitLab refusing or unreachable
 /// (exit 3, with advice).
-pub fn run(args: &Options, err: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, err: &mut dyn Write) -> Result<Exit> {
     let results = crate::outcome::results::read(&args.from)?;
     let env = GitlabEnv::from_env();
     if args.mr.is_none() && env.mr_iid.is_none() {
@@ -32,7 +32,7 @@ pub fn run(args: &Options, err: &mut dyn Write) -> Result<i32> {
             err,
             "note: not a merge-request pipeline (CI_MERGE_REQUEST_IID is unset) and no --mr given; no note posted"
         );
-        return Ok(exit_codes::OK);
+        return Ok(Exit::Ok);
     }
     let cfg = GitlabConfig::from_env(
         &env,
@@ -57,5 +57,5 @@ pub fn run(args: &Options, err: &mut dyn Write) -> Result<i32> {
         url.as_deref().unwrap_or("(CI_PROJECT_URL unset: no link)")
     );
     let _ = writeln!(err, "{}", crate::foundation::sanitize::line(&line));
-    Ok(exit_codes::OK)
+    Ok(Exit::Ok)
 }

@@ -3,6 +3,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::foundation::exit_codes::Exit;
+
 use crate::foundation::error::{Error, Result};
 use crate::outcome::results::{FailOn, Results};
 
@@ -10,9 +12,9 @@ use crate::outcome::results::{FailOn, Results};
 #[derive(Debug, Clone)]
 pub struct Options {
     pub files: Vec<PathBuf>,
-    pub json: Option<PathBuf>,
     /// Default: the strictest of the shards'.
     pub fail_on: Option<FailOn>,
+    /// The report files (`--json` among them) and the GitHub reports.
     pub reports: crate::publish::ReportFlags,
 }
 
@@ -20,16 +22,13 @@ pub struct Options {
 ///
 /// # Errors
 /// Unreadable or invalid files, and the refusals of [`crate::outcome::merge::merge`] (all exit 2); report failures.
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let files: Vec<(&str, &std::path::Path)> = args
         .files
         .iter()
         .map(|f| ("a results file merged", f.as_path()))
         .collect();
-    super::outputs::refuse_overwriting_inputs(
-        &super::outputs::report_paths(args.json.as_deref(), &args.reports),
-        &files,
-    )?;
+    super::outputs::refuse_overwriting_inputs(&args.reports.paths, &files)?;
     let mut inputs = Vec::with_capacity(args.files.len());
     for f in &args.files {
         inputs.push((f.clone(), crate::outcome::results::read(f)?));
@@ -37,7 +36,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     let merged = crate::outcome::merge::merge(inputs)?;
     let fail_on = args.fail_on.unwrap_or(merged.fail_on);
     let merged = Results { fail_on, ..merged };
-    if let Some(p) = &args.json {
+    if let Some(p) = &args.reports.paths.json {
         merged.write(p)?;
     }
     let w = |e| Error::io("write", "<stdout>", e);

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::foundation::error::{Error, Result};
-use crate::publish::ReportFlags;
+use crate::publish::ReportPaths;
 
 /// Where `p` leads: its canonical path when it exists, else its folder's joined with its name.
 fn resolved(p: &Path) -> Option<PathBuf> {
@@ -22,24 +22,20 @@ fn resolved(p: &Path) -> Option<PathBuf> {
     Some(std::fs::canonicalize(parent).ok()?.join(p.file_name()?))
 }
 
-/// The report paths of `flags` and `json`, with the option that names each.
-pub fn report_paths<'a>(json: Option<&'a Path>, flags: &'a ReportFlags) -> Vec<(&'static str, &'a Path)> {
-    [
-        ("--json", json),
-        ("--junit", flags.junit.as_deref()),
-        ("--markdown", flags.markdown.as_deref()),
-        ("--html", flags.html.as_deref()),
-    ]
-    .into_iter()
-    .filter_map(|(flag, p)| p.map(|p| (flag, p)))
-    .collect()
+/// Refuse a report path (`--json`, `--junit`, ...) that would overwrite an input of the run.
+///
+/// # Errors
+/// As [`refuse_outputs_onto_inputs`].
+pub fn refuse_overwriting_inputs(outputs: &ReportPaths, inputs: &[(&str, &Path)]) -> Result<()> {
+    let outputs: Vec<(&str, &Path)> = outputs.requested().map(|(t, p)| (t.flag(), p)).collect();
+    refuse_outputs_onto_inputs(&outputs, inputs)
 }
 
 /// Refuse an output that would overwrite an input of the run.
 ///
 /// # Errors
 /// [`Error::Input`] (exit 2) naming the option, the path and the input it would replace.
-pub fn refuse_overwriting_inputs(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<()> {
+pub fn refuse_outputs_onto_inputs(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<()> {
     for (flag, out) in outputs {
         let Some(o) = resolved(out) else { continue };
         for (what, input) in inputs {
@@ -77,12 +73,12 @@ mod tests {
         std::fs::write(&spec, "x").unwrap();
         std::fs::write(rec.join("manifest.json"), "{}").unwrap();
         let inputs = [("the spec", spec.as_path()), ("the recording", rec.as_path())];
-        assert!(refuse_overwriting_inputs(&[("--json", &spec)], &inputs).is_err());
-        assert!(refuse_overwriting_inputs(&[("--json", &rec.join("manifest.json"))], &inputs).is_err());
+        assert!(refuse_outputs_onto_inputs(&[("--json", &spec)], &inputs).is_err());
+        assert!(refuse_outputs_onto_inputs(&[("--json", &rec.join("manifest.json"))], &inputs).is_err());
         let via = d.path().join("t/../cgp-gate.yaml");
         std::fs::create_dir_all(d.path().join("t")).unwrap();
-        assert!(refuse_overwriting_inputs(&[("--html", &via)], &inputs).is_err());
-        assert!(refuse_overwriting_inputs(&[("--json", &d.path().join("r.json"))], &inputs).is_ok());
-        assert!(refuse_overwriting_inputs(&[("--json", &rec.join("new.json"))], &inputs).is_ok());
+        assert!(refuse_outputs_onto_inputs(&[("--html", &via)], &inputs).is_err());
+        assert!(refuse_outputs_onto_inputs(&[("--json", &d.path().join("r.json"))], &inputs).is_ok());
+        assert!(refuse_outputs_onto_inputs(&[("--json", &rec.join("new.json"))], &inputs).is_ok());
     }
 }

@@ -5,13 +5,13 @@ use std::path::Path;
 
 use super::stdout_err;
 use crate::foundation::error::{Error, Result};
-use crate::foundation::exit_codes;
+use crate::foundation::exit_codes::Exit;
 
 /// Run `parse`.
 ///
 /// # Errors
 /// Unreadable or invalid files; write errors.
-pub fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<i32> {
+pub fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<Exit> {
     // Bounded read of the bytes: the parser decodes UTF-8 or BOM-marked UTF-16 itself.
     let bytes = crate::foundation::fsutil::read_bounded(file, crate::foundation::fsutil::limits::NCU_CSV)
         .map_err(|e| e.into_error(file, "ncu CSV output"))?;
@@ -34,5 +34,5 @@ pub fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<i32> {
         )
         .map_err(stdout_err)?;
     }
-    Ok(exit_codes::OK)
+    Ok(Exit::Ok)
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::{Selected, SourceOptions, measure_once, stdout_err};
 use crate::foundation::error::{Error, Result};
-use crate::foundation::exit_codes;
+use crate::foundation::exit_codes::Exit;
 
 /// Everything `profile` needs from the command line.
 #[derive(Debug, Clone)]
@@ -19,7 +19,7 @@ pub struct Options {
 ///
 /// # Errors
 /// Spec errors, profiler setup errors, write errors.
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     if args.dry_run {
@@ -76,7 +76,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
                 .map_err(stdout_err)?;
         }
         session.finish()?;
-        return Ok(exit_codes::OK);
+        return Ok(Exit::Ok);
     }
     let mut progress = ui.progress(std::collections::BTreeMap::new());
     let run = measure_once(
@@ -94,7 +94,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         .unwrap_or_default();
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &run.m.samples.series.values().collect::<Vec<_>>())
-            .map_err(|e| Error::Usage(e.to_string()))?;
+            .map_err(|e| stdout_err(e.into()))?;
         writeln!(out).map_err(stdout_err)?;
     } else {
         writeln!(
@@ -124,7 +124,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
         );
     }
     Ok(if run.m.errors.is_empty() {
-        exit_codes::OK
+        Exit::Ok
     } else {
         crate::outcome::decide::exit_code(
             crate::outcome::results::RunVerdict::Error,

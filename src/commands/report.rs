@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::stdout_err;
 use crate::foundation::error::Result;
-use crate::foundation::exit_codes;
+use crate::foundation::exit_codes::Exit;
 use crate::outcome::results::read as read_results;
 use crate::publish::{GithubEnv, ReportFlags, emit};
 
@@ -21,9 +21,9 @@ pub struct Options {
 ///
 /// # Errors
 /// As [`read_results`] and [`emit`].
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
+pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     super::outputs::refuse_overwriting_inputs(
-        &super::outputs::report_paths(None, &args.flags),
+        &args.flags.paths,
         &[("the results file", args.from.as_path())],
     )?;
     let results = read_results(&args.from)?;
@@ -32,12 +32,11 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<i32> {
     }
     let env = GithubEnv::from_env();
     let opts = args.flags.options(&env);
-    let nothing_requested =
-        opts.junit.is_none() && opts.markdown.is_none() && opts.html.is_none() && !opts.github_comment;
+    let nothing_requested = !opts.paths.any_report() && !opts.github_comment;
     if nothing_requested {
         let table = crate::report::console::results_table_styled(&results, ui.console());
         write!(out, "{table}").map_err(stdout_err)?;
     }
     emit(&results, &opts, &env)?;
-    Ok(exit_codes::OK)
+    Ok(Exit::Ok)
 }

@@ -7,14 +7,14 @@ use std::collections::BTreeSet;
 
 use super::stdout_err;
 use crate::foundation::error::{Error, Result};
-use crate::foundation::exit_codes;
+use crate::foundation::exit_codes::Exit;
 use crate::ncu::query::{self, CHIP_ENV};
 
 /// Run `validate`.
 ///
 /// # Errors
 /// The spec's errors (file, line, column); write errors.
-pub fn run(spec: &Path, out: &mut dyn Write) -> Result<i32> {
+pub fn run(spec: &Path, out: &mut dyn Write) -> Result<Exit> {
     let s = crate::spec::load(spec)?;
     // Metric names against `ncu --query-metrics`, where ncu is installed and the chip is known.
     for note in check_spec(&s)? {
@@ -31,7 +31,7 @@ pub fn run(spec: &Path, out: &mut dyn Write) -> Result<i32> {
         count(metrics, "metric")
     )
     .map_err(stdout_err)?;
-    Ok(exit_codes::OK)
+    Ok(Exit::Ok)
 }
 
 /// Without ncu to ask, the spec's metric names that cgp-gate does not know and that are close to

@@ -6,7 +6,9 @@
 
 use std::path::PathBuf;
 
-use crate::foundation::{exit_codes, sanitize};
+use crate::foundation::exit_codes::{ErrorClass, Exit};
+use crate::foundation::failure::FailureKind;
+use crate::foundation::sanitize;
 
 /// An error of a higher layer carried by [`Error`] without this module knowing its type. Its
 /// message and its `source()` are the carried error's own (like `#[error(transparent)]`).
@@ -36,7 +38,8 @@ impl std::error::Error for Cause {
     }
 }
 
-/// Any failure a command can end with. Each variant maps to one documented exit code.
+/// Any failure a command can end with (nextest's `ExpectedError`): each variant has one
+/// [`ErrorClass`] ([`Error::class`]), and the class its exit code ([`ErrorClass::exit`]).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The spec is invalid (exit 2): a `spec::SpecError`.
@@ -49,9 +52,10 @@ pub enum Error {
     /// in the message (kernel names, GPU names, fingerprint fields) are shown sanitised.
     #[error("{}: {}", sanitize::line(&path.display().to_string()), sanitize::block(message))]
     Input { path: PathBuf, message: String },
-    /// The profiler or the application failed (exit 3): a `profile::ProfileError`.
-    #[error(transparent)]
-    Profile(Cause),
+    /// The profiler or the application failed: a `profile::ProfileError` of this kind (exit 3;
+    /// a damaged recording, [`FailureKind::BadRecording`], is invalid input: exit 2).
+    #[error("{cause}")]
+    Profile { kind: FailureKind, cause: Cause },
     /// The GPU or the machine is not in a state to measure (exit 3).
     #[error("{}", sanitize::block(.0))]
     Environment(String),
@@ -63,15 +67,31 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An output (a report, a manifest, a results file) could not be produced from the data in
+    /// memory (exit 3): a serialiser's failure.
+    #[error("failed to produce {what}: {}", sanitize::block(message))]
+    Output { what: &'static str, message: String },
 }
 
 impl Error {
+    /// What kind of failure this is.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Self::Spec(_) | Self::Usage(_) | Self::Input { .. } => ErrorClass::InvalidInput,
+            Self::Profile { kind, .. } => kind.class(),
+            Self::Environment(_) | Self::Io { .. } => ErrorClass::Environment,
+            Self::Output { .. } => ErrorClass::Output,
+        }
+    }
+
+    /// How a command that fails with this error ends.
+    pub fn exit(&self) -> Exit {
+        self.class().exit()
+    }
+
     /// The process exit code for this error.
     pub fn exit_code(&self) -> i32 {
-        match self {
-            Self::Spec(_) | Self::Usage(_) | Self::Input { .. } => exit_codes::INVALID_INPUT,
-            Self::Profile(_) | Self::Environment(_) | Self::Io { .. } => exit_codes::PROFILER_FAILURE,
-        }
+        self.exit().code()
     }
 
     /// Whether this is a write to a reader that went away (`cgp-gate parse FILE --json | head`):
@@ -85,6 +105,14 @@ impl Error {
             action,
             path: path.into(),
             source,
+        }
+    }
+
+    /// A serialiser's failure to produce `what` (`the recording's manifest`, `the breakdown's JSON`).
+    pub fn output(what: &'static str, e: impl std::fmt::Display) -> Self {
+        Self::Output {
+            what,
+            message: e.to_string(),
         }
     }
 

@@ -33,6 +33,26 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
+    /// What kind of failure this is: a damaged recording is the user's input to fix (exit 2),
+    /// every other kind the profiler's or the application's (exit 3).
+    pub const fn class(self) -> crate::foundation::exit_codes::ErrorClass {
+        use crate::foundation::exit_codes::ErrorClass;
+        match self {
+            Self::BadRecording => ErrorClass::InvalidInput,
+            Self::NcuNotFound
+            | Self::Permission
+            | Self::ResourceUnavailable
+            | Self::InvalidMetric
+            | Self::NoKernels
+            | Self::AppFailed
+            | Self::Timeout
+            | Self::ProfilerError
+            | Self::BadOutput
+            | Self::Recording
+            | Self::Io => ErrorClass::Profiler,
+        }
+    }
+
     /// Every kind, for reading the stable identifiers back.
     pub const ALL: [Self; 12] = [
         Self::NcuNotFound,

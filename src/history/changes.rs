@@ -539,7 +539,7 @@ fn reach(series: &BTreeMap<OwnedRowKey, Series>, opts: &ChangesOptions, level: f
 }
 
 /// Exit code of `changes`: 1 when a shift goes the bad way, else 0.
-pub fn exit_code(report: &ChangesReport) -> i32 {
+pub fn exit_code(report: &ChangesReport) -> crate::foundation::exit_codes::Exit {
     crate::outcome::decide::changes_exit_code(report.worse())
 }
 
@@ -621,7 +621,7 @@ mod tests {
         );
         assert_eq!(rep.series.len(), 1);
         assert_eq!(rep.series[0].points.len(), 30);
-        assert_eq!(exit_code(&rep), 1);
+        assert_eq!(exit_code(&rep).code(), 1);
     }
 
     #[test]
@@ -690,7 +690,7 @@ mod tests {
             )
             .unwrap();
             assert!(rep.rows.is_empty(), "seed {seed}: {:?}", rep.rows);
-            assert_eq!(exit_code(&rep), 0);
+            assert_eq!(exit_code(&rep).code(), 0);
         }
     }
 
@@ -730,7 +730,7 @@ mod tests {
         let rep = find(&inputs, &ChangesOptions::default()).unwrap();
         assert_eq!(rep.rows.len(), 1);
         assert!(!rep.rows[0].worse);
-        assert_eq!(exit_code(&rep), 0);
+        assert_eq!(exit_code(&rep).code(), 0);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::foundation::exit_codes::{ErrorClass, Exit};
 use crate::outcome::results::{ErrorKind, FailOn, Row, RowVerdict, RunError, RunVerdict};
 
 /// What a row (or a run) means for the gate under a `--fail-on` setting.
@@ -134,34 +135,35 @@ pub fn merged_verdict<'a>(
     run_verdict(rows, errors, false)
 }
 
-/// The process exit code of a decided run: the one mapping, used by `check`, `ab`, `merge`,
-/// `profile` and `baseline update`.
+/// How a decided run ends (its process exit code): the one mapping, used by `check`, `ab`,
+/// `merge`, `profile` and `baseline update`.
 ///
-/// `error` is invalid input (2) when any failure is a spec mistake the user must fix
-/// or a damaged recording ([`ErrorKind::is_invalid_input`]), else a profiler or environment failure (3).
-pub fn exit_code(verdict: RunVerdict, errors: &[RunError], fail_on: FailOn) -> i32 {
-    use crate::foundation::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
+/// `error` is the exit of the first failure's class ([`ErrorClass::first`], through
+/// `results::ErrorKind::class`): invalid input (2) when any failure is a spec mistake the user
+/// must fix or a damaged recording, else a profiler or environment failure (3).
+pub fn exit_code(verdict: RunVerdict, errors: &[RunError], fail_on: FailOn) -> Exit {
     match run_gate(verdict, fail_on) {
-        Gate::Error if errors.iter().any(|e| e.kind.is_invalid_input()) => INVALID_INPUT,
-        Gate::Error => PROFILER_FAILURE,
-        Gate::Fail => REGRESSION,
-        Gate::Warn | Gate::Pass => OK,
+        Gate::Error => ErrorClass::first(errors.iter().map(|e| e.kind.class()))
+            .unwrap_or(ErrorClass::Environment)
+            .exit(),
+        Gate::Fail => Exit::Regression,
+        Gate::Warn | Gate::Pass => Exit::Ok,
     }
 }
 
 /// The exit code of failures that stopped a command before any verdict (e.g. `calibrate` on a
 /// recording that cannot be measured): the same mapping as [`exit_code`] for a run of these
 /// errors alone.
-pub fn error_exit_code(errors: &[RunError]) -> i32 {
+pub fn error_exit_code(errors: &[RunError]) -> Exit {
     exit_code(RunVerdict::Error, errors, FailOn::Regression)
 }
 
 /// The exit code of `changes`: 1 when any level shift goes the bad way ([`shift_is_worse`]), else 0.
-pub fn changes_exit_code(worse_shifts: usize) -> i32 {
+pub fn changes_exit_code(worse_shifts: usize) -> Exit {
     if worse_shifts > 0 {
-        crate::foundation::exit_codes::REGRESSION
+        Exit::Regression
     } else {
-        crate::foundation::exit_codes::OK
+        Exit::Ok
     }
 }
 
@@ -252,12 +254,17 @@ mod tests {
             run_gate(RunVerdict::Inconclusive, FailOn::Inconclusive),
             Gate::Fail
         );
-        assert_eq!(exit_code(RunVerdict::Inconclusive, &[], FailOn::Inconclusive), 1);
+        assert_eq!(
+            exit_code(RunVerdict::Inconclusive, &[], FailOn::Inconclusive).code(),
+            1
+        );
     }
 
     #[test]
     fn exit_codes_follow_the_verdict_fail_on_and_the_kind_of_error() {
         use crate::foundation::exit_codes::{INVALID_INPUT, OK, PROFILER_FAILURE, REGRESSION};
+        let exit_code = |v, e: &[RunError], f| exit_code(v, e, f).code();
+        let error_exit_code = |e: &[RunError]| error_exit_code(e).code();
         let none: &[RunError] = &[];
         assert_eq!(exit_code(RunVerdict::Pass, none, FailOn::Inconclusive), OK);
         assert_eq!(exit_code(RunVerdict::Inconclusive, none, FailOn::Regression), OK);

@@ -426,8 +426,8 @@ mod tests {
             m.errors[0].message
         );
         assert_eq!(
-            crate::outcome::decide::exit_code(m.verdict, &m.errors, m.fail_on),
-            crate::foundation::exit_codes::PROFILER_FAILURE
+            crate::outcome::decide::exit_code(m.verdict, &m.errors, m.fail_on).code(),
+            3
         );
         // A shard whose error is explained by its rows adds nothing more.
         let mut r2 = results(Some("2/2"), "A");

@@ -1,4 +1,5 @@
-//! Classified profiler failures. Every one maps to exit code 3 and says what to do.
+//! Classified profiler failures. Every one says what to do; its kind gives its exit code
+//! (`FailureKind::class`: 3, or 2 for a damaged recording).
 
 use std::fmt;
 
@@ -57,9 +58,13 @@ impl fmt::Display for ProfileError {
 
 impl std::error::Error for ProfileError {}
 
-/// The crate's error carries a profiler failure as [`crate::foundation::error::Error::Profile`] (exit 3).
+/// The crate's error carries a profiler failure as [`crate::foundation::error::Error::Profile`]
+/// with its kind (exit 3; a damaged recording: 2).
 impl From<ProfileError> for crate::foundation::error::Error {
     fn from(e: ProfileError) -> Self {
-        Self::Profile(crate::foundation::error::Cause::new(e))
+        Self::Profile {
+            kind: e.kind,
+            cause: crate::foundation::error::Cause::new(e),
+        }
     }
 }

@@ -49,6 +49,58 @@ pub struct Manifest {
     pub runs: Vec<ManifestRun>,
 }
 
+/// A `manifest.json` cgp-gate writes: a recording's ([`Manifest`]) or an A/B recording's
+/// (`run::ab::AbManifest`, which has no `runs` and an `order` that must always be written, so the
+/// two stay two types with one reader).
+pub trait Versioned: serde::de::DeserializeOwned {
+    fn schema_version(&self) -> u32;
+}
+
+impl Versioned for Manifest {
+    fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+}
+
+/// Read `DIR/manifest.json`, a `what` (`manifest`, `A/B manifest`) of at most schema `newest`;
+/// `Ok(None)` when there is none.
+///
+/// # Errors
+/// An unreadable, damaged or too large file; as [`parse_manifest`].
+pub fn read_manifest<T: Versioned>(dir: &Path, what: &str, newest: u32) -> Result<Option<T>, Error> {
+    let path = dir.join("manifest.json");
+    let text = match crate::foundation::fsutil::read_text(&path, crate::foundation::fsutil::limits::MANIFEST)
+    {
+        Ok(t) => t,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(e.into_error(&path, what)),
+    };
+    parse_manifest(&path, &text, what, newest).map(Some)
+}
+
+/// Parse a `what`'s text (`path` is for messages).
+///
+/// # Errors
+/// Invalid JSON (with its position) or a schema newer than `newest`.
+pub fn parse_manifest<T: Versioned>(path: &Path, text: &str, what: &str, newest: u32) -> Result<T, Error> {
+    let m: T = serde_json::from_str(text).map_err(|e| {
+        Error::input(
+            path,
+            format!("invalid {what} at line {} column {}: {e}", e.line(), e.column()),
+        )
+    })?;
+    if m.schema_version() > newest {
+        return Err(Error::input(
+            path,
+            format!(
+                "{what} schema {} is newer than this cgp-gate reads ({newest}): upgrade cgp-gate",
+                m.schema_version()
+            ),
+        ));
+    }
+    Ok(m)
+}
+
 /// One recorded repetition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ManifestRun {
@@ -70,14 +122,7 @@ impl Manifest {
     /// # Errors
     /// Invalid JSON (with its position) or a newer schema version.
     pub fn read(dir: &Path) -> Result<Option<Self>, Error> {
-        let path = dir.join("manifest.json");
-        let text =
-            match crate::foundation::fsutil::read_text(&path, crate::foundation::fsutil::limits::MANIFEST) {
-                Ok(t) => t,
-                Err(e) if e.is_not_found() => return Ok(None),
-                Err(e) => return Err(e.into_error(&path, "manifest")),
-            };
-        Self::parse(&path, &text).map(Some)
+        read_manifest(dir, "manifest", MANIFEST_VERSION)
     }
 
     /// Parse a manifest's text; `path` is for messages.
@@ -85,23 +130,7 @@ impl Manifest {
     /// # Errors
     /// Invalid JSON (with its position) or a newer schema version.
     pub fn parse(path: &Path, text: &str) -> Result<Self, Error> {
-        let path = path.to_path_buf();
-        let m: Self = serde_json::from_str(text).map_err(|e| {
-            Error::input(
-                &path,
-                format!("invalid manifest at line {} column {}: {e}", e.line(), e.column()),
-            )
-        })?;
-        if m.schema_version > MANIFEST_VERSION {
-            return Err(Error::input(
-                &path,
-                format!(
-                    "manifest schema {} is newer than this cgp-gate reads ({MANIFEST_VERSION}): upgrade cgp-gate",
-                    m.schema_version
-                ),
-            ));
-        }
-        Ok(m)
+        parse_manifest(path, text, "manifest", MANIFEST_VERSION)
     }
 
     pub fn run(&self, target: &str, size: &str, rep: u32) -> Option<&ManifestRun> {
@@ -273,7 +302,8 @@ impl Recorder {
         self.manifest.cupti_version.clone_from(&versions.cupti);
         self.manifest.fingerprint = Some(fingerprint.clone());
         let path = self.dir.join("manifest.json");
-        let text = serde_json::to_string_pretty(&self.manifest).map_err(|e| Error::Usage(e.to_string()))?;
+        let text = serde_json::to_string_pretty(&self.manifest)
+            .map_err(|e| Error::output("the recording's manifest", e))?;
         crate::foundation::fsutil::write_atomic(&path, text.as_bytes())?;
         replace_dir(&self.dir, &self.dest)?;
         self.finished = true;

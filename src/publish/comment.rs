@@ -178,34 +178,26 @@ async fn post_with_retries(cfg: &GithubConfig, body: &str) -> Result<CommentOutc
         .build()
         .map_err(|e| Error::Environment(format!("failed to set up the GitHub client: {e}")))?;
     let tries = cfg.tries.max(1);
-    let mut last = String::new();
-    for attempt in 1..=tries {
-        match upsert(&crab, cfg, body).await {
-            Ok(outcome) => return Ok(outcome),
-            Err(Failure::Forbidden(msg)) => {
-                return Ok(CommentOutcome::Forbidden {
-                    message: format!(
-                        "GitHub refused to write the comment on {where_} (403: {msg}); a fork's pull request gets a read-only token. The report is in the job's step summary."
-                    ),
-                });
-            }
-            Err(Failure::Fatal(msg)) => {
-                return Err(Error::Environment(format!(
-                    "failed to post the comment on {where_}: {msg}"
-                )));
-            }
-            Err(Failure::Retryable(msg)) => {
-                last = msg;
-                if attempt < tries {
-                    let wait = cfg.backoff.saturating_mul(1 << (attempt - 1).min(8));
-                    tokio::time::sleep(wait).await;
-                }
-            }
-        }
+    let outcome = crate::publish::retry::with_retries(
+        tries,
+        cfg.backoff,
+        || upsert(&crab, cfg, body),
+        |e| matches!(e, Failure::Retryable(_)),
+    );
+    match outcome.await {
+        Ok(outcome) => Ok(outcome),
+        Err(Failure::Forbidden(msg)) => Ok(CommentOutcome::Forbidden {
+            message: format!(
+                "GitHub refused to write the comment on {where_} (403: {msg}); a fork's pull request gets a read-only token. The report is in the job's step summary."
+            ),
+        }),
+        Err(Failure::Fatal(msg)) => Err(Error::Environment(format!(
+            "failed to post the comment on {where_}: {msg}"
+        ))),
+        Err(Failure::Retryable(last)) => Err(Error::Environment(format!(
+            "failed to post the comment on {where_} after {tries} attempts: {last}"
+        ))),
     }
-    Err(Error::Environment(format!(
-        "failed to post the comment on {where_} after {tries} attempts: {last}"
-    )))
 }
 
 async fn upsert(crab: &Octocrab, cfg: &GithubConfig, body: &str) -> Result<CommentOutcome, Failure> {

@@ -9,17 +9,48 @@ use crate::outcome::results::Results;
 use crate::publish::comment::{CommentOutcome, GithubConfig, post_comment, pr_from_event};
 use crate::publish::github::{GithubEnv, StepOutputs, print_annotations, write_outputs, write_step_summary};
 use crate::report::annotations::{Part, escape};
+use crate::report::export::ExportType;
 use crate::report::markdown::{MarkdownOptions, comment_marker, markdown};
 
-/// The report flags `report`, `check` and `merge` share (`--junit`, `--markdown`, ...).
+/// Where the results and their reports go (`--json`, `--junit`, `--markdown`, `--html`): one
+/// path per [`ExportType`]. `report` has no `--json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportPaths {
+    pub json: Option<PathBuf>,
+    pub junit: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+}
+
+impl ReportPaths {
+    /// The path asked for `ty`.
+    pub fn get(&self, ty: ExportType) -> Option<&Path> {
+        match ty {
+            ExportType::Json => self.json.as_deref(),
+            ExportType::Junit => self.junit.as_deref(),
+            ExportType::Markdown => self.markdown.as_deref(),
+            ExportType::Html => self.html.as_deref(),
+        }
+    }
+
+    /// Each format asked for, with its path, in [`ExportType::ALL`]'s order.
+    pub fn requested(&self) -> impl Iterator<Item = (ExportType, &Path)> {
+        ExportType::ALL
+            .into_iter()
+            .filter_map(|t| self.get(t).map(|p| (t, p)))
+    }
+
+    /// Whether any report (not `--json`) is asked for.
+    pub fn any_report(&self) -> bool {
+        self.requested().any(|(t, _)| t.is_report())
+    }
+}
+
+/// The report flags `report`, `check`, `merge` and `ab` share (`--junit`, `--markdown`, ...).
 #[derive(Debug, Clone, Default)]
 pub struct ReportFlags {
-    /// Write JUnit XML here.
-    pub junit: Option<PathBuf>,
-    /// Write the Markdown report (the pull-request comment's text) here.
-    pub markdown: Option<PathBuf>,
-    /// Write the self-contained HTML report here.
-    pub html: Option<PathBuf>,
+    /// The files to write.
+    pub paths: ReportPaths,
     /// Create or update this spec's comment on the pull request (needs GITHUB_TOKEN).
     pub github_comment: bool,
     /// The repository for the comment, instead of GITHUB_REPOSITORY.
@@ -34,9 +65,7 @@ impl ReportFlags {
     /// The options these flags ask for in this environment.
     pub fn options(&self, env: &GithubEnv) -> ReportOptions {
         ReportOptions {
-            junit: self.junit.clone(),
-            markdown: self.markdown.clone(),
-            html: self.html.clone(),
+            paths: self.paths.clone(),
             github_comment: self.github_comment,
             github_actions: env.actions && !self.no_github_actions,
             repo: self.repo.clone(),
@@ -48,9 +77,8 @@ impl ReportFlags {
 /// Which reports to produce.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReportOptions {
-    pub junit: Option<PathBuf>,
-    pub markdown: Option<PathBuf>,
-    pub html: Option<PathBuf>,
+    /// The report files (`emit` writes those of [`ExportType::is_report`]).
+    pub paths: ReportPaths,
     /// Create or update the pull-request comment.
     pub github_comment: bool,
     /// Append the step summary, write step outputs and print annotations (where the
@@ -104,14 +132,8 @@ pub fn emit_to(
         // Notes quote GitHub's answers (a comment's URL, a refusal): sanitised.
         let _ = writeln!(err, "{}", crate::foundation::sanitize::block(msg));
     };
-    if let Some(p) = &opts.junit {
-        write_file(p, &crate::report::junit(results))?;
-    }
-    if let Some(p) = &opts.markdown {
-        write_file(p, &markdown(results, &MarkdownOptions::default()))?;
-    }
-    if let Some(p) = &opts.html {
-        write_file(p, &crate::report::html(results))?;
+    for (ty, p) in opts.paths.requested().filter(|(t, _)| t.is_report()) {
+        write_file(p, &ty.exporter().render(results)?)?;
     }
 
     let mut comment_url = None;
@@ -148,9 +170,7 @@ pub fn emit_to(
         let md = MarkdownOptions::default();
         write_step_summary(results, env, &md)?;
         let outputs = StepOutputs {
-            junit: opts.junit.clone(),
-            markdown: opts.markdown.clone(),
-            html: opts.html.clone(),
+            paths: opts.paths.clone(),
             comment_url,
         };
         write_outputs(results, env, &outputs)?;

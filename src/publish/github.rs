@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::foundation::error::{Error, Result};
 use crate::outcome::results::{Results, RowVerdict};
 use crate::report::annotations::annotations;
+use crate::report::export::ExportType;
 use crate::report::markdown::{MarkdownOptions, markdown_fitting};
 
 /// GitHub's limit for one step's summary: "each step is restricted to a maximum size of 1MiB".
@@ -140,9 +141,9 @@ fn append(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Step outputs written to `$GITHUB_OUTPUT`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StepOutputs {
-    pub junit: Option<PathBuf>,
-    pub markdown: Option<PathBuf>,
-    pub html: Option<PathBuf>,
+    /// The reports written (`junit-path`, `markdown-path`, `html-path`; the results file has no
+    /// step output).
+    pub paths: crate::publish::ReportPaths,
     pub comment_url: Option<String>,
 }
 
@@ -169,15 +170,14 @@ pub fn write_outputs(results: &Results, env: &GithubEnv, outputs: &StepOutputs) 
             (results.count(RowVerdict::Error) + results.errors.len()).to_string(),
         ),
     ];
-    let paths = [
-        ("junit-path", &outputs.junit),
-        ("markdown-path", &outputs.markdown),
-        ("html-path", &outputs.html),
-    ];
-    for (k, p) in paths {
-        if let Some(p) = p {
-            pairs.push((k, p.display().to_string()));
-        }
+    for (ty, p) in outputs.paths.requested() {
+        let name = match ty {
+            ExportType::Json => continue,
+            ExportType::Junit => "junit-path",
+            ExportType::Markdown => "markdown-path",
+            ExportType::Html => "html-path",
+        };
+        pairs.push((name, p.display().to_string()));
     }
     if let Some(u) = &outputs.comment_url {
         pairs.push(("comment-url", u.clone()));

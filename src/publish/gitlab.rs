@@ -264,28 +264,22 @@ async fn post_with_retries(cfg: &GitlabConfig, body: &str) -> Result<NoteOutcome
         client: Client::builder(TokioExecutor::new()).build(connector),
     };
     let tries = cfg.tries.max(1);
-    let mut last = String::new();
-    for attempt in 1..=tries {
-        match api.upsert(body).await {
-            Ok(outcome) => return Ok(outcome),
-            Err(Failure::Fatal(msg)) => {
-                return Err(Error::Environment(format!(
-                    "failed to post the note on {where_}: {msg}"
-                )));
-            }
-            Err(Failure::Retryable(msg)) => {
-                last = msg;
-                if attempt < tries {
-                    let wait = cfg.backoff.saturating_mul(1 << (attempt - 1).min(8));
-                    tokio::time::sleep(wait).await;
-                }
-            }
-        }
+    let outcome = crate::publish::retry::with_retries(
+        tries,
+        cfg.backoff,
+        || api.upsert(body),
+        |e| matches!(e, Failure::Retryable(_)),
+    );
+    match outcome.await {
+        Ok(outcome) => Ok(outcome),
+        Err(Failure::Fatal(msg)) => Err(Error::Environment(format!(
+            "failed to post the note on {where_}: {msg}"
+        ))),
+        Err(Failure::Retryable(last)) => Err(Error::Environment(format!(
+            "failed to post the note on {where_} after {tries} attempts: {last}; check that {} is reachable from the runner",
+            cfg.api_url
+        ))),
     }
-    Err(Error::Environment(format!(
-        "failed to post the note on {where_} after {tries} attempts: {last}; check that {} is reachable from the runner",
-        cfg.api_url
-    )))
 }
 
 /// One note as GitLab lists it (the fields used).

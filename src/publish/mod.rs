@@ -12,7 +12,8 @@ pub mod comment;
 pub mod emit;
 pub mod github;
 pub mod gitlab;
+mod retry;
 
 pub use comment::{CommentOutcome, GithubConfig, post_comment};
-pub use emit::{ReportFlags, ReportOptions, emit};
+pub use emit::{ReportFlags, ReportOptions, ReportPaths, emit};
 pub use github::{GithubEnv, write_step_summary};

@@ -5,6 +5,7 @@
 //! - [`markdown`]: the pull-request comment and the step summary.
 //! - [`html`]: one self-contained page with charts.
 //! - [`annotations`]: GitHub Actions workflow-command annotations.
+//! - [`export`]: the list of the formats a results file is written in, behind one trait.
 //!
 //! Writing and posting what they render is `crate::publish`.
 
@@ -13,6 +14,7 @@ pub mod breakdown;
 pub mod calibrate;
 pub mod changes;
 pub mod console;
+pub mod export;
 pub(crate) mod format;
 pub mod html;
 pub mod junit;

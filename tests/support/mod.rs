@@ -31,3 +31,34 @@ pub fn test_name(module_path: &str, name: &str) -> String {
         None => name.to_owned(),
     }
 }
+
+/// The repository root (where `cargo test` runs the tests, and where their relative paths start).
+pub fn root() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The `cgp-gate` binary, run from the repository root, without GitHub Actions' variables of the
+/// runner the tests may run on (a test that wants them sets them).
+pub fn bin() -> assert_cmd::Command {
+    let mut c = assert_cmd::cargo::cargo_bin_cmd!("cgp-gate");
+    c.current_dir(root())
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT")
+        .env_remove("GITHUB_SHA");
+    c
+}
+
+/// Copy the folder `from` to `to`, recursively (a link to a folder is copied as the folder).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}

@@ -21,7 +21,7 @@ use std::io::{Read as _, Write};
 use std::path::{Path, PathBuf};
 
 use crate::foundation::error::{Error, Result};
-use crate::foundation::exit_codes;
+use crate::foundation::exit_codes::Exit;
 use crate::measured::samples::{Launch, MetricValue, ParsedOutput, kernel_key};
 
 /// The metrics every spec written by init judges, with their thresholds.
@@ -80,7 +80,7 @@ pub use self::kernels::*;
 /// An existing spec without `force` or no command and no `--from` (usage, exit 2); an unreadable
 /// or invalid capture (exit 2); a capture without launches (exit 2); ncu or the program failing
 /// (exit 3); the spec not written (exit 3).
-pub fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<i32> {
+pub fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
     if let Some(name) = &opts.name {
         let ok = !name.starts_with(['.', '-'])
             && !name.is_empty()
@@ -135,7 +135,7 @@ pub fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<i32> {
     })?;
     crate::foundation::fsutil::write_atomic(&opts.output, text.as_bytes())?;
     print_summary(&draft, &spec, &opts.output, out).map_err(|e| Error::io("write", "<stdout>", e))?;
-    Ok(exit_codes::OK)
+    Ok(Exit::Ok)
 }
 
 /// The current directory relative to the directory `output` is written in, when they differ

@@ -15,6 +15,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::foundation::exit_codes::ErrorClass;
 pub use crate::foundation::failure::FailureKind;
 pub use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
 use crate::foundation::units::Quantity;
@@ -318,15 +319,15 @@ impl Results {
         self.rows.iter().filter(|r| r.verdict == v).count()
     }
 
-    /// Write the results as pretty JSON, atomically.
-    ///
-    /// # Errors
-    /// [`crate::Error::Io`] naming the path.
+    /// Write [`Results::to_json`] atomically ([`crate::Error::Io`] naming the path when not).
     pub fn write(&self, path: &std::path::Path) -> Result<(), crate::Error> {
-        let mut text = serde_json::to_string_pretty(self)
-            .map_err(|e| crate::Error::Environment(format!("cannot encode results: {e}")))?;
-        text.push('\n');
-        crate::foundation::fsutil::write_atomic(path, text.as_bytes())
+        crate::foundation::fsutil::write_atomic(path, self.to_json()?.as_bytes())
+    }
+
+    /// The results file's text, pretty JSON and a newline ([`crate::Error::Output`] when not).
+    pub fn to_json(&self) -> Result<String, crate::Error> {
+        let text = serde_json::to_string_pretty(self).map_err(|e| crate::Error::output("results", e))?;
+        Ok(text + "\n")
     }
 }
 
@@ -462,13 +463,15 @@ impl ErrorKind {
         (Self::InvalidInput, "invalid-input"),
     ];
 
-    /// Failures of the input rather than of the profiler or the machine: exit 2, not 3 (a spec
-    /// mistake only the measurement revealed, or a damaged recording).
-    pub fn is_invalid_input(&self) -> bool {
-        matches!(
-            self,
-            Self::InvalidInput | Self::Profiler(FailureKind::BadRecording)
-        )
+    /// What kind of failure this is, as [`crate::Error::class`] says it: invalid input (exit 2)
+    /// for a spec mistake the measurement revealed and (by [`FailureKind::class`]) a damaged
+    /// recording; a shard's absence or failure, or another version's kind: the environment (3).
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Self::Profiler(k) => k.class(),
+            Self::InvalidInput => ErrorClass::InvalidInput,
+            Self::MissingShard | Self::ShardFailed | Self::Other(_) => ErrorClass::Environment,
+        }
     }
 
     pub fn as_str(&self) -> &str {
@@ -688,7 +691,11 @@ mod tests {
         assert_eq!(kind, ErrorKind::Other("some-future-kind".into()));
         let kind: ErrorKind = serde_json::from_str(r#""bad-recording""#).unwrap();
         assert_eq!(kind, ErrorKind::Profiler(FailureKind::BadRecording));
-        assert!(kind.is_invalid_input());
+        assert_eq!(
+            kind.class().exit().code(),
+            2,
+            "a damaged recording is invalid input"
+        );
         assert_eq!(ErrorKind::from("missing-shard"), ErrorKind::MissingShard);
         assert_eq!(serde_json::to_string(&kind).unwrap(), r#""bad-recording""#);
         let kind = ErrorKind::Other("some-future-kind".into());

@@ -81,38 +81,19 @@ pub struct AbManifest {
     pub order: Vec<OrderEntry>,
 }
 
+impl crate::profile::record::Versioned for AbManifest {
+    fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+}
+
 impl AbManifest {
     /// Read `DIR/manifest.json`; `Ok(None)` when there is none.
     ///
     /// # Errors
     /// Invalid JSON (with its position) or a newer schema version.
     pub fn read(dir: &Path) -> Result<Option<Self>, Error> {
-        let path = dir.join("manifest.json");
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("read", path, e)),
-        };
-        let m: Self = serde_json::from_str(&text).map_err(|e| {
-            Error::input(
-                &path,
-                format!(
-                    "invalid A/B manifest at line {} column {}: {e}",
-                    e.line(),
-                    e.column()
-                ),
-            )
-        })?;
-        if m.schema_version > AB_MANIFEST_VERSION {
-            return Err(Error::input(
-                &path,
-                format!(
-                    "A/B manifest schema {} is newer than this cgp-gate reads ({AB_MANIFEST_VERSION}): upgrade cgp-gate",
-                    m.schema_version
-                ),
-            ));
-        }
-        Ok(Some(m))
+        crate::profile::record::read_manifest(dir, "A/B manifest", AB_MANIFEST_VERSION)
     }
 
     /// `ab --record DIR` may write into `dir` only when it is new, empty, or an A/B recording
@@ -177,7 +158,7 @@ impl AbManifest {
     /// # Errors
     /// When the file cannot be written.
     pub fn write(&self, dir: &Path) -> Result<(), Error> {
-        let text = serde_json::to_string_pretty(self).map_err(|e| Error::Usage(e.to_string()))?;
+        let text = serde_json::to_string_pretty(self).map_err(|e| Error::output("the A/B manifest", e))?;
         crate::foundation::fsutil::write_atomic(&dir.join("manifest.json"), text.as_bytes())
     }
 }

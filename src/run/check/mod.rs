@@ -415,6 +415,6 @@ impl crate::run::engine::Remeasure for CheckLoop<'_, '_> {
 }
 
 /// The exit code of a finished check (see [`crate::outcome::decide::exit_code`]).
-pub fn exit_code(results: &Results, fail_on: FailOn) -> i32 {
+pub fn exit_code(results: &Results, fail_on: FailOn) -> crate::foundation::exit_codes::Exit {
     crate::outcome::decide::exit_code(results.verdict, &results.errors, fail_on)
 }
