@@ -8,15 +8,60 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// A metric value from one launch, in base units.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+/// A metric value from one launch, in base units. Written as what it holds: a JSON number, a list
+/// of numbers or a string (by the impls below, not `serde(untagged)`, whose one error says
+/// nothing of what was expected).
+#[derive(Debug, Clone, PartialEq)]
 pub enum MetricValue {
     Number(f64),
     /// `;`-separated instance values (`--print-metric-instances values`).
     List(Vec<f64>),
     /// String-valued metrics such as `launch__func_cache_config` = `CachePreferNone`.
     Text(String),
+}
+
+impl Serialize for MetricValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Number(v) => s.serialize_f64(*v),
+            Self::List(v) => v.serialize(s),
+            Self::Text(t) => s.serialize_str(t),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MetricValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = MetricValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number, a list of numbers or a string")
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<MetricValue, E> {
+                Ok(MetricValue::Number(v))
+            }
+            #[allow(clippy::cast_precision_loss, reason = "as serde reads an integer into an f64")]
+            fn visit_i64<E>(self, v: i64) -> Result<MetricValue, E> {
+                Ok(MetricValue::Number(v as f64))
+            }
+            #[allow(clippy::cast_precision_loss, reason = "as serde reads an integer into an f64")]
+            fn visit_u64<E>(self, v: u64) -> Result<MetricValue, E> {
+                Ok(MetricValue::Number(v as f64))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<MetricValue, E> {
+                Ok(MetricValue::Text(v.to_owned()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<MetricValue, A::Error> {
+                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+                while let Some(x) = seq.next_element::<f64>()? {
+                    v.push(x);
+                }
+                Ok(MetricValue::List(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// A metric of one launch: value in base units and the base unit's name (empty for text metrics).
@@ -73,10 +118,11 @@ pub struct SeriesKey {
     pub metric: String,
 }
 
-/// Samples of one metric for one target x size x kernel, in base units.
+/// Samples of one metric for one target x size x kernel, in base units. Written with the key's
+/// fields first, then its own ([`SeriesRepr`]: the bytes `serde(flatten)` wrote, without it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "SeriesRepr", from = "SeriesRepr")]
 pub struct Series {
-    #[serde(flatten)]
     pub key: SeriesKey,
     pub unit: String,
     /// One value per profiled launch, in the order measured.
@@ -88,6 +134,75 @@ pub struct Series {
     /// between baseline and candidate stays one series; this is how the change is seen.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub configs: Vec<String>,
+}
+
+/// A [`Series`] as written: the key's fields and the series' own, side by side.
+#[derive(Serialize, Deserialize)]
+struct SeriesRepr {
+    target: String,
+    size: String,
+    kernel: String,
+    metric: String,
+    unit: String,
+    values: Vec<f64>,
+    reps: Vec<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    configs: Vec<String>,
+}
+
+impl From<Series> for SeriesRepr {
+    fn from(s: Series) -> Self {
+        let Series {
+            key:
+                SeriesKey {
+                    target,
+                    size,
+                    kernel,
+                    metric,
+                },
+            unit,
+            values,
+            reps,
+            configs,
+        } = s;
+        Self {
+            target,
+            size,
+            kernel,
+            metric,
+            unit,
+            values,
+            reps,
+            configs,
+        }
+    }
+}
+
+impl From<SeriesRepr> for Series {
+    fn from(r: SeriesRepr) -> Self {
+        let SeriesRepr {
+            target,
+            size,
+            kernel,
+            metric,
+            unit,
+            values,
+            reps,
+            configs,
+        } = r;
+        Self {
+            key: SeriesKey {
+                target,
+                size,
+                kernel,
+                metric,
+            },
+            unit,
+            values,
+            reps,
+            configs,
+        }
+    }
 }
 
 /// Every series a run measured, keyed for lookup.
@@ -205,6 +320,40 @@ pub fn target_size(target: &str, size: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// The explicit (de)serialisers write the bytes `serde(untagged)` and `serde(flatten)` wrote,
+    /// and read them back.
+    #[test]
+    fn metric_values_and_series_keep_their_json() {
+        use super::{MetricValue, SampleSet, Series, SeriesKey};
+        let values = [
+            MetricValue::Number(1.5),
+            MetricValue::List(vec![1.0, 2.5]),
+            MetricValue::Text("CachePreferNone".into()),
+        ];
+        let text = serde_json::to_string(&values).unwrap();
+        assert_eq!(text, r#"[1.5,[1.0,2.5],"CachePreferNone"]"#);
+        let back: Vec<MetricValue> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, values);
+        let int: MetricValue = serde_json::from_str("3").unwrap();
+        assert_eq!(int, MetricValue::Number(3.0));
+        assert!(serde_json::from_str::<MetricValue>("{}").is_err());
+        let mut set = SampleSet::default();
+        let key = SeriesKey {
+            target: "t".into(),
+            size: "n=1".into(),
+            kernel: "k".into(),
+            metric: "m".into(),
+        };
+        set.push(&key, "ns", 2.0, 0);
+        let s = &set.series[&key];
+        let text = serde_json::to_string(s).unwrap();
+        assert_eq!(
+            text,
+            r#"{"target":"t","size":"n=1","kernel":"k","metric":"m","unit":"ns","values":[2.0],"reps":[0]}"#
+        );
+        assert_eq!(&serde_json::from_str::<Series>(&text).unwrap(), s);
+    }
     use super::kernel_key;
 
     #[test]

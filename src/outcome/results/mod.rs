@@ -519,11 +519,11 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-/// A row's threshold: the spec's rule and what the statistics made of it.
+/// A row's threshold: the spec's rule and what the statistics made of it (as `wire::ThresholdRepr`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "wire::ThresholdRepr", try_from = "wire::ThresholdRepr")]
 pub struct RowThreshold {
     /// `relative` (with `fraction`), `exact`, `min` or `max` (with `value`, base units).
-    #[serde(flatten)]
     pub kind: ThresholdKind,
     /// Changes smaller than this absolute amount are never a regression or an improvement.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,6 +3,9 @@
 use super::{Deserialize, Deserializer, Direction, FingerprintDiff, RowThreshold, ThresholdKind};
 use crate::foundation::units::Quantity;
 
+// `serde(untagged)`, against the rule of docs/spec.md ("Why not serde"), on purpose: only a reader
+// of two forms a cgp-gate wrote (never a user's hand-written file), each unambiguous (an array or
+// a map), and the results reader names the file, line and column of a value that is neither.
 #[derive(Deserialize)]
 #[serde(untagged)]
 pub(super) enum FingerprintDiffRepr {
@@ -32,6 +35,7 @@ impl From<FingerprintDiffRepr> for FingerprintDiff {
     }
 }
 
+// `serde(untagged)` as above: version 1's string or version 2's map.
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum ThresholdRepr {
