@@ -6,19 +6,15 @@
 //! with backoff around the whole find-then-write, so that a create that succeeded behind a 5xx is
 //! found and updated instead of duplicated; anything else is an error with advice (exit 3).
 //!
-//! The HTTP client is hyper's (hyper-util's client, hyper-rustls for TLS with the system's
-//! roots), already built for octocrab: octocrab speaks only GitHub's API. The token goes in
+//! The HTTP client is ureq (blocking, rustls with ring and the system's root certificates; no
+//! proxy from the environment and no redirects followed, as before): octocrab speaks only
+//! GitHub's API. The token goes in
 //! `PRIVATE-TOKEN` (`GITLAB_TOKEN`: a project, group or personal access token with the `api`
 //! scope) or `JOB-TOKEN` (`CI_JOB_TOKEN`), marked sensitive, and never appears in a message.
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use http::{HeaderValue, Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 
 use crate::foundation::error::{Error, Result};
 use crate::publish::github::Token;
@@ -27,7 +23,7 @@ use crate::publish::github::Token;
 /// further, and a new note is created.
 const MAX_PAGES: u32 = 100;
 /// The longest answer read from GitLab.
-const MAX_RESPONSE_BYTES: usize = 16 << 20;
+const MAX_RESPONSE_BYTES: u64 = 16 << 20;
 
 /// How the token is sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,22 +190,13 @@ impl GitlabConfig {
     }
 }
 
-/// Create or update this spec's note on the merge request. Runs its own current-thread Tokio
-/// runtime, so callers stay synchronous.
+/// Create or update this spec's note on the merge request.
 ///
 /// # Errors
 /// [`Error::Environment`] with advice when GitLab refuses, or stays unreachable after
 /// `cfg.tries` attempts; [`Error::Usage`] for an API URL that is not a URL. No message contains
 /// the token.
 pub fn post_note(cfg: &GitlabConfig, body: &str) -> Result<NoteOutcome> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            Error::Environment(format!(
-                "failed to start the async runtime for the GitLab API: {e}"
-            ))
-        })?;
     let redact = |s: String| {
         let secret = cfg.token.header().1.expose();
         if secret.is_empty() {
@@ -220,7 +207,7 @@ pub fn post_note(cfg: &GitlabConfig, body: &str) -> Result<NoteOutcome> {
     };
     // Every message also loses a URL's password (`--api-url http://user:PASS@host`).
     let redact = |s: String| crate::foundation::sanitize::redact_urls(&redact(s)).into_owned();
-    rt.block_on(post_with_retries(cfg, body)).map_err(|e| match e {
+    post_with_retries(cfg, body).map_err(|e| match e {
         Error::Environment(m) => Error::Environment(redact(m)),
         Error::Usage(m) => Error::Usage(redact(m)),
         other => other,
@@ -232,14 +219,12 @@ enum Failure {
     Fatal(String),
 }
 
-type Https = hyper_rustls::HttpsConnector<HttpConnector>;
-
 struct Api<'a> {
     cfg: &'a GitlabConfig,
-    client: Client<Https, Full<Bytes>>,
+    agent: ureq::Agent,
 }
 
-async fn post_with_retries(cfg: &GitlabConfig, body: &str) -> Result<NoteOutcome> {
+fn post_with_retries(cfg: &GitlabConfig, body: &str) -> Result<NoteOutcome> {
     let where_ = format!("merge request !{} of project {}", cfg.mr_iid, cfg.project);
     if !(cfg.api_url.starts_with("https://") || cfg.api_url.starts_with("http://"))
         || cfg.api_url.parse::<http::Uri>().is_err()
@@ -249,28 +234,18 @@ async fn post_with_retries(cfg: &GitlabConfig, body: &str) -> Result<NoteOutcome
             cfg.api_url
         )));
     }
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_native_roots()
-        .map_err(|e| {
-            Error::Environment(format!(
-                "failed to load the system's TLS root certificates for the GitLab API: {e}; install ca-certificates"
-            ))
-        })?
-        .https_or_http()
-        .enable_http1()
-        .build();
     let api = Api {
         cfg,
-        client: Client::builder(TokioExecutor::new()).build(connector),
+        agent: agent(cfg.timeout)?,
     };
     let tries = cfg.tries.max(1);
-    let outcome = crate::publish::retry::with_retries(
+    let outcome = crate::publish::retry::with_retries_blocking(
         tries,
         cfg.backoff,
         || api.upsert(body),
         |e| matches!(e, Failure::Retryable(_)),
     );
-    match outcome.await {
+    match outcome {
         Ok(outcome) => Ok(outcome),
         Err(Failure::Fatal(msg)) => Err(Error::Environment(format!(
             "failed to post the note on {where_}: {msg}"
@@ -293,12 +268,12 @@ struct Note {
 }
 
 impl Api<'_> {
-    async fn upsert(&self, body: &str) -> Result<NoteOutcome, Failure> {
+    fn upsert(&self, body: &str) -> Result<NoteOutcome, Failure> {
         let notes_url = self.cfg.notes_url();
         let mut page: u32 = 1;
         let ours = loop {
             let url = format!("{notes_url}?per_page=100&page={page}&sort=asc&order_by=created_at");
-            let (bytes, next) = self.send(Method::GET, &url, None, StatusCode::OK).await?;
+            let (bytes, next) = self.send(Method::GET, &url, None, StatusCode::OK)?;
             let notes: Vec<Note> = serde_json::from_slice(&bytes).map_err(|e| {
                 Failure::Fatal(format!(
                     "GitLab's list of notes is not the JSON expected ({e}); is {} a GitLab API v4 root?",
@@ -318,9 +293,7 @@ impl Api<'_> {
         match ours {
             Some(id) => {
                 let url = format!("{notes_url}/{id}");
-                let (bytes, _) = self
-                    .send(Method::PUT, &url, Some(payload), StatusCode::OK)
-                    .await?;
+                let (bytes, _) = self.send(Method::PUT, &url, Some(payload), StatusCode::OK)?;
                 let id = note_id(&bytes).unwrap_or(id);
                 Ok(NoteOutcome::Updated {
                     id,
@@ -328,9 +301,7 @@ impl Api<'_> {
                 })
             }
             None => {
-                let (bytes, _) = self
-                    .send(Method::POST, &notes_url, Some(payload), StatusCode::CREATED)
-                    .await?;
+                let (bytes, _) = self.send(Method::POST, &notes_url, Some(payload), StatusCode::CREATED)?;
                 let id = note_id(&bytes).ok_or_else(|| {
                     Failure::Fatal("GitLab created the note but its answer has no note id".to_owned())
                 })?;
@@ -344,13 +315,13 @@ impl Api<'_> {
 
     /// One request; the body and the `X-Next-Page` header of a `want` answer (200 also counts
     /// where 201 is wanted), a classified failure otherwise.
-    async fn send(
+    fn send(
         &self,
         method: Method,
         url: &str,
         json: Option<String>,
         want: StatusCode,
-    ) -> Result<(Bytes, Option<u32>), Failure> {
+    ) -> Result<(Vec<u8>, Option<u32>), Failure> {
         let (name, token) = self.cfg.token.header();
         let mut value = HeaderValue::from_str(token.expose()).map_err(|_| {
             Failure::Fatal(format!(
@@ -367,46 +338,78 @@ impl Api<'_> {
             .method(method.clone())
             .uri(url)
             .header(name, value)
-            .header("accept", "application/json")
-            .header("user-agent", concat!("cgp-gate/", env!("CARGO_PKG_VERSION")));
+            .header("accept", "application/json");
         if json.is_some() {
             req = req.header("content-type", "application/json");
         }
         let req = req
-            .body(Full::new(Bytes::from(json.unwrap_or_default())))
+            .body(json.unwrap_or_default())
             .map_err(|e| Failure::Fatal(format!("invalid request to {url}: {e}")))?;
         let what = format!(
             "{method} {}",
             crate::foundation::sanitize::redact_urls(strip_query(url))
         );
-        let res = tokio::time::timeout(self.cfg.timeout, self.client.request(req))
-            .await
-            .map_err(|_| Failure::Retryable(format!("{what}: no answer in {:?}", self.cfg.timeout)))?
-            .map_err(|e| Failure::Retryable(format!("{what}: {e}")))?;
+        let timeout = self.cfg.timeout;
+        let mut res = self.agent.run(req).map_err(|e| match e {
+            ureq::Error::Timeout(_) => Failure::Retryable(format!("{what}: no answer in {timeout:?}")),
+            e => Failure::Retryable(format!("{what}: {e}")),
+        })?;
         let status = res.status();
         let next = res
             .headers()
             .get("x-next-page")
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u32>().ok());
-        let body = tokio::time::timeout(
-            self.cfg.timeout,
-            Limited::new(res.into_body(), MAX_RESPONSE_BYTES).collect(),
-        )
-        .await
-        .map_err(|_| {
-            Failure::Retryable(format!(
-                "{what}: the answer did not finish in {:?}",
-                self.cfg.timeout
-            ))
-        })?
-        .map_err(|e| Failure::Retryable(format!("{what}: reading the answer failed: {e}")))?
-        .to_bytes();
+        let body = res
+            .body_mut()
+            .with_config()
+            .limit(MAX_RESPONSE_BYTES)
+            .read_to_vec()
+            .map_err(|e| match e {
+                ureq::Error::Timeout(_) => {
+                    Failure::Retryable(format!("{what}: the answer did not finish in {timeout:?}"))
+                }
+                e => Failure::Retryable(format!("{what}: reading the answer failed: {e}")),
+            })?;
         if status == want || (status == StatusCode::OK && want == StatusCode::CREATED) {
             return Ok((body, next));
         }
         Err(classify(status, &body, &what))
     }
+}
+
+/// The HTTP client: every request ends within `timeout` (the answer included); answers of any
+/// status come back as answers; redirects are not followed, and no proxy is read from the
+/// environment; TLS verifies against the system's root certificates.
+fn agent(timeout: Duration) -> Result<ureq::Agent> {
+    let loaded = rustls_native_certs::load_native_certs();
+    let roots: Vec<ureq::tls::Certificate<'static>> = loaded
+        .certs
+        .iter()
+        .map(|c| ureq::tls::Certificate::from_der(c.as_ref()).to_owned())
+        .collect();
+    if roots.is_empty() {
+        let why = loaded
+            .errors
+            .first()
+            .map_or_else(|| "no certificates found".to_owned(), ToString::to_string);
+        return Err(Error::Environment(format!(
+            "failed to load the system's TLS root certificates for the GitLab API: {why}; install ca-certificates"
+        )));
+    }
+    let tls = ureq::tls::TlsConfig::builder()
+        .provider(ureq::tls::TlsProvider::Rustls)
+        .root_certs(ureq::tls::RootCerts::new_with_certs(&roots))
+        .build();
+    Ok(ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .proxy(None)
+        .user_agent(concat!("cgp-gate/", env!("CARGO_PKG_VERSION")))
+        .tls_config(tls)
+        .build()
+        .new_agent())
 }
 
 fn strip_query(url: &str) -> &str {

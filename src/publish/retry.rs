@@ -5,7 +5,17 @@
 
 use std::time::Duration;
 
-use backon::{ExponentialBuilder, Retryable as _};
+use backon::{BlockingRetryable as _, ExponentialBuilder, Retryable as _};
+
+/// Up to `tries` attempts (at least one), waiting `backoff` before the first retry and twice as
+/// long before each further one, at most 256 times `backoff`.
+fn policy(tries: u32, backoff: Duration) -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_min_delay(backoff)
+        .with_factor(2.0)
+        .with_max_delay(backoff.saturating_mul(256))
+        .with_max_times(tries.max(1) as usize - 1)
+}
 
 /// Run `op` up to `tries` times (at least once) while its error `retryable` says so, waiting
 /// `backoff` before the first retry and twice as long before each further one (at most 256 times
@@ -20,12 +30,23 @@ pub(crate) async fn with_retries<T, E, Fut>(
 where
     Fut: Future<Output = Result<T, E>>,
 {
-    let policy = ExponentialBuilder::default()
-        .with_min_delay(backoff)
-        .with_factor(2.0)
-        .with_max_delay(backoff.saturating_mul(256))
-        .with_max_times(tries.max(1) as usize - 1);
-    op.retry(policy).sleep(tokio::time::sleep).when(retryable).await
+    op.retry(policy(tries, backoff))
+        .sleep(tokio::time::sleep)
+        .when(retryable)
+        .await
+}
+
+/// [`with_retries`] for a blocking `op` (the GitLab client), sleeping the thread.
+pub(crate) fn with_retries_blocking<T, E>(
+    tries: u32,
+    backoff: Duration,
+    op: impl FnMut() -> Result<T, E>,
+    retryable: impl FnMut(&E) -> bool,
+) -> Result<T, E> {
+    op.retry(policy(tries, backoff))
+        .sleep(std::thread::sleep)
+        .when(retryable)
+        .call()
 }
 
 #[cfg(test)]
@@ -91,5 +112,17 @@ mod tests {
             |_| true,
         ));
         assert_eq!((r, calls.get()), (Err(1), 1));
+        // The blocking loop follows the same policy.
+        calls.set(0);
+        let r: Result<(), u32> = with_retries_blocking(
+            3,
+            Duration::ZERO,
+            || {
+                calls.set(calls.get() + 1);
+                Err(calls.get())
+            },
+            |e| *e < 2,
+        );
+        assert_eq!((r, calls.get()), (Err(2), 2));
     }
 }
