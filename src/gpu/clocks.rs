@@ -159,7 +159,7 @@ pub fn ensure_signal_thread() -> std::result::Result<(), String> {
                             if restored > 0 { ", locked GPU clocks reset" } else { "" }
                         );
                         // The run failed from outside: an environment failure, exit 3.
-                        std::process::exit(Error::Environment(String::new()).exit_code());
+                        std::process::exit(crate::foundation::exit_codes::ErrorClass::Environment.exit().code());
                     }
                 })
                 .map(|_| ())
