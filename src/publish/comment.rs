@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use octocrab::Octocrab;
 use octocrab::models::CommentId;
-use octocrab::service::middleware::retry::RetryConfig;
 
 use crate::foundation::error::{Error, Result};
 use crate::publish::github::{GithubEnv, Token};
@@ -170,9 +169,9 @@ async fn post_with_retries(cfg: &GithubConfig, body: &str) -> Result<CommentOutc
             ))
         })?
         .personal_token(cfg.token.expose().to_owned())
-        // Retries are ours: bounded, with backoff, and around the whole find-then-write so that a
-        // create that succeeded behind a 5xx is found and updated instead of duplicated.
-        .add_retry_config(RetryConfig::None)
+        // Retries are ours (`publish::retry`): bounded, with backoff, and around the whole
+        // find-then-write so that a create that succeeded behind a 5xx is found and updated
+        // instead of duplicated. octocrab is built without its `retry` feature: it retries nothing.
         .set_connect_timeout(Some(Duration::from_secs(10)))
         .set_read_timeout(Some(Duration::from_secs(30)))
         .build()
