@@ -103,7 +103,7 @@ pub trait Backend: Sync {
 
 #[cfg(test)]
 mod tests {
-    use crate::profile::{backend_for, backends, recorded_extensions, recorded_rep};
+    use crate::profile::{Versions, backend_for, backends, recorded_extensions, recorded_rep};
     use crate::spec::ProfilerKind;
 
     #[test]
@@ -128,5 +128,24 @@ mod tests {
         for bad in ["00.csv", "+1.csv", "1.CSV", "1.txt", "x.csv", "csv", "-1.cupti"] {
             assert_eq!(recorded_rep(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn versions_are_kept_per_backend_in_registration_order() {
+        let mut v = Versions::default();
+        assert_eq!(v.describe(), "no profiler");
+        v.set(ProfilerKind::Cupti, Some("2022.3.0".to_owned()));
+        v.set(ProfilerKind::Ncu, Some("2022.3.0.0".to_owned()));
+        assert_eq!(v.describe(), "ncu 2022.3.0.0, cupti 2022.3.0");
+        assert_eq!(v.version(ProfilerKind::Nsys), None);
+        assert_eq!(v.get(ProfilerKind::Nsys), "unknown");
+        v.set(ProfilerKind::Ncu, None);
+        assert_eq!(v.tools().collect::<Vec<_>>(), [ProfilerKind::Cupti]);
+        // The manifest keeps one field per tool, as recordings always had.
+        let mut m = crate::profile::record::Manifest::default();
+        m.set_version(ProfilerKind::Nsys, Some("2022.4.2".to_owned()));
+        assert_eq!(m.nsys_version.as_deref(), Some("2022.4.2"));
+        assert_eq!(m.version(ProfilerKind::Nsys), Some("2022.4.2"));
+        assert_eq!(m.version(ProfilerKind::Ncu), None);
     }
 }
