@@ -526,3 +526,86 @@ fn ab_tests_threshold_and_min_effect_jointly() {
     );
     assert_eq!(code, 1, "{out}");
 }
+
+/// A live `ab` in `dir` (head tree `head`, base tree `base`, stand-in ncu scenario `fake`), with
+/// `env` added: exit code and stderr.
+fn live_ab(dir: &Path, env: &[(&str, &str)]) -> (i32, String) {
+    let head = dir.join("head");
+    let mut c = bin();
+    c.current_dir(&head)
+        .env(
+            "CGP_GATE_NCU",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-ncu/ncu"),
+        )
+        .env("FAKE_NCU_DIR", dir.join("fake"))
+        .args([
+            "ab",
+            "--spec",
+            "cgp-gate.yaml",
+            "--base-dir",
+            "../base",
+            "--head-dir",
+            ".",
+        ]);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Base and head trees with `spec` in the head, and a stand-in ncu whose first profiling call
+/// finds the counters held by another tool (DCGM) and whose other calls measure 50 us.
+fn live_trees(spec: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["base", "head", "fake"] {
+        std::fs::create_dir_all(dir.path().join(d)).unwrap();
+    }
+    std::fs::write(dir.path().join("head/cgp-gate.yaml"), spec).unwrap();
+    let fake = dir.path().join("fake");
+    std::fs::write(
+        fake.join("log.1"),
+        "==ERROR== Profiling failed because a driver resource was unavailable. Ensure that no other tool (like DCGM) is concurrently collecting profiling data.\n",
+    )
+    .unwrap();
+    std::fs::write(fake.join("log"), csv(&[50_000.0, 50_005.0, 50_009.0], 32)).unwrap();
+    dir
+}
+
+#[test]
+fn live_ab_sets_up_as_check_does_retry_delays_from_the_environment() {
+    // `ab` opens its profilers through `open_profiler`, as `check` does: the busy-counter
+    // retries wait CGP_GATE_RETRY_DELAYS_MS (7 ms here), not ncu's default 2 s.
+    let dir = live_trees(SPEC);
+    let (code, err) = live_ab(dir.path(), &[("CGP_GATE_RETRY_DELAYS_MS", "7")]);
+    assert!(
+        err.contains("counters busy (another profiler?), retrying in 7ms"),
+        "{err}"
+    );
+    assert!(!err.contains("retrying in 2s"), "{err}");
+    // The retry measured: the run is judged, not failed for the busy counters.
+    assert!(code == 0 || code == 1, "exit {code}: {err}");
+    assert!(!err.contains("driver resource was unavailable"), "{err}");
+}
+
+#[test]
+fn live_ab_runs_the_preflight_of_check_on_each_tree() {
+    // `cwd: build` exists in the head tree only: the base tree's target cannot start. As in
+    // `check`, that is invalid input named before anything runs (exit 2), not a missing ncu.
+    let spec = SPEC.replace("    kernel: saxpy\n", "    kernel: saxpy\n    cwd: build\n");
+    let dir = live_trees(&spec);
+    std::fs::create_dir(dir.path().join("head/build")).unwrap();
+    let (code, err) = live_ab(dir.path(), &[("CGP_GATE_RETRY_DELAYS_MS", "0")]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the `cwd` of target `saxpy`") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(err.contains("base"), "names the base tree's folder: {err}");
+    // Nothing was profiled.
+    let calls = std::fs::read_to_string(dir.path().join("fake/argv.log")).unwrap_or_default();
+    assert!(!calls.contains("--log-file"), "{calls}");
+}

@@ -42,7 +42,7 @@ fn layer_of(folder: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&folder))
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {
@@ -79,7 +79,7 @@ fn code(text: &str) -> String {
 
 /// [`code`] of a file; a `tests.rs` beside a `mod.rs` that declares it `#[cfg(test)] mod tests;`
 /// is that module's unit tests, which may use anything: nothing.
-fn source(file: &Path) -> String {
+pub(crate) fn source(file: &Path) -> String {
     if file.file_name().is_some_and(|n| n == "tests.rs") {
         let parent = std::fs::read_to_string(file.with_file_name("mod.rs")).unwrap_or_default();
         assert!(

@@ -57,6 +57,7 @@ mod shard_auto;
 mod shard_merge;
 mod spec_cli;
 mod stats_real;
+mod threshold_kinds;
 mod why_cli;
 mod why_planted;
 mod workflows;

@@ -341,7 +341,7 @@ fn summary_recordings_cannot_give_gpu_time() {
 fn sqlite_repetitions_record_and_replay() {
     use cgp_gate::profile::record::{Recorder, rep_path_sqlite};
     use cgp_gate::profile::replay::ReplayProfiler;
-    use cgp_gate::profile::{Capture, Job, Profiler};
+    use cgp_gate::profile::{Capture, Job, Output, Profiler};
     let spec = cgp_gate::spec::load(&root().join("examples/nsys/cgp-gate.yaml")).unwrap();
     let t = spec.target("int8-gemm").unwrap();
     let job = Job {
@@ -354,15 +354,14 @@ fn sqlite_repetitions_record_and_replay() {
     let dir = tempfile::tempdir().unwrap();
     let mut rec = Recorder::new(dir.path()).unwrap();
     let capture = Capture {
-        raw: String::new(),
+        output: Output::Bytes(bytes.clone()),
         origin: PathBuf::from("run-0.sqlite"),
         argv: Some(vec!["nsys".into()]),
         wall_seconds: Some(2.0),
         exit_code: Some(0),
         output_tail: String::new(),
         kernels_seen: None,
-        sqlite: Some(bytes.clone()),
-        ncu_version: None,
+        tool_version: None,
     };
     rec.record(job, &capture).unwrap();
     let fp = cgp_gate::gpu::fingerprint(None, 0, "test", &t.profiling, &t.clocks);
@@ -372,7 +371,7 @@ fn sqlite_repetitions_record_and_replay() {
     let mut replay = ReplayProfiler::open(dir.path()).unwrap();
     assert!(replay.has(job));
     let back = replay.capture(job).unwrap();
-    assert_eq!(back.sqlite.as_deref(), Some(bytes.as_slice()));
+    assert_eq!(back.output, Output::Bytes(bytes.clone()));
     let samples = cgp_gate::profile::extract::extract(job, &back).unwrap();
     let gpu = samples
         .series
@@ -390,8 +389,7 @@ fn sqlite_repetitions_record_and_replay() {
     rec.record(
         job,
         &Capture {
-            raw: csv,
-            sqlite: None,
+            output: Output::Text(csv),
             ..capture
         },
     )
@@ -400,7 +398,7 @@ fn sqlite_repetitions_record_and_replay() {
     assert!(!path.exists());
     let mut replay = ReplayProfiler::open(dir.path()).unwrap();
     let back = replay.capture(job).unwrap();
-    assert!(back.sqlite.is_none());
+    assert!(matches!(back.output, Output::Text(_)));
 }
 
 /// The real nsys keeps one agent per machine: two of its runs at once (the test harness runs

@@ -74,34 +74,18 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
     let base_targets: Vec<&crate::spec::Target> = base_owned.iter().collect();
     // The ETA's first guess per target: what this command wrote last time.
     let mut progress = ui.progress(super::ui::prior_costs(&[args.reports.paths.json.as_deref()]));
-    let (mut base, mut head): (
-        Box<dyn crate::profile::Profiler>,
-        Box<dyn crate::profile::Profiler>,
-    );
     check_record(args.record.as_deref())?;
-    let manifest = match &args.replay {
-        Some(dir) => {
-            let m = crate::run::ab::AbManifest::read(dir)?;
-            base = Box::new(crate::profile::replay::ReplayProfiler::open(&dir.join("base"))?);
-            head = Box::new(crate::profile::replay::ReplayProfiler::open(&dir.join("head"))?);
-            m
-        }
-        None => {
-            // Each job goes to its target's profiler (`profiler: ncu` or `nsys`).
-            let (bd, hd) = (base_spec.base_dir(), head_spec.base_dir());
-            base = Box::new(crate::profile::by_target::ByTarget::new(
-                crate::profile::live::NcuProfiler::new(&bd)?,
-                &bd,
-                &base_targets,
-            )?);
-            head = Box::new(crate::profile::by_target::ByTarget::new(
-                crate::profile::live::NcuProfiler::new(&hd)?,
-                &hd,
-                &head_targets,
-            )?);
-            None
-        }
-    };
+    // Each tree's profiler is set up as `check` sets up its own (`super::open_profiler`): a
+    // live run checks its targets first and takes CGP_GATE_RETRY_DELAYS_MS.
+    let manifest = args
+        .replay
+        .as_deref()
+        .map(crate::run::ab::AbManifest::read)
+        .transpose()?
+        .flatten();
+    let side = |name: &str| args.replay.as_ref().map(|dir| dir.join(name));
+    let mut base = super::open_profiler(side("base").as_deref(), &base_spec, &base_targets)?;
+    let mut head = super::open_profiler(side("head").as_deref(), &head_spec, &head_targets)?;
     let versions = crate::profile::Versions::of(head.as_mut(), &head_targets)?;
     let session = if args.replay.is_some() {
         crate::run::session::Session::replay()

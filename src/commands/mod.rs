@@ -126,35 +126,40 @@ impl Selected {
     }
 }
 
-/// The profiler a command's flags ask for.
+/// The recording in `replay`, or the live profiler of `targets` of `spec`: each job goes to its
+/// target's backend (`profiler: ncu`, `nsys` or `cupti`).
+fn profiler_for(
+    replay: Option<&std::path::Path>,
+    spec: &crate::spec::Spec,
+    targets: &[&crate::spec::Target],
+) -> Result<Box<dyn crate::profile::Profiler>> {
+    Ok(match replay {
+        Some(dir) => Box::new(crate::profile::replay::ReplayProfiler::open(dir)?),
+        // Tests make ncu's busy-counter retries instant; the engine reads no environment.
+        None => Box::new(crate::profile::by_target::ByTarget::new(
+            &spec.base_dir(),
+            targets,
+            retry_delays_from_env(),
+        )?),
+    })
+}
+
+/// The profiler of a measuring command, set up as every one sets it up (`check`, `profile`,
+/// `baseline`, `calibrate`, each side of `ab`): a live run first checks what the targets need
+/// (`preflight`: a missing `cwd` is invalid input, not a missing profiler), and takes the
+/// busy-counter retry delays of `CGP_GATE_RETRY_DELAYS_MS`; `replay` opens that recording.
 ///
 /// # Errors
-/// A recording that cannot be opened; no temporary directory.
-pub fn make_profiler(
-    source: &SourceOptions,
+/// A target the live run cannot start; a recording that cannot be opened; no temporary directory.
+pub(crate) fn open_profiler(
+    replay: Option<&std::path::Path>,
     spec: &crate::spec::Spec,
+    targets: &[&crate::spec::Target],
 ) -> Result<Box<dyn crate::profile::Profiler>> {
-    Ok(match &source.replay {
-        Some(dir) => Box::new(crate::profile::replay::ReplayProfiler::open(dir)?),
-        None => {
-            let mut ncu = crate::profile::live::NcuProfiler::new(&spec.base_dir())?;
-            // Tests make ncu's busy-counter retries instant; the engine reads no environment.
-            if let Some(d) = retry_delays_from_env() {
-                ncu.set_busy_retry_delays(d);
-            }
-            // Each job goes to its target's profiler (`profiler: ncu` or `nsys`).
-            let selected: Vec<&crate::spec::Target> = spec
-                .targets
-                .iter()
-                .filter(|t| source.targets.is_empty() || source.targets.contains(&t.name))
-                .collect();
-            Box::new(crate::profile::by_target::ByTarget::new(
-                ncu,
-                &spec.base_dir(),
-                &selected,
-            )?)
-        }
-    })
+    if replay.is_none() {
+        crate::profile::live::preflight(spec, targets)?;
+    }
+    profiler_for(replay, spec, targets)
 }
 
 /// The profiler, the GPU session and the recorder of `--record`, as one profiling run opens them.
@@ -180,10 +185,7 @@ pub(crate) fn open_run(
         .as_deref()
         .map(crate::profile::record::Recorder::new)
         .transpose()?;
-    if source.replay.is_none() {
-        crate::profile::live::preflight(&sel.spec, targets)?;
-    }
-    let mut profiler = make_profiler(source, &sel.spec)?;
+    let mut profiler = open_profiler(source.replay.as_deref(), &sel.spec, targets)?;
     let versions = crate::profile::Versions::of(profiler.as_mut(), targets)?;
     let session = if source.replay.is_some() {
         crate::run::session::Session::replay()
@@ -207,14 +209,10 @@ pub(crate) fn finish_recording(
             progress,
             "recorded raw {} output; manifest: {}",
             {
-                let tools: Vec<&str> = [
-                    ("ncu", &versions.ncu),
-                    ("nsys", &versions.nsys),
-                    ("cupti", &versions.cupti),
-                ]
-                .into_iter()
-                .filter_map(|(n, v)| v.as_ref().map(|_| n))
-                .collect();
+                let tools: Vec<&str> = versions
+                    .tools()
+                    .map(|k| crate::profile::backend_for(k).name())
+                    .collect();
                 if tools.is_empty() {
                     "ncu".to_owned()
                 } else {

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use super::{Selected, SourceOptions, measure_once, stdout_err};
-use crate::foundation::error::{Error, Result};
+use crate::foundation::error::Result;
 use crate::foundation::exit_codes::Exit;
 
 /// Everything `profile` needs from the command line.
@@ -25,53 +25,32 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
     if args.dry_run {
         crate::profile::live::preflight(&sel.spec, &targets)?;
         let session = crate::run::session::Session::live(&targets, true, out)?;
-        // The command lines are built for the installed ncu, as a real run builds them.
-        let by_ncu = |t: &crate::spec::Target| t.profiler == crate::spec::ProfilerKind::Ncu;
-        let uses_ncu = targets.iter().any(|t| by_ncu(t));
-        let release = if uses_ncu { dry_run_release(out)? } else { None };
-        let mut cupti = None;
-        for t in targets.iter().filter(|t| by_ncu(t)) {
-            let missing = crate::ncu::command::unsupported_options(release, *t);
-            if !missing.is_empty() {
-                writeln!(
-                    out,
-                    "{}: this ncu has no {}: `profile` and `check` refuse this target before running it",
-                    t.name,
-                    missing.join(", ")
-                )
-                .map_err(stdout_err)?;
+        // Each backend the targets use, in the order of `profile::backends()`, says what its
+        // command lines are for; then every repetition's line, by its target's backend.
+        let mut dry = Vec::new();
+        for b in crate::profile::backends() {
+            let mine: Vec<&crate::spec::Target> = targets
+                .iter()
+                .copied()
+                .filter(|t| t.profiler == b.kind())
+                .collect();
+            if !mine.is_empty() {
+                let d = b.dry_run(&sel.spec.base_dir(), &mine)?;
+                for line in d.preamble() {
+                    writeln!(out, "{line}").map_err(stdout_err)?;
+                }
+                dry.push((b.kind(), d));
             }
         }
         for w in crate::plan::initial_work(&targets, None) {
-            let app = crate::plan::app_argv(w.target, w.size).map_err(Error::Usage)?;
-            // Each target's own profiler, with the options a live run passes it.
-            let argv: Vec<String> = if crate::profile::cupti::is_cupti(w.target) {
-                cupti_argv(&mut cupti, &sel.spec, &w)?
-            } else {
-                let (program, opts) = if crate::profile::nsys::is_nsys(w.target) {
-                    let stem = std::path::Path::new("<tmp>/run-N");
-                    ("nsys", crate::profile::nsys::nsys_profile_args(stem))
-                } else {
-                    let log = std::path::Path::new("<log>");
-                    let metrics = crate::plan::ncu_metrics(w.target);
-                    let opts = crate::ncu::command::ncu_options_for(release, w.target, &metrics, log);
-                    ("ncu", opts)
-                };
-                std::iter::once(program.to_owned())
-                    .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
-                    .chain(app)
-                    .collect()
+            let Some((_, d)) = dry.iter_mut().find(|(k, _)| *k == w.target.profiler) else {
+                continue;
             };
-            // Shell-quoted (shlex), so that the line can be pasted: a `regex:a|b` filter or an
-            // argument with a space stays one word. Only a NUL byte cannot be quoted, and no
-            // argv can hold one.
-            let line = if crate::profile::cupti::is_cupti(w.target) {
-                crate::profile::cupti::shell_line(&argv)
-            } else {
-                shlex::try_join(argv.iter().map(String::as_str)).map_err(|e| {
-                    Error::Usage(format!("cannot quote the command line of {}: {e}", w.target.name))
-                })?
-            };
+            let line = d.line(crate::profile::Job {
+                target: w.target,
+                size: w.size,
+                rep: 0,
+            })?;
             writeln!(out, "{}[{}] x{}: {}", w.target.name, w.size.key(), w.reps.1, line)
                 .map_err(stdout_err)?;
         }
@@ -132,48 +111,4 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
             crate::outcome::results::FailOn::Regression,
         )
     })
-}
-
-/// The installed ncu's release for `--dry-run`, after saying which ncu and release the command
-/// lines are for (or that none was found and the newest release is assumed).
-fn dry_run_release(out: &mut dyn Write) -> Result<Option<crate::ncu::command::NcuRelease>> {
-    use crate::ncu::command::{NcuRelease, OLDEST_CHECKED};
-    let ncu = crate::ncu::install::detect_ncu();
-    let release = ncu.version.as_deref().and_then(NcuRelease::from_version);
-    let line = match (&ncu.path, &ncu.version, release) {
-        (Some(path), Some(version), Some(r)) if r < OLDEST_CHECKED => format!(
-            "ncu: {path} (version {version}); command lines for Nsight Compute {r}, which is older than the oldest release cgp-gate checks ({OLDEST_CHECKED}): ncu may reject an option (cgp-gate then names it)"
-        ),
-        (Some(path), Some(version), Some(r)) => {
-            format!("ncu: {path} (version {version}); command lines for Nsight Compute {r}")
-        }
-        _ => format!(
-            "ncu: {}; command lines for the newest Nsight Compute (every option cgp-gate knows; a run with ncu installed leaves out what its release lacks)",
-            ncu.error.as_deref().unwrap_or("version unknown")
-        ),
-    };
-    writeln!(out, "{line}").map_err(stdout_err)?;
-    Ok(release)
-}
-
-/// A cupti target's dry-run argv: the program itself, with the variables that load the injection
-/// library in front (`NAME=value cmd args`); the trace goes to `<target>.cupti`. The profiler is
-/// made at the first cupti target.
-fn cupti_argv(
-    cupti: &mut Option<crate::profile::cupti::CuptiProfiler>,
-    spec: &crate::spec::Spec,
-    w: &crate::plan::Work<'_>,
-) -> Result<Vec<String>> {
-    if cupti.is_none() {
-        *cupti = Some(crate::profile::cupti::CuptiProfiler::new(&spec.base_dir())?);
-    }
-    let p = cupti.as_mut().expect("made above");
-    let job = crate::profile::Job {
-        target: w.target,
-        size: w.size,
-        rep: 0,
-    };
-    let trace = std::path::PathBuf::from(format!("{}.cupti", w.target.name));
-    let run = p.plan_to(job, &trace)?;
-    Ok(crate::profile::cupti::argv_with_env(&run.env, &run.app))
 }

@@ -6,6 +6,7 @@ pub mod exit_codes;
 pub mod failure;
 pub mod fsutil;
 pub mod pipe;
+pub mod program;
 pub mod sanitize;
 pub mod secrets;
 pub mod threshold;

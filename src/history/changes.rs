@@ -489,7 +489,9 @@ fn shifts(
 fn relative_fraction(t: &crate::outcome::results::RowThreshold) -> Option<f64> {
     match t.kind {
         crate::foundation::threshold::ThresholdKind::Relative { fraction } => Some(fraction),
-        _ => None,
+        crate::foundation::threshold::ThresholdKind::Exact
+        | crate::foundation::threshold::ThresholdKind::Min { .. }
+        | crate::foundation::threshold::ThresholdKind::Max { .. } => None,
     }
 }
 

@@ -20,12 +20,74 @@ use std::path::{Path, PathBuf};
 use crate::cupti::trace::{KernelRecord, ProcessTrace};
 use crate::measured::samples::{Launch, Measured, MetricValue, SampleSet, SeriesKey};
 use crate::plan::app_argv;
+use crate::profile::backend::{Backend, DryRun, LiveSetup, RecordedAs};
 use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
 use crate::spec::{CUPTI_METRICS, DERIVED_PREFIX, Target};
 
-/// Whether CUPTI measures this target (`profiler: cupti`).
-pub fn is_cupti(t: &Target) -> bool {
-    t.profiler == crate::spec::ProfilerKind::Cupti
+/// The cupti backend (`profiler: cupti`): the program runs with cgp-gate's injection library.
+#[derive(Debug, Clone, Copy)]
+pub struct CuptiBackend;
+
+impl Backend for CuptiBackend {
+    fn kind(&self) -> crate::spec::ProfilerKind {
+        crate::spec::ProfilerKind::Cupti
+    }
+
+    fn live(&self, setup: &LiveSetup<'_>) -> Result<Box<dyn Profiler>, crate::Error> {
+        let mut cupti = CuptiProfiler::new(setup.base_dir)?;
+        if let Some(t) = setup.targets.first() {
+            cupti.version_of(t);
+        }
+        Ok(Box::new(cupti))
+    }
+
+    fn extract(&self, job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
+        extract(job, capture)
+    }
+
+    fn recorded_as(&self) -> &'static [RecordedAs] {
+        // A cupti repetition is its trace file, and only that (docs/cupti.md).
+        &[RecordedAs {
+            extension: "cupti",
+            binary: false,
+            what: "recorded CUPTI trace",
+        }]
+    }
+
+    fn selects_kernels(&self) -> bool {
+        // Filtered on the whole names of its records already (`select`), as a live run is.
+        true
+    }
+
+    fn fingerprint(
+        &self,
+        fp: crate::gpu::fingerprint::Fingerprint,
+        version: &str,
+    ) -> crate::gpu::fingerprint::Fingerprint {
+        fp.measured_by_cupti(version)
+    }
+
+    fn dry_run(&self, base_dir: &Path, _targets: &[&Target]) -> Result<Box<dyn DryRun>, crate::Error> {
+        Ok(Box::new(CuptiDryRun(CuptiProfiler::new(base_dir)?)))
+    }
+}
+
+/// `profile --dry-run` of cupti targets: the program itself, with the variables that load the
+/// injection library in front (`NAME=value cmd args`); the trace goes to `<target>.cupti`.
+struct CuptiDryRun(CuptiProfiler);
+
+impl DryRun for CuptiDryRun {
+    fn preamble(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn line(&mut self, job: Job<'_>) -> Result<String, crate::Error> {
+        // A command that cannot be rendered is a usage error here, as for every backend.
+        app_argv(job.target, job.size).map_err(crate::Error::Usage)?;
+        let trace = PathBuf::from(format!("{}.cupti", job.target.name));
+        let run = self.0.plan_to(job, &trace)?;
+        Ok(shell_line(&argv_with_env(&run.env, &run.app)))
+    }
 }
 
 /// The metrics a capture of `target` yields: its gated metrics that CUPTI measures, and the
@@ -271,15 +333,14 @@ impl Profiler for CuptiProfiler {
                 Err(_) => String::new(),
             };
         Ok(Capture {
-            raw,
+            output: crate::profile::Output::Text(raw),
             origin: out,
             argv: Some(argv),
             wall_seconds: Some(outcome.wall.as_secs_f64()),
             exit_code: outcome.code.or(outcome.signal.map(|s| 128 + s)),
             output_tail,
             kernels_seen: None,
-            sqlite: None,
-            ncu_version: None,
+            tool_version: None,
         })
     }
 }
@@ -313,17 +374,19 @@ fn warn_children(job: Job<'_>, out: &Path) {
 pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
     let ctx = job_context(job);
     let origin = capture.origin.display();
-    let trace = if capture.raw.is_empty() {
+    let trace = if capture.output.is_empty() {
         None
     } else {
         // A recording's damaged trace becomes `BadRecording` (exit 2) in `run::measure`.
-        Some(crate::cupti::trace::parse(capture.raw.as_bytes()).map_err(|e| {
-            ProfileError::new(
-                FailureKind::BadOutput,
-                ctx.clone(),
-                format!("CUPTI trace {origin}: {e}"),
-            )
-        })?)
+        Some(
+            crate::cupti::trace::parse(capture.output.as_bytes()).map_err(|e| {
+                ProfileError::new(
+                    FailureKind::BadOutput,
+                    ctx.clone(),
+                    format!("CUPTI trace {origin}: {e}"),
+                )
+            })?,
+        )
     };
     if let Some(f) = trace.as_ref().and_then(|t| t.error.as_ref()) {
         return Err(ProfileError::new(
@@ -450,7 +513,7 @@ pub fn select(target: &Target, mut kernels: Vec<KernelRecord>) -> Vec<KernelReco
 }
 
 fn no_kernels(job: Job<'_>, origin: &dyn std::fmt::Display, capture: &Capture) -> ProfileError {
-    let trace = crate::cupti::trace::parse(capture.raw.as_bytes()).unwrap_or_default();
+    let trace = crate::cupti::trace::parse(capture.output.as_bytes()).unwrap_or_default();
     let mut names: Vec<String> = Vec::new();
     for k in &trace.kernels {
         if !names.contains(&k.name) {

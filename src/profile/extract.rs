@@ -12,19 +12,22 @@ use crate::profile::launches::{CONFIG_METRICS, app_failed, shell_words};
 pub use crate::profile::launches::{launch_config, series_kernel_names, shell_word};
 use crate::profile::{Capture, FailureKind, Job, ProfileError, job_context};
 
-/// Turn one capture into samples: one value per launch for every ncu metric the target needs.
+/// Turn one capture into samples, by the backend of its target (for ncu: one value per launch
+/// for every ncu metric the target needs).
 ///
 /// # Errors
 /// A [`ProfileError`] of the right class, naming the file, kernel and metric where they apply.
 pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
-    extract_from(job, capture).map_err(|e| keep_cited_output(e, capture))
+    crate::profile::backend_of(job.target)
+        .extract(job, capture)
+        .map_err(|e| keep_cited_output(e, job, capture))
 }
 
 /// A live run's output lives in a temporary folder that is gone when the command ends: an error
 /// citing it would send the user to a file that no longer exists. The output is kept instead (a
 /// new file in the system's temporary directory, which cgp-gate never removes) and the error
 /// cites that copy.
-fn keep_cited_output(mut e: ProfileError, capture: &Capture) -> ProfileError {
+fn keep_cited_output(mut e: ProfileError, job: Job<'_>, capture: &Capture) -> ProfileError {
     let origin = capture.origin.display().to_string();
     if origin.is_empty()
         || !e.message.contains(&origin)
@@ -32,14 +35,17 @@ fn keep_cited_output(mut e: ProfileError, capture: &Capture) -> ProfileError {
     {
         return e;
     }
-    // An nsys run's export is SQLite; ncu's output is text.
-    let (suffix, bytes) = match &capture.sqlite {
-        Some(b) => (".sqlite", b.as_slice()),
-        None => (".csv", capture.raw.as_bytes()),
-    };
+    // The name a recording would give it (an nsys run's export is SQLite; ncu's output is text).
+    let binary = matches!(capture.output, crate::profile::Output::Bytes(_));
+    let suffix = crate::profile::backend_of(job.target)
+        .recorded_as()
+        .iter()
+        .find(|r| r.binary == binary)
+        .map_or_else(|| ".csv".to_owned(), |r| format!(".{}", r.extension));
+    let bytes = capture.output.as_bytes();
     let kept = tempfile::Builder::new()
         .prefix("cgp-gate-output-")
-        .suffix(suffix)
+        .suffix(&suffix)
         .tempfile()
         .and_then(|mut f| {
             std::io::Write::write_all(&mut f, bytes)?;
@@ -53,22 +59,20 @@ fn keep_cited_output(mut e: ProfileError, capture: &Capture) -> ProfileError {
     e
 }
 
-fn extract_from(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
-    if crate::profile::nsys::is_nsys(job.target) {
-        return crate::profile::nsys::extract(job, capture);
-    }
-    if crate::profile::cupti::is_cupti(job.target) {
-        return crate::profile::cupti::extract(job, capture);
-    }
+/// The samples of one ncu capture ([`crate::profile::live::NcuBackend`]).
+///
+/// # Errors
+/// A [`ProfileError`] of the right class, naming the file, kernel and metric where they apply.
+pub fn extract_ncu(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
     let ctx = job_context(job);
     let origin = capture.origin.display();
-    let log = scan(&capture.raw);
+    let log = scan(capture.raw());
     if let Some((kind, message, hint)) = classify(&log) {
         let mut message = format!("{message} (in {origin})");
         let mut unselected = Vec::new();
         if kind == FailureKind::NoKernels {
             // The kernels that ran: a listing run's (live), else ncu's own `Available Kernels:`.
-            let listed = crate::ncu::log::available_kernels(&capture.raw);
+            let listed = crate::ncu::log::available_kernels(capture.raw());
             let seen = match &capture.kernels_seen {
                 Some(names) if !names.is_empty() || listed.is_empty() => Some(names.clone()),
                 _ if !listed.is_empty() => Some(listed),
@@ -87,10 +91,10 @@ fn extract_from(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErr
         return Err(if hint.is_empty() { err } else { err.hint(hint) });
     }
     if let Some(code) = capture.exit_code.filter(|c| *c != 0)
-        && let Some((option, line)) = usage_error(&capture.output_tail).or_else(|| usage_error(&capture.raw))
+        && let Some((option, line)) = usage_error(&capture.output_tail).or_else(|| usage_error(capture.raw()))
     {
         // ncu refused its own command line: not the application's failure.
-        let version = capture.ncu_version.as_deref().unwrap_or("(version unknown)");
+        let version = capture.tool_version.as_deref().unwrap_or("(version unknown)");
         let mut err = ProfileError::new(
             FailureKind::ProfilerError,
             ctx,
@@ -114,7 +118,7 @@ fn extract_from(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErr
     }
     let wanted = ncu_metrics(job.target);
     let parsed_metrics = metrics_to_parse(&wanted);
-    let parsed = parse_only(&capture.raw, &parsed_metrics).map_err(|e| bad_output(&origin, &e, &ctx))?;
+    let parsed = parse_only(capture.raw(), &parsed_metrics).map_err(|e| bad_output(&origin, &e, &ctx))?;
     if parsed.shape == CsvShape::Summary {
         return Err(ProfileError::new(
             FailureKind::BadOutput,

@@ -8,7 +8,9 @@ use crate::ncu::command::{NcuRelease, list_kernels_options, ncu_options_for, uns
 use crate::ncu::install::{NCU_ENV, locate_ncu, ncu_version};
 use crate::ncu::runner::{Invocation, output_tail, run};
 use crate::plan::{app_argv, ncu_metrics};
+use crate::profile::backend::{Backend, DryRun, LiveSetup, RecordedAs};
 use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
+use crate::spec::{ProfilerKind, Target};
 
 const NOT_FOUND_HINT: &str = "install NVIDIA Nsight Compute (it ships with the CUDA toolkit) and put `ncu` on PATH, \
      or set CGP_GATE_NCU=/path/to/ncu; without a GPU, use --replay DIR with a recording";
@@ -167,7 +169,7 @@ impl Profiler for NcuProfiler {
         "ncu"
     }
 
-    fn busy_retry_delays(&self) -> Vec<std::time::Duration> {
+    fn busy_retry_delays(&self, _job: Job<'_>) -> Vec<std::time::Duration> {
         self.busy_retry_delays.clone()
     }
 
@@ -264,15 +266,132 @@ impl Profiler for NcuProfiler {
             None
         };
         Ok(Capture {
-            raw,
+            output: crate::profile::Output::Text(raw),
             origin: log,
             argv: Some(argv),
             wall_seconds: Some(outcome.wall.as_secs_f64()),
             exit_code: outcome.code.or(outcome.signal.map(|s| 128 + s)),
             output_tail,
             kernels_seen,
-            sqlite: None,
-            ncu_version: self.version.clone(),
+            tool_version: self.version.clone(),
         })
     }
+}
+
+/// The ncu backend (`profiler: ncu`, the default): per-kernel metrics, every launch replayed.
+#[derive(Debug, Clone, Copy)]
+pub struct NcuBackend;
+
+impl Backend for NcuBackend {
+    fn kind(&self) -> ProfilerKind {
+        ProfilerKind::Ncu
+    }
+
+    fn live(&self, setup: &LiveSetup<'_>) -> Result<Box<dyn Profiler>, crate::Error> {
+        let mut ncu = NcuProfiler::new(setup.base_dir)?;
+        if let Some(d) = setup.busy_retry_delays {
+            ncu.set_busy_retry_delays(d.to_vec());
+        }
+        Ok(Box::new(ncu))
+    }
+
+    fn extract(
+        &self,
+        job: Job<'_>,
+        capture: &Capture,
+    ) -> Result<crate::measured::samples::SampleSet, ProfileError> {
+        crate::profile::extract::extract_ncu(job, capture)
+    }
+
+    fn recorded_as(&self) -> &'static [RecordedAs] {
+        &[RecordedAs {
+            extension: "csv",
+            binary: false,
+            what: "recorded ncu output",
+        }]
+    }
+
+    fn busy_retry_delays(&self) -> Vec<Duration> {
+        BUSY_RETRY_DELAYS.to_vec()
+    }
+
+    fn fingerprint(
+        &self,
+        fp: crate::gpu::fingerprint::Fingerprint,
+        _version: &str,
+    ) -> crate::gpu::fingerprint::Fingerprint {
+        // The fingerprint's profiler part is ncu's already (`gpu::fingerprint`).
+        fp
+    }
+
+    fn dry_run(&self, _base_dir: &Path, targets: &[&Target]) -> Result<Box<dyn DryRun>, crate::Error> {
+        // The command lines are built for the installed ncu, as a real run builds them.
+        let (release, mut preamble) = dry_run_release();
+        for t in targets {
+            let missing = unsupported_options(release, *t);
+            if !missing.is_empty() {
+                preamble.push(format!(
+                    "{}: this ncu has no {}: `profile` and `check` refuse this target before running it",
+                    t.name,
+                    missing.join(", ")
+                ));
+            }
+        }
+        Ok(Box::new(NcuDryRun { release, preamble }))
+    }
+}
+
+/// `profile --dry-run` of ncu targets: ncu's argv for the installed release.
+struct NcuDryRun {
+    release: Option<NcuRelease>,
+    preamble: Vec<String>,
+}
+
+impl DryRun for NcuDryRun {
+    fn preamble(&self) -> Vec<String> {
+        self.preamble.clone()
+    }
+
+    fn line(&mut self, job: Job<'_>) -> Result<String, crate::Error> {
+        let app = app_argv(job.target, job.size).map_err(crate::Error::Usage)?;
+        let metrics = ncu_metrics(job.target);
+        let opts = ncu_options_for(self.release, job.target, &metrics, Path::new("<log>"));
+        let argv: Vec<String> = std::iter::once("ncu".to_owned())
+            .chain(opts.iter().map(|a| a.to_string_lossy().into_owned()))
+            .chain(app)
+            .collect();
+        quoted(&argv, job.target)
+    }
+}
+
+/// `argv` shell-quoted (shlex), so that the line can be pasted: a `regex:a|b` filter or an
+/// argument with a space stays one word. Only a NUL byte cannot be quoted, and no argv can hold
+/// one.
+///
+/// # Errors
+/// [`crate::Error::Usage`] naming the target, for a NUL byte.
+pub fn quoted(argv: &[String], target: &Target) -> Result<String, crate::Error> {
+    shlex::try_join(argv.iter().map(String::as_str))
+        .map_err(|e| crate::Error::Usage(format!("cannot quote the command line of {}: {e}", target.name)))
+}
+
+/// The installed ncu's release for `--dry-run`, and the line that says which ncu and release the
+/// command lines are for (or that none was found and the newest release is assumed).
+fn dry_run_release() -> (Option<NcuRelease>, Vec<String>) {
+    use crate::ncu::command::OLDEST_CHECKED;
+    let ncu = crate::ncu::install::detect_ncu();
+    let release = ncu.version.as_deref().and_then(NcuRelease::from_version);
+    let line = match (&ncu.path, &ncu.version, release) {
+        (Some(path), Some(version), Some(r)) if r < OLDEST_CHECKED => format!(
+            "ncu: {path} (version {version}); command lines for Nsight Compute {r}, which is older than the oldest release cgp-gate checks ({OLDEST_CHECKED}): ncu may reject an option (cgp-gate then names it)"
+        ),
+        (Some(path), Some(version), Some(r)) => {
+            format!("ncu: {path} (version {version}); command lines for Nsight Compute {r}")
+        }
+        _ => format!(
+            "ncu: {}; command lines for the newest Nsight Compute (every option cgp-gate knows; a run with ncu installed leaves out what its release lacks)",
+            ncu.error.as_deref().unwrap_or("version unknown")
+        ),
+    };
+    (release, vec![line])
 }

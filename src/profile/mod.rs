@@ -1,10 +1,13 @@
 //! Profilers: the only hardware-bound part of cgp-gate, behind one trait.
 //!
-//! [`Profiler::capture`] runs one repetition of one target x size and returns the raw profiler
-//! output as the profiler wrote it. The live backend runs `ncu`; the replay backend reads a
-//! recording. Parsing, failure classification and sample extraction are shared (`extract`), so
-//! a recorded failure is classified exactly like a live one.
+//! Each `profiler:` a target may name is a [`Backend`] (ncu, nsys, cupti), registered in
+//! [`backend_for`]: it makes the live [`Profiler`] of its targets, reads one capture into samples,
+//! and says how a recording keeps a repetition. [`Profiler::capture`] runs (live) or reads
+//! (replay, any backend's recording) one repetition of one target x size and returns the raw
+//! output as the profiler wrote it; the same backend reads a live and a recorded capture, so a
+//! recorded failure is classified exactly like a live one.
 
+pub mod backend;
 pub mod by_target;
 pub mod cupti;
 pub mod error;
@@ -18,21 +21,67 @@ pub mod replay;
 pub mod sass;
 pub mod sum;
 
+pub use backend::Backend;
 pub use error::{FailureKind, ProfileError};
 
 use std::path::PathBuf;
 
 use crate::spec::{ProfilerKind, Size, Target};
 
-/// The version of each profiler a run's targets use; `None` for a tool no target uses (a spec
-/// of nsys targets needs no ncu, and the other way round).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Versions {
-    pub ncu: Option<String>,
-    pub nsys: Option<String>,
-    /// The libcupti of the `profiler: cupti` targets (`2022.3.0`, from its file name).
-    pub cupti: Option<String>,
+/// The backend of targets with `profiler: kind`. With [`backends`] below, the one registration
+/// of every backend: a new `ProfilerKind` fails to compile here until its backend is named.
+pub fn backend_for(kind: ProfilerKind) -> &'static dyn Backend {
+    match kind {
+        ProfilerKind::Ncu => &live::NcuBackend,
+        ProfilerKind::Nsys => &nsys::NsysBackend,
+        ProfilerKind::Cupti => &cupti::CuptiBackend,
+    }
 }
+
+/// Every backend, in the order versions are reported (`ncu 2022.3.0.0, nsys 2022.4.2`) and
+/// dry runs print theirs.
+pub fn backends() -> [&'static dyn Backend; 3] {
+    [
+        backend_for(ProfilerKind::Ncu),
+        backend_for(ProfilerKind::Nsys),
+        backend_for(ProfilerKind::Cupti),
+    ]
+}
+
+/// The backend that measures `target`.
+pub fn backend_of(target: &Target) -> &'static dyn Backend {
+    backend_for(target.profiler)
+}
+
+/// Every extension a recorded repetition may have, over all backends (`csv`, `sqlite`, ...).
+pub fn recorded_extensions() -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = backends()
+        .iter()
+        .flat_map(|b| b.recorded_as().iter().map(|r| r.extension))
+        .collect();
+    let mut seen = Vec::new();
+    all.retain(|e| {
+        let new = !seen.contains(e);
+        seen.push(*e);
+        new
+    });
+    all
+}
+
+/// The repetition number of a recorded file's name (`3.csv` -> 3): a number written as a
+/// number is (no sign, no leading zero) and one of [`recorded_extensions`].
+pub fn recorded_rep(name: &str) -> Option<u32> {
+    let (stem, ext) = name.rsplit_once('.')?;
+    if !recorded_extensions().contains(&ext) {
+        return None;
+    }
+    stem.parse::<u32>().ok().filter(|n| n.to_string() == stem)
+}
+
+/// The version of each profiler a run's targets use, in the order of [`backends`]; a tool no
+/// target uses is absent (a spec of nsys targets needs no ncu, and the other way round).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Versions(Vec<(ProfilerKind, String)>);
 
 impl Versions {
     /// Ask `profiler` for the version of each tool `targets` use (each only when one does).
@@ -40,48 +89,58 @@ impl Versions {
     /// # Errors
     /// When a profiler the targets need cannot be found or run.
     pub fn of(profiler: &mut dyn Profiler, targets: &[&Target]) -> Result<Self, ProfileError> {
-        let uses = |k: ProfilerKind| targets.iter().any(|t| t.profiler == k);
         let mut v = Self::default();
-        // With no target at all, ncu (the default profiler) is still the one asked, as before.
-        if uses(ProfilerKind::Ncu) || targets.is_empty() {
-            v.ncu = Some(profiler.tool_version(ProfilerKind::Ncu)?);
-        }
-        if uses(ProfilerKind::Nsys) {
-            v.nsys = Some(profiler.tool_version(ProfilerKind::Nsys)?);
-        }
-        if uses(ProfilerKind::Cupti) {
-            v.cupti = Some(profiler.tool_version(ProfilerKind::Cupti)?);
+        for b in backends() {
+            let kind = b.kind();
+            // With no target at all, ncu (the default profiler) is still the one asked, as before.
+            let asked = if targets.is_empty() {
+                kind == ProfilerKind::default()
+            } else {
+                targets.iter().any(|t| t.profiler == kind)
+            };
+            if asked {
+                v.0.push((kind, profiler.tool_version(kind)?));
+            }
         }
         Ok(v)
     }
 
+    /// The version of `tool`, when a target uses it.
+    pub fn version(&self, tool: ProfilerKind) -> Option<&str> {
+        self.0.iter().find(|(k, _)| *k == tool).map(|(_, v)| v.as_str())
+    }
+
+    /// Set the version of `tool` (`None`: the tool is not used).
+    pub fn set(&mut self, tool: ProfilerKind, version: Option<String>) {
+        self.0.retain(|(k, _)| *k != tool);
+        if let Some(v) = version {
+            self.0.push((tool, v));
+            let order = |k: &ProfilerKind| backends().iter().position(|b| b.kind() == *k);
+            self.0.sort_by_key(|(k, _)| order(k));
+        }
+    }
+
     /// The version of `tool`, or `unknown`.
     pub fn get(&self, tool: ProfilerKind) -> &str {
-        match tool {
-            ProfilerKind::Ncu => self.ncu.as_deref(),
-            ProfilerKind::Nsys => self.nsys.as_deref(),
-            ProfilerKind::Cupti => self.cupti.as_deref(),
-        }
-        .unwrap_or("unknown")
+        self.version(tool).unwrap_or("unknown")
+    }
+
+    /// The tools used, in the order of [`backends`].
+    pub fn tools(&self) -> impl Iterator<Item = ProfilerKind> + '_ {
+        self.0.iter().map(|(k, _)| *k)
     }
 
     /// `ncu 2022.3.0.0, nsys 2022.4.2.1-df9881f`: the tools used, for a line of text.
     pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(v) = &self.ncu {
-            parts.push(format!("ncu {v}"));
+        if self.0.is_empty() {
+            return "no profiler".to_owned();
         }
-        if let Some(v) = &self.nsys {
-            parts.push(format!("nsys {v}"));
-        }
-        if let Some(v) = &self.cupti {
-            parts.push(format!("cupti {v}"));
-        }
-        if parts.is_empty() {
-            "no profiler".to_owned()
-        } else {
-            parts.join(", ")
-        }
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|(k, v)| format!("{} {v}", backend_for(*k).name()))
+            .collect();
+        parts.join(", ")
     }
 }
 
@@ -93,12 +152,51 @@ pub struct Job<'a> {
     pub rep: u32,
 }
 
+/// What a profiler wrote for one repetition, as it wrote it; its backend reads it
+/// ([`Backend::extract`]) and says how a recording keeps it ([`Backend::recorded_as`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Text: ncu's `--log-file` (`==PROF==` lines and the CSV), an nsys CSV report, a CUPTI trace.
+    Text(String),
+    /// Bytes: an nsys SQLite export.
+    Bytes(Vec<u8>),
+}
+
+impl Output {
+    /// The text, or `""` for bytes.
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Text(t) => t,
+            Self::Bytes(_) => "",
+        }
+    }
+
+    /// The bytes as written (a text's UTF-8).
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Self::Text(t) => t.as_bytes(),
+            Self::Bytes(b) => b,
+        }
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.as_bytes().is_empty()
+    }
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Self::Text(String::new())
+    }
+}
+
 /// Raw output of one profiler run.
 #[derive(Debug, Clone)]
 pub struct Capture {
-    /// The profiler's output as written (ncu's `--log-file`: `==PROF==` lines and the CSV).
-    pub raw: String,
-    /// Where `raw` was read from or kept, for messages.
+    /// The profiler's output as written.
+    pub output: Output,
+    /// Where `output` was read from or kept, for messages.
     pub origin: PathBuf,
     /// The exact argv that produced it, when known.
     pub argv: Option<Vec<String>>,
@@ -106,19 +204,24 @@ pub struct Capture {
     pub wall_seconds: Option<f64>,
     /// The profiler's exit code, when known (a live run, or a recording whose manifest has it).
     pub exit_code: Option<i32>,
-    /// The last lines the application and ncu wrote to stderr and stdout, for messages.
+    /// The last lines the application and the profiler wrote to stderr and stdout, for messages.
     pub output_tail: String,
     /// Kernels the application launched, from a diagnostic run after the filter matched nothing.
     pub kernels_seen: Option<Vec<String>>,
-    /// Binary output: an nsys SQLite export (`raw` is then empty). Recorded as `<rep>.sqlite`.
-    pub sqlite: Option<Vec<u8>>,
-    /// The version of the ncu that wrote it (`2022.3.0.0`), when known.
-    pub ncu_version: Option<String>,
+    /// The version of the tool that wrote it (`2022.3.0.0`), when known.
+    pub tool_version: Option<String>,
+}
+
+impl Capture {
+    /// The output's text (`""` for bytes).
+    pub fn raw(&self) -> &str {
+        self.output.text()
+    }
 }
 
 /// A source of raw profiler output.
 pub trait Profiler {
-    /// `ncu` or `replay`.
+    /// The tool (`ncu`, `nsys`, `cupti`) or `replay`.
     fn name(&self) -> &'static str;
     /// The profiler's version string (`2025.1.1.0`), or `unknown`.
     ///
@@ -160,7 +263,7 @@ pub trait Profiler {
     }
     /// How long to wait before each retry when another tool holds the GPU counters
     /// ([`FailureKind::ResourceUnavailable`]); empty: never retry (a recording's failure is final).
-    fn busy_retry_delays(&self) -> Vec<std::time::Duration> {
+    fn busy_retry_delays(&self, _job: Job<'_>) -> Vec<std::time::Duration> {
         Vec::new()
     }
 }

@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 
 use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::plan::app_argv;
-use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
+use crate::profile::backend::{Backend, DryRun, LiveSetup, RecordedAs};
+use crate::profile::{Capture, FailureKind, Job, Output, ProfileError, Profiler, job_context};
 use crate::spec::{NsysMetric, Target, parse_nsys_metric};
 
 use crate::nsys::read::{NSYS_ENV, locate_nsys, read_sqlite, read_text};
@@ -236,15 +237,15 @@ impl Profiler for NsysProfiler {
             Err(_) => None,
         };
         Ok(Capture {
-            raw: String::new(),
+            // No export: no output (`extract` says nsys wrote none).
+            output: sqlite.map_or_else(Output::default, Output::Bytes),
             origin: export,
             argv: Some(argv),
             wall_seconds: Some(outcome.wall.as_secs_f64()),
             exit_code: outcome.code.or(outcome.signal.map(|s| 128 + s)),
             output_tail,
             kernels_seen: None,
-            sqlite,
-            ncu_version: None,
+            tool_version: self.version.clone(),
         })
     }
 }
@@ -265,8 +266,8 @@ fn workload(job: Job<'_>, capture: &Capture) -> Result<(Workload, Option<u64>), 
             )
         }
     };
-    match &capture.sqlite {
-        Some(bytes) => {
+    match &capture.output {
+        Output::Bytes(bytes) => {
             // SQLite reads files: the bytes go to a private temporary file first.
             let tmp = tempfile::Builder::new()
                 .prefix("cgp-gate-capture-")
@@ -290,7 +291,7 @@ fn workload(job: Job<'_>, capture: &Capture) -> Result<(Workload, Option<u64>), 
             let session = crate::nsys::read::session_duration_ns(tmp.path());
             Ok((w, session))
         }
-        None => Ok((read_text(&capture.raw, &capture.origin).map_err(bad)?, None)),
+        Output::Text(raw) => Ok((read_text(raw, &capture.origin).map_err(bad)?, None)),
     }
 }
 
@@ -309,7 +310,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         return Err(ProfileError::new(FailureKind::AppFailed, ctx, message)
             .hint("run the command by hand under `nsys profile --trace cuda` to see why"));
     }
-    if capture.sqlite.is_none() && capture.raw.is_empty() && !capture.origin.is_file() {
+    if matches!(&capture.output, Output::Text(raw) if raw.is_empty()) && !capture.origin.is_file() {
         return Err(ProfileError::new(
             FailureKind::ProfilerError,
             ctx,
@@ -466,7 +467,70 @@ fn short(name: &str) -> String {
     format!("{}...", name.chars().take(80).collect::<String>())
 }
 
-/// Whether a target is measured by nsys.
-pub fn is_nsys(t: &Target) -> bool {
-    t.profiler == crate::spec::ProfilerKind::Nsys
+/// The nsys backend (`profiler: nsys`): the whole workload traced once per repetition.
+#[derive(Debug, Clone, Copy)]
+pub struct NsysBackend;
+
+impl Backend for NsysBackend {
+    fn kind(&self) -> crate::spec::ProfilerKind {
+        crate::spec::ProfilerKind::Nsys
+    }
+
+    fn live(&self, setup: &LiveSetup<'_>) -> Result<Box<dyn Profiler>, crate::Error> {
+        Ok(Box::new(NsysProfiler::new(setup.base_dir)?))
+    }
+
+    fn extract(&self, job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
+        extract(job, capture)
+    }
+
+    fn recorded_as(&self) -> &'static [RecordedAs] {
+        // A recording may hold the CSV of a report instead of the export.
+        &[
+            RecordedAs {
+                extension: "csv",
+                binary: false,
+                what: "recorded ncu output",
+            },
+            RecordedAs {
+                extension: "sqlite",
+                binary: true,
+                what: "recorded nsys export",
+            },
+        ]
+    }
+
+    fn fingerprint(
+        &self,
+        fp: crate::gpu::fingerprint::Fingerprint,
+        version: &str,
+    ) -> crate::gpu::fingerprint::Fingerprint {
+        fp.measured_by_nsys(version)
+    }
+
+    fn dry_run(&self, _base_dir: &Path, _targets: &[&Target]) -> Result<Box<dyn DryRun>, crate::Error> {
+        Ok(Box::new(NsysDryRun))
+    }
+}
+
+/// `profile --dry-run` of nsys targets: `nsys profile` with the options a live run passes.
+struct NsysDryRun;
+
+impl DryRun for NsysDryRun {
+    fn preamble(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn line(&mut self, job: Job<'_>) -> Result<String, crate::Error> {
+        let app = app_argv(job.target, job.size).map_err(crate::Error::Usage)?;
+        let argv: Vec<String> = std::iter::once("nsys".to_owned())
+            .chain(
+                nsys_profile_args(Path::new("<tmp>/run-N"))
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned()),
+            )
+            .chain(app)
+            .collect();
+        crate::profile::live::quoted(&argv, job.target)
+    }
 }

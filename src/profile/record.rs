@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::foundation::error::Error;
 use crate::gpu::fingerprint::Fingerprint;
 use crate::profile::{Capture, Job};
+use crate::spec::ProfilerKind;
 
 /// Version of the manifest format.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -133,6 +134,26 @@ impl Manifest {
         parse_manifest(path, text, "manifest", MANIFEST_VERSION)
     }
 
+    /// The version of the tool that recorded the targets of `kind`, when the manifest has it.
+    pub fn version(&self, kind: ProfilerKind) -> Option<&str> {
+        match kind {
+            ProfilerKind::Ncu => self.ncu_version.as_deref(),
+            ProfilerKind::Nsys => self.nsys_version.as_deref(),
+            ProfilerKind::Cupti => self.cupti_version.as_deref(),
+        }
+    }
+
+    /// Set (or clear) the version of the tool that recorded the targets of `kind`. The JSON
+    /// keeps one field per tool (`ncu_version`, ...), as recordings always had.
+    pub fn set_version(&mut self, kind: ProfilerKind, version: Option<String>) {
+        let field = match kind {
+            ProfilerKind::Ncu => &mut self.ncu_version,
+            ProfilerKind::Nsys => &mut self.nsys_version,
+            ProfilerKind::Cupti => &mut self.cupti_version,
+        };
+        *field = version;
+    }
+
     pub fn run(&self, target: &str, size: &str, rep: u32) -> Option<&ManifestRun> {
         self.runs
             .iter()
@@ -147,13 +168,13 @@ pub fn rep_path(dir: &Path, target: &str, size: &str, rep: u32) -> PathBuf {
 
 /// The SQLite file of one repetition of an nsys target (`<rep>.sqlite`, the nsys export).
 pub fn rep_path_sqlite(dir: &Path, target: &str, size: &str, rep: u32) -> PathBuf {
-    dir.join(target).join(size).join(format!("{rep}.sqlite"))
+    rep_path_as(dir, target, size, rep, "sqlite")
 }
 
-/// The trace file of one repetition of a cupti target (`<rep>.cupti`, the injection library's
-/// JSON lines; docs/cupti.md).
-pub fn rep_path_cupti(dir: &Path, target: &str, size: &str, rep: u32) -> PathBuf {
-    dir.join(target).join(size).join(format!("{rep}.cupti"))
+/// The file of one repetition kept as `<rep>.<extension>` (a backend's
+/// [`crate::profile::backend::RecordedAs`]).
+pub fn rep_path_as(dir: &Path, target: &str, size: &str, rep: u32, extension: &str) -> PathBuf {
+    dir.join(target).join(size).join(format!("{rep}.{extension}"))
 }
 
 /// A name is usable as one path component of a recording.
@@ -237,24 +258,26 @@ impl Recorder {
         let size = job.size.key();
         check_component("target", &job.target.name).map_err(Error::Usage)?;
         check_component("size", &size).map_err(Error::Usage)?;
-        let csv = rep_path(&self.dir, &job.target.name, &size, job.rep);
-        let sqlite = rep_path_sqlite(&self.dir, &job.target.name, &size, job.rep);
-        let (path, other, bytes) = match &capture.sqlite {
-            Some(b) => (sqlite, csv, b.as_slice()),
-            // A cupti target's trace (its own kind of file, so replay reads it as one).
-            None if crate::profile::cupti::is_cupti(job.target) => (
-                rep_path_cupti(&self.dir, &job.target.name, &size, job.rep),
-                csv,
-                capture.raw.as_bytes(),
-            ),
-            None => (csv, sqlite, capture.raw.as_bytes()),
-        };
+        // The target's backend says how a repetition is kept (its own kind of file, so that
+        // replay reads it as one).
+        let binary = matches!(capture.output, crate::profile::Output::Bytes(_));
+        let ext = crate::profile::backend_of(job.target)
+            .recorded_as()
+            .iter()
+            .find(|r| r.binary == binary)
+            .map_or("csv", |r| r.extension);
+        let path = rep_path_as(&self.dir, &job.target.name, &size, job.rep, ext);
+        let bytes = capture.output.as_bytes();
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
         }
         std::fs::write(&path, bytes).map_err(|e| Error::io("write", &path, e))?;
-        // One file per repetition: a stale one of the other kind would shadow this one.
-        let _ = std::fs::remove_file(other);
+        // One file per repetition: a stale one of another kind would shadow this one.
+        for other in crate::profile::recorded_extensions() {
+            if other != ext {
+                let _ = std::fs::remove_file(rep_path_as(&self.dir, &job.target.name, &size, job.rep, other));
+            }
+        }
         self.manifest
             .runs
             .retain(|r| !(r.target == job.target.name && r.size == size && r.rep == job.rep));
@@ -279,10 +302,8 @@ impl Recorder {
         ncu_version: &str,
         fingerprint: &Fingerprint,
     ) -> Result<PathBuf, Error> {
-        let versions = crate::profile::Versions {
-            ncu: Some(ncu_version.to_owned()),
-            ..crate::profile::Versions::default()
-        };
+        let mut versions = crate::profile::Versions::default();
+        versions.set(crate::spec::ProfilerKind::Ncu, Some(ncu_version.to_owned()));
         self.finish_with(spec_hash, &versions, fingerprint)
     }
 
@@ -297,9 +318,10 @@ impl Recorder {
         fingerprint: &Fingerprint,
     ) -> Result<PathBuf, Error> {
         self.manifest.spec_hash = Some(spec_hash.to_owned());
-        self.manifest.ncu_version.clone_from(&versions.ncu);
-        self.manifest.nsys_version.clone_from(&versions.nsys);
-        self.manifest.cupti_version.clone_from(&versions.cupti);
+        for b in crate::profile::backends() {
+            self.manifest
+                .set_version(b.kind(), versions.version(b.kind()).map(str::to_owned));
+        }
         self.manifest.fingerprint = Some(fingerprint.clone());
         let path = self.dir.join("manifest.json");
         let text = serde_json::to_string_pretty(&self.manifest)
@@ -431,13 +453,13 @@ fn list_dir(dir: &Path) -> Result<Vec<(String, bool)>, Error> {
     Ok(out)
 }
 
-/// `<rep>.csv`, `<rep>.sqlite` or `<rep>.cupti`, `<rep>` a number.
+/// `<rep>.csv`, `<rep>.sqlite` or `<rep>.cupti` (a form some backend records), `<rep>` digits.
 fn is_rep_file(name: &str) -> bool {
-    let stem = name
-        .strip_suffix(".csv")
-        .or_else(|| name.strip_suffix(".sqlite"))
-        .or_else(|| name.strip_suffix(".cupti"));
-    stem.is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        crate::profile::recorded_extensions().contains(&ext)
+            && !stem.is_empty()
+            && stem.bytes().all(|b| b.is_ascii_digit())
+    })
 }
 
 /// Whether `text` is a cgp-gate recording manifest: why not, when it is not.

@@ -1,12 +1,13 @@
-//! The replay backend: serves a recording instead of running ncu.
+//! Replay: a profiler that serves a recording (of any backend's repetitions) instead of running one.
 
 use std::path::{Path, PathBuf};
 
 use crate::foundation::error::Error;
-use crate::profile::record::{Manifest, rep_path, rep_path_cupti, rep_path_sqlite};
-use crate::profile::{Capture, FailureKind, Job, ProfileError, Profiler, job_context};
+use crate::profile::backend::RecordedAs;
+use crate::profile::record::{Manifest, rep_path, rep_path_as};
+use crate::profile::{Capture, FailureKind, Job, Output, ProfileError, Profiler, job_context};
 
-/// Reads `DIR/<target>/<size>/<rep>.csv`.
+/// Reads `DIR/<target>/<size>/<rep>.<extension>`, in the forms of the target's backend.
 #[derive(Debug)]
 pub struct ReplayProfiler {
     dir: PathBuf,
@@ -36,10 +37,9 @@ impl ReplayProfiler {
         &self.dir
     }
 
-    /// Repetitions recorded for a target and size, sorted.
-    /// The repetitions of a size folder (`<n>.csv`, `<n>.sqlite` or `<n>.cupti`, `n` written as a number is:
-    /// `0`, `1`, ..., no sign, no leading zero), and the names of the other files in it, which
-    /// the reader does not take for repetitions (`00.csv`, `+1.csv`, `1.CSV`).
+    /// The repetitions of a size folder (`<n>.csv`, `<n>.sqlite` or `<n>.cupti`, `n` written as a
+    /// number is: `0`, `1`, ..., no sign, no leading zero), sorted, and the names of the other
+    /// files in it, which the reader does not take for repetitions (`00.csv`, `+1.csv`, `1.CSV`).
     fn rep_files(&self, target: &str, size: &str) -> (Vec<u32>, Vec<String>) {
         let mut reps = Vec::new();
         let mut others = Vec::new();
@@ -49,12 +49,7 @@ impl ReplayProfiler {
             .flatten()
         {
             let name = e.file_name().to_string_lossy().into_owned();
-            let rep = name
-                .strip_suffix(".csv")
-                .or_else(|| name.strip_suffix(".sqlite"))
-                .or_else(|| name.strip_suffix(".cupti"))
-                .and_then(|stem| stem.parse::<u32>().ok().filter(|n| n.to_string() == stem));
-            match rep {
+            match crate::profile::recorded_rep(&name) {
                 Some(n) => reps.push(n),
                 None => others.push(name),
             }
@@ -64,7 +59,33 @@ impl ReplayProfiler {
         others.sort();
         (reps, others)
     }
+
+    /// The file of one repetition of `job` in the recording: the first form its backend records
+    /// that is present, else the first form (for messages).
+    fn rep_file(&self, job: Job<'_>) -> (PathBuf, RecordedAs) {
+        let forms = crate::profile::backend_of(job.target).recorded_as();
+        let path =
+            |r: &RecordedAs| rep_path_as(&self.dir, &job.target.name, &job.size.key(), job.rep, r.extension);
+        forms
+            .iter()
+            .find(|r| path(r).is_file())
+            .or(forms.first())
+            .map(|r| (path(r), *r))
+            .unwrap_or_else(|| {
+                (
+                    rep_path(&self.dir, &job.target.name, &job.size.key(), job.rep),
+                    CSV,
+                )
+            })
+    }
 }
+
+/// What a repetition is read as when its backend names no form.
+const CSV: RecordedAs = RecordedAs {
+    extension: "csv",
+    binary: false,
+    what: "recorded ncu output",
+};
 
 impl Profiler for ReplayProfiler {
     fn name(&self) -> &'static str {
@@ -72,21 +93,12 @@ impl Profiler for ReplayProfiler {
     }
 
     fn version(&mut self) -> Result<String, ProfileError> {
-        Ok(self
-            .manifest
-            .as_ref()
-            .and_then(|m| m.ncu_version.clone())
-            .unwrap_or_else(|| "unknown".to_owned()))
+        self.tool_version(crate::spec::ProfilerKind::default())
     }
 
     fn tool_version(&mut self, tool: crate::spec::ProfilerKind) -> Result<String, ProfileError> {
-        let m = self.manifest.as_ref();
-        let v = match tool {
-            crate::spec::ProfilerKind::Ncu => m.and_then(|m| m.ncu_version.clone()),
-            crate::spec::ProfilerKind::Nsys => m.and_then(|m| m.nsys_version.clone()),
-            crate::spec::ProfilerKind::Cupti => m.and_then(|m| m.cupti_version.clone()),
-        };
-        Ok(v.unwrap_or_else(|| "unknown".to_owned()))
+        let v = self.manifest.as_ref().and_then(|m| m.version(tool));
+        Ok(v.map_or_else(|| "unknown".to_owned(), str::to_owned))
     }
 
     fn reads_a_recording(&self) -> bool {
@@ -98,11 +110,7 @@ impl Profiler for ReplayProfiler {
     }
 
     fn has(&self, job: Job<'_>) -> bool {
-        if crate::profile::cupti::is_cupti(job.target) {
-            return rep_path_cupti(&self.dir, &job.target.name, &job.size.key(), job.rep).is_file();
-        }
-        rep_path(&self.dir, &job.target.name, &job.size.key(), job.rep).is_file()
-            || rep_path_sqlite(&self.dir, &job.target.name, &job.size.key(), job.rep).is_file()
+        self.rep_file(job).0.is_file()
     }
 
     fn manifest(&self) -> Option<&Manifest> {
@@ -111,30 +119,20 @@ impl Profiler for ReplayProfiler {
 
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
         let size = job.size.key();
-        let cupti = crate::profile::cupti::is_cupti(job.target);
-        let mut path = if cupti {
-            // A cupti repetition is its trace file, and only that (docs/cupti.md).
-            rep_path_cupti(&self.dir, &job.target.name, &size, job.rep)
-        } else {
-            rep_path(&self.dir, &job.target.name, &size, job.rep)
-        };
-        let sqlite_path = rep_path_sqlite(&self.dir, &job.target.name, &size, job.rep);
-        let mut sqlite = None;
-        if !cupti && !path.is_file() && sqlite_path.is_file() {
+        let (path, form) = self.rep_file(job);
+        let output = if form.binary {
             // An nsys repetition kept as its SQLite export.
-            sqlite = Some(read_sqlite(job, &sqlite_path)?);
-            path = sqlite_path;
-        }
-        let raw = if sqlite.is_some() {
-            String::new()
+            Output::Bytes(read_binary(job, &path)?)
         } else {
-            match crate::foundation::fsutil::read_text(&path, crate::foundation::fsutil::limits::NCU_CSV) {
-                Ok(text) => text,
-                Err(crate::foundation::fsutil::ReadError::Io(e))
-                    if e.kind() == std::io::ErrorKind::NotFound
-                        && std::fs::symlink_metadata(&path).is_ok() =>
+            Output::Text(
+                match crate::foundation::fsutil::read_text(&path, crate::foundation::fsutil::limits::NCU_CSV)
                 {
-                    return Err(ProfileError::new(
+                    Ok(text) => text,
+                    Err(crate::foundation::fsutil::ReadError::Io(e))
+                        if e.kind() == std::io::ErrorKind::NotFound
+                            && std::fs::symlink_metadata(&path).is_ok() =>
+                    {
+                        return Err(ProfileError::new(
                         FailureKind::BadRecording,
                         job_context(job),
                         format!(
@@ -147,30 +145,30 @@ impl Profiler for ReplayProfiler {
                     .hint(
                         "copy the recording with its files (`cp -rL`), not with links into another folder",
                     ));
-                }
-                Err(crate::foundation::fsutil::ReadError::Io(e))
-                    if e.kind() == std::io::ErrorKind::NotFound =>
-                {
-                    let what = if !self.dir.join(&job.target.name).is_dir() {
-                        format!("has no target `{}`", job.target.name)
-                    } else if !self.dir.join(&job.target.name).join(&size).is_dir() {
-                        format!("has no size `{size}` for target `{}`", job.target.name)
-                    } else {
-                        let (reps, others) = self.rep_files(&job.target.name, &size);
-                        let mut what =
-                            format!("has no repetition {} (it has {})", job.rep, describe_reps(&reps));
-                        if !others.is_empty() {
-                            let shown: Vec<String> =
-                                others.iter().take(5).map(|n| format!("`{n}`")).collect();
-                            what.push_str(&format!(
+                    }
+                    Err(crate::foundation::fsutil::ReadError::Io(e))
+                        if e.kind() == std::io::ErrorKind::NotFound =>
+                    {
+                        let what = if !self.dir.join(&job.target.name).is_dir() {
+                            format!("has no target `{}`", job.target.name)
+                        } else if !self.dir.join(&job.target.name).join(&size).is_dir() {
+                            format!("has no size `{size}` for target `{}`", job.target.name)
+                        } else {
+                            let (reps, others) = self.rep_files(&job.target.name, &size);
+                            let mut what =
+                                format!("has no repetition {} (it has {})", job.rep, describe_reps(&reps));
+                            if !others.is_empty() {
+                                let shown: Vec<String> =
+                                    others.iter().take(5).map(|n| format!("`{n}`")).collect();
+                                what.push_str(&format!(
                                 "; {} in that folder {} not a repetition's name: a repetition is `<n>.csv` or `<n>.sqlite`, `n` counting from 0 without leading zeros (`0.csv`, `1.csv`, ...)",
                                 shown.join(", "),
                                 if others.len() == 1 { "is" } else { "are" }
                             ));
-                        }
-                        what
-                    };
-                    return Err(ProfileError::new(
+                            }
+                            what
+                        };
+                        return Err(ProfileError::new(
                     FailureKind::Recording,
                     job_context(job),
                     format!(
@@ -182,52 +180,48 @@ impl Profiler for ReplayProfiler {
                 .hint(
                     "record it on a GPU machine with `cgp-gate profile --record DIR`, or lower `repetitions`",
                 ));
-                }
-                Err(crate::foundation::fsutil::ReadError::Io(e)) => {
-                    return Err(ProfileError::new(
-                        FailureKind::Io,
-                        job_context(job),
-                        format!("failed to read {}: {e}", path.display()),
-                    ));
-                }
-                Err(e) => {
-                    return Err(ProfileError::new(
-                        FailureKind::BadRecording,
-                        job_context(job),
-                        format!(
-                            "{}: {}",
-                            path.display(),
-                            e.message(if cupti {
-                                "recorded CUPTI trace"
-                            } else {
-                                "recorded ncu output"
-                            })
-                        ),
-                    )
-                    .hint("record it again with `cgp-gate profile --record DIR`"));
-                }
-            }
+                    }
+                    Err(crate::foundation::fsutil::ReadError::Io(e)) => {
+                        return Err(ProfileError::new(
+                            FailureKind::Io,
+                            job_context(job),
+                            format!("failed to read {}: {e}", path.display()),
+                        ));
+                    }
+                    Err(e) => {
+                        return Err(ProfileError::new(
+                            FailureKind::BadRecording,
+                            job_context(job),
+                            format!("{}: {}", path.display(), e.message(form.what)),
+                        )
+                        .hint("record it again with `cgp-gate profile --record DIR`"));
+                    }
+                },
+            )
         };
         let run = self
             .manifest
             .as_ref()
             .and_then(|m| m.run(&job.target.name, &size, job.rep));
         Ok(Capture {
-            raw,
+            output,
             origin: path,
             argv: run.map(|r| r.argv.clone()),
             wall_seconds: run.and_then(|r| r.wall_seconds),
             exit_code: run.and_then(|r| r.exit_code),
             output_tail: String::new(),
             kernels_seen: None,
-            sqlite,
-            ncu_version: self.manifest.as_ref().and_then(|m| m.ncu_version.clone()),
+            tool_version: self
+                .manifest
+                .as_ref()
+                .and_then(|m| m.version(job.target.profiler))
+                .map(str::to_owned),
         })
     }
 }
 
-/// An nsys repetition's SQLite export, bounded.
-fn read_sqlite(job: Job<'_>, path: &Path) -> Result<Vec<u8>, ProfileError> {
+/// A repetition kept as bytes (an nsys SQLite export), bounded.
+fn read_binary(job: Job<'_>, path: &Path) -> Result<Vec<u8>, ProfileError> {
     let len = std::fs::metadata(path).map_or(0, |m| m.len());
     if len > crate::nsys::read::MAX_SQLITE_BYTES {
         return Err(ProfileError::new(

@@ -214,28 +214,7 @@ pub fn executable(target: &Target, base_dir: &Path) -> Option<PathBuf> {
 /// code is loaded at run time"). `None` for a compiled program.
 pub fn interpreter(target: &Target) -> Option<&str> {
     let first = target.command.first()?;
-    let name = first.rsplit(['/', '\\']).next().unwrap_or(first);
-    let name = name.strip_suffix(".exe").unwrap_or(name);
-    [
-        "python",
-        "pypy",
-        "bash",
-        "sh",
-        "node",
-        "ruby",
-        "perl",
-        "julia",
-        "uv",
-        "torchrun",
-        "accelerate",
-        "env",
-    ]
-    .iter()
-    .any(|i| {
-        name.strip_prefix(i)
-            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
-    })
-    .then_some(first.as_str())
+    crate::foundation::program::interpreter(first).map(|_| first.as_str())
 }
 
 /// The cuobjdump to use: `$CGP_GATE_CUOBJDUMP`, else `cuobjdump` on `PATH`.

@@ -24,7 +24,7 @@ pub fn fingerprint_for(
     target: &Target,
     gpu: Option<&dyn Gpu>,
 ) -> Fingerprint {
-    let ncu = versions.ncu.as_deref().unwrap_or_default();
+    let ncu = versions.version(ProfilerKind::Ncu).unwrap_or_default();
     let fp = if let Some(mut fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
         // The recording's GPU, but this target's profiler part: a manifest holds one
         // fingerprint, and targets may differ in profiler, clock and cache control.
@@ -49,11 +49,7 @@ pub fn fingerprint_for(
     } else {
         crate::gpu::fingerprint(gpu, 0, ncu, &target.profiling, &target.clocks)
     };
-    match target.profiler {
-        ProfilerKind::Nsys => fp.measured_by_nsys(versions.get(ProfilerKind::Nsys)),
-        ProfilerKind::Cupti => fp.measured_by_cupti(versions.get(ProfilerKind::Cupti)),
-        ProfilerKind::Ncu => fp,
-    }
+    crate::profile::backend_of(target).fingerprint(fp, versions.get(target.profiler))
 }
 
 /// The commit being measured: `$GITHUB_SHA`, else `git rev-parse HEAD` in `dir` (best effort).

@@ -202,7 +202,7 @@ fn run_once(
     watch: &mut Option<&mut Watch<'_>>,
     progress: &mut dyn Progress,
 ) -> Result<Result<(SampleSet, Option<f64>), ProfileError>, Error> {
-    let delays = profiler.busy_retry_delays();
+    let delays = profiler.busy_retry_delays(job);
     let mut attempt = 0;
     let mut throttle_reruns = 0;
     loop {
@@ -254,7 +254,7 @@ fn samples_of(
         .and_then(|s| {
             // A cupti capture is filtered on the whole names of its records already
             // (`profile::cupti::select`), as a live run is.
-            if replay && !crate::profile::cupti::is_cupti(job.target) {
+            if replay && !crate::profile::backend_of(job.target).selects_kernels() {
                 crate::profile::filter::for_replay(job, c, s)
             } else {
                 Ok(s)

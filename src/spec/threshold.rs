@@ -262,7 +262,7 @@ pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Thre
         None => match kind {
             ThresholdKind::Min { .. } => Direction::Higher,
             ThresholdKind::Max { .. } => Direction::Lower,
-            _ => {
+            ThresholdKind::Relative { .. } | ThresholdKind::Exact => {
                 // A typo of a known name is far likelier than a metric nobody told us about.
                 let near = nearest_known_metrics(metric);
                 if let Some(best) = near.first() {

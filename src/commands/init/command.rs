@@ -192,32 +192,17 @@ pub(super) fn size_value(v: &str) -> String {
 /// -> `torch_work.py`, `python -m pkg.bench` -> `pkg.bench`, `./build/bench` -> itself.
 pub(super) fn program_of(argv: &[String]) -> Option<&str> {
     let first = argv.first()?;
-    let stem = first.rsplit(['/', '\\']).next().unwrap_or(first);
-    let stem = stem.strip_suffix(".exe").unwrap_or(stem);
-    let interpreter = [
-        "python",
-        "pypy",
-        "bash",
-        "sh",
-        "node",
-        "ruby",
-        "perl",
-        "julia",
-        "uv",
-        "torchrun",
-        "accelerate",
-    ]
-    .iter()
-    .any(|i| {
-        stem == *i
-            || stem
-                .strip_prefix(i)
-                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
-    });
-    if !interpreter {
+    let Some(interpreter) = crate::foundation::program::interpreter(first) else {
         return Some(first);
-    }
+    };
     let mut rest = argv[1..].iter();
+    if interpreter == "env" {
+        // `env [-i] NAME=value ... program args`: the program is the first other word.
+        let at = argv[1..]
+            .iter()
+            .position(|a| !a.starts_with('-') && !a.contains('='));
+        return at.map_or(Some(first), |i| program_of(&argv[1 + i..]));
+    }
     while let Some(a) = rest.next() {
         if a == "-m" {
             return rest

@@ -220,10 +220,11 @@ fn profile_once(opts: &InitOptions) -> Result<(ParsedOutput, String, String)> {
         let capture = profiler.capture(job)?;
         // The same classification as `check`: ncu's errors, the exit code, an empty table.
         crate::profile::extract::extract(job, &capture)?;
-        let parsed = crate::ncu::parse::parse(&capture.raw)
+        let parsed = crate::ncu::parse::parse(capture.raw())
             .map_err(|e| Error::input(&capture.origin, e.to_string()))?;
         let origin = format!("`{}` run under ncu", opts.command.join(" "));
-        Ok((parsed, capture.raw, origin))
+        let raw = capture.raw().to_owned();
+        Ok((parsed, raw, origin))
     }
 }
 

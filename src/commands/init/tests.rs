@@ -345,4 +345,12 @@ fn target_names_come_from_the_program_file() {
     assert_eq!(name(&["python", "-m", "pkg.bench_attn"]), "bench_attn");
     assert_eq!(name(&["/usr/bin/python3"]), "python3");
     assert_eq!(name(&["./build/matmul", "--n", "1"]), "matmul");
+    // `env` (in the one list of interpreters, `foundation::program`) runs the program after its
+    // variables, itself maybe an interpreter.
+    assert_eq!(
+        name(&["env", "CUDA_VISIBLE_DEVICES=0", "python3", "torch_work.py"]),
+        "torch_work"
+    );
+    assert_eq!(name(&["/usr/bin/env", "-i", "./build/gemm", "--n", "1"]), "gemm");
+    assert_eq!(name(&["env"]), "env");
 }

@@ -255,10 +255,10 @@ pub(super) fn judge_pending(
 
 /// A row with a minimum or a maximum: judged against the limit, as in `check`.
 fn is_limit(p: &Pending<'_>) -> bool {
-    matches!(
-        p.ms.threshold.kind,
-        ThresholdKind::Min { .. } | ThresholdKind::Max { .. }
-    )
+    match p.ms.threshold.kind {
+        ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => true,
+        ThresholdKind::Relative { .. } | ThresholdKind::Exact => false,
+    }
 }
 
 /// What the paired test needs of a row: its pairs, its threshold and `min_effect` (tested
@@ -267,7 +267,7 @@ fn paired_row<'a>(p: &'a Pending<'_>) -> PairedRow<'a> {
     let t = &p.ms.threshold;
     let fraction = match t.kind {
         ThresholdKind::Relative { fraction } => fraction,
-        _ => 0.0,
+        ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => 0.0,
     };
     let threshold_text = format!(
         "{}% threshold",

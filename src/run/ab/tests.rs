@@ -31,15 +31,14 @@ impl Profiler for Fake {
         let ns = self.ns * (1.0 + 0.001 * f64::from(job.rep % 3));
         let _ = writeln!(raw, "\"0\",\"saxpy(int)\",\"{ns}\"");
         Ok(Capture {
-            raw,
+            output: crate::profile::Output::Text(raw),
             origin: PathBuf::from("fake"),
             argv: None,
             wall_seconds: Some(0.5),
             exit_code: Some(0),
             output_tail: String::new(),
             kernels_seen: None,
-            sqlite: None,
-            ncu_version: None,
+            tool_version: None,
         })
     }
 }

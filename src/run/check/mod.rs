@@ -187,9 +187,9 @@ pub fn run_check(
 fn explained_targets(targets: &[&Target]) -> BTreeMap<String, Target> {
     targets
         .iter()
-        // A cupti target's counters are ncu's, measured apart (`cupti_why`): its re-measurement
-        // stays CUPTI's.
-        .filter(|t| t.explain == Explain::Remeasure && t.profiler != crate::spec::ProfilerKind::Cupti)
+        // A target whose counters are measured apart by ncu (a cupti target's,
+        // `plan::ncu_for_why`): its re-measurement stays its own profiler's.
+        .filter(|t| t.explain == Explain::Remeasure && crate::plan::ncu_for_why(t).is_none())
         .map(|t| (t.name.clone(), crate::plan::explaining(t)))
         .collect()
 }

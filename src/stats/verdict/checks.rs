@@ -75,7 +75,10 @@ fn threshold_problem(t: &Threshold) -> Option<String> {
         ThresholdKind::Min { value } | ThresholdKind::Max { value } if !ok(value) => {
             return Some(format!("limit {value} is not a finite number"));
         }
-        _ => {}
+        ThresholdKind::Relative { .. }
+        | ThresholdKind::Exact
+        | ThresholdKind::Min { .. }
+        | ThresholdKind::Max { .. } => {}
     }
     match &t.min_effect {
         Some(q) if !(ok(q.value) && q.value >= 0.0) => {

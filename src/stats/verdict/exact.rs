@@ -95,7 +95,7 @@ pub fn compare_exact(b: f64, c: f64, threshold: &Threshold) -> ExactOutcome {
             );
         }
         ThresholdKind::Relative { fraction } => change.is_none_or(|ch| ch.abs() > fraction),
-        _ => true,
+        ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => true,
     };
     let rel = change.map_or_else(|| "from zero".to_owned(), |c| percent(c, Percent::Signed2));
     match (beyond, worse) {

@@ -57,7 +57,7 @@ pub(super) fn prepare_nested(
     let base_median = j.baseline.as_ref().map_or(0.0, |b| b.median);
     let threshold_fraction = match row.threshold.kind {
         ThresholdKind::Relative { fraction } => fraction,
-        _ => 0.0,
+        ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => 0.0,
     };
     // min_effect as a relative tolerance at the baseline's median: the test must exceed both.
     let fraction = if min_effect > 0.0 && base_median > 0.0 {

@@ -1,0 +1,151 @@
+//! Backends: one per `profiler:` a target may name, all registered in [`backend_for`].
+//!
+//! A backend makes the live [`Profiler`] of its targets, reads one capture into samples, says
+//! how a recording keeps a repetition, what its fingerprint says and what `profile --dry-run`
+//! prints. The rest of cgp-gate (commands, run, reports) asks the backend of a target instead of
+//! branching on its kind. Replay is no backend: it is a [`Profiler`] over a recording of any
+//! backend's repetitions, read back in the forms [`Backend::recorded_as`] names.
+//!
+//! Adding a backend (docs/architecture.md, "Adding a backend"): its `ProfilerKind` in the spec,
+//! its module in `profile/` implementing [`Backend`], and one line in
+//! [`crate::profile::backend_for`], the registration.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::gpu::fingerprint::Fingerprint;
+use crate::measured::samples::SampleSet;
+use crate::profile::{Capture, Job, ProfileError, Profiler};
+use crate::spec::{ProfilerKind, Target};
+
+/// How a live profiler is set up, the same for every backend.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveSetup<'a> {
+    /// Relative `cwd`s resolve against this (the spec's folder).
+    pub base_dir: &'a Path,
+    /// The run's targets that this backend measures.
+    pub targets: &'a [&'a Target],
+    /// The waits between retries when another tool holds the GPU counters, where the command
+    /// layer overrides the backend's own ([`Backend::busy_retry_delays`]).
+    pub busy_retry_delays: Option<&'a [Duration]>,
+}
+
+/// One form of a recorded repetition: the file `<rep>.<extension>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordedAs {
+    pub extension: &'static str,
+    /// Read as bytes ([`crate::profile::Output::Bytes`]), not as text.
+    pub binary: bool,
+    /// What the file holds, for messages (`recorded ncu output`).
+    pub what: &'static str,
+}
+
+/// What `profile --dry-run` prints for one backend's targets.
+pub trait DryRun {
+    /// Lines printed before the command lines (which tool they are for, what it lacks).
+    fn preamble(&self) -> Vec<String>;
+    /// The command line of one repetition, quoted so that it can be pasted into a shell.
+    ///
+    /// # Errors
+    /// A command that cannot be rendered or quoted; a tool part that cannot be found.
+    fn line(&mut self, job: Job<'_>) -> Result<String, crate::Error>;
+}
+
+/// A profiler backend (ncu, nsys, cupti).
+pub trait Backend: Sync {
+    /// The `profiler:` value of its targets.
+    fn kind(&self) -> ProfilerKind;
+
+    /// The tool's name in text (`ncu`).
+    fn name(&self) -> &'static str {
+        self.kind().as_str()
+    }
+
+    /// The live profiler of its targets (the tool is looked for, not yet run).
+    ///
+    /// # Errors
+    /// When no temporary directory can be made.
+    fn live(&self, setup: &LiveSetup<'_>) -> Result<Box<dyn Profiler>, crate::Error>;
+
+    /// Turn one capture (live or recorded) into samples.
+    ///
+    /// # Errors
+    /// A [`ProfileError`] of the right class, naming the file, kernel and metric where they apply.
+    fn extract(&self, job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError>;
+
+    /// The forms a recording keeps a repetition in; replay takes the first present, a recorder
+    /// the first of the capture's kind (text or bytes).
+    fn recorded_as(&self) -> &'static [RecordedAs];
+
+    /// Whether [`Backend::extract`] selects the launches of the target's kernel filter itself;
+    /// otherwise a replayed capture is filtered as a live run's `-k` would have
+    /// (`profile::filter::for_replay`).
+    fn selects_kernels(&self) -> bool {
+        false
+    }
+
+    /// How long to wait before each retry when another tool holds the GPU counters; empty: the
+    /// tool never competes for them.
+    fn busy_retry_delays(&self) -> Vec<Duration> {
+        Vec::new()
+    }
+
+    /// The fingerprint of a measurement by this backend, from the GPU's and the target's:
+    /// the tool (`profiler`) and its `version`, and which fields do not apply.
+    fn fingerprint(&self, fp: Fingerprint, version: &str) -> Fingerprint;
+
+    /// `profile --dry-run` for `targets` (this backend's).
+    ///
+    /// # Errors
+    /// When no temporary directory can be made.
+    fn dry_run(&self, base_dir: &Path, targets: &[&Target]) -> Result<Box<dyn DryRun>, crate::Error>;
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::profile::{Versions, backend_for, backends, recorded_extensions, recorded_rep};
+    use crate::spec::ProfilerKind;
+
+    #[test]
+    fn every_kind_has_its_backend_once() {
+        let kinds: Vec<ProfilerKind> = backends().iter().map(|b| b.kind()).collect();
+        assert_eq!(
+            kinds,
+            [ProfilerKind::Ncu, ProfilerKind::Nsys, ProfilerKind::Cupti]
+        );
+        for b in backends() {
+            assert_eq!(backend_for(b.kind()).name(), b.kind().as_str());
+            assert!(!b.recorded_as().is_empty(), "{}", b.name());
+        }
+        assert_eq!(recorded_extensions(), ["csv", "sqlite", "cupti"]);
+    }
+
+    #[test]
+    fn recorded_file_names() {
+        assert_eq!(recorded_rep("0.csv"), Some(0));
+        assert_eq!(recorded_rep("12.sqlite"), Some(12));
+        assert_eq!(recorded_rep("3.cupti"), Some(3));
+        for bad in ["00.csv", "+1.csv", "1.CSV", "1.txt", "x.csv", "csv", "-1.cupti"] {
+            assert_eq!(recorded_rep(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn versions_are_kept_per_backend_in_registration_order() {
+        let mut v = Versions::default();
+        assert_eq!(v.describe(), "no profiler");
+        v.set(ProfilerKind::Cupti, Some("2022.3.0".to_owned()));
+        v.set(ProfilerKind::Ncu, Some("2022.3.0.0".to_owned()));
+        assert_eq!(v.describe(), "ncu 2022.3.0.0, cupti 2022.3.0");
+        assert_eq!(v.version(ProfilerKind::Nsys), None);
+        assert_eq!(v.get(ProfilerKind::Nsys), "unknown");
+        v.set(ProfilerKind::Ncu, None);
+        assert_eq!(v.tools().collect::<Vec<_>>(), [ProfilerKind::Cupti]);
+        // The manifest keeps one field per tool, as recordings always had.
+        let mut m = crate::profile::record::Manifest::default();
+        m.set_version(ProfilerKind::Nsys, Some("2022.4.2".to_owned()));
+        assert_eq!(m.nsys_version.as_deref(), Some("2022.4.2"));
+        assert_eq!(m.version(ProfilerKind::Nsys), Some("2022.4.2"));
+        assert_eq!(m.version(ProfilerKind::Ncu), None);
+    }
+}
