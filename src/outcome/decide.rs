@@ -41,10 +41,10 @@ impl Gate {
 
 /// The gate status of one row: the one mapping every reporter shows.
 pub fn row_gate(row: &Row, fail_on: FailOn) -> Gate {
-    match row.verdict {
+    match row.verdict() {
         RowVerdict::Regression => Gate::Fail,
         RowVerdict::Error => Gate::Error,
-        RowVerdict::Missing if row.fails_gate => Gate::Fail,
+        RowVerdict::Missing if row.fails_gate() => Gate::Fail,
         RowVerdict::Inconclusive if fail_on == FailOn::Inconclusive => Gate::Fail,
         RowVerdict::Inconclusive => Gate::Warn,
         RowVerdict::Missing | RowVerdict::Pass | RowVerdict::Improvement | RowVerdict::New => Gate::Pass,
@@ -70,7 +70,10 @@ pub fn run_gate(verdict: RunVerdict, fail_on: FailOn) -> Gate {
 /// inconclusive row makes it inconclusive, and else it passes (improvements, new rows and allowed
 /// missing rows are reported but do not fail the gate).
 pub fn run_verdict(rows: &[Row], errors: &[RunError], had_work: bool) -> RunVerdict {
-    let gates = || rows.iter().map(|r| (r.verdict, row_gate(r, FailOn::Regression)));
+    let gates = || {
+        rows.iter()
+            .map(|r| (r.verdict(), row_gate(r, FailOn::Regression)))
+    };
     if !errors.is_empty() || gates().any(|(_, g)| g == Gate::Error) || (had_work && rows.is_empty()) {
         RunVerdict::Error
     } else if gates().any(|(_, g)| g == Gate::Fail) {
@@ -232,7 +235,8 @@ mod tests {
         assert_eq!(v(&[], &[], true), RunVerdict::Error, "work but nothing judged");
         assert_eq!(v(&[], &[], false), RunVerdict::Pass, "nothing to do");
         let mut gone = row(R::Missing);
-        gone.fails_gate = true;
+        gone.outcome =
+            crate::outcome::results::Outcome::Missing(crate::outcome::results::Missing { fails_gate: true });
         assert_eq!(run_verdict(&[gone], &[], true), RunVerdict::Regression);
     }
 
@@ -240,7 +244,8 @@ mod tests {
     fn a_row_that_fails_the_gate_is_a_failure_whatever_its_verdict() {
         let mut gone = row(RowVerdict::Missing);
         assert_eq!(row_gate(&gone, FailOn::Regression), Gate::Pass, "allowed");
-        gone.fails_gate = true;
+        gone.outcome =
+            crate::outcome::results::Outcome::Missing(crate::outcome::results::Missing { fails_gate: true });
         assert_eq!(row_gate(&gone, FailOn::Regression), Gate::Fail);
         let doubt = row(RowVerdict::Inconclusive);
         assert_eq!(row_gate(&doubt, FailOn::Regression), Gate::Warn);

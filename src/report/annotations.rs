@@ -104,7 +104,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
         };
         let title = format!(
             "cgp-gate {}: {} {}",
-            r.verdict.as_str(),
+            r.verdict().as_str(),
             crate::measured::samples::target_size(&r.target, &r.size),
             r.metric
         );
@@ -114,7 +114,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
             change_cell(r, None),
             medians_sentence(r),
             crate::outcome::results::threshold_text(r),
-            p_value(r.p_adjusted.or(r.p)),
+            p_value(r.estimate.p_adjusted.or(r.estimate.p)),
             r.reason
         );
         // The why (docs/why.md): its reading; the counters are in the other reports.

@@ -161,7 +161,7 @@ fn row_cells(
 ) -> String {
     // A row that fails the gate without being a regression (a missing kernel, an inconclusive
     // row under `--fail-on inconclusive`) wears the failure colour: decide::row_gate says so.
-    let fails = if r.verdict != RowVerdict::Regression
+    let fails = if r.verdict() != RowVerdict::Regression
         && crate::outcome::decide::row_gate(r, fail_on) == crate::outcome::decide::Gate::Fail
     {
         " fails"
@@ -170,7 +170,7 @@ fn row_cells(
     };
     let mut s = format!(
         "<tr class=\"{v}\"><td><span class=\"pill {v}{fails}\">{w}</span></td>",
-        v = r.verdict.as_str(),
+        v = r.verdict().as_str(),
         w = crate::report::format::verdict_word(r)
     );
     if with_target {
@@ -185,7 +185,7 @@ fn row_cells(
         escape(&super::format::reason_with_config(r)),
         escape(&change_cell(r, common_ci)),
         escape(&crate::outcome::results::threshold_text(r)),
-        escape(&p_value(r.p_adjusted.or(r.p))),
+        escape(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
         escape(&medians(r)),
         r.baseline.as_ref().map_or(0, |x| x.n),
         r.candidate.as_ref().map_or(0, |x| x.n),
@@ -206,7 +206,7 @@ fn highlighted_table(results: &Results, h: &mut String) {
     let rows: Vec<&Row> = sorted_rows(results)
         .into_iter()
         .filter(|r| {
-            r.verdict == RowVerdict::Improvement
+            r.verdict() == RowVerdict::Improvement
                 || crate::outcome::decide::row_gate(r, results.fail_on) != crate::outcome::decide::Gate::Pass
         })
         .collect();
@@ -309,7 +309,7 @@ fn plots(results: &Results, h: &mut String) {
             escape(&change_cell(r, None)),
             escape(r.kernel_label()),
             strip_plot(r),
-            v = r.verdict.as_str(),
+            v = r.verdict().as_str(),
         );
     }
     h.push_str("</div>\n");
@@ -388,7 +388,7 @@ fn strip_plot(r: &Row) -> String {
         axis_y + 14.0,
         escape(&unit)
     );
-    let colour = verdict_colour(r.verdict);
+    let colour = verdict_colour(r.verdict());
     for (side, y, fill, label) in [(b, 28.0, "var(--base)", "base"), (c, 58.0, colour, "head")] {
         side_marks(&mut s, side, y, fill, label, &x);
     }

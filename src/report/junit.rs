@@ -144,11 +144,11 @@ fn failure_message(row: &Row) -> String {
     format!(
         "{} {}: change {} ({}), threshold {}, p {}",
         row.metric,
-        row.verdict.as_str(),
+        row.verdict().as_str(),
         change_cell(row, None),
         medians_sentence(row),
         crate::outcome::results::threshold_text(row),
-        p_value(row.p_adjusted.or(row.p)),
+        p_value(row.estimate.p_adjusted.or(row.estimate.p)),
     )
 }
 
@@ -171,7 +171,7 @@ fn description(row: &Row) -> String {
 fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
     // The row's gate status (crate::outcome::decide) picks failure, error, skipped or success; the
     // verdict is the type, so a missing row that fails the gate is `<failure type="missing">`.
-    let status = match (row_gate(row, fail_on), row.verdict) {
+    let status = match (row_gate(row, fail_on), row.verdict()) {
         (Gate::Fail | Gate::Error, v) => {
             let kind = if row_gate(row, fail_on) == Gate::Fail {
                 NonSuccessKind::Failure
@@ -189,9 +189,9 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
                 .set_description(description(row));
             st
         }
-        (Gate::Pass, _) if row.skipped.is_some() => {
+        (Gate::Pass, _) if row.skipped().is_some() => {
             let mut st = TestCaseStatus::skipped();
-            st.set_type(row.skipped.as_ref().map_or("skipped", |s| s.as_str()))
+            st.set_type(row.skipped().map_or("skipped", |s| s.as_str()))
                 .set_message(row.reason.as_str());
             st
         }
@@ -207,10 +207,10 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
     let mut case = TestCase::new(case_name(row), status);
     case.set_classname(crate::measured::samples::target_size(&row.target, &row.size));
     case.add_properties(row_properties(row));
-    if matches!(row.verdict, RowVerdict::Improvement | RowVerdict::New) {
+    if matches!(row.verdict(), RowVerdict::Improvement | RowVerdict::New) {
         case.set_system_out(format!(
             "{}: {}",
-            row.verdict.as_str(),
+            row.verdict().as_str(),
             super::format::reason_with_config(row)
         ));
     } else if let Some(c) = &row.config_change {
@@ -221,7 +221,7 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
 
 fn row_properties(row: &Row) -> Vec<Property> {
     let mut p = vec![
-        Property::new("verdict", row.verdict.as_str()),
+        Property::new("verdict", row.verdict().as_str()),
         Property::new("unit", row.unit.as_str()),
         Property::new("threshold", crate::outcome::results::threshold_text(row)),
         Property::new(
@@ -242,12 +242,12 @@ fn row_properties(row: &Row) -> Vec<Property> {
     num("candidate_median", row.candidate.as_ref().map(|s| s.median));
     num("baseline_n", row.baseline.as_ref().map(|s| s.n as f64));
     num("candidate_n", row.candidate.as_ref().map(|s| s.n as f64));
-    num("change", row.change);
-    num("change_ci_low", row.change_ci.map(|c| c[0]));
-    num("change_ci_high", row.change_ci.map(|c| c[1]));
-    num("confidence", row.confidence);
-    num("p", row.p);
-    num("p_adjusted", row.p_adjusted);
+    num("change", row.estimate.change);
+    num("change_ci_low", row.estimate.change_ci.map(|c| c[0]));
+    num("change_ci_high", row.estimate.change_ci.map(|c| c[1]));
+    num("confidence", row.estimate.confidence);
+    num("p", row.estimate.p);
+    num("p_adjusted", row.estimate.p_adjusted);
     num("remeasured", Some(f64::from(row.remeasured)));
     if let Some(c) = &row.config_change {
         p.push(Property::new("config_baseline", c.baseline.join(" + ")));

@@ -289,7 +289,7 @@ fn highlighted(results: &Results) -> Vec<&Row> {
     sorted_rows(results)
         .into_iter()
         .filter(|r| {
-            r.verdict == RowVerdict::Improvement
+            r.verdict() == RowVerdict::Improvement
                 || crate::outcome::decide::row_gate(r, results.fail_on) != crate::outcome::decide::Gate::Pass
         })
         .collect()
@@ -397,7 +397,7 @@ fn table(results: &Results, rows: &[&Row], shown: usize, md: &mut String) {
             code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
             code_span(&r.metric, true),
             escape_md_cell(&change_cell(r, common.as_deref())),
-            escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
+            escape_md_cell(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
             escape_md_cell(&medians(r)),
         ));
     }
@@ -444,7 +444,7 @@ fn new_and_missing(results: &Results, level: Level, md: &mut String) {
         .rows
         .iter()
         .filter(|r| {
-            r.verdict == RowVerdict::Missing
+            r.verdict() == RowVerdict::Missing
                 && crate::outcome::decide::row_gate(r, results.fail_on) == crate::outcome::decide::Gate::Fail
         })
         .count();
@@ -565,7 +565,7 @@ fn autolink_url(u: &str) -> String {
 fn trends(rows: &[&Row], md: &mut String) {
     let lines: Vec<String> = rows
         .iter()
-        .filter(|r| r.verdict == RowVerdict::Regression)
+        .filter(|r| r.verdict() == RowVerdict::Regression)
         .filter_map(|r| {
             let t = trend(r)?;
             Some(format!(
@@ -590,7 +590,7 @@ fn errors(results: &Results, md: &mut String) {
     let row_errors: Vec<&Row> = results
         .rows
         .iter()
-        .filter(|r| r.verdict == RowVerdict::Error)
+        .filter(|r| r.verdict() == RowVerdict::Error)
         .collect();
     if results.errors.is_empty() && row_errors.is_empty() {
         return;
@@ -640,7 +640,7 @@ fn details(results: &Results, md: &mut String) {
             RowVerdict::New,
             RowVerdict::Missing,
         ] {
-            let n = rows.iter().filter(|r| r.verdict == v).count();
+            let n = rows.iter().filter(|r| r.verdict() == v).count();
             if n > 0 {
                 counts.push(match v {
                     RowVerdict::Regression => plural(n, "regression", "regressions"),
@@ -672,7 +672,7 @@ fn details(results: &Results, md: &mut String) {
                 code_span(&r.metric, true),
                 escape_md_cell(&change_cell(r, common.as_deref())),
                 escape_md_cell(&crate::outcome::results::threshold_text(r)),
-                escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
+                escape_md_cell(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
                 escape_md_cell(&medians(r)),
                 n,
                 md_text(&super::format::reason_with_config(r), true),

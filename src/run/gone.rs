@@ -62,7 +62,9 @@ pub fn rows(
             row.baseline = Some(crate::stats::summarize(&e.samples));
             row.history = e.older_medians();
             if !allow {
-                row.fails_gate = true;
+                row.outcome = crate::outcome::results::Outcome::Missing(crate::outcome::results::Missing {
+                    fails_gate: true,
+                });
             }
             out.push(row);
         }
@@ -82,7 +84,7 @@ fn in_gpu_folder(path: &Path, gpu_keys: &BTreeSet<String>) -> bool {
 pub fn describe(rows: &[Row]) -> Vec<String> {
     let mut seen: BTreeSet<(&str, &str)> = BTreeSet::new();
     for r in rows {
-        if r.verdict == RowVerdict::Missing && r.reason.contains("which the spec no longer has") {
+        if r.verdict() == RowVerdict::Missing && r.reason.contains("which the spec no longer has") {
             seen.insert((r.target.as_str(), r.reason.as_str()));
         }
     }
@@ -130,7 +132,7 @@ mod tests {
         let rows = rows(&stored, &keys, &targets, false);
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
-        assert_eq!((r.target.as_str(), r.verdict), ("old", RowVerdict::Missing));
+        assert_eq!((r.target.as_str(), r.verdict()), ("old", RowVerdict::Missing));
         assert_eq!(
             crate::outcome::decide::row_gate(r, crate::outcome::results::FailOn::Regression),
             crate::outcome::decide::Gate::Fail

@@ -35,7 +35,7 @@ pub struct Scope<'a> {
 pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
     let (_, appeared) = kernel_changes(rows);
     let mut failing = 0;
-    for row in rows.iter_mut().filter(|r| r.verdict == RowVerdict::Missing) {
+    for row in rows.iter_mut().filter(|r| r.verdict() == RowVerdict::Missing) {
         let Some(t) = scope.targets.iter().find(|t| t.name == row.target) else {
             continue;
         };
@@ -63,7 +63,9 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
                 );
             } else {
                 failing += 1;
-                row.fails_gate = true;
+                row.outcome = crate::outcome::results::Outcome::Missing(crate::outcome::results::Missing {
+                    fails_gate: true,
+                });
                 row.reason = format!(
                     "{what}; this fails the gate: if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target"
                 );
@@ -94,7 +96,9 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
             );
         } else {
             failing += 1;
-            row.fails_gate = true;
+            row.outcome = crate::outcome::results::Outcome::Missing(crate::outcome::results::Missing {
+                fails_gate: true,
+            });
             row.reason = format!(
                 "kernel `{}` is in the baseline but was not measured{now}; this fails the gate: if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target",
                 row.kernel_label()
@@ -111,13 +115,13 @@ pub fn kernel_changes(rows: &[Row]) -> (Vec<TargetKernel>, Vec<TargetKernel>) {
     use std::collections::BTreeMap;
     // Per target x kernel: (any row missing, any row measured with a baseline, any row measured).
     let mut groups: BTreeMap<(&str, &str), (bool, bool, bool)> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.verdict != RowVerdict::Error) {
+    for r in rows.iter().filter(|r| r.verdict() != RowVerdict::Error) {
         // A row of no kernel has no kernel to appear or disappear.
         let Some(kernel) = r.kernel.as_deref() else {
             continue;
         };
         let g = groups.entry((r.target.as_str(), kernel)).or_default();
-        if r.verdict == RowVerdict::Missing {
+        if r.verdict() == RowVerdict::Missing {
             g.0 = true;
         } else {
             g.2 = true;
@@ -152,7 +156,7 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
             continue;
         };
         let g = sizes.entry((r.target.as_str(), r.size.as_str())).or_default();
-        match r.verdict {
+        match r.verdict() {
             RowVerdict::Missing => {
                 if !g.gone.contains(&kernel) {
                     g.gone.push(kernel);
@@ -250,7 +254,7 @@ pub fn describe_changes(rows: &[Row]) -> Vec<String> {
     let failing = rows
         .iter()
         .filter(|r| {
-            r.verdict == RowVerdict::Missing
+            r.verdict() == RowVerdict::Missing
                 && crate::outcome::decide::row_gate(r, crate::outcome::results::FailOn::Regression)
                     == crate::outcome::decide::Gate::Fail
         })

@@ -276,9 +276,9 @@ fn medians_in_one_unit(r: &crate::outcome::results::Row) -> (String, String, Str
 /// changed or stayed doubtful. A pass inside the threshold needed none.
 fn p_matters(r: &crate::outcome::results::Row) -> bool {
     matches!(
-        r.verdict,
+        r.verdict(),
         RowVerdict::Regression | RowVerdict::Improvement | RowVerdict::Inconclusive
-    ) && r.skipped.is_none()
+    ) && r.skipped().is_none()
 }
 
 /// The results as a terminal table, regressions first: verdict, target, size, kernel (its
@@ -298,7 +298,7 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     let rows_sorted = sorted_rows(results);
     let show_p = rows_sorted
         .iter()
-        .any(|r| p_matters(r) && r.p_adjusted.or(r.p).is_some());
+        .any(|r| p_matters(r) && r.estimate.p_adjusted.or(r.estimate.p).is_some());
     let common_ci = crate::report::format::common_ci_label(rows_sorted.iter().copied());
     let columns = vec![
         Column::new("verdict", l, Overflow::Truncate),
@@ -360,8 +360,8 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     let verdicts: Vec<RowVerdict> = rows_sorted
         .iter()
         .map(|r| match row_gate(r, results.fail_on) {
-            Gate::Fail if r.verdict != RowVerdict::Regression => RowVerdict::Error,
-            _ => r.verdict,
+            Gate::Fail if r.verdict() != RowVerdict::Regression => RowVerdict::Error,
+            _ => r.verdict(),
         })
         .collect();
     let paint = |row: Option<usize>, column: usize, text: &str| -> String {
@@ -496,8 +496,9 @@ fn result_cells<'a>(
         crate::report::format::estimate(r),
         ci,
         if p_matters(r) {
-            r.p_adjusted
-                .or(r.p)
+            r.estimate
+                .p_adjusted
+                .or(r.estimate.p)
                 .map_or_else(String::new, |p| p_value(Some(p)))
         } else {
             String::new()
