@@ -364,6 +364,7 @@ fn a_missing_row_that_fails_the_gate_gets_its_reason_line() {
     assert!(!has_line(&allowed), "{allowed}");
     r.rows[i].outcome = cgp_gate::outcome::results::Outcome::Missing(cgp_gate::outcome::results::Missing {
         fails_gate: true,
+        ..Default::default()
     });
     let failing = cgp_gate::report::console::results_table(&r);
     assert!(has_line(&failing), "{failing}");

@@ -227,6 +227,7 @@ fn a_missing_row_that_fails_the_gate_wears_the_failure_colour() {
     assert!(!allowed.contains("pill missing fails"));
     r.rows[i].outcome = cgp_gate::outcome::results::Outcome::Missing(cgp_gate::outcome::results::Missing {
         fails_gate: true,
+        ..Default::default()
     });
     let failing = html(&r);
     assert!(

@@ -97,7 +97,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
     let mut out = Vec::new();
     for r in &results.rows {
         // The row's gate status, as every reporter shows it (crate::outcome::decide).
-        let level = match crate::outcome::decide::row_gate(r, results.fail_on) {
+        let level = match crate::outcome::decide::row_gate(r, results.fail_on).gate() {
             Gate::Fail | Gate::Error => "error",
             Gate::Warn => "warning",
             Gate::Pass => continue,

@@ -247,7 +247,7 @@ pub(crate) fn headline(results: &Results) -> String {
     let missing = results
         .rows
         .iter()
-        .filter(|r| r.verdict() == RowVerdict::Missing && row_gate(r, results.fail_on) == Gate::Fail)
+        .filter(|r| row_gate(r, results.fail_on).is_failing_missing())
         .count();
     if missing > 0 {
         parts.push(format!("{missing} missing (not measured)"));
@@ -284,7 +284,7 @@ pub(crate) fn verdict_badge(results: &Results) -> &'static str {
 pub(crate) fn gate_badge(row: &Row, fail_on: crate::outcome::results::FailOn) -> String {
     if let Some(s) = &row.skipped() {
         format!("⏭️ {}", s.label())
-    } else if row_gate(row, fail_on) == Gate::Fail && row.verdict() != RowVerdict::Regression {
+    } else if row_gate(row, fail_on).fails_beyond_its_verdict() {
         format!("❌ {}", row.verdict().as_str())
     } else {
         row_badge(row.verdict()).to_owned()

@@ -161,9 +161,7 @@ fn row_cells(
 ) -> String {
     // A row that fails the gate without being a regression (a missing kernel, an inconclusive
     // row under `--fail-on inconclusive`) wears the failure colour: decide::row_gate says so.
-    let fails = if r.verdict() != RowVerdict::Regression
-        && crate::outcome::decide::row_gate(r, fail_on) == crate::outcome::decide::Gate::Fail
-    {
+    let fails = if crate::outcome::decide::row_gate(r, fail_on).fails_beyond_its_verdict() {
         " fails"
     } else {
         ""
@@ -207,7 +205,8 @@ fn highlighted_table(results: &Results, h: &mut String) {
         .into_iter()
         .filter(|r| {
             r.verdict() == RowVerdict::Improvement
-                || crate::outcome::decide::row_gate(r, results.fail_on) != crate::outcome::decide::Gate::Pass
+                || crate::outcome::decide::row_gate(r, results.fail_on)
+                    != crate::outcome::decide::RowGate::Pass
         })
         .collect();
     h.push_str("<h2>Regressions, improvements and inconclusive rows</h2>\n");

@@ -290,7 +290,8 @@ fn highlighted(results: &Results) -> Vec<&Row> {
         .into_iter()
         .filter(|r| {
             r.verdict() == RowVerdict::Improvement
-                || crate::outcome::decide::row_gate(r, results.fail_on) != crate::outcome::decide::Gate::Pass
+                || crate::outcome::decide::row_gate(r, results.fail_on)
+                    != crate::outcome::decide::RowGate::Pass
         })
         .collect()
 }
@@ -418,7 +419,7 @@ fn new_and_missing(results: &Results, level: Level, md: &mut String) {
     md.push_str(&format!(
         "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
     ));
-    let (gone, appeared) = crate::run::missing::kernel_changes(&results.rows);
+    let (gone, appeared) = crate::outcome::kernels::kernel_changes(&results.rows);
     let list = |v: &[(String, String)]| {
         v.iter()
             .map(|(t, k)| format!("{}: {}", code_span(t, false), code_span(k, false)))
@@ -437,16 +438,13 @@ fn new_and_missing(results: &Results, level: Level, md: &mut String) {
             list(&appeared)
         ));
     }
-    for line in crate::run::gone::describe(&results.rows) {
+    for line in crate::report::kernels::gone_files(&results.rows) {
         md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
     }
     let failing = results
         .rows
         .iter()
-        .filter(|r| {
-            r.verdict() == RowVerdict::Missing
-                && crate::outcome::decide::row_gate(r, results.fail_on) == crate::outcome::decide::Gate::Fail
-        })
+        .filter(|r| crate::outcome::decide::row_gate(r, results.fail_on).is_failing_missing())
         .count();
     if failing > 0 {
         md.push_str(&format!(

@@ -16,6 +16,7 @@ pub mod console;
 pub(crate) mod format;
 pub mod html;
 pub mod junit;
+pub mod kernels;
 pub mod markdown;
 pub(crate) mod mermaid;
 pub mod table;

@@ -378,7 +378,8 @@ mod wire;
 
 pub use key::{OwnedRowKey, RowKey};
 pub use row::{
-    ConfigChange, Estimate, Judged, Missing, Outcome, Row, RowThreshold, SkipReason, threshold_text,
+    ConfigChange, Estimate, Judged, Missing, MissingCause, Outcome, Row, RowThreshold, SkipReason,
+    threshold_text,
 };
 
 #[cfg(test)]
@@ -494,8 +495,8 @@ mod tests {
         let outcomes = [
             Outcome::Compared(Judged::Inconclusive),
             Outcome::New,
-            Outcome::Missing(Missing { fails_gate: true }),
-            Outcome::Missing(Missing { fails_gate: false }),
+            Outcome::Missing(Missing::failing(MissingCause::NotMeasured)),
+            Outcome::Missing(Missing::default()),
             Outcome::Skipped(SkipReason::SameSass),
             Outcome::Error,
         ];

@@ -93,6 +93,59 @@ pub struct Missing {
     /// The run should have measured it and the user did not allow it: it fails the gate (see
     /// [`crate::run::missing`]).
     pub fails_gate: bool,
+    /// Why it was not measured, as far as the run knows.
+    pub cause: MissingCause,
+}
+
+impl Missing {
+    /// A missing row of this cause that fails the gate.
+    pub fn failing(cause: MissingCause) -> Self {
+        Self {
+            fails_gate: true,
+            cause,
+        }
+    }
+}
+
+/// Why a baseline row was not measured. The results file keeps it in the row's `reason` (the
+/// sentence every report shows); reading a file recovers it from there once
+/// ([`MissingCause::of_reason`]), so no reporter reads the reason's words.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum MissingCause {
+    /// Not measured: renamed, no longer launched, or a size the spec no longer has.
+    #[default]
+    NotMeasured,
+    /// The target's `kernel:` filter selected none of the kernels that ran; these ran (names).
+    Unselected { ran: Vec<String> },
+    /// The row is of a baseline file whose target the spec no longer has (`crate::run::gone`).
+    TargetGone,
+}
+
+impl MissingCause {
+    /// What the reason of a row of this cause says after its first clause: `the kernel filter
+    /// selected none of the kernels that ran: the application ran `a`, `b``.
+    pub const RAN: &str = " the application ran ";
+    /// The words of a [`MissingCause::TargetGone`] row's reason.
+    pub const GONE: &str = "which the spec no longer has";
+
+    /// The cause a missing row's reason states, as cgp-gate writes it (for results files, whose
+    /// rows keep the cause only in their reason).
+    pub fn of_reason(reason: &str) -> Self {
+        if reason.contains(Self::GONE) {
+            Self::TargetGone
+        } else if let Some((_, ran)) = reason.split_once(Self::RAN) {
+            // `a`, `b`: split between the backticks, as C++ names hold ", " themselves.
+            let inner = ran
+                .strip_prefix('`')
+                .and_then(|r| r.strip_suffix('`'))
+                .unwrap_or(ran);
+            Self::Unselected {
+                ran: inner.split("`, `").map(str::to_owned).collect(),
+            }
+        } else {
+            Self::NotMeasured
+        }
+    }
 }
 
 /// The numbers a compared row's verdict used; every field is `None` where the row has no such
@@ -282,7 +335,7 @@ impl Row {
 
     /// A `missing` row that the run should have measured and that the user did not allow.
     pub fn fails_gate(&self) -> bool {
-        matches!(self.outcome, Outcome::Missing(Missing { fails_gate: true }))
+        matches!(self.outcome, Outcome::Missing(Missing { fails_gate: true, .. }))
     }
 
     /// The kernel as reports print it: its name, or `-` for a row that belongs to no kernel.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::row::{Estimate, Missing, Outcome, Row};
+use super::row::{Estimate, Missing, MissingCause, Outcome, Row};
 use super::{ConfigChange, Direction, Method, RowThreshold, RowVerdict, SideSummary, SkipReason};
 
 /// `kernel`: a name, or `-` for none (schema 1 and 2 wrote the sentinel `-`; keeping it keeps
@@ -159,7 +159,10 @@ impl From<RowWire> for Row {
         } = w;
         let outcome = match (verdict, skipped) {
             (RowVerdict::Pass, Some(r)) => Outcome::Skipped(r),
-            (RowVerdict::Missing, _) => Outcome::Missing(Missing { fails_gate }),
+            (RowVerdict::Missing, _) => Outcome::Missing(Missing {
+                fails_gate,
+                cause: MissingCause::of_reason(&reason),
+            }),
             (v, _) => Outcome::from(v),
         };
         Self {
@@ -199,7 +202,7 @@ impl From<Row> for RowWire {
         let verdict = r.verdict();
         let (skipped, fails_gate) = match r.outcome {
             Outcome::Skipped(s) => (Some(s), false),
-            Outcome::Missing(Missing { fails_gate }) => (None, fails_gate),
+            Outcome::Missing(Missing { fails_gate, .. }) => (None, fails_gate),
             Outcome::Compared(_) | Outcome::New | Outcome::Error => (None, false),
         };
         let Estimate {

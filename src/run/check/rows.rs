@@ -172,13 +172,17 @@ pub(super) fn unselected(rows: &mut [Row], unselected: &BTreeMap<(String, String
             .filter(|r| &r.target == target && &r.size == size && r.verdict() == RowVerdict::Missing)
         {
             r.reason = format!(
-                "{}; the kernel filter selected none of the kernels that ran: the application ran {}",
+                "{}; the kernel filter selected none of the kernels that ran:{}{}",
                 r.reason,
+                crate::outcome::results::MissingCause::RAN,
                 ran.iter()
                     .map(|k| format!("`{k}`"))
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+            if let Outcome::Missing(m) = &mut r.outcome {
+                m.cause = crate::outcome::results::MissingCause::Unselected { ran: ran.clone() };
+            }
         }
     }
 }
