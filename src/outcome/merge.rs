@@ -92,7 +92,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         tool_version: head.tool_version.clone(),
         spec_hash: head.spec_hash.clone(),
         spec_path: head.spec_path.clone(),
-        source: joined(placed.iter().map(|p| p.results.source.as_str())),
+        source: joined(placed.iter().map(|p| p.results.source.as_str())).into(),
         synthetic: placed.iter().any(|p| p.results.synthetic),
         fingerprint: head.fingerprint.clone(),
         fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),

@@ -176,7 +176,7 @@ pub(crate) fn gpu_label(results: &Results) -> String {
 pub(crate) fn real_capture(results: &Results) -> Option<String> {
     let fp = &results.fingerprint;
     let named = !fp.gpu_name.is_empty() && fp.gpu_name != UNKNOWN;
-    if results.synthetic || !named || !results.source.starts_with("replay:") {
+    if results.synthetic || !named || results.source.replay_dir().is_none() {
         return None;
     }
     let profiler = if fp.profiler.is_empty() || fp.profiler_version.is_empty() {

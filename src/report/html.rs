@@ -112,7 +112,7 @@ fn header(results: &Results, h: &mut String) {
         let _ = writeln!(
             h,
             "<div class=\"banner synthetic\"><b>Synthetic data.</b> These numbers were not measured on a GPU (source: {}).</div>",
-            escape(&results.source)
+            escape(results.source.as_str())
         );
     }
     if let Some(label) = crate::report::format::real_capture(results) {
@@ -120,7 +120,7 @@ fn header(results: &Results, h: &mut String) {
             h,
             "<div class=\"banner real\"><b>{}</b>: these numbers were measured on this GPU and replayed from a recording (source: {}).</div>",
             escape(&label),
-            escape(&results.source)
+            escape(results.source.as_str())
         );
     }
     if let Some(line) = crate::report::format::sass_skip_line(results) {
@@ -692,7 +692,7 @@ fn run_info(results: &Results, h: &mut String) {
         "spec",
         &format!("{} (sha256 {})", results.spec_path, results.spec_hash),
     );
-    kv("source", &results.source);
+    kv("source", results.source.as_str());
     kv("synthetic", if results.synthetic { "yes" } else { "no" });
     kv("date", &results.date);
     kv("fail on", results.fail_on.as_str());

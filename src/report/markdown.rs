@@ -503,14 +503,14 @@ fn flags(results: &Results, md: &mut String) {
     if results.synthetic {
         md.push_str(&format!(
             "> [!WARNING]\n> **Synthetic data**: these numbers were not measured on a GPU (source: {}).\n\n",
-            escape_md_cell(&results.source)
+            escape_md_cell(results.source.as_str())
         ));
     }
     if let Some(label) = crate::report::format::real_capture(results) {
         md.push_str(&format!(
             "> [!NOTE]\n> **{}**: these numbers were measured on this GPU and replayed from a recording (source: {}).\n\n",
             escape_md_cell(&label),
-            escape_md_cell(&results.source)
+            escape_md_cell(results.source.as_str())
         ));
     }
     if let Some(m) = results.fingerprint_mismatch.as_ref().filter(|m| !m.is_empty()) {

@@ -292,7 +292,7 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         spec_hash: a.spec.hash.clone(),
         spec_path: a.spec.path.display().to_string(),
-        source: a.source,
+        source: a.source.into(),
         synthetic: a.synthetic,
         fingerprint: a.fingerprint,
         fingerprint_mismatch: None,

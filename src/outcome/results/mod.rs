@@ -68,7 +68,7 @@ pub struct Results {
     pub spec_hash: String,
     pub spec_path: String,
     /// Where samples came from: `ncu`, or `replay:<dir>`.
-    pub source: String,
+    pub source: crate::measured::source::Source,
     /// True when the samples are known to be synthetic (a recording whose manifest says so).
     #[serde(default)]
     pub synthetic: bool,

@@ -409,7 +409,7 @@ fn push_headline(out: &mut String, results: &Results, style: ConsoleStyle) {
     if let Some(label) = crate::report::format::real_capture(results) {
         let line = format!(
             "data: {label}, replayed from {}",
-            results.source.trim_start_matches("replay:")
+            results.source.replay_dir().unwrap_or_default()
         );
         push_wrapped(out, &one_line(&line), style.width);
     }
