@@ -349,7 +349,7 @@ fn a_missing_row_that_fails_the_gate_gets_its_reason_line() {
     let i = r
         .rows
         .iter()
-        .position(|x| x.verdict == RowVerdict::Missing)
+        .position(|x| x.verdict() == RowVerdict::Missing)
         .unwrap();
     let line = format!("reason {}[{}] ", r.rows[i].target, r.rows[i].size);
     let has_line = |out: &str| {
@@ -358,7 +358,10 @@ fn a_missing_row_that_fails_the_gate_gets_its_reason_line() {
     };
     let allowed = cgp_gate::report::console::results_table(&r);
     assert!(!has_line(&allowed), "{allowed}");
-    r.rows[i].fails_gate = true;
+    r.rows[i].outcome = cgp_gate::outcome::results::Outcome::Missing(cgp_gate::outcome::results::Missing {
+        fails_gate: true,
+        ..Default::default()
+    });
     let failing = cgp_gate::report::console::results_table(&r);
     assert!(has_line(&failing), "{failing}");
 }

@@ -139,7 +139,7 @@ fn step_summary_appends_and_respects_the_one_mib_cap() {
         .map(|i| {
             let mut row = template[i % template.len()].clone();
             row.size = format!("n={i}");
-            row.verdict = RowVerdict::Regression;
+            row.set_verdict(RowVerdict::Regression);
             row
         })
         .collect();

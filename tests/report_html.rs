@@ -217,7 +217,7 @@ fn a_missing_row_that_fails_the_gate_wears_the_failure_colour() {
     let i = r
         .rows
         .iter()
-        .position(|x| x.verdict == RowVerdict::Missing)
+        .position(|x| x.verdict() == RowVerdict::Missing)
         .unwrap();
     let allowed = html(&r);
     assert!(
@@ -225,7 +225,10 @@ fn a_missing_row_that_fails_the_gate_wears_the_failure_colour() {
         "{allowed}"
     );
     assert!(!allowed.contains("pill missing fails"));
-    r.rows[i].fails_gate = true;
+    r.rows[i].outcome = cgp_gate::outcome::results::Outcome::Missing(cgp_gate::outcome::results::Missing {
+        fails_gate: true,
+        ..Default::default()
+    });
     let failing = html(&r);
     assert!(
         failing.contains("<tr class=\"missing\"><td><span class=\"pill missing fails\">missing</span>"),

@@ -50,8 +50,8 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
             .iter()
             .find(|c| c.name.as_str() == name)
             .unwrap_or_else(|| panic!("no case named {name}"));
-        assert_eq!(prop(&case.properties, "verdict"), Some(row.verdict.as_str()));
-        match (&case.status, row.verdict) {
+        assert_eq!(prop(&case.properties, "verdict"), Some(row.verdict().as_str()));
+        match (&case.status, row.verdict()) {
             (
                 TestCaseStatus::NonSuccess {
                     kind: NonSuccessKind::Failure,
@@ -66,8 +66,8 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
                 let b = cgp_gate::foundation::units::human(row.baseline.as_ref().unwrap().median, &row.unit);
                 let c = cgp_gate::foundation::units::human(row.candidate.as_ref().unwrap().median, &row.unit);
                 assert!(m.contains(&format!("median base {b} → head {c}")), "{m}");
-                let [lo, hi] = row.change_ci.unwrap();
-                let change = row.change.unwrap();
+                let [lo, hi] = row.estimate.change_ci.unwrap();
+                let change = row.estimate.change.unwrap();
                 assert!(
                     m.contains(&format!(
                         "change {:+.2}% [{:+.2}%, {:+.2}%]",
@@ -85,7 +85,7 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
                         .as_ref()
                         .unwrap()
                         .as_str()
-                        .starts_with(row.verdict.as_str())
+                        .starts_with(row.verdict().as_str())
                 );
             }
             (
@@ -102,7 +102,7 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
                 .unwrap();
             assert_eq!(v.to_bits(), b.median.to_bits(), "{name}");
         }
-        if let Some(p) = row.p {
+        if let Some(p) = row.estimate.p {
             let v: f64 = prop(&case.properties, "p").unwrap().parse().unwrap();
             assert_eq!(v.to_bits(), p.to_bits(), "{name}");
         }
@@ -273,7 +273,7 @@ fn junitparser_reads_the_same_verdicts() {
             .find(|c| c.2 == name)
             .unwrap_or_else(|| panic!("{name} not in {out}"));
         assert_eq!(*suite, row.target);
-        let expected = match row.verdict {
+        let expected = match row.verdict() {
             RowVerdict::Regression => "Failure",
             RowVerdict::Error => "Error",
             RowVerdict::Inconclusive | RowVerdict::Missing => "Skipped",

@@ -226,7 +226,7 @@ fn many_rows(n: usize, verdict: Option<RowVerdict>) -> Results {
             let mut row = template[i % template.len()].clone();
             row.size = format!("n={i}");
             if let Some(v) = verdict {
-                row.verdict = v;
+                row.set_verdict(v);
             }
             row
         })
@@ -258,7 +258,7 @@ fn thousands_of_rows_are_shortened_under_githubs_limit() {
         .iter()
         .filter(|x| {
             matches!(
-                x.verdict,
+                x.verdict(),
                 RowVerdict::Regression
                     | RowVerdict::Error
                     | RowVerdict::Inconclusive

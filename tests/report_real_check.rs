@@ -72,7 +72,7 @@ fn same() -> Run {
 }
 
 fn with(results: &Results, v: RowVerdict) -> Vec<&Row> {
-    results.rows.iter().filter(|r| r.verdict == v).collect()
+    results.rows.iter().filter(|r| r.verdict() == v).collect()
 }
 
 /// The cells of every GFM table row in `md`, as text a reader sees.
@@ -143,7 +143,7 @@ fn markdown_of_a_real_run_highlights_exactly_its_regressions_and_lists_every_row
         .iter()
         .filter(|x| {
             matches!(
-                x.verdict,
+                x.verdict(),
                 RowVerdict::Regression
                     | RowVerdict::Improvement
                     | RowVerdict::Inconclusive
@@ -159,7 +159,7 @@ fn markdown_of_a_real_run_highlights_exactly_its_regressions_and_lists_every_row
             .iter()
             .find(|x| x.target == cells[1] && x.size == cells[2] && x.metric == cells[4])
             .unwrap_or_else(|| panic!("{cells:?} is not a row of the run"));
-        assert!(cells[0].contains(row.verdict.as_str()), "{cells:?}");
+        assert!(cells[0].contains(row.verdict().as_str()), "{cells:?}");
     }
 
     // The details tables hold every row once, with the verdict the run gave it.
@@ -175,7 +175,7 @@ fn markdown_of_a_real_run_highlights_exactly_its_regressions_and_lists_every_row
         let n = details
             .iter()
             .filter(|c| {
-                c[0].contains(row.verdict.as_str())
+                c[0].contains(row.verdict().as_str())
                     && c[1] == row.size
                     && c[2] == row.kernel_label()
                     && c[3] == row.metric
@@ -218,7 +218,7 @@ fn html_of_a_real_run_shows_every_row_with_its_verdict_and_threshold() {
         );
         let rendered = page.matches(&cells).count();
         assert!(rendered >= 1, "{} {} not in the page", row.size, row.metric);
-        let tr = format!("<tr class=\"{}\">", row.verdict.as_str());
+        let tr = format!("<tr class=\"{}\">", row.verdict().as_str());
         assert!(page.contains(&tr));
     }
     // Regressions are drawn in the highlighted table and in their target's table.
@@ -323,7 +323,7 @@ fn console_table_of_a_real_run_has_one_line_per_row() {
                 let f: Vec<&str> = l.split_whitespace().collect();
                 // The metric cell is the name, with its unit when it has one.
                 (l.contains(&format!("  {shown}  ")) || l.contains(&format!("  {shown} (")))
-                    && f.first() == Some(&row.verdict.as_str())
+                    && f.first() == Some(&row.verdict().as_str())
                     && f.contains(&row.target.as_str())
                     && f.contains(&row.size.as_str())
             })

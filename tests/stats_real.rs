@@ -61,29 +61,29 @@ fn disagreement(row: &Row) -> Option<String> {
     let tolerance = th.tolerance?;
     match row.method {
         Method::RunLevelT | Method::PairedT if th.min_effect.is_none() => {
-            let Some(ci) = row.change_ci else {
+            let Some(ci) = row.estimate.change_ci else {
                 return Some(format!("{}: no interval", row.key()));
             };
             let want = verdict_of_interval(ci, tolerance, direction, exact);
-            let conf = row.confidence.unwrap_or(0.0);
-            if want != row.verdict || conf < 0.95 - 1e-12 || !row.reason.contains(&interval_text(ci)) {
+            let conf = row.estimate.confidence.unwrap_or(0.0);
+            if want != row.verdict() || conf < 0.95 - 1e-12 || !row.reason.contains(&interval_text(ci)) {
                 return Some(format!(
                     "{}: {:?} but the {conf} interval {ci:?} against {tolerance} gives {want:?}; reason: {}",
                     row.key(),
-                    row.verdict,
+                    row.verdict(),
                     row.reason
                 ));
             }
             None
         }
         Method::Exact => {
-            let c = row.change?;
+            let c = row.estimate.change?;
             let want = verdict_of_interval([c, c], tolerance, direction, false);
-            (want != row.verdict).then(|| {
+            (want != row.verdict()).then(|| {
                 format!(
                     "{}: exact {:?}, change {c} gives {want:?}",
                     row.key(),
-                    row.verdict
+                    row.verdict()
                 )
             })
         }
@@ -168,7 +168,7 @@ fn every_verdict_of_the_real_replays_follows_from_the_interval_it_shows() {
             r.rows
                 .iter()
                 .filter(|x| x.method == Method::RunLevelT)
-                .map(|x| x.verdict),
+                .map(|x| x.verdict()),
         );
     }
     // `ab`: the real PyTorch captures of the example (base) against those of the fixture (head).
@@ -228,7 +228,7 @@ fn a_verdict_that_disagrees_with_its_interval_is_caught() {
         .cloned()
         .expect("a run-level row");
     assert!(disagreement(&row).is_none());
-    row.verdict = cgp_gate::outcome::results::RowVerdict::Regression;
+    row.set_verdict(cgp_gate::outcome::results::RowVerdict::Regression);
     assert!(
         disagreement(&row).is_some(),
         "a planted regression on a passing interval"

@@ -358,7 +358,7 @@ fn series_of(inputs: &[(PathBuf, Results)], notes: &mut Vec<String>) -> BTreeMap
     for (index, (path, results)) in inputs.iter().enumerate() {
         let mut used = 0usize;
         for row in &results.rows {
-            if matches!(row.verdict, RowVerdict::Error | RowVerdict::Missing) {
+            if matches!(row.verdict(), RowVerdict::Error | RowVerdict::Missing) {
                 continue;
             }
             let Some(c) = row.candidate.as_ref().filter(|c| c.n > 0 && c.median.is_finite()) else {

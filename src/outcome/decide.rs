@@ -40,15 +40,69 @@ impl Gate {
     }
 }
 
-/// The gate status of one row: the one mapping every reporter shows.
-pub fn row_gate(row: &Row, fail_on: FailOn) -> Gate {
-    match row.verdict {
-        RowVerdict::Regression => Gate::Fail,
-        RowVerdict::Error => Gate::Error,
-        RowVerdict::Missing if row.fails_gate => Gate::Fail,
-        RowVerdict::Inconclusive if fail_on == FailOn::Inconclusive => Gate::Fail,
-        RowVerdict::Inconclusive => Gate::Warn,
-        RowVerdict::Missing | RowVerdict::Pass | RowVerdict::Improvement | RowVerdict::New => Gate::Pass,
+/// Why a row fails the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FailReason {
+    /// The row regressed.
+    Regression,
+    /// A baseline row the run should have measured and did not, not allowed ([`Row::fails_gate`]).
+    Missing,
+    /// An inconclusive row under `--fail-on inconclusive`.
+    Inconclusive,
+}
+
+/// Why a row needs a look without failing the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WarnReason {
+    /// An inconclusive row under `--fail-on regression`.
+    Inconclusive,
+}
+
+/// What one row means for the gate, and why: decided here, rendered by every reporter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowGate {
+    Fail(FailReason),
+    /// An error row: the tool, the input or the profiler failed.
+    Error,
+    Warn(WarnReason),
+    Pass,
+}
+
+impl RowGate {
+    /// The gate status without the reason.
+    pub fn gate(self) -> Gate {
+        match self {
+            Self::Fail(_) => Gate::Fail,
+            Self::Error => Gate::Error,
+            Self::Warn(_) => Gate::Warn,
+            Self::Pass => Gate::Pass,
+        }
+    }
+
+    /// The row fails the gate although its verdict is no failure (a missing row the run should
+    /// have measured, an inconclusive row under `--fail-on inconclusive`): reports mark it as a
+    /// failure beside its verdict.
+    pub fn fails_beyond_its_verdict(self) -> bool {
+        matches!(self, Self::Fail(FailReason::Missing | FailReason::Inconclusive))
+    }
+
+    /// A missing row that fails the gate.
+    pub fn is_failing_missing(self) -> bool {
+        self == Self::Fail(FailReason::Missing)
+    }
+}
+
+/// The gate status of one row, with its reason: the one mapping every reporter shows.
+pub fn row_gate(row: &Row, fail_on: FailOn) -> RowGate {
+    match row.verdict() {
+        RowVerdict::Regression => RowGate::Fail(FailReason::Regression),
+        RowVerdict::Error => RowGate::Error,
+        RowVerdict::Missing if row.fails_gate() => RowGate::Fail(FailReason::Missing),
+        RowVerdict::Inconclusive if fail_on == FailOn::Inconclusive => {
+            RowGate::Fail(FailReason::Inconclusive)
+        }
+        RowVerdict::Inconclusive => RowGate::Warn(WarnReason::Inconclusive),
+        RowVerdict::Missing | RowVerdict::Pass | RowVerdict::Improvement | RowVerdict::New => RowGate::Pass,
     }
 }
 
@@ -71,7 +125,10 @@ pub fn run_gate(verdict: RunVerdict, fail_on: FailOn) -> Gate {
 /// inconclusive row makes it inconclusive, and else it passes (improvements, new rows and allowed
 /// missing rows are reported but do not fail the gate).
 pub fn run_verdict(rows: &[Row], errors: &[RunError], had_work: bool) -> RunVerdict {
-    let gates = || rows.iter().map(|r| (r.verdict, row_gate(r, FailOn::Regression)));
+    let gates = || {
+        rows.iter()
+            .map(|r| (r.verdict(), row_gate(r, FailOn::Regression).gate()))
+    };
     if !errors.is_empty() || gates().any(|(_, g)| g == Gate::Error) || (had_work && rows.is_empty()) {
         RunVerdict::Error
     } else if gates().any(|(_, g)| g == Gate::Fail) {
@@ -234,21 +291,45 @@ mod tests {
         assert_eq!(v(&[], &[], true), RunVerdict::Error, "work but nothing judged");
         assert_eq!(v(&[], &[], false), RunVerdict::Pass, "nothing to do");
         let mut gone = row(R::Missing);
-        gone.fails_gate = true;
+        gone.outcome = crate::outcome::results::Outcome::Missing(crate::outcome::results::Missing::failing(
+            crate::outcome::results::MissingCause::NotMeasured,
+        ));
         assert_eq!(run_verdict(&[gone], &[], true), RunVerdict::Regression);
     }
 
     #[test]
     fn a_row_that_fails_the_gate_is_a_failure_whatever_its_verdict() {
         let mut gone = row(RowVerdict::Missing);
-        assert_eq!(row_gate(&gone, FailOn::Regression), Gate::Pass, "allowed");
-        gone.fails_gate = true;
-        assert_eq!(row_gate(&gone, FailOn::Regression), Gate::Fail);
+        assert_eq!(row_gate(&gone, FailOn::Regression), RowGate::Pass, "allowed");
+        gone.outcome = crate::outcome::results::Outcome::Missing(crate::outcome::results::Missing::failing(
+            crate::outcome::results::MissingCause::NotMeasured,
+        ));
+        assert_eq!(
+            row_gate(&gone, FailOn::Regression),
+            RowGate::Fail(FailReason::Missing)
+        );
+        assert!(row_gate(&gone, FailOn::Regression).fails_beyond_its_verdict());
         let doubt = row(RowVerdict::Inconclusive);
-        assert_eq!(row_gate(&doubt, FailOn::Regression), Gate::Warn);
-        assert_eq!(row_gate(&doubt, FailOn::Inconclusive), Gate::Fail);
-        assert_eq!(row_gate(&row(RowVerdict::Error), FailOn::Regression), Gate::Error);
-        assert_eq!(row_gate(&row(RowVerdict::New), FailOn::Inconclusive), Gate::Pass);
+        assert_eq!(
+            row_gate(&doubt, FailOn::Regression),
+            RowGate::Warn(WarnReason::Inconclusive)
+        );
+        assert_eq!(
+            row_gate(&doubt, FailOn::Inconclusive),
+            RowGate::Fail(FailReason::Inconclusive)
+        );
+        assert!(row_gate(&doubt, FailOn::Inconclusive).fails_beyond_its_verdict());
+        let worse = row_gate(&row(RowVerdict::Regression), FailOn::Inconclusive);
+        assert_eq!(worse, RowGate::Fail(FailReason::Regression));
+        assert!(!worse.fails_beyond_its_verdict());
+        assert_eq!(
+            row_gate(&row(RowVerdict::Error), FailOn::Regression),
+            RowGate::Error
+        );
+        assert_eq!(
+            row_gate(&row(RowVerdict::New), FailOn::Inconclusive),
+            RowGate::Pass
+        );
         // The run's gate and its exit code agree with the rows'.
         assert_eq!(
             run_gate(RunVerdict::Inconclusive, FailOn::Inconclusive),

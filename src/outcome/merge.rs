@@ -92,7 +92,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         tool_version: head.tool_version.clone(),
         spec_hash: head.spec_hash.clone(),
         spec_path: head.spec_path.clone(),
-        source: joined(placed.iter().map(|p| p.results.source.as_str())),
+        source: joined(placed.iter().map(|p| p.results.source.as_str())).into(),
         synthetic: placed.iter().any(|p| p.results.synthetic),
         fingerprint: head.fingerprint.clone(),
         fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
@@ -279,7 +279,7 @@ fn merged_rows(placed: &[Placed]) -> Result<Vec<Row>> {
             rows.push(r);
         }
     }
-    rows.sort_by(|a, b| (a.verdict, a.key()).cmp(&(b.verdict, b.key())));
+    rows.sort_by(|a, b| (a.verdict(), a.key()).cmp(&(b.verdict(), b.key())));
     Ok(rows)
 }
 
@@ -431,7 +431,7 @@ mod tests {
         );
         // A shard whose error is explained by its rows adds nothing more.
         let mut r2 = results(Some("2/2"), "A");
-        r2.rows[0].verdict = crate::outcome::results::RowVerdict::Error;
+        r2.rows[0].set_verdict(crate::outcome::results::RowVerdict::Error);
         r2.verdict = RunVerdict::Error;
         let mut r1 = results(Some("1/2"), "A");
         r1.rows.clear();

@@ -106,7 +106,7 @@ impl Profiler for ReplayProfiler {
     }
 
     fn source(&self) -> String {
-        format!("replay:{}", self.dir.display())
+        crate::measured::source::Source::replay(&self.dir).into()
     }
 
     fn has(&self, job: Job<'_>) -> bool {

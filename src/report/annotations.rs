@@ -97,14 +97,14 @@ pub fn annotations(results: &Results) -> Vec<String> {
     let mut out = Vec::new();
     for r in &results.rows {
         // The row's gate status, as every reporter shows it (crate::outcome::decide).
-        let level = match crate::outcome::decide::row_gate(r, results.fail_on) {
+        let level = match crate::outcome::decide::row_gate(r, results.fail_on).gate() {
             Gate::Fail | Gate::Error => "error",
             Gate::Warn => "warning",
             Gate::Pass => continue,
         };
         let title = format!(
             "cgp-gate {}: {} {}",
-            r.verdict.as_str(),
+            r.verdict().as_str(),
             crate::measured::samples::target_size(&r.target, &r.size),
             r.metric
         );
@@ -114,7 +114,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
             change_cell(r, None),
             medians_sentence(r),
             crate::outcome::results::threshold_text(r),
-            p_value(r.p_adjusted.or(r.p)),
+            p_value(r.estimate.p_adjusted.or(r.estimate.p)),
             r.reason
         );
         // The why (docs/why.md): its reading; the counters are in the other reports.

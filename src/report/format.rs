@@ -60,12 +60,13 @@ pub(crate) fn change_pct(fraction: f64) -> String {
 
 /// The row's estimate, the one its verdict used (`Row::change`): `+4.24%`, `n/a` without one.
 pub(crate) fn estimate(row: &Row) -> String {
-    row.change.map_or_else(|| "n/a".to_owned(), change_pct)
+    row.estimate.change.map_or_else(|| "n/a".to_owned(), change_pct)
 }
 
 /// The row's interval, the one its verdict used (`Row::change_ci`): `[+2.63%, +5.87%]`.
 pub(crate) fn interval(row: &Row) -> Option<String> {
-    row.change_ci
+    row.estimate
+        .change_ci
         .map(|[lo, hi]| format!("[{}, {}]", change_pct(lo), change_pct(hi)))
 }
 
@@ -73,7 +74,7 @@ pub(crate) fn interval(row: &Row) -> Option<String> {
 /// without a change. Every report prints a row's change through this function (or through
 /// [`estimate`] and [`interval`], which it joins).
 pub(crate) fn change_with_ci(row: &Row) -> String {
-    match (row.change, interval(row)) {
+    match (row.estimate.change, interval(row)) {
         (Some(_), Some(i)) => format!("{} {i}", estimate(row)),
         _ => estimate(row),
     }
@@ -83,7 +84,10 @@ pub(crate) fn change_with_ci(row: &Row) -> String {
 /// column header; `None` when they differ (each cell then says its own, [`change_cell`]) or no
 /// row has an interval.
 pub(crate) fn common_ci_label<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Option<String> {
-    let mut labels = rows.into_iter().filter(|r| r.change_ci.is_some()).map(ci_label);
+    let mut labels = rows
+        .into_iter()
+        .filter(|r| r.estimate.change_ci.is_some())
+        .map(ci_label);
     let first = labels.next()??;
     labels
         .all(|l| l.as_deref() == Some(first.as_str()))
@@ -96,7 +100,7 @@ pub(crate) fn common_ci_label<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Op
 pub(crate) fn change_cell(row: &Row, common: Option<&str>) -> String {
     let text = change_with_ci(row);
     match ci_label(row) {
-        Some(l) if row.change_ci.is_some() && common != Some(l.as_str()) => format!("{text} ({l})"),
+        Some(l) if row.estimate.change_ci.is_some() && common != Some(l.as_str()) => format!("{text} ({l})"),
         _ => text,
     }
 }
@@ -126,7 +130,7 @@ pub(crate) fn medians_sentence(row: &Row) -> String {
 
 /// The confidence level as a label: `95% CI`.
 pub(crate) fn ci_label(row: &Row) -> Option<String> {
-    let c = row.confidence?;
+    let c = row.estimate.confidence?;
     // The exact coverage of a distribution-free interval is a number like 95.107%; people read
     // the level, so round it to a tenth.
     c.is_finite().then(|| {
@@ -172,7 +176,7 @@ pub(crate) fn gpu_label(results: &Results) -> String {
 pub(crate) fn real_capture(results: &Results) -> Option<String> {
     let fp = &results.fingerprint;
     let named = !fp.gpu_name.is_empty() && fp.gpu_name != UNKNOWN;
-    if results.synthetic || !named || !results.source.starts_with("replay:") {
+    if results.synthetic || !named || results.source.replay_dir().is_none() {
         return None;
     }
     let profiler = if fp.profiler.is_empty() || fp.profiler_version.is_empty() {
@@ -192,7 +196,7 @@ pub(crate) fn nothing_to_look_at(results: &Results) -> String {
         .iter()
         .filter(|r| {
             !matches!(
-                r.verdict,
+                r.verdict(),
                 RowVerdict::Missing | RowVerdict::New | RowVerdict::Error
             )
         })
@@ -215,7 +219,7 @@ pub(crate) fn nothing_to_look_at(results: &Results) -> String {
 /// missing (the order of [`RowVerdict`]); the run's own order within a verdict.
 pub(crate) fn sorted_rows(results: &Results) -> Vec<&Row> {
     let mut rows: Vec<&Row> = results.rows.iter().collect();
-    rows.sort_by_key(|r| r.verdict);
+    rows.sort_by_key(|r| r.verdict());
     rows
 }
 
@@ -243,7 +247,7 @@ pub(crate) fn headline(results: &Results) -> String {
     let missing = results
         .rows
         .iter()
-        .filter(|r| r.verdict == RowVerdict::Missing && row_gate(r, results.fail_on) == Gate::Fail)
+        .filter(|r| row_gate(r, results.fail_on).is_failing_missing())
         .count();
     if missing > 0 {
         parts.push(format!("{missing} missing (not measured)"));
@@ -278,12 +282,12 @@ pub(crate) fn verdict_badge(results: &Results) -> &'static str {
 /// fails the gate ([`crate::outcome::decide::row_gate`]) marked as a failure whatever its verdict
 /// (`❌ missing`, `❌ inconclusive` under `--fail-on inconclusive`).
 pub(crate) fn gate_badge(row: &Row, fail_on: crate::outcome::results::FailOn) -> String {
-    if let Some(s) = &row.skipped {
+    if let Some(s) = &row.skipped() {
         format!("⏭️ {}", s.label())
-    } else if row_gate(row, fail_on) == Gate::Fail && row.verdict != RowVerdict::Regression {
-        format!("❌ {}", row.verdict.as_str())
+    } else if row_gate(row, fail_on).fails_beyond_its_verdict() {
+        format!("❌ {}", row.verdict().as_str())
     } else {
-        row_badge(row.verdict).to_owned()
+        row_badge(row.verdict()).to_owned()
     }
 }
 
@@ -397,7 +401,7 @@ pub(crate) fn threshold_label(row: &Row) -> String {
 /// was skipped.
 pub(crate) fn sass_skip_line(results: &Results) -> Option<String> {
     let s = results.sass_skip.as_ref().filter(|s| s.kernels > 0)?;
-    let rows = results.rows.iter().filter(|r| r.skipped.is_some()).count();
+    let rows = results.rows.iter().filter(|r| r.skipped().is_some()).count();
     let saved = s.gpu_time_saved_ns.map_or_else(String::new, |ns| {
         format!(
             "; saved {} of kernel GPU time (baseline medians x repetitions, ncu replay and start-up not counted)",
@@ -426,9 +430,8 @@ pub(crate) fn why_cost_line(results: &Results) -> Option<String> {
 /// A row's verdict as reports print it: the skip reason's label (`unchanged` for rows the SASS
 /// cache skipped, a pass) in place of the verdict, from the typed [`crate::outcome::results::SkipReason`].
 pub(crate) fn verdict_word(row: &Row) -> &'static str {
-    row.skipped
-        .as_ref()
-        .map_or(row.verdict.as_str(), crate::outcome::results::SkipReason::label)
+    row.skipped()
+        .map_or(row.verdict().as_str(), crate::outcome::results::SkipReason::label)
 }
 
 #[cfg(test)]

@@ -112,7 +112,7 @@ fn header(results: &Results, h: &mut String) {
         let _ = writeln!(
             h,
             "<div class=\"banner synthetic\"><b>Synthetic data.</b> These numbers were not measured on a GPU (source: {}).</div>",
-            escape(&results.source)
+            escape(results.source.as_str())
         );
     }
     if let Some(label) = crate::report::format::real_capture(results) {
@@ -120,7 +120,7 @@ fn header(results: &Results, h: &mut String) {
             h,
             "<div class=\"banner real\"><b>{}</b>: these numbers were measured on this GPU and replayed from a recording (source: {}).</div>",
             escape(&label),
-            escape(&results.source)
+            escape(results.source.as_str())
         );
     }
     if let Some(line) = crate::report::format::sass_skip_line(results) {
@@ -161,16 +161,14 @@ fn row_cells(
 ) -> String {
     // A row that fails the gate without being a regression (a missing kernel, an inconclusive
     // row under `--fail-on inconclusive`) wears the failure colour: decide::row_gate says so.
-    let fails = if r.verdict != RowVerdict::Regression
-        && crate::outcome::decide::row_gate(r, fail_on) == crate::outcome::decide::Gate::Fail
-    {
+    let fails = if crate::outcome::decide::row_gate(r, fail_on).fails_beyond_its_verdict() {
         " fails"
     } else {
         ""
     };
     let mut s = format!(
         "<tr class=\"{v}\"><td><span class=\"pill {v}{fails}\">{w}</span></td>",
-        v = r.verdict.as_str(),
+        v = r.verdict().as_str(),
         w = crate::report::format::verdict_word(r)
     );
     if with_target {
@@ -185,7 +183,7 @@ fn row_cells(
         escape(&super::format::reason_with_config(r)),
         escape(&change_cell(r, common_ci)),
         escape(&crate::outcome::results::threshold_text(r)),
-        escape(&p_value(r.p_adjusted.or(r.p))),
+        escape(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
         escape(&medians(r)),
         r.baseline.as_ref().map_or(0, |x| x.n),
         r.candidate.as_ref().map_or(0, |x| x.n),
@@ -206,8 +204,9 @@ fn highlighted_table(results: &Results, h: &mut String) {
     let rows: Vec<&Row> = sorted_rows(results)
         .into_iter()
         .filter(|r| {
-            r.verdict == RowVerdict::Improvement
-                || crate::outcome::decide::row_gate(r, results.fail_on) != crate::outcome::decide::Gate::Pass
+            r.verdict() == RowVerdict::Improvement
+                || crate::outcome::decide::row_gate(r, results.fail_on)
+                    != crate::outcome::decide::RowGate::Pass
         })
         .collect();
     h.push_str("<h2>Regressions, improvements and inconclusive rows</h2>\n");
@@ -309,7 +308,7 @@ fn plots(results: &Results, h: &mut String) {
             escape(&change_cell(r, None)),
             escape(r.kernel_label()),
             strip_plot(r),
-            v = r.verdict.as_str(),
+            v = r.verdict().as_str(),
         );
     }
     h.push_str("</div>\n");
@@ -388,7 +387,7 @@ fn strip_plot(r: &Row) -> String {
         axis_y + 14.0,
         escape(&unit)
     );
-    let colour = verdict_colour(r.verdict);
+    let colour = verdict_colour(r.verdict());
     for (side, y, fill, label) in [(b, 28.0, "var(--base)", "base"), (c, 58.0, colour, "head")] {
         side_marks(&mut s, side, y, fill, label, &x);
     }
@@ -693,7 +692,7 @@ fn run_info(results: &Results, h: &mut String) {
         "spec",
         &format!("{} (sha256 {})", results.spec_path, results.spec_hash),
     );
-    kv("source", &results.source);
+    kv("source", results.source.as_str());
     kv("synthetic", if results.synthetic { "yes" } else { "no" });
     kv("date", &results.date);
     kv("fail on", results.fail_on.as_str());

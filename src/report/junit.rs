@@ -14,7 +14,7 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::foundation::units::format_number;
-use crate::outcome::decide::{Gate, row_gate};
+use crate::outcome::decide::{RowGate, row_gate};
 use crate::outcome::results::{FailOn, Results, Row, RowVerdict, RunError};
 use crate::report::format::{case_name, change_cell, medians_sentence, p_value};
 
@@ -144,11 +144,11 @@ fn failure_message(row: &Row) -> String {
     format!(
         "{} {}: change {} ({}), threshold {}, p {}",
         row.metric,
-        row.verdict.as_str(),
+        row.verdict().as_str(),
         change_cell(row, None),
         medians_sentence(row),
         crate::outcome::results::threshold_text(row),
-        p_value(row.p_adjusted.or(row.p)),
+        p_value(row.estimate.p_adjusted.or(row.estimate.p)),
     )
 }
 
@@ -171,17 +171,18 @@ fn description(row: &Row) -> String {
 fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
     // The row's gate status (crate::outcome::decide) picks failure, error, skipped or success; the
     // verdict is the type, so a missing row that fails the gate is `<failure type="missing">`.
-    let status = match (row_gate(row, fail_on), row.verdict) {
-        (Gate::Fail | Gate::Error, v) => {
-            let kind = if row_gate(row, fail_on) == Gate::Fail {
-                NonSuccessKind::Failure
-            } else {
+    let gate = row_gate(row, fail_on);
+    let status = match (gate, row.verdict()) {
+        (RowGate::Fail(_) | RowGate::Error, v) => {
+            let kind = if gate == RowGate::Error {
                 NonSuccessKind::Error
-            };
-            let message = if v == RowVerdict::Regression || v == RowVerdict::Error {
-                failure_message(row)
             } else {
+                NonSuccessKind::Failure
+            };
+            let message = if gate.fails_beyond_its_verdict() {
                 format!("{}: {}", v.as_str(), failure_message(row))
+            } else {
+                failure_message(row)
             };
             let mut st = TestCaseStatus::non_success(kind);
             st.set_type(v.as_str())
@@ -189,28 +190,28 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
                 .set_description(description(row));
             st
         }
-        (Gate::Pass, _) if row.skipped.is_some() => {
+        (RowGate::Pass, _) if row.skipped().is_some() => {
             let mut st = TestCaseStatus::skipped();
-            st.set_type(row.skipped.as_ref().map_or("skipped", |s| s.as_str()))
+            st.set_type(row.skipped().map_or("skipped", |s| s.as_str()))
                 .set_message(row.reason.as_str());
             st
         }
-        (Gate::Warn, v) | (Gate::Pass, v @ RowVerdict::Missing) => {
+        (RowGate::Warn(_), v) | (RowGate::Pass, v @ RowVerdict::Missing) => {
             let mut st = TestCaseStatus::skipped();
             st.set_type(v.as_str())
                 .set_message(format!("{}: {}", v.as_str(), failure_message(row)))
                 .set_description(description(row));
             st
         }
-        (Gate::Pass, _) => TestCaseStatus::success(),
+        (RowGate::Pass, _) => TestCaseStatus::success(),
     };
     let mut case = TestCase::new(case_name(row), status);
     case.set_classname(crate::measured::samples::target_size(&row.target, &row.size));
     case.add_properties(row_properties(row));
-    if matches!(row.verdict, RowVerdict::Improvement | RowVerdict::New) {
+    if matches!(row.verdict(), RowVerdict::Improvement | RowVerdict::New) {
         case.set_system_out(format!(
             "{}: {}",
-            row.verdict.as_str(),
+            row.verdict().as_str(),
             super::format::reason_with_config(row)
         ));
     } else if let Some(c) = &row.config_change {
@@ -221,7 +222,7 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
 
 fn row_properties(row: &Row) -> Vec<Property> {
     let mut p = vec![
-        Property::new("verdict", row.verdict.as_str()),
+        Property::new("verdict", row.verdict().as_str()),
         Property::new("unit", row.unit.as_str()),
         Property::new("threshold", crate::outcome::results::threshold_text(row)),
         Property::new(
@@ -242,12 +243,12 @@ fn row_properties(row: &Row) -> Vec<Property> {
     num("candidate_median", row.candidate.as_ref().map(|s| s.median));
     num("baseline_n", row.baseline.as_ref().map(|s| s.n as f64));
     num("candidate_n", row.candidate.as_ref().map(|s| s.n as f64));
-    num("change", row.change);
-    num("change_ci_low", row.change_ci.map(|c| c[0]));
-    num("change_ci_high", row.change_ci.map(|c| c[1]));
-    num("confidence", row.confidence);
-    num("p", row.p);
-    num("p_adjusted", row.p_adjusted);
+    num("change", row.estimate.change);
+    num("change_ci_low", row.estimate.change_ci.map(|c| c[0]));
+    num("change_ci_high", row.estimate.change_ci.map(|c| c[1]));
+    num("confidence", row.estimate.confidence);
+    num("p", row.estimate.p);
+    num("p_adjusted", row.estimate.p_adjusted);
     num("remeasured", Some(f64::from(row.remeasured)));
     if let Some(c) = &row.config_change {
         p.push(Property::new("config_baseline", c.baseline.join(" + ")));

@@ -289,8 +289,9 @@ fn highlighted(results: &Results) -> Vec<&Row> {
     sorted_rows(results)
         .into_iter()
         .filter(|r| {
-            r.verdict == RowVerdict::Improvement
-                || crate::outcome::decide::row_gate(r, results.fail_on) != crate::outcome::decide::Gate::Pass
+            r.verdict() == RowVerdict::Improvement
+                || crate::outcome::decide::row_gate(r, results.fail_on)
+                    != crate::outcome::decide::RowGate::Pass
         })
         .collect()
 }
@@ -397,7 +398,7 @@ fn table(results: &Results, rows: &[&Row], shown: usize, md: &mut String) {
             code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
             code_span(&r.metric, true),
             escape_md_cell(&change_cell(r, common.as_deref())),
-            escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
+            escape_md_cell(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
             escape_md_cell(&medians(r)),
         ));
     }
@@ -418,7 +419,7 @@ fn new_and_missing(results: &Results, level: Level, md: &mut String) {
     md.push_str(&format!(
         "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
     ));
-    let (gone, appeared) = crate::run::missing::kernel_changes(&results.rows);
+    let (gone, appeared) = crate::outcome::kernels::kernel_changes(&results.rows);
     let list = |v: &[(String, String)]| {
         v.iter()
             .map(|(t, k)| format!("{}: {}", code_span(t, false), code_span(k, false)))
@@ -437,16 +438,13 @@ fn new_and_missing(results: &Results, level: Level, md: &mut String) {
             list(&appeared)
         ));
     }
-    for line in crate::run::gone::describe(&results.rows) {
+    for line in crate::report::kernels::gone_files(&results.rows) {
         md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
     }
     let failing = results
         .rows
         .iter()
-        .filter(|r| {
-            r.verdict == RowVerdict::Missing
-                && crate::outcome::decide::row_gate(r, results.fail_on) == crate::outcome::decide::Gate::Fail
-        })
+        .filter(|r| crate::outcome::decide::row_gate(r, results.fail_on).is_failing_missing())
         .count();
     if failing > 0 {
         md.push_str(&format!(
@@ -505,14 +503,14 @@ fn flags(results: &Results, md: &mut String) {
     if results.synthetic {
         md.push_str(&format!(
             "> [!WARNING]\n> **Synthetic data**: these numbers were not measured on a GPU (source: {}).\n\n",
-            escape_md_cell(&results.source)
+            escape_md_cell(results.source.as_str())
         ));
     }
     if let Some(label) = crate::report::format::real_capture(results) {
         md.push_str(&format!(
             "> [!NOTE]\n> **{}**: these numbers were measured on this GPU and replayed from a recording (source: {}).\n\n",
             escape_md_cell(&label),
-            escape_md_cell(&results.source)
+            escape_md_cell(results.source.as_str())
         ));
     }
     if let Some(m) = results.fingerprint_mismatch.as_ref().filter(|m| !m.is_empty()) {
@@ -565,7 +563,7 @@ fn autolink_url(u: &str) -> String {
 fn trends(rows: &[&Row], md: &mut String) {
     let lines: Vec<String> = rows
         .iter()
-        .filter(|r| r.verdict == RowVerdict::Regression)
+        .filter(|r| r.verdict() == RowVerdict::Regression)
         .filter_map(|r| {
             let t = trend(r)?;
             Some(format!(
@@ -590,7 +588,7 @@ fn errors(results: &Results, md: &mut String) {
     let row_errors: Vec<&Row> = results
         .rows
         .iter()
-        .filter(|r| r.verdict == RowVerdict::Error)
+        .filter(|r| r.verdict() == RowVerdict::Error)
         .collect();
     if results.errors.is_empty() && row_errors.is_empty() {
         return;
@@ -640,7 +638,7 @@ fn details(results: &Results, md: &mut String) {
             RowVerdict::New,
             RowVerdict::Missing,
         ] {
-            let n = rows.iter().filter(|r| r.verdict == v).count();
+            let n = rows.iter().filter(|r| r.verdict() == v).count();
             if n > 0 {
                 counts.push(match v {
                     RowVerdict::Regression => plural(n, "regression", "regressions"),
@@ -672,7 +670,7 @@ fn details(results: &Results, md: &mut String) {
                 code_span(&r.metric, true),
                 escape_md_cell(&change_cell(r, common.as_deref())),
                 escape_md_cell(&crate::outcome::results::threshold_text(r)),
-                escape_md_cell(&p_value(r.p_adjusted.or(r.p))),
+                escape_md_cell(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
                 escape_md_cell(&medians(r)),
                 n,
                 md_text(&super::format::reason_with_config(r), true),

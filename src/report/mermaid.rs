@@ -37,9 +37,9 @@ pub(crate) fn charts(results: &Results, md: &mut String) {
     let regressions: Vec<(&Row, f64)> = results
         .rows
         .iter()
-        .filter(|r| r.verdict == RowVerdict::Regression)
+        .filter(|r| r.verdict() == RowVerdict::Regression)
         .filter_map(|r| {
-            let c = r.change.filter(|c| c.is_finite())?;
+            let c = r.estimate.change.filter(|c| c.is_finite())?;
             Some((
                 r,
                 if r.direction == Some(crate::outcome::results::Direction::Higher) {
@@ -77,11 +77,11 @@ pub(crate) fn charts(results: &Results, md: &mut String) {
     let trend = results
         .rows
         .iter()
-        .filter(|r| r.verdict == RowVerdict::Regression && !r.history.is_empty())
+        .filter(|r| r.verdict() == RowVerdict::Regression && !r.history.is_empty())
         .filter(|r| r.baseline.is_some() && r.candidate.is_some())
         .max_by(|a, b| {
-            let ka = a.change.unwrap_or(0.0).abs();
-            let kb = b.change.unwrap_or(0.0).abs();
+            let ka = a.estimate.change.unwrap_or(0.0).abs();
+            let kb = b.estimate.change.unwrap_or(0.0).abs();
             ka.total_cmp(&kb)
         });
     if let Some(r) = trend

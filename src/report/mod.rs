@@ -18,6 +18,7 @@ pub mod export;
 pub(crate) mod format;
 pub mod html;
 pub mod junit;
+pub mod kernels;
 pub mod markdown;
 pub(crate) mod mermaid;
 pub mod table;

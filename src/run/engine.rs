@@ -166,7 +166,7 @@ pub fn min_effect_unit(row: &mut Row, ms: &MetricSpec, errors: &mut Vec<RunError
     if q.unit.is_empty() || q.unit == row.unit {
         return;
     }
-    row.verdict = RowVerdict::Error;
+    row.set_verdict(RowVerdict::Error);
     row.reason = format!(
         "min_effect {q} is in `{}` but the metric is measured in `{}`; give min_effect in the metric's unit",
         q.unit, row.unit
@@ -230,7 +230,7 @@ pub fn until_decided(run: &mut dyn Remeasure) -> Result<(Vec<Row>, Vec<RunError>
         }
         let doubtful: BTreeSet<(String, String)> = rows
             .iter()
-            .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict))
+            .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict()))
             .map(|r| (r.target.clone(), r.size.clone()))
             .collect();
         let Some(grew) = run.measure_more(&doubtful)? else {
@@ -257,7 +257,7 @@ pub fn keep_decided(rows: &mut [Row], decided: &mut Decided) {
         let id = r.key().to_owned();
         if let Some(first) = decided.get(&id) {
             r.clone_from(first);
-        } else if crate::stats::remeasure::is_decided(r.verdict) {
+        } else if crate::stats::remeasure::is_decided(r.verdict()) {
             decided.insert(id, r.clone());
         }
     }
@@ -288,7 +288,7 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         spec_hash: a.spec.hash.clone(),
         spec_path: a.spec.path.display().to_string(),
-        source: a.source,
+        source: a.source.into(),
         synthetic: a.synthetic,
         fingerprint: a.fingerprint,
         fingerprint_mismatch: None,
@@ -312,7 +312,12 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
 /// Rows ordered as every report lists them: by verdict (regressions first), then by key.
 pub fn sort_rows(rows: &mut [Row]) {
     rows.sort_by(|a, b| {
-        (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
-            .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
+        (a.verdict(), &a.target, &a.size, &a.kernel, &a.metric).cmp(&(
+            b.verdict(),
+            &b.target,
+            &b.size,
+            &b.kernel,
+            &b.metric,
+        ))
     });
 }

@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::baseline::BaselineFile;
-use crate::outcome::results::{Row, RowVerdict};
+use crate::outcome::results::{Missing, MissingCause, Outcome, Row, RowVerdict};
 
 /// The `missing` rows of the baseline files in `stored` whose target is not in `spec_targets`,
 /// among the files in the folders named by `gpu_keys` (`<baselines>/<gpu key>/<target>.json`).
@@ -38,15 +38,17 @@ pub fn rows(
         }
         let reason = if allow {
             format!(
-                "the baseline file {} is of target `{}`, which the spec no longer has (renamed or removed?); allowed by --allow-missing",
+                "the baseline file {} is of target `{}`, {} (renamed or removed?); allowed by --allow-missing",
                 path.display(),
-                file.target
+                file.target,
+                MissingCause::GONE
             )
         } else {
             format!(
-                "the baseline file {} is of target `{}`, which the spec no longer has (renamed or removed?); this fails the gate: if the change is intended, refresh the baselines (delete the file and run `cgp-gate baseline update`), or allow it with --allow-missing",
+                "the baseline file {} is of target `{}`, {} (renamed or removed?); this fails the gate: if the change is intended, refresh the baselines (delete the file and run `cgp-gate baseline update`), or allow it with --allow-missing",
                 path.display(),
-                file.target
+                file.target,
+                MissingCause::GONE
             )
         };
         for e in &file.entries {
@@ -61,9 +63,10 @@ pub fn rows(
             );
             row.baseline = Some(crate::stats::summarize(&e.samples));
             row.history = e.older_medians();
-            if !allow {
-                row.fails_gate = true;
-            }
+            row.outcome = Outcome::Missing(Missing {
+                fails_gate: !allow,
+                cause: MissingCause::TargetGone,
+            });
             out.push(row);
         }
     }
@@ -75,18 +78,6 @@ fn in_gpu_folder(path: &Path, gpu_keys: &BTreeSet<String>) -> bool {
         .and_then(Path::file_name)
         .and_then(|n| n.to_str())
         .is_some_and(|n| gpu_keys.contains(n))
-}
-
-/// One line per file for reports and the console: `baseline files of targets the spec no longer
-/// has: FILE (target `x`)`. Empty when there are none.
-pub fn describe(rows: &[Row]) -> Vec<String> {
-    let mut seen: BTreeSet<(&str, &str)> = BTreeSet::new();
-    for r in rows {
-        if r.verdict == RowVerdict::Missing && r.reason.contains("which the spec no longer has") {
-            seen.insert((r.target.as_str(), r.reason.as_str()));
-        }
-    }
-    seen.into_iter().map(|(_, reason)| reason.to_owned()).collect()
 }
 
 #[cfg(test)]
@@ -130,16 +121,23 @@ mod tests {
         let rows = rows(&stored, &keys, &targets, false);
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
-        assert_eq!((r.target.as_str(), r.verdict), ("old", RowVerdict::Missing));
+        assert_eq!((r.target.as_str(), r.verdict()), ("old", RowVerdict::Missing));
         assert_eq!(
-            crate::outcome::decide::row_gate(r, crate::outcome::results::FailOn::Regression),
+            crate::outcome::decide::row_gate(r, crate::outcome::results::FailOn::Regression).gate(),
             crate::outcome::decide::Gate::Fail
         );
         assert!(r.reason.contains("b/gpu-a/old.json") && r.reason.contains("--allow-missing"));
-        assert_eq!(describe(&rows).len(), 1);
+        assert!(matches!(
+            &r.outcome,
+            Outcome::Missing(Missing {
+                cause: MissingCause::TargetGone,
+                fails_gate: true
+            })
+        ));
+        assert_eq!(MissingCause::of_reason(&r.reason), MissingCause::TargetGone);
         let allowed = super::rows(&stored, &keys, &targets, true);
         assert_ne!(
-            crate::outcome::decide::row_gate(&allowed[0], crate::outcome::results::FailOn::Regression),
+            crate::outcome::decide::row_gate(&allowed[0], crate::outcome::results::FailOn::Regression).gate(),
             crate::outcome::decide::Gate::Fail
         );
     }

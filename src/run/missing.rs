@@ -13,11 +13,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::outcome::results::{Row, RowVerdict};
+use crate::outcome::results::{Outcome, Row, RowVerdict};
 use crate::spec::Target;
 
-/// A (target, kernel) pair.
-pub type TargetKernel = (String, String);
+pub use crate::outcome::kernels::{TargetKernel, kernel_changes};
 
 /// What the run was asked to measure.
 pub struct Scope<'a> {
@@ -35,7 +34,7 @@ pub struct Scope<'a> {
 pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
     let (_, appeared) = kernel_changes(rows);
     let mut failing = 0;
-    for row in rows.iter_mut().filter(|r| r.verdict == RowVerdict::Missing) {
+    for row in rows.iter_mut().filter(|r| r.verdict() == RowVerdict::Missing) {
         let Some(t) = scope.targets.iter().find(|t| t.name == row.target) else {
             continue;
         };
@@ -63,7 +62,9 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
                 );
             } else {
                 failing += 1;
-                row.fails_gate = true;
+                if let Outcome::Missing(m) = &mut row.outcome {
+                    m.fails_gate = true;
+                }
                 row.reason = format!(
                     "{what}; this fails the gate: if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target"
                 );
@@ -94,7 +95,9 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
             );
         } else {
             failing += 1;
-            row.fails_gate = true;
+            if let Outcome::Missing(m) = &mut row.outcome {
+                m.fails_gate = true;
+            }
             row.reason = format!(
                 "kernel `{}` is in the baseline but was not measured{now}; this fails the gate: if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target",
                 row.kernel_label()
@@ -102,163 +105,4 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
         }
     }
     failing
-}
-
-/// Kernels that disappeared (every row of the target x kernel is `missing`) and kernels that
-/// appeared (every row is `new`), as (target, kernel) pairs, sorted. For reports: a rename shows
-/// as one of each.
-pub fn kernel_changes(rows: &[Row]) -> (Vec<TargetKernel>, Vec<TargetKernel>) {
-    use std::collections::BTreeMap;
-    // Per target x kernel: (any row missing, any row measured with a baseline, any row measured).
-    let mut groups: BTreeMap<(&str, &str), (bool, bool, bool)> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.verdict != RowVerdict::Error) {
-        // A row of no kernel has no kernel to appear or disappear.
-        let Some(kernel) = r.kernel.as_deref() else {
-            continue;
-        };
-        let g = groups.entry((r.target.as_str(), kernel)).or_default();
-        if r.verdict == RowVerdict::Missing {
-            g.0 = true;
-        } else {
-            g.2 = true;
-            g.1 |= r.baseline.is_some();
-        }
-    }
-    let pick = |f: &dyn Fn(&(bool, bool, bool)) -> bool| -> Vec<TargetKernel> {
-        groups
-            .iter()
-            .filter(|(_, g)| f(g))
-            .map(|((t, k), _)| ((*t).to_owned(), (*k).to_owned()))
-            .collect()
-    };
-    (pick(&|g| g.0 && !g.2), pick(&|g| g.2 && !g.0 && !g.1))
-}
-
-/// Per target x size where the baseline's kernels were not measured and others were (or ran
-/// unselected by the filter): one line naming both, the usual sign of a library (cuBLAS, cuDNN)
-/// picking another kernel for the same operation.
-pub fn switches(rows: &[Row]) -> Vec<String> {
-    use std::collections::BTreeMap;
-    /// One target x size: the kernels gone, the kernels new, and those that ran unselected.
-    #[derive(Default)]
-    struct Change<'a> {
-        gone: Vec<&'a str>,
-        new: Vec<&'a str>,
-        ran: Option<&'a str>,
-    }
-    let mut sizes: BTreeMap<(&str, &str), Change<'_>> = BTreeMap::new();
-    for r in rows {
-        let Some(kernel) = r.kernel.as_deref() else {
-            continue;
-        };
-        let g = sizes.entry((r.target.as_str(), r.size.as_str())).or_default();
-        match r.verdict {
-            RowVerdict::Missing => {
-                if !g.gone.contains(&kernel) {
-                    g.gone.push(kernel);
-                }
-                if let Some(ran) = r.reason.split_once(" the application ran ").map(|(_, k)| k) {
-                    g.ran = Some(ran);
-                }
-            }
-            RowVerdict::New if !g.new.contains(&kernel) => g.new.push(kernel),
-            _ => {}
-        }
-    }
-    let tick = |v: &[&str]| v.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
-    // Operation rows (`kernels: sum`) whose kernel set changed: once per target x size.
-    let mut out: Vec<String> = Vec::new();
-    for r in rows
-        .iter()
-        .filter(|r| r.kernel.as_deref() == Some(crate::spec::SUM_KERNEL))
-    {
-        let Some(c) = &r.config_change else { continue };
-        let (before, now) = (
-            crate::profile::sum::kernels_of(&c.baseline),
-            crate::profile::sum::kernels_of(&c.candidate),
-        );
-        let line = format!(
-            "{}: the operation now runs {} instead of {} (compared as one operation row)",
-            crate::measured::samples::target_size(&r.target, &r.size),
-            now.iter()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            before
-                .iter()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        if before != now && !out.contains(&line) {
-            out.push(line);
-        }
-    }
-    out.extend(sizes
-        .into_iter()
-        .filter(|(_, g)| !g.gone.is_empty() && (!g.new.is_empty() || g.ran.is_some()))
-        .map(|((t, size), Change { gone, new, ran })| {
-            let ran_text = ran.unwrap_or_default();
-            if new.is_empty() && gone.iter().all(|k| ran_text.contains(&format!("`{k}`"))) {
-                // The same kernels ran, unselected: no switch, the filter is what changed (or
-                // the name it is matched against: a template kernel's begins with `void `).
-                return format!(
-                    "{}: {ran_text} (not selected by its `kernel:` filter) ran, the baseline's {} among them: not a kernel switch, the filter no longer selects it (a `regex:` filter matches the name as ncu prints it, return type first; docs/spec.md, \"Selecting kernels\")",
-                    crate::measured::samples::target_size(t, size),
-                    tick(&gone)
-                );
-            }
-            let now = if new.is_empty() {
-                format!("{} (not selected by its `kernel:` filter)", ran.unwrap_or_default())
-            } else {
-                tick(&new)
-            };
-            format!(
-                "{}: kernel switch: {} ran instead of {} (a library may have picked another kernel; gate the operation with `kernels: sum` to compare its time whichever kernel runs)",
-                crate::measured::samples::target_size(t, size),
-                now,
-                tick(&gone)
-            )
-        }));
-    out
-}
-
-/// One line per change for reports: `kernels that disappeared: matmul: `x`; kernels that
-/// appeared: matmul: `y``. Empty when nothing changed.
-pub fn describe_changes(rows: &[Row]) -> Vec<String> {
-    let (gone, new) = kernel_changes(rows);
-    let list = |v: &[TargetKernel]| {
-        v.iter()
-            .map(|(t, k)| format!("{t}: `{k}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut out = Vec::new();
-    if !gone.is_empty() {
-        out.push(format!(
-            "kernels that disappeared (in the baseline, not measured now): {}",
-            list(&gone)
-        ));
-    }
-    if !new.is_empty() {
-        out.push(format!(
-            "kernels that appeared (measured now, no baseline): {}",
-            list(&new)
-        ));
-    }
-    out.extend(switches(rows));
-    let failing = rows
-        .iter()
-        .filter(|r| {
-            r.verdict == RowVerdict::Missing
-                && crate::outcome::decide::row_gate(r, crate::outcome::results::FailOn::Regression)
-                    == crate::outcome::decide::Gate::Fail
-        })
-        .count();
-    if failing > 0 {
-        out.push(format!(
-            "{failing} baseline row(s) this run should have measured were not measured: this fails the gate; if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target"
-        ));
-    }
-    out
 }

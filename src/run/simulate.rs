@@ -69,7 +69,7 @@ pub fn simulate_check(
     let mut verdicts = vec![RowVerdict::Error; rows.len()];
     for r in judged.unwrap_or_default() {
         if let Some(v) = r.size.parse::<usize>().ok().and_then(|i| verdicts.get_mut(i)) {
-            *v = r.verdict;
+            *v = r.verdict();
         }
     }
     SimOutcome {

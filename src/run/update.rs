@@ -65,15 +65,13 @@ pub fn samples_from_results(
         // A row the run could not judge holds no samples to keep: skipping it would drop its
         // entry and its history from the baseline without a word (issue 34), so refuse.
         let gate = crate::outcome::decide::row_gate(row, crate::outcome::results::FailOn::Regression);
-        if row.verdict == RowVerdict::Error
-            || (row.verdict == RowVerdict::Missing && gate == crate::outcome::decide::Gate::Fail)
-        {
+        if gate == crate::outcome::decide::RowGate::Error || gate.is_failing_missing() {
             return Err(Error::input(
                 path,
                 format!(
                     "row {} is `{}`, not a measurement: a baseline updated from these results would drop its entry and history; run the check again and update from a run where every row was measured",
                     row.key(),
-                    if row.verdict == RowVerdict::Error {
+                    if row.verdict() == RowVerdict::Error {
                         "error"
                     } else {
                         "missing"
@@ -81,7 +79,7 @@ pub fn samples_from_results(
                 ),
             ));
         }
-        if row.verdict == RowVerdict::Missing {
+        if row.verdict() == RowVerdict::Missing {
             continue;
         }
         let Some(c) = &row.candidate else { continue };

@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-use super::wire;
+/// What the file holds, and reports print, for a row that belongs to no kernel.
+pub(super) const NO_KERNEL: &str = "-";
 
 /// What identifies a row: the GPU it was measured on (empty where not known), target, size,
 /// kernel (none for a row of no kernel) and metric. Merged shards, the missing-row check, `ab`
@@ -37,7 +38,7 @@ impl fmt::Display for RowKey<'_> {
             f,
             "{} {} {}",
             crate::measured::samples::target_size(self.target, self.size),
-            self.kernel.unwrap_or(wire::NO_KERNEL),
+            self.kernel.unwrap_or(NO_KERNEL),
             self.metric
         )
     }
@@ -56,7 +57,7 @@ pub struct OwnedRowKey {
 impl OwnedRowKey {
     /// The kernel as reports print it (see [`Row::kernel_label`]).
     pub fn kernel_label(&self) -> &str {
-        self.kernel.as_deref().unwrap_or(wire::NO_KERNEL)
+        self.kernel.as_deref().unwrap_or(NO_KERNEL)
     }
 
     pub fn as_key(&self) -> RowKey<'_> {

@@ -18,7 +18,6 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::foundation::exit_codes::ErrorClass;
 pub use crate::foundation::failure::FailureKind;
 pub use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
-use crate::foundation::units::Quantity;
 use crate::gpu::fingerprint::Fingerprint;
 
 /// Schema version of the results file. Readers accept this and older versions, and refuse newer.
@@ -47,150 +46,6 @@ impl RunVerdict {
 
 pub use crate::stats::{Method, RowVerdict, SideSummary};
 
-/// One judged row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Row {
-    pub target: String,
-    pub size: String,
-    /// The kernel the row measured; `None` for a row that belongs to no kernel (a whole-run or
-    /// category row of `ab` and nsys targets, a target that failed before any kernel ran).
-    /// Written as `-` when `None`, and `-` reads back as `None`, as schema 1 and 2 files and
-    /// older readers have it.
-    #[serde(with = "wire::kernel")]
-    pub kernel: Option<String>,
-    pub metric: String,
-    /// Base unit of every number in the row.
-    pub unit: String,
-    pub verdict: RowVerdict,
-    /// The rule the row was judged by, with the tolerance the statistics used; `None` for rows
-    /// that have no spec metric (a baseline entry whose metric left the spec). Version 1 wrote
-    /// the display string (`3% (lower is better)`, or `-`); it is parsed back when read.
-    #[serde(deserialize_with = "v1::threshold")]
-    pub threshold: Option<RowThreshold>,
-    /// Which side is better; written as `lower`/`higher` (version 1 wrote `-` for none).
-    #[serde(serialize_with = "v1::write_direction", deserialize_with = "v1::direction")]
-    pub direction: Option<Direction>,
-    /// The statistical method that decided (`mann-whitney+hodges-lehmann`, `exact`, ...), written
-    /// as the same strings as before; a method this version does not know reads as
-    /// [`Method::Other`], so files of other versions still read.
-    pub method: Method,
-    /// Relative change of the candidate against the baseline (0.031 = +3.1%); `None` when not compared.
-    pub change: Option<f64>,
-    /// Confidence interval of the relative change.
-    pub change_ci: Option<[f64; 2]>,
-    /// For `min:`/`max:` rows: the interval of the candidate's median, in base units.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub median_ci: Option<[f64; 2]>,
-    /// Coverage of the interval shown (0.95, ...).
-    pub confidence: Option<f64>,
-    /// One-sided p-value of the test in the regression direction (unadjusted).
-    pub p: Option<f64>,
-    /// p-value after the run-wide multiple-testing correction.
-    pub p_adjusted: Option<f64>,
-    pub baseline: Option<SideSummary>,
-    pub candidate: Option<SideSummary>,
-    /// Why the verdict is what it is, in one sentence.
-    pub reason: String,
-    /// How many re-measurement rounds this row took.
-    #[serde(default)]
-    pub remeasured: u32,
-    /// The repetition each candidate sample came from (same order as `candidate.samples`), so a
-    /// results file can become a baseline without profiling again.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub candidate_reps: Vec<u32>,
-    /// Medians of older baseline generations, oldest first (for trends).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub history: Vec<f64>,
-    /// The GPU the row was measured on (the fingerprint's `gpu_name`), so that merged results
-    /// of several GPU types keep their rows apart. Empty in files written before it existed.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub gpu: String,
-    /// Why the row was not profiled: `same-sass` when the kernel's machine code equals the
-    /// baseline's (docs/sass-cache.md). `None` for profiled rows and in older files.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<SkipReason>,
-    /// For a timing row that regressed, improved or is doubtful: the explanatory counters that
-    /// changed beyond their noise and a one-line reading (docs/why.md). `None` otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub why: Option<crate::measured::why::Why>,
-    /// A `missing` row that the run should have measured (its target, size and metric were
-    /// selected) and that the user did not allow: it fails the gate (see [`crate::run::missing`]).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub fails_gate: bool,
-    /// The launch configurations (`grid (X, Y, Z) block (X, Y, Z)`) the candidate's samples came
-    /// from, so a results file becomes a baseline with them. Empty when not known.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub candidate_configs: Vec<String>,
-    /// Set by `check` when the kernel's launch configuration differs between the baseline and
-    /// this run: the row still compares the one series (the kernel did not become a new one),
-    /// and every report says what changed. `None`: the same, or unknown on one side.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_change: Option<ConfigChange>,
-}
-
-/// A launch configuration that changed between the baseline and this run (see
-/// [`Row::config_change`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConfigChange {
-    /// The configurations of the baseline's samples, sorted.
-    pub baseline: Vec<String>,
-    /// The configurations of this run's samples, sorted.
-    pub candidate: Vec<String>,
-}
-
-impl ConfigChange {
-    /// `grid (64, 1, 1) block (256, 1, 1) -> grid (128, 1, 1) block (256, 1, 1)`.
-    pub fn describe(&self) -> String {
-        format!("{} -> {}", self.baseline.join(" + "), self.candidate.join(" + "))
-    }
-}
-
-/// Why a row was not profiled. Written as a kebab-case string; a reason this version does not
-/// know is kept as it was read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum SkipReason {
-    /// `same-sass`: the kernel's machine code equals the baseline's (docs/sass-cache.md); the row
-    /// is a pass.
-    SameSass,
-    /// A reason written by another version.
-    Other(String),
-}
-
-impl SkipReason {
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::SameSass => "same-sass",
-            Self::Other(s) => s,
-        }
-    }
-
-    /// The word every report shows in place of the verdict: `unchanged` for the same machine
-    /// code, `skipped` for a reason this version does not know.
-    pub fn label(&self) -> &'static str {
-        match self {
-            Self::SameSass => "unchanged",
-            Self::Other(_) => "skipped",
-        }
-    }
-}
-
-impl From<String> for SkipReason {
-    fn from(s: String) -> Self {
-        if s == "same-sass" {
-            Self::SameSass
-        } else {
-            Self::Other(s)
-        }
-    }
-}
-
-impl From<SkipReason> for String {
-    fn from(r: SkipReason) -> Self {
-        r.as_str().to_owned()
-    }
-}
-
 /// A failure that stopped a target or size from being measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunError {
@@ -214,7 +69,7 @@ pub struct Results {
     pub spec_hash: String,
     pub spec_path: String,
     /// Where samples came from: `ncu`, or `replay:<dir>`.
-    pub source: String,
+    pub source: crate::measured::source::Source,
     /// True when the samples are known to be synthetic (a recording whose manifest says so).
     #[serde(default)]
     pub synthetic: bool,
@@ -316,7 +171,7 @@ impl SassSkip {
 impl Results {
     /// Count rows with a verdict.
     pub fn count(&self, v: RowVerdict) -> usize {
-        self.rows.iter().filter(|r| r.verdict == v).count()
+        self.rows.iter().filter(|r| r.verdict() == v).count()
     }
 
     /// Write [`Results::to_json`] atomically ([`crate::Error::Io`] naming the path when not).
@@ -519,132 +374,16 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-/// A row's threshold: the spec's rule and what the statistics made of it (as `wire::ThresholdRepr`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "wire::ThresholdRepr", try_from = "wire::ThresholdRepr")]
-pub struct RowThreshold {
-    /// `relative` (with `fraction`), `exact`, `min` or `max` (with `value`, base units).
-    pub kind: ThresholdKind,
-    /// Changes smaller than this absolute amount are never a regression or an improvement.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_effect: Option<Quantity>,
-    /// The relative tolerance the statistics judged against (the threshold, raised by
-    /// `min_effect`), when a change was tested.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tolerance: Option<f64>,
-    /// Where the candidate's median crosses the threshold, base units, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<f64>,
-}
-
-impl Row {
-    /// A row that was not statistically judged (missing, or an error), with no numbers yet.
-    pub fn bare(
-        target: &str,
-        size: &str,
-        kernel: Option<&str>,
-        metric: &str,
-        unit: &str,
-        verdict: RowVerdict,
-        reason: &str,
-    ) -> Self {
-        Self {
-            target: target.to_owned(),
-            size: size.to_owned(),
-            kernel: kernel.map(str::to_owned),
-            metric: metric.to_owned(),
-            unit: unit.to_owned(),
-            verdict,
-            threshold: None,
-            direction: None,
-            method: Method::None,
-            change: None,
-            change_ci: None,
-            median_ci: None,
-            confidence: None,
-            p: None,
-            p_adjusted: None,
-            baseline: None,
-            candidate: None,
-            reason: reason.to_owned(),
-            remeasured: 0,
-            candidate_reps: Vec::new(),
-            history: Vec::new(),
-            gpu: String::new(),
-            skipped: None,
-            why: None,
-            fails_gate: false,
-            candidate_configs: Vec::new(),
-            config_change: None,
-        }
-    }
-}
-
-impl Row {
-    /// The kernel as reports print it: its name, or `-` for a row that belongs to no kernel.
-    pub fn kernel_label(&self) -> &str {
-        self.kernel.as_deref().unwrap_or(wire::NO_KERNEL)
-    }
-
-    /// The key that identifies this row in a run (see [`RowKey`]).
-    pub fn key(&self) -> RowKey<'_> {
-        RowKey {
-            target: &self.target,
-            size: &self.size,
-            kernel: self.kernel.as_deref(),
-            metric: &self.metric,
-            gpu: &self.gpu,
-        }
-    }
-}
-
-impl RowThreshold {
-    /// The spec's threshold, before anything was measured.
-    pub fn of(t: &Threshold) -> Self {
-        Self {
-            kind: t.kind.clone(),
-            min_effect: t.min_effect.clone(),
-            tolerance: None,
-            limit: None,
-        }
-    }
-
-    /// The rule as the spec wrote it, without the direction: `3%`, `exact`, `max 5`.
-    pub fn rule(&self) -> String {
-        Threshold {
-            kind: self.kind.clone(),
-            direction: Direction::Lower,
-            min_effect: None,
-        }
-        .rule()
-    }
-
-    /// The full display form, `3% (lower is better, min effect 500ns)`.
-    pub fn display(&self, direction: Option<Direction>) -> String {
-        match direction {
-            Some(direction) => Threshold {
-                kind: self.kind.clone(),
-                direction,
-                min_effect: self.min_effect.clone(),
-            }
-            .to_string(),
-            None => self.rule(),
-        }
-    }
-}
-
-/// A row's threshold for display: `3% (lower is better)`, or `-` when the row has none.
-pub fn threshold_text(row: &Row) -> String {
-    row.threshold
-        .as_ref()
-        .map_or_else(|| "-".to_owned(), |t| t.display(row.direction))
-}
-
 mod key;
+mod row;
 mod v1;
 mod wire;
 
 pub use key::{OwnedRowKey, RowKey};
+pub use row::{
+    ConfigChange, Estimate, Judged, Missing, MissingCause, Outcome, Row, RowThreshold, SkipReason,
+    threshold_text,
+};
 
 #[cfg(test)]
 mod tests {
@@ -756,6 +495,34 @@ mod tests {
         let v = serde_json::to_value(&none).unwrap();
         assert_eq!(v["direction"], "-");
         assert_eq!(serde_json::from_value::<Row>(v).unwrap(), none);
+    }
+
+    #[test]
+    fn every_outcome_round_trips_through_the_flat_file_form() {
+        let outcomes = [
+            Outcome::Compared(Judged::Inconclusive),
+            Outcome::New,
+            Outcome::Missing(Missing::failing(MissingCause::NotMeasured)),
+            Outcome::Missing(Missing::default()),
+            Outcome::Skipped(SkipReason::SameSass),
+            Outcome::Error,
+        ];
+        for outcome in outcomes {
+            let mut r = row(RowVerdict::Pass);
+            r.outcome = outcome.clone();
+            let v = serde_json::to_value(&r).unwrap();
+            assert_eq!(v["verdict"], r.verdict().as_str(), "{outcome:?}");
+            assert_eq!(v.get("fails_gate").is_some(), r.fails_gate(), "{outcome:?}");
+            assert_eq!(v["skipped"].as_str(), r.skipped().map(SkipReason::as_str));
+            let back: Row = serde_json::from_value(v).unwrap();
+            assert_eq!(back.outcome, outcome);
+        }
+        // A flag on a verdict that never carries it (an edited file) is dropped, not believed.
+        let mut v = serde_json::to_value(row(RowVerdict::Regression)).unwrap();
+        v["fails_gate"] = true.into();
+        v["skipped"] = "same-sass".into();
+        let back: Row = serde_json::from_value(v).unwrap();
+        assert_eq!(back.outcome, Outcome::Compared(Judged::Regression));
     }
 
     #[test]

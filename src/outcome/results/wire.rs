@@ -1,26 +1,247 @@
-//! How typed fields are written, where the file keeps an older form or a flat one.
+//! How typed fields are written, where the file keeps an older form or a flat one: a row is written flat
+//! ([`RowWire`]) and read back into [`Row`].
 
-/// What the file holds for a row that belongs to no kernel.
-pub(super) const NO_KERNEL: &str = "-";
+use serde::{Deserialize, Serialize};
+
+use super::row::{Estimate, Missing, MissingCause, Outcome, Row};
+use super::{ConfigChange, Direction, Method, RowThreshold, RowVerdict, SideSummary, SkipReason};
 
 /// `kernel`: a name, or `-` for none (schema 1 and 2 wrote the sentinel `-`; keeping it keeps
 /// those files and older readers valid).
-pub(super) mod kernel {
+mod kernel {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    use super::NO_KERNEL;
+    use super::super::key::NO_KERNEL;
 
     #[expect(
         clippy::ref_option,
         reason = "serde's serialize_with passes a reference to the field"
     )]
-    pub(in super::super) fn serialize<S: Serializer>(k: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(k: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(k.as_deref().unwrap_or(NO_KERNEL))
     }
 
-    pub(in super::super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
         let k = String::deserialize(d)?;
         Ok((k != NO_KERNEL).then_some(k))
+    }
+}
+
+/// A row as the results file holds it: every field flat, as schema 1 and 2 wrote them. [`Row`]
+/// is the typed form; the two convert both ways without loss for every row cgp-gate writes.
+#[derive(Serialize, Deserialize)]
+pub(super) struct RowWire {
+    target: String,
+    size: String,
+    /// The kernel the row measured; `None` for a row that belongs to no kernel (a whole-run or
+    /// category row of `ab` and nsys targets, a target that failed before any kernel ran).
+    /// Written as `-` when `None`, and `-` reads back as `None`, as schema 1 and 2 files and
+    /// older readers have it.
+    #[serde(with = "kernel")]
+    kernel: Option<String>,
+    metric: String,
+    /// Base unit of every number in the row.
+    unit: String,
+    verdict: RowVerdict,
+    /// The rule the row was judged by, with the tolerance the statistics used; `None` for rows
+    /// that have no spec metric (a baseline entry whose metric left the spec). Version 1 wrote
+    /// the display string (`3% (lower is better)`, or `-`); it is parsed back when read.
+    #[serde(deserialize_with = "super::v1::threshold")]
+    threshold: Option<RowThreshold>,
+    /// Which side is better; written as `lower`/`higher` (version 1 wrote `-` for none).
+    #[serde(
+        serialize_with = "super::v1::write_direction",
+        deserialize_with = "super::v1::direction"
+    )]
+    direction: Option<Direction>,
+    /// The statistical method that decided (`mann-whitney+hodges-lehmann`, `exact`, ...), written
+    /// as the same strings as before; a method this version does not know reads as
+    /// [`Method::Other`], so files of other versions still read.
+    method: Method,
+    /// Relative change of the candidate against the baseline (0.031 = +3.1%); `None` when not compared.
+    change: Option<f64>,
+    /// Confidence interval of the relative change.
+    change_ci: Option<[f64; 2]>,
+    /// For `min:`/`max:` rows: the interval of the candidate's median, in base units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    median_ci: Option<[f64; 2]>,
+    /// Coverage of the interval shown (0.95, ...).
+    confidence: Option<f64>,
+    /// One-sided p-value of the test in the regression direction (unadjusted).
+    p: Option<f64>,
+    /// p-value after the run-wide multiple-testing correction.
+    p_adjusted: Option<f64>,
+    baseline: Option<SideSummary>,
+    candidate: Option<SideSummary>,
+    /// Why the verdict is what it is, in one sentence.
+    reason: String,
+    /// How many re-measurement rounds this row took.
+    #[serde(default)]
+    remeasured: u32,
+    /// The repetition each candidate sample came from (same order as `candidate.samples`), so a
+    /// results file can become a baseline without profiling again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    candidate_reps: Vec<u32>,
+    /// Medians of older baseline generations, oldest first (for trends).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    history: Vec<f64>,
+    /// The GPU the row was measured on (the fingerprint's `gpu_name`), so that merged results
+    /// of several GPU types keep their rows apart. Empty in files written before it existed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    gpu: String,
+    /// Why the row was not profiled: `same-sass` when the kernel's machine code equals the
+    /// baseline's (docs/sass-cache.md). `None` for profiled rows and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skipped: Option<SkipReason>,
+    /// For a timing row that regressed, improved or is doubtful: the explanatory counters that
+    /// changed beyond their noise and a one-line reading (docs/why.md). `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    why: Option<crate::measured::why::Why>,
+    /// A `missing` row that the run should have measured (its target, size and metric were
+    /// selected) and that the user did not allow: it fails the gate (see [`crate::run::missing`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    fails_gate: bool,
+    /// The launch configurations (`grid (X, Y, Z) block (X, Y, Z)`) the candidate's samples came
+    /// from, so a results file becomes a baseline with them. Empty when not known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    candidate_configs: Vec<String>,
+    /// Set by `check` when the kernel's launch configuration differs between the baseline and
+    /// this run: the row still compares the one series (the kernel did not become a new one),
+    /// and every report says what changed. `None`: the same, or unknown on one side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    config_change: Option<ConfigChange>,
+}
+
+impl Serialize for Row {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        RowWire::from(self.clone()).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Row {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        RowWire::deserialize(d).map(Self::from)
+    }
+}
+
+impl From<RowWire> for Row {
+    /// The typed row of a file's row. `fails_gate` is kept on `missing` rows and `skipped` on
+    /// `pass` rows, the only rows cgp-gate writes them on; elsewhere they are dropped.
+    fn from(w: RowWire) -> Self {
+        let RowWire {
+            target,
+            size,
+            kernel,
+            metric,
+            unit,
+            verdict,
+            threshold,
+            direction,
+            method,
+            change,
+            change_ci,
+            median_ci,
+            confidence,
+            p,
+            p_adjusted,
+            baseline,
+            candidate,
+            reason,
+            remeasured,
+            candidate_reps,
+            history,
+            gpu,
+            skipped,
+            why,
+            fails_gate,
+            candidate_configs,
+            config_change,
+        } = w;
+        let outcome = match (verdict, skipped) {
+            (RowVerdict::Pass, Some(r)) => Outcome::Skipped(r),
+            (RowVerdict::Missing, _) => Outcome::Missing(Missing {
+                fails_gate,
+                cause: MissingCause::of_reason(&reason),
+            }),
+            (v, _) => Outcome::from(v),
+        };
+        Self {
+            target,
+            size,
+            kernel,
+            metric,
+            gpu,
+            unit,
+            outcome,
+            threshold,
+            direction,
+            method,
+            estimate: Estimate {
+                change,
+                change_ci,
+                median_ci,
+                confidence,
+                p,
+                p_adjusted,
+            },
+            baseline,
+            candidate,
+            reason,
+            remeasured,
+            candidate_reps,
+            history,
+            why,
+            candidate_configs,
+            config_change,
+        }
+    }
+}
+
+impl From<Row> for RowWire {
+    fn from(r: Row) -> Self {
+        let verdict = r.verdict();
+        let (skipped, fails_gate) = match r.outcome {
+            Outcome::Skipped(s) => (Some(s), false),
+            Outcome::Missing(Missing { fails_gate, .. }) => (None, fails_gate),
+            Outcome::Compared(_) | Outcome::New | Outcome::Error => (None, false),
+        };
+        let Estimate {
+            change,
+            change_ci,
+            median_ci,
+            confidence,
+            p,
+            p_adjusted,
+        } = r.estimate;
+        Self {
+            target: r.target,
+            size: r.size,
+            kernel: r.kernel,
+            metric: r.metric,
+            unit: r.unit,
+            verdict,
+            threshold: r.threshold,
+            direction: r.direction,
+            method: r.method,
+            change,
+            change_ci,
+            median_ci,
+            confidence,
+            p,
+            p_adjusted,
+            baseline: r.baseline,
+            candidate: r.candidate,
+            reason: r.reason,
+            remeasured: r.remeasured,
+            candidate_reps: r.candidate_reps,
+            history: r.history,
+            gpu: r.gpu,
+            skipped,
+            why: r.why,
+            fails_gate,
+            candidate_configs: r.candidate_configs,
+            config_change: r.config_change,
+        }
     }
 }
 

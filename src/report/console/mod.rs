@@ -2,8 +2,8 @@
 
 use crate::foundation::units::human;
 use crate::measured::samples::{Launch, MetricValue};
-use crate::outcome::decide::{Gate, row_gate};
-use crate::outcome::results::{Results, RowVerdict, RunVerdict};
+use crate::outcome::decide::{Gate, RowGate, row_gate, run_gate};
+use crate::outcome::results::{Results, RowVerdict};
 use crate::report::format::{headline, p_value, sorted_rows};
 
 /// A table of launches: one block per launch, a line per metric.
@@ -276,9 +276,9 @@ fn medians_in_one_unit(r: &crate::outcome::results::Row) -> (String, String, Str
 /// changed or stayed doubtful. A pass inside the threshold needed none.
 fn p_matters(r: &crate::outcome::results::Row) -> bool {
     matches!(
-        r.verdict,
+        r.verdict(),
         RowVerdict::Regression | RowVerdict::Improvement | RowVerdict::Inconclusive
-    ) && r.skipped.is_none()
+    ) && r.skipped().is_none()
 }
 
 /// The results as a terminal table, regressions first: verdict, target, size, kernel (its
@@ -298,7 +298,7 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     let rows_sorted = sorted_rows(results);
     let show_p = rows_sorted
         .iter()
-        .any(|r| p_matters(r) && r.p_adjusted.or(r.p).is_some());
+        .any(|r| p_matters(r) && r.estimate.p_adjusted.or(r.estimate.p).is_some());
     let common_ci = crate::report::format::common_ci_label(rows_sorted.iter().copied());
     let columns = vec![
         Column::new("verdict", l, Overflow::Truncate),
@@ -359,9 +359,12 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     // without being a regression (a missing kernel, `--fail-on inconclusive`) is red too.
     let verdicts: Vec<RowVerdict> = rows_sorted
         .iter()
-        .map(|r| match row_gate(r, results.fail_on) {
-            Gate::Fail if r.verdict != RowVerdict::Regression => RowVerdict::Error,
-            _ => r.verdict,
+        .map(|r| {
+            if row_gate(r, results.fail_on).fails_beyond_its_verdict() {
+                RowVerdict::Error
+            } else {
+                r.verdict()
+            }
         })
         .collect();
     let paint = |row: Option<usize>, column: usize, text: &str| -> String {
@@ -398,7 +401,7 @@ fn push_headline(out: &mut String, results: &Results, style: ConsoleStyle) {
     // notes and messages are made visible one by one, so that only our own colour codes act.
     let head = crate::report::text::visible(&headline(results));
     if style.color {
-        let s = run_style(results.verdict);
+        let s = run_style(results);
         out.push_str(&format!("{s}{head}{s:#}\n"));
     } else {
         out.push_str(&format!("{head}\n"));
@@ -406,7 +409,7 @@ fn push_headline(out: &mut String, results: &Results, style: ConsoleStyle) {
     if let Some(label) = crate::report::format::real_capture(results) {
         let line = format!(
             "data: {label}, replayed from {}",
-            results.source.trim_start_matches("replay:")
+            results.source.replay_dir().unwrap_or_default()
         );
         push_wrapped(out, &one_line(&line), style.width);
     }
@@ -496,8 +499,9 @@ fn result_cells<'a>(
         crate::report::format::estimate(r),
         ci,
         if p_matters(r) {
-            r.p_adjusted
-                .or(r.p)
+            r.estimate
+                .p_adjusted
+                .or(r.estimate.p)
                 .map_or_else(String::new, |p| p_value(Some(p)))
         } else {
             String::new()
@@ -518,7 +522,7 @@ fn push_notes(
     let mut cut = false;
     for r in rows_sorted
         .iter()
-        .filter(|r| row_gate(r, results.fail_on) != Gate::Pass && !r.reason.is_empty())
+        .filter(|r| row_gate(r, results.fail_on) != RowGate::Pass && !r.reason.is_empty())
     {
         let metric = short_metric_name(&r.metric).unwrap_or(&r.metric);
         // `reason ...`, as the why lines are `why ...`: a line that starts with a verdict word
@@ -585,10 +589,10 @@ fn push_notes(
             push_wrapped(out, &line, style.width);
         }
     }
-    for line in crate::run::missing::describe_changes(&results.rows) {
+    for line in crate::report::kernels::describe_changes(&results.rows) {
         push_wrapped(out, &one_line(&line), style.width);
     }
-    for line in crate::run::gone::describe(&results.rows) {
+    for line in crate::report::kernels::gone_files(&results.rows) {
         push_wrapped(out, &one_line(&line), style.width);
     }
     let configs = crate::report::format::config_changes(results);
@@ -689,12 +693,15 @@ fn verdict_style(v: RowVerdict) -> anstyle::Style {
     }
 }
 
-fn run_style(v: RunVerdict) -> anstyle::Style {
-    let row = match v {
-        RunVerdict::Pass => RowVerdict::Pass,
-        RunVerdict::Regression => RowVerdict::Regression,
-        RunVerdict::Inconclusive => RowVerdict::Inconclusive,
-        RunVerdict::Error => RowVerdict::Error,
+/// The colour of the run's headline: its gate status as decided by
+/// [`crate::outcome::decide::run_gate`], so an inconclusive run under `--fail-on inconclusive`
+/// is painted as the failure its exit code says it is.
+fn run_style(results: &Results) -> anstyle::Style {
+    let row = match run_gate(results.verdict, results.fail_on) {
+        Gate::Pass => RowVerdict::Pass,
+        Gate::Fail => RowVerdict::Regression,
+        Gate::Warn => RowVerdict::Inconclusive,
+        Gate::Error => RowVerdict::Error,
     };
     verdict_style(row).bold()
 }

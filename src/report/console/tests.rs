@@ -108,3 +108,38 @@ fn kernel_cells_keep_what_tells_kernels_apart() {
         layer[0]
     );
 }
+
+/// The headline wears the colour of the run's gate: an inconclusive run is yellow under
+/// `--fail-on regression` (exit 0) and red under `--fail-on inconclusive` (exit 1).
+#[test]
+fn the_headline_is_coloured_by_the_gate_not_the_verdict() {
+    use crate::outcome::results::{FailOn, RunVerdict};
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/results/mixed.json"
+    ))
+    .unwrap();
+    let mut results = crate::outcome::results::parse(&text).unwrap();
+    results
+        .rows
+        .retain(|r| matches!(r.verdict(), RowVerdict::Pass | RowVerdict::Inconclusive));
+    results.errors.clear();
+    results.verdict = crate::outcome::decide::run_verdict(&results.rows, &results.errors, true);
+    assert_eq!(results.verdict, RunVerdict::Inconclusive);
+    let style = ConsoleStyle {
+        width: None,
+        color: true,
+    };
+    let painted = |results: &Results, s: anstyle::Style| {
+        let head = crate::report::text::visible(&headline(results));
+        format!("{s}{head}{s:#}\n")
+    };
+    let yellow = verdict_style(RowVerdict::Inconclusive).bold();
+    let red = verdict_style(RowVerdict::Regression).bold();
+    let warn = results_table_styled(&results, style);
+    assert!(warn.contains(&painted(&results, yellow)), "{warn}");
+    results.fail_on = FailOn::Inconclusive;
+    let fail = results_table_styled(&results, style);
+    assert!(fail.contains(&painted(&results, red)), "{fail}");
+    assert!(!fail.contains(&painted(&results, yellow)), "{fail}");
+}

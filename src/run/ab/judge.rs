@@ -336,13 +336,13 @@ fn judged_row(
     if let (Some(t), Some(tolerance)) = (row.threshold.as_mut(), tolerance) {
         t.tolerance = Some(tolerance);
     }
-    row.verdict = j.verdict;
+    row.set_verdict(j.verdict);
     row.method = j.method;
-    row.change = j.change;
-    row.change_ci = j.change_ci;
-    row.confidence = Some(j.confidence);
-    row.p = j.p;
-    row.p_adjusted = j.p_adjusted;
+    row.estimate.change = j.change;
+    row.estimate.change_ci = j.change_ci;
+    row.estimate.confidence = Some(j.confidence);
+    row.estimate.p = j.p;
+    row.estimate.p_adjusted = j.p_adjusted;
     row.reason = j.reason;
     crate::run::engine::min_effect_unit(&mut row, p.ms, spec_errors);
     row

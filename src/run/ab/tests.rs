@@ -112,7 +112,7 @@ fn runs_alternate_abba_and_are_recorded_per_side() {
     let r = &run.results;
     assert_eq!(r.rows.len(), 1);
     // Identical sides: every pair's ratio is exactly 1, so the interval is [0, 0]: a pass.
-    assert_eq!(r.rows[0].verdict, RowVerdict::Pass, "{}", r.rows[0].reason);
+    assert_eq!(r.rows[0].verdict(), RowVerdict::Pass, "{}", r.rows[0].reason);
     assert_eq!(r.verdict, RunVerdict::Pass);
     assert!((r.cost_seconds["saxpy"] - 4.0).abs() < 1e-9);
 }

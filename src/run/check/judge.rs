@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::Baselines;
 use crate::measured::samples::{SampleSet, SeriesKey};
-use crate::outcome::results::{ErrorKind, Row, RowThreshold, RowVerdict, RunError};
+use crate::outcome::results::{ErrorKind, Estimate, Outcome, Row, RowThreshold, RowVerdict, RunError};
 use crate::run::engine::min_effect_unit;
 use crate::run::measure::Measurement;
 use crate::spec::{MetricSpec, Target};
@@ -125,7 +125,8 @@ pub(super) fn judged_rows(
                 .get(key)
                 .map(|s| s.unit.clone())
                 .unwrap_or_default(),
-            verdict: j.verdict,
+            gpu: String::new(),
+            outcome: Outcome::from(j.verdict),
             threshold: Some(RowThreshold {
                 tolerance: j.tolerance,
                 limit: j.limit,
@@ -133,12 +134,14 @@ pub(super) fn judged_rows(
             }),
             direction: Some(ms.threshold.direction),
             method: j.method,
-            change: j.change,
-            change_ci: j.change_ci,
-            median_ci: j.median_ci,
-            confidence: Some(j.confidence),
-            p: j.p,
-            p_adjusted: j.p_adjusted,
+            estimate: Estimate {
+                change: j.change,
+                change_ci: j.change_ci,
+                median_ci: j.median_ci,
+                confidence: Some(j.confidence),
+                p: j.p,
+                p_adjusted: j.p_adjusted,
+            },
             baseline: j.baseline,
             candidate: Some(j.candidate),
             reason: j.reason,
@@ -152,10 +155,7 @@ pub(super) fn judged_rows(
                 .map(|s| s.reps.clone())
                 .unwrap_or_default(),
             history: entry.map(|e| e.older_medians()).unwrap_or_default(),
-            gpu: String::new(),
-            skipped: None,
             why: None,
-            fails_gate: false,
             candidate_configs: samples
                 .series
                 .get(key)
@@ -179,7 +179,7 @@ pub(super) fn baseline_unit_errors(
         if let Some(e) = entry
             && e.unit != row.unit
         {
-            row.verdict = RowVerdict::Error;
+            row.set_verdict(RowVerdict::Error);
             row.reason = format!(
                 "the baseline's samples are in `{}` but this run measured `{}`; they cannot be compared: refresh the baseline with `cgp-gate baseline update`",
                 e.unit, row.unit

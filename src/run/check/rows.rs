@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Baselines;
-use crate::outcome::results::{Row, RowVerdict};
+use crate::outcome::results::{Outcome, Row, RowVerdict};
 use crate::plan::Work;
 use crate::run::measure::Measurement;
 use crate::spec::{Spec, Target};
@@ -80,10 +80,9 @@ pub(super) fn skipped_rows(
     let mut rows: Vec<Row> = rows
         .into_iter()
         .map(|mut r| {
-            if r.verdict == RowVerdict::Missing && unchanged.contains(&(r.target.clone(), r.size.clone())) {
-                r.verdict = RowVerdict::Pass;
+            if r.verdict() == RowVerdict::Missing && unchanged.contains(&(r.target.clone(), r.size.clone())) {
+                r.outcome = Outcome::Skipped(crate::outcome::results::SkipReason::SameSass);
                 crate::profile::sass::SAME_SASS_REASON.clone_into(&mut r.reason);
-                r.skipped = Some(crate::outcome::results::SkipReason::SameSass);
                 let first = kernels.insert((r.target.clone(), r.size.clone(), r.kernel.clone()));
                 if first && let Some((b, _)) = baselines.get(&r.target) {
                     let reps = targets
@@ -103,8 +102,13 @@ pub(super) fn skipped_rows(
         })
         .collect();
     rows.sort_by(|a, b| {
-        (a.verdict, &a.target, &a.size, &a.kernel, &a.metric)
-            .cmp(&(b.verdict, &b.target, &b.size, &b.kernel, &b.metric))
+        (a.verdict(), &a.target, &a.size, &a.kernel, &a.metric).cmp(&(
+            b.verdict(),
+            &b.target,
+            &b.size,
+            &b.kernel,
+            &b.metric,
+        ))
     });
     let skip = crate::outcome::results::SassSkip {
         kernels: kernels.len(),
@@ -165,16 +169,20 @@ pub(super) fn unselected(rows: &mut [Row], unselected: &BTreeMap<(String, String
     for ((target, size), ran) in unselected {
         for r in rows
             .iter_mut()
-            .filter(|r| &r.target == target && &r.size == size && r.verdict == RowVerdict::Missing)
+            .filter(|r| &r.target == target && &r.size == size && r.verdict() == RowVerdict::Missing)
         {
             r.reason = format!(
-                "{}; the kernel filter selected none of the kernels that ran: the application ran {}",
+                "{}; the kernel filter selected none of the kernels that ran:{}{}",
                 r.reason,
+                crate::outcome::results::MissingCause::RAN,
                 ran.iter()
                     .map(|k| format!("`{k}`"))
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+            if let Outcome::Missing(m) = &mut r.outcome {
+                m.cause = crate::outcome::results::MissingCause::Unselected { ran: ran.clone() };
+            }
         }
     }
 }

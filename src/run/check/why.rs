@@ -24,9 +24,9 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
         .enumerate()
         .filter(|(_, r)| {
             r.metric.starts_with("gpu__time_duration")
-                && r.skipped.is_none()
+                && r.skipped().is_none()
                 && matches!(
-                    r.verdict,
+                    r.verdict(),
                     RowVerdict::Regression | RowVerdict::Improvement | RowVerdict::Inconclusive
                 )
         })
@@ -76,7 +76,7 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
                 }
             }
             let ctx = crate::measured::why::Context {
-                time_change: r.change,
+                time_change: r.estimate.change,
                 launch: r
                     .config_change
                     .as_ref()
@@ -163,7 +163,7 @@ fn remeasure_pass(
         .iter()
         .filter(|r| {
             r.metric.starts_with("gpu__time_duration")
-                && matches!(r.verdict, RowVerdict::Regression | RowVerdict::Improvement)
+                && matches!(r.verdict(), RowVerdict::Regression | RowVerdict::Improvement)
                 && explained.contains_key(&r.target)
                 && !has_counters(&r.target, &r.size)
         })
@@ -203,8 +203,8 @@ fn cupti_why(
         .iter()
         .filter(|r| {
             r.metric.starts_with("gpu__time_duration")
-                && r.skipped.is_none()
-                && matches!(r.verdict, RowVerdict::Regression | RowVerdict::Inconclusive)
+                && r.skipped().is_none()
+                && matches!(r.verdict(), RowVerdict::Regression | RowVerdict::Inconclusive)
                 && ncu.contains_key(&r.target)
         })
         .map(|r| (r.target.clone(), r.size.clone()))
