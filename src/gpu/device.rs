@@ -1,4 +1,4 @@
-//! The GPU behind a trait: NVML on a real machine, [`super::FakeGpu`] in tests.
+//! The GPU behind a trait: NVML on a real machine ([`super::nvml`]), [`super::FakeGpu`] in tests.
 //!
 //! Everything cgp-gate asks of the driver goes through [`Gpu`], so clock locking, health sampling
 //! and the fingerprint can be tested without a GPU, and a machine without a driver gets one clear
@@ -6,10 +6,6 @@
 
 use std::fmt;
 
-use nvml_wrapper::Nvml;
-use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
-use nvml_wrapper::enums::device::GpuLockedClocksSetting;
-use nvml_wrapper::error::NvmlError;
 use serde::{Deserialize, Serialize};
 
 /// Text used for any part that could not be determined.
@@ -34,18 +30,6 @@ pub enum GpuError {
     /// Anything else NVML reported.
     #[error("{0}")]
     Other(String),
-}
-
-impl From<NvmlError> for GpuError {
-    fn from(e: NvmlError) -> Self {
-        match e {
-            NvmlError::NoPermission => Self::NoPermission,
-            NvmlError::NotSupported | NvmlError::FunctionNotFound => Self::NotSupported,
-            // A symbol missing from an old driver means the call is not supported there.
-            NvmlError::FailedToLoadSymbol(_) => Self::NotSupported,
-            other => Self::Other(one_line(&other.to_string())),
-        }
-    }
 }
 
 /// A clock domain, as cgp-gate uses them.
@@ -247,160 +231,9 @@ impl fmt::Display for GpuUnavailable {
 
 impl std::error::Error for GpuUnavailable {}
 
-/// Load NVML and return the real GPU interface, or why it is unavailable.
-///
-/// Honors [`NVML_LIB_ENV`] (`CGP_GATE_NVML_LIB`) as the library path.
-///
-/// # Errors
-/// [`GpuUnavailable`] when the library cannot be loaded or NVML cannot be initialised.
-pub fn open() -> Result<Box<dyn Gpu>, GpuUnavailable> {
-    let lib = std::env::var_os(NVML_LIB_ENV).filter(|v| !v.is_empty());
-    let result = match &lib {
-        Some(path) => Nvml::builder().lib_path(path).init(),
-        None => Nvml::init(),
-    };
-    match result {
-        Ok(nvml) => Ok(Box::new(NvmlGpu { nvml })),
-        Err(e) => {
-            let driver_present = !matches!(
-                e,
-                NvmlError::LibloadingError(_) | NvmlError::FailedToLoadSymbol(_)
-            );
-            let mut reason = one_line(&e.to_string());
-            if let Some(path) = lib {
-                reason = format!("{reason}; {NVML_LIB_ENV}={}", path.to_string_lossy());
-            }
-            Err(GpuUnavailable {
-                reason,
-                driver_present,
-            })
-        }
-    }
-}
-
 /// Collapse whitespace so that a library's multi-line error stays one line.
-fn one_line(text: &str) -> String {
+pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// [`Gpu`] over NVML (nvml-wrapper 0.13).
-pub struct NvmlGpu {
-    nvml: Nvml,
-}
-
-impl NvmlGpu {
-    fn dev(&self, device: u32) -> Result<nvml_wrapper::Device<'_>, GpuError> {
-        let count = self.nvml.device_count()?;
-        if device >= count {
-            return Err(GpuError::NoDevice(device));
-        }
-        Ok(self.nvml.device_by_index(device)?)
-    }
-}
-
-fn nvml_clock(domain: ClockDomain) -> Clock {
-    match domain {
-        // The SM and graphics domains run at the same clock; `Graphics` is the domain that
-        // locked clocks and application clocks are specified in.
-        ClockDomain::Sm => Clock::Graphics,
-        ClockDomain::Memory => Clock::Memory,
-    }
-}
-
-impl Gpu for NvmlGpu {
-    fn device_count(&self) -> Result<u32, GpuError> {
-        Ok(self.nvml.device_count()?)
-    }
-    fn name(&self, device: u32) -> Result<String, GpuError> {
-        Ok(self.dev(device)?.name()?)
-    }
-    fn uuid(&self, device: u32) -> Result<String, GpuError> {
-        Ok(self.dev(device)?.uuid()?)
-    }
-    fn pci_bus_id(&self, device: u32) -> Result<String, GpuError> {
-        Ok(self.dev(device)?.pci_info()?.bus_id)
-    }
-    fn compute_capability(&self, device: u32) -> Result<(i32, i32), GpuError> {
-        let cc = self.dev(device)?.cuda_compute_capability()?;
-        Ok((cc.major, cc.minor))
-    }
-    fn memory_total_bytes(&self, device: u32) -> Result<u64, GpuError> {
-        Ok(self.dev(device)?.memory_info()?.total)
-    }
-    fn driver_version(&self) -> Result<String, GpuError> {
-        Ok(self.nvml.sys_driver_version()?)
-    }
-    fn cuda_driver_version(&self) -> Result<i32, GpuError> {
-        Ok(self.nvml.sys_cuda_driver_version()?)
-    }
-    fn vbios_version(&self, device: u32) -> Result<String, GpuError> {
-        Ok(self.dev(device)?.vbios_version()?)
-    }
-    fn power_limit_mw(&self, device: u32) -> Result<u32, GpuError> {
-        Ok(self.dev(device)?.enforced_power_limit()?)
-    }
-    fn mig_enabled(&self, device: u32) -> Result<bool, GpuError> {
-        // NVML_DEVICE_MIG_ENABLE is 1.
-        Ok(self.dev(device)?.mig_mode()?.current == 1)
-    }
-    fn ecc_mode(&self, device: u32) -> Result<(bool, bool), GpuError> {
-        let e = self.dev(device)?.is_ecc_enabled()?;
-        Ok((e.currently_enabled, e.pending_enabled))
-    }
-    fn persistence_mode(&self, device: u32) -> Result<bool, GpuError> {
-        Ok(self.dev(device)?.is_in_persistent_mode()?)
-    }
-    fn max_clock_mhz(&self, device: u32, domain: ClockDomain) -> Result<u32, GpuError> {
-        Ok(self.dev(device)?.max_clock_info(nvml_clock(domain))?)
-    }
-    fn default_app_clock_mhz(&self, device: u32, domain: ClockDomain) -> Result<u32, GpuError> {
-        Ok(self.dev(device)?.default_applications_clock(nvml_clock(domain))?)
-    }
-    fn current_clock_mhz(&self, device: u32, domain: ClockDomain) -> Result<u32, GpuError> {
-        let clock = match domain {
-            ClockDomain::Sm => Clock::SM,
-            ClockDomain::Memory => Clock::Memory,
-        };
-        Ok(self.dev(device)?.clock_info(clock)?)
-    }
-    fn temperature_c(&self, device: u32) -> Result<u32, GpuError> {
-        Ok(self.dev(device)?.temperature(TemperatureSensor::Gpu)?)
-    }
-    fn power_usage_mw(&self, device: u32) -> Result<u32, GpuError> {
-        Ok(self.dev(device)?.power_usage()?)
-    }
-    fn total_energy_mj(&self, device: u32) -> Result<u64, GpuError> {
-        Ok(self.dev(device)?.total_energy_consumption()?)
-    }
-    fn throttle_reasons(&self, device: u32) -> Result<ThrottleReasons, GpuError> {
-        // nvml-wrapper 0.13 wraps nvmlDeviceGetCurrentClocksThrottleReasons (NVML's older name
-        // for clock event reasons); bits it does not know are dropped.
-        Ok(ThrottleReasons(
-            self.dev(device)?.current_throttle_reasons()?.bits(),
-        ))
-    }
-    fn supported_mem_clocks(&self, device: u32) -> Result<Vec<u32>, GpuError> {
-        Ok(self.dev(device)?.supported_memory_clocks()?)
-    }
-    fn supported_sm_clocks(&self, device: u32, mem_mhz: u32) -> Result<Vec<u32>, GpuError> {
-        Ok(self.dev(device)?.supported_graphics_clocks(mem_mhz)?)
-    }
-    fn set_locked_sm_clocks(&self, device: u32, min_mhz: u32, max_mhz: u32) -> Result<(), GpuError> {
-        let mut dev = self.dev(device)?;
-        Ok(dev.set_gpu_locked_clocks(GpuLockedClocksSetting::Numeric {
-            min_clock_mhz: min_mhz,
-            max_clock_mhz: max_mhz,
-        })?)
-    }
-    fn reset_locked_sm_clocks(&self, device: u32) -> Result<(), GpuError> {
-        Ok(self.dev(device)?.reset_gpu_locked_clocks()?)
-    }
-    fn set_locked_mem_clocks(&self, device: u32, min_mhz: u32, max_mhz: u32) -> Result<(), GpuError> {
-        Ok(self.dev(device)?.set_mem_locked_clocks(min_mhz, max_mhz)?)
-    }
-    fn reset_locked_mem_clocks(&self, device: u32) -> Result<(), GpuError> {
-        Ok(self.dev(device)?.reset_mem_locked_clocks()?)
-    }
 }
 
 #[cfg(test)]
@@ -415,38 +248,6 @@ mod tests {
         assert!(!ThrottleReasons::APPLICATIONS_CLOCKS_SETTING.is_slowdown());
         assert_eq!(ThrottleReasons(0x1000 | 0x4).to_string(), "sw_power_cap,0x1000");
         assert_eq!(ThrottleReasons::NONE.to_string(), "none");
-    }
-
-    #[test]
-    fn throttle_bits_match_nvml() {
-        use nvml_wrapper::bitmasks::device::ThrottleReasons as N;
-        let pairs = [
-            (N::GPU_IDLE, ThrottleReasons::GPU_IDLE),
-            (
-                N::APPLICATIONS_CLOCKS_SETTING,
-                ThrottleReasons::APPLICATIONS_CLOCKS_SETTING,
-            ),
-            (N::SW_POWER_CAP, ThrottleReasons::SW_POWER_CAP),
-            (N::HW_SLOWDOWN, ThrottleReasons::HW_SLOWDOWN),
-            (N::SYNC_BOOST, ThrottleReasons::SYNC_BOOST),
-            (N::SW_THERMAL_SLOWDOWN, ThrottleReasons::SW_THERMAL_SLOWDOWN),
-            (N::HW_THERMAL_SLOWDOWN, ThrottleReasons::HW_THERMAL_SLOWDOWN),
-            (
-                N::HW_POWER_BRAKE_SLOWDOWN,
-                ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN,
-            ),
-            (N::DISPLAY_CLOCK_SETTING, ThrottleReasons::DISPLAY_CLOCK_SETTING),
-        ];
-        for (n, ours) in pairs {
-            assert_eq!(n.bits(), ours.0, "{ours}");
-        }
-    }
-
-    #[test]
-    fn nvml_errors_map_to_gpu_errors() {
-        assert_eq!(GpuError::from(NvmlError::NoPermission), GpuError::NoPermission);
-        assert_eq!(GpuError::from(NvmlError::NotSupported), GpuError::NotSupported);
-        assert!(matches!(GpuError::from(NvmlError::GpuLost), GpuError::Other(_)));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::clocks::{ClockSetting, clock_setting_label};
+use super::clock_setting::{ClockSetting, clock_setting_label};
 use super::device::{ClockDomain, Gpu, GpuError};
 
 pub use super::device::UNKNOWN;
@@ -209,8 +209,8 @@ impl Fingerprint {
         NOT_USED.clone_into(&mut self.ncu_version);
         NOT_USED.clone_into(&mut self.clock_control);
         NOT_USED.clone_into(&mut self.cache_control);
-        if self.clocks == clock_setting_label(&super::clocks::ClockSetting::Ncu) {
-            clock_setting_label(&super::clocks::ClockSetting::None).clone_into(&mut self.clocks);
+        if self.clocks == clock_setting_label(&super::clock_setting::ClockSetting::Ncu) {
+            clock_setting_label(&super::clock_setting::ClockSetting::None).clone_into(&mut self.clocks);
         }
         self
     }

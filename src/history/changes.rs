@@ -642,10 +642,7 @@ mod tests {
         let needed = s.needed.unwrap();
         assert!(needed > 8, "{s:?}");
         assert_eq!(rep.reach.most_needed.as_ref().unwrap().needed, Some(needed));
-        let text = crate::report::changes::console(&rep);
-        assert!(text.contains("too short"), "{text}");
-        assert!(text.contains(&format!("needs {needed} results")), "{text}");
-        assert!(!text.contains("no level shift of at least"), "{text}");
+        // How the console says it: `report::changes` tests (the report crate sits above this one).
         // That many results of the same step do find it.
         let long: Vec<(PathBuf, Results)> = history(needed / 2, 0.035, 0.003, 8, needed)
             .into_iter()

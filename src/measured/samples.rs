@@ -203,6 +203,18 @@ pub fn target_size(target: &str, size: &str) -> String {
     format!("{target}[{size}]")
 }
 
+/// The kernel names in an operation row's configurations (`KERNEL grid (..) block (..)`), sorted
+/// and once each.
+pub fn kernels_of(configs: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = configs
+        .iter()
+        .map(|c| c.rfind(" grid (").map_or(c.as_str(), |at| &c[..at]).to_owned())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::kernel_key;

@@ -1,5 +1,5 @@
 //! What ncu's argv needs of a target, as ncu spells it. The spec's `Target` converts into this
-//! (the `From` impl lives beside `Target`), so `ncu` does not import the spec.
+//! (the `From` impl lives in `profile::live`), so `ncu` does not import the spec.
 
 /// The options of one target that reach ncu's command line.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,10 @@
 //! Layer 4, the outcome of a run: the typed results every reporter renders (`results`), the one
 //! place that decides row gates, the run verdict and the exit code (`decide`), and the merge of
-//! shards' results (`merge`).
+//! shards' results (`merge`), and the rows of what is gone (`gone`: the spec no longer has it;
+//! `missing`: the application no longer ran it).
 
 pub mod decide;
+pub mod gone;
 pub mod merge;
+pub mod missing;
 pub mod results;

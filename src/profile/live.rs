@@ -276,3 +276,19 @@ impl Profiler for NcuProfiler {
         })
     }
 }
+/// What ncu's argv needs of a target (here, in the profile layer, so that neither `ncu` nor the
+/// spec imports the other).
+impl<'a> From<&'a crate::spec::Target> for crate::ncu::target::NcuTarget<'a> {
+    fn from(t: &'a crate::spec::Target) -> Self {
+        Self {
+            clock_control: crate::gpu::fingerprint::effective_clock_control(&t.profiling, &t.clocks),
+            cache_control: t.profiling.cache_control.as_str(),
+            replay_mode: t.profiling.replay_mode.as_str(),
+            kernel: t.kernel.as_ref().map(crate::spec::KernelFilter::ncu_arg),
+            launch_skip: t.launch_skip,
+            launch_count: t.launch_count,
+            nvtx: &t.nvtx,
+        }
+    }
+}
+

@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 
+pub use crate::measured::samples::kernels_of;
 use crate::measured::samples::{SampleSet, Series, SeriesKey, kernel_of_series};
 use crate::spec::{KernelMode, SUM_KERNEL, Target};
 
@@ -61,18 +62,6 @@ pub fn apply(target: &Target, samples: SampleSet) -> SampleSet {
             }
         }
     }
-    out
-}
-
-/// The kernel names in an operation row's configurations (`KERNEL grid (..) block (..)`), sorted
-/// and once each.
-pub fn kernels_of(configs: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = configs
-        .iter()
-        .map(|c| c.rfind(" grid (").map_or(c.as_str(), |at| &c[..at]).to_owned())
-        .collect();
-    out.sort();
-    out.dedup();
     out
 }
 

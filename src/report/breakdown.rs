@@ -431,6 +431,31 @@ pub fn results_html(results: &crate::outcome::results::Results) -> String {
 mod tests {
     use super::*;
 
+    /// Results read from a file written before `category_bars` existed draw only the gated
+    /// categories, and say so (`outcome::results` tests rebuild those bars from the rows).
+    #[test]
+    fn gated_only_bars_say_so() {
+        use crate::nsys::bars::{CategoryBars, CategoryMedians};
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/mixed.json"
+        ))
+        .unwrap();
+        let mut r = crate::outcome::results::parse(&text).unwrap();
+        r.category_bars = vec![CategoryBars {
+            target: "t".into(),
+            size: "n=1".into(),
+            categories: vec![CategoryMedians {
+                name: "gemm".into(),
+                baseline_ns: Some(900.0),
+                candidate_ns: Some(950.0),
+            }],
+        }];
+        r.category_bars_gated_only = true;
+        let md = results_markdown(&r);
+        assert!(md.contains("medians of the gated categories"), "{md}");
+    }
+
     #[test]
     fn more_categories_than_squares_share_miscs_square_and_the_legend_names_them() {
         let mut order: Vec<String> = (0..10).map(|i| format!("c{i}")).collect();

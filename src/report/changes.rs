@@ -521,6 +521,39 @@ mod tests {
         }
     }
 
+    /// A history too short for a series says so and how many results it needs (the reach that
+    /// `history::changes` works out; moved here from its tests when report became its own crate).
+    #[test]
+    fn a_too_short_history_says_how_many_results_it_needs() {
+        use crate::history::changes::{Reach, SeriesReach};
+        let mut r = report();
+        r.rows.clear();
+        let s = SeriesReach {
+            target: "t".into(),
+            size: "n=1".into(),
+            kernel: "k".into(),
+            metric: "dur".into(),
+            gpu: String::new(),
+            results: 6,
+            too_short: true,
+            noise: Some(0.003),
+            smallest: None,
+            shift: 0.035,
+            needed: Some(14),
+        };
+        r.reach = Reach {
+            power: 0.8,
+            too_short: 1,
+            smallest: None,
+            most_needed: Some(s.clone()),
+            series: vec![s],
+        };
+        let text = console(&r);
+        assert!(text.contains("too short"), "{text}");
+        assert!(text.contains("needs 14 results"), "{text}");
+        assert!(!text.contains("no level shift of at least"), "{text}");
+    }
+
     /// Real magnitudes (matmul's flop/s on the H100, `8362475394648.349609 flop/second` as
     /// raw floats before): the y labels read in the display unit with three significant digits,
     /// and the plot starts right of the wider one, so nothing is cut at the left edge.

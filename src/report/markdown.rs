@@ -418,7 +418,7 @@ fn new_and_missing(results: &Results, level: Level, md: &mut String) {
     md.push_str(&format!(
         "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
     ));
-    let (gone, appeared) = crate::run::missing::kernel_changes(&results.rows);
+    let (gone, appeared) = crate::outcome::missing::kernel_changes(&results.rows);
     let list = |v: &[(String, String)]| {
         v.iter()
             .map(|(t, k)| format!("{}: {}", code_span(t, false), code_span(k, false)))
@@ -437,7 +437,7 @@ fn new_and_missing(results: &Results, level: Level, md: &mut String) {
             list(&appeared)
         ));
     }
-    for line in crate::run::gone::describe(&results.rows) {
+    for line in crate::outcome::gone::describe(&results.rows) {
         md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
     }
     let failing = results

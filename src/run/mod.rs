@@ -6,11 +6,12 @@
 pub mod ab;
 pub mod check;
 pub mod engine;
-pub mod gone;
 pub mod measure;
-pub mod missing;
 pub mod ncu_why;
 pub mod progress;
 pub mod session;
 pub mod simulate;
 pub mod update;
+
+/// Rows for what the spec or the application no longer has: decided results, kept in `outcome`.
+pub use crate::outcome::{gone, missing};

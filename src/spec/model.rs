@@ -67,21 +67,6 @@ impl From<&Settings> for crate::gpu::ThrottlePolicy {
     }
 }
 
-/// What ncu's argv needs of a target.
-impl<'a> From<&'a Target> for crate::ncu::target::NcuTarget<'a> {
-    fn from(t: &'a Target) -> Self {
-        Self {
-            clock_control: crate::gpu::fingerprint::effective_clock_control(&t.profiling, &t.clocks),
-            cache_control: t.profiling.cache_control.as_str(),
-            replay_mode: t.profiling.replay_mode.as_str(),
-            kernel: t.kernel.as_ref().map(KernelFilter::ncu_arg),
-            launch_skip: t.launch_skip,
-            launch_count: t.launch_count,
-            nvtx: &t.nvtx,
-        }
-    }
-}
-
 /// What a fingerprint records of the profiler settings.
 impl From<&Profiling> for crate::gpu::fingerprint::ProfilerControls {
     fn from(p: &Profiling) -> Self {
@@ -379,7 +364,7 @@ impl ReplayMode {
 }
 
 /// Clock locking (`clocks:` in the spec): defined where the clocks are locked.
-pub use crate::gpu::clocks::ClockSetting;
+pub use crate::gpu::clock_setting::ClockSetting;
 
 /// Prefix of metrics cgp-gate derives itself (never passed to ncu).
 pub const DERIVED_PREFIX: &str = "cgp__";

@@ -585,10 +585,10 @@ fn push_notes(
             push_wrapped(out, &line, style.width);
         }
     }
-    for line in crate::run::missing::describe_changes(&results.rows) {
+    for line in crate::outcome::missing::describe_changes(&results.rows) {
         push_wrapped(out, &one_line(&line), style.width);
     }
-    for line in crate::run::gone::describe(&results.rows) {
+    for line in crate::outcome::gone::describe(&results.rows) {
         push_wrapped(out, &one_line(&line), style.width);
     }
     let configs = crate::report::format::config_changes(results);

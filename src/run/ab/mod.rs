@@ -377,9 +377,9 @@ pub fn run_ab(
 
     // A kernel the head tree no longer launches (or launches under a new name) fails the gate
     // as in `check`, unless allowed.
-    crate::run::missing::apply(
+    crate::outcome::missing::apply(
         &mut rows,
-        &crate::run::missing::Scope {
+        &crate::outcome::missing::Scope {
             targets: sides.head_targets,
             allow_all: opts.allow_missing,
             skipped: &BTreeSet::new(),

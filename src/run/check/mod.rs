@@ -220,9 +220,9 @@ fn finish_rows(
 ) -> (Vec<Row>, Option<crate::outcome::results::SassSkip>) {
     let (mut rows, sass_skip) = skipped_rows(rows, targets, unchanged, baselines);
     add_why(&mut rows, &m.samples, baselines);
-    crate::run::missing::apply(
+    crate::outcome::missing::apply(
         &mut rows,
-        &crate::run::missing::Scope {
+        &crate::outcome::missing::Scope {
             targets,
             allow_all: opts.allow_missing,
             skipped: unchanged,
@@ -248,7 +248,7 @@ fn gone_rows(
         return Vec::new();
     }
     let names: BTreeSet<&str> = spec.targets.iter().map(|t| t.name.as_str()).collect();
-    let mut rows = crate::run::gone::rows(stored, &gpu_keys(), &names, opts.allow_missing);
+    let mut rows = crate::outcome::gone::rows(stored, &gpu_keys(), &names, opts.allow_missing);
     for r in &mut rows {
         gpu_name.clone_into(&mut r.gpu);
     }

@@ -174,8 +174,8 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
     {
         let Some(c) = &r.config_change else { continue };
         let (before, now) = (
-            crate::profile::sum::kernels_of(&c.baseline),
-            crate::profile::sum::kernels_of(&c.candidate),
+            crate::measured::samples::kernels_of(&c.baseline),
+            crate::measured::samples::kernels_of(&c.candidate),
         );
         let line = format!(
             "{}: the operation now runs {} instead of {} (compared as one operation row)",

@@ -5,7 +5,7 @@
 //! with exit 0. So a run that covers the whole spec turns every entry of such a file into a
 //! `missing` row that fails the gate ([`Row::fails_gate`]) unless `--allow-missing` is given, and
 //! its reason names the file and the two ways out (refresh the baselines, or allow it). The
-//! rows are the kind [`crate::run::missing`] makes, so every report lists them (and the kernels that
+//! rows are the kind [`crate::outcome::missing`] makes, so every report lists them (and the kernels that
 //! disappeared) as it lists a renamed kernel's.
 //!
 //! Which runs look: a run of every target of the spec (no `--target`), unsharded, or shard 1 of
