@@ -343,7 +343,7 @@ mod tests {
     fn results(shard: Option<&str>, gpu: &str) -> Results {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/results/pass.json"
+            "/../../tests/fixtures/results/pass.json"
         ))
         .unwrap();
         let mut r: Results = crate::outcome::results::parse(&text).unwrap();

@@ -49,7 +49,7 @@ fn colour_follows_the_flag_the_terminal_and_the_environment() {
 fn only_the_tables_own_colour_codes_reach_the_terminal() {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/results/mixed.json"
+        "/../../tests/fixtures/results/mixed.json"
     ))
     .unwrap();
     let mut results = crate::outcome::results::parse(&text).unwrap();

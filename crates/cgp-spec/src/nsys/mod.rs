@@ -1,7 +1,8 @@
 //! Nsight Systems: whole workloads, traced once, grouped into kernel categories.
 //!
-//! - [`read`]: every form nsys writes GPU activity in (`.nsys-rep`, its SQLite export, the CSV of
-//!   the trace and summary reports, old and new names), into one [`Workload`].
+//! - `read` (in `cgp-profile`, whose `nsys` re-exports this module): every form nsys writes GPU
+//!   activity in (`.nsys-rep`, its SQLite export, the CSV of the trace and summary reports, old and
+//!   new names), into one [`Workload`].
 //! - [`categories`]: ordered regex -> category rules (the user's first, then the defaults).
 //! - [`breakdown`]: per-category and per-kernel time, the GPU busy time, and the console, JSON
 //!   and CSV renderings of `cgp-gate breakdown` (HTML: `crate::report::breakdown`).
@@ -16,13 +17,11 @@
 pub mod bars;
 pub mod breakdown;
 pub mod categories;
-pub mod read;
 
 use std::path::PathBuf;
 
 pub use breakdown::{Breakdown, RunBreakdown, breakdown};
 pub use categories::Categories;
-pub use read::{read_path, read_text};
 
 /// What an input holds: every GPU activity with its start, or only per-kernel totals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +69,7 @@ impl Workload {
 
 /// Interns names while a reader fills a workload.
 #[derive(Debug, Default)]
-pub(crate) struct Names {
+pub struct Names {
     pub names: Vec<String>,
     index: std::collections::HashMap<String, u32>,
 }

@@ -291,4 +291,3 @@ impl<'a> From<&'a crate::spec::Target> for crate::ncu::target::NcuTarget<'a> {
         }
     }
 }
-

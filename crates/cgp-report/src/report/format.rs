@@ -328,7 +328,7 @@ pub(crate) fn trend(row: &Row) -> Option<String> {
 }
 
 /// Shorten text to at most `max` characters, marking the cut with `…`.
-pub(crate) fn shorten(text: &str, max: usize) -> String {
+pub fn shorten(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_owned();
     }
@@ -455,7 +455,7 @@ mod tests {
     fn trend_runs_from_the_oldest_baseline_to_this_run_in_one_unit() {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/results/mixed.json"
+            "/../../tests/fixtures/results/mixed.json"
         ))
         .unwrap();
         let results = crate::outcome::results::parse(&text).unwrap();

@@ -554,7 +554,10 @@ mod bound_tests {
 
     #[test]
     fn a_schema_1_baseline_drops_the_warm_up_launch_of_each_stored_run() {
-        let path = Path::new("examples/baselines/synthetic-gpu-no-hardware/reduce.json");
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/baselines/synthetic-gpu-no-hardware/reduce.json"
+        ));
         let text = std::fs::read_to_string(path).unwrap();
         let mut f = parse(path, &text).unwrap();
         assert_eq!(f.schema_version, 1);
@@ -575,7 +578,10 @@ mod bound_tests {
 
     #[test]
     fn an_entry_beyond_the_sample_bound_is_refused_with_the_bound() {
-        let path = Path::new("examples/baselines/synthetic-gpu-no-hardware/reduce.json");
+        let path = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/baselines/synthetic-gpu-no-hardware/reduce.json"
+        ));
         let text = std::fs::read_to_string(path).unwrap();
         let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
         let n = crate::stats::MAX_SAMPLES + 1;

@@ -235,11 +235,7 @@ enum Level {
 }
 
 /// Render at the largest level that `fits` accepts.
-pub(crate) fn markdown_fitting(
-    results: &Results,
-    opts: &MarkdownOptions,
-    fits: &dyn Fn(&str) -> bool,
-) -> String {
+pub fn markdown_fitting(results: &Results, opts: &MarkdownOptions, fits: &dyn Fn(&str) -> bool) -> String {
     let full = render(results, opts, Level::Full);
     if fits(&full) {
         return full;

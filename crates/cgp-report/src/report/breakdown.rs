@@ -438,7 +438,7 @@ mod tests {
         use crate::nsys::bars::{CategoryBars, CategoryMedians};
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/results/mixed.json"
+            "/../../tests/fixtures/results/mixed.json"
         ))
         .unwrap();
         let mut r = crate::outcome::results::parse(&text).unwrap();

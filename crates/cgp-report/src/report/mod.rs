@@ -13,7 +13,7 @@ pub mod breakdown;
 pub mod calibrate;
 pub mod changes;
 pub mod console;
-pub(crate) mod format;
+pub mod format;
 pub mod html;
 pub mod junit;
 pub mod markdown;

@@ -133,7 +133,9 @@ impl Gpu for NvmlGpu {
         self.dev(device)?.max_clock_info(nvml_clock(domain)).nv()
     }
     fn default_app_clock_mhz(&self, device: u32, domain: ClockDomain) -> Result<u32, GpuError> {
-        self.dev(device)?.default_applications_clock(nvml_clock(domain)).nv()
+        self.dev(device)?
+            .default_applications_clock(nvml_clock(domain))
+            .nv()
     }
     fn current_clock_mhz(&self, device: u32, domain: ClockDomain) -> Result<u32, GpuError> {
         let clock = match domain {
