@@ -7,7 +7,7 @@
 //!
 //! - `cgp-core`: [`foundation`] (exit codes, units, atomic writes, the threshold type, the crate's
 //!   error), [`measured`] (parsed launches and sample series, the counter diff), [`stats`] (pure
-//!   statistics and the per-row verdict), the GPU's data types ([`gpu::fingerprint`],
+//!   statistics and the per-row verdict), the GPU's data types ([`gpu::fingerprint`](mod@gpu::fingerprint),
 //!   [`gpu::health`], [`gpu::roofline`]).
 //! - `cgp-spec`: [`spec`] (`cgp-gate.yaml`, validated into [`spec::Spec`]), [`plan`] (the work list,
 //!   the shard's part, what to re-measure), the model of Nsight Systems outputs ([`nsys`]).

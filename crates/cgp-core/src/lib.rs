@@ -6,7 +6,7 @@
 //! - [`measured`]: parsed launches and sample series ([`measured::samples`]), the counter diff
 //!   ([`measured::why`]).
 //! - [`stats`]: pure statistics and the per-row verdict.
-//! - [`gpu`]: what a measurement was taken on ([`gpu::fingerprint`]), health and roofline data,
+//! - [`gpu`]: what a measurement was taken on ([`gpu::fingerprint`](mod@gpu::fingerprint)), health and roofline data,
 //!   and the [`gpu::Gpu`] trait (NVML behind it lives in `cgp-profile`).
 
 pub mod foundation;

@@ -1,5 +1,5 @@
 //! The clock setting a spec asks for and a fingerprint records (the data, apart from
-//! [`super::clocks`], which locks them through NVML).
+//! `cgp-profile`'s `gpu::clocks`, which locks them through NVML).
 
 use serde::{Deserialize, Serialize};
 

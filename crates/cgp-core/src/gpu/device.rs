@@ -1,4 +1,4 @@
-//! The GPU behind a trait: NVML on a real machine ([`super::nvml`]), [`super::FakeGpu`] in tests.
+//! The GPU behind a trait: NVML on a real machine (`cgp-profile`'s `gpu::nvml`), [`super::FakeGpu`] in tests.
 //!
 //! Everything cgp-gate asks of the driver goes through [`Gpu`], so clock locking, health sampling
 //! and the fingerprint can be tested without a GPU, and a machine without a driver gets one clear

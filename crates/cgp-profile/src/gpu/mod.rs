@@ -3,7 +3,7 @@
 //!
 //! - [`nvml`]: NVML behind the trait ([`open`]).
 //! - [`clocks`]: [`lock_clocks`] and the [`ClockGuard`] that always resets them.
-//! - [`env`]: `cgp-gate env`.
+//! - [`env`](mod@env): `cgp-gate env`.
 
 pub use cgp_core::gpu::*;
 
