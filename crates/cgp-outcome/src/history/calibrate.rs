@@ -250,7 +250,7 @@ fn describe(s: &crate::measured::samples::Series, threshold: &Threshold) -> Cali
     let spec_threshold = match threshold.kind {
         ThresholdKind::Relative { fraction } => Some(fraction),
         ThresholdKind::Exact => Some(0.0),
-        _ => None,
+        ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => None,
     };
     CalibrationRow {
         target: s.key.target.clone(),

@@ -5,7 +5,7 @@
 use crate::foundation::units::{Percent, human, percent};
 use crate::gpu::fingerprint::UNKNOWN;
 use crate::outcome::decide::{Gate, row_gate, run_gate};
-use crate::outcome::results::{Results, Row, RowVerdict, RunVerdict, SideSummary};
+use crate::outcome::results::{Results, Row, RowVerdict, RunVerdict, SideSummary, ThresholdKind};
 
 /// The name of one row as every report spells it: `gemm[m=4096,n=4096] <kernel> <metric>`.
 pub(crate) fn case_name(row: &Row) -> String {
@@ -357,7 +357,7 @@ pub(crate) fn threshold_limit(row: &Row) -> Option<f64> {
     if let Some(l) = t.limit {
         return Some(l);
     }
-    let crate::outcome::results::ThresholdKind::Relative { fraction } = t.kind else {
+    let ThresholdKind::Relative { fraction } = t.kind else {
         return None;
     };
     let f = t.tolerance.unwrap_or(fraction);
@@ -381,8 +381,8 @@ pub(crate) fn threshold_label(row: &Row) -> String {
     if let Some(m) = &t.min_effect {
         label.push_str(&format!(", min effect {m}"));
         let fraction = match t.kind {
-            crate::outcome::results::ThresholdKind::Relative { fraction } => fraction,
-            _ => 0.0,
+            ThresholdKind::Relative { fraction } => fraction,
+            ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => 0.0,
         };
         if let Some(tol) = t.tolerance.filter(|tol| *tol > fraction) {
             label.push_str(&format!(" = {:.1}%", tol * 100.0));

@@ -54,7 +54,7 @@ pub(super) fn prepare_ranked(
     };
     let fraction = match row.threshold.kind {
         ThresholdKind::Relative { fraction } => fraction,
-        _ => 0.0,
+        ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => 0.0,
     };
     let mut j = base_judgement(row, cfg, RowVerdict::Inconclusive, "");
     let (base_median, base_cv) = j.baseline.as_ref().map_or((0.0, None), |s| (s.median, s.cv));

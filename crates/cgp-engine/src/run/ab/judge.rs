@@ -267,7 +267,7 @@ fn paired_row<'a>(p: &'a Pending<'_>) -> PairedRow<'a> {
     let t = &p.ms.threshold;
     let fraction = match t.kind {
         ThresholdKind::Relative { fraction } => fraction,
-        _ => 0.0,
+        ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => 0.0,
     };
     let threshold_text = format!(
         "{}% threshold",
