@@ -81,7 +81,7 @@ prepare() {
   else
     # A content hash of what `cargo install --path` builds: a moving tag like @v1 gets a new
     # binary when its code changes, and an unchanged tree reuses the cache.
-    hash="$(cd "$src" && find Cargo.toml Cargo.lock src -type f -print0 | LC_ALL=C sort -z \
+    hash="$(cd "$src" && find Cargo.toml Cargo.lock src crates -type f -print0 | LC_ALL=C sort -z \
       | xargs -0 sha256sum | sha256sum | cut -c1-16)"
   fi
   key="cgp-gate-${RUNNER_OS:-$(uname -s)}-${RUNNER_ARCH:-$(uname -m)}-${hash//\//_}"

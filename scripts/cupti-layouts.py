@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/fixtures/cupti/kernel-layouts.txt: the offset and size of every field of the
 CUpti_ActivityKernelN record that each CUPTI release produces, compiled from that release's own
-cupti_activity.h. The injection library (src/cupti/inject.c) reads kernel records by offset, and
+cupti_activity.h. The injection library (crates/cgp-profile/src/cupti/inject.c) reads kernel records by offset, and
 tests/cupti_lib.rs lays records out by this table to check it, version by version.
 
     python3 scripts/cupti-layouts.py NAME=INCLUDE_DIR ... > tests/fixtures/cupti/kernel-layouts.txt

@@ -2,48 +2,39 @@
 //!
 //! Data flows one way: spec -> plan -> profile -> samples -> statistics -> verdict -> reports.
 //!
-//! - [`spec`]: `cgp-gate.yaml`, validated into [`spec::Spec`].
-//! - [`profile`]: the [`profile::Profiler`] trait (live `ncu`, replay of a recording), SASS
-//!   hashes ([`profile::sass`]).
-//! - [`ncu`]: Nsight Compute's argv, its log lines and its CSV output.
-//! - [`cupti`]: CUPTI activity tracing: the injection library, finding libcupti, the per-process
-//!   trace files.
-//! - [`nsys`]: Nsight Systems outputs, kernel categories and GPU-time breakdowns.
-//! - [`foundation`]: exit codes, units, atomic writes, the threshold type, the crate's error.
-//! - [`measured`]: parsed launches and sample series ([`measured::samples`]), the counter diff
-//!   ([`measured::why`]).
-//! - [`stats`]: pure statistics and the per-row verdict.
-//! - [`baseline`]: the versioned baseline store.
-//! - [`outcome::results`]: the run's results, the JSON that every reporter renders.
-//! - [`outcome::decide`]: the one place that decides each row's gate status, the run's verdict and the
-//!   exit code.
-//! - [`report`]: console, JSON, JUnit, Markdown, HTML, GitHub.
-//! - [`gpu`]: fingerprint, clocks, health, roofline.
-//! - [`plan`]: the work list, the shard's part, what to re-measure; [`run::measure`] runs it.
-//! - [`run`]: measure, the one engine of `check` and `ab`, `baseline update`.
-//! - [`run::ab`]: base and head trees measured in alternation, judged pair by pair; [`history::changes`]:
-//!   level shifts in a history of results files (`docs/ab-and-changes.md`).
-//! - [`cli`] (clap) and [`commands`] (one file per command): the command layer.
+//! The layers are the crates of this workspace (`crates/`), so the compiler keeps the direction;
+//! this crate is the command layer and re-exports every layer's modules under one name:
 //!
-//! Layers and who may import whom: `docs/architecture.md` (enforced by `tests/architecture.rs`).
+//! - `cgp-core`: [`foundation`] (exit codes, units, atomic writes, the threshold type, the crate's
+//!   error), [`measured`] (parsed launches and sample series, the counter diff), [`stats`] (pure
+//!   statistics and the per-row verdict), the GPU's data types ([`gpu::fingerprint`](mod@gpu::fingerprint),
+//!   [`gpu::health`], [`gpu::roofline`]).
+//! - `cgp-spec`: [`spec`] (`cgp-gate.yaml`, validated into [`spec::Spec`]), [`plan`] (the work list,
+//!   the shard's part, what to re-measure), the model of Nsight Systems outputs ([`nsys`]).
+//! - `cgp-profile`: [`profile`] (the [`profile::Profiler`] trait: live `ncu`, nsys, CUPTI, replay of
+//!   a recording; SASS hashes), [`ncu`], [`nsys::read`], [`cupti`], [`gpu`] (NVML, clocks, `env`).
+//! - `cgp-outcome`: [`outcome::results`] (the run's results, the JSON every reporter renders),
+//!   [`outcome::decide`] (the one place that decides each row's gate status, the run's verdict and
+//!   the exit code), [`baseline`] (the versioned baseline store), [`history`] (level shifts in a
+//!   history of results files, calibration).
+//! - `cgp-report`: [`report`]: console, JSON, JUnit, Markdown, HTML, GitHub.
+//! - `cgp-engine`: [`run`]: measure, the one engine of `check` and `ab`, `baseline update`.
+//! - `cgp-publish`: [`publish`]: files, the step summary, the pull-request comment, the
+//!   merge-request note.
+//! - this crate: [`cli`] (clap) and [`commands`] (one file per command).
+//!
+//! Layers and who may depend on whom: `docs/architecture.md` (crates: `Cargo.toml`; what crates
+//! cannot say: `tests/architecture.rs`).
 
-pub mod baseline;
 pub mod cli;
 pub mod commands;
-pub mod cupti;
-pub mod foundation;
-pub mod gpu;
-pub mod history;
-pub mod measured;
-pub mod ncu;
-pub mod nsys;
-pub mod outcome;
-pub mod plan;
-pub mod profile;
-pub mod publish;
-pub mod report;
-pub mod run;
-pub mod spec;
-pub mod stats;
+
+pub use cgp_core::{foundation, measured, stats};
+pub use cgp_engine::run;
+pub use cgp_outcome::{baseline, history, outcome};
+pub use cgp_profile::{cupti, gpu, ncu, nsys, profile};
+pub use cgp_publish::publish;
+pub use cgp_report::report;
+pub use cgp_spec::{plan, spec};
 
 pub use foundation::error::{Error, Result};

@@ -1,49 +1,124 @@
-//! The layering rule of docs/architecture.md, enforced: a module may import (`crate::x`) only
-//! modules of its own layer or of lower layers. Also: clap only in the command layer, and the run
-//! verdict is made in one place.
+//! The layering rules of docs/architecture.md.
+//!
+//! The layers are the crates of the workspace: Cargo refuses a cycle between them, and a crate can
+//! only name what it depends on, so the compiler keeps the direction. What Cargo cannot say is
+//! checked here, each rule a function over a tree (the repository's root) that returns the
+//! violations it finds:
+//!
+//! - [`crate_graph`]: which crate may depend on which ([`CRATES`], the table of
+//!   docs/architecture.md), and that the pure crates and the report crate reach no profiler, HTTP
+//!   client, progress bar or command-line parser, even transitively (`cargo metadata`);
+//! - [`crate_paths`]: every `crate::x` in a crate names a module the crate has (its own, or one its
+//!   `lib.rs` re-exports from a crate it may depend on), tests included;
+//! - [`one_place_decides`]: `fails_gate`, `--fail-on`, the run verdicts and the exit codes of a
+//!   run are read in `outcome::decide` only (test modules may assert them);
+//! - [`clap_in_cli`], [`sizes`], [`escaping`], [`module_cycles`]: clap only in the command line,
+//!   no file over 800 lines or function over 120 (tests too), one escaping function per format,
+//!   no import cycle between the modules of a crate.
+//!
+//! Every rule reads whole files and every folder. `tests/architecture_selftest.rs` runs each on a
+//! scratch copy of the tree with a planted violation and asserts that it is found.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Each folder of `src/` is one layer: a module's layer is the layer of the folder it lives in
-/// (`src/run/check/mod.rs` -> `run` -> 4). Lowest first; keep in step with docs/architecture.md.
-const LAYERS: &[&[&str]] = &[
-    // 0. foundation: exit codes, units, atomic writes, the threshold type, the crate's error, the
-    //    kinds of profiler failure; no knowledge of GPUs, specs or runs
-    &["foundation"],
-    // 1. leaves: pure statistics, Nsight Compute's formats, the GPU through NVML, and `measured`:
-    //    the measured-data vocabulary (`samples`, which imports nothing) and the counter diff that
-    //    says why a time changed (`why`, on `stats`); CUPTI's injection library and trace files
-    &["stats", "ncu", "gpu", "measured", "cupti"],
-    // 2. the spec
-    &["spec"],
-    // 3. from spec to samples: what to run, how to run it (with the SASS hashes,
-    //    `profile::sass`), what came out, what is stored
-    &["plan", "profile", "baseline", "nsys"],
-    // 4. the run (`run`: measure, the engine, check, ab, missing, gone, update), its outcome
-    //    (`outcome`: results, decide, merge) and the history of runs (`history`: changes,
-    //    calibrate)
-    &["run", "outcome", "history"],
-    // 5. rendering typed results
-    &["report"],
-    // 6. publishing what was rendered: files, the Actions step summary, outputs and annotations,
-    //    the pull-request comment and the merge-request note (the network)
-    &["publish"],
-    // 7. commands and the command line
-    &["commands", "cli"],
+/// The crates, lowest first: (crate, its folder, the modules it declares (folders of its `src/`),
+/// the workspace crates it may depend on). Keep in step with docs/architecture.md.
+pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
+    // Pure: exit codes, units, atomic writes, errors; measured data; statistics; the GPU's data
+    // types and the `Gpu` trait (NVML behind it is cgp-profile's).
+    (
+        "cgp-core",
+        "crates/cgp-core",
+        &["foundation", "gpu", "measured", "stats"],
+        &[],
+    ),
+    // The spec, the plan of a run, the model of Nsight Systems outputs.
+    (
+        "cgp-spec",
+        "crates/cgp-spec",
+        &["nsys", "plan", "spec"],
+        &["cgp-core"],
+    ),
+    // Decided results, the baseline store, the history of runs.
+    (
+        "cgp-outcome",
+        "crates/cgp-outcome",
+        &["baseline", "history", "outcome"],
+        &["cgp-core", "cgp-spec"],
+    ),
+    // Rendering decided results.
+    (
+        "cgp-report",
+        "crates/cgp-report",
+        &["report"],
+        &["cgp-core", "cgp-spec", "cgp-outcome"],
+    ),
+    // The profiler backends, NVML, recordings.
+    (
+        "cgp-profile",
+        "crates/cgp-profile",
+        &["cupti", "gpu", "ncu", "nsys", "profile"],
+        &["cgp-core", "cgp-spec"],
+    ),
+    // Measure, check, ab, baseline update.
+    (
+        "cgp-engine",
+        "crates/cgp-engine",
+        &["run"],
+        &["cgp-core", "cgp-spec", "cgp-outcome", "cgp-profile"],
+    ),
+    // Files, the step summary, the pull-request comment, the merge-request note: the network.
+    (
+        "cgp-publish",
+        "crates/cgp-publish",
+        &["publish"],
+        &["cgp-core", "cgp-spec", "cgp-outcome", "cgp-report"],
+    ),
+    // The command line (clap) and the commands.
+    (
+        "cgp-gate",
+        ".",
+        &["cli", "commands"],
+        &[
+            "cgp-core",
+            "cgp-spec",
+            "cgp-outcome",
+            "cgp-report",
+            "cgp-profile",
+            "cgp-engine",
+            "cgp-publish",
+        ],
+    ),
 ];
 
-/// Imports that break the rule, each to be removed. None are left (issue 10); should one ever
-/// be listed here, the test fails once it is fixed and still listed, so this list stays the truth.
-const KNOWN_VIOLATIONS: &[(&str, &str)] = &[];
+/// Crates that profile or drive a GPU, speak HTTP, parse a command line or draw progress bars
+/// (a name ending in `*` is a prefix).
+const PROFILERS: &[&str] = &["cgp-profile", "cgp-engine", "nvml-wrapper", "rusqlite"];
+const HTTP: &[&str] = &["cgp-publish", "octocrab", "hyper*", "reqwest", "ureq"];
+const COMMAND_LINE: &[&str] = &["cgp-gate", "clap*", "indicatif"];
 
-/// The layer of a folder of `src/` (or of what `crate::` names first).
-fn layer_of(folder: &str) -> Option<usize> {
-    LAYERS.iter().position(|l| l.contains(&folder))
+/// What each crate must not reach, through any chain of normal or build dependencies.
+const BANNED: &[(&str, &[&[&str]])] = &[
+    ("cgp-core", &[PROFILERS, HTTP, COMMAND_LINE, &["cgp-report"]]),
+    ("cgp-spec", &[PROFILERS, HTTP, COMMAND_LINE, &["cgp-report"]]),
+    ("cgp-outcome", &[PROFILERS, HTTP, COMMAND_LINE, &["cgp-report"]]),
+    ("cgp-report", &[PROFILERS, HTTP, COMMAND_LINE]),
+];
+
+/// The most lines a source file may have, and a function (test functions included).
+pub const MAX_FILE_LINES: usize = 800;
+pub const MAX_FN_LINES: usize = 120;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries {
         let p = e.unwrap().path();
         if p.is_dir() {
             rust_files(&p, out);
@@ -53,249 +128,353 @@ pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The folder a file lives in (`src/ncu/parse/raw.rs` -> `ncu`, `src/run/check/mod.rs` -> `run`), `None`
-/// for the crate root and `main.rs`; a loose file's own name (which the layout test rejects).
-fn module_of(src: &Path, file: &Path) -> Option<String> {
-    let rel = file.strip_prefix(src).unwrap();
-    let first = rel
-        .components()
-        .next()?
-        .as_os_str()
-        .to_string_lossy()
-        .into_owned();
-    let m = first.strip_suffix(".rs").unwrap_or(&first).to_owned();
-    (m != "lib" && m != "main").then_some(m)
+/// Every source file of every crate as (crate, path relative to the crate's `src/`, file).
+fn sources(root: &Path) -> Vec<(&'static str, String, PathBuf)> {
+    let mut out = Vec::new();
+    for (name, dir, _, _) in CRATES {
+        let src = root.join(dir).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        files.sort();
+        for f in files {
+            let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+            out.push((*name, rel, f));
+        }
+    }
+    out
 }
 
-/// Code lines, without `//` comments (doc comments may name any module) and without the unit
-/// tests at the end of a file (`#[cfg(test)]`), which may use anything.
-fn code(text: &str) -> String {
-    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
+/// Lines without their `//` comments (doc comments may name anything).
+fn uncommented(text: &str) -> String {
     text.lines()
         .map(|l| l.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-/// [`code`] of a file; a `tests.rs` beside a `mod.rs` that declares it `#[cfg(test)] mod tests;`
-/// is that module's unit tests, which may use anything: nothing.
-pub(crate) fn source(file: &Path) -> String {
-    if file.file_name().is_some_and(|n| n == "tests.rs") {
-        let parent = std::fs::read_to_string(file.with_file_name("mod.rs")).unwrap_or_default();
-        assert!(
-            parent.contains("#[cfg(test)]") && parent.contains("\nmod tests;"),
-            "{}: a file named tests.rs is a unit-test module, declared `#[cfg(test)] mod tests;` in its mod.rs",
-            file.display()
-        );
+/// The text without its test items: each `#[cfg(test)]` item (a `mod tests { .. }`, a helper
+/// function, a `mod tests;`) is cut to its end, and only it; code after it is kept. A `tests.rs`
+/// (the unit tests a `mod.rs` declares `#[cfg(test)] mod tests;`) is all test.
+pub fn without_tests(rel: &str, text: &str) -> String {
+    if rel == "tests.rs" || rel.ends_with("/tests.rs") {
         return String::new();
     }
-    code(&std::fs::read_to_string(file).unwrap())
+    let text = uncommented(text);
+    let mut out = String::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let item = &rest[at + "#[cfg(test)]".len()..];
+        // The item ends at its `;` when that comes before any `{`, else at the `}` closing its
+        // first `{`.
+        let (semi, open) = (item.find(';'), item.find('{'));
+        let end = match (semi, open) {
+            (Some(s), Some(o)) if s < o => s + 1,
+            (Some(s), None) => s + 1,
+            (_, Some(o)) => {
+                let mut depth = 0usize;
+                let mut end = item.len();
+                for (i, c) in item[o..].char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = o + i + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                end
+            }
+            (None, None) => item.len(),
+        };
+        rest = &item[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
-fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for f in files {
-        let Some(m) = module_of(src, &f) else { continue };
-        let text = source(&f);
-        let deps = graph.entry(m.clone()).or_default();
-        for (i, _) in text.match_indices("crate::") {
-            let rest = &text[i + "crate::".len()..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() && name != m {
-                deps.insert(name);
+// ---- the crates -----------------------------------------------------------------------------
+
+/// `cargo metadata` of the tree at `root`: package id -> name, the workspace's members, and
+/// package id -> its normal and build dependencies (dev-dependencies do not make a library
+/// depend on anything).
+struct Metadata {
+    names: BTreeMap<String, String>,
+    members: Vec<String>,
+    deps: BTreeMap<String, Vec<String>>,
+}
+
+fn metadata(root: &Path) -> Result<Metadata, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // This machine's platform, offline: every dependency it builds is in the local cache once the
+    // tree has been built (the other platforms' are not).
+    let rustc = std::process::Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()))
+        .arg("-vV")
+        .output()
+        .map_err(|e| format!("cannot run rustc -vV: {e}"))?;
+    let host = String::from_utf8_lossy(&rustc.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .ok_or("rustc -vV names no host")?;
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--offline",
+            "--filter-platform",
+            &host,
+        ])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo metadata failed in {}: {}",
+            root.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+    let names = v["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["id"].as_str().unwrap().to_owned(),
+                p["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let members = v["workspace_members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_owned())
+        .collect();
+    let mut deps = BTreeMap::new();
+    for node in v["resolve"]["nodes"].as_array().unwrap() {
+        let linked: Vec<String> = node["deps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| {
+                d["dep_kinds"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|k| k["kind"].as_str() != Some("dev"))
+            })
+            .map(|d| d["pkg"].as_str().unwrap().to_owned())
+            .collect();
+        deps.insert(node["id"].as_str().unwrap().to_owned(), linked);
+    }
+    Ok(Metadata { names, members, deps })
+}
+
+fn matches(name: &str, pattern: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == pattern,
+    }
+}
+
+/// Which workspace crate depends on which, against [`CRATES`]; what the pure crates and the
+/// report crate reach, against [`BANNED`].
+pub fn crate_graph(root: &Path) -> Vec<String> {
+    let m = match metadata(root) {
+        Ok(m) => m,
+        Err(e) => return vec![e],
+    };
+    let mut out = Vec::new();
+    let layer = |name: &str| CRATES.iter().find(|c| c.0 == name);
+    let members: BTreeSet<&str> = m.members.iter().map(|id| m.names[id].as_str()).collect();
+    for (name, ..) in CRATES {
+        if !members.contains(name) {
+            out.push(format!("{name} is in CRATES but not in the workspace"));
+        }
+    }
+    for id in &m.members {
+        let name = &m.names[id];
+        let Some((_, _, _, allowed)) = layer(name) else {
+            out.push(format!(
+                "{name} is in no layer: add it to CRATES and docs/architecture.md"
+            ));
+            continue;
+        };
+        for d in &m.deps[id] {
+            let dep = &m.names[d];
+            if members.contains(dep.as_str()) && !allowed.contains(&dep.as_str()) {
+                out.push(format!(
+                    "{name} depends on {dep}, a crate it may not depend on (CRATES)"
+                ));
             }
         }
-        // `use crate::{a, b}` groups.
-        for (i, _) in text.match_indices("crate::{") {
-            let rest = &text[i + "crate::{".len()..];
-            let group = rest.split('}').next().unwrap_or("");
-            for part in group.split(',') {
-                let name: String = part
-                    .trim()
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty() && name != m {
-                    deps.insert(name);
+    }
+    for (name, lists) in BANNED {
+        let Some(start) = m.members.iter().find(|id| m.names[*id] == *name) else {
+            continue;
+        };
+        // Breadth-first, keeping the first path to each package.
+        let mut via: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut queue = vec![start.as_str()];
+        while let Some(id) = queue.pop() {
+            for d in &m.deps[id] {
+                if !via.contains_key(d.as_str()) && d != start {
+                    via.insert(d, id);
+                    queue.insert(0, d);
                 }
             }
         }
-    }
-    graph
-}
-
-#[test]
-fn lower_layers_never_import_higher_ones() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let graph = imports(&src);
-    let mut violations = BTreeSet::new();
-    for (m, deps) in &graph {
-        let from = layer_of(m).unwrap_or_else(|| {
-            panic!("folder `{m}` is in no layer: add it to LAYERS here and to docs/architecture.md")
-        });
-        for d in deps {
-            let Some(to) = layer_of(d) else {
-                // `crate::Error`, `crate::Result` (re-exports of the crate root).
-                assert!(
-                    d.chars().next().is_some_and(char::is_uppercase),
-                    "`{m}` imports `crate::{d}`, which is in no layer"
-                );
-                continue;
-            };
-            if to > from {
-                violations.insert((m.clone(), d.clone()));
+        for reached in via.keys() {
+            let dep = &m.names[*reached];
+            if lists.iter().flat_map(|l| l.iter()).any(|p| matches(dep, p)) {
+                let mut chain = vec![dep.clone()];
+                let mut at = *reached;
+                while let Some(prev) = via.get(at) {
+                    chain.push(m.names[*prev].clone());
+                    at = prev;
+                }
+                chain.reverse();
+                out.push(format!("{name} reaches {dep}: {}", chain.join(" -> ")));
             }
         }
     }
-    let known: BTreeSet<(String, String)> = KNOWN_VIOLATIONS
-        .iter()
-        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-        .collect();
-    let new: Vec<_> = violations.difference(&known).collect();
-    assert!(
-        new.is_empty(),
-        "these modules import a higher layer (docs/architecture.md): {new:?}"
-    );
-    let fixed: Vec<_> = known.difference(&violations).collect();
-    assert!(
-        fixed.is_empty(),
-        "these imports are gone: remove them from KNOWN_VIOLATIONS: {fixed:?}"
-    );
+    out
 }
 
-/// The layout shows the layers: every module lives in a folder of `src/` that has a layer; only
-/// the crate root (`lib.rs`) and `main.rs` sit loose in `src/`.
-#[test]
-fn every_module_lives_in_a_layer_folder() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    for f in &files {
-        let rel = f.strip_prefix(&src).unwrap();
-        if rel.components().count() == 1 {
-            assert!(
-                rel == Path::new("lib.rs") || rel == Path::new("main.rs"),
-                "src/{} sits loose in src/: move it into the folder of its layer (docs/architecture.md)",
-                rel.display()
-            );
+/// The modules a crate can name as `crate::x`: those its `lib.rs` declares (`pub mod x;`) and
+/// those it re-exports (`pub use cgp_y::{x, ..};`) from a crate it may depend on; plus
+/// re-exports from a crate it may not depend on, as violations.
+fn crate_modules(name: &str, lib: &str, allowed: &[&str], out: &mut Vec<String>) -> BTreeSet<String> {
+    let mut modules = BTreeSet::new();
+    let lib = uncommented(lib);
+    for line in lib.lines() {
+        let line = line.trim();
+        if let Some(m) = line.strip_prefix("pub mod ").and_then(|l| l.strip_suffix(';')) {
+            modules.insert(m.to_owned());
+        }
+    }
+    for (i, _) in lib.match_indices("pub use cgp_") {
+        let rest = &lib[i + "pub use ".len()..];
+        let krate: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if !allowed.contains(&krate.replace('_', "-").as_str()) {
+            out.push(format!(
+                "{name}/src/lib.rs re-exports from {krate}, a crate it may not depend on"
+            ));
+        }
+        let rest = &rest[krate.len()..];
+        let rest = rest.strip_prefix("::").unwrap_or(rest);
+        let names = match rest.strip_prefix('{') {
+            Some(group) => group.split('}').next().unwrap_or(""),
+            None => rest.split(';').next().unwrap_or(""),
+        };
+        for n in names.split(',') {
+            let n = n.trim();
+            if n.chars().next().is_some_and(char::is_lowercase) {
+                modules.insert(n.to_owned());
+            }
+        }
+    }
+    modules
+}
+
+/// Every `crate::x` (and `crate::{x, ..}`) of every file, tests included, names a module its
+/// crate has: a `use crate::report::..` in the statistics, or `crate::commands::..` in the
+/// engine, is refused here as well as by the compiler.
+pub fn crate_paths(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut modules = BTreeMap::new();
+    for (name, dir, declared, allowed) in CRATES {
+        let lib = std::fs::read_to_string(root.join(dir).join("src/lib.rs")).unwrap_or_default();
+        let m = crate_modules(name, &lib, allowed, &mut out);
+        for d in *declared {
+            if !m.contains(*d) {
+                out.push(format!(
+                    "{name}: CRATES lists module {d}, which its lib.rs does not declare"
+                ));
+            }
+        }
+        modules.insert(*name, m);
+    }
+    for (krate, rel, file) in sources(root) {
+        let text = uncommented(&std::fs::read_to_string(&file).unwrap());
+        let has = &modules[krate];
+        let mut named = BTreeSet::new();
+        for (i, _) in text.match_indices("crate::") {
+            if text[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+            {
+                continue;
+            }
+            let rest = &text[i + "crate::".len()..];
+            match rest.strip_prefix('{') {
+                Some(group) => {
+                    let group = group.split('}').next().unwrap_or("");
+                    for part in group.split(',') {
+                        named.insert(ident(part.trim()));
+                    }
+                }
+                None => {
+                    named.insert(ident(rest));
+                }
+            }
+        }
+        for n in named {
+            if !n.is_empty() && n.chars().next().is_some_and(char::is_lowercase) && !has.contains(&n) {
+                out.push(format!(
+                    "{krate}: src/{rel} names `crate::{n}`, which {krate} does not have (a higher layer?)"
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn ident(s: &str) -> String {
+    s.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+// ---- text rules -----------------------------------------------------------------------------
+
+/// What a row means for the gate (`fails_gate`, `--fail-on`), the run verdicts and which exit
+/// code a run gets are read in one module, `outcome/decide.rs`; reporters ask it and never map a
+/// verdict to a failure themselves. `outcome/missing.rs` only sets `fails_gate`;
+/// `outcome/results/` defines the types; the command line maps its flag; reporters render the
+/// run verdict decide made. Test items may assert any of them.
+pub fn one_place_decides(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for (krate, rel, file) in sources(root) {
+        let text = without_tests(&rel, &std::fs::read_to_string(&file).unwrap());
+        let at = format!("{krate}: src/{rel}");
+        let is = |p: &str| rel == p;
+        if is("outcome/decide.rs") {
             continue;
         }
-        let folder = module_of(&src, f).unwrap();
-        assert!(
-            layer_of(&folder).is_some(),
-            "src/{folder}/ is in no layer: add it to LAYERS here and to docs/architecture.md"
-        );
-    }
-    // Every layer's folders exist, so the table stays the truth.
-    for folder in LAYERS.iter().flat_map(|l| l.iter()) {
-        assert!(
-            src.join(folder).is_dir(),
-            "LAYERS names src/{folder}/, which is gone"
-        );
-    }
-}
-
-#[test]
-fn the_statistics_import_nothing_but_the_foundation() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let deps = &imports(&src)["stats"];
-    for d in deps {
-        assert!(
-            layer_of(d) == Some(0),
-            "stats imports `{d}`: the statistics are pure and sit below everything but the foundation"
-        );
-    }
-}
-
-#[test]
-fn clap_is_only_in_the_command_line_layer() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    for f in files {
-        let rel = f.strip_prefix(&src).unwrap();
-        if rel.starts_with("cli") || rel == Path::new("main.rs") {
-            continue;
-        }
-        let text = source(&f);
-        for name in ["clap::", "clap_complete", "#[arg(", "#[command("] {
-            assert!(
-                !text.contains(name),
-                "{} uses clap (`{name}`): move it to src/cli/",
-                rel.display()
-            );
-        }
-    }
-}
-
-#[test]
-fn the_run_verdict_is_decided_in_one_place() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    for f in files {
-        let rel = f.strip_prefix(&src).unwrap().to_path_buf();
-        if rel == Path::new("outcome/decide.rs") || rel.starts_with("report") {
-            continue;
-        }
-        let text = source(&f);
-        // Outside decide.rs (which decides) and the reporters (which render), no code names a
-        // run verdict other than to compare with `Error`.
-        for v in [
-            "RunVerdict::Pass",
-            "RunVerdict::Regression",
-            "RunVerdict::Inconclusive",
-        ] {
-            assert!(
-                !text.contains(v),
-                "{} names {v}: the run verdict is decide::run_verdict's to decide",
-                rel.display()
-            );
-        }
-    }
-}
-
-/// What a row means for the gate (`fails_gate`, `--fail-on`) and which exit code a verdict gets
-/// are read in one module, `outcome/decide.rs`; the reporters ask it (`decide::row_gate`) and never
-/// map a verdict to a failure themselves. `run/missing.rs` only sets `fails_gate`; `outcome/results/`
-/// defines the types; the command line maps its flag.
-#[test]
-fn row_gates_and_exit_codes_are_decided_in_one_place() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let mut checked = 0;
-    for f in files {
-        let rel = f.strip_prefix(&src).unwrap().to_path_buf();
-        if rel == Path::new("outcome/decide.rs")
-            || rel == Path::new("outcome/results/mod.rs")
-            || rel == Path::new("foundation/exit_codes.rs")
-        {
-            continue;
-        }
-        let text = source(&f);
-        checked += 1;
-        let sets_only = text
+        let reads = text
             .matches(".fails_gate")
             .count()
             .saturating_sub(text.matches(".fails_gate = true").count());
-        assert_eq!(
-            sets_only,
-            0,
-            "{} reads `fails_gate`: a row's gate status is decide::row_gate's to decide",
-            rel.display()
-        );
-        if !rel.starts_with("cli") {
-            assert!(
-                !text.contains("FailOn::Inconclusive"),
-                "{} compares --fail-on: decide::row_gate / run_gate / exit_code decide what it fails",
-                rel.display()
-            );
+        if reads > 0 && !is("outcome/results/mod.rs") {
+            out.push(format!(
+                "{at} reads `fails_gate`: a row's gate status is decide::row_gate's"
+            ));
+        }
+        if text.contains("FailOn::Inconclusive") && !rel.starts_with("cli/") && !is("outcome/results/mod.rs")
+        {
+            out.push(format!("{at} compares --fail-on: decide decides what it fails"));
         }
         // A failure's exit code is its class's (`ErrorClass::exit`, in foundation/exit_codes.rs).
         for code in [
@@ -304,99 +483,52 @@ fn row_gates_and_exit_codes_are_decided_in_one_place() {
             "Exit::Regression",
             "Exit::ProfilerFailure",
         ] {
-            assert!(
-                !text.contains(code),
-                "{} names {code}: exit codes of a run are decide::exit_code's",
-                rel.display()
-            );
-        }
-        assert!(
-            !text.contains("missing::fails"),
-            "{}: whether a missing row fails is decide::row_gate's",
-            rel.display()
-        );
-    }
-    assert!(checked > 50, "only {checked} files read");
-}
-
-#[test]
-fn each_format_has_one_escaping_function_and_its_reporter_uses_only_that_one() {
-    let report = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report");
-    // (reporter file, its format's one escaping function, the other formats' functions)
-    let formats = [
-        ("markdown.rs", "fn escape_md_cell("),
-        ("html.rs", "pub use super::text::escape_html as escape;"),
-        ("junit.rs", "fn escape("),
-        ("annotations.rs", "fn escape("),
-    ];
-    let others = |me: &str| -> Vec<&'static str> {
-        let mut v = vec![];
-        if me != "markdown.rs" {
-            v.push("escape_md_cell");
-        }
-        for (f, path) in [
-            ("html.rs", "html::escape"),
-            ("junit.rs", "junit::escape"),
-            ("annotations.rs", "annotations::escape"),
-        ] {
-            if me != f {
-                v.push(path);
+            if text.contains(code) && !is("foundation/exit_codes.rs") {
+                out.push(format!(
+                    "{at} names {code}: the exit codes of a run are decide::exit_code's"
+                ));
             }
         }
-        v
-    };
-    // HTML's function lives below the page and the breakdown charts it includes; it is the
-    // only escaping function there.
-    let text = code(&std::fs::read_to_string(report.join("text.rs")).unwrap());
-    assert_eq!(text.matches("fn escape").count(), 1, "src/report/text.rs");
-    assert!(text.contains("pub fn escape_html("));
-    for (file, own) in formats {
-        let text = code(&std::fs::read_to_string(report.join(file)).unwrap());
-        let escapers = text
-            .lines()
-            .filter(|l| l.contains("fn escape") || l.contains("fn sanitize") || l.contains("as escape;"))
-            .count();
-        assert!(
-            text.contains(own) && escapers == 1,
-            "src/report/{file}: expected exactly one escaping function ({own}...), found {escapers}"
-        );
-        for o in others(file) {
-            assert!(
-                !text.contains(o),
-                "src/report/{file} uses `{o}`, another format's escaping function"
-            );
+        for v in [
+            "RunVerdict::Pass",
+            "RunVerdict::Regression",
+            "RunVerdict::Inconclusive",
+        ] {
+            if text.contains(v) && !rel.starts_with("report/") {
+                out.push(format!(
+                    "{at} names {v}: the run verdict is decide::run_verdict's"
+                ));
+            }
+        }
+        if text.contains("missing::fails") {
+            out.push(format!("{at}: whether a missing row fails is decide::row_gate's"));
         }
     }
+    out
 }
 
-// ---- import cycles --------------------------------------------------------------------------
-
-/// Every module of the crate as its path (`["stats", "summary"]`, `["plan"]` for plan/mod.rs),
-/// with its file.
-fn module_paths(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
-    let mut out = BTreeMap::new();
-    for f in files {
-        let rel = f.strip_prefix(src).unwrap().with_extension("");
-        let mut path: Vec<String> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        if path.last().is_some_and(|l| l == "mod") {
-            path.pop();
-        }
-        if path == ["lib"] || path == ["main"] {
+/// clap stays in the command line (`src/cli/`, `src/main.rs`), tests included.
+pub fn clap_in_cli(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for (krate, rel, file) in sources(root) {
+        if krate == "cgp-gate" && (rel.starts_with("cli/") || rel == "main.rs") {
             continue;
         }
-        out.insert(path, f);
+        let text = uncommented(&std::fs::read_to_string(&file).unwrap());
+        for name in ["clap::", "clap_complete", "clap_mangen", "#[arg(", "#[command("] {
+            if text.contains(name) {
+                out.push(format!(
+                    "{krate}: src/{rel} uses clap (`{name}`): it belongs in src/cli/"
+                ));
+            }
+        }
     }
     out
 }
 
 /// The paths a `use` tree names: `a::{b, c::{d, e}}` -> `a::b`, `a::c::d`, `a::c::e`. `text`
 /// starts just after `crate::`/`super::`/`self::`.
-fn use_paths(text: &str) -> Vec<Vec<String>> {
+pub fn use_paths(text: &str) -> Vec<Vec<String>> {
     fn tree(s: &str, prefix: &[String], out: &mut Vec<Vec<String>>) {
         let mut path = prefix.to_vec();
         let mut rest = s.trim_start();
@@ -443,59 +575,8 @@ fn use_paths(text: &str) -> Vec<Vec<String>> {
     out
 }
 
-/// Module -> modules it imports, resolved to the deepest module each path names. A module using
-/// its own ancestors (a child using what its `mod.rs` declares) is not counted: the parent is
-/// the child's interface, not a peer.
-fn module_graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
-    let modules = module_paths(src);
-    let resolve = |p: &[String]| -> Option<Vec<String>> {
-        (1..=p.len())
-            .rev()
-            .map(|n| p[..n].to_vec())
-            .find(|c| modules.contains_key(c))
-    };
-    let mut graph = BTreeMap::new();
-    for (m, file) in &modules {
-        let is_mod_rs = file.file_name().is_some_and(|n| n == "mod.rs");
-        let text = source(file);
-        let mut deps = BTreeSet::new();
-        for (kw, base) in [
-            ("crate::", Vec::new()),
-            // `super` of a/b.rs is a; of a/b/mod.rs (module a::b) also a.
-            ("super::", m[..m.len().saturating_sub(1)].to_vec()),
-            (
-                "self::",
-                if is_mod_rs {
-                    m.clone()
-                } else {
-                    m[..m.len() - 1].to_vec()
-                },
-            ),
-        ] {
-            for (i, _) in text.match_indices(kw) {
-                // Not the tail of a longer path (`foo::crate::`) or identifier (`myself::`).
-                let before = text[..i].chars().next_back();
-                if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
-                    continue;
-                }
-                for p in use_paths(&text[i + kw.len()..]) {
-                    let full: Vec<String> = base.iter().cloned().chain(p).collect();
-                    if let Some(d) = resolve(&full)
-                        && d != *m
-                        && !m.starts_with(&d)
-                    {
-                        deps.insert(d);
-                    }
-                }
-            }
-        }
-        graph.insert(m.clone(), deps);
-    }
-    graph
-}
-
 /// The strongly connected components with more than one node (Tarjan).
-fn cycles<N: Ord + Clone>(graph: &BTreeMap<N, BTreeSet<N>>) -> Vec<Vec<N>> {
+pub fn cycles<N: Ord + Clone>(graph: &BTreeMap<N, BTreeSet<N>>) -> Vec<Vec<N>> {
     struct T<'g, N> {
         g: &'g BTreeMap<N, BTreeSet<N>>,
         index: BTreeMap<N, usize>,
@@ -556,69 +637,12 @@ fn cycles<N: Ord + Clone>(graph: &BTreeMap<N, BTreeSet<N>>) -> Vec<Vec<N>> {
     t.out
 }
 
-#[test]
-fn the_import_reader_sees_groups_nested_paths_and_super() {
-    assert_eq!(
-        use_paths("a::{b, c::{d, e}}, x;"),
-        [vec!["a", "b"], vec!["a", "c", "d"], vec!["a", "c", "e"]]
-    );
-    assert_eq!(use_paths("stats::median(&v)"), [vec!["stats", "median"]]);
-    // The graph of this crate sees a `super::` import: stats::outliers uses stats::order.
-    let g = module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
-    let m = |s: &str| s.split("::").map(str::to_owned).collect::<Vec<_>>();
-    assert!(g[&m("stats::outliers")].contains(&m("stats::order")), "{g:?}");
-    // And a cycle among three modules is found.
-    let mut tiny: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    tiny.insert("a", ["b"].into());
-    tiny.insert("b", ["c"].into());
-    tiny.insert("c", ["a"].into());
-    tiny.insert("d", ["a"].into());
-    assert_eq!(cycles(&tiny), [vec!["a", "b", "c"]]);
-}
-
-#[test]
-fn no_two_modules_import_each_other_even_through_others() {
-    let graph = module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
-    // Submodules: `baseline::format` <-> `baseline::history` and the like.
-    let found: Vec<String> = cycles(&graph)
-        .iter()
-        .map(|c| c.iter().map(|m| m.join("::")).collect::<Vec<_>>().join(" <-> "))
-        .collect();
-    assert!(found.is_empty(), "import cycles between modules: {found:?}");
-    // Top-level folders (`run` -> `outcome` -> `run`), apart from the known
-    // layer violations, which are upward imports and listed to be removed.
-    let known: BTreeSet<(String, String)> = KNOWN_VIOLATIONS
-        .iter()
-        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-        .collect();
-    let mut top: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (m, deps) in &graph {
-        let entry = top.entry(m[0].clone()).or_default();
-        for d in deps {
-            if d[0] != m[0] && !known.contains(&(m[0].clone(), d[0].clone())) {
-                entry.insert(d[0].clone());
-            }
-        }
-    }
-    let found = cycles(&top);
-    assert!(
-        found.is_empty(),
-        "import cycles between top-level folders: {found:?}"
-    );
-}
-
-// ---- sizes ----------------------------------------------------------------------------------
-
-/// The most lines a file of `src/` may have, and a function (test functions included).
-const MAX_FILE_LINES: usize = 800;
-const MAX_FN_LINES: usize = 120;
-
 /// The functions of a file as (name, first line (1-based), length in lines). A function runs from
 /// its `fn` line to the first line after it that is a `}` at the same indentation. Hand-written
 /// rather than a Rust parser crate (syn): the code is rustfmt'd (`cargo fmt` runs in CI), which
 /// puts every function's closing brace alone on a line at the indentation of its `fn`, so this
 /// count is exact and no dependency is needed for it.
-fn functions(text: &str) -> Vec<(String, usize, usize)> {
+pub fn functions(text: &str) -> Vec<(String, usize, usize)> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
@@ -714,30 +738,336 @@ pub(crate) const fn e() {}
     );
 }
 
-/// Issue 26: no file of `src/` over about 800 lines and no function over about 120, so each file
-/// reads as one subject and each function as one step.
-#[test]
-fn no_file_or_function_is_too_long() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let mut over = BTreeMap::new();
-    for f in &files {
-        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
-        let text = std::fs::read_to_string(f).unwrap();
+/// No source file over [`MAX_FILE_LINES`] lines and no function over [`MAX_FN_LINES`] (issue
+/// 26), tests included, so each file reads as one subject and each function as one step.
+pub fn sizes(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for (krate, rel, file) in sources(root) {
+        let text = std::fs::read_to_string(&file).unwrap();
         let n = text.lines().count();
         if n > MAX_FILE_LINES {
-            over.insert(rel.clone(), format!("{n} lines"));
+            out.push(format!(
+                "{krate}: src/{rel} has {n} lines (at most {MAX_FILE_LINES}): split it"
+            ));
         }
         for (name, line, len) in functions(&text) {
             if len > MAX_FN_LINES {
-                over.insert(format!("{rel}::{name}"), format!("{len} lines from line {line}"));
+                out.push(format!(
+                    "{krate}: src/{rel}: fn {name} has {len} lines from line {line} (at most {MAX_FN_LINES})"
+                ));
             }
         }
     }
-    let over: Vec<_> = over.iter().map(|(k, v)| format!("{k} ({v})")).collect();
-    assert!(
-        over.is_empty(),
-        "over {MAX_FILE_LINES} lines a file or {MAX_FN_LINES} a function: split them: {over:#?}"
+    out
+}
+
+/// Each report format has one escaping function and its reporter uses only that one.
+pub fn escaping(root: &Path) -> Vec<String> {
+    let report = root.join("crates/cgp-report/src/report");
+    let read = |f: &str| uncommented(&std::fs::read_to_string(report.join(f)).unwrap_or_default());
+    let mut out = Vec::new();
+    // (reporter file, its format's one escaping function, the other formats' functions)
+    let formats = [
+        ("markdown.rs", "fn escape_md_cell("),
+        ("html.rs", "pub use super::text::escape_html as escape;"),
+        ("junit.rs", "fn escape("),
+        ("annotations.rs", "fn escape("),
+    ];
+    let others = |me: &str| -> Vec<&'static str> {
+        let mut v = vec![];
+        if me != "markdown.rs" {
+            v.push("escape_md_cell");
+        }
+        for (f, path) in [
+            ("html.rs", "html::escape"),
+            ("junit.rs", "junit::escape"),
+            ("annotations.rs", "annotations::escape"),
+        ] {
+            if me != f {
+                v.push(path);
+            }
+        }
+        v
+    };
+    // HTML's function lives below the page and the breakdown charts it includes; it is the only
+    // escaping function there.
+    let text = read("text.rs");
+    if text.matches("fn escape").count() != 1 || !text.contains("pub fn escape_html(") {
+        out.push("report/text.rs: expected exactly one escaping function, escape_html".to_owned());
+    }
+    for (file, own) in formats {
+        let text = read(file);
+        let escapers = text
+            .lines()
+            .filter(|l| l.contains("fn escape") || l.contains("fn sanitize") || l.contains("as escape;"))
+            .count();
+        if !text.contains(own) || escapers != 1 {
+            out.push(format!(
+                "report/{file}: expected exactly one escaping function ({own}...), found {escapers}"
+            ));
+        }
+        for o in others(file) {
+            if text.contains(o) {
+                out.push(format!(
+                    "report/{file} uses `{o}`, another format's escaping function"
+                ));
+            }
+        }
+    }
+    out
+}
+
+// ---- import cycles between the modules of a crate -------------------------------------------
+
+/// Every module of a crate as its path (`["stats", "summary"]`, `["plan"]` for plan/mod.rs), with
+/// its file.
+fn module_paths(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut out = BTreeMap::new();
+    for f in files {
+        let rel = f.strip_prefix(src).unwrap().with_extension("");
+        let mut path: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if path.last().is_some_and(|l| l == "mod") {
+            path.pop();
+        }
+        if path == ["lib"] || path == ["main"] {
+            continue;
+        }
+        out.insert(path, f);
+    }
+    out
+}
+
+/// Module -> modules of the same crate it imports (outside its test items), resolved to the
+/// deepest module each path names. A module using its own ancestors (a child using what its
+/// `mod.rs` declares) is not counted: the parent is the child's interface, not a peer. Modules a
+/// crate re-exports from a lower crate are not its own: the crates' order covers them.
+pub fn module_graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let modules = module_paths(src);
+    let resolve = |p: &[String]| -> Option<Vec<String>> {
+        (1..=p.len())
+            .rev()
+            .map(|n| p[..n].to_vec())
+            .find(|c| modules.contains_key(c))
+    };
+    let mut graph = BTreeMap::new();
+    for (m, file) in &modules {
+        let is_mod_rs = file.file_name().is_some_and(|n| n == "mod.rs");
+        let rel = file
+            .strip_prefix(src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = without_tests(&rel, &std::fs::read_to_string(file).unwrap());
+        let mut deps = BTreeSet::new();
+        for (kw, base) in [
+            ("crate::", Vec::new()),
+            // `super` of a/b.rs is a; of a/b/mod.rs (module a::b) also a.
+            ("super::", m[..m.len().saturating_sub(1)].to_vec()),
+            (
+                "self::",
+                if is_mod_rs {
+                    m.clone()
+                } else {
+                    m[..m.len() - 1].to_vec()
+                },
+            ),
+        ] {
+            for (i, _) in text.match_indices(kw) {
+                // Not the tail of a longer path (`foo::crate::`) or identifier (`myself::`).
+                let before = text[..i].chars().next_back();
+                if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                    continue;
+                }
+                for p in use_paths(&text[i + kw.len()..]) {
+                    let full: Vec<String> = base.iter().cloned().chain(p).collect();
+                    if let Some(d) = resolve(&full)
+                        && d != *m
+                        && !m.starts_with(&d)
+                    {
+                        deps.insert(d);
+                    }
+                }
+            }
+        }
+        graph.insert(m.clone(), deps);
+    }
+    graph
+}
+
+/// No two modules of a crate import each other, even through others (submodules:
+/// `baseline::format` <-> `baseline::history`; top-level folders: `run` <-> `outcome`).
+pub fn module_cycles(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for (krate, dir, _, _) in CRATES {
+        let graph = module_graph(&root.join(dir).join("src"));
+        for c in cycles(&graph) {
+            let c: Vec<String> = c.iter().map(|m| m.join("::")).collect();
+            out.push(format!(
+                "{krate}: import cycle between modules: {}",
+                c.join(" <-> ")
+            ));
+        }
+        let mut top: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (m, deps) in &graph {
+            let entry = top.entry(m[0].clone()).or_default();
+            for d in deps {
+                if d[0] != m[0] {
+                    entry.insert(d[0].clone());
+                }
+            }
+        }
+        for c in cycles(&top) {
+            out.push(format!(
+                "{krate}: import cycle between folders: {}",
+                c.join(" <-> ")
+            ));
+        }
+    }
+    out
+}
+
+/// Every folder of a crate's `src/` is a module [`CRATES`] lists for it, and only `lib.rs` and
+/// `main.rs` sit loose in `src/`, so the layout shows the layers.
+pub fn layout(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut dirs: BTreeSet<String> = BTreeSet::new();
+    if let Ok(entries) = std::fs::read_dir(root.join("crates")) {
+        for e in entries {
+            dirs.insert(format!("crates/{}", e.unwrap().file_name().to_string_lossy()));
+        }
+    }
+    for (krate, dir, declared, _) in CRATES {
+        dirs.remove(*dir);
+        let src = root.join(dir).join("src");
+        let Ok(entries) = std::fs::read_dir(&src) else {
+            out.push(format!("{krate}: {dir}/src is missing"));
+            continue;
+        };
+        for e in entries {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                if !declared.contains(&name.as_str()) {
+                    out.push(format!(
+                        "{krate}: {dir}/src/{name}/ is a folder CRATES does not list"
+                    ));
+                }
+            } else if !["lib.rs", "main.rs"].contains(&name.as_str()) {
+                out.push(format!(
+                    "{krate}: {dir}/src/{name} sits loose in src/: move it into a module's folder"
+                ));
+            }
+        }
+        for d in *declared {
+            if !src.join(d).is_dir() {
+                out.push(format!("{krate}: CRATES lists {dir}/src/{d}/, which is gone"));
+            }
+        }
+    }
+    for d in dirs {
+        out.push(format!(
+            "{d} is a crate in no layer: add it to CRATES and docs/architecture.md"
+        ));
+    }
+    out
+}
+
+// ---- the rules on this tree -----------------------------------------------------------------
+
+fn assert_clean(rule: &str, found: &[String]) {
+    assert!(found.is_empty(), "{rule} (docs/architecture.md): {found:#?}");
+}
+
+#[test]
+fn crates_depend_only_downwards_and_the_pure_and_report_crates_reach_no_profiler_network_or_cli() {
+    assert_clean("crate dependencies", &crate_graph(&repo()));
+}
+
+#[test]
+fn every_crate_path_names_a_module_of_its_crate() {
+    assert_clean("crate:: paths", &crate_paths(&repo()));
+}
+
+#[test]
+fn row_gates_verdicts_and_exit_codes_are_decided_in_one_place() {
+    assert_clean("one place decides", &one_place_decides(&repo()));
+}
+
+#[test]
+fn clap_is_only_in_the_command_line() {
+    assert_clean("clap", &clap_in_cli(&repo()));
+}
+
+#[test]
+fn no_file_or_function_is_too_long() {
+    assert_clean("sizes", &sizes(&repo()));
+}
+
+#[test]
+fn each_format_has_one_escaping_function_and_its_reporter_uses_only_that_one() {
+    assert_clean("escaping", &escaping(&repo()));
+}
+
+#[test]
+fn no_two_modules_import_each_other_even_through_others() {
+    assert_clean("module cycles", &module_cycles(&repo()));
+}
+
+#[test]
+fn every_module_lives_in_its_crates_folder() {
+    assert_clean("layout", &layout(&repo()));
+}
+
+#[test]
+fn the_import_reader_sees_groups_nested_paths_and_super() {
+    assert_eq!(
+        use_paths("a::{b, c::{d, e}}, x;"),
+        [vec!["a", "b"], vec!["a", "c", "d"], vec!["a", "c", "e"]]
     );
+    assert_eq!(use_paths("stats::median(&v)"), [vec!["stats", "median"]]);
+    // The graph of a crate sees a `super::` import: stats::outliers uses stats::order.
+    let g = module_graph(&repo().join("crates/cgp-core/src"));
+    let m = |s: &str| s.split("::").map(str::to_owned).collect::<Vec<_>>();
+    assert!(g[&m("stats::outliers")].contains(&m("stats::order")), "{g:?}");
+    // And a cycle among three modules is found.
+    let mut tiny: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    tiny.insert("a", ["b"].into());
+    tiny.insert("b", ["c"].into());
+    tiny.insert("c", ["a"].into());
+    tiny.insert("d", ["a"].into());
+    assert_eq!(cycles(&tiny), [vec!["a", "b", "c"]]);
+}
+
+/// Only test items are cut: code after a test module, or after a test helper, is read.
+#[test]
+fn test_items_are_cut_and_only_they() {
+    let text = "\
+fn a() {}
+#[cfg(test)]
+fn helper() { x.fails_gate }
+#[cfg(test)]
+mod tests;
+fn b() { y.fails_gate }
+#[cfg(test)]
+mod tests {
+    fn c() { if z { w.fails_gate } }
+}
+fn d() {}
+";
+    let kept = without_tests("m.rs", text);
+    assert_eq!(kept.matches("fails_gate").count(), 1, "{kept}");
+    assert!(
+        kept.contains("fn a()") && kept.contains("fn b()") && kept.contains("fn d()"),
+        "{kept}"
+    );
+    assert!(
+        !kept.contains("fn c()") && !kept.contains("fn helper()"),
+        "{kept}"
+    );
+    assert_eq!(without_tests("x/tests.rs", text), "");
 }

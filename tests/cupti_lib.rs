@@ -386,7 +386,7 @@ fn the_injection_library_compiles_without_warnings() {
                 "-o",
             ])
             .arg(&so)
-            .arg(root().join("src/cupti/inject.c"))
+            .arg(root().join("crates/cgp-profile/src/cupti/inject.c"))
             .args(["-ldl", "-lpthread"]),
         Duration::from_secs(120),
     );

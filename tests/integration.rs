@@ -16,6 +16,7 @@ mod support;
 mod ab_cli;
 mod action_e2e;
 mod architecture;
+mod architecture_selftest;
 mod baseline_store;
 mod calibrate_cli;
 mod changes_cli;

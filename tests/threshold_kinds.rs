@@ -4,8 +4,6 @@
 //! `let ... else` and `matches!` over the kinds from coming back. Text, not a Rust parser: the
 //! code is rustfmt'd, so each arm starts its own line.
 
-use std::path::Path;
-
 /// The places in `text` (a file's code, comments removed) that decide on some threshold kinds
 /// and let the others fall through, as `line: text`.
 fn partial_matches(text: &str) -> Vec<String> {
@@ -134,14 +132,23 @@ fn the_check_finds_each_way_a_kind_can_fall_through() {
 
 #[test]
 fn every_match_over_threshold_kinds_names_each_kind() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    super::architecture::rust_files(&src, &mut files);
+    // Every crate's sources: the command layer's `src/` and each `crates/*/src/`.
+    let root = super::architecture::repo();
+    let mut dirs = vec![root.join("src")];
+    for e in std::fs::read_dir(root.join("crates")).unwrap() {
+        dirs.push(e.unwrap().path().join("src"));
+    }
     let mut found = Vec::new();
-    for f in &files {
-        let rel = f.strip_prefix(&src).unwrap().display().to_string();
-        for p in partial_matches(&super::architecture::source(f)) {
-            found.push(format!("src/{rel}:{p}"));
+    for src in &dirs {
+        let mut files = Vec::new();
+        super::architecture::rust_files(src, &mut files);
+        for f in &files {
+            let rel = f.strip_prefix(&root).unwrap().display().to_string();
+            let in_src = f.strip_prefix(src).unwrap().display().to_string();
+            let text = super::architecture::without_tests(&in_src, &std::fs::read_to_string(f).unwrap());
+            for p in partial_matches(&text) {
+                found.push(format!("{rel}:{p}"));
+            }
         }
     }
     assert!(

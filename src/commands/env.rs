@@ -21,7 +21,7 @@ pub struct Options {
 /// # Errors
 /// [`Error::Environment`] for `--reset-clocks` without NVML or when a reset fails; write errors.
 pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
-    let gpu = crate::gpu::device::open();
+    let gpu = crate::gpu::open();
     if args.reset_clocks {
         let g = gpu.map_err(|u| Error::Environment(format!("cannot reset GPU clocks: {u}")))?;
         crate::gpu::clocks::reset_all_clocks(g.as_ref(), args.dry_run, out)?;

@@ -1,0 +1,523 @@
+//! What a measurement was taken on: the GPU, the driver, the profiler and its settings.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::clock_setting::{ClockSetting, clock_setting_label};
+use super::device::{ClockDomain, Gpu, GpuError};
+
+pub use super::device::UNKNOWN;
+
+/// The environment of a measurement. Every field is text so that "unknown" is representable and
+/// the JSON form is stable across versions.
+///
+/// Which tool measured is [`Fingerprint::profiler`] (`ncu` or `nsys`) with its version in
+/// [`Fingerprint::profiler_version`]; `ncu_version` keeps its meaning (the Nsight Compute that
+/// measured, [`NOT_USED`] when nsys did) for the tools that read it. Files written before
+/// `profiler` existed were all measured by ncu: they read as `profiler: ncu` with their
+/// `ncu_version` as `profiler_version`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "StoredFingerprint")]
+pub struct Fingerprint {
+    pub gpu_name: String,
+    pub gpu_uuid: String,
+    pub pci_bus_id: String,
+    pub compute_capability: String,
+    pub memory_total_bytes: String,
+    pub driver_version: String,
+    pub cuda_driver_version: String,
+    pub vbios_version: String,
+    pub power_limit_mw: String,
+    pub mig_mode: String,
+    pub ecc_mode: String,
+    pub persistence_mode: String,
+    pub max_sm_clock_mhz: String,
+    pub max_mem_clock_mhz: String,
+    pub ncu_version: String,
+    pub clock_control: String,
+    pub cache_control: String,
+    /// Clock locking as configured (`ncu`, `nvml-base`, `none`, ...).
+    pub clocks: String,
+    /// The profiler that measured: `ncu` or `nsys` (see [`PROFILER_NCU`], [`PROFILER_NSYS`]).
+    pub profiler: String,
+    /// Its version (`2022.3.0.0`, `2022.4.2.1-df9881f`), or `unknown`.
+    pub profiler_version: String,
+}
+
+/// [`Fingerprint::profiler`] of Nsight Compute measurements.
+pub const PROFILER_NCU: &str = "ncu";
+/// [`Fingerprint::profiler`] of Nsight Systems measurements.
+pub const PROFILER_NSYS: &str = "nsys";
+/// [`Fingerprint::profiler`] of CUPTI activity-trace measurements (`profiler: cupti`).
+pub const PROFILER_CUPTI: &str = "cupti";
+/// The value of a profiler field that does not apply (`ncu_version` of an nsys measurement).
+pub const NOT_USED: &str = "not used";
+
+/// A fingerprint as files hold it: older files lack the fields added since (`clocks`,
+/// `profiler`, `profiler_version`).
+#[derive(Deserialize)]
+struct StoredFingerprint {
+    gpu_name: String,
+    gpu_uuid: String,
+    pci_bus_id: String,
+    compute_capability: String,
+    memory_total_bytes: String,
+    driver_version: String,
+    cuda_driver_version: String,
+    vbios_version: String,
+    power_limit_mw: String,
+    mig_mode: String,
+    ecc_mode: String,
+    persistence_mode: String,
+    max_sm_clock_mhz: String,
+    max_mem_clock_mhz: String,
+    ncu_version: String,
+    clock_control: String,
+    cache_control: String,
+    #[serde(default = "unknown")]
+    clocks: String,
+    #[serde(default)]
+    profiler: Option<String>,
+    #[serde(default)]
+    profiler_version: Option<String>,
+}
+
+impl From<StoredFingerprint> for Fingerprint {
+    fn from(s: StoredFingerprint) -> Self {
+        // Before `profiler` existed, every fingerprint was ncu's, its version in `ncu_version`.
+        let profiler = s.profiler.unwrap_or_else(|| PROFILER_NCU.to_owned());
+        let profiler_version = s.profiler_version.unwrap_or_else(|| {
+            if profiler == PROFILER_NCU {
+                s.ncu_version.clone()
+            } else {
+                unknown()
+            }
+        });
+        Self {
+            gpu_name: s.gpu_name,
+            gpu_uuid: s.gpu_uuid,
+            pci_bus_id: s.pci_bus_id,
+            compute_capability: s.compute_capability,
+            memory_total_bytes: s.memory_total_bytes,
+            driver_version: s.driver_version,
+            cuda_driver_version: s.cuda_driver_version,
+            vbios_version: s.vbios_version,
+            power_limit_mw: s.power_limit_mw,
+            mig_mode: s.mig_mode,
+            ecc_mode: s.ecc_mode,
+            persistence_mode: s.persistence_mode,
+            max_sm_clock_mhz: s.max_sm_clock_mhz,
+            max_mem_clock_mhz: s.max_mem_clock_mhz,
+            ncu_version: s.ncu_version,
+            clock_control: s.clock_control,
+            cache_control: s.cache_control,
+            clocks: s.clocks,
+            profiler,
+            profiler_version,
+        }
+    }
+}
+
+fn unknown() -> String {
+    UNKNOWN.to_owned()
+}
+
+impl Default for Fingerprint {
+    fn default() -> Self {
+        Self {
+            gpu_name: unknown(),
+            gpu_uuid: unknown(),
+            pci_bus_id: unknown(),
+            compute_capability: unknown(),
+            memory_total_bytes: unknown(),
+            driver_version: unknown(),
+            cuda_driver_version: unknown(),
+            vbios_version: unknown(),
+            power_limit_mw: unknown(),
+            mig_mode: unknown(),
+            ecc_mode: unknown(),
+            persistence_mode: unknown(),
+            max_sm_clock_mhz: unknown(),
+            max_mem_clock_mhz: unknown(),
+            ncu_version: unknown(),
+            clock_control: unknown(),
+            cache_control: unknown(),
+            clocks: unknown(),
+            profiler: PROFILER_NCU.to_owned(),
+            profiler_version: unknown(),
+        }
+    }
+}
+
+/// Fields that decide whether two measurements are comparable, by default. The UUID, bus id,
+/// VBIOS and power limit are left out so that identical cards share baselines.
+pub const DEFAULT_KEY_FIELDS: &[&str] = &[
+    "gpu_name",
+    "compute_capability",
+    "memory_total_bytes",
+    "driver_version",
+    "ncu_version",
+    "clock_control",
+    "cache_control",
+    "clocks",
+    "mig_mode",
+    "profiler",
+    "profiler_version",
+];
+
+/// Fields compared whatever `settings.fingerprint_fields` says: an ncu baseline and an nsys
+/// measurement are different quantities, never comparable.
+pub const ALWAYS_KEY_FIELDS: &[&str] = &["profiler"];
+
+impl Fingerprint {
+    /// All fields as name -> value, in a fixed order.
+    pub fn fields(&self) -> BTreeMap<&'static str, &str> {
+        BTreeMap::from([
+            ("gpu_name", self.gpu_name.as_str()),
+            ("gpu_uuid", self.gpu_uuid.as_str()),
+            ("pci_bus_id", self.pci_bus_id.as_str()),
+            ("compute_capability", self.compute_capability.as_str()),
+            ("memory_total_bytes", self.memory_total_bytes.as_str()),
+            ("driver_version", self.driver_version.as_str()),
+            ("cuda_driver_version", self.cuda_driver_version.as_str()),
+            ("vbios_version", self.vbios_version.as_str()),
+            ("power_limit_mw", self.power_limit_mw.as_str()),
+            ("mig_mode", self.mig_mode.as_str()),
+            ("ecc_mode", self.ecc_mode.as_str()),
+            ("persistence_mode", self.persistence_mode.as_str()),
+            ("max_sm_clock_mhz", self.max_sm_clock_mhz.as_str()),
+            ("max_mem_clock_mhz", self.max_mem_clock_mhz.as_str()),
+            ("ncu_version", self.ncu_version.as_str()),
+            ("clock_control", self.clock_control.as_str()),
+            ("cache_control", self.cache_control.as_str()),
+            ("clocks", self.clocks.as_str()),
+            ("profiler", self.profiler.as_str()),
+            ("profiler_version", self.profiler_version.as_str()),
+        ])
+    }
+
+    /// The same measurement setup, measured by Nsight Systems `version` instead of ncu: the
+    /// ncu-only fields say so (nsys neither locks clocks nor flushes caches), and clocks that
+    /// were ncu's to lock are not locked.
+    #[must_use]
+    pub fn measured_by_nsys(mut self, version: &str) -> Self {
+        PROFILER_NSYS.clone_into(&mut self.profiler);
+        let v = version.trim();
+        self.profiler_version = if v.is_empty() { unknown() } else { v.to_owned() };
+        NOT_USED.clone_into(&mut self.ncu_version);
+        NOT_USED.clone_into(&mut self.clock_control);
+        NOT_USED.clone_into(&mut self.cache_control);
+        if self.clocks == clock_setting_label(&super::clock_setting::ClockSetting::Ncu) {
+            clock_setting_label(&super::clock_setting::ClockSetting::None).clone_into(&mut self.clocks);
+        }
+        self
+    }
+
+    /// The same measurement setup, measured by CUPTI's activity trace (libcupti `version`)
+    /// instead of ncu: as for nsys, the ncu-only fields say so, and clocks ncu would have locked
+    /// are not locked. A cupti baseline is never compared with an ncu one (`profiler` is always
+    /// a key field).
+    #[must_use]
+    pub fn measured_by_cupti(self, version: &str) -> Self {
+        let mut fp = self.measured_by_nsys(version);
+        PROFILER_CUPTI.clone_into(&mut fp.profiler);
+        fp
+    }
+
+    /// The fields among `key_fields` whose values differ, as (field, ours, theirs).
+    pub fn differences(&self, other: &Self, key_fields: &[&str]) -> Vec<(String, String, String)> {
+        let (a, b) = (self.fields(), other.fields());
+        key_fields
+            .iter()
+            .filter_map(|f| {
+                let (x, y) = (a.get(f)?, b.get(f)?);
+                (x != y).then(|| ((*f).to_owned(), (*x).to_owned(), (*y).to_owned()))
+            })
+            .collect()
+    }
+
+    /// A stable, file-name-safe key for "measurements comparable with this one": the
+    /// [`gpu_key`](Self::gpu_key) plus a short hash of the `key_fields` (by default
+    /// [`DEFAULT_KEY_FIELDS`], which leave out the UUID so identical cards share baselines).
+    /// Field order does not matter; names that are not fingerprint fields are ignored (the
+    /// spec loader rejects them).
+    pub fn stable_key<S: AsRef<str>>(&self, key_fields: &[S]) -> String {
+        let fields = self.fields();
+        let mut chosen: Vec<(&str, &str)> = key_fields
+            .iter()
+            .filter_map(|f| fields.get_key_value(f.as_ref()).map(|(k, v)| (*k, *v)))
+            .collect();
+        chosen.sort_unstable();
+        chosen.dedup();
+        if chosen.is_empty() {
+            return self.gpu_key();
+        }
+        let mut hasher = Sha256::new();
+        for (k, v) in &chosen {
+            // Length-prefixed so that no two different field sets hash the same text.
+            hasher.update(format!("{}:{k}={}:{v}\n", k.len(), v.len()).as_bytes());
+        }
+        let digest = hasher.finalize();
+        let hex = crate::foundation::units::hex(&digest[..6]);
+        format!("{}-{hex}", self.gpu_key())
+    }
+
+    /// A file-name-safe key naming the baseline set: the GPU name slug (e.g. `nvidia-h200`), or
+    /// `unknown-gpu`.
+    pub fn gpu_key(&self) -> String {
+        if self.gpu_name == UNKNOWN {
+            return "unknown-gpu".to_owned();
+        }
+        slug(&self.gpu_name)
+    }
+}
+
+/// The profiler settings a fingerprint records, as ncu spells them (`--clock-control base`,
+/// `--cache-control all`). The spec's `Profiling` converts into this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProfilerControls {
+    pub clock_control: &'static str,
+    pub cache_control: &'static str,
+}
+
+/// The fingerprint of `device`: the GPU's identity from `gpu` (all "unknown" without one), the
+/// profiler version, and the profiler and clock settings that change what is measured.
+pub fn fingerprint(
+    gpu: Option<&dyn Gpu>,
+    device: u32,
+    ncu_version: &str,
+    profiling: impl Into<ProfilerControls>,
+    clocks: &ClockSetting,
+) -> Fingerprint {
+    let profiling = profiling.into();
+    let mut fp = gpu.map_or_else(Fingerprint::default, |g| hardware_fingerprint(g, device));
+    if !ncu_version.trim().is_empty() {
+        ncu_version.trim().clone_into(&mut fp.ncu_version);
+    }
+    fp.profiler_version.clone_from(&fp.ncu_version);
+    fp.clock_control = effective_clock_control(profiling, clocks).to_owned();
+    fp.cache_control = profiling.cache_control.to_owned();
+    fp.clocks = clock_setting_label(clocks);
+    fp
+}
+
+/// The GPU and driver parts of the fingerprint; profiler fields stay "unknown". Each query that
+/// fails (not supported, no permission) leaves its field "unknown".
+pub fn hardware_fingerprint(gpu: &dyn Gpu, device: u32) -> Fingerprint {
+    fn text<T>(r: Result<T, GpuError>, f: impl FnOnce(T) -> String) -> String {
+        r.map_or_else(|_| unknown(), f)
+    }
+    let on_off = |b: bool| if b { "enabled" } else { "disabled" }.to_owned();
+    Fingerprint {
+        gpu_name: text(gpu.name(device), |s| s.trim().to_owned()),
+        gpu_uuid: text(gpu.uuid(device), |s| s),
+        pci_bus_id: text(gpu.pci_bus_id(device), |s| s),
+        compute_capability: text(gpu.compute_capability(device), |(a, b)| format!("{a}.{b}")),
+        memory_total_bytes: text(gpu.memory_total_bytes(device), |v| v.to_string()),
+        driver_version: text(gpu.driver_version(), |s| s),
+        cuda_driver_version: text(gpu.cuda_driver_version(), cuda_version_string),
+        vbios_version: text(gpu.vbios_version(device), |s| s),
+        power_limit_mw: text(gpu.power_limit_mw(device), |v| v.to_string()),
+        mig_mode: text(gpu.mig_enabled(device), on_off),
+        ecc_mode: text(gpu.ecc_mode(device), |(now, pending)| {
+            if now == pending {
+                on_off(now)
+            } else {
+                format!("{} (pending {})", on_off(now), on_off(pending))
+            }
+        }),
+        persistence_mode: text(gpu.persistence_mode(device), on_off),
+        max_sm_clock_mhz: text(gpu.max_clock_mhz(device, ClockDomain::Sm), |v| v.to_string()),
+        max_mem_clock_mhz: text(gpu.max_clock_mhz(device, ClockDomain::Memory), |v| v.to_string()),
+        ..Fingerprint::default()
+    }
+}
+
+/// NVML's CUDA driver version number (12040) as text (`12.4`).
+pub fn cuda_version_string(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+/// The `--clock-control` ncu actually gets: the spec's value when ncu locks the clocks, `none`
+/// when cgp-gate locks them through NVML or nobody may touch them.
+pub fn effective_clock_control(
+    profiling: impl Into<ProfilerControls>,
+    clocks: &ClockSetting,
+) -> &'static str {
+    match clocks {
+        ClockSetting::Ncu => profiling.into().clock_control,
+        _ => "none",
+    }
+}
+
+/// Lowercase, with runs of anything but letters and digits turned into one `-`.
+pub fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differences_name_only_key_fields() {
+        let a = Fingerprint {
+            gpu_name: "NVIDIA H200".into(),
+            gpu_uuid: "GPU-1".into(),
+            ..Default::default()
+        };
+        let b = Fingerprint {
+            gpu_name: "NVIDIA H100 80GB HBM3".into(),
+            gpu_uuid: "GPU-2".into(),
+            ..Default::default()
+        };
+        let d = a.differences(&b, DEFAULT_KEY_FIELDS);
+        assert_eq!(
+            d,
+            vec![(
+                "gpu_name".to_owned(),
+                "NVIDIA H200".to_owned(),
+                "NVIDIA H100 80GB HBM3".to_owned()
+            )]
+        );
+        assert_eq!(a.gpu_key(), "nvidia-h200");
+        assert_eq!(Fingerprint::default().gpu_key(), "unknown-gpu");
+    }
+
+    use crate::gpu::fake::{FakeDevice, FakeGpu};
+
+    #[test]
+    fn fingerprint_from_fake_gpu() {
+        let mut dev = FakeDevice::new("NVIDIA H200");
+        dev.ecc = (true, false);
+        let gpu = FakeGpu::new(vec![dev]);
+        let profiling = ProfilerControls {
+            clock_control: "base",
+            cache_control: "none",
+        };
+        let fp = fingerprint(
+            Some(&gpu),
+            0,
+            "2025.1.1.0",
+            profiling,
+            &ClockSetting::Fixed {
+                sm_mhz: 1410,
+                mem_mhz: 2619,
+            },
+        );
+        assert_eq!(fp.gpu_name, "NVIDIA H200");
+        assert_eq!(fp.compute_capability, "9.0");
+        assert_eq!(fp.cuda_driver_version, "12.4");
+        assert_eq!(fp.memory_total_bytes, (80u64 << 30).to_string());
+        assert_eq!(fp.ecc_mode, "enabled (pending disabled)");
+        assert_eq!(fp.mig_mode, "disabled");
+        assert_eq!(fp.max_sm_clock_mhz, "1980");
+        assert_eq!(fp.ncu_version, "2025.1.1.0");
+        // cgp-gate locks, so ncu is told not to.
+        assert_eq!(fp.clock_control, "none");
+        assert_eq!(fp.cache_control, "none");
+        assert_eq!(fp.clocks, "sm=1410,mem=2619");
+
+        let ncu = fingerprint(Some(&gpu), 0, "", profiling, &ClockSetting::Ncu);
+        assert_eq!(ncu.clock_control, "base");
+        assert_eq!(ncu.ncu_version, UNKNOWN);
+        // A device that does not exist gives an all-unknown GPU part, not a panic.
+        let missing = fingerprint(Some(&gpu), 7, "", profiling, &ClockSetting::Ncu);
+        assert_eq!(missing.gpu_name, UNKNOWN);
+        assert_eq!(missing.gpu_key(), "unknown-gpu");
+        let none = fingerprint(None, 0, "2025.1.1.0", profiling, &ClockSetting::NvmlBase);
+        assert_eq!(none.gpu_name, UNKNOWN);
+        assert_eq!(none.clocks, "nvml-base");
+    }
+
+    #[test]
+    fn older_files_read_as_ncu_measurements_and_nsys_is_its_own_profiler() {
+        // A fingerprint as files held it before `profiler` (and `clocks`) existed.
+        let old = r#"{"gpu_name":"NVIDIA H200","gpu_uuid":"GPU-1","pci_bus_id":"0","compute_capability":"9.0",
+            "memory_total_bytes":"1","driver_version":"580","cuda_driver_version":"13.0","vbios_version":"v",
+            "power_limit_mw":"700000","mig_mode":"disabled","ecc_mode":"enabled","persistence_mode":"enabled",
+            "max_sm_clock_mhz":"1980","max_mem_clock_mhz":"3201","ncu_version":"2025.1.1.0",
+            "clock_control":"base","cache_control":"all"}"#;
+        let fp: Fingerprint = serde_json::from_str(old).unwrap();
+        assert_eq!(fp.profiler, PROFILER_NCU);
+        assert_eq!(fp.profiler_version, "2025.1.1.0");
+        assert_eq!(fp.clocks, UNKNOWN);
+        // Written back, the new fields are there, and they read back the same.
+        let again: Fingerprint = serde_json::from_str(&serde_json::to_string(&fp).unwrap()).unwrap();
+        assert_eq!(again, fp);
+        // A live ncu fingerprint of the same setup compares equal on every default key field.
+        let ncu = Fingerprint {
+            clocks: "ncu".into(),
+            ..fp.clone()
+        };
+        let nsys = ncu.clone().measured_by_nsys("2022.4.2.1-df9881f");
+        assert_eq!(nsys.profiler, PROFILER_NSYS);
+        assert_eq!(nsys.profiler_version, "2022.4.2.1-df9881f");
+        assert_eq!(nsys.ncu_version, NOT_USED);
+        // ncu locked the clocks; under nsys nothing does.
+        assert_eq!(nsys.clocks, "none");
+        let fields: Vec<String> = ncu
+            .differences(&nsys, ALWAYS_KEY_FIELDS)
+            .into_iter()
+            .map(|d| d.0)
+            .collect();
+        assert_eq!(fields, ["profiler"]);
+        let all: Vec<String> = ncu
+            .differences(&nsys, DEFAULT_KEY_FIELDS)
+            .into_iter()
+            .map(|d| d.0)
+            .collect();
+        assert!(all.contains(&"profiler_version".to_owned()), "{all:?}");
+        // A stored nsys fingerprint keeps its profiler; one without a version says unknown.
+        let stored: Fingerprint = serde_json::from_str(&old.replace(
+            r#""cache_control":"all"}"#,
+            r#""cache_control":"all","profiler":"nsys"}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            (stored.profiler.as_str(), stored.profiler_version.as_str()),
+            ("nsys", UNKNOWN)
+        );
+    }
+
+    #[test]
+    fn stable_key_ignores_uuid_by_default() {
+        let a = Fingerprint {
+            gpu_name: "NVIDIA H100 80GB HBM3".into(),
+            gpu_uuid: "GPU-1".into(),
+            driver_version: "580.76.05".into(),
+            ..Default::default()
+        };
+        let same_card = Fingerprint {
+            gpu_uuid: "GPU-2".into(),
+            ..a.clone()
+        };
+        let new_driver = Fingerprint {
+            driver_version: "580.95.05".into(),
+            ..a.clone()
+        };
+        let k = a.stable_key(DEFAULT_KEY_FIELDS);
+        assert!(k.starts_with("nvidia-h100-80gb-hbm3-"), "{k}");
+        assert_eq!(k.len(), "nvidia-h100-80gb-hbm3-".len() + 12);
+        assert_eq!(k, same_card.stable_key(DEFAULT_KEY_FIELDS));
+        assert_ne!(k, new_driver.stable_key(DEFAULT_KEY_FIELDS));
+        // Order and duplicates do not matter; the UUID matters once it is a key field.
+        let reordered: Vec<String> = DEFAULT_KEY_FIELDS.iter().rev().map(|s| (*s).to_owned()).collect();
+        assert_eq!(k, a.stable_key(&reordered));
+        assert_ne!(
+            a.stable_key(&["gpu_name", "gpu_uuid"]),
+            same_card.stable_key(&["gpu_name", "gpu_uuid"])
+        );
+        assert_eq!(a.stable_key::<&str>(&[]), "nvidia-h100-80gb-hbm3");
+    }
+}

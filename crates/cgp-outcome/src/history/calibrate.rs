@@ -1,0 +1,487 @@
+//! `cgp-gate calibrate`: the runner's own noise, and what the gate can and cannot see on it.
+//!
+//! From repetitions of unchanged code (a live run, or every repetition a recording holds), for
+//! every target x size x kernel x metric:
+//! - the noise: robust CV (`1.4826 MAD / median`), the share of Tukey outliers, and the share of
+//!   clock dips (outliers on the slow side: above the upper fence for durations, below the lower
+//!   fence for throughputs);
+//! - `suggested_threshold`: the smallest relative threshold at which identical code passes
+//!   outright (not `inconclusive`) in 95 % of checks;
+//! - `min_detectable`: the smallest relative change that the gate, with the spec's threshold,
+//!   repetitions, baseline repetitions and re-measurement, reports as a regression in 95 % of
+//!   checks (it is above the threshold by the noise margin);
+//! - where the spec's threshold is below `suggested_threshold`, the repetitions it would take.
+//!
+//! The figures are the closed form (normal approximation) of the run-level model the gate judges
+//! with (docs/statistics.md 2.5), fitted robustly to the row's runs (a disturbed process is left
+//! out and named in the note), at the spec's `alpha` split over the run's tested rows (Holm's
+//! first step) and the last look's share under the spending rule (`stats::spending`); no checks
+//! are simulated (`--trials` is gone). Deterministic. Pure: the command layer measures and writes
+//! files; `report::calibrate` renders the table.
+
+use serde::Serialize;
+
+use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
+use crate::foundation::units::{Percent, percent};
+use crate::measured::samples::SampleSet;
+use crate::spec::model::{Settings, Target};
+use crate::stats::{Config, summarize, tukey_outliers};
+
+/// Version of the calibration JSON.
+pub const CALIBRATION_VERSION: u32 = 1;
+
+/// Share of simulated checks that must pass (A/A) or find the change.
+pub const COVERAGE: f64 = 0.95;
+
+/// Largest repetition count searched for when the spec's threshold is too tight.
+pub const MAX_SEARCH_REPETITIONS: u32 = 1000;
+
+/// Settings of a calibration.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Simulated checks per estimate.
+    pub trials: usize,
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            trials: 400,
+            seed: 0x6361_6c69_6272_6174,
+        }
+    }
+}
+
+/// One target x size x kernel x metric. Relative quantities are fractions (0.012 = 1.2 %).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CalibrationRow {
+    pub target: String,
+    /// `key=value` label, as in results.
+    pub size: String,
+    pub kernel: String,
+    pub metric: String,
+    pub unit: String,
+    /// Samples and repetitions measured.
+    pub samples: usize,
+    pub repetitions: usize,
+    pub median: f64,
+    /// Robust CV; 0 for a deterministic metric.
+    pub cv: f64,
+    /// Share of samples outside Tukey's fences.
+    pub outlier_rate: f64,
+    /// Share of samples beyond the fence on the slow side (clock dips, preemption).
+    pub dip_share: f64,
+    /// The same value in every repetition.
+    pub deterministic: bool,
+    /// The spec's threshold as written.
+    pub threshold: String,
+    /// The spec's relative threshold, when it is one (`exact`: 0).
+    pub spec_threshold: Option<f64>,
+    /// Smallest relative change found in 95 % of checks at the spec's settings; `None` for
+    /// `min:`/`max:` limits.
+    pub min_detectable: Option<f64>,
+    /// Smallest threshold at which identical code passes in 95 % of checks; `None` for limits.
+    pub suggested_threshold: Option<f64>,
+    /// The spec's threshold is below `suggested_threshold`.
+    pub below_detectable: bool,
+    /// Check repetitions that would make the spec's threshold reachable (when it is below).
+    pub repetitions_needed: Option<u32>,
+    /// Noise within a run (process), log scale (about a CV); `None` with one launch per run.
+    pub within_cv: Option<f64>,
+    /// Noise between runs beyond the within part, log scale.
+    pub between_cv: Option<f64>,
+    /// Launches per run measured (after warm-up).
+    pub launches_per_run: f64,
+    /// Fewest processes per check (at `launches_per_run` launches each) with which identical
+    /// code passes in 95 % of checks at the spec's threshold.
+    pub processes_needed: Option<u32>,
+    /// Fewest launches per process (at the spec's `repetitions` processes) with which identical
+    /// code passes in 95 % of checks; `None` when the noise between runs alone prevents it.
+    pub launches_needed: Option<u32>,
+    /// One sentence for the reader.
+    pub note: String,
+}
+
+/// A whole calibration.
+#[derive(Debug, Clone, Serialize)]
+pub struct Calibration {
+    pub schema_version: u32,
+    /// Where the samples came from (`replay:DIR` or `ncu`).
+    pub source: String,
+    /// The samples were not measured on a GPU (a synthetic recording).
+    pub synthetic: bool,
+    pub alpha: f64,
+    /// Rows tested in one check (the Holm family the simulation assumes).
+    pub family: usize,
+    pub trials: usize,
+    pub rows: Vec<CalibrationRow>,
+}
+
+#[expect(
+    clippy::float_cmp,
+    reason = "exact repetition is the definition of a deterministic counter"
+)]
+fn constant(v: &[f64]) -> bool {
+    v.first().is_some_and(|f| v.iter().all(|x| x == f))
+}
+
+/// Standard normal quantile.
+fn z(p: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    Normal::standard().inverse_cdf(p)
+}
+
+/// The run-level noise of one row (`stats::nested`), log scale, and the standard error of the
+/// shift it gives a check of `s` candidate runs of `n` launches against `r` baseline runs.
+#[derive(Debug, Clone, Copy)]
+struct Noise {
+    within: f64,
+    between: f64,
+}
+
+impl Noise {
+    fn se(&self, r: f64, s: f64, n: f64) -> f64 {
+        ((self.between.powi(2) + self.within.powi(2) / n.max(1.0)) * (1.0 / r.max(1.0) + 1.0 / s.max(1.0)))
+            .sqrt()
+    }
+}
+
+/// Round a fraction up to the next 0.1 percentage point (a threshold people can write).
+fn round_up(x: f64) -> f64 {
+    ((x * 1000.0).ceil() / 1000.0).max(0.001)
+}
+
+/// Calibrate every measured series of the spec's metrics. `_opts` is kept for callers; the
+/// closed form needs no trials or seed.
+pub fn calibrate(
+    targets: &[&Target],
+    samples: &SampleSet,
+    settings: &Settings,
+    source: &str,
+    synthetic: bool,
+    _opts: &Options,
+) -> Calibration {
+    calibrate_with_progress(
+        targets,
+        samples,
+        settings,
+        source,
+        synthetic,
+        _opts,
+        &mut |_, _, _| {},
+    )
+}
+
+/// [`calibrate`], telling `progress(done, total, row)` before each row (the command shows it).
+pub fn calibrate_with_progress(
+    targets: &[&Target],
+    samples: &SampleSet,
+    settings: &Settings,
+    source: &str,
+    synthetic: bool,
+    _opts: &Options,
+    progress: &mut dyn FnMut(usize, usize, &str),
+) -> Calibration {
+    let wanted: Vec<(&Target, &crate::measured::samples::Series, &Threshold)> = samples
+        .series
+        .values()
+        .filter_map(|s| {
+            let t = targets.iter().find(|t| t.name == s.key.target)?;
+            let m = t.metrics.iter().find(|m| m.name == s.key.metric)?;
+            Some((*t, s, &m.threshold))
+        })
+        .collect();
+    let family = wanted
+        .iter()
+        .filter(|(_, s, _)| !constant(&s.values))
+        .count()
+        .max(1);
+    let cfg = Config {
+        alpha: settings.alpha / family as f64,
+        confidence: settings.confidence,
+        ..Config::default()
+    };
+    let total = wanted.len();
+    let rows = wanted
+        .iter()
+        .enumerate()
+        .map(|(i, (t, s, th))| {
+            progress(
+                i,
+                total,
+                &format!("{}[{}] {}", s.key.target, s.key.size, s.key.metric),
+            );
+            row(t, s, th, &cfg)
+        })
+        .collect();
+    progress(total, total, "");
+    Calibration {
+        schema_version: CALIBRATION_VERSION,
+        source: source.to_owned(),
+        synthetic,
+        alpha: settings.alpha,
+        family,
+        // The figures are a closed form of the run-level model: no simulated checks.
+        trials: 0,
+        rows,
+    }
+}
+
+/// What one series shows before any model: its median, spread, outliers and dips, whether it
+/// is deterministic, and the spec's threshold as a fraction (`None` for a min/max limit).
+fn describe(s: &crate::measured::samples::Series, threshold: &Threshold) -> CalibrationRow {
+    let values = &s.values;
+    let summary = summarize(values);
+    let mut reps = s.reps.clone();
+    reps.sort_unstable();
+    reps.dedup();
+    let n_reps = reps.len().max(1);
+    let higher = threshold.direction == Direction::Higher;
+    let outliers = tukey_outliers(values);
+    let median = summary.median;
+    let dips: Vec<f64> = outliers
+        .iter()
+        .map(|&i| values[i])
+        .filter(|x| if higher { *x < median } else { *x > median })
+        .collect();
+    let n = values.len().max(1) as f64;
+    let deterministic = constant(values);
+    let spec_threshold = match threshold.kind {
+        ThresholdKind::Relative { fraction } => Some(fraction),
+        ThresholdKind::Exact => Some(0.0),
+        ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => None,
+    };
+    CalibrationRow {
+        target: s.key.target.clone(),
+        size: s.key.size.clone(),
+        kernel: s.key.kernel.clone(),
+        metric: s.key.metric.clone(),
+        unit: s.unit.clone(),
+        samples: values.len(),
+        repetitions: reps.len(),
+        median,
+        cv: if deterministic {
+            0.0
+        } else {
+            summary.cv.unwrap_or(0.0)
+        },
+        outlier_rate: outliers.len() as f64 / n,
+        dip_share: dips.len() as f64 / n,
+        deterministic,
+        threshold: threshold.to_string(),
+        spec_threshold,
+        min_detectable: None,
+        suggested_threshold: None,
+        below_detectable: false,
+        repetitions_needed: None,
+        within_cv: None,
+        between_cv: None,
+        launches_per_run: values.len() as f64 / n_reps as f64,
+        processes_needed: None,
+        launches_needed: None,
+        note: String::new(),
+    }
+}
+
+fn row(
+    target: &Target,
+    s: &crate::measured::samples::Series,
+    threshold: &Threshold,
+    cfg: &Config,
+) -> CalibrationRow {
+    let mut out = describe(s, threshold);
+    let (values, median, higher) = (&s.values, out.median, threshold.direction == Direction::Higher);
+    let (deterministic, spec_threshold) = (out.deterministic, out.spec_threshold);
+    let Some(t) = spec_threshold else {
+        out.note = "min/max limit: judged against the limit, not against a baseline".to_owned();
+        return out;
+    };
+    if deterministic {
+        out.min_detectable = Some(t);
+        out.suggested_threshold = Some(0.0);
+        out.note = "deterministic: every repetition gave the same value, so any change beyond the threshold is found exactly".to_owned();
+        return out;
+    }
+    if values.len() < 3 || median <= 0.0 || values.iter().any(|x| *x <= 0.0) {
+        out.note = "too few samples, or values <= 0: no calibration".to_owned();
+        return out;
+    }
+    // The two noise parts of the run-level model the gate judges with (docs/statistics.md 2.5),
+    // fitted to the unchanged runs; the figures below are its closed form (normal
+    // approximation), not a simulation: instant on any pool.
+    let side = crate::stats::nested::Runs {
+        values,
+        runs: &s.reps,
+    };
+    let Ok(fit) = crate::stats::nested::fit(side, side, !higher, cfg.trim_dips) else {
+        out.note = "a single run: the noise between runs cannot be estimated; measure at least 2".to_owned();
+        return out;
+    };
+    let launches = fit.n.0 as f64 / fit.runs.0.max(1) as f64;
+    let noise = Noise {
+        within: fit.within_sd.unwrap_or(0.0),
+        between: fit.between_sd,
+    };
+    out.within_cv = fit.within_sd;
+    out.between_cv = Some(fit.between_sd);
+    out.launches_per_run = launches;
+    // The last look's share of alpha under the spending rule `check` uses (`stats::spending`).
+    let last_look = crate::stats::spending::LookAt {
+        repetitions: target.repetitions,
+        max_repetitions: target.max_repetitions,
+        done: target.max_repetitions.max(target.repetitions),
+    };
+    let z_alpha = z(1.0 - cfg.alpha * crate::stats::spending::share(cfg.alpha, &last_look, 1));
+    let z_cover = z(COVERAGE);
+    let q = z(0.5 + cfg.confidence / 2.0);
+    let r_base = f64::from(target.baseline_repetitions);
+    let reps = f64::from(target.repetitions);
+    // Unchanged code passes when the interval's bad end is under the threshold: in 95 % of
+    // checks at (z_95 + q) standard errors.
+    let floor_at = |s: f64, n: f64| ((z_cover + q) * noise.se(r_base.max(s), s, n)).exp_m1();
+    let floor = round_up(floor_at(reps, launches));
+    out.suggested_threshold = Some(floor);
+    let effect = threshold.min_effect.as_ref().map_or(0.0, |e| e.value / median);
+    let tol = t.max(effect).ln_1p();
+    let last = f64::from(target.max_repetitions);
+    out.min_detectable = Some((tol + (z_alpha + z_cover) * noise.se(r_base, last, launches)).exp_m1());
+    let t_log = t.max(effect);
+    out.processes_needed = (1..=MAX_SEARCH_REPETITIONS).find(|&p| floor_at(f64::from(p), launches) < t_log);
+    out.launches_needed = (1..=100_000u32)
+        .find(|&n| floor_at(reps, f64::from(n)) < t_log)
+        .filter(|_| noise.within > 0.0);
+    if threshold.kind == ThresholdKind::Exact {
+        out.note = "exact threshold on a noisy metric: judged by the test against no change".to_owned();
+        return out;
+    }
+    if t < floor {
+        out.below_detectable = true;
+        out.repetitions_needed = out.processes_needed;
+        out.note = match out.repetitions_needed {
+            Some(r) => format!(
+                "the {} threshold is below what this runner resolves at {} repetitions ({} needed): identical code would often be inconclusive; raise the threshold to {} or repetitions to {r}",
+                percent(t, Percent::Plain1),
+                target.repetitions,
+                percent(floor, Percent::Plain1),
+                percent(floor, Percent::Plain1)
+            ),
+            None => format!(
+                "the {} threshold is below what this runner resolves even at {MAX_SEARCH_REPETITIONS} repetitions; raise it to at least {}",
+                percent(t, Percent::Plain1),
+                percent(floor, Percent::Plain1)
+            ),
+        };
+    } else {
+        out.note = format!(
+            "the {} threshold is above the noise floor {}",
+            percent(t, Percent::Plain1),
+            percent(floor, Percent::Plain1)
+        );
+    }
+    disturbed_note(&mut out, &fit);
+    out
+}
+
+/// The disturbed runs the robust fit left out (`stats::nested`), appended to the note: the
+/// figures above are those of the other runs.
+fn disturbed_note(out: &mut CalibrationRow, fit: &crate::stats::nested::Fit) {
+    let left = &fit.disturbed_runs[0];
+    if left.is_empty() {
+        return;
+    }
+    let each: Vec<String> = left.iter().map(|x| percent(*x, Percent::Signed2)).collect();
+    out.note.push_str(&format!(
+        "; {} of {} runs left out of the noise figures as disturbed ({} from the median run: a preempted or throttled process)",
+        left.len(),
+        fit.runs.0 + left.len(),
+        each.join(", ")
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measured::samples::SeriesKey;
+    use crate::stats::noise::NoiseModel;
+    use crate::stats::rng::Rng;
+
+    fn target(threshold: &str) -> Target {
+        let yaml = format!(
+            "version: 1\ntargets:\n  - name: t\n    command: [./t]\n    metrics: {{gpu__time_duration.sum: \"{threshold}\"}}\n"
+        );
+        crate::spec::load_str(&yaml, std::path::Path::new("cgp-gate.yaml"))
+            .unwrap()
+            .targets
+            .remove(0)
+    }
+
+    fn series(values: &[f64]) -> SampleSet {
+        let mut set = SampleSet::default();
+        let key = SeriesKey {
+            target: "t".into(),
+            size: String::new(),
+            kernel: "k".into(),
+            metric: "gpu__time_duration.sum".into(),
+        };
+        for (i, v) in values.iter().enumerate() {
+            set.push(&key, "ns", *v, i as u32);
+        }
+        set
+    }
+
+    #[test]
+    fn quiet_runner_suggests_a_threshold_near_its_noise_and_flags_a_tight_one() {
+        // SYNTHETIC: 30 repetitions at CV 1 % from the documented model.
+        let mut rng = Rng::new(11);
+        let values = NoiseModel::clean(0.01).samples(&mut rng, 30, 50_000.0, false);
+        let opts = Options {
+            trials: 60,
+            ..Options::default()
+        };
+        let t = target("3%");
+        let c = calibrate(&[&t], &series(&values), &Settings::default(), "test", true, &opts);
+        let r = &c.rows[0];
+        assert!((0.006..0.016).contains(&r.cv), "{r:?}");
+        let s = r.suggested_threshold.unwrap();
+        assert!((0.005..0.03).contains(&s), "{r:?}");
+        let d = r.min_detectable.unwrap();
+        assert!(d > 0.03 && d < 0.07, "{r:?}");
+        assert!(!r.below_detectable, "{r:?}");
+        // A 0.3 % threshold is below what 10 repetitions resolve at CV 1 %.
+        let t = target("0.3%");
+        let c = calibrate(&[&t], &series(&values), &Settings::default(), "test", true, &opts);
+        let r = &c.rows[0];
+        assert!(r.below_detectable, "{r:?}");
+        let need = r.repetitions_needed.unwrap();
+        assert!(need > 10, "{r:?}");
+        assert!(r.note.contains("raise the threshold"), "{}", r.note);
+        // The report marks it (⚠): tests/calibrate_cli.rs.
+    }
+
+    #[test]
+    fn deterministic_and_dipping_series() {
+        let t = target("3%");
+        let c = calibrate(
+            &[&t],
+            &series(&[32.0; 10]),
+            &Settings::default(),
+            "x",
+            false,
+            &Options::default(),
+        );
+        let r = &c.rows[0];
+        assert!(r.deterministic && r.cv == 0.0 && r.suggested_threshold == Some(0.0));
+        // Two clock dips of +6 % among 20 quiet values.
+        let mut v: Vec<f64> = (0..18).map(|i| 1000.0 + f64::from(i % 3)).collect();
+        v.extend([1060.0, 1061.0]);
+        let opts = Options {
+            trials: 30,
+            ..Options::default()
+        };
+        let c = calibrate(&[&t], &series(&v), &Settings::default(), "x", false, &opts);
+        let r = &c.rows[0];
+        assert!((r.dip_share - 0.1).abs() < 1e-12, "{r:?}");
+        assert!((r.outlier_rate - 0.1).abs() < 1e-12, "{r:?}");
+    }
+}

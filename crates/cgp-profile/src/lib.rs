@@ -1,0 +1,22 @@
+//! cgp-profile (docs/architecture.md): the profiler backends and what they drive.
+//!
+//! - [`profile`]: the [`profile::Profiler`] trait (live `ncu`, nsys, CUPTI, replay of a
+//!   recording), SASS hashes ([`profile::sass`]).
+//! - [`ncu`]: Nsight Compute's argv, its log lines and its CSV output.
+//! - [`nsys`]: reading Nsight Systems outputs ([`nsys::read`]; the model is `cgp_spec::nsys`).
+//! - [`cupti`]: CUPTI activity tracing: the injection library (built by `build.rs`), finding
+//!   libcupti, the per-process trace files.
+//! - [`gpu`]: NVML behind the `Gpu` trait, clock locking, `cgp-gate env` (the data types are
+//!   `cgp_core::gpu`).
+//!
+//! The modules of the crates below are re-exported, so `crate::spec::...` reads the same in every
+//! crate.
+
+pub mod cupti;
+pub mod gpu;
+pub mod ncu;
+pub mod nsys;
+pub mod profile;
+
+pub use cgp_core::{Error, Result, foundation, measured, stats};
+pub use cgp_spec::{plan, spec};

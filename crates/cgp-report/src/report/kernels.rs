@@ -1,0 +1,210 @@
+//! The lines reports write about kernels that disappeared, appeared or switched, and about
+//! baseline files of targets the spec no longer has: rendered from the rows' typed outcomes
+//! ([`MissingCause`]), never from the words of their reasons.
+
+use std::collections::BTreeSet;
+
+use crate::outcome::kernels::{TargetKernel, kernel_changes};
+use crate::outcome::results::{Missing, MissingCause, Outcome, Row};
+
+/// Per target x size where the baseline's kernels were not measured and others were (or ran
+/// unselected by the filter): one line naming both, the usual sign of a library (cuBLAS, cuDNN)
+/// picking another kernel for the same operation.
+pub fn switches(rows: &[Row]) -> Vec<String> {
+    use std::collections::BTreeMap;
+    /// One target x size: the kernels gone, the kernels new, and those that ran unselected.
+    #[derive(Default)]
+    struct Change<'a> {
+        gone: Vec<&'a str>,
+        new: Vec<&'a str>,
+        ran: Option<&'a [String]>,
+    }
+    let mut sizes: BTreeMap<(&str, &str), Change<'_>> = BTreeMap::new();
+    for r in rows {
+        let Some(kernel) = r.kernel.as_deref() else {
+            continue;
+        };
+        let g = sizes.entry((r.target.as_str(), r.size.as_str())).or_default();
+        match &r.outcome {
+            Outcome::Missing(Missing { cause, .. }) => {
+                if !g.gone.contains(&kernel) {
+                    g.gone.push(kernel);
+                }
+                if let MissingCause::Unselected { ran } = cause {
+                    g.ran = Some(ran);
+                }
+            }
+            Outcome::New if !g.new.contains(&kernel) => g.new.push(kernel),
+            _ => {}
+        }
+    }
+    let tick = |v: &[&str]| v.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+    // Operation rows (`kernels: sum`) whose kernel set changed: once per target x size.
+    let mut out: Vec<String> = Vec::new();
+    for r in rows
+        .iter()
+        .filter(|r| r.kernel.as_deref() == Some(crate::spec::SUM_KERNEL))
+    {
+        let Some(c) = &r.config_change else { continue };
+        let (before, now) = (
+            crate::measured::samples::kernels_of(&c.baseline),
+            crate::measured::samples::kernels_of(&c.candidate),
+        );
+        let line = format!(
+            "{}: the operation now runs {} instead of {} (compared as one operation row)",
+            crate::measured::samples::target_size(&r.target, &r.size),
+            now.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            before
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if before != now && !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out.extend(sizes
+        .into_iter()
+        .filter(|(_, g)| !g.gone.is_empty() && (!g.new.is_empty() || g.ran.is_some()))
+        .map(|((t, size), Change { gone, new, ran })| {
+            let ran = ran.unwrap_or_default();
+            let ran_text = tick_all(ran);
+            if new.is_empty() && gone.iter().all(|k| ran.iter().any(|r| r == k)) {
+                // The same kernels ran, unselected: no switch, the filter is what changed (or
+                // the name it is matched against: a template kernel's begins with `void `).
+                return format!(
+                    "{}: {ran_text} (not selected by its `kernel:` filter) ran, the baseline's {} among them: not a kernel switch, the filter no longer selects it (a `regex:` filter matches the name as ncu prints it, return type first; docs/spec.md, \"Selecting kernels\")",
+                    crate::measured::samples::target_size(t, size),
+                    tick(&gone)
+                );
+            }
+            let now = if new.is_empty() {
+                format!("{ran_text} (not selected by its `kernel:` filter)")
+            } else {
+                tick(&new)
+            };
+            format!(
+                "{}: kernel switch: {} ran instead of {} (a library may have picked another kernel; gate the operation with `kernels: sum` to compare its time whichever kernel runs)",
+                crate::measured::samples::target_size(t, size),
+                now,
+                tick(&gone)
+            )
+        }));
+    out
+}
+
+/// One line per change for reports: `kernels that disappeared: matmul: `x`; kernels that
+/// appeared: matmul: `y``. Empty when nothing changed.
+pub fn describe_changes(rows: &[Row]) -> Vec<String> {
+    let (gone, new) = kernel_changes(rows);
+    let list = |v: &[TargetKernel]| {
+        v.iter()
+            .map(|(t, k)| format!("{t}: `{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = Vec::new();
+    if !gone.is_empty() {
+        out.push(format!(
+            "kernels that disappeared (in the baseline, not measured now): {}",
+            list(&gone)
+        ));
+    }
+    if !new.is_empty() {
+        out.push(format!(
+            "kernels that appeared (measured now, no baseline): {}",
+            list(&new)
+        ));
+    }
+    out.extend(switches(rows));
+    let failing = rows
+        .iter()
+        .filter(|r| {
+            crate::outcome::decide::row_gate(r, crate::outcome::results::FailOn::Regression)
+                .is_failing_missing()
+        })
+        .count();
+    if failing > 0 {
+        out.push(format!(
+            "{failing} baseline row(s) this run should have measured were not measured: this fails the gate; if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target"
+        ));
+    }
+    out
+}
+
+/// `` `a`, `b` ``: the names as the reasons and notes list them.
+fn tick_all(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One line per file for reports and the console: `baseline files of targets the spec no longer
+/// has: FILE (target `x`)`. Empty when there are none.
+pub fn gone_files(rows: &[Row]) -> Vec<String> {
+    let mut seen: BTreeSet<(&str, &str)> = BTreeSet::new();
+    for r in rows {
+        if matches!(
+            r.outcome,
+            Outcome::Missing(Missing {
+                cause: MissingCause::TargetGone,
+                ..
+            })
+        ) {
+            seen.insert((r.target.as_str(), r.reason.as_str()));
+        }
+    }
+    seen.into_iter().map(|(_, reason)| reason.to_owned()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::results::RowVerdict;
+
+    fn row(kernel: &str, verdict: RowVerdict) -> Row {
+        Row::bare("t", "n=1", Some(kernel), "m", "ns", verdict, "")
+    }
+
+    #[test]
+    fn switches_and_gone_files_are_read_from_the_typed_cause_not_the_reason() {
+        let name = "void gemm<float, 128>(float const*)";
+        let mut gone = row(name, RowVerdict::Missing);
+        gone.outcome = Outcome::Missing(Missing {
+            fails_gate: true,
+            cause: MissingCause::Unselected {
+                ran: vec![name.to_owned(), "k2".to_owned()],
+            },
+        });
+        let lines = describe_changes(std::slice::from_ref(&gone));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("not a kernel switch") && l.contains("`k2`")),
+            "{lines:?}"
+        );
+        // The same words in the reason of a row of another cause say nothing.
+        let mut plain = row("k", RowVerdict::Missing);
+        plain.reason = format!("x;{}`k2`, which the spec no longer has", MissingCause::RAN);
+        let lines = describe_changes(std::slice::from_ref(&plain));
+        assert!(!lines.iter().any(|l| l.contains("`k2`")), "{lines:?}");
+        assert!(gone_files(&[plain]).is_empty());
+        // A file's reason gives the cause back, C++ names whole.
+        let reason = format!(
+            "x; the kernel filter selected none of the kernels that ran:{}`{name}`, `k2`",
+            MissingCause::RAN
+        );
+        assert_eq!(
+            MissingCause::of_reason(&reason),
+            MissingCause::Unselected {
+                ran: vec![name.to_owned(), "k2".to_owned()]
+            }
+        );
+    }
+}

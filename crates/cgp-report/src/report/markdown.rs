@@ -1,0 +1,700 @@
+//! GitHub-flavoured Markdown: the pull-request comment and the job step summary.
+//!
+//! Every piece of text that comes from a spec or a run (targets, sizes, kernel names, metrics,
+//! messages) goes through [`escape_md_cell`], so a C++ template name cannot open HTML, break a table
+//! or mention a user. The body ends with a hidden per-spec marker ([`comment_marker`]) by which a
+//! re-run finds and updates its own comment.
+
+use crate::outcome::results::{Results, Row, RowVerdict};
+use crate::report::format::{
+    MEDIANS_LABEL, case_name, change_cell, common_ci_label, gate_badge, gpu_label, headline, medians,
+    p_value, plural, shorten, sorted_rows, trend, verdict_badge,
+};
+
+/// GitHub rejects issue and pull-request comment bodies longer than this many characters.
+pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
+
+/// Kernel names longer than this are cut in tables (C++ template names run to thousands of
+/// characters); the JUnit and HTML reports keep them whole.
+const KERNEL_CELL_CHARS: usize = 120;
+
+/// How to render the Markdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkdownOptions {
+    /// Longest body allowed, in characters. Above it the body is shortened (per-target details
+    /// first, then the highlighted rows) and says so.
+    pub max_chars: usize,
+    /// Include Mermaid charts (GitHub renders ```` ```mermaid ```` blocks).
+    pub mermaid: bool,
+    /// Where the full report lives (an artefact or run URL), linked when the body is shortened.
+    pub full_report_url: Option<String>,
+}
+
+impl Default for MarkdownOptions {
+    fn default() -> Self {
+        Self {
+            max_chars: GITHUB_COMMENT_LIMIT,
+            mermaid: true,
+            full_report_url: None,
+        }
+    }
+}
+
+/// Render the results as Markdown, shortened to `opts.max_chars` characters if needed.
+pub fn markdown(results: &Results, opts: &MarkdownOptions) -> String {
+    let max = opts.max_chars;
+    markdown_fitting(results, opts, &|s: &str| s.chars().count() <= max)
+}
+
+/// The hidden marker that identifies this spec's comment: `<!-- cgp-gate:spec=<name> -->`.
+///
+/// It uses the spec's path rather than its hash so that editing the spec in a pull request updates
+/// the same comment instead of adding a new one. Only `[A-Za-z0-9._/-]` survive, and `--` (which
+/// would end an HTML comment) is broken up.
+pub fn comment_marker(results: &Results) -> String {
+    let name = if !results.spec_path.trim().is_empty() {
+        results.spec_path.trim()
+    } else if !results.spec_hash.is_empty() {
+        results.spec_hash.get(..16).unwrap_or(&results.spec_hash)
+    } else {
+        "default"
+    };
+    let mut clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while clean.contains("--") {
+        clean = clean.replace("--", "-_");
+    }
+    format!("<!-- cgp-gate:spec={clean} -->")
+}
+
+/// Markdown's one escaping function, for every piece of text this reporter writes outside code
+/// spans: table cells, inline text and the raw HTML lines (`<summary>`, `<sub>`) of the comment.
+///
+/// It escapes only what Markdown or HTML would act on, so that the raw text (a CI log, GitLab,
+/// Slack, the file itself) reads as written: `gpu__time_duration.sum`, `+4.1% [+4.0%, +4.2%]`
+/// and `pass: 6 rows` stay as they are. What it escapes becomes a character reference (`&#42;`),
+/// which GFM shows as the character in text and in raw HTML alike (a backslash escape would show
+/// in raw HTML):
+/// - always: `&`, `<` (HTML), `|` (a table cell), `` ` `` (code spans), `\` (it would
+///   escape what follows), `*` (emphasis, also within a word), `~` (strikethrough), `$` (math),
+///   `^` (superscript);
+/// - where it acts: a run of `_` not between two letters or digits (emphasis; `gpu__time` is
+///   not), `@` before a name (a mention), `#` before a digit (an issue link), `:` that opens an
+///   emoji shortcode (`:tada:`, [`emoji_shortcode`]; `12:38:36Z` and `replay:dir` do not), `[` before `[` or `^` and `]` before `(`, `[` or `:` (links, footnotes,
+///   wiki links), a leading `>` (a quote when the text starts a line) and a leading `#`, `+`,
+///   `-` or `=` before a space, the same character or the end (a heading, a list item, a
+///   thematic break or a setext underline).
+///
+/// Line breaks become spaces and other control characters are dropped; bidi controls are shown as
+/// `<U+202E>`.
+pub fn escape_md_cell(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric());
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut i = 0;
+    let reference = |out: &mut String, c: char| out.push_str(&format!("&#{};", u32::from(c)));
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1);
+        let leading = chars[..i].iter().all(|c| c.is_whitespace());
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' if leading => out.push_str("&gt;"),
+            '|' | '`' | '\\' | '*' | '~' | '$' | '^' => reference(&mut out, c),
+            '_' => {
+                // The whole run: intraword underscores never open or close emphasis.
+                let end = chars[i..]
+                    .iter()
+                    .position(|&c| c != '_')
+                    .map_or(chars.len(), |n| i + n);
+                let inside = i > 0 && word(chars.get(i - 1)) && word(chars.get(end));
+                for _ in i..end {
+                    if inside {
+                        out.push('_');
+                    } else {
+                        reference(&mut out, '_');
+                    }
+                }
+                i = end;
+                continue;
+            }
+            '@' if next.is_some_and(|n| n.is_alphanumeric()) => reference(&mut out, c),
+            '#' if next.is_some_and(char::is_ascii_digit) => reference(&mut out, c),
+            ':' if emoji_shortcode(&chars[i + 1..]) => reference(&mut out, c),
+            '[' if matches!(next, Some('[' | '^')) => reference(&mut out, c),
+            ']' if matches!(next, Some('(' | '[' | ':')) => reference(&mut out, c),
+            // A heading, list item, thematic break or setext underline needs a space, the same
+            // character or the end after it: `+4.1%` and `-0.78%` are none of them.
+            '#' | '+' | '-' | '=' if leading && next.is_none_or(|&n| n == ' ' || n == c) => {
+                reference(&mut out, c)
+            }
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if crate::report::text::is_bidi_control(c) => {
+                out.push_str(&crate::report::text::code_point_html(c))
+            }
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether `rest` (what follows a `:`) completes an emoji shortcode (`:tada:`, `:+1:`,
+/// `:100:`): a name of letters, digits, `_`, `+` or `-` and a closing `:`. A name of digits
+/// alone is none but `100` and `1234` (GitHub's only numeric ones), so `12:38:36Z` and
+/// `replay:examples/...` stay as written.
+fn emoji_shortcode(rest: &[char]) -> bool {
+    let n = rest
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '-'))
+        .count();
+    if n == 0 || rest.get(n) != Some(&':') {
+        return false;
+    }
+    let name: String = rest[..n].iter().collect();
+    !name.chars().all(|c| c.is_ascii_digit()) || name == "100" || name == "1234"
+}
+
+/// A name or a metric as a code span for a table cell or inline text (never in raw HTML, where
+/// backticks show): `` `gpu__time_duration.sum` ``. Inside a code span Markdown and HTML do not
+/// act, so only what ends the span or the cell is handled, as GFM defines it: `|` is `\|` (a
+/// table splits cells before it reads code spans), the fence is one backtick longer than the
+/// longest run inside, with a space inside the fence when the text starts or ends with a
+/// backtick. Line breaks become spaces, other control characters are dropped, bidi controls are
+/// shown as `<U+202E>`.
+pub(crate) fn code_span(text: &str, in_table: bool) -> String {
+    let mut body = String::with_capacity(text.len() + 4);
+    for c in text.chars() {
+        match c {
+            '|' if in_table => body.push_str("\\|"),
+            '\n' | '\r' | '\t' => body.push(' '),
+            c if crate::report::text::is_bidi_control(c) => {
+                body.push_str(&crate::report::text::code_point(c))
+            }
+            c if c.is_control() => {}
+            c => body.push(c),
+        }
+    }
+    if body.trim().is_empty() {
+        // An empty or all-space code span is not one: say nothing rather than print backticks.
+        return escape_md_cell(text);
+    }
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad =
+        if body.starts_with('`') || body.ends_with('`') || (body.starts_with(' ') && body.ends_with(' ')) {
+            " "
+        } else {
+            ""
+        };
+    format!("{fence}{pad}{body}{pad}{fence}")
+}
+
+/// Text that quotes names between backticks (reasons, error messages: ``no baseline of
+/// `matmul` ``) as Markdown: each quoted part a [`code_span`], the rest through
+/// [`escape_md_cell`], so the names render as code rather than as literal backticks or
+/// character references. `in_table`: the text is a table cell (`|` in a code span is `\|`).
+pub(crate) fn md_text(text: &str, in_table: bool) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    // An odd number of parts means every backtick has its pair; an unpaired one stays text.
+    let paired = parts.len() % 2 == 1;
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, part) in parts.iter().enumerate() {
+        let inside = i % 2 == 1 && (paired || i + 1 < parts.len());
+        if inside && !part.trim().is_empty() {
+            out.push_str(&code_span(part, in_table));
+        } else if inside {
+            out.push_str(&escape_md_cell(&format!("`{part}`")));
+        } else if i % 2 == 1 {
+            out.push_str(&escape_md_cell(&format!("`{part}")));
+        } else {
+            out.push_str(&escape_md_cell(part));
+        }
+    }
+    out
+}
+
+/// How much of the body to render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Full,
+    /// Per-target `<details>` left out.
+    NoDetails,
+    /// Also only the first `k` highlighted rows.
+    Top(usize),
+}
+
+/// Render at the largest level that `fits` accepts.
+pub fn markdown_fitting(results: &Results, opts: &MarkdownOptions, fits: &dyn Fn(&str) -> bool) -> String {
+    let full = render(results, opts, Level::Full);
+    if fits(&full) {
+        return full;
+    }
+    let no_details = render(results, opts, Level::NoDetails);
+    if fits(&no_details) {
+        return no_details;
+    }
+    // The largest k whose rendering fits; rendering grows with k, so bisect.
+    let n = highlighted(results).len();
+    let (mut lo, mut hi) = (0usize, n);
+    let mut best = render(results, opts, Level::Top(0));
+    if !fits(&best) {
+        return last_resort(results, opts, fits);
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        let s = render(results, opts, Level::Top(mid));
+        if fits(&s) {
+            lo = mid;
+            best = s;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    best
+}
+
+/// The headline and the marker only, for limits too small for anything else.
+fn last_resort(results: &Results, opts: &MarkdownOptions, fits: &dyn Fn(&str) -> bool) -> String {
+    let link = opts
+        .full_report_url
+        .as_deref()
+        .map_or_else(String::new, |u| format!(" Full report: <{}>", autolink_url(u)));
+    let s = format!(
+        "### {} cgp-gate: {}\n\nThe report was too long for this place and was left out.{link}\n\n{}\n",
+        verdict_badge(results),
+        escape_md_cell(&headline(results)),
+        comment_marker(results)
+    );
+    if fits(&s) { s } else { comment_marker(results) }
+}
+
+/// Rows shown in the main table: everything that needs a look (every row that fails the gate,
+/// whatever its verdict, as [`crate::outcome::decide::row_gate`] decides), and the improvements.
+fn highlighted(results: &Results) -> Vec<&Row> {
+    sorted_rows(results)
+        .into_iter()
+        .filter(|r| {
+            r.verdict() == RowVerdict::Improvement
+                || crate::outcome::decide::row_gate(r, results.fail_on)
+                    != crate::outcome::decide::RowGate::Pass
+        })
+        .collect()
+}
+
+fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
+    let mut md = String::new();
+    md.push_str(&format!(
+        "### {} cgp-gate: {}\n\n",
+        verdict_badge(results),
+        escape_md_cell(&headline(results))
+    ));
+    flags(results, &mut md);
+
+    let rows = highlighted(results);
+    let shown = match level {
+        Level::Top(k) => k.min(rows.len()),
+        _ => rows.len(),
+    };
+    if level != Level::Full {
+        shortened_note(results, opts, rows.len() - shown, &mut md);
+    }
+    if rows.is_empty() {
+        md.push_str(&format!(
+            "{}\n\n",
+            escape_md_cell(&super::format::nothing_to_look_at(results))
+        ));
+    } else {
+        table(results, &rows, shown, &mut md);
+        if shown < rows.len() {
+            md.push_str(&format!(
+                "\n… and {} more rows not shown here.\n",
+                rows.len() - shown
+            ));
+        }
+        md.push('\n');
+        for r in rows.iter().take(shown) {
+            why(r, &mut md);
+        }
+        if !matches!(level, Level::Top(_)) {
+            trends(&rows, &mut md);
+        }
+    }
+    if !matches!(level, Level::Top(_)) {
+        md.push_str(&super::breakdown::results_markdown(results));
+    }
+    new_and_missing(results, level, &mut md);
+    if let Some(line) = crate::report::format::sass_skip_line(results) {
+        md.push_str(&format!("⏭️ {}.\n\n", escape_md_cell(&line)));
+    }
+    if let Some(line) = crate::report::format::why_cost_line(results) {
+        md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
+    }
+    let configs = super::format::config_changes(results);
+    if !configs.is_empty() {
+        let mut note = super::format::CONFIG_CHANGE_NOTE.to_owned();
+        if let Some(first) = note.get_mut(..1) {
+            first.make_ascii_uppercase();
+        }
+        md.push_str(&format!(
+            "**{}**: {}.\n\n",
+            escape_md_cell(&note),
+            configs
+                .iter()
+                .map(|c| config_line(c))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    if opts.mermaid && level == Level::Full {
+        super::mermaid::charts(results, &mut md);
+    }
+    errors(results, &mut md);
+    if level == Level::Full {
+        details(results, &mut md);
+    }
+    footer(results, &mut md);
+    md.push_str(&comment_marker(results));
+    md.push('\n');
+    md
+}
+
+/// The table of the highlighted rows: badge, (GPU,) target, size, kernel, metric, both medians,
+/// the change with its interval and p; the first `shown` of `rows`.
+fn table(results: &Results, rows: &[&Row], shown: usize, md: &mut String) {
+    let common = common_ci_label(rows.iter().take(shown).copied());
+    let ci = common.clone().unwrap_or_else(|| "CI".to_owned());
+    // Merged results of several GPU types name the GPU of each row.
+    let multi_gpu = crate::outcome::merge::gpus(results).len() > 1;
+    let (gpu_head, gpu_rule) = if multi_gpu { (" GPU |", "---|") } else { ("", "") };
+    md.push_str(&format!(
+        "| |{gpu_head} target | size | kernel | metric | change ({ci}) | p (adj.) | {MEDIANS_LABEL} |\n|---|{gpu_rule}---|---|---|---|---|---|---|\n"
+    ));
+    for r in rows.iter().take(shown) {
+        let gpu_cell = if multi_gpu {
+            format!(" {} |", escape_md_cell(&r.gpu))
+        } else {
+            String::new()
+        };
+        md.push_str(&format!(
+            "| {} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} |\n",
+            gate_badge(r, results.fail_on),
+            code_span(&r.target, true),
+            escape_md_cell(&r.size),
+            code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
+            code_span(&r.metric, true),
+            escape_md_cell(&change_cell(r, common.as_deref())),
+            escape_md_cell(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
+            escape_md_cell(&medians(r)),
+        ));
+    }
+}
+
+/// The counts of new and missing rows, the kernels that disappeared or appeared, the baseline
+/// files of removed targets, and whether the missing rows fail the gate.
+fn new_and_missing(results: &Results, level: Level, md: &mut String) {
+    let (new, missing) = (results.count(RowVerdict::New), results.count(RowVerdict::Missing));
+    if new + missing == 0 {
+        return;
+    }
+    let see = if level == Level::Full {
+        "; see the details below"
+    } else {
+        ""
+    };
+    md.push_str(&format!(
+        "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
+    ));
+    let (gone, appeared) = crate::outcome::kernels::kernel_changes(&results.rows);
+    let list = |v: &[(String, String)]| {
+        v.iter()
+            .map(|(t, k)| format!("{}: {}", code_span(t, false), code_span(k, false)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if !gone.is_empty() {
+        md.push_str(&format!(
+            "**Kernels that disappeared** (in the baseline, not measured now): {}.\n\n",
+            list(&gone)
+        ));
+    }
+    if !appeared.is_empty() {
+        md.push_str(&format!(
+            "**Kernels that appeared** (measured now, no baseline): {}.\n\n",
+            list(&appeared)
+        ));
+    }
+    for line in crate::report::kernels::gone_files(&results.rows) {
+        md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
+    }
+    let failing = results
+        .rows
+        .iter()
+        .filter(|r| crate::outcome::decide::row_gate(r, results.fail_on).is_failing_missing())
+        .count();
+    if failing > 0 {
+        md.push_str(&format!(
+            "{failing} baseline row(s) this run should have measured were not measured: this fails the gate. If the change is intended, refresh the baseline (`cgp-gate baseline update`), or allow it with `--allow-missing` or `allow_missing: true` on the target.\n\n"
+        ));
+    }
+}
+
+/// A configuration-change line (`gemm[n=512] `void gemm`: grid ... -> grid ...`) with its kernel
+/// name, which the shared text puts between backticks, as a code span.
+fn config_line(line: &str) -> String {
+    match line.split_once(" `").and_then(|(at, rest)| {
+        let (kernel, tail) = rest.rsplit_once("`: ")?;
+        Some((at, kernel, tail))
+    }) {
+        Some((at, kernel, tail)) => format!(
+            "{} {}: {}",
+            code_span(at, false),
+            code_span(kernel, false),
+            escape_md_cell(tail)
+        ),
+        None => escape_md_cell(line),
+    }
+}
+
+/// The "why" of a row (docs/why.md): its one-line reading, and the counters that changed in a
+/// folded table.
+fn why(r: &Row, md: &mut String) {
+    let Some(w) = &r.why else { return };
+    md.push_str(&format!(
+        "**Why** {} {}: {}\n",
+        code_span(&crate::measured::samples::target_size(&r.target, &r.size), false),
+        code_span(super::mermaid::short_metric(&r.metric), false),
+        escape_md_cell(&w.reading)
+    ));
+    if !w.changed.is_empty() {
+        md.push_str(&format!(
+            "<details><summary>{} counter(s) changed</summary>\n\n| counter | base | head | change |\n|---|---|---|---|\n",
+            w.changed.len()
+        ));
+        for c in &w.changed {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                code_span(&c.metric, true),
+                escape_md_cell(&crate::measured::why::number(c.baseline)),
+                escape_md_cell(&crate::measured::why::number(c.candidate)),
+                escape_md_cell(&crate::measured::why::change_text(c)),
+            ));
+        }
+        md.push_str("\n</details>\n");
+    }
+    md.push('\n');
+}
+
+fn flags(results: &Results, md: &mut String) {
+    if results.synthetic {
+        md.push_str(&format!(
+            "> [!WARNING]\n> **Synthetic data**: these numbers were not measured on a GPU (source: {}).\n\n",
+            escape_md_cell(results.source.as_str())
+        ));
+    }
+    if let Some(label) = crate::report::format::real_capture(results) {
+        md.push_str(&format!(
+            "> [!NOTE]\n> **{}**: these numbers were measured on this GPU and replayed from a recording (source: {}).\n\n",
+            escape_md_cell(&label),
+            escape_md_cell(results.source.as_str())
+        ));
+    }
+    if let Some(m) = results.fingerprint_mismatch.as_ref().filter(|m| !m.is_empty()) {
+        md.push_str("> [!CAUTION]\n> **Fingerprint mismatch**: the baseline was measured on a different setup (allowed by the spec); treat changes with care.\n>\n> | field | baseline | this run |\n> |---|---|---|\n");
+        for d in m {
+            md.push_str(&format!(
+                "> | {} | {} | {} |\n",
+                escape_md_cell(&d.field),
+                escape_md_cell(&d.baseline),
+                escape_md_cell(&d.current)
+            ));
+        }
+        md.push('\n');
+    }
+}
+
+fn shortened_note(results: &Results, opts: &MarkdownOptions, hidden: usize, md: &mut String) {
+    let mut what = format!(
+        "the per-target details ({} rows) were left out",
+        results.rows.len()
+    );
+    if hidden > 0 {
+        what.push_str(&format!(", and {hidden} highlighted rows are not listed"));
+    }
+    let link = opts.full_report_url.as_deref().map_or_else(
+        || " The HTML and JUnit reports of this run hold everything.".to_owned(),
+        |u| format!(" Full report: <{}>", autolink_url(u)),
+    );
+    md.push_str(&format!(
+        "> [!NOTE]\n> This report was shortened to fit the size limit: {what}, and charts were dropped.{link}\n\n"
+    ));
+}
+
+/// A URL for an autolink (`<url>`): characters that would end or break it are percent-encoded.
+/// This is URL syntax, not Markdown escaping; text goes through [`escape_md_cell`].
+fn autolink_url(u: &str) -> String {
+    let mut out = String::new();
+    for c in u.chars() {
+        match c {
+            '<' | '>' | ' ' | '"' | '`' | '|' => out.push_str(&format!("%{:02X}", c as u32)),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The median of each regressed row over its baseline generations, so that slow drift (many small
+/// steps, each under the threshold) is visible next to the step that finally crossed it.
+fn trends(rows: &[&Row], md: &mut String) {
+    let lines: Vec<String> = rows
+        .iter()
+        .filter(|r| r.verdict() == RowVerdict::Regression)
+        .filter_map(|r| {
+            let t = trend(r)?;
+            Some(format!(
+                "- {} {}: {}\n",
+                code_span(&crate::measured::samples::target_size(&r.target, &r.size), false),
+                code_span(super::mermaid::short_metric(&r.metric), false),
+                escape_md_cell(&t)
+            ))
+        })
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    md.push_str("**Trend** of the regressed metrics (median: older baselines → baseline → this run)\n\n");
+    for l in lines {
+        md.push_str(&l);
+    }
+    md.push('\n');
+}
+
+fn errors(results: &Results, md: &mut String) {
+    let row_errors: Vec<&Row> = results
+        .rows
+        .iter()
+        .filter(|r| r.verdict() == RowVerdict::Error)
+        .collect();
+    if results.errors.is_empty() && row_errors.is_empty() {
+        return;
+    }
+    md.push_str("**Errors** (not measured; an error is never a pass)\n\n");
+    for e in &results.errors {
+        let at = match &e.size {
+            Some(s) => format!("{}[{s}]", e.target),
+            None => e.target.clone(),
+        };
+        md.push_str(&format!(
+            "- {} **{}**: {}\n",
+            code_span(&at, false),
+            escape_md_cell(e.kind.as_str()),
+            md_text(&e.message, false)
+        ));
+    }
+    for r in row_errors {
+        md.push_str(&format!(
+            "- {}: {}\n",
+            code_span(&shorten(&case_name(r), 200), false),
+            md_text(&r.reason, false)
+        ));
+    }
+    md.push('\n');
+}
+
+fn details(results: &Results, md: &mut String) {
+    let mut targets: Vec<&str> = Vec::new();
+    for r in &results.rows {
+        if !targets.contains(&r.target.as_str()) {
+            targets.push(&r.target);
+        }
+    }
+    for t in targets {
+        let rows: Vec<&Row> = sorted_rows(results)
+            .into_iter()
+            .filter(|r| r.target == t)
+            .collect();
+        let mut counts: Vec<String> = Vec::new();
+        for v in [
+            RowVerdict::Regression,
+            RowVerdict::Error,
+            RowVerdict::Inconclusive,
+            RowVerdict::Improvement,
+            RowVerdict::Pass,
+            RowVerdict::New,
+            RowVerdict::Missing,
+        ] {
+            let n = rows.iter().filter(|r| r.verdict() == v).count();
+            if n > 0 {
+                counts.push(match v {
+                    RowVerdict::Regression => plural(n, "regression", "regressions"),
+                    RowVerdict::Error => plural(n, "error", "errors"),
+                    RowVerdict::Improvement => plural(n, "improvement", "improvements"),
+                    _ => format!("{n} {}", v.as_str()),
+                });
+            }
+        }
+        let common = common_ci_label(rows.iter().copied());
+        let ci = common.clone().unwrap_or_else(|| "CI".to_owned());
+        // A blank line after <summary> lets GitHub render the Markdown table inside.
+        md.push_str(&format!(
+            "<details><summary><b>{}</b>: {}</summary>\n\n| verdict | size | kernel | metric | change ({ci}) | threshold | p (adj.) | {MEDIANS_LABEL} | n | reason |\n|---|---|---|---|---|---|---|---|---|---|\n",
+            escape_md_cell(t),
+            escape_md_cell(&counts.join(", "))
+        ));
+        for r in rows {
+            let n = format!(
+                "{}/{}",
+                r.baseline.as_ref().map_or(0, |s| s.n),
+                r.candidate.as_ref().map_or(0, |s| s.n)
+            );
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                gate_badge(r, results.fail_on),
+                escape_md_cell(&r.size),
+                code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
+                code_span(&r.metric, true),
+                escape_md_cell(&change_cell(r, common.as_deref())),
+                escape_md_cell(&crate::outcome::results::threshold_text(r)),
+                escape_md_cell(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
+                escape_md_cell(&medians(r)),
+                n,
+                md_text(&super::format::reason_with_config(r), true),
+            ));
+        }
+        md.push_str("\n</details>\n\n");
+    }
+}
+
+fn footer(results: &Results, md: &mut String) {
+    let fp = &results.fingerprint;
+    let mut parts = vec![
+        format!("cgp-gate {}", results.tool_version),
+        format!("spec {}", results.spec_path),
+        format!("{} (cc {})", gpu_label(results), fp.compute_capability),
+        format!("driver {}", fp.driver_version),
+        format!("{} {}", fp.profiler, fp.profiler_version),
+        format!("clocks {}", fp.clocks),
+        crate::report::console::health_line(&results.health),
+        results.multiple_testing.clone(),
+        format!("source {}", results.source),
+    ];
+    if let Some(c) = &results.git_commit {
+        parts.push(format!("commit {}", c.get(..12).unwrap_or(c)));
+    }
+    if let Some(s) = &results.shard {
+        parts.push(format!("shard {s}"));
+    }
+    let escaped: Vec<String> = parts.iter().map(|p| escape_md_cell(p)).collect();
+    md.push_str(&format!("<sub>{}</sub>\n\n", escaped.join(" · ")));
+}

@@ -1,0 +1,32 @@
+//! Reporters: they render [`crate::outcome::results::Results`] (or parsed launches); they decide nothing.
+//!
+//! - [`console`]: terminal tables.
+//! - [`junit`]: JUnit XML for CI test reporters.
+//! - [`markdown`]: the pull-request comment and the step summary.
+//! - [`html`]: one self-contained page with charts.
+//! - [`annotations`]: GitHub Actions workflow-command annotations.
+//! - [`export`]: the list of the formats a results file is written in, behind one trait.
+//!
+//! Writing and posting what they render is `crate::publish`.
+
+pub mod annotations;
+pub mod breakdown;
+pub mod calibrate;
+pub mod changes;
+pub mod console;
+pub mod export;
+pub mod format;
+pub mod html;
+pub mod junit;
+pub mod kernels;
+pub mod markdown;
+pub(crate) mod mermaid;
+pub mod table;
+pub mod text;
+
+// Each format has one escaping function, and its reporter uses only that one:
+// `markdown::escape_md_cell`, `html::escape`, `junit::escape`, `annotations::escape`.
+
+pub use html::html;
+pub use junit::junit;
+pub use markdown::{MarkdownOptions, escape_md_cell, markdown};

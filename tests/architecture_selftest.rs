@@ -1,0 +1,274 @@
+//! The rules of tests/architecture.rs prove themselves: each runs on a scratch copy of the tree
+//! with a planted violation and must find it, among them the violations issue 38 planted, with
+//! which the old text checks still passed (`use crate::report::` and `use crate::outcome::decide`
+//! in the statistics, `use crate::commands::check` and `use crate::publish::github` in
+//! `run::ab`, a read of `fails_gate`, `exit_codes::REGRESSION`).
+
+use std::path::{Path, PathBuf};
+
+use super::architecture::{
+    CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, crate_graph, crate_paths, escaping, layout,
+    module_cycles, one_place_decides, repo, rust_files, sizes,
+};
+
+/// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
+/// `src/`.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let from = repo();
+        let mut files: Vec<PathBuf> = ["Cargo.toml", "Cargo.lock", "crates/cgp-profile/build.rs"]
+            .iter()
+            .map(|f| from.join(f))
+            .collect();
+        for (_, krate, _, _) in CRATES {
+            files.push(from.join(krate).join("Cargo.toml"));
+            rust_files(&from.join(krate).join("src"), &mut files);
+        }
+        // The root package's test target (autotests = false names it).
+        files.push(from.join("tests/integration.rs"));
+        for f in files {
+            let to = dir.path().join(f.strip_prefix(&from).unwrap());
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(&f, &to).unwrap();
+        }
+        Self { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn append(&self, rel: &str, text: &str) {
+        let path = self.root().join(rel);
+        let mut old = std::fs::read_to_string(&path).unwrap_or_default();
+        old.push_str(text);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, old).unwrap();
+    }
+
+    /// Adds a dependency line to a crate's `[dependencies]`.
+    fn depend(&self, krate: &str, line: &str) {
+        let path = self.root().join("crates").join(krate).join("Cargo.toml");
+        let old = std::fs::read_to_string(&path).unwrap();
+        let new = old.replacen("[dependencies]\n", &format!("[dependencies]\n{line}\n"), 1);
+        assert_ne!(old, new, "{krate} has no [dependencies]");
+        std::fs::write(&path, new).unwrap();
+    }
+}
+
+/// `rule` finds each of `expected` (a part of its message) in `scratch`.
+fn finds(rule: fn(&Path) -> Vec<String>, scratch: &Scratch, expected: &[&str]) {
+    let found = rule(scratch.root());
+    for e in expected {
+        assert!(
+            found.iter().any(|v| v.contains(e)),
+            "the planted violation `{e}` was not found; found: {found:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_clean_copy_passes_every_rule() {
+    // So that what the tests below find is what they planted.
+    let s = Scratch::new();
+    for (name, rule) in [
+        ("crate_graph", crate_graph as fn(&Path) -> Vec<String>),
+        ("crate_paths", crate_paths),
+        ("one_place_decides", one_place_decides),
+        ("clap_in_cli", clap_in_cli),
+        ("sizes", sizes),
+        ("escaping", escaping),
+        ("module_cycles", module_cycles),
+        ("layout", layout),
+    ] {
+        let found = rule(s.root());
+        assert!(found.is_empty(), "{name} on a clean copy: {found:#?}");
+    }
+}
+
+#[test]
+fn the_issues_planted_imports_are_found_in_code_and_in_tests() {
+    let s = Scratch::new();
+    s.append(
+        "crates/cgp-core/src/stats/mod.rs",
+        "\nuse crate::report::markdown;\n#[cfg(test)]\nmod planted {\n    use crate::outcome::decide;\n}\n",
+    );
+    s.append(
+        "crates/cgp-engine/src/run/ab/mod.rs",
+        "\nuse crate::commands::check;\nuse crate::{foundation, publish::github};\n",
+    );
+    finds(
+        crate_paths,
+        &s,
+        &[
+            "stats/mod.rs names `crate::report`",
+            "stats/mod.rs names `crate::outcome`",
+            "run/ab/mod.rs names `crate::commands`",
+            "run/ab/mod.rs names `crate::publish`",
+        ],
+    );
+}
+
+#[test]
+fn a_dependency_across_the_layers_is_found() {
+    // The results on a profiler: no cycle, so Cargo would build it; the layers refuse it.
+    let s = Scratch::new();
+    s.depend("cgp-outcome", "cgp-profile.workspace = true");
+    s.append("crates/cgp-outcome/src/lib.rs", "pub use cgp_profile::ncu;\n");
+    finds(
+        crate_graph,
+        &s,
+        &[
+            "cgp-outcome depends on cgp-profile",
+            "cgp-outcome reaches nvml-wrapper",
+        ],
+    );
+    finds(
+        crate_paths,
+        &s,
+        &["cgp-outcome/src/lib.rs re-exports from cgp_profile"],
+    );
+    // The statistics on the reports: a cycle, which Cargo itself refuses.
+    let c = Scratch::new();
+    c.depend("cgp-core", "cgp-report.workspace = true");
+    finds(crate_graph, &c, &["cyclic package dependency"]);
+}
+
+#[test]
+fn a_profiler_or_http_client_reached_through_another_crate_is_found() {
+    let s = Scratch::new();
+    // octocrab brings hyper; cgp-profile brings NVML and SQLite.
+    s.depend("cgp-core", "octocrab.workspace = true");
+    s.depend("cgp-report", "cgp-profile.workspace = true");
+    finds(
+        crate_graph,
+        &s,
+        &[
+            "cgp-core reaches octocrab",
+            "cgp-core reaches hyper",
+            "cgp-report depends on cgp-profile",
+            "cgp-report reaches nvml-wrapper: cgp-report -> cgp-profile -> nvml-wrapper",
+            "cgp-report reaches rusqlite",
+        ],
+    );
+}
+
+#[test]
+fn reading_the_gate_outside_decide_is_found_even_after_a_test_module() {
+    let s = Scratch::new();
+    // After the file's test module (the old check stopped reading at the first `#[cfg(test)]`).
+    s.append(
+        "crates/cgp-report/src/report/markdown.rs",
+        "\nfn planted(r: &crate::outcome::results::Row) -> bool {\n    r.fails_gate\n}\n",
+    );
+    s.append(
+        "crates/cgp-engine/src/run/check/mod.rs",
+        "\nconst PLANTED: i32 = crate::foundation::exit_codes::REGRESSION;\n",
+    );
+    s.append(
+        "crates/cgp-publish/src/publish/mod.rs",
+        "\nfn planted(v: RunVerdict) -> bool {\n    v == RunVerdict::Pass\n}\n",
+    );
+    s.append(
+        "src/commands/check.rs",
+        "\nfn planted(f: FailOn) -> bool {\n    f == FailOn::Inconclusive\n}\n",
+    );
+    finds(
+        one_place_decides,
+        &s,
+        &[
+            "report/markdown.rs reads `fails_gate`",
+            "run/check/mod.rs names exit_codes::REGRESSION",
+            "publish/mod.rs names RunVerdict::Pass",
+            "commands/check.rs compares --fail-on",
+        ],
+    );
+    // A test module may assert them.
+    let t = Scratch::new();
+    t.append(
+        "crates/cgp-report/src/report/markdown.rs",
+        "\n#[cfg(test)]\nmod planted {\n    fn t(r: &Row) {\n        assert!(r.fails_gate);\n    }\n}\n",
+    );
+    assert!(one_place_decides(t.root()).is_empty());
+}
+
+#[test]
+fn clap_outside_the_command_line_is_found() {
+    let s = Scratch::new();
+    s.append("src/commands/check.rs", "\nuse clap::Parser;\n");
+    s.append(
+        "crates/cgp-engine/src/run/mod.rs",
+        "\n#[cfg(test)]\nmod planted {\n    use clap::Parser;\n}\n",
+    );
+    finds(
+        clap_in_cli,
+        &s,
+        &["commands/check.rs uses clap", "run/mod.rs uses clap"],
+    );
+}
+
+#[test]
+fn a_long_file_and_a_long_test_function_are_found() {
+    let s = Scratch::new();
+    s.append(
+        "crates/cgp-core/src/stats/planted.rs",
+        &"// line\n".repeat(MAX_FILE_LINES + 1),
+    );
+    let body = "    let x = 1;\n".repeat(MAX_FN_LINES);
+    s.append(
+        "crates/cgp-report/src/report/junit.rs",
+        &format!("\n#[cfg(test)]\nmod planted {{\n    #[test]\n    fn long() {{\n{body}    }}\n}}\n"),
+    );
+    finds(
+        sizes,
+        &s,
+        &["stats/planted.rs has 801 lines", "report/junit.rs: fn long has"],
+    );
+}
+
+#[test]
+fn a_second_escaping_function_is_found() {
+    let s = Scratch::new();
+    s.append(
+        "crates/cgp-report/src/report/markdown.rs",
+        "\nfn escape(s: &str) -> String {\n    s.to_owned()\n}\n",
+    );
+    finds(
+        escaping,
+        &s,
+        &["report/markdown.rs: expected exactly one escaping function"],
+    );
+}
+
+#[test]
+fn an_import_cycle_between_modules_is_found() {
+    let s = Scratch::new();
+    // stats::outliers imports stats::order; now the other way too.
+    s.append(
+        "crates/cgp-core/src/stats/order.rs",
+        "\nuse crate::stats::outliers;\n",
+    );
+    finds(module_cycles, &s, &["stats::order <-> stats::outliers"]);
+}
+
+#[test]
+fn a_crate_or_folder_in_no_layer_is_found() {
+    let s = Scratch::new();
+    s.append("crates/cgp-extra/src/lib.rs", "\n");
+    s.append("crates/cgp-core/src/loose.rs", "\n");
+    s.append("crates/cgp-report/src/planted/mod.rs", "\n");
+    finds(
+        layout,
+        &s,
+        &[
+            "crates/cgp-extra is a crate in no layer",
+            "cgp-core/src/loose.rs sits loose",
+            "cgp-report/src/planted/ is a folder CRATES does not list",
+        ],
+    );
+}
