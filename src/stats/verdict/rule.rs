@@ -36,6 +36,25 @@ pub fn verdict_of_interval(ci: [f64; 2], tolerance: f64, direction: Direction, e
     }
 }
 
+/// The verdict an interval `[lo, hi]` of a candidate's median gives against a `max:` limit
+/// (`is_max`) or a `min:` one (`min_effect` applied): regression when it lies wholly on the wrong
+/// side (`lo > limit` for `max:`, `hi < limit` for `min:`), pass when wholly on the right side
+/// (the limit itself allowed), inconclusive when it straddles the limit.
+pub fn verdict_of_limit(ci: [f64; 2], limit: f64, is_max: bool) -> RowVerdict {
+    let (wrong, right) = if is_max {
+        (ci[0] > limit, ci[1] <= limit)
+    } else {
+        (ci[1] < limit, ci[0] >= limit)
+    };
+    if wrong {
+        RowVerdict::Regression
+    } else if right {
+        RowVerdict::Pass
+    } else {
+        RowVerdict::Inconclusive
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
