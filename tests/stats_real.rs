@@ -114,6 +114,9 @@ fn disagreement(row: &Row) -> Option<String> {
             let (Some(ci), Some(limit)) = (row.median_ci, th.limit) else {
                 return Some(format!("{}: a limit row without its interval or limit", row.key()));
             };
+            if row.reason.contains(NO_INTERVAL_REACHES) {
+                return None;
+            }
             let is_max = matches!(th.kind, ThresholdKind::Max { .. });
             let want = verdict_of_limit(ci, limit, is_max);
             let conf = row.confidence.unwrap_or(0.0);
@@ -406,6 +409,9 @@ fn judgement_disagrees(j: &cgp_gate::stats::Judgement, th: &cgp_gate::foundation
         }
         Method::SignTestMedianCi => {
             let (ci, limit) = (j.median_ci?, j.limit?);
+            if j.reason.contains(NO_INTERVAL_REACHES) {
+                return None;
+            }
             let is_max = matches!(th.kind, ThresholdKind::Max { .. });
             let want = verdict_of_limit(ci, limit, is_max);
             (want != j.verdict).then(|| {
@@ -467,7 +473,7 @@ fn rank_and_limit_rows_of_real_pools_follow_from_the_interval_they_show() {
         min_effect: None,
     };
     let mut kinds = std::collections::BTreeSet::new();
-    let (mut covered, mut bad) = (0usize, Vec::new());
+    let (mut covered, mut bad, mut exceptions) = (0usize, Vec::new(), 0usize);
     for (target, size) in [
         ("matmul", "n=1024"),
         ("reduce", "n=16777216"),
@@ -519,7 +525,14 @@ fn rank_and_limit_rows_of_real_pools_follow_from_the_interval_they_show() {
                         if let Some(why) = judgement_disagrees(j, th) {
                             bad.push(format!("{target} {build} {k} processes, look {done}, {th}: {why}"));
                         }
-                        // The check can fail: a flipped verdict disagrees with its interval.
+                        // The check can fail: a flipped verdict disagrees with its interval
+                        // (outside the one exception, where no interval reaches the tolerance).
+                        if j.reason.contains(NO_INTERVAL_REACHES) {
+                            exceptions += 1;
+                            // Only few samples hit the p-value floor.
+                            assert!(k < 14, "{k} processes: {}", j.reason);
+                            continue;
+                        }
                         let mut flipped = j.clone();
                         flipped.verdict = if j.verdict == RowVerdict::Regression {
                             RowVerdict::Pass
@@ -534,6 +547,10 @@ fn rank_and_limit_rows_of_real_pools_follow_from_the_interval_they_show() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     assert!(covered >= 200, "{covered}");
+    // The exception (3 to 8 processes: the smallest p-value of the sign test, 2^-n, or of the
+    // U test may stay above Holm's level at its look)
+    // stays a minority of the rows.
+    assert!(exceptions * 5 < covered, "{exceptions} of {covered}");
     // Regressions, passes and inconclusive rows of both kinds were checked.
     for (method, verdict) in [
         ("mann-whitney+hodges-lehmann", RowVerdict::Regression),

@@ -123,7 +123,7 @@ impl LimitRow {
             (
                 RowVerdict::Inconclusive,
                 format!(
-                    "median {} is beyond the limit {} but not significant after holm over {family} tests (adjusted p {:.2e}), and even the widest interval of {} samples, {interval} ({conf}), lies beyond it; measure more repetitions",
+                    "median {} is beyond the limit {} but not significant after holm over {family} tests (adjusted p {:.2e}), and no interval these samples give reaches it (the widest of {} samples, {interval} ({conf}), lies beyond it: the smallest p-value of so few samples); measure more repetitions",
                     num(median),
                     num(self.limit),
                     adj,

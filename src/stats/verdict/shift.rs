@@ -296,7 +296,10 @@ impl ShiftRow {
     /// differ, section 5, or `min_effect`'s absolute interval decided), the interval's reading
     /// (`chosen`) stands, and the reason says why.
     fn follow_rank_interval(&mut self, chosen: RowVerdict, adj: &Adjusted) {
-        if chosen == self.j.verdict {
+        let reads = (self.rule())(&self.shift);
+        // The reason names the interval the verdict was read from (with `min_effect`, a pass
+        // used to name the absolute one).
+        if chosen == self.j.verdict && reads == chosen && self.j.reason.contains(&self.interval_text()) {
             return;
         }
         let (change, interval) = (self.change_text(), self.interval_text());
@@ -304,7 +307,7 @@ impl ShiftRow {
         let tol = &self.tolerance_text;
         self.j.reason = match chosen {
             RowVerdict::Pass => format!("the {conf} interval {interval} lies within the {tol}"),
-            _ if (self.rule())(&self.shift) != chosen => format!(
+            _ if reads != chosen => format!(
                 "{change}: the {conf} interval {interval} lies beyond the {tol}, but that is not significant after holm over {} tests (adjusted p {:.2e}), and no interval these samples give reaches it (the smallest p-value of so few samples); measure more repetitions",
                 adj.family, adj.bad
             ),
