@@ -106,11 +106,7 @@ fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize,
 
 /// The row (size `m=<i>`) of a job.
 fn index(job: &Job<'_>) -> usize {
-    job.size
-        .key()
-        .trim_start_matches("m=")
-        .parse()
-        .unwrap_or(0)
+    job.size.key().trim_start_matches("m=").parse().unwrap_or(0)
 }
 
 /// One metric's noise in one simulated run.
@@ -331,7 +327,7 @@ fn one_ab(shift: f64, rng: &mut Rng, g: &Gate, spec: &Spec, seed: u64) -> (bool,
         let mut r = Rng::new(seed_for(seed, &format!("clock/{}/{}", job.size.key(), job.rep)));
         1.0 + uniform(&mut r, -0.03, 0.03)
     };
-    let mut pairs = vec![0u32; METRICS];
+    let mut pairs = [0u32; METRICS];
     let mut brng = Rng::new(seed_for(seed, "base"));
     let mut base = SimProfiler::new(|job| {
         let i = index(&job);

@@ -385,7 +385,19 @@ fn reach(root: &Path) {
             let (bv, br) = flat(b, true);
             let se_at = |k: usize| {
                 let (cv, cr) = flat(&runs[..k.min(runs.len())], true);
-                fit(Runs { values: &bv, runs: &br }, Runs { values: &cv, runs: &cr }, true, true).ok()
+                fit(
+                    Runs {
+                        values: &bv,
+                        runs: &br,
+                    },
+                    Runs {
+                        values: &cv,
+                        runs: &cr,
+                    },
+                    true,
+                    true,
+                )
+                .ok()
             };
             let (Some(all), Some(one), Some(three)) = (se_at(runs.len()), se_at(1), se_at(3)) else {
                 continue;

@@ -226,9 +226,10 @@ fn calibrate_states_the_job_drift_of_the_baseline_history_as_check_does() {
         .arg(&json)
         .output()
         .unwrap();
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| {
-        panic!("{e}: {}", String::from_utf8_lossy(&check.stderr))
-    }))
+    let r: Value = serde_json::from_str(
+        &std::fs::read_to_string(&json)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&check.stderr))),
+    )
     .unwrap();
     let reason = r["rows"]
         .as_array()
@@ -240,15 +241,29 @@ fn calibrate_states_the_job_drift_of_the_baseline_history_as_check_does() {
         .to_owned();
     let shown = format!("between-job spread of {:.2}%", drift * 100.0);
     assert!(reason.contains(&shown), "calibrate {shown}; check: {reason}");
-    assert!(note.contains(&format!("job drift {:.2}%", drift * 100.0)), "{note}");
+    assert!(
+        note.contains(&format!("job drift {:.2}%", drift * 100.0)),
+        "{note}"
+    );
     // A steady history (the real medians, +-0.01 %): no drift beyond a median's noise.
     let dir2 = tempfile::tempdir().unwrap();
     let steady = baselines_with_history(dir2.path(), &[1.0001, 0.9999, 1.0001, 0.9999]);
-    let (v, _, _) = calibrate(&spec, rec, out_dir.path(), &["--baselines", steady.to_str().unwrap()]);
+    let (v, _, _) = calibrate(
+        &spec,
+        rec,
+        out_dir.path(),
+        &["--baselines", steady.to_str().unwrap()],
+    );
     let row = find(&v, "matmul", "n=1024", "gpu__time_duration.sum");
     assert_eq!(row["job_drift_too_large"], Value::Null, "{row}");
     assert!(row["job_drift"].as_f64().unwrap() < 0.001, "{row}");
-    assert!(row["note"].as_str().unwrap().contains("within what the 3.00% threshold allows"), "{row}");
+    assert!(
+        row["note"]
+            .as_str()
+            .unwrap()
+            .contains("within what the 3.00% threshold allows"),
+        "{row}"
+    );
     // The real baselines as stored (one generation): no estimate, and the note says why.
     let (v, _, _) = calibrate(
         &spec,
@@ -258,7 +273,13 @@ fn calibrate_states_the_job_drift_of_the_baseline_history_as_check_does() {
     );
     let row = find(&v, "matmul", "n=1024", "gpu__time_duration.sum");
     assert!(row.get("job_drift").is_none(), "{row}");
-    assert!(row["note"].as_str().unwrap().contains("job drift: not estimated, the baseline holds 1 median(s)"), "{row}");
+    assert!(
+        row["note"]
+            .as_str()
+            .unwrap()
+            .contains("job drift: not estimated, the baseline holds 1 median(s)"),
+        "{row}"
+    );
     // Without --baselines, nothing is said about it.
     let (v, _, _) = calibrate(&spec, rec, out_dir.path(), &[]);
     let row = find(&v, "matmul", "n=1024", "gpu__time_duration.sum");

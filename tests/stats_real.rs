@@ -112,7 +112,10 @@ fn disagreement(row: &Row) -> Option<String> {
         }
         Method::SignTestMedianCi => {
             let (Some(ci), Some(limit)) = (row.median_ci, th.limit) else {
-                return Some(format!("{}: a limit row without its interval or limit", row.key()));
+                return Some(format!(
+                    "{}: a limit row without its interval or limit",
+                    row.key()
+                ));
             };
             if row.reason.contains(NO_INTERVAL_REACHES) {
                 return None;
@@ -390,7 +393,10 @@ fn calibrate_leaves_out_one_preempted_process_of_a_real_pool() {
 }
 
 /// Does a judgement follow from the interval it shows (docs/statistics.md 2.8)? `None`: it does.
-fn judgement_disagrees(j: &cgp_gate::stats::Judgement, th: &cgp_gate::foundation::threshold::Threshold) -> Option<String> {
+fn judgement_disagrees(
+    j: &cgp_gate::stats::Judgement,
+    th: &cgp_gate::foundation::threshold::Threshold,
+) -> Option<String> {
     match j.method {
         Method::MannWhitneyHodgesLehmann | Method::MannWhitneyBootstrap => {
             let (ci, tol) = (j.change_ci?, j.tolerance?);
@@ -513,9 +519,15 @@ fn rank_and_limit_rows_of_real_pools_follow_from_the_interval_they_show() {
                         };
                         rows.len()
                     ];
-                    for (j, th) in judge_all_at(&rows, &Config::default(), &at).iter().zip(&thresholds) {
+                    for (j, th) in judge_all_at(&rows, &Config::default(), &at)
+                        .iter()
+                        .zip(&thresholds)
+                    {
                         assert!(
-                            matches!(j.method, Method::MannWhitneyHodgesLehmann | Method::SignTestMedianCi),
+                            matches!(
+                                j.method,
+                                Method::MannWhitneyHodgesLehmann | Method::SignTestMedianCi
+                            ),
                             "{:?}: {}",
                             j.method,
                             j.reason
@@ -523,7 +535,9 @@ fn rank_and_limit_rows_of_real_pools_follow_from_the_interval_they_show() {
                         covered += 1;
                         kinds.insert((j.method.as_str().to_owned(), j.verdict));
                         if let Some(why) = judgement_disagrees(j, th) {
-                            bad.push(format!("{target} {build} {k} processes, look {done}, {th}: {why}"));
+                            bad.push(format!(
+                                "{target} {build} {k} processes, look {done}, {th}: {why}"
+                            ));
                         }
                         // The check can fail: a flipped verdict disagrees with its interval
                         // (outside the one exception, where no interval reaches the tolerance).
@@ -559,6 +573,9 @@ fn rank_and_limit_rows_of_real_pools_follow_from_the_interval_they_show() {
         ("sign-test+median-ci", RowVerdict::Regression),
         ("sign-test+median-ci", RowVerdict::Pass),
     ] {
-        assert!(kinds.contains(&(method.to_owned(), verdict)), "{method} {verdict:?}: {kinds:?}");
+        assert!(
+            kinds.contains(&(method.to_owned(), verdict)),
+            "{method} {verdict:?}: {kinds:?}"
+        );
     }
 }

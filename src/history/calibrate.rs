@@ -455,7 +455,10 @@ fn job_drift(
         return;
     }
     let row = crate::stats::Comparison {
-        key: format!("{}/{}/{}/{}", s.key.target, s.key.size, s.key.kernel, s.key.metric),
+        key: format!(
+            "{}/{}/{}/{}",
+            s.key.target, s.key.size, s.key.kernel, s.key.metric
+        ),
         baseline: Some(&entry.samples),
         candidate: &s.values,
         threshold,
@@ -480,7 +483,11 @@ fn job_drift(
             f64::from(target.baseline_repetitions),
             f64::from(target.max_repetitions.max(target.repetitions)),
         );
-        Noise { within: w, between: b }.se(r, last, n)
+        Noise {
+            within: w,
+            between: b,
+        }
+        .se(r, last, n)
     });
     if let Some(se) = se {
         let (with, without) = crate::stats::jobspread::drift_cost(t, se, spread);

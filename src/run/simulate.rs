@@ -109,8 +109,12 @@ pub fn write_baseline(
     let store = Store::new(dir);
     for t in &targets {
         let fp = crate::run::engine::fingerprint_for(&*profiler, &versions, t, None);
-        let series: Vec<&crate::measured::samples::Series> =
-            m.samples.series.values().filter(|s| s.key.target == t.name).collect();
+        let series: Vec<&crate::measured::samples::Series> = m
+            .samples
+            .series
+            .values()
+            .filter(|s| s.key.target == t.name)
+            .collect();
         let meta = UpdateMeta::now(None, spec.hash.clone(), spec.settings.history);
         store.update(&t.name, &fp, &series, &meta)?;
         let Some(mut file) = store.load(&fp.gpu_key(), &t.name)? else {
@@ -206,7 +210,13 @@ mod tests {
                 })
                 .collect()
         };
-        let index = |job: &Job<'_>| job.size.key().trim_start_matches("i=").parse::<usize>().unwrap_or(0);
+        let index = |job: &Job<'_>| {
+            job.size
+                .key()
+                .trim_start_matches("i=")
+                .parse::<usize>()
+                .unwrap_or(0)
+        };
         let dir = tempfile::tempdir().unwrap();
         let mut rng = Rng::new(seed_for(35, "baseline"));
         let mut base = SimProfiler::new(|_| process(&mut rng, 0.0));

@@ -186,7 +186,10 @@ impl LimitRow {
         // From the narrowest interval at least that wide to the full range.
         let mut best = self.at(from).unwrap_or(plain);
         for k in (1..=n.div_ceil(2)).rev() {
-            let x = ([self.sorted[k - 1], self.sorted[n - k]], crate::stats::median_ci::coverage(n, k));
+            let x = (
+                [self.sorted[k - 1], self.sorted[n - k]],
+                crate::stats::median_ci::coverage(n, k),
+            );
             if x.1 + 1e-12 < floor {
                 continue;
             }

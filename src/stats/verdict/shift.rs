@@ -76,7 +76,10 @@ impl RankSides {
         };
         let z = Normal::standard().inverse_cdf(0.5 + level.clamp(0.0, 1.0 - 1e-15) / 2.0);
         let w = z * std::f64::consts::SQRT_2 * self.spread;
-        s.ci = [(1.0 + s.ci[0]) * (-w).exp() - 1.0, (1.0 + s.ci[1]) * w.exp() - 1.0];
+        s.ci = [
+            (1.0 + s.ci[0]) * (-w).exp() - 1.0,
+            (1.0 + s.ci[1]) * w.exp() - 1.0,
+        ];
         Some(s)
     }
 }
@@ -118,7 +121,9 @@ fn rank_choice(
             // Wider intervals hold the narrower ones: the widest still reaches the tolerance.
             let widest = sides.at(confidence.max(c_bad).max(c_good)).unwrap_or(plain);
             let v = rule(&widest);
-            return settled(v).then_some((v, widest)).or(Some((RowVerdict::Inconclusive, plain)));
+            return settled(v)
+                .then_some((v, widest))
+                .or(Some((RowVerdict::Inconclusive, plain)));
         }
         _ => {}
     }
