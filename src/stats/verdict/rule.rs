@@ -78,4 +78,20 @@ mod tests {
             RowVerdict::Regression
         );
     }
+
+    #[test]
+    fn a_limit_interval_reads_against_its_side_of_the_limit() {
+        assert_eq!(verdict_of_limit([11.0, 12.0], 10.0, true), RowVerdict::Regression);
+        assert_eq!(verdict_of_limit([9.0, 10.0], 10.0, true), RowVerdict::Pass);
+        assert_eq!(
+            verdict_of_limit([9.0, 11.0], 10.0, true),
+            RowVerdict::Inconclusive
+        );
+        assert_eq!(verdict_of_limit([8.0, 9.0], 10.0, false), RowVerdict::Regression);
+        assert_eq!(verdict_of_limit([10.0, 12.0], 10.0, false), RowVerdict::Pass);
+        assert_eq!(
+            verdict_of_limit([9.0, 11.0], 10.0, false),
+            RowVerdict::Inconclusive
+        );
+    }
 }
