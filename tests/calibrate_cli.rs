@@ -189,11 +189,17 @@ fn calibrate_states_the_job_drift_of_the_baseline_history_as_check_does() {
     // Jobs alternating +-1.5 % (planted on the real medians): far too much for 3 %.
     let drifting = baselines_with_history(dir.path(), &[1.015, 0.985, 1.015, 0.985, 1.015, 0.985]);
     let out_dir = tempfile::tempdir().unwrap();
-    let (v, md, _) = calibrate(
+    let (v, md, stdout) = calibrate(
         &spec,
         rec,
         out_dir.path(),
         &["--baselines", drifting.to_str().unwrap()],
+    );
+    // The terminal gets the warning whole, after the table.
+    assert!(
+        stdout.lines().any(|l| l.starts_with("! matmul[n=1024]"))
+            && stdout.contains("job drift is too large"),
+        "{stdout}"
     );
     let row = find(&v, "matmul", "n=1024", "gpu__time_duration.sum");
     let drift = row["job_drift"].as_f64().unwrap();
@@ -210,7 +216,7 @@ fn calibrate_states_the_job_drift_of_the_baseline_history_as_check_does() {
         note.contains("job drift is too large for the 3.00% threshold") && note.contains("`cgp-gate ab`"),
         "{note}"
     );
-    assert!(md.contains("job drift"), "{md}");
+    assert!(md.contains("job drift") && md.contains("⚠"), "{md}");
     // `check` on the same recording and baselines: the same spread in the row's reason.
     let json = out_dir.path().join("check.json");
     let check = Command::cargo_bin("cgp-gate")
