@@ -14,27 +14,29 @@
 //!   history) has an offset shared by all its metrics, uniform in +-0.45 %, so two jobs differ by
 //!   up to +-0.9 % (measured: -0.89 % to +0.27 %).
 //!
-//! `check`: a 50-metric spec (each metric its own size, lower is better, threshold 3 %), read by
-//! the real loader (`cgp_gate::spec::load_str`) with the settings given (`repetitions`,
-//! `max_repetitions`, `baseline_repetitions`), judged with `cgp_gate::run::engine::stats_config`.
-//! Every process is `--launches` launches of the kernel; the gate's own
-//! `cgp_gate::measured::samples::drop_warmup` drops the warm-up launch of each process; the baseline stores
-//! its runs; `run::simulate::simulate_check` runs `check`'s own re-measure loop
-//! (`run::engine::until_decided`: alpha spent by each row's look, inconclusive rows re-measured,
-//! decided rows stop) over `judge_all_at`.
+//! `check`: a 50-metric spec (one kernel at 50 sizes, each row its own size, lower is better,
+//! threshold 3 %), read by the real loader (`cgp_gate::spec::load_str`) with the settings given
+//! (`repetitions`, `max_repetitions`, `baseline_repetitions`). Every process is `--launches`
+//! launches of the kernel, served by a simulated profiler (`run::simulate::SimProfiler`: the
+//! `Profiler` trait, ncu's raw CSV page); the baseline is measured through it and stored as
+//! `baseline update` stores it (`run::simulate::write_baseline`, with a history of 10 earlier
+//! medians), and the check is the real `check` (`run::simulate::simulate_check`, i.e.
+//! `run::check::run_check`: the work list, `run::measure` with the warm-up drop, the baselines
+//! read from the store, `run::engine::until_decided`, the statistics and alpha spending).
 //!
 //! `ab`: 50 rows, each pair of processes (base, head) back to back shares a clock factor uniform
 //! in +-3 % (the paired noise model of docs/ab-and-changes.md) on top of the model above (no job
-//! drift: one job); each side's value is the median of its process's launches after warm-up,
-//! as `ab` takes it; `stats::remeasure::simulate_ab` mirrors `ab`'s loop.
+//! drift: one job); the real `ab` (`run::simulate::simulate_ab`, i.e. `run::ab::run_ab`) on two
+//! simulated profilers, one per tree.
 
-use cgp_gate::measured::samples::{SampleSet, SeriesKey, drop_warmup};
-use cgp_gate::outcome::results::RowVerdict;
-use cgp_gate::run::simulate::{SimRow, simulate_check};
-use cgp_gate::spec::model::Threshold;
-use cgp_gate::stats::remeasure::simulate_ab;
+use std::path::Path;
+
+use cgp_gate::outcome::results::{Results, RowVerdict};
+use cgp_gate::profile::Job;
+use cgp_gate::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab, simulate_check, write_baseline};
+use cgp_gate::spec::Spec;
+use cgp_gate::stats::Config;
 use cgp_gate::stats::rng::{Rng, seed_for};
-use cgp_gate::stats::{Config, median};
 
 /// Metrics per simulated check (`--metrics`).
 const METRICS: usize = 50;
@@ -45,7 +47,8 @@ const JOB_HALF_RANGE: f64 = 0.0045;
 
 /// What the simulated check takes from the spec.
 struct Gate {
-    threshold: Threshold,
+    /// One kernel `k` at `metrics` sizes (`{m: 0}` ...), each row its own size.
+    spec: Spec,
     cfg: Config,
     repetitions: u32,
     max_repetitions: u32,
@@ -58,9 +61,11 @@ struct Gate {
     metrics: usize,
 }
 
-fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize) -> Gate {
+/// The simulated spec: one kernel at `metrics` sizes with the settings given (the loader's
+/// defaults for the rest).
+fn spec_text(reps: Option<u32>, max: Option<u32>, base: Option<u32>, metrics: usize) -> String {
     let mut spec = String::from(
-        "version: 1\ntargets:\n  - name: k\n    command: [./k, \"{launches}\"]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n",
+        "version: 1\ntargets:\n  - name: k\n    command: [./k]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n",
     );
     for (key, v) in [
         ("repetitions", reps),
@@ -71,13 +76,22 @@ fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize)
             spec.push_str(&format!("    {key}: {v}\n"));
         }
     }
-    // The benchmark takes its launch count as a size parameter (docs/spec.md, `{launches}`).
-    spec.push_str(&format!("    sizes:\n      - {{launches: {launches}}}\n"));
-    let spec = cgp_gate::spec::load_str(&spec, std::path::Path::new("power.yaml"))
-        .unwrap_or_else(|e| panic!("the simulated spec must load: {e}"));
+    spec.push_str("    sizes:\n");
+    for m in 0..metrics {
+        spec.push_str(&format!("      - {{m: {m}}}\n"));
+    }
+    spec
+}
+
+fn load(text: &str) -> Spec {
+    cgp_gate::spec::load_str(text, Path::new("power.yaml"))
+        .unwrap_or_else(|e| panic!("the simulated spec must load: {e}"))
+}
+
+fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize, metrics: usize) -> Gate {
+    let spec = load(&spec_text(reps, max, base, metrics));
     let t = &spec.targets[0];
     Gate {
-        threshold: t.metrics[0].threshold.clone(),
         cfg: cgp_gate::run::engine::stats_config(&spec.settings),
         repetitions: t.repetitions,
         max_repetitions: t.max_repetitions,
@@ -85,8 +99,14 @@ fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize)
         warmup: t.warmup,
         launches,
         drift: JOB_HALF_RANGE,
-        metrics: METRICS,
+        metrics,
+        spec,
     }
+}
+
+/// The row (size `m=<i>`) of a job.
+fn index(job: &Job<'_>) -> usize {
+    job.size.key().trim_start_matches("m=").parse().unwrap_or(0)
 }
 
 /// One metric's noise in one simulated run.
@@ -109,29 +129,31 @@ fn noise(rng: &mut Rng) -> Noise {
     }
 }
 
-/// One process: `launches` launches at level `mu` (with a shared `factor`), the gate's warm-up
-/// drop applied.
-fn process(rng: &mut Rng, n: &Noise, mu: f64, launches: usize, warmup: u32) -> Vec<f64> {
+/// One process: `launches` launches at level `mu`, launch 0 a warm-up (the gate drops it), 1 % of
+/// launches a clock dip.
+fn process(rng: &mut Rng, n: &Noise, mu: f64, launches: usize) -> Vec<f64> {
     let off = n.between * rng.normal();
-    let key = SeriesKey {
-        target: "k".into(),
-        size: "s".into(),
-        kernel: "k".into(),
-        metric: "gpu__time_duration.sum".into(),
-    };
-    let mut set = SampleSet::default();
-    for l in 0..launches {
-        let mut x = mu * (off + n.within * rng.normal()).exp();
-        if l == 0 {
-            x *= 1.0 + n.warm;
-        }
-        if rng.next_f64() < 0.01 {
-            x *= 1.0 + uniform(rng, 0.03, 0.09);
-        }
-        set.push(&key, "ns", x, 0);
-    }
-    drop_warmup(&mut set, warmup);
-    set.series.remove(&key).map(|s| s.values).unwrap_or_default()
+    (0..launches)
+        .map(|l| {
+            let mut x = mu * (off + n.within * rng.normal()).exp();
+            if l == 0 {
+                x *= 1.0 + n.warm;
+            }
+            if rng.next_f64() < 0.01 {
+                x *= 1.0 + uniform(rng, 0.03, 0.09);
+            }
+            x
+        })
+        .collect()
+}
+
+/// The verdict of row `i` (size `m=<i>`) in a simulated run's results.
+fn verdict(r: &Results, i: usize) -> RowVerdict {
+    let size = format!("m={i}");
+    r.rows
+        .iter()
+        .find(|x| x.size == size && x.metric == SIM_METRIC)
+        .map_or(RowVerdict::Error, |x| x.verdict())
 }
 
 #[derive(Clone, Copy)]
@@ -205,62 +227,57 @@ fn job(rng: &mut Rng, half: f64) -> f64 {
     uniform(rng, -half, half)
 }
 
-fn one_check(s: Scenario, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32, u32) {
+fn one_check(s: Scenario, rng: &mut Rng, g: &Gate, seed: u64) -> (bool, bool, bool, u32, u32) {
     let base_job = job(rng, g.drift);
     let cand_job = job(rng, g.drift);
     let hist_jobs: Vec<f64> = (0..HISTORY).map(|_| job(rng, g.drift)).collect();
     let noises: Vec<Noise> = (0..g.metrics).map(|_| noise(rng)).collect();
-    let mut baselines: Vec<(Vec<f64>, Vec<u32>)> = Vec::with_capacity(g.metrics);
-    let mut histories: Vec<Vec<f64>> = Vec::with_capacity(g.metrics);
-    let mut cand_mu = Vec::with_capacity(g.metrics);
-    for (i, n) in noises.iter().enumerate() {
-        let mu = MU * (1.0 + 0.1 * i as f64);
-        // Earlier baselines: the median of a baseline measured in its own job (its noise drawn
-        // from the run-level model rather than from every launch, to keep the simulation fast).
-        let per_run = n.between.powi(2) + n.within.powi(2) / (g.launches.max(2) - 1) as f64;
-        let se = (per_run / f64::from(g.baseline_repetitions)).sqrt();
-        histories.push(
+    let mus: Vec<f64> = (0..g.metrics).map(|i| MU * (1.0 + 0.1 * i as f64)).collect();
+    // Earlier baselines: the median of a baseline measured in its own job (its noise drawn from
+    // the run-level model rather than from every launch, to keep the simulation fast).
+    let histories: Vec<Vec<f64>> = noises
+        .iter()
+        .zip(&mus)
+        .map(|(n, mu)| {
+            let per_run = n.between.powi(2) + n.within.powi(2) / (g.launches.max(2) - 1) as f64;
+            let se = (per_run / f64::from(g.baseline_repetitions)).sqrt();
             hist_jobs
                 .iter()
                 .map(|j| mu * (j + se * rng.normal()).exp())
-                .collect(),
-        );
-        let bmu = mu * base_job.exp();
-        let mut values = Vec::new();
-        let mut runs = Vec::new();
-        for r in 0..g.baseline_repetitions {
-            let p = process(rng, n, bmu, g.launches, g.warmup);
-            runs.extend(std::iter::repeat_n(r, p.len()));
-            values.extend(p);
-        }
-        baselines.push((values, runs));
-        let shift = if s.uniform || i == 0 { s.shift } else { 0.0 };
-        cand_mu.push(mu * cand_job.exp() * (1.0 + shift));
-    }
-    let keys: Vec<String> = (0..g.metrics).map(|i| format!("kernel{i}/duration")).collect();
-    let rows: Vec<SimRow<'_>> = (0..g.metrics)
-        .map(|i| SimRow {
-            key: keys[i].clone(),
-            baseline: &baselines[i].0,
-            baseline_runs: &baselines[i].1,
-            threshold: &g.threshold,
-            history: &histories[i],
+                .collect()
         })
         .collect();
-    let mut first0 = 0u32;
-    let mut draw = |i: usize, procs: u32| -> Vec<Vec<f64>> {
-        if i == 0 {
-            first0 += procs;
-        }
-        (0..procs)
-            .map(|_| process(rng, &noises[i], cand_mu[i], g.launches, g.warmup))
-            .collect()
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("a temporary directory: {e}"));
+    // The baseline, measured in its job through the simulated profiler and stored.
+    let mut brng = Rng::new(seed_for(seed, "baseline"));
+    let mut base = SimProfiler::new(|job| {
+        let i = index(&job);
+        process(&mut brng, &noises[i], mus[i] * base_job.exp(), g.launches)
+    });
+    let history = |size: &str| -> Vec<f64> {
+        let i: usize = size.trim_start_matches("m=").parse().unwrap_or(0);
+        histories[i].clone()
     };
-    let out = simulate_check(&rows, &g.cfg, g.repetitions, g.max_repetitions, &mut draw);
-    let v = |i: usize| out.verdicts[i];
+    write_baseline(&g.spec, dir.path(), &mut base, &history)
+        .unwrap_or_else(|e| panic!("the simulated baseline: {e}"));
+    let cand_mu: Vec<f64> = (0..g.metrics)
+        .map(|i| {
+            let shift = if s.uniform || i == 0 { s.shift } else { 0.0 };
+            mus[i] * cand_job.exp() * (1.0 + shift)
+        })
+        .collect();
+    let mut processes = vec![0u32; g.metrics];
+    let mut crng = Rng::new(seed_for(seed, "candidate"));
+    let mut cand = SimProfiler::new(|job| {
+        let i = index(&job);
+        processes[i] += 1;
+        process(&mut crng, &noises[i], cand_mu[i], g.launches)
+    });
+    let r = simulate_check(&g.spec, dir.path(), &mut cand).unwrap_or_else(|e| panic!("check: {e}"));
+    drop(cand);
+    let v = |i: usize| verdict(&r, i);
     let any = (0..g.metrics).any(|i| v(i) == RowVerdict::Regression);
     let others = (1..g.metrics).any(|i| v(i) == RowVerdict::Regression);
-    let procs = g.repetitions * g.metrics as u32 + out.extra_reps;
     (
         if s.shift == 0.0 || s.uniform {
             any
@@ -269,16 +286,17 @@ fn one_check(s: Scenario, rng: &mut Rng, g: &Gate) -> (bool, bool, bool, u32, u3
         },
         v(0) == RowVerdict::Inconclusive,
         others,
-        procs,
-        first0,
+        processes.iter().sum(),
+        processes[0],
     )
 }
 
 fn simulate(s: Scenario, runs: usize, g: &Gate) -> Tally {
     let mut t = Tally::default();
     for k in 0..runs {
-        let mut rng = Rng::new(seed_for(0x9e37_79b9, &format!("{}/{k}", s.name)));
-        let (flag, inc, others, procs, p0) = one_check(s, &mut rng, g);
+        let seed = seed_for(0x9e37_79b9, &format!("{}/{k}", s.name));
+        let mut rng = Rng::new(seed);
+        let (flag, inc, others, procs, p0) = one_check(s, &mut rng, g, seed);
         t.flagged += usize::from(flag);
         t.inconclusive += usize::from(inc);
         t.others += usize::from(others);
@@ -299,33 +317,37 @@ fn wilson(k: usize, n: usize) -> (f64, f64) {
     ((c - h).max(0.0) * 100.0, (c + h).min(1.0) * 100.0)
 }
 
-/// One `ab` run: `rows` rows, row 0 slowed by `shift`; returns (row 0 a regression, any other
-/// row a regression, any row a regression, pairs summed over rows).
-fn one_ab(shift: f64, rng: &mut Rng, g: &Gate, reps: u32, max: u32) -> (bool, bool, bool, u32) {
+/// One `ab` run: `METRICS` rows, row 0 slowed by `shift`; returns (row 0 a regression, any other
+/// row a regression, any row a regression, pairs summed over rows). The two trees' processes of
+/// a pair share a clock factor (drawn from the pair's own seed, so each tree's profiler finds
+/// it).
+fn one_ab(shift: f64, rng: &mut Rng, g: &Gate, spec: &Spec, seed: u64) -> (bool, bool, bool, u32) {
     let noises: Vec<Noise> = (0..METRICS).map(|_| noise(rng)).collect();
-    let mut draw = |i: usize, n: u32| -> Vec<(f64, f64)> {
-        (0..n)
-            .map(|_| {
-                let clock = 1.0 + uniform(rng, -0.03, 0.03);
-                let mu = MU * clock;
-                let b = process(rng, &noises[i], mu, g.launches, g.warmup);
-                let h_mu = mu * if i == 0 { 1.0 + shift } else { 1.0 };
-                let h = process(rng, &noises[i], h_mu, g.launches, g.warmup);
-                (median(&b).unwrap_or(mu), median(&h).unwrap_or(mu))
-            })
-            .collect()
+    let clock = |job: &Job<'_>| {
+        let mut r = Rng::new(seed_for(seed, &format!("clock/{}/{}", job.size.key(), job.rep)));
+        1.0 + uniform(&mut r, -0.03, 0.03)
     };
-    let t = match g.threshold.kind {
-        cgp_gate::foundation::threshold::ThresholdKind::Relative { fraction } => fraction,
-        _ => 0.0,
-    };
-    let out = simulate_ab(METRICS, t, g.cfg.alpha, g.cfg.confidence, reps, max, &mut draw);
-    let reg = |i: usize| out.judgements[i].verdict == RowVerdict::Regression;
+    let mut pairs = [0u32; METRICS];
+    let mut brng = Rng::new(seed_for(seed, "base"));
+    let mut base = SimProfiler::new(|job| {
+        let i = index(&job);
+        process(&mut brng, &noises[i], MU * clock(&job), g.launches)
+    });
+    let mut hrng = Rng::new(seed_for(seed, "head"));
+    let mut head = SimProfiler::new(|job| {
+        let i = index(&job);
+        pairs[i] += 1;
+        let slow = if i == 0 { 1.0 + shift } else { 1.0 };
+        process(&mut hrng, &noises[i], MU * clock(&job) * slow, g.launches)
+    });
+    let r = simulate_ab(spec, &mut base, &mut head).unwrap_or_else(|e| panic!("ab: {e}"));
+    drop(head);
+    let reg = |i: usize| verdict(&r, i) == RowVerdict::Regression;
     (
         reg(0),
         (1..METRICS).any(reg),
         (0..METRICS).any(reg),
-        out.pairs.iter().sum(),
+        pairs.iter().sum(),
     )
 }
 
@@ -340,6 +362,7 @@ fn ab_section(runs: usize, g: &Gate) {
     );
     println!("|---|---|---:|---|---:|---:|");
     for (reps, max) in [(10u32, 10u32), (3, 10)] {
+        let spec = load(&spec_text(Some(reps), Some(max), None, METRICS));
         for (name, shift) in [
             ("no change (A/A)", 0.0),
             ("5% slowdown", 0.05),
@@ -347,8 +370,9 @@ fn ab_section(runs: usize, g: &Gate) {
         ] {
             let (mut flagged, mut others, mut pairs) = (0usize, 0usize, 0u64);
             for k in 0..runs {
-                let mut rng = Rng::new(seed_for(0xab, &format!("{name}/{reps}/{k}")));
-                let (r0, o, any, p) = one_ab(shift, &mut rng, g, reps, max);
+                let seed = seed_for(0xab, &format!("{name}/{reps}/{k}"));
+                let mut rng = Rng::new(seed);
+                let (r0, o, any, p) = one_ab(shift, &mut rng, g, &spec, seed);
                 flagged += usize::from(if shift == 0.0 { any } else { r0 });
                 others += usize::from(o);
                 pairs += u64::from(p);
@@ -374,7 +398,8 @@ fn main() {
     };
     let runs: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
     let launches = flag("--launches").unwrap_or(30) as usize;
-    let mut g = gate(flag("--reps"), flag("--max"), flag("--base"), launches);
+    let metrics = flag("--metrics").map_or(METRICS, |m| (m as usize).max(1));
+    let mut g = gate(flag("--reps"), flag("--max"), flag("--base"), launches, metrics);
     if let Some(d) = args
         .iter()
         .position(|a| a == "--drift-pct")
@@ -382,17 +407,6 @@ fn main() {
         .and_then(|v| v.parse::<f64>().ok())
     {
         g.drift = d / 200.0;
-    }
-    if let Some(m) = flag("--metrics") {
-        g.metrics = (m as usize).max(1);
-    }
-    if let Some(r) = args
-        .iter()
-        .position(|a| a == "--run-gate")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse::<f64>().ok())
-    {
-        g.cfg.run_spread_noise_ratio = r;
     }
     // `--only "no change,3% slowdown"`: those scenarios alone.
     let only: Option<Vec<String>> = args

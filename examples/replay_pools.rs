@@ -22,6 +22,8 @@ use cgp_gate::stats::nested::{Runs, fit};
 use cgp_gate::stats::spending::LookAt;
 use cgp_gate::stats::{Comparison, Config, judge_all_at};
 
+use cgp_gate::run::simulate::{SIM_METRIC, SimProfiler, simulate_check, write_baseline};
+
 const METRIC: &str = "gpu__time_duration.sum";
 
 /// target -> processes (in order) -> launch durations of the target's kernel, in order.
@@ -186,6 +188,52 @@ fn sequential(base: &Pool, pool: &Pool, from: usize, spend: Spend) -> Sequential
     (decided, used)
 }
 
+/// The spec of a replayed check: the pool's targets, one size each, threshold 3 %, one process
+/// first and up to 3, a baseline of 10 processes, the warm-up launch dropped.
+fn replay_spec(targets: &[&String]) -> cgp_gate::spec::Spec {
+    let mut text = String::from("version: 1\ntargets:\n");
+    for t in targets {
+        text.push_str(&format!(
+            "  - name: {t}\n    command: [./{t}]\n    repetitions: 1\n    max_repetitions: 3\n    baseline_repetitions: 10\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n"
+        ));
+    }
+    cgp_gate::spec::load_str(&text, Path::new("replay.yaml")).unwrap_or_else(|e| panic!("replay spec: {e}"))
+}
+
+/// The sequential rule as `check` runs it: the real `check` (`run::simulate::simulate_check`:
+/// the engine's re-measure loop, `run::measure` with its warm-up drop, the baseline read from a
+/// store) on a simulated profiler that serves the REAL processes of the pool from `from` on, one
+/// process first, up to 3; the baseline is the part's REAL baseline pool, measured through the
+/// same profiler and stored (`write_baseline`).
+fn engine_check(base: &Pool, pool: &Pool, from: usize) -> Sequential {
+    let names: Vec<&String> = pool.keys().filter(|t| base.contains_key(*t)).collect();
+    let spec = replay_spec(&names);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temporary directory: {e}"));
+    let serve = |p: &Pool, offset: usize, job: cgp_gate::profile::Job<'_>| -> Vec<f64> {
+        p.get(&job.target.name)
+            .and_then(|runs| runs.get(offset + job.rep as usize))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut base_profiler = SimProfiler::new(|job| serve(base, 0, job));
+    write_baseline(&spec, dir.path(), &mut base_profiler, &|_| Vec::new())
+        .unwrap_or_else(|e| panic!("replayed baseline: {e}"));
+    let mut used: BTreeMap<String, usize> = BTreeMap::new();
+    let mut cand = SimProfiler::new(|job| {
+        *used.entry(job.target.name.clone()).or_default() += 1;
+        serve(pool, from, job)
+    });
+    let r = simulate_check(&spec, dir.path(), &mut cand).unwrap_or_else(|e| panic!("check: {e}"));
+    drop(cand);
+    let verdicts = r
+        .rows
+        .iter()
+        .filter(|x| x.metric == SIM_METRIC)
+        .map(|x| (x.target.clone(), x.verdict()))
+        .collect();
+    (verdicts, used)
+}
+
 fn tally(vs: &[BTreeMap<String, RowVerdict>], target: &str) -> String {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for v in vs {
@@ -210,9 +258,9 @@ fn main() {
         ),
     ];
     println!(
-        "| pool | target | checks | before: 2 processes, every launch a sample | after: 2 processes, runs, warm-up dropped | 1 process first, up to 3, Bonferroni over the looks | processes per verdict | 1 process first, up to 3, alpha spending (HSD -2) | processes per verdict |"
+        "| pool | target | checks | before: 2 processes, every launch a sample | after: 2 processes, runs, warm-up dropped | 1 process first, up to 3, Bonferroni over the looks | processes per verdict | 1 process first, up to 3, alpha spending (HSD -2) | processes per verdict | `check` itself (the engine on a profiler serving the real processes) | processes per verdict |"
     );
-    println!("|---|---|---:|---|---|---|---:|---|---:|");
+    println!("|---|---|---:|---|---|---|---:|---|---:|---|---:|");
     for (part, pools) in parts {
         let base = load_pool(&root.join(part).join("rec/baseline"));
         for p in pools {
@@ -232,12 +280,14 @@ fn main() {
                 .map(|k| sequential(&base, &pool, 3 * k, Spend::Planned))
                 .collect();
             let spent_v: Vec<_> = spent.iter().map(|(v, _)| v.clone()).collect();
+            let engine: Vec<_> = (0..n / 3).map(|k| engine_check(&base, &pool, 3 * k)).collect();
+            let engine_v: Vec<_> = engine.iter().map(|(v, _)| v.clone()).collect();
             for target in pool.keys() {
                 let used = |s: &[Sequential]| {
                     s.iter().filter_map(|(_, u)| u.get(target)).sum::<usize>() as f64 / s.len().max(1) as f64
                 };
                 println!(
-                    "| {p} | {target} | {} / {} | {} | {} | {} | {:.2} | {} | {:.2} |",
+                    "| {p} | {target} | {} / {} | {} | {} | {} | {:.2} | {} | {:.2} | {} | {:.2} |",
                     n / 2,
                     n / 3,
                     tally(&before, target),
@@ -245,11 +295,14 @@ fn main() {
                     tally(&seq_v, target),
                     used(&seq),
                     tally(&spent_v, target),
-                    used(&spent)
+                    used(&spent),
+                    tally(&engine_v, target),
+                    used(&engine)
                 );
             }
         }
     }
+    reach(&root);
     // Within and between processes: the launch-scaling captures and the 54-process pool.
     println!(
         "\n| capture | processes x launches | within a process (sd) | between processes (sd, beyond the within part) | disturbed processes left out |"
@@ -301,4 +354,65 @@ fn main() {
         &halves,
         true,
     );
+}
+
+/// What limits a planted slowdown near the threshold: for each planted pool and target, the
+/// shift over the whole pool (every process against the 10 baseline processes, warm-ups
+/// dropped), the model's standard error at 1 and 3 candidate processes (the first 3 of the
+/// pool), the one-sided level the last look is tested at (Holm's first step over the check's 3
+/// rows, the last look's share of alpha under `stats::spending`), and what follows: the chance a
+/// check finds the pool's shift at 3 processes, and the smallest change found in 80 % of checks.
+fn reach(root: &Path) {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let z = Normal::standard();
+    let alpha = 0.01;
+    let last = LookAt {
+        repetitions: 1,
+        max_repetitions: 3,
+        done: 3,
+    };
+    let level = cgp_gate::stats::spending::share(alpha, &last, 3) * alpha / 3.0;
+    let z_level = z.inverse_cdf(1.0 - level);
+    println!(
+        "\n| pool | target | shift over the whole pool | SE, 1 process | SE, 3 processes | the shift beyond 3%, in SEs at 3 processes | one-sided level of the last look (z) | found at 3 processes (normal approximation) | found in 80% of checks from |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    let base = load_pool(&root.join("validation-planted/rec/baseline"));
+    for p in ["extra1-pool", "extra3-pool", "extra10-pool"] {
+        let pool = load_pool(&root.join("validation-planted/rec").join(p));
+        for (t, runs) in &pool {
+            let Some(b) = base.get(t) else { continue };
+            let (bv, br) = flat(b, true);
+            let se_at = |k: usize| {
+                let (cv, cr) = flat(&runs[..k.min(runs.len())], true);
+                fit(
+                    Runs {
+                        values: &bv,
+                        runs: &br,
+                    },
+                    Runs {
+                        values: &cv,
+                        runs: &cr,
+                    },
+                    true,
+                    true,
+                )
+                .ok()
+            };
+            let (Some(all), Some(one), Some(three)) = (se_at(runs.len()), se_at(1), se_at(3)) else {
+                continue;
+            };
+            let beyond = (all.delta - 0.03f64.ln_1p()) / three.se;
+            let found = 1.0 - z.cdf(z_level - beyond);
+            let reach80 = (0.03f64.ln_1p() + (z_level + z.inverse_cdf(0.8)) * three.se).exp_m1();
+            println!(
+                "| {p} | {t} | {:+.2}% | {:.2}% | {:.2}% | {beyond:.2} | {level:.5} ({z_level:.2}) | {:.1}% | {:+.2}% |",
+                all.delta.exp_m1() * 100.0,
+                one.se * 100.0,
+                three.se * 100.0,
+                found * 100.0,
+                reach80 * 100.0
+            );
+        }
+    }
 }

@@ -714,6 +714,10 @@ pub struct CalibrateArgs {
     /// Write the Markdown table (it is printed either way).
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
+    /// The baselines directory `check` compares with: the history of its medians gives each
+    /// row's job drift, and whether it is too large for the threshold (docs/statistics.md 2.3).
+    #[arg(long, value_name = "DIR")]
+    pub baselines: Option<PathBuf>,
 }
 
 impl From<CalibrateArgs> for commands::calibrate::Options {
@@ -725,12 +729,14 @@ impl From<CalibrateArgs> for commands::calibrate::Options {
             repetitions,
             json,
             markdown,
+            baselines,
         } = a;
         Self {
             source: source.into(),
             repetitions,
             json,
             markdown,
+            baselines,
         }
     }
 }

@@ -16,6 +16,8 @@ pub struct Options {
     pub repetitions: u32,
     pub json: Option<PathBuf>,
     pub markdown: Option<PathBuf>,
+    /// The stored baselines (`--baselines DIR`): their history gives each row's job drift.
+    pub baselines: Option<PathBuf>,
 }
 
 /// From a recording: every repetition it holds, bounded so a damaged manifest cannot ask for
@@ -63,6 +65,10 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
         .map(|f| f.gpu_name.clone())
         .unwrap_or_default();
     crate::run::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    let baselines = match &args.baselines {
+        Some(dir) => Some(load_baselines(dir, &targets, &run.fingerprints)?),
+        None => None,
+    };
     let opts = crate::history::calibrate::Options::default();
     // The simulations take seconds (7 s for the example spec): say what is being done, on a
     // terminal as a bar that is cleared at the end, elsewhere not at all (the table follows).
@@ -80,8 +86,11 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
         &targets,
         &run.m.samples,
         &sel.spec.settings,
-        &run.source,
-        run.synthetic,
+        crate::history::calibrate::Sources {
+            source: &run.source,
+            synthetic: run.synthetic,
+            baselines: baselines.as_ref(),
+        },
         &opts,
         &mut |done, total, what| {
             bar.set_length(total as u64);
@@ -102,4 +111,49 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
         crate::foundation::fsutil::write_atomic(path, md.as_bytes())?;
     }
     Ok(Exit::Ok)
+}
+
+/// The stored baseline of each target for the GPU measured (`--baselines DIR`, the layout
+/// `check` reads: `DIR/<gpu-key>/<target>.json`), warm-ups of a schema-1 file dropped as `check`
+/// drops them. A target without one is said on stderr (its rows get no job drift).
+///
+/// # Errors
+/// A directory that does not exist, or holds no baseline of any target; unreadable files.
+fn load_baselines(
+    dir: &std::path::Path,
+    targets: &[&crate::spec::Target],
+    fingerprints: &std::collections::BTreeMap<String, crate::gpu::fingerprint::Fingerprint>,
+) -> Result<crate::history::calibrate::Baselines> {
+    if !dir.is_dir() {
+        return Err(Error::input(
+            dir,
+            "baselines directory not found (--baselines expects the directory `check` reads: DIR/<gpu-key>/<target>.json)",
+        ));
+    }
+    let store = crate::baseline::Store::new(dir);
+    let mut out = crate::history::calibrate::Baselines::new();
+    for t in targets {
+        let key = fingerprints.get(&t.name).map(|f| f.gpu_key()).unwrap_or_default();
+        match store.load(&key, &t.name)? {
+            Some(mut b) => {
+                b.drop_warmup_v1(t.warmup);
+                out.insert(t.name.clone(), b);
+            }
+            None => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "note: no baseline of `{}` at {}: its rows get no job drift",
+                    crate::foundation::sanitize::line(&t.name),
+                    store.path(&key, &t.name).display()
+                );
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::input(
+            dir,
+            "no baseline of any selected target for this GPU: the job drift needs the baselines `check` compares with (DIR/<gpu-key>/<target>.json)",
+        ));
+    }
+    Ok(out)
 }

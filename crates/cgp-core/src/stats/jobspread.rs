@@ -110,6 +110,51 @@ pub fn job_spread_noise(history: &[f64], median: f64, noise_var: f64, noise_rati
     })
 }
 
+/// What a between-job spread costs a check against the relative tolerance `t`: the smallest
+/// change found in 80 % of checks at a one-sided 1 % level, `exp(ln(1 + t) + (z_0.99 + z_0.8) SE)
+/// - 1`, with the drift (`SE^2 + 2 spread^2`: the baseline's job and the candidate's each carry
+/// an offset) and without it (`se`: the standard error of the processes alone). `check` states it
+/// per row, `calibrate` per metric (docs/statistics.md 2.3).
+pub fn drift_cost(t: f64, se: f64, spread: f64) -> (f64, f64) {
+    const Z: f64 = 2.326_348 + 0.841_621;
+    let at = |se: f64| (t.ln_1p() + Z * se).exp_m1();
+    (at((se * se + 2.0 * spread * spread).sqrt()), at(se))
+}
+
+/// The job drift is too large for the relative tolerance `t`: the threshold is under three
+/// spreads, or the drift raises the smallest change found in 80 % of checks
+/// ([`drift_cost`]) by more than a third of `t`. `se`: the processes' standard error, when known.
+pub fn drift_too_large(t: f64, spread: f64, se: Option<f64>) -> bool {
+    let raised = se.is_some_and(|se| {
+        let (with, without) = drift_cost(t, se, spread);
+        with - without > t / 3.0
+    });
+    t > 0.0 && (t < 3.0 * spread || raised)
+}
+
+/// The sentence `check` and `calibrate` both write when [`drift_too_large`]: the numbers, and
+/// that `cgp-gate ab` removes the drift; `None` when the drift fits the threshold.
+pub fn drift_warning(t: f64, spread: f64, se: Option<f64>) -> Option<String> {
+    use crate::foundation::units::{Percent, percent};
+    if !drift_too_large(t, spread, se) {
+        return None;
+    }
+    let pct = |x: f64| percent(x, Percent::Signed2);
+    let cost = se.map_or_else(String::new, |se| {
+        let (with, without) = drift_cost(t, se, spread);
+        format!(
+            ": with it a change must be about {} to be found in 80% of checks ({} without it)",
+            pct(with),
+            pct(without)
+        )
+    });
+    Some(format!(
+        "warning: the job drift is too large for the {} threshold{cost}; `cgp-gate ab` measures baseline and candidate in the same job, which removes it, or raise the threshold to at least {}",
+        pct(t).trim_start_matches('+'),
+        pct(3.0 * spread).trim_start_matches('+')
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

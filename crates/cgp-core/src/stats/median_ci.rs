@@ -37,6 +37,11 @@ pub fn median_interval(sorted: &[f64], confidence: f64) -> Option<([f64; 2], f64
     Some(([sorted[k - 1], sorted[n - k]], coverage.max(0.0)))
 }
 
+/// The coverage of `[x_(k), x_(n+1-k)]` as an interval of the median of `n` values (`k` from 1).
+pub fn coverage(n: usize, k: usize) -> f64 {
+    (1.0 - 2.0 * binomial_half_sf(n, n + 1 - k.max(1))).max(0.0)
+}
+
 /// One-sided sign-test p-values of "the median is above `limit`" and "below `limit`". Values equal
 /// to the limit carry no sign and are left out, the usual convention.
 pub fn sign_test(samples: &[f64], limit: f64) -> (f64, f64) {

@@ -13,7 +13,6 @@ use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::outcome::results::{ErrorKind, OwnedRowKey, RooflinePoint, Row, RowVerdict, RunError};
 use crate::profile::{Profiler, Versions};
 use crate::spec::{DERIVED_PREFIX, MetricSpec, ProfilerKind, Target};
-use crate::stats::Config;
 
 /// The fingerprint of a target's measurements: the recording's GPU (replay), or this machine's,
 /// with the target's own profiler part: the tool that measures it (`profiler`, its version) and
@@ -145,15 +144,8 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
     points
 }
 
-/// The statistical settings `check` judges with: the spec's `settings:`, the remaining fields at
-/// their defaults. `examples/power.rs` simulates with the same.
-pub fn stats_config(settings: &crate::spec::Settings) -> Config {
-    Config {
-        alpha: settings.alpha,
-        confidence: settings.confidence,
-        ..Config::default()
-    }
-}
+/// The statistical settings `check` judges with (in the spec's crate, so `calibrate` uses them too).
+pub use crate::spec::stats_config;
 
 /// A `min_effect` in another unit than the metric's cannot be compared (`1MB` on a duration):
 /// the row becomes an error rather than a silently meaningless verdict, and the spec mistake is

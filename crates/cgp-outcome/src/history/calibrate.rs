@@ -99,6 +99,25 @@ pub struct CalibrationRow {
     /// Fewest launches per process (at the spec's `repetitions` processes) with which identical
     /// code passes in 95 % of checks; `None` when the noise between runs alone prevents it.
     pub launches_needed: Option<u32>,
+    /// The between-job spread (log scale, about a CV) that `check` estimates for this row from
+    /// the history of the stored baseline (`calibrate --baselines DIR`), by the same rule
+    /// (docs/statistics.md 2.3); absent without a baseline entry or with too short a history.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_drift: Option<f64>,
+    /// How many baseline medians (older generations and the current one) it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_drift_medians: Option<usize>,
+    /// The job drift is too large for the spec's threshold (`stats::jobspread::drift_too_large`):
+    /// `check` warns on this row; `cgp-gate ab` removes the drift.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub job_drift_too_large: bool,
+    /// The smallest change found in 80 % of checks at a one-sided 1 % level with the drift, at
+    /// the spec's `max_repetitions` (`stats::jobspread::drift_cost`), when there is a drift.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found_with_drift: Option<f64>,
+    /// The same without the drift (what `ab`, which removes it, needs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found_without_drift: Option<f64>,
     /// One sentence for the reader.
     pub note: String,
 }
@@ -166,11 +185,29 @@ pub fn calibrate(
         targets,
         samples,
         settings,
-        source,
-        synthetic,
+        Sources {
+            source,
+            synthetic,
+            baselines: None,
+        },
         _opts,
         &mut |_, _, _| {},
     )
+}
+
+/// The stored baselines of the targets (by target name), whose history says how much the jobs
+/// drift (`calibrate --baselines DIR`).
+pub type Baselines = std::collections::BTreeMap<String, crate::baseline::BaselineFile>;
+
+/// Where a calibration's samples came from, and the stored baselines, when given.
+#[derive(Clone, Copy)]
+pub struct Sources<'a> {
+    /// `replay:DIR` or `ncu`.
+    pub source: &'a str,
+    /// The samples were not measured on a GPU.
+    pub synthetic: bool,
+    /// The stored baselines: their history gives each row's job drift, as `check` reads it.
+    pub baselines: Option<&'a Baselines>,
 }
 
 /// [`calibrate`], telling `progress(done, total, row)` before each row (the command shows it).
@@ -178,8 +215,7 @@ pub fn calibrate_with_progress(
     targets: &[&Target],
     samples: &SampleSet,
     settings: &Settings,
-    source: &str,
-    synthetic: bool,
+    from: Sources<'_>,
     _opts: &Options,
     progress: &mut dyn FnMut(usize, usize, &str),
 ) -> Calibration {
@@ -212,14 +248,22 @@ pub fn calibrate_with_progress(
                 total,
                 &format!("{}[{}] {}", s.key.target, s.key.size, s.key.metric),
             );
-            row(t, s, th, &cfg)
+            let entry = from
+                .baselines
+                .and_then(|b| b.get(&s.key.target))
+                .and_then(|f| f.entry_for(&s.key));
+            let mut r = row(t, s, th, &cfg);
+            if let Some(e) = entry {
+                job_drift(&mut r, t, s, th, e, settings);
+            }
+            r
         })
         .collect();
     progress(total, total, "");
     Calibration {
         schema_version: CALIBRATION_VERSION,
-        source: source.to_owned(),
-        synthetic,
+        source: from.source.to_owned(),
+        synthetic: from.synthetic,
         alpha: settings.alpha,
         family,
         // The figures are a closed form of the run-level model: no simulated checks.
@@ -280,6 +324,11 @@ fn describe(s: &crate::measured::samples::Series, threshold: &Threshold) -> Cali
         launches_per_run: values.len() as f64 / n_reps as f64,
         processes_needed: None,
         launches_needed: None,
+        job_drift: None,
+        job_drift_medians: None,
+        job_drift_too_large: false,
+        found_with_drift: None,
+        found_without_drift: None,
         note: String::new(),
     }
 }
@@ -381,6 +430,85 @@ fn row(
     }
     disturbed_note(&mut out, &fit);
     out
+}
+
+/// The job drift of a row with a stored baseline `entry`: the between-job spread `check` would
+/// use, read by `check`'s own judgement (`stats::judge` of the baseline and its history against
+/// these unchanged samples: the same rule, docs/statistics.md 2.3), and, when it is too large for
+/// the threshold, `check`'s warning (`stats::jobspread::drift_warning`) at the spec's
+/// `max_repetitions`, which says that `ab` removes it.
+fn job_drift(
+    out: &mut CalibrationRow,
+    target: &Target,
+    s: &crate::measured::samples::Series,
+    threshold: &Threshold,
+    entry: &crate::baseline::Entry,
+    settings: &Settings,
+) {
+    let history = entry.older_medians();
+    let medians = history.len() + 1;
+    let t = match threshold.kind {
+        ThresholdKind::Relative { fraction } => fraction,
+        _ => return,
+    };
+    if out.deterministic {
+        return;
+    }
+    let row = crate::stats::Comparison {
+        key: format!(
+            "{}/{}/{}/{}",
+            s.key.target, s.key.size, s.key.kernel, s.key.metric
+        ),
+        baseline: Some(&entry.samples),
+        candidate: &s.values,
+        threshold,
+        history: &history,
+        baseline_runs: &entry.reps,
+        candidate_runs: &s.reps,
+    };
+    let judged = crate::stats::judge(&row, &crate::spec::stats_config(settings));
+    let Some(spread) = judged.job_spread else {
+        out.note.push_str(&format!(
+            "; job drift: not estimated, the baseline holds {medians} median(s) ({} needed)",
+            crate::stats::jobspread::MIN_GENERATIONS
+        ));
+        return;
+    };
+    out.job_drift = Some(spread);
+    out.job_drift_medians = Some(medians);
+    // The standard error of a check at the spec's most processes, from this runner's noise.
+    let se = out.within_cv.zip(out.between_cv).map(|(w, b)| {
+        let n = out.launches_per_run.max(1.0);
+        let (r, last) = (
+            f64::from(target.baseline_repetitions),
+            f64::from(target.max_repetitions.max(target.repetitions)),
+        );
+        Noise {
+            within: w,
+            between: b,
+        }
+        .se(r, last, n)
+    });
+    if let Some(se) = se {
+        let (with, without) = crate::stats::jobspread::drift_cost(t, se, spread);
+        out.found_with_drift = Some(with);
+        out.found_without_drift = Some(without);
+    }
+    out.job_drift_too_large = crate::stats::jobspread::drift_too_large(t, spread, se);
+    let pct = |x: f64| percent(x, Percent::Signed2).trim_start_matches('+').to_owned();
+    out.note.push_str(&format!(
+        "; job drift {} (between-job spread from {medians} baseline medians, as `check` estimates it)",
+        pct(spread)
+    ));
+    match crate::stats::jobspread::drift_warning(t, spread, se) {
+        Some(w) => {
+            out.note.push_str("; ");
+            out.note.push_str(&w);
+        }
+        None => out
+            .note
+            .push_str(&format!(": within what the {} threshold allows", pct(t))),
+    }
 }
 
 /// The disturbed runs the robust fit left out (`stats::nested`), appended to the note: the

@@ -29,7 +29,11 @@ pub fn markdown(c: &Calibration) -> String {
     out.push_str("| target | size | kernel | metric | reps | launches/run | CV | within run | between runs | outliers | clock dips | threshold | min detectable | suggested threshold | processes needed | launches needed | note |\n");
     out.push_str("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n");
     for r in &c.rows {
-        let flag = if r.below_detectable { " ⚠" } else { "" };
+        let flag = if r.below_detectable || r.job_drift_too_large {
+            " ⚠"
+        } else {
+            ""
+        };
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {:.1} | {:.2}% | {} | {} | {:.1}% | {:.1}% | {}{flag} | {} | {} | {} | {} | {} |\n",
             esc(&r.target),
@@ -133,7 +137,12 @@ pub fn console(c: &Calibration, style: super::console::ConsoleStyle) -> String {
     ]);
     // The rows whose threshold the gate cannot resolve, each with what to do; the other rows'
     // notes are in --markdown and --json.
-    for x in c.rows.iter().filter(|x| x.below_detectable) {
+    // The rows whose job drift (`--baselines`) is too large for their threshold, likewise.
+    for x in c
+        .rows
+        .iter()
+        .filter(|x| x.below_detectable || x.job_drift_too_large)
+    {
         let metric = super::console::short_metric_name(&x.metric).unwrap_or(&x.metric);
         lines.push(visible(&format!(
             "! {}[{}] {}: {}",
@@ -162,7 +171,11 @@ fn console_rows(c: &Calibration) -> Vec<Vec<String>> {
     c.rows
         .iter()
         .map(|x| {
-            let flag = if x.below_detectable { " !" } else { "" };
+            let flag = if x.below_detectable || x.job_drift_too_large {
+                " !"
+            } else {
+                ""
+            };
             vec![
                 visible(&x.target),
                 visible(&x.size),

@@ -452,3 +452,13 @@ mod tests {
         assert_eq!(default_direction("launch__func_cache_config"), None);
     }
 }
+
+/// The statistical settings `check` judges with: the spec's `settings:`, the remaining fields at
+/// their defaults. `check`, `ab`, `calibrate` and `examples/power.rs` judge with the same.
+pub fn stats_config(settings: &Settings) -> crate::stats::Config {
+    crate::stats::Config {
+        alpha: settings.alpha,
+        confidence: settings.confidence,
+        ..crate::stats::Config::default()
+    }
+}

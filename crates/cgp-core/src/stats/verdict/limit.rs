@@ -15,7 +15,11 @@ pub(super) struct LimitRow {
     ci: [f64; 2],
     /// The limit with `min_effect` applied.
     limit: f64,
+    /// The two-sided level of the sign test's Holm step (a regression's interval needs it).
+    tested_at: f64,
     is_max: bool,
+    /// The candidate's finite samples, sorted: the interval at any level.
+    sorted: Vec<f64>,
 }
 
 /// A `min:`/`max:` row against `limit` (`min_effect` applied): a constant candidate compared
@@ -64,13 +68,21 @@ pub(super) fn prepare_limit(row: &Comparison<'_>, cfg: &Config, limit: f64, is_m
         p_bad,
         ci,
         limit,
+        tested_at: 1.0,
         is_max,
+        sorted,
     })
 }
 
 impl LimitRow {
-    /// The verdict once `adj`, the Holm-adjusted p of the sign test, is known.
-    pub(super) fn decide(mut self, adj: f64, family: usize, cfg: &Config) -> Judgement {
+    /// The verdict once `adj`, the Holm-adjusted p of the sign test, and `level`, the one-sided
+    /// level its Holm step tested it at, are known. The interval shown is the one the decision
+    /// read (docs/statistics.md 2.8): a regression's at the test's level (two-sided `1 - 2
+    /// level`), a pass's at the configured confidence, an inconclusive row's at the wider of the
+    /// two, or wider still up to where it reaches the limit; the verdict follows from it by
+    /// [`super::rule::verdict_of_limit`].
+    pub(super) fn decide(mut self, adj: f64, level: f64, family: usize, cfg: &Config) -> Judgement {
+        self.at_decision_level(adj <= cfg.alpha, level, cfg.confidence);
         let j = &mut self.j;
         j.p_adjusted = Some(adj);
         j.limit = Some(self.limit);
@@ -89,7 +101,7 @@ impl LimitRow {
         };
         let interval = format!("[{}, {}]", num(lo), num(hi));
         let conf = percent(j.confidence, Percent::Plain1);
-        (j.verdict, j.reason) = if wrong_side && adj <= cfg.alpha {
+        (j.verdict, j.reason) = if wrong_side && adj <= cfg.alpha && j.confidence >= self.tested_at {
             (
                 RowVerdict::Regression,
                 format!(
@@ -111,10 +123,11 @@ impl LimitRow {
             (
                 RowVerdict::Inconclusive,
                 format!(
-                    "median {} is beyond the limit {} but not significant after holm over {family} tests (adjusted p {:.2e}); measure more repetitions",
+                    "median {} is beyond the limit {} but not significant after holm over {family} tests (adjusted p {:.2e}), and no interval these samples give reaches it (the widest of {} samples, {interval} ({conf}), lies beyond it: the smallest p-value of so few samples); measure more repetitions",
                     num(median),
                     num(self.limit),
-                    adj
+                    adj,
+                    self.sorted.len()
                 ),
             )
         } else {
@@ -127,5 +140,64 @@ impl LimitRow {
             )
         };
         self.j
+    }
+}
+
+impl LimitRow {
+    /// The verdict an interval of the median gives against the limit.
+    fn reads(&self, ci: [f64; 2]) -> RowVerdict {
+        super::rule::verdict_of_limit(ci, self.limit, self.is_max)
+    }
+
+    /// The interval of the median at `level` (two-sided), with its real coverage.
+    fn at(&self, level: f64) -> Option<([f64; 2], f64)> {
+        median_interval(&self.sorted, level.clamp(0.0, 1.0 - 1e-15))
+    }
+
+    /// Choose the interval the decision reads (see [`Self::decide`]): `sig`, the sign test is
+    /// significant after Holm at the one-sided `level`.
+    fn at_decision_level(&mut self, sig: bool, level: f64, confidence: f64) {
+        let c_bad = (1.0 - 2.0 * level).clamp(0.0, 1.0 - 1e-15);
+        self.tested_at = c_bad;
+        let show = |s: &mut Self, (ci, coverage): ([f64; 2], f64)| {
+            s.ci = ci;
+            s.j.median_ci = Some(ci);
+            s.j.confidence = coverage;
+        };
+        if sig
+            && let Some(x) = self.at(c_bad)
+            && self.reads(x.0) == RowVerdict::Regression
+        {
+            // Its coverage may exceed the level (order statistics are discrete): it is at least it.
+            self.tested_at = x.1.min(c_bad);
+            return show(self, x);
+        }
+        let Some(plain) = self.at(confidence) else {
+            return;
+        };
+        if self.reads(plain.0) == RowVerdict::Pass {
+            return show(self, plain);
+        }
+        // The smallest order-statistic interval, from the wider of the two levels, that reaches
+        // the limit; the widest the samples give when none does.
+        let from = confidence.max(c_bad);
+        let n = self.sorted.len();
+        let floor = self.at(from).map_or(plain.1, |x| x.1);
+        // From the narrowest interval at least that wide to the full range.
+        let mut best = self.at(from).unwrap_or(plain);
+        for k in (1..=n.div_ceil(2)).rev() {
+            let x = (
+                [self.sorted[k - 1], self.sorted[n - k]],
+                crate::stats::median_ci::coverage(n, k),
+            );
+            if x.1 + 1e-12 < floor {
+                continue;
+            }
+            best = x;
+            if self.reads(x.0) != RowVerdict::Regression {
+                break;
+            }
+        }
+        show(self, best);
     }
 }

@@ -34,7 +34,7 @@ mod shift;
 mod tests;
 
 pub use exact::{ExactOutcome, compare_exact, deciding_launch};
-pub use rule::verdict_of_interval;
+pub use rule::{verdict_of_interval, verdict_of_limit};
 
 use self::checks::{constant, input_problem, sample_count_problem};
 use self::exact::{exact_compare, exact_every_launch};
@@ -314,7 +314,7 @@ impl Prepared {
         match self {
             Self::Done(j) => j,
             Self::Shift(s) => s.decide([bad, good, zero], levels, family, cfg),
-            Self::Limit(l) => l.decide(bad, family, cfg),
+            Self::Limit(l) => l.decide(bad, levels[0], family, cfg),
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use super::shift::ShiftRow;
+use super::shift::{RankSides, ShiftRow};
 use super::{Comparison, Config, IntervalMethod, Prepared, base_judgement, effect_text, threshold_text};
 use crate::foundation::threshold::{Direction, ThresholdKind};
 use crate::stats::bootstrap;
@@ -105,6 +105,14 @@ pub(super) fn prepare_ranked(
         dips: p.dips,
         extra: String::new(),
         model: None,
+        rank: Some(RankSides {
+            candidate: c,
+            baseline: b,
+            spread: spread.map_or(0.0, |s| s.spread),
+            method: cfg.interval,
+            resamples: cfg.resamples,
+            seed: seed_for(cfg.seed, &row.key),
+        }),
     }))
 }
 

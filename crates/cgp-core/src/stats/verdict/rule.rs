@@ -36,6 +36,25 @@ pub fn verdict_of_interval(ci: [f64; 2], tolerance: f64, direction: Direction, e
     }
 }
 
+/// The verdict an interval `[lo, hi]` of a candidate's median gives against a `max:` limit
+/// (`is_max`) or a `min:` one (`min_effect` applied): regression when it lies wholly on the wrong
+/// side (`lo > limit` for `max:`, `hi < limit` for `min:`), pass when wholly on the right side
+/// (the limit itself allowed), inconclusive when it straddles the limit.
+pub fn verdict_of_limit(ci: [f64; 2], limit: f64, is_max: bool) -> RowVerdict {
+    let (wrong, right) = if is_max {
+        (ci[0] > limit, ci[1] <= limit)
+    } else {
+        (ci[1] < limit, ci[0] >= limit)
+    };
+    if wrong {
+        RowVerdict::Regression
+    } else if right {
+        RowVerdict::Pass
+    } else {
+        RowVerdict::Inconclusive
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +76,22 @@ mod tests {
         assert_eq!(
             verdict_of_interval([0.001, 0.01], 0.0, Direction::Lower, true),
             RowVerdict::Regression
+        );
+    }
+
+    #[test]
+    fn a_limit_interval_reads_against_its_side_of_the_limit() {
+        assert_eq!(verdict_of_limit([11.0, 12.0], 10.0, true), RowVerdict::Regression);
+        assert_eq!(verdict_of_limit([9.0, 10.0], 10.0, true), RowVerdict::Pass);
+        assert_eq!(
+            verdict_of_limit([9.0, 11.0], 10.0, true),
+            RowVerdict::Inconclusive
+        );
+        assert_eq!(verdict_of_limit([8.0, 9.0], 10.0, false), RowVerdict::Regression);
+        assert_eq!(verdict_of_limit([10.0, 12.0], 10.0, false), RowVerdict::Pass);
+        assert_eq!(
+            verdict_of_limit([9.0, 11.0], 10.0, false),
+            RowVerdict::Inconclusive
         );
     }
 }

@@ -113,6 +113,7 @@ pub(super) fn prepare_nested(
         dips: f.trimmed_launches,
         extra: noise_text(&f),
         model: Some((f, extra_var)),
+        rank: None,
     }))
 }
 

@@ -42,15 +42,113 @@ pub(super) struct ShiftRow {
     /// computed at any level, so the one shown is the one the decision used. `None` for the rank
     /// test (its interval stays at the configured confidence).
     pub(super) model: Option<(Fit, f64)>,
+    /// The rank test's sides, from which its interval is computed at any level (the one shown is
+    /// the one the decision used); `None` for the run-level model.
+    pub(super) rank: Option<RankSides>,
 }
 
-/// The smallest change found in 80 % of checks at a one-sided 1 % level against the tolerance
-/// `t`, with and without the between-job variance `extra` (`se`: the model's standard error):
-/// `exp(ln(1 + t) + (z_0.99 + z_0.8) SE) - 1`. What the job drift costs a row.
-fn drift_cost(t: f64, se: f64, extra: f64) -> (f64, f64) {
-    const Z: f64 = 2.326_348 + 0.841_621;
-    let at = |se: f64| (t.ln_1p() + Z * se).exp_m1();
-    (at((se * se + extra).sqrt()), at(se))
+/// What a rank-test row's interval is computed from at any level: each side sorted without its
+/// own slow outliers, the between-job spread it is widened by, and the interval method.
+pub(super) struct RankSides {
+    pub(super) candidate: Vec<f64>,
+    pub(super) baseline: Vec<f64>,
+    /// Between-job spread (log scale); 0 without one.
+    pub(super) spread: f64,
+    pub(super) method: crate::stats::IntervalMethod,
+    pub(super) resamples: usize,
+    pub(super) seed: u64,
+}
+
+impl RankSides {
+    /// The relative shift with its interval at `level`, widened on the log scale by
+    /// `z * sqrt(2) * spread` (`z` of that level).
+    fn at(&self, level: f64) -> Option<Shift> {
+        use statrs::distribution::{ContinuousCDF, Normal};
+        let (c, b) = (&self.candidate, &self.baseline);
+        let mut s = match self.method {
+            crate::stats::IntervalMethod::HodgesLehmann => {
+                let mut cache = crate::stats::mannwhitney::NullCache::default();
+                crate::stats::hodges_lehmann::relative_shift(c, b, level, &mut cache)?
+            }
+            crate::stats::IntervalMethod::Bootstrap => {
+                crate::stats::bootstrap::median_ratio(c, b, level, self.resamples, self.seed)?
+            }
+        };
+        let z = Normal::standard().inverse_cdf(0.5 + level.clamp(0.0, 1.0 - 1e-15) / 2.0);
+        let w = z * std::f64::consts::SQRT_2 * self.spread;
+        s.ci = [
+            (1.0 + s.ci[0]) * (-w).exp() - 1.0,
+            (1.0 + s.ci[1]) * w.exp() - 1.0,
+        ];
+        Some(s)
+    }
+}
+
+/// The highest level a rank-test interval is searched at for one that reaches the tolerance.
+const TOP_LEVEL: f64 = 1.0 - 1e-12;
+
+/// The verdict a rank-test row's decision gives, with the interval it was read from
+/// (docs/statistics.md 2.8): a regression (improvement) needs its test significant after Holm AND
+/// its interval at the test's level wholly beyond the tolerance; a pass, the interval at the
+/// configured confidence within it; otherwise inconclusive, shown at the widest of the levels, or
+/// wider, up to where the interval reaches the tolerance. `rule` reads an interval.
+/// `None` for the interval: the samples give none that reaches the tolerance at any level (the
+/// p-value floor of few samples, section 5): the row is inconclusive on its widest interval.
+fn rank_choice(
+    sides: &RankSides,
+    sig: [bool; 2],
+    levels: [f64; 3],
+    rule: &dyn Fn(&Shift) -> RowVerdict,
+) -> Option<(RowVerdict, Shift)> {
+    let [c_bad, c_good, confidence] = levels;
+    if sig[0]
+        && let Some(i) = sides.at(c_bad)
+        && rule(&i) == RowVerdict::Regression
+    {
+        return Some((RowVerdict::Regression, i));
+    }
+    if sig[1]
+        && let Some(i) = sides.at(c_good)
+        && rule(&i) == RowVerdict::Improvement
+    {
+        return Some((RowVerdict::Improvement, i));
+    }
+    let settled = |v: RowVerdict| matches!(v, RowVerdict::Pass | RowVerdict::Inconclusive);
+    let plain = sides.at(confidence)?;
+    match rule(&plain) {
+        RowVerdict::Pass => return Some((RowVerdict::Pass, plain)),
+        RowVerdict::Inconclusive => {
+            // Wider intervals hold the narrower ones: the widest still reaches the tolerance.
+            let widest = sides.at(confidence.max(c_bad).max(c_good)).unwrap_or(plain);
+            let v = rule(&widest);
+            return settled(v)
+                .then_some((v, widest))
+                .or(Some((RowVerdict::Inconclusive, plain)));
+        }
+        _ => {}
+    }
+    // Beyond the tolerance without significance: the smallest level, from the widest of the
+    // decision's, whose interval reaches it (bisection: the intervals are nested).
+    let from = confidence.max(c_bad).max(c_good);
+    if let Some(i) = sides.at(from)
+        && settled(rule(&i))
+    {
+        return Some((rule(&i), i));
+    }
+    let top = sides.at(TOP_LEVEL)?;
+    if !settled(rule(&top)) {
+        return None;
+    }
+    let (mut lo, mut hi) = (from, TOP_LEVEL);
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        match sides.at(mid) {
+            Some(i) if settled(rule(&i)) => hi = mid,
+            _ => lo = mid,
+        }
+    }
+    let i = sides.at(hi).unwrap_or(top);
+    Some((rule(&i), i))
 }
 
 /// The Holm-adjusted p-values of a shifted row and the level they are judged at.
@@ -88,11 +186,15 @@ impl ShiftRow {
             alpha: cfg.alpha,
         };
         self.at_decision_level(&adj, levels, cfg.confidence);
+        let chosen = self.rank_level(&adj, levels, cfg.confidence);
         (self.j.verdict, self.j.reason) = if self.exact_kind && self.effect.is_none() {
             self.exact_on_noisy(&adj)
         } else {
             self.against_threshold(&adj)
         };
+        if let Some(v) = chosen {
+            self.follow_rank_interval(v, &adj);
+        }
         self.j.change_ci = Some(self.shift.ci);
         self.j.confidence = self.shift.confidence;
         self.explain_dips();
@@ -146,6 +248,80 @@ impl ShiftRow {
         let se = (fit.se * fit.se + extra).sqrt();
         self.widen = fit.quantile(shown.confidence) * (se - fit.se);
         self.shift = shown;
+    }
+
+    /// The rule a row's interval is read by (`verdict_of_interval`, against the tolerance shown).
+    fn rule(&self) -> impl Fn(&Shift) -> RowVerdict + use<> {
+        let direction = if self.bad_sign > 0.0 {
+            crate::foundation::threshold::Direction::Lower
+        } else {
+            crate::foundation::threshold::Direction::Higher
+        };
+        let tolerance = self.j.tolerance.unwrap_or(self.fraction);
+        let exact = self.exact_kind && self.effect.is_none();
+        move |x: &Shift| super::rule::verdict_of_interval(x.ci, tolerance, direction, exact)
+    }
+
+    /// A rank-test row (docs/statistics.md 2.8): the interval at the level its decision used
+    /// ([`rank_choice`]) replaces the configured one, and the verdict it gives is returned;
+    /// `None` for the run-level model. Without any interval that reaches the tolerance (the
+    /// p-value floor of few samples) the widest is shown and the row stays inconclusive.
+    fn rank_level(&mut self, adj: &Adjusted, levels: [f64; 2], confidence: f64) -> Option<RowVerdict> {
+        let sides = self.rank.as_ref()?;
+        let two_sided = |g: f64| (1.0 - 2.0 * g).clamp(0.0, 1.0 - 1e-15);
+        let rule = self.rule();
+        let sig = [adj.bad <= adj.alpha, adj.good <= adj.alpha];
+        let levels = [two_sided(levels[0]), two_sided(levels[1]), confidence];
+        match rank_choice(sides, sig, levels, &rule) {
+            Some((v, shown)) => {
+                self.widen = self.widen_at(shown.confidence);
+                self.shift = shown;
+                Some(v)
+            }
+            None => {
+                if let Some(top) = sides.at(TOP_LEVEL) {
+                    self.widen = self.widen_at(top.confidence);
+                    self.shift = top;
+                }
+                Some(RowVerdict::Inconclusive)
+            }
+        }
+    }
+
+    /// The half-width a rank-test interval at `level` was widened by for the job spread.
+    fn widen_at(&self, level: f64) -> f64 {
+        use statrs::distribution::{ContinuousCDF, Normal};
+        let spread = self.rank.as_ref().map_or(0.0, |r| r.spread);
+        Normal::standard().inverse_cdf(0.5 + level.clamp(0.0, 1.0 - 1e-15) / 2.0)
+            * std::f64::consts::SQRT_2
+            * spread
+    }
+
+    /// Where the rank test and the interval at its level disagree (their slow-outlier fences
+    /// differ, section 5, or `min_effect`'s absolute interval decided), the interval's reading
+    /// (`chosen`) stands, and the reason says why.
+    fn follow_rank_interval(&mut self, chosen: RowVerdict, adj: &Adjusted) {
+        let reads = (self.rule())(&self.shift);
+        // The reason names the interval the verdict was read from (with `min_effect`, a pass
+        // used to name the absolute one).
+        if chosen == self.j.verdict && reads == chosen && self.j.reason.contains(&self.interval_text()) {
+            return;
+        }
+        let (change, interval) = (self.change_text(), self.interval_text());
+        let conf = percent(self.shift.confidence, Percent::Plain1);
+        let tol = &self.tolerance_text;
+        self.j.reason = match chosen {
+            RowVerdict::Pass => format!("the {conf} interval {interval} lies within the {tol}"),
+            _ if reads != chosen => format!(
+                "{change}: the {conf} interval {interval} lies beyond the {tol}, but that is not significant after holm over {} tests (adjusted p {:.2e}), and no interval these samples give reaches it (the smallest p-value of so few samples); measure more repetitions",
+                adj.family, adj.bad
+            ),
+            _ => format!(
+                "{change}: the {conf} interval {interval} reaches the {tol} (adjusted p {:.2e} after holm over {} tests); measure more repetitions",
+                adj.bad, adj.family
+            ),
+        };
+        self.j.verdict = chosen;
     }
 
     /// For the reports: the relative tolerance (the threshold, or min_effect relative to the
@@ -335,21 +511,11 @@ impl ShiftRow {
                 percent(sp.spread, Percent::Signed2).trim_start_matches('+'),
                 sp.generations
             ));
-            let drift = self.model.as_ref().map(|(f, extra)| drift_cost(t, f.se, *extra));
-            let too_large = drift.is_some_and(|(with, without)| with - without > t / 3.0);
-            if t > 0.0 && (t < 3.0 * sp.spread || too_large) {
-                let cost = drift.map_or_else(String::new, |(with, without)| {
-                    format!(
-                        ": with it a change must be about {} to be found in 80% of checks ({} without it)",
-                        percent(with, Percent::Signed2),
-                        percent(without, Percent::Signed2)
-                    )
-                });
-                j.reason.push_str(&format!(
-                    "; warning: the job drift is too large for the {} threshold{cost}; `cgp-gate ab` measures baseline and candidate in the same job, which removes it, or raise the threshold to at least {}",
-                    percent(t, Percent::Signed2).trim_start_matches('+'),
-                    percent(3.0 * sp.spread, Percent::Signed2).trim_start_matches('+')
-                ));
+            // The processes' standard error, where the model gives one (the rank test has none).
+            let se = self.model.as_ref().map(|(f, _)| f.se);
+            if let Some(w) = crate::stats::jobspread::drift_warning(t, sp.spread, se) {
+                j.reason.push_str("; ");
+                j.reason.push_str(&w);
             }
         }
     }
