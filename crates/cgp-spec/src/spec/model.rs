@@ -417,6 +417,16 @@ pub fn default_direction(metric: &str) -> Option<Direction> {
     None
 }
 
+/// The statistical settings `check` judges with: the spec's `settings:`, the remaining fields at
+/// their defaults. `check`, `ab`, `calibrate` and `examples/power.rs` judge with the same.
+pub fn stats_config(settings: &Settings) -> crate::stats::Config {
+    crate::stats::Config {
+        alpha: settings.alpha,
+        confidence: settings.confidence,
+        ..crate::stats::Config::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,15 +460,5 @@ mod tests {
             Some(Direction::Higher)
         );
         assert_eq!(default_direction("launch__func_cache_config"), None);
-    }
-}
-
-/// The statistical settings `check` judges with: the spec's `settings:`, the remaining fields at
-/// their defaults. `check`, `ab`, `calibrate` and `examples/power.rs` judge with the same.
-pub fn stats_config(settings: &Settings) -> crate::stats::Config {
-    crate::stats::Config {
-        alpha: settings.alpha,
-        confidence: settings.confidence,
-        ..crate::stats::Config::default()
     }
 }
