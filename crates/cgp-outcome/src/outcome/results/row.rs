@@ -260,9 +260,9 @@ impl From<SkipReason> for String {
     }
 }
 
-/// A row's threshold: the spec's rule and what the statistics made of it (as `wire::ThresholdRepr`).
+/// A row's threshold: the spec's rule and what the statistics made of it (as [`ThresholdRepr`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "super::wire::ThresholdRepr", try_from = "super::wire::ThresholdRepr")]
+#[serde(into = "ThresholdRepr", try_from = "ThresholdRepr")]
 pub struct RowThreshold {
     /// `relative` (with `fraction`), `exact`, `min` or `max` (with `value`, base units).
     pub kind: ThresholdKind,
@@ -395,4 +395,73 @@ pub fn threshold_text(row: &Row) -> String {
     row.threshold
         .as_ref()
         .map_or_else(|| "-".to_owned(), |t| t.display(row.direction))
+}
+
+/// A row's threshold as the file holds it: the rule's `kind` and its number (`fraction` or
+/// `value`) beside the other fields, the bytes `serde(flatten)` of the internally tagged
+/// `ThresholdKind` wrote, read and written without it.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct ThresholdRepr {
+    kind: Rule,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fraction: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    value: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    min_effect: Option<crate::foundation::units::Quantity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tolerance: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    limit: Option<f64>,
+}
+
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Rule {
+    Relative,
+    Exact,
+    Min,
+    Max,
+}
+
+impl From<RowThreshold> for ThresholdRepr {
+    fn from(t: RowThreshold) -> Self {
+        use crate::foundation::threshold::ThresholdKind as K;
+        let (kind, fraction, value) = match t.kind {
+            K::Relative { fraction } => (Rule::Relative, Some(fraction), None),
+            K::Exact => (Rule::Exact, None, None),
+            K::Min { value } => (Rule::Min, None, Some(value)),
+            K::Max { value } => (Rule::Max, None, Some(value)),
+        };
+        Self {
+            kind,
+            fraction,
+            value,
+            min_effect: t.min_effect,
+            tolerance: t.tolerance,
+            limit: t.limit,
+        }
+    }
+}
+
+impl TryFrom<ThresholdRepr> for RowThreshold {
+    type Error = &'static str;
+
+    fn try_from(r: ThresholdRepr) -> Result<Self, Self::Error> {
+        use crate::foundation::threshold::ThresholdKind as K;
+        let kind = match (r.kind, r.fraction, r.value) {
+            (Rule::Relative, Some(fraction), _) => K::Relative { fraction },
+            (Rule::Relative, None, _) => return Err("missing field `fraction`"),
+            (Rule::Exact, ..) => K::Exact,
+            (Rule::Min, _, Some(value)) => K::Min { value },
+            (Rule::Max, _, Some(value)) => K::Max { value },
+            (Rule::Min | Rule::Max, _, None) => return Err("missing field `value`"),
+        };
+        Ok(Self {
+            kind,
+            min_effect: r.min_effect,
+            tolerance: r.tolerance,
+            limit: r.limit,
+        })
+    }
 }
