@@ -449,7 +449,9 @@ fn job_drift(
     let medians = history.len() + 1;
     let t = match threshold.kind {
         ThresholdKind::Relative { fraction } => fraction,
-        _ => return,
+        // Job drift is a relative spread: an exact or limit rule has no relative threshold to
+        // hold it against.
+        ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => return,
     };
     if out.deterministic {
         return;
