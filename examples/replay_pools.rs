@@ -3,12 +3,14 @@
 //! rank test) and after (launches grouped in runs, warm-ups dropped, the run-level model), and
 //! split the noise of the launch-scaling captures into its within- and between-process parts.
 //!
-//! `cargo run --release --example replay_pools [H100_DIR]` (default `/tmp/h100`).
+//! `cargo run --release --example replay_pools [H100_DIR] [CHECKS]` (default `/tmp/h100`, 200).
 //!
 //! Pools: `validation-aa/rec/plain-pool` (54 processes of unchanged code per target) and
 //! `validation-planted/rec/extra{1,3,10}-pool` (14 processes of planted slowdowns), each process
 //! 3 launches per kernel; baselines: the `rec/baseline` recording of the same part (10
-//! processes). A check takes consecutive processes of the pool (disjoint slices). The family of
+//! processes). A check takes consecutive processes of the pool (disjoint slices); the resampled
+//! replay then runs CHECKS checks per pool, each on a seeded random ordered subset of 3 of the
+//! pool's processes (checks share processes, so they are not independent). The family of
 //! each check is its three `gpu__time_duration.sum` rows (matmul, reduce, vector_add), threshold
 //! 3 %, alpha 0.01.
 
