@@ -3,12 +3,14 @@
 //! rank test) and after (launches grouped in runs, warm-ups dropped, the run-level model), and
 //! split the noise of the launch-scaling captures into its within- and between-process parts.
 //!
-//! `cargo run --release --example replay_pools [H100_DIR]` (default `/tmp/h100`).
+//! `cargo run --release --example replay_pools [H100_DIR] [CHECKS]` (default `/tmp/h100`, 200).
 //!
 //! Pools: `validation-aa/rec/plain-pool` (54 processes of unchanged code per target) and
 //! `validation-planted/rec/extra{1,3,10}-pool` (14 processes of planted slowdowns), each process
 //! 3 launches per kernel; baselines: the `rec/baseline` recording of the same part (10
-//! processes). A check takes consecutive processes of the pool (disjoint slices). The family of
+//! processes). A check takes consecutive processes of the pool (disjoint slices); the resampled
+//! replay then runs CHECKS checks per pool, each on a seeded random ordered subset of 3 of the
+//! pool's processes (checks share processes, so they are not independent). The family of
 //! each check is its three `gpu__time_duration.sum` rows (matmul, reduce, vector_add), threshold
 //! 3 %, alpha 0.01.
 
@@ -102,23 +104,17 @@ enum Spend {
     Planned,
 }
 
-/// Judge one check (every target of the pool) with `procs` processes from `from`; `new`: the
-/// run-level model, else the previous rule. Returns target -> verdict.
-fn check(
-    base: &Pool,
-    pool: &Pool,
-    from: usize,
-    procs: usize,
-    new: bool,
-    spend: Spend,
-) -> BTreeMap<String, RowVerdict> {
+/// Judge one check (every target of the pool) with the pool's processes `idx`, in that order;
+/// `new`: the run-level model, else the previous rule. Returns target -> verdict.
+fn check(base: &Pool, pool: &Pool, idx: &[usize], new: bool, spend: Spend) -> BTreeMap<String, RowVerdict> {
+    let procs = idx.len();
     let t = threshold();
     let data: Vec<(String, Grouped, Grouped)> = pool
         .iter()
         .filter_map(|(name, runs)| {
             let b = base.get(name)?;
-            let c = runs.get(from..from + procs)?;
-            Some((name.clone(), flat(b, new), flat(c, new)))
+            let c: Vec<Vec<f64>> = idx.iter().map(|&i| runs.get(i).cloned()).collect::<Option<_>>()?;
+            Some((name.clone(), flat(b, new), flat(&c, new)))
         })
         .collect();
     let rows: Vec<Comparison<'_>> = data
@@ -160,14 +156,14 @@ fn check(
 /// One sequential check: target -> verdict, target -> processes used.
 type Sequential = (BTreeMap<String, RowVerdict>, BTreeMap<String, usize>);
 
-/// The sequential rule: 1 process first, up to 3, decided rows stop (alpha over 3 looks, spent
-/// by `spend`).
-fn sequential(base: &Pool, pool: &Pool, from: usize, spend: Spend) -> Sequential {
+/// The sequential rule: 1 process first, up to 3 (the pool's processes `order`, in that order),
+/// decided rows stop (alpha over 3 looks, spent by `spend`).
+fn sequential(base: &Pool, pool: &Pool, order: &[usize], spend: Spend) -> Sequential {
     let mut decided: BTreeMap<String, RowVerdict> = BTreeMap::new();
     let mut used: BTreeMap<String, usize> = BTreeMap::new();
     let mut last = BTreeMap::new();
     for procs in 1..=3 {
-        let v = check(base, pool, from, procs, true, spend);
+        let v = check(base, pool, &order[..procs], true, spend);
         for (name, verdict) in &v {
             if decided.contains_key(name) {
                 continue;
@@ -202,26 +198,28 @@ fn replay_spec(targets: &[&String]) -> cgp_gate::spec::Spec {
 
 /// The sequential rule as `check` runs it: the real `check` (`run::simulate::simulate_check`:
 /// the engine's re-measure loop, `run::measure` with its warm-up drop, the baseline read from a
-/// store) on a simulated profiler that serves the REAL processes of the pool from `from` on, one
-/// process first, up to 3; the baseline is the part's REAL baseline pool, measured through the
-/// same profiler and stored (`write_baseline`).
-fn engine_check(base: &Pool, pool: &Pool, from: usize) -> Sequential {
+/// store) on a simulated profiler that serves the REAL processes `order` of the pool, in that
+/// order, one process first, up to 3; the baseline is the part's REAL baseline pool, measured
+/// through the same profiler and stored (`write_baseline`).
+fn engine_check(base: &Pool, pool: &Pool, order: &[usize]) -> Sequential {
     let names: Vec<&String> = pool.keys().filter(|t| base.contains_key(*t)).collect();
     let spec = replay_spec(&names);
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temporary directory: {e}"));
-    let serve = |p: &Pool, offset: usize, job: cgp_gate::profile::Job<'_>| -> Vec<f64> {
+    let serve = |p: &Pool, order: Option<&[usize]>, job: cgp_gate::profile::Job<'_>| -> Vec<f64> {
+        let rep = job.rep as usize;
+        let i = order.map_or(Some(rep), |o| o.get(rep).copied());
         p.get(&job.target.name)
-            .and_then(|runs| runs.get(offset + job.rep as usize))
+            .and_then(|runs| runs.get(i?))
             .cloned()
             .unwrap_or_default()
     };
-    let mut base_profiler = SimProfiler::new(|job| serve(base, 0, job));
+    let mut base_profiler = SimProfiler::new(|job| serve(base, None, job));
     write_baseline(&spec, dir.path(), &mut base_profiler, &|_| Vec::new())
         .unwrap_or_else(|e| panic!("replayed baseline: {e}"));
     let mut used: BTreeMap<String, usize> = BTreeMap::new();
     let mut cand = SimProfiler::new(|job| {
         *used.entry(job.target.name.clone()).or_default() += 1;
-        serve(pool, from, job)
+        serve(pool, Some(order), job)
     });
     let r = simulate_check(&spec, dir.path(), &mut cand).unwrap_or_else(|e| panic!("check: {e}"));
     drop(cand);
@@ -232,6 +230,100 @@ fn engine_check(base: &Pool, pool: &Pool, from: usize) -> Sequential {
         .map(|x| (x.target.clone(), x.verdict()))
         .collect();
     (verdicts, used)
+}
+
+/// The `k`-th disjoint slice of 3 consecutive processes.
+fn slice3(k: usize) -> [usize; 3] {
+    [3 * k, 3 * k + 1, 3 * k + 2]
+}
+
+/// SplitMix64 (Steele, Lea & Flood 2014): a seeded, reproducible stream for drawing the
+/// resampled checks. Hand-written because the example needs only this, and the crate's
+/// dependencies (`rand` is not one of them) are not to grow for an example.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0; the modulo bias is below 2^-50 for these pool sizes).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// A uniformly random ordered subset of `k` of the indices `0..n` (partial Fisher-Yates).
+    fn ordered_subset(&mut self, n: usize, k: usize) -> Vec<usize> {
+        let mut all: Vec<usize> = (0..n).collect();
+        for i in 0..k.min(n) {
+            let j = i + self.below(n - i);
+            all.swap(i, j);
+        }
+        all.truncate(k.min(n));
+        all
+    }
+}
+
+/// Mean processes per verdict of `target` over the checks `s`.
+fn per_verdict(s: &[Sequential], target: &str) -> f64 {
+    s.iter().filter_map(|(_, u)| u.get(target)).sum::<usize>() as f64 / s.len().max(1) as f64
+}
+
+/// The resampled replay: `checks` checks per pool, each on a random ordered subset of 3 of the
+/// pool's processes (seeded, drawn without replacement within a check; checks share processes),
+/// one process first and up to 3, under Bonferroni over the looks, alpha spending and the real
+/// `check`, each check's three rules on the same processes in the same order.
+fn resampled(root: &Path, parts: &[(&str, Vec<&str>)], checks: usize) {
+    println!(
+        "\nResampled replay: {checks} checks per pool, each a random ordered subset of 3 of the pool's processes (SplitMix64, seed 35 + pool index); checks share processes, so they are not independent\n"
+    );
+    println!(
+        "| pool | target | checks | Bonferroni over the looks | processes per verdict | alpha spending (HSD -2) | processes per verdict | `check` itself | processes per verdict | spending regression, Bonferroni not | Bonferroni regression, spending not |"
+    );
+    println!("|---|---|---:|---|---:|---|---:|---|---:|---:|---:|");
+    let mut seed = 35u64;
+    for (part, pools) in parts {
+        let base = load_pool(&root.join(part).join("rec/baseline"));
+        for p in pools {
+            let pool = load_pool(&root.join(part).join("rec").join(p));
+            let n = pool.values().map(Vec::len).min().unwrap_or(0);
+            let mut rng = SplitMix(seed);
+            seed += 1;
+            let orders: Vec<Vec<usize>> = (0..checks).map(|_| rng.ordered_subset(n, 3)).collect();
+            let bonf: Vec<_> = orders
+                .iter()
+                .map(|o| sequential(&base, &pool, o, Spend::Bonferroni(3)))
+                .collect();
+            let spent: Vec<_> = orders
+                .iter()
+                .map(|o| sequential(&base, &pool, o, Spend::Planned))
+                .collect();
+            let engine: Vec<_> = orders.iter().map(|o| engine_check(&base, &pool, o)).collect();
+            let verdicts = |s: &[Sequential]| s.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>();
+            let (bv, sv, ev) = (verdicts(&bonf), verdicts(&spent), verdicts(&engine));
+            for target in pool.keys() {
+                let reg = |v: &BTreeMap<String, RowVerdict>| v.get(target) == Some(&RowVerdict::Regression);
+                let only = |a: &[BTreeMap<String, RowVerdict>], b: &[BTreeMap<String, RowVerdict>]| {
+                    a.iter().zip(b).filter(|(x, y)| reg(x) && !reg(y)).count()
+                };
+                println!(
+                    "| {p} | {target} | {checks} | {} | {:.2} | {} | {:.2} | {} | {:.2} | {} | {} |",
+                    tally(&bv, target),
+                    per_verdict(&bonf, target),
+                    tally(&sv, target),
+                    per_verdict(&spent, target),
+                    tally(&ev, target),
+                    per_verdict(&engine, target),
+                    only(&sv, &bv),
+                    only(&bv, &sv)
+                );
+            }
+        }
+    }
 }
 
 fn tally(vs: &[BTreeMap<String, RowVerdict>], target: &str) -> String {
@@ -261,31 +353,31 @@ fn main() {
         "| pool | target | checks | before: 2 processes, every launch a sample | after: 2 processes, runs, warm-up dropped | 1 process first, up to 3, Bonferroni over the looks | processes per verdict | 1 process first, up to 3, alpha spending (HSD -2) | processes per verdict | `check` itself (the engine on a profiler serving the real processes) | processes per verdict |"
     );
     println!("|---|---|---:|---|---|---|---:|---|---:|---|---:|");
-    for (part, pools) in parts {
+    for (part, pools) in &parts {
         let base = load_pool(&root.join(part).join("rec/baseline"));
         for p in pools {
             let pool = load_pool(&root.join(part).join("rec").join(p));
             let n = pool.values().map(Vec::len).min().unwrap_or(0);
             let before: Vec<_> = (0..n / 2)
-                .map(|k| check(&base, &pool, 2 * k, 2, false, Spend::Bonferroni(1)))
+                .map(|k| check(&base, &pool, &[2 * k, 2 * k + 1], false, Spend::Bonferroni(1)))
                 .collect();
             let after: Vec<_> = (0..n / 2)
-                .map(|k| check(&base, &pool, 2 * k, 2, true, Spend::Bonferroni(1)))
+                .map(|k| check(&base, &pool, &[2 * k, 2 * k + 1], true, Spend::Bonferroni(1)))
                 .collect();
             let seq: Vec<_> = (0..n / 3)
-                .map(|k| sequential(&base, &pool, 3 * k, Spend::Bonferroni(3)))
+                .map(|k| sequential(&base, &pool, &slice3(k), Spend::Bonferroni(3)))
                 .collect();
             let seq_v: Vec<_> = seq.iter().map(|(v, _)| v.clone()).collect();
             let spent: Vec<_> = (0..n / 3)
-                .map(|k| sequential(&base, &pool, 3 * k, Spend::Planned))
+                .map(|k| sequential(&base, &pool, &slice3(k), Spend::Planned))
                 .collect();
             let spent_v: Vec<_> = spent.iter().map(|(v, _)| v.clone()).collect();
-            let engine: Vec<_> = (0..n / 3).map(|k| engine_check(&base, &pool, 3 * k)).collect();
+            let engine: Vec<_> = (0..n / 3)
+                .map(|k| engine_check(&base, &pool, &slice3(k)))
+                .collect();
             let engine_v: Vec<_> = engine.iter().map(|(v, _)| v.clone()).collect();
             for target in pool.keys() {
-                let used = |s: &[Sequential]| {
-                    s.iter().filter_map(|(_, u)| u.get(target)).sum::<usize>() as f64 / s.len().max(1) as f64
-                };
+                let used = |s: &[Sequential]| per_verdict(s, target);
                 println!(
                     "| {p} | {target} | {} / {} | {} | {} | {} | {:.2} | {} | {:.2} | {} | {:.2} |",
                     n / 2,
@@ -303,6 +395,11 @@ fn main() {
         }
     }
     reach(&root);
+    let checks = std::env::args()
+        .nth(2)
+        .map_or(Ok(200), |a| a.parse::<usize>())
+        .unwrap_or_else(|e| panic!("number of resampled checks: {e}"));
+    resampled(&root, &parts, checks);
     // Within and between processes: the launch-scaling captures and the 54-process pool.
     println!(
         "\n| capture | processes x launches | within a process (sd) | between processes (sd, beyond the within part) | disturbed processes left out |"
