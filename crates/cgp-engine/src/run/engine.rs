@@ -165,11 +165,11 @@ pub fn min_effect_unit(row: &mut Row, ms: &MetricSpec, errors: &mut Vec<RunError
     );
     let message = format!(
         "the spec's min_effect {q} of `{}` in target `{}` is in `{}`, but ncu measures the metric in `{}`; give min_effect in `{}`",
-        row.metric, row.target, q.unit, row.unit, row.unit
+        row.key.metric, row.key.target, q.unit, row.unit, row.unit
     );
     if !errors.iter().any(|e| e.message == message) {
         errors.push(RunError {
-            target: row.target.clone(),
+            target: row.key.target.clone(),
             size: None,
             kind: ErrorKind::InvalidInput,
             message,
@@ -223,7 +223,7 @@ pub fn until_decided(run: &mut dyn Remeasure) -> Result<(Vec<Row>, Vec<RunError>
         let doubtful: BTreeSet<(String, String)> = rows
             .iter()
             .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict()))
-            .map(|r| (r.target.clone(), r.size.clone()))
+            .map(|r| (r.key.target.clone(), r.key.size.clone()))
             .collect();
         let Some(grew) = run.measure_more(&doubtful)? else {
             return Ok((rows, errors, rounds));
@@ -246,7 +246,7 @@ pub type Decided = BTreeMap<OwnedRowKey, Row>;
 /// (`Config::looks`), so the first decision stands on its own.
 pub fn keep_decided(rows: &mut [Row], decided: &mut Decided) {
     for r in rows {
-        let id = r.key().to_owned();
+        let id = r.key.clone();
         if let Some(first) = decided.get(&id) {
             r.clone_from(first);
         } else if crate::stats::remeasure::is_decided(r.verdict()) {
@@ -304,12 +304,19 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
 /// Rows ordered as every report lists them: by verdict (regressions first), then by key.
 pub fn sort_rows(rows: &mut [Row]) {
     rows.sort_by(|a, b| {
-        (a.verdict(), &a.target, &a.size, &a.kernel, &a.metric).cmp(&(
-            b.verdict(),
-            &b.target,
-            &b.size,
-            &b.kernel,
-            &b.metric,
-        ))
+        (
+            a.verdict(),
+            &a.key.target,
+            &a.key.size,
+            &a.key.kernel,
+            &a.key.metric,
+        )
+            .cmp(&(
+                b.verdict(),
+                &b.key.target,
+                &b.key.size,
+                &b.key.kernel,
+                &b.key.metric,
+            ))
     });
 }

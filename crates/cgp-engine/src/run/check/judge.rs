@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::Baselines;
 use crate::measured::samples::{SampleSet, SeriesKey};
-use crate::outcome::results::{ErrorKind, Estimate, Outcome, Row, RowThreshold, RowVerdict, RunError};
+use crate::outcome::results::{
+    ErrorKind, Estimate, Outcome, OwnedRowKey, Row, RowThreshold, RowVerdict, RunError,
+};
 use crate::run::engine::min_effect_unit;
 use crate::run::measure::Measurement;
 use crate::spec::{MetricSpec, Target};
@@ -116,16 +118,18 @@ pub(super) fn judged_rows(
         .iter()
         .zip(judgements)
         .map(|((key, ms, entry), j)| Row {
-            target: key.target.clone(),
-            size: key.size.clone(),
-            kernel: Some(key.kernel.clone()),
-            metric: key.metric.clone(),
+            key: OwnedRowKey {
+                gpu: String::new(),
+                target: key.target.clone(),
+                size: key.size.clone(),
+                kernel: Some(key.kernel.clone()),
+                metric: key.metric.clone(),
+            },
             unit: samples
                 .series
                 .get(key)
                 .map(|s| s.unit.clone())
                 .unwrap_or_default(),
-            gpu: String::new(),
             outcome: Outcome::from(j.verdict),
             threshold: Some(RowThreshold {
                 tolerance: j.tolerance,
@@ -190,16 +194,16 @@ pub(super) fn baseline_unit_errors(
                 .unwrap_or_default();
             let message = format!(
                 "{file}: the baseline of metric `{}` of kernel `{}` (target `{}`, size {}) is in `{}`, but ncu measures it in `{}`; units are never converted: restore the file from git, or measure it again with `cgp-gate baseline update`",
-                row.metric,
+                row.key.metric,
                 row.kernel_label(),
-                row.target,
-                row.size,
+                row.key.target,
+                row.key.size,
                 e.unit,
                 row.unit
             );
             spec_errors.push(RunError {
-                target: row.target.clone(),
-                size: Some(row.size.clone()),
+                target: row.key.target.clone(),
+                size: Some(row.key.size.clone()),
                 kind: ErrorKind::InvalidInput,
                 message,
             });

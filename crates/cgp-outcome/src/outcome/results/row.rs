@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::key::{NO_KERNEL, RowKey};
+use super::key::{OwnedRowKey, RowKey};
 use super::{Direction, Method, RowVerdict, SideSummary, Threshold, ThresholdKind};
 use crate::foundation::units::Quantity;
 
@@ -14,16 +14,8 @@ use crate::foundation::units::Quantity;
 /// Written and read through its flat form, `wire::RowWire` (see the `Serialize` impl there).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    pub target: String,
-    pub size: String,
-    /// The kernel the row measured; `None` for a row that belongs to no kernel (a whole-run or
-    /// category row of `ab` and nsys targets, a target that failed before any kernel ran).
-    /// Written as `-` when `None`, and `-` reads back as `None`.
-    pub kernel: Option<String>,
-    pub metric: String,
-    /// The GPU the row was measured on (the fingerprint's `gpu_name`), so that merged results
-    /// of several GPU types keep their rows apart. Empty in files written before it existed.
-    pub gpu: String,
+    /// What identifies the row: GPU, target, size, kernel and metric (see [`OwnedRowKey`]).
+    pub key: OwnedRowKey,
     /// Base unit of every number in the row.
     pub unit: String,
     /// What the row came to: compared, new, missing, skipped or an error.
@@ -290,12 +282,14 @@ impl Row {
         reason: &str,
     ) -> Self {
         Self {
-            target: target.to_owned(),
-            size: size.to_owned(),
-            kernel: kernel.map(str::to_owned),
-            metric: metric.to_owned(),
+            key: OwnedRowKey {
+                gpu: String::new(),
+                target: target.to_owned(),
+                size: size.to_owned(),
+                kernel: kernel.map(str::to_owned),
+                metric: metric.to_owned(),
+            },
             unit: unit.to_owned(),
-            gpu: String::new(),
             outcome: Outcome::from(verdict),
             threshold: None,
             direction: None,
@@ -340,18 +334,12 @@ impl Row {
 
     /// The kernel as reports print it: its name, or `-` for a row that belongs to no kernel.
     pub fn kernel_label(&self) -> &str {
-        self.kernel.as_deref().unwrap_or(NO_KERNEL)
+        self.key.kernel_label()
     }
 
-    /// The key that identifies this row in a run (see [`RowKey`]).
+    /// The key that identifies this row in a run, borrowed (see [`RowKey`]).
     pub fn key(&self) -> RowKey<'_> {
-        RowKey {
-            target: &self.target,
-            size: &self.size,
-            kernel: self.kernel.as_deref(),
-            metric: &self.metric,
-            gpu: &self.gpu,
-        }
+        self.key.as_key()
     }
 }
 
