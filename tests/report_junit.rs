@@ -167,7 +167,7 @@ fn suites_carry_the_fingerprint_and_ncu_version() {
 fn hostile_names_survive_the_round_trip() {
     let mut r = fixture("mixed.json");
     let nasty = "k<\"'&]]>\u{1b}[31m</testcase><script>x</script>\u{0}";
-    r.rows[0].key.kernel = Some(nasty.to_owned());
+    r.rows[0].key.kernel = Some(nasty.into());
     r.errors[0].message = "line1\nline2 ]]> & <b>".to_owned();
     let xml = junit(&r);
     let report = Report::deserialize_from_str(&xml).unwrap();

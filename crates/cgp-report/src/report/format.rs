@@ -20,11 +20,7 @@ pub(crate) fn config_changes(results: &Results) -> Vec<String> {
     let mut out = Vec::new();
     for r in sorted_rows(results) {
         let Some(c) = &r.config_change else { continue };
-        let id = (
-            r.key.target.as_str(),
-            r.key.size.as_str(),
-            r.key.kernel.as_deref(),
-        );
+        let id = (r.key.target.as_str(), r.key.size.as_str(), r.key.kernel_name());
         if seen.contains(&id) {
             continue;
         }

@@ -21,7 +21,7 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
     }
     let mut sizes: BTreeMap<(&str, &str), Change<'_>> = BTreeMap::new();
     for r in rows {
-        let Some(kernel) = r.key.kernel.as_deref() else {
+        let Some(kernel) = r.key.kernel_name() else {
             continue;
         };
         let g = sizes
@@ -45,7 +45,7 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in rows
         .iter()
-        .filter(|r| r.key.kernel.as_deref() == Some(crate::spec::SUM_KERNEL))
+        .filter(|r| r.key.kernel == Some(crate::outcome::results::Kernel::Sum))
     {
         let Some(c) = &r.config_change else { continue };
         let (before, now) = (

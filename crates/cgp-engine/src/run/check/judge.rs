@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::Baselines;
 use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::outcome::results::{
-    ErrorKind, Estimate, Outcome, OwnedRowKey, Row, RowThreshold, RowVerdict, RunError,
+    ErrorKind, Estimate, Kernel, Outcome, OwnedRowKey, Row, RowThreshold, RowVerdict, RunError,
 };
 use crate::run::engine::min_effect_unit;
 use crate::run::measure::Measurement;
@@ -122,7 +122,7 @@ pub(super) fn judged_rows(
                 gpu: String::new(),
                 target: key.target.clone(),
                 size: key.size.clone(),
-                kernel: Some(key.kernel.clone()),
+                kernel: Some(Kernel::from(key.kernel.clone())),
                 metric: key.metric.clone(),
             },
             unit: samples

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Baselines;
-use crate::outcome::results::{Outcome, Row, RowVerdict};
+use crate::outcome::results::{Kernel, Outcome, Row, RowVerdict};
 use crate::plan::Work;
 use crate::run::measure::Measurement;
 use crate::spec::{Spec, Target};
@@ -75,7 +75,7 @@ pub(super) fn skipped_rows(
     if unchanged.is_empty() {
         return (rows, None);
     }
-    let mut kernels: BTreeSet<(String, String, Option<String>)> = BTreeSet::new();
+    let mut kernels: BTreeSet<(String, String, Option<Kernel>)> = BTreeSet::new();
     let mut saved: Option<f64> = None;
     let mut rows: Vec<Row> = rows
         .into_iter()
@@ -93,8 +93,7 @@ pub(super) fn skipped_rows(
                         .map_or(1, |t| t.repetitions);
                     let entry = r
                         .key
-                        .kernel
-                        .as_deref()
+                        .kernel_name()
                         .and_then(|k| b.entry(&r.key.size, k, crate::plan::DURATION_METRIC));
                     if let Some(e) = entry {
                         *saved.get_or_insert(0.0) += e.median() * f64::from(reps);
@@ -133,10 +132,7 @@ pub(super) fn skipped_rows(
 pub(super) fn operation_notes(rows: &mut [Row]) {
     use crate::profile::sum::kernels_of;
     let tick = |v: &[String]| v.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
-    for r in rows
-        .iter_mut()
-        .filter(|r| r.key.kernel.as_deref() == Some(crate::spec::SUM_KERNEL))
-    {
+    for r in rows.iter_mut().filter(|r| r.key.kernel == Some(Kernel::Sum)) {
         let now = kernels_of(&r.candidate_configs);
         if now.is_empty() {
             continue;

@@ -57,7 +57,7 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
             if let Some((b, _)) = baselines.get(&r.key.target) {
                 for c in b.counters.iter().filter(|c| {
                     c.size == r.key.size
-                        && r.key.kernel.as_deref() == Some(c.kernel.as_str())
+                        && r.key.kernel_name() == Some(c.kernel.as_str())
                         && !gated.contains(c.metric.as_str())
                 }) {
                     let key = SeriesKey {

@@ -378,11 +378,12 @@ impl fmt::Display for ErrorKind {
 }
 
 mod key;
+mod repr;
 mod row;
 mod v1;
 mod wire;
 
-pub use key::{OwnedRowKey, RowKey};
+pub use key::{Kernel, OwnedRowKey, RowKey};
 pub use row::{
     ConfigChange, Estimate, Judged, Missing, MissingCause, Outcome, Row, RowThreshold, SkipReason,
     threshold_text,
@@ -529,7 +530,7 @@ mod tests {
     #[test]
     fn no_kernel_is_written_and_read_as_a_dash() {
         let mut r = row(RowVerdict::Pass);
-        assert_eq!(r.key.kernel.as_deref(), Some("k"));
+        assert_eq!(r.key.kernel_name(), Some("k"));
         assert_eq!(serde_json::to_value(&r).unwrap()["kernel"], "k");
         r.key.kernel = None;
         let v = serde_json::to_value(&r).unwrap();
@@ -541,7 +542,22 @@ mod tests {
         let mut v = v;
         v["kernel"] = "gemm_kernel".into();
         let named: Row = serde_json::from_value(v).unwrap();
-        assert_eq!(named.key.kernel.as_deref(), Some("gemm_kernel"));
+        assert_eq!(named.key.kernel_name(), Some("gemm_kernel"));
+    }
+
+    #[test]
+    fn the_operation_row_kernel_is_typed_and_written_as_the_spec_name() {
+        let mut v = serde_json::to_value(row(RowVerdict::Pass)).unwrap();
+        v["kernel"] = crate::spec::SUM_KERNEL.into();
+        let sum: Row = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(sum.key.kernel, Some(Kernel::Sum));
+        assert_eq!(sum.kernel_label(), crate::spec::SUM_KERNEL);
+        assert_eq!(serde_json::to_value(&sum).unwrap(), v);
+        assert_eq!(Kernel::from("gemm"), Kernel::Named("gemm".to_owned()));
+        assert!(
+            Kernel::Sum < Kernel::from("gemm"),
+            "kernels order by the name they are written as"
+        );
     }
 
     #[test]

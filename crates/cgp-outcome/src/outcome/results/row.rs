@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::key::{OwnedRowKey, RowKey};
+use super::key::{Kernel, OwnedRowKey, RowKey};
 use super::{Direction, Method, RowVerdict, SideSummary, Threshold, ThresholdKind};
 use crate::foundation::units::Quantity;
 
@@ -252,9 +252,9 @@ impl From<SkipReason> for String {
     }
 }
 
-/// A row's threshold: the spec's rule and what the statistics made of it (as `wire::ThresholdRepr`).
+/// A row's threshold: the spec's rule and what the statistics made of it (as `repr::ThresholdRepr`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "super::wire::ThresholdRepr", try_from = "super::wire::ThresholdRepr")]
+#[serde(into = "super::repr::ThresholdRepr", try_from = "super::repr::ThresholdRepr")]
 pub struct RowThreshold {
     /// `relative` (with `fraction`), `exact`, `min` or `max` (with `value`, base units).
     pub kind: ThresholdKind,
@@ -286,7 +286,7 @@ impl Row {
                 gpu: String::new(),
                 target: target.to_owned(),
                 size: size.to_owned(),
-                kernel: kernel.map(str::to_owned),
+                kernel: kernel.map(Kernel::from),
                 metric: metric.to_owned(),
             },
             unit: unit.to_owned(),
