@@ -110,20 +110,19 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                 .collect();
             for crate::measured::samples::Series {
                 key,
-                values,
-                reps,
+                samples: launches,
                 configs,
                 ..
             } in durations
             {
-                for (v, r) in values.iter().zip(&reps) {
-                    for (name, value, unit) in crate::gpu::derive(flops, bytes, *v, peaks.as_ref()) {
+                for x in &launches {
+                    for (name, value, unit) in crate::gpu::derive(flops, bytes, x.value, peaks.as_ref()) {
                         if wants.contains(&name) {
                             let k = SeriesKey {
                                 metric: name.to_owned(),
                                 ..key.clone()
                             };
-                            samples.push(&k, unit, value, *r);
+                            samples.push(&k, unit, value, x.rep);
                             // Derived from the durations: the same launches, the same configurations.
                             for c in &configs {
                                 samples.note_config(&k, c);
@@ -131,6 +130,7 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                         }
                     }
                 }
+                let values: Vec<f64> = launches.iter().map(|x| x.value).collect();
                 let med = crate::baseline::median(&values);
                 if let (Some(f), Some(b)) = (flops, bytes)
                     && let Some(p) =

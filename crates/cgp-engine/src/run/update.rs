@@ -302,14 +302,14 @@ fn record_counters(t: &Target, samples: &SampleSet, gpu_key: &str, store: &Store
                 && crate::measured::why::is_explanatory(&s.key.metric)
                 && !t.metrics.iter().any(|m| m.name == s.key.metric)
                 // A value JSON cannot hold would make the baseline unreadable.
-                && s.values.iter().all(|v| v.is_finite())
+                && s.values().iter().all(|v| v.is_finite())
         })
         .map(|s| crate::baseline::CounterSamples {
             size: s.key.size.clone(),
             kernel: s.key.kernel.clone(),
             metric: s.key.metric.clone(),
             unit: s.unit.clone(),
-            samples: s.values.clone(),
+            samples: s.values(),
         })
         .collect();
     if counters.is_empty() {

@@ -100,17 +100,28 @@ pub(super) fn judged_rows(
         .iter()
         .map(|(_, _, entry)| entry.map(|e| e.older_medians()).unwrap_or_default())
         .collect();
+    let candidates: Vec<(Vec<f64>, Vec<u32>)> = keyed
+        .iter()
+        .map(|(key, _, _)| {
+            samples
+                .series
+                .get(key)
+                .map(|s| (s.values(), s.reps()))
+                .unwrap_or_default()
+        })
+        .collect();
     let comparisons: Vec<Comparison<'_>> = keyed
         .iter()
         .zip(&histories)
-        .map(|((key, ms, entry), history)| Comparison {
+        .zip(&candidates)
+        .map(|(((key, ms, entry), history), (values, reps))| Comparison {
             key: format!("{}/{}/{}/{}", key.target, key.size, key.kernel, key.metric),
             baseline: entry.map(|e| e.samples.as_slice()),
-            candidate: samples.series.get(key).map_or(&[][..], |s| s.values.as_slice()),
+            candidate: values,
             threshold: &ms.threshold,
             history,
             baseline_runs: entry.map_or(&[][..], |e| e.reps.as_slice()),
-            candidate_runs: samples.series.get(key).map_or(&[][..], |s| s.reps.as_slice()),
+            candidate_runs: reps,
         })
         .collect();
     let judgements = judge_all_at(&comparisons, cfg, looks);
@@ -153,11 +164,7 @@ pub(super) fn judged_rows(
                 .get(&(key.target.clone(), key.size.clone()))
                 .copied()
                 .unwrap_or(0),
-            candidate_reps: samples
-                .series
-                .get(key)
-                .map(|s| s.reps.clone())
-                .unwrap_or_default(),
+            candidate_reps: samples.series.get(key).map(|s| s.reps()).unwrap_or_default(),
             history: entry.map(|e| e.older_medians()).unwrap_or_default(),
             why: None,
             candidate_configs: samples

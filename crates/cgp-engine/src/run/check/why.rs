@@ -54,26 +54,35 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
                 .collect();
             let gated: BTreeSet<&str> = counters.iter().map(|c| c.metric).collect();
             let mut counters = counters;
-            if let Some((b, _)) = baselines.get(&r.key.target) {
-                for c in b.counters.iter().filter(|c| {
-                    c.size == r.key.size
-                        && r.key.kernel_name() == Some(c.kernel.as_str())
-                        && !gated.contains(c.metric.as_str())
-                }) {
-                    let key = SeriesKey {
-                        target: r.key.target.clone(),
-                        size: r.key.size.clone(),
-                        kernel: c.kernel.clone(),
-                        metric: c.metric.clone(),
-                    };
-                    if let Some(now) = samples.series.get(&key) {
-                        counters.push(crate::measured::why::Counter {
-                            metric: &c.metric,
-                            baseline: &c.samples,
-                            candidate: &now.values,
-                        });
-                    }
-                }
+            // The counters the baseline keeps beside its rows, with this run's values of each.
+            let now: Vec<_> = baselines
+                .get(&r.key.target)
+                .map(|(b, _)| {
+                    b.counters
+                        .iter()
+                        .filter(|c| {
+                            c.size == r.key.size
+                                && r.key.kernel_name() == Some(c.kernel.as_str())
+                                && !gated.contains(c.metric.as_str())
+                        })
+                        .filter_map(|c| {
+                            let key = SeriesKey {
+                                target: r.key.target.clone(),
+                                size: r.key.size.clone(),
+                                kernel: c.kernel.clone(),
+                                metric: c.metric.clone(),
+                            };
+                            samples.series.get(&key).map(|s| (c, s.values()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            for (c, values) in &now {
+                counters.push(crate::measured::why::Counter {
+                    metric: &c.metric,
+                    baseline: &c.samples,
+                    candidate: values,
+                });
             }
             let ctx = crate::measured::why::Context {
                 time_change: r.estimate.change,

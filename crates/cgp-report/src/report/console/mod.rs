@@ -66,7 +66,7 @@ pub fn samples_table_styled(samples: &crate::measured::samples::SampleSet, style
             blocks.push((head, Vec::new()));
         }
         let metric = metric_cell(&k.metric, &mut used_short);
-        let mut v = s.values.clone();
+        let mut v = s.values();
         v.sort_by(f64::total_cmp);
         let median = crate::stats::median(&v).unwrap_or(f64::NAN);
         let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
