@@ -449,7 +449,7 @@ fn job_drift(
     let medians = history.len() + 1;
     let t = match threshold.kind {
         ThresholdKind::Relative { fraction } => fraction,
-        _ => return,
+        ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => return,
     };
     if out.deterministic {
         return;

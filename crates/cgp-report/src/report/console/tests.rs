@@ -116,7 +116,7 @@ fn the_headline_is_coloured_by_the_gate_not_the_verdict() {
     use crate::outcome::results::{FailOn, RunVerdict};
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/results/mixed.json"
+        "/../../tests/fixtures/results/mixed.json"
     ))
     .unwrap();
     let mut results = crate::outcome::results::parse(&text).unwrap();
