@@ -152,7 +152,7 @@ fn verdict(r: &Results, i: usize) -> RowVerdict {
     let size = format!("m={i}");
     r.rows
         .iter()
-        .find(|x| x.size == size && x.metric == SIM_METRIC)
+        .find(|x| x.key.size == size && x.key.metric == SIM_METRIC)
         .map_or(RowVerdict::Error, |x| x.verdict())
 }
 

@@ -226,8 +226,8 @@ fn engine_check(base: &Pool, pool: &Pool, order: &[usize]) -> Sequential {
     let verdicts = r
         .rows
         .iter()
-        .filter(|x| x.metric == SIM_METRIC)
-        .map(|x| (x.target.clone(), x.verdict()))
+        .filter(|x| x.key.metric == SIM_METRIC)
+        .map(|x| (x.key.target.clone(), x.verdict()))
         .collect();
     (verdicts, used)
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use cgp_gate::Error;
 use cgp_gate::baseline::{self, Store, UpdateMeta};
 use cgp_gate::gpu::fingerprint::Fingerprint;
-use cgp_gate::measured::samples::{Series, SeriesKey};
+use cgp_gate::measured::samples::{Sample, Series, SeriesKey};
 
 fn h200() -> Fingerprint {
     Fingerprint {
@@ -41,9 +41,13 @@ fn series(target: &str, size: &str, kernel: &str, metric: &str, unit: &str, v: &
             metric: metric.into(),
         },
         unit: unit.into(),
-        values: v.to_vec(),
         // Two launches per repetition.
-        reps: (0..v.len()).map(|i| (i / 2) as u32).collect(),
+        samples: (0..v.len())
+            .map(|i| Sample {
+                value: v[i],
+                rep: (i / 2) as u32,
+            })
+            .collect(),
         configs: Vec::new(),
     }
 }
@@ -148,7 +152,7 @@ fn update_then_load_round_trips_every_field() {
         assert_eq!(e.history[0].n, 4);
         assert_eq!(
             e.history[0].median.to_bits(),
-            baseline::median(&original.values).to_bits()
+            baseline::median(&original.values()).to_bits()
         );
     }
     let e = f
@@ -270,10 +274,14 @@ fn incomplete_measurements_are_refused_and_nothing_is_written() {
         "ns",
         &[1.0, 2.0],
     )];
-    let mut bad_reps = gemm_series(0.0);
-    bad_reps[0].reps.pop();
+    // A rep for each value: `Series` holds them as one list of samples, so lists of different
+    // lengths are refused where a series is read (they could reach `update` before).
+    let mut bad_reps = serde_json::to_value(&gemm_series(0.0)[0]).unwrap();
+    bad_reps["reps"].as_array_mut().unwrap().pop();
+    let e = serde_json::from_value::<Series>(bad_reps).unwrap_err();
+    assert!(e.to_string().contains("has 4 values but 3 reps"), "{e}");
     let twice = [&good[0], &good[0]];
-    let cases: [(&[&Series], &str); 6] = [
+    let cases: [(&[&Series], &str); 5] = [
         (&[], "no series for target `gemm`"),
         (
             &refs(&one),
@@ -281,7 +289,6 @@ fn incomplete_measurements_are_refused_and_nothing_is_written() {
         ),
         (&refs(&nan), "has a sample that is not finite (NaN, #1)"),
         (&refs(&other), "belongs to target `conv`, not `gemm`"),
-        (&refs(&bad_reps), "has 4 values but 3 reps"),
         (&twice, "is given twice"),
     ];
     for (input, expected) in cases {

@@ -351,7 +351,7 @@ fn a_missing_row_that_fails_the_gate_gets_its_reason_line() {
         .iter()
         .position(|x| x.verdict() == RowVerdict::Missing)
         .unwrap();
-    let line = format!("reason {}[{}] ", r.rows[i].target, r.rows[i].size);
+    let line = format!("reason {}[{}] ", r.rows[i].key.target, r.rows[i].key.size);
     let has_line = |out: &str| {
         out.lines()
             .any(|l| l.starts_with(&line) && l.contains("(missing)"))

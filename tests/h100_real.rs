@@ -256,7 +256,7 @@ fn check(recording: &str) -> Run {
 fn row<'a>(r: &'a Results, target: &str, metric: &str) -> &'a Row {
     r.rows
         .iter()
-        .find(|x| x.target == target && x.metric == metric)
+        .find(|x| x.key.target == target && x.key.metric == metric)
         .unwrap_or_else(|| panic!("no row {target} {metric}"))
 }
 
@@ -264,7 +264,7 @@ fn row<'a>(r: &'a Results, target: &str, metric: &str) -> &'a Row {
 fn verdicts(r: &Results) -> BTreeMap<String, RowVerdict> {
     r.rows
         .iter()
-        .map(|x| (format!("{} {}", x.target, x.metric), x.verdict()))
+        .map(|x| (format!("{} {}", x.key.target, x.key.metric), x.verdict()))
         .collect()
 }
 
@@ -290,7 +290,7 @@ fn the_live_aa_check_passes_every_row() {
     // vector_add 3 metrics, matmul 4, reduce 2: the 9 rows the kit's live check judged.
     assert_eq!(run.results.rows.len(), 9);
     for x in &run.results.rows {
-        assert_eq!(x.verdict(), RowVerdict::Pass, "{} {}", x.target, x.metric);
+        assert_eq!(x.verdict(), RowVerdict::Pass, "{} {}", x.key.target, x.key.metric);
     }
 }
 
@@ -422,7 +422,7 @@ fn the_reports_of_the_real_check_say_real_capture_and_show_its_verdicts() {
     assert_eq!(xml, run.junit);
     assert_eq!(xml.matches("<failure").count(), regs.len(), "{xml}");
     for x in &regs {
-        assert!(xml.contains(&x.metric), "{}", x.metric);
+        assert!(xml.contains(&x.key.metric), "{}", x.key.metric);
     }
     assert!(
         xml.contains(&format!("name=\"capture\" value=\"{LABEL}\"")),

@@ -378,7 +378,7 @@ fn sqlite_repetitions_record_and_replay() {
         .values()
         .find(|s| s.key.metric == "gpu_time")
         .unwrap();
-    assert_eq!(gpu.values, [58_401.0]);
+    assert_eq!(gpu.values(), [58_401.0]);
     assert_eq!(gpu.unit, "ns");
     // A CSV repetition recorded later replaces the SQLite one (one file per repetition).
     let csv = std::fs::read_to_string(

@@ -105,7 +105,7 @@ fn annotations_escape_workflow_command_syntax() {
     assert_eq!(escape("50%\r\nnext", Part::Data), "50%25%0D%0Anext");
     assert_eq!(escape("a:b,c%\n", Part::Property), "a%3Ab%2Cc%25%0A");
     let mut r = fixture("mixed.json");
-    r.rows[0].size = "m=4096,n=4096::error::forged\nx".into();
+    r.rows[0].key.size = "m=4096,n=4096::error::forged\nx".into();
     let lines = annotations(&r);
     // 2 regressions as errors, 1 inconclusive as a warning, 1 run error.
     assert_eq!(lines.iter().filter(|l| l.starts_with("::error ")).count(), 3);
@@ -138,7 +138,7 @@ fn step_summary_appends_and_respects_the_one_mib_cap() {
     r.rows = (0..20_000)
         .map(|i| {
             let mut row = template[i % template.len()].clone();
-            row.size = format!("n={i}");
+            row.key.size = format!("n={i}");
             row.set_verdict(RowVerdict::Regression);
             row
         })

@@ -23,7 +23,7 @@ fn fixture(name: &str) -> Results {
 
 fn hostile_results() -> Results {
     let mut r = fixture("mixed.json");
-    r.rows[0].kernel = Some(HOSTILE.to_owned());
+    r.rows[0].key.kernel = Some(HOSTILE.into());
     r.errors[0].message = HOSTILE.to_owned();
     r.spec_path = HOSTILE.to_owned();
     r.roofline[0].target = HOSTILE.to_owned();

@@ -36,14 +36,14 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
         let suite = report
             .test_suites
             .iter()
-            .find(|s| s.name.as_str() == row.target)
+            .find(|s| s.name.as_str() == row.key.target)
             .unwrap();
         let name = format!(
             "{}[{}] {} {}",
-            row.target,
-            row.size,
+            row.key.target,
+            row.key.size,
             row.kernel_label(),
-            row.metric
+            row.key.metric
         );
         let case = suite
             .test_cases
@@ -167,7 +167,7 @@ fn suites_carry_the_fingerprint_and_ncu_version() {
 fn hostile_names_survive_the_round_trip() {
     let mut r = fixture("mixed.json");
     let nasty = "k<\"'&]]>\u{1b}[31m</testcase><script>x</script>\u{0}";
-    r.rows[0].kernel = Some(nasty.to_owned());
+    r.rows[0].key.kernel = Some(nasty.into());
     r.errors[0].message = "line1\nline2 ]]> & <b>".to_owned();
     let xml = junit(&r);
     let report = Report::deserialize_from_str(&xml).unwrap();
@@ -263,16 +263,16 @@ fn junitparser_reads_the_same_verdicts() {
     for row in &r.rows {
         let name = format!(
             "{}[{}] {} {}",
-            row.target,
-            row.size,
+            row.key.target,
+            row.key.size,
             row.kernel_label(),
-            row.metric
+            row.key.metric
         );
         let (suite, kind, _) = cases
             .iter()
             .find(|c| c.2 == name)
             .unwrap_or_else(|| panic!("{name} not in {out}"));
-        assert_eq!(*suite, row.target);
+        assert_eq!(*suite, row.key.target);
         let expected = match row.verdict() {
             RowVerdict::Regression => "Failure",
             RowVerdict::Error => "Error",

@@ -224,7 +224,7 @@ fn many_rows(n: usize, verdict: Option<RowVerdict>) -> Results {
     r.rows = (0..n)
         .map(|i| {
             let mut row = template[i % template.len()].clone();
-            row.size = format!("n={i}");
+            row.key.size = format!("n={i}");
             if let Some(v) = verdict {
                 row.set_verdict(v);
             }
@@ -334,8 +334,8 @@ fn the_details_summary_line_uses_the_one_markdown_escape_and_shows_the_name_as_w
     // function writes character references, which read the same in both places.
     let mut r = fixture("mixed.json");
     let hostile = "gemm_fp16*<b>x</b>|@team";
-    for row in r.rows.iter_mut().filter(|row| row.target == "gemm") {
-        row.target = hostile.to_owned();
+    for row in r.rows.iter_mut().filter(|row| row.key.target == "gemm") {
+        row.key.target = hostile.to_owned();
     }
     let md = markdown(&r, &MarkdownOptions::default());
     let line = md

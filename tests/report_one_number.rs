@@ -55,8 +55,8 @@ fn percentages(line: &str) -> usize {
 fn console_checks(results: &Results, console: &str) {
     for row in &results.rows {
         let Some((e, ci)) = expected(row) else { continue };
-        let metric = cgp_gate::report::console::short_metric_name(&row.metric).unwrap_or(&row.metric);
-        let metric = if row.metric == "launch__registers_per_thread" {
+        let metric = cgp_gate::report::console::short_metric_name(&row.key.metric).unwrap_or(&row.key.metric);
+        let metric = if row.key.metric == "launch__registers_per_thread" {
             "regs/thread"
         } else {
             metric
@@ -65,8 +65,8 @@ fn console_checks(results: &Results, console: &str) {
             .lines()
             .find(|l| {
                 let words: Vec<&str> = l.split_whitespace().collect();
-                words.get(1) == Some(&row.target.as_str())
-                    && words.get(2) == Some(&row.size.as_str())
+                words.get(1) == Some(&row.key.target.as_str())
+                    && words.get(2) == Some(&row.key.size.as_str())
                     && l.contains(&format!("  {metric}"))
             })
             .unwrap_or_else(|| panic!("no console line for {}:\n{console}", row.key()));
@@ -106,7 +106,7 @@ fn markdown_checks(results: &Results, md: &str) {
         let Some(row) = results
             .rows
             .iter()
-            .find(|r| r.target == t && r.size == size && r.metric == metric)
+            .find(|r| r.key.target == t && r.key.size == size && r.key.metric == metric)
         else {
             continue;
         };
@@ -147,7 +147,7 @@ fn html_checks(results: &Results, page: &str) {
         let row = results
             .rows
             .iter()
-            .find(|r| r.target == t && r.size == size && r.metric == metric)
+            .find(|r| r.key.target == t && r.key.size == size && r.key.metric == metric)
             .unwrap_or_else(|| panic!("no row for {line}"));
         assert_eq!(change, shown_cell(row, change), "{line}");
         seen += 1;
@@ -282,7 +282,7 @@ fn the_demo_h100_replay_shows_one_number_per_row_in_every_report() {
     let reduce = r
         .rows
         .iter()
-        .find(|x| x.target == "reduce" && x.metric == "gpu__time_duration.sum")
+        .find(|x| x.key.target == "reduce" && x.key.metric == "gpu__time_duration.sum")
         .unwrap();
     assert_eq!(expected(reduce).unwrap().0, "+4.24%");
 }
@@ -323,7 +323,7 @@ fn ab_on_the_pytorch_recording_shows_one_number_per_row_in_every_report() {
     let layer = r
         .rows
         .iter()
-        .find(|x| x.target == "layernorm" && x.metric == "gpu__time_duration.sum")
+        .find(|x| x.key.target == "layernorm" && x.key.metric == "gpu__time_duration.sum")
         .unwrap();
     let (b, c) = (
         layer.baseline.as_ref().unwrap().median,

@@ -106,8 +106,9 @@ fn the_slowdown_run_found_what_was_planted() {
     assert_eq!(run.code, 1);
     let regs = with(&run.results, RowVerdict::Regression);
     assert!(
-        regs.iter()
-            .any(|r| r.target == "matmul" && r.size == "n=1024" && r.metric == "gpu__time_duration.sum"),
+        regs.iter().any(|r| r.key.target == "matmul"
+            && r.key.size == "n=1024"
+            && r.key.metric == "gpu__time_duration.sum"),
         "{regs:?}"
     );
     assert!(run.results.synthetic, "the recordings are synthetic");
@@ -157,7 +158,7 @@ fn markdown_of_a_real_run_highlights_exactly_its_regressions_and_lists_every_row
         assert_eq!(is_reg, i < regs.len(), "regressions come first: {body:?}");
         let row = notable
             .iter()
-            .find(|x| x.target == cells[1] && x.size == cells[2] && x.metric == cells[4])
+            .find(|x| x.key.target == cells[1] && x.key.size == cells[2] && x.key.metric == cells[4])
             .unwrap_or_else(|| panic!("{cells:?} is not a row of the run"));
         assert!(cells[0].contains(row.verdict().as_str()), "{cells:?}");
     }
@@ -176,12 +177,12 @@ fn markdown_of_a_real_run_highlights_exactly_its_regressions_and_lists_every_row
             .iter()
             .filter(|c| {
                 c[0].contains(row.verdict().as_str())
-                    && c[1] == row.size
+                    && c[1] == row.key.size
                     && c[2] == row.kernel_label()
-                    && c[3] == row.metric
+                    && c[3] == row.key.metric
             })
             .count();
-        assert_eq!(n, 1, "{} {} {}", row.target, row.size, row.metric);
+        assert_eq!(n, 1, "{} {} {}", row.key.target, row.key.size, row.key.metric);
     }
     // The threshold column shows the min_effect the verdict used.
     let time_1024 = details
@@ -212,12 +213,17 @@ fn html_of_a_real_run_shows_every_row_with_its_verdict_and_threshold() {
         let e = cgp_gate::report::html::escape;
         let cells = format!(
             "<td>{}</td><td class=\"what\">{}<div class=\"k\">{}</div>",
-            e(&row.size),
-            e(&row.metric),
+            e(&row.key.size),
+            e(&row.key.metric),
             e(row.kernel_label())
         );
         let rendered = page.matches(&cells).count();
-        assert!(rendered >= 1, "{} {} not in the page", row.size, row.metric);
+        assert!(
+            rendered >= 1,
+            "{} {} not in the page",
+            row.key.size,
+            row.key.metric
+        );
         let tr = format!("<tr class=\"{}\">", row.verdict().as_str());
         assert!(page.contains(&tr));
     }
@@ -266,10 +272,10 @@ fn junit_of_a_real_run_fails_exactly_the_regressed_rows() {
     for row in regs {
         let name = format!(
             "{}[{}] {} {}",
-            row.target,
-            row.size,
+            row.key.target,
+            row.key.size,
             row.kernel_label(),
-            row.metric
+            row.key.metric
         );
         assert!(failed.contains(&name.as_str()), "{name} in {failed:?}");
     }
@@ -277,8 +283,8 @@ fn junit_of_a_real_run_fails_exactly_the_regressed_rows() {
     // One suite per target, in the order of the run's rows.
     let mut targets: Vec<&str> = Vec::new();
     for row in &r.rows {
-        if !targets.contains(&row.target.as_str()) {
-            targets.push(&row.target);
+        if !targets.contains(&row.key.target.as_str()) {
+            targets.push(&row.key.target);
         }
     }
     assert_eq!(suites, targets);
@@ -315,8 +321,8 @@ fn console_table_of_a_real_run_has_one_line_per_row() {
     for row in &r.rows {
         let shown = legend
             .iter()
-            .find(|(_, full)| *full == row.metric)
-            .map_or(row.metric.as_str(), |(short, _)| short.as_str());
+            .find(|(_, full)| *full == row.key.metric)
+            .map_or(row.key.metric.as_str(), |(short, _)| short.as_str());
         let n = lines
             .iter()
             .filter(|l| {
@@ -324,11 +330,15 @@ fn console_table_of_a_real_run_has_one_line_per_row() {
                 // The metric cell is the name, with its unit when it has one.
                 (l.contains(&format!("  {shown}  ")) || l.contains(&format!("  {shown} (")))
                     && f.first() == Some(&row.verdict().as_str())
-                    && f.contains(&row.target.as_str())
-                    && f.contains(&row.size.as_str())
+                    && f.contains(&row.key.target.as_str())
+                    && f.contains(&row.key.size.as_str())
             })
             .count();
-        assert_eq!(n, 1, "{} {} {}\n{table}", row.target, row.size, row.metric);
+        assert_eq!(
+            n, 1,
+            "{} {} {}\n{table}",
+            row.key.target, row.key.size, row.key.metric
+        );
     }
     assert_eq!(
         lines.iter().filter(|l| l.starts_with("regression")).count(),

@@ -40,7 +40,7 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
             results
                 .rows
                 .iter()
-                .map(|r| (r.target.clone(), r.size.clone()))
+                .map(|r| (r.key.target.clone(), r.key.size.clone()))
                 .collect()
         });
         crate::run::update::write_baselines(

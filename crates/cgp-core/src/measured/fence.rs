@@ -81,14 +81,14 @@ fn sorted(mut v: Vec<f64>) -> Vec<f64> {
 pub fn fence_far_launches(run: &mut SampleSet, warmup: u32) -> Vec<Fenced> {
     let mut out = Vec::new();
     for s in run.series.values_mut() {
-        let n = s.values.len();
+        let n = s.samples.len();
         if n < WARMUP_MIN_LAUNCHES || !is_kernel_duration(&s.key.metric) {
             continue;
         }
-        if s.values.iter().any(|v| !v.is_finite() || *v <= 0.0) {
+        if s.samples.iter().any(|x| !x.value.is_finite() || x.value <= 0.0) {
             continue;
         }
-        let logs: Vec<f64> = s.values.iter().map(|v| v.ln()).collect();
+        let logs: Vec<f64> = s.samples.iter().map(|x| x.value.ln()).collect();
         let centre = median(&sorted(logs.clone()));
         let spread = 1.4826 * median(&sorted(logs.iter().map(|l| (l - centre).abs()).collect()));
         let limit = FENCE_MIN_RATIO.ln().max(FENCE_MADS * spread);
@@ -102,15 +102,14 @@ pub fn fence_far_launches(run: &mut SampleSet, warmup: u32) -> Vec<Fenced> {
         let mut gone: Vec<usize> = far.iter().map(|(i, _)| *i).collect();
         gone.sort_unstable();
         for &i in gone.iter().rev() {
+            let x = s.samples.remove(i);
             out.push(Fenced {
                 key: s.key.clone(),
-                rep: s.reps[i],
+                rep: x.rep,
                 launch: i,
-                value: s.values[i],
+                value: x.value,
                 centre: centre.exp(),
             });
-            s.values.remove(i);
-            s.reps.remove(i);
         }
     }
     out.sort_by(|a, b| (&a.key, a.launch).cmp(&(&b.key, b.launch)));
@@ -136,7 +135,7 @@ mod tests {
     }
 
     fn kept(set: &SampleSet) -> Vec<f64> {
-        set.series.values().next().unwrap().values.clone()
+        set.series.values().next().unwrap().values()
     }
 
     #[test]

@@ -121,19 +121,37 @@ pub struct SeriesKey {
 /// Samples of one metric for one target x size x kernel, in base units. Written with the key's
 /// fields first, then its own ([`SeriesRepr`]: the bytes `serde(flatten)` wrote, without it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "SeriesRepr", from = "SeriesRepr")]
+#[serde(into = "SeriesRepr", try_from = "SeriesRepr")]
 pub struct Series {
     pub key: SeriesKey,
     pub unit: String,
-    /// One value per profiled launch, in the order measured.
-    pub values: Vec<f64>,
-    /// The repetition each value came from (same length as `values`).
-    pub reps: Vec<u32>,
+    /// One value per profiled launch, in the order measured, with the repetition it came from.
+    /// Written as two lists of the same length, `values` and `reps` ([`SeriesRepr`]).
+    pub samples: Vec<Sample>,
     /// The launch configurations (`grid (X, Y, Z) block (X, Y, Z)`) the values came from, sorted
     /// and unique; empty when the profiler did not say. A kernel whose configuration changed
     /// between baseline and candidate stays one series; this is how the change is seen.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub configs: Vec<String>,
+}
+
+/// One value of a [`Series`], in base units, and the repetition (profiler run) it came from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    pub value: f64,
+    pub rep: u32,
+}
+
+impl Series {
+    /// The values, in the order measured.
+    pub fn values(&self) -> Vec<f64> {
+        self.samples.iter().map(|s| s.value).collect()
+    }
+
+    /// The repetition each value came from, in the same order.
+    pub fn reps(&self) -> Vec<u32> {
+        self.samples.iter().map(|s| s.rep).collect()
+    }
 }
 
 /// A [`Series`] as written: the key's fields and the series' own, side by side.
@@ -161,10 +179,10 @@ impl From<Series> for SeriesRepr {
                     metric,
                 },
             unit,
-            values,
-            reps,
+            samples,
             configs,
         } = s;
+        let (values, reps) = samples.iter().map(|s| (s.value, s.rep)).unzip();
         Self {
             target,
             size,
@@ -178,8 +196,10 @@ impl From<Series> for SeriesRepr {
     }
 }
 
-impl From<SeriesRepr> for Series {
-    fn from(r: SeriesRepr) -> Self {
+impl TryFrom<SeriesRepr> for Series {
+    type Error = String;
+
+    fn try_from(r: SeriesRepr) -> Result<Self, Self::Error> {
         let SeriesRepr {
             target,
             size,
@@ -190,7 +210,20 @@ impl From<SeriesRepr> for Series {
             reps,
             configs,
         } = r;
-        Self {
+        if values.len() != reps.len() {
+            return Err(format!(
+                "series {} {kernel} {metric} has {} values but {} reps (one per value)",
+                target_size(&target, &size),
+                values.len(),
+                reps.len()
+            ));
+        }
+        let samples = values
+            .into_iter()
+            .zip(reps)
+            .map(|(value, rep)| Sample { value, rep })
+            .collect();
+        Ok(Self {
             key: SeriesKey {
                 target,
                 size,
@@ -198,10 +231,9 @@ impl From<SeriesRepr> for Series {
                 metric,
             },
             unit,
-            values,
-            reps,
+            samples,
             configs,
-        }
+        })
     }
 }
 
@@ -217,12 +249,10 @@ impl SampleSet {
         let s = self.series.entry(key.clone()).or_insert_with(|| Series {
             key: key.clone(),
             unit: unit.to_owned(),
-            values: Vec::new(),
-            reps: Vec::new(),
+            samples: Vec::new(),
             configs: Vec::new(),
         });
-        s.values.push(value);
-        s.reps.push(rep);
+        s.samples.push(Sample { value, rep });
     }
 
     /// Note the launch configuration of a series' values (kept sorted and unique). A series that
@@ -238,8 +268,8 @@ impl SampleSet {
     /// Merge another set into this one (appending values of shared series).
     pub fn extend(&mut self, other: SampleSet) {
         for (k, s) in other.series {
-            for (v, r) in s.values.iter().zip(&s.reps) {
-                self.push(&k, &s.unit, *v, *r);
+            for x in &s.samples {
+                self.push(&k, &s.unit, x.value, x.rep);
             }
             for c in &s.configs {
                 self.note_config(&k, c);
@@ -258,12 +288,11 @@ pub const WARMUP_MIN_LAUNCHES: usize = 3;
 pub fn drop_warmup(run: &mut SampleSet, warmup: u32) -> usize {
     let mut dropped = 0;
     for s in run.series.values_mut() {
-        if s.values.len() < WARMUP_MIN_LAUNCHES {
+        if s.samples.len() < WARMUP_MIN_LAUNCHES {
             continue;
         }
-        let k = (warmup as usize).min(s.values.len() - 1);
-        s.values.drain(..k);
-        s.reps.drain(..k);
+        let k = (warmup as usize).min(s.samples.len() - 1);
+        s.samples.drain(..k);
         dropped += k;
     }
     dropped
@@ -386,16 +415,16 @@ mod tests {
         }
         assert_eq!(drop_warmup(&mut run.clone(), 0), 0);
         assert_eq!(drop_warmup(&mut run, 1), 1);
-        assert_eq!(run.series[&key("three")].values, vec![100.0, 101.0]);
-        assert_eq!(run.series[&key("three")].reps, vec![4, 4]);
-        assert_eq!(run.series[&key("two")].values, vec![107.0, 100.0]);
+        assert_eq!(run.series[&key("three")].values(), vec![100.0, 101.0]);
+        assert_eq!(run.series[&key("three")].reps(), vec![4, 4]);
+        assert_eq!(run.series[&key("two")].values(), vec![107.0, 100.0]);
         // Never all of a run.
         let mut big = SampleSet::default();
         for v in [1.0, 2.0, 3.0] {
             big.push(&key("k"), "ns", v, 0);
         }
         assert_eq!(drop_warmup(&mut big, 9), 2);
-        assert_eq!(big.series[&key("k")].values, vec![3.0]);
+        assert_eq!(big.series[&key("k")].values(), vec![3.0]);
     }
 
     #[test]

@@ -110,20 +110,19 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                 .collect();
             for crate::measured::samples::Series {
                 key,
-                values,
-                reps,
+                samples: launches,
                 configs,
                 ..
             } in durations
             {
-                for (v, r) in values.iter().zip(&reps) {
-                    for (name, value, unit) in crate::gpu::derive(flops, bytes, *v, peaks.as_ref()) {
+                for x in &launches {
+                    for (name, value, unit) in crate::gpu::derive(flops, bytes, x.value, peaks.as_ref()) {
                         if wants.contains(&name) {
                             let k = SeriesKey {
                                 metric: name.to_owned(),
                                 ..key.clone()
                             };
-                            samples.push(&k, unit, value, *r);
+                            samples.push(&k, unit, value, x.rep);
                             // Derived from the durations: the same launches, the same configurations.
                             for c in &configs {
                                 samples.note_config(&k, c);
@@ -131,6 +130,7 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                         }
                     }
                 }
+                let values: Vec<f64> = launches.iter().map(|x| x.value).collect();
                 let med = crate::baseline::median(&values);
                 if let (Some(f), Some(b)) = (flops, bytes)
                     && let Some(p) =
@@ -165,11 +165,11 @@ pub fn min_effect_unit(row: &mut Row, ms: &MetricSpec, errors: &mut Vec<RunError
     );
     let message = format!(
         "the spec's min_effect {q} of `{}` in target `{}` is in `{}`, but ncu measures the metric in `{}`; give min_effect in `{}`",
-        row.metric, row.target, q.unit, row.unit, row.unit
+        row.key.metric, row.key.target, q.unit, row.unit, row.unit
     );
     if !errors.iter().any(|e| e.message == message) {
         errors.push(RunError {
-            target: row.target.clone(),
+            target: row.key.target.clone(),
             size: None,
             kind: ErrorKind::InvalidInput,
             message,
@@ -223,7 +223,7 @@ pub fn until_decided(run: &mut dyn Remeasure) -> Result<(Vec<Row>, Vec<RunError>
         let doubtful: BTreeSet<(String, String)> = rows
             .iter()
             .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict()))
-            .map(|r| (r.target.clone(), r.size.clone()))
+            .map(|r| (r.key.target.clone(), r.key.size.clone()))
             .collect();
         let Some(grew) = run.measure_more(&doubtful)? else {
             return Ok((rows, errors, rounds));
@@ -246,7 +246,7 @@ pub type Decided = BTreeMap<OwnedRowKey, Row>;
 /// (`Config::looks`), so the first decision stands on its own.
 pub fn keep_decided(rows: &mut [Row], decided: &mut Decided) {
     for r in rows {
-        let id = r.key().to_owned();
+        let id = r.key.clone();
         if let Some(first) = decided.get(&id) {
             r.clone_from(first);
         } else if crate::stats::remeasure::is_decided(r.verdict()) {
@@ -304,12 +304,19 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
 /// Rows ordered as every report lists them: by verdict (regressions first), then by key.
 pub fn sort_rows(rows: &mut [Row]) {
     rows.sort_by(|a, b| {
-        (a.verdict(), &a.target, &a.size, &a.kernel, &a.metric).cmp(&(
-            b.verdict(),
-            &b.target,
-            &b.size,
-            &b.kernel,
-            &b.metric,
-        ))
+        (
+            a.verdict(),
+            &a.key.target,
+            &a.key.size,
+            &a.key.kernel,
+            &a.key.metric,
+        )
+            .cmp(&(
+                b.verdict(),
+                &b.key.target,
+                &b.key.size,
+                &b.key.kernel,
+                &b.key.metric,
+            ))
     });
 }

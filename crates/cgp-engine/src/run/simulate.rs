@@ -233,7 +233,7 @@ mod tests {
         let verdict = |i: usize| {
             r.rows
                 .iter()
-                .find(|x| x.size == format!("i={i}") && x.metric == SIM_METRIC)
+                .find(|x| x.key.size == format!("i={i}") && x.key.metric == SIM_METRIC)
                 .map(|x| x.verdict())
         };
         assert_eq!(verdict(0), Some(RowVerdict::Regression), "{:?}", r.rows);

@@ -47,7 +47,7 @@ pub fn samples_from_results(
     let gpus: std::collections::BTreeSet<&str> = results
         .rows
         .iter()
-        .map(|r| r.gpu.as_str())
+        .map(|r| r.key.gpu.as_str())
         .filter(|g| !g.is_empty())
         .collect();
     if gpus.len() > 1 {
@@ -84,10 +84,10 @@ pub fn samples_from_results(
         }
         let Some(c) = &row.candidate else { continue };
         let key = SeriesKey {
-            target: row.target.clone(),
-            size: row.size.clone(),
+            target: row.key.target.clone(),
+            size: row.key.size.clone(),
             kernel: row.kernel_label().to_owned(),
-            metric: row.metric.clone(),
+            metric: row.key.metric.clone(),
         };
         let reps: Vec<u32> = if row.candidate_reps.len() == c.samples.len() {
             row.candidate_reps.clone()
@@ -302,14 +302,14 @@ fn record_counters(t: &Target, samples: &SampleSet, gpu_key: &str, store: &Store
                 && crate::measured::why::is_explanatory(&s.key.metric)
                 && !t.metrics.iter().any(|m| m.name == s.key.metric)
                 // A value JSON cannot hold would make the baseline unreadable.
-                && s.values.iter().all(|v| v.is_finite())
+                && s.values().iter().all(|v| v.is_finite())
         })
         .map(|s| crate::baseline::CounterSamples {
             size: s.key.size.clone(),
             kernel: s.key.kernel.clone(),
             metric: s.key.metric.clone(),
             unit: s.unit.clone(),
-            samples: s.values.clone(),
+            samples: s.values(),
         })
         .collect();
     if counters.is_empty() {

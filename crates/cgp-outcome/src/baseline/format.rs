@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::foundation::error::Error;
 use crate::gpu::fingerprint::Fingerprint;
-use crate::measured::samples::{SampleSet, Series, SeriesKey};
+use crate::measured::samples::{Sample, SampleSet, Series, SeriesKey};
 
 /// Median of finite values; `NaN` for an empty slice (the store never has one).
 pub fn median(values: &[f64]) -> f64 {
@@ -112,13 +112,17 @@ impl Entry {
         }
     }
 
-    /// The samples as a [`Series`] of `target`.
+    /// The samples as a [`Series`] of `target` (a loaded entry has one rep per sample).
     pub fn series(&self, target: &str) -> Series {
         Series {
             key: self.key(target),
             unit: self.unit.clone(),
-            values: self.samples.clone(),
-            reps: self.reps.clone(),
+            samples: self
+                .samples
+                .iter()
+                .zip(&self.reps)
+                .map(|(&value, &rep)| Sample { value, rep })
+                .collect(),
             configs: self.configs.clone(),
         }
     }

@@ -38,8 +38,8 @@ pub(crate) fn next_entries(
             history.push(Generation {
                 date: date.to_owned(),
                 commit: commit.map(str::to_owned),
-                median: median(&s.values),
-                n: s.values.len(),
+                median: median(&s.values()),
+                n: s.samples.len(),
             });
             let excess = history.len().saturating_sub(keep);
             history.drain(..excess);
@@ -48,8 +48,8 @@ pub(crate) fn next_entries(
                 kernel: k.kernel.clone(),
                 metric: k.metric.clone(),
                 unit: s.unit.clone(),
-                samples: s.values.clone(),
-                reps: s.reps.clone(),
+                samples: s.values(),
+                reps: s.reps(),
                 configs: s.configs.clone(),
                 history,
             }
@@ -62,7 +62,7 @@ pub(crate) fn next_entries(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measured::samples::SeriesKey;
+    use crate::measured::samples::{Sample, SeriesKey};
 
     fn series(size: &str, unit: &str, values: &[f64]) -> Series {
         Series {
@@ -73,8 +73,10 @@ mod tests {
                 metric: "gpu__time_duration.sum".into(),
             },
             unit: unit.into(),
-            values: values.to_vec(),
-            reps: (0..values.len() as u32).collect(),
+            samples: (0..)
+                .zip(values)
+                .map(|(rep, &value)| Sample { value, rep })
+                .collect(),
             configs: Vec::new(),
         }
     }

@@ -393,37 +393,32 @@ fn check_series(path: &Path, target: &str, series: &[&Series]) -> Result<(), Err
         if !seen.insert(k) {
             return refuse(format!("series {name} is given twice"));
         }
-        if s.values.len() < 2 {
+        if s.samples.len() < 2 {
             return refuse(format!(
                 "series {name} has {} sample(s); a baseline needs at least 2 per series",
-                s.values.len()
+                s.samples.len()
             ));
         }
-        if s.reps.len() != s.values.len() {
-            return refuse(format!(
-                "series {name} has {} values but {} reps",
-                s.values.len(),
-                s.reps.len()
-            ));
-        }
-        if let Some((i, v)) = s.values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        if let Some((i, v)) = s.values().iter().enumerate().find(|(_, v)| !v.is_finite()) {
             return refuse(format!(
                 "series {name} has a sample that is not finite ({v}, #{i})"
             ));
         }
-        if s.values.len() > crate::stats::MAX_SAMPLES {
+        if s.samples.len() > crate::stats::MAX_SAMPLES {
             return refuse(format!(
                 "series {name} has {} samples; a baseline entry may hold at most {} (a check refuses more): lower `baseline_repetitions` or the launches per process",
-                s.values.len(),
+                s.samples.len(),
                 crate::stats::MAX_SAMPLES
             ));
         }
-        if let Some((i, why)) = s.values.iter().enumerate().find_map(|(i, v)| {
+        if let Some((i, why)) = s.values().iter().enumerate().find_map(|(i, v)| {
             crate::measured::plausible::implausible(&k.metric, &s.unit, *v).map(|w| (i, w))
         }) {
             return refuse(format!(
                 "series {name} sample #{i} (repetition {}) reads {why}; no GPU gives that reading",
-                s.reps.get(i).map_or_else(|| "?".to_owned(), ToString::to_string)
+                s.reps()
+                    .get(i)
+                    .map_or_else(|| "?".to_owned(), ToString::to_string)
             ));
         }
     }

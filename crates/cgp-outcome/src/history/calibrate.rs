@@ -230,7 +230,7 @@ pub fn calibrate_with_progress(
         .collect();
     let family = wanted
         .iter()
-        .filter(|(_, s, _)| !constant(&s.values))
+        .filter(|(_, s, _)| !constant(&s.values()))
         .count()
         .max(1);
     let cfg = Config {
@@ -275,9 +275,9 @@ pub fn calibrate_with_progress(
 /// What one series shows before any model: its median, spread, outliers and dips, whether it
 /// is deterministic, and the spec's threshold as a fraction (`None` for a min/max limit).
 fn describe(s: &crate::measured::samples::Series, threshold: &Threshold) -> CalibrationRow {
-    let values = &s.values;
+    let values = &s.values();
     let summary = summarize(values);
-    let mut reps = s.reps.clone();
+    let mut reps = s.reps();
     reps.sort_unstable();
     reps.dedup();
     let n_reps = reps.len().max(1);
@@ -340,7 +340,7 @@ fn row(
     cfg: &Config,
 ) -> CalibrationRow {
     let mut out = describe(s, threshold);
-    let (values, median, higher) = (&s.values, out.median, threshold.direction == Direction::Higher);
+    let (values, median, higher) = (&s.values(), out.median, threshold.direction == Direction::Higher);
     let (deterministic, spec_threshold) = (out.deterministic, out.spec_threshold);
     let Some(t) = spec_threshold else {
         out.note = "min/max limit: judged against the limit, not against a baseline".to_owned();
@@ -361,7 +361,7 @@ fn row(
     // approximation), not a simulation: instant on any pool.
     let side = crate::stats::nested::Runs {
         values,
-        runs: &s.reps,
+        runs: &s.reps(),
     };
     let Ok(fit) = crate::stats::nested::fit(side, side, !higher, cfg.trim_dips) else {
         out.note = "a single run: the noise between runs cannot be estimated; measure at least 2".to_owned();
@@ -462,11 +462,11 @@ fn job_drift(
             s.key.target, s.key.size, s.key.kernel, s.key.metric
         ),
         baseline: Some(&entry.samples),
-        candidate: &s.values,
+        candidate: &s.values(),
         threshold,
         history: &history,
         baseline_runs: &entry.reps,
-        candidate_runs: &s.reps,
+        candidate_runs: &s.reps(),
     };
     let judged = crate::stats::judge(&row, &crate::spec::stats_config(settings));
     let Some(spread) = judged.job_spread else {

@@ -364,7 +364,7 @@ fn series_of(inputs: &[(PathBuf, Results)], notes: &mut Vec<String>) -> BTreeMap
             let Some(c) = row.candidate.as_ref().filter(|c| c.n > 0 && c.median.is_finite()) else {
                 continue;
             };
-            let key = row.key().to_owned();
+            let key = row.key.clone();
             let s = series.entry(key).or_insert_with(|| Series {
                 unit: row.unit.clone(),
                 direction: row.direction,
@@ -649,7 +649,7 @@ mod tests {
         let long: Vec<(PathBuf, Results)> = history(needed / 2, 0.035, 0.003, 8, needed)
             .into_iter()
             .map(|(p, mut r)| {
-                r.rows.retain(|row| row.metric == "dur");
+                r.rows.retain(|row| row.key.metric == "dur");
                 (p, r)
             })
             .collect();
@@ -736,7 +736,7 @@ mod tests {
     fn gaps_short_series_and_bad_settings() {
         // A row missing from some files keeps the input positions of the others.
         let mut inputs = history(10, 0.05, 0.002, 3, 20);
-        inputs[4].1.rows.retain(|r| r.metric != "dur");
+        inputs[4].1.rows.retain(|r| r.key.metric != "dur");
         let rep = find(&inputs, &ChangesOptions::default()).unwrap();
         let r = rep.rows.iter().find(|r| r.metric == "dur").unwrap();
         assert_eq!(r.index, 10);

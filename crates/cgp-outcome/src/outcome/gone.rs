@@ -121,7 +121,7 @@ mod tests {
         let rows = rows(&stored, &keys, &targets, false);
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
-        assert_eq!((r.target.as_str(), r.verdict()), ("old", RowVerdict::Missing));
+        assert_eq!((r.key.target.as_str(), r.verdict()), ("old", RowVerdict::Missing));
         assert_eq!(
             crate::outcome::decide::row_gate(r, crate::outcome::results::FailOn::Regression).gate(),
             crate::outcome::decide::Gate::Fail

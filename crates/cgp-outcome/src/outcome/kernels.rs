@@ -15,10 +15,10 @@ pub fn kernel_changes(rows: &[Row]) -> (Vec<TargetKernel>, Vec<TargetKernel>) {
     let mut groups: BTreeMap<(&str, &str), (bool, bool, bool)> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.verdict() != RowVerdict::Error) {
         // A row of no kernel has no kernel to appear or disappear.
-        let Some(kernel) = r.kernel.as_deref() else {
+        let Some(kernel) = r.key.kernel_name() else {
             continue;
         };
-        let g = groups.entry((r.target.as_str(), kernel)).or_default();
+        let g = groups.entry((r.key.target.as_str(), kernel)).or_default();
         if r.verdict() == RowVerdict::Missing {
             g.0 = true;
         } else {

@@ -251,8 +251,8 @@ fn merged_rows(placed: &[Placed]) -> Result<Vec<Row>> {
     for p in placed {
         for r in &p.results.rows {
             let mut r = r.clone();
-            if r.gpu.is_empty() {
-                r.gpu.clone_from(&p.results.fingerprint.gpu_name);
+            if r.key.gpu.is_empty() {
+                r.key.gpu.clone_from(&p.results.fingerprint.gpu_name);
             }
             // Keyed by the shard's GPU key (name and more), not only the row's GPU name.
             let key = RowKey {
@@ -267,11 +267,11 @@ fn merged_rows(placed: &[Placed]) -> Result<Vec<Row>> {
                     &p.path,
                     format!(
                         "row {}[{}] {} {} on {} is also in {}; the shards overlap (made with different --shard-costs?)",
-                        r.target,
-                        r.size,
+                        r.key.target,
+                        r.key.size,
                         r.kernel_label(),
-                        r.metric,
-                        r.gpu,
+                        r.key.metric,
+                        r.key.gpu,
                         other.display()
                     ),
                 ));
@@ -287,8 +287,8 @@ fn merged_rows(placed: &[Placed]) -> Result<Vec<Row>> {
 pub fn gpus(results: &Results) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in &results.rows {
-        if !r.gpu.is_empty() && !out.contains(&r.gpu) {
-            out.push(r.gpu.clone());
+        if !r.key.gpu.is_empty() && !out.contains(&r.key.gpu) {
+            out.push(r.key.gpu.clone());
         }
     }
     out

@@ -35,21 +35,23 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
     let (_, appeared) = kernel_changes(rows);
     let mut failing = 0;
     for row in rows.iter_mut().filter(|r| r.verdict() == RowVerdict::Missing) {
-        let Some(t) = scope.targets.iter().find(|t| t.name == row.target) else {
+        let Some(t) = scope.targets.iter().find(|t| t.name == row.key.target) else {
             continue;
         };
-        let expected = t.metrics.iter().any(|m| m.name == row.metric)
-            && !scope.skipped.contains(&(row.target.clone(), row.size.clone()));
+        let expected = t.metrics.iter().any(|m| m.name == row.key.metric)
+            && !scope
+                .skipped
+                .contains(&(row.key.target.clone(), row.key.size.clone()));
         if !expected {
             continue;
         }
         // A baseline entry of a size the spec does not have (removed, or re-keyed to `n=1025`)
         // fails as a renamed target's file does (issue 34): a size re-keyed in the baseline
         // turned a regression into `new`.
-        if !t.sizes.iter().any(|s| s.key() == row.size) {
+        if !t.sizes.iter().any(|s| s.key() == row.key.size) {
             let what = format!(
                 "size `{}` of target `{}` is in the baseline but not in the spec (removed, or re-keyed?)",
-                row.size, row.target
+                row.key.size, row.key.target
             );
             if scope.allow_all || t.allow_missing {
                 row.reason = format!(
@@ -73,7 +75,7 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
         }
         let new_here: Vec<String> = appeared
             .iter()
-            .filter(|(tt, _)| tt == &row.target)
+            .filter(|(tt, _)| tt == &row.key.target)
             .map(|(_, k)| format!("`{k}`"))
             .collect();
         let now = if new_here.is_empty() {

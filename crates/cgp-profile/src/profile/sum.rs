@@ -38,16 +38,28 @@ pub fn apply(target: &Target, samples: SampleSet) -> SampleSet {
             kernel: SUM_KERNEL.to_owned(),
             metric,
         };
-        let n = series.iter().map(|s| s.values.len()).max().unwrap_or(0);
+        let n = series.iter().map(|s| s.samples.len()).max().unwrap_or(0);
         if n == 0 {
             continue;
         }
-        let rep = series.iter().find_map(|s| s.reps.first().copied()).unwrap_or(0);
+        let rep = series
+            .iter()
+            .find_map(|s| s.samples.first().map(|x| x.rep))
+            .unwrap_or(0);
         let unit = series[0].unit.clone();
-        let values: Vec<f64> = if series.iter().all(|s| s.values.len() == n) {
-            (0..n).map(|i| series.iter().map(|s| s.values[i]).sum()).collect()
+        let values: Vec<f64> = if series.iter().all(|s| s.samples.len() == n) {
+            (0..n)
+                .map(|i| series.iter().map(|s| s.samples[i].value).sum())
+                .collect()
         } else {
-            vec![series.iter().flat_map(|s| &s.values).sum::<f64>() / n as f64]
+            vec![
+                series
+                    .iter()
+                    .flat_map(|s| &s.samples)
+                    .map(|x| x.value)
+                    .sum::<f64>()
+                    / n as f64,
+            ]
         };
         for v in values {
             out.push(&key, &unit, v, rep);
@@ -114,8 +126,8 @@ mod tests {
         assert_eq!(out.series.len(), 1);
         let s = out.series.values().next().unwrap();
         assert_eq!(s.key.kernel, SUM_KERNEL);
-        assert_eq!(s.values, [11.0, 12.0, 14.0]);
-        assert_eq!(s.reps, [2, 2, 2]);
+        assert_eq!(s.values(), [11.0, 12.0, 14.0]);
+        assert_eq!(s.reps(), [2, 2, 2]);
         assert_eq!(kernels_of(&s.configs), ["gemm_a", "splitk_reduce_gemm"]);
     }
 
@@ -126,7 +138,7 @@ mod tests {
             &spec.targets[0],
             set(&[("gemm_a", &[10.0, 10.0], "c"), ("gemm_b", &[4.0], "c")]),
         );
-        assert_eq!(out.series.values().next().unwrap().values, [12.0]);
+        assert_eq!(out.series.values().next().unwrap().values(), [12.0]);
     }
 
     #[test]

@@ -105,8 +105,8 @@ pub fn annotations(results: &Results) -> Vec<String> {
         let title = format!(
             "cgp-gate {}: {} {}",
             r.verdict().as_str(),
-            crate::measured::samples::target_size(&r.target, &r.size),
-            r.metric
+            crate::measured::samples::target_size(&r.key.target, &r.key.size),
+            r.key.metric
         );
         let mut message = format!(
             "{}: change {} ({}), threshold {}, p {}. {}",
@@ -123,7 +123,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
         }
         out.push(format!(
             "::{level} {}title={}::{}",
-            file(&r.target, Some(&r.metric)),
+            file(&r.key.target, Some(&r.key.metric)),
             escape(&title, Part::Property),
             escape(&message, Part::Data)
         ));

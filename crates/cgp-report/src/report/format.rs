@@ -20,14 +20,14 @@ pub(crate) fn config_changes(results: &Results) -> Vec<String> {
     let mut out = Vec::new();
     for r in sorted_rows(results) {
         let Some(c) = &r.config_change else { continue };
-        let id = (r.target.as_str(), r.size.as_str(), r.kernel.as_deref());
+        let id = (r.key.target.as_str(), r.key.size.as_str(), r.key.kernel_name());
         if seen.contains(&id) {
             continue;
         }
         seen.push(id);
         out.push(format!(
             "{} `{}`: {}",
-            crate::measured::samples::target_size(&r.target, &r.size),
+            crate::measured::samples::target_size(&r.key.target, &r.key.size),
             r.kernel_label(),
             c.describe()
         ));

@@ -172,13 +172,13 @@ fn row_cells(
         w = crate::report::format::verdict_word(r)
     );
     if with_target {
-        let _ = write!(s, "<td>{}</td>", escape(&r.target));
+        let _ = write!(s, "<td>{}</td>", escape(&r.key.target));
     }
     let _ = writeln!(
         s,
         "<td>{}</td><td class=\"what\">{}<div class=\"k\">{}</div><div class=\"reason\">{}</div></td><td class=\"num change\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num medians\">{}</td><td class=\"num\">{}/{}</td></tr>",
-        escape(&r.size),
-        escape(&r.metric),
+        escape(&r.key.size),
+        escape(&r.key.metric),
         escape(r.kernel_label()),
         escape(&super::format::reason_with_config(r)),
         escape(&change_cell(r, common_ci)),
@@ -235,8 +235,8 @@ fn why_table(r: &Row, h: &mut String) {
     let _ = write!(
         h,
         "<div class=\"why\"><b>Why</b> {} {}: {}",
-        escape(&crate::measured::samples::target_size(&r.target, &r.size)),
-        escape(&r.metric),
+        escape(&crate::measured::samples::target_size(&r.key.target, &r.key.size)),
+        escape(&r.key.metric),
         escape(&w.reading)
     );
     if !w.changed.is_empty() {
@@ -303,8 +303,8 @@ fn plots(results: &Results, h: &mut String) {
         let _ = writeln!(
             h,
             "<figure><figcaption><span class=\"pill {v}\">{v}</span> <b>{} {}</b> {}<br><span class=\"k\">{}</span></figcaption>{}</figure>",
-            escape(&crate::measured::samples::target_size(&r.target, &r.size)),
-            escape(&r.metric),
+            escape(&crate::measured::samples::target_size(&r.key.target, &r.key.size)),
+            escape(&r.key.metric),
             escape(&change_cell(r, None)),
             escape(r.kernel_label()),
             strip_plot(r),
@@ -662,14 +662,14 @@ fn all_rows(results: &Results, h: &mut String) {
     h.push_str("<h2>All rows</h2>\n");
     let mut targets: Vec<&str> = Vec::new();
     for r in &results.rows {
-        if !targets.contains(&r.target.as_str()) {
-            targets.push(&r.target);
+        if !targets.contains(&r.key.target.as_str()) {
+            targets.push(&r.key.target);
         }
     }
     for t in targets {
         let rows: Vec<&Row> = sorted_rows(results)
             .into_iter()
-            .filter(|r| r.target == t)
+            .filter(|r| r.key.target == t)
             .collect();
         let common = common_ci_label(rows.iter().copied());
         let _ = writeln!(h, "<h3>{}</h3>", escape(t));

@@ -27,7 +27,7 @@ pub fn junit(results: &Results) -> String {
     let targets = results
         .rows
         .iter()
-        .map(|r| r.target.as_str())
+        .map(|r| r.key.target.as_str())
         .chain(results.errors.iter().map(|e| e.target.as_str()));
     for t in targets {
         suites.entry(t).or_insert_with(|| {
@@ -36,7 +36,7 @@ pub fn junit(results: &Results) -> String {
         });
     }
     for row in &results.rows {
-        if let Some(s) = suites.get_mut(row.target.as_str()) {
+        if let Some(s) = suites.get_mut(row.key.target.as_str()) {
             s.add_test_case(row_case(row, results.fail_on));
         }
     }
@@ -143,7 +143,7 @@ fn suite(results: &Results, target: &str) -> TestSuite {
 fn failure_message(row: &Row) -> String {
     format!(
         "{} {}: change {} ({}), threshold {}, p {}",
-        row.metric,
+        row.key.metric,
         row.verdict().as_str(),
         change_cell(row, None),
         medians_sentence(row),
@@ -206,7 +206,10 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
         (RowGate::Pass, _) => TestCaseStatus::success(),
     };
     let mut case = TestCase::new(case_name(row), status);
-    case.set_classname(crate::measured::samples::target_size(&row.target, &row.size));
+    case.set_classname(crate::measured::samples::target_size(
+        &row.key.target,
+        &row.key.size,
+    ));
     case.add_properties(row_properties(row));
     if matches!(row.verdict(), RowVerdict::Improvement | RowVerdict::New) {
         case.set_system_out(format!(

@@ -21,10 +21,12 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
     }
     let mut sizes: BTreeMap<(&str, &str), Change<'_>> = BTreeMap::new();
     for r in rows {
-        let Some(kernel) = r.kernel.as_deref() else {
+        let Some(kernel) = r.key.kernel_name() else {
             continue;
         };
-        let g = sizes.entry((r.target.as_str(), r.size.as_str())).or_default();
+        let g = sizes
+            .entry((r.key.target.as_str(), r.key.size.as_str()))
+            .or_default();
         match &r.outcome {
             Outcome::Missing(Missing { cause, .. }) => {
                 if !g.gone.contains(&kernel) {
@@ -43,7 +45,7 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in rows
         .iter()
-        .filter(|r| r.kernel.as_deref() == Some(crate::spec::SUM_KERNEL))
+        .filter(|r| r.key.kernel == Some(crate::outcome::results::Kernel::Sum))
     {
         let Some(c) = &r.config_change else { continue };
         let (before, now) = (
@@ -52,7 +54,7 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
         );
         let line = format!(
             "{}: the operation now runs {} instead of {} (compared as one operation row)",
-            crate::measured::samples::target_size(&r.target, &r.size),
+            crate::measured::samples::target_size(&r.key.target, &r.key.size),
             now.iter()
                 .map(|k| format!("`{k}`"))
                 .collect::<Vec<_>>()
@@ -157,7 +159,7 @@ pub fn gone_files(rows: &[Row]) -> Vec<String> {
                 ..
             })
         ) {
-            seen.insert((r.target.as_str(), r.reason.as_str()));
+            seen.insert((r.key.target.as_str(), r.reason.as_str()));
         }
     }
     seen.into_iter().map(|(_, reason)| reason.to_owned()).collect()

@@ -382,17 +382,17 @@ fn table(results: &Results, rows: &[&Row], shown: usize, md: &mut String) {
     ));
     for r in rows.iter().take(shown) {
         let gpu_cell = if multi_gpu {
-            format!(" {} |", escape_md_cell(&r.gpu))
+            format!(" {} |", escape_md_cell(&r.key.gpu))
         } else {
             String::new()
         };
         md.push_str(&format!(
             "| {} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} |\n",
             gate_badge(r, results.fail_on),
-            code_span(&r.target, true),
-            escape_md_cell(&r.size),
+            code_span(&r.key.target, true),
+            escape_md_cell(&r.key.size),
             code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
-            code_span(&r.metric, true),
+            code_span(&r.key.metric, true),
             escape_md_cell(&change_cell(r, common.as_deref())),
             escape_md_cell(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
             escape_md_cell(&medians(r)),
@@ -472,8 +472,11 @@ fn why(r: &Row, md: &mut String) {
     let Some(w) = &r.why else { return };
     md.push_str(&format!(
         "**Why** {} {}: {}\n",
-        code_span(&crate::measured::samples::target_size(&r.target, &r.size), false),
-        code_span(super::mermaid::short_metric(&r.metric), false),
+        code_span(
+            &crate::measured::samples::target_size(&r.key.target, &r.key.size),
+            false
+        ),
+        code_span(super::mermaid::short_metric(&r.key.metric), false),
         escape_md_cell(&w.reading)
     ));
     if !w.changed.is_empty() {
@@ -564,8 +567,11 @@ fn trends(rows: &[&Row], md: &mut String) {
             let t = trend(r)?;
             Some(format!(
                 "- {} {}: {}\n",
-                code_span(&crate::measured::samples::target_size(&r.target, &r.size), false),
-                code_span(super::mermaid::short_metric(&r.metric), false),
+                code_span(
+                    &crate::measured::samples::target_size(&r.key.target, &r.key.size),
+                    false
+                ),
+                code_span(super::mermaid::short_metric(&r.key.metric), false),
                 escape_md_cell(&t)
             ))
         })
@@ -615,14 +621,14 @@ fn errors(results: &Results, md: &mut String) {
 fn details(results: &Results, md: &mut String) {
     let mut targets: Vec<&str> = Vec::new();
     for r in &results.rows {
-        if !targets.contains(&r.target.as_str()) {
-            targets.push(&r.target);
+        if !targets.contains(&r.key.target.as_str()) {
+            targets.push(&r.key.target);
         }
     }
     for t in targets {
         let rows: Vec<&Row> = sorted_rows(results)
             .into_iter()
-            .filter(|r| r.target == t)
+            .filter(|r| r.key.target == t)
             .collect();
         let mut counts: Vec<String> = Vec::new();
         for v in [
@@ -661,9 +667,9 @@ fn details(results: &Results, md: &mut String) {
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 gate_badge(r, results.fail_on),
-                escape_md_cell(&r.size),
+                escape_md_cell(&r.key.size),
                 code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
-                code_span(&r.metric, true),
+                code_span(&r.key.metric, true),
                 escape_md_cell(&change_cell(r, common.as_deref())),
                 escape_md_cell(&crate::outcome::results::threshold_text(r)),
                 escape_md_cell(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),

@@ -58,7 +58,7 @@ pub(crate) fn charts(results: &Results, md: &mut String) {
                 format!(
                     "\"{}\"",
                     mermaid_label(
-                        &format!("{} {} {}", r.target, r.size, short_metric(&r.metric)),
+                        &format!("{} {} {}", r.key.target, r.key.size, short_metric(&r.key.metric)),
                         40
                     )
                 )
@@ -103,7 +103,7 @@ pub(crate) fn charts(results: &Results, md: &mut String) {
         let values: Vec<String> = points.iter().map(|x| mermaid_number(x / div)).collect();
         md.push_str(&format!(
             "```mermaid\nxychart-beta\n    title \"{} history ({})\"\n    x-axis [{}]\n    y-axis \"{}\"\n    line [{}]\n```\n\n",
-            mermaid_label(&format!("{} {} {}", r.target, r.size, short_metric(&r.metric)), 60),
+            mermaid_label(&format!("{} {} {}", r.key.target, r.key.size, short_metric(&r.key.metric)), 60),
             mermaid_label(&unit, 20),
             labels.join(", "),
             mermaid_label(&unit, 20),

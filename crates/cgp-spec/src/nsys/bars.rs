@@ -75,7 +75,7 @@ pub fn category_bars(
                 let m = CategoryMedians {
                     name: name.to_owned(),
                     baseline_ns: baseline(key).and_then(|v| median(&v)),
-                    candidate_ns: median(&series.values),
+                    candidate_ns: median(&series.values()),
                 };
                 if m.baseline_ns.unwrap_or(0.0) > 0.0 || m.candidate_ns.unwrap_or(0.0) > 0.0 {
                     categories.push(m);

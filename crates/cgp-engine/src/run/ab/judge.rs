@@ -119,9 +119,9 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                     key: key.clone(),
                     ms,
                     unit,
-                    base_raw: b.values.clone(),
-                    head_raw: h.values.clone(),
-                    head_reps: h.reps.clone(),
+                    base_raw: b.values(),
+                    head_raw: h.values(),
+                    head_reps: h.reps(),
                     base_pairs: reps.iter().map(|r| bm[r]).collect(),
                     head_pairs: reps.iter().map(|r| hm[r]).collect(),
                     plan: (t.repetitions, t.max_repetitions),
@@ -135,8 +135,8 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                     RowVerdict::New,
                     "measured in the head tree only: the base tree did not launch this kernel",
                 );
-                row.candidate = Some(summarize(&h.values));
-                row.candidate_reps.clone_from(&h.reps);
+                row.candidate = Some(summarize(&h.values()));
+                row.candidate_reps = h.reps();
                 only.push(row);
             }
             (Some(b), None) => {
@@ -147,7 +147,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                     RowVerdict::Missing,
                     "measured in the base tree only: the head tree no longer launches this kernel",
                 );
-                row.baseline = Some(summarize(&b.values));
+                row.baseline = Some(summarize(&b.values()));
                 only.push(row);
             }
             (None, None) => {}

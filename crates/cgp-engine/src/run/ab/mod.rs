@@ -220,7 +220,7 @@ impl crate::run::engine::Remeasure for AbLoop<'_, '_, '_> {
         };
         let (mut rows, spec_errors) = judge(self.sides.head_targets, &view, self.cfg, rounds);
         for r in &mut rows {
-            r.gpu = self.gpu_name.to_owned();
+            r.key.gpu = self.gpu_name.to_owned();
         }
         (rows, spec_errors)
     }

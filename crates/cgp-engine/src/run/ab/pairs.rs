@@ -182,7 +182,7 @@ pub(super) fn measure_pairs(
 pub(super) fn per_rep(set: &SampleSet, key: &SeriesKey) -> BTreeMap<u32, f64> {
     let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     if let Some(s) = set.series.get(key) {
-        for (v, r) in s.values.iter().zip(&s.reps) {
+        for (v, r) in s.values().iter().zip(&s.reps()) {
             by.entry(*r).or_default().push(*v);
         }
     }

@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::Baselines;
 use crate::measured::samples::{SampleSet, SeriesKey};
-use crate::outcome::results::{ErrorKind, Estimate, Outcome, Row, RowThreshold, RowVerdict, RunError};
+use crate::outcome::results::{
+    ErrorKind, Estimate, Kernel, Outcome, OwnedRowKey, Row, RowThreshold, RowVerdict, RunError,
+};
 use crate::run::engine::min_effect_unit;
 use crate::run::measure::Measurement;
 use crate::spec::{MetricSpec, Target};
@@ -98,17 +100,28 @@ pub(super) fn judged_rows(
         .iter()
         .map(|(_, _, entry)| entry.map(|e| e.older_medians()).unwrap_or_default())
         .collect();
+    let candidates: Vec<(Vec<f64>, Vec<u32>)> = keyed
+        .iter()
+        .map(|(key, _, _)| {
+            samples
+                .series
+                .get(key)
+                .map(|s| (s.values(), s.reps()))
+                .unwrap_or_default()
+        })
+        .collect();
     let comparisons: Vec<Comparison<'_>> = keyed
         .iter()
         .zip(&histories)
-        .map(|((key, ms, entry), history)| Comparison {
+        .zip(&candidates)
+        .map(|(((key, ms, entry), history), (values, reps))| Comparison {
             key: format!("{}/{}/{}/{}", key.target, key.size, key.kernel, key.metric),
             baseline: entry.map(|e| e.samples.as_slice()),
-            candidate: samples.series.get(key).map_or(&[][..], |s| s.values.as_slice()),
+            candidate: values,
             threshold: &ms.threshold,
             history,
             baseline_runs: entry.map_or(&[][..], |e| e.reps.as_slice()),
-            candidate_runs: samples.series.get(key).map_or(&[][..], |s| s.reps.as_slice()),
+            candidate_runs: reps,
         })
         .collect();
     let judgements = judge_all_at(&comparisons, cfg, looks);
@@ -116,16 +129,18 @@ pub(super) fn judged_rows(
         .iter()
         .zip(judgements)
         .map(|((key, ms, entry), j)| Row {
-            target: key.target.clone(),
-            size: key.size.clone(),
-            kernel: Some(key.kernel.clone()),
-            metric: key.metric.clone(),
+            key: OwnedRowKey {
+                gpu: String::new(),
+                target: key.target.clone(),
+                size: key.size.clone(),
+                kernel: Some(Kernel::from(key.kernel.clone())),
+                metric: key.metric.clone(),
+            },
             unit: samples
                 .series
                 .get(key)
                 .map(|s| s.unit.clone())
                 .unwrap_or_default(),
-            gpu: String::new(),
             outcome: Outcome::from(j.verdict),
             threshold: Some(RowThreshold {
                 tolerance: j.tolerance,
@@ -149,11 +164,7 @@ pub(super) fn judged_rows(
                 .get(&(key.target.clone(), key.size.clone()))
                 .copied()
                 .unwrap_or(0),
-            candidate_reps: samples
-                .series
-                .get(key)
-                .map(|s| s.reps.clone())
-                .unwrap_or_default(),
+            candidate_reps: samples.series.get(key).map(|s| s.reps()).unwrap_or_default(),
             history: entry.map(|e| e.older_medians()).unwrap_or_default(),
             why: None,
             candidate_configs: samples
@@ -190,16 +201,16 @@ pub(super) fn baseline_unit_errors(
                 .unwrap_or_default();
             let message = format!(
                 "{file}: the baseline of metric `{}` of kernel `{}` (target `{}`, size {}) is in `{}`, but ncu measures it in `{}`; units are never converted: restore the file from git, or measure it again with `cgp-gate baseline update`",
-                row.metric,
+                row.key.metric,
                 row.kernel_label(),
-                row.target,
-                row.size,
+                row.key.target,
+                row.key.size,
                 e.unit,
                 row.unit
             );
             spec_errors.push(RunError {
-                target: row.target.clone(),
-                size: Some(row.size.clone()),
+                target: row.key.target.clone(),
+                size: Some(row.key.size.clone()),
                 kind: ErrorKind::InvalidInput,
                 message,
             });

@@ -250,7 +250,7 @@ fn gone_rows(
     let names: BTreeSet<&str> = spec.targets.iter().map(|t| t.name.as_str()).collect();
     let mut rows = crate::outcome::gone::rows(stored, &gpu_keys(), &names, opts.allow_missing);
     for r in &mut rows {
-        gpu_name.clone_into(&mut r.gpu);
+        gpu_name.clone_into(&mut r.key.gpu);
     }
     rows
 }
@@ -361,12 +361,12 @@ impl crate::run::engine::Remeasure for CheckLoop<'_, '_> {
             let unknown_size = |r: &Row| {
                 self.targets
                     .iter()
-                    .any(|t| t.name == r.target && !t.sizes.iter().any(|z| z.key() == r.size))
+                    .any(|t| t.name == r.key.target && !t.sizes.iter().any(|z| z.key() == r.key.size))
             };
-            rows.retain(|r| s.contains(&r.target, &r.size) || (s.shard.k == 1 && unknown_size(r)));
+            rows.retain(|r| s.contains(&r.key.target, &r.key.size) || (s.shard.k == 1 && unknown_size(r)));
         }
         for r in &mut rows {
-            r.gpu = self.gpu_name.to_owned();
+            r.key.gpu = self.gpu_name.to_owned();
         }
         (rows, spec_errors)
     }

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Baselines;
-use crate::outcome::results::{Outcome, Row, RowVerdict};
+use crate::outcome::results::{Kernel, Outcome, Row, RowVerdict};
 use crate::plan::Work;
 use crate::run::measure::Measurement;
 use crate::spec::{Spec, Target};
@@ -75,24 +75,26 @@ pub(super) fn skipped_rows(
     if unchanged.is_empty() {
         return (rows, None);
     }
-    let mut kernels: BTreeSet<(String, String, Option<String>)> = BTreeSet::new();
+    let mut kernels: BTreeSet<(String, String, Option<Kernel>)> = BTreeSet::new();
     let mut saved: Option<f64> = None;
     let mut rows: Vec<Row> = rows
         .into_iter()
         .map(|mut r| {
-            if r.verdict() == RowVerdict::Missing && unchanged.contains(&(r.target.clone(), r.size.clone())) {
+            if r.verdict() == RowVerdict::Missing
+                && unchanged.contains(&(r.key.target.clone(), r.key.size.clone()))
+            {
                 r.outcome = Outcome::Skipped(crate::outcome::results::SkipReason::SameSass);
                 crate::profile::sass::SAME_SASS_REASON.clone_into(&mut r.reason);
-                let first = kernels.insert((r.target.clone(), r.size.clone(), r.kernel.clone()));
-                if first && let Some((b, _)) = baselines.get(&r.target) {
+                let first = kernels.insert((r.key.target.clone(), r.key.size.clone(), r.key.kernel.clone()));
+                if first && let Some((b, _)) = baselines.get(&r.key.target) {
                     let reps = targets
                         .iter()
-                        .find(|t| t.name == r.target)
+                        .find(|t| t.name == r.key.target)
                         .map_or(1, |t| t.repetitions);
                     let entry = r
-                        .kernel
-                        .as_deref()
-                        .and_then(|k| b.entry(&r.size, k, crate::plan::DURATION_METRIC));
+                        .key
+                        .kernel_name()
+                        .and_then(|k| b.entry(&r.key.size, k, crate::plan::DURATION_METRIC));
                     if let Some(e) = entry {
                         *saved.get_or_insert(0.0) += e.median() * f64::from(reps);
                     }
@@ -102,13 +104,20 @@ pub(super) fn skipped_rows(
         })
         .collect();
     rows.sort_by(|a, b| {
-        (a.verdict(), &a.target, &a.size, &a.kernel, &a.metric).cmp(&(
-            b.verdict(),
-            &b.target,
-            &b.size,
-            &b.kernel,
-            &b.metric,
-        ))
+        (
+            a.verdict(),
+            &a.key.target,
+            &a.key.size,
+            &a.key.kernel,
+            &a.key.metric,
+        )
+            .cmp(&(
+                b.verdict(),
+                &b.key.target,
+                &b.key.size,
+                &b.key.kernel,
+                &b.key.metric,
+            ))
     });
     let skip = crate::outcome::results::SassSkip {
         kernels: kernels.len(),
@@ -123,10 +132,7 @@ pub(super) fn skipped_rows(
 pub(super) fn operation_notes(rows: &mut [Row]) {
     use crate::profile::sum::kernels_of;
     let tick = |v: &[String]| v.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
-    for r in rows
-        .iter_mut()
-        .filter(|r| r.kernel.as_deref() == Some(crate::spec::SUM_KERNEL))
-    {
+    for r in rows.iter_mut().filter(|r| r.key.kernel == Some(Kernel::Sum)) {
         let now = kernels_of(&r.candidate_configs);
         if now.is_empty() {
             continue;
@@ -169,7 +175,7 @@ pub(super) fn unselected(rows: &mut [Row], unselected: &BTreeMap<(String, String
     for ((target, size), ran) in unselected {
         for r in rows
             .iter_mut()
-            .filter(|r| &r.target == target && &r.size == size && r.verdict() == RowVerdict::Missing)
+            .filter(|r| &r.key.target == target && &r.key.size == size && r.verdict() == RowVerdict::Missing)
         {
             r.reason = format!(
                 "{}; the kernel filter selected none of the kernels that ran:{}{}",

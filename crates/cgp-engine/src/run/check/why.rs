@@ -23,7 +23,7 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
         .iter()
         .enumerate()
         .filter(|(_, r)| {
-            r.metric.starts_with("gpu__time_duration")
+            r.key.metric.starts_with("gpu__time_duration")
                 && r.skipped().is_none()
                 && matches!(
                     r.verdict(),
@@ -38,15 +38,15 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
             let counters: Vec<crate::measured::why::Counter<'_>> = rows
                 .iter()
                 .filter(|o| {
-                    o.target == r.target
-                        && o.size == r.size
-                        && o.kernel == r.kernel
-                        && o.gpu == r.gpu
-                        && crate::measured::why::is_explanatory(&o.metric)
+                    o.key.target == r.key.target
+                        && o.key.size == r.key.size
+                        && o.key.kernel == r.key.kernel
+                        && o.key.gpu == r.key.gpu
+                        && crate::measured::why::is_explanatory(&o.key.metric)
                 })
                 .filter_map(|o| {
                     Some(crate::measured::why::Counter {
-                        metric: &o.metric,
+                        metric: &o.key.metric,
                         baseline: &o.baseline.as_ref()?.samples,
                         candidate: &o.candidate.as_ref()?.samples,
                     })
@@ -54,26 +54,35 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
                 .collect();
             let gated: BTreeSet<&str> = counters.iter().map(|c| c.metric).collect();
             let mut counters = counters;
-            if let Some((b, _)) = baselines.get(&r.target) {
-                for c in b.counters.iter().filter(|c| {
-                    c.size == r.size
-                        && r.kernel.as_deref() == Some(c.kernel.as_str())
-                        && !gated.contains(c.metric.as_str())
-                }) {
-                    let key = SeriesKey {
-                        target: r.target.clone(),
-                        size: r.size.clone(),
-                        kernel: c.kernel.clone(),
-                        metric: c.metric.clone(),
-                    };
-                    if let Some(now) = samples.series.get(&key) {
-                        counters.push(crate::measured::why::Counter {
-                            metric: &c.metric,
-                            baseline: &c.samples,
-                            candidate: &now.values,
-                        });
-                    }
-                }
+            // The counters the baseline keeps beside its rows, with this run's values of each.
+            let now: Vec<_> = baselines
+                .get(&r.key.target)
+                .map(|(b, _)| {
+                    b.counters
+                        .iter()
+                        .filter(|c| {
+                            c.size == r.key.size
+                                && r.key.kernel_name() == Some(c.kernel.as_str())
+                                && !gated.contains(c.metric.as_str())
+                        })
+                        .filter_map(|c| {
+                            let key = SeriesKey {
+                                target: r.key.target.clone(),
+                                size: r.key.size.clone(),
+                                kernel: c.kernel.clone(),
+                                metric: c.metric.clone(),
+                            };
+                            samples.series.get(&key).map(|s| (c, s.values()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            for (c, values) in &now {
+                counters.push(crate::measured::why::Counter {
+                    metric: &c.metric,
+                    baseline: &c.samples,
+                    candidate: values,
+                });
             }
             let ctx = crate::measured::why::Context {
                 time_change: r.estimate.change,
@@ -162,12 +171,12 @@ fn remeasure_pass(
     let wanted: BTreeSet<(String, String)> = rows
         .iter()
         .filter(|r| {
-            r.metric.starts_with("gpu__time_duration")
+            r.key.metric.starts_with("gpu__time_duration")
                 && matches!(r.verdict(), RowVerdict::Regression | RowVerdict::Improvement)
-                && explained.contains_key(&r.target)
-                && !has_counters(&r.target, &r.size)
+                && explained.contains_key(&r.key.target)
+                && !has_counters(&r.key.target, &r.key.size)
         })
-        .map(|r| (r.target.clone(), r.size.clone()))
+        .map(|r| (r.key.target.clone(), r.key.size.clone()))
         .collect();
     let more = why_work(work, &wanted, explained, next_rep, |t| t.repetitions);
     if more.is_empty() {
@@ -202,12 +211,12 @@ fn cupti_why(
     let wanted: BTreeSet<(String, String)> = rows
         .iter()
         .filter(|r| {
-            r.metric.starts_with("gpu__time_duration")
+            r.key.metric.starts_with("gpu__time_duration")
                 && r.skipped().is_none()
                 && matches!(r.verdict(), RowVerdict::Regression | RowVerdict::Inconclusive)
-                && ncu.contains_key(&r.target)
+                && ncu.contains_key(&r.key.target)
         })
-        .map(|r| (r.target.clone(), r.size.clone()))
+        .map(|r| (r.key.target.clone(), r.key.size.clone()))
         .collect();
     let cost = crate::run::ncu_why::collect(
         &wanted, work, &ncu, next_rep, m, profiler, recorder, watch, progress,

@@ -25,7 +25,7 @@ impl RowKey<'_> {
         OwnedRowKey {
             target: self.target.to_owned(),
             size: self.size.to_owned(),
-            kernel: self.kernel.map(str::to_owned),
+            kernel: self.kernel.map(Kernel::from),
             metric: self.metric.to_owned(),
             gpu: self.gpu.to_owned(),
         }
@@ -50,21 +50,26 @@ pub struct OwnedRowKey {
     pub gpu: String,
     pub target: String,
     pub size: String,
-    pub kernel: Option<String>,
+    pub kernel: Option<Kernel>,
     pub metric: String,
 }
 
 impl OwnedRowKey {
     /// The kernel as reports print it (see [`Row::kernel_label`]).
     pub fn kernel_label(&self) -> &str {
-        self.kernel.as_deref().unwrap_or(NO_KERNEL)
+        self.kernel.as_ref().map_or(NO_KERNEL, Kernel::as_str)
+    }
+
+    /// The kernel's name as files hold it, or `None` for a row of no kernel.
+    pub fn kernel_name(&self) -> Option<&str> {
+        self.kernel.as_ref().map(Kernel::as_str)
     }
 
     pub fn as_key(&self) -> RowKey<'_> {
         RowKey {
             target: &self.target,
             size: &self.size,
-            kernel: self.kernel.as_deref(),
+            kernel: self.kernel_name(),
             metric: &self.metric,
             gpu: &self.gpu,
         }
@@ -74,5 +79,68 @@ impl OwnedRowKey {
 impl fmt::Display for OwnedRowKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.as_key().fmt(f)
+    }
+}
+
+/// The kernel of a row: one kernel by name, or the operation row of a `kernels: sum` target
+/// (the selected kernels summed per iteration), which files write as
+/// [`SUM_KERNEL`](crate::spec::SUM_KERNEL). Built with `From<String>`, so that a name equal to
+/// that string is always [`Kernel::Sum`]; it orders and compares as the string it is written as.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    Named(String),
+    Sum,
+}
+
+impl Kernel {
+    /// The name as files hold it and reports print it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Named(n) => n,
+            Self::Sum => crate::spec::SUM_KERNEL,
+        }
+    }
+}
+
+impl From<String> for Kernel {
+    fn from(name: String) -> Self {
+        if name == crate::spec::SUM_KERNEL {
+            Self::Sum
+        } else {
+            Self::Named(name)
+        }
+    }
+}
+
+impl From<&str> for Kernel {
+    fn from(name: &str) -> Self {
+        Self::from(name.to_owned())
+    }
+}
+
+impl From<Kernel> for String {
+    fn from(k: Kernel) -> Self {
+        match k {
+            Kernel::Named(n) => n,
+            Kernel::Sum => crate::spec::SUM_KERNEL.to_owned(),
+        }
+    }
+}
+
+impl Ord for Kernel {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl PartialOrd for Kernel {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Display for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }

@@ -229,7 +229,7 @@ fn gated_category_bars(rows: &[Row]) -> Vec<crate::nsys::bars::CategoryBars> {
     use crate::nsys::bars::{CategoryBars, CategoryMedians};
     let mut out: Vec<CategoryBars> = Vec::new();
     for r in rows.iter().filter(|r| r.unit == "ns") {
-        let Some(name) = r.metric.strip_prefix("category:") else {
+        let Some(name) = r.key.metric.strip_prefix("category:") else {
             continue;
         };
         let c = CategoryMedians {
@@ -237,11 +237,14 @@ fn gated_category_bars(rows: &[Row]) -> Vec<crate::nsys::bars::CategoryBars> {
             baseline_ns: r.baseline.as_ref().map(|s| s.median),
             candidate_ns: r.candidate.as_ref().map(|s| s.median),
         };
-        match out.iter_mut().find(|g| g.target == r.target && g.size == r.size) {
+        match out
+            .iter_mut()
+            .find(|g| g.target == r.key.target && g.size == r.key.size)
+        {
             Some(g) => g.categories.push(c),
             None => out.push(CategoryBars {
-                target: r.target.clone(),
-                size: r.size.clone(),
+                target: r.key.target.clone(),
+                size: r.key.size.clone(),
                 categories: vec![c],
             }),
         }
@@ -375,11 +378,12 @@ impl fmt::Display for ErrorKind {
 }
 
 mod key;
+mod repr;
 mod row;
 mod v1;
 mod wire;
 
-pub use key::{OwnedRowKey, RowKey};
+pub use key::{Kernel, OwnedRowKey, RowKey};
 pub use row::{
     ConfigChange, Estimate, Judged, Missing, MissingCause, Outcome, Row, RowThreshold, SkipReason,
     threshold_text,
@@ -526,19 +530,34 @@ mod tests {
     #[test]
     fn no_kernel_is_written_and_read_as_a_dash() {
         let mut r = row(RowVerdict::Pass);
-        assert_eq!(r.kernel.as_deref(), Some("k"));
+        assert_eq!(r.key.kernel_name(), Some("k"));
         assert_eq!(serde_json::to_value(&r).unwrap()["kernel"], "k");
-        r.kernel = None;
+        r.key.kernel = None;
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["kernel"], "-");
         assert_eq!(r.kernel_label(), "-");
         let back: Row = serde_json::from_value(v.clone()).unwrap();
-        assert_eq!(back.kernel, None);
+        assert_eq!(back.key.kernel, None);
         assert_eq!(back, r);
         let mut v = v;
         v["kernel"] = "gemm_kernel".into();
         let named: Row = serde_json::from_value(v).unwrap();
-        assert_eq!(named.kernel.as_deref(), Some("gemm_kernel"));
+        assert_eq!(named.key.kernel_name(), Some("gemm_kernel"));
+    }
+
+    #[test]
+    fn the_operation_row_kernel_is_typed_and_written_as_the_spec_name() {
+        let mut v = serde_json::to_value(row(RowVerdict::Pass)).unwrap();
+        v["kernel"] = crate::spec::SUM_KERNEL.into();
+        let sum: Row = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(sum.key.kernel, Some(Kernel::Sum));
+        assert_eq!(sum.kernel_label(), crate::spec::SUM_KERNEL);
+        assert_eq!(serde_json::to_value(&sum).unwrap(), v);
+        assert_eq!(Kernel::from("gemm"), Kernel::Named("gemm".to_owned()));
+        assert!(
+            Kernel::Sum < Kernel::from("gemm"),
+            "kernels order by the name they are written as"
+        );
     }
 
     #[test]
@@ -546,7 +565,7 @@ mod tests {
         let mut a = row(RowVerdict::Pass);
         let mut b = a.clone();
         assert_eq!(a.key(), b.key());
-        b.gpu = "NVIDIA H100 80GB HBM3".into();
+        b.key.gpu = "NVIDIA H100 80GB HBM3".into();
         assert_ne!(a.key(), b.key());
         assert!(a.key() < b.key(), "an unknown GPU sorts first");
         assert_eq!(a.key().to_string(), "t[n=1] k gpu__time_duration.sum");
@@ -555,7 +574,7 @@ mod tests {
             a.key().to_string(),
             "the name leaves the GPU out"
         );
-        a.kernel = None;
+        a.key.kernel = None;
         assert_eq!(a.key().to_string(), "t[n=1] - gpu__time_duration.sum");
         assert!(a.key() < b.key(), "a row of no kernel sorts before the kernels");
         let owned = b.key().to_owned();

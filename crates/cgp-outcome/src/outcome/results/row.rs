@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::key::{NO_KERNEL, RowKey};
+use super::key::{Kernel, OwnedRowKey, RowKey};
 use super::{Direction, Method, RowVerdict, SideSummary, Threshold, ThresholdKind};
 use crate::foundation::units::Quantity;
 
@@ -14,16 +14,8 @@ use crate::foundation::units::Quantity;
 /// Written and read through its flat form, `wire::RowWire` (see the `Serialize` impl there).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    pub target: String,
-    pub size: String,
-    /// The kernel the row measured; `None` for a row that belongs to no kernel (a whole-run or
-    /// category row of `ab` and nsys targets, a target that failed before any kernel ran).
-    /// Written as `-` when `None`, and `-` reads back as `None`.
-    pub kernel: Option<String>,
-    pub metric: String,
-    /// The GPU the row was measured on (the fingerprint's `gpu_name`), so that merged results
-    /// of several GPU types keep their rows apart. Empty in files written before it existed.
-    pub gpu: String,
+    /// What identifies the row: GPU, target, size, kernel and metric (see [`OwnedRowKey`]).
+    pub key: OwnedRowKey,
     /// Base unit of every number in the row.
     pub unit: String,
     /// What the row came to: compared, new, missing, skipped or an error.
@@ -260,9 +252,9 @@ impl From<SkipReason> for String {
     }
 }
 
-/// A row's threshold: the spec's rule and what the statistics made of it (as [`ThresholdRepr`]).
+/// A row's threshold: the spec's rule and what the statistics made of it (as `repr::ThresholdRepr`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "ThresholdRepr", try_from = "ThresholdRepr")]
+#[serde(into = "super::repr::ThresholdRepr", try_from = "super::repr::ThresholdRepr")]
 pub struct RowThreshold {
     /// `relative` (with `fraction`), `exact`, `min` or `max` (with `value`, base units).
     pub kind: ThresholdKind,
@@ -290,12 +282,14 @@ impl Row {
         reason: &str,
     ) -> Self {
         Self {
-            target: target.to_owned(),
-            size: size.to_owned(),
-            kernel: kernel.map(str::to_owned),
-            metric: metric.to_owned(),
+            key: OwnedRowKey {
+                gpu: String::new(),
+                target: target.to_owned(),
+                size: size.to_owned(),
+                kernel: kernel.map(Kernel::from),
+                metric: metric.to_owned(),
+            },
             unit: unit.to_owned(),
-            gpu: String::new(),
             outcome: Outcome::from(verdict),
             threshold: None,
             direction: None,
@@ -340,18 +334,12 @@ impl Row {
 
     /// The kernel as reports print it: its name, or `-` for a row that belongs to no kernel.
     pub fn kernel_label(&self) -> &str {
-        self.kernel.as_deref().unwrap_or(NO_KERNEL)
+        self.key.kernel_label()
     }
 
-    /// The key that identifies this row in a run (see [`RowKey`]).
+    /// The key that identifies this row in a run, borrowed (see [`RowKey`]).
     pub fn key(&self) -> RowKey<'_> {
-        RowKey {
-            target: &self.target,
-            size: &self.size,
-            kernel: self.kernel.as_deref(),
-            metric: &self.metric,
-            gpu: &self.gpu,
-        }
+        self.key.as_key()
     }
 }
 
@@ -395,73 +383,4 @@ pub fn threshold_text(row: &Row) -> String {
     row.threshold
         .as_ref()
         .map_or_else(|| "-".to_owned(), |t| t.display(row.direction))
-}
-
-/// A row's threshold as the file holds it: the rule's `kind` and its number (`fraction` or
-/// `value`) beside the other fields, the bytes `serde(flatten)` of the internally tagged
-/// `ThresholdKind` wrote, read and written without it.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub(super) struct ThresholdRepr {
-    kind: Rule,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    fraction: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    value: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    min_effect: Option<crate::foundation::units::Quantity>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    tolerance: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    limit: Option<f64>,
-}
-
-#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Rule {
-    Relative,
-    Exact,
-    Min,
-    Max,
-}
-
-impl From<RowThreshold> for ThresholdRepr {
-    fn from(t: RowThreshold) -> Self {
-        use crate::foundation::threshold::ThresholdKind as K;
-        let (kind, fraction, value) = match t.kind {
-            K::Relative { fraction } => (Rule::Relative, Some(fraction), None),
-            K::Exact => (Rule::Exact, None, None),
-            K::Min { value } => (Rule::Min, None, Some(value)),
-            K::Max { value } => (Rule::Max, None, Some(value)),
-        };
-        Self {
-            kind,
-            fraction,
-            value,
-            min_effect: t.min_effect,
-            tolerance: t.tolerance,
-            limit: t.limit,
-        }
-    }
-}
-
-impl TryFrom<ThresholdRepr> for RowThreshold {
-    type Error = &'static str;
-
-    fn try_from(r: ThresholdRepr) -> Result<Self, Self::Error> {
-        use crate::foundation::threshold::ThresholdKind as K;
-        let kind = match (r.kind, r.fraction, r.value) {
-            (Rule::Relative, Some(fraction), _) => K::Relative { fraction },
-            (Rule::Relative, None, _) => return Err("missing field `fraction`"),
-            (Rule::Exact, ..) => K::Exact,
-            (Rule::Min, _, Some(value)) => K::Min { value },
-            (Rule::Max, _, Some(value)) => K::Max { value },
-            (Rule::Min | Rule::Max, _, None) => return Err("missing field `value`"),
-        };
-        Ok(Self {
-            kind,
-            min_effect: r.min_effect,
-            tolerance: r.tolerance,
-            limit: r.limit,
-        })
-    }
 }

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::key::{Kernel, OwnedRowKey};
 use super::row::{Estimate, Missing, MissingCause, Outcome, Row};
 use super::{ConfigChange, Direction, Method, RowThreshold, RowVerdict, SideSummary, SkipReason};
 
@@ -166,11 +167,13 @@ impl From<RowWire> for Row {
             (v, _) => Outcome::from(v),
         };
         Self {
-            target,
-            size,
-            kernel,
-            metric,
-            gpu,
+            key: OwnedRowKey {
+                gpu,
+                target,
+                size,
+                kernel: kernel.map(Kernel::from),
+                metric,
+            },
             unit,
             outcome,
             threshold,
@@ -214,10 +217,10 @@ impl From<Row> for RowWire {
             p_adjusted,
         } = r.estimate;
         Self {
-            target: r.target,
-            size: r.size,
-            kernel: r.kernel,
-            metric: r.metric,
+            target: r.key.target,
+            size: r.key.size,
+            kernel: r.key.kernel.map(String::from),
+            metric: r.key.metric,
             unit: r.unit,
             verdict,
             threshold: r.threshold,
@@ -235,7 +238,7 @@ impl From<Row> for RowWire {
             remeasured: r.remeasured,
             candidate_reps: r.candidate_reps,
             history: r.history,
-            gpu: r.gpu,
+            gpu: r.key.gpu,
             skipped,
             why: r.why,
             fails_gate,

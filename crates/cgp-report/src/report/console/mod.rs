@@ -66,7 +66,7 @@ pub fn samples_table_styled(samples: &crate::measured::samples::SampleSet, style
             blocks.push((head, Vec::new()));
         }
         let metric = metric_cell(&k.metric, &mut used_short);
-        let mut v = s.values.clone();
+        let mut v = s.values();
         v.sort_by(f64::total_cmp);
         let median = crate::stats::median(&v).unwrap_or(f64::NAN);
         let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
@@ -454,13 +454,13 @@ fn result_cells<'a>(
 ) -> Vec<String> {
     // Registers per thread: the unit is the name (`regs/thread`, 11 characters, fits
     // the narrowest metric column).
-    let metric = if r.metric == "launch__registers_per_thread" {
+    let metric = if r.key.metric == "launch__registers_per_thread" {
         if !used_short.iter().any(|(s, _)| *s == "regs/thread") {
-            used_short.push(("regs/thread", &r.metric));
+            used_short.push(("regs/thread", &r.key.metric));
         }
         "regs/thread".to_owned()
     } else {
-        metric_cell(&r.metric, used_short)
+        metric_cell(&r.key.metric, used_short)
     };
     let (baseline, candidate, unit) = medians_in_one_unit(r);
     // ncu's longer units, shortened for the metric cell.
@@ -491,8 +491,8 @@ fn result_cells<'a>(
         );
     vec![
         crate::report::format::verdict_word(r).to_owned(),
-        one_line(&r.target),
-        one_line(&r.size),
+        one_line(&r.key.target),
+        one_line(&r.key.size),
         one_line(r.kernel_label()),
         metric,
         medians,
@@ -524,14 +524,14 @@ fn push_notes(
         .iter()
         .filter(|r| row_gate(r, results.fail_on) != RowGate::Pass && !r.reason.is_empty())
     {
-        let metric = short_metric_name(&r.metric).unwrap_or(&r.metric);
+        let metric = short_metric_name(&r.key.metric).unwrap_or(&r.key.metric);
         // `reason ...`, as the why lines are `why ...`: a line that starts with a verdict word
         // is a table row.
         let full = one_line(&crate::report::format::reason_with_config(r));
         let line = format!(
             "reason {}[{}] {} ({}): {}",
-            one_line(&r.target),
-            one_line(&r.size),
+            one_line(&r.key.target),
+            one_line(&r.key.size),
             one_line(metric),
             crate::report::format::verdict_word(r),
             first_clause(&full)
@@ -578,11 +578,11 @@ fn push_notes(
     // in the JSON, Markdown and HTML reports.
     for r in sorted_rows(results) {
         if let Some(w) = &r.why {
-            let metric = short_metric_name(&r.metric).unwrap_or(&r.metric);
+            let metric = short_metric_name(&r.key.metric).unwrap_or(&r.key.metric);
             let line = format!(
                 "why {}[{}] {}: {}",
-                one_line(&r.target),
-                one_line(&r.size),
+                one_line(&r.key.target),
+                one_line(&r.key.size),
                 one_line(metric),
                 one_line(&w.reading)
             );

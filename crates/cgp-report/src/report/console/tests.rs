@@ -53,8 +53,8 @@ fn only_the_tables_own_colour_codes_reach_the_terminal() {
     ))
     .unwrap();
     let mut results = crate::outcome::results::parse(&text).unwrap();
-    results.rows[0].kernel = Some("evil\u{1b}[2J\u{202e}gemm".to_owned());
-    results.rows[0].target = "t\u{1b}]0;title\u{7}".to_owned();
+    results.rows[0].key.kernel = Some("evil\u{1b}[2J\u{202e}gemm".into());
+    results.rows[0].key.target = "t\u{1b}]0;title\u{7}".to_owned();
     let style = ConsoleStyle {
         width: None,
         color: true,
