@@ -103,22 +103,7 @@ pub(super) fn skipped_rows(
             r
         })
         .collect();
-    rows.sort_by(|a, b| {
-        (
-            a.verdict(),
-            &a.key.target,
-            &a.key.size,
-            &a.key.kernel,
-            &a.key.metric,
-        )
-            .cmp(&(
-                b.verdict(),
-                &b.key.target,
-                &b.key.size,
-                &b.key.kernel,
-                &b.key.metric,
-            ))
-    });
+    crate::run::engine::sort_rows(&mut rows);
     let skip = crate::outcome::results::SassSkip {
         kernels: kernels.len(),
         sizes: unchanged.len(),
