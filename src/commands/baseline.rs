@@ -91,7 +91,7 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
     }
     let fp_of = |t: &crate::spec::Target| run.fingerprints.get(&t.name).cloned().unwrap_or_default();
     let gpu_name = targets.first().map(|t| fp_of(t).gpu_name).unwrap_or_default();
-    crate::run::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    crate::run::engine::add_derived(&targets, &mut run.m.samples, gpu_name.as_str());
     crate::run::update::write_baselines(
         &sel.spec,
         &targets,

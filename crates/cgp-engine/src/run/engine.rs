@@ -30,8 +30,8 @@ pub fn fingerprint_for(
         // fingerprint, and targets may differ in profiler, clock and cache control.
         let ncu = if ncu.is_empty() || ncu == crate::gpu::fingerprint::UNKNOWN {
             // A manifest without `ncu_version`: its fingerprint's, when ncu measured it.
-            if fp.profiler == crate::gpu::fingerprint::PROFILER_NCU {
-                fp.ncu_version.clone()
+            if fp.profiler == ProfilerKind::Ncu {
+                fp.ncu_version.to_string()
             } else {
                 String::new()
             }

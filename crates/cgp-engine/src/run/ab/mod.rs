@@ -351,7 +351,7 @@ pub fn run_ab(
         watch: watch.as_deref_mut(),
         both,
         cfg: &cfg,
-        gpu_name: &fingerprint.gpu_name,
+        gpu_name: fingerprint.gpu_name.as_str(),
         progress,
     };
     let (mut rows, spec_errors, _) = crate::run::engine::until_decided(&mut run)?;

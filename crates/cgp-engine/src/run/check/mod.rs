@@ -114,8 +114,8 @@ pub fn run_check(
         baselines: &baselines,
         cfg: &cfg,
         shard: opts.shard.as_ref(),
-        gpu_name: &fingerprint.gpu_name,
-        peaks_known: peaks_for(&fingerprint.gpu_name).is_some(),
+        gpu_name: fingerprint.gpu_name.as_str(),
+        peaks_known: peaks_for(fingerprint.gpu_name.as_str()).is_some(),
         work: &work,
         explained: &explained,
         next_rep: work.iter().map(|w| (w.id(), w.reps.1)).collect(),
@@ -147,7 +147,7 @@ pub fn run_check(
         targets,
         &stored,
         opts,
-        &fingerprint.gpu_name,
+        fingerprint.gpu_name.as_str(),
         || gpu_keys(targets, &*profiler, &versions, opts.gpu),
     ));
     let category_bars = category_bars(targets, &m.samples, &baselines);
