@@ -552,6 +552,35 @@ mod tests {
         );
     }
 
+    /// The typed fields keep the JSON files hold: an nsys fingerprint with `not used` and
+    /// `unknown` fields reads into the variants and writes back byte for byte.
+    #[test]
+    fn sentinels_read_as_variants_and_write_back_the_same_text() {
+        let text = r#"{"gpu_name":"NVIDIA H100 80GB HBM3","gpu_uuid":"unknown","pci_bus_id":"0","compute_capability":"9.0","memory_total_bytes":"1","driver_version":"580","cuda_driver_version":"13.0","vbios_version":"v","power_limit_mw":"700000","mig_mode":"disabled","ecc_mode":"enabled","persistence_mode":"enabled","max_sm_clock_mhz":"1980","max_mem_clock_mhz":"3201","ncu_version":"not used","clock_control":"not used","cache_control":"not used","clocks":"none","profiler":"nsys","profiler_version":"unknown"}"#;
+        let fp: Fingerprint = serde_json::from_str(text).unwrap();
+        assert_eq!(fp.gpu_uuid, FieldValue::Unknown);
+        assert_eq!(fp.ncu_version, FieldValue::NotUsed);
+        assert_eq!(fp.cache_control, FieldValue::NotUsed);
+        assert_eq!(fp.profiler_version, FieldValue::Unknown);
+        assert_eq!(fp.gpu_name.known(), Some("NVIDIA H100 80GB HBM3"));
+        assert_eq!(fp.profiler, ProfilerKind::Nsys);
+        assert_eq!(serde_json::to_string(&fp).unwrap(), text);
+        // What `measured_by_nsys` makes is the same value as what the file holds.
+        let made = Fingerprint {
+            profiler: ProfilerKind::Ncu,
+            profiler_version: "2025.1.1.0".into(),
+            ncu_version: "2025.1.1.0".into(),
+            clock_control: "base".into(),
+            cache_control: "all".into(),
+            clocks: "ncu".into(),
+            ..fp.clone()
+        }
+        .measured_by_nsys("");
+        assert_eq!(made, fp);
+        // A profiler the build does not know is an error, not a silent ncu.
+        assert!(serde_json::from_str::<Fingerprint>(&text.replace("\"nsys\"", "\"rocprof\"")).is_err());
+    }
+
     #[test]
     fn stable_key_ignores_uuid_by_default() {
         let a = Fingerprint {
