@@ -70,7 +70,7 @@ pub(super) fn judge(
 pub(super) struct Sorted<'a> {
     pending: Vec<Pending<'a>>,
     only: Vec<Row>,
-    seen: BTreeSet<(String, String, String)>,
+    seen: BTreeSet<(TargetSize, String)>,
     spec_errors: Vec<RunError>,
 }
 
@@ -78,7 +78,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
     let mut spec_errors: Vec<RunError> = Vec::new();
     let mut pending: Vec<Pending<'a>> = Vec::new();
     let mut only: Vec<Row> = Vec::new();
-    let mut seen: BTreeSet<(String, String, String)> = BTreeSet::new();
+    let mut seen: BTreeSet<(TargetSize, String)> = BTreeSet::new();
     let keys: BTreeSet<&SeriesKey> = both.head.series.keys().chain(both.base.series.keys()).collect();
     for key in keys {
         if both.failed.contains(&TargetSize::new(&key.target, &key.size)) {
@@ -90,7 +90,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
         let Some(ms) = t.metrics.iter().find(|m| m.name == key.metric) else {
             continue;
         };
-        seen.insert((key.target.clone(), key.size.clone(), key.metric.clone()));
+        seen.insert((TargetSize::new(&key.target, &key.size), key.metric.clone()));
         let (b, h) = (both.base.series.get(key), both.head.series.get(key));
         let unit = h.or(b).map(|s| s.unit.clone()).unwrap_or_default();
         match (b, h) {
@@ -354,15 +354,16 @@ fn judged_row(
 pub(super) fn unreported_rows(
     targets: &[&Target],
     both: &Both,
-    seen: &BTreeSet<(String, String, String)>,
+    seen: &BTreeSet<(TargetSize, String)>,
 ) -> Vec<Row> {
     let mut rows = Vec::new();
-    for TargetSize { target, size } in both.pairs.keys().filter(|id| !both.failed.contains(*id)) {
+    for id in both.pairs.keys().filter(|id| !both.failed.contains(*id)) {
+        let TargetSize { target, size } = id;
         let Some(t) = targets.iter().find(|t| &t.name == target) else {
             continue;
         };
         for ms in &t.metrics {
-            if !seen.contains(&(target.clone(), size.clone(), ms.name.clone())) {
+            if !seen.contains(&(id.clone(), ms.name.clone())) {
                 // A row of no kernel: none reported the metric.
                 rows.push(Row {
                     threshold: Some(RowThreshold::of(&ms.threshold)),
