@@ -1,5 +1,6 @@
 //! `cgp-gate baseline update` and `cgp-gate baseline show`.
 
+use crate::measured::samples::TargetSize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -36,11 +37,11 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
         let samples = crate::run::update::samples_from_results(&results, &sel.spec, from)?;
         let fp = results.fingerprint.clone();
         // A shard's results cover some sizes only: update those, keep the others.
-        let only: Option<std::collections::BTreeSet<(String, String)>> = results.shard.as_ref().map(|_| {
+        let only: Option<std::collections::BTreeSet<TargetSize>> = results.shard.as_ref().map(|_| {
             results
                 .rows
                 .iter()
-                .map(|r| (r.key.target.clone(), r.key.size.clone()))
+                .map(|r| TargetSize::new(&r.key.target, &r.key.size))
                 .collect()
         });
         crate::run::update::write_baselines(
@@ -90,7 +91,7 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
     }
     let fp_of = |t: &crate::spec::Target| run.fingerprints.get(&t.name).cloned().unwrap_or_default();
     let gpu_name = targets.first().map(|t| fp_of(t).gpu_name).unwrap_or_default();
-    crate::run::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    crate::run::engine::add_derived(&targets, &mut run.m.samples, gpu_name.as_str());
     crate::run::update::write_baselines(
         &sel.spec,
         &targets,
@@ -109,11 +110,11 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
 /// (it is what the recording has), but its noise between processes rests on those runs only.
 fn fewer_runs_than_asked(
     targets: &[&crate::spec::Target],
-    reps_done: &std::collections::BTreeMap<(String, String), u32>,
+    reps_done: &std::collections::BTreeMap<TargetSize, u32>,
 ) -> Vec<String> {
     reps_done
         .iter()
-        .filter_map(|((target, size), done)| {
+        .filter_map(|(TargetSize { target, size }, done)| {
             let t = targets.iter().find(|t| &t.name == target)?;
             (*done < t.baseline_repetitions).then(|| {
                 format!(

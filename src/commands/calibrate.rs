@@ -64,7 +64,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
         .and_then(|t| run.fingerprints.get(&t.name))
         .map(|f| f.gpu_name.clone())
         .unwrap_or_default();
-    crate::run::engine::add_derived(&targets, &mut run.m.samples, &gpu_name);
+    crate::run::engine::add_derived(&targets, &mut run.m.samples, gpu_name.as_str());
     let baselines = match &args.baselines {
         Some(dir) => Some(load_baselines(dir, &targets, &run.fingerprints)?),
         None => None,

@@ -78,7 +78,7 @@ fn known_chip(spec_dir: &Path) -> Option<(String, String)> {
     let dir = spec_dir.join("baselines");
     let files = crate::baseline::Store::new(&dir).load_all().ok()?;
     files.iter().find_map(|(path, f)| {
-        let chip = query::chip_for_compute_capability(&f.fingerprint.compute_capability)?;
+        let chip = query::chip_for_compute_capability(f.fingerprint.compute_capability.as_str())?;
         Some((
             chip.to_owned(),
             format!(

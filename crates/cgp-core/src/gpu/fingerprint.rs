@@ -1,98 +1,187 @@
 //! What a measurement was taken on: the GPU, the driver, the profiler and its settings.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
 use super::clock_setting::{ClockSetting, clock_setting_label};
 use super::device::{ClockDomain, Gpu, GpuError};
 
 pub use super::device::UNKNOWN;
+use crate::measured::profiler::ProfilerKind;
 
-/// The environment of a measurement. Every field is text so that "unknown" is representable and
-/// the JSON form is stable across versions.
+/// The environment of a measurement. Every field but the profiler is a [`FieldValue`]: what was
+/// read, or that it is unknown or does not apply; files hold each as text (the sentinels as
+/// [`UNKNOWN`] and [`NOT_USED`]), so the JSON form is stable across versions.
 ///
-/// Which tool measured is [`Fingerprint::profiler`] (`ncu` or `nsys`) with its version in
+/// Which tool measured is [`Fingerprint::profiler`] (`ncu`, `nsys` or `cupti`) with its version in
 /// [`Fingerprint::profiler_version`]; `ncu_version` keeps its meaning (the Nsight Compute that
-/// measured, [`NOT_USED`] when nsys did) for the tools that read it. Files written before
+/// measured, [`FieldValue::NotUsed`] when another tool did) for the tools that read it. Files written before
 /// `profiler` existed were all measured by ncu: they read as `profiler: ncu` with their
-/// `ncu_version` as `profiler_version`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `ncu_version` as `profiler_version`. The default is all unknown, measured by ncu.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(from = "StoredFingerprint")]
 pub struct Fingerprint {
-    pub gpu_name: String,
-    pub gpu_uuid: String,
-    pub pci_bus_id: String,
-    pub compute_capability: String,
-    pub memory_total_bytes: String,
-    pub driver_version: String,
-    pub cuda_driver_version: String,
-    pub vbios_version: String,
-    pub power_limit_mw: String,
-    pub mig_mode: String,
-    pub ecc_mode: String,
-    pub persistence_mode: String,
-    pub max_sm_clock_mhz: String,
-    pub max_mem_clock_mhz: String,
-    pub ncu_version: String,
-    pub clock_control: String,
-    pub cache_control: String,
+    pub gpu_name: FieldValue,
+    pub gpu_uuid: FieldValue,
+    pub pci_bus_id: FieldValue,
+    pub compute_capability: FieldValue,
+    pub memory_total_bytes: FieldValue,
+    pub driver_version: FieldValue,
+    pub cuda_driver_version: FieldValue,
+    pub vbios_version: FieldValue,
+    pub power_limit_mw: FieldValue,
+    pub mig_mode: FieldValue,
+    pub ecc_mode: FieldValue,
+    pub persistence_mode: FieldValue,
+    pub max_sm_clock_mhz: FieldValue,
+    pub max_mem_clock_mhz: FieldValue,
+    pub ncu_version: FieldValue,
+    pub clock_control: FieldValue,
+    pub cache_control: FieldValue,
     /// Clock locking as configured (`ncu`, `nvml-base`, `none`, ...).
-    pub clocks: String,
-    /// The profiler that measured: `ncu` or `nsys` (see [`PROFILER_NCU`], [`PROFILER_NSYS`]).
-    pub profiler: String,
+    pub clocks: FieldValue,
+    /// The profiler that measured.
+    pub profiler: ProfilerKind,
     /// Its version (`2022.3.0.0`, `2022.4.2.1-df9881f`), or `unknown`.
-    pub profiler_version: String,
+    pub profiler_version: FieldValue,
 }
 
-/// [`Fingerprint::profiler`] of Nsight Compute measurements.
-pub const PROFILER_NCU: &str = "ncu";
-/// [`Fingerprint::profiler`] of Nsight Systems measurements.
-pub const PROFILER_NSYS: &str = "nsys";
-/// [`Fingerprint::profiler`] of CUPTI activity-trace measurements (`profiler: cupti`).
-pub const PROFILER_CUPTI: &str = "cupti";
-/// The value of a profiler field that does not apply (`ncu_version` of an nsys measurement).
+/// How files write [`FieldValue::NotUsed`]: a profiler field that does not apply (`ncu_version`
+/// of an nsys measurement).
 pub const NOT_USED: &str = "not used";
+
+/// One field of a [`Fingerprint`]: the value read, or why there is none. Written as text, the
+/// value itself or [`UNKNOWN`] / [`NOT_USED`], and read back by [`FieldValue::parse`], so files
+/// keep the JSON they always had.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum FieldValue {
+    Known(String),
+    /// Not read: no GPU, a query that failed, a file from before the field existed.
+    #[default]
+    Unknown,
+    /// Does not apply to this measurement (`ncu_version` when nsys or CUPTI measured).
+    NotUsed,
+}
+
+impl FieldValue {
+    /// Text as files hold it: [`UNKNOWN`] and [`NOT_USED`] are the sentinels, anything else a
+    /// value.
+    pub fn parse(text: impl Into<String>) -> Self {
+        let text = text.into();
+        match text.as_str() {
+            UNKNOWN => Self::Unknown,
+            NOT_USED => Self::NotUsed,
+            _ => Self::Known(text),
+        }
+    }
+
+    /// The text files and reports show.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Known(v) => v,
+            Self::Unknown => UNKNOWN,
+            Self::NotUsed => NOT_USED,
+        }
+    }
+
+    /// The value, if one was read.
+    pub fn known(&self) -> Option<&str> {
+        match self {
+            Self::Known(v) => Some(v),
+            Self::Unknown | Self::NotUsed => None,
+        }
+    }
+}
+
+impl From<String> for FieldValue {
+    fn from(text: String) -> Self {
+        Self::parse(text)
+    }
+}
+
+impl From<&str> for FieldValue {
+    fn from(text: &str) -> Self {
+        Self::parse(text)
+    }
+}
+
+impl fmt::Display for FieldValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for FieldValue {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for FieldValue {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for FieldValue {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl Serialize for FieldValue {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for FieldValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::parse)
+    }
+}
 
 /// A fingerprint as files hold it: older files lack the fields added since (`clocks`,
 /// `profiler`, `profiler_version`).
 #[derive(Deserialize)]
 struct StoredFingerprint {
-    gpu_name: String,
-    gpu_uuid: String,
-    pci_bus_id: String,
-    compute_capability: String,
-    memory_total_bytes: String,
-    driver_version: String,
-    cuda_driver_version: String,
-    vbios_version: String,
-    power_limit_mw: String,
-    mig_mode: String,
-    ecc_mode: String,
-    persistence_mode: String,
-    max_sm_clock_mhz: String,
-    max_mem_clock_mhz: String,
-    ncu_version: String,
-    clock_control: String,
-    cache_control: String,
-    #[serde(default = "unknown")]
-    clocks: String,
+    gpu_name: FieldValue,
+    gpu_uuid: FieldValue,
+    pci_bus_id: FieldValue,
+    compute_capability: FieldValue,
+    memory_total_bytes: FieldValue,
+    driver_version: FieldValue,
+    cuda_driver_version: FieldValue,
+    vbios_version: FieldValue,
+    power_limit_mw: FieldValue,
+    mig_mode: FieldValue,
+    ecc_mode: FieldValue,
+    persistence_mode: FieldValue,
+    max_sm_clock_mhz: FieldValue,
+    max_mem_clock_mhz: FieldValue,
+    ncu_version: FieldValue,
+    clock_control: FieldValue,
+    cache_control: FieldValue,
     #[serde(default)]
-    profiler: Option<String>,
+    clocks: FieldValue,
     #[serde(default)]
-    profiler_version: Option<String>,
+    profiler: Option<ProfilerKind>,
+    #[serde(default)]
+    profiler_version: Option<FieldValue>,
 }
 
 impl From<StoredFingerprint> for Fingerprint {
     fn from(s: StoredFingerprint) -> Self {
         // Before `profiler` existed, every fingerprint was ncu's, its version in `ncu_version`.
-        let profiler = s.profiler.unwrap_or_else(|| PROFILER_NCU.to_owned());
+        let profiler = s.profiler.unwrap_or_default();
         let profiler_version = s.profiler_version.unwrap_or_else(|| {
-            if profiler == PROFILER_NCU {
+            if profiler == ProfilerKind::Ncu {
                 s.ncu_version.clone()
             } else {
-                unknown()
+                FieldValue::Unknown
             }
         });
         Self {
@@ -116,37 +205,6 @@ impl From<StoredFingerprint> for Fingerprint {
             clocks: s.clocks,
             profiler,
             profiler_version,
-        }
-    }
-}
-
-fn unknown() -> String {
-    UNKNOWN.to_owned()
-}
-
-impl Default for Fingerprint {
-    fn default() -> Self {
-        Self {
-            gpu_name: unknown(),
-            gpu_uuid: unknown(),
-            pci_bus_id: unknown(),
-            compute_capability: unknown(),
-            memory_total_bytes: unknown(),
-            driver_version: unknown(),
-            cuda_driver_version: unknown(),
-            vbios_version: unknown(),
-            power_limit_mw: unknown(),
-            mig_mode: unknown(),
-            ecc_mode: unknown(),
-            persistence_mode: unknown(),
-            max_sm_clock_mhz: unknown(),
-            max_mem_clock_mhz: unknown(),
-            ncu_version: unknown(),
-            clock_control: unknown(),
-            cache_control: unknown(),
-            clocks: unknown(),
-            profiler: PROFILER_NCU.to_owned(),
-            profiler_version: unknown(),
         }
     }
 }
@@ -203,14 +261,18 @@ impl Fingerprint {
     /// were ncu's to lock are not locked.
     #[must_use]
     pub fn measured_by_nsys(mut self, version: &str) -> Self {
-        PROFILER_NSYS.clone_into(&mut self.profiler);
+        self.profiler = ProfilerKind::Nsys;
         let v = version.trim();
-        self.profiler_version = if v.is_empty() { unknown() } else { v.to_owned() };
-        NOT_USED.clone_into(&mut self.ncu_version);
-        NOT_USED.clone_into(&mut self.clock_control);
-        NOT_USED.clone_into(&mut self.cache_control);
-        if self.clocks == clock_setting_label(&super::clock_setting::ClockSetting::Ncu) {
-            clock_setting_label(&super::clock_setting::ClockSetting::None).clone_into(&mut self.clocks);
+        self.profiler_version = if v.is_empty() {
+            FieldValue::Unknown
+        } else {
+            v.into()
+        };
+        self.ncu_version = FieldValue::NotUsed;
+        self.clock_control = FieldValue::NotUsed;
+        self.cache_control = FieldValue::NotUsed;
+        if self.clocks == clock_setting_label(&ClockSetting::Ncu) {
+            self.clocks = clock_setting_label(&ClockSetting::None).into();
         }
         self
     }
@@ -222,7 +284,7 @@ impl Fingerprint {
     #[must_use]
     pub fn measured_by_cupti(self, version: &str) -> Self {
         let mut fp = self.measured_by_nsys(version);
-        PROFILER_CUPTI.clone_into(&mut fp.profiler);
+        fp.profiler = ProfilerKind::Cupti;
         fp
     }
 
@@ -267,10 +329,10 @@ impl Fingerprint {
     /// A file-name-safe key naming the baseline set: the GPU name slug (e.g. `nvidia-h200`), or
     /// `unknown-gpu`.
     pub fn gpu_key(&self) -> String {
-        if self.gpu_name == UNKNOWN {
+        if self.gpu_name == FieldValue::Unknown {
             return "unknown-gpu".to_owned();
         }
-        slug(&self.gpu_name)
+        slug(self.gpu_name.as_str())
     }
 }
 
@@ -294,20 +356,20 @@ pub fn fingerprint(
     let profiling = profiling.into();
     let mut fp = gpu.map_or_else(Fingerprint::default, |g| hardware_fingerprint(g, device));
     if !ncu_version.trim().is_empty() {
-        ncu_version.trim().clone_into(&mut fp.ncu_version);
+        fp.ncu_version = ncu_version.trim().into();
     }
     fp.profiler_version.clone_from(&fp.ncu_version);
-    fp.clock_control = effective_clock_control(profiling, clocks).to_owned();
-    fp.cache_control = profiling.cache_control.to_owned();
-    fp.clocks = clock_setting_label(clocks);
+    fp.clock_control = effective_clock_control(profiling, clocks).into();
+    fp.cache_control = profiling.cache_control.into();
+    fp.clocks = clock_setting_label(clocks).into();
     fp
 }
 
 /// The GPU and driver parts of the fingerprint; profiler fields stay "unknown". Each query that
 /// fails (not supported, no permission) leaves its field "unknown".
 pub fn hardware_fingerprint(gpu: &dyn Gpu, device: u32) -> Fingerprint {
-    fn text<T>(r: Result<T, GpuError>, f: impl FnOnce(T) -> String) -> String {
-        r.map_or_else(|_| unknown(), f)
+    fn text<T>(r: Result<T, GpuError>, f: impl FnOnce(T) -> String) -> FieldValue {
+        r.map_or(FieldValue::Unknown, |v| f(v).into())
     }
     let on_off = |b: bool| if b { "enabled" } else { "disabled" }.to_owned();
     Fingerprint {
@@ -449,7 +511,7 @@ mod tests {
             "max_sm_clock_mhz":"1980","max_mem_clock_mhz":"3201","ncu_version":"2025.1.1.0",
             "clock_control":"base","cache_control":"all"}"#;
         let fp: Fingerprint = serde_json::from_str(old).unwrap();
-        assert_eq!(fp.profiler, PROFILER_NCU);
+        assert_eq!(fp.profiler, ProfilerKind::Ncu);
         assert_eq!(fp.profiler_version, "2025.1.1.0");
         assert_eq!(fp.clocks, UNKNOWN);
         // Written back, the new fields are there, and they read back the same.
@@ -461,7 +523,7 @@ mod tests {
             ..fp.clone()
         };
         let nsys = ncu.clone().measured_by_nsys("2022.4.2.1-df9881f");
-        assert_eq!(nsys.profiler, PROFILER_NSYS);
+        assert_eq!(nsys.profiler, ProfilerKind::Nsys);
         assert_eq!(nsys.profiler_version, "2022.4.2.1-df9881f");
         assert_eq!(nsys.ncu_version, NOT_USED);
         // ncu locked the clocks; under nsys nothing does.
@@ -488,6 +550,35 @@ mod tests {
             (stored.profiler.as_str(), stored.profiler_version.as_str()),
             ("nsys", UNKNOWN)
         );
+    }
+
+    /// The typed fields keep the JSON files hold: an nsys fingerprint with `not used` and
+    /// `unknown` fields reads into the variants and writes back byte for byte.
+    #[test]
+    fn sentinels_read_as_variants_and_write_back_the_same_text() {
+        let text = r#"{"gpu_name":"NVIDIA H100 80GB HBM3","gpu_uuid":"unknown","pci_bus_id":"0","compute_capability":"9.0","memory_total_bytes":"1","driver_version":"580","cuda_driver_version":"13.0","vbios_version":"v","power_limit_mw":"700000","mig_mode":"disabled","ecc_mode":"enabled","persistence_mode":"enabled","max_sm_clock_mhz":"1980","max_mem_clock_mhz":"3201","ncu_version":"not used","clock_control":"not used","cache_control":"not used","clocks":"none","profiler":"nsys","profiler_version":"unknown"}"#;
+        let fp: Fingerprint = serde_json::from_str(text).unwrap();
+        assert_eq!(fp.gpu_uuid, FieldValue::Unknown);
+        assert_eq!(fp.ncu_version, FieldValue::NotUsed);
+        assert_eq!(fp.cache_control, FieldValue::NotUsed);
+        assert_eq!(fp.profiler_version, FieldValue::Unknown);
+        assert_eq!(fp.gpu_name.known(), Some("NVIDIA H100 80GB HBM3"));
+        assert_eq!(fp.profiler, ProfilerKind::Nsys);
+        assert_eq!(serde_json::to_string(&fp).unwrap(), text);
+        // What `measured_by_nsys` makes is the same value as what the file holds.
+        let made = Fingerprint {
+            profiler: ProfilerKind::Ncu,
+            profiler_version: "2025.1.1.0".into(),
+            ncu_version: "2025.1.1.0".into(),
+            clock_control: "base".into(),
+            cache_control: "all".into(),
+            clocks: "ncu".into(),
+            ..fp.clone()
+        }
+        .measured_by_nsys("");
+        assert_eq!(made, fp);
+        // A profiler the build does not know is an error, not a silent ncu.
+        assert!(serde_json::from_str::<Fingerprint>(&text.replace("\"nsys\"", "\"rocprof\"")).is_err());
     }
 
     #[test]

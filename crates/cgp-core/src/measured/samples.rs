@@ -347,6 +347,35 @@ pub fn target_size(target: &str, size: &str) -> String {
     format!("{target}[{size}]")
 }
 
+/// One size of one target (the size by its key, `m=4096,n=4096`): what the work list, the
+/// re-measure loop, shards, recordings and baselines key their maps and sets by. Orders like the
+/// pair (target first), and prints as every report names it, `target[size]` ([`target_size`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct TargetSize {
+    pub target: String,
+    pub size: String,
+}
+
+impl TargetSize {
+    pub fn new(target: impl Into<String>, size: impl Into<String>) -> Self {
+        Self {
+            target: target.into(),
+            size: size.into(),
+        }
+    }
+
+    /// Whether this is `target`'s size `size` (without building a key to compare).
+    pub fn is(&self, target: &str, size: &str) -> bool {
+        self.target == target && self.size == size
+    }
+}
+
+impl std::fmt::Display for TargetSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}[{}]", self.target, self.size)
+    }
+}
+
 /// The kernel names in an operation row's configurations (`KERNEL grid (..) block (..)`), sorted
 /// and once each.
 pub fn kernels_of(configs: &[String]) -> Vec<String> {
@@ -451,5 +480,26 @@ mod tests {
         assert_eq!(kernel_key("ampere_sgemm_128x64_nn"), "ampere_sgemm_128x64_nn");
         assert_eq!(kernel_key("(anonymous)"), "(anonymous)");
         assert_eq!(kernel_key("Foo::operator()(int)"), "Foo::operator()");
+    }
+
+    #[test]
+    fn target_sizes_print_as_reports_name_them_and_order_like_the_pair() {
+        use super::{TargetSize, target_size};
+        let a = TargetSize::new("gemm", "m=4096,n=4096");
+        assert_eq!(a.to_string(), "gemm[m=4096,n=4096]");
+        assert_eq!(a.to_string(), target_size("gemm", "m=4096,n=4096"));
+        let mut keys = [
+            TargetSize::new("b", "n=1"),
+            TargetSize::new("a", "n=2"),
+            TargetSize::new("a", "n=1"),
+        ];
+        keys.sort();
+        let pairs: Vec<(&str, &str)> = keys
+            .iter()
+            .map(|k| (k.target.as_str(), k.size.as_str()))
+            .collect();
+        assert_eq!(pairs, [("a", "n=1"), ("a", "n=2"), ("b", "n=1")]);
+        assert!(a.is("gemm", "m=4096,n=4096"));
+        assert!(!a.is("gemm", "m=1"));
     }
 }

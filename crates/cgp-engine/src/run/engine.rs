@@ -4,6 +4,7 @@
 //! results every run assembles ([`Assembly`]). `check` and `ab` differ only in where the
 //! reference samples come from: a stored baseline, or the base tree's paired runs.
 
+use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::foundation::error::Error;
@@ -29,8 +30,8 @@ pub fn fingerprint_for(
         // fingerprint, and targets may differ in profiler, clock and cache control.
         let ncu = if ncu.is_empty() || ncu == crate::gpu::fingerprint::UNKNOWN {
             // A manifest without `ncu_version`: its fingerprint's, when ncu measured it.
-            if fp.profiler == crate::gpu::fingerprint::PROFILER_NCU {
-                fp.ncu_version.clone()
+            if fp.profiler == ProfilerKind::Ncu {
+                fp.ncu_version.to_string()
             } else {
                 String::new()
             }
@@ -178,7 +179,7 @@ pub fn min_effect_unit(row: &mut Row, ms: &MetricSpec, errors: &mut Vec<RunError
 }
 
 /// Re-measurement rounds per (target, size key).
-pub type Rounds = std::collections::BTreeMap<(String, String), u32>;
+pub type Rounds = std::collections::BTreeMap<TargetSize, u32>;
 
 /// A run inside the re-measure loop: how it judges what it has measured, and how it measures more
 /// of the doubtful target x sizes. `check` (against a stored baseline) and `ab` (against the base
@@ -194,8 +195,8 @@ pub trait Remeasure {
     /// Recorder failures.
     fn measure_more(
         &mut self,
-        doubtful: &BTreeSet<(String, String)>,
-    ) -> Result<Option<BTreeSet<(String, String)>>, Error>;
+        doubtful: &BTreeSet<TargetSize>,
+    ) -> Result<Option<BTreeSet<TargetSize>>, Error>;
     /// Stop without measuring more (e.g. ncu is missing: every run would fail the same way).
     fn stop(&self) -> bool {
         false
@@ -220,10 +221,10 @@ pub fn until_decided(run: &mut dyn Remeasure) -> Result<(Vec<Row>, Vec<RunError>
         if last_round || run.stop() {
             return Ok((rows, errors, rounds));
         }
-        let doubtful: BTreeSet<(String, String)> = rows
+        let doubtful: BTreeSet<TargetSize> = rows
             .iter()
             .filter(|r| crate::stats::remeasure::is_doubtful(r.verdict()))
-            .map(|r| (r.key.target.clone(), r.key.size.clone()))
+            .map(|r| TargetSize::new(&r.key.target, &r.key.size))
             .collect();
         let Some(grew) = run.measure_more(&doubtful)? else {
             return Ok((rows, errors, rounds));

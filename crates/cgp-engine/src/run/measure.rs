@@ -2,6 +2,7 @@
 //! failures (with GPU health watching and retries of busy counters). What to run is `plan`'s;
 //! decisions are `stats`' and `results`'; rendering is `report`'s.
 
+use crate::measured::samples::TargetSize;
 use std::collections::BTreeMap;
 
 use crate::foundation::error::Error;
@@ -21,12 +22,12 @@ pub struct Measurement {
     /// Wall seconds per target, where the profiler measured them.
     pub cost_seconds: BTreeMap<String, f64>,
     /// Jobs that ran, per (target, size key): how many repetitions each got.
-    pub reps_done: BTreeMap<(String, String), u32>,
+    pub reps_done: BTreeMap<TargetSize, u32>,
     /// (target, size key) whose `kernel:` filter selected none of the kernels that ran, with
     /// those kernels. Their failure is in `errors` too: `check` turns it into `missing` rows
     /// where the baseline has kernels there (a library's switch of kernel is a gate finding,
     /// not a tool failure); everywhere else it stays an error.
-    pub unselected: BTreeMap<(String, String), Vec<String>>,
+    pub unselected: BTreeMap<TargetSize, Vec<String>>,
 }
 
 /// GPU health watching around each live repetition.
@@ -47,9 +48,9 @@ fn is_global(kind: FailureKind) -> bool {
 /// the work's own).
 pub fn why_work<'a>(
     work: &[Work<'a>],
-    wanted: &std::collections::BTreeSet<(String, String)>,
+    wanted: &std::collections::BTreeSet<TargetSize>,
     targets: &'a BTreeMap<String, crate::spec::Target>,
-    next_rep: &BTreeMap<(String, String), u32>,
+    next_rep: &BTreeMap<TargetSize, u32>,
     count: impl Fn(&crate::spec::Target) -> u32,
 ) -> Vec<Work<'a>> {
     work.iter()
@@ -131,10 +132,10 @@ pub fn measure(
     }
     let max_rep = work.iter().map(|w| w.reps.1).max().unwrap_or(0);
     let min_rep = work.iter().map(|w| w.reps.0).min().unwrap_or(0);
-    let mut failed: Vec<(String, String)> = Vec::new();
+    let mut failed: Vec<TargetSize> = Vec::new();
     for rep in min_rep..max_rep {
         for w in work.iter().filter(|w| (w.reps.0..w.reps.1).contains(&rep)) {
-            let id = (w.target.name.clone(), w.size.key());
+            let id = w.id();
             if failed.contains(&id) {
                 continue;
             }
@@ -144,16 +145,16 @@ pub fn measure(
                 rep,
             };
             if only_available && !profiler.has(job) {
-                progress.run_skipped(&w.target.name, &id.1);
+                progress.run_skipped(&w.target.name, &id.size);
                 continue;
             }
-            progress.run_started(&w.target.name, &id.1, rep);
+            progress.run_started(&w.target.name, &id.size, rep);
             let started = std::time::Instant::now();
             let outcome = run_once(profiler, job, &mut recorder, &mut watch, progress)?;
             let elapsed = started.elapsed();
             match outcome {
                 Ok((mut samples, wall)) => {
-                    progress.run_finished(&w.target.name, &id.1, rep, elapsed);
+                    progress.run_finished(&w.target.name, &id.size, rep, elapsed);
                     // A launch far outside its process's spread is left out and said
                     // (docs/statistics.md 2.5); then each run (process) drops its warm-up
                     // launches (`warmup:`).
@@ -168,14 +169,14 @@ pub fn measure(
                     }
                 }
                 Err(e) => {
-                    progress.run_failed(&w.target.name, &id.1, rep, elapsed);
+                    progress.run_failed(&w.target.name, &id.size, rep, elapsed);
                     let global = is_global(e.kind);
                     if e.kind == FailureKind::NoKernels && !e.unselected.is_empty() {
                         m.unselected.insert(id.clone(), e.unselected.clone());
                     }
                     m.errors.push(RunError {
                         target: w.target.name.clone(),
-                        size: Some(id.1.clone()),
+                        size: Some(id.size.clone()),
                         kind: e.kind.into(),
                         message: e.to_string(),
                     });

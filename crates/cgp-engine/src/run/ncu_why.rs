@@ -4,6 +4,7 @@
 //! size, so the baseline holds counters to compare), and in `check` only for the sizes with a
 //! timing row judged a regression or inconclusive. Counters cost ncu's time only there.
 
+use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::foundation::error::Error;
@@ -39,10 +40,10 @@ pub fn ncu_targets(targets: &[&Target]) -> BTreeMap<String, Target> {
     reason = "the run's state, passed once by check and baseline update"
 )]
 pub fn collect(
-    wanted: &BTreeSet<(String, String)>,
+    wanted: &BTreeSet<TargetSize>,
     work: &[Work<'_>],
     ncu: &BTreeMap<String, Target>,
-    next_rep: &BTreeMap<(String, String), u32>,
+    next_rep: &BTreeMap<TargetSize, u32>,
     m: &mut Measurement,
     profiler: &mut dyn Profiler,
     recorder: Option<&mut Recorder>,

@@ -10,6 +10,7 @@
 //! `cost_seconds` (spread over the target's planned runs), else the mean of every run so far.
 //! Until one of those exists the ETA is unknown and shown as `?`.
 
+use crate::measured::samples::TargetSize;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -103,7 +104,7 @@ impl SizeTally {
 /// Everything the ETA and the lines need: planned and finished runs with their wall times.
 #[derive(Debug, Clone, Default)]
 pub struct Tally {
-    sizes: BTreeMap<(String, String), SizeTally>,
+    sizes: BTreeMap<TargetSize, SizeTally>,
     /// A previous run's wall seconds per target (`cost_seconds` of a results file).
     prior: BTreeMap<String, f64>,
     /// The current run and when it started.
@@ -125,9 +126,7 @@ impl Tally {
     }
 
     fn size(&mut self, target: &str, size: &str) -> &mut SizeTally {
-        self.sizes
-            .entry((target.to_owned(), size.to_owned()))
-            .or_default()
+        self.sizes.entry(TargetSize::new(target, size)).or_default()
     }
 
     /// Runs planned in total (the bar's length): done, failed and skipped runs count as planned.
@@ -146,7 +145,7 @@ impl Tally {
     /// Seconds per run of `target`: measured, else the prior cost over the planned runs, else
     /// the mean of all runs so far.
     pub fn seconds_per_run(&self, target: &str) -> Option<f64> {
-        let mine = self.sizes.iter().filter(|((t, _), _)| t == target);
+        let mine = self.sizes.iter().filter(|(id, _)| id.target == target);
         let (runs, wall) = mine.clone().fold((0u32, 0.0), |(n, w), (_, s)| {
             (n + s.done, w + s.wall.as_secs_f64())
         });
@@ -170,7 +169,7 @@ impl Tally {
     /// current run has already taken. `None` while some target has no estimate.
     pub fn eta(&self, now: Instant) -> Option<Duration> {
         let mut left = 0.0;
-        for ((target, _), s) in &self.sizes {
+        for (TargetSize { target, .. }, s) in &self.sizes {
             let r = s.remaining();
             if r > 0 {
                 left += f64::from(r) * self.seconds_per_run(target)?;
@@ -235,7 +234,7 @@ impl<W: Write> Lines<W> {
     }
 
     fn size_done(&mut self, target: &str, size: &str) {
-        let Some(s) = self.tally.sizes.get_mut(&(target.to_owned(), size.to_owned())) else {
+        let Some(s) = self.tally.sizes.get_mut(&TargetSize::new(target, size)) else {
             return;
         };
         if (!s.failed && s.remaining() > 0) || s.reported == Some(s.done) {
@@ -273,7 +272,7 @@ impl<W: Write> Progress for Lines<W> {
         if !self.announced {
             self.announced = true;
             let targets: std::collections::BTreeSet<&str> =
-                self.tally.sizes.keys().map(|(t, _)| t.as_str()).collect();
+                self.tally.sizes.keys().map(|id| id.target.as_str()).collect();
             let total = self.tally.total();
             let eta = self
                 .tally
@@ -396,7 +395,7 @@ impl Bar {
         if self.verbosity < Verbosity::Verbose {
             return;
         }
-        let s = self.with_tally(|t| t.sizes.get(&(target.to_owned(), size.to_owned())).cloned());
+        let s = self.with_tally(|t| t.sizes.get(&TargetSize::new(target, size)).cloned());
         if let Some(s) = s.filter(|s| s.failed || s.remaining() == 0) {
             let what = if s.failed { "failed after " } else { "" };
             self.bar.println(format!(

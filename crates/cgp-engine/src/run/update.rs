@@ -3,6 +3,7 @@
 //! Nothing is written unless every selected target was measured without error: a failed or
 //! partial run never replaces a baseline.
 
+use crate::measured::samples::TargetSize;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
@@ -130,10 +131,10 @@ pub fn write_baselines(
     fingerprint: &dyn Fn(&Target) -> Fingerprint,
     store: &Store,
     git_commit: Option<String>,
-    only: Option<&BTreeSet<(String, String)>>,
+    only: Option<&BTreeSet<TargetSize>>,
     out: &mut dyn Write,
 ) -> Result<Vec<PathBuf>, Error> {
-    let in_shard = |t: &Target| only.is_none_or(|o| o.iter().any(|(name, _)| *name == t.name));
+    let in_shard = |t: &Target| only.is_none_or(|o| o.iter().any(|id| id.target == t.name));
     let targets: Vec<&Target> = targets.iter().copied().filter(|t| in_shard(t)).collect();
     for t in &targets {
         if !samples.series.keys().any(|k| k.target == t.name) {
@@ -209,7 +210,7 @@ fn missing_rows(
     spec: &Spec,
     targets: &[&Target],
     samples: &SampleSet,
-    only: Option<&BTreeSet<(String, String)>>,
+    only: Option<&BTreeSet<TargetSize>>,
 ) -> Result<(), Error> {
     for t in targets {
         let Some(declared) = spec.target(&t.name) else {
@@ -217,7 +218,7 @@ fn missing_rows(
         };
         for size in &t.sizes {
             let key = size.key();
-            if only.is_some_and(|o| !o.contains(&(t.name.clone(), key.clone()))) {
+            if only.is_some_and(|o| !o.contains(&TargetSize::new(&t.name, key.as_str()))) {
                 continue;
             }
             for m in declared

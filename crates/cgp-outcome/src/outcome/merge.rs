@@ -252,7 +252,7 @@ fn merged_rows(placed: &[Placed]) -> Result<Vec<Row>> {
         for r in &p.results.rows {
             let mut r = r.clone();
             if r.key.gpu.is_empty() {
-                r.key.gpu.clone_from(&p.results.fingerprint.gpu_name);
+                p.results.fingerprint.gpu_name.as_str().clone_into(&mut r.key.gpu);
             }
             // Keyed by the shard's GPU key (name and more), not only the row's GPU name.
             let key = RowKey {
@@ -348,7 +348,7 @@ mod tests {
         .unwrap();
         let mut r: Results = crate::outcome::results::parse(&text).unwrap();
         r.shard = shard.map(str::to_owned);
-        r.fingerprint.gpu_name = gpu.to_owned();
+        r.fingerprint.gpu_name = gpu.into();
         r
     }
 

@@ -11,6 +11,7 @@
 //! metric is among the target's metrics, and its size was not skipped on purpose (see
 //! [`Scope::skipped`]). Sizes that failed to run are errors already and never become missing rows.
 
+use crate::measured::samples::TargetSize;
 use std::collections::BTreeSet;
 
 use crate::outcome::results::{Outcome, Row, RowVerdict};
@@ -26,7 +27,7 @@ pub struct Scope<'a> {
     pub allow_all: bool,
     /// (target, size key) pairs the run skipped on purpose, e.g. because their machine code did
     /// not change since the baseline: their baseline rows are not expected in this run.
-    pub skipped: &'a BTreeSet<(String, String)>,
+    pub skipped: &'a BTreeSet<TargetSize>,
 }
 
 /// Mark the missing rows the run should have measured ([`Row::fails_gate`] unless allowed), and
@@ -41,7 +42,7 @@ pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
         let expected = t.metrics.iter().any(|m| m.name == row.key.metric)
             && !scope
                 .skipped
-                .contains(&(row.key.target.clone(), row.key.size.clone()));
+                .contains(&TargetSize::new(&row.key.target, &row.key.size));
         if !expected {
             continue;
         }

@@ -86,7 +86,7 @@ pub fn env_report(gpu: std::result::Result<&dyn Gpu, &GpuUnavailable>, ncu: NcuI
                                 .map(|(k, v)| (k.to_owned(), v.to_owned()))
                                 .collect(),
                             now: g.read(i),
-                            peaks: peaks_for(&fp.gpu_name),
+                            peaks: peaks_for(fp.gpu_name.as_str()),
                         }
                     })
                     .collect(),

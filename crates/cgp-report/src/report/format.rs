@@ -3,7 +3,6 @@
 //! These helpers produce plain text; each renderer escapes it for its own format.
 
 use crate::foundation::units::{Percent, human, percent};
-use crate::gpu::fingerprint::UNKNOWN;
 use crate::outcome::decide::{Gate, row_gate, run_gate};
 use crate::outcome::results::{Results, Row, RowVerdict, RunVerdict, SideSummary, ThresholdKind};
 
@@ -161,11 +160,9 @@ pub(crate) fn gpu_label(results: &Results) -> String {
     if gpus.len() > 1 {
         return gpus.join(", ");
     }
-    let name = &results.fingerprint.gpu_name;
-    if name.is_empty() || name == UNKNOWN {
-        "an unknown GPU".to_owned()
-    } else {
-        name.clone()
+    match results.fingerprint.gpu_name.known() {
+        Some(name) if !name.is_empty() => name.to_owned(),
+        _ => "an unknown GPU".to_owned(),
     }
 }
 
@@ -175,11 +172,11 @@ pub(crate) fn gpu_label(results: &Results) -> String {
 /// manifest (their GPU is unknown).
 pub(crate) fn real_capture(results: &Results) -> Option<String> {
     let fp = &results.fingerprint;
-    let named = !fp.gpu_name.is_empty() && fp.gpu_name != UNKNOWN;
+    let named = fp.gpu_name.known().is_some_and(|n| !n.is_empty());
     if results.synthetic || !named || results.source.replay_dir().is_none() {
         return None;
     }
-    let profiler = if fp.profiler.is_empty() || fp.profiler_version.is_empty() {
+    let profiler = if fp.profiler_version.as_str().is_empty() {
         String::new()
     } else {
         format!(" ({} {})", fp.profiler, fp.profiler_version)

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::measured::samples::TargetSize;
 use crate::outcome::kernels::{TargetKernel, kernel_changes};
 use crate::outcome::results::{Missing, MissingCause, Outcome, Row};
 
@@ -19,13 +20,13 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
         new: Vec<&'a str>,
         ran: Option<&'a [String]>,
     }
-    let mut sizes: BTreeMap<(&str, &str), Change<'_>> = BTreeMap::new();
+    let mut sizes: BTreeMap<TargetSize, Change<'_>> = BTreeMap::new();
     for r in rows {
         let Some(kernel) = r.key.kernel_name() else {
             continue;
         };
         let g = sizes
-            .entry((r.key.target.as_str(), r.key.size.as_str()))
+            .entry(TargetSize::new(&r.key.target, &r.key.size))
             .or_default();
         match &r.outcome {
             Outcome::Missing(Missing { cause, .. }) => {
@@ -72,7 +73,7 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
     out.extend(sizes
         .into_iter()
         .filter(|(_, g)| !g.gone.is_empty() && (!g.new.is_empty() || g.ran.is_some()))
-        .map(|((t, size), Change { gone, new, ran })| {
+        .map(|(at, Change { gone, new, ran })| {
             let ran = ran.unwrap_or_default();
             let ran_text = tick_all(ran);
             if new.is_empty() && gone.iter().all(|k| ran.iter().any(|r| r == k)) {
@@ -80,7 +81,7 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
                 // the name it is matched against: a template kernel's begins with `void `).
                 return format!(
                     "{}: {ran_text} (not selected by its `kernel:` filter) ran, the baseline's {} among them: not a kernel switch, the filter no longer selects it (a `regex:` filter matches the name as ncu prints it, return type first; docs/spec.md, \"Selecting kernels\")",
-                    crate::measured::samples::target_size(t, size),
+                    at,
                     tick(&gone)
                 );
             }
@@ -91,7 +92,7 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
             };
             format!(
                 "{}: kernel switch: {} ran instead of {} (a library may have picked another kernel; gate the operation with `kernels: sum` to compare its time whichever kernel runs)",
-                crate::measured::samples::target_size(t, size),
+                at,
                 now,
                 tick(&gone)
             )

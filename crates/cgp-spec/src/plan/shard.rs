@@ -15,6 +15,7 @@
 //!    ncu replays the kernel roughly once per group of metrics). Derived metrics need only the
 //!    duration, which [`crate::plan::ncu_metrics`] already accounts for.
 
+use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
@@ -165,7 +166,7 @@ pub fn rows_with_costs(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selection {
     pub shard: Shard,
-    pub rows: BTreeSet<(String, String)>,
+    pub rows: BTreeSet<TargetSize>,
 }
 
 impl Selection {
@@ -174,13 +175,13 @@ impl Selection {
         let all = rows_with_costs(targets, recorded);
         let rows = assign(&all, shard.k, shard.n)
             .into_iter()
-            .map(|i| (all[i].0.clone(), all[i].1.clone()))
+            .map(|i| TargetSize::new(&all[i].0, &all[i].1))
             .collect();
         Self { shard, rows }
     }
 
     pub fn contains(&self, target: &str, size: &str) -> bool {
-        self.rows.contains(&(target.to_owned(), size.to_owned()))
+        self.rows.contains(&TargetSize::new(target, size))
     }
 
     /// The shard's label as results carry it: `K/N`.

@@ -1,6 +1,7 @@
 //! The work list: every size of every target with its repetitions, the shard's part of it, and
 //! the choice of what to re-measure.
 
+use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::shard::Selection;
@@ -16,8 +17,8 @@ pub struct Work<'a> {
 
 impl Work<'_> {
     /// `(target, size key)`: how results and shards name this work.
-    pub fn id(&self) -> (String, String) {
-        (self.target.name.clone(), self.size.key())
+    pub fn id(&self) -> TargetSize {
+        TargetSize::new(&self.target.name, self.size.key())
     }
 }
 
@@ -64,8 +65,8 @@ pub fn cap_to_recording(work: &mut [Work<'_>], held: impl Fn(&Work<'_>) -> u32) 
 /// item whose (target, size) is `doubtful`. `next_rep` holds the first repetition not yet run.
 pub fn remeasure<'a>(
     work: &[Work<'a>],
-    doubtful: &BTreeSet<(String, String)>,
-    next_rep: &BTreeMap<(String, String), u32>,
+    doubtful: &BTreeSet<TargetSize>,
+    next_rep: &BTreeMap<TargetSize, u32>,
 ) -> Vec<Work<'a>> {
     work.iter()
         .filter_map(|w| {

@@ -216,30 +216,9 @@ pub const CUPTI_METRICS: &[&str] = &[
     "launch__shared_mem_per_block_dynamic",
 ];
 
-/// `profiler:` of a target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProfilerKind {
-    /// Nsight Compute: per-kernel metrics, every launch replayed.
-    #[default]
-    Ncu,
-    /// Nsight Systems: the whole workload traced once per repetition, kernels grouped into
-    /// categories (docs/nsys.md).
-    Nsys,
-    /// CUPTI activity tracing: the program runs once per repetition with cgp-gate's injection
-    /// library, which records each kernel's start, end and launch configuration (docs/cupti.md).
-    Cupti,
-}
-
-impl ProfilerKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Ncu => "ncu",
-            Self::Nsys => "nsys",
-            Self::Cupti => "cupti",
-        }
-    }
-}
+/// `profiler:` of a target: the type is the measured data's (`measured::profiler`), so the
+/// fingerprint names its profiler by it too.
+pub use crate::measured::profiler::ProfilerKind;
 
 /// How the spec names the kernels to profile: a regex matches the demangled name, an exact name
 /// the function name or the whole demangled name (`profile::filter`, docs/spec.md).

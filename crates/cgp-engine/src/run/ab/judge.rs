@@ -1,6 +1,7 @@
 //! Judging the rows both trees measured (paired t on per-repetition medians, constant rows exactly,
 //! limit rows as in `check`), and the rows only one tree measured (`new`, `missing`).
 
+use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::pairs::{Both, per_rep};
@@ -48,7 +49,7 @@ pub(super) fn judge(
     targets: &[&Target],
     both: &Both,
     cfg: &Config,
-    rounds: &BTreeMap<(String, String), u32>,
+    rounds: &BTreeMap<TargetSize, u32>,
 ) -> (Vec<Row>, Vec<RunError>) {
     let Sorted {
         pending,
@@ -69,7 +70,7 @@ pub(super) fn judge(
 pub(super) struct Sorted<'a> {
     pending: Vec<Pending<'a>>,
     only: Vec<Row>,
-    seen: BTreeSet<(String, String, String)>,
+    seen: BTreeSet<(TargetSize, String)>,
     spec_errors: Vec<RunError>,
 }
 
@@ -77,10 +78,10 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
     let mut spec_errors: Vec<RunError> = Vec::new();
     let mut pending: Vec<Pending<'a>> = Vec::new();
     let mut only: Vec<Row> = Vec::new();
-    let mut seen: BTreeSet<(String, String, String)> = BTreeSet::new();
+    let mut seen: BTreeSet<(TargetSize, String)> = BTreeSet::new();
     let keys: BTreeSet<&SeriesKey> = both.head.series.keys().chain(both.base.series.keys()).collect();
     for key in keys {
-        if both.failed.contains(&(key.target.clone(), key.size.clone())) {
+        if both.failed.contains(&TargetSize::new(&key.target, &key.size)) {
             continue;
         }
         let Some(t) = targets.iter().find(|t| t.name == key.target) else {
@@ -89,7 +90,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
         let Some(ms) = t.metrics.iter().find(|m| m.name == key.metric) else {
             continue;
         };
-        seen.insert((key.target.clone(), key.size.clone(), key.metric.clone()));
+        seen.insert((TargetSize::new(&key.target, &key.size), key.metric.clone()));
         let (b, h) = (both.base.series.get(key), both.head.series.get(key));
         let unit = h.or(b).map(|s| s.unit.clone()).unwrap_or_default();
         match (b, h) {
@@ -167,7 +168,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
 pub(super) fn judge_pending(
     pending: &[Pending<'_>],
     cfg: &Config,
-    rounds: &BTreeMap<(String, String), u32>,
+    rounds: &BTreeMap<TargetSize, u32>,
     spec_errors: &mut Vec<RunError>,
 ) -> Vec<Row> {
     // Families: paired rows and limit rows share alpha by their counts (Bonferroni between the
@@ -322,7 +323,7 @@ fn judged_row(
     p: &Pending<'_>,
     j: PairedJudgement,
     tolerance: Option<f64>,
-    rounds: &BTreeMap<(String, String), u32>,
+    rounds: &BTreeMap<TargetSize, u32>,
     spec_errors: &mut Vec<RunError>,
 ) -> Row {
     let mut row = bare_row(&p.key, p.ms, &p.unit, RowVerdict::Error, "");
@@ -330,7 +331,7 @@ fn judged_row(
     row.candidate = Some(summarize(&p.head_raw));
     row.candidate_reps.clone_from(&p.head_reps);
     row.remeasured = rounds
-        .get(&(p.key.target.clone(), p.key.size.clone()))
+        .get(&TargetSize::new(&p.key.target, &p.key.size))
         .copied()
         .unwrap_or(0);
     if let (Some(t), Some(tolerance)) = (row.threshold.as_mut(), tolerance) {
@@ -353,15 +354,16 @@ fn judged_row(
 pub(super) fn unreported_rows(
     targets: &[&Target],
     both: &Both,
-    seen: &BTreeSet<(String, String, String)>,
+    seen: &BTreeSet<(TargetSize, String)>,
 ) -> Vec<Row> {
     let mut rows = Vec::new();
-    for (target, size) in both.pairs.keys().filter(|id| !both.failed.contains(*id)) {
+    for id in both.pairs.keys().filter(|id| !both.failed.contains(*id)) {
+        let TargetSize { target, size } = id;
         let Some(t) = targets.iter().find(|t| &t.name == target) else {
             continue;
         };
         for ms in &t.metrics {
-            if !seen.contains(&(target.clone(), size.clone(), ms.name.clone())) {
+            if !seen.contains(&(id.clone(), ms.name.clone())) {
                 // A row of no kernel: none reported the metric.
                 rows.push(Row {
                     threshold: Some(RowThreshold::of(&ms.threshold)),

@@ -16,6 +16,7 @@ mod pairs;
 #[cfg(test)]
 mod tests;
 
+use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -199,7 +200,7 @@ struct AbLoop<'a, 's, 'w> {
     watch: Option<&'a mut Watch<'w>>,
     both: Both,
     /// The next pair to measure per (target, size).
-    next: BTreeMap<(String, String), u32>,
+    next: BTreeMap<TargetSize, u32>,
     cfg: &'a Config,
     gpu_name: &'a str,
     progress: &'a mut dyn Progress,
@@ -231,8 +232,8 @@ impl crate::run::engine::Remeasure for AbLoop<'_, '_, '_> {
 
     fn measure_more(
         &mut self,
-        doubtful: &BTreeSet<(String, String)>,
-    ) -> Result<Option<BTreeSet<(String, String)>>, Error> {
+        doubtful: &BTreeSet<TargetSize>,
+    ) -> Result<Option<BTreeSet<TargetSize>>, Error> {
         let more: Vec<(&Item<'_>, u32, u32)> = self
             .items
             .iter()
@@ -350,7 +351,7 @@ pub fn run_ab(
         watch: watch.as_deref_mut(),
         both,
         cfg: &cfg,
-        gpu_name: &fingerprint.gpu_name,
+        gpu_name: fingerprint.gpu_name.as_str(),
         progress,
     };
     let (mut rows, spec_errors, _) = crate::run::engine::until_decided(&mut run)?;

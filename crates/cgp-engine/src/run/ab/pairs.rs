@@ -1,6 +1,7 @@
 //! Measuring both trees in pairs: ABBA order within each target x size, pair-major across them,
 //! and the per-repetition medians a pair compares.
 
+use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{OrderEntry, Side, Sides};
@@ -23,8 +24,8 @@ pub(super) struct Item<'a> {
 }
 
 impl Item<'_> {
-    pub(super) fn id(&self) -> (String, String) {
-        (self.head.name.clone(), self.head.sizes[self.size].key())
+    pub(super) fn id(&self) -> TargetSize {
+        TargetSize::new(&self.head.name, self.head.sizes[self.size].key())
     }
 }
 
@@ -36,8 +37,8 @@ pub(super) struct Both {
     pub(super) errors: Vec<RunError>,
     pub(super) cost: BTreeMap<String, f64>,
     /// Pairs completed per (target, size).
-    pub(super) pairs: BTreeMap<(String, String), u32>,
-    pub(super) failed: BTreeSet<(String, String)>,
+    pub(super) pairs: BTreeMap<TargetSize, u32>,
+    pub(super) failed: BTreeSet<TargetSize>,
     pub(super) stop: bool,
     pub(super) order: Vec<OrderEntry>,
 }
@@ -84,7 +85,7 @@ pub(super) fn measure_pairs(
     progress: &mut dyn Progress,
 ) -> Result<(), Error> {
     for (item, from, to) in items {
-        let (target, size) = item.id();
+        let TargetSize { target, size } = item.id();
         progress.add_runs(&target, &size, 2 * to.saturating_sub(*from));
     }
     let lo = items.iter().map(|i| i.1).min().unwrap_or(0);
@@ -104,8 +105,8 @@ pub(super) fn measure_pairs(
                 || both.failed.contains(&id)
                 || (only_available && !(sides.base.has(job(item.base)) && sides.head.has(job(item.head))))
             {
-                progress.run_skipped(&id.0, &id.1);
-                progress.run_skipped(&id.0, &id.1);
+                progress.run_skipped(&id.target, &id.size);
+                progress.run_skipped(&id.target, &id.size);
                 continue;
             }
             let order = if rep % 2 == 0 {
@@ -117,7 +118,7 @@ pub(super) fn measure_pairs(
             for side in order {
                 if !ok {
                     // The other side failed: this side's run of the pair will not happen.
-                    progress.run_skipped(&id.0, &id.1);
+                    progress.run_skipped(&id.target, &id.size);
                     continue;
                 }
                 let (profiler, target, rec): (&mut dyn Profiler, &Target, Option<&mut Recorder>) = match side
@@ -143,8 +144,8 @@ pub(super) fn measure_pairs(
                 )?;
                 both.order.push(OrderEntry {
                     side,
-                    target: id.0.clone(),
-                    size: id.1.clone(),
+                    target: id.target.clone(),
+                    size: id.size.clone(),
                     rep,
                 });
                 for (k, v) in m.cost_seconds {

@@ -62,7 +62,8 @@ fn no_usable_gpu(
     stored: &Stored,
 ) -> Option<Error> {
     let note = opts.gpu_note?;
-    if opts.gpu.is_some() || fp.gpu_name != crate::gpu::fingerprint::UNKNOWN || stored.is_empty() {
+    if opts.gpu.is_some() || fp.gpu_name != crate::gpu::fingerprint::FieldValue::Unknown || stored.is_empty()
+    {
         return None;
     }
     Some(Error::Environment(format!(
@@ -119,7 +120,7 @@ pub(super) fn load_baselines(
                 return Err(Error::Environment(format!(
                     "no baseline of `{}` for this GPU (`{}`, expected {}), but there are baselines for other GPUs: {}\n  help: run on the GPU the baselines were measured on, or add this GPU's with `cgp-gate baseline update` (on a new runner type, commit them in the same pull request)",
                     t.name,
-                    line(&fp.gpu_name),
+                    line(fp.gpu_name.as_str()),
                     line(&store.path(&fp.gpu_key(), &t.name).display().to_string()),
                     line(&others.join(", "))
                 )));

@@ -1,6 +1,7 @@
 //! Judging the measured rows against their baselines (`stats::judge_all`), with the rows a
 //! measurement did not produce (`missing`) and the spec mistakes only measuring reveals.
 
+use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Baselines;
@@ -24,19 +25,19 @@ pub(super) fn judge(
     baselines: &Baselines,
     m: &Measurement,
     cfg: &Config,
-    rounds: &BTreeMap<(String, String), u32>,
+    rounds: &BTreeMap<TargetSize, u32>,
     peaks_known: bool,
 ) -> (Vec<Row>, Vec<RunError>) {
-    let failed: BTreeSet<(String, String)> = m
+    let failed: BTreeSet<TargetSize> = m
         .errors
         .iter()
-        .map(|e| (e.target.clone(), e.size.clone().unwrap_or_default()))
+        .map(|e| TargetSize::new(&e.target, e.size.clone().unwrap_or_default()))
         .collect();
     let mut keyed: Vec<Keyed<'_>> = Vec::new();
     let mut seen: BTreeSet<SeriesKey> = BTreeSet::new();
     for t in targets {
         for (key, _) in samples.series.iter().filter(|(k, _)| k.target == t.name) {
-            if failed.contains(&(key.target.clone(), key.size.clone())) {
+            if failed.contains(&TargetSize::new(&key.target, &key.size)) {
                 continue;
             }
             let Some(ms) = t.metrics.iter().find(|x| x.name == key.metric) else {
@@ -53,7 +54,7 @@ pub(super) fn judge(
             let t = targets.iter().find(|t| t.name == key.target);
             look_of(
                 t.copied(),
-                rounds.get(&(key.target.clone(), key.size.clone())).copied(),
+                rounds.get(&TargetSize::new(&key.target, &key.size)).copied(),
             )
         })
         .collect();
@@ -93,7 +94,7 @@ pub(super) fn judged_rows(
     keyed: &[Keyed<'_>],
     samples: &SampleSet,
     cfg: &Config,
-    rounds: &BTreeMap<(String, String), u32>,
+    rounds: &BTreeMap<TargetSize, u32>,
     looks: &[LookAt],
 ) -> Vec<Row> {
     let histories: Vec<Vec<f64>> = keyed
@@ -161,7 +162,7 @@ pub(super) fn judged_rows(
             candidate: Some(j.candidate),
             reason: j.reason,
             remeasured: rounds
-                .get(&(key.target.clone(), key.size.clone()))
+                .get(&TargetSize::new(&key.target, &key.size))
                 .copied()
                 .unwrap_or(0),
             candidate_reps: samples.series.get(key).map(|s| s.reps()).unwrap_or_default(),
@@ -225,12 +226,12 @@ pub(super) fn baseline_unit_errors(
 pub(super) fn unreported_rows(
     targets: &[&Target],
     m: &Measurement,
-    failed: &BTreeSet<(String, String)>,
+    failed: &BTreeSet<TargetSize>,
     seen: &BTreeSet<SeriesKey>,
     peaks_known: bool,
 ) -> Vec<Row> {
     let mut rows = Vec::new();
-    for ((target, size), _) in m.reps_done.iter().filter(|(id, _)| !failed.contains(*id)) {
+    for (TargetSize { target, size }, _) in m.reps_done.iter().filter(|(id, _)| !failed.contains(*id)) {
         let Some(t) = targets.iter().find(|t| &t.name == target) else {
             continue;
         };
@@ -260,7 +261,7 @@ pub(super) fn unreported_rows(
 pub(super) fn missing_rows(
     targets: &[&Target],
     baselines: &Baselines,
-    failed: &BTreeSet<(String, String)>,
+    failed: &BTreeSet<TargetSize>,
     seen: &BTreeSet<SeriesKey>,
 ) -> Vec<Row> {
     let mut rows = Vec::new();
@@ -270,7 +271,7 @@ pub(super) fn missing_rows(
         };
         for e in &b.entries {
             let key = e.key(&t.name);
-            if seen.contains(&key) || failed.contains(&(key.target.clone(), key.size.clone())) {
+            if seen.contains(&key) || failed.contains(&TargetSize::new(&key.target, &key.size)) {
                 continue;
             }
             let ms = t.metrics.iter().find(|x| x.name == e.metric);

@@ -11,6 +11,7 @@ mod judge;
 mod rows;
 mod why;
 
+use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -113,14 +114,11 @@ pub fn run_check(
         baselines: &baselines,
         cfg: &cfg,
         shard: opts.shard.as_ref(),
-        gpu_name: &fingerprint.gpu_name,
-        peaks_known: peaks_for(&fingerprint.gpu_name).is_some(),
+        gpu_name: fingerprint.gpu_name.as_str(),
+        peaks_known: peaks_for(fingerprint.gpu_name.as_str()).is_some(),
         work: &work,
         explained: &explained,
-        next_rep: work
-            .iter()
-            .map(|w| ((w.target.name.clone(), w.size.key()), w.reps.1))
-            .collect(),
+        next_rep: work.iter().map(|w| (w.id(), w.reps.1)).collect(),
         m,
         roofline: Vec::new(),
         profiler,
@@ -149,7 +147,7 @@ pub fn run_check(
         targets,
         &stored,
         opts,
-        &fingerprint.gpu_name,
+        fingerprint.gpu_name.as_str(),
         || gpu_keys(targets, &*profiler, &versions, opts.gpu),
     ));
     let category_bars = category_bars(targets, &m.samples, &baselines);
@@ -213,7 +211,7 @@ fn gpu_keys(
 fn finish_rows(
     rows: Vec<Row>,
     targets: &[&Target],
-    unchanged: &BTreeSet<(String, String)>,
+    unchanged: &BTreeSet<TargetSize>,
     baselines: &Baselines,
     m: &Measurement,
     opts: &CheckOptions<'_>,
@@ -332,7 +330,7 @@ struct CheckLoop<'a, 'w> {
     work: &'a [Work<'a>],
     explained: &'a BTreeMap<String, Target>,
     /// The next repetition to measure per (target, size).
-    next_rep: BTreeMap<(String, String), u32>,
+    next_rep: BTreeMap<TargetSize, u32>,
     m: Measurement,
     /// The roofline points of the last judgement.
     roofline: Vec<RooflinePoint>,
@@ -373,8 +371,8 @@ impl crate::run::engine::Remeasure for CheckLoop<'_, '_> {
 
     fn measure_more(
         &mut self,
-        doubtful: &BTreeSet<(String, String)>,
-    ) -> Result<Option<BTreeSet<(String, String)>>, Error> {
+        doubtful: &BTreeSet<TargetSize>,
+    ) -> Result<Option<BTreeSet<TargetSize>>, Error> {
         let more: Vec<Work<'_>> = remeasure(self.work, doubtful, &self.next_rep)
             .into_iter()
             .map(|w| Work {
@@ -397,7 +395,7 @@ impl crate::run::engine::Remeasure for CheckLoop<'_, '_> {
         )?;
         let mut grew = BTreeSet::new();
         for w in &more {
-            let id = (w.target.name.clone(), w.size.key());
+            let id = w.id();
             self.next_rep.insert(id.clone(), w.reps.1);
             if extra.reps_done.contains_key(&id) {
                 grew.insert(id);

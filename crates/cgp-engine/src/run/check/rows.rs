@@ -2,6 +2,7 @@
 //! (docs/sass-cache.md), operation rows' kernel notes, and sizes whose kernel filter selected
 //! nothing that ran.
 
+use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Baselines;
@@ -19,11 +20,11 @@ pub(super) fn same_sass(
     baselines: &Baselines,
     fp_keys: &BTreeMap<String, String>,
     progress: &mut dyn crate::run::progress::Progress,
-) -> BTreeSet<(String, String)> {
+) -> BTreeSet<TargetSize> {
     let mut out = BTreeSet::new();
     let mut functions: BTreeMap<String, Result<BTreeMap<String, String>, String>> = BTreeMap::new();
     for w in work {
-        let (target, size) = w.id();
+        let TargetSize { target, size } = w.id();
         let Some(stored) = baselines.get(&target).and_then(|(b, _)| b.sass.get(&size)) else {
             continue;
         };
@@ -58,7 +59,7 @@ pub(super) fn same_sass(
             progress.note(&format!(
                 "skipping `{target}` [{size}]: same machine code as the baseline"
             ));
-            out.insert((target, size));
+            out.insert(TargetSize { target, size });
         }
     }
     out
@@ -69,7 +70,7 @@ pub(super) fn same_sass(
 pub(super) fn skipped_rows(
     rows: Vec<Row>,
     targets: &[&Target],
-    unchanged: &BTreeSet<(String, String)>,
+    unchanged: &BTreeSet<TargetSize>,
     baselines: &Baselines,
 ) -> (Vec<Row>, Option<crate::outcome::results::SassSkip>) {
     if unchanged.is_empty() {
@@ -81,7 +82,7 @@ pub(super) fn skipped_rows(
         .into_iter()
         .map(|mut r| {
             if r.verdict() == RowVerdict::Missing
-                && unchanged.contains(&(r.key.target.clone(), r.key.size.clone()))
+                && unchanged.contains(&TargetSize::new(&r.key.target, &r.key.size))
             {
                 r.outcome = Outcome::Skipped(crate::outcome::results::SkipReason::SameSass);
                 crate::profile::sass::SAME_SASS_REASON.clone_into(&mut r.reason);
@@ -143,21 +144,22 @@ pub(super) fn operation_notes(rows: &mut [Row]) {
 /// error is dropped, so the baseline's rows become `missing` (exit 1 unless allowed). Where the
 /// baseline has nothing, nothing was ever selected: the error stays (and so does exit 3).
 pub(super) fn keep_unselected(m: &mut Measurement, baselines: &Baselines) {
-    let has_baseline = |(target, size): &(String, String)| {
+    let has_baseline = |TargetSize { target, size }: &TargetSize| {
         baselines
             .get(target)
             .is_some_and(|(b, _)| b.entries.iter().any(|e| &e.size == size))
     };
     m.unselected.retain(|id, _| has_baseline(id));
     let unselected = &m.unselected;
-    m.errors
-        .retain(|e| !unselected.contains_key(&(e.target.clone(), e.size.clone().unwrap_or_default())));
+    m.errors.retain(|e| {
+        !unselected.contains_key(&TargetSize::new(&e.target, e.size.clone().unwrap_or_default()))
+    });
 }
 
 /// The `missing` rows of sizes whose filter selected none of the kernels that ran: the reason
 /// names the kernels that ran instead.
-pub(super) fn unselected(rows: &mut [Row], unselected: &BTreeMap<(String, String), Vec<String>>) {
-    for ((target, size), ran) in unselected {
+pub(super) fn unselected(rows: &mut [Row], unselected: &BTreeMap<TargetSize, Vec<String>>) {
+    for (TargetSize { target, size }, ran) in unselected {
         for r in rows
             .iter_mut()
             .filter(|r| &r.key.target == target && &r.key.size == size && r.verdict() == RowVerdict::Missing)

@@ -1,6 +1,7 @@
 //! Why a time changed: the explanatory counters beside each judged row, and the explain pass of
 //! `explain: remeasure` targets (docs/why.md).
 
+use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Baselines;
@@ -112,7 +113,7 @@ pub(super) fn explain_pass(
     work: &[Work<'_>],
     targets: &[&Target],
     explained: &BTreeMap<String, Target>,
-    next_rep: &BTreeMap<(String, String), u32>,
+    next_rep: &BTreeMap<TargetSize, u32>,
     m: &mut Measurement,
     profiler: &mut dyn Profiler,
     mut recorder: Option<&mut Recorder>,
@@ -148,7 +149,7 @@ fn remeasure_pass(
     rows: &[Row],
     work: &[Work<'_>],
     explained: &BTreeMap<String, Target>,
-    next_rep: &BTreeMap<(String, String), u32>,
+    next_rep: &BTreeMap<TargetSize, u32>,
     m: &mut Measurement,
     profiler: &mut dyn Profiler,
     recorder: Option<&mut Recorder>,
@@ -168,7 +169,7 @@ fn remeasure_pass(
                     .is_some_and(|t| !t.metrics.iter().any(|ms| ms.name == k.metric))
         })
     };
-    let wanted: BTreeSet<(String, String)> = rows
+    let wanted: BTreeSet<TargetSize> = rows
         .iter()
         .filter(|r| {
             r.key.metric.starts_with("gpu__time_duration")
@@ -176,7 +177,7 @@ fn remeasure_pass(
                 && explained.contains_key(&r.key.target)
                 && !has_counters(&r.key.target, &r.key.size)
         })
-        .map(|r| (r.key.target.clone(), r.key.size.clone()))
+        .map(|r| TargetSize::new(&r.key.target, &r.key.size))
         .collect();
     let more = why_work(work, &wanted, explained, next_rep, |t| t.repetitions);
     if more.is_empty() {
@@ -200,7 +201,7 @@ fn cupti_why(
     rows: &[Row],
     work: &[Work<'_>],
     targets: &[&Target],
-    next_rep: &BTreeMap<(String, String), u32>,
+    next_rep: &BTreeMap<TargetSize, u32>,
     m: &mut Measurement,
     profiler: &mut dyn Profiler,
     recorder: Option<&mut Recorder>,
@@ -208,7 +209,7 @@ fn cupti_why(
     progress: &mut dyn crate::run::progress::Progress,
 ) -> Result<Option<crate::outcome::results::WhyCost>, Error> {
     let ncu = crate::run::ncu_why::ncu_targets(targets);
-    let wanted: BTreeSet<(String, String)> = rows
+    let wanted: BTreeSet<TargetSize> = rows
         .iter()
         .filter(|r| {
             r.key.metric.starts_with("gpu__time_duration")
@@ -216,7 +217,7 @@ fn cupti_why(
                 && matches!(r.verdict(), RowVerdict::Regression | RowVerdict::Inconclusive)
                 && ncu.contains_key(&r.key.target)
         })
-        .map(|r| (r.key.target.clone(), r.key.size.clone()))
+        .map(|r| TargetSize::new(&r.key.target, &r.key.size))
         .collect();
     let cost = crate::run::ncu_why::collect(
         &wanted, work, &ncu, next_rep, m, profiler, recorder, watch, progress,

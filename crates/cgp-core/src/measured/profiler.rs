@@ -1,0 +1,61 @@
+//! Which tool measured: a target's `profiler:` in the spec, and the `profiler` a fingerprint
+//! records. It lives here, below the spec (which re-exports it as `spec::ProfilerKind`), so the
+//! fingerprint and every lower layer name a profiler by this type, never by a string.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// `profiler:` of a target, and the profiler of a measurement. Serialised as `ncu`, `nsys`,
+/// `cupti` (the spec's values, and what fingerprints in baselines and results hold).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProfilerKind {
+    /// Nsight Compute: per-kernel metrics, every launch replayed.
+    #[default]
+    Ncu,
+    /// Nsight Systems: the whole workload traced once per repetition, kernels grouped into
+    /// categories (docs/nsys.md).
+    Nsys,
+    /// CUPTI activity tracing: the program runs once per repetition with cgp-gate's injection
+    /// library, which records each kernel's start, end and launch configuration (docs/cupti.md).
+    Cupti,
+}
+
+impl ProfilerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ncu => "ncu",
+            Self::Nsys => "nsys",
+            Self::Cupti => "cupti",
+        }
+    }
+}
+
+impl fmt::Display for ProfilerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ProfilerKind;
+
+    /// The serialised names are the spec's values and what stored fingerprints hold.
+    #[test]
+    fn kinds_serialise_as_the_spec_names_them() {
+        for (kind, name) in [
+            (ProfilerKind::Ncu, "ncu"),
+            (ProfilerKind::Nsys, "nsys"),
+            (ProfilerKind::Cupti, "cupti"),
+        ] {
+            assert_eq!(kind.as_str(), name);
+            assert_eq!(kind.to_string(), name);
+            assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{name}\""));
+            let back: ProfilerKind = serde_json::from_str(&format!("\"{name}\"")).unwrap();
+            assert_eq!(back, kind);
+        }
+        assert!(serde_json::from_str::<ProfilerKind>("\"rocprof\"").is_err());
+    }
+}
