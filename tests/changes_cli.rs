@@ -128,7 +128,7 @@ fn two_percent_step_at_15_is_found_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     // CV 0.5% here, so that this test of the whole path does not hinge on one seed: at CV 1% and
     // 16 series, a 2% step is found at 15 +- 1 in 68 of 100 seeds (docs/ab-and-changes.md); the
-    // issue's CV 1% case is a unit test in src/history/changes.rs.
+    // issue's CV 1% case is a unit test in crates/cgp-outcome/src/history/changes.rs.
     let files = history(dir.path(), 42, 0.005, &|i, row| {
         let planted =
             row["target"] == "matmul" && row["size"] == "n=1024" && row["metric"] == "gpu__time_duration.sum";

@@ -231,7 +231,7 @@ fn finish_rows(
     (rows, sass_skip)
 }
 
-/// Rows for the baseline files of targets the spec no longer has (src/run/gone.rs): looked at by
+/// Rows for the baseline files of targets the spec no longer has (`crate::outcome::gone`): looked at by
 /// a run of the whole spec, or by shard 1 of a sharded one (so that `merge` sees them once).
 fn gone_rows(
     spec: &Spec,
