@@ -237,35 +237,16 @@ fn slice3(k: usize) -> [usize; 3] {
     [3 * k, 3 * k + 1, 3 * k + 2]
 }
 
-/// SplitMix64 (Steele, Lea & Flood 2014): a seeded, reproducible stream for drawing the
-/// resampled checks. Hand-written because the example needs only this, and the crate's
-/// dependencies (`rand` is not one of them) are not to grow for an example.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+/// A uniformly random ordered subset of `k` of the indices `0..n` (partial Fisher-Yates), drawn
+/// with the library's seeded generator (`stats::rng::Rng`).
+fn ordered_subset(rng: &mut cgp_gate::stats::rng::Rng, n: usize, k: usize) -> Vec<usize> {
+    let mut all: Vec<usize> = (0..n).collect();
+    for i in 0..k.min(n) {
+        let j = i + rng.below(n - i);
+        all.swap(i, j);
     }
-
-    /// Uniform in `0..n` (n > 0; the modulo bias is below 2^-50 for these pool sizes).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// A uniformly random ordered subset of `k` of the indices `0..n` (partial Fisher-Yates).
-    fn ordered_subset(&mut self, n: usize, k: usize) -> Vec<usize> {
-        let mut all: Vec<usize> = (0..n).collect();
-        for i in 0..k.min(n) {
-            let j = i + self.below(n - i);
-            all.swap(i, j);
-        }
-        all.truncate(k.min(n));
-        all
-    }
+    all.truncate(k.min(n));
+    all
 }
 
 /// Mean processes per verdict of `target` over the checks `s`.
@@ -279,7 +260,7 @@ fn per_verdict(s: &[Sequential], target: &str) -> f64 {
 /// `check`, each check's three rules on the same processes in the same order.
 fn resampled(root: &Path, parts: &[(&str, Vec<&str>)], checks: usize) {
     println!(
-        "\nResampled replay: {checks} checks per pool, each a random ordered subset of 3 of the pool's processes (SplitMix64, seed 35 + pool index); checks share processes, so they are not independent\n"
+        "\nResampled replay: {checks} checks per pool, each a random ordered subset of 3 of the pool's processes (stats::rng::Rng, seed 35 + pool index); checks share processes, so they are not independent\n"
     );
     println!(
         "| pool | target | checks | Bonferroni over the looks | processes per verdict | alpha spending (HSD -2) | processes per verdict | `check` itself | processes per verdict | spending regression, Bonferroni not | Bonferroni regression, spending not |"
@@ -291,9 +272,9 @@ fn resampled(root: &Path, parts: &[(&str, Vec<&str>)], checks: usize) {
         for p in pools {
             let pool = load_pool(&root.join(part).join("rec").join(p));
             let n = pool.values().map(Vec::len).min().unwrap_or(0);
-            let mut rng = SplitMix(seed);
+            let mut rng = cgp_gate::stats::rng::Rng::new(seed);
             seed += 1;
-            let orders: Vec<Vec<usize>> = (0..checks).map(|_| rng.ordered_subset(n, 3)).collect();
+            let orders: Vec<Vec<usize>> = (0..checks).map(|_| ordered_subset(&mut rng, n, 3)).collect();
             let bonf: Vec<_> = orders
                 .iter()
                 .map(|o| sequential(&base, &pool, o, Spend::Bonferroni(3)))
