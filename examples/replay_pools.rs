@@ -3,14 +3,16 @@
 //! rank test) and after (launches grouped in runs, warm-ups dropped, the run-level model), and
 //! split the noise of the launch-scaling captures into its within- and between-process parts.
 //!
-//! `cargo run --release --example replay_pools [H100_DIR] [CHECKS]` (default `/tmp/h100`, 200).
+//! `cargo build-sims`, then `target/debug/examples/replay_pools [H100_DIR] [CHECKS]` (default
+//! `/tmp/h100`, 200; docs/statistics.md 6.4).
 //!
 //! Pools: `validation-aa/rec/plain-pool` (54 processes of unchanged code per target) and
 //! `validation-planted/rec/extra{1,3,10}-pool` (14 processes of planted slowdowns), each process
 //! 3 launches per kernel; baselines: the `rec/baseline` recording of the same part (10
 //! processes). A check takes consecutive processes of the pool (disjoint slices); the resampled
-//! replay then runs CHECKS checks per pool, each on a seeded random ordered subset of 3 of the
-//! pool's processes (checks share processes, so they are not independent). The family of
+//! replay then runs CHECKS checks per pool, each on a seeded random ordered subset of the pool's
+//! processes, once with one process first and up to 3 and once with the validation kit's plan (3
+//! first, up to 6); checks share processes, so they are not independent. The family of
 //! each check is its three `gpu__time_duration.sum` rows (matmul, reduce, vector_add), threshold
 //! 3 %, alpha 0.01.
 
@@ -100,8 +102,32 @@ fn flat(runs: &[Vec<f64>], warmup: bool) -> Grouped {
 enum Spend {
     /// `alpha / looks` at every look (Bonferroni, the rule before issue 35).
     Bonferroni(u32),
-    /// The group sequential rule `check` uses (`stats::spending`): 1 process first, up to 3.
-    Planned,
+    /// The group sequential rule `check` uses (`stats::spending`), planned from `Plan`.
+    Planned(Plan),
+}
+
+/// A row's plan of processes: `first` first (`repetitions`), then `first` more up to `max`
+/// (`max_repetitions`); a look after each round.
+#[derive(Clone, Copy, PartialEq)]
+struct Plan {
+    first: usize,
+    max: usize,
+}
+
+impl Plan {
+    /// One process first, up to 3 (the plan the gate's defaults suggest for 30-launch processes).
+    const ONE_TO_THREE: Plan = Plan { first: 1, max: 3 };
+    /// Three processes first, up to 6: the plan the validation kit recorded these pools with
+    /// (`cgp-gate.validate.yaml`, repetitions 3, max 6).
+    const THREE_TO_SIX: Plan = Plan { first: 3, max: 6 };
+
+    fn looks(self) -> u32 {
+        (self.max / self.first) as u32
+    }
+
+    fn describe(self) -> String {
+        format!("{} process(es) first, up to {}", self.first, self.max)
+    }
 }
 
 /// Judge one check (every target of the pool) with the pool's processes `idx`, in that order;
@@ -131,12 +157,12 @@ fn check(base: &Pool, pool: &Pool, idx: &[usize], new: bool, spend: Spend) -> BT
         .collect();
     let (looks, at) = match spend {
         Spend::Bonferroni(k) => (k, Vec::new()),
-        Spend::Planned => (
-            3,
+        Spend::Planned(plan) => (
+            plan.looks(),
             vec![
                 LookAt {
-                    repetitions: 1,
-                    max_repetitions: 3,
+                    repetitions: plan.first as u32,
+                    max_repetitions: plan.max as u32,
                     done: procs as u32,
                 };
                 rows.len()
@@ -156,13 +182,13 @@ fn check(base: &Pool, pool: &Pool, idx: &[usize], new: bool, spend: Spend) -> BT
 /// One sequential check: target -> verdict, target -> processes used.
 type Sequential = (BTreeMap<String, RowVerdict>, BTreeMap<String, usize>);
 
-/// The sequential rule: 1 process first, up to 3 (the pool's processes `order`, in that order),
-/// decided rows stop (alpha over 3 looks, spent by `spend`).
-fn sequential(base: &Pool, pool: &Pool, order: &[usize], spend: Spend) -> Sequential {
+/// The sequential rule: `plan.first` processes first, up to `plan.max` (the pool's processes
+/// `order`, in that order), decided rows stop (alpha over the plan's looks, spent by `spend`).
+fn sequential(base: &Pool, pool: &Pool, order: &[usize], plan: Plan, spend: Spend) -> Sequential {
     let mut decided: BTreeMap<String, RowVerdict> = BTreeMap::new();
     let mut used: BTreeMap<String, usize> = BTreeMap::new();
     let mut last = BTreeMap::new();
-    for procs in 1..=3 {
+    for procs in (plan.first..=plan.max).step_by(plan.first) {
         let v = check(base, pool, &order[..procs], true, spend);
         for (name, verdict) in &v {
             if decided.contains_key(name) {
@@ -184,13 +210,14 @@ fn sequential(base: &Pool, pool: &Pool, order: &[usize], spend: Spend) -> Sequen
     (decided, used)
 }
 
-/// The spec of a replayed check: the pool's targets, one size each, threshold 3 %, one process
-/// first and up to 3, a baseline of 10 processes, the warm-up launch dropped.
-fn replay_spec(targets: &[&String]) -> cgp_gate::spec::Spec {
+/// The spec of a replayed check: the pool's targets, one size each, threshold 3 %, the plan's
+/// processes, a baseline of 10 processes, the warm-up launch dropped.
+fn replay_spec(targets: &[&String], plan: Plan) -> cgp_gate::spec::Spec {
     let mut text = String::from("version: 1\ntargets:\n");
     for t in targets {
         text.push_str(&format!(
-            "  - name: {t}\n    command: [./{t}]\n    repetitions: 1\n    max_repetitions: 3\n    baseline_repetitions: 10\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n"
+            "  - name: {t}\n    command: [./{t}]\n    repetitions: {}\n    max_repetitions: {}\n    baseline_repetitions: 10\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n",
+            plan.first, plan.max
         ));
     }
     cgp_gate::spec::load_str(&text, Path::new("replay.yaml")).unwrap_or_else(|e| panic!("replay spec: {e}"))
@@ -199,11 +226,11 @@ fn replay_spec(targets: &[&String]) -> cgp_gate::spec::Spec {
 /// The sequential rule as `check` runs it: the real `check` (`run::simulate::simulate_check`:
 /// the engine's re-measure loop, `run::measure` with its warm-up drop, the baseline read from a
 /// store) on a simulated profiler that serves the REAL processes `order` of the pool, in that
-/// order, one process first, up to 3; the baseline is the part's REAL baseline pool, measured
-/// through the same profiler and stored (`write_baseline`).
-fn engine_check(base: &Pool, pool: &Pool, order: &[usize]) -> Sequential {
+/// order, by `plan`; the baseline is the part's REAL baseline pool, measured through the same
+/// profiler and stored (`write_baseline`).
+fn engine_check(base: &Pool, pool: &Pool, order: &[usize], plan: Plan) -> Sequential {
     let names: Vec<&String> = pool.keys().filter(|t| base.contains_key(*t)).collect();
-    let spec = replay_spec(&names);
+    let spec = replay_spec(&names, plan);
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temporary directory: {e}"));
     let serve = |p: &Pool, order: Option<&[usize]>, job: cgp_gate::profile::Job<'_>| -> Vec<f64> {
         let rep = job.rep as usize;
@@ -254,19 +281,21 @@ fn per_verdict(s: &[Sequential], target: &str) -> f64 {
     s.iter().filter_map(|(_, u)| u.get(target)).sum::<usize>() as f64 / s.len().max(1) as f64
 }
 
-/// The resampled replay: `checks` checks per pool, each on a random ordered subset of 3 of the
-/// pool's processes (seeded, drawn without replacement within a check; checks share processes),
-/// one process first and up to 3, under Bonferroni over the looks, alpha spending and the real
+/// The resampled replay: `checks` checks per pool, each on a random ordered subset of
+/// `plan.max` of the pool's processes (seeded, drawn without replacement within a check; checks
+/// share processes), by `plan`, under Bonferroni over the looks, alpha spending and the real
 /// `check`, each check's three rules on the same processes in the same order.
-fn resampled(root: &Path, parts: &[(&str, Vec<&str>)], checks: usize) {
+fn resampled(root: &Path, parts: &[(&str, Vec<&str>)], checks: usize, plan: Plan, first_seed: u64) {
     println!(
-        "\nResampled replay: {checks} checks per pool, each a random ordered subset of 3 of the pool's processes (stats::rng::Rng, seed 35 + pool index); checks share processes, so they are not independent\n"
+        "\nResampled replay, {}: {checks} checks per pool, each a random ordered subset of {} of the pool's processes (stats::rng::Rng, seed {first_seed} + pool index); checks share processes, so they are not independent\n",
+        plan.describe(),
+        plan.max
     );
     println!(
         "| pool | target | checks | Bonferroni over the looks | processes per verdict | alpha spending (HSD -2) | processes per verdict | `check` itself | processes per verdict | spending regression, Bonferroni not | Bonferroni regression, spending not |"
     );
     println!("|---|---|---:|---|---:|---|---:|---|---:|---:|---:|");
-    let mut seed = 35u64;
+    let mut seed = first_seed;
     for (part, pools) in parts {
         let base = load_pool(&root.join(part).join("rec/baseline"));
         for p in pools {
@@ -274,16 +303,21 @@ fn resampled(root: &Path, parts: &[(&str, Vec<&str>)], checks: usize) {
             let n = pool.values().map(Vec::len).min().unwrap_or(0);
             let mut rng = cgp_gate::stats::rng::Rng::new(seed);
             seed += 1;
-            let orders: Vec<Vec<usize>> = (0..checks).map(|_| ordered_subset(&mut rng, n, 3)).collect();
+            let orders: Vec<Vec<usize>> = (0..checks)
+                .map(|_| ordered_subset(&mut rng, n, plan.max))
+                .collect();
             let bonf: Vec<_> = orders
                 .iter()
-                .map(|o| sequential(&base, &pool, o, Spend::Bonferroni(3)))
+                .map(|o| sequential(&base, &pool, o, plan, Spend::Bonferroni(plan.looks())))
                 .collect();
             let spent: Vec<_> = orders
                 .iter()
-                .map(|o| sequential(&base, &pool, o, Spend::Planned))
+                .map(|o| sequential(&base, &pool, o, plan, Spend::Planned(plan)))
                 .collect();
-            let engine: Vec<_> = orders.iter().map(|o| engine_check(&base, &pool, o)).collect();
+            let engine: Vec<_> = orders
+                .iter()
+                .map(|o| engine_check(&base, &pool, o, plan))
+                .collect();
             let verdicts = |s: &[Sequential]| s.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>();
             let (bv, sv, ev) = (verdicts(&bonf), verdicts(&spent), verdicts(&engine));
             for target in pool.keys() {
@@ -346,15 +380,18 @@ fn main() {
                 .map(|k| check(&base, &pool, &[2 * k, 2 * k + 1], true, Spend::Bonferroni(1)))
                 .collect();
             let seq: Vec<_> = (0..n / 3)
-                .map(|k| sequential(&base, &pool, &slice3(k), Spend::Bonferroni(3)))
+                .map(|k| sequential(&base, &pool, &slice3(k), Plan::ONE_TO_THREE, Spend::Bonferroni(3)))
                 .collect();
             let seq_v: Vec<_> = seq.iter().map(|(v, _)| v.clone()).collect();
             let spent: Vec<_> = (0..n / 3)
-                .map(|k| sequential(&base, &pool, &slice3(k), Spend::Planned))
+                .map(|k| {
+                    let plan = Plan::ONE_TO_THREE;
+                    sequential(&base, &pool, &slice3(k), plan, Spend::Planned(plan))
+                })
                 .collect();
             let spent_v: Vec<_> = spent.iter().map(|(v, _)| v.clone()).collect();
             let engine: Vec<_> = (0..n / 3)
-                .map(|k| engine_check(&base, &pool, &slice3(k)))
+                .map(|k| engine_check(&base, &pool, &slice3(k), Plan::ONE_TO_THREE))
                 .collect();
             let engine_v: Vec<_> = engine.iter().map(|(v, _)| v.clone()).collect();
             for target in pool.keys() {
@@ -375,12 +412,14 @@ fn main() {
             }
         }
     }
-    reach(&root);
+    reach(&root, Plan::ONE_TO_THREE);
     let checks = std::env::args()
         .nth(2)
         .map_or(Ok(200), |a| a.parse::<usize>())
         .unwrap_or_else(|e| panic!("number of resampled checks: {e}"));
-    resampled(&root, &parts, checks);
+    resampled(&root, &parts, checks, Plan::ONE_TO_THREE, 35);
+    resampled(&root, &parts, checks, Plan::THREE_TO_SIX, 135);
+    reach(&root, Plan::THREE_TO_SIX);
     // Within and between processes: the launch-scaling captures and the 54-process pool.
     println!(
         "\n| capture | processes x launches | within a process (sd) | between processes (sd, beyond the within part) | disturbed processes left out |"
@@ -440,19 +479,25 @@ fn main() {
 /// pool), the one-sided level the last look is tested at (Holm's first step over the check's 3
 /// rows, the last look's share of alpha under `stats::spending`), and what follows: the chance a
 /// check finds the pool's shift at 3 processes, and the smallest change found in 80 % of checks.
-fn reach(root: &Path) {
+fn reach(root: &Path, plan: Plan) {
     use statrs::distribution::{ContinuousCDF, Normal};
     let z = Normal::standard();
     let alpha = 0.01;
+    let (first, max) = (plan.first, plan.max);
     let last = LookAt {
-        repetitions: 1,
-        max_repetitions: 3,
-        done: 3,
+        repetitions: first as u32,
+        max_repetitions: max as u32,
+        done: max as u32,
     };
     let level = cgp_gate::stats::spending::share(alpha, &last, 3) * alpha / 3.0;
     let z_level = z.inverse_cdf(1.0 - level);
+    let unit = |k: usize| if k == 1 { "process" } else { "processes" };
     println!(
-        "\n| pool | target | shift over the whole pool | SE, 1 process | SE, 3 processes | the shift beyond 3%, in SEs at 3 processes | one-sided level of the last look (z) | found at 3 processes (normal approximation) | found in 80% of checks from |"
+        "\n| pool | target | shift over the whole pool | SE, {first} {} | SE, {max} {} | the shift beyond 3%, in SEs at {max} {} | one-sided level of the last look (z) | found at {max} {} (normal approximation) | found in 80% of checks from |",
+        unit(first),
+        unit(max),
+        unit(max),
+        unit(max)
     );
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
     let base = load_pool(&root.join("validation-planted/rec/baseline"));
@@ -477,17 +522,17 @@ fn reach(root: &Path) {
                 )
                 .ok()
             };
-            let (Some(all), Some(one), Some(three)) = (se_at(runs.len()), se_at(1), se_at(3)) else {
+            let (Some(all), Some(early), Some(late)) = (se_at(runs.len()), se_at(first), se_at(max)) else {
                 continue;
             };
-            let beyond = (all.delta - 0.03f64.ln_1p()) / three.se;
+            let beyond = (all.delta - 0.03f64.ln_1p()) / late.se;
             let found = 1.0 - z.cdf(z_level - beyond);
-            let reach80 = (0.03f64.ln_1p() + (z_level + z.inverse_cdf(0.8)) * three.se).exp_m1();
+            let reach80 = (0.03f64.ln_1p() + (z_level + z.inverse_cdf(0.8)) * late.se).exp_m1();
             println!(
                 "| {p} | {t} | {:+.2}% | {:.2}% | {:.2}% | {beyond:.2} | {level:.5} ({z_level:.2}) | {:.1}% | {:+.2}% |",
                 all.delta.exp_m1() * 100.0,
-                one.se * 100.0,
-                three.se * 100.0,
+                early.se * 100.0,
+                late.se * 100.0,
                 found * 100.0,
                 reach80 * 100.0
             );

@@ -32,35 +32,17 @@ pub(super) fn decide(
     let conf = percent(j.confidence, Percent::Plain1);
     let tol = &p.tolerance_text;
     let pairs = j.pairs;
-    // The interval's end on the bad side, and whether it stays within the tolerance: the
-    // relative one within T, or the absolute one within min_effect (a regression must exceed
-    // both, as in `check`).
-    let within_abs = p.effect.is_some_and(|(e, w)| {
-        if p.lower_is_better {
-            w.ci[1] < e
-        } else {
-            w.ci[0] > -e
-        }
-    });
-    let beyond_abs = p.effect.is_none_or(|(e, w)| {
-        if p.lower_is_better {
-            w.estimate > e
-        } else {
-            w.estimate < -e
-        }
-    });
-    let within = within_abs
-        || if p.lower_is_better {
-            p.ci[1] < p.up
-        } else {
-            p.ci[0] > p.down
-        };
-    let beyond = beyond_abs
-        && if p.lower_is_better {
-            p.estimate > p.up
-        } else {
-            p.estimate < p.down
-        };
+    // The interval's end on the bad side, and whether it stays within the tolerance.
+    let within = if p.lower_is_better {
+        p.ci[1] < p.up
+    } else {
+        p.ci[0] > p.down
+    };
+    let beyond = if p.lower_is_better {
+        p.estimate > p.up
+    } else {
+        p.estimate < p.down
+    };
     (j.verdict, j.reason) = if ab <= alpha {
         (
             RowVerdict::Regression,
@@ -75,7 +57,7 @@ pub(super) fn decide(
                 "{change} (interval {interval}) over {pairs} pairs is better than the {tol}, significant (improvement adjusted p {ag:.2e})"
             ),
         )
-    } else if p.exact_kind && p.effect.is_none() {
+    } else if p.exact_kind {
         (
             RowVerdict::Pass,
             format!(
@@ -117,8 +99,8 @@ pub(super) fn decide(
 /// it: a regression (`bad`) at its Holm level, an improvement (`good`) at its own; a pass at the
 /// configured confidence, or at the improvement's level when that interval lies wholly on the
 /// better side; anything else at the widest of the three (it then straddles the tolerance).
-/// [`decide`] reads the verdict off the interval chosen here. Rows with `min_effect` keep the
-/// configured confidence for the pass (their absolute interval may decide it).
+/// [`decide`] reads the verdict off the interval chosen here (a row with `min_effect` too: its
+/// tolerance is relative, [`super::PairedRow::effective_tolerance`]).
 fn at_decision_level(p: &mut Prepared, bad: bool, good: bool, levels: [f64; 2]) {
     let Some(tt) = p.tt else {
         return;
@@ -135,8 +117,8 @@ fn at_decision_level(p: &mut Prepared, bad: bool, good: bool, levels: [f64; 2]) 
         c_bad
     } else if good {
         c_good
-    } else if p.exact_kind || p.effect.is_some() {
-        if p.effect.is_some() { confidence } else { widest }
+    } else if p.exact_kind {
+        widest
     } else {
         let plain = tt.interval(confidence);
         if !bad_end_within(plain) {

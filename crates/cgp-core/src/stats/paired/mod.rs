@@ -45,10 +45,9 @@ pub struct PairedRow<'a> {
     pub head: &'a [f64],
     /// Relative tolerance `T`: the threshold.
     pub tolerance: f64,
-    /// `min_effect` in the pairs' unit (0: none). As in `check`, a regression (improvement) must
-    /// be beyond both `T` and `min_effect`: the absolute differences `head - base` are tested
-    /// against it too (intersection-union), and a row passes when either interval rules a
-    /// change beyond its bound out.
+    /// `min_effect` in the pairs' unit (0: none). As in `check`, it raises the relative tolerance
+    /// to `min_effect / median(base)` where that is larger ([`PairedRow::effective_tolerance`]),
+    /// so the interval of the log ratios alone decides the row.
     pub min_effect: f64,
     /// How `T` is described in reasons, e.g. `3% threshold`.
     pub tolerance_text: String,
@@ -56,6 +55,24 @@ pub struct PairedRow<'a> {
     pub lower_is_better: bool,
     /// `exact` threshold on a noisy metric: judged by the test against zero alone.
     pub exact_kind: bool,
+}
+
+impl PairedRow<'_> {
+    /// The relative tolerance the row is judged against: `T` (0 for an `exact` threshold), or
+    /// `min_effect` relative to the median of the base's pairs where that is larger, the way
+    /// `check`'s run-level rows take `min_effect` (docs/statistics.md, 2.5). Testing the
+    /// absolute differences against `min_effect` beside the ratios (as `ab` did before) let a
+    /// second interval decide a row whose shown interval said otherwise.
+    pub fn effective_tolerance(&self) -> f64 {
+        let t = if self.exact_kind { 0.0 } else { self.tolerance };
+        if !(self.min_effect > 0.0 && self.min_effect.is_finite()) {
+            return t;
+        }
+        match super::order::median(self.base) {
+            Some(m) if m > 0.0 && m.is_finite() => t.max(self.min_effect / m),
+            _ => t,
+        }
+    }
 }
 
 /// The verdict of one paired row.

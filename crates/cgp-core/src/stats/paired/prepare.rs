@@ -1,5 +1,5 @@
 //! A paired row before the run-wide adjustment: its pairs checked, the log ratios' outlier pairs
-//! left out, and the t tests against the threshold (and `min_effect`).
+//! left out, and the t tests against the row's tolerance (the threshold, raised by `min_effect`).
 
 use super::t_test::{PairedT, trimmed_t};
 use super::wilcoxon::WalshInterval;
@@ -17,12 +17,11 @@ pub(super) struct Prepared {
     pub(super) up: f64,
     pub(super) down: f64,
     pub(super) lower_is_better: bool,
+    /// Judged by the test against zero alone: an `exact` threshold without `min_effect`.
     pub(super) exact_kind: bool,
     pub(super) tolerance_text: String,
     /// Pairs left out as outliers of the differences.
     pub(super) left_out: usize,
-    /// `min_effect` and the interval of the absolute differences `head - base`, when set.
-    pub(super) effect: Option<(f64, WalshInterval)>,
     /// The t statistic of the log ratios: the interval at any level (the one shown is the one
     /// the decision used).
     pub(super) tt: Option<PairedT>,
@@ -51,13 +50,14 @@ pub(super) fn done(verdict: RowVerdict, reason: String, pairs: usize, confidence
         exact_kind: false,
         tolerance_text: String::new(),
         left_out: 0,
-        effect: None,
         tt: None,
     }
 }
 
-/// Check a row's pairs, then test the log ratios against the threshold's boundaries (and the
-/// absolute differences against `min_effect`).
+/// Check a row's pairs, then test the log ratios against the boundaries of the row's tolerance
+/// ([`PairedRow::effective_tolerance`]: the threshold, or `min_effect` relative to the base's
+/// median where larger, as `check` takes it). One interval, that of the log ratios, decides the
+/// row and is the one every report shows (docs/statistics.md, 2.8).
 pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     let n = row.base.len().min(row.head.len());
     if let Some((verdict, reason)) = unusable(row, n) {
@@ -80,20 +80,11 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
         ci: tt.interval(confidence),
         confidence,
     };
-    let t = if row.exact_kind { 0.0 } else { row.tolerance };
+    let t = row.effective_tolerance();
     let up = t.ln_1p();
     let down = if t < 1.0 { (-t).ln_1p() } else { f64::NEG_INFINITY };
-    let (mut p_bad, mut p_good) = threshold_tests(&tt, up, down, row.lower_is_better);
-    // Intersection-union with `min_effect`, as `check` tests it: beyond the threshold AND beyond
-    // the absolute effect needs both tests.
-    let effect = match min_effect_tests(row, confidence) {
-        Some(e) => {
-            p_bad = p_bad.max(e.p_bad);
-            p_good = p_good.max(e.p_good);
-            e.effect
-        }
-        None => None,
-    };
+    let (p_bad, p_good) = threshold_tests(&tt, up, down, row.lower_is_better);
+    let exact_alone = row.exact_kind && t == 0.0;
     let mut p = done(RowVerdict::Inconclusive, String::new(), n, w.confidence);
     p.j.method = Method::PairedT;
     p.left_out = left_out;
@@ -106,10 +97,9 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     p.up = up;
     p.down = down;
     p.lower_is_better = row.lower_is_better;
-    p.exact_kind = row.exact_kind;
-    p.effect = effect;
+    p.exact_kind = exact_alone;
     p.tt = Some(tt);
-    p.tolerance_text = if row.exact_kind && effect.is_none() {
+    p.tolerance_text = if exact_alone {
         "exact threshold".to_owned()
     } else {
         row.tolerance_text.clone()
@@ -175,55 +165,4 @@ fn threshold_tests(tt: &PairedT, up: f64, down: f64, lower_is_better: bool) -> (
         test(bad_shift, lower_is_better),
         test(good_shift, !lower_is_better),
     )
-}
-
-/// The tests of the absolute differences `head - base` against `min_effect`, and their interval.
-struct EffectTests {
-    /// Worse than `min_effect`.
-    p_bad: f64,
-    /// Better than `min_effect`.
-    p_good: f64,
-    /// `min_effect` and the interval of the absolute differences (`None` without a t statistic).
-    effect: Option<(f64, WalshInterval)>,
-}
-
-/// The absolute differences `head - base` tested against `min_effect` (`None` when it is not
-/// set).
-fn min_effect_tests(row: &PairedRow<'_>, confidence: f64) -> Option<EffectTests> {
-    if !(row.min_effect > 0.0 && row.min_effect.is_finite()) {
-        return None;
-    }
-    let a: Vec<f64> = row.base.iter().zip(row.head).map(|(b, h)| h - b).collect();
-    // The same trimmed t as the ratios (no 2^-n floor), on the absolute differences.
-    let at = trimmed_t(&a).map(|(t, _)| t);
-    let abs_test = |shift: f64, greater: bool| {
-        at.map_or(1.0, |t| {
-            if greater {
-                t.p_greater(shift)
-            } else {
-                t.p_less(shift)
-            }
-        })
-    };
-    let e = row.min_effect;
-    let (p_bad, p_good) = if row.lower_is_better {
-        (abs_test(e, true), abs_test(-e, false))
-    } else {
-        (abs_test(-e, false), abs_test(e, true))
-    };
-    let effect = at.map(|t| {
-        (
-            e,
-            WalshInterval {
-                estimate: t.mean,
-                ci: t.interval(confidence),
-                confidence,
-            },
-        )
-    });
-    Some(EffectTests {
-        p_bad,
-        p_good,
-        effect,
-    })
 }

@@ -257,3 +257,61 @@ fn a_shift_at_the_threshold_is_a_regression_in_at_most_alpha_of_runs() {
         );
     }
 }
+
+/// SYNTHETIC rows with `min_effect` (one of them raising the tolerance above `T`, one not, and
+/// an `exact` threshold with one): every verdict follows from the interval the row shows, read
+/// against the tolerance `effective_tolerance` gives (`verdict_of_interval`, docs/statistics.md
+/// 2.8). Before, the absolute differences were tested beside the ratios, and a row whose shown
+/// interval reached the tolerance could pass on the absolute interval. The rows cover every
+/// verdict (checked, so the test cannot pass on rows that are all alike).
+#[test]
+fn min_effect_rows_follow_from_the_interval_they_show() {
+    use crate::foundation::threshold::Direction;
+    let mut rng = Rng::new(4242);
+    let mut seen = std::collections::BTreeSet::new();
+    for case in 0..600 {
+        let n = 3 + case % 12;
+        let shift = -0.1 + 0.2 * rng.next_f64();
+        let cv = [0.002, 0.01, 0.03][case % 3];
+        let (b, h) = pairs(n, shift, cv, &mut rng);
+        // `min_effect` 0, 2% or 6% of the ~1000 base: under, between and over a 3% `T`.
+        let min_effect = [0.0, 20.0, 60.0][(case / 3) % 3];
+        let exact = case % 7 == 0;
+        let lower = case % 2 == 0;
+        let r = PairedRow {
+            base: &b,
+            head: &h,
+            tolerance: 0.03,
+            min_effect,
+            tolerance_text: "3% threshold".into(),
+            lower_is_better: lower,
+            exact_kind: exact,
+        };
+        let tol = r.effective_tolerance();
+        let want_tol =
+            if exact { 0.0f64 } else { 0.03f64 }.max(min_effect / crate::stats::order::median(&b).unwrap());
+        assert!((tol - want_tol).abs() < 1e-12, "case {case}: {tol} vs {want_tol}");
+        let j = &judge_paired(&[r], 0.01, 0.95)[0];
+        let ci = j.change_ci.expect("an interval");
+        let dir = if lower {
+            Direction::Lower
+        } else {
+            Direction::Higher
+        };
+        let want = crate::stats::verdict::verdict_of_interval(ci, tol, dir, exact && tol == 0.0);
+        assert_eq!(
+            j.verdict, want,
+            "case {case}: {n} pairs, shift {shift:+.4}, min_effect {min_effect}, interval {ci:?}, tolerance {tol}: {}",
+            j.reason
+        );
+        seen.insert(j.verdict);
+    }
+    for v in [
+        RowVerdict::Regression,
+        RowVerdict::Pass,
+        RowVerdict::Improvement,
+        RowVerdict::Inconclusive,
+    ] {
+        assert!(seen.contains(&v), "no {v:?} among the rows: {seen:?}");
+    }
+}

@@ -10,7 +10,7 @@ use crate::outcome::results::{ErrorKind, FailureKind, Row, RowThreshold, RowVerd
 use crate::spec::{MetricSpec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired_at};
 use crate::stats::spending::LookAt;
-use crate::stats::{Comparison, Config, deciding_launch, judge_all_at, median, summarize};
+use crate::stats::{Comparison, Config, deciding_launch, judge_all_at, summarize};
 
 #[expect(clippy::float_cmp, reason = "deterministic counters repeat bit for bit")]
 pub(super) fn constant(v: &[f64]) -> bool {
@@ -192,7 +192,7 @@ pub(super) fn judge_pending(
     let paired_pending: Vec<&Pending<'_>> = pending.iter().filter(|p| !is_limit(p) && !is_const(p)).collect();
     let paired_rows: Vec<PairedRow<'_>> = paired_pending.iter().map(|p| paired_row(p)).collect();
     let paired_looks: Vec<LookAt> = paired_pending.iter().map(|p| p.look()).collect();
-    let tolerances: Vec<f64> = paired_rows.iter().map(reported_tolerance).collect();
+    let tolerances: Vec<f64> = paired_rows.iter().map(PairedRow::effective_tolerance).collect();
     let mut paired = judge_paired_at(
         &paired_rows,
         alpha_paired.max(f64::MIN_POSITIVE),
@@ -287,18 +287,6 @@ fn paired_row<'a>(p: &'a Pending<'_>) -> PairedRow<'a> {
         lower_is_better: t.direction == crate::spec::Direction::Lower,
         exact_kind: t.kind == ThresholdKind::Exact,
     }
-}
-
-/// The relative tolerance the reports show, as `check` shows it: the threshold, or `min_effect`
-/// relative to the base median where larger.
-fn reported_tolerance(r: &PairedRow<'_>) -> f64 {
-    let base_median = median(r.base).unwrap_or(0.0);
-    let from_effect = if base_median > 0.0 {
-        r.min_effect / base_median
-    } else {
-        0.0
-    };
-    r.tolerance.max(from_effect)
 }
 
 /// A limit row as `check` judges it: every sample of both sides against the limit.
