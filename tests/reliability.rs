@@ -421,6 +421,15 @@ fn replay_applies_the_specs_kernel_filter() {
         reason.contains("selected none of the kernels that ran") && reason.contains("memset_helper"),
         "{reason}"
     );
+    // The results file types the cause, so a reader never takes it from the reason's words.
+    let cause = &r.results["rows"][0]["missing_cause"];
+    assert_eq!(cause["kind"], "unselected", "{cause}");
+    assert!(
+        cause["ran"].as_array().is_some_and(|ran| ran
+            .iter()
+            .any(|k| k.as_str().is_some_and(|k| k.contains("memset_helper")))),
+        "{cause}"
+    );
 }
 
 // ---- 2, 6, 8. Damaged, unbounded and non-UTF-8 input ------------------------------------------

@@ -527,6 +527,48 @@ mod tests {
         assert_eq!(back.outcome, Outcome::Compared(Judged::Regression));
     }
 
+    /// A missing row's cause is written as its own field and read from it, whatever its reason
+    /// says: a kernel whose name holds the words of another cause's reason no longer turns into
+    /// that cause. A file written before the field existed still gets the cause from the reason,
+    /// and a cause kind of a newer version reads as "not measured".
+    #[test]
+    fn a_missing_rows_cause_is_its_own_field_and_older_files_read_it_from_the_reason() {
+        let mut r = row(RowVerdict::Missing);
+        r.reason = format!("`odd {}` was not measured", MissingCause::GONE);
+        let unselected = MissingCause::Unselected {
+            ran: vec!["a, b".into(), "c".into()],
+        };
+        for cause in [
+            MissingCause::NotMeasured,
+            unselected.clone(),
+            MissingCause::TargetGone,
+        ] {
+            r.outcome = Outcome::Missing(Missing::failing(cause.clone()));
+            let v = serde_json::to_value(&r).unwrap();
+            assert!(v["missing_cause"]["kind"].is_string(), "{v}");
+            let back: Row = serde_json::from_value(v).unwrap();
+            assert_eq!(back.outcome, Outcome::Missing(Missing::failing(cause)));
+        }
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["missing_cause"], serde_json::json!({"kind": "target-gone"}));
+        // Older files: no field, the cause is in the reason.
+        let mut old = v.clone();
+        old.as_object_mut().unwrap().remove("missing_cause");
+        old["reason"] = format!("the kernel filter selected none:{}`a, b`, `c`", MissingCause::RAN).into();
+        let back: Row = serde_json::from_value(old).unwrap();
+        assert_eq!(back.outcome, Outcome::Missing(Missing::failing(unselected)));
+        let mut newer = v;
+        newer["missing_cause"] = serde_json::json!({"kind": "some-future-kind", "x": 1});
+        let back: Row = serde_json::from_value(newer).unwrap();
+        assert_eq!(
+            back.outcome,
+            Outcome::Missing(Missing::failing(MissingCause::NotMeasured))
+        );
+        // Only missing rows carry it.
+        let v = serde_json::to_value(row(RowVerdict::Pass)).unwrap();
+        assert!(v.get("missing_cause").is_none());
+    }
+
     #[test]
     fn no_kernel_is_written_and_read_as_a_dash() {
         let mut r = row(RowVerdict::Pass);

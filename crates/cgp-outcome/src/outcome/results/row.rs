@@ -99,18 +99,22 @@ impl Missing {
     }
 }
 
-/// Why a baseline row was not measured. The results file keeps it in the row's `reason` (the
-/// sentence every report shows); reading a file recovers it from there once
+/// Why a baseline row was not measured. The results file keeps it in the row's
+/// `missing_cause` (`{"kind": "unselected", "ran": [...]}`); a file written before that field
+/// existed has it only in the row's `reason`, and reading such a file recovers it from there once
 /// ([`MissingCause::of_reason`]), so no reporter reads the reason's words.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum MissingCause {
-    /// Not measured: renamed, no longer launched, or a size the spec no longer has.
-    #[default]
-    NotMeasured,
     /// The target's `kernel:` filter selected none of the kernels that ran; these ran (names).
     Unselected { ran: Vec<String> },
     /// The row is of a baseline file whose target the spec no longer has (`crate::run::gone`).
     TargetGone,
+    /// Not measured: renamed, no longer launched, or a size the spec no longer has. A kind this
+    /// version does not know (a newer file) reads as this one (serde's `other` variant, last).
+    #[default]
+    #[serde(other)]
+    NotMeasured,
 }
 
 impl MissingCause {

@@ -102,6 +102,11 @@ pub(super) struct RowWire {
     /// selected) and that the user did not allow: it fails the gate (see [`crate::run::missing`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     fails_gate: bool,
+    /// Why a `missing` row was not measured (`not-measured`, `unselected` with the kernels that
+    /// ran, `target-gone`). Absent on other rows and in files written before it existed, whose
+    /// missing rows state it only in `reason` ([`MissingCause::of_reason`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    missing_cause: Option<MissingCause>,
     /// The launch configurations (`grid (X, Y, Z) block (X, Y, Z)`) the candidate's samples came
     /// from, so a results file becomes a baseline with them. Empty when not known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -155,6 +160,7 @@ impl From<RowWire> for Row {
             skipped,
             why,
             fails_gate,
+            missing_cause,
             candidate_configs,
             config_change,
         } = w;
@@ -162,7 +168,7 @@ impl From<RowWire> for Row {
             (RowVerdict::Pass, Some(r)) => Outcome::Skipped(r),
             (RowVerdict::Missing, _) => Outcome::Missing(Missing {
                 fails_gate,
-                cause: MissingCause::of_reason(&reason),
+                cause: missing_cause.unwrap_or_else(|| MissingCause::of_reason(&reason)),
             }),
             (v, _) => Outcome::from(v),
         };
@@ -203,10 +209,10 @@ impl From<RowWire> for Row {
 impl From<Row> for RowWire {
     fn from(r: Row) -> Self {
         let verdict = r.verdict();
-        let (skipped, fails_gate) = match r.outcome {
-            Outcome::Skipped(s) => (Some(s), false),
-            Outcome::Missing(Missing { fails_gate, .. }) => (None, fails_gate),
-            Outcome::Compared(_) | Outcome::New | Outcome::Error => (None, false),
+        let (skipped, fails_gate, missing_cause) = match r.outcome {
+            Outcome::Skipped(s) => (Some(s), false, None),
+            Outcome::Missing(Missing { fails_gate, cause }) => (None, fails_gate, Some(cause)),
+            Outcome::Compared(_) | Outcome::New | Outcome::Error => (None, false, None),
         };
         let Estimate {
             change,
@@ -242,6 +248,7 @@ impl From<Row> for RowWire {
             skipped,
             why: r.why,
             fails_gate,
+            missing_cause,
             candidate_configs: r.candidate_configs,
             config_change: r.config_change,
         }
