@@ -292,7 +292,7 @@ fn resampled(root: &Path, parts: &[(&str, Vec<&str>)], checks: usize, plan: Plan
         plan.max
     );
     println!(
-        "| pool | target | checks | Bonferroni over the looks | processes per verdict | alpha spending (HSD -2) | processes per verdict | `check` itself | processes per verdict | spending regression, Bonferroni not | Bonferroni regression, spending not |"
+        "| pool | target | checks | Bonferroni over the looks | processes per verdict | alpha spending (Bonferroni until the last look, which spends the rest) | processes per verdict | `check` itself | processes per verdict | spending regression, Bonferroni not | Bonferroni regression, spending not |"
     );
     println!("|---|---|---:|---|---:|---|---:|---|---:|---:|---:|");
     let mut seed = first_seed;
@@ -365,7 +365,7 @@ fn main() {
         ),
     ];
     println!(
-        "| pool | target | checks | before: 2 processes, every launch a sample | after: 2 processes, runs, warm-up dropped | 1 process first, up to 3, Bonferroni over the looks | processes per verdict | 1 process first, up to 3, alpha spending (HSD -2) | processes per verdict | `check` itself (the engine on a profiler serving the real processes) | processes per verdict |"
+        "| pool | target | checks | before: 2 processes, every launch a sample | after: 2 processes, runs, warm-up dropped | 1 process first, up to 3, Bonferroni over the looks | processes per verdict | 1 process first, up to 3, alpha spending (Bonferroni until the last look, which spends the rest) | processes per verdict | `check` itself (the engine on a profiler serving the real processes) | processes per verdict |"
     );
     println!("|---|---|---:|---|---|---|---:|---|---:|---|---:|");
     for (part, pools) in &parts {

@@ -326,28 +326,28 @@ fn extra_work_3pct_is_a_matmul_and_vector_add_time_regression() {
     assert_eq!(verdicts(r), want);
     // The run-level model on the launches left after each run's warm-up launch (docs/statistics.md
     // 2.5): 10 baseline runs of 2 launches against 3 candidate runs of 2. matmul +3.98%, shown
-    // with the interval its decision used (2.8): at its Holm step's level (99.9%), [+3.37%,
-    // +4.59%], wholly beyond 3%. (The kit's check `extra3-01` on the H100, with the rank test on
+    // with the interval its decision used (2.8): at its Holm step's level (99.8%), [+3.42%,
+    // +4.54%], wholly beyond 3%. (The kit's check `extra3-01` on the H100, with the rank test on
     // every launch warm-ups included, said +4.07% [+3.95%, +4.20%], also a regression.)
     let (c, ci) = change_pct(row(r, "matmul", time));
     assert!((c - 3.98).abs() < 0.01, "{c}");
     assert!(
-        (ci[0] - 3.37).abs() < 0.01 && (ci[1] - 4.59).abs() < 0.01,
+        (ci[0] - 3.42).abs() < 0.01 && (ci[1] - 4.54).abs() < 0.01,
         "{ci:?}"
     );
-    // vector_add +4.01% [+3.08%, +4.96%] (99.9%): the t test against +3% gives p 2.9e-4; with
-    // the first look's share of alpha (Hwang-Shih-DeCani, 2.6) and Holm (5th of 7) its adjusted
-    // p is 5.4e-3, under alpha 0.01: a regression at the first look. Its grid grew 3.0% and its
+    // vector_add +4.01% [+3.16%, +4.88%] (99.8%): the t test against +3% gives p 2.9e-4; with
+    // the first look's share of alpha (Bonferroni's third before the last look, 2.6) and Holm its
+    // adjusted p is 2.9e-3, under alpha 0.01: a regression at the first look. Its grid grew 3.0% and its
     // time about 4%, so this is the right answer. (The kit's rank test on launches said +3.85%
     // [+3.45%, +4.38%] with p 0.019 after Holm: inconclusive.)
     let (c, ci) = change_pct(row(r, "vector_add", time));
     assert!(
-        (c - 4.01).abs() < 0.01 && (ci[0] - 3.08).abs() < 0.01 && (ci[1] - 4.96).abs() < 0.01,
+        (c - 4.01).abs() < 0.01 && (ci[0] - 3.16).abs() < 0.01 && (ci[1] - 4.88).abs() < 0.01,
         "{c} {ci:?}"
     );
     let p = row(r, "vector_add", time).estimate.p_adjusted.unwrap();
-    assert!(p > 4e-3 && p < 7e-3, "{p}");
-    // reduce +4.24% [+1.52%, +7.02%] (shown at the widest level the decision used, 99.7%)
+    assert!(p > 2e-3 && p < 4e-3, "{p}");
+    // reduce +4.24% [+1.41%, +7.15%] (shown at the widest level the decision used, 99.8%)
     // straddles 3% (noise within a run 2%) and stays inconclusive after re-measurement to
     // max_repetitions (6 runs).
     let x = row(r, "reduce", time);

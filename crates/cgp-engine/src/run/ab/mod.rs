@@ -383,7 +383,7 @@ pub fn run_ab(
                 .or_else(|| crate::run::engine::git_commit(&spec.base_dir())),
             fail_on: opts.fail_on,
             multiple_testing: format!(
-                "paired (ABBA), paired t on log ratios against the threshold; holm alpha={} spent over up to {looks} look(s) (Hwang-Shih-DeCani -2)",
+                "paired (ABBA), paired t on log ratios against the threshold; holm alpha={} spent over up to {looks} look(s) (alpha/looks at each look but the last, which spends the rest)",
                 cfg.alpha
             ),
             had_work: !items.is_empty(),

@@ -303,7 +303,7 @@ fn sharded_config(
         .max()
         .unwrap_or(1);
     let mut multiple_testing = format!(
-        "holm alpha={} spent over up to {} look(s) (Hwang-Shih-DeCani -2)",
+        "holm alpha={} spent over up to {} look(s) (alpha/looks at each look but the last, which spends the rest)",
         cfg.alpha, cfg.looks
     );
     if let Some(s) = shard.filter(|s| s.shard.n > 1) {
