@@ -559,11 +559,25 @@ mod tests {
         assert_eq!(back.outcome, Outcome::Missing(Missing::failing(unselected)));
         let mut newer = v;
         newer["missing_cause"] = serde_json::json!({"kind": "some-future-kind", "x": 1});
-        let back: Row = serde_json::from_value(newer).unwrap();
+        let back: Row = serde_json::from_value(newer.clone()).unwrap();
         assert_eq!(
             back.outcome,
             Outcome::Missing(Missing::failing(MissingCause::NotMeasured))
         );
+        // A value of another shape: the file still reads, the cause comes from the reason.
+        for odd in [
+            serde_json::json!(5),
+            serde_json::json!("gone"),
+            serde_json::json!([1]),
+        ] {
+            newer["missing_cause"] = odd.clone();
+            let back: Row = serde_json::from_value(newer.clone()).unwrap_or_else(|e| panic!("{odd}: {e}"));
+            assert_eq!(
+                back.outcome,
+                Outcome::Missing(Missing::failing(MissingCause::TargetGone)),
+                "{odd}"
+            );
+        }
         // Only missing rows carry it.
         let v = serde_json::to_value(row(RowVerdict::Pass)).unwrap();
         assert!(v.get("missing_cause").is_none());

@@ -7,6 +7,29 @@ use super::key::{Kernel, OwnedRowKey};
 use super::row::{Estimate, Missing, MissingCause, Outcome, Row};
 use super::{ConfigChange, Direction, Method, RowThreshold, RowVerdict, SideSummary, SkipReason};
 
+/// `missing_cause`: read leniently. A value of another shape (a later version's, an edited
+/// file's) is no reason to refuse the whole results file: the row's reason still states the cause,
+/// and [`MissingCause::of_reason`] takes it from there.
+mod cause {
+    use serde::{Deserialize, Deserializer};
+
+    use super::MissingCause;
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Maybe {
+        Known(MissingCause),
+        Other(serde::de::IgnoredAny),
+    }
+
+    pub(super) fn lenient<'de, D: Deserializer<'de>>(d: D) -> Result<Option<MissingCause>, D::Error> {
+        Ok(match Option::<Maybe>::deserialize(d)? {
+            Some(Maybe::Known(c)) => Some(c),
+            Some(Maybe::Other(_)) | None => None,
+        })
+    }
+}
+
 /// `kernel`: a name, or `-` for none (schema 1 and 2 wrote the sentinel `-`; keeping it keeps
 /// those files and older readers valid).
 mod kernel {
@@ -105,7 +128,11 @@ pub(super) struct RowWire {
     /// Why a `missing` row was not measured (`not-measured`, `unselected` with the kernels that
     /// ran, `target-gone`). Absent on other rows and in files written before it existed, whose
     /// missing rows state it only in `reason` ([`MissingCause::of_reason`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "cause::lenient"
+    )]
     missing_cause: Option<MissingCause>,
     /// The launch configurations (`grid (X, Y, Z) block (X, Y, Z)`) the candidate's samples came
     /// from, so a results file becomes a baseline with them. Empty when not known.
