@@ -421,7 +421,7 @@ fn main() {
             g.metrics
         );
         println!(
-            "Nested noise model: within a process 0.2-1.5%, between processes 0-0.4%, warm-up +3-7% on launch 0 (dropped: warmup {}), 1% clock dips of 3-9%, job drift up to +-{:.2}%; {launches} launches per process; repetitions {} -> max_repetitions {} (looks: {}), baseline {} processes, {HISTORY} earlier baselines as history; alpha {} split over the looks, Holm",
+            "Nested noise model: within a process 0.2-1.5%, between processes 0-0.4%, warm-up +3-7% on launch 0 (dropped: warmup {}), 1% clock dips of 3-9%, job drift up to +-{:.2}%; {launches} launches per process; repetitions {} -> max_repetitions {} (looks: {}), baseline {} processes, {HISTORY} earlier baselines as history; alpha {} spent over the looks (docs/statistics.md 2.6), Holm",
             g.warmup,
             g.drift * 200.0,
             g.repetitions,

@@ -16,7 +16,8 @@
 //! A noisy row whose launches come in runs (profiler processes: `Comparison::baseline_runs`,
 //! `candidate_runs`) is judged by the run-level model instead of the rank test (`nested`): t tests
 //! of the log shift with a within-run and a between-run noise part, with the same decision. The
-//! run's alpha is split over the looks re-measurement may take (`Config::looks`).
+//! run's alpha is spent over the looks re-measurement may take: by each row's plan
+//! (`stats::spending`, `judge_all_at`), or evenly over `Config::looks` for rows judged without one.
 //!
 //! The parts: `checks` (what makes a row unjudgeable before any test), `exact` (deterministic
 //! values compared exactly), `limit` (`min:`/`max:` rows), `rank` (noisy rows by the U test),
