@@ -433,19 +433,7 @@ mod tests {
         // Welch/pooled t by hand (equal variances): base 1,2,3,4 -> logs; cand 2,3,4,5.
         let b = [10.0, 11.0, 12.0, 13.0];
         let c = [12.0, 13.0, 14.0, 15.0];
-        let f = fit(
-            Runs {
-                values: &b,
-                runs: &[],
-            },
-            Runs {
-                values: &c,
-                runs: &[],
-            },
-            true,
-            false,
-        )
-        .unwrap();
+        let f = fit(side(&b, &[]), side(&c, &[]), true, false).unwrap();
         let lb: Vec<f64> = b.iter().map(|x: &f64| x.ln()).collect();
         let lc: Vec<f64> = c.iter().map(|x: &f64| x.ln()).collect();
         let m = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
@@ -469,19 +457,7 @@ mod tests {
         let mut rng = Rng::new(7);
         let (bv, br) = draw(&mut rng, 10, 30, 0.0, 0.002, 0.005);
         let (cv, cr) = draw(&mut rng, 3, 30, 0.0, 0.002, 0.005);
-        let f = fit(
-            Runs {
-                values: &bv,
-                runs: &br,
-            },
-            Runs {
-                values: &cv,
-                runs: &cr,
-            },
-            true,
-            true,
-        )
-        .unwrap();
+        let f = fit(side(&bv, &br), side(&cv, &cr), true, true).unwrap();
         let naive = 0.005_f64.hypot(0.002) * (1.0 / 300.0 + 1.0 / 90.0_f64).sqrt();
         let model = (0.005_f64.powi(2) * (0.1 + 1.0 / 3.0)).sqrt();
         assert!(f.se > 2.0 * naive, "se {} naive {naive}", f.se);
@@ -499,37 +475,13 @@ mod tests {
         let mut rng = Rng::new(11);
         let (bv, br) = draw(&mut rng, 20, 30, 0.0, 0.005, 0.002);
         let (cv, cr) = draw(&mut rng, 1, 30, 0.10, 0.005, 0.002);
-        let f = fit(
-            Runs {
-                values: &bv,
-                runs: &br,
-            },
-            Runs {
-                values: &cv,
-                runs: &cr,
-            },
-            true,
-            true,
-        )
-        .unwrap();
+        let f = fit(side(&bv, &br), side(&cv, &cr), true, true).unwrap();
         assert_eq!(f.runs, (20, 1));
         assert!((f.delta - 0.10).abs() < 0.01, "{}", f.delta);
         // A 10 % slowdown against a 3 % threshold is plain from one process.
         assert!(f.p_greater(0.03_f64.ln_1p(), 0.0) < 1e-6);
         // And no between part at all is refused: one run a side.
-        let err = fit(
-            Runs {
-                values: &cv,
-                runs: &cr,
-            },
-            Runs {
-                values: &cv,
-                runs: &cr,
-            },
-            true,
-            true,
-        )
-        .unwrap_err();
+        let err = fit(side(&cv, &cr), side(&cv, &cr), true, true).unwrap_err();
         assert!(err.contains("at least 2 runs"), "{err}");
     }
 
@@ -542,37 +494,13 @@ mod tests {
         for v in bv.iter_mut().skip(60).take(30) {
             *v *= 1.05; // run 2 ran slow throughout
         }
-        let f = fit(
-            Runs {
-                values: &bv,
-                runs: &br,
-            },
-            Runs {
-                values: &cv,
-                runs: &cr,
-            },
-            true,
-            true,
-        )
-        .unwrap();
+        let f = fit(side(&bv, &br), side(&cv, &cr), true, true).unwrap();
         assert!(f.trimmed_launches.0 >= 1, "{:?}", f.trimmed_launches);
         assert!(f.delta.abs() < 0.01, "{}", f.delta);
         // Run 2 ran 5 % slow: 10 runs are too few for a fence of runs, so it widens the interval.
         assert!(f.disturbed_runs[0].is_empty(), "{:?}", f.disturbed_runs);
         assert!(f.between_sd > 0.01, "{}", f.between_sd);
-        let raw = fit(
-            Runs {
-                values: &bv,
-                runs: &br,
-            },
-            Runs {
-                values: &cv,
-                runs: &cr,
-            },
-            true,
-            false,
-        )
-        .unwrap();
+        let raw = fit(side(&bv, &br), side(&cv, &cr), true, false).unwrap();
         // The dip raised the untrimmed baseline's level.
         assert!(raw.delta < f.delta, "untrimmed {} trimmed {}", raw.delta, f.delta);
         assert_eq!(raw.trimmed_launches, (0, 0));
@@ -590,9 +518,7 @@ mod tests {
             }
         }
         let (cv, cr) = draw(&mut rng, 2, 30, 0.0, 0.01, 0.002);
-        let side = |v: &'static [f64], r: &'static [u32]| Runs { values: v, runs: r };
-        let (bv, br, cv, cr) = (leak(bv), leak(br), leak(cv), leak(cr));
-        let f = fit(side(bv, br), side(cv, cr), true, true).unwrap();
+        let f = fit(side(&bv, &br), side(&cv, &cr), true, true).unwrap();
         assert_eq!(f.disturbed_runs[0].len(), 1, "{:?}", f.disturbed_runs);
         assert!(
             (f.disturbed_runs[0][0] - 0.32).abs() < 0.02,
@@ -604,16 +530,17 @@ mod tests {
         assert!(f.between_sd < 0.006, "between {}", f.between_sd);
         assert!(f.delta.abs() < 0.01, "{}", f.delta);
         // Untrimmed (the old estimate): the one process is all the between-run noise there is.
-        let raw = fit(side(bv, br), side(cv, cr), true, false).unwrap();
+        let raw = fit(side(&bv, &br), side(&cv, &cr), true, false).unwrap();
         assert!(raw.between_sd > 0.04, "raw between {}", raw.between_sd);
         // A side of fewer than 20 runs is never fenced (runs 2 to 20, the planted one among them).
-        let few = fit(side(&bv[60..630], &br[60..630]), side(cv, cr), true, true).unwrap();
+        let few = fit(side(&bv[60..630], &br[60..630]), side(&cv, &cr), true, true).unwrap();
         assert_eq!(few.runs.0, 19);
         assert!(few.disturbed_runs[0].is_empty());
     }
 
-    fn leak<T>(v: Vec<T>) -> &'static [T] {
-        Box::leak(v.into_boxed_slice())
+    /// One side of a row: its values and the run of each.
+    fn side<'a>(values: &'a [f64], runs: &'a [u32]) -> Runs<'a> {
+        Runs { values, runs }
     }
 
     #[test]
@@ -652,10 +579,7 @@ mod tests {
         );
         assert!(
             fit(
-                Runs {
-                    values: &[],
-                    runs: &[]
-                },
+                side(&[], &[]),
                 Runs {
                     values: &[1.0, 2.0],
                     runs: &[]
@@ -680,19 +604,7 @@ mod tests {
         for _ in 0..trials {
             let (bv, br) = draw(&mut rng, 10, 30, 0.0, 0.01, 0.003);
             let (cv, cr) = draw(&mut rng, 1, 30, b, 0.01, 0.003);
-            let f = fit(
-                Runs {
-                    values: &bv,
-                    runs: &br,
-                },
-                Runs {
-                    values: &cv,
-                    runs: &cr,
-                },
-                true,
-                true,
-            )
-            .unwrap();
+            let f = fit(side(&bv, &br), side(&cv, &cr), true, true).unwrap();
             if f.p_greater(b, 0.0) < 0.05 {
                 hits += 1;
             }
