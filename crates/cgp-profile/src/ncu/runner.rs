@@ -364,17 +364,20 @@ mod tests {
         let o = run(&inv(d.path(), "sh", &["-c", &script], Duration::from_millis(300))).unwrap();
         assert!(o.timed_out);
         let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
-        // Signal 0 probes for existence; the grandchild may linger as a zombie of init briefly.
-        let mut alive = true;
+        assert!(gone(pid), "grandchild {pid} survived the timeout");
+    }
+
+    /// Whether process `pid` is gone within 2 s (a zombie counts as gone: it may linger under
+    /// init briefly).
+    fn gone(pid: i32) -> bool {
         for _ in 0..100 {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
             if stat.is_empty() || stat.contains(") Z ") {
-                alive = false;
-                break;
+                return true;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(!alive, "grandchild {pid} survived the timeout");
+        false
     }
 
     #[test]
@@ -388,16 +391,7 @@ mod tests {
         assert!(o.timed_out);
         let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
         assert_eq!(o.escaped, vec![(pid, "sleep".to_owned())], "{o:?}");
-        let mut alive = true;
-        for _ in 0..100 {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            if stat.is_empty() || stat.contains(") Z ") {
-                alive = false;
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(!alive, "the escaped grandchild {pid} survived");
+        assert!(gone(pid), "the escaped grandchild {pid} survived");
     }
 
     #[test]
