@@ -442,6 +442,26 @@ pub fn check_destination(dir: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// Whether `text` has the shape of a manifest cgp-gate writes (a recording's, `runs`; an A/B
+/// recording's, `order`): a JSON object with `schema_version` 1 to `newest` and a `list` array.
+/// Why not, when it has not.
+///
+/// # Errors
+/// The reason, in words.
+pub fn manifest_shape(text: &str, newest: u32, list: &str) -> Result<(), String> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let obj = value.as_object().ok_or("not a JSON object")?;
+    match obj.get("schema_version").and_then(serde_json::Value::as_u64) {
+        Some(v) if (1..=u64::from(newest)).contains(&v) => {}
+        Some(v) => return Err(format!("schema_version {v}, this cgp-gate writes 1 to {newest}")),
+        None => return Err("no schema_version".to_owned()),
+    }
+    if !obj.get(list).is_some_and(serde_json::Value::is_array) {
+        return Err(format!("no `{list}` list"));
+    }
+    Ok(())
+}
+
 /// The names and kinds (folder or not; a link is not a folder) of a folder's entries.
 fn list_dir(dir: &Path) -> Result<Vec<(String, bool)>, Error> {
     let mut out = Vec::new();
@@ -464,20 +484,7 @@ fn is_rep_file(name: &str) -> bool {
 
 /// Whether `text` is a cgp-gate recording manifest: why not, when it is not.
 fn is_recording_manifest(text: &str) -> Result<(), String> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let obj = value.as_object().ok_or("not a JSON object")?;
-    match obj.get("schema_version").and_then(serde_json::Value::as_u64) {
-        Some(v) if (1..=u64::from(MANIFEST_VERSION)).contains(&v) => {}
-        Some(v) => {
-            return Err(format!(
-                "schema_version {v}, this cgp-gate writes 1 to {MANIFEST_VERSION}"
-            ));
-        }
-        None => return Err("no schema_version".to_owned()),
-    }
-    if !obj.get("runs").is_some_and(serde_json::Value::is_array) {
-        return Err("no `runs` list".to_owned());
-    }
+    manifest_shape(text, MANIFEST_VERSION, "runs")?;
     Manifest::parse(Path::new("manifest.json"), text).map_err(|e| e.to_string())?;
     Ok(())
 }

@@ -130,14 +130,7 @@ impl AbManifest {
                         crate::foundation::fsutil::limits::MANIFEST,
                     )
                     .map_err(|e| e.into_error(&path, "A/B manifest"))?;
-                    let value: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-                    let version = value.as_ref().and_then(|v| v.get("schema_version")?.as_u64());
-                    let has_order = value
-                        .as_ref()
-                        .is_some_and(|v| v.get("order").is_some_and(serde_json::Value::is_array));
-                    if !has_order
-                        || !version.is_some_and(|v| (1..=u64::from(AB_MANIFEST_VERSION)).contains(&v))
-                    {
+                    if crate::profile::record::manifest_shape(&text, AB_MANIFEST_VERSION, "order").is_err() {
                         return Err(refuse(
                             "its manifest.json is not a cgp-gate A/B recording manifest (schema_version and an `order` list)"
                                 .to_owned(),
