@@ -21,6 +21,29 @@ pub(super) fn categories(ctx: &Ctx<'_>, node: &Node, what: &str, spec_dir: &Path
     crate::spec::categories::decode(ctx, node, &ctx.path.display().to_string())
 }
 
+/// The entries of a target's `metrics:` mapping, at most [`MAX_METRICS`] of them (ncu and nsys
+/// targets alike).
+fn metric_entries<'n>(
+    ctx: &Ctx<'_>,
+    node: &'n Node,
+    what: &str,
+) -> Result<Vec<(&'n str, &'n Node, &'n Node)>> {
+    if let Kind::Map(all) = &node.kind
+        && all.len() > MAX_METRICS
+    {
+        return Err(ctx
+            .err(
+                node,
+                format!(
+                    "`metrics` of {what} lists {} metrics; at most {MAX_METRICS} are allowed",
+                    all.len()
+                ),
+            )
+            .help("gate the metrics that matter; `explain: true` collects the counters that say why a time changed without a row each (docs/why.md)"));
+    }
+    ctx.entries(node, &format!("`metrics` of {what}"))
+}
+
 /// `metrics:` of an nsys target: `gpu_time`, `non_gpu_time`, `category:<name>`,
 /// `kernel:<regex>`, and their instance counts, added with an `exact` threshold for every
 /// category and kernel metric that does not list its own.
@@ -38,20 +61,7 @@ pub(super) fn nsys_metrics(
             crate::spec::categories::NSYS_METRICS_HELP
         )));
     };
-    if let Kind::Map(all) = &node.kind
-        && all.len() > MAX_METRICS
-    {
-        return Err(ctx
-            .err(
-                node,
-                format!(
-                    "`metrics` of {what} lists {} metrics; at most {MAX_METRICS} are allowed",
-                    all.len()
-                ),
-            )
-            .help("gate the metrics that matter; `explain: true` collects the counters that say why a time changed without a row each (docs/why.md)"));
-    }
-    let entries = ctx.entries(node, &format!("`metrics` of {what}"))?;
+    let entries = metric_entries(ctx, node, what)?;
     if entries.is_empty() {
         return Err(ctx
             .err(node, format!("`metrics` of {what} is empty"))
@@ -242,20 +252,7 @@ pub(super) fn metrics(
             .err(item, format!("{what} has no `metrics`"))
             .help(format!("list the ncu metrics to judge, {example}")));
     };
-    if let Kind::Map(all) = &node.kind
-        && all.len() > MAX_METRICS
-    {
-        return Err(ctx
-            .err(
-                node,
-                format!(
-                    "`metrics` of {what} lists {} metrics; at most {MAX_METRICS} are allowed",
-                    all.len()
-                ),
-            )
-            .help("gate the metrics that matter; `explain: true` collects the counters that say why a time changed without a row each (docs/why.md)"));
-    }
-    let entries = ctx.entries(node, &format!("`metrics` of {what}"))?;
+    let entries = metric_entries(ctx, node, what)?;
     if entries.is_empty() {
         return Err(ctx
             .err(node, format!("`metrics` of {what} is empty"))
