@@ -65,6 +65,7 @@ fn paired_table(runs: usize) {
                             tolerance_text: "1% threshold".into(),
                             lower_is_better: true,
                             exact_kind: false,
+                            left_out: Default::default(),
                         })
                         .collect();
                     let j = judge_paired(&prs, 0.01, 0.95);

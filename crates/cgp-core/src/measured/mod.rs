@@ -1,9 +1,7 @@
 //! Layer 1 (with `stats`, `ncu`, `gpu`): the measured-data vocabulary (`samples`: launches,
-//! values, series; it imports nothing), which tool measured (`profiler`: `ProfilerKind`), where samples came from (`source`), what a metric's value can be (`plausible`), the fence
-//! of launches far outside their process (`fence`), and the counter diff that says why a time
+//! values, series; it imports nothing), which tool measured (`profiler`: `ProfilerKind`), where samples came from (`source`), what a metric's value can be (`plausible`), and the counter diff that says why a time
 //! changed (`why`, on `stats`).
 
-pub mod fence;
 pub mod plausible;
 pub mod profiler;
 pub mod samples;

@@ -18,6 +18,7 @@ pub mod paired;
 pub mod ranks;
 pub mod remeasure;
 pub mod rng;
+pub mod screen;
 pub mod row;
 pub mod spending;
 pub mod summary;

@@ -36,6 +36,10 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::order::quantile_sorted;
 use super::outliers::TUKEY_K;
+use super::screen::{
+    FarLaunch, KeptAsCode, LeftOut, MACHINE_LEVEL, NAMED, code_explains, far_launches, run_centre,
+    share_p,
+};
 
 /// At most this share of a run's launches, or of a side's runs, is left out as slow outliers.
 const MAX_SHARE: f64 = 0.2;
@@ -81,6 +85,8 @@ pub struct Fit {
     /// Disturbed runs left out (a preempted or throttled process), baseline and candidate: each
     /// run's level relative to the side's median run (0.32 = 32 % above it).
     pub disturbed_runs: [Vec<f64>; 2],
+    /// What was left out of the fit as the machine's, or kept as the code's (`stats::screen`).
+    pub left_out: LeftOut,
 }
 
 impl Fit {
@@ -166,6 +172,18 @@ fn group(side: &Runs<'_>) -> Result<Vec<Vec<f64>>, String> {
         by.entry(*r).or_default().push(v.ln());
     }
     Ok(by.into_values().collect())
+}
+
+/// The run of each group [`group`] makes, in its order: the sorted distinct run indices, or
+/// `0..n` when every value is its own run.
+fn run_ids(side: &Runs<'_>) -> Vec<u32> {
+    if side.runs.is_empty() {
+        return (0..u32::try_from(side.values.len()).unwrap_or(u32::MAX)).collect();
+    }
+    let mut r = side.runs.to_vec();
+    r.sort_unstable();
+    r.dedup();
+    r
 }
 
 /// The slow-side Tukey fence of `values` (unsorted); `None` with too few values.
@@ -335,17 +353,9 @@ pub fn fit(base: Runs<'_>, cand: Runs<'_>, slow_high: bool, trim: bool) -> Resul
     if b.is_empty() || c.is_empty() {
         return Err("no samples on a side".to_owned());
     }
-    let (sides, trimmed_launches) = trim_launches([b, c], slow_high, trim);
-    let (sides, disturbed_runs) = if trim {
-        let ss: f64 = sides.iter().flatten().map(|r| r.ss).sum();
-        let df: f64 = sides.iter().flatten().map(|r| r.n.saturating_sub(1) as f64).sum();
-        let w = if df > 0.0 { ss / df } else { 0.0 };
-        let [sb, sc] = sides;
-        let ((kb, lb), (kc, lc)) = (fence_runs(sb, w), fence_runs(sc, w));
-        ([kb, kc], [lb, lc])
-    } else {
-        (sides, [Vec::new(), Vec::new()])
-    };
+    let ids = [run_ids(&base), run_ids(&cand)];
+    let (sides, left_out, disturbed_runs) = screened([b, c], &ids, slow_high, trim);
+    let trimmed_launches = left_out.launches;
     let within_ss: f64 = sides.iter().flatten().map(|r| r.ss).sum();
     let within_df: f64 = sides.iter().flatten().map(|r| r.n.saturating_sub(1) as f64).sum();
     let within_var = (within_df > 0.0).then(|| within_ss / within_df);
@@ -391,7 +401,179 @@ pub fn fit(base: Runs<'_>, cand: Runs<'_>, slow_high: bool, trim: bool) -> Resul
         n: (mb.launches, mc.launches),
         trimmed_launches,
         disturbed_runs,
+        left_out,
     })
+}
+
+/// What the machine explains is left out, what the code explains is kept (`stats::screen`):
+/// every side's far launches, then its slow-side dips, then (with 20 runs or more) its disturbed
+/// runs are marked; when the candidate's share of marked launches or of marked runs is
+/// significantly larger than the baseline's, nothing is left out on either side.
+#[expect(clippy::type_complexity, reason = "the fit's three parts, used once")]
+fn screened(
+    groups: [Vec<Vec<f64>>; 2],
+    ids: &[Vec<u32>; 2],
+    slow_high: bool,
+    trim: bool,
+) -> ([Vec<Run>; 2], LeftOut, [Vec<f64>; 2]) {
+    let of_launches = (
+        groups[0].iter().map(Vec::len).sum(),
+        groups[1].iter().map(Vec::len).sum(),
+    );
+    let of_runs = (groups[0].len(), groups[1].len());
+    let keep_all = |groups: [Vec<Vec<f64>>; 2]| {
+        let (sides, _) = trim_launches(groups, slow_high, false);
+        sides
+    };
+    if !trim {
+        let left = LeftOut {
+            of_launches,
+            of_runs,
+            ..LeftOut::default()
+        };
+        return (keep_all(groups), left, [Vec::new(), Vec::new()]);
+    }
+    let flags = [far_launches(&groups[0]), far_launches(&groups[1])];
+    let mut named = Vec::new();
+    let mut far = [0usize; 2];
+    let kept: [Vec<Vec<f64>>; 2] = [0, 1].map(|s| {
+        groups[s]
+            .iter()
+            .zip(&flags[s])
+            .enumerate()
+            .map(|(r, (run, fl))| {
+                let centre = run_centre(run, fl);
+                for (x, f) in run.iter().zip(fl) {
+                    if *f {
+                        far[s] += 1;
+                        named.push(FarLaunch {
+                            side: s,
+                            run: ids[s].get(r).copied().unwrap_or(u32::MAX),
+                            value: x.exp(),
+                            centre: centre.exp(),
+                        });
+                    }
+                }
+                run.iter().zip(fl).filter(|(_, f)| !**f).map(|(x, _)| *x).collect()
+            })
+            .collect()
+    });
+    let (sides, dips) = trim_launches(kept, slow_high, true);
+    let ss: f64 = sides.iter().flatten().map(|r| r.ss).sum();
+    let df: f64 = sides.iter().flatten().map(|r| r.n.saturating_sub(1) as f64).sum();
+    let w = if df > 0.0 { ss / df } else { 0.0 };
+    let [sb, sc] = sides;
+    let ((kb, lb), (kc, lc)) = (fence_runs(sb, w), fence_runs(sc, w));
+    let launches = (far[0] + dips.0, far[1] + dips.1);
+    let runs = (lb.len(), lc.len());
+    let p_launches = share_p(launches.1, of_launches.1, launches.0, of_launches.0);
+    let p_runs = share_p(runs.1, of_runs.1, runs.0, of_runs.0);
+    let p = p_launches.min(p_runs);
+    if p <= MACHINE_LEVEL {
+        let left = LeftOut {
+            of_launches,
+            of_runs,
+            kept_as_code: Some(KeptAsCode {
+                launches: launches.1,
+                runs: runs.1,
+                p,
+            }),
+            ..LeftOut::default()
+        };
+        return (keep_all(groups), left, [Vec::new(), Vec::new()]);
+    }
+    named.sort_by(|a, b| (b.value / b.centre).ln().abs().total_cmp(&(a.value / a.centre).ln().abs()));
+    named.truncate(NAMED);
+    let left = LeftOut {
+        launches,
+        of_launches,
+        runs,
+        of_runs,
+        kept_as_code: None,
+        named,
+    };
+    ([kb, kc], left, [lb, lc])
+}
+
+/// Each run's level for a paired comparison (`ab`): the geometric mean of its launches (every
+/// launch counts: a kernel slow on some launches is slower), after the far launches the machine
+/// explains (`stats::screen`: the head's share of far launches no larger than the base's) are
+/// left out. Keyed by run index.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunMeans {
+    pub base: BTreeMap<u32, f64>,
+    pub head: BTreeMap<u32, f64>,
+    pub left_out: LeftOut,
+}
+
+/// [`RunMeans`] of a base and a head side. Values that are not positive leave their side's
+/// runs as they are (the paired test refuses them with its own reason).
+pub fn run_means(base: Runs<'_>, head: Runs<'_>) -> RunMeans {
+    let (Ok(b), Ok(h)) = (group(&base), group(&head)) else {
+        let plain = |side: &Runs<'_>| -> BTreeMap<u32, f64> {
+            let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+            let ids = run_ids(side);
+            for (i, v) in side.values.iter().enumerate() {
+                let r = if side.runs.is_empty() { ids[i] } else { side.runs[i] };
+                by.entry(r).or_default().push(*v);
+            }
+            by.into_iter().map(|(r, v)| (r, v.iter().sum::<f64>() / v.len() as f64)).collect()
+        };
+        return RunMeans {
+            base: plain(&base),
+            head: plain(&head),
+            left_out: LeftOut::default(),
+        };
+    };
+    let ids = [run_ids(&base), run_ids(&head)];
+    let groups = [b, h];
+    let flags = [far_launches(&groups[0]), far_launches(&groups[1])];
+    let count = |s: usize| flags[s].iter().flatten().filter(|f| **f).count();
+    let n = |s: usize| groups[s].iter().map(Vec::len).sum::<usize>();
+    let (far_b, far_h) = (count(0), count(1));
+    let code = code_explains(far_h, n(1), far_b, n(0));
+    let mut named = Vec::new();
+    let mut levels = [BTreeMap::new(), BTreeMap::new()];
+    for s in 0..2 {
+        for (r, (run, fl)) in groups[s].iter().zip(&flags[s]).enumerate() {
+            let id = ids[s].get(r).copied().unwrap_or(u32::MAX);
+            let keep: Vec<f64> = if code.is_some() {
+                run.clone()
+            } else {
+                let centre = run_centre(run, fl);
+                for (x, f) in run.iter().zip(fl) {
+                    if *f {
+                        named.push(FarLaunch {
+                            side: s,
+                            run: id,
+                            value: x.exp(),
+                            centre: centre.exp(),
+                        });
+                    }
+                }
+                run.iter().zip(fl).filter(|(_, f)| !**f).map(|(x, _)| *x).collect()
+            };
+            levels[s].insert(id, (keep.iter().sum::<f64>() / keep.len().max(1) as f64).exp());
+        }
+    }
+    named.truncate(NAMED);
+    let [base_levels, head_levels] = levels;
+    RunMeans {
+        base: base_levels,
+        head: head_levels,
+        left_out: LeftOut {
+            launches: if code.is_some() { (0, 0) } else { (far_b, far_h) },
+            of_launches: (n(0), n(1)),
+            runs: (0, 0),
+            of_runs: (groups[0].len(), groups[1].len()),
+            kept_as_code: code.map(|p| KeptAsCode {
+                launches: far_h,
+                runs: 0,
+                p,
+            }),
+            named,
+        },
+    }
 }
 
 /// The number of distinct runs in `runs` (`values` long); an empty `runs` counts every value.

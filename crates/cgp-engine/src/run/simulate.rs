@@ -3,7 +3,7 @@
 //! CSV page, so `check` ([`simulate_check`]: `run::check::run_check`) and `ab`
 //! ([`simulate_ab`]: `run::ab::run_ab`) run exactly as they do on a GPU: the same work list and
 //! re-measure loop (`run::engine::until_decided`), the same reading of the profiler's output
-//! (`profile::extract`, the far-launch fence and the warm-up drop of `run::measure`), the same
+//! (`profile::extract` and the warm-up drop of `run::measure`), the same
 //! baselines read from a store, the same statistics and the same alpha spending. Only the launch
 //! durations come from a model instead of a GPU. [`write_baseline`] measures a baseline through
 //! the same profiler and stores it as `baseline update` does, with a history of earlier medians.

@@ -92,6 +92,21 @@ pub(super) fn decide(
             p.left_out
         ));
     }
+    if let Some(l) = &j.left_out {
+        if j.verdict == RowVerdict::Pass && l.too_much() {
+            j.verdict = RowVerdict::Inconclusive;
+            j.reason = format!(
+                "{change}: {}, but more than {}% of a side was left out as outliers, so it is not a pass; measure more pairs",
+                j.reason,
+                crate::stats::screen::MAX_LEFT_OUT_SHARE * 100.0
+            );
+        }
+        let s = l.sentence();
+        if !s.is_empty() {
+            j.reason.push_str("; ");
+            j.reason.push_str(&s);
+        }
+    }
     p.j
 }
 

@@ -55,6 +55,9 @@ pub struct PairedRow<'a> {
     pub lower_is_better: bool,
     /// `exact` threshold on a noisy metric: judged by the test against zero alone.
     pub exact_kind: bool,
+    /// What the per-pair values left out of the launches (`nested::run_means`); the pairs'
+    /// own outliers are added to it by the test.
+    pub left_out: super::screen::LeftOut,
 }
 
 impl PairedRow<'_> {
@@ -90,6 +93,8 @@ pub struct PairedJudgement {
     pub p_adjusted: Option<f64>,
     pub reason: String,
     pub pairs: usize,
+    /// What the test left out as the machine's or kept as the code's (launches and pairs).
+    pub left_out: Option<super::screen::LeftOut>,
 }
 
 /// Judge every paired row of a run; Holm over the tested rows (worse and better are separate
@@ -174,6 +179,7 @@ pub fn judge_constant(
         p_adjusted: None,
         reason: e.reason,
         pairs,
+        left_out: None,
     }
 }
 

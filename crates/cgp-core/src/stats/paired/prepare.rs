@@ -40,6 +40,7 @@ pub(super) fn done(verdict: RowVerdict, reason: String, pairs: usize, confidence
             p_adjusted: None,
             reason,
             pairs,
+            left_out: None,
         },
         p: None,
         ci: [0.0, 0.0],
@@ -67,7 +68,34 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     // A pair where one side's process ran slow (a clock dip, a neighbour) is an outlier of the
     // differences on either side: Yuen's trimmed t leaves a tenth of the pairs out at each end
     // (from 10 pairs on), a share fixed in advance so the test keeps its level.
-    let Some((tt, left_out)) = trimmed_t(&d_all) else {
+    // Unless the code explains them: pairs beyond Tukey's fences of the differences lie on the
+    // head's slow side significantly more often than on the base's (`stats::screen`: a process
+    // the machine slowed is as likely a base process as a head one), and then every pair counts.
+    let (k_bad, k_good) = tail_pairs(&d_all, row.lower_is_better);
+    let code = (k_bad > 0)
+        .then(|| crate::stats::screen::sign_p(k_bad, k_good))
+        .filter(|p| *p <= crate::stats::screen::MACHINE_LEVEL);
+    let tested = if code.is_some() {
+        super::t_test::paired_t(&d_all).map(|t| (t, 0))
+    } else {
+        trimmed_t(&d_all)
+    };
+    let mut screen = row.left_out.clone();
+    screen.of_runs = (n, n);
+    if let Some(pv) = code {
+        let launches = screen.kept_as_code.map_or(0, |k| k.launches);
+        screen.kept_as_code = Some(crate::stats::screen::KeptAsCode {
+            launches,
+            runs: k_bad,
+            p: pv,
+        });
+    } else if tested.is_some() {
+        // The outlying pairs Yuen's trim took from each end: a pair whose base process ran slow
+        // is the base's, one whose head process ran slow the head's.
+        let each_end = (super::t_test::TRIM * n as f64).floor() as usize;
+        screen.runs = (k_good.min(each_end), k_bad.min(each_end));
+    }
+    let Some((tt, left_out)) = tested else {
         return done(
             RowVerdict::Error,
             "internal: no interval".to_owned(),
@@ -88,6 +116,7 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     let mut p = done(RowVerdict::Inconclusive, String::new(), n, w.confidence);
     p.j.method = Method::PairedT;
     p.left_out = left_out;
+    p.j.left_out = Some(screen);
     p.j.change = Some(w.estimate.exp_m1());
     p.j.change_ci = Some([w.ci[0].exp_m1(), w.ci[1].exp_m1()]);
     p.j.p = Some(p_bad);
@@ -105,6 +134,24 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
         row.tolerance_text.clone()
     };
     p
+}
+
+/// Pairs beyond Tukey's fences of the log ratios `d`: (on the head's slow side, on its fast
+/// side). None with fewer than 4 pairs.
+fn tail_pairs(d: &[f64], lower_is_better: bool) -> (usize, usize) {
+    use crate::stats::order::quantile_sorted;
+    let mut s: Vec<f64> = d.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.len() < 4 {
+        return (0, 0);
+    }
+    s.sort_by(f64::total_cmp);
+    let (Some(q1), Some(q3)) = (quantile_sorted(&s, 0.25), quantile_sorted(&s, 0.75)) else {
+        return (0, 0);
+    };
+    let k = crate::stats::outliers::TUKEY_K * (q3 - q1);
+    let high = s.iter().filter(|x| **x > q3 + k).count();
+    let low = s.iter().filter(|x| **x < q1 - k).count();
+    if lower_is_better { (high, low) } else { (low, high) }
 }
 
 /// Why a row of `n` pairs cannot be tested: an error (sides of different lengths, non-finite

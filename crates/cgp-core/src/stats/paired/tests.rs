@@ -86,6 +86,7 @@ fn row<'a>(b: &'a [f64], h: &'a [f64], t: f64) -> PairedRow<'a> {
         tolerance_text: format!("{}% threshold", t * 100.0),
         lower_is_better: true,
         exact_kind: false,
+        left_out: crate::stats::screen::LeftOut::default(),
     }
 }
 
@@ -286,6 +287,7 @@ fn min_effect_rows_follow_from_the_interval_they_show() {
             tolerance_text: "3% threshold".into(),
             lower_is_better: lower,
             exact_kind: exact,
+            left_out: crate::stats::screen::LeftOut::default(),
         };
         let tol = r.effective_tolerance();
         let want_tol =

@@ -188,6 +188,9 @@ pub struct Judgement {
     /// Where the candidate's median crosses the threshold, in base units (the baseline median
     /// moved by the tolerance, or a `min:`/`max:` bound with `min_effect` applied).
     pub limit: Option<f64>,
+    /// What the test left out as the machine's, or kept as the code's (`stats::screen`); `None`
+    /// for rows no outlier rule touched (exact, limit and untested rows).
+    pub left_out: Option<super::screen::LeftOut>,
 }
 
 /// Judge one row on its own (a family of one for the multiple-testing adjustment).
@@ -346,6 +349,7 @@ fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reaso
         job_spread: None,
         tolerance: None,
         limit: None,
+        left_out: None,
     }
 }
 

@@ -14,6 +14,7 @@ use crate::stats::hodges_lehmann::{self, Shift};
 use crate::stats::jobspread::{JobSpread, job_spread_gated};
 use crate::stats::mannwhitney::{NullCache, mann_whitney_sorted};
 use crate::stats::rng::seed_for;
+use crate::stats::screen::{KeptAsCode, LeftOut, code_explains};
 use crate::stats::row::{Method, RowVerdict};
 use crate::stats::summary::sorted_finite;
 
@@ -32,11 +33,18 @@ pub(super) fn prepare_ranked(
     let slow_high = row.threshold.direction == Direction::Lower;
     let (c_all, b_all) = (sorted_finite(row.candidate), sorted_finite(baseline));
     // The estimate and its interval: each side without its own slow outliers.
-    let (c, b) = if cfg.trim_dips {
-        (
-            dips::trim_slow(&c_all, slow_high).0,
-            dips::trim_slow(&b_all, slow_high).0,
-        )
+    // Dips are the machine's only while the candidate has no significantly larger share of them
+    // than the baseline (`stats::screen`); otherwise they are the code's and every sample counts.
+    let (c_trim, kc) = dips::trim_slow(&c_all, slow_high);
+    let (b_trim, kb) = dips::trim_slow(&b_all, slow_high);
+    let code = if cfg.trim_dips {
+        code_explains(kc, c_all.len(), kb, b_all.len())
+    } else {
+        None
+    };
+    let trim = cfg.trim_dips && code.is_none();
+    let (c, b) = if trim {
+        (c_trim, b_trim)
     } else {
         (c_all.clone(), b_all.clone())
     };
@@ -70,9 +78,19 @@ pub(super) fn prepare_ranked(
         candidate: &c_all,
         baseline: &b_all,
         slow_high,
-        trim_dips: cfg.trim_dips,
+        trim_dips: trim,
     };
     let p = sides.boundary_tests(fraction, widen, min_effect, cache);
+    let left_out = LeftOut {
+        launches: p.dips,
+        of_launches: (b_all.len(), c_all.len()),
+        kept_as_code: code.map(|p| KeptAsCode {
+            launches: kc,
+            runs: 0,
+            p,
+        }),
+        ..LeftOut::default()
+    };
     let threshold_text = threshold_text(exact_kind, fraction);
     let tolerance_text = if min_effect > 0.0 {
         format!("{threshold_text} and min effect {}", effect_text(row.threshold))
@@ -103,6 +121,7 @@ pub(super) fn prepare_ranked(
         spread,
         widen,
         dips: p.dips,
+        left_out,
         extra: String::new(),
         model: None,
         rank: Some(RankSides {

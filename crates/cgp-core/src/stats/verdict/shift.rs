@@ -8,6 +8,7 @@ use crate::stats::hodges_lehmann::Shift;
 use crate::stats::jobspread::JobSpread;
 use crate::stats::nested::Fit;
 use crate::stats::row::RowVerdict;
+use crate::stats::screen::LeftOut;
 
 /// A shifted row after its tests, before the run-wide adjustment.
 pub(super) struct ShiftRow {
@@ -36,6 +37,9 @@ pub(super) struct ShiftRow {
     pub(super) widen: f64,
     /// Slow outliers left out of the test (`dips`): baseline, candidate.
     pub(super) dips: (usize, usize),
+    /// What the row left out as the machine's or kept as the code's (`stats::screen`): more
+    /// than its stated share left out and the row is never a pass.
+    pub(super) left_out: LeftOut,
     /// Appended to the reason (the run-level model's noise parts and runs).
     pub(super) extra: String,
     /// The run-level model and the between-job variance added to it: the interval can be
@@ -195,12 +199,37 @@ impl ShiftRow {
         if let Some(v) = chosen {
             self.follow_rank_interval(v, &adj);
         }
+        self.never_a_pass_when_too_much_is_left_out();
         self.j.change_ci = Some(self.shift.ci);
         self.j.confidence = self.shift.confidence;
-        self.explain_dips();
+        let left = if self.rank.is_some() {
+            self.explain_dips();
+            self.left_out.notes_sentence()
+        } else {
+            self.left_out.sentence()
+        };
+        if !left.is_empty() {
+            self.j.reason.push_str("; ");
+            self.j.reason.push_str(&left);
+        }
         self.j.reason.push_str(&self.extra);
         self.explain_job_spread();
+        self.j.left_out = Some(self.left_out.clone());
         self.j
+    }
+
+    /// A row that left out more than its stated share of a side as the machine's is never a
+    /// pass (docs/statistics.md 2.5): what was left out could be the change.
+    fn never_a_pass_when_too_much_is_left_out(&mut self) {
+        if self.j.verdict == RowVerdict::Pass && self.left_out.too_much() {
+            self.j.verdict = RowVerdict::Inconclusive;
+            self.j.reason = format!(
+                "{}: {}, but more than {}% of a side was left out as outliers, so it is not a pass; measure more repetitions",
+                self.change_text(),
+                self.j.reason,
+                crate::stats::screen::MAX_LEFT_OUT_SHARE * 100.0
+            );
+        }
     }
 
     /// The interval the decision used, for a row of the run-level model (docs/statistics.md,

@@ -4,7 +4,7 @@
 use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::pairs::{Both, per_rep};
+use super::pairs::Both;
 use crate::measured::samples::SeriesKey;
 use crate::outcome::results::{ErrorKind, FailureKind, Row, RowThreshold, RowVerdict, RunError};
 use crate::spec::{MetricSpec, Target, ThresholdKind};
@@ -27,6 +27,8 @@ pub(super) struct Pending<'a> {
     head_reps: Vec<u32>,
     base_pairs: Vec<f64>,
     head_pairs: Vec<f64>,
+    /// The far launches the per-pair values left out (or kept as the code's).
+    left_out: crate::stats::screen::LeftOut,
     /// The target's plan: pairs at the first look, the most pairs (`repetitions`,
     /// `max_repetitions`).
     plan: (u32, u32),
@@ -114,7 +116,18 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                 only.push(bare_row(key, ms, &unit, RowVerdict::Error, &reason));
             }
             (Some(b), Some(h)) => {
-                let (bm, hm) = (per_rep(&both.base, key), per_rep(&both.head, key));
+                let (bv, br, hv, hr) = (b.values(), b.reps(), h.values(), h.reps());
+                let means = crate::stats::nested::run_means(
+                    crate::stats::nested::Runs {
+                        values: &bv,
+                        runs: &br,
+                    },
+                    crate::stats::nested::Runs {
+                        values: &hv,
+                        runs: &hr,
+                    },
+                );
+                let (bm, hm) = (&means.base, &means.head);
                 let reps: Vec<u32> = hm.keys().filter(|r| bm.contains_key(r)).copied().collect();
                 pending.push(Pending {
                     key: key.clone(),
@@ -125,6 +138,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                     head_reps: h.reps(),
                     base_pairs: reps.iter().map(|r| bm[r]).collect(),
                     head_pairs: reps.iter().map(|r| hm[r]).collect(),
+                    left_out: means.left_out.clone(),
                     plan: (t.repetitions, t.max_repetitions),
                 });
             }
@@ -228,6 +242,7 @@ pub(super) fn judge_pending(
                 p_adjusted: l.p_adjusted,
                 reason: l.reason,
                 pairs: p.base_pairs.len(),
+                left_out: l.left_out,
             }
         } else if is_const(p) {
             let b = p.base_raw[0];
@@ -286,6 +301,7 @@ fn paired_row<'a>(p: &'a Pending<'_>) -> PairedRow<'a> {
         tolerance_text,
         lower_is_better: t.direction == crate::spec::Direction::Lower,
         exact_kind: t.kind == ThresholdKind::Exact,
+        left_out: p.left_out.clone(),
     }
 }
 
@@ -332,6 +348,7 @@ fn judged_row(
     row.estimate.confidence = Some(j.confidence);
     row.estimate.p = j.p;
     row.estimate.p_adjusted = j.p_adjusted;
+    row.estimate.left_out = j.left_out;
     row.reason = j.reason;
     crate::run::engine::min_effect_unit(&mut row, p.ms, spec_errors);
     row

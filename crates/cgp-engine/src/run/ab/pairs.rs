@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{OrderEntry, Side, Sides};
 use crate::foundation::error::Error;
-use crate::measured::samples::{SampleSet, SeriesKey};
+use crate::measured::samples::SampleSet;
 use crate::outcome::results::{ErrorKind, FailureKind, RunError};
 use crate::plan::Work;
 use crate::profile::record::Recorder;
@@ -14,7 +14,6 @@ use crate::profile::{Job, Profiler};
 use crate::run::measure::{Watch, measure};
 use crate::run::progress::Progress;
 use crate::spec::Target;
-use crate::stats::median;
 
 /// One target x size of both trees.
 pub(super) struct Item<'a> {
@@ -177,17 +176,4 @@ pub(super) fn measure_pairs(
     }
     progress.side("");
     Ok(())
-}
-
-/// Per-repetition medians of a series: rep -> median of that repetition's launches.
-pub(super) fn per_rep(set: &SampleSet, key: &SeriesKey) -> BTreeMap<u32, f64> {
-    let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    if let Some(s) = set.series.get(key) {
-        for (v, r) in s.values().iter().zip(&s.reps()) {
-            by.entry(*r).or_default().push(*v);
-        }
-    }
-    by.into_iter()
-        .filter_map(|(r, v)| median(&v).map(|m| (r, m)))
-        .collect()
 }

@@ -157,6 +157,7 @@ pub(super) fn judged_rows(
                 confidence: Some(j.confidence),
                 p: j.p,
                 p_adjusted: j.p_adjusted,
+                left_out: j.left_out,
             },
             baseline: j.baseline,
             candidate: Some(j.candidate),

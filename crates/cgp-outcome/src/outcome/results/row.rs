@@ -160,6 +160,9 @@ pub struct Estimate {
     pub p: Option<f64>,
     /// p-value after the run-wide multiple-testing correction.
     pub p_adjusted: Option<f64>,
+    /// What the test left out as the machine's (far launches, slow-side dips, disturbed
+    /// processes), or kept as the code's (`stats::screen`); `None` where no outlier rule applies.
+    pub left_out: Option<crate::stats::screen::LeftOut>,
 }
 
 impl From<RowVerdict> for Outcome {

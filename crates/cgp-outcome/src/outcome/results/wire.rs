@@ -143,6 +143,10 @@ pub(super) struct RowWire {
     /// and every report says what changed. `None`: the same, or unknown on one side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     config_change: Option<ConfigChange>,
+    /// What the test left out of the row as the machine's, or kept as the code's, with the
+    /// counts per side (`[baseline, candidate]`): docs/statistics.md 2.5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    left_out: Option<crate::stats::screen::LeftOut>,
 }
 
 impl Serialize for Row {
@@ -190,6 +194,7 @@ impl From<RowWire> for Row {
             missing_cause,
             candidate_configs,
             config_change,
+            left_out,
         } = w;
         let outcome = match (verdict, skipped) {
             (RowVerdict::Pass, Some(r)) => Outcome::Skipped(r),
@@ -219,6 +224,7 @@ impl From<RowWire> for Row {
                 confidence,
                 p,
                 p_adjusted,
+                left_out,
             },
             baseline,
             candidate,
@@ -248,6 +254,7 @@ impl From<Row> for RowWire {
             confidence,
             p,
             p_adjusted,
+            left_out,
         } = r.estimate;
         Self {
             target: r.key.target,
@@ -278,6 +285,7 @@ impl From<Row> for RowWire {
             missing_cause,
             candidate_configs: r.candidate_configs,
             config_change: r.config_change,
+            left_out,
         }
     }
 }
