@@ -125,6 +125,23 @@ impl Fit {
         }
     }
 
+    /// The fit with a between-job variance `extra_var` of `job_df` degrees of freedom to be added
+    /// to its standard error's square: the degrees of freedom of the sum, by Satterthwaite's
+    /// rule (`(se^2 + v)^2 / (se^4 / df + v^2 / job_df)`), so an estimate of the job spread from
+    /// a short history (or a prior) widens the t distribution, not only the standard error.
+    #[must_use]
+    pub fn with_job_term(&self, extra_var: f64, job_df: f64) -> Self {
+        let mut f = self.clone();
+        let (a, v) = (self.se * self.se, extra_var.max(0.0));
+        if v > 0.0 && job_df.is_finite() && job_df > 0.0 && self.df > 0.0 {
+            let denom = a * a / self.df + v * v / job_df;
+            if denom > 0.0 {
+                f.df = ((a + v).powi(2) / denom).clamp(1.0, self.df.max(1.0) + job_df);
+            }
+        }
+        f
+    }
+
     /// Two-sided interval of the shift (log scale) at `confidence`, with `extra_var` added.
     pub fn interval(&self, confidence: f64, extra_var: f64) -> [f64; 2] {
         let se = (self.se * self.se + extra_var).sqrt();

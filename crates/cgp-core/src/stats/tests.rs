@@ -576,10 +576,15 @@ fn run_with_dipped_baseline(shift: f64, direction: Direction, trim_dips: bool) -
         &rows,
         &Config {
             trim_dips,
+            // The dips alone: no job drift assumed (the prior's cost is its own test).
+            job_prior: NO_JOB_PRIOR,
             ..Config::default()
         },
     )
 }
+
+/// No between-job spread assumed: for tests of another part of the rule.
+const NO_JOB_PRIOR: crate::stats::jobspread::Prior = crate::stats::jobspread::Prior { spread: 0.0, df: 0.0 };
 
 #[test]
 fn clock_dips_in_a_stored_baseline_no_longer_blind_the_metric() {
@@ -739,7 +744,11 @@ fn launches_are_not_counted_as_processes_when_runs_differ() {
                 baseline_runs: &[],
                 candidate_runs: &[],
             },
-            &Config::default(),
+            // No job drift assumed, as the run-level side has none to estimate.
+            &Config {
+                job_prior: NO_JOB_PRIOR,
+                ..Config::default()
+            },
         );
         if j.verdict == RowVerdict::Regression {
             flat += 1;

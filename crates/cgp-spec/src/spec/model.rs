@@ -39,6 +39,9 @@ pub struct Settings {
     pub min_clock_fraction: f64,
     /// How many times a throttled repetition is re-run before it is kept and marked.
     pub max_throttle_reruns: u32,
+    /// `job_spread`: the between-job spread (log scale) assumed before the baseline history says
+    /// more; `None`: the default fitted to the H100 data (`stats::jobspread::DEFAULT_PRIOR`).
+    pub job_spread: Option<f64>,
 }
 
 impl Default for Settings {
@@ -53,6 +56,7 @@ impl Default for Settings {
                 .collect(),
             min_clock_fraction: 0.9,
             max_throttle_reruns: 2,
+            job_spread: None,
         }
     }
 }
@@ -399,10 +403,15 @@ pub fn default_direction(metric: &str) -> Option<Direction> {
 /// The statistical settings `check` judges with: the spec's `settings:`, the remaining fields at
 /// their defaults. `check`, `ab`, `calibrate` and `examples/power.rs` judge with the same.
 pub fn stats_config(settings: &Settings) -> crate::stats::Config {
+    let default = crate::stats::Config::default();
     crate::stats::Config {
         alpha: settings.alpha,
         confidence: settings.confidence,
-        ..crate::stats::Config::default()
+        job_prior: crate::stats::jobspread::Prior {
+            spread: settings.job_spread.unwrap_or(default.job_prior.spread),
+            ..default.job_prior
+        },
+        ..default
     }
 }
 

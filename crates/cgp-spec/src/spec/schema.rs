@@ -56,6 +56,10 @@ pub fn json_schema() -> Value {
                     "max_throttle_reruns": {
                         "description": "How many times a throttled repetition is re-run before it is kept and marked. Default 2.",
                         "type": "integer", "minimum": 0
+                    },
+                    "job_spread": {
+                        "description": "The between-job spread assumed before the baseline history says more (what `cgp-gate calibrate --baselines` measures). Default 0.1%, fitted to real H100 jobs.",
+                        "type": "string", "pattern": "^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*$"
                     }
                 }
             },

@@ -127,7 +127,12 @@ pub fn judge_paired_at(
             })
             .collect();
     }
-    let prepared: Vec<Prepared> = rows.iter().map(|r| prepare(r, confidence)).collect();
+    // Each row's pass is read at the level its looks spent (`verdict::pass_confidence`).
+    let prepared: Vec<Prepared> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| prepare(r, super::verdict::pass_confidence(confidence, looks.get(i), 1)))
+        .collect();
     let family = prepared.iter().filter(|p| p.p.is_some()).count();
     let shares: Vec<f64> = (0..rows.len())
         .map(|i| looks.get(i).map_or(1.0, |l| share(alpha, l, family)))

@@ -85,13 +85,9 @@ pub struct Config {
     /// Leave each side's slow-side outliers (clock dips, preemptions) out of the test and the
     /// interval (`dips::trim_slow`). On by default; off reproduces the untrimmed rule.
     pub trim_dips: bool,
-    /// How much more than a median's own noise the baseline history must vary before a
-    /// between-job spread is assumed (`jobspread::NOISE_RATIO` by default).
-    pub spread_noise_ratio: f64,
-    /// The same gate for rows whose launches come in runs (the run-level model), whose median
-    /// noise comes from the fit's parts (`jobspread::median_noise_var`):
-    /// `jobspread::RUN_NOISE_RATIO` by default.
-    pub run_spread_noise_ratio: f64,
+    /// The between-job spread assumed before the baseline history says more, and what it is
+    /// worth in degrees of freedom (`jobspread::Prior`; `settings.job_spread` sets its value).
+    pub job_prior: super::jobspread::Prior,
     /// How many times the run may be judged, for rows judged without a plan ([`judge_all`]):
     /// each spends `alpha / looks` (Bonferroni). [`judge_all_at`] spends by each row's plan
     /// (`stats::spending`).
@@ -108,8 +104,7 @@ impl Default for Config {
             seed: 0x6367_702d_6761_7465,
             interval: IntervalMethod::HodgesLehmann,
             trim_dips: true,
-            spread_noise_ratio: super::jobspread::NOISE_RATIO,
-            run_spread_noise_ratio: super::jobspread::RUN_NOISE_RATIO,
+            job_prior: super::jobspread::Prior::default(),
             looks: 1,
         }
     }
@@ -126,10 +121,12 @@ impl Config {
         if self.looks == 0 {
             return Some("looks must be at least 1".to_owned());
         }
-        for ratio in [self.spread_noise_ratio, self.run_spread_noise_ratio] {
-            if !(ratio.is_finite() && ratio >= 0.0) {
-                return Some(format!("spread noise ratio {ratio} is not a non-negative number"));
-            }
+        let p = self.job_prior;
+        if !(p.spread.is_finite() && p.spread >= 0.0 && p.df.is_finite() && p.df >= 0.0) {
+            return Some(format!(
+                "the job spread's prior {} with {} degrees of freedom is not two non-negative numbers",
+                p.spread, p.df
+            ));
         }
         None
     }
@@ -255,10 +252,29 @@ pub fn judge_all_at(rows: &[Comparison<'_>], cfg: &Config, looks: &[LookAt]) -> 
     let lv_good = level(holm_levels(&p_good, cfg.alpha));
     prepared
         .into_iter()
+        .enumerate()
         .zip(adj_bad.into_iter().zip(adj_good).zip(adj_zero))
         .zip(lv_bad.into_iter().zip(lv_good))
-        .map(|((p, ((ab, ag), az)), (lb, lg))| p.decide([ab, ag, az], [lb, lg], family, cfg))
+        .map(|(((i, p), ((ab, ag), az)), (lb, lg))| {
+            let row_cfg = Config {
+                confidence: pass_confidence(cfg.confidence, looks.get(i), cfg.looks),
+                ..cfg.clone()
+            };
+            p.decide([ab, ag, az], [lb, lg], family, &row_cfg)
+        })
         .collect()
+}
+
+/// The two-sided level of the interval a pass is read from at a row's look (issue 43): a pass
+/// rejects "worse than the tolerance" at one-sided `(1 - confidence) / 2`, and a row that may
+/// pass at any of its looks spends that level over them as regressions spend alpha
+/// (`stats::spending`: Bonferroni's share at every look but the last, which spends the rest; a
+/// row alone, since each row's pass is its own decision). One look: `confidence` itself. Without
+/// a plan, `1 / looks` at each.
+pub fn pass_confidence(confidence: f64, look: Option<&LookAt>, looks: u32) -> f64 {
+    let g = (1.0 - confidence) / 2.0;
+    let s = look.map_or(1.0 / f64::from(looks.max(1)), |l| share(g, l, 1));
+    (1.0 - 2.0 * g * s).clamp(confidence, 1.0 - 1e-12)
 }
 
 /// The share of alpha each of `n` rows spends at its look: by its plan where `looks` has one

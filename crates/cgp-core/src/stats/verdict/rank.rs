@@ -11,7 +11,7 @@ use crate::foundation::threshold::{Direction, ThresholdKind};
 use crate::stats::bootstrap;
 use crate::stats::dips;
 use crate::stats::hodges_lehmann::{self, Shift};
-use crate::stats::jobspread::{JobSpread, job_spread_gated};
+use crate::stats::jobspread::{JobSpread, job_spread_with};
 use crate::stats::mannwhitney::{NullCache, mann_whitney_sorted};
 use crate::stats::rng::seed_for;
 use crate::stats::screen::{KeptAsCode, LeftOut, code_explains};
@@ -66,7 +66,7 @@ pub(super) fn prepare_ranked(
     };
     let mut j = base_judgement(row, cfg, RowVerdict::Inconclusive, "");
     let (base_median, base_cv) = j.baseline.as_ref().map_or((0.0, None), |s| (s.median, s.cv));
-    let spread = job_spread_gated(row.history, base_median, base_cv, nb, cfg.spread_noise_ratio);
+    let spread = job_spread_with(row.history, base_median, base_cv, nb, cfg.job_prior);
     let widen = widen_for_job_spread(&mut shift, spread, cfg.confidence);
     let effect = (min_effect > 0.0).then(|| {
         (

@@ -68,8 +68,11 @@ pub(super) fn prepare_nested(
     // The noise of one baseline's median, from the fit's own parts (the history's medians are
     // medians of as many runs and launches as this baseline's).
     let noise_var = median_noise_var(f.between_sd, f.within_sd, f.runs.0, f.n.0);
-    let spread = job_spread_noise(row.history, base_median, noise_var, cfg.run_spread_noise_ratio);
+    let spread = job_spread_noise(row.history, base_median, noise_var, cfg.job_prior);
     let extra_var = spread.map_or(0.0, |s| 2.0 * s.spread * s.spread);
+    // The spread is an estimate with its own degrees of freedom: the t reference distribution
+    // carries them (Satterthwaite over the fit's variance and the job term).
+    let f = f.with_job_term(extra_var, spread.map_or(f64::INFINITY, |s| s.df));
     let q = f.quantile(cfg.confidence);
     let widen = q * ((f.se * f.se + extra_var).sqrt() - f.se);
     let ci = f.interval(cfg.confidence, extra_var);

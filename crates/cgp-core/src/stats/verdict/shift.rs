@@ -534,11 +534,25 @@ impl ShiftRow {
         let j = &mut self.j;
         let t = self.fraction;
         if let Some(sp) = self.spread {
+            let pct = |x: f64| percent(x, Percent::Signed2).trim_start_matches('+').to_owned();
+            let from = if sp.generations >= crate::stats::jobspread::MIN_GENERATIONS {
+                format!(
+                    "{} baseline medians and a prior of {}",
+                    sp.generations,
+                    pct(sp.prior)
+                )
+            } else {
+                format!(
+                    "the prior of {}: fewer than {} baseline medians",
+                    pct(sp.prior),
+                    crate::stats::jobspread::MIN_GENERATIONS
+                )
+            };
             j.reason.push_str(&format!(
-                "; interval widened by {} for a between-job spread of {} (from {} baseline medians)",
-                percent(self.widen, Percent::Signed2).trim_start_matches('+'),
-                percent(sp.spread, Percent::Signed2).trim_start_matches('+'),
-                sp.generations
+                "; interval widened by {} for a between-job spread of {} (from {from}, {:.1} degrees of freedom)",
+                pct(self.widen),
+                pct(sp.spread),
+                sp.df
             ));
             // The processes' standard error, where the model gives one (the rank test has none).
             let se = self.model.as_ref().map(|(f, _)| f.se);

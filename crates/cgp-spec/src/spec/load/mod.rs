@@ -28,6 +28,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "fingerprint_fields",
     "min_clock_fraction",
     "max_throttle_reruns",
+    "job_spread",
 ];
 /// Every key a target may have; `defaults:` takes all but `name`.
 pub(crate) const TARGET_KEYS: &[&str] = &[
@@ -343,6 +344,9 @@ fn settings(ctx: &Ctx<'_>, node: &Node) -> Result<Settings> {
                 .help("it counts the baseline generations kept per metric"));
         }
     }
+    if let Some(n) = f.get("job_spread") {
+        s.job_spread = Some(job_spread(ctx, n)?);
+    }
     if let Some(n) = f.get("max_throttle_reruns") {
         s.max_throttle_reruns = ctx.uint(n, "`settings.max_throttle_reruns`")?;
     }
@@ -365,6 +369,24 @@ fn settings(ctx: &Ctx<'_>, node: &Node) -> Result<Settings> {
         s.fingerprint_fields = fields;
     }
     Ok(s)
+}
+
+/// `settings.job_spread`: the between-job spread assumed before the baseline history says more,
+/// a percentage from `"0%"` (none assumed) to `"50%"`.
+fn job_spread(ctx: &Ctx<'_>, n: &Node) -> Result<f64> {
+    let text = match &n.kind {
+        Kind::Scalar(s) => s.text.clone(),
+        _ => String::new(),
+    };
+    let value = text
+        .trim()
+        .strip_suffix('%')
+        .and_then(|t| t.trim().parse::<f64>().ok())
+        .filter(|p| p.is_finite() && (0.0..=50.0).contains(p));
+    value.map(|p| p / 100.0).ok_or_else(|| {
+        ctx.err(n, format!("`settings.job_spread` must be a percentage from 0% to 50%, found {}", describe(n)))
+            .help("write what `cgp-gate calibrate --baselines` measured, like `\"0.3%\"`; `\"0%\"` assumes no drift between CI jobs")
+    })
 }
 
 fn defaults<'n>(ctx: &Ctx<'_>, node: &'n Node) -> Result<Fields<'n>> {
