@@ -242,8 +242,25 @@ fn calibrate_states_the_job_drift_of_the_baseline_history_as_check_does() {
         .and_then(|x| x["reason"].as_str())
         .unwrap()
         .to_owned();
-    let shown = format!("between-job spread of {:.2}%", drift * 100.0);
-    assert!(reason.contains(&shown), "calibrate {shown}; check: {reason}");
+    // `check` pools that history with the spec's prior (`settings.job_spread: "0%"` in this
+    // spec, the recordings' one job), weighted by their degrees of freedom (issue 43:
+    // docs/statistics.md 2.3); calibrate states the history alone.
+    use cgp_gate::stats::jobspread::{MAD_DF_PER_DIFF, PRIOR_DF};
+    let h_df = MAD_DF_PER_DIFF * 6.0;
+    let pooled = (h_df * drift * drift / (PRIOR_DF + h_df)).sqrt();
+    let shown = format!(
+        "between-job spread of {:.2}% (from 7 baseline medians and a prior of 0.00%, {:.1} degrees of freedom)",
+        pooled * 100.0,
+        PRIOR_DF + h_df
+    );
+    assert!(reason.contains(&shown), "calibrate {drift}, pooled {shown}; check: {reason}");
+    assert!(
+        row["note"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("`settings.job_spread: \"{:.2}%\"`", drift * 100.0)),
+        "{row}"
+    );
     assert!(
         note.contains(&format!("job drift {:.2}%", drift * 100.0)),
         "{note}"

@@ -145,9 +145,9 @@ impl LeftOut {
                         "{} repetition {} ({} ns, {:+.1}% from its process's median {} ns)",
                         ["baseline", "candidate"][f.side.min(1)],
                         f.run,
-                        crate::foundation::units::format_number(f.value),
+                        crate::foundation::units::format_number(round_sig(f.value)),
                         (f.value / f.centre - 1.0) * 100.0,
-                        crate::foundation::units::format_number(f.centre)
+                        crate::foundation::units::format_number(round_sig(f.centre))
                     )
                 })
                 .collect();
@@ -172,6 +172,16 @@ impl LeftOut {
         }
         parts
     }
+}
+
+/// A value read back from its logarithm, to 9 significant digits (what ncu prints, and no
+/// `999999999999.999` for a 1e12 read through `ln` and `exp`).
+fn round_sig(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(8 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
 }
 
 /// p of "the candidate's share `k_c / n_c` is no larger than the baseline's `k_b / n_b`":

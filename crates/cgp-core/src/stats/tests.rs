@@ -339,11 +339,23 @@ fn uniform_shift_under_the_threshold_never_fails_the_run() {
         .enumerate()
         .map(|(i, (b, c))| row(format!("m{i}"), b, c, &t))
         .collect();
-    let js = judge_all(&rows, &Config::default());
-    let count = |v: RowVerdict| js.iter().filter(|j| j.verdict == v).count();
-    assert_eq!(count(RowVerdict::Regression), 0);
-    assert!(count(RowVerdict::Pass) >= 30, "{} pass", count(RowVerdict::Pass));
-    assert_eq!(count(RowVerdict::Pass) + count(RowVerdict::Inconclusive), 50);
+    // The test against the threshold alone (no job drift assumed): most rows pass outright.
+    let js = judge_all(
+        &rows,
+        &Config {
+            job_prior: NO_JOB_PRIOR,
+            ..Config::default()
+        },
+    );
+    let count = |js: &[crate::stats::Judgement], v: RowVerdict| js.iter().filter(|j| j.verdict == v).count();
+    assert_eq!(count(&js, RowVerdict::Regression), 0);
+    assert!(count(&js, RowVerdict::Pass) >= 30, "{} pass", count(&js, RowVerdict::Pass));
+    assert_eq!(count(&js, RowVerdict::Pass) + count(&js, RowVerdict::Inconclusive), 50);
+    // With the default job drift prior (0.3 % per job, issue 43) the intervals are wider: fewer
+    // rows pass from 10 samples, and still none is a regression.
+    let drift = judge_all(&rows, &Config::default());
+    assert_eq!(count(&drift, RowVerdict::Regression), 0);
+    assert!(count(&drift, RowVerdict::Pass) < count(&js, RowVerdict::Pass));
 }
 
 #[test]

@@ -468,7 +468,13 @@ fn job_drift(
         baseline_runs: &entry.reps,
         candidate_runs: &s.reps(),
     };
-    let judged = crate::stats::judge(&row, &crate::spec::stats_config(settings));
+    // The history alone: calibrate measures this runner's drift (what `settings.job_spread`
+    // should say), not the prior `check` starts from.
+    let cfg = crate::stats::Config {
+        job_prior: crate::stats::jobspread::Prior { spread: 0.0, df: 0.0 },
+        ..crate::spec::stats_config(settings)
+    };
+    let judged = crate::stats::judge(&row, &cfg);
     let Some(spread) = judged.job_spread else {
         out.note.push_str(&format!(
             "; job drift: not estimated, the baseline holds {medians} median(s) ({} needed)",
@@ -499,7 +505,8 @@ fn job_drift(
     out.job_drift_too_large = crate::stats::jobspread::drift_too_large(t, spread, se);
     let pct = |x: f64| percent(x, Percent::Signed2).trim_start_matches('+').to_owned();
     out.note.push_str(&format!(
-        "; job drift {} (between-job spread from {medians} baseline medians, as `check` estimates it)",
+        "; job drift {} (between-job spread from {medians} baseline medians, as `check` estimates it from the history; `settings.job_spread: \"{}\"` makes check assume it before its history is long)",
+        pct(spread),
         pct(spread)
     ));
     match crate::stats::jobspread::drift_warning(t, spread, se) {

@@ -339,6 +339,16 @@ impl Prepared {
     }
 }
 
+/// The prior of the between-job spread a row takes: the run's, except for metrics that count work
+/// (`jobspread::counts_work`), which take none.
+fn prior_of(row: &Comparison<'_>, cfg: &Config) -> super::jobspread::Prior {
+    if super::jobspread::counts_work(&row.key) {
+        super::jobspread::Prior { spread: 0.0, df: 0.0 }
+    } else {
+        cfg.job_prior
+    }
+}
+
 fn num(x: f64) -> String {
     crate::foundation::units::format_number(x)
 }

@@ -66,7 +66,7 @@ pub(super) fn prepare_ranked(
     };
     let mut j = base_judgement(row, cfg, RowVerdict::Inconclusive, "");
     let (base_median, base_cv) = j.baseline.as_ref().map_or((0.0, None), |s| (s.median, s.cv));
-    let spread = job_spread_with(row.history, base_median, base_cv, nb, cfg.job_prior);
+    let spread = job_spread_with(row.history, base_median, base_cv, nb, super::prior_of(row, cfg));
     let widen = widen_for_job_spread(&mut shift, spread, cfg.confidence);
     let effect = (min_effect > 0.0).then(|| {
         (

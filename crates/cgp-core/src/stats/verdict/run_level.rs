@@ -3,7 +3,7 @@
 //! within-run and a between-run noise part, the interval widened by the between-job spread.
 
 use super::shift::ShiftRow;
-use super::{Comparison, Config, Prepared, base_judgement, effect_text, threshold_text};
+use super::{Comparison, Config, Prepared, base_judgement, effect_text, prior_of, threshold_text};
 use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
 use crate::foundation::units::{Percent, percent};
 use crate::stats::hodges_lehmann::Shift;
@@ -68,7 +68,7 @@ pub(super) fn prepare_nested(
     // The noise of one baseline's median, from the fit's own parts (the history's medians are
     // medians of as many runs and launches as this baseline's).
     let noise_var = median_noise_var(f.between_sd, f.within_sd, f.runs.0, f.n.0);
-    let spread = job_spread_noise(row.history, base_median, noise_var, cfg.job_prior);
+    let spread = job_spread_noise(row.history, base_median, noise_var, prior_of(row, cfg));
     let extra_var = spread.map_or(0.0, |s| 2.0 * s.spread * s.spread);
     // The spread is an estimate with its own degrees of freedom: the t reference distribution
     // carries them (Satterthwaite over the fit's variance and the job term).
