@@ -100,7 +100,15 @@ fn one_outlier_launch_cannot_hide_a_clear_regression() {
     for bad in ["513600", "1", "1000000000000"] {
         let dir = setup("extra3");
         set_cell(&dir.path().join(MATMUL0), 2, TIME, bad);
-        let out = check(dir.path(), &[]);
+        let reports: Vec<(String, std::path::PathBuf)> = ["markdown", "html", "junit"]
+            .iter()
+            .map(|f| (format!("--{f}"), dir.path().join(format!("report.{f}"))))
+            .collect();
+        let extra: Vec<&str> = reports
+            .iter()
+            .flat_map(|(flag, path)| [flag.as_str(), path.to_str().unwrap()])
+            .collect();
+        let out = check(dir.path(), &extra);
         assert_eq!(out.code, 1, "{bad}: {}", out.text);
         let r = results(dir.path());
         let m = row(&r, "matmul", TIME);
@@ -116,6 +124,17 @@ fn one_outlier_launch_cannot_hide_a_clear_regression() {
             reason.contains(&format!("candidate repetition 0 ({bad} ns")) && reason.contains("left out as the machine's"),
             "{bad}: {reason}"
         );
+        // Every format names it with the row (issue 43), the console too.
+        let counts = "0 of 20 baseline and 1 of 6 candidate launches";
+        assert!(
+            out.text.lines().any(|l| l.starts_with("left out matmul[n=1024]") && l.contains(counts)),
+            "{bad}: {}",
+            out.text
+        );
+        for (flag, path) in &reports {
+            let text = std::fs::read_to_string(path).unwrap();
+            assert!(text.contains(counts) && text.contains(&format!("{bad} ns")), "{bad} {flag}: {text}");
+        }
     }
 }
 

@@ -43,9 +43,10 @@ fn reach_line(r: &ChangesReport) -> String {
     }
     if let Some(d) = reach.smallest {
         parts.push(format!(
-            "smallest shift found in {:.0}% of histories like these: {} (median over series)",
+            "smallest shift found and reported in {:.0}% of histories like these: {} (median over series, from each series' own noise; shifts under --min-change {} are not reported)",
             reach.power * 100.0,
-            percent(d, Percent::Signed2)
+            percent(d, Percent::Signed2),
+            percent(r.min_change, Percent::Signed2)
         ));
     }
     if let Some(m) = &reach.most_needed {

@@ -46,6 +46,32 @@ pub(crate) fn reason_with_config(row: &Row) -> String {
     }
 }
 
+/// What a row's test left out as the machine's (far launches, slow-side dips, disturbed
+/// processes) or kept as the code's (issue 43), in one sentence with the counts per side; `None`
+/// when nothing was. Every format prints it beside the row (docs/statistics.md 2.5).
+pub(crate) fn left_out(row: &Row) -> Option<String> {
+    let l = row.estimate.left_out.as_ref().filter(|l| !l.is_empty())?;
+    Some(l.sentence())
+}
+
+/// Every row with something left out or kept as the code's: `target[size] metric: sentence`.
+pub(crate) fn left_out_lines(results: &crate::outcome::results::Results) -> Vec<String> {
+    results
+        .rows
+        .iter()
+        .filter_map(|r| {
+            left_out(r).map(|s| {
+                format!(
+                    "{} {} {}: {s}",
+                    crate::measured::samples::target_size(&r.key.target, &r.key.size),
+                    r.key.kernel_label(),
+                    r.key.metric
+                )
+            })
+        })
+        .collect()
+}
+
 /// A change (a fraction: `0.0424`) as every report prints it: `+4.24%`, signed, two decimals,
 /// the same rounding as the verdict's reason sentence, so a row reads the same number in the
 /// console, the comment, the HTML page, JUnit, the annotations and its reason.

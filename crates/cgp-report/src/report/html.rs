@@ -79,6 +79,7 @@ pub fn html(results: &Results) -> String {
     header(results, &mut h);
     highlighted_table(results, &mut h);
     errors(results, &mut h);
+    left_out(results, &mut h);
     plots(results, &mut h);
     h.push_str(&super::breakdown::results_html(results));
     roofline(results, &mut h);
@@ -273,6 +274,19 @@ fn errors(results: &Results, h: &mut String) {
             escape(e.kind.as_str()),
             escape(&e.message)
         );
+    }
+    h.push_str("</ul>\n");
+}
+
+/// What the tests left out as the machine's, or kept as the code's, row by row (issue 43).
+fn left_out(results: &Results, h: &mut String) {
+    let lines = super::format::left_out_lines(results);
+    if lines.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Left out of the tests</h2>\n<p class=\"meta\">Outliers the baseline has as many of are the machine's and left out; more than the baseline's share are the code's and kept (docs/statistics.md 2.5).</p>\n<ul class=\"left-out\">\n");
+    for l in lines {
+        let _ = writeln!(h, "<li>{}</li>", escape(&l));
     }
     h.push_str("</ul>\n");
 }

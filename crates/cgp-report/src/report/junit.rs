@@ -219,6 +219,8 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
         ));
     } else if let Some(c) = &row.config_change {
         case.set_system_out(format!("launch configuration changed: {}", c.describe()));
+    } else if let Some(l) = super::format::left_out(row) {
+        case.set_system_out(format!("left out: {l}"));
     }
     case
 }

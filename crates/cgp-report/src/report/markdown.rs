@@ -360,6 +360,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         super::mermaid::charts(results, &mut md);
     }
     errors(results, &mut md);
+    left_out(results, &mut md);
     if level == Level::Full {
         details(results, &mut md);
     }
@@ -524,6 +525,21 @@ fn flags(results: &Results, md: &mut String) {
         }
         md.push('\n');
     }
+}
+
+/// What the tests left out as the machine's, or kept as the code's, row by row (issue 43).
+fn left_out(results: &Results, md: &mut String) {
+    let lines = super::format::left_out_lines(results);
+    if lines.is_empty() {
+        return;
+    }
+    md.push_str("**Left out of the tests** (outliers the baseline has as many of; docs/statistics.md 2.5):
+
+");
+    for l in lines {
+        md.push_str(&format!("- {}\n", md_text(&l, false)));
+    }
+    md.push('\n');
 }
 
 fn shortened_note(results: &Results, opts: &MarkdownOptions, hidden: usize, md: &mut String) {
