@@ -81,14 +81,16 @@ fn load_pool(dir: &Path) -> Pool {
     pool
 }
 
-/// The spec of a replayed check: the three targets, one size each, threshold 3 %.
+/// The spec of a replayed check: the three targets, one size each, threshold 3 %, a baseline of
+/// `max(10, max)` processes.
 fn spec(reps: u32, max: u32, extra: &str) -> Spec {
+    let base = max.max(10);
     let mut text = String::from("version: 1\n");
     text.push_str(extra);
     text.push_str("targets:\n");
     for t in TARGETS {
         text.push_str(&format!(
-            "  - name: {t}\n    command: [./{t}]\n    repetitions: {reps}\n    max_repetitions: {max}\n    baseline_repetitions: 10\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n"
+            "  - name: {t}\n    command: [./{t}]\n    repetitions: {reps}\n    max_repetitions: {max}\n    baseline_repetitions: {base}\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n"
         ));
     }
     cgp_gate::spec::load_str(&text, Path::new("round3.yaml")).unwrap_or_else(|e| panic!("spec: {e}"))
@@ -97,8 +99,10 @@ fn spec(reps: u32, max: u32, extra: &str) -> Spec {
 /// `check` of processes served by `cand(target, rep)` against the baseline pool `base`.
 fn check(spec: &Spec, base: &Pool, cand: &mut dyn FnMut(&str, usize) -> Vec<f64>) -> Results {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temporary directory: {e}"));
+    // A baseline of more processes than the pool holds takes them again, in order.
     let mut b = SimProfiler::new(|job: Job<'_>| {
-        base[&job.target.name].get(job.rep as usize).cloned().unwrap_or_default()
+        let runs = &base[&job.target.name];
+        runs[job.rep as usize % runs.len()].clone()
     });
     write_baseline(spec, dir.path(), &mut b, &|_| Vec::new()).unwrap_or_else(|e| panic!("baseline: {e}"));
     let mut c = SimProfiler::new(|job: Job<'_>| cand(&job.target.name, job.rep as usize));
@@ -106,6 +110,11 @@ fn check(spec: &Spec, base: &Pool, cand: &mut dyn FnMut(&str, usize) -> Vec<f64>
 }
 
 fn rows(r: &Results) -> Vec<(String, RowVerdict, f64)> {
+    if std::env::var_os("ROUND3_REASONS").is_some() {
+        for x in r.rows.iter().filter(|x| x.key.metric == SIM_METRIC) {
+            eprintln!("{} {}: {}", x.key.target, x.verdict().as_str(), x.reason);
+        }
+    }
     r.rows
         .iter()
         .filter(|x| x.key.metric == SIM_METRIC)
@@ -143,10 +152,6 @@ impl Count {
         if change.is_finite() {
             self.changes.push(change);
         }
-    }
-
-    fn n(&self) -> usize {
-        self.regression + self.pass + self.inconclusive + self.other
     }
 
     fn median_change(&self) -> f64 {
@@ -221,7 +226,7 @@ fn disturbed(root: &Path) {
     let base = load_pool(&root.join("rec/baseline"));
     let aa = load_pool(&root.join("rec/aa-pool"));
     let spec = spec(20, 20, "");
-    println!("\n## 20 REAL A/A processes, some slowed whole (check, repetitions 20; 34 checks x 3 rows per setting)\n");
+    println!("\n## 20 REAL A/A processes, some slowed whole (check, repetitions 20; 34 checks x 3 rows per setting; the baseline's 10 REAL processes each taken twice)\n");
     println!("| slowed processes x factor | true change of the mean | regression | pass | inconclusive |");
     println!("|---|---:|---:|---:|---:|");
     for (k, factor) in [(4usize, 1.3), (4, 1.15), (3, 1.5), (2, 2.0)] {
@@ -387,7 +392,11 @@ fn alpha(runs: usize) {
     println!("\n## SYNTHETIC: {ROWS} rows, job drift +-0.9 % per row per job, {runs} checks per cell (check, 1 -> 3 processes of 30 launches)\n");
     println!("| change of every row | older medians | checks with any regression | Wilson 95% | rows regression | rows pass | rows inconclusive |");
     println!("|---|---:|---:|---|---:|---:|---:|");
-    for (shift, histories) in [(0.03, vec![0, 2, 4, 9]), (0.0, vec![0, 9]), (0.07, vec![0, 9])] {
+    for (shift, histories, runs) in [
+        (0.03, vec![0, 2, 4, 9], runs),
+        (0.0, vec![0, 9], runs / 4),
+        (0.07, vec![0, 9], runs / 4),
+    ] {
         for older in histories {
             let (mut any, mut reg, mut pass, mut inc) = (0, 0, 0, 0);
             for k in 0..runs {

@@ -403,7 +403,14 @@ pub fn fit(base: Runs<'_>, cand: Runs<'_>, slow_high: bool, trim: bool) -> Resul
         denom += (k * w).powi(2) / within_df;
     }
     let cap = df_runs + within_df;
-    let df = if denom > 0.0 && se2_raw > 0.0 {
+    // When the run levels vary less than their within-run part (the between part floored at 0),
+    // the standard error used is the within part alone, and its degrees of freedom are the
+    // within-run ones: Satterthwaite's rule over the unfloored sum gave a handful there (issue
+    // 43: a slowdown of every tenth launch leaves the run levels alike and the launches bimodal,
+    // and its interval was read at 6 degrees of freedom instead of 360).
+    let df = if between_raw <= 0.0 && within_df > 0.0 && se2_floor > 0.0 {
+        within_df.max(1.0)
+    } else if denom > 0.0 && se2_raw > 0.0 {
         (se2_raw * se2_raw / denom).clamp(1.0, cap)
     } else {
         df_runs.max(1.0)
