@@ -57,7 +57,12 @@ fn durations(csv: &Path) -> Vec<f64> {
 fn load_pool(dir: &Path) -> Pool {
     let mut pool = Pool::new();
     for t in TARGETS {
-        let Some(size) = std::fs::read_dir(dir.join(t)).into_iter().flatten().flatten().next() else {
+        let Some(size) = std::fs::read_dir(dir.join(t))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .next()
+        else {
             continue;
         };
         let mut reps: Vec<(u32, PathBuf)> = std::fs::read_dir(size.path())
@@ -118,7 +123,13 @@ fn rows(r: &Results) -> Vec<(String, RowVerdict, f64)> {
     r.rows
         .iter()
         .filter(|x| x.key.metric == SIM_METRIC)
-        .map(|x| (x.key.target.clone(), x.verdict(), x.estimate.change.unwrap_or(f64::NAN)))
+        .map(|x| {
+            (
+                x.key.target.clone(),
+                x.verdict(),
+                x.estimate.change.unwrap_or(f64::NAN),
+            )
+        })
         .collect()
 }
 
@@ -185,8 +196,12 @@ fn slow_share(root: &Path) {
     let base = load_pool(&root.join("rec/baseline"));
     let aa = load_pool(&root.join("rec/aa-pool"));
     let spec = spec(1, 3, "");
-    println!("\n## Slow launches planted in REAL A/A processes (check, 1 -> 3 processes, 8 checks x 3 rows per setting)\n");
-    println!("| share x factor | true change of the mean | regression | pass | inconclusive | median shown change |");
+    println!(
+        "\n## Slow launches planted in REAL A/A processes (check, 1 -> 3 processes, 8 checks x 3 rows per setting)\n"
+    );
+    println!(
+        "| share x factor | true change of the mean | regression | pass | inconclusive | median shown change |"
+    );
     println!("|---|---:|---:|---:|---:|---:|");
     for share in [0.10, 0.25, 0.40] {
         for factor in [1.5, 2.0, 3.0] {
@@ -226,7 +241,9 @@ fn disturbed(root: &Path) {
     let base = load_pool(&root.join("rec/baseline"));
     let aa = load_pool(&root.join("rec/aa-pool"));
     let spec = spec(20, 20, "");
-    println!("\n## 20 REAL A/A processes, some slowed whole (check, repetitions 20; 34 checks x 3 rows per setting; the baseline's 10 REAL processes each taken twice)\n");
+    println!(
+        "\n## 20 REAL A/A processes, some slowed whole (check, repetitions 20; 34 checks x 3 rows per setting; the baseline's 10 REAL processes each taken twice)\n"
+    );
     println!("| slowed processes x factor | true change of the mean | regression | pass | inconclusive |");
     println!("|---|---:|---:|---:|---:|");
     for (k, factor) in [(4usize, 1.3), (4, 1.15), (3, 1.5), (2, 2.0)] {
@@ -255,7 +272,9 @@ fn disturbed(root: &Path) {
 
 fn pools(root: &Path, checks: usize) {
     let base = load_pool(&root.join("rec/baseline"));
-    println!("\n## The REAL 30-launch pools as recorded (check, 1 -> 3 processes of a random order, {checks} checks)\n");
+    println!(
+        "\n## The REAL 30-launch pools as recorded (check, 1 -> 3 processes of a random order, {checks} checks)\n"
+    );
     for extra in ["", "settings:\n  job_spread: \"0%\"\n"] {
         let spec = spec(1, 3, extra);
         println!(
@@ -389,8 +408,12 @@ fn wilson(k: usize, n: usize) -> (f64, f64) {
 
 fn alpha(runs: usize) {
     let spec = synthetic_spec();
-    println!("\n## SYNTHETIC: {ROWS} rows, job drift +-0.9 % per row per job, {runs} checks per cell (check, 1 -> 3 processes of 30 launches)\n");
-    println!("| change of every row | older medians | checks with any regression | Wilson 95% | rows regression | rows pass | rows inconclusive |");
+    println!(
+        "\n## SYNTHETIC: {ROWS} rows, job drift +-0.9 % per row per job, {runs} checks per cell (check, 1 -> 3 processes of 30 launches)\n"
+    );
+    println!(
+        "| change of every row | older medians | checks with any regression | Wilson 95% | rows regression | rows pass | rows inconclusive |"
+    );
     println!("|---|---:|---:|---|---:|---:|---:|");
     for (shift, histories, runs) in [
         (0.03, vec![0, 2, 4, 9], runs),
@@ -400,7 +423,12 @@ fn alpha(runs: usize) {
         for older in histories {
             let (mut any, mut reg, mut pass, mut inc) = (0, 0, 0, 0);
             for k in 0..runs {
-                let v = synthetic_check(&spec, shift, older, seed_for(43, &format!("alpha/{shift}/{older}/{k}")));
+                let v = synthetic_check(
+                    &spec,
+                    shift,
+                    older,
+                    seed_for(43, &format!("alpha/{shift}/{older}/{k}")),
+                );
                 any += usize::from(v.contains(&RowVerdict::Regression));
                 reg += v.iter().filter(|x| **x == RowVerdict::Regression).count();
                 pass += v.iter().filter(|x| **x == RowVerdict::Pass).count();
@@ -463,8 +491,17 @@ fn ab_threshold(runs: usize) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let section = args.first().filter(|a| !a.starts_with("--")).cloned().unwrap_or_else(|| "all".into());
+    let value = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let section = args
+        .first()
+        .filter(|a| !a.starts_with("--"))
+        .cloned()
+        .unwrap_or_else(|| "all".into());
     let root = PathBuf::from(value("--pools").unwrap_or_else(|| "/tmp/pools".into()));
     let runs: usize = value("--runs").and_then(|v| v.parse().ok()).unwrap_or(300);
     let started = std::time::Instant::now();

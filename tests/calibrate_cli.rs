@@ -253,7 +253,10 @@ fn calibrate_states_the_job_drift_of_the_baseline_history_as_check_does() {
         pooled * 100.0,
         PRIOR_DF + h_df
     );
-    assert!(reason.contains(&shown), "calibrate {drift}, pooled {shown}; check: {reason}");
+    assert!(
+        reason.contains(&shown),
+        "calibrate {drift}, pooled {shown}; check: {reason}"
+    );
     assert!(
         row["note"]
             .as_str()

@@ -58,6 +58,7 @@ mod shard_auto;
 mod shard_merge;
 mod spec_cli;
 mod stats_real;
+mod stats_round3;
 mod threshold_kinds;
 mod why_cli;
 mod why_planted;

@@ -121,19 +121,25 @@ fn one_outlier_launch_cannot_hide_a_clear_regression() {
         assert!(m["left_out"]["kept_as_code"].is_null(), "{bad}: {m}");
         let reason = m["reason"].as_str().unwrap();
         assert!(
-            reason.contains(&format!("candidate repetition 0 ({bad} ns")) && reason.contains("left out as the machine's"),
+            reason.contains(&format!("candidate repetition 0 ({bad} ns"))
+                && reason.contains("left out as the machine's"),
             "{bad}: {reason}"
         );
         // Every format names it with the row (issue 43), the console too.
         let counts = "0 of 20 baseline and 1 of 6 candidate launches";
         assert!(
-            out.text.lines().any(|l| l.starts_with("left out matmul[n=1024]") && l.contains(counts)),
+            out.text
+                .lines()
+                .any(|l| l.starts_with("left out matmul[n=1024]") && l.contains(counts)),
             "{bad}: {}",
             out.text
         );
         for (flag, path) in &reports {
             let text = std::fs::read_to_string(path).unwrap();
-            assert!(text.contains(counts) && text.contains(&format!("{bad} ns")), "{bad} {flag}: {text}");
+            assert!(
+                text.contains(counts) && text.contains(&format!("{bad} ns")),
+                "{bad} {flag}: {text}"
+            );
         }
     }
 }

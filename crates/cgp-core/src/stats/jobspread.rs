@@ -94,7 +94,13 @@ pub fn job_spread(history: &[f64], median: f64, cv: Option<f64>, n: usize) -> Op
 }
 
 /// [`job_spread`] with another prior.
-pub fn job_spread_with(history: &[f64], median: f64, cv: Option<f64>, n: usize, prior: Prior) -> Option<JobSpread> {
+pub fn job_spread_with(
+    history: &[f64],
+    median: f64,
+    cv: Option<f64>,
+    n: usize,
+    prior: Prior,
+) -> Option<JobSpread> {
     let within = cv
         .filter(|c| c.is_finite())
         .map_or(0.0, |c| std::f64::consts::FRAC_PI_2 * c * c / n.max(1) as f64);
@@ -129,14 +135,26 @@ pub fn job_spread_noise(history: &[f64], median: f64, noise_var: f64, prior: Pri
         .filter(|m| m.is_finite() && **m > 0.0)
         .map(|m| m.ln())
         .collect();
-    let p = if prior.spread.is_finite() { prior.spread.max(0.0) } else { 0.0 };
-    let p_df = if prior.df.is_finite() { prior.df.max(0.0) } else { 0.0 };
+    let p = if prior.spread.is_finite() {
+        prior.spread.max(0.0)
+    } else {
+        0.0
+    };
+    let p_df = if prior.df.is_finite() {
+        prior.df.max(0.0)
+    } else {
+        0.0
+    };
     let (est, h_df) = if logs.len() >= MIN_GENERATIONS {
         let mut diffs: Vec<f64> = logs.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
         diffs.sort_by(f64::total_cmp);
         let mad = super::summary::median_sorted(&diffs).unwrap_or(0.0);
         let total = (1.4826 * mad).powi(2) / 2.0;
-        let within = if noise_var.is_finite() { noise_var.max(0.0) } else { 0.0 };
+        let within = if noise_var.is_finite() {
+            noise_var.max(0.0)
+        } else {
+            0.0
+        };
         ((total - within).max(0.0), MAD_DF_PER_DIFF * diffs.len() as f64)
     } else {
         (0.0, 0.0)
@@ -218,7 +236,10 @@ mod tests {
         assert_eq!((s.spread, s.df), (DEFAULT_PRIOR, PRIOR_DF));
         // No prior and no history: no term at all.
         assert_eq!(job_spread_with(&[101.0], 100.0, Some(0.01), 30, NONE), None);
-        assert_eq!(job_spread_with(&[0.0, -1.0, f64::NAN], 100.0, None, 30, NONE), None);
+        assert_eq!(
+            job_spread_with(&[0.0, -1.0, f64::NAN], 100.0, None, 30, NONE),
+            None
+        );
     }
 
     #[test]
@@ -260,9 +281,19 @@ mod tests {
     fn never_nan() {
         let h = [100.0, 100.1, 99.9, 100.05, 99.95];
         for noise in [0.0, 1e-8, 1e-4, f64::NAN, f64::INFINITY] {
-            for prior in [Prior::default(), NONE, Prior { spread: f64::NAN, df: 1.0 }] {
+            for prior in [
+                Prior::default(),
+                NONE,
+                Prior {
+                    spread: f64::NAN,
+                    df: 1.0,
+                },
+            ] {
                 if let Some(s) = job_spread_noise(&h, 100.0, noise, prior) {
-                    assert!(s.spread.is_finite() && s.spread >= 0.0, "{noise} {prior:?}: {s:?}");
+                    assert!(
+                        s.spread.is_finite() && s.spread >= 0.0,
+                        "{noise} {prior:?}: {s:?}"
+                    );
                 }
             }
         }

@@ -250,8 +250,17 @@ pub fn far_launches(side: &[Vec<f64>]) -> Vec<Vec<bool>> {
 
 /// A run's centre for naming a far launch: the median of its other launches.
 pub fn run_centre(run: &[f64], flags: &[bool]) -> f64 {
-    let kept: Vec<f64> = run.iter().zip(flags).filter(|(_, f)| !**f).map(|(x, _)| *x).collect();
-    if kept.is_empty() { median(run) } else { median(&kept) }
+    let kept: Vec<f64> = run
+        .iter()
+        .zip(flags)
+        .filter(|(_, f)| !**f)
+        .map(|(x, _)| *x)
+        .collect();
+    if kept.is_empty() {
+        median(run)
+    } else {
+        median(&kept)
+    }
 }
 
 #[cfg(test)]
@@ -319,7 +328,10 @@ mod tests {
         };
         assert!(l.too_much());
         let s = l.sentence();
-        assert!(s.contains("0 of 20 baseline and 2 of 6 candidate launches"), "{s}");
+        assert!(
+            s.contains("0 of 20 baseline and 2 of 6 candidate launches"),
+            "{s}"
+        );
         assert!(s.contains("candidate repetition 0 (513600 ns, +100.2%"), "{s}");
         assert!(s.contains("never a pass"), "{s}");
         // One is the machine's typical event: 1 of 6 may still pass; 2 of 29 may not.

@@ -349,8 +349,15 @@ fn uniform_shift_under_the_threshold_never_fails_the_run() {
     );
     let count = |js: &[crate::stats::Judgement], v: RowVerdict| js.iter().filter(|j| j.verdict == v).count();
     assert_eq!(count(&js, RowVerdict::Regression), 0);
-    assert!(count(&js, RowVerdict::Pass) >= 30, "{} pass", count(&js, RowVerdict::Pass));
-    assert_eq!(count(&js, RowVerdict::Pass) + count(&js, RowVerdict::Inconclusive), 50);
+    assert!(
+        count(&js, RowVerdict::Pass) >= 30,
+        "{} pass",
+        count(&js, RowVerdict::Pass)
+    );
+    assert_eq!(
+        count(&js, RowVerdict::Pass) + count(&js, RowVerdict::Inconclusive),
+        50
+    );
     // With the default job drift prior (0.3 % per job, issue 43) the intervals are wider: fewer
     // rows pass from 10 samples, and still none is a regression.
     let drift = judge_all(&rows, &Config::default());

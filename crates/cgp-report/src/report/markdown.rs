@@ -533,9 +533,11 @@ fn left_out(results: &Results, md: &mut String) {
     if lines.is_empty() {
         return;
     }
-    md.push_str("**Left out of the tests** (outliers the baseline has as many of; docs/statistics.md 2.5):
+    md.push_str(
+        "**Left out of the tests** (outliers the baseline has as many of; docs/statistics.md 2.5):
 
-");
+",
+    );
     for l in lines {
         md.push_str(&format!("- {}\n", md_text(&l, false)));
     }

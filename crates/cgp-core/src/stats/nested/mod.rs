@@ -37,8 +37,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use super::order::quantile_sorted;
 use super::outliers::TUKEY_K;
 use super::screen::{
-    FarLaunch, KeptAsCode, LeftOut, MACHINE_LEVEL, NAMED, code_explains, far_launches, run_centre,
-    share_p,
+    FarLaunch, KeptAsCode, LeftOut, MACHINE_LEVEL, NAMED, code_explains, far_launches, run_centre, share_p,
 };
 
 /// At most this share of a run's launches, or of a side's runs, is left out as slow outliers.
@@ -478,7 +477,11 @@ fn screened(
                         });
                     }
                 }
-                run.iter().zip(fl).filter(|(_, f)| !**f).map(|(x, _)| *x).collect()
+                run.iter()
+                    .zip(fl)
+                    .filter(|(_, f)| !**f)
+                    .map(|(x, _)| *x)
+                    .collect()
             })
             .collect()
     });
@@ -506,7 +509,12 @@ fn screened(
         };
         return (keep_all(groups), left, [Vec::new(), Vec::new()]);
     }
-    named.sort_by(|a, b| (b.value / b.centre).ln().abs().total_cmp(&(a.value / a.centre).ln().abs()));
+    named.sort_by(|a, b| {
+        (b.value / b.centre)
+            .ln()
+            .abs()
+            .total_cmp(&(a.value / a.centre).ln().abs())
+    });
     named.truncate(NAMED);
     let left = LeftOut {
         launches,
@@ -538,10 +546,16 @@ pub fn run_means(base: Runs<'_>, head: Runs<'_>) -> RunMeans {
             let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
             let ids = run_ids(side);
             for (i, v) in side.values.iter().enumerate() {
-                let r = if side.runs.is_empty() { ids[i] } else { side.runs[i] };
+                let r = if side.runs.is_empty() {
+                    ids[i]
+                } else {
+                    side.runs[i]
+                };
                 by.entry(r).or_default().push(*v);
             }
-            by.into_iter().map(|(r, v)| (r, v.iter().sum::<f64>() / v.len() as f64)).collect()
+            by.into_iter()
+                .map(|(r, v)| (r, v.iter().sum::<f64>() / v.len() as f64))
+                .collect()
         };
         return RunMeans {
             base: plain(&base),
@@ -575,7 +589,11 @@ pub fn run_means(base: Runs<'_>, head: Runs<'_>) -> RunMeans {
                         });
                     }
                 }
-                run.iter().zip(fl).filter(|(_, f)| !**f).map(|(x, _)| *x).collect()
+                run.iter()
+                    .zip(fl)
+                    .filter(|(_, f)| !**f)
+                    .map(|(x, _)| *x)
+                    .collect()
             };
             levels[s].insert(id, (keep.iter().sum::<f64>() / keep.len().max(1) as f64).exp());
         }

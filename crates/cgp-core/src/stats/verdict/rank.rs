@@ -5,7 +5,7 @@
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use super::shift::{RankSides, ShiftRow};
+use super::shift::{AllIn, RankSides, ShiftRow};
 use super::{Comparison, Config, IntervalMethod, Prepared, base_judgement, effect_text, threshold_text};
 use crate::foundation::threshold::{Direction, ThresholdKind};
 use crate::stats::bootstrap;
@@ -14,8 +14,8 @@ use crate::stats::hodges_lehmann::{self, Shift};
 use crate::stats::jobspread::{JobSpread, job_spread_with};
 use crate::stats::mannwhitney::{NullCache, mann_whitney_sorted};
 use crate::stats::rng::seed_for;
-use crate::stats::screen::{KeptAsCode, LeftOut, code_explains};
 use crate::stats::row::{Method, RowVerdict};
+use crate::stats::screen::{KeptAsCode, LeftOut, code_explains};
 use crate::stats::summary::sorted_finite;
 
 /// A noisy row with a baseline, enough samples on each side and no runs: the shift and its
@@ -121,6 +121,16 @@ pub(super) fn prepare_ranked(
         spread,
         widen,
         dips: p.dips,
+        all_in: left_out.too_much().then(|| {
+            AllIn::Rank(RankSides {
+                candidate: c_all.clone(),
+                baseline: b_all.clone(),
+                spread: spread.map_or(0.0, |s| s.spread),
+                method: cfg.interval,
+                resamples: cfg.resamples,
+                seed: seed_for(cfg.seed, &row.key),
+            })
+        }),
         left_out,
         extra: String::new(),
         model: None,

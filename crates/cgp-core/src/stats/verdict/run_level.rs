@@ -2,7 +2,7 @@
 //! scale (`stats::nested`), t tests of the shift against the threshold's boundaries with a
 //! within-run and a between-run noise part, the interval widened by the between-job spread.
 
-use super::shift::ShiftRow;
+use super::shift::{AllIn, ShiftRow};
 use super::{Comparison, Config, Prepared, base_judgement, effect_text, prior_of, threshold_text};
 use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
 use crate::foundation::units::{Percent, percent};
@@ -115,10 +115,46 @@ pub(super) fn prepare_nested(
         widen,
         dips: (0, 0),
         left_out: f.left_out.clone(),
+        all_in: all_in(
+            row,
+            baseline,
+            slow_high,
+            &f,
+            (extra_var, spread.map_or(f64::INFINITY, |s| s.df)),
+        ),
         extra: noise_text(&f),
         model: Some((f, extra_var)),
         rank: None,
     }))
+}
+
+/// The row fitted on every launch (nothing left out), when the fit left out more than its
+/// stated share: its pass must hold too (`shift::AllIn`). `None` otherwise.
+fn all_in(
+    row: &Comparison<'_>,
+    baseline: &[f64],
+    slow_high: bool,
+    f: &Fit,
+    job: (f64, f64),
+) -> Option<AllIn> {
+    let (extra_var, job_df) = job;
+    if !f.left_out.too_much() {
+        return None;
+    }
+    let all = fit(
+        Runs {
+            values: baseline,
+            runs: row.baseline_runs,
+        },
+        Runs {
+            values: row.candidate,
+            runs: row.candidate_runs,
+        },
+        slow_high,
+        false,
+    )
+    .ok()?;
+    Some(AllIn::Model(all.with_job_term(extra_var, job_df), extra_var))
 }
 
 /// The t tests of the log shift against the regression boundary, the improvement boundary (none

@@ -38,8 +38,11 @@ pub(super) struct ShiftRow {
     /// Slow outliers left out of the test (`dips`): baseline, candidate.
     pub(super) dips: (usize, usize),
     /// What the row left out as the machine's or kept as the code's (`stats::screen`): more
-    /// than its stated share left out and the row is never a pass.
+    /// than its stated share left out and the row is never a pass on what is left.
     pub(super) left_out: LeftOut,
+    /// When more than the stated share was left out: the same row with every sample kept, whose
+    /// interval must pass too for the row to pass (what was left out hides no change then).
+    pub(super) all_in: Option<AllIn>,
     /// Appended to the reason (the run-level model's noise parts and runs).
     pub(super) extra: String,
     /// The run-level model and the between-job variance added to it: the interval can be
@@ -85,6 +88,28 @@ impl RankSides {
             (1.0 + s.ci[1]) * w.exp() - 1.0,
         ];
         Some(s)
+    }
+}
+
+/// A row with every sample kept (nothing left out as outliers), for the pass of a row that
+/// left out more than its stated share.
+pub(super) enum AllIn {
+    /// The run-level model fitted on every launch, and the between-job variance added to it.
+    Model(Fit, f64),
+    /// The rank test's sides with every sample.
+    Rank(RankSides),
+}
+
+impl AllIn {
+    /// The interval of the change at `level`.
+    fn at(&self, level: f64) -> Option<[f64; 2]> {
+        match self {
+            Self::Model(f, extra) => {
+                let ci = f.interval(level, *extra);
+                Some([ci[0].exp_m1(), ci[1].exp_m1()])
+            }
+            Self::Rank(r) => r.at(level).map(|s| s.ci),
+        }
     }
 }
 
@@ -221,7 +246,23 @@ impl ShiftRow {
     /// A row that left out more than its stated share of a side as the machine's is never a
     /// pass (docs/statistics.md 2.5): what was left out could be the change.
     fn never_a_pass_when_too_much_is_left_out(&mut self) {
-        if self.j.verdict == RowVerdict::Pass && self.left_out.too_much() {
+        if self.j.verdict != RowVerdict::Pass || !self.left_out.too_much() {
+            return;
+        }
+        // With every sample kept the interval passes too: what was left out hides no change.
+        let rule = self.rule();
+        let all = self.all_in.as_ref().and_then(|a| a.at(self.shift.confidence));
+        if let Some(ci) = all
+            && rule(&Shift { ci, ..self.shift }) == RowVerdict::Pass
+        {
+            self.j.reason.push_str(&format!(
+                " (and so does the interval with nothing left out, [{}, {}])",
+                percent(ci[0], Percent::Signed2),
+                percent(ci[1], Percent::Signed2)
+            ));
+            return;
+        }
+        {
             self.j.verdict = RowVerdict::Inconclusive;
             self.j.reason = format!(
                 "{}: {}, but more than {}% of a side was left out as outliers, so it is not a pass; measure more repetitions",

@@ -122,7 +122,11 @@ fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<()
     };
     let mut want = super::verdict_of_interval(ci, t, direction, exact);
     // A row that left out more than its stated share is never a pass (`stats::screen`).
-    if want == RowVerdict::Pass && j.left_out.as_ref().is_some_and(crate::stats::screen::LeftOut::too_much) {
+    if want == RowVerdict::Pass
+        && j.left_out
+            .as_ref()
+            .is_some_and(crate::stats::screen::LeftOut::too_much)
+    {
         want = RowVerdict::Inconclusive;
     }
     if want == j.verdict && j.confidence >= 0.95 - 1e-12 && j.reason.contains(&interval_text(ci)) {

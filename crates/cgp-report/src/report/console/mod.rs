@@ -555,7 +555,11 @@ fn push_notes(
     }
     // What each row's test left out (or kept as the code's), passing rows too (issue 43).
     for line in crate::report::format::left_out_lines(results) {
-        push_wrapped(out, &crate::report::text::visible(&format!("left out {line}")), style.width);
+        push_wrapped(
+            out,
+            &crate::report::text::visible(&format!("left out {line}")),
+            style.width,
+        );
     }
     for e in &results.errors {
         let at = one_line(&match &e.size {

@@ -1,0 +1,222 @@
+//! Issue 43 on the REAL 30-launch H100 pools (tests/fixtures/h100-30launch-pools), through the
+//! binary: a slowdown that hits a share of the launches is a regression, never a pass, and what
+//! a row leaves out is the machine's only when the baseline has as many.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{self, bin, root};
+
+const TIME: &str = "gpu__time_duration.sum";
+
+/// The pools extracted into a temporary folder, with `base.yaml` (10 processes) and
+/// `check.yaml` (1 then up to 3) made from the archive's spec, and the baseline stored in `B`.
+fn pools(test: &str) -> Option<tempfile::TempDir> {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = root().join("tests/fixtures/h100-30launch-pools/h100-30launch-pools.tar.gz");
+    match std::process::Command::new("tar")
+        .arg("-xzf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(dir.path())
+        .output()
+    {
+        Ok(o) => assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr)),
+        Err(_) => {
+            support::skip(test, "tar is not installed");
+            return None;
+        }
+    }
+    let spec = std::fs::read_to_string(dir.path().join("spec.yaml"))
+        .unwrap()
+        .replace("regex:^matmul_tiled", "regex:matmul_tiled");
+    let with = |reps: u32, max: u32| {
+        spec.replace("  repetitions: 3\n", &format!("  repetitions: {reps}\n"))
+            .replace("  max_repetitions: 6\n", &format!("  max_repetitions: {max}\n"))
+    };
+    std::fs::write(dir.path().join("base.yaml"), with(10, 10)).unwrap();
+    std::fs::write(dir.path().join("check.yaml"), with(1, 3)).unwrap();
+    let out = bin()
+        .current_dir(dir.path())
+        .args([
+            "baseline",
+            "update",
+            "--spec",
+            "base.yaml",
+            "--replay",
+            "rec/baseline",
+            "--baselines",
+            "B",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    Some(dir)
+}
+
+/// Multiply the duration of every `every`-th launch after the warm-up (launches 1, 1 + every,
+/// ...) by `factor` in each ncu CSV of the recording `rec`.
+fn plant(rec: &Path, every: usize, factor: f64) {
+    for target in std::fs::read_dir(rec)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+    {
+        for size in std::fs::read_dir(target.path()).unwrap().flatten() {
+            for csv in std::fs::read_dir(size.path()).unwrap().flatten() {
+                slow_launches(&csv.path(), every, factor);
+            }
+        }
+    }
+}
+
+/// One raw-page CSV: every cell is quoted, the header row starts with `"ID",`, the units row
+/// follows it.
+fn slow_launches(file: &Path, every: usize, factor: f64) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    let h = lines.iter().position(|l| l.starts_with("\"ID\",")).unwrap();
+    let cells = |l: &str| -> Vec<String> {
+        l.trim_end_matches('\r')
+            .trim_matches('"')
+            .split("\",\"")
+            .map(str::to_owned)
+            .collect()
+    };
+    let col = cells(&lines[h]).iter().position(|c| c == TIME).unwrap();
+    let launches = lines[h + 2..].iter().filter(|l| l.starts_with('"')).count();
+    for launch in (1..launches).step_by(every) {
+        let mut row = cells(&lines[h + 2 + launch]);
+        let v: f64 = row[col].parse().unwrap();
+        row[col] = format!("{}", (v * factor).round());
+        lines[h + 2 + launch] = format!("\"{}\"", row.join("\",\""));
+    }
+    std::fs::write(file, lines.join("\n")).unwrap();
+}
+
+fn check(dir: &Path, rec: &str) -> (i32, Value, String) {
+    let json = dir.join(format!("{rec}.json").replace('/', "_"));
+    let out = bin()
+        .current_dir(dir)
+        .args([
+            "check",
+            "--color",
+            "never",
+            "--spec",
+            "check.yaml",
+            "--baselines",
+            "B",
+            "--replay",
+            rec,
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let v = serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}: {text}")))
+        .unwrap();
+    (out.status.code().unwrap(), v, text)
+}
+
+fn time_rows(v: &Value) -> Vec<&Value> {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"] == TIME)
+        .collect()
+}
+
+#[test]
+fn a_slowdown_of_every_fourth_launch_is_a_regression_and_says_why() {
+    let Some(dir) = pools("a_slowdown_of_every_fourth_launch_is_a_regression_and_says_why") else {
+        return;
+    };
+    // Unchanged code from another job: no time row is a regression.
+    let (code, v, text) = check(dir.path(), "rec/aa-pool");
+    assert_ne!(code, 1, "{text}");
+    assert!(
+        time_rows(&v).iter().all(|r| r["verdict"] != "regression"),
+        "{text}"
+    );
+    // 8 of the 29 launches after the warm-up of every process at 2x: the mean is +27.6 %.
+    // The old fences left them all out (half a process may go) and passed the rows at +0 %.
+    let planted = dir.path().join("planted");
+    copy(&dir.path().join("rec/aa-pool"), &planted);
+    plant(&planted, 4, 2.0);
+    let (code, v, text) = check(dir.path(), "planted");
+    assert_eq!(code, 1, "{text}");
+    let rows = time_rows(&v);
+    assert_eq!(rows.len(), 3, "{text}");
+    for r in rows {
+        assert_eq!(r["verdict"], "regression", "{r}");
+        assert!(r["change"].as_f64().unwrap() > 0.15, "{r}");
+        // Kept as the code's: the baseline has no such launches, the candidate 8 of 29 a process
+        // (and the odd slow-side dip).
+        let kept = &r["left_out"]["kept_as_code"];
+        let runs = r["candidate"]["runs"].as_u64().unwrap();
+        assert!(kept["launches"].as_u64().unwrap() >= 8 * runs, "{r}");
+        assert!(kept["p"].as_f64().unwrap() < 1e-4, "{r}");
+        assert_eq!(r["left_out"]["launches"], serde_json::json!([0, 0]), "{r}");
+        assert!(
+            r["reason"].as_str().unwrap().contains("kept as the code's"),
+            "{r}"
+        );
+    }
+    // The console says it too, for each row.
+    let said = |l: &&str| l.starts_with("left out ") && l.contains(TIME) && l.contains("kept as the code's");
+    assert_eq!(text.lines().filter(said).count(), 3, "{text}");
+}
+
+#[test]
+fn one_slow_launch_of_a_process_is_the_machine_and_is_named() {
+    let Some(dir) = pools("one_slow_launch_of_a_process_is_the_machine_and_is_named") else {
+        return;
+    };
+    // One launch at 2x in the first process (a preemption): left out as the machine's, named.
+    let one = dir.path().join("one");
+    copy(&dir.path().join("rec/aa-pool"), &one);
+    for t in ["matmul/n=1024", "vector_add/n=16777216", "reduce/n=16777216"] {
+        slow_launches(&one.join(t).join("0.csv"), 100, 2.0);
+    }
+    let (_, v, text) = check(dir.path(), "one");
+    for r in time_rows(&v) {
+        assert_ne!(r["verdict"], "regression", "{r}");
+        // The baseline's own slow-side dips are left out alike; the candidate's far launch is
+        // one of its launches left out.
+        assert!(r["left_out"]["launches"][1].as_u64().unwrap() >= 1, "{r}");
+        assert!(r["left_out"]["kept_as_code"].is_null(), "{r}");
+        assert!(
+            r["reason"]
+                .as_str()
+                .unwrap()
+                .contains("far launches left out: candidate repetition 0"),
+            "{r}: {text}"
+        );
+    }
+}
+
+/// Copy a recording folder (two levels of target and size folders and the manifest).
+fn copy(from: &Path, to: &Path) {
+    for e in walk(from) {
+        let rel = e.strip_prefix(from).unwrap();
+        let dest = to.join(rel);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(&e, &dest).unwrap();
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
