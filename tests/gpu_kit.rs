@@ -441,12 +441,16 @@ fn the_whole_script_runs_with_synthetic_standins_for_the_gpu() {
     assert_eq!(counted, 36);
     assert_eq!(aa["per_check"][0]["source"], "live");
     // The pool again with 2 and 5 repetitions: as many checks as it allows (12 repetitions: 6
-    // checks of 2, 2 of 5; every metric passes on this synthetic data, so nothing is re-measured).
+    // checks of 2 when nothing is re-measured, 2 of 5). Every metric ends a pass on this
+    // synthetic data; a pass read at the level its looks spent (issue 43) may first need a row
+    // measured again, and a re-measured check takes the pool's repetitions of the next one.
     let sweep = &aa["by_repetitions"];
     assert_eq!(sweep["3"]["checks"], 3, "{sweep}");
-    assert_eq!(sweep["2"]["checks"], 6, "{sweep}");
+    let twos = sweep["2"]["checks"].as_u64().unwrap();
+    assert!((4..=6).contains(&twos), "{sweep}");
     assert_eq!(sweep["5"]["checks"], 2, "{sweep}");
-    assert_eq!(sweep["2"]["metric_verdicts"], 54, "{sweep}");
+    assert_eq!(sweep["2"]["metric_verdicts"].as_u64(), Some(9 * twos), "{sweep}");
+    assert_eq!(sweep["2"]["verdicts"]["pass"].as_u64(), Some(9 * twos), "{sweep}");
     // Each check's cost: a replay's ncu runs are those of the pool repetitions it used.
     for c in aa["per_check"].as_array().unwrap() {
         assert!(c["ncu_runs"].as_u64().unwrap() >= 9, "{c}");

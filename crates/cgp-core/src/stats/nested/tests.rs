@@ -204,3 +204,33 @@ fn false_alarms_at_the_boundary_stay_at_the_level() {
     let rate = f64::from(hits) / f64::from(trials);
     assert!(rate > 0.03 && rate < 0.07, "rate {rate}");
 }
+
+#[test]
+fn ab_run_means_keep_a_slowdown_of_some_launches_and_leave_out_one_preempted_launch() {
+    // SYNTHETIC: 6 processes a side of 30 launches, within 0.3 %.
+    let mut rng = Rng::new(43);
+    let (bv, br) = draw(&mut rng, 6, 30, 0.0, 0.003, 0.001);
+    let (mut hv, hr) = draw(&mut rng, 6, 30, 0.0, 0.003, 0.001);
+    // One launch of head process 2 at 2x: the machine's (the base has as few), left out, named.
+    hv[2 * 30 + 7] *= 2.0;
+    let m = run_means(side(&bv, &br), side(&hv, &hr));
+    assert_eq!(m.left_out.launches, (0, 1));
+    assert!(m.left_out.kept_as_code.is_none());
+    assert_eq!(m.left_out.named[0].run, 2);
+    assert!((m.head[&2] / m.base[&2] - 1.0).abs() < 0.01, "{:?}", m.head);
+    // A quarter of every head process's launches at 2x: the code's, kept, and every pair moves
+    // (the median of a process's launches did not move at all).
+    for (i, v) in hv.iter_mut().enumerate() {
+        if i % 4 == 1 {
+            *v *= 2.0;
+        }
+    }
+    let m = run_means(side(&bv, &br), side(&hv, &hr));
+    let kept = m.left_out.kept_as_code.expect("kept as the code's");
+    assert!(kept.launches >= 6 * 7 && kept.p < 1e-6, "{kept:?}");
+    assert_eq!(m.left_out.launches, (0, 0));
+    for r in 0..6 {
+        let ratio = m.head[&r] / m.base[&r];
+        assert!(ratio > 1.15, "process {r}: {ratio}");
+    }
+}

@@ -317,3 +317,31 @@ fn min_effect_rows_follow_from_the_interval_they_show() {
         assert!(seen.contains(&v), "no {v:?} among the rows: {seen:?}");
     }
 }
+
+#[test]
+fn slow_head_processes_are_never_trimmed_into_a_pass() {
+    // SYNTHETIC: 20 pairs, d within 0.3 %, of which k head processes ran 30 % slow.
+    let mut rng = crate::stats::rng::Rng::new(4343);
+    for (k, code) in [(2usize, false), (4, false), (5, true)] {
+        let b: Vec<f64> = (0..20).map(|_| 100.0 * (0.003 * rng.normal()).exp()).collect();
+        let h: Vec<f64> = b
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x * (0.003 * rng.normal()).exp() * if i < k { 1.3 } else { 1.0 })
+            .collect();
+        let j = &judge_paired(&[row(&b, &h, 0.03)], 0.01, 0.95)[0];
+        assert_ne!(j.verdict, RowVerdict::Pass, "{k}: {}", j.reason);
+        let l = j.left_out.as_ref().unwrap();
+        assert_eq!(l.kept_as_code.is_some(), code, "{k}: {l:?}");
+        if !code {
+            // Yuen's trim took two from each end: the head's two slow pairs, counted and said.
+            assert_eq!(l.runs, (0, 2), "{k}: {l:?}");
+            assert!(
+                j.reason
+                    .contains("a pass needs the interval with nothing left out"),
+                "{k}: {}",
+                j.reason
+            );
+        }
+    }
+}

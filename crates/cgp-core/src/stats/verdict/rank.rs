@@ -81,16 +81,7 @@ pub(super) fn prepare_ranked(
         trim_dips: trim,
     };
     let p = sides.boundary_tests(fraction, widen, min_effect, cache);
-    let left_out = LeftOut {
-        launches: p.dips,
-        of_launches: (b_all.len(), c_all.len()),
-        kept_as_code: code.map(|p| KeptAsCode {
-            launches: kc,
-            runs: 0,
-            p,
-        }),
-        ..LeftOut::default()
-    };
+    let left_out = left_out(p.dips, (b_all.len(), c_all.len()), code.map(|p| (kc, p)));
     let threshold_text = threshold_text(exact_kind, fraction);
     let tolerance_text = if min_effect > 0.0 {
         format!("{threshold_text} and min effect {}", effect_text(row.threshold))
@@ -125,10 +116,7 @@ pub(super) fn prepare_ranked(
             AllIn::Rank(RankSides {
                 candidate: c_all.clone(),
                 baseline: b_all.clone(),
-                spread: spread.map_or(0.0, |s| s.spread),
-                method: cfg.interval,
-                resamples: cfg.resamples,
-                seed: seed_for(cfg.seed, &row.key),
+                ..sides_for(row, cfg, spread)
             })
         }),
         left_out,
@@ -137,12 +125,33 @@ pub(super) fn prepare_ranked(
         rank: Some(RankSides {
             candidate: c,
             baseline: b,
-            spread: spread.map_or(0.0, |s| s.spread),
-            method: cfg.interval,
-            resamples: cfg.resamples,
-            seed: seed_for(cfg.seed, &row.key),
+            ..sides_for(row, cfg, spread)
         }),
     }))
+}
+
+/// What a rank-test row left out: the test's slow dips per side (baseline, candidate) out of
+/// each side's samples, or, when the code explains the candidate's dips, their count and the
+/// share test's p.
+fn left_out(dips: (usize, usize), of: (usize, usize), code: Option<(usize, f64)>) -> LeftOut {
+    LeftOut {
+        launches: dips,
+        of_launches: of,
+        kept_as_code: code.map(|(launches, p)| KeptAsCode { launches, runs: 0, p }),
+        ..LeftOut::default()
+    }
+}
+
+/// A rank row's interval settings, its sides empty (the caller fills them).
+fn sides_for(row: &Comparison<'_>, cfg: &Config, spread: Option<JobSpread>) -> RankSides {
+    RankSides {
+        candidate: Vec::new(),
+        baseline: Vec::new(),
+        spread: spread.map_or(0.0, |s| s.spread),
+        method: cfg.interval,
+        resamples: cfg.resamples,
+        seed: seed_for(cfg.seed, &row.key),
+    }
 }
 
 /// The relative shift candidate / baseline - 1 with its interval, by the configured method, from

@@ -121,11 +121,13 @@ fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<()
         return Err(format!("no interval or tolerance: {j:?}"));
     };
     let mut want = super::verdict_of_interval(ci, t, direction, exact);
-    // A row that left out more than its stated share is never a pass (`stats::screen`).
+    // A row that left out more than its stated share is never a pass on what is left
+    // (`stats::screen`): only when the interval with nothing left out passes too.
     if want == RowVerdict::Pass
         && j.left_out
             .as_ref()
             .is_some_and(crate::stats::screen::LeftOut::too_much)
+        && !j.reason.contains("the interval with nothing left out")
     {
         want = RowVerdict::Inconclusive;
     }
