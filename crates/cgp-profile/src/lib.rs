@@ -13,6 +13,7 @@
 //! crate.
 
 pub mod cupti;
+pub mod harness;
 pub mod gpu;
 pub mod ncu;
 pub mod nsys;
