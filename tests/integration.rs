@@ -32,6 +32,7 @@ mod gpu_clocks;
 mod gpu_env;
 mod gpu_health;
 mod gpu_kit;
+mod harness_gate;
 mod h100_real;
 mod ncu_real;
 mod nsys_cli;
