@@ -58,7 +58,7 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
     (
         "cgp-profile",
         "crates/cgp-profile",
-        &["cupti", "gpu", "ncu", "nsys", "profile"],
+        &["cupti", "gpu", "harness", "ncu", "nsys", "profile"],
         &["cgp-core", "cgp-spec"],
     ),
     // Measure, check, ab, baseline update.

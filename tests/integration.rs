@@ -33,6 +33,7 @@ mod gpu_env;
 mod gpu_health;
 mod gpu_kit;
 mod harness_gate;
+mod harness_import;
 mod h100_real;
 mod ncu_real;
 mod nsys_cli;

@@ -93,6 +93,20 @@ pub enum Command {
     /// Measure unchanged code (or read a recording) and report, per metric, the runner's noise,
     /// the smallest change the gate finds, and the threshold it suggests.
     Calibrate(CalibrateArgs),
+    /// Turn harness output files a CI job already wrote (nvbench `--json`, Google Benchmark
+    /// `--benchmark_out`, pytest-benchmark `--benchmark-json`; one file per process) into a
+    /// recording that `--replay DIR` reads for check, ab, baseline update and calibrate.
+    Import {
+        /// The spec whose harness targets the files are repetitions of.
+        #[arg(long, default_value = "cgp-gate.yaml")]
+        spec: PathBuf,
+        /// The recording to write (a new folder, or an older recording of cgp-gate's).
+        #[arg(long, value_name = "DIR")]
+        into: PathBuf,
+        /// The harness files, one per process, in the order of their repetitions.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
     /// Create or update this spec's note on a GitLab merge request from a results file (needs
     /// GITLAB_TOKEN; reads CI_API_V4_URL, CI_PROJECT_ID and CI_MERGE_REQUEST_IID).
     GitlabNote(gitlab::GitlabNoteArgs),
@@ -207,6 +221,9 @@ pub fn run(cli: Cli) -> Result<Exit> {
         Command::Init(args) => commands::init::run(&args.into(), out),
         Command::Completions { shell } => generate::completions(shell, out),
         Command::Man { dir } => generate::man(dir.as_deref(), out),
+        Command::Import { spec, into, files } => {
+            commands::import::run(&commands::import::ImportOptions { spec, into, files }, out)
+        }
         Command::GitlabNote(args) => commands::gitlab_note::run(&args.into(), &mut std::io::stderr()),
     }
 }
