@@ -34,6 +34,7 @@ mod gpu_health;
 mod gpu_kit;
 mod harness_gate;
 mod harness_import;
+mod harness_init;
 mod h100_real;
 mod ncu_real;
 mod nsys_cli;
