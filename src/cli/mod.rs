@@ -44,10 +44,13 @@ pub enum Command {
     },
     /// Print the JSON Schema of the spec (for yaml-language-server and other editors).
     Schema,
-    /// Parse an ncu CSV output file and print its launches.
+    /// Parse ncu CSV output files and print their launches, or benchmark harness files (nvbench,
+    /// Google Benchmark, pytest-benchmark JSON) and print their samples.
     Parse {
-        /// An ncu CSV output (raw or details page, with or without `==PROF==` lines).
-        file: PathBuf,
+        /// ncu CSV outputs (raw or details page, with or without `==PROF==` lines) or harness
+        /// JSON files, told apart by content.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -171,14 +174,14 @@ pub fn run(cli: Cli) -> Result<Exit> {
     match cli.command {
         Command::Validate { spec } => commands::validate::run(&spec, out),
         Command::Schema => commands::schema::run(out),
-        Command::Parse { file, json } => {
+        Command::Parse { files, json } => {
             // Stdout is line-buffered, which scans every write for a newline: `--json` is one
             // line of up to hundreds of MB, so it goes to the descriptor itself (a duplicate of
             // it; nothing was written to stdout before), through `parse`'s own buffer.
             use std::os::fd::AsFd;
             let r = match std::io::stdout().as_fd().try_clone_to_owned() {
-                Ok(fd) if json => commands::parse::run(&file, json, &mut std::fs::File::from(fd)),
-                _ => commands::parse::run(&file, json, out),
+                Ok(fd) if json => commands::parse::run_all(&files, json, &mut std::fs::File::from(fd)),
+                _ => commands::parse::run_all(&files, json, out),
             };
             // `parse FILE --json | head`: the reader has what it wanted; parse decides nothing.
             match r {

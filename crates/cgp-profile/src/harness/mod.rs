@@ -19,10 +19,13 @@ use std::path::Path;
 pub const MAX_FILE_BYTES: u64 = 512 << 20;
 
 /// Which harness wrote a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Format {
+    #[serde(rename = "nvbench")]
     Nvbench,
+    #[serde(rename = "gbench")]
     GBench,
+    #[serde(rename = "pytest-benchmark")]
     PytestBenchmark,
 }
 
@@ -47,7 +50,8 @@ impl Format {
 }
 
 /// What a state of a benchmark gave.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "status", content = "reason", rename_all = "kebab-case")]
 pub enum Status {
     Measured,
     /// Skipped by the harness, with its reason.
@@ -57,7 +61,7 @@ pub enum Status {
 }
 
 /// The samples of one metric of one state.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Metric {
     /// The harness's name for it (`nv/cold/time/gpu`, `real_time`, `bytes_per_second`).
     pub name: String,
@@ -70,7 +74,7 @@ pub struct Metric {
 }
 
 /// One benchmark x state of a file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Entry {
     pub benchmark: String,
     /// Normalised state (`T=I32,Elements=2^16`; `@device` when the file has several devices);
@@ -99,7 +103,7 @@ impl Entry {
 }
 
 /// A harness file, read.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct HarnessFile {
     pub format: Format,
     /// The devices the file names (nvbench `devices`, the GPU of a Google Benchmark `context`,
