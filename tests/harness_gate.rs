@@ -37,7 +37,11 @@ fn run(args: &[&str], spec: &Path, store: &Path, env: &[(&str, &str)]) -> (i32, 
         c.env(k, v);
     }
     let out = c.output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.code().unwrap_or(-1), text)
 }
 
@@ -56,7 +60,11 @@ fn baseline_update_then_check_passes_and_a_10_percent_slowdown_fails() {
         let rows = r["rows"].as_array().unwrap();
         // One row per benchmark x state of the file (two states), for the one metric.
         assert_eq!(rows.len(), 2, "{kind}: {rows:?}");
-        assert!(rows.iter().all(|row| row["metric"] == *metric && row["verdict"] == "pass"), "{kind}: {rows:?}");
+        assert!(
+            rows.iter()
+                .all(|row| row["metric"] == *metric && row["verdict"] == "pass"),
+            "{kind}: {rows:?}"
+        );
         let (code, out) = run(&["check"], &spec, &store, &[("CGP_STANDIN_SLOWDOWN", "1.10")]);
         assert_eq!(code, 1, "{kind}: {out}");
     }
@@ -67,12 +75,25 @@ fn a_failing_benchmark_or_no_file_is_exit_3_with_its_output() {
     let dir = tempfile::tempdir().unwrap();
     let spec = spec(dir.path(), "nvbench", "nv/cold/time/gpu");
     let store = dir.path().join("baselines");
-    let (code, out) = run(&["check", "--allow-no-baselines"], &spec, &store, &[("CGP_STANDIN_EXIT", "4")]);
+    let (code, out) = run(
+        &["check", "--allow-no-baselines"],
+        &spec,
+        &store,
+        &[("CGP_STANDIN_EXIT", "4")],
+    );
     assert_eq!(code, 3, "{out}");
     assert!(out.contains("exited with status 4"), "{out}");
-    let (code, out) = run(&["check", "--allow-no-baselines"], &spec, &store, &[("CGP_STANDIN_NO_FILE", "1")]);
+    let (code, out) = run(
+        &["check", "--allow-no-baselines"],
+        &spec,
+        &store,
+        &[("CGP_STANDIN_NO_FILE", "1")],
+    );
     assert_eq!(code, 3, "{out}");
-    assert!(out.contains("wrote no nvbench file") && out.contains("stand-in: told to write no file"), "{out}");
+    assert!(
+        out.contains("wrote no nvbench file") && out.contains("stand-in: told to write no file"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -81,16 +102,30 @@ fn harness_specs_validate_and_refuse_what_they_cannot_gate() {
     for (kind, metric) in KINDS {
         let spec = spec(dir.path(), kind, metric);
         let out = bin().args(["validate", "--spec"]).arg(&spec).output().unwrap();
-        assert!(out.status.success(), "{kind}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{kind}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let spec = spec(dir.path(), "pytest-benchmark", "real_time");
     let out = bin().args(["validate", "--spec"]).arg(&spec).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("pytest-benchmark's file has one measurement per round, `time`"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("pytest-benchmark's file has one measurement per round, `time`")
+    );
     // An ncu-only key on a harness target is refused, not ignored.
-    let text = std::fs::read_to_string(&spec).unwrap().replace("metrics:\n      real_time", "launch_count: 2\n    metrics:\n      time");
+    let text = std::fs::read_to_string(&spec).unwrap().replace(
+        "metrics:\n      real_time",
+        "launch_count: 2\n    metrics:\n      time",
+    );
     std::fs::write(&spec, text).unwrap();
     let out = bin().args(["validate", "--spec"]).arg(&spec).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("`launch_count` of target `reduce` only applies"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`launch_count` of target `reduce` only applies"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

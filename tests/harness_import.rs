@@ -13,7 +13,10 @@ fn shared() -> Option<PathBuf> {
         .map(|p| root().join(p))
         .find(|d| d.is_dir());
     if found.is_none() {
-        crate::support::skip("harness_import", "no ../shared/fixtures/harness beside the checkout");
+        crate::support::skip(
+            "harness_import",
+            "no ../shared/fixtures/harness beside the checkout",
+        );
     }
     found
 }
@@ -51,7 +54,11 @@ targets:
 
 fn cmd(args: &[&str], extra: &[&Path]) -> (i32, String) {
     let out = bin().args(args).args(extra).output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.code().unwrap_or(-1), text)
 }
 
@@ -63,9 +70,21 @@ fn real_files_import_and_replay_through_baseline_update_and_check() {
     std::fs::write(&spec, SPEC).unwrap();
     let nv = one(&shared.join("nvbench"), "lktr-wq");
     let gb = one(&shared.join("gbench"), "kokkos");
-    let py = one(&shared.join("pytest-benchmark"), "github-action-benchmark__test-data-extract__pytest_several");
+    let py = one(
+        &shared.join("pytest-benchmark"),
+        "github-action-benchmark__test-data-extract__pytest_several",
+    );
     let rec = dir.path().join("rec");
-    let (code, out) = cmd(&["import", "--spec", spec.to_str().unwrap(), "--into", rec.to_str().unwrap()], &[&nv, &gb, &py, &nv, &gb, &py]);
+    let (code, out) = cmd(
+        &[
+            "import",
+            "--spec",
+            spec.to_str().unwrap(),
+            "--into",
+            rec.to_str().unwrap(),
+        ],
+        &[&nv, &gb, &py, &nv, &gb, &py],
+    );
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("cub-reduce: 2, fib: 2, kokkos: 2"), "{out}");
     for t in ["cub-reduce", "kokkos", "fib"] {
@@ -73,12 +92,42 @@ fn real_files_import_and_replay_through_baseline_update_and_check() {
     }
     let store = dir.path().join("b");
     let s = spec.to_str().unwrap();
-    let (code, out) = cmd(&["baseline", "update", "--spec", s, "--replay", rec.to_str().unwrap(), "--baselines", store.to_str().unwrap()], &[]);
+    let (code, out) = cmd(
+        &[
+            "baseline",
+            "update",
+            "--spec",
+            s,
+            "--replay",
+            rec.to_str().unwrap(),
+            "--baselines",
+            store.to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(code, 0, "{out}");
     // The GPU is the device the nvbench file names: no NVML was asked.
-    assert!(store.join("nvidia-geforce-rtx-4060-laptop-gpu/cub-reduce.json").is_file(), "{out}");
+    assert!(
+        store
+            .join("nvidia-geforce-rtx-4060-laptop-gpu/cub-reduce.json")
+            .is_file(),
+        "{out}"
+    );
     let json = dir.path().join("r.json");
-    let (code, out) = cmd(&["check", "--spec", s, "--replay", rec.to_str().unwrap(), "--baselines", store.to_str().unwrap(), "--json", json.to_str().unwrap()], &[]);
+    let (code, out) = cmd(
+        &[
+            "check",
+            "--spec",
+            s,
+            "--replay",
+            rec.to_str().unwrap(),
+            "--baselines",
+            store.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(code, 0, "{out}");
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let rows = r["rows"].as_array().unwrap();
@@ -87,7 +136,10 @@ fn real_files_import_and_replay_through_baseline_update_and_check() {
     assert_eq!((of("cub-reduce"), of("fib")), (2, 4), "{rows:?}");
     assert!(of("kokkos") > 0);
     // The nvbench row is the file's own mean (summary only: one value per process).
-    let row = rows.iter().find(|row| row["kernel"] == "base [T=I32,OffsetT=I32,Elements=2^16]").unwrap();
+    let row = rows
+        .iter()
+        .find(|row| row["kernel"] == "base [T=I32,OffsetT=I32,Elements=2^16]")
+        .unwrap();
     assert_eq!(row["verdict"], "pass", "{row}");
 }
 
@@ -112,14 +164,66 @@ fn a_slowdown_in_imported_files_is_a_regression_synthetic() {
     let slow: Vec<PathBuf> = (0..3).map(|i| write(&format!("slow{i}.json"), "1.10")).collect();
     let s = spec.to_str().unwrap();
     let (rb, rs) = (dir.path().join("rb"), dir.path().join("rs"));
-    assert_eq!(cmd(&["import", "--spec", s, "--into", rb.to_str().unwrap()], &base.iter().map(PathBuf::as_path).collect::<Vec<_>>()).0, 0);
-    assert_eq!(cmd(&["import", "--spec", s, "--into", rs.to_str().unwrap()], &slow.iter().map(PathBuf::as_path).collect::<Vec<_>>()).0, 0);
+    assert_eq!(
+        cmd(
+            &["import", "--spec", s, "--into", rb.to_str().unwrap()],
+            &base.iter().map(PathBuf::as_path).collect::<Vec<_>>()
+        )
+        .0,
+        0
+    );
+    assert_eq!(
+        cmd(
+            &["import", "--spec", s, "--into", rs.to_str().unwrap()],
+            &slow.iter().map(PathBuf::as_path).collect::<Vec<_>>()
+        )
+        .0,
+        0
+    );
     let store = dir.path().join("b");
     let b = store.to_str().unwrap();
-    assert_eq!(cmd(&["baseline", "update", "--spec", s, "--replay", rb.to_str().unwrap(), "--baselines", b], &[]).0, 0);
-    let (code, out) = cmd(&["check", "--spec", s, "--replay", rb.to_str().unwrap(), "--baselines", b], &[]);
+    assert_eq!(
+        cmd(
+            &[
+                "baseline",
+                "update",
+                "--spec",
+                s,
+                "--replay",
+                rb.to_str().unwrap(),
+                "--baselines",
+                b
+            ],
+            &[]
+        )
+        .0,
+        0
+    );
+    let (code, out) = cmd(
+        &[
+            "check",
+            "--spec",
+            s,
+            "--replay",
+            rb.to_str().unwrap(),
+            "--baselines",
+            b,
+        ],
+        &[],
+    );
     assert_eq!(code, 0, "{out}");
-    let (code, out) = cmd(&["check", "--spec", s, "--replay", rs.to_str().unwrap(), "--baselines", b], &[]);
+    let (code, out) = cmd(
+        &[
+            "check",
+            "--spec",
+            s,
+            "--replay",
+            rs.to_str().unwrap(),
+            "--baselines",
+            b,
+        ],
+        &[],
+    );
     assert_eq!(code, 1, "{out}");
 }
 
@@ -132,15 +236,39 @@ fn bad_files_are_exit_2_naming_the_file() {
     let nv = std::fs::read(one(&shared.join("nvbench"), "lktr-wq")).unwrap();
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("truncated.json", nv[..nv.len() / 2].to_vec(), "truncated"),
-        ("twice.json", [nv.clone(), nv.clone()].concat(), "more than one JSON document"),
-        ("foreign.json", br#"{"traceEvents": []}"#.to_vec(), "not a file nvbench"),
-        ("nan.json", String::from_utf8(nv.clone()).unwrap().replacen("\"value\": \"0.00010384549099999991\"", "\"value\": \"nan\"", 1).into_bytes(), "benchmark `base`, state `T=I32,OffsetT=I32,Elements=2^16`: summary `nv/cold/time/cpu/mean` is NaN"),
+        (
+            "twice.json",
+            [nv.clone(), nv.clone()].concat(),
+            "more than one JSON document",
+        ),
+        (
+            "foreign.json",
+            br#"{"traceEvents": []}"#.to_vec(),
+            "not a file nvbench",
+        ),
+        (
+            "nan.json",
+            String::from_utf8(nv.clone())
+                .unwrap()
+                .replacen("\"value\": \"0.00010384549099999991\"", "\"value\": \"nan\"", 1)
+                .into_bytes(),
+            "benchmark `base`, state `T=I32,OffsetT=I32,Elements=2^16`: summary `nv/cold/time/cpu/mean` is NaN",
+        ),
     ];
     for (name, bytes, want) in cases {
         let f = dir.path().join(name);
         std::fs::write(&f, bytes).unwrap();
         let rec = dir.path().join(format!("rec-{name}"));
-        let (code, out) = cmd(&["import", "--spec", spec.to_str().unwrap(), "--into", rec.to_str().unwrap()], &[&f]);
+        let (code, out) = cmd(
+            &[
+                "import",
+                "--spec",
+                spec.to_str().unwrap(),
+                "--into",
+                rec.to_str().unwrap(),
+            ],
+            &[&f],
+        );
         assert_eq!(code, 2, "{name}: {out}");
         assert!(out.contains(name) && out.contains(want), "{name}: {out}");
         assert!(!rec.exists(), "{name}: a recording was written");
@@ -149,7 +277,19 @@ fn bad_files_are_exit_2_naming_the_file() {
     let py = one(&shared.join("gbench"), "github-action-benchmark");
     let only_nv = dir.path().join("nv.yaml");
     std::fs::write(&only_nv, SPEC.split("  - name: kokkos").next().unwrap()).unwrap();
-    let (code, out) = cmd(&["import", "--spec", only_nv.to_str().unwrap(), "--into", dir.path().join("r").to_str().unwrap()], &[&py]);
+    let (code, out) = cmd(
+        &[
+            "import",
+            "--spec",
+            only_nv.to_str().unwrap(),
+            "--into",
+            dir.path().join("r").to_str().unwrap(),
+        ],
+        &[&py],
+    );
     assert_eq!(code, 2, "{out}");
-    assert!(out.contains("no target of") && out.contains("Google Benchmark file"), "{out}");
+    assert!(
+        out.contains("no target of") && out.contains("Google Benchmark file"),
+        "{out}"
+    );
 }

@@ -13,7 +13,11 @@ fn cmd(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
         c.env(k, v);
     }
     let out = c.output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.code().unwrap_or(-1), text)
 }
 
@@ -24,12 +28,19 @@ fn the_spec_init_writes_replays_every_shared_file() {
         .map(|p| root().join(p))
         .find(|d| d.is_dir())
     else {
-        crate::support::skip("harness_init", "no ../shared/fixtures/harness beside the checkout");
+        crate::support::skip(
+            "harness_init",
+            "no ../shared/fixtures/harness beside the checkout",
+        );
         return;
     };
     let mut files: Vec<PathBuf> = ["nvbench", "gbench", "pytest-benchmark"]
         .iter()
-        .flat_map(|d| std::fs::read_dir(shared.join(d)).unwrap().map(|e| e.unwrap().path()))
+        .flat_map(|d| {
+            std::fs::read_dir(shared.join(d))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+        })
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
@@ -69,7 +80,14 @@ fn init_with_the_program_gates_it_live_synthetic() {
         assert!(run.status().unwrap().success());
         let (code, out) = cmd(
             d,
-            &["init", "--from", file.to_str().unwrap(), "--", "python3", standin.to_str().unwrap()],
+            &[
+                "init",
+                "--from",
+                file.to_str().unwrap(),
+                "--",
+                "python3",
+                standin.to_str().unwrap(),
+            ],
             &[],
         );
         assert_eq!(code, 0, "{flag}: {out}");
@@ -78,6 +96,11 @@ fn init_with_the_program_gates_it_live_synthetic() {
         let (code, out) = cmd(d, &["check"], &[]);
         assert_eq!(code, 0, "{flag}: {out}");
         let (code, out) = cmd(d, &["check"], &[("CGP_STANDIN_SLOWDOWN", "1.10")]);
-        assert_eq!(code, 1, "{flag}: {out}\n{}", std::fs::read_to_string(d.join("cgp-gate.yaml")).unwrap());
+        assert_eq!(
+            code,
+            1,
+            "{flag}: {out}\n{}",
+            std::fs::read_to_string(d.join("cgp-gate.yaml")).unwrap()
+        );
     }
 }

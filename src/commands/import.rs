@@ -37,13 +37,16 @@ fn read_one(file: &Path) -> Result<(String, HarnessFile)> {
         .map_err(|e| e.into_error(file, "harness file"))?;
     let parsed = harness::read(&bytes, file, &sidecars_beside(file))
         .map_err(|e| Error::input(file, format!("{e}\nhelp: {}", e.help)))?;
-    let text = String::from_utf8(bytes).map_err(|e| Error::input(file, format!("the harness file is not UTF-8 text: {e}")))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| Error::input(file, format!("the harness file is not UTF-8 text: {e}")))?;
     Ok((text, parsed))
 }
 
 /// A file must not be inside the recording it goes into.
 fn refuse_inputs_inside(into: &Path, files: &[PathBuf]) -> Result<()> {
-    let Ok(dest) = std::fs::canonicalize(into) else { return Ok(()) };
+    let Ok(dest) = std::fs::canonicalize(into) else {
+        return Ok(());
+    };
     for f in files {
         if std::fs::canonicalize(f).is_ok_and(|p| p.starts_with(&dest)) {
             return Err(Error::Usage(format!(
@@ -96,7 +99,10 @@ pub fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
             .filter(|t| parsed.entries.iter().any(|e| selects(t.kernel.as_ref(), e)))
             .collect();
         if takers.is_empty() {
-            let names: Vec<String> = targets.iter().map(|t| format!("`{}` ({})", t.name, t.profiler)).collect();
+            let names: Vec<String> = targets
+                .iter()
+                .map(|t| format!("`{}` ({})", t.name, t.profiler))
+                .collect();
             return Err(Error::input(
                 file,
                 format!(
@@ -110,7 +116,11 @@ pub fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
         for t in takers {
             let size = one_size(t)?;
             let rep = reps.entry(t.name.as_str()).or_insert(0);
-            let job = Job { target: t, size: &size, rep: *rep };
+            let job = Job {
+                target: t,
+                size: &size,
+                rep: *rep,
+            };
             let capture = Capture {
                 output: Output::Text(text.clone()),
                 origin: file.clone(),
@@ -125,11 +135,17 @@ pub fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
             rec.record(job, &capture)?;
             *rep += 1;
             if versions.version(t.profiler).is_none() {
-                versions.set(t.profiler, Some(parsed.version.clone().unwrap_or_else(|| "unknown".to_owned())));
+                versions.set(
+                    t.profiler,
+                    Some(parsed.version.clone().unwrap_or_else(|| "unknown".to_owned())),
+                );
             }
             if fingerprint.is_none() {
                 let fp = Fingerprint {
-                    gpu_name: parsed.devices.first().map_or_else(Default::default, |d| d.as_str().into()),
+                    gpu_name: parsed
+                        .devices
+                        .first()
+                        .map_or_else(Default::default, |d| d.as_str().into()),
                     ..Fingerprint::default()
                 };
                 fingerprint = Some(backend_of(t).fingerprint(fp, versions.get(t.profiler)));

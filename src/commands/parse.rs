@@ -32,13 +32,27 @@ fn run_harness(file: &Path, bytes: &[u8], json: bool, out: &mut dyn Write) -> Re
         serde_json::to_writer(&mut w, &parsed).map_err(|e| stdout_err(e.into()))?;
         writeln!(w).map_err(stdout_err)?;
     } else {
-        writeln!(w, "{} file, {} entries", parsed.format.tool(), parsed.entries.len()).map_err(stdout_err)?;
+        writeln!(
+            w,
+            "{} file, {} entries",
+            parsed.format.tool(),
+            parsed.entries.len()
+        )
+        .map_err(stdout_err)?;
         for e in &parsed.entries {
             for m in &e.metrics {
                 let mean = m.values.iter().sum::<f64>() / m.values.len().max(1) as f64;
                 let what = if m.per_sample { "samples" } else { "summary" };
-                writeln!(w, "{}  {}  {} {what}  mean {} {}", e.key(), m.name, m.values.len(), crate::foundation::units::format_number(mean), m.unit)
-                    .map_err(stdout_err)?;
+                writeln!(
+                    w,
+                    "{}  {}  {} {what}  mean {} {}",
+                    e.key(),
+                    m.name,
+                    m.values.len(),
+                    crate::foundation::units::format_number(mean),
+                    m.unit
+                )
+                .map_err(stdout_err)?;
             }
             if let crate::harness::Status::Skipped(why) | crate::harness::Status::Error(why) = &e.status {
                 writeln!(w, "{}  {why}", e.key()).map_err(stdout_err)?;

@@ -13,8 +13,8 @@
 //! crate.
 
 pub mod cupti;
-pub mod harness;
 pub mod gpu;
+pub mod harness;
 pub mod ncu;
 pub mod nsys;
 pub mod profile;

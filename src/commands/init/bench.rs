@@ -45,7 +45,12 @@ pub fn harness_file(raw: &str, file: &Path) -> Option<Result<(HarnessFile, Value
 /// The argv the file records, without the harness's output flags.
 fn recorded_command(format: Format, doc: &Value) -> Option<Vec<String>> {
     let argv: Vec<String> = match format {
-        Format::Nvbench => doc.pointer("/meta/argv")?.as_array()?.iter().filter_map(|a| a.as_str().map(str::to_owned)).collect(),
+        Format::Nvbench => doc
+            .pointer("/meta/argv")?
+            .as_array()?
+            .iter()
+            .filter_map(|a| a.as_str().map(str::to_owned))
+            .collect(),
         Format::GBench => vec![doc.pointer("/context/executable")?.as_str()?.to_owned()],
         Format::PytestBenchmark => return None,
     };
@@ -62,9 +67,14 @@ pub fn strip_output_flags(argv: &[String]) -> Vec<String> {
                 it.next();
             }
             "--jsonbin" => {}
-            _ if ["--benchmark_out=", "--benchmark_out_format=", "--benchmark-json=", "--benchmark_repetitions="]
-                .iter()
-                .any(|p| a.starts_with(p)) => {}
+            _ if [
+                "--benchmark_out=",
+                "--benchmark_out_format=",
+                "--benchmark-json=",
+                "--benchmark_repetitions=",
+            ]
+            .iter()
+            .any(|p| a.starts_with(p)) => {}
             _ => out.push(a.clone()),
         }
     }
@@ -89,8 +99,15 @@ fn relative_error(e: &Entry, metric: &str) -> Option<f64> {
 
 /// The threshold, in whole percent, for the entries of one benchmark.
 pub fn threshold_pct(entries: &[&Entry], metric: &str) -> u32 {
-    let worst = entries.iter().filter_map(|e| relative_error(e, metric)).fold(0.0f64, f64::max);
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "clamped to 2..=50 first")]
+    let worst = entries
+        .iter()
+        .filter_map(|e| relative_error(e, metric))
+        .fold(0.0f64, f64::max);
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "clamped to 2..=50 first"
+    )]
     let pct = (3.0 * worst * 100.0).ceil().clamp(2.0, 50.0) as u32;
     pct
 }
@@ -99,7 +116,13 @@ pub fn threshold_pct(entries: &[&Entry], metric: &str) -> u32 {
 fn target_name(bench: &str, taken: &[String]) -> String {
     let mut name: String = bench
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "_-.".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_-.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     name = name.trim_start_matches(['.', '-']).to_owned();
     if name.is_empty() {
@@ -123,14 +146,28 @@ fn q(s: &str) -> String {
 pub fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: Option<&str>) -> String {
     let metric = time_metric(file.format);
     let mut s = String::new();
-    let _ = writeln!(s, "# Written by `cgp-gate init` from {} ({} file{}).", origin, file.format.tool(), file.version.as_ref().map_or(String::new(), |v| format!(", version {v}")));
+    let _ = writeln!(
+        s,
+        "# Written by `cgp-gate init` from {} ({} file{}).",
+        origin,
+        file.format.tool(),
+        file.version
+            .as_ref()
+            .map_or(String::new(), |v| format!(", version {v}"))
+    );
     if let Some(d) = file.devices.first() {
         let _ = writeln!(s, "# Device: {d}.");
     }
-    let _ = writeln!(s, "# Each target runs the command once per repetition; its states are its rows (docs/harnesses.md).");
+    let _ = writeln!(
+        s,
+        "# Each target runs the command once per repetition; its states are its rows (docs/harnesses.md)."
+    );
     let _ = writeln!(s, "version: 1\ndefaults:\n  profiler: {}", kind_of(file.format));
     // Braces are placeholders in a command: the file's own (`T{ct}=I32`) are written literally.
-    let cmd: Vec<String> = command.iter().map(|a| q(&a.replace('{', "{{").replace('}', "}}"))).collect();
+    let cmd: Vec<String> = command
+        .iter()
+        .map(|a| q(&a.replace('{', "{{").replace('}', "}}")))
+        .collect();
     let _ = writeln!(s, "  command: [{}]", cmd.join(", "));
     if let Some(c) = cwd {
         let _ = writeln!(s, "  cwd: {}", q(c));
@@ -151,7 +188,12 @@ pub fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: Option<
                 Status::Skipped(w) | Status::Error(w) => Some(w.replace('\n', " ")),
                 Status::Measured => None,
             });
-            let _ = writeln!(s, "  # benchmark {}: no target ({})", q(b), why.unwrap_or_default());
+            let _ = writeln!(
+                s,
+                "  # benchmark {}: no target ({})",
+                q(b),
+                why.unwrap_or_default()
+            );
             continue;
         }
         let name = target_name(b, &taken);
@@ -161,11 +203,24 @@ pub fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: Option<
             let note = match &e.status {
                 Status::Measured => e.metric(metric).map_or(String::new(), |m| {
                     let mid = m.values.iter().sum::<f64>() / m.values.len().max(1) as f64;
-                    format!("{} {}", crate::foundation::units::format_number((mid * 1000.0).round() / 1000.0), m.unit)
+                    format!(
+                        "{} {}",
+                        crate::foundation::units::format_number((mid * 1000.0).round() / 1000.0),
+                        m.unit
+                    )
                 }),
                 Status::Skipped(why) | Status::Error(why) => why.clone(),
             };
-            let _ = writeln!(s, "    # {}: {}", if e.state.is_empty() { "(no state)" } else { &e.state }, note.replace('\n', " "));
+            let _ = writeln!(
+                s,
+                "    # {}: {}",
+                if e.state.is_empty() {
+                    "(no state)"
+                } else {
+                    &e.state
+                },
+                note.replace('\n', " ")
+            );
         }
         let pct = threshold_pct(&entries, metric);
         let _ = writeln!(s, "    metrics:\n      {}: \"{pct}%\"", q(metric));
@@ -177,9 +232,18 @@ pub fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: Option<
 ///
 /// # Errors
 /// A spec that would not validate (a bug, exit 3); the spec not written.
-pub fn run(opts: &InitOptions, file: &Path, parsed: &HarnessFile, doc: &Value, out: &mut dyn Write) -> Result<Exit> {
+pub fn run(
+    opts: &InitOptions,
+    file: &Path,
+    parsed: &HarnessFile,
+    doc: &Value,
+    out: &mut dyn Write,
+) -> Result<Exit> {
     if !parsed.entries.iter().any(|e| e.status == Status::Measured) {
-        return Err(Error::input(file, "the harness file holds no measured benchmark (none, or every one skipped or failed); init from a run that measured the benchmarks to gate"));
+        return Err(Error::input(
+            file,
+            "the harness file holds no measured benchmark (none, or every one skipped or failed); init from a run that measured the benchmarks to gate",
+        ));
     }
     let given = !opts.command.is_empty();
     let command = if given {
@@ -194,8 +258,11 @@ pub fn run(opts: &InitOptions, file: &Path, parsed: &HarnessFile, doc: &Value, o
     }
     let cwd = if given { cwd_for(&opts.output) } else { None };
     let text = render(parsed, &file.display().to_string(), &command, cwd.as_deref());
-    let spec = crate::spec::load_str(&text, &opts.output)
-        .map_err(|e| Error::Environment(format!("init wrote a spec that does not validate (a bug in cgp-gate): {e}")))?;
+    let spec = crate::spec::load_str(&text, &opts.output).map_err(|e| {
+        Error::Environment(format!(
+            "init wrote a spec that does not validate (a bug in cgp-gate): {e}"
+        ))
+    })?;
     crate::foundation::fsutil::write_atomic(&opts.output, text.as_bytes())?;
     let rows: usize = parsed.entries.len();
     writeln!(

@@ -43,7 +43,8 @@ const FIELDS: &[&str] = &[
     "cpu_coefficient",
 ];
 
-const HELP: &str = "use the file Google Benchmark wrote with `--benchmark_out=PATH --benchmark_out_format=json`, unedited";
+const HELP: &str =
+    "use the file Google Benchmark wrote with `--benchmark_out=PATH --benchmark_out_format=json`, unedited";
 
 /// A GPU the context names: a `gpu`/`device` key, a Kokkos CUDA device, a value naming NVIDIA.
 fn device(ctx: Option<&Value>) -> Option<String> {
@@ -85,7 +86,11 @@ pub fn read(doc: &Value, origin: &Path) -> Result<HarnessFile, HarnessError> {
     let Some(list) = doc.get("benchmarks").and_then(Value::as_array) else {
         return Err(HarnessError::new(origin, "has no `benchmarks` list", HELP));
     };
-    let is_iteration = |b: &Value| b.get("run_type").and_then(Value::as_str).is_none_or(|t| t == "iteration");
+    let is_iteration = |b: &Value| {
+        b.get("run_type")
+            .and_then(Value::as_str)
+            .is_none_or(|t| t == "iteration")
+    };
     if !list.is_empty() && !list.iter().any(is_iteration) {
         return Err(HarnessError::new(
             origin,
@@ -104,7 +109,11 @@ pub fn read(doc: &Value, origin: &Path) -> Result<HarnessFile, HarnessError> {
             .ok_or_else(|| HarnessError::new(origin, "an entry of `benchmarks` has no name", HELP))?;
         let i = *index.entry(name.to_owned()).or_insert_with(|| {
             let (benchmark, state) = split_name(name);
-            runs.push(Run { benchmark, state, items: Vec::new() });
+            runs.push(Run {
+                benchmark,
+                state,
+                items: Vec::new(),
+            });
             runs.len() - 1
         });
         runs[i].items.push(b);
@@ -128,7 +137,12 @@ pub fn read(doc: &Value, origin: &Path) -> Result<HarnessFile, HarnessError> {
     })
 }
 
-fn read_run(run: &Run<'_>, dev: Option<&String>, origin: &Path, notes: &mut Vec<String>) -> Result<Entry, HarnessError> {
+fn read_run(
+    run: &Run<'_>,
+    dev: Option<&String>,
+    origin: &Path,
+    notes: &mut Vec<String>,
+) -> Result<Entry, HarnessError> {
     let (bench, state) = (run.benchmark.as_str(), run.state.as_str());
     let mut entry = Entry {
         benchmark: bench.to_owned(),
@@ -141,28 +155,52 @@ fn read_run(run: &Run<'_>, dev: Option<&String>, origin: &Path, notes: &mut Vec<
         .items
         .iter()
         .copied()
-        .filter(|b| b.get("run_type").and_then(Value::as_str).is_none_or(|t| t == "iteration"))
+        .filter(|b| {
+            b.get("run_type")
+                .and_then(Value::as_str)
+                .is_none_or(|t| t == "iteration")
+        })
         .collect();
-    if let Some(b) = iterations.iter().find(|b| b.get("error_occurred").and_then(Value::as_bool) == Some(true)) {
-        let why = b.get("error_message").and_then(Value::as_str).unwrap_or("no message");
+    if let Some(b) = iterations
+        .iter()
+        .find(|b| b.get("error_occurred").and_then(Value::as_bool) == Some(true))
+    {
+        let why = b
+            .get("error_message")
+            .and_then(Value::as_str)
+            .unwrap_or("no message");
         entry.status = Status::Error(format!("the benchmark failed: {why}"));
         return Ok(entry);
     }
-    if let Some(b) = iterations.iter().find(|b| b.get("skipped").is_some_and(|s| s.as_bool() == Some(true) || s.as_str().is_some_and(|t| t != "NotSkipped"))) {
-        let why = b.get("skip_message").and_then(Value::as_str).unwrap_or("no reason given");
+    if let Some(b) = iterations.iter().find(|b| {
+        b.get("skipped")
+            .is_some_and(|s| s.as_bool() == Some(true) || s.as_str().is_some_and(|t| t != "NotSkipped"))
+    }) {
+        let why = b
+            .get("skip_message")
+            .and_then(Value::as_str)
+            .unwrap_or("no reason given");
         entry.status = Status::Skipped(format!("Google Benchmark skipped it: {why}"));
         return Ok(entry);
     }
     if iterations.is_empty() {
         notes.push(format!("{}: aggregates only", entry.key()));
-        entry.status = Status::Skipped("the file holds only aggregates of this benchmark (mean, stddev, BigO, ...), no repetition".to_owned());
+        entry.status = Status::Skipped(
+            "the file holds only aggregates of this benchmark (mean, stddev, BigO, ...), no repetition"
+                .to_owned(),
+        );
         return Ok(entry);
     }
     let mut metrics: Vec<Metric> = Vec::new();
     for b in iterations {
         let unit = b.get("time_unit").and_then(Value::as_str).unwrap_or("ns");
         let factor = ns_per(unit).ok_or_else(|| {
-            HarnessError::new(origin, format!("has `time_unit: {unit}`, which Google Benchmark does not write"), HELP).at(bench, state)
+            HarnessError::new(
+                origin,
+                format!("has `time_unit: {unit}`, which Google Benchmark does not write"),
+                HELP,
+            )
+            .at(bench, state)
         })?;
         let obj = b.as_object().into_iter().flatten();
         for (k, v) in obj {
@@ -172,13 +210,24 @@ fn read_run(run: &Run<'_>, dev: Option<&String>, origin: &Path, notes: &mut Vec<
             }
             let Some(x) = v.as_f64() else { continue };
             let (value, unit) = if is_time {
-                (check_time(x, &format!("`{k}`"), origin, bench, state)? * factor, "ns")
+                (
+                    check_time(x, &format!("`{k}`"), origin, bench, state)? * factor,
+                    "ns",
+                )
             } else {
-                (check_finite(x, &format!("counter `{k}`"), origin, bench, state)?, counter_unit(k))
+                (
+                    check_finite(x, &format!("counter `{k}`"), origin, bench, state)?,
+                    counter_unit(k),
+                )
             };
             match metrics.iter_mut().find(|m| m.name == *k) {
                 Some(m) => m.values.push(value),
-                None => metrics.push(Metric { name: k.clone(), unit: unit.to_owned(), values: vec![value], per_sample: true }),
+                None => metrics.push(Metric {
+                    name: k.clone(),
+                    unit: unit.to_owned(),
+                    values: vec![value],
+                    per_sample: true,
+                }),
             }
         }
     }

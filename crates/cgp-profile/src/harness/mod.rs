@@ -191,7 +191,11 @@ pub fn parse_json(bytes: &[u8], origin: &Path) -> Result<serde_json::Value, Harn
             ),
             _ => format!("is not valid JSON: {e}"),
         };
-        HarnessError::new(origin, format!("the harness file {what}"), "write each process's output to its own file; use the file as the harness wrote it")
+        HarnessError::new(
+            origin,
+            format!("the harness file {what}"),
+            "write each process's output to its own file; use the file as the harness wrote it",
+        )
     })
 }
 
@@ -203,7 +207,9 @@ pub fn detect(doc: &serde_json::Value) -> Option<Format> {
         return Some(Format::Nvbench);
     }
     if obj.contains_key("machine_info")
-        || benches.iter().any(|b| b.get("stats").is_some_and(serde_json::Value::is_object))
+        || benches
+            .iter()
+            .any(|b| b.get("stats").is_some_and(serde_json::Value::is_object))
     {
         return Some(Format::PytestBenchmark);
     }
@@ -272,7 +278,13 @@ fn check_keys(file: &HarnessFile, origin: &Path) -> Result<(), HarnessError> {
 ///
 /// # Errors
 /// NaN, infinite or negative, naming what it is.
-pub fn check_time(value: f64, what: &str, origin: &Path, benchmark: &str, state: &str) -> Result<f64, HarnessError> {
+pub fn check_time(
+    value: f64,
+    what: &str,
+    origin: &Path,
+    benchmark: &str,
+    state: &str,
+) -> Result<f64, HarnessError> {
     if value.is_finite() && value >= 0.0 {
         Ok(value)
     } else {
@@ -289,7 +301,13 @@ pub fn check_time(value: f64, what: &str, origin: &Path, benchmark: &str, state:
 ///
 /// # Errors
 /// NaN or infinite.
-pub fn check_finite(value: f64, what: &str, origin: &Path, benchmark: &str, state: &str) -> Result<f64, HarnessError> {
+pub fn check_finite(
+    value: f64,
+    what: &str,
+    origin: &Path,
+    benchmark: &str,
+    state: &str,
+) -> Result<f64, HarnessError> {
     if value.is_finite() {
         Ok(value)
     } else {

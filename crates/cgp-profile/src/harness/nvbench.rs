@@ -34,17 +34,30 @@ const FREQS_TAG: &str = "nv/json/freqs-bin:nv/cold/sample_freqs";
 const GEN0_TAGS: &[(&str, &str)] = &[
     ("Average GPU Time (Cold)", "nv/cold/time/gpu/mean"),
     ("Average CPU Time (Cold)", "nv/cold/time/cpu/mean"),
-    ("GPU Relative Standard Deviation (Cold)", "nv/cold/time/gpu/stdev/relative"),
-    ("CPU Relative Standard Deviation (Cold)", "nv/cold/time/cpu/stdev/relative"),
+    (
+        "GPU Relative Standard Deviation (Cold)",
+        "nv/cold/time/gpu/stdev/relative",
+    ),
+    (
+        "CPU Relative Standard Deviation (Cold)",
+        "nv/cold/time/cpu/stdev/relative",
+    ),
     ("Number of Samples (Cold)", "nv/cold/sample_size"),
     ("Average GPU Time (Batch)", "nv/batch/time/gpu/mean"),
     ("Number of Samples (Batch)", "nv/batch/sample_size"),
-    ("Average Global Memory Throughput", "nv/cold/bw/global/bytes_per_second"),
-    ("Percent Peak Global Memory Throughput", "nv/cold/bw/global/utilization"),
+    (
+        "Average Global Memory Throughput",
+        "nv/cold/bw/global/bytes_per_second",
+    ),
+    (
+        "Percent Peak Global Memory Throughput",
+        "nv/cold/bw/global/utilization",
+    ),
     ("Element Throughput", "nv/cold/bw/item_rate"),
 ];
 
-const HELP: &str = "use the file nvbench wrote with `--json PATH` (and `--jsonbin` for per-sample times), unedited";
+const HELP: &str =
+    "use the file nvbench wrote with `--json PATH` (and `--jsonbin` for per-sample times), unedited";
 
 /// One summary of a state: its tag, hint and named values (strings as nvbench writes them).
 struct Summary<'a> {
@@ -85,7 +98,9 @@ fn summaries(state: &Value) -> Vec<Summary<'_>> {
                     .and_then(Value::as_array)
                     .map(|d| {
                         d.iter()
-                            .filter_map(|x| Some((x.get("name")?.as_str()?, x.get("value").unwrap_or(&Value::Null))))
+                            .filter_map(|x| {
+                                Some((x.get("name")?.as_str()?, x.get("value").unwrap_or(&Value::Null)))
+                            })
                             .collect()
                     })
                     .unwrap_or_default();
@@ -155,7 +170,9 @@ pub fn sidecar_values(bytes: &[u8], size: Option<usize>, what: &str) -> Result<V
     }
     let n = bytes.len() / 4;
     if let Some(size) = size.filter(|s| *s != n) {
-        return Err(format!("the sidecar {what} holds {n} samples and the JSON says {size}"));
+        return Err(format!(
+            "the sidecar {what} holds {n} samples and the JSON says {size}"
+        ));
     }
     Ok(bytes
         .chunks_exact(4)
@@ -226,7 +243,11 @@ pub fn read(doc: &Value, origin: &Path, sidecars: Sidecars<'_>) -> Result<Harnes
                 .and_then(|id| devs.iter().find(|(i, _)| *i == id).map(|(_, n)| n.clone()));
             let mut state = normalise_state(&name);
             if several && let Some(d) = &device {
-                state = if state.is_empty() { format!("@{d}") } else { format!("{state}@{d}") };
+                state = if state.is_empty() {
+                    format!("@{d}")
+                } else {
+                    format!("{state}@{d}")
+                };
             }
             let entry = read_state(s, &bench, &state, device, origin, sidecars, &mut notes)?;
             entries.push(entry);
@@ -264,7 +285,10 @@ fn read_state(
         metrics: Vec::new(),
     };
     if s.get("is_skipped").and_then(Value::as_bool) == Some(true) {
-        let why = s.get("skip_reason").and_then(Value::as_str).unwrap_or("no reason given");
+        let why = s
+            .get("skip_reason")
+            .and_then(Value::as_str)
+            .unwrap_or("no reason given");
         entry.status = Status::Skipped(format!("nvbench skipped it: {why}"));
         return Ok(entry);
     }
@@ -305,7 +329,12 @@ fn read_state(
 
 /// `nv/cold/time/gpu` (the samples, else the mean), and with the clocks `nv/cold/sm_clock` and
 /// `nv/cold/cycles/gpu`.
-fn per_sample(entry: &mut Entry, times: Option<Vec<f64>>, freqs: Option<Vec<f64>>, origin: &Path) -> Result<(), HarnessError> {
+fn per_sample(
+    entry: &mut Entry,
+    times: Option<Vec<f64>>,
+    freqs: Option<Vec<f64>>,
+    origin: &Path,
+) -> Result<(), HarnessError> {
     let (bench, state) = (entry.benchmark.clone(), entry.state.clone());
     let Some(times) = times else {
         if let Some(mean) = entry.metric("nv/cold/time/gpu/mean") {
@@ -320,7 +349,9 @@ fn per_sample(entry: &mut Entry, times: Option<Vec<f64>>, freqs: Option<Vec<f64>
         return Ok(());
     };
     if times.is_empty() {
-        return Err(HarnessError::new(origin, "the sample-times sidecar holds no sample", HELP).at(&bench, &state));
+        return Err(
+            HarnessError::new(origin, "the sample-times sidecar holds no sample", HELP).at(&bench, &state),
+        );
     }
     let mut ns = Vec::with_capacity(times.len());
     for t in &times {
@@ -330,7 +361,11 @@ fn per_sample(entry: &mut Entry, times: Option<Vec<f64>>, freqs: Option<Vec<f64>
         if f.len() != times.len() {
             return Err(HarnessError::new(
                 origin,
-                format!("the frequencies sidecar holds {} samples and the times sidecar {}", f.len(), times.len()),
+                format!(
+                    "the frequencies sidecar holds {} samples and the times sidecar {}",
+                    f.len(),
+                    times.len()
+                ),
                 HELP,
             )
             .at(&bench, &state));
@@ -339,9 +374,24 @@ fn per_sample(entry: &mut Entry, times: Option<Vec<f64>>, freqs: Option<Vec<f64>
             check_time(*hz, "an SM clock sample", origin, &bench, &state)?;
         }
         let cycles = times.iter().zip(&f).map(|(t, hz)| t * hz).collect();
-        entry.metrics.push(Metric { name: SM_CLOCK.to_owned(), unit: "Hz".to_owned(), values: f, per_sample: true });
-        entry.metrics.push(Metric { name: GPU_CYCLES.to_owned(), unit: "cycle".to_owned(), values: cycles, per_sample: true });
+        entry.metrics.push(Metric {
+            name: SM_CLOCK.to_owned(),
+            unit: "Hz".to_owned(),
+            values: f,
+            per_sample: true,
+        });
+        entry.metrics.push(Metric {
+            name: GPU_CYCLES.to_owned(),
+            unit: "cycle".to_owned(),
+            values: cycles,
+            per_sample: true,
+        });
     }
-    entry.metrics.push(Metric { name: GPU_TIME.to_owned(), unit: "ns".to_owned(), values: ns, per_sample: true });
+    entry.metrics.push(Metric {
+        name: GPU_TIME.to_owned(),
+        unit: "ns".to_owned(),
+        values: ns,
+        per_sample: true,
+    });
     Ok(())
 }

@@ -21,9 +21,12 @@ const HELP: &str = "use the file pytest-benchmark wrote with `--benchmark-json=P
 
 fn device(extra: Option<&Value>) -> Option<String> {
     let e = extra?.as_object()?;
-    ["gpu", "gpu_name", "device", "cuda_device"]
-        .iter()
-        .find_map(|k| e.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned))
+    ["gpu", "gpu_name", "device", "cuda_device"].iter().find_map(|k| {
+        e.get(*k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    })
 }
 
 /// Read a pytest-benchmark JSON document.
@@ -53,7 +56,9 @@ pub fn read(doc: &Value, origin: &Path) -> Result<HarnessFile, HarnessError> {
         {
             devices.push(d.clone());
         }
-        let stats = b.get("stats").ok_or_else(|| HarnessError::new(origin, "has no `stats`", HELP).at(&bench, &state))?;
+        let stats = b
+            .get("stats")
+            .ok_or_else(|| HarnessError::new(origin, "has no `stats`", HELP).at(&bench, &state))?;
         let values = samples(stats, origin, &bench, &state, &mut notes)?;
         entries.push(Entry {
             benchmark: bench,
@@ -72,12 +77,17 @@ pub fn read(doc: &Value, origin: &Path) -> Result<HarnessFile, HarnessError> {
     })
 }
 
-fn samples(stats: &Value, origin: &Path, bench: &str, state: &str, notes: &mut Vec<String>) -> Result<Metric, HarnessError> {
+fn samples(
+    stats: &Value,
+    origin: &Path,
+    bench: &str,
+    state: &str,
+    notes: &mut Vec<String>,
+) -> Result<Metric, HarnessError> {
     let Some(data) = stats.get("data") else {
-        let mean = stats
-            .get("mean")
-            .and_then(Value::as_f64)
-            .ok_or_else(|| HarnessError::new(origin, "has neither `stats.data` nor `stats.mean`", HELP).at(bench, state))?;
+        let mean = stats.get("mean").and_then(Value::as_f64).ok_or_else(|| {
+            HarnessError::new(origin, "has neither `stats.data` nor `stats.mean`", HELP).at(bench, state)
+        })?;
         notes.push(format!("{bench}: no `stats.data` (saved without --benchmark-save-data); the mean is one value per process"));
         return Ok(Metric {
             name: TIME.to_owned(),
@@ -98,7 +108,10 @@ fn samples(stats: &Value, origin: &Path, bench: &str, state: &str, notes: &mut V
         }
     }
     if skipped > 0 {
-        notes.push(format!("{bench}: {skipped} non-numeric entr{} of `stats.data` skipped", if skipped == 1 { "y" } else { "ies" }));
+        notes.push(format!(
+            "{bench}: {skipped} non-numeric entr{} of `stats.data` skipped",
+            if skipped == 1 { "y" } else { "ies" }
+        ));
     }
     if values.is_empty() {
         return Err(HarnessError::new(
@@ -108,5 +121,10 @@ fn samples(stats: &Value, origin: &Path, bench: &str, state: &str, notes: &mut V
         )
         .at(bench, state));
     }
-    Ok(Metric { name: TIME.to_owned(), unit: "ns".to_owned(), values, per_sample: true })
+    Ok(Metric {
+        name: TIME.to_owned(),
+        unit: "ns".to_owned(),
+        values,
+        per_sample: true,
+    })
 }

@@ -18,7 +18,10 @@ fn shared() -> Option<PathBuf> {
         .map(|p| repo.join(p))
         .find(|d| d.is_dir());
     if found.is_none() {
-        assert!(std::env::var("CI").map_or(true, |v| v.is_empty() || v == "false"), "no ../shared/fixtures/harness under CI");
+        assert!(
+            std::env::var("CI").map_or(true, |v| v.is_empty() || v == "false"),
+            "no ../shared/fixtures/harness under CI"
+        );
         eprintln!("SKIPPED: harness::tests (no ../shared/fixtures/harness beside the checkout)");
     }
     found
@@ -73,7 +76,10 @@ fn every_nvbench_file_reads_with_the_files_values() {
                 states += 1;
                 assert_eq!(e.benchmark, b["name"].as_str().unwrap());
                 if s["is_skipped"].as_bool() == Some(true) {
-                    assert!(matches!(&e.status, Status::Skipped(r) if r.contains(s["skip_reason"].as_str().unwrap())), "{e:?}");
+                    assert!(
+                        matches!(&e.status, Status::Skipped(r) if r.contains(s["skip_reason"].as_str().unwrap())),
+                        "{e:?}"
+                    );
                     continue;
                 }
                 // The file's mean cold GPU time, by its Gen-0 name or its tag.
@@ -87,7 +93,13 @@ fn every_nvbench_file_reads_with_the_files_values() {
                 };
                 let got = e.metric(nvbench::GPU_TIME).unwrap();
                 assert!(!got.per_sample);
-                assert!(close(got.values[0], mean * 1e9), "{}: {} vs {}", e.key(), got.values[0], mean * 1e9);
+                assert!(
+                    close(got.values[0], mean * 1e9),
+                    "{}: {} vs {}",
+                    e.key(),
+                    got.values[0],
+                    mean * 1e9
+                );
                 if let Value::Array(a) = &s["summaries"] {
                     for sum in a {
                         let v = num(&sum["data"][0]["value"]);
@@ -109,14 +121,21 @@ fn every_nvbench_file_reads_with_the_files_values() {
 
 #[test]
 fn nvbench_states_are_keyed_without_device_and_type_markers() {
-    assert_eq!(nvbench::normalise_state("Device=0 T{ct}=I32 OffsetT{ct}=I32 Elements{io}=2^16"), "T=I32,OffsetT=I32,Elements=2^16");
+    assert_eq!(
+        nvbench::normalise_state("Device=0 T{ct}=I32 OffsetT{ct}=I32 Elements{io}=2^16"),
+        "T=I32,OffsetT=I32,Elements=2^16"
+    );
     let Some(dir) = shared() else { return };
-    let f = read_file(&dir.join("nvbench/NVIDIA-nvbench__5db1524__examples-outputs__nvbench.example.auto_throughput.json"));
+    let f = read_file(
+        &dir.join("nvbench/NVIDIA-nvbench__5db1524__examples-outputs__nvbench.example.auto_throughput.json"),
+    );
     // Two devices: each state names its device by name, never by index.
     assert_eq!(f.devices, ["Quadro GV100", "Quadro GP100"]);
     assert_eq!(f.entries[0].key(), "throughput_bench [T=1,Stride=1@Quadro GV100]");
     assert_eq!(f.entries[4].key(), "throughput_bench [T=1,Stride=1@Quadro GP100]");
-    let f = read_file(&dir.join("nvbench/lktr-wq-My-Contribution__64dc9c9__2026-09-05-warmup-audit__run1-warmup1.json"));
+    let f = read_file(
+        &dir.join("nvbench/lktr-wq-My-Contribution__64dc9c9__2026-09-05-warmup-audit__run1-warmup1.json"),
+    );
     assert_eq!(f.devices, ["NVIDIA GeForce RTX 4060 Laptop GPU"]);
     assert_eq!(f.version.as_deref(), Some("python-0.3.0-7-g410dcdd"));
     assert_eq!(f.entries[1].key(), "base [T=I32,OffsetT=I32,Elements=2^24]");
@@ -136,7 +155,10 @@ fn every_gbench_file_reads_with_the_files_values() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .filter(|b| b.get("run_name").or(b.get("name")).and_then(Value::as_str) == Some(&e.key().replacen(" [", "/", 1).trim_end_matches(']').to_owned()))
+                .filter(|b| {
+                    b.get("run_name").or(b.get("name")).and_then(Value::as_str)
+                        == Some(&e.key().replacen(" [", "/", 1).trim_end_matches(']').to_owned())
+                })
                 .filter(|b| b.get("run_type").is_none_or(|t| t == "iteration"))
                 .collect();
             if want.is_empty() {
@@ -167,9 +189,17 @@ fn gbench_counters_are_metrics_and_units_are_per_entry() {
     assert!(close(e.metric("real_time").unwrap().values[0], 1_884_776.0));
     assert_eq!(e.metric("Count").unwrap().values, [1024.0]);
     let f = read_file(&dir.join("gbench/google-benchmark__tools-gbench-Inputs__test1_run1.json"));
-    let bigo = f.entries.iter().find(|e| e.benchmark == "MyComplexityTest").unwrap();
+    let bigo = f
+        .entries
+        .iter()
+        .find(|e| e.benchmark == "MyComplexityTest")
+        .unwrap();
     assert!(matches!(bigo.status, Status::Skipped(_)));
-    let s = f.entries.iter().find(|e| e.benchmark == "BM_NotBadTimeUnit").unwrap();
+    let s = f
+        .entries
+        .iter()
+        .find(|e| e.benchmark == "BM_NotBadTimeUnit")
+        .unwrap();
     assert!(close(s.metric("real_time").unwrap().values[0], 0.4e9));
 }
 
@@ -184,14 +214,29 @@ fn every_pytest_benchmark_file_reads_with_the_files_rounds() {
         assert_eq!(list.len(), f.entries.len());
         let mut markers = 0;
         for (b, e) in list.iter().zip(&f.entries) {
-            let want: Vec<f64> = b["stats"]["data"].as_array().unwrap().iter().filter_map(Value::as_f64).map(|s| s * 1e9).collect();
+            let want: Vec<f64> = b["stats"]["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(Value::as_f64)
+                .map(|s| s * 1e9)
+                .collect();
             markers += b["stats"]["data"].as_array().unwrap().len() - want.len();
             let got = &e.metric(pytest_bench::TIME).unwrap().values;
             assert_eq!(got.len(), want.len());
             assert!(got.iter().zip(&want).all(|(a, b)| close(*a, *b)), "{}", e.key());
         }
         // The trimmed fixtures' "... omitted" markers are skipped, and counted.
-        assert_eq!(f.notes.len(), list.iter().filter(|b| b["stats"]["data"].as_array().unwrap().iter().any(Value::is_string)).count());
+        assert_eq!(
+            f.notes.len(),
+            list.iter()
+                .filter(|b| b["stats"]["data"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(Value::is_string))
+                .count()
+        );
         assert!(markers > 0);
     }
 }
@@ -202,26 +247,60 @@ fn err(text: &str) -> HarnessError {
 
 #[test]
 fn bad_files_are_refused_naming_file_benchmark_and_state() {
-    assert!(err(r#"{"benchmarks": [{"name": "a", "states": ["#).message.contains("truncated"));
-    assert!(err(r#"{"benchmarks": []}{"benchmarks": []}"#).message.contains("more than one JSON document"));
-    assert!(err(r#"{"traceEvents": []}"#).message.contains("not a file nvbench"));
+    assert!(
+        err(r#"{"benchmarks": [{"name": "a", "states": ["#)
+            .message
+            .contains("truncated")
+    );
+    assert!(
+        err(r#"{"benchmarks": []}{"benchmarks": []}"#)
+            .message
+            .contains("more than one JSON document")
+    );
+    assert!(
+        err(r#"{"traceEvents": []}"#)
+            .message
+            .contains("not a file nvbench")
+    );
     assert!(err(r#"[1, 2]"#).message.contains("not a file nvbench"));
     // NaN and negative times (nvbench writes numbers as strings).
-    let state = |v: &str| format!(r#"{{"devices": [], "benchmarks": [{{"name": "b", "states": [{{"name": "Device=0 N=4", "summaries": [{{"tag": "nv/cold/time/gpu/mean", "hint": "duration", "data": [{{"name": "value", "type": "float64", "value": "{v}"}}]}}]}}]}}]}}"#);
+    let state = |v: &str| {
+        format!(
+            r#"{{"devices": [], "benchmarks": [{{"name": "b", "states": [{{"name": "Device=0 N=4", "summaries": [{{"tag": "nv/cold/time/gpu/mean", "hint": "duration", "data": [{{"name": "value", "type": "float64", "value": "{v}"}}]}}]}}]}}]}}"#
+        )
+    };
     for v in ["nan", "-1e-6", "inf"] {
         let e = err(&state(v));
-        assert_eq!((e.benchmark.as_deref(), e.state.as_deref()), (Some("b"), Some("N=4")), "{v}");
-        assert!(e.to_string().starts_with("x.json, benchmark `b`, state `N=4`: "), "{e}");
+        assert_eq!(
+            (e.benchmark.as_deref(), e.state.as_deref()),
+            (Some("b"), Some("N=4")),
+            "{v}"
+        );
+        assert!(
+            e.to_string().starts_with("x.json, benchmark `b`, state `N=4`: "),
+            "{e}"
+        );
     }
     // pytest-benchmark: an empty `data`, a negative round.
-    let py = |d: &str| format!(r#"{{"machine_info": {{}}, "benchmarks": [{{"name": "test_k[64]", "stats": {{"data": {d}}}}}]}}"#);
+    let py = |d: &str| {
+        format!(
+            r#"{{"machine_info": {{}}, "benchmarks": [{{"name": "test_k[64]", "stats": {{"data": {d}}}}}]}}"#
+        )
+    };
     let e = err(&py("[]"));
-    assert!(e.message.contains("no round") && e.state.as_deref() == Some("64"), "{e}");
+    assert!(
+        e.message.contains("no round") && e.state.as_deref() == Some("64"),
+        "{e}"
+    );
     assert!(err(&py("[1e-3, -2e-3]")).message.contains("-0.002"));
     // Google Benchmark: aggregates only.
-    let e = err(r#"{"context": {}, "benchmarks": [{"name": "BM_a_mean", "run_name": "BM_a", "run_type": "aggregate", "real_time": 1, "cpu_time": 1, "time_unit": "ns"}]}"#);
+    let e = err(
+        r#"{"context": {}, "benchmarks": [{"name": "BM_a_mean", "run_name": "BM_a", "run_type": "aggregate", "real_time": 1, "cpu_time": 1, "time_unit": "ns"}]}"#,
+    );
     assert!(e.help.contains("--benchmark_report_aggregates_only"), "{e:?}");
-    let e = err(r#"{"context": {}, "benchmarks": [{"name": "BM_a", "run_type": "iteration", "real_time": 1, "cpu_time": 1, "time_unit": "fortnights"}]}"#);
+    let e = err(
+        r#"{"context": {}, "benchmarks": [{"name": "BM_a", "run_type": "iteration", "real_time": 1, "cpu_time": 1, "time_unit": "fortnights"}]}"#,
+    );
     assert_eq!(e.benchmark.as_deref(), Some("BM_a"));
 }
 
@@ -260,7 +339,11 @@ fn synthetic_jsonbin(times: &[f32], size: usize) -> (String, Vec<u8>, Vec<u8>) {
 fn jsonbin_sidecars_give_per_sample_times_and_cycles_synthetic() {
     let (json, t, f) = synthetic_jsonbin(&[1e-3, 1.1e-3, 0.9e-3], 3);
     let side = |name: &str| -> Result<Option<Vec<u8>>, String> {
-        Ok(Some(if name.contains("freqs") { f.clone() } else { t.clone() }))
+        Ok(Some(if name.contains("freqs") {
+            f.clone()
+        } else {
+            t.clone()
+        }))
     };
     let file = read(json.as_bytes(), Path::new("r.json"), &side).unwrap();
     let e = &file.entries[0];
@@ -279,8 +362,18 @@ fn jsonbin_sidecars_give_per_sample_times_and_cycles_synthetic() {
     let e = read(json.as_bytes(), Path::new("r.json"), &side).unwrap_err();
     assert!(e.to_string().contains("benchmark `copy`, state `Elements=2^20`: the sidecar r.json-bin/0.bin holds 2 samples and the JSON says 3"), "{e}");
     let side = |_: &str| -> Result<Option<Vec<u8>>, String> { Ok(Some(vec![0, 0, 0])) };
-    assert!(read(json.as_bytes(), Path::new("r.json"), &side).unwrap_err().message.contains("not a whole number"));
+    assert!(
+        read(json.as_bytes(), Path::new("r.json"), &side)
+            .unwrap_err()
+            .message
+            .contains("not a whole number")
+    );
     let (json, t, _) = synthetic_jsonbin(&[1e-3, f32::NAN], 2);
     let side = |_: &str| -> Result<Option<Vec<u8>>, String> { Ok(Some(t.clone())) };
-    assert!(read(json.as_bytes(), Path::new("r.json"), &side).unwrap_err().message.contains("NaN"));
+    assert!(
+        read(json.as_bytes(), Path::new("r.json"), &side)
+            .unwrap_err()
+            .message
+            .contains("NaN")
+    );
 }

@@ -60,7 +60,10 @@ pub fn output_flags(format: Format, out: &Path, app: &[String]) -> Vec<String> {
     match format {
         Format::Nvbench => vec!["--json".to_owned(), path, "--jsonbin".to_owned()],
         Format::GBench => {
-            let mut f = vec![format!("--benchmark_out={path}"), "--benchmark_out_format=json".to_owned()];
+            let mut f = vec![
+                format!("--benchmark_out={path}"),
+                "--benchmark_out_format=json".to_owned(),
+            ];
             if !app.iter().any(|a| a.starts_with("--benchmark_repetitions")) {
                 f.push(format!("--benchmark_repetitions={GBENCH_REPETITIONS}"));
             }
@@ -172,17 +175,30 @@ impl Profiler for HarnessProfiler {
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
         use crate::ncu::runner::{Invocation, output_tail, run};
         let ctx = job_context(job);
-        let app = app_argv(job.target, job.size).map_err(|e| ProfileError::new(FailureKind::BadOutput, ctx.clone(), e))?;
+        let app = app_argv(job.target, job.size)
+            .map_err(|e| ProfileError::new(FailureKind::BadOutput, ctx.clone(), e))?;
         let Some((program, args)) = app.split_first() else {
-            return Err(ProfileError::new(FailureKind::BadOutput, ctx, "the command is empty"));
+            return Err(ProfileError::new(
+                FailureKind::BadOutput,
+                ctx,
+                "the command is empty",
+            ));
         };
         let out = self.work.path().join(format!("run-{}.json", job.rep));
-        for stale in [out.clone(), sidecar_dir(&out, "-bin"), sidecar_dir(&out, "-freqs-bin")] {
+        for stale in [
+            out.clone(),
+            sidecar_dir(&out, "-bin"),
+            sidecar_dir(&out, "-freqs-bin"),
+        ] {
             let _ = std::fs::remove_file(&stale);
             let _ = std::fs::remove_dir_all(&stale);
         }
         let mut all: Vec<OsString> = args.iter().map(OsString::from).collect();
-        all.extend(output_flags(self.format, &out, &app).into_iter().map(OsString::from));
+        all.extend(
+            output_flags(self.format, &out, &app)
+                .into_iter()
+                .map(OsString::from),
+        );
         let stem = self.work.path().join(format!("run-{}", job.rep));
         let inv = Invocation {
             program: PathBuf::from(program),
@@ -197,22 +213,34 @@ impl Profiler for HarnessProfiler {
             .chain(inv.args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect();
         let outcome = run(&inv).map_err(|e| {
-            ProfileError::new(FailureKind::AppFailed, ctx.clone(), format!("{program} could not be started: {e}"))
-                .hint("check the target's `command` (and `cwd`): build the benchmark first?")
+            ProfileError::new(
+                FailureKind::AppFailed,
+                ctx.clone(),
+                format!("{program} could not be started: {e}"),
+            )
+            .hint("check the target's `command` (and `cwd`): build the benchmark first?")
         })?;
         let output_tail = output_tail(&inv);
         if outcome.timed_out {
             return Err(ProfileError::new(
                 FailureKind::Timeout,
                 ctx,
-                format!("the benchmark timed out after {:?}; it and its children were killed{}", job.target.timeout, tail_text(&output_tail)),
+                format!(
+                    "the benchmark timed out after {:?}; it and its children were killed{}",
+                    job.target.timeout,
+                    tail_text(&output_tail)
+                ),
             )
             .hint("raise the target's `timeout`, or run fewer benchmarks per process"));
         }
         let raw = match crate::foundation::fsutil::read_bounded(&out, harness::MAX_FILE_BYTES) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(e @ crate::foundation::fsutil::ReadError::TooLarge { .. }) => {
-                return Err(ProfileError::new(FailureKind::BadOutput, ctx, format!("{}: {}", out.display(), e.message("harness file"))));
+                return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    ctx,
+                    format!("{}: {}", out.display(), e.message("harness file")),
+                ));
             }
             Err(_) => String::new(),
         };
@@ -235,7 +263,11 @@ impl Profiler for HarnessProfiler {
 }
 
 fn tail_text(tail: &str) -> String {
-    if tail.is_empty() { String::new() } else { format!("; last output:\n{tail}") }
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; last output:\n{tail}")
+    }
 }
 
 /// `<json>-bin` or `<json>-freqs-bin` beside a harness file.
@@ -263,7 +295,9 @@ pub fn sidecars_beside(json: &Path) -> impl Fn(&str) -> Result<Option<Vec<u8>>, 
             return Err(format!(
                 "the JSON names the sidecar {named}, and it is not beside {} (`{}`)",
                 json.display(),
-                sidecar_dir(json, if freqs { "-freqs-bin" } else { "-bin" }).join(file).display()
+                sidecar_dir(json, if freqs { "-freqs-bin" } else { "-bin" })
+                    .join(file)
+                    .display()
             ));
         };
         crate::foundation::fsutil::read_bounded(&found, harness::MAX_FILE_BYTES)
@@ -292,10 +326,16 @@ pub fn read_capture(format: Format, job: Job<'_>, capture: &Capture) -> Result<H
         return Err(ProfileError::new(
             FailureKind::AppFailed,
             ctx,
-            format!("the benchmark program exited with status {code}{}", tail_text(&capture.output_tail)),
+            format!(
+                "the benchmark program exited with status {code}{}",
+                tail_text(&capture.output_tail)
+            ),
         )
         .hint(match &capture.argv {
-            Some(argv) => format!("run it by hand to see why: {}", shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default()),
+            Some(argv) => format!(
+                "run it by hand to see why: {}",
+                shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default()
+            ),
             None => "run the benchmark by hand to see why".to_owned(),
         }));
     }
@@ -303,20 +343,35 @@ pub fn read_capture(format: Format, job: Job<'_>, capture: &Capture) -> Result<H
         return Err(ProfileError::new(
             FailureKind::ProfilerError,
             ctx,
-            format!("the benchmark program wrote no {tool} file ({}){}", capture.origin.display(), tail_text(&capture.output_tail)),
+            format!(
+                "the benchmark program wrote no {tool} file ({}){}",
+                capture.origin.display(),
+                tail_text(&capture.output_tail)
+            ),
         )
-        .hint(format!("check that the command runs a {tool} benchmark that accepts {}", output_flags(format, Path::new("PATH"), &[]).join(" "))));
+        .hint(format!(
+            "check that the command runs a {tool} benchmark that accepts {}",
+            output_flags(format, Path::new("PATH"), &[]).join(" ")
+        )));
     }
-    let bad = |e: harness::HarnessError| ProfileError::new(FailureKind::BadOutput, ctx.clone(), e.to_string()).hint(e.help);
+    let bad = |e: harness::HarnessError| {
+        ProfileError::new(FailureKind::BadOutput, ctx.clone(), e.to_string()).hint(e.help)
+    };
     let doc = harness::parse_json(capture.output.as_bytes(), &capture.origin).map_err(bad)?;
     match harness::detect(&doc) {
         Some(f) if f == format => {}
         found => {
-            let what = found.map_or("not a harness file".to_owned(), |f| format!("a {} file", f.tool()));
+            let what = found.map_or("not a harness file".to_owned(), |f| {
+                format!("a {} file", f.tool())
+            });
             return Err(ProfileError::new(
                 FailureKind::BadOutput,
                 ctx,
-                format!("{} is {what}, and the target is `profiler: {}`", capture.origin.display(), kind_of(format)),
+                format!(
+                    "{} is {what}, and the target is `profiler: {}`",
+                    capture.origin.display(),
+                    kind_of(format)
+                ),
             )
             .hint("set the target's `profiler:` to the harness that wrote the file"));
         }
@@ -333,15 +388,31 @@ pub fn extract(format: Format, job: Job<'_>, capture: &Capture) -> Result<Sample
     let ctx = job_context(job);
     let file = read_capture(format, job, capture)?;
     let origin = capture.origin.display();
-    let selected: Vec<&Entry> = file.entries.iter().filter(|e| selects(job.target.kernel.as_ref(), e)).collect();
+    let selected: Vec<&Entry> = file
+        .entries
+        .iter()
+        .filter(|e| selects(job.target.kernel.as_ref(), e))
+        .collect();
     if selected.is_empty() {
-        let names: Vec<String> = file.entries.iter().take(10).map(|e| format!("`{}`", e.key())).collect();
+        let names: Vec<String> = file
+            .entries
+            .iter()
+            .take(10)
+            .map(|e| format!("`{}`", e.key()))
+            .collect();
         return Err(ProfileError::new(
             FailureKind::NoKernels,
             ctx,
             format!("no benchmark in {origin} matches the target's `kernel:`"),
         )
-        .hint(format!("the file has {}", if names.is_empty() { "no benchmark".to_owned() } else { names.join(", ") })));
+        .hint(format!(
+            "the file has {}",
+            if names.is_empty() {
+                "no benchmark".to_owned()
+            } else {
+                names.join(", ")
+            }
+        )));
     }
     let mut set = SampleSet::default();
     for e in selected {
@@ -352,8 +423,12 @@ pub fn extract(format: Format, job: Job<'_>, capture: &Capture) -> Result<Sample
                 continue;
             }
             Status::Error(why) => {
-                return Err(ProfileError::new(FailureKind::AppFailed, ctx, format!("{origin}, benchmark `{}`: {why}", e.key()))
-                    .hint("run the benchmark by hand to see why it failed"));
+                return Err(ProfileError::new(
+                    FailureKind::AppFailed,
+                    ctx,
+                    format!("{origin}, benchmark `{}`: {why}", e.key()),
+                )
+                .hint("run the benchmark by hand to see why it failed"));
             }
         }
         for ms in &job.target.metrics {
@@ -362,9 +437,19 @@ pub fn extract(format: Format, job: Job<'_>, capture: &Capture) -> Result<Sample
                 return Err(ProfileError::new(
                     FailureKind::BadOutput,
                     ctx,
-                    format!("{origin}, benchmark `{}`, state `{}`: no metric `{}`", e.benchmark, e.state, ms.name),
+                    format!(
+                        "{origin}, benchmark `{}`, state `{}`: no metric `{}`",
+                        e.benchmark, e.state, ms.name
+                    ),
                 )
-                .hint(format!("the state has {}", if have.is_empty() { "no metric".to_owned() } else { have.join(", ") })));
+                .hint(format!(
+                    "the state has {}",
+                    if have.is_empty() {
+                        "no metric".to_owned()
+                    } else {
+                        have.join(", ")
+                    }
+                )));
             };
             let key = SeriesKey {
                 target: job.target.name.clone(),

@@ -516,7 +516,9 @@ pub fn copy_sidecars(origin: &Path, recorded: &Path) -> Result<(), Error> {
     use crate::profile::harness::sidecar_dir;
     for suffix in ["-bin", "-freqs-bin"] {
         let from = sidecar_dir(origin, suffix);
-        let Ok(meta) = std::fs::symlink_metadata(&from) else { continue };
+        let Ok(meta) = std::fs::symlink_metadata(&from) else {
+            continue;
+        };
         if !meta.is_dir() {
             continue;
         }

@@ -120,10 +120,17 @@ fn other_profilers_keys() -> Value {
         })
     };
     Value::Array(
-        [ProfilerKind::Nsys, ProfilerKind::Ncu, ProfilerKind::Cupti, ProfilerKind::Nvbench, ProfilerKind::Gbench, ProfilerKind::PytestBenchmark]
-            .into_iter()
-            .map(rule)
-            .collect(),
+        [
+            ProfilerKind::Nsys,
+            ProfilerKind::Ncu,
+            ProfilerKind::Cupti,
+            ProfilerKind::Nvbench,
+            ProfilerKind::Gbench,
+            ProfilerKind::PytestBenchmark,
+        ]
+        .into_iter()
+        .map(rule)
+        .collect(),
     )
 }
 

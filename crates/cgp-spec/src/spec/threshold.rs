@@ -219,7 +219,12 @@ pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Thre
 
 /// [`threshold`], with the direction `fallback` for a metric whose name does not say it to
 /// cgp-gate's own list (a harness's metrics: `real_time`, `bytes_per_second`).
-pub(crate) fn threshold_or(ctx: &Ctx<'_>, metric: &str, node: &Node, fallback: Option<Direction>) -> Result<Threshold> {
+pub(crate) fn threshold_or(
+    ctx: &Ctx<'_>,
+    metric: &str,
+    node: &Node,
+    fallback: Option<Direction>,
+) -> Result<Threshold> {
     let what = format!("the threshold of `{metric}`");
     let (kind, direction, min_effect) = match &node.kind {
         Kind::Scalar(s) => {

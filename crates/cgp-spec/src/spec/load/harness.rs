@@ -25,7 +25,15 @@ fn examples(profiler: ProfilerKind) -> &'static str {
 /// Whether lower or higher is better for a harness metric, by its name (`None`: it does not say).
 pub(crate) fn harness_direction(name: &str) -> Option<Direction> {
     let n = name.to_ascii_lowercase();
-    let higher = ["per_second", "rate", "bw/", "utilization", "fom", "throughput", "sm_clock"];
+    let higher = [
+        "per_second",
+        "rate",
+        "bw/",
+        "utilization",
+        "fom",
+        "throughput",
+        "sm_clock",
+    ];
     let lower = ["time", "cycles", "stdev", "iqr", "noise"];
     if higher.iter().any(|h| n.contains(h)) {
         Some(Direction::Higher)
@@ -45,20 +53,30 @@ pub(super) fn harness_metrics(
     profiler: ProfilerKind,
 ) -> Result<Vec<MetricSpec>> {
     let Some(node) = node else {
-        return Err(ctx.err(item, format!("{what} has no `metrics`")).help(examples(profiler)));
+        return Err(ctx
+            .err(item, format!("{what} has no `metrics`"))
+            .help(examples(profiler)));
     };
     let entries = metric_entries(ctx, node, what)?;
     if entries.is_empty() {
-        return Err(ctx.err(node, format!("`metrics` of {what} is empty")).help(examples(profiler)));
+        return Err(ctx
+            .err(node, format!("`metrics` of {what} is empty"))
+            .help(examples(profiler)));
     }
     let mut out = Vec::with_capacity(entries.len());
     for (name, key_node, value) in &entries {
         if profiler == ProfilerKind::PytestBenchmark && *name != "time" {
             return Err(ctx
-                .err(key_node, format!("`{name}` of {what}: pytest-benchmark's file has one measurement per round, `time`"))
+                .err(
+                    key_node,
+                    format!(
+                        "`{name}` of {what}: pytest-benchmark's file has one measurement per round, `time`"
+                    ),
+                )
                 .help(examples(profiler)));
         }
-        let Some(threshold) = ctx.keep(threshold::threshold_or(ctx, name, value, harness_direction(name)))? else {
+        let Some(threshold) = ctx.keep(threshold::threshold_or(ctx, name, value, harness_direction(name)))?
+        else {
             continue;
         };
         out.push(MetricSpec {
