@@ -228,6 +228,12 @@ pub fn detect(doc: &serde_json::Value) -> Option<Format> {
 /// # Errors
 /// A [`HarnessError`] naming the file, and the benchmark and state where it applies.
 pub fn read(bytes: &[u8], origin: &Path, sidecars: Sidecars<'_>) -> Result<HarnessFile, HarnessError> {
+    // The common case first: an nvbench file of 2022 or later, in one typed pass.
+    if let Some(file) = nvbench::read_bytes(bytes, origin, sidecars) {
+        let file = file?;
+        check_keys(&file, origin)?;
+        return Ok(file);
+    }
     let doc = parse_json(bytes, origin)?;
     let format = detect(&doc).ok_or_else(|| {
         HarnessError::new(

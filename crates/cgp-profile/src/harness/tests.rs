@@ -377,3 +377,27 @@ fn jsonbin_sidecars_give_per_sample_times_and_cycles_synthetic() {
             .contains("NaN")
     );
 }
+
+/// The typed reading of 2022-and-later files gives what the `Value` reading gives, on every
+/// shared nvbench file it applies to; other files fall through to the `Value` reading.
+#[test]
+fn the_typed_nvbench_reading_equals_the_value_reading() {
+    let Some(dir) = shared() else { return };
+    let mut typed = 0;
+    for p in files(&dir.join("nvbench")) {
+        let bytes = std::fs::read(&p).unwrap();
+        let doc: Value = serde_json::from_slice(&bytes).unwrap();
+        let slow = nvbench::read(&doc, &p, &no_sidecars).unwrap();
+        if let Some(fast) = nvbench::read_bytes(&bytes, &p, &no_sidecars) {
+            assert_eq!(fast.unwrap(), slow, "{}", p.display());
+            typed += 1;
+        }
+    }
+    assert_eq!(typed, 1, "the one 2026 file");
+    for sub in ["gbench", "pytest-benchmark"] {
+        for p in files(&dir.join(sub)) {
+            assert!(nvbench::read_bytes(&std::fs::read(&p).unwrap(), &p, &no_sidecars).is_none());
+        }
+    }
+    assert!(nvbench::read_bytes(br#"{"context": {}, "benchmarks": []}"#, Path::new("x"), &no_sidecars).is_none());
+}
