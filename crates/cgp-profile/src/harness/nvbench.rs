@@ -139,7 +139,10 @@ fn summaries(state: &Value) -> Vec<Summary<'_>> {
                     .map(|d| {
                         d.iter()
                             .filter_map(|x| {
-                                Some((x.get("name")?.as_str()?, x.get("value").map_or(Datum::Null, Datum::of)))
+                                Some((
+                                    x.get("name")?.as_str()?,
+                                    x.get("value").map_or(Datum::Null, Datum::of),
+                                ))
                             })
                             .collect()
                     })
@@ -202,7 +205,7 @@ pub fn normalise_state(name: &str) -> String {
 /// # Errors
 /// A length that is no whole number of float32 values, or another count than `size`.
 pub fn sidecar_values(bytes: &[u8], size: Option<usize>, what: &str) -> Result<Vec<f64>, String> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(format!(
             "the sidecar {what} is {} bytes, not a whole number of float32 samples",
             bytes.len()
@@ -231,7 +234,11 @@ fn sidecar(
     let Some(name) = s.get("filename").and_then(Datum::as_str) else {
         return Ok(None);
     };
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a count; a negative one saturates to 0 and mismatches")]
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a count; a negative one saturates to 0 and mismatches"
+    )]
     let size = s.get("size").and_then(Datum::number).map(|n| n as usize);
     let bad = |m: String| HarnessError::new(origin, m, HELP).at(bench, state);
     match sidecars(name).map_err(&bad)? {
@@ -276,8 +283,11 @@ pub fn read(doc: &Value, origin: &Path, sidecars: Sidecars<'_>) -> Result<Harnes
             .map(|(name, s)| StateIn {
                 name,
                 device: s.get("device").and_then(Value::as_i64),
-                skipped: (s.get("is_skipped").and_then(Value::as_bool) == Some(true))
-                    .then(|| s.get("skip_reason").and_then(Value::as_str).unwrap_or("no reason given")),
+                skipped: (s.get("is_skipped").and_then(Value::as_bool) == Some(true)).then(|| {
+                    s.get("skip_reason")
+                        .and_then(Value::as_str)
+                        .unwrap_or("no reason given")
+                }),
                 summaries: summaries(s),
             })
             .collect();
@@ -593,7 +603,10 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for FastValue<'a> {
                 Ok(FastValue::Other)
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+                while a
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
                 Ok(FastValue::Other)
             }
         }
@@ -614,7 +627,11 @@ impl FastValue<'_> {
 
 /// Read the bytes of a 2022-and-later nvbench file in one typed pass; `None` when they are not
 /// one (the caller reads them through `Value`, which says what is wrong).
-pub fn read_bytes(bytes: &[u8], origin: &Path, sidecars: Sidecars<'_>) -> Option<Result<HarnessFile, HarnessError>> {
+pub fn read_bytes(
+    bytes: &[u8],
+    origin: &Path,
+    sidecars: Sidecars<'_>,
+) -> Option<Result<HarnessFile, HarnessError>> {
     let doc: FastDoc<'_> = serde_json::from_slice(bytes).ok()?;
     let benches: BenchesIn<'_> = doc
         .benchmarks
@@ -635,7 +652,11 @@ pub fn read_bytes(bytes: &[u8], origin: &Path, sidecars: Sidecars<'_>) -> Option
                         .map(|x| Summary {
                             tag: Cow::Borrowed(x.tag.as_ref()),
                             hint: x.hint.as_deref().unwrap_or(""),
-                            data: x.data.iter().map(|d| (d.name.as_ref(), d.value.datum())).collect(),
+                            data: x
+                                .data
+                                .iter()
+                                .map(|d| (d.name.as_ref(), d.value.datum()))
+                                .collect(),
                         })
                         .collect(),
                 })
@@ -650,6 +671,10 @@ pub fn read_bytes(bytes: &[u8], origin: &Path, sidecars: Sidecars<'_>) -> Option
         .and_then(|v| v.nvbench.as_ref())
         .and_then(|n| n.git_version.as_deref().or(n.string.as_deref()))
         .map(str::to_owned);
-    let devs = doc.devices.iter().map(|d| (d.id, d.name.clone().into_owned())).collect();
+    let devs = doc
+        .devices
+        .iter()
+        .map(|d| (d.id, d.name.clone().into_owned()))
+        .collect();
     Some(build(devs, benches, version, origin, sidecars))
 }

@@ -156,8 +156,9 @@ fn every_gbench_file_reads_with_the_files_values() {
                 .unwrap()
                 .iter()
                 .filter(|b| {
+                    let key = e.key().replacen(" [", "/", 1);
                     b.get("run_name").or(b.get("name")).and_then(Value::as_str)
-                        == Some(&e.key().replacen(" [", "/", 1).trim_end_matches(']').to_owned())
+                        == Some(key.trim_end_matches(']'))
                 })
                 .filter(|b| b.get("run_type").is_none_or(|t| t == "iteration"))
                 .collect();
@@ -399,5 +400,12 @@ fn the_typed_nvbench_reading_equals_the_value_reading() {
             assert!(nvbench::read_bytes(&std::fs::read(&p).unwrap(), &p, &no_sidecars).is_none());
         }
     }
-    assert!(nvbench::read_bytes(br#"{"context": {}, "benchmarks": []}"#, Path::new("x"), &no_sidecars).is_none());
+    assert!(
+        nvbench::read_bytes(
+            br#"{"context": {}, "benchmarks": []}"#,
+            Path::new("x"),
+            &no_sidecars
+        )
+        .is_none()
+    );
 }
