@@ -293,3 +293,94 @@ fn bad_files_are_exit_2_naming_the_file() {
         "{out}"
     );
 }
+
+/// Sharding, merge and calibrate reach harness targets through the backend like any other:
+/// two shards of an imported recording (SYNTHETIC stand-in files of the three harnesses) merge
+/// into one passing run, and calibrate reports each row's noise.
+#[test]
+fn imported_harness_targets_shard_merge_and_calibrate_synthetic() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let standin = root().join("tests/standins/harness.py");
+    let spec = d.join("s.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\ndefaults:\n  command: [bench]\n  repetitions: 3\ntargets:\n  - name: nv\n    profiler: nvbench\n    metrics:\n      nv/cold/time/gpu: \"5%\"\n  - name: gb\n    profiler: gbench\n    metrics:\n      real_time: \"5%\"\n  - name: py\n    profiler: pytest-benchmark\n    metrics:\n      time: \"5%\"\n",
+    )
+    .unwrap();
+    let mut files = Vec::new();
+    for i in 0..3 {
+        for (flag, sep) in [
+            ("--json", " "),
+            ("--benchmark_out", "="),
+            ("--benchmark-json", "="),
+        ] {
+            let f = d.join(format!("{}-{i}.json", flag.trim_start_matches('-')));
+            let mut c = std::process::Command::new("python3");
+            c.arg(&standin);
+            if sep == " " {
+                c.arg(flag).arg(&f).arg("--jsonbin");
+            } else {
+                c.arg(format!("{flag}={}", f.display()));
+            }
+            assert!(c.status().unwrap().success());
+            files.push(f);
+        }
+    }
+    let s = spec.to_str().unwrap();
+    let rec = d.join("rec");
+    let (code, out) = cmd(
+        &["import", "--spec", s, "--into", rec.to_str().unwrap()],
+        &files.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+    );
+    assert_eq!(code, 0, "{out}");
+    // The nvbench sidecars came with their files.
+    assert!(rec.join("nv/default/2.json-bin/0.bin").is_file());
+    let (r, b) = (rec.to_str().unwrap(), d.join("b"));
+    let b = b.to_str().unwrap();
+    assert_eq!(
+        cmd(
+            &["baseline", "update", "--spec", s, "--replay", r, "--baselines", b],
+            &[]
+        )
+        .0,
+        0
+    );
+    let mut parts = Vec::new();
+    for k in ["1/2", "2/2"] {
+        let json = d.join(format!("r{}.json", &k[..1]));
+        let (code, out) = cmd(
+            &[
+                "check",
+                "--spec",
+                s,
+                "--replay",
+                r,
+                "--baselines",
+                b,
+                "--shard",
+                k,
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert_eq!(code, 0, "{k}: {out}");
+        parts.push(json);
+    }
+    let merged = d.join("m.json");
+    let (code, out) = cmd(
+        &["merge", "--json", merged.to_str().unwrap()],
+        &parts.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+    );
+    assert_eq!(code, 0, "{out}");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
+    // Two states of each of the three targets.
+    assert_eq!(m["rows"].as_array().unwrap().len(), 6, "{m}");
+    let (code, out) = cmd(&["calibrate", "--spec", s, "--replay", r], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("nv/cold/time/gpu") && out.contains("real_time"),
+        "{out}"
+    );
+}
