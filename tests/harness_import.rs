@@ -273,6 +273,28 @@ fn bad_files_are_exit_2_naming_the_file() {
         assert!(out.contains(name) && out.contains(want), "{name}: {out}");
         assert!(!rec.exists(), "{name}: a recording was written");
     }
+    // A state missing from a later run: the second file lacks the 2^24 state.
+    let one_state = dir.path().join("one-state.json");
+    let mut doc: serde_json::Value = serde_json::from_slice(&nv).unwrap();
+    doc["benchmarks"][0]["states"].as_array_mut().unwrap().truncate(1);
+    std::fs::write(&one_state, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let full = one(&shared.join("nvbench"), "lktr-wq");
+    let (code, out) = cmd(
+        &[
+            "import",
+            "--spec",
+            spec.to_str().unwrap(),
+            "--into",
+            dir.path().join("r2").to_str().unwrap(),
+        ],
+        &[&full, &one_state],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("one-state.json")
+            && out.contains("`base [T=I32,OffsetT=I32,Elements=2^24]` (benchmark [state]) is in"),
+        "{out}"
+    );
     // A file no target takes.
     let py = one(&shared.join("gbench"), "github-action-benchmark");
     let only_nv = dir.path().join("nv.yaml");

@@ -9,7 +9,7 @@
 //! (`FILE-bin/`, `FILE-freqs-bin/`) are copied with it. The recording's GPU is the device the
 //! first file names.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -72,6 +72,38 @@ fn one_size(t: &Target) -> Result<Size> {
     }
 }
 
+/// The states each target's first file had, and that file.
+type Seen<'t> = BTreeMap<&'t str, (PathBuf, BTreeSet<String>)>;
+
+/// Every file of a target holds the states its first file held: a state missing from a later
+/// run (or new in it) is damaged input, named with both files.
+fn same_states<'t>(seen: &mut Seen<'t>, t: &'t Target, parsed: &HarnessFile, file: &Path) -> Result<()> {
+    let states: BTreeSet<String> = parsed
+        .entries
+        .iter()
+        .filter(|e| selects(t.kernel.as_ref(), e))
+        .map(harness::Entry::key)
+        .collect();
+    let Some((first, had)) = seen.get(t.name.as_str()) else {
+        seen.insert(&t.name, (file.to_path_buf(), states));
+        return Ok(());
+    };
+    let missing = had.difference(&states).next().map(|k| (k, first.as_path(), file));
+    let extra = states.difference(had).next().map(|k| (k, file, first.as_path()));
+    if let Some((key, has, lacks)) = missing.or(extra) {
+        return Err(Error::input(
+            file,
+            format!(
+                "target `{}`: `{key}` (benchmark [state]) is in {} and not in {}; every file of a target must be a run of the same benchmarks and states",
+                t.name,
+                has.display(),
+                lacks.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Run `import`.
 ///
 /// # Errors
@@ -91,6 +123,7 @@ pub fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
     let mut reps: BTreeMap<&str, u32> = BTreeMap::new();
     let mut versions = Versions::default();
     let mut fingerprint: Option<Fingerprint> = None;
+    let mut seen = Seen::new();
     for file in &opts.files {
         let (text, parsed) = read_one(file)?;
         let takers: Vec<&&Target> = targets
@@ -114,6 +147,7 @@ pub fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
             ));
         }
         for t in takers {
+            same_states(&mut seen, t, &parsed, file)?;
             let size = one_size(t)?;
             let rep = reps.entry(t.name.as_str()).or_insert(0);
             let job = Job {
