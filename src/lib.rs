@@ -32,7 +32,7 @@ pub mod commands;
 pub use cgp_core::{foundation, measured, stats};
 pub use cgp_engine::run;
 pub use cgp_outcome::{baseline, history, outcome};
-pub use cgp_profile::{cupti, gpu, ncu, nsys, profile};
+pub use cgp_profile::{cupti, gpu, harness, ncu, nsys, profile};
 pub use cgp_publish::publish;
 pub use cgp_report::report;
 pub use cgp_spec::{plan, spec};

@@ -58,7 +58,7 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
     (
         "cgp-profile",
         "crates/cgp-profile",
-        &["cupti", "gpu", "ncu", "nsys", "profile"],
+        &["cupti", "gpu", "harness", "ncu", "nsys", "profile"],
         &["cgp-core", "cgp-spec"],
     ),
     // Measure, check, ab, baseline update.
@@ -977,6 +977,32 @@ pub fn layout(root: &Path) -> Vec<String> {
     out
 }
 
+// ---- parse-only readers ----------------------------------------------------------------------
+
+/// The folders of a tool's file formats that are parse-only readers (docs/architecture.md,
+/// "Adding a backend"): a capture's bytes in, samples out. They name neither `profile` (the
+/// backends, which run programs) nor `spec`.
+pub const PARSE_ONLY: &[&str] = &["crates/cgp-profile/src/cupti", "crates/cgp-profile/src/harness"];
+
+/// Every name of `profile` or `spec` in a parse-only reader, outside its tests.
+pub fn parse_only_readers(root: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for dir in PARSE_ONLY {
+        let mut files = Vec::new();
+        rust_files(&root.join(dir), &mut files);
+        for f in files {
+            let rel = f.strip_prefix(root).unwrap_or(&f).display().to_string();
+            let text = without_tests(&rel, &std::fs::read_to_string(&f).unwrap_or_default());
+            for name in ["crate::profile", "crate::spec", "crate::plan", "cgp_spec"] {
+                if text.contains(name) {
+                    found.push(format!("{rel} names `{name}`, and {dir} is a parse-only reader"));
+                }
+            }
+        }
+    }
+    found
+}
+
 // ---- the rules on this tree -----------------------------------------------------------------
 
 fn assert_clean(rule: &str, found: &[String]) {
@@ -1021,6 +1047,11 @@ fn no_two_modules_import_each_other_even_through_others() {
 #[test]
 fn every_module_lives_in_its_crates_folder() {
     assert_clean("layout", &layout(&repo()));
+}
+
+#[test]
+fn the_format_readers_are_parse_only() {
+    assert_clean("parse-only readers", &parse_only_readers(&repo()));
 }
 
 #[test]

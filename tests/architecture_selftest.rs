@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::architecture::{
     CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, crate_graph, crate_paths, escaping, layout,
-    module_cycles, one_place_decides, repo, rust_files, sizes,
+    module_cycles, one_place_decides, parse_only_readers, repo, rust_files, sizes,
 };
 
 /// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
@@ -270,5 +270,20 @@ fn a_crate_or_folder_in_no_layer_is_found() {
             "cgp-core/src/loose.rs sits loose",
             "cgp-report/src/planted/ is a folder CRATES does not list",
         ],
+    );
+}
+
+#[test]
+fn a_reader_that_reaches_the_backends_or_the_spec_is_found() {
+    let s = Scratch::new();
+    assert!(parse_only_readers(s.root()).is_empty());
+    s.append(
+        "crates/cgp-profile/src/harness/gbench.rs",
+        "\nfn planted(t: &crate::spec::Target) -> bool {\n    t.kernel.is_some()\n}\n",
+    );
+    finds(
+        parse_only_readers,
+        &s,
+        &["crates/cgp-profile/src/harness/gbench.rs names `crate::spec`"],
     );
 }

@@ -30,6 +30,18 @@ const NEEDS_GPU: &[(&str, &str)] = &[
         "ab --spec cgp-gate.yaml --base-dir ../base --head-dir . --json ab.json --markdown ab.md",
         "profiles two built trees with ncu",
     ),
+    (
+        "init --from $OUT/throughput.json -o $OUT/nvbench.yaml -- nvb/bin/nvbench.example.throughput",
+        "docs/gpu-lease.md: the nvbench capture a GPU lease records",
+    ),
+    (
+        "baseline update --spec $OUT/nvbench.yaml --record $OUT/nvbench-base --baselines $OUT/b",
+        "docs/gpu-lease.md: runs an nvbench example on the GPU",
+    ),
+    (
+        "check --spec $OUT/nvbench.yaml --record $OUT/nvbench-aa --baselines $OUT/b --json $OUT/nvbench-aa.json",
+        "docs/gpu-lease.md: runs an nvbench example on the GPU",
+    ),
 ];
 
 /// Commands whose inputs are the reader's own files, which the page names but does not ship.
@@ -59,6 +71,30 @@ const READERS_FILES: &[(&str, &str)] = &[
     (
         "check --replay extra3 --spec check.yaml --baselines baselines --markdown comment.md",
         "run in a copy of tests/fixtures/h100-planted (below)",
+    ),
+    (
+        "import --spec cgp-gate.yaml --into recording run1.json run2.json run3.json",
+        "the reader's harness files (tests/harness_import.rs runs import on the shared real ones)",
+    ),
+    (
+        "baseline update --spec cgp-gate.yaml --replay recording",
+        "the recording `import` makes of the reader's harness files",
+    ),
+    (
+        "check --spec cgp-gate.yaml --replay recording",
+        "the recording `import` makes of the reader's harness files",
+    ),
+    (
+        "init --from bench.json -- ./build/bench",
+        "bench.json: the reader's Google Benchmark file (tests/harness_init.rs runs init on real ones)",
+    ),
+    (
+        "import --into rec bench.json",
+        "bench.json: the reader's harness file",
+    ),
+    (
+        "check --replay rec",
+        "rec: the recording `import` makes of the reader's harness file",
     ),
 ];
 

@@ -44,10 +44,13 @@ pub enum Command {
     },
     /// Print the JSON Schema of the spec (for yaml-language-server and other editors).
     Schema,
-    /// Parse an ncu CSV output file and print its launches.
+    /// Parse ncu CSV output files and print their launches, or benchmark harness files (nvbench,
+    /// Google Benchmark, pytest-benchmark JSON) and print their samples.
     Parse {
-        /// An ncu CSV output (raw or details page, with or without `==PROF==` lines).
-        file: PathBuf,
+        /// ncu CSV outputs (raw or details page, with or without `==PROF==` lines) or harness
+        /// JSON files, told apart by content.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -93,6 +96,20 @@ pub enum Command {
     /// Measure unchanged code (or read a recording) and report, per metric, the runner's noise,
     /// the smallest change the gate finds, and the threshold it suggests.
     Calibrate(CalibrateArgs),
+    /// Turn harness output files a CI job already wrote (nvbench `--json`, Google Benchmark
+    /// `--benchmark_out`, pytest-benchmark `--benchmark-json`; one file per process) into a
+    /// recording that `--replay DIR` reads for check, ab, baseline update and calibrate.
+    Import {
+        /// The spec whose harness targets the files are repetitions of.
+        #[arg(long, default_value = "cgp-gate.yaml")]
+        spec: PathBuf,
+        /// The recording to write (a new folder, or an older recording of cgp-gate's).
+        #[arg(long, value_name = "DIR")]
+        into: PathBuf,
+        /// The harness files, one per process, in the order of their repetitions.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
     /// Create or update this spec's note on a GitLab merge request from a results file (needs
     /// GITLAB_TOKEN; reads CI_API_V4_URL, CI_PROJECT_ID and CI_MERGE_REQUEST_IID).
     GitlabNote(gitlab::GitlabNoteArgs),
@@ -157,14 +174,14 @@ pub fn run(cli: Cli) -> Result<Exit> {
     match cli.command {
         Command::Validate { spec } => commands::validate::run(&spec, out),
         Command::Schema => commands::schema::run(out),
-        Command::Parse { file, json } => {
+        Command::Parse { files, json } => {
             // Stdout is line-buffered, which scans every write for a newline: `--json` is one
             // line of up to hundreds of MB, so it goes to the descriptor itself (a duplicate of
             // it; nothing was written to stdout before), through `parse`'s own buffer.
             use std::os::fd::AsFd;
             let r = match std::io::stdout().as_fd().try_clone_to_owned() {
-                Ok(fd) if json => commands::parse::run(&file, json, &mut std::fs::File::from(fd)),
-                _ => commands::parse::run(&file, json, out),
+                Ok(fd) if json => commands::parse::run_all(&files, json, &mut std::fs::File::from(fd)),
+                _ => commands::parse::run_all(&files, json, out),
             };
             // `parse FILE --json | head`: the reader has what it wanted; parse decides nothing.
             match r {
@@ -207,6 +224,9 @@ pub fn run(cli: Cli) -> Result<Exit> {
         Command::Init(args) => commands::init::run(&args.into(), out),
         Command::Completions { shell } => generate::completions(shell, out),
         Command::Man { dir } => generate::man(dir.as_deref(), out),
+        Command::Import { spec, into, files } => {
+            commands::import::run(&commands::import::ImportOptions { spec, into, files }, out)
+        }
         Command::GitlabNote(args) => commands::gitlab_note::run(&args.into(), &mut std::io::stderr()),
     }
 }

@@ -1,13 +1,69 @@
 //! `cgp-gate parse`: read one ncu CSV output and print its launches.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::stdout_err;
 use crate::foundation::error::{Error, Result};
 use crate::foundation::exit_codes::Exit;
 
-/// Run `parse`.
+/// Run `parse` on each file in turn (with `--json`, one line of JSON per file).
+///
+/// # Errors
+/// The first unreadable or invalid file; write errors.
+pub fn run_all(files: &[PathBuf], json: bool, out: &mut dyn Write) -> Result<Exit> {
+    for f in files {
+        run(f, json, out)?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// Whether `bytes` is JSON (an object), which no ncu CSV is: a harness file.
+fn is_json(bytes: &[u8]) -> bool {
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
+/// `parse` of a harness file: its entries' samples, as JSON or one line per metric.
+fn run_harness(file: &Path, bytes: &[u8], json: bool, out: &mut dyn Write) -> Result<Exit> {
+    let parsed = crate::harness::read(bytes, file, &crate::profile::harness::sidecars_beside(file))
+        .map_err(|e| Error::input(file, format!("{e}\nhelp: {}", e.help)))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
+    if json {
+        serde_json::to_writer(&mut w, &parsed).map_err(|e| stdout_err(e.into()))?;
+        writeln!(w).map_err(stdout_err)?;
+    } else {
+        writeln!(
+            w,
+            "{} file, {} entries",
+            parsed.format.tool(),
+            parsed.entries.len()
+        )
+        .map_err(stdout_err)?;
+        for e in &parsed.entries {
+            for m in &e.metrics {
+                let mean = m.values.iter().sum::<f64>() / m.values.len().max(1) as f64;
+                let what = if m.per_sample { "samples" } else { "summary" };
+                writeln!(
+                    w,
+                    "{}  {}  {} {what}  mean {} {}",
+                    e.key(),
+                    m.name,
+                    m.values.len(),
+                    crate::foundation::units::format_number(mean),
+                    m.unit
+                )
+                .map_err(stdout_err)?;
+            }
+            if let crate::harness::Status::Skipped(why) | crate::harness::Status::Error(why) = &e.status {
+                writeln!(w, "{}  {why}", e.key()).map_err(stdout_err)?;
+            }
+        }
+    }
+    w.flush().map_err(stdout_err)?;
+    Ok(Exit::Ok)
+}
+
+/// Run `parse` on one file.
 ///
 /// # Errors
 /// Unreadable or invalid files; write errors.
@@ -15,6 +71,9 @@ pub fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<Exit> {
     // Bounded read of the bytes: the parser decodes UTF-8 or BOM-marked UTF-16 itself.
     let bytes = crate::foundation::fsutil::read_bounded(file, crate::foundation::fsutil::limits::NCU_CSV)
         .map_err(|e| e.into_error(file, "ncu CSV output"))?;
+    if is_json(&bytes) {
+        return run_harness(file, &bytes, json, out);
+    }
     if json {
         // Streamed: the launches are written while the file is read (on an error, what was
         // written is incomplete and the exit code says so). Buffered: stdout is line-buffered

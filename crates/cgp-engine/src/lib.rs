@@ -9,5 +9,5 @@ pub mod run;
 
 pub use cgp_core::{Error, Result, foundation, measured, stats};
 pub use cgp_outcome::{baseline, history, outcome};
-pub use cgp_profile::{cupti, gpu, ncu, nsys, profile};
+pub use cgp_profile::{cupti, gpu, harness, ncu, nsys, profile};
 pub use cgp_spec::{plan, spec};

@@ -14,6 +14,7 @@
 
 pub mod cupti;
 pub mod gpu;
+pub mod harness;
 pub mod ncu;
 pub mod nsys;
 pub mod profile;

@@ -66,6 +66,7 @@ pub struct InitOptions {
     pub name: Option<String>,
 }
 
+mod bench;
 mod command;
 mod draft;
 mod kernels;
@@ -102,6 +103,10 @@ pub fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
     let (parsed, raw, origin) = match &opts.from {
         Some(file) => {
             let raw = read_capture(file)?;
+            if let Some(read) = bench::harness_file(&raw, file) {
+                let (harness, doc) = read?;
+                return bench::run(opts, file, &harness, &doc, out);
+            }
             let parsed = crate::ncu::parse::parse(&raw).map_err(|e| Error::input(file, e.to_string()))?;
             (parsed, raw, file.display().to_string())
         }

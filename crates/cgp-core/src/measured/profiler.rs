@@ -7,7 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// `profiler:` of a target, and the profiler of a measurement. Serialised as `ncu`, `nsys`,
-/// `cupti` (the spec's values, and what fingerprints in baselines and results hold).
+/// `cupti`, `nvbench`, `gbench`, `pytest-benchmark` (the spec's values, and what fingerprints in baselines and results hold).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProfilerKind {
@@ -20,6 +20,15 @@ pub enum ProfilerKind {
     /// CUPTI activity tracing: the program runs once per repetition with cgp-gate's injection
     /// library, which records each kernel's start, end and launch configuration (docs/cupti.md).
     Cupti,
+    /// nvbench: the team's own nvbench binary, run with `--json PATH --jsonbin`; its states'
+    /// cold GPU times (docs/harnesses.md).
+    Nvbench,
+    /// Google Benchmark: the team's own benchmark binary, run with `--benchmark_out=PATH`; its
+    /// repetitions (docs/harnesses.md).
+    Gbench,
+    /// pytest-benchmark: the team's own pytest invocation, run with `--benchmark-json=PATH`;
+    /// its rounds (docs/harnesses.md).
+    PytestBenchmark,
 }
 
 impl ProfilerKind {
@@ -28,8 +37,27 @@ impl ProfilerKind {
             Self::Ncu => "ncu",
             Self::Nsys => "nsys",
             Self::Cupti => "cupti",
+            Self::Nvbench => "nvbench",
+            Self::Gbench => "gbench",
+            Self::PytestBenchmark => "pytest-benchmark",
         }
     }
+
+    /// Whether it reads a benchmark harness's own output (nvbench, Google Benchmark,
+    /// pytest-benchmark) rather than tracing or profiling kernels.
+    pub fn is_harness(self) -> bool {
+        matches!(self, Self::Nvbench | Self::Gbench | Self::PytestBenchmark)
+    }
+
+    /// Every kind, in the order backends are registered.
+    pub const ALL: [Self; 6] = [
+        Self::Ncu,
+        Self::Nsys,
+        Self::Cupti,
+        Self::Nvbench,
+        Self::Gbench,
+        Self::PytestBenchmark,
+    ];
 }
 
 impl fmt::Display for ProfilerKind {
@@ -49,6 +77,9 @@ mod tests {
             (ProfilerKind::Ncu, "ncu"),
             (ProfilerKind::Nsys, "nsys"),
             (ProfilerKind::Cupti, "cupti"),
+            (ProfilerKind::Nvbench, "nvbench"),
+            (ProfilerKind::Gbench, "gbench"),
+            (ProfilerKind::PytestBenchmark, "pytest-benchmark"),
         ] {
             assert_eq!(kind.as_str(), name);
             assert_eq!(kind.to_string(), name);

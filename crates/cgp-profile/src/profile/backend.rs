@@ -109,15 +109,12 @@ mod tests {
     #[test]
     fn every_kind_has_its_backend_once() {
         let kinds: Vec<ProfilerKind> = backends().iter().map(|b| b.kind()).collect();
-        assert_eq!(
-            kinds,
-            [ProfilerKind::Ncu, ProfilerKind::Nsys, ProfilerKind::Cupti]
-        );
+        assert_eq!(kinds, ProfilerKind::ALL);
         for b in backends() {
             assert_eq!(backend_for(b.kind()).name(), b.kind().as_str());
             assert!(!b.recorded_as().is_empty(), "{}", b.name());
         }
-        assert_eq!(recorded_extensions(), ["csv", "sqlite", "cupti"]);
+        assert_eq!(recorded_extensions(), ["csv", "sqlite", "cupti", "json"]);
     }
 
     #[test]
@@ -125,6 +122,8 @@ mod tests {
         assert_eq!(recorded_rep("0.csv"), Some(0));
         assert_eq!(recorded_rep("12.sqlite"), Some(12));
         assert_eq!(recorded_rep("3.cupti"), Some(3));
+        assert_eq!(recorded_rep("4.json"), Some(4));
+        assert_eq!(recorded_rep("manifest.json"), None);
         for bad in ["00.csv", "+1.csv", "1.CSV", "1.txt", "x.csv", "csv", "-1.cupti"] {
             assert_eq!(recorded_rep(bad), None, "{bad}");
         }

@@ -13,6 +13,7 @@ pub mod cupti;
 pub mod error;
 pub mod extract;
 pub mod filter;
+pub mod harness;
 pub mod launches;
 pub mod live;
 pub mod nsys;
@@ -35,17 +36,16 @@ pub fn backend_for(kind: ProfilerKind) -> &'static dyn Backend {
         ProfilerKind::Ncu => &live::NcuBackend,
         ProfilerKind::Nsys => &nsys::NsysBackend,
         ProfilerKind::Cupti => &cupti::CuptiBackend,
+        ProfilerKind::Nvbench => &harness::NVBENCH,
+        ProfilerKind::Gbench => &harness::GBENCH,
+        ProfilerKind::PytestBenchmark => &harness::PYTEST_BENCHMARK,
     }
 }
 
 /// Every backend, in the order versions are reported (`ncu 2022.3.0.0, nsys 2022.4.2`) and
 /// dry runs print theirs.
-pub fn backends() -> [&'static dyn Backend; 3] {
-    [
-        backend_for(ProfilerKind::Ncu),
-        backend_for(ProfilerKind::Nsys),
-        backend_for(ProfilerKind::Cupti),
-    ]
+pub fn backends() -> [&'static dyn Backend; 6] {
+    ProfilerKind::ALL.map(backend_for)
 }
 
 /// The backend that measures `target`.

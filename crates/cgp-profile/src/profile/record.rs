@@ -4,7 +4,8 @@
 //! `DIR/<target>/<size>/<rep>.csv` holds the raw ncu output of one repetition as ncu wrote it;
 //! `<size>` is the size's `key=value` pairs in spec order joined by `,` (`default` without
 //! parameters); `<rep>` counts from 0. An nsys repetition is `<rep>.sqlite`, a cupti one
-//! `<rep>.cupti` (the injection library's trace, docs/cupti.md). `DIR/manifest.json` is
+//! `<rep>.cupti` (the injection library's trace, docs/cupti.md), a harness one `<rep>.json`
+//! (with nvbench's sidecars in `<rep>.json-bin/`, docs/harnesses.md). `DIR/manifest.json` is
 //! optional and holds provenance.
 
 use std::path::{Path, PathBuf};
@@ -42,6 +43,15 @@ pub struct Manifest {
     /// The libcupti that recorded the cupti targets' repetitions (`<rep>.cupti`, docs/cupti.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cupti_version: Option<String>,
+    /// The nvbench that wrote the nvbench targets' files (`<rep>.json`, docs/harnesses.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvbench_version: Option<String>,
+    /// The Google Benchmark library that wrote the gbench targets' files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gbench_version: Option<String>,
+    /// The pytest-benchmark that wrote the pytest-benchmark targets' files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pytest_benchmark_version: Option<String>,
     /// The first target's fingerprint: the GPU part is the recording's; the profiler part is
     /// each target's own (its profiler, and `ncu_version` / `nsys_version` above).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,6 +150,9 @@ impl Manifest {
             ProfilerKind::Ncu => self.ncu_version.as_deref(),
             ProfilerKind::Nsys => self.nsys_version.as_deref(),
             ProfilerKind::Cupti => self.cupti_version.as_deref(),
+            ProfilerKind::Nvbench => self.nvbench_version.as_deref(),
+            ProfilerKind::Gbench => self.gbench_version.as_deref(),
+            ProfilerKind::PytestBenchmark => self.pytest_benchmark_version.as_deref(),
         }
     }
 
@@ -150,6 +163,9 @@ impl Manifest {
             ProfilerKind::Ncu => &mut self.ncu_version,
             ProfilerKind::Nsys => &mut self.nsys_version,
             ProfilerKind::Cupti => &mut self.cupti_version,
+            ProfilerKind::Nvbench => &mut self.nvbench_version,
+            ProfilerKind::Gbench => &mut self.gbench_version,
+            ProfilerKind::PytestBenchmark => &mut self.pytest_benchmark_version,
         };
         *field = version;
     }
@@ -272,6 +288,7 @@ impl Recorder {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
         }
         std::fs::write(&path, bytes).map_err(|e| Error::io("write", &path, e))?;
+        copy_sidecars(&capture.origin, &path)?;
         // One file per repetition: a stale one of another kind would shadow this one.
         for other in crate::profile::recorded_extensions() {
             if other != ext {
@@ -486,5 +503,37 @@ fn is_rep_file(name: &str) -> bool {
 fn is_recording_manifest(text: &str) -> Result<(), String> {
     manifest_shape(text, MANIFEST_VERSION, "runs")?;
     Manifest::parse(Path::new("manifest.json"), text).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// nvbench's `--jsonbin` sidecars of a harness capture (`<json>-bin/`, `<json>-freqs-bin/`),
+/// kept beside the recorded `<rep>.json` as `<rep>.json-bin/` (docs/harnesses.md); plain files
+/// only, never through a link.
+///
+/// # Errors
+/// When a sidecar cannot be read or written.
+pub fn copy_sidecars(origin: &Path, recorded: &Path) -> Result<(), Error> {
+    use crate::profile::harness::sidecar_dir;
+    for suffix in ["-bin", "-freqs-bin"] {
+        let from = sidecar_dir(origin, suffix);
+        let Ok(meta) = std::fs::symlink_metadata(&from) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            continue;
+        }
+        let to = sidecar_dir(recorded, suffix);
+        std::fs::create_dir_all(&to).map_err(|e| Error::io("create", &to, e))?;
+        for e in std::fs::read_dir(&from).map_err(|e| Error::io("read", &from, e))? {
+            let e = e.map_err(|e| Error::io("read", &from, e))?;
+            if !e.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            let bytes = crate::foundation::fsutil::read_bounded(&e.path(), crate::harness::MAX_FILE_BYTES)
+                .map_err(|r| r.into_error(&e.path(), "nvbench sidecar"))?;
+            let dest = to.join(e.file_name());
+            std::fs::write(&dest, bytes).map_err(|err| Error::io("write", &dest, err))?;
+        }
+    }
     Ok(())
 }

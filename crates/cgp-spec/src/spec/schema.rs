@@ -123,11 +123,19 @@ fn other_profilers_keys() -> Value {
             "then": then
         })
     };
-    json!([
-        rule(ProfilerKind::Nsys),
-        rule(ProfilerKind::Ncu),
-        rule(ProfilerKind::Cupti)
-    ])
+    Value::Array(
+        [
+            ProfilerKind::Nsys,
+            ProfilerKind::Ncu,
+            ProfilerKind::Cupti,
+            ProfilerKind::Nvbench,
+            ProfilerKind::Gbench,
+            ProfilerKind::PytestBenchmark,
+        ]
+        .into_iter()
+        .map(rule)
+        .collect(),
+    )
 }
 
 /// A threshold mapping with exactly the one rule `rule`.
@@ -310,8 +318,8 @@ fn target_measure_properties() -> Value {
             "type": ["string", "number"]
         },
         "profiler": {
-            "description": "ncu (default): per-kernel metrics. nsys: the whole workload traced once per repetition; metrics gpu_time, non_gpu_time, category:<name>, kernel:<regex>, instances:... (docs/nsys.md). cupti: each kernel's duration and launch configuration traced at the program's own speed by cgp-gate's CUPTI injection library; metrics gpu__time_duration.sum and launch__* (docs/cupti.md).",
-            "enum": ["ncu", "nsys", "cupti"]
+            "description": "ncu (default): per-kernel metrics. nsys: the whole workload traced once per repetition; metrics gpu_time, non_gpu_time, category:<name>, kernel:<regex>, instances:... (docs/nsys.md). cupti: each kernel's duration and launch configuration traced at the program's own speed by cgp-gate's CUPTI injection library; metrics gpu__time_duration.sum and launch__* (docs/cupti.md). nvbench, gbench, pytest-benchmark: the team's own benchmark binary or pytest run, with the harness's output flags added; metrics by the harness's names (docs/harnesses.md).",
+            "enum": ["ncu", "nsys", "cupti", "nvbench", "gbench", "pytest-benchmark"]
         },
         "libcupti": {
             "description": "cupti targets: the libcupti.so to load (relative to the spec); default: CGP_GATE_LIBCUPTI, then CUDA_HOME, /usr/local/cuda*, the nvidia-cuda-cupti wheel, ldconfig.",

@@ -214,6 +214,17 @@ const MAP_KEYS: &[&str] = &["relative", "exact", "min", "max", "direction", "min
 
 /// Decode one metric's threshold.
 pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Threshold> {
+    threshold_or(ctx, metric, node, None)
+}
+
+/// [`threshold`], with the direction `fallback` for a metric whose name does not say it to
+/// cgp-gate's own list (a harness's metrics: `real_time`, `bytes_per_second`).
+pub(crate) fn threshold_or(
+    ctx: &Ctx<'_>,
+    metric: &str,
+    node: &Node,
+    fallback: Option<Direction>,
+) -> Result<Threshold> {
     let what = format!("the threshold of `{metric}`");
     let (kind, direction, min_effect) = match &node.kind {
         Kind::Scalar(s) => {
@@ -256,7 +267,7 @@ pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Thre
             return Err(ctx.err(node, format!("{what} cannot be a list")).help(FORMS));
         }
     };
-    let direction = match direction.or_else(|| metric_direction(metric)) {
+    let direction = match direction.or(fallback).or_else(|| metric_direction(metric)) {
         Some(d) => d,
         // A bound says by itself which side is bad.
         None => match kind {

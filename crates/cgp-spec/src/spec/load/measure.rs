@@ -23,7 +23,7 @@ pub(super) fn categories(ctx: &Ctx<'_>, node: &Node, what: &str, spec_dir: &Path
 
 /// The entries of a target's `metrics:` mapping, at most [`MAX_METRICS`] of them (ncu and nsys
 /// targets alike).
-fn metric_entries<'n>(
+pub(super) fn metric_entries<'n>(
     ctx: &Ctx<'_>,
     node: &'n Node,
     what: &str,

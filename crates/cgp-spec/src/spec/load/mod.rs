@@ -106,6 +106,8 @@ pub(crate) fn profiler_reads(profiler: ProfilerKind, key: &str) -> bool {
             ProfilerKind::Ncu => NCU_ONLY_KEYS.contains(&key),
             ProfilerKind::Nsys => NSYS_ONLY_KEYS.contains(&key),
             ProfilerKind::Cupti => CUPTI_ONLY_KEYS.contains(&key) || CUPTI_SHARED_KEYS.contains(&key),
+            // A harness target selects its benchmarks with `kernel:` (docs/harnesses.md).
+            ProfilerKind::Nvbench | ProfilerKind::Gbench | ProfilerKind::PytestBenchmark => key == "kernel",
         }
 }
 
@@ -421,6 +423,7 @@ impl<'n> Merged<'_, 'n> {
 
 mod command;
 mod control;
+mod harness;
 mod measure;
 mod target;
 

@@ -3,6 +3,7 @@
 
 use super::command::{command, env, env_passthrough, sizes};
 use super::control::{clocks, timeout};
+use super::harness::harness_metrics;
 use super::measure::{categories, cupti_metrics, kernel, metrics, nsys_metrics, nvtx, work_expr};
 use super::*;
 
@@ -159,6 +160,9 @@ fn target_metrics(
     if profiler == ProfilerKind::Nsys {
         return nsys_metrics(ctx, m.get("metrics"), item, what, categories);
     }
+    if profiler.is_harness() {
+        return harness_metrics(ctx, m.get("metrics"), item, what, profiler);
+    }
     let all = metrics(ctx, m.get("metrics"), item, what, work.0, work.1)?;
     if profiler == ProfilerKind::Cupti {
         cupti_metrics(ctx, m.get("metrics"), what)?;
@@ -254,11 +258,14 @@ fn launch_range(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(Option
 
 fn profiler(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<ProfilerKind> {
     Ok(match m.get("profiler") {
-        Some(n) => match ctx.choice(n, &format!("`profiler` of {what}"), &["ncu", "nsys", "cupti"])? {
-            "nsys" => ProfilerKind::Nsys,
-            "cupti" => ProfilerKind::Cupti,
-            _ => ProfilerKind::Ncu,
-        },
+        Some(n) => {
+            let names: Vec<&str> = ProfilerKind::ALL.iter().map(|k| k.as_str()).collect();
+            let name = ctx.choice(n, &format!("`profiler` of {what}"), &names)?;
+            ProfilerKind::ALL
+                .into_iter()
+                .find(|k| k.as_str() == name)
+                .unwrap_or_default()
+        }
         None => ProfilerKind::Ncu,
     })
 }
@@ -384,7 +391,7 @@ fn explain(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str, profiler: ProfilerKind
     };
     // Nsight Systems collects no counters: `explain` on an nsys target itself is refused above
     // (`NCU_ONLY_KEYS`); one inherited from `defaults:` applies to the ncu targets only.
-    let explain = if profiler == ProfilerKind::Nsys {
+    let explain = if profiler == ProfilerKind::Nsys || profiler.is_harness() {
         Explain::Off
     } else {
         explain
@@ -476,6 +483,9 @@ pub(super) fn other_profiler_help(key: &str, profiler: ProfilerKind) -> &'static
         (ProfilerKind::Cupti, "clock_control") => {
             "CUPTI does not lock clocks; use `clocks: nvml-base` (cgp-gate locks them through NVML) or `clocks: none`, and remove `clock_control`"
         }
+        (ProfilerKind::Nvbench | ProfilerKind::Gbench | ProfilerKind::PytestBenchmark, _) => {
+            "a benchmark harness times its own benchmarks and cgp-gate reads the file it writes (docs/harnesses.md): only `kernel:` (which benchmarks) applies; remove the key, or use `profiler: ncu`"
+        }
         (ProfilerKind::Cupti, _) => {
             "CUPTI times kernels as they run: it replays nothing and flushes no caches (docs/cupti.md); remove the key, or use `profiler: ncu`"
         }
@@ -509,6 +519,9 @@ pub(super) fn other_profilers_keys(
         ProfilerKind::Nsys => "a `profiler: nsys`",
         ProfilerKind::Ncu => "an ncu",
         ProfilerKind::Cupti => "a `profiler: cupti`",
+        ProfilerKind::Nvbench => "a `profiler: nvbench`",
+        ProfilerKind::Gbench => "a `profiler: gbench`",
+        ProfilerKind::PytestBenchmark => "a `profiler: pytest-benchmark`",
     };
     for key in unread_keys(profiler) {
         if let Some(node) = m.own.key_node(key) {

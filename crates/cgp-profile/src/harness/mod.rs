@@ -1,0 +1,341 @@
+//! Benchmark harness files, parse-only (docs/harnesses.md): nvbench's `--json` (every schema
+//! generation, with its `--jsonbin` sidecars), Google Benchmark's `--benchmark_out` JSON and
+//! pytest-benchmark's `--benchmark-json`. A file's bytes go in, its benchmarks' samples come
+//! out; running the program that writes them is `profile::harness`. This folder imports neither
+//! `profile` nor `spec` (docs/architecture.md, "Adding a backend").
+//!
+//! Every reader gives the same shape, [`HarnessFile`]: one [`Entry`] per benchmark x state, keyed
+//! stably across runs (state names normalised, devices by name), holding per metric the finest
+//! samples the file has. Times are in ns whatever unit the file used.
+
+pub mod gbench;
+pub mod nvbench;
+pub mod pytest_bench;
+
+use std::fmt;
+use std::path::Path;
+
+/// The most bytes of one harness file (or one sidecar) cgp-gate reads.
+pub const MAX_FILE_BYTES: u64 = 512 << 20;
+
+/// Which harness wrote a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Format {
+    #[serde(rename = "nvbench")]
+    Nvbench,
+    #[serde(rename = "gbench")]
+    GBench,
+    #[serde(rename = "pytest-benchmark")]
+    PytestBenchmark,
+}
+
+impl Format {
+    /// The `profiler:` value of its targets.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Nvbench => "nvbench",
+            Self::GBench => "gbench",
+            Self::PytestBenchmark => "pytest-benchmark",
+        }
+    }
+
+    /// The harness's name in text.
+    pub fn tool(self) -> &'static str {
+        match self {
+            Self::Nvbench => "nvbench",
+            Self::GBench => "Google Benchmark",
+            Self::PytestBenchmark => "pytest-benchmark",
+        }
+    }
+}
+
+/// What a state of a benchmark gave.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "status", content = "reason", rename_all = "kebab-case")]
+pub enum Status {
+    Measured,
+    /// Skipped by the harness, with its reason.
+    Skipped(String),
+    /// The benchmark failed, with the harness's message.
+    Error(String),
+}
+
+/// The samples of one metric of one state.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Metric {
+    /// The harness's name for it (`nv/cold/time/gpu`, `real_time`, `bytes_per_second`).
+    pub name: String,
+    /// `ns` for times; `byte/second`, `1/second`, `Hz`, `byte`, `%` or `` otherwise.
+    pub unit: String,
+    pub values: Vec<f64>,
+    /// Whether `values` are the individual samples (nvbench `--jsonbin`, Google Benchmark
+    /// repetitions, pytest-benchmark rounds) rather than one summary of the process.
+    pub per_sample: bool,
+}
+
+/// One benchmark x state of a file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Entry {
+    pub benchmark: String,
+    /// Normalised state (`T=I32,Elements=2^16`; `@device` when the file has several devices);
+    /// empty for a benchmark without states.
+    pub state: String,
+    /// The device's name, from the harness's own record, when it has one.
+    pub device: Option<String>,
+    pub status: Status,
+    pub metrics: Vec<Metric>,
+}
+
+impl Entry {
+    /// `benchmark [state]`: the entry's key, the kernel column of its rows.
+    pub fn key(&self) -> String {
+        if self.state.is_empty() {
+            self.benchmark.clone()
+        } else {
+            format!("{} [{}]", self.benchmark, self.state)
+        }
+    }
+
+    /// The metric named `name`.
+    pub fn metric(&self, name: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+}
+
+/// A harness file, read.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HarnessFile {
+    pub format: Format,
+    /// The devices the file names (nvbench `devices`, the GPU of a Google Benchmark `context`,
+    /// pytest-benchmark's `extra_info`), by name.
+    pub devices: Vec<String>,
+    /// The harness's version, when the file says.
+    pub version: Option<String>,
+    pub entries: Vec<Entry>,
+    /// What the reader dropped or could not do, for messages (non-numeric `data` entries,
+    /// summaries without samples).
+    pub notes: Vec<String>,
+}
+
+/// A harness file that cannot be read: it names the file, and the benchmark and state where
+/// the fault is in one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HarnessError {
+    pub file: String,
+    pub benchmark: Option<String>,
+    pub state: Option<String>,
+    pub message: String,
+    pub help: String,
+}
+
+impl HarnessError {
+    pub fn new(file: &Path, message: impl Into<String>, help: impl Into<String>) -> Self {
+        Self {
+            file: file.display().to_string(),
+            benchmark: None,
+            state: None,
+            message: message.into(),
+            help: help.into(),
+        }
+    }
+
+    /// The benchmark (and state) the fault is in.
+    #[must_use]
+    pub fn at(mut self, benchmark: &str, state: &str) -> Self {
+        self.benchmark = Some(benchmark.to_owned());
+        if !state.is_empty() {
+            self.state = Some(state.to_owned());
+        }
+        self
+    }
+}
+
+impl fmt::Display for HarnessError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(b) = &self.benchmark {
+            write!(f, ", benchmark `{b}`")?;
+        }
+        if let Some(s) = &self.state {
+            write!(f, ", state `{s}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for HarnessError {}
+
+/// Where a reader finds nvbench's `--jsonbin` sidecars: the bytes of the file a summary names
+/// (`Ok(None)`: there is none).
+pub type Sidecars<'a> = &'a dyn Fn(&str) -> Result<Option<Vec<u8>>, String>;
+
+/// No sidecars (a capture that holds the JSON alone).
+pub fn no_sidecars(_name: &str) -> Result<Option<Vec<u8>>, String> {
+    Ok(None)
+}
+
+const FORMATS_HELP: &str = "give the JSON file the harness wrote: nvbench `--json PATH`, Google Benchmark `--benchmark_out=PATH --benchmark_out_format=json`, pytest-benchmark `--benchmark-json=PATH`";
+
+/// Parse `bytes` as one JSON document, refusing a truncated or concatenated file.
+///
+/// # Errors
+/// Not JSON, or not one document.
+pub fn parse_json(bytes: &[u8], origin: &Path) -> Result<serde_json::Value, HarnessError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Eof => "ends in the middle of a JSON value (truncated?)".to_owned(),
+            _ if e.to_string().starts_with("trailing characters") => format!(
+                "holds more than one JSON document (line {}, column {}): files concatenated?",
+                e.line(),
+                e.column()
+            ),
+            _ => format!("is not valid JSON: {e}"),
+        };
+        HarnessError::new(
+            origin,
+            format!("the harness file {what}"),
+            "write each process's output to its own file; use the file as the harness wrote it",
+        )
+    })
+}
+
+/// Which harness wrote `doc`, by its content (never by the file's name or version string).
+pub fn detect(doc: &serde_json::Value) -> Option<Format> {
+    let obj = doc.as_object()?;
+    let benches = obj.get("benchmarks")?.as_array()?;
+    if obj.contains_key("devices") || benches.iter().any(|b| b.get("states").is_some()) {
+        return Some(Format::Nvbench);
+    }
+    if obj.contains_key("machine_info")
+        || benches
+            .iter()
+            .any(|b| b.get("stats").is_some_and(serde_json::Value::is_object))
+    {
+        return Some(Format::PytestBenchmark);
+    }
+    if obj.contains_key("context")
+        || benches
+            .iter()
+            .any(|b| b.get("real_time").is_some() || b.get("run_type").is_some())
+    {
+        return Some(Format::GBench);
+    }
+    None
+}
+
+/// Read a harness file of any of the three formats (detected by content).
+///
+/// # Errors
+/// A [`HarnessError`] naming the file, and the benchmark and state where it applies.
+pub fn read(bytes: &[u8], origin: &Path, sidecars: Sidecars<'_>) -> Result<HarnessFile, HarnessError> {
+    // The common case first: an nvbench file of 2022 or later, in one typed pass.
+    if let Some(file) = nvbench::read_bytes(bytes, origin, sidecars) {
+        let file = file?;
+        check_keys(&file, origin)?;
+        return Ok(file);
+    }
+    let doc = parse_json(bytes, origin)?;
+    let format = detect(&doc).ok_or_else(|| {
+        HarnessError::new(
+            origin,
+            "is JSON, but not a file nvbench, Google Benchmark or pytest-benchmark writes (no `benchmarks` list of theirs)",
+            FORMATS_HELP,
+        )
+    })?;
+    read_as(format, &doc, origin, sidecars)
+}
+
+/// Read `doc` as a file of `format`.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_as(
+    format: Format,
+    doc: &serde_json::Value,
+    origin: &Path,
+    sidecars: Sidecars<'_>,
+) -> Result<HarnessFile, HarnessError> {
+    let file = match format {
+        Format::Nvbench => nvbench::read(doc, origin, sidecars)?,
+        Format::GBench => gbench::read(doc, origin)?,
+        Format::PytestBenchmark => pytest_bench::read(doc, origin)?,
+    };
+    check_keys(&file, origin)?;
+    Ok(file)
+}
+
+/// Two entries with one key would merge two benchmarks' samples into one row.
+fn check_keys(file: &HarnessFile, origin: &Path) -> Result<(), HarnessError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for e in &file.entries {
+        if !seen.insert(e.key()) {
+            return Err(HarnessError::new(
+                origin,
+                "appears twice in the file",
+                "each benchmark x state must be unique in one process's output; was the file concatenated?",
+            )
+            .at(&e.benchmark, &e.state));
+        }
+    }
+    Ok(())
+}
+
+/// A time read from a file, checked: finite and not negative.
+///
+/// # Errors
+/// NaN, infinite or negative, naming what it is.
+pub fn check_time(
+    value: f64,
+    what: &str,
+    origin: &Path,
+    benchmark: &str,
+    state: &str,
+) -> Result<f64, HarnessError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(HarnessError::new(
+            origin,
+            format!("{what} is {value}; no run takes that long: the file is damaged"),
+            "run the benchmark again and use the file as the harness wrote it",
+        )
+        .at(benchmark, state))
+    }
+}
+
+/// A number read from a file, checked: finite.
+///
+/// # Errors
+/// NaN or infinite.
+pub fn check_finite(
+    value: f64,
+    what: &str,
+    origin: &Path,
+    benchmark: &str,
+    state: &str,
+) -> Result<f64, HarnessError> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(HarnessError::new(
+            origin,
+            format!("{what} is {value}, not a number a measurement gives: the file is damaged"),
+            "run the benchmark again and use the file as the harness wrote it",
+        )
+        .at(benchmark, state))
+    }
+}
+
+/// Seconds per unit of a Google Benchmark `time_unit`.
+pub fn ns_per(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,466 @@
+//! `profiler: nvbench | gbench | pytest-benchmark` targets (docs/harnesses.md): the team's own
+//! benchmark program, run once per repetition with the harness's output flags added, and the
+//! file it writes read by the parse-only readers of `crate::harness`.
+//!
+//! A live repetition runs the target's command (argv, never a shell) with nvbench's `--json PATH
+//! --jsonbin`, Google Benchmark's `--benchmark_out=PATH --benchmark_out_format=json
+//! --benchmark_repetitions=N` or pytest-benchmark's `--benchmark-json=PATH` appended. The JSON
+//! is the capture and what a recording keeps (`DIR/<target>/<size>/<rep>.json`, nvbench's
+//! sidecars beside it in `<rep>.json-bin/` and `<rep>.json-freqs-bin/`).
+//!
+//! Rows: one per benchmark x state (the kernel column, `benchmark [state]`) x metric of the
+//! target, whose `kernel:` selects benchmarks. A process is one run; the samples of a process are
+//! the finest the file holds (nvbench's per-sample times with `--jsonbin`, Google Benchmark's
+//! repetitions, pytest-benchmark's rounds), else one summary value per process.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::harness::{self, Entry, Format, HarnessFile, Status};
+use crate::measured::samples::{SampleSet, SeriesKey};
+use crate::plan::app_argv;
+use crate::profile::backend::{Backend, DryRun, LiveSetup, RecordedAs};
+use crate::profile::{Capture, FailureKind, Job, Output, ProfileError, Profiler, job_context};
+use crate::spec::{KernelFilter, ProfilerKind, Target};
+
+/// Google Benchmark repetitions per process, unless the command sets its own.
+pub const GBENCH_REPETITIONS: u32 = 10;
+
+/// The harness backends, one per `profiler:` value.
+#[derive(Debug, Clone, Copy)]
+pub struct HarnessBackend(pub Format);
+
+pub static NVBENCH: HarnessBackend = HarnessBackend(Format::Nvbench);
+pub static GBENCH: HarnessBackend = HarnessBackend(Format::GBench);
+pub static PYTEST_BENCHMARK: HarnessBackend = HarnessBackend(Format::PytestBenchmark);
+
+/// The kind of targets a harness's files are read for.
+pub fn kind_of(format: Format) -> ProfilerKind {
+    match format {
+        Format::Nvbench => ProfilerKind::Nvbench,
+        Format::GBench => ProfilerKind::Gbench,
+        Format::PytestBenchmark => ProfilerKind::PytestBenchmark,
+    }
+}
+
+/// The harness of a target kind, for a harness kind.
+pub fn format_of(kind: ProfilerKind) -> Option<Format> {
+    match kind {
+        ProfilerKind::Nvbench => Some(Format::Nvbench),
+        ProfilerKind::Gbench => Some(Format::GBench),
+        ProfilerKind::PytestBenchmark => Some(Format::PytestBenchmark),
+        ProfilerKind::Ncu | ProfilerKind::Nsys | ProfilerKind::Cupti => None,
+    }
+}
+
+/// The flags that make the harness write its JSON to `out`, appended to the command. Google
+/// Benchmark's repetitions are left as the command sets them, when it does.
+pub fn output_flags(format: Format, out: &Path, app: &[String]) -> Vec<String> {
+    let path = out.display().to_string();
+    match format {
+        Format::Nvbench => vec!["--json".to_owned(), path, "--jsonbin".to_owned()],
+        Format::GBench => {
+            let mut f = vec![
+                format!("--benchmark_out={path}"),
+                "--benchmark_out_format=json".to_owned(),
+            ];
+            if !app.iter().any(|a| a.starts_with("--benchmark_repetitions")) {
+                f.push(format!("--benchmark_repetitions={GBENCH_REPETITIONS}"));
+            }
+            f
+        }
+        Format::PytestBenchmark => vec![format!("--benchmark-json={path}")],
+    }
+}
+
+const RECORDED: &[RecordedAs] = &[RecordedAs {
+    extension: "json",
+    binary: false,
+    what: "recorded harness JSON",
+}];
+
+impl Backend for HarnessBackend {
+    fn kind(&self) -> ProfilerKind {
+        kind_of(self.0)
+    }
+
+    fn live(&self, setup: &LiveSetup<'_>) -> Result<Box<dyn Profiler>, crate::Error> {
+        Ok(Box::new(HarnessProfiler::new(setup.base_dir, self.0)?))
+    }
+
+    fn extract(&self, job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
+        extract(self.0, job, capture)
+    }
+
+    fn recorded_as(&self) -> &'static [RecordedAs] {
+        RECORDED
+    }
+
+    fn selects_kernels(&self) -> bool {
+        // `kernel:` selects benchmarks, in `extract`.
+        true
+    }
+
+    fn fingerprint(
+        &self,
+        fp: crate::gpu::fingerprint::Fingerprint,
+        version: &str,
+    ) -> crate::gpu::fingerprint::Fingerprint {
+        // As for nsys: no ncu, no clocks ncu would lock; the harness and its version.
+        let mut fp = fp.measured_by_nsys(version);
+        fp.profiler = kind_of(self.0);
+        fp
+    }
+
+    fn dry_run(&self, _base_dir: &Path, _targets: &[&Target]) -> Result<Box<dyn DryRun>, crate::Error> {
+        Ok(Box::new(HarnessDryRun(self.0)))
+    }
+}
+
+/// `profile --dry-run`: the command with the harness's flags.
+struct HarnessDryRun(Format);
+
+impl DryRun for HarnessDryRun {
+    fn preamble(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn line(&mut self, job: Job<'_>) -> Result<String, crate::Error> {
+        let mut app = app_argv(job.target, job.size).map_err(crate::Error::Usage)?;
+        let flags = output_flags(self.0, Path::new("<tmp>/run-N.json"), &app);
+        app.extend(flags);
+        crate::profile::live::quoted(&app, job.target)
+    }
+}
+
+/// Runs the target's benchmark program once per repetition.
+#[derive(Debug)]
+pub struct HarnessProfiler {
+    format: Format,
+    base_dir: PathBuf,
+    work: tempfile::TempDir,
+    version: Option<String>,
+}
+
+impl HarnessProfiler {
+    /// # Errors
+    /// When no temporary directory can be made.
+    pub fn new(base_dir: &Path, format: Format) -> Result<Self, crate::Error> {
+        Ok(Self {
+            format,
+            base_dir: base_dir.to_path_buf(),
+            work: crate::foundation::fsutil::signal_safe_temp_dir("cgp-gate-harness-")?,
+            version: None,
+        })
+    }
+}
+
+impl Drop for HarnessProfiler {
+    fn drop(&mut self) {
+        crate::foundation::fsutil::forget_temp_dir(self.work.path());
+    }
+}
+
+impl Profiler for HarnessProfiler {
+    fn name(&self) -> &'static str {
+        kind_of(self.format).as_str()
+    }
+
+    fn version(&mut self) -> Result<String, ProfileError> {
+        // The harness's version is in its file (nvbench's git version, Google Benchmark's
+        // library_version), known after the first run.
+        Ok(self.version.clone().unwrap_or_else(|| "unknown".to_owned()))
+    }
+
+    fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
+        use crate::ncu::runner::{Invocation, output_tail, run};
+        let ctx = job_context(job);
+        let app = app_argv(job.target, job.size)
+            .map_err(|e| ProfileError::new(FailureKind::BadOutput, ctx.clone(), e))?;
+        let Some((program, args)) = app.split_first() else {
+            return Err(ProfileError::new(
+                FailureKind::BadOutput,
+                ctx,
+                "the command is empty",
+            ));
+        };
+        let out = self.work.path().join(format!("run-{}.json", job.rep));
+        for stale in [
+            out.clone(),
+            sidecar_dir(&out, "-bin"),
+            sidecar_dir(&out, "-freqs-bin"),
+        ] {
+            let _ = std::fs::remove_file(&stale);
+            let _ = std::fs::remove_dir_all(&stale);
+        }
+        let mut all: Vec<OsString> = args.iter().map(OsString::from).collect();
+        all.extend(
+            output_flags(self.format, &out, &app)
+                .into_iter()
+                .map(OsString::from),
+        );
+        let stem = self.work.path().join(format!("run-{}", job.rep));
+        let inv = Invocation {
+            program: PathBuf::from(program),
+            args: all,
+            cwd: Some(job.target.cwd.clone().unwrap_or_else(|| self.base_dir.clone())),
+            env: crate::profile::program_env(job.target),
+            timeout: job.target.timeout,
+            stdout: stem.with_extension("stdout"),
+            stderr: stem.with_extension("stderr"),
+        };
+        let argv: Vec<String> = std::iter::once(program.clone())
+            .chain(inv.args.iter().map(|a| a.to_string_lossy().into_owned()))
+            .collect();
+        let outcome = run(&inv).map_err(|e| {
+            ProfileError::new(
+                FailureKind::AppFailed,
+                ctx.clone(),
+                format!("{program} could not be started: {e}"),
+            )
+            .hint("check the target's `command` (and `cwd`): build the benchmark first?")
+        })?;
+        let output_tail = output_tail(&inv);
+        if outcome.timed_out {
+            return Err(ProfileError::new(
+                FailureKind::Timeout,
+                ctx,
+                format!(
+                    "the benchmark timed out after {:?}; it and its children were killed{}",
+                    job.target.timeout,
+                    tail_text(&output_tail)
+                ),
+            )
+            .hint("raise the target's `timeout`, or run fewer benchmarks per process"));
+        }
+        let raw = match crate::foundation::fsutil::read_bounded(&out, harness::MAX_FILE_BYTES) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e @ crate::foundation::fsutil::ReadError::TooLarge { .. }) => {
+                return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    ctx,
+                    format!("{}: {}", out.display(), e.message("harness file")),
+                ));
+            }
+            Err(_) => String::new(),
+        };
+        if self.version.is_none()
+            && let Ok(f) = harness::read(raw.as_bytes(), &out, &sidecars_beside(&out))
+        {
+            self.version = f.version;
+        }
+        Ok(Capture {
+            output: Output::Text(raw),
+            origin: out,
+            argv: Some(argv),
+            wall_seconds: Some(outcome.wall.as_secs_f64()),
+            exit_code: outcome.code.or(outcome.signal.map(|s| 128 + s)),
+            output_tail,
+            kernels_seen: None,
+            tool_version: self.version.clone(),
+        })
+    }
+}
+
+fn tail_text(tail: &str) -> String {
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; last output:\n{tail}")
+    }
+}
+
+/// `<json>-bin` or `<json>-freqs-bin` beside a harness file.
+pub fn sidecar_dir(json: &Path, suffix: &str) -> PathBuf {
+    let mut name = json.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    json.with_file_name(name)
+}
+
+/// Where nvbench's sidecars of `json` are: the folder its summary names (`<json>-bin/0.bin`,
+/// absolute in files before 2026-07, relative to the JSON after), found beside `json` whatever
+/// name the JSON had when nvbench wrote it (a recording renames it `<rep>.json`). Read bounded.
+pub fn sidecars_beside(json: &Path) -> impl Fn(&str) -> Result<Option<Vec<u8>>, String> + '_ {
+    move |named: &str| {
+        let named_path = Path::new(named);
+        let file = named_path.file_name().unwrap_or_default();
+        let freqs = named_path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|d| d.to_string_lossy().ends_with("-freqs-bin"));
+        let here = sidecar_dir(json, if freqs { "-freqs-bin" } else { "-bin" }).join(file);
+        let relative = json.parent().map(|d| d.join(named_path));
+        let candidates = [Some(here), relative, Some(named_path.to_path_buf())];
+        let Some(found) = candidates.into_iter().flatten().find(|p| p.is_file()) else {
+            return Err(format!(
+                "the JSON names the sidecar {named}, and it is not beside {} (`{}`)",
+                json.display(),
+                sidecar_dir(json, if freqs { "-freqs-bin" } else { "-bin" })
+                    .join(file)
+                    .display()
+            ));
+        };
+        crate::foundation::fsutil::read_bounded(&found, harness::MAX_FILE_BYTES)
+            .map(Some)
+            .map_err(|e| format!("{}: {}", found.display(), e.message("sidecar")))
+    }
+}
+
+/// Whether the target's `kernel:` selects an entry: its benchmark or its whole key.
+pub fn selects(filter: Option<&KernelFilter>, e: &Entry) -> bool {
+    match filter {
+        None => true,
+        Some(KernelFilter::Exact(name)) => *name == e.benchmark || *name == e.key(),
+        Some(KernelFilter::Regex(re)) => re.is_match(&e.key()),
+    }
+}
+
+/// Read a capture into its harness file, refusing another harness's file.
+///
+/// # Errors
+/// A failed program, no file, a damaged file (naming file, benchmark and state).
+pub fn read_capture(format: Format, job: Job<'_>, capture: &Capture) -> Result<HarnessFile, ProfileError> {
+    let ctx = job_context(job);
+    let tool = format.tool();
+    if let Some(code) = capture.exit_code.filter(|c| *c != 0) {
+        return Err(ProfileError::new(
+            FailureKind::AppFailed,
+            ctx,
+            format!(
+                "the benchmark program exited with status {code}{}",
+                tail_text(&capture.output_tail)
+            ),
+        )
+        .hint(match &capture.argv {
+            Some(argv) => format!(
+                "run it by hand to see why: {}",
+                shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default()
+            ),
+            None => "run the benchmark by hand to see why".to_owned(),
+        }));
+    }
+    if capture.output.is_empty() {
+        return Err(ProfileError::new(
+            FailureKind::ProfilerError,
+            ctx,
+            format!(
+                "the benchmark program wrote no {tool} file ({}){}",
+                capture.origin.display(),
+                tail_text(&capture.output_tail)
+            ),
+        )
+        .hint(format!(
+            "check that the command runs a {tool} benchmark that accepts {}",
+            output_flags(format, Path::new("PATH"), &[]).join(" ")
+        )));
+    }
+    let bad = |e: harness::HarnessError| {
+        ProfileError::new(FailureKind::BadOutput, ctx.clone(), e.to_string()).hint(e.help)
+    };
+    let doc = harness::parse_json(capture.output.as_bytes(), &capture.origin).map_err(bad)?;
+    match harness::detect(&doc) {
+        Some(f) if f == format => {}
+        found => {
+            let what = found.map_or("not a harness file".to_owned(), |f| {
+                format!("a {} file", f.tool())
+            });
+            return Err(ProfileError::new(
+                FailureKind::BadOutput,
+                ctx,
+                format!(
+                    "{} is {what}, and the target is `profiler: {}`",
+                    capture.origin.display(),
+                    kind_of(format)
+                ),
+            )
+            .hint("set the target's `profiler:` to the harness that wrote the file"));
+        }
+    }
+    harness::read_as(format, &doc, &capture.origin, &sidecars_beside(&capture.origin)).map_err(bad)
+}
+
+/// Turn one capture into samples: every metric of the target, for every selected benchmark x
+/// state.
+///
+/// # Errors
+/// A classified [`ProfileError`] naming the file, benchmark, state and metric.
+pub fn extract(format: Format, job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
+    let ctx = job_context(job);
+    let file = read_capture(format, job, capture)?;
+    let origin = capture.origin.display();
+    let selected: Vec<&Entry> = file
+        .entries
+        .iter()
+        .filter(|e| selects(job.target.kernel.as_ref(), e))
+        .collect();
+    if selected.is_empty() {
+        let names: Vec<String> = file
+            .entries
+            .iter()
+            .take(10)
+            .map(|e| format!("`{}`", e.key()))
+            .collect();
+        return Err(ProfileError::new(
+            FailureKind::NoKernels,
+            ctx,
+            format!("no benchmark in {origin} matches the target's `kernel:`"),
+        )
+        .hint(format!(
+            "the file has {}",
+            if names.is_empty() {
+                "no benchmark".to_owned()
+            } else {
+                names.join(", ")
+            }
+        )));
+    }
+    let mut set = SampleSet::default();
+    for e in selected {
+        match &e.status {
+            Status::Measured => {}
+            Status::Skipped(why) => {
+                eprintln!("note: {ctx}: {} not measured: {why}", e.key());
+                continue;
+            }
+            Status::Error(why) => {
+                return Err(ProfileError::new(
+                    FailureKind::AppFailed,
+                    ctx,
+                    format!("{origin}, benchmark `{}`: {why}", e.key()),
+                )
+                .hint("run the benchmark by hand to see why it failed"));
+            }
+        }
+        for ms in &job.target.metrics {
+            let Some(m) = e.metric(&ms.name) else {
+                let have: Vec<String> = e.metrics.iter().map(|m| format!("`{}`", m.name)).collect();
+                return Err(ProfileError::new(
+                    FailureKind::BadOutput,
+                    ctx,
+                    format!(
+                        "{origin}, benchmark `{}`, state `{}`: no metric `{}`",
+                        e.benchmark, e.state, ms.name
+                    ),
+                )
+                .hint(format!(
+                    "the state has {}",
+                    if have.is_empty() {
+                        "no metric".to_owned()
+                    } else {
+                        have.join(", ")
+                    }
+                )));
+            };
+            let key = SeriesKey {
+                target: job.target.name.clone(),
+                size: job.size.key(),
+                kernel: e.key(),
+                metric: ms.name.clone(),
+            };
+            for v in &m.values {
+                set.push(&key, &m.unit, *v, job.rep);
+            }
+        }
+    }
+    Ok(set)
+}

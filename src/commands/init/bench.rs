@@ -1,0 +1,283 @@
+//! `init --from FILE [-- PROGRAM ARGS]` for a benchmark harness's file (nvbench `--json`, Google
+//! Benchmark `--benchmark_out`, pytest-benchmark `--benchmark-json`; docs/harnesses.md), as for
+//! an ncu capture: a complete spec of the file's harness, one target per benchmark (`kernel:`
+//! its name; its states are its rows, listed in a comment), the command given after `--` (else
+//! the one the file records, without the harness's output flags, else a placeholder), and the
+//! harness's time metric with a threshold from the file's own noise.
+//!
+//! The threshold: 3 x the relative standard error of one process's value of the noisiest state
+//! (the spread of the samples over the square root of their count; nvbench's summaries give it
+//! as `stdev/relative` and `sample_size`), at least 2 % and at most 50 %, rounded up to a whole
+//! percent: a change the file's own noise would rarely make.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{InitOptions, PLACEHOLDER_PROGRAM, cwd_for};
+use crate::foundation::error::{Error, Result};
+use crate::foundation::exit_codes::Exit;
+use crate::harness::{Entry, Format, HarnessFile, Status};
+use crate::profile::harness::{kind_of, sidecars_beside};
+
+/// The metric a spec written from a harness file gates.
+pub fn time_metric(format: Format) -> &'static str {
+    match format {
+        Format::Nvbench => crate::harness::nvbench::GPU_TIME,
+        Format::GBench => "real_time",
+        Format::PytestBenchmark => crate::harness::pytest_bench::TIME,
+    }
+}
+
+/// The harness file in `raw`, when it is one (detected by content).
+pub fn harness_file(raw: &str, file: &Path) -> Option<Result<(HarnessFile, Value)>> {
+    let doc = crate::harness::parse_json(raw.as_bytes(), file).ok()?;
+    let format = crate::harness::detect(&doc)?;
+    Some(
+        crate::harness::read_as(format, &doc, file, &sidecars_beside(file))
+            .map(|f| (f, doc))
+            .map_err(|e| Error::input(file, format!("{e}\nhelp: {}", e.help))),
+    )
+}
+
+/// The argv the file records, without the harness's output flags.
+fn recorded_command(format: Format, doc: &Value) -> Option<Vec<String>> {
+    let argv: Vec<String> = match format {
+        Format::Nvbench => doc
+            .pointer("/meta/argv")?
+            .as_array()?
+            .iter()
+            .filter_map(|a| a.as_str().map(str::to_owned))
+            .collect(),
+        Format::GBench => vec![doc.pointer("/context/executable")?.as_str()?.to_owned()],
+        Format::PytestBenchmark => return None,
+    };
+    Some(strip_output_flags(&argv))
+}
+
+/// `argv` without the flags cgp-gate adds itself (and nvbench's other report files).
+pub fn strip_output_flags(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut it = argv.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" | "--md" | "--csv" => {
+                it.next();
+            }
+            "--jsonbin" => {}
+            _ if [
+                "--benchmark_out=",
+                "--benchmark_out_format=",
+                "--benchmark-json=",
+                "--benchmark_repetitions=",
+            ]
+            .iter()
+            .any(|p| a.starts_with(p)) => {}
+            _ => out.push(a.clone()),
+        }
+    }
+    out
+}
+
+/// The relative standard error of one process's value of `e`'s metric `metric`, when the file
+/// says.
+fn relative_error(e: &Entry, metric: &str) -> Option<f64> {
+    let m = e.metric(metric)?;
+    if m.per_sample && m.values.len() >= 2 {
+        let n = m.values.len() as f64;
+        let mean = m.values.iter().sum::<f64>() / n;
+        let var = m.values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        return (mean > 0.0).then(|| var.sqrt() / mean / n.sqrt());
+    }
+    // nvbench's summaries: the relative spread (in %, here) and the sample count.
+    let rel = e.metric("nv/cold/time/gpu/stdev/relative")?.values.first()? / 100.0;
+    let n = *e.metric("nv/cold/sample_size")?.values.first()?;
+    (n >= 1.0).then(|| rel / n.sqrt())
+}
+
+/// The threshold, in whole percent, for the entries of one benchmark.
+pub fn threshold_pct(entries: &[&Entry], metric: &str) -> u32 {
+    let worst = entries
+        .iter()
+        .filter_map(|e| relative_error(e, metric))
+        .fold(0.0f64, f64::max);
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "clamped to 2..=50 first"
+    )]
+    let pct = (3.0 * worst * 100.0).ceil().clamp(2.0, 50.0) as u32;
+    pct
+}
+
+/// A target name from a benchmark's: letters, digits, `_`, `-`, `.`; unique among `taken`.
+fn target_name(bench: &str, taken: &[String]) -> String {
+    let mut name: String = bench
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_-.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    name = name.trim_start_matches(['.', '-']).to_owned();
+    if name.is_empty() {
+        name = "bench".to_owned();
+    }
+    let mut unique = name.clone();
+    let mut n = 2;
+    while taken.contains(&unique) {
+        unique = format!("{name}-{n}");
+        n += 1;
+    }
+    unique
+}
+
+fn q(s: &str) -> String {
+    // A JSON string is a YAML double-quoted scalar.
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// The spec's text.
+pub fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: Option<&str>) -> String {
+    let metric = time_metric(file.format);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# Written by `cgp-gate init` from {} ({} file{}).",
+        origin,
+        file.format.tool(),
+        file.version
+            .as_ref()
+            .map_or(String::new(), |v| format!(", version {v}"))
+    );
+    if let Some(d) = file.devices.first() {
+        let _ = writeln!(s, "# Device: {d}.");
+    }
+    let _ = writeln!(
+        s,
+        "# Each target runs the command once per repetition; its states are its rows (docs/harnesses.md)."
+    );
+    let _ = writeln!(s, "version: 1\ndefaults:\n  profiler: {}", kind_of(file.format));
+    // Braces are placeholders in a command: the file's own (`T{ct}=I32`) are written literally.
+    let cmd: Vec<String> = command
+        .iter()
+        .map(|a| q(&a.replace('{', "{{").replace('}', "}}")))
+        .collect();
+    let _ = writeln!(s, "  command: [{}]", cmd.join(", "));
+    if let Some(c) = cwd {
+        let _ = writeln!(s, "  cwd: {}", q(c));
+    }
+    let _ = writeln!(s, "  repetitions: 3\n  baseline_repetitions: 10\ntargets:");
+    let mut benches: Vec<&str> = Vec::new();
+    for e in &file.entries {
+        if !benches.contains(&e.benchmark.as_str()) {
+            benches.push(&e.benchmark);
+        }
+    }
+    let mut taken = Vec::new();
+    for b in benches {
+        let entries: Vec<&Entry> = file.entries.iter().filter(|e| e.benchmark == b).collect();
+        if !entries.iter().any(|e| e.status == Status::Measured) {
+            // Nothing to gate: a target would have no samples (every state skipped or failed).
+            let why = entries.iter().find_map(|e| match &e.status {
+                Status::Skipped(w) | Status::Error(w) => Some(w.replace('\n', " ")),
+                Status::Measured => None,
+            });
+            let _ = writeln!(
+                s,
+                "  # benchmark {}: no target ({})",
+                q(b),
+                why.unwrap_or_default()
+            );
+            continue;
+        }
+        let name = target_name(b, &taken);
+        taken.push(name.clone());
+        let _ = writeln!(s, "  - name: {name}\n    kernel: {}", q(b));
+        for e in &entries {
+            let note = match &e.status {
+                Status::Measured => e.metric(metric).map_or(String::new(), |m| {
+                    let mid = m.values.iter().sum::<f64>() / m.values.len().max(1) as f64;
+                    format!(
+                        "{} {}",
+                        crate::foundation::units::format_number((mid * 1000.0).round() / 1000.0),
+                        m.unit
+                    )
+                }),
+                Status::Skipped(why) | Status::Error(why) => why.clone(),
+            };
+            let _ = writeln!(
+                s,
+                "    # {}: {}",
+                if e.state.is_empty() {
+                    "(no state)"
+                } else {
+                    &e.state
+                },
+                note.replace('\n', " ")
+            );
+        }
+        let pct = threshold_pct(&entries, metric);
+        let _ = writeln!(s, "    metrics:\n      {}: \"{pct}%\"", q(metric));
+    }
+    s
+}
+
+/// Run `init` on a harness file.
+///
+/// # Errors
+/// A spec that would not validate (a bug, exit 3); the spec not written.
+pub fn run(
+    opts: &InitOptions,
+    file: &Path,
+    parsed: &HarnessFile,
+    doc: &Value,
+    out: &mut dyn Write,
+) -> Result<Exit> {
+    if !parsed.entries.iter().any(|e| e.status == Status::Measured) {
+        return Err(Error::input(
+            file,
+            "the harness file holds no measured benchmark (none, or every one skipped or failed); init from a run that measured the benchmarks to gate",
+        ));
+    }
+    let given = !opts.command.is_empty();
+    let command = if given {
+        strip_output_flags(&opts.command)
+    } else {
+        recorded_command(parsed.format, doc)
+            .filter(|c| !c.is_empty())
+            .unwrap_or_else(|| vec![PLACEHOLDER_PROGRAM.to_owned()])
+    };
+    if given && let Some(dir) = opts.output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+    }
+    let cwd = if given { cwd_for(&opts.output) } else { None };
+    let text = render(parsed, &file.display().to_string(), &command, cwd.as_deref());
+    let spec = crate::spec::load_str(&text, &opts.output).map_err(|e| {
+        Error::Environment(format!(
+            "init wrote a spec that does not validate (a bug in cgp-gate): {e}"
+        ))
+    })?;
+    crate::foundation::fsutil::write_atomic(&opts.output, text.as_bytes())?;
+    let rows: usize = parsed.entries.len();
+    writeln!(
+        out,
+        "{} file {}: {} benchmark(s), {rows} state(s)\nwrote {} ({} target(s), profiler: {}); it validates\nnext:\n  cgp-gate import --spec {} --into recording {}   # gate files CI already wrote\n  cgp-gate baseline update --spec {}   # or run the command live",
+        parsed.format.tool(),
+        file.display(),
+        spec.targets.len(),
+        opts.output.display(),
+        spec.targets.len(),
+        kind_of(parsed.format),
+        opts.output.display(),
+        file.display(),
+        opts.output.display(),
+    )
+    .map_err(|e| Error::io("write", "<stdout>", e))?;
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,131 @@
+//! Harness targets (`profiler: nvbench`, `gbench`, `pytest-benchmark`; docs/harnesses.md) end to
+//! end through the binary, live on this machine without a GPU or NVML: the SYNTHETIC stand-in
+//! benchmark program tests/standins/harness.py writes each harness's real file format, and
+//! `baseline update` then `check` gate it.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{bin, root};
+
+/// The metric each kind gates in these tests.
+const KINDS: &[(&str, &str)] = &[
+    ("nvbench", "nv/cold/time/gpu"),
+    ("gbench", "real_time"),
+    ("pytest-benchmark", "time"),
+];
+
+fn spec(dir: &Path, kind: &str, metric: &str) -> std::path::PathBuf {
+    let standin = root().join("tests/standins/harness.py");
+    let path = dir.join("cgp-gate.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "version: 1\ntargets:\n  - name: reduce\n    profiler: {kind}\n    command: [python3, {standin:?}]\n    repetitions: 3\n    baseline_repetitions: 5\n    metrics:\n      {metric}: \"5%\"\n",
+            standin = standin.display().to_string()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn run(args: &[&str], spec: &Path, store: &Path, env: &[(&str, &str)]) -> (i32, String) {
+    let mut c = bin();
+    c.args(args).arg("--spec").arg(spec).arg("--baselines").arg(store);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn baseline_update_then_check_passes_and_a_10_percent_slowdown_fails() {
+    for (kind, metric) in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = spec(dir.path(), kind, metric);
+        let store = dir.path().join("baselines");
+        let (code, out) = run(&["baseline", "update"], &spec, &store, &[]);
+        assert_eq!(code, 0, "{kind}: {out}");
+        let json = dir.path().join("r.json");
+        let (code, out) = run(&["check", "--json", json.to_str().unwrap()], &spec, &store, &[]);
+        assert_eq!(code, 0, "{kind}: {out}");
+        let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let rows = r["rows"].as_array().unwrap();
+        // One row per benchmark x state of the file (two states), for the one metric.
+        assert_eq!(rows.len(), 2, "{kind}: {rows:?}");
+        assert!(
+            rows.iter()
+                .all(|row| row["metric"] == *metric && row["verdict"] == "pass"),
+            "{kind}: {rows:?}"
+        );
+        let (code, out) = run(&["check"], &spec, &store, &[("CGP_STANDIN_SLOWDOWN", "1.10")]);
+        assert_eq!(code, 1, "{kind}: {out}");
+    }
+}
+
+#[test]
+fn a_failing_benchmark_or_no_file_is_exit_3_with_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), "nvbench", "nv/cold/time/gpu");
+    let store = dir.path().join("baselines");
+    let (code, out) = run(
+        &["check", "--allow-no-baselines"],
+        &spec,
+        &store,
+        &[("CGP_STANDIN_EXIT", "4")],
+    );
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("exited with status 4"), "{out}");
+    let (code, out) = run(
+        &["check", "--allow-no-baselines"],
+        &spec,
+        &store,
+        &[("CGP_STANDIN_NO_FILE", "1")],
+    );
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("wrote no nvbench file") && out.contains("stand-in: told to write no file"),
+        "{out}"
+    );
+}
+
+#[test]
+fn harness_specs_validate_and_refuse_what_they_cannot_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    for (kind, metric) in KINDS {
+        let spec = spec(dir.path(), kind, metric);
+        let out = bin().args(["validate", "--spec"]).arg(&spec).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{kind}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let spec = spec(dir.path(), "pytest-benchmark", "real_time");
+    let out = bin().args(["validate", "--spec"]).arg(&spec).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("pytest-benchmark's file has one measurement per round, `time`")
+    );
+    // An ncu-only key on a harness target is refused, not ignored.
+    let text = std::fs::read_to_string(&spec).unwrap().replace(
+        "metrics:\n      real_time",
+        "launch_count: 2\n    metrics:\n      time",
+    );
+    std::fs::write(&spec, text).unwrap();
+    let out = bin().args(["validate", "--spec"]).arg(&spec).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`launch_count` of target `reduce` only applies"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

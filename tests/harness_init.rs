@@ -1,0 +1,106 @@
+//! `cgp-gate init --from FILE [-- PROGRAM ARGS]` for harness files (docs/harnesses.md): the spec
+//! it writes validates and replays its own file (every shared real file), and, given the
+//! program, gates it live (the SYNTHETIC stand-in tests/standins/harness.py).
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{bin, root};
+
+fn cmd(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+    let mut c = bin();
+    c.current_dir(dir).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn the_spec_init_writes_replays_every_shared_file() {
+    let Some(shared) = ["../shared/fixtures/harness", "../../shared/fixtures/harness"]
+        .iter()
+        .map(|p| root().join(p))
+        .find(|d| d.is_dir())
+    else {
+        crate::support::skip(
+            "harness_init",
+            "no ../shared/fixtures/harness beside the checkout",
+        );
+        return;
+    };
+    let mut files: Vec<PathBuf> = ["nvbench", "gbench", "pytest-benchmark"]
+        .iter()
+        .flat_map(|d| {
+            std::fs::read_dir(shared.join(d))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+        })
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 11);
+    for f in &files {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let file = f.to_str().unwrap();
+        let (code, out) = cmd(d, &["init", "--from", file], &[]);
+        assert_eq!(code, 0, "{file}: {out}");
+        let spec = std::fs::read_to_string(d.join("cgp-gate.yaml")).unwrap();
+        assert!(spec.contains("profiler: "), "{spec}");
+        // Three processes of the same file: the spec's `repetitions: 3`.
+        let (code, out) = cmd(d, &["import", "--into", "rec", file, file, file], &[]);
+        assert_eq!(code, 0, "{file}: {out}");
+        let (code, out) = cmd(d, &["baseline", "update", "--replay", "rec"], &[]);
+        assert_eq!(code, 0, "{file}: {out}");
+        let (code, out) = cmd(d, &["check", "--replay", "rec"], &[]);
+        assert_eq!(code, 0, "{file}: {out}");
+    }
+}
+
+#[test]
+fn init_with_the_program_gates_it_live_synthetic() {
+    let standin = root().join("tests/standins/harness.py");
+    for flag in ["--json", "--benchmark_out", "--benchmark-json"] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let file = d.join("first.json");
+        let mut run = std::process::Command::new("python3");
+        run.arg(&standin);
+        if flag == "--json" {
+            run.arg("--json").arg(&file).arg("--jsonbin");
+        } else {
+            run.arg(format!("{flag}={}", file.display()));
+        }
+        assert!(run.status().unwrap().success());
+        let (code, out) = cmd(
+            d,
+            &[
+                "init",
+                "--from",
+                file.to_str().unwrap(),
+                "--",
+                "python3",
+                standin.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert_eq!(code, 0, "{flag}: {out}");
+        let (code, out) = cmd(d, &["baseline", "update"], &[]);
+        assert_eq!(code, 0, "{flag}: {out}");
+        let (code, out) = cmd(d, &["check"], &[]);
+        assert_eq!(code, 0, "{flag}: {out}");
+        let (code, out) = cmd(d, &["check"], &[("CGP_STANDIN_SLOWDOWN", "1.10")]);
+        assert_eq!(
+            code,
+            1,
+            "{flag}: {out}\n{}",
+            std::fs::read_to_string(d.join("cgp-gate.yaml")).unwrap()
+        );
+    }
+}
