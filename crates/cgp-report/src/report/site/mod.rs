@@ -229,13 +229,12 @@ fn point(row: &Row) -> Option<Point> {
 }
 
 fn change_point(c: &ChangeRow) -> CpOut {
-    use crate::foundation::units::{Percent, percent};
     // The shift as `changes` prints it, with the confidence its interval really has.
     let text = match c.interval {
         Some(i) => format!(
             "{} ({} CI)",
             crate::report::changes::row_change(c),
-            percent(i.confidence, Percent::Plain1)
+            confidence(i.confidence)
         ),
         None => crate::report::changes::row_change(c),
     };
@@ -247,6 +246,16 @@ fn change_point(c: &ChangeRow) -> CpOut {
         after: c.after,
         worse: c.worse,
     }
+}
+
+/// A confidence with the digits it needs to differ from 100%: `95.0%`, `99.998%`.
+fn confidence(c: f64) -> String {
+    let decimals = if c < 1.0 {
+        ((-(1.0 - c).log10() - 1e-9).ceil() as usize).saturating_sub(2).clamp(1, 6)
+    } else {
+        1
+    };
+    format!("{:.*}%", decimals, c * 100.0)
 }
 
 #[cfg(test)]

@@ -113,3 +113,10 @@ fn error_and_missing_rows_draw_no_point() {
     assert_eq!(h100["x"].as_array().unwrap().len(), 19);
     assert!(h100["x"].as_array().unwrap().iter().all(|x| x != 4));
 }
+
+#[test]
+fn confidences_keep_the_digits_that_differ_from_100() {
+    assert_eq!(confidence(0.95), "95.0%");
+    assert_eq!(confidence(0.99998), "99.998%");
+    assert_eq!(confidence(0.999), "99.9%");
+}
