@@ -36,6 +36,12 @@
     var s = Number(v.toPrecision(3));
     return Math.abs(s) >= 1e5 || Math.abs(s) < 1e-3 ? s.toExponential(2) : String(s);
   }
+  // A tick: three significant digits, or as many more as ticks `step` apart need to differ.
+  function tick(v, step) {
+    if (v === 0 || !isFinite(v)) return three(v);
+    var p = Math.max(3, Math.floor(Math.log10(Math.abs(v))) - Math.floor(Math.log10(step)) + 1);
+    return String(Number(v.toPrecision(Math.min(p, 12))));
+  }
   function fmt(v, unit, sc) { sc = sc || scaleFor(unit, v); return three(v * sc.f) + (sc.u ? " " + sc.u : ""); }
   function niceTicks(lo, hi, n) {
     if (!(hi > lo)) { var d0 = Math.abs(lo) * 0.05 || 1; lo -= d0; hi += d0; }
@@ -44,7 +50,7 @@
     step *= err >= 7.5 ? 10 : err >= 3.5 ? 5 : err >= 1.5 ? 2 : 1;
     var out = [];
     for (var v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(v);
-    return { lo: Math.min(lo, out[0]), hi: Math.max(hi, out[out.length - 1]), ticks: out };
+    return { lo: Math.min(lo, out[0]), hi: Math.max(hi, out[out.length - 1]), ticks: out, step: step };
   }
 
   // ---- names, links ----
@@ -63,7 +69,7 @@
   }
 
   // ---- one chart ----
-  var W = 900, H = 230, L = 70, R = 12, T = 14, B = 40;
+  var W = 900, H = 230, L = 100, R = 12, T = 14, B = 40;
   function chart(s) {
     var lo = Infinity, hi = -Infinity, i, k;
     for (i = 0; i < s.y.length; i++) {
@@ -80,7 +86,7 @@
     var grid = "";
     yt.ticks.forEach(function (v) {
       grid += "M" + L + " " + Y(v).toFixed(1) + "H" + (W - R);
-      svg.appendChild(el("svg:text", { x: L - 4, y: Y(v) + 4, "text-anchor": "end" }, three(v * sc.f) + " " + sc.u));
+      svg.appendChild(el("svg:text", { x: L - 4, y: Y(v) + 4, "text-anchor": "end" }, tick(v * sc.f, yt.step * sc.f) + " " + sc.u));
     });
     svg.appendChild(el("svg:path", { d: grid, stroke: "#eaeef2" }));
     var nx = Math.min(8, s.x.length), last = -1;
@@ -88,7 +94,8 @@
       var j = nx === 1 ? 0 : Math.round(k * (s.x.length - 1) / (nx - 1));
       if (j === last) continue;
       last = j;
-      svg.appendChild(el("svg:text", { x: X(s.x[j]), y: H - B + 16, "text-anchor": "middle" }, shortSha(s.x[j])));
+      var anchor = j === 0 && s.x.length > 1 ? "start" : j === s.x.length - 1 && s.x.length > 1 ? "end" : "middle";
+      svg.appendChild(el("svg:text", { x: X(s.x[j]), y: H - B + 16, "text-anchor": anchor }, shortSha(s.x[j])));
     }
     svg.appendChild(el("svg:text", { x: (L + W) / 2, y: H - 6, "text-anchor": "middle" }, "commit (oldest left); hover a point for its date and numbers"));
     var bars = "", line = "", thr = "", prevThr = null;
@@ -190,7 +197,7 @@
   D.series.forEach(function (s) {
     var sec = el("section", { "class": "series", id: s.id, "data-gpu": s.gpu });
     sec.appendChild(el("h3", {}, name(s)));
-    var meta = s.gpu + " · " + s.x.length + " results · " + (s.dir === "higher" ? "higher" : s.dir === "lower" ? "lower" : "no direction") + " is better";
+    var meta = (s.gpu || "(unnamed GPU)") + " · " + s.x.length + " results · " + (s.dir === "higher" ? "higher" : s.dir === "lower" ? "lower" : "no direction") + " is better";
     if (s.cps.length) meta += " · " + s.cps.map(function (c) { return "shift " + c.text + " from " + shortSha(c.at); }).join("; ");
     sec.appendChild(el("div", { "class": "meta" }, meta));
     var box = el("div", { "class": "chart" });
