@@ -33,6 +33,7 @@ mod gpu_env;
 mod gpu_health;
 mod gpu_kit;
 mod h100_real;
+mod history_site;
 mod ncu_real;
 mod nsys_cli;
 mod nsys_gate;

@@ -46,7 +46,8 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     if let Some(p) = &args.import_github_action_benchmark {
         let text = crate::foundation::fsutil::read_text(p, MAX_IMPORT_BYTES)
             .map_err(|e| e.into_error(p, "github-action-benchmark data file"))?;
-        let imported = crate::history::import::github_action_benchmark(&text).map_err(|m| Error::input(p, m))?;
+        let imported =
+            crate::history::import::github_action_benchmark(&text).map_err(|m| Error::input(p, m))?;
         if repo_url.is_none() {
             repo_url = imported.repo_url;
         }

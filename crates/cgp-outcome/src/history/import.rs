@@ -110,10 +110,7 @@ pub fn github_action_benchmark(text: &str) -> Result<Imported, String> {
             results.rows.push(row);
         }
     }
-    let results = order
-        .into_iter()
-        .filter_map(|c| by_commit.remove(c))
-        .collect();
+    let results = order.into_iter().filter_map(|c| by_commit.remove(c)).collect();
     Ok(Imported {
         repo_url: data.repo_url.filter(|u| !u.is_empty()),
         results,
@@ -128,8 +125,8 @@ fn header(commit: &str, date_ms: i64) -> Result<Results, String> {
         "source":"github-action-benchmark","synthetic":false,"fingerprint_mismatch":null,"shard":null,
         "git_commit":null,"date":"","fail_on":"regression","multiple_testing":"","rows":[]}"#;
     let mut v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    v["fingerprint"] = serde_json::to_value(crate::gpu::fingerprint::Fingerprint::default())
-        .map_err(|e| e.to_string())?;
+    v["fingerprint"] =
+        serde_json::to_value(crate::gpu::fingerprint::Fingerprint::default()).map_err(|e| e.to_string())?;
     let mut r: Results = serde_json::from_value(v).map_err(|e| e.to_string())?;
     r.git_commit = Some(commit.to_owned());
     r.date = date.to_string();
@@ -179,18 +176,31 @@ mod tests {
         }};"#;
         let imp = github_action_benchmark(text).unwrap();
         assert_eq!(imp.repo_url.as_deref(), Some("https://github.com/o/r"));
-        let commits: Vec<_> = imp.results.iter().map(|r| r.git_commit.clone().unwrap()).collect();
+        let commits: Vec<_> = imp
+            .results
+            .iter()
+            .map(|r| r.git_commit.clone().unwrap())
+            .collect();
         assert_eq!(commits, ["c1", "c2"]);
         assert_eq!(imp.results[1].rows.len(), 2);
         assert_eq!(imp.results[0].date, "1970-01-01T00:00:01Z");
-        let y = imp.results[1].rows.iter().find(|r| r.key.kernel_label() == "y").unwrap();
+        let y = imp.results[1]
+            .rows
+            .iter()
+            .find(|r| r.key.kernel_label() == "y")
+            .unwrap();
         assert_eq!(y.direction, Some(Direction::Higher));
         assert_eq!(y.candidate.as_ref().unwrap().median, 2.0);
     }
 
     #[test]
     fn other_files_are_refused_with_what_to_pass() {
-        for bad in ["", "[]", "window.BENCHMARK_DATA {}", "window.BENCHMARK_DATA = {\"entries\": 3}"] {
+        for bad in [
+            "",
+            "[]",
+            "window.BENCHMARK_DATA {}",
+            "window.BENCHMARK_DATA = {\"entries\": 3}",
+        ] {
             let e = github_action_benchmark(bad).unwrap_err();
             assert!(e.contains("data.js") || e.contains('='), "{bad}: {e}");
         }

@@ -120,7 +120,10 @@ fn data(input: &SiteInput<'_>) -> SiteData {
         .map(|(p, r)| CommitOut {
             sha: visible(r.git_commit.as_deref().unwrap_or("")),
             date: visible(&r.date),
-            file: visible(&p.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())),
+            file: visible(
+                &p.file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            ),
         })
         .collect();
     let mut series: BTreeMap<OwnedRowKey, SeriesOut> = BTreeMap::new();
@@ -135,7 +138,12 @@ fn data(input: &SiteInput<'_>) -> SiteData {
             s.y.push(p.y);
             s.lo.push(p.band.map(|b| b.0));
             s.hi.push(p.band.map(|b| b.1));
-            s.thr.push(row.threshold.as_ref().and_then(|t| t.limit).filter(|l| l.is_finite()));
+            s.thr.push(
+                row.threshold
+                    .as_ref()
+                    .and_then(|t| t.limit)
+                    .filter(|l| l.is_finite()),
+            );
             s.t.push(
                 row.estimate
                     .change
@@ -157,7 +165,12 @@ fn data(input: &SiteInput<'_>) -> SiteData {
     let mut series: Vec<SeriesOut> = series.into_values().collect();
     // Changed series first, worse ones first, the largest shift first; then by name.
     series.sort_by(|a, b| {
-        let size = |s: &SeriesOut| s.cps.iter().filter_map(|c| c.change).fold(0.0_f64, |m, c| m.max(c.abs()));
+        let size = |s: &SeriesOut| {
+            s.cps
+                .iter()
+                .filter_map(|c| c.change)
+                .fold(0.0_f64, |m, c| m.max(c.abs()))
+        };
         (b.worse, !b.cps.is_empty())
             .cmp(&(a.worse, !a.cps.is_empty()))
             .then(size(b).total_cmp(&size(a)))
@@ -214,7 +227,10 @@ fn point(row: &Row) -> Option<Point> {
                 .map(|[l, h]| (on_scale(b, l), on_scale(b, h))),
         },
         _ => {
-            let c = row.candidate.as_ref().filter(|c| c.n > 0 && c.median.is_finite())?;
+            let c = row
+                .candidate
+                .as_ref()
+                .filter(|c| c.n > 0 && c.median.is_finite())?;
             Point {
                 y: c.median,
                 band: row
@@ -251,7 +267,9 @@ fn change_point(c: &ChangeRow) -> CpOut {
 /// A confidence with the digits it needs to differ from 100%: `95.0%`, `99.998%`.
 fn confidence(c: f64) -> String {
     let decimals = if c < 1.0 {
-        ((-(1.0 - c).log10() - 1e-9).ceil() as usize).saturating_sub(2).clamp(1, 6)
+        ((-(1.0 - c).log10() - 1e-9).ceil() as usize)
+            .saturating_sub(2)
+            .clamp(1, 6)
     } else {
         1
     };

@@ -52,8 +52,20 @@ fn history() -> Vec<(PathBuf, Results)> {
             let step = if i >= 10 { 0.05 } else { 0.0 };
             let wiggle = (i % 3) as f64 * 0.001;
             let rows = [
-                ("H100", "k</script><script>alert(1)</script>", 1000.0, step + wiggle, [step, step + 0.01]),
-                ("H200", "k</script><script>alert(1)</script>", 800.0, wiggle, [-0.01, 0.01]),
+                (
+                    "H100",
+                    "k</script><script>alert(1)</script>",
+                    1000.0,
+                    step + wiggle,
+                    [step, step + 0.01],
+                ),
+                (
+                    "H200",
+                    "k</script><script>alert(1)</script>",
+                    800.0,
+                    wiggle,
+                    [-0.01, 0.01],
+                ),
             ];
             (PathBuf::from(format!("r{i}.json")), results(&rows, i))
         })
@@ -80,7 +92,10 @@ fn points_are_the_decided_estimates_with_their_intervals_and_thresholds() {
     assert_eq!(series.len(), 2);
     let h100 = series.iter().find(|s| s["gpu"] == "H100").unwrap();
     let row = &inputs[12].1.rows[0];
-    let (b, c) = (row.baseline.as_ref().unwrap().median, row.estimate.change.unwrap());
+    let (b, c) = (
+        row.baseline.as_ref().unwrap().median,
+        row.estimate.change.unwrap(),
+    );
     assert_eq!(h100["y"][12].as_f64().unwrap(), b * (1.0 + c));
     let ci = row.estimate.change_ci.unwrap();
     assert_eq!(h100["lo"][12].as_f64().unwrap(), b * (1.0 + ci[0]));
@@ -101,7 +116,10 @@ fn names_cannot_end_the_data_element() {
     let (_, page) = data_of(&history());
     assert_eq!(page.matches("</script>").count(), 2, "only the page's own two");
     assert!(page.contains("k\\u003c/script\\u003e\\u003cscript\\u003e"));
-    assert_eq!(escape_script_json("a<b>&\u{2028}"), "a\\u003cb\\u003e\\u0026\\u2028");
+    assert_eq!(
+        escape_script_json("a<b>&\u{2028}"),
+        "a\\u003cb\\u003e\\u0026\\u2028"
+    );
 }
 
 #[test]
@@ -109,7 +127,13 @@ fn error_and_missing_rows_draw_no_point() {
     let mut inputs = history();
     inputs[4].1.rows[0].set_verdict(RowVerdict::Error);
     let (d, _) = data_of(&inputs);
-    let h100 = d["series"].as_array().unwrap().iter().find(|s| s["gpu"] == "H100").unwrap().clone();
+    let h100 = d["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["gpu"] == "H100")
+        .unwrap()
+        .clone();
     assert_eq!(h100["x"].as_array().unwrap().len(), 19);
     assert!(h100["x"].as_array().unwrap().iter().all(|x| x != 4));
 }
