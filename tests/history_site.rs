@@ -287,7 +287,7 @@ fn github_action_benchmark_history_is_imported_from_the_real_file() {
     let (_, data) = site(&[], &out, &[&flag]);
     let series = data["series"].as_array().unwrap();
     assert_eq!(series.len(), names.len());
-    assert_eq!(data["repo"], "https://github.com/luigifcruz/blade");
+    assert_eq!(data["commit_url"], "https://github.com/luigifcruz/blade/commit/");
     // One point per commit, with the file's value, in the order the benchmarks ran.
     let run = &entries["Memory Benchmark"][0];
     let bench = &run["benches"][0];

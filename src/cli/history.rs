@@ -17,6 +17,10 @@ pub struct HistoryArgs {
     /// The repository's web address, for links to commits (https://github.com/OWNER/NAME).
     #[arg(long, value_name = "URL")]
     pub repo_url: Option<String>,
+    /// Where a commit's page is, without its SHA (GitLab: `$CI_PROJECT_URL/-/commit/`); by
+    /// default `--repo-url` followed by `/commit/` (GitHub's form).
+    #[arg(long, value_name = "URL")]
+    pub commit_url: Option<String>,
     /// The page's heading.
     #[arg(long)]
     pub title: Option<String>,
@@ -41,6 +45,7 @@ impl From<HistoryArgs> for crate::commands::history::Options {
             out,
             import_github_action_benchmark,
             repo_url,
+            commit_url,
             title,
             last,
             alpha,
@@ -52,6 +57,7 @@ impl From<HistoryArgs> for crate::commands::history::Options {
             out,
             import_github_action_benchmark,
             repo_url,
+            commit_url,
             title,
             last,
             alpha,

@@ -21,6 +21,7 @@ pub struct Options {
     pub out: PathBuf,
     pub import_github_action_benchmark: Option<PathBuf>,
     pub repo_url: Option<String>,
+    pub commit_url: Option<String>,
     pub title: Option<String>,
     pub last: Option<usize>,
     pub alpha: f64,
@@ -65,13 +66,20 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
                 .to_owned(),
         ));
     }
-    if let Some(u) = &repo_url
-        && !(u.starts_with("https://") || u.starts_with("http://"))
-    {
-        return Err(Error::Usage(format!(
-            "--repo-url `{u}` is not a web address; pass https://github.com/OWNER/NAME"
-        )));
+    for (flag, u) in [("--repo-url", &repo_url), ("--commit-url", &args.commit_url)] {
+        if let Some(u) = u
+            && !(u.starts_with("https://") || u.starts_with("http://"))
+        {
+            return Err(Error::Usage(format!(
+                "{flag} `{u}` is not a web address; pass https://github.com/OWNER/NAME (--repo-url) \
+                 or the address of a commit's page without its SHA (--commit-url)"
+            )));
+        }
     }
+    let commit_url = args
+        .commit_url
+        .clone()
+        .or_else(|| repo_url.as_ref().map(|u| format!("{}/commit/", u.trim_end_matches('/'))));
     crate::history::series::name_gpus(&mut inputs);
     let opts = crate::history::changes::ChangesOptions {
         alpha: args.alpha,
@@ -83,7 +91,7 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     let site = crate::report::site::SiteInput {
         inputs: &inputs,
         changes: &changes,
-        repo_url: repo_url.as_deref(),
+        commit_url: commit_url.as_deref(),
         title: args.title.as_deref().unwrap_or("cgp-gate: performance history"),
     };
     let page = crate::report::site::page(&site);

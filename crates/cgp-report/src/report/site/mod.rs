@@ -36,8 +36,8 @@ pub struct SiteInput<'a> {
     pub inputs: &'a [(PathBuf, Results)],
     /// What `changes` found over the same inputs.
     pub changes: &'a ChangesReport,
-    /// The repository's web address (`https://github.com/OWNER/NAME`), for links to commits.
-    pub repo_url: Option<&'a str>,
+    /// Where a commit's page is: this and its SHA (`https://github.com/OWNER/NAME/commit/`).
+    pub commit_url: Option<&'a str>,
     /// The page's heading.
     pub title: &'a str,
 }
@@ -46,7 +46,8 @@ pub struct SiteInput<'a> {
 struct SiteData {
     title: String,
     tool_version: &'static str,
-    repo: Option<String>,
+    /// The address of a commit's page without its SHA.
+    commit_url: Option<String>,
     synthetic: bool,
     /// Significance level of each change-point test.
     level: f64,
@@ -178,7 +179,7 @@ fn data(input: &SiteInput<'_>) -> SiteData {
     SiteData {
         title: visible(input.title),
         tool_version: env!("CARGO_PKG_VERSION"),
-        repo: input.repo_url.map(visible),
+        commit_url: input.commit_url.map(visible),
         synthetic: input.changes.synthetic || input.inputs.iter().any(|(_, r)| r.synthetic),
         level: input.changes.level,
         commits,

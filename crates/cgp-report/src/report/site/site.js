@@ -58,8 +58,8 @@
   function shortSha(i) { var c = D.commits[i]; return c && c.sha ? c.sha.slice(0, 7) : "#" + i; }
   function commitUrl(i) {
     var c = D.commits[i];
-    if (!D.repo || !c || !/^[0-9a-f]{7,64}$/i.test(c.sha) || !/^https:\/\/[^\s"<>]+$/.test(D.repo)) return null;
-    return D.repo.replace(/\/+$/, "") + "/commit/" + c.sha;
+    if (!D.commit_url || !c || !/^[0-9a-f]{7,64}$/i.test(c.sha) || !/^https?:\/\/[^\s"<>]+$/.test(D.commit_url)) return null;
+    return D.commit_url + c.sha;
   }
   function commitCell(i) {
     var u = commitUrl(i);

@@ -77,7 +77,7 @@ fn data_of(inputs: &[(PathBuf, Results)]) -> (serde_json::Value, String) {
     let input = SiteInput {
         inputs,
         changes: &changes,
-        repo_url: Some("https://github.com/o/r"),
+        commit_url: Some("https://github.com/o/r/commit/"),
         title: "t",
     };
     (serde_json::from_str(&data_json(&input)).unwrap(), page(&input))
