@@ -76,10 +76,11 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
             )));
         }
     }
-    let commit_url = args
-        .commit_url
-        .clone()
-        .or_else(|| repo_url.as_ref().map(|u| format!("{}/commit/", u.trim_end_matches('/'))));
+    let commit_url = args.commit_url.clone().or_else(|| {
+        repo_url
+            .as_ref()
+            .map(|u| format!("{}/commit/", u.trim_end_matches('/')))
+    });
     crate::history::series::name_gpus(&mut inputs);
     let opts = crate::history::changes::ChangesOptions {
         alpha: args.alpha,
