@@ -5,9 +5,10 @@
 
 FILES results files OUT_DIR/r0000.json ... of SERIES rows each (FILES x SERIES results), made
 from tests/fixtures/results/mixed.json's first compared row: target `t<k>` (k < SERIES), spread
-over GPUS GPU names (default 2). Each row's estimate (change, interval, candidate median) gets
-seeded log-normal noise (CV 1%); every 25th series steps up 5% from 0.6 FILES on. Every file is
-marked `"synthetic": true`. Not a GPU measurement.
+over GPUS GPU names (default 2). Each row's estimate is its baseline times seeded log-normal
+noise (CV 1%), with an interval of +-1% and a 5% threshold; every 25th series steps up 5% from
+0.6 FILES on (a regression where its interval is above the threshold). Every file is marked
+`"synthetic": true`. Not a GPU measurement.
 """
 import hashlib
 import json
@@ -34,11 +35,13 @@ for i in range(n):
         r["target"] = f"t{k // 4}"
         r["size"] = f"n={1 << (10 + k % 4)}"
         r["gpu"] = f"GPU {k % gpus}"
-        r["verdict"] = "pass"
+        base = r["baseline"]["median"]
+        r["threshold"] = {"kind": "relative", "fraction": 0.05, "tolerance": 0.05, "limit": base * 1.05}
         f = math.exp(0.01 * rng.gauss(0, 1)) * (1.05 if k % 25 == 0 and i >= 0.6 * n else 1.0)
-        r["change"] = (1 + r["change"]) * f - 1
-        r["change_ci"] = [(1 + c) * f - 1 for c in r["change_ci"]]
-        r["candidate"]["median"] *= f
+        r["change"] = f - 1
+        r["change_ci"] = [f * 0.99 - 1, f * 1.01 - 1]
+        r["candidate"]["median"] = base * f
+        r["verdict"] = "regression" if r["change_ci"][0] > 0.05 else "pass"
         rows.append(r)
     d["rows"] = rows
     with open(os.path.join(out, f"r{i:04d}.json"), "w") as fh:
