@@ -377,3 +377,68 @@ fn the_output_folder_is_its_own_and_bad_inputs_are_clear_errors() {
     assert!(text.contains("symbolic link"), "{text}");
     assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "keep");
 }
+
+#[test]
+fn the_check_summary_links_each_row_to_its_chart_on_the_site() {
+    // A real check of the slowed-down example recording, as GitHub Actions runs it, with the
+    // site's address set: each highlighted row's metric links to the chart of its series on the
+    // site drawn from the same results.
+    let dir = tempfile::tempdir().unwrap();
+    let (json, summary) = (dir.path().join("r.json"), dir.path().join("summary.md"));
+    let out = bin()
+        .args([
+            "check",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+            "examples/recordings/pr-slowdown",
+            "--baselines",
+            "examples/baselines",
+            "--json",
+        ])
+        .arg(&json)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_OUTPUT", dir.path().join("out"))
+        .env("CGP_GATE_HISTORY_URL", "https://acme.github.io/kernels/")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(&summary).unwrap();
+    let links: Vec<&str> = md
+        .split("](https://acme.github.io/kernels/#")
+        .skip(1)
+        .map(|rest| &rest[..rest.find(')').unwrap()])
+        .collect();
+    assert!(!links.is_empty(), "{md}");
+    let (_, data) = site(std::slice::from_ref(&json), &dir.path().join("site"), &[]);
+    let ids: BTreeSet<&str> = data["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    for l in &links {
+        assert!(ids.contains(l), "{l} is no chart of the site");
+    }
+    // Without the address, the same summary has no link.
+    let summary2 = dir.path().join("summary2.md");
+    bin()
+        .args(["report", "--from"])
+        .arg(&json)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary2)
+        .env("GITHUB_OUTPUT", dir.path().join("out"))
+        .output()
+        .unwrap();
+    let plain = std::fs::read_to_string(&summary2).unwrap();
+    assert!(
+        plain.contains("gpu__time_duration.sum") && !plain.contains("github.io"),
+        "{plain}"
+    );
+}

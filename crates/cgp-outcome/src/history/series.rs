@@ -27,6 +27,16 @@ pub fn anchor(key: &RowKey<'_>) -> String {
     format!("s-{hex}")
 }
 
+/// The anchor of `row`'s chart, its GPU named as [`name_gpus`] names it (a check comment's link to
+/// the history site).
+pub fn anchor_of_row(results: &Results, row: &crate::outcome::results::Row) -> String {
+    let gpu = match row.key.gpu.as_str() {
+        "" => results.fingerprint.gpu_name.known().unwrap_or(""),
+        g => g,
+    };
+    anchor(&RowKey { gpu, ..row.key() })
+}
+
 /// Name the GPU of every row that names none (a single-GPU `check` leaves it empty) after the
 /// run's fingerprint, so that a history measured on two kinds of GPU keeps two series instead of
 /// drawing one line across them. Rows of a fingerprint without a GPU name stay as they are.
