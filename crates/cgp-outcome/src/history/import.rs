@@ -190,7 +190,7 @@ mod tests {
             .find(|r| r.key.kernel_label() == "y")
             .unwrap();
         assert_eq!(y.direction, Some(Direction::Higher));
-        assert_eq!(y.candidate.as_ref().unwrap().median, 2.0);
+        assert_eq!(y.candidate.as_ref().unwrap().samples, [2.0]);
     }
 
     #[test]

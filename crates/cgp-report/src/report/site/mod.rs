@@ -157,13 +157,31 @@ fn data(input: &SiteInput<'_>) -> SiteData {
             });
         }
     }
+    let mut series: Vec<SeriesOut> = series.into_values().collect();
+    // A change row names its kernel by its label (`-` for a row of no kernel), so series are
+    // matched by their labels.
     for c in &input.changes.rows {
-        if let Some(s) = series.get_mut(&c.key().to_owned()) {
+        let k = c.key();
+        let same = |s: &&mut SeriesOut| {
+            (
+                s.gpu.as_str(),
+                s.target.as_str(),
+                s.size.as_str(),
+                s.kernel.as_str(),
+                s.metric.as_str(),
+            ) == (
+                visible(k.gpu).as_str(),
+                visible(k.target).as_str(),
+                visible(k.size).as_str(),
+                visible(k.kernel.unwrap_or("-")).as_str(),
+                visible(k.metric).as_str(),
+            )
+        };
+        if let Some(s) = series.iter_mut().find(same) {
             s.worse |= c.worse;
             s.cps.push(change_point(c));
         }
     }
-    let mut series: Vec<SeriesOut> = series.into_values().collect();
     // Changed series first, worse ones first, the largest shift first; then by name.
     series.sort_by(|a, b| {
         let size = |s: &SeriesOut| {

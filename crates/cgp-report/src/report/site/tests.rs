@@ -96,11 +96,12 @@ fn points_are_the_decided_estimates_with_their_intervals_and_thresholds() {
         row.baseline.as_ref().unwrap().median,
         row.estimate.change.unwrap(),
     );
-    assert_eq!(h100["y"][12].as_f64().unwrap(), b * (1.0 + c));
+    // The same number, exactly (JSON values compare the floats).
+    assert_eq!(h100["y"][12], serde_json::json!(b * (1.0 + c)));
     let ci = row.estimate.change_ci.unwrap();
-    assert_eq!(h100["lo"][12].as_f64().unwrap(), b * (1.0 + ci[0]));
-    assert_eq!(h100["hi"][12].as_f64().unwrap(), b * (1.0 + ci[1]));
-    assert_eq!(h100["thr"][12].as_f64().unwrap(), 1050.0);
+    assert_eq!(h100["lo"][12], serde_json::json!(b * (1.0 + ci[0])));
+    assert_eq!(h100["hi"][12], serde_json::json!(b * (1.0 + ci[1])));
+    assert_eq!(h100["thr"][12], serde_json::json!(1050.0));
     // The change as every report prints it.
     assert_eq!(h100["t"][12], crate::report::format::change_with_ci(row));
     // The step at 10 is found and marked there; the changed series comes first.
@@ -143,4 +144,22 @@ fn confidences_keep_the_digits_that_differ_from_100() {
     assert_eq!(confidence(0.95), "95.0%");
     assert_eq!(confidence(0.99998), "99.998%");
     assert_eq!(confidence(0.999), "99.9%");
+}
+
+#[test]
+fn a_row_of_no_kernel_gets_its_change_point() {
+    let mut inputs = history();
+    for (_, r) in &mut inputs {
+        r.rows[0].key.kernel = None;
+    }
+    let (d, _) = data_of(&inputs);
+    let h100 = d["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["gpu"] == "H100")
+        .unwrap()
+        .clone();
+    assert_eq!(h100["kernel"], "-");
+    assert_eq!(h100["cps"][0]["at"], 10, "{h100}");
 }
