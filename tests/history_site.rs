@@ -103,8 +103,9 @@ fn expected_series(files: &[PathBuf]) -> BTreeSet<String> {
 }
 
 /// Every series of the data that has no drawn chart in Chromium's DOM (the page opened with
-/// `#all`, which draws every chart at once), and the console's messages.
-fn missing_charts(bin: &str, page: &Path, data: &Value) -> (Vec<String>, Vec<String>) {
+/// `#all`, which draws every chart at once, so nothing waits for a scroll), the console's
+/// messages and the DOM.
+fn missing_charts(bin: &str, page: &Path, data: &Value) -> (Vec<String>, Vec<String>, String) {
     let (dom, console) = run_chromium_url(bin, &format!("file://{}#all", page.display()), &["--dump-dom"]);
     let missing = data["series"]
         .as_array()
@@ -120,7 +121,7 @@ fn missing_charts(bin: &str, page: &Path, data: &Value) -> (Vec<String>, Vec<Str
             !section.contains("<svg") || !section.contains("class=\"plot\"")
         })
         .collect();
-    (missing, console)
+    (missing, console, dom)
 }
 
 #[test]
@@ -178,13 +179,11 @@ fn a_real_history_becomes_a_site_with_a_chart_per_series_and_its_change() {
     else {
         return;
     };
-    let (page, data) = site(&files, &out, &["--repo-url", "https://github.com/o/r"]);
-    let _ = page;
+    let (_, data) = site(&files, &out, &["--repo-url", "https://github.com/o/r"]);
     let index = out.join("index.html");
-    let (missing, console) = missing_charts(bin, &index, &data);
+    let (missing, console, dom) = missing_charts(bin, &index, &data);
     assert!(console.is_empty(), "console messages: {console:#?}");
     assert!(missing.is_empty(), "series without a chart: {missing:?}");
-    let (dom, _) = run_chromium_url(bin, &format!("file://{}", index.display()), &["--dump-dom"]);
     assert!(
         dom.contains("href=\"https://github.com/o/r/commit/"),
         "links to the commits"
@@ -210,7 +209,7 @@ fn the_missing_chart_check_catches_a_series_without_one() {
     );
     let planted = dir.path().join("planted.html");
     std::fs::write(&planted, skipped).unwrap();
-    let (missing, _) = missing_charts(bin, &planted, &data);
+    let (missing, _, _) = missing_charts(bin, &planted, &data);
     assert_eq!(missing, [data["series"][1]["id"].as_str().unwrap()]);
 }
 
@@ -313,12 +312,11 @@ fn github_action_benchmark_history_is_imported_from_the_real_file() {
         return;
     };
     let index = out.join("index.html");
-    let (missing, console) = missing_charts(bin, &index, &data);
+    let (missing, console, dom) = missing_charts(bin, &index, &data);
     assert!(
         console.is_empty() && missing.is_empty(),
         "{console:#?} {missing:?}"
     );
-    let (dom, _) = run_chromium_url(bin, &format!("file://{}", index.display()), &["--dump-dom"]);
     assert!(dom.contains(&format!("https://github.com/luigifcruz/blade/commit/{sha}")));
 }
 
@@ -358,6 +356,7 @@ fn the_output_folder_is_its_own_and_bad_inputs_are_clear_errors() {
         text.contains("data.js") && text.contains("github-action-benchmark"),
         "{text}"
     );
+    assert!(!out.exists(), "a bad input leaves no folder behind");
     let (code, text) = run_history(&[
         files[0].as_os_str(),
         "--out".as_ref(),

@@ -41,7 +41,6 @@ const MAX_IMPORT_BYTES: u64 = 64 << 20;
 /// # Errors
 /// Unreadable or invalid inputs, a folder of someone else's files, files that cannot be written.
 pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
-    check_out_dir(&args.out)?;
     let mut repo_url = args.repo_url.clone();
     let mut inputs: Vec<(PathBuf, Results)> = Vec::new();
     if let Some(p) = &args.import_github_action_benchmark {
@@ -96,6 +95,8 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
         title: args.title.as_deref().unwrap_or("cgp-gate: performance history"),
     };
     let page = crate::report::site::page(&site);
+    // The folder is checked (and made) once the inputs are read: a bad input leaves no folder.
+    check_out_dir(&args.out)?;
     let inputs_read: Vec<&Path> = args
         .files
         .iter()
