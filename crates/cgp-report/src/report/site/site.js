@@ -69,7 +69,7 @@
   }
 
   // ---- one chart ----
-  var W = 900, H = 230, L = 100, R = 12, T = 14, B = 40;
+  var W = 900, H = 230, R = 12, T = 14, B = 40;
   function chart(s) {
     var lo = Infinity, hi = -Infinity, i, k;
     for (i = 0; i < s.y.length; i++) {
@@ -78,15 +78,18 @@
       if (s.thr[i] !== null) { lo = Math.min(lo, s.thr[i]); hi = Math.max(hi, s.thr[i]); }
     }
     var yt = niceTicks(lo, hi, 5), sc = scaleFor(s.unit, Math.max(Math.abs(yt.lo), Math.abs(yt.hi)));
+    var labels = yt.ticks.map(function (v) { return tick(v * sc.f, yt.step * sc.f) + " " + sc.u; });
+    // The left margin fits the longest tick label (about 6.5 px a character at 11 px).
+    var L = Math.min(W / 3, 12 + 6.5 * Math.max.apply(null, labels.map(function (t) { return t.length; })));
     var x0 = s.x[0], x1 = s.x[s.x.length - 1];
     var X = function (x) { return L + (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5) * (W - L - R); };
     var Y = function (y) { return T + (1 - (y - yt.lo) / (yt.hi - yt.lo)) * (H - T - B); };
     var svg = el("svg:svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img", "class": "plot" });
     svg.appendChild(el("svg:title", {}, name(s) + " (" + s.gpu + ")"));
     var grid = "";
-    yt.ticks.forEach(function (v) {
+    yt.ticks.forEach(function (v, i) {
       grid += "M" + L + " " + Y(v).toFixed(1) + "H" + (W - R);
-      svg.appendChild(el("svg:text", { x: L - 4, y: Y(v) + 4, "text-anchor": "end" }, tick(v * sc.f, yt.step * sc.f) + " " + sc.u));
+      svg.appendChild(el("svg:text", { x: L - 4, y: Y(v) + 4, "text-anchor": "end" }, labels[i]));
     });
     svg.appendChild(el("svg:path", { d: grid, stroke: "#eaeef2" }));
     var nx = Math.min(8, s.x.length), last = -1;
