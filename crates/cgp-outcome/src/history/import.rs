@@ -92,7 +92,7 @@ pub fn github_action_benchmark(text: &str) -> Result<Imported, String> {
     for (entry, suite) in runs {
         if !entry.benches.iter().all(|b| b.value.is_finite()) {
             return Err(format!(
-                "suite `{suite}` at commit {} has a value that is not a number",
+                "suite `{suite}` at commit {} has a value that is not a finite number; fix or remove that entry",
                 entry.commit.id
             ));
         }
@@ -119,8 +119,9 @@ pub fn github_action_benchmark(text: &str) -> Result<Imported, String> {
 
 /// A results file's header for one imported commit.
 fn header(commit: &str, date_ms: i64) -> Result<Results, String> {
-    let date = jiff::Timestamp::from_millisecond(date_ms)
-        .map_err(|e| format!("commit {commit} has a date out of range ({date_ms}): {e}"))?;
+    let date = jiff::Timestamp::from_millisecond(date_ms).map_err(|e| {
+        format!("commit {commit} has a date out of range ({date_ms}): {e}; fix or remove that entry")
+    })?;
     let text = r#"{"schema_version":2,"verdict":"pass","tool_version":"","spec_hash":"","spec_path":"",
         "source":"github-action-benchmark","synthetic":false,"fingerprint_mismatch":null,"shard":null,
         "git_commit":null,"date":"","fail_on":"regression","multiple_testing":"","rows":[]}"#;
