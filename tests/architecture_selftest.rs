@@ -243,6 +243,24 @@ fn a_second_escaping_function_is_found() {
         &s,
         &["report/markdown.rs: expected exactly one escaping function"],
     );
+    // The history site's page, and the site's escaping used by another format.
+    let s = Scratch::new();
+    s.append(
+        "crates/cgp-report/src/report/site/page.rs",
+        "\nfn escape_text(s: &str) -> String {\n    s.to_owned()\n}\n",
+    );
+    s.append(
+        "crates/cgp-report/src/report/junit.rs",
+        "\nfn planted() -> String {\n    crate::report::site::escape_script_json(\"\")\n}\n",
+    );
+    finds(
+        escaping,
+        &s,
+        &[
+            "report/site/page.rs: expected exactly one escaping function",
+            "report/junit.rs uses `escape_script_json`",
+        ],
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use crate::support::bin;
 use serde_json::Value;
 
 /// A real results file: `check` of the example recording against the example baselines.
-fn real_results(dir: &Path) -> Value {
+pub(crate) fn real_results(dir: &Path) -> Value {
     let json = dir.join("base.json");
     let out = bin()
         .args([
@@ -34,7 +34,7 @@ fn real_results(dir: &Path) -> Value {
 }
 
 /// SplitMix64 + Box-Muller: seeded noise for the synthetic history.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
     fn uniform(&mut self) -> f64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -43,7 +43,7 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64 + 1e-18
     }
-    fn normal(&mut self) -> f64 {
+    pub(crate) fn normal(&mut self) -> f64 {
         let (a, b) = (self.uniform(), self.uniform());
         (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
     }
@@ -91,7 +91,7 @@ fn history(dir: &Path, seed: u64, cv: f64, step: &dyn Fn(usize, &Value) -> f64) 
         .collect()
 }
 
-fn commit(i: usize) -> String {
+pub(crate) fn commit(i: usize) -> String {
     format!("c0ffee{i:02}{}", "0".repeat(32))
 }
 

@@ -95,6 +95,16 @@ fn gitlab_template_has_the_jobs_and_passes_the_gitlab_ci_schema() {
             .contains("$CI_DEFAULT_BRANCH")
     );
     assert!(script_text(refresh).contains("cgp-gate baseline update"));
+    // The history site on GitLab Pages: a job named `pages` publishing `public/`.
+    let pages = &ci["pages"];
+    assert!(
+        script_text(pages).contains("cgp-gate history"),
+        "{}",
+        script_text(pages)
+    );
+    assert!(script_text(pages).contains("--out public"));
+    assert_eq!(pages["artifacts"]["paths"][0], "public");
+    assert_eq!(pages["needs"][0]["job"], "cgp-gate:baseline-refresh");
     // The token never goes on a command line or into a URL.
     let text = std::fs::read_to_string(root().join(rel)).unwrap();
     assert!(!text.contains(":${GITLAB_TOKEN}@") && !text.contains(":$GITLAB_TOKEN@"));

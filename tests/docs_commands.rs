@@ -60,6 +60,14 @@ const READERS_FILES: &[(&str, &str)] = &[
         "main's history of results files",
     ),
     (
+        "history --import-github-action-benchmark data.js --out site",
+        "data.js: the reader's github-action-benchmark history",
+    ),
+    (
+        "history --import-github-action-benchmark data.js history/*.json --out site",
+        "data.js and history/: the reader's github-action-benchmark history and results files",
+    ),
+    (
         "merge results-*.json",
         "the shards' results files of a sharded run",
     ),

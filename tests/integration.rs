@@ -36,6 +36,7 @@ mod h100_real;
 mod harness_gate;
 mod harness_import;
 mod harness_init;
+mod history_site;
 mod ncu_real;
 mod nsys_cli;
 mod nsys_gate;

@@ -4,13 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support;
+use crate::support::{chromium, run_chromium};
 
 use cgp_gate::outcome::results::Results;
 use cgp_gate::outcome::results::read as read_results;
 use cgp_gate::report::html;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
 const HOSTILE: &str =
     "<script>console.error('INJECTED')</script><img src=x onerror=\"console.error('X')\"> & \"q\" 'a'";
 
@@ -86,54 +85,6 @@ fn no_roofline_without_points_and_mismatch_is_flagged() {
     assert!(page.contains(
         "<th>field</th><th>baseline</th><th>this run</th></tr><tr><td>gpu_name</td><td>NVIDIA H200</td><td>NVIDIA H100 80GB HBM3</td>"
     ));
-}
-
-/// Chromium, or `None` (after a `SKIPPED` line; a failure under CI) when it is missing.
-fn chromium(test: &str) -> Option<&'static str> {
-    if Path::new(CHROMIUM).exists() {
-        return Some(CHROMIUM);
-    }
-    support::skip(
-        test,
-        &format!("{CHROMIUM} is not installed; run `bash .ci/setup` (Debian's chromium package)"),
-    );
-    None
-}
-
-/// Run headless Chromium on a file; returns (stdout, console lines from stderr).
-fn run_chromium(bin: &str, page: &Path, extra: &[&str]) -> (String, Vec<String>) {
-    let profile = tempfile::tempdir().unwrap();
-    let out = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(extra)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "chromium failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    // Page console messages are logged as `...:INFO:CONSOLE:<line>] "<message>"`, whatever their
-    // level; browser-internal noise (D-Bus, GPU probing) is not.
-    let console = stderr
-        .lines()
-        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
-        .map(str::to_owned)
-        .collect();
-    (String::from_utf8_lossy(&out.stdout).into_owned(), console)
 }
 
 fn write_page(dir: &Path, name: &str, text: &str) -> PathBuf {

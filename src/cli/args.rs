@@ -684,7 +684,7 @@ impl From<ChangesArgs> for commands::changes::Options {
 }
 
 /// `1%` -> 0.01, `0.01` -> 0.01.
-fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
+pub(crate) fn parse_fraction(text: &str) -> std::result::Result<f64, String> {
     let t = text.trim();
     let (num, scale) = match t.strip_suffix('%') {
         Some(n) => (n.trim(), 100.0),

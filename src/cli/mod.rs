@@ -4,6 +4,7 @@
 pub mod args;
 pub mod generate;
 pub mod gitlab;
+pub mod history;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -90,6 +91,10 @@ pub enum Command {
     /// means with a permutation test per target x size x kernel x metric. Exit 1 when a shift
     /// goes the bad way.
     Changes(ChangesArgs),
+    /// Write main's history as a static site (one page, no server): a chart per series with its
+    /// intervals, threshold and change points, from results files oldest first (and
+    /// github-action-benchmark's data.js).
+    History(history::HistoryArgs),
     /// Measure the base and the head tree in alternation (ABBA) on this GPU and judge each row
     /// on its pairs; no stored baseline. Same verdicts, reports and exit codes as `check`.
     Ab(AbArgs),
@@ -208,6 +213,7 @@ pub fn run(cli: Cli) -> Result<Exit> {
         }
         Command::Breakdown(args) => commands::breakdown::run(&args.into(), out),
         Command::Changes(args) => commands::changes::run(&args.into(), out),
+        Command::History(args) => commands::history::run(&args.into(), out),
         Command::Ab(args) => {
             let ui = args.ui.ui();
             commands::ab::run(&args.into(), &ui, out)

@@ -43,6 +43,10 @@ pub fn run(args: &Options, err: &mut dyn Write) -> Result<Exit> {
     )?;
     let md = MarkdownOptions {
         full_report_url: env.job_url.clone(),
+        // The history site's address (docs/history.md): each row links to its chart.
+        history_url: std::env::var("CGP_GATE_HISTORY_URL")
+            .ok()
+            .filter(|u| !u.trim().is_empty()),
         ..MarkdownOptions::default()
     };
     let outcome = post_note(&cfg, &markdown(&results, &md))?;

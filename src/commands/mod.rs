@@ -10,6 +10,7 @@ pub mod changes;
 pub mod check;
 pub mod env;
 pub mod gitlab_note;
+pub mod history;
 pub mod import;
 pub mod init;
 pub mod merge;

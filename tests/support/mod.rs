@@ -62,3 +62,60 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// Debian's Chromium, which `.ci/setup` installs (the HTML report and the history site are
+/// rendered by it headless).
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Chromium, or `None` (after a `SKIPPED` line; a failure under CI) when it is missing.
+pub fn chromium(test: &str) -> Option<&'static str> {
+    if std::path::Path::new(CHROMIUM).exists() {
+        return Some(CHROMIUM);
+    }
+    skip(
+        test,
+        &format!("{CHROMIUM} is not installed; run `bash .ci/setup` (Debian's chromium package)"),
+    );
+    None
+}
+
+/// Run headless Chromium on a file; returns (stdout, console lines from stderr).
+pub fn run_chromium(bin: &str, page: &std::path::Path, extra: &[&str]) -> (String, Vec<String>) {
+    run_chromium_url(bin, &format!("file://{}", page.display()), extra)
+}
+
+/// [`run_chromium`] on a URL (`file:///.../index.html#all`).
+pub fn run_chromium_url(bin: &str, url: &str, extra: &[&str]) -> (String, Vec<String>) {
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(url)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Page console messages are logged as `...:INFO:CONSOLE:<line>] "<message>"`, whatever their
+    // level; browser-internal noise (D-Bus, GPU probing) is not.
+    let console = stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .map(str::to_owned)
+        .collect();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), console)
+}

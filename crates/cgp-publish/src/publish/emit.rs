@@ -195,6 +195,7 @@ fn comment(results: &Results, opts: &ReportOptions, env: &GithubEnv) -> Result<O
     let cfg = GithubConfig::from_env(env, opts.repo.as_deref(), opts.pr, comment_marker(results))?;
     let md = MarkdownOptions {
         full_report_url: env.run_url(),
+        history_url: env.history_url.clone(),
         ..MarkdownOptions::default()
     };
     post_comment(&cfg, &markdown(results, &md)).map(Some)

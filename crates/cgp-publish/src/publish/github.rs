@@ -64,6 +64,9 @@ pub struct GithubEnv {
     pub run_id: Option<String>,
     /// `GITHUB_TOKEN`.
     pub token: Option<Token>,
+    /// `CGP_GATE_HISTORY_URL`: the history site's address (docs/history.md); the comment and the
+    /// step summary link each row to its chart there.
+    pub history_url: Option<String>,
 }
 
 impl GithubEnv {
@@ -85,6 +88,7 @@ impl GithubEnv {
             server_url: get("GITHUB_SERVER_URL"),
             run_id: get("GITHUB_RUN_ID"),
             token: get("GITHUB_TOKEN").map(Token::new),
+            history_url: get("CGP_GATE_HISTORY_URL"),
         }
     }
 
@@ -119,6 +123,9 @@ pub fn write_step_summary(results: &Results, env: &GithubEnv, opts: &MarkdownOpt
     let mut opts = opts.clone();
     if opts.full_report_url.is_none() {
         opts.full_report_url = env.run_url();
+    }
+    if opts.history_url.is_none() {
+        opts.history_url.clone_from(&env.history_url);
     }
     let body = markdown_fitting(results, &opts, &|s: &str| s.len() <= budget);
     if body.len() > budget {

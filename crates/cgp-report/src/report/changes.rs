@@ -18,7 +18,7 @@ fn opt_change(x: Option<f64>) -> String {
 }
 
 /// A shift with its interval: `+3.42% [+2.90%, +3.95%]`.
-fn row_change(row: &ChangeRow) -> String {
+pub(crate) fn row_change(row: &ChangeRow) -> String {
     match &row.interval {
         Some(i) => format!(
             "{} [{}, {}]",

@@ -28,6 +28,9 @@ pub struct MarkdownOptions {
     pub mermaid: bool,
     /// Where the full report lives (an artefact or run URL), linked when the body is shortened.
     pub full_report_url: Option<String>,
+    /// The history site's address (`cgp-gate history`, docs/history.md): each row's metric links
+    /// to its chart there.
+    pub history_url: Option<String>,
 }
 
 impl Default for MarkdownOptions {
@@ -36,6 +39,7 @@ impl Default for MarkdownOptions {
             max_chars: GITHUB_COMMENT_LIMIT,
             mermaid: true,
             full_report_url: None,
+            history_url: None,
         }
     }
 }
@@ -315,7 +319,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
             escape_md_cell(&super::format::nothing_to_look_at(results))
         ));
     } else {
-        table(results, &rows, shown, &mut md);
+        table(results, &rows, shown, opts, &mut md);
         if shown < rows.len() {
             md.push_str(&format!(
                 "\n… and {} more rows not shown here.\n",
@@ -372,7 +376,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
 
 /// The table of the highlighted rows: badge, (GPU,) target, size, kernel, metric, both medians,
 /// the change with its interval and p; the first `shown` of `rows`.
-fn table(results: &Results, rows: &[&Row], shown: usize, md: &mut String) {
+fn table(results: &Results, rows: &[&Row], shown: usize, opts: &MarkdownOptions, md: &mut String) {
     let common = common_ci_label(rows.iter().take(shown).copied());
     let ci = common.clone().unwrap_or_else(|| "CI".to_owned());
     // Merged results of several GPU types name the GPU of each row.
@@ -393,12 +397,41 @@ fn table(results: &Results, rows: &[&Row], shown: usize, md: &mut String) {
             code_span(&r.key.target, true),
             escape_md_cell(&r.key.size),
             code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
-            code_span(&r.key.metric, true),
+            metric_cell(results, r, opts.history_url.as_deref()),
             escape_md_cell(&change_cell(r, common.as_deref())),
             escape_md_cell(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
             escape_md_cell(&medians(r)),
         ));
     }
+}
+
+/// The metric's cell: its name, a link to the row's chart on the history site when there is one.
+fn metric_cell(results: &Results, row: &Row, history_url: Option<&str>) -> String {
+    let name = code_span(&row.key.metric, true);
+    match history_url {
+        Some(url) => format!(
+            "[{name}]({}#{})",
+            url_for_link(url),
+            crate::history::series::anchor_of_row(results, row)
+        ),
+        None => name,
+    }
+}
+
+/// A URL as a link destination: the characters that would end it or be read as Markdown or a
+/// character reference there, percent-encoded (the same address to a browser).
+fn url_for_link(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    for c in url.chars() {
+        match c {
+            ' ' | '(' | ')' | '<' | '>' | '|' | '"' | '`' | '\\' | '&' | '[' | ']' => {
+                out.push_str(&format!("%{:02X}", u32::from(c)));
+            }
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The counts of new and missing rows, the kernels that disappeared or appeared, the baseline

@@ -5,6 +5,7 @@
 //! - [`markdown`]: the pull-request comment and the step summary.
 //! - [`html`]: one self-contained page with charts.
 //! - [`annotations`]: GitHub Actions workflow-command annotations.
+//! - [`site`]: the history site of `cgp-gate history` (one page, charts drawn by its script).
 //! - [`export`]: the list of the formats a results file is written in, behind one trait.
 //!
 //! Writing and posting what they render is `crate::publish`.
@@ -21,6 +22,7 @@ pub mod junit;
 pub mod kernels;
 pub mod markdown;
 pub(crate) mod mermaid;
+pub mod site;
 pub mod table;
 pub mod text;
 
