@@ -432,7 +432,6 @@ pub fn fit(base: Runs<'_>, cand: Runs<'_>, slow_high: bool, trim: bool) -> Resul
 /// every side's far launches, then its slow-side dips, then (with 20 runs or more) its disturbed
 /// runs are marked; when the candidate's share of marked launches or of marked runs is
 /// significantly larger than the baseline's, nothing is left out on either side.
-#[expect(clippy::type_complexity, reason = "the fit's three parts, used once")]
 fn screened(
     groups: [Vec<Vec<f64>>; 2],
     ids: &[Vec<u32>; 2],
