@@ -30,6 +30,17 @@ const MAX_RESULTS_BYTES: u64 = 256 << 20;
 /// # Errors
 /// Unreadable or invalid results files, settings out of range, files that cannot be written.
 pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
+    let inputs: Vec<(&str, &std::path::Path)> = args
+        .files
+        .iter()
+        .map(|p| ("a results file", p.as_path()))
+        .collect();
+    let outputs = super::outputs::given(&[
+        ("--json", args.json.as_deref()),
+        ("--markdown", args.markdown.as_deref()),
+        ("--html", args.html.as_deref()),
+    ]);
+    super::outputs::refuse_outputs_onto_inputs(&outputs, &inputs)?;
     let skip = args.last.map_or(0, |n| args.files.len().saturating_sub(n));
     let mut inputs = Vec::new();
     for path in &args.files[skip..] {

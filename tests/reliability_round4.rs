@@ -1,0 +1,238 @@
+//! Issue 44, "an error is never a pass, round 4", item 1: one output rule for every command that
+//! writes. No output path may be an input of the run, another output of the run, a FIFO, a
+//! device or a symbolic link. Every test runs the binary on copies of the REAL H100 recordings
+//! (`examples/recordings/h100`, `examples/baselines-h100`) and asserts exit 2, the refusal's
+//! message, and that the file the output would have replaced is byte for byte unchanged
+//! (docs/reliability.md, "Round 4").
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{copy_dir, root};
+use assert_cmd::Command;
+
+const H100: &str = "examples/recordings/h100";
+const BASELINES: &str = "examples/baselines-h100";
+
+fn bin() -> Command {
+    let mut c = crate::support::bin();
+    c.env("CGP_GATE_NCU", "/nonexistent/ncu");
+    c
+}
+
+/// A temporary folder with the real recording `aa-live` (as `rec/`), the real baselines (as
+/// `baselines/`) and the real spec (as `check.yaml`).
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&root().join(H100).join("aa-live"), &dir.path().join("rec"));
+    copy_dir(&root().join(BASELINES), &dir.path().join("baselines"));
+    std::fs::copy(
+        root().join(H100).join("check.yaml"),
+        dir.path().join("check.yaml"),
+    )
+    .unwrap();
+    dir
+}
+
+/// Run `cmd`; assert exit 2 with `refusing to write FLAG here` and that `kept` did not change.
+fn refused(cmd: &mut Command, flag: &str, kept: &Path) {
+    let before = std::fs::read(kept).unwrap();
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{flag} onto {}: {text}",
+        kept.display()
+    );
+    assert!(text.contains(&format!("refusing to write {flag} here")), "{text}");
+    assert_eq!(
+        std::fs::read(kept).unwrap(),
+        before,
+        "{flag} changed {}",
+        kept.display()
+    );
+}
+
+fn csv(d: &Path) -> PathBuf {
+    d.join("rec/matmul/n=1024/0.csv")
+}
+
+#[test]
+fn ab_never_writes_over_its_spec_or_its_recording() {
+    let dir = setup();
+    let d = dir.path();
+    let spec = d.join("check.yaml");
+    for flag in ["--json", "--markdown", "--html", "--junit"] {
+        for kept in [spec.clone(), csv(d), d.join("rec/manifest.json")] {
+            refused(
+                bin()
+                    .args(["ab", "--spec"])
+                    .arg(&spec)
+                    .arg("--replay")
+                    .arg(d.join("rec"))
+                    .arg(flag)
+                    .arg(&kept),
+                flag,
+                &kept,
+            );
+        }
+    }
+}
+
+#[test]
+fn calibrate_never_writes_over_its_spec_or_its_recording() {
+    let dir = setup();
+    let d = dir.path();
+    let spec = d.join("check.yaml");
+    for (flag, kept) in [("--json", spec.clone()), ("--markdown", csv(d))] {
+        refused(
+            bin()
+                .args(["calibrate", "--spec"])
+                .arg(&spec)
+                .arg("--replay")
+                .arg(d.join("rec"))
+                .arg(flag)
+                .arg(&kept),
+            flag,
+            &kept,
+        );
+    }
+}
+
+/// A real results file of `check --replay` on the real recording.
+fn results(d: &Path, name: &str) -> PathBuf {
+    let json = d.join(name);
+    let out = bin()
+        .args(["check", "--color", "never", "--spec"])
+        .arg(d.join("check.yaml"))
+        .arg("--baselines")
+        .arg(d.join("baselines"))
+        .arg("--replay")
+        .arg(d.join("rec"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json
+}
+
+#[test]
+fn changes_and_breakdown_never_write_over_their_inputs() {
+    let dir = setup();
+    let d = dir.path();
+    let a = results(d, "a.json");
+    for flag in ["--json", "--markdown", "--html"] {
+        refused(
+            bin().arg("changes").arg(&a).arg(&a).arg(&a).arg(flag).arg(&a),
+            flag,
+            &a,
+        );
+    }
+    // `breakdown k.csv --json k.csv`: refused before the file is read.
+    let k = d.join("k.csv");
+    std::fs::write(&k, "kernel,ns\n").unwrap();
+    for flag in ["--json", "--csv", "--html"] {
+        refused(bin().arg("breakdown").arg(&k).arg(flag).arg(&k), flag, &k);
+    }
+}
+
+#[test]
+fn two_outputs_onto_one_path_are_refused() {
+    let dir = setup();
+    let d = dir.path();
+    let both = d.join("both");
+    std::fs::write(&both, "mine").unwrap();
+    refused(
+        bin()
+            .args(["check", "--spec"])
+            .arg(d.join("check.yaml"))
+            .arg("--baselines")
+            .arg(d.join("baselines"))
+            .arg("--replay")
+            .arg(d.join("rec"))
+            .arg("--json")
+            .arg(&both)
+            .arg("--markdown")
+            .arg(&both),
+        "--markdown",
+        &both,
+    );
+    let a = results(d, "a.json");
+    refused(
+        bin()
+            .arg("changes")
+            .arg(&a)
+            .arg(&a)
+            .arg("--json")
+            .arg(&both)
+            .arg("--html")
+            .arg(&both),
+        "--html",
+        &both,
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn links_fifos_and_devices_are_refused_without_opening_them() {
+    let dir = setup();
+    let d = dir.path();
+    let user = d.join("user-file");
+    std::fs::write(&user, "the user's own data").unwrap();
+    let link = d.join("link.json");
+    std::os::unix::fs::symlink(&user, &link).unwrap();
+    let fifo = d.join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let check = |out: &Path| {
+        let mut c = bin();
+        c.args(["check", "--spec"])
+            .arg(d.join("check.yaml"))
+            .arg("--baselines")
+            .arg(d.join("baselines"))
+            .arg("--replay")
+            .arg(d.join("rec"))
+            .arg("--json")
+            .arg(out);
+        c
+    };
+    refused(&mut check(&link), "--json", &user);
+    // A FIFO with no reader: refused from its type, never opened (an open would block here).
+    let out = check(&fifo).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("FIFO"), "{text}");
+    let out = check(Path::new("/dev/null")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a symbolic link")
+            || String::from_utf8_lossy(&out.stderr).contains("a device")
+    );
+    // `man --dir` writes no page through a link.
+    let man = d.join("man");
+    std::fs::create_dir_all(&man).unwrap();
+    std::os::unix::fs::symlink(&user, man.join("cgp-gate-check.1")).unwrap();
+    refused(bin().args(["man", "--dir"]).arg(&man), "man --dir", &user);
+    // `init --output` onto its own `--from` capture.
+    let from = csv(d);
+    refused(
+        bin()
+            .args(["init", "--force", "--from"])
+            .arg(&from)
+            .arg("--output")
+            .arg(&from),
+        "--output",
+        &from,
+    );
+}
