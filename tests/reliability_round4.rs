@@ -236,3 +236,120 @@ fn links_fifos_and_devices_are_refused_without_opening_them() {
         &from,
     );
 }
+
+// ---- Item 4: secrets --------------------------------------------------------------------------
+
+/// A live `check` (the stand-in ncu `tests/standins/run-app-ncu` runs the program as ncu would)
+/// of a program that prints secrets and fails: no report, nor the console, holds them.
+#[test]
+fn secrets_the_program_prints_reach_no_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let spec = "version: 1\ntargets:\n  - name: leaky\n    command: [sh, -c, \"echo GH_PAT=ghsecretvalue1; echo token=tksecretvalue2 >&2; echo OPENAI_KEY: sk-proj-AAAAAAAAAAAAAAAAAAAAAAAA >&2; exit 1\"]\n    kernel: vector_add\n    timeout: 20s\n    repetitions: 1\n    sizes: [{n: 1}]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n";
+    std::fs::write(d.join("cgp-gate.yaml"), spec).unwrap();
+    std::fs::create_dir_all(d.join("baselines")).unwrap();
+    let out = crate::support::bin()
+        .current_dir(d)
+        .env("CGP_GATE_NCU", root().join("tests/standins/run-app-ncu"))
+        .env(
+            "STANDIN_NCU_LOG",
+            root().join("examples/recordings/main/vector_add/n=1048576/0.csv"),
+        )
+        .env("GITHUB_STEP_SUMMARY", d.join("summary.md"))
+        .args([
+            "check",
+            "--allow-no-baselines",
+            "--baselines",
+            "baselines",
+            "--json",
+            "r.json",
+        ])
+        .args(["--markdown", "r.md", "--html", "r.html", "--junit", "r.xml"])
+        .output()
+        .unwrap();
+    let console = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{console}");
+    let json = std::fs::read_to_string(d.join("r.json")).unwrap();
+    // The live path was reached: the run error quotes the program's output, redacted.
+    assert!(json.contains("GH_PAT=[redacted]"), "{json}");
+    let mut texts = vec![("console", console), ("json", json)];
+    for f in ["r.md", "r.html", "r.xml"] {
+        let text = std::fs::read_to_string(d.join(f)).unwrap();
+        assert!(
+            text.contains("[redacted]"),
+            "{f} does not quote the output:\n{text}"
+        );
+        texts.push((f, text));
+    }
+    texts.push((
+        "summary",
+        std::fs::read_to_string(d.join("summary.md")).unwrap_or_default(),
+    ));
+    for (what, text) in &texts {
+        for secret in ["ghsecretvalue1", "tksecretvalue2", "sk-proj-AAAA"] {
+            assert!(!text.contains(secret), "{secret} in {what}:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn secret_like_variables_do_not_reach_the_program() {
+    let vars = [
+        ("GH_PAT", "secretA"),
+        ("OPENAI_KEY", "secretB"),
+        ("SSH_AUTH_SOCK", "/tmp/secretC"),
+        ("DOCKER_AUTH_CONFIG", "secretD"),
+        ("MY_TOKEN_2", "secretE"),
+        ("MAX_TOKENS", "512"),
+    ];
+    let env = crate::reliability_round3::program_env(&vars, "");
+    for (k, v) in &vars[..5] {
+        assert!(
+            !env.iter().any(|(n, val)| n == k || val == v),
+            "{k} reached the program"
+        );
+    }
+    assert!(env.contains(&("MAX_TOKENS".to_owned(), "512".to_owned())));
+}
+
+#[test]
+fn env_passthrough_of_a_ci_credential_needs_a_second_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cgp-gate.yaml");
+    for name in [
+        "GITHUB_TOKEN",
+        "ACTIONS_RUNTIME_TOKEN",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+        "CI_JOB_TOKEN",
+        "GITLAB_TOKEN",
+    ] {
+        let spec = format!(
+            "version: 1\ntargets:\n  - name: t\n    command: [./b]\n    env_passthrough: [HF_TOKEN, {name}]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n"
+        );
+        std::fs::write(&p, &spec).unwrap();
+        let out = bin().args(["validate", "--spec"]).arg(&p).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {text}");
+        assert!(text.contains("cgp-gate.yaml:5:33:"), "{text}");
+        assert!(
+            text.contains(&format!(
+                "`{name}` in the `env_passthrough` of target `t` is a credential of the CI job"
+            )),
+            "{text}"
+        );
+        assert!(text.contains("env_passthrough_ci_credentials"), "{text}");
+        // Acknowledged by the second key: valid.
+        let acked = spec.replace(
+            "    metrics:",
+            &format!("    env_passthrough_ci_credentials: [{name}]\n    metrics:"),
+        );
+        std::fs::write(&p, acked).unwrap();
+        let out = bin().args(["validate", "--spec"]).arg(&p).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
