@@ -353,3 +353,46 @@ fn env_passthrough_of_a_ci_credential_needs_a_second_key() {
         );
     }
 }
+
+// ---- Item 7 ------------------------------------------------------------------------------------
+
+#[test]
+fn a_negative_share_of_the_peak_is_damaged_input() {
+    let dir = setup();
+    let d = dir.path();
+    crate::reliability_samples::set_cell(
+        &csv(d),
+        0,
+        "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+        "-5",
+    );
+    let out = bin()
+        .args(["check", "--spec"])
+        .arg(d.join("check.yaml"))
+        .arg("--baselines")
+        .arg(d.join("baselines"))
+        .arg("--replay")
+        .arg(d.join("rec"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("negative share of the peak"), "{text}");
+}
+
+#[test]
+fn changes_with_last_zero_is_a_usage_error() {
+    let dir = setup();
+    let d = dir.path();
+    let a = results(d, "same.json");
+    let out = bin()
+        .arg("changes")
+        .arg(&a)
+        .arg(&a)
+        .args(["--last", "0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("--last 0 leaves no results file"), "{text}");
+}

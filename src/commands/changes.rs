@@ -41,6 +41,12 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
         ("--html", args.html.as_deref()),
     ]);
     super::outputs::refuse_outputs_onto_inputs(&outputs, &inputs)?;
+    if args.last == Some(0) {
+        // Issue 44: `--last 0` reported "0 series over 0 results", exit 0.
+        return Err(Error::Usage(
+            "--last 0 leaves no results file to search; give --last N with N >= 2, or leave it out to use every file".into(),
+        ));
+    }
     let skip = args.last.map_or(0, |n| args.files.len().saturating_sub(n));
     let mut inputs = Vec::new();
     for path in &args.files[skip..] {

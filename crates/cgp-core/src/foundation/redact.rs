@@ -38,6 +38,15 @@ static ECHOES: LazyLock<Vec<(regex::Regex, &'static str)>> = LazyLock::new(|| {
     .collect()
 });
 
+static URL_CREDENTIALS: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/@:]*):[^\s/@]*@").expect("a valid regex")
+});
+
+/// `scheme://user:password@host` with the password replaced by `***`.
+pub fn redact_urls(text: &str) -> std::borrow::Cow<'_, str> {
+    URL_CREDENTIALS.replace_all(text, "$1:***@")
+}
+
 /// `KEY=value`, `KEY: value`, `"key": "value"`: the key, what joins it to the value, the value.
 static ASSIGNMENT: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r#"([A-Za-z_][A-Za-z0-9_.-]*)(["']?[ \t]*[:=][ \t]*["']?)([^\s"',;}&]+)"#)
@@ -52,7 +61,7 @@ pub fn secret_key(key: &str) -> bool {
 
 /// `text` with every secret-looking value replaced by `[redacted]` (the module's rules).
 pub fn secrets(text: &str) -> String {
-    let mut out = super::sanitize::redact_urls(text).into_owned();
+    let mut out = redact_urls(text).into_owned();
     for (re, to) in ECHOES.iter() {
         out = re.replace_all(&out, *to).into_owned();
     }

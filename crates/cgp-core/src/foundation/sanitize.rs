@@ -18,7 +18,6 @@
 //! (strip-ansi-escapes) drop text instead of showing it, and know nothing of workflow commands.
 
 use std::fmt::Write as _;
-use std::sync::LazyLock;
 
 /// The most characters of an API response body an error or warning shows.
 pub const API_BODY_CHARS: usize = 500;
@@ -64,14 +63,9 @@ fn neutralise_command(line: &str) -> String {
     }
 }
 
-static URL_CREDENTIALS: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/@:]*):[^\s/@]*@").expect("a valid regex")
-});
-
-/// `scheme://user:password@host` with the password replaced by `***`.
-pub fn redact_urls(text: &str) -> std::borrow::Cow<'_, str> {
-    URL_CREDENTIALS.replace_all(text, "$1:***@")
-}
+/// `scheme://user:password@host` with the password replaced by `***` (the rule lives with the
+/// other redactions in `foundation::redact`, which this module uses, never the other way).
+pub use super::redact::redact_urls;
 
 /// One outside string as one printable line: escapes, no workflow command, no URL password.
 pub fn line(text: &str) -> String {
