@@ -305,7 +305,32 @@ fn a_cupti_baseline_is_never_compared_with_an_ncu_one() {
     recording(&c.path("aa"), &[trace(&process(77, 73_000.0, 16), End::Flushed)]);
     let (code, _, err) = c.check("aa");
     assert_eq!(code, 3, "{err}");
-    assert!(err.contains("profiler: baseline `ncu`, now `cupti`"), "{err}");
+    assert!(
+        err.contains("measured with `ncu`, this run measures with `cupti`"),
+        "{err}"
+    );
+    // Issue 44: --allow-fingerprint-mismatch never crosses profilers (it passed, exit 0, with
+    // nothing on the console).
+    let (code, _, err) = c.cmd(&[
+        "check",
+        "--spec",
+        "s.yaml",
+        "--baselines",
+        "b",
+        "--replay",
+        "aa",
+        "--allow-fingerprint-mismatch",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("does not cross profilers"), "{err}");
+    // A cupti `baseline update` over the ncu file starts the history afresh: the ncu
+    // generation is not kept in any entry's history.
+    c.baseline("aa");
+    let b: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(b["fingerprint"]["profiler"], "cupti");
+    for e in b["entries"].as_array().unwrap() {
+        assert_eq!(e["history"].as_array().unwrap().len(), 1, "{e}");
+    }
 }
 
 /// `profile --replay REC --json` of `spec`: the series.

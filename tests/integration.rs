@@ -47,6 +47,7 @@ mod pytorch_example;
 mod reliability;
 mod reliability_round2;
 mod reliability_round3;
+mod reliability_round4;
 mod reliability_samples;
 mod report_cli;
 mod report_comment;

@@ -563,7 +563,10 @@ fn an_ncu_baseline_never_compares_with_an_nsys_run() {
         .unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{e}");
-    assert!(e.contains("profiler: baseline `ncu`, now `nsys`"), "{e}");
+    assert!(
+        e.contains("measured with `ncu`, this run measures with `nsys`"),
+        "{e}"
+    );
 }
 
 /// `profiler: nsys` on every file of tests/fixtures/nsys-wild: a recording whose two repetitions

@@ -372,7 +372,7 @@ fn a_closed_stdout_keeps_the_exit_code_of_ab_and_report() {
 /// The environment the program under test received in a live `profile` run (stand-ins
 /// tests/standins/run-app-ncu and dump-env), with cgp-gate given `vars` and the spec's target
 /// given `extra` keys.
-fn program_env(vars: &[(&str, &str)], extra: &str) -> Vec<(String, String)> {
+pub(crate) fn program_env(vars: &[(&str, &str)], extra: &str) -> Vec<(String, String)> {
     let dir = tempfile::tempdir().unwrap();
     let spec = format!(
         "version: 1\ntargets:\n  - name: vector_add\n    command: [{}, --n, \"{{n}}\"]\n    kernel: vector_add\n    timeout: 20s\n    repetitions: 1\n    sizes: [{{n: 1048576}}]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n{extra}",

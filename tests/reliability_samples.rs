@@ -32,7 +32,7 @@ fn setup(name: &str) -> tempfile::TempDir {
 
 /// Set the cell of `metric` of launch `launch` (0 = the first data row) of the raw-page CSV
 /// `file` to `value`. Every cell of ncu's raw page is quoted, and no cell holds `","`.
-fn set_cell(file: &Path, launch: usize, metric: &str, value: &str) {
+pub(crate) fn set_cell(file: &Path, launch: usize, metric: &str, value: &str) {
     let text = std::fs::read_to_string(file).unwrap();
     let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
     let h = lines.iter().position(|l| l.starts_with("\"ID\",")).unwrap();

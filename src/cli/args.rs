@@ -277,7 +277,8 @@ pub struct CheckArgs {
     /// What fails the gate besides errors: regressions only, or inconclusive rows too.
     #[arg(long, value_enum, default_value = "regression")]
     pub fail_on: FailOnArg,
-    /// Compare against a baseline measured on a different setup (every report says so).
+    /// Compare against a baseline measured on a different setup (every report says so). Never
+    /// across profilers: an ncu baseline is not compared with cupti or nsys samples.
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
     /// Profile every kernel, even those whose machine code (SASS) equals the baseline's.

@@ -63,6 +63,11 @@ pub fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<Exit> {
             pages.push((name.clone(), subsub.clone().display_name(name)));
         }
     }
+    // No page is written through a link, onto a FIFO or a device (issue 44): every path is
+    // checked before the first page is written.
+    let paths: Vec<std::path::PathBuf> = pages.iter().map(|(n, _)| dir.join(format!("{n}.1"))).collect();
+    let named: Vec<(&str, &Path)> = paths.iter().map(|p| ("man --dir", p.as_path())).collect();
+    crate::commands::outputs::refuse_outputs_onto_inputs(&named, &[])?;
     for (name, page) in pages {
         let mut bytes = Vec::new();
         clap_mangen::Man::new(page)

@@ -53,6 +53,10 @@ fn ab_specs(args: &Options) -> Result<(crate::spec::Spec, crate::spec::Spec)> {
 /// # Errors
 /// Spec errors, unreadable recordings or manifests, setup failures, report failures.
 pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
+    let mut inputs = vec![("the spec", args.spec.as_path())];
+    inputs.extend(args.replay.as_deref().map(|p| ("the recording", p)));
+    inputs.extend(args.record.as_deref().map(|p| ("the --record folder", p)));
+    super::outputs::refuse_overwriting_inputs(&args.reports.paths, &inputs)?;
     let (head_spec, base_spec) = ab_specs(args)?;
     for n in &args.targets {
         if head_spec.target(n).is_none() {

@@ -21,6 +21,18 @@ pub struct Options {
 /// (exit 3), or an output that cannot be written.
 pub fn run(opts: &Options, out: &mut dyn std::io::Write) -> crate::Result<Exit> {
     use crate::foundation::error::Error;
+    let mut inputs: Vec<(&str, &std::path::Path)> = opts
+        .files
+        .iter()
+        .map(|p| ("an input file", p.as_path()))
+        .collect();
+    inputs.extend(opts.categories.as_deref().map(|p| ("the categories file", p)));
+    let outputs = super::outputs::given(&[
+        ("--json", opts.json.as_deref()),
+        ("--csv", opts.csv.as_deref()),
+        ("--html", opts.html.as_deref()),
+    ]);
+    super::outputs::refuse_outputs_onto_inputs(&outputs, &inputs)?;
     let user = opts
         .categories
         .as_deref()

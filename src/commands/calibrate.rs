@@ -29,6 +29,15 @@ const MAX_REPLAYED_REPETITIONS: u32 = 100_000;
 /// # Errors
 /// Spec errors, profiler setup errors, write errors.
 pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
+    let mut inputs = vec![("the spec", args.source.spec.as_path())];
+    inputs.extend(args.source.replay.as_deref().map(|p| ("the recording", p)));
+    inputs.extend(args.source.record.as_deref().map(|p| ("the --record folder", p)));
+    inputs.extend(args.baselines.as_deref().map(|p| ("the baselines", p)));
+    let outputs = super::outputs::given(&[
+        ("--json", args.json.as_deref()),
+        ("--markdown", args.markdown.as_deref()),
+    ]);
+    super::outputs::refuse_outputs_onto_inputs(&outputs, &inputs)?;
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let n = if args.source.replay.is_some() {

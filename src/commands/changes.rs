@@ -30,6 +30,23 @@ const MAX_RESULTS_BYTES: u64 = 256 << 20;
 /// # Errors
 /// Unreadable or invalid results files, settings out of range, files that cannot be written.
 pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
+    let inputs: Vec<(&str, &std::path::Path)> = args
+        .files
+        .iter()
+        .map(|p| ("a results file", p.as_path()))
+        .collect();
+    let outputs = super::outputs::given(&[
+        ("--json", args.json.as_deref()),
+        ("--markdown", args.markdown.as_deref()),
+        ("--html", args.html.as_deref()),
+    ]);
+    super::outputs::refuse_outputs_onto_inputs(&outputs, &inputs)?;
+    if args.last == Some(0) {
+        // Issue 44: `--last 0` reported "0 series over 0 results", exit 0.
+        return Err(Error::Usage(
+            "--last 0 leaves no results file to search; give --last N with N >= 2, or leave it out to use every file".into(),
+        ));
+    }
     let skip = args.last.map_or(0, |n| args.files.len().saturating_sub(n));
     let mut inputs = Vec::new();
     for path in &args.files[skip..] {

@@ -1,9 +1,13 @@
-//! Report paths never overwrite the run's own inputs (issue 34): `--json` (and `--junit`,
-//! `--markdown`, `--html`) pointed at the spec, a baseline file, a recording's manifest or one of
-//! its CSVs was written over it without a word. Each command names its outputs and its inputs;
-//! an output that is an input file, or an existing file inside an input folder, is refused with
-//! exit 2 before anything runs. Paths are compared after symbolic links are followed, as the
-//! writers follow them (`fsutil::write_atomic`).
+//! One rule for every command that writes a file the user names (issues 34 and 44): no output
+//! path may be an input of the run, another output of the run, a FIFO, a device, a folder, or a
+//! symbolic link. `--json` (and `--junit`, `--markdown`, `--html`, `--csv`) pointed at the spec, a
+//! baseline file, a recording's manifest or one of its CSVs was written over it without a word;
+//! `--json` and `--markdown` onto one path silently kept only one of them; a FIFO with no reader
+//! blocked in `open()`; a link made the tool write over whatever it pointed at. Each command names
+//! its outputs and its inputs and calls [`refuse_outputs_onto_inputs`] before anything runs; a
+//! refused path is exit 2. The file type is read with `symlink_metadata` (nothing is opened, so a
+//! FIFO cannot block). Inputs and outputs are compared after `..` and links of their folders are
+//! resolved.
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +26,7 @@ fn resolved(p: &Path) -> Option<PathBuf> {
     Some(std::fs::canonicalize(parent).ok()?.join(p.file_name()?))
 }
 
-/// Refuse a report path (`--json`, `--junit`, ...) that would overwrite an input of the run.
+/// Refuse a report path (`--json`, `--junit`, ...) that breaks the output rule.
 ///
 /// # Errors
 /// As [`refuse_outputs_onto_inputs`].
@@ -31,13 +35,49 @@ pub fn refuse_overwriting_inputs(outputs: &ReportPaths, inputs: &[(&str, &Path)]
     refuse_outputs_onto_inputs(&outputs, inputs)
 }
 
-/// Refuse an output that would overwrite an input of the run.
+/// The outputs among `(flag, path)` pairs that were given.
+pub fn given<'a>(outputs: &[(&'a str, Option<&'a Path>)]) -> Vec<(&'a str, &'a Path)> {
+    outputs.iter().filter_map(|(f, p)| p.map(|p| (*f, p))).collect()
+}
+
+/// What the path itself is, when it is something no report may be written to.
+fn not_a_plain_file(out: &Path) -> Option<&'static str> {
+    let m = std::fs::symlink_metadata(out).ok()?;
+    let t = m.file_type();
+    if t.is_symlink() {
+        return Some("a symbolic link (the tool would write over whatever it points at)");
+    }
+    if t.is_file() {
+        return None;
+    }
+    Some(crate::foundation::fsutil::file_kind(&m))
+}
+
+/// The one output rule (see the module's comment).
 ///
 /// # Errors
-/// [`Error::Input`] (exit 2) naming the option, the path and the input it would replace.
+/// [`Error::Input`] (exit 2) naming the option, the path and what is wrong with it.
 pub fn refuse_outputs_onto_inputs(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<()> {
-    for (flag, out) in outputs {
+    for (k, (flag, out)) in outputs.iter().enumerate() {
+        if let Some(kind) = not_a_plain_file(out) {
+            return Err(Error::input(
+                *out,
+                format!(
+                    "refusing to write {flag} here: the path is {kind}; give the path of a regular file or of a new one"
+                ),
+            ));
+        }
         let Some(o) = resolved(out) else { continue };
+        for (other, p) in &outputs[..k] {
+            if resolved(p).as_ref() == Some(&o) {
+                return Err(Error::input(
+                    *out,
+                    format!(
+                        "refusing to write {flag} here: {other} is written to the same path and one would replace the other; give each output its own path"
+                    ),
+                ));
+            }
+        }
         for (what, input) in inputs {
             let Some(i) = resolved(input) else { continue };
             let inside = i.is_dir() && o.starts_with(&i) && o.is_file();
@@ -45,7 +85,7 @@ pub fn refuse_outputs_onto_inputs(outputs: &[(&str, &Path)], inputs: &[(&str, &P
                 return Err(Error::input(
                     *out,
                     format!(
-                        "refusing to write {flag} here: it would replace {} of this run ({}); write the report to another path",
+                        "refusing to write {flag} here: it would replace {} of this run ({}); write the output to another path",
                         if inside {
                             format!("a file inside {what}")
                         } else {
@@ -59,7 +99,6 @@ pub fn refuse_outputs_onto_inputs(outputs: &[(&str, &Path)], inputs: &[(&str, &P
     }
     Ok(())
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -94,6 +94,12 @@ pub fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
             )));
         }
     }
+    let from: Vec<(&str, &std::path::Path)> = opts
+        .from
+        .iter()
+        .map(|p| ("the --from capture", p.as_path()))
+        .collect();
+    crate::commands::outputs::refuse_outputs_onto_inputs(&[("--output", &opts.output)], &from)?;
     if opts.output.exists() && !opts.force {
         return Err(Error::Usage(format!(
             "{} already exists; pass --force to replace it, or --output PATH to write another file",

@@ -7,6 +7,7 @@ pub mod failure;
 pub mod fsutil;
 pub mod pipe;
 pub mod program;
+pub mod redact;
 pub mod sanitize;
 pub mod secrets;
 pub mod threshold;

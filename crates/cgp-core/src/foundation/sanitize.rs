@@ -18,7 +18,6 @@
 //! (strip-ansi-escapes) drop text instead of showing it, and know nothing of workflow commands.
 
 use std::fmt::Write as _;
-use std::sync::LazyLock;
 
 /// The most characters of an API response body an error or warning shows.
 pub const API_BODY_CHARS: usize = 500;
@@ -64,14 +63,9 @@ fn neutralise_command(line: &str) -> String {
     }
 }
 
-static URL_CREDENTIALS: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/@:]*):[^\s/@]*@").expect("a valid regex")
-});
-
-/// `scheme://user:password@host` with the password replaced by `***`.
-pub fn redact_urls(text: &str) -> std::borrow::Cow<'_, str> {
-    URL_CREDENTIALS.replace_all(text, "$1:***@")
-}
+/// `scheme://user:password@host` with the password replaced by `***` (the rule lives with the
+/// other redactions in `foundation::redact`, which this module uses, never the other way).
+pub use super::redact::redact_urls;
 
 /// One outside string as one printable line: escapes, no workflow command, no URL password.
 pub fn line(text: &str) -> String {
@@ -93,36 +87,10 @@ pub fn eprint_line(text: &str) {
     let _ = writeln!(std::io::stderr(), "{}", block(text));
 }
 
-static SECRET_ECHOES: LazyLock<Vec<(regex::Regex, &'static str)>> = LazyLock::new(|| {
-    [
-        // `Authorization: token X`, `Authorization: Bearer X`, `"authorization": "X"`, and
-        // GitLab's `PRIVATE-TOKEN: X`, `JOB-TOKEN: X` headers, quoted or not.
-        (
-            r#"(?i)((?:proxy-)?authorization|private-token|job-token|x-api-key|cookie|set-cookie)(["']?\s*[:=]\s*["']?)[^"'\r\n,}]*"#,
-            "$1$2[redacted]",
-        ),
-        (r"(?i)\b(bearer|token|basic)\s+[A-Za-z0-9._~+/=-]{8,}", "$1 [redacted]"),
-        (
-            r#"(?i)("(?:access_|private_|refresh_|id_)?token"\s*:\s*")[^"]*"#,
-            "$1[redacted]",
-        ),
-        (
-            r"\b(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|glpat-[A-Za-z0-9_-]{16,}|gl(?:cbt|dt|ptt|rt|soat)-[A-Za-z0-9_-]{16,})",
-            "[redacted]",
-        ),
-    ]
-    .into_iter()
-    .map(|(re, to)| (regex::Regex::new(re).expect("a valid regex"), to))
-    .collect()
-});
-
 /// A response body from an API (GitHub, GitLab) for an error or a warning: the credentials it may
 /// echo redacted, at most [`API_BODY_CHARS`] characters (the rest counted), one line.
 pub fn api_body(body: &str) -> String {
-    let mut text = body.trim().to_owned();
-    for (re, to) in SECRET_ECHOES.iter() {
-        text = re.replace_all(&text, *to).into_owned();
-    }
+    let mut text = super::redact::secrets(body.trim());
     let total = text.chars().count();
     if total > API_BODY_CHARS {
         let kept: String = text.chars().take(API_BODY_CHARS).collect();

@@ -52,6 +52,27 @@ const SUFFIXES: &[&str] = &[
     "_JWT",
 ];
 
+/// Words of a name (split at `_`, `-` and `.`) that make it a credential wherever they stand
+/// (issue 44: `GH_PAT`, `OPENAI_KEY`, `SSH_AUTH_SOCK`, `DOCKER_AUTH_CONFIG`, `MY_TOKEN_2`). Whole
+/// words only, so `MAX_TOKENS`, `TOKENIZERS_PARALLELISM`, `PATH` and `KEYBOARD` stay.
+const WORDS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "SECRETS",
+    "PASSWORD",
+    "PASSWD",
+    "PASS",
+    "PAT",
+    "KEY",
+    "APIKEY",
+    "AUTH",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "COOKIE",
+    "JWT",
+    "PRIVATE",
+];
+
 /// Whether the environment variable `name` holds a credential that the program under test must
 /// not receive: the named ones of GitHub, GitLab, Buildkite and Jenkins, `CI_JOB_JWT*`, and any
 /// name (any case) that is or ends in `TOKEN`, `SECRET`, `PASSWORD`, `API_KEY`, `ACCESS_KEY`,
@@ -62,12 +83,40 @@ pub fn is_credential(name: &str) -> bool {
     if NAMED.contains(&up.as_str()) || PREFIXES.iter().any(|p| up.starts_with(p)) {
         return true;
     }
+    if up.split(['_', '-', '.']).any(|w| WORDS.contains(&w)) {
+        return true;
+    }
     SUFFIXES.iter().any(|s| {
         up == s.trim_start_matches('_')
             || up
                 .strip_suffix(s)
                 .is_some_and(|head| head.ends_with('_') || s.starts_with('_'))
     })
+}
+
+/// Name prefixes of the CI systems' own variables.
+const CI_PREFIXES: &[&str] = &[
+    "GITHUB_",
+    "GH_",
+    "ACTIONS_",
+    "RUNNER_",
+    "CI_",
+    "GITLAB_",
+    "BUILDKITE_",
+    "JENKINS_",
+];
+
+/// Whether `name` is a credential of the CI job itself (`GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`,
+/// `ACTIONS_ID_TOKEN_REQUEST_TOKEN`, `CI_JOB_TOKEN`, `GITLAB_TOKEN`, `GH_PAT`, ...): a credential
+/// (`is_credential`) that is one of the named ones or carries a CI system's prefix. A spec (which
+/// comes from the pull request) may pass one to the program only with a second key that
+/// acknowledges it (`env_passthrough_ci_credentials`, docs/spec.md).
+pub fn is_ci_credential(name: &str) -> bool {
+    let up = name.to_ascii_uppercase();
+    is_credential(&up)
+        && (NAMED.contains(&up.as_str())
+            || PREFIXES.iter().any(|p| up.starts_with(p))
+            || CI_PREFIXES.iter().any(|p| up.starts_with(p)))
 }
 
 /// The names among `names` that [`is_credential`] and that `passthrough` does not name: what a
@@ -108,6 +157,11 @@ mod tests {
             "AWS_SECRET_ACCESS_KEY",
             "TOKEN",
             "PASSWORD",
+            "GH_PAT",
+            "OPENAI_KEY",
+            "SSH_AUTH_SOCK",
+            "DOCKER_AUTH_CONFIG",
+            "MY_TOKEN_2",
         ] {
             assert!(is_credential(n), "{n}");
         }
@@ -123,8 +177,28 @@ mod tests {
             "BUILDKITE_BUILD_NUMBER",
             "MAX_TOKENS",
             "PYTORCH_CUDA_ALLOC_CONF",
+            "PWD",
+            "KEYBOARD_LAYOUT",
         ] {
             assert!(!is_credential(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn ci_credentials_are_the_ci_systems_own() {
+        for n in [
+            "GITHUB_TOKEN",
+            "ACTIONS_RUNTIME_TOKEN",
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+            "CI_JOB_TOKEN",
+            "GITLAB_TOKEN",
+            "GH_PAT",
+            "CI_JOB_JWT_V2",
+        ] {
+            assert!(is_ci_credential(n), "{n}");
+        }
+        for n in ["HF_TOKEN", "OPENAI_API_KEY", "GITHUB_SHA", "CI_JOB_ID"] {
+            assert!(!is_ci_credential(n), "{n}");
         }
     }
 

@@ -30,6 +30,9 @@ const WHOLE_METRICS: &[&str] = &[
     "launch__thread_count",
 ];
 
+/// Launch dimensions that are at least 1 for any launch (a zero dimension is impossible).
+const LAUNCH_DIMENSIONS: &[&str] = &["launch__grid_size", "launch__block_size", "launch__thread_count"];
+
 /// Units whose `.sum` counter is a whole number.
 const WHOLE_SUM_UNITS: &[&str] = &[
     "inst", "block", "blocks", "thread", "threads", "warp", "warps", "launch",
@@ -66,6 +69,16 @@ pub fn implausible(metric: &str, unit: &str, value: f64) -> Option<String> {
         }
     } else if (dimension == Dimension::Count || whole) && value < 0.0 {
         return Some(format!("{value} {unit} is a negative count"));
+    } else if (unit == "%" || metric.contains(".pct_of_peak")) && value < 0.0 {
+        // Issue 44: `sm__throughput.avg.pct_of_peak_sustained_elapsed = -5` was taken.
+        return Some(format!("{value} % is a negative share of the peak"));
+    }
+    if LAUNCH_DIMENSIONS.contains(&metric) && value < 1.0 {
+        // Issue 44: a grid of 0 blocks launches nothing; under `exact, direction: lower` it
+        // counted as an improvement.
+        return Some(format!(
+            "{value} is no launch configuration: `{metric}` is at least 1 for any kernel that ran"
+        ));
     }
     if whole && value.fract() != 0.0 {
         return Some(format!(
@@ -101,6 +114,11 @@ mod tests {
             implausible("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", 71.2),
             None
         );
+        let pct = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+        assert!(implausible(pct, "%", -5.0).is_some());
+        assert_eq!(implausible(pct, "%", 0.0), None);
+        assert!(implausible("launch__grid_size", "", 0.0).is_some());
+        assert_eq!(implausible("launch__grid_size", "", 1.0), None);
         // Counters may be 0 (bank conflicts), percentages are not counts.
         assert_eq!(
             implausible("l1tex__data_bank_conflicts_pipe_lsu.sum", "", 0.0),

@@ -176,7 +176,9 @@ pub fn measure(
                         target: w.target.name.clone(),
                         size: Some(id.size.clone()),
                         kind: e.kind.into(),
-                        message: e.to_string(),
+                        // A profiler error may quote the program's output: secret-looking
+                        // values are redacted before any report sees it (issue 44).
+                        message: crate::foundation::redact::secrets(&e.to_string()),
                     });
                     failed.push(id);
                     if global {

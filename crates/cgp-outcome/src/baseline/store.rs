@@ -169,7 +169,17 @@ impl Store {
         let _lock = DirLock::acquire(&self.dir)?;
         lock::remove_stale_temps(&path)?;
         let previous = read(&path, target)?;
-        let previous_entries = previous.as_ref().map_or(&[][..], |f| f.entries.as_slice());
+        // History restarts at a profiler change (issue 44): an ncu generation is not a
+        // measurement of the quantity a cupti run measures, so its medians are not carried over.
+        let same_profiler = |f: &&BaselineFile| {
+            f.fingerprint
+                .differences(fingerprint, crate::gpu::fingerprint::ALWAYS_KEY_FIELDS)
+                .is_empty()
+        };
+        let previous_entries = previous
+            .as_ref()
+            .filter(same_profiler)
+            .map_or(&[][..], |f| f.entries.as_slice());
         let mut kept: Vec<super::format::Entry> = Vec::new();
         // The SASS hashes and explanatory counters of sizes this (sharded) update does not
         // measure stay; those of measured sizes are written afresh after the samples.

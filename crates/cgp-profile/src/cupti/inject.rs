@@ -116,6 +116,19 @@ pub fn ready_in(root: Option<&Path>) -> Result<PathBuf, InjectError> {
 
 fn install(dir: &Path) -> Result<PathBuf, InjectError> {
     let path = dir.join(FILE_NAME);
+    // The cache writes through no link (issue 44): a link planted at the library's path (or at
+    // its folder) would have the library written over the file it points at. Refused here, so
+    // `ready_in` falls back to a new private folder.
+    for p in [dir, path.as_path()] {
+        if std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            return Err(InjectError::Cache {
+                path: p.to_path_buf(),
+                message:
+                    "a symbolic link or special file is there; the cache writes through no link (remove it)"
+                        .into(),
+            });
+        }
+    }
     if std::fs::read(&path).is_ok_and(|b| b == LIBRARY) {
         return Ok(path);
     }
@@ -173,6 +186,24 @@ mod tests {
         std::fs::write(&blocker, b"not a folder").unwrap();
         let path = ready_in(Some(&blocker)).unwrap();
         assert!(path.starts_with(std::env::temp_dir()), "{path:?}");
+        assert_eq!(std::fs::read(&path).unwrap(), LIBRARY);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_link_at_the_library_path_is_not_written_through() {
+        let root = tempfile::tempdir().unwrap();
+        let user = root.path().join("user-file");
+        std::fs::write(&user, b"the user's own data").unwrap();
+        let dir = root.path().join("cache").join(library_hash());
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(&user, dir.join(FILE_NAME)).unwrap();
+        let path = ready_in(Some(&root.path().join("cache"))).unwrap();
+        assert_eq!(std::fs::read(&user).unwrap(), b"the user's own data");
+        assert!(
+            path.starts_with(std::env::temp_dir()) && !path.starts_with(root.path()),
+            "{path:?}"
+        );
         assert_eq!(std::fs::read(&path).unwrap(), LIBRARY);
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }

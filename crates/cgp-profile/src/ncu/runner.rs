@@ -291,11 +291,13 @@ impl Tree {
 /// The end of what a finished run wrote: the last 15 lines of its stderr, then the last 5 of its
 /// stdout, the empty ones left out (for a failure's message).
 pub fn output_tail(inv: &Invocation) -> String {
-    [tail(&inv.stderr, 15), tail(&inv.stdout, 5)]
+    let text = [tail(&inv.stderr, 15), tail(&inv.stdout, 5)]
         .into_iter()
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    // The program under test wrote this: secret-looking values never reach a report (issue 44).
+    crate::foundation::redact::secrets(&text)
 }
 
 /// The last `max_lines` lines of a text file, for error messages (empty when unreadable). Only

@@ -207,6 +207,13 @@ fn target_run_properties() -> Value {
                 { "type": "array", "items": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" } }
             ]
         },
+        "env_passthrough_ci_credentials": {
+            "description": "The CI job's own credentials (`GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, `CI_JOB_TOKEN`, ...) that `env_passthrough` may name: without this second key such a name is a spec error.",
+            "anyOf": [
+                { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" },
+                { "type": "array", "items": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" } }
+            ]
+        },
         "kernel": {
             "description": "Kernel function name to profile (exact), or `regex:<expr>`.",
             "type": "string", "minLength": 1

@@ -128,6 +128,20 @@ pub(super) fn load_baselines(
             continue;
         };
         let diffs = b.fingerprint.differences(&fp, &fields);
+        // A profiler's baselines are compared with that profiler's samples only, whatever the
+        // flags (issue 44): --allow-fingerprint-mismatch never crosses profilers.
+        let profilers = b
+            .fingerprint
+            .differences(&fp, crate::gpu::fingerprint::ALWAYS_KEY_FIELDS);
+        if let Some((_, base, now)) = profilers.first() {
+            return Err(Error::Environment(format!(
+                "the baseline of `{}` ({}) was measured with `{}`, this run measures with `{}`: one profiler's baselines are never compared with another's samples (--allow-fingerprint-mismatch does not cross profilers)\n  help: record this profiler's baselines with `cgp-gate baseline update` (its history starts afresh), or run with the profiler the baselines were measured with",
+                t.name,
+                store.path(&fp.gpu_key(), &t.name).display(),
+                line(base),
+                line(now)
+            )));
+        }
         if !diffs.is_empty() {
             if !opts.allow_fingerprint_mismatch {
                 if let Some(e) = no_usable_gpu(opts, &fp, &stored) {

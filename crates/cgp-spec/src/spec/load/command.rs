@@ -306,7 +306,17 @@ pub(super) fn env(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<BTreeMap<Str
 
 /// `env_passthrough`: names of variables of cgp-gate's environment the program receives although
 /// they look like credentials (`HF_TOKEN`); one name or a list.
-pub(super) fn env_passthrough(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<Vec<String>> {
+///
+/// A CI job's own credential (`foundation::secrets::is_ci_credential`: `GITHUB_TOKEN`,
+/// `ACTIONS_RUNTIME_TOKEN`, `CI_JOB_TOKEN`, ...) is an error at its position unless `acknowledged`
+/// (the names of `env_passthrough_ci_credentials`) names it too: the spec comes from the pull
+/// request, and one line of it must not hand the job's token to the code under test.
+pub(super) fn env_passthrough(
+    ctx: &Ctx<'_>,
+    node: &Node,
+    what: &str,
+    acknowledged: &[String],
+) -> Result<Vec<String>> {
     let one = |n: &Node| -> Result<String> {
         let k = ctx.non_empty_text(n, &format!("a name in the `env_passthrough` of {what}"))?;
         let valid = k
@@ -322,7 +332,32 @@ pub(super) fn env_passthrough(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<
                 )
                 .help("use letters, digits and `_`, not starting with a digit, e.g. `env_passthrough: [HF_TOKEN]`"));
         }
+        if crate::foundation::secrets::is_ci_credential(k) && !acknowledged.iter().any(|a| a == k) {
+            return Err(ctx
+                .err(
+                    n,
+                    format!("`{k}` in the `env_passthrough` of {what} is a credential of the CI job: the program under test (the pull request's code) would receive it"),
+                )
+                .help(format!("remove it; if the program really needs it, acknowledge it with a second key beside this one: `env_passthrough_ci_credentials: [{k}]`")));
+        }
         Ok(k.to_owned())
+    };
+    match &node.kind {
+        Kind::Seq(items) => items.iter().map(one).collect(),
+        _ => Ok(vec![one(node)?]),
+    }
+}
+
+/// `env_passthrough_ci_credentials`: the CI credentials `env_passthrough` may name; one name or a
+/// list, each also in `env_passthrough`.
+pub(super) fn ci_credentials_acknowledged(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<Vec<String>> {
+    let one = |n: &Node| -> Result<String> {
+        Ok(ctx
+            .non_empty_text(
+                n,
+                &format!("a name in the `env_passthrough_ci_credentials` of {what}"),
+            )?
+            .to_owned())
     };
     match &node.kind {
         Kind::Seq(items) => items.iter().map(one).collect(),

@@ -37,6 +37,7 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "cwd",
     "env",
     "env_passthrough",
+    "env_passthrough_ci_credentials",
     "kernel",
     "nvtx",
     "launch_skip",

@@ -1,7 +1,7 @@
 //! A target of the spec: its name, its merged keys (target over `defaults`), the profiler's own
 //! keys and every cross-field check of one target.
 
-use super::command::{command, env, env_passthrough, sizes};
+use super::command::{ci_credentials_acknowledged, command, env, env_passthrough, sizes};
 use super::control::{clocks, timeout};
 use super::harness::harness_metrics;
 use super::measure::{categories, cupti_metrics, kernel, metrics, nsys_metrics, nvtx, work_expr};
@@ -198,8 +198,12 @@ fn environment(
         Some(n) => env(ctx, n, what)?,
         None => BTreeMap::new(),
     };
+    let acknowledged = match m.get("env_passthrough_ci_credentials") {
+        Some(n) => ci_credentials_acknowledged(ctx, n, what)?,
+        None => Vec::new(),
+    };
     let passthrough = match m.get("env_passthrough") {
-        Some(n) => env_passthrough(ctx, n, what)?,
+        Some(n) => env_passthrough(ctx, n, what, &acknowledged)?,
         None => Vec::new(),
     };
     Ok((set, passthrough))
