@@ -20,8 +20,8 @@ use super::template;
 use super::threshold;
 use super::yaml::{self, Kind, Mark, Node, Typed};
 
-const TOP_KEYS: &[&str] = &["version", "settings", "defaults", "targets"];
-const SETTINGS_KEYS: &[&str] = &[
+pub(crate) const TOP_KEYS: &[&str] = &["version", "settings", "defaults", "targets"];
+pub(crate) const SETTINGS_KEYS: &[&str] = &[
     "alpha",
     "confidence",
     "history",
