@@ -158,6 +158,11 @@ run() {
     update-baselines)
       args=(baseline update --spec "$spec" --baselines "$baselines")
       [[ -z "${INPUT_FROM:-}" ]] || args+=(--from "$INPUT_FROM")
+      case "$(lower "${INPUT_ACCEPT_REGRESSIONS:-false}")" in
+        true) [[ -z "${INPUT_FROM:-}" ]] || args+=(--accept-regressions) ;;
+        false | "") ;;
+        *) die 2 "input 'accept-regressions' must be true or false, got '${INPUT_ACCEPT_REGRESSIONS}'" ;;
+      esac
       ;;
     *) die 2 "input 'mode' must be check, ab or update-baselines, got '$mode'" ;;
   esac

@@ -349,6 +349,37 @@ fn update_baselines_mode_writes_baselines_from_a_results_file() {
             .join(format!("{t}.json"));
         assert!(p.is_file(), "{p:?}");
     }
+    // Results holding a regression are refused unless `accept-regressions: true` (issue 46).
+    let inputs = replay_inputs("pr-slowdown");
+    assert_eq!(r.run(&borrowed(&inputs), &[]).status.code(), Some(1));
+    let update = |accept: &str| {
+        r.run(
+            &[
+                ("MODE", "update-baselines"),
+                ("SPEC", &spec),
+                ("BASELINES", "slow-baselines"),
+                ("FROM", &from),
+                ("ACCEPT_REGRESSIONS", accept),
+            ],
+            &[],
+        )
+    };
+    let o = update("false");
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("--accept-regressions"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!r.workspace().join("slow-baselines").exists());
+    let o = update("True");
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    assert!(
+        r.workspace()
+            .join("slow-baselines/synthetic-gpu-no-hardware/matmul.json")
+            .is_file()
+    );
+    assert_eq!(update("yes").status.code(), Some(2));
 }
 
 #[test]

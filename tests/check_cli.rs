@@ -437,6 +437,83 @@ fn baselines_from_a_checks_results_need_no_profiling() {
         .stdout(predicate::str::contains("Synthetic GPU"));
 }
 
+/// Issue 46: results holding a regression do not become the baseline without a word. Refused
+/// (exit 2, nothing written) by default; stored with `--accept-regressions`, each row named.
+#[test]
+fn results_with_a_regression_become_a_baseline_only_when_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("baselines");
+    copy_dir(&root().join("examples/baselines"), &store);
+    let json = dir.path().join("r.json");
+    bin()
+        .args([
+            "check",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+            "examples/recordings/pr-slowdown",
+        ])
+        .arg("--baselines")
+        .arg(&store)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(1);
+    let file = store.join("synthetic-gpu-no-hardware/matmul.json");
+    let before = std::fs::read(&file).unwrap();
+    let update = |extra: &[&str]| {
+        bin()
+            .args(["baseline", "update", "--spec", "examples/cgp-gate.yaml", "--from"])
+            .arg(&json)
+            .arg("--baselines")
+            .arg(&store)
+            .args(extra)
+            .env("CGP_GATE_NCU", "/nonexistent/ncu")
+            .output()
+            .unwrap()
+    };
+    let out = update(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "these results hold 1 regression(s) (matmul[n=1024] void matmul_tiled<32> gpu__time_duration.sum)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("Nothing was written") && err.contains("`--accept-regressions`"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before, "nothing is written");
+    let out = update(&["--accept-regressions"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: --accept-regressions: the regression of matmul[n=1024] void matmul_tiled<32> gpu__time_duration.sum becomes the baseline"),
+        "{err}"
+    );
+    assert_ne!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "the accepted results are stored"
+    );
+    // The same recording now passes against the accepted baseline.
+    let (code, _, out) = check("examples/recordings/pr-slowdown", &store, &[]);
+    assert_eq!(code, 0, "{out}");
+    // The flag means nothing without --from.
+    bin()
+        .args([
+            "baseline",
+            "update",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--accept-regressions",
+        ])
+        .assert()
+        .code(2);
+}
+
 #[test]
 fn a_failed_run_never_overwrites_a_baseline() {
     let dir = tempfile::tempdir().unwrap();

@@ -62,6 +62,7 @@ mod sass_cache;
 mod shard_auto;
 mod shard_merge;
 mod spec_cli;
+mod spec_schema;
 mod stats_real;
 mod stats_round3;
 mod threshold_kinds;

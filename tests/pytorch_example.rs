@@ -333,3 +333,35 @@ fn check_profile_and_ab_on_a_script_say_nothing_per_target_about_the_sass_cache(
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     quiet("ab", out.status.code().unwrap(), &text);
 }
+
+/// Issue 46: `profile` names the kernels behind an operation row (`kernels: sum`), not only
+/// "(sum of selected kernels)": the real recording's nvjet kernel, and the CUTLASS kernel where
+/// cuBLAS switched.
+#[test]
+fn profile_names_the_kernels_of_an_operation_row() {
+    let profile = |rec: &Path| {
+        let out = bin()
+            .args(["profile", "--spec"])
+            .arg(example("cgp-gate.ops.yaml"))
+            .arg("--replay")
+            .arg(rec)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = profile(&example("recording"));
+    for size in ["n=2048", "n=4096"] {
+        let head = format!("gemm[{size}] (sum of selected kernels: {NVJET})\n");
+        assert!(text.contains(&head), "{head}{text}");
+    }
+    let rec = switched();
+    let text = profile(rec.path());
+    let head = format!("gemm[n=2048] (sum of selected kernels: {CUTLASS})\n");
+    assert!(text.contains(&head), "{head}{text}");
+}

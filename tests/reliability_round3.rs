@@ -1059,4 +1059,52 @@ fn an_error_about_a_live_runs_output_cites_a_file_that_still_exists() {
         .filter(|n| !n.starts_with("cgp-gate-output-"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    // What is kept is said, with what to do about it (issue 46).
+    assert!(
+        out.lines().any(|l| l.trim_start().starts_with("help: ")
+            && l.contains("cgp-gate-output-")
+            && l.contains("is a copy of the output kept for you to read")
+            && l.contains("delete it when done")),
+        "{out}"
+    );
+}
+
+/// Issue 46: a live run whose application fails leaves nothing in $TMPDIR (its error cites no
+/// output), and the "run it by hand" line it prints names no folder that is already deleted: run
+/// as printed, in the target's folder, it works.
+#[test]
+fn a_failed_live_run_leaves_nothing_and_its_run_by_hand_line_works() {
+    let live = Live::new();
+    std::fs::write(live.path().join("fake/exit"), "1\n").unwrap();
+    std::fs::write(live.path().join("fake/stderr"), "boom\n").unwrap();
+    let tmp = live.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut c = live.cmd(&["profile"]);
+    c.env("TMPDIR", &tmp);
+    let (code, out) = run(c);
+    assert_eq!(code, 3, "{out}");
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "left in $TMPDIR: {left:?}\n{out}");
+    let line = out
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("help: run it by hand to see why: "))
+        .unwrap_or_else(|| panic!("no run-by-hand line: {out}"));
+    assert!(!line.contains(&tmp.display().to_string()), "{line}");
+    assert!(line.contains("--log-file run-0.csv"), "{line}");
+    // Run it as printed (the stand-in ncu, now exiting 0): it writes its log where it is run.
+    std::fs::remove_file(live.path().join("fake/exit")).unwrap();
+    let argv = shlex::split(line).unwrap();
+    let status = StdCommand::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(live.path())
+        .env("FAKE_NCU_DIR", live.path().join("fake"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(live.path().join("run-0.csv").is_file(), "{line}");
 }

@@ -355,6 +355,10 @@ pub struct BaselineUpdateArgs {
     /// Take the samples of a previous `check --json` instead of profiling again.
     #[arg(long, value_name = "RESULTS_JSON", conflicts_with_all = ["replay", "record", "shard"])]
     pub from: Option<PathBuf>,
+    /// With --from: store the results even though they hold regressions (refused otherwise, exit
+    /// 2), when the slowdown is intended; each accepted row is named in a warning.
+    #[arg(long, requires = "from")]
+    pub accept_regressions: bool,
     #[command(flatten)]
     pub shard: ShardArgs,
 }
@@ -367,12 +371,14 @@ impl From<BaselineUpdateArgs> for commands::baseline::UpdateOptions {
             source,
             baselines,
             from,
+            accept_regressions,
             shard,
         } = a;
         Self {
             source: source.into(),
             baselines,
             from,
+            accept_regressions,
             shard: shard.into(),
         }
     }

@@ -15,6 +15,8 @@ pub struct UpdateOptions {
     pub baselines: PathBuf,
     /// Take the samples of a previous `check --json` instead of profiling.
     pub from: Option<PathBuf>,
+    /// With `from`: store results that hold regressions (refused otherwise).
+    pub accept_regressions: bool,
     pub shard: ShardOptions,
 }
 
@@ -35,6 +37,14 @@ pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Resu
     if let Some(from) = &args.from {
         let results = crate::outcome::results::read(from)?;
         let samples = crate::run::update::samples_from_results(&results, &sel.spec, from)?;
+        let accepted = crate::run::update::refuse_regressions(&results, from, args.accept_regressions)?;
+        for row in &accepted {
+            let _ = writeln!(
+                std::io::stderr(),
+                "warning: --accept-regressions: the regression of {} becomes the baseline; later checks compare with it",
+                crate::foundation::sanitize::line(row)
+            );
+        }
         let fp = results.fingerprint.clone();
         // A shard's results cover some sizes only: update those, keep the others.
         let only: Option<std::collections::BTreeSet<TargetSize>> = results.shard.as_ref().map(|_| {

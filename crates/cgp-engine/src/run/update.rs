@@ -108,6 +108,50 @@ pub fn samples_from_results(
     Ok(set)
 }
 
+/// The rows of `results` judged a regression, by their names (`gemm[m=4096] kernel metric`).
+///
+/// `baseline update --from` refuses results holding any ([`refuse_regressions`]): stored, a
+/// regression becomes the normal the next checks compare with, and the gate stops seeing it.
+pub fn regression_rows(results: &Results) -> Vec<String> {
+    results
+        .rows
+        .iter()
+        .filter(|r| r.verdict() == RowVerdict::Regression)
+        .map(|r| r.key().to_string())
+        .collect()
+}
+
+/// Refuse results that hold regressions unless `accept` (`--accept-regressions`); with `accept`,
+/// the rows accepted (for the command's warning).
+///
+/// # Errors
+/// [`Error::Input`] naming the regressed rows and the flag.
+pub fn refuse_regressions(
+    results: &Results,
+    path: &std::path::Path,
+    accept: bool,
+) -> Result<Vec<String>, Error> {
+    let rows = regression_rows(results);
+    if rows.is_empty() || accept {
+        return Ok(rows);
+    }
+    let shown: Vec<&str> = rows.iter().take(5).map(String::as_str).collect();
+    let more = if rows.len() > shown.len() {
+        format!(" and {} more", rows.len() - shown.len())
+    } else {
+        String::new()
+    };
+    Err(Error::input(
+        path,
+        format!(
+            "these results hold {} regression(s) ({}{more}); stored as the baseline, they would become what later checks compare with, and the gate would stop failing on them. \
+             Nothing was written. Fix the regression and update from a passing run, or, if the change is intended (a slower but correct kernel), pass `--accept-regressions`",
+            rows.len(),
+            shown.join(", ")
+        ),
+    ))
+}
+
 fn short(hash: &str) -> &str {
     hash.get(..12).unwrap_or(hash)
 }

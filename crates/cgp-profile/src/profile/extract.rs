@@ -23,16 +23,21 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         .map_err(|e| keep_cited_output(e, job, capture))
 }
 
-/// A live run's output lives in a temporary folder that is gone when the command ends: an error
-/// citing it would send the user to a file that no longer exists. The output is kept instead (a
-/// new file in the system's temporary directory, which cgp-gate never removes) and the error
-/// cites that copy.
+/// A live run's output lives in a temporary folder that is gone when the command ends (issue
+/// 46): a hint to run the command by hand names the files it writes relative to the folder the
+/// user runs it in instead (`--log-file run-0.csv`), so the pasted line works. An error citing
+/// the output would send the user to a file that no longer exists: the output is kept instead (a
+/// new file in the system's temporary directory, which cgp-gate never removes), the error cites
+/// that copy, and the hint says it is kept on purpose and may be deleted.
 fn keep_cited_output(mut e: ProfileError, job: Job<'_>, capture: &Capture) -> ProfileError {
     let origin = capture.origin.display().to_string();
-    if origin.is_empty()
-        || !e.message.contains(&origin)
-        || !crate::foundation::fsutil::in_temp_dir(&capture.origin)
-    {
+    if origin.is_empty() || !crate::foundation::fsutil::in_temp_dir(&capture.origin) {
+        return e;
+    }
+    if let (Some(hint), Some(work)) = (&mut e.hint, capture.origin.parent()) {
+        *hint = hint.replace(&format!("{}/", work.display()), "");
+    }
+    if !e.message.contains(&origin) {
         return e;
     }
     // The name a recording would give it (an nsys run's export is SQLite; ncu's output is text).
@@ -52,7 +57,17 @@ fn keep_cited_output(mut e: ProfileError, job: Job<'_>, capture: &Capture) -> Pr
             f.keep().map_err(|k| k.error)
         });
     let cited = match kept {
-        Ok((_, path)) => path.display().to_string(),
+        Ok((_, path)) => {
+            let note = format!(
+                "{} is a copy of the output kept for you to read (cgp-gate does not remove it: delete it when done)",
+                path.display()
+            );
+            e.hint = Some(match e.hint.take() {
+                Some(h) => format!("{h}; {note}"),
+                None => note,
+            });
+            path.display().to_string()
+        }
         Err(_) => "ncu's output (not kept: rerun with --record DIR to keep it)".to_owned(),
     };
     e.message = e.message.replace(&origin, &cited);

@@ -6,6 +6,9 @@
 
 use serde_json::{Value, json};
 
+use super::load::{
+    DEFAULT_BASELINE_REPETITIONS, DEFAULT_REPETITIONS, DEFAULT_TIMEOUT, DEFAULT_WARMUP, MAX_REPETITIONS,
+};
 use super::model::DERIVED_METRICS;
 
 /// The JSON Schema of the spec.
@@ -15,6 +18,7 @@ pub fn json_schema() -> Value {
     if let Some(map) = defaults_properties.as_object_mut() {
         map.remove("name");
     }
+    let d = super::model::Settings::default();
     json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": "cgp-gate spec",
@@ -33,15 +37,15 @@ pub fn json_schema() -> Value {
                 "additionalProperties": false,
                 "properties": {
                     "alpha": {
-                        "description": "Run-wide false-alarm rate, controlled over all judged rows (Holm). Default 0.01.",
+                        "description": format!("Run-wide false-alarm rate, controlled over all judged rows (Holm). Default {}.", d.alpha),
                         "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1
                     },
                     "confidence": {
-                        "description": "Confidence level of the intervals shown. Default 0.95.",
+                        "description": format!("Confidence level of the intervals shown. Default {}.", d.confidence),
                         "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1
                     },
                     "history": {
-                        "description": "Baseline generations kept per metric for trends. Default 10.",
+                        "description": format!("Baseline generations kept per metric for trends. Default {}.", d.history),
                         "type": "integer", "minimum": 1
                     },
                     "fingerprint_fields": {
@@ -50,11 +54,11 @@ pub fn json_schema() -> Value {
                         "items": { "enum": fingerprint_fields() }
                     },
                     "min_clock_fraction": {
-                        "description": "A repetition whose SM clock fell under this fraction of the locked clock is re-run. Default 0.9.",
+                        "description": format!("A repetition whose SM clock fell under this fraction of the locked clock is re-run. Default {}.", d.min_clock_fraction),
                         "type": "number", "exclusiveMinimum": 0, "maximum": 1
                     },
                     "max_throttle_reruns": {
-                        "description": "How many times a throttled repetition is re-run before it is kept and marked. Default 2.",
+                        "description": format!("How many times a throttled repetition is re-run before it is kept and marked. Default {}.", d.max_throttle_reruns),
                         "type": "integer", "minimum": 0
                     },
                     "job_spread": {
@@ -269,23 +273,23 @@ fn target_measure_properties() -> Value {
             "additionalProperties": { "$ref": "#/definitions/threshold" }
         },
         "repetitions": {
-            "description": "Repetitions per size (separate ncu runs) a check takes. Default 10. 1 is valid when the baseline holds at least 2 runs.",
-            "type": "integer", "minimum": 1
+            "description": format!("Repetitions per size (separate ncu runs) a check takes. Default {DEFAULT_REPETITIONS}. 1 is valid when the baseline holds at least 2 runs."),
+            "type": "integer", "minimum": 1, "maximum": MAX_REPETITIONS
         },
         "warmup": {
-            "description": "Launches of each kernel every run drops at its start (runs with at least 3 launches of that kernel only). Default 1.",
+            "description": format!("Launches of each kernel every run drops at its start (runs with at least 3 launches of that kernel only). Default {DEFAULT_WARMUP}."),
             "type": "integer", "minimum": 0
         },
         "max_repetitions": {
-            "description": "Upper bound when re-measuring doubtful rows. Default 2 x repetitions.",
-            "type": "integer", "minimum": 2
+            "description": "Upper bound when re-measuring doubtful rows; at least `repetitions`. Default 2 x repetitions.",
+            "type": "integer", "minimum": 1, "maximum": MAX_REPETITIONS
         },
         "baseline_repetitions": {
-            "description": "Repetitions `baseline update` stores (at least repetitions). Default 30 (or repetitions, if more).",
-            "type": "integer", "minimum": 2
+            "description": format!("Repetitions `baseline update` stores; at least `repetitions`. Default {DEFAULT_BASELINE_REPETITIONS} (or repetitions, if more)."),
+            "type": "integer", "minimum": 1, "maximum": MAX_REPETITIONS
         },
         "timeout": {
-            "description": "Wall-clock limit for one ncu run: 500ms, 120s, 5m, 1h. Default 300s.",
+            "description": format!("Wall-clock limit for one ncu run: 500ms, 120s, 5m, 1h. Default {}s.", DEFAULT_TIMEOUT.as_secs()),
             "type": "string",
             "pattern": "^\\s*[0-9]*\\.?[0-9]+\\s*(ms|s|m|h)\\s*$"
         },
@@ -374,21 +378,42 @@ fn target_measure_properties() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::load::TARGET_KEYS;
+    use crate::spec::load::{SETTINGS_KEYS, TARGET_KEYS, TOP_KEYS};
+    use crate::spec::threshold::MAP_KEYS;
+    use std::collections::BTreeSet;
 
+    fn keys(v: &Value) -> BTreeSet<String> {
+        v.as_object().expect("an object").keys().cloned().collect()
+    }
+
+    fn set(keys: &[&str]) -> BTreeSet<String> {
+        keys.iter().map(|k| (*k).to_owned()).collect()
+    }
+
+    /// The schema's keys are the loader's key tables, both ways: a key the loader reads and the
+    /// schema lacks would be flagged by editors, one the schema has and the loader refuses would
+    /// be offered by them.
     #[test]
-    fn schema_lists_every_target_key() {
+    fn schema_keys_are_the_loaders_key_tables() {
         let s = json_schema();
-        let target = &s["properties"]["targets"]["items"]["properties"];
-        for key in TARGET_KEYS {
-            assert!(target.get(key).is_some(), "{key}");
-            if *key != "name" {
-                assert!(
-                    s["properties"]["defaults"]["properties"].get(key).is_some(),
-                    "{key}"
-                );
-            }
+        assert_eq!(keys(&s["properties"]), set(TOP_KEYS));
+        assert_eq!(s["required"], json!(["version", "targets"]));
+        assert_eq!(
+            keys(&s["properties"]["settings"]["properties"]),
+            set(SETTINGS_KEYS)
+        );
+        assert_eq!(
+            keys(&s["properties"]["targets"]["items"]["properties"]),
+            set(TARGET_KEYS)
+        );
+        let mut defaults = set(TARGET_KEYS);
+        defaults.remove("name");
+        assert_eq!(keys(&s["properties"]["defaults"]["properties"]), defaults);
+        let rules = s["definitions"]["threshold"]["anyOf"].as_array().unwrap();
+        let mut map_keys = BTreeSet::new();
+        for rule in rules.iter().filter(|r| r.get("properties").is_some()) {
+            map_keys.extend(keys(&rule["properties"]));
         }
-        assert!(s["properties"]["defaults"]["properties"].get("name").is_none());
+        assert_eq!(map_keys, set(MAP_KEYS));
     }
 }

@@ -210,7 +210,7 @@ pub(crate) fn metric_direction(name: &str) -> Option<Direction> {
 }
 
 const FORMS: &str = "a threshold is `\"3%\"`, `exact`, `{min: X}`, `{max: X}`, or a mapping like `{relative: \"3%\", direction: lower, min_effect: \"500ns\"}`";
-const MAP_KEYS: &[&str] = &["relative", "exact", "min", "max", "direction", "min_effect"];
+pub(crate) const MAP_KEYS: &[&str] = &["relative", "exact", "min", "max", "direction", "min_effect"];
 
 /// Decode one metric's threshold.
 pub(crate) fn threshold(ctx: &Ctx<'_>, metric: &str, node: &Node) -> Result<Threshold> {

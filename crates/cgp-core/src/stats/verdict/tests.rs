@@ -127,7 +127,9 @@ fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<()
         && j.left_out
             .as_ref()
             .is_some_and(crate::stats::screen::LeftOut::too_much)
-        && !j.reason.contains("(and so does the interval with nothing left out")
+        && !j
+            .reason
+            .contains("(and so does the interval with nothing left out")
     {
         want = RowVerdict::Inconclusive;
     }

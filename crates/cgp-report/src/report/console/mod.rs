@@ -36,6 +36,31 @@ pub fn samples_table(samples: &crate::measured::samples::SampleSet) -> String {
     samples_table_styled(samples, ConsoleStyle::default())
 }
 
+/// How the blocks of [`samples_table_styled`] name an operation row's kernel (`kernels: sum`):
+/// the kernels it summed, from the launch configurations of every series of its target and size
+/// (issue 46), so `profile` says which kernels the row is. Keyed by (target, size); one pass.
+fn summed_kernel_heads(
+    samples: &crate::measured::samples::SampleSet,
+) -> std::collections::BTreeMap<(&str, &str), String> {
+    let mut configs: std::collections::BTreeMap<(&str, &str), Vec<String>> =
+        std::collections::BTreeMap::new();
+    for (k, s) in &samples.series {
+        if k.kernel == crate::spec::SUM_KERNEL {
+            configs
+                .entry((k.target.as_str(), k.size.as_str()))
+                .or_default()
+                .extend(s.configs.iter().cloned());
+        }
+    }
+    configs
+        .into_iter()
+        .filter_map(|(at, configs)| {
+            let names = crate::measured::samples::kernels_of(&configs);
+            (!names.is_empty()).then(|| (at, format!("(sum of selected kernels: {})", names.join(", "))))
+        })
+        .collect()
+}
+
 /// `profile`'s table: per target, size and kernel, a line per metric with the sample summary
 /// (count, median, min, max, coefficient of variation). Metrics go by their short names, as in
 /// [`results_table_styled`], with a legend under the table. Fitted to `style.width` the same way:
@@ -56,11 +81,16 @@ pub fn samples_table_styled(samples: &crate::measured::samples::SampleSet, style
     let mut used_short: Vec<(&'static str, &str)> = Vec::new();
     // Blocks of rows: (target[size] kernel, rows).
     let mut blocks: Vec<(String, Vec<Vec<String>>)> = Vec::new();
+    let summed = summed_kernel_heads(samples);
     for (k, s) in &samples.series {
+        let kernel = match summed.get(&(k.target.as_str(), k.size.as_str())) {
+            Some(head) if k.kernel == crate::spec::SUM_KERNEL => head,
+            _ => &k.kernel,
+        };
         let head = format!(
             "{} {}",
             one_line(&crate::measured::samples::target_size(&k.target, &k.size)),
-            one_line(&k.kernel)
+            one_line(kernel)
         );
         if blocks.last().is_none_or(|(h, _)| *h != head) {
             blocks.push((head, Vec::new()));

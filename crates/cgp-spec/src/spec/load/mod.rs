@@ -20,8 +20,8 @@ use super::template;
 use super::threshold;
 use super::yaml::{self, Kind, Mark, Node, Typed};
 
-const TOP_KEYS: &[&str] = &["version", "settings", "defaults", "targets"];
-const SETTINGS_KEYS: &[&str] = &[
+pub(crate) const TOP_KEYS: &[&str] = &["version", "settings", "defaults", "targets"];
+pub(crate) const SETTINGS_KEYS: &[&str] = &[
     "alpha",
     "confidence",
     "history",
@@ -227,18 +227,27 @@ pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError>
         std::collections::HashMap::with_capacity(items.len());
     let mut rows = 0usize;
     for (i, item) in items.iter().enumerate() {
-        let own = ctx.fields(item, &format!("`targets[{i}]`"), TARGET_KEYS)?;
+        // A target whose name is wrong is skipped, its error kept: the others are still read.
+        let Some(own) = ctx.keep(ctx.fields(item, &format!("`targets[{i}]`"), TARGET_KEYS))? else {
+            continue;
+        };
         let name_node = own.get("name").ok_or_else(|| {
             ctx.err(item, format!("`targets[{i}]` has no `name`"))
                 .help("every target needs a unique `name`")
-        })?;
-        let name = target_name(&ctx, name_node)?;
+        });
+        let Some(name_node) = ctx.keep(name_node)? else {
+            continue;
+        };
+        let Some(name) = ctx.keep(target_name(&ctx, name_node))? else {
+            continue;
+        };
         if let Some(line) = first_lines.get(name) {
-            return Err(ctx
+            ctx.keep::<()>(Err(ctx
                 .err(name_node, format!("duplicate target name `{name}`"))
                 .help(format!(
                     "`{name}` is already the name of the target on line {line}; target names must be unique"
-                )));
+                ))))?;
+            continue;
         }
         first_lines.insert(name.to_owned(), name_node.mark.line);
         let merged = Merged {
@@ -246,7 +255,7 @@ pub fn load_str(text: &str, path: &Path) -> std::result::Result<Spec, SpecError>
             defaults: defaults.as_ref(),
         };
         // Each target's errors are kept and the others still read: one run reports them all.
-        let Some(t) = ctx.keep(target(&ctx, name, item, &merged, &spec_dir))? else {
+        let Some(t) = ctx.keep(target(&ctx, name, item, &merged, &spec_dir))?.flatten() else {
             continue;
         };
         rows = rows.saturating_add(t.sizes.len().saturating_mul(t.metrics.len()));
@@ -419,6 +428,21 @@ impl<'n> Merged<'_, 'n> {
         self.own
             .get(key)
             .or_else(|| self.defaults.and_then(|d| d.get(key)))
+    }
+
+    /// How an error about `keys` names where they are set: `` `defaults` `` when every one of
+    /// them that is set comes from `defaults:` (the error is there, once, not once per target
+    /// that inherits it), else `target` (the target's own `what`).
+    fn whose(&self, keys: &[&str], target: &str) -> String {
+        let inherited = keys.iter().all(|k| self.own.get(k).is_none())
+            && keys
+                .iter()
+                .any(|k| self.defaults.is_some_and(|d| d.get(k).is_some()));
+        if inherited {
+            "`defaults`".to_owned()
+        } else {
+            target.to_owned()
+        }
     }
 }
 

@@ -36,82 +36,111 @@ pub(super) fn target_name<'n>(ctx: &Ctx<'_>, node: &'n Node) -> Result<&'n str> 
     Ok(name)
 }
 
+/// The steps of one target. With a collector, a step's error is kept and the next independent
+/// step still runs (one `validate` reports every error of the target); a step that needs the
+/// value of a failed one is skipped, and the target is `None` at the end.
+struct Steps<'c, 'p> {
+    ctx: &'c Ctx<'p>,
+    failed: std::cell::Cell<bool>,
+}
+
+impl Steps<'_, '_> {
+    fn opt<T>(&self, r: Result<T>) -> Result<Option<T>> {
+        let v = self.ctx.keep(r)?;
+        if v.is_none() {
+            self.failed.set(true);
+        }
+        Ok(v)
+    }
+
+    /// The step's value, or `fallback` (never used: the target fails) when it failed.
+    fn or<T>(&self, r: Result<T>, fallback: T) -> Result<T> {
+        Ok(self.opt(r)?.unwrap_or(fallback))
+    }
+}
+
+/// One target, `None` when its errors were kept for the end (see [`Steps`]).
 pub(super) fn target(
     ctx: &Ctx<'_>,
     name: &str,
     item: &Node,
     m: &Merged<'_, '_>,
     spec_dir: &Path,
-) -> Result<Target> {
+) -> Result<Option<Target>> {
     let what = format!("target `{name}`");
-
-    // Sizes come first: the command's placeholders and the expressions are checked against them.
-    let sizes = sizes(ctx, m.get("sizes"), &what)?;
-    size_names(ctx, &sizes, &what)?;
-
-    let Some(command_node) = m.get("command") else {
-        return Err(ctx
-            .err(item, format!("{what} has no `command`"))
-            .help("add the program to run as a list, e.g. `command: [./build/bench, --n, \"{n}\"]`"));
-    };
-    let command = command(ctx, command_node, &what, &sizes)?;
-
-    let cwd = working_dir(ctx, m, &what, spec_dir)?;
-
-    let (env, env_passthrough) = environment(ctx, m, &what)?;
-
-    let kernel = match m.get("kernel") {
-        Some(n) => Some(kernel(ctx, n, &what)?),
-        None => None,
+    let s = Steps {
+        ctx,
+        failed: std::cell::Cell::new(false),
     };
 
-    let nvtx = match m.get("nvtx") {
-        Some(n) => nvtx(ctx, n, &what)?,
-        None => Vec::new(),
+    // Sizes come first: the command's placeholders and the expressions are checked against them
+    // (and wait while the sizes are wrong).
+    let sizes = s.opt(sizes(ctx, m.get("sizes"), &m.whose(&["sizes"], &what)))?;
+    if let Some(sizes) = &sizes {
+        s.opt(size_names(ctx, sizes, &what))?;
+    }
+
+    let command = target_command(&s, m, item, &what, sizes.as_deref())?;
+    let cwd = s.or(working_dir(ctx, m, &what, spec_dir), None)?;
+    let (env, env_passthrough) = s.or(environment(ctx, m, &what), Default::default())?;
+    let (kernel, nvtx) = kernel_and_nvtx(&s, m, &what)?;
+    let (launch_skip, launch_count) = s.or(launch_range(ctx, m, &what), (None, None))?;
+
+    let work_expr = |key: &str| match &sizes {
+        Some(sizes) => s.or(work_expr(ctx, m.get(key), key, &what, sizes), None),
+        None => Ok(None),
+    };
+    let flops = work_expr("flops")?;
+    let bytes = work_expr("bytes")?;
+    // Whether `flops` and `bytes` are set, also when their expressions are wrong.
+    let work = (m.get("flops").is_some(), m.get("bytes").is_some());
+
+    let profiler = s.opt(profiler(ctx, m, &what))?;
+    let (categories, metrics, libcupti) = match profiler {
+        Some(profiler) => profiler_keys(&s, m, item, &what, profiler, spec_dir, work)?,
+        None => (None, Vec::new(), None),
     };
 
-    let (launch_skip, launch_count) = launch_range(ctx, m, &what)?;
-
-    let flops = work_expr(ctx, m.get("flops"), "flops", &what, &sizes)?;
-    let bytes = work_expr(ctx, m.get("bytes"), "bytes", &what, &sizes)?;
-
-    let profiler = profiler(ctx, m, &what)?;
-    other_profilers_keys(ctx, m, profiler, &what)?;
-    let categories = match m.get("categories") {
-        // A `categories` of `defaults:` is for the nsys targets of a mixed spec.
-        Some(_) if profiler != ProfilerKind::Nsys => None,
-        Some(n) => Some(categories(ctx, n, &what, spec_dir)?),
-        None => None,
-    };
-
-    let work = (flops.is_some(), bytes.is_some());
-    let metrics = target_metrics(ctx, m, item, &what, profiler, categories.as_ref(), work)?;
-    let libcupti = libcupti(ctx, m, &what, profiler, spec_dir)?;
-
-    let (repetitions, max_repetitions, baseline_repetitions) = repetition_counts(ctx, m, &what)?;
-
+    let (repetitions, max_repetitions, baseline_repetitions) =
+        s.or(repetition_counts(ctx, m, &what), (0, 0, 0))?;
     let warmup = match m.get("warmup") {
-        Some(n) => ctx.uint(n, &format!("`warmup` of {what}"))?,
+        Some(n) => s.or(
+            ctx.uint(n, &format!("`warmup` of {}", m.whose(&["warmup"], &what))),
+            0,
+        )?,
         None => DEFAULT_WARMUP,
     };
-
     let timeout = match m.get("timeout") {
-        Some(n) => timeout(ctx, n, &what)?,
+        Some(n) => s.or(timeout(ctx, n, &m.whose(&["timeout"], &what)), DEFAULT_TIMEOUT)?,
         None => DEFAULT_TIMEOUT,
     };
-
-    let (cache_control, replay_mode) = cache_and_replay(ctx, m, &what)?;
-    let (clocks, clock_control) = clocks(ctx, m.get("clocks"), m.get("clock_control"), &what)?;
-
-    let allow_missing = allow_missing(ctx, m, &what)?;
-    let explain = explain(ctx, m, &what, profiler)?;
+    let (cache_control, replay_mode) = s.or(
+        cache_and_replay(ctx, m, &what),
+        (CacheControl::All, ReplayMode::Kernel),
+    )?;
+    let clocks_at = m.whose(&["clocks", "clock_control"], &what);
+    let clocks = s.opt(clocks(ctx, m.get("clocks"), m.get("clock_control"), &clocks_at))?;
+    let allow_missing = s.or(allow_missing(ctx, m, &what), false)?;
+    let explain = s.or(explain(ctx, m, &what, profiler.unwrap_or_default()), Explain::Off)?;
     let sass = match m.get("sass") {
-        Some(n) => sass_paths(ctx, n, &what, spec_dir)?,
+        Some(n) => s.or(
+            sass_paths(ctx, n, &m.whose(&["sass"], &what), spec_dir),
+            Vec::new(),
+        )?,
         None => Vec::new(),
     };
-    let kernels = kernel_mode(ctx, m.get("kernels"), m.get("metrics"), &what)?;
+    let kernels_at = m.whose(&["kernels", "metrics"], &what);
+    let kernels = s.or(
+        kernel_mode(ctx, m.get("kernels"), m.get("metrics"), &kernels_at),
+        KernelMode::Each,
+    )?;
 
-    Ok(Target {
+    let (false, Some(sizes), Some(profiler), Some((clocks, clock_control))) =
+        (s.failed.get(), sizes, profiler, clocks)
+    else {
+        return Ok(None);
+    };
+    Ok(Some(Target {
         name: name.to_owned(),
         command,
         cwd,
@@ -143,7 +172,82 @@ pub(super) fn target(
         explain,
         sass,
         kernels,
-    })
+    }))
+}
+
+/// The target's `command`, its placeholders checked against the sizes (the check waits while the
+/// sizes are wrong).
+fn target_command(
+    s: &Steps<'_, '_>,
+    m: &Merged<'_, '_>,
+    item: &Node,
+    what: &str,
+    sizes: Option<&[(Size, Mark)]>,
+) -> Result<Vec<String>> {
+    let ctx = s.ctx;
+    match (m.get("command"), sizes) {
+        (None, _) => s.or(
+            Err(ctx
+                .err(item, format!("{what} has no `command`"))
+                .help("add the program to run as a list, e.g. `command: [./build/bench, --n, \"{n}\"]`")),
+            Vec::new(),
+        ),
+        (Some(n), Some(sizes)) => s.or(command(ctx, n, what, sizes), Vec::new()),
+        (Some(_), None) => Ok(Vec::new()),
+    }
+}
+
+/// The target's `kernel` filter and `nvtx` ranges.
+fn kernel_and_nvtx(
+    s: &Steps<'_, '_>,
+    m: &Merged<'_, '_>,
+    what: &str,
+) -> Result<(Option<KernelFilter>, Vec<String>)> {
+    let kernel = match m.get("kernel") {
+        Some(n) => s.opt(kernel(s.ctx, n, &m.whose(&["kernel"], what)))?,
+        None => None,
+    };
+    let nvtx = match m.get("nvtx") {
+        Some(n) => s.or(nvtx(s.ctx, n, &m.whose(&["nvtx"], what)), Vec::new())?,
+        None => Vec::new(),
+    };
+    Ok((kernel, nvtx))
+}
+
+/// A target's categories, metrics and libcupti.
+type ProfilerKeys = (Option<CategoryRules>, Vec<MetricSpec>, Option<PathBuf>);
+
+/// The keys read by the target's profiler: the other profilers' keys refused, its categories
+/// (nsys), its metrics and its libcupti (cupti). `work`: whether `flops` and `bytes` are set.
+fn profiler_keys(
+    s: &Steps<'_, '_>,
+    m: &Merged<'_, '_>,
+    item: &Node,
+    what: &str,
+    profiler: ProfilerKind,
+    spec_dir: &Path,
+    work: (bool, bool),
+) -> Result<ProfilerKeys> {
+    let ctx = s.ctx;
+    s.opt(other_profilers_keys(ctx, m, profiler, what))?;
+    let categories = match m.get("categories") {
+        // A `categories` of `defaults:` is for the nsys targets of a mixed spec.
+        Some(_) if profiler != ProfilerKind::Nsys => None,
+        Some(n) => s.opt(categories(ctx, n, &m.whose(&["categories"], what), spec_dir))?,
+        None => None,
+    };
+    // nsys's metrics name its categories: they wait while the categories are wrong.
+    let metrics = if profiler == ProfilerKind::Nsys && m.get("categories").is_some() && categories.is_none() {
+        Vec::new()
+    } else {
+        let metrics_at = m.whose(&["metrics"], what);
+        s.or(
+            target_metrics(ctx, m, item, &metrics_at, profiler, categories.as_ref(), work),
+            Vec::new(),
+        )?
+    };
+    let libcupti = s.or(libcupti(ctx, m, what, profiler, spec_dir), None)?;
+    Ok((categories, metrics, libcupti))
 }
 
 /// `metrics:` as the target's profiler reads them: nsys's, or ncu's (on a cupti target, only those
@@ -181,7 +285,9 @@ fn libcupti(
 ) -> Result<Option<PathBuf>> {
     match m.get("libcupti") {
         Some(n) if profiler == ProfilerKind::Cupti => {
-            let p = PathBuf::from(ctx.non_empty_text(n, &format!("`libcupti` of {what}"))?);
+            let p = PathBuf::from(
+                ctx.non_empty_text(n, &format!("`libcupti` of {}", m.whose(&["libcupti"], what)))?,
+            );
             Ok(Some(if p.is_absolute() { p } else { spec_dir.join(p) }))
         }
         _ => Ok(None),
@@ -195,15 +301,15 @@ fn environment(
     what: &str,
 ) -> Result<(BTreeMap<String, String>, Vec<String>)> {
     let set = match m.get("env") {
-        Some(n) => env(ctx, n, what)?,
+        Some(n) => env(ctx, n, &m.whose(&["env"], what))?,
         None => BTreeMap::new(),
     };
     let acknowledged = match m.get("env_passthrough_ci_credentials") {
-        Some(n) => ci_credentials_acknowledged(ctx, n, what)?,
+        Some(n) => ci_credentials_acknowledged(ctx, n, &m.whose(&["env_passthrough_ci_credentials"], what))?,
         None => Vec::new(),
     };
     let passthrough = match m.get("env_passthrough") {
-        Some(n) => env_passthrough(ctx, n, what, &acknowledged)?,
+        Some(n) => env_passthrough(ctx, n, &m.whose(&["env_passthrough"], what), &acknowledged)?,
         None => Vec::new(),
     };
     Ok((set, passthrough))
@@ -232,7 +338,7 @@ fn size_names(ctx: &Ctx<'_>, sizes: &[(Size, Mark)], what: &str) -> Result<()> {
 fn working_dir(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str, spec_dir: &Path) -> Result<Option<PathBuf>> {
     Ok(match m.get("cwd") {
         Some(n) => {
-            let p = PathBuf::from(ctx.non_empty_text(n, &format!("`cwd` of {what}"))?);
+            let p = PathBuf::from(ctx.non_empty_text(n, &format!("`cwd` of {}", m.whose(&["cwd"], what)))?);
             Some(if p.is_absolute() { p } else { spec_dir.join(p) })
         }
         None => None,
@@ -242,15 +348,27 @@ fn working_dir(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str, spec_dir: &Path) -
 /// `launch_skip` and `launch_count` (at least 1).
 fn launch_range(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(Option<u64>, Option<u64>)> {
     let launch_skip = match m.get("launch_skip") {
-        Some(n) => Some(ctx.uint(n, &format!("`launch_skip` of {what}"))?),
+        Some(n) => Some(ctx.uint(
+            n,
+            &format!("`launch_skip` of {}", m.whose(&["launch_skip"], what)),
+        )?),
         None => None,
     };
     let launch_count = match m.get("launch_count") {
         Some(n) => {
-            let c: u64 = ctx.uint(n, &format!("`launch_count` of {what}"))?;
+            let c: u64 = ctx.uint(
+                n,
+                &format!("`launch_count` of {}", m.whose(&["launch_count"], what)),
+            )?;
             if c == 0 {
                 return Err(ctx
-                    .err(n, format!("`launch_count` of {what} must be at least 1"))
+                    .err(
+                        n,
+                        format!(
+                            "`launch_count` of {} must be at least 1",
+                            m.whose(&["launch_count"], what)
+                        ),
+                    )
                     .help("omit it to profile every matching launch"));
             }
             Some(c)
@@ -264,7 +382,11 @@ fn profiler(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<ProfilerKin
     Ok(match m.get("profiler") {
         Some(n) => {
             let names: Vec<&str> = ProfilerKind::ALL.iter().map(|k| k.as_str()).collect();
-            let name = ctx.choice(n, &format!("`profiler` of {what}"), &names)?;
+            let name = ctx.choice(
+                n,
+                &format!("`profiler` of {}", m.whose(&["profiler"], what)),
+                &names,
+            )?;
             ProfilerKind::ALL
                 .into_iter()
                 .find(|k| k.as_str() == name)
@@ -278,13 +400,16 @@ fn profiler(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<ProfilerKin
 fn repetition_counts(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(u32, u32, u32)> {
     let repetitions = match m.get("repetitions") {
         Some(n) => {
-            let r: u32 = ctx.uint(n, &format!("`repetitions` of {what}"))?;
-            repetitions_cap(ctx, n, "repetitions", what, r)?;
+            let r: u32 = ctx.uint(
+                n,
+                &format!("`repetitions` of {}", m.whose(&["repetitions"], what)),
+            )?;
+            repetitions_cap(ctx, n, "repetitions", &m.whose(&["repetitions"], what), r)?;
             if r < 1 {
                 return Err(ctx
                     .err(
                         n,
-                        format!("`repetitions` of {what} must be at least 1, found {r}"),
+                        format!("`repetitions` of {} must be at least 1, found {r}", m.whose(&["repetitions"], what)),
                     )
                     .help(
                         "one run (process) per size is enough when the baseline holds at least 2 runs; 10 is the default",
@@ -296,14 +421,18 @@ fn repetition_counts(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(u
     };
     let max_repetitions = match m.get("max_repetitions") {
         Some(n) => {
-            let r: u32 = ctx.uint(n, &format!("`max_repetitions` of {what}"))?;
-            repetitions_cap(ctx, n, "max_repetitions", what, r)?;
+            let r: u32 = ctx.uint(
+                n,
+                &format!("`max_repetitions` of {}", m.whose(&["max_repetitions"], what)),
+            )?;
+            repetitions_cap(ctx, n, "max_repetitions", &m.whose(&["max_repetitions"], what), r)?;
             if r < repetitions {
                 return Err(ctx
                     .err(
                         n,
                         format!(
-                            "`max_repetitions` of {what} ({r}) is less than `repetitions` ({repetitions})"
+                            "`max_repetitions` of {} ({r}) is less than `repetitions` ({repetitions})",
+                            m.whose(&["max_repetitions", "repetitions"], what)
                         ),
                     )
                     .help("`max_repetitions` bounds re-measurement and must be at least `repetitions`"));
@@ -314,14 +443,26 @@ fn repetition_counts(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(u
     };
     let baseline_repetitions = match m.get("baseline_repetitions") {
         Some(n) => {
-            let r: u32 = ctx.uint(n, &format!("`baseline_repetitions` of {what}"))?;
-            repetitions_cap(ctx, n, "baseline_repetitions", what, r)?;
+            let r: u32 = ctx.uint(
+                n,
+                &format!(
+                    "`baseline_repetitions` of {}",
+                    m.whose(&["baseline_repetitions"], what)
+                ),
+            )?;
+            repetitions_cap(
+                ctx,
+                n,
+                "baseline_repetitions",
+                &m.whose(&["baseline_repetitions"], what),
+                r,
+            )?;
             if r < repetitions {
                 return Err(ctx
                     .err(
                         n,
                         format!(
-                            "`baseline_repetitions` of {what} ({r}) is less than `repetitions` ({repetitions})"
+                            "`baseline_repetitions` of {} ({r}) is less than `repetitions` ({repetitions})", m.whose(&["baseline_repetitions", "repetitions"], what)
                         ),
                     )
                     .help("a baseline is measured once per merge and compared by every check: store at least as many repetitions as a check takes (default 50)"));
@@ -336,7 +477,11 @@ fn repetition_counts(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(u
 /// ncu's `cache_control` and `replay_mode`.
 fn cache_and_replay(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(CacheControl, ReplayMode)> {
     let cache_control = match m.get("cache_control") {
-        Some(n) => match ctx.choice(n, &format!("`cache_control` of {what}"), &["all", "none"])? {
+        Some(n) => match ctx.choice(
+            n,
+            &format!("`cache_control` of {}", m.whose(&["cache_control"], what)),
+            &["all", "none"],
+        )? {
             "all" => CacheControl::All,
             _ => CacheControl::None,
         },
@@ -345,7 +490,7 @@ fn cache_and_replay(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(Ca
     let replay_mode = match m.get("replay_mode") {
         Some(n) => match ctx.choice(
             n,
-            &format!("`replay_mode` of {what}"),
+            &format!("`replay_mode` of {}", m.whose(&["replay_mode"], what)),
             &["kernel", "application", "range", "app-range"],
         )? {
             "application" => ReplayMode::Application,
@@ -359,23 +504,26 @@ fn cache_and_replay(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<(Ca
 }
 
 fn allow_missing(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<bool> {
-    let allow_missing =
-        match m.get("allow_missing") {
-            Some(n) => {
-                match &n.kind {
-                    Kind::Scalar(s) if matches!(s.typed(), Typed::Bool(_)) => s.typed() == Typed::Bool(true),
-                    _ => {
-                        return Err(ctx
+    let allow_missing = match m.get("allow_missing") {
+        Some(n) => match &n.kind {
+            Kind::Scalar(s) if matches!(s.typed(), Typed::Bool(_)) => s.typed() == Typed::Bool(true),
+            _ => {
+                return Err(ctx
                     .err(
                         n,
-                        format!("`allow_missing` of {what} must be `true` or `false`, found {}", describe(n)),
+                        format!(
+                            "`allow_missing` of {} must be `true` or `false`, found {}",
+                            m.whose(&["allow_missing"], what),
+                            describe(n)
+                        ),
                     )
-                    .help("`allow_missing: true` lets baseline rows this run did not measure pass the gate"));
-                    }
-                }
+                    .help(
+                        "`allow_missing: true` lets baseline rows this run did not measure pass the gate",
+                    ));
             }
-            None => false,
-        };
+        },
+        None => false,
+    };
     Ok(allow_missing)
 }
 
@@ -387,7 +535,7 @@ fn explain(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str, profiler: ProfilerKind
             Kind::Scalar(s) if s.typed() == Typed::Str("remeasure") => Explain::Remeasure,
             _ => {
                 return Err(ctx
-                    .err(n, format!("`explain` of {what} must be `true`, `false` or `remeasure`, found {}", describe(n)))
+                    .err(n, format!("`explain` of {} must be `true`, `false` or `remeasure`, found {}", m.whose(&["explain"], what), describe(n)))
                     .help("`explain: true` collects the counters that say why a time changed in every run; `remeasure` only in baseline updates and when re-measuring doubtful or changed rows (docs/why.md)"));
             }
         },
