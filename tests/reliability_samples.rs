@@ -33,6 +33,12 @@ fn setup(name: &str) -> tempfile::TempDir {
 /// Set the cell of `metric` of launch `launch` (0 = the first data row) of the raw-page CSV
 /// `file` to `value`. Every cell of ncu's raw page is quoted, and no cell holds `","`.
 pub(crate) fn set_cell(file: &Path, launch: usize, metric: &str, value: &str) {
+    map_cells(file, metric, |i, _| (i == launch).then(|| value.to_owned()));
+}
+
+/// Rewrite the cells of `metric` in the raw-page CSV `file`: `edit(launch, cell)` gives the new
+/// text of a launch's cell (0 = the first data row), or `None` to leave it.
+pub(crate) fn map_cells(file: &Path, metric: &str, edit: impl Fn(usize, &str) -> Option<String>) {
     let text = std::fs::read_to_string(file).unwrap();
     let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
     let h = lines.iter().position(|l| l.starts_with("\"ID\",")).unwrap();
@@ -44,9 +50,16 @@ pub(crate) fn set_cell(file: &Path, launch: usize, metric: &str, value: &str) {
             .collect()
     };
     let col = cells(&lines[h]).iter().position(|c| c == metric).unwrap();
-    let mut row = cells(&lines[h + 2 + launch]);
-    row[col] = value.to_owned();
-    lines[h + 2 + launch] = format!("\"{}\"", row.join("\",\""));
+    for (launch, line) in lines.iter_mut().skip(h + 2).enumerate() {
+        if !line.starts_with('"') {
+            continue;
+        }
+        let mut row = cells(line);
+        if let Some(v) = edit(launch, &row[col]) {
+            row[col] = v;
+            *line = format!("\"{}\"", row.join("\",\""));
+        }
+    }
     std::fs::write(file, lines.join("\n")).unwrap();
 }
 

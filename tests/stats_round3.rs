@@ -79,28 +79,14 @@ fn plant(rec: &Path, every: usize, factor: f64) {
     }
 }
 
-/// One raw-page CSV: every cell is quoted, the header row starts with `"ID",`, the units row
-/// follows it.
+/// Multiply the duration of launches 1, 1 + every, ... (after the warm-up) of one raw-page CSV.
 fn slow_launches(file: &Path, every: usize, factor: f64) {
-    let text = std::fs::read_to_string(file).unwrap();
-    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
-    let h = lines.iter().position(|l| l.starts_with("\"ID\",")).unwrap();
-    let cells = |l: &str| -> Vec<String> {
-        l.trim_end_matches('\r')
-            .trim_matches('"')
-            .split("\",\"")
-            .map(str::to_owned)
-            .collect()
-    };
-    let col = cells(&lines[h]).iter().position(|c| c == TIME).unwrap();
-    let launches = lines[h + 2..].iter().filter(|l| l.starts_with('"')).count();
-    for launch in (1..launches).step_by(every) {
-        let mut row = cells(&lines[h + 2 + launch]);
-        let v: f64 = row[col].parse().unwrap();
-        row[col] = format!("{}", (v * factor).round());
-        lines[h + 2 + launch] = format!("\"{}\"", row.join("\",\""));
-    }
-    std::fs::write(file, lines.join("\n")).unwrap();
+    crate::reliability_samples::map_cells(file, TIME, |launch, cell| {
+        (launch >= 1 && (launch - 1) % every == 0).then(|| {
+            let v: f64 = cell.parse().unwrap();
+            format!("{}", (v * factor).round())
+        })
+    });
 }
 
 fn check(dir: &Path, rec: &str) -> (i32, Value, String) {

@@ -464,23 +464,10 @@ fn screened(
             .zip(&flags[s])
             .enumerate()
             .map(|(r, (run, fl))| {
-                let centre = run_centre(run, fl);
-                for (x, f) in run.iter().zip(fl) {
-                    if *f {
-                        far[s] += 1;
-                        named.push(FarLaunch {
-                            side: s,
-                            run: ids[s].get(r).copied().unwrap_or(u32::MAX),
-                            value: x.exp(),
-                            centre: centre.exp(),
-                        });
-                    }
-                }
-                run.iter()
-                    .zip(fl)
-                    .filter(|(_, f)| !**f)
-                    .map(|(x, _)| *x)
-                    .collect()
+                let id = ids[s].get(r).copied().unwrap_or(u32::MAX);
+                let (kept, left) = leave_far_out(run, fl, s, id, &mut named);
+                far[s] += left;
+                kept
             })
             .collect()
     });
@@ -524,6 +511,34 @@ fn screened(
         named,
     };
     ([kb, kc], left, [lb, lc])
+}
+
+/// The launches of one run (logs) without its far ones (`flags`), and how many were far; each far
+/// launch is named in `named` with its side, run and the run's centre.
+fn leave_far_out(
+    run: &[f64],
+    flags: &[bool],
+    side: usize,
+    id: u32,
+    named: &mut Vec<FarLaunch>,
+) -> (Vec<f64>, usize) {
+    let centre = run_centre(run, flags);
+    let mut kept = Vec::with_capacity(run.len());
+    let mut far = 0;
+    for (x, f) in run.iter().zip(flags) {
+        if *f {
+            far += 1;
+            named.push(FarLaunch {
+                side,
+                run: id,
+                value: x.exp(),
+                centre: centre.exp(),
+            });
+        } else {
+            kept.push(*x);
+        }
+    }
+    (kept, far)
 }
 
 /// Each run's level for a paired comparison (`ab`): the geometric mean of its launches (every
@@ -577,22 +592,7 @@ pub fn run_means(base: Runs<'_>, head: Runs<'_>) -> RunMeans {
             let keep: Vec<f64> = if code.is_some() {
                 run.clone()
             } else {
-                let centre = run_centre(run, fl);
-                for (x, f) in run.iter().zip(fl) {
-                    if *f {
-                        named.push(FarLaunch {
-                            side: s,
-                            run: id,
-                            value: x.exp(),
-                            centre: centre.exp(),
-                        });
-                    }
-                }
-                run.iter()
-                    .zip(fl)
-                    .filter(|(_, f)| !**f)
-                    .map(|(x, _)| *x)
-                    .collect()
+                leave_far_out(run, fl, s, id, &mut named).0
             };
             levels[s].insert(id, (keep.iter().sum::<f64>() / keep.len().max(1) as f64).exp());
         }

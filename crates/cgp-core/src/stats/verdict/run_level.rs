@@ -33,18 +33,7 @@ pub(super) fn prepare_nested(
 ) -> Prepared {
     let slow_high = row.threshold.direction == Direction::Lower;
     let bad_sign = if slow_high { 1.0 } else { -1.0 };
-    let fitted = fit(
-        Runs {
-            values: baseline,
-            runs: row.baseline_runs,
-        },
-        Runs {
-            values: row.candidate,
-            runs: row.candidate_runs,
-        },
-        slow_high,
-        cfg.trim_dips,
-    );
+    let fitted = fit_row(row, baseline, slow_high, cfg.trim_dips);
     let mut j = base_judgement(row, cfg, RowVerdict::Inconclusive, "");
     let f = match fitted {
         Ok(f) => f,
@@ -141,7 +130,13 @@ fn all_in(
     if !f.left_out.too_much() {
         return None;
     }
-    let all = fit(
+    let all = fit_row(row, baseline, slow_high, false).ok()?;
+    Some(AllIn::Model(all.with_job_term(extra_var, job_df), extra_var))
+}
+
+/// The run-level model of a row's two sides; `trim`: leave out what the machine explains.
+fn fit_row(row: &Comparison<'_>, baseline: &[f64], slow_high: bool, trim: bool) -> Result<Fit, String> {
+    fit(
         Runs {
             values: baseline,
             runs: row.baseline_runs,
@@ -151,10 +146,8 @@ fn all_in(
             runs: row.candidate_runs,
         },
         slow_high,
-        false,
+        trim,
     )
-    .ok()?;
-    Some(AllIn::Model(all.with_job_term(extra_var, job_df), extra_var))
 }
 
 /// The t tests of the log shift against the regression boundary, the improvement boundary (none
