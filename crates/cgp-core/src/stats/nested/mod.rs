@@ -406,7 +406,8 @@ pub fn fit(base: Runs<'_>, cand: Runs<'_>, slow_high: bool, trim: bool) -> Resul
     // the standard error used is the within part alone, and its degrees of freedom are the
     // within-run ones: Satterthwaite's rule over the unfloored sum gave a handful there (issue
     // 43: a slowdown of every tenth launch leaves the run levels alike and the launches bimodal,
-    // and its interval was read at 6 degrees of freedom instead of 360).
+    // and its interval was read at a handful of degrees of freedom instead of the hundreds of the
+    // within-run part).
     let df = if between_raw <= 0.0 && within_df > 0.0 && se2_floor > 0.0 {
         within_df.max(1.0)
     } else if denom > 0.0 && se2_raw > 0.0 {
