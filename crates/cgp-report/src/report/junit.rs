@@ -211,16 +211,22 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
         &row.key.size,
     ));
     case.add_properties(row_properties(row));
+    let mut out = Vec::new();
     if matches!(row.verdict(), RowVerdict::Improvement | RowVerdict::New) {
-        case.set_system_out(format!(
+        out.push(format!(
             "{}: {}",
             row.verdict().as_str(),
             super::format::reason_with_config(row)
         ));
     } else if let Some(c) = &row.config_change {
-        case.set_system_out(format!("launch configuration changed: {}", c.describe()));
-    } else if let Some(l) = super::format::left_out(row) {
-        case.set_system_out(format!("left out: {l}"));
+        out.push(format!("launch configuration changed: {}", c.describe()));
+    }
+    // What the test left out, on every row whatever else it says (issue 43).
+    if let Some(l) = super::format::left_out(row) {
+        out.push(format!("left out: {l}"));
+    }
+    if !out.is_empty() {
+        case.set_system_out(out.join("\n"));
     }
     case
 }
