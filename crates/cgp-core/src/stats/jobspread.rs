@@ -10,15 +10,11 @@
 //! `s_job^2 = (1.4826 * median|d_k|)^2 / 2  -  (pi / 2) * cv^2 / n`
 //!
 //! (the second term is the variance of a median of `n` samples with robust CV `cv`), floored at
-//! zero. Fewer than three medians: no estimate, and the gate assumes no spread (docs/statistics.md,
-//! "Between-job spread"). A spread is also assumed zero unless the medians vary clearly more than
-//! their own noise explains (the spread of the differences more than [`NOISE_RATIO`] times that
-//! of a median's noise): with ten generations the estimate is itself noisy, and widening every
-//! interval by an estimate of noise would cost power on every row for nothing. Measured with the
-//! power simulation (SYNTHETIC, documented noise model, 30-sample medians, no drift): a ratio of
-//! 2 assumed a spread for 5.7 % of metrics (34 of 600) and cost the 5 % slowdown about 3 points of
-//! power; 3 assumes one for about 1 % (6 of 600), while a real 1 % job drift (about 5x a median's
-//! noise) is still found.
+//! zero, from three medians on. It is pooled with a prior ([`DEFAULT_PRIOR`] or
+//! `settings.job_spread`, worth [`PRIOR_DF`] degrees of freedom) weighted by their degrees of
+//! freedom, so a new project's first checks carry a job term too, and nothing zeroes the
+//! estimate because the history looks quiet: that pre-test, the gate of earlier versions, spent
+//! alpha it did not account for (issue 43; docs/statistics.md 2.3).
 
 /// An estimate of the between-job spread of one metric.
 #[derive(Debug, Clone, Copy, PartialEq)]

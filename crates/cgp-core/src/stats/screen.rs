@@ -61,8 +61,8 @@ pub struct LeftOut {
     /// candidate's count of marked launches and processes, with the test's p.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept_as_code: Option<KeptAsCode>,
-    /// The far launches left out, named: (side, run, position in the run after the warm-up,
-    /// value, the run's centre), at most [`NAMED`] of them.
+    /// The far launches left out, named (side, run, value, the run's centre), at most [`NAMED`]
+    /// of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub named: Vec<FarLaunch>,
 }
@@ -216,13 +216,11 @@ pub fn code_explains(k_c: usize, n_c: usize, k_b: usize, n_b: usize) -> Option<f
 }
 
 fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    super::summary::median_sorted(&s).unwrap_or(0.0)
+    super::order::median(v).unwrap_or(0.0)
 }
 
 /// The far launches of one side (log values grouped by run): for each run, the flags of its
-/// launches, and each run's centre (log). See the module's rule.
+/// launches. See the module's rule.
 pub fn far_launches(side: &[Vec<f64>]) -> Vec<Vec<bool>> {
     let all: Vec<f64> = side.iter().flatten().copied().collect();
     let side_centre = median(&all);

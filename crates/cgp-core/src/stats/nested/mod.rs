@@ -20,13 +20,13 @@
 //!   never less than its within-run part; degrees of freedom by Satterthwaite's rule over the
 //!   two variance estimates. With one launch per run this is the pooled two-sample t test on
 //!   the runs; with a single candidate run the between-run part comes from the baseline's runs.
-//! - Robustness: launches beyond Tukey's fence on the slow side of the pooled within-run
-//!   residuals (clock dips inside a process) are left out, at most a fifth of a run. A side of
-//!   at least 20 runs (a stored baseline) also leaves out its disturbed runs: those more than 5
-//!   robust standard deviations from its median run, on either side (`fence_runs`), so one
-//!   preempted process does not set the between-run noise; they are reported. A side of fewer
-//!   runs (the candidate's 1-3) has too few for a fence, and a fence on the slow side only would
-//!   move its level.
+//! - Robustness (`screened`): far launches (`stats::screen`), launches beyond Tukey's fence on
+//!   the slow side of the pooled within-run residuals (clock dips inside a process, at most a
+//!   fifth of a run) and, on a side of at least 20 runs, its disturbed runs (more than 5 robust
+//!   standard deviations from its median run, either side: `fence_runs`) are marked on both
+//!   sides. They are left out only when the candidate's share of them is no larger than the
+//!   baseline's (the machine's); otherwise they are the code's and every launch is kept. What
+//!   was left out is counted per side in `Fit::left_out`.
 //!
 //! Pure; no I/O.
 
@@ -79,8 +79,6 @@ pub struct Fit {
     pub runs: (usize, usize),
     /// Launches used, baseline and candidate.
     pub n: (usize, usize),
-    /// Slow launches left out, baseline and candidate.
-    pub trimmed_launches: (usize, usize),
     /// Disturbed runs left out (a preempted or throttled process), baseline and candidate: each
     /// run's level relative to the side's median run (0.32 = 32 % above it).
     pub disturbed_runs: [Vec<f64>; 2],
@@ -371,7 +369,6 @@ pub fn fit(base: Runs<'_>, cand: Runs<'_>, slow_high: bool, trim: bool) -> Resul
     }
     let ids = [run_ids(&base), run_ids(&cand)];
     let (sides, left_out, disturbed_runs) = screened([b, c], &ids, slow_high, trim);
-    let trimmed_launches = left_out.launches;
     let within_ss: f64 = sides.iter().flatten().map(|r| r.ss).sum();
     let within_df: f64 = sides.iter().flatten().map(|r| r.n.saturating_sub(1) as f64).sum();
     let within_var = (within_df > 0.0).then(|| within_ss / within_df);
@@ -423,7 +420,6 @@ pub fn fit(base: Runs<'_>, cand: Runs<'_>, slow_high: bool, trim: bool) -> Resul
         between_sd: between.sqrt(),
         runs: (mb.runs, mc.runs),
         n: (mb.launches, mc.launches),
-        trimmed_launches,
         disturbed_runs,
         left_out,
     })

@@ -87,7 +87,7 @@ fn a_clock_dip_inside_a_run_is_left_out_and_a_slow_run_widens_the_interval() {
         *v *= 1.05; // run 2 ran slow throughout
     }
     let f = fit(side(&bv, &br), side(&cv, &cr), true, true).unwrap();
-    assert!(f.trimmed_launches.0 >= 1, "{:?}", f.trimmed_launches);
+    assert!(f.left_out.launches.0 >= 1, "{:?}", f.left_out);
     assert!(f.delta.abs() < 0.01, "{}", f.delta);
     // Run 2 ran 5 % slow: 10 runs are too few for a fence of runs, so it widens the interval.
     assert!(f.disturbed_runs[0].is_empty(), "{:?}", f.disturbed_runs);
@@ -95,7 +95,7 @@ fn a_clock_dip_inside_a_run_is_left_out_and_a_slow_run_widens_the_interval() {
     let raw = fit(side(&bv, &br), side(&cv, &cr), true, false).unwrap();
     // The dip raised the untrimmed baseline's level.
     assert!(raw.delta < f.delta, "untrimmed {} trimmed {}", raw.delta, f.delta);
-    assert_eq!(raw.trimmed_launches, (0, 0));
+    assert_eq!(raw.left_out.launches, (0, 0));
 }
 
 #[test]

@@ -139,18 +139,12 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
 /// Pairs beyond Tukey's fences of the log ratios `d`: (on the head's slow side, on its fast
 /// side). None with fewer than 4 pairs.
 fn tail_pairs(d: &[f64], lower_is_better: bool) -> (usize, usize) {
-    use crate::stats::order::quantile_sorted;
-    let mut s: Vec<f64> = d.iter().copied().filter(|x| x.is_finite()).collect();
-    if s.len() < 4 {
-        return (0, 0);
-    }
-    s.sort_by(f64::total_cmp);
-    let (Some(q1), Some(q3)) = (quantile_sorted(&s, 0.25), quantile_sorted(&s, 0.75)) else {
+    let out = crate::stats::outliers::tukey_outliers(d);
+    let Some(mid) = crate::stats::order::median(d) else {
         return (0, 0);
     };
-    let k = crate::stats::outliers::TUKEY_K * (q3 - q1);
-    let high = s.iter().filter(|x| **x > q3 + k).count();
-    let low = s.iter().filter(|x| **x < q1 - k).count();
+    let high = out.iter().filter(|&&i| d[i] > mid).count();
+    let low = out.len() - high;
     if lower_is_better { (high, low) } else { (low, high) }
 }
 

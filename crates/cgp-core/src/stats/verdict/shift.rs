@@ -244,7 +244,8 @@ impl ShiftRow {
     }
 
     /// A row that left out more than its stated share of a side as the machine's is never a
-    /// pass (docs/statistics.md 2.5): what was left out could be the change.
+    /// pass on what is left (docs/statistics.md 2.9): what was left out could be the change. It
+    /// passes only when the interval with nothing left out passes too.
     fn never_a_pass_when_too_much_is_left_out(&mut self) {
         if self.j.verdict != RowVerdict::Pass || !self.left_out.too_much() {
             return;
@@ -262,15 +263,13 @@ impl ShiftRow {
             ));
             return;
         }
-        {
-            self.j.verdict = RowVerdict::Inconclusive;
-            self.j.reason = format!(
-                "{}: {}, but more than {}% of a side was left out as outliers, so it is not a pass; measure more repetitions",
-                self.change_text(),
-                self.j.reason,
-                crate::stats::screen::MAX_LEFT_OUT_SHARE * 100.0
-            );
-        }
+        self.j.verdict = RowVerdict::Inconclusive;
+        self.j.reason = format!(
+            "{}: {}, but more than {}% of a side was left out as outliers, so it is not a pass; measure more repetitions",
+            self.change_text(),
+            self.j.reason,
+            crate::stats::screen::MAX_LEFT_OUT_SHARE * 100.0
+        );
     }
 
     /// The interval the decision used, for a row of the run-level model (docs/statistics.md,
