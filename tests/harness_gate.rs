@@ -45,18 +45,48 @@ fn run(args: &[&str], spec: &Path, store: &Path, env: &[(&str, &str)]) -> (i32, 
     (out.status.code().unwrap_or(-1), text)
 }
 
+/// Lines of the stand-in's run log (one per process it ran), emptied.
+fn runs_logged(log: &Path) -> usize {
+    let n = std::fs::read_to_string(log).map_or(0, |t| t.lines().count());
+    let _ = std::fs::remove_file(log);
+    n
+}
+
 #[test]
 fn baseline_update_then_check_passes_and_a_10_percent_slowdown_fails() {
+    // Live, on this machine without a GPU or NVML: the device is the one the harness file names.
     for (kind, metric) in KINDS {
         let dir = tempfile::tempdir().unwrap();
         let spec = spec(dir.path(), kind, metric);
         let store = dir.path().join("baselines");
-        let (code, out) = run(&["baseline", "update"], &spec, &store, &[]);
+        let log = dir.path().join("runs.log");
+        let log_env = ("CGP_STANDIN_LOG", log.to_str().unwrap());
+        let (code, out) = run(&["baseline", "update"], &spec, &store, &[log_env]);
         assert_eq!(code, 0, "{kind}: {out}");
+        // The program ran once per baseline repetition: the probe that names the device is the
+        // first of them, not an extra run.
+        assert_eq!(runs_logged(&log), 5, "{kind}: {out}");
+        // Keyed by the harness's device, by name.
+        let stored = store.join("synthetic-stand-in-gpu/reduce.json");
+        let b: Value = serde_json::from_slice(&std::fs::read(&stored).unwrap()).unwrap();
+        assert_eq!(b["fingerprint"]["gpu_name"], "SYNTHETIC stand-in GPU", "{kind}");
+        assert_eq!(b["fingerprint"]["profiler"], *kind, "{kind}");
         let json = dir.path().join("r.json");
-        let (code, out) = run(&["check", "--json", json.to_str().unwrap()], &spec, &store, &[]);
+        let (code, out) = run(
+            &["check", "--json", json.to_str().unwrap()],
+            &spec,
+            &store,
+            &[log_env],
+        );
         assert_eq!(code, 0, "{kind}: {out}");
+        assert!(runs_logged(&log) >= 3, "{kind}: {out}");
         let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(r["fingerprint"]["gpu_name"], "SYNTHETIC stand-in GPU", "{kind}");
+        assert!(
+            !r["source"].to_string().contains("replay"),
+            "{kind}: {}",
+            r["source"]
+        );
         let rows = r["rows"].as_array().unwrap();
         // One row per benchmark x state of the file (two states), for the one metric.
         assert_eq!(rows.len(), 2, "{kind}: {rows:?}");
@@ -65,8 +95,27 @@ fn baseline_update_then_check_passes_and_a_10_percent_slowdown_fails() {
                 .all(|row| row["metric"] == *metric && row["verdict"] == "pass"),
             "{kind}: {rows:?}"
         );
-        let (code, out) = run(&["check"], &spec, &store, &[("CGP_STANDIN_SLOWDOWN", "1.10")]);
+        let (code, out) = run(
+            &["check"],
+            &spec,
+            &store,
+            &[log_env, ("CGP_STANDIN_SLOWDOWN", "1.10")],
+        );
         assert_eq!(code, 1, "{kind}: {out}");
+        assert!(runs_logged(&log) >= 3, "{kind}: {out}");
+        // Another device, by the harness's own record: reported as any other GPU is.
+        let (code, out) = run(
+            &["check"],
+            &spec,
+            &store,
+            &[("CGP_STANDIN_GPU", "SYNTHETIC other GPU")],
+        );
+        assert_eq!(code, 3, "{kind}: {out}");
+        assert!(
+            out.contains("no baseline of `reduce` for this GPU (`SYNTHETIC other GPU`")
+                && out.contains("synthetic-stand-in-gpu/reduce.json"),
+            "{kind}: {out}"
+        );
     }
 }
 

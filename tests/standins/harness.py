@@ -13,8 +13,12 @@ of the shared real files in ../shared/fixtures/harness/):
 
 The times are made up: a fixed time per benchmark and state, with 1 % noise between samples and
 0.5 % between processes. Knobs (environment): CGP_STANDIN_SLOWDOWN (a factor, 1.10 = 10 % slower),
-CGP_STANDIN_EXIT (exit with this status, after writing), CGP_STANDIN_NO_FILE (write nothing).
-Standard library only.
+CGP_STANDIN_CLOCK (a factor on the SM clock of nvbench's frequencies sidecar; the times are divided
+by it, the cycles stay: 0.91 = a clock 9 % lower, times 10 % longer, the same code),
+CGP_STANDIN_GPU (the device name the file records), CGP_STANDIN_DROP_STATE (leave out the state of
+this many elements, e.g. 16777216), CGP_STANDIN_LOG (append one line per run to this file, to prove
+the program ran), CGP_STANDIN_EXIT (exit with this status, after writing), CGP_STANDIN_NO_FILE
+(write nothing). Standard library only.
 """
 import json
 import os
@@ -23,14 +27,18 @@ import struct
 import sys
 
 SLOW = float(os.environ.get("CGP_STANDIN_SLOWDOWN", "1"))
+CLOCK = float(os.environ.get("CGP_STANDIN_CLOCK", "1"))
+GPU = os.environ.get("CGP_STANDIN_GPU", "SYNTHETIC stand-in GPU")
 rng = random.Random()
 PROCESS = 1 + rng.gauss(0, 0.005)
 
 STATES = [("I32", 16, 2.0e-5), ("I32", 24, 1.2e-3)]
+if os.environ.get("CGP_STANDIN_DROP_STATE"):
+    STATES = [s for s in STATES if str(2 ** s[1]) != os.environ["CGP_STANDIN_DROP_STATE"]]
 
 
 def sample(base):
-    return base * SLOW * PROCESS * (1 + rng.gauss(0, 0.01))
+    return base * SLOW / CLOCK * PROCESS * (1 + rng.gauss(0, 0.01))
 
 
 def summary(tag, name, hint, value, kind="float64"):
@@ -41,7 +49,7 @@ def nvbench(path, jsonbin):
     states = []
     for n, (t, p, base) in enumerate(STATES):
         times = [sample(base) for _ in range(200)]
-        freqs = [2.25e9 * (1 + rng.gauss(0, 0.001)) for _ in times]
+        freqs = [2.25e9 * CLOCK * (1 + rng.gauss(0, 0.001)) for _ in times]
         mean = sum(times) / len(times)
         summaries = [
             summary("nv/cold/sample_size", "Samples", "sample_size", len(times), "int64"),
@@ -71,7 +79,7 @@ def nvbench(path, jsonbin):
     doc = {
         "meta": {"argv": sys.argv, "version": {"json": {"major": 1, "minor": 0, "patch": 0, "string": "1.0.0"},
                                                "nvbench": {"string": "0.1.0", "git_version": "standin"}}},
-        "devices": [{"id": 0, "name": "SYNTHETIC stand-in GPU", "sm_version": 890, "number_of_sms": 24}],
+        "devices": [{"id": 0, "name": GPU, "sm_version": 890, "number_of_sms": 24}],
         "benchmarks": [{"name": "reduce", "index": 0, "devices": [0], "axes": [], "states": states}],
     }
     with open(path, "w") as f:
@@ -91,7 +99,7 @@ def gbench(path, reps):
     doc = {"context": {"date": "2026-11-28T00:00:00+00:00", "host_name": "standin", "executable": sys.argv[0],
                        "num_cpus": 2, "mhz_per_cpu": 2000, "cpu_scaling_enabled": False,
                        "library_version": "v1.9.5", "library_build_type": "release", "json_schema_version": 1,
-                       "gpu": "SYNTHETIC stand-in GPU"},
+                       "gpu": GPU},
            "benchmarks": entries}
     with open(path, "w") as f:
         json.dump(doc, f)
@@ -103,7 +111,7 @@ def pytest_benchmark(path):
         data = [sample(base) for _ in range(50)]
         mean = sum(data) / len(data)
         benches.append({"group": None, "name": f"test_reduce[{t}-{2**p}]", "fullname": f"bench.py::test_reduce[{t}-{2**p}]",
-                        "params": {"t": t, "n": 2**p}, "param": f"{t}-{2**p}", "extra_info": {"gpu": "SYNTHETIC stand-in GPU"},
+                        "params": {"t": t, "n": 2**p}, "param": f"{t}-{2**p}", "extra_info": {"gpu": GPU},
                         "options": {"timer": "perf_counter", "min_rounds": 5, "max_time": 1.0, "warmup": False},
                         "stats": {"min": min(data), "max": max(data), "mean": mean, "rounds": len(data), "ops": 1 / mean,
                                   "iterations": 1, "data": data}})
@@ -115,6 +123,9 @@ def pytest_benchmark(path):
 
 def main(argv):
     out = None
+    if os.environ.get("CGP_STANDIN_LOG"):
+        with open(os.environ["CGP_STANDIN_LOG"], "a") as f:
+            f.write(" ".join(argv) + "\n")
     if os.environ.get("CGP_STANDIN_NO_FILE"):
         print("stand-in: told to write no file")
     elif "--json" in argv:

@@ -49,7 +49,13 @@ pub fn fingerprint_for(
     } else {
         crate::gpu::fingerprint(gpu, 0, ncu, &target.profiling, &target.clocks)
     };
-    crate::profile::backend_of(target).fingerprint(fp, versions.get(target.profiler))
+    let mut fp = crate::profile::backend_of(target).fingerprint(fp, versions.get(target.profiler));
+    // A harness target's device is the one its own file names (docs/harnesses.md); NVML, where
+    // there is one, adds the rest.
+    if let Some(device) = profiler.harness_device(target) {
+        fp.gpu_name = device.trim().into();
+    }
+    fp
 }
 
 /// The commit being measured: `$GITHUB_SHA`, else `git rev-parse HEAD` in `dir` (best effort).

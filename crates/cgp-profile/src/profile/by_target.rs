@@ -121,4 +121,23 @@ impl Profiler for ByTarget {
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
         self.profiler(job.target.profiler, job_context(job))?.capture(job)
     }
+
+    fn probe(&mut self, targets: &[&Target]) {
+        let mut kinds: Vec<ProfilerKind> = targets.iter().map(|t| t.profiler).collect();
+        kinds.dedup();
+        for k in kinds {
+            let own: Vec<&Target> = targets.iter().copied().filter(|t| t.profiler == k).collect();
+            // A backend that cannot be made fails its first job, as without the probe.
+            if let Ok(p) = self.made(k) {
+                p.probe(&own);
+            }
+        }
+    }
+
+    fn harness_device(&self, target: &Target) -> Option<String> {
+        self.live
+            .iter()
+            .find(|(k, _)| *k == target.profiler)
+            .and_then(|(_, p)| p.harness_device(target))
+    }
 }

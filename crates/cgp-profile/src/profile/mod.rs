@@ -89,6 +89,8 @@ impl Versions {
     /// # Errors
     /// When a profiler the targets need cannot be found or run.
     pub fn of(profiler: &mut dyn Profiler, targets: &[&Target]) -> Result<Self, ProfileError> {
+        // A harness names its version (and device) in its file: its first run comes first.
+        profiler.probe(targets);
         let mut v = Self::default();
         for b in backends() {
             let kind = b.kind();
@@ -252,6 +254,17 @@ pub trait Profiler {
     /// be read there is damaged input (exit 2), not a profiler failure.
     fn reads_a_recording(&self) -> bool {
         false
+    }
+    /// Before the fingerprint is taken: run what names the device of `targets`. A harness target
+    /// (`profiler: nvbench | gbench | pytest-benchmark`) names its device in its own file, so its
+    /// first repetition runs now and is kept for [`Profiler::capture`] (docs/harnesses.md).
+    /// Nothing by default.
+    fn probe(&mut self, _targets: &[&Target]) {}
+    /// The device `target`'s own harness named in its file (nvbench `devices`, Google
+    /// Benchmark's `context`, pytest-benchmark's `machine_info`/`extra_info`), after
+    /// [`Profiler::probe`]: the fingerprint's GPU, whatever NVML says. `None` by default.
+    fn harness_device(&self, _target: &Target) -> Option<String> {
+        None
     }
     /// Where samples come from, for results: `ncu`, or `replay:<dir>`.
     fn source(&self) -> String {
