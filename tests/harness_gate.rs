@@ -178,3 +178,53 @@ fn harness_specs_validate_and_refuse_what_they_cannot_gate() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_state_missing_from_a_later_live_run_is_invalid_input_naming_file_benchmark_and_state() {
+    for (kind, metric, bench, state) in [
+        (
+            "nvbench",
+            "nv/cold/time/gpu",
+            "`reduce`",
+            "state `T=I32,Elements=2^24`",
+        ),
+        (
+            "gbench",
+            "real_time",
+            "`BM_reduce<I32>`",
+            "state `16777216/manual_time`",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = spec(dir.path(), kind, metric);
+        let store = dir.path().join("baselines");
+        let (code, out) = run(&["baseline", "update"], &spec, &store, &[]);
+        assert_eq!(code, 0, "{kind}: {out}");
+        let drop = [("CGP_STANDIN_DROP_STATE", "16777216")];
+        let json = dir.path().join("r.json");
+        let (code, out) = run(&["check", "--json", json.to_str().unwrap()], &spec, &store, &drop);
+        assert_eq!(code, 2, "{kind}: {out}");
+        let file = store.join("synthetic-stand-in-gpu/reduce.json");
+        assert!(
+            out.contains(&format!("{}: benchmark {bench}", file.display()))
+                && out.contains(state)
+                && out.contains("is in the baseline, and the")
+                && out.contains("cgp-gate baseline update"),
+            "{kind}: {out}"
+        );
+        let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let verdicts: Vec<&str> = r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row["verdict"].as_str().unwrap())
+            .collect();
+        assert!(
+            verdicts.contains(&"pass") && verdicts.contains(&"error"),
+            "{kind}: {verdicts:?}"
+        );
+        // Accepted on purpose, it is the `missing` row it was.
+        let (code, out) = run(&["check", "--allow-missing"], &spec, &store, &drop);
+        assert_eq!(code, 0, "{kind}: {out}");
+    }
+}

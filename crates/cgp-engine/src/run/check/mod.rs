@@ -7,6 +7,7 @@
 //! explanatory counters and the explain pass).
 
 mod baselines;
+mod harness_states;
 mod judge;
 mod rows;
 mod why;
@@ -142,6 +143,7 @@ pub fn run_check(
         &rows, &work, targets, &explained, &next_rep, &mut m, profiler, recorder, loop_watch, progress,
     )?;
     let (mut rows, sass_skip) = finish_rows(rows, targets, &unchanged, &baselines, &m, opts);
+    let state_errors = harness_states::missing_states(&mut rows, targets, &baselines, opts.fail_on, &source);
     rows.extend(gone_rows(
         spec,
         targets,
@@ -153,6 +155,7 @@ pub fn run_check(
     let category_bars = category_bars(targets, &m.samples, &baselines);
     let mut errors = m.errors;
     errors.extend(spec_errors);
+    errors.extend(state_errors);
     let results = crate::run::engine::assemble(
         crate::run::engine::Assembly {
             spec,

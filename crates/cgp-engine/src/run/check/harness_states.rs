@@ -1,0 +1,85 @@
+//! A benchmark state a harness target's baseline holds and a later run's file does not
+//! (docs/harnesses.md): the harness wrote another set of states (an axis changed, a benchmark was
+//! removed or renamed), which is invalid input (exit 2) naming the file, the benchmark and the
+//! state, not a `missing` row of a kernel that stopped launching (ncu targets keep theirs).
+//! `--allow-missing` and `allow_missing: true` still accept it, as they accept a missing kernel.
+
+use super::Baselines;
+use crate::outcome::decide::row_gate;
+use crate::outcome::results::{ErrorKind, FailOn, Row, RowVerdict, RunError};
+use crate::spec::Target;
+
+/// `benchmark [state]` as (benchmark, state); a key without a state is the benchmark alone.
+fn split_key(key: &str) -> (&str, &str) {
+    match key.strip_suffix(']').and_then(|k| k.rsplit_once(" [")) {
+        Some((bench, state)) => (bench, state),
+        None => (key, ""),
+    }
+}
+
+/// Turn the failing `missing` rows of harness targets into error rows, with one invalid-input
+/// error each. `source` is where this run's samples came from (`nvbench`, `replay:DIR`).
+pub(super) fn missing_states(
+    rows: &mut [Row],
+    targets: &[&Target],
+    baselines: &Baselines,
+    fail_on: FailOn,
+    source: &str,
+) -> Vec<RunError> {
+    let mut errors = Vec::new();
+    for row in rows.iter_mut() {
+        if row.verdict() != RowVerdict::Missing || !row_gate(row, fail_on).is_failing_missing() {
+            continue;
+        }
+        let Some(t) = targets.iter().find(|t| t.name == row.key.target) else {
+            continue;
+        };
+        let Some(format) = crate::profile::harness::format_of(t.profiler) else {
+            continue;
+        };
+        let label = row.kernel_label().to_owned();
+        let (bench, state) = split_key(&label);
+        let file = baselines
+            .get(&row.key.target)
+            .map_or_else(|| "the baseline".to_owned(), |(_, p)| p.display().to_string());
+        let now = source.strip_prefix("replay:").map_or_else(
+            || format!("the {} files this run's benchmark program wrote", format.tool()),
+            |dir| format!("the {} files of the recording {dir}", format.tool()),
+        );
+        let state_text = if state.is_empty() {
+            String::new()
+        } else {
+            format!(", state `{state}`")
+        };
+        let message = format!(
+            "{file}: benchmark `{bench}`{state_text} (target `{}`, metric `{}`) is in the baseline, and {now} do not have it: the harness wrote another set of states (an axis, a benchmark or its name changed?)\n  help: if the change is intended, refresh the baseline with `cgp-gate baseline update`, or accept it with --allow-missing or `allow_missing: true` on the target",
+            row.key.target, row.key.metric
+        );
+        row.set_verdict(RowVerdict::Error);
+        row.reason = format!(
+            "benchmark `{bench}`{state_text} is in the baseline but not in this run's {} file (invalid input, exit 2)",
+            format.tool()
+        );
+        errors.push(RunError {
+            target: row.key.target.clone(),
+            size: Some(row.key.size.clone()),
+            kind: ErrorKind::InvalidInput,
+            message,
+        });
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_key;
+
+    #[test]
+    fn keys_split_into_benchmark_and_state() {
+        assert_eq!(
+            split_key("reduce [T=I32,Elements=2^24]"),
+            ("reduce", "T=I32,Elements=2^24")
+        );
+        assert_eq!(split_key("BM_copy/64"), ("BM_copy/64", ""));
+    }
+}
