@@ -228,3 +228,77 @@ fn a_state_missing_from_a_later_live_run_is_invalid_input_naming_file_benchmark_
         assert_eq!(code, 0, "{kind}: {out}");
     }
 }
+
+/// Base and head trees for a live `ab` of a harness target: each tree's `bench.py` runs the
+/// stand-in with its own slowdown factor; the head holds the spec.
+fn ab_trees(kind: &str, metric: &str, base_slow: &str, head_slow: &str, log: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let standin = root().join("tests/standins/harness.py");
+    for (tree, slow) in [("base", base_slow), ("head", head_slow)] {
+        let d = dir.path().join(tree);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("bench.py"),
+            format!(
+                "import os, runpy, sys\nos.environ['CGP_STANDIN_SLOWDOWN'] = {slow:?}\nwith open({log:?}, 'a') as f:\n    f.write({tree:?} + '\\n')\nsys.argv[0] = {s:?}\nrunpy.run_path({s:?}, run_name='__main__')\n",
+                log = log.display().to_string(),
+                s = standin.display().to_string()
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.path().join("head/cgp-gate.yaml"),
+        format!(
+            "version: 1\ntargets:\n  - name: reduce\n    profiler: {kind}\n    command: [python3, bench.py]\n    repetitions: 6\n    max_repetitions: 12\n    metrics:\n      {metric}: \"5%\"\n"
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn live_ab_of_harness_targets_passes_a_a_and_fails_a_10_percent_slowdown() {
+    for (kind, metric) in KINDS {
+        for (head_slow, want) in [("1.0", 0), ("1.10", 1)] {
+            let log_dir = tempfile::tempdir().unwrap();
+            let log = log_dir.path().join("sides.log");
+            let dir = ab_trees(kind, metric, "1.0", head_slow, &log);
+            let head = dir.path().join("head");
+            let out = bin()
+                .current_dir(&head)
+                .args([
+                    "ab",
+                    "--spec",
+                    "cgp-gate.yaml",
+                    "--base-dir",
+                    "../base",
+                    "--head-dir",
+                    ".",
+                    "--json",
+                    "ab.json",
+                ])
+                .output()
+                .unwrap();
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(out.status.code(), Some(want), "{kind} x{head_slow}: {text}");
+            // Each tree's own program ran, live, at least once per pair.
+            let sides = std::fs::read_to_string(&log).unwrap();
+            let count = |s: &str| sides.lines().filter(|l| *l == s).count();
+            assert!(count("base") >= 6 && count("head") >= 6, "{kind}: {sides}");
+            let r: Value = serde_json::from_slice(&std::fs::read(head.join("ab.json")).unwrap()).unwrap();
+            let rows = r["rows"].as_array().unwrap();
+            assert_eq!(rows.len(), 2, "{kind}: {rows:?}");
+            let verdict = if want == 0 { "pass" } else { "regression" };
+            assert!(
+                rows.iter().all(|row| row["verdict"] == verdict),
+                "{kind} x{head_slow}: {rows:?}"
+            );
+            assert_eq!(r["fingerprint"]["gpu_name"], "SYNTHETIC stand-in GPU", "{kind}");
+        }
+    }
+}
