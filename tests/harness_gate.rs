@@ -302,3 +302,56 @@ fn live_ab_of_harness_targets_passes_a_a_and_fails_a_10_percent_slowdown() {
         }
     }
 }
+
+#[test]
+fn nvbench_clock_samples_tell_a_slower_clock_from_slower_code() {
+    // The stand-in's --jsonbin sidecars (SYNTHETIC, labelled): per-sample times and SM clocks.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), "nvbench", "nv/cold/time/gpu");
+    let store = dir.path().join("baselines");
+    let (code, out) = run(&["baseline", "update"], &spec, &store, &[]);
+    assert_eq!(code, 0, "{out}");
+    // The baseline keeps the cycles beside the gated time.
+    let b: Value =
+        serde_json::from_slice(&std::fs::read(store.join("synthetic-stand-in-gpu/reduce.json")).unwrap())
+            .unwrap();
+    let counters = b["counters"].as_array().unwrap();
+    assert_eq!(counters.len(), 2, "{counters:?}");
+    assert!(counters.iter().all(|c| c["metric"] == "nv/cold/cycles/gpu"));
+    let reasons = |env: &[(&str, &str)]| -> (i32, Vec<(String, String)>, String) {
+        let json = dir.path().join("r.json");
+        let (code, out) = run(&["check", "--json", json.to_str().unwrap()], &spec, &store, env);
+        let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let rows = r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| {
+                (
+                    row["verdict"].as_str().unwrap().to_owned(),
+                    row["reason"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        (code, rows, out)
+    };
+    // 10 % longer at a clock 1/1.1 as high: the same cycles, the clock's doing.
+    let (code, rows, out) = reasons(&[("CGP_STANDIN_CLOCK", "0.9090909")]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for (verdict, reason) in &rows {
+        assert_eq!(verdict, "inconclusive", "{reason}");
+        assert!(reason.starts_with("clock: the time grew +"), "{reason}");
+        assert!(reason.contains("the SM clock ran -9."), "{reason}");
+    }
+    // 10 % longer at the same clock: the code's doing.
+    let (code, rows, out) = reasons(&[("CGP_STANDIN_SLOWDOWN", "1.10")]);
+    assert_eq!(code, 1, "{out}");
+    for (verdict, reason) in &rows {
+        assert_eq!(verdict, "regression", "{reason}");
+        assert!(
+            reason.starts_with("code: the slowdown persists in SM cycles"),
+            "{reason}"
+        );
+    }
+}

@@ -4,6 +4,7 @@
 pub mod bootstrap;
 pub mod change_reach;
 pub mod changepoint;
+pub mod clock;
 pub mod dips;
 pub mod hodges_lehmann;
 pub mod jobspread;

@@ -336,15 +336,17 @@ fn record_sass(
 }
 
 /// Store the explanatory counters measured for `t` that the spec does not gate (`explain:
-/// true`; docs/why.md) beside its baseline's entries, so that `check` can say why a time
-/// changed.
+/// true`; docs/why.md), and a harness target's companions (nvbench's SM cycles,
+/// `profile::harness::is_companion`), beside its baseline's entries, so that `check` can say why
+/// a time changed.
 fn record_counters(t: &Target, samples: &SampleSet, gpu_key: &str, store: &Store) -> Result<(), Error> {
     let counters: Vec<crate::baseline::CounterSamples> = samples
         .series
         .values()
         .filter(|s| {
             s.key.target == t.name
-                && crate::measured::why::is_explanatory(&s.key.metric)
+                && (crate::measured::why::is_explanatory(&s.key.metric)
+                    || crate::profile::harness::is_companion(&s.key.metric))
                 && !t.metrics.iter().any(|m| m.name == s.key.metric)
                 // A value JSON cannot hold would make the baseline unreadable.
                 && s.values().iter().all(|v| v.is_finite())

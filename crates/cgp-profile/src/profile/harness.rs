@@ -531,6 +531,37 @@ pub fn extract(format: Format, job: Job<'_>, capture: &Capture) -> Result<Sample
                 set.push(&key, &m.unit, *v, job.rep);
             }
         }
+        push_companions(format, job, e, &mut set);
     }
     Ok(set)
+}
+
+/// Whether `metric` is a series kept beside a harness target's gated ones, not gated itself:
+/// nvbench's per-sample SM cycles, beside a gated cold GPU time, for check's cycle-space
+/// confirmation (`stats::clock`, docs/harnesses.md "Throttling"). Baselines keep it with the
+/// explanatory counters.
+pub fn is_companion(metric: &str) -> bool {
+    metric == harness::nvbench::GPU_CYCLES
+}
+
+/// The companions of the entry's gated metrics: the cycles of an nvbench time the target gates
+/// without its cycles, where the file has the clock sidecar.
+fn push_companions(format: Format, job: Job<'_>, e: &Entry, set: &mut SampleSet) {
+    let gates = |name: &str| job.target.metrics.iter().any(|m| m.name == name);
+    if format != Format::Nvbench || !gates(harness::nvbench::GPU_TIME) || gates(harness::nvbench::GPU_CYCLES)
+    {
+        return;
+    }
+    let Some(m) = e.metric(harness::nvbench::GPU_CYCLES) else {
+        return;
+    };
+    let key = SeriesKey {
+        target: job.target.name.clone(),
+        size: job.size.key(),
+        kernel: e.key(),
+        metric: m.name.clone(),
+    };
+    for v in &m.values {
+        set.push(&key, &m.unit, *v, job.rep);
+    }
 }

@@ -7,6 +7,7 @@
 //! explanatory counters and the explain pass).
 
 mod baselines;
+mod clock;
 mod harness_states;
 mod judge;
 mod rows;
@@ -220,6 +221,7 @@ fn finish_rows(
     opts: &CheckOptions<'_>,
 ) -> (Vec<Row>, Option<crate::outcome::results::SassSkip>) {
     let (mut rows, sass_skip) = skipped_rows(rows, targets, unchanged, baselines);
+    clock::confirm_in_cycles(&mut rows, targets, &m.samples, baselines);
     add_why(&mut rows, &m.samples, baselines);
     crate::outcome::missing::apply(
         &mut rows,

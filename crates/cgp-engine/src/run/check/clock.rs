@@ -1,0 +1,99 @@
+//! Code or clock (docs/harnesses.md, "Throttling"): a regression of an nvbench target's cold GPU
+//! time, where both sides have the per-sample SM cycles of nvbench's `--jsonbin` clocks, is
+//! confirmed in cycle space by `stats::clock::cycle_confirmation`. Persisting in cycles, it stays
+//! a regression and its reason starts `code:`; disappearing in cycles, it is `inconclusive` and
+//! its reason starts `clock:`.
+
+use super::Baselines;
+use crate::harness::nvbench::{GPU_CYCLES, GPU_TIME};
+use crate::measured::samples::{SampleSet, SeriesKey};
+use crate::outcome::results::{Row, RowVerdict};
+use crate::spec::{ProfilerKind, Target};
+use crate::stats::clock::{Cause, cycle_confirmation};
+
+/// The baseline's cycles of `key`: an entry when the target gates them, else its companion.
+fn baseline_cycles(baselines: &Baselines, key: &SeriesKey) -> Option<Vec<f64>> {
+    let (b, _) = baselines.get(&key.target)?;
+    if let Some(e) = b.entry_for(key) {
+        return Some(e.samples.clone());
+    }
+    b.counters
+        .iter()
+        .find(|c| c.size == key.size && c.kernel == key.kernel && c.metric == key.metric)
+        .map(|c| c.samples.clone())
+}
+
+/// Confirm every nvbench time regression in cycles, where both sides have them.
+pub(super) fn confirm_in_cycles(
+    rows: &mut [Row],
+    targets: &[&Target],
+    samples: &SampleSet,
+    baselines: &Baselines,
+) {
+    for row in rows.iter_mut() {
+        if row.key.metric != GPU_TIME || row.verdict() != RowVerdict::Regression {
+            continue;
+        }
+        if !targets
+            .iter()
+            .any(|t| t.name == row.key.target && t.profiler == ProfilerKind::Nvbench)
+        {
+            continue;
+        }
+        let time = SeriesKey {
+            target: row.key.target.clone(),
+            size: row.key.size.clone(),
+            kernel: row.kernel_label().to_owned(),
+            metric: GPU_TIME.to_owned(),
+        };
+        let cycles = SeriesKey {
+            metric: GPU_CYCLES.to_owned(),
+            ..time.clone()
+        };
+        let (Some(base_time), Some(cand_time), Some(base_cycles), Some(cand_cycles)) = (
+            baselines
+                .get(&time.target)
+                .and_then(|(b, _)| b.entry_for(&time))
+                .map(|e| e.samples.clone()),
+            samples
+                .series
+                .get(&time)
+                .map(crate::measured::samples::Series::values),
+            baseline_cycles(baselines, &cycles),
+            samples
+                .series
+                .get(&cycles)
+                .map(crate::measured::samples::Series::values),
+        ) else {
+            continue;
+        };
+        let tolerance = row.threshold.as_ref().and_then(|t| t.tolerance);
+        let Some(c) = cycle_confirmation(&base_time, &cand_time, &base_cycles, &cand_cycles, tolerance)
+        else {
+            continue;
+        };
+        let pct = |x: f64| format!("{:+.1}%", 100.0 * x);
+        match c.cause {
+            Cause::Code => {
+                row.reason = format!(
+                    "code: the slowdown persists in SM cycles (time {}, cycles {}, clock {}; nvbench's per-sample clocks); {}",
+                    pct(c.time_change),
+                    pct(c.cycles_change),
+                    pct(c.clock_change),
+                    row.reason
+                );
+            }
+            Cause::Clock => {
+                row.set_verdict(RowVerdict::Inconclusive);
+                row.reason = format!(
+                    "clock: the time grew {} but the SM cycles {} (within {:.1}%): the SM clock ran {} against the baseline's, the same work at a lower clock, not a slower kernel (nvbench's per-sample clocks); rerun on a cooler or clock-locked GPU; the time alone said: {}",
+                    pct(c.time_change),
+                    pct(c.cycles_change),
+                    100.0 * c.bar,
+                    pct(c.clock_change),
+                    row.reason
+                );
+            }
+        }
+    }
+}
