@@ -95,6 +95,14 @@ fn baseline_update_then_check_passes_and_a_10_percent_slowdown_fails() {
                 .all(|row| row["metric"] == *metric && row["verdict"] == "pass"),
             "{kind}: {rows:?}"
         );
+        // Per-sample rows (nvbench with --jsonbin): not summaries.
+        assert!(
+            rows.iter().all(|row| !row["reason"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("summary only")),
+            "{kind}: {rows:?}"
+        );
         let (code, out) = run(
             &["check"],
             &spec,

@@ -141,6 +141,23 @@ fn real_files_import_and_replay_through_baseline_update_and_check() {
         .find(|row| row["kernel"] == "base [T=I32,OffsetT=I32,Elements=2^16]")
         .unwrap();
     assert_eq!(row["verdict"], "pass", "{row}");
+    // Its reason says what the statistics can and cannot do with summaries.
+    let reason = row["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("summary only (nvbench wrote one mean per process, no `--jsonbin` samples)")
+            && reason.contains("`stdev/relative`) is not used"),
+        "{reason}"
+    );
+    // Per-sample rows of the other harnesses do not say it.
+    assert!(
+        rows.iter()
+            .filter(|row| row["target"] != "cub-reduce")
+            .all(|row| !row["reason"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("summary only")),
+        "{rows:?}"
+    );
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! removed or renamed), which is invalid input (exit 2) naming the file, the benchmark and the
 //! state, not a `missing` row of a kernel that stopped launching (ncu targets keep theirs).
 //! `--allow-missing` and `allow_missing: true` still accept it, as they accept a missing kernel.
+//! And the rows an nvbench file holds summaries only for: their reason says what the
+//! statistics can and cannot do with one mean per process ([`note_summaries`]).
 
 use super::Baselines;
 use crate::outcome::decide::row_gate;
@@ -68,6 +70,30 @@ pub(super) fn missing_states(
         });
     }
     errors
+}
+
+/// What a row of summaries only (nvbench without `--jsonbin`, and nvbench's bandwidth and other
+/// summaries, which have no samples) lets the statistics do, at the head of its reason.
+pub const SUMMARY_ONLY: &str = "summary only (nvbench wrote one mean per process, no `--jsonbin` samples): the processes' means are the samples, so the noise seen is between processes only (`repetitions` 3 or more); the within-process spread the file reports (`stdev/relative`) is not used, it is not the spread of a mean";
+
+/// Say so in the reason of every judged row of an nvbench target whose samples are one value
+/// per process.
+pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target]) {
+    for row in rows.iter_mut() {
+        let nvbench = targets
+            .iter()
+            .any(|t| t.name == row.key.target && t.profiler == crate::spec::ProfilerKind::Nvbench);
+        let reps = &row.candidate_reps;
+        let one_each =
+            !reps.is_empty() && reps.iter().collect::<std::collections::BTreeSet<_>>().len() == reps.len();
+        if nvbench && one_each && row.candidate.is_some() {
+            row.reason = if row.reason.is_empty() {
+                SUMMARY_ONLY.to_owned()
+            } else {
+                format!("{SUMMARY_ONLY}; {}", row.reason)
+            };
+        }
+    }
 }
 
 #[cfg(test)]

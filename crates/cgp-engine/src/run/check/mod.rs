@@ -222,6 +222,7 @@ fn finish_rows(
 ) -> (Vec<Row>, Option<crate::outcome::results::SassSkip>) {
     let (mut rows, sass_skip) = skipped_rows(rows, targets, unchanged, baselines);
     clock::confirm_in_cycles(&mut rows, targets, &m.samples, baselines);
+    harness_states::note_summaries(&mut rows, targets);
     add_why(&mut rows, &m.samples, baselines);
     crate::outcome::missing::apply(
         &mut rows,
