@@ -30,18 +30,6 @@ const NEEDS_GPU: &[(&str, &str)] = &[
         "ab --spec cgp-gate.yaml --base-dir ../base --head-dir . --json ab.json --markdown ab.md",
         "profiles two built trees with ncu",
     ),
-    (
-        "init --from $OUT/throughput.json -o $OUT/nvbench.yaml -- nvb/bin/nvbench.example.throughput",
-        "docs/gpu-lease.md: the nvbench capture a GPU lease records",
-    ),
-    (
-        "baseline update --spec $OUT/nvbench.yaml --record $OUT/nvbench-base --baselines $OUT/b",
-        "docs/gpu-lease.md: runs an nvbench example on the GPU",
-    ),
-    (
-        "check --spec $OUT/nvbench.yaml --record $OUT/nvbench-aa --baselines $OUT/b --json $OUT/nvbench-aa.json",
-        "docs/gpu-lease.md: runs an nvbench example on the GPU",
-    ),
 ];
 
 /// Commands whose inputs are the reader's own files, which the page names but does not ship.

@@ -17,7 +17,8 @@ use crate::spec::{DERIVED_PREFIX, MetricSpec, ProfilerKind, Target};
 
 /// The fingerprint of a target's measurements: the recording's GPU (replay), or this machine's,
 /// with the target's own profiler part: the tool that measures it (`profiler`, its version) and
-/// the settings that change what it measures.
+/// the settings that change what it measures. A harness target's GPU is the device its own file
+/// names (`Profiler::harness_device`, after `Versions::of` probed it), whatever NVML says.
 pub fn fingerprint_for(
     profiler: &dyn Profiler,
     versions: &Versions,
