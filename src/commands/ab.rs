@@ -90,7 +90,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
     let side = |name: &str| args.replay.as_ref().map(|dir| dir.join(name));
     let mut base = super::open_profiler(side("base").as_deref(), &base_spec, &base_targets)?;
     let mut head = super::open_profiler(side("head").as_deref(), &head_spec, &head_targets)?;
-    let versions = crate::profile::Versions::of(head.as_mut(), &head_targets)?;
+    let mut versions = crate::profile::Versions::of(head.as_mut(), &head_targets)?;
     let session = if args.replay.is_some() {
         crate::run::session::Session::replay()
     } else {
@@ -133,6 +133,13 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
     let run = run?;
     let results = run.results;
     if let (Some(dir), Some((b, h))) = (&args.record, recs) {
+        // A harness's version is known once its first file is read (run_ab's probe).
+        if head_targets
+            .iter()
+            .any(|t| crate::profile::harness::format_of(t.profiler).is_some())
+        {
+            versions = crate::profile::Versions::of(head.as_mut(), &head_targets)?;
+        }
         b.finish_with(&head_spec.hash, &versions, &results.fingerprint)?;
         h.finish_with(&head_spec.hash, &versions, &results.fingerprint)?;
         crate::run::ab::AbManifest {

@@ -188,12 +188,21 @@ pub(crate) fn open_run(
         .map(crate::profile::record::Recorder::new)
         .transpose()?;
     let mut profiler = open_profiler(source.replay.as_deref(), &sel.spec, targets)?;
-    let versions = crate::profile::Versions::of(profiler.as_mut(), targets)?;
+    let mut versions = crate::profile::Versions::of(profiler.as_mut(), targets)?;
     let session = if source.replay.is_some() {
         crate::run::session::Session::replay()
     } else {
         crate::run::session::Session::live(targets, false, progress)?
     };
+    // A harness target's device and version are in its own file: its first repetition runs now,
+    // under the session's clocks, and is kept (docs/harnesses.md, "The device, without NVML").
+    if targets
+        .iter()
+        .any(|t| crate::profile::harness::format_of(t.profiler).is_some())
+    {
+        profiler.probe(targets);
+        versions = crate::profile::Versions::of(profiler.as_mut(), targets)?;
+    }
     Ok((profiler, versions, session, recorder))
 }
 

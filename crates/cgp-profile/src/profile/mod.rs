@@ -89,8 +89,6 @@ impl Versions {
     /// # Errors
     /// When a profiler the targets need cannot be found or run.
     pub fn of(profiler: &mut dyn Profiler, targets: &[&Target]) -> Result<Self, ProfileError> {
-        // A harness names its version (and device) in its file: its first run comes first.
-        profiler.probe(targets);
         let mut v = Self::default();
         for b in backends() {
             let kind = b.kind();
@@ -255,10 +253,11 @@ pub trait Profiler {
     fn reads_a_recording(&self) -> bool {
         false
     }
-    /// Before the fingerprint is taken: run what names the device of `targets`. A harness target
-    /// (`profiler: nvbench | gbench | pytest-benchmark`) names its device in its own file, so its
-    /// first repetition runs now and is kept for [`Profiler::capture`] (docs/harnesses.md).
-    /// Nothing by default.
+    /// Before the fingerprint is taken, once the GPU session is set up (clocks locked): run what
+    /// names the device of `targets`. A harness target (`profiler: nvbench | gbench |
+    /// pytest-benchmark`) names its device (and its harness's version) in its own file, so its
+    /// first repetition runs now and is kept for [`Profiler::capture`] (docs/harnesses.md); ask
+    /// [`Versions::of`] after it. Nothing by default.
     fn probe(&mut self, _targets: &[&Target]) {}
     /// The device `target`'s own harness named in its file (nvbench `devices`, Google
     /// Benchmark's `context`, pytest-benchmark's `machine_info`/`extra_info`), after

@@ -286,6 +286,10 @@ pub fn run_ab(
     opts: &AbOptions<'_>,
     progress: &mut dyn Progress,
 ) -> Result<AbRun, Error> {
+    // Harness targets name their device in their first file: each tree's first repetition runs
+    // now (head, then base) and is kept as its pair 0.
+    sides.head.probe(sides.head_targets);
+    sides.base.probe(sides.base_targets);
     let head_versions = crate::profile::Versions::of(&mut *sides.head, sides.head_targets)?;
     crate::profile::Versions::of(&mut *sides.base, sides.base_targets)?;
     let mut items: Vec<Item<'_>> = Vec::new();

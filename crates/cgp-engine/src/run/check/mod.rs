@@ -82,6 +82,8 @@ pub fn run_check(
         profiler.source(),
         profiler.manifest().is_some_and(|m| m.synthetic),
     );
+    // Harness targets name their device in their first file (run now, once; kept).
+    profiler.probe(targets);
     let versions = Versions::of(profiler, targets)?;
     let fingerprint = targets
         .first()
