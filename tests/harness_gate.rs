@@ -238,17 +238,18 @@ fn a_state_missing_from_a_later_live_run_is_invalid_input_naming_file_benchmark_
 }
 
 /// Base and head trees for a live `ab` of a harness target: each tree's `bench.py` runs the
-/// stand-in with its own slowdown factor; the head holds the spec.
-fn ab_trees(kind: &str, metric: &str, base_slow: &str, head_slow: &str, log: &Path) -> tempfile::TempDir {
+/// stand-in with its own knob (`CGP_STANDIN_SLOWDOWN=1.10`, ...); the head holds the spec.
+fn ab_trees(kind: &str, metric: &str, base_knob: &str, head_knob: &str, log: &Path) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let standin = root().join("tests/standins/harness.py");
-    for (tree, slow) in [("base", base_slow), ("head", head_slow)] {
+    for (tree, knob) in [("base", base_knob), ("head", head_knob)] {
         let d = dir.path().join(tree);
         std::fs::create_dir_all(&d).unwrap();
+        let (var, value) = knob.split_once('=').unwrap();
         std::fs::write(
             d.join("bench.py"),
             format!(
-                "import os, runpy, sys\nos.environ['CGP_STANDIN_SLOWDOWN'] = {slow:?}\nwith open({log:?}, 'a') as f:\n    f.write({tree:?} + '\\n')\nsys.argv[0] = {s:?}\nrunpy.run_path({s:?}, run_name='__main__')\n",
+                "import os, runpy, sys\nos.environ[{var:?}] = {value:?}\nwith open({log:?}, 'a') as f:\n    f.write({tree:?} + '\\n')\nsys.argv[0] = {s:?}\nrunpy.run_path({s:?}, run_name='__main__')\n",
                 log = log.display().to_string(),
                 s = standin.display().to_string()
             ),
@@ -271,7 +272,13 @@ fn live_ab_of_harness_targets_passes_a_a_and_fails_a_10_percent_slowdown() {
         for (head_slow, want) in [("1.0", 0), ("1.10", 1)] {
             let log_dir = tempfile::tempdir().unwrap();
             let log = log_dir.path().join("sides.log");
-            let dir = ab_trees(kind, metric, "1.0", head_slow, &log);
+            let dir = ab_trees(
+                kind,
+                metric,
+                "CGP_STANDIN_SLOWDOWN=1.0",
+                &format!("CGP_STANDIN_SLOWDOWN={head_slow}"),
+                &log,
+            );
             let head = dir.path().join("head");
             let out = bin()
                 .current_dir(&head)
@@ -307,6 +314,14 @@ fn live_ab_of_harness_targets_passes_a_a_and_fails_a_10_percent_slowdown() {
                 "{kind} x{head_slow}: {rows:?}"
             );
             assert_eq!(r["fingerprint"]["gpu_name"], "SYNTHETIC stand-in GPU", "{kind}");
+            // nvbench's regressions are confirmed in cycles against the base tree's.
+            if *kind == "nvbench" && want == 1 {
+                assert!(
+                    rows.iter()
+                        .all(|row| row["reason"].as_str().unwrap().starts_with("code: ")),
+                    "{rows:?}"
+                );
+            }
         }
     }
 }
@@ -361,5 +376,46 @@ fn nvbench_clock_samples_tell_a_slower_clock_from_slower_code() {
             reason.starts_with("code: the slowdown persists in SM cycles"),
             "{reason}"
         );
+    }
+}
+
+#[test]
+fn live_ab_of_nvbench_tells_the_head_s_lower_clock_from_slower_code() {
+    // The head tree's stand-in runs at a clock 1/1.1 as high: 10 % longer times, the same
+    // cycles (SYNTHETIC sidecars). Its rows are the clock's, not regressions.
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("sides.log");
+    let dir = ab_trees(
+        "nvbench",
+        "nv/cold/time/gpu",
+        "CGP_STANDIN_CLOCK=1.0",
+        "CGP_STANDIN_CLOCK=0.9090909",
+        &log,
+    );
+    let head = dir.path().join("head");
+    let out = bin()
+        .current_dir(&head)
+        .args([
+            "ab",
+            "--spec",
+            "cgp-gate.yaml",
+            "--base-dir",
+            "../base",
+            "--head-dir",
+            ".",
+            "--json",
+            "ab.json",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let r: Value = serde_json::from_slice(&std::fs::read(head.join("ab.json")).unwrap()).unwrap();
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for row in rows {
+        let reason = row["reason"].as_str().unwrap();
+        assert_eq!(row["verdict"], "inconclusive", "{reason}");
+        assert!(reason.starts_with("clock: the time grew +"), "{reason}");
     }
 }

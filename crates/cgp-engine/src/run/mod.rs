@@ -5,6 +5,7 @@
 
 pub mod ab;
 pub mod check;
+pub mod clock;
 pub mod engine;
 pub mod measure;
 pub mod ncu_why;

@@ -364,6 +364,13 @@ pub fn run_ab(
             skipped: &BTreeSet::new(),
         },
     );
+    // A time regression the base tree's cycles explain is the clock's (docs/harnesses.md).
+    crate::run::clock::confirm_in_cycles(&mut rows, sides.head_targets, &both.head, &|k| {
+        both.base
+            .series
+            .get(k)
+            .map(crate::measured::samples::Series::values)
+    });
     both.errors.extend(spec_errors);
     let synthetic = opts.manifest.is_some_and(|m| m.synthetic)
         || sides.base.manifest().is_some_and(|m| m.synthetic)

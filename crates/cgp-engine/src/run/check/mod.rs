@@ -7,7 +7,6 @@
 //! explanatory counters and the explain pass).
 
 mod baselines;
-mod clock;
 mod harness_states;
 mod judge;
 mod rows;
@@ -223,7 +222,9 @@ fn finish_rows(
     opts: &CheckOptions<'_>,
 ) -> (Vec<Row>, Option<crate::outcome::results::SassSkip>) {
     let (mut rows, sass_skip) = skipped_rows(rows, targets, unchanged, baselines);
-    clock::confirm_in_cycles(&mut rows, targets, &m.samples, baselines);
+    crate::run::clock::confirm_in_cycles(&mut rows, targets, &m.samples, &|k| {
+        baseline_samples(baselines, k)
+    });
     harness_states::note_summaries(&mut rows, targets);
     add_why(&mut rows, &m.samples, baselines);
     crate::outcome::missing::apply(
@@ -237,6 +238,19 @@ fn finish_rows(
     unselected(&mut rows, &m.unselected);
     operation_notes(&mut rows);
     (rows, sass_skip)
+}
+
+/// The baseline's samples of `key`: its entry, else a series kept beside the entries (nvbench's
+/// cycles beside a gated time, the explanatory counters).
+fn baseline_samples(baselines: &Baselines, key: &crate::measured::samples::SeriesKey) -> Option<Vec<f64>> {
+    let (b, _) = baselines.get(&key.target)?;
+    if let Some(e) = b.entry_for(key) {
+        return Some(e.samples.clone());
+    }
+    b.counters
+        .iter()
+        .find(|c| c.size == key.size && c.kernel == key.kernel && c.metric == key.metric)
+        .map(|c| c.samples.clone())
 }
 
 /// Rows for the baseline files of targets the spec no longer has (`crate::outcome::gone`): looked at by

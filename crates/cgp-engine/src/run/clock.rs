@@ -2,33 +2,22 @@
 //! time, where both sides have the per-sample SM cycles of nvbench's `--jsonbin` clocks, is
 //! confirmed in cycle space by `stats::clock::cycle_confirmation`. Persisting in cycles, it stays
 //! a regression and its reason starts `code:`; disappearing in cycles, it is `inconclusive` and
-//! its reason starts `clock:`.
+//! its reason starts `clock:`. `check` (the reference is the stored baseline, its cycles kept
+//! beside the time) and `ab` (the reference is the base tree's samples) both apply it.
 
-use super::Baselines;
 use crate::harness::nvbench::{GPU_CYCLES, GPU_TIME};
 use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::outcome::results::{Row, RowVerdict};
 use crate::spec::{ProfilerKind, Target};
 use crate::stats::clock::{Cause, cycle_confirmation};
 
-/// The baseline's cycles of `key`: an entry when the target gates them, else its companion.
-fn baseline_cycles(baselines: &Baselines, key: &SeriesKey) -> Option<Vec<f64>> {
-    let (b, _) = baselines.get(&key.target)?;
-    if let Some(e) = b.entry_for(key) {
-        return Some(e.samples.clone());
-    }
-    b.counters
-        .iter()
-        .find(|c| c.size == key.size && c.kernel == key.kernel && c.metric == key.metric)
-        .map(|c| c.samples.clone())
-}
-
-/// Confirm every nvbench time regression in cycles, where both sides have them.
-pub(super) fn confirm_in_cycles(
+/// Confirm every nvbench time regression in cycles, where both sides have them: `samples` are
+/// this run's (the head's), `reference` gives the other side's samples of a series.
+pub fn confirm_in_cycles(
     rows: &mut [Row],
     targets: &[&Target],
     samples: &SampleSet,
-    baselines: &Baselines,
+    reference: &dyn Fn(&SeriesKey) -> Option<Vec<f64>>,
 ) {
     for row in rows.iter_mut() {
         if row.key.metric != GPU_TIME || row.verdict() != RowVerdict::Regression {
@@ -51,15 +40,12 @@ pub(super) fn confirm_in_cycles(
             ..time.clone()
         };
         let (Some(base_time), Some(cand_time), Some(base_cycles), Some(cand_cycles)) = (
-            baselines
-                .get(&time.target)
-                .and_then(|(b, _)| b.entry_for(&time))
-                .map(|e| e.samples.clone()),
+            reference(&time),
             samples
                 .series
                 .get(&time)
                 .map(crate::measured::samples::Series::values),
-            baseline_cycles(baselines, &cycles),
+            reference(&cycles),
             samples
                 .series
                 .get(&cycles)
@@ -86,7 +72,7 @@ pub(super) fn confirm_in_cycles(
             Cause::Clock => {
                 row.set_verdict(RowVerdict::Inconclusive);
                 row.reason = format!(
-                    "clock: the time grew {} but the SM cycles {} (within {:.1}%): the SM clock ran {} against the baseline's, the same work at a lower clock, not a slower kernel (nvbench's per-sample clocks); rerun on a cooler or clock-locked GPU; the time alone said: {}",
+                    "clock: the time grew {} but the SM cycles {} (within {:.1}%): the SM clock ran {} against the reference's, the same work at a lower clock, not a slower kernel (nvbench's per-sample clocks); rerun on a cooler or clock-locked GPU; the time alone said: {}",
                     pct(c.time_change),
                     pct(c.cycles_change),
                     100.0 * c.bar,
