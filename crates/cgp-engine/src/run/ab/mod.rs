@@ -273,6 +273,23 @@ impl crate::run::engine::Remeasure for AbLoop<'_, '_, '_> {
     }
 }
 
+/// Harness targets name their device in their first file: each tree's first repetition runs now
+/// (head, then base) and is kept as its pair 0.
+fn probe(sides: &mut Sides<'_>) {
+    sides.head.probe(sides.head_targets);
+    sides.base.probe(sides.base_targets);
+}
+
+/// A time regression the base tree's cycles explain is the clock's (docs/harnesses.md).
+fn clock_of_base(rows: &mut [Row], targets: &[&Target], both: &Both) {
+    crate::run::clock::confirm_in_cycles(rows, targets, &both.head, &|k| {
+        both.base
+            .series
+            .get(k)
+            .map(crate::measured::samples::Series::values)
+    });
+}
+
 /// Run the A/B comparison and assemble the results (same shape as `check`'s: `baseline` is the
 /// base tree, `candidate` the head tree). Profiler failures end up in `Results::errors`.
 ///
@@ -286,10 +303,7 @@ pub fn run_ab(
     opts: &AbOptions<'_>,
     progress: &mut dyn Progress,
 ) -> Result<AbRun, Error> {
-    // Harness targets name their device in their first file: each tree's first repetition runs
-    // now (head, then base) and is kept as its pair 0.
-    sides.head.probe(sides.head_targets);
-    sides.base.probe(sides.base_targets);
+    probe(sides);
     let head_versions = crate::profile::Versions::of(&mut *sides.head, sides.head_targets)?;
     crate::profile::Versions::of(&mut *sides.base, sides.base_targets)?;
     let mut items: Vec<Item<'_>> = Vec::new();
@@ -364,13 +378,7 @@ pub fn run_ab(
             skipped: &BTreeSet::new(),
         },
     );
-    // A time regression the base tree's cycles explain is the clock's (docs/harnesses.md).
-    crate::run::clock::confirm_in_cycles(&mut rows, sides.head_targets, &both.head, &|k| {
-        both.base
-            .series
-            .get(k)
-            .map(crate::measured::samples::Series::values)
-    });
+    clock_of_base(&mut rows, sides.head_targets, &both);
     both.errors.extend(spec_errors);
     let synthetic = opts.manifest.is_some_and(|m| m.synthetic)
         || sides.base.manifest().is_some_and(|m| m.synthetic)
