@@ -3,6 +3,7 @@
 //! profiler, the GPU session and the recorder, and one measurement pass.
 
 pub mod ab;
+pub mod bisect;
 pub mod baseline;
 pub mod breakdown;
 pub mod calibrate;
