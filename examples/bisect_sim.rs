@@ -50,7 +50,12 @@ fn durations(csv: &Path) -> Vec<f64> {
 
 /// The processes of `pool/target` (launch durations, warm-up first).
 fn processes(dir: &Path, target: &str) -> Vec<Vec<f64>> {
-    let Some(size) = std::fs::read_dir(dir.join(target)).into_iter().flatten().flatten().next() else {
+    let Some(size) = std::fs::read_dir(dir.join(target))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .next()
+    else {
         panic!("no pool in {}: extract the 30-launch pools there", dir.display());
     };
     std::fs::read_dir(size.path())
@@ -167,7 +172,12 @@ fn wilson(k: usize, n: usize) -> (f64, f64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let root = PathBuf::from(value("--pools").unwrap_or_else(|| "/tmp/pools".into()));
     let searches: usize = value("--searches").map_or(200, |v| v.parse().unwrap_or(200));
     let noises: Vec<Noise> = TARGETS.iter().map(|t| fit(&root, t)).collect();
@@ -180,13 +190,23 @@ fn main() {
         );
     }
     println!(
-        "\nthreshold {:.0} %, alpha {ALPHA}, 3 -> 12 pairs per step, {searches} searches per cell, the first bad commit uniform over the commits\n",
+        "\nthreshold {:.0} %, alpha {ALPHA}, 3 -> 12 pairs per step, {searches} searches per cell (5x for no shift and for 2x over 32), the first bad commit uniform over the commits\n",
         THRESHOLD * 100.0
     );
-    println!("| shift | commits | culprit right | Wilson 95% | any culprit | commits measured (mean) | processes (mean) |");
+    println!(
+        "| shift | commits | culprit right | Wilson 95% | any culprit | commits measured (mean) | processes (mean) |"
+    );
     println!("|---|---:|---:|---|---:|---:|---:|");
-    for mult in [0.0, 1.0, 2.0, 4.0] {
+    for m in [0u32, 1, 2, 4] {
+        let mult = f64::from(m);
         for n in [8usize, 32, 128] {
+            // The cells the targets are about get five times the searches: the false culprits of
+            // unchanged code (at most alpha) and 2x the threshold over 32 commits (>= 99 % right).
+            let searches = if m == 0 || (m == 2 && n == 32) {
+                5 * searches
+            } else {
+                searches
+            };
             let (mut right, mut any, mut measured, mut procs) = (0, 0, 0, 0);
             for j in 0..searches {
                 let seed = seed_for(48, &format!("{mult}/{n}/{j}"));
@@ -197,15 +217,15 @@ fn main() {
                 measured += o.measured;
                 procs += o.processes;
             }
-            let (lo, hi) = wilson(if mult == 0.0 { any } else { right }, searches);
-            let label = if mult == 0.0 {
+            let (lo, hi) = wilson(if m == 0 { any } else { right }, searches);
+            let label = if m == 0 {
                 "none (A/A)".to_owned()
             } else {
                 format!("{mult:.0}x ({:+.0} %)", mult * THRESHOLD * 100.0)
             };
             println!(
                 "| {label} | {n} | {} | [{lo:.1}, {hi:.1}] | {:.1} % | {:.2} | {:.1} |",
-                if mult == 0.0 {
+                if m == 0 {
                     "-".to_owned()
                 } else {
                     format!("{:.1} %", 100.0 * right as f64 / searches as f64)

@@ -17,11 +17,22 @@ fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .output()
         .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
@@ -88,7 +99,10 @@ fn bisect(dir: &Path, shas: &[String]) -> (i32, String, Value) {
 }
 
 fn has_git(test: &str) -> bool {
-    let ok = Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
+    let ok = Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok {
         skip(test, "git is not installed");
     }
@@ -112,12 +126,27 @@ fn an_8_percent_slowdown_is_bisected_to_its_commit_and_a_broken_build_is_skipped
     assert!((0.05..0.11).contains(&change), "{change}: {text}");
     let conf = v["confidence"].as_f64().unwrap();
     assert!((0.99..1.0).contains(&conf), "{conf}");
-    assert!(text.contains(&format!("the first bad commit is {}", shas[K])), "{text}");
-    assert!(text.contains("confidence that it is the first bad commit: at least"), "{text}");
+    assert!(
+        text.contains(&format!("the first bad commit is {}", shas[K])),
+        "{text}"
+    );
+    assert!(
+        text.contains("confidence that it is the first bad commit: at least"),
+        "{text}"
+    );
     let steps = v["steps"].as_array().unwrap();
-    let seven = steps.iter().find(|s| s["index"] == 7).expect("commit 7 was tried");
+    let seven = steps
+        .iter()
+        .find(|s| s["index"] == 7)
+        .expect("commit 7 was tried");
     assert_eq!(seven["said"], "skipped", "{seven}");
-    assert!(seven["reason"].as_str().unwrap().contains("compile error in kernel.cu"), "{seven}");
+    assert!(
+        seven["reason"]
+            .as_str()
+            .unwrap()
+            .contains("compile error in kernel.cu"),
+        "{seven}"
+    );
     // Every judged commit said what its slowdown is.
     for s in steps.iter().filter(|s| s["said"] != "skipped") {
         let i = usize::try_from(s["index"].as_u64().unwrap()).unwrap();
@@ -126,7 +155,10 @@ fn an_8_percent_slowdown_is_bisected_to_its_commit_and_a_broken_build_is_skipped
     }
     assert!(v["processes"].as_u64().unwrap() > 0);
     let md = std::fs::read_to_string(dir.path().join("bisect.md")).unwrap();
-    assert!(md.contains("cgp-gate bisect: the first bad commit is") && md.contains("| 7 |"), "{md}");
+    assert!(
+        md.contains("cgp-gate bisect: the first bad commit is") && md.contains("| 7 |"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -140,7 +172,11 @@ fn with_no_slowdown_there_is_no_culprit_and_the_exit_is_1() {
     assert_eq!(code, 1, "{text}");
     assert_eq!(v["end"], "no_change", "{v}");
     assert!(v["culprit"].is_null());
-    assert_eq!(v["steps"].as_array().unwrap().len(), 1, "only the bad end is measured: {v}");
+    assert_eq!(
+        v["steps"].as_array().unwrap().len(),
+        1,
+        "only the bad end is measured: {v}"
+    );
     assert_eq!(v["steps"][0]["said"], "good", "{v}");
 }
 

@@ -3,8 +3,8 @@
 //! profiler, the GPU session and the recorder, and one measurement pass.
 
 pub mod ab;
-pub mod bisect;
 pub mod baseline;
+pub mod bisect;
 pub mod breakdown;
 pub mod calibrate;
 pub mod changes;

@@ -36,7 +36,11 @@ pub fn toplevel(dir: &Path) -> Result<PathBuf> {
 
 /// The full SHA of a revision.
 pub fn resolve(root: &Path, rev: &str, flag: &str) -> Result<String> {
-    git(root, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")]).map_err(|_| {
+    git(
+        root,
+        &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")],
+    )
+    .map_err(|_| {
         Error::Usage(format!(
             "{flag} {rev}: no such commit in {}; give a commit, branch or tag of the spec's repository",
             root.display()
@@ -83,7 +87,7 @@ impl Worktrees {
         let dir = tempfile::Builder::new()
             .prefix("cgp-gate-bisect-")
             .tempdir()
-            .map_err(|e| Error::io("create", &std::env::temp_dir(), e))?;
+            .map_err(|e| Error::io("create", std::env::temp_dir(), e))?;
         Ok(Self {
             root: root.to_owned(),
             dir,
@@ -108,7 +112,10 @@ impl Worktrees {
     pub fn remove(&mut self, path: &Path) {
         if let Some(at) = self.added.iter().position(|p| p == path) {
             let p = self.added.remove(at);
-            let _ = git(&self.root, &["worktree", "remove", "--force", &p.to_string_lossy()]);
+            let _ = git(
+                &self.root,
+                &["worktree", "remove", "--force", &p.to_string_lossy()],
+            );
         }
     }
 }
@@ -116,7 +123,10 @@ impl Worktrees {
 impl Drop for Worktrees {
     fn drop(&mut self) {
         for p in std::mem::take(&mut self.added) {
-            let _ = git(&self.root, &["worktree", "remove", "--force", &p.to_string_lossy()]);
+            let _ = git(
+                &self.root,
+                &["worktree", "remove", "--force", &p.to_string_lossy()],
+            );
         }
     }
 }

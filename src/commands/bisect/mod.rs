@@ -72,8 +72,16 @@ fn endpoints(args: &Options) -> Result<(String, String, Vec<String>)> {
             row.target
         ))
     };
-    let good = args.good.clone().or_else(|| row.commit_before.clone()).ok_or_else(|| missing("before"))?;
-    let bad = args.bad.clone().or_else(|| row.commit.clone()).ok_or_else(|| missing("after"))?;
+    let good = args
+        .good
+        .clone()
+        .or_else(|| row.commit_before.clone())
+        .ok_or_else(|| missing("before"))?;
+    let bad = args
+        .bad
+        .clone()
+        .or_else(|| row.commit.clone())
+        .ok_or_else(|| missing("after"))?;
     let targets = if args.targets.is_empty() {
         vec![row.target.clone()]
     } else {
@@ -95,7 +103,13 @@ fn place(spec: &Path) -> Result<Place> {
     let root = std::fs::canonicalize(git::toplevel(dir)?).map_err(|e| Error::io("find", dir, e))?;
     let rel = abs
         .strip_prefix(&root)
-        .map_err(|_| Error::Usage(format!("the spec {} is not inside {}", spec.display(), root.display())))?
+        .map_err(|_| {
+            Error::Usage(format!(
+                "the spec {} is not inside {}",
+                spec.display(),
+                root.display()
+            ))
+        })?
         .to_owned();
     let text = std::fs::read_to_string(&abs).map_err(|e| Error::io("read", &abs, e))?;
     Ok(Place { root, rel, text })
@@ -108,13 +122,19 @@ fn place(spec: &Path) -> Result<Place> {
 pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let mut inputs = vec![("the spec", args.spec.as_path())];
     inputs.extend(args.from.as_deref().map(|p| ("the changes file", p)));
-    let outs = [("--json", args.json.as_deref()), ("--markdown", args.markdown.as_deref())];
+    let outs = [
+        ("--json", args.json.as_deref()),
+        ("--markdown", args.markdown.as_deref()),
+    ];
     super::outputs::refuse_outputs_onto_inputs(&super::outputs::given(&outs), &inputs)?;
     let (good, bad, targets) = endpoints(args)?;
     let user_spec = crate::spec::load(&args.spec)?;
     for n in &targets {
         if user_spec.target(n).is_none() {
-            return Err(Error::Usage(format!("no target `{n}` in {}", args.spec.display())));
+            return Err(Error::Usage(format!(
+                "no target `{n}` in {}",
+                args.spec.display()
+            )));
         }
     }
     let build = args.build.clone().or_else(|| user_spec.settings.build.clone());
@@ -165,7 +185,8 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
     write!(out, "{}", crate::report::bisect::console(&result)).map_err(stdout_err)?;
     out.flush().map_err(stdout_err)?;
     if let Some(path) = &args.json {
-        let mut text = serde_json::to_string_pretty(&result).map_err(|e| Error::output("the bisect result", e))?;
+        let mut text =
+            serde_json::to_string_pretty(&result).map_err(|e| Error::output("the bisect result", e))?;
         text.push('\n');
         crate::foundation::fsutil::write_atomic(path, text.as_bytes())?;
     }
@@ -190,9 +211,11 @@ impl Searcher<'_> {
     /// A commit's tree, built, with the spec as it lies there.
     fn prepare(&mut self, sha: &str) -> std::result::Result<(PathBuf, crate::spec::Spec), String> {
         let tree = self.trees.add(sha)?;
-        let spec = step::spec_in(&self.place.text, &tree, &self.place.rel, &self.levels).map_err(|e| e.to_string())?;
+        let spec = step::spec_in(&self.place.text, &tree, &self.place.rel, &self.levels)
+            .map_err(|e| e.to_string())?;
         if let Some(cmd) = self.build {
-            self.progress.note(&format!("building {}", &sha[..12.min(sha.len())]));
+            self.progress
+                .note(&format!("building {}", &sha[..12.min(sha.len())]));
             git::build(&spec.base_dir(), cmd)?;
         }
         Ok((tree, spec))
@@ -214,12 +237,20 @@ impl Searcher<'_> {
             }
             let sha = &commits[i - 1];
             let started = Instant::now();
-            self.progress.note(&format!("bisect: measuring commit {i} of {} ({sha})", commits.len()));
+            self.progress.note(&format!(
+                "bisect: measuring commit {i} of {} ({sha})",
+                commits.len()
+            ));
             let m = match self.prepare(sha) {
                 Err(why) => step::Measured::skipped(why, started.elapsed().as_secs_f64()),
                 Ok((tree, spec)) => {
                     let picked = step::pick(&spec, self.targets);
-                    let m = step::measure((&good_spec, &good_targets), (&spec, &picked), self.session, &mut *self.progress)?;
+                    let m = step::measure(
+                        (&good_spec, &good_targets),
+                        (&spec, &picked),
+                        self.session,
+                        &mut *self.progress,
+                    )?;
                     self.trees.remove(&tree);
                     m
                 }
@@ -227,7 +258,8 @@ impl Searcher<'_> {
             if m.said != Said::Skipped {
                 measured += 1;
             }
-            self.progress.note(&format!("bisect: commit {i} ({sha}) is {}", m.said.as_str()));
+            self.progress
+                .note(&format!("bisect: commit {i} ({sha}) is {}", m.said.as_str()));
             search.record(i, m.said);
             steps.push(BisectStep {
                 index: i,
@@ -280,7 +312,11 @@ fn decide(d: Decided<'_>, steps: Vec<BisectStep>, search: &Search, root: &Path) 
                 Said::Unknown => "the bad commit is not shown beyond the threshold of the good one (unknown after the most processes): no culprit".to_owned(),
                 Said::Good | Said::Bad => "no change beyond the threshold between the good and the bad commit: no culprit".to_owned(),
             };
-            let end = if said == Said::Skipped { BisectEnd::NotPinned } else { BisectEnd::NoChange };
+            let end = if said == Said::Skipped {
+                BisectEnd::NotPinned
+            } else {
+                BisectEnd::NoChange
+            };
             (end, None, Vec::new(), text)
         }
         End::Range(r) => {

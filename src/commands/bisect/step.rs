@@ -129,7 +129,9 @@ pub fn measure(
         change: row.and_then(|r| r.estimate.change),
         change_ci: row.and_then(|r| r.estimate.change_ci),
         row: row.map(|r| r.key.to_string()).unwrap_or_default(),
-        reason: row.map(|r| r.reason.clone()).unwrap_or_else(|| "no rows".to_owned()),
+        reason: row
+            .map(|r| r.reason.clone())
+            .unwrap_or_else(|| "no rows".to_owned()),
         processes,
         seconds,
     })

@@ -138,7 +138,10 @@ impl Search {
     /// The highest commit that said good, below the lowest that said bad.
     fn bounds(&self) -> Option<(usize, usize)> {
         let hi = (1..self.said.len()).find(|&i| self.said[i] == Some(Said::Bad))?;
-        let lo = (0..hi).rev().find(|&i| self.said[i] == Some(Said::Good)).unwrap_or(0);
+        let lo = (0..hi)
+            .rev()
+            .find(|&i| self.said[i] == Some(Said::Good))
+            .unwrap_or(0);
         Some((lo, hi))
     }
 
@@ -285,7 +288,10 @@ mod tests {
             for k in 1..=n {
                 let (end, steps) = run(n, |i| if i >= k { Said::Bad } else { Said::Good });
                 assert_eq!(end, End::Culprit(k), "n {n} k {k}");
-                assert!(steps <= Levels::new(0.01, n).max_steps - 2, "n {n} k {k}: {steps}");
+                assert!(
+                    steps <= Levels::new(0.01, n).max_steps - 2,
+                    "n {n} k {k}: {steps}"
+                );
             }
         }
     }

@@ -30,7 +30,11 @@ fn short(sha: &str) -> &str {
 fn headline(r: &BisectResult) -> Vec<String> {
     let mut v = vec![r.summary.clone()];
     if let Some(c) = &r.culprit {
-        v.push(format!("change across it: {} on {}", change(c.change, c.change_ci), c.row));
+        v.push(format!(
+            "change across it: {} on {}",
+            change(c.change, c.change_ci),
+            c.row
+        ));
     }
     if let Some(conf) = r.confidence {
         v.push(format!(
@@ -61,7 +65,10 @@ pub fn console(r: &BisectResult) -> String {
     for line in headline(r) {
         let _ = writeln!(s, "{}", crate::foundation::sanitize::line(&line));
     }
-    let _ = writeln!(s, "\n  #  commit        said      change vs good                processes  seconds  subject");
+    let _ = writeln!(
+        s,
+        "\n  #  commit        said      change vs good                processes  seconds  subject"
+    );
     for st in &r.steps {
         let _ = writeln!(
             s,
@@ -75,7 +82,11 @@ pub fn console(r: &BisectResult) -> String {
             crate::foundation::sanitize::line(&st.subject)
         );
         if st.said == crate::outcome::bisect::Said::Skipped {
-            let _ = writeln!(s, "     skipped: {}", crate::foundation::sanitize::line(&st.reason));
+            let _ = writeln!(
+                s,
+                "     skipped: {}",
+                crate::foundation::sanitize::line(&st.reason)
+            );
         }
     }
     let _ = writeln!(s, "\nmethod: {}", r.method);
