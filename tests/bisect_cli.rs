@@ -182,6 +182,9 @@ fn with_no_slowdown_there_is_no_culprit_and_the_exit_is_1() {
 
 #[test]
 fn bad_input_is_exit_2() {
+    if !has_git("bisect_cli::bad_input_is_exit_2") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let shas = scratch(dir.path(), |_| 1.0, |_| false);
     let spec = dir.path().join("repo/cgp-gate.yaml");
@@ -201,4 +204,60 @@ fn bad_input_is_exit_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such commit"));
+}
+
+/// A `changes --json` file whose one worse row is the target `reduce` between `before` and `after`.
+fn changes_json(path: &Path, before: &str, after: &str) {
+    let row = serde_json::json!({
+        "target": "reduce", "size": "default", "kernel": "-", "metric": "real_time",
+        "unit": "ns", "direction": "lower", "index": 3, "before": 100.0, "after": 104.0,
+        "change": 0.04, "p": 0.001, "worse": true, "commit": after, "commit_before": before
+    });
+    let report = serde_json::json!({
+        "schema_version": 1, "tool_version": "test", "method": "e-divisive-means+permutation",
+        "alpha": 0.01, "min_change": 0.0, "min_segment": 3, "series_tested": 1,
+        "series_skipped": 0, "level": 0.01, "below_min_change": 0, "synthetic": true,
+        "files": [], "rows": [row]
+    });
+    std::fs::write(path, serde_json::to_string(&report).unwrap()).unwrap();
+}
+
+#[test]
+fn from_a_changes_file_the_commits_around_its_row_are_bisected() {
+    if !has_git("bisect_cli::from_a_changes_file") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let shas = scratch(dir.path(), |_| 1.0, |_| false);
+    let changes = dir.path().join("changes.json");
+    changes_json(&changes, &shas[3], &shas[9]);
+    let json = dir.path().join("bisect.json");
+    let out = bin()
+        .args(["bisect", "--spec"])
+        .arg(dir.path().join("repo/cgp-gate.yaml"))
+        .arg("--from")
+        .arg(&changes)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["good"], shas[3].as_str());
+    assert_eq!(v["bad"], shas[9].as_str());
+    assert_eq!(v["commits"], 6);
+    assert_eq!(v["targets"][0], "reduce");
+    assert_eq!(v["steps"][0]["commit"], shas[9].as_str());
+    // --row past the file's rows is invalid input.
+    let out = bin()
+        .args(["bisect", "--spec"])
+        .arg(dir.path().join("repo/cgp-gate.yaml"))
+        .arg("--from")
+        .arg(&changes)
+        .args(["--row", "4"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has 1 row(s)"));
 }
