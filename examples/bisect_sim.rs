@@ -105,12 +105,12 @@ fn process(rng: &mut Rng, n: Noise, mu: f64) -> Vec<f64> {
         .collect()
 }
 
-fn spec(levels: &Levels) -> cgp_gate::spec::Spec {
+fn spec(levels: &Levels, threshold: f64) -> cgp_gate::spec::Spec {
     let text = format!(
         "version: 1\nsettings:\n  alpha: {}\n  confidence: {}\ntargets:\n  - name: k\n    command: [./k]\n    repetitions: 3\n    max_repetitions: 12\n    metrics:\n      {SIM_METRIC}: \"{}%\"\n",
         levels.step_alpha,
         1.0 - 2.0 * levels.step_alpha,
-        THRESHOLD * 100.0
+        threshold * 100.0
     );
     cgp_gate::spec::load_str(&text, Path::new("bisect-sim.yaml")).unwrap_or_else(|e| panic!("spec: {e}"))
 }
@@ -123,10 +123,11 @@ struct Outcome {
     processes: usize,
 }
 
-/// One search over `n` commits, the first bad one `k` (slower by `shift`), noise `noise`.
-fn search(n: usize, k: usize, shift: f64, noise: Noise, seed: u64) -> Outcome {
+/// One search over `n` commits, the first bad one `k` (slower by `shift`), noise `noise`, each
+/// step judged against `threshold`.
+fn search(n: usize, k: usize, shift: f64, threshold: f64, noise: Noise, seed: u64) -> Outcome {
     let levels = Levels::new(ALPHA, n);
-    let spec = spec(&levels);
+    let spec = spec(&levels, threshold);
     let mut s = Search::new(n);
     let rng = std::cell::RefCell::new(Rng::new(seed));
     let count = Cell::new(0usize);
@@ -197,12 +198,22 @@ fn main() {
         "| shift | commits | culprit right | Wilson 95% | any culprit | commits measured (mean) | processes (mean) |"
     );
     println!("|---|---:|---:|---|---:|---:|---:|");
-    for m in [0u32, 1, 2, 4] {
+    // (shift in thresholds, the threshold the steps judge against in thresholds): the spec's, and
+    // for 1x and no shift also half of 1x, as `--from changes.json` (or `--threshold`) does.
+    for (m, halved) in [
+        (0u32, false),
+        (1, false),
+        (2, false),
+        (4, false),
+        (0, true),
+        (1, true),
+    ] {
+        let judge = if halved { 0.5 } else { 1.0 };
         let mult = f64::from(m);
         for n in [8usize, 32, 128] {
             // The cells the targets are about get five times the searches: the false culprits of
             // unchanged code (at most alpha) and 2x the threshold over 32 commits (>= 99 % right).
-            let searches = if m == 0 || (m == 2 && n == 32) {
+            let searches = if (m == 0 && !halved) || (m == 2 && n == 32) {
                 5 * searches
             } else {
                 searches
@@ -211,18 +222,28 @@ fn main() {
             for j in 0..searches {
                 let seed = seed_for(48, &format!("{mult}/{n}/{j}"));
                 let k = 1 + Rng::new(seed ^ 0x5eed).below(n);
-                let o = search(n, k, mult * THRESHOLD, noises[j % noises.len()], seed);
+                let o = search(
+                    n,
+                    k,
+                    mult * THRESHOLD,
+                    judge * THRESHOLD,
+                    noises[j % noises.len()],
+                    seed,
+                );
                 right += usize::from(o.right);
                 any += usize::from(o.any);
                 measured += o.measured;
                 procs += o.processes;
             }
             let (lo, hi) = wilson(if m == 0 { any } else { right }, searches);
-            let label = if m == 0 {
+            let mut label = if m == 0 {
                 "none (A/A)".to_owned()
             } else {
                 format!("{mult:.0}x ({:+.0} %)", mult * THRESHOLD * 100.0)
             };
+            if halved {
+                label.push_str(&format!(", judged against {:.1} %", judge * THRESHOLD * 100.0));
+            }
             println!(
                 "| {label} | {n} | {} | [{lo:.1}, {hi:.1}] | {:.1} % | {:.2} | {:.1} |",
                 if m == 0 {

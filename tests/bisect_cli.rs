@@ -248,6 +248,8 @@ fn from_a_changes_file_the_commits_around_its_row_are_bisected() {
     assert_eq!(v["bad"], shas[9].as_str());
     assert_eq!(v["commits"], 6);
     assert_eq!(v["targets"][0], "reduce");
+    // The steps judged against half the row's +4 % shift.
+    assert_eq!(v["threshold"], 0.02, "{v}");
     assert_eq!(v["steps"][0]["commit"], shas[9].as_str());
     // --row past the file's rows is invalid input.
     let out = bin()

@@ -39,6 +39,10 @@ pub struct BisectArgs {
     /// Which row of --from (0-based in its `rows`); default the first that got worse.
     #[arg(long, value_name = "N", requires = "from")]
     pub row: Option<usize>,
+    /// The relative threshold each step judges against (`2%` or `0.02`) instead of the spec's;
+    /// with --from, by default half the row's shift.
+    #[arg(long, value_name = "PCT")]
+    pub threshold: Option<String>,
 }
 
 impl From<BisectArgs> for commands::bisect::Options {
@@ -55,6 +59,7 @@ impl From<BisectArgs> for commands::bisect::Options {
             markdown,
             from,
             row,
+            threshold,
         } = a;
         Self {
             spec,
@@ -66,6 +71,7 @@ impl From<BisectArgs> for commands::bisect::Options {
             markdown,
             from,
             row,
+            threshold,
         }
     }
 }

@@ -32,17 +32,35 @@ pub struct Options {
     pub from: Option<PathBuf>,
     /// `--row N`: which row of `--from` (0-based in its `rows`); default the first that got worse.
     pub row: Option<usize>,
+    /// `--threshold`: the relative threshold every step judges against, instead of the spec's.
+    pub threshold: Option<String>,
 }
 
-/// Good, bad and the targets: from the flags, or from a `changes` result's row.
-fn endpoints(args: &Options) -> Result<(String, String, Vec<String>)> {
+/// Where the search starts: good, bad, the targets, and the threshold of the steps (`None`: the
+/// spec's).
+struct Start {
+    good: String,
+    bad: String,
+    targets: Vec<String>,
+    threshold: Option<f64>,
+}
+
+/// Good, bad, the targets and the threshold: from the flags, or from a `changes` result's row
+/// (the threshold then half its shift, unless `--threshold` says otherwise).
+fn endpoints(args: &Options) -> Result<Start> {
+    let threshold = args.threshold.as_deref().map(step::parse_threshold).transpose()?;
     let Some(path) = &args.from else {
         let (Some(g), Some(b)) = (&args.good, &args.bad) else {
             return Err(Error::Usage(
                 "bisect needs --good REV and --bad REV (or --from changes.json)".to_owned(),
             ));
         };
-        return Ok((g.clone(), b.clone(), args.targets.clone()));
+        return Ok(Start {
+            good: g.clone(),
+            bad: b.clone(),
+            targets: args.targets.clone(),
+            threshold,
+        });
     };
     let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
     let report: crate::history::changes::ChangesReport =
@@ -87,7 +105,14 @@ fn endpoints(args: &Options) -> Result<(String, String, Vec<String>)> {
     } else {
         args.targets.clone()
     };
-    Ok((good, bad, targets))
+    // The shift `changes` found is the change searched for: a commit is bad past half of it.
+    let half = row.change.map(|c| c.abs() / 2.0).filter(|h| *h > 0.0 && *h < 1.0);
+    Ok(Start {
+        good,
+        bad,
+        targets,
+        threshold: threshold.or(half),
+    })
 }
 
 /// The repository, the spec's path inside it and its text.
@@ -127,7 +152,12 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
         ("--markdown", args.markdown.as_deref()),
     ];
     super::outputs::refuse_outputs_onto_inputs(&super::outputs::given(&outs), &inputs)?;
-    let (good, bad, targets) = endpoints(args)?;
+    let Start {
+        good,
+        bad,
+        targets,
+        threshold,
+    } = endpoints(args)?;
     let user_spec = crate::spec::load(&args.spec)?;
     for n in &targets {
         if user_spec.target(n).is_none() {
@@ -158,6 +188,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
     let mut search = Searcher {
         place: &p,
         levels,
+        threshold,
         build: build.as_deref(),
         targets: &targets,
         trees: git::Worktrees::new(&p.root)?,
@@ -177,6 +208,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
             first_parent,
             targets,
             levels,
+            threshold,
         },
         steps,
         &search_state,
@@ -200,6 +232,7 @@ pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> 
 struct Searcher<'a> {
     place: &'a Place,
     levels: Levels,
+    threshold: Option<f64>,
     build: Option<&'a str>,
     targets: &'a [String],
     trees: git::Worktrees,
@@ -211,8 +244,14 @@ impl Searcher<'_> {
     /// A commit's tree, built, with the spec as it lies there.
     fn prepare(&mut self, sha: &str) -> std::result::Result<(PathBuf, crate::spec::Spec), String> {
         let tree = self.trees.add(sha)?;
-        let spec = step::spec_in(&self.place.text, &tree, &self.place.rel, &self.levels)
-            .map_err(|e| e.to_string())?;
+        let spec = step::spec_in(
+            &self.place.text,
+            &tree,
+            &self.place.rel,
+            &self.levels,
+            self.threshold,
+        )
+        .map_err(|e| e.to_string())?;
         if let Some(cmd) = self.build {
             self.progress
                 .note(&format!("building {}", &sha[..12.min(sha.len())]));
@@ -287,6 +326,7 @@ struct Decided<'a> {
     first_parent: bool,
     targets: Vec<String>,
     levels: Levels,
+    threshold: Option<f64>,
 }
 
 /// The decided result of a search.
@@ -337,10 +377,11 @@ fn decide(d: Decided<'_>, steps: Vec<BisectStep>, search: &Search, root: &Path) 
         first_parent: d.first_parent,
         targets: d.targets,
         levels: d.levels,
+        threshold: d.threshold,
         end,
         confidence: culprit.as_ref().map(|_| d.levels.confidence(measured)),
         culprit,
-        method: crate::outcome::bisect::method(&d.levels),
+        method: crate::outcome::bisect::method(&d.levels, d.threshold),
         range,
         processes: steps.iter().map(|s| s.processes).sum(),
         seconds: steps.iter().map(|s| s.seconds).sum(),

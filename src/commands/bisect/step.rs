@@ -37,12 +37,46 @@ impl Measured {
 }
 
 /// The spec as it lies in one tree, judged at the step's level: `alpha` (the regression test)
-/// and the interval that makes a pass (`1 - 2 * step_alpha`, one-sided `step_alpha`).
-pub fn spec_in(text: &str, tree: &Path, rel: &Path, levels: &Levels) -> Result<crate::spec::Spec> {
+/// and the interval that makes a pass (`1 - 2 * step_alpha`, one-sided `step_alpha`); with
+/// `threshold`, every relative threshold replaced by it (`--threshold`, or half a `changes`
+/// row's shift).
+pub fn spec_in(
+    text: &str,
+    tree: &Path,
+    rel: &Path,
+    levels: &Levels,
+    threshold: Option<f64>,
+) -> Result<crate::spec::Spec> {
     let mut s = crate::spec::load_str(text, &tree.join(rel))?;
     s.settings.alpha = levels.step_alpha;
     s.settings.confidence = 1.0 - 2.0 * levels.step_alpha;
+    if let Some(t) = threshold {
+        for m in s.targets.iter_mut().flat_map(|t| t.metrics.iter_mut()) {
+            if let crate::foundation::threshold::ThresholdKind::Relative { fraction } = &mut m.threshold.kind
+            {
+                *fraction = t;
+            }
+        }
+    }
     Ok(s)
+}
+
+/// `--threshold`: `2%` or `0.02`, in (0, 1).
+///
+/// # Errors
+/// [`crate::Error::Usage`] naming the value.
+pub fn parse_threshold(text: &str) -> Result<f64> {
+    let t = text.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match v {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(crate::Error::Usage(format!(
+            "--threshold {text}: give a relative change between 0 and 100%, e.g. 2% or 0.02"
+        ))),
+    }
 }
 
 /// The targets of `spec` that the search measures.

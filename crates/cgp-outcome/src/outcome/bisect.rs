@@ -242,6 +242,10 @@ pub struct BisectResult {
     /// The targets measured.
     pub targets: Vec<String>,
     pub levels: Levels,
+    /// The relative threshold every step judged against when it was not the spec's
+    /// (`--threshold`, or half the shift of a `changes` row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
     pub end: BisectEnd,
     pub culprit: Option<Culprit>,
     /// The confidence that the culprit is the first bad commit (see `method`).
@@ -260,9 +264,13 @@ pub struct BisectResult {
 pub const BISECT_SCHEMA_VERSION: u32 = 1;
 
 /// The method sentence every report prints.
-pub fn method(levels: &Levels) -> String {
+pub fn method(levels: &Levels, threshold: Option<f64>) -> String {
+    let against = threshold.map_or_else(
+        || "each row's threshold".to_owned(),
+        |t| format!("a threshold of {:.2}%", t * 100.0),
+    );
     format!(
-        "each step pairs the commit with the good one (ABBA, as `ab`) and judges it at level alpha/max_steps = {}/{} = {:.2e}; confidence = 1 - (steps measured) x that level, a Bonferroni bound on the chance that any step misjudged its commit (valid when the change is at least the threshold)",
+        "each step pairs the commit with the good one (ABBA, as `ab`) and judges it against {against} at level alpha/max_steps = {}/{} = {:.2e}; confidence = 1 - (steps measured) x that level, a Bonferroni bound on the chance that any step misjudged its commit (valid when the change is at least the threshold)",
         levels.alpha, levels.max_steps, levels.step_alpha
     )
 }
