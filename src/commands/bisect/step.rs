@@ -170,3 +170,18 @@ pub fn measure(
         seconds,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_threshold_is_a_percentage_or_a_fraction_between_0_and_1() {
+        assert!((parse_threshold("1.5%").unwrap() - 0.015).abs() < 1e-12);
+        assert!((parse_threshold(" 0.02 ").unwrap() - 0.02).abs() < 1e-12);
+        for bad in ["0", "100%", "-1%", "two", "1.5"] {
+            let e = parse_threshold(bad).unwrap_err().to_string();
+            assert!(e.contains("between 0 and 100%"), "{bad}: {e}");
+        }
+    }
+}
