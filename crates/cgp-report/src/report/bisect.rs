@@ -133,3 +133,80 @@ pub fn markdown(r: &BisectResult) -> String {
     let _ = writeln!(m, "\n{}", escape_md_cell(&r.method));
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::bisect::{BisectStep, Culprit, Levels, Said};
+
+    fn result() -> BisectResult {
+        let step = |index: usize, said: Said, subject: &str, reason: &str| BisectStep {
+            index,
+            commit: format!("{index:0>40}"),
+            subject: subject.to_owned(),
+            said,
+            change: (said != Said::Skipped).then_some(0.08),
+            change_ci: (said != Said::Skipped).then_some([0.07, 0.09]),
+            row: "r".to_owned(),
+            reason: reason.to_owned(),
+            processes: 10,
+            seconds: 1.5,
+        };
+        let levels = Levels::new(0.01, 4);
+        BisectResult {
+            schema_version: 1,
+            good: "a".repeat(40),
+            bad: "b".repeat(40),
+            commits: 4,
+            first_parent: false,
+            targets: vec!["t".to_owned()],
+            levels,
+            threshold: None,
+            end: BisectEnd::Culprit,
+            culprit: Some(Culprit {
+                commit: "3".repeat(40),
+                subject: "x | y".to_owned(),
+                change: Some(0.08),
+                change_ci: Some([0.07, 0.09]),
+                row: "r".to_owned(),
+            }),
+            confidence: Some(levels.confidence(3)),
+            method: crate::outcome::bisect::method(&levels, None),
+            range: Vec::new(),
+            steps: vec![
+                step(4, Said::Bad, "four", ""),
+                step(2, Said::Skipped, "two | pipes", "build failed"),
+                step(3, Said::Bad, "x | y", ""),
+            ],
+            processes: 20,
+            seconds: 3.0,
+            summary: "the first bad commit is 333 (x | y)".to_owned(),
+        }
+    }
+
+    #[test]
+    fn both_formats_name_the_culprit_its_change_confidence_and_every_step() {
+        let r = result();
+        let c = console(&r);
+        assert!(
+            c.contains("change across it: +8.00% [+7.00%, +9.00%] on r"),
+            "{c}"
+        );
+        assert!(c.contains("at least 99.4%"), "{c}");
+        assert!(c.contains("skipped: build failed"), "{c}");
+        let m = markdown(&r);
+        assert!(
+            m.starts_with("## 🔴 cgp-gate bisect: the first bad commit is 333 (x &#124; y)"),
+            "{m}"
+        );
+        // A subject's pipe cannot break the table: every row keeps its 8 bars (7 closing a cell).
+        for line in m
+            .lines()
+            .filter(|l| l.starts_with("| 2 ") || l.starts_with("| 3 "))
+        {
+            assert_eq!(line.matches(" |").count(), 7, "{line}");
+            assert!(line.contains("&#124;"), "{line}");
+        }
+        assert!(m.contains("(skipped: build failed)"), "{m}");
+    }
+}
