@@ -61,6 +61,14 @@ const READERS_FILES: &[(&str, &str)] = &[
     ),
     ("report --from results.json", "a results file of an earlier check"),
     (
+        "bisect --spec cgp-gate.yaml --good v1.4.0 --bad main --json bisect.json --markdown bisect.md",
+        "the reader's repository and its commits (tests/bisect_cli.rs runs bisect on a scratch repository)",
+    ),
+    (
+        "bisect --spec cgp-gate.yaml --from changes.json --row 0 --build make -C examples/cuda",
+        "the reader's changes.json and repository (tests/bisect_cli.rs runs bisect on a scratch repository)",
+    ),
+    (
         "gitlab-note --from results.json",
         "a results file, inside a GitLab merge-request pipeline",
     ),

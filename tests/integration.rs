@@ -18,6 +18,7 @@ mod action_e2e;
 mod architecture;
 mod architecture_selftest;
 mod baseline_store;
+mod bisect_cli;
 mod calibrate_cli;
 mod changes_cli;
 mod check_cli;

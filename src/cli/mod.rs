@@ -2,6 +2,7 @@
 //! here and in `main.rs`; each command's work is in [`crate::commands`], which takes plain options.
 
 pub mod args;
+pub mod bisect;
 pub mod generate;
 pub mod gitlab;
 pub mod history;
@@ -98,6 +99,10 @@ pub enum Command {
     /// Measure the base and the head tree in alternation (ABBA) on this GPU and judge each row
     /// on its pairs; no stored baseline. Same verdicts, reports and exit codes as `check`.
     Ab(AbArgs),
+    /// Find the first commit between a good and a bad one at which a row moved beyond its
+    /// threshold: each commit built in a worktree and measured paired with the good one (as
+    /// `ab`), with a stated confidence. Exit 0 culprit found, 1 no change beyond the threshold.
+    Bisect(bisect::BisectArgs),
     /// Measure unchanged code (or read a recording) and report, per metric, the runner's noise,
     /// the smallest change the gate finds, and the threshold it suggests.
     Calibrate(CalibrateArgs),
@@ -217,6 +222,10 @@ pub fn run(cli: Cli) -> Result<Exit> {
         Command::Ab(args) => {
             let ui = args.ui.ui();
             commands::ab::run(&args.into(), &ui, out)
+        }
+        Command::Bisect(args) => {
+            let ui = args.ui.ui();
+            commands::bisect::run(&args.into(), &ui, out)
         }
         Command::Calibrate(args) => {
             let ui = args.ui.ui();

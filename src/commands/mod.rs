@@ -4,6 +4,7 @@
 
 pub mod ab;
 pub mod baseline;
+pub mod bisect;
 pub mod breakdown;
 pub mod calibrate;
 pub mod changes;

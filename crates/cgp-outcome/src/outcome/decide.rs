@@ -224,6 +224,17 @@ pub fn changes_exit_code(worse_shifts: usize) -> Exit {
     }
 }
 
+/// The exit code of `bisect`: 0 a culprit found, 1 no change beyond the threshold between good
+/// and bad, 3 the first bad commit could not be pinned (its neighbours did not build, did not run
+/// or stayed unknown). Invalid input (2) and environment failures before the search are errors.
+pub fn bisect_exit_code(end: crate::outcome::bisect::BisectEnd) -> Exit {
+    match end {
+        crate::outcome::bisect::BisectEnd::Culprit => Exit::Ok,
+        crate::outcome::bisect::BisectEnd::NoChange => Exit::Regression,
+        crate::outcome::bisect::BisectEnd::NotPinned => Exit::ProfilerFailure,
+    }
+}
+
 /// Whether a level shift from `before` to `after` goes the bad way for a metric of this
 /// direction (`changes`); a row without a direction is never worse.
 pub fn shift_is_worse(

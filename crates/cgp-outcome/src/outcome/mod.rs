@@ -3,6 +3,7 @@
 //! shards' results (`merge`), which kernels the rows show gone or new (`kernels`), and the rows
 //! of what is gone (`gone`: the spec no longer has it; `missing`: the application no longer ran it).
 
+pub mod bisect;
 pub mod decide;
 pub mod gone;
 pub mod kernels;

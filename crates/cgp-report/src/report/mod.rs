@@ -11,6 +11,7 @@
 //! Writing and posting what they render is `crate::publish`.
 
 pub mod annotations;
+pub mod bisect;
 pub mod breakdown;
 pub mod calibrate;
 pub mod changes;

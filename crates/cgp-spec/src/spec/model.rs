@@ -42,6 +42,10 @@ pub struct Settings {
     /// `job_spread`: the between-job spread (log scale) assumed before the baseline history says
     /// more; `None`: the default fitted to the H100 data (`stats::jobspread::DEFAULT_PRIOR`).
     pub job_spread: Option<f64>,
+    /// `build`: the shell command `bisect` runs in each commit's worktree (in the spec's folder
+    /// there) before measuring it; a commit whose build fails is skipped. `None`: nothing to build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 impl Default for Settings {
@@ -57,6 +61,7 @@ impl Default for Settings {
             min_clock_fraction: 0.9,
             max_throttle_reruns: 2,
             job_spread: None,
+            build: None,
         }
     }
 }

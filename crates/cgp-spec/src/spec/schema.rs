@@ -64,6 +64,10 @@ pub fn json_schema() -> Value {
                     "job_spread": {
                         "description": "The between-job spread assumed before the baseline history says more (what `cgp-gate calibrate --baselines` measures). Default 0.1%, fitted to real H100 jobs.",
                         "type": "string", "pattern": "^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*$"
+                    },
+                    "build": {
+                        "description": "The shell command `cgp-gate bisect` runs in each commit's worktree (in the spec's folder there) before measuring it; a commit whose build fails is skipped, never taken as good or bad.",
+                        "type": "string", "minLength": 1
                     }
                 }
             },

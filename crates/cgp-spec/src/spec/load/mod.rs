@@ -29,6 +29,7 @@ pub(crate) const SETTINGS_KEYS: &[&str] = &[
     "min_clock_fraction",
     "max_throttle_reruns",
     "job_spread",
+    "build",
 ];
 /// Every key a target may have; `defaults:` takes all but `name`.
 pub(crate) const TARGET_KEYS: &[&str] = &[
@@ -358,6 +359,15 @@ fn settings(ctx: &Ctx<'_>, node: &Node) -> Result<Settings> {
     }
     if let Some(n) = f.get("job_spread") {
         s.job_spread = Some(job_spread(ctx, n)?);
+    }
+    if let Some(n) = f.get("build") {
+        let cmd = ctx.text(n, "`settings.build`")?;
+        if cmd.trim().is_empty() {
+            return Err(ctx
+                .err(n, "`settings.build` is empty")
+                .help("give the shell command that builds a commit's tree (run by `cgp-gate bisect`), or leave the key out"));
+        }
+        s.build = Some(cmd.to_owned());
     }
     if let Some(n) = f.get("max_throttle_reruns") {
         s.max_throttle_reruns = ctx.uint(n, "`settings.max_throttle_reruns`")?;

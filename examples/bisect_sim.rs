@@ -1,0 +1,260 @@
+//! SYNTHETIC simulation of `cgp-gate bisect` (docs/bisect.md): how often the culprit is right and
+//! what the search costs, for shifts of 1, 2 and 4 times the threshold at a random commit of 8, 32
+//! and 128, and how often a search over unchanged code reports a culprit at all.
+//!
+//! Everything between the drawn launch durations and the culprit is the command's own code: each
+//! step is `run::ab::run_ab` (through `run::simulate::simulate_ab`: ABBA pairs, the paired test, the
+//! re-measure loop) at the step's level (`alpha / max_steps`), `outcome::bisect::classify` reads its
+//! rows and `outcome::bisect::Search` picks the next commit. Only the processes are made up: 30
+//! launches each (the first a warm-up), log-normal around the commit's level with the within-process
+//! and between-process spreads FITTED to the REAL H100 30-launch pools (`rec/baseline` and
+//! `rec/aa-pool`, per target; `tar xzf tests/fixtures/h100-30launch-pools/h100-30launch-pools.tar.gz
+//! -C /tmp/pools`), the target of each search drawn in turn from the three.
+//!
+//! `cargo build-sims`, then `target/debug/examples/bisect_sim [--pools DIR] [--searches N]`
+//! (default `/tmp/pools`, 200 searches per cell).
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+
+use cgp_gate::measured::samples::MetricValue;
+use cgp_gate::outcome::bisect::{End, Levels, Said, Search, classify};
+use cgp_gate::outcome::results::Row;
+use cgp_gate::profile::Job;
+use cgp_gate::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab};
+use cgp_gate::stats::rng::{Rng, seed_for};
+
+const TARGETS: [&str; 3] = ["matmul", "reduce", "vector_add"];
+const THRESHOLD: f64 = 0.03;
+const ALPHA: f64 = 0.01;
+
+/// The spreads of one target (log scale).
+#[derive(Debug, Clone, Copy)]
+struct Noise {
+    within: f64,
+    between: f64,
+}
+
+fn durations(csv: &Path) -> Vec<f64> {
+    let text = std::fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
+    let parsed = cgp_gate::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
+    parsed
+        .launches
+        .iter()
+        .filter_map(|l| match l.metrics.get(SIM_METRIC).map(|m| &m.value) {
+            Some(MetricValue::Number(v)) => Some(*v),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The processes of `pool/target` (launch durations, warm-up first).
+fn processes(dir: &Path, target: &str) -> Vec<Vec<f64>> {
+    let Some(size) = std::fs::read_dir(dir.join(target))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .next()
+    else {
+        panic!("no pool in {}: extract the 30-launch pools there", dir.display());
+    };
+    std::fs::read_dir(size.path())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|f| f.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .map(|p| durations(&p))
+        .collect()
+}
+
+fn sd(x: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let m = x.iter().sum::<f64>() / n;
+    (x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1.0)).sqrt()
+}
+
+/// Within: the median over processes of the sd of log launches after the warm-up. Between: the
+/// sd of log process medians, each pool centred on its own mean (another job is another level).
+fn fit(root: &Path, target: &str) -> Noise {
+    let mut within = Vec::new();
+    let mut between = Vec::new();
+    for pool in ["baseline", "aa-pool"] {
+        let mut meds = Vec::new();
+        for p in processes(&root.join("rec").join(pool), target) {
+            let logs: Vec<f64> = p.iter().skip(1).map(|v| v.ln()).collect();
+            within.push(sd(&logs));
+            meds.push(cgp_gate::stats::order::median(&logs).unwrap_or(f64::NAN));
+        }
+        let m = meds.iter().sum::<f64>() / meds.len() as f64;
+        between.extend(meds.iter().map(|v| v - m));
+    }
+    within.sort_by(f64::total_cmp);
+    let n = between.len() as f64;
+    Noise {
+        within: within[within.len() / 2],
+        between: (between.iter().map(|v| v * v).sum::<f64>() / (n - 2.0)).sqrt(),
+    }
+}
+
+/// One process of 30 launches at level `mu` (launch 0 a warm-up 5 % slow).
+fn process(rng: &mut Rng, n: Noise, mu: f64) -> Vec<f64> {
+    let off = n.between * rng.normal();
+    (0..30)
+        .map(|l| mu * (off + n.within * rng.normal()).exp() * if l == 0 { 1.05 } else { 1.0 })
+        .collect()
+}
+
+fn spec(levels: &Levels, threshold: f64) -> cgp_gate::spec::Spec {
+    let text = format!(
+        "version: 1\nsettings:\n  alpha: {}\n  confidence: {}\ntargets:\n  - name: k\n    command: [./k]\n    repetitions: 3\n    max_repetitions: 12\n    metrics:\n      {SIM_METRIC}: \"{}%\"\n",
+        levels.step_alpha,
+        1.0 - 2.0 * levels.step_alpha,
+        threshold * 100.0
+    );
+    cgp_gate::spec::load_str(&text, Path::new("bisect-sim.yaml")).unwrap_or_else(|e| panic!("spec: {e}"))
+}
+
+/// What one search did: right culprit, any culprit, commits measured, processes.
+struct Outcome {
+    right: bool,
+    any: bool,
+    measured: usize,
+    processes: usize,
+}
+
+/// One search over `n` commits, the first bad one `k` (slower by `shift`), noise `noise`, each
+/// step judged against `threshold`.
+fn search(n: usize, k: usize, shift: f64, threshold: f64, noise: Noise, seed: u64) -> Outcome {
+    let levels = Levels::new(ALPHA, n);
+    let spec = spec(&levels, threshold);
+    let mut s = Search::new(n);
+    let rng = std::cell::RefCell::new(Rng::new(seed));
+    let count = Cell::new(0usize);
+    let mut measured = 0;
+    while let Some(i) = s.next() {
+        if measured >= levels.max_steps {
+            break;
+        }
+        let mu = if i >= k { 1000.0 * (1.0 + shift) } else { 1000.0 };
+        let mut base = SimProfiler::new(|_: Job<'_>| {
+            count.set(count.get() + 1);
+            process(&mut rng.borrow_mut(), noise, 1000.0)
+        });
+        let mut head = SimProfiler::new(|_: Job<'_>| {
+            count.set(count.get() + 1);
+            process(&mut rng.borrow_mut(), noise, mu)
+        });
+        let r = simulate_ab(&spec, &mut base, &mut head).unwrap_or_else(|e| panic!("ab: {e}"));
+        let rows: Vec<&Row> = r.rows.iter().filter(|x| x.key.metric == SIM_METRIC).collect();
+        let said = classify(&rows);
+        measured += usize::from(said != Said::Skipped);
+        s.record(i, said);
+    }
+    let end = s.end();
+    Outcome {
+        right: end == End::Culprit(k),
+        any: matches!(end, End::Culprit(_)),
+        measured,
+        processes: count.get(),
+    }
+}
+
+/// Wilson 95 % interval of k of n, in percent.
+fn wilson(k: usize, n: usize) -> (f64, f64) {
+    let z = 1.959_964;
+    let (k, n) = (k as f64, n.max(1) as f64);
+    let p = k / n;
+    let d = 1.0 + z * z / n;
+    let c = (p + z * z / (2.0 * n)) / d;
+    let h = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
+    ((c - h).max(0.0) * 100.0, (c + h).min(1.0) * 100.0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let root = PathBuf::from(value("--pools").unwrap_or_else(|| "/tmp/pools".into()));
+    let searches: usize = value("--searches").map_or(200, |v| v.parse().unwrap_or(200));
+    let noises: Vec<Noise> = TARGETS.iter().map(|t| fit(&root, t)).collect();
+    println!("## SYNTHETIC bisect searches, noise fitted to the REAL H100 30-launch pools\n");
+    for (t, n) in TARGETS.iter().zip(&noises) {
+        println!(
+            "- {t}: within a process {:.2} %, between processes {:.2} %",
+            n.within * 100.0,
+            n.between * 100.0
+        );
+    }
+    println!(
+        "\nthreshold {:.0} %, alpha {ALPHA}, 3 -> 12 pairs per step, {searches} searches per cell (5x for no shift and for 2x over 32), the first bad commit uniform over the commits\n",
+        THRESHOLD * 100.0
+    );
+    println!(
+        "| shift | commits | culprit right | Wilson 95% | any culprit | commits measured (mean) | processes (mean) |"
+    );
+    println!("|---|---:|---:|---|---:|---:|---:|");
+    // (shift in thresholds, the threshold the steps judge against in thresholds): the spec's, and
+    // for 1x and no shift also half of 1x, as `--from changes.json` (or `--threshold`) does.
+    for (m, halved) in [
+        (0u32, false),
+        (1, false),
+        (2, false),
+        (4, false),
+        (0, true),
+        (1, true),
+    ] {
+        let judge = if halved { 0.5 } else { 1.0 };
+        let mult = f64::from(m);
+        for n in [8usize, 32, 128] {
+            // The cells the targets are about get five times the searches: the false culprits of
+            // unchanged code (at most alpha) and 2x the threshold over 32 commits (>= 99 % right).
+            let searches = if (m == 0 && !halved) || (m == 2 && n == 32) {
+                5 * searches
+            } else {
+                searches
+            };
+            let (mut right, mut any, mut measured, mut procs) = (0, 0, 0, 0);
+            for j in 0..searches {
+                let seed = seed_for(48, &format!("{mult}/{n}/{j}"));
+                let k = 1 + Rng::new(seed ^ 0x5eed).below(n);
+                let o = search(
+                    n,
+                    k,
+                    mult * THRESHOLD,
+                    judge * THRESHOLD,
+                    noises[j % noises.len()],
+                    seed,
+                );
+                right += usize::from(o.right);
+                any += usize::from(o.any);
+                measured += o.measured;
+                procs += o.processes;
+            }
+            let (lo, hi) = wilson(if m == 0 { any } else { right }, searches);
+            let mut label = if m == 0 {
+                "none (A/A)".to_owned()
+            } else {
+                format!("{mult:.0}x ({:+.0} %)", mult * THRESHOLD * 100.0)
+            };
+            if halved {
+                label.push_str(&format!(", judged against {:.1} %", judge * THRESHOLD * 100.0));
+            }
+            println!(
+                "| {label} | {n} | {} | [{lo:.1}, {hi:.1}] | {:.1} % | {:.2} | {:.1} |",
+                if m == 0 {
+                    "-".to_owned()
+                } else {
+                    format!("{:.1} %", 100.0 * right as f64 / searches as f64)
+                },
+                100.0 * any as f64 / searches as f64,
+                measured as f64 / searches as f64,
+                procs as f64 / searches as f64
+            );
+        }
+    }
+}
