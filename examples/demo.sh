@@ -6,7 +6,11 @@
 # examples/baselines-h100 was made from the real baseline recording with `baseline update --replay`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked --quiet || exit 3
+# A cold release build takes a few minutes (about 5 on 2 cores): cargo's own progress shows.
+if [[ ! -x target/release/cgp-gate ]]; then
+  echo "== building cgp-gate (release; a cold build takes a few minutes, cargo shows its progress)"
+fi
+cargo build --release --locked || exit 3
 bin=target/release/cgp-gate
 out=target/demo
 rec=examples/recordings/h100

@@ -10,11 +10,16 @@
 # or a missing binary, fails the script (exit 1) after the steps have run, naming each such step.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${1:-$root/target/debug/cgp-gate}"
+# The demo's release build when there is one (no second, debug build needed), else the debug one.
+default="$root/target/release/cgp-gate"
+[[ -x "$default" ]] || default="$root/target/debug/cgp-gate"
+bin="${1:-$default}"
 if [[ ! -x "$bin" ]]; then
-  echo "error: no cgp-gate binary at $bin: build it first (cargo build), or give its path" >&2
+  echo "error: no cgp-gate binary at $bin: build it first (cargo build --release), or give its path" >&2
   exit 1
 fi
+# A relative path names a file from the folder it was typed in; the steps run in another.
+bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1

@@ -16,13 +16,13 @@ use crate::support::root;
 
 /// One kernel launch of a SYNTHETIC trace.
 #[derive(Clone)]
-struct Launch {
-    name: &'static str,
-    mangled: &'static str,
-    grid: [u32; 3],
-    block: [u32; 3],
-    regs: u32,
-    ns: u64,
+pub(crate) struct Launch {
+    pub(crate) name: &'static str,
+    pub(crate) mangled: &'static str,
+    pub(crate) grid: [u32; 3],
+    pub(crate) block: [u32; 3],
+    pub(crate) regs: u32,
+    pub(crate) ns: u64,
 }
 
 const VA: (&str, &str) = (
@@ -55,7 +55,7 @@ fn fill(ns: u64) -> Launch {
 
 /// How a SYNTHETIC trace ends.
 #[derive(Clone, Copy, PartialEq)]
-enum End {
+pub(crate) enum End {
     Flushed,
     Died,
     Dropped(u64),
@@ -66,7 +66,7 @@ enum End {
 /// header, one line per kernel record, a failure line, the trailer. Launches are given in
 /// launch order; CUPTI delivers them by buffer, so they are written with the last two swapped
 /// (the reader orders them by correlation ID).
-fn trace(launches: &[Launch], end: End) -> String {
+pub(crate) fn trace(launches: &[Launch], end: End) -> String {
     let mut s =
         String::from("{\"cgp_gate_cupti\":1,\"cupti_version\":18,\"kernel_record\":8,\"pid\":4242}\n");
     if end == End::Refused {
@@ -115,7 +115,7 @@ fn noise(seed: u64) -> f64 {
 
 /// One process of the example program: 30 `vector_add` launches of about `ns` (±0.5%, the first
 /// one 5% slower, a warm-up), each after a `fill` launch the spec's filter leaves out.
-fn process(seed: u64, ns: f64, regs: u32) -> Vec<Launch> {
+pub(crate) fn process(seed: u64, ns: f64, regs: u32) -> Vec<Launch> {
     let mut out = Vec::new();
     for i in 0..30u64 {
         out.push(fill(2_000));
@@ -148,7 +148,7 @@ fn recording(dir: &Path, traces: &[String]) {
     std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
 }
 
-const SPEC: &str = "version: 1\ntargets:\n  - name: va\n    command: [./vector_add]\n    profiler: cupti\n    kernel: regex:vector_add\n    repetitions: 1\n    max_repetitions: 1\n    baseline_repetitions: 5\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n      launch__registers_per_thread: exact\n      launch__grid_size: {exact: true, direction: lower}\n";
+pub(crate) const SPEC: &str = "version: 1\ntargets:\n  - name: va\n    command: [./vector_add]\n    profiler: cupti\n    kernel: regex:vector_add\n    repetitions: 1\n    max_repetitions: 1\n    baseline_repetitions: 5\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n      launch__registers_per_thread: exact\n      launch__grid_size: {exact: true, direction: lower}\n";
 
 struct Case {
     dir: tempfile::TempDir,
@@ -334,7 +334,7 @@ fn a_cupti_baseline_is_never_compared_with_an_ncu_one() {
 }
 
 /// `profile --replay REC --json` of `spec`: the series.
-fn profile(spec: &str, traces: &[String]) -> (i32, Value, String) {
+pub(crate) fn profile(spec: &str, traces: &[String]) -> (i32, Value, String) {
     let c = Case::new(spec);
     recording(&c.path("rec"), traces);
     let (code, out, err) = c.cmd(&["profile", "--spec", "s.yaml", "--replay", "rec", "--json"]);

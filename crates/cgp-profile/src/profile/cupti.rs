@@ -421,6 +421,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         .hint("check that the command launches CUDA kernels (a wrapper script that never starts the program? a CPU-only path?), and that nothing clears CUDA_INJECTION64_PATH from its environment"));
     };
     check_complete(&trace, &ctx, &origin)?;
+    check_records(&trace.kernels, &ctx, &origin)?;
     let selected = select(job.target, trace.kernels);
     if selected.is_empty() {
         return Err(no_kernels(job, &origin, capture));
@@ -448,6 +449,50 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
         .hint("profile (or record) it again; if it repeats, use `profiler: ncu` for this target"));
     }
     Ok(samples(job, &selected))
+}
+
+/// The ncu reader's rules for what a trace's kernel records may hold (issue 44, item 5): no
+/// record twice (a launch outside a graph has its own correlation ID; the records of one graph
+/// launch share it but differ in start), no launch dimension of 0 (no GPU runs such a launch),
+/// and the kernel names' rule of `extract::odd_kernel_names`, the one ncu's launches follow.
+fn check_records(
+    kernels: &[KernelRecord],
+    ctx: &str,
+    origin: &dyn std::fmt::Display,
+) -> Result<(), ProfileError> {
+    let damaged = |what: String| {
+        ProfileError::new(
+            FailureKind::BadOutput,
+            ctx.to_owned(),
+            format!("CUPTI trace {origin}: {what}"),
+        )
+        .hint("use the trace as the library wrote it; profile (or record) it again")
+    };
+    let mut seen = std::collections::HashSet::new();
+    for k in kernels {
+        let key = if k.graph_id == 0 {
+            (k.correlation, 0, 0)
+        } else {
+            (k.correlation, k.start_ns, k.end_ns)
+        };
+        if !seen.insert(key) {
+            return Err(damaged(format!(
+                "kernel `{}` is recorded twice with correlation ID {} (a duplicated record)",
+                k.name, k.correlation
+            )));
+        }
+        if k.grid.contains(&0) || k.block.contains(&0) {
+            return Err(damaged(format!(
+                "kernel `{}` (correlation {}) has grid {} and block {}: a dimension of 0 is no launch a GPU runs",
+                k.name,
+                k.correlation,
+                dims(k.grid),
+                dims(k.block)
+            )));
+        }
+    }
+    let launches: Vec<Launch> = kernels.iter().enumerate().map(|(i, k)| launch(i, k)).collect();
+    crate::profile::extract::odd_kernel_names(&launches, origin, ctx)
 }
 
 /// A trace without its trailer, or with dropped records, measured only part of the run.

@@ -192,7 +192,7 @@ pub fn extract_ncu(job: Job<'_>, capture: &Capture) -> Result<SampleSet, Profile
 /// left out by the kernel filter, and its process silently kept its warm-up launch as a sample.
 /// Compilers write kernel names in ASCII: the output is damaged. (A kernel whose every launch is
 /// so named is kept, and every report shows its characters escaped.)
-fn odd_kernel_names(
+pub(crate) fn odd_kernel_names(
     launches: &[Launch],
     origin: &dyn std::fmt::Display,
     ctx: &str,

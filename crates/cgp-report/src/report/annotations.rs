@@ -24,9 +24,7 @@ pub fn escape(s: &str, part: Part) -> String {
         .chars()
         .map(|c| match c {
             '\r' | '\n' => c.to_string(),
-            c if crate::report::text::is_bidi_control(c) || c.is_control() => {
-                crate::report::text::code_point(c)
-            }
+            c if crate::report::text::is_hidden(c) || c.is_control() => crate::report::text::code_point(c),
             c => c.to_string(),
         })
         .collect();

@@ -79,7 +79,10 @@ pub fn escape(text: &str) -> String {
             '\'' => out.push_str("&apos;"),
             // As references, so an attribute value keeps them (a reader normalises raw ones).
             '\t' | '\n' | '\r' => out.push_str(&format!("&#{};", u32::from(c))),
-            c if c.is_control() => {}
+            // Shown as `<U+FFFE>`: bidi controls, invisible characters and the noncharacters XML
+            // 1.0 has no form for, not even a reference; other controls are dropped.
+            c if crate::report::text::is_hidden(c) => out.push_str(&crate::report::text::code_point_html(c)),
+            c if crate::report::text::not_xml(c) => {}
             c => out.push(c),
         }
     }

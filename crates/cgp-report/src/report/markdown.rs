@@ -133,6 +133,20 @@ pub fn escape_md_cell(text: &str) -> String {
             }
             '@' if next.is_some_and(|n| n.is_alphanumeric()) => reference(&mut out, c),
             '#' if next.is_some_and(char::is_ascii_digit) => reference(&mut out, c),
+            // GitLab's merge-request references (`!12`) and GitHub's `GH-12` (issue 44, item 6).
+            '!' if next.is_some_and(char::is_ascii_digit) => reference(&mut out, c),
+            '-' if i >= 2
+                && chars[i - 2..i] == ['G', 'H']
+                && !word(chars.get(i.wrapping_sub(3)))
+                && next.is_some_and(char::is_ascii_digit) =>
+            {
+                reference(&mut out, c)
+            }
+            // A bare URL (`https://...`, `www.`) would be a live link in the comment.
+            ':' if chars[i + 1..].starts_with(&['/', '/']) => reference(&mut out, c),
+            'w' if !word(chars.get(i.wrapping_sub(1))) && chars[i + 1..].starts_with(&['w', 'w', '.']) => {
+                reference(&mut out, c)
+            }
             ':' if emoji_shortcode(&chars[i + 1..]) => reference(&mut out, c),
             '[' if matches!(next, Some('[' | '^')) => reference(&mut out, c),
             ']' if matches!(next, Some('(' | '[' | ':')) => reference(&mut out, c),
@@ -142,9 +156,7 @@ pub fn escape_md_cell(text: &str) -> String {
                 reference(&mut out, c)
             }
             '\n' | '\r' | '\t' => out.push(' '),
-            c if crate::report::text::is_bidi_control(c) => {
-                out.push_str(&crate::report::text::code_point_html(c))
-            }
+            c if crate::report::text::is_hidden(c) => out.push_str(&crate::report::text::code_point_html(c)),
             c if c.is_control() => {}
             c => out.push(c),
         }
@@ -182,9 +194,7 @@ pub(crate) fn code_span(text: &str, in_table: bool) -> String {
         match c {
             '|' if in_table => body.push_str("\\|"),
             '\n' | '\r' | '\t' => body.push(' '),
-            c if crate::report::text::is_bidi_control(c) => {
-                body.push_str(&crate::report::text::code_point(c))
-            }
+            c if crate::report::text::is_hidden(c) => body.push_str(&crate::report::text::code_point(c)),
             c if c.is_control() => {}
             c => body.push(c),
         }

@@ -17,6 +17,35 @@ pub fn is_bidi_control(c: char) -> bool {
     )
 }
 
+/// Characters a reader cannot see or that change how the text around them reads: the bidi
+/// controls, zero-width characters (U+200B-U+200D, U+2060-U+2064), the line and paragraph
+/// separators U+2028/U+2029 (a viewer breaks the line there), the byte-order mark U+FEFF, the
+/// soft hyphen, the interlinear annotation marks and the noncharacters U+FFFE/U+FFFF (issue
+/// 44, item 6). Every report shows them
+/// as `<U+2028>`.
+pub fn is_hidden(c: char) -> bool {
+    is_bidi_control(c)
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{200B}'..='\u{200D}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{FFFE}'
+                | '\u{FFFF}'
+        )
+}
+
+/// Characters XML 1.0 cannot carry at all, not even as a reference: controls other than tab,
+/// newline and carriage return, and the noncharacters U+FFFE and U+FFFF (a kernel name can hold
+/// them: ncu and CUPTI pass the compiler's bytes through).
+pub fn not_xml(c: char) -> bool {
+    (c.is_control() && !matches!(c, '\n' | '\t' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+}
+
 /// How a character reads when shown instead of acting: `<U+202E>`.
 pub fn code_point(c: char) -> String {
     format!("<U+{:04X}>", u32::from(c))
@@ -27,13 +56,13 @@ pub fn code_point(c: char) -> String {
 pub fn visible(text: &str) -> String {
     if !text
         .chars()
-        .any(|c| is_bidi_control(c) || (c.is_control() && c != '\n' && c != '\t'))
+        .any(|c| is_hidden(c) || (c.is_control() && c != '\n' && c != '\t'))
     {
         return text.to_owned();
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
-        if is_bidi_control(c) || (c.is_control() && c != '\n' && c != '\t') {
+        if is_hidden(c) || (c.is_control() && c != '\n' && c != '\t') {
             out.push_str(&code_point(c));
         } else {
             out.push(c);
@@ -50,17 +79,14 @@ pub fn code_point_html(c: char) -> String {
 /// An XML or HTML document with bidi controls made visible and control characters other than
 /// newline, tab and carriage return dropped (XML 1.0 allows no others).
 pub fn markup_document(doc: &str) -> String {
-    if !doc
-        .chars()
-        .any(|c| is_bidi_control(c) || (c.is_control() && !matches!(c, '\n' | '\t' | '\r')))
-    {
+    if !doc.chars().any(|c| is_hidden(c) || not_xml(c)) {
         return doc.to_owned();
     }
     let mut out = String::with_capacity(doc.len() + 16);
     for c in doc.chars() {
-        if is_bidi_control(c) {
+        if is_hidden(c) {
             out.push_str(&code_point_html(c));
-        } else if c.is_control() && !matches!(c, '\n' | '\t' | '\r') {
+        } else if not_xml(c) {
         } else {
             out.push(c);
         }
@@ -79,9 +105,7 @@ pub fn escape_html(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            c if crate::report::text::is_bidi_control(c) => {
-                out.push_str(&crate::report::text::code_point_html(c))
-            }
+            c if crate::report::text::is_hidden(c) => out.push_str(&crate::report::text::code_point_html(c)),
             c if c.is_control() && !matches!(c, '\n' | '\t') => {}
             c => out.push(c),
         }

@@ -1,0 +1,216 @@
+//! Issue 44, "an error is never a pass, round 4", item 6: every report carries every character
+//! a name can hold. A kernel name is the compiler's bytes passed through by ncu or CUPTI, so it
+//! can hold U+FFFE (which XML 1.0 cannot carry, not even as a reference), the line separator
+//! U+2028, zero-width characters and a byte-order mark (which a terminal or a viewer shows as
+//! nothing or as a line break), a URL or a `GH-1` / `!12` reference (which a comment would make a
+//! live link). The results come from the REAL H100 recording `extra3` checked against the REAL
+//! baselines through the binary; the kernel name of one row is then edited, and `report` renders
+//! the file again, as a user re-renders a results file.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::root;
+
+const HOSTILE: &str = "gemm\u{FFFE}\u{FFFF}\u{2028}mid\u{2029}\u{200B}\u{200D}\u{FEFF}end https://evil.example/x www.evil.example GH-1 !12";
+
+/// `check` on the real planted recording, then the first row's kernel renamed to [`HOSTILE`].
+fn hostile_results(dir: &Path) -> std::path::PathBuf {
+    let rec = root().join("examples/recordings/h100");
+    let json = dir.join("r.json");
+    let out = crate::support::bin()
+        .env("CGP_GATE_NCU", "/nonexistent/ncu")
+        .arg("check")
+        .arg("--spec")
+        .arg(rec.join("check.yaml"))
+        .arg("--replay")
+        .arg(rec.join("extra3"))
+        .arg("--baselines")
+        .arg(root().join("examples/baselines-h100"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    v["rows"][0]["kernel"] = serde_json::Value::String(HOSTILE.to_owned());
+    // A reason quotes what a program printed: the same text, outside any code span.
+    let reason = format!(
+        "{}; program said: {HOSTILE}",
+        v["rows"][0]["reason"].as_str().unwrap()
+    );
+    v["rows"][0]["reason"] = serde_json::Value::String(reason);
+    let edited = dir.join("hostile.json");
+    std::fs::write(&edited, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    edited
+}
+
+#[test]
+fn junit_console_and_markdown_carry_every_character_of_a_kernel_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = hostile_results(dir.path());
+    let (junit, md) = (dir.path().join("r.xml"), dir.path().join("r.md"));
+    let out = crate::support::bin()
+        .args(["report", "--color", "never", "--no-github-actions", "--from"])
+        .arg(&results)
+        .arg("--junit")
+        .arg(&junit)
+        .arg("--markdown")
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = crate::support::bin()
+        .args(["report", "--color", "never", "--no-github-actions", "--from"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let console = String::from_utf8_lossy(&out.stdout).into_owned();
+
+    // Console: the invisible characters are shown, never written raw.
+    assert!(console.contains("gemm<U+FFFE><U+FFFF><U+2028>mid"), "{console}");
+    for c in [
+        '\u{FFFE}', '\u{2028}', '\u{2029}', '\u{200B}', '\u{200D}', '\u{FEFF}',
+    ] {
+        assert!(!console.contains(c), "console prints U+{:04X} raw", u32::from(c));
+    }
+
+    // JUnit: well-formed XML 1.0 for a strict reader (expat), with the name's visible parts.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        !xml.contains(['\u{FFFE}', '\u{FFFF}', '\u{2028}', '\u{FEFF}']),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("gemm&lt;U+FFFE&gt;&lt;U+FFFF&gt;&lt;U+2028&gt;mid"),
+        "{xml}"
+    );
+    match Command::new("python3")
+        .args([
+            "-c",
+            "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])",
+        ])
+        .arg(&junit)
+        .output()
+    {
+        Ok(p) => assert!(
+            p.status.success(),
+            "expat refused the JUnit: {}",
+            String::from_utf8_lossy(&p.stderr)
+        ),
+        Err(e) => crate::support::skip(
+            "reliability_round4b::junit_console_and_markdown_carry_every_character_of_a_kernel_name",
+            &format!("python3 could not run ({e}), so expat did not read the JUnit"),
+        ),
+    }
+
+    // Markdown: outside code spans (where nothing links), no bare URL, no `GH-1` or `!12`
+    // reference in the comment's source, and no invisible character raw anywhere; the text
+    // still reads the same once rendered (a CommonMark reader decodes the references).
+    let comment = std::fs::read_to_string(&md).unwrap();
+    let mut source_outside_code = comment.clone();
+    let mut rendered = String::new();
+    for (event, range) in
+        pulldown_cmark::Parser::new_ext(&comment, pulldown_cmark::Options::all()).into_offset_iter()
+    {
+        match event {
+            pulldown_cmark::Event::Code(_) => {
+                source_outside_code.replace_range(range.clone(), &" ".repeat(range.len()))
+            }
+            pulldown_cmark::Event::Text(t) => rendered.push_str(&t),
+            _ => {}
+        }
+    }
+    for live in ["://", "www.evil", "GH-1", "!12"] {
+        assert!(
+            !source_outside_code.contains(live),
+            "`{live}` stays live in the comment:\n{comment}"
+        );
+    }
+    assert!(
+        rendered.contains("https://evil.example/x www.evil.example GH-1 !12"),
+        "{rendered}"
+    );
+    for c in ['\u{2028}', '\u{200B}', '\u{FEFF}', '\u{FFFE}'] {
+        assert!(
+            !comment.contains(c),
+            "Markdown carries U+{:04X} raw",
+            u32::from(c)
+        );
+    }
+    assert!(comment.contains("evil.example"), "{comment}");
+}
+
+/// A target name holding a line separator (raw or as a YAML escape) is refused by `validate`
+/// with the file, line and column, as every name character a file name cannot carry.
+#[test]
+fn a_target_name_with_a_line_separator_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, name) in [("raw.yaml", "vadd\u{2028}"), ("escaped.yaml", "\"vadd\\u2028\"")] {
+        let spec = dir.path().join(file);
+        std::fs::write(
+            &spec,
+            format!(
+                "version: 1\ntargets:\n  - name: {name}\n    command: [./t]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n"
+            ),
+        )
+        .unwrap();
+        let out = crate::support::bin()
+            .args(["validate", "--spec"])
+            .arg(&spec)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("{file}:3:11")), "{err}");
+        assert!(err.contains("\\u{2028}") && !err.contains('\u{2028}'), "{err}");
+    }
+}
+
+/// Item 5: the CUPTI reader applies the ncu reader's rules. SYNTHETIC traces in the library's
+/// format (`tests/cupti_gate.rs` writes them), replayed by `profile`: a kernel record written
+/// twice (the trailer's count adjusted to match), launches with a dimension of 0, and a kernel
+/// name with a zero-width space (or none) beside clean ones are each damaged input, exit 2.
+#[test]
+fn damaged_cupti_records_are_refused_as_ncu_output_is() {
+    use crate::cupti_gate::{End, SPEC, process, profile, trace};
+    let clean = trace(&process(1, 73_000.0, 16), End::Flushed);
+    let (code, _, err) = profile(SPEC, std::slice::from_ref(&clean));
+    assert_eq!(code, 0, "the clean trace must replay: {err}");
+
+    // One kernel line twice, the trailer counting it.
+    let mut lines: Vec<String> = clean.lines().map(str::to_owned).collect();
+    let n = lines.len();
+    lines.insert(3, lines[2].clone());
+    let records = n - 2;
+    lines[n] = lines[n].replace(
+        &format!("\"records\":{records}"),
+        &format!("\"records\":{}", records + 1),
+    );
+    let duplicated = lines.join("\n") + "\n";
+    let (code, _, err) = profile(SPEC, &[duplicated]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("recorded twice with correlation ID"), "{err}");
+
+    // Every launch with grid (0, 0, 0): no GPU runs it; it is not a smaller grid.
+    let mut zero = process(1, 73_000.0, 16);
+    for l in &mut zero {
+        l.grid = [0, 0, 0];
+    }
+    let (code, _, err) = profile(SPEC, &[trace(&zero, End::Flushed)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("grid (0, 0, 0)") && err.contains("a dimension of 0"),
+        "{err}"
+    );
+
+    // A name with a zero-width space, and a name that is empty, beside clean names.
+    for odd in ["vector\u{200B}_add(const float*, const float*, float*, int)", ""] {
+        let mut launches = process(1, 73_000.0, 16);
+        launches[5].name = odd;
+        let (code, _, err) = profile(SPEC, &[trace(&launches, End::Flushed)]);
+        assert_eq!(code, 2, "{odd:?}: {err}");
+        assert!(err.contains("has kernel name"), "{odd:?}: {err}");
+    }
+}
