@@ -52,9 +52,12 @@ pub fn spec_in(
     s.settings.confidence = 1.0 - 2.0 * levels.step_alpha;
     if let Some(t) = threshold {
         for m in s.targets.iter_mut().flat_map(|t| t.metrics.iter_mut()) {
-            if let crate::foundation::threshold::ThresholdKind::Relative { fraction } = &mut m.threshold.kind
-            {
-                *fraction = t;
+            use crate::foundation::threshold::ThresholdKind;
+            // Each kind named, so a new one is a compile error here (tests/threshold_kinds.rs):
+            // only a relative threshold has a fraction to replace.
+            match &mut m.threshold.kind {
+                ThresholdKind::Relative { fraction } => *fraction = t,
+                ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => {}
             }
         }
     }
