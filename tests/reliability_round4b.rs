@@ -214,3 +214,69 @@ fn damaged_cupti_records_are_refused_as_ncu_output_is() {
         assert!(err.contains("has kernel name"), "{odd:?}: {err}");
     }
 }
+
+/// Item 3, in part: a program that writes a complete trace of its own to `$CGP_GATE_CUPTI_OUT`
+/// and then runs real CUDA code sends the library's real trace, holding CUPTI's refusal (no GPU
+/// here), to `<trace>.<pid>`: a refusal in any trace of the run fails it, exit 3, where the
+/// forged trace used to pass with a warning. A real nvcc-built program, the real injection
+/// library and libcupti; the forged trace is SYNTHETIC (tests/cupti_gate.rs's writer).
+#[test]
+fn a_forged_trace_beside_the_librarys_refusal_fails_the_run() {
+    use crate::cupti_gate::{End, process, trace};
+    let test = "reliability_round4b::a_forged_trace_beside_the_librarys_refusal_fails_the_run";
+    if Path::new("/dev/nvidia0").exists() {
+        crate::support::skip(test, "a GPU is present: CUPTI would not refuse");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let built = Command::new("nvcc")
+        .args(["-O2", "-arch=sm_70", "-o"])
+        .arg(d.join("vector_add"))
+        .arg(root().join("examples/cuda/vector_add.cu"))
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        crate::support::skip(test, "nvcc could not build the program (.ci/setup installs nvcc)");
+        return;
+    }
+    std::fs::write(
+        d.join("forged.cupti"),
+        trace(&process(1, 73_000.0, 16), End::Flushed),
+    )
+    .unwrap();
+    let script = d.join("forge.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncat forged.cupti > \"$CGP_GATE_CUPTI_OUT\"\necho forged > ran.marker\nexec ./vector_add --n 4096 --launches 3\n",
+    )
+    .unwrap();
+    Command::new("chmod").arg("755").arg(&script).status().unwrap();
+    std::fs::write(
+        d.join("s.yaml"),
+        "version: 1\ntargets:\n  - name: va\n    command: [./forge.sh]\n    profiler: cupti\n    kernel: regex:vector_add\n    repetitions: 1\n    timeout: 60s\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n",
+    )
+    .unwrap();
+    let out = crate::support::bin()
+        .current_dir(d)
+        .args(["profile", "--spec", "s.yaml"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("no libcupti found") {
+        crate::support::skip(test, "libcupti not installed (.ci/setup installs libcupti 11.8)");
+        return;
+    }
+    assert!(d.join("ran.marker").is_file(), "the program never ran: {err}");
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("in another process of the program") && err.contains("CUPTI refused to start"),
+        "{err}"
+    );
+    // The library's trace beside it is removed with the run.
+    let left: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".cupti."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

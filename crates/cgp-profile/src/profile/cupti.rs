@@ -305,7 +305,7 @@ impl Profiler for CuptiProfiler {
             .hint("check the target's `command` (and `cwd`): build the program first?")
         })?;
         let output_tail = output_tail(&inv);
-        warn_children(job, &out);
+        let others = other_traces(job, &out);
         if outcome.timed_out {
             return Err(ProfileError::new(
                 FailureKind::Timeout,
@@ -318,6 +318,7 @@ impl Profiler for CuptiProfiler {
             )
             .hint("raise the target's `timeout`, or check whether the program hangs (run it by hand: `cgp-gate profile --dry-run` prints the command)"));
         }
+        others?;
         let raw =
             match crate::foundation::fsutil::read_bounded(&out, crate::foundation::fsutil::limits::NCU_CSV) {
                 Ok(b) => String::from_utf8_lossy(&b).into_owned(),
@@ -347,23 +348,46 @@ impl Profiler for CuptiProfiler {
 
 /// Other processes of the program that initialised CUDA write `<trace>.<pid>` beside the trace
 /// (docs/cupti.md, `cupti::trace::files_of`): their kernels are not gated, and the user must
-/// know. The files are removed.
-fn warn_children(job: Job<'_>, out: &Path) {
+/// know. A CUPTI refusal or dropped records in any of them fails the run (issue 44, item 3): a
+/// program that writes a trace of its own to the expected path and then initialises CUDA sends
+/// the library's real trace, with CUPTI's refusal, to such a file. The files are removed.
+fn other_traces(job: Job<'_>, out: &Path) -> Result<(), ProfileError> {
     let children: Vec<PathBuf> = crate::cupti::trace::files_of(out)
         .into_iter()
         .filter(|p| p != out)
         .collect();
     if children.is_empty() {
-        return;
+        return Ok(());
     }
     eprintln!(
         "warning: {}: {} other process(es) of the program initialised CUDA; CUPTI timed their kernels apart and cgp-gate gates only the first process's (docs/cupti.md)",
         job_context(job),
         children.len()
     );
-    for c in children {
+    let mut failure = None;
+    for c in &children {
+        let bytes = crate::foundation::fsutil::read_bounded(c, crate::foundation::fsutil::limits::NCU_CSV);
+        let trace = bytes.ok().and_then(|b| crate::cupti::trace::parse(&b).ok());
         let _ = std::fs::remove_file(c);
+        let Some(t) = trace else { continue };
+        let what = match (&t.error, t.dropped) {
+            (Some(f), _) => format!(
+                "CUPTI refused to start: {} returned {} (code {})",
+                f.call, f.message, f.code
+            ),
+            (None, n) if n > 0 => format!("CUPTI dropped {n} activity record(s)"),
+            _ => continue,
+        };
+        failure.get_or_insert_with(|| {
+            ProfileError::new(
+                FailureKind::ProfilerError,
+                job_context(job),
+                format!("in another process of the program (pid {}, {}): {what}; no trace of this run is trusted", t.pid, c.display()),
+            )
+            .hint("every process that initialises CUDA must be traced without a refusal or a loss; run the program by hand (`cgp-gate profile --dry-run` prints the command) and see which process fails")
+        });
     }
+    failure.map_or(Ok(()), Err)
 }
 
 /// Turn one cupti capture into samples, every failure a clear error naming CUPTI.
