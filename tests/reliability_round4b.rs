@@ -280,3 +280,37 @@ fn a_forged_trace_beside_the_librarys_refusal_fails_the_run() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Item 7: `changes` over a history too short to find any shift (three real results of the same
+/// H100 check) exits 0 and says it cannot answer; `--fail-on inconclusive` makes that exit 1.
+#[test]
+fn changes_on_a_too_short_history_says_so_and_fail_on_inconclusive_fails_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = hostile_results(dir.path()).with_file_name("r.json");
+    let files: Vec<_> = (0..3)
+        .map(|i| {
+            let p = dir.path().join(format!("r{i}.json"));
+            std::fs::copy(&r, &p).unwrap();
+            p
+        })
+        .collect();
+    let run = |extra: &[&str]| {
+        crate::support::bin()
+            .arg("changes")
+            .args(&files)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("too short"), "{text}");
+    let out = run(&["--fail-on", "inconclusive"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

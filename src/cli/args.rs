@@ -629,6 +629,10 @@ pub struct ChangesArgs {
     /// Exit 0 even when a shift goes the bad way.
     #[arg(long)]
     pub no_fail: bool,
+    /// What fails besides a shift the bad way: `inconclusive` also fails (exit 1) when a series
+    /// is too short to find any shift at this level (by default that is said and exits 0).
+    #[arg(long, value_enum, default_value_t = FailOnArg::Regression)]
+    pub fail_on: FailOnArg,
 }
 
 impl From<AbArgs> for commands::ab::Options {
@@ -674,6 +678,7 @@ impl From<ChangesArgs> for commands::changes::Options {
             min_segment,
             seed,
             no_fail,
+            fail_on,
         } = a;
         Self {
             files,
@@ -686,6 +691,7 @@ impl From<ChangesArgs> for commands::changes::Options {
             min_segment,
             seed,
             no_fail,
+            fail_on: fail_on.into(),
         }
     }
 }

@@ -20,6 +20,8 @@ pub struct Options {
     pub min_segment: usize,
     pub seed: Option<u64>,
     pub no_fail: bool,
+    /// `inconclusive`: a series too short to find any shift fails too (issue 44, item 7).
+    pub fail_on: crate::outcome::results::FailOn,
 }
 
 /// Largest results file `changes` reads.
@@ -84,6 +86,6 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     Ok(if args.no_fail {
         Exit::Ok
     } else {
-        crate::history::changes::exit_code(&report)
+        crate::history::changes::exit_code(&report, args.fail_on)
     })
 }

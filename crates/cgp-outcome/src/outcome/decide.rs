@@ -215,9 +215,11 @@ pub fn error_exit_code(errors: &[RunError]) -> Exit {
     exit_code(RunVerdict::Error, errors, FailOn::Regression)
 }
 
-/// The exit code of `changes`: 1 when any level shift goes the bad way ([`shift_is_worse`]), else 0.
-pub fn changes_exit_code(worse_shifts: usize) -> Exit {
-    if worse_shifts > 0 {
+/// The exit code of `changes`: 1 when any level shift goes the bad way ([`shift_is_worse`]), or
+/// with `--fail-on inconclusive` when any series is too short to find a shift of any size at the
+/// run's level (the history cannot answer: by default that is said and is exit 0); else 0.
+pub fn changes_exit_code(worse_shifts: usize, too_short_series: usize, fail_on: FailOn) -> Exit {
+    if worse_shifts > 0 || (fail_on == FailOn::Inconclusive && too_short_series > 0) {
         Exit::Regression
     } else {
         Exit::Ok

@@ -543,8 +543,11 @@ fn reach(series: &BTreeMap<OwnedRowKey, Series>, opts: &ChangesOptions, level: f
 }
 
 /// Exit code of `changes`: 1 when a shift goes the bad way, else 0.
-pub fn exit_code(report: &ChangesReport) -> crate::foundation::exit_codes::Exit {
-    crate::outcome::decide::changes_exit_code(report.worse())
+pub fn exit_code(
+    report: &ChangesReport,
+    fail_on: crate::outcome::results::FailOn,
+) -> crate::foundation::exit_codes::Exit {
+    crate::outcome::decide::changes_exit_code(report.worse(), report.reach.too_short, fail_on)
 }
 
 #[cfg(test)]
