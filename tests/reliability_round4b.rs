@@ -314,3 +314,57 @@ fn changes_on_a_too_short_history_says_so_and_fail_on_inconclusive_fails_it() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Item 7: a `setsid` grandchild of the program under test does not outlive the run, also when
+/// the program exits at once (before any look at its process tree). Live, through the binary: a
+/// `gbench` target (no GPU needed) whose command starts `setsid sleep 300` from a subshell that
+/// exits at once (so the sleep is orphaned before any scan can see whose it is) and then runs the
+/// stand-in benchmark (tests/standins/harness.py, which writes a real Google Benchmark file).
+#[test]
+fn a_setsid_grandchild_of_the_program_does_not_outlive_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let standin = root().join("tests/standins/harness.py");
+    std::fs::write(
+        d.join("bench.sh"),
+        format!(
+            "#!/bin/sh\n( setsid sleep 300 & echo $! >> sleeps.pid )\nexec python3 {:?} \"$@\"\n",
+            standin.display().to_string()
+        ),
+    )
+    .unwrap();
+    Command::new("chmod")
+        .arg("755")
+        .arg(d.join("bench.sh"))
+        .status()
+        .unwrap();
+    std::fs::write(
+        d.join("s.yaml"),
+        "version: 1\ntargets:\n  - name: reduce\n    profiler: gbench\n    command: [./bench.sh]\n    repetitions: 2\n    metrics:\n      real_time: \"5%\"\n",
+    )
+    .unwrap();
+    let out = crate::support::bin()
+        .current_dir(d)
+        .args(["profile", "--spec", "s.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pids: Vec<i32> = std::fs::read_to_string(d.join("sleeps.pid"))
+        .expect("the program never ran")
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "one sleep per process");
+    for pid in pids {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            stat.is_empty() || stat.contains(") Z "),
+            "the setsid grandchild {pid} outlived the run: {stat}"
+        );
+    }
+}

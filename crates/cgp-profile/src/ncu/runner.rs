@@ -132,6 +132,11 @@ pub fn run(inv: &Invocation) -> io::Result<Outcome> {
             });
         }
     }
+    // Descendants orphaned while the run lasts (a `setsid` grandchild whose parent exits at
+    // once, before any scan saw it) are re-parented to cgp-gate, not to init, so the tree below
+    // still finds them (issue 44, item 7).
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_child_subreaper(true);
     let start = Instant::now();
     let mut child = cmd.spawn()?;
     let raw_pgid = i32::try_from(child.id()).unwrap_or(i32::MAX);
@@ -141,7 +146,10 @@ pub fn run(inv: &Invocation) -> io::Result<Outcome> {
     let result = wait(&mut child, pgid, start, inv.timeout, &mut tree);
     track(raw_pgid, false);
     let result = result.map(|mut o| {
+        // The orphans the leader's exit re-parented to us are visible now.
+        tree.scan();
         o.escaped = tree.kill_escaped();
+        tree.reap_orphans();
         o
     });
     if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
@@ -210,9 +218,32 @@ const SCAN: Duration = Duration::from_millis(100);
 /// process group (`setsid`) is not ended by `killpg`, and must be found and ended on its own.
 struct Tree {
     root: i32,
+    /// The root's start time (clock ticks since boot): an orphan re-parented to cgp-gate is of
+    /// this run only if it started after it.
+    root_start: u64,
     /// pid -> (start time in clock ticks since boot, process group, command name). The start
     /// time tells a process from a later one that got the same pid.
     seen: BTreeMap<i32, (u64, i32, String)>,
+}
+
+/// A process's parent, group, session and start time, zombies included (`/proc/PID/stat`).
+fn proc_family(pid: i32) -> Option<Family> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest: Vec<&str> = text.get(text.rfind(')')? + 1..)?.split_whitespace().collect();
+    Some(Family {
+        ppid: rest.get(1)?.parse().ok()?,
+        pgid: rest.get(2)?.parse().ok()?,
+        sid: rest.get(3)?.parse().ok()?,
+        start: rest.get(19)?.parse().ok()?,
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Family {
+    ppid: i32,
+    pgid: i32,
+    sid: i32,
+    start: u64,
 }
 
 /// One `/proc/PID/stat`: (ppid, pgid, start time, command name).
@@ -238,7 +269,50 @@ impl Tree {
     fn new(root: i32) -> Self {
         Self {
             root,
+            root_start: proc_family(root).map_or(u64::MAX, |f| f.start),
             seen: BTreeMap::new(),
+        }
+    }
+
+    /// Whether `pid`, a child of cgp-gate itself, is an orphan of this run, started after the
+    /// root: one still in the root's group, or one that left cgp-gate's session (`setsid`).
+    /// cgp-gate's own children (the root, another run's leader) lead a group of their own in
+    /// cgp-gate's session, so they are neither. Runs are sequential; were two concurrent, an
+    /// orphan that left its session could be named by the other run (it is ended either way).
+    fn is_orphan_of_run(&self, pid: i32, f: Family) -> bool {
+        let me = nix::unistd::getpid();
+        let my_sid = nix::unistd::getsid(None).map_or(-1, Pid::as_raw);
+        f.ppid == me.as_raw()
+            && pid != self.root
+            && f.start >= self.root_start
+            && (f.pgid == self.root || f.sid != my_sid)
+    }
+
+    /// Wait for the orphans of this run that died (killed here or by `killpg`) and are zombies
+    /// of cgp-gate now (as subreaper). Only those pids: another thread's child is never reaped.
+    fn reap_orphans(&self) {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        for pid in dir
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        {
+            let Some(f) = proc_family(pid) else {
+                continue;
+            };
+            if self.is_orphan_of_run(pid, f) {
+                let until = Instant::now() + Duration::from_secs(1);
+                while Instant::now() < until {
+                    match nix::sys::wait::waitpid(
+                        Pid::from_raw(pid),
+                        Some(nix::sys::wait::WaitPidFlag::WNOHANG),
+                    ) {
+                        Ok(nix::sys::wait::WaitStatus::StillAlive) => std::thread::sleep(POLL),
+                        _ => break,
+                    }
+                }
+            }
         }
     }
 
@@ -258,7 +332,8 @@ impl Tree {
         loop {
             let mut added = false;
             for (pid, (ppid, pgid, start, comm)) in &procs {
-                if known.contains(ppid) && !known.contains(pid) {
+                let orphan = proc_family(*pid).is_some_and(|f| self.is_orphan_of_run(*pid, f));
+                if (known.contains(ppid) || orphan) && !known.contains(pid) {
                     known.insert(*pid);
                     self.seen.insert(*pid, (*start, *pgid, comm.clone()));
                     added = true;
@@ -384,6 +459,7 @@ mod tests {
 
     #[test]
     fn a_descendant_that_leaves_the_group_is_killed_and_named() {
+        let _one_at_a_time = SETSID.lock();
         let d = tempfile::tempdir().unwrap();
         let pidfile = d.path().join("pid");
         // `setsid` puts the grandchild in a session (and group) of its own: ending the child's
@@ -394,6 +470,26 @@ mod tests {
         let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
         assert_eq!(o.escaped, vec![(pid, "sleep".to_owned())], "{o:?}");
         assert!(gone(pid), "the escaped grandchild {pid} survived");
+    }
+
+    /// The tests whose grandchildren leave the session run one at a time: an orphan re-parented
+    /// to the test process could otherwise be named by the other test's run.
+    static SETSID: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    #[test]
+    fn a_setsid_grandchild_of_a_program_that_exits_at_once_is_killed() {
+        let _one_at_a_time = SETSID.lock();
+        let d = tempfile::tempdir().unwrap();
+        let pidfile = d.path().join("pid");
+        // The shell exits at once: no scan sees the grandchild while its parent lives; it is
+        // re-parented to us (subreaper) and found then.
+        let script = format!("setsid sleep 600 & echo $! > {}", pidfile.display());
+        let o = run(&inv(d.path(), "sh", &["-c", &script], Duration::from_secs(30))).unwrap();
+        assert!(!o.timed_out);
+        let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+        assert_eq!(o.escaped, vec![(pid, "sleep".to_owned())], "{o:?}");
+        assert!(gone(pid), "the escaped grandchild {pid} survived");
+        assert!(proc_family(pid).is_none(), "{pid} is left a zombie");
     }
 
     #[test]
