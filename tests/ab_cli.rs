@@ -395,7 +395,7 @@ fn a_min_effect_in_the_wrong_unit_is_invalid_input_in_ab_too() {
     let (code, v, out) = ab(dir.path(), &spec, &[]);
     assert_eq!(code, 2, "{out}");
     assert!(
-        out.contains("min_effect 1000ns of `launch__registers_per_thread` in target `saxpy` is in `ns`"),
+        out.contains("min_effect 1us of `launch__registers_per_thread` in target `saxpy` is in `ns`"),
         "{out}"
     );
     let errors = v["errors"].as_array().unwrap();

@@ -274,14 +274,18 @@ impl Quantity {
     }
 }
 
+/// As a person writes it (issue 46): in the largest unit of its kind the value reaches, so a
+/// spec's `1us` reads `1us`, not `1000ns`; `500ns`, `1.5ms`, `2MB`. The text parses back to the
+/// same quantity.
 impl fmt::Display for Quantity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}{}",
-            crate::foundation::units::format_number(self.value),
-            self.unit
-        )
+        if let Some(steps) = display_steps(&self.unit) {
+            let (factor, name) = display_step(self.value.abs(), steps);
+            if factor > 1.0 {
+                return write!(f, "{}{name}", format_number(self.value / factor));
+            }
+        }
+        write!(f, "{}{}", format_number(self.value), self.unit)
     }
 }
 
@@ -433,6 +437,25 @@ pub fn percent(fraction: f64, style: Percent) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quantity_reads_as_written_and_parses_back() {
+        for (written, shown) in [
+            ("1us", "1us"),
+            ("1000ns", "1us"),
+            ("500ns", "500ns"),
+            ("1.5ms", "1.5ms"),
+            ("2s", "2s"),
+            ("2MB", "2MB"),
+            ("512byte", "512byte"),
+            ("3GB/s", "3GB/s"),
+            ("7", "7"),
+        ] {
+            let q = Quantity::parse(written).unwrap();
+            assert_eq!(q.to_string(), shown, "{written}");
+            assert_eq!(Quantity::parse(shown).unwrap(), q, "{shown} parses back");
+        }
+    }
 
     #[test]
     fn time_units_of_every_era_normalise_to_ns() {

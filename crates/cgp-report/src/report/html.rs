@@ -426,7 +426,7 @@ const LABEL_CHAR_PX: f64 = 8.0;
 
 /// Where a label beside a vertical line at `px` goes in a chart `w` wide: right of the line when
 /// it fits there, else left of it, else right-aligned to the chart's edge; so that it is never cut
-/// off at the right edge (`threshold 3%, min effect 1000ns` near the right end).
+/// off at the right edge (`threshold 3%, min effect 1us` near the right end).
 fn label_place(px: f64, label: &str, w: f64) -> (f64, &'static str) {
     let width = label.chars().count() as f64 * LABEL_CHAR_PX;
     if px + 4.0 + width <= w - 2.0 {
@@ -752,7 +752,7 @@ mod tests {
     #[test]
     fn the_threshold_label_stays_inside_the_chart() {
         let w = 560.0;
-        let label = "threshold 3%, min effect 1000ns";
+        let label = "threshold 3%, min effect 1us";
         let width = label.chars().count() as f64 * LABEL_CHAR_PX;
         for px in [118.0, 200.0, 300.0, 330.0, 400.0, 500.0, 536.0] {
             let (x, anchor) = label_place(px, label, w);
