@@ -137,20 +137,52 @@ pub(crate) const MEDIANS_LABEL: &str = "median base → head";
 
 /// The two medians as context: `25.74 us → 26.61 us` (`-` for a side that is absent).
 pub(crate) fn medians(row: &Row) -> String {
-    format!(
-        "{} → {}",
-        median(row.baseline.as_ref(), &row.unit),
-        median(row.candidate.as_ref(), &row.unit)
-    )
+    let (b, c) = same_decimals(
+        &median(row.baseline.as_ref(), &row.unit),
+        &median(row.candidate.as_ref(), &row.unit),
+    );
+    format!("{b} → {c}")
+}
+
+/// Two numbers shown side by side with as many decimals each (`71.18 → 72.00`, not `71.18 → 72`,
+/// issue 46): the number that leads each text (before a unit) gets zeros up to the other's
+/// decimals. Text that does not start with a number is left as it is.
+pub(crate) fn same_decimals(a: &str, b: &str) -> (String, String) {
+    fn split(t: &str) -> Option<(&str, &str)> {
+        let end = t.find(' ').unwrap_or(t.len());
+        let (num, rest) = t.split_at(end);
+        num.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .map(|_| (num, rest))
+    }
+    let (Some((na, ra)), Some((nb, rb))) = (split(a), split(b)) else {
+        return (a.to_owned(), b.to_owned());
+    };
+    let decimals = |n: &str| n.find('.').map_or(0, |i| n.len() - i - 1);
+    let want = decimals(na).max(decimals(nb));
+    let pad = |n: &str| {
+        let have = decimals(n);
+        if have >= want {
+            n.to_owned()
+        } else {
+            format!(
+                "{n}{}{}",
+                if have == 0 { "." } else { "" },
+                "0".repeat(want - have)
+            )
+        }
+    };
+    (format!("{}{ra}", pad(na)), format!("{}{rb}", pad(nb)))
 }
 
 /// The medians in a sentence, labelled as context: `median base 246.9 us → head 256.8 us`.
 pub(crate) fn medians_sentence(row: &Row) -> String {
-    format!(
-        "median base {} → head {}",
-        median(row.baseline.as_ref(), &row.unit),
-        median(row.candidate.as_ref(), &row.unit)
-    )
+    let (b, c) = same_decimals(
+        &median(row.baseline.as_ref(), &row.unit),
+        &median(row.candidate.as_ref(), &row.unit),
+    );
+    format!("median base {b} → head {c}")
 }
 
 /// The confidence level as a label: `95% CI`.
@@ -460,6 +492,17 @@ pub(crate) fn verdict_word(row: &Row) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_side_by_side_have_as_many_decimals() {
+        assert_eq!(same_decimals("71.18", "72"), ("71.18".into(), "72.00".into()));
+        assert_eq!(
+            same_decimals("72 us", "71.5 us"),
+            ("72.0 us".into(), "71.5 us".into())
+        );
+        assert_eq!(same_decimals("16", "16"), ("16".into(), "16".into()));
+        assert_eq!(same_decimals("-", "72"), ("-".into(), "72".into()));
+    }
 
     #[test]
     fn percentages_keep_precision_for_small_changes() {

@@ -299,7 +299,8 @@ fn medians_in_one_unit(r: &crate::outcome::results::Row) -> (String, String, Str
             |v| crate::foundation::units::number_in_unit(v / factor),
         )
     };
-    (show(b), show(c), unit)
+    let (b, c) = crate::report::format::same_decimals(&show(b), &show(c));
+    (b, c, unit)
 }
 
 /// Whether a row's verdict rested on a significance test (its p is worth a column): rows that
