@@ -316,3 +316,46 @@ fn calibrate_console_shows_what_was_computed_and_every_column_that_fits() {
         "{narrow}"
     );
 }
+
+/// Issue 46: `cgp-gate doctor` says, check by check, whether this machine can measure and what
+/// to fix. On this machine (no GPU; ncu, nsys and libcupti installed by .ci/setup) the GPU check
+/// fails with its fix and exit 3; a spec of harness targets needs none of it (exit 0); a missing
+/// ncu is named with its fix.
+#[test]
+fn doctor_names_each_check_and_what_to_fix() {
+    let test = "first_errors::doctor_names_each_check_and_what_to_fix";
+    if Path::new("/dev/nvidia0").exists() {
+        support::skip(test, "a GPU is present: this test is of the machine without one");
+        return;
+    }
+    let (code, text) = output(bin().arg("doctor"));
+    assert_eq!(code, 3, "{text}");
+    assert!(
+        text.contains("FAIL  GPU") && text.contains("fix: run on a machine with an NVIDIA GPU"),
+        "{text}"
+    );
+    assert!(text.contains("cannot measure yet: GPU"), "{text}");
+    for check in ["counter access", "ncu", "nsys", "libcupti"] {
+        assert!(text.contains(check), "{check}: {text}");
+    }
+    let (code, text) = output(bin().arg("doctor").env("CGP_GATE_NCU", "/nonexistent/ncu"));
+    assert_eq!(code, 3, "{text}");
+    assert!(
+        text.contains("FAIL  ncu") && text.contains("CGP_GATE_NCU"),
+        "{text}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("s.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\ntargets:\n  - name: reduce\n    profiler: gbench\n    command: [./bench]\n    metrics:\n      real_time: \"5%\"\n",
+    )
+    .unwrap();
+    let (code, text) = output(bin().arg("doctor").arg("--spec").arg(&spec));
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("need no GPU tools") && text.contains("(not needed by this spec)"),
+        "{text}"
+    );
+}

@@ -61,6 +61,13 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Show ncu's version and each GPU's fingerprint (informational: exit 0 without a GPU).
     Env(EnvArgs),
+    /// Check that this machine can measure: GPU, counter access, ncu, nsys, libcupti (exit 3
+    /// naming what to fix); with --spec, only what its targets need.
+    Doctor {
+        /// Check only what this spec's targets need (a harness target needs no GPU tool).
+        #[arg(long, value_name = "PATH")]
+        spec: Option<PathBuf>,
+    },
     /// Render a results file (from `check --json`) as JUnit, Markdown, HTML or a pull-request comment.
     Report(ReportArgs),
     /// Profile, compare against the baselines, re-measure doubtful rows, and decide.
@@ -204,6 +211,7 @@ pub fn run(cli: Cli) -> Result<Exit> {
             commands::profile::run(&args.into(), &ui, out)
         }
         Command::Env(args) => commands::env::run(&args.into(), out),
+        Command::Doctor { spec } => commands::doctor::run(&commands::doctor::Options { spec }, out),
         Command::Report(args) => {
             let ui = args.ui.ui();
             commands::report::run(&args.into(), &ui, out)

@@ -9,6 +9,7 @@ pub mod breakdown;
 pub mod calibrate;
 pub mod changes;
 pub mod check;
+pub mod doctor;
 pub mod env;
 pub mod gitlab_note;
 pub mod history;
