@@ -609,3 +609,33 @@ fn live_ab_runs_the_preflight_of_check_on_each_tree() {
     let calls = std::fs::read_to_string(dir.path().join("fake/argv.log")).unwrap_or_default();
     assert!(!calls.contains("--log-file"), "{calls}");
 }
+
+/// Issue 46: `ab` can be tried offline on the shipped REAL A/B recording (H100 captures of the
+/// unchanged build and of the `EXTRA_WORK_PCT=3` build), as docs/ab-and-changes.md says: exit 1,
+/// `matmul` time a regression, every report on the H100 the captures name.
+#[test]
+fn the_shipped_real_ab_recording_replays_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = bin()
+        .args(["ab", "--spec"])
+        .arg(crate::support::root().join("examples/recordings/h100/check.yaml"))
+        .arg("--replay")
+        .arg(crate::support::root().join("examples/recordings/h100-ab"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["fingerprint"]["gpu_name"], "NVIDIA H100 80GB HBM3", "{v}");
+    assert_eq!(v["synthetic"], false);
+    let matmul = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["target"] == "matmul" && r["metric"] == "gpu__time_duration.sum")
+        .unwrap();
+    assert_eq!(matmul["verdict"], "regression", "{matmul}");
+}
