@@ -21,6 +21,13 @@ const NEEDS_GPU: &[(&str, &str)] = &[
     ("check --markdown report.md", "profiles with ncu"),
     ("baseline update", "profiles with ncu"),
     ("env", "reads the GPU's fingerprint through NVML"),
+    (
+        "doctor",
+        "checks the GPU through NVML (tests/first_errors.rs runs it on this machine: exit 3)",
+    ),
+    ("init -- ./build/matmul --n 1024", "runs the program under ncu"),
+    ("check --markdown comment.md", "profiles with ncu"),
+    ("ab --base-dir ../base", "profiles two built trees with ncu"),
     ("init -- ./build/my_bench --n 1024", "runs the program under ncu"),
     (
         "init --output ci/cgp-gate.yaml -- python3 torch_work.py --n 2048 --iters 3",
@@ -60,6 +67,12 @@ const READERS_FILES: &[(&str, &str)] = &[
         "the shards' results files of a sharded run",
     ),
     ("report --from results.json", "a results file of an earlier check"),
+    ("validate", "the reader's cgp-gate.yaml (`init` writes it)"),
+    ("changes history/*.json", "main's history of results files"),
+    (
+        "bisect --from changes.json",
+        "the reader's changes.json and repository (tests/bisect_cli.rs runs bisect on a scratch repository)",
+    ),
     (
         "bisect --spec cgp-gate.yaml --good v1.4.0 --bad main --json bisect.json --markdown bisect.md",
         "the reader's repository and its commits (tests/bisect_cli.rs runs bisect on a scratch repository)",
