@@ -368,3 +368,35 @@ fn a_setsid_grandchild_of_the_program_does_not_outlive_the_run() {
         );
     }
 }
+
+/// Issue 46: the HTML report's run table says how many rows were re-measured as JSON's
+/// `remeasured` does (the real planted H100 check re-measures `reduce`), and names the health
+/// count of repetitions re-run after throttling apart from it.
+#[test]
+fn html_counts_re_measured_rows_as_json_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = hostile_results(dir.path()).with_file_name("r.json");
+    let html = dir.path().join("r.html");
+    let out = crate::support::bin()
+        .args(["report", "--from"])
+        .arg(&results)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&results).unwrap()).unwrap();
+    let remeasured = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["remeasured"].as_u64().unwrap_or(0) > 0)
+        .count();
+    assert!(remeasured > 0, "the planted check re-measures a row");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains(&format!("rows re-measured (doubtful)</th><td>{remeasured}<")),
+        "{remeasured}"
+    );
+    assert!(page.contains("repetitions re-run after throttling"));
+}

@@ -735,7 +735,12 @@ fn run_info(results: &Results, h: &mut String) {
         kv("power", &format!("{}–{} W", format_number(a), format_number(b)));
     }
     kv("throttled repetitions", &hl.throttled_reps.to_string());
-    kv("re-run repetitions", &hl.rerun_reps.to_string());
+    // Two different counts, named apart (issue 46): repetitions run again because the GPU
+    // throttled (health), and rows measured again because their verdict was in doubt (JSON
+    // `remeasured`, per row).
+    kv("repetitions re-run after throttling", &hl.rerun_reps.to_string());
+    let doubtful = results.rows.iter().filter(|r| r.remeasured > 0).count();
+    kv("rows re-measured (doubtful)", &doubtful.to_string());
     for n in &hl.notes {
         kv("note", n);
     }

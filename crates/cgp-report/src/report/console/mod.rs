@@ -184,7 +184,7 @@ pub fn health_line(h: &crate::outcome::results::Health) -> String {
         parts.push(format!("energy {e:.1} J"));
     }
     parts.push(format!(
-        "{} throttled repetition(s), {} re-run",
+        "{} throttled repetition(s), {} re-run after throttling",
         h.throttled_reps, h.rerun_reps
     ));
     parts.join(", ")
