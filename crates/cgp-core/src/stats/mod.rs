@@ -16,6 +16,7 @@ pub mod noise;
 pub mod order;
 pub mod outliers;
 pub mod paired;
+pub mod pvalue;
 pub mod ranks;
 pub mod remeasure;
 pub mod rng;

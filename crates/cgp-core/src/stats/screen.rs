@@ -163,7 +163,9 @@ impl LeftOut {
         if let Some(k) = self.kept_as_code {
             parts.push(format!(
                 "kept as the code's, not the machine's: {} candidate launches and {} processes that the outlier rules mark, significantly more than the baseline's share (p {:.2e}), so every launch is judged",
-                k.launches, k.runs, k.p
+                k.launches,
+                k.runs,
+                crate::stats::pvalue::P(k.p)
             ));
         }
         if self.too_much() {

@@ -196,11 +196,16 @@ pub(crate) fn ci_label(row: &Row) -> Option<String> {
     })
 }
 
-/// A p-value for people: `0.0123`, `1.5e-6`, `n/a`.
+/// What the p column of every report is, in the same words everywhere (issue 46): the console,
+/// Markdown and HTML print it under their table, JUnit's messages name it `p (adj.)`.
+pub(crate) const P_NOTE: &str = "p (adj.): the p-value of the test the row's verdict used (a change beyond its threshold, or beyond its limit), adjusted for the run's tests (holm); a reason's p \"against no change\" is another test and says so";
+
+/// A p-value for people: `0.0123`, `1.5e-6`, `n/a`; `<1e-300` where it underflowed to 0 (no
+/// test gives a p of 0).
 pub(crate) fn p_value(p: Option<f64>) -> String {
     match p {
         Some(p) if p.is_finite() && p >= 0.001 => format!("{p:.3}"),
-        Some(0.0) => "0".to_owned(),
+        Some(0.0) => "<1e-300".to_owned(),
         Some(p) if p.is_finite() => format!("{p:.1e}"),
         _ => "n/a".to_owned(),
     }

@@ -225,6 +225,7 @@ fn highlighted_table(results: &Results, h: &mut String) {
         h.push_str(&row_cells(r, results.fail_on, true, common.as_deref()));
     }
     h.push_str("</table>\n");
+    let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(super::format::P_NOTE));
     for r in rows {
         why_table(r, h);
     }

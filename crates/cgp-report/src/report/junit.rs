@@ -145,7 +145,7 @@ fn suite(results: &Results, target: &str) -> TestSuite {
 /// The failure message: everything a reader needs on one line.
 fn failure_message(row: &Row) -> String {
     format!(
-        "{} {}: change {} ({}), threshold {}, p {}",
+        "{} {}: change {} ({}), threshold {}, p (adj.) {}",
         row.key.metric,
         row.verdict().as_str(),
         change_cell(row, None),

@@ -413,6 +413,10 @@ fn table(results: &Results, rows: &[&Row], shown: usize, opts: &MarkdownOptions,
             escape_md_cell(&medians(r)),
         ));
     }
+    md.push_str(&format!(
+        "\n<sub>{}</sub>\n",
+        escape_md_cell(crate::report::format::P_NOTE)
+    ));
 }
 
 /// The metric's cell: its name, a link to the row's chart on the history site when there is one.

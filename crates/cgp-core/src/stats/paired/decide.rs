@@ -47,21 +47,24 @@ pub(super) fn decide(
         (
             RowVerdict::Regression,
             format!(
-                "{change} (interval {interval}) over {pairs} pairs is worse than the {tol}, significant after holm over {family} tests (adjusted p {ab:.2e})"
+                "{change} (interval {interval}) over {pairs} pairs is worse than the {tol}, significant after holm over {family} tests (adjusted p {ab:.2e})",
+                ab = crate::stats::pvalue::P(ab)
             ),
         )
     } else if ag <= alpha {
         (
             RowVerdict::Improvement,
             format!(
-                "{change} (interval {interval}) over {pairs} pairs is better than the {tol}, significant (improvement adjusted p {ag:.2e})"
+                "{change} (interval {interval}) over {pairs} pairs is better than the {tol}, significant (improvement adjusted p {ag:.2e})",
+                ag = crate::stats::pvalue::P(ag)
             ),
         )
     } else if p.exact_kind {
         (
             RowVerdict::Pass,
             format!(
-                "no significant worsening over {pairs} pairs ({change}, interval {interval}, adjusted p {ab:.2e}); an exact threshold on a noisy metric is judged by the test alone"
+                "no significant worsening over {pairs} pairs ({change}, interval {interval}, adjusted p {ab:.2e}); an exact threshold on a noisy metric is judged by the test alone",
+                ab = crate::stats::pvalue::P(ab)
             ),
         )
     } else if within {
@@ -75,7 +78,8 @@ pub(super) fn decide(
         (
             RowVerdict::Inconclusive,
             format!(
-                "{change} is beyond the {tol} but not significant after holm over {family} tests (adjusted p {ab:.2e}); measure more pairs"
+                "{change} is beyond the {tol} but not significant after holm over {family} tests (adjusted p {ab:.2e}); measure more pairs",
+                ab = crate::stats::pvalue::P(ab)
             ),
         )
     } else {

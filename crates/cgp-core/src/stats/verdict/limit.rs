@@ -108,7 +108,7 @@ impl LimitRow {
                     "median {} is not {side} {}: its {conf} interval {interval} lies beyond the limit (adjusted p {:.2e})",
                     num(median),
                     num(self.limit),
-                    adj
+                    crate::stats::pvalue::P(adj)
                 ),
             )
         } else if right_side {
@@ -126,7 +126,7 @@ impl LimitRow {
                     "median {} is beyond the limit {} but not significant after holm over {family} tests (adjusted p {:.2e}), and no interval these samples give reaches it (the widest of {} samples, {interval} ({conf}), lies beyond it: the smallest p-value of so few samples); measure more repetitions",
                     num(median),
                     num(self.limit),
-                    adj,
+                    crate::stats::pvalue::P(adj),
                     self.sorted.len()
                 ),
             )

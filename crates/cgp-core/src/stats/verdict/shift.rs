@@ -383,11 +383,13 @@ impl ShiftRow {
             RowVerdict::Pass => format!("the {conf} interval {interval} lies within the {tol}"),
             _ if reads != chosen => format!(
                 "{change}: the {conf} interval {interval} lies beyond the {tol}, but that is not significant after holm over {} tests (adjusted p {:.2e}), and no interval these samples give reaches it (the smallest p-value of so few samples); measure more repetitions",
-                adj.family, adj.bad
+                adj.family,
+                crate::stats::pvalue::P(adj.bad)
             ),
             _ => format!(
                 "{change}: the {conf} interval {interval} reaches the {tol} (adjusted p {:.2e} after holm over {} tests); measure more repetitions",
-                adj.bad, adj.family
+                crate::stats::pvalue::P(adj.bad),
+                adj.family
             ),
         };
         self.j.verdict = chosen;
@@ -434,21 +436,24 @@ impl ShiftRow {
             (
                 RowVerdict::Regression,
                 format!(
-                    "{change} (interval {interval}) is a significant worsening (adjusted p {adj_bad:.2e} after holm over {family} tests); {how}"
+                    "{change} (interval {interval}) is a significant worsening (adjusted p {adj_bad:.2e} after holm over {family} tests); {how}",
+                    adj_bad = crate::stats::pvalue::P(adj_bad)
                 ),
             )
         } else if adj_good <= adj.alpha {
             (
                 RowVerdict::Improvement,
                 format!(
-                    "{change} (interval {interval}) is a significant improvement (adjusted p {adj_good:.2e}); {how}"
+                    "{change} (interval {interval}) is a significant improvement (adjusted p {adj_good:.2e}); {how}",
+                    adj_good = crate::stats::pvalue::P(adj_good)
                 ),
             )
         } else {
             (
                 RowVerdict::Pass,
                 format!(
-                    "no significant worsening ({change}, interval {interval}, adjusted p {adj_bad:.2e}); {how}"
+                    "no significant worsening ({change}, interval {interval}, adjusted p {adj_bad:.2e}); {how}",
+                    adj_bad = crate::stats::pvalue::P(adj_bad)
                 ),
             )
         }
@@ -478,14 +483,16 @@ impl ShiftRow {
             (
                 RowVerdict::Regression,
                 format!(
-                    "{change} (interval {interval}) is worse than the {tol}: the candidate is significantly worse than {boundary} (adjusted p {adj_bad:.2e} after holm over {family} tests)"
+                    "{change} (interval {interval}) is worse than the {tol}: the candidate is significantly worse than {boundary} (adjusted p {adj_bad:.2e} after holm over {family} tests)",
+                    adj_bad = crate::stats::pvalue::P(adj_bad)
                 ),
             )
         } else if adj_good <= adj.alpha {
             (
                 RowVerdict::Improvement,
                 format!(
-                    "{change} (interval {interval}) is better than the {tol}, significant against the threshold (improvement adjusted p {adj_good:.2e})"
+                    "{change} (interval {interval}) is better than the {tol}, significant against the threshold (improvement adjusted p {adj_good:.2e})",
+                    adj_good = crate::stats::pvalue::P(adj_good)
                 ),
             )
         } else if within_rel || self.within_min_effect() {
@@ -494,7 +501,8 @@ impl ShiftRow {
             (
                 RowVerdict::Inconclusive,
                 format!(
-                    "{change}: the {conf} interval {interval} lies beyond the {tol}, but that is not significant after holm over {family} tests (adjusted p {adj_bad:.2e}); measure more repetitions"
+                    "{change}: the {conf} interval {interval} lies beyond the {tol}, but that is not significant after holm over {family} tests (adjusted p {adj_bad:.2e}); measure more repetitions",
+                    adj_bad = crate::stats::pvalue::P(adj_bad)
                 ),
             )
         } else {
@@ -548,7 +556,8 @@ impl ShiftRow {
         if !sig_bad && beyond_est && adj.zero <= adj.alpha {
             format!(
                 "; note: the estimate is beyond the {} and significant against no change (adjusted p {:.2e}), but not against the threshold",
-                self.tolerance_text, adj.zero
+                self.tolerance_text,
+                crate::stats::pvalue::P(adj.zero)
             )
         } else {
             String::new()

@@ -421,6 +421,9 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         push_dropped(&mut out, &table, &dropped, why, style.width);
     }
     push_legend(&mut out, &used_short, style.width);
+    if !layout.dropped().contains(&col::P) && results.rows.iter().any(p_matters) {
+        push_wrapped(&mut out, crate::report::format::P_NOTE, style.width);
+    }
     push_notes(&mut out, results, &rows_sorted, style);
     push_headline(&mut out, results, style);
     out
