@@ -140,10 +140,16 @@ fn the_planted_check_fits_80_120_and_200_columns() {
             .iter()
             .find(|l| l.starts_with("regression") && l.contains("matmul") && l.contains("time (us)"))
             .unwrap_or_else(|| panic!("{width}: no matmul time row:\n{text}"));
-        // The run-level shift the verdict used (not the +4.0% of the two medians), at 80 columns
-        // too, and the kernel with it.
+        // The run-level shift the verdict used (not the +4.0% of the two medians), at 80 columns too.
         assert!(row.contains("+3.98%") && !row.contains(" us "), "{row}");
-        assert!(row.contains("matmul_tiled<32>"), "{width}: {row}");
+        // The interval of every changed row at 80 columns too (issue 46): the medians and, at 80,
+        // the kernel make room for it.
+        assert!(row.contains("[+3.42%, +4.54%]"), "{width}: {row}");
+        if width >= 120 {
+            assert!(row.contains("matmul_tiled<32>"), "{width}: {row}");
+        } else {
+            assert!(text.contains("left out to fit 80 columns: kernel"), "{text}");
+        }
         // The interval the verdict used (at its own level: the rows' levels differ after the
         // looks and Holm) from 120 columns; the medians, context, where there is room for them.
         if width >= 120 {

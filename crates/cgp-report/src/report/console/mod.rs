@@ -318,8 +318,10 @@ fn p_matters(r: &crate::outcome::results::Row) -> bool {
 /// unit, the two medians in that unit as context (`median base → head`), the change and its
 /// interval, the ones the verdict used (`Row::change`, `Row::change_ci`, printed as every other
 /// report prints them), and p (adjusted where known) only for rows whose verdict needed a test.
-/// Fitted to `style.width`: the kernel shortens first, then p, the medians, the interval, and
-/// last the kernel are left out; what was left out is said under the table. Under it: the first
+/// Fitted to `style.width`: the kernel shortens first; with a changed or doubtful row the
+/// medians, p (the interval's level then wraps under it), the kernel and last the interval are
+/// left out, else p, the medians, the interval
+/// and the kernel; what was left out is said under the table. Under it: the first
 /// clause of the reason of each row that fails or stays doubtful, on one line each, the run
 /// errors and the headline.
 pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
@@ -359,25 +361,52 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         columns.truncate(P);
         rows.iter_mut().for_each(|r| r.truncate(P));
     }
-    let fit = vec![
-        // The header wraps (`median base` over `→ head`) rather than widen the numbers' column.
-        Fit::Shrink(MEDIANS, medians_width),
-        Fit::Shrink(KERNEL, 48),
-        Fit::Drop(P),
-        Fit::Shrink(KERNEL, 40),
-        Fit::Shrink(METRIC, 16),
-        Fit::Shrink(KERNEL, 28),
-        Fit::Shrink(KERNEL, 20),
-        Fit::Drop(MEDIANS),
-        Fit::Drop(CI),
-        Fit::Shrink(METRIC, 11),
-        Fit::Shrink(KERNEL, 16),
-        Fit::Shrink(TARGET, 12),
-        Fit::Shrink(SIZE, 10),
-        Fit::Shrink(KERNEL, 10),
-        Fit::Drop(KERNEL),
-        Fit::Shrink(METRIC, 8),
-    ];
+    // The medians are context; the interval and p are what the verdict used. When a row changed
+    // or stayed doubtful (issue 46: at 80 columns "+4.24 % inconclusive" beside "+3.00 %
+    // regression" looked arbitrary without them), the medians go first, the interval last, its
+    // level wrapping under it; when every row passed, the kernel's name keeps its room first.
+    let changed = rows_sorted.iter().any(|r| p_matters(r));
+    let fit = if changed {
+        vec![
+            Fit::Shrink(MEDIANS, medians_width),
+            Fit::Shrink(KERNEL, 48),
+            Fit::Shrink(KERNEL, 40),
+            Fit::Shrink(METRIC, 16),
+            Fit::Drop(MEDIANS),
+            Fit::Shrink(KERNEL, 28),
+            Fit::Shrink(KERNEL, 20),
+            Fit::Drop(P),
+            Fit::Shrink(CI, 18),
+            Fit::Shrink(METRIC, 11),
+            Fit::Shrink(KERNEL, 16),
+            Fit::Shrink(TARGET, 12),
+            Fit::Shrink(SIZE, 10),
+            Fit::Shrink(KERNEL, 10),
+            Fit::Drop(KERNEL),
+            Fit::Shrink(METRIC, 8),
+            Fit::Drop(CI),
+        ]
+    } else {
+        vec![
+            // The header wraps (`median base` over `→ head`) rather than widen the numbers' column.
+            Fit::Shrink(MEDIANS, medians_width),
+            Fit::Shrink(KERNEL, 48),
+            Fit::Drop(P),
+            Fit::Shrink(KERNEL, 40),
+            Fit::Shrink(METRIC, 16),
+            Fit::Shrink(KERNEL, 28),
+            Fit::Shrink(KERNEL, 20),
+            Fit::Drop(MEDIANS),
+            Fit::Drop(CI),
+            Fit::Shrink(METRIC, 11),
+            Fit::Shrink(KERNEL, 16),
+            Fit::Shrink(TARGET, 12),
+            Fit::Shrink(SIZE, 10),
+            Fit::Shrink(KERNEL, 10),
+            Fit::Drop(KERNEL),
+            Fit::Shrink(METRIC, 8),
+        ]
+    };
     let mut table = Table { columns, rows, fit };
     let layout = table.layout(style.width);
     if let Some(w) = layout.widths[KERNEL] {
