@@ -303,70 +303,14 @@ fn medians_in_one_unit(r: &crate::outcome::results::Row) -> (String, String, Str
     (b, c, unit)
 }
 
-/// Whether a row's verdict rested on a significance test (its p is worth a column): rows that
-/// changed or stayed doubtful. A pass inside the threshold needed none.
-fn p_matters(r: &crate::outcome::results::Row) -> bool {
-    matches!(
-        r.verdict(),
-        RowVerdict::Regression | RowVerdict::Improvement | RowVerdict::Inconclusive
-    ) && r.skipped().is_none()
-}
-
-/// The results as a terminal table, regressions first: verdict, target, size, kernel (its
-/// return type, namespaces, the part every kernel of the table shares and then its middle left
-/// out as the width needs, [`kernel_cells`]), metric (short name where one is known) with its
-/// unit, the two medians in that unit as context (`median base → head`), the change and its
-/// interval, the ones the verdict used (`Row::change`, `Row::change_ci`, printed as every other
-/// report prints them), and p (adjusted where known) only for rows whose verdict needed a test.
-/// Fitted to `style.width`: the kernel shortens first; with a changed or doubtful row the
-/// medians, p (the interval's level then wraps under it), the kernel and last the interval are
-/// left out, else p, the medians, the interval
-/// and the kernel; what was left out is said under the table. Under it: the first
-/// clause of the reason of each row that fails or stays doubtful, on one line each, the run
-/// errors and the headline.
-pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
-    use crate::report::table::{Align, Column, Fit, Overflow, Table};
+/// The medians are context; the interval and p are what the verdict used. When a row changed
+/// or stayed doubtful (issue 46: at 80 columns "+4.24 % inconclusive" beside "+3.00 %
+/// regression" looked arbitrary without them), the medians go first, the interval last, its
+/// level wrapping under it; when every row passed, the kernel's name keeps its room first.
+fn fit_order(changed: bool, medians_width: usize) -> Vec<crate::report::table::Fit> {
+    use crate::report::table::Fit;
     use col::*;
-    let (l, r) = (Align::Left, Align::Right);
-    let rows_sorted = sorted_rows(results);
-    let show_p = rows_sorted
-        .iter()
-        .any(|r| p_matters(r) && r.estimate.p_adjusted.or(r.estimate.p).is_some());
-    let common_ci = crate::report::format::common_ci_label(rows_sorted.iter().copied());
-    let columns = vec![
-        Column::new("verdict", l, Overflow::Truncate),
-        Column::new("target", l, Overflow::Truncate),
-        Column::new("size", l, Overflow::Wrap),
-        Column::new("kernel", l, Overflow::Shorten(short_kernel)),
-        Column::new("metric (unit)", l, Overflow::Wrap),
-        // `→ head` kept together when the header wraps (the wrap breaks at plain spaces only).
-        Column::new(
-            &crate::report::format::MEDIANS_LABEL.replace("→ ", "→\u{a0}"),
-            r,
-            Overflow::Wrap,
-        ),
-        Column::new("change", r, Overflow::Truncate),
-        Column::new(common_ci.as_deref().unwrap_or("CI"), l, Overflow::Wrap),
-        Column::new("p", r, Overflow::Truncate),
-    ];
-    let mut used_short: Vec<(&'static str, &str)> = Vec::new();
-    let mut rows: Vec<Vec<String>> = rows_sorted
-        .iter()
-        .map(|r| result_cells(r, &mut used_short, common_ci.as_deref()))
-        .collect();
-    let medians_width = align_medians(&mut rows);
-    let mut columns = columns;
-    if !show_p {
-        // No row needed a test: no p column at all (P is the last column).
-        columns.truncate(P);
-        rows.iter_mut().for_each(|r| r.truncate(P));
-    }
-    // The medians are context; the interval and p are what the verdict used. When a row changed
-    // or stayed doubtful (issue 46: at 80 columns "+4.24 % inconclusive" beside "+3.00 %
-    // regression" looked arbitrary without them), the medians go first, the interval last, its
-    // level wrapping under it; when every row passed, the kernel's name keeps its room first.
-    let changed = rows_sorted.iter().any(|r| p_matters(r));
-    let fit = if changed {
+    if changed {
         vec![
             Fit::Shrink(MEDIANS, medians_width),
             Fit::Shrink(KERNEL, 48),
@@ -406,7 +350,68 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
             Fit::Drop(KERNEL),
             Fit::Shrink(METRIC, 8),
         ]
-    };
+    }
+}
+
+/// Whether a row's verdict rested on a significance test (its p is worth a column): rows that
+/// changed or stayed doubtful. A pass inside the threshold needed none.
+fn p_matters(r: &crate::outcome::results::Row) -> bool {
+    matches!(
+        r.verdict(),
+        RowVerdict::Regression | RowVerdict::Improvement | RowVerdict::Inconclusive
+    ) && r.skipped().is_none()
+}
+
+/// The results as a terminal table, regressions first: verdict, target, size, kernel (its
+/// return type, namespaces, the part every kernel of the table shares and then its middle left
+/// out as the width needs, [`kernel_cells`]), metric (short name where one is known) with its
+/// unit, the two medians in that unit as context (`median base → head`), the change and its
+/// interval, the ones the verdict used (`Row::change`, `Row::change_ci`, printed as every other
+/// report prints them), and p (adjusted where known) only for rows whose verdict needed a test.
+/// Fitted to `style.width`: the kernel shortens first; with a changed or doubtful row the
+/// medians, p (the interval's level then wraps under it), the kernel and last the interval are
+/// left out, else p, the medians, the interval
+/// and the kernel; what was left out is said under the table. Under it: the first
+/// clause of the reason of each row that fails or stays doubtful, on one line each, the run
+/// errors and the headline.
+pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
+    use crate::report::table::{Align, Column, Overflow, Table};
+    use col::*;
+    let (l, r) = (Align::Left, Align::Right);
+    let rows_sorted = sorted_rows(results);
+    let show_p = rows_sorted
+        .iter()
+        .any(|r| p_matters(r) && r.estimate.p_adjusted.or(r.estimate.p).is_some());
+    let common_ci = crate::report::format::common_ci_label(rows_sorted.iter().copied());
+    let columns = vec![
+        Column::new("verdict", l, Overflow::Truncate),
+        Column::new("target", l, Overflow::Truncate),
+        Column::new("size", l, Overflow::Wrap),
+        Column::new("kernel", l, Overflow::Shorten(short_kernel)),
+        Column::new("metric (unit)", l, Overflow::Wrap),
+        // `→ head` kept together when the header wraps (the wrap breaks at plain spaces only).
+        Column::new(
+            &crate::report::format::MEDIANS_LABEL.replace("→ ", "→\u{a0}"),
+            r,
+            Overflow::Wrap,
+        ),
+        Column::new("change", r, Overflow::Truncate),
+        Column::new(common_ci.as_deref().unwrap_or("CI"), l, Overflow::Wrap),
+        Column::new("p", r, Overflow::Truncate),
+    ];
+    let mut used_short: Vec<(&'static str, &str)> = Vec::new();
+    let mut rows: Vec<Vec<String>> = rows_sorted
+        .iter()
+        .map(|r| result_cells(r, &mut used_short, common_ci.as_deref()))
+        .collect();
+    let medians_width = align_medians(&mut rows);
+    let mut columns = columns;
+    if !show_p {
+        // No row needed a test: no p column at all (P is the last column).
+        columns.truncate(P);
+        rows.iter_mut().for_each(|r| r.truncate(P));
+    }
+    let fit = fit_order(rows_sorted.iter().any(|r| p_matters(r)), medians_width);
     let mut table = Table { columns, rows, fit };
     let layout = table.layout(style.width);
     if let Some(w) = layout.widths[KERNEL] {
