@@ -179,7 +179,7 @@ pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
         };
         writeln!(out, "{}", crate::foundation::sanitize::block(&line)).map_err(write_err)?;
     }
-    if spec.as_ref().is_some_and(|_| counted.is_empty()) {
+    if spec.is_some() && counted.is_empty() {
         writeln!(
             out,
             "this spec's targets need no GPU tools (harness files name their device)"

@@ -24,19 +24,25 @@ pub const API_BODY_CHARS: usize = 500;
 
 /// Whether `c` is shown as an escape: controls, and characters that reorder or hide text.
 fn must_escape(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{200B}'..='\u{200F}'
-                | '\u{202A}'..='\u{202E}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{061C}'
-                | '\u{FEFF}'
-                | '\u{FFF9}'..='\u{FFFB}'
-        )
+    c.is_control() || hides_text(c)
+}
+
+/// Characters that reorder or hide the text around them: bidi controls and marks, zero-width
+/// characters, the line and paragraph separators, the byte-order mark and the interlinear
+/// annotation marks. The reports show them visibly too (`report::text::is_hidden`).
+pub fn hides_text(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{061C}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+    )
 }
 
 fn escape_into(out: &mut String, text: &str) {

@@ -226,43 +226,39 @@ struct Tree {
     seen: BTreeMap<i32, (u64, i32, String)>,
 }
 
-/// A process's parent, group, session and start time, zombies included (`/proc/PID/stat`).
+/// One `/proc/PID/stat`, zombies included: parent, group, session, start time (clock ticks since
+/// boot), whether it is a zombie, and the command name.
 fn proc_family(pid: i32) -> Option<Family> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest: Vec<&str> = text.get(text.rfind(')')? + 1..)?.split_whitespace().collect();
-    Some(Family {
-        ppid: rest.get(1)?.parse().ok()?,
-        pgid: rest.get(2)?.parse().ok()?,
-        sid: rest.get(3)?.parse().ok()?,
-        start: rest.get(19)?.parse().ok()?,
-    })
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Family {
-    ppid: i32,
-    pgid: i32,
-    sid: i32,
-    start: u64,
-}
-
-/// One `/proc/PID/stat`: (ppid, pgid, start time, command name).
-fn proc_stat(pid: i32) -> Option<(i32, i32, u64, String)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // `pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
     // stime cutime cstime priority nice threads itrealvalue starttime ...`; comm may hold spaces
     // and parentheses, so fields are counted from its closing parenthesis.
     let open = text.find('(')?;
     let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?.to_owned();
     let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
-    let ppid = rest.get(1)?.parse().ok()?;
-    let pgid = rest.get(2)?.parse().ok()?;
-    let start = rest.get(19)?.parse().ok()?;
-    if rest.first() == Some(&"Z") {
-        return None;
-    }
-    Some((ppid, pgid, start, comm))
+    Some(Family {
+        ppid: rest.get(1)?.parse().ok()?,
+        pgid: rest.get(2)?.parse().ok()?,
+        sid: rest.get(3)?.parse().ok()?,
+        start: rest.get(19)?.parse().ok()?,
+        zombie: rest.first() == Some(&"Z"),
+        comm: text.get(open + 1..close)?.to_owned(),
+    })
+}
+
+#[derive(Debug, Clone)]
+struct Family {
+    ppid: i32,
+    pgid: i32,
+    sid: i32,
+    start: u64,
+    zombie: bool,
+    comm: String,
+}
+
+/// A living process's `/proc/PID/stat` ([`proc_family`] without zombies).
+fn proc_stat(pid: i32) -> Option<Family> {
+    proc_family(pid).filter(|f| !f.zombie)
 }
 
 impl Tree {
@@ -279,7 +275,7 @@ impl Tree {
     /// cgp-gate's own children (the root, another run's leader) lead a group of their own in
     /// cgp-gate's session, so they are neither. Runs are sequential; were two concurrent, an
     /// orphan that left its session could be named by the other run (it is ended either way).
-    fn is_orphan_of_run(&self, pid: i32, f: Family) -> bool {
+    fn is_orphan_of_run(&self, pid: i32, f: &Family) -> bool {
         let me = nix::unistd::getpid();
         let my_sid = nix::unistd::getsid(None).map_or(-1, Pid::as_raw);
         f.ppid == me.as_raw()
@@ -301,7 +297,7 @@ impl Tree {
             let Some(f) = proc_family(pid) else {
                 continue;
             };
-            if self.is_orphan_of_run(pid, f) {
+            if self.is_orphan_of_run(pid, &f) {
                 let until = Instant::now() + Duration::from_secs(1);
                 while Instant::now() < until {
                     match nix::sys::wait::waitpid(
@@ -322,7 +318,7 @@ impl Tree {
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return;
         };
-        let procs: Vec<(i32, (i32, i32, u64, String))> = dir
+        let procs: Vec<(i32, Family)> = dir
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
             .filter_map(|pid| Some((pid, proc_stat(pid)?)))
@@ -331,11 +327,11 @@ impl Tree {
         known.insert(self.root);
         loop {
             let mut added = false;
-            for (pid, (ppid, pgid, start, comm)) in &procs {
-                let orphan = proc_family(*pid).is_some_and(|f| self.is_orphan_of_run(*pid, f));
-                if (known.contains(ppid) || orphan) && !known.contains(pid) {
+            for (pid, f) in &procs {
+                let orphan = self.is_orphan_of_run(*pid, f);
+                if (known.contains(&f.ppid) || orphan) && !known.contains(pid) {
                     known.insert(*pid);
-                    self.seen.insert(*pid, (*start, *pgid, comm.clone()));
+                    self.seen.insert(*pid, (f.start, f.pgid, f.comm.clone()));
                     added = true;
                 }
             }
@@ -350,7 +346,13 @@ impl Tree {
         let mut out = Vec::new();
         for (pid, (start, _, _)) in &self.seen {
             // The name now: the one first seen may be that of a program it exec'd since.
-            let Some((_, pgid_now, start_now, comm)) = proc_stat(*pid) else {
+            let Some(Family {
+                pgid: pgid_now,
+                start: start_now,
+                comm,
+                ..
+            }) = proc_stat(*pid)
+            else {
                 continue;
             };
             if start_now != *start || pgid_now == self.root {

@@ -17,26 +17,12 @@ pub fn is_bidi_control(c: char) -> bool {
     )
 }
 
-/// Characters a reader cannot see or that change how the text around them reads: the bidi
-/// controls, zero-width characters (U+200B-U+200D, U+2060-U+2064), the line and paragraph
-/// separators U+2028/U+2029 (a viewer breaks the line there), the byte-order mark U+FEFF, the
-/// soft hyphen, the interlinear annotation marks and the noncharacters U+FFFE/U+FFFF (issue
-/// 44, item 6). Every report shows them
-/// as `<U+2028>`.
+/// Characters a reader cannot see or that change how the text around them reads: those the
+/// sanitiser escapes (`foundation::sanitize::hides_text`: bidi controls, zero-width characters,
+/// U+2028/U+2029, the byte-order mark, the interlinear annotation marks), and the soft hyphen
+/// and the noncharacters U+FFFE/U+FFFF (issue 44, item 6). Every report shows them as `<U+2028>`.
 pub fn is_hidden(c: char) -> bool {
-    is_bidi_control(c)
-        || matches!(
-            c,
-            '\u{00AD}'
-                | '\u{200B}'..='\u{200D}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{FEFF}'
-                | '\u{FFF9}'..='\u{FFFB}'
-                | '\u{FFFE}'
-                | '\u{FFFF}'
-        )
+    crate::foundation::sanitize::hides_text(c) || matches!(c, '\u{00AD}' | '\u{FFFE}' | '\u{FFFF}')
 }
 
 /// Characters XML 1.0 cannot carry at all, not even as a reference: controls other than tab,
