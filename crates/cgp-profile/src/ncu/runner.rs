@@ -483,9 +483,15 @@ mod tests {
         let _one_at_a_time = SETSID.lock();
         let d = tempfile::tempdir().unwrap();
         let pidfile = d.path().join("pid");
-        // The shell exits at once: no scan sees the grandchild while its parent lives; it is
-        // re-parented to us (subreaper) and found then.
-        let script = format!("setsid sleep 600 & echo $! > {}", pidfile.display());
+        // The shell exits as soon as its grandchild has left the session and become `sleep` (so
+        // that the group's kill at the shell's exit cannot end it first, whatever the timing):
+        // no scan sees it while its parent lives; it is re-parented to us (subreaper) and found
+        // then.
+        let script = format!(
+            "setsid sh -c 'echo $$ > {p}; exec sleep 600' & \
+             until [ -s {p} ] && [ \"$(cat /proc/$(cat {p})/comm 2>/dev/null)\" = sleep ]; do :; done",
+            p = pidfile.display()
+        );
         let o = run(&inv(d.path(), "sh", &["-c", &script], Duration::from_secs(30))).unwrap();
         assert!(!o.timed_out);
         let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
