@@ -243,6 +243,7 @@ fn live_ab_runs_each_tree_in_its_own_directory_in_abba_order() {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-ncu/ncu"),
         )
         .env("FAKE_NCU_DIR", &fake)
+        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         .args([
             "ab",
             "--spec",
@@ -538,6 +539,7 @@ fn live_ab(dir: &Path, env: &[(&str, &str)]) -> (i32, String) {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-ncu/ncu"),
         )
         .env("FAKE_NCU_DIR", dir.join("fake"))
+        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         .args([
             "ab",
             "--spec",

@@ -214,7 +214,11 @@ fn a_profiler_permission_error_is_exit_3_with_verdict_error() {
             ("JUNIT", ""),
             ("ALLOW_NO_BASELINES", "true"),
         ],
-        &[("CGP_GATE_NCU", &ncu), ("FAKE_NCU_DIR", &fake)],
+        &[
+            ("CGP_GATE_NCU", &ncu),
+            ("FAKE_NCU_DIR", &fake),
+            (crate::support::STAND_IN_GPU, &crate::support::stand_in_gpu()),
+        ],
     );
     assert_eq!(o.status.code(), Some(3), "stderr: {}", text(&o.stderr));
     let out = r.outputs();

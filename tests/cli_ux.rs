@@ -310,6 +310,7 @@ fn init_runs_the_program_once_under_ncu_without_a_kernel_filter() {
         .current_dir(dir.path())
         .env("CGP_GATE_NCU", root().join("tests/fixtures/fake-ncu/ncu"))
         .env("FAKE_NCU_DIR", &fake)
+        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         .args(["init", "--", "./build/matmul", "--n", "1024"])
         .output()
         .unwrap();
@@ -351,6 +352,7 @@ fn init_reports_a_failing_program_as_a_profiler_failure_and_writes_nothing() {
         .current_dir(dir.path())
         .env("CGP_GATE_NCU", root().join("tests/fixtures/fake-ncu/ncu"))
         .env("FAKE_NCU_DIR", &fake)
+        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         .args(["init", "--", "./bench"])
         .output()
         .unwrap();
@@ -841,9 +843,11 @@ fn on_a_terminal_the_note_after_the_bar_is_shown() {
         spec.display(),
         dir.path().join("rec").display()
     );
+    let gpu = crate::support::stand_in_gpu();
     let env = [
         ("CGP_GATE_NCU", ncu.to_str().unwrap()),
         ("FAKE_NCU_DIR", fake.to_str().unwrap()),
+        (crate::support::STAND_IN_GPU, gpu.to_str().unwrap()),
     ];
     let Some(shown) = on_a_terminal(&args, &env) else {
         return;

@@ -168,6 +168,7 @@ impl Case {
     fn cmd(&self, args: &[&str]) -> (i32, String, String) {
         let out = cargo_bin_cmd!("cgp-gate")
             .current_dir(self.dir.path())
+            .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
             .args(args)
             .timeout(Duration::from_secs(120))
             .output()

@@ -331,7 +331,7 @@ fn doctor_names_each_check_and_what_to_fix() {
     let (code, text) = output(bin().arg("doctor"));
     assert_eq!(code, 3, "{text}");
     assert!(
-        text.contains("FAIL  GPU") && text.contains("fix: run on a machine with an NVIDIA GPU"),
+        text.contains("FAIL  GPU") && text.contains("fix: run on a machine whose NVIDIA GPU"),
         "{text}"
     );
     assert!(text.contains("cannot measure yet: GPU"), "{text}");

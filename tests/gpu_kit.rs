@@ -178,6 +178,9 @@ fn script() -> Command {
     c.arg(Path::new(ROOT).join("scripts/validate-gpu.sh"));
     c.arg("--cgp-gate").arg(env!("CARGO_BIN_EXE_cgp-gate"));
     c.env_remove("OUT");
+    // No GPU here: the SYNTHETIC stand-in passes cgp-gate's preflight so that each live step
+    // reaches ncu, nsys or the CUPTI library (the real GPU runner never sets it).
+    c.env(support::STAND_IN_GPU, support::stand_in_gpu());
     c
 }
 

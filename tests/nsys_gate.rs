@@ -430,6 +430,7 @@ fn the_real_nsys_accepts_the_live_argv() {
     .unwrap();
     let out = cargo_bin_cmd!("cgp-gate")
         .env("CGP_GATE_NSYS", NSYS)
+        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         .args(["profile", "--spec"])
         .arg(&spec)
         .output()
@@ -466,6 +467,7 @@ fn the_real_nsys_traces_a_live_run_end_to_end() {
     .unwrap();
     let out = cargo_bin_cmd!("cgp-gate")
         .env("CGP_GATE_NSYS", NSYS)
+        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         // The export the error cites is kept in $TMPDIR (issue 34): here, not /tmp.
         .env("TMPDIR", dir.path())
         .args(["profile", "--spec"])

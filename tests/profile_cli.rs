@@ -50,6 +50,7 @@ impl Scenario {
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-ncu/ncu"),
             )
             .env("FAKE_NCU_DIR", self.fake())
+            .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
             .env("CGP_GATE_RETRY_DELAYS_MS", "0,0")
             // A failed run keeps the output its error cites in $TMPDIR (issue 34): here, not /tmp.
             .env("TMPDIR", self.dir.path())
@@ -328,6 +329,7 @@ fn sigterm_ends_the_profiler_and_the_application_too() {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-ncu/ncu"),
         )
         .env("FAKE_NCU_DIR", s.fake())
+        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         .env("GITHUB_TOKEN", "secret-token-value")
         .arg("profile")
         .stdout(std::process::Stdio::null())

@@ -759,6 +759,7 @@ impl Fake {
         c.current_dir(self.dir.path())
             .env("CGP_GATE_NCU", root().join("tests/fixtures/fake-ncu/ncu"))
             .env("FAKE_NCU_DIR", self.path("fake"))
+            .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
             .env("TMPDIR", self.path("tmp"))
             .args(args);
         c

@@ -62,6 +62,7 @@ impl Live {
             .env_remove("GITHUB_OUTPUT")
             .env("CGP_GATE_NCU", root().join("tests/fixtures/fake-ncu/ncu"))
             .env("FAKE_NCU_DIR", self.path().join("fake"))
+            .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
             .env("CGP_GATE_RETRY_DELAYS_MS", "0,0")
             .args(args);
         c
@@ -382,6 +383,7 @@ pub(crate) fn program_env(vars: &[(&str, &str)], extra: &str) -> Vec<(String, St
     let mut c = Command::new(bin_path());
     c.current_dir(dir.path())
         .env("CGP_GATE_NCU", root().join("tests/standins/run-app-ncu"))
+        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         .env(
             "STANDIN_NCU_LOG",
             root().join("examples/recordings/main/vector_add/n=1048576/0.csv"),
@@ -804,6 +806,7 @@ fn every_terminating_signal_during_a_live_check_ends_the_profiler_group_and_exit
             .current_dir(live.path())
             .env("CGP_GATE_NCU", root().join("tests/fixtures/fake-ncu/ncu"))
             .env("FAKE_NCU_DIR", live.path().join("fake"))
+            .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
             .env("TMPDIR", live.path().join("tmp"))
             .env_remove("GITHUB_ACTIONS")
             .args([
@@ -1101,6 +1104,7 @@ fn a_failed_live_run_leaves_nothing_and_its_run_by_hand_line_works() {
         .args(&argv[1..])
         .current_dir(live.path())
         .env("FAKE_NCU_DIR", live.path().join("fake"))
+        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()

@@ -251,6 +251,7 @@ fn secrets_the_program_prints_reach_no_report() {
     let out = crate::support::bin()
         .current_dir(d)
         .env("CGP_GATE_NCU", root().join("tests/standins/run-app-ncu"))
+        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         .env(
             "STANDIN_NCU_LOG",
             root().join("examples/recordings/main/vector_add/n=1048576/0.csv"),

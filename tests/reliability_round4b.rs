@@ -258,6 +258,7 @@ fn a_forged_trace_beside_the_librarys_refusal_fails_the_run() {
     .unwrap();
     let out = crate::support::bin()
         .current_dir(d)
+        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         .args(["profile", "--spec", "s.yaml"])
         .output()
         .unwrap();

@@ -49,6 +49,16 @@ pub fn bin() -> assert_cmd::Command {
     c
 }
 
+/// The SYNTHETIC stand-in GPU (tests/standins/gpu.json), for `CGP_GATE_STAND_IN_GPU`: a live run
+/// on this machine passes its preflight with it and reaches the program and the profiler. Every
+/// test of a live path sets it and proves it got past the preflight (issue 44, item 8).
+pub fn stand_in_gpu() -> std::path::PathBuf {
+    root().join("tests/standins/gpu.json")
+}
+
+/// The variable [`stand_in_gpu`] goes in.
+pub const STAND_IN_GPU: &str = "CGP_GATE_STAND_IN_GPU";
+
 /// Copy the folder `from` to `to`, recursively (a link to a folder is copied as the folder).
 pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();

@@ -187,6 +187,10 @@ pub trait Gpu: Send + Sync {
     /// Lock the memory clock into `[min_mhz, max_mhz]` (root; Ampere and newer).
     fn set_locked_mem_clocks(&self, device: u32, min_mhz: u32, max_mhz: u32) -> Result<(), GpuError>;
     fn reset_locked_mem_clocks(&self, device: u32) -> Result<(), GpuError>;
+    /// Whether the driver restricts performance counters to administrators (the kernel
+    /// module's `RmProfilingAdminOnly`): ncu then fails with `ERR_NVGPUCTRPERM` for other users.
+    /// `None` when the driver does not say.
+    fn counters_admin_only(&self) -> Result<Option<bool>, GpuError>;
 
     /// One reading of the dynamic state; parts the GPU does not report are `None`.
     fn read(&self, device: u32) -> Reading {

@@ -102,6 +102,8 @@ pub struct FakeGpu {
     pub devices: Vec<FakeDevice>,
     pub driver_version: String,
     pub cuda_driver_version: i32,
+    /// What [`Gpu::counters_admin_only`] says (`None`: the driver does not say).
+    pub counters_admin_only: Option<bool>,
     state: Mutex<State>,
 }
 
@@ -112,6 +114,7 @@ impl FakeGpu {
             devices,
             driver_version: "000.00.00".to_owned(),
             cuda_driver_version: 12040,
+            counters_admin_only: None,
             state: Mutex::new(State {
                 cursor,
                 ..State::default()
@@ -171,6 +174,9 @@ fn some<T>(v: Option<T>) -> Result<T, GpuError> {
 }
 
 impl Gpu for FakeGpu {
+    fn counters_admin_only(&self) -> Result<Option<bool>, GpuError> {
+        Ok(self.counters_admin_only)
+    }
     fn device_count(&self) -> Result<u32, GpuError> {
         u32::try_from(self.devices.len()).map_err(|_| GpuError::Other("too many devices".into()))
     }

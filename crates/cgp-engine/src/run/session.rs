@@ -27,10 +27,11 @@ impl Session {
         }
     }
 
-    /// Open NVML and lock the clocks the targets ask for.
+    /// Open NVML, check what the targets need from the machine (unless `dry_run`:
+    /// [`crate::profile::machine::preflight`]) and lock the clocks the targets ask for.
     ///
     /// # Errors
-    /// Targets with different `clocks:` (one lock per run); NVML locking without NVML; the
+    /// A failed preflight (exit 3); targets with different `clocks:` (one lock per run); NVML locking without NVML; the
     /// errors of [`crate::gpu::lock_clocks`] (no permission, MIG, unsupported clocks).
     pub fn live(targets: &[&Target], dry_run: bool, out: &mut dyn Write) -> Result<Self, Error> {
         let mut settings = targets.iter().map(|t| t.clocks);
@@ -44,7 +45,13 @@ impl Session {
         }
         // Ctrl-C and SIGTERM must end ncu and the benchmark too, and reset locked clocks.
         crate::gpu::clocks::ensure_signal_thread().map_err(Error::Environment)?;
-        let (gpu, gpu_note) = match crate::gpu::open() {
+        let opened = crate::gpu::open();
+        // Before any baseline is read or program started: what the targets' backends need from
+        // the machine (issue 46). A dry run starts nothing.
+        if !dry_run {
+            crate::profile::machine::preflight(targets, opened.as_ref().map(AsRef::as_ref))?;
+        }
+        let (gpu, gpu_note) = match opened {
             Ok(g) => (Some(Arc::<dyn Gpu>::from(g)), None),
             Err(e) => (None, Some(e.to_string())),
         };

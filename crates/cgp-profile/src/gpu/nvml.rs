@@ -33,11 +33,15 @@ impl<T> Nv<T> for Result<T, NvmlError> {
 
 /// Load NVML and return the real GPU interface, or why it is unavailable.
 ///
-/// Honors [`NVML_LIB_ENV`] (`CGP_GATE_NVML_LIB`) as the library path.
+/// Honors [`NVML_LIB_ENV`] (`CGP_GATE_NVML_LIB`) as the library path, and opens the SYNTHETIC
+/// stand-in of [`super::stand_in::STAND_IN_ENV`] instead of NVML when that is set.
 ///
 /// # Errors
 /// [`GpuUnavailable`] when the library cannot be loaded or NVML cannot be initialised.
 pub fn open() -> Result<Box<dyn Gpu>, GpuUnavailable> {
+    if let Some(path) = std::env::var_os(super::stand_in::STAND_IN_ENV).filter(|v| !v.is_empty()) {
+        return super::stand_in::open(std::path::Path::new(&path));
+    }
     let lib = std::env::var_os(NVML_LIB_ENV).filter(|v| !v.is_empty());
     let result = match &lib {
         Some(path) => Nvml::builder().lib_path(path).init(),
@@ -182,6 +186,18 @@ impl Gpu for NvmlGpu {
     }
     fn reset_locked_mem_clocks(&self, device: u32) -> Result<(), GpuError> {
         self.dev(device)?.reset_mem_locked_clocks().nv()
+    }
+    fn counters_admin_only(&self) -> Result<Option<bool>, GpuError> {
+        // NVML does not report it; the kernel module lists its parameters in procfs.
+        let params = cgp_core::foundation::fsutil::read_text(
+            std::path::Path::new("/proc/driver/nvidia/params"),
+            1 << 20,
+        )
+        .map_err(|e| GpuError::Other(one_line(&e.message("driver's parameter list"))))?;
+        Ok(params
+            .lines()
+            .find_map(|l| l.strip_prefix("RmProfilingAdminOnly:"))
+            .map(|v| v.trim() != "0"))
     }
 }
 

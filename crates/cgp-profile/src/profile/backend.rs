@@ -84,6 +84,13 @@ pub trait Backend: Sync {
         false
     }
 
+    /// What a live run of its targets needs from the machine, checked before anything runs
+    /// ([`crate::profile::machine::preflight`]) and by `cgp-gate doctor`. A harness needs nothing: its
+    /// own file names the device.
+    fn needs(&self) -> &'static [crate::profile::machine::Need] {
+        &[]
+    }
+
     /// How long to wait before each retry when another tool holds the GPU counters; empty: the
     /// tool never competes for them.
     fn busy_retry_delays(&self) -> Vec<Duration> {

@@ -32,6 +32,12 @@ impl Backend for CuptiBackend {
     fn kind(&self) -> crate::spec::ProfilerKind {
         crate::spec::ProfilerKind::Cupti
     }
+    fn needs(&self) -> &'static [crate::profile::machine::Need] {
+        &[
+            crate::profile::machine::Need::Gpu,
+            crate::profile::machine::Need::Libcupti,
+        ]
+    }
 
     fn live(&self, setup: &LiveSetup<'_>) -> Result<Box<dyn Profiler>, crate::Error> {
         let mut cupti = CuptiProfiler::new(setup.base_dir)?;

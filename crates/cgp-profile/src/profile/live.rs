@@ -286,6 +286,10 @@ impl Backend for NcuBackend {
     fn kind(&self) -> ProfilerKind {
         ProfilerKind::Ncu
     }
+    fn needs(&self) -> &'static [crate::profile::machine::Need] {
+        use crate::profile::machine::Need;
+        &[Need::Gpu, Need::Counters, Need::Ncu]
+    }
 
     fn live(&self, setup: &LiveSetup<'_>) -> Result<Box<dyn Profiler>, crate::Error> {
         let mut ncu = NcuProfiler::new(setup.base_dir)?;

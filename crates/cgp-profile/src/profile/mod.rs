@@ -5,7 +5,8 @@
 //! and says how a recording keeps a repetition. [`Profiler::capture`] runs (live) or reads
 //! (replay, any backend's recording) one repetition of one target x size and returns the raw
 //! output as the profiler wrote it; the same backend reads a live and a recorded capture, so a
-//! recorded failure is classified exactly like a live one.
+//! recorded failure is classified exactly like a live one. What a backend needs from the machine
+//! is checked before a live run ([`machine::preflight`]) and by `cgp-gate doctor`.
 
 pub mod backend;
 pub mod by_target;
@@ -16,6 +17,7 @@ pub mod filter;
 pub mod harness;
 pub mod launches;
 pub mod live;
+pub mod machine;
 pub mod nsys;
 pub mod record;
 pub mod replay;

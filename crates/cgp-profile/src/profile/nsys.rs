@@ -475,6 +475,12 @@ impl Backend for NsysBackend {
     fn kind(&self) -> crate::spec::ProfilerKind {
         crate::spec::ProfilerKind::Nsys
     }
+    fn needs(&self) -> &'static [crate::profile::machine::Need] {
+        &[
+            crate::profile::machine::Need::Gpu,
+            crate::profile::machine::Need::Nsys,
+        ]
+    }
 
     fn live(&self, setup: &LiveSetup<'_>) -> Result<Box<dyn Profiler>, crate::Error> {
         Ok(Box::new(NsysProfiler::new(setup.base_dir)?))
