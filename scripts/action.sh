@@ -3,7 +3,11 @@
 # without GitHub (tests/action_e2e.rs).
 #
 #   scripts/action.sh prepare   where the binary comes from; cache key and install directory
-#   scripts/action.sh install   cargo install cgp-gate into the install directory
+#   scripts/action.sh install   the release binary of the action's ref (scripts/install.sh,
+#                               checksum verified) when that ref is a release tag; otherwise, or
+#                               when the release has no binary, cargo install from the action's
+#                               own checkout (or, for the 'version' input, that ref of its
+#                               repository); says which it did
 #   scripts/action.sh run       run `cgp-gate check`, `cgp-gate ab` or `cgp-gate baseline update`
 #
 # Inputs arrive as INPUT_* environment variables (action.yml maps them through `env:`; they are
@@ -23,6 +27,7 @@ clean() {
   s=${s//$'\t'/\\t}
   s=${s//$'\e'/\\e}
   for i in 1 2 3 4 5 6 7 8 11 12 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 127; do
+    # shellcheck disable=SC2059 # the format is the octal escape that makes the character
     printf -v c "\\$(printf '%03o' "$i")"
     s=${s//"$c"/?}
   done
@@ -67,6 +72,20 @@ action_path() {
   fi
 }
 
+# The ref cgp-gate comes from: the 'version' input, else the ref the workflow named the action
+# by (the `@v0.2.0` of its `uses:` line: github.action_ref).
+wanted_ref() {
+  if [[ -n "${INPUT_VERSION:-}" ]]; then
+    printf '%s' "$INPUT_VERSION"
+  else
+    printf '%s' "${ACTION_REF:-}"
+  fi
+}
+
+# A ref that names a release: v<digit>..., e.g. v0.2.0 (a moving major tag such as v1 is one
+# too when its release exists; a branch or a commit is not).
+is_release_ref() { [[ "$1" =~ ^v[0-9][A-Za-z0-9._-]*$ ]]; }
+
 prepare() {
   local src version key hash
   if [[ -n "${INPUT_PATH:-}" ]]; then
@@ -78,6 +97,11 @@ prepare() {
   if [[ -n "$version" ]]; then
     [[ "$version" =~ ^[A-Za-z0-9._/-]+$ ]] || die 2 "input 'version' must be a tag, branch or commit of the action's repository, got '$version'"
     hash="$version"
+  elif is_release_ref "${ACTION_REF:-}"; then
+    # A release tag: its binary is downloaded; the cache is keyed on the tag and the tree, so a
+    # moved tag with new code gets a new binary.
+    hash="${ACTION_REF}-$(cd "$src" && find Cargo.toml Cargo.lock src crates -type f -print0 | LC_ALL=C sort -z \
+      | xargs -0 sha256sum | sha256sum | cut -c1-16)"
   else
     # A content hash of what `cargo install --path` builds: a moving tag like @v1 gets a new
     # binary when its code changes, and an unchanged tree reuses the cache.
@@ -90,15 +114,41 @@ prepare() {
   set_output dir "${RUNNER_TOOL_CACHE:-${RUNNER_TEMP:-/tmp}}/cgp-gate/$key"
 }
 
+# notice TEXT: what the install did, as a notice under Actions and a line on stderr.
+notice() {
+  local msg
+  msg="$(clean "$1")"
+  [[ "${GITHUB_ACTIONS:-}" != true ]] || printf '::notice title=cgp-gate action::%s\n' "${msg//%/%25}"
+  printf 'cgp-gate action: %s\n' "$msg" >&2
+}
+
 install() {
   local root="${CGP_GATE_ROOT:?CGP_GATE_ROOT (the install directory) is not set}"
-  command -v cargo >/dev/null || die 3 "cargo is not on PATH: install a Rust toolchain on the runner (e.g. dtolnay/rust-toolchain) or give the action a binary with the 'path' input"
+  local ref why url
+  ref="$(wanted_ref)"
+  # The release's files (CGP_GATE_DOWNLOAD_URL: a mirror, or the tests' local server).
+  url="${CGP_GATE_DOWNLOAD_URL:-}"
+  [[ -n "$url" || -z "${ACTION_REPOSITORY:-}" ]] ||
+    url="${GITHUB_SERVER_URL:-https://github.com}/$ACTION_REPOSITORY/releases/download/$ref"
+  if is_release_ref "$ref" && [[ -n "$url" ]]; then
+    if why="$(CGP_GATE_DOWNLOAD_URL="$url" sh "$(action_path)/scripts/install.sh" --version "$ref" \
+      --to "$root/bin" 2>&1)"; then
+      notice "installed the release binary of $ref (SHA-256 checked): $(tail -n 1 <<<"$why")"
+      set_output source release
+      return 0
+    fi
+    notice "no release binary for $ref ($(tail -n 1 <<<"$why")); building from source instead"
+  fi
+  command -v cargo >/dev/null || die 3 "cargo is not on PATH and there is no release binary for '${ref:-this checkout}': name the action by a release tag (the @vX.Y.Z of its uses: line), install a Rust toolchain on the runner (e.g. dtolnay/rust-toolchain), or give the action a binary with the 'path' input"
+  set_output source built
   if [[ -n "${INPUT_VERSION:-}" ]]; then
     [[ -n "${ACTION_REPOSITORY:-}" ]] || die 2 "input 'version' needs the action's repository (github.action_repository)"
     cargo install --locked --root "$root" --git "${GITHUB_SERVER_URL:-https://github.com}/$ACTION_REPOSITORY" \
       --rev "$INPUT_VERSION" cgp-gate
+    notice "built cgp-gate $INPUT_VERSION from $ACTION_REPOSITORY with cargo"
   else
     cargo install --locked --root "$root" --path "$(action_path)"
+    notice "built cgp-gate from the action's checkout ($(action_path)) with cargo"
   fi
 }
 

@@ -470,6 +470,17 @@ fn prepare_keys_the_cache_on_os_arch_and_source_and_skips_it_for_a_given_binary(
     prepare(&again, &[]);
     assert_eq!(&again.outputs()["key"], key);
 
+    // Named by a release tag: keyed on the tag (its binary is downloaded) and the tree.
+    let r = Runner::new();
+    prepare(&r, &[("ACTION_REF", "v1.2.0")]);
+    let tagged = &r.outputs()["key"];
+    assert_eq!(tagged.len(), "cgp-gate-Linux-X64-v1.2.0-".len() + 16, "{tagged}");
+    assert!(tagged.starts_with("cgp-gate-Linux-X64-v1.2.0-"), "{tagged}");
+    // A branch is no release: keyed on the tree alone, as without a ref.
+    let r = Runner::new();
+    prepare(&r, &[("ACTION_REF", "main")]);
+    assert_eq!(&r.outputs()["key"], key);
+
     let r = Runner::new();
     prepare(&r, &[("INPUT_VERSION", "v1.2.0")]);
     assert_eq!(r.outputs()["key"], "cgp-gate-Linux-X64-v1.2.0");

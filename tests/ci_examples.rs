@@ -23,7 +23,7 @@ fn have(tool: &str) -> bool {
 
 /// Every YAML document of a file, as JSON values (GitLab's `!reference` tag becomes the tagged
 /// value's content).
-fn yaml_docs(rel: &str) -> Vec<Value> {
+pub(crate) fn yaml_docs(rel: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(root().join(rel)).unwrap();
     let mut docs = Vec::new();
     for doc in yaml_serde::Deserializer::from_str(&text) {
@@ -410,108 +410,6 @@ fn slurm_submit_runs_the_array_then_the_merge_and_exits_with_the_verdict() {
     let merged: Value =
         serde_json::from_str(&std::fs::read_to_string(second.join("merged.json")).unwrap()).unwrap();
     assert_eq!(rows(&merged), rows(&whole));
-}
-
-/// The GitLab template installs cgp-gate before any release exists: from its repository with
-/// cargo (a stand-in `cargo` here that logs its argv and writes a binary), once per commit of
-/// CGP_GATE_VERSION; the next job takes it from the cache directory, and a moved tag builds again.
-/// The default CGP_GATE_PIP is empty: `pip install cgp-gate` (nothing on PyPI) is not the default.
-#[test]
-fn gitlab_template_builds_cgp_gate_from_the_repository_once_per_commit() {
-    let rel = "examples/gitlab/cgp-gate.gitlab-ci.yml";
-    let ci = &yaml_docs(rel)[0];
-    assert_eq!(
-        ci["variables"]["CGP_GATE_PIP"], "",
-        "no PyPI release yet: building from the repository is the default"
-    );
-    assert_eq!(ci["cgp-gate:check"]["extends"], ".cgp-gate-cache");
-    assert_eq!(ci[".cgp-gate-cache"]["cache"]["paths"][0], ".cgp-gate/");
-    let script: Vec<String> = ci[".cgp-gate-install"]["script"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_str().unwrap().to_owned())
-        .collect();
-    let script = format!("set -eu\n{}\n", script.join("\n"));
-
-    let dir = tempfile::tempdir().unwrap();
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-C"])
-            .arg(dir.path().join("upstream"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
-    std::fs::create_dir(dir.path().join("upstream")).unwrap();
-    git(&["init", "-q"]);
-    git(&["commit", "-q", "--allow-empty", "-m", "one"]);
-    git(&["tag", "-a", "v1", "-m", "v1"]);
-    let first = git(&["rev-parse", "HEAD"]);
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
-    let cargo = bin.join("cargo");
-    std::fs::write(
-        &cargo,
-        "#!/bin/bash\necho \"$*\" >> \"$CARGO_LOG\"\nwhile [ \"$1\" != --root ]; do shift; done\nmkdir -p \"$2/bin\"\nprintf '#!/bin/sh\\necho cgp-gate 0.1.0\\n' > \"$2/bin/cgp-gate\"\nchmod +x \"$2/bin/cgp-gate\"\n",
-    )
-    .unwrap();
-    Command::new("chmod").arg("755").arg(&cargo).status().unwrap();
-    let project = dir.path().join("project");
-    std::fs::create_dir(&project).unwrap();
-    let log = dir.path().join("cargo.log");
-    let job = || {
-        let out = Command::new("bash")
-            .arg("-c")
-            .arg(&script)
-            .env(
-                "PATH",
-                format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
-            )
-            .env("CI_PROJECT_DIR", &project)
-            .env("CGP_GATE_REPO", dir.path().join("upstream"))
-            .env("CGP_GATE_VERSION", "v1")
-            .env("CGP_GATE_PIP", "")
-            .env("CARGO_LOG", &log)
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{said}");
-        assert!(said.contains("cgp-gate 0.1.0"), "{said}");
-        (said, std::fs::read_to_string(&log).unwrap_or_default())
-    };
-    let (_, calls) = job();
-    assert_eq!(calls.lines().count(), 1, "{calls}");
-    assert!(
-        calls.contains(&format!(
-            "--git {} --rev {first} cgp-gate",
-            dir.path().join("upstream").display()
-        )),
-        "{calls}"
-    );
-    let (said, calls) = job();
-    assert_eq!(calls.lines().count(), 1, "the second job builds nothing: {calls}");
-    assert!(said.contains("from the cache"), "{said}");
-    // The tag moves: a new build.
-    git(&["commit", "-q", "--allow-empty", "-m", "two"]);
-    git(&["tag", "-f", "-a", "v1", "-m", "v1 again"]);
-    let second = git(&["rev-parse", "HEAD"]);
-    let (_, calls) = job();
-    assert_eq!(calls.lines().count(), 2, "{calls}");
-    assert!(
-        calls
-            .lines()
-            .nth(1)
-            .unwrap()
-            .contains(&format!("--rev {second} ")),
-        "{calls}"
-    );
 }
 
 /// examples/k8s/wait.sh against a stand-in `kubectl` that answers the Job's conditions from a

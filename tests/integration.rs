@@ -38,6 +38,7 @@ mod harness_gate;
 mod harness_import;
 mod harness_init;
 mod history_site;
+mod install;
 mod live_paths;
 mod ncu_real;
 mod nsys_cli;

@@ -1,0 +1,539 @@
+//! Installing without a Rust toolchain (issue 46, "you cannot install it in CI as written"),
+//! checked without publishing: the release's files made by the script the release workflow runs
+//! (scripts/package-release.sh) from this build's binary, served on 127.0.0.1, and installed by
+//! scripts/install.sh, by the Action (scripts/action.sh) and by the GitLab template; and one
+//! repository and release named everywhere (Cargo.toml's `repository` and version).
+//!
+//! The packaged binary is this test build's `cgp-gate` (a debug build linked against this
+//! machine's glibc, so the glibc-floor check is skipped for it with GLIBC_FLOOR=none; the floor
+//! check itself is tested on it below, where it must refuse).
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use crate::support::root;
+
+fn cargo_toml() -> String {
+    std::fs::read_to_string(root().join("Cargo.toml")).unwrap()
+}
+
+/// Cargo.toml's `repository`, as OWNER/NAME.
+fn repository() -> String {
+    let text = cargo_toml();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("repository = \"https://github.com/"))
+        .expect("Cargo.toml names its repository (https://github.com/OWNER/NAME)");
+    line.trim_end_matches('"').to_owned()
+}
+
+/// The release tag of this version: `v` + Cargo.toml's version.
+fn release_tag() -> String {
+    let text = cargo_toml();
+    let v = text
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .unwrap()
+        .trim_end_matches('"');
+    format!("v{v}")
+}
+
+fn target() -> &'static str {
+    match std::env::consts::ARCH {
+        "aarch64" => "aarch64-unknown-linux-gnu",
+        _ => "x86_64-unknown-linux-gnu",
+    }
+}
+
+fn said(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+}
+
+/// A release folder as the workflow makes it, from this build's binary.
+fn package(dir: &Path) {
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let o = Command::new("bash")
+            .arg(root().join("scripts/package-release.sh"))
+            .args(args)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", said(&o));
+    };
+    let d = dir.to_str().unwrap();
+    run(
+        &["archive", env!("CARGO_BIN_EXE_cgp-gate"), target(), d],
+        &[("GLIBC_FLOOR", "none")],
+    );
+    run(&["installer", &repository(), &release_tag(), d], &[]);
+    run(&["sums", d], &[]);
+}
+
+/// A static file server on 127.0.0.1 (Python's http.server) over `dir`, logging each request's
+/// path to `requests.log` beside the folder; stopped when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Self {
+        let log = dir.with_extension("requests.log");
+        let script = r#"
+import functools, http.server, sys
+log = open(sys.argv[2], "a", buffering=1)
+class H(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, fmt, *args):
+        log.write(self.path + " " + str(args[1] if len(args) > 1 else "") + "\n")
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(H, directory=sys.argv[1]))
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"#;
+        let mut child = Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .arg(dir)
+            .arg(&log)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("no port from the server: {line:?}"));
+        Self { child, port, log }
+    }
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+    /// The archive downloads so far.
+    fn archive_requests(&self) -> usize {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(".tar.gz ") && !l.contains(".sha256"))
+            .count()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn install(script: &Path, url: &str, to: &Path, extra: &[&str]) -> Output {
+    Command::new("sh")
+        .arg(script)
+        .arg("--to")
+        .arg(to)
+        .args(extra)
+        .env("CGP_GATE_DOWNLOAD_URL", url)
+        .output()
+        .unwrap()
+}
+
+fn version_of(bin: &Path) -> String {
+    let o = Command::new(bin).arg("--version").output().unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}
+
+#[test]
+fn the_installer_installs_a_packaged_release_from_a_local_server() {
+    let d = tempfile::tempdir().unwrap();
+    let rel = d.path().join("release");
+    package(&rel);
+    let archive = format!("cgp-gate-{}.tar.gz", target());
+    let sums = std::fs::read_to_string(rel.join("SHA256SUMS")).unwrap();
+    assert!(
+        sums.contains(&archive) && sums.contains("cgp-gate-installer.sh"),
+        "{sums}"
+    );
+    let one = std::fs::read_to_string(rel.join(format!("{archive}.sha256"))).unwrap();
+    assert!(sums.contains(one.trim()), "{one} / {sums}");
+    // The installer carries this release as its defaults.
+    let installer = std::fs::read_to_string(rel.join("cgp-gate-installer.sh")).unwrap();
+    assert!(
+        installer.contains(&format!("CGP_GATE_REPOSITORY:-{}}}", repository()))
+            && installer.contains(&format!("CGP_GATE_VERSION:-{}}}", release_tag())),
+        "the installer's defaults are not stamped"
+    );
+
+    let server = Server::start(&rel);
+    let to = d.path().join("bin");
+    let o = install(&rel.join("cgp-gate-installer.sh"), &server.url(), &to, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let bin = to.join("cgp-gate");
+    assert_eq!(
+        std::fs::read(&bin).unwrap(),
+        std::fs::read(env!("CARGO_BIN_EXE_cgp-gate")).unwrap(),
+        "the installed binary is the packaged one"
+    );
+    assert_eq!(version_of(&bin), format!("cgp-gate {}", &release_tag()[1..]));
+    assert!(said(&o).contains("installed cgp-gate"), "{}", said(&o));
+    assert_eq!(server.archive_requests(), 1);
+}
+
+#[test]
+fn a_tampered_missing_or_linked_install_installs_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let rel = d.path().join("release");
+    package(&rel);
+    let server = Server::start(&rel);
+    let installer = root().join("scripts/install.sh");
+    let to = d.path().join("bin");
+    std::fs::create_dir(&to).unwrap();
+    // An older cgp-gate is there: it stays unless a checked one replaces it.
+    std::fs::write(to.join("cgp-gate"), "#!/bin/sh\necho cgp-gate old\n").unwrap();
+
+    // One byte of the archive changed after its checksum was taken.
+    let archive = rel.join(format!("cgp-gate-{}.tar.gz", target()));
+    let mut bytes = std::fs::read(&archive).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x01;
+    std::fs::write(&archive, &bytes).unwrap();
+    let o = install(&installer, &server.url(), &to, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", said(&o));
+    assert!(said(&o).contains("checksum mismatch"), "{}", said(&o));
+    assert_eq!(
+        std::fs::read_to_string(to.join("cgp-gate")).unwrap(),
+        "#!/bin/sh\necho cgp-gate old\n"
+    );
+
+    // No such release on the server.
+    let o = install(&installer, &format!("{}/nothing-here", server.url()), &to, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", said(&o));
+    assert!(said(&o).contains("cannot download"), "{}", said(&o));
+
+    // A link at the destination is not written through.
+    std::fs::remove_file(to.join("cgp-gate")).unwrap();
+    let theirs = d.path().join("theirs");
+    std::fs::write(&theirs, "keep me").unwrap();
+    std::os::unix::fs::symlink(&theirs, to.join("cgp-gate")).unwrap();
+    std::fs::write(&archive, {
+        // The good archive again (repackaged: the same binary gives the same bytes).
+        package(&rel);
+        std::fs::read(&archive).unwrap()
+    })
+    .unwrap();
+    let o = install(&installer, &server.url(), &to, &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", said(&o));
+    assert!(said(&o).contains("symbolic link"), "{}", said(&o));
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "keep me");
+
+    // Usage errors are exit 2 and name the option.
+    for (args, says) in [
+        (&["--version", "main"][..], "--version must be a release tag"),
+        (&["--colour"][..], "unknown option '--colour'"),
+        (&["--repository", "nope"][..], "OWNER/NAME"),
+    ] {
+        let o = install(&installer, &server.url(), &to, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", said(&o));
+        assert!(said(&o).contains(says), "{args:?}: {}", said(&o));
+    }
+}
+
+#[test]
+fn the_packaging_refuses_a_binary_above_the_glibc_floor() {
+    let d = tempfile::tempdir().unwrap();
+    let o = Command::new("bash")
+        .arg(root().join("scripts/package-release.sh"))
+        .args(["archive", env!("CARGO_BIN_EXE_cgp-gate"), target()])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    // This machine's glibc is newer than 2.28 (Debian 12: 2.36), and the test build links it.
+    assert_eq!(o.status.code(), Some(2), "{}", said(&o));
+    assert!(said(&o).contains("above the floor 2.28"), "{}", said(&o));
+    assert!(std::fs::read_dir(d.path()).unwrap().next().is_none());
+}
+
+/// PATH without any folder that holds cargo: a runner with no Rust toolchain.
+fn path_without_cargo() -> String {
+    std::env::var("PATH")
+        .unwrap()
+        .split(':')
+        .filter(|p| !Path::new(p).join("cargo").exists())
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// The Action named by a release tag downloads that release's binary (SHA-256 checked) and says
+/// so; with no binary in the release and no cargo on the runner it says both, exit 3.
+#[test]
+fn the_action_installs_its_release_binary_without_cargo() {
+    let d = tempfile::tempdir().unwrap();
+    let rel = d.path().join("release");
+    package(&rel);
+    let server = Server::start(&rel);
+    let tag = release_tag();
+    let action = |step: &str, url: &str, root_dir: &Path, output: &Path| {
+        Command::new("bash")
+            .arg(root().join("scripts/action.sh"))
+            .arg(step)
+            .env_clear()
+            .env("PATH", path_without_cargo())
+            .env("HOME", d.path())
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_OUTPUT", output)
+            .env("GITHUB_ACTION_PATH", root())
+            .env("ACTION_REF", &tag)
+            .env("ACTION_REPOSITORY", repository())
+            .env("CGP_GATE_DOWNLOAD_URL", url)
+            .env("CGP_GATE_ROOT", root_dir)
+            .env("RUNNER_OS", "Linux")
+            .env("RUNNER_ARCH", "X64")
+            .output()
+            .unwrap()
+    };
+    let out = d.path().join("out");
+    let o = action("prepare", &server.url(), d.path(), &out);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let outputs = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        outputs.contains(&format!("cgp-gate-Linux-X64-{tag}-")),
+        "the cache is keyed on the release tag: {outputs}"
+    );
+    let inst = d.path().join("inst");
+    let o = action("install", &server.url(), &inst, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert!(
+        said(&o).contains(&format!(
+            "::notice title=cgp-gate action::installed the release binary of {tag} (SHA-256 checked)"
+        )),
+        "{}",
+        said(&o)
+    );
+    assert!(std::fs::read_to_string(&out).unwrap().contains("release"));
+    assert_eq!(
+        version_of(&inst.join("bin/cgp-gate")),
+        format!("cgp-gate {}", &tag[1..])
+    );
+
+    let o = action(
+        "install",
+        &format!("{}/no-release", server.url()),
+        &d.path().join("i2"),
+        &out,
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", said(&o));
+    let s = said(&o);
+    assert!(s.contains(&format!("no release binary for {tag}")), "{s}");
+    assert!(s.contains("cargo is not on PATH"), "{s}");
+}
+
+/// The GitLab template installs the release with the release's installer, once per version: the
+/// next job takes it from the cache folder, a new CGP_GATE_VERSION downloads again.
+#[test]
+fn the_gitlab_template_installs_the_release_once_per_version() {
+    let ci = &crate::ci_examples::yaml_docs("examples/gitlab/cgp-gate.gitlab-ci.yml")[0];
+    assert_eq!(
+        ci["variables"]["CGP_GATE_PIP"], "",
+        "the release binary is the default"
+    );
+    assert_eq!(ci["variables"]["CGP_GATE_VERSION"], release_tag().as_str());
+    let script: Vec<String> = ci[".cgp-gate-install"]["script"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_owned())
+        .collect();
+    let script = format!("set -eu\n{}\n", script.join("\n"));
+    let d = tempfile::tempdir().unwrap();
+    let rel = d.path().join("release");
+    package(&rel);
+    let server = Server::start(&rel);
+    let project = d.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let job = |version: &str| {
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .env("PATH", path_without_cargo())
+            .env("CI_PROJECT_DIR", &project)
+            .env("CGP_GATE_REPOSITORY", repository())
+            .env("CGP_GATE_VERSION", version)
+            .env("CGP_GATE_DOWNLOAD_URL", server.url())
+            .env("CGP_GATE_PIP", "")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", said(&o));
+        said(&o)
+    };
+    let tag = release_tag();
+    let s = job(&tag);
+    assert!(s.contains(&format!("cgp-gate {}", &tag[1..])), "{s}");
+    assert_eq!(server.archive_requests(), 1);
+    let s = job(&tag);
+    assert!(s.contains("from the cache"), "{s}");
+    assert_eq!(server.archive_requests(), 1, "the second job downloads nothing");
+    // Another version (the same files are served for it here): a new download.
+    job("v99.0.0");
+    assert_eq!(server.archive_requests(), 2);
+}
+
+/// Every file a user copies from names this repository as Cargo.toml does, and the Action by this
+/// release's tag; the templates that can say it once (a variable) say it once; the `with:` keys
+/// given to the Action are its inputs.
+#[test]
+fn every_template_and_snippet_names_the_repository_and_release_of_cargo_toml() {
+    let repo = repository();
+    let tag = release_tag();
+    let name = repo.split('/').nth(1).unwrap().to_owned();
+    let mut files: Vec<PathBuf> = [
+        "README.md",
+        "action.yml",
+        "scripts/install.sh",
+        "scripts/action.sh",
+    ]
+    .iter()
+    .map(|f| root().join(f))
+    .collect();
+    for dir in [
+        "docs",
+        "examples/workflows",
+        "examples/gitlab",
+        "examples/slurm",
+        "examples/k8s",
+    ] {
+        for e in std::fs::read_dir(root().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() {
+                files.push(p);
+            }
+        }
+    }
+    let reference = regex_lite(&name);
+    let mut wrong = Vec::new();
+    let mut seen = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        let rel = f.strip_prefix(root()).unwrap().display().to_string();
+        if text.contains("<this repository>") {
+            wrong.push(format!("{rel}: says `<this repository>`"));
+        }
+        for (owner_repo, after) in reference(&text) {
+            seen += 1;
+            if owner_repo != repo {
+                wrong.push(format!("{rel}: names {owner_repo}, Cargo.toml says {repo}"));
+            }
+            if let Some(r) = after.strip_prefix('@')
+                && r != tag
+            {
+                wrong.push(format!("{rel}: uses {owner_repo}@{r}, the release is {tag}"));
+            }
+        }
+    }
+    assert!(seen >= 15, "only {seen} references found: the scan is broken");
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    for once in [
+        "examples/gitlab/cgp-gate.gitlab-ci.yml",
+        "examples/slurm/gate.sbatch",
+        "examples/k8s/indexed-job.yaml",
+        "scripts/install.sh",
+    ] {
+        let text = std::fs::read_to_string(root().join(once)).unwrap();
+        assert_eq!(
+            text.matches(&repo).count(),
+            1,
+            "{once} names {repo} more than once"
+        );
+    }
+    // The Action's inputs: every `with:` key given to it in the example workflows.
+    let action = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    for e in std::fs::read_dir(root().join("examples/workflows")).unwrap() {
+        let p = e.unwrap().path();
+        let rel = p.strip_prefix(root()).unwrap().display().to_string();
+        for doc in crate::ci_examples::yaml_docs(&rel) {
+            for job in doc["jobs"].as_object().into_iter().flat_map(|j| j.values()) {
+                for step in job["steps"].as_array().into_iter().flatten() {
+                    if !step["uses"]
+                        .as_str()
+                        .is_some_and(|u| u.starts_with(&format!("{repo}@")))
+                    {
+                        continue;
+                    }
+                    for key in step["with"].as_object().into_iter().flat_map(|w| w.keys()) {
+                        assert!(
+                            action.contains(&format!("\n  {key}:\n")),
+                            "{rel} gives the Action `{key}`, which action.yml does not have"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Each reference to a GitHub repository named `name`: `OWNER/name` in a URL, a `uses:`, or a
+/// `CGP_GATE_REPOSITORY` value, with what follows it (`@ref` for a `uses:`). Written by hand: the
+/// tests have no regex crate, and the shape is one token.
+fn regex_lite(name: &str) -> impl Fn(&str) -> Vec<(String, String)> + '_ {
+    move |text: &str| {
+        let mut found = Vec::new();
+        let needle = format!("/{name}");
+        let mut from = 0;
+        while let Some(i) = text[from..].find(&needle) {
+            let at = from + i;
+            from = at + needle.len();
+            let after = &text[from..];
+            // `/name` ends there (not `/name-foo`, `/name.yaml`, `/namespace`).
+            if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+                continue;
+            }
+            let owner_start = text[..at]
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'))
+                .map_or(0, |p| p + 1);
+            let owner = &text[owner_start..at];
+            let before = &text[..owner_start];
+            let is_ref = before.ends_with("github.com/")
+                || before.ends_with("githubusercontent.com/")
+                || before.ends_with("uses: ")
+                || before.ends_with("CGP_GATE_REPOSITORY: ")
+                || before.ends_with("CGP_GATE_REPOSITORY:=")
+                || before.ends_with("CGP_GATE_REPOSITORY:-");
+            if owner.is_empty() || !is_ref {
+                continue;
+            }
+            let tail: String = after
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != '`' && *c != '"' && *c != ')')
+                .collect();
+            found.push((format!("{owner}/{name}"), tail));
+        }
+        found
+    }
+}
+
+/// The installer is POSIX sh (it runs as `curl ... | sh` on any runner image), the packaging and
+/// the Action's script are bash; shellcheck finds nothing in them.
+#[test]
+fn the_release_scripts_pass_shellcheck() {
+    if Command::new("shellcheck").arg("--version").output().is_err() {
+        crate::support::skip(
+            "install::the_release_scripts_pass_shellcheck",
+            "shellcheck is not installed (Debian's shellcheck package)",
+        );
+        return;
+    }
+    for (shell, script) in [
+        ("sh", "scripts/install.sh"),
+        ("bash", "scripts/package-release.sh"),
+        ("bash", "scripts/action.sh"),
+    ] {
+        let o = Command::new("shellcheck")
+            .args(["-s", shell, "-S", "style"])
+            .arg(root().join(script))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{script}: {}", said(&o));
+    }
+}
