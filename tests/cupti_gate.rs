@@ -569,7 +569,15 @@ fn dry_run_prints_the_added_environment_pasteably() {
         words[2].starts_with("CGP_GATE_CUPTI_OUT=/") && words[2].ends_with("/w.cupti"),
         "{line}"
     );
-    assert_eq!(&words[3..], ["./w app", "--n", "4"]);
+    // The run's nonce: 32 hex digits (a pasted line runs with it; nobody checks a hand run).
+    let nonce = words[3]
+        .strip_prefix("CGP_GATE_CUPTI_NONCE=")
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        nonce.len() == 32 && nonce.chars().all(|c| c.is_ascii_hexdigit()),
+        "{line}"
+    );
+    assert_eq!(&words[4..], ["./w app", "--n", "4"]);
     // The assignments stay assignments: only their values are quoted.
     assert!(line.contains("CGP_GATE_CUPTI_LIBRARY='"), "{line}");
 }

@@ -238,7 +238,12 @@ fn nvcc(nvcc: &Path, src: &Path, exe: &Path) {
 /// Run `exe` with the injection library writing `out`: its output and its pid.
 fn run_injected_pid(exe: &Path, lib: &Path, libcupti: &Path, out: &Path, args: &[&str]) -> (Output, u32) {
     let mut cmd = Command::new(exe);
-    cmd.args(args).envs(run_environment(lib, libcupti, out));
+    cmd.args(args).envs(run_environment(
+        lib,
+        libcupti,
+        out,
+        "0123456789abcdef0123456789abcdef",
+    ));
     run_with_pid(&mut cmd, Duration::from_secs(60))
 }
 
@@ -270,6 +275,8 @@ fn a_real_program_under_the_real_driver_records_cuptis_refusal() {
     assert!(trace.kernels.is_empty() && trace.dropped == 0);
     assert!(trace.cupti_version >= 18, "{}", trace.cupti_version);
     assert_eq!(trace.pid, pid);
+    // The run's nonce, copied by the library into the header (issue 44, item 3).
+    assert_eq!(trace.nonce.as_deref(), Some("0123456789abcdef0123456789abcdef"));
 
     // A second process with the same file name never replaces the first's: it writes <name>.<pid>.
     let before = std::fs::read(&out).unwrap();

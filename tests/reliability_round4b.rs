@@ -282,6 +282,82 @@ fn a_forged_trace_beside_the_librarys_refusal_fails_the_run() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// Item 3: a program that writes a complete trace to `$CGP_GATE_CUPTI_OUT` and never initialises
+/// CUDA (so the library never loads) used to pass with exit 0. The trace's header must carry the
+/// nonce cgp-gate drew for the run, which the library copies from its environment: a trace with
+/// none, or with another run's, fails the run (exit 3). The limit, said in docs/cupti.md and
+/// kept here so that it is not claimed away: a program that reads `$CGP_GATE_CUPTI_NONCE` itself
+/// before initialising CUDA can still forge. The forged traces are SYNTHETIC
+/// (tests/cupti_gate.rs's writer); libcupti is the real one (found, never loaded).
+#[test]
+fn a_trace_the_library_did_not_write_in_this_run_fails_it() {
+    use crate::cupti_gate::{End, process, trace};
+    let test = "reliability_round4b::a_trace_the_library_did_not_write_in_this_run_fails_it";
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let forged = trace(&process(1, 73_000.0, 16), End::Flushed);
+    let (header, rest) = forged.split_once('\n').unwrap();
+    let stale = format!(
+        "{},\"nonce\":\"00112233445566778899aabbccddeeff\"}}\n{rest}",
+        header.trim_end_matches('}')
+    );
+    std::fs::write(d.join("none.cupti"), &forged).unwrap();
+    std::fs::write(d.join("stale.cupti"), &stale).unwrap();
+    // The last forger reads the nonce from its own environment and writes it into its header.
+    let reads_nonce = format!("{},\"nonce\":\"NONCE\"}}\n{rest}", header.trim_end_matches('}'));
+    std::fs::write(d.join("reads.cupti"), &reads_nonce).unwrap();
+    let run = |script: &str| {
+        std::fs::write(
+            d.join("forge.sh"),
+            format!("#!/bin/sh\n{script}\necho ran > ran.marker\n"),
+        )
+        .unwrap();
+        Command::new("chmod")
+            .arg("755")
+            .arg(d.join("forge.sh"))
+            .status()
+            .unwrap();
+        let _ = std::fs::remove_file(d.join("ran.marker"));
+        std::fs::write(
+            d.join("s.yaml"),
+            "version: 1\ntargets:\n  - name: va\n    command: [./forge.sh]\n    profiler: cupti\n    kernel: regex:vector_add\n    repetitions: 1\n    timeout: 60s\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n",
+        )
+        .unwrap();
+        let out = crate::support::bin()
+            .current_dir(d)
+            .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
+            .args(["profile", "--spec", "s.yaml"])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let (code, said) = run("cat none.cupti > \"$CGP_GATE_CUPTI_OUT\"");
+    if said.contains("no libcupti found") {
+        crate::support::skip(test, "libcupti not installed (.ci/setup installs libcupti 11.8)");
+        return;
+    }
+    assert!(d.join("ran.marker").is_file(), "the program never ran: {said}");
+    assert_eq!(code, Some(3), "{said}");
+    assert!(
+        said.contains("was not written by cgp-gate's injection library in this run")
+            && said.contains("carries no nonce"),
+        "{said}"
+    );
+    let (code, said) = run("cat stale.cupti > \"$CGP_GATE_CUPTI_OUT\"");
+    assert_eq!(code, Some(3), "{said}");
+    assert!(said.contains("carries another run's nonce"), "{said}");
+    // The stated limit: reading the variable before CUDA is initialised forges a passing trace.
+    let (code, said) = run("sed \"s/NONCE/$CGP_GATE_CUPTI_NONCE/\" reads.cupti > \"$CGP_GATE_CUPTI_OUT\"");
+    assert_eq!(
+        code,
+        Some(0),
+        "the limit docs/cupti.md states no longer holds: {said}"
+    );
+}
+
 /// Item 7: `changes` over a history too short to find any shift (three real results of the same
 /// H100 check) exits 0 and says it cannot answer; `--fail-on inconclusive` makes that exit 1.
 #[test]

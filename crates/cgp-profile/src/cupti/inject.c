@@ -19,7 +19,9 @@
  * (no other process's file is ever replaced: when that name is taken, by another process of the
  * same program that initialised CUDA first, this one's is `<out>.<pid>`). Later lines are
  * appended whole, one write(2) per buffer of lines; the trailer comes last. A file without the
- * trailer is a process that died before the flush.
+ * trailer is a process that died before the flush. The header carries the run's nonce
+ * (CGP_GATE_CUPTI_NONCE, taken at load): a trace without it was not written in this run by this
+ * library.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -356,6 +358,22 @@ static void at_exit(void) {
 
 /* ---- Start. ---- */
 
+/* The run's nonce (CGP_GATE_CUPTI_NONCE: 32 lowercase hex digits), copied into the header; ""
+ * when the variable is missing or malformed. The variable's value is then overwritten with zeros
+ * in place (not unsetenv, which would change `environ` under the program's other threads), so
+ * code that looks for it once CUDA is initialised finds nothing usable (docs/cupti.md, "What the
+ * program under test can forge"). */
+static char nonce[33];
+
+static void take_nonce(void) {
+  char *given = getenv("CGP_GATE_CUPTI_NONCE");
+  if (!given) return;
+  size_t n = strlen(given);
+  if (n == 32 && strspn(given, "0123456789abcdef") == 32 && strspn(given, "0") != 32)
+    memcpy(nonce, given, 33);
+  memset(given, '0', n);
+}
+
 /* Create the trace file with its header: a temporary file linked to `out` (or `out.<pid>`). */
 static int open_trace(const char *out, uint32_t version) {
   pid_t pid = getpid();
@@ -367,10 +385,11 @@ static int open_trace(const char *out, uint32_t version) {
     return -1;
   int f = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (f < 0) return -1;
-  char header[160];
+  char header[256];
   int n = snprintf(header, sizeof header,
-                   "{\"cgp_gate_cupti\":1,\"cupti_version\":%u,\"kernel_record\":%u,\"pid\":%d}\n",
-                   version, record_version, (int)pid);
+                   "{\"cgp_gate_cupti\":2,\"cupti_version\":%u,\"kernel_record\":%u,\"pid\":%d,"
+                   "\"nonce\":\"%s\"}\n",
+                   version, record_version, (int)pid, nonce);
   fd = f;
   write_all(header, (size_t)n);
   int linked = link(tmp, out) == 0;
@@ -423,6 +442,7 @@ int InitializeInjection(void) {
   const char *out = getenv("CGP_GATE_CUPTI_OUT");
   if (!out || !*out) return 1; /* nowhere to write: stay out of the program's way */
   owner = getpid();
+  take_nonce();
   const char *path = getenv("CGP_GATE_CUPTI_LIBRARY");
   const char *step = NULL, *why = NULL;
   uint32_t version = 0;

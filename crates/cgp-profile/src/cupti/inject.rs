@@ -23,6 +23,10 @@ pub const INJECTION_ENV: &str = "CUDA_INJECTION64_PATH";
 pub const LIBRARY_ENV: &str = "CGP_GATE_CUPTI_LIBRARY";
 /// The trace file the library writes (docs/cupti.md, "Trace file format").
 pub const OUT_ENV: &str = "CGP_GATE_CUPTI_OUT";
+/// The run's nonce: 32 hex digits cgp-gate draws per run, which the library copies into the
+/// trace's header and then overwrites in the environment (docs/cupti.md, "What the program under
+/// test can forge"). A trace without this run's nonce is refused.
+pub const NONCE_ENV: &str = "CGP_GATE_CUPTI_NONCE";
 /// The file name of the library in the cache folder.
 pub const FILE_NAME: &str = "libcgp_gate_cupti.so";
 
@@ -141,15 +145,32 @@ fn install(dir: &Path) -> Result<PathBuf, InjectError> {
     Ok(path)
 }
 
+/// A fresh nonce for one run: 16 bytes of the kernel's random source, in hex. The program under
+/// test runs in another process and cannot predict it.
+///
+/// # Errors
+/// When /dev/urandom cannot be read.
+pub fn new_nonce() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(crate::foundation::units::hex(&bytes))
+}
+
 /// The variables to add to the program's environment: [`INJECTION_ENV`] (the driver loads
-/// `library`), [`LIBRARY_ENV`] (the library loads `libcupti`) and [`OUT_ENV`] (it writes
-/// `out_file`). `out_file` must not exist yet: the first process of the program that initialises
+/// `library`), [`LIBRARY_ENV`] (the library loads `libcupti`), [`OUT_ENV`] (it writes
+/// `out_file`) and [`NONCE_ENV`] (`nonce`, which it copies into the trace's header). `out_file` must not exist yet: the first process of the program that initialises
 /// CUDA takes that name, and any other (a child that inherited the environment) writes
 /// `<out_file>.<pid>` beside it (docs/cupti.md).
 ///
 /// Relative paths are made absolute (against the current directory), since the program may
 /// change its own.
-pub fn run_environment(library: &Path, libcupti: &Path, out_file: &Path) -> Vec<(OsString, OsString)> {
+pub fn run_environment(
+    library: &Path,
+    libcupti: &Path,
+    out_file: &Path,
+    nonce: &str,
+) -> Vec<(OsString, OsString)> {
     let abs = |p: &Path| {
         std::path::absolute(p)
             .unwrap_or_else(|_| p.to_path_buf())
@@ -159,6 +180,7 @@ pub fn run_environment(library: &Path, libcupti: &Path, out_file: &Path) -> Vec<
         (INJECTION_ENV.into(), abs(library)),
         (LIBRARY_ENV.into(), abs(libcupti)),
         (OUT_ENV.into(), abs(out_file)),
+        (NONCE_ENV.into(), nonce.into()),
     ]
 }
 
@@ -209,6 +231,19 @@ mod tests {
     }
 
     #[test]
+    fn nonces_are_32_hex_digits_and_differ() {
+        let a = new_nonce().unwrap();
+        let b = new_nonce().unwrap();
+        assert_eq!(a.len(), 32);
+        assert!(
+            a.chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
+            "{a}"
+        );
+        assert_ne!(a, b);
+    }
+
+    #[test]
     fn cache_root_follows_xdg_then_home() {
         let xdg = Some(PathBuf::from("/x"));
         let home = Some(PathBuf::from("/h"));
@@ -229,12 +264,17 @@ mod tests {
             Path::new("/c/lib.so"),
             Path::new("/l/libcupti.so"),
             Path::new("/o/0.cupti"),
+            "00112233445566778899aabbccddeeff",
         );
         let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         assert_eq!(get("CUDA_INJECTION64_PATH"), Some("/c/lib.so".into()));
         assert_eq!(get("CGP_GATE_CUPTI_LIBRARY"), Some("/l/libcupti.so".into()));
         assert_eq!(get("CGP_GATE_CUPTI_OUT"), Some("/o/0.cupti".into()));
-        let rel = run_environment(Path::new("a.so"), Path::new("b.so"), Path::new("0.cupti"));
+        assert_eq!(
+            get("CGP_GATE_CUPTI_NONCE"),
+            Some("00112233445566778899aabbccddeeff".into())
+        );
+        let rel = run_environment(Path::new("a.so"), Path::new("b.so"), Path::new("0.cupti"), "n");
         let cwd = std::env::current_dir().unwrap();
         assert_eq!(rel[2].1, cwd.join("0.cupti").into_os_string());
     }

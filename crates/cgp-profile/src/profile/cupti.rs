@@ -206,8 +206,15 @@ impl CuptiProfiler {
             ProfileError::new(FailureKind::ProfilerError, job_context(job), e.to_string())
                 .hint("use `profiler: ncu` for this target, or a Linux build of cgp-gate with a writable cache folder")
         })?;
+        let nonce = crate::cupti::inject::new_nonce().map_err(|e| {
+            ProfileError::new(
+                FailureKind::Io,
+                job_context(job),
+                format!("cannot draw the run's nonce from /dev/urandom: {e}"),
+            )
+        })?;
         Ok(RunPlan {
-            env: crate::cupti::inject::run_environment(&library, &libcupti, out),
+            env: crate::cupti::inject::run_environment(&library, &libcupti, out, &nonce),
             app,
         })
     }
@@ -339,6 +346,7 @@ impl Profiler for CuptiProfiler {
                 // No file: the driver never loaded the library (classified by `extract`).
                 Err(_) => String::new(),
             };
+        authentic(job, &env, &out, &raw)?;
         Ok(Capture {
             output: crate::profile::Output::Text(raw),
             origin: out,
@@ -350,6 +358,46 @@ impl Profiler for CuptiProfiler {
             tool_version: None,
         })
     }
+}
+
+/// The trace at `out` holds, in its header, the nonce this run gave the library (issue 44, item 3:
+/// docs/cupti.md, "What the program under test can forge"). A trace without it, or with another
+/// run's, was written or copied by the program itself, not by the library in this run: the run
+/// fails, exit 3. No file at all is `extract`'s error (the program never initialised CUDA); a
+/// header that cannot be read is `extract`'s error too.
+fn authentic(job: Job<'_>, env: &[(OsString, OsString)], out: &Path, raw: &str) -> Result<(), ProfileError> {
+    let Some(first) = raw.lines().next().filter(|l| !l.is_empty()) else {
+        return Ok(());
+    };
+    #[derive(serde::Deserialize)]
+    struct Header {
+        cgp_gate_cupti: Option<u64>,
+        nonce: Option<String>,
+    }
+    let Ok(Header {
+        cgp_gate_cupti: Some(_),
+        nonce,
+    }) = serde_json::from_str::<Header>(first)
+    else {
+        return Ok(());
+    };
+    let expected = env
+        .iter()
+        .find(|(k, _)| k == crate::cupti::inject::NONCE_ENV)
+        .map(|(_, v)| v.to_string_lossy().into_owned());
+    if expected.is_some() && nonce == expected {
+        return Ok(());
+    }
+    Err(ProfileError::new(
+        FailureKind::ProfilerError,
+        job_context(job),
+        format!(
+            "the CUPTI trace {} was not written by cgp-gate's injection library in this run: its header {}; the program under test wrote or copied it, and no number of this run is trusted",
+            out.display(),
+            if nonce.is_some() { "carries another run's nonce" } else { "carries no nonce" }
+        ),
+    )
+    .hint("a program must not write to $CGP_GATE_CUPTI_OUT; gate code you do not trust with `profiler: ncu` (docs/cupti.md, \"What the program under test can forge\")"))
 }
 
 /// Other processes of the program that initialised CUDA write `<trace>.<pid>` beside the trace

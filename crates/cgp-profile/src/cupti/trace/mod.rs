@@ -9,9 +9,9 @@
 
 use serde::Deserialize;
 
-/// The format version this reader knows (`"cgp_gate_cupti":1`); older ones are read, newer ones
-/// refused.
-pub const FORMAT_VERSION: u64 = 1;
+/// The format version this reader knows (`"cgp_gate_cupti":2`, whose header carries the run's
+/// nonce); older ones are read, newer ones refused.
+pub const FORMAT_VERSION: u64 = 2;
 /// The largest file [`parse`] reads: 1 GiB (about 3 million launches of long C++ names; a live run
 /// that needs more should profile fewer launches).
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
@@ -27,6 +27,9 @@ pub struct ProcessTrace {
     /// `cuptiGetVersion` of the libcupti the program loaded (0 when it could not be asked).
     pub cupti_version: u32,
     pub pid: u32,
+    /// The run's nonce from the header (format 2; `None` in format 1 or when the library was
+    /// given none): the live profiler checks it is the one it drew for the run.
+    pub nonce: Option<String>,
     /// Every kernel launch, in the order CUPTI delivered them (buffer by buffer; not necessarily
     /// by start time across streams).
     pub kernels: Vec<KernelRecord>,
@@ -115,6 +118,7 @@ struct RawLine {
     cgp_gate_cupti: Option<u64>,
     cupti_version: Option<u32>,
     pid: Option<u32>,
+    nonce: Option<String>,
     k: Option<String>,
     m: Option<String>,
     grid: Option<[u32; 3]>,
@@ -252,6 +256,7 @@ fn read_header(raw: &RawLine, line: usize, trace: &mut ProcessTrace) -> Result<(
     }
     trace.cupti_version = raw.cupti_version.unwrap_or(0);
     trace.pid = raw.pid.ok_or_else(|| bad(line, "a header without `pid`"))?;
+    trace.nonce = raw.nonce.clone().filter(|n| !n.is_empty());
     Ok(())
 }
 

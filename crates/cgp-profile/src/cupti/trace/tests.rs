@@ -74,8 +74,13 @@ fn damage_is_an_error_with_its_line() {
         }
     }
     assert_eq!(parse(b""), Err(TraceError::Empty));
-    let newer = parse(b"{\"cgp_gate_cupti\":2,\"pid\":1}\n").unwrap_err();
-    assert!(matches!(newer, TraceError::Newer { version: 2, .. }), "{newer}");
+    // Format 2 carries the run's nonce; format 1 has none and still reads.
+    let two = parse(b"{\"cgp_gate_cupti\":2,\"pid\":1,\"nonce\":\"ab\"}\n").unwrap();
+    assert_eq!(two.nonce.as_deref(), Some("ab"));
+    let one = parse(b"{\"cgp_gate_cupti\":1,\"pid\":1}\n").unwrap();
+    assert_eq!(one.nonce, None);
+    let newer = parse(b"{\"cgp_gate_cupti\":3,\"pid\":1}\n").unwrap_err();
+    assert!(matches!(newer, TraceError::Newer { version: 3, .. }), "{newer}");
 }
 
 #[test]
