@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::support::{STAND_IN_GPU, root};
+use crate::support::{STAND_IN_GPU, gone, root};
 
 const LOG: &str = include_str!("../examples/recordings/main/vector_add/n=1048576/0.csv");
 
@@ -101,17 +101,6 @@ impl Project {
         std::fs::remove_file(self.path("gpu-calls.log")).ok();
         self
     }
-}
-
-fn gone(pid: i32) -> bool {
-    for _ in 0..250 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        if stat.is_empty() || stat.contains(") Z ") {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    false
 }
 
 fn pid_in(path: &Path) -> i32 {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{bin, copy_dir, root};
+use crate::support::{bin, copy_dir, gone, root};
 use serde_json::Value;
 
 /// A copy of an example recording, edited file by file (`edit(path, text) -> text`).
@@ -838,17 +838,6 @@ fn interrupted(signal: nix::sys::signal::Signal) -> (Option<i32>, Option<i32>, i
     nix::sys::signal::kill(pid, signal).unwrap();
     let status = child.wait().unwrap();
     (status.code(), status.signal(), hang, f)
-}
-
-fn gone(pid: i32) -> bool {
-    for _ in 0..200 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        if stat.is_empty() || stat.contains(") Z ") {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    false
 }
 
 #[test]

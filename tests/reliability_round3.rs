@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 
-use crate::support::{bin, copy_dir, root};
+use crate::support::{bin, copy_dir, gone, root};
 use assert_cmd::Command;
 
 fn bin_path() -> PathBuf {
@@ -860,18 +860,6 @@ fn every_terminating_signal_during_a_live_check_ends_the_profiler_group_and_exit
             .collect();
         assert!(staging.is_empty(), "{sig}: {staging:?}");
     }
-}
-
-/// Whether `pid` is gone (or a zombie) within 4 s.
-fn gone(pid: i32) -> bool {
-    for _ in 0..200 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        if stat.is_empty() || stat.contains(") Z ") {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    false
 }
 
 fn baseline_update(baselines: &Path) -> Command {

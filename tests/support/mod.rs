@@ -56,6 +56,18 @@ pub fn stand_in_gpu() -> std::path::PathBuf {
     root().join("tests/standins/gpu.json")
 }
 
+/// Whether process `pid` has ended (gone, or a zombie waiting for its parent), waiting up to 5 s.
+pub fn gone(pid: i32) -> bool {
+    for _ in 0..250 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.contains(") Z ") {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
 /// The variable [`stand_in_gpu`] goes in.
 pub const STAND_IN_GPU: &str = "CGP_GATE_STAND_IN_GPU";
 
