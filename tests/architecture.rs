@@ -507,6 +507,125 @@ pub fn one_place_decides(root: &Path) -> Vec<String> {
     out
 }
 
+/// What `decide` offers the reporters: a row's and a run's gate status, already decided. The rest
+/// of it (the run verdict, the exit codes, its helpers) is its own.
+const DECIDE_FOR_REPORTERS: &[&str] = &["row_gate", "run_gate", "Gate", "RowGate"];
+
+/// Words that state a gate outcome; a reporter prints them only as `decide` and the verdict types
+/// label them, never as a literal of its own.
+const GATE_WORDS: &[&str] = &[
+    "fail",
+    "failed",
+    "failure",
+    "pass",
+    "passed",
+    "regression",
+    "regressed",
+    "improvement",
+    "improved",
+    "inconclusive",
+];
+
+/// The string literals of `text` (escapes kept as written; raw strings read as plain ones).
+pub fn string_literals(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    let mut prev = ' ';
+    while let Some(c) = chars.next() {
+        // `'"'` is a character, not a string.
+        if c == '"' && prev != '\'' {
+            let mut lit = String::new();
+            let mut escaped = false;
+            for d in chars.by_ref() {
+                if escaped {
+                    escaped = false;
+                } else if d == '\\' {
+                    escaped = true;
+                } else if d == '"' {
+                    break;
+                }
+                lit.push(d);
+            }
+            out.push(lit);
+            prev = '"';
+            continue;
+        }
+        prev = c;
+    }
+    out
+}
+
+/// Reporters render decided results (issue 49, "the guard misses what matters"): in
+/// `report/`, no mention of `fails_gate` (a read, a pattern, the method), no part of `decide`
+/// but the gate status it offers them ([`DECIDE_FOR_REPORTERS`]), and no gate word of their own
+/// as a literal (a renderer that returns "FAIL" when an interval lies beyond the tolerance has
+/// decided). The statistics are pure: `stats/` reads no environment, file or clock.
+pub fn reporters_render_decided_results(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for (krate, rel, file) in sources(root) {
+        let text = without_tests(&rel, &std::fs::read_to_string(&file).unwrap());
+        let at = format!("{krate}: src/{rel}");
+        if rel.starts_with("report/") {
+            if text.contains("fails_gate") {
+                out.push(format!(
+                    "{at} names `fails_gate`: a reporter asks decide::row_gate, never the field"
+                ));
+            }
+            let mut rest = text.as_str();
+            while let Some(i) = rest.find("decide::") {
+                rest = &rest[i + "decide::".len()..];
+                for p in use_paths(rest) {
+                    if let Some(first) = p.first()
+                        && !DECIDE_FOR_REPORTERS.contains(&first.as_str())
+                    {
+                        out.push(format!(
+                            "{at} names decide::{first}: a reporter renders what decide decided (it may use {})",
+                            DECIDE_FOR_REPORTERS.join(", ")
+                        ));
+                    }
+                }
+            }
+            for lit in string_literals(&text) {
+                let word = lit
+                    .trim()
+                    .trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase();
+                // Allowed: a count's noun (`plural(n, "regression", ...)`) and a verdict's or gate
+                // status's label in the arm that maps that variant (`RowVerdict::Pass => "✅ pass"`).
+                let labelled =
+                    |l: &str| l.contains("plural(") || l.contains("Verdict::") || l.contains("Gate::");
+                if GATE_WORDS.contains(&word.as_str())
+                    && !text
+                        .lines()
+                        .any(|l| l.contains(&format!("\"{lit}\"")) && labelled(l))
+                {
+                    out.push(format!(
+                        "{at} writes the gate word \"{lit}\" itself: verdicts and gate status are labelled by their types (decide, results)"
+                    ));
+                }
+            }
+        }
+        if rel.starts_with("stats/") {
+            for io in [
+                "std::env",
+                "env::var",
+                "env::args",
+                "std::fs",
+                "fs::read",
+                "SystemTime::now",
+                "Instant::now",
+            ] {
+                if text.contains(io) {
+                    out.push(format!(
+                        "{at} uses `{io}`: the statistics are pure functions of their inputs"
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// clap stays in the command line (`src/cli/`, `src/main.rs`), tests included.
 pub fn clap_in_cli(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
@@ -1026,6 +1145,22 @@ fn every_crate_path_names_a_module_of_its_crate() {
 #[test]
 fn row_gates_verdicts_and_exit_codes_are_decided_in_one_place() {
     assert_clean("one place decides", &one_place_decides(&repo()));
+}
+
+#[test]
+fn reporters_render_decided_results_and_the_statistics_are_pure() {
+    assert_clean(
+        "reporters render decided results",
+        &reporters_render_decided_results(&repo()),
+    );
+}
+
+#[test]
+fn string_literals_are_read_whole() {
+    assert_eq!(
+        string_literals(r#"f("FAIL", '"', "a \"b\" c"); g("")"#),
+        ["FAIL", r#"a \"b\" c"#, ""]
+    );
 }
 
 #[test]

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::architecture::{
     CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, crate_graph, crate_paths, escaping, layout,
-    module_cycles, one_place_decides, parse_only_readers, repo, rust_files, sizes,
+    module_cycles, one_place_decides, parse_only_readers, repo, reporters_render_decided_results, rust_files,
+    sizes,
 };
 
 /// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
@@ -80,6 +81,10 @@ fn a_clean_copy_passes_every_rule() {
         ("crate_graph", crate_graph as fn(&Path) -> Vec<String>),
         ("crate_paths", crate_paths),
         ("one_place_decides", one_place_decides),
+        (
+            "reporters_render_decided_results",
+            reporters_render_decided_results,
+        ),
         ("clap_in_cli", clap_in_cli),
         ("sizes", sizes),
         ("escaping", escaping),
@@ -112,6 +117,45 @@ fn the_issues_planted_imports_are_found_in_code_and_in_tests() {
             "run/ab/mod.rs names `crate::publish`",
         ],
     );
+}
+
+/// Issue 49's plants, which the rules before it missed: a Markdown renderer that says "FAIL" when
+/// the interval lies beyond the tolerance, HTML matching `Missing { fails_gate: true, .. }`, HTML
+/// calling `decide::run_verdict` itself, a reporter importing a part of decide that is not offered
+/// to reporters, and statistics that read an environment variable.
+#[test]
+fn a_reporter_that_decides_and_statistics_that_read_the_environment_are_found() {
+    let s = Scratch::new();
+    s.append(
+        "crates/cgp-report/src/report/markdown.rs",
+        "\nfn planted_fail(r: &crate::outcome::results::Row) -> &'static str {\n    match (r.estimate.change_ci, r.threshold.as_ref().and_then(|t| t.tolerance)) {\n        (Some([lo, _]), Some(t)) if lo > t => \"FAIL\",\n        _ => \"\",\n    }\n}\n",
+    );
+    s.append(
+        "crates/cgp-report/src/report/html.rs",
+        "\nfn planted_missing(o: &crate::outcome::results::Outcome) -> bool {\n    matches!(o, crate::outcome::results::Outcome::Missing(crate::outcome::results::Missing { fails_gate: true, .. }))\n}\nfn planted_verdict(r: &crate::outcome::results::Results) {\n    let _ = crate::outcome::decide::run_verdict(&r.rows, &r.errors, true);\n}\n",
+    );
+    s.append(
+        "crates/cgp-report/src/report/junit.rs",
+        "\nuse crate::outcome::decide::{RowGate, exit_code};\n",
+    );
+    s.append(
+        "crates/cgp-core/src/stats/mod.rs",
+        "\nfn planted_alpha() -> f64 {\n    std::env::var(\"ALPHA\").ok().and_then(|a| a.parse().ok()).unwrap_or(0.01)\n}\n",
+    );
+    finds(
+        reporters_render_decided_results,
+        &s,
+        &[
+            "report/markdown.rs writes the gate word \"FAIL\" itself",
+            "report/html.rs names `fails_gate`",
+            "report/html.rs names decide::run_verdict",
+            "report/junit.rs names decide::exit_code",
+            "stats/mod.rs uses `std::env`",
+        ],
+    );
+    // The gate status decide offers reporters stays allowed.
+    let found = reporters_render_decided_results(s.root());
+    assert!(!found.iter().any(|f| f.contains("decide::RowGate")), "{found:#?}");
 }
 
 #[test]
