@@ -5,10 +5,9 @@
 //! its reason starts `clock:`. `check` (the reference is the stored baseline, its cycles kept
 //! beside the time) and `ab` (the reference is the base tree's samples) both apply it.
 
-use crate::harness::nvbench::{GPU_CYCLES, GPU_TIME};
 use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::outcome::results::{Row, RowVerdict};
-use crate::spec::{ProfilerKind, Target};
+use crate::spec::Target;
 use crate::stats::clock::{Cause, cycle_confirmation};
 
 /// Confirm every nvbench time regression in cycles, where both sides have them: `samples` are
@@ -20,23 +19,28 @@ pub fn confirm_in_cycles(
     reference: &dyn Fn(&SeriesKey) -> Option<Vec<f64>>,
 ) {
     for row in rows.iter_mut() {
-        if row.key.metric != GPU_TIME || row.verdict() != RowVerdict::Regression {
+        if row.verdict() != RowVerdict::Regression {
             continue;
         }
-        if !targets
+        // The backend says which time it confirms in which cycles (nvbench's, today).
+        let Some((time_metric, cycles_metric)) = targets
             .iter()
-            .any(|t| t.name == row.key.target && t.profiler == ProfilerKind::Nvbench)
-        {
+            .find(|t| t.name == row.key.target)
+            .and_then(|t| crate::profile::backend_of(t).time_and_cycles())
+        else {
+            continue;
+        };
+        if row.key.metric != time_metric {
             continue;
         }
         let time = SeriesKey {
             target: row.key.target.clone(),
             size: row.key.size.clone(),
             kernel: row.kernel_label().to_owned(),
-            metric: GPU_TIME.to_owned(),
+            metric: time_metric.to_owned(),
         };
         let cycles = SeriesKey {
-            metric: GPU_CYCLES.to_owned(),
+            metric: cycles_metric.to_owned(),
             ..time.clone()
         };
         let (Some(base_time), Some(cand_time), Some(base_cycles), Some(cand_cycles)) = (

@@ -91,6 +91,19 @@ pub trait Backend: Sync {
         &[]
     }
 
+    /// A GPU time metric whose regressions are confirmed in clock cycles, and the metric of the
+    /// cycles measured beside it (nvbench's `--jsonbin` clocks: `run::clock`); `None` for a
+    /// backend that measures no cycles per sample.
+    fn time_and_cycles(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
+    /// Whether a run may hold one summary per process instead of samples (nvbench without
+    /// `--jsonbin`), which the reason of a judged row then says (`check::harness_states`).
+    fn may_write_summaries_only(&self) -> bool {
+        false
+    }
+
     /// How long to wait before each retry when another tool holds the GPU counters; empty: the
     /// tool never competes for them.
     fn busy_retry_delays(&self) -> Vec<Duration> {

@@ -101,6 +101,14 @@ impl Backend for HarnessBackend {
         true
     }
 
+    fn time_and_cycles(&self) -> Option<(&'static str, &'static str)> {
+        (self.0 == Format::Nvbench).then_some((harness::nvbench::GPU_TIME, harness::nvbench::GPU_CYCLES))
+    }
+
+    fn may_write_summaries_only(&self) -> bool {
+        self.0 == Format::Nvbench
+    }
+
     fn fingerprint(
         &self,
         fp: crate::gpu::fingerprint::Fingerprint,

@@ -334,7 +334,7 @@ fn target_measure_properties() -> Value {
         },
         "profiler": {
             "description": "ncu (default): per-kernel metrics. nsys: the whole workload traced once per repetition; metrics gpu_time, non_gpu_time, category:<name>, kernel:<regex>, instances:... (docs/nsys.md). cupti: each kernel's duration and launch configuration traced at the program's own speed by cgp-gate's CUPTI injection library; metrics gpu__time_duration.sum and launch__* (docs/cupti.md). nvbench, gbench, pytest-benchmark: the team's own benchmark binary or pytest run, with the harness's output flags added; metrics by the harness's names (docs/harnesses.md).",
-            "enum": ["ncu", "nsys", "cupti", "nvbench", "gbench", "pytest-benchmark"]
+            "enum": crate::spec::ProfilerKind::ALL.map(crate::spec::ProfilerKind::as_str)
         },
         "libcupti": {
             "description": "cupti targets: the libcupti.so to load (relative to the spec); default: CGP_GATE_LIBCUPTI, then CUDA_HOME, /usr/local/cuda*, the nvidia-cuda-cupti wheel, ldconfig.",

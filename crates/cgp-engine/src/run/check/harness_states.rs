@@ -82,7 +82,7 @@ pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target]) {
     for row in rows.iter_mut() {
         let nvbench = targets
             .iter()
-            .any(|t| t.name == row.key.target && t.profiler == crate::spec::ProfilerKind::Nvbench);
+            .any(|t| t.name == row.key.target && crate::profile::backend_of(t).may_write_summaries_only());
         let reps = &row.candidate_reps;
         let one_each =
             !reps.is_empty() && reps.iter().collect::<std::collections::BTreeSet<_>>().len() == reps.len();
