@@ -5,12 +5,12 @@
 
 use std::time::Instant;
 
-use cgp_gate::outcome::results::RowVerdict;
-use cgp_gate::spec::{Direction, Threshold, ThresholdKind};
-use cgp_gate::stats::changepoint::{Settings, e_divisive};
-use cgp_gate::stats::paired::{PairedRow, judge_paired};
-use cgp_gate::stats::rng::Rng;
-use cgp_gate::stats::{Comparison, Config, judge_all, median};
+use cgp_core::stats::changepoint::{Settings, e_divisive};
+use cgp_core::stats::paired::{PairedRow, judge_paired};
+use cgp_core::stats::rng::Rng;
+use cgp_core::stats::{Comparison, Config, judge_all, median};
+use cgp_outcome::outcome::results::RowVerdict;
+use cgp_spec::spec::{Direction, Threshold, ThresholdKind};
 
 /// Paired noise model: each pair shares a clock factor uniform in +-3%; each run has its own
 /// log-normal noise of CV 0.3%; the head is `shift` slower.

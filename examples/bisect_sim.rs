@@ -17,12 +17,12 @@
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
-use cgp_gate::measured::samples::MetricValue;
-use cgp_gate::outcome::bisect::{End, Levels, Said, Search, classify};
-use cgp_gate::outcome::results::Row;
-use cgp_gate::profile::Job;
-use cgp_gate::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab};
-use cgp_gate::stats::rng::{Rng, seed_for};
+use cgp_core::measured::samples::MetricValue;
+use cgp_core::stats::rng::{Rng, seed_for};
+use cgp_engine::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab};
+use cgp_outcome::outcome::bisect::{End, Levels, Said, Search, classify};
+use cgp_outcome::outcome::results::Row;
+use cgp_profile::profile::Job;
 
 const TARGETS: [&str; 3] = ["matmul", "reduce", "vector_add"];
 const THRESHOLD: f64 = 0.03;
@@ -37,7 +37,7 @@ struct Noise {
 
 fn durations(csv: &Path) -> Vec<f64> {
     let text = std::fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-    let parsed = cgp_gate::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
+    let parsed = cgp_profile::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
     parsed
         .launches
         .iter()
@@ -84,7 +84,7 @@ fn fit(root: &Path, target: &str) -> Noise {
         for p in processes(&root.join("rec").join(pool), target) {
             let logs: Vec<f64> = p.iter().skip(1).map(|v| v.ln()).collect();
             within.push(sd(&logs));
-            meds.push(cgp_gate::stats::order::median(&logs).unwrap_or(f64::NAN));
+            meds.push(cgp_core::stats::order::median(&logs).unwrap_or(f64::NAN));
         }
         let m = meds.iter().sum::<f64>() / meds.len() as f64;
         between.extend(meds.iter().map(|v| v - m));
@@ -105,14 +105,14 @@ fn process(rng: &mut Rng, n: Noise, mu: f64) -> Vec<f64> {
         .collect()
 }
 
-fn spec(levels: &Levels, threshold: f64) -> cgp_gate::spec::Spec {
+fn spec(levels: &Levels, threshold: f64) -> cgp_spec::spec::Spec {
     let text = format!(
         "version: 1\nsettings:\n  alpha: {}\n  confidence: {}\ntargets:\n  - name: k\n    command: [./k]\n    repetitions: 3\n    max_repetitions: 12\n    metrics:\n      {SIM_METRIC}: \"{}%\"\n",
         levels.step_alpha,
         1.0 - 2.0 * levels.step_alpha,
         threshold * 100.0
     );
-    cgp_gate::spec::load_str(&text, Path::new("bisect-sim.yaml")).unwrap_or_else(|e| panic!("spec: {e}"))
+    cgp_spec::spec::load_str(&text, Path::new("bisect-sim.yaml")).unwrap_or_else(|e| panic!("spec: {e}"))
 }
 
 /// What one search did: right culprit, any culprit, commits measured, processes.

@@ -371,52 +371,52 @@ fn run_one(target: &str, input: &[u8]) {
     let path = Path::new("fuzz-input");
     match target {
         "spec" => {
-            if let Ok(spec) = cgp_gate::spec::load_str(&text, path) {
+            if let Ok(spec) = cgp_spec::spec::load_str(&text, path) {
                 for t in &spec.targets {
                     for s in &t.sizes {
-                        let _ = cgp_gate::plan::app_argv(t, s);
+                        let _ = cgp_spec::plan::app_argv(t, s);
                         let _ = s.key();
                     }
-                    let _ = cgp_gate::ncu::command::ncu_options(t, &cgp_gate::plan::ncu_metrics(t), path);
-                    let _ = cgp_gate::plan::shard::estimated_cost(t);
+                    let _ = cgp_profile::ncu::command::ncu_options(t, &cgp_spec::plan::ncu_metrics(t), path);
+                    let _ = cgp_spec::plan::shard::estimated_cost(t);
                 }
-                let _ = cgp_gate::spec::json_schema();
+                let _ = cgp_spec::spec::json_schema();
             }
         }
         "csv" => {
-            if let Ok(parsed) = cgp_gate::ncu::parse::parse(&text) {
-                let _ = cgp_gate::report::console::launches_table(&parsed.launches);
+            if let Ok(parsed) = cgp_profile::ncu::parse::parse(&text) {
+                let _ = cgp_report::report::console::launches_table(&parsed.launches);
                 let _ = serde_json::to_string(&parsed);
             }
-            let _ = cgp_gate::ncu::log::classify(&cgp_gate::ncu::log::scan(&text));
+            let _ = cgp_profile::ncu::log::classify(&cgp_profile::ncu::log::scan(&text));
         }
         "baseline" => {
-            if let Ok(file) = cgp_gate::baseline::parse(path, &text) {
-                let rendered = cgp_gate::baseline::render(&file);
+            if let Ok(file) = cgp_outcome::baseline::parse(path, &text) {
+                let rendered = cgp_outcome::baseline::render(&file);
                 let back =
-                    cgp_gate::baseline::parse(path, &rendered).expect("a rendered baseline reads back");
+                    cgp_outcome::baseline::parse(path, &rendered).expect("a rendered baseline reads back");
                 assert!(back == file, "render/parse round trip changed the baseline");
-                let _ = cgp_gate::baseline::render_show(&[(PathBuf::from("x.json"), file)]);
+                let _ = cgp_outcome::baseline::render_show(&[(PathBuf::from("x.json"), file)]);
             }
         }
         "results" => {
-            if let Ok(r) = cgp_gate::outcome::results::parse(&text) {
-                let _ = cgp_gate::report::console::results_table(&r);
-                let _ = cgp_gate::report::markdown::markdown(
+            if let Ok(r) = cgp_outcome::outcome::results::parse(&text) {
+                let _ = cgp_report::report::console::results_table(&r);
+                let _ = cgp_report::report::markdown::markdown(
                     &r,
-                    &cgp_gate::report::markdown::MarkdownOptions::default(),
+                    &cgp_report::report::markdown::MarkdownOptions::default(),
                 );
-                let _ = cgp_gate::report::html::html(&r);
-                let _ = cgp_gate::report::junit::junit(&r);
-                let _ = cgp_gate::report::annotations::annotations(&r);
-                let _ = cgp_gate::outcome::merge::merge(vec![(PathBuf::from("a.json"), r)]);
+                let _ = cgp_report::report::html::html(&r);
+                let _ = cgp_report::report::junit::junit(&r);
+                let _ = cgp_report::report::annotations::annotations(&r);
+                let _ = cgp_outcome::outcome::merge::merge(vec![(PathBuf::from("a.json"), r)]);
             }
         }
         "manifest" => {
-            let _ = cgp_gate::profile::record::Manifest::parse(path, &text);
+            let _ = cgp_profile::profile::record::Manifest::parse(path, &text);
         }
         "cupti" => {
-            if let Ok(t) = cgp_gate::cupti::trace::parse(input) {
+            if let Ok(t) = cgp_profile::cupti::trace::parse(input) {
                 let total = t
                     .kernels
                     .iter()

@@ -194,13 +194,13 @@ fn main() {
         bytes as f64 / 1e6
     );
 
-    let cats = cgp_gate::nsys::Categories::default();
+    let cats = cgp_spec::nsys::Categories::default();
     let mut times = Vec::new();
     let mut last = None;
     for _ in 0..RUNS {
         let t = Instant::now();
-        let w = cgp_gate::nsys::read_path(&path).expect("read");
-        let b = cgp_gate::nsys::breakdown(&w, &cats);
+        let w = cgp_profile::nsys::read_path(&path).expect("read");
+        let b = cgp_spec::nsys::breakdown(&w, &cats);
         let json = serde_json::to_string(&b).expect("json");
         times.push(t.elapsed());
         last = Some((b, json.len()));
@@ -237,7 +237,7 @@ fn main() {
 
     // pandas, same file, same rules.
     let rules = dir.join("rules.json");
-    let list: Vec<(&str, &str)> = cgp_gate::nsys::categories::DEFAULT_RULES.to_vec();
+    let list: Vec<(&str, &str)> = cgp_spec::nsys::categories::DEFAULT_RULES.to_vec();
     std::fs::write(&rules, serde_json::to_string(&list).expect("rules")).expect("write rules");
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
     let t = Instant::now();

@@ -15,7 +15,7 @@
 //!   up to +-0.9 % (measured: -0.89 % to +0.27 %).
 //!
 //! `check`: a 50-metric spec (one kernel at 50 sizes, each row its own size, lower is better,
-//! threshold 3 %), read by the real loader (`cgp_gate::spec::load_str`) with the settings given
+//! threshold 3 %), read by the real loader (`cgp_spec::spec::load_str`) with the settings given
 //! (`repetitions`, `max_repetitions`, `baseline_repetitions`). Every process is `--launches`
 //! launches of the kernel, served by a simulated profiler (`run::simulate::SimProfiler`: the
 //! `Profiler` trait, ncu's raw CSV page); the baseline is measured through it and stored as
@@ -31,12 +31,12 @@
 
 use std::path::Path;
 
-use cgp_gate::outcome::results::{Results, RowVerdict};
-use cgp_gate::profile::Job;
-use cgp_gate::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab, simulate_check, write_baseline};
-use cgp_gate::spec::Spec;
-use cgp_gate::stats::Config;
-use cgp_gate::stats::rng::{Rng, seed_for};
+use cgp_core::stats::Config;
+use cgp_core::stats::rng::{Rng, seed_for};
+use cgp_engine::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab, simulate_check, write_baseline};
+use cgp_outcome::outcome::results::{Results, RowVerdict};
+use cgp_profile::profile::Job;
+use cgp_spec::spec::Spec;
 
 /// Metrics per simulated check (`--metrics`).
 const METRICS: usize = 50;
@@ -84,7 +84,7 @@ fn spec_text(reps: Option<u32>, max: Option<u32>, base: Option<u32>, metrics: us
 }
 
 fn load(text: &str) -> Spec {
-    cgp_gate::spec::load_str(text, Path::new("power.yaml"))
+    cgp_spec::spec::load_str(text, Path::new("power.yaml"))
         .unwrap_or_else(|e| panic!("the simulated spec must load: {e}"))
 }
 
@@ -92,7 +92,7 @@ fn gate(reps: Option<u32>, max: Option<u32>, base: Option<u32>, launches: usize,
     let spec = load(&spec_text(reps, max, base, metrics));
     let t = &spec.targets[0];
     Gate {
-        cfg: cgp_gate::run::engine::stats_config(&spec.settings),
+        cfg: cgp_engine::run::engine::stats_config(&spec.settings),
         repetitions: t.repetitions,
         max_repetitions: t.max_repetitions,
         baseline_repetitions: t.baseline_repetitions,
@@ -426,7 +426,7 @@ fn main() {
             g.drift * 200.0,
             g.repetitions,
             g.max_repetitions,
-            cgp_gate::stats::remeasure::looks(g.repetitions, g.max_repetitions),
+            cgp_core::stats::remeasure::looks(g.repetitions, g.max_repetitions),
             g.baseline_repetitions,
             g.cfg.alpha
         );

@@ -19,14 +19,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cgp_gate::foundation::threshold::{Direction, Threshold, ThresholdKind};
-use cgp_gate::measured::samples::MetricValue;
-use cgp_gate::outcome::results::RowVerdict;
-use cgp_gate::stats::nested::{Runs, fit};
-use cgp_gate::stats::spending::LookAt;
-use cgp_gate::stats::{Comparison, Config, judge_all_at};
+use cgp_core::foundation::threshold::{Direction, Threshold, ThresholdKind};
+use cgp_core::measured::samples::MetricValue;
+use cgp_core::stats::nested::{Runs, fit};
+use cgp_core::stats::spending::LookAt;
+use cgp_core::stats::{Comparison, Config, judge_all_at};
+use cgp_outcome::outcome::results::RowVerdict;
 
-use cgp_gate::run::simulate::{SIM_METRIC, SimProfiler, simulate_check, write_baseline};
+use cgp_engine::run::simulate::{SIM_METRIC, SimProfiler, simulate_check, write_baseline};
 
 const METRIC: &str = "gpu__time_duration.sum";
 
@@ -38,7 +38,7 @@ type Grouped = (Vec<f64>, Vec<u32>);
 
 fn durations(csv: &Path) -> Vec<f64> {
     let text = std::fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-    let parsed = cgp_gate::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
+    let parsed = cgp_profile::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
     parsed
         .launches
         .iter()
@@ -212,7 +212,7 @@ fn sequential(base: &Pool, pool: &Pool, order: &[usize], plan: Plan, spend: Spen
 
 /// The spec of a replayed check: the pool's targets, one size each, threshold 3 %, the plan's
 /// processes, a baseline of 10 processes, the warm-up launch dropped.
-fn replay_spec(targets: &[&String], plan: Plan) -> cgp_gate::spec::Spec {
+fn replay_spec(targets: &[&String], plan: Plan) -> cgp_spec::spec::Spec {
     let mut text = String::from("version: 1\ntargets:\n");
     for t in targets {
         text.push_str(&format!(
@@ -220,7 +220,7 @@ fn replay_spec(targets: &[&String], plan: Plan) -> cgp_gate::spec::Spec {
             plan.first, plan.max
         ));
     }
-    cgp_gate::spec::load_str(&text, Path::new("replay.yaml")).unwrap_or_else(|e| panic!("replay spec: {e}"))
+    cgp_spec::spec::load_str(&text, Path::new("replay.yaml")).unwrap_or_else(|e| panic!("replay spec: {e}"))
 }
 
 /// The sequential rule as `check` runs it: the real `check` (`run::simulate::simulate_check`:
@@ -232,7 +232,7 @@ fn engine_check(base: &Pool, pool: &Pool, order: &[usize], plan: Plan) -> Sequen
     let names: Vec<&String> = pool.keys().filter(|t| base.contains_key(*t)).collect();
     let spec = replay_spec(&names, plan);
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temporary directory: {e}"));
-    let serve = |p: &Pool, order: Option<&[usize]>, job: cgp_gate::profile::Job<'_>| -> Vec<f64> {
+    let serve = |p: &Pool, order: Option<&[usize]>, job: cgp_profile::profile::Job<'_>| -> Vec<f64> {
         let rep = job.rep as usize;
         let i = order.map_or(Some(rep), |o| o.get(rep).copied());
         p.get(&job.target.name)
@@ -266,7 +266,7 @@ fn slice3(k: usize) -> [usize; 3] {
 
 /// A uniformly random ordered subset of `k` of the indices `0..n` (partial Fisher-Yates), drawn
 /// with the library's seeded generator (`stats::rng::Rng`).
-fn ordered_subset(rng: &mut cgp_gate::stats::rng::Rng, n: usize, k: usize) -> Vec<usize> {
+fn ordered_subset(rng: &mut cgp_core::stats::rng::Rng, n: usize, k: usize) -> Vec<usize> {
     let mut all: Vec<usize> = (0..n).collect();
     for i in 0..k.min(n) {
         let j = i + rng.below(n - i);
@@ -301,7 +301,7 @@ fn resampled(root: &Path, parts: &[(&str, Vec<&str>)], checks: usize, plan: Plan
         for p in pools {
             let pool = load_pool(&root.join(part).join("rec").join(p));
             let n = pool.values().map(Vec::len).min().unwrap_or(0);
-            let mut rng = cgp_gate::stats::rng::Rng::new(seed);
+            let mut rng = cgp_core::stats::rng::Rng::new(seed);
             seed += 1;
             let orders: Vec<Vec<usize>> = (0..checks)
                 .map(|_| ordered_subset(&mut rng, n, plan.max))
@@ -496,7 +496,7 @@ fn reach(root: &Path, plan: Plan) {
         max_repetitions: max as u32,
         done: max as u32,
     };
-    let level = cgp_gate::stats::spending::share(alpha, &last, 3) * alpha / 3.0;
+    let level = cgp_core::stats::spending::share(alpha, &last, 3) * alpha / 3.0;
     let z_level = z.inverse_cdf(1.0 - level);
     let unit = |k: usize| if k == 1 { "process" } else { "processes" };
     println!(

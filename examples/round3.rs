@@ -28,12 +28,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cgp_gate::measured::samples::MetricValue;
-use cgp_gate::outcome::results::{Results, RowVerdict};
-use cgp_gate::profile::Job;
-use cgp_gate::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab, simulate_check, write_baseline};
-use cgp_gate::spec::Spec;
-use cgp_gate::stats::rng::{Rng, seed_for};
+use cgp_core::measured::samples::MetricValue;
+use cgp_core::stats::rng::{Rng, seed_for};
+use cgp_engine::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab, simulate_check, write_baseline};
+use cgp_outcome::outcome::results::{Results, RowVerdict};
+use cgp_profile::profile::Job;
+use cgp_spec::spec::Spec;
 
 const METRIC: &str = "gpu__time_duration.sum";
 const TARGETS: [&str; 3] = ["matmul", "reduce", "vector_add"];
@@ -43,7 +43,7 @@ type Pool = BTreeMap<String, Vec<Vec<f64>>>;
 
 fn durations(csv: &Path) -> Vec<f64> {
     let text = std::fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-    let parsed = cgp_gate::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
+    let parsed = cgp_profile::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
     parsed
         .launches
         .iter()
@@ -98,7 +98,7 @@ fn spec(reps: u32, max: u32, extra: &str) -> Spec {
             "  - name: {t}\n    command: [./{t}]\n    repetitions: {reps}\n    max_repetitions: {max}\n    baseline_repetitions: {base}\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n"
         ));
     }
-    cgp_gate::spec::load_str(&text, Path::new("round3.yaml")).unwrap_or_else(|e| panic!("spec: {e}"))
+    cgp_spec::spec::load_str(&text, Path::new("round3.yaml")).unwrap_or_else(|e| panic!("spec: {e}"))
 }
 
 /// `check` of processes served by `cand(target, rep)` against the baseline pool `base`.
@@ -342,7 +342,7 @@ fn synthetic_spec() -> Spec {
     for m in 0..ROWS {
         text.push_str(&format!("      - {{m: {m}}}\n"));
     }
-    cgp_gate::spec::load_str(&text, Path::new("alpha.yaml")).unwrap_or_else(|e| panic!("spec: {e}"))
+    cgp_spec::spec::load_str(&text, Path::new("alpha.yaml")).unwrap_or_else(|e| panic!("spec: {e}"))
 }
 
 fn row_of(job: &Job<'_>) -> usize {
@@ -456,7 +456,7 @@ fn ab_threshold(runs: usize) {
         for m in 0..ROWS {
             text.push_str(&format!("      - {{m: {m}}}\n"));
         }
-        cgp_gate::spec::load_str(&text, Path::new("ab.yaml")).unwrap_or_else(|e| panic!("spec: {e}"))
+        cgp_spec::spec::load_str(&text, Path::new("ab.yaml")).unwrap_or_else(|e| panic!("spec: {e}"))
     };
     let (mut pass, mut total) = (0usize, 0usize);
     for k in 0..runs {

@@ -9,12 +9,12 @@
 
 use std::time::Instant;
 
-use cgp_gate::spec::model::{Direction, Threshold, ThresholdKind};
-use cgp_gate::stats::hodges_lehmann::relative_shift;
-use cgp_gate::stats::mannwhitney::{NullCache, mann_whitney};
-use cgp_gate::stats::noise::NoiseModel;
-use cgp_gate::stats::rng::Rng;
-use cgp_gate::stats::{Comparison, Config, judge};
+use cgp_core::stats::hodges_lehmann::relative_shift;
+use cgp_core::stats::mannwhitney::{NullCache, mann_whitney};
+use cgp_core::stats::noise::NoiseModel;
+use cgp_core::stats::rng::Rng;
+use cgp_core::stats::{Comparison, Config, judge};
+use cgp_spec::spec::model::{Direction, Threshold, ThresholdKind};
 
 fn best_of_3(mut f: impl FnMut()) -> f64 {
     (0..3)

@@ -3,7 +3,10 @@
 //! Data flows one way: spec -> plan -> profile -> samples -> statistics -> verdict -> reports.
 //!
 //! The layers are the crates of this workspace (`crates/`), so the compiler keeps the direction;
-//! this crate is the command layer and re-exports every layer's modules under one name:
+//! this crate is the command layer. Its library is small: [`cli`], [`commands`], [`Error`] and
+//! [`Result`]; each layer is used through its own crate (tests and examples name them:
+//! `cgp_core::stats`, `cgp_outcome::outcome`, ...), and no crate re-exports another's modules
+//! (tests/architecture.rs). Inside this crate the layers' modules read under one name:
 //!
 //! - `cgp-core`: [`foundation`] (exit codes, units, atomic writes, the threshold type, the crate's
 //!   error), [`measured`] (parsed launches and sample series, the counter diff), [`stats`] (pure
@@ -29,12 +32,26 @@
 pub mod cli;
 pub mod commands;
 
-pub use cgp_core::{foundation, measured, stats};
-pub use cgp_engine::run;
-pub use cgp_outcome::{baseline, history, outcome};
-pub use cgp_profile::{cupti, gpu, harness, ncu, nsys, profile};
-pub use cgp_publish::publish;
-pub use cgp_report::report;
-pub use cgp_spec::{plan, spec};
+pub(crate) use cgp_core::{foundation, measured, stats};
+pub(crate) use cgp_engine::run;
+pub(crate) use cgp_outcome::{baseline, history, outcome};
+pub(crate) use cgp_profile::{harness, ncu, profile};
+pub(crate) use cgp_publish::publish;
+pub(crate) use cgp_report::report;
+pub(crate) use cgp_spec::{plan, spec};
+
+/// The GPU under one name in this crate: its data and trait (`cgp_core::gpu`) and NVML, clocks
+/// and `env` (`cgp_profile::gpu`).
+mod gpu {
+    pub(crate) use cgp_core::gpu::*;
+    pub(crate) use cgp_profile::gpu::*;
+}
+
+/// Nsight Systems under one name in this crate: the model (`cgp_spec::nsys`) and its readers
+/// (`cgp_profile::nsys`).
+mod nsys {
+    pub(crate) use cgp_profile::nsys::*;
+    pub(crate) use cgp_spec::nsys::*;
+}
 
 pub use foundation::error::{Error, Result};

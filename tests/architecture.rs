@@ -359,9 +359,15 @@ fn crate_modules(name: &str, lib: &str, allowed: &[&str], out: &mut Vec<String>)
         if let Some(m) = line.strip_prefix("pub mod ").and_then(|l| l.strip_suffix(';')) {
             modules.insert(m.to_owned());
         }
+        // A private module that puts two crates' modules under one name (`mod gpu { .. }`).
+        if let Some(m) = line.strip_prefix("mod ").and_then(|l| l.strip_suffix(" {")) {
+            modules.insert(m.to_owned());
+        }
     }
-    for (i, _) in lib.match_indices("pub use cgp_") {
-        let rest = &lib[i + "pub use ".len()..];
+    // The modules of the crates below, imported for the crate alone (`pub(crate) use cgp_x::..`;
+    // a `pub use` of them is refused by `closed_crates`).
+    for (i, _) in lib.match_indices("use cgp_") {
+        let rest = &lib[i + "use ".len()..];
         let krate: String = rest
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
@@ -385,6 +391,26 @@ fn crate_modules(name: &str, lib: &str, allowed: &[&str], out: &mut Vec<String>)
         }
     }
     modules
+}
+
+/// No crate re-exports another crate's modules or items (issue 49, "closed crates"): a crate
+/// imports what it uses of the crates below for itself (`pub(crate) use`), and its dependents
+/// name those crates themselves. The root package's library exports its own error type only.
+pub fn closed_crates(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for (krate, rel, file) in sources(root) {
+        let text = uncommented(&std::fs::read_to_string(&file).unwrap());
+        for line in text.lines() {
+            let t = line.trim_start();
+            if t.starts_with("pub use cgp_") || t.starts_with("pub use ::cgp_") {
+                out.push(format!(
+                    "{krate}: src/{rel} re-exports another crate (`{}`): import it with `pub(crate) use`, and let dependents name that crate",
+                    t.trim_end()
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Every `crate::x` (and `crate::{x, ..}`) of every file, tests included, names a module its
@@ -1161,6 +1187,11 @@ fn string_literals_are_read_whole() {
         string_literals(r#"f("FAIL", '"', "a \"b\" c"); g("")"#),
         ["FAIL", r#"a \"b\" c"#, ""]
     );
+}
+
+#[test]
+fn no_crate_re_exports_another() {
+    assert_clean("closed crates", &closed_crates(&repo()));
 }
 
 #[test]

@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use super::architecture::{
-    CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, crate_graph, crate_paths, escaping, layout,
-    module_cycles, one_place_decides, parse_only_readers, repo, reporters_render_decided_results, rust_files,
-    sizes,
+    CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, closed_crates, crate_graph, crate_paths, escaping,
+    layout, module_cycles, one_place_decides, parse_only_readers, repo, reporters_render_decided_results,
+    rust_files, sizes,
 };
 
 /// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
@@ -86,6 +86,7 @@ fn a_clean_copy_passes_every_rule() {
             reporters_render_decided_results,
         ),
         ("clap_in_cli", clap_in_cli),
+        ("closed_crates", closed_crates),
         ("sizes", sizes),
         ("escaping", escaping),
         ("module_cycles", module_cycles),
@@ -156,6 +157,27 @@ fn a_reporter_that_decides_and_statistics_that_read_the_environment_are_found() 
     // The gate status decide offers reporters stays allowed.
     let found = reporters_render_decided_results(s.root());
     assert!(!found.iter().any(|f| f.contains("decide::RowGate")), "{found:#?}");
+}
+
+#[test]
+fn a_crate_that_re_exports_another_is_found() {
+    let s = Scratch::new();
+    s.append(
+        "crates/cgp-report/src/lib.rs",
+        "\npub use cgp_outcome::outcome;\n",
+    );
+    s.append(
+        "crates/cgp-profile/src/gpu/mod.rs",
+        "\npub use cgp_core::gpu::*;\n",
+    );
+    finds(
+        closed_crates,
+        &s,
+        &[
+            "cgp-report: src/lib.rs re-exports another crate (`pub use cgp_outcome::outcome;`)",
+            "cgp-profile: src/gpu/mod.rs re-exports another crate (`pub use cgp_core::gpu::*;`)",
+        ],
+    );
 }
 
 #[test]

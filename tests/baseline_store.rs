@@ -11,10 +11,10 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::Duration;
 
+use cgp_core::gpu::fingerprint::Fingerprint;
+use cgp_core::measured::samples::{Sample, Series, SeriesKey};
 use cgp_gate::Error;
-use cgp_gate::baseline::{self, Store, UpdateMeta};
-use cgp_gate::gpu::fingerprint::Fingerprint;
-use cgp_gate::measured::samples::{Sample, Series, SeriesKey};
+use cgp_outcome::baseline::{self, Store, UpdateMeta};
 
 fn h200() -> Fingerprint {
     Fingerprint {
@@ -341,7 +341,7 @@ fn a_newer_schema_is_refused_for_reading_and_writing() {
     );
     let e = store.load("nvidia-h200", "gemm").unwrap_err();
     assert_eq!(message(&e), expected);
-    assert_eq!(e.exit_code(), cgp_gate::foundation::exit_codes::INVALID_INPUT);
+    assert_eq!(e.exit_code(), cgp_core::foundation::exit_codes::INVALID_INPUT);
     let e = store.load_all().unwrap_err();
     assert_eq!(message(&e), expected);
     let e = store
@@ -486,7 +486,7 @@ fn other_documents_and_unwritable_stores_get_clear_errors() {
         .update("gemm", &h200(), &refs(&gemm_series(0.0)), &m)
         .unwrap_err();
     assert!(matches!(e, Error::Io { .. }), "{e}");
-    assert_eq!(e.exit_code(), cgp_gate::foundation::exit_codes::PROFILER_FAILURE);
+    assert_eq!(e.exit_code(), cgp_core::foundation::exit_codes::PROFILER_FAILURE);
     assert!(message(&e).contains(&not_a_dir.display().to_string()), "{e}");
 }
 

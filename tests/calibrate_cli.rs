@@ -245,7 +245,7 @@ fn calibrate_states_the_job_drift_of_the_baseline_history_as_check_does() {
     // `check` pools that history with the spec's prior (`settings.job_spread: "0%"` in this
     // spec, the recordings' one job), weighted by their degrees of freedom (issue 43:
     // docs/statistics.md 2.3); calibrate states the history alone.
-    use cgp_gate::stats::jobspread::{MAD_DF_PER_DIFF, PRIOR_DF};
+    use cgp_core::stats::jobspread::{MAD_DF_PER_DIFF, PRIOR_DF};
     let h_df = MAD_DF_PER_DIFF * 6.0;
     let pooled = (h_df * drift * drift / (PRIOR_DF + h_df)).sqrt();
     let shown = format!(

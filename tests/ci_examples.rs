@@ -193,7 +193,7 @@ fn k8s_indexed_job_shards_as_shard_k_of_n_and_passes_the_kubernetes_schemas() {
             ("CGP_GATE_SHARD_TOTAL".to_owned(), total.to_owned()),
         ]
         .into();
-        let got = cgp_gate::plan::shard_auto::from_vars(&vars).unwrap();
+        let got = cgp_spec::plan::shard_auto::from_vars(&vars).unwrap();
         assert_eq!(got.shard.to_string(), format!("{}/{n}", i + 1));
     }
     let merge = docs

@@ -131,7 +131,7 @@ fn init_from_every_real_capture_writes_a_spec_that_validates_and_selects_its_ker
         let functions = launched_functions(&file);
         match kernel_line(&spec) {
             Some(_) => {
-                let loaded = cgp_gate::spec::load(&spec_path).unwrap();
+                let loaded = cgp_spec::spec::load(&spec_path).unwrap();
                 let filter = loaded.targets[0].kernel.clone().unwrap();
                 let listed: Vec<(&str, bool)> = spec
                     .lines()
@@ -143,12 +143,12 @@ fn init_from_every_real_capture_writes_a_spec_that_validates_and_selects_its_ker
                     .collect();
                 assert!(!listed.is_empty(), "{name}:\n{spec}");
                 for kernel in launched_kernels(&file) {
-                    let key = cgp_gate::measured::samples::kernel_key(&kernel);
+                    let key = cgp_core::measured::samples::kernel_key(&kernel);
                     let Some((_, gated)) = listed.iter().find(|(l, _)| l.starts_with(key.as_str())) else {
                         continue; // beyond the listed 40
                     };
                     assert_eq!(
-                        cgp_gate::profile::filter::matches(&filter, &kernel),
+                        cgp_profile::profile::filter::matches(&filter, &kernel),
                         *gated,
                         "{name}: `kernel: {filter}` and `{kernel}` (gated: {gated})\n{spec}"
                     );

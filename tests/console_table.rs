@@ -265,7 +265,7 @@ fn library_kernel_names_lose_return_type_and_namespace_first() {
 
 #[test]
 fn short_kernel_drops_the_least_useful_parts_first() {
-    use cgp_gate::report::console::short_kernel;
+    use cgp_report::report::console::short_kernel;
     let name = "void unnamed>::vectorized_layer_norm_kernel<Half, float, 0>";
     assert_eq!(short_kernel(name, 80), name);
     assert_eq!(
@@ -350,8 +350,9 @@ fn notes_about_missing_rows_fit_the_terminal_too() {
 /// that fails does (decide::row_gate); allowed, it gets none.
 #[test]
 fn a_missing_row_that_fails_the_gate_gets_its_reason_line() {
-    use cgp_gate::outcome::results::RowVerdict;
-    let mut r = cgp_gate::outcome::results::read(&root().join("tests/fixtures/results/mixed.json")).unwrap();
+    use cgp_outcome::outcome::results::RowVerdict;
+    let mut r =
+        cgp_outcome::outcome::results::read(&root().join("tests/fixtures/results/mixed.json")).unwrap();
     let i = r
         .rows
         .iter()
@@ -362,12 +363,13 @@ fn a_missing_row_that_fails_the_gate_gets_its_reason_line() {
         out.lines()
             .any(|l| l.starts_with(&line) && l.contains("(missing)"))
     };
-    let allowed = cgp_gate::report::console::results_table(&r);
+    let allowed = cgp_report::report::console::results_table(&r);
     assert!(!has_line(&allowed), "{allowed}");
-    r.rows[i].outcome = cgp_gate::outcome::results::Outcome::Missing(cgp_gate::outcome::results::Missing {
-        fails_gate: true,
-        ..Default::default()
-    });
-    let failing = cgp_gate::report::console::results_table(&r);
+    r.rows[i].outcome =
+        cgp_outcome::outcome::results::Outcome::Missing(cgp_outcome::outcome::results::Missing {
+            fails_gate: true,
+            ..Default::default()
+        });
+    let failing = cgp_report::report::console::results_table(&r);
     assert!(has_line(&failing), "{failing}");
 }

@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use cgp_gate::cupti::inject::{ready_in, run_environment};
-use cgp_gate::cupti::locate::find_libcupti;
-use cgp_gate::cupti::trace::{KernelRecord, files_of, parse};
+use cgp_profile::cupti::inject::{ready_in, run_environment};
+use cgp_profile::cupti::locate::find_libcupti;
+use cgp_profile::cupti::trace::{KernelRecord, files_of, parse};
 
 use crate::support::root;
 use crate::support::skip;

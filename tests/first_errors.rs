@@ -219,7 +219,7 @@ fn init_from_a_details_page_writes_a_spec_its_own_capture_replays() {
             spec.contains(&format!("      {time}: \"3%\"\n")),
             "{rel}:\n{spec}"
         );
-        let loaded = cgp_gate::spec::load(&dir.path().join("cgp-gate.yaml")).unwrap();
+        let loaded = cgp_spec::spec::load(&dir.path().join("cgp-gate.yaml")).unwrap();
         let t = &loaded.targets[0];
         let rep_dir = dir.path().join("rec").join(&t.name).join("default");
         std::fs::create_dir_all(&rep_dir).unwrap();

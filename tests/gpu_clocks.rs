@@ -6,14 +6,18 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cgp_gate::gpu::{FakeDevice, FakeGpu, Gpu, GpuError, lock_clocks};
-use cgp_gate::spec::model::ClockSetting;
+use cgp_core::gpu::{FakeDevice, FakeGpu, Gpu, GpuError};
+use cgp_profile::gpu::lock_clocks;
+use cgp_spec::spec::model::ClockSetting;
 
 fn fake(dev: FakeDevice) -> Arc<FakeGpu> {
     Arc::new(FakeGpu::new(vec![dev]))
 }
 
-fn lock(gpu: &Arc<FakeGpu>, setting: &ClockSetting) -> (cgp_gate::Result<cgp_gate::gpu::ClockGuard>, String) {
+fn lock(
+    gpu: &Arc<FakeGpu>,
+    setting: &ClockSetting,
+) -> (cgp_gate::Result<cgp_profile::gpu::ClockGuard>, String) {
     let mut out = Vec::new();
     let g: Arc<dyn Gpu> = gpu.clone();
     let r = lock_clocks(g, 0, setting, false, &mut out);
@@ -257,10 +261,10 @@ fn reset_all_clocks_reports_each_gpu() {
     old.mem_lock_error = Some(GpuError::NotSupported);
     let gpu = FakeGpu::new(vec![FakeDevice::new("NVIDIA H200"), old]);
     let mut out = Vec::new();
-    cgp_gate::gpu::reset_all_clocks(&gpu, true, &mut out).unwrap();
+    cgp_profile::gpu::reset_all_clocks(&gpu, true, &mut out).unwrap();
     assert!(gpu.calls().is_empty());
     out.clear();
-    cgp_gate::gpu::reset_all_clocks(&gpu, false, &mut out).unwrap();
+    cgp_profile::gpu::reset_all_clocks(&gpu, false, &mut out).unwrap();
     assert_eq!(
         String::from_utf8(out).unwrap(),
         "GPU 0 (NVIDIA H200): SM clocks reset, memory clocks reset\n\
@@ -268,8 +272,8 @@ fn reset_all_clocks_reports_each_gpu() {
     );
     let mut dev = FakeDevice::new("NVIDIA H200");
     dev.reset_error = Some(GpuError::NoPermission);
-    let err =
-        cgp_gate::gpu::reset_all_clocks(&FakeGpu::new(vec![dev]), false, &mut std::io::sink()).unwrap_err();
+    let err = cgp_profile::gpu::reset_all_clocks(&FakeGpu::new(vec![dev]), false, &mut std::io::sink())
+        .unwrap_err();
     assert_eq!(err.exit_code(), 3);
     assert!(err.to_string().contains("permission denied; run as root"));
 }

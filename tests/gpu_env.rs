@@ -145,17 +145,17 @@ fn ncu_version_times_out_and_reports_failures() {
     let _s = serial();
     let dir = tempfile::tempdir().unwrap();
     let slow = fake_ncu(dir.path(), "sleep 30");
-    let err = cgp_gate::ncu::install::ncu_version(&slow, Duration::from_millis(300)).unwrap_err();
+    let err = cgp_profile::ncu::install::ncu_version(&slow, Duration::from_millis(300)).unwrap_err();
     assert_eq!(
         err,
         format!("`{} --version` did not finish within 0.3 s", slow.display())
     );
     let failing = fake_ncu(dir.path(), "exit 4");
-    let err = cgp_gate::ncu::install::ncu_version(&failing, Duration::from_secs(10)).unwrap_err();
+    let err = cgp_profile::ncu::install::ncu_version(&failing, Duration::from_secs(10)).unwrap_err();
     assert!(err.contains("--version` failed (exit status: 4)"), "{err}");
     let good = fake_ncu(dir.path(), NCU_2025);
     assert_eq!(
-        cgp_gate::ncu::install::ncu_version(&good, Duration::from_secs(10)).as_deref(),
+        cgp_profile::ncu::install::ncu_version(&good, Duration::from_secs(10)).as_deref(),
         Ok("2025.1.1.0")
     );
 }
@@ -164,7 +164,7 @@ fn ncu_version_times_out_and_reports_failures() {
 fn open_fails_with_one_clear_line_or_works() {
     // On a machine without a driver (CI, this project's build machine) open() must say why in
     // one line; with a driver it returns a GPU. Either way: no panic.
-    match cgp_gate::gpu::open() {
+    match cgp_profile::gpu::open() {
         Ok(gpu) => assert!(gpu.device_count().is_ok()),
         Err(e) => {
             let s = e.to_string();

@@ -19,12 +19,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin_cmd;
-use cgp_gate::measured::samples::{CsvShape, MetricValue};
-use cgp_gate::ncu::parse::parse_bytes;
-use cgp_gate::outcome::results::read as read_results;
-use cgp_gate::outcome::results::{Results, Row, RowVerdict};
-use cgp_gate::report::console::results_table;
-use cgp_gate::report::{MarkdownOptions, html, junit, markdown};
+use cgp_core::measured::samples::{CsvShape, MetricValue};
+use cgp_outcome::outcome::results::read as read_results;
+use cgp_outcome::outcome::results::{Results, Row, RowVerdict};
+use cgp_profile::ncu::parse::parse_bytes;
+use cgp_report::report::console::results_table;
+use cgp_report::report::{MarkdownOptions, html, junit, markdown};
 
 use crate::support;
 use crate::support::root;

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin_cmd;
-use cgp_gate::measured::samples::{CsvShape, Launch, MetricValue, ParsedOutput};
-use cgp_gate::ncu::command::{NcuRelease, VERSIONED_OPTIONS, ncu_options_for, supports};
-use cgp_gate::ncu::parse::{parse, parse_bytes};
+use cgp_core::measured::samples::{CsvShape, Launch, MetricValue, ParsedOutput};
+use cgp_profile::ncu::command::{NcuRelease, VERSIONED_OPTIONS, ncu_options_for, supports};
+use cgp_profile::ncu::parse::{parse, parse_bytes};
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -568,7 +568,7 @@ fn ncu_version(ncu: &Path) -> String {
         .arg("--version")
         .output()
         .expect("ncu --version");
-    cgp_gate::ncu::version::parse_version(&String::from_utf8_lossy(&out.stdout)).expect("a version line")
+    cgp_profile::ncu::version::parse_version(&String::from_utf8_lossy(&out.stdout)).expect("a version line")
 }
 
 /// Every command that made the files in tests/fixtures/ncu-import: (file, arguments after
@@ -822,7 +822,7 @@ fn the_version_table_matches_the_real_ncu_help() {
 }
 
 /// A spec with one target per feature the spec offers to ncu's command line.
-fn spec_targets() -> Vec<cgp_gate::spec::Target> {
+fn spec_targets() -> Vec<cgp_spec::spec::Target> {
     let yaml = r#"version: 1
 defaults:
   repetitions: 3
@@ -886,7 +886,7 @@ targets:
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cgp-gate.yaml");
     std::fs::write(&path, yaml).unwrap();
-    cgp_gate::spec::load(&path)
+    cgp_spec::spec::load(&path)
         .unwrap_or_else(|e| panic!("{e}"))
         .targets
 }
@@ -918,7 +918,7 @@ fn every_spec_feature_runs_through_the_real_ncu_to_no_kernels_profiled() {
         };
         assert_eq!(base, want, "{}: {argv:?}", t.name);
         let log = dir.path().join(format!("{}.csv", t.name));
-        let missing = cgp_gate::ncu::command::unsupported_options(release, t);
+        let missing = cgp_profile::ncu::command::unsupported_options(release, t);
         if !missing.is_empty() {
             // cgp-gate refuses to run it (naming the option); the real ncu would reject it too.
             assert_eq!(t.name, "replay_app_range");
@@ -928,11 +928,12 @@ fn every_spec_feature_runs_through_the_real_ncu_to_no_kernels_profiled() {
                 .output()
                 .expect("run ncu");
             assert_eq!(out.status.code(), Some(255));
-            let (option, _) = cgp_gate::ncu::log::usage_error(&String::from_utf8_lossy(&out.stderr)).unwrap();
+            let (option, _) =
+                cgp_profile::ncu::log::usage_error(&String::from_utf8_lossy(&out.stderr)).unwrap();
             assert_eq!(option, "--replay-mode");
             continue;
         }
-        let metrics = cgp_gate::plan::ncu_metrics(t);
+        let metrics = cgp_spec::plan::ncu_metrics(t);
         let mut argv = ncu_options_for(release, t, &metrics, &log);
         argv.push("/bin/true".into());
         let out = Command::new(&ncu)
@@ -959,7 +960,7 @@ fn every_spec_feature_runs_through_the_real_ncu_to_no_kernels_profiled() {
         let e = parse(&written).unwrap_err();
         assert_eq!(
             e.failure,
-            Some(cgp_gate::profile::FailureKind::NoKernels),
+            Some(cgp_profile::profile::FailureKind::NoKernels),
             "{}",
             t.name
         );
@@ -984,7 +985,7 @@ fn the_real_ncu_rejecting_an_option_is_an_ncu_error_naming_it() {
         .expect("run ncu");
     assert_eq!(out.status.code(), Some(255));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let (option, line) = cgp_gate::ncu::log::usage_error(&stderr).expect("a usage error");
+    let (option, line) = cgp_profile::ncu::log::usage_error(&stderr).expect("a usage error");
     assert_eq!(option, "--config-file");
     assert_eq!(line, "unrecognised option '--config-file'");
 }
@@ -1114,12 +1115,12 @@ fn profile_dry_run_builds_the_argv_for_the_installed_ncu() {
     );
     // Each printed command line is exactly what a run on this ncu passes.
     let spec =
-        cgp_gate::spec::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cgp-gate.yaml")).unwrap();
+        cgp_spec::spec::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cgp-gate.yaml")).unwrap();
     let t = &spec.targets[0];
     let argv = ncu_options_for(
         Some(release),
         t,
-        &cgp_gate::plan::ncu_metrics(t),
+        &cgp_spec::plan::ncu_metrics(t),
         Path::new("<log>"),
     );
     let line: Vec<String> = std::iter::once("ncu".to_owned())

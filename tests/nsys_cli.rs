@@ -390,7 +390,7 @@ fn a_real_report_of_the_real_nsys_goes_through_nsys_export() {
     if !rep.exists() {
         // Debian's nsys cannot find its importer and leaves the raw stream: import it with the
         // importer of the same install, as nsys would have.
-        let importer = cgp_gate::nsys::read::qdstrm_importer(Path::new(NSYS)).expect("no QdstrmImporter");
+        let importer = cgp_profile::nsys::read::qdstrm_importer(Path::new(NSYS)).expect("no QdstrmImporter");
         let out = assert_cmd::Command::new(importer)
             .arg("-i")
             .arg(stem.with_extension("qdstrm"))
@@ -426,7 +426,7 @@ fn a_real_report_of_the_real_nsys_goes_through_nsys_export() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let session = cgp_gate::nsys::read::session_duration_ns(&export).expect("no session length");
+    let session = cgp_profile::nsys::read::session_duration_ns(&export).expect("no session length");
     assert!(session > 1_000_000, "{session} ns");
 }
 

@@ -290,7 +290,7 @@ fn profile_dry_run_prints_each_targets_own_profiler_argv() {
     };
     // The argv a live repetition runs, from the same function (the real nsys 2022.4.2 accepts
     // it: the_real_nsys_accepts_the_live_argv).
-    let live = cgp_gate::profile::nsys::nsys_profile_args(Path::new("<tmp>/run-N"));
+    let live = cgp_profile::profile::nsys::nsys_profile_args(Path::new("<tmp>/run-N"));
     let live: Vec<String> = live.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     assert_eq!(
         line("whole"),
@@ -339,10 +339,10 @@ fn summary_recordings_cannot_give_gpu_time() {
 
 #[test]
 fn sqlite_repetitions_record_and_replay() {
-    use cgp_gate::profile::record::{Recorder, rep_path_sqlite};
-    use cgp_gate::profile::replay::ReplayProfiler;
-    use cgp_gate::profile::{Capture, Job, Output, Profiler};
-    let spec = cgp_gate::spec::load(&root().join("examples/nsys/cgp-gate.yaml")).unwrap();
+    use cgp_profile::profile::record::{Recorder, rep_path_sqlite};
+    use cgp_profile::profile::replay::ReplayProfiler;
+    use cgp_profile::profile::{Capture, Job, Output, Profiler};
+    let spec = cgp_spec::spec::load(&root().join("examples/nsys/cgp-gate.yaml")).unwrap();
     let t = spec.target("int8-gemm").unwrap();
     let job = Job {
         target: t,
@@ -364,7 +364,7 @@ fn sqlite_repetitions_record_and_replay() {
         tool_version: None,
     };
     rec.record(job, &capture).unwrap();
-    let fp = cgp_gate::gpu::fingerprint(None, 0, "test", &t.profiling, &t.clocks);
+    let fp = cgp_core::gpu::fingerprint(None, 0, "test", &t.profiling, &t.clocks);
     rec.finish(&spec.hash, "test", &fp).unwrap();
     let path = rep_path_sqlite(dir.path(), "int8-gemm", "default", 0);
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
@@ -372,7 +372,7 @@ fn sqlite_repetitions_record_and_replay() {
     assert!(replay.has(job));
     let back = replay.capture(job).unwrap();
     assert_eq!(back.output, Output::Bytes(bytes.clone()));
-    let samples = cgp_gate::profile::extract::extract(job, &back).unwrap();
+    let samples = cgp_profile::profile::extract::extract(job, &back).unwrap();
     let gpu = samples
         .series
         .values()

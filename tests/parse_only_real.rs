@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cgp_gate::measured::samples::ParsedOutput;
-use cgp_gate::ncu::parse::{decode, parse_bytes, parse_only};
+use cgp_core::measured::samples::ParsedOutput;
+use cgp_profile::ncu::parse::{decode, parse_bytes, parse_only};
 
 use crate::support;
 use crate::support::root;

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use cgp_gate::publish::github::{GithubEnv, Token};
-use cgp_gate::publish::{CommentOutcome, GithubConfig, post_comment};
+use cgp_publish::publish::github::{GithubEnv, Token};
+use cgp_publish::publish::{CommentOutcome, GithubConfig, post_comment};
 use serde_json::{Value, json};
 use wiremock::matchers::{bearer_token, body_json, method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -244,7 +244,7 @@ fn retries_are_bounded_and_errors_never_show_the_token() {
     assert!(!text.contains(TOKEN), "{text}");
     assert_eq!(
         err.exit_code(),
-        cgp_gate::foundation::exit_codes::PROFILER_FAILURE
+        cgp_core::foundation::exit_codes::PROFILER_FAILURE
     );
     assert!(!format!("{cfg:?}").contains(TOKEN));
     gh.verify();

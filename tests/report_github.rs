@@ -3,14 +3,14 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use cgp_gate::outcome::results::read as read_results;
-use cgp_gate::outcome::results::{Results, RowVerdict};
-use cgp_gate::publish::emit::emit_to;
-use cgp_gate::publish::github::{STEP_SUMMARY_LIMIT, write_outputs};
-use cgp_gate::publish::{GithubEnv, ReportOptions, ReportPaths, write_step_summary};
-use cgp_gate::report::MarkdownOptions;
-use cgp_gate::report::annotations::{Part, annotations, escape};
-use cgp_gate::report::markdown::comment_marker;
+use cgp_outcome::outcome::results::read as read_results;
+use cgp_outcome::outcome::results::{Results, RowVerdict};
+use cgp_publish::publish::emit::emit_to;
+use cgp_publish::publish::github::{STEP_SUMMARY_LIMIT, write_outputs};
+use cgp_publish::publish::{GithubEnv, ReportOptions, ReportPaths, write_step_summary};
+use cgp_report::report::MarkdownOptions;
+use cgp_report::report::annotations::{Part, annotations, escape};
+use cgp_report::report::markdown::comment_marker;
 
 fn fixture(name: &str) -> Results {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -74,8 +74,8 @@ fn outputs_use_heredoc_delimiters_that_survive_hostile_values() {
     let dir = tempfile::tempdir().unwrap();
     let env = env_in(dir.path());
     let r = fixture("mixed.json");
-    let outputs = cgp_gate::publish::github::StepOutputs {
-        paths: cgp_gate::publish::ReportPaths {
+    let outputs = cgp_publish::publish::github::StepOutputs {
+        paths: cgp_publish::publish::ReportPaths {
             junit: Some("out/junit.xml".into()),
             html: Some("evil\nverdict=pass\nEOF".into()),
             ..Default::default()
@@ -271,7 +271,7 @@ fn annotations_name_the_line_of_the_metric_in_the_spec() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
-    let r = cgp_gate::outcome::results::read(&json).unwrap();
+    let r = cgp_outcome::outcome::results::read(&json).unwrap();
     let lines = annotations(&r);
     // The line where `gpu__time_duration.sum` is written under `matmul`.
     let matmul = spec_text
@@ -295,11 +295,11 @@ fn annotations_name_the_line_of_the_metric_in_the_spec() {
     assert!(lines.iter().all(|l| l.contains(",line=")), "{lines:?}");
     // A spec that does not list the target: the file without a line.
     assert_eq!(
-        cgp_gate::report::annotations::spec_line("targets: []\n", "gemm", None),
+        cgp_report::report::annotations::spec_line("targets: []\n", "gemm", None),
         None
     );
     assert_eq!(
-        cgp_gate::report::annotations::spec_line(
+        cgp_report::report::annotations::spec_line(
             "targets:\n  - name: a\n    metrics: {x__y.sum: \"3%\"}\n  - name: b\n    metrics:\n      x__y.sum: \"3%\"\n",
             "b",
             Some("x__y.sum")

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use assert_cmd::Command;
-use cgp_gate::publish::github::Token;
-use cgp_gate::publish::gitlab::{GitlabConfig, GitlabEnv, GitlabToken, NoteOutcome, post_note};
+use cgp_publish::publish::github::Token;
+use cgp_publish::publish::gitlab::{GitlabConfig, GitlabEnv, GitlabToken, NoteOutcome, post_note};
 use serde_json::{Value, json};
 use wiremock::matchers::{body_json, header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};

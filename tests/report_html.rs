@@ -6,9 +6,9 @@ use std::process::Command;
 
 use crate::support::{chromium, run_chromium};
 
-use cgp_gate::outcome::results::Results;
-use cgp_gate::outcome::results::read as read_results;
-use cgp_gate::report::html;
+use cgp_outcome::outcome::results::Results;
+use cgp_outcome::outcome::results::read as read_results;
+use cgp_report::report::html;
 
 const HOSTILE: &str =
     "<script>console.error('INJECTED')</script><img src=x onerror=\"console.error('X')\"> & \"q\" 'a'";
@@ -59,7 +59,7 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
                 && x.candidate.is_some()
                 && matches!(
                     x.threshold.as_ref().map(|t| &t.kind),
-                    Some(cgp_gate::outcome::results::ThresholdKind::Relative { .. })
+                    Some(cgp_outcome::outcome::results::ThresholdKind::Relative { .. })
                 )
         })
         .count();
@@ -74,7 +74,7 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
 fn no_roofline_without_points_and_mismatch_is_flagged() {
     let mut r = fixture("pass.json");
     r.roofline.clear();
-    r.fingerprint_mismatch = Some(vec![cgp_gate::outcome::results::FingerprintDiff {
+    r.fingerprint_mismatch = Some(vec![cgp_outcome::outcome::results::FingerprintDiff {
         field: "gpu_name".into(),
         baseline: "NVIDIA H200".into(),
         current: "NVIDIA H100 80GB HBM3".into(),
@@ -163,7 +163,7 @@ fn chromium_screenshot_renders() {
 /// same row allowed keeps the plain `missing` pill (the row's class stays its verdict).
 #[test]
 fn a_missing_row_that_fails_the_gate_wears_the_failure_colour() {
-    use cgp_gate::outcome::results::RowVerdict;
+    use cgp_outcome::outcome::results::RowVerdict;
     let mut r = fixture("mixed.json");
     let i = r
         .rows
@@ -176,10 +176,11 @@ fn a_missing_row_that_fails_the_gate_wears_the_failure_colour() {
         "{allowed}"
     );
     assert!(!allowed.contains("pill missing fails"));
-    r.rows[i].outcome = cgp_gate::outcome::results::Outcome::Missing(cgp_gate::outcome::results::Missing {
-        fails_gate: true,
-        ..Default::default()
-    });
+    r.rows[i].outcome =
+        cgp_outcome::outcome::results::Outcome::Missing(cgp_outcome::outcome::results::Missing {
+            fails_gate: true,
+            ..Default::default()
+        });
     let failing = html(&r);
     assert!(
         failing.contains("<tr class=\"missing\"><td><span class=\"pill missing fails\">missing</span>"),

@@ -5,9 +5,9 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cgp_gate::outcome::results::read as read_results;
-use cgp_gate::outcome::results::{Results, RowVerdict};
-use cgp_gate::report::junit;
+use cgp_outcome::outcome::results::read as read_results;
+use cgp_outcome::outcome::results::{Results, RowVerdict};
+use cgp_report::report::junit;
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 
 fn fixture(name: &str) -> Results {
@@ -63,8 +63,8 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
                 let m = message.as_ref().unwrap().as_str();
                 // The failure message carries the change and its interval, as every report
                 // prints them, and the medians as context.
-                let b = cgp_gate::foundation::units::human(row.baseline.as_ref().unwrap().median, &row.unit);
-                let c = cgp_gate::foundation::units::human(row.candidate.as_ref().unwrap().median, &row.unit);
+                let b = cgp_core::foundation::units::human(row.baseline.as_ref().unwrap().median, &row.unit);
+                let c = cgp_core::foundation::units::human(row.candidate.as_ref().unwrap().median, &row.unit);
                 assert!(m.contains(&format!("median base {b} → head {c}")), "{m}");
                 let [lo, hi] = row.estimate.change_ci.unwrap();
                 let change = row.estimate.change.unwrap();
@@ -291,7 +291,7 @@ fn junits_one_escaping_function_makes_text_an_xml_reader_gives_back() {
     let hostile = "a<b>&\"c\"'d' ]]> <!-- x -->\u{1b}[31m end";
     let xml = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"n\" tests=\"1\" failures=\"0\" errors=\"0\"><testsuite name=\"s\" tests=\"1\" failures=\"0\" errors=\"0\"><testcase name=\"{}\"/></testsuite></testsuites>\n",
-        cgp_gate::report::junit::escape(hostile)
+        cgp_report::report::junit::escape(hostile)
     );
     let report = Report::deserialize_from_str(&xml).unwrap();
     let name = report.test_suites[0].test_cases[0].name.as_str();

@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use cgp_gate::outcome::results::read as read_results;
-use cgp_gate::outcome::results::{Results, Row, RowVerdict};
-use cgp_gate::report::markdown::{GITHUB_COMMENT_LIMIT, comment_marker};
-use cgp_gate::report::{MarkdownOptions, escape_md_cell, markdown};
+use cgp_outcome::outcome::results::read as read_results;
+use cgp_outcome::outcome::results::{Results, Row, RowVerdict};
+use cgp_report::report::markdown::{GITHUB_COMMENT_LIMIT, comment_marker};
+use cgp_report::report::{MarkdownOptions, escape_md_cell, markdown};
 use proptest::prelude::*;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
@@ -186,7 +186,7 @@ fn pass_headline_and_no_charts() {
 #[test]
 fn fingerprint_mismatch_is_flagged() {
     let mut r = fixture("pass.json");
-    r.fingerprint_mismatch = Some(vec![cgp_gate::outcome::results::FingerprintDiff {
+    r.fingerprint_mismatch = Some(vec![cgp_outcome::outcome::results::FingerprintDiff {
         field: "driver_version".into(),
         baseline: "570.124.06".into(),
         current: "550.54.15|<b>".into(),

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use crate::support::root;
-use cgp_gate::outcome::results::{Results, Row};
+use cgp_outcome::outcome::results::{Results, Row};
 
 /// The text every report must show for a row: `+4.24%` and `[+2.63%, +5.87%]`.
 fn expected(row: &Row) -> Option<(String, Option<String>)> {
@@ -25,7 +25,7 @@ fn expected(row: &Row) -> Option<(String, Option<String>)> {
 
 /// A confidence level as the reports print it: `95`, `99.9`.
 fn level(c: f64) -> String {
-    cgp_gate::foundation::units::format_number((c * 1000.0).round() / 10.0)
+    cgp_core::foundation::units::format_number((c * 1000.0).round() / 10.0)
 }
 
 /// The change cell a report must show for `row`: [`cell`], with the row's own level after the
@@ -55,7 +55,8 @@ fn percentages(line: &str) -> usize {
 fn console_checks(results: &Results, console: &str) {
     for row in &results.rows {
         let Some((e, ci)) = expected(row) else { continue };
-        let metric = cgp_gate::report::console::short_metric_name(&row.key.metric).unwrap_or(&row.key.metric);
+        let metric =
+            cgp_report::report::console::short_metric_name(&row.key.metric).unwrap_or(&row.key.metric);
         let metric = if row.key.metric == "launch__registers_per_thread" {
             "regs/thread"
         } else {
@@ -188,7 +189,7 @@ fn junit_checks(results: &Results, xml: &str) {
 }
 
 fn annotation_checks(results: &Results) {
-    let lines = cgp_gate::report::annotations::annotations(results);
+    let lines = cgp_report::report::annotations::annotations(results);
     for row in results.rows.iter().filter(|r| r.verdict().as_str() != "pass") {
         let Some(want) = cell(row) else { continue };
         let want = format!("change {}", want.replace('%', "%25"));
@@ -242,7 +243,7 @@ fn every_report_shows_the_verdicts_number(args: &[&str], dir: &Path) -> Results 
         "{console}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let results = cgp_gate::outcome::results::read(&dir.join("r.json")).unwrap();
+    let results = cgp_outcome::outcome::results::read(&dir.join("r.json")).unwrap();
     assert!(
         results
             .rows

@@ -6,10 +6,10 @@
 
 use crate::support::root;
 use assert_cmd::Command;
-use cgp_gate::outcome::results::read as read_results;
-use cgp_gate::outcome::results::{Results, Row, RowVerdict};
-use cgp_gate::report::console::results_table;
-use cgp_gate::report::{MarkdownOptions, html, junit, markdown};
+use cgp_outcome::outcome::results::read as read_results;
+use cgp_outcome::outcome::results::{Results, Row, RowVerdict};
+use cgp_report::report::console::results_table;
+use cgp_report::report::{MarkdownOptions, html, junit, markdown};
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 
@@ -210,7 +210,7 @@ fn html_of_a_real_run_shows_every_row_with_its_verdict_and_threshold() {
     let page = html(r);
     assert_eq!(page, run.html);
     for row in &r.rows {
-        let e = cgp_gate::report::html::escape;
+        let e = cgp_report::report::html::escape;
         let cells = format!(
             "<td>{}</td><td class=\"what\">{}<div class=\"k\">{}</div>",
             e(&row.key.size),

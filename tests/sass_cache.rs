@@ -49,9 +49,9 @@ fn nvcc(src: &Path, out: &Path, defines: &[&str]) {
 const VECTOR_ADD: &str = "vector_add(const float *, const float *, float *, int)";
 
 fn hash_of(exe: &Path, kernel: &str) -> Option<String> {
-    let text = cgp_gate::profile::sass::dump(Path::new("cuobjdump"), exe).unwrap();
-    let f = cgp_gate::profile::sass::split(&text);
-    cgp_gate::profile::sass::kernel_hash(&f, kernel, "same salt")
+    let text = cgp_profile::profile::sass::dump(Path::new("cuobjdump"), exe).unwrap();
+    let f = cgp_profile::profile::sass::split(&text);
+    cgp_profile::profile::sass::kernel_hash(&f, kernel, "same salt")
 }
 
 #[test]
@@ -83,8 +83,8 @@ fn a_planted_kernel_change_changes_the_hash_and_a_change_elsewhere_does_not() {
     let h = hash_of(&base, VECTOR_ADD).expect("vector_add's SASS is in the dump");
     assert_ne!(hash_of(&extra, VECTOR_ADD).unwrap(), h, "planted kernel change");
     assert_eq!(hash_of(&launch, VECTOR_ADD).unwrap(), h, "host-only change");
-    let dump_more = cgp_gate::profile::sass::dump(Path::new("cuobjdump"), &more).unwrap();
-    let dump_base = cgp_gate::profile::sass::dump(Path::new("cuobjdump"), &base).unwrap();
+    let dump_more = cgp_profile::profile::sass::dump(Path::new("cuobjdump"), &more).unwrap();
+    let dump_base = cgp_profile::profile::sass::dump(Path::new("cuobjdump"), &base).unwrap();
     assert_ne!(dump_more, dump_base, "the other kernel is in the dump");
     assert!(dump_more.contains("another_kernel"));
     assert_eq!(
@@ -97,7 +97,7 @@ fn a_planted_kernel_change_changes_the_hash_and_a_change_elsewhere_does_not() {
     // A file that is not a CUDA binary: cuobjdump's failure is an error, not a hash.
     let not = dir.path().join("not-a-binary");
     std::fs::write(&not, "text").unwrap();
-    assert!(cgp_gate::profile::sass::dump(Path::new("cuobjdump"), &not).is_err());
+    assert!(cgp_profile::profile::sass::dump(Path::new("cuobjdump"), &not).is_err());
 }
 
 fn check(spec: &Path, recording: &str, baselines: &Path, extra: &[&str]) -> (i32, Value, String) {
@@ -297,7 +297,7 @@ int main() {
 }
 "#;
 
-fn spec_target(dir: &Path, extra: &str) -> cgp_gate::spec::Spec {
+fn spec_target(dir: &Path, extra: &str) -> cgp_spec::spec::Spec {
     let path = dir.join("cgp-gate.yaml");
     std::fs::write(
         &path,
@@ -306,7 +306,7 @@ fn spec_target(dir: &Path, extra: &str) -> cgp_gate::spec::Spec {
         ),
     )
     .unwrap();
-    cgp_gate::spec::load(&path).unwrap()
+    cgp_spec::spec::load(&path).unwrap()
 }
 
 #[test]
@@ -330,7 +330,7 @@ fn kernels_in_the_libraries_the_executable_names_are_hashed_and_sass_paths_repla
         APP,
         &["-arch=sm_90", "-L.", "-lscale", "-Xlinker", "-rpath=$ORIGIN"],
     );
-    let libs = cgp_gate::profile::sass::shared_libraries(&d.join("app"), &Default::default());
+    let libs = cgp_profile::profile::sass::shared_libraries(&d.join("app"), &Default::default());
     assert_eq!(
         libs,
         vec![d.join("libscale.so")],
@@ -338,10 +338,10 @@ fn kernels_in_the_libraries_the_executable_names_are_hashed_and_sass_paths_repla
     );
 
     let spec = spec_target(d, "");
-    let hash = |spec: &cgp_gate::spec::Spec, kernel: &str| {
+    let hash = |spec: &cgp_spec::spec::Spec, kernel: &str| {
         let t = &spec.targets[0];
-        let f = cgp_gate::profile::sass::functions_of(t, &spec.base_dir()).unwrap();
-        cgp_gate::profile::sass::hashes(&f, t, &t.sizes[0], "gpu", &[kernel])
+        let f = cgp_profile::profile::sass::functions_of(t, &spec.base_dir()).unwrap();
+        cgp_profile::profile::sass::hashes(&f, t, &t.sizes[0], "gpu", &[kernel])
             .get(kernel)
             .cloned()
     };
@@ -361,7 +361,7 @@ fn kernels_in_the_libraries_the_executable_names_are_hashed_and_sass_paths_repla
     // A `sass:` file that cannot be read is an error: every kernel of the target is profiled.
     let gone = spec_target(d, "    sass: [libscale.so, missing.so]\n");
     let t = &gone.targets[0];
-    assert!(cgp_gate::profile::sass::functions_of(t, &gone.base_dir()).is_err());
+    assert!(cgp_profile::profile::sass::functions_of(t, &gone.base_dir()).is_err());
 
     // JIT from PTX only: cuobjdump finds no SASS for the kernel, so it has no hash.
     nvcc_text(

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin_cmd;
-use cgp_gate::foundation::units::Quantity;
-use cgp_gate::spec::{
+use cgp_core::foundation::units::Quantity;
+use cgp_spec::spec::{
     self, CacheControl, ClockControl, ClockSetting, Direction, KernelFilter, ReplayMode, ThresholdKind,
 };
 

@@ -11,13 +11,13 @@
 use std::path::Path;
 use std::process::Command;
 
-use cgp_gate::foundation::threshold::{Direction, ThresholdKind};
-use cgp_gate::foundation::units::{Percent, percent};
-use cgp_gate::outcome::results::{Results, Row, read as read_results};
-use cgp_gate::stats::{
+use cgp_core::foundation::threshold::{Direction, ThresholdKind};
+use cgp_core::foundation::units::{Percent, percent};
+use cgp_core::stats::{
     Method,
     verdict::{verdict_of_interval, verdict_of_limit},
 };
+use cgp_outcome::outcome::results::{Results, Row, read as read_results};
 
 use crate::support;
 use crate::support::{copy_dir, root};
@@ -277,7 +277,7 @@ fn a_verdict_that_disagrees_with_its_interval_is_caught() {
         .cloned()
         .expect("a run-level row");
     assert!(disagreement(&row).is_none());
-    row.set_verdict(cgp_gate::outcome::results::RowVerdict::Regression);
+    row.set_verdict(cgp_outcome::outcome::results::RowVerdict::Regression);
     assert!(
         disagreement(&row).is_some(),
         "a planted regression on a passing interval"
@@ -287,13 +287,13 @@ fn a_verdict_that_disagrees_with_its_interval_is_caught() {
 /// The durations of `metric` in one real ncu CSV, launch by launch.
 fn durations(csv: &Path) -> Vec<f64> {
     let text = std::fs::read_to_string(csv).unwrap();
-    let parsed = cgp_gate::ncu::parse::parse(&text).unwrap();
+    let parsed = cgp_profile::ncu::parse::parse(&text).unwrap();
     parsed
         .launches
         .iter()
         .filter_map(
             |l| match l.metrics.get("gpu__time_duration.sum").map(|m| &m.value) {
-                Some(cgp_gate::measured::samples::MetricValue::Number(v)) => Some(*v),
+                Some(cgp_core::measured::samples::MetricValue::Number(v)) => Some(*v),
                 _ => None,
             },
         )
@@ -316,12 +316,12 @@ fn calibrate_leaves_out_one_preempted_process_of_a_real_pool() {
         Err(_) => return support::skip(test, "tar is not installed"),
     }
     let pool = dir.path().join("rec/plain-pool/matmul/n=1024");
-    let spec = cgp_gate::spec::load_str(
+    let spec = cgp_spec::spec::load_str(
         "version: 1\ntargets:\n  - name: matmul\n    command: [./m]\n    repetitions: 1\n    max_repetitions: 3\n    baseline_repetitions: 10\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n",
         Path::new("cgp-gate.yaml"),
     )
     .unwrap();
-    let key = cgp_gate::measured::samples::SeriesKey {
+    let key = cgp_core::measured::samples::SeriesKey {
         target: "matmul".into(),
         size: "n=1024".into(),
         kernel: "matmul_tiled".into(),
@@ -330,22 +330,22 @@ fn calibrate_leaves_out_one_preempted_process_of_a_real_pool() {
     // The first 30 processes of the pool (3 launches each, the warm-up dropped); `planted`:
     // process 12 ran 32 % slow throughout.
     let calibrate = |planted: bool| {
-        let mut set = cgp_gate::measured::samples::SampleSet::default();
+        let mut set = cgp_core::measured::samples::SampleSet::default();
         for rep in 0..30u32 {
             for v in durations(&pool.join(format!("{rep}.csv"))) {
                 let v = if planted && rep == 12 { v * 1.32 } else { v };
                 set.push(&key, "ns", v, rep);
             }
         }
-        cgp_gate::measured::samples::drop_warmup(&mut set, 1);
-        let targets: Vec<&cgp_gate::spec::Target> = spec.targets.iter().collect();
-        cgp_gate::history::calibrate::calibrate(
+        cgp_core::measured::samples::drop_warmup(&mut set, 1);
+        let targets: Vec<&cgp_spec::spec::Target> = spec.targets.iter().collect();
+        cgp_outcome::history::calibrate::calibrate(
             &targets,
             &set,
             &spec.settings,
             "replay",
             false,
-            &cgp_gate::history::calibrate::Options::default(),
+            &cgp_outcome::history::calibrate::Options::default(),
         )
         .rows
         .remove(0)
@@ -375,8 +375,8 @@ fn calibrate_leaves_out_one_preempted_process_of_a_real_pool() {
 
 /// Does a judgement follow from the interval it shows (docs/statistics.md 2.8)? `None`: it does.
 fn judgement_disagrees(
-    j: &cgp_gate::stats::Judgement,
-    th: &cgp_gate::foundation::threshold::Threshold,
+    j: &cgp_core::stats::Judgement,
+    th: &cgp_core::foundation::threshold::Threshold,
 ) -> Option<String> {
     match j.method {
         Method::MannWhitneyHodgesLehmann | Method::MannWhitneyBootstrap => {
@@ -420,10 +420,10 @@ fn judgement_disagrees(
 /// the level its decision used. A planted flip of a verdict is caught.
 #[test]
 fn rank_and_limit_rows_of_real_pools_follow_from_the_interval_they_show() {
-    use cgp_gate::foundation::threshold::{Threshold, ThresholdKind};
-    use cgp_gate::foundation::units::Quantity;
-    use cgp_gate::stats::spending::LookAt;
-    use cgp_gate::stats::{Comparison, Config, RowVerdict, judge_all_at, median};
+    use cgp_core::foundation::threshold::{Threshold, ThresholdKind};
+    use cgp_core::foundation::units::Quantity;
+    use cgp_core::stats::spending::LookAt;
+    use cgp_core::stats::{Comparison, Config, RowVerdict, judge_all_at, median};
     let test = "rank_and_limit_rows_of_real_pools_follow_from_the_interval_they_show";
     let dir = tempfile::tempdir().unwrap();
     let archive = root().join("tests/fixtures/h100-2026-11-24/validation-planted.tar.gz");

@@ -3,12 +3,13 @@
 //! baseline store ([`baseline`]) and the history of runs ([`history`]: changes, calibrate). No
 //! profiler, no reporter, no network.
 //!
-//! The modules of the crates below are re-exported, so `crate::stats::...` reads the same in every
+//! The modules of the crates below are imported for this crate alone (`pub(crate) use`: no crate
+//! re-exports another's modules), so `crate::stats::...` reads the same in every
 //! crate.
 
 pub mod baseline;
 pub mod history;
 pub mod outcome;
 
-pub use cgp_core::{Error, Result, foundation, gpu, measured, stats};
-pub use cgp_spec::{nsys, plan, spec};
+pub(crate) use cgp_core::{Error, foundation, gpu, measured, stats};
+pub(crate) use cgp_spec::{nsys, plan, spec};

@@ -9,7 +9,8 @@
 //! - [`gpu`]: NVML behind the `Gpu` trait, clock locking, `cgp-gate env` (the data types are
 //!   `cgp_core::gpu`).
 //!
-//! The modules of the crates below are re-exported, so `crate::spec::...` reads the same in every
+//! The modules of the crates below are imported for this crate alone (`pub(crate) use`: no crate
+//! re-exports another's modules), so `crate::spec::...` reads the same in every
 //! crate.
 
 pub mod cupti;
@@ -19,5 +20,5 @@ pub mod ncu;
 pub mod nsys;
 pub mod profile;
 
-pub use cgp_core::{Error, Result, foundation, measured, stats};
-pub use cgp_spec::{plan, spec};
+pub(crate) use cgp_core::{Error, foundation, measured};
+pub(crate) use cgp_spec::{plan, spec};

@@ -2,12 +2,12 @@
 //! Actions step summary, outputs and annotations, the pull-request comment (GitHub) and the
 //! merge-request note (GitLab): the network.
 //!
-//! The modules of the crates below are re-exported, so `crate::report::...` reads the same in
+//! The modules of the crates below are imported for this crate alone (`pub(crate) use`: no crate
+//! re-exports another's modules), so `crate::report::...` reads the same in
 //! every crate.
 
 pub mod publish;
 
-pub use cgp_core::{Error, Result, foundation, gpu, measured, stats};
-pub use cgp_outcome::{baseline, history, outcome};
-pub use cgp_report::report;
-pub use cgp_spec::{nsys, plan, spec};
+pub(crate) use cgp_core::foundation;
+pub(crate) use cgp_outcome::outcome;
+pub(crate) use cgp_report::report;

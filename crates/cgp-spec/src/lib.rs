@@ -2,11 +2,12 @@
 //! of a run ([`plan`]), and the model of Nsight Systems outputs ([`nsys`]: kernel categories,
 //! breakdowns, bars), which the nsys profiler fills and the reports draw.
 //!
-//! The modules of the crates below are re-exported, so `crate::stats::...` reads the same in every
+//! The modules of the crates below are imported for this crate alone (`pub(crate) use`: no crate
+//! re-exports another's modules), so `crate::stats::...` reads the same in every
 //! crate.
 
 pub mod nsys;
 pub mod plan;
 pub mod spec;
 
-pub use cgp_core::{Error, Result, foundation, gpu, measured, stats};
+pub(crate) use cgp_core::{foundation, gpu, measured, stats};

@@ -6,7 +6,7 @@
 //! - [`clocks`]: [`lock_clocks`] and the [`ClockGuard`] that always resets them.
 //! - [`env`](mod@env): `cgp-gate env`.
 
-pub use cgp_core::gpu::*;
+pub(crate) use cgp_core::gpu::*;
 
 pub mod clocks;
 pub mod env;

@@ -2,7 +2,7 @@
 //! breakdowns, bars) and [`read`]: every form nsys writes GPU activity in (`.nsys-rep`, its SQLite
 //! export, the CSV of the trace and summary reports, old and new names), into one [`Workload`].
 
-pub use cgp_spec::nsys::*;
+pub(crate) use cgp_spec::nsys::*;
 
 pub mod read;
 

@@ -8,7 +8,7 @@ fn results(rows: &[(&str, &str, f64, f64, [f64; 2])], commit: usize) -> Results 
         "source":"synthetic","synthetic":true,"fingerprint":{},"fingerprint_mismatch":null,"shard":null,
         "git_commit":null,"date":"","fail_on":"regression","multiple_testing":"","rows":[]}"#;
     let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
-    v["fingerprint"] = serde_json::to_value(crate::gpu::fingerprint::Fingerprint::default()).unwrap();
+    v["fingerprint"] = serde_json::to_value(cgp_core::gpu::fingerprint::Fingerprint::default()).unwrap();
     let mut r: Results = serde_json::from_value(v).unwrap();
     r.git_commit = Some(format!("{commit:07x}abcdef"));
     r.date = format!("2026-01-{:02}T00:00:00Z", commit % 28 + 1);
