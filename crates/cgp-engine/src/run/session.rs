@@ -31,8 +31,9 @@ impl Session {
     /// [`crate::profile::machine::preflight`]) and lock the clocks the targets ask for.
     ///
     /// # Errors
-    /// A failed preflight (exit 3); targets with different `clocks:` (one lock per run); NVML locking without NVML; the
-    /// errors of [`crate::gpu::lock_clocks`] (no permission, MIG, unsupported clocks).
+    /// A failed preflight (exit 3); targets with different `clocks:` (one lock per run); NVML
+    /// locking without NVML; the errors of [`crate::gpu::lock_clocks`] (no permission, MIG,
+    /// unsupported clocks).
     pub fn live(targets: &[&Target], dry_run: bool, out: &mut dyn Write) -> Result<Self, Error> {
         let mut settings = targets.iter().map(|t| t.clocks);
         let clocks = settings.next().unwrap_or(ClockSetting::Ncu);

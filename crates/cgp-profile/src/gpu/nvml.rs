@@ -188,12 +188,16 @@ impl Gpu for NvmlGpu {
         self.dev(device)?.reset_mem_locked_clocks().nv()
     }
     fn counters_admin_only(&self) -> Result<Option<bool>, GpuError> {
-        // NVML does not report it; the kernel module lists its parameters in procfs.
-        let params = cgp_core::foundation::fsutil::read_text(
+        // NVML does not report it; the kernel module lists its parameters in procfs. A container
+        // may not show that file although the driver runs: then the driver does not say, and ncu
+        // itself names a refusal (ERR_NVGPUCTRPERM) if there is one, so the preflight does not
+        // block on it.
+        let Ok(params) = cgp_core::foundation::fsutil::read_text(
             std::path::Path::new("/proc/driver/nvidia/params"),
             1 << 20,
-        )
-        .map_err(|e| GpuError::Other(one_line(&e.message("driver's parameter list"))))?;
+        ) else {
+            return Ok(None);
+        };
         Ok(params
             .lines()
             .find_map(|l| l.strip_prefix("RmProfilingAdminOnly:"))
