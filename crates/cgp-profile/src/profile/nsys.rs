@@ -385,7 +385,7 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
     // the reports show the whole breakdown (`nsys::bars`), and `baseline update` keeps it. Only
     // the metrics the spec lists are judged.
     for name in cats.names() {
-        let metric = format!("category:{name}");
+        let metric = crate::spec::category_metric(name);
         if job.target.metrics.iter().any(|m| m.name == metric) {
             continue;
         }

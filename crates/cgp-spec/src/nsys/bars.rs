@@ -28,14 +28,11 @@ pub struct CategoryMedians {
     pub candidate_ns: Option<f64>,
 }
 
-/// The prefix of category-time series (their instance counts are `instances:category:`).
-const PREFIX: &str = "category:";
-
 /// Whether `metric` is one of the category times every repetition of an nsys target yields
 /// for the bars, whether the spec gates it or not (`baseline update` keeps them; `check` judges
 /// only the listed ones and never reports the others as missing).
 pub fn is_informational(target: &Target, metric: &str) -> bool {
-    target.profiler == ProfilerKind::Nsys && metric.starts_with(PREFIX)
+    target.profiler == ProfilerKind::Nsys && crate::spec::category_of(metric).is_some()
 }
 
 /// The median of `values` (NaN-free: times in ns).
@@ -69,7 +66,7 @@ pub fn category_bars(
                 if key.target != t.name || key.size != size || series.unit != "ns" {
                     continue;
                 }
-                let Some(name) = key.metric.strip_prefix(PREFIX) else {
+                let Some(name) = crate::spec::category_of(&key.metric) else {
                     continue;
                 };
                 let m = CategoryMedians {

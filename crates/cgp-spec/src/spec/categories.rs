@@ -62,6 +62,21 @@ pub const NSYS_METRICS_HELP: &str = "nsys targets take `gpu_time`, `non_gpu_time
 
 /// Prefix of the instance-count metrics.
 pub const INSTANCES_PREFIX: &str = "instances:";
+/// The prefix of a category's GPU time (`category:gemm`): the one place it is spelled.
+pub const CATEGORY_PREFIX: &str = "category:";
+/// The prefix of the GPU time of the kernels a regex matches (`kernel:gemm.*`).
+pub const KERNEL_PREFIX: &str = "kernel:";
+
+/// The metric of category `name`'s GPU time: `category:<name>`.
+pub fn category_metric(name: &str) -> String {
+    format!("{CATEGORY_PREFIX}{name}")
+}
+
+/// The category whose GPU time `metric` is (`category:gemm` -> `gemm`); `None` for any other
+/// metric, its instance count included.
+pub fn category_of(metric: &str) -> Option<&str> {
+    metric.strip_prefix(CATEGORY_PREFIX)
+}
 
 /// One metric of an `nsys` target.
 #[derive(Debug, Clone)]
@@ -83,8 +98,8 @@ pub enum NsysMetric {
 /// Whether a metric name has an nsys form (ncu names never contain `:` and always `__`).
 pub fn is_nsys_metric_name(name: &str) -> bool {
     matches!(name, "gpu_time" | "non_gpu_time")
-        || name.starts_with("category:")
-        || name.starts_with("kernel:")
+        || name.starts_with(CATEGORY_PREFIX)
+        || name.starts_with(KERNEL_PREFIX)
         || name.starts_with(INSTANCES_PREFIX)
 }
 
@@ -112,13 +127,13 @@ pub fn parse_nsys_metric(name: &str) -> std::result::Result<NsysMetric, (String,
         "gpu_time" if !counts => NsysMetric::GpuTime,
         "non_gpu_time" if !counts => NsysMetric::NonGpuTime,
         _ => {
-            if let Some(c) = rest.strip_prefix("category:").filter(|c| !c.trim().is_empty()) {
+            if let Some(c) = category_of(rest).filter(|c| !c.trim().is_empty()) {
                 if counts {
                     NsysMetric::CategoryInstances(c.to_owned())
                 } else {
                     NsysMetric::Category(c.to_owned())
                 }
-            } else if let Some(r) = rest.strip_prefix("kernel:").filter(|r| !r.is_empty()) {
+            } else if let Some(r) = rest.strip_prefix(KERNEL_PREFIX).filter(|r| !r.is_empty()) {
                 if counts {
                     NsysMetric::KernelInstances(regex(r)?)
                 } else {

@@ -18,8 +18,9 @@ mod threshold;
 mod yaml;
 
 pub use categories::{
-    CategoryRule, CategoryRules, DEFAULT_CATEGORY_RULES, INSTANCES_PREFIX, NSYS_METRICS_HELP, NsysMetric,
-    categories_from_str, category_names, is_nsys_metric_name, load_categories, parse_nsys_metric,
+    CATEGORY_PREFIX, CategoryRule, CategoryRules, DEFAULT_CATEGORY_RULES, INSTANCES_PREFIX, KERNEL_PREFIX,
+    NSYS_METRICS_HELP, NsysMetric, categories_from_str, category_metric, category_names, category_of,
+    is_nsys_metric_name, load_categories, parse_nsys_metric,
 };
 pub use error::SpecError;
 pub use expr::{Expr, evaluate};

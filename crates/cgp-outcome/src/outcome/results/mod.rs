@@ -229,7 +229,7 @@ fn gated_category_bars(rows: &[Row]) -> Vec<crate::nsys::bars::CategoryBars> {
     use crate::nsys::bars::{CategoryBars, CategoryMedians};
     let mut out: Vec<CategoryBars> = Vec::new();
     for r in rows.iter().filter(|r| r.unit == "ns") {
-        let Some(name) = r.key.metric.strip_prefix("category:") else {
+        let Some(name) = crate::spec::category_of(&r.key.metric) else {
             continue;
         };
         let c = CategoryMedians {

@@ -9,7 +9,7 @@ pub(super) fn categories(ctx: &Ctx<'_>, node: &Node, what: &str, spec_dir: &Path
     if let Kind::Scalar(_) = node.kind {
         let p = PathBuf::from(ctx.non_empty_text(node, &format!("`categories` of {what}"))?);
         let p = if p.is_absolute() { p } else { spec_dir.join(p) };
-        return crate::spec::categories::load_categories(&p).map_err(|e| {
+        return crate::spec::load_categories(&p).map_err(|e| {
             if e.line.is_some() {
                 e
             } else {
@@ -56,27 +56,22 @@ pub(super) fn nsys_metrics(
 ) -> Result<Vec<crate::spec::model::MetricSpec>> {
     let example = "e.g. `metrics: {gpu_time: \"5%\", category:gemm: \"5%\"}`";
     let Some(node) = node else {
-        return Err(ctx.err(item, format!("{what} has no `metrics`")).help(format!(
-            "{}; {example}",
-            crate::spec::categories::NSYS_METRICS_HELP
-        )));
+        return Err(ctx
+            .err(item, format!("{what} has no `metrics`"))
+            .help(format!("{}; {example}", crate::spec::NSYS_METRICS_HELP)));
     };
     let entries = metric_entries(ctx, node, what)?;
     if entries.is_empty() {
         return Err(ctx
             .err(node, format!("`metrics` of {what} is empty"))
-            .help(format!(
-                "{}; {example}",
-                crate::spec::categories::NSYS_METRICS_HELP
-            )));
+            .help(format!("{}; {example}", crate::spec::NSYS_METRICS_HELP)));
     }
-    let known = crate::spec::categories::category_names(rules);
+    let known = crate::spec::category_names(rules);
     let mut out: Vec<crate::spec::model::MetricSpec> = Vec::with_capacity(entries.len() * 2);
     for (name, key_node, value) in &entries {
-        let m = crate::spec::categories::parse_nsys_metric(name)
+        let m = crate::spec::parse_nsys_metric(name)
             .map_err(|(msg, help)| ctx.err(key_node, format!("{msg} (in {what})")).help(help))?;
-        if let crate::spec::categories::NsysMetric::Category(c)
-        | crate::spec::categories::NsysMetric::CategoryInstances(c) = &m
+        if let crate::spec::NsysMetric::Category(c) | crate::spec::NsysMetric::CategoryInstances(c) = &m
             && !known.contains(c)
         {
             let names: Vec<&str> = known.iter().map(String::as_str).collect();
@@ -96,8 +91,8 @@ pub(super) fn nsys_metrics(
         });
     }
     for (name, _, _) in &entries {
-        let counted = format!("{}{name}", crate::spec::categories::INSTANCES_PREFIX);
-        if (name.starts_with("category:") || name.starts_with("kernel:"))
+        let counted = format!("{}{name}", crate::spec::INSTANCES_PREFIX);
+        if (name.starts_with(crate::spec::CATEGORY_PREFIX) || name.starts_with(crate::spec::KERNEL_PREFIX))
             && !out.iter().any(|m| m.name == counted)
         {
             out.push(crate::spec::model::MetricSpec {
