@@ -497,7 +497,7 @@ mod tests {
                 metric: "dur".into(),
                 gpu: String::new(),
                 unit: "ns".into(),
-                direction: "lower".into(),
+                direction: Some(crate::foundation::threshold::Direction::Lower),
                 index: 4,
                 before: 100.0,
                 after: 110.0,

@@ -59,6 +59,28 @@ pub struct InputFile {
     pub synthetic: bool,
 }
 
+/// [`ChangeRow::direction`] in a file: `lower`, `higher`, or `-` for none (a typed `None` in
+/// memory, never a sentinel string).
+mod direction_or_dash {
+    use crate::foundation::threshold::Direction;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Option<Direction>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(d.map_or("-", Direction::as_str))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Direction>, D::Error> {
+        match String::deserialize(d)?.as_str() {
+            "-" => Ok(None),
+            "lower" => Ok(Some(Direction::Lower)),
+            "higher" => Ok(Some(Direction::Higher)),
+            other => Err(serde::de::Error::custom(format!(
+                "direction `{other}`: expected lower, higher or -"
+            ))),
+        }
+    }
+}
+
 /// One reported level shift.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChangeRow {
@@ -70,8 +92,10 @@ pub struct ChangeRow {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub gpu: String,
     pub unit: String,
-    /// `lower` or `higher` (is better), from the results.
-    pub direction: String,
+    /// Which way is better, from the results; written `lower`, `higher`, or `-` when the results
+    /// did not say (the file's form since the field exists).
+    #[serde(with = "direction_or_dash")]
+    pub direction: Option<crate::foundation::threshold::Direction>,
     /// Position in the input list of the first result at the new level.
     pub index: usize,
     /// Median of the series in the segment before the change.
@@ -456,7 +480,7 @@ fn shifts(
             metric: key.metric.clone(),
             gpu: key.gpu.clone(),
             unit: s.unit.clone(),
-            direction: s.direction.map_or("-", |d| d.as_str()).to_owned(),
+            direction: s.direction,
             index: at,
             before,
             after,

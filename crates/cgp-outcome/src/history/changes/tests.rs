@@ -270,3 +270,26 @@ fn gaps_short_series_and_bad_settings() {
         assert!(find(&[], &bad).is_err());
     }
 }
+
+#[test]
+fn a_change_rows_direction_is_typed_and_reads_and_writes_as_before() {
+    use crate::foundation::threshold::Direction;
+    let text = |d: &str| {
+        format!(
+            r#"{{"target":"t","size":"n=1","kernel":"k","metric":"m","unit":"ns","direction":"{d}","index":3,"before":1.0,"after":2.0,"change":1.0,"p":0.001,"worse":true}}"#
+        )
+    };
+    for (written, typed) in [
+        ("-", None),
+        ("lower", Some(Direction::Lower)),
+        ("higher", Some(Direction::Higher)),
+    ] {
+        let row: ChangeRow =
+            serde_json::from_str(&text(written)).unwrap_or_else(|e| panic!("{written}: {e}"));
+        assert_eq!(row.direction, typed);
+        let back = serde_json::to_value(&row).unwrap();
+        assert_eq!(back["direction"], written);
+    }
+    let bad = serde_json::from_str::<ChangeRow>(&text("sideways")).unwrap_err();
+    assert!(bad.to_string().contains("expected lower, higher or -"), "{bad}");
+}
