@@ -4,14 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::root;
-use assert_cmd::Command;
 use serde_json::Value;
 
 fn calibrate(spec: &Path, recording: &str, dir: &Path, extra: &[&str]) -> (Value, String, String) {
     let json = dir.join("cal.json");
     let md = dir.join("cal.md");
-    let out = Command::cargo_bin("cgp-gate")
-        .unwrap()
+    let out = crate::support::bin()
         .current_dir(root())
         .args(["calibrate", "--spec"])
         .arg(spec)
@@ -216,8 +214,7 @@ fn calibrate_states_the_job_drift_of_the_baseline_history_as_check_does() {
     assert!(md.contains("job drift") && md.contains("⚠"), "{md}");
     // `check` on the same recording and baselines: the same spread in the row's reason.
     let json = out_dir.path().join("check.json");
-    let check = Command::cargo_bin("cgp-gate")
-        .unwrap()
+    let check = crate::support::bin()
         .current_dir(root())
         .args(["check", "--spec"])
         .arg(&spec)

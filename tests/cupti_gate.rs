@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 
 use crate::support;
@@ -166,7 +165,7 @@ impl Case {
     }
 
     fn cmd(&self, args: &[&str]) -> (i32, String, String) {
-        let out = cargo_bin_cmd!("cgp-gate")
+        let out = crate::support::bin()
             .current_dir(self.dir.path())
             .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
             .args(args)
@@ -512,7 +511,7 @@ fn spec_errors_name_the_key_and_what_to_do() {
 
 #[test]
 fn the_json_schema_knows_cupti() {
-    let out = cargo_bin_cmd!("cgp-gate").arg("schema").output().unwrap();
+    let out = crate::support::bin().arg("schema").output().unwrap();
     let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
     let v = jsonschema::validator_for(&schema).unwrap();
     let head = "version: 1\ntargets:\n  - name: w\n    command: [x]\n";
@@ -540,7 +539,7 @@ fn dry_run_prints_the_added_environment_pasteably() {
     let lib = c.path("my lib/libcupti.so.12");
     std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
     std::fs::write(&lib, b"").unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .current_dir(c.dir.path())
         .env("CGP_GATE_LIBCUPTI", &lib)
         .args(["profile", "--dry-run", "--spec", "s.yaml"])

@@ -10,7 +10,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::root;
-use assert_cmd::Command;
 
 /// Commands that profile a live GPU (ncu or NVML); this machine has none.
 const NEEDS_GPU: &[(&str, &str)] = &[
@@ -247,8 +246,7 @@ fn sandbox(doc: &str) -> tempfile::TempDir {
 }
 
 fn run_in(dir: &Path, args: &[String]) -> (i32, String) {
-    let out = Command::cargo_bin("cgp-gate")
-        .unwrap()
+    let out = crate::support::bin()
         .current_dir(dir)
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_STEP_SUMMARY")

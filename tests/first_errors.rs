@@ -8,7 +8,7 @@ use crate::support;
 use crate::support::root;
 
 fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cgp-gate"));
+    let mut c = crate::support::bin_std();
     for v in [
         "GITHUB_ACTIONS",
         "GITHUB_STEP_SUMMARY",

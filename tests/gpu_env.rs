@@ -33,7 +33,7 @@ echo "Copyright (c) 2018-2025 NVIDIA Corporation"
 echo "Version 2025.1.1.0 (build 35528883) (public-release)""#;
 
 fn env_cmd(ncu: &Path) -> Command {
-    let mut c = Command::cargo_bin("cgp-gate").unwrap();
+    let mut c = crate::support::bin();
     c.arg("env")
         .env("CGP_GATE_NVML_LIB", NO_NVML)
         .env("CGP_GATE_NCU", ncu);
@@ -102,11 +102,7 @@ fn reset_clocks_without_driver_exits_3() {
 #[test]
 fn dry_run_needs_reset_clocks() {
     let _s = serial();
-    let out = Command::cargo_bin("cgp-gate")
-        .unwrap()
-        .args(["env", "--dry-run"])
-        .output()
-        .unwrap();
+    let out = crate::support::bin().args(["env", "--dry-run"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--reset-clocks"));
 }

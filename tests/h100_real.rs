@@ -18,7 +18,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use cgp_core::measured::samples::{CsvShape, MetricValue};
 use cgp_outcome::outcome::results::read as read_results;
 use cgp_outcome::outcome::results::{Results, Row, RowVerdict};
@@ -216,7 +215,7 @@ struct Run {
 fn check(recording: &str) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n);
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .current_dir(root())
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_STEP_SUMMARY")
@@ -442,7 +441,7 @@ fn the_reports_of_the_real_check_say_real_capture_and_show_its_verdicts() {
 fn a_synthetic_recording_is_not_called_a_real_capture() {
     // The same label logic on the synthetic demo recordings: their reports never say "real".
     let dir = tempfile::tempdir().unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .current_dir(root())
         .args(["check", "--color", "never", "--spec", "examples/cgp-gate.yaml"])
         .args([
@@ -529,7 +528,7 @@ fn init_asks_for_one_process_per_row_where_the_capture_ran_30_launches() {
     let captures = dir.path().join("launch-scaling-captures");
     let draft = |csv: &str, launches: &str| -> String {
         let spec = dir.path().join(format!("{csv}.yaml"));
-        let out = cargo_bin_cmd!("cgp-gate")
+        let out = crate::support::bin()
             .arg("init")
             .arg("--from")
             .arg(captures.join(format!("{csv}.csv")))
@@ -551,7 +550,7 @@ fn init_asks_for_one_process_per_row_where_the_capture_ran_30_launches() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let valid = cargo_bin_cmd!("cgp-gate")
+        let valid = crate::support::bin()
             .arg("validate")
             .arg("--spec")
             .arg(&spec)

@@ -44,7 +44,7 @@ impl Project {
     }
     /// cgp-gate in the project, with the stand-in ncu, and the stand-in GPU when `gpu`.
     fn cmd(&self, args: &[&str], gpu: bool) -> Command {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin("cgp-gate"));
+        let mut c = crate::support::bin_std();
         c.current_dir(self.dir.path())
             .env_remove("GITHUB_ACTIONS")
             .env_remove("GITHUB_STEP_SUMMARY")

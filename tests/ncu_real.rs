@@ -14,7 +14,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use cgp_core::measured::samples::{CsvShape, Launch, MetricValue, ParsedOutput};
 use cgp_profile::ncu::command::{NcuRelease, VERSIONED_OPTIONS, ncu_options_for, supports};
 use cgp_profile::ncu::parse::{parse, parse_bytes};
@@ -52,7 +51,7 @@ fn close(got: f64, want: f64) {
 
 /// `cgp-gate parse FILE`: (exit code, stdout, stderr).
 fn cli_parse(path: &Path, json: bool) -> (i32, String, String) {
-    let mut c = cargo_bin_cmd!("cgp-gate");
+    let mut c = crate::support::bin();
     c.arg("parse");
     if json {
         c.arg("--json");
@@ -1007,7 +1006,7 @@ fn validate_checks_metric_names_against_the_real_ncu_for_a_known_chip() {
         .unwrap();
     };
     write("dram__bytes_read.sum");
-    let ok = cargo_bin_cmd!("cgp-gate")
+    let ok = crate::support::bin()
         .args(["validate", "--spec"])
         .arg(&spec)
         .env("CGP_GATE_CHIP", "ga100")
@@ -1021,7 +1020,7 @@ fn validate_checks_metric_names_against_the_real_ncu_for_a_known_chip() {
     );
     // A misspelled rollup and a misspelled base name: exit 2, both named, with suggestions.
     write("dram__bytes_reed.sum");
-    let bad = cargo_bin_cmd!("cgp-gate")
+    let bad = crate::support::bin()
         .args(["validate", "--spec"])
         .arg(&spec)
         .env("CGP_GATE_CHIP", "ga100")
@@ -1032,7 +1031,7 @@ fn validate_checks_metric_names_against_the_real_ncu_for_a_known_chip() {
     assert!(stderr.contains("`dram__bytes_reed.sum`"), "{stderr}");
     assert!(stderr.contains("dram__bytes_read"), "a suggestion: {stderr}");
     write("dram__bytes_read.summ");
-    let bad = cargo_bin_cmd!("cgp-gate")
+    let bad = crate::support::bin()
         .args(["validate", "--spec"])
         .arg(&spec)
         .env("CGP_GATE_CHIP", "ga100")
@@ -1042,7 +1041,7 @@ fn validate_checks_metric_names_against_the_real_ncu_for_a_known_chip() {
     assert_eq!(bad.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("did you mean `dram__bytes_read.sum"), "{stderr}");
     // No chip known: not checked, still valid, and it says so.
-    let none = cargo_bin_cmd!("cgp-gate")
+    let none = crate::support::bin()
         .args(["validate", "--spec"])
         .arg(&spec)
         .env_remove("CGP_GATE_CHIP")
@@ -1061,7 +1060,7 @@ fn validate_without_ncu_does_not_break() {
         "version: 1\ntargets:\n  - name: t\n    command: [./app]\n    metrics:\n      gpu__time_duration.summ: \"3%\"\n",
     )
     .unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .args(["validate", "--spec"])
         .arg(&spec)
         .env("PATH", dir.path())
@@ -1078,7 +1077,7 @@ fn validate_without_ncu_does_not_break() {
 #[test]
 fn profile_dry_run_builds_the_argv_for_the_installed_ncu() {
     let dry_run = |ncu: &std::ffi::OsStr| {
-        let out = cargo_bin_cmd!("cgp-gate")
+        let out = crate::support::bin()
             .args(["profile", "--spec", "examples/cgp-gate.yaml", "--dry-run"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .env("CGP_GATE_NCU", ncu)
@@ -1136,7 +1135,7 @@ fn profile_dry_run_builds_the_argv_for_the_installed_ncu() {
         "version: 1\ntargets:\n  - name: app_range\n    command: [/bin/true]\n    replay_mode: app-range\n    nvtx: [\"region/\"]\n    metrics: { gpu__time_duration.sum: \"3%\" }\n",
     )
     .unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .args(["profile", "--dry-run", "--spec"])
         .arg(&spec)
         .env("CGP_GATE_NCU", &ncu)

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 
 const NSYS: &str = "/usr/bin/nsys";
@@ -27,7 +26,7 @@ fn old(name: &str) -> PathBuf {
 fn breakdown(args: &[&std::ffi::OsStr]) -> (i32, String, Option<Value>) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("b.json");
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .arg("breakdown")
         .args(args)
         .arg("--json")
@@ -294,7 +293,7 @@ fn csv_maps_every_kernel_to_its_category() {
     let out = dir.path().join("map.csv");
     let a = wild("01_l20vllm_cuda_gpu_kern_sum_2025.csv");
     let b = wild("12_b200_cuda_gpu_trace_nvtxname_2025.5.2.csv");
-    cargo_bin_cmd!("cgp-gate")
+    crate::support::bin()
         .args([
             "breakdown".as_ref(),
             a.as_os_str(),
@@ -323,7 +322,7 @@ fn nsys_rep_goes_through_nsys_export() {
     let rep = dir.path().join("broken.nsys-rep");
     std::fs::write(&rep, b"not a report").unwrap();
     // No nsys: exit 3, and what to do.
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .env("CGP_GATE_NSYS", dir.path().join("no-such-nsys"))
         .args(["breakdown".as_ref(), rep.as_os_str()])
         .output()
@@ -338,7 +337,7 @@ fn nsys_rep_goes_through_nsys_export() {
         return;
     }
     // The real nsys refuses the file; its message comes through (exit 3: the tool failed).
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .env("CGP_GATE_NSYS", NSYS)
         .args(["breakdown".as_ref(), rep.as_os_str()])
         .output()
@@ -402,7 +401,7 @@ fn a_real_report_of_the_real_nsys_goes_through_nsys_export() {
     assert!(rep.is_file());
     // cgp-gate runs the real `nsys export --type sqlite` on it and reads the export: a real
     // report of the 2022.4.2 schema, recognised as an nsys export, with no GPU activity in it.
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .env("CGP_GATE_NSYS", NSYS)
         .args(["breakdown".as_ref(), rep.as_os_str()])
         .timeout(std::time::Duration::from_secs(300))
@@ -497,7 +496,7 @@ fn html_is_escaped_and_renders_in_chromium() {
     let html = dir.path().join("b.html");
     let a = wild("01_l20vllm_cuda_gpu_kern_sum_2025.csv");
     let b = wild("07_moe_h100_cuda_gpu_kern_sum_2024.5.1.csv");
-    cargo_bin_cmd!("cgp-gate")
+    crate::support::bin()
         .args([
             "breakdown".as_ref(),
             a.as_os_str(),

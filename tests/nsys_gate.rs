@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::root;
-use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 
 const NSYS: &str = "/usr/bin/nsys";
@@ -14,7 +13,7 @@ const NSYS: &str = "/usr/bin/nsys";
 fn check(recording: &str, extra: &[&str]) -> (i32, Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .current_dir(root())
         .args([
             "check",
@@ -146,7 +145,7 @@ fn spec_error(yaml: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("s.yaml");
     std::fs::write(&p, yaml).unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .args(["validate", "--spec"])
         .arg(&p)
         .output()
@@ -192,7 +191,7 @@ fn spec_errors_point_at_the_node() {
         format!("{head}    profiler: nsys\n    categories: {{\"mine\": custom}}\n    metrics:\n      category:custom: \"5%\"\n"),
     )
     .unwrap();
-    cargo_bin_cmd!("cgp-gate")
+    crate::support::bin()
         .args(["validate", "--spec"])
         .arg(&p)
         .assert()
@@ -238,7 +237,7 @@ fn keys_of_the_other_profiler_are_refused_not_ignored() {
         "version: 1\ndefaults:\n  kernel: gemm\n  categories: {\"x\": mine}\n  repetitions: 3\ntargets:\n  - name: k\n    command: [./k]\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n  - name: w\n    command: [./w]\n    profiler: nsys\n    metrics:\n      category:mine: \"5%\"\n",
     )
     .unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .args(["validate", "--spec"])
         .arg(&p)
         .output()
@@ -270,7 +269,7 @@ fn profile_dry_run_prints_each_targets_own_profiler_argv() {
         "version: 1\ntargets:\n  - name: whole\n    profiler: nsys\n    command: [./app, --n, \"{n}\"]\n    sizes: [{n: 4}]\n    repetitions: 2\n    metrics:\n      gpu_time: \"5%\"\n  - name: one\n    command: [./bench]\n    kernel: gemm\n    repetitions: 2\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n",
     )
     .unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .args(["profile", "--dry-run", "--spec"])
         .arg(&spec)
         .output()
@@ -318,7 +317,7 @@ fn summary_recordings_cannot_give_gpu_time() {
         "version: 1\ntargets:\n  - name: vllm-qwen3\n    profiler: nsys\n    command: [x]\n    repetitions: 3\n    metrics:\n      gpu_time: \"5%\"\n",
     )
     .unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .arg("check")
         .arg("--spec")
         .arg(&spec)
@@ -428,7 +427,7 @@ fn the_real_nsys_accepts_the_live_argv() {
         "version: 1\ntargets:\n  - name: app\n    profiler: nsys\n    command: [/nonexistent/app, --n, \"{n}\"]\n    sizes: [{n: 4}]\n    repetitions: 2\n    timeout: 60s\n    metrics:\n      gpu_time: \"5%\"\n",
     )
     .unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .env("CGP_GATE_NSYS", NSYS)
         .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         .args(["profile", "--spec"])
@@ -465,7 +464,7 @@ fn the_real_nsys_traces_a_live_run_end_to_end() {
         "version: 1\ntargets:\n  - name: app\n    profiler: nsys\n    command: [/bin/true]\n    repetitions: 2\n    timeout: 120s\n    metrics:\n      gpu_time: \"5%\"\n",
     )
     .unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .env("CGP_GATE_NSYS", NSYS)
         .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
         // The export the error cites is kept in $TMPDIR (issue 34): here, not /tmp.
@@ -493,7 +492,7 @@ fn the_real_nsys_traces_a_live_run_end_to_end() {
 
 #[test]
 fn the_example_spec_matches_the_json_schema() {
-    let out = cargo_bin_cmd!("cgp-gate").arg("schema").output().unwrap();
+    let out = crate::support::bin().arg("schema").output().unwrap();
     let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
     let v = jsonschema::validator_for(&schema).unwrap();
     let doc: Value =
@@ -554,7 +553,7 @@ fn an_ncu_baseline_never_compares_with_an_nsys_run() {
         &root().join("examples/nsys/categories.yaml").display().to_string(),
     );
     std::fs::write(&spec, text).unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .args(["check", "--spec"])
         .arg(&spec)
         .arg("--baselines")
@@ -608,7 +607,7 @@ fn profiler_nsys_reads_every_real_file() {
             ),
         )
         .unwrap();
-        let out = cargo_bin_cmd!("cgp-gate")
+        let out = crate::support::bin()
             .args(["profile", "--json", "--spec"])
             .arg(&spec)
             .arg("--replay")
@@ -638,7 +637,7 @@ fn profiler_nsys_reads_every_real_file() {
         };
         // What `breakdown` says of the same file.
         let json = dir.path().join("b.json");
-        let b = cargo_bin_cmd!("cgp-gate")
+        let b = crate::support::bin()
             .args([
                 "breakdown".as_ref(),
                 f.as_os_str(),
@@ -683,7 +682,7 @@ fn validate_checks_no_ncu_metric_names_of_nsys_targets() {
         "version: 1\ntargets:\n  - name: w\n    profiler: nsys\n    command: [./w]\n    metrics:\n      kernel:flash__fwd: \"5%\"\n",
     )
     .unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .env("CGP_GATE_CHIP", "gh100")
         .args(["validate", "--spec"])
         .arg(&spec)

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 
 fn fixture(rel: &str) -> PathBuf {
@@ -13,7 +12,7 @@ fn fixture(rel: &str) -> PathBuf {
 
 /// Run `parse --json` and return the JSON (asserting exit 0).
 fn parse_json(rel: &str) -> Value {
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .args(["parse", "--json"])
         .arg(fixture(rel))
         .output()
@@ -29,7 +28,7 @@ fn parse_json(rel: &str) -> Value {
 
 /// Run `parse` on a file expected to fail; return stderr (asserting exit 2).
 fn parse_error(path: &std::path::Path) -> String {
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .arg("parse")
         .arg(path)
         .output()
@@ -214,7 +213,7 @@ fn one_phase_output_skips_prof_lines_and_keeps_warnings() {
 
 #[test]
 fn table_output_is_human_readable() {
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .arg("parse")
         .arg(fixture("raw-2025/raw.csv"))
         .output()
@@ -312,7 +311,7 @@ fn a_closed_stdout_pipe_ends_quietly_with_exit_0() {
     }
     let file = write_temp(&text);
     for json in [true, false] {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cgp-gate"));
+        let mut cmd = crate::support::bin_std();
         cmd.arg("parse").arg(&file);
         if json {
             cmd.arg("--json");

@@ -43,7 +43,7 @@ impl Scenario {
         self
     }
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::cargo_bin("cgp-gate").unwrap();
+        let mut c = crate::support::bin();
         c.current_dir(self.dir.path())
             .env(
                 "CGP_GATE_NCU",
@@ -322,7 +322,7 @@ fn sigterm_ends_the_profiler_and_the_application_too() {
     )
     .unwrap();
     s.file("hang", "");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cgp-gate"))
+    let mut child = crate::support::bin_std()
         .current_dir(s.dir.path())
         .env(
             "CGP_GATE_NCU",

@@ -755,7 +755,7 @@ impl Fake {
         self.dir.path().join(p)
     }
     fn std_cmd(&self, args: &[&str]) -> std::process::Command {
-        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("cgp-gate"));
+        let mut c = crate::support::bin_std();
         c.current_dir(self.dir.path())
             .env("CGP_GATE_NCU", root().join("tests/fixtures/fake-ncu/ncu"))
             .env("FAKE_NCU_DIR", self.path("fake"))

@@ -12,7 +12,7 @@ use crate::support::{bin, copy_dir, gone, root};
 use assert_cmd::Command;
 
 fn bin_path() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("cgp-gate")
+    PathBuf::from(env!("CARGO_BIN_EXE_cgp-gate"))
 }
 
 fn run(mut c: Command) -> (i32, String) {
@@ -55,7 +55,7 @@ impl Live {
         self.dir.path()
     }
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(bin_path());
+        let mut c = bin();
         c.current_dir(self.path())
             .env_remove("GITHUB_ACTIONS")
             .env_remove("GITHUB_STEP_SUMMARY")
@@ -214,7 +214,7 @@ fn ab_record_refuses_a_folder_with_a_foreign_manifest_and_keeps_an_empty_one() {
 /// Exit code of the binary run with `args` (in the repository) whose stdout is a pipe closed
 /// before it writes anything, stderr discarded.
 fn with_closed_stdout(args: &[&str], env: &[(&str, &str)]) -> i32 {
-    let mut child = StdCommand::new(bin_path())
+    let mut child = crate::support::bin_std()
         .current_dir(root())
         .env_remove("GITHUB_STEP_SUMMARY")
         .env_remove("GITHUB_OUTPUT")
@@ -380,7 +380,7 @@ pub(crate) fn program_env(vars: &[(&str, &str)], extra: &str) -> Vec<(String, St
         root().join("tests/standins/dump-env").display()
     );
     std::fs::write(dir.path().join("cgp-gate.yaml"), spec).unwrap();
-    let mut c = Command::new(bin_path());
+    let mut c = bin();
     c.current_dir(dir.path())
         .env("CGP_GATE_NCU", root().join("tests/standins/run-app-ncu"))
         .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
@@ -802,7 +802,7 @@ fn every_terminating_signal_during_a_live_check_ends_the_profiler_group_and_exit
         std::fs::write(live.path().join("fake/hang"), "").unwrap();
         std::fs::create_dir(live.path().join("tmp")).unwrap();
         std::fs::create_dir(live.path().join("baselines")).unwrap();
-        let mut child = StdCommand::new(bin_path())
+        let mut child = crate::support::bin_std()
             .current_dir(live.path())
             .env("CGP_GATE_NCU", root().join("tests/fixtures/fake-ncu/ncu"))
             .env("FAKE_NCU_DIR", live.path().join("fake"))
@@ -924,7 +924,7 @@ fn a_held_store_lock_is_waited_for_with_a_message_and_given_up_after_the_timeout
         "nothing was written"
     );
     // Released while it waits: the update goes on.
-    let child = StdCommand::new(bin_path())
+    let child = crate::support::bin_std()
         .current_dir(root())
         .args([
             "baseline",

@@ -13,7 +13,7 @@ fn fixture(name: &str) -> PathBuf {
 
 /// The binary with no GitHub Actions variables leaking in from the environment running the tests.
 fn cgp_gate() -> Command {
-    let mut c = Command::cargo_bin("cgp-gate").unwrap();
+    let mut c = crate::support::bin();
     for k in [
         "GITHUB_ACTIONS",
         "GITHUB_STEP_SUMMARY",

@@ -257,8 +257,7 @@ fn annotations_name_the_line_of_the_metric_in_the_spec() {
     let spec_text = std::fs::read_to_string(fx.join("check.yaml")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let out = assert_cmd::Command::cargo_bin("cgp-gate")
-        .unwrap()
+    let out = crate::support::bin()
         .env_remove("GITHUB_ACTIONS")
         .args(["check", "--no-skip", "--replay"])
         .arg(fx.join("extra3"))

@@ -5,7 +5,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use assert_cmd::Command;
 use cgp_publish::publish::github::Token;
 use cgp_publish::publish::gitlab::{GitlabConfig, GitlabEnv, GitlabToken, NoteOutcome, post_note};
 use serde_json::{Value, json};
@@ -288,8 +287,7 @@ fn root() -> &'static Path {
 
 /// `cgp-gate gitlab-note` with the GitLab CI variables of merge request !5 of project 77.
 fn gitlab_note(g: &Gitlab, results: &Path) -> std::process::Output {
-    Command::cargo_bin("cgp-gate")
-        .unwrap()
+    crate::support::bin()
         .env_remove("CI_JOB_TOKEN")
         .env_remove("CI_MERGE_REQUEST_PROJECT_ID")
         .env_remove("CI_MERGE_REQUEST_PROJECT_URL")
@@ -310,8 +308,7 @@ fn gitlab_note(g: &Gitlab, results: &Path) -> std::process::Output {
 fn gitlab_note_posts_then_updates_the_note_of_a_real_check_run() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results.json");
-    let check = Command::cargo_bin("cgp-gate")
-        .unwrap()
+    let check = crate::support::bin()
         .current_dir(root())
         .env_remove("GITHUB_ACTIONS")
         .args([
@@ -410,8 +407,7 @@ fn gitlab_note_posts_then_updates_the_note_of_a_real_check_run() {
 fn gitlab_note_outside_a_merge_request_posts_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results.json");
-    Command::cargo_bin("cgp-gate")
-        .unwrap()
+    crate::support::bin()
         .current_dir(root())
         .args([
             "check",
@@ -427,8 +423,7 @@ fn gitlab_note_outside_a_merge_request_posts_nothing() {
         .env_remove("GITHUB_ACTIONS")
         .output()
         .unwrap();
-    Command::cargo_bin("cgp-gate")
-        .unwrap()
+    crate::support::bin()
         .env_remove("CI_MERGE_REQUEST_IID")
         .env("CI_API_V4_URL", "http://127.0.0.1:9/api/v4")
         .arg("gitlab-note")

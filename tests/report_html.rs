@@ -2,7 +2,6 @@
 //! in the DOM, a screenshot).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::support::{chromium, run_chromium};
 
@@ -206,7 +205,7 @@ fn changes_chart_labels_use_units_and_fit_in_chromium() {
     let mut files = Vec::new();
     for (name, replay) in [("same", "aa-live"), ("slow", "extra3")] {
         let json = dir.path().join(format!("{name}.json"));
-        let out = Command::new(env!("CARGO_BIN_EXE_cgp-gate"))
+        let out = crate::support::bin_std()
             .args(["check", "--spec", &format!("{rec}/check.yaml"), "--baselines"])
             .args(["examples/baselines-h100", "--replay", &format!("{rec}/{replay}")])
             .args(["--quiet", "--no-github-actions", "--json"])
@@ -228,7 +227,7 @@ fn changes_chart_labels_use_units_and_fit_in_chromium() {
     }
     let page = dir.path().join("changes.html");
     let md = dir.path().join("changes.md");
-    let out = Command::new(env!("CARGO_BIN_EXE_cgp-gate"))
+    let out = crate::support::bin_std()
         .arg("changes")
         .args(&files)
         .arg("--html")

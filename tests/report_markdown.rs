@@ -363,8 +363,7 @@ fn a_real_checks_comment_is_readable_raw() {
     for build in ["extra3", "badlaunch"] {
         let dir = tempfile::tempdir().unwrap();
         let md_path = dir.path().join("comment.md");
-        let out = assert_cmd::Command::cargo_bin("cgp-gate")
-            .unwrap()
+        let out = crate::support::bin()
             .env_remove("GITHUB_ACTIONS")
             .env_remove("GITHUB_STEP_SUMMARY")
             .args(["check", "--no-skip", "--replay"])

@@ -222,7 +222,7 @@ fn reason_checks(results: &Results) {
 /// Runs `cgp-gate ARGS` with every report asked for; checks each format against the JSON.
 fn every_report_shows_the_verdicts_number(args: &[&str], dir: &Path) -> Results {
     let p = |n: &str| dir.join(n).display().to_string();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cgp-gate"))
+    let out = crate::support::bin_std()
         .args(args)
         .args([
             "--json",
@@ -358,7 +358,7 @@ fn an_error_report_reads_as_a_failure_and_renders_its_commands_as_code() {
         }
     }
     let (md, html) = (d.path().join("r.md"), d.path().join("r.html"));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cgp-gate"))
+    let out = crate::support::bin_std()
         .args(["ab", "--spec", "examples/pytorch/cgp-gate.yaml", "--replay"])
         .arg(&trees)
         .arg("--markdown")

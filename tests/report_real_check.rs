@@ -5,7 +5,6 @@
 //! reports are checked against the decisions the run made, never against hand-written JSON.
 
 use crate::support::root;
-use assert_cmd::Command;
 use cgp_outcome::outcome::results::read as read_results;
 use cgp_outcome::outcome::results::{Results, Row, RowVerdict};
 use cgp_report::report::console::results_table;
@@ -26,8 +25,7 @@ struct Run {
 fn check(recording: &str) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n);
-    let out = Command::cargo_bin("cgp-gate")
-        .unwrap()
+    let out = crate::support::bin()
         .current_dir(root())
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_STEP_SUMMARY")

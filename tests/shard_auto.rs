@@ -26,7 +26,7 @@ const ENGINE_VARS: &[&str] = &[
 ];
 
 fn gate() -> Command {
-    let mut c = Command::cargo_bin("cgp-gate").unwrap();
+    let mut c = crate::support::bin();
     c.current_dir(root());
     for v in ENGINE_VARS {
         c.env_remove(v);

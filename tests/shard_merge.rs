@@ -6,12 +6,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::support::root;
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
 fn check(recording: &str, shard: Option<&str>, json: &Path) -> i32 {
-    let mut c = Command::cargo_bin("cgp-gate").unwrap();
+    let mut c = crate::support::bin();
     c.current_dir(root())
         .env_remove("GITHUB_ACTIONS")
         .args([
@@ -71,8 +70,7 @@ fn merged_shards_decide_as_one_unsharded_run() {
                 files.push(p);
             }
             let merged = dir.path().join(format!("{recording}-merged-{n}.json"));
-            let out = Command::cargo_bin("cgp-gate")
-                .unwrap()
+            let out = crate::support::bin()
                 .env_remove("GITHUB_ACTIONS")
                 .arg("merge")
                 .args(files.iter().rev())
@@ -109,8 +107,7 @@ fn merge_refuses_another_spec_and_reports_a_missing_shard() {
     other["spec_hash"] = Value::String("0".repeat(64));
     let c = dir.path().join("c.json");
     std::fs::write(&c, other.to_string()).unwrap();
-    Command::cargo_bin("cgp-gate")
-        .unwrap()
+    crate::support::bin()
         .env_remove("GITHUB_ACTIONS")
         .arg("merge")
         .args([&a, &c])
@@ -118,8 +115,7 @@ fn merge_refuses_another_spec_and_reports_a_missing_shard() {
         .code(2)
         .stderr(predicate::str::contains("made with another spec than"));
     let md = dir.path().join("m.md");
-    Command::cargo_bin("cgp-gate")
-        .unwrap()
+    crate::support::bin()
         .env_remove("GITHUB_ACTIONS")
         .arg("merge")
         .arg(&a)
@@ -148,8 +144,7 @@ fn a_shard_whose_verdict_is_error_fails_the_merge() {
     std::fs::write(&b, broken.to_string()).unwrap();
     let merged = dir.path().join("m.json");
     let junit = dir.path().join("m.xml");
-    Command::cargo_bin("cgp-gate")
-        .unwrap()
+    crate::support::bin()
         .env_remove("GITHUB_ACTIONS")
         .arg("merge")
         .args([&a, &b])
@@ -180,8 +175,7 @@ fn merged_results_of_two_gpus_list_both_and_group_rows() {
     std::fs::write(&b, other.to_string()).unwrap();
     let md = dir.path().join("m.md");
     let merged = dir.path().join("m.json");
-    Command::cargo_bin("cgp-gate")
-        .unwrap()
+    crate::support::bin()
         .env_remove("GITHUB_ACTIONS")
         .arg("merge")
         .args([&a, &b])
@@ -201,8 +195,7 @@ fn merged_results_of_two_gpus_list_both_and_group_rows() {
     );
     assert!(md.contains("| | GPU | target |"), "{md}");
     // A baseline belongs to one GPU: updating from both at once is refused.
-    Command::cargo_bin("cgp-gate")
-        .unwrap()
+    crate::support::bin()
         .current_dir(root())
         .args([
             "baseline",
@@ -224,7 +217,7 @@ fn baseline_update_of_one_shard_keeps_the_other_sizes() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("baselines");
     let update = |shard: Option<&str>| {
-        let mut c = Command::cargo_bin("cgp-gate").unwrap();
+        let mut c = crate::support::bin();
         c.current_dir(root())
             .args([
                 "baseline",

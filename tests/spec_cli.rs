@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use cgp_core::foundation::units::Quantity;
 use cgp_spec::spec::{
     self, CacheControl, ClockControl, ClockSetting, Direction, KernelFilter, ReplayMode, ThresholdKind,
@@ -173,7 +172,7 @@ fn every_spec_error_class_exits_2_with_file_line_column() {
     for (i, c) in cases().into_iter().enumerate() {
         let path = dir.path().join(format!("case{i}.yaml"));
         std::fs::write(&path, &c.yaml).unwrap();
-        let out = cargo_bin_cmd!("cgp-gate")
+        let out = crate::support::bin()
             .args(["validate", "--spec"])
             .arg(&path)
             .output()
@@ -220,7 +219,7 @@ fn empty_and_missing_files_are_invalid_input() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty.yaml");
     std::fs::write(&empty, "# nothing yet\n").unwrap();
-    cargo_bin_cmd!("cgp-gate")
+    crate::support::bin()
         .args(["validate", "--spec"])
         .arg(&empty)
         .assert()
@@ -230,7 +229,7 @@ fn empty_and_missing_files_are_invalid_input() {
             empty.display()
         )));
     let missing = dir.path().join("missing.yaml");
-    cargo_bin_cmd!("cgp-gate")
+    crate::support::bin()
         .args(["validate", "--spec"])
         .arg(&missing)
         .assert()
@@ -244,7 +243,7 @@ fn empty_and_missing_files_are_invalid_input() {
 #[test]
 fn valid_specs_pass_validate_with_a_summary() {
     let path = fixture("examples.yaml");
-    cargo_bin_cmd!("cgp-gate")
+    crate::support::bin()
         .args(["validate", "--spec"])
         .arg(&path)
         .assert()
@@ -254,7 +253,7 @@ fn valid_specs_pass_validate_with_a_summary() {
             "{}: ok (3 targets, 8 sizes, 9 metrics)\n",
             path.display()
         ));
-    cargo_bin_cmd!("cgp-gate")
+    crate::support::bin()
         .args(["validate", "--spec"])
         .arg(fixture("valid_full.yaml"))
         .assert()
@@ -446,7 +445,7 @@ fn hash_is_of_the_file_bytes() {
 }
 
 fn schema_validator() -> jsonschema::Validator {
-    let out = cargo_bin_cmd!("cgp-gate").arg("schema").output().unwrap();
+    let out = crate::support::bin().arg("schema").output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     jsonschema::validator_for(&schema).unwrap()
@@ -517,7 +516,7 @@ fn validate_text(yaml: &str) -> (Option<i32>, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cgp-gate.yaml");
     std::fs::write(&path, yaml).unwrap();
-    let out = cargo_bin_cmd!("cgp-gate")
+    let out = crate::support::bin()
         .args(["validate", "--spec"])
         .arg(&path)
         .env("CGP_GATE_NCU", "/nonexistent/ncu")

@@ -6,14 +6,12 @@
 //! the stalls (and the throughput), nothing else.
 
 use crate::support::root;
-use assert_cmd::Command;
 use serde_json::Value;
 
 fn check(recording: &str) -> (Value, String, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let p = |f: &str| dir.path().join(f);
-    let out = Command::cargo_bin("cgp-gate")
-        .unwrap()
+    let out = crate::support::bin()
         .current_dir(root())
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_STEP_SUMMARY")
@@ -166,8 +164,7 @@ fn explain_remeasure_collects_the_counters_only_for_doubtful_or_changed_rows() {
     std::fs::write(&spec, spec_text).unwrap();
     let store = dir.path().join("baselines");
     let run = |args: &[&str]| {
-        let out = Command::cargo_bin("cgp-gate")
-            .unwrap()
+        let out = crate::support::bin()
             .current_dir(root())
             .env_remove("GITHUB_ACTIONS")
             .env_remove("GITHUB_STEP_SUMMARY")
@@ -262,8 +259,7 @@ fn explain_remeasure_collects_the_counters_only_for_doubtful_or_changed_rows() {
 #[test]
 fn the_regression_annotation_says_why() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::cargo_bin("cgp-gate")
-        .unwrap()
+    let out = crate::support::bin()
         .current_dir(root())
         .env("GITHUB_ACTIONS", "true")
         .env("GITHUB_STEP_SUMMARY", dir.path().join("summary.md"))

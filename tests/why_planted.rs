@@ -7,7 +7,6 @@
 
 use std::path::PathBuf;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 fn fixture(rel: &str) -> PathBuf {
@@ -20,8 +19,7 @@ fn fixture(rel: &str) -> PathBuf {
 fn check(build: &str) -> (Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let out = Command::cargo_bin("cgp-gate")
-        .unwrap()
+    let out = crate::support::bin()
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_STEP_SUMMARY")
         .env_remove("GITHUB_OUTPUT")

@@ -4,7 +4,6 @@
 //! removed option fails here instead of in a user's CI.
 
 use crate::support::root;
-use assert_cmd::Command;
 
 /// Every `run:` script of every step of every job.
 fn run_scripts(workflow: &serde_json::Value) -> Vec<String> {
@@ -59,12 +58,7 @@ fn every_cgp_gate_call_in_the_example_workflows_parses() {
         let workflow: serde_json::Value = yaml_serde::from_str(&text).unwrap();
         for script in run_scripts(&workflow) {
             for words in cgp_gate_commands(&script) {
-                let out = Command::cargo_bin("cgp-gate")
-                    .unwrap()
-                    .args(&words)
-                    .arg("--help")
-                    .output()
-                    .unwrap();
+                let out = crate::support::bin().args(&words).arg("--help").output().unwrap();
                 assert_eq!(
                     out.status.code(),
                     Some(0),

@@ -71,6 +71,18 @@ pub fn gone(pid: i32) -> bool {
 /// The variable [`stand_in_gpu`] goes in.
 pub const STAND_IN_GPU: &str = "CGP_GATE_STAND_IN_GPU";
 
+/// [`bin`] as a `std::process::Command`, for a test that spawns the binary and signals or waits
+/// on it: run from the repository root, without GitHub Actions' variables.
+pub fn bin_std() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cgp-gate"));
+    c.current_dir(root())
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT")
+        .env_remove("GITHUB_SHA");
+    c
+}
+
 /// Copy the folder `from` to `to`, recursively (a link to a folder is copied as the folder).
 pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
