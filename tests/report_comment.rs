@@ -6,36 +6,29 @@ use cgp_publish::publish::github::{GithubEnv, Token};
 use cgp_publish::publish::{CommentOutcome, GithubConfig, post_comment};
 use serde_json::{Value, json};
 use wiremock::matchers::{bearer_token, body_json, method, path, query_param, query_param_is_missing};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{Mock, ResponseTemplate};
 
 const TOKEN: &str = "ghs_s3cr3tT0kenValue";
 const MARKER: &str = "<!-- cgp-gate:spec=cgp-gate.yaml -->";
 
-/// A mock GitHub on its own runtime, so the code under test (which makes its own runtime) runs
-/// outside any async context, as it does in the CLI.
-struct Github {
-    rt: tokio::runtime::Runtime,
-    server: MockServer,
+/// The mock GitHub ([`crate::support::MockApi`]).
+struct Github(crate::support::MockApi);
+
+impl std::ops::Deref for Github {
+    type Target = crate::support::MockApi;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 impl Github {
     fn start() -> Self {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = rt.block_on(MockServer::start());
-        Self { rt, server }
-    }
-
-    fn mount(&self, mock: Mock) {
-        self.rt.block_on(mock.mount(&self.server));
+        Self(crate::support::MockApi::start())
     }
 
     fn config(&self) -> GithubConfig {
         GithubConfig {
-            api_url: self.server.uri(),
+            api_url: self.uri(),
             owner: "acme".into(),
             repo: "kernels".into(),
             pr: 42,
@@ -44,10 +37,6 @@ impl Github {
             tries: 3,
             backoff: Duration::from_millis(5),
         }
-    }
-
-    fn verify(&self) {
-        self.rt.block_on(self.server.verify());
     }
 }
 
@@ -117,7 +106,7 @@ fn creates_a_comment_when_none_carries_the_marker() {
 #[test]
 fn updates_the_comment_with_the_marker_found_on_a_later_page() {
     let gh = Github::start();
-    let next = format!("<{}{LIST}?per_page=100&page=2>; rel=\"next\"", gh.server.uri());
+    let next = format!("<{}{LIST}?per_page=100&page=2>; rel=\"next\"", gh.uri());
     gh.mount(
         Mock::given(method("GET"))
             .and(path(LIST))
@@ -283,7 +272,7 @@ fn enterprise_base_path_is_kept() {
             .expect(1),
     );
     let mut cfg = gh.config();
-    cfg.api_url = format!("{}/api/v3", gh.server.uri());
+    cfg.api_url = format!("{}/api/v3", gh.uri());
     assert!(matches!(
         post_comment(&cfg, "x").unwrap(),
         CommentOutcome::Created { id: 3, .. }

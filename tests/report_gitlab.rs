@@ -9,36 +9,29 @@ use cgp_publish::publish::github::Token;
 use cgp_publish::publish::gitlab::{GitlabConfig, GitlabEnv, GitlabToken, NoteOutcome, post_note};
 use serde_json::{Value, json};
 use wiremock::matchers::{body_json, header, method, path, query_param};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{Mock, ResponseTemplate};
 
 const TOKEN: &str = "glpat-s3cr3tT0kenValue";
 const MARKER: &str = "<!-- cgp-gate:spec=cgp-gate.yaml -->";
 const NOTES: &str = "/api/v4/projects/77/merge_requests/5/notes";
 
-/// A mock GitLab on its own runtime, so the code under test (which makes its own runtime) runs
-/// outside any async context, as it does in the CLI.
-struct Gitlab {
-    rt: tokio::runtime::Runtime,
-    server: MockServer,
+/// The mock GitLab ([`crate::support::MockApi`]).
+struct Gitlab(crate::support::MockApi);
+
+impl std::ops::Deref for Gitlab {
+    type Target = crate::support::MockApi;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 impl Gitlab {
     fn start() -> Self {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = rt.block_on(MockServer::start());
-        Self { rt, server }
-    }
-
-    fn mount(&self, mock: Mock) {
-        self.rt.block_on(mock.mount(&self.server));
+        Self(crate::support::MockApi::start())
     }
 
     fn api(&self) -> String {
-        format!("{}/api/v4", self.server.uri())
+        format!("{}/api/v4", self.uri())
     }
 
     fn config(&self) -> GitlabConfig {
@@ -53,18 +46,6 @@ impl Gitlab {
             backoff: Duration::from_millis(5),
             timeout: Duration::from_secs(10),
         }
-    }
-
-    fn requests(&self) -> Vec<wiremock::Request> {
-        self.rt.block_on(self.server.received_requests()).unwrap()
-    }
-
-    fn verify(&self) {
-        self.rt.block_on(self.server.verify());
-    }
-
-    fn reset(&self) {
-        self.rt.block_on(self.server.reset());
     }
 }
 

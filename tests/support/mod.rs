@@ -153,3 +153,44 @@ pub fn run_chromium_url(bin: &str, url: &str, extra: &[&str]) -> (String, Vec<St
         .collect();
     (String::from_utf8_lossy(&out.stdout).into_owned(), console)
 }
+
+/// A wiremock HTTP server (a stand-in GitHub or GitLab API) on its own runtime, so the code under
+/// test, which makes its own runtime, runs outside any async context, as it does in the CLI.
+pub struct MockApi {
+    rt: tokio::runtime::Runtime,
+    server: wiremock::MockServer,
+}
+
+impl MockApi {
+    pub fn start() -> Self {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = rt.block_on(wiremock::MockServer::start());
+        Self { rt, server }
+    }
+
+    pub fn mount(&self, mock: wiremock::Mock) {
+        self.rt.block_on(mock.mount(&self.server));
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn uri(&self) -> String {
+        self.server.uri()
+    }
+
+    pub fn requests(&self) -> Vec<wiremock::Request> {
+        self.rt.block_on(self.server.received_requests()).unwrap()
+    }
+
+    /// Every mounted expectation was met.
+    pub fn verify(&self) {
+        self.rt.block_on(self.server.verify());
+    }
+
+    pub fn reset(&self) {
+        self.rt.block_on(self.server.reset());
+    }
+}
