@@ -6,10 +6,10 @@
 //! proves it did: the program's pid file, the stand-in ncu's argv log, the stand-in GPU's log of
 //! clock calls. Signals and timeouts then act on a real process tree.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use crate::support::{STAND_IN_GPU, gone, root};
+use crate::support::{STAND_IN_GPU, gone, pid_in, root};
 
 const LOG: &str = include_str!("../examples/recordings/main/vector_add/n=1048576/0.csv");
 
@@ -101,19 +101,6 @@ impl Project {
         std::fs::remove_file(self.path("gpu-calls.log")).ok();
         self
     }
-}
-
-fn pid_in(path: &Path) -> i32 {
-    for _ in 0..1000 {
-        if let Some(p) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| t.trim().parse::<i32>().ok())
-        {
-            return p;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    panic!("{} was never written: the program never started", path.display());
 }
 
 /// Without a GPU a live `check` stops at the preflight, before anything runs, in every case the

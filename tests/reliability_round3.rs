@@ -821,23 +821,8 @@ fn every_terminating_signal_during_a_live_check_ends_the_profiler_group_and_exit
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let pidfile = live.path().join("fake/hang.pid");
-        let hang = (0..1000)
-            .find_map(|_| {
-                let p = std::fs::read_to_string(&pidfile)
-                    .ok()
-                    .and_then(|t| t.trim().parse::<i32>().ok());
-                if p.is_none() {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                p
-            })
-            .expect("the application never started");
-        let ncu: i32 = std::fs::read_to_string(live.path().join("fake/ncu.pid"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let hang = crate::support::pid_in(&live.path().join("fake/hang.pid"));
+        let ncu = crate::support::pid_in(&live.path().join("fake/ncu.pid"));
         nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
             sig,

@@ -215,6 +215,22 @@ fn damaged_cupti_records_are_refused_as_ncu_output_is() {
     }
 }
 
+/// `profile` of a cupti target whose command is `d/forge.sh` (the forging program the test wrote),
+/// on the stand-in GPU.
+fn profile_forger(d: &Path) -> std::process::Output {
+    std::fs::write(
+        d.join("s.yaml"),
+        "version: 1\ntargets:\n  - name: va\n    command: [./forge.sh]\n    profiler: cupti\n    kernel: regex:vector_add\n    repetitions: 1\n    timeout: 60s\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n",
+    )
+    .unwrap();
+    crate::support::bin()
+        .current_dir(d)
+        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
+        .args(["profile", "--spec", "s.yaml"])
+        .output()
+        .unwrap()
+}
+
 /// Item 3, in part: a program that writes a complete trace of its own to `$CGP_GATE_CUPTI_OUT`
 /// and then runs real CUDA code sends the library's real trace, holding CUPTI's refusal (no GPU
 /// here), to `<trace>.<pid>`: a refusal in any trace of the run fails it, exit 3, where the
@@ -251,17 +267,7 @@ fn a_forged_trace_beside_the_librarys_refusal_fails_the_run() {
     )
     .unwrap();
     Command::new("chmod").arg("755").arg(&script).status().unwrap();
-    std::fs::write(
-        d.join("s.yaml"),
-        "version: 1\ntargets:\n  - name: va\n    command: [./forge.sh]\n    profiler: cupti\n    kernel: regex:vector_add\n    repetitions: 1\n    timeout: 60s\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n",
-    )
-    .unwrap();
-    let out = crate::support::bin()
-        .current_dir(d)
-        .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
-        .args(["profile", "--spec", "s.yaml"])
-        .output()
-        .unwrap();
+    let out = profile_forger(d);
     let err = String::from_utf8_lossy(&out.stderr);
     if err.contains("no libcupti found") {
         crate::support::skip(test, "libcupti not installed (.ci/setup installs libcupti 11.8)");
@@ -318,17 +324,7 @@ fn a_trace_the_library_did_not_write_in_this_run_fails_it() {
             .status()
             .unwrap();
         let _ = std::fs::remove_file(d.join("ran.marker"));
-        std::fs::write(
-            d.join("s.yaml"),
-            "version: 1\ntargets:\n  - name: va\n    command: [./forge.sh]\n    profiler: cupti\n    kernel: regex:vector_add\n    repetitions: 1\n    timeout: 60s\n    metrics:\n      gpu__time_duration.sum: \"5%\"\n",
-        )
-        .unwrap();
-        let out = crate::support::bin()
-            .current_dir(d)
-            .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
-            .args(["profile", "--spec", "s.yaml"])
-            .output()
-            .unwrap();
+        let out = profile_forger(d);
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),

@@ -68,6 +68,20 @@ pub fn gone(pid: i32) -> bool {
     false
 }
 
+/// The pid a stand-in wrote to `path` (a program it started), waiting up to 20 s for it.
+pub fn pid_in(path: &std::path::Path) -> i32 {
+    for _ in 0..1000 {
+        if let Some(p) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+        {
+            return p;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("{} was never written: the program never started", path.display());
+}
+
 /// The variable [`stand_in_gpu`] goes in.
 pub const STAND_IN_GPU: &str = "CGP_GATE_STAND_IN_GPU";
 

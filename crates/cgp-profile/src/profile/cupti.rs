@@ -366,19 +366,7 @@ impl Profiler for CuptiProfiler {
 /// fails, exit 3. No file at all is `extract`'s error (the program never initialised CUDA); a
 /// header that cannot be read is `extract`'s error too.
 fn authentic(job: Job<'_>, env: &[(OsString, OsString)], out: &Path, raw: &str) -> Result<(), ProfileError> {
-    let Some(first) = raw.lines().next().filter(|l| !l.is_empty()) else {
-        return Ok(());
-    };
-    #[derive(serde::Deserialize)]
-    struct Header {
-        cgp_gate_cupti: Option<u64>,
-        nonce: Option<String>,
-    }
-    let Ok(Header {
-        cgp_gate_cupti: Some(_),
-        nonce,
-    }) = serde_json::from_str::<Header>(first)
-    else {
+    let Some(nonce) = crate::cupti::trace::header_nonce(raw) else {
         return Ok(());
     };
     let expected = env

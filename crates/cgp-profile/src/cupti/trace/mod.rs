@@ -241,6 +241,16 @@ pub fn parse(bytes: &[u8]) -> Result<ProcessTrace, TraceError> {
     Ok(trace)
 }
 
+/// The nonce a trace's header carries, read from its first line alone (the live profiler checks
+/// it before the whole file is read): `None` when the first line is no header (the reader's own
+/// error comes later), `Some(None)` when the header carries no nonce (format 1, or the library
+/// found none).
+pub fn header_nonce(text: &str) -> Option<Option<String>> {
+    let raw: RawLine = serde_json::from_str(text.lines().next()?).ok()?;
+    raw.cgp_gate_cupti?;
+    Some(raw.nonce.filter(|n| !n.is_empty()))
+}
+
 fn read_header(raw: &RawLine, line: usize, trace: &mut ProcessTrace) -> Result<(), TraceError> {
     let Some(version) = raw.cgp_gate_cupti else {
         return Err(bad(

@@ -201,3 +201,18 @@ fn demangling_in_a_file_is_bounded_by_name_and_in_total() {
     assert_eq!(t.kernels[fit + 1].name, name(fit + 1));
     assert_eq!(t.kernels.last().unwrap().name, format!("kernel_000000{pad}()"));
 }
+
+#[test]
+fn the_header_nonce_is_read_from_the_first_line_alone() {
+    assert_eq!(
+        header_nonce("{\"cgp_gate_cupti\":2,\"pid\":1,\"nonce\":\"ab\"}\nnot json"),
+        Some(Some("ab".to_owned()))
+    );
+    assert_eq!(
+        header_nonce("{\"cgp_gate_cupti\":2,\"pid\":1,\"nonce\":\"\"}\n"),
+        Some(None)
+    );
+    assert_eq!(header_nonce("{\"cgp_gate_cupti\":1,\"pid\":1}\n"), Some(None));
+    assert_eq!(header_nonce("{\"m\":\"k\"}\n"), None);
+    assert_eq!(header_nonce(""), None);
+}
