@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::architecture::{
     CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, closed_crates, crate_graph, crate_paths, escaping,
     layout, module_cycles, one_place_decides, parse_only_readers, repo, reporters_render_decided_results,
-    rust_files, sizes,
+    results_types_are_typed, rust_files, sizes,
 };
 
 /// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
@@ -91,6 +91,7 @@ fn a_clean_copy_passes_every_rule() {
         ("escaping", escaping),
         ("module_cycles", module_cycles),
         ("layout", layout),
+        ("results_types_are_typed", results_types_are_typed),
     ] {
         let found = rule(s.root());
         assert!(found.is_empty(), "{name} on a clean copy: {found:#?}");
@@ -121,19 +122,21 @@ fn the_issues_planted_imports_are_found_in_code_and_in_tests() {
 }
 
 /// Issue 49's plants, which the rules before it missed: a Markdown renderer that says "FAIL" when
-/// the interval lies beyond the tolerance, HTML matching `Missing { fails_gate: true, .. }`, HTML
-/// calling `decide::run_verdict` itself, a reporter importing a part of decide that is not offered
-/// to reporters, and statistics that read an environment variable.
+/// the interval lies beyond the tolerance, HTML calling `decide::run_verdict` itself, a reporter
+/// importing a part of decide that is not offered to reporters, and statistics that read an
+/// environment variable. The fifth, HTML matching `Missing { fails_gate: true, .. }`, no longer
+/// compiles: the field and `Row::fails_gate` are private to cgp-outcome, and the `compile_fail`
+/// examples on `Missing` prove it (`cargo test --doc -p cgp-outcome`).
 #[test]
 fn a_reporter_that_decides_and_statistics_that_read_the_environment_are_found() {
     let s = Scratch::new();
     s.append(
         "crates/cgp-report/src/report/markdown.rs",
-        "\nfn planted_fail(r: &crate::outcome::results::Row) -> &'static str {\n    match (r.estimate.change_ci, r.threshold.as_ref().and_then(|t| t.tolerance)) {\n        (Some([lo, _]), Some(t)) if lo > t => \"FAIL\",\n        _ => \"\",\n    }\n}\n",
+        "\nfn planted_fail(r: &crate::outcome::results::Row) -> &'static str {\n    match (r.estimate.change_ci(), r.rule.threshold.as_ref().and_then(|t| t.tolerance)) {\n        (Some([lo, _]), Some(t)) if lo > t => \"FAIL\",\n        _ => \"\",\n    }\n}\n",
     );
     s.append(
         "crates/cgp-report/src/report/html.rs",
-        "\nfn planted_missing(o: &crate::outcome::results::Outcome) -> bool {\n    matches!(o, crate::outcome::results::Outcome::Missing(crate::outcome::results::Missing { fails_gate: true, .. }))\n}\nfn planted_verdict(r: &crate::outcome::results::Results) {\n    let _ = crate::outcome::decide::run_verdict(&r.rows, &r.errors, true);\n}\n",
+        "\nfn planted_verdict(r: &crate::outcome::results::Results) {\n    let _ = crate::outcome::decide::run_verdict(&r.rows, &r.errors, true);\n}\n",
     );
     s.append(
         "crates/cgp-report/src/report/junit.rs",
@@ -148,7 +151,6 @@ fn a_reporter_that_decides_and_statistics_that_read_the_environment_are_found() 
         &s,
         &[
             "report/markdown.rs writes the gate word \"FAIL\" itself",
-            "report/html.rs names `fails_gate`",
             "report/html.rs names decide::run_verdict",
             "report/junit.rs names decide::exit_code",
             "stats/mod.rs uses `std::env`",
@@ -228,9 +230,11 @@ fn a_profiler_or_http_client_reached_through_another_crate_is_found() {
 fn reading_the_gate_outside_decide_is_found_even_after_a_test_module() {
     let s = Scratch::new();
     // After the file's test module (the old check stopped reading at the first `#[cfg(test)]`).
+    // Outside cgp-outcome the compiler refuses the read (the field is `pub(crate)`); inside it,
+    // only decide may read it.
     s.append(
-        "crates/cgp-report/src/report/markdown.rs",
-        "\nfn planted(r: &crate::outcome::results::Row) -> bool {\n    r.fails_gate\n}\n",
+        "crates/cgp-outcome/src/outcome/kernels.rs",
+        "\nfn planted(r: &crate::outcome::results::Row) -> bool {\n    r.fails_gate()\n}\n",
     );
     s.append(
         "crates/cgp-engine/src/run/check/mod.rs",
@@ -248,7 +252,7 @@ fn reading_the_gate_outside_decide_is_found_even_after_a_test_module() {
         one_place_decides,
         &s,
         &[
-            "report/markdown.rs reads `fails_gate`",
+            "outcome/kernels.rs reads `fails_gate`",
             "run/check/mod.rs names exit_codes::REGRESSION",
             "publish/mod.rs names RunVerdict::Pass",
             "commands/check.rs compares --fail-on",
@@ -370,4 +374,26 @@ fn a_reader_that_reaches_the_backends_or_the_spec_is_found() {
         &s,
         &["crates/cgp-profile/src/harness/gbench.rs names `crate::spec`"],
     );
+}
+
+/// Issue 49: the row once had six `Option` fields and its estimate seven. A results type that
+/// goes back to a flat list of maybes is found; the file's flat form (`wire.rs`) may keep them.
+#[test]
+fn a_results_type_with_four_option_fields_is_found() {
+    let s = Scratch::new();
+    s.append(
+        "crates/cgp-outcome/src/outcome/results/row.rs",
+        "\npub struct Planted {\n    pub change: Option<f64>,\n    pub change_ci: Option<[f64; 2]>,\n    pub p: Option<f64>,\n    pub p_adjusted: Option<f64>,\n}\n",
+    );
+    s.append(
+        "crates/cgp-outcome/src/outcome/results/wire.rs",
+        "\npub struct PlantedWire {\n    pub a: Option<f64>,\n    pub b: Option<f64>,\n    pub c: Option<f64>,\n    pub d: Option<f64>,\n}\n",
+    );
+    finds(
+        results_types_are_typed,
+        &s,
+        &["results/row.rs: struct Planted has 4 `Option` fields"],
+    );
+    let found = results_types_are_typed(s.root());
+    assert_eq!(found.len(), 1, "{found:#?}");
 }

@@ -365,11 +365,9 @@ fn a_missing_row_that_fails_the_gate_gets_its_reason_line() {
     };
     let allowed = cgp_report::report::console::results_table(&r);
     assert!(!has_line(&allowed), "{allowed}");
-    r.rows[i].outcome =
-        cgp_outcome::outcome::results::Outcome::Missing(cgp_outcome::outcome::results::Missing {
-            fails_gate: true,
-            ..Default::default()
-        });
+    r.rows[i].outcome = cgp_outcome::outcome::results::Outcome::Missing(
+        cgp_outcome::outcome::results::Missing::failing(Default::default()),
+    );
     let failing = cgp_report::report::console::results_table(&r);
     assert!(has_line(&failing), "{failing}");
 }

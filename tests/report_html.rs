@@ -44,7 +44,7 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
     let compared = r
         .rows
         .iter()
-        .filter(|x| x.baseline.is_some() && x.candidate.is_some())
+        .filter(|x| x.sides.baseline.is_some() && x.sides.candidate.is_some())
         .count();
     assert_eq!(page.matches("<figure>").count(), compared);
     // Strip plots plus the roofline.
@@ -54,10 +54,10 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
         .rows
         .iter()
         .filter(|x| {
-            x.baseline.is_some()
-                && x.candidate.is_some()
+            x.sides.baseline.is_some()
+                && x.sides.candidate.is_some()
                 && matches!(
-                    x.threshold.as_ref().map(|t| &t.kind),
+                    x.rule.threshold.as_ref().map(|t| &t.kind),
                     Some(cgp_outcome::outcome::results::ThresholdKind::Relative { .. })
                 )
         })
@@ -73,11 +73,11 @@ fn one_strip_plot_per_compared_row_and_a_roofline() {
 fn no_roofline_without_points_and_mismatch_is_flagged() {
     let mut r = fixture("pass.json");
     r.roofline.clear();
-    r.fingerprint_mismatch = Some(vec![cgp_outcome::outcome::results::FingerprintDiff {
+    r.fingerprint_mismatch = vec![cgp_outcome::outcome::results::FingerprintDiff {
         field: "gpu_name".into(),
         baseline: "NVIDIA H200".into(),
         current: "NVIDIA H100 80GB HBM3".into(),
-    }]);
+    }];
     let page = html(&r);
     assert!(!page.contains("Roofline"));
     assert!(page.contains("Fingerprint mismatch."));
@@ -106,7 +106,7 @@ fn chromium_sees_a_clean_console_and_the_charts() {
     let compared = r
         .rows
         .iter()
-        .filter(|x| x.baseline.is_some() && x.candidate.is_some())
+        .filter(|x| x.sides.baseline.is_some() && x.sides.candidate.is_some())
         .count();
     assert_eq!(dom.matches("<svg ").count(), compared + 1);
     assert!(dom.matches("<circle ").count() > 100);
@@ -175,11 +175,9 @@ fn a_missing_row_that_fails_the_gate_wears_the_failure_colour() {
         "{allowed}"
     );
     assert!(!allowed.contains("pill missing fails"));
-    r.rows[i].outcome =
-        cgp_outcome::outcome::results::Outcome::Missing(cgp_outcome::outcome::results::Missing {
-            fails_gate: true,
-            ..Default::default()
-        });
+    r.rows[i].outcome = cgp_outcome::outcome::results::Outcome::Missing(
+        cgp_outcome::outcome::results::Missing::failing(Default::default()),
+    );
     let failing = html(&r);
     assert!(
         failing.contains("<tr class=\"missing\"><td><span class=\"pill missing fails\">missing</span>"),

@@ -186,11 +186,11 @@ fn pass_headline_and_no_charts() {
 #[test]
 fn fingerprint_mismatch_is_flagged() {
     let mut r = fixture("pass.json");
-    r.fingerprint_mismatch = Some(vec![cgp_outcome::outcome::results::FingerprintDiff {
+    r.fingerprint_mismatch = vec![cgp_outcome::outcome::results::FingerprintDiff {
         field: "driver_version".into(),
         baseline: "570.124.06".into(),
         current: "550.54.15|<b>".into(),
-    }]);
+    }];
     let md = markdown(&r, &MarkdownOptions::default());
     assert!(md.contains("> [!CAUTION]\n> **Fingerprint mismatch**"));
     // Columns: field | baseline | this run.

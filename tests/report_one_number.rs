@@ -15,10 +15,10 @@ use cgp_outcome::outcome::results::{Results, Row};
 
 /// The text every report must show for a row: `+4.24%` and `[+2.63%, +5.87%]`.
 fn expected(row: &Row) -> Option<(String, Option<String>)> {
-    let c = row.estimate.change?;
+    let c = row.estimate.change()?;
     let ci = row
         .estimate
-        .change_ci
+        .change_ci()
         .map(|[lo, hi]| format!("[{:+.2}%, {:+.2}%]", lo * 100.0, hi * 100.0));
     Some((format!("{:+.2}%", c * 100.0), ci))
 }
@@ -172,7 +172,7 @@ fn junit_checks(results: &Results, xml: &str) {
         let Some(row) = results.rows.iter().find(|r| r.key().to_string() == name) else {
             continue;
         };
-        if let Some(c) = row.estimate.change {
+        if let Some(c) = row.estimate.change() {
             let prop = block
                 .split("<property name=\"change\" value=\"")
                 .nth(1)
@@ -248,7 +248,7 @@ fn every_report_shows_the_verdicts_number(args: &[&str], dir: &Path) -> Results 
         results
             .rows
             .iter()
-            .filter(|r| r.estimate.change.is_some())
+            .filter(|r| r.estimate.change().is_some())
             .count()
             >= 6
     );
@@ -327,8 +327,8 @@ fn ab_on_the_pytorch_recording_shows_one_number_per_row_in_every_report() {
         .find(|x| x.key.target == "layernorm" && x.key.metric == "gpu__time_duration.sum")
         .unwrap();
     let (b, c) = (
-        layer.baseline.as_ref().unwrap().median,
-        layer.candidate.as_ref().unwrap().median,
+        layer.sides.baseline.as_ref().unwrap().median,
+        layer.sides.candidate.as_ref().unwrap().median,
     );
     assert_ne!(
         format!("{:+.2}%", (c / b - 1.0) * 100.0),

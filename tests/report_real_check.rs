@@ -234,7 +234,7 @@ fn html_of_a_real_run_shows_every_row_with_its_verdict_and_threshold() {
     let min_effect_rows = r
         .rows
         .iter()
-        .filter(|x| x.threshold.as_ref().is_some_and(|t| t.min_effect.is_some()))
+        .filter(|x| x.rule.threshold.as_ref().is_some_and(|t| t.min_effect.is_some()))
         .count();
     assert!(min_effect_rows > 0);
     assert!(page.contains("threshold 3%, min effect 1us"), "matmul's time");

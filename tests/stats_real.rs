@@ -63,8 +63,8 @@ const NO_INTERVAL_REACHES: &str = "no interval these samples give reaches it";
 /// the rank test (`mann-whitney+...`), `ab`'s paired t (without `min_effect`), exact comparisons
 /// and `min:`/`max:` limits (their median interval against the limit).
 fn disagreement(row: &Row) -> Option<String> {
-    let th = row.threshold.as_ref()?;
-    let direction = row.direction.unwrap_or(Direction::Lower);
+    let th = row.rule.threshold.as_ref()?;
+    let direction = row.rule.direction.unwrap_or(Direction::Lower);
     let exact = matches!(th.kind, ThresholdKind::Exact);
     let shift_row = match row.method {
         Method::RunLevelT | Method::MannWhitneyHodgesLehmann | Method::MannWhitneyBootstrap => true,
@@ -73,7 +73,7 @@ fn disagreement(row: &Row) -> Option<String> {
     };
     if shift_row {
         let tolerance = th.tolerance?;
-        let Some(ci) = row.estimate.change_ci else {
+        let Some(ci) = row.estimate.change_ci() else {
             return Some(format!("{}: no interval", row.key()));
         };
         if row.reason.contains(NO_INTERVAL_REACHES) {
@@ -93,7 +93,7 @@ fn disagreement(row: &Row) -> Option<String> {
     }
     match row.method {
         Method::Exact => {
-            let c = row.estimate.change?;
+            let c = row.estimate.change()?;
             let tolerance = th.tolerance?;
             let want = verdict_of_interval([c, c], tolerance, direction, false);
             (want != row.verdict()).then(|| {
@@ -105,7 +105,7 @@ fn disagreement(row: &Row) -> Option<String> {
             })
         }
         Method::SignTestMedianCi => {
-            let (Some(ci), Some(limit)) = (row.estimate.median_ci, th.limit) else {
+            let (Some(ci), Some(limit)) = (row.estimate.median_ci(), th.limit) else {
                 return Some(format!(
                     "{}: a limit row without its interval or limit",
                     row.key()

@@ -57,7 +57,7 @@ pub fn confirm_in_cycles(
         ) else {
             continue;
         };
-        let tolerance = row.threshold.as_ref().and_then(|t| t.tolerance);
+        let tolerance = row.rule.threshold.as_ref().and_then(|t| t.tolerance);
         let Some(c) = cycle_confirmation(&base_time, &cand_time, &base_cycles, &cand_cycles, tolerance)
         else {
             continue;

@@ -291,7 +291,7 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
         source: a.source.into(),
         synthetic: a.synthetic,
         fingerprint: a.fingerprint,
-        fingerprint_mismatch: None,
+        fingerprint_mismatch: Vec::new(),
         shard: None,
         git_commit: a.git_commit,
         date: crate::baseline::rfc3339_utc(std::time::SystemTime::now()),
@@ -303,7 +303,7 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
         cost_seconds: a.cost_seconds,
         roofline: Vec::new(),
         sass_skip: None,
-        why_cost: None,
+        why_cost: crate::outcome::results::WhyCost::default(),
         category_bars: Vec::new(),
         category_bars_gated_only: false,
     }

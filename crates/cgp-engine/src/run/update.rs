@@ -83,7 +83,7 @@ pub fn samples_from_results(
         if row.verdict() == RowVerdict::Missing {
             continue;
         }
-        let Some(c) = &row.candidate else { continue };
+        let Some(c) = &row.sides.candidate else { continue };
         let key = SeriesKey {
             target: row.key.target.clone(),
             size: row.key.size.clone(),

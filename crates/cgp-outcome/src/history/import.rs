@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::outcome::results::{Direction, Results, Row, RowVerdict, SideSummary};
+use crate::outcome::results::{Direction, Results, Row, RowRule, RowVerdict, SideSummary, Sides};
 
 /// What github-action-benchmark's file holds (the fields read; others are ignored).
 #[derive(Debug, Deserialize)]
@@ -137,21 +137,27 @@ fn header(commit: &str, date_ms: i64) -> Result<Results, String> {
 /// One benchmark's row.
 fn row(suite: &str, entry: &Entry, b: &Bench) -> Row {
     Row {
-        direction: Some(if entry.tool == "customBiggerIsBetter" {
-            Direction::Higher
-        } else {
-            Direction::Lower
-        }),
-        candidate: Some(SideSummary {
-            n: 1,
-            runs: None,
-            median: b.value,
-            min: b.value,
-            max: b.value,
-            cv: None,
-            outliers: Vec::new(),
-            samples: vec![b.value],
-        }),
+        rule: RowRule {
+            threshold: None,
+            direction: Some(if entry.tool == "customBiggerIsBetter" {
+                Direction::Higher
+            } else {
+                Direction::Lower
+            }),
+        },
+        sides: Sides {
+            baseline: None,
+            candidate: Some(SideSummary {
+                n: 1,
+                runs: None,
+                median: b.value,
+                min: b.value,
+                max: b.value,
+                cv: None,
+                outliers: Vec::new(),
+                samples: vec![b.value],
+            }),
+        },
         ..Row::bare(
             suite,
             "-",
@@ -190,8 +196,8 @@ mod tests {
             .iter()
             .find(|r| r.key.kernel_label() == "y")
             .unwrap();
-        assert_eq!(y.direction, Some(Direction::Higher));
-        assert_eq!(y.candidate.as_ref().unwrap().samples, [2.0]);
+        assert_eq!(y.rule.direction, Some(Direction::Higher));
+        assert_eq!(y.sides.candidate.as_ref().unwrap().samples, [2.0]);
     }
 
     #[test]

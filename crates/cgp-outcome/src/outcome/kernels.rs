@@ -23,7 +23,7 @@ pub fn kernel_changes(rows: &[Row]) -> (Vec<TargetKernel>, Vec<TargetKernel>) {
             g.0 = true;
         } else {
             g.2 = true;
-            g.1 |= r.baseline.is_some();
+            g.1 |= r.sides.baseline.is_some();
         }
     }
     let pick = |f: &dyn Fn(&(bool, bool, bool)) -> bool| -> Vec<TargetKernel> {

@@ -70,7 +70,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
     let mut roofline = Vec::new();
     let mut category_bars = Vec::new();
     for p in &placed {
-        for m in p.results.fingerprint_mismatch.iter().flatten() {
+        for m in &p.results.fingerprint_mismatch {
             if !mismatch.contains(m) {
                 mismatch.push(m.clone());
             }
@@ -95,7 +95,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         source: joined(placed.iter().map(|p| p.results.source.as_str())).into(),
         synthetic: placed.iter().any(|p| p.results.synthetic),
         fingerprint: head.fingerprint.clone(),
-        fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
+        fingerprint_mismatch: mismatch,
         shard: None,
         git_commit: placed.iter().find_map(|p| p.results.git_commit.clone()),
         date: placed
@@ -119,9 +119,7 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         sass_skip: crate::outcome::results::SassSkip::sum(
             placed.iter().filter_map(|p| p.results.sass_skip.as_ref()),
         ),
-        why_cost: crate::outcome::results::WhyCost::sum(
-            placed.iter().filter_map(|p| p.results.why_cost.as_ref()),
-        ),
+        why_cost: crate::outcome::results::WhyCost::sum(placed.iter().map(|p| &p.results.why_cost)),
         category_bars,
         category_bars_gated_only: placed.iter().any(|p| p.results.category_bars_gated_only),
     })

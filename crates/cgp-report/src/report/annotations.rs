@@ -111,8 +111,8 @@ pub fn annotations(results: &Results) -> Vec<String> {
             case_name(r),
             change_cell(r, None),
             medians_sentence(r),
-            crate::outcome::results::threshold_text(r),
-            p_value(r.estimate.p_adjusted.or(r.estimate.p)),
+            r.rule.text(),
+            p_value(r.estimate.p_adjusted().or(r.estimate.p())),
             r.reason
         );
         // The why (docs/why.md): its reading; the counters are in the other reports.

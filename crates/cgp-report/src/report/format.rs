@@ -85,13 +85,13 @@ pub(crate) fn change_pct(fraction: f64) -> String {
 
 /// The row's estimate, the one its verdict used (`Row::change`): `+4.24%`, `n/a` without one.
 pub(crate) fn estimate(row: &Row) -> String {
-    row.estimate.change.map_or_else(|| "n/a".to_owned(), change_pct)
+    row.estimate.change().map_or_else(|| "n/a".to_owned(), change_pct)
 }
 
 /// The row's interval, the one its verdict used (`Row::change_ci`): `[+2.63%, +5.87%]`.
 pub(crate) fn interval(row: &Row) -> Option<String> {
     row.estimate
-        .change_ci
+        .change_ci()
         .map(|[lo, hi]| format!("[{}, {}]", change_pct(lo), change_pct(hi)))
 }
 
@@ -99,7 +99,7 @@ pub(crate) fn interval(row: &Row) -> Option<String> {
 /// without a change. Every report prints a row's change through this function (or through
 /// [`estimate`] and [`interval`], which it joins).
 pub(crate) fn change_with_ci(row: &Row) -> String {
-    match (row.estimate.change, interval(row)) {
+    match (row.estimate.change(), interval(row)) {
         (Some(_), Some(i)) => format!("{} {i}", estimate(row)),
         _ => estimate(row),
     }
@@ -111,7 +111,7 @@ pub(crate) fn change_with_ci(row: &Row) -> String {
 pub(crate) fn common_ci_label<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Option<String> {
     let mut labels = rows
         .into_iter()
-        .filter(|r| r.estimate.change_ci.is_some())
+        .filter(|r| r.estimate.change_ci().is_some())
         .map(ci_label);
     let first = labels.next()??;
     labels
@@ -125,7 +125,9 @@ pub(crate) fn common_ci_label<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Op
 pub(crate) fn change_cell(row: &Row, common: Option<&str>) -> String {
     let text = change_with_ci(row);
     match ci_label(row) {
-        Some(l) if row.estimate.change_ci.is_some() && common != Some(l.as_str()) => format!("{text} ({l})"),
+        Some(l) if row.estimate.change_ci().is_some() && common != Some(l.as_str()) => {
+            format!("{text} ({l})")
+        }
         _ => text,
     }
 }
@@ -138,8 +140,8 @@ pub(crate) const MEDIANS_LABEL: &str = "median base → head";
 /// The two medians as context: `25.74 us → 26.61 us` (`-` for a side that is absent).
 pub(crate) fn medians(row: &Row) -> String {
     let (b, c) = same_decimals(
-        &median(row.baseline.as_ref(), &row.unit),
-        &median(row.candidate.as_ref(), &row.unit),
+        &median(row.sides.baseline.as_ref(), &row.unit),
+        &median(row.sides.candidate.as_ref(), &row.unit),
     );
     format!("{b} → {c}")
 }
@@ -179,8 +181,8 @@ pub(crate) fn same_decimals(a: &str, b: &str) -> (String, String) {
 /// The medians in a sentence, labelled as context: `median base 246.9 us → head 256.8 us`.
 pub(crate) fn medians_sentence(row: &Row) -> String {
     let (b, c) = same_decimals(
-        &median(row.baseline.as_ref(), &row.unit),
-        &median(row.candidate.as_ref(), &row.unit),
+        &median(row.sides.baseline.as_ref(), &row.unit),
+        &median(row.sides.candidate.as_ref(), &row.unit),
     );
     format!("median base {b} → head {c}")
 }
@@ -371,7 +373,7 @@ pub(crate) fn trend(row: &Row) -> Option<String> {
     if row.history.is_empty() {
         return None;
     }
-    let (b, c) = (row.baseline.as_ref()?, row.candidate.as_ref()?);
+    let (b, c) = (row.sides.baseline.as_ref()?, row.sides.candidate.as_ref()?);
     let mut points: Vec<f64> = row.history.iter().copied().filter(|x| x.is_finite()).collect();
     points.push(b.median);
     points.push(c.median);
@@ -417,7 +419,7 @@ pub(crate) fn axis_scale(max_abs: f64, unit: &str) -> (f64, String) {
 /// used (`threshold.limit`), or for results of version 1, which did not store it, the baseline
 /// median moved by the relative threshold.
 pub(crate) fn threshold_limit(row: &Row) -> Option<f64> {
-    let t = row.threshold.as_ref()?;
+    let t = row.rule.threshold.as_ref()?;
     if let Some(l) = t.limit {
         return Some(l);
     }
@@ -426,20 +428,18 @@ pub(crate) fn threshold_limit(row: &Row) -> Option<f64> {
         ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => return None,
     };
     let f = t.tolerance.unwrap_or(fraction);
-    let base = row.baseline.as_ref()?.median;
-    Some(
-        if row.direction == Some(crate::outcome::results::Direction::Higher) {
-            base * (1.0 - f)
-        } else {
-            base * (1.0 + f)
-        },
-    )
+    let base = row.sides.baseline.as_ref()?.median;
+    Some(if row.rule.higher_is_better() {
+        base * (1.0 - f)
+    } else {
+        base * (1.0 + f)
+    })
 }
 
 /// The label of the threshold line in charts: the rule, and `min_effect` when it set the
 /// tolerance (`3%, min effect 500ns = 4.2%`).
 pub(crate) fn threshold_label(row: &Row) -> String {
-    let Some(t) = &row.threshold else {
+    let Some(t) = &row.rule.threshold else {
         return "-".to_owned();
     };
     let mut label = t.rule();
@@ -479,7 +479,7 @@ pub(crate) fn sass_skip_line(results: &Results) -> Option<String> {
 /// What the why of `profiler: cupti` rows cost (docs/cupti.md): the sizes ncu profiled once for
 /// their counters, and ncu's seconds. `None` when ncu ran for none.
 pub(crate) fn why_cost_line(results: &Results) -> Option<String> {
-    let c = results.why_cost.as_ref().filter(|c| c.sizes > 0)?;
+    let c = Some(&results.why_cost).filter(|c| c.sizes > 0)?;
     Some(format!(
         "cupti: ncu profiled {} once for the counters that say why a time changed: {:.1} s of ncu",
         plural(c.sizes, "size", "sizes"),
@@ -537,19 +537,19 @@ mod tests {
         let mut row = results
             .rows
             .iter()
-            .find(|r| r.baseline.is_some() && r.candidate.is_some())
+            .find(|r| r.sides.baseline.is_some() && r.sides.candidate.is_some())
             .unwrap()
             .clone();
         row.history.clear();
         assert_eq!(trend(&row), None, "no older generation: no trend");
         row.unit = "ns".to_owned();
         row.history = vec![117_000.0, 117_200.0];
-        row.baseline.as_mut().unwrap().median = 117_400.0;
-        row.candidate.as_mut().unwrap().median = 124_100.0;
+        row.sides.baseline.as_mut().unwrap().median = 117_400.0;
+        row.sides.candidate.as_mut().unwrap().median = 124_100.0;
         assert_eq!(trend(&row).as_deref(), Some("117.0 → 117.2 → 117.4 → 124.1 us"));
         row.history = vec![f64::NAN, 999.0];
-        row.baseline.as_mut().unwrap().median = 1_000.0;
-        row.candidate.as_mut().unwrap().median = 1_500.0;
+        row.sides.baseline.as_mut().unwrap().median = 1_000.0;
+        row.sides.candidate.as_mut().unwrap().median = 1_500.0;
         assert_eq!(trend(&row).as_deref(), Some("0.999 → 1.000 → 1.500 us"));
     }
 

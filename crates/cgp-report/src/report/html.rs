@@ -127,7 +127,7 @@ fn header(results: &Results, h: &mut String) {
     if let Some(line) = crate::report::format::sass_skip_line(results) {
         let _ = writeln!(h, "<div class=\"banner skipped\">{}</div>", escape(&line));
     }
-    if let Some(m) = results.fingerprint_mismatch.as_ref().filter(|m| !m.is_empty()) {
+    if let m @ [_, ..] = results.fingerprint_mismatch.as_slice() {
         h.push_str("<div class=\"banner mismatch\"><b>Fingerprint mismatch.</b> The baseline was measured on a different setup (allowed by the spec); treat changes with care.<table><tr><th>field</th><th>baseline</th><th>this run</th></tr>");
         for d in m {
             let _ = write!(
@@ -183,11 +183,11 @@ fn row_cells(
         escape(r.kernel_label()),
         escape(&super::format::reason_with_config(r)),
         escape(&change_cell(r, common_ci)),
-        escape(&crate::outcome::results::threshold_text(r)),
-        escape(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
+        escape(&r.rule.text()),
+        escape(&p_value(r.estimate.p_adjusted().or(r.estimate.p()))),
         escape(&medians(r)),
-        r.baseline.as_ref().map_or(0, |x| x.n),
-        r.candidate.as_ref().map_or(0, |x| x.n),
+        r.sides.baseline.as_ref().map_or(0, |x| x.n),
+        r.sides.candidate.as_ref().map_or(0, |x| x.n),
     );
     s
 }
@@ -306,8 +306,8 @@ fn plots(results: &Results, h: &mut String) {
     let rows: Vec<&Row> = sorted_rows(results)
         .into_iter()
         .filter(|r| {
-            r.baseline.as_ref().is_some_and(|s| !s.samples.is_empty())
-                && r.candidate.as_ref().is_some_and(|s| !s.samples.is_empty())
+            r.sides.baseline.as_ref().is_some_and(|s| !s.samples.is_empty())
+                && r.sides.candidate.as_ref().is_some_and(|s| !s.samples.is_empty())
         })
         .collect();
     if rows.is_empty() {
@@ -352,7 +352,7 @@ fn strip_plot(r: &Row) -> String {
     const H: f64 = 104.0;
     const LEFT: f64 = 118.0;
     const RIGHT: f64 = 24.0;
-    let (Some(b), Some(c)) = (&r.baseline, &r.candidate) else {
+    let (Some(b), Some(c)) = (&r.sides.baseline, &r.sides.candidate) else {
         return String::new();
     };
     let limit = threshold_limit(r).filter(|x| x.is_finite());

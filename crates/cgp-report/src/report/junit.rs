@@ -124,13 +124,11 @@ fn suite(results: &Results, target: &str) -> TestSuite {
     if let Some(c) = &results.git_commit {
         s.add_property(Property::new("git_commit", c.as_str()));
     }
-    if let Some(m) = &results.fingerprint_mismatch {
-        for d in m {
-            s.add_property(Property::new(
-                format!("fingerprint_mismatch.{}", d.field),
-                format!("baseline {}, this run {}", d.baseline, d.current),
-            ));
-        }
+    for d in &results.fingerprint_mismatch {
+        s.add_property(Property::new(
+            format!("fingerprint_mismatch.{}", d.field),
+            format!("baseline {}, this run {}", d.baseline, d.current),
+        ));
     }
     // A results file may say anything: `from_secs_f64` panics past u64::MAX seconds (found by
     // examples/fuzz.rs), so out-of-range times are left out.
@@ -150,8 +148,8 @@ fn failure_message(row: &Row) -> String {
         row.verdict().as_str(),
         change_cell(row, None),
         medians_sentence(row),
-        crate::outcome::results::threshold_text(row),
-        p_value(row.estimate.p_adjusted.or(row.estimate.p)),
+        row.rule.text(),
+        p_value(row.estimate.p_adjusted().or(row.estimate.p())),
     )
 }
 
@@ -162,7 +160,7 @@ fn description(row: &Row) -> String {
         super::format::reason_with_config(row),
         row.method
     );
-    for (name, side) in [("base", &row.baseline), ("head", &row.candidate)] {
+    for (name, side) in [("base", &row.sides.baseline), ("head", &row.sides.candidate)] {
         if let Some(s) = side {
             let xs: Vec<String> = s.samples.iter().map(|x| format_number(*x)).collect();
             d.push_str(&format!("{name} samples ({}): {}\n", row.unit, xs.join(" ")));
@@ -238,10 +236,11 @@ fn row_properties(row: &Row) -> Vec<Property> {
     let mut p = vec![
         Property::new("verdict", row.verdict().as_str()),
         Property::new("unit", row.unit.as_str()),
-        Property::new("threshold", crate::outcome::results::threshold_text(row)),
+        Property::new("threshold", row.rule.text()),
         Property::new(
             "direction",
-            row.direction
+            row.rule
+                .direction
                 .map_or("-", crate::outcome::results::Direction::as_str),
         ),
         Property::new("method", row.method.as_str()),
@@ -253,16 +252,16 @@ fn row_properties(row: &Row) -> Vec<Property> {
             p.push(Property::new(k, v.to_string()));
         }
     };
-    num("baseline_median", row.baseline.as_ref().map(|s| s.median));
-    num("candidate_median", row.candidate.as_ref().map(|s| s.median));
-    num("baseline_n", row.baseline.as_ref().map(|s| s.n as f64));
-    num("candidate_n", row.candidate.as_ref().map(|s| s.n as f64));
-    num("change", row.estimate.change);
-    num("change_ci_low", row.estimate.change_ci.map(|c| c[0]));
-    num("change_ci_high", row.estimate.change_ci.map(|c| c[1]));
+    num("baseline_median", row.sides.baseline.as_ref().map(|s| s.median));
+    num("candidate_median", row.sides.candidate.as_ref().map(|s| s.median));
+    num("baseline_n", row.sides.baseline.as_ref().map(|s| s.n as f64));
+    num("candidate_n", row.sides.candidate.as_ref().map(|s| s.n as f64));
+    num("change", row.estimate.change());
+    num("change_ci_low", row.estimate.change_ci().map(|c| c[0]));
+    num("change_ci_high", row.estimate.change_ci().map(|c| c[1]));
     num("confidence", row.estimate.confidence);
-    num("p", row.estimate.p);
-    num("p_adjusted", row.estimate.p_adjusted);
+    num("p", row.estimate.p());
+    num("p_adjusted", row.estimate.p_adjusted());
     num("remeasured", Some(f64::from(row.remeasured)));
     if let Some(c) = &row.config_change {
         p.push(Property::new("config_baseline", c.baseline.join(" + ")));

@@ -409,7 +409,7 @@ fn table(results: &Results, rows: &[&Row], shown: usize, opts: &MarkdownOptions,
             code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
             metric_cell(results, r, opts.history_url.as_deref()),
             escape_md_cell(&change_cell(r, common.as_deref())),
-            escape_md_cell(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
+            escape_md_cell(&p_value(r.estimate.p_adjusted().or(r.estimate.p()))),
             escape_md_cell(&medians(r)),
         ));
     }
@@ -560,7 +560,7 @@ fn flags(results: &Results, md: &mut String) {
             escape_md_cell(results.source.as_str())
         ));
     }
-    if let Some(m) = results.fingerprint_mismatch.as_ref().filter(|m| !m.is_empty()) {
+    if let m @ [_, ..] = results.fingerprint_mismatch.as_slice() {
         md.push_str("> [!CAUTION]\n> **Fingerprint mismatch**: the baseline was measured on a different setup (allowed by the spec); treat changes with care.\n>\n> | field | baseline | this run |\n> |---|---|---|\n");
         for d in m {
             md.push_str(&format!(
@@ -726,8 +726,8 @@ fn details(results: &Results, md: &mut String) {
         for r in rows {
             let n = format!(
                 "{}/{}",
-                r.baseline.as_ref().map_or(0, |s| s.n),
-                r.candidate.as_ref().map_or(0, |s| s.n)
+                r.sides.baseline.as_ref().map_or(0, |s| s.n),
+                r.sides.candidate.as_ref().map_or(0, |s| s.n)
             );
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
@@ -736,8 +736,8 @@ fn details(results: &Results, md: &mut String) {
                 code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
                 code_span(&r.key.metric, true),
                 escape_md_cell(&change_cell(r, common.as_deref())),
-                escape_md_cell(&crate::outcome::results::threshold_text(r)),
-                escape_md_cell(&p_value(r.estimate.p_adjusted.or(r.estimate.p))),
+                escape_md_cell(&r.rule.text()),
+                escape_md_cell(&p_value(r.estimate.p_adjusted().or(r.estimate.p()))),
                 escape_md_cell(&medians(r)),
                 n,
                 md_text(&super::format::reason_with_config(r), true),

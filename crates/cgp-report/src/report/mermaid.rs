@@ -39,15 +39,8 @@ pub(crate) fn charts(results: &Results, md: &mut String) {
         .iter()
         .filter(|r| r.verdict() == RowVerdict::Regression)
         .filter_map(|r| {
-            let c = r.estimate.change.filter(|c| c.is_finite())?;
-            Some((
-                r,
-                if r.direction == Some(crate::outcome::results::Direction::Higher) {
-                    -c
-                } else {
-                    c
-                } * 100.0,
-            ))
+            let c = r.estimate.change().filter(|c| c.is_finite())?;
+            Some((r, if r.rule.higher_is_better() { -c } else { c } * 100.0))
         })
         .take(CHART_ROWS)
         .collect();
@@ -78,14 +71,14 @@ pub(crate) fn charts(results: &Results, md: &mut String) {
         .rows
         .iter()
         .filter(|r| r.verdict() == RowVerdict::Regression && !r.history.is_empty())
-        .filter(|r| r.baseline.is_some() && r.candidate.is_some())
+        .filter(|r| r.sides.baseline.is_some() && r.sides.candidate.is_some())
         .max_by(|a, b| {
-            let ka = a.estimate.change.unwrap_or(0.0).abs();
-            let kb = b.estimate.change.unwrap_or(0.0).abs();
+            let ka = a.estimate.change().unwrap_or(0.0).abs();
+            let kb = b.estimate.change().unwrap_or(0.0).abs();
             ka.total_cmp(&kb)
         });
     if let Some(r) = trend
-        && let (Some(b), Some(c)) = (&r.baseline, &r.candidate)
+        && let (Some(b), Some(c)) = (&r.sides.baseline, &r.sides.candidate)
     {
         let mut points: Vec<f64> = r.history.iter().copied().filter(|x| x.is_finite()).collect();
         points.push(b.median);

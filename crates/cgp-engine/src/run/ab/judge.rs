@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::pairs::Both;
 use crate::measured::samples::SeriesKey;
-use crate::outcome::results::{ErrorKind, FailureKind, Row, RowThreshold, RowVerdict, RunError};
+use crate::outcome::results::{
+    ErrorKind, Estimate, FailureKind, Row, RowRule, RowVerdict, RunError, Shift, Test,
+};
 use crate::spec::{MetricSpec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired_at};
 use crate::stats::spending::LookAt;
@@ -150,7 +152,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                     RowVerdict::New,
                     "measured in the head tree only: the base tree did not launch this kernel",
                 );
-                row.candidate = Some(summarize(&h.values()));
+                row.sides.candidate = Some(summarize(&h.values()));
                 row.candidate_reps = h.reps();
                 only.push(row);
             }
@@ -162,7 +164,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                     RowVerdict::Missing,
                     "measured in the base tree only: the head tree no longer launches this kernel",
                 );
-                row.baseline = Some(summarize(&b.values()));
+                row.sides.baseline = Some(summarize(&b.values()));
                 only.push(row);
             }
             (None, None) => {}
@@ -331,24 +333,24 @@ fn judged_row(
     spec_errors: &mut Vec<RunError>,
 ) -> Row {
     let mut row = bare_row(&p.key, p.ms, &p.unit, RowVerdict::Error, "");
-    row.baseline = Some(summarize(&p.base_raw));
-    row.candidate = Some(summarize(&p.head_raw));
+    row.sides.baseline = Some(summarize(&p.base_raw));
+    row.sides.candidate = Some(summarize(&p.head_raw));
     row.candidate_reps.clone_from(&p.head_reps);
     row.remeasured = rounds
         .get(&TargetSize::new(&p.key.target, &p.key.size))
         .copied()
         .unwrap_or(0);
-    if let (Some(t), Some(tolerance)) = (row.threshold.as_mut(), tolerance) {
+    if let (Some(t), Some(tolerance)) = (row.rule.threshold.as_mut(), tolerance) {
         t.tolerance = Some(tolerance);
     }
     row.set_verdict(j.verdict);
     row.method = j.method;
-    row.estimate.change = j.change;
-    row.estimate.change_ci = j.change_ci;
-    row.estimate.confidence = Some(j.confidence);
-    row.estimate.p = j.p;
-    row.estimate.p_adjusted = j.p_adjusted;
-    row.estimate.left_out = j.left_out;
+    row.estimate = Estimate {
+        shift: Shift::of(j.change, j.change_ci, None),
+        confidence: Some(j.confidence),
+        test: Test::of(j.p, j.p_adjusted),
+        left_out: j.left_out,
+    };
     row.reason = j.reason;
     crate::run::engine::min_effect_unit(&mut row, p.ms, spec_errors);
     row
@@ -371,8 +373,7 @@ pub(super) fn unreported_rows(
             if !seen.contains(&(id.clone(), ms.name.clone())) {
                 // A row of no kernel: none reported the metric.
                 rows.push(Row {
-                    threshold: Some(RowThreshold::of(&ms.threshold)),
-                    direction: Some(ms.threshold.direction),
+                    rule: RowRule::of(&ms.threshold),
                     ..Row::bare(
                         target,
                         size,
@@ -397,8 +398,7 @@ pub(super) fn bare_row(
     reason: &str,
 ) -> Row {
     Row {
-        threshold: Some(RowThreshold::of(&ms.threshold)),
-        direction: Some(ms.threshold.direction),
+        rule: RowRule::of(&ms.threshold),
         ..Row::bare(
             &key.target,
             &key.size,

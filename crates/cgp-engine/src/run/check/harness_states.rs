@@ -86,7 +86,7 @@ pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target]) {
         let reps = &row.candidate_reps;
         let one_each =
             !reps.is_empty() && reps.iter().collect::<std::collections::BTreeSet<_>>().len() == reps.len();
-        if nvbench && one_each && row.candidate.is_some() {
+        if nvbench && one_each && row.sides.candidate.is_some() {
             row.reason = if row.reason.is_empty() {
                 SUMMARY_ONLY.to_owned()
             } else {

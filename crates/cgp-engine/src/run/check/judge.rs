@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::Baselines;
 use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::outcome::results::{
-    ErrorKind, Estimate, Kernel, Outcome, OwnedRowKey, Row, RowThreshold, RowVerdict, RunError,
+    ErrorKind, Estimate, Kernel, Outcome, OwnedRowKey, Row, RowRule, RowThreshold, RowVerdict, RunError,
+    Shift, Sides, Test,
 };
 use crate::run::engine::min_effect_unit;
 use crate::run::measure::Measurement;
@@ -143,24 +144,25 @@ pub(super) fn judged_rows(
                 .map(|s| s.unit.clone())
                 .unwrap_or_default(),
             outcome: Outcome::from(j.verdict),
-            threshold: Some(RowThreshold {
-                tolerance: j.tolerance,
-                limit: j.limit,
-                ..RowThreshold::of(&ms.threshold)
-            }),
-            direction: Some(ms.threshold.direction),
+            rule: RowRule {
+                threshold: Some(RowThreshold {
+                    tolerance: j.tolerance,
+                    limit: j.limit,
+                    ..RowThreshold::of(&ms.threshold)
+                }),
+                direction: Some(ms.threshold.direction),
+            },
             method: j.method,
             estimate: Estimate {
-                change: j.change,
-                change_ci: j.change_ci,
-                median_ci: j.median_ci,
+                shift: Shift::of(j.change, j.change_ci, j.median_ci),
                 confidence: Some(j.confidence),
-                p: j.p,
-                p_adjusted: j.p_adjusted,
+                test: Test::of(j.p, j.p_adjusted),
                 left_out: j.left_out,
             },
-            baseline: j.baseline,
-            candidate: Some(j.candidate),
+            sides: Sides {
+                baseline: j.baseline,
+                candidate: Some(j.candidate),
+            },
             reason: j.reason,
             remeasured: rounds
                 .get(&TargetSize::new(&key.target, &key.size))
@@ -249,8 +251,8 @@ pub(super) fn unreported_rows(
                 "no profiled kernel reported this metric"
             };
             let mut row = Row::bare(target, size, None, &ms.name, "", RowVerdict::Error, why);
-            row.threshold = Some(RowThreshold::of(&ms.threshold));
-            row.direction = Some(ms.threshold.direction);
+            row.rule.threshold = Some(RowThreshold::of(&ms.threshold));
+            row.rule.direction = Some(ms.threshold.direction);
             rows.push(row);
         }
     }
@@ -295,10 +297,10 @@ pub(super) fn missing_rows(
                 reason,
             );
             if let Some(m) = ms {
-                row.threshold = Some(RowThreshold::of(&m.threshold));
-                row.direction = Some(m.threshold.direction);
+                row.rule.threshold = Some(RowThreshold::of(&m.threshold));
+                row.rule.direction = Some(m.threshold.direction);
             }
-            row.baseline = Some(summarize(&e.samples));
+            row.sides.baseline = Some(summarize(&e.samples));
             row.history = e.older_medians();
             rows.push(row);
         }

@@ -175,7 +175,7 @@ pub fn run_check(
         errors,
     );
     Ok(Results {
-        fingerprint_mismatch: (!mismatch.is_empty()).then_some(mismatch),
+        fingerprint_mismatch: mismatch,
         shard: opts.shard.as_ref().map(crate::plan::Selection::label),
         roofline,
         sass_skip,

@@ -48,8 +48,8 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
                 .filter_map(|o| {
                     Some(crate::measured::why::Counter {
                         metric: &o.key.metric,
-                        baseline: &o.baseline.as_ref()?.samples,
-                        candidate: &o.candidate.as_ref()?.samples,
+                        baseline: &o.sides.baseline.as_ref()?.samples,
+                        candidate: &o.sides.candidate.as_ref()?.samples,
                     })
                 })
                 .collect();
@@ -86,7 +86,7 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
                 });
             }
             let ctx = crate::measured::why::Context {
-                time_change: r.estimate.change,
+                time_change: r.estimate.change(),
                 launch: r
                     .config_change
                     .as_ref()
@@ -119,7 +119,7 @@ pub(super) fn explain_pass(
     mut recorder: Option<&mut Recorder>,
     mut watch: Option<&mut Watch<'_>>,
     progress: &mut dyn crate::run::progress::Progress,
-) -> Result<Option<crate::outcome::results::WhyCost>, Error> {
+) -> Result<crate::outcome::results::WhyCost, Error> {
     remeasure_pass(
         rows,
         work,
@@ -207,7 +207,7 @@ fn cupti_why(
     recorder: Option<&mut Recorder>,
     watch: Option<&mut Watch<'_>>,
     progress: &mut dyn crate::run::progress::Progress,
-) -> Result<Option<crate::outcome::results::WhyCost>, Error> {
+) -> Result<crate::outcome::results::WhyCost, Error> {
     let ncu = crate::run::ncu_why::ncu_targets(targets);
     let wanted: BTreeSet<TargetSize> = rows
         .iter()
@@ -222,8 +222,10 @@ fn cupti_why(
     let cost = crate::run::ncu_why::collect(
         &wanted, work, &ncu, next_rep, m, profiler, recorder, watch, progress,
     )?;
-    Ok(cost.map(|c| crate::outcome::results::WhyCost {
-        sizes: c.sizes,
-        seconds: c.seconds,
-    }))
+    Ok(cost
+        .map(|c| crate::outcome::results::WhyCost {
+            sizes: c.sizes,
+            seconds: c.seconds,
+        })
+        .unwrap_or_default())
 }

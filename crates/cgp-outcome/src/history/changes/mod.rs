@@ -385,17 +385,22 @@ fn series_of(inputs: &[(PathBuf, Results)], notes: &mut Vec<String>) -> BTreeMap
             if matches!(row.verdict(), RowVerdict::Error | RowVerdict::Missing) {
                 continue;
             }
-            let Some(c) = row.candidate.as_ref().filter(|c| c.n > 0 && c.median.is_finite()) else {
+            let Some(c) = row
+                .sides
+                .candidate
+                .as_ref()
+                .filter(|c| c.n > 0 && c.median.is_finite())
+            else {
                 continue;
             };
             let key = row.key.clone();
             let s = series.entry(key).or_insert_with(|| Series {
                 unit: row.unit.clone(),
-                direction: row.direction,
+                direction: row.rule.direction,
                 points: Vec::new(),
                 threshold: None,
             });
-            if let Some(t) = row.threshold.as_ref().and_then(relative_fraction) {
+            if let Some(t) = row.rule.threshold.as_ref().and_then(relative_fraction) {
                 s.threshold = Some(t);
             }
             // One point per file: a duplicated row (should not happen) keeps the first.

@@ -15,12 +15,15 @@ fn results(values: &[(&str, &str, f64)], commit: usize) -> Results {
     r.date = format!("2026-01-{:02}T00:00:00Z", commit % 28 + 1);
     for (metric, direction, v) in values {
         r.rows.push(Row {
-            direction: Some(if *direction == "lower" {
-                crate::outcome::results::Direction::Lower
-            } else {
-                crate::outcome::results::Direction::Higher
-            }),
-            candidate: Some(SideSummary {
+            rule: crate::outcome::results::RowRule {
+                threshold: None,
+                direction: Some(if *direction == "lower" {
+                    crate::outcome::results::Direction::Lower
+                } else {
+                    crate::outcome::results::Direction::Higher
+                }),
+            },
+            sides: crate::outcome::results::Sides::candidate(SideSummary {
                 n: 1,
                 runs: None,
                 median: *v,

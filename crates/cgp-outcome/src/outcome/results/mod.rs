@@ -74,8 +74,10 @@ pub struct Results {
     #[serde(default)]
     pub synthetic: bool,
     pub fingerprint: Fingerprint,
-    /// How the baseline's fingerprint differed, when the mismatch was allowed.
-    pub fingerprint_mismatch: Option<Vec<FingerprintDiff>>,
+    /// How the baseline's fingerprint differed, when the mismatch was allowed; empty when it
+    /// did not differ (written as `null`, as before).
+    #[serde(with = "null_when_empty")]
+    pub fingerprint_mismatch: Vec<FingerprintDiff>,
     /// Shard `K/N` this run covered, if sharded.
     pub shard: Option<String>,
     pub git_commit: Option<String>,
@@ -100,8 +102,8 @@ pub struct Results {
     pub sass_skip: Option<SassSkip>,
     /// What Nsight Compute cost for the why of `profiler: cupti` targets (docs/cupti.md): the
     /// sizes it profiled once for their counters, and its wall seconds. Absent when none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub why_cost: Option<WhyCost>,
+    #[serde(default, skip_serializing_if = "WhyCost::is_none")]
+    pub why_cost: WhyCost,
     /// GPU time by category of each `profiler: nsys` target x size, every category, baseline
     /// against candidate (medians): the stacked bars. Absent in older files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -112,8 +114,8 @@ pub struct Results {
     pub category_bars_gated_only: bool,
 }
 
-/// The ncu runs behind the why of `profiler: cupti` rows (docs/cupti.md).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The ncu runs behind the why of `profiler: cupti` rows (docs/cupti.md); zero when there were none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WhyCost {
     /// Target sizes ncu profiled once.
     pub sizes: usize,
@@ -122,17 +124,17 @@ pub struct WhyCost {
 }
 
 impl WhyCost {
-    /// The costs of several shards together; `None` when none had any.
-    pub fn sum<'a>(parts: impl Iterator<Item = &'a Self>) -> Option<Self> {
-        parts.fold(None, |acc: Option<Self>, p| {
-            Some(match acc {
-                None => p.clone(),
-                Some(a) => Self {
-                    sizes: a.sizes + p.sizes,
-                    seconds: a.seconds + p.seconds,
-                },
-            })
+    /// The costs of several shards together.
+    pub fn sum<'a>(parts: impl Iterator<Item = &'a Self>) -> Self {
+        parts.fold(Self::default(), |a, p| Self {
+            sizes: a.sizes + p.sizes,
+            seconds: a.seconds + p.seconds,
         })
+    }
+
+    /// No ncu run for a why (the field is left out of the file).
+    pub fn is_none(&self) -> bool {
+        self.sizes == 0 && self.seconds == 0.0
     }
 }
 
@@ -234,8 +236,8 @@ fn gated_category_bars(rows: &[Row]) -> Vec<crate::nsys::bars::CategoryBars> {
         };
         let c = CategoryMedians {
             name: name.to_owned(),
-            baseline_ns: r.baseline.as_ref().map(|s| s.median),
-            candidate_ns: r.candidate.as_ref().map(|s| s.median),
+            baseline_ns: r.sides.baseline.as_ref().map(|s| s.median),
+            candidate_ns: r.sides.candidate.as_ref().map(|s| s.median),
         };
         match out
             .iter_mut()
@@ -377,6 +379,25 @@ impl fmt::Display for ErrorKind {
     }
 }
 
+/// A list written as `null` when empty, and `null` read as empty (the form of an `Option<Vec>`).
+mod null_when_empty {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<T: Serialize, S: Serializer>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
+        if v.is_empty() {
+            s.serialize_none()
+        } else {
+            s.serialize_some(v)
+        }
+    }
+
+    pub(super) fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<T>, D::Error> {
+        Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+    }
+}
+
 mod key;
 mod repr;
 mod row;
@@ -385,8 +406,8 @@ mod wire;
 
 pub use key::{Kernel, OwnedRowKey, RowKey};
 pub use row::{
-    ConfigChange, Estimate, Judged, Missing, MissingCause, Outcome, Row, RowThreshold, SkipReason,
-    threshold_text,
+    ConfigChange, Estimate, Judged, Missing, MissingCause, Outcome, Row, RowRule, RowThreshold, Shift, Sides,
+    SkipReason, Test,
 };
 
 #[cfg(test)]
@@ -407,11 +428,11 @@ mod tests {
     #[test]
     fn version_1_strings_are_read_as_types() {
         let r = row(RowVerdict::Pass);
-        let t = r.threshold.as_ref().unwrap();
+        let t = r.rule.threshold.as_ref().unwrap();
         assert_eq!(t.kind, ThresholdKind::Relative { fraction: 0.03 });
         assert_eq!(t.min_effect.as_ref().unwrap().unit, "ns");
-        assert_eq!(r.direction, Some(Direction::Lower));
-        assert_eq!(threshold_text(&r), "3% (lower is better, min effect 500ns)");
+        assert_eq!(r.rule.direction, Some(Direction::Lower));
+        assert_eq!(r.rule.text(), "3% (lower is better, min effect 500ns)");
         for (text, kind) in [
             ("exact (lower is better)", ThresholdKind::Exact),
             ("min 40 (higher is better)", ThresholdKind::Min { value: 40.0 }),
@@ -481,7 +502,7 @@ mod tests {
     #[test]
     fn schema_2_round_trips_and_keeps_version_1_values() {
         let mut r = row(RowVerdict::Regression);
-        r.threshold.as_mut().unwrap().tolerance = Some(0.04);
+        r.rule.threshold.as_mut().unwrap().tolerance = Some(0.04);
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["verdict"], "regression");
         assert_eq!(v["size"], "n=1");
@@ -492,8 +513,8 @@ mod tests {
         let back: Row = serde_json::from_value(v).unwrap();
         assert_eq!(back, r);
         let mut none = row(RowVerdict::Missing);
-        none.threshold = None;
-        none.direction = None;
+        none.rule.threshold = None;
+        none.rule.direction = None;
         let v = serde_json::to_value(&none).unwrap();
         assert_eq!(v["direction"], "-");
         assert_eq!(serde_json::from_value::<Row>(v).unwrap(), none);
@@ -529,10 +550,10 @@ mod tests {
 
     /// A missing row's cause is written as its own field and read from it, whatever its reason
     /// says: a kernel whose name holds the words of another cause's reason no longer turns into
-    /// that cause. A file written before the field existed still gets the cause from the reason,
-    /// and a cause kind of a newer version reads as "not measured".
+    /// that cause. The reason is never parsed back: a file written before the field existed, a
+    /// cause kind of a newer version and a value of another shape all read as "not measured".
     #[test]
-    fn a_missing_rows_cause_is_its_own_field_and_older_files_read_it_from_the_reason() {
+    fn a_missing_rows_cause_is_its_own_field_and_never_read_from_the_reason() {
         let mut r = row(RowVerdict::Missing);
         r.reason = format!("`odd {}` was not measured", MissingCause::GONE);
         let unselected = MissingCause::Unselected {
@@ -551,12 +572,16 @@ mod tests {
         }
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["missing_cause"], serde_json::json!({"kind": "target-gone"}));
-        // Older files: no field, the cause is in the reason.
+        // Older files: no field; the words of the reason are not read back.
         let mut old = v.clone();
         old.as_object_mut().unwrap().remove("missing_cause");
         old["reason"] = format!("the kernel filter selected none:{}`a, b`, `c`", MissingCause::RAN).into();
         let back: Row = serde_json::from_value(old).unwrap();
-        assert_eq!(back.outcome, Outcome::Missing(Missing::failing(unselected)));
+        assert_eq!(
+            back.outcome,
+            Outcome::Missing(Missing::failing(MissingCause::NotMeasured))
+        );
+        assert_ne!(MissingCause::NotMeasured, unselected);
         let mut newer = v;
         newer["missing_cause"] = serde_json::json!({"kind": "some-future-kind", "x": 1});
         let back: Row = serde_json::from_value(newer.clone()).unwrap();
@@ -564,7 +589,7 @@ mod tests {
             back.outcome,
             Outcome::Missing(Missing::failing(MissingCause::NotMeasured))
         );
-        // A value of another shape: the file still reads, the cause comes from the reason.
+        // A value of another shape: the file still reads, the reason's words say nothing.
         for odd in [
             serde_json::json!(5),
             serde_json::json!("gone"),
@@ -574,7 +599,7 @@ mod tests {
             let back: Row = serde_json::from_value(newer.clone()).unwrap_or_else(|e| panic!("{odd}: {e}"));
             assert_eq!(
                 back.outcome,
-                Outcome::Missing(Missing::failing(MissingCause::TargetGone)),
+                Outcome::Missing(Missing::failing(MissingCause::NotMeasured)),
                 "{odd}"
             );
         }

@@ -20,17 +20,14 @@ pub struct Row {
     pub unit: String,
     /// What the row came to: compared, new, missing, skipped or an error.
     pub outcome: Outcome,
-    /// The rule the row was judged by, with the tolerance the statistics used; `None` for rows
-    /// that have no spec metric (a baseline entry whose metric left the spec).
-    pub threshold: Option<RowThreshold>,
-    /// Which side is better.
-    pub direction: Option<Direction>,
+    /// The rule the row was judged by and which side is better, carried together.
+    pub rule: RowRule,
     /// The statistical method that decided (`mann-whitney+hodges-lehmann`, `exact`, ...).
     pub method: Method,
     /// The numbers the verdict used: the one estimate and interval every report shows.
     pub estimate: Estimate,
-    pub baseline: Option<SideSummary>,
-    pub candidate: Option<SideSummary>,
+    /// The baseline's and this run's samples, summarised, where the row has them.
+    pub sides: Sides,
     /// Why the verdict is what it is, in one sentence.
     pub reason: String,
     /// How many re-measurement rounds this row took.
@@ -80,11 +77,43 @@ pub enum Judged {
 }
 
 /// A baseline row the run did not measure.
+///
+/// Whether it fails the gate is decided in [`crate::outcome::decide`]; no other crate can read
+/// it, neither as a field nor in a pattern nor through the row:
+///
+/// ```compile_fail
+/// use cgp_outcome::outcome::results::{Missing, MissingCause};
+/// let m = Missing::failing(MissingCause::NotMeasured);
+/// assert!(m.fails_gate);
+/// ```
+///
+/// ```compile_fail
+/// use cgp_outcome::outcome::results::{Missing, Outcome};
+/// fn fails(o: &Outcome) -> bool {
+///     matches!(o, Outcome::Missing(Missing { fails_gate: true, .. }))
+/// }
+/// ```
+///
+/// ```compile_fail
+/// use cgp_outcome::outcome::results::{Row, RowVerdict};
+/// let r = Row::bare("t", "n=1", None, "m", "ns", RowVerdict::Missing, "");
+/// assert!(!r.fails_gate());
+/// ```
+///
+/// ```
+/// // What a reporter may do: ask decide.
+/// use cgp_outcome::outcome::decide::{Gate, row_gate};
+/// use cgp_outcome::outcome::results::{FailOn, Missing, MissingCause, Outcome, Row, RowVerdict};
+/// let mut r = Row::bare("t", "n=1", None, "m", "ns", RowVerdict::Missing, "");
+/// r.outcome = Outcome::Missing(Missing::failing(MissingCause::NotMeasured));
+/// assert_eq!(row_gate(&r, FailOn::Regression).gate(), Gate::Fail);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Missing {
     /// The run should have measured it and the user did not allow it: it fails the gate (see
-    /// [`crate::run::missing`]).
-    pub fails_gate: bool,
+    /// [`crate::outcome::missing`]). Private to this crate: what it means for the gate is
+    /// decided in [`crate::outcome::decide`] and nowhere else.
+    pub(crate) fails_gate: bool,
     /// Why it was not measured, as far as the run knows.
     pub cause: MissingCause,
 }
@@ -97,12 +126,20 @@ impl Missing {
             cause,
         }
     }
+
+    /// A missing row of this cause that the run may leave out (allowed, or not selected).
+    pub fn allowed(cause: MissingCause) -> Self {
+        Self {
+            fails_gate: false,
+            cause,
+        }
+    }
 }
 
 /// Why a baseline row was not measured. The results file keeps it in the row's
-/// `missing_cause` (`{"kind": "unselected", "ran": [...]}`); a file written before that field
-/// existed has it only in the row's `reason`, and reading such a file recovers it from there once
-/// ([`MissingCause::of_reason`]), so no reporter reads the reason's words.
+/// `missing_cause` (`{"kind": "unselected", "ran": [...]}`); reports read it from there and never
+/// from the words of the row's reason. A file written before that field existed reads as
+/// [`MissingCause::NotMeasured`].
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum MissingCause {
@@ -123,46 +160,160 @@ impl MissingCause {
     pub const RAN: &str = " the application ran ";
     /// The words of a [`MissingCause::TargetGone`] row's reason.
     pub const GONE: &str = "which the spec no longer has";
+}
 
-    /// The cause a missing row's reason states, as cgp-gate writes it (for results files, whose
-    /// rows keep the cause only in their reason).
-    pub fn of_reason(reason: &str) -> Self {
-        if reason.contains(Self::GONE) {
-            Self::TargetGone
-        } else if let Some((_, ran)) = reason.split_once(Self::RAN) {
-            // `a`, `b`: split between the backticks, as C++ names hold ", " themselves.
-            let inner = ran
-                .strip_prefix('`')
-                .and_then(|r| r.strip_suffix('`'))
-                .unwrap_or(ran);
-            Self::Unselected {
-                ran: inner.split("`, `").map(str::to_owned).collect(),
-            }
-        } else {
-            Self::NotMeasured
+/// The numbers a compared row's verdict used. A limit row has a median interval and no change; a
+/// missing row has none of them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Estimate {
+    /// What moved: the relative change with its interval, or a `min:`/`max:` row's median interval.
+    pub shift: Shift,
+    /// Coverage of the interval shown (0.95, ...).
+    pub confidence: Option<f64>,
+    /// The test's p-values, where a test was run.
+    pub test: Option<Test>,
+    /// What the test left out as the machine's (far launches, slow-side dips, disturbed
+    /// processes), or kept as the code's (`stats::screen`); `None` where no outlier rule applies.
+    pub left_out: Option<crate::stats::screen::LeftOut>,
+}
+
+/// The one estimate a row shows, of the change or of the median.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Shift {
+    /// Nothing was estimated (a missing, new or error row).
+    #[default]
+    None,
+    /// Relative change of the candidate against the baseline (0.031 = +3.1%), with its
+    /// confidence interval where one was computed (an `exact` row has none).
+    Change { change: f64, ci: Option<[f64; 2]> },
+    /// For `min:`/`max:` rows: the interval of the candidate's median, in base units.
+    Median { ci: [f64; 2] },
+}
+
+/// The p-values of a row's test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Test {
+    /// One-sided p-value of the test in the regression direction (unadjusted).
+    pub p: f64,
+    /// p-value after the run-wide multiple-testing correction.
+    pub p_adjusted: Option<f64>,
+}
+
+impl Shift {
+    /// The shift of the flat numbers a judgement (or a results file) has: a change wins over a
+    /// median interval, which no row has both of; an interval without its change is nothing.
+    pub fn of(change: Option<f64>, change_ci: Option<[f64; 2]>, median_ci: Option<[f64; 2]>) -> Self {
+        match (change, median_ci) {
+            (Some(change), _) => Self::Change {
+                change,
+                ci: change_ci,
+            },
+            (None, Some(ci)) => Self::Median { ci },
+            (None, None) => Self::None,
         }
     }
 }
 
-/// The numbers a compared row's verdict used; every field is `None` where the row has no such
-/// number (a limit row has a `median_ci` and no change; a missing row has none).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Estimate {
+impl Test {
+    /// The test of a judgement's p-values: none without an unadjusted p.
+    pub fn of(p: Option<f64>, p_adjusted: Option<f64>) -> Option<Self> {
+        p.map(|p| Self { p, p_adjusted })
+    }
+}
+
+impl Estimate {
     /// Relative change of the candidate against the baseline (0.031 = +3.1%).
-    pub change: Option<f64>,
+    pub fn change(&self) -> Option<f64> {
+        match self.shift {
+            Shift::Change { change, .. } => Some(change),
+            _ => None,
+        }
+    }
+
     /// Confidence interval of the relative change.
-    pub change_ci: Option<[f64; 2]>,
+    pub fn change_ci(&self) -> Option<[f64; 2]> {
+        match self.shift {
+            Shift::Change { ci, .. } => ci,
+            _ => None,
+        }
+    }
+
     /// For `min:`/`max:` rows: the interval of the candidate's median, in base units.
-    pub median_ci: Option<[f64; 2]>,
-    /// Coverage of the interval shown (0.95, ...).
-    pub confidence: Option<f64>,
+    pub fn median_ci(&self) -> Option<[f64; 2]> {
+        match self.shift {
+            Shift::Median { ci } => Some(ci),
+            _ => None,
+        }
+    }
+
     /// One-sided p-value of the test in the regression direction (unadjusted).
-    pub p: Option<f64>,
+    pub fn p(&self) -> Option<f64> {
+        self.test.map(|t| t.p)
+    }
+
     /// p-value after the run-wide multiple-testing correction.
-    pub p_adjusted: Option<f64>,
-    /// What the test left out as the machine's (far launches, slow-side dips, disturbed
-    /// processes), or kept as the code's (`stats::screen`); `None` where no outlier rule applies.
-    pub left_out: Option<crate::stats::screen::LeftOut>,
+    pub fn p_adjusted(&self) -> Option<f64> {
+        self.test.and_then(|t| t.p_adjusted)
+    }
+}
+
+/// The rule a row was judged by and which side is better: set together from the spec's metric,
+/// both `None` for a row that has no spec metric (a baseline entry whose metric left the spec);
+/// a row imported from another tool may know its direction only.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RowRule {
+    /// The threshold, with the tolerance the statistics used.
+    pub threshold: Option<RowThreshold>,
+    /// Which side is better.
+    pub direction: Option<Direction>,
+}
+
+impl RowRule {
+    /// The spec threshold's rule and direction, before anything was measured.
+    pub fn of(t: &Threshold) -> Self {
+        Self {
+            threshold: Some(RowThreshold::of(t)),
+            direction: Some(t.direction),
+        }
+    }
+
+    /// For display: `3% (lower is better)`, or `-` when the row has no threshold.
+    pub fn text(&self) -> String {
+        self.threshold
+            .as_ref()
+            .map_or_else(|| "-".to_owned(), |t| t.display(self.direction))
+    }
+
+    /// Higher values are better (throughput, occupancy).
+    pub fn higher_is_better(&self) -> bool {
+        self.direction == Some(Direction::Higher)
+    }
+}
+
+/// The two sides a row compares, summarised: a `new` row has only a candidate, a `missing` row
+/// only a baseline.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sides {
+    pub baseline: Option<SideSummary>,
+    pub candidate: Option<SideSummary>,
+}
+
+impl Sides {
+    /// A row measured now with nothing to compare with (a `new` or imported row).
+    pub fn candidate(candidate: SideSummary) -> Self {
+        Self {
+            baseline: None,
+            candidate: Some(candidate),
+        }
+    }
+
+    /// Both sides.
+    pub fn both(baseline: SideSummary, candidate: SideSummary) -> Self {
+        Self {
+            baseline: Some(baseline),
+            candidate: Some(candidate),
+        }
+    }
 }
 
 impl From<RowVerdict> for Outcome {
@@ -298,12 +449,10 @@ impl Row {
             },
             unit: unit.to_owned(),
             outcome: Outcome::from(verdict),
-            threshold: None,
-            direction: None,
+            rule: RowRule::default(),
             method: Method::None,
             estimate: Estimate::default(),
-            baseline: None,
-            candidate: None,
+            sides: Sides::default(),
             reason: reason.to_owned(),
             remeasured: 0,
             candidate_reps: Vec::new(),
@@ -334,8 +483,9 @@ impl Row {
         }
     }
 
-    /// A `missing` row that the run should have measured and that the user did not allow.
-    pub fn fails_gate(&self) -> bool {
+    /// A `missing` row that the run should have measured and that the user did not allow; for
+    /// [`crate::outcome::decide`] only.
+    pub(crate) fn fails_gate(&self) -> bool {
         matches!(self.outcome, Outcome::Missing(Missing { fails_gate: true, .. }))
     }
 
@@ -383,11 +533,4 @@ impl RowThreshold {
             None => self.rule(),
         }
     }
-}
-
-/// A row's threshold for display: `3% (lower is better)`, or `-` when the row has none.
-pub fn threshold_text(row: &Row) -> String {
-    row.threshold
-        .as_ref()
-        .map_or_else(|| "-".to_owned(), |t| t.display(row.direction))
 }

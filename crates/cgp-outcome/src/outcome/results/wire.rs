@@ -4,28 +4,23 @@
 use serde::{Deserialize, Serialize};
 
 use super::key::{Kernel, OwnedRowKey};
-use super::row::{Estimate, Missing, MissingCause, Outcome, Row};
+use super::row::{Estimate, Missing, MissingCause, Outcome, Row, RowRule, Shift, Sides, Test};
 use super::{ConfigChange, Direction, Method, RowThreshold, RowVerdict, SideSummary, SkipReason};
 
 /// `missing_cause`: read leniently. A value of another shape (a later version's, an edited
-/// file's) is no reason to refuse the whole results file: the row's reason still states the cause,
-/// and [`MissingCause::of_reason`] takes it from there.
+/// file's) is no reason to refuse the whole results file: the row reads as
+/// [`MissingCause::NotMeasured`], and its reason still states the cause in words.
 mod cause {
     use serde::{Deserialize, Deserializer};
 
     use super::MissingCause;
 
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Maybe {
-        Known(MissingCause),
-        Other(serde::de::IgnoredAny),
-    }
-
+    /// Only a map is a cause (serde would read a sequence such as `[1]` as the variant of that
+    /// index).
     pub(super) fn lenient<'de, D: Deserializer<'de>>(d: D) -> Result<Option<MissingCause>, D::Error> {
-        Ok(match Option::<Maybe>::deserialize(d)? {
-            Some(Maybe::Known(c)) => Some(c),
-            Some(Maybe::Other(_)) | None => None,
+        Ok(match Option::<serde_json::Value>::deserialize(d)? {
+            Some(v @ serde_json::Value::Object(_)) => serde_json::from_value(v).ok(),
+            _ => None,
         })
     }
 }
@@ -127,7 +122,7 @@ pub(super) struct RowWire {
     fails_gate: bool,
     /// Why a `missing` row was not measured (`not-measured`, `unselected` with the kernels that
     /// ran, `target-gone`). Absent on other rows and in files written before it existed, whose
-    /// missing rows state it only in `reason` ([`MissingCause::of_reason`]).
+    /// missing rows read as `not-measured` (their reason states the cause in words).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -200,7 +195,7 @@ impl From<RowWire> for Row {
             (RowVerdict::Pass, Some(r)) => Outcome::Skipped(r),
             (RowVerdict::Missing, _) => Outcome::Missing(Missing {
                 fails_gate,
-                cause: missing_cause.unwrap_or_else(|| MissingCause::of_reason(&reason)),
+                cause: missing_cause.unwrap_or_default(),
             }),
             (v, _) => Outcome::from(v),
         };
@@ -214,20 +209,15 @@ impl From<RowWire> for Row {
             },
             unit,
             outcome,
-            threshold,
-            direction,
+            rule: RowRule { threshold, direction },
             method,
             estimate: Estimate {
-                change,
-                change_ci,
-                median_ci,
+                shift: Shift::of(change, change_ci, median_ci),
                 confidence,
-                p,
-                p_adjusted,
+                test: Test::of(p, p_adjusted),
                 left_out,
             },
-            baseline,
-            candidate,
+            sides: Sides { baseline, candidate },
             reason,
             remeasured,
             candidate_reps,
@@ -247,14 +237,14 @@ impl From<Row> for RowWire {
             Outcome::Missing(Missing { fails_gate, cause }) => (None, fails_gate, Some(cause)),
             Outcome::Compared(_) | Outcome::New | Outcome::Error => (None, false, None),
         };
+        let (change, change_ci, median_ci) = (
+            r.estimate.change(),
+            r.estimate.change_ci(),
+            r.estimate.median_ci(),
+        );
+        let (p, p_adjusted) = (r.estimate.p(), r.estimate.p_adjusted());
         let Estimate {
-            change,
-            change_ci,
-            median_ci,
-            confidence,
-            p,
-            p_adjusted,
-            left_out,
+            confidence, left_out, ..
         } = r.estimate;
         Self {
             target: r.key.target,
@@ -263,8 +253,8 @@ impl From<Row> for RowWire {
             metric: r.key.metric,
             unit: r.unit,
             verdict,
-            threshold: r.threshold,
-            direction: r.direction,
+            threshold: r.rule.threshold,
+            direction: r.rule.direction,
             method: r.method,
             change,
             change_ci,
@@ -272,8 +262,8 @@ impl From<Row> for RowWire {
             confidence,
             p,
             p_adjusted,
-            baseline: r.baseline,
-            candidate: r.candidate,
+            baseline: r.sides.baseline,
+            candidate: r.sides.candidate,
             reason: r.reason,
             remeasured: r.remeasured,
             candidate_reps: r.candidate_reps,

@@ -288,8 +288,8 @@ mod col {
 /// numbers, and that unit (the metric cell names it).
 fn medians_in_one_unit(r: &crate::outcome::results::Row) -> (String, String, String) {
     let (b, c) = (
-        r.baseline.as_ref().map(|s| s.median),
-        r.candidate.as_ref().map(|s| s.median),
+        r.sides.baseline.as_ref().map(|s| s.median),
+        r.sides.candidate.as_ref().map(|s| s.median),
     );
     let magnitude = b.into_iter().chain(c).map(f64::abs).fold(0.0, f64::max);
     let (factor, unit) = crate::foundation::units::display_unit(magnitude, &r.unit);
@@ -381,7 +381,7 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     let rows_sorted = sorted_rows(results);
     let show_p = rows_sorted
         .iter()
-        .any(|r| p_matters(r) && r.estimate.p_adjusted.or(r.estimate.p).is_some());
+        .any(|r| p_matters(r) && r.estimate.p_adjusted().or(r.estimate.p()).is_some());
     let common_ci = crate::report::format::common_ci_label(rows_sorted.iter().copied());
     let columns = vec![
         Column::new("verdict", l, Overflow::Truncate),
@@ -543,7 +543,7 @@ fn result_cells<'a>(
     } else {
         format!("{metric} ({unit})")
     };
-    let medians = if r.baseline.is_none() && r.candidate.is_none() {
+    let medians = if r.sides.baseline.is_none() && r.sides.candidate.is_none() {
         String::new()
     } else {
         format!("{baseline}\u{1f}{candidate}")
@@ -568,8 +568,8 @@ fn result_cells<'a>(
         ci,
         if p_matters(r) {
             r.estimate
-                .p_adjusted
-                .or(r.estimate.p)
+                .p_adjusted()
+                .or(r.estimate.p())
                 .map_or_else(String::new, |p| p_value(Some(p)))
         } else {
             String::new()

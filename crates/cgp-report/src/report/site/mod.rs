@@ -140,14 +140,15 @@ fn data(input: &SiteInput<'_>) -> SiteData {
             s.lo.push(p.band.map(|b| b.0));
             s.hi.push(p.band.map(|b| b.1));
             s.thr.push(
-                row.threshold
+                row.rule
+                    .threshold
                     .as_ref()
                     .and_then(|t| t.limit)
                     .filter(|l| l.is_finite()),
             );
             s.t.push(
                 row.estimate
-                    .change
+                    .change()
                     .map_or_else(String::new, |_| crate::report::format::change_with_ci(row)),
             );
             s.g.push(match row_gate(row, results.fail_on).gate() {
@@ -214,7 +215,7 @@ fn new_series(row: &Row) -> SeriesOut {
         kernel: visible(row.kernel_label()),
         metric: visible(&row.key.metric),
         unit: visible(&row.unit),
-        dir: row.direction.map_or("-", |d| d.as_str()),
+        dir: row.rule.direction.map_or("-", |d| d.as_str()),
         ..SeriesOut::default()
     }
 }
@@ -231,22 +232,24 @@ fn point(row: &Row) -> Option<Point> {
         return None;
     }
     let base = row
+        .sides
         .baseline
         .as_ref()
         .map(|b| b.median)
         .filter(|m| m.is_finite() && *m > 0.0);
     let on_scale = |b: f64, c: f64| b * (1.0 + c);
-    let p = match (base, row.estimate.change) {
+    let p = match (base, row.estimate.change()) {
         (Some(b), Some(c)) if c.is_finite() => Point {
             y: on_scale(b, c),
             band: row
                 .estimate
-                .change_ci
+                .change_ci()
                 .filter(|[l, h]| l.is_finite() && h.is_finite())
                 .map(|[l, h]| (on_scale(b, l), on_scale(b, h))),
         },
         _ => {
             let c = row
+                .sides
                 .candidate
                 .as_ref()
                 .filter(|c| c.n > 0 && c.median.is_finite())?;
@@ -254,7 +257,7 @@ fn point(row: &Row) -> Option<Point> {
                 y: c.median,
                 band: row
                     .estimate
-                    .median_ci
+                    .median_ci()
                     .filter(|[l, h]| l.is_finite() && h.is_finite())
                     .map(|[l, h]| (l, h)),
             }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::history::changes::{ChangesOptions, find};
-use crate::outcome::results::{Direction, Estimate, RowThreshold, SideSummary};
+use crate::outcome::results::{Direction, Estimate, RowRule, RowThreshold, Shift, SideSummary, Sides};
 
 /// SYNTHETIC results of one run: rows `(gpu, kernel, baseline median, change, ci)`.
 fn results(rows: &[(&str, &str, f64, f64, [f64; 2])], commit: usize) -> Results {
@@ -24,20 +24,23 @@ fn results(rows: &[(&str, &str, f64, f64, [f64; 2])], commit: usize) -> Results 
     };
     for (gpu, kernel, base, change, ci) in rows {
         let mut row = Row {
-            direction: Some(Direction::Lower),
-            baseline: Some(side(*base)),
-            candidate: Some(side(base * (1.0 + change))),
+            sides: Sides::both(side(*base), side(base * (1.0 + change))),
             estimate: Estimate {
-                change: Some(*change),
-                change_ci: Some(*ci),
+                shift: Shift::Change {
+                    change: *change,
+                    ci: Some(*ci),
+                },
                 ..Estimate::default()
             },
-            threshold: Some(RowThreshold {
-                kind: crate::foundation::threshold::ThresholdKind::Relative { fraction: 0.05 },
-                min_effect: None,
-                tolerance: Some(0.05),
-                limit: Some(base * 1.05),
-            }),
+            rule: RowRule {
+                threshold: Some(RowThreshold {
+                    kind: crate::foundation::threshold::ThresholdKind::Relative { fraction: 0.05 },
+                    min_effect: None,
+                    tolerance: Some(0.05),
+                    limit: Some(base * 1.05),
+                }),
+                direction: Some(Direction::Lower),
+            },
             ..Row::bare("gemm", "n=1", Some(kernel), "dur", "ns", RowVerdict::Pass, "")
         };
         row.key.gpu = (*gpu).to_owned();
@@ -93,12 +96,12 @@ fn points_are_the_decided_estimates_with_their_intervals_and_thresholds() {
     let h100 = series.iter().find(|s| s["gpu"] == "H100").unwrap();
     let row = &inputs[12].1.rows[0];
     let (b, c) = (
-        row.baseline.as_ref().unwrap().median,
-        row.estimate.change.unwrap(),
+        row.sides.baseline.as_ref().unwrap().median,
+        row.estimate.change().unwrap(),
     );
     // The same number, exactly (JSON values compare the floats).
     assert_eq!(h100["y"][12], serde_json::json!(b * (1.0 + c)));
-    let ci = row.estimate.change_ci.unwrap();
+    let ci = row.estimate.change_ci().unwrap();
     assert_eq!(h100["lo"][12], serde_json::json!(b * (1.0 + ci[0])));
     assert_eq!(h100["hi"][12], serde_json::json!(b * (1.0 + ci[1])));
     assert_eq!(h100["thr"][12], serde_json::json!(1050.0));

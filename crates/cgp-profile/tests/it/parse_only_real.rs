@@ -10,8 +10,8 @@ use std::process::Command;
 use cgp_core::measured::samples::ParsedOutput;
 use cgp_profile::ncu::parse::{decode, parse_bytes, parse_only};
 
-use crate::support;
-use crate::support::root;
+use cgp_test_support as support;
+use cgp_test_support::root;
 
 /// Every file under `dir` that may hold ncu output (`.csv`, `.log`, `.txt`), sorted.
 fn outputs(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -1,8 +1,8 @@
 //! JUnit output parsed back (quick-junit) and by an independent reader (Python's junitparser).
 
-use crate::support;
+use cgp_test_support as support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use cgp_outcome::outcome::results::read as read_results;
@@ -11,10 +11,7 @@ use cgp_report::report::junit;
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 
 fn fixture(name: &str) -> Results {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/results")
-        .join(name);
-    read_results(&p).unwrap()
+    read_results(&support::fixture("results").join(name)).unwrap()
 }
 
 fn prop<'a>(props: &'a [quick_junit::Property], name: &str) -> Option<&'a str> {
@@ -63,11 +60,17 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
                 let m = message.as_ref().unwrap().as_str();
                 // The failure message carries the change and its interval, as every report
                 // prints them, and the medians as context.
-                let b = cgp_core::foundation::units::human(row.baseline.as_ref().unwrap().median, &row.unit);
-                let c = cgp_core::foundation::units::human(row.candidate.as_ref().unwrap().median, &row.unit);
+                let b = cgp_core::foundation::units::human(
+                    row.sides.baseline.as_ref().unwrap().median,
+                    &row.unit,
+                );
+                let c = cgp_core::foundation::units::human(
+                    row.sides.candidate.as_ref().unwrap().median,
+                    &row.unit,
+                );
                 assert!(m.contains(&format!("median base {b} → head {c}")), "{m}");
-                let [lo, hi] = row.estimate.change_ci.unwrap();
-                let change = row.estimate.change.unwrap();
+                let [lo, hi] = row.estimate.change_ci().unwrap();
+                let change = row.estimate.change().unwrap();
                 assert!(
                     m.contains(&format!(
                         "change {:+.2}% [{:+.2}%, {:+.2}%]",
@@ -95,14 +98,14 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
             (s, v) => panic!("{name}: verdict {v:?} rendered as {s:?}"),
         }
         // Per-case numbers round-trip exactly.
-        if let Some(b) = &row.baseline {
+        if let Some(b) = &row.sides.baseline {
             let v: f64 = prop(&case.properties, "baseline_median")
                 .unwrap()
                 .parse()
                 .unwrap();
             assert_eq!(v.to_bits(), b.median.to_bits(), "{name}");
         }
-        if let Some(p) = row.estimate.p {
+        if let Some(p) = row.estimate.p() {
             let v: f64 = prop(&case.properties, "p").unwrap().parse().unwrap();
             assert_eq!(v.to_bits(), p.to_bits(), "{name}");
         }

@@ -22,8 +22,8 @@ use cgp_profile::cupti::inject::{ready_in, run_environment};
 use cgp_profile::cupti::locate::find_libcupti;
 use cgp_profile::cupti::trace::{KernelRecord, files_of, parse};
 
-use crate::support::root;
-use crate::support::skip;
+use cgp_test_support::root;
+use cgp_test_support::skip;
 
 fn fixture(rel: &str) -> PathBuf {
     root().join("tests/fixtures/cupti").join(rel)
