@@ -207,7 +207,7 @@ pub struct ReportPathsArgs {
 
 impl ReportPathsArgs {
     /// The paths, with the command's `--json`.
-    pub fn with_json(self, json: Option<PathBuf>) -> crate::publish::ReportPaths {
+    pub(crate) fn with_json(self, json: Option<PathBuf>) -> crate::publish::ReportPaths {
         let ReportPathsArgs {
             junit,
             markdown,
@@ -243,7 +243,7 @@ pub struct ReportFlagsArgs {
 
 impl ReportFlagsArgs {
     /// The flags, with the command's `--json` among the paths.
-    pub fn with_json(self, json: Option<PathBuf>) -> crate::publish::ReportFlags {
+    pub(crate) fn with_json(self, json: Option<PathBuf>) -> crate::publish::ReportFlags {
         let ReportFlagsArgs {
             paths,
             github_comment,

@@ -15,7 +15,7 @@ fn stdout_err(e: std::io::Error) -> Error {
 }
 
 /// The completion script for `shell`.
-pub fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
+pub(crate) fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
     let mut cmd = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut cmd, "cgp-gate", &mut script);
@@ -35,7 +35,7 @@ pub fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
 ///
 /// # Errors
 /// Writing to stdout.
-pub fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> Result<Exit> {
     out.write_all(&completion_script(shell)).map_err(stdout_err)?;
     Ok(Exit::Ok)
 }
@@ -45,7 +45,7 @@ pub fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> Result<E
 ///
 /// # Errors
 /// Writing to stdout or into DIR.
-pub fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<Exit> {
     let mut cmd = Cli::command();
     // Fills in each subcommand's usage name (`cgp-gate baseline update`).
     cmd.build();

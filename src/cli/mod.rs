@@ -185,7 +185,7 @@ where
 ///
 /// # Errors
 /// Any [`crate::Error`]; its exit code is [`crate::Error::exit`]'s.
-pub fn run(cli: Cli) -> Result<Exit> {
+pub(crate) fn run(cli: Cli) -> Result<Exit> {
     let mut out = crate::foundation::pipe::QuietPipe::new(std::io::stdout().lock());
     let out = &mut out;
     match cli.command {

@@ -12,7 +12,7 @@ use crate::outcome::results::FailOn;
 
 /// Everything `ab` needs from the command line.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub spec: PathBuf,
     pub targets: Vec<String>,
     /// `None` only with `replay`.
@@ -52,7 +52,7 @@ fn ab_specs(args: &Options) -> Result<(crate::spec::Spec, crate::spec::Spec)> {
 ///
 /// # Errors
 /// Spec errors, unreadable recordings or manifests, setup failures, report failures.
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let mut inputs = vec![("the spec", args.spec.as_path())];
     inputs.extend(args.replay.as_deref().map(|p| ("the recording", p)));
     inputs.extend(args.record.as_deref().map(|p| ("the --record folder", p)));

@@ -10,7 +10,7 @@ use crate::foundation::exit_codes::Exit;
 
 /// Everything `baseline update` needs from the command line.
 #[derive(Debug, Clone)]
-pub struct UpdateOptions {
+pub(crate) struct UpdateOptions {
     pub source: SourceOptions,
     pub baselines: PathBuf,
     /// Take the samples of a previous `check --json` instead of profiling.
@@ -24,7 +24,7 @@ pub struct UpdateOptions {
 ///
 /// # Errors
 /// Spec errors, unreadable results, the store's errors.
-pub fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let shard = args.shard.selection(&targets)?;
@@ -145,7 +145,7 @@ fn fewer_runs_than_asked(
 ///
 /// # Errors
 /// Unreadable baselines; write errors.
-pub fn show(baselines: &Path, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn show(baselines: &Path, out: &mut dyn Write) -> Result<Exit> {
     let files = crate::baseline::Store::new(baselines).load_all()?;
     if files.is_empty() {
         writeln!(out, "no baselines in {}", baselines.display()).map_err(stdout_err)?;

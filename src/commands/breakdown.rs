@@ -4,7 +4,7 @@ use crate::foundation::exit_codes::Exit;
 
 /// What `cgp-gate breakdown` was asked for.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub(crate) struct Options {
     pub files: Vec<std::path::PathBuf>,
     pub categories: Option<std::path::PathBuf>,
     pub json: Option<std::path::PathBuf>,
@@ -19,7 +19,7 @@ pub struct Options {
 /// # Errors
 /// A bad categories file or input (exit 2, naming the file), nsys missing for a `.nsys-rep`
 /// (exit 3), or an output that cannot be written.
-pub fn run(opts: &Options, out: &mut dyn std::io::Write) -> crate::Result<Exit> {
+pub(crate) fn run(opts: &Options, out: &mut dyn std::io::Write) -> crate::Result<Exit> {
     use crate::foundation::error::Error;
     let mut inputs: Vec<(&str, &std::path::Path)> = opts
         .files

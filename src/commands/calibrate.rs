@@ -10,7 +10,7 @@ use crate::foundation::exit_codes::Exit;
 
 /// Everything `calibrate` needs from the command line.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub source: SourceOptions,
     /// Repetitions per size of a live run (a recording gives every one it holds).
     pub repetitions: u32,
@@ -28,7 +28,7 @@ const MAX_REPLAYED_REPETITIONS: u32 = 100_000;
 ///
 /// # Errors
 /// Spec errors, profiler setup errors, write errors.
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let mut inputs = vec![("the spec", args.source.spec.as_path())];
     inputs.extend(args.source.replay.as_deref().map(|p| ("the recording", p)));
     inputs.extend(args.source.record.as_deref().map(|p| ("the --record folder", p)));

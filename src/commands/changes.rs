@@ -9,7 +9,7 @@ use crate::foundation::exit_codes::Exit;
 
 /// Everything `changes` needs from the command line.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub files: Vec<PathBuf>,
     pub last: Option<usize>,
     pub json: Option<PathBuf>,
@@ -31,7 +31,7 @@ const MAX_RESULTS_BYTES: u64 = 256 << 20;
 ///
 /// # Errors
 /// Unreadable or invalid results files, settings out of range, files that cannot be written.
-pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     let inputs: Vec<(&str, &std::path::Path)> = args
         .files
         .iter()

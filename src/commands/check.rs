@@ -12,7 +12,7 @@ use crate::outcome::results::FailOn;
 
 /// Everything `check` needs from the command line.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub source: SourceOptions,
     pub baselines: PathBuf,
     pub fail_on: FailOn,
@@ -32,7 +32,7 @@ pub struct Options {
 ///
 /// # Errors
 /// Spec, baseline and setup errors (see [`crate::run::check::run_check`]); report failures.
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let mut inputs = vec![
         ("the spec", args.source.spec.as_path()),
         ("the baselines", args.baselines.as_path()),

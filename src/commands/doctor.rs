@@ -16,7 +16,7 @@ use crate::profile::machine::Need;
 
 /// Everything `doctor` needs from the command line.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub(crate) struct Options {
     pub spec: Option<PathBuf>,
 }
 
@@ -24,7 +24,7 @@ pub struct Options {
 ///
 /// # Errors
 /// The spec's errors; [`Error::Environment`] naming each failed check that counts.
-pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     let spec = args.spec.as_deref().map(crate::spec::load).transpose()?;
     let (counted, libcupti): (BTreeSet<Need>, Option<PathBuf>) = match &spec {
         Some(s) => crate::profile::machine::needs(&s.targets.iter().collect::<Vec<_>>()),

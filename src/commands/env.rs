@@ -9,7 +9,7 @@ use crate::gpu::{Gpu, GpuUnavailable};
 
 /// Everything `env` needs from the command line.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Options {
+pub(crate) struct Options {
     pub json: bool,
     pub reset_clocks: bool,
     pub dry_run: bool,
@@ -20,7 +20,7 @@ pub struct Options {
 ///
 /// # Errors
 /// [`Error::Environment`] for `--reset-clocks` without NVML or when a reset fails; write errors.
-pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     let gpu = crate::gpu::open();
     if args.reset_clocks {
         let g = gpu.map_err(|u| Error::Environment(format!("cannot reset GPU clocks: {u}")))?;

@@ -11,7 +11,7 @@ use crate::report::markdown::{MarkdownOptions, comment_marker, markdown};
 
 /// Everything `gitlab-note` needs from the command line.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub from: PathBuf,
     pub api_url: Option<String>,
     pub project: Option<String>,
@@ -24,7 +24,7 @@ pub struct Options {
 /// # Errors
 /// An unreadable results file; missing settings (exit 2); GitLab refusing or unreachable
 /// (exit 3, with advice).
-pub fn run(args: &Options, err: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(args: &Options, err: &mut dyn Write) -> Result<Exit> {
     let results = crate::outcome::results::read(&args.from)?;
     let env = GitlabEnv::from_env();
     if args.mr.is_none() && env.mr_iid.is_none() {

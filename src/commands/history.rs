@@ -16,7 +16,7 @@ use crate::outcome::results::Results;
 
 /// Everything `history` needs from the command line.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub files: Vec<PathBuf>,
     pub out: PathBuf,
     pub import_github_action_benchmark: Option<PathBuf>,
@@ -30,9 +30,9 @@ pub struct Options {
 }
 
 /// The file that marks a folder as one `history` wrote.
-pub const MARKER: &str = ".cgp-gate-history";
+pub(crate) const MARKER: &str = ".cgp-gate-history";
 /// The page.
-pub const PAGE: &str = "index.html";
+pub(crate) const PAGE: &str = "index.html";
 /// Largest github-action-benchmark file read.
 const MAX_IMPORT_BYTES: u64 = 64 << 20;
 
@@ -40,7 +40,7 @@ const MAX_IMPORT_BYTES: u64 = 64 << 20;
 ///
 /// # Errors
 /// Unreadable or invalid inputs, a folder of someone else's files, files that cannot be written.
-pub fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     let mut repo_url = args.repo_url.clone();
     let mut inputs: Vec<(PathBuf, Results)> = Vec::new();
     if let Some(p) = &args.import_github_action_benchmark {

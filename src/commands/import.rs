@@ -25,7 +25,7 @@ use crate::spec::{Size, Target};
 
 /// What `import` is given.
 #[derive(Debug, Clone)]
-pub struct ImportOptions {
+pub(crate) struct ImportOptions {
     pub spec: PathBuf,
     pub into: PathBuf,
     pub files: Vec<PathBuf>,
@@ -109,7 +109,7 @@ fn same_states<'t>(seen: &mut Seen<'t>, t: &'t Target, parsed: &HarnessFile, fil
 /// # Errors
 /// A spec without harness targets, a file no target takes, a damaged file (exit 2); a recording
 /// that cannot be written.
-pub fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
     let spec = crate::spec::load(&opts.spec)?;
     let targets: Vec<&Target> = spec.targets.iter().filter(|t| t.profiler.is_harness()).collect();
     if targets.is_empty() {

@@ -10,7 +10,7 @@ use crate::outcome::results::{FailOn, Results};
 
 /// Everything `merge` needs from the command line.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub files: Vec<PathBuf>,
     /// Default: the strictest of the shards'.
     pub fail_on: Option<FailOn>,
@@ -22,7 +22,7 @@ pub struct Options {
 ///
 /// # Errors
 /// Unreadable or invalid files, and the refusals of [`crate::outcome::merge::merge`] (all exit 2); report failures.
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let files: Vec<(&str, &std::path::Path)> = args
         .files
         .iter()

@@ -33,7 +33,7 @@ use crate::foundation::error::{Error, Result};
 
 /// Where samples come from and where raw output goes (`--spec`, `--target`, `--record`, `--replay`).
 #[derive(Debug, Clone, Default)]
-pub struct SourceOptions {
+pub(crate) struct SourceOptions {
     pub spec: PathBuf,
     pub targets: Vec<String>,
     pub record: Option<PathBuf>,
@@ -42,7 +42,7 @@ pub struct SourceOptions {
 
 /// `--shard K/N` (or `auto`) and the results file that balances it.
 #[derive(Debug, Clone, Default)]
-pub struct ShardOptions {
+pub(crate) struct ShardOptions {
     pub shard: Option<crate::plan::ShardRequest>,
     pub shard_costs: Option<PathBuf>,
 }
@@ -53,7 +53,7 @@ impl ShardOptions {
     ///
     /// # Errors
     /// [`Error::Usage`] when `auto` finds no, partial or inconsistent variables.
-    pub fn resolve(&self) -> Result<Option<crate::plan::Shard>> {
+    pub(crate) fn resolve(&self) -> Result<Option<crate::plan::Shard>> {
         match self.shard {
             None => Ok(None),
             Some(crate::plan::ShardRequest::Fixed(s)) => Ok(Some(s)),
@@ -76,7 +76,10 @@ impl ShardOptions {
     ///
     /// # Errors
     /// `--shard auto` without usable variables; an unreadable or invalid `--shard-costs` file.
-    pub fn selection(&self, targets: &[&crate::spec::Target]) -> Result<Option<crate::plan::Selection>> {
+    pub(crate) fn selection(
+        &self,
+        targets: &[&crate::spec::Target],
+    ) -> Result<Option<crate::plan::Selection>> {
         let Some(shard) = self.resolve()? else {
             return Ok(None);
         };
@@ -91,7 +94,7 @@ impl ShardOptions {
 }
 
 /// A spec and the targets a command works on.
-pub struct Selected {
+pub(crate) struct Selected {
     pub spec: crate::spec::Spec,
     pub names: Vec<String>,
 }
@@ -101,7 +104,7 @@ impl Selected {
     ///
     /// # Errors
     /// Spec errors; an unknown target name (with the known ones).
-    pub fn load(source: &SourceOptions) -> Result<Self> {
+    pub(crate) fn load(source: &SourceOptions) -> Result<Self> {
         let spec = crate::spec::load(&source.spec)?;
         for n in &source.targets {
             if spec.target(n).is_none() {
@@ -121,7 +124,7 @@ impl Selected {
         Ok(Self { spec, names })
     }
 
-    pub fn targets(&self) -> Vec<&crate::spec::Target> {
+    pub(crate) fn targets(&self) -> Vec<&crate::spec::Target> {
         self.spec
             .targets
             .iter()
@@ -368,7 +371,7 @@ pub(crate) fn stdout_err(e: std::io::Error) -> Error {
 
 /// Environment variable overriding the delays (comma-separated milliseconds) between retries
 /// when another tool holds the GPU counters. Default: 2000,5000,10000.
-pub const RETRY_DELAYS_ENV: &str = "CGP_GATE_RETRY_DELAYS_MS";
+pub(crate) const RETRY_DELAYS_ENV: &str = "CGP_GATE_RETRY_DELAYS_MS";
 
 fn retry_delays_from_env() -> Option<Vec<std::time::Duration>> {
     std::env::var(RETRY_DELAYS_ENV).ok().and_then(|v| {

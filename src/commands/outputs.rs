@@ -30,13 +30,13 @@ fn resolved(p: &Path) -> Option<PathBuf> {
 ///
 /// # Errors
 /// As [`refuse_outputs_onto_inputs`].
-pub fn refuse_overwriting_inputs(outputs: &ReportPaths, inputs: &[(&str, &Path)]) -> Result<()> {
+pub(crate) fn refuse_overwriting_inputs(outputs: &ReportPaths, inputs: &[(&str, &Path)]) -> Result<()> {
     let outputs: Vec<(&str, &Path)> = outputs.requested().map(|(t, p)| (t.flag(), p)).collect();
     refuse_outputs_onto_inputs(&outputs, inputs)
 }
 
 /// The outputs among `(flag, path)` pairs that were given.
-pub fn given<'a>(outputs: &[(&'a str, Option<&'a Path>)]) -> Vec<(&'a str, &'a Path)> {
+pub(crate) fn given<'a>(outputs: &[(&'a str, Option<&'a Path>)]) -> Vec<(&'a str, &'a Path)> {
     outputs.iter().filter_map(|(f, p)| p.map(|p| (*f, p))).collect()
 }
 
@@ -57,7 +57,7 @@ fn not_a_plain_file(out: &Path) -> Option<&'static str> {
 ///
 /// # Errors
 /// [`Error::Input`] (exit 2) naming the option, the path and what is wrong with it.
-pub fn refuse_outputs_onto_inputs(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<()> {
+pub(crate) fn refuse_outputs_onto_inputs(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<()> {
     for (k, (flag, out)) in outputs.iter().enumerate() {
         if let Some(kind) = not_a_plain_file(out) {
             return Err(Error::input(

@@ -11,7 +11,7 @@ use crate::foundation::exit_codes::Exit;
 ///
 /// # Errors
 /// The first unreadable or invalid file; write errors.
-pub fn run_all(files: &[PathBuf], json: bool, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run_all(files: &[PathBuf], json: bool, out: &mut dyn Write) -> Result<Exit> {
     for f in files {
         run(f, json, out)?;
     }
@@ -67,7 +67,7 @@ fn run_harness(file: &Path, bytes: &[u8], json: bool, out: &mut dyn Write) -> Re
 ///
 /// # Errors
 /// Unreadable or invalid files; write errors.
-pub fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<Exit> {
     // Bounded read of the bytes: the parser decodes UTF-8 or BOM-marked UTF-16 itself.
     let bytes = crate::foundation::fsutil::read_bounded(file, crate::foundation::fsutil::limits::NCU_CSV)
         .map_err(|e| e.into_error(file, "ncu CSV output"))?;

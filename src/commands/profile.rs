@@ -9,7 +9,7 @@ use crate::foundation::exit_codes::Exit;
 
 /// Everything `profile` needs from the command line.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub source: SourceOptions,
     pub json: bool,
     pub dry_run: bool,
@@ -19,7 +19,7 @@ pub struct Options {
 ///
 /// # Errors
 /// Spec errors, profiler setup errors, write errors.
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     if args.dry_run {

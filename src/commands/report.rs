@@ -11,7 +11,7 @@ use crate::publish::{GithubEnv, ReportFlags, emit};
 
 /// Everything `report` needs from the command line.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub from: PathBuf,
     pub flags: ReportFlags,
 }
@@ -21,7 +21,7 @@ pub struct Options {
 ///
 /// # Errors
 /// As [`read_results`] and [`emit`].
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     super::outputs::refuse_overwriting_inputs(
         &args.flags.paths,
         &[("the results file", args.from.as_path())],

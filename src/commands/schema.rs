@@ -10,7 +10,7 @@ use crate::foundation::exit_codes::Exit;
 ///
 /// # Errors
 /// Encoding and write errors.
-pub fn run(out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(out: &mut dyn Write) -> Result<Exit> {
     let text = serde_json::to_string_pretty(&crate::spec::json_schema())
         .map_err(|e| Error::Environment(format!("cannot encode the spec's JSON Schema: {e}")))?;
     writeln!(out, "{text}").map_err(stdout_err)?;

@@ -20,7 +20,7 @@ impl Ui {
     /// The style for tables on stdout: the width of `COLUMNS` when it is a number (at least 20),
     /// else the terminal's, else none (a pipe or a file gets the whole table); colour as
     /// `--color` and the environment say.
-    pub fn console(&self) -> ConsoleStyle {
+    pub(crate) fn console(&self) -> ConsoleStyle {
         let stdout = std::io::stdout();
         let tty = stdout.is_terminal();
         let env = |k: &str| std::env::var(k).ok();
@@ -40,7 +40,7 @@ impl Ui {
 
     /// The progress on stderr: the bar on a terminal (not `TERM=dumb`), lines elsewhere,
     /// nothing with `--quiet`. `prior` is a previous run's `cost_seconds`, for first ETAs.
-    pub fn progress(&self, prior: BTreeMap<String, f64>) -> Box<dyn Progress> {
+    pub(crate) fn progress(&self, prior: BTreeMap<String, f64>) -> Box<dyn Progress> {
         if self.verbosity == Verbosity::Quiet {
             return Box::new(NoProgress);
         }
@@ -55,7 +55,7 @@ impl Ui {
 
 /// `cost_seconds` of the first of `files` that exists and reads as results; empty otherwise.
 /// Only an estimate depends on it, so an unreadable file is not an error here.
-pub fn prior_costs(files: &[Option<&Path>]) -> BTreeMap<String, f64> {
+pub(crate) fn prior_costs(files: &[Option<&Path>]) -> BTreeMap<String, f64> {
     files
         .iter()
         .flatten()

@@ -14,7 +14,7 @@ use crate::ncu::query::{self, CHIP_ENV};
 ///
 /// # Errors
 /// The spec's errors (file, line, column); write errors.
-pub fn run(spec: &Path, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(spec: &Path, out: &mut dyn Write) -> Result<Exit> {
     let s = crate::spec::load(spec)?;
     // Metric names against `ncu --query-metrics`, where ncu is installed and the chip is known.
     for note in check_spec(&s)? {

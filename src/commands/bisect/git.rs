@@ -23,7 +23,7 @@ fn git(root: &Path, args: &[&str]) -> std::result::Result<String, String> {
 }
 
 /// The top of the repository that holds `dir`.
-pub fn toplevel(dir: &Path) -> Result<PathBuf> {
+pub(crate) fn toplevel(dir: &Path) -> Result<PathBuf> {
     git(dir, &["rev-parse", "--show-toplevel"])
         .map(PathBuf::from)
         .map_err(|e| {
@@ -35,7 +35,7 @@ pub fn toplevel(dir: &Path) -> Result<PathBuf> {
 }
 
 /// The full SHA of a revision.
-pub fn resolve(root: &Path, rev: &str, flag: &str) -> Result<String> {
+pub(crate) fn resolve(root: &Path, rev: &str, flag: &str) -> Result<String> {
     git(
         root,
         &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")],
@@ -51,7 +51,7 @@ pub fn resolve(root: &Path, rev: &str, flag: &str) -> Result<String> {
 /// The commits after `good` up to and including `bad`, oldest first, and whether they are the
 /// first-parent line (the range has merges: each merge is then one step, as the merges of main
 /// are) rather than the ancestry path.
-pub fn commits(root: &Path, good: &str, bad: &str) -> Result<(Vec<String>, bool)> {
+pub(crate) fn commits(root: &Path, good: &str, bad: &str) -> Result<(Vec<String>, bool)> {
     if git(root, &["merge-base", "--is-ancestor", good, bad]).is_err() {
         return Err(Error::Usage(format!(
             "--good {good} is not an ancestor of --bad {bad}; give an older commit as --good (the last one known to be good)"
@@ -70,20 +70,20 @@ pub fn commits(root: &Path, good: &str, bad: &str) -> Result<(Vec<String>, bool)
 }
 
 /// A commit's subject line.
-pub fn subject(root: &Path, sha: &str) -> String {
+pub(crate) fn subject(root: &Path, sha: &str) -> String {
     git(root, &["log", "-1", "--format=%s", sha]).unwrap_or_default()
 }
 
 /// Detached worktrees of one repository under a temporary folder; dropping it removes the
 /// worktrees it added (and nothing else).
-pub struct Worktrees {
+pub(crate) struct Worktrees {
     root: PathBuf,
     dir: tempfile::TempDir,
     added: Vec<PathBuf>,
 }
 
 impl Worktrees {
-    pub fn new(root: &Path) -> Result<Self> {
+    pub(crate) fn new(root: &Path) -> Result<Self> {
         let dir = tempfile::Builder::new()
             .prefix("cgp-gate-bisect-")
             .tempdir()
@@ -96,7 +96,7 @@ impl Worktrees {
     }
 
     /// A detached worktree of `sha`.
-    pub fn add(&mut self, sha: &str) -> std::result::Result<PathBuf, String> {
+    pub(crate) fn add(&mut self, sha: &str) -> std::result::Result<PathBuf, String> {
         let path = self.dir.path().join(&sha[..sha.len().min(12)]);
         if self.added.contains(&path) {
             return Ok(path);
@@ -109,7 +109,7 @@ impl Worktrees {
     }
 
     /// Remove one worktree this made.
-    pub fn remove(&mut self, path: &Path) {
+    pub(crate) fn remove(&mut self, path: &Path) {
         if let Some(at) = self.added.iter().position(|p| p == path) {
             let p = self.added.remove(at);
             let _ = git(
@@ -132,7 +132,7 @@ impl Drop for Worktrees {
 }
 
 /// Run the build command (`sh -c CMD`) in `dir`; on failure, why, with the end of its output.
-pub fn build(dir: &Path, cmd: &str) -> std::result::Result<(), String> {
+pub(crate) fn build(dir: &Path, cmd: &str) -> std::result::Result<(), String> {
     let out = Command::new("sh")
         .arg("-c")
         .arg(cmd)

@@ -20,7 +20,7 @@ use crate::outcome::bisect::{
 
 /// Everything `bisect` needs from the command line.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub(crate) struct Options {
     pub spec: PathBuf,
     pub good: Option<String>,
     pub bad: Option<String>,
@@ -144,7 +144,7 @@ fn place(spec: &Path) -> Result<Place> {
 ///
 /// # Errors
 /// Invalid input (2), an environment that cannot measure the good commit (3), report failures.
-pub fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let mut inputs = vec![("the spec", args.spec.as_path())];
     inputs.extend(args.from.as_deref().map(|p| ("the changes file", p)));
     let outs = [

@@ -11,7 +11,7 @@ use crate::outcome::bisect::{Levels, Said, classify};
 use crate::outcome::results::{Direction, FailOn, Row, RowVerdict};
 
 /// What measuring one commit against the good one gave.
-pub struct Measured {
+pub(crate) struct Measured {
     pub said: Said,
     pub change: Option<f64>,
     pub change_ci: Option<[f64; 2]>,
@@ -23,7 +23,7 @@ pub struct Measured {
 
 impl Measured {
     /// A commit that was not measured (it did not build or did not start).
-    pub fn skipped(reason: String, seconds: f64) -> Self {
+    pub(crate) fn skipped(reason: String, seconds: f64) -> Self {
         Self {
             said: Said::Skipped,
             change: None,
@@ -40,7 +40,7 @@ impl Measured {
 /// and the interval that makes a pass (`1 - 2 * step_alpha`, one-sided `step_alpha`); with
 /// `threshold`, every relative threshold replaced by it (`--threshold`, or half a `changes`
 /// row's shift).
-pub fn spec_in(
+pub(crate) fn spec_in(
     text: &str,
     tree: &Path,
     rel: &Path,
@@ -68,7 +68,7 @@ pub fn spec_in(
 ///
 /// # Errors
 /// [`crate::Error::Usage`] naming the value.
-pub fn parse_threshold(text: &str) -> Result<f64> {
+pub(crate) fn parse_threshold(text: &str) -> Result<f64> {
     let t = text.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
@@ -83,7 +83,7 @@ pub fn parse_threshold(text: &str) -> Result<f64> {
 }
 
 /// The targets of `spec` that the search measures.
-pub fn pick<'s>(spec: &'s crate::spec::Spec, names: &[String]) -> Vec<&'s crate::spec::Target> {
+pub(crate) fn pick<'s>(spec: &'s crate::spec::Spec, names: &[String]) -> Vec<&'s crate::spec::Target> {
     spec.targets
         .iter()
         .filter(|t| names.is_empty() || names.contains(&t.name))
@@ -115,7 +115,7 @@ fn deciding<'r>(rows: &[&'r Row], said: Said) -> Option<&'r Row> {
 
 /// Measure `head` (a commit's tree) paired with `good` (the good commit's), both specs already
 /// at the step's level. A tree whose target cannot start, or whose runs failed, is skipped.
-pub fn measure(
+pub(crate) fn measure(
     good: (&crate::spec::Spec, &[&crate::spec::Target]),
     head: (&crate::spec::Spec, &[&crate::spec::Target]),
     session: &crate::run::session::Session,

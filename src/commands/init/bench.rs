@@ -23,7 +23,7 @@ use crate::harness::{Entry, Format, HarnessFile, Status};
 use crate::profile::harness::{kind_of, sidecars_beside};
 
 /// The metric a spec written from a harness file gates.
-pub fn time_metric(format: Format) -> &'static str {
+pub(crate) fn time_metric(format: Format) -> &'static str {
     match format {
         Format::Nvbench => crate::harness::nvbench::GPU_TIME,
         Format::GBench => "real_time",
@@ -32,7 +32,7 @@ pub fn time_metric(format: Format) -> &'static str {
 }
 
 /// The harness file in `raw`, when it is one (detected by content).
-pub fn harness_file(raw: &str, file: &Path) -> Option<Result<(HarnessFile, Value)>> {
+pub(crate) fn harness_file(raw: &str, file: &Path) -> Option<Result<(HarnessFile, Value)>> {
     let doc = crate::harness::parse_json(raw.as_bytes(), file).ok()?;
     let format = crate::harness::detect(&doc)?;
     Some(
@@ -58,7 +58,7 @@ fn recorded_command(format: Format, doc: &Value) -> Option<Vec<String>> {
 }
 
 /// `argv` without the flags cgp-gate adds itself (and nvbench's other report files).
-pub fn strip_output_flags(argv: &[String]) -> Vec<String> {
+pub(crate) fn strip_output_flags(argv: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(argv.len());
     let mut it = argv.iter();
     while let Some(a) = it.next() {
@@ -98,7 +98,7 @@ fn relative_error(e: &Entry, metric: &str) -> Option<f64> {
 }
 
 /// The threshold, in whole percent, for the entries of one benchmark.
-pub fn threshold_pct(entries: &[&Entry], metric: &str) -> u32 {
+pub(crate) fn threshold_pct(entries: &[&Entry], metric: &str) -> u32 {
     let worst = entries
         .iter()
         .filter_map(|e| relative_error(e, metric))
@@ -143,7 +143,7 @@ fn q(s: &str) -> String {
 }
 
 /// The spec's text.
-pub fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: Option<&str>) -> String {
+pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: Option<&str>) -> String {
     let metric = time_metric(file.format);
     let mut s = String::new();
     let _ = writeln!(
@@ -232,7 +232,7 @@ pub fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: Option<
 ///
 /// # Errors
 /// A spec that would not validate (a bug, exit 3); the spec not written.
-pub fn run(
+pub(crate) fn run(
     opts: &InitOptions,
     file: &Path,
     parsed: &HarnessFile,

@@ -4,7 +4,7 @@
 use super::*;
 
 /// The program named by ncu's first `==PROF== Connected to process N (PATH)` line.
-pub fn connected_program(raw: &str) -> Option<String> {
+pub(crate) fn connected_program(raw: &str) -> Option<String> {
     raw.lines().find_map(|line| {
         let rest = line.trim().strip_prefix("==PROF== Connected to process ")?;
         let open = rest.find('(')?;
@@ -15,7 +15,7 @@ pub fn connected_program(raw: &str) -> Option<String> {
 
 /// A command line split into the spec's argv template and its size parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandTemplate {
+pub(crate) struct CommandTemplate {
     /// The argv with `{param}` placeholders (literal braces doubled).
     pub argv: Vec<String>,
     /// Parameter name -> value, in command-line order.
@@ -24,7 +24,7 @@ pub struct CommandTemplate {
 
 /// Turn numeric arguments into size parameters: `--n 1024` and `--n=1024` become `{n}`, a
 /// numeric positional argument becomes `{argN}` (N its position). Everything else stays literal.
-pub fn command_template(argv: &[String]) -> CommandTemplate {
+pub(crate) fn command_template(argv: &[String]) -> CommandTemplate {
     let mut out = CommandTemplate {
         argv: Vec::with_capacity(argv.len()),
         params: Vec::new(),

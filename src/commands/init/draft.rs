@@ -11,7 +11,7 @@ use super::*;
 
 /// Where the spec's command came from, for its comment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommandSource {
+pub(crate) enum CommandSource {
     /// Given after `--`.
     Given,
     /// The `==PROF== Connected to process` line (the program only, not its arguments).
@@ -30,7 +30,7 @@ pub(super) const CUPTI_PROPOSAL: &str = "    # Both metrics below are ones CUPTI
 
 /// Everything the written spec says.
 #[derive(Debug, Clone)]
-pub struct Draft {
+pub(crate) struct Draft {
     pub name: String,
     pub command: CommandTemplate,
     pub command_source: CommandSource,
@@ -51,7 +51,7 @@ pub struct Draft {
 impl Draft {
     /// The draft for a capture: `command` is what was given after `--` (may be empty), `raw` the
     /// capture's text (for the `Connected` line).
-    pub fn new(
+    pub(crate) fn new(
         parsed: &ParsedOutput,
         raw: &str,
         command: &[String],
@@ -83,7 +83,7 @@ impl Draft {
     }
 
     /// The spec's text.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut s = String::new();
         let kernels = self.kernels.len();
         let _ = writeln!(

@@ -21,7 +21,7 @@ pub struct KernelSeen {
 
 impl KernelSeen {
     /// The median duration, when any launch reported one.
-    pub fn median_time(&self) -> Option<f64> {
+    pub(crate) fn median_time(&self) -> Option<f64> {
         let mut t = self.times.clone();
         t.sort_by(f64::total_cmp);
         crate::stats::median(&t)
@@ -29,7 +29,7 @@ impl KernelSeen {
 }
 
 /// The kernels of a capture, in order of first launch.
-pub fn kernels_seen(parsed: &ParsedOutput) -> Vec<KernelSeen> {
+pub(crate) fn kernels_seen(parsed: &ParsedOutput) -> Vec<KernelSeen> {
     let mut out: Vec<KernelSeen> = Vec::new();
     for l in &parsed.launches {
         let name = kernel_key(&one_line(&crate::profile::filter::demangled(&l.kernel)));
@@ -118,7 +118,7 @@ impl KernelSeen {
 /// Which kernels a spec gates: each kernel's share of the capture's GPU time, and whether it is
 /// proposed (not setup, at least [`MIN_SHARE`]). Nothing left: every non-setup kernel; still
 /// nothing: every kernel.
-pub fn proposal(kernels: &[KernelSeen]) -> Vec<(Option<f64>, bool)> {
+pub(crate) fn proposal(kernels: &[KernelSeen]) -> Vec<(Option<f64>, bool)> {
     let units: Vec<&str> = kernels
         .iter()
         .filter(|k| !k.times.is_empty())
@@ -181,7 +181,7 @@ pub(super) fn is_identifier(s: &str) -> bool {
 /// function names (a whole escaped name where a function name would select too much).
 /// `None` when only NVTX ranges were seen (ncu names a range result `range`, and `-k` does not
 /// select ranges), or when no filter is needed (every kernel wanted).
-pub fn kernel_filter_for(kernels: &[KernelSeen], wanted: &[bool]) -> Option<String> {
+pub(crate) fn kernel_filter_for(kernels: &[KernelSeen], wanted: &[bool]) -> Option<String> {
     if kernels.iter().all(|k| k.name == "range") {
         return None;
     }
@@ -249,7 +249,7 @@ pub fn kernel_filter(kernels: &[KernelSeen]) -> Option<String> {
 /// A library that picks its own kernels by shape, GPU and library version: the kernel a capture
 /// saw is one choice among many, and an exact name stops matching when the library switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Library {
+pub(crate) enum Library {
     /// cuBLAS / cuBLASLt and CUTLASS GEMMs (`nvjet_sm90_*`, `sm90_xmma_gemm_*`,
     /// `Kernel2<cutlass_80_*>`, `ampere_sgemm_*`).
     Gemm,
@@ -260,7 +260,7 @@ pub enum Library {
 }
 
 impl Library {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Self::Gemm => "cuBLAS/CUTLASS",
             Self::Cudnn => "cuDNN",
@@ -271,7 +271,7 @@ impl Library {
 
     /// A regex over the library's kernels for this kind of work, whichever it picks (docs/spec.md's
     /// table of filters); `None` where no such family is known.
-    pub fn family(self) -> Option<&'static str> {
+    pub(crate) fn family(self) -> Option<&'static str> {
         match self {
             Self::Gemm => Some("nvjet|gemm|xmma|cutlass"),
             Self::Nccl => Some("nccl"),
@@ -281,7 +281,7 @@ impl Library {
 }
 
 /// The library a kernel (its demangled name) comes from, by the names those libraries give.
-pub fn library_of(name: &str) -> Option<Library> {
+pub(crate) fn library_of(name: &str) -> Option<Library> {
     static ARCH_GEMM: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"^(void )?(maxwell|volta|turing|ampere|ada|hopper|sm\d+)_\w*(gemm|gemv)")
             .expect("the GEMM pattern is a valid regex")
@@ -319,7 +319,7 @@ pub fn library_of(name: &str) -> Option<Library> {
 /// with `true` when every gated kernel is of that one library (the draft then gates the
 /// operation, `kernels: sum`). `None` when no gated kernel has a family regex, or the family
 /// would select a kernel that is not gated.
-pub fn library_filter(kernels: &[KernelSeen], wanted: &[bool]) -> Option<(String, bool)> {
+pub(crate) fn library_filter(kernels: &[KernelSeen], wanted: &[bool]) -> Option<(String, bool)> {
     let names: Vec<(&str, bool)> = kernels
         .iter()
         .zip(wanted)

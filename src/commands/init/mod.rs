@@ -25,8 +25,8 @@ use crate::foundation::exit_codes::Exit;
 use crate::measured::samples::{Launch, MetricValue, ParsedOutput, kernel_key};
 
 /// The metrics every spec written by init judges, with their thresholds.
-pub const TIME_METRIC: &str = "gpu__time_duration.sum";
-pub const REGISTERS_METRIC: &str = "launch__registers_per_thread";
+pub(crate) const TIME_METRIC: &str = "gpu__time_duration.sum";
+pub(crate) const REGISTERS_METRIC: &str = "launch__registers_per_thread";
 const TIME_THRESHOLD: &str = "3%";
 
 /// Metric keys that hold a launch's duration, best first: the raw page's metric, other
@@ -42,7 +42,7 @@ const REGISTER_KEYS: &[&str] = &[REGISTERS_METRIC, "Registers Per Thread"];
 
 /// The program a spec written without one runs. `validate` accepts it; `check` fails on it
 /// with "could not be started", which names the file to edit.
-pub const PLACEHOLDER_PROGRAM: &str = "./path/to/your/benchmark";
+pub(crate) const PLACEHOLDER_PROGRAM: &str = "./path/to/your/benchmark";
 
 /// The largest capture `--from` reads (ncu CSVs of thousands of launches are a few MiB).
 const MAX_CAPTURE_BYTES: u64 = 256 << 20;
@@ -52,7 +52,7 @@ const MAX_LISTED_KERNELS: usize = 40;
 
 /// What `init` was asked to do (the command layer builds this from its flags).
 #[derive(Debug, Clone)]
-pub struct InitOptions {
+pub(crate) struct InitOptions {
     /// A recorded ncu CSV to read instead of running the program.
     pub from: Option<PathBuf>,
     /// The benchmark's argv (after `--`). Run under ncu unless `from` is given; with `from`, it
@@ -71,8 +71,8 @@ mod command;
 mod draft;
 mod kernels;
 
-pub use self::command::*;
-pub use self::draft::*;
+pub(crate) use self::command::*;
+pub(crate) use self::draft::*;
 pub use self::kernels::*;
 
 /// Run `init`: read or take the capture, write the spec, print the kernels and the next commands.
@@ -81,7 +81,7 @@ pub use self::kernels::*;
 /// An existing spec without `force` or no command and no `--from` (usage, exit 2); an unreadable
 /// or invalid capture (exit 2); a capture without launches (exit 2); ncu or the program failing
 /// (exit 3); the spec not written (exit 3).
-pub fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
+pub(crate) fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
     if let Some(name) = &opts.name {
         let ok = !name.starts_with(['.', '-'])
             && !name.is_empty()

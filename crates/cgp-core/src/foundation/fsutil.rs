@@ -8,7 +8,7 @@ use crate::foundation::error::Error;
 
 /// The temporary file a write of `path` goes through: `.<name>.tmp.<pid>` next to it. The
 /// leading dot keeps it out of `load_all`; the pid keeps writers of different processes apart.
-pub fn temp_path(path: &Path) -> std::path::PathBuf {
+pub(crate) fn temp_path(path: &Path) -> std::path::PathBuf {
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
@@ -232,7 +232,7 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
 }
 
 /// Where invalid UTF-8 starts, as a [`ReadError::NotUtf8`].
-pub fn utf8_error_at(bytes: &[u8], at: usize) -> ReadError {
+pub(crate) fn utf8_error_at(bytes: &[u8], at: usize) -> ReadError {
     let before = &bytes[..at.min(bytes.len())];
     let line_start = before.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     let line = before.iter().filter(|b| **b == b'\n').count() + 1;

@@ -7,7 +7,7 @@
 /// Interpreters and launchers, by file name without a version suffix (`python3.12` is
 /// `python`). `env` runs the program after its `NAME=value` words; the others run a script or
 /// module.
-pub const INTERPRETERS: [&str; 12] = [
+pub(crate) const INTERPRETERS: [&str; 12] = [
     "python",
     "pypy",
     "bash",
@@ -23,7 +23,7 @@ pub const INTERPRETERS: [&str; 12] = [
 ];
 
 /// The file name of `argv0` without its folder and `.exe`: `/usr/bin/python3` -> `python3`.
-pub fn file_stem(argv0: &str) -> &str {
+pub(crate) fn file_stem(argv0: &str) -> &str {
     let name = argv0.rsplit(['/', '\\']).next().unwrap_or(argv0);
     name.strip_suffix(".exe").unwrap_or(name)
 }

@@ -55,7 +55,7 @@ static ASSIGNMENT: LazyLock<regex::Regex> = LazyLock::new(|| {
 
 /// Whether a key (an environment variable's name, a field of a log line) looks like it names a
 /// secret: the one rule, [`super::secrets::is_credential`], any case.
-pub fn secret_key(key: &str) -> bool {
+pub(crate) fn secret_key(key: &str) -> bool {
     super::secrets::is_credential(key)
 }
 

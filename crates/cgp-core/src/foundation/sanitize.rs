@@ -20,7 +20,7 @@
 use std::fmt::Write as _;
 
 /// The most characters of an API response body an error or warning shows.
-pub const API_BODY_CHARS: usize = 500;
+pub(crate) const API_BODY_CHARS: usize = 500;
 
 /// Whether `c` is shown as an escape: controls, and characters that reorder or hide text.
 fn must_escape(c: char) -> bool {

@@ -49,7 +49,7 @@ pub enum ClockDomain {
 pub struct ThrottleReasons(pub u64);
 
 impl ThrottleReasons {
-    pub const NONE: Self = Self(0);
+    pub(crate) const NONE: Self = Self(0);
     pub const GPU_IDLE: Self = Self(0x1);
     /// Clocks held by application clocks or locked clocks (ours, nvidia-smi's or ncu's).
     pub const APPLICATIONS_CLOCKS_SETTING: Self = Self(0x2);
@@ -76,7 +76,7 @@ impl ThrottleReasons {
     /// Reasons that mean the GPU ran slower than it was set to: power capping, thermal and
     /// hardware slowdowns. Idle, application/locked clocks, sync boost and display clocks are
     /// settings or states, not throttling of a measurement.
-    pub const SLOWDOWN: Self = Self(
+    pub(crate) const SLOWDOWN: Self = Self(
         Self::SW_POWER_CAP.0
             | Self::HW_SLOWDOWN.0
             | Self::SW_THERMAL_SLOWDOWN.0
@@ -84,7 +84,7 @@ impl ThrottleReasons {
             | Self::HW_POWER_BRAKE_SLOWDOWN.0,
     );
 
-    pub fn contains(self, other: Self) -> bool {
+    pub(crate) fn contains(self, other: Self) -> bool {
         self.0 & other.0 == other.0
     }
 
@@ -103,7 +103,7 @@ impl ThrottleReasons {
     }
 
     /// snake_case names of the set bits; unknown bits as `0x...`.
-    pub fn names(self) -> Vec<String> {
+    pub(crate) fn names(self) -> Vec<String> {
         let mut out = Vec::new();
         let mut known = 0;
         for (flag, name) in Self::NAMES {

@@ -51,7 +51,7 @@ pub struct Fingerprint {
 
 /// How files write [`FieldValue::NotUsed`]: a profiler field that does not apply (`ncu_version`
 /// of an nsys measurement).
-pub const NOT_USED: &str = "not used";
+pub(crate) const NOT_USED: &str = "not used";
 
 /// One field of a [`Fingerprint`]: the value read, or why there is none. Written as text, the
 /// value itself or [`UNKNOWN`] / [`NOT_USED`], and read back by [`FieldValue::parse`], so files
@@ -415,7 +415,7 @@ pub fn effective_clock_control(
 }
 
 /// Lowercase, with runs of anything but letters and digits turned into one `-`.
-pub fn slug(text: &str) -> String {
+pub(crate) fn slug(text: &str) -> String {
     let mut out = String::new();
     for c in text.chars() {
         if c.is_ascii_alphanumeric() {

@@ -52,17 +52,17 @@ pub struct Peaks {
 
 impl Peaks {
     /// FLOP/s at the FP32 peak.
-    pub fn fp32_flops_per_s(&self) -> f64 {
+    pub(crate) fn fp32_flops_per_s(&self) -> f64 {
         self.fp32_tflops * 1e12
     }
 
     /// byte/s at the DRAM peak.
-    pub fn dram_bytes_per_s(&self) -> f64 {
+    pub(crate) fn dram_bytes_per_s(&self) -> f64 {
         self.dram_gbps * 1e9
     }
 
     /// The arithmetic intensity (FLOP/byte) where the FP32 roof meets the DRAM roof.
-    pub fn ridge_flop_per_byte(&self) -> f64 {
+    pub(crate) fn ridge_flop_per_byte(&self) -> f64 {
         self.fp32_flops_per_s() / self.dram_bytes_per_s()
     }
 }

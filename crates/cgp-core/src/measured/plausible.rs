@@ -16,11 +16,11 @@
 use crate::foundation::units::{Dimension, is_kernel_duration, normalise_or_keep};
 
 /// The longest time any metric may hold: one day, in ns. 1e308 ns is not a kernel time.
-pub const MAX_TIME_NS: f64 = 86_400e9;
+pub(crate) const MAX_TIME_NS: f64 = 86_400e9;
 
 /// The largest byte count any metric may hold (1e18 bytes, an exabyte: no GPU moves that in a
 /// kernel or holds it).
-pub const MAX_BYTES: f64 = 1e18;
+pub(crate) const MAX_BYTES: f64 = 1e18;
 
 /// Launch attributes that are whole counts.
 const WHOLE_METRICS: &[&str] = &[

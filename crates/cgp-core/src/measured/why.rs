@@ -15,7 +15,7 @@ use crate::stats::mannwhitney::NullCache;
 use crate::stats::median;
 
 /// Prefixes of the ncu metrics that explain time.
-pub const EXPLANATORY: &[&str] = &[
+pub(crate) const EXPLANATORY: &[&str] = &[
     "smsp__inst_executed",
     "sm__inst_executed",
     "smsp__sass_inst_executed",
@@ -63,7 +63,7 @@ pub const COLLECT: &[&str] = &[
 ];
 
 /// The smallest relative shift of a noisy counter reported as a change.
-pub const MIN_NOISY_CHANGE: f64 = 0.01;
+pub(crate) const MIN_NOISY_CHANGE: f64 = 0.01;
 
 /// Whether `metric` is one of the counters that explain time.
 pub fn is_explanatory(metric: &str) -> bool {
@@ -71,7 +71,7 @@ pub fn is_explanatory(metric: &str) -> bool {
 }
 
 /// Whether `metric` is deterministic for a given binary and input (compared exactly).
-pub fn is_deterministic(metric: &str) -> bool {
+pub(crate) fn is_deterministic(metric: &str) -> bool {
     metric.starts_with("launch__")
         || metric.contains("inst_executed")
         || metric.contains("_mem_local")

@@ -14,7 +14,7 @@ use super::summary::median_sorted;
 ///
 /// Returns `None` when a side is empty, a value is not finite and strictly positive, or
 /// `resamples` is zero. The point estimate is the ratio of the observed medians.
-pub fn median_ratio(
+pub(crate) fn median_ratio(
     candidate: &[f64],
     baseline: &[f64],
     confidence: f64,

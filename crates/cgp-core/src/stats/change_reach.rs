@@ -45,7 +45,7 @@ pub const MAX_RESULTS: usize = 100_000;
 
 /// The smallest p-value a permutation test of the best split of `n` points can reach (see the
 /// module comment); 1 when `n` is too short to split with `min_segment` points on each side.
-pub fn permutation_floor(n: usize, min_segment: usize) -> f64 {
+pub(crate) fn permutation_floor(n: usize, min_segment: usize) -> f64 {
     let m = min_segment.max(2);
     if n < 2 * m {
         return 1.0;
@@ -84,7 +84,7 @@ fn scan_critical(n: usize, m: usize, level: f64) -> f64 {
 /// The smallest relative shift (after / before - 1, either way) found with probability [`POWER`]
 /// in `n` results with noise `cv` at `level`; `None` when `n` results can find no shift at all
 /// (the permutation floor is above the level, or `n` is too short to split).
-pub fn smallest_shift(n: usize, cv: f64, level: f64, min_segment: usize) -> Option<f64> {
+pub(crate) fn smallest_shift(n: usize, cv: f64, level: f64, min_segment: usize) -> Option<f64> {
     if !(level > 0.0 && level < 1.0 && cv.is_finite() && cv >= 0.0) {
         return None;
     }

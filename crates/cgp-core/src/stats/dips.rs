@@ -21,14 +21,14 @@ use super::order::quantile_sorted;
 use super::outliers::TUKEY_K;
 
 /// At most this share of a side is left out as slow outliers (rounded down).
-pub const MAX_SHARE: f64 = 0.2;
+pub(crate) const MAX_SHARE: f64 = 0.2;
 
 /// Fewest samples on a side for the fence to be computed (as `tukey_outliers`).
 const MIN_FOR_FENCE: usize = 4;
 
 /// `sorted` (ascending, finite) without its slow-side outliers, and how many were left out.
 /// `slow_high`: the slow side is the high end (lower is better).
-pub fn trim_slow(sorted: &[f64], slow_high: bool) -> (Vec<f64>, usize) {
+pub(crate) fn trim_slow(sorted: &[f64], slow_high: bool) -> (Vec<f64>, usize) {
     let n = sorted.len();
     if n < MIN_FOR_FENCE {
         return (sorted.to_vec(), 0);
@@ -58,7 +58,7 @@ pub fn trim_slow(sorted: &[f64], slow_high: bool) -> (Vec<f64>, usize) {
 /// At most [`MAX_SHARE`] of each side is left out (a guard that binds only when one side is far
 /// slower than the other: a real regression is never trimmed away). Returns the kept candidate,
 /// the kept baseline (unmoved), and how many of each were left out.
-pub fn trim_pooled(
+pub(crate) fn trim_pooled(
     c_sorted: &[f64],
     b_sorted: &[f64],
     map: &dyn Fn(f64) -> f64,

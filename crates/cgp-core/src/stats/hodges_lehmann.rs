@@ -68,7 +68,7 @@ fn unkey(k: u64) -> f64 {
 
 /// A pairwise operation, non-decreasing in `c` and non-increasing in `b`, with a test
 /// `gt(c, b, x)` that is exactly `op(c, b) > x` for the computed (rounded) value.
-pub trait PairOp {
+pub(crate) trait PairOp {
     fn op(&self, c: f64, b: f64) -> f64;
     fn gt(&self, c: f64, b: f64, x: f64) -> bool {
         self.op(c, b) > x
@@ -78,7 +78,7 @@ pub trait PairOp {
 /// `c / b` for positive values. The comparison first tries a multiplication (several times
 /// faster than a division) with a margin far beyond its rounding error, and divides only when
 /// the two are too close to call, so the answer is always that of the rounded quotient.
-pub struct Ratio;
+pub(crate) struct Ratio;
 
 impl PairOp for Ratio {
     fn op(&self, c: f64, b: f64) -> f64 {
@@ -97,7 +97,7 @@ impl PairOp for Ratio {
 }
 
 /// `c - b`.
-pub struct Difference;
+pub(crate) struct Difference;
 
 impl PairOp for Difference {
     fn op(&self, c: f64, b: f64) -> f64 {
@@ -146,7 +146,7 @@ fn next_above(c: &[f64], b: &[f64], x: f64, op: &impl PairOp) -> Option<f64> {
 
 /// The `k`-th smallest (1-based, `1 <= k <= m n`) of `op(c_j, b_i)` over sorted, non-empty
 /// sides, without forming them.
-pub fn select_kth(c: &[f64], b: &[f64], k: u64, op: &impl PairOp) -> f64 {
+pub(crate) fn select_kth(c: &[f64], b: &[f64], k: u64, op: &impl PairOp) -> f64 {
     let (Some(&c0), Some(&c1), Some(&b0), Some(&b1)) = (c.first(), c.last(), b.first(), b.last()) else {
         return f64::NAN;
     };
@@ -196,7 +196,7 @@ fn sorted(v: &[f64]) -> Vec<f64> {
 }
 
 /// Hodges-Lehmann relative shift of sorted, positive, finite sides (callers check).
-pub fn relative_shift_sorted(c: &[f64], b: &[f64], confidence: f64, cache: &mut NullCache) -> Shift {
+pub(crate) fn relative_shift_sorted(c: &[f64], b: &[f64], confidence: f64, cache: &mut NullCache) -> Shift {
     let (k, achieved) = moses_rank(c.len(), b.len(), confidence, cache);
     let (mid, [lo, hi]) = estimate(c, b, k, &Ratio);
     Shift {
@@ -207,7 +207,7 @@ pub fn relative_shift_sorted(c: &[f64], b: &[f64], confidence: f64, cache: &mut 
 }
 
 /// Hodges-Lehmann absolute shift (candidate - baseline) of sorted, finite sides.
-pub fn absolute_shift_sorted(c: &[f64], b: &[f64], confidence: f64, cache: &mut NullCache) -> Shift {
+pub(crate) fn absolute_shift_sorted(c: &[f64], b: &[f64], confidence: f64, cache: &mut NullCache) -> Shift {
     let (k, achieved) = moses_rank(c.len(), b.len(), confidence, cache);
     let (mid, ci) = estimate(c, b, k, &Difference);
     Shift {

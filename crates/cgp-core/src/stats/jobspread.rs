@@ -40,7 +40,7 @@ pub const MIN_GENERATIONS: usize = 3;
 /// square, 0.41 %, is the spread of a difference of two jobs, `sqrt(2)` times a job's. A runner
 /// that drifts more or less says so with `settings.job_spread` (what `cgp-gate calibrate
 /// --baselines` measures).
-pub const DEFAULT_PRIOR: f64 = 0.003;
+pub(crate) const DEFAULT_PRIOR: f64 = 0.003;
 
 /// What the prior is worth, in degrees of freedom (as many as 2 x 4 jobs' medians would give).
 pub const PRIOR_DF: f64 = 8.0;
@@ -70,7 +70,7 @@ impl Default for Prior {
 /// did; a job on another node or boot does them alike, so the prior of a job drift is not
 /// assumed for them (their history still measures one). Durations, rates and percentages of peak
 /// move with the machine: they take the prior. Unknown names take it too (the safe side).
-pub fn counts_work(key: &str) -> bool {
+pub(crate) fn counts_work(key: &str) -> bool {
     let metric = key.rsplit('/').next().unwrap_or(key);
     let rate = ["per_second", "pct", "throughput", "time", "cycles"]
         .iter()
@@ -90,7 +90,7 @@ pub fn job_spread(history: &[f64], median: f64, cv: Option<f64>, n: usize) -> Op
 }
 
 /// [`job_spread`] with another prior.
-pub fn job_spread_with(
+pub(crate) fn job_spread_with(
     history: &[f64],
     median: f64,
     cv: Option<f64>,
@@ -108,7 +108,7 @@ pub fn job_spread_with(
 /// in all), not `(pi / 2) cv^2 / R` from the launch-level CV, which is right for one sample per
 /// run and overstates a 30-launch median's noise 2x to 46x (issue 35). `within_sd`: `None` when
 /// no run holds two launches (then `between_sd` is the whole per-run spread).
-pub fn median_noise_var(between_sd: f64, within_sd: Option<f64>, runs: usize, launches: usize) -> f64 {
+pub(crate) fn median_noise_var(between_sd: f64, within_sd: Option<f64>, runs: usize, launches: usize) -> f64 {
     let (r, n) = (runs.max(1) as f64, launches.max(1) as f64);
     let b = if between_sd.is_finite() { between_sd } else { 0.0 };
     match within_sd.filter(|w| w.is_finite()) {
@@ -124,7 +124,12 @@ pub fn median_noise_var(between_sd: f64, within_sd: Option<f64>, runs: usize, la
 /// 0 when the history looked quiet was a test-then-test rule, and it cost alpha): with fewer than
 /// [`MIN_GENERATIONS`] medians the prior stands alone. `None` only when the prior is 0 and the
 /// history gives no estimate. Never NaN.
-pub fn job_spread_noise(history: &[f64], median: f64, noise_var: f64, prior: Prior) -> Option<JobSpread> {
+pub(crate) fn job_spread_noise(
+    history: &[f64],
+    median: f64,
+    noise_var: f64,
+    prior: Prior,
+) -> Option<JobSpread> {
     let logs: Vec<f64> = history
         .iter()
         .chain(std::iter::once(&median))

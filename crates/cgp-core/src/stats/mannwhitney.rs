@@ -18,13 +18,13 @@ use std::collections::HashMap;
 use super::ranks::{Pooled, exact_tails, normal_tails, pool_sorted};
 
 /// Largest pooled sample size for the exact integer (`i128`) distribution without ties.
-pub const EXACT_MAX_TOTAL: usize = 100;
+pub(crate) const EXACT_MAX_TOTAL: usize = 100;
 /// Largest `min(m, n) * m * n` (the work of the Gaussian binomial) for the floating-point exact
 /// distribution without ties above [`EXACT_MAX_TOTAL`]: 300 v 300 takes about 30 ms, once per
 /// size pair.
-pub const EXACT_MAX_WORK: usize = 30_000_000;
+pub(crate) const EXACT_MAX_WORK: usize = 30_000_000;
 /// Largest pooled size for the floating-point distribution (`C(1000, 500)` ~ 2.7e299 fits f64).
-pub const EXACT_MAX_TOTAL_F64: usize = 1000;
+pub(crate) const EXACT_MAX_TOTAL_F64: usize = 1000;
 
 /// Result of the two one-sided tests of one row.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,7 +52,7 @@ pub struct NullCache {
 impl NullCache {
     /// `P(U <= k)` for `k = 0..=m*n` under the null without ties, or `None` when that is beyond
     /// the exact limits or either side is empty.
-    pub fn cdf(&mut self, m: usize, n: usize) -> Option<&[f64]> {
+    pub(crate) fn cdf(&mut self, m: usize, n: usize) -> Option<&[f64]> {
         let key = (m.min(n), m.max(n));
         if key.0 == 0 {
             return None;
@@ -176,7 +176,7 @@ fn tests_of(p: &Pooled, cache: &mut NullCache) -> MannWhitney {
 /// Both one-sided tests of sorted, finite, non-empty `candidate` against sorted `baseline`
 /// mapped through `map` (monotone non-decreasing: `|b| b * 1.03` tests "candidate larger than
 /// baseline x 1.03").
-pub fn mann_whitney_sorted(
+pub(crate) fn mann_whitney_sorted(
     candidate: &[f64],
     baseline: &[f64],
     map: impl Fn(f64) -> f64,

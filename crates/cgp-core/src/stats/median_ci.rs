@@ -21,7 +21,7 @@ pub(crate) fn binomial_half_sf(n: usize, k: usize) -> f64 {
 /// Interval `[x_(k), x_(n+1-k)]` of the median of sorted data at (at least) `confidence`, and the
 /// coverage achieved. With too few values for that confidence it is the full range and its
 /// coverage `1 - 2^(1-n)`. `None` when empty.
-pub fn median_interval(sorted: &[f64], confidence: f64) -> Option<([f64; 2], f64)> {
+pub(crate) fn median_interval(sorted: &[f64], confidence: f64) -> Option<([f64; 2], f64)> {
     let n = sorted.len();
     if n == 0 {
         return None;
@@ -38,13 +38,13 @@ pub fn median_interval(sorted: &[f64], confidence: f64) -> Option<([f64; 2], f64
 }
 
 /// The coverage of `[x_(k), x_(n+1-k)]` as an interval of the median of `n` values (`k` from 1).
-pub fn coverage(n: usize, k: usize) -> f64 {
+pub(crate) fn coverage(n: usize, k: usize) -> f64 {
     (1.0 - 2.0 * binomial_half_sf(n, n + 1 - k.max(1))).max(0.0)
 }
 
 /// One-sided sign-test p-values of "the median is above `limit`" and "below `limit`". Values equal
 /// to the limit carry no sign and are left out, the usual convention.
-pub fn sign_test(samples: &[f64], limit: f64) -> (f64, f64) {
+pub(crate) fn sign_test(samples: &[f64], limit: f64) -> (f64, f64) {
     let above = samples.iter().filter(|&&x| x > limit).count();
     let below = samples.iter().filter(|&&x| x < limit).count();
     let n = above + below;

@@ -5,7 +5,7 @@
 use super::order::{quantile_sorted, sorted_finite};
 
 /// Fence multiplier on the interquartile range (Tukey's "outside" fence).
-pub const TUKEY_K: f64 = 1.5;
+pub(crate) const TUKEY_K: f64 = 1.5;
 
 /// Indices (into `samples`) of values outside `[Q1 - 1.5 IQR, Q3 + 1.5 IQR]`, ascending.
 /// Non-finite values are ignored; fewer than four finite values never have outliers (the quartiles

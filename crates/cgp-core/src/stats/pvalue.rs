@@ -5,7 +5,7 @@ use std::fmt;
 
 /// A p-value for a reason's text; `{:.2e}` formats it.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
-pub struct P(pub f64);
+pub(crate) struct P(pub f64);
 
 impl fmt::LowerExp for P {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

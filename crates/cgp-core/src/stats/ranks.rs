@@ -18,13 +18,13 @@ use statrs::distribution::{ContinuousCDF, Normal};
 use statrs::function::factorial::ln_binomial;
 
 /// Most DP cell updates one exact tail may take (about 0.1 s); beyond it: normal approximation.
-pub const EXACT_WORK_LIMIT: u64 = 60_000_000;
+pub(crate) const EXACT_WORK_LIMIT: u64 = 60_000_000;
 /// Most DP cells (items of the picked side x reachable `2U` values) one exact tail may hold.
-pub const EXACT_CELL_LIMIT: u64 = 4_000_000;
+pub(crate) const EXACT_CELL_LIMIT: u64 = 4_000_000;
 
 /// Two samples pooled: the tie groups in ascending order and the candidate's doubled U.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pooled {
+pub(crate) struct Pooled {
     /// Candidate size.
     pub m: usize,
     /// Baseline size.
@@ -37,7 +37,7 @@ pub struct Pooled {
 
 impl Pooled {
     /// Whether any two pooled values are equal.
-    pub fn ties(&self) -> bool {
+    pub(crate) fn ties(&self) -> bool {
         self.groups.iter().any(|g| g.1 > 1)
     }
 
@@ -59,7 +59,7 @@ impl Pooled {
     clippy::float_cmp,
     reason = "ties are exactly equal values; a margin would invent ties"
 )]
-pub fn pool_sorted(candidate: &[f64], baseline: &[f64], map: impl Fn(f64) -> f64) -> Pooled {
+pub(crate) fn pool_sorted(candidate: &[f64], baseline: &[f64], map: impl Fn(f64) -> f64) -> Pooled {
     let (m, n) = (candidate.len(), baseline.len());
     let mut groups: Vec<(u32, u32)> = Vec::new();
     let mut w: u64 = 0;
@@ -90,7 +90,7 @@ pub fn pool_sorted(candidate: &[f64], baseline: &[f64], map: impl Fn(f64) -> f64
 }
 
 /// Normal approximation with tie and continuity correction: (P(U >= u), P(U <= u)).
-pub fn normal_tails(p: &Pooled) -> (f64, f64) {
+pub(crate) fn normal_tails(p: &Pooled) -> (f64, f64) {
     let (m, n) = (p.m as f64, p.n as f64);
     let big_n = m + n;
     let var = m * n / 12.0 * ((big_n + 1.0) - p.tie_term() / (big_n * (big_n - 1.0)));
@@ -109,7 +109,7 @@ pub fn normal_tails(p: &Pooled) -> (f64, f64) {
 
 /// Exact conditional (P(U >= u), P(U <= u)) given the tie groups, or `None` when the work would
 /// exceed the limits.
-pub fn exact_tails(p: &Pooled) -> Option<(f64, f64)> {
+pub(crate) fn exact_tails(p: &Pooled) -> Option<(f64, f64)> {
     let mn2 = 2 * (p.m as u64) * (p.n as u64);
     // P(W_c >= w) = P(W_b <= 2mn - w): the baseline's doubled U is 2mn - W_c.
     let greater = lower_tail(p, false, mn2 - p.w)?;

@@ -59,7 +59,7 @@ pub enum Method {
 
 impl Method {
     /// Every method this version writes (for tests and docs).
-    pub const KNOWN: [Method; 7] = [
+    pub(crate) const KNOWN: [Method; 7] = [
         Self::None,
         Self::Exact,
         Self::MannWhitneyHodgesLehmann,

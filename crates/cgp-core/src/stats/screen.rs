@@ -28,22 +28,22 @@
 use statrs::distribution::{DiscreteCDF, Hypergeometric};
 
 /// The smallest distance from the process's centre that makes a launch far, as a ratio (20 %).
-pub const FAR_MIN_RATIO: f64 = 1.2;
+pub(crate) const FAR_MIN_RATIO: f64 = 1.2;
 
 /// The distance from the process's centre that makes a launch far, in robust standard
 /// deviations (1.4826 MAD) of the process's launches.
-pub const FAR_MADS: f64 = 10.0;
+pub(crate) const FAR_MADS: f64 = 10.0;
 
 /// One-sided level of the test that the candidate's share of marked launches or processes
 /// exceeds the baseline's: below it, the marks are the code's and nothing is left out.
-pub const MACHINE_LEVEL: f64 = 0.05;
+pub(crate) const MACHINE_LEVEL: f64 = 0.05;
 
 /// A row that leaves out more than this share of a side's launches, or of its processes, as the
 /// machine's, and more than one of them, is never a pass on what is left: unless the interval with
 /// nothing left out passes too, it is inconclusive and measured again.
 /// One is always allowed: a single preempted launch or process is the machine's typical event,
 /// and a side of 10 processes would otherwise never pass after one.
-pub const MAX_LEFT_OUT_SHARE: f64 = 0.05;
+pub(crate) const MAX_LEFT_OUT_SHARE: f64 = 0.05;
 
 /// What a row left out of its test, per side (baseline, candidate), and why.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -91,7 +91,7 @@ pub struct FarLaunch {
 }
 
 /// How many far launches a reason names (the count covers all).
-pub const NAMED: usize = 3;
+pub(crate) const NAMED: usize = 3;
 
 impl LeftOut {
     /// Nothing left out or kept by any rule.
@@ -101,7 +101,7 @@ impl LeftOut {
 
     /// Does a side leave out more than [`MAX_LEFT_OUT_SHARE`] of its launches or processes, and
     /// more than one?
-    pub fn too_much(&self) -> bool {
+    pub(crate) fn too_much(&self) -> bool {
         let over = |k: usize, n: usize| k > 1 && k as f64 > MAX_LEFT_OUT_SHARE * n as f64;
         over(self.launches.0, self.of_launches.0)
             || over(self.launches.1, self.of_launches.1)
@@ -118,7 +118,7 @@ impl LeftOut {
 
     /// What was kept as the code's and whether the row may pass, for a reason that states the
     /// counts itself (the rank test's).
-    pub fn notes_sentence(&self) -> String {
+    pub(crate) fn notes_sentence(&self) -> String {
         self.notes().join("; ")
     }
 
@@ -191,7 +191,7 @@ fn round_sig(x: f64) -> f64 {
 /// p of "the candidate's share `k_c / n_c` is no larger than the baseline's `k_b / n_b`":
 /// Fisher's exact test, one-sided (the hypergeometric tail of the candidate's count given both
 /// sides' totals). 1 when nothing is marked.
-pub fn share_p(k_c: usize, n_c: usize, k_b: usize, n_b: usize) -> f64 {
+pub(crate) fn share_p(k_c: usize, n_c: usize, k_b: usize, n_b: usize) -> f64 {
     let (k_c, k_b) = (k_c.min(n_c), k_b.min(n_b));
     if k_c == 0 || n_c == 0 {
         return 1.0;
@@ -203,7 +203,7 @@ pub fn share_p(k_c: usize, n_c: usize, k_b: usize, n_b: usize) -> f64 {
 
 /// p of "an outlier is as likely on the bad side as on the good one" for `k_bad` and `k_good`
 /// outliers (the sign test, one-sided): the machine slows a base process as often as a head one.
-pub fn sign_p(k_bad: usize, k_good: usize) -> f64 {
+pub(crate) fn sign_p(k_bad: usize, k_good: usize) -> f64 {
     use statrs::distribution::Binomial;
     if k_bad == 0 {
         return 1.0;
@@ -212,7 +212,7 @@ pub fn sign_p(k_bad: usize, k_good: usize) -> f64 {
 }
 
 /// Does the code explain the candidate's marks (its share significantly above the baseline's)?
-pub fn code_explains(k_c: usize, n_c: usize, k_b: usize, n_b: usize) -> Option<f64> {
+pub(crate) fn code_explains(k_c: usize, n_c: usize, k_b: usize, n_b: usize) -> Option<f64> {
     let p = share_p(k_c, n_c, k_b, n_b);
     (p <= MACHINE_LEVEL).then_some(p)
 }
@@ -223,7 +223,7 @@ fn median(v: &[f64]) -> f64 {
 
 /// The far launches of one side (log values grouped by run): for each run, the flags of its
 /// launches. See the module's rule.
-pub fn far_launches(side: &[Vec<f64>]) -> Vec<Vec<bool>> {
+pub(crate) fn far_launches(side: &[Vec<f64>]) -> Vec<Vec<bool>> {
     let all: Vec<f64> = side.iter().flatten().copied().collect();
     let side_centre = median(&all);
     let min = FAR_MIN_RATIO.ln();
@@ -251,7 +251,7 @@ pub fn far_launches(side: &[Vec<f64>]) -> Vec<Vec<bool>> {
 }
 
 /// A run's centre for naming a far launch: the median of its other launches.
-pub fn run_centre(run: &[f64], flags: &[bool]) -> f64 {
+pub(crate) fn run_centre(run: &[f64], flags: &[bool]) -> f64 {
     let kept: Vec<f64> = run
         .iter()
         .zip(flags)

@@ -58,13 +58,13 @@ pub struct LookAt {
 
 impl LookAt {
     /// The planned information fractions of the looks (processes at each look over the last).
-    pub fn fractions(&self) -> Vec<f64> {
+    pub(crate) fn fractions(&self) -> Vec<f64> {
         fractions(self.repetitions, self.max_repetitions)
     }
 
     /// The index (0-based) of the look `done` processes make: the last planned look that holds
     /// no more than `done`.
-    pub fn index(&self) -> usize {
+    pub(crate) fn index(&self) -> usize {
         let step = self.repetitions.max(1);
         let max = self.max_repetitions.max(step);
         let looks = fractions(self.repetitions, self.max_repetitions).len();
@@ -79,7 +79,7 @@ impl LookAt {
 
 /// The planned fractions `n_k / n_K` of a row measured `repetitions` processes at a time up to
 /// `max_repetitions` (one look, `[1.0]`, when the first round is the last).
-pub fn fractions(repetitions: u32, max_repetitions: u32) -> Vec<f64> {
+pub(crate) fn fractions(repetitions: u32, max_repetitions: u32) -> Vec<f64> {
     let step = repetitions.max(1);
     let max = max_repetitions.max(step);
     let mut out = Vec::new();
@@ -99,7 +99,7 @@ pub fn fractions(repetitions: u32, max_repetitions: u32) -> Vec<f64> {
 /// than under Bonferroni; the last look spends what those looks left of `alpha` under their joint
 /// distribution, which is more than `alpha / K` because the looks overlap (a Haybittle-Peto-type
 /// boundary, computed exactly).
-pub fn nominal_levels(alpha: f64, fractions: &[f64]) -> Vec<f64> {
+pub(crate) fn nominal_levels(alpha: f64, fractions: &[f64]) -> Vec<f64> {
     let looks = fractions.len();
     let even = alpha / looks.max(1) as f64;
     let bonferroni = vec![even; looks];

@@ -16,7 +16,7 @@ pub const LOCK_FILE: &str = ".lock";
 /// An exclusive lock on a baselines directory, released on drop (closing the file releases it,
 /// also when the process dies, so a crashed writer never leaves the store locked).
 #[derive(Debug)]
-pub struct DirLock {
+pub(crate) struct DirLock {
     _file: File,
 }
 
@@ -24,10 +24,10 @@ pub struct DirLock {
 /// [`LOCK_TIMEOUT_ENV`] says otherwise. The lock is held only for a read-modify-write of a few
 /// files, so a wait this long means a writer is stuck (or the store is on a file system whose
 /// locks never come back).
-pub const DEFAULT_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+pub(crate) const DEFAULT_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Seconds to wait for the store's lock (docs/baselines.md).
-pub const LOCK_TIMEOUT_ENV: &str = "CGP_GATE_LOCK_TIMEOUT_S";
+pub(crate) const LOCK_TIMEOUT_ENV: &str = "CGP_GATE_LOCK_TIMEOUT_S";
 
 impl DirLock {
     /// Wait until this process holds the lock of `dir` (created if missing): at once when it is
@@ -39,7 +39,7 @@ impl DirLock {
     /// [`Error::Input`] (exit 2) when `.lock` is not a regular file (a FIFO, a device, a link:
     /// opening a FIFO would block forever); [`Error::Environment`] (exit 3) when the wait times
     /// out; [`Error::Io`] when the directory or the lock file cannot be created or locked.
-    pub fn acquire(dir: &Path) -> Result<Self, Error> {
+    pub(crate) fn acquire(dir: &Path) -> Result<Self, Error> {
         fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
         let path = dir.join(LOCK_FILE);
         let not_regular = |what: &str| {
@@ -147,7 +147,7 @@ fn lock_timeout() -> Result<std::time::Duration, Error> {
 
 /// Remove temporary files left next to `path` by writers that died mid-write. Only call with the
 /// lock held: then no live writer can own one.
-pub fn remove_stale_temps(path: &Path) -> Result<(), Error> {
+pub(crate) fn remove_stale_temps(path: &Path) -> Result<(), Error> {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return Ok(());
     };

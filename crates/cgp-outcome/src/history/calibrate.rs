@@ -28,13 +28,13 @@ use crate::spec::model::{Settings, Target};
 use crate::stats::{Config, summarize, tukey_outliers};
 
 /// Version of the calibration JSON.
-pub const CALIBRATION_VERSION: u32 = 1;
+pub(crate) const CALIBRATION_VERSION: u32 = 1;
 
 /// Share of simulated checks that must pass (A/A) or find the change.
-pub const COVERAGE: f64 = 0.95;
+pub(crate) const COVERAGE: f64 = 0.95;
 
 /// Largest repetition count searched for when the spec's threshold is too tight.
-pub const MAX_SEARCH_REPETITIONS: u32 = 1000;
+pub(crate) const MAX_SEARCH_REPETITIONS: u32 = 1000;
 
 /// Settings of a calibration.
 #[derive(Debug, Clone, Copy)]

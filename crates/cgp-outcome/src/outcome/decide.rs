@@ -164,7 +164,7 @@ pub fn stored_verdict_problem(results: &crate::outcome::results::Results) -> Opt
 /// A shard whose own stored verdict is `error` although its rows and errors do not say why (it
 /// had work and judged nothing) gets a `shard-failed` error here, so it is never hidden behind
 /// the other shards' rows. `shards` is each shard's label, GPU name, file and results.
-pub fn merged_verdict<'a>(
+pub(crate) fn merged_verdict<'a>(
     rows: &[Row],
     errors: &mut Vec<RunError>,
     shards: impl Iterator<
@@ -218,7 +218,7 @@ pub fn error_exit_code(errors: &[RunError]) -> Exit {
 /// The exit code of `changes`: 1 when any level shift goes the bad way ([`shift_is_worse`]), or
 /// with `--fail-on inconclusive` when any series is too short to find a shift of any size at the
 /// run's level (the history cannot answer: by default that is said and is exit 0); else 0.
-pub fn changes_exit_code(worse_shifts: usize, too_short_series: usize, fail_on: FailOn) -> Exit {
+pub(crate) fn changes_exit_code(worse_shifts: usize, too_short_series: usize, fail_on: FailOn) -> Exit {
     if worse_shifts > 0 || (fail_on == FailOn::Inconclusive && too_short_series > 0) {
         Exit::Regression
     } else {
@@ -239,7 +239,7 @@ pub fn bisect_exit_code(end: crate::outcome::bisect::BisectEnd) -> Exit {
 
 /// Whether a level shift from `before` to `after` goes the bad way for a metric of this
 /// direction (`changes`); a row without a direction is never worse.
-pub fn shift_is_worse(
+pub(crate) fn shift_is_worse(
     direction: Option<crate::outcome::results::Direction>,
     before: f64,
     after: f64,

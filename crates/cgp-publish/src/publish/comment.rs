@@ -119,7 +119,7 @@ impl GithubConfig {
 ///
 /// # Errors
 /// [`Error::Input`] when the file cannot be read or is not JSON.
-pub fn pr_from_event(path: &Path) -> Result<Option<u64>> {
+pub(crate) fn pr_from_event(path: &Path) -> Result<Option<u64>> {
     let text = crate::foundation::fsutil::read_text(path, crate::foundation::fsutil::limits::RESULTS)
         .map_err(|e| {
             Error::input(

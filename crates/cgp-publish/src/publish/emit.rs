@@ -24,7 +24,7 @@ pub struct ReportPaths {
 
 impl ReportPaths {
     /// The path asked for `ty`.
-    pub fn get(&self, ty: ExportType) -> Option<&Path> {
+    pub(crate) fn get(&self, ty: ExportType) -> Option<&Path> {
         match ty {
             ExportType::Json => self.json.as_deref(),
             ExportType::Junit => self.junit.as_deref(),

@@ -225,7 +225,7 @@ fn random_seed() -> u64 {
 ///
 /// # Errors
 /// [`Error::Io`] when `out` cannot be written.
-pub fn print_annotations(results: &Results, out: &mut dyn std::io::Write) -> Result<()> {
+pub(crate) fn print_annotations(results: &Results, out: &mut dyn std::io::Write) -> Result<()> {
     for line in annotations(results) {
         writeln!(out, "{line}").map_err(|e| Error::io("write", "<stdout>", e))?;
     }

@@ -47,10 +47,10 @@ const MIN_FOR_FENCE: usize = 4;
 /// Fewest runs on a side for its disturbed runs (a preempted process) to be fenced: the median
 /// absolute deviation of fewer run levels is too noisy a scale (on the real 10-run H100 baselines
 /// it put a matmul process only 0.62 % from the others at 15 of them).
-pub const MIN_RUNS_FOR_FENCE: usize = 20;
+pub(crate) const MIN_RUNS_FOR_FENCE: usize = 20;
 /// A run whose level lies further than this many robust standard deviations from the side's
 /// median run is a disturbed run: reported and left out.
-pub const RUN_FENCE_K: f64 = 5.0;
+pub(crate) const RUN_FENCE_K: f64 = 5.0;
 
 /// One side of a row: its samples and the run each came from (same length), or no runs (each
 /// sample its own run).
@@ -89,7 +89,7 @@ pub struct Fit {
 impl Fit {
     /// One-sided p of "the shift is at most `boundary`" (log scale) against larger shifts, with
     /// an extra variance `extra_var` (the between-job part) added to the standard error's square.
-    pub fn p_greater(&self, boundary: f64, extra_var: f64) -> f64 {
+    pub(crate) fn p_greater(&self, boundary: f64, extra_var: f64) -> f64 {
         self.standardized(boundary, extra_var).map_or_else(
             || self.exact_p(extra_var, self.delta > boundary),
             |t| student(self.df).map_or(1.0, |d| 1.0 - d.cdf(t)),
@@ -97,7 +97,7 @@ impl Fit {
     }
 
     /// One-sided p of "the shift is at least `boundary`" against smaller shifts.
-    pub fn p_less(&self, boundary: f64, extra_var: f64) -> f64 {
+    pub(crate) fn p_less(&self, boundary: f64, extra_var: f64) -> f64 {
         self.standardized(boundary, extra_var).map_or_else(
             || self.exact_p(extra_var, self.delta < boundary),
             |t| student(self.df).map_or(1.0, |d| d.cdf(t)),
@@ -127,7 +127,7 @@ impl Fit {
     /// rule (`(se^2 + v)^2 / (se^4 / df + v^2 / job_df)`), so an estimate of the job spread from
     /// a short history (or a prior) widens the t distribution, not only the standard error.
     #[must_use]
-    pub fn with_job_term(&self, extra_var: f64, job_df: f64) -> Self {
+    pub(crate) fn with_job_term(&self, extra_var: f64, job_df: f64) -> Self {
         let mut f = self.clone();
         let (a, v) = (self.se * self.se, extra_var.max(0.0));
         if v > 0.0 && job_df.is_finite() && job_df > 0.0 && self.df > 0.0 {
@@ -140,14 +140,14 @@ impl Fit {
     }
 
     /// Two-sided interval of the shift (log scale) at `confidence`, with `extra_var` added.
-    pub fn interval(&self, confidence: f64, extra_var: f64) -> [f64; 2] {
+    pub(crate) fn interval(&self, confidence: f64, extra_var: f64) -> [f64; 2] {
         let se = (self.se * self.se + extra_var).sqrt();
         let q = student(self.df).map_or(f64::INFINITY, |d| d.inverse_cdf(0.5 + confidence / 2.0));
         [self.delta - q * se, self.delta + q * se]
     }
 
     /// The t quantile of the interval at `confidence` (for "widened by" texts).
-    pub fn quantile(&self, confidence: f64) -> f64 {
+    pub(crate) fn quantile(&self, confidence: f64) -> f64 {
         student(self.df).map_or(f64::INFINITY, |d| d.inverse_cdf(0.5 + confidence / 2.0))
     }
 }
@@ -615,7 +615,7 @@ pub fn run_means(base: Runs<'_>, head: Runs<'_>) -> RunMeans {
 }
 
 /// The number of distinct runs in `runs` (`values` long); an empty `runs` counts every value.
-pub fn count_runs(values: usize, runs: &[u32]) -> usize {
+pub(crate) fn count_runs(values: usize, runs: &[u32]) -> usize {
     if runs.is_empty() {
         return values;
     }

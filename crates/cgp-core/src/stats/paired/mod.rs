@@ -34,7 +34,7 @@ use super::row::{Method, RowVerdict};
 use super::spending::{LookAt, share};
 
 /// Fewer pairs than this: no test.
-pub const MIN_PAIRS: usize = 3;
+pub(crate) const MIN_PAIRS: usize = 3;
 
 /// One paired row to judge.
 #[derive(Debug, Clone)]

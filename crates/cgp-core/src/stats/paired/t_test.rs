@@ -17,7 +17,7 @@ impl PairedT {
     }
 
     /// P(mean this large or larger | true mean `at`).
-    pub fn p_greater(&self, at: f64) -> f64 {
+    pub(crate) fn p_greater(&self, at: f64) -> f64 {
         if self.se == 0.0 {
             return if self.mean > at { 0.0 } else { 1.0 };
         }
@@ -26,7 +26,7 @@ impl PairedT {
     }
 
     /// P(mean this small or smaller | true mean `at`).
-    pub fn p_less(&self, at: f64) -> f64 {
+    pub(crate) fn p_less(&self, at: f64) -> f64 {
         if self.se == 0.0 {
             return if self.mean < at { 0.0 } else { 1.0 };
         }
@@ -34,7 +34,7 @@ impl PairedT {
     }
 
     /// Two-sided interval of the mean at `confidence`.
-    pub fn interval(&self, confidence: f64) -> [f64; 2] {
+    pub(crate) fn interval(&self, confidence: f64) -> [f64; 2] {
         let q = self
             .dist()
             .map_or(f64::INFINITY, |d| d.inverse_cdf(0.5 + confidence / 2.0));
@@ -60,7 +60,7 @@ pub fn paired_t(d: &[f64]) -> Option<PairedT> {
 }
 
 /// The share of the differences left out at each end by [`trimmed_t`].
-pub const TRIM: f64 = 0.1;
+pub(crate) const TRIM: f64 = 0.1;
 
 /// Yuen's trimmed t of `d` (one sample; Yuen 1974, Wilcox "Introduction to Robust Estimation and
 /// Hypothesis Testing" 4.4.1): the `g = floor(TRIM * n)` lowest and highest values left out of the
@@ -72,7 +72,7 @@ pub const TRIM: f64 = 0.1;
 /// leave out by looking at the data, then testing the rest as if nothing had been chosen, made
 /// the test call a shift exactly at the threshold a regression in 2.4-3.5 % of runs at alpha 1 %
 /// (5-20 pairs of normal differences; docs/statistics.md 2.7). A fixed share keeps it at 1 %.
-pub fn trimmed_t(d: &[f64]) -> Option<(PairedT, usize)> {
+pub(crate) fn trimmed_t(d: &[f64]) -> Option<(PairedT, usize)> {
     let n = d.len();
     let g = (TRIM * n as f64).floor() as usize;
     if g == 0 {

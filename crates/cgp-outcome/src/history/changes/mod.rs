@@ -21,7 +21,7 @@ use crate::stats::median;
 use crate::stats::rng::seed_for;
 
 /// Schema version of the `changes --json` file.
-pub const CHANGES_VERSION: u32 = 1;
+pub(crate) const CHANGES_VERSION: u32 = 1;
 
 /// Settings of a search.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,11 +65,11 @@ mod direction_or_dash {
     use crate::foundation::threshold::Direction;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(d: &Option<Direction>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(d: &Option<Direction>, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(d.map_or("-", Direction::as_str))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Direction>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Direction>, D::Error> {
         match String::deserialize(d)?.as_str() {
             "-" => Ok(None),
             "lower" => Ok(Some(Direction::Lower)),

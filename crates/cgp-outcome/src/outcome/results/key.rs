@@ -65,7 +65,7 @@ impl OwnedRowKey {
         self.kernel.as_ref().map(Kernel::as_str)
     }
 
-    pub fn as_key(&self) -> RowKey<'_> {
+    pub(crate) fn as_key(&self) -> RowKey<'_> {
         RowKey {
             target: &self.target,
             size: &self.size,

@@ -125,7 +125,7 @@ pub struct WhyCost {
 
 impl WhyCost {
     /// The costs of several shards together.
-    pub fn sum<'a>(parts: impl Iterator<Item = &'a Self>) -> Self {
+    pub(crate) fn sum<'a>(parts: impl Iterator<Item = &'a Self>) -> Self {
         parts.fold(Self::default(), |a, p| Self {
             sizes: a.sizes + p.sizes,
             seconds: a.seconds + p.seconds,
@@ -133,7 +133,7 @@ impl WhyCost {
     }
 
     /// No ncu run for a why (the field is left out of the file).
-    pub fn is_none(&self) -> bool {
+    pub(crate) fn is_none(&self) -> bool {
         self.sizes == 0 && self.seconds == 0.0
     }
 }
@@ -153,7 +153,7 @@ pub struct SassSkip {
 
 impl SassSkip {
     /// The skips of several shards together; `None` when none skipped anything.
-    pub fn sum<'a>(parts: impl Iterator<Item = &'a Self>) -> Option<Self> {
+    pub(crate) fn sum<'a>(parts: impl Iterator<Item = &'a Self>) -> Option<Self> {
         parts.fold(None, |acc: Option<Self>, p| {
             Some(match acc {
                 None => p.clone(),
@@ -275,7 +275,7 @@ impl FailOn {
 
     /// The stricter of two settings.
     #[must_use]
-    pub fn strictest(self, other: Self) -> Self {
+    pub(crate) fn strictest(self, other: Self) -> Self {
         if self == Self::Inconclusive || other == Self::Inconclusive {
             Self::Inconclusive
         } else {
@@ -326,7 +326,7 @@ impl ErrorKind {
     /// What kind of failure this is, as [`crate::Error::class`] says it: invalid input (exit 2)
     /// for a spec mistake the measurement revealed and (by [`FailureKind::class`]) a damaged
     /// recording; a shard's absence or failure, or another version's kind: the environment (3).
-    pub fn class(&self) -> ErrorClass {
+    pub(crate) fn class(&self) -> ErrorClass {
         match self {
             Self::Profiler(k) => k.class(),
             Self::InvalidInput => ErrorClass::InvalidInput,

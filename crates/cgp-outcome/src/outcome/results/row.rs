@@ -159,7 +159,7 @@ impl MissingCause {
     /// selected none of the kernels that ran: the application ran `a`, `b``.
     pub const RAN: &str = " the application ran ";
     /// The words of a [`MissingCause::TargetGone`] row's reason.
-    pub const GONE: &str = "which the spec no longer has";
+    pub(crate) const GONE: &str = "which the spec no longer has";
 }
 
 /// The numbers a compared row's verdict used. A limit row has a median interval and no change; a
@@ -522,7 +522,7 @@ impl RowThreshold {
     }
 
     /// The full display form, `3% (lower is better, min effect 500ns)`.
-    pub fn display(&self, direction: Option<Direction>) -> String {
+    pub(crate) fn display(&self, direction: Option<Direction>) -> String {
         match direction {
             Some(direction) => Threshold {
                 kind: self.kind.clone(),
