@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::architecture::{
     CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, closed_crates, crate_graph, crate_paths, escaping,
-    layout, module_cycles, one_place_decides, parse_only_readers, repo, reporters_render_decided_results,
-    results_types_are_typed, rust_files, sizes,
+    layout, module_cycles, one_place_decides, parse_only_readers, pub_share, repo,
+    reporters_render_decided_results, results_types_are_typed, rust_files, sizes,
 };
 
 /// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
@@ -92,6 +92,7 @@ fn a_clean_copy_passes_every_rule() {
         ("module_cycles", module_cycles),
         ("layout", layout),
         ("results_types_are_typed", results_types_are_typed),
+        ("pub_share", pub_share),
     ] {
         let found = rule(s.root());
         assert!(found.is_empty(), "{name} on a clean copy: {found:#?}");
@@ -396,4 +397,32 @@ fn a_results_type_with_four_option_fields_is_found() {
     );
     let found = results_types_are_typed(s.root());
     assert_eq!(found.len(), 1, "{found:#?}");
+}
+
+/// Issue 49: everything public. A crate that goes back over half `pub` is found, and so is one
+/// over its ceiling; `pub(crate)` items and test modules do not count as `pub`.
+#[test]
+fn a_crate_that_is_mostly_pub_is_found() {
+    let s = Scratch::new();
+    let many = |vis: &str| -> String {
+        (0..200)
+            .map(|i| format!("\n{vis} fn planted_{i}() {{}}\n"))
+            .collect()
+    };
+    s.append("crates/cgp-publish/src/publish/mod.rs", &many("pub"));
+    s.append(
+        "crates/cgp-outcome/src/outcome/mod.rs",
+        "\npub const PLANTED: u8 = 0;\n",
+    );
+    s.append(
+        "crates/cgp-report/src/report/mod.rs",
+        &format!(
+            "{}\n#[cfg(test)]\nmod planted {{{}}}\n",
+            many("pub(crate)"),
+            many("pub")
+        ),
+    );
+    finds(pub_share, &s, &["cgp-publish: 2", "cgp-outcome: 180 of"]);
+    let found = pub_share(s.root());
+    assert_eq!(found.len(), 2, "{found:#?}");
 }
