@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::architecture::{
     CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, closed_crates, crate_graph, crate_paths, escaping,
-    layout, module_cycles, one_place_decides, parse_only_readers, pub_share, repo,
-    reporters_render_decided_results, results_types_are_typed, rust_files, sizes,
+    layout, module_cycles, one_place_decides, parse_only_readers, profilers_are_named_where_registered,
+    pub_share, repo, reporters_render_decided_results, results_types_are_typed, rust_files, sizes,
 };
 
 /// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
@@ -93,6 +93,10 @@ fn a_clean_copy_passes_every_rule() {
         ("layout", layout),
         ("results_types_are_typed", results_types_are_typed),
         ("pub_share", pub_share),
+        (
+            "profilers_are_named_where_registered",
+            profilers_are_named_where_registered,
+        ),
     ] {
         let found = rule(s.root());
         assert!(found.is_empty(), "{name} on a clean copy: {found:#?}");
@@ -424,5 +428,36 @@ fn a_crate_that_is_mostly_pub_is_found() {
     );
     finds(pub_share, &s, &["cgp-publish: 2", "cgp-outcome: 180 of"]);
     let found = pub_share(s.root());
+    assert_eq!(found.len(), 2, "{found:#?}");
+}
+
+/// Issue 49: backends were branches (the spec loader's `_ => Ncu`, the engine asking for ncu's
+/// version by name). A profiler named outside its backend and the registration is found, in the
+/// spec loader and in the engine; in a backend, in the registration and in a test it is not.
+#[test]
+fn a_profiler_named_outside_its_backend_is_found() {
+    let s = Scratch::new();
+    s.append(
+        "crates/cgp-spec/src/spec/load/target.rs",
+        "\nfn planted(p: ProfilerKind) -> bool {\n    p == ProfilerKind::Nsys\n}\n",
+    );
+    s.append(
+        "crates/cgp-engine/src/run/engine.rs",
+        "\nfn planted(v: &Versions) -> Option<&str> {\n    v.version(crate::spec::ProfilerKind::PytestBenchmark)\n}\n#[cfg(test)]\nmod planted_test {\n    const K: &str = r#\"}\"#;\n    const P: ProfilerKind = ProfilerKind::Cupti;\n}\n",
+    );
+    s.append(
+        "crates/cgp-profile/src/profile/nsys.rs",
+        "\nconst PLANTED: crate::spec::ProfilerKind = crate::spec::ProfilerKind::Nsys;\n",
+    );
+    s.append(
+        "crates/cgp-spec/src/spec/kinds.rs",
+        "\nconst PLANTED: ProfilerKind = ProfilerKind::Gbench;\n",
+    );
+    finds(
+        profilers_are_named_where_registered,
+        &s,
+        &["spec/load/target.rs:", "run/engine.rs:"],
+    );
+    let found = profilers_are_named_where_registered(s.root());
     assert_eq!(found.len(), 2, "{found:#?}");
 }

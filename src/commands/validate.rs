@@ -100,7 +100,7 @@ fn check_spec(spec: &crate::spec::Spec) -> Result<Vec<String>> {
     let ncu_targets: Vec<&crate::spec::Target> = spec
         .targets
         .iter()
-        .filter(|t| t.profiler == crate::spec::ProfilerKind::Ncu)
+        .filter(|t| t.profiler.is_nsight_compute())
         .collect();
     if ncu_targets.is_empty() {
         return Ok(Vec::new());

@@ -178,7 +178,7 @@ impl From<StoredFingerprint> for Fingerprint {
         // Before `profiler` existed, every fingerprint was ncu's, its version in `ncu_version`.
         let profiler = s.profiler.unwrap_or_default();
         let profiler_version = s.profiler_version.unwrap_or_else(|| {
-            if profiler == ProfilerKind::Ncu {
+            if profiler.is_nsight_compute() {
                 s.ncu_version.clone()
             } else {
                 FieldValue::Unknown
@@ -256,12 +256,13 @@ impl Fingerprint {
         ])
     }
 
-    /// The same measurement setup, measured by Nsight Systems `version` instead of ncu: the
-    /// ncu-only fields say so (nsys neither locks clocks nor flushes caches), and clocks that
-    /// were ncu's to lock are not locked.
+    /// The same measurement setup, measured by `kind` (Nsight Systems, CUPTI, a harness) at
+    /// `version` instead of Nsight Compute: the ncu-only fields say so (the others neither lock
+    /// clocks nor flush caches), and clocks that were ncu's to lock are not locked. A baseline of
+    /// one profiler is never compared with another's (`profiler` is always a key field).
     #[must_use]
-    pub fn measured_by_nsys(mut self, version: &str) -> Self {
-        self.profiler = ProfilerKind::Nsys;
+    pub fn measured_by(mut self, kind: ProfilerKind, version: &str) -> Self {
+        self.profiler = kind;
         let v = version.trim();
         self.profiler_version = if v.is_empty() {
             FieldValue::Unknown
@@ -275,17 +276,6 @@ impl Fingerprint {
             self.clocks = clock_setting_label(&ClockSetting::None).into();
         }
         self
-    }
-
-    /// The same measurement setup, measured by CUPTI's activity trace (libcupti `version`)
-    /// instead of ncu: as for nsys, the ncu-only fields say so, and clocks ncu would have locked
-    /// are not locked. A cupti baseline is never compared with an ncu one (`profiler` is always
-    /// a key field).
-    #[must_use]
-    pub fn measured_by_cupti(self, version: &str) -> Self {
-        let mut fp = self.measured_by_nsys(version);
-        fp.profiler = ProfilerKind::Cupti;
-        fp
     }
 
     /// The fields among `key_fields` whose values differ, as (field, ours, theirs).
@@ -522,7 +512,7 @@ mod tests {
             clocks: "ncu".into(),
             ..fp.clone()
         };
-        let nsys = ncu.clone().measured_by_nsys("2022.4.2.1-df9881f");
+        let nsys = ncu.clone().measured_by(ProfilerKind::Nsys, "2022.4.2.1-df9881f");
         assert_eq!(nsys.profiler, ProfilerKind::Nsys);
         assert_eq!(nsys.profiler_version, "2022.4.2.1-df9881f");
         assert_eq!(nsys.ncu_version, NOT_USED);
@@ -565,7 +555,7 @@ mod tests {
         assert_eq!(fp.gpu_name.known(), Some("NVIDIA H100 80GB HBM3"));
         assert_eq!(fp.profiler, ProfilerKind::Nsys);
         assert_eq!(serde_json::to_string(&fp).unwrap(), text);
-        // What `measured_by_nsys` makes is the same value as what the file holds.
+        // What `measured_by` makes is the same value as what the file holds.
         let made = Fingerprint {
             profiler: ProfilerKind::Ncu,
             profiler_version: "2025.1.1.0".into(),
@@ -575,7 +565,7 @@ mod tests {
             clocks: "ncu".into(),
             ..fp.clone()
         }
-        .measured_by_nsys("");
+        .measured_by(ProfilerKind::Nsys, "");
         assert_eq!(made, fp);
         // A profiler the build does not know is an error, not a silent ncu.
         assert!(serde_json::from_str::<Fingerprint>(&text.replace("\"nsys\"", "\"rocprof\"")).is_err());

@@ -1,6 +1,12 @@
 //! Which tool measured: a target's `profiler:` in the spec, and the `profiler` a fingerprint
 //! records. It lives here, below the spec (which re-exports it as `spec::ProfilerKind`), so the
 //! fingerprint and every lower layer name a profiler by this type, never by a string.
+//!
+//! This is the registration of the profilers (with the spec's part of it, `spec::kinds` of
+//! cgp-spec): outside it and the backends (cgp-profile), code asks a kind what it does
+//! ([`ProfilerKind::is_nsight_compute`], [`ProfilerKind::explains`], [`ProfilerKind::why_by`],
+//! [`ProfilerKind::gates_categories`], [`ProfilerKind::is_harness`]) and never names one
+//! (tests/architecture.rs, `profilers_are_named_where_registered`).
 
 use std::fmt;
 
@@ -47,6 +53,34 @@ impl ProfilerKind {
     /// pytest-benchmark) rather than tracing or profiling kernels.
     pub fn is_harness(self) -> bool {
         matches!(self, Self::Nvbench | Self::Gbench | Self::PytestBenchmark)
+    }
+
+    /// Whether it is Nsight Compute itself: its counters' names are ncu's, it may lock the
+    /// clocks itself (`clocks: ncu`), and its version is the fingerprint's `ncu_version` (every
+    /// fingerprint written before `profiler` existed was its).
+    pub fn is_nsight_compute(self) -> bool {
+        self == Self::Ncu
+    }
+
+    /// Whether its targets can say why a time changed (`explain:`), with counters it or Nsight
+    /// Compute measures (docs/why.md); a trace of the whole workload or a harness cannot.
+    pub fn explains(self) -> bool {
+        matches!(self, Self::Ncu | Self::Cupti)
+    }
+
+    /// The profiler that measures the why of its targets, when not itself: CUPTI times, Nsight
+    /// Compute profiles the counters once (docs/cupti.md).
+    pub fn why_by(self) -> Option<Self> {
+        match self {
+            Self::Cupti => Some(Self::Ncu),
+            Self::Ncu | Self::Nsys | Self::Nvbench | Self::Gbench | Self::PytestBenchmark => None,
+        }
+    }
+
+    /// Whether it groups the kernels of a whole-workload trace into categories (`categories:`,
+    /// `category:<name>` metrics, the stacked bars; docs/nsys.md).
+    pub fn gates_categories(self) -> bool {
+        self == Self::Nsys
     }
 
     /// Every kind, in the order backends are registered.

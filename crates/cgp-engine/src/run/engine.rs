@@ -13,7 +13,7 @@ use crate::gpu::{Gpu, peaks_for};
 use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::outcome::results::{ErrorKind, OwnedRowKey, RooflinePoint, Row, RowVerdict, RunError};
 use crate::profile::{Profiler, Versions};
-use crate::spec::{DERIVED_PREFIX, MetricSpec, ProfilerKind, Target};
+use crate::spec::{DERIVED_PREFIX, MetricSpec, Target};
 
 /// The fingerprint of a target's measurements: the recording's GPU (replay), or this machine's,
 /// with the target's own profiler part: the tool that measures it (`profiler`, its version) and
@@ -25,13 +25,13 @@ pub fn fingerprint_for(
     target: &Target,
     gpu: Option<&dyn Gpu>,
 ) -> Fingerprint {
-    let ncu = versions.version(ProfilerKind::Ncu).unwrap_or_default();
+    let ncu = versions.ncu().unwrap_or_default();
     let fp = if let Some(mut fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
         // The recording's GPU, but this target's profiler part: a manifest holds one
         // fingerprint, and targets may differ in profiler, clock and cache control.
         let ncu = if ncu.is_empty() || ncu == crate::gpu::fingerprint::UNKNOWN {
             // A manifest without `ncu_version`: its fingerprint's, when ncu measured it.
-            if fp.profiler == ProfilerKind::Ncu {
+            if fp.profiler.is_nsight_compute() {
                 fp.ncu_version.to_string()
             } else {
                 String::new()

@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::outcome::results::{Direction, Results, Row, RowRule, RowVerdict, SideSummary, Sides};
+use crate::outcome::results::{
+    Direction, Kernel, Outcome, OwnedRowKey, Results, Row, RowRule, SideSummary, Sides,
+};
 
 /// What github-action-benchmark's file holds (the fields read; others are ignored).
 #[derive(Debug, Deserialize)]
@@ -159,12 +161,15 @@ fn row(suite: &str, entry: &Entry, b: &Bench) -> Row {
             }),
         },
         ..Row::bare(
-            suite,
-            "-",
-            Some(&b.name),
-            "value",
+            OwnedRowKey {
+                target: suite.to_owned(),
+                size: "-".to_owned(),
+                kernel: Some(Kernel::from(b.name.as_str())),
+                metric: "value".to_owned(),
+                ..OwnedRowKey::default()
+            },
             &b.unit,
-            RowVerdict::New,
+            Outcome::New,
             "imported from github-action-benchmark",
         )
     }

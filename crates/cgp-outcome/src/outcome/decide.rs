@@ -256,7 +256,18 @@ mod tests {
     use super::*;
 
     fn row(verdict: RowVerdict) -> Row {
-        Row::bare("t", "n=1", Some("k"), "m", "ns", verdict, "")
+        Row::bare(
+            crate::outcome::results::OwnedRowKey {
+                target: "t".into(),
+                size: "n=1".into(),
+                kernel: Some("k".into()),
+                metric: "m".into(),
+                ..Default::default()
+            },
+            "ns",
+            crate::outcome::results::Outcome::from(verdict),
+            "",
+        )
     }
 
     fn error(kind: ErrorKind) -> RunError {

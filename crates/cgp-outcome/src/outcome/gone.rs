@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::baseline::BaselineFile;
-use crate::outcome::results::{Missing, MissingCause, Outcome, Row, RowVerdict};
+use crate::outcome::results::{Missing, MissingCause, Outcome, OwnedRowKey, Row};
 
 /// The `missing` rows of the baseline files in `stored` whose target is not in `spec_targets`,
 /// among the files in the folders named by `gpu_keys` (`<baselines>/<gpu key>/<target>.json`).
@@ -53,12 +53,9 @@ pub fn rows(
         };
         for e in &file.entries {
             let mut row = Row::bare(
-                &file.target,
-                &e.size,
-                Some(&e.kernel),
-                &e.metric,
+                OwnedRowKey::from(&e.key(&file.target)),
                 &e.unit,
-                RowVerdict::Missing,
+                Outcome::Missing(Missing::default()),
                 &reason,
             );
             row.sides.baseline = Some(crate::stats::summarize(&e.samples));
@@ -121,7 +118,10 @@ mod tests {
         let rows = rows(&stored, &keys, &targets, false);
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
-        assert_eq!((r.key.target.as_str(), r.verdict()), ("old", RowVerdict::Missing));
+        assert_eq!(
+            (r.key.target.as_str(), r.verdict()),
+            ("old", crate::outcome::results::RowVerdict::Missing)
+        );
         assert_eq!(
             crate::outcome::decide::row_gate(r, crate::outcome::results::FailOn::Regression).gate(),
             crate::outcome::decide::Gate::Fail

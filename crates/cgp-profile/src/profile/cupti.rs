@@ -70,7 +70,7 @@ impl Backend for CuptiBackend {
         fp: crate::gpu::fingerprint::Fingerprint,
         version: &str,
     ) -> crate::gpu::fingerprint::Fingerprint {
-        fp.measured_by_cupti(version)
+        fp.measured_by(crate::spec::ProfilerKind::Cupti, version)
     }
 
     fn dry_run(&self, base_dir: &Path, _targets: &[&Target]) -> Result<Box<dyn DryRun>, crate::Error> {

@@ -115,9 +115,7 @@ impl Backend for HarnessBackend {
         version: &str,
     ) -> crate::gpu::fingerprint::Fingerprint {
         // As for nsys: no ncu, no clocks ncu would lock; the harness and its version.
-        let mut fp = fp.measured_by_nsys(version);
-        fp.profiler = kind_of(self.0);
-        fp
+        fp.measured_by(kind_of(self.0), version)
     }
 
     fn dry_run(&self, _base_dir: &Path, _targets: &[&Target]) -> Result<Box<dyn DryRun>, crate::Error> {

@@ -112,6 +112,11 @@ impl Versions {
         self.0.iter().find(|(k, _)| *k == tool).map(|(_, v)| v.as_str())
     }
 
+    /// Nsight Compute's version, when a target uses it: the fingerprint's `ncu_version`.
+    pub fn ncu(&self) -> Option<&str> {
+        self.version(ProfilerKind::Ncu)
+    }
+
     /// Set the version of `tool` (`None`: the tool is not used).
     pub fn set(&mut self, tool: ProfilerKind, version: Option<String>) {
         self.0.retain(|(k, _)| *k != tool);

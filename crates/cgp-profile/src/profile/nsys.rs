@@ -511,7 +511,7 @@ impl Backend for NsysBackend {
         fp: crate::gpu::fingerprint::Fingerprint,
         version: &str,
     ) -> crate::gpu::fingerprint::Fingerprint {
-        fp.measured_by_nsys(version)
+        fp.measured_by(crate::spec::ProfilerKind::Nsys, version)
     }
 
     fn dry_run(&self, _base_dir: &Path, _targets: &[&Target]) -> Result<Box<dyn DryRun>, crate::Error> {

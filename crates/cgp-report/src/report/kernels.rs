@@ -172,7 +172,18 @@ mod tests {
     use crate::outcome::results::RowVerdict;
 
     fn row(kernel: &str, verdict: RowVerdict) -> Row {
-        Row::bare("t", "n=1", Some(kernel), "m", "ns", verdict, "")
+        Row::bare(
+            crate::outcome::results::OwnedRowKey {
+                target: "t".into(),
+                size: "n=1".into(),
+                kernel: Some(kernel.into()),
+                metric: "m".into(),
+                ..Default::default()
+            },
+            "ns",
+            crate::outcome::results::Outcome::from(verdict),
+            "",
+        )
     }
 
     #[test]

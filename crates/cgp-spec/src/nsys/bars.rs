@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::measured::samples::{SampleSet, SeriesKey};
-use crate::spec::{ProfilerKind, Target};
+use crate::spec::Target;
 
 /// The bars of one nsys target x size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,7 +32,7 @@ pub struct CategoryMedians {
 /// for the bars, whether the spec gates it or not (`baseline update` keeps them; `check` judges
 /// only the listed ones and never reports the others as missing).
 pub fn is_informational(target: &Target, metric: &str) -> bool {
-    target.profiler == ProfilerKind::Nsys && crate::spec::category_of(metric).is_some()
+    target.profiler.gates_categories() && crate::spec::category_of(metric).is_some()
 }
 
 /// The median of `values` (NaN-free: times in ns).
@@ -58,7 +58,7 @@ pub fn category_bars(
     baseline: &dyn Fn(&SeriesKey) -> Option<Vec<f64>>,
 ) -> Vec<CategoryBars> {
     let mut out = Vec::new();
-    for t in targets.iter().filter(|t| t.profiler == ProfilerKind::Nsys) {
+    for t in targets.iter().filter(|t| t.profiler.gates_categories()) {
         for size in &t.sizes {
             let size = size.key();
             let mut categories: Vec<CategoryMedians> = Vec::new();

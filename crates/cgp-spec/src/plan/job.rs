@@ -27,11 +27,12 @@ pub fn explaining(target: &Target) -> Target {
 /// (docs/cupti.md): the same program, sizes, filter and metrics, profiled once by ncu with the
 /// explanatory counters. `None` for any other target.
 pub fn ncu_for_why(target: &Target) -> Option<Target> {
-    if target.profiler != crate::spec::ProfilerKind::Cupti || target.explain == Explain::Off {
+    let why_by = target.profiler.why_by()?;
+    if target.explain == Explain::Off {
         return None;
     }
     let mut t = target.clone();
-    t.profiler = crate::spec::ProfilerKind::Ncu;
+    t.profiler = why_by;
     t.explain = Explain::Always;
     t.libcupti = None;
     t.repetitions = 1;

@@ -10,6 +10,7 @@ mod categories;
 mod decode;
 mod error;
 mod expr;
+mod kinds;
 mod load;
 pub mod model;
 mod schema;

@@ -122,8 +122,8 @@ fn other_profilers_keys() -> Value {
     let any_of =
         |keys: &[&str]| -> Value { Value::Array(keys.iter().map(|k| json!({ "required": [k] })).collect()) };
     let rule = |kind: ProfilerKind| {
-        let mut then = json!({ "not": { "anyOf": any_of(&super::load::unread_keys(kind)) } });
-        if kind != ProfilerKind::Ncu {
+        let mut then = json!({ "not": { "anyOf": any_of(&super::kinds::unread_keys(kind)) } });
+        if !kind.is_nsight_compute() {
             then["properties"] = json!({ "clocks": { "not": { "const": "ncu" } } });
         }
         json!({
@@ -131,19 +131,7 @@ fn other_profilers_keys() -> Value {
             "then": then
         })
     };
-    Value::Array(
-        [
-            ProfilerKind::Nsys,
-            ProfilerKind::Ncu,
-            ProfilerKind::Cupti,
-            ProfilerKind::Nvbench,
-            ProfilerKind::Gbench,
-            ProfilerKind::PytestBenchmark,
-        ]
-        .into_iter()
-        .map(rule)
-        .collect(),
-    )
+    Value::Array(ProfilerKind::ALL.into_iter().map(rule).collect())
 }
 
 /// A threshold mapping with exactly the one rule `rule`.

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::pairs::Both;
 use crate::measured::samples::SeriesKey;
 use crate::outcome::results::{
-    ErrorKind, Estimate, FailureKind, Row, RowRule, RowVerdict, RunError, Shift, Test,
+    ErrorKind, Estimate, FailureKind, Outcome, OwnedRowKey, Row, RowRule, RowVerdict, RunError, Shift, Test,
 };
 use crate::spec::{MetricSpec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired_at};
@@ -375,12 +375,14 @@ pub(super) fn unreported_rows(
                 rows.push(Row {
                     rule: RowRule::of(&ms.threshold),
                     ..Row::bare(
-                        target,
-                        size,
-                        None,
-                        &ms.name,
+                        OwnedRowKey {
+                            target: target.clone(),
+                            size: size.clone(),
+                            metric: ms.name.clone(),
+                            ..OwnedRowKey::default()
+                        },
                         "",
-                        RowVerdict::Error,
+                        Outcome::Error,
                         "no profiled kernel reported this metric in either tree",
                     )
                 });
@@ -399,14 +401,6 @@ pub(super) fn bare_row(
 ) -> Row {
     Row {
         rule: RowRule::of(&ms.threshold),
-        ..Row::bare(
-            &key.target,
-            &key.size,
-            Some(&key.kernel),
-            &key.metric,
-            unit,
-            verdict,
-            reason,
-        )
+        ..Row::bare(OwnedRowKey::from(key), unit, Outcome::from(verdict), reason)
     }
 }

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::Baselines;
 use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::outcome::results::{
-    ErrorKind, Estimate, Kernel, Outcome, OwnedRowKey, Row, RowRule, RowThreshold, RowVerdict, RunError,
-    Shift, Sides, Test,
+    ErrorKind, Estimate, Kernel, Missing, Outcome, OwnedRowKey, Row, RowRule, RowThreshold, RowVerdict,
+    RunError, Shift, Sides, Test,
 };
 use crate::run::engine::min_effect_unit;
 use crate::run::measure::Measurement;
@@ -250,9 +250,14 @@ pub(super) fn unreported_rows(
             } else {
                 "no profiled kernel reported this metric"
             };
-            let mut row = Row::bare(target, size, None, &ms.name, "", RowVerdict::Error, why);
-            row.rule.threshold = Some(RowThreshold::of(&ms.threshold));
-            row.rule.direction = Some(ms.threshold.direction);
+            let key = OwnedRowKey {
+                target: target.clone(),
+                size: size.clone(),
+                metric: ms.name.clone(),
+                ..OwnedRowKey::default()
+            };
+            let mut row = Row::bare(key, "", Outcome::Error, why);
+            row.rule = RowRule::of(&ms.threshold);
             rows.push(row);
         }
     }
@@ -288,12 +293,9 @@ pub(super) fn missing_rows(
                 "in the baseline but the metric is no longer in the spec"
             };
             let mut row = Row::bare(
-                &key.target,
-                &key.size,
-                Some(&key.kernel),
-                &key.metric,
+                OwnedRowKey::from(&key),
                 &e.unit,
-                RowVerdict::Missing,
+                Outcome::Missing(Missing::default()),
                 reason,
             );
             if let Some(m) = ms {

@@ -33,7 +33,18 @@ fn results(values: &[(&str, &str, f64)], commit: usize) -> Results {
                 outliers: vec![],
                 samples: vec![*v],
             }),
-            ..Row::bare("t", "n=1", Some("k"), metric, "ns", RowVerdict::Pass, "")
+            ..Row::bare(
+                crate::outcome::results::OwnedRowKey {
+                    target: "t".into(),
+                    size: "n=1".into(),
+                    kernel: Some("k".into()),
+                    metric: (*metric).to_owned(),
+                    ..Default::default()
+                },
+                "ns",
+                crate::outcome::results::Outcome::from(RowVerdict::Pass),
+                "",
+            )
         });
     }
     r

@@ -44,14 +44,28 @@ impl fmt::Display for RowKey<'_> {
     }
 }
 
-/// A [`RowKey`] that owns its strings.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// A [`RowKey`] that owns its strings. `Default` leaves every part empty, the GPU unknown (the
+/// run sets it) and the kernel `None`: name the parts a row has.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct OwnedRowKey {
     pub gpu: String,
     pub target: String,
     pub size: String,
     pub kernel: Option<Kernel>,
     pub metric: String,
+}
+
+impl From<&crate::measured::samples::SeriesKey> for OwnedRowKey {
+    /// The key of a measured series: its kernel is named, its GPU is the run's to set.
+    fn from(k: &crate::measured::samples::SeriesKey) -> Self {
+        Self {
+            gpu: String::new(),
+            target: k.target.clone(),
+            size: k.size.clone(),
+            kernel: Some(Kernel::from(k.kernel.clone())),
+            metric: k.metric.clone(),
+        }
+    }
 }
 
 impl OwnedRowKey {

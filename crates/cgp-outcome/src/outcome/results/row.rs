@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::key::{Kernel, OwnedRowKey, RowKey};
+use super::key::{OwnedRowKey, RowKey};
 use super::{Direction, Method, RowVerdict, SideSummary, Threshold, ThresholdKind};
 use crate::foundation::units::Quantity;
 
@@ -95,17 +95,18 @@ pub enum Judged {
 /// ```
 ///
 /// ```compile_fail
-/// use cgp_outcome::outcome::results::{Row, RowVerdict};
-/// let r = Row::bare("t", "n=1", None, "m", "ns", RowVerdict::Missing, "");
-/// assert!(!r.fails_gate());
+/// use cgp_outcome::outcome::results::{Missing, MissingCause, Outcome, OwnedRowKey, Row};
+/// let missing = Outcome::Missing(Missing::failing(MissingCause::NotMeasured));
+/// let r = Row::bare(OwnedRowKey::default(), "ns", missing, "");
+/// assert!(r.fails_gate());
 /// ```
 ///
 /// ```
-/// // What a reporter may do: ask decide.
+/// // What a reporter may do: ask decide (the same row as above).
 /// use cgp_outcome::outcome::decide::{Gate, row_gate};
-/// use cgp_outcome::outcome::results::{FailOn, Missing, MissingCause, Outcome, Row, RowVerdict};
-/// let mut r = Row::bare("t", "n=1", None, "m", "ns", RowVerdict::Missing, "");
-/// r.outcome = Outcome::Missing(Missing::failing(MissingCause::NotMeasured));
+/// use cgp_outcome::outcome::results::{FailOn, Missing, MissingCause, Outcome, OwnedRowKey, Row};
+/// let missing = Outcome::Missing(Missing::failing(MissingCause::NotMeasured));
+/// let r = Row::bare(OwnedRowKey::default(), "ns", missing, "");
 /// assert_eq!(row_gate(&r, FailOn::Regression).gate(), Gate::Fail);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -429,26 +430,13 @@ pub struct RowThreshold {
 }
 
 impl Row {
-    /// A row that was not statistically judged (missing, or an error), with no numbers yet.
-    pub fn bare(
-        target: &str,
-        size: &str,
-        kernel: Option<&str>,
-        metric: &str,
-        unit: &str,
-        verdict: RowVerdict,
-        reason: &str,
-    ) -> Self {
+    /// A row of `key`, in `unit`, that came to `outcome` for `reason`, with no numbers yet (a
+    /// missing row, an error, a new row before its numbers are set).
+    pub fn bare(key: OwnedRowKey, unit: &str, outcome: Outcome, reason: &str) -> Self {
         Self {
-            key: OwnedRowKey {
-                gpu: String::new(),
-                target: target.to_owned(),
-                size: size.to_owned(),
-                kernel: kernel.map(Kernel::from),
-                metric: metric.to_owned(),
-            },
+            key,
             unit: unit.to_owned(),
-            outcome: Outcome::from(verdict),
+            outcome,
             rule: RowRule::default(),
             method: Method::None,
             estimate: Estimate::default(),

@@ -41,7 +41,18 @@ fn results(rows: &[(&str, &str, f64, f64, [f64; 2])], commit: usize) -> Results 
                 }),
                 direction: Some(Direction::Lower),
             },
-            ..Row::bare("gemm", "n=1", Some(kernel), "dur", "ns", RowVerdict::Pass, "")
+            ..Row::bare(
+                crate::outcome::results::OwnedRowKey {
+                    target: "gemm".into(),
+                    size: "n=1".into(),
+                    kernel: Some((*kernel).into()),
+                    metric: "dur".into(),
+                    ..Default::default()
+                },
+                "ns",
+                crate::outcome::results::Outcome::from(RowVerdict::Pass),
+                "",
+            )
         };
         row.key.gpu = (*gpu).to_owned();
         r.rows.push(row);

@@ -65,81 +65,10 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "libcupti",
 ];
 
-/// Keys only Nsight Compute reads: on a `profiler: nsys` target they would change nothing.
-pub(crate) const NCU_ONLY_KEYS: &[&str] = &[
-    "explain",
-    "kernels",
-    "kernel",
-    "nvtx",
-    "launch_skip",
-    "launch_count",
-    "clock_control",
-    "cache_control",
-    "replay_mode",
-    "flops",
-    "bytes",
-];
-/// Keys only `profiler: nsys` targets read.
-pub(crate) const NSYS_ONLY_KEYS: &[&str] = &["categories"];
-/// Keys only `profiler: cupti` targets read.
-pub(crate) const CUPTI_ONLY_KEYS: &[&str] = &["libcupti"];
-/// The keys of ncu's ([`NCU_ONLY_KEYS`]) that `profiler: cupti` targets read too: the kernel
-/// selection, operation rows, the work expressions and the why (ncu measures it, docs/cupti.md).
-pub(crate) const CUPTI_SHARED_KEYS: &[&str] = &[
-    "explain",
-    "kernels",
-    "kernel",
-    "launch_skip",
-    "launch_count",
-    "flops",
-    "bytes",
-];
-
-/// Whether a target of `profiler` reads `key`, one of the keys only some profilers read; every
-/// other key is read by all.
-pub(crate) fn profiler_reads(profiler: ProfilerKind, key: &str) -> bool {
-    let specific = NCU_ONLY_KEYS
-        .iter()
-        .chain(NSYS_ONLY_KEYS)
-        .chain(CUPTI_ONLY_KEYS)
-        .any(|k| *k == key);
-    !specific
-        || match profiler {
-            ProfilerKind::Ncu => NCU_ONLY_KEYS.contains(&key),
-            ProfilerKind::Nsys => NSYS_ONLY_KEYS.contains(&key),
-            ProfilerKind::Cupti => CUPTI_ONLY_KEYS.contains(&key) || CUPTI_SHARED_KEYS.contains(&key),
-            // A harness target selects its benchmarks with `kernel:` (docs/harnesses.md).
-            ProfilerKind::Nvbench | ProfilerKind::Gbench | ProfilerKind::PytestBenchmark => key == "kernel",
-        }
-}
-
-/// The profiler-specific keys a target of `profiler` does not read, in a fixed order.
-pub(crate) fn unread_keys(profiler: ProfilerKind) -> Vec<&'static str> {
-    NCU_ONLY_KEYS
-        .iter()
-        .chain(NSYS_ONLY_KEYS)
-        .chain(CUPTI_ONLY_KEYS)
-        .copied()
-        .filter(|k| !profiler_reads(profiler, k))
-        .collect()
-}
-
-/// How a message names the targets that read `key`: the first profiler that does, and whether
-/// `profiler: cupti` targets read this ncu key too (a note for the end of the message).
-fn readers(key: &str) -> (&'static str, &'static str) {
-    if profiler_reads(ProfilerKind::Ncu, key) {
-        let also = if profiler_reads(ProfilerKind::Cupti, key) {
-            " (`profiler: cupti` targets read it too)"
-        } else {
-            ""
-        };
-        ("Nsight Compute (`profiler: ncu`)", also)
-    } else if profiler_reads(ProfilerKind::Nsys, key) {
-        ("`profiler: nsys`", "")
-    } else {
-        ("`profiler: cupti`", "")
-    }
-}
+// Which profiler reads which key, and what a message says about one it does not: each
+// profiler's rules (`spec::kinds`).
+pub(crate) use super::kinds::unread_keys;
+use super::kinds::{readers, reads as profiler_reads, specific_keys, unread_help as other_profiler_help};
 
 pub(crate) const DEFAULT_REPETITIONS: u32 = 10;
 /// Launches of each kernel a run drops at its start (`warmup:`).
@@ -468,13 +397,13 @@ use self::target::*;
 /// target, `categories` when none is, `libcupti` without a cupti target) would be ignored
 /// silently: an error.
 fn unused_defaults(ctx: &Ctx<'_>, defaults: &Fields<'_>, targets: &[Target]) -> Result<()> {
-    for key in NCU_ONLY_KEYS.iter().chain(NSYS_ONLY_KEYS).chain(CUPTI_ONLY_KEYS) {
+    for key in &specific_keys() {
         if targets.iter().any(|t| profiler_reads(t.profiler, key)) {
             continue;
         }
         if let Some(node) = defaults.key_node(key) {
             // The help is the one a target of the spec's (first) profiler gets for this key.
-            let theirs = targets.first().map_or(ProfilerKind::Ncu, |t| t.profiler);
+            let theirs = targets.first().map_or_else(ProfilerKind::default, |t| t.profiler);
             return Err(ctx
                 .err(node, {
                     let (who, also) = readers(key);

@@ -232,20 +232,21 @@ fn profiler_keys(
     s.opt(other_profilers_keys(ctx, m, profiler, what))?;
     let categories = match m.get("categories") {
         // A `categories` of `defaults:` is for the nsys targets of a mixed spec.
-        Some(_) if profiler != ProfilerKind::Nsys => None,
+        Some(_) if !profiler_reads(profiler, "categories") => None,
         Some(n) => s.opt(categories(ctx, n, &m.whose(&["categories"], what), spec_dir))?,
         None => None,
     };
     // nsys's metrics name its categories: they wait while the categories are wrong.
-    let metrics = if profiler == ProfilerKind::Nsys && m.get("categories").is_some() && categories.is_none() {
-        Vec::new()
-    } else {
-        let metrics_at = m.whose(&["metrics"], what);
-        s.or(
-            target_metrics(ctx, m, item, &metrics_at, profiler, categories.as_ref(), work),
-            Vec::new(),
-        )?
-    };
+    let metrics =
+        if profiler_reads(profiler, "categories") && m.get("categories").is_some() && categories.is_none() {
+            Vec::new()
+        } else {
+            let metrics_at = m.whose(&["metrics"], what);
+            s.or(
+                target_metrics(ctx, m, item, &metrics_at, profiler, categories.as_ref(), work),
+                Vec::new(),
+            )?
+        };
     let libcupti = s.or(libcupti(ctx, m, what, profiler, spec_dir), None)?;
     Ok((categories, metrics, libcupti))
 }
@@ -261,17 +262,19 @@ fn target_metrics(
     categories: Option<&CategoryRules>,
     work: (bool, bool),
 ) -> Result<Vec<MetricSpec>> {
-    if profiler == ProfilerKind::Nsys {
-        return nsys_metrics(ctx, m.get("metrics"), item, what, categories);
+    use super::super::kinds::{Metrics, rules};
+    match rules(profiler).metrics {
+        Metrics::Categories => nsys_metrics(ctx, m.get("metrics"), item, what, categories),
+        Metrics::Harness { examples, only } => {
+            harness_metrics(ctx, m.get("metrics"), item, what, (profiler, examples, only))
+        }
+        Metrics::Counters => metrics(ctx, m.get("metrics"), item, what, work.0, work.1),
+        Metrics::CounterTimes => {
+            let all = metrics(ctx, m.get("metrics"), item, what, work.0, work.1)?;
+            cupti_metrics(ctx, m.get("metrics"), what)?;
+            Ok(all)
+        }
     }
-    if profiler.is_harness() {
-        return harness_metrics(ctx, m.get("metrics"), item, what, profiler);
-    }
-    let all = metrics(ctx, m.get("metrics"), item, what, work.0, work.1)?;
-    if profiler == ProfilerKind::Cupti {
-        cupti_metrics(ctx, m.get("metrics"), what)?;
-    }
-    Ok(all)
 }
 
 /// `libcupti:` of a cupti target, resolved against the spec's folder (`None` elsewhere: the key
@@ -284,7 +287,7 @@ fn libcupti(
     spec_dir: &Path,
 ) -> Result<Option<PathBuf>> {
     match m.get("libcupti") {
-        Some(n) if profiler == ProfilerKind::Cupti => {
+        Some(n) if profiler_reads(profiler, "libcupti") => {
             let p = PathBuf::from(
                 ctx.non_empty_text(n, &format!("`libcupti` of {}", m.whose(&["libcupti"], what)))?,
             );
@@ -392,7 +395,7 @@ fn profiler(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str) -> Result<ProfilerKin
                 .find(|k| k.as_str() == name)
                 .unwrap_or_default()
         }
-        None => ProfilerKind::Ncu,
+        None => ProfilerKind::default(),
     })
 }
 
@@ -541,9 +544,9 @@ fn explain(ctx: &Ctx<'_>, m: &Merged<'_, '_>, what: &str, profiler: ProfilerKind
         },
         None => Explain::Off,
     };
-    // Nsight Systems collects no counters: `explain` on an nsys target itself is refused above
-    // (`NCU_ONLY_KEYS`); one inherited from `defaults:` applies to the ncu targets only.
-    let explain = if profiler == ProfilerKind::Nsys || profiler.is_harness() {
+    // Nsight Systems and the harnesses collect no counters: `explain` on such a target itself is
+    // refused above (`spec::kinds`); one inherited from `defaults:` applies to the others only.
+    let explain = if !profiler.explains() {
         Explain::Off
     } else {
         explain
@@ -617,48 +620,6 @@ pub(super) fn sass_paths(ctx: &Ctx<'_>, node: &Node, what: &str, spec_dir: &Path
         .collect()
 }
 
-/// Why a key does nothing on a target of the other profiler, and what to do instead.
-pub(super) fn other_profiler_help(key: &str, profiler: ProfilerKind) -> &'static str {
-    match (profiler, key) {
-        (_, "libcupti") => {
-            "`libcupti` names the CUPTI library of a `profiler: cupti` target; add `profiler: cupti`, or remove it"
-        }
-        (ProfilerKind::Ncu, _) => {
-            "`categories` groups the kernels of an Nsight Systems trace; add `profiler: nsys` to the target, or remove `categories`"
-        }
-        (ProfilerKind::Cupti, "nvtx") => {
-            "CUPTI traces every kernel of the run and cgp-gate reads no NVTX ranges from it; select kernels with `kernel:`, `launch_skip` and `launch_count`, or use `profiler: ncu` for NVTX ranges (docs/cupti.md)"
-        }
-        (ProfilerKind::Cupti, "categories") => {
-            "`categories` groups the kernels of an Nsight Systems trace; use `profiler: nsys`, or remove `categories`"
-        }
-        (ProfilerKind::Cupti, "clock_control") => {
-            "CUPTI does not lock clocks; use `clocks: nvml-base` (cgp-gate locks them through NVML) or `clocks: none`, and remove `clock_control`"
-        }
-        (ProfilerKind::Nvbench | ProfilerKind::Gbench | ProfilerKind::PytestBenchmark, _) => {
-            "a benchmark harness times its own benchmarks and cgp-gate reads the file it writes (docs/harnesses.md): only `kernel:` (which benchmarks) applies; remove the key, or use `profiler: ncu`"
-        }
-        (ProfilerKind::Cupti, _) => {
-            "CUPTI times kernels as they run: it replays nothing and flushes no caches (docs/cupti.md); remove the key, or use `profiler: ncu`"
-        }
-        (_, "kernel" | "nvtx" | "launch_skip" | "launch_count") => {
-            "nsys traces every kernel of the run; gate one kernel with a `kernel:<regex>` metric, or remove the key"
-        }
-        (_, "clock_control") => {
-            "nsys does not lock clocks; use `clocks: nvml-base` (cgp-gate locks them through NVML) or `clocks: none`, and remove `clock_control`"
-        }
-        (_, "explain") => {
-            "nsys traces timings only, and the why needs Nsight Compute's counters; remove `explain` (docs/why.md)"
-        }
-        (_, "cache_control" | "replay_mode") => {
-            "nsys runs the application once and replays nothing; remove the key"
-        }
-        _ => {
-            "`flops` and `bytes` derive throughput from ncu's kernel duration; nsys targets gate times (`gpu_time`, `category:<name>`, `kernel:<regex>`); remove the key"
-        }
-    }
-}
-
 /// A key of the target itself that its profiler does not read is an error (it would be ignored
 /// silently); the same key in `defaults:` is for the other targets of a mixed spec.
 pub(super) fn other_profilers_keys(
@@ -667,14 +628,7 @@ pub(super) fn other_profilers_keys(
     profiler: ProfilerKind,
     what: &str,
 ) -> Result<()> {
-    let ours = match profiler {
-        ProfilerKind::Nsys => "a `profiler: nsys`",
-        ProfilerKind::Ncu => "an ncu",
-        ProfilerKind::Cupti => "a `profiler: cupti`",
-        ProfilerKind::Nvbench => "a `profiler: nvbench`",
-        ProfilerKind::Gbench => "a `profiler: gbench`",
-        ProfilerKind::PytestBenchmark => "a `profiler: pytest-benchmark`",
-    };
+    let ours = super::super::kinds::rules(profiler).article;
     for key in unread_keys(profiler) {
         if let Some(node) = m.own.key_node(key) {
             return Err(ctx
@@ -687,7 +641,7 @@ pub(super) fn other_profilers_keys(
                 .help(other_profiler_help(key, profiler)));
         }
     }
-    if profiler != ProfilerKind::Ncu
+    if !profiler.is_nsight_compute()
         && let Some(node) = m.own.get("clocks")
         && matches!(&node.kind, Kind::Scalar(s) if s.text == "ncu")
     {
