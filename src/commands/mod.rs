@@ -297,14 +297,13 @@ pub(crate) fn measure_once(
         });
     }
     let mut watch = session.watch(&sel.spec.settings);
-    let mut m = crate::run::measure::measure(
-        profiler.as_mut(),
-        &work,
-        recorder.as_mut(),
-        watch.as_mut(),
-        false,
-        progress,
-    );
+    let mut tools = crate::run::measure::Instruments {
+        profiler: profiler.as_mut(),
+        recorder: recorder.as_mut(),
+        watch: watch.as_mut(),
+        progress: &mut *progress,
+    };
+    let mut m = crate::run::measure::measure(&mut tools, &work, false);
     let mut why = Ok(None);
     if reps == Reps::Baseline
         && let Ok(measured) = m.as_mut()
@@ -318,17 +317,7 @@ pub(crate) fn measure_once(
             .map(crate::plan::Work::id)
             .collect();
         let next = work.iter().map(|w| (w.id(), w.reps.1)).collect();
-        why = crate::run::ncu_why::collect(
-            &wanted,
-            &work,
-            &ncu,
-            &next,
-            measured,
-            profiler.as_mut(),
-            recorder.as_mut(),
-            watch.as_mut(),
-            progress,
-        );
+        why = crate::run::ncu_why::collect(&wanted, &work, &ncu, &next, measured, &mut tools);
     }
     let health = watch.map(|w| w.sampler.summary());
     let fingerprints: std::collections::BTreeMap<_, _> = targets

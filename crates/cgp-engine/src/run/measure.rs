@@ -14,6 +14,28 @@ use crate::profile::record::Recorder;
 use crate::profile::{FailureKind, Job, ProfileError, Profiler};
 use crate::run::progress::Progress;
 
+/// What a run measures with, passed as one (issue 49: five functions carried these four apart):
+/// the profiler, the recorder that keeps its captures, the watch on the GPU's health, and the
+/// progress the user sees.
+pub struct Instruments<'a, 'w> {
+    pub profiler: &'a mut dyn Profiler,
+    pub recorder: Option<&'a mut Recorder>,
+    pub watch: Option<&'a mut Watch<'w>>,
+    pub progress: &'a mut dyn Progress,
+}
+
+impl<'w> Instruments<'_, 'w> {
+    /// The same instruments, lent for one call.
+    pub fn reborrow(&mut self) -> Instruments<'_, 'w> {
+        Instruments {
+            profiler: &mut *self.profiler,
+            recorder: self.recorder.as_deref_mut(),
+            watch: self.watch.as_deref_mut(),
+            progress: &mut *self.progress,
+        }
+    }
+}
+
 /// Samples and failures of a measurement pass.
 #[derive(Debug, Default)]
 pub struct Measurement {
@@ -76,17 +98,14 @@ pub fn why_work<'a>(
 /// # Errors
 /// Only for failures of the recorder.
 pub fn measure_why(
-    profiler: &mut dyn Profiler,
+    tools: &mut Instruments<'_, '_>,
     more: &[Work<'_>],
     targets: &BTreeMap<String, crate::spec::Target>,
     m: &mut Measurement,
-    recorder: Option<&mut Recorder>,
-    watch: Option<&mut Watch<'_>>,
-    progress: &mut dyn Progress,
 ) -> Result<f64, Error> {
-    let extra = measure(profiler, more, recorder, watch, true, progress)?;
+    let extra = measure(tools, more, true)?;
     for e in &extra.errors {
-        progress.note(&format!(
+        tools.progress.note(&format!(
             "no why for `{}`{}: {}",
             e.target,
             e.size.as_deref().map(|s| format!(" [{s}]")).unwrap_or_default(),
@@ -119,13 +138,16 @@ pub fn measure_why(
 /// # Errors
 /// Only for failures of the recorder (the profiler's failures are in the result).
 pub fn measure(
-    profiler: &mut dyn Profiler,
+    tools: &mut Instruments<'_, '_>,
     work: &[Work<'_>],
-    mut recorder: Option<&mut Recorder>,
-    mut watch: Option<&mut Watch<'_>>,
     only_available: bool,
-    progress: &mut dyn Progress,
 ) -> Result<Measurement, Error> {
+    let Instruments {
+        profiler,
+        recorder,
+        watch,
+        progress,
+    } = tools;
     let mut m = Measurement::default();
     for w in work {
         progress.add_runs(&w.target.name, &w.size.key(), w.reps.1.saturating_sub(w.reps.0));
@@ -150,7 +172,7 @@ pub fn measure(
             }
             progress.run_started(&w.target.name, &id.size, rep);
             let started = std::time::Instant::now();
-            let outcome = run_once(profiler, job, &mut recorder, &mut watch, progress)?;
+            let outcome = run_once(&mut **profiler, job, recorder, watch, &mut **progress)?;
             let elapsed = started.elapsed();
             match outcome {
                 Ok((mut samples, wall)) => {

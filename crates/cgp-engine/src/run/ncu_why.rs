@@ -9,9 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::foundation::error::Error;
 use crate::plan::Work;
-use crate::profile::Profiler;
-use crate::profile::record::Recorder;
-use crate::run::measure::{Measurement, Watch, measure_why, why_work};
+use crate::run::measure::{Instruments, Measurement, measure_why, why_work};
 use crate::spec::Target;
 
 /// What the ncu pass cost: the sizes it profiled and ncu's wall seconds.
@@ -35,31 +33,24 @@ pub fn ncu_targets(targets: &[&Target]) -> BTreeMap<String, Target> {
 ///
 /// # Errors
 /// Only for failures of the recorder.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the run's state, passed once by check and baseline update"
-)]
 pub fn collect(
     wanted: &BTreeSet<TargetSize>,
     work: &[Work<'_>],
     ncu: &BTreeMap<String, Target>,
     next_rep: &BTreeMap<TargetSize, u32>,
     m: &mut Measurement,
-    profiler: &mut dyn Profiler,
-    recorder: Option<&mut Recorder>,
-    watch: Option<&mut Watch<'_>>,
-    progress: &mut dyn crate::run::progress::Progress,
+    tools: &mut Instruments<'_, '_>,
 ) -> Result<Option<NcuWhyCost>, Error> {
     let more = why_work(work, wanted, ncu, next_rep, |_| 1);
     if more.is_empty() {
         return Ok(None);
     }
-    progress.note(&format!(
+    tools.progress.note(&format!(
         "cupti: ncu profiles {} size(s) once for the counters that say why a time changed",
         more.len()
     ));
-    let seconds = measure_why(profiler, &more, ncu, m, recorder, watch, progress)?;
-    progress.note(&format!(
+    let seconds = measure_why(tools, &more, ncu, m)?;
+    tools.progress.note(&format!(
         "cupti: the why cost {seconds:.1} s of ncu ({} size(s))",
         more.len()
     ));

@@ -101,7 +101,13 @@ pub fn write_baseline(
     let targets: Vec<&Target> = spec.targets.iter().collect();
     let versions = Versions::of(profiler, &targets)?;
     let work = crate::plan::baseline_work(&targets, None);
-    let m = crate::run::measure::measure(profiler, &work, None, None, false, &mut NoProgress)?;
+    let mut tools = crate::run::measure::Instruments {
+        profiler: &mut *profiler,
+        recorder: None,
+        watch: None,
+        progress: &mut NoProgress,
+    };
+    let m = crate::run::measure::measure(&mut tools, &work, false)?;
     if let Some(e) = m.errors.first() {
         return Err(Error::Usage(format!("simulated baseline: {}", e.message)));
     }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::pairs::Both;
 use crate::measured::samples::SeriesKey;
 use crate::outcome::results::{
-    ErrorKind, Estimate, FailureKind, Outcome, OwnedRowKey, Row, RowRule, RowVerdict, RunError, Shift, Test,
+    Decision, ErrorKind, FailureKind, Outcome, OwnedRowKey, Row, RowRule, RowVerdict, RunError,
 };
 use crate::spec::{MetricSpec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired_at};
@@ -343,15 +343,7 @@ fn judged_row(
     if let (Some(t), Some(tolerance)) = (row.rule.threshold.as_mut(), tolerance) {
         t.tolerance = Some(tolerance);
     }
-    row.set_verdict(j.verdict);
-    row.method = j.method;
-    row.estimate = Estimate {
-        shift: Shift::of(j.change, j.change_ci, None),
-        confidence: Some(j.confidence),
-        test: Test::of(j.p, j.p_adjusted),
-        left_out: j.left_out,
-    };
-    row.reason = j.reason;
+    row.decide(Decision::from(&j));
     crate::run::engine::min_effect_unit(&mut row, p.ms, spec_errors);
     row
 }

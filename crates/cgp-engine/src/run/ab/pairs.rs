@@ -11,7 +11,7 @@ use crate::outcome::results::{ErrorKind, FailureKind, RunError};
 use crate::plan::Work;
 use crate::profile::record::Recorder;
 use crate::profile::{Job, Profiler};
-use crate::run::measure::{Watch, measure};
+use crate::run::measure::{Instruments, Watch, measure};
 use crate::run::progress::Progress;
 use crate::spec::Target;
 
@@ -131,16 +131,16 @@ pub(super) fn measure_pairs(
                     reps: (rep, rep + 1),
                 }];
                 progress.side(side.as_str());
-                let m = measure(
+                let mut paired = PairedProgress {
+                    inner: &mut *progress,
+                };
+                let mut tools = Instruments {
                     profiler,
-                    &work,
-                    rec,
-                    watch.as_deref_mut(),
-                    false,
-                    &mut PairedProgress {
-                        inner: &mut *progress,
-                    },
-                )?;
+                    recorder: rec,
+                    watch: watch.as_deref_mut(),
+                    progress: &mut paired,
+                };
+                let m = measure(&mut tools, &work, false)?;
                 both.order.push(OrderEntry {
                     side,
                     target: id.target.clone(),

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::Baselines;
 use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::outcome::results::{
-    ErrorKind, Estimate, Kernel, Missing, Outcome, OwnedRowKey, Row, RowRule, RowThreshold, RowVerdict,
-    RunError, Shift, Sides, Test,
+    Decision, ErrorKind, Missing, Outcome, OwnedRowKey, Row, RowRule, RowThreshold, RowVerdict, RunError,
+    Sides,
 };
 use crate::run::engine::min_effect_unit;
 use crate::run::measure::Measurement;
@@ -130,53 +130,50 @@ pub(super) fn judged_rows(
     keyed
         .iter()
         .zip(judgements)
-        .map(|((key, ms, entry), j)| Row {
-            key: OwnedRowKey {
-                gpu: String::new(),
-                target: key.target.clone(),
-                size: key.size.clone(),
-                kernel: Some(Kernel::from(key.kernel.clone())),
-                metric: key.metric.clone(),
-            },
-            unit: samples
-                .series
-                .get(key)
-                .map(|s| s.unit.clone())
-                .unwrap_or_default(),
-            outcome: Outcome::from(j.verdict),
-            rule: RowRule {
-                threshold: Some(RowThreshold {
-                    tolerance: j.tolerance,
-                    limit: j.limit,
-                    ..RowThreshold::of(&ms.threshold)
-                }),
-                direction: Some(ms.threshold.direction),
-            },
-            method: j.method,
-            estimate: Estimate {
-                shift: Shift::of(j.change, j.change_ci, j.median_ci),
-                confidence: Some(j.confidence),
-                test: Test::of(j.p, j.p_adjusted),
-                left_out: j.left_out,
-            },
-            sides: Sides {
-                baseline: j.baseline,
-                candidate: Some(j.candidate),
-            },
-            reason: j.reason,
-            remeasured: rounds
-                .get(&TargetSize::new(&key.target, &key.size))
-                .copied()
-                .unwrap_or(0),
-            candidate_reps: samples.series.get(key).map(|s| s.reps()).unwrap_or_default(),
-            history: entry.map(|e| e.older_medians()).unwrap_or_default(),
-            why: None,
-            candidate_configs: samples
-                .series
-                .get(key)
-                .map(|s| s.configs.clone())
-                .unwrap_or_default(),
-            config_change: config_change(entry.map(|e| e.configs.as_slice()), samples.series.get(key)),
+        .map(|((key, ms, entry), j)| {
+            let Decision {
+                outcome,
+                method,
+                estimate,
+                reason,
+            } = Decision::from(&j);
+            Row {
+                key: OwnedRowKey::from(key),
+                unit: samples
+                    .series
+                    .get(key)
+                    .map(|s| s.unit.clone())
+                    .unwrap_or_default(),
+                outcome,
+                rule: RowRule {
+                    threshold: Some(RowThreshold {
+                        tolerance: j.tolerance,
+                        limit: j.limit,
+                        ..RowThreshold::of(&ms.threshold)
+                    }),
+                    direction: Some(ms.threshold.direction),
+                },
+                method,
+                estimate,
+                sides: Sides {
+                    baseline: j.baseline,
+                    candidate: Some(j.candidate),
+                },
+                reason,
+                remeasured: rounds
+                    .get(&TargetSize::new(&key.target, &key.size))
+                    .copied()
+                    .unwrap_or(0),
+                candidate_reps: samples.series.get(key).map(|s| s.reps()).unwrap_or_default(),
+                history: entry.map(|e| e.older_medians()).unwrap_or_default(),
+                why: None,
+                candidate_configs: samples
+                    .series
+                    .get(key)
+                    .map(|s| s.configs.clone())
+                    .unwrap_or_default(),
+                config_change: config_change(entry.map(|e| e.configs.as_slice()), samples.series.get(key)),
+            }
         })
         .collect()
 }

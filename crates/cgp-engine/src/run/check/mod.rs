@@ -25,7 +25,7 @@ use crate::plan::{Work, initial_work, remeasure};
 use crate::profile::record::Recorder;
 use crate::profile::{Profiler, Versions};
 use crate::run::engine::{add_derived, fingerprint_for, git_commit, stats_config};
-use crate::run::measure::{Measurement, Watch, measure};
+use crate::run::measure::{Instruments, Measurement, Watch, measure};
 use crate::spec::{Explain, Spec, Target};
 use crate::stats::Config;
 use baselines::load_baselines;
@@ -76,7 +76,6 @@ pub fn run_check(
     opts: &CheckOptions<'_>,
     progress: &mut dyn crate::run::progress::Progress,
 ) -> Result<Results, Error> {
-    let mut recorder = recorder;
     let (source, synthetic) = (
         profiler.source(),
         profiler.manifest().is_some_and(|m| m.synthetic),
@@ -101,14 +100,13 @@ pub fn run_check(
         same_sass(spec, &work, &baselines, &fps, progress)
     };
     work.retain(|w| !unchanged.contains(&w.id()));
-    let mut m = measure(
+    let mut tools = Instruments {
         profiler,
-        &work,
-        recorder.as_deref_mut(),
-        watch.as_deref_mut(),
-        false,
+        recorder,
+        watch: watch.as_deref_mut(),
         progress,
-    )?;
+    };
+    let mut m = measure(&mut tools, &work, false)?;
     keep_unselected(&mut m, &baselines);
     let (cfg, multiple_testing) = sharded_config(spec, targets, opts.shard.as_ref());
     let explained = explained_targets(targets);
@@ -124,26 +122,19 @@ pub fn run_check(
         next_rep: work.iter().map(|w| (w.id(), w.reps.1)).collect(),
         m,
         roofline: Vec::new(),
-        profiler,
-        recorder,
-        watch: watch.as_deref_mut(),
-        progress,
+        tools,
     };
     let (rows, spec_errors, _) = crate::run::engine::until_decided(&mut run)?;
     let CheckLoop {
         next_rep,
         mut m,
         roofline,
-        profiler,
-        recorder,
-        watch: loop_watch,
-        progress,
+        mut tools,
         ..
     } = run;
 
-    let why_cost = explain_pass(
-        &rows, &work, targets, &explained, &next_rep, &mut m, profiler, recorder, loop_watch, progress,
-    )?;
+    let why_cost = explain_pass(&rows, &work, targets, &explained, &next_rep, &mut m, &mut tools)?;
+    let profiler = tools.profiler;
     let (mut rows, sass_skip) = finish_rows(rows, targets, &unchanged, &baselines, &m, opts);
     let state_errors = harness_states::missing_states(&mut rows, targets, &baselines, opts.fail_on, &source);
     rows.extend(gone_rows(
@@ -356,10 +347,7 @@ struct CheckLoop<'a, 'w> {
     m: Measurement,
     /// The roofline points of the last judgement.
     roofline: Vec<RooflinePoint>,
-    profiler: &'a mut dyn Profiler,
-    recorder: Option<&'a mut Recorder>,
-    watch: Option<&'a mut Watch<'w>>,
-    progress: &'a mut dyn crate::run::progress::Progress,
+    tools: Instruments<'a, 'w>,
 }
 
 impl crate::run::engine::Remeasure for CheckLoop<'_, '_> {
@@ -405,16 +393,10 @@ impl crate::run::engine::Remeasure for CheckLoop<'_, '_> {
         if more.is_empty() {
             return Ok(None);
         }
-        self.progress
+        self.tools
+            .progress
             .status(&format!("re-measuring {} doubtful size(s)", more.len()));
-        let mut extra = measure(
-            &mut *self.profiler,
-            &more,
-            self.recorder.as_deref_mut(),
-            self.watch.as_deref_mut(),
-            true,
-            &mut *self.progress,
-        )?;
+        let mut extra = measure(&mut self.tools, &more, true)?;
         let mut grew = BTreeSet::new();
         for w in &more {
             let id = w.id();

@@ -9,9 +9,7 @@ use crate::foundation::error::Error;
 use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::outcome::results::{Row, RowVerdict};
 use crate::plan::Work;
-use crate::profile::Profiler;
-use crate::profile::record::Recorder;
-use crate::run::measure::{Measurement, Watch, measure_why, why_work};
+use crate::run::measure::{Instruments, Measurement, measure_why, why_work};
 use crate::spec::Target;
 
 /// The "why" of every timing row that regressed, improved or is doubtful: the explanatory
@@ -104,10 +102,6 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
 ///
 /// # Errors
 /// Only for failures of the recorder.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the check's state, passed once from run_check"
-)]
 pub(super) fn explain_pass(
     rows: &[Row],
     work: &[Work<'_>],
@@ -115,25 +109,10 @@ pub(super) fn explain_pass(
     explained: &BTreeMap<String, Target>,
     next_rep: &BTreeMap<TargetSize, u32>,
     m: &mut Measurement,
-    profiler: &mut dyn Profiler,
-    mut recorder: Option<&mut Recorder>,
-    mut watch: Option<&mut Watch<'_>>,
-    progress: &mut dyn crate::run::progress::Progress,
+    tools: &mut Instruments<'_, '_>,
 ) -> Result<crate::outcome::results::WhyCost, Error> {
-    remeasure_pass(
-        rows,
-        work,
-        explained,
-        next_rep,
-        m,
-        profiler,
-        recorder.as_deref_mut(),
-        watch.as_deref_mut(),
-        progress,
-    )?;
-    cupti_why(
-        rows, work, targets, next_rep, m, profiler, recorder, watch, progress,
-    )
+    remeasure_pass(rows, work, explained, next_rep, m, tools)?;
+    cupti_why(rows, work, targets, next_rep, m, tools)
 }
 
 /// The explain pass of `explain: remeasure` targets (docs/why.md): the sizes with a timing row
@@ -141,20 +120,13 @@ pub(super) fn explain_pass(
 /// re-measured) are measured `repetitions` more times with the counters, and only the counters
 /// the spec does not gate are kept: the verdicts stand on the timing runs. A failure here costs
 /// the why, not the run: it is said and the run goes on.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the check's state, passed once from run_check"
-)]
 fn remeasure_pass(
     rows: &[Row],
     work: &[Work<'_>],
     explained: &BTreeMap<String, Target>,
     next_rep: &BTreeMap<TargetSize, u32>,
     m: &mut Measurement,
-    profiler: &mut dyn Profiler,
-    recorder: Option<&mut Recorder>,
-    watch: Option<&mut Watch<'_>>,
-    progress: &mut dyn crate::run::progress::Progress,
+    tools: &mut Instruments<'_, '_>,
 ) -> Result<(), Error> {
     if explained.is_empty() {
         return Ok(());
@@ -183,30 +155,23 @@ fn remeasure_pass(
     if more.is_empty() {
         return Ok(());
     }
-    progress.note(&format!(
+    tools.progress.note(&format!(
         "explaining {} changed size(s): collecting the counters that say why",
         more.len()
     ));
-    measure_why(profiler, &more, explained, m, recorder, watch, progress)?;
+    measure_why(tools, &more, explained, m)?;
     Ok(())
 }
 
 /// The why of `profiler: cupti` targets with `explain:` set (docs/cupti.md): ncu profiles each
 /// size with a timing row judged a regression or inconclusive once, for the counters.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the check's state, passed once from run_check"
-)]
 fn cupti_why(
     rows: &[Row],
     work: &[Work<'_>],
     targets: &[&Target],
     next_rep: &BTreeMap<TargetSize, u32>,
     m: &mut Measurement,
-    profiler: &mut dyn Profiler,
-    recorder: Option<&mut Recorder>,
-    watch: Option<&mut Watch<'_>>,
-    progress: &mut dyn crate::run::progress::Progress,
+    tools: &mut Instruments<'_, '_>,
 ) -> Result<crate::outcome::results::WhyCost, Error> {
     let ncu = crate::run::ncu_why::ncu_targets(targets);
     let wanted: BTreeSet<TargetSize> = rows
@@ -219,9 +184,7 @@ fn cupti_why(
         })
         .map(|r| TargetSize::new(&r.key.target, &r.key.size))
         .collect();
-    let cost = crate::run::ncu_why::collect(
-        &wanted, work, &ncu, next_rep, m, profiler, recorder, watch, progress,
-    )?;
+    let cost = crate::run::ncu_why::collect(&wanted, work, &ncu, next_rep, m, tools)?;
     Ok(cost
         .map(|c| crate::outcome::results::WhyCost {
             sizes: c.sizes,

@@ -108,7 +108,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// The name as files hold it and reports print it.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             Self::Named(n) => n,
             Self::Sum => crate::spec::SUM_KERNEL,

@@ -406,8 +406,8 @@ mod wire;
 
 pub use key::{Kernel, OwnedRowKey, RowKey};
 pub use row::{
-    ConfigChange, Estimate, Judged, Missing, MissingCause, Outcome, Row, RowRule, RowThreshold, Shift, Sides,
-    SkipReason, Test,
+    ConfigChange, Decision, Estimate, Judged, Missing, MissingCause, Outcome, Row, RowRule, RowThreshold,
+    Shift, Sides, SkipReason, Test,
 };
 
 #[cfg(test)]

@@ -203,7 +203,7 @@ pub struct Test {
 impl Shift {
     /// The shift of the flat numbers a judgement (or a results file) has: a change wins over a
     /// median interval, which no row has both of; an interval without its change is nothing.
-    pub fn of(change: Option<f64>, change_ci: Option<[f64; 2]>, median_ci: Option<[f64; 2]>) -> Self {
+    pub(crate) fn of(change: Option<f64>, change_ci: Option<[f64; 2]>, median_ci: Option<[f64; 2]>) -> Self {
         match (change, median_ci) {
             (Some(change), _) => Self::Change {
                 change,
@@ -217,7 +217,7 @@ impl Shift {
 
 impl Test {
     /// The test of a judgement's p-values: none without an unadjusted p.
-    pub fn of(p: Option<f64>, p_adjusted: Option<f64>) -> Option<Self> {
+    pub(crate) fn of(p: Option<f64>, p_adjusted: Option<f64>) -> Option<Self> {
         p.map(|p| Self { p, p_adjusted })
     }
 }
@@ -255,6 +255,50 @@ impl Estimate {
     /// p-value after the run-wide multiple-testing correction.
     pub fn p_adjusted(&self) -> Option<f64> {
         self.test.and_then(|t| t.p_adjusted)
+    }
+}
+
+/// What a row takes from a judgement of the statistics, independent (`stats::Judgement`, of
+/// `check`) or paired (`stats::paired::PairedJudgement`, of `ab`): the one conversion of the
+/// statistics' flat numbers into the row's types ([`Row::decide`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub outcome: Outcome,
+    pub method: Method,
+    pub estimate: Estimate,
+    pub reason: String,
+}
+
+impl From<&crate::stats::Judgement> for Decision {
+    fn from(j: &crate::stats::Judgement) -> Self {
+        Self {
+            outcome: Outcome::from(j.verdict),
+            method: j.method.clone(),
+            estimate: Estimate {
+                shift: Shift::of(j.change, j.change_ci, j.median_ci),
+                confidence: Some(j.confidence),
+                test: Test::of(j.p, j.p_adjusted),
+                left_out: j.left_out.clone(),
+            },
+            reason: j.reason.clone(),
+        }
+    }
+}
+
+impl From<&crate::stats::paired::PairedJudgement> for Decision {
+    /// A paired test estimates the change only (it has no median interval).
+    fn from(j: &crate::stats::paired::PairedJudgement) -> Self {
+        Self {
+            outcome: Outcome::from(j.verdict),
+            method: j.method.clone(),
+            estimate: Estimate {
+                shift: Shift::of(j.change, j.change_ci, None),
+                confidence: Some(j.confidence),
+                test: Test::of(j.p, j.p_adjusted),
+                left_out: j.left_out.clone(),
+            },
+            reason: j.reason.clone(),
+        }
     }
 }
 
@@ -335,7 +379,7 @@ impl From<RowVerdict> for Outcome {
 
 impl Outcome {
     /// The verdict every report shows and the results file writes.
-    pub fn verdict(&self) -> RowVerdict {
+    pub(crate) fn verdict(&self) -> RowVerdict {
         match self {
             Self::Compared(Judged::Regression) => RowVerdict::Regression,
             Self::Compared(Judged::Inconclusive) => RowVerdict::Inconclusive,
@@ -456,6 +500,14 @@ impl Row {
     /// The row's verdict, read from its [`Outcome`].
     pub fn verdict(&self) -> RowVerdict {
         self.outcome.verdict()
+    }
+
+    /// Give the row what the statistics decided: its outcome, method, estimate and reason.
+    pub fn decide(&mut self, d: Decision) {
+        self.outcome = d.outcome;
+        self.method = d.method;
+        self.estimate = d.estimate;
+        self.reason = d.reason;
     }
 
     /// Give the row the plain outcome of a verdict (see `From<RowVerdict> for Outcome`).
