@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::bin;
+use crate::support::{bin, chromium, run_chromium};
 use serde_json::Value;
 
 /// A real results file: `check` of the example recording against the example baselines.
@@ -204,4 +204,130 @@ fn bad_inputs_are_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("percentage"));
     let out = bin().arg("changes").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// `changes` over a history made of REAL H100 check results (12 of the A/A replay, then 12 of
+/// `EXTRA_WORK_PCT=3`, each stamped with its own commit and date): the y-axis labels of every
+/// chart read in units with three significant digits (`8.36 TFLOP/s`, not
+/// `8362475394648.349609 flop/second`), and in headless Chromium each label's bounding box lies
+/// inside the SVG, left of the plot's axis. The measuring copy of the page drops the CSP and adds
+/// a script that writes each label's `getBBox()` into the DOM; the page itself runs no script.
+/// A screenshot of the page as written renders too.
+#[test]
+fn changes_chart_labels_use_units_and_fit_in_chromium() {
+    let Some(bin) = chromium("changes_cli::changes_chart_labels_use_units_and_fit_in_chromium") else {
+        return;
+    };
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let rec = "examples/recordings/h100";
+    let mut files = Vec::new();
+    for (name, replay) in [("same", "aa-live"), ("slow", "extra3")] {
+        let json = dir.path().join(format!("{name}.json"));
+        let out = crate::support::bin_std()
+            .args(["check", "--spec", &format!("{rec}/check.yaml"), "--baselines"])
+            .args(["examples/baselines-h100", "--replay", &format!("{rec}/{replay}")])
+            .args(["--quiet", "--no-github-actions", "--json"])
+            .arg(&json)
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        for k in 0..12 {
+            let i = files.len();
+            let mut v = v.clone();
+            v["git_commit"] = format!("{:040x}", 0xabc000 + i).into();
+            v["date"] = format!("2026-11-{:02}T12:38:{:02}Z", k + 1, i).into();
+            let p = dir.path().join(format!("r{i:02}.json"));
+            std::fs::write(&p, v.to_string()).unwrap();
+            files.push(p);
+        }
+    }
+    let page = dir.path().join("changes.html");
+    let md = dir.path().join("changes.md");
+    let out = crate::support::bin_std()
+        .arg("changes")
+        .args(&files)
+        .arg("--html")
+        .arg(&page)
+        .arg("--markdown")
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some(), "{out:?}");
+    // Its Markdown: names, paths and timestamps as written (code spans), no character references.
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(!md.contains("&#") && md.contains("T12:38:"), "{md}");
+    assert!(
+        md.contains("| `matmul` |") && md.contains("`cgp__achieved_flops.per_second`"),
+        "{md}"
+    );
+    let text = std::fs::read_to_string(&page).unwrap();
+    let labels: Vec<&str> = text
+        .split("<text class=\"ylabel\"")
+        .skip(1)
+        .map(|s| s.split_once('>').unwrap().1.split("</text>").next().unwrap())
+        .collect();
+    assert!(labels.len() >= 2, "no chart: {text}");
+    assert!(labels.contains(&"8.36 TFLOP/s"), "{labels:?}");
+    for l in &labels {
+        let number = l.split(' ').next().unwrap();
+        assert_eq!(number.chars().filter(char::is_ascii_digit).count(), 3, "{l}");
+        assert!(l.contains(' ') && !l.contains("flop/second"), "{l}");
+    }
+    // Measure in the browser: each label's box against its SVG's and against the y axis.
+    let script = r#"<script>
+const out = [];
+for (const svg of document.querySelectorAll('svg')) {
+  const axis = svg.querySelector('line.axis');
+  for (const t of svg.querySelectorAll('text.ylabel')) {
+    const b = t.getBBox();
+    out.push([t.textContent, b.x, b.x + b.width, parseFloat(axis.getAttribute('x1'))].join('|'));
+  }
+}
+const pre = document.createElement('pre'); pre.id = 'bbox'; pre.textContent = out.join('\n');
+document.body.appendChild(pre);
+</script>"#;
+    let measured = text
+        .replace(
+            "default-src 'none'",
+            "default-src 'none'; script-src 'unsafe-inline'",
+        )
+        .replace("</body>", &format!("{script}</body>"));
+    let probe = {
+        let p = dir.path().join("probe.html");
+        std::fs::write(&p, &measured).unwrap();
+        p
+    };
+    let (dom, _) = run_chromium(bin, &probe, &["--dump-dom"]);
+    let boxes = dom
+        .split("<pre id=\"bbox\">")
+        .nth(1)
+        .and_then(|s| s.split("</pre>").next())
+        .unwrap_or_else(|| panic!("no measurement in the DOM: {dom}"));
+    let mut n = 0;
+    for line in boxes.lines() {
+        let f: Vec<&str> = line.split('|').collect();
+        let (left, right, axis): (f64, f64, f64) = (
+            f[1].parse().unwrap(),
+            f[2].parse().unwrap(),
+            f[3].parse().unwrap(),
+        );
+        assert!(left >= 0.0, "{} is cut at the left edge: {line}", f[0]);
+        assert!(right <= axis, "{} runs into the axis: {line}", f[0]);
+        n += 1;
+    }
+    assert_eq!(n, labels.len(), "{boxes}");
+    let png = dir.path().join("changes.png");
+    let (_, console) = run_chromium(
+        bin,
+        &page,
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1200,1200",
+        ],
+    );
+    assert!(console.is_empty(), "{console:#?}");
+    assert_eq!(&std::fs::read(&png).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
 }

@@ -74,23 +74,30 @@ fn with(results: &Results, v: RowVerdict) -> Vec<&Row> {
 }
 
 /// The cells of every GFM table row in `md`, as text a reader sees.
+/// The cells of every GFM table row in `md`, as rendered text (names and metrics are code spans,
+/// shown as written); markup inside a cell fails the test.
 fn table_rows(md: &str) -> Vec<Vec<String>> {
-    let mut opts = Options::empty();
-    opts.insert(Options::ENABLE_TABLES);
-    opts.insert(Options::ENABLE_STRIKETHROUGH);
+    let gfm = Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_MATH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_GFM
+        | Options::ENABLE_SUPERSCRIPT
+        | Options::ENABLE_SUBSCRIPT
+        | Options::ENABLE_WIKILINKS;
     let mut rows = Vec::new();
     let mut row: Vec<String> = Vec::new();
     let mut cell: Option<String> = None;
-    for ev in Parser::new_ext(md, opts) {
+    for ev in Parser::new_ext(md, gfm) {
         match ev {
+            Event::Start(Tag::TableRow | Tag::TableHead) => row = Vec::new(),
+            Event::End(TagEnd::TableRow | TagEnd::TableHead) => rows.push(std::mem::take(&mut row)),
             Event::Start(Tag::TableCell) => cell = Some(String::new()),
             Event::End(TagEnd::TableCell) => row.push(cell.take().unwrap().trim().to_owned()),
-            Event::End(TagEnd::TableRow | TagEnd::TableHead) => rows.push(std::mem::take(&mut row)),
-            Event::Text(t) | Event::Code(t) => {
-                if let Some(c) = cell.as_mut() {
-                    c.push_str(&t);
-                }
-            }
+            Event::Text(t) | Event::Code(t) if cell.is_some() => cell.as_mut().unwrap().push_str(&t),
+            Event::Start(Tag::Table(_)) | Event::End(TagEnd::Table) => {}
+            other if cell.is_some() => panic!("markup inside a cell: {other:?}"),
             _ => {}
         }
     }
@@ -350,4 +357,54 @@ fn the_reports_check_wrote_are_valid_for_a_passing_run_too() {
     assert_eq!(html(&run.results), run.html);
     assert_eq!(junit(&run.results), run.junit);
     assert!(!run.html.contains("<tr class=\"regression\">"));
+}
+
+/// A real check's comment reads as written: on the REAL H100 planted recordings
+/// (tests/fixtures/h100-planted), HTML character references make up under 1% of the characters,
+/// the names and metrics are code spans, and the tables still parse.
+#[test]
+fn a_real_checks_comment_is_readable_raw() {
+    let fx = root().join("tests/fixtures/h100-planted");
+    let reference = regex::Regex::new(r"&(#[0-9]+|#x[0-9a-fA-F]+|[a-z]+);").unwrap();
+    for build in ["extra3", "badlaunch"] {
+        let dir = tempfile::tempdir().unwrap();
+        let md_path = dir.path().join("comment.md");
+        let out = crate::support::bin()
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .args(["check", "--no-skip", "--replay"])
+            .arg(fx.join(build))
+            .arg("--spec")
+            .arg(fx.join("check.yaml"))
+            .arg("--baselines")
+            .arg(fx.join("baselines"))
+            .arg("--markdown")
+            .arg(&md_path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let md = std::fs::read_to_string(&md_path).unwrap();
+        let entities: usize = reference.find_iter(&md).map(|m| m.as_str().len()).sum();
+        let share = entities as f64 / md.len() as f64;
+        assert!(
+            share < 0.01,
+            "{build}: {entities} of {} characters are references:\n{md}",
+            md.len()
+        );
+        assert!(
+            md.contains("| `matmul` | n=1024 | `void matmul_tiled<32>` | `gpu__time_duration.sum` |"),
+            "{md}"
+        );
+        assert!(md.contains(" cgp-gate: ") && !md.contains("&#58;"), "{md}");
+        // Every highlighted row is a table row of 8 cells, names as written.
+        let tables = table_rows(md.split("<details>").next().unwrap());
+        assert!(
+            tables.len() > 1 && tables.iter().all(|r| r.len() == 8),
+            "{tables:?}"
+        );
+        assert!(
+            tables.iter().any(|r| r[3] == "void matmul_tiled<32>"),
+            "{tables:?}"
+        );
+    }
 }

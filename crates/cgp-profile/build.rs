@@ -26,7 +26,7 @@ fn main() {
     let status = compiler
         .to_command()
         // Warnings are not errors here: a user's newer compiler may warn where ours did not, and
-        // `cargo install` must still build. tests/cupti_lib.rs compiles inject.c with -Werror.
+        // `cargo install` must still build. crates/cgp-profile/tests/it/cupti_lib.rs compiles inject.c with -Werror.
         .args(["-shared", "-std=gnu11", "-Wall", "-Wextra", "-o"])
         .arg(&so)
         .arg("src/cupti/inject.c")

@@ -11,11 +11,11 @@ use wiremock::{Mock, ResponseTemplate};
 const TOKEN: &str = "ghs_s3cr3tT0kenValue";
 const MARKER: &str = "<!-- cgp-gate:spec=cgp-gate.yaml -->";
 
-/// The mock GitHub ([`crate::support::MockApi`]).
-struct Github(crate::support::MockApi);
+/// The mock GitHub ([`cgp_test_support::MockApi`]).
+struct Github(cgp_test_support::MockApi);
 
 impl std::ops::Deref for Github {
-    type Target = crate::support::MockApi;
+    type Target = cgp_test_support::MockApi;
     fn deref(&self) -> &Self::Target {
         &self.0
     }
@@ -23,7 +23,7 @@ impl std::ops::Deref for Github {
 
 impl Github {
     fn start() -> Self {
-        Self(crate::support::MockApi::start())
+        Self(cgp_test_support::MockApi::start())
     }
 
     fn config(&self) -> GithubConfig {

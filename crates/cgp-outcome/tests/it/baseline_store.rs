@@ -3,7 +3,7 @@
 //! Sample values here are synthetic: hand-made numbers shaped like what ncu reports (durations in
 //! ns, bytes, percentages), not measurements.
 
-use crate::support;
+use cgp_test_support as support;
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -11,9 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::Duration;
 
+use cgp_core::foundation::error::Error;
 use cgp_core::gpu::fingerprint::Fingerprint;
 use cgp_core::measured::samples::{Sample, Series, SeriesKey};
-use cgp_gate::Error;
 use cgp_outcome::baseline::{self, Store, UpdateMeta};
 
 fn h200() -> Fingerprint {
