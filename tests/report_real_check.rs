@@ -9,7 +9,6 @@ use cgp_outcome::outcome::results::read as read_results;
 use cgp_outcome::outcome::results::{Results, Row, RowVerdict};
 use cgp_report::report::console::results_table;
 use cgp_report::report::{MarkdownOptions, html, junit, markdown};
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 
 /// What one `check` run left behind: its exit code, the results read back from its JSON, and
@@ -74,35 +73,6 @@ fn with(results: &Results, v: RowVerdict) -> Vec<&Row> {
 }
 
 /// The cells of every GFM table row in `md`, as text a reader sees.
-/// The cells of every GFM table row in `md`, as rendered text (names and metrics are code spans,
-/// shown as written); markup inside a cell fails the test.
-fn table_rows(md: &str) -> Vec<Vec<String>> {
-    let gfm = Options::ENABLE_TABLES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_MATH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_FOOTNOTES
-        | Options::ENABLE_GFM
-        | Options::ENABLE_SUPERSCRIPT
-        | Options::ENABLE_SUBSCRIPT
-        | Options::ENABLE_WIKILINKS;
-    let mut rows = Vec::new();
-    let mut row: Vec<String> = Vec::new();
-    let mut cell: Option<String> = None;
-    for ev in Parser::new_ext(md, gfm) {
-        match ev {
-            Event::Start(Tag::TableRow | Tag::TableHead) => row = Vec::new(),
-            Event::End(TagEnd::TableRow | TagEnd::TableHead) => rows.push(std::mem::take(&mut row)),
-            Event::Start(Tag::TableCell) => cell = Some(String::new()),
-            Event::End(TagEnd::TableCell) => row.push(cell.take().unwrap().trim().to_owned()),
-            Event::Text(t) | Event::Code(t) if cell.is_some() => cell.as_mut().unwrap().push_str(&t),
-            Event::Start(Tag::Table(_)) | Event::End(TagEnd::Table) => {}
-            other if cell.is_some() => panic!("markup inside a cell: {other:?}"),
-            _ => {}
-        }
-    }
-    rows
-}
 
 #[test]
 fn the_slowdown_run_found_what_was_planted() {
@@ -142,7 +112,7 @@ fn markdown_of_a_real_run_highlights_exactly_its_regressions_and_lists_every_row
 
     // The highlighted table (before the per-target details): regressions first, then the
     // other rows that are not plain passes, each row as the run judged it.
-    let highlighted = table_rows(md.split("<details>").next().unwrap());
+    let highlighted = crate::support::table_cells(md.split("<details>").next().unwrap());
     let body = &highlighted[1..];
     let notable: Vec<&Row> = r
         .rows
@@ -174,7 +144,7 @@ fn markdown_of_a_real_run_highlights_exactly_its_regressions_and_lists_every_row
         .skip(1)
         // A regression's folded "why" (its counter diff, docs/why.md) is not a table of rows.
         .filter(|d| !d.contains("counter(s) changed</summary>"))
-        .flat_map(|d| table_rows(d).into_iter().skip(1))
+        .flat_map(|d| crate::support::table_cells(d).into_iter().skip(1))
         .collect();
     assert_eq!(details.len(), r.rows.len());
     for row in &r.rows {
@@ -397,7 +367,7 @@ fn a_real_checks_comment_is_readable_raw() {
         );
         assert!(md.contains(" cgp-gate: ") && !md.contains("&#58;"), "{md}");
         // Every highlighted row is a table row of 8 cells, names as written.
-        let tables = table_rows(md.split("<details>").next().unwrap());
+        let tables = crate::support::table_cells(md.split("<details>").next().unwrap());
         assert!(
             tables.len() > 1 && tables.iter().all(|r| r.len() == 8),
             "{tables:?}"

@@ -230,3 +230,41 @@ impl MockApi {
         self.rt.block_on(self.server.reset());
     }
 }
+
+/// GitHub-flavoured Markdown, every extension on: how the reports' Markdown is read back.
+pub fn gfm() -> pulldown_cmark::Options {
+    use pulldown_cmark::Options;
+    Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_MATH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_GFM
+        | Options::ENABLE_SUPERSCRIPT
+        | Options::ENABLE_SUBSCRIPT
+        | Options::ENABLE_WIKILINKS
+}
+
+/// The rows of every table in `md` as cell texts (names and metrics are code spans: their text
+/// as written); any other markup inside a cell fails the test.
+pub fn table_cells(md: &str) -> Vec<Vec<String>> {
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+    let mut rows = Vec::new();
+    let mut row: Vec<String> = Vec::new();
+    let mut cell: Option<String> = None;
+    for ev in Parser::new_ext(md, gfm()) {
+        match ev {
+            Event::Start(Tag::TableRow | Tag::TableHead) => row = Vec::new(),
+            Event::End(TagEnd::TableRow | TagEnd::TableHead) => rows.push(std::mem::take(&mut row)),
+            Event::Start(Tag::TableCell) => cell = Some(String::new()),
+            Event::End(TagEnd::TableCell) => row.push(cell.take().unwrap_or_default()),
+            Event::Text(t) | Event::Code(t) if cell.is_some() => {
+                cell.get_or_insert_with(String::new).push_str(&t);
+            }
+            Event::Start(Tag::Table(_)) | Event::End(TagEnd::Table) => {}
+            other if cell.is_some() => panic!("markup inside a cell: {other:?}"),
+            _ => {}
+        }
+    }
+    rows
+}

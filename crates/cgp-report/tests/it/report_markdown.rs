@@ -5,43 +5,12 @@ use cgp_outcome::outcome::results::{Results, Row, RowVerdict};
 use cgp_report::report::markdown::{GITHUB_COMMENT_LIMIT, comment_marker};
 use cgp_report::report::{MarkdownOptions, escape_md_cell, markdown};
 use proptest::prelude::*;
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, Parser};
+
+use cgp_test_support::{gfm, table_cells};
 
 fn fixture(name: &str) -> Results {
     read_results(&cgp_test_support::fixture("results").join(name)).unwrap()
-}
-
-fn gfm() -> Options {
-    Options::ENABLE_TABLES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_MATH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_FOOTNOTES
-        | Options::ENABLE_GFM
-        | Options::ENABLE_SUPERSCRIPT
-        | Options::ENABLE_SUBSCRIPT
-        | Options::ENABLE_WIKILINKS
-}
-
-/// Table rows as cell texts; panics on any markup inside a cell other than a code span.
-fn table_cells(md: &str) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    let mut row: Vec<String> = Vec::new();
-    let mut cell: Option<String> = None;
-    for ev in Parser::new_ext(md, gfm()) {
-        match ev {
-            Event::Start(Tag::TableRow | Tag::TableHead) => row = Vec::new(),
-            Event::End(TagEnd::TableRow | TagEnd::TableHead) => rows.push(std::mem::take(&mut row)),
-            Event::Start(Tag::TableCell) => cell = Some(String::new()),
-            Event::End(TagEnd::TableCell) => row.push(cell.take().unwrap()),
-            // Names and metrics are code spans: their text is shown as written.
-            Event::Text(t) | Event::Code(t) if cell.is_some() => cell.as_mut().unwrap().push_str(&t),
-            Event::Start(Tag::Table(_)) | Event::End(TagEnd::Table) => {}
-            other if cell.is_some() => panic!("markup inside a cell: {other:?}"),
-            _ => {}
-        }
-    }
-    rows
 }
 
 /// What a cell should read as once rendered: line breaks are spaces, control characters gone,
