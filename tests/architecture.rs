@@ -753,7 +753,7 @@ pub fn results_types_are_typed(root: &Path) -> Vec<String> {
 /// ceiling that only goes down. `cgp-outcome` is the results' types and their readers, which
 /// every crate above uses (issue 49 asks for half; what is left is used elsewhere);
 /// `cgp-test-support` exists to be used by the tests.
-pub const PUB_CEILINGS: &[(&str, usize)] = &[("cgp-outcome", 177), ("cgp-test-support", usize::MAX)];
+pub const PUB_CEILINGS: &[(&str, usize)] = &[("cgp-outcome", 175), ("cgp-test-support", usize::MAX)];
 
 /// `pub` items (a `fn`, method, `struct`, `enum`, `trait`, `const`, `static`, `type`, `union` or
 /// `mod` declared `pub`, tests left out) are at most half of each crate's items, or under its

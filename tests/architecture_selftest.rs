@@ -426,7 +426,7 @@ fn a_crate_that_is_mostly_pub_is_found() {
             many("pub")
         ),
     );
-    finds(pub_share, &s, &["cgp-publish: 2", "cgp-outcome: 178 of"]);
+    finds(pub_share, &s, &["cgp-publish: 2", "cgp-outcome: 176 of"]);
     let found = pub_share(s.root());
     assert_eq!(found.len(), 2, "{found:#?}");
 }

@@ -24,18 +24,6 @@ pub struct Instruments<'a, 'w> {
     pub progress: &'a mut dyn Progress,
 }
 
-impl<'w> Instruments<'_, 'w> {
-    /// The same instruments, lent for one call.
-    pub fn reborrow(&mut self) -> Instruments<'_, 'w> {
-        Instruments {
-            profiler: &mut *self.profiler,
-            recorder: self.recorder.as_deref_mut(),
-            watch: self.watch.as_deref_mut(),
-            progress: &mut *self.progress,
-        }
-    }
-}
-
 /// Samples and failures of a measurement pass.
 #[derive(Debug, Default)]
 pub struct Measurement {

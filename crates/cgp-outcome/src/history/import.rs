@@ -147,19 +147,16 @@ fn row(suite: &str, entry: &Entry, b: &Bench) -> Row {
                 Direction::Lower
             }),
         },
-        sides: Sides {
-            baseline: None,
-            candidate: Some(SideSummary {
-                n: 1,
-                runs: None,
-                median: b.value,
-                min: b.value,
-                max: b.value,
-                cv: None,
-                outliers: Vec::new(),
-                samples: vec![b.value],
-            }),
-        },
+        sides: Sides::candidate(SideSummary {
+            n: 1,
+            runs: None,
+            median: b.value,
+            min: b.value,
+            max: b.value,
+            cv: None,
+            outliers: Vec::new(),
+            samples: vec![b.value],
+        }),
         ..Row::bare(
             OwnedRowKey {
                 target: suite.to_owned(),

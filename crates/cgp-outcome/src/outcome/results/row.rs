@@ -127,14 +127,6 @@ impl Missing {
             cause,
         }
     }
-
-    /// A missing row of this cause that the run may leave out (allowed, or not selected).
-    pub fn allowed(cause: MissingCause) -> Self {
-        Self {
-            fails_gate: false,
-            cause,
-        }
-    }
 }
 
 /// Why a baseline row was not measured. The results file keeps it in the row's
@@ -348,14 +340,6 @@ impl Sides {
     pub fn candidate(candidate: SideSummary) -> Self {
         Self {
             baseline: None,
-            candidate: Some(candidate),
-        }
-    }
-
-    /// Both sides.
-    pub fn both(baseline: SideSummary, candidate: SideSummary) -> Self {
-        Self {
-            baseline: Some(baseline),
             candidate: Some(candidate),
         }
     }

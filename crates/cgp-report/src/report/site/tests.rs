@@ -24,7 +24,10 @@ fn results(rows: &[(&str, &str, f64, f64, [f64; 2])], commit: usize) -> Results 
     };
     for (gpu, kernel, base, change, ci) in rows {
         let mut row = Row {
-            sides: Sides::both(side(*base), side(base * (1.0 + change))),
+            sides: Sides {
+                baseline: Some(side(*base)),
+                candidate: Some(side(base * (1.0 + change))),
+            },
             estimate: Estimate {
                 shift: Shift::Change {
                     change: *change,
