@@ -12,6 +12,11 @@
 //!   `lib.rs` re-exports from a crate it may depend on), tests included;
 //! - [`one_place_decides`]: `fails_gate`, `--fail-on`, the run verdicts and the exit codes of a
 //!   run are read in `outcome::decide` only (test modules may assert them);
+//! - [`reporters_render_decided_results`]: reporters use only the gate status `decide` offers and
+//!   write no gate word of their own; the statistics are pure;
+//! - [`results_types_are_typed`], [`profilers_are_named_where_registered`], [`pub_share`] (issue
+//!   49): at most 3 `Option` fields per results type, a concrete profiler named only by its
+//!   backend and the registration, at most half of each crate's items `pub`;
 //! - [`clap_in_cli`], [`sizes`], [`escaping`], [`module_cycles`]: clap only in the command line,
 //!   no file over 800 lines or function over 120 (tests too), one escaping function per format,
 //!   no import cycle between the modules of a crate.
