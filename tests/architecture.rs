@@ -152,23 +152,54 @@ fn sources(root: &Path) -> Vec<(&'static str, String, PathBuf)> {
     out
 }
 
-/// Lines without their `//` comments (doc comments may name anything); a `//` inside a string
+/// Where the literal starting at byte `i` of `b` ends (just past it, or the end of `b` when it
+/// does not close): a string (`"a\"b"`, raw `r#"..."#`) or a character (`'{'`, `'\''`). `None`
+/// when none starts there (a lifetime `'a` is not one). The one reading of literals that
+/// [`uncommented`] and [`block_end`] share: a `//` or a brace inside one is text.
+fn literal_end(b: &[u8], i: usize) -> Option<usize> {
+    let after = |from: usize, close: &[u8]| {
+        b[from..]
+            .windows(close.len())
+            .position(|w| w == close)
+            .map_or(b.len(), |e| from + e + close.len())
+    };
+    match b[i] {
+        b'r' if i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_') => {
+            let hashes = b[i + 1..].iter().take_while(|c| **c == b'#').count();
+            (b.get(i + 1 + hashes) == Some(&b'"')).then(|| {
+                let mut close = vec![b'"'];
+                close.extend(std::iter::repeat_n(b'#', hashes));
+                after(i + 2 + hashes, &close)
+            })
+        }
+        b'"' => {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            Some((j + 1).min(b.len()))
+        }
+        b'\'' if b.get(i + 2) == Some(&b'\'') => Some(i + 3),
+        b'\'' if b.get(i + 1) == Some(&b'\\') => Some(after(i + 2, b"'")),
+        _ => None,
+    }
+}
+
+/// Lines without their `//` comments (doc comments may name anything); a `//` inside a literal
 /// on its line (`"https://..."`) is not a comment.
 fn uncommented(text: &str) -> String {
     text.lines()
         .map(|l| {
             let b = l.as_bytes();
-            let (mut i, mut in_string) = (0, false);
+            let mut i = 0;
             while i < b.len() {
-                match b[i] {
-                    b'\\' if in_string => i += 1,
-                    b'"' if !(i > 0 && b[i - 1] == b'\'' && b.get(i + 1) == Some(&b'\'')) => {
-                        in_string = !in_string
-                    }
-                    b'/' if !in_string && b.get(i + 1) == Some(&b'/') => return &l[..i],
-                    _ => {}
+                if let Some(end) = literal_end(b, i) {
+                    i = end;
+                } else if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+                    return &l[..i];
+                } else {
+                    i += 1;
                 }
-                i += 1;
             }
             l
         })
@@ -177,46 +208,23 @@ fn uncommented(text: &str) -> String {
 }
 
 /// The length of the block `text` opens with its first `{`, through its closing `}` (all of
-/// `text` when it does not close). Braces in string literals (raw ones too) and in character
-/// literals do not count: a test's `r#""a":1}"#` does not end its module.
+/// `text` when it does not close). Braces in literals do not count: a test's `r#""a":1}"#` does
+/// not end its module.
 fn block_end(text: &str) -> usize {
     let b = text.as_bytes();
     let mut depth = 0usize;
     let mut i = 0;
     while i < b.len() {
+        if let Some(end) = literal_end(b, i) {
+            i = end;
+            continue;
+        }
         match b[i] {
             b'{' => depth += 1,
             b'}' => {
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
                     return i + 1;
-                }
-            }
-            b'r' if matches!(b.get(i + 1), Some(b'"' | b'#'))
-                && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) =>
-            {
-                let hashes = b[i + 1..].iter().take_while(|c| **c == b'#').count();
-                if b.get(i + 1 + hashes) == Some(&b'"') {
-                    let close = format!("\"{}", "#".repeat(hashes));
-                    let from = i + 2 + hashes;
-                    i = text[from..]
-                        .find(&close)
-                        .map_or(b.len(), |e| from + e + close.len());
-                    continue;
-                }
-            }
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            // A character literal (`'{'`, `'\\''`), not a lifetime (`'a`).
-            b'\'' if b.get(i + 2) == Some(&b'\'') => i += 2,
-            b'\'' if b.get(i + 1) == Some(&b'\\') => {
-                i += 2;
-                while i < b.len() && b[i] != b'\'' {
-                    i += 1;
                 }
             }
             _ => {}
