@@ -4,8 +4,8 @@
 //!
 //! Everything between the drawn launch durations and the culprit is the command's own code: each
 //! step is `run::ab::run_ab` (through `run::simulate::simulate_ab`: ABBA pairs, the paired test, the
-//! re-measure loop) at the step's level (`alpha / max_steps`), `outcome::bisect::classify` reads its
-//! rows and `outcome::bisect::Search` picks the next commit. Only the processes are made up: 30
+//! re-measure loop) at the step's level (`alpha / max_steps`), `outcome::classify_commit` reads its
+//! rows and `outcome::Search` picks the next commit. Only the processes are made up: 30
 //! launches each (the first a warm-up), log-normal around the commit's level with the within-process
 //! and between-process spreads FITTED to the REAL H100 30-launch pools (`rec/baseline` and
 //! `rec/aa-pool`, per target; `tar xzf tests/fixtures/h100-30launch-pools/h100-30launch-pools.tar.gz
@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use cgp_core::measured::samples::MetricValue;
 use cgp_core::stats::rng::{Rng, seed_for};
 use cgp_engine::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab};
-use cgp_outcome::outcome::bisect::{End, Levels, Said, Search, classify};
 use cgp_outcome::outcome::results::Row;
+use cgp_outcome::outcome::{Levels, Said, Search, SearchEnd, classify_commit};
 use cgp_profile::profile::Job;
 
 const TARGETS: [&str; 3] = ["matmul", "reduce", "vector_add"];
@@ -147,14 +147,14 @@ fn search(n: usize, k: usize, shift: f64, threshold: f64, noise: Noise, seed: u6
         });
         let r = simulate_ab(&spec, &mut base, &mut head).unwrap_or_else(|e| panic!("ab: {e}"));
         let rows: Vec<&Row> = r.rows.iter().filter(|x| x.key.metric == SIM_METRIC).collect();
-        let said = classify(&rows);
+        let said = classify_commit(&rows);
         measured += usize::from(said != Said::Skipped);
         s.record(i, said);
     }
     let end = s.end();
     Outcome {
-        right: end == End::Culprit(k),
-        any: matches!(end, End::Culprit(_)),
+        right: end == SearchEnd::Culprit(k),
+        any: matches!(end, SearchEnd::Culprit(_)),
         measured,
         processes: count.get(),
     }

@@ -409,7 +409,7 @@ fn run_one(target: &str, input: &[u8]) {
                 let _ = cgp_report::report::html::html(&r);
                 let _ = cgp_report::report::junit::junit(&r);
                 let _ = cgp_report::report::annotations::annotations(&r);
-                let _ = cgp_outcome::outcome::merge::merge(vec![(PathBuf::from("a.json"), r)]);
+                let _ = cgp_outcome::outcome::merge(vec![(PathBuf::from("a.json"), r)]);
             }
         }
         "manifest" => {

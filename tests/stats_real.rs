@@ -339,13 +339,13 @@ fn calibrate_leaves_out_one_preempted_process_of_a_real_pool() {
         }
         cgp_core::measured::samples::drop_warmup(&mut set, 1);
         let targets: Vec<&cgp_spec::spec::Target> = spec.targets.iter().collect();
-        cgp_outcome::history::calibrate::calibrate(
+        cgp_outcome::history::calibrate(
             &targets,
             &set,
             &spec.settings,
             "replay",
             false,
-            &cgp_outcome::history::calibrate::Options::default(),
+            &cgp_outcome::history::CalibrateOptions::default(),
         )
         .rows
         .remove(0)

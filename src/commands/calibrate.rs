@@ -78,7 +78,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         Some(dir) => Some(load_baselines(dir, &targets, &run.fingerprints)?),
         None => None,
     };
-    let opts = crate::history::calibrate::Options::default();
+    let opts = crate::history::CalibrateOptions::default();
     // The simulations take seconds (7 s for the example spec): say what is being done, on a
     // terminal as a bar that is cleared at the end, elsewhere not at all (the table follows).
     let bar = if ui.verbosity == crate::run::progress::Verbosity::Quiet {
@@ -91,11 +91,11 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         }
         b
     };
-    let c = crate::history::calibrate::calibrate_with_progress(
+    let c = crate::history::calibrate_with_progress(
         &targets,
         &run.m.samples,
         &sel.spec.settings,
-        crate::history::calibrate::Sources {
+        crate::history::CalibrationSources {
             source: &run.source,
             synthetic: run.synthetic,
             baselines: baselines.as_ref(),
@@ -132,7 +132,7 @@ fn load_baselines(
     dir: &std::path::Path,
     targets: &[&crate::spec::Target],
     fingerprints: &std::collections::BTreeMap<String, crate::gpu::fingerprint::Fingerprint>,
-) -> Result<crate::history::calibrate::Baselines> {
+) -> Result<crate::history::CalibrationBaselines> {
     if !dir.is_dir() {
         return Err(Error::input(
             dir,
@@ -140,7 +140,7 @@ fn load_baselines(
         ));
     }
     let store = crate::baseline::Store::new(dir);
-    let mut out = crate::history::calibrate::Baselines::new();
+    let mut out = crate::history::CalibrationBaselines::new();
     for t in targets {
         let key = fingerprints.get(&t.name).map(|f| f.gpu_key()).unwrap_or_default();
         match store.load(&key, &t.name)? {

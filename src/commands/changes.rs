@@ -63,15 +63,15 @@ pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
         }
         inputs.push((path.clone(), crate::outcome::results::read(path)?));
     }
-    let opts = crate::history::changes::ChangesOptions {
+    let opts = crate::history::ChangesOptions {
         alpha: args.alpha,
         min_change: args.min_change,
         min_segment: args.min_segment,
         seed: args
             .seed
-            .unwrap_or(crate::history::changes::ChangesOptions::default().seed),
+            .unwrap_or(crate::history::ChangesOptions::default().seed),
     };
-    let report = crate::history::changes::find(&inputs, &opts)?;
+    let report = crate::history::find_changes(&inputs, &opts)?;
     if let Some(p) = &args.json {
         report.write(p)?;
     }
@@ -86,6 +86,6 @@ pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     Ok(if args.no_fail {
         Exit::Ok
     } else {
-        crate::history::changes::exit_code(&report, args.fail_on)
+        crate::history::changes_exit_code(&report, args.fail_on)
     })
 }

@@ -46,8 +46,7 @@ pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     if let Some(p) = &args.import_github_action_benchmark {
         let text = crate::foundation::fsutil::read_text(p, MAX_IMPORT_BYTES)
             .map_err(|e| e.into_error(p, "github-action-benchmark data file"))?;
-        let imported =
-            crate::history::import::github_action_benchmark(&text).map_err(|m| Error::input(p, m))?;
+        let imported = crate::history::github_action_benchmark(&text).map_err(|m| Error::input(p, m))?;
         if repo_url.is_none() {
             repo_url = imported.repo_url;
         }
@@ -80,14 +79,14 @@ pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
             .as_ref()
             .map(|u| format!("{}/commit/", u.trim_end_matches('/')))
     });
-    crate::history::series::name_gpus(&mut inputs);
-    let opts = crate::history::changes::ChangesOptions {
+    crate::history::name_gpus(&mut inputs);
+    let opts = crate::history::ChangesOptions {
         alpha: args.alpha,
         min_change: args.min_change,
         min_segment: args.min_segment,
-        ..crate::history::changes::ChangesOptions::default()
+        ..crate::history::ChangesOptions::default()
     };
-    let changes = crate::history::changes::find(&inputs, &opts)?;
+    let changes = crate::history::find_changes(&inputs, &opts)?;
     let site = crate::report::site::SiteInput {
         inputs: &inputs,
         changes: &changes,

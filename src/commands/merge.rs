@@ -21,7 +21,7 @@ pub(crate) struct Options {
 /// Run `cgp-gate merge`: read, merge, write the reports, and return the gate's exit code.
 ///
 /// # Errors
-/// Unreadable or invalid files, and the refusals of [`crate::outcome::merge::merge`] (all exit 2); report failures.
+/// Unreadable or invalid files, and the refusals of [`crate::outcome::merge`] (all exit 2); report failures.
 pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
     let files: Vec<(&str, &std::path::Path)> = args
         .files
@@ -33,7 +33,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     for f in &args.files {
         inputs.push((f.clone(), crate::outcome::results::read(f)?));
     }
-    let merged = crate::outcome::merge::merge(inputs)?;
+    let merged = crate::outcome::merge(inputs)?;
     let fail_on = args.fail_on.unwrap_or(merged.fail_on);
     let merged = Results { fail_on, ..merged };
     if let Some(p) = &args.reports.paths.json {

@@ -14,8 +14,8 @@ use std::time::Instant;
 use super::stdout_err;
 use crate::foundation::error::{Error, Result};
 use crate::foundation::exit_codes::Exit;
-use crate::outcome::bisect::{
-    BISECT_SCHEMA_VERSION, BisectEnd, BisectResult, BisectStep, Culprit, End, Levels, Said, Search,
+use crate::outcome::{
+    BISECT_SCHEMA_VERSION, BisectEnd, BisectResult, BisectStep, Culprit, Levels, Said, Search, SearchEnd,
 };
 
 /// Everything `bisect` needs from the command line.
@@ -63,11 +63,10 @@ fn endpoints(args: &Options) -> Result<Start> {
         });
     };
     let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
-    let report: crate::history::changes::ChangesReport =
-        serde_json::from_str(&text).map_err(|e| Error::Input {
-            path: path.clone(),
-            message: format!("not a `cgp-gate changes --json` file: {e}"),
-        })?;
+    let report: crate::history::ChangesReport = serde_json::from_str(&text).map_err(|e| Error::Input {
+        path: path.clone(),
+        message: format!("not a `cgp-gate changes --json` file: {e}"),
+    })?;
     let row = match args.row {
         Some(i) => report.rows.get(i).ok_or_else(|| {
             Error::Usage(format!(
@@ -334,7 +333,7 @@ fn decide(d: Decided<'_>, steps: Vec<BisectStep>, search: &Search, root: &Path) 
     let measured = steps.iter().filter(|s| s.said != Said::Skipped).count();
     let sha = |i: usize| d.commits[i - 1].clone();
     let (end, culprit, range, summary) = match search.end() {
-        End::Culprit(i) => {
+        SearchEnd::Culprit(i) => {
             let s = steps.iter().find(|s| s.index == i);
             let c = Culprit {
                 commit: sha(i),
@@ -346,7 +345,7 @@ fn decide(d: Decided<'_>, steps: Vec<BisectStep>, search: &Search, root: &Path) 
             let text = format!("the first bad commit is {} ({})", c.commit, c.subject);
             (BisectEnd::Culprit, Some(c), Vec::new(), text)
         }
-        End::NoChange(said) => {
+        SearchEnd::NoChange(said) => {
             let text = match said {
                 Said::Skipped => "the bad commit did not build or run: nothing could be compared".to_owned(),
                 Said::Unknown => "the bad commit is not shown beyond the threshold of the good one (unknown after the most processes): no culprit".to_owned(),
@@ -359,7 +358,7 @@ fn decide(d: Decided<'_>, steps: Vec<BisectStep>, search: &Search, root: &Path) 
             };
             (end, None, Vec::new(), text)
         }
-        End::Range(r) => {
+        SearchEnd::Range(r) => {
             let shas: Vec<String> = r.iter().map(|&i| sha(i)).collect();
             let text = format!(
                 "the first bad commit is one of {} commits whose neighbours could not be judged (skipped or unknown): {}",
@@ -381,7 +380,7 @@ fn decide(d: Decided<'_>, steps: Vec<BisectStep>, search: &Search, root: &Path) 
         end,
         confidence: culprit.as_ref().map(|_| d.levels.confidence(measured)),
         culprit,
-        method: crate::outcome::bisect::method(&d.levels, d.threshold),
+        method: crate::outcome::bisect_method(&d.levels, d.threshold),
         range,
         processes: steps.iter().map(|s| s.processes).sum(),
         seconds: steps.iter().map(|s| s.seconds).sum(),

@@ -1,14 +1,14 @@
 //! One step of `bisect`: a commit's tree measured paired and interleaved with the good commit's,
 //! exactly as `ab` measures a base and a head tree (`crate::run::ab::run_ab`, its re-measure loop
-//! adding pairs only to rows still open), at the step's level; `outcome::bisect::classify` reads
+//! adding pairs only to rows still open), at the step's level; `outcome::classify_commit` reads
 //! the judged rows.
 
 use std::path::Path;
 use std::time::Instant;
 
 use crate::foundation::error::Result;
-use crate::outcome::bisect::{Levels, Said, classify};
 use crate::outcome::results::{Direction, FailOn, Row, RowVerdict};
+use crate::outcome::{Levels, Said, classify_commit};
 
 /// What measuring one commit against the good one gave.
 pub(crate) struct Measured {
@@ -159,7 +159,7 @@ pub(crate) fn measure(
         return Ok(m);
     }
     let rows: Vec<&Row> = results.rows.iter().collect();
-    let said = classify(&rows);
+    let said = classify_commit(&rows);
     let row = deciding(&rows, said);
     Ok(Measured {
         said,

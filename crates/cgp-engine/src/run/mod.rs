@@ -13,6 +13,3 @@ pub mod progress;
 pub mod session;
 pub mod simulate;
 pub mod update;
-
-/// Rows for what the spec or the application no longer has: decided results, kept in `outcome`.
-pub use crate::outcome::{gone, missing};

@@ -66,7 +66,7 @@ pub fn samples_from_results(
         // A row the run could not judge holds no samples to keep: skipping it would drop its
         // entry and its history from the baseline without a word (issue 34), so refuse.
         let gate = crate::outcome::decide::row_gate(row, crate::outcome::results::FailOn::Regression);
-        if gate == crate::outcome::decide::RowGate::Error || gate.is_failing_missing() {
+        if gate.gate() == crate::outcome::decide::Gate::Error || gate.is_failing_missing() {
             return Err(Error::input(
                 path,
                 format!(

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::foundation::error::Error;
 use crate::gpu::fingerprint::Fingerprint;
-use crate::measured::samples::{Sample, SampleSet, Series, SeriesKey};
+use crate::measured::samples::{Sample, Series, SeriesKey};
 
 /// Median of finite values; `NaN` for an empty slice (the store never has one).
 pub fn median(values: &[f64]) -> f64 {
@@ -25,7 +25,7 @@ pub fn median(values: &[f64]) -> f64 {
 /// - 1: the samples hold every launch, warm-ups included. Still read: a check drops the warm-up
 ///   launches of each stored run by its `reps` ([`BaselineFile::drop_warmup_v1`]), so both sides
 ///   are compared alike.
-pub const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 2;
 
 /// One baseline file: the complete measurement of one target on one kind of GPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -181,17 +181,6 @@ impl BaselineFile {
             return None;
         }
         self.entry(&key.size, &key.kernel, &key.metric)
-    }
-
-    /// Every entry's samples as series of this file's target.
-    pub fn samples_for_target(&self) -> SampleSet {
-        SampleSet {
-            series: self
-                .entries
-                .iter()
-                .map(|e| (e.key(&self.target), e.series(&self.target)))
-                .collect(),
-        }
     }
 }
 

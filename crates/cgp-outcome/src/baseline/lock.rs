@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::foundation::error::Error;
 
 /// Name of the lock file inside the baselines directory.
-pub const LOCK_FILE: &str = ".lock";
+pub(crate) const LOCK_FILE: &str = ".lock";
 
 /// An exclusive lock on a baselines directory, released on drop (closing the file releases it,
 /// also when the process dies, so a crashed writer never leaves the store locked).

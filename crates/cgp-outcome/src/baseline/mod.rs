@@ -10,8 +10,9 @@ mod show;
 mod store;
 
 pub use date::rfc3339_utc;
+#[cfg(test)]
+pub(crate) use format::SCHEMA_VERSION;
 pub use format::median;
-pub use format::{BaselineFile, CounterSamples, Entry, Generation, SCHEMA_VERSION, number, parse, render};
-pub use lock::LOCK_FILE;
+pub use format::{BaselineFile, CounterSamples, Entry, Generation, number, parse, render};
 pub use show::render_show;
 pub use store::{Store, UpdateMeta};

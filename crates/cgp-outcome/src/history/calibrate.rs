@@ -38,13 +38,13 @@ pub(crate) const MAX_SEARCH_REPETITIONS: u32 = 1000;
 
 /// Settings of a calibration.
 #[derive(Debug, Clone, Copy)]
-pub struct Options {
+pub struct CalibrateOptions {
     /// Simulated checks per estimate.
     pub trials: usize,
     pub seed: u64,
 }
 
-impl Default for Options {
+impl Default for CalibrateOptions {
     fn default() -> Self {
         Self {
             trials: 400,
@@ -179,13 +179,13 @@ pub fn calibrate(
     settings: &Settings,
     source: &str,
     synthetic: bool,
-    _opts: &Options,
+    _opts: &CalibrateOptions,
 ) -> Calibration {
     calibrate_with_progress(
         targets,
         samples,
         settings,
-        Sources {
+        CalibrationSources {
             source,
             synthetic,
             baselines: None,
@@ -197,17 +197,17 @@ pub fn calibrate(
 
 /// The stored baselines of the targets (by target name), whose history says how much the jobs
 /// drift (`calibrate --baselines DIR`).
-pub type Baselines = std::collections::BTreeMap<String, crate::baseline::BaselineFile>;
+pub type CalibrationBaselines = std::collections::BTreeMap<String, crate::baseline::BaselineFile>;
 
 /// Where a calibration's samples came from, and the stored baselines, when given.
 #[derive(Clone, Copy)]
-pub struct Sources<'a> {
+pub struct CalibrationSources<'a> {
     /// `replay:DIR` or `ncu`.
     pub source: &'a str,
     /// The samples were not measured on a GPU.
     pub synthetic: bool,
     /// The stored baselines: their history gives each row's job drift, as `check` reads it.
-    pub baselines: Option<&'a Baselines>,
+    pub baselines: Option<&'a CalibrationBaselines>,
 }
 
 /// [`calibrate`], telling `progress(done, total, row)` before each row (the command shows it).
@@ -215,8 +215,8 @@ pub fn calibrate_with_progress(
     targets: &[&Target],
     samples: &SampleSet,
     settings: &Settings,
-    from: Sources<'_>,
-    _opts: &Options,
+    from: CalibrationSources<'_>,
+    _opts: &CalibrateOptions,
     progress: &mut dyn FnMut(usize, usize, &str),
 ) -> Calibration {
     let wanted: Vec<(&Target, &crate::measured::samples::Series, &Threshold)> = samples
@@ -572,9 +572,9 @@ mod tests {
         // SYNTHETIC: 30 repetitions at CV 1 % from the documented model.
         let mut rng = Rng::new(11);
         let values = NoiseModel::clean(0.01).samples(&mut rng, 30, 50_000.0, false);
-        let opts = Options {
+        let opts = CalibrateOptions {
             trials: 60,
-            ..Options::default()
+            ..CalibrateOptions::default()
         };
         let t = target("3%");
         let c = calibrate(&[&t], &series(&values), &Settings::default(), "test", true, &opts);
@@ -605,16 +605,16 @@ mod tests {
             &Settings::default(),
             "x",
             false,
-            &Options::default(),
+            &CalibrateOptions::default(),
         );
         let r = &c.rows[0];
         assert!(r.deterministic && r.cv == 0.0 && r.suggested_threshold == Some(0.0));
         // Two clock dips of +6 % among 20 quiet values.
         let mut v: Vec<f64> = (0..18).map(|i| 1000.0 + f64::from(i % 3)).collect();
         v.extend([1060.0, 1061.0]);
-        let opts = Options {
+        let opts = CalibrateOptions {
             trials: 30,
-            ..Options::default()
+            ..CalibrateOptions::default()
         };
         let c = calibrate(&[&t], &series(&v), &Settings::default(), "x", false, &opts);
         let r = &c.rows[0];

@@ -54,7 +54,7 @@ impl Said {
 /// What a step's paired rows say of the commit measured against the good one: bad when any row
 /// regressed, good when every row passed (an improvement is not the change searched for), else
 /// unknown. An error row or no row at all is a commit that did not run: skipped.
-pub fn classify(rows: &[&Row]) -> Said {
+pub fn classify_commit(rows: &[&Row]) -> Said {
     let verdicts: Vec<RowVerdict> = rows.iter().map(|r| r.verdict()).collect();
     if verdicts.is_empty() || verdicts.contains(&RowVerdict::Error) {
         Said::Skipped
@@ -107,7 +107,7 @@ pub struct Search {
 
 /// Where a search ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum End {
+pub enum SearchEnd {
     /// The bad end is not beyond the threshold: nothing to find (it said this).
     NoChange(Said),
     /// The first bad commit: its index.
@@ -163,19 +163,19 @@ impl Search {
     }
 
     /// Where the search ended (call when [`Search::next`] is `None` or the steps ran out).
-    pub fn end(&self) -> End {
+    pub fn end(&self) -> SearchEnd {
         let n = self.last();
         match self.said[n] {
             Some(Said::Bad) => {}
-            other => return End::NoChange(other.unwrap_or(Said::Unknown)),
+            other => return SearchEnd::NoChange(other.unwrap_or(Said::Unknown)),
         }
         let Some((lo, hi)) = self.bounds() else {
-            return End::NoChange(Said::Unknown);
+            return SearchEnd::NoChange(Said::Unknown);
         };
         if hi == lo + 1 {
-            End::Culprit(hi)
+            SearchEnd::Culprit(hi)
         } else {
-            End::Range((lo + 1..=hi).collect())
+            SearchEnd::Range((lo + 1..=hi).collect())
         }
     }
 
@@ -264,7 +264,7 @@ pub struct BisectResult {
 pub const BISECT_SCHEMA_VERSION: u32 = 1;
 
 /// The method sentence every report prints.
-pub fn method(levels: &Levels, threshold: Option<f64>) -> String {
+pub fn bisect_method(levels: &Levels, threshold: Option<f64>) -> String {
     let against = threshold.map_or_else(
         || "each row's threshold".to_owned(),
         |t| format!("a threshold of {:.2}%", t * 100.0),
@@ -280,7 +280,7 @@ mod tests {
     use super::*;
 
     /// A search over commits whose first bad one is `k`, with answers from `said`.
-    fn run(n: usize, said: impl Fn(usize) -> Said) -> (End, usize) {
+    fn run(n: usize, said: impl Fn(usize) -> Said) -> (SearchEnd, usize) {
         let mut s = Search::new(n);
         let mut steps = 0;
         while let Some(i) = s.next() {
@@ -295,7 +295,7 @@ mod tests {
         for n in [1, 2, 7, 8, 31, 32, 128] {
             for k in 1..=n {
                 let (end, steps) = run(n, |i| if i >= k { Said::Bad } else { Said::Good });
-                assert_eq!(end, End::Culprit(k), "n {n} k {k}");
+                assert_eq!(end, SearchEnd::Culprit(k), "n {n} k {k}");
                 assert!(
                     steps <= Levels::new(0.01, n).max_steps - 2,
                     "n {n} k {k}: {steps}"
@@ -306,21 +306,21 @@ mod tests {
 
     #[test]
     fn no_change_ends_after_one_step_and_skips_and_unknowns_are_never_taken() {
-        assert_eq!(run(16, |_| Said::Good), (End::NoChange(Said::Good), 1));
+        assert_eq!(run(16, |_| Said::Good), (SearchEnd::NoChange(Said::Good), 1));
         // Commit 5 is the first bad one; 4 does not build: the range 4..=5 is reported.
         let (end, _) = run(16, |i| match i {
             4 => Said::Skipped,
             i if i >= 5 => Said::Bad,
             _ => Said::Good,
         });
-        assert_eq!(end, End::Range(vec![4, 5]));
+        assert_eq!(end, SearchEnd::Range(vec![4, 5]));
         // An unknown commit in the middle: its neighbours decide.
         let (end, _) = run(16, |i| match i {
             8 => Said::Unknown,
             i if i >= 10 => Said::Bad,
             _ => Said::Good,
         });
-        assert_eq!(end, End::Culprit(10));
+        assert_eq!(end, SearchEnd::Culprit(10));
     }
 
     #[test]

@@ -40,9 +40,9 @@ impl Gate {
     }
 }
 
-/// Why a row fails the gate.
+/// Why a row fails the gate (private: reporters read a [`RowGate`] through its methods).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FailReason {
+enum FailReason {
     /// The row regressed.
     Regression,
     /// A baseline row the run should have measured and did not, not allowed ([`Row::fails_gate`]).
@@ -51,31 +51,31 @@ pub enum FailReason {
     Inconclusive,
 }
 
-/// Why a row needs a look without failing the gate.
+/// What one row means for the gate, and why: decided here ([`row_gate`]), rendered by every
+/// reporter. The reason is private to this module: a reporter asks for the [`Gate`]
+/// ([`RowGate::gate`]) and the two marks it may show beside the verdict, and cannot build or
+/// take apart a gate status of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum WarnReason {
-    /// An inconclusive row under `--fail-on regression`.
-    Inconclusive,
-}
+pub struct RowGate(Status);
 
-/// What one row means for the gate, and why: decided here, rendered by every reporter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RowGate {
+enum Status {
     Fail(FailReason),
     /// An error row: the tool, the input or the profiler failed.
     Error,
-    Warn(WarnReason),
+    /// Needs a look without failing the gate: an inconclusive row under `--fail-on regression`.
+    Warn,
     Pass,
 }
 
 impl RowGate {
     /// The gate status without the reason.
     pub fn gate(self) -> Gate {
-        match self {
-            Self::Fail(_) => Gate::Fail,
-            Self::Error => Gate::Error,
-            Self::Warn(_) => Gate::Warn,
-            Self::Pass => Gate::Pass,
+        match self.0 {
+            Status::Fail(_) => Gate::Fail,
+            Status::Error => Gate::Error,
+            Status::Warn => Gate::Warn,
+            Status::Pass => Gate::Pass,
         }
     }
 
@@ -83,27 +83,28 @@ impl RowGate {
     /// have measured, an inconclusive row under `--fail-on inconclusive`): reports mark it as a
     /// failure beside its verdict.
     pub fn fails_beyond_its_verdict(self) -> bool {
-        matches!(self, Self::Fail(FailReason::Missing | FailReason::Inconclusive))
+        matches!(
+            self.0,
+            Status::Fail(FailReason::Missing | FailReason::Inconclusive)
+        )
     }
 
     /// A missing row that fails the gate.
     pub fn is_failing_missing(self) -> bool {
-        self == Self::Fail(FailReason::Missing)
+        self.0 == Status::Fail(FailReason::Missing)
     }
 }
 
 /// The gate status of one row, with its reason: the one mapping every reporter shows.
 pub fn row_gate(row: &Row, fail_on: FailOn) -> RowGate {
-    match row.verdict() {
-        RowVerdict::Regression => RowGate::Fail(FailReason::Regression),
-        RowVerdict::Error => RowGate::Error,
-        RowVerdict::Missing if row.fails_gate() => RowGate::Fail(FailReason::Missing),
-        RowVerdict::Inconclusive if fail_on == FailOn::Inconclusive => {
-            RowGate::Fail(FailReason::Inconclusive)
-        }
-        RowVerdict::Inconclusive => RowGate::Warn(WarnReason::Inconclusive),
-        RowVerdict::Missing | RowVerdict::Pass | RowVerdict::Improvement | RowVerdict::New => RowGate::Pass,
-    }
+    RowGate(match row.verdict() {
+        RowVerdict::Regression => Status::Fail(FailReason::Regression),
+        RowVerdict::Error => Status::Error,
+        RowVerdict::Missing if row.fails_gate() => Status::Fail(FailReason::Missing),
+        RowVerdict::Inconclusive if fail_on == FailOn::Inconclusive => Status::Fail(FailReason::Inconclusive),
+        RowVerdict::Inconclusive => Status::Warn,
+        RowVerdict::Missing | RowVerdict::Pass | RowVerdict::Improvement | RowVerdict::New => Status::Pass,
+    })
 }
 
 /// The gate status of a decided run: what its exit code says (0 pass or warn, 1 fail, 2/3 error).
@@ -229,11 +230,11 @@ pub(crate) fn changes_exit_code(worse_shifts: usize, too_short_series: usize, fa
 /// The exit code of `bisect`: 0 a culprit found, 1 no change beyond the threshold between good
 /// and bad, 3 the first bad commit could not be pinned (its neighbours did not build, did not run
 /// or stayed unknown). Invalid input (2) and environment failures before the search are errors.
-pub fn bisect_exit_code(end: crate::outcome::bisect::BisectEnd) -> Exit {
+pub fn bisect_exit_code(end: crate::outcome::BisectEnd) -> Exit {
     match end {
-        crate::outcome::bisect::BisectEnd::Culprit => Exit::Ok,
-        crate::outcome::bisect::BisectEnd::NoChange => Exit::Regression,
-        crate::outcome::bisect::BisectEnd::NotPinned => Exit::ProfilerFailure,
+        crate::outcome::BisectEnd::Culprit => Exit::Ok,
+        crate::outcome::BisectEnd::NoChange => Exit::Regression,
+        crate::outcome::BisectEnd::NotPinned => Exit::ProfilerFailure,
     }
 }
 
@@ -324,35 +325,36 @@ mod tests {
     #[test]
     fn a_row_that_fails_the_gate_is_a_failure_whatever_its_verdict() {
         let mut gone = row(RowVerdict::Missing);
-        assert_eq!(row_gate(&gone, FailOn::Regression), RowGate::Pass, "allowed");
+        assert_eq!(
+            row_gate(&gone, FailOn::Regression),
+            RowGate(Status::Pass),
+            "allowed"
+        );
         gone.outcome = crate::outcome::results::Outcome::Missing(crate::outcome::results::Missing::failing(
             crate::outcome::results::MissingCause::NotMeasured,
         ));
         assert_eq!(
             row_gate(&gone, FailOn::Regression),
-            RowGate::Fail(FailReason::Missing)
+            RowGate(Status::Fail(FailReason::Missing))
         );
         assert!(row_gate(&gone, FailOn::Regression).fails_beyond_its_verdict());
         let doubt = row(RowVerdict::Inconclusive);
-        assert_eq!(
-            row_gate(&doubt, FailOn::Regression),
-            RowGate::Warn(WarnReason::Inconclusive)
-        );
+        assert_eq!(row_gate(&doubt, FailOn::Regression), RowGate(Status::Warn));
         assert_eq!(
             row_gate(&doubt, FailOn::Inconclusive),
-            RowGate::Fail(FailReason::Inconclusive)
+            RowGate(Status::Fail(FailReason::Inconclusive))
         );
         assert!(row_gate(&doubt, FailOn::Inconclusive).fails_beyond_its_verdict());
         let worse = row_gate(&row(RowVerdict::Regression), FailOn::Inconclusive);
-        assert_eq!(worse, RowGate::Fail(FailReason::Regression));
+        assert_eq!(worse, RowGate(Status::Fail(FailReason::Regression)));
         assert!(!worse.fails_beyond_its_verdict());
         assert_eq!(
             row_gate(&row(RowVerdict::Error), FailOn::Regression),
-            RowGate::Error
+            RowGate(Status::Error)
         );
         assert_eq!(
             row_gate(&row(RowVerdict::New), FailOn::Inconclusive),
-            RowGate::Pass
+            RowGate(Status::Pass)
         );
         // The run's gate and its exit code agree with the rows'.
         assert_eq!(

@@ -25,7 +25,7 @@ use crate::outcome::results::{Missing, MissingCause, Outcome, OwnedRowKey, Row};
 /// The `missing` rows of the baseline files in `stored` whose target is not in `spec_targets`,
 /// among the files in the folders named by `gpu_keys` (`<baselines>/<gpu key>/<target>.json`).
 /// Each fails the gate unless `allow` (`--allow-missing`). Sorted by file, then entry.
-pub fn rows(
+pub fn gone_rows(
     stored: &[(PathBuf, BaselineFile)],
     gpu_keys: &BTreeSet<String>,
     spec_targets: &BTreeSet<&str>,
@@ -115,7 +115,7 @@ mod tests {
         ];
         let keys: BTreeSet<String> = ["gpu-a".to_owned()].into();
         let targets: BTreeSet<&str> = ["kept", "new"].into();
-        let rows = rows(&stored, &keys, &targets, false);
+        let rows = gone_rows(&stored, &keys, &targets, false);
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!(
@@ -134,7 +134,7 @@ mod tests {
                 fails_gate: true
             })
         ));
-        let allowed = super::rows(&stored, &keys, &targets, true);
+        let allowed = super::gone_rows(&stored, &keys, &targets, true);
         assert_ne!(
             crate::outcome::decide::row_gate(&allowed[0], crate::outcome::results::FailOn::Regression).gate(),
             crate::outcome::decide::Gate::Fail

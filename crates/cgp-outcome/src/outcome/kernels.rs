@@ -1,10 +1,10 @@
 //! Which kernels a run's rows show gone and which new: a rename shows as one of each. Read by
-//! `run::missing` (to name a missing kernel's likely new name) and by the reporters.
+//! `outcome::apply_missing` (to name a missing kernel's likely new name) and by the reporters.
 
 use crate::outcome::results::{Row, RowVerdict};
 
 /// A (target, kernel) pair.
-pub type TargetKernel = (String, String);
+pub(crate) type TargetKernel = (String, String);
 
 /// Kernels that disappeared (every row of the target x kernel is `missing`) and kernels that
 /// appeared (every row is `new`), as (target, kernel) pairs, sorted. For reports: a rename shows

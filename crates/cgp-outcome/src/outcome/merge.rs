@@ -282,7 +282,7 @@ fn merged_rows(placed: &[Placed]) -> Result<Vec<Row>> {
 }
 
 /// The GPUs of merged results, in row order of first appearance (one for an unmerged run).
-pub fn gpus(results: &Results) -> Vec<String> {
+pub fn gpus_of(results: &Results) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in &results.rows {
         if !r.key.gpu.is_empty() && !out.contains(&r.key.gpu) {
@@ -445,7 +445,7 @@ mod tests {
         let n = a.rows.len();
         let m = merge(vec![input("h.json", b), input("a.json", a)]).unwrap();
         assert_eq!(m.rows.len(), 2 * n);
-        assert_eq!(gpus(&m).len(), 2);
+        assert_eq!(gpus_of(&m).len(), 2);
         assert_eq!(m.verdict, crate::outcome::results::RunVerdict::Pass);
         assert!(m.errors.is_empty());
         // The same GPU twice unsharded is a duplicate.

@@ -14,13 +14,12 @@
 use crate::measured::samples::TargetSize;
 use std::collections::BTreeSet;
 
+use crate::outcome::kernels::kernel_changes;
 use crate::outcome::results::{Outcome, Row, RowVerdict};
 use crate::spec::Target;
 
-pub use crate::outcome::kernels::{TargetKernel, kernel_changes};
-
 /// What the run was asked to measure.
-pub struct Scope<'a> {
+pub struct MissingScope<'a> {
     /// The selected targets (`--target`, or all).
     pub targets: &'a [&'a Target],
     /// `--allow-missing`: no missing row fails the gate.
@@ -32,7 +31,7 @@ pub struct Scope<'a> {
 
 /// Mark the missing rows the run should have measured ([`Row::fails_gate`] unless allowed), and
 /// say what to do about them in their reason. Returns how many fail the gate.
-pub fn apply(rows: &mut [Row], scope: &Scope<'_>) -> usize {
+pub fn apply_missing(rows: &mut [Row], scope: &MissingScope<'_>) -> usize {
     let (_, appeared) = kernel_changes(rows);
     let mut failing = 0;
     for row in rows.iter_mut().filter(|r| r.verdict() == RowVerdict::Missing) {

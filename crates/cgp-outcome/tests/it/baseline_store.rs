@@ -143,7 +143,6 @@ fn update_then_load_round_trips_every_field() {
     assert_eq!(f.tool_version, env!("CARGO_PKG_VERSION"));
     assert_eq!(f.entries.len(), 4);
     // The samples come back bit for bit, as the series they were written from.
-    assert_eq!(f.samples_for_target().series.len(), 4);
     for original in &s {
         let e = f.entry_for(&original.key).expect("entry for each series");
         assert_eq!(&e.series("gemm"), original);

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::foundation::units::{Percent, percent};
-use crate::outcome::bisect::{BisectEnd, BisectResult};
+use crate::outcome::{BisectEnd, BisectResult};
 use crate::report::markdown::escape_md_cell;
 
 /// A change with its interval: `+8.01% [+7.20%, +8.84%]`, or `-`.
@@ -81,7 +81,7 @@ pub fn console(r: &BisectResult) -> String {
             st.seconds,
             crate::foundation::sanitize::line(&st.subject)
         );
-        if st.said == crate::outcome::bisect::Said::Skipped {
+        if st.said == crate::outcome::Said::Skipped {
             let _ = writeln!(
                 s,
                 "     skipped: {}",
@@ -113,7 +113,7 @@ pub fn markdown(r: &BisectResult) -> String {
     m.push_str("\n| # | commit | said | change vs good | processes | seconds | subject |\n");
     m.push_str("|---:|---|---|---:|---:|---:|---|\n");
     for st in &r.steps {
-        let subject = if st.reason.is_empty() || st.said != crate::outcome::bisect::Said::Skipped {
+        let subject = if st.reason.is_empty() || st.said != crate::outcome::Said::Skipped {
             st.subject.clone()
         } else {
             format!("{} (skipped: {})", st.subject, st.reason)
@@ -137,7 +137,7 @@ pub fn markdown(r: &BisectResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::bisect::{BisectStep, Culprit, Levels, Said};
+    use crate::outcome::{BisectStep, Culprit, Levels, Said};
 
     fn result() -> BisectResult {
         let step = |index: usize, said: Said, subject: &str, reason: &str| BisectStep {
@@ -171,7 +171,7 @@ mod tests {
                 row: "r".to_owned(),
             }),
             confidence: Some(levels.confidence(3)),
-            method: crate::outcome::bisect::method(&levels, None),
+            method: crate::outcome::bisect_method(&levels, None),
             range: Vec::new(),
             steps: vec![
                 step(4, Said::Bad, "four", ""),

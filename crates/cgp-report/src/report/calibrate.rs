@@ -3,7 +3,7 @@
 
 use super::markdown::escape_md_cell as esc;
 use crate::foundation::units::{Percent, percent};
-use crate::history::calibrate::Calibration;
+use crate::history::Calibration;
 
 fn opt_pct(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_owned(), |v| percent(v, Percent::Plain1))

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::foundation::units::{Percent, format_number, human, percent};
-use crate::history::changes::{ChangeRow, ChangesReport, SeriesPlot};
+use crate::history::{ChangeRow, ChangesReport, SeriesPlot};
 use crate::report::html::escape;
 use crate::report::markdown::{code_span, escape_md_cell, md_text};
 
@@ -459,7 +459,7 @@ fn chart(r: &ChangesReport, s: &SeriesPlot, h: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::changes::{InputFile, Point};
+    use crate::history::{InputFile, Point};
 
     fn report() -> ChangesReport {
         let name = "<img src=x onerror=alert(1)> | @team";
@@ -526,7 +526,7 @@ mod tests {
     /// `history::changes` works out; moved here from its tests when report became its own crate).
     #[test]
     fn a_too_short_history_says_how_many_results_it_needs() {
-        use crate::history::changes::{Reach, SeriesReach};
+        use crate::history::{Reach, SeriesReach};
         let mut r = report();
         r.rows.clear();
         let s = SeriesReach {

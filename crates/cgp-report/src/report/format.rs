@@ -221,7 +221,7 @@ pub(crate) fn median(side: Option<&SideSummary>, unit: &str) -> String {
 /// The GPU the run measured, for headlines; every GPU, joined with `, `, for merged results of
 /// several GPU types.
 pub(crate) fn gpu_label(results: &Results) -> String {
-    let gpus = crate::outcome::merge::gpus(results);
+    let gpus = crate::outcome::gpus_of(results);
     if gpus.len() > 1 {
         return gpus.join(", ");
     }

@@ -206,8 +206,8 @@ fn highlighted_table(results: &Results, h: &mut String) {
         .into_iter()
         .filter(|r| {
             r.verdict() == RowVerdict::Improvement
-                || crate::outcome::decide::row_gate(r, results.fail_on)
-                    != crate::outcome::decide::RowGate::Pass
+                || crate::outcome::decide::row_gate(r, results.fail_on).gate()
+                    != crate::outcome::decide::Gate::Pass
         })
         .collect();
     h.push_str("<h2>Regressions, improvements and inconclusive rows</h2>\n");

@@ -14,7 +14,7 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::foundation::units::format_number;
-use crate::outcome::decide::{RowGate, row_gate};
+use crate::outcome::decide::{Gate, row_gate};
 use crate::outcome::results::{FailOn, Results, Row, RowVerdict, RunError};
 use crate::report::format::{case_name, change_cell, medians_sentence, p_value};
 
@@ -173,9 +173,9 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
     // The row's gate status (crate::outcome::decide) picks failure, error, skipped or success; the
     // verdict is the type, so a missing row that fails the gate is `<failure type="missing">`.
     let gate = row_gate(row, fail_on);
-    let status = match (gate, row.verdict()) {
-        (RowGate::Fail(_) | RowGate::Error, v) => {
-            let kind = if gate == RowGate::Error {
+    let status = match (gate.gate(), row.verdict()) {
+        (Gate::Fail | Gate::Error, v) => {
+            let kind = if gate.gate() == Gate::Error {
                 NonSuccessKind::Error
             } else {
                 NonSuccessKind::Failure
@@ -191,20 +191,20 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
                 .set_description(description(row));
             st
         }
-        (RowGate::Pass, _) if row.skipped().is_some() => {
+        (Gate::Pass, _) if row.skipped().is_some() => {
             let mut st = TestCaseStatus::skipped();
             st.set_type(row.skipped().map_or("skipped", |s| s.as_str()))
                 .set_message(row.reason.as_str());
             st
         }
-        (RowGate::Warn(_), v) | (RowGate::Pass, v @ RowVerdict::Missing) => {
+        (Gate::Warn, v) | (Gate::Pass, v @ RowVerdict::Missing) => {
             let mut st = TestCaseStatus::skipped();
             st.set_type(v.as_str())
                 .set_message(format!("{}: {}", v.as_str(), failure_message(row)))
                 .set_description(description(row));
             st
         }
-        (RowGate::Pass, _) => TestCaseStatus::success(),
+        (Gate::Pass, _) => TestCaseStatus::success(),
     };
     let mut case = TestCase::new(case_name(row), status);
     case.set_classname(crate::measured::samples::target_size(

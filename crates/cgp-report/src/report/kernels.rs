@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use crate::measured::samples::TargetSize;
-use crate::outcome::kernels::{TargetKernel, kernel_changes};
+use crate::outcome::kernel_changes;
 use crate::outcome::results::{Missing, MissingCause, Outcome, Row};
 
 /// Per target x size where the baseline's kernels were not measured and others were (or ran
@@ -104,7 +104,7 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
 /// appeared: matmul: `y``. Empty when nothing changed.
 pub fn describe_changes(rows: &[Row]) -> Vec<String> {
     let (gone, new) = kernel_changes(rows);
-    let list = |v: &[TargetKernel]| {
+    let list = |v: &[(String, String)]| {
         v.iter()
             .map(|(t, k)| format!("{t}: `{k}`"))
             .collect::<Vec<_>>()

@@ -300,8 +300,8 @@ fn highlighted(results: &Results) -> Vec<&Row> {
         .into_iter()
         .filter(|r| {
             r.verdict() == RowVerdict::Improvement
-                || crate::outcome::decide::row_gate(r, results.fail_on)
-                    != crate::outcome::decide::RowGate::Pass
+                || crate::outcome::decide::row_gate(r, results.fail_on).gate()
+                    != crate::outcome::decide::Gate::Pass
         })
         .collect()
 }
@@ -390,7 +390,7 @@ fn table(results: &Results, rows: &[&Row], shown: usize, opts: &MarkdownOptions,
     let common = common_ci_label(rows.iter().take(shown).copied());
     let ci = common.clone().unwrap_or_else(|| "CI".to_owned());
     // Merged results of several GPU types name the GPU of each row.
-    let multi_gpu = crate::outcome::merge::gpus(results).len() > 1;
+    let multi_gpu = crate::outcome::gpus_of(results).len() > 1;
     let (gpu_head, gpu_rule) = if multi_gpu { (" GPU |", "---|") } else { ("", "") };
     md.push_str(&format!(
         "| |{gpu_head} target | size | kernel | metric | change ({ci}) | p (adj.) | {MEDIANS_LABEL} |\n|---|{gpu_rule}---|---|---|---|---|---|---|\n"
@@ -426,7 +426,7 @@ fn metric_cell(results: &Results, row: &Row, history_url: Option<&str>) -> Strin
         Some(url) => format!(
             "[{name}]({}#{})",
             url_for_link(url),
-            crate::history::series::anchor_of_row(results, row)
+            crate::history::anchor_of_row(results, row)
         ),
         None => name,
     }
@@ -463,7 +463,7 @@ fn new_and_missing(results: &Results, level: Level, md: &mut String) {
     md.push_str(&format!(
         "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
     ));
-    let (gone, appeared) = crate::outcome::kernels::kernel_changes(&results.rows);
+    let (gone, appeared) = crate::outcome::kernel_changes(&results.rows);
     let list = |v: &[(String, String)]| {
         v.iter()
             .map(|(t, k)| format!("{}: {}", code_span(t, false), code_span(k, false)))

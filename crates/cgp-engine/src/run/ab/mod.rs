@@ -370,9 +370,9 @@ pub fn run_ab(
 
     // A kernel the head tree no longer launches (or launches under a new name) fails the gate
     // as in `check`, unless allowed.
-    crate::outcome::missing::apply(
+    crate::outcome::apply_missing(
         &mut rows,
-        &crate::outcome::missing::Scope {
+        &crate::outcome::MissingScope {
             targets: sides.head_targets,
             allow_all: opts.allow_missing,
             skipped: &BTreeSet::new(),

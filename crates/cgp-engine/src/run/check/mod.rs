@@ -218,9 +218,9 @@ fn finish_rows(
     });
     harness_states::note_summaries(&mut rows, targets);
     add_why(&mut rows, &m.samples, baselines);
-    crate::outcome::missing::apply(
+    crate::outcome::apply_missing(
         &mut rows,
-        &crate::outcome::missing::Scope {
+        &crate::outcome::MissingScope {
             targets,
             allow_all: opts.allow_missing,
             skipped: unchanged,
@@ -259,7 +259,7 @@ fn gone_rows(
         return Vec::new();
     }
     let names: BTreeSet<&str> = spec.targets.iter().map(|t| t.name.as_str()).collect();
-    let mut rows = crate::outcome::gone::rows(stored, &gpu_keys(), &names, opts.allow_missing);
+    let mut rows = crate::outcome::gone_rows(stored, &gpu_keys(), &names, opts.allow_missing);
     for r in &mut rows {
         gpu_name.clone_into(&mut r.key.gpu);
     }

@@ -288,7 +288,10 @@ struct Series {
 ///
 /// # Errors
 /// Settings out of range (a usage error).
-pub fn find(inputs: &[(PathBuf, Results)], opts: &ChangesOptions) -> Result<ChangesReport, crate::Error> {
+pub fn find_changes(
+    inputs: &[(PathBuf, Results)],
+    opts: &ChangesOptions,
+) -> Result<ChangesReport, crate::Error> {
     check_options(opts)?;
     let mut notes = Vec::new();
     let files = input_files(inputs, &mut notes);
@@ -572,7 +575,7 @@ fn reach(series: &BTreeMap<OwnedRowKey, Series>, opts: &ChangesOptions, level: f
 }
 
 /// Exit code of `changes`: 1 when a shift goes the bad way, else 0.
-pub fn exit_code(
+pub fn changes_exit_code(
     report: &ChangesReport,
     fail_on: crate::outcome::results::FailOn,
 ) -> crate::foundation::exit_codes::Exit {

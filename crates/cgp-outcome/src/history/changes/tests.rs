@@ -73,7 +73,7 @@ fn history(step_at: usize, step: f64, cv: f64, seed: u64, n: usize) -> Vec<(Path
 fn reported_rate(step: f64, cv: f64, n: usize, runs: u64) -> f64 {
     let hits = (0..runs)
         .filter(|seed| {
-            let rep = find(
+            let rep = find_changes(
                 &history(n / 2, step, cv, 7000 + seed, n),
                 &ChangesOptions::default(),
             )
@@ -92,7 +92,7 @@ fn the_stated_reach_is_reported_in_most_histories_and_the_floor_is_not() {
     // exactly 1 % is estimated below the floor about half the time and then not reported.
     // SYNTHETIC: 40 series, 40 results, CV 0.3 %.
     let (cv, n) = (0.003, 40);
-    let rep = find(&history(n / 2, 0.0, cv, 1, n), &ChangesOptions::default()).unwrap();
+    let rep = find_changes(&history(n / 2, 0.0, cv, 1, n), &ChangesOptions::default()).unwrap();
     let stated = rep
         .reach
         .series
@@ -112,7 +112,7 @@ fn two_percent_step_at_15_is_found_with_its_size() {
     // SYNTHETIC: 30 results, CV 1%, the duration +2% from position 15 (under a 3% gate
     // threshold between neighbours), a second metric flat.
     let inputs = history(15, 0.02, 0.01, 100, 30);
-    let rep = find(&inputs, &ChangesOptions::default()).unwrap();
+    let rep = find_changes(&inputs, &ChangesOptions::default()).unwrap();
     assert_eq!(rep.series_tested, 2);
     assert!((rep.level - 0.005).abs() < 1e-12);
     assert_eq!(rep.rows.len(), 1, "{:?}", rep.rows);
@@ -130,7 +130,7 @@ fn two_percent_step_at_15_is_found_with_its_size() {
     assert_eq!(rep.series.len(), 1);
     assert_eq!(rep.series[0].points.len(), 30);
     assert_eq!(
-        exit_code(&rep, crate::outcome::results::FailOn::Regression).code(),
+        changes_exit_code(&rep, crate::outcome::results::FailOn::Regression).code(),
         1
     );
 }
@@ -145,7 +145,7 @@ fn four_and_four_results_are_too_short_and_say_how_many_are_needed() {
             (PathBuf::from(format!("{i}")), results(&[("dur", "lower", v)], i))
         })
         .collect();
-    let rep = find(&inputs, &ChangesOptions::default()).unwrap();
+    let rep = find_changes(&inputs, &ChangesOptions::default()).unwrap();
     assert!(rep.rows.is_empty());
     assert_eq!(rep.reach.too_short, 1);
     let s = &rep.reach.series[0];
@@ -156,8 +156,8 @@ fn four_and_four_results_are_too_short_and_say_how_many_are_needed() {
     // The contract (issue 44, item 7): a history too short to answer exits 0 and says so; with
     // `--fail-on inconclusive` it fails.
     use crate::outcome::results::FailOn;
-    assert_eq!(exit_code(&rep, FailOn::Regression).code(), 0);
-    assert_eq!(exit_code(&rep, FailOn::Inconclusive).code(), 1);
+    assert_eq!(changes_exit_code(&rep, FailOn::Regression).code(), 0);
+    assert_eq!(changes_exit_code(&rep, FailOn::Inconclusive).code(), 1);
     // How the console says it: `report::changes` tests (the report crate sits above this one).
     // That many results of the same step do find it.
     let long: Vec<(PathBuf, Results)> = history(needed / 2, 0.035, 0.003, 8, needed)
@@ -167,7 +167,7 @@ fn four_and_four_results_are_too_short_and_say_how_many_are_needed() {
             (p, r)
         })
         .collect();
-    let rep = find(&long, &ChangesOptions::default()).unwrap();
+    let rep = find_changes(&long, &ChangesOptions::default()).unwrap();
     assert_eq!(rep.reach.too_short, 0);
     assert!(rep.rows.iter().any(|r| r.metric == "dur"), "{:?}", rep.rows);
 }
@@ -177,7 +177,7 @@ fn a_step_in_a_long_history_is_found_with_an_interval_around_it() {
     // SYNTHETIC: 300 results, CV 1%, +3% from 180 on; the interval (at 1 - level, given the
     // place) holds the planted step, and the stated smallest shift is below it.
     let inputs = history(180, 0.03, 0.01, 21, 300);
-    let rep = find(&inputs, &ChangesOptions::default()).unwrap();
+    let rep = find_changes(&inputs, &ChangesOptions::default()).unwrap();
     let r = rep.rows.iter().find(|r| r.metric == "dur").unwrap();
     assert!(r.index.abs_diff(180) <= 2, "{r:?}");
     let i = r.interval.unwrap();
@@ -197,14 +197,14 @@ fn a_step_in_a_long_history_is_found_with_an_interval_around_it() {
 fn flat_history_has_no_change() {
     // SYNTHETIC: 30 flat results, CV 1%, ten seeds.
     for seed in 0..10 {
-        let rep = find(
+        let rep = find_changes(
             &history(99, 0.0, 0.01, 7000 + seed, 30),
             &ChangesOptions::default(),
         )
         .unwrap();
         assert!(rep.rows.is_empty(), "seed {seed}: {:?}", rep.rows);
         assert_eq!(
-            exit_code(&rep, crate::outcome::results::FailOn::Regression).code(),
+            changes_exit_code(&rep, crate::outcome::results::FailOn::Regression).code(),
             0
         );
     }
@@ -219,14 +219,14 @@ fn small_significant_shifts_are_not_reported() {
             (PathBuf::from(format!("{i}")), results(&[("dur", "lower", v)], i))
         })
         .collect();
-    let rep = find(&inputs, &ChangesOptions::default()).unwrap();
+    let rep = find_changes(&inputs, &ChangesOptions::default()).unwrap();
     assert!(rep.rows.is_empty(), "{:?}", rep.rows);
     assert_eq!(rep.below_min_change, 1);
     let opts = ChangesOptions {
         min_change: 0.001,
         ..ChangesOptions::default()
     };
-    let rep = find(&inputs, &opts).unwrap();
+    let rep = find_changes(&inputs, &opts).unwrap();
     assert_eq!(rep.rows.len(), 1);
     assert_eq!(rep.rows[0].index, 10);
 }
@@ -243,11 +243,11 @@ fn improvements_are_reported_but_not_worse() {
             )
         })
         .collect();
-    let rep = find(&inputs, &ChangesOptions::default()).unwrap();
+    let rep = find_changes(&inputs, &ChangesOptions::default()).unwrap();
     assert_eq!(rep.rows.len(), 1);
     assert!(!rep.rows[0].worse);
     assert_eq!(
-        exit_code(&rep, crate::outcome::results::FailOn::Regression).code(),
+        changes_exit_code(&rep, crate::outcome::results::FailOn::Regression).code(),
         0
     );
 }
@@ -257,14 +257,14 @@ fn gaps_short_series_and_bad_settings() {
     // A row missing from some files keeps the input positions of the others.
     let mut inputs = history(10, 0.05, 0.002, 3, 20);
     inputs[4].1.rows.retain(|r| r.key.metric != "dur");
-    let rep = find(&inputs, &ChangesOptions::default()).unwrap();
+    let rep = find_changes(&inputs, &ChangesOptions::default()).unwrap();
     let r = rep.rows.iter().find(|r| r.metric == "dur").unwrap();
     assert_eq!(r.index, 10);
     let plot = rep.series.iter().find(|s| s.metric == "dur").unwrap();
     assert_eq!(plot.points.len(), 19);
     assert!(plot.points.iter().all(|p| p.index != 4));
     // Too short to search.
-    let rep = find(&history(2, 0.5, 0.01, 1, 5), &ChangesOptions::default()).unwrap();
+    let rep = find_changes(&history(2, 0.5, 0.01, 1, 5), &ChangesOptions::default()).unwrap();
     assert_eq!((rep.series_tested, rep.series_skipped), (0, 2));
     assert!(rep.rows.is_empty());
     for bad in [
@@ -281,7 +281,7 @@ fn gaps_short_series_and_bad_settings() {
             ..ChangesOptions::default()
         },
     ] {
-        assert!(find(&[], &bad).is_err());
+        assert!(find_changes(&[], &bad).is_err());
     }
 }
 

@@ -337,7 +337,7 @@ pub struct Sides {
 
 impl Sides {
     /// A row measured now with nothing to compare with (a `new` or imported row).
-    pub fn candidate(candidate: SideSummary) -> Self {
+    pub(crate) fn candidate(candidate: SideSummary) -> Self {
         Self {
             baseline: None,
             candidate: Some(candidate),

@@ -117,7 +117,7 @@ pub(super) struct RowWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     why: Option<crate::measured::why::Why>,
     /// A `missing` row that the run should have measured (its target, size and metric were
-    /// selected) and that the user did not allow: it fails the gate (see [`crate::run::missing`]).
+    /// selected) and that the user did not allow: it fails the gate (see [`crate::outcome::apply_missing`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     fails_gate: bool,
     /// Why a `missing` row was not measured (`not-measured`, `unselected` with the kernels that

@@ -2,7 +2,7 @@
 
 use crate::foundation::units::human;
 use crate::measured::samples::{Launch, MetricValue};
-use crate::outcome::decide::{Gate, RowGate, row_gate, run_gate};
+use crate::outcome::decide::{Gate, row_gate, run_gate};
 use crate::outcome::results::{Results, RowVerdict};
 use crate::report::format::{headline, p_value, sorted_rows};
 
@@ -590,7 +590,7 @@ fn push_notes(
     let mut cut = false;
     for r in rows_sorted
         .iter()
-        .filter(|r| row_gate(r, results.fail_on) != RowGate::Pass && !r.reason.is_empty())
+        .filter(|r| row_gate(r, results.fail_on).gate() != Gate::Pass && !r.reason.is_empty())
     {
         let metric = short_metric_name(&r.key.metric).unwrap_or(&r.key.metric);
         // `reason ...`, as the why lines are `why ...`: a line that starts with a verdict word

@@ -25,7 +25,7 @@ use serde::Serialize;
 
 pub use page::escape_script_json;
 
-use crate::history::changes::{ChangeRow, ChangesReport};
+use crate::history::{ChangeRow, ChangesReport};
 use crate::outcome::decide::{Gate, row_gate};
 use crate::outcome::results::{OwnedRowKey, Results, Row, RowVerdict};
 use crate::report::text::visible;
@@ -208,7 +208,7 @@ fn data(input: &SiteInput<'_>) -> SiteData {
 
 fn new_series(row: &Row) -> SeriesOut {
     SeriesOut {
-        id: crate::history::series::anchor(&row.key()),
+        id: crate::history::anchor(&row.key()),
         gpu: visible(&row.key.gpu),
         target: visible(&row.key.target),
         size: visible(&row.key.size),

@@ -1,5 +1,5 @@
 use super::*;
-use crate::history::changes::{ChangesOptions, find};
+use crate::history::{ChangesOptions, find_changes};
 use crate::outcome::results::{Direction, Estimate, RowRule, RowThreshold, Shift, SideSummary, Sides};
 
 /// SYNTHETIC results of one run: rows `(gpu, kernel, baseline median, change, ci)`.
@@ -90,7 +90,7 @@ fn history() -> Vec<(PathBuf, Results)> {
 }
 
 fn data_of(inputs: &[(PathBuf, Results)]) -> (serde_json::Value, String) {
-    let changes = find(inputs, &ChangesOptions::default()).unwrap();
+    let changes = find_changes(inputs, &ChangesOptions::default()).unwrap();
     let input = SiteInput {
         inputs,
         changes: &changes,
@@ -125,7 +125,7 @@ fn points_are_the_decided_estimates_with_their_intervals_and_thresholds() {
     assert_eq!(series[0]["gpu"], "H100");
     assert_eq!(h100["cps"][0]["at"], 10);
     assert!(h100["cps"][0]["text"].as_str().unwrap().contains("% CI)"));
-    assert_eq!(h100["id"], crate::history::series::anchor(&row.key()));
+    assert_eq!(h100["id"], crate::history::anchor(&row.key()));
     assert_eq!(d["commits"][3]["sha"], "0000003abcdef");
 }
 
