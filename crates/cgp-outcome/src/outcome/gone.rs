@@ -36,21 +36,10 @@ pub fn gone_rows(
         if !in_gpu_folder(path, gpu_keys) || spec_targets.contains(file.target.as_str()) {
             continue;
         }
-        let reason = if allow {
-            format!(
-                "the baseline file {} is of target `{}`, {} (renamed or removed?); allowed by --allow-missing",
-                path.display(),
-                file.target,
-                MissingCause::GONE
-            )
-        } else {
-            format!(
-                "the baseline file {} is of target `{}`, {} (renamed or removed?); this fails the gate: if the change is intended, refresh the baselines (delete the file and run `cgp-gate baseline update`), or allow it with --allow-missing",
-                path.display(),
-                file.target,
-                MissingCause::GONE
-            )
+        let cause = MissingCause::TargetGone {
+            file: path.display().to_string(),
         };
+        let reason = cause.gone_file(&file.target, !allow).unwrap_or_default();
         for e in &file.entries {
             let mut row = Row::bare(
                 OwnedRowKey::from(&e.key(&file.target)),
@@ -62,7 +51,7 @@ pub fn gone_rows(
             row.history = e.older_medians();
             row.outcome = Outcome::Missing(Missing {
                 fails_gate: !allow,
-                cause: MissingCause::TargetGone,
+                cause: cause.clone(),
             });
             out.push(row);
         }
@@ -130,9 +119,9 @@ mod tests {
         assert!(matches!(
             &r.outcome,
             Outcome::Missing(Missing {
-                cause: MissingCause::TargetGone,
+                cause: MissingCause::TargetGone { file },
                 fails_gate: true
-            })
+            }) if file == "b/gpu-a/old.json"
         ));
         let allowed = super::gone_rows(&stored, &keys, &targets, true);
         assert_ne!(

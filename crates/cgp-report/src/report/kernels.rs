@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use crate::measured::samples::TargetSize;
 use crate::outcome::kernel_changes;
-use crate::outcome::results::{Missing, MissingCause, Outcome, Row};
+use crate::outcome::results::{FailOn, Missing, MissingCause, Outcome, Row};
 
 /// Per target x size where the baseline's kernels were not measured and others were (or ran
 /// unselected by the filter): one line naming both, the usual sign of a library (cuBLAS, cuDNN)
@@ -148,22 +148,27 @@ fn tick_all(names: &[String]) -> String {
         .join(", ")
 }
 
-/// One line per file for reports and the console: `baseline files of targets the spec no longer
-/// has: FILE (target `x`)`. Empty when there are none.
-pub fn gone_files(rows: &[Row]) -> Vec<String> {
-    let mut seen: BTreeSet<(&str, &str)> = BTreeSet::new();
+/// One line per baseline file of a target the spec no longer has, for reports and the console:
+/// `the baseline file FILE is of target `x`, which the spec no longer has ...`, from the row's
+/// typed cause and its gate status (`decide::row_gate`: failing, or allowed by
+/// `--allow-missing`). A results file older than the cause's `file` has none: its rows' reason
+/// is shown as it was written. Empty when there are none.
+pub fn gone_files(rows: &[Row], fail_on: FailOn) -> Vec<String> {
+    let mut lines: BTreeSet<(&str, String)> = BTreeSet::new();
     for r in rows {
-        if matches!(
-            r.outcome,
-            Outcome::Missing(Missing {
-                cause: MissingCause::TargetGone,
-                ..
-            })
-        ) {
-            seen.insert((r.key.target.as_str(), r.reason.as_str()));
+        let Outcome::Missing(Missing { cause, .. }) = &r.outcome else {
+            continue;
+        };
+        if !matches!(cause, MissingCause::TargetGone { .. }) {
+            continue;
         }
+        let fails = crate::outcome::decide::row_gate(r, fail_on).is_failing_missing();
+        let line = cause
+            .gone_file(&r.key.target, fails)
+            .unwrap_or_else(|| r.reason.clone());
+        lines.insert((r.key.target.as_str(), line));
     }
-    seen.into_iter().map(|(_, reason)| reason.to_owned()).collect()
+    lines.into_iter().map(|(_, line)| line).collect()
 }
 
 #[cfg(test)]
@@ -205,6 +210,41 @@ mod tests {
         plain.reason = format!("x;{}`k2`, which the spec no longer has", MissingCause::RAN);
         let lines = describe_changes(std::slice::from_ref(&plain));
         assert!(!lines.iter().any(|l| l.contains("`k2`")), "{lines:?}");
-        assert!(gone_files(&[plain]).is_empty());
+        assert!(gone_files(&[plain], FailOn::Regression).is_empty());
+    }
+
+    /// A gone file's line is made from the row's cause and its gate status, whatever the row's
+    /// reason says; a row of a file older than the cause's `file` shows its reason.
+    #[test]
+    fn a_gone_files_line_names_the_file_of_its_cause_failing_or_allowed() {
+        let cause = MissingCause::TargetGone {
+            file: "baselines/h100/old.json".into(),
+        };
+        let mut r = row("k", RowVerdict::Missing);
+        r.reason = "words that say something else".into();
+        r.outcome = Outcome::Missing(Missing::failing(cause.clone()));
+        let failing = gone_files(&[r.clone(), r.clone()], FailOn::Regression);
+        assert_eq!(failing.len(), 1, "one line per file: {failing:?}");
+        assert!(
+            failing[0].starts_with("the baseline file baselines/h100/old.json is of target `t`")
+                && failing[0].contains("this fails the gate"),
+            "{failing:?}"
+        );
+        // Allowed: a missing row that does not fail the gate (as --allow-missing leaves it).
+        r.outcome = Outcome::from(RowVerdict::Missing);
+        let Outcome::Missing(m) = &mut r.outcome else {
+            unreachable!()
+        };
+        m.cause = cause;
+        let allowed = gone_files(std::slice::from_ref(&r), FailOn::Regression);
+        assert!(
+            allowed[0].ends_with("; allowed by --allow-missing"),
+            "{allowed:?}"
+        );
+        r.outcome = Outcome::Missing(Missing::failing(MissingCause::TargetGone { file: String::new() }));
+        assert_eq!(
+            gone_files(&[r], FailOn::Regression),
+            ["words that say something else"]
+        );
     }
 }

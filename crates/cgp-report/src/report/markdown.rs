@@ -482,7 +482,7 @@ fn new_and_missing(results: &Results, level: Level, md: &mut String) {
             list(&appeared)
         ));
     }
-    for line in crate::report::kernels::gone_files(&results.rows) {
+    for line in crate::report::kernels::gone_files(&results.rows, results.fail_on) {
         md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
     }
     let failing = results

@@ -562,7 +562,9 @@ mod tests {
         for cause in [
             MissingCause::NotMeasured,
             unselected.clone(),
-            MissingCause::TargetGone,
+            MissingCause::TargetGone {
+                file: "b/h100/old.json".into(),
+            },
         ] {
             r.outcome = Outcome::Missing(Missing::failing(cause.clone()));
             let v = serde_json::to_value(&r).unwrap();
@@ -571,7 +573,17 @@ mod tests {
             assert_eq!(back.outcome, Outcome::Missing(Missing::failing(cause)));
         }
         let v = serde_json::to_value(&r).unwrap();
-        assert_eq!(v["missing_cause"], serde_json::json!({"kind": "target-gone"}));
+        assert_eq!(
+            v["missing_cause"],
+            serde_json::json!({"kind": "target-gone", "file": "b/h100/old.json"})
+        );
+        // A gone row written before its file was a field: the cause, without the file.
+        let mut before = v.clone();
+        before["missing_cause"] = serde_json::json!({"kind": "target-gone"});
+        let back: Row = serde_json::from_value(before).unwrap();
+        let gone = MissingCause::TargetGone { file: String::new() };
+        assert_eq!(back.outcome, Outcome::Missing(Missing::failing(gone.clone())));
+        assert_eq!(gone.gone_file("t", true), None, "the row's reason says it then");
         // Older files: no field; the words of the reason are not read back.
         let mut old = v.clone();
         old.as_object_mut().unwrap().remove("missing_cause");

@@ -138,8 +138,13 @@ impl Missing {
 pub enum MissingCause {
     /// The target's `kernel:` filter selected none of the kernels that ran; these ran (names).
     Unselected { ran: Vec<String> },
-    /// The row is of a baseline file whose target the spec no longer has (`crate::run::gone`).
-    TargetGone,
+    /// The row is of a baseline file whose target the spec no longer has
+    /// ([`crate::outcome::gone_rows`]): the file, as the run named it. Empty in a results file
+    /// written before the field existed.
+    TargetGone {
+        #[serde(default)]
+        file: String,
+    },
     /// Not measured: renamed, no longer launched, or a size the spec no longer has. A kind this
     /// version does not know (a newer file) reads as this one (serde's `other` variant, last).
     #[default]
@@ -153,6 +158,30 @@ impl MissingCause {
     pub const RAN: &str = " the application ran ";
     /// The words of a [`MissingCause::TargetGone`] row's reason.
     pub(crate) const GONE: &str = "which the spec no longer has";
+
+    /// For a [`MissingCause::TargetGone`] row of `target` that names its file: what its reason
+    /// and every report's line for the file say, as the gate decided (`fails`: the row fails the
+    /// gate; else `--allow-missing` allowed it). `None` for another cause, or a file older than
+    /// the field (the row's reason says it then).
+    pub fn gone_file(&self, target: &str, fails: bool) -> Option<String> {
+        let Self::TargetGone { file } = self else {
+            return None;
+        };
+        if file.is_empty() {
+            return None;
+        }
+        let what = format!(
+            "the baseline file {file} is of target `{target}`, {} (renamed or removed?)",
+            Self::GONE
+        );
+        Some(if fails {
+            format!(
+                "{what}; this fails the gate: if the change is intended, refresh the baselines (delete the file and run `cgp-gate baseline update`), or allow it with --allow-missing"
+            )
+        } else {
+            format!("{what}; allowed by --allow-missing")
+        })
+    }
 }
 
 /// The numbers a compared row's verdict used. A limit row has a median interval and no change; a

@@ -668,7 +668,7 @@ fn push_notes(
     for line in crate::report::kernels::describe_changes(&results.rows) {
         push_wrapped(out, &one_line(&line), style.width);
     }
-    for line in crate::report::kernels::gone_files(&results.rows) {
+    for line in crate::report::kernels::gone_files(&results.rows, results.fail_on) {
         push_wrapped(out, &one_line(&line), style.width);
     }
     let configs = crate::report::format::config_changes(results);
