@@ -18,60 +18,76 @@ use crate::profile::{Capture, FailureKind, Job, ProfileError, job_context};
 /// # Errors
 /// A [`ProfileError`] of the right class, naming the file, kernel and metric where they apply.
 pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileError> {
-    crate::profile::backend_of(job.target)
-        .extract(job, capture)
-        .map_err(|e| keep_cited_output(e, job, capture))
+    let backend = crate::profile::backend_of(job.target);
+    let first = backend.extract(job, capture);
+    match first {
+        Err(e) if crate::foundation::fsutil::in_temp_dir(&capture.origin) => {
+            Err(cited_as_kept(e, job, capture))
+        }
+        other => other,
+    }
 }
 
 /// A live run's output lives in a temporary folder that is gone when the command ends (issue
-/// 46): a hint to run the command by hand names the files it writes relative to the folder the
-/// user runs it in instead (`--log-file run-0.csv`), so the pasted line works. An error citing
-/// the output would send the user to a file that no longer exists: the output is kept instead (a
-/// new file in the system's temporary directory, which cgp-gate never removes), the error cites
-/// that copy, and the hint says it is kept on purpose and may be deleted.
-fn keep_cited_output(mut e: ProfileError, job: Job<'_>, capture: &Capture) -> ProfileError {
-    let origin = capture.origin.display().to_string();
-    if origin.is_empty() || !crate::foundation::fsutil::in_temp_dir(&capture.origin) {
-        return e;
+/// 46). Its error is made again, by the same backend, from what the user can still use: the
+/// command line it prints names the files it writes relative to the folder the user runs it in
+/// (`--log-file run-0.csv`), so the pasted line works; and an error that cites the output cites a
+/// copy kept in the system's temporary directory (which cgp-gate never removes), with a hint that
+/// says it is kept on purpose and may be deleted. The message is never edited afterwards: the
+/// backend writes it from the capture it is given. `first` is the error of the capture as run.
+fn cited_as_kept(first: ProfileError, job: Job<'_>, capture: &Capture) -> ProfileError {
+    let backend = crate::profile::backend_of(job.target);
+    let mut usable = capture.clone();
+    if let (Some(argv), Some(work)) = (&mut usable.argv, capture.origin.parent()) {
+        let prefix = format!("{}/", work.display());
+        for word in argv.iter_mut() {
+            *word = word.replace(&prefix, "");
+        }
     }
-    if let (Some(hint), Some(work)) = (&mut e.hint, capture.origin.parent()) {
-        *hint = hint.replace(&format!("{}/", work.display()), "");
-    }
-    if !e.message.contains(&origin) {
-        return e;
+    let Err(again) = backend.extract(job, &usable) else {
+        return first;
+    };
+    if !again.message.contains(&capture.origin.display().to_string()) {
+        return again;
     }
     // The name a recording would give it (an nsys run's export is SQLite; ncu's output is text).
     let binary = matches!(capture.output, crate::profile::Output::Bytes(_));
-    let suffix = crate::profile::backend_of(job.target)
+    let suffix = backend
         .recorded_as()
         .iter()
         .find(|r| r.binary == binary)
         .map_or_else(|| ".csv".to_owned(), |r| format!(".{}", r.extension));
-    let bytes = capture.output.as_bytes();
     let kept = tempfile::Builder::new()
         .prefix("cgp-gate-output-")
         .suffix(&suffix)
         .tempfile()
         .and_then(|mut f| {
-            std::io::Write::write_all(&mut f, bytes)?;
+            std::io::Write::write_all(&mut f, capture.output.as_bytes())?;
             f.keep().map_err(|k| k.error)
         });
-    let cited = match kept {
+    let note = match kept {
         Ok((_, path)) => {
-            let note = format!(
+            usable.origin = path;
+            Some(format!(
                 "{} is a copy of the output kept for you to read (cgp-gate does not remove it: delete it when done)",
-                path.display()
-            );
-            e.hint = Some(match e.hint.take() {
-                Some(h) => format!("{h}; {note}"),
-                None => note,
-            });
-            path.display().to_string()
+                usable.origin.display()
+            ))
         }
-        Err(_) => "ncu's output (not kept: rerun with --record DIR to keep it)".to_owned(),
+        Err(_) => {
+            usable.origin = "ncu's output (not kept: rerun with --record DIR to keep it)".into();
+            None
+        }
     };
-    e.message = e.message.replace(&origin, &cited);
-    e
+    let Err(mut cited) = backend.extract(job, &usable) else {
+        return again;
+    };
+    if let Some(note) = note {
+        cited.hint = Some(match cited.hint.take() {
+            Some(h) => format!("{h}; {note}"),
+            None => note,
+        });
+    }
+    cited
 }
 
 /// The samples of one ncu capture ([`crate::profile::live::NcuBackend`]).
