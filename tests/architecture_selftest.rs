@@ -406,17 +406,28 @@ fn a_results_type_with_four_option_fields_is_found() {
         "crates/cgp-outcome/src/outcome/results/row.rs",
         "\npub struct Planted {\n    pub change: Option<f64>,\n    pub change_ci: Option<[f64; 2]>,\n    pub p: Option<f64>,\n    pub p_adjusted: Option<f64>,\n}\n",
     );
+    // A report of another command (calibrate's row had 12 until issue 49's last round).
     s.append(
-        "crates/cgp-outcome/src/outcome/results/wire.rs",
-        "\npub struct PlantedWire {\n    pub a: Option<f64>,\n    pub b: Option<f64>,\n    pub c: Option<f64>,\n    pub d: Option<f64>,\n}\n",
+        "crates/cgp-outcome/src/history/calibrate/mod.rs",
+        "\npub struct PlantedRow {\n    pub a: Option<f64>,\n    pub b: Option<f64>,\n    pub c: Option<u32>,\n    pub d: Option<u32>,\n}\n",
     );
+    // The flat forms of the files are exempt.
+    for wire in ["outcome/results/wire.rs", "history/calibrate/wire.rs"] {
+        s.append(
+            &format!("crates/cgp-outcome/src/{wire}"),
+            "\npub struct PlantedWire {\n    pub a: Option<f64>,\n    pub b: Option<f64>,\n    pub c: Option<f64>,\n    pub d: Option<f64>,\n}\n",
+        );
+    }
     finds(
         results_types_are_typed,
         &s,
-        &["results/row.rs: struct Planted has 4 `Option` fields"],
+        &[
+            "results/row.rs: struct Planted has 4 `Option` fields",
+            "calibrate/mod.rs: struct PlantedRow has 4 `Option` fields",
+        ],
     );
     let found = results_types_are_typed(s.root());
-    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found.len(), 2, "{found:#?}");
 }
 
 /// Issue 49: everything public. A crate that goes back over half `pub` is found, and so is one

@@ -92,12 +92,12 @@ fn endpoints(args: &Options) -> Result<Start> {
     let good = args
         .good
         .clone()
-        .or_else(|| row.commit_before.clone())
+        .or_else(|| row.commits.before.clone())
         .ok_or_else(|| missing("before"))?;
     let bad = args
         .bad
         .clone()
-        .or_else(|| row.commit.clone())
+        .or_else(|| row.commits.at.clone())
         .ok_or_else(|| missing("after"))?;
     let targets = if args.targets.is_empty() {
         vec![row.target.clone()]

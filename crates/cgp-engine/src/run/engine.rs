@@ -139,7 +139,7 @@ pub fn add_derived(targets: &[&Target], samples: &mut SampleSet, gpu_name: &str)
                     }
                 }
                 let values: Vec<f64> = launches.iter().map(|x| x.value).collect();
-                let med = crate::baseline::median(&values);
+                let med = crate::stats::median(&values).unwrap_or(f64::NAN);
                 if let (Some(f), Some(b)) = (flops, bytes)
                     && let Some(p) =
                         crate::gpu::roofline_point(&t.name, &key.size, &key.kernel, f, b, med, peaks.as_ref())

@@ -14,7 +14,7 @@ use crate::gpu::fingerprint::Fingerprint;
 use crate::measured::samples::{Sample, Series, SeriesKey};
 
 /// Median of finite values; `NaN` for an empty slice (the store never has one).
-pub fn median(values: &[f64]) -> f64 {
+pub(crate) fn median(values: &[f64]) -> f64 {
     crate::stats::median(values).unwrap_or(f64::NAN)
 }
 
@@ -495,7 +495,7 @@ const EXACT_INT_LIMIT: f64 = 9_007_199_254_740_992.0;
 /// A finite number in its shortest form that reads back to the same `f64`: integers without a
 /// fraction (`406240`), others as serde_json prints them (`0.1`, `1.5e-7`). Not-finite values
 /// have no JSON form and are written as `null` (the store never writes them: `update` refuses).
-pub fn number(v: f64) -> String {
+pub(crate) fn number(v: f64) -> String {
     if !v.is_finite() {
         return "null".to_owned();
     }

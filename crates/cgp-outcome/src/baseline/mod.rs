@@ -12,7 +12,6 @@ mod store;
 pub use date::rfc3339_utc;
 #[cfg(test)]
 pub(crate) use format::SCHEMA_VERSION;
-pub use format::median;
-pub use format::{BaselineFile, CounterSamples, Entry, Generation, number, parse, render};
+pub use format::{BaselineFile, CounterSamples, Entry, Generation, parse, render};
 pub use show::render_show;
 pub use store::{Store, UpdateMeta};

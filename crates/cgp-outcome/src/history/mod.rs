@@ -10,11 +10,11 @@ mod import;
 mod series;
 
 pub use calibrate::{
-    CalibrateOptions, Calibration, CalibrationBaselines, CalibrationRow, CalibrationSources, calibrate,
-    calibrate_with_progress,
+    CalibrateOptions, Calibration, CalibrationBaselines, CalibrationRow, CalibrationSources, JobDrift,
+    RunNoise, ThresholdReach, calibrate, calibrate_with_progress,
 };
 pub use changes::{
-    ChangeRow, ChangesOptions, ChangesReport, InputFile, Point, Reach, SeriesPlot, SeriesReach,
+    ChangeRow, ChangesOptions, ChangesReport, InputFile, Point, Reach, SeriesPlot, SeriesReach, ShiftCommits,
     ShiftInterval, changes_exit_code, find_changes,
 };
 pub use import::{Imported, github_action_benchmark};

@@ -13,6 +13,10 @@ fn opt_pct2(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_owned(), |v| percent(v, Percent::Plain2))
 }
 
+fn opt_count(x: Option<u32>) -> String {
+    x.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
 /// The calibration as a Markdown table, escaped for any name.
 pub fn markdown(c: &Calibration) -> String {
     let mut out = String::new();
@@ -29,11 +33,7 @@ pub fn markdown(c: &Calibration) -> String {
     out.push_str("| target | size | kernel | metric | reps | launches/run | CV | within run | between runs | outliers | clock dips | threshold | min detectable | suggested threshold | processes needed | launches needed | note |\n");
     out.push_str("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n");
     for r in &c.rows {
-        let flag = if r.below_detectable || r.job_drift_too_large {
-            " ⚠"
-        } else {
-            ""
-        };
+        let flag = if r.flagged() { " ⚠" } else { "" };
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {:.1} | {:.2}% | {} | {} | {:.1}% | {:.1}% | {}{flag} | {} | {} | {} | {} | {} |\n",
             esc(&r.target),
@@ -43,15 +43,15 @@ pub fn markdown(c: &Calibration) -> String {
             r.repetitions,
             r.launches_per_run,
             r.cv * 100.0,
-            opt_pct2(r.within_cv),
-            opt_pct2(r.between_cv),
+            opt_pct2(r.noise.and_then(|n| n.within_cv)),
+            opt_pct2(r.noise.map(|n| n.between_cv)),
             r.outlier_rate * 100.0,
             r.dip_share * 100.0,
             esc(&r.threshold),
-            opt_pct(r.min_detectable),
-            opt_pct(r.suggested_threshold),
-            r.processes_needed.map_or_else(|| "-".to_owned(), |p| p.to_string()),
-            r.launches_needed.map_or_else(|| "-".to_owned(), |p| p.to_string()),
+            opt_pct(r.reach.and_then(|x| x.min_detectable)),
+            opt_pct(r.reach.and_then(|x| x.suggested_threshold)),
+            opt_count(r.noise.and_then(|n| n.processes_needed)),
+            opt_count(r.noise.and_then(|n| n.launches_needed)),
             esc(&r.note)
         ));
     }
@@ -138,11 +138,7 @@ pub fn console(c: &Calibration, style: super::console::ConsoleStyle) -> String {
     // The rows whose threshold the gate cannot resolve, each with what to do; the other rows'
     // notes are in --markdown and --json.
     // The rows whose job drift (`--baselines`) is too large for their threshold, likewise.
-    for x in c
-        .rows
-        .iter()
-        .filter(|x| x.below_detectable || x.job_drift_too_large)
-    {
+    for x in c.rows.iter().filter(|x| x.flagged()) {
         let metric = super::console::short_metric_name(&x.metric).unwrap_or(&x.metric);
         lines.push(visible(&format!(
             "! {}[{}] {}: {}",
@@ -171,11 +167,7 @@ fn console_rows(c: &Calibration) -> Vec<Vec<String>> {
     c.rows
         .iter()
         .map(|x| {
-            let flag = if x.below_detectable || x.job_drift_too_large {
-                " !"
-            } else {
-                ""
-            };
+            let flag = if x.flagged() { " !" } else { "" };
             vec![
                 visible(&x.target),
                 visible(&x.size),
@@ -186,12 +178,10 @@ fn console_rows(c: &Calibration) -> Vec<Vec<String>> {
                 percent(x.outlier_rate, Percent::Plain1),
                 percent(x.dip_share, Percent::Plain1),
                 format!("{}{flag}", visible(&x.threshold)),
-                opt_pct(x.min_detectable),
-                opt_pct(x.suggested_threshold),
-                x.processes_needed
-                    .map_or_else(|| "-".to_owned(), |p| p.to_string()),
-                x.launches_needed
-                    .map_or_else(|| "-".to_owned(), |p| p.to_string()),
+                opt_pct(x.reach.and_then(|r| r.min_detectable)),
+                opt_pct(x.reach.and_then(|r| r.suggested_threshold)),
+                opt_count(x.noise.and_then(|n| n.processes_needed)),
+                opt_count(x.noise.and_then(|n| n.launches_needed)),
                 visible(&x.note),
             ]
         })

@@ -160,7 +160,8 @@ pub fn console(r: &ChangesReport) -> String {
             human(row.after, &row.unit),
             row_change(row),
             row.p,
-            row.commit
+            row.commits
+                .at
                 .as_ref()
                 .map_or_else(String::new, |c| format!(", commit {}", short(Some(c))))
         );
@@ -190,7 +191,7 @@ pub fn markdown(r: &ChangesReport) -> String {
         m.push_str("| | target | size | kernel | metric | at | before | after | change | p | series (┃ = change) |\n");
         m.push_str("|---|---|---|---|---|---|---:|---:|---:|---:|---|\n");
         for row in &r.rows {
-            let at = match (&row.commit_before, &row.commit) {
+            let at = match (&row.commits.before, &row.commits.at) {
                 (Some(b), Some(a)) => format!(
                     "#{} ({}..{})",
                     row.index,
@@ -294,7 +295,7 @@ pub fn html(r: &ChangesReport) -> String {
                 escape(&row.kernel),
                 escape(&row.metric),
                 row.index,
-                escape(&short(row.commit.as_ref())),
+                escape(&short(row.commits.at.as_ref())),
                 escape(&human(row.before, &row.unit)),
                 escape(&human(row.after, &row.unit)),
                 row_change(row),
@@ -505,8 +506,10 @@ mod tests {
                 interval: None,
                 p: 0.001,
                 worse: true,
-                commit: Some("abc4".into()),
-                commit_before: Some("abc3".into()),
+                commits: crate::history::ShiftCommits {
+                    at: Some("abc4".into()),
+                    before: Some("abc3".into()),
+                },
             }],
             series: vec![SeriesPlot {
                 target: name.into(),

@@ -114,12 +114,21 @@ pub struct ChangeRow {
     pub p: f64,
     /// True when the change goes the bad way for this metric (a slow creep).
     pub worse: bool,
+    /// The commits on either side of the change, where the results carry them (written as
+    /// `commit` and `commit_before`, beside the other fields).
+    #[serde(flatten)]
+    pub commits: ShiftCommits,
+}
+
+/// The commits on either side of a level shift: where `bisect` starts looking.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShiftCommits {
     /// Commit of the first result at the new level, when the results carry it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
+    #[serde(rename = "commit", default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
     /// Commit of the last result before the change, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit_before: Option<String>,
+    #[serde(rename = "commit_before", default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
 }
 
 /// The interval of a shift and the confidence it really has (the order statistics give discrete
@@ -500,8 +509,10 @@ fn shifts(
             }),
             p: cp.p,
             worse,
-            commit: files[at].git_commit.clone(),
-            commit_before: files[prev].git_commit.clone(),
+            commits: ShiftCommits {
+                at: files[at].git_commit.clone(),
+                before: files[prev].git_commit.clone(),
+            },
         });
     }
     let plot = (!reported.is_empty()).then(|| SeriesPlot {

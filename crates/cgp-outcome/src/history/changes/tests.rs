@@ -122,9 +122,9 @@ fn two_percent_step_at_15_is_found_with_its_size() {
     let ch = r.change.unwrap();
     assert!((0.01..0.03).contains(&ch), "change {ch}");
     assert!(r.worse);
-    assert_eq!(r.commit.as_deref(), Some(format!("c{:03}", r.index).as_str()));
+    assert_eq!(r.commits.at.as_deref(), Some(format!("c{:03}", r.index).as_str()));
     assert_eq!(
-        r.commit_before.as_deref(),
+        r.commits.before.as_deref(),
         Some(format!("c{:03}", r.index - 1).as_str())
     );
     assert_eq!(rep.series.len(), 1);

@@ -21,6 +21,8 @@
 
 use serde::Serialize;
 
+mod wire;
+
 use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
 use crate::foundation::units::{Percent, percent};
 use crate::measured::samples::SampleSet;
@@ -54,7 +56,11 @@ impl Default for CalibrateOptions {
 }
 
 /// One target x size x kernel x metric. Relative quantities are fractions (0.012 = 1.2 %).
+/// Written flat, one field per figure (`wire::CalibrationRowWire`, the file's form since version
+/// 1); here what is known together travels together, and a figure that does not apply to a row
+/// is a missing part, not a set of `None`s.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(into = "wire::CalibrationRowWire")]
 pub struct CalibrationRow {
     pub target: String,
     /// `key=value` label, as in results.
@@ -76,50 +82,80 @@ pub struct CalibrationRow {
     pub deterministic: bool,
     /// The spec's threshold as written.
     pub threshold: String,
-    /// The spec's relative threshold, when it is one (`exact`: 0).
-    pub spec_threshold: Option<f64>,
-    /// Smallest relative change found in 95 % of checks at the spec's settings; `None` for
-    /// `min:`/`max:` limits.
+    /// The spec's relative threshold and what this runner resolves against it; `None` for a
+    /// `min:`/`max:` limit, which is judged against the limit, not against a baseline.
+    pub reach: Option<ThresholdReach>,
+    /// Launches per run measured (after warm-up).
+    pub launches_per_run: f64,
+    /// The noise of the run-level model fitted to the unchanged runs, and what it takes to
+    /// resolve the threshold on it; `None` where no model was fitted (a limit, a deterministic
+    /// metric, too few samples or values <= 0, a single run).
+    pub noise: Option<RunNoise>,
+    /// The between-job drift `check` estimates from the stored baseline's history
+    /// (`calibrate --baselines DIR`, docs/statistics.md 2.3); `None` without a baseline entry,
+    /// with too short a history, or for a rule that is not relative.
+    pub drift: Option<JobDrift>,
+    /// One sentence for the reader.
+    pub note: String,
+}
+
+/// A relative (or `exact`) threshold against this runner's noise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ThresholdReach {
+    /// The spec's relative threshold (`exact`: 0).
+    pub spec_threshold: f64,
+    /// Smallest relative change found in 95 % of checks at the spec's settings; `None` when the
+    /// row could not be calibrated (too few samples, a single run).
     pub min_detectable: Option<f64>,
-    /// Smallest threshold at which identical code passes in 95 % of checks; `None` for limits.
+    /// Smallest threshold at which identical code passes in 95 % of checks; `None` as above.
     pub suggested_threshold: Option<f64>,
     /// The spec's threshold is below `suggested_threshold`.
     pub below_detectable: bool,
-    /// Check repetitions that would make the spec's threshold reachable (when it is below).
+    /// Check repetitions that would make the spec's threshold reachable, when it is below (and
+    /// some count up to the search's limit does).
     pub repetitions_needed: Option<u32>,
-    /// Noise within a run (process), log scale (about a CV); `None` with one launch per run.
+}
+
+/// The run-level noise of a row (`stats::nested`), log scale (about a CV), and the counts that
+/// would resolve the spec's threshold on it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunNoise {
+    /// Noise within a run (process); `None` with one launch per run.
     pub within_cv: Option<f64>,
-    /// Noise between runs beyond the within part, log scale.
-    pub between_cv: Option<f64>,
-    /// Launches per run measured (after warm-up).
-    pub launches_per_run: f64,
+    /// Noise between runs beyond the within part.
+    pub between_cv: f64,
     /// Fewest processes per check (at `launches_per_run` launches each) with which identical
     /// code passes in 95 % of checks at the spec's threshold.
     pub processes_needed: Option<u32>,
     /// Fewest launches per process (at the spec's `repetitions` processes) with which identical
     /// code passes in 95 % of checks; `None` when the noise between runs alone prevents it.
     pub launches_needed: Option<u32>,
-    /// The between-job spread (log scale, about a CV) that `check` estimates for this row from
-    /// the history of the stored baseline (`calibrate --baselines DIR`), by the same rule
-    /// (docs/statistics.md 2.3); absent without a baseline entry or with too short a history.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub job_drift: Option<f64>,
+}
+
+/// The between-job spread (log scale, about a CV) `check` estimates for a row from its stored
+/// baseline's history, by the same rule (docs/statistics.md 2.3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JobDrift {
+    pub spread: f64,
     /// How many baseline medians (older generations and the current one) it came from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub job_drift_medians: Option<usize>,
-    /// The job drift is too large for the spec's threshold (`stats::jobspread::drift_too_large`):
-    /// `check` warns on this row; `cgp-gate ab` removes the drift.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub job_drift_too_large: bool,
+    pub medians: usize,
+    /// Too large for the spec's threshold (`stats::jobspread::drift_too_large`): `check` warns
+    /// on this row; `cgp-gate ab` removes the drift.
+    pub too_large: bool,
     /// The smallest change found in 80 % of checks at a one-sided 1 % level with the drift, at
-    /// the spec's `max_repetitions` (`stats::jobspread::drift_cost`), when there is a drift.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// the spec's `max_repetitions` (`stats::jobspread::drift_cost`), when the row's noise is
+    /// known.
     pub found_with_drift: Option<f64>,
     /// The same without the drift (what `ab`, which removes it, needs).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub found_without_drift: Option<f64>,
-    /// One sentence for the reader.
-    pub note: String,
+}
+
+impl CalibrationRow {
+    /// Flagged in every report: a threshold below what the runner resolves, or a job drift too
+    /// large for it.
+    pub fn flagged(&self) -> bool {
+        self.reach.is_some_and(|r| r.below_detectable) || self.drift.is_some_and(|d| d.too_large)
+    }
 }
 
 /// A whole calibration.
@@ -296,6 +332,13 @@ fn describe(s: &crate::measured::samples::Series, threshold: &Threshold) -> Cali
         ThresholdKind::Exact => Some(0.0),
         ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => None,
     };
+    let reach = spec_threshold.map(|spec_threshold| ThresholdReach {
+        spec_threshold,
+        min_detectable: None,
+        suggested_threshold: None,
+        below_detectable: false,
+        repetitions_needed: None,
+    });
     CalibrationRow {
         target: s.key.target.clone(),
         size: s.key.size.clone(),
@@ -314,21 +357,10 @@ fn describe(s: &crate::measured::samples::Series, threshold: &Threshold) -> Cali
         dip_share: dips.len() as f64 / n,
         deterministic,
         threshold: threshold.to_string(),
-        spec_threshold,
-        min_detectable: None,
-        suggested_threshold: None,
-        below_detectable: false,
-        repetitions_needed: None,
-        within_cv: None,
-        between_cv: None,
+        reach,
         launches_per_run: values.len() as f64 / n_reps as f64,
-        processes_needed: None,
-        launches_needed: None,
-        job_drift: None,
-        job_drift_medians: None,
-        job_drift_too_large: false,
-        found_with_drift: None,
-        found_without_drift: None,
+        noise: None,
+        drift: None,
         note: String::new(),
     }
 }
@@ -340,21 +372,36 @@ fn row(
     cfg: &Config,
 ) -> CalibrationRow {
     let mut out = describe(s, threshold);
-    let (values, median, higher) = (&s.values(), out.median, threshold.direction == Direction::Higher);
-    let (deterministic, spec_threshold) = (out.deterministic, out.spec_threshold);
-    let Some(t) = spec_threshold else {
+    let Some(mut reach) = out.reach else {
         out.note = "min/max limit: judged against the limit, not against a baseline".to_owned();
         return out;
     };
-    if deterministic {
-        out.min_detectable = Some(t);
-        out.suggested_threshold = Some(0.0);
+    calibrate_reach(&mut out, &mut reach, target, s, threshold, cfg);
+    out.reach = Some(reach);
+    out
+}
+
+/// What the runner resolves against a relative (or `exact`) threshold: the row's `reach`, its
+/// `noise`, `launches_per_run` and `note`.
+fn calibrate_reach(
+    out: &mut CalibrationRow,
+    reach: &mut ThresholdReach,
+    target: &Target,
+    s: &crate::measured::samples::Series,
+    threshold: &Threshold,
+    cfg: &Config,
+) {
+    let (values, median, higher) = (&s.values(), out.median, threshold.direction == Direction::Higher);
+    let t = reach.spec_threshold;
+    if out.deterministic {
+        reach.min_detectable = Some(t);
+        reach.suggested_threshold = Some(0.0);
         out.note = "deterministic: every repetition gave the same value, so any change beyond the threshold is found exactly".to_owned();
-        return out;
+        return;
     }
     if values.len() < 3 || median <= 0.0 || values.iter().any(|x| *x <= 0.0) {
         out.note = "too few samples, or values <= 0: no calibration".to_owned();
-        return out;
+        return;
     }
     // The two noise parts of the run-level model the gate judges with (docs/statistics.md 2.5),
     // fitted to the unchanged runs; the figures below are its closed form (normal
@@ -365,15 +412,13 @@ fn row(
     };
     let Ok(fit) = crate::stats::nested::fit(side, side, !higher, cfg.trim_dips) else {
         out.note = "a single run: the noise between runs cannot be estimated; measure at least 2".to_owned();
-        return out;
+        return;
     };
     let launches = fit.n.0 as f64 / fit.runs.0.max(1) as f64;
     let noise = Noise {
         within: fit.within_sd.unwrap_or(0.0),
         between: fit.between_sd,
     };
-    out.within_cv = fit.within_sd;
-    out.between_cv = Some(fit.between_sd);
     out.launches_per_run = launches;
     // The last look's share of alpha under the spending rule `check` uses (`stats::spending`).
     let last_look = crate::stats::spending::LookAt {
@@ -390,24 +435,29 @@ fn row(
     // checks at (z_95 + q) standard errors.
     let floor_at = |s: f64, n: f64| ((z_cover + q) * noise.se(r_base.max(s), s, n)).exp_m1();
     let floor = round_up(floor_at(reps, launches));
-    out.suggested_threshold = Some(floor);
+    reach.suggested_threshold = Some(floor);
     let effect = threshold.min_effect.as_ref().map_or(0.0, |e| e.value / median);
     let tol = t.max(effect).ln_1p();
     let last = f64::from(target.max_repetitions);
-    out.min_detectable = Some((tol + (z_alpha + z_cover) * noise.se(r_base, last, launches)).exp_m1());
+    reach.min_detectable = Some((tol + (z_alpha + z_cover) * noise.se(r_base, last, launches)).exp_m1());
     let t_log = t.max(effect);
-    out.processes_needed = (1..=MAX_SEARCH_REPETITIONS).find(|&p| floor_at(f64::from(p), launches) < t_log);
-    out.launches_needed = (1..=100_000u32)
-        .find(|&n| floor_at(reps, f64::from(n)) < t_log)
-        .filter(|_| noise.within > 0.0);
+    let processes_needed = (1..=MAX_SEARCH_REPETITIONS).find(|&p| floor_at(f64::from(p), launches) < t_log);
+    out.noise = Some(RunNoise {
+        within_cv: fit.within_sd,
+        between_cv: fit.between_sd,
+        processes_needed,
+        launches_needed: (1..=100_000u32)
+            .find(|&n| floor_at(reps, f64::from(n)) < t_log)
+            .filter(|_| noise.within > 0.0),
+    });
     if threshold.kind == ThresholdKind::Exact {
         out.note = "exact threshold on a noisy metric: judged by the test against no change".to_owned();
-        return out;
+        return;
     }
     if t < floor {
-        out.below_detectable = true;
-        out.repetitions_needed = out.processes_needed;
-        out.note = match out.repetitions_needed {
+        reach.below_detectable = true;
+        reach.repetitions_needed = processes_needed;
+        out.note = match reach.repetitions_needed {
             Some(r) => format!(
                 "the {} threshold is below what this runner resolves at {} repetitions ({} needed): identical code would often be inconclusive; raise the threshold to {} or repetitions to {r}",
                 percent(t, Percent::Plain1),
@@ -428,8 +478,7 @@ fn row(
             percent(floor, Percent::Plain1)
         );
     }
-    disturbed_note(&mut out, &fit);
-    out
+    disturbed_note(out, &fit);
 }
 
 /// The job drift of a row with a stored baseline `entry`: the between-job spread `check` would
@@ -482,27 +531,30 @@ fn job_drift(
         ));
         return;
     };
-    out.job_drift = Some(spread);
-    out.job_drift_medians = Some(medians);
     // The standard error of a check at the spec's most processes, from this runner's noise.
-    let se = out.within_cv.zip(out.between_cv).map(|(w, b)| {
-        let n = out.launches_per_run.max(1.0);
-        let (r, last) = (
-            f64::from(target.baseline_repetitions),
-            f64::from(target.max_repetitions.max(target.repetitions)),
-        );
-        Noise {
-            within: w,
-            between: b,
-        }
-        .se(r, last, n)
+    let se = out
+        .noise
+        .and_then(|n| n.within_cv.map(|w| (w, n.between_cv)))
+        .map(|(w, b)| {
+            let n = out.launches_per_run.max(1.0);
+            let (r, last) = (
+                f64::from(target.baseline_repetitions),
+                f64::from(target.max_repetitions.max(target.repetitions)),
+            );
+            Noise {
+                within: w,
+                between: b,
+            }
+            .se(r, last, n)
+        });
+    let cost = se.map(|se| crate::stats::jobspread::drift_cost(t, se, spread));
+    out.drift = Some(JobDrift {
+        spread,
+        medians,
+        too_large: crate::stats::jobspread::drift_too_large(t, spread, se),
+        found_with_drift: cost.map(|c| c.0),
+        found_without_drift: cost.map(|c| c.1),
     });
-    if let Some(se) = se {
-        let (with, without) = crate::stats::jobspread::drift_cost(t, se, spread);
-        out.found_with_drift = Some(with);
-        out.found_without_drift = Some(without);
-    }
-    out.job_drift_too_large = crate::stats::jobspread::drift_too_large(t, spread, se);
     let pct = |x: f64| percent(x, Percent::Signed2).trim_start_matches('+').to_owned();
     out.note.push_str(&format!(
         "; job drift {} (between-job spread from {medians} baseline medians, as `check` estimates it from the history; `settings.job_spread: \"{}\"` makes check assume it before its history is long)",
@@ -580,17 +632,17 @@ mod tests {
         let c = calibrate(&[&t], &series(&values), &Settings::default(), "test", true, &opts);
         let r = &c.rows[0];
         assert!((0.006..0.016).contains(&r.cv), "{r:?}");
-        let s = r.suggested_threshold.unwrap();
+        let s = r.reach.unwrap().suggested_threshold.unwrap();
         assert!((0.005..0.03).contains(&s), "{r:?}");
-        let d = r.min_detectable.unwrap();
+        let d = r.reach.unwrap().min_detectable.unwrap();
         assert!(d > 0.03 && d < 0.07, "{r:?}");
-        assert!(!r.below_detectable, "{r:?}");
+        assert!(!r.reach.unwrap().below_detectable, "{r:?}");
         // A 0.3 % threshold is below what 10 repetitions resolve at CV 1 %.
         let t = target("0.3%");
         let c = calibrate(&[&t], &series(&values), &Settings::default(), "test", true, &opts);
         let r = &c.rows[0];
-        assert!(r.below_detectable, "{r:?}");
-        let need = r.repetitions_needed.unwrap();
+        assert!(r.reach.unwrap().below_detectable, "{r:?}");
+        let need = r.reach.unwrap().repetitions_needed.unwrap();
         assert!(need > 10, "{r:?}");
         assert!(r.note.contains("raise the threshold"), "{}", r.note);
         // The report marks it (⚠): tests/calibrate_cli.rs.
@@ -608,7 +660,7 @@ mod tests {
             &CalibrateOptions::default(),
         );
         let r = &c.rows[0];
-        assert!(r.deterministic && r.cv == 0.0 && r.suggested_threshold == Some(0.0));
+        assert!(r.deterministic && r.cv == 0.0 && r.reach.unwrap().suggested_threshold == Some(0.0));
         // Two clock dips of +6 % among 20 quiet values.
         let mut v: Vec<f64> = (0..18).map(|i| 1000.0 + f64::from(i % 3)).collect();
         v.extend([1060.0, 1061.0]);
