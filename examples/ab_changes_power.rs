@@ -69,10 +69,10 @@ fn paired_table(runs: usize) {
                         })
                         .collect();
                     let j = judge_paired(&prs, 0.01, 0.95);
-                    reg += usize::from(j[0].verdict == RowVerdict::Regression);
-                    pass += usize::from(j[0].verdict == RowVerdict::Pass);
-                    inc += usize::from(j[0].verdict == RowVerdict::Inconclusive);
-                    other += usize::from(j[1..].iter().any(|x| x.verdict == RowVerdict::Regression));
+                    reg += usize::from(j[0].ruling.verdict == RowVerdict::Regression);
+                    pass += usize::from(j[0].ruling.verdict == RowVerdict::Pass);
+                    inc += usize::from(j[0].ruling.verdict == RowVerdict::Inconclusive);
+                    other += usize::from(j[1..].iter().any(|x| x.ruling.verdict == RowVerdict::Regression));
                     let cmp: Vec<Comparison<'_>> = data
                         .iter()
                         .map(|(b, h)| Comparison {
@@ -86,8 +86,8 @@ fn paired_table(runs: usize) {
                         })
                         .collect();
                     let u = judge_all(&cmp, &cfg);
-                    ureg += usize::from(u[0].verdict == RowVerdict::Regression);
-                    upass += usize::from(u[0].verdict == RowVerdict::Pass);
+                    ureg += usize::from(u[0].ruling.verdict == RowVerdict::Regression);
+                    upass += usize::from(u[0].ruling.verdict == RowVerdict::Pass);
                 }
                 let others = if rows > 1 { pct(other, runs) } else { "-".into() };
                 println!(

@@ -175,7 +175,7 @@ fn check(base: &Pool, pool: &Pool, idx: &[usize], new: bool, spend: Spend) -> BT
     };
     data.iter()
         .zip(judge_all_at(&rows, &cfg, &at))
-        .map(|((n, _, _), j)| (n.clone(), j.verdict))
+        .map(|((n, _, _), j)| (n.clone(), j.ruling.verdict))
         .collect()
 }
 

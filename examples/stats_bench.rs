@@ -52,7 +52,7 @@ fn main() {
         };
         let cfg = Config::default();
         let mut verdict = String::new();
-        let t_judge = best_of_3(|| verdict = format!("{:?}", judge(&row, &cfg).verdict));
+        let t_judge = best_of_3(|| verdict = format!("{:?}", judge(&row, &cfg).ruling.verdict));
         let t_hl = best_of_3(|| {
             let _ = relative_shift(&c, &b, 0.95, &mut NullCache::default());
         });

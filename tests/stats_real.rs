@@ -382,33 +382,33 @@ fn judgement_disagrees(
     j: &cgp_core::stats::Judgement,
     th: &cgp_core::foundation::threshold::Threshold,
 ) -> Option<String> {
-    match j.method {
+    match j.ruling.method {
         Method::MannWhitneyHodgesLehmann | Method::MannWhitneyBootstrap => {
-            let (ci, tol) = (j.change_ci?, j.tolerance?);
-            if j.reason.contains(NO_INTERVAL_REACHES) {
+            let (ci, tol) = (j.ruling.change_ci?, j.tolerance?);
+            if j.ruling.reason.contains(NO_INTERVAL_REACHES) {
                 return None;
             }
             let exact = matches!(th.kind, ThresholdKind::Exact);
             let want = verdict_of_interval(ci, tol, th.direction, exact);
-            let shown = j.reason.contains(&interval_text(ci));
-            (want != j.verdict || j.confidence < 0.95 - 1e-12 || !shown).then(|| {
+            let shown = j.ruling.reason.contains(&interval_text(ci));
+            (want != j.ruling.verdict || j.ruling.confidence < 0.95 - 1e-12 || !shown).then(|| {
                 format!(
                     "{:?} but the {} interval {ci:?} against {tol} gives {want:?}: {}",
-                    j.verdict, j.confidence, j.reason
+                    j.ruling.verdict, j.ruling.confidence, j.ruling.reason
                 )
             })
         }
         Method::SignTestMedianCi => {
-            let (ci, limit) = (j.median_ci?, j.limit?);
-            if j.reason.contains(NO_INTERVAL_REACHES) {
+            let (ci, limit) = (j.ruling.median_ci?, j.limit?);
+            if j.ruling.reason.contains(NO_INTERVAL_REACHES) {
                 return None;
             }
             let is_max = matches!(th.kind, ThresholdKind::Max { .. });
             let want = verdict_of_limit(ci, limit, is_max);
-            (want != j.verdict).then(|| {
+            (want != j.ruling.verdict).then(|| {
                 format!(
                     "{:?} but the {} median interval {ci:?} against {limit} gives {want:?}: {}",
-                    j.verdict, j.confidence, j.reason
+                    j.ruling.verdict, j.ruling.confidence, j.ruling.reason
                 )
             })
         }
@@ -510,15 +510,15 @@ fn rank_and_limit_rows_of_real_pools_follow_from_the_interval_they_show() {
                     {
                         assert!(
                             matches!(
-                                j.method,
+                                j.ruling.method,
                                 Method::MannWhitneyHodgesLehmann | Method::SignTestMedianCi
                             ),
                             "{:?}: {}",
-                            j.method,
-                            j.reason
+                            j.ruling.method,
+                            j.ruling.reason
                         );
                         covered += 1;
-                        kinds.insert((j.method.as_str().to_owned(), j.verdict));
+                        kinds.insert((j.ruling.method.as_str().to_owned(), j.ruling.verdict));
                         if let Some(why) = judgement_disagrees(j, th) {
                             bad.push(format!(
                                 "{target} {build} {k} processes, look {done}, {th}: {why}"
@@ -526,19 +526,19 @@ fn rank_and_limit_rows_of_real_pools_follow_from_the_interval_they_show() {
                         }
                         // The check can fail: a flipped verdict disagrees with its interval
                         // (outside the one exception, where no interval reaches the tolerance).
-                        if j.reason.contains(NO_INTERVAL_REACHES) {
+                        if j.ruling.reason.contains(NO_INTERVAL_REACHES) {
                             exceptions += 1;
                             // Only few samples hit the p-value floor.
-                            assert!(k < 14, "{k} processes: {}", j.reason);
+                            assert!(k < 14, "{k} processes: {}", j.ruling.reason);
                             continue;
                         }
                         let mut flipped = j.clone();
-                        flipped.verdict = if j.verdict == RowVerdict::Regression {
+                        flipped.ruling.verdict = if j.ruling.verdict == RowVerdict::Regression {
                             RowVerdict::Pass
                         } else {
                             RowVerdict::Regression
                         };
-                        assert!(judgement_disagrees(&flipped, th).is_some(), "{}", j.reason);
+                        assert!(judgement_disagrees(&flipped, th).is_some(), "{}", j.ruling.reason);
                     }
                 }
             }

@@ -65,24 +65,24 @@ fn clear_slowdown_is_a_regression() {
     let t = rel(0.03, Direction::Lower);
     let (b, c) = (durations(1.0), durations_b(1.08));
     let j = one(Some(&b), &c, &t);
-    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
-    assert_eq!(j.method.as_str(), "mann-whitney+hodges-lehmann");
-    let ch = j.change.unwrap();
+    assert_eq!(j.ruling.verdict, RowVerdict::Regression, "{}", j.ruling.reason);
+    assert_eq!(j.ruling.method.as_str(), "mann-whitney+hodges-lehmann");
+    let ch = j.ruling.change.unwrap();
     assert!((ch - 0.08).abs() < 0.005, "change {ch}");
-    let [lo, hi] = j.change_ci.unwrap();
+    let [lo, hi] = j.ruling.change_ci.unwrap();
     assert!(lo > 0.06 && hi < 0.10 && lo < ch && ch < hi);
     // Complete separation of 10 v 10: the exact one-sided p is 1 / C(20, 10).
-    assert!((j.p.unwrap() - 1.0 / 184_756.0).abs() < 1e-12);
-    assert_eq!(j.p, j.p_adjusted, "a family of one is not adjusted");
-    assert!(j.reason.contains("+8."), "{}", j.reason);
+    assert!((j.ruling.p.unwrap() - 1.0 / 184_756.0).abs() < 1e-12);
+    assert_eq!(j.ruling.p, j.ruling.p_adjusted, "a family of one is not adjusted");
+    assert!(j.ruling.reason.contains("+8."), "{}", j.ruling.reason);
 }
 
 #[test]
 fn same_kernel_measured_twice_passes() {
     let t = rel(0.03, Direction::Lower);
     let j = one(Some(&durations(1.0)), &durations_b(1.0), &t);
-    assert_eq!(j.verdict, RowVerdict::Pass, "{}", j.reason);
-    let [lo, hi] = j.change_ci.unwrap();
+    assert_eq!(j.ruling.verdict, RowVerdict::Pass, "{}", j.ruling.reason);
+    let [lo, hi] = j.ruling.change_ci.unwrap();
     assert!(lo < 0.0 && hi > 0.0 && hi < 0.03);
 }
 
@@ -90,12 +90,12 @@ fn same_kernel_measured_twice_passes() {
 fn speedup_is_an_improvement_and_direction_matters() {
     let (b, c) = (durations(1.0), durations_b(0.9));
     assert_eq!(
-        one(Some(&b), &c, &rel(0.03, Direction::Lower)).verdict,
+        one(Some(&b), &c, &rel(0.03, Direction::Lower)).ruling.verdict,
         RowVerdict::Improvement
     );
     // The same numbers as a throughput: lower is now worse.
     let j = one(Some(&b), &c, &rel(0.03, Direction::Higher));
-    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Regression, "{}", j.ruling.reason);
 }
 
 #[test]
@@ -103,9 +103,9 @@ fn change_under_the_threshold_is_never_a_regression() {
     // A real 1.5 % slowdown, clearly significant, with a 3 % threshold.
     let t = rel(0.03, Direction::Lower);
     let j = one(Some(&durations(1.0)), &durations_b(1.015), &t);
-    assert_eq!(j.verdict, RowVerdict::Pass, "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Pass, "{}", j.ruling.reason);
     // The test is against the threshold: candidate vs baseline x 1.03 is not significant.
-    assert!(j.p.unwrap() > 0.5, "{:?}", j.p);
+    assert!(j.ruling.p.unwrap() > 0.5, "{:?}", j.ruling.p);
 }
 
 #[test]
@@ -121,11 +121,11 @@ fn min_effect_guards_tiny_kernels() {
         durations_b(1.1 * 2000.0 / 406_000.0),
     );
     let j = one(Some(&b), &c, &t);
-    assert_ne!(j.verdict, RowVerdict::Regression, "{}", j.reason);
-    assert!(j.reason.contains("min effect"), "{}", j.reason);
+    assert_ne!(j.ruling.verdict, RowVerdict::Regression, "{}", j.ruling.reason);
+    assert!(j.ruling.reason.contains("min effect"), "{}", j.ruling.reason);
     // 40 % slower (800 ns) is beyond it.
     let c = durations_b(1.4 * 2000.0 / 406_000.0);
-    assert_eq!(one(Some(&b), &c, &t).verdict, RowVerdict::Regression);
+    assert_eq!(one(Some(&b), &c, &t).ruling.verdict, RowVerdict::Regression);
 }
 
 #[test]
@@ -133,32 +133,41 @@ fn deterministic_counters_compare_exactly() {
     let exact = kind(ThresholdKind::Exact);
     let regs = |v: f64| vec![v; 5];
     let j = one(Some(&regs(32.0)), &regs(40.0), &exact);
-    assert_eq!((j.verdict, j.method.as_str()), (RowVerdict::Regression, "exact"));
-    assert_eq!(j.change, Some(0.25));
     assert_eq!(
-        one(Some(&regs(40.0)), &regs(32.0), &exact).verdict,
+        (j.ruling.verdict, j.ruling.method.as_str()),
+        (RowVerdict::Regression, "exact")
+    );
+    assert_eq!(j.ruling.change, Some(0.25));
+    assert_eq!(
+        one(Some(&regs(40.0)), &regs(32.0), &exact).ruling.verdict,
         RowVerdict::Improvement
     );
     assert_eq!(
-        one(Some(&regs(32.0)), &regs(32.0), &exact).verdict,
+        one(Some(&regs(32.0)), &regs(32.0), &exact).ruling.verdict,
         RowVerdict::Pass
     );
     // `exact` declares determinism: one repetition per side is enough.
     assert_eq!(
-        one(Some(&[32.0]), &[40.0], &exact).verdict,
+        one(Some(&[32.0]), &[40.0], &exact).ruling.verdict,
         RowVerdict::Regression
     );
     // A relative threshold is the tolerance: 2 % more instructions passes a 3 % threshold.
     let t = rel(0.03, Direction::Lower);
-    assert_eq!(one(Some(&regs(1e6)), &regs(1.02e6), &t).verdict, RowVerdict::Pass);
     assert_eq!(
-        one(Some(&regs(1e6)), &regs(1.05e6), &t).verdict,
+        one(Some(&regs(1e6)), &regs(1.02e6), &t).ruling.verdict,
+        RowVerdict::Pass
+    );
+    assert_eq!(
+        one(Some(&regs(1e6)), &regs(1.05e6), &t).ruling.verdict,
         RowVerdict::Regression
     );
     // New local-memory spills: from zero, the relative change is undefined but the move is not.
     let j = one(Some(&regs(0.0)), &regs(16.0), &t);
-    assert_eq!((j.verdict, j.change), (RowVerdict::Regression, None));
-    assert!(j.reason.contains("from zero"), "{}", j.reason);
+    assert_eq!(
+        (j.ruling.verdict, j.ruling.change),
+        (RowVerdict::Regression, None)
+    );
+    assert!(j.ruling.reason.contains("from zero"), "{}", j.ruling.reason);
 }
 
 #[test]
@@ -166,57 +175,75 @@ fn limits_judge_the_candidate_median() {
     let max = kind(ThresholdKind::Max { value: 420_000.0 });
     let j = one(None, &durations(1.0), &max);
     assert_eq!(
-        (j.verdict, j.method.as_str()),
+        (j.ruling.verdict, j.ruling.method.as_str()),
         (RowVerdict::Pass, "sign-test+median-ci"),
         "{}",
-        j.reason
+        j.ruling.reason
     );
-    let [lo, hi] = j.median_ci.unwrap();
+    let [lo, hi] = j.ruling.median_ci.unwrap();
     assert!(lo <= j.candidate.median && j.candidate.median <= hi);
     let j = one(None, &durations(1.1), &max);
-    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
-    assert!((j.p.unwrap() - 1.0 / 1024.0).abs() < 1e-12);
+    assert_eq!(j.ruling.verdict, RowVerdict::Regression, "{}", j.ruling.reason);
+    assert!((j.ruling.p.unwrap() - 1.0 / 1024.0).abs() < 1e-12);
     // Straddling the limit.
     let j = one(
         None,
         &durations(1.0),
         &kind(ThresholdKind::Max { value: 406_300.0 }),
     );
-    assert_eq!(j.verdict, RowVerdict::Inconclusive, "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Inconclusive, "{}", j.ruling.reason);
     // A minimum on a throughput, and a deterministic value.
     let min = kind(ThresholdKind::Min { value: 1e12 });
     assert_eq!(
-        one(None, &[1.2e12, 1.3e12, 1.25e12, 1.22e12], &min).verdict,
+        one(None, &[1.2e12, 1.3e12, 1.25e12, 1.22e12], &min)
+            .ruling
+            .verdict,
         RowVerdict::Pass
     );
     assert_eq!(
-        one(None, &[64.0, 64.0], &kind(ThresholdKind::Max { value: 48.0 })).verdict,
+        one(None, &[64.0, 64.0], &kind(ThresholdKind::Max { value: 48.0 }))
+            .ruling
+            .verdict,
         RowVerdict::Regression
     );
-    assert_eq!(one(None, &[1.0, 2.0], &max).verdict, RowVerdict::Inconclusive);
+    assert_eq!(
+        one(None, &[1.0, 2.0], &max).ruling.verdict,
+        RowVerdict::Inconclusive
+    );
 }
 
 #[test]
 fn missing_or_broken_data_gets_a_reason_never_a_panic() {
     let t = rel(0.03, Direction::Lower);
     let j = one(None, &durations(1.0), &t);
-    assert_eq!(j.verdict, RowVerdict::New);
+    assert_eq!(j.ruling.verdict, RowVerdict::New);
     let j = one(Some(&durations(1.0)), &[], &t);
-    assert_eq!(j.verdict, RowVerdict::Error);
+    assert_eq!(j.ruling.verdict, RowVerdict::Error);
     assert_eq!(j.candidate.n, 0);
     let j = one(Some(&durations(1.0)), &[1.0, f64::NAN, 2.0, 3.0], &t);
-    assert_eq!(j.verdict, RowVerdict::Error);
-    assert!(j.reason.contains("#1 = NaN"), "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Error);
+    assert!(j.ruling.reason.contains("#1 = NaN"), "{}", j.ruling.reason);
     let j = one(Some(&[1.0, f64::INFINITY, 2.0]), &[1.0, 2.0, 3.0], &t);
-    assert!(j.reason.starts_with("baseline has 1 non-finite"), "{}", j.reason);
+    assert!(
+        j.ruling.reason.starts_with("baseline has 1 non-finite"),
+        "{}",
+        j.ruling.reason
+    );
     let j = one(Some(&[1.0, 2.0]), &[1.0, 2.0, 3.0], &t);
-    assert_eq!(j.verdict, RowVerdict::Inconclusive);
-    assert!(j.reason.starts_with("not enough data"), "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Inconclusive);
+    assert!(
+        j.ruling.reason.starts_with("not enough data"),
+        "{}",
+        j.ruling.reason
+    );
     let j = one(Some(&[0.0, 1.0, 2.0]), &[1.0, 2.0, 3.0], &t);
-    assert_eq!(j.verdict, RowVerdict::Inconclusive);
-    assert!(j.reason.contains("positive"), "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Inconclusive);
+    assert!(j.ruling.reason.contains("positive"), "{}", j.ruling.reason);
     let bad = rel(f64::NAN, Direction::Lower);
-    assert_eq!(one(Some(&[1.0; 3]), &[1.0; 3], &bad).verdict, RowVerdict::Error);
+    assert_eq!(
+        one(Some(&[1.0; 3]), &[1.0; 3], &bad).ruling.verdict,
+        RowVerdict::Error
+    );
     let cfg = Config {
         alpha: 1.5,
         ..Config::default()
@@ -231,8 +258,8 @@ fn missing_or_broken_data_gets_a_reason_never_a_panic() {
         candidate_runs: &[],
     }];
     let j = judge_all(&rows, &cfg);
-    assert_eq!(j[0].verdict, RowVerdict::Error);
-    assert!(j[0].reason.contains("alpha 1.5"), "{}", j[0].reason);
+    assert_eq!(j[0].ruling.verdict, RowVerdict::Error);
+    assert!(j[0].ruling.reason.contains("alpha 1.5"), "{}", j[0].ruling.reason);
 }
 
 #[test]
@@ -242,7 +269,12 @@ fn holm_keeps_one_marginal_row_from_failing_a_large_run() {
     let b = [100.0, 101.0, 100.5, 99.8, 100.2];
     let c = [110.0, 111.0, 110.5, 109.8, 110.2];
     let alone = one(Some(&b), &c, &t);
-    assert_eq!(alone.verdict, RowVerdict::Regression, "{}", alone.reason);
+    assert_eq!(
+        alone.ruling.verdict,
+        RowVerdict::Regression,
+        "{}",
+        alone.ruling.reason
+    );
     // ...but among 20 tested rows, Holm multiplies it by 20 and it no longer counts as proof.
     let null_c = [100.1, 100.9, 100.4, 99.9, 100.3];
     let mut rows = vec![Comparison {
@@ -267,10 +299,19 @@ fn holm_keeps_one_marginal_row_from_failing_a_large_run() {
     }
     let js = judge_all(&rows, &Config::default());
     assert_eq!(js.len(), 20);
-    assert_eq!(js[0].verdict, RowVerdict::Inconclusive, "{}", js[0].reason);
-    assert!((js[0].p.unwrap() - 1.0 / 252.0).abs() < 1e-12);
-    assert!((js[0].p_adjusted.unwrap() - 20.0 / 252.0).abs() < 1e-12);
-    assert!(js[0].reason.contains("holm over 20 tests"), "{}", js[0].reason);
+    assert_eq!(
+        js[0].ruling.verdict,
+        RowVerdict::Inconclusive,
+        "{}",
+        js[0].ruling.reason
+    );
+    assert!((js[0].ruling.p.unwrap() - 1.0 / 252.0).abs() < 1e-12);
+    assert!((js[0].ruling.p_adjusted.unwrap() - 20.0 / 252.0).abs() < 1e-12);
+    assert!(
+        js[0].ruling.reason.contains("holm over 20 tests"),
+        "{}",
+        js[0].ruling.reason
+    );
 }
 
 #[test]
@@ -293,11 +334,11 @@ fn bootstrap_interval_is_seeded_by_row_key() {
     let a1 = judge(&row("a"), &cfg);
     let a2 = judge(&row("a"), &cfg);
     assert_eq!(a1, a2);
-    assert_eq!(a1.verdict, RowVerdict::Regression);
-    assert_eq!(a1.method.as_str(), "mann-whitney+bootstrap");
+    assert_eq!(a1.ruling.verdict, RowVerdict::Regression);
+    assert_eq!(a1.ruling.method.as_str(), "mann-whitney+bootstrap");
     let other = judge(&row("b"), &cfg);
     assert_ne!(
-        a1.change_ci, other.change_ci,
+        a1.ruling.change_ci, other.ruling.change_ci,
         "different rows draw different resamples"
     );
 }
@@ -347,7 +388,8 @@ fn uniform_shift_under_the_threshold_never_fails_the_run() {
             ..Config::default()
         },
     );
-    let count = |js: &[crate::stats::Judgement], v: RowVerdict| js.iter().filter(|j| j.verdict == v).count();
+    let count =
+        |js: &[crate::stats::Judgement], v: RowVerdict| js.iter().filter(|j| j.ruling.verdict == v).count();
     assert_eq!(count(&js, RowVerdict::Regression), 0);
     assert!(
         count(&js, RowVerdict::Pass) >= 30,
@@ -372,9 +414,18 @@ fn slowdowns_beyond_the_threshold_regress() {
         let b = lognormal(10 + i as u64, 30, 80_000.0, 0.005);
         let c = lognormal(20 + i as u64, 10, 80_000.0 * (1.0 + shift), 0.005);
         let j = one(Some(&b), &c, &t);
-        assert_eq!(j.verdict, RowVerdict::Regression, "{shift}: {}", j.reason);
-        assert!(j.change_ci.unwrap()[0] > 0.03, "{shift}: {:?}", j.change_ci);
-        assert!(j.reason.contains("baseline x 1.03"), "{}", j.reason);
+        assert_eq!(
+            j.ruling.verdict,
+            RowVerdict::Regression,
+            "{shift}: {}",
+            j.ruling.reason
+        );
+        assert!(
+            j.ruling.change_ci.unwrap()[0] > 0.03,
+            "{shift}: {:?}",
+            j.ruling.change_ci
+        );
+        assert!(j.ruling.reason.contains("baseline x 1.03"), "{}", j.ruling.reason);
     }
 }
 
@@ -386,16 +437,17 @@ fn shift_straddling_the_threshold_is_inconclusive_with_a_note() {
     let b = lognormal(31, 30, 20_000.0, 0.01);
     let c = lognormal(32, 10, 20_000.0 * 1.036, 0.01);
     let j = one(Some(&b), &c, &t);
-    assert_eq!(j.verdict, RowVerdict::Inconclusive, "{}", j.reason);
-    let [lo, hi] = j.change_ci.unwrap();
+    assert_eq!(j.ruling.verdict, RowVerdict::Inconclusive, "{}", j.ruling.reason);
+    let [lo, hi] = j.ruling.change_ci.unwrap();
     assert!(lo < 0.03 && hi > 0.03, "{lo} {hi}");
-    assert!(j.change.unwrap() > 0.03, "{:?}", j.change);
-    assert!(j.reason.contains("straddles"), "{}", j.reason);
+    assert!(j.ruling.change.unwrap() > 0.03, "{:?}", j.ruling.change);
+    assert!(j.ruling.reason.contains("straddles"), "{}", j.ruling.reason);
     assert!(
-        j.reason
+        j.ruling
+            .reason
             .contains("note: the estimate is beyond the 3.00% threshold and significant against no change"),
         "{}",
-        j.reason
+        j.ruling.reason
     );
 }
 
@@ -404,7 +456,7 @@ fn between_job_spread_widens_the_interval_and_warns() {
     let t = rel(0.03, Direction::Lower);
     let b = lognormal(41, 30, 10_000.0, 0.003);
     let c = lognormal(42, 10, 10_000.0 * 1.05, 0.003);
-    assert_eq!(one(Some(&b), &c, &t).verdict, RowVerdict::Regression);
+    assert_eq!(one(Some(&b), &c, &t).ruling.verdict, RowVerdict::Regression);
     // Ten earlier baselines whose medians move about 2 % from job to job.
     let history: Vec<f64> = lognormal(43, 10, 10_000.0, 0.02);
     let cmp = Comparison {
@@ -419,14 +471,19 @@ fn between_job_spread_widens_the_interval_and_warns() {
     let j = judge(&cmp, &Config::default());
     let spread = j.job_spread.unwrap();
     assert!(spread > 0.01, "{spread}");
-    assert_ne!(j.verdict, RowVerdict::Regression, "{}", j.reason);
-    assert!(j.reason.contains("between-job spread"), "{}", j.reason);
+    assert_ne!(j.ruling.verdict, RowVerdict::Regression, "{}", j.ruling.reason);
     assert!(
-        j.reason
-            .contains("warning: the job drift is too large for the 3.00% threshold")
-            && j.reason.contains("`cgp-gate ab`"),
+        j.ruling.reason.contains("between-job spread"),
         "{}",
-        j.reason
+        j.ruling.reason
+    );
+    assert!(
+        j.ruling
+            .reason
+            .contains("warning: the job drift is too large for the 3.00% threshold")
+            && j.ruling.reason.contains("`cgp-gate ab`"),
+        "{}",
+        j.ruling.reason
     );
     // A steady history changes nothing.
     let steady = vec![b[0]; 10];
@@ -439,7 +496,7 @@ fn between_job_spread_widens_the_interval_and_warns() {
         },
         &Config::default(),
     );
-    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Regression, "{}", j.ruling.reason);
 }
 
 #[test]
@@ -447,8 +504,12 @@ fn rows_beyond_the_sample_bound_are_errors() {
     let t = rel(0.03, Direction::Lower);
     let big: Vec<f64> = (0..=MAX_SAMPLES).map(|i| 100.0 + (i % 7) as f64).collect();
     let j = one(Some(&big), &durations(1.0), &t);
-    assert_eq!(j.verdict, RowVerdict::Error);
-    assert!(j.reason.contains("too many samples"), "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Error);
+    assert!(
+        j.ruling.reason.contains("too many samples"),
+        "{}",
+        j.ruling.reason
+    );
 }
 
 fn samples(n: std::ops::Range<usize>) -> impl Strategy<Value = Vec<f64>> {
@@ -461,7 +522,7 @@ fn direction() -> impl Strategy<Value = Direction> {
 
 fn verdict_of(b: &[f64], c: &[f64], t: &Threshold) -> (RowVerdict, Option<f64>) {
     let j = one(Some(b), c, t);
-    (j.verdict, j.change)
+    (j.ruling.verdict, j.ruling.change)
 }
 
 proptest! {
@@ -499,7 +560,7 @@ proptest! {
     ) {
         let t = if exact { Threshold { kind: ThresholdKind::Exact, direction: dir, min_effect: None } } else { rel(frac, dir) };
         let j = one(Some(&b), &pb, &t);
-        prop_assert!(j.verdict != RowVerdict::Regression && j.verdict != RowVerdict::Improvement, "{}", j.reason);
+        prop_assert!(j.ruling.verdict != RowVerdict::Regression && j.ruling.verdict != RowVerdict::Improvement, "{}", j.ruling.reason);
     }
 
     #[test]
@@ -510,7 +571,7 @@ proptest! {
         // samples: the symmetry of the decision is checked on the untrimmed rule.
         let mk = |d| if exact { Threshold { kind: ThresholdKind::Exact, direction: d, min_effect: None } } else { rel(frac, d) };
         let cfg = Config { trim_dips: false, ..Config::default() };
-        let judge1 = |t: &Threshold| judge(&Comparison { key: "k".into(), baseline: Some(&b), candidate: &c, threshold: t, history: &[], baseline_runs: &[], candidate_runs: &[] }, &cfg).verdict;
+        let judge1 = |t: &Threshold| judge(&Comparison { key: "k".into(), baseline: Some(&b), candidate: &c, threshold: t, history: &[], baseline_runs: &[], candidate_runs: &[] }, &cfg).ruling.verdict;
         let lower = judge1(&mk(Direction::Lower));
         let higher = judge1(&mk(Direction::Higher));
         // `exact` against a constant baseline compares every launch (issue 34): a candidate with
@@ -552,8 +613,8 @@ proptest! {
         let js = judge_all(&rows, &cfg);
         prop_assert_eq!(js.len(), 2);
         for j in &js {
-            prop_assert!(!j.reason.is_empty());
-            if let Some(p) = j.p_adjusted { prop_assert!((0.0..=1.0).contains(&p)); }
+            prop_assert!(!j.ruling.reason.is_empty());
+            if let Some(p) = j.ruling.p_adjusted { prop_assert!((0.0..=1.0).contains(&p)); }
         }
     }
 }
@@ -612,16 +673,24 @@ fn clock_dips_in_a_stored_baseline_no_longer_blind_the_metric() {
     // against a 3 % threshold is found, in both directions.
     for direction in [Direction::Lower, Direction::Higher] {
         let js = run_with_dipped_baseline(0.05, direction, true);
-        assert_eq!(js[0].verdict, RowVerdict::Regression, "{}", js[0].reason);
-        assert!(
-            js[0].reason.contains("left out of the test: 3 of 30 baseline"),
+        assert_eq!(
+            js[0].ruling.verdict,
+            RowVerdict::Regression,
             "{}",
-            js[0].reason
+            js[0].ruling.reason
         );
-        assert!(js[1..].iter().all(|j| j.verdict != RowVerdict::Regression));
+        assert!(
+            js[0]
+                .ruling
+                .reason
+                .contains("left out of the test: 3 of 30 baseline"),
+            "{}",
+            js[0].ruling.reason
+        );
+        assert!(js[1..].iter().all(|j| j.ruling.verdict != RowVerdict::Regression));
         // The same data with the dips kept: each dip outranks the whole slower candidate.
         let kept = run_with_dipped_baseline(0.05, direction, false);
-        let (p_trim, p_kept) = (js[0].p.unwrap(), kept[0].p.unwrap());
+        let (p_trim, p_kept) = (js[0].ruling.p.unwrap(), kept[0].ruling.p.unwrap());
         assert!(p_kept > 10.0 * p_trim, "{p_trim} vs {p_kept}");
     }
 }
@@ -632,9 +701,9 @@ fn leaving_out_dips_does_not_make_a_change_under_the_threshold_a_regression() {
         for shift in [0.0, 0.02] {
             let js = run_with_dipped_baseline(shift, direction, true);
             assert!(
-                js.iter().all(|j| j.verdict != RowVerdict::Regression),
+                js.iter().all(|j| j.ruling.verdict != RowVerdict::Regression),
                 "{shift}: {}",
-                js[0].reason
+                js[0].ruling.reason
             );
         }
     }
@@ -661,9 +730,12 @@ fn ab_and_check_judge_deterministic_values_alike() {
     for (b, c, t) in &cases {
         let j = one(Some(&[*b, *b, *b]), &[*c, *c, *c], t);
         let p = paired::judge_constant(*b, *c, t, 3);
-        assert_eq!(j.method.as_str(), "exact");
-        assert_eq!((p.verdict, p.change, &p.reason), (j.verdict, j.change, &j.reason));
-        verdicts.push(j.verdict);
+        assert_eq!(j.ruling.method.as_str(), "exact");
+        assert_eq!(
+            (p.ruling.verdict, p.ruling.change, &p.ruling.reason),
+            (j.ruling.verdict, j.ruling.change, &j.ruling.reason)
+        );
+        verdicts.push(j.ruling.verdict);
     }
     use RowVerdict::{Improvement as I, Pass as P, Regression as R};
     assert_eq!(verdicts, [P, R, I, R, P, R, I, P]);
@@ -708,23 +780,23 @@ fn one_process_of_30_launches_decides_a_clear_row_against_stored_runs() {
     let base = grouped_runs(1, 10, 29, 100_000.0, 0.005, 0.002);
     let slow = grouped_runs(2, 1, 29, 110_000.0, 0.005, 0.002);
     let j = judge_runs(&base, &slow, &t, &cfg);
-    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
-    assert_eq!(j.method.as_str(), "run-level-t");
+    assert_eq!(j.ruling.verdict, RowVerdict::Regression, "{}", j.ruling.reason);
+    assert_eq!(j.ruling.method.as_str(), "run-level-t");
     assert_eq!(j.candidate.runs, Some(1));
     assert_eq!(j.candidate.n, 29);
     assert_eq!(j.baseline.as_ref().and_then(|b| b.runs), Some(10));
     assert!(
-        j.reason.contains("10 baseline and 1 candidate runs"),
+        j.ruling.reason.contains("10 baseline and 1 candidate runs"),
         "{}",
-        j.reason
+        j.ruling.reason
     );
     let same = grouped_runs(3, 1, 29, 100_000.0, 0.005, 0.002);
     let j = judge_runs(&base, &same, &t, &cfg);
-    assert_eq!(j.verdict, RowVerdict::Pass, "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Pass, "{}", j.ruling.reason);
     // +1.5 % under a 3 % threshold: never a regression.
     let small = grouped_runs(4, 1, 29, 101_500.0, 0.005, 0.002);
     assert_ne!(
-        judge_runs(&base, &small, &t, &cfg).verdict,
+        judge_runs(&base, &small, &t, &cfg).ruling.verdict,
         RowVerdict::Regression
     );
 }
@@ -735,8 +807,8 @@ fn one_run_a_side_cannot_estimate_the_noise_between_runs() {
     let base = grouped_runs(5, 1, 29, 100_000.0, 0.005, 0.002);
     let cand = grouped_runs(6, 1, 29, 120_000.0, 0.005, 0.002);
     let j = judge_runs(&base, &cand, &t, &Config::default());
-    assert_eq!(j.verdict, RowVerdict::Inconclusive);
-    assert!(j.reason.contains("at least 2 runs"), "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Inconclusive);
+    assert!(j.ruling.reason.contains("at least 2 runs"), "{}", j.ruling.reason);
 }
 
 #[test]
@@ -750,7 +822,7 @@ fn launches_are_not_counted_as_processes_when_runs_differ() {
     for seed in 0..100 {
         let base = grouped_runs(1000 + seed, 10, 30, 100_000.0, 0.001, 0.01);
         let cand = grouped_runs(5000 + seed, 3, 30, 100_000.0, 0.001, 0.01);
-        if judge_runs(&base, &cand, &t, &Config::default()).verdict == RowVerdict::Regression {
+        if judge_runs(&base, &cand, &t, &Config::default()).ruling.verdict == RowVerdict::Regression {
             nested += 1;
         }
         let j = judge(
@@ -769,7 +841,7 @@ fn launches_are_not_counted_as_processes_when_runs_differ() {
                 ..Config::default()
             },
         );
-        if j.verdict == RowVerdict::Regression {
+        if j.ruling.verdict == RowVerdict::Regression {
             flat += 1;
         }
     }
@@ -783,16 +855,19 @@ fn alpha_is_split_over_the_looks() {
     let base = grouped_runs(9, 10, 29, 100_000.0, 0.005, 0.002);
     let cand = grouped_runs(10, 1, 29, 104_200.0, 0.005, 0.002);
     let one = judge_runs(&base, &cand, &t, &Config::default());
-    let p = one.p_adjusted.unwrap();
+    let p = one.ruling.p_adjusted.unwrap();
     // Choose alpha so that this row is a regression at one look and not at three.
     let cfg = Config {
         alpha: p * 2.0,
         ..Config::default()
     };
-    assert_eq!(judge_runs(&base, &cand, &t, &cfg).verdict, RowVerdict::Regression);
+    assert_eq!(
+        judge_runs(&base, &cand, &t, &cfg).ruling.verdict,
+        RowVerdict::Regression
+    );
     let three = Config { looks: 3, ..cfg };
     assert_ne!(
-        judge_runs(&base, &cand, &t, &three).verdict,
+        judge_runs(&base, &cand, &t, &three).ruling.verdict,
         RowVerdict::Regression
     );
 }

@@ -22,14 +22,14 @@ pub(super) fn decide(
     };
     at_decision_level(&mut p, ab <= alpha, ag <= alpha, levels);
     let j = &mut p.j;
-    j.p_adjusted = Some(ab);
+    j.ruling.p_adjusted = Some(ab);
     let change = percent(p.estimate.exp_m1(), Percent::Signed2);
     let interval = format!(
         "[{}, {}]",
         percent(p.ci[0].exp_m1(), Percent::Signed2),
         percent(p.ci[1].exp_m1(), Percent::Signed2)
     );
-    let conf = percent(j.confidence, Percent::Plain1);
+    let conf = percent(j.ruling.confidence, Percent::Plain1);
     let tol = &p.tolerance_text;
     let pairs = j.pairs;
     // The interval's end on the bad side, and whether it stays within the tolerance.
@@ -43,7 +43,7 @@ pub(super) fn decide(
     } else {
         p.estimate < p.down
     };
-    (j.verdict, j.reason) = if ab <= alpha {
+    (j.ruling.verdict, j.ruling.reason) = if ab <= alpha {
         (
             RowVerdict::Regression,
             format!(
@@ -91,24 +91,24 @@ pub(super) fn decide(
         )
     };
     if p.left_out > 0 {
-        j.reason.push_str(&format!(
+        j.ruling.reason.push_str(&format!(
             "; {} of {pairs} pairs left out as outliers (a process that ran slow on one side)",
             p.left_out
         ));
     }
-    if let Some(l) = &j.left_out {
-        if j.verdict == RowVerdict::Pass && l.too_much() {
-            j.verdict = RowVerdict::Inconclusive;
-            j.reason = format!(
+    if let Some(l) = &j.ruling.left_out {
+        if j.ruling.verdict == RowVerdict::Pass && l.too_much() {
+            j.ruling.verdict = RowVerdict::Inconclusive;
+            j.ruling.reason = format!(
                 "{change}: {}, but more than {}% of a side was left out as outliers, so it is not a pass; measure more pairs",
-                j.reason,
+                j.ruling.reason,
                 crate::stats::screen::MAX_LEFT_OUT_SHARE * 100.0
             );
         }
         let s = l.sentence();
         if !s.is_empty() {
-            j.reason.push_str("; ");
-            j.reason.push_str(&s);
+            j.ruling.reason.push_str("; ");
+            j.ruling.reason.push_str(&s);
         }
     }
     p.j
@@ -124,7 +124,7 @@ fn at_decision_level(p: &mut Prepared, bad: bool, good: bool, levels: [f64; 2]) 
     let Some(tt) = p.tt else {
         return;
     };
-    let confidence = p.j.confidence;
+    let confidence = p.j.ruling.confidence;
     let two_sided = |g: f64| (1.0 - 2.0 * g).clamp(0.0, 1.0 - 1e-15);
     let (c_bad, c_good) = (two_sided(levels[0]), two_sided(levels[1]));
     let widest = confidence.max(c_bad).max(c_good);
@@ -154,6 +154,6 @@ fn at_decision_level(p: &mut Prepared, bad: bool, good: bool, levels: [f64; 2]) 
         }
     };
     p.ci = tt.interval(c);
-    p.j.confidence = c;
-    p.j.change_ci = Some([p.ci[0].exp_m1(), p.ci[1].exp_m1()]);
+    p.j.ruling.confidence = c;
+    p.j.ruling.change_ci = Some([p.ci[0].exp_m1(), p.ci[1].exp_m1()]);
 }

@@ -78,23 +78,14 @@ impl PairedRow<'_> {
     }
 }
 
-/// The verdict of one paired row.
+/// The verdict of one paired row: its [`Ruling`](super::Ruling) (never a median interval: a
+/// paired test estimates the change) and how many pairs it had.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PairedJudgement {
-    pub verdict: RowVerdict,
-    /// `paired-t`, `exact` (both sides constant) or `none`.
-    pub method: Method,
-    /// The paired estimate of head / base - 1: the exponent of the (trimmed) mean log ratio.
-    pub change: Option<f64>,
-    pub change_ci: Option<[f64; 2]>,
-    pub confidence: f64,
-    /// One-sided p-value in the regression direction, against the threshold, unadjusted.
-    pub p: Option<f64>,
-    pub p_adjusted: Option<f64>,
-    pub reason: String,
+    /// `paired-t`, `exact` (both sides constant) or `none`; the change is the paired estimate of
+    /// head / base - 1, its p one-sided in the regression direction, against the threshold.
+    pub ruling: super::Ruling,
     pub pairs: usize,
-    /// What the test left out as the machine's or kept as the code's (launches and pairs).
-    pub left_out: Option<super::screen::LeftOut>,
 }
 
 /// Judge every paired row of a run; Holm over the tested rows (worse and better are separate
@@ -187,16 +178,12 @@ pub fn judge_constant(
 ) -> PairedJudgement {
     let e = super::verdict::compare_exact(base, head, threshold);
     PairedJudgement {
-        verdict: e.verdict,
-        method: Method::Exact,
-        change: e.change,
-        change_ci: None,
-        confidence: 1.0,
-        p: None,
-        p_adjusted: None,
-        reason: e.reason,
+        ruling: super::Ruling {
+            method: Method::Exact,
+            change: e.change,
+            ..super::Ruling::untested(e.verdict, e.reason, 1.0)
+        },
         pairs,
-        left_out: None,
     }
 }
 

@@ -31,16 +31,8 @@ pub(super) struct Prepared {
 pub(super) fn done(verdict: RowVerdict, reason: String, pairs: usize, confidence: f64) -> Prepared {
     Prepared {
         j: PairedJudgement {
-            verdict,
-            method: Method::None,
-            change: None,
-            change_ci: None,
-            confidence,
-            p: None,
-            p_adjusted: None,
-            reason,
+            ruling: crate::stats::Ruling::untested(verdict, reason, confidence),
             pairs,
-            left_out: None,
         },
         p: None,
         ci: [0.0, 0.0],
@@ -114,12 +106,12 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     let (p_bad, p_good) = threshold_tests(&tt, up, down, row.lower_is_better);
     let exact_alone = row.exact_kind && t == 0.0;
     let mut p = done(RowVerdict::Inconclusive, String::new(), n, w.confidence);
-    p.j.method = Method::PairedT;
+    p.j.ruling.method = Method::PairedT;
     p.left_out = left_out;
-    p.j.left_out = Some(screen);
-    p.j.change = Some(w.estimate.exp_m1());
-    p.j.change_ci = Some([w.ci[0].exp_m1(), w.ci[1].exp_m1()]);
-    p.j.p = Some(p_bad);
+    p.j.ruling.left_out = Some(screen);
+    p.j.ruling.change = Some(w.estimate.exp_m1());
+    p.j.ruling.change_ci = Some([w.ci[0].exp_m1(), w.ci[1].exp_m1()]);
+    p.j.ruling.p = Some(p_bad);
     p.p = Some((p_bad, p_good));
     p.ci = w.ci;
     p.estimate = w.estimate;

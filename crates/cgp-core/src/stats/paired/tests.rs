@@ -106,8 +106,8 @@ fn shared_clock_factor_cancels_and_unpaired_test_cannot() {
     for _ in 0..200 {
         let (b, h) = pairs(10, 0.0, 0.003, &mut rng);
         let j = &judge_paired(&[row(&b, &h, 0.01)], 0.01, 0.95)[0];
-        aa_reg += usize::from(j.verdict == RowVerdict::Regression);
-        aa_pass += usize::from(j.verdict == RowVerdict::Pass);
+        aa_reg += usize::from(j.ruling.verdict == RowVerdict::Regression);
+        aa_pass += usize::from(j.ruling.verdict == RowVerdict::Pass);
         let u = crate::stats::judge(
             &crate::stats::Comparison {
                 key: "k".into(),
@@ -120,10 +120,10 @@ fn shared_clock_factor_cancels_and_unpaired_test_cannot() {
             },
             &cfg,
         );
-        unpaired_pass += usize::from(u.verdict == RowVerdict::Pass);
+        unpaired_pass += usize::from(u.ruling.verdict == RowVerdict::Pass);
         let (b, h) = pairs(10, 0.03, 0.003, &mut rng);
         let j = &judge_paired(&[row(&b, &h, 0.01)], 0.01, 0.95)[0];
-        found += usize::from(j.verdict == RowVerdict::Regression);
+        found += usize::from(j.ruling.verdict == RowVerdict::Regression);
     }
     assert_eq!(aa_reg, 0);
     assert!(aa_pass >= 190, "A/A passed {aa_pass} of 200");
@@ -141,9 +141,14 @@ fn decision_is_against_the_threshold() {
         .map(|(i, x)| x * (1.02 + 0.001 * (i % 3) as f64))
         .collect();
     let j = judge_paired(&[row(&b, &h, 0.03), row(&b, &h, 0.01)], 0.01, 0.95);
-    assert_eq!(j[0].verdict, RowVerdict::Pass, "{}", j[0].reason);
-    assert_eq!(j[1].verdict, RowVerdict::Regression, "{}", j[1].reason);
-    assert!((j[1].change.unwrap() - 0.021).abs() < 0.002);
+    assert_eq!(j[0].ruling.verdict, RowVerdict::Pass, "{}", j[0].ruling.reason);
+    assert_eq!(
+        j[1].ruling.verdict,
+        RowVerdict::Regression,
+        "{}",
+        j[1].ruling.reason
+    );
+    assert!((j[1].ruling.change.unwrap() - 0.021).abs() < 0.002);
     // Higher is better: head 5% lower throughput is a regression, 5% higher an improvement.
     let slow: Vec<f64> = b
         .iter()
@@ -153,7 +158,7 @@ fn decision_is_against_the_threshold() {
     let mut r = row(&b, &slow, 0.02);
     r.lower_is_better = false;
     assert_eq!(
-        judge_paired(&[r.clone()], 0.01, 0.95)[0].verdict,
+        judge_paired(&[r.clone()], 0.01, 0.95)[0].ruling.verdict,
         RowVerdict::Regression
     );
     let r2 = PairedRow {
@@ -162,7 +167,7 @@ fn decision_is_against_the_threshold() {
         ..r
     };
     assert_eq!(
-        judge_paired(&[r2], 0.01, 0.95)[0].verdict,
+        judge_paired(&[r2], 0.01, 0.95)[0].ruling.verdict,
         RowVerdict::Improvement
     );
 }
@@ -170,21 +175,21 @@ fn decision_is_against_the_threshold() {
 #[test]
 fn too_few_pairs_and_bad_values() {
     let j = judge_paired(&[row(&[1.0, 2.0], &[1.0, 2.0], 0.03)], 0.01, 0.95);
-    assert_eq!(j[0].verdict, RowVerdict::Inconclusive);
+    assert_eq!(j[0].ruling.verdict, RowVerdict::Inconclusive);
     let j = judge_paired(&[row(&[1.0, 2.0, 0.0], &[1.0, 2.0, 3.0], 0.03)], 0.01, 0.95);
-    assert_eq!(j[0].verdict, RowVerdict::Inconclusive);
+    assert_eq!(j[0].ruling.verdict, RowVerdict::Inconclusive);
     let j = judge_paired(&[row(&[1.0, f64::NAN, 1.0], &[1.0, 2.0, 3.0], 0.03)], 0.01, 0.95);
-    assert_eq!(j[0].verdict, RowVerdict::Error);
+    assert_eq!(j[0].ruling.verdict, RowVerdict::Error);
     let j = judge_paired(&[row(&[1.0, 1.0, 1.0], &[1.0, 2.0], 0.03)], 0.01, 0.95);
-    assert_eq!(j[0].verdict, RowVerdict::Error);
+    assert_eq!(j[0].ruling.verdict, RowVerdict::Error);
     // 5 clearly slower pairs: no 2^-n floor blocks the answer any more (the signed-rank
     // test could not go below 1/32 and called this inconclusive).
     let b = [100.0, 101.0, 99.0, 100.5, 100.2];
     let h: Vec<f64> = b.iter().map(|x| x * 1.2).collect();
     let j = &judge_paired(&[row(&b, &h, 0.03)], 0.01, 0.95)[0];
-    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Regression, "{}", j.ruling.reason);
     assert_eq!(
-        judge_paired(&[row(&b, &h, 0.03)], 0.0, 0.95)[0].verdict,
+        judge_paired(&[row(&b, &h, 0.03)], 0.0, 0.95)[0].ruling.verdict,
         RowVerdict::Error
     );
 }
@@ -202,15 +207,15 @@ fn eight_pairs_with_a_tight_interval_far_beyond_the_threshold_are_a_regression()
         rows.push(row(&b, &same, 0.03));
     }
     let j = &judge_paired(&rows, 0.01, 0.95)[0];
-    assert_eq!(j.verdict, RowVerdict::Regression, "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Regression, "{}", j.ruling.reason);
     // The interval shown is the one the decision used: at Holm's first step over 50 rows,
     // one-sided alpha / 50 (99.96 %), wholly beyond the threshold.
-    let [lo, hi] = j.change_ci.unwrap();
+    let [lo, hi] = j.ruling.change_ci.unwrap();
     assert!(lo > 0.105 && hi < 0.125, "[{lo}, {hi}]");
     assert!(
-        (j.confidence - (1.0 - 2.0 * 0.01 / 50.0)).abs() < 1e-12,
+        (j.ruling.confidence - (1.0 - 2.0 * 0.01 / 50.0)).abs() < 1e-12,
         "{}",
-        j.confidence
+        j.ruling.confidence
     );
 }
 
@@ -220,9 +225,14 @@ fn three_clear_pairs_decide() {
     let slow = [1101.0, 1100.5, 1099.0];
     let same = [1000.5, 1001.0, 999.5];
     let j = judge_paired(&[row(&b, &slow, 0.03), row(&b, &same, 0.03)], 0.01, 0.95);
-    assert_eq!(j[0].verdict, RowVerdict::Regression, "{}", j[0].reason);
-    assert_eq!(j[1].verdict, RowVerdict::Pass, "{}", j[1].reason);
-    assert_eq!(j[0].method.as_str(), "paired-t");
+    assert_eq!(
+        j[0].ruling.verdict,
+        RowVerdict::Regression,
+        "{}",
+        j[0].ruling.reason
+    );
+    assert_eq!(j[1].ruling.verdict, RowVerdict::Pass, "{}", j[1].ruling.reason);
+    assert_eq!(j[0].ruling.method.as_str(), "paired-t");
 }
 
 #[test]
@@ -231,8 +241,12 @@ fn a_pair_with_one_slow_process_is_left_out() {
     let mut h: Vec<f64> = b.iter().map(|x| x * 1.001).collect();
     h[3] *= 1.3;
     let j = &judge_paired(&[row(&b, &h, 0.03)], 0.01, 0.95)[0];
-    assert_eq!(j.verdict, RowVerdict::Pass, "{}", j.reason);
-    assert!(j.reason.contains("1 of 10 pairs left out"), "{}", j.reason);
+    assert_eq!(j.ruling.verdict, RowVerdict::Pass, "{}", j.ruling.reason);
+    assert!(
+        j.ruling.reason.contains("1 of 10 pairs left out"),
+        "{}",
+        j.ruling.reason
+    );
 }
 
 /// A shift exactly at the threshold is no regression, so the test may call it one in at most
@@ -248,7 +262,7 @@ fn a_shift_at_the_threshold_is_a_regression_in_at_most_alpha_of_runs() {
         let regressions = (0..runs)
             .filter(|_| {
                 let (b, h) = pairs(n, 0.01, 0.003, &mut rng);
-                judge_paired(&[row(&b, &h, 0.01)], 0.01, 0.95)[0].verdict == RowVerdict::Regression
+                judge_paired(&[row(&b, &h, 0.01)], 0.01, 0.95)[0].ruling.verdict == RowVerdict::Regression
             })
             .count();
         let share = regressions as f64 / f64::from(runs);
@@ -294,7 +308,7 @@ fn min_effect_rows_follow_from_the_interval_they_show() {
             if exact { 0.0f64 } else { 0.03f64 }.max(min_effect / crate::stats::order::median(&b).unwrap());
         assert!((tol - want_tol).abs() < 1e-12, "case {case}: {tol} vs {want_tol}");
         let j = &judge_paired(&[r], 0.01, 0.95)[0];
-        let ci = j.change_ci.expect("an interval");
+        let ci = j.ruling.change_ci.expect("an interval");
         let dir = if lower {
             Direction::Lower
         } else {
@@ -302,11 +316,11 @@ fn min_effect_rows_follow_from_the_interval_they_show() {
         };
         let want = crate::stats::verdict::verdict_of_interval(ci, tol, dir, exact && tol == 0.0);
         assert_eq!(
-            j.verdict, want,
+            j.ruling.verdict, want,
             "case {case}: {n} pairs, shift {shift:+.4}, min_effect {min_effect}, interval {ci:?}, tolerance {tol}: {}",
-            j.reason
+            j.ruling.reason
         );
-        seen.insert(j.verdict);
+        seen.insert(j.ruling.verdict);
     }
     for v in [
         RowVerdict::Regression,
@@ -330,17 +344,18 @@ fn slow_head_processes_are_never_trimmed_into_a_pass() {
             .map(|(i, x)| x * (0.003 * rng.normal()).exp() * if i < k { 1.3 } else { 1.0 })
             .collect();
         let j = &judge_paired(&[row(&b, &h, 0.03)], 0.01, 0.95)[0];
-        assert_ne!(j.verdict, RowVerdict::Pass, "{k}: {}", j.reason);
-        let l = j.left_out.as_ref().unwrap();
+        assert_ne!(j.ruling.verdict, RowVerdict::Pass, "{k}: {}", j.ruling.reason);
+        let l = j.ruling.left_out.as_ref().unwrap();
         assert_eq!(l.kept_as_code.is_some(), code, "{k}: {l:?}");
         if !code {
             // Yuen's trim took two from each end: the head's two slow pairs, counted and said.
             assert_eq!(l.runs, (0, 2), "{k}: {l:?}");
             assert!(
-                j.reason
+                j.ruling
+                    .reason
                     .contains("a pass needs the interval with nothing left out"),
                 "{k}: {}",
-                j.reason
+                j.ruling.reason
             );
         }
     }

@@ -9,9 +9,9 @@ use crate::stats::row::{Method, RowVerdict};
 /// A row whose sides are both constant, judged by [`compare_exact`].
 pub(super) fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64) -> Judgement {
     let mut j = base_judgement(row, cfg, RowVerdict::Pass, "");
-    j.method = Method::Exact;
+    j.ruling.method = Method::Exact;
     let e = compare_exact(b, c, row.threshold);
-    (j.verdict, j.change, j.reason) = (e.verdict, e.change, e.reason);
+    (j.ruling.verdict, j.ruling.change, j.ruling.reason) = (e.verdict, e.change, e.reason);
     j
 }
 
@@ -23,9 +23,9 @@ pub(super) fn exact_every_launch(row: &Comparison<'_>, cfg: &Config, b: f64) -> 
     let c = row.candidate;
     let mut j = exact_compare(row, cfg, b, deciding_launch(b, c, row.threshold.direction));
     let differ = c.iter().filter(|x| x.total_cmp(&b).is_ne()).count();
-    j.reason = format!(
+    j.ruling.reason = format!(
         "{} (exact: every launch compared, {differ} of {} differ from the baseline's {})",
-        j.reason,
+        j.ruling.reason,
         c.len(),
         num(b)
     );

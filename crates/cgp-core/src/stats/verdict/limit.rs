@@ -31,8 +31,8 @@ pub(super) fn prepare_limit(row: &Comparison<'_>, cfg: &Config, limit: f64, is_m
     if constant(c) && c.len() >= 2 {
         let v = c[0];
         let bad = if is_max { v > limit } else { v < limit };
-        j.method = Method::Exact;
-        (j.verdict, j.reason) = if bad {
+        j.ruling.method = Method::Exact;
+        (j.ruling.verdict, j.ruling.reason) = if bad {
             (
                 RowVerdict::Regression,
                 format!("deterministic value {} is not {side} {}", num(v), num(limit)),
@@ -46,7 +46,7 @@ pub(super) fn prepare_limit(row: &Comparison<'_>, cfg: &Config, limit: f64, is_m
         return Prepared::Done(j);
     }
     if c.len() < MIN_SAMPLES {
-        j.reason = format!(
+        j.ruling.reason = format!(
             "not enough data: need at least {MIN_SAMPLES} candidate samples, have {}; raise repetitions",
             c.len()
         );
@@ -54,15 +54,15 @@ pub(super) fn prepare_limit(row: &Comparison<'_>, cfg: &Config, limit: f64, is_m
     }
     let sorted = sorted_finite(c);
     let Some((ci, coverage)) = median_interval(&sorted, cfg.confidence) else {
-        j.reason = "no candidate samples".to_owned();
+        j.ruling.reason = "no candidate samples".to_owned();
         return Prepared::Done(j);
     };
     let (above, below) = sign_test(c, limit);
     let p_bad = if is_max { above } else { below };
-    j.method = Method::SignTestMedianCi;
-    j.median_ci = Some(ci);
-    j.confidence = coverage;
-    j.p = Some(p_bad);
+    j.ruling.method = Method::SignTestMedianCi;
+    j.ruling.median_ci = Some(ci);
+    j.ruling.confidence = coverage;
+    j.ruling.p = Some(p_bad);
     Prepared::Limit(LimitRow {
         j,
         p_bad,
@@ -84,7 +84,7 @@ impl LimitRow {
     pub(super) fn decide(mut self, adj: f64, level: f64, family: usize, cfg: &Config) -> Judgement {
         self.at_decision_level(adj <= cfg.alpha, level, cfg.confidence);
         let j = &mut self.j;
-        j.p_adjusted = Some(adj);
+        j.ruling.p_adjusted = Some(adj);
         j.limit = Some(self.limit);
         let (lo, hi) = (self.ci[0], self.ci[1]);
         let median = j.candidate.median;
@@ -100,8 +100,11 @@ impl LimitRow {
             lo >= self.limit
         };
         let interval = format!("[{}, {}]", num(lo), num(hi));
-        let conf = percent(j.confidence, Percent::Plain1);
-        (j.verdict, j.reason) = if wrong_side && adj <= cfg.alpha && j.confidence >= self.tested_at {
+        let conf = percent(j.ruling.confidence, Percent::Plain1);
+        (j.ruling.verdict, j.ruling.reason) = if wrong_side
+            && adj <= cfg.alpha
+            && j.ruling.confidence >= self.tested_at
+        {
             (
                 RowVerdict::Regression,
                 format!(
@@ -161,8 +164,8 @@ impl LimitRow {
         self.tested_at = c_bad;
         let show = |s: &mut Self, (ci, coverage): ([f64; 2], f64)| {
             s.ci = ci;
-            s.j.median_ci = Some(ci);
-            s.j.confidence = coverage;
+            s.j.ruling.median_ci = Some(ci);
+            s.j.ruling.confidence = coverage;
         };
         if sig
             && let Some(x) = self.at(c_bad)

@@ -152,17 +152,23 @@ pub struct Comparison<'a> {
     pub candidate_runs: &'a [u32],
 }
 
-/// The verdict of one row and everything that explains it.
+/// What a judgement of one row rules, independent ([`Judgement`], of `check`) or paired
+/// (`paired::PairedJudgement`, of `ab`): the verdict, the method, the estimate with its
+/// interval, the test's p-values, what was left out and why. The results take it as it is
+/// (`results::Decision`), the same way for both.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Judgement {
+pub struct Ruling {
     pub verdict: RowVerdict,
     /// `mann-whitney+hodges-lehmann`, `mann-whitney+bootstrap`, `exact`, `sign-test+median-ci`,
-    /// `run-level-t`, or `none` when nothing was tested.
+    /// `run-level-t`, `paired-t`, or `none` when nothing was tested.
     pub method: Method,
-    /// Relative change candidate / baseline - 1 (Hodges-Lehmann estimate for noisy rows).
+    /// Relative change candidate / baseline - 1 (Hodges-Lehmann estimate for noisy rows; the
+    /// exponent of the mean log ratio of a paired row).
     pub change: Option<f64>,
     /// Interval of the relative change.
     pub change_ci: Option<[f64; 2]>,
+    /// For `min:`/`max:` rows: interval of the candidate's median, base units.
+    pub median_ci: Option<[f64; 2]>,
     /// Coverage of the interval shown (`change_ci`, or `median_ci` for limits); the requested
     /// level unless too few samples forced a wider, less certain one.
     pub confidence: f64,
@@ -172,10 +178,37 @@ pub struct Judgement {
     pub p_adjusted: Option<f64>,
     /// One sentence: why this verdict.
     pub reason: String,
+    /// What the test left out as the machine's, or kept as the code's (`stats::screen`); `None`
+    /// for rows no outlier rule touched (exact, limit and untested rows).
+    pub left_out: Option<super::screen::LeftOut>,
+}
+
+impl Ruling {
+    /// A verdict settled without a test (an error, a row with nothing to compare), at the
+    /// requested `confidence`.
+    pub fn untested(verdict: RowVerdict, reason: String, confidence: f64) -> Self {
+        Self {
+            verdict,
+            method: Method::None,
+            change: None,
+            change_ci: None,
+            median_ci: None,
+            confidence,
+            p: None,
+            p_adjusted: None,
+            reason,
+            left_out: None,
+        }
+    }
+}
+
+/// The verdict of one row and everything that explains it: the [`Ruling`], and what only an
+/// independent comparison has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judgement {
+    pub ruling: Ruling,
     pub baseline: Option<SideSummary>,
     pub candidate: SideSummary,
-    /// For `min:`/`max:` rows: interval of the candidate's median, base units.
-    pub median_ci: Option<[f64; 2]>,
     /// Between-job spread (log scale) estimated from the baseline history and used to widen the
     /// interval; `None` without enough history.
     pub job_spread: Option<f64>,
@@ -185,9 +218,6 @@ pub struct Judgement {
     /// Where the candidate's median crosses the threshold, in base units (the baseline median
     /// moved by the tolerance, or a `min:`/`max:` bound with `min_effect` applied).
     pub limit: Option<f64>,
-    /// What the test left out as the machine's, or kept as the code's (`stats::screen`); `None`
-    /// for rows no outlier rule touched (exact, limit and untested rows).
-    pub left_out: Option<super::screen::LeftOut>,
 }
 
 /// Judge one row on its own (a family of one for the multiple-testing adjustment).
@@ -355,14 +385,7 @@ fn num(x: f64) -> String {
 
 fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reason: &str) -> Judgement {
     Judgement {
-        verdict,
-        method: Method::None,
-        change: None,
-        change_ci: None,
-        confidence: cfg.confidence,
-        p: None,
-        p_adjusted: None,
-        reason: reason.to_owned(),
+        ruling: Ruling::untested(verdict, reason.to_owned(), cfg.confidence),
         baseline: row.baseline.map(|b| SideSummary {
             runs: Some(super::nested::count_runs(b.len(), row.baseline_runs)),
             ..summarize(b)
@@ -371,11 +394,9 @@ fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reaso
             runs: Some(super::nested::count_runs(row.candidate.len(), row.candidate_runs)),
             ..summarize(row.candidate)
         },
-        median_ci: None,
         job_spread: None,
         tolerance: None,
         limit: None,
-        left_out: None,
     }
 }
 

@@ -88,14 +88,14 @@ pub(super) fn prepare_ranked(
     } else {
         threshold_text
     };
-    j.method = match cfg.interval {
+    j.ruling.method = match cfg.interval {
         IntervalMethod::HodgesLehmann => Method::MannWhitneyHodgesLehmann,
         IntervalMethod::Bootstrap => Method::MannWhitneyBootstrap,
     };
-    j.change = Some(shift.change);
-    j.change_ci = Some(shift.ci);
-    j.confidence = shift.confidence;
-    j.p = Some(p.bad);
+    j.ruling.change = Some(shift.change);
+    j.ruling.change_ci = Some(shift.ci);
+    j.ruling.confidence = shift.confidence;
+    j.ruling.p = Some(p.bad);
     j.job_spread = spread.map(|s| s.spread);
     Prepared::Shift(Box::new(ShiftRow {
         j,

@@ -38,7 +38,7 @@ pub(super) fn prepare_nested(
     let f = match fitted {
         Ok(f) => f,
         Err(why) => {
-            j.reason = format!("not enough data or unusable values: {why}");
+            j.ruling.reason = format!("not enough data or unusable values: {why}");
             return Prepared::Done(j);
         }
     };
@@ -78,11 +78,11 @@ pub(super) fn prepare_nested(
         fraction,
         min_effect,
     );
-    j.method = Method::RunLevelT;
-    j.change = Some(shift.change);
-    j.change_ci = Some(shift.ci);
-    j.confidence = shift.confidence;
-    j.p = Some(p_bad);
+    j.ruling.method = Method::RunLevelT;
+    j.ruling.change = Some(shift.change);
+    j.ruling.change_ci = Some(shift.ci);
+    j.ruling.confidence = shift.confidence;
+    j.ruling.p = Some(p_bad);
     j.job_spread = spread.map(|s| s.spread);
     Prepared::Shift(Box::new(ShiftRow {
         j,

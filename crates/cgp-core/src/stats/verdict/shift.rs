@@ -205,7 +205,7 @@ impl ShiftRow {
         cfg: &Config,
     ) -> Judgement {
         let [adj_bad, adj_good, adj_zero] = adj;
-        self.j.p_adjusted = Some(adj_bad);
+        self.j.ruling.p_adjusted = Some(adj_bad);
         self.show_tolerance();
         let adj = Adjusted {
             bad: adj_bad,
@@ -216,7 +216,7 @@ impl ShiftRow {
         };
         self.at_decision_level(&adj, levels, cfg.confidence);
         let chosen = self.rank_level(&adj, levels, cfg.confidence);
-        (self.j.verdict, self.j.reason) = if self.exact_kind && self.effect.is_none() {
+        (self.j.ruling.verdict, self.j.ruling.reason) = if self.exact_kind && self.effect.is_none() {
             self.exact_on_noisy(&adj)
         } else {
             self.against_threshold(&adj)
@@ -225,8 +225,8 @@ impl ShiftRow {
             self.follow_rank_interval(v, &adj);
         }
         self.never_a_pass_when_too_much_is_left_out();
-        self.j.change_ci = Some(self.shift.ci);
-        self.j.confidence = self.shift.confidence;
+        self.j.ruling.change_ci = Some(self.shift.ci);
+        self.j.ruling.confidence = self.shift.confidence;
         let left = if self.rank.is_some() {
             self.explain_dips();
             self.left_out.notes_sentence()
@@ -234,12 +234,12 @@ impl ShiftRow {
             self.left_out.sentence()
         };
         if !left.is_empty() {
-            self.j.reason.push_str("; ");
-            self.j.reason.push_str(&left);
+            self.j.ruling.reason.push_str("; ");
+            self.j.ruling.reason.push_str(&left);
         }
-        self.j.reason.push_str(&self.extra);
+        self.j.ruling.reason.push_str(&self.extra);
         self.explain_job_spread();
-        self.j.left_out = Some(self.left_out.clone());
+        self.j.ruling.left_out = Some(self.left_out.clone());
         self.j
     }
 
@@ -247,7 +247,7 @@ impl ShiftRow {
     /// pass on what is left (docs/statistics.md 2.9): what was left out could be the change. It
     /// passes only when the interval with nothing left out passes too.
     fn never_a_pass_when_too_much_is_left_out(&mut self) {
-        if self.j.verdict != RowVerdict::Pass || !self.left_out.too_much() {
+        if self.j.ruling.verdict != RowVerdict::Pass || !self.left_out.too_much() {
             return;
         }
         // With every sample kept the interval passes too: what was left out hides no change.
@@ -256,18 +256,18 @@ impl ShiftRow {
         if let Some(ci) = all
             && rule(&Shift { ci, ..self.shift }) == RowVerdict::Pass
         {
-            self.j.reason.push_str(&format!(
+            self.j.ruling.reason.push_str(&format!(
                 " (and so does the interval with nothing left out, [{}, {}])",
                 percent(ci[0], Percent::Signed2),
                 percent(ci[1], Percent::Signed2)
             ));
             return;
         }
-        self.j.verdict = RowVerdict::Inconclusive;
-        self.j.reason = format!(
+        self.j.ruling.verdict = RowVerdict::Inconclusive;
+        self.j.ruling.reason = format!(
             "{}: {}, but more than {}% of a side was left out as outliers, so it is not a pass; measure more repetitions",
             self.change_text(),
-            self.j.reason,
+            self.j.ruling.reason,
             crate::stats::screen::MAX_LEFT_OUT_SHARE * 100.0
         );
     }
@@ -373,13 +373,16 @@ impl ShiftRow {
         let reads = (self.rule())(&self.shift);
         // The reason names the interval the verdict was read from (with `min_effect`, a pass
         // used to name the absolute one).
-        if chosen == self.j.verdict && reads == chosen && self.j.reason.contains(&self.interval_text()) {
+        if chosen == self.j.ruling.verdict
+            && reads == chosen
+            && self.j.ruling.reason.contains(&self.interval_text())
+        {
             return;
         }
         let (change, interval) = (self.change_text(), self.interval_text());
         let conf = percent(self.shift.confidence, Percent::Plain1);
         let tol = &self.tolerance_text;
-        self.j.reason = match chosen {
+        self.j.ruling.reason = match chosen {
             RowVerdict::Pass => format!("the {conf} interval {interval} lies within the {tol}"),
             _ if reads != chosen => format!(
                 "{change}: the {conf} interval {interval} lies beyond the {tol}, but that is not significant after holm over {} tests (adjusted p {:.2e}), and no interval these samples give reaches it (the smallest p-value of so few samples); measure more repetitions",
@@ -392,7 +395,7 @@ impl ShiftRow {
                 adj.family
             ),
         };
-        self.j.verdict = chosen;
+        self.j.ruling.verdict = chosen;
     }
 
     /// For the reports: the relative tolerance (the threshold, or min_effect relative to the
@@ -569,7 +572,7 @@ impl ShiftRow {
         let j = &mut self.j;
         if self.dips != (0, 0) {
             let (b, c) = self.dips;
-            j.reason.push_str(&format!(
+            j.ruling.reason.push_str(&format!(
                 "; slow outliers (clock dips, preemptions) left out of the test: {b} of {} baseline and {c} of {} candidate samples",
                 j.baseline.as_ref().map_or(0, |s| s.n),
                 j.candidate.n
@@ -597,7 +600,7 @@ impl ShiftRow {
                     crate::stats::jobspread::MIN_GENERATIONS
                 )
             };
-            j.reason.push_str(&format!(
+            j.ruling.reason.push_str(&format!(
                 "; interval widened by {} for a between-job spread of {} (from {from}, {:.1} degrees of freedom)",
                 pct(self.widen),
                 pct(sp.spread),
@@ -606,8 +609,8 @@ impl ShiftRow {
             // The processes' standard error, where the model gives one (the rank test has none).
             let se = self.model.as_ref().map(|(f, _)| f.se);
             if let Some(w) = crate::stats::jobspread::drift_warning(t, sp.spread, se) {
-                j.reason.push_str("; ");
-                j.reason.push_str(&w);
+                j.ruling.reason.push_str("; ");
+                j.ruling.reason.push_str(&w);
             }
         }
     }

@@ -38,7 +38,12 @@ fn a_threshold_of_100_percent_or_more_is_judged_not_a_panic() {
             candidate_runs: &runs,
         }];
         let j = judge_all(&rows, &Config::default());
-        assert_ne!(j[0].verdict, RowVerdict::Regression, "{}", j[0].reason);
+        assert_ne!(
+            j[0].ruling.verdict,
+            RowVerdict::Regression,
+            "{}",
+            j[0].ruling.reason
+        );
     }
 }
 
@@ -114,31 +119,36 @@ fn runs(
 /// `Err` says how they disagree.
 fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<(), String> {
     use crate::stats::row::Method;
-    if !matches!(j.method, Method::RunLevelT | Method::PairedT) {
+    if !matches!(j.ruling.method, Method::RunLevelT | Method::PairedT) {
         return Ok(());
     }
-    let (Some(ci), Some(t)) = (j.change_ci, j.tolerance) else {
+    let (Some(ci), Some(t)) = (j.ruling.change_ci, j.tolerance) else {
         return Err(format!("no interval or tolerance: {j:?}"));
     };
     let mut want = super::verdict_of_interval(ci, t, direction, exact);
     // A row that left out more than its stated share is never a pass on what is left
     // (`stats::screen`): only when the interval with nothing left out passes too.
     if want == RowVerdict::Pass
-        && j.left_out
+        && j.ruling
+            .left_out
             .as_ref()
             .is_some_and(crate::stats::screen::LeftOut::too_much)
         && !j
+            .ruling
             .reason
             .contains("(and so does the interval with nothing left out")
     {
         want = RowVerdict::Inconclusive;
     }
-    if want == j.verdict && j.confidence >= 0.95 - 1e-12 && j.reason.contains(&interval_text(ci)) {
+    if want == j.ruling.verdict
+        && j.ruling.confidence >= 0.95 - 1e-12
+        && j.ruling.reason.contains(&interval_text(ci))
+    {
         Ok(())
     } else {
         Err(format!(
             "{:?} but the interval {ci:?} at {} against {t} says {want:?}: {}",
-            j.verdict, j.confidence, j.reason
+            j.ruling.verdict, j.ruling.confidence, j.ruling.reason
         ))
     }
 }
@@ -242,18 +252,18 @@ fn a_row_says_when_the_job_drift_is_too_large_for_its_threshold() {
     let j = row(&history);
     assert!(j.job_spread.unwrap() > 0.005, "{:?}", j.job_spread);
     assert!(
-        j.reason.contains(
+        j.ruling.reason.contains(
             "warning: the job drift is too large for the 3.00% threshold: with it a change must be about"
-        ) && j.reason.contains("to be found in 80% of checks")
-            && j.reason.contains("`cgp-gate ab`"),
+        ) && j.ruling.reason.contains("to be found in 80% of checks")
+            && j.ruling.reason.contains("`cgp-gate ab`"),
         "{}",
-        j.reason
+        j.ruling.reason
     );
     // A steady history: no drift, no warning.
     let steady = vec![1000.0; 9];
     assert!(
-        !row(&steady).reason.contains("warning"),
+        !row(&steady).ruling.reason.contains("warning"),
         "{}",
-        row(&steady).reason
+        row(&steady).ruling.reason
     );
 }

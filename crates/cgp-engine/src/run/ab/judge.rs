@@ -231,20 +231,15 @@ pub(super) fn judge_pending(
 
     let mut rows: Vec<Row> = Vec::new();
     for p in pending {
-        let mut tolerance = None;
+        let (mut tolerance, mut limit) = (None, None);
         let j: PairedJudgement = if is_limit(p) {
             let Some(l) = limits.next() else { continue };
+            // Judged as `check` judges a limit: its row shows the same median interval and
+            // limit (`check/judge.rs`).
+            (tolerance, limit) = (l.tolerance, l.limit);
             PairedJudgement {
-                verdict: l.verdict,
-                method: l.method,
-                change: l.change,
-                change_ci: l.change_ci,
-                confidence: l.confidence,
-                p: l.p,
-                p_adjusted: l.p_adjusted,
-                reason: l.reason,
+                ruling: l.ruling,
                 pairs: p.base_pairs.len(),
-                left_out: l.left_out,
             }
         } else if is_const(p) {
             let b = p.base_raw[0];
@@ -252,9 +247,9 @@ pub(super) fn judge_pending(
             let mut j = judge_constant(b, head, &p.ms.threshold, p.base_pairs.len());
             if !constant(&p.head_raw) {
                 let differ = p.head_raw.iter().filter(|x| x.total_cmp(&b).is_ne()).count();
-                j.reason = format!(
+                j.ruling.reason = format!(
                     "{} (exact: every launch compared, {differ} of {} differ from the base's)",
-                    j.reason,
+                    j.ruling.reason,
                     p.head_raw.len()
                 );
             }
@@ -266,7 +261,7 @@ pub(super) fn judge_pending(
             tolerance = Some(t);
             j
         };
-        rows.push(judged_row(p, j, tolerance, rounds, spec_errors));
+        rows.push(judged_row(p, j, (tolerance, limit), rounds, spec_errors));
     }
     rows
 }
@@ -324,11 +319,11 @@ fn limit_comparison<'a>(p: &'a Pending<'_>) -> Comparison<'a> {
 }
 
 /// The results row of a judged row: both sides' summaries, how often it was re-measured, the
-/// judgement, and the tolerance the reports show (paired rows).
+/// judgement, and the tolerance (paired rows) or limit (limit rows) the reports show.
 fn judged_row(
     p: &Pending<'_>,
     j: PairedJudgement,
-    tolerance: Option<f64>,
+    (tolerance, limit): (Option<f64>, Option<f64>),
     rounds: &BTreeMap<TargetSize, u32>,
     spec_errors: &mut Vec<RunError>,
 ) -> Row {
@@ -340,10 +335,11 @@ fn judged_row(
         .get(&TargetSize::new(&p.key.target, &p.key.size))
         .copied()
         .unwrap_or(0);
-    if let (Some(t), Some(tolerance)) = (row.rule.threshold.as_mut(), tolerance) {
-        t.tolerance = Some(tolerance);
+    if let Some(t) = row.rule.threshold.as_mut() {
+        t.tolerance = tolerance;
+        t.limit = limit;
     }
-    row.decide(Decision::from(&j));
+    row.decide(Decision::from(&j.ruling));
     crate::run::engine::min_effect_unit(&mut row, p.ms, spec_errors);
     row
 }

@@ -116,3 +116,53 @@ fn runs_alternate_abba_and_are_recorded_per_side() {
     assert_eq!(r.verdict, RunVerdict::Pass);
     assert!((r.cost_seconds["saxpy"] - 4.0).abs() < 1e-9);
 }
+
+/// A limit row of `ab` is judged as `check` judges one, and shows what `check` shows: the
+/// interval of the head's median and the limit it was held against (the paired judgement once
+/// carried neither, so an `ab` limit row had no interval in any report).
+#[test]
+fn a_limit_row_shows_the_median_interval_and_the_limit_as_in_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = SPEC.replace("\"3%\"", "{max: 2000ns}");
+    let spec = crate::spec::load_str(&yaml, &dir.path().join("cgp-gate.yaml")).unwrap();
+    let targets: Vec<&Target> = spec.targets.iter().collect();
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let (mut base, mut head) = (
+        Fake {
+            side: "B",
+            log: Rc::clone(&log),
+            ns: 1000.0,
+        },
+        Fake {
+            side: "H",
+            log: Rc::clone(&log),
+            ns: 1000.0,
+        },
+    );
+    let run = run_ab(
+        &spec,
+        &mut Sides {
+            base: &mut base,
+            head: &mut head,
+            base_targets: &targets,
+            head_targets: &targets,
+        },
+        None,
+        None,
+        &AbOptions {
+            fail_on: FailOn::Regression,
+            allow_missing: false,
+            gpu: None,
+            manifest: None,
+        },
+        &mut crate::run::progress::NoProgress,
+    )
+    .unwrap();
+    let row = &run.results.rows[0];
+    assert_eq!(row.verdict(), RowVerdict::Pass, "{}", row.reason);
+    let [lo, hi] = row.estimate.median_ci().expect("a limit row's interval");
+    assert!(lo >= 1000.0 && hi <= 1002.0 + 1e-9 && lo <= hi, "[{lo}, {hi}]");
+    assert_eq!(row.estimate.change(), None, "a limit row has no change");
+    let limit = row.rule.threshold.as_ref().and_then(|t| t.limit);
+    assert_eq!(limit, Some(2000.0));
+}

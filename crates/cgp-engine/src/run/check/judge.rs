@@ -136,7 +136,7 @@ pub(super) fn judged_rows(
                 method,
                 estimate,
                 reason,
-            } = Decision::from(&j);
+            } = Decision::from(&j.ruling);
             Row {
                 key: OwnedRowKey::from(key),
                 unit: samples

@@ -279,8 +279,8 @@ impl Estimate {
     }
 }
 
-/// What a row takes from a judgement of the statistics, independent (`stats::Judgement`, of
-/// `check`) or paired (`stats::paired::PairedJudgement`, of `ab`): the one conversion of the
+/// What a row takes from the statistics' ruling on it ([`crate::stats::Ruling`], the same for an
+/// independent judgement of `check` and a paired one of `ab`): the one conversion of the
 /// statistics' flat numbers into the row's types ([`Row::decide`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
@@ -290,35 +290,18 @@ pub struct Decision {
     pub reason: String,
 }
 
-impl From<&crate::stats::Judgement> for Decision {
-    fn from(j: &crate::stats::Judgement) -> Self {
+impl From<&crate::stats::Ruling> for Decision {
+    fn from(r: &crate::stats::Ruling) -> Self {
         Self {
-            outcome: Outcome::from(j.verdict),
-            method: j.method.clone(),
+            outcome: Outcome::from(r.verdict),
+            method: r.method.clone(),
             estimate: Estimate {
-                shift: Shift::of(j.change, j.change_ci, j.median_ci),
-                confidence: Some(j.confidence),
-                test: Test::of(j.p, j.p_adjusted),
-                left_out: j.left_out.clone(),
+                shift: Shift::of(r.change, r.change_ci, r.median_ci),
+                confidence: Some(r.confidence),
+                test: Test::of(r.p, r.p_adjusted),
+                left_out: r.left_out.clone(),
             },
-            reason: j.reason.clone(),
-        }
-    }
-}
-
-impl From<&crate::stats::paired::PairedJudgement> for Decision {
-    /// A paired test estimates the change only (it has no median interval).
-    fn from(j: &crate::stats::paired::PairedJudgement) -> Self {
-        Self {
-            outcome: Outcome::from(j.verdict),
-            method: j.method.clone(),
-            estimate: Estimate {
-                shift: Shift::of(j.change, j.change_ci, None),
-                confidence: Some(j.confidence),
-                test: Test::of(j.p, j.p_adjusted),
-                left_out: j.left_out.clone(),
-            },
-            reason: j.reason.clone(),
+            reason: r.reason.clone(),
         }
     }
 }
