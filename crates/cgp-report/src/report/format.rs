@@ -494,6 +494,14 @@ pub(crate) fn verdict_word(row: &Row) -> &'static str {
         .map_or(row.verdict().as_str(), crate::outcome::results::SkipReason::label)
 }
 
+/// `gpu__time_duration.sum` -> `time`; other metrics keep their name.
+pub(crate) fn short_metric(metric: &str) -> &str {
+    match metric {
+        "gpu__time_duration.sum" | "gpu__time_duration.avg" => "time",
+        m => m,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

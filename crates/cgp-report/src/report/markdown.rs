@@ -524,7 +524,7 @@ fn why(r: &Row, md: &mut String) {
             &crate::measured::samples::target_size(&r.key.target, &r.key.size),
             false
         ),
-        code_span(super::mermaid::short_metric(&r.key.metric), false),
+        code_span(super::format::short_metric(&r.key.metric), false),
         escape_md_cell(&w.reading)
     ));
     if !w.changed.is_empty() {
@@ -636,7 +636,7 @@ fn trends(rows: &[&Row], md: &mut String) {
                     &crate::measured::samples::target_size(&r.key.target, &r.key.size),
                     false
                 ),
-                code_span(super::mermaid::short_metric(&r.key.metric), false),
+                code_span(super::format::short_metric(&r.key.metric), false),
                 escape_md_cell(&t)
             ))
         })

@@ -51,7 +51,12 @@ pub(crate) fn charts(results: &Results, md: &mut String) {
                 format!(
                     "\"{}\"",
                     mermaid_label(
-                        &format!("{} {} {}", r.key.target, r.key.size, short_metric(&r.key.metric)),
+                        &format!(
+                            "{} {} {}",
+                            r.key.target,
+                            r.key.size,
+                            super::format::short_metric(&r.key.metric)
+                        ),
                         40
                     )
                 )
@@ -96,19 +101,11 @@ pub(crate) fn charts(results: &Results, md: &mut String) {
         let values: Vec<String> = points.iter().map(|x| mermaid_number(x / div)).collect();
         md.push_str(&format!(
             "```mermaid\nxychart-beta\n    title \"{} history ({})\"\n    x-axis [{}]\n    y-axis \"{}\"\n    line [{}]\n```\n\n",
-            mermaid_label(&format!("{} {} {}", r.key.target, r.key.size, short_metric(&r.key.metric)), 60),
+            mermaid_label(&format!("{} {} {}", r.key.target, r.key.size, super::format::short_metric(&r.key.metric)), 60),
             mermaid_label(&unit, 20),
             labels.join(", "),
             mermaid_label(&unit, 20),
             values.join(", ")
         ));
-    }
-}
-
-/// `gpu__time_duration.sum` -> `time`; other metrics keep their name.
-pub(crate) fn short_metric(metric: &str) -> &str {
-    match metric {
-        "gpu__time_duration.sum" | "gpu__time_duration.avg" => "time",
-        m => m,
     }
 }

@@ -60,12 +60,15 @@ pub const DEFAULT_CATEGORY_RULES: &[(&str, &str)] = &[
 /// What nsys metric names are, for messages.
 pub const NSYS_METRICS_HELP: &str = "nsys targets take `gpu_time`, `non_gpu_time`, `category:<name>` and `kernel:<regex>` (GPU time in ns), and `instances:category:<name>` / `instances:kernel:<regex>` (counts; added with an `exact` threshold for every category and kernel metric unless listed)";
 
+// The metric names of nsys targets are spelled and read here only: everything else asks
+// `parse_nsys_metric` (the typed `NsysMetric`), `category_metric` / `category_of` (a category's
+// GPU time) or `instances_of` (the count that goes with a time).
 /// Prefix of the instance-count metrics.
-pub const INSTANCES_PREFIX: &str = "instances:";
-/// The prefix of a category's GPU time (`category:gemm`): the one place it is spelled.
-pub const CATEGORY_PREFIX: &str = "category:";
+const INSTANCES_PREFIX: &str = "instances:";
+/// The prefix of a category's GPU time (`category:gemm`).
+const CATEGORY_PREFIX: &str = "category:";
 /// The prefix of the GPU time of the kernels a regex matches (`kernel:gemm.*`).
-pub const KERNEL_PREFIX: &str = "kernel:";
+const KERNEL_PREFIX: &str = "kernel:";
 
 /// The metric of category `name`'s GPU time: `category:<name>`.
 pub fn category_metric(name: &str) -> String {
@@ -76,6 +79,13 @@ pub fn category_metric(name: &str) -> String {
 /// metric, its instance count included.
 pub fn category_of(metric: &str) -> Option<&str> {
     metric.strip_prefix(CATEGORY_PREFIX)
+}
+
+/// The instance count that goes with the GPU time of a category or of the kernels a regex
+/// matches (`category:gemm` -> `instances:category:gemm`); `None` for any other metric.
+pub fn instances_of(metric: &str) -> Option<String> {
+    (metric.starts_with(CATEGORY_PREFIX) || metric.starts_with(KERNEL_PREFIX))
+        .then(|| format!("{INSTANCES_PREFIX}{metric}"))
 }
 
 /// One metric of an `nsys` target.

@@ -19,9 +19,9 @@ mod threshold;
 mod yaml;
 
 pub use categories::{
-    CATEGORY_PREFIX, CategoryRule, CategoryRules, DEFAULT_CATEGORY_RULES, INSTANCES_PREFIX, KERNEL_PREFIX,
-    NSYS_METRICS_HELP, NsysMetric, categories_from_str, category_metric, category_names, category_of,
-    is_nsys_metric_name, load_categories, parse_nsys_metric,
+    CategoryRule, CategoryRules, DEFAULT_CATEGORY_RULES, NSYS_METRICS_HELP, NsysMetric, categories_from_str,
+    category_metric, category_names, category_of, instances_of, is_nsys_metric_name, load_categories,
+    parse_nsys_metric,
 };
 pub use error::SpecError;
 pub use expr::{Expr, evaluate};

@@ -91,10 +91,10 @@ pub(super) fn nsys_metrics(
         });
     }
     for (name, _, _) in &entries {
-        let counted = format!("{}{name}", crate::spec::INSTANCES_PREFIX);
-        if (name.starts_with(crate::spec::CATEGORY_PREFIX) || name.starts_with(crate::spec::KERNEL_PREFIX))
-            && !out.iter().any(|m| m.name == counted)
-        {
+        let Some(counted) = crate::spec::instances_of(name) else {
+            continue;
+        };
+        if !out.iter().any(|m| m.name == counted) {
             out.push(crate::spec::model::MetricSpec {
                 name: counted,
                 threshold: crate::spec::model::Threshold {
