@@ -127,7 +127,7 @@ fn rows(r: &Results) -> Vec<(String, RowVerdict, f64)> {
             (
                 x.key.target.clone(),
                 x.verdict(),
-                x.estimate.change().unwrap_or(f64::NAN),
+                x.estimate().change().unwrap_or(f64::NAN),
             )
         })
         .collect()

@@ -269,8 +269,8 @@ fn verdicts(r: &Results) -> BTreeMap<String, RowVerdict> {
 
 /// The change of a row in percent, and its interval.
 fn change_pct(row: &Row) -> (f64, [f64; 2]) {
-    let c = row.estimate.change().unwrap() * 100.0;
-    let ci = row.estimate.change_ci().unwrap();
+    let c = row.estimate().change().unwrap() * 100.0;
+    let ci = row.estimate().change_ci().unwrap();
     (c, [ci[0] * 100.0, ci[1] * 100.0])
 }
 
@@ -344,7 +344,7 @@ fn extra_work_3pct_is_a_matmul_and_vector_add_time_regression() {
         (c - 4.01).abs() < 0.01 && (ci[0] - 3.16).abs() < 0.01 && (ci[1] - 4.88).abs() < 0.01,
         "{c} {ci:?}"
     );
-    let p = row(r, "vector_add", time).estimate.p_adjusted().unwrap();
+    let p = row(r, "vector_add", time).estimate().p_adjusted().unwrap();
     assert!(p > 2e-3 && p < 4e-3, "{p}");
     // reduce +4.24% [+1.41%, +7.15%] (shown at the widest level the decision used, 99.8%)
     // straddles 3% (noise within a run 2%) and stays inconclusive after re-measurement to

@@ -15,9 +15,9 @@ use cgp_outcome::outcome::results::{Results, Row};
 
 /// The text every report must show for a row: `+4.24%` and `[+2.63%, +5.87%]`.
 fn expected(row: &Row) -> Option<(String, Option<String>)> {
-    let c = row.estimate.change()?;
+    let c = row.estimate().change()?;
     let ci = row
-        .estimate
+        .estimate()
         .change_ci()
         .map(|[lo, hi]| format!("[{:+.2}%, {:+.2}%]", lo * 100.0, hi * 100.0));
     Some((format!("{:+.2}%", c * 100.0), ci))
@@ -32,7 +32,7 @@ fn level(c: f64) -> String {
 /// interval when the report printed one (the rows' levels differ, so no header names it).
 fn shown_cell(row: &Row, shown: &str) -> String {
     let want = cell(row).unwrap_or_else(|| "n/a".to_owned());
-    match (shown.strip_prefix(want.as_str()), row.estimate.confidence) {
+    match (shown.strip_prefix(want.as_str()), row.estimate().confidence) {
         (Some(rest), Some(c)) if !rest.is_empty() => format!("{want} ({}% CI)", level(c)),
         _ => want,
     }
@@ -172,7 +172,7 @@ fn junit_checks(results: &Results, xml: &str) {
         let Some(row) = results.rows.iter().find(|r| r.key().to_string() == name) else {
             continue;
         };
-        if let Some(c) = row.estimate.change() {
+        if let Some(c) = row.estimate().change() {
             let prop = block
                 .split("<property name=\"change\" value=\"")
                 .nth(1)
@@ -248,7 +248,7 @@ fn every_report_shows_the_verdicts_number(args: &[&str], dir: &Path) -> Results 
         results
             .rows
             .iter()
-            .filter(|r| r.estimate.change().is_some())
+            .filter(|r| r.estimate().change().is_some())
             .count()
             >= 6
     );

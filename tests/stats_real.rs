@@ -73,14 +73,14 @@ fn disagreement(row: &Row) -> Option<String> {
     };
     if shift_row {
         let tolerance = th.tolerance?;
-        let Some(ci) = row.estimate.change_ci() else {
+        let Some(ci) = row.estimate().change_ci() else {
             return Some(format!("{}: no interval", row.key()));
         };
         if row.reason.contains(NO_INTERVAL_REACHES) {
             return None;
         }
         let want = verdict_of_interval(ci, tolerance, direction, exact);
-        let conf = row.estimate.confidence.unwrap_or(0.0);
+        let conf = row.estimate().confidence.unwrap_or(0.0);
         if want != row.verdict() || conf < 0.95 - 1e-12 || !row.reason.contains(&interval_text(ci)) {
             return Some(format!(
                 "{}: {:?} but the {conf} interval {ci:?} against {tolerance} gives {want:?}; reason: {}",
@@ -93,7 +93,7 @@ fn disagreement(row: &Row) -> Option<String> {
     }
     match row.method {
         Method::Exact => {
-            let c = row.estimate.change()?;
+            let c = row.estimate().change()?;
             let tolerance = th.tolerance?;
             let want = verdict_of_interval([c, c], tolerance, direction, false);
             (want != row.verdict()).then(|| {
@@ -105,7 +105,7 @@ fn disagreement(row: &Row) -> Option<String> {
             })
         }
         Method::SignTestMedianCi => {
-            let (Some(ci), Some(limit)) = (row.estimate.median_ci(), th.limit) else {
+            let (Some(ci), Some(limit)) = (row.estimate().median_ci(), th.limit) else {
                 return Some(format!(
                     "{}: a limit row without its interval or limit",
                     row.key()
@@ -116,7 +116,7 @@ fn disagreement(row: &Row) -> Option<String> {
             }
             let is_max = matches!(th.kind, ThresholdKind::Max { .. });
             let want = verdict_of_limit(ci, limit, is_max);
-            let conf = row.estimate.confidence.unwrap_or(0.0);
+            let conf = row.estimate().confidence.unwrap_or(0.0);
             // The full range of too few samples may cover less than the configured level.
             (want != row.verdict()).then(|| {
                 format!(

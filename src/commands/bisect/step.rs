@@ -92,7 +92,7 @@ pub(crate) fn pick<'s>(spec: &'s crate::spec::Spec, names: &[String]) -> Vec<&'s
 
 /// How far a row's change goes the bad way (larger is worse).
 fn badness(r: &Row) -> f64 {
-    let c = r.estimate.change().unwrap_or(0.0);
+    let c = r.estimate().change().unwrap_or(0.0);
     match r.rule.direction {
         Some(Direction::Higher) => -c,
         _ => c,
@@ -163,8 +163,8 @@ pub(crate) fn measure(
     let row = deciding(&rows, said);
     Ok(Measured {
         said,
-        change: row.and_then(|r| r.estimate.change()),
-        change_ci: row.and_then(|r| r.estimate.change_ci()),
+        change: row.and_then(|r| r.estimate().change()),
+        change_ci: row.and_then(|r| r.estimate().change_ci()),
         row: row.map(|r| r.key.to_string()).unwrap_or_default(),
         reason: row
             .map(|r| r.reason.clone())

@@ -112,7 +112,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
             change_cell(r, None),
             medians_sentence(r),
             r.rule.text(),
-            p_value(r.estimate.p_adjusted().or(r.estimate.p())),
+            p_value(r.estimate().p_adjusted().or(r.estimate().p())),
             r.reason
         );
         // The why (docs/why.md): its reading; the counters are in the other reports.

@@ -50,7 +50,7 @@ pub(crate) fn reason_with_config(row: &Row) -> String {
 /// processes) or kept as the code's (issue 43), in one sentence with the counts per side; `None`
 /// when nothing was. Every format prints it beside the row (docs/statistics.md 2.5).
 pub(crate) fn left_out(row: &Row) -> Option<String> {
-    let l = row.estimate.left_out.as_ref().filter(|l| !l.is_empty())?;
+    let l = row.estimate().left_out.as_ref().filter(|l| !l.is_empty())?;
     Some(l.sentence())
 }
 
@@ -85,12 +85,14 @@ pub(crate) fn change_pct(fraction: f64) -> String {
 
 /// The row's estimate, the one its verdict used (`Row::change`): `+4.24%`, `n/a` without one.
 pub(crate) fn estimate(row: &Row) -> String {
-    row.estimate.change().map_or_else(|| "n/a".to_owned(), change_pct)
+    row.estimate()
+        .change()
+        .map_or_else(|| "n/a".to_owned(), change_pct)
 }
 
 /// The row's interval, the one its verdict used (`Row::change_ci`): `[+2.63%, +5.87%]`.
 pub(crate) fn interval(row: &Row) -> Option<String> {
-    row.estimate
+    row.estimate()
         .change_ci()
         .map(|[lo, hi]| format!("[{}, {}]", change_pct(lo), change_pct(hi)))
 }
@@ -99,7 +101,7 @@ pub(crate) fn interval(row: &Row) -> Option<String> {
 /// without a change. Every report prints a row's change through this function (or through
 /// [`estimate`] and [`interval`], which it joins).
 pub(crate) fn change_with_ci(row: &Row) -> String {
-    match (row.estimate.change(), interval(row)) {
+    match (row.estimate().change(), interval(row)) {
         (Some(_), Some(i)) => format!("{} {i}", estimate(row)),
         _ => estimate(row),
     }
@@ -111,7 +113,7 @@ pub(crate) fn change_with_ci(row: &Row) -> String {
 pub(crate) fn common_ci_label<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Option<String> {
     let mut labels = rows
         .into_iter()
-        .filter(|r| r.estimate.change_ci().is_some())
+        .filter(|r| r.estimate().change_ci().is_some())
         .map(ci_label);
     let first = labels.next()??;
     labels
@@ -125,7 +127,7 @@ pub(crate) fn common_ci_label<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Op
 pub(crate) fn change_cell(row: &Row, common: Option<&str>) -> String {
     let text = change_with_ci(row);
     match ci_label(row) {
-        Some(l) if row.estimate.change_ci().is_some() && common != Some(l.as_str()) => {
+        Some(l) if row.estimate().change_ci().is_some() && common != Some(l.as_str()) => {
             format!("{text} ({l})")
         }
         _ => text,
@@ -189,7 +191,7 @@ pub(crate) fn medians_sentence(row: &Row) -> String {
 
 /// The confidence level as a label: `95% CI`.
 pub(crate) fn ci_label(row: &Row) -> Option<String> {
-    let c = row.estimate.confidence?;
+    let c = row.estimate().confidence?;
     // The exact coverage of a distribution-free interval is a number like 95.107%; people read
     // the level, so round it to a tenth.
     c.is_finite().then(|| {

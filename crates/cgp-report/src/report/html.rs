@@ -184,7 +184,7 @@ fn row_cells(
         escape(&super::format::reason_with_config(r)),
         escape(&change_cell(r, common_ci)),
         escape(&r.rule.text()),
-        escape(&p_value(r.estimate.p_adjusted().or(r.estimate.p()))),
+        escape(&p_value(r.estimate().p_adjusted().or(r.estimate().p()))),
         escape(&medians(r)),
         r.sides.baseline.as_ref().map_or(0, |x| x.n),
         r.sides.candidate.as_ref().map_or(0, |x| x.n),

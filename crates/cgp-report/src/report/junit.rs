@@ -149,7 +149,7 @@ fn failure_message(row: &Row) -> String {
         change_cell(row, None),
         medians_sentence(row),
         row.rule.text(),
-        p_value(row.estimate.p_adjusted().or(row.estimate.p())),
+        p_value(row.estimate().p_adjusted().or(row.estimate().p())),
     )
 }
 
@@ -256,12 +256,12 @@ fn row_properties(row: &Row) -> Vec<Property> {
     num("candidate_median", row.sides.candidate.as_ref().map(|s| s.median));
     num("baseline_n", row.sides.baseline.as_ref().map(|s| s.n as f64));
     num("candidate_n", row.sides.candidate.as_ref().map(|s| s.n as f64));
-    num("change", row.estimate.change());
-    num("change_ci_low", row.estimate.change_ci().map(|c| c[0]));
-    num("change_ci_high", row.estimate.change_ci().map(|c| c[1]));
-    num("confidence", row.estimate.confidence);
-    num("p", row.estimate.p());
-    num("p_adjusted", row.estimate.p_adjusted());
+    num("change", row.estimate().change());
+    num("change_ci_low", row.estimate().change_ci().map(|c| c[0]));
+    num("change_ci_high", row.estimate().change_ci().map(|c| c[1]));
+    num("confidence", row.estimate().confidence);
+    num("p", row.estimate().p());
+    num("p_adjusted", row.estimate().p_adjusted());
     num("remeasured", Some(f64::from(row.remeasured)));
     if let Some(c) = &row.config_change {
         p.push(Property::new("config_baseline", c.baseline.join(" + ")));

@@ -409,7 +409,7 @@ fn table(results: &Results, rows: &[&Row], shown: usize, opts: &MarkdownOptions,
             code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
             metric_cell(results, r, opts.history_url.as_deref()),
             escape_md_cell(&change_cell(r, common.as_deref())),
-            escape_md_cell(&p_value(r.estimate.p_adjusted().or(r.estimate.p()))),
+            escape_md_cell(&p_value(r.estimate().p_adjusted().or(r.estimate().p()))),
             escape_md_cell(&medians(r)),
         ));
     }
@@ -737,7 +737,7 @@ fn details(results: &Results, md: &mut String) {
                 code_span(&r.key.metric, true),
                 escape_md_cell(&change_cell(r, common.as_deref())),
                 escape_md_cell(&r.rule.text()),
-                escape_md_cell(&p_value(r.estimate.p_adjusted().or(r.estimate.p()))),
+                escape_md_cell(&p_value(r.estimate().p_adjusted().or(r.estimate().p()))),
                 escape_md_cell(&medians(r)),
                 n,
                 md_text(&super::format::reason_with_config(r), true),

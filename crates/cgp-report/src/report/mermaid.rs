@@ -39,7 +39,7 @@ pub(crate) fn charts(results: &Results, md: &mut String) {
         .iter()
         .filter(|r| r.verdict() == RowVerdict::Regression)
         .filter_map(|r| {
-            let c = r.estimate.change().filter(|c| c.is_finite())?;
+            let c = r.estimate().change().filter(|c| c.is_finite())?;
             Some((r, if r.rule.higher_is_better() { -c } else { c } * 100.0))
         })
         .take(CHART_ROWS)
@@ -78,8 +78,8 @@ pub(crate) fn charts(results: &Results, md: &mut String) {
         .filter(|r| r.verdict() == RowVerdict::Regression && !r.history.is_empty())
         .filter(|r| r.sides.baseline.is_some() && r.sides.candidate.is_some())
         .max_by(|a, b| {
-            let ka = a.estimate.change().unwrap_or(0.0).abs();
-            let kb = b.estimate.change().unwrap_or(0.0).abs();
+            let ka = a.estimate().change().unwrap_or(0.0).abs();
+            let kb = b.estimate().change().unwrap_or(0.0).abs();
             ka.total_cmp(&kb)
         });
     if let Some(r) = trend

@@ -69,8 +69,8 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
                     &row.unit,
                 );
                 assert!(m.contains(&format!("median base {b} → head {c}")), "{m}");
-                let [lo, hi] = row.estimate.change_ci().unwrap();
-                let change = row.estimate.change().unwrap();
+                let [lo, hi] = row.estimate().change_ci().unwrap();
+                let change = row.estimate().change().unwrap();
                 assert!(
                     m.contains(&format!(
                         "change {:+.2}% [{:+.2}%, {:+.2}%]",
@@ -105,7 +105,7 @@ fn every_row_becomes_one_case_in_its_targets_suite() {
                 .unwrap();
             assert_eq!(v.to_bits(), b.median.to_bits(), "{name}");
         }
-        if let Some(p) = row.estimate.p() {
+        if let Some(p) = row.estimate().p() {
             let v: f64 = prop(&case.properties, "p").unwrap().parse().unwrap();
             assert_eq!(v.to_bits(), p.to_bits(), "{name}");
         }

@@ -134,7 +134,6 @@ pub(super) fn judged_rows(
             let Decision {
                 outcome,
                 method,
-                estimate,
                 reason,
             } = Decision::from(&j.ruling);
             Row {
@@ -154,7 +153,6 @@ pub(super) fn judged_rows(
                     direction: Some(ms.threshold.direction),
                 },
                 method,
-                estimate,
                 sides: Sides {
                     baseline: j.baseline,
                     candidate: Some(j.candidate),

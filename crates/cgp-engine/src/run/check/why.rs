@@ -84,7 +84,7 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
                 });
             }
             let ctx = crate::measured::why::Context {
-                time_change: r.estimate.change(),
+                time_change: r.estimate().change(),
                 launch: r
                     .config_change
                     .as_ref()

@@ -522,8 +522,21 @@ mod tests {
 
     #[test]
     fn every_outcome_round_trips_through_the_flat_file_form() {
+        let numbers = Estimate {
+            shift: Shift::Change {
+                change: 0.031,
+                ci: Some([0.012, 0.05]),
+            },
+            confidence: Some(0.95),
+            test: Some(Test {
+                p: 0.001,
+                p_adjusted: Some(0.004),
+            }),
+            left_out: None,
+        };
         let outcomes = [
-            Outcome::Compared(Judged::Inconclusive),
+            Outcome::Compared(Judged::Inconclusive, numbers.clone()),
+            Outcome::Compared(Judged::Pass, Estimate::default()),
             Outcome::New,
             Outcome::Missing(Missing::failing(MissingCause::NotMeasured)),
             Outcome::Missing(Missing::default()),
@@ -545,7 +558,20 @@ mod tests {
         v["fails_gate"] = true.into();
         v["skipped"] = "same-sass".into();
         let back: Row = serde_json::from_value(v).unwrap();
-        assert_eq!(back.outcome, Outcome::Compared(Judged::Regression));
+        assert_eq!(
+            back.outcome,
+            Outcome::Compared(Judged::Regression, Estimate::default())
+        );
+        // Numbers on a row that was not compared (an older file's error row, written before
+        // only compared rows had them) are not what decided it: read, they are dropped.
+        let mut compared = row(RowVerdict::Regression);
+        compared.outcome = Outcome::Compared(Judged::Regression, numbers);
+        let mut v = serde_json::to_value(&compared).unwrap();
+        assert_eq!(v["change"], 0.031);
+        v["verdict"] = "error".into();
+        let back: Row = serde_json::from_value(v).unwrap();
+        assert_eq!(back.outcome, Outcome::Error);
+        assert_eq!(back.estimate(), &Estimate::default());
     }
 
     /// A missing row's cause is written as its own field and read from it, whatever its reason

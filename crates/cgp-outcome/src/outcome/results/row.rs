@@ -24,8 +24,6 @@ pub struct Row {
     pub rule: RowRule,
     /// The statistical method that decided (`mann-whitney+hodges-lehmann`, `exact`, ...).
     pub method: Method,
-    /// The numbers the verdict used: the one estimate and interval every report shows.
-    pub estimate: Estimate,
     /// The baseline's and this run's samples, summarised, where the row has them.
     pub sides: Sides,
     /// Why the verdict is what it is, in one sentence.
@@ -49,13 +47,15 @@ pub struct Row {
     pub config_change: Option<ConfigChange>,
 }
 
-/// What a row came to. The row's [`RowVerdict`] is read from it ([`Row::verdict`]); what the
-/// outcome means for the gate is decided in [`crate::outcome::decide`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a row came to, each variant with only its own data. The row's [`RowVerdict`] is read
+/// from it ([`Row::verdict`]); what the outcome means for the gate is decided in
+/// [`crate::outcome::decide`].
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    /// Judged by the statistics, against the baseline or against a `min:`/`max:` limit (the
-    /// numbers are in [`Row::estimate`]).
-    Compared(Judged),
+    /// Judged by the statistics, against the baseline or against a `min:`/`max:` limit: the
+    /// verdict and the numbers it used (the one estimate, its interval and level, the test),
+    /// which every report shows ([`Row::estimate`]). No other outcome has numbers.
+    Compared(Judged, Estimate),
     /// Measured now, no baseline to compare with.
     New,
     /// In the baseline, not measured now.
@@ -281,26 +281,26 @@ impl Estimate {
 
 /// What a row takes from the statistics' ruling on it ([`crate::stats::Ruling`], the same for an
 /// independent judgement of `check` and a paired one of `ab`): the one conversion of the
-/// statistics' flat numbers into the row's types ([`Row::decide`]).
+/// statistics' flat numbers into the row's types ([`Row::decide`]). A compared row's outcome
+/// carries its estimate; a ruling of another verdict (an error, a new row) has none.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     pub outcome: Outcome,
     pub method: Method,
-    pub estimate: Estimate,
     pub reason: String,
 }
 
 impl From<&crate::stats::Ruling> for Decision {
     fn from(r: &crate::stats::Ruling) -> Self {
+        let estimate = Estimate {
+            shift: Shift::of(r.change, r.change_ci, r.median_ci),
+            confidence: Some(r.confidence),
+            test: Test::of(r.p, r.p_adjusted),
+            left_out: r.left_out.clone(),
+        };
         Self {
-            outcome: Outcome::from(r.verdict),
+            outcome: Outcome::of(r.verdict, estimate),
             method: r.method.clone(),
-            estimate: Estimate {
-                shift: Shift::of(r.change, r.change_ci, r.median_ci),
-                confidence: Some(r.confidence),
-                test: Test::of(r.p, r.p_adjusted),
-                left_out: r.left_out.clone(),
-            },
             reason: r.reason.clone(),
         }
     }
@@ -358,29 +358,44 @@ impl Sides {
 }
 
 impl From<RowVerdict> for Outcome {
-    /// The outcome of a verdict, with nothing more known: a missing row that does not fail the
-    /// gate, never a skipped row.
+    /// The outcome of a verdict, with nothing more known: no numbers, a missing row that does
+    /// not fail the gate, never a skipped row.
     fn from(v: RowVerdict) -> Self {
+        Self::of(v, Estimate::default())
+    }
+}
+
+/// What a row shows where its outcome has no numbers.
+static NO_ESTIMATE: Estimate = Estimate {
+    shift: Shift::None,
+    confidence: None,
+    test: None,
+    left_out: None,
+};
+
+impl Outcome {
+    /// The outcome of verdict `v` with the numbers that decided it: a compared verdict keeps
+    /// `estimate`; any other has no numbers and drops it (a missing row that does not fail the
+    /// gate, never a skipped row).
+    pub(crate) fn of(v: RowVerdict, estimate: Estimate) -> Self {
         match v {
-            RowVerdict::Regression => Self::Compared(Judged::Regression),
-            RowVerdict::Inconclusive => Self::Compared(Judged::Inconclusive),
-            RowVerdict::Improvement => Self::Compared(Judged::Improvement),
-            RowVerdict::Pass => Self::Compared(Judged::Pass),
+            RowVerdict::Regression => Self::Compared(Judged::Regression, estimate),
+            RowVerdict::Inconclusive => Self::Compared(Judged::Inconclusive, estimate),
+            RowVerdict::Improvement => Self::Compared(Judged::Improvement, estimate),
+            RowVerdict::Pass => Self::Compared(Judged::Pass, estimate),
             RowVerdict::Error => Self::Error,
             RowVerdict::New => Self::New,
             RowVerdict::Missing => Self::Missing(Missing::default()),
         }
     }
-}
 
-impl Outcome {
     /// The verdict every report shows and the results file writes.
     pub(crate) fn verdict(&self) -> RowVerdict {
         match self {
-            Self::Compared(Judged::Regression) => RowVerdict::Regression,
-            Self::Compared(Judged::Inconclusive) => RowVerdict::Inconclusive,
-            Self::Compared(Judged::Improvement) => RowVerdict::Improvement,
-            Self::Compared(Judged::Pass) | Self::Skipped(_) => RowVerdict::Pass,
+            Self::Compared(Judged::Regression, _) => RowVerdict::Regression,
+            Self::Compared(Judged::Inconclusive, _) => RowVerdict::Inconclusive,
+            Self::Compared(Judged::Improvement, _) => RowVerdict::Improvement,
+            Self::Compared(Judged::Pass, _) | Self::Skipped(_) => RowVerdict::Pass,
             Self::New => RowVerdict::New,
             Self::Missing(_) => RowVerdict::Missing,
             Self::Error => RowVerdict::Error,
@@ -479,7 +494,6 @@ impl Row {
             outcome,
             rule: RowRule::default(),
             method: Method::None,
-            estimate: Estimate::default(),
             sides: Sides::default(),
             reason: reason.to_owned(),
             remeasured: 0,
@@ -498,17 +512,32 @@ impl Row {
         self.outcome.verdict()
     }
 
-    /// Give the row what the statistics decided: its outcome, method, estimate and reason.
+    /// Give the row what the statistics decided: its outcome (with the estimate of a compared
+    /// row), method and reason.
     pub fn decide(&mut self, d: Decision) {
         self.outcome = d.outcome;
         self.method = d.method;
-        self.estimate = d.estimate;
         self.reason = d.reason;
     }
 
-    /// Give the row the plain outcome of a verdict (see `From<RowVerdict> for Outcome`).
+    /// Give the row the outcome of another verdict: a compared row moved to another compared
+    /// verdict keeps its numbers (a clock change that makes a regression doubtful); a row that
+    /// becomes an error, new or missing has none (see [`Outcome::of`]).
     pub fn set_verdict(&mut self, v: RowVerdict) {
-        self.outcome = Outcome::from(v);
+        let estimate = match std::mem::replace(&mut self.outcome, Outcome::Error) {
+            Outcome::Compared(_, e) => e,
+            _ => Estimate::default(),
+        };
+        self.outcome = Outcome::of(v, estimate);
+    }
+
+    /// The numbers the verdict used: the one estimate and interval every report shows. Empty
+    /// for a row that was not compared.
+    pub fn estimate(&self) -> &Estimate {
+        match &self.outcome {
+            Outcome::Compared(_, e) => e,
+            _ => &NO_ESTIMATE,
+        }
     }
 
     /// Why the row was not profiled, for a skipped row.

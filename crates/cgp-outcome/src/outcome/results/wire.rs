@@ -191,13 +191,21 @@ impl From<RowWire> for Row {
             config_change,
             left_out,
         } = w;
+        // A compared row's numbers; a row of another verdict has none (an older file's error
+        // row may carry some: they are not what decided it, and are dropped).
+        let estimate = Estimate {
+            shift: Shift::of(change, change_ci, median_ci),
+            confidence,
+            test: Test::of(p, p_adjusted),
+            left_out,
+        };
         let outcome = match (verdict, skipped) {
             (RowVerdict::Pass, Some(r)) => Outcome::Skipped(r),
             (RowVerdict::Missing, _) => Outcome::Missing(Missing {
                 fails_gate,
                 cause: missing_cause.unwrap_or_default(),
             }),
-            (v, _) => Outcome::from(v),
+            (v, _) => Outcome::of(v, estimate),
         };
         Self {
             key: OwnedRowKey {
@@ -211,12 +219,6 @@ impl From<RowWire> for Row {
             outcome,
             rule: RowRule { threshold, direction },
             method,
-            estimate: Estimate {
-                shift: Shift::of(change, change_ci, median_ci),
-                confidence,
-                test: Test::of(p, p_adjusted),
-                left_out,
-            },
             sides: Sides { baseline, candidate },
             reason,
             remeasured,
@@ -232,20 +234,19 @@ impl From<RowWire> for Row {
 impl From<Row> for RowWire {
     fn from(r: Row) -> Self {
         let verdict = r.verdict();
-        let (skipped, fails_gate, missing_cause) = match r.outcome {
-            Outcome::Skipped(s) => (Some(s), false, None),
-            Outcome::Missing(Missing { fails_gate, cause }) => (None, fails_gate, Some(cause)),
-            Outcome::Compared(_) | Outcome::New | Outcome::Error => (None, false, None),
+        let (skipped, fails_gate, missing_cause, estimate) = match r.outcome {
+            Outcome::Skipped(s) => (Some(s), false, None, Estimate::default()),
+            Outcome::Missing(Missing { fails_gate, cause }) => {
+                (None, fails_gate, Some(cause), Estimate::default())
+            }
+            Outcome::Compared(_, e) => (None, false, None, e),
+            Outcome::New | Outcome::Error => (None, false, None, Estimate::default()),
         };
-        let (change, change_ci, median_ci) = (
-            r.estimate.change(),
-            r.estimate.change_ci(),
-            r.estimate.median_ci(),
-        );
-        let (p, p_adjusted) = (r.estimate.p(), r.estimate.p_adjusted());
+        let (change, change_ci, median_ci) = (estimate.change(), estimate.change_ci(), estimate.median_ci());
+        let (p, p_adjusted) = (estimate.p(), estimate.p_adjusted());
         let Estimate {
             confidence, left_out, ..
-        } = r.estimate;
+        } = estimate;
         Self {
             target: r.key.target,
             size: r.key.size,

@@ -224,7 +224,7 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     let rows_sorted = sorted_rows(results);
     let show_p = rows_sorted
         .iter()
-        .any(|r| p_matters(r) && r.estimate.p_adjusted().or(r.estimate.p()).is_some());
+        .any(|r| p_matters(r) && r.estimate().p_adjusted().or(r.estimate().p()).is_some());
     let common_ci = crate::report::format::common_ci_label(rows_sorted.iter().copied());
     let columns = vec![
         Column::new("verdict", l, Overflow::Truncate),
@@ -410,9 +410,9 @@ fn result_cells<'a>(
         crate::report::format::estimate(r),
         ci,
         if p_matters(r) {
-            r.estimate
+            r.estimate()
                 .p_adjusted()
-                .or(r.estimate.p())
+                .or(r.estimate().p())
                 .map_or_else(String::new, |p| p_value(Some(p)))
         } else {
             String::new()

@@ -147,7 +147,7 @@ fn data(input: &SiteInput<'_>) -> SiteData {
                     .filter(|l| l.is_finite()),
             );
             s.t.push(
-                row.estimate
+                row.estimate()
                     .change()
                     .map_or_else(String::new, |_| crate::report::format::change_with_ci(row)),
             );
@@ -238,11 +238,11 @@ fn point(row: &Row) -> Option<Point> {
         .map(|b| b.median)
         .filter(|m| m.is_finite() && *m > 0.0);
     let on_scale = |b: f64, c: f64| b * (1.0 + c);
-    let p = match (base, row.estimate.change()) {
+    let p = match (base, row.estimate().change()) {
         (Some(b), Some(c)) if c.is_finite() => Point {
             y: on_scale(b, c),
             band: row
-                .estimate
+                .estimate()
                 .change_ci()
                 .filter(|[l, h]| l.is_finite() && h.is_finite())
                 .map(|[l, h]| (on_scale(b, l), on_scale(b, h))),
@@ -256,7 +256,7 @@ fn point(row: &Row) -> Option<Point> {
             Point {
                 y: c.median,
                 band: row
-                    .estimate
+                    .estimate()
                     .median_ci()
                     .filter(|[l, h]| l.is_finite() && h.is_finite())
                     .map(|[l, h]| (l, h)),

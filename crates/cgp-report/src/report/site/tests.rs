@@ -28,13 +28,6 @@ fn results(rows: &[(&str, &str, f64, f64, [f64; 2])], commit: usize) -> Results 
                 baseline: Some(side(*base)),
                 candidate: Some(side(base * (1.0 + change))),
             },
-            estimate: Estimate {
-                shift: Shift::Change {
-                    change: *change,
-                    ci: Some(*ci),
-                },
-                ..Estimate::default()
-            },
             rule: RowRule {
                 threshold: Some(RowThreshold {
                     kind: crate::foundation::threshold::ThresholdKind::Relative { fraction: 0.05 },
@@ -53,7 +46,16 @@ fn results(rows: &[(&str, &str, f64, f64, [f64; 2])], commit: usize) -> Results 
                     ..Default::default()
                 },
                 "ns",
-                crate::outcome::results::Outcome::from(RowVerdict::Pass),
+                crate::outcome::results::Outcome::Compared(
+                    crate::outcome::results::Judged::Pass,
+                    Estimate {
+                        shift: Shift::Change {
+                            change: *change,
+                            ci: Some(*ci),
+                        },
+                        ..Estimate::default()
+                    },
+                ),
                 "",
             )
         };
@@ -111,11 +113,11 @@ fn points_are_the_decided_estimates_with_their_intervals_and_thresholds() {
     let row = &inputs[12].1.rows[0];
     let (b, c) = (
         row.sides.baseline.as_ref().unwrap().median,
-        row.estimate.change().unwrap(),
+        row.estimate().change().unwrap(),
     );
     // The same number, exactly (JSON values compare the floats).
     assert_eq!(h100["y"][12], serde_json::json!(b * (1.0 + c)));
-    let ci = row.estimate.change_ci().unwrap();
+    let ci = row.estimate().change_ci().unwrap();
     assert_eq!(h100["lo"][12], serde_json::json!(b * (1.0 + ci[0])));
     assert_eq!(h100["hi"][12], serde_json::json!(b * (1.0 + ci[1])));
     assert_eq!(h100["thr"][12], serde_json::json!(1050.0));
