@@ -43,6 +43,16 @@ impl Profiler for Fake {
     }
 }
 
+/// The options of a plain `ab`: fail on regressions, no missing row allowed.
+fn options() -> AbOptions<'static> {
+    AbOptions {
+        fail_on: FailOn::Regression,
+        allow_missing: false,
+        gpu: None,
+        manifest: None,
+    }
+}
+
 const SPEC: &str = "version: 1\ndefaults:\n  repetitions: 4\n  max_repetitions: 4\ntargets:\n  - name: saxpy\n    command: [./saxpy]\n    kernel: saxpy\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n";
 
 #[test]
@@ -74,12 +84,7 @@ fn runs_alternate_abba_and_are_recorded_per_side() {
         },
         Some((&mut rb, &mut rh)),
         None,
-        &AbOptions {
-            fail_on: FailOn::Regression,
-            allow_missing: false,
-            gpu: None,
-            manifest: None,
-        },
+        &options(),
         &mut crate::run::progress::NoProgress,
     )
     .unwrap();
@@ -149,12 +154,7 @@ fn a_limit_row_shows_the_median_interval_and_the_limit_as_in_check() {
         },
         None,
         None,
-        &AbOptions {
-            fail_on: FailOn::Regression,
-            allow_missing: false,
-            gpu: None,
-            manifest: None,
-        },
+        &options(),
         &mut crate::run::progress::NoProgress,
     )
     .unwrap();
