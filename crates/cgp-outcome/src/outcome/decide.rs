@@ -54,7 +54,29 @@ enum FailReason {
 /// What one row means for the gate, and why: decided here ([`row_gate`]), rendered by every
 /// reporter. The reason is private to this module: a reporter asks for the [`Gate`]
 /// ([`RowGate::gate`]) and the two marks it may show beside the verdict, and cannot build or
-/// take apart a gate status of its own.
+/// take apart a gate status of its own, neither by its field nor by a variant:
+///
+/// ```compile_fail
+/// use cgp_outcome::outcome::decide::{RowGate, row_gate};
+/// use cgp_outcome::outcome::results::{FailOn, Outcome, OwnedRowKey, Row};
+/// let r = Row::bare(OwnedRowKey::default(), "ns", Outcome::Error, "");
+/// let RowGate(status) = row_gate(&r, FailOn::Regression);
+/// ```
+///
+/// ```compile_fail
+/// use cgp_outcome::outcome::decide::RowGate;
+/// fn fails(g: RowGate) -> bool {
+///     matches!(g, RowGate::Fail(_))
+/// }
+/// ```
+///
+/// ```
+/// // What a reporter may do (the same row as above).
+/// use cgp_outcome::outcome::decide::{Gate, row_gate};
+/// use cgp_outcome::outcome::results::{FailOn, Outcome, OwnedRowKey, Row};
+/// let r = Row::bare(OwnedRowKey::default(), "ns", Outcome::Error, "");
+/// assert_eq!(row_gate(&r, FailOn::Regression).gate(), Gate::Error);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RowGate(Status);
 
