@@ -6,6 +6,7 @@ pub mod change_reach;
 pub mod changepoint;
 pub mod clock;
 pub mod dips;
+pub mod finite;
 pub mod hodges_lehmann;
 pub mod jobspread;
 pub mod mannwhitney;

@@ -57,6 +57,16 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
         return done(verdict, reason, n, confidence);
     }
     let d_all: Vec<f64> = row.base.iter().zip(row.head).map(|(b, h)| (h / b).ln()).collect();
+    // Checked once (the values are finite and positive, but a ratio can leave f64's range); the
+    // tests below take the checked differences and do not check them again.
+    let Ok(d) = crate::stats::finite::Finite::new(&d_all) else {
+        return done(
+            RowVerdict::Error,
+            "a ratio of the pairs is beyond what a float holds; check the profiler output".to_owned(),
+            n,
+            confidence,
+        );
+    };
     // A pair where one side's process ran slow (a clock dip, a neighbour) is an outlier of the
     // differences on either side: Yuen's trimmed t leaves a tenth of the pairs out at each end
     // (from 10 pairs on), a share fixed in advance so the test keeps its level.
@@ -68,9 +78,9 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
         .then(|| crate::stats::screen::sign_p(k_bad, k_good))
         .filter(|p| *p <= crate::stats::screen::MACHINE_LEVEL);
     let tested = if code.is_some() {
-        super::t_test::paired_t(&d_all).map(|t| (t, 0))
+        super::t_test::paired_t(d).map(|t| (t, 0))
     } else {
-        trimmed_t(&d_all)
+        trimmed_t(d)
     };
     let mut screen = row.left_out.clone();
     screen.of_runs = (n, n);
@@ -154,8 +164,9 @@ fn unusable(row: &PairedRow<'_>, n: usize) -> Option<(RowVerdict, String)> {
             ),
         ));
     }
-    let positive = |x: &f64| x.is_finite() && *x > 0.0;
-    if !row.base.iter().chain(row.head).all(|x| x.is_finite()) {
+    let positive = |x: &f64| *x > 0.0;
+    let finite = |v| crate::stats::finite::Finite::new(v).is_ok();
+    if !(finite(row.base) && finite(row.head)) {
         return Some((
             RowVerdict::Error,
             "non-finite values in the pairs; check the profiler output".to_owned(),

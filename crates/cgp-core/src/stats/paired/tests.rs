@@ -1,6 +1,11 @@
 //! The paired comparison on textbook data, its noise model, and its decisions.
 
 use super::wilcoxon::null_counts;
+
+/// Checked values of a test (they are all finite).
+fn fin(d: &[f64]) -> crate::stats::finite::Finite<'_> {
+    crate::stats::finite::Finite::new(d).unwrap()
+}
 use super::*;
 use crate::stats::rng::Rng;
 
@@ -20,7 +25,7 @@ fn signed_rank_matches_the_textbook_example() {
     let x = [1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30];
     let y = [0.878, 0.647, 0.598, 2.05, 1.06, 1.29, 1.06, 3.14, 1.29];
     let d: Vec<f64> = x.iter().zip(&y).map(|(a, b)| a - b).collect();
-    let r = signed_rank(&d).unwrap();
+    let r = signed_rank(fin(&d)).unwrap();
     assert!(r.exact);
     assert!(close(r.t_plus, 40.0));
     assert!(close(r.p_greater, 10.0 / 512.0), "{}", r.p_greater);
@@ -37,7 +42,7 @@ fn null_distribution_matches_tables() {
     // The 95% Walsh interval of 10 pairs runs from the 9th smallest to the 9th largest of
     // the 55 averages; coverage 1 - 2 * 25/1024.
     let d: Vec<f64> = (1..=10).map(f64::from).collect();
-    let w = walsh_interval(&d, 0.95).unwrap();
+    let w = walsh_interval(fin(&d), 0.95).unwrap();
     let mut all: Vec<f64> = Vec::new();
     for i in 0..10 {
         for j in i..10 {
@@ -52,16 +57,16 @@ fn null_distribution_matches_tables() {
 
 #[test]
 fn ties_and_zeros_use_the_approximation() {
-    let r = signed_rank(&[0.0, 1.0, 1.0, 2.0, -1.0, 3.0, 3.0]).unwrap();
+    let r = signed_rank(fin(&[0.0, 1.0, 1.0, 2.0, -1.0, 3.0, 3.0])).unwrap();
     assert!(!r.exact);
     assert_eq!(r.n, 6);
     assert!(r.p_greater < 0.1 && r.p_less > 0.9);
-    assert!(close(signed_rank(&[0.0, 0.0]).unwrap().p_greater, 1.0));
-    assert!(signed_rank(&[1.0, f64::NAN]).is_none());
+    assert!(close(signed_rank(fin(&[0.0, 0.0])).unwrap().p_greater, 1.0));
+    assert!(crate::stats::finite::Finite::new(&[1.0, f64::NAN]).is_err());
     let big: Vec<f64> = (0..80).map(|i| f64::from(i) - 20.5).collect();
-    let r = signed_rank(&big).unwrap();
+    let r = signed_rank(fin(&big)).unwrap();
     assert!(!r.exact && r.p_greater < 1e-6);
-    assert!(walsh_interval(&big, 0.95).unwrap().confidence > 0.94);
+    assert!(walsh_interval(fin(&big), 0.95).unwrap().confidence > 0.94);
 }
 
 /// SYNTHETIC paired noise model: every pair shares a clock factor, uniform in +-3%; each run

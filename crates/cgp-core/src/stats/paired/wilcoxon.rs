@@ -3,6 +3,8 @@
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
+use crate::stats::finite::Finite;
+
 /// Exact null distribution up to this many non-zero differences (2^50 fits an f64 exactly).
 const EXACT_MAX: usize = 50;
 
@@ -59,12 +61,9 @@ fn abs_ranks(x: &[f64]) -> (Vec<f64>, Vec<usize>) {
     (ranks, groups)
 }
 
-/// Wilcoxon signed-rank test of "symmetric about 0". `None` for non-finite input.
-pub fn signed_rank(d: &[f64]) -> Option<SignedRank> {
-    if d.iter().any(|v| !v.is_finite()) {
-        return None;
-    }
-    let nz: Vec<f64> = d.iter().copied().filter(|v| *v != 0.0).collect();
+/// Wilcoxon signed-rank test of "symmetric about 0".
+pub fn signed_rank(d: Finite<'_>) -> Option<SignedRank> {
+    let nz: Vec<f64> = d.values().iter().copied().filter(|v| *v != 0.0).collect();
     let n = nz.len();
     if n == 0 {
         return Some(SignedRank {
@@ -122,9 +121,9 @@ pub struct WalshInterval {
 
 /// Median of the Walsh averages and the interval between the `k`-th smallest and largest of
 /// them, `k` from the signed-rank null distribution (normal approximation above 50 pairs).
-pub fn walsh_interval(d: &[f64], confidence: f64) -> Option<WalshInterval> {
-    let n = d.len();
-    if n == 0 || d.iter().any(|v| !v.is_finite()) {
+pub fn walsh_interval(d: Finite<'_>, confidence: f64) -> Option<WalshInterval> {
+    let (n, d) = (d.len(), d.values());
+    if n == 0 {
         return None;
     }
     let mut w = Vec::with_capacity(n * (n + 1) / 2);

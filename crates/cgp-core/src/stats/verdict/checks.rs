@@ -45,23 +45,11 @@ pub(super) fn sample_count_problem(nb: usize, nc: usize) -> Option<(RowVerdict, 
     None
 }
 
+/// The samples' non-finite values, named (`stats::finite`: the one check).
 fn non_finite(samples: &[f64]) -> Option<String> {
-    let bad: Vec<String> = samples
-        .iter()
-        .enumerate()
-        .filter(|(_, x)| !x.is_finite())
-        .map(|(i, x)| format!("#{i} = {x}"))
-        .collect();
-    if bad.is_empty() {
-        return None;
-    }
-    let shown: Vec<&str> = bad.iter().take(5).map(String::as_str).collect();
-    let more = if bad.len() > 5 { ", ..." } else { "" };
-    Some(format!(
-        "{} non-finite samples ({}{more})",
-        bad.len(),
-        shown.join(", ")
-    ))
+    crate::stats::finite::Finite::new(samples)
+        .err()
+        .map(|e| e.to_string())
 }
 
 fn threshold_problem(t: &Threshold) -> Option<String> {
