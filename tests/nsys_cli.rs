@@ -318,6 +318,8 @@ fn csv_maps_every_kernel_to_its_category() {
 
 #[test]
 fn nsys_rep_goes_through_nsys_export() {
+    // One real nsys at a time (`support::real_nsys_turn`).
+    let _turn = crate::support::real_nsys_turn();
     let dir = tempfile::tempdir().unwrap();
     let rep = dir.path().join("broken.nsys-rep");
     std::fs::write(&rep, b"not a report").unwrap();
@@ -352,6 +354,8 @@ fn nsys_rep_goes_through_nsys_export() {
 
 #[test]
 fn a_real_report_of_the_real_nsys_goes_through_nsys_export() {
+    // One real nsys at a time (`support::real_nsys_turn`).
+    let _turn = crate::support::real_nsys_turn();
     if !have(NSYS, "nsys (Debian's nsight-systems)") {
         return;
     }
@@ -444,6 +448,8 @@ fn have(path: &str, what: &str) -> bool {
 
 #[test]
 fn committed_2022_reports_are_what_the_real_nsys_writes() {
+    // One real nsys at a time (`support::real_nsys_turn`).
+    let _turn = crate::support::real_nsys_turn();
     if !have(NSYS, "nsys (Debian's nsight-systems)") {
         return;
     }

@@ -400,15 +400,10 @@ fn sqlite_repetitions_record_and_replay() {
     assert!(matches!(back.output, Output::Text(_)));
 }
 
-/// The real nsys keeps one agent per machine: two of its runs at once (the test harness runs
-/// tests in parallel) can cut each other off ("End of file"). The real-nsys tests take turns.
-static REAL_NSYS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 #[test]
 fn the_real_nsys_accepts_the_live_argv() {
-    let _turn = REAL_NSYS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // One real nsys at a time (`support::real_nsys_turn`).
+    let _turn = crate::support::real_nsys_turn();
     if !Path::new(NSYS).exists() {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -442,9 +437,8 @@ fn the_real_nsys_accepts_the_live_argv() {
 
 #[test]
 fn the_real_nsys_traces_a_live_run_end_to_end() {
-    let _turn = REAL_NSYS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // One real nsys at a time (`support::real_nsys_turn`).
+    let _turn = crate::support::real_nsys_turn();
     if !Path::new(NSYS).exists() {
         assert!(
             std::env::var_os("CI").is_none(),

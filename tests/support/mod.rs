@@ -14,3 +14,13 @@ pub fn bin() -> assert_cmd::Command {
 pub fn bin_std() -> std::process::Command {
     command_std(env!("CARGO_BIN_EXE_cgp-gate"))
 }
+
+/// The real nsys keeps one agent per machine: two of its runs at once (the tests run as threads
+/// of one binary) can cut each other off ("End of file"). Every test that runs the real nsys,
+/// in any file, takes its turn here.
+pub fn real_nsys_turn() -> std::sync::MutexGuard<'static, ()> {
+    static REAL_NSYS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    REAL_NSYS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
