@@ -6,21 +6,23 @@
 # examples/baselines-h100 was made from the real baseline recording with `baseline update --replay`.
 #
 # Which cgp-gate runs, said on the first line: CGP_GATE=PATH if set, else `cgp-gate` on PATH (an
-# installed one), else this checkout's target/release/cgp-gate if it is built, else it is built
+# installed one), else this checkout's release build if there is one (target/release/cgp-gate, or
+# under CARGO_TARGET_DIR), else it is built
 # here first with `cargo build --release --locked` (a cold build is 8 CPU-minutes: 5 to 9 minutes
 # on 2 cores, more on a busy machine; README "Install"), with cargo's progress.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 3
 out=target/demo
 rec=examples/recordings/h100
+built="${CARGO_TARGET_DIR:-target}/release/cgp-gate"
 
 if [[ -n "${CGP_GATE:-}" ]]; then
   bin="$CGP_GATE"
   from="CGP_GATE"
 elif bin="$(command -v cgp-gate)"; then
   from="on PATH; CGP_GATE=PATH runs another"
-elif [[ -x target/release/cgp-gate ]]; then
-  bin=target/release/cgp-gate
+elif [[ -x "$built" ]]; then
+  bin="$built"
   from="this checkout's release build, as built $(date -r "$bin" '+%Y-%m-%d %H:%M'); CGP_GATE=PATH runs another"
 else
   bin=""
@@ -32,7 +34,7 @@ if [[ -n "$bin" ]]; then
   }
   echo "== cgp-gate: $bin ($version; $from)"
 else
-  echo "== cgp-gate: none installed (no CGP_GATE, none on PATH, no target/release/cgp-gate): building it first"
+  echo "== cgp-gate: none installed (no CGP_GATE, none on PATH, no $built): building it first"
 fi
 echo "== the demo: two checks replaying real H100 ncu recordings ($rec) against examples/baselines-h100:"
 echo "   1. unchanged code, expected exit 0; 2. every kernel thread doing 3% more work, expected exit 1;"
@@ -46,7 +48,7 @@ if [[ -z "$bin" ]]; then
   echo "   2 cores, more on a busy machine; cargo prints each crate it compiles, a bar on a terminal)"
   started=$SECONDS
   cargo build --release --locked || exit 3
-  bin=target/release/cgp-gate
+  bin="$built"
   echo "== built $bin ($("$bin" --version)) in $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
 fi
 mkdir -p "$out"
