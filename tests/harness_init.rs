@@ -104,3 +104,49 @@ fn init_with_the_program_gates_it_live_synthetic() {
         );
     }
 }
+
+/// Issue 59, item 7: nvbench's `--csv` output (the real file nvbench's repository ships beside
+/// its JSON) given to `init --from` or `import` is named for what it is, with the JSON output to
+/// give instead, not refused as a damaged ncu CSV or as broken JSON. Exit 2, nothing written.
+#[test]
+fn a_harness_csv_is_named_as_such_by_init_and_import() {
+    let Some(csv) = ["../shared/fixtures/harness", "../../shared/fixtures/harness"]
+        .iter()
+        .map(|p| {
+            root()
+                .join(p)
+                .join("nvbench/NVIDIA-nvbench__5db1524__examples-outputs__nvbench.example.throughput.csv")
+        })
+        .find(|f| f.is_file())
+    else {
+        crate::support::skip(
+            "a_harness_csv_is_named_as_such_by_init_and_import",
+            "no ../shared/fixtures/harness beside the checkout",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = csv.to_str().unwrap();
+    let (code, out) = cmd(d, &["init", "--from", csv], &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("this is nvbench's `--csv` output")
+            && out.contains("run the benchmark with `--json FILE`"),
+        "{out}"
+    );
+    assert!(!out.contains("ncu") && !out.contains("\"ID\""), "{out}");
+    assert!(!d.join("cgp-gate.yaml").exists());
+    std::fs::write(
+        d.join("s.yaml"),
+        "version: 1\ntargets:\n  - name: t\n    profiler: nvbench\n    command: [bench]\n    metrics:\n      nv/cold/time/gpu: \"5%\"\n",
+    )
+    .unwrap();
+    let (code, out) = cmd(d, &["import", "--spec", "s.yaml", "--into", "rec", csv], &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("is not JSON: it is nvbench's `--csv` output"),
+        "{out}"
+    );
+    assert!(!d.join("rec").exists());
+}

@@ -28,6 +28,12 @@ use crate::foundation::exit_codes::{self, Exit};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Where a live run keeps what its messages cite: a failed run's output, and the output of
+    /// the `run it by hand` lines its hints print (default: $XDG_CACHE_HOME/cgp-gate/kept/<run>,
+    /// else ~/.cache/cgp-gate/kept/<run>). Made only when needed, listed at the end of the run,
+    /// never removed by cgp-gate.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub keep_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -146,20 +152,30 @@ pub fn main() -> ExitCode {
             return exit.into();
         }
     };
+    crate::profile::kept::choose(cli.keep_dir.clone());
+    // Not `eprintln!`: it panics (exit 101) when stderr is a closed pipe.
+    use std::io::Write;
     // The one place a command's outcome becomes the process's exit code.
-    match run(cli) {
+    let code = match run(cli) {
         Ok(exit) => exit.into(),
         // Every command writes stdout through `QuietPipe` and ends with its own exit code: a
         // closed pipe never turns a verdict into a pass. A broken pipe that still comes here
         // (another stream) is a failure like any other write error (exit 3).
         Err(e) => {
-            // Not `eprintln!`: it panics (exit 101) when stderr is a closed pipe.
-            use std::io::Write;
             let text = crate::foundation::sanitize::block(&e.to_string());
             let _ = writeln!(std::io::stderr(), "error: {text}");
             e.exit().into()
         }
+    };
+    // What the run kept for the user, last (issue 59): one folder, each file in it.
+    if let Some(listing) = crate::profile::kept::listing() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            crate::foundation::sanitize::block(&listing)
+        );
     }
+    code
 }
 
 /// Whether the command line accepts these arguments (without the program name), exactly as

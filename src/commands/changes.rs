@@ -53,7 +53,14 @@ pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     let mut inputs = Vec::new();
     for path in &args.files[skip..] {
         let len = std::fs::metadata(path)
-            .map_err(|e| Error::io("read", path, e))?
+            .map_err(|e| match e.kind() {
+                // A results file that is not there is invalid input (exit 2), as `validate` says
+                // of a spec (issue 59).
+                std::io::ErrorKind::NotFound => {
+                    Error::input(path, "there is no results file at this path; check it")
+                }
+                _ => Error::io("read", path, e),
+            })?
             .len();
         if len > MAX_RESULTS_BYTES {
             return Err(Error::input(

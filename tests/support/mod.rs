@@ -3,16 +3,25 @@
 
 pub(crate) use cgp_test_support::*;
 
+/// The binary's cache folder in the tests (`XDG_CACHE_HOME`: the CUPTI injection library, and
+/// the kept folder of each failed live run, issue 59), under cargo's target/tmp rather than the
+/// user's ~/.cache. A test that looks at a kept folder sets its own.
+const TEST_CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-cache");
+
 /// The `cgp-gate` binary, run from the repository root, without GitHub Actions' variables of the
 /// runner the tests may run on (a test that wants them sets them).
 pub fn bin() -> assert_cmd::Command {
-    command(env!("CARGO_BIN_EXE_cgp-gate"))
+    let mut c = command(env!("CARGO_BIN_EXE_cgp-gate"));
+    c.env("XDG_CACHE_HOME", TEST_CACHE);
+    c
 }
 
 /// [`bin`] as a `std::process::Command`, for a test that spawns the binary and signals or waits
 /// on it.
 pub fn bin_std() -> std::process::Command {
-    command_std(env!("CARGO_BIN_EXE_cgp-gate"))
+    let mut c = command_std(env!("CARGO_BIN_EXE_cgp-gate"));
+    c.env("XDG_CACHE_HOME", TEST_CACHE);
+    c
 }
 
 /// The real nsys keeps one agent per machine: two of its runs at once (the tests run as threads

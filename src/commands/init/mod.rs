@@ -113,6 +113,13 @@ pub(crate) fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
                 let (harness, doc) = read?;
                 return bench::run(opts, file, &harness, &doc, out);
             }
+            if let Some(other) = crate::harness::other_output(raw.as_bytes()) {
+                // Not ncu's either: say what it is rather than what ncu's CSV would need.
+                return Err(Error::input(
+                    file,
+                    format!("this is {other}, and `init --from` writes the spec from it"),
+                ));
+            }
             let parsed = crate::ncu::parse::parse(&raw).map_err(|e| Error::input(file, e.to_string()))?;
             (parsed, raw, file.display().to_string())
         }

@@ -169,10 +169,14 @@ impl ReadError {
         }
     }
 
-    /// As a command error: damaged or wrong input is [`Error::Input`] (exit 2); a failure to
+    /// As a command error: damaged or wrong input, and an input that is not there, is
+    /// [`Error::Input`] (exit 2, as `validate` says of a missing spec; issue 59); a failure to
     /// read an existing file is [`Error::Io`] (exit 3).
     pub fn into_error(self, path: &Path, what: &str) -> Error {
         match self {
+            _ if self.is_not_found() => {
+                Error::input(path, format!("there is no {what} at this path; check it"))
+            }
             Self::Io(e) if e.kind() != std::io::ErrorKind::InvalidData => Error::io("read", path, e),
             other => Error::input(path, other.message(what)),
         }

@@ -189,7 +189,16 @@ pub fn parse_json(bytes: &[u8], origin: &Path) -> Result<serde_json::Value, Harn
                 e.line(),
                 e.column()
             ),
-            _ => format!("is not valid JSON: {e}"),
+            _ => match other_output(bytes) {
+                Some(other) => {
+                    return HarnessError::new(
+                        origin,
+                        format!("the harness file is not JSON: it is {other}"),
+                        "give each process's JSON output, as the harness wrote it",
+                    );
+                }
+                None => format!("is not valid JSON: {e}"),
+            },
         };
         HarnessError::new(
             origin,
@@ -197,6 +206,44 @@ pub fn parse_json(bytes: &[u8], origin: &Path) -> Result<serde_json::Value, Harn
             "write each process's output to its own file; use the file as the harness wrote it",
         )
     })
+}
+
+/// A harness's other outputs, which cgp-gate does not read, by their first lines: what the file
+/// is and the JSON output to give instead (issue 59: nvbench's `--csv` given to `init --from`
+/// got an error about ncu's CSV). `None` for anything else.
+pub fn other_output(bytes: &[u8]) -> Option<String> {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    let first = head
+        .lines()
+        .find(|l| !l.trim().is_empty())?
+        .trim_start_matches('\u{feff}');
+    let (what, instead) = if first.starts_with("Benchmark,Device,Device Name,") {
+        (
+            "nvbench's `--csv` output (one mean per state, no samples)",
+            "nvbench's JSON: run the benchmark with `--json FILE` (and `--jsonbin` for per-sample times) and give that file",
+        )
+    } else if first.trim_end() == "# Devices" {
+        (
+            "nvbench's Markdown output (`--md` or its console table)",
+            "nvbench's JSON: run the benchmark with `--json FILE` (and `--jsonbin` for per-sample times) and give that file",
+        )
+    } else if first.starts_with("name,iterations,real_time,cpu_time,time_unit") {
+        (
+            "Google Benchmark's CSV output (`--benchmark_format=csv`)",
+            "Google Benchmark's JSON: run the benchmark with `--benchmark_out=FILE --benchmark_out_format=json` and give that file",
+        )
+    } else if head.lines().any(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        w.starts_with(&["Benchmark", "Time", "CPU", "Iterations"])
+    }) {
+        (
+            "Google Benchmark's console table",
+            "Google Benchmark's JSON: run the benchmark with `--benchmark_out=FILE --benchmark_out_format=json` and give that file",
+        )
+    } else {
+        return None;
+    };
+    Some(format!("{what}; cgp-gate reads {instead}"))
 }
 
 /// Which harness wrote `doc`, by its content (never by the file's name or version string).

@@ -104,6 +104,15 @@ pub trait Backend: Sync {
         false
     }
 
+    /// Whether its rows are kernels whose machine code the SASS cache can hash (docs/sass-cache.md).
+    /// A harness's rows are benchmark states, named by the harness, not by a kernel's function:
+    /// no SASS names them, so the cache does not apply and nothing is said about it (issue 59: a
+    /// `baseline update --replay` of imported files told the user to build the program at a
+    /// path of the machine that wrote them).
+    fn hashes_sass(&self) -> bool {
+        true
+    }
+
     /// How long to wait before each retry when another tool holds the GPU counters; empty: the
     /// tool never competes for them.
     fn busy_retry_delays(&self) -> Vec<Duration> {

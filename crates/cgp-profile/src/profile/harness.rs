@@ -109,6 +109,10 @@ impl Backend for HarnessBackend {
         self.0 == Format::Nvbench
     }
 
+    fn hashes_sass(&self) -> bool {
+        false
+    }
+
     fn fingerprint(
         &self,
         fp: crate::gpu::fingerprint::Fingerprint,

@@ -15,6 +15,7 @@ pub mod error;
 pub mod extract;
 pub mod filter;
 pub mod harness;
+pub mod kept;
 pub mod launches;
 pub mod live;
 pub mod machine;

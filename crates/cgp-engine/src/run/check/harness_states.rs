@@ -73,11 +73,13 @@ pub(super) fn missing_states(
 }
 
 /// What a row of summaries only (nvbench without `--jsonbin`, and nvbench's bandwidth and other
-/// summaries, which have no samples) lets the statistics do, at the head of its reason.
+/// summaries, which have no samples) lets the statistics do: a note on where its samples came
+/// from, after the reason's decisive sentence (issue 59: the console shows a reason's first
+/// clause, which must be the verdict's why, not this note).
 pub const SUMMARY_ONLY: &str = "summary only (nvbench wrote one mean per process, no `--jsonbin` samples): the processes' means are the samples, so the noise seen is between processes only (`repetitions` 3 or more); the within-process spread the file reports (`stdev/relative`) is not used, it is not the spread of a mean";
 
 /// Say so in the reason of every judged row of an nvbench target whose samples are one value
-/// per process.
+/// per process, after what decided the row.
 pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target]) {
     for row in rows.iter_mut() {
         let nvbench = targets
@@ -90,7 +92,7 @@ pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target]) {
             row.reason = if row.reason.is_empty() {
                 SUMMARY_ONLY.to_owned()
             } else {
-                format!("{SUMMARY_ONLY}; {}", row.reason)
+                format!("{}; {SUMMARY_ONLY}", row.reason)
             };
         }
     }

@@ -256,7 +256,8 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     }
     let fit = fit_order(rows_sorted.iter().any(|r| p_matters(r)), medians_width);
     let mut table = Table { columns, rows, fit };
-    let layout = table.layout(style.width);
+    let mut layout = table.layout(style.width);
+    name_p_in_full(&mut table, &mut layout, style.width);
     if let Some(w) = layout.widths[KERNEL] {
         let names: Vec<String> = table.rows.iter().map(|r| r[KERNEL].clone()).collect();
         for (row, name) in table.rows.iter_mut().zip(kernel_cells(&names, w)) {
@@ -298,12 +299,32 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         push_dropped(&mut out, &table, &dropped, why, style.width);
     }
     push_legend(&mut out, &used_short, style.width);
-    if !layout.dropped().contains(&col::P) && results.rows.iter().any(p_matters) {
+    // The legend of the p column, only where the table shows one (issue 59).
+    if show_p && !layout.dropped().contains(&col::P) {
         push_wrapped(&mut out, crate::report::format::P_NOTE, style.width);
     }
     push_notes(&mut out, results, &rows_sorted, style);
     push_headline(&mut out, results, style);
     out
+}
+
+/// The p column's header as the legend and the other reports name it, `p (adj.)`, where the
+/// width leaves room for it (off a terminal, or a wide one); a narrow table keeps `p`, which the
+/// legend under it explains.
+fn name_p_in_full(
+    table: &mut crate::report::table::Table,
+    layout: &mut crate::report::table::Layout,
+    width: Option<usize>,
+) {
+    const FULL: &str = "p (adj.)";
+    let Some(Some(w)) = layout.widths.get(col::P).copied() else {
+        return;
+    };
+    let extra = FULL.chars().count().saturating_sub(w);
+    if width.is_none_or(|width| layout.total() + extra <= width) {
+        table.columns[col::P].header = FULL.to_owned();
+        layout.widths[col::P] = Some(w + extra);
+    }
 }
 
 /// The headline under everything, and the line that says where replayed data came from.
