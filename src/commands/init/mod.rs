@@ -99,8 +99,9 @@ pub(crate) fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
         .iter()
         .map(|p| ("the --from capture", p.as_path()))
         .collect();
-    crate::commands::outputs::refuse_outputs_onto_inputs(&[("--output", &opts.output)], &from)?;
-    if opts.output.exists() && !opts.force {
+    // An existing file is replaced with --force only, whoever wrote it (below).
+    crate::commands::outputs::refuse_outputs_onto_inputs_replacing(&[("--output", &opts.output)], &from)?;
+    if !crate::foundation::fsutil::is_stdout(&opts.output) && opts.output.exists() && !opts.force {
         return Err(Error::Usage(format!(
             "{} already exists; pass --force to replace it, or --output PATH to write another file",
             opts.output.display()
@@ -144,7 +145,7 @@ pub(crate) fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
             "init wrote a spec that does not validate (a bug in cgp-gate): {e}"
         ))
     })?;
-    crate::foundation::fsutil::write_atomic(&opts.output, text.as_bytes())?;
+    crate::foundation::fsutil::write_output(&opts.output, text.as_bytes())?;
     print_summary(&draft, &spec, &opts.output, out).map_err(|e| Error::io("write", "<stdout>", e))?;
     Ok(Exit::Ok)
 }

@@ -127,7 +127,24 @@ pub(super) fn load_baselines(
             }
             continue;
         };
-        let diffs = b.fingerprint.differences(&fp, &fields);
+        let mut diffs = b.fingerprint.differences(&fp, &fields);
+        // A baseline of a real GPU and a run on the SYNTHETIC stand-in (or the other way round)
+        // measured on different setups, whatever the GPUs' names say.
+        if b.fingerprint.synthetic != fp.synthetic {
+            let said = |s: bool| {
+                if s {
+                    "the SYNTHETIC stand-in GPU"
+                } else {
+                    "a real GPU"
+                }
+                .to_owned()
+            };
+            diffs.push((
+                "synthetic (CGP_GATE_STAND_IN_GPU)".to_owned(),
+                said(b.fingerprint.synthetic),
+                said(fp.synthetic),
+            ));
+        }
         // A profiler's baselines are compared with that profiler's samples only, whatever the
         // flags (issue 44): --allow-fingerprint-mismatch never crosses profilers.
         let profilers = b
