@@ -311,7 +311,7 @@ fn one_recording_holds_one_gpu_and_every_state_names_a_listed_device() {
     let (code, out) = import(dir, "rec", &[&a, &h100, &a]);
     assert_eq!(code, 2, "{out}");
     assert!(
-        out.contains("`NVIDIA H100 80GB HBM3`") && out.contains("`GPU A`"),
+        out.contains("ran on `NVIDIA H100 80GB HBM3`, and those of") && out.contains("on `GPU A`"),
         "{out}"
     );
     assert!(!dir.join("rec").exists(), "{out}");

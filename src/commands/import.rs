@@ -8,7 +8,7 @@
 //! files are given) of its one size. nvbench's `--jsonbin` sidecars beside a file
 //! (`FILE-bin/`, `FILE-freqs-bin/`) are copied with it, and read from nowhere else, so the
 //! recording holds everything it replays. The recording's GPU is the device the files name: one
-//! GPU per recording (a file naming another is refused). An existing recording is replaced only
+//! GPU (or set of devices) per recording (a file naming another is refused). An existing recording is replaced only
 //! with `--replace`. Each file is read once, in the typed pass (no JSON tree of a large nvbench
 //! file), and written as it was read.
 
@@ -79,8 +79,8 @@ fn check_into(into: &Path, files: &[PathBuf], replace: bool) -> Result<()> {
     Ok(())
 }
 
-/// The GPU a file's selected benchmarks ran on: the device of each entry the targets take, else
-/// the file's first device; `None` when the file names none.
+/// The GPUs a file's selected benchmarks ran on: the device of each entry the targets take, else
+/// the file's first device; none when the file names none.
 fn devices_of(parsed: &HarnessFile, takers: &[&&Target]) -> BTreeSet<String> {
     let mut names: BTreeSet<String> = parsed
         .entries
@@ -95,33 +95,33 @@ fn devices_of(parsed: &HarnessFile, takers: &[&&Target]) -> BTreeSet<String> {
 }
 
 /// One GPU per recording: its fingerprint names one, and a check compares it with that GPU's
-/// baselines. `first` is the GPU and the file that named it first.
-fn one_gpu(first: &mut Option<(String, PathBuf)>, devices: &BTreeSet<String>, file: &Path) -> Result<()> {
-    let quoted = |d: &str| format!("`{}`", crate::foundation::sanitize::line(d));
-    if devices.len() > 1 {
-        let names: Vec<String> = devices.iter().map(|d| quoted(d)).collect();
-        return Err(Error::input(
-            file,
-            format!(
-                "the benchmarks ran on {} GPUs ({}); a recording is of one GPU, whose baselines a check compares it with: run the harness on one device (nvbench `--devices N`), or import each device's files into its own recording",
-                devices.len(),
-                names.join(", ")
-            ),
-        ));
-    }
-    let Some(d) = devices.first() else {
+/// baselines. A file whose states ran on several devices (nvbench's `@device` states) is one
+/// set of GPUs, which every file must then share. `first` is the GPUs and the file that named
+/// them first.
+fn one_gpu(
+    first: &mut Option<(BTreeSet<String>, PathBuf)>,
+    devices: &BTreeSet<String>,
+    file: &Path,
+) -> Result<()> {
+    if devices.is_empty() {
         return Ok(());
+    }
+    let named = |ds: &BTreeSet<String>| {
+        ds.iter()
+            .map(|d| format!("`{}`", crate::foundation::sanitize::line(d)))
+            .collect::<Vec<_>>()
+            .join(" and ")
     };
     match first {
-        None => *first = Some((d.clone(), file.to_path_buf())),
-        Some((had, from)) if had != d => {
+        None => *first = Some((devices.clone(), file.to_path_buf())),
+        Some((had, from)) if had != devices => {
             return Err(Error::input(
                 file,
                 format!(
-                    "the file names the GPU {}, and {} names {}: a recording is of one GPU, whose baselines a check compares it with; import each GPU's files into its own recording",
-                    quoted(d),
+                    "the file's benchmarks ran on {}, and those of {} on {}: a recording is of one GPU, whose baselines a check compares it with; import each GPU's files into its own recording",
+                    named(devices),
                     from.display(),
-                    quoted(had)
+                    named(had)
                 ),
             ));
         }
@@ -194,7 +194,7 @@ pub(crate) fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
     let mut reps: BTreeMap<&str, u32> = BTreeMap::new();
     let mut versions = Versions::default();
     let mut fingerprint: Option<Fingerprint> = None;
-    let mut gpu: Option<(String, PathBuf)> = None;
+    let mut gpu: Option<(BTreeSet<String>, PathBuf)> = None;
     let mut seen = Seen::new();
     for file in &opts.files {
         let (text, parsed) = read_one(file)?;
@@ -249,10 +249,14 @@ pub(crate) fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
                 );
             }
             if fingerprint.is_none() && !devices.is_empty() {
+                // The file's first device among those its benchmarks ran on.
+                let name = parsed
+                    .devices
+                    .iter()
+                    .find(|d| devices.contains(*d))
+                    .or_else(|| devices.first());
                 let fp = Fingerprint {
-                    gpu_name: devices
-                        .first()
-                        .map_or_else(Default::default, |d| d.as_str().into()),
+                    gpu_name: name.map_or_else(Default::default, |d| d.as_str().into()),
                     ..Fingerprint::default()
                 };
                 fingerprint = Some(backend_of(t).fingerprint(fp, versions.get(t.profiler)));

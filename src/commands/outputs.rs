@@ -124,14 +124,6 @@ fn refuse(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)], replace_any: bool
             ));
         }
         let Some(o) = resolved(out) else { continue };
-        if !replace_any && o.is_file() && !written_by_cgp_gate(out) {
-            return Err(Error::input(
-                *out,
-                format!(
-                    "refusing to write {flag} here: the file exists and is not one cgp-gate wrote (not a report, results or spec of cgp-gate), and replacing it would lose it; remove it first if it may go, or write the output to another path"
-                ),
-            ));
-        }
         for (other, p) in &outputs[..k] {
             if resolved(p).as_ref() == Some(&o) {
                 return Err(Error::input(
@@ -159,6 +151,19 @@ fn refuse(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)], replace_any: bool
                     ),
                 ));
             }
+        }
+    }
+    // Last, once no output is an input or another output: an existing file the tool did not
+    // write is not its to replace.
+    for (flag, out) in outputs {
+        let exists = !crate::foundation::fsutil::is_stdout(out) && out.is_file();
+        if !replace_any && exists && !written_by_cgp_gate(out) {
+            return Err(Error::input(
+                *out,
+                format!(
+                    "refusing to write {flag} here: the file exists and is not one cgp-gate wrote (not a report, results or spec of cgp-gate), and replacing it would lose it; remove it first if it may go, or write the output to another path"
+                ),
+            ));
         }
     }
     Ok(())
