@@ -157,6 +157,25 @@ fn a_device_name_from_a_harness_file_never_becomes_a_workflow_command() {
     }
 }
 
+/// Item 1, the benchmark's name: `parse` printed each entry's key raw, one line per metric.
+#[test]
+fn a_benchmark_name_from_a_harness_file_never_starts_a_line_of_parse() {
+    let d = tempfile::tempdir().unwrap();
+    let f = standin(&d.path().join("f.json"), "nvbench", false, &[]);
+    let mut v = json(&f);
+    v["benchmarks"][0]["name"] = "reduce\n::error::forged".into();
+    write_json(&f, &v);
+    let (code, out, err) = run(d.path(), &["parse", f.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("reduce\\n::error::forged ["), "{out}");
+    assert!(
+        !out.lines()
+            .chain(err.lines())
+            .any(|l| l.trim_start().starts_with("::")),
+        "{out}{err}"
+    );
+}
+
 /// Item 2: `init --from` wrote a device name into a comment of the spec raw, so a name holding a
 /// line break wrote keys of its own (`settings.build`, which `bisect` runs with `sh -c`). The
 /// name is now one line of the comment, in nvbench's `devices[].name`, Google Benchmark's

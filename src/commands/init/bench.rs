@@ -270,18 +270,28 @@ pub(crate) fn run(
     })?;
     crate::foundation::fsutil::write_output(&opts.output, text.as_bytes())?;
     let rows: usize = parsed.entries.len();
+    // `-o -`: the spec went to standard output; the next steps name the file it is saved as.
+    let spec_path = if crate::foundation::fsutil::is_stdout(&opts.output) {
+        Path::new("cgp-gate.yaml")
+    } else {
+        opts.output.as_path()
+    };
     writeln!(
         out,
         "{} file {}: {} benchmark(s), {rows} state(s)\nwrote {} ({} target(s), profiler: {}); it validates\nnext:\n  cgp-gate import --spec {} --into recording {}   # gate files CI already wrote\n  cgp-gate baseline update --spec {}   # or run the command live",
         parsed.format.tool(),
         file.display(),
         spec.targets.len(),
-        opts.output.display(),
+        if spec_path == opts.output {
+            opts.output.display().to_string()
+        } else {
+            "the spec to standard output (save it as cgp-gate.yaml)".to_owned()
+        },
         spec.targets.len(),
         kind_of(parsed.format),
-        opts.output.display(),
+        spec_path.display(),
         file.display(),
-        opts.output.display(),
+        spec_path.display(),
     )
     .map_err(|e| Error::io("write", "<stdout>", e))?;
     Ok(Exit::Ok)

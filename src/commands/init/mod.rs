@@ -270,10 +270,15 @@ fn print_summary(
     }
     let sizes: usize = spec.targets.iter().map(|t| t.sizes.len()).sum();
     let metrics: usize = spec.targets.iter().map(|t| t.metrics.len()).sum();
+    let to_stdout = crate::foundation::fsutil::is_stdout(path);
     writeln!(
         out,
         "wrote {} (target `{}`, {sizes} size{}, {metrics} metric{}); it validates",
-        path.display(),
+        if to_stdout {
+            "the spec to standard output".to_owned()
+        } else {
+            path.display().to_string()
+        },
         draft.name,
         if sizes == 1 { "" } else { "s" },
         if metrics == 1 { "" } else { "s" },
@@ -289,12 +294,20 @@ fn print_summary(
             "note: the capture does not name the program; replace `{PLACEHOLDER_PROGRAM}` in `command:`"
         )?,
     }
-    let spec_arg = if path == Path::new("cgp-gate.yaml") {
+    let spec_arg = if to_stdout || path == Path::new("cgp-gate.yaml") {
         String::new()
     } else {
         format!(" --spec {}", shell_word(&path.display().to_string()))
     };
-    writeln!(out, "next:")?;
+    writeln!(
+        out,
+        "{}",
+        if to_stdout {
+            "next (with the spec saved as cgp-gate.yaml):"
+        } else {
+            "next:"
+        }
+    )?;
     writeln!(
         out,
         "  cgp-gate baseline update{spec_arg}   # on the main branch: measure and store baselines"
