@@ -13,7 +13,7 @@ use crate::support::{bin, root};
 
 /// Run the stand-in harness program once: `kind` is `nvbench` (`--json`, with `--jsonbin` when
 /// `jsonbin`), `gbench` (3 repetitions) or `pytest`; `env` sets its knobs (CGP_STANDIN_GPU, ...).
-fn standin(path: &Path, kind: &str, jsonbin: bool, env: &[(&str, &str)]) -> PathBuf {
+pub(crate) fn standin(path: &Path, kind: &str, jsonbin: bool, env: &[(&str, &str)]) -> PathBuf {
     let mut c = std::process::Command::new("python3");
     c.arg(root().join("tests/standins/harness.py"));
     match kind {
@@ -53,7 +53,7 @@ fn spec(dir: &Path, profiler: &str, metric: &str) -> PathBuf {
 }
 
 /// The binary in `dir` with `args` and `env`: exit code, stdout, stderr.
-fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+pub(crate) fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let mut c = bin();
     c.current_dir(dir).args(args);
     for (k, v) in env {
@@ -73,6 +73,43 @@ fn import(dir: &Path, into: &str, files: &[&Path]) -> (i32, String) {
     args.extend(names.iter().map(String::as_str));
     let (code, out, err) = run(dir, &args, &[]);
     (code, out + &err)
+}
+
+/// `baseline update --spec SPEC --replay REC --baselines STORE` in `dir`, which must pass.
+pub(crate) fn update(dir: &Path, spec: &str, rec: &str, store: &str) {
+    let (code, _, err) = run(
+        dir,
+        &[
+            "baseline",
+            "update",
+            "--spec",
+            spec,
+            "--replay",
+            rec,
+            "--baselines",
+            store,
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+}
+
+/// `check --spec SPEC --replay REC --baselines STORE` in `dir` with `extra`: exit code, stdout,
+/// stderr.
+pub(crate) fn check(
+    dir: &Path,
+    spec: &str,
+    rec: &str,
+    store: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (i32, String, String) {
+    let args = [
+        &["check", "--spec", spec, "--replay", rec, "--baselines", store][..],
+        extra,
+    ]
+    .concat();
+    run(dir, &args, env)
 }
 
 fn paths(v: &[PathBuf]) -> Vec<&Path> {
@@ -111,27 +148,16 @@ fn a_device_name_from_a_harness_file_never_becomes_a_workflow_command() {
             .collect();
         assert_eq!(import(dir, "base", &paths(&base)).0, 0);
         assert_eq!(import(dir, "head", &paths(&head)).0, 0);
-        let (code, _, err) = run(
-            dir,
-            &[
-                "baseline",
-                "update",
-                "--spec",
-                "s.yaml",
-                "--replay",
-                "base",
-                "--baselines",
-                "bl",
-            ],
-            &[],
-        );
-        assert_eq!(code, 0, "{err}");
+        update(dir, "s.yaml", "base", "bl");
         std::fs::write(dir.join("summary.md"), "").unwrap();
         std::fs::write(dir.join("outputs.txt"), "").unwrap();
         for (rec, want) in [("base", 0), ("head", 1)] {
-            let (code, out, err) = run(
+            let (code, out, err) = check(
                 dir,
-                &["check", "--spec", "s.yaml", "--replay", rec, "--baselines", "bl"],
+                "s.yaml",
+                rec,
+                "bl",
+                &[],
                 &[
                     ("GITHUB_ACTIONS", "true"),
                     ("GITHUB_STEP_SUMMARY", dir.join("summary.md").to_str().unwrap()),
@@ -393,21 +419,7 @@ fn sidecars_are_read_from_beside_the_json_only_and_travel_with_the_recording() {
     // original afterwards changes nothing in a replay.
     let f = standin(&dir.join("ok.json"), "nvbench", true, &[]);
     assert_eq!(import(dir, "rec", &[&f, &f, &f]).0, 0);
-    let (code, _, err) = run(
-        dir,
-        &[
-            "baseline",
-            "update",
-            "--spec",
-            "s.yaml",
-            "--replay",
-            "rec",
-            "--baselines",
-            "bl",
-        ],
-        &[],
-    );
-    assert_eq!(code, 0, "{err}");
+    update(dir, "s.yaml", "rec", "bl");
     let side = dir.join("ok.json-bin/0.bin");
     let doubled: Vec<u8> = std::fs::read(&side)
         .unwrap()
@@ -415,19 +427,7 @@ fn sidecars_are_read_from_beside_the_json_only_and_travel_with_the_recording() {
         .flat_map(|c| (f32::from_le_bytes([c[0], c[1], c[2], c[3]]) * 2.0).to_le_bytes())
         .collect();
     std::fs::write(&side, doubled).unwrap();
-    let (code, out, err) = run(
-        dir,
-        &[
-            "check",
-            "--spec",
-            "s.yaml",
-            "--replay",
-            "rec",
-            "--baselines",
-            "bl",
-        ],
-        &[],
-    );
+    let (code, out, err) = check(dir, "s.yaml", "rec", "bl", &[], &[]);
     assert_eq!(code, 0, "{out}{err}");
 }
 
@@ -455,36 +455,8 @@ fn gbench_repetitions_are_each_a_sample_once_and_a_mean_only_pytest_file_says_so
         "{out}"
     );
     assert_eq!(import(dir, "rec", &paths(&files)).0, 0);
-    let (code, _, err) = run(
-        dir,
-        &[
-            "baseline",
-            "update",
-            "--spec",
-            "s.yaml",
-            "--replay",
-            "rec",
-            "--baselines",
-            "bl",
-        ],
-        &[],
-    );
-    assert_eq!(code, 0, "{err}");
-    let (code, out, err) = run(
-        dir,
-        &[
-            "check",
-            "--spec",
-            "s.yaml",
-            "--replay",
-            "rec",
-            "--baselines",
-            "bl",
-            "--json",
-            "r.json",
-        ],
-        &[],
-    );
+    update(dir, "s.yaml", "rec", "bl");
+    let (code, out, err) = check(dir, "s.yaml", "rec", "bl", &["--json", "r.json"], &[]);
     assert_eq!(code, 0, "{out}{err}");
     let r = json(&dir.join("r.json"));
     for row in r["rows"].as_array().unwrap() {
@@ -512,36 +484,8 @@ fn gbench_repetitions_are_each_a_sample_once_and_a_mean_only_pytest_file_says_so
         .collect();
     assert_eq!(import(dir, "prounds", &paths(&rounds)).0, 0);
     assert_eq!(import(dir, "pmeans", &paths(&means)).0, 0);
-    let (code, _, err) = run(
-        dir,
-        &[
-            "baseline",
-            "update",
-            "--spec",
-            "s.yaml",
-            "--replay",
-            "prounds",
-            "--baselines",
-            "pb",
-        ],
-        &[],
-    );
-    assert_eq!(code, 0, "{err}");
-    let (_, out, err) = run(
-        dir,
-        &[
-            "check",
-            "--spec",
-            "s.yaml",
-            "--replay",
-            "pmeans",
-            "--baselines",
-            "pb",
-            "--json",
-            "p.json",
-        ],
-        &[],
-    );
+    update(dir, "s.yaml", "prounds", "pb");
+    let (_, out, err) = check(dir, "s.yaml", "pmeans", "pb", &["--json", "p.json"], &[]);
     let r = json(&dir.join("p.json"));
     for row in r["rows"].as_array().unwrap() {
         let reason = row["reason"].as_str().unwrap();

@@ -8,22 +8,20 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{bin, root};
+use crate::reliability_round5::{run, update};
+use crate::support::root;
 
-/// The binary in `dir` with `args` and `env`: exit code, stdout, stderr.
-fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let mut c = bin();
-    c.current_dir(dir).args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+/// Every report format of a run, into `r.*`.
+const REPORTS: &[&str] = &[
+    "--json",
+    "r.json",
+    "--markdown",
+    "r.md",
+    "--html",
+    "r.html",
+    "--junit",
+    "r.xml",
+];
 
 /// A project in a temporary folder: a copy of the real H100 recording `extra3` (`rec/`) with its
 /// spec (`s.yaml`) and baselines (`bl/`), and a file named `-` that must never be written.
@@ -151,18 +149,8 @@ fn an_output_never_replaces_a_file_cgp_gate_did_not_write() {
         "# my notes\n"
     );
     // Its own reports of an earlier run are replaced, every format.
-    let outs = [
-        "--json",
-        "r.json",
-        "--markdown",
-        "r.md",
-        "--html",
-        "r.html",
-        "--junit",
-        "r.xml",
-    ];
     for _ in 0..2 {
-        let (code, _, err) = run(dir, &[CHECK, &outs].concat(), &[]);
+        let (code, _, err) = run(dir, &[CHECK, REPORTS].concat(), &[]);
         assert_eq!(code, 1, "{err}");
     }
 }
@@ -309,18 +297,8 @@ fn the_stand_in_gpu_is_said_everywhere_and_kept_apart_from_real_baselines() {
     let stored = dir.join("si/synthetic-stand-in-gpu/nv.json");
     let b: Value = serde_json::from_slice(&std::fs::read(&stored).unwrap()).unwrap();
     assert_eq!(b["fingerprint"]["synthetic"], true, "the baseline is marked");
-    let reports = [
-        "--json",
-        "r.json",
-        "--markdown",
-        "r.md",
-        "--html",
-        "r.html",
-        "--junit",
-        "r.xml",
-    ];
     let check = ["check", "--spec", "live.yaml", "--baselines", "si"];
-    let (code, out, err) = run(dir, &[&check[..], &reports].concat(), &stand_in);
+    let (code, out, err) = run(dir, &[&check[..], REPORTS].concat(), &stand_in);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("on the SYNTHETIC stand-in GPU"),
@@ -400,31 +378,7 @@ fn every_report_of_a_pull_requests_cupti_run_says_the_program_can_forge_its_time
     let dir = d.path();
     std::fs::write(dir.join("c.yaml"), crate::cupti_gate::SPEC).unwrap();
     cupti_recording(dir, 5, 100_000.0);
-    let (code, _, err) = run(
-        dir,
-        &[
-            "baseline",
-            "update",
-            "--spec",
-            "c.yaml",
-            "--replay",
-            "crec",
-            "--baselines",
-            "cb",
-        ],
-        &[],
-    );
-    assert_eq!(code, 0, "{err}");
-    let reports = [
-        "--json",
-        "r.json",
-        "--markdown",
-        "r.md",
-        "--html",
-        "r.html",
-        "--junit",
-        "r.xml",
-    ];
+    update(dir, "c.yaml", "crec", "cb");
     let check = [
         "check",
         "--spec",
@@ -442,7 +396,7 @@ fn every_report_of_a_pull_requests_cupti_run_says_the_program_can_forge_its_time
         std::fs::write(dir.join("summary.md"), "").unwrap();
         let (code, out, err) = run(
             dir,
-            &[&check[..], &reports].concat(),
+            &[&check[..], REPORTS].concat(),
             &[
                 ("GITHUB_ACTIONS", "true"),
                 ("GITHUB_EVENT_NAME", event),
