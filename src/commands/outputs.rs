@@ -7,7 +7,9 @@
 //! its outputs and its inputs and calls [`refuse_outputs_onto_inputs`] before anything runs; a
 //! refused path is exit 2. The file type is read with `symlink_metadata` (nothing is opened, so a
 //! FIFO cannot block). Inputs and outputs are compared after `..` and links of their folders are
-//! resolved.
+//! resolved. Since issue 58: an existing file is replaced only when cgp-gate wrote it
+//! (`written_by_cgp_gate`; `init --force` replaces any), and `-` is standard output, where one
+//! output of a run may go.
 
 use std::path::{Path, PathBuf};
 
