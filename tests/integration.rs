@@ -48,6 +48,8 @@ mod reliability_round2;
 mod reliability_round3;
 mod reliability_round4;
 mod reliability_round4b;
+mod reliability_round5;
+mod reliability_round5b;
 mod reliability_samples;
 mod report_cli;
 mod report_github;

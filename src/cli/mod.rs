@@ -132,10 +132,50 @@ pub enum Command {
         /// The harness files, one per process, in the order of their repetitions.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        /// Replace the recording --into holds already (every repetition of it goes).
+        #[arg(long)]
+        replace: bool,
     },
     /// Create or update this spec's note on a GitLab merge request from a results file (needs
     /// GITLAB_TOKEN; reads CI_API_V4_URL, CI_PROJECT_ID and CI_MERGE_REQUEST_IID).
     GitlabNote(gitlab::GitlabNoteArgs),
+}
+
+impl Command {
+    /// The files the command line names for the command to write (`--json`, `--markdown`,
+    /// `init -o`, ...), where `-` means standard output.
+    fn file_outputs(&self) -> Vec<&std::path::Path> {
+        fn reports(r: &ReportFlagsArgs) -> [Option<&std::path::Path>; 3] {
+            [
+                r.paths.junit.as_deref(),
+                r.paths.markdown.as_deref(),
+                r.paths.html.as_deref(),
+            ]
+        }
+        let mut all: Vec<Option<&std::path::Path>> = Vec::new();
+        match self {
+            Self::Check(a) => {
+                all.push(a.json.as_deref());
+                all.extend(reports(&a.reports));
+            }
+            Self::Report(a) => all.extend(reports(&a.flags)),
+            Self::Merge(a) => {
+                all.push(a.json.as_deref());
+                all.extend(reports(&a.reports));
+            }
+            Self::Ab(a) => {
+                all.push(a.json.as_deref());
+                all.extend(reports(&a.reports));
+            }
+            Self::Breakdown(a) => all.extend([a.json.as_deref(), a.csv.as_deref(), a.html.as_deref()]),
+            Self::Changes(a) => all.extend([a.json.as_deref(), a.markdown.as_deref(), a.html.as_deref()]),
+            Self::Calibrate(a) => all.extend([a.json.as_deref(), a.markdown.as_deref()]),
+            Self::Bisect(a) => all.extend([a.json.as_deref(), a.markdown.as_deref()]),
+            Self::Init(a) => all.push(Some(a.output.as_path())),
+            _ => {}
+        }
+        all.into_iter().flatten().collect()
+    }
 }
 
 /// Entry point of the binary.
@@ -202,8 +242,16 @@ where
 /// # Errors
 /// Any [`crate::Error`]; its exit code is [`crate::Error::exit`]'s.
 pub(crate) fn run(cli: Cli) -> Result<Exit> {
-    let mut out = crate::foundation::pipe::QuietPipe::new(std::io::stdout().lock());
-    let out = &mut out;
+    let mut stdout = crate::foundation::pipe::QuietPipe::new(std::io::stdout().lock());
+    let mut stderr = std::io::stderr();
+    // A file output of `-` is standard output: the command's own text goes to stderr, so that
+    // what reaches the pipe is the file alone (`check --json - | jq`).
+    let to_stdout = cli
+        .command
+        .file_outputs()
+        .into_iter()
+        .any(crate::foundation::fsutil::is_stdout);
+    let out: &mut dyn std::io::Write = if to_stdout { &mut stderr } else { &mut stdout };
     match cli.command {
         Command::Validate { spec } => commands::validate::run(&spec, out),
         Command::Schema => commands::schema::run(out),
@@ -263,9 +311,20 @@ pub(crate) fn run(cli: Cli) -> Result<Exit> {
         Command::Init(args) => commands::init::run(&args.into(), out),
         Command::Completions { shell } => generate::completions(shell, out),
         Command::Man { dir } => generate::man(dir.as_deref(), out),
-        Command::Import { spec, into, files } => {
-            commands::import::run(&commands::import::ImportOptions { spec, into, files }, out)
-        }
+        Command::Import {
+            spec,
+            into,
+            files,
+            replace,
+        } => commands::import::run(
+            &commands::import::ImportOptions {
+                spec,
+                into,
+                files,
+                replace,
+            },
+            out,
+        ),
         Command::GitlabNote(args) => commands::gitlab_note::run(&args.into(), &mut std::io::stderr()),
     }
 }

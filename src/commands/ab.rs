@@ -131,7 +131,8 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     drop(watch);
     session.finish()?;
     let run = run?;
-    let results = run.results;
+    let mut results = run.results;
+    results.caveats = super::trust_caveats(&head_targets);
     if let (Some(dir), Some((b, h))) = (&args.record, recs) {
         // A harness's version is known once its first file is read (run_ab's probe).
         if head_targets

@@ -25,6 +25,7 @@ pub(crate) struct UpdateOptions {
 /// # Errors
 /// Spec errors, unreadable results, the store's errors.
 pub(crate) fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
+    refuse_store_in_recording(args)?;
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let shard = args.shard.selection(&targets)?;
@@ -113,6 +114,41 @@ pub(crate) fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) 
         out,
     )?;
     Ok(Exit::Ok)
+}
+
+/// The store is written into (`<baselines>/<gpu>/<target>.json`): never into a recording this
+/// run reads or writes (`--replay`, `--record`), nor one inside the store, which would mix
+/// baselines with its repetitions (a replay then refuses the recording, and `--record` replaces
+/// the folder whole, baselines with it).
+fn refuse_store_in_recording(args: &UpdateOptions) -> Result<()> {
+    let canonical = |p: &Path| {
+        std::fs::canonicalize(p).ok().or_else(|| {
+            let parent = p
+                .parent()
+                .filter(|x| !x.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            Some(std::fs::canonicalize(parent).ok()?.join(p.file_name()?))
+        })
+    };
+    let Some(store) = canonical(&args.baselines) else {
+        return Ok(());
+    };
+    let recordings = [
+        ("--replay", &args.source.replay),
+        ("--record", &args.source.record),
+    ];
+    for (flag, rec) in recordings {
+        let Some(rec) = rec.as_deref() else { continue };
+        let Some(r) = canonical(rec) else { continue };
+        if store.starts_with(&r) || r.starts_with(&store) {
+            return Err(crate::foundation::error::Error::Usage(format!(
+                "--baselines {} and {flag} {} are the same folder or one holds the other: baseline update would write the baselines into the recording (or the recording over them); give the baselines their own folder",
+                args.baselines.display(),
+                rec.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A warning for each target x size whose baseline is stored from fewer runs (processes) than

@@ -114,10 +114,10 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&c)
             .map_err(|e| Error::io("write", path, std::io::Error::other(e)))?;
-        crate::foundation::fsutil::write_atomic(path, (text + "\n").as_bytes())?;
+        crate::foundation::fsutil::write_output(path, (text + "\n").as_bytes())?;
     }
     if let Some(path) = &args.markdown {
-        crate::foundation::fsutil::write_atomic(path, md.as_bytes())?;
+        crate::foundation::fsutil::write_output(path, md.as_bytes())?;
     }
     Ok(Exit::Ok)
 }

@@ -84,10 +84,10 @@ pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     }
     if let Some(p) = &args.markdown {
         let text = crate::report::changes::markdown(&report);
-        std::fs::write(p, text).map_err(|e| Error::io("write", p, e))?;
+        crate::foundation::fsutil::write_output(p, text.as_bytes())?;
     }
     if let Some(p) = &args.html {
-        crate::foundation::fsutil::write_atomic(p, crate::report::changes::html(&report).as_bytes())?;
+        crate::foundation::fsutil::write_output(p, crate::report::changes::html(&report).as_bytes())?;
     }
     write!(out, "{}", crate::report::changes::console(&report)).map_err(stdout_err)?;
     Ok(if args.no_fail {

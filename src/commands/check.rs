@@ -84,7 +84,8 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     progress.finish();
     drop(watch);
     session.finish()?;
-    let results = results?;
+    let mut results = results?;
+    results.caveats = super::trust_caveats(&targets);
     finish_recording(
         recorder,
         &sel.spec,
@@ -97,7 +98,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     }
     let table = crate::report::console::results_table_styled(&results, ui.console());
     write!(out, "{table}").map_err(stdout_err)?;
-    writeln!(out, "{}", crate::report::console::health_line(&results.health)).map_err(stdout_err)?;
+    writeln!(out, "{}", crate::report::console::run_health_line(&results)).map_err(stdout_err)?;
     out.flush().map_err(stdout_err)?;
     let env = crate::publish::GithubEnv::from_env();
     crate::publish::emit(&results, &args.reports.options(&env), &env)?;

@@ -41,6 +41,12 @@ const MAX_IMPORT_BYTES: u64 = 64 << 20;
 /// # Errors
 /// Unreadable or invalid inputs, a folder of someone else's files, files that cannot be written.
 pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
+    if crate::foundation::fsutil::is_stdout(&args.out) {
+        return Err(Error::Usage(
+            "--out -: the history site is a folder (a page and its data), not one stream; give the folder to write"
+                .to_owned(),
+        ));
+    }
     let mut repo_url = args.repo_url.clone();
     let mut inputs: Vec<(PathBuf, Results)> = Vec::new();
     if let Some(p) = &args.import_github_action_benchmark {

@@ -39,15 +39,17 @@ fn run_harness(file: &Path, bytes: &[u8], json: bool, out: &mut dyn Write) -> Re
             parsed.entries.len()
         )
         .map_err(stdout_err)?;
+        // Names, metrics and reasons are the file's text: each one line, no workflow command.
+        let line = crate::foundation::sanitize::line;
         for e in &parsed.entries {
+            let key = line(&e.key());
             for m in &e.metrics {
                 let mean = m.values.iter().sum::<f64>() / m.values.len().max(1) as f64;
                 let what = if m.per_sample { "samples" } else { "summary" };
                 writeln!(
                     w,
-                    "{}  {}  {} {what}  mean {} {}",
-                    e.key(),
-                    m.name,
+                    "{key}  {}  {} {what}  mean {} {}",
+                    line(&m.name),
                     m.values.len(),
                     crate::foundation::units::format_number(mean),
                     m.unit
@@ -55,7 +57,7 @@ fn run_harness(file: &Path, bytes: &[u8], json: bool, out: &mut dyn Write) -> Re
                 .map_err(stdout_err)?;
             }
             if let crate::harness::Status::Skipped(why) | crate::harness::Status::Error(why) = &e.status {
-                writeln!(w, "{}  {why}", e.key()).map_err(stdout_err)?;
+                writeln!(w, "{key}  {}", line(why)).map_err(stdout_err)?;
             }
         }
     }

@@ -219,10 +219,10 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         let mut text =
             serde_json::to_string_pretty(&result).map_err(|e| Error::output("the bisect result", e))?;
         text.push('\n');
-        crate::foundation::fsutil::write_atomic(path, text.as_bytes())?;
+        crate::foundation::fsutil::write_output(path, text.as_bytes())?;
     }
     if let Some(path) = &args.markdown {
-        crate::foundation::fsutil::write_atomic(path, crate::report::bisect::markdown(&result).as_bytes())?;
+        crate::foundation::fsutil::write_output(path, crate::report::bisect::markdown(&result).as_bytes())?;
     }
     Ok(crate::outcome::decide::bisect_exit_code(result.end))
 }

@@ -138,8 +138,13 @@ fn target_name(bench: &str, taken: &[String]) -> String {
 }
 
 fn q(s: &str) -> String {
-    // A JSON string is a YAML double-quoted scalar.
-    serde_json::to_string(s).unwrap_or_default()
+    super::command::yaml_quoted(s)
+}
+
+/// Text from the harness file (its name, device, states, skip reasons) in a comment of the spec:
+/// one line, whatever it holds (a device named `X\nsettings:\n  build: ...` stays a comment).
+fn c(s: &str) -> String {
+    super::command::one_line(s)
 }
 
 /// The spec's text.
@@ -149,14 +154,14 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
     let _ = writeln!(
         s,
         "# Written by `cgp-gate init` from {} ({} file{}).",
-        origin,
+        c(origin),
         file.format.tool(),
         file.version
             .as_ref()
-            .map_or(String::new(), |v| format!(", version {v}"))
+            .map_or(String::new(), |v| format!(", version {}", c(v)))
     );
     if let Some(d) = file.devices.first() {
-        let _ = writeln!(s, "# Device: {d}.");
+        let _ = writeln!(s, "# Device: {}.", c(d));
     }
     let _ = writeln!(
         s,
@@ -185,7 +190,7 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
         if !entries.iter().any(|e| e.status == Status::Measured) {
             // Nothing to gate: a target would have no samples (every state skipped or failed).
             let why = entries.iter().find_map(|e| match &e.status {
-                Status::Skipped(w) | Status::Error(w) => Some(w.replace('\n', " ")),
+                Status::Skipped(w) | Status::Error(w) => Some(c(w)),
                 Status::Measured => None,
             });
             let _ = writeln!(
@@ -215,11 +220,11 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
                 s,
                 "    # {}: {}",
                 if e.state.is_empty() {
-                    "(no state)"
+                    "(no state)".to_owned()
                 } else {
-                    &e.state
+                    c(&e.state)
                 },
-                note.replace('\n', " ")
+                c(&note)
             );
         }
         let pct = threshold_pct(&entries, metric);
@@ -263,20 +268,30 @@ pub(crate) fn run(
             "init wrote a spec that does not validate (a bug in cgp-gate): {e}"
         ))
     })?;
-    crate::foundation::fsutil::write_atomic(&opts.output, text.as_bytes())?;
+    crate::foundation::fsutil::write_output(&opts.output, text.as_bytes())?;
     let rows: usize = parsed.entries.len();
+    // `-o -`: the spec went to standard output; the next steps name the file it is saved as.
+    let spec_path = if crate::foundation::fsutil::is_stdout(&opts.output) {
+        Path::new("cgp-gate.yaml")
+    } else {
+        opts.output.as_path()
+    };
     writeln!(
         out,
         "{} file {}: {} benchmark(s), {rows} state(s)\nwrote {} ({} target(s), profiler: {}); it validates\nnext:\n  cgp-gate import --spec {} --into recording {}   # gate files CI already wrote\n  cgp-gate baseline update --spec {}   # or run the command live",
         parsed.format.tool(),
         file.display(),
         spec.targets.len(),
-        opts.output.display(),
+        if spec_path == opts.output {
+            opts.output.display().to_string()
+        } else {
+            "the spec to standard output (save it as cgp-gate.yaml)".to_owned()
+        },
         spec.targets.len(),
         kind_of(parsed.format),
-        opts.output.display(),
+        spec_path.display(),
         file.display(),
-        opts.output.display(),
+        spec_path.display(),
     )
     .map_err(|e| Error::io("write", "<stdout>", e))?;
     Ok(Exit::Ok)

@@ -122,6 +122,15 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         why_cost: crate::outcome::results::WhyCost::sum(placed.iter().map(|p| &p.results.why_cost)),
         category_bars,
         category_bars_gated_only: placed.iter().any(|p| p.results.category_bars_gated_only),
+        caveats: {
+            let mut all: Vec<String> = Vec::new();
+            for c in placed.iter().flat_map(|p| &p.results.caveats) {
+                if !all.contains(c) {
+                    all.push(c.clone());
+                }
+            }
+            all
+        },
     })
 }
 

@@ -327,11 +327,85 @@ fn check_keys(file: &HarnessFile, origin: &Path) -> Result<(), HarnessError> {
     Ok(())
 }
 
-/// A time read from a file, checked: finite and not negative.
+/// The shortest time, in ns, a harness file may give for a benchmark: one picosecond. No timer
+/// resolves less (CUDA events resolve about 0.5 µs, a CPU's cycle counter a fraction of a ns), one
+/// cycle of a 5 GHz clock is 200 ps, and a benchmark iteration Google Benchmark reports below a
+/// nanosecond is still above it. A time below it (0, `-0`, `1e-300` s, samples scaled to almost
+/// nothing, what Google Benchmark writes under `UseManualTime` when `SetIterationTime` is never
+/// called) is no measurement: compared with a baseline it would read as a -100 % change.
+pub const MIN_TIME_NS: f64 = 1e-3;
+
+/// The lowest SM clock, in Hz, a clock sample may give: 1 MHz (GPUs run their SMs at hundreds of
+/// MHz at least; a clock below it makes cycles of almost nothing).
+pub const MIN_CLOCK_HZ: f64 = 1e6;
+
+fn damaged(origin: &Path, what: &str, value: f64, why: &str, benchmark: &str, state: &str) -> HarnessError {
+    HarnessError::new(
+        origin,
+        format!("{what} is {value}: {why}; the file is damaged"),
+        "run the benchmark again and use the file as the harness wrote it",
+    )
+    .at(benchmark, state)
+}
+
+/// A time read from a file, in its own unit, checked without knowing the unit: a positive normal
+/// number (not NaN, infinite, negative, zero, `-0` or subnormal). [`time_ns`] also applies the
+/// floor of [`MIN_TIME_NS`] once the unit is known; readers use that.
 ///
 /// # Errors
-/// NaN, infinite or negative, naming what it is.
+/// Any other value, naming what it is.
 pub fn check_time(
+    value: f64,
+    what: &str,
+    origin: &Path,
+    benchmark: &str,
+    state: &str,
+) -> Result<f64, HarnessError> {
+    if value.is_normal() && value > 0.0 {
+        return Ok(value);
+    }
+    let why = if !value.is_finite() || value < 0.0 {
+        "no run takes that long"
+    } else {
+        "a time of zero (or less than any timer resolves) is no measurement"
+    };
+    Err(damaged(origin, what, value, why, benchmark, state))
+}
+
+/// A time read from a file, in ns (`value` in the file's unit, `ns_per_unit` ns each): a positive
+/// normal number ([`check_time`]) of at least [`MIN_TIME_NS`]. The one check of every harness
+/// reader's times (samples, repetitions, rounds, means).
+///
+/// # Errors
+/// NaN, infinite, negative, zero, subnormal, or below the floor, naming what it is.
+pub fn time_ns(
+    value: f64,
+    ns_per_unit: f64,
+    what: &str,
+    origin: &Path,
+    benchmark: &str,
+    state: &str,
+) -> Result<f64, HarnessError> {
+    let ns = check_time(value, what, origin, benchmark, state)? * ns_per_unit;
+    if ns >= MIN_TIME_NS {
+        return Ok(ns);
+    }
+    Err(damaged(
+        origin,
+        what,
+        value,
+        &format!("{ns:e} ns is below one picosecond ({MIN_TIME_NS} ns), shorter than any timer resolves"),
+        benchmark,
+        state,
+    ))
+}
+
+/// A spread of times read from a file (a standard deviation, in its unit): finite and not
+/// negative; zero is a spread (every sample equal).
+///
+/// # Errors
+/// NaN, infinite or negative.
+pub fn check_spread(
     value: f64,
     what: &str,
     origin: &Path,
@@ -341,12 +415,39 @@ pub fn check_time(
     if value.is_finite() && value >= 0.0 {
         Ok(value)
     } else {
-        Err(HarnessError::new(
+        Err(damaged(
             origin,
-            format!("{what} is {value}; no run takes that long: the file is damaged"),
-            "run the benchmark again and use the file as the harness wrote it",
-        )
-        .at(benchmark, state))
+            what,
+            value,
+            "no spread of times is that",
+            benchmark,
+            state,
+        ))
+    }
+}
+
+/// An SM clock sample (Hz): finite and at least [`MIN_CLOCK_HZ`].
+///
+/// # Errors
+/// Any other value.
+pub fn check_clock(
+    value: f64,
+    what: &str,
+    origin: &Path,
+    benchmark: &str,
+    state: &str,
+) -> Result<f64, HarnessError> {
+    if value.is_finite() && value >= MIN_CLOCK_HZ {
+        Ok(value)
+    } else {
+        Err(damaged(
+            origin,
+            what,
+            value,
+            &format!("no GPU runs its SMs below {MIN_CLOCK_HZ} Hz"),
+            benchmark,
+            state,
+        ))
     }
 }
 

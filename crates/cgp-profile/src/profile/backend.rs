@@ -123,6 +123,20 @@ pub trait Backend: Sync {
     /// the tool (`profiler`) and its `version`, and which fields do not apply.
     fn fingerprint(&self, fp: Fingerprint, version: &str) -> Fingerprint;
 
+    /// The most bytes of one recorded repetition a replay reads: what a live capture of the
+    /// backend may hold, so that every recording it makes replays (ncu's CSV limit by default).
+    fn max_capture_bytes(&self) -> u64 {
+        crate::foundation::fsutil::limits::NCU_CSV
+    }
+
+    /// What a report must say when this backend's run gates code from a pull request, because
+    /// the program under test can write the times it is judged by (CUPTI's trace is written in
+    /// its own process; a harness writes its own file); `None` when the profiler measures it from
+    /// outside.
+    fn program_can_forge(&self) -> Option<&'static str> {
+        None
+    }
+
     /// `profile --dry-run` for `targets` (this backend's).
     ///
     /// # Errors

@@ -43,6 +43,19 @@ pub fn kind_of(format: Format) -> ProfilerKind {
     }
 }
 
+/// What the reason of a judged row says, first, when the run's file held one value per process
+/// ([`Backend::may_write_summaries_only`]): what the statistics can and cannot do with it.
+pub fn summary_only_note(format: Format) -> &'static str {
+    match format {
+        Format::PytestBenchmark => {
+            "summary only (the pytest-benchmark file has no `stats.data`, one mean per process): the processes' means are the samples, so the noise seen is between processes only (`repetitions` 3 or more)"
+        }
+        Format::Nvbench | Format::GBench => {
+            "summary only (nvbench wrote one mean per process, no `--jsonbin` samples): the processes' means are the samples, so the noise seen is between processes only (`repetitions` 3 or more); the within-process spread the file reports (`stdev/relative`) is not used, it is not the spread of a mean"
+        }
+    }
+}
+
 /// The harness of a target kind, for a harness kind.
 pub fn format_of(kind: ProfilerKind) -> Option<Format> {
     match kind {
@@ -106,7 +119,19 @@ impl Backend for HarnessBackend {
     }
 
     fn may_write_summaries_only(&self) -> bool {
-        self.0 == Format::Nvbench
+        // nvbench without `--jsonbin`, pytest-benchmark saved without `stats.data`.
+        matches!(self.0, Format::Nvbench | Format::PytestBenchmark)
+    }
+
+    fn max_capture_bytes(&self) -> u64 {
+        // A live run and `import` read a harness file up to this: its recording replays.
+        harness::MAX_FILE_BYTES
+    }
+
+    fn program_can_forge(&self) -> Option<&'static str> {
+        Some(
+            "a benchmark harness's times are the file the program under test writes itself: code from a pull request can write any times in it (docs/harnesses.md); gate code you do not trust with `profiler: ncu` or `nsys`, which measure it from outside",
+        )
     }
 
     fn hashes_sass(&self) -> bool {
@@ -357,32 +382,49 @@ pub fn sidecar_dir(json: &Path, suffix: &str) -> PathBuf {
     json.with_file_name(name)
 }
 
-/// Where nvbench's sidecars of `json` are: the folder its summary names (`<json>-bin/0.bin`,
-/// absolute in files before 2026-07, relative to the JSON after), found beside `json` whatever
-/// name the JSON had when nvbench wrote it (a recording renames it `<rep>.json`). Read bounded.
+/// Where nvbench's sidecars of `json` are: in `<json>-bin/` (`<json>-freqs-bin/` for the clocks)
+/// beside it, by the file name the summary gives (`<json>-bin/0.bin`: absolute in files before
+/// 2026-07, relative to the JSON after), whatever name the JSON had when nvbench wrote it (a
+/// recording renames it `<rep>.json`). Nowhere else: not the path the file names (absolute, or
+/// with `..`), which would read a file outside the JSON's folder that a recording does not copy
+/// (`record::copy_sidecars` copies those two folders), so that the same recording could give
+/// another result when an outside file changes. A link, at the folder or the file, is refused
+/// for the same reason. Read bounded.
 pub fn sidecars_beside(json: &Path) -> impl Fn(&str) -> Result<Option<Vec<u8>>, String> + '_ {
     move |named: &str| {
         let named_path = Path::new(named);
-        let file = named_path.file_name().unwrap_or_default();
         let freqs = named_path
             .parent()
             .and_then(Path::file_name)
             .is_some_and(|d| d.to_string_lossy().ends_with("-freqs-bin"));
-        let here = sidecar_dir(json, if freqs { "-freqs-bin" } else { "-bin" }).join(file);
-        let relative = json.parent().map(|d| d.join(named_path));
-        let candidates = [Some(here), relative, Some(named_path.to_path_buf())];
-        let Some(found) = candidates.into_iter().flatten().find(|p| p.is_file()) else {
+        let folder = sidecar_dir(json, if freqs { "-freqs-bin" } else { "-bin" });
+        let Some(file) = named_path.file_name() else {
             return Err(format!(
-                "the JSON names the sidecar {named}, and it is not beside {} (`{}`)",
-                json.display(),
-                sidecar_dir(json, if freqs { "-freqs-bin" } else { "-bin" })
-                    .join(file)
-                    .display()
+                "the JSON names the sidecar `{named}`, which is no file name: the file is damaged"
             ));
         };
-        crate::foundation::fsutil::read_bounded(&found, harness::MAX_FILE_BYTES)
+        let here = folder.join(file);
+        for p in [&folder, &here] {
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(format!(
+                        "{} is a symbolic link: nvbench writes its sidecars as files beside the JSON, and a recording keeps only those",
+                        p.display()
+                    ));
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    return Err(format!(
+                        "the JSON names the sidecar {named}, and it is not beside {} (`{}`): cgp-gate reads sidecars only there, where nvbench writes them (docs/harnesses.md)",
+                        json.display(),
+                        here.display()
+                    ));
+                }
+            }
+        }
+        crate::foundation::fsutil::read_bounded(&here, harness::MAX_FILE_BYTES)
             .map(Some)
-            .map_err(|e| format!("{}: {}", found.display(), e.message("sidecar")))
+            .map_err(|e| format!("{}: {}", here.display(), e.message("sidecar")))
     }
 }
 
@@ -437,26 +479,28 @@ pub fn read_capture(format: Format, job: Job<'_>, capture: &Capture) -> Result<H
     let bad = |e: harness::HarnessError| {
         ProfileError::new(FailureKind::BadOutput, ctx.clone(), e.to_string()).hint(e.help)
     };
-    let doc = harness::parse_json(capture.output.as_bytes(), &capture.origin).map_err(bad)?;
-    match harness::detect(&doc) {
-        Some(f) if f == format => {}
-        found => {
-            let what = found.map_or("not a harness file".to_owned(), |f| {
-                format!("a {} file", f.tool())
-            });
-            return Err(ProfileError::new(
-                FailureKind::BadOutput,
-                ctx,
-                format!(
-                    "{} is {what}, and the target is `profiler: {}`",
-                    capture.origin.display(),
-                    kind_of(format)
-                ),
-            )
-            .hint("set the target's `profiler:` to the harness that wrote the file"));
-        }
+    // The typed reading first (`harness::read`): a large nvbench file is never built as a
+    // `serde_json::Value` tree, which takes several times its size (docs/harnesses.md).
+    let file = harness::read(
+        capture.output.as_bytes(),
+        &capture.origin,
+        &sidecars_beside(&capture.origin),
+    )
+    .map_err(bad)?;
+    if file.format != format {
+        return Err(ProfileError::new(
+            FailureKind::BadOutput,
+            ctx,
+            format!(
+                "{} is a {} file, and the target is `profiler: {}`",
+                capture.origin.display(),
+                file.format.tool(),
+                kind_of(format)
+            ),
+        )
+        .hint("set the target's `profiler:` to the harness that wrote the file"));
     }
-    harness::read_as(format, &doc, &capture.origin, &sidecars_beside(&capture.origin)).map_err(bad)
+    Ok(file)
 }
 
 /// Turn one capture into samples: every metric of the target, for every selected benchmark x
@@ -499,7 +543,12 @@ pub fn extract(format: Format, job: Job<'_>, capture: &Capture) -> Result<Sample
         match &e.status {
             Status::Measured => {}
             Status::Skipped(why) => {
-                eprintln!("note: {ctx}: {} not measured: {why}", e.key());
+                // The key and the reason are the file's text: one sanitised line.
+                crate::foundation::sanitize::eprint_line(&format!(
+                    "note: {ctx}: {} not measured: {}",
+                    crate::foundation::sanitize::line(&e.key()),
+                    crate::foundation::sanitize::line(why)
+                ));
                 continue;
             }
             Status::Error(why) => {

@@ -340,6 +340,8 @@ impl Recorder {
                 .set_version(b.kind(), versions.version(b.kind()).map(str::to_owned));
         }
         self.manifest.fingerprint = Some(fingerprint.clone());
+        // Recorded with the stand-in GPU of `CGP_GATE_STAND_IN_GPU`: its replays say so too.
+        self.manifest.synthetic |= fingerprint.synthetic;
         let path = self.dir.join("manifest.json");
         let text = serde_json::to_string_pretty(&self.manifest)
             .map_err(|e| Error::output("the recording's manifest", e))?;
@@ -406,6 +408,11 @@ pub fn check_destination(dir: &Path) -> Result<(), Error> {
             dir.display()
         ))
     };
+    if crate::foundation::fsutil::is_stdout(dir) {
+        return Err(refuse(
+            "`-` is standard output, and a recording is a folder of files, not a stream".to_owned(),
+        ));
+    }
     let meta = match std::fs::symlink_metadata(dir) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -448,6 +455,15 @@ pub fn check_destination(dir: &Path) -> Result<(), Error> {
                 )));
             }
             for (file, file_is_dir) in list_dir(&dir.join(name).join(&size))? {
+                if file_is_dir && is_sidecar_dir(&file) {
+                    let folder = dir.join(name).join(&size).join(&file);
+                    if let Some((odd, _)) = list_dir(&folder)?.into_iter().find(|(_, d)| *d) {
+                        return Err(refuse(format!(
+                            "it holds `{at}/{file}/{odd}`, which is not part of a recording"
+                        )));
+                    }
+                    continue;
+                }
                 if file_is_dir || !is_rep_file(&file) {
                     return Err(refuse(format!(
                         "it holds `{at}/{file}`, which is not part of a recording"
@@ -496,6 +512,16 @@ fn is_rep_file(name: &str) -> bool {
         crate::profile::recorded_extensions().contains(&ext)
             && !stem.is_empty()
             && stem.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// `<rep>.json-bin` or `<rep>.json-freqs-bin`: the nvbench sidecars a recording keeps beside a
+/// repetition ([`copy_sidecars`]).
+fn is_sidecar_dir(name: &str) -> bool {
+    ["-bin", "-freqs-bin"].iter().any(|suffix| {
+        name.strip_suffix(suffix)
+            .and_then(|rep| rep.strip_suffix(".json"))
+            .is_some_and(|stem| !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_digit()))
     })
 }
 

@@ -227,11 +227,20 @@ pub(crate) fn gpu_label(results: &Results) -> String {
     if gpus.len() > 1 {
         return gpus.join(", ");
     }
-    match results.fingerprint.gpu_name.known() {
+    let name = match results.fingerprint.gpu_name.known() {
         Some(name) if !name.is_empty() => name.to_owned(),
         _ => "an unknown GPU".to_owned(),
+    };
+    if results.fingerprint.synthetic {
+        // `CGP_GATE_STAND_IN_GPU`: every field of the GPU was made up (docs/gpu.md).
+        format!("{STAND_IN} ({name})")
+    } else {
+        name
     }
 }
+
+/// How every report names the GPU of a run on the stand-in of `CGP_GATE_STAND_IN_GPU`.
+pub(crate) const STAND_IN: &str = "the SYNTHETIC stand-in GPU";
 
 /// For a replayed recording whose manifest says it was measured on a GPU (`"synthetic": false`
 /// and a named GPU in its fingerprint): `NVIDIA H100 80GB HBM3, real capture (ncu 2025.3.1.0)`.

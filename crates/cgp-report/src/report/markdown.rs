@@ -547,6 +547,9 @@ fn why(r: &Row, md: &mut String) {
 }
 
 fn flags(results: &Results, md: &mut String) {
+    for c in &results.caveats {
+        md.push_str(&format!("> [!CAUTION]\n> **Trust**: {}.\n\n", escape_md_cell(c)));
+    }
     if results.synthetic {
         md.push_str(&format!(
             "> [!WARNING]\n> **Synthetic data**: these numbers were not measured on a GPU (source: {}).\n\n",
@@ -756,7 +759,7 @@ fn footer(results: &Results, md: &mut String) {
         format!("driver {}", fp.driver_version),
         format!("{} {}", fp.profiler, fp.profiler_version),
         format!("clocks {}", fp.clocks),
-        crate::report::console::health_line(&results.health),
+        crate::report::console::run_health_line(results),
         results.multiple_testing.clone(),
         format!("source {}", results.source),
     ];

@@ -7,7 +7,8 @@
 use serde_json::{Value, json};
 
 use super::load::{
-    DEFAULT_BASELINE_REPETITIONS, DEFAULT_REPETITIONS, DEFAULT_TIMEOUT, DEFAULT_WARMUP, MAX_REPETITIONS,
+    DEFAULT_BASELINE_REPETITIONS, DEFAULT_HARNESS_WARMUP, DEFAULT_REPETITIONS, DEFAULT_TIMEOUT,
+    DEFAULT_WARMUP, MAX_REPETITIONS,
 };
 use super::model::DERIVED_METRICS;
 
@@ -269,7 +270,7 @@ fn target_measure_properties() -> Value {
             "type": "integer", "minimum": 1, "maximum": MAX_REPETITIONS
         },
         "warmup": {
-            "description": format!("Launches of each kernel every run drops at its start (runs with at least 3 launches of that kernel only). Default {DEFAULT_WARMUP}."),
+            "description": format!("Launches of each kernel every run drops at its start (runs with at least 3 launches of that kernel only). Default {DEFAULT_WARMUP}; {DEFAULT_HARNESS_WARMUP} for harness targets (nvbench, gbench, pytest-benchmark), whose harness warms up itself."),
             "type": "integer", "minimum": 0
         },
         "max_repetitions": {

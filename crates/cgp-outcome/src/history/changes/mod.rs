@@ -278,7 +278,7 @@ impl ChangesReport {
         self.rows.iter().filter(|r| r.worse).count()
     }
 
-    /// Write as pretty JSON, atomically.
+    /// Write as pretty JSON, atomically (standard output for `-`).
     ///
     /// # Errors
     /// [`crate::Error::Io`] naming the path.
@@ -286,7 +286,7 @@ impl ChangesReport {
         let mut text = serde_json::to_string_pretty(self)
             .map_err(|e| crate::Error::Environment(format!("cannot encode the changes: {e}")))?;
         text.push('\n');
-        crate::foundation::fsutil::write_atomic(path, text.as_bytes())
+        crate::foundation::fsutil::write_output(path, text.as_bytes())
     }
 }
 

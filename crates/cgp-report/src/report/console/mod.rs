@@ -33,6 +33,17 @@ pub fn health_line(h: &crate::outcome::results::Health) -> String {
     parts.join(", ")
 }
 
+/// [`health_line`] of a run's results: on the SYNTHETIC stand-in GPU of `CGP_GATE_STAND_IN_GPU`
+/// its clocks, temperature and power are made up, and the line says so.
+pub fn run_health_line(results: &Results) -> String {
+    let line = health_line(&results.health);
+    if results.fingerprint.synthetic {
+        format!("{line} (made up by {})", crate::report::format::STAND_IN)
+    } else {
+        line
+    }
+}
+
 /// How the console table is drawn: the width to fit (`None`: as wide as the content, for logs
 /// and pipes) and whether verdicts are coloured.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -304,8 +315,13 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         push_wrapped(&mut out, crate::report::format::P_NOTE, style.width);
     }
     push_notes(&mut out, results, &rows_sorted, style);
+    for c in &results.caveats {
+        push_wrapped(&mut out, &one_line(&format!("trust: {c}")), style.width);
+    }
     push_headline(&mut out, results, style);
-    out
+    // No line of the table, its notes or its headline (names from files among them, wrapped at
+    // any width) is a GitHub workflow command: the runner reads every line that starts with `::`.
+    crate::foundation::sanitize::no_workflow_commands(&out)
 }
 
 /// The p column's header as the legend and the other reports name it, `p (adj.)`, where the
@@ -331,7 +347,8 @@ fn name_p_in_full(
 fn push_headline(out: &mut String, results: &Results, style: ConsoleStyle) {
     // Names reach the terminal: no escape sequence acts, no bidi control reorders. Cells,
     // notes and messages are made visible one by one, so that only our own colour codes act.
-    let head = crate::report::text::visible(&headline(results));
+    // One line: the GPU's name (a harness file's) may hold line breaks.
+    let head = one_line(&headline(results));
     if style.color {
         let s = run_style(results);
         out.push_str(&format!("{s}{head}{s:#}\n"));

@@ -73,6 +73,9 @@ use super::kinds::{readers, reads as profiler_reads, specific_keys, unread_help 
 pub(crate) const DEFAULT_REPETITIONS: u32 = 10;
 /// Launches of each kernel a run drops at its start (`warmup:`).
 pub(crate) const DEFAULT_WARMUP: u32 = 1;
+/// The same for a harness target (`profiler: nvbench`, `gbench`, `pytest-benchmark`): none, the
+/// harness warmed up before its first sample, and each repetition or round is a sample.
+pub(crate) const DEFAULT_HARNESS_WARMUP: u32 = 0;
 /// Repetitions `baseline update` stores by default (at least `repetitions`): paid once per merge,
 /// shared by every pull request, and what gives the tests their power (docs/statistics.md).
 pub(crate) const DEFAULT_BASELINE_REPETITIONS: u32 = 50;
