@@ -18,7 +18,7 @@ use crate::foundation::error::{Error, Result};
 use crate::foundation::exit_codes::Exit;
 use crate::gpu::fingerprint::Fingerprint;
 use crate::harness::{self, HarnessFile};
-use crate::profile::harness::{format_of, read_capture, selects, sidecars_beside};
+use crate::profile::harness::{format_of, read_capture, selects};
 use crate::profile::record::Recorder;
 use crate::profile::{Capture, Job, Output, Versions, backend_of};
 use crate::spec::{Size, Target};
@@ -31,15 +31,21 @@ pub(crate) struct ImportOptions {
     pub files: Vec<PathBuf>,
 }
 
-/// Read one harness file, bounded; a damaged one names the file, benchmark and state.
+/// Read one harness file (or a folder a format gathers), bounded; a damaged one names the file,
+/// benchmark and state.
 fn read_one(file: &Path) -> Result<(String, HarnessFile)> {
-    let bytes = crate::foundation::fsutil::read_bounded(file, harness::MAX_FILE_BYTES)
-        .map_err(|e| e.into_error(file, "harness file"))?;
-    let parsed = harness::read(&bytes, file, &sidecars_beside(file))
+    let input = crate::profile::harness::read_input(file)
+        .unwrap_or_else(|| {
+            Err(harness::HarnessError::new(
+                file,
+                "is not JSON, and not a folder a harness writes",
+                harness::formats::formats_help(),
+            ))
+        })
         .map_err(|e| Error::input(file, format!("{e}\nhelp: {}", e.help)))?;
-    let text = String::from_utf8(bytes)
+    let text = String::from_utf8(input.capture)
         .map_err(|e| Error::input(file, format!("the harness file is not UTF-8 text: {e}")))?;
-    Ok((text, parsed))
+    Ok((text, input.file))
 }
 
 /// A file must not be inside the recording it goes into.
@@ -114,8 +120,9 @@ pub(crate) fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
     let targets: Vec<&Target> = spec.targets.iter().filter(|t| t.profiler.is_harness()).collect();
     if targets.is_empty() {
         return Err(Error::Usage(format!(
-            "{} has no harness target: import reads the files of `profiler: nvbench`, `gbench` or `pytest-benchmark` targets (docs/harnesses.md)",
-            opts.spec.display()
+            "{} has no harness target: import reads the files of harness targets (`profiler: {}`; docs/harnesses.md)",
+            opts.spec.display(),
+            crate::harness::Format::ALL.map(|f| f.as_str()).join("`, `")
         )));
     }
     refuse_inputs_inside(&opts.into, &opts.files)?;

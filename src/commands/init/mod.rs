@@ -108,11 +108,11 @@ pub(crate) fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
     }
     let (parsed, raw, origin) = match &opts.from {
         Some(file) => {
-            let raw = read_capture(file)?;
-            if let Some(read) = bench::harness_file(&raw, file) {
+            if let Some(read) = bench::harness_file(file) {
                 let (harness, doc) = read?;
                 return bench::run(opts, file, &harness, &doc, out);
             }
+            let raw = read_capture(file)?;
             let parsed = crate::ncu::parse::parse(&raw).map_err(|e| Error::input(file, e.to_string()))?;
             (parsed, raw, file.display().to_string())
         }

@@ -7,15 +7,68 @@
 //! ([`ProfilerKind::is_nsight_compute`], [`ProfilerKind::explains`], [`ProfilerKind::why_by`],
 //! [`ProfilerKind::gates_categories`], [`ProfilerKind::is_harness`]) and never names one
 //! (tests/architecture.rs, `profilers_are_named_where_registered`).
+//!
+//! The benchmark harnesses whose files cgp-gate reads are one kind, [`ProfilerKind::Harness`],
+//! of a [`HarnessFormat`]: each format is one line of [`harness_formats!`] below (its `profiler:`
+//! name, the tool's name in text, what its targets gate); its reader, in cgp-profile's `harness/`,
+//! says everything else (docs/architecture.md, "Adding a backend").
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// Declares [`HarnessFormat`]: one line per format, `Variant = "profiler name", "tool in text",
+/// "what its targets gate (the spec's help)"`, with `only "metric"` when its files have one metric.
+macro_rules! harness_formats {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal, $tool:literal, $gates:literal $(, only $only:literal)?;)+) => {
+        /// A benchmark harness's file format, and the `profiler:` of its targets (docs/harnesses.md).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum HarnessFormat {
+            $($(#[doc = $doc])* $variant,)+
+        }
+
+        impl HarnessFormat {
+            /// Every format, in the order of registration.
+            pub const ALL: [Self; [$($name),+].len()] = [$(Self::$variant),+];
+
+            /// The `profiler:` value of its targets.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $name,)+ }
+            }
+
+            /// The harness's name in text (`Google Benchmark`).
+            pub fn tool(self) -> &'static str {
+                match self { $(Self::$variant => $tool,)+ }
+            }
+
+            /// What its targets gate, for the spec's messages.
+            pub fn gates(self) -> &'static str {
+                match self { $(Self::$variant => $gates,)+ }
+            }
+
+            /// The one metric its files have, where they have one.
+            pub fn only_metric(self) -> Option<&'static str> {
+                match self { $(Self::$variant => harness_formats!(@only $($only)?),)+ }
+            }
+        }
+    };
+    (@only) => { None };
+    (@only $only:literal) => { Some($only) };
+}
+
+harness_formats! {
+    /// nvbench: the team's own nvbench binary, run with `--json PATH --jsonbin`; its states' cold GPU times.
+    Nvbench = "nvbench", "nvbench", "nvbench targets gate `nv/cold/time/gpu` (the cold GPU time: per sample with --jsonbin, else the mean of each process), `nv/cold/cycles/gpu` (with the clock sidecar) and any summary by its tag (`nv/cold/bw/global/bytes_per_second`, custom tags), e.g. `metrics: {nv/cold/time/gpu: \"5%\"}`";
+    /// Google Benchmark: the team's own benchmark binary, run with `--benchmark_out=PATH`; its repetitions.
+    GBench = "gbench", "Google Benchmark", "Google Benchmark targets gate `real_time` (the manual CUDA-event time under UseManualTime), `cpu_time` and user counters (`bytes_per_second`, `items_per_second`, custom), e.g. `metrics: {real_time: \"5%\"}`";
+    /// pytest-benchmark: the team's own pytest invocation, run with `--benchmark-json=PATH`; its rounds.
+    PytestBenchmark = "pytest-benchmark", "pytest-benchmark", "pytest-benchmark targets gate `time` (seconds per iteration of each round of `stats.data`), e.g. `metrics: {time: \"5%\"}`", only "time";
+}
+
 /// `profiler:` of a target, and the profiler of a measurement. Serialised as `ncu`, `nsys`,
-/// `cupti`, `nvbench`, `gbench`, `pytest-benchmark` (the spec's values, and what fingerprints in baselines and results hold).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// `cupti` or a harness format's name (`nvbench`, `gbench`, `pytest-benchmark`, ...): the spec's
+/// values, and what fingerprints in baselines and results hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum ProfilerKind {
     /// Nsight Compute: per-kernel metrics, every launch replayed.
     #[default]
@@ -26,15 +79,9 @@ pub enum ProfilerKind {
     /// CUPTI activity tracing: the program runs once per repetition with cgp-gate's injection
     /// library, which records each kernel's start, end and launch configuration (docs/cupti.md).
     Cupti,
-    /// nvbench: the team's own nvbench binary, run with `--json PATH --jsonbin`; its states'
-    /// cold GPU times (docs/harnesses.md).
-    Nvbench,
-    /// Google Benchmark: the team's own benchmark binary, run with `--benchmark_out=PATH`; its
-    /// repetitions (docs/harnesses.md).
-    Gbench,
-    /// pytest-benchmark: the team's own pytest invocation, run with `--benchmark-json=PATH`;
-    /// its rounds (docs/harnesses.md).
-    PytestBenchmark,
+    /// A benchmark harness: the team's own benchmark program (or the files its CI wrote), read
+    /// as the harness wrote them (docs/harnesses.md).
+    Harness(HarnessFormat),
 }
 
 impl ProfilerKind {
@@ -43,16 +90,27 @@ impl ProfilerKind {
             Self::Ncu => "ncu",
             Self::Nsys => "nsys",
             Self::Cupti => "cupti",
-            Self::Nvbench => "nvbench",
-            Self::Gbench => "gbench",
-            Self::PytestBenchmark => "pytest-benchmark",
+            Self::Harness(f) => f.as_str(),
         }
     }
 
+    /// The kind whose `profiler:` value is `name`.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
     /// Whether it reads a benchmark harness's own output (nvbench, Google Benchmark,
-    /// pytest-benchmark) rather than tracing or profiling kernels.
+    /// pytest-benchmark, ...) rather than tracing or profiling kernels.
     pub fn is_harness(self) -> bool {
-        matches!(self, Self::Nvbench | Self::Gbench | Self::PytestBenchmark)
+        matches!(self, Self::Harness(_))
+    }
+
+    /// The harness format of its files, for a harness kind.
+    pub fn harness(self) -> Option<HarnessFormat> {
+        match self {
+            Self::Harness(f) => Some(f),
+            Self::Ncu | Self::Nsys | Self::Cupti => None,
+        }
     }
 
     /// Whether it is Nsight Compute itself: its counters' names are ncu's, it may lock the
@@ -73,7 +131,7 @@ impl ProfilerKind {
     pub fn why_by(self) -> Option<Self> {
         match self {
             Self::Cupti => Some(Self::Ncu),
-            Self::Ncu | Self::Nsys | Self::Nvbench | Self::Gbench | Self::PytestBenchmark => None,
+            Self::Ncu | Self::Nsys | Self::Harness(_) => None,
         }
     }
 
@@ -83,15 +141,23 @@ impl ProfilerKind {
         self == Self::Nsys
     }
 
-    /// Every kind, in the order backends are registered.
-    pub const ALL: [Self; 6] = [
-        Self::Ncu,
-        Self::Nsys,
-        Self::Cupti,
-        Self::Nvbench,
-        Self::Gbench,
-        Self::PytestBenchmark,
-    ];
+    /// The tools that are not harnesses.
+    const TOOLS: [Self; 3] = [Self::Ncu, Self::Nsys, Self::Cupti];
+
+    /// Every kind, in the order backends are registered: the tools, then the harness formats.
+    pub const ALL: [Self; Self::TOOLS.len() + HarnessFormat::ALL.len()] = {
+        let mut all = [Self::Ncu; Self::TOOLS.len() + HarnessFormat::ALL.len()];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = if i < Self::TOOLS.len() {
+                Self::TOOLS[i]
+            } else {
+                Self::Harness(HarnessFormat::ALL[i - Self::TOOLS.len()])
+            };
+            i += 1;
+        }
+        all
+    };
 }
 
 impl fmt::Display for ProfilerKind {
@@ -100,9 +166,40 @@ impl fmt::Display for ProfilerKind {
     }
 }
 
+impl fmt::Display for HarnessFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for HarnessFormat {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl Serialize for ProfilerKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ProfilerKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Self::named(&name).ok_or_else(|| {
+            let known: Vec<&str> = Self::ALL.iter().map(|k| k.as_str()).collect();
+            serde::de::Error::custom(format!(
+                "unknown profiler `{name}`, expected one of {}",
+                known.join(", ")
+            ))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::ProfilerKind;
+    use super::{HarnessFormat, ProfilerKind};
 
     /// The serialised names are the spec's values and what stored fingerprints hold.
     #[test]
@@ -111,9 +208,12 @@ mod tests {
             (ProfilerKind::Ncu, "ncu"),
             (ProfilerKind::Nsys, "nsys"),
             (ProfilerKind::Cupti, "cupti"),
-            (ProfilerKind::Nvbench, "nvbench"),
-            (ProfilerKind::Gbench, "gbench"),
-            (ProfilerKind::PytestBenchmark, "pytest-benchmark"),
+            (ProfilerKind::Harness(HarnessFormat::Nvbench), "nvbench"),
+            (ProfilerKind::Harness(HarnessFormat::GBench), "gbench"),
+            (
+                ProfilerKind::Harness(HarnessFormat::PytestBenchmark),
+                "pytest-benchmark",
+            ),
         ] {
             assert_eq!(kind.as_str(), name);
             assert_eq!(kind.to_string(), name);
@@ -122,5 +222,27 @@ mod tests {
             assert_eq!(back, kind);
         }
         assert!(serde_json::from_str::<ProfilerKind>("\"rocprof\"").is_err());
+    }
+
+    /// Every kind is in `ALL` once, the tools first, and its name is unique: `named` finds it.
+    #[test]
+    fn every_kind_is_registered_once_by_a_unique_name() {
+        assert_eq!(
+            ProfilerKind::ALL[..3],
+            [ProfilerKind::Ncu, ProfilerKind::Nsys, ProfilerKind::Cupti]
+        );
+        for f in HarnessFormat::ALL {
+            assert!(ProfilerKind::ALL.contains(&ProfilerKind::Harness(f)), "{f}");
+        }
+        for k in ProfilerKind::ALL {
+            assert_eq!(ProfilerKind::named(k.as_str()), Some(k));
+            assert_eq!(
+                ProfilerKind::ALL
+                    .iter()
+                    .filter(|o| o.as_str() == k.as_str())
+                    .count(),
+                1
+            );
+        }
     }
 }

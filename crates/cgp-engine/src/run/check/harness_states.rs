@@ -72,25 +72,26 @@ pub(super) fn missing_states(
     errors
 }
 
-/// What a row of summaries only (nvbench without `--jsonbin`, and nvbench's bandwidth and other
-/// summaries, which have no samples) lets the statistics do, at the head of its reason.
-pub const SUMMARY_ONLY: &str = "summary only (nvbench wrote one mean per process, no `--jsonbin` samples): the processes' means are the samples, so the noise seen is between processes only (`repetitions` 3 or more); the within-process spread the file reports (`stdev/relative`) is not used, it is not the spread of a mean";
-
-/// Say so in the reason of every judged row of an nvbench target whose samples are one value
-/// per process.
+/// Say so in the reason of every judged row of a harness target whose samples are one value
+/// per process, in its format's words (nvbench without `--jsonbin`: `summary only (nvbench wrote
+/// one mean per process, ...)`; `profile::Backend::summary_note`).
 pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target]) {
     for row in rows.iter_mut() {
-        let nvbench = targets
+        let note = targets
             .iter()
-            .any(|t| t.name == row.key.target && crate::profile::backend_of(t).may_write_summaries_only());
+            .find(|t| t.name == row.key.target)
+            .and_then(|t| crate::profile::backend_of(t).summary_note());
         let reps = &row.candidate_reps;
         let one_each =
             !reps.is_empty() && reps.iter().collect::<std::collections::BTreeSet<_>>().len() == reps.len();
-        if nvbench && one_each && row.sides.candidate.is_some() {
+        if let Some(note) = note
+            && one_each
+            && row.sides.candidate.is_some()
+        {
             row.reason = if row.reason.is_empty() {
-                SUMMARY_ONLY.to_owned()
+                note.to_owned()
             } else {
-                format!("{SUMMARY_ONLY}; {}", row.reason)
+                format!("{note}; {}", row.reason)
             };
         }
     }
