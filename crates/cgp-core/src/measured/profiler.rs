@@ -63,6 +63,8 @@ harness_formats! {
     GBench = "gbench", "Google Benchmark", "Google Benchmark targets gate `real_time` (the manual CUDA-event time under UseManualTime), `cpu_time` and user counters (`bytes_per_second`, `items_per_second`, custom), e.g. `metrics: {real_time: \"5%\"}`";
     /// pytest-benchmark: the team's own pytest invocation, run with `--benchmark-json=PATH`; its rounds.
     PytestBenchmark = "pytest-benchmark", "pytest-benchmark", "pytest-benchmark targets gate `time` (seconds per iteration of each round of `stats.data`), e.g. `metrics: {time: \"5%\"}`", only "time";
+    /// hyperfine: whole commands timed, `--export-json PATH`; every run's wall time.
+    Hyperfine = "hyperfine", "hyperfine", "hyperfine targets gate `time` (every run's wall time), `user_time`, `system_time` and `memory_usage_byte`, e.g. `metrics: {time: \"5%\"}`";
 }
 
 /// `profiler:` of a target, and the profiler of a measurement. Serialised as `ncu`, `nsys`,

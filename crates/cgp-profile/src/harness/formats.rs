@@ -9,6 +9,7 @@ pub static READERS: &[&dyn Reader] = &[
     &super::classic::NVBENCH,
     &super::classic::GBENCH,
     &super::classic::PYTEST_BENCHMARK,
+    &super::hyperfine::READER,
 ];
 
 /// The reader of `format`. Every format has one (the test below checks it).

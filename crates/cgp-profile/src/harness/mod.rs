@@ -11,6 +11,7 @@
 pub mod classic;
 pub mod formats;
 pub mod gbench;
+pub mod hyperfine;
 pub mod nvbench;
 pub mod pytest_bench;
 pub mod registry;
@@ -313,5 +314,7 @@ pub fn ns_per(unit: &str) -> Option<f64> {
     })
 }
 
+#[cfg(test)]
+mod testdata;
 #[cfg(test)]
 mod tests;
