@@ -193,6 +193,18 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
             );
             continue;
         }
+        // Which way is better: the name says (the spec reads it so), else the format knows.
+        let said = crate::measured::profiler::harness_direction(metric);
+        let known = crate::harness::formats::reader(file.format).direction(metric);
+        if said.is_none() && known.is_none() {
+            let _ = writeln!(
+                s,
+                "  # benchmark {}: no target (its metric {} does not say whether lower or higher is better: add the target with `{{relative: \"5%\", direction: lower}}` or `higher`)",
+                q(b),
+                q(metric)
+            );
+            continue;
+        }
         let name = target_name(b, &taken);
         taken.push(name.clone());
         let _ = writeln!(s, "  - name: {name}\n    kernel: {}", q(b));
@@ -220,9 +232,9 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
             );
         }
         let pct = threshold_pct(file.format, &entries, metric);
-        let threshold = match crate::harness::formats::reader(file.format).direction(metric) {
-            Some(d) => format!("{{relative: \"{pct}%\", direction: {}}}", d.as_str()),
-            None => format!("\"{pct}%\""),
+        let threshold = match (said, known) {
+            (None, Some(d)) => format!("{{relative: \"{pct}%\", direction: {}}}", d.as_str()),
+            _ => format!("\"{pct}%\""),
         };
         let _ = writeln!(s, "    metrics:\n      {}: {threshold}", q(metric));
     }

@@ -17,6 +17,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::foundation::threshold::Direction;
+
 /// Declares [`HarnessFormat`]: one line per format, `Variant = "profiler name", "tool in text",
 /// "what its targets gate (the spec's help)"`, with `only "metric"` when its files have one metric.
 macro_rules! harness_formats {
@@ -63,8 +65,49 @@ harness_formats! {
     GBench = "gbench", "Google Benchmark", "Google Benchmark targets gate `real_time` (the manual CUDA-event time under UseManualTime), `cpu_time` and user counters (`bytes_per_second`, `items_per_second`, custom), e.g. `metrics: {real_time: \"5%\"}`";
     /// pytest-benchmark: the team's own pytest invocation, run with `--benchmark-json=PATH`; its rounds.
     PytestBenchmark = "pytest-benchmark", "pytest-benchmark", "pytest-benchmark targets gate `time` (seconds per iteration of each round of `stats.data`), e.g. `metrics: {time: \"5%\"}`", only "time";
+    /// PyTorch benchmark rows (the OSS benchmark database's v3 shape): Helion's, tritonbench's CI's, `cgp_gate.triton`'s.
+    PytorchRows = "pytorch-rows", "PyTorch benchmark rows", "PyTorch benchmark rows gate each row's `metric.name` (`latency`, `helion_speedup`, `tflops`, ...), e.g. `metrics: {latency: \"5%\"}`";
+    /// tritonbench: `--output-json PATH`, one median per input and provider of an operator.
+    Tritonbench = "tritonbench", "tritonbench", "tritonbench targets gate its metrics by name (`latency`, the median of an input's repetitions; `tflops`, `gbps`, `speedup`, `accuracy`; `latency-avg`, the mean over inputs), e.g. `metrics: {latency: \"5%\"}`";
     /// hyperfine: whole commands timed, `--export-json PATH`; every run's wall time.
     Hyperfine = "hyperfine", "hyperfine", "hyperfine targets gate `time` (every run's wall time), `user_time`, `system_time` and `memory_usage_byte`, e.g. `metrics: {time: \"5%\"}`";
+}
+
+/// Whether lower or higher is better for a metric of a harness's file, by its name: rates,
+/// throughputs, speedups, accuracy and clocks higher; times, latencies (vLLM's TTFT, TPOT, ITL,
+/// E2EL), cycles, spreads, memory and failures lower; `None` where the name says neither (the
+/// threshold gives `direction:`).
+pub fn harness_direction(name: &str) -> Option<Direction> {
+    let n = name.to_ascii_lowercase();
+    let higher = [
+        "per_second",
+        "per_s",
+        "rate",
+        "bw/",
+        "bandwidth",
+        "utilization",
+        "fom",
+        "throughput",
+        "goodput",
+        "sm_clock",
+        "speedup",
+        "accuracy",
+        "flops",
+        "gbps",
+        "tok/s",
+        "completed",
+    ];
+    let lower = [
+        "time", "cycles", "stdev", "iqr", "noise", "latency", "ttft", "tpot", "itl", "e2el", "duration",
+        "memory", "failed",
+    ];
+    if higher.iter().any(|h| n.contains(h)) {
+        Some(Direction::Higher)
+    } else if lower.iter().any(|l| n.contains(l)) {
+        Some(Direction::Lower)
+    } else {
+        None
+    }
 }
 
 /// `profiler:` of a target, and the profiler of a measurement. Serialised as `ncu`, `nsys`,

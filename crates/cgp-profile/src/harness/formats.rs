@@ -9,6 +9,8 @@ pub static READERS: &[&dyn Reader] = &[
     &super::classic::NVBENCH,
     &super::classic::GBENCH,
     &super::classic::PYTEST_BENCHMARK,
+    &super::pytorch_rows::READER,
+    &super::tritonbench::READER,
     &super::hyperfine::READER,
 ];
 

@@ -30,7 +30,10 @@ impl Reader for Hyperfine {
 
     fn detects(&self, doc: &Doc) -> bool {
         // Every result a command with its times (an empty list too: hyperfine's, which says so).
-        let results = doc.json().and_then(|v| v.get("results")).and_then(Value::as_array);
+        let results = doc
+            .json()
+            .and_then(|v| v.get("results"))
+            .and_then(Value::as_array);
         results.is_some_and(|r| {
             r.iter()
                 .all(|r| r.get("command").is_some() && (r.get("times").is_some() || r.get("mean").is_some()))
@@ -44,7 +47,11 @@ impl Reader for Hyperfine {
             .and_then(Value::as_array)
             .ok_or_else(|| HarnessError::new(origin, "has no `results` list", HELP))?;
         if list.is_empty() {
-            return Err(HarnessError::new(origin, "has an empty `results` list: hyperfine ran no command", HELP));
+            return Err(HarnessError::new(
+                origin,
+                "has an empty `results` list: hyperfine ran no command",
+                HELP,
+            ));
         }
         let mut entries = Vec::with_capacity(list.len());
         let mut notes = Vec::new();
@@ -98,14 +105,19 @@ fn entry(r: &Value, origin: &Path, notes: &mut Vec<String>) -> Result<Entry, Har
         Some(t) if !t.is_empty() => Metric {
             name: TIME.to_owned(),
             unit: "ns".to_owned(),
-            values: t.iter().map(|v| at("a run of `times`", v)).collect::<Result<_, _>>()?,
+            values: t
+                .iter()
+                .map(|v| at("a run of `times`", v))
+                .collect::<Result<_, _>>()?,
             per_sample: true,
         },
         _ => {
             let mean = r.get("mean").ok_or_else(|| {
                 HarnessError::new(origin, "has neither `times` nor `mean`", HELP).at(command, &state)
             })?;
-            notes.push(format!("{command}: no `times`; the mean is one value per process"));
+            notes.push(format!(
+                "{command}: no `times`; the mean is one value per process"
+            ));
             Metric {
                 name: TIME.to_owned(),
                 unit: "ns".to_owned(),
@@ -119,7 +131,9 @@ fn entry(r: &Value, origin: &Path, notes: &mut Vec<String>) -> Result<Entry, Har
     for (key, name) in [("user", "user_time"), ("system", "system_time")] {
         match r.get(key) {
             Some(v) if v.as_f64() == Some(0.0) => {
-                notes.push(format!("{command}: `{key}` is 0 (a mean below the clock's tick), left out"));
+                notes.push(format!(
+                    "{command}: `{key}` is 0 (a mean below the clock's tick), left out"
+                ));
             }
             Some(v) => metrics.push(Metric {
                 name: name.to_owned(),
@@ -188,7 +202,14 @@ fn exit_status(codes: &[Value]) -> Status {
     ))
 }
 
-fn same_count(n: usize, runs: usize, field: &str, origin: &Path, command: &str, state: &str) -> Result<(), HarnessError> {
+fn same_count(
+    n: usize,
+    runs: usize,
+    field: &str,
+    origin: &Path,
+    command: &str,
+    state: &str,
+) -> Result<(), HarnessError> {
     if runs > 1 && n != runs {
         return Err(HarnessError::new(
             origin,
@@ -222,7 +243,12 @@ mod tests {
                 commands += 1;
                 assert_eq!(e.benchmark, r["command"].as_str().unwrap());
                 assert_eq!(e.status, Status::Measured);
-                let times: Vec<f64> = r["times"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap() * 1e9).collect();
+                let times: Vec<f64> = r["times"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t.as_f64().unwrap() * 1e9)
+                    .collect();
                 let got = e.metric(TIME).unwrap();
                 assert!(got.per_sample);
                 assert_eq!(got.values.len(), times.len());
@@ -244,15 +270,24 @@ mod tests {
     fn failed_runs_parameters_and_old_files() {
         let p = Path::new("h.json");
         let f = read_ok(
-            &file(r#"{"command": "./a 1", "mean": 1.0, "user": 0.5, "system": 0.0, "times": [1.0, 1.1, 0.9], "exit_codes": [0, 2, null], "parameters": {"n": "1", "mode": "x"}}"#),
+            &file(
+                r#"{"command": "./a 1", "mean": 1.0, "user": 0.5, "system": 0.0, "times": [1.0, 1.1, 0.9], "exit_codes": [0, 2, null], "parameters": {"n": "1", "mode": "x"}}"#,
+            ),
             p,
         );
         let e = &f.entries[0];
         assert_eq!(e.key(), "./a 1 [n=1,mode=x]");
-        assert!(matches!(&e.status, Status::Error(m) if m.starts_with("2 of 3 runs failed (exit status 2, killed by a signal)")), "{:?}", e.status);
+        assert!(
+            matches!(&e.status, Status::Error(m) if m.starts_with("2 of 3 runs failed (exit status 2, killed by a signal)")),
+            "{:?}",
+            e.status
+        );
         assert!(e.metric("system_time").is_none());
         assert!(f.notes.iter().any(|n| n.contains("`system` is 0")));
-        let old = read_ok(&file(r#"{"command": "a", "mean": 1.0, "stddev": 0.1, "times": [1.0, 1.1]}"#), p);
+        let old = read_ok(
+            &file(r#"{"command": "a", "mean": 1.0, "stddev": 0.1, "times": [1.0, 1.1]}"#),
+            p,
+        );
         assert_eq!(old.entries[0].status, Status::Measured);
         assert!(old.notes.iter().any(|n| n.contains("before 1.12")));
         let summary = read_ok(&file(r#"{"command": "a", "mean": 2.0, "stddev": null}"#), p);
@@ -263,15 +298,34 @@ mod tests {
     #[test]
     fn damaged_values_name_file_command_and_field() {
         let p = Path::new("h.json");
-        for (times, shown) in [("[1.0, 0.0]", "is 0"), ("[1.0, -1.0]", "is -1"), ("[1.0, NaN]", "is `NaN`"), ("[1.0, Infinity]", "is `Infinity`")] {
-            let e = read_err(&file(&format!(r#"{{"command": "sleep 1", "mean": 1.0, "times": {times}}}"#)), p);
-            assert!(e.starts_with(&format!("h.json, benchmark `sleep 1`: a run of `times` {shown}")), "{e}");
+        for (times, shown) in [
+            ("[1.0, 0.0]", "is 0"),
+            ("[1.0, -1.0]", "is -1"),
+            ("[1.0, NaN]", "is `NaN`"),
+            ("[1.0, Infinity]", "is `Infinity`"),
+        ] {
+            let e = read_err(
+                &file(&format!(
+                    r#"{{"command": "sleep 1", "mean": 1.0, "times": {times}}}"#
+                )),
+                p,
+            );
+            assert!(
+                e.starts_with(&format!("h.json, benchmark `sleep 1`: a run of `times` {shown}")),
+                "{e}"
+            );
         }
-        let e = read_err(&file(r#"{"command": "a", "mean": 1.0, "times": [1.0, 1.0], "exit_codes": [0]}"#), p);
+        let e = read_err(
+            &file(r#"{"command": "a", "mean": 1.0, "times": [1.0, 1.0], "exit_codes": [0]}"#),
+            p,
+        );
         assert!(e.contains("`exit_codes` has 1 entries and `times` 2"), "{e}");
         let e = read_err(b"{\"results\": []}", p);
         assert!(e.contains("empty `results`"), "{e}");
-        let e = read_err(&file(r#"{"command": "a", "mean": 1.0}, {"command": "a", "mean": 1.0}"#), p);
+        let e = read_err(
+            &file(r#"{"command": "a", "mean": 1.0}, {"command": "a", "mean": 1.0}"#),
+            p,
+        );
         assert!(e.contains("benchmark `a`: appears twice"), "{e}");
     }
 }

@@ -14,7 +14,9 @@ pub mod gbench;
 pub mod hyperfine;
 pub mod nvbench;
 pub mod pytest_bench;
+pub mod pytorch_rows;
 pub mod registry;
+pub mod tritonbench;
 
 use std::fmt;
 use std::path::Path;

@@ -278,22 +278,46 @@ pub fn positive(
     benchmark: &str,
     state: &str,
 ) -> Result<f64, HarnessError> {
-    let damaged = |shown: String| {
-        HarnessError::new(
-            origin,
-            format!("{what} is {shown}; a measurement is a positive number: the file is damaged"),
-            "run the benchmark again and use the file as the tool wrote it",
-        )
-        .at(benchmark, state)
-    };
     match value.as_f64() {
-        Some(x) if x.is_normal() && x > 0.0 => Ok(x),
-        Some(x) => Err(damaged(x.to_string())),
-        None => Err(damaged(match value {
-            Value::String(s) => format!("`{s}`"),
-            other => other.to_string(),
-        })),
+        Some(x) => positive_number(x, what, origin, benchmark, state),
+        None => Err(damaged(
+            &match value {
+                Value::String(s) => format!("`{s}`"),
+                other => other.to_string(),
+            },
+            what,
+            origin,
+            benchmark,
+            state,
+        )),
     }
+}
+
+/// [`positive`] of a number already read.
+///
+/// # Errors
+/// As [`positive`].
+pub fn positive_number(
+    x: f64,
+    what: &str,
+    origin: &Path,
+    benchmark: &str,
+    state: &str,
+) -> Result<f64, HarnessError> {
+    if x.is_normal() && x > 0.0 {
+        Ok(x)
+    } else {
+        Err(damaged(&x.to_string(), what, origin, benchmark, state))
+    }
+}
+
+fn damaged(shown: &str, what: &str, origin: &Path, benchmark: &str, state: &str) -> HarnessError {
+    HarnessError::new(
+        origin,
+        format!("{what} is {shown}; a measurement is a positive number: the file is damaged"),
+        "run the benchmark again and use the file as the tool wrote it",
+    )
+    .at(benchmark, state)
 }
 
 /// `value` if it is a positive measurement (as [`positive`]), in `scale`s of it.

@@ -19,7 +19,9 @@ pub(crate) fn shared2(format_dir: &str) -> Option<PathBuf> {
             std::env::var("CI").map_or(true, |v| v.is_empty() || v == "false"),
             "no ../shared/fixtures/harness2 under CI"
         );
-        eprintln!("SKIPPED: harness readers' real files (no ../shared/fixtures/harness2/{format_dir} beside the checkout)");
+        eprintln!(
+            "SKIPPED: harness readers' real files (no ../shared/fixtures/harness2/{format_dir} beside the checkout)"
+        );
     }
     found
 }
@@ -37,7 +39,8 @@ pub(crate) fn files(dir: &Path, part: &str) -> Vec<PathBuf> {
 
 /// Read `bytes` as a harness file (any format), panicking with the error.
 pub(crate) fn read_ok(bytes: &[u8], origin: &Path) -> HarnessFile {
-    read(bytes, origin, &super::no_sidecars).unwrap_or_else(|e| panic!("{}: {e} ({})", origin.display(), e.help))
+    read(bytes, origin, &super::no_sidecars)
+        .unwrap_or_else(|e| panic!("{}: {e} ({})", origin.display(), e.help))
 }
 
 /// Read `bytes`, expecting an error; its text with the help.
