@@ -69,6 +69,10 @@ harness_formats! {
     PytorchRows = "pytorch-rows", "PyTorch benchmark rows", "PyTorch benchmark rows gate each row's `metric.name` (`latency`, `helion_speedup`, `tflops`, ...), e.g. `metrics: {latency: \"5%\"}`";
     /// tritonbench: `--output-json PATH`, one median per input and provider of an operator.
     Tritonbench = "tritonbench", "tritonbench", "tritonbench targets gate its metrics by name (`latency`, the median of an input's repetitions; `tflops`, `gbps`, `speedup`, `accuracy`; `latency-avg`, the mean over inputs), e.g. `metrics: {latency: \"5%\"}`";
+    /// Criterion.rs: the `target/criterion/**/new/` folders of `cargo bench`, or cargo-criterion's `--message-format=json`.
+    Criterion = "criterion", "Criterion", "Criterion targets gate `time` (each sample's time per iteration), `time/mean`, `time/median`, `time/slope` and a throughput (`bytes_per_second`, `elements_per_second`), e.g. `metrics: {time: \"5%\"}`";
+    /// airspeed velocity: results version 2 with their `benchmarks.json`; samples with `--record-samples`.
+    Asv = "asv", "asv", "asv targets gate `time` (time_ benchmarks), `memory` (mem_, peakmem_) or `value` (track_), per parameter combination, e.g. `metrics: {time: \"5%\"}`";
     /// hyperfine: whole commands timed, `--export-json PATH`; every run's wall time.
     Hyperfine = "hyperfine", "hyperfine", "hyperfine targets gate `time` (every run's wall time), `user_time`, `system_time` and `memory_usage_byte`, e.g. `metrics: {time: \"5%\"}`";
 }

@@ -12,6 +12,8 @@ pub static READERS: &[&dyn Reader] = &[
     &super::pytorch_rows::READER,
     &super::tritonbench::READER,
     &super::hyperfine::READER,
+    &super::criterion::READER,
+    &super::asv::READER,
 ];
 
 /// The reader of `format`. Every format has one (the test below checks it).

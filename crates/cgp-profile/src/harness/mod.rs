@@ -8,7 +8,9 @@
 //! stably across runs (state names normalised, devices by name), holding per metric the finest
 //! samples the file has. Times are in ns whatever unit the file used.
 
+pub mod asv;
 pub mod classic;
+pub mod criterion;
 pub mod formats;
 pub mod gbench;
 pub mod hyperfine;

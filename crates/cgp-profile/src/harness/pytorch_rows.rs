@@ -194,7 +194,7 @@ fn read_row(
         let mut got = Vec::with_capacity(values.len());
         for v in values {
             match v.as_f64() {
-                Some(x) if x == 0.0 => {
+                Some(0.0) => {
                     e.status = Status::Error(format!(
                         "`{metric}` is 0: the mark of a failed input (Helion and tritonbench's CI write 0 for a failure or an out-of-memory)"
                     ));

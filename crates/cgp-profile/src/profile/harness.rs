@@ -317,9 +317,14 @@ impl HarnessProfiler {
         {
             self.version = f.version;
         }
+        let origin = match live.written {
+            Written::File => out,
+            Written::Stdout => inv.stdout.clone(),
+            Written::Folder(dir) => dir,
+        };
         Ok(Capture {
             output: Output::Text(raw),
-            origin: out,
+            origin,
             argv: Some(argv),
             wall_seconds: Some(outcome.wall.as_secs_f64()),
             exit_code: outcome.code.or(outcome.signal.map(|s| 128 + s)),
@@ -331,8 +336,9 @@ impl HarnessProfiler {
 }
 
 /// The file a live run wrote, as text: at `out`, on its standard output, or gathered from its
-/// folder (the files written since `started`). A file that is not there is empty (the caller
-/// says the program wrote none); one over the bound is an error.
+/// folder (the files written since `started`; when it has none, the standard output if that is
+/// the format's, as cargo-criterion writes its messages there). A file that is not there is
+/// empty (the caller says the program wrote none); one over the bound is an error.
 fn written(
     format: Format,
     how: &Written,
@@ -340,26 +346,31 @@ fn written(
     stdout: &Path,
     started: std::time::SystemTime,
 ) -> Result<String, String> {
-    let path = match how {
-        Written::File => out,
-        Written::Stdout => stdout,
-        Written::Folder(dir) => {
-            if !dir.is_dir() {
-                return Ok(String::new());
-            }
-            return match reader(format).gather(dir, Some(started)) {
-                Some(Ok(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-                Some(Err(e)) => Err(format!("{e}\nhelp: {}", e.help)),
-                None => Ok(String::new()),
-            };
-        }
-    };
-    match crate::foundation::fsutil::read_bounded(path, harness::MAX_FILE_BYTES) {
+    let text = |path: &Path| match crate::foundation::fsutil::read_bounded(path, harness::MAX_FILE_BYTES) {
         Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
         Err(e @ crate::foundation::fsutil::ReadError::TooLarge { .. }) => {
             Err(format!("{}: {}", path.display(), e.message("harness file")))
         }
         Err(_) => Ok(String::new()),
+    };
+    match how {
+        Written::File => text(out),
+        Written::Stdout => text(stdout),
+        Written::Folder(dir) => match dir
+            .is_dir()
+            .then(|| reader(format).gather(dir, Some(started)))
+            .flatten()
+        {
+            Some(Ok(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            Some(Err(e)) => Err(format!("{e}\nhelp: {}", e.help)),
+            None => {
+                let printed = text(stdout)?;
+                let own = harness::registry::parse(printed.as_bytes(), stdout)
+                    .ok()
+                    .is_some_and(|d| reader(format).detects(&d));
+                Ok(if own { printed } else { String::new() })
+            }
+        },
     }
 }
 
