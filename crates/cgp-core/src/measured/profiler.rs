@@ -73,6 +73,8 @@ harness_formats! {
     Criterion = "criterion", "Criterion", "Criterion targets gate `time` (each sample's time per iteration), `time/mean`, `time/median`, `time/slope` and a throughput (`bytes_per_second`, `elements_per_second`), e.g. `metrics: {time: \"5%\"}`";
     /// airspeed velocity: results version 2 with their `benchmarks.json`; samples with `--record-samples`.
     Asv = "asv", "asv", "asv targets gate `time` (time_ benchmarks), `memory` (mem_, peakmem_) or `value` (track_), per parameter combination, e.g. `metrics: {time: \"5%\"}`";
+    /// vLLM's serving benchmark: `vllm bench serve --save-result`, with `--save-detailed` the requests.
+    Vllm = "vllm", "vLLM bench serve", "vLLM targets gate a run's statistics (`ttft/p99`, `ttft/median`, `tpot/*`, `itl/*`, `e2el/*`, `request_throughput`, `output_throughput`, ...) and, with `--save-detailed`, the requests (`ttft`, `tpot`, `e2el`) and their quantiles (`ttft/p90`, ...), e.g. `metrics: {ttft/p99: \"5%\"}`";
     /// hyperfine: whole commands timed, `--export-json PATH`; every run's wall time.
     Hyperfine = "hyperfine", "hyperfine", "hyperfine targets gate `time` (every run's wall time), `user_time`, `system_time` and `memory_usage_byte`, e.g. `metrics: {time: \"5%\"}`";
 }

@@ -219,10 +219,7 @@ fn read_results(doc: &Value, benchmarks: Option<&Value>, origin: &Path) -> Resul
         .and_then(Value::as_array)
         .map(|c| c.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let col = |row: &'_ [Value], name: &str| -> Option<Value> {
-        let i = columns.iter().position(|c| *c == name)?;
-        row.get(i).filter(|v| !v.is_null()).cloned()
-    };
+    let col = Columns(columns);
     let machine = doc
         .pointer("/params/machine")
         .and_then(Value::as_str)
@@ -239,86 +236,7 @@ fn read_results(doc: &Value, benchmarks: Option<&Value>, origin: &Path) -> Resul
     for (name, row) in results {
         let row = row.as_array().map(Vec::as_slice).unwrap_or_default();
         let def = benchmarks.and_then(|b| b.get(name));
-        let (metric, unit, scale) = kind(name, def);
-        let params: Vec<Vec<String>> = col(row, "params")
-            .and_then(|p| p.as_array().cloned())
-            .unwrap_or_default()
-            .iter()
-            .map(|p| {
-                p.as_array()
-                    .map(|v| {
-                        v.iter()
-                            .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            })
-            .collect();
-        let names: Vec<String> = def
-            .and_then(|d| d.get("param_names"))
-            .and_then(Value::as_array)
-            .map(|n| n.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-            .unwrap_or_else(|| (1..=params.len()).map(|i| format!("param{i}")).collect());
-        let states = combinations(&names, &params);
-        let Some(result) = col(row, "result") else {
-            for state in states {
-                entries.push(entry(
-                    name,
-                    state,
-                    machine.clone(),
-                    Status::Error(
-                        "asv recorded no result: the benchmark failed (`result` is null)".to_owned(),
-                    ),
-                    Vec::new(),
-                ));
-            }
-            continue;
-        };
-        let values = result.as_array().cloned().unwrap_or_else(|| vec![result.clone()]);
-        if values.len() != states.len() {
-            return Err(HarnessError::new(
-                origin,
-                format!(
-                    "has {} results for {} parameter combinations: the file is damaged",
-                    values.len(),
-                    states.len()
-                ),
-                HELP,
-            )
-            .at(name, ""));
-        }
-        let nth = |column: &str, i: usize| {
-            col(row, column)
-                .and_then(|c| c.as_array().and_then(|a| a.get(i).cloned()))
-                .filter(|v| !v.is_null())
-        };
-        for (i, (state, v)) in states.into_iter().zip(values).enumerate() {
-            let (status, metrics) = match &v {
-                Value::Null => (
-                    Status::Error(
-                        "asv recorded no result for this combination: the benchmark failed".to_owned(),
-                    ),
-                    Vec::new(),
-                ),
-                Value::String(s) if s == "NaN" => (
-                    Status::Skipped("asv wrote NaN: the benchmark skipped this combination".to_owned()),
-                    Vec::new(),
-                ),
-                _ => (
-                    Status::Measured,
-                    metrics_of(
-                        &v,
-                        nth("samples", i),
-                        [nth("stats_ci_99_a", i), nth("stats_ci_99_b", i)],
-                        (metric, &unit, scale),
-                        origin,
-                        name,
-                        &state,
-                    )?,
-                ),
-            };
-            entries.push(entry(name, state, machine.clone(), status, metrics));
-        }
+        benchmark(name, row, &col, def, machine.as_ref(), origin, &mut entries)?;
     }
     if let (Some(env), Some(commit)) = (
         doc.get("env_name").and_then(Value::as_str),
@@ -333,6 +251,107 @@ fn read_results(doc: &Value, benchmarks: Option<&Value>, origin: &Path) -> Resul
         entries,
         notes,
     })
+}
+
+/// The positional columns of a results file (`result_columns`).
+struct Columns<'d>(Vec<&'d str>);
+
+impl Columns<'_> {
+    /// The column `name` of `row`, when the row has it (rows are cut short) and it is not null.
+    fn get(&self, row: &[Value], name: &str) -> Option<Value> {
+        let i = self.0.iter().position(|c| *c == name)?;
+        row.get(i).filter(|v| !v.is_null()).cloned()
+    }
+}
+
+/// The entries of one benchmark's row: one per parameter combination.
+fn benchmark(
+    name: &str,
+    row: &[Value],
+    col: &Columns<'_>,
+    def: Option<&Value>,
+    machine: Option<&String>,
+    origin: &Path,
+    entries: &mut Vec<Entry>,
+) -> Result<(), HarnessError> {
+    let (metric, unit, scale) = kind(name, def);
+    let params: Vec<Vec<String>> = col
+        .get(row, "params")
+        .and_then(|p| p.as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .map(|p| {
+            p.as_array()
+                .map(|v| {
+                    v.iter()
+                        .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    let names: Vec<String> = def
+        .and_then(|d| d.get("param_names"))
+        .and_then(Value::as_array)
+        .map(|n| n.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_else(|| (1..=params.len()).map(|i| format!("param{i}")).collect());
+    let states = combinations(&names, &params);
+    let Some(result) = col.get(row, "result") else {
+        for state in states {
+            entries.push(entry(
+                name,
+                state,
+                machine.cloned(),
+                Status::Error("asv recorded no result: the benchmark failed (`result` is null)".to_owned()),
+                Vec::new(),
+            ));
+        }
+        return Ok(());
+    };
+    let values = result.as_array().cloned().unwrap_or_else(|| vec![result.clone()]);
+    if values.len() != states.len() {
+        return Err(HarnessError::new(
+            origin,
+            format!(
+                "has {} results for {} parameter combinations: the file is damaged",
+                values.len(),
+                states.len()
+            ),
+            HELP,
+        )
+        .at(name, ""));
+    }
+    let nth = |column: &str, i: usize| {
+        col.get(row, column)
+            .and_then(|c| c.as_array().and_then(|a| a.get(i).cloned()))
+            .filter(|v| !v.is_null())
+    };
+    for (i, (state, v)) in states.into_iter().zip(values).enumerate() {
+        let (status, metrics) = match &v {
+            Value::Null => (
+                Status::Error("asv recorded no result for this combination: the benchmark failed".to_owned()),
+                Vec::new(),
+            ),
+            Value::String(s) if s == "NaN" => (
+                Status::Skipped("asv wrote NaN: the benchmark skipped this combination".to_owned()),
+                Vec::new(),
+            ),
+            _ => (
+                Status::Measured,
+                metrics_of(
+                    &v,
+                    nth("samples", i),
+                    [nth("stats_ci_99_a", i), nth("stats_ci_99_b", i)],
+                    (metric, &unit, scale),
+                    origin,
+                    name,
+                    &state,
+                )?,
+            ),
+        };
+        entries.push(entry(name, state, machine.cloned(), status, metrics));
+    }
+    Ok(())
 }
 
 fn entry(name: &str, state: String, device: Option<String>, status: Status, metrics: Vec<Metric>) -> Entry {

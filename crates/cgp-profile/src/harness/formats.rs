@@ -14,6 +14,7 @@ pub static READERS: &[&dyn Reader] = &[
     &super::hyperfine::READER,
     &super::criterion::READER,
     &super::asv::READER,
+    &super::vllm::READER,
 ];
 
 /// The reader of `format`. Every format has one (the test below checks it).

@@ -19,6 +19,7 @@ pub mod pytest_bench;
 pub mod pytorch_rows;
 pub mod registry;
 pub mod tritonbench;
+pub mod vllm;
 
 use std::fmt;
 use std::path::Path;
