@@ -307,7 +307,9 @@ pub fn positive_number(
     if x.is_normal() && x > 0.0 {
         Ok(x)
     } else {
-        Err(damaged(&x.to_string(), what, origin, benchmark, state))
+        // A subnormal's decimal form is hundreds of digits: its exponent form says it.
+        let shown = if x.is_subnormal() { format!("{x:e}") } else { x.to_string() };
+        Err(damaged(&shown, what, origin, benchmark, state))
     }
 }
 
