@@ -18,13 +18,19 @@ fn shared2(format_dir: &str) -> Option<PathBuf> {
         .map(|p| root().join(p).join(format_dir))
         .find(|d| d.is_dir());
     if found.is_none() {
-        crate::support::skip("harness2_import", "no ../shared/fixtures/harness2 beside the checkout");
+        crate::support::skip(
+            "harness2_import",
+            "no ../shared/fixtures/harness2 beside the checkout",
+        );
     }
     found
 }
 
 fn one(dir: &Path, part: &str, end: &str) -> PathBuf {
-    let mut all: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut all: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     all.sort();
     all.into_iter()
         .find(|p| {
@@ -36,7 +42,11 @@ fn one(dir: &Path, part: &str, end: &str) -> PathBuf {
 
 fn cmd(args: &[&str]) -> (i32, String) {
     let out = bin().args(args).output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.code().unwrap_or(-1), text)
 }
 
@@ -81,14 +91,26 @@ fn scale_all(v: &mut Value, f: f64) {
 /// init, parse, import x 3, baseline update, check (exit 0), check of the slow copies (exit 1).
 fn gates(dir: &Path, input: &Path, slow: &Path, profiler: &str) -> String {
     let s = dir.join("cgp-gate.yaml");
-    let (code, out) = cmd(&["init", "--from", input.to_str().unwrap(), "-o", s.to_str().unwrap()]);
+    let (code, out) = cmd(&[
+        "init",
+        "--from",
+        input.to_str().unwrap(),
+        "-o",
+        s.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "init: {out}");
-    assert!(out.contains(&format!("profiler: {profiler}")) && out.contains("it validates"), "{out}");
+    assert!(
+        out.contains(&format!("profiler: {profiler}")) && out.contains("it validates"),
+        "{out}"
+    );
     let (code, out) = cmd(&["validate", "--spec", s.to_str().unwrap()]);
     assert_eq!(code, 0, "validate: {out}");
     let (code, out) = cmd(&["parse", "--json", input.to_str().unwrap()]);
     assert_eq!(code, 0, "parse: {out}");
-    assert_eq!(serde_json::from_str::<Value>(out.trim()).unwrap()["format"], profiler);
+    assert_eq!(
+        serde_json::from_str::<Value>(out.trim()).unwrap()["format"],
+        profiler
+    );
     let spec = s.to_str().unwrap();
     let store = dir.join("b");
     let store = store.to_str().unwrap();
@@ -100,11 +122,36 @@ fn gates(dir: &Path, input: &Path, slow: &Path, profiler: &str) -> String {
         assert_eq!(code, 0, "import {name}: {out}");
         runs.push(rec);
     }
-    let (code, out) = cmd(&["baseline", "update", "--spec", spec, "--replay", runs[0].to_str().unwrap(), "--baselines", store]);
+    let (code, out) = cmd(&[
+        "baseline",
+        "update",
+        "--spec",
+        spec,
+        "--replay",
+        runs[0].to_str().unwrap(),
+        "--baselines",
+        store,
+    ]);
     assert_eq!(code, 0, "baseline update: {out}");
-    let (code, out) = cmd(&["check", "--spec", spec, "--replay", runs[1].to_str().unwrap(), "--baselines", store]);
+    let (code, out) = cmd(&[
+        "check",
+        "--spec",
+        spec,
+        "--replay",
+        runs[1].to_str().unwrap(),
+        "--baselines",
+        store,
+    ]);
     assert_eq!(code, 0, "check of the same files: {out}");
-    let (code, slow_out) = cmd(&["check", "--spec", spec, "--replay", runs[2].to_str().unwrap(), "--baselines", store]);
+    let (code, slow_out) = cmd(&[
+        "check",
+        "--spec",
+        spec,
+        "--replay",
+        runs[2].to_str().unwrap(),
+        "--baselines",
+        store,
+    ]);
     assert_eq!(code, 1, "check of the 10 % slower copies: {slow_out}");
     assert!(slow_out.contains("regression"), "{slow_out}");
     slow_out
@@ -116,7 +163,11 @@ fn hyperfine_real_file_gates() {
     let tmp = tempfile::tempdir().unwrap();
     let input = one(&dir, "bencherdev", ".json");
     let mut v = read(&input);
-    scale(&mut v, &|k| ["times", "mean", "median", "min", "max"].contains(&k).then_some(1.1));
+    scale(&mut v, &|k| {
+        ["times", "mean", "median", "min", "max"]
+            .contains(&k)
+            .then_some(1.1)
+    });
     let slow = tmp.path().join("slow.json");
     write(&slow, &v);
     let out = gates(tmp.path(), &input, &slow, "hyperfine");
@@ -145,11 +196,16 @@ fn criterion_real_folder_gates() {
         let new = root.join("Build Voronoi Cells/voronator/1000/new");
         for f in ["benchmark", "sample", "estimates"] {
             let mut v = read(&one(&dir, "andreesteve", &format!("__new__{f}.json")));
-            scale(&mut v, &|k| ["times", "point_estimate"].contains(&k).then_some(factor));
+            scale(&mut v, &|k| {
+                ["times", "point_estimate"].contains(&k).then_some(factor)
+            });
             write(&new.join(format!("{f}.json")), &v);
         }
     };
-    let (input, slow) = (tmp.path().join("in-ref/criterion"), tmp.path().join("in-slow/criterion"));
+    let (input, slow) = (
+        tmp.path().join("in-ref/criterion"),
+        tmp.path().join("in-slow/criterion"),
+    );
     lay_out(&input, 1.0);
     lay_out(&slow, 1.1);
     let out = gates(tmp.path(), &input, &slow, "criterion");
@@ -167,10 +223,16 @@ fn asv_real_results_gate() {
         }
         let file = root.join("results/codespaces-v100/e90aa0c8-conda-py3.11.json");
         write(&file, &v);
-        write(&root.join("results/benchmarks.json"), &read(&one(&dir, "akihironitta", "benchmarks.json")));
+        write(
+            &root.join("results/benchmarks.json"),
+            &read(&one(&dir, "akihironitta", "benchmarks.json")),
+        );
         file
     };
-    let (input, slow) = (lay_out(&tmp.path().join("in-ref"), 1.0), lay_out(&tmp.path().join("in-slow"), 1.1));
+    let (input, slow) = (
+        lay_out(&tmp.path().join("in-ref"), 1.0),
+        lay_out(&tmp.path().join("in-slow"), 1.1),
+    );
     let out = gates(tmp.path(), &input, &slow, "asv");
     // The three failed benchmarks (`null` results) are not targets; the timeraw and the two
     // track benchmarks are, and each got 10 % worse.
@@ -221,11 +283,31 @@ fn tritonbench_output_json_gates_synthetic() {
 fn damaged_files_are_invalid_input_naming_file_benchmark_and_field() {
     let tmp = tempfile::tempdir().unwrap();
     for (name, text, says) in [
-        ("h.json", r#"{"results": [{"command": "sleep 1", "mean": 1.0, "times": [1.0, -1.0]}]}"#, "h.json, benchmark `sleep 1`: a run of `times` is -1"),
-        ("v.json", r#"{"model_id": "m", "request_throughput": 1.0, "mean_ttft_ms": NaN}"#, "v.json, benchmark `m`: `mean_ttft_ms` is `NaN`"),
-        ("r.json", r#"[{"benchmark": {"name": "b"}, "model": {"name": "k"}, "metric": {"name": "latency", "benchmark_values": [1.0, 1e-320]}}]"#, "r.json, benchmark `k`: a value of `latency` is 1e-320"),
-        ("t.json", r#"{"tritonbench_k_fwd[x_1-a]_latency": Infinity}"#, "t.json, benchmark `k_fwd`, state `x_1-a`: `latency` is inf"),
-        ("c.json", r#"{"reason":"benchmark-complete","id":"g/f","iteration_count":[1,2],"measured_values":[5.0,0.0],"unit":"ns"}"#, "c.json, benchmark `g`, state `f`: a time of `measured_values` is 0"),
+        (
+            "h.json",
+            r#"{"results": [{"command": "sleep 1", "mean": 1.0, "times": [1.0, -1.0]}]}"#,
+            "h.json, benchmark `sleep 1`: a run of `times` is -1",
+        ),
+        (
+            "v.json",
+            r#"{"model_id": "m", "request_throughput": 1.0, "mean_ttft_ms": NaN}"#,
+            "v.json, benchmark `m`: `mean_ttft_ms` is `NaN`",
+        ),
+        (
+            "r.json",
+            r#"[{"benchmark": {"name": "b"}, "model": {"name": "k"}, "metric": {"name": "latency", "benchmark_values": [1.0, 1e-320]}}]"#,
+            "r.json, benchmark `k`: a value of `latency` is 1e-320",
+        ),
+        (
+            "t.json",
+            r#"{"tritonbench_k_fwd[x_1-a]_latency": Infinity}"#,
+            "t.json, benchmark `k_fwd`, state `x_1-a`: `latency` is inf",
+        ),
+        (
+            "c.json",
+            r#"{"reason":"benchmark-complete","id":"g/f","iteration_count":[1,2],"measured_values":[5.0,0.0],"unit":"ns"}"#,
+            "c.json, benchmark `g`, state `f`: a time of `measured_values` is 0",
+        ),
     ] {
         let p = tmp.path().join(name);
         std::fs::write(&p, text).unwrap();

@@ -32,6 +32,7 @@ mod gpu_env;
 mod gpu_kit;
 mod h100_real;
 mod harness2_import;
+mod harness2_live;
 mod harness_gate;
 mod harness_import;
 mod harness_init;

@@ -308,7 +308,11 @@ pub fn positive_number(
         Ok(x)
     } else {
         // A subnormal's decimal form is hundreds of digits: its exponent form says it.
-        let shown = if x.is_subnormal() { format!("{x:e}") } else { x.to_string() };
+        let shown = if x.is_subnormal() {
+            format!("{x:e}")
+        } else {
+            x.to_string()
+        };
         Err(damaged(&shown, what, origin, benchmark, state))
     }
 }
