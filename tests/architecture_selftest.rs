@@ -490,7 +490,12 @@ fn a_profiler_named_outside_its_backend_is_found() {
     finds(
         profilers_are_named_where_registered,
         &s,
-        &["spec/load/target.rs:", "run/engine.rs:", "run/check/harness_states.rs:", "commands/import.rs:"],
+        &[
+            "spec/load/target.rs:",
+            "run/engine.rs:",
+            "run/check/harness_states.rs:",
+            "commands/import.rs:",
+        ],
     );
     let found = profilers_are_named_where_registered(s.root());
     assert_eq!(found.len(), 4, "{found:#?}");

@@ -183,3 +183,54 @@ fn live_ab_passes_a_a_and_fails_a_10_percent_slowdown() {
         }
     }
 }
+
+/// Triton kernels gated per repetition through the wheel's helper, `cgp_gate.triton.bench`
+/// (`python/cgp_gate/triton.py`), with a SYNTHETIC `triton.testing.do_bench`
+/// (tests/standins/fake_triton: no GPU here) returning every repetition's time: the rows it
+/// writes to `CGP_GATE_OUTPUT` are samples; a 10 % slower kernel fails.
+#[test]
+fn triton_kernels_gate_per_sample_through_the_helper() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("bench_softmax.py"),
+        "from cgp_gate.triton import bench\nbench('softmax', lambda: None, backend='triton', state={'n': 4096}, rep=50)\nbench('softmax', lambda: None, backend='aten', state={'n': 4096}, rep=50)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("cgp-gate.yaml"),
+        "version: 1\ntargets:\n  - name: softmax\n    profiler: pytorch-rows\n    command: [python3, bench_softmax.py]\n    repetitions: 3\n    baseline_repetitions: 5\n    metrics:\n      latency: \"5%\"\n",
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        root().join("python").display(),
+        root().join("tests/standins/fake_triton").display()
+    );
+    let py = ("PYTHONPATH", path.as_str());
+    let (code, out) = run(&["baseline", "update", "--baselines", "b"], d, &[py]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = run(&["check", "--baselines", "b", "--json", "r.json"], d, &[py]);
+    assert_eq!(code, 0, "{out}");
+    let r: Value = serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let rows = r["rows"].as_array().unwrap();
+    let kernels: Vec<&str> = rows.iter().map(|row| row["kernel"].as_str().unwrap()).collect();
+    assert_eq!(kernels.len(), 2, "{kernels:?}");
+    assert!(
+        kernels.contains(&"softmax [backend=triton,mode=n=4096]"),
+        "{kernels:?}"
+    );
+    // Every repetition of do_bench is a sample (50 per process), in 3 runs: the run-level model.
+    let n = rows[0]["candidate"]["n"].as_u64().unwrap();
+    assert!(
+        n > 100 && rows[0]["candidate"]["runs"] == 3 && rows[0]["method"] == "run-level-t",
+        "{}",
+        rows[0]
+    );
+    let (code, out) = run(
+        &["check", "--baselines", "b"],
+        d,
+        &[py, ("CGP_STANDIN_SLOWDOWN", "1.10")],
+    );
+    assert_eq!(code, 1, "{out}");
+}
