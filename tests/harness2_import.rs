@@ -317,3 +317,111 @@ fn damaged_files_are_invalid_input_naming_file_benchmark_and_field() {
         assert!(out.contains("help: "), "{name}: {out}");
     }
 }
+
+/// A name from a file (a hyperfine command with markup, a pipe, a newline and a workflow command)
+/// goes through `init --from` into a spec that validates, and into every report escaped by that
+/// report's own function: no raw markup in the Markdown, HTML or JUnit (SYNTHETIC file).
+#[test]
+fn names_from_files_are_escaped_in_every_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let name = "bench | <script>alert(1)</script>\n::error::planted";
+    let file = |f: f64| serde_json::json!({"results": [{"command": name, "mean": 0.1 * f, "times": [0.1 * f, 0.101 * f, 0.099 * f, 0.1 * f, 0.1005 * f], "exit_codes": [0, 0, 0, 0, 0]}]});
+    let (input, slow) = (d.join("h.json"), d.join("slow.json"));
+    write(&input, &file(1.0));
+    write(&slow, &file(1.1));
+    let s = d.join("s.yaml");
+    let (code, out) = cmd(&[
+        "init",
+        "--from",
+        input.to_str().unwrap(),
+        "-o",
+        s.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let spec = s.to_str().unwrap();
+    let i = input.to_str().unwrap();
+    let sl = slow.to_str().unwrap();
+    let (ref_dir, slow_dir, store) = (d.join("ref"), d.join("slowrec"), d.join("b"));
+    assert_eq!(
+        cmd(&[
+            "import",
+            "--spec",
+            spec,
+            "--into",
+            ref_dir.to_str().unwrap(),
+            i,
+            i,
+            i
+        ])
+        .0,
+        0
+    );
+    assert_eq!(
+        cmd(&[
+            "import",
+            "--spec",
+            spec,
+            "--into",
+            slow_dir.to_str().unwrap(),
+            sl,
+            sl,
+            sl
+        ])
+        .0,
+        0
+    );
+    assert_eq!(
+        cmd(&[
+            "baseline",
+            "update",
+            "--spec",
+            spec,
+            "--replay",
+            ref_dir.to_str().unwrap(),
+            "--baselines",
+            store.to_str().unwrap()
+        ])
+        .0,
+        0
+    );
+    let (md, html, junit) = (d.join("r.md"), d.join("r.html"), d.join("r.xml"));
+    let (code, out) = cmd(&[
+        "check",
+        "--spec",
+        spec,
+        "--replay",
+        slow_dir.to_str().unwrap(),
+        "--baselines",
+        store.to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    for (p, what) in [(&html, "HTML"), (&junit, "JUnit")] {
+        let text = std::fs::read_to_string(p).unwrap();
+        assert!(!text.contains("<script>"), "{what} has the raw markup: {text}");
+        assert!(text.contains("alert(1)"), "{what} lost the name: {text}");
+    }
+    // Markdown: the name is in a code span (where GFM reads `<script>` as text) or escaped, the
+    // pipe escaped, the newline gone: each table row stays one row.
+    let md_text = std::fs::read_to_string(&md).unwrap();
+    for line in md_text.lines().filter(|l| l.contains("alert(1)")) {
+        for (at, _) in line.match_indices("<script>") {
+            assert_eq!(
+                line[..at].matches('`').count() % 2,
+                1,
+                "raw markup outside a code span: {line}"
+            );
+        }
+        assert!(
+            !line.contains(" | <script>") && !line.contains("::error::planted |"),
+            "{line}"
+        );
+    }
+    assert!(!md_text.lines().any(|l| l.starts_with("::error::")), "{md_text}");
+}
