@@ -122,36 +122,23 @@ fn gates(dir: &Path, input: &Path, slow: &Path, profiler: &str) -> String {
         assert_eq!(code, 0, "import {name}: {out}");
         runs.push(rec);
     }
-    let (code, out) = cmd(&[
-        "baseline",
-        "update",
-        "--spec",
-        spec,
-        "--replay",
-        runs[0].to_str().unwrap(),
-        "--baselines",
-        store,
-    ]);
+    let on = |verb: &[&str], rec: &Path| {
+        let mut args = verb.to_vec();
+        args.extend([
+            "--spec",
+            spec,
+            "--replay",
+            rec.to_str().unwrap(),
+            "--baselines",
+            store,
+        ]);
+        cmd(&args)
+    };
+    let (code, out) = on(&["baseline", "update"], &runs[0]);
     assert_eq!(code, 0, "baseline update: {out}");
-    let (code, out) = cmd(&[
-        "check",
-        "--spec",
-        spec,
-        "--replay",
-        runs[1].to_str().unwrap(),
-        "--baselines",
-        store,
-    ]);
+    let (code, out) = on(&["check"], &runs[1]);
     assert_eq!(code, 0, "check of the same files: {out}");
-    let (code, slow_out) = cmd(&[
-        "check",
-        "--spec",
-        spec,
-        "--replay",
-        runs[2].to_str().unwrap(),
-        "--baselines",
-        store,
-    ]);
+    let (code, slow_out) = on(&["check"], &runs[2]);
     assert_eq!(code, 1, "check of the 10 % slower copies: {slow_out}");
     assert!(slow_out.contains("regression"), "{slow_out}");
     slow_out

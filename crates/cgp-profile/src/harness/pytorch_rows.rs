@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::registry::{Doc, Live, LiveRun, Reader, positive_number};
+use super::registry::{Doc, Live, LiveRun, Reader, entry_at, positive_number};
 use super::{Entry, Format, HarnessError, HarnessFile, Metric, Sidecars, Status};
 
 pub struct PytorchRows;
@@ -181,7 +181,7 @@ fn read_row(
         vec![(state.clone(), raw.as_slice())]
     };
     for (state, values) in groups {
-        let e = entry_at(entries, model, &state, device.clone());
+        let e = entry_at(entries, model, &state, device.as_deref());
         if e.metric(metric).is_some() {
             return Err(HarnessError::new(
                 origin,
@@ -215,31 +215,6 @@ fn read_row(
         }
     }
     Ok(())
-}
-
-fn entry_at<'e>(
-    entries: &'e mut Vec<Entry>,
-    model: &str,
-    state: &str,
-    device: Option<String>,
-) -> &'e mut Entry {
-    let at = match entries
-        .iter()
-        .position(|e| e.benchmark == model && e.state == state)
-    {
-        Some(i) => i,
-        None => {
-            entries.push(Entry {
-                benchmark: model.to_owned(),
-                state: state.to_owned(),
-                device,
-                status: Status::Measured,
-                metrics: Vec::new(),
-            });
-            entries.len() - 1
-        }
-    };
-    &mut entries[at]
 }
 
 #[cfg(test)]

@@ -341,6 +341,33 @@ pub fn scaled(
     positive(value, what, origin, benchmark, state).map(|x| x * scale)
 }
 
+/// The entry of `benchmark` x `state` in `entries`, made (measured, no metric yet, on `device`)
+/// when new: for formats whose metrics of one entry come from several places of the file.
+pub fn entry_at<'e>(
+    entries: &'e mut Vec<Entry>,
+    benchmark: &str,
+    state: &str,
+    device: Option<&str>,
+) -> &'e mut Entry {
+    let at = match entries
+        .iter()
+        .position(|e| e.benchmark == benchmark && e.state == state)
+    {
+        Some(i) => i,
+        None => {
+            entries.push(Entry {
+                benchmark: benchmark.to_owned(),
+                state: state.to_owned(),
+                device: device.map(str::to_owned),
+                status: super::Status::Measured,
+                metrics: Vec::new(),
+            });
+            entries.len() - 1
+        }
+    };
+    &mut entries[at]
+}
+
 /// The most files a folder given to a gathering reader may hold, and how deep it is walked.
 pub const MAX_FILES: usize = 20_000;
 pub const MAX_DEPTH: usize = 12;

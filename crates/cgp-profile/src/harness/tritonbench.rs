@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::registry::{Doc, Live, LiveRun, Reader, positive_number};
+use super::registry::{Doc, Live, LiveRun, Reader, entry_at, positive_number};
 use super::{Entry, Format, HarnessError, HarnessFile, Metric, Sidecars, Status};
 
 pub struct Tritonbench;
@@ -71,7 +71,7 @@ impl Reader for Tritonbench {
                 }
                 Parsed::Metric(k) => k,
             };
-            let at = entry_at(&mut entries, &benchmark, &state);
+            let at = entry_at(&mut entries, &benchmark, &state, None);
             let Some(number) = number(value) else {
                 not_numbers += usize::from(!value.is_null());
                 continue;
@@ -131,27 +131,6 @@ impl Reader for Tritonbench {
             "one value per process (tritonbench wrote each input's median over its repetitions, no samples): the processes' values are the samples, so the noise seen is between processes only (`repetitions` 3 or more)",
         )
     }
-}
-
-/// The entry of `benchmark` x `state`, made when new.
-fn entry_at<'e>(entries: &'e mut Vec<Entry>, benchmark: &str, state: &str) -> &'e mut Entry {
-    let at = match entries
-        .iter()
-        .position(|e| e.benchmark == benchmark && e.state == state)
-    {
-        Some(i) => i,
-        None => {
-            entries.push(Entry {
-                benchmark: benchmark.to_owned(),
-                state: state.to_owned(),
-                device: None,
-                status: Status::Measured,
-                metrics: Vec::new(),
-            });
-            entries.len() - 1
-        }
-    };
-    &mut entries[at]
 }
 
 /// A value as a number: a JSON number, a boolean, or a string that is one (`str(Latency)`).
