@@ -475,7 +475,33 @@ mod tests {
         }
     }
 
-    /// cargo-criterion's messages (SYNTHETIC, from its documented schema: no real stream is public).
+    /// A real cargo-criterion 1.1.0 stream (tests/fixtures/harness2/PROVENANCE.md: written here,
+    /// of a SYNTHETIC workload): each sample's time per iteration is `measured_values[i] /
+    /// iteration_count[i]`, the estimates the stream's; the `group-complete` line and the empty
+    /// `throughput` add nothing.
+    #[test]
+    fn a_real_cargo_criterion_stream_reads_with_its_values() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/harness2");
+        for name in ["cargo-criterion-1.1.0-work.json", "cargo-criterion-1.1.0-work-slow.json"] {
+            let p = dir.join(name);
+            let bytes = std::fs::read(&p).unwrap();
+            let f = read_ok(&bytes, &p);
+            assert_eq!(f.entries.len(), 1);
+            let e = &f.entries[0];
+            assert_eq!(e.key(), "work [20000]");
+            let msg: Value = serde_json::from_str(std::str::from_utf8(&bytes).unwrap().lines().next().unwrap()).unwrap();
+            let (n, t) = (msg["iteration_count"].as_array().unwrap(), msg["measured_values"].as_array().unwrap());
+            let got = &e.metric(TIME).unwrap().values;
+            assert_eq!(got.len(), 50);
+            for ((g, n), t) in got.iter().zip(n).zip(t) {
+                assert!(close(*g, t.as_f64().unwrap() / n.as_f64().unwrap()));
+            }
+            assert!(close(e.metric("time/mean").unwrap().values[0], msg["mean"]["estimate"].as_f64().unwrap()));
+            assert!(e.metric("bytes_per_second").is_none());
+        }
+    }
+
+    /// cargo-criterion's messages (SYNTHETIC, from its documented schema).
     #[test]
     fn cargo_criterion_messages_and_damage() {
         let p = Path::new("cc.json");
