@@ -482,21 +482,31 @@ mod tests {
     #[test]
     fn a_real_cargo_criterion_stream_reads_with_its_values() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/harness2");
-        for name in ["cargo-criterion-1.1.0-work.json", "cargo-criterion-1.1.0-work-slow.json"] {
+        for name in [
+            "cargo-criterion-1.1.0-work.json",
+            "cargo-criterion-1.1.0-work-slow.json",
+        ] {
             let p = dir.join(name);
             let bytes = std::fs::read(&p).unwrap();
             let f = read_ok(&bytes, &p);
             assert_eq!(f.entries.len(), 1);
             let e = &f.entries[0];
             assert_eq!(e.key(), "work [20000]");
-            let msg: Value = serde_json::from_str(std::str::from_utf8(&bytes).unwrap().lines().next().unwrap()).unwrap();
-            let (n, t) = (msg["iteration_count"].as_array().unwrap(), msg["measured_values"].as_array().unwrap());
+            let msg: Value =
+                serde_json::from_str(std::str::from_utf8(&bytes).unwrap().lines().next().unwrap()).unwrap();
+            let (n, t) = (
+                msg["iteration_count"].as_array().unwrap(),
+                msg["measured_values"].as_array().unwrap(),
+            );
             let got = &e.metric(TIME).unwrap().values;
             assert_eq!(got.len(), 50);
             for ((g, n), t) in got.iter().zip(n).zip(t) {
                 assert!(close(*g, t.as_f64().unwrap() / n.as_f64().unwrap()));
             }
-            assert!(close(e.metric("time/mean").unwrap().values[0], msg["mean"]["estimate"].as_f64().unwrap()));
+            assert!(close(
+                e.metric("time/mean").unwrap().values[0],
+                msg["mean"]["estimate"].as_f64().unwrap()
+            ));
             assert!(e.metric("bytes_per_second").is_none());
         }
     }
