@@ -901,11 +901,17 @@ pub fn profilers_are_named_where_registered(root: &Path) -> Vec<String> {
         }
         let text = without_tests(&rel, &std::fs::read_to_string(&file).unwrap());
         for (i, line) in text.lines().enumerate() {
-            let named = line.match_indices("ProfilerKind::").any(|(at, m)| {
-                let mut rest = line[at + m.len()..].chars();
-                // A variant (`Ncu`, `PytestBenchmark`), not `ALL` or `default()`.
-                rest.next().is_some_and(|c| c.is_ascii_uppercase())
-                    && rest.next().is_some_and(|c| c.is_ascii_lowercase())
+            // A kind (`ProfilerKind::Nsys`) or a harness format (`HarnessFormat::Vllm`, or
+            // `Format::Vllm` as cgp-profile's `harness` names it).
+            let named = ["ProfilerKind::", "HarnessFormat::", "Format::"].iter().any(|p| {
+                line.match_indices(p).any(|(at, m)| {
+                    let whole = !line[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+                    let mut rest = line[at + m.len()..].chars();
+                    // A variant (`Ncu`, `PytestBenchmark`), not `ALL` or `default()`.
+                    whole
+                        && rest.next().is_some_and(|c| c.is_ascii_uppercase())
+                        && rest.next().is_some_and(|c| c.is_ascii_lowercase())
+                })
             });
             if named {
                 out.push(format!(

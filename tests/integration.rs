@@ -31,6 +31,8 @@ mod gpu_clocks;
 mod gpu_env;
 mod gpu_kit;
 mod h100_real;
+mod harness2_import;
+mod harness2_live;
 mod harness_gate;
 mod harness_import;
 mod harness_init;

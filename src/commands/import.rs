@@ -36,15 +36,28 @@ pub(crate) struct ImportOptions {
     pub replace: bool,
 }
 
-/// Read one harness file, bounded; a damaged one names the file, benchmark and state.
+/// Read one harness file (or a folder a format gathers), bounded; a damaged one names the file,
+/// benchmark and state.
 fn read_one(file: &Path) -> Result<(String, HarnessFile)> {
-    let bytes = crate::foundation::fsutil::read_bounded(file, harness::MAX_FILE_BYTES)
-        .map_err(|e| e.into_error(file, "harness file"))?;
-    let parsed = harness::read(&bytes, file, &sidecars_beside(file))
-        .map_err(|e| Error::input(file, format!("{e}\nhelp: {}", e.help)))?;
-    let text = String::from_utf8(bytes)
+    let bad = |e: harness::HarnessError| Error::input(file, format!("{e}\nhelp: {}", e.help));
+    let input = match crate::profile::harness::read_input(file) {
+        Some(input) => input.map_err(bad)?,
+        None => {
+            // Not a JSON file by its first bytes: read it as any harness file is read, so the
+            // error says what it is (nvbench's `--csv`, Google Benchmark's console; issue 59),
+            // or that it is missing or no regular file.
+            let capture = crate::foundation::fsutil::read_bounded(file, harness::MAX_FILE_BYTES)
+                .map_err(|e| e.into_error(file, "harness file"))?;
+            let parsed = harness::read(&capture, file, &sidecars_beside(file)).map_err(bad)?;
+            crate::profile::harness::Input {
+                capture,
+                file: parsed,
+            }
+        }
+    };
+    let text = String::from_utf8(input.capture)
         .map_err(|e| Error::input(file, format!("the harness file is not UTF-8 text: {e}")))?;
-    Ok((text, parsed))
+    Ok((text, input.file))
 }
 
 /// A file must not be inside the recording it goes into, and `--into` must be a folder that
@@ -185,8 +198,9 @@ pub(crate) fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
     let targets: Vec<&Target> = spec.targets.iter().filter(|t| t.profiler.is_harness()).collect();
     if targets.is_empty() {
         return Err(Error::Usage(format!(
-            "{} has no harness target: import reads the files of `profiler: nvbench`, `gbench` or `pytest-benchmark` targets (docs/harnesses.md)",
-            opts.spec.display()
+            "{} has no harness target: import reads the files of harness targets (`profiler: {}`; docs/harnesses.md)",
+            opts.spec.display(),
+            crate::harness::Format::ALL.map(|f| f.as_str()).join("`, `")
         )));
     }
     check_into(&opts.into, &opts.files, opts.replace)?;

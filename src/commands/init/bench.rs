@@ -14,46 +14,41 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
-use serde_json::Value;
-
 use super::{InitOptions, PLACEHOLDER_PROGRAM, cwd_for};
 use crate::foundation::error::{Error, Result};
 use crate::foundation::exit_codes::Exit;
+use crate::harness::registry::Doc;
 use crate::harness::{Entry, Format, HarnessFile, Status};
-use crate::profile::harness::{kind_of, sidecars_beside};
+use crate::profile::harness::kind_of;
 
-/// The metric a spec written from a harness file gates.
-pub(crate) fn time_metric(format: Format) -> &'static str {
-    match format {
-        Format::Nvbench => crate::harness::nvbench::GPU_TIME,
-        Format::GBench => "real_time",
-        Format::PytestBenchmark => crate::harness::pytest_bench::TIME,
-    }
+/// The metric a spec written from a harness file gates on the entries of one benchmark: the
+/// one its reader chooses on the first measured entry (nvbench's `nv/cold/time/gpu`, Google
+/// Benchmark's `real_time`, ...).
+pub(crate) fn time_metric(format: Format, entries: &[&Entry]) -> String {
+    let reader = crate::harness::formats::reader(format);
+    entries
+        .iter()
+        .filter(|e| e.status == Status::Measured)
+        .find_map(|e| reader.default_metric(e))
+        .unwrap_or_default()
+        .to_owned()
 }
 
-/// The harness file in `raw`, when it is one (detected by content).
-pub(crate) fn harness_file(raw: &str, file: &Path) -> Option<Result<(HarnessFile, Value)>> {
-    let doc = crate::harness::parse_json(raw.as_bytes(), file).ok()?;
-    let format = crate::harness::detect(&doc)?;
+/// The harness file at `file` (or the folder a format gathers), when it is one (detected by
+/// content), with its parsed document.
+pub(crate) fn harness_file(file: &Path) -> Option<Result<(HarnessFile, Doc)>> {
+    let input = crate::profile::harness::read_input(file)?;
     Some(
-        crate::harness::read_as(format, &doc, file, &sidecars_beside(file))
-            .map(|f| (f, doc))
+        input
+            .and_then(|i| Ok((crate::harness::registry::parse(&i.capture, file)?, i.file)))
+            .map(|(doc, f)| (f, doc))
             .map_err(|e| Error::input(file, format!("{e}\nhelp: {}", e.help))),
     )
 }
 
 /// The argv the file records, without the harness's output flags.
-fn recorded_command(format: Format, doc: &Value) -> Option<Vec<String>> {
-    let argv: Vec<String> = match format {
-        Format::Nvbench => doc
-            .pointer("/meta/argv")?
-            .as_array()?
-            .iter()
-            .filter_map(|a| a.as_str().map(str::to_owned))
-            .collect(),
-        Format::GBench => vec![doc.pointer("/context/executable")?.as_str()?.to_owned()],
-        Format::PytestBenchmark => return None,
-    };
+fn recorded_command(format: Format, doc: &Doc) -> Option<Vec<String>> {
+    let argv = crate::harness::formats::reader(format).recorded_command(doc)?;
     Some(strip_output_flags(&argv))
 }
 
@@ -98,10 +93,11 @@ fn relative_error(e: &Entry, metric: &str) -> Option<f64> {
 }
 
 /// The threshold, in whole percent, for the entries of one benchmark.
-pub(crate) fn threshold_pct(entries: &[&Entry], metric: &str) -> u32 {
+pub(crate) fn threshold_pct(format: Format, entries: &[&Entry], metric: &str) -> u32 {
+    let reader = crate::harness::formats::reader(format);
     let worst = entries
         .iter()
-        .filter_map(|e| relative_error(e, metric))
+        .filter_map(|e| relative_error(e, metric).or_else(|| reader.noise(e, metric)))
         .fold(0.0f64, f64::max);
     #[allow(
         clippy::cast_possible_truncation,
@@ -149,7 +145,6 @@ fn c(s: &str) -> String {
 
 /// The spec's text.
 pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: Option<&str>) -> String {
-    let metric = time_metric(file.format);
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -187,6 +182,8 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
     let mut taken = Vec::new();
     for b in benches {
         let entries: Vec<&Entry> = file.entries.iter().filter(|e| e.benchmark == b).collect();
+        let metric = time_metric(file.format, &entries);
+        let metric = metric.as_str();
         if !entries.iter().any(|e| e.status == Status::Measured) {
             // Nothing to gate: a target would have no samples (every state skipped or failed).
             let why = entries.iter().find_map(|e| match &e.status {
@@ -198,6 +195,18 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
                 "  # benchmark {}: no target ({})",
                 q(b),
                 why.unwrap_or_default()
+            );
+            continue;
+        }
+        // Which way is better: the name says (the spec reads it so), else the format knows.
+        let said = crate::measured::profiler::harness_direction(metric);
+        let known = crate::harness::formats::reader(file.format).direction(metric);
+        if said.is_none() && known.is_none() {
+            let _ = writeln!(
+                s,
+                "  # benchmark {}: no target (its metric {} does not say whether lower or higher is better: add the target with `{{relative: \"5%\", direction: lower}}` or `higher`)",
+                q(b),
+                q(metric)
             );
             continue;
         }
@@ -227,8 +236,12 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
                 c(&note)
             );
         }
-        let pct = threshold_pct(&entries, metric);
-        let _ = writeln!(s, "    metrics:\n      {}: \"{pct}%\"", q(metric));
+        let pct = threshold_pct(file.format, &entries, metric);
+        let threshold = match (said, known) {
+            (None, Some(d)) => format!("{{relative: \"{pct}%\", direction: {}}}", d.as_str()),
+            _ => format!("\"{pct}%\""),
+        };
+        let _ = writeln!(s, "    metrics:\n      {}: {threshold}", q(metric));
     }
     s
 }
@@ -241,7 +254,7 @@ pub(crate) fn run(
     opts: &InitOptions,
     file: &Path,
     parsed: &HarnessFile,
-    doc: &Value,
+    doc: &Doc,
     out: &mut dyn Write,
 ) -> Result<Exit> {
     if !parsed.entries.iter().any(|e| e.status == Status::Measured) {

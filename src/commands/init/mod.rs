@@ -109,11 +109,11 @@ pub(crate) fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
     }
     let (parsed, raw, origin) = match &opts.from {
         Some(file) => {
-            let raw = read_capture(file)?;
-            if let Some(read) = bench::harness_file(&raw, file) {
+            if let Some(read) = bench::harness_file(file) {
                 let (harness, doc) = read?;
                 return bench::run(opts, file, &harness, &doc, out);
             }
+            let raw = read_capture(file)?;
             if let Some(other) = crate::harness::other_output(raw.as_bytes()) {
                 // Not ncu's either: say what it is rather than what ncu's CSV would need.
                 return Err(Error::input(

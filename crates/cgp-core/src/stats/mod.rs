@@ -18,6 +18,7 @@ pub mod order;
 pub mod outliers;
 pub mod paired;
 pub mod pvalue;
+pub mod quantile;
 pub mod ranks;
 pub mod remeasure;
 pub mod rng;

@@ -8,9 +8,18 @@
 //! stably across runs (state names normalised, devices by name), holding per metric the finest
 //! samples the file has. Times are in ns whatever unit the file used.
 
+pub mod asv;
+pub mod classic;
+pub mod criterion;
+pub mod formats;
 pub mod gbench;
+pub mod hyperfine;
 pub mod nvbench;
 pub mod pytest_bench;
+pub mod pytorch_rows;
+pub mod registry;
+pub mod tritonbench;
+pub mod vllm;
 
 use std::fmt;
 use std::path::Path;
@@ -18,36 +27,9 @@ use std::path::Path;
 /// The most bytes of one harness file (or one sidecar) cgp-gate reads.
 pub const MAX_FILE_BYTES: u64 = 512 << 20;
 
-/// Which harness wrote a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum Format {
-    #[serde(rename = "nvbench")]
-    Nvbench,
-    #[serde(rename = "gbench")]
-    GBench,
-    #[serde(rename = "pytest-benchmark")]
-    PytestBenchmark,
-}
-
-impl Format {
-    /// The `profiler:` value of its targets.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Nvbench => "nvbench",
-            Self::GBench => "gbench",
-            Self::PytestBenchmark => "pytest-benchmark",
-        }
-    }
-
-    /// The harness's name in text.
-    pub fn tool(self) -> &'static str {
-        match self {
-            Self::Nvbench => "nvbench",
-            Self::GBench => "Google Benchmark",
-            Self::PytestBenchmark => "pytest-benchmark",
-        }
-    }
-}
+/// Which harness wrote a file: one of the formats registered in cgp-core
+/// (`measured::profiler::harness_formats!`), each read by its [`registry::Reader`].
+pub use crate::measured::profiler::HarnessFormat as Format;
 
 /// What a state of a benchmark gave.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -174,8 +156,6 @@ pub fn no_sidecars(_name: &str) -> Result<Option<Vec<u8>>, String> {
     Ok(None)
 }
 
-const FORMATS_HELP: &str = "give the JSON file the harness wrote: nvbench `--json PATH`, Google Benchmark `--benchmark_out=PATH --benchmark_out_format=json`, pytest-benchmark `--benchmark-json=PATH`";
-
 /// Parse `bytes` as one JSON document, refusing a truncated or concatenated file.
 ///
 /// # Errors
@@ -270,7 +250,7 @@ pub fn detect(doc: &serde_json::Value) -> Option<Format> {
     None
 }
 
-/// Read a harness file of any of the three formats (detected by content).
+/// Read a harness file of any format (detected by content; `registry`).
 ///
 /// # Errors
 /// A [`HarnessError`] naming the file, and the benchmark and state where it applies.
@@ -281,15 +261,21 @@ pub fn read(bytes: &[u8], origin: &Path, sidecars: Sidecars<'_>) -> Result<Harne
         check_keys(&file, origin)?;
         return Ok(file);
     }
-    let doc = parse_json(bytes, origin)?;
-    let format = detect(&doc).ok_or_else(|| {
-        HarnessError::new(
+    let doc = registry::parse(bytes, origin)?;
+    let Some(reader) = formats::detect(&doc) else {
+        if let registry::Doc::Lines(_) = doc {
+            // Not JSON lines of any format: files concatenated, as one document would say.
+            parse_json(bytes, origin)?;
+        }
+        let tools: Vec<&str> = Format::ALL.iter().map(|f| f.tool()).collect();
+        let (last, rest) = tools.split_last().unwrap_or((&"", &[]));
+        return Err(HarnessError::new(
             origin,
-            "is JSON, but not a file nvbench, Google Benchmark or pytest-benchmark writes (no `benchmarks` list of theirs)",
-            FORMATS_HELP,
-        )
-    })?;
-    read_as(format, &doc, origin, sidecars)
+            format!("is JSON, but not a file {} or {last} writes", rest.join(", ")),
+            formats::formats_help(),
+        ));
+    };
+    read_as(reader.format(), &doc, origin, sidecars)
 }
 
 /// Read `doc` as a file of `format`.
@@ -298,15 +284,11 @@ pub fn read(bytes: &[u8], origin: &Path, sidecars: Sidecars<'_>) -> Result<Harne
 /// As [`read`].
 pub fn read_as(
     format: Format,
-    doc: &serde_json::Value,
+    doc: &registry::Doc,
     origin: &Path,
     sidecars: Sidecars<'_>,
 ) -> Result<HarnessFile, HarnessError> {
-    let file = match format {
-        Format::Nvbench => nvbench::read(doc, origin, sidecars)?,
-        Format::GBench => gbench::read(doc, origin)?,
-        Format::PytestBenchmark => pytest_bench::read(doc, origin)?,
-    };
+    let file = formats::reader(format).read(doc, origin, sidecars)?;
     check_keys(&file, origin)?;
     Ok(file)
 }
@@ -485,5 +467,7 @@ pub fn ns_per(unit: &str) -> Option<f64> {
     })
 }
 
+#[cfg(test)]
+mod testdata;
 #[cfg(test)]
 mod tests;

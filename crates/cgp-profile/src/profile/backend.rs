@@ -98,10 +98,11 @@ pub trait Backend: Sync {
         None
     }
 
-    /// Whether a run may hold one summary per process instead of samples (nvbench without
-    /// `--jsonbin`), which the reason of a judged row then says (`check::harness_states`).
-    fn may_write_summaries_only(&self) -> bool {
-        false
+    /// What a judged row of one value per process says at the head of its reason, where a run
+    /// may hold one summary per process instead of samples (nvbench without `--jsonbin`, asv
+    /// without `--record-samples`; `check::harness_states`); `None`: it always has samples.
+    fn summary_note(&self) -> Option<&'static str> {
+        None
     }
 
     /// Whether its rows are kernels whose machine code the SASS cache can hash (docs/sass-cache.md).
@@ -186,8 +187,20 @@ mod tests {
         // The manifest keeps one field per tool, as recordings always had.
         let mut m = crate::profile::record::Manifest::default();
         m.set_version(ProfilerKind::Nsys, Some("2022.4.2".to_owned()));
-        assert_eq!(m.nsys_version.as_deref(), Some("2022.4.2"));
         assert_eq!(m.version(ProfilerKind::Nsys), Some("2022.4.2"));
         assert_eq!(m.version(ProfilerKind::Ncu), None);
+        let text = serde_json::to_value(&m).unwrap();
+        assert_eq!(text["nsys_version"], "2022.4.2");
+        assert!(text.get("ncu_version").is_none());
+        // A manifest written before the map: its fields read back, and write out as they were.
+        let old =
+            r#"{"schema_version":1,"ncu_version":"2022.3.0.0","pytest_benchmark_version":"4.0.0","runs":[]}"#;
+        let m: crate::profile::record::Manifest = serde_json::from_str(old).unwrap();
+        assert_eq!(m.version(ProfilerKind::Ncu), Some("2022.3.0.0"));
+        let py = ProfilerKind::named("pytest-benchmark").unwrap();
+        assert_eq!(m.version(py), Some("4.0.0"));
+        let again = serde_json::to_value(&m).unwrap();
+        assert_eq!(again["pytest_benchmark_version"], "4.0.0");
+        assert_eq!(again["ncu_version"], "2022.3.0.0");
     }
 }

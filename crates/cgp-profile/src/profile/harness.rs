@@ -16,6 +16,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::harness::formats::reader;
+use crate::harness::registry::{Live, LiveRun, OUTPUT_ENV, Written};
 use crate::harness::{self, Entry, Format, HarnessFile, Status};
 use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::plan::app_argv;
@@ -23,67 +25,52 @@ use crate::profile::backend::{Backend, DryRun, LiveSetup, RecordedAs};
 use crate::profile::{Capture, FailureKind, Job, Output, ProfileError, Profiler, job_context};
 use crate::spec::{KernelFilter, ProfilerKind, Target};
 
-/// Google Benchmark repetitions per process, unless the command sets its own.
-pub const GBENCH_REPETITIONS: u32 = 10;
-
-/// The harness backends, one per `profiler:` value.
+/// The harness backends, one per format (`profiler:` value).
 #[derive(Debug, Clone, Copy)]
 pub struct HarnessBackend(pub Format);
 
-pub static NVBENCH: HarnessBackend = HarnessBackend(Format::Nvbench);
-pub static GBENCH: HarnessBackend = HarnessBackend(Format::GBench);
-pub static PYTEST_BENCHMARK: HarnessBackend = HarnessBackend(Format::PytestBenchmark);
+/// Every format's backend, in the order of `Format::ALL`.
+static BACKENDS: [HarnessBackend; Format::ALL.len()] = {
+    let mut all = [HarnessBackend(Format::ALL[0]); Format::ALL.len()];
+    let mut i = 0;
+    while i < all.len() {
+        all[i] = HarnessBackend(Format::ALL[i]);
+        i += 1;
+    }
+    all
+};
+
+/// The backend of targets of `format`.
+pub fn backend(format: Format) -> &'static HarnessBackend {
+    BACKENDS.iter().find(|b| b.0 == format).unwrap_or(&BACKENDS[0])
+}
 
 /// The kind of targets a harness's files are read for.
 pub fn kind_of(format: Format) -> ProfilerKind {
-    match format {
-        Format::Nvbench => ProfilerKind::Nvbench,
-        Format::GBench => ProfilerKind::Gbench,
-        Format::PytestBenchmark => ProfilerKind::PytestBenchmark,
-    }
-}
-
-/// What the reason of a judged row says, first, when the run's file held one value per process
-/// ([`Backend::may_write_summaries_only`]): what the statistics can and cannot do with it.
-pub fn summary_only_note(format: Format) -> &'static str {
-    match format {
-        Format::PytestBenchmark => {
-            "summary only (the pytest-benchmark file has no `stats.data`, one mean per process): the processes' means are the samples, so the noise seen is between processes only (`repetitions` 3 or more)"
-        }
-        Format::Nvbench | Format::GBench => {
-            "summary only (nvbench wrote one mean per process, no `--jsonbin` samples): the processes' means are the samples, so the noise seen is between processes only (`repetitions` 3 or more); the within-process spread the file reports (`stdev/relative`) is not used, it is not the spread of a mean"
-        }
-    }
+    ProfilerKind::Harness(format)
 }
 
 /// The harness of a target kind, for a harness kind.
 pub fn format_of(kind: ProfilerKind) -> Option<Format> {
-    match kind {
-        ProfilerKind::Nvbench => Some(Format::Nvbench),
-        ProfilerKind::Gbench => Some(Format::GBench),
-        ProfilerKind::PytestBenchmark => Some(Format::PytestBenchmark),
-        ProfilerKind::Ncu | ProfilerKind::Nsys | ProfilerKind::Cupti => None,
-    }
+    kind.harness()
 }
 
-/// The flags that make the harness write its JSON to `out`, appended to the command. Google
-/// Benchmark's repetitions are left as the command sets them, when it does.
+/// What a live run of `format` adds to the command `app`, its file going to `out`.
+pub fn live(format: Format, out: &Path, app: &[String], cwd: &Path) -> Live {
+    let mut live = reader(format).live(&LiveRun { out, app, cwd });
+    live.env.push((OUTPUT_ENV.to_owned(), out.display().to_string()));
+    live
+}
+
+/// The flags that make the harness write its file to `out`, appended to the command.
 pub fn output_flags(format: Format, out: &Path, app: &[String]) -> Vec<String> {
-    let path = out.display().to_string();
-    match format {
-        Format::Nvbench => vec!["--json".to_owned(), path, "--jsonbin".to_owned()],
-        Format::GBench => {
-            let mut f = vec![
-                format!("--benchmark_out={path}"),
-                "--benchmark_out_format=json".to_owned(),
-            ];
-            if !app.iter().any(|a| a.starts_with("--benchmark_repetitions")) {
-                f.push(format!("--benchmark_repetitions={GBENCH_REPETITIONS}"));
-            }
-            f
-        }
-        Format::PytestBenchmark => vec![format!("--benchmark-json={path}")],
-    }
+    reader(format)
+        .live(&LiveRun {
+            out,
+            app,
+            cwd: Path::new("."),
+        })
+        .flags
 }
 
 const RECORDED: &[RecordedAs] = &[RecordedAs {
@@ -115,12 +102,7 @@ impl Backend for HarnessBackend {
     }
 
     fn time_and_cycles(&self) -> Option<(&'static str, &'static str)> {
-        (self.0 == Format::Nvbench).then_some((harness::nvbench::GPU_TIME, harness::nvbench::GPU_CYCLES))
-    }
-
-    fn may_write_summaries_only(&self) -> bool {
-        // nvbench without `--jsonbin`, pytest-benchmark saved without `stats.data`.
-        matches!(self.0, Format::Nvbench | Format::PytestBenchmark)
+        reader(self.0).time_and_cycles()
     }
 
     fn max_capture_bytes(&self) -> u64 {
@@ -136,6 +118,10 @@ impl Backend for HarnessBackend {
 
     fn hashes_sass(&self) -> bool {
         false
+    }
+
+    fn summary_note(&self) -> Option<&'static str> {
+        reader(self.0).summary_note()
     }
 
     fn fingerprint(
@@ -298,22 +284,23 @@ impl HarnessProfiler {
             let _ = std::fs::remove_file(&stale);
             let _ = std::fs::remove_dir_all(&stale);
         }
+        let cwd = job.target.cwd.clone().unwrap_or_else(|| self.base_dir.clone());
+        let live = live(self.format, &out, &app, &cwd);
         let mut all: Vec<OsString> = args.iter().map(OsString::from).collect();
-        all.extend(
-            output_flags(self.format, &out, &app)
-                .into_iter()
-                .map(OsString::from),
-        );
+        all.extend(live.flags.iter().map(OsString::from));
+        let mut env = crate::profile::program_env(job.target);
+        env.extend(live.env.iter().cloned());
         let stem = self.work.path().join(format!("run-{}", self.runs));
         let inv = Invocation {
             program: PathBuf::from(program),
             args: all,
-            cwd: Some(job.target.cwd.clone().unwrap_or_else(|| self.base_dir.clone())),
-            env: crate::profile::program_env(job.target),
+            cwd: Some(cwd),
+            env,
             timeout: job.target.timeout,
             stdout: stem.with_extension("stdout"),
             stderr: stem.with_extension("stderr"),
         };
+        let started = std::time::SystemTime::now();
         let argv: Vec<String> = std::iter::once(program.clone())
             .chain(inv.args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect();
@@ -338,25 +325,21 @@ impl HarnessProfiler {
             )
             .hint("raise the target's `timeout`, or run fewer benchmarks per process"));
         }
-        let raw = match crate::foundation::fsutil::read_bounded(&out, harness::MAX_FILE_BYTES) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e @ crate::foundation::fsutil::ReadError::TooLarge { .. }) => {
-                return Err(ProfileError::new(
-                    FailureKind::BadOutput,
-                    ctx,
-                    format!("{}: {}", out.display(), e.message("harness file")),
-                ));
-            }
-            Err(_) => String::new(),
-        };
+        let raw = written(self.format, &live.written, &out, &inv.stdout, started)
+            .map_err(|e| ProfileError::new(FailureKind::BadOutput, ctx, e))?;
         if self.version.is_none()
             && let Ok(f) = harness::read(raw.as_bytes(), &out, &sidecars_beside(&out))
         {
             self.version = f.version;
         }
+        let origin = match live.written {
+            Written::File => out,
+            Written::Stdout => inv.stdout.clone(),
+            Written::Folder(dir) => dir,
+        };
         Ok(Capture {
             output: Output::Text(raw),
-            origin: out,
+            origin,
             argv: Some(argv),
             wall_seconds: Some(outcome.wall.as_secs_f64()),
             exit_code: outcome.code.or(outcome.signal.map(|s| 128 + s)),
@@ -364,6 +347,45 @@ impl HarnessProfiler {
             kernels_seen: None,
             tool_version: self.version.clone(),
         })
+    }
+}
+
+/// The file a live run wrote, as text: at `out`, on its standard output, or gathered from its
+/// folder (the files written since `started`; when it has none, the standard output if that is
+/// the format's, as cargo-criterion writes its messages there). A file that is not there is
+/// empty (the caller says the program wrote none); one over the bound is an error.
+fn written(
+    format: Format,
+    how: &Written,
+    out: &Path,
+    stdout: &Path,
+    started: std::time::SystemTime,
+) -> Result<String, String> {
+    let text = |path: &Path| match crate::foundation::fsutil::read_bounded(path, harness::MAX_FILE_BYTES) {
+        Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        Err(e @ crate::foundation::fsutil::ReadError::TooLarge { .. }) => {
+            Err(format!("{}: {}", path.display(), e.message("harness file")))
+        }
+        Err(_) => Ok(String::new()),
+    };
+    match how {
+        Written::File => text(out),
+        Written::Stdout => text(stdout),
+        Written::Folder(dir) => match dir
+            .is_dir()
+            .then(|| reader(format).gather(dir, Some(started)))
+            .flatten()
+        {
+            Some(Ok(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            Some(Err(e)) => Err(format!("{e}\nhelp: {}", e.help)),
+            None => {
+                let printed = text(stdout)?;
+                let own = harness::registry::parse(printed.as_bytes(), stdout)
+                    .ok()
+                    .is_some_and(|d| reader(format).detects(&d));
+                Ok(if own { printed } else { String::new() })
+            }
+        },
     }
 }
 
@@ -425,6 +447,69 @@ pub fn sidecars_beside(json: &Path) -> impl Fn(&str) -> Result<Option<Vec<u8>>, 
         crate::foundation::fsutil::read_bounded(&here, harness::MAX_FILE_BYTES)
             .map(Some)
             .map_err(|e| format!("{}: {}", here.display(), e.message("sidecar")))
+    }
+}
+
+/// A harness input given on the command line (`import`, `parse`, `init --from`), read.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// What a recording keeps of it: the file's bytes, or the bundle of a folder's files.
+    pub capture: Vec<u8>,
+    pub file: HarnessFile,
+}
+
+/// Read a harness input: a folder or file a gathering format reads (Criterion's `target/criterion`
+/// or one of its `new/` files, an asv results file with its `benchmarks.json`), else a JSON
+/// file (bounded, detected by content). `None`: `path` is a file that is not JSON (an ncu CSV).
+pub fn read_input(path: &Path) -> Option<Result<Input, harness::HarnessError>> {
+    let sidecars = sidecars_beside(path);
+    for r in harness::formats::READERS {
+        if let Some(gathered) = r.gather(path, None) {
+            return Some(gathered.and_then(|capture| {
+                let doc = harness::registry::parse(&capture, path)?;
+                let file = harness::read_as(r.format(), &doc, path, &sidecars)?;
+                Ok(Input { capture, file })
+            }));
+        }
+    }
+    if path.is_dir() {
+        return Some(Err(harness::HarnessError::new(
+            path,
+            "is a folder, and no harness format cgp-gate reads is a folder of these files",
+            "give the file the harness wrote (a Criterion folder holds `<benchmark>/new/sample.json`)",
+        )));
+    }
+    if !looks_like_json(path) {
+        return None;
+    }
+    Some((|| {
+        let capture =
+            crate::foundation::fsutil::read_bounded(path, harness::MAX_FILE_BYTES).map_err(|e| {
+                harness::HarnessError::new(path, e.message("harness file"), "give the file the harness wrote")
+            })?;
+        let file = harness::read(&capture, path, &sidecars)?;
+        Ok(Input { capture, file })
+    })())
+}
+
+/// Whether the file opens a JSON object (`{`) or an array of objects (`[{`, `[]`), from its first
+/// 4 KiB (an ncu log may open with `[1234]`).
+fn looks_like_json(path: &Path) -> bool {
+    use std::io::Read;
+    // Only a regular file is opened here (a FIFO would block); anything else, or a file that
+    // cannot be read, is the caller's own read to report.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = [0u8; 4096];
+    let Ok(n) = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)) else {
+        return false;
+    };
+    let mut bytes = head[..n].iter().filter(|b| !b.is_ascii_whitespace());
+    match bytes.next() {
+        Some(b'{') => true,
+        Some(b'[') => matches!(bytes.next(), Some(b'{' | b']')),
+        _ => false,
     }
 }
 
@@ -600,18 +685,23 @@ pub fn extract(format: Format, job: Job<'_>, capture: &Capture) -> Result<Sample
 /// confirmation (`stats::clock`, docs/harnesses.md "Throttling"). Baselines keep it with the
 /// explanatory counters.
 pub fn is_companion(metric: &str) -> bool {
-    metric == harness::nvbench::GPU_CYCLES
+    harness::formats::READERS
+        .iter()
+        .filter_map(|r| r.time_and_cycles())
+        .any(|(_, cycles)| cycles == metric)
 }
 
-/// The companions of the entry's gated metrics: the cycles of an nvbench time the target gates
-/// without its cycles, where the file has the clock sidecar.
+/// The companions of the entry's gated metrics: the cycles of a time the target gates without
+/// its cycles (nvbench's), where the file has them.
 fn push_companions(format: Format, job: Job<'_>, e: &Entry, set: &mut SampleSet) {
     let gates = |name: &str| job.target.metrics.iter().any(|m| m.name == name);
-    if format != Format::Nvbench || !gates(harness::nvbench::GPU_TIME) || gates(harness::nvbench::GPU_CYCLES)
-    {
+    let Some((time, cycles)) = reader(format).time_and_cycles() else {
+        return;
+    };
+    if !gates(time) || gates(cycles) {
         return;
     }
-    let Some(m) = e.metric(harness::nvbench::GPU_CYCLES) else {
+    let Some(m) = e.metric(cycles) else {
         return;
     };
     let key = SeriesKey {

@@ -322,7 +322,7 @@ fn target_measure_properties() -> Value {
             "type": ["string", "number"]
         },
         "profiler": {
-            "description": "ncu (default): per-kernel metrics. nsys: the whole workload traced once per repetition; metrics gpu_time, non_gpu_time, category:<name>, kernel:<regex>, instances:... (docs/nsys.md). cupti: each kernel's duration and launch configuration traced at the program's own speed by cgp-gate's CUPTI injection library; metrics gpu__time_duration.sum and launch__* (docs/cupti.md). nvbench, gbench, pytest-benchmark: the team's own benchmark binary or pytest run, with the harness's output flags added; metrics by the harness's names (docs/harnesses.md).",
+            "description": "ncu (default): per-kernel metrics. nsys: the whole workload traced once per repetition; metrics gpu_time, non_gpu_time, category:<name>, kernel:<regex>, instances:... (docs/nsys.md). cupti: each kernel's duration and launch configuration traced at the program's own speed by cgp-gate's CUPTI injection library; metrics gpu__time_duration.sum and launch__* (docs/cupti.md). nvbench, gbench, pytest-benchmark, pytorch-rows, tritonbench, hyperfine, criterion, asv, vllm: the team's own benchmark program (or the files its CI wrote, with `cgp-gate import`), with the harness's output flags added; metrics by the harness's names (docs/harnesses.md).",
             "enum": crate::spec::ProfilerKind::ALL.map(crate::spec::ProfilerKind::as_str)
         },
         "libcupti": {

@@ -73,16 +73,18 @@ pub(super) fn missing_states(
 }
 
 /// Say so in the reason of every judged row of a harness target whose samples are one value per
-/// process (nvbench without `--jsonbin`, pytest-benchmark without `stats.data`), and, where its
-/// baseline holds several samples per process (the rounds or per-sample times of files written
-/// with them), that the two sides are samples of different kinds (issue 58, item 11). The note
-/// comes after the sentence that decided the row (issue 59: the console shows a reason's first
-/// clause, which must be the verdict's why, not this note).
+/// process, in its format's words (nvbench without `--jsonbin`: `summary only (nvbench wrote one
+/// mean per process, ...)`; `profile::Backend::summary_note`), and, where its baseline holds
+/// several samples per process (the rounds or per-sample times of files written with them), that
+/// the two sides are samples of different kinds (issue 58, item 11). The note comes after the
+/// sentence that decided the row (issue 59: the console shows a reason's first clause, which must
+/// be the verdict's why, not this note).
 pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target], baselines: &Baselines) {
     for row in rows.iter_mut() {
-        let Some(t) = targets
+        let Some(summary) = targets
             .iter()
-            .find(|t| t.name == row.key.target && crate::profile::backend_of(t).may_write_summaries_only())
+            .find(|t| t.name == row.key.target)
+            .and_then(|t| crate::profile::backend_of(t).summary_note())
         else {
             continue;
         };
@@ -92,10 +94,7 @@ pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target], baselines: &
         if !one_each || row.sides.candidate.is_none() {
             continue;
         }
-        let Some(format) = crate::profile::harness::format_of(t.profiler) else {
-            continue;
-        };
-        let mut note = crate::profile::harness::summary_only_note(format).to_owned();
+        let mut note = summary.to_owned();
         let label = row.kernel_label().to_owned();
         let stored = baselines
             .get(&row.key.target)
