@@ -97,13 +97,34 @@ pub(super) fn decide(
         ));
     }
     if let Some(l) = &j.ruling.left_out {
-        if j.ruling.verdict == RowVerdict::Pass && l.too_much() {
-            j.ruling.verdict = RowVerdict::Inconclusive;
-            j.ruling.reason = format!(
-                "{change}: {}, but more than {}% of a side was left out as outliers, so it is not a pass; measure more pairs",
-                j.ruling.reason,
-                crate::stats::screen::MAX_LEFT_OUT_SHARE * 100.0
-            );
+        if j.ruling.verdict == RowVerdict::Pass && l.needs_all_in() {
+            // With nothing left out (every pair, each process's mean launch) it must pass too.
+            let all = p.all_in.map(|t| t.interval(j.ruling.confidence));
+            let holds = all.is_some_and(|ci| {
+                if p.lower_is_better {
+                    ci[1] < p.up
+                } else {
+                    ci[0] > p.down
+                }
+            });
+            let shown = all.map_or_else(String::new, |ci| {
+                format!(
+                    " ([{}, {}] with nothing left out)",
+                    percent(ci[0].exp_m1(), Percent::Signed2),
+                    percent(ci[1].exp_m1(), Percent::Signed2)
+                )
+            });
+            if holds {
+                j.ruling
+                    .reason
+                    .push_str(&format!(" (and so does every pair with nothing left out{shown})"));
+            } else {
+                j.ruling.verdict = RowVerdict::Inconclusive;
+                j.ruling.reason = format!(
+                    "{change}: {}, but not with what was left out as outliers put back{shown}, so it is not a pass; measure more pairs",
+                    j.ruling.reason,
+                );
+            }
         }
         let s = l.sentence();
         if !s.is_empty() {

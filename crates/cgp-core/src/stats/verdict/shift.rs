@@ -247,7 +247,7 @@ impl ShiftRow {
     /// pass on what is left (docs/statistics.md 2.9): what was left out could be the change. It
     /// passes only when the interval with nothing left out passes too.
     fn never_a_pass_when_too_much_is_left_out(&mut self) {
-        if self.j.ruling.verdict != RowVerdict::Pass || !self.left_out.too_much() {
+        if self.j.ruling.verdict != RowVerdict::Pass || !self.left_out.needs_all_in() {
             return;
         }
         // With every sample kept the interval passes too: what was left out hides no change.
@@ -263,12 +263,18 @@ impl ShiftRow {
             ));
             return;
         }
+        let all_text = all.map_or_else(String::new, |ci| {
+            format!(
+                " ([{}, {}] with nothing left out)",
+                percent(ci[0], Percent::Signed2),
+                percent(ci[1], Percent::Signed2)
+            )
+        });
         self.j.ruling.verdict = RowVerdict::Inconclusive;
         self.j.ruling.reason = format!(
-            "{}: {}, but more than {}% of a side was left out as outliers, so it is not a pass; measure more repetitions",
+            "{}: {}, but not with what was left out as outliers put back{all_text}, so it is not a pass; measure more repetitions",
             self.change_text(),
             self.j.ruling.reason,
-            crate::stats::screen::MAX_LEFT_OUT_SHARE * 100.0
         );
     }
 

@@ -126,13 +126,14 @@ fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<()
         return Err(format!("no interval or tolerance: {j:?}"));
     };
     let mut want = super::verdict_of_interval(ci, t, direction, exact);
-    // A row that left out more than its stated share is never a pass on what is left
-    // (`stats::screen`): only when the interval with nothing left out passes too.
+    // A row that left out anything of the candidate's (or more than its stated share of the
+    // baseline's) is never a pass on what is left (`stats::screen`): only when the interval with
+    // nothing left out passes too.
     if want == RowVerdict::Pass
         && j.ruling
             .left_out
             .as_ref()
-            .is_some_and(crate::stats::screen::LeftOut::too_much)
+            .is_some_and(crate::stats::screen::LeftOut::needs_all_in)
         && !j
             .ruling
             .reason

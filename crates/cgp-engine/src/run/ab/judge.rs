@@ -29,6 +29,9 @@ pub(super) struct Pending<'a> {
     head_reps: Vec<u32>,
     base_pairs: Vec<f64>,
     head_pairs: Vec<f64>,
+    /// Each pair's processes' mean launches with nothing left out (`nested::RunMeans`).
+    base_all: Vec<f64>,
+    head_all: Vec<f64>,
     /// The far launches the per-pair values left out (or kept as the code's).
     left_out: crate::stats::screen::LeftOut,
     /// The target's plan: pairs at the first look, the most pairs (`repetitions`,
@@ -119,7 +122,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
             }
             (Some(b), Some(h)) => {
                 let (bv, br, hv, hr) = (b.values(), b.reps(), h.values(), h.reps());
-                let means = crate::stats::nested::run_means(
+                let means = crate::stats::nested::run_means_toward(
                     crate::stats::nested::Runs {
                         values: &bv,
                         runs: &br,
@@ -128,6 +131,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                         values: &hv,
                         runs: &hr,
                     },
+                    ms.threshold.direction == crate::spec::Direction::Lower,
                 );
                 let (bm, hm) = (&means.base, &means.head);
                 let reps: Vec<u32> = hm.keys().filter(|r| bm.contains_key(r)).copied().collect();
@@ -140,6 +144,8 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                     head_reps: h.reps(),
                     base_pairs: reps.iter().map(|r| bm[r]).collect(),
                     head_pairs: reps.iter().map(|r| hm[r]).collect(),
+                    base_all: reps.iter().map(|r| means.base_all[r]).collect(),
+                    head_all: reps.iter().map(|r| means.head_all[r]).collect(),
                     left_out: means.left_out.clone(),
                     plan: (t.repetitions, t.max_repetitions),
                 });
@@ -299,6 +305,7 @@ fn paired_row<'a>(p: &'a Pending<'_>) -> PairedRow<'a> {
         lower_is_better: t.direction == crate::spec::Direction::Lower,
         exact_kind: t.kind == ThresholdKind::Exact,
         left_out: p.left_out.clone(),
+        all_in: Some((&p.base_all, &p.head_all)),
     }
 }
 
