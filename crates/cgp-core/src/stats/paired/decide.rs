@@ -90,6 +90,11 @@ pub(super) fn decide(
             ),
         )
     };
+    j.ruling.detectable = p.tt.and_then(|tt| {
+        let b = if p.lower_is_better { p.up } else { -p.down };
+        crate::stats::power::detectable_log(b, tt.se, tt.df, levels[0])
+            .map(|x| crate::stats::power::as_change(x, p.lower_is_better))
+    });
     if p.left_out > 0 {
         j.ruling.reason.push_str(&format!(
             "; {} of {pairs} pairs left out as outliers (a process that ran slow on one side)",
@@ -131,6 +136,12 @@ pub(super) fn decide(
             j.ruling.reason.push_str("; ");
             j.ruling.reason.push_str(&s);
         }
+    }
+    if j.ruling.verdict == RowVerdict::Inconclusive
+        && let Some(d) = j.ruling.detectable
+    {
+        j.ruling.reason.push_str("; ");
+        j.ruling.reason.push_str(&crate::stats::power::sentence(d));
     }
     p.j
 }

@@ -185,6 +185,7 @@ pub fn judge_constant(
         ruling: super::Ruling {
             method: Method::Exact,
             change: e.change,
+            detectable: super::verdict::exact_detectable(threshold),
             ..super::Ruling::untested(e.verdict, e.reason, 1.0)
         },
         pairs,

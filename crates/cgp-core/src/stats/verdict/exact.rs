@@ -12,7 +12,22 @@ pub(super) fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64) 
     j.ruling.method = Method::Exact;
     let e = compare_exact(b, c, row.threshold);
     (j.ruling.verdict, j.ruling.change, j.ruling.reason) = (e.verdict, e.change, e.reason);
+    j.ruling.detectable = exact_detectable(row.threshold);
     j
+}
+
+/// What an exact comparison finds: any change beyond the tolerance, every time (the tolerance
+/// itself, the bad way; 0 for an `exact` threshold). `None` for a limit.
+pub(crate) fn exact_detectable(threshold: &Threshold) -> Option<f64> {
+    let t = match threshold.kind {
+        ThresholdKind::Relative { fraction } => fraction,
+        ThresholdKind::Exact => 0.0,
+        ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => return None,
+    };
+    Some(match threshold.direction {
+        Direction::Lower => t,
+        Direction::Higher => -t,
+    })
 }
 
 /// An `exact` threshold against a constant baseline and a candidate that is not constant:

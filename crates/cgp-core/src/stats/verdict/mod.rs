@@ -34,6 +34,7 @@ mod shift;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use exact::exact_detectable;
 pub use exact::{ExactOutcome, compare_exact, deciding_launch};
 pub use rule::{verdict_of_interval, verdict_of_limit};
 
@@ -181,6 +182,10 @@ pub struct Ruling {
     /// What the test left out as the machine's, or kept as the code's (`stats::screen`); `None`
     /// for rows no outlier rule touched (exact, limit and untested rows).
     pub left_out: Option<super::screen::LeftOut>,
+    /// The smallest change (relative, the bad way) this row's test finds in 80 % of checks at the
+    /// level it spent (`stats::power`); the tolerance itself for an exact comparison; `None` for a
+    /// limit row and a row not compared.
+    pub detectable: Option<f64>,
 }
 
 impl Ruling {
@@ -198,6 +203,7 @@ impl Ruling {
             p_adjusted: None,
             reason,
             left_out: None,
+            detectable: None,
         }
     }
 }

@@ -141,6 +141,18 @@ fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<()
     {
         want = RowVerdict::Inconclusive;
     }
+    // Every compared row states what it could find (issue 57); an inconclusive one says it.
+    let Some(d) = j.ruling.detectable else {
+        return Err(format!("no detectable change: {j:?}"));
+    };
+    let says = crate::stats::power::sentence(d);
+    if j.ruling.verdict == RowVerdict::Inconclusive && !j.ruling.reason.contains(&says) {
+        return Err(format!("{says} is not in the reason: {}", j.ruling.reason));
+    }
+    let bad_way = if direction == Direction::Lower { d } else { -d };
+    if bad_way < t {
+        return Err(format!("detectable {d} is within the tolerance {t}"));
+    }
     if want == j.ruling.verdict
         && j.ruling.confidence >= 0.95 - 1e-12
         && j.ruling.reason.contains(&interval_text(ci))
