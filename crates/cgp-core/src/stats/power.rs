@@ -68,6 +68,33 @@ pub fn detectable(t: f64, increase_is_bad: bool, se: f64, df: f64, level: f64) -
     detectable_log(b, se, df, level).map(|x| as_change(x, increase_is_bad))
 }
 
+/// How far beyond the threshold, in between-process standard deviations, a change must lie for
+/// the t test of `runs` candidate processes' logs (one value each) against `baseline` processes to
+/// find it in [`POWER`] of checks at the first look of the plan `runs -> 2 runs`, at `alpha` over
+/// `rows` rows (Bonferroni's share of the first look, Holm's first step):
+/// `(t_(1 - a) + t_POWER) sqrt(1 / baseline + 1 / runs)` with `runs + baseline - 2` degrees of
+/// freedom, `a = alpha / (2 rows)`.
+pub fn reach_in_sds(runs: u32, baseline: u32, rows: usize, alpha: f64) -> f64 {
+    let (s, r) = (f64::from(runs.max(1)), f64::from(baseline.max(1)));
+    let df = (s + r - 2.0).max(1.0);
+    let level = alpha / (2.0 * rows.max(1) as f64);
+    (quantile(1.0 - level, df) + quantile(POWER, df)) * (1.0 / r + 1.0 / s).sqrt()
+}
+
+/// The between-process standard deviations beyond the threshold that `init` plans a summary row
+/// (one value per process) to find ([`reach_in_sds`]): with the between-process noise at half the
+/// threshold, a change of twice the threshold.
+pub const PLANNED_REACH_SDS: f64 = 2.5;
+
+/// The fewest processes, from 3 to 10, whose [`reach_in_sds`] is at most [`PLANNED_REACH_SDS`]
+/// (10 when none), and their reach.
+pub fn processes_to_decide(baseline: u32, rows: usize, alpha: f64) -> (u32, f64) {
+    (3..=10)
+        .map(|s| (s, reach_in_sds(s, baseline, rows, alpha)))
+        .find(|(_, x)| *x <= PLANNED_REACH_SDS)
+        .unwrap_or_else(|| (10, reach_in_sds(10, baseline, rows, alpha)))
+}
+
 /// The clause an inconclusive row's reason ends with.
 pub fn sentence(detectable: f64) -> String {
     format!(
@@ -106,6 +133,15 @@ mod tests {
             sentence(up)
         );
         assert_eq!(bound(1.0, false), None);
+        // init's plan for summary rows: 3 processes reach 2.9 sds at 2 rows, 5 reach 2.3.
+        assert!(
+            (reach_in_sds(3, 10, 2, 0.01) - 2.88).abs() < 0.02,
+            "{}",
+            reach_in_sds(3, 10, 2, 0.01)
+        );
+        assert_eq!(processes_to_decide(10, 2, 0.01).0, 5);
+        assert_eq!(processes_to_decide(10, 1, 0.01).0, 4);
+        assert!(processes_to_decide(10, 50, 0.01).0 >= 7);
         assert_eq!(detectable(0.03, true, f64::NAN, 3.0, 0.01), None);
     }
 }

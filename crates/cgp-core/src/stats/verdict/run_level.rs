@@ -238,10 +238,18 @@ fn noise_text(f: &Fit, by_means: bool) -> String {
             percent(f.between_sd, Percent::Signed2).trim_start_matches('+')
         );
     }
-    let within = f.within_sd.map_or_else(
-        || "unknown (one launch per run)".to_owned(),
-        |w| percent(w, Percent::Signed2).trim_start_matches('+').to_owned(),
-    );
+    let Some(w) = f.within_sd else {
+        // One value per process (a harness's summary, one sample a run): the t test of their
+        // logs, which has no floor (the rank test's, at so few, is above the level it needs).
+        return format!(
+            "; {} baseline and {} candidate processes, one value each, judged by the t test of their logs ({:.0} degrees of freedom), noise between processes {}",
+            f.runs.0,
+            f.runs.1,
+            f.df,
+            percent(f.between_sd, Percent::Signed2).trim_start_matches('+')
+        );
+    };
+    let within = percent(w, Percent::Signed2).trim_start_matches('+').to_owned();
     let mut text = format!(
         "; {} baseline and {} candidate runs ({} and {} launches), noise within a run {within}, between runs {}",
         f.runs.0,

@@ -12,6 +12,7 @@ use crate::outcome::results::{
 use crate::spec::{MetricSpec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired_at};
 use crate::stats::spending::LookAt;
+use crate::stats::verdict::{counted_exactly, exact_detectable};
 use crate::stats::{Comparison, Config, deciding_launch, judge_all_at, summarize};
 
 #[expect(clippy::float_cmp, reason = "deterministic counters repeat bit for bit")]
@@ -202,6 +203,15 @@ pub(super) fn judge_pending(
             && (constant(&p.head_raw)
                 || (p.ms.threshold.kind == ThresholdKind::Exact && !p.head_raw.is_empty()))
     };
+    // Counted work that jitters by less than a tenth of its threshold is read exactly, outside
+    // the paired family, as in `check` (`stats::verdict::counted_exactly`, issue 57).
+    let counted = |p: &Pending<'_>| {
+        if is_limit(p) || is_const(p) {
+            return None;
+        }
+        counted_exactly(&series_key(&p.key), &p.base_raw, &p.head_raw, &p.ms.threshold)
+    };
+    let is_const = |p: &Pending<'_>| is_const(p) || counted(p).is_some();
     let n_limit = pending.iter().filter(|p| is_limit(p)).count();
     let n_paired = pending.iter().filter(|p| !is_limit(p) && !is_const(p)).count();
     let total = (n_limit + n_paired).max(1) as f64;
@@ -245,6 +255,16 @@ pub(super) fn judge_pending(
             (tolerance, limit) = (l.tolerance, l.limit);
             PairedJudgement {
                 ruling: l.ruling,
+                pairs: p.base_pairs.len(),
+            }
+        } else if let Some(e) = counted(p) {
+            PairedJudgement {
+                ruling: crate::stats::Ruling {
+                    method: crate::stats::Method::Exact,
+                    change: e.change,
+                    detectable: exact_detectable(&p.ms.threshold),
+                    ..crate::stats::Ruling::untested(e.verdict, e.reason, 1.0)
+                },
                 pairs: p.base_pairs.len(),
             }
         } else if is_const(p) {
@@ -309,13 +329,15 @@ fn paired_row<'a>(p: &'a Pending<'_>) -> PairedRow<'a> {
     }
 }
 
+/// The key `stats` reads a row's metric from (`target/size/kernel/metric`), as `check` gives it.
+fn series_key(k: &SeriesKey) -> String {
+    format!("{}/{}/{}/{}", k.target, k.size, k.kernel, k.metric)
+}
+
 /// A limit row as `check` judges it: every sample of both sides against the limit.
 fn limit_comparison<'a>(p: &'a Pending<'_>) -> Comparison<'a> {
     Comparison {
-        key: format!(
-            "{}/{}/{}/{}",
-            p.key.target, p.key.size, p.key.kernel, p.key.metric
-        ),
+        key: series_key(&p.key),
         baseline: Some(&p.base_raw),
         candidate: &p.head_raw,
         threshold: &p.ms.threshold,

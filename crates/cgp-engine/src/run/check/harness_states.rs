@@ -74,7 +74,7 @@ pub(super) fn missing_states(
 
 /// What a row of summaries only (nvbench without `--jsonbin`, and nvbench's bandwidth and other
 /// summaries, which have no samples) lets the statistics do, at the head of its reason.
-pub const SUMMARY_ONLY: &str = "summary only (nvbench wrote one mean per process, no `--jsonbin` samples): the processes' means are the samples, so the noise seen is between processes only (`repetitions` 3 or more); the within-process spread the file reports (`stdev/relative`) is not used, it is not the spread of a mean";
+pub const SUMMARY_ONLY: &str = "summary only (nvbench wrote one mean per process, no `--jsonbin` samples): the processes' means are the samples, so the noise seen is between processes only; the within-process spread the file reports (`stdev/relative`) is not used, it is not the spread of a mean";
 
 /// Say so in the reason of every judged row of an nvbench target whose samples are one value
 /// per process.
@@ -87,10 +87,21 @@ pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target]) {
         let one_each =
             !reps.is_empty() && reps.iter().collect::<std::collections::BTreeSet<_>>().len() == reps.len();
         if nvbench && one_each && row.sides.candidate.is_some() {
+            // What these processes can detect (issue 57: the text said 3 were enough, and 3 could
+            // never decide under the rank test).
+            let reach = row.estimate().detectable().map_or_else(String::new, |d| {
+                let runs = |s: &Option<crate::stats::SideSummary>| s.as_ref().and_then(|s| s.runs).unwrap_or(0);
+                format!(
+                    "; {} candidate against {} baseline processes detect changes of about {} or more in 80% of checks",
+                    runs(&row.sides.candidate),
+                    runs(&row.sides.baseline),
+                    crate::foundation::units::percent(d.abs(), crate::foundation::units::Percent::Plain2)
+                )
+            });
             row.reason = if row.reason.is_empty() {
-                SUMMARY_ONLY.to_owned()
+                format!("{SUMMARY_ONLY}{reach}")
             } else {
-                format!("{SUMMARY_ONLY}; {}", row.reason)
+                format!("{SUMMARY_ONLY}{reach}; {}", row.reason)
             };
         }
     }
