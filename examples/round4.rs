@@ -16,6 +16,9 @@
 //! - `drift` (SYNTHETIC): rows at exactly the threshold under job drift, no history: the share
 //!   that pass, the coverage of the intervals, the checks with any regression; the power.
 //!
+//! - `summary` (SYNTHETIC): rows of one value per process (a harness's summaries), 2 states, 2 %
+//!   between-process noise, the plan `init --from` writes for them against the old 3 -> 6.
+//!
 //! Every figure printed is measured here; the REAL ones on the H100 captures, the SYNTHETIC ones
 //! on a model.
 
@@ -446,6 +449,78 @@ fn drift(runs: usize, extra: &str, older: usize, halves: &[f64]) {
     }
 }
 
+/// SYNTHETIC summary rows (one value per process, as an nvbench file without `--jsonbin`): 2
+/// states, the processes' values log-normal with `noise` between them, the plan `reps -> 2 reps`
+/// against a 10-process baseline, threshold 3 %; every state's code changed by `shift`. The
+/// verdicts of the two rows and the processes each took.
+fn summary_check(reps: u32, noise: f64, shift: f64, seed: u64) -> Vec<(RowVerdict, u32)> {
+    let text = format!(
+        "version: 1\ntargets:\n  - name: k\n    command: [./k]\n    repetitions: {reps}\n    max_repetitions: {}\n    baseline_repetitions: 10\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n    sizes:\n      - {{m: 0}}\n      - {{m: 1}}\n",
+        2 * reps
+    );
+    let spec =
+        cgp_spec::spec::load_str(&text, Path::new("summary.yaml")).unwrap_or_else(|e| panic!("spec: {e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temporary directory: {e}"));
+    // Each process: its warm-up launch (dropped) and its one value.
+    let one = |rng: &mut Rng, mu: f64| vec![mu * 1.05, mu * (noise * rng.normal()).exp()];
+    let mut brng = Rng::new(seed_for(seed, "base"));
+    let mut b = SimProfiler::new(|_: Job<'_>| one(&mut brng, 1e5));
+    write_baseline(&spec, dir.path(), &mut b, &|_| Vec::new()).unwrap_or_else(|e| panic!("baseline: {e}"));
+    let mut crng = Rng::new(seed_for(seed, "cand"));
+    let mut c = SimProfiler::new(|_: Job<'_>| one(&mut crng, 1e5 * (1.0 + shift)));
+    let r = simulate_check(&spec, dir.path(), &mut c).unwrap_or_else(|e| panic!("check: {e}"));
+    r.rows
+        .iter()
+        .filter(|x| x.key.metric == SIM_METRIC)
+        .map(|x| {
+            (
+                x.verdict(),
+                x.sides.candidate.as_ref().and_then(|s| s.runs).unwrap_or(0) as u32,
+            )
+        })
+        .collect()
+}
+
+/// SYNTHETIC summary rows, 2 states, 2 % between-process noise: what `init`'s plan finds.
+fn summary(runs: usize) {
+    let (planned, _) = cgp_core::stats::power::processes_to_decide(10, 2, 0.01);
+    println!(
+        "\n## SYNTHETIC summary rows (one value per process), 2 states, 2 % between-process noise, threshold 3 %, {runs} checks per cell\n"
+    );
+    println!(
+        "| plan (processes first -> most) | change of both rows | checks with any regression | Wilson 95% | rows regression | Wilson 95% | rows pass | processes per row |"
+    );
+    println!("|---|---:|---:|---|---:|---|---:|---:|");
+    for reps in [3, planned] {
+        for (shift, n) in [(0.0, runs), (0.05, runs / 2), (0.07, runs / 2), (0.10, runs)] {
+            let (mut any, mut reg, mut pass, mut total, mut procs) = (0, 0, 0, 0, 0u32);
+            for k in 0..n {
+                let v = summary_check(
+                    reps,
+                    0.02,
+                    shift,
+                    seed_for(57, &format!("summary/{reps}/{shift}/{k}")),
+                );
+                any += usize::from(v.iter().any(|x| x.0 == RowVerdict::Regression));
+                reg += v.iter().filter(|x| x.0 == RowVerdict::Regression).count();
+                pass += v.iter().filter(|x| x.0 == RowVerdict::Pass).count();
+                total += v.len();
+                procs += v.iter().map(|x| x.1).sum::<u32>();
+            }
+            let (lo, hi) = wilson(any, n);
+            let (rlo, rhi) = wilson(reg, total);
+            println!(
+                "| {reps} -> {} | {:+.0}% | {any} of {n} | [{lo:.2}, {hi:.2}] | {:.1}% | [{rlo:.1}, {rhi:.1}] | {:.1}% | {:.2} |",
+                2 * reps,
+                shift * 100.0,
+                100.0 * reg as f64 / total.max(1) as f64,
+                100.0 * pass as f64 / total.max(1) as f64,
+                f64::from(procs) / total.max(1) as f64
+            );
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let value = |name: &str| {
@@ -465,6 +540,9 @@ fn main() {
     let all = section == "all";
     if all || section == "periodic" {
         periodic(&root, runs);
+    }
+    if all || section == "summary" {
+        summary(runs);
     }
     if all || section == "family" {
         family(&root, runs);

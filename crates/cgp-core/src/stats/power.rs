@@ -97,8 +97,13 @@ pub fn processes_to_decide(baseline: u32, rows: usize, alpha: f64) -> (u32, f64)
 
 /// The clause an inconclusive row's reason ends with.
 pub fn sentence(detectable: f64) -> String {
+    format!("{} (80% power at the level it spent)", short(detectable))
+}
+
+/// The same without its parenthesis, for a report's verdict cell.
+pub fn short(detectable: f64) -> String {
     format!(
-        "this run could detect changes of about {} or more (80% power at the level it spent)",
+        "this run could detect changes of about {} or more",
         percent(detectable.abs(), Percent::Plain2)
     )
 }

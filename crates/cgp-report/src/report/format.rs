@@ -54,7 +54,7 @@ pub(crate) fn reach(row: &Row) -> Option<String> {
     if row.verdict() != RowVerdict::Inconclusive {
         return None;
     }
-    row.estimate().detectable().map(crate::stats::power::sentence)
+    row.estimate().detectable().map(crate::stats::power::short)
 }
 
 /// What a row's test left out as the machine's (far launches, slow-side dips, disturbed
