@@ -16,6 +16,8 @@
 //! - `drift` (SYNTHETIC): rows at exactly the threshold under job drift, no history: the share
 //!   that pass, the coverage of the intervals, the checks with any regression; the power.
 //!
+//! - `reach` (REAL): the median `detectable` of the pools' rows (what a check could find) under
+//!   the old and the new prior, in one job, and in `ab`.
 //! - `summary` (SYNTHETIC): rows of one value per process (a harness's summaries), 2 states, 2 %
 //!   between-process noise, the plan `init --from` writes for them against the old 3 -> 6.
 //!
@@ -109,13 +111,14 @@ fn archive_spec(root: &Path, reps: u32, max: u32, time_only: bool) -> String {
     if !time_only {
         return spec;
     }
-    // Metric lines are indented 6 spaces under `metrics:`; keep the time rows alone.
+    // Metric lines are indented 6 spaces under `metrics:` (sizes are `- {...}` items there too);
+    // keep the time rows alone.
+    let other_metric = |l: &str| {
+        let t = l.trim_start();
+        l.starts_with("      ") && !t.starts_with('#') && !t.starts_with('-') && !l.contains("gpu__time_duration")
+    };
     spec.lines()
-        .filter(|l| {
-            !(l.starts_with("      ")
-                && !l.trim_start().starts_with('#')
-                && !l.contains("gpu__time_duration"))
-        })
+        .filter(|l| !other_metric(l))
         .map(|l| format!("{l}\n"))
         .collect()
 }
@@ -449,6 +452,61 @@ fn drift(runs: usize, extra: &str, older: usize, halves: &[f64]) {
     }
 }
 
+/// REAL: what a check of the pools could detect (each row's `detectable`: the change its test
+/// finds in 80 % of checks at the level it spent), the median over `checks` checks of A/A
+/// processes (and of processes with 2 of 29 launches at 3x, judged by each process's mean), for
+/// the old prior weight (8 degrees of freedom), this version's (3), the baseline's job taken as
+/// the check's (`job_spread: "0%"`) and `ab` (both trees in one job).
+fn reach(root: &Path, checks: usize) {
+    let base = load_pool(&root.join("rec/baseline"));
+    let aa = load_pool(&root.join("rec/aa-pool"));
+    println!(
+        "\n## What the REAL pools' rows could detect (median `detectable` over {checks} checks; check 1 -> 3 processes, ab 3 -> 6 pairs)\n"
+    );
+    println!("| processes | setting | matmul | reduce | vector_add |\n|---|---|---:|---:|---:|");
+    let settings: [(&str, &str); 4] = [
+        ("check, prior of 8 degrees of freedom (before)", "settings:\n  job_spread_df: 8\n"),
+        ("check, prior of 3 degrees of freedom (this version)", ""),
+        ("check, the baseline's job taken as the check's (`job_spread: \"0%\"`)", "settings:\n  job_spread: \"0%\"\n"),
+        ("`ab` (same job)", "ab"),
+    ];
+    for (k, factor, label) in [(0usize, 1.0, "A/A"), (2, 3.0, "2 of 29 at 3x")] {
+        for (name, extra) in settings {
+            let mut by: std::collections::BTreeMap<String, Vec<f64>> = std::collections::BTreeMap::new();
+            for c in 0..checks {
+                let mut rng = Rng::new(seed_for(57, &format!("reach/{c}")));
+                let ord = order(&mut rng, aa["matmul"].len());
+                let planted = |t: &str, rep: usize| -> Vec<f64> {
+                    let mut p = aa[t][ord[rep % ord.len()]].clone();
+                    let mut prng = Rng::new(seed_for(c as u64, &format!("{t}/{rep}")));
+                    plant(&mut p, k, factor, &mut prng);
+                    p
+                };
+                let r = if extra == "ab" {
+                    let mut b = |t: &str, rep: usize| base[t][(rep + c) % base[t].len()].clone();
+                    ab(&spec(3, 6, ""), &mut b, &mut |t, rep| planted(t, rep))
+                } else {
+                    check(&spec(1, 3, extra), &base, &mut |t, rep| planted(t, rep))
+                };
+                for x in r.rows.iter().filter(|x| x.key.metric == SIM_METRIC) {
+                    if let Some(d) = x.estimate().detectable() {
+                        by.entry(x.key.target.clone()).or_default().push(d);
+                    }
+                }
+            }
+            let med = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v.get(v.len() / 2).map_or("-".to_owned(), |d| format!("{:+.2}%", d * 100.0))
+            };
+            let mut cells: Vec<String> = Vec::new();
+            for t in pools::TARGETS {
+                cells.push(med(by.entry(t.to_owned()).or_default()));
+            }
+            println!("| {label} | {name} | {} |", cells.join(" | "));
+        }
+    }
+}
+
 /// SYNTHETIC summary rows (one value per process, as an nvbench file without `--jsonbin`): 2
 /// states, the processes' values log-normal with `noise` between them, the plan `reps -> 2 reps`
 /// against a 10-process baseline, threshold 3 %; every state's code changed by `shift`. The
@@ -540,6 +598,9 @@ fn main() {
     let all = section == "all";
     if all || section == "periodic" {
         periodic(&root, runs);
+    }
+    if all || section == "reach" {
+        reach(&root, runs);
     }
     if all || section == "summary" {
         summary(runs);

@@ -66,7 +66,7 @@ pub fn json_schema() -> Value {
                         "type": "string", "pattern": "^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*$"
                     },
                     "job_spread_df": {
-                        "description": "The degrees of freedom of the evidence behind `job_spread` (what `cgp-gate calibrate --baselines` prints with it). Default 6: the six job differences the default is fitted to.",
+                        "description": "The degrees of freedom of the evidence behind `job_spread` (what `cgp-gate calibrate --baselines` prints with it). Default 3: the six job differences of two job pairs the default is fitted to, a pair's three counted as 1.5 (docs/statistics.md 2.3).",
                         "type": "number", "minimum": 1, "maximum": 1000
                     },
                     "build": {
