@@ -115,7 +115,10 @@ fn archive_spec(root: &Path, reps: u32, max: u32, time_only: bool) -> String {
     // keep the time rows alone.
     let other_metric = |l: &str| {
         let t = l.trim_start();
-        l.starts_with("      ") && !t.starts_with('#') && !t.starts_with('-') && !l.contains("gpu__time_duration")
+        l.starts_with("      ")
+            && !t.starts_with('#')
+            && !t.starts_with('-')
+            && !l.contains("gpu__time_duration")
     };
     spec.lines()
         .filter(|l| !other_metric(l))
@@ -465,9 +468,15 @@ fn reach(root: &Path, checks: usize) {
     );
     println!("| processes | setting | matmul | reduce | vector_add |\n|---|---|---:|---:|---:|");
     let settings: [(&str, &str); 4] = [
-        ("check, prior of 8 degrees of freedom (before)", "settings:\n  job_spread_df: 8\n"),
+        (
+            "check, prior of 8 degrees of freedom (before)",
+            "settings:\n  job_spread_df: 8\n",
+        ),
         ("check, prior of 3 degrees of freedom (this version)", ""),
-        ("check, the baseline's job taken as the check's (`job_spread: \"0%\"`)", "settings:\n  job_spread: \"0%\"\n"),
+        (
+            "check, the baseline's job taken as the check's (`job_spread: \"0%\"`)",
+            "settings:\n  job_spread: \"0%\"\n",
+        ),
         ("`ab` (same job)", "ab"),
     ];
     for (k, factor, label) in [(0usize, 1.0, "A/A"), (2, 3.0, "2 of 29 at 3x")] {
@@ -496,7 +505,8 @@ fn reach(root: &Path, checks: usize) {
             }
             let med = |v: &mut Vec<f64>| {
                 v.sort_by(f64::total_cmp);
-                v.get(v.len() / 2).map_or("-".to_owned(), |d| format!("{:+.2}%", d * 100.0))
+                v.get(v.len() / 2)
+                    .map_or("-".to_owned(), |d| format!("{:+.2}%", d * 100.0))
             };
             let mut cells: Vec<String> = Vec::new();
             for t in pools::TARGETS {

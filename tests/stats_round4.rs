@@ -14,7 +14,9 @@ fn ab(dir: &Path, spec: &str, rec: &str) -> (i32, Value, String) {
     let json = dir.join(format!("ab-{}.json", rec.replace('/', "_")));
     let out = bin()
         .current_dir(dir)
-        .args(["ab", "--color", "never", "--spec", spec, "--replay", rec, "--json"])
+        .args([
+            "ab", "--color", "never", "--spec", spec, "--replay", rec, "--json",
+        ])
         .arg(&json)
         .output()
         .unwrap();
@@ -43,7 +45,10 @@ fn a_slow_launch_in_every_process_is_a_regression_in_check_and_ab() {
     assert_eq!(code, 1, "{text}");
     for r in time_rows(&v) {
         assert_ne!(r["verdict"], "pass", "{r}");
-        assert!(r["left_out"]["kept_as_code"]["in_processes"].as_u64().unwrap() >= 2, "{r}");
+        assert!(
+            r["left_out"]["kept_as_code"]["in_processes"].as_u64().unwrap() >= 2,
+            "{r}"
+        );
         let (change, detectable) = (r["change"].as_f64().unwrap(), r["detectable"].as_f64().unwrap());
         if detectable < change - 0.005 {
             assert_eq!(r["verdict"], "regression", "{r}");
@@ -111,7 +116,16 @@ fn round_4_fence_cases_of_the_3_launch_recordings_decide() {
     copy(&h100.join("baseline"), &d.join("baseline"));
     let out = bin()
         .current_dir(d)
-        .args(["baseline", "update", "--spec", "baseline.yaml", "--replay", "baseline", "--baselines", "B"])
+        .args([
+            "baseline",
+            "update",
+            "--spec",
+            "baseline.yaml",
+            "--replay",
+            "baseline",
+            "--baselines",
+            "B",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -143,8 +157,8 @@ fn round_4_fence_cases_of_the_3_launch_recordings_decide() {
         );
     }
     assert!(
-        text.lines()
-            .any(|l| l.starts_with("reason ") && l.contains("(inconclusive: this run could detect changes of about")),
+        text.lines().any(|l| l.starts_with("reason ")
+            && l.contains("(inconclusive: this run could detect changes of about")),
         "{text}"
     );
 }

@@ -20,10 +20,11 @@ pub const POWER: f64 = 0.8;
 /// (or huge) `df`.
 pub fn quantile(p: f64, df: f64) -> f64 {
     let p = p.clamp(1e-15, 1.0 - 1e-15);
-    if df.is_finite() && df < 1e6 {
-        if let Ok(t) = StudentsT::new(0.0, 1.0, df.max(1.0)) {
-            return t.inverse_cdf(p);
-        }
+    if df.is_finite()
+        && df < 1e6
+        && let Ok(t) = StudentsT::new(0.0, 1.0, df.max(1.0))
+    {
+        return t.inverse_cdf(p);
     }
     Normal::standard().inverse_cdf(p)
 }
