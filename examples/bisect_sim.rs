@@ -18,12 +18,15 @@
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
-use cgp_core::measured::samples::MetricValue;
 use cgp_core::stats::rng::{Rng, seed_for};
 use cgp_engine::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab};
 use cgp_outcome::outcome::results::Row;
 use cgp_outcome::outcome::{Levels, Said, Search, SearchEnd, classify_commit};
 use cgp_profile::profile::Job;
+
+#[path = "sims/pools.rs"]
+mod pools;
+use pools::{durations, wilson};
 
 const TARGETS: [&str; 3] = ["matmul", "reduce", "vector_add"];
 const THRESHOLD: f64 = 0.03;
@@ -34,19 +37,6 @@ const ALPHA: f64 = 0.01;
 struct Noise {
     within: f64,
     between: f64,
-}
-
-fn durations(csv: &Path) -> Vec<f64> {
-    let text = std::fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-    let parsed = cgp_profile::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-    parsed
-        .launches
-        .iter()
-        .filter_map(|l| match l.metrics.get(SIM_METRIC).map(|m| &m.value) {
-            Some(MetricValue::Number(v)) => Some(*v),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The processes of `pool/target` (launch durations, warm-up first).
@@ -231,17 +221,6 @@ fn creep(noises: &[Noise], searches: usize) {
             procs as f64 / searches as f64
         );
     }
-}
-
-/// Wilson 95 % interval of k of n, in percent.
-fn wilson(k: usize, n: usize) -> (f64, f64) {
-    let z = 1.959_964;
-    let (k, n) = (k as f64, n.max(1) as f64);
-    let p = k / n;
-    let d = 1.0 + z * z / n;
-    let c = (p + z * z / (2.0 * n)) / d;
-    let h = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
-    ((c - h).max(0.0) * 100.0, (c + h).min(1.0) * 100.0)
 }
 
 fn main() {

@@ -26,7 +26,7 @@
 //! ones on the model.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cgp_core::stats::rng::{Rng, seed_for};
 use cgp_engine::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab, simulate_check, write_baseline};
@@ -342,20 +342,10 @@ fn ab_threshold(runs: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let section = args
-        .first()
-        .filter(|a| !a.starts_with("--"))
-        .cloned()
-        .unwrap_or_else(|| "all".into());
-    let root = PathBuf::from(value("--pools").unwrap_or_else(|| "/tmp/pools".into()));
-    let runs: usize = value("--runs").and_then(|v| v.parse().ok()).unwrap_or(300);
+    let args = pools::Args::read();
+    let section = args.section();
+    let root = args.root();
+    let runs: usize = args.runs(300);
     let started = std::time::Instant::now();
     let all = section == "all";
     if all || section == "slow-share" {

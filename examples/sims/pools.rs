@@ -188,3 +188,43 @@ pub fn wilson(k: usize, n: usize) -> (f64, f64) {
 pub fn uniform(rng: &mut Rng, lo: f64, hi: f64) -> f64 {
     lo + (hi - lo) * rng.next_f64()
 }
+
+/// The command line of a pool replay: its section (`all` by default), `--pools DIR` (default
+/// `/tmp/pools`) and the value of any other `--flag VALUE`.
+pub struct Args {
+    args: Vec<String>,
+}
+
+impl Args {
+    pub fn read() -> Self {
+        Self {
+            args: std::env::args().skip(1).collect(),
+        }
+    }
+
+    pub fn value(&self, name: &str) -> Option<String> {
+        self.args
+            .iter()
+            .position(|a| a == name)
+            .and_then(|i| self.args.get(i + 1))
+            .cloned()
+    }
+
+    pub fn section(&self) -> String {
+        self.args
+            .first()
+            .filter(|a| !a.starts_with("--"))
+            .cloned()
+            .unwrap_or_else(|| "all".into())
+    }
+
+    pub fn root(&self) -> PathBuf {
+        PathBuf::from(self.value("--pools").unwrap_or_else(|| "/tmp/pools".into()))
+    }
+
+    pub fn runs(&self, default: usize) -> usize {
+        self.value("--runs")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    }
+}

@@ -49,9 +49,9 @@ pub(crate) const DEFAULT_PRIOR: f64 = 0.003;
 /// much of a job's state its kernels share (the intraclass correlation of the six is anything from
 /// 0 to 1 within what two groups can show). Counted at the middle of that range, 0.5, the design
 /// effect `1 + (3 - 1) 0.5 = 2` makes them worth 3. Measured (docs/statistics.md 2.3, 6.6): under
-/// job offsets uniform within +-0.9 % per job and no history, 8 degrees of freedom passed 5.5 % of
-/// rows at exactly the threshold and covered unchanged code's 98.3 % intervals 92 % of the time;
-/// 3 pass 1.5 % and cover 98.0 %.
+/// job offsets uniform within +-0.9 % per job and no history, 8 degrees of freedom passed 6.7 % of
+/// rows at exactly the threshold and covered unchanged code's 98.3 % intervals 90 % of the time;
+/// 3 pass 2.35 % and cover 98.2 %.
 pub const PRIOR_DF: f64 = 3.0;
 
 /// Degrees of freedom one successive difference of the history adds: the median absolute

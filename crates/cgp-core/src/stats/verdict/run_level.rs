@@ -147,10 +147,9 @@ fn all_in(
     Some(AllIn::Model(all.with_job_term(extra_var, job_df), extra_var))
 }
 
-/// The t test of the processes' log means of a row's two sides, every launch kept
-/// (`nested::fit_means`).
-fn fit_means_row(row: &Comparison<'_>, baseline: &[f64], slow_high: bool) -> Result<Fit, String> {
-    fit_means(
+/// A row's two sides with the run of each sample: baseline, candidate.
+fn sides<'a>(row: &Comparison<'a>, baseline: &'a [f64]) -> (Runs<'a>, Runs<'a>) {
+    (
         Runs {
             values: baseline,
             runs: row.baseline_runs,
@@ -159,24 +158,20 @@ fn fit_means_row(row: &Comparison<'_>, baseline: &[f64], slow_high: bool) -> Res
             values: row.candidate,
             runs: row.candidate_runs,
         },
-        slow_high,
     )
+}
+
+/// The t test of the processes' log means of a row's two sides, every launch kept
+/// (`nested::fit_means`).
+fn fit_means_row(row: &Comparison<'_>, baseline: &[f64], slow_high: bool) -> Result<Fit, String> {
+    let (b, c) = sides(row, baseline);
+    fit_means(b, c, slow_high)
 }
 
 /// The run-level model of a row's two sides; `trim`: leave out what the machine explains.
 fn fit_row(row: &Comparison<'_>, baseline: &[f64], slow_high: bool, trim: bool) -> Result<Fit, String> {
-    fit(
-        Runs {
-            values: baseline,
-            runs: row.baseline_runs,
-        },
-        Runs {
-            values: row.candidate,
-            runs: row.candidate_runs,
-        },
-        slow_high,
-        trim,
-    )
+    let (b, c) = sides(row, baseline);
+    fit(b, c, slow_high, trim)
 }
 
 /// The t tests of the log shift against the regression boundary, the improvement boundary (none
