@@ -136,7 +136,11 @@ fn an_8_percent_slowdown_is_bisected_to_its_commit_and_a_broken_build_is_skipped
             && text.contains("that it is the first commit at which the change from the good commit crosses the threshold, assuming"),
         "{text}"
     );
-    assert_eq!(v["claim"], cgp_outcome::outcome::CULPRIT_CLAIM, "{v}");
+    assert_eq!(
+        v["claim"],
+        cgp_outcome::outcome::BisectEnd::Culprit.claim(),
+        "{v}"
+    );
     let steps = v["steps"].as_array().unwrap();
     let seven = steps
         .iter()
@@ -189,7 +193,7 @@ fn a_creep_of_one_percent_a_commit_is_bisected_to_a_range_and_exits_0() {
             // Consecutive, and the crossing (commit 3 at exactly +3 %, commit 4 beyond) in it.
             assert!(range.windows(2).all(|w| w[1] == w[0] + 1), "{range:?}");
             assert!(range[0] <= 4 && *range.last().unwrap() >= 3, "{range:?}: {text}");
-            assert_eq!(v["claim"], cgp_outcome::outcome::RANGE_CLAIM, "{v}");
+            assert_eq!(v["claim"], cgp_outcome::outcome::BisectEnd::Range.claim(), "{v}");
             assert!(text.contains("crosses the threshold within"), "{text}");
             assert!(v["confidence"].as_f64().unwrap() > 0.98, "{v}");
         }

@@ -24,3 +24,23 @@ pub fn real_nsys_turn() -> std::sync::MutexGuard<'static, ()> {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// `examples/cgp-gate.yaml` with `settings.job_spread: "0%"`, written into `dir`: the SYNTHETIC demo
+/// recordings and baselines (examples/recordings, examples/baselines) come from one seeded model
+/// with no drift between jobs (examples/synthesize_recording.rs), so tests of what sharding or
+/// merging does with their verdicts take none. A real runner keeps the default prior (issue 57:
+/// with it, the planted +6 % is decided at the second look, and nearer the level a shard spends).
+pub fn synthetic_spec_without_job_drift(dir: &std::path::Path) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(root().join("examples/cgp-gate.yaml")).unwrap();
+    let at = text
+        .find("version: 1\n")
+        .expect("examples/cgp-gate.yaml has `version: 1`")
+        + "version: 1\n".len();
+    let path = dir.join("cgp-gate.synthetic.yaml");
+    std::fs::write(
+        &path,
+        format!("{}settings:\n  job_spread: \"0%\"\n{}", &text[..at], &text[at..]),
+    )
+    .unwrap();
+    path
+}

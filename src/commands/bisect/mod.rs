@@ -403,11 +403,7 @@ fn decide(d: Decided<'_>, steps: Vec<BisectStep>, search: &Search, root: &Path) 
             (BisectEnd::Range, None, shas, text)
         }
     };
-    let claim = match end {
-        BisectEnd::Culprit => crate::outcome::CULPRIT_CLAIM.to_owned(),
-        BisectEnd::Range => crate::outcome::RANGE_CLAIM.to_owned(),
-        BisectEnd::NoChange | BisectEnd::NotPinned => String::new(),
-    };
+    let claim = end.claim().to_owned();
     BisectResult {
         schema_version: BISECT_SCHEMA_VERSION,
         good: d.good,

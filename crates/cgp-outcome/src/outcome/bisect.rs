@@ -191,12 +191,22 @@ impl Search {
     }
 }
 
-/// What a culprit's confidence is about, and what it assumes (issue 57: the bound held only for
-/// a step, and said nothing of creep).
-pub const CULPRIT_CLAIM: &str = "it is the first commit at which the change from the good commit crosses the threshold, assuming the change never falls back below the threshold after crossing it (bisection's assumption); under a creep of small steps the commit itself may change by less than the threshold";
-
-/// What a range's confidence is about, and what it assumes.
-pub const RANGE_CLAIM: &str = "the change from the good commit crosses the threshold within this range (its first commit's predecessor within it, its last commit beyond it), assuming the change never falls back below the threshold after crossing it; no single commit of the range is shown to cross it alone: the commits between are at the threshold (a creep)";
+impl BisectEnd {
+    /// What the confidence of a search that ended so is about, and what it assumes (issue 57:
+    /// the bound held only for a step, and said nothing of creep); empty without a culprit or a
+    /// range.
+    pub fn claim(self) -> &'static str {
+        match self {
+            Self::Culprit => {
+                "it is the first commit at which the change from the good commit crosses the threshold, assuming the change never falls back below the threshold after crossing it (bisection's assumption); under a creep of small steps the commit itself may change by less than the threshold"
+            }
+            Self::Range => {
+                "the change from the good commit crosses the threshold within this range (its first commit's predecessor within it, its last commit beyond it), assuming the change never falls back below the threshold after crossing it; no single commit of the range is shown to cross it alone: the commits between are at the threshold (a creep)"
+            }
+            Self::NoChange | Self::NotPinned => "",
+        }
+    }
+}
 
 /// How a bisection ended, for its exit code (`decide::bisect_exit_code`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -267,8 +277,8 @@ pub struct BisectResult {
     pub culprit: Option<Culprit>,
     /// The confidence in the culprit or the range (see `method`, and `claim` for what it is about).
     pub confidence: Option<f64>,
-    /// What the confidence is about and what it assumes ([`CULPRIT_CLAIM`], [`RANGE_CLAIM`]);
-    /// empty without a culprit or a range.
+    /// What the confidence is about and what it assumes ([`BisectEnd::claim`]); empty without a
+    /// culprit or a range.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub claim: String,
     pub method: String,

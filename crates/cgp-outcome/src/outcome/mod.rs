@@ -17,8 +17,8 @@ mod merge;
 mod missing;
 
 pub use bisect::{
-    BISECT_SCHEMA_VERSION, BisectEnd, BisectResult, BisectStep, CULPRIT_CLAIM, Culprit, Levels, RANGE_CLAIM,
-    Said, Search, SearchEnd, bisect_method, classify_commit,
+    BISECT_SCHEMA_VERSION, BisectEnd, BisectResult, BisectStep, Culprit, Levels, Said, Search, SearchEnd,
+    bisect_method, classify_commit,
 };
 pub use gone::gone_rows;
 pub use kernels::kernel_changes;

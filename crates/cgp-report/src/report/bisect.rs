@@ -179,7 +179,7 @@ mod tests {
                 row: "r".to_owned(),
             }),
             confidence: Some(levels.confidence(3)),
-            claim: crate::outcome::CULPRIT_CLAIM.to_owned(),
+            claim: BisectEnd::Culprit.claim().to_owned(),
             method: crate::outcome::bisect_method(&levels, None),
             range: Vec::new(),
             steps: vec![

@@ -101,17 +101,28 @@ pub(super) fn decide(
             p.left_out
         ));
     }
+    left_out_reading(&mut p, &change);
+    let j = &mut p.j;
+    if j.ruling.verdict == RowVerdict::Inconclusive
+        && let Some(d) = j.ruling.detectable
+    {
+        j.ruling.reason.push_str("; ");
+        j.ruling.reason.push_str(&crate::stats::power::sentence(d));
+    }
+    p.j
+}
+
+/// What the pairs left out (the head's far launches, Yuen's trimmed pairs): a pass with anything of
+/// the head's left out must hold with every pair's processes' mean launches too (issue 57), and
+/// the reason names what was left out.
+fn left_out_reading(p: &mut Prepared, change: &str) {
+    let (all_in, lower, up, down) = (p.all_in, p.lower_is_better, p.up, p.down);
+    let j = &mut p.j;
     if let Some(l) = &j.ruling.left_out {
         if j.ruling.verdict == RowVerdict::Pass && l.needs_all_in() {
             // With nothing left out (every pair, each process's mean launch) it must pass too.
-            let all = p.all_in.map(|t| t.interval(j.ruling.confidence));
-            let holds = all.is_some_and(|ci| {
-                if p.lower_is_better {
-                    ci[1] < p.up
-                } else {
-                    ci[0] > p.down
-                }
-            });
+            let all = all_in.map(|t| t.interval(j.ruling.confidence));
+            let holds = all.is_some_and(|ci| if lower { ci[1] < up } else { ci[0] > down });
             let shown = all.map_or_else(String::new, |ci| {
                 format!(
                     " ([{}, {}] with nothing left out)",
@@ -137,13 +148,6 @@ pub(super) fn decide(
             j.ruling.reason.push_str(&s);
         }
     }
-    if j.ruling.verdict == RowVerdict::Inconclusive
-        && let Some(d) = j.ruling.detectable
-    {
-        j.ruling.reason.push_str("; ");
-        j.ruling.reason.push_str(&crate::stats::power::sentence(d));
-    }
-    p.j
 }
 
 /// The interval the decision used (docs/statistics.md, 2.8), as `check`'s run-level rows choose

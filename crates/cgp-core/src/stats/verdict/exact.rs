@@ -29,8 +29,9 @@ pub const COUNT_JITTER_SHARE: f64 = 0.1;
 /// it. Where the jitter straddles the threshold (`None`), or the metric times rather than counts,
 /// or `min_effect` is set, the row is tested in the family as any noisy row.
 pub fn counted_exactly(key: &str, base: &[f64], cand: &[f64], threshold: &Threshold) -> Option<ExactOutcome> {
-    let ThresholdKind::Relative { fraction: t } = threshold.kind else {
-        return None;
+    let t = match threshold.kind {
+        ThresholdKind::Relative { fraction } => fraction,
+        ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => return None,
     };
     if !(t > 0.0 && crate::stats::jobspread::counts_work(key)) || threshold.min_effect.is_some() {
         return None;
