@@ -65,6 +65,7 @@ mod spec_cli;
 mod spec_schema;
 mod stats_real;
 mod stats_round3;
+mod stats_round4;
 mod threshold_kinds;
 mod why_cli;
 mod why_planted;

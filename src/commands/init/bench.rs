@@ -172,7 +172,8 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
     if let Some(c) = cwd {
         let _ = writeln!(s, "  cwd: {}", q(c));
     }
-    let _ = writeln!(s, "  repetitions: 3\n  baseline_repetitions: 10\ntargets:");
+    repetitions(&mut s, file);
+    let _ = writeln!(s, "targets:");
     let mut benches: Vec<&str> = Vec::new();
     for e in &file.entries {
         if !benches.contains(&e.benchmark.as_str()) {
@@ -244,6 +245,46 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
         let _ = writeln!(s, "    metrics:\n      {}: {threshold}", q(metric));
     }
     s
+}
+
+/// The processes a check starts with, and why: a file of summaries (one value per process and
+/// state) makes the processes the samples, so there must be enough of them for the t test of
+/// their logs to decide at the spec's alpha over its rows (`stats::power::processes_to_decide`;
+/// issue 57: 3 processes against 10 could never call a regression under the rank test, and
+/// find little under the t test at 2 rows); a file of per-process samples keeps 3.
+fn repetitions(s: &mut String, file: &HarnessFile) {
+    const BASELINE: u32 = 10;
+    // Each benchmark's gated metric (the one `render` writes), of each measured state.
+    let gated: Vec<&crate::harness::Metric> = file
+        .entries
+        .iter()
+        .filter(|e| e.status == Status::Measured)
+        .filter_map(|e| {
+            let same: Vec<&Entry> = file
+                .entries
+                .iter()
+                .filter(|o| o.benchmark == e.benchmark)
+                .collect();
+            e.metric(&time_metric(file.format, &same))
+        })
+        .collect();
+    let summaries = gated.iter().any(|m| !m.per_sample);
+    if !summaries {
+        let _ = writeln!(
+            s,
+            "  # 3 processes first (up to 6): each holds its own samples (the run-level model, docs/statistics.md 2.5).\n  repetitions: 3\n  baseline_repetitions: {BASELINE}"
+        );
+        return;
+    }
+    let alpha = crate::spec::Settings::default().alpha;
+    let rows = gated.len();
+    let (runs, reach) = crate::stats::power::processes_to_decide(BASELINE, rows, alpha);
+    let three = crate::stats::power::reach_in_sds(3, BASELINE, rows, alpha);
+    let _ = writeln!(
+        s,
+        "  # {runs} processes first (up to {}): this file holds one value per process (a summary), so the processes\n  # are the samples. The t test of their logs against the {BASELINE}-process baseline then finds a change\n  # {reach:.1} between-process standard deviations beyond the threshold in 80% of checks at the first look,\n  # at alpha {alpha} over this spec's {rows} row(s) (3 processes: {three:.1}; docs/statistics.md 2.10).\n  repetitions: {runs}\n  baseline_repetitions: {BASELINE}",
+        2 * runs
+    );
 }
 
 /// Run `init` on a harness file.

@@ -17,6 +17,7 @@ pub mod noise;
 pub mod order;
 pub mod outliers;
 pub mod paired;
+pub mod power;
 pub mod pvalue;
 pub mod quantile;
 pub mod ranks;

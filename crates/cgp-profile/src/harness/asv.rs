@@ -106,7 +106,7 @@ impl Reader for Asv {
 
     fn summary_note(&self) -> Option<&'static str> {
         Some(
-            "summary only (asv wrote one result per process, no `--record-samples` samples): the processes' results are the samples, so the noise seen is between processes only (`repetitions` 3 or more); the interval asv reports (`stats_ci_99_a`, `_b`) is not used, it is not the spread of a result",
+            "summary only (asv wrote one result per process, no `--record-samples` samples): the processes' results are the samples, so the noise seen is between processes only; the interval asv reports (`stats_ci_99_a`, `_b`) is not used, it is not the spread of a result",
         )
     }
 

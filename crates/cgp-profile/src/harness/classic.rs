@@ -14,10 +14,10 @@ pub const GBENCH_REPETITIONS: u32 = 10;
 
 /// What a row of nvbench summaries (no `--jsonbin` samples) says in its reason, after the
 /// sentence that decided the row.
-pub const NVBENCH_SUMMARY: &str = "summary only (nvbench wrote one mean per process, no `--jsonbin` samples): the processes' means are the samples, so the noise seen is between processes only (`repetitions` 3 or more); the within-process spread the file reports (`stdev/relative`) is not used, it is not the spread of a mean";
+pub const NVBENCH_SUMMARY: &str = "summary only (nvbench wrote one mean per process, no `--jsonbin` samples): the processes' means are the samples, so the noise seen is between processes only; the within-process spread the file reports (`stdev/relative`) is not used, it is not the spread of a mean";
 
 /// What a row of pytest-benchmark means (a file saved without `stats.data`) says in its reason.
-pub const PYTEST_SUMMARY: &str = "summary only (the pytest-benchmark file has no `stats.data`, one mean per process): the processes' means are the samples, so the noise seen is between processes only (`repetitions` 3 or more)";
+pub const PYTEST_SUMMARY: &str = "summary only (the pytest-benchmark file has no `stats.data`, one mean per process): the processes' means are the samples, so the noise seen is between processes only";
 
 pub struct Nvbench;
 pub struct GBench;

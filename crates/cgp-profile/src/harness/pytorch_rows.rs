@@ -99,7 +99,7 @@ impl Reader for PytorchRows {
 
     fn summary_note(&self) -> Option<&'static str> {
         Some(
-            "one value per process (the rows hold one value of this metric, not repeated measurements): the processes' values are the samples, so the noise seen is between processes only (`repetitions` 3 or more)",
+            "one value per process (the rows hold one value of this metric, not repeated measurements): the processes' values are the samples, so the noise seen is between processes only",
         )
     }
 }

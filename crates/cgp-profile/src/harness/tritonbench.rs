@@ -128,7 +128,7 @@ impl Reader for Tritonbench {
 
     fn summary_note(&self) -> Option<&'static str> {
         Some(
-            "one value per process (tritonbench wrote each input's median over its repetitions, no samples): the processes' values are the samples, so the noise seen is between processes only (`repetitions` 3 or more)",
+            "one value per process (tritonbench wrote each input's median over its repetitions, no samples): the processes' values are the samples, so the noise seen is between processes only",
         )
     }
 }

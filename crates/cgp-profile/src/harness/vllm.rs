@@ -98,7 +98,7 @@ impl Reader for Vllm {
 
     fn summary_note(&self) -> Option<&'static str> {
         Some(
-            "one value per process (the run's own statistic, or its quantile of its requests): the processes' values are the samples, compared between processes (`repetitions` 3 or more); a quantile is never judged by a mean of the requests in its tail",
+            "one value per process (the run's own statistic, or its quantile of its requests): the processes' values are the samples, compared between processes; a quantile is never judged by a mean of the requests in its tail",
         )
     }
 }

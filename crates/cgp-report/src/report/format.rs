@@ -46,6 +46,17 @@ pub(crate) fn reason_with_config(row: &Row) -> String {
     }
 }
 
+/// What an inconclusive row could have found (issue 57): `this run could detect changes of about
+/// 5.20% or more`, from its `detectable` (the statistics' number, `stats::power`); `None` for
+/// another verdict or a row without one. The console prints it beside the verdict (its reason
+/// line is shortened); the full reason, which every other format shows, ends with it.
+pub(crate) fn reach(row: &Row) -> Option<String> {
+    if row.verdict() != RowVerdict::Inconclusive {
+        return None;
+    }
+    row.estimate().detectable().map(crate::stats::power::short)
+}
+
 /// What a row's test left out as the machine's (far launches, slow-side dips, disturbed
 /// processes) or kept as the code's (issue 43), in one sentence with the counts per side; `None`
 /// when nothing was. Every format prints it beside the row (docs/statistics.md 2.5).

@@ -401,9 +401,13 @@ fn table(results: &Results, rows: &[&Row], shown: usize, opts: &MarkdownOptions,
         } else {
             String::new()
         };
+        // An inconclusive row says beside its verdict what this run could detect (issue 57).
+        let badge = crate::report::format::reach(r).map_or_else(
+            || gate_badge(r, results.fail_on),
+            |reach| format!("{}: {}", gate_badge(r, results.fail_on), escape_md_cell(&reach)),
+        );
         md.push_str(&format!(
-            "| {} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} |\n",
-            gate_badge(r, results.fail_on),
+            "| {badge} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} |\n",
             code_span(&r.key.target, true),
             escape_md_cell(&r.key.size),
             code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),

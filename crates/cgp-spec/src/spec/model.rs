@@ -42,6 +42,11 @@ pub struct Settings {
     /// `job_spread`: the between-job spread (log scale) assumed before the baseline history says
     /// more; `None`: the default fitted to the H100 data (`stats::jobspread::DEFAULT_PRIOR`).
     pub job_spread: Option<f64>,
+    /// `job_spread_df`: the degrees of freedom of the evidence behind `job_spread` (what
+    /// `calibrate --baselines` prints with it); `None`: the default prior's
+    /// (`stats::jobspread::PRIOR_DF`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_spread_df: Option<f64>,
     /// `build`: the shell command `bisect` runs in each commit's worktree (in the spec's folder
     /// there) before measuring it; a commit whose build fails is skipped. `None`: nothing to build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,6 +66,7 @@ impl Default for Settings {
             min_clock_fraction: 0.9,
             max_throttle_reruns: 2,
             job_spread: None,
+            job_spread_df: None,
             build: None,
         }
     }
@@ -414,7 +420,7 @@ pub fn stats_config(settings: &Settings) -> crate::stats::Config {
         confidence: settings.confidence,
         job_prior: crate::stats::jobspread::Prior {
             spread: settings.job_spread.unwrap_or(default.job_prior.spread),
-            ..default.job_prior
+            df: settings.job_spread_df.unwrap_or(default.job_prior.df),
         },
         ..default
     }

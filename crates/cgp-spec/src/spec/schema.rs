@@ -63,8 +63,12 @@ pub fn json_schema() -> Value {
                         "type": "integer", "minimum": 0
                     },
                     "job_spread": {
-                        "description": "The between-job spread assumed before the baseline history says more (what `cgp-gate calibrate --baselines` measures). Default 0.1%, fitted to real H100 jobs.",
+                        "description": "The between-job spread assumed before the baseline history says more (what `cgp-gate calibrate --baselines` measures). Default 0.3%, fitted to real H100 jobs.",
                         "type": "string", "pattern": "^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*$"
+                    },
+                    "job_spread_df": {
+                        "description": "The degrees of freedom of the evidence behind `job_spread` (what `cgp-gate calibrate --baselines` prints with it). Default 3: the six job differences of two job pairs the default is fitted to, a pair's three counted as 1.5 (docs/statistics.md 2.3).",
+                        "type": "number", "minimum": 1, "maximum": 1000
                     },
                     "build": {
                         "description": "The shell command `cgp-gate bisect` runs in each commit's worktree (in the spec's folder there) before measuring it; a commit whose build fails is skipped, never taken as good or bad.",

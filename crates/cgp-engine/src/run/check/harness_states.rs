@@ -74,11 +74,12 @@ pub(super) fn missing_states(
 
 /// Say so in the reason of every judged row of a harness target whose samples are one value per
 /// process, in its format's words (nvbench without `--jsonbin`: `summary only (nvbench wrote one
-/// mean per process, ...)`; `profile::Backend::summary_note`), and, where its baseline holds
-/// several samples per process (the rounds or per-sample times of files written with them), that
-/// the two sides are samples of different kinds (issue 58, item 11). The note comes after the
-/// sentence that decided the row (issue 59: the console shows a reason's first clause, which must
-/// be the verdict's why, not this note).
+/// mean per process, ...)`; `profile::Backend::summary_note`), with what these processes can
+/// detect (issue 57: the text said 3 were enough, and 3 could never decide under the rank test),
+/// and, where its baseline holds several samples per process (the rounds or per-sample times of
+/// files written with them), that the two sides are samples of different kinds (issue 58, item
+/// 11). The note comes after the sentence that decided the row (issue 59: the console shows a
+/// reason's first clause, which must be the verdict's why, not this note).
 pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target], baselines: &Baselines) {
     for row in rows.iter_mut() {
         let Some(summary) = targets
@@ -95,6 +96,15 @@ pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target], baselines: &
             continue;
         }
         let mut note = summary.to_owned();
+        if let Some(d) = row.estimate().detectable() {
+            let runs = |s: &Option<crate::stats::SideSummary>| s.as_ref().and_then(|s| s.runs).unwrap_or(0);
+            note.push_str(&format!(
+                "; {} candidate against {} baseline processes detect changes of about {} or more in 80% of checks",
+                runs(&row.sides.candidate),
+                runs(&row.sides.baseline),
+                crate::foundation::units::percent(d.abs(), crate::foundation::units::Percent::Plain2)
+            ));
+        }
         let label = row.kernel_label().to_owned();
         let stored = baselines
             .get(&row.key.target)

@@ -533,6 +533,7 @@ mod tests {
             shift: Shift::Change {
                 change: 0.031,
                 ci: Some([0.012, 0.05]),
+                detectable: Some(0.052),
             },
             confidence: Some(0.95),
             test: Some(Test {

@@ -477,12 +477,15 @@ fn push_notes(
         // `reason ...`, as the why lines are `why ...`: a line that starts with a verdict word
         // is a table row.
         let full = one_line(&crate::report::format::reason_with_config(r));
+        let verdict = crate::report::format::reach(r).map_or_else(
+            || crate::report::format::verdict_word(r).to_owned(),
+            |reach| format!("{}: {reach}", crate::report::format::verdict_word(r)),
+        );
         let line = format!(
-            "reason {}[{}] {} ({}): {}",
+            "reason {}[{}] {} ({verdict}): {}",
             one_line(&r.key.target),
             one_line(&r.key.size),
             one_line(metric),
-            crate::report::format::verdict_word(r),
             first_clause(&full)
         );
         // One line each: the full sentence is in the JSON, HTML and Markdown reports.

@@ -29,6 +29,7 @@ pub(crate) const SETTINGS_KEYS: &[&str] = &[
     "min_clock_fraction",
     "max_throttle_reruns",
     "job_spread",
+    "job_spread_df",
     "build",
 ];
 /// Every key a target may have; `defaults:` takes all but `name`.
@@ -291,6 +292,15 @@ fn settings(ctx: &Ctx<'_>, node: &Node) -> Result<Settings> {
     }
     if let Some(n) = f.get("job_spread") {
         s.job_spread = Some(job_spread(ctx, n)?);
+    }
+    if let Some(n) = f.get("job_spread_df") {
+        let df = ctx.number(n, "`settings.job_spread_df`")?;
+        if !(df.is_finite() && (1.0..=1000.0).contains(&df)) {
+            return Err(ctx
+                .err(n, format!("`settings.job_spread_df` must be a number from 1 to 1000, found {df}"))
+                .help("the degrees of freedom of the evidence behind `job_spread`: what `cgp-gate calibrate --baselines` prints with it"));
+        }
+        s.job_spread_df = Some(df);
     }
     if let Some(n) = f.get("build") {
         let cmd = ctx.text(n, "`settings.build`")?;
