@@ -6,6 +6,7 @@ pub mod bisect;
 pub mod generate;
 pub mod gitlab;
 pub mod history;
+pub mod store;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -127,6 +128,10 @@ pub enum Command {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
+    /// The results store (docs/store.md): `migrate` its schema, `push` results files, `import`
+    /// old history, list its `runs`, `export` them as PyTorch's HUD rows.
+    #[command(subcommand)]
+    Store(store::StoreCommand),
     /// Create or update this spec's note on a GitLab merge request from a results file (needs
     /// GITLAB_TOKEN; reads CI_API_V4_URL, CI_PROJECT_ID and CI_MERGE_REQUEST_IID).
     GitlabNote(gitlab::GitlabNoteArgs),
@@ -250,6 +255,7 @@ pub(crate) fn run(cli: Cli) -> Result<Exit> {
         Command::Import { spec, into, files } => {
             commands::import::run(&commands::import::ImportOptions { spec, into, files }, out)
         }
+        Command::Store(cmd) => store::run(cmd, out),
         Command::GitlabNote(args) => commands::gitlab_note::run(&args.into(), &mut std::io::stderr()),
     }
 }

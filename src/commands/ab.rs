@@ -25,6 +25,8 @@ pub(crate) struct Options {
     pub allow_missing: bool,
     /// The report files (`--json` among them) and the GitHub reports.
     pub reports: crate::publish::ReportFlags,
+    /// `--store`, `--branch`: where the results are pushed (docs/store.md).
+    pub store: super::store::StoreOptions,
 }
 
 /// The head spec and the same spec as if it lay in the base tree (commands and relative paths
@@ -58,6 +60,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     inputs.extend(args.record.as_deref().map(|p| ("the --record folder", p)));
     super::outputs::refuse_overwriting_inputs(&args.reports.paths, &inputs)?;
     let (head_spec, base_spec) = ab_specs(args)?;
+    let store = args.store.url(head_spec.settings.store.as_deref())?;
     for n in &args.targets {
         if head_spec.target(n).is_none() {
             return Err(Error::Usage(format!(
@@ -160,6 +163,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     out.flush().map_err(stdout_err)?;
     let env = crate::publish::GithubEnv::from_env();
     crate::publish::emit(&results, &args.reports.options(&env), &env)?;
+    super::store::push_results(store.as_ref(), &args.store, &results, "ab", &head_spec.base_dir())?;
     Ok(crate::outcome::decide::exit_code(
         results.verdict,
         &results.errors,

@@ -17,7 +17,11 @@ pub(crate) struct UpdateOptions {
     pub from: Option<PathBuf>,
     /// With `from`: store results that hold regressions (refused otherwise).
     pub accept_regressions: bool,
+    /// `--from-store`: the samples of the newest run of this spec in the store, on `--branch`.
+    pub from_store: bool,
     pub shard: ShardOptions,
+    /// `--store`, `--branch`: where the run is pushed, and where `--from-store` reads.
+    pub store: super::store::StoreOptions,
 }
 
 /// Run `baseline update`.
@@ -34,10 +38,36 @@ pub(crate) fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) 
     let targets: Vec<&crate::spec::Target> = explained.iter().collect();
     let store = crate::baseline::Store::new(&args.baselines);
     let commit = crate::run::engine::git_commit(&sel.spec.base_dir());
-    if let Some(from) = &args.from {
-        let results = crate::outcome::results::read(from)?;
-        let samples = crate::run::update::samples_from_results(&results, &sel.spec, from)?;
-        let accepted = crate::run::update::refuse_regressions(&results, from, args.accept_regressions)?;
+    let results_store = args.store.url(sel.spec.settings.store.as_deref())?;
+    if args.accept_regressions && args.from.is_none() && !args.from_store {
+        return Err(crate::foundation::error::Error::Usage(
+            "--accept-regressions goes with --from RESULTS_JSON or --from-store: a fresh measurement compares nothing".to_owned(),
+        ));
+    }
+    let from: Option<(crate::outcome::results::Results, PathBuf)> = if args.from_store {
+        let url = results_store.as_ref().ok_or_else(|| {
+            crate::foundation::error::Error::Usage(
+                "--from-store needs a store: --store URL, CGP_GATE_STORE or settings.store".to_owned(),
+            )
+        })?;
+        let (label, results) = super::store::newest_run(url, &sel.spec, args.store.branch.as_deref())?;
+        let _ = writeln!(
+            std::io::stderr(),
+            "--from-store: {} ({}, commit {}) of {url}",
+            label.display(),
+            results.date,
+            results.git_commit.as_deref().unwrap_or("unknown")
+        );
+        Some((results, label))
+    } else if let Some(p) = &args.from {
+        Some((crate::outcome::results::read(p)?, p.clone()))
+    } else {
+        None
+    };
+    if let Some((results, from)) = &from {
+        let from = from.as_path();
+        let samples = crate::run::update::samples_from_results(results, &sel.spec, from)?;
+        let accepted = crate::run::update::refuse_regressions(results, from, args.accept_regressions)?;
         for row in &accepted {
             let _ = writeln!(
                 std::io::stderr(),
@@ -64,6 +94,11 @@ pub(crate) fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) 
             only.as_ref(),
             out,
         )?;
+        // The run the baselines came from is stored (once: `check` may have pushed it already);
+        // one read from the store is there.
+        if !args.from_store {
+            super::store::push_results(results_store.as_ref(), &args.store, results, "baseline", &sel.spec.base_dir())?;
+        }
         return Ok(Exit::Ok);
     }
     let mut progress = ui.progress(super::ui::prior_costs(&[args.shard.shard_costs.as_deref()]));
@@ -108,10 +143,14 @@ pub(crate) fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) 
         &run.m.samples,
         &fp_of,
         &store,
-        commit,
+        commit.clone(),
         shard.as_ref().map(|s| &s.rows),
         out,
     )?;
+    if results_store.is_some() {
+        let results = super::store::measured_results(&sel.spec, &targets, &run, shard.as_ref(), commit);
+        super::store::push_results(results_store.as_ref(), &args.store, &results, "baseline", &sel.spec.base_dir())?;
+    }
     Ok(Exit::Ok)
 }
 
