@@ -120,9 +120,18 @@ const COMMAND_LINE: &[&str] = &["cgp-gate", "clap*", "indicatif"];
 
 /// What each crate must not reach, through any chain of normal or build dependencies.
 const BANNED: &[(&str, &[&[&str]])] = &[
-    ("cgp-core", &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]]),
-    ("cgp-spec", &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]]),
-    ("cgp-outcome", &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]]),
+    (
+        "cgp-core",
+        &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
+    ),
+    (
+        "cgp-spec",
+        &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
+    ),
+    (
+        "cgp-outcome",
+        &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
+    ),
     ("cgp-report", &[PROFILERS, DATABASES, HTTP, COMMAND_LINE]),
     // The store drives a database (SQLite, PostgreSQL), nothing else: no profiler or GPU, no
     // HTTP client, no command line, no reporter.

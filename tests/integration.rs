@@ -61,6 +61,7 @@ mod spec_cli;
 mod spec_schema;
 mod stats_real;
 mod stats_round3;
+mod store_cli;
 mod threshold_kinds;
 mod why_cli;
 mod why_planted;

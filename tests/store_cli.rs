@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{bin, bin_std};
+use crate::support::bin;
 
 /// Run the binary; (exit code, stdout, stderr).
 pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
@@ -29,13 +29,18 @@ pub(crate) fn sqlite(db: &Path) -> String {
 fn counts(db: &Path) -> (i64, i64) {
     let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let n = |sql: &str| c.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
-    (n("SELECT count(*) FROM cgp_gate_runs"), n("SELECT count(*) FROM cgp_gate_rows"))
+    (
+        n("SELECT count(*) FROM cgp_gate_runs"),
+        n("SELECT count(*) FROM cgp_gate_rows"),
+    )
 }
 
 /// A results file of `rows` rows (each of mixed.json's rows under `n` target names), dated `date`.
 pub(crate) fn big_results(dir: &Path, rows: usize, date: &str) -> PathBuf {
-    let mut r: Value =
-        serde_json::from_str(&std::fs::read_to_string(crate::support::fixture("results/mixed.json")).unwrap()).unwrap();
+    let mut r: Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::support::fixture("results/mixed.json")).unwrap(),
+    )
+    .unwrap();
     let proto = r["rows"].as_array().unwrap().clone();
     r["date"] = date.into();
     r["rows"] = (0..rows)
@@ -57,7 +62,16 @@ fn runs_are_stored_once_and_a_bad_file_stores_nothing() {
     let url = sqlite(&db);
     let pass = crate::support::fixture("results/pass.json");
     let mixed = crate::support::fixture("results/mixed.json");
-    let (code, out, err) = run(&["store", "push", "--store", &url, "--branch", "main", pass.to_str().unwrap(), mixed.to_str().unwrap()]);
+    let (code, out, err) = run(&[
+        "store",
+        "push",
+        "--store",
+        &url,
+        "--branch",
+        "main",
+        pass.to_str().unwrap(),
+        mixed.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("2 run(s) stored, 0 already there"), "{out}");
     assert_eq!(counts(&db), (2, 14));
@@ -65,7 +79,14 @@ fn runs_are_stored_once_and_a_bad_file_stores_nothing() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&pass).unwrap()).unwrap();
     let compact = dir.path().join("pass-compact.json");
     std::fs::write(&compact, v.to_string()).unwrap();
-    let (code, out, _) = run(&["store", "push", "--store", &url, compact.to_str().unwrap(), mixed.to_str().unwrap()]);
+    let (code, out, _) = run(&[
+        "store",
+        "push",
+        "--store",
+        &url,
+        compact.to_str().unwrap(),
+        mixed.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0);
     assert!(out.contains("0 run(s) stored, 2 already there"), "{out}");
     assert!(out.contains("already in"), "{out}");
@@ -77,9 +98,19 @@ fn runs_are_stored_once_and_a_bad_file_stores_nothing() {
     let bad = dir.path().join("newer.json");
     std::fs::write(&bad, newer.to_string()).unwrap();
     let good = big_results(dir.path(), 20, "2026-05-01T00:00:00Z");
-    let (code, _, err) = run(&["store", "push", "--store", &url, good.to_str().unwrap(), bad.to_str().unwrap()]);
+    let (code, _, err) = run(&[
+        "store",
+        "push",
+        "--store",
+        &url,
+        good.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("newer.json") && err.contains("nothing was stored"), "{err}");
+    assert!(
+        err.contains("newer.json") && err.contains("nothing was stored"),
+        "{err}"
+    );
     assert_eq!(counts(&db), (2, 14));
     // Not JSON at all.
     std::fs::write(&bad, "{ not json").unwrap();
@@ -144,7 +175,8 @@ pub(crate) fn same_site_and_changes(files: &[PathBuf], read: &[&str], dir: &Path
     args.extend(read);
     let (code, out, err) = run(&args);
     assert_eq!(code, 0, "{out}{err}");
-    let read_json = |p: &Path| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    let read_json =
+        |p: &Path| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
     let (ca, cb) = (without_paths(read_json(&ja)), without_paths(read_json(&jb)));
     assert_eq!(ca, cb, "the change points from the store differ from the files'");
     let shifts = ca["rows"].as_array().unwrap().len();
@@ -162,12 +194,33 @@ fn history_and_changes_read_the_same_from_the_store_as_from_the_files() {
     assert_eq!(run(&args).0, 0);
     // A run of another branch is not read with --branch main.
     let other = big_results(dir.path(), 10, "2026-03-10T00:00:00Z");
-    assert_eq!(run(&["store", "push", "--store", &url, "--branch", "dev", other.to_str().unwrap()]).0, 0);
+    assert_eq!(
+        run(&[
+            "store",
+            "push",
+            "--store",
+            &url,
+            "--branch",
+            "dev",
+            other.to_str().unwrap()
+        ])
+        .0,
+        0
+    );
     let (report, shifts) = same_site_and_changes(&files, &["--store", &url, "--branch", "main"], dir.path());
     assert!(shifts >= 1, "the planted step is found: {report}");
     assert_eq!(report["files"].as_array().unwrap().len(), 30);
     // --since keeps the runs from that day on: the last 10 of the 30 daily runs.
-    let (code, out, err) = run(&["changes", "--no-fail", "--store", &url, "--branch", "main", "--since", "2026-03-21"]);
+    let (code, out, err) = run(&[
+        "changes",
+        "--no-fail",
+        "--store",
+        &url,
+        "--branch",
+        "main",
+        "--since",
+        "2026-03-21",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("10 results"), "{out}");
     // A branch with no run is a clear error.
@@ -189,7 +242,10 @@ fn the_shards_of_a_commit_read_as_their_merge() {
     let whole: Value = serde_json::from_str(&std::fs::read_to_string(&files[7]).unwrap()).unwrap();
     let rows = whole["rows"].as_array().unwrap();
     let mut shard_files = Vec::new();
-    for (k, part) in [&rows[..rows.len() / 2], &rows[rows.len() / 2..]].iter().enumerate() {
+    for (k, part) in [&rows[..rows.len() / 2], &rows[rows.len() / 2..]]
+        .iter()
+        .enumerate()
+    {
         let mut s = whole.clone();
         s["shard"] = format!("{}/2", k + 1).into();
         s["rows"] = Value::Array(part.to_vec());
@@ -198,7 +254,13 @@ fn the_shards_of_a_commit_read_as_their_merge() {
         shard_files.push(p);
     }
     let mut args = vec!["store", "push", "--store", &url, "--branch", "main"];
-    args.extend(files.iter().enumerate().filter(|(i, _)| *i != 7).map(|(_, f)| f.to_str().unwrap()));
+    args.extend(
+        files
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 7)
+            .map(|(_, f)| f.to_str().unwrap()),
+    );
     args.extend(shard_files.iter().map(|f| f.to_str().unwrap()));
     assert_eq!(run(&args).0, 0);
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
@@ -208,8 +270,13 @@ fn the_shards_of_a_commit_read_as_their_merge() {
     let (code, out, err) = run(&["history", "--store", &url, "--out", b.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("30 results"), "{out}");
-    let data = |d: &Path| crate::history_site::data_of(&std::fs::read_to_string(d.join("index.html")).unwrap());
-    assert_eq!(data(&a)["series"], data(&b)["series"], "the merged shards draw as the whole run");
+    let data =
+        |d: &Path| crate::history_site::data_of(&std::fs::read_to_string(d.join("index.html")).unwrap());
+    assert_eq!(
+        data(&a)["series"],
+        data(&b)["series"],
+        "the merged shards draw as the whole run"
+    );
 }
 
 #[test]
@@ -217,37 +284,73 @@ fn check_and_merge_push_what_their_json_holds() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
     let url = sqlite(&db);
-    let json = dir.path().join("r.json");
-    let (code, _, err) = run(&[
-        "check", "--spec", "examples/cgp-gate.yaml", "--replay", "examples/recordings/pr-same", "--baselines",
-        "examples/baselines", "--json", json.to_str().unwrap(), "--store", &url, "--branch", "pr-7",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("stored run") && err.contains("branch pr-7"), "{err}");
-    assert_eq!(counts(&db).0, 1);
-    // Its --json is the same run: pushing it stores nothing.
-    let (code, out, _) = run(&["store", "push", "--store", &url, json.to_str().unwrap()]);
+    let mut shards = Vec::new();
+    for k in ["1/2", "2/2"] {
+        let json = dir.path().join(format!("shard-{}.json", &k[..1]));
+        let (code, _, err) = run(&[
+            "check",
+            "--spec",
+            "examples/cgp-gate.yaml",
+            "--replay",
+            "examples/recordings/pr-same",
+            "--baselines",
+            "examples/baselines",
+            "--shard",
+            k,
+            "--json",
+            json.to_str().unwrap(),
+            "--store",
+            &url,
+            "--branch",
+            "pr-7",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains("stored run") && err.contains("branch pr-7"), "{err}");
+        shards.push(json);
+    }
+    assert_eq!(counts(&db).0, 2);
+    // A check's --json is the run it pushed: pushing the file stores nothing.
+    let (code, out, _) = run(&["store", "push", "--store", &url, shards[0].to_str().unwrap()]);
     assert_eq!(code, 0);
-    assert!(out.contains("1 already there"), "{out}");
-    // merge pushes the merged run (CGP_GATE_STORE), once.
-    for _ in 0..2 {
+    assert!(out.contains("0 run(s) stored, 1 already there"), "{out}");
+    // merge pushes the merged run (the store from CGP_GATE_STORE), once.
+    for expect in ["stored run", "already in"] {
         let out = bin()
-            .args(["merge", "--branch", "main"])
-            .arg(&json)
+            .args(["merge", "--branch", "pr-7"])
+            .args(&shards)
             .env("CGP_GATE_STORE", &url)
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(err.contains(expect), "{err}");
     }
     let (code, out, _) = run(&["store", "runs", "--store", &url]);
     assert_eq!(code, 0);
-    assert!(out.contains("merge") && out.contains("check") && out.contains("2 run(s)"), "{out}");
+    assert!(
+        out.contains(" merge ") && out.contains(" check ") && out.contains("3 run(s)"),
+        "{out}"
+    );
+    // The history reads the merged run for the commit, not its shards besides it.
+    let (code, out, err) = run(&["changes", "--no-fail", "--store", &url]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1 results") || out.contains("1 result"), "{out}");
     // A malformed store stops check before it measures anything.
     let (code, out, err) = run(&[
-        "check", "--spec", "examples/cgp-gate.yaml", "--replay", "examples/recordings/pr-same", "--baselines",
-        "examples/baselines", "--store", "sqlight:x.db",
+        "check",
+        "--spec",
+        "examples/cgp-gate.yaml",
+        "--replay",
+        "examples/recordings/pr-same",
+        "--baselines",
+        "examples/baselines",
+        "--store",
+        "sqlight:x.db",
     ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--store: the store is a `sqlight:` address"), "{err}");
+    assert!(
+        err.contains("--store: the store is a `sqlight:` address"),
+        "{err}"
+    );
     assert!(out.is_empty(), "check measured before refusing the store: {out}");
 }

@@ -163,7 +163,14 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     out.flush().map_err(stdout_err)?;
     let env = crate::publish::GithubEnv::from_env();
     crate::publish::emit(&results, &args.reports.options(&env), &env)?;
-    super::store::push_results(store.as_ref(), &args.store, &results, "ab", &head_spec.base_dir())?;
+    super::store::push_results(
+        store.as_ref(),
+        &args.store,
+        &results,
+        "ab",
+        &head_spec.base_dir(),
+        args.reports.paths.json.as_deref(),
+    )?;
     Ok(crate::outcome::decide::exit_code(
         results.verdict,
         &results.errors,

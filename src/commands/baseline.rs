@@ -97,7 +97,14 @@ pub(crate) fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) 
         // The run the baselines came from is stored (once: `check` may have pushed it already);
         // one read from the store is there.
         if !args.from_store {
-            super::store::push_results(results_store.as_ref(), &args.store, results, "baseline", &sel.spec.base_dir())?;
+            super::store::push_results(
+                results_store.as_ref(),
+                &args.store,
+                results,
+                "baseline",
+                &sel.spec.base_dir(),
+                Some(from),
+            )?;
         }
         return Ok(Exit::Ok);
     }
@@ -149,7 +156,14 @@ pub(crate) fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) 
     )?;
     if results_store.is_some() {
         let results = super::store::measured_results(&sel.spec, &targets, &run, shard.as_ref(), commit);
-        super::store::push_results(results_store.as_ref(), &args.store, &results, "baseline", &sel.spec.base_dir())?;
+        super::store::push_results(
+            results_store.as_ref(),
+            &args.store,
+            &results,
+            "baseline",
+            &sel.spec.base_dir(),
+            None,
+        )?;
     }
     Ok(Exit::Ok)
 }

@@ -104,6 +104,13 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     out.flush().map_err(stdout_err)?;
     let env = crate::publish::GithubEnv::from_env();
     crate::publish::emit(&results, &args.reports.options(&env), &env)?;
-    super::store::push_results(store.as_ref(), &args.store, &results, "check", &sel.spec.base_dir())?;
+    super::store::push_results(
+        store.as_ref(),
+        &args.store,
+        &results,
+        "check",
+        &sel.spec.base_dir(),
+        args.reports.paths.json.as_deref(),
+    )?;
     Ok(crate::run::check::exit_code(&results, args.fail_on))
 }

@@ -49,7 +49,14 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     let env = crate::publish::GithubEnv::from_env();
     crate::publish::emit(&merged, &args.reports.options(&env), &env)?;
     let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    super::store::push_results(store.as_ref(), &args.store, &merged, "merge", &here)?;
+    super::store::push_results(
+        store.as_ref(),
+        &args.store,
+        &merged,
+        "merge",
+        &here,
+        args.reports.paths.json.as_deref(),
+    )?;
     Ok(crate::outcome::decide::exit_code(
         merged.verdict,
         &merged.errors,

@@ -84,7 +84,11 @@ impl TestPostgres {
             return None;
         };
         let dir = tempfile::Builder::new().prefix("cgp-pg-").tempdir().unwrap();
-        let owner = is_root().then(|| user("postgres").or_else(|| user("nobody")).expect("a postgres or nobody user"));
+        let owner = is_root().then(|| {
+            user("postgres")
+                .or_else(|| user("nobody"))
+                .expect("a postgres or nobody user")
+        });
         let pwfile = dir.path().join("pw");
         std::fs::write(&pwfile, Self::PASSWORD).unwrap();
         if let Some((uid, gid)) = owner {
@@ -94,11 +98,23 @@ impl TestPostgres {
         let out = Self::as_owner(owner, Command::new(bin.join("initdb")))
             .args(["-D"])
             .arg(&data)
-            .args(["-U", Self::USER, "--auth-local=trust", "--auth-host=scram-sha-256", "-N", "-E", "UTF8"])
+            .args([
+                "-U",
+                Self::USER,
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+                "-N",
+                "-E",
+                "UTF8",
+            ])
             .arg(format!("--pwfile={}", pwfile.display()))
             .output()
             .unwrap();
-        assert!(out.status.success(), "initdb: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "initdb: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -125,7 +141,12 @@ impl TestPostgres {
         if let Some((uid, gid)) = owner {
             chown_all(dir.path(), uid, gid);
         }
-        let server = Self { dir, bin, owner, port };
+        let server = Self {
+            dir,
+            bin,
+            owner,
+            port,
+        };
         let out = server
             .pg_ctl()
             .args(["-w", "-t", "60", "-l"])
@@ -163,7 +184,11 @@ impl TestPostgres {
 
     /// `postgres://cgp:PASSWORD@127.0.0.1:PORT/DB` (with `query` after `?` when not empty).
     pub fn url(&self, db: &str, query: &str) -> String {
-        let q = if query.is_empty() { String::new() } else { format!("?{query}") };
+        let q = if query.is_empty() {
+            String::new()
+        } else {
+            format!("?{query}")
+        };
         format!(
             "postgres://{}:{}@127.0.0.1:{}/{db}{q}",
             Self::USER,
@@ -174,15 +199,30 @@ impl TestPostgres {
 
     /// Run SQL through the socket as the superuser (psql, one value per line); panics on failure.
     pub fn psql(&self, db: &str, sql: &str) -> String {
-        let psql = Some(self.bin.join("psql")).filter(|p| p.is_file()).unwrap_or_else(|| PathBuf::from("psql"));
+        let psql = Some(self.bin.join("psql"))
+            .filter(|p| p.is_file())
+            .unwrap_or_else(|| PathBuf::from("psql"));
         let out = Command::new(psql)
             .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h"])
             .arg(self.dir.path())
-            .args(["-p", &self.port.to_string(), "-U", Self::USER, "-d", db, "-c", sql])
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                Self::USER,
+                "-d",
+                db,
+                "-c",
+                sql,
+            ])
             .env_remove("PGPASSWORD")
             .output()
             .unwrap();
-        assert!(out.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "psql {sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 

@@ -23,7 +23,12 @@ pub(crate) fn measured_results(
         .series
         .values()
         .map(|s| {
-            let mut row = Row::bare(OwnedRowKey::from(&s.key), &s.unit, Outcome::New, "a baseline measurement");
+            let mut row = Row::bare(
+                OwnedRowKey::from(&s.key),
+                &s.unit,
+                Outcome::New,
+                "a baseline measurement",
+            );
             row.sides.candidate = Some(crate::stats::summary::summarize(&s.values()));
             row.candidate_reps = s.reps();
             row.candidate_configs.clone_from(&s.configs);
@@ -60,11 +65,16 @@ pub(crate) fn measured_results(
 ///
 /// # Errors
 /// No branch known, no such run (exit 2); the store's.
-pub(crate) fn newest_run(url: &StoreUrl, spec: &crate::spec::Spec, branch: Option<&str>) -> Result<(PathBuf, Results)> {
+pub(crate) fn newest_run(
+    url: &StoreUrl,
+    spec: &crate::spec::Spec,
+    branch: Option<&str>,
+) -> Result<(PathBuf, Results)> {
     let branch = super::branch(branch, &spec.base_dir());
     if branch.is_empty() {
         return Err(Error::Usage(
-            "--from-store: the branch is not known (no CI variable, no git branch); pass --branch NAME".to_owned(),
+            "--from-store: the branch is not known (no CI variable, no git branch); pass --branch NAME"
+                .to_owned(),
         ));
     }
     let mut store = Store::open(url, Access::Read)?;
@@ -99,8 +109,14 @@ pub(crate) fn newest_run(url: &StoreUrl, spec: &crate::spec::Spec, branch: Optio
         got.extend(one.into_iter().map(|(info, r)| (info.label(), r)));
     }
     if got.len() == 1 {
-        return got.pop().ok_or_else(|| Error::Usage("--from-store: the run vanished".to_owned()));
+        return got
+            .pop()
+            .ok_or_else(|| Error::Usage("--from-store: the run vanished".to_owned()));
     }
-    let label = PathBuf::from(format!("{} (merged from {} shard runs)", newest.label().display(), got.len()));
+    let label = PathBuf::from(format!(
+        "{} (merged from {} shard runs)",
+        newest.label().display(),
+        got.len()
+    ));
     Ok((label, crate::outcome::merge(got)?))
 }

@@ -40,7 +40,9 @@ fn runs_of(files: &[PathBuf], kind: &str, opts: &StoreOptions) -> Result<Vec<(Pa
         .map(|p| {
             let text = crate::foundation::fsutil::read_text(p, crate::foundation::fsutil::limits::RESULTS)
                 .map_err(|e| e.into_error(p, "results file"))?;
-            let run = StoredRun::from_text(&text, origin.clone())
+            let mut who = origin.clone();
+            who.file = Some(p.display().to_string());
+            let run = StoredRun::from_text(&text, who)
                 .map_err(|m| Error::input(p, format!("{m}; nothing was stored")))?;
             Ok((p.clone(), run))
         })
@@ -116,7 +118,10 @@ pub(crate) fn import(
             o.ci.insert("repo".to_owned(), repo.to_owned());
         }
         for (i, r) in imported.results.iter().enumerate() {
-            let run = StoredRun::from_results(r, o.clone()).map_err(|m| Error::input(p, m))?;
+            // Named as `history --import-github-action-benchmark` names them.
+            let mut who = o.clone();
+            who.file = Some(p.with_file_name(format!("imported-{i:04}")).display().to_string());
+            let run = StoredRun::from_results(r, who).map_err(|m| Error::input(p, m))?;
             named.push((format!("{} #{}", p.display(), i + 1), run));
         }
     }
@@ -135,8 +140,12 @@ pub(crate) fn runs(opts: &StoreOptions, since: Option<&str>, out: &mut dyn Write
     let filter = super::filter(opts.branch.as_deref(), since)?;
     let mut store = Store::open(&url, Access::Read)?;
     let runs = store.runs(&filter)?;
-    writeln!(out, "{:<20}  {:<12}  {:<16}  {:<9}  {:<7}  {:>6}  {:<12}  run", "date", "commit", "branch", "kind", "shard", "rows", "verdict")
-        .map_err(stdout_err)?;
+    writeln!(
+        out,
+        "{:<20}  {:<12}  {:<16}  {:<9}  {:<7}  {:>6}  {:<12}  run",
+        "date", "commit", "branch", "kind", "shard", "rows", "verdict"
+    )
+    .map_err(stdout_err)?;
     for r in &runs {
         let line = format!(
             "{:<20}  {:<12}  {:<16}  {:<9}  {:<7}  {:>6}  {:<12}  {}",

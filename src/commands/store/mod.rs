@@ -62,7 +62,8 @@ impl StoreOptions {
     pub(crate) fn reading(&self, files_given: bool) -> Result<Option<StoreUrl>> {
         if self.store.is_some() && files_given {
             return Err(Error::Usage(
-                "--store reads the runs from the store: pass either results files or --store, not both".to_owned(),
+                "--store reads the runs from the store: pass either results files or --store, not both"
+                    .to_owned(),
             ));
         }
         if files_given {
@@ -106,7 +107,10 @@ impl ReadOptions {
             }
             return Ok(None);
         };
-        Ok(Some((url, filter(self.store.branch.as_deref(), self.since.as_deref())?)))
+        Ok(Some((
+            url,
+            filter(self.store.branch.as_deref(), self.since.as_deref())?,
+        )))
     }
 }
 
@@ -147,7 +151,12 @@ pub(crate) fn branch(flag: Option<&str>, dir: &Path) -> String {
     if let Some(b) = flag {
         return b.to_owned();
     }
-    let env = |k: &str| std::env::var(k).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let env = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
     for k in [
         "GITHUB_HEAD_REF",
         "GITHUB_REF_NAME",
@@ -173,7 +182,12 @@ pub(crate) fn branch(flag: Option<&str>, dir: &Path) -> String {
 
 /// Who pushes: the command, the branch, the machine, the CI job's ids.
 pub(crate) fn origin(kind: &str, branch_flag: Option<&str>, dir: &Path) -> Origin {
-    let env = |k: &str| std::env::var(k).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let env = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
     let runner = env("RUNNER_NAME")
         .or_else(|| env("CI_RUNNER_DESCRIPTION"))
         .or_else(|| {
@@ -198,6 +212,7 @@ pub(crate) fn origin(kind: &str, branch_flag: Option<&str>, dir: &Path) -> Origi
         kind: kind.to_owned(),
         runner: crate::foundation::sanitize::line(&runner),
         ci,
+        file: None,
     }
 }
 
@@ -213,15 +228,17 @@ pub(crate) fn push_results(
     results: &Results,
     kind: &str,
     dir: &Path,
+    file: Option<&Path>,
 ) -> Result<()> {
     let Some(url) = url else {
         return Ok(());
     };
-    let run = StoredRun::from_results(results, origin(kind, opts.branch.as_deref(), dir))
-        .map_err(|m| Error::Output {
-            what: "the run for the store",
-            message: m,
-        })?;
+    let mut who = origin(kind, opts.branch.as_deref(), dir);
+    who.file = file.map(|f| f.display().to_string());
+    let run = StoredRun::from_results(results, who).map_err(|m| Error::Output {
+        what: "the run for the store",
+        message: m,
+    })?;
     let mut store = Store::open(url, Access::Write)?;
     let pushed = store.push(&run)?;
     let _ = writeln!(std::io::stderr(), "{}", pushed_line(url, &run, &pushed));
@@ -264,7 +281,11 @@ pub(crate) fn history_inputs(url: &StoreUrl, filter: &Filter) -> Result<Vec<(std
                 .as_deref()
                 .map(|b| format!(" on branch `{}`", crate::foundation::sanitize::line(b)))
                 .unwrap_or_default(),
-            filter.since.as_deref().map(|s| format!(" since {s}")).unwrap_or_default()
+            filter
+                .since
+                .as_deref()
+                .map(|s| format!(" since {s}"))
+                .unwrap_or_default()
         )));
     }
     Ok(inputs)

@@ -33,12 +33,7 @@ pub fn hud_rows(info: &RunInfo, results: &Results, ctx: &HudContext) -> Vec<Valu
         .date
         .parse::<jiff::Timestamp>()
         .map_or(0, |t| u64::try_from(t.as_second()).unwrap_or(0));
-    let num = |k: &str| {
-        info.ci
-            .get(k)
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
+    let num = |k: &str| info.ci.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
     let repo = info
         .ci
         .get("repo")
@@ -117,7 +112,11 @@ fn runner(info: &RunInfo, results: &Results) -> Value {
     let fp = &results.fingerprint;
     let mem_bytes: Option<u64> = fp.memory_total_bytes.to_string().parse().ok();
     let gb = mem_bytes.map_or(0, |b| u32::try_from(b / 1_000_000_000).unwrap_or(u32::MAX));
-    let gpu = if info.gpu.is_empty() { fp.gpu_name.to_string() } else { info.gpu.clone() };
+    let gpu = if info.gpu.is_empty() {
+        fp.gpu_name.to_string()
+    } else {
+        info.gpu.clone()
+    };
     json!({
         "name": info.runner,
         "type": fp.gpu_key(),

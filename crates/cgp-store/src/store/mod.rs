@@ -54,13 +54,19 @@ pub struct RunInfo {
     pub verdict: String,
     pub rows: i64,
     pub header: String,
+    /// The file it was pushed from, as given.
+    pub file: Option<String>,
 }
 
 impl RunInfo {
     /// How a run read from the store is named where a file's path would be (`changes`' input
-    /// list, notes): `store:` and the first 12 hex digits of its id.
+    /// list, the history site's commits): the file it was pushed from, as given, else `store:`
+    /// and the first 12 hex digits of its id.
     pub fn label(&self) -> PathBuf {
-        PathBuf::from(format!("store:{}", &self.id[..self.id.len().min(12)]))
+        match &self.file {
+            Some(f) => PathBuf::from(f),
+            None => PathBuf::from(format!("store:{}", &self.id[..self.id.len().min(12)])),
+        }
     }
 }
 
@@ -235,7 +241,9 @@ impl Store {
         let mut current: Option<i64> = None;
         let mut rows: Vec<(String, Option<String>)> = Vec::new();
         let url = self.url.clone();
-        let finish = |seq: i64, rows: &mut Vec<(String, Option<String>)>, out: &mut Vec<(RunInfo, Results)>| {
+        let finish = |seq: i64,
+                      rows: &mut Vec<(String, Option<String>)>,
+                      out: &mut Vec<(RunInfo, Results)>| {
             let Some(&i) = by_seq.get(&seq) else {
                 return Ok(());
             };
@@ -290,7 +298,8 @@ impl Store {
             .filter_map(|(i, _)| group(i))
             .collect();
         let mut out: Vec<(PathBuf, Results)> = Vec::new();
-        let mut shards: BTreeMap<(String, String, String), (usize, Vec<(PathBuf, Results)>)> = BTreeMap::new();
+        let mut shards: BTreeMap<(String, String, String), (usize, Vec<(PathBuf, Results)>)> =
+            BTreeMap::new();
         for (info, results) in runs {
             match group(&info).filter(|_| info.shard.is_some()) {
                 Some(g) if whole.contains(&g) => {}
@@ -328,5 +337,7 @@ fn damaged(url: &StoreUrl, info: &RunInfo, message: &str) -> Error {
 
 /// The time now, RFC 3339 in UTC: when a run was pushed.
 pub(crate) fn now() -> String {
-    jiff::Timestamp::now().round(jiff::Unit::Second).map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())
+    jiff::Timestamp::now()
+        .round(jiff::Unit::Second)
+        .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string())
 }

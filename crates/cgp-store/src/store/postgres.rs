@@ -133,9 +133,9 @@ fn tls_config(url: &StoreUrl, pg: &url::Postgres) -> Result<rustls::ClientConfig
                     path.display()
                 ))
             })?;
-            roots.add(c).map_err(|e| {
-                Error::Usage(format!("sslrootcert {}: {e}", path.display()))
-            })?;
+            roots
+                .add(c)
+                .map_err(|e| Error::Usage(format!("sslrootcert {}: {e}", path.display())))?;
         }
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -213,8 +213,8 @@ impl Engine for Postgres {
         let seq: Option<i64> = tx
             .query_opt(
                 "INSERT INTO cgp_gate_runs (run_id, branch, kind, runner, ci, git_commit, run_date, shard, \
-                 spec_hash, gpu, verdict, tool_version, row_count, pushed_at, header) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+                 spec_hash, gpu, verdict, tool_version, row_count, pushed_at, header, file) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
                  ON CONFLICT (run_id) DO NOTHING RETURNING seq",
                 &[
                     &run.id,
@@ -232,6 +232,7 @@ impl Engine for Postgres {
                     &rows,
                     &pushed_at,
                     &run.header,
+                    &run.origin.file,
                 ],
             )
             .map_err(fail)?
@@ -282,7 +283,7 @@ impl Engine for Postgres {
         let (cond, args) = where_of(filter);
         let sql = format!(
             "SELECT seq, run_id, branch, kind, runner, ci, git_commit, run_date, shard, spec_hash, gpu, verdict, \
-             row_count, header FROM cgp_gate_runs r {cond} ORDER BY run_date, seq"
+             row_count, header, file FROM cgp_gate_runs r {cond} ORDER BY run_date, seq"
         );
         let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a as &(dyn ToSql + Sync)).collect();
         let rows = self
@@ -306,6 +307,7 @@ impl Engine for Postgres {
                 verdict: r.get(11),
                 rows: i64::from(r.get::<_, i32>(12)),
                 header: r.get(13),
+                file: r.get(14),
             })
             .collect())
     }

@@ -22,6 +22,10 @@ pub struct Origin {
     /// The CI job: `repo`, `workflow_id`, `run_attempt`, `job_id`, where the CI says them.
     #[serde(default)]
     pub ci: std::collections::BTreeMap<String, String>,
+    /// The results file the run was pushed from (`store push FILE`, `check --json FILE`), as
+    /// given: a run read back is named by it, as the file would be.
+    #[serde(default)]
+    pub file: Option<String>,
 }
 
 /// One row as stored.
@@ -197,7 +201,11 @@ fn stored_row(row: &Row, mut raw: Value, run_gpu: &str) -> StoredRow {
             }
         }
     }
-    let gpu = if row.key.gpu.is_empty() { run_gpu } else { &row.key.gpu };
+    let gpu = if row.key.gpu.is_empty() {
+        run_gpu
+    } else {
+        &row.key.gpu
+    };
     StoredRow {
         gpu: gpu.to_owned(),
         target: row.key.target.clone(),
@@ -241,13 +249,22 @@ pub(crate) fn point(row: &Row) -> Option<f64> {
 ///
 /// # Errors
 /// A stored record that is not JSON (a damaged database).
-pub fn assemble(header: &str, rows: &[(String, Option<String>)], with_samples: bool) -> Result<String, String> {
+pub fn assemble(
+    header: &str,
+    rows: &[(String, Option<String>)],
+    with_samples: bool,
+) -> Result<String, String> {
     let Some(head) = header.strip_suffix('}') else {
         return Err("a stored run's header is not a JSON object".to_owned());
     };
-    let mut text = String::with_capacity(header.len() + rows.iter().map(|r| r.0.len() + 1).sum::<usize>() + 16);
+    let mut text =
+        String::with_capacity(header.len() + rows.iter().map(|r| r.0.len() + 1).sum::<usize>() + 16);
     text.push_str(head);
-    text.push_str(if head.trim_end().ends_with('{') { "\"rows\":[" } else { ",\"rows\":[" });
+    text.push_str(if head.trim_end().ends_with('{') {
+        "\"rows\":["
+    } else {
+        ",\"rows\":["
+    });
     for (i, (body, samples)) in rows.iter().enumerate() {
         if i > 0 {
             text.push(',');

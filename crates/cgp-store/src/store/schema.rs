@@ -48,6 +48,7 @@ CREATE TABLE cgp_gate_runs (
   tool_version TEXT NOT NULL,
   row_count INTEGER NOT NULL,
   pushed_at TEXT NOT NULL,
+  file TEXT,
   header TEXT NOT NULL
 );
 CREATE INDEX cgp_gate_runs_by_branch ON cgp_gate_runs (branch, run_date);
@@ -91,6 +92,7 @@ CREATE TABLE cgp_gate_runs (
   tool_version TEXT NOT NULL,
   row_count INTEGER NOT NULL,
   pushed_at TEXT NOT NULL,
+  file TEXT,
   header TEXT NOT NULL
 );
 CREATE INDEX cgp_gate_runs_by_branch ON cgp_gate_runs (branch, run_date);

@@ -38,14 +38,20 @@ impl Sqlite {
                         "the store {url} is a symbolic link; name the file itself (cgp-gate writes through no link)"
                     )));
                 }
-                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_CREATE
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
             }
         };
         let conn = Connection::open_with_flags(path, flags).map_err(|e| fail(url, "open", &e))?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| fail(url, "open", &e))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| fail(url, "open", &e))?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(|e| fail(url, "open", &e))?;
-        Ok(Self { url: url.clone(), conn })
+        Ok(Self {
+            url: url.clone(),
+            conn,
+        })
     }
 
     /// WAL mode (persistent in the file; a no-op once set): readers do not block the pushers.
@@ -77,11 +83,13 @@ fn fail(url: &StoreUrl, action: &str, e: &rusqlite::Error) -> Error {
         Some(rusqlite::ErrorCode::DiskFull) => Error::Environment(format!(
             "cannot {action} the store {url}: the disk is full ({text}); nothing of this run was stored: free space and push again"
         )),
-        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::PermissionDenied) => {
-            Error::Environment(format!(
-                "cannot {action} the store {url}: {text}; nothing of this run was stored: make the file and its folder writable"
-            ))
-        }
+        Some(
+            rusqlite::ErrorCode::ReadOnly
+            | rusqlite::ErrorCode::CannotOpen
+            | rusqlite::ErrorCode::PermissionDenied,
+        ) => Error::Environment(format!(
+            "cannot {action} the store {url}: {text}; nothing of this run was stored: make the file and its folder writable"
+        )),
         _ => Error::Environment(format!("cannot {action} the store {url}: {text}")),
     }
 }
@@ -102,7 +110,9 @@ impl Engine for Sqlite {
         }
         let v: Option<i64> = self
             .conn
-            .query_row("SELECT version FROM cgp_gate_schema WHERE id = 1", [], |r| r.get(0))
+            .query_row("SELECT version FROM cgp_gate_schema WHERE id = 1", [], |r| {
+                r.get(0)
+            })
             .optional()
             .map_err(|e| fail(&self.url, "read", &e))?;
         Ok(u32::try_from(v.unwrap_or(0)).unwrap_or(u32::MAX))
@@ -124,10 +134,12 @@ impl Engine for Sqlite {
             .map_err(|e| fail(&url, "read", &e))?
             > 0;
         let from = if exists {
-            tx.query_row("SELECT version FROM cgp_gate_schema WHERE id = 1", [], |r| r.get::<_, i64>(0))
-                .optional()
-                .map_err(|e| fail(&url, "read", &e))?
-                .unwrap_or(0)
+            tx.query_row("SELECT version FROM cgp_gate_schema WHERE id = 1", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .optional()
+            .map_err(|e| fail(&url, "read", &e))?
+            .unwrap_or(0)
         } else {
             0
         };
@@ -136,7 +148,8 @@ impl Engine for Sqlite {
             return Ok(from);
         }
         for m in schema::pending(from) {
-            tx.execute_batch(m.sqlite).map_err(|e| fail(&url, "migrate", &e))?;
+            tx.execute_batch(m.sqlite)
+                .map_err(|e| fail(&url, "migrate", &e))?;
             tx.execute_batch(&schema::record_version(m.to))
                 .map_err(|e| fail(&url, "migrate", &e))?;
         }
@@ -155,8 +168,8 @@ impl Engine for Sqlite {
         let inserted = tx
             .execute(
                 "INSERT INTO cgp_gate_runs (run_id, branch, kind, runner, ci, git_commit, run_date, shard, \
-                 spec_hash, gpu, verdict, tool_version, row_count, pushed_at, header) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) \
+                 spec_hash, gpu, verdict, tool_version, row_count, pushed_at, header, file) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
                  ON CONFLICT (run_id) DO NOTHING",
                 params![
                     run.id,
@@ -173,13 +186,18 @@ impl Engine for Sqlite {
                     run.tool_version,
                     run.rows.len() as i64,
                     super::now(),
-                    run.header
+                    run.header,
+                    run.origin.file
                 ],
             )
             .map_err(|e| fail(&url, "write", &e))?;
         if inserted == 0 {
             let branch: String = tx
-                .query_row("SELECT branch FROM cgp_gate_runs WHERE run_id = ?1", [&run.id], |r| r.get(0))
+                .query_row(
+                    "SELECT branch FROM cgp_gate_runs WHERE run_id = ?1",
+                    [&run.id],
+                    |r| r.get(0),
+                )
                 .map_err(|e| fail(&url, "read", &e))?;
             return Ok(Pushed::Already { branch });
         }
@@ -207,7 +225,7 @@ impl Engine for Sqlite {
         let (cond, args) = where_of(filter);
         let sql = format!(
             "SELECT seq, run_id, branch, kind, runner, ci, git_commit, run_date, shard, spec_hash, gpu, verdict, \
-             row_count, header FROM cgp_gate_runs r {cond} ORDER BY run_date, seq"
+             row_count, header, file FROM cgp_gate_runs r {cond} ORDER BY run_date, seq"
         );
         let mut st = self.conn.prepare(&sql).map_err(|e| fail(&self.url, "read", &e))?;
         let rows = st
@@ -228,6 +246,7 @@ impl Engine for Sqlite {
                     verdict: r.get(11)?,
                     rows: r.get(12)?,
                     header: r.get(13)?,
+                    file: r.get(14)?,
                 })
             })
             .map_err(|e| fail(&self.url, "read", &e))?;

@@ -13,6 +13,7 @@ fn origin(branch: &str) -> Origin {
         kind: "push".to_owned(),
         runner: "test".to_owned(),
         ci: std::collections::BTreeMap::new(),
+        file: None,
     }
 }
 
@@ -44,11 +45,19 @@ fn a_run_reads_back_as_the_results_it_was_pushed_as_and_is_stored_once() {
     assert_eq!(got[0].1, want, "with samples: the results as pushed");
     let light = store.results(&Filter::default(), false).unwrap();
     let r = &light[0].1.rows;
-    assert!(r.iter().all(|r| r.sides.candidate.as_ref().is_none_or(|c| c.samples.is_empty())));
+    assert!(
+        r.iter()
+            .all(|r| r.sides.candidate.as_ref().is_none_or(|c| c.samples.is_empty()))
+    );
     assert_eq!(r.len(), want.rows.len());
     assert_eq!(
-        r.iter().map(|r| r.sides.candidate.as_ref().map(|c| c.median)).collect::<Vec<_>>(),
-        want.rows.iter().map(|r| r.sides.candidate.as_ref().map(|c| c.median)).collect::<Vec<_>>()
+        r.iter()
+            .map(|r| r.sides.candidate.as_ref().map(|c| c.median))
+            .collect::<Vec<_>>(),
+        want.rows
+            .iter()
+            .map(|r| r.sides.candidate.as_ref().map(|c| c.median))
+            .collect::<Vec<_>>()
     );
     // Filters.
     let on = |b: &str| Filter {
@@ -120,13 +129,21 @@ fn reading_a_store_that_is_not_there_writes_nothing() {
     assert!(!dir.path().join("s.db").exists());
     let m = Store::migrate(&url).unwrap();
     assert_eq!((m.from, m.to, m.steps.len()), (0, SCHEMA_VERSION, 1));
-    assert_eq!(Store::migrate(&url).unwrap().steps.len(), 0, "a second migrate does nothing");
+    assert_eq!(
+        Store::migrate(&url).unwrap().steps.len(),
+        0,
+        "a second migrate does nothing"
+    );
 }
 
 #[test]
 fn a_file_that_is_not_a_database_is_invalid_input() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("s.db"), b"this is a text file, not SQLite, long enough to have a header page").unwrap();
+    std::fs::write(
+        dir.path().join("s.db"),
+        b"this is a text file, not SQLite, long enough to have a header page",
+    )
+    .unwrap();
     let Err(e) = Store::open(&url_in(&dir), Access::Write) else {
         panic!("opened")
     };

@@ -135,8 +135,9 @@ impl StoreUrl {
         {
             pg.conn.push_str(if pg.conn.contains('?') { "&" } else { "?" });
             pg.conn.push_str("password=");
-            pg.conn
-                .push_str(&percent_encoding::utf8_percent_encode(&p, percent_encoding::NON_ALPHANUMERIC).to_string());
+            pg.conn.push_str(
+                &percent_encoding::utf8_percent_encode(&p, percent_encoding::NON_ALPHANUMERIC).to_string(),
+            );
             self.secrets.push(p);
         }
         self
@@ -166,7 +167,11 @@ fn passwords(text: &str) -> Vec<String> {
     }
     let decoded: Vec<String> = out
         .iter()
-        .map(|p| percent_encoding::percent_decode_str(p).decode_utf8_lossy().into_owned())
+        .map(|p| {
+            percent_encoding::percent_decode_str(p)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
         .collect();
     out.extend(decoded);
     out.sort_by_key(|s| std::cmp::Reverse(s.len()));
@@ -200,7 +205,9 @@ fn postgres(text: &str) -> Result<StoreUrl, Error> {
     let mut connect_timeout = DEFAULT_CONNECT_TIMEOUT;
     for kv in query.split('&').filter(|kv| !kv.is_empty()) {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-        let v_dec = percent_encoding::percent_decode_str(v).decode_utf8_lossy().into_owned();
+        let v_dec = percent_encoding::percent_decode_str(v)
+            .decode_utf8_lossy()
+            .into_owned();
         match k {
             "sslmode" => {
                 tls = match v_dec.as_str() {
@@ -220,7 +227,9 @@ fn postgres(text: &str) -> Result<StoreUrl, Error> {
                     .parse()
                     .ok()
                     .filter(|s| (1..=3600).contains(s))
-                    .ok_or_else(|| bad("connect_timeout is not a whole number of seconds from 1 to 3600".into()))?;
+                    .ok_or_else(|| {
+                        bad("connect_timeout is not a whole number of seconds from 1 to 3600".into())
+                    })?;
                 connect_timeout = Duration::from_secs(s);
             }
             _ => kept.push(kv),
@@ -231,7 +240,9 @@ fn postgres(text: &str) -> Result<StoreUrl, Error> {
     } else {
         format!("{base}?{}", kept.join("&"))
     };
-    let config: postgres::Config = conn.parse().map_err(|e: postgres::Error| bad(scrub(&e.to_string())))?;
+    let config: postgres::Config = conn
+        .parse()
+        .map_err(|e: postgres::Error| bad(scrub(&e.to_string())))?;
     let host = config.get_hosts().first().map(|h| match h {
         postgres::config::Host::Tcp(h) => h.clone(),
         postgres::config::Host::Unix(p) => p.display().to_string(),
@@ -266,7 +277,9 @@ mod tests {
             ("sqlite://rel.db", "rel.db"),
         ] {
             let u = StoreUrl::parse(text).unwrap();
-            let Kind::Sqlite(p) = &u.kind else { panic!("{text}") };
+            let Kind::Sqlite(p) = &u.kind else {
+                panic!("{text}")
+            };
             assert_eq!(p, &PathBuf::from(path));
             assert_eq!(u.engine(), "sqlite");
         }
@@ -276,12 +289,18 @@ mod tests {
     #[test]
     fn the_password_is_never_shown() {
         let u = StoreUrl::parse("postgres://gate:s3cr%40t@db.example:6543/perf?sslmode=require").unwrap();
-        assert_eq!(u.to_string(), "postgres://gate:***@db.example:6543/perf?sslmode=require");
+        assert_eq!(
+            u.to_string(),
+            "postgres://gate:***@db.example:6543/perf?sslmode=require"
+        );
         let Kind::Postgres(pg) = &u.kind else { panic!() };
         assert_eq!(pg.endpoint, "db.example:6543");
         assert_eq!(pg.tls, Tls::Verified);
         assert!(!pg.conn.contains("sslmode"));
-        assert_eq!(u.scrub("auth failed for s3cr@t and s3cr%40t"), "auth failed for *** and ***");
+        assert_eq!(
+            u.scrub("auth failed for s3cr@t and s3cr%40t"),
+            "auth failed for *** and ***"
+        );
         assert!(u.has_password());
         let q = StoreUrl::parse("postgresql://gate@h/perf?password=hunter22&connect_timeout=3").unwrap();
         assert!(!q.to_string().contains("hunter22"), "{q}");

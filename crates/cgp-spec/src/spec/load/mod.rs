@@ -337,7 +337,9 @@ fn store(ctx: &Ctx<'_>, n: &Node) -> Result<String> {
             .err(n, "`settings.store` is neither sqlite:PATH nor a postgres:// URL")
             .help("write `store: sqlite:perf.db` (one file) or `store: postgres://USER@HOST:PORT/DB` (a server; docs/store.md)"));
     }
-    let authority = url.split_once("://").map_or("", |(_, r)| r.split(['/', '?']).next().unwrap_or(""));
+    let authority = url
+        .split_once("://")
+        .map_or("", |(_, r)| r.split(['/', '?']).next().unwrap_or(""));
     let user_password = authority
         .rsplit_once('@')
         .is_some_and(|(user, _)| user.contains(':'));
