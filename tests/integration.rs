@@ -62,6 +62,7 @@ mod spec_schema;
 mod stats_real;
 mod stats_round3;
 mod store_cli;
+mod store_faults;
 mod threshold_kinds;
 mod why_cli;
 mod why_planted;
