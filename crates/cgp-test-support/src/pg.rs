@@ -74,8 +74,10 @@ impl TestPostgres {
     pub const PASSWORD: &'static str = "pg-test-Kx7qZ";
 
     /// Start a server; `None` (after a `SKIPPED` line; a failure under CI) when PostgreSQL is not
-    /// installed. `conf` lines go into postgresql.conf, `hba` (when given) replaces pg_hba.conf.
-    pub fn start(test: &str, conf: &[&str], hba: Option<&str>) -> Option<Self> {
+    /// installed. `conf` lines go into postgresql.conf, `hba` (when given) replaces pg_hba.conf,
+    /// `files` (name, bytes) are written into the data folder (mode 0600: a TLS key and its
+    /// certificate, named relative to it in `conf`).
+    pub fn start(test: &str, conf: &[&str], hba: Option<&str>, files: &[(&str, Vec<u8>)]) -> Option<Self> {
         let Some(bin) = server_bin() else {
             crate::skip(
                 test,
@@ -138,6 +140,11 @@ impl TestPostgres {
         if let Some(h) = hba {
             std::fs::write(data.join("pg_hba.conf"), h).unwrap();
         }
+        for (name, bytes) in files {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::write(data.join(name), bytes).unwrap();
+            std::fs::set_permissions(data.join(name), std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
         if let Some((uid, gid)) = owner {
             chown_all(dir.path(), uid, gid);
         }
@@ -197,27 +204,22 @@ impl TestPostgres {
         )
     }
 
-    /// Run SQL through the socket as the superuser (psql, one value per line); panics on failure.
-    pub fn psql(&self, db: &str, sql: &str) -> String {
+    /// psql on the socket as the superuser, unaligned, values only, stopping at an error.
+    pub fn psql_command(&self, db: &str) -> Command {
         let psql = Some(self.bin.join("psql"))
             .filter(|p| p.is_file())
             .unwrap_or_else(|| PathBuf::from("psql"));
-        let out = Command::new(psql)
-            .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h"])
+        let mut c = Command::new(psql);
+        c.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h"])
             .arg(self.dir.path())
-            .args([
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                Self::USER,
-                "-d",
-                db,
-                "-c",
-                sql,
-            ])
-            .env_remove("PGPASSWORD")
-            .output()
-            .unwrap();
+            .args(["-p", &self.port.to_string(), "-U", Self::USER, "-d", db])
+            .env_remove("PGPASSWORD");
+        c
+    }
+
+    /// Run SQL through the socket as the superuser (psql, one value per line); panics on failure.
+    pub fn psql(&self, db: &str, sql: &str) -> String {
+        let out = self.psql_command(db).args(["-c", sql]).output().unwrap();
         assert!(
             out.status.success(),
             "psql {sql}: {}",
