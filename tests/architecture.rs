@@ -90,7 +90,7 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
     ),
     // Tests only, a dev-dependency of the others: the repository's paths and fixtures, the one
     // way a test says it could not run, the binary's command, the stand-ins.
-    ("cgp-test-support", "crates/cgp-test-support", &[], &[]),
+    ("cgp-test-support", "crates/cgp-test-support", &["pg"], &[]),
     // The command line (clap) and the commands.
     (
         "cgp-gate",

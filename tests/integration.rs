@@ -63,6 +63,7 @@ mod stats_real;
 mod stats_round3;
 mod store_cli;
 mod store_faults;
+mod store_hud;
 mod store_pg;
 mod threshold_kinds;
 mod why_cli;

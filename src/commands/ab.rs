@@ -60,14 +60,17 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     inputs.extend(args.record.as_deref().map(|p| ("the --record folder", p)));
     super::outputs::refuse_overwriting_inputs(&args.reports.paths, &inputs)?;
     let (head_spec, base_spec) = ab_specs(args)?;
-    let store = args.store.url(head_spec.settings.store.as_deref())?;
-    for n in &args.targets {
-        if head_spec.target(n).is_none() {
-            return Err(Error::Usage(format!(
-                "no target `{n}` in {}",
-                args.spec.display()
-            )));
-        }
+    let pusher = super::store::Pusher::new(
+        &args.store,
+        head_spec.settings.store.as_deref(),
+        "ab",
+        &head_spec.base_dir(),
+    )?;
+    if let Some(n) = args.targets.iter().find(|n| head_spec.target(n).is_none()) {
+        return Err(Error::Usage(format!(
+            "no target `{n}` in {}",
+            args.spec.display()
+        )));
     }
     let pick = |s: &crate::spec::Spec| -> Vec<crate::spec::Target> {
         s.targets
@@ -155,7 +158,8 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         .write(dir)?;
         progress.note(&format!("recorded both trees in {}", dir.display()));
     }
-    if let Some(p) = &args.reports.paths.json {
+    let json = args.reports.paths.json.as_deref();
+    if let Some(p) = json {
         results.write(p)?;
     }
     let table = crate::report::console::results_table_styled(&results, ui.console());
@@ -163,14 +167,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     out.flush().map_err(stdout_err)?;
     let env = crate::publish::GithubEnv::from_env();
     crate::publish::emit(&results, &args.reports.options(&env), &env)?;
-    super::store::push_results(
-        store.as_ref(),
-        &args.store,
-        &results,
-        "ab",
-        &head_spec.base_dir(),
-        args.reports.paths.json.as_deref(),
-    )?;
+    pusher.push(&results, json)?;
     Ok(crate::outcome::decide::exit_code(
         results.verdict,
         &results.errors,

@@ -216,33 +216,60 @@ pub(crate) fn origin(kind: &str, branch_flag: Option<&str>, dir: &Path) -> Origi
     }
 }
 
-/// Push `results` (what `--json` would write) to `url` (the store [`StoreOptions::url`] found
-/// when the command started, so that a malformed URL stops it before it measures); a note on
-/// stderr says where it went. Nothing happens without a store.
-///
-/// # Errors
-/// The store cannot be opened or written (exit 3; the reports are already written).
-pub(crate) fn push_results(
-    url: Option<&StoreUrl>,
-    opts: &StoreOptions,
-    results: &Results,
-    kind: &str,
-    dir: &Path,
-    file: Option<&Path>,
-) -> Result<()> {
-    let Some(url) = url else {
-        return Ok(());
-    };
-    let mut who = origin(kind, opts.branch.as_deref(), dir);
-    who.file = file.map(|f| f.display().to_string());
-    let run = StoredRun::from_results(results, who).map_err(|m| Error::Output {
-        what: "the run for the store",
-        message: m,
-    })?;
-    let mut store = Store::open(url, Access::Write)?;
-    let pushed = store.push(&run)?;
-    let _ = writeln!(std::io::stderr(), "{}", pushed_line(url, &run, &pushed));
-    Ok(())
+/// Where a command's run goes: the store found when the command started (so that a malformed
+/// URL stops it before it measures), and who pushes.
+pub(crate) struct Pusher {
+    url: Option<StoreUrl>,
+    opts: StoreOptions,
+    kind: &'static str,
+    dir: std::path::PathBuf,
+}
+
+impl Pusher {
+    /// The store of `opts` (`--store`, `CGP_GATE_STORE`, else `settings_store`) for a `kind` of
+    /// run (`check`, `ab`, `merge`, `baseline`), whose git branch is read in `dir`.
+    ///
+    /// # Errors
+    /// A malformed URL (exit 2).
+    pub(crate) fn new(
+        opts: &StoreOptions,
+        settings_store: Option<&str>,
+        kind: &'static str,
+        dir: &Path,
+    ) -> Result<Self> {
+        Ok(Self {
+            url: opts.url(settings_store)?,
+            opts: opts.clone(),
+            kind,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// The store, when one is configured.
+    pub(crate) fn url(&self) -> Option<&StoreUrl> {
+        self.url.as_ref()
+    }
+
+    /// Push `results` (what `--json`, given as `file`, holds); a note on stderr says where it
+    /// went. Nothing happens without a store.
+    ///
+    /// # Errors
+    /// The store cannot be opened or written (exit 3; the reports are already written).
+    pub(crate) fn push(&self, results: &Results, file: Option<&Path>) -> Result<()> {
+        let Some(url) = &self.url else {
+            return Ok(());
+        };
+        let mut who = origin(self.kind, self.opts.branch.as_deref(), &self.dir);
+        who.file = file.map(|f| f.display().to_string());
+        let run = StoredRun::from_results(results, who).map_err(|m| Error::Output {
+            what: "the run for the store",
+            message: m,
+        })?;
+        let mut store = Store::open(url, Access::Write)?;
+        let pushed = store.push(&run)?;
+        let _ = writeln!(std::io::stderr(), "{}", pushed_line(url, &run, &pushed));
+        Ok(())
+    }
 }
 
 /// What a push says: `stored run 3f9a1c7e5b2d (12 rows, branch main) in sqlite:perf.db`.

@@ -79,7 +79,7 @@ impl TestPostgres {
     /// certificate, named relative to it in `conf`).
     pub fn start(test: &str, conf: &[&str], hba: Option<&str>, files: &[(&str, Vec<u8>)]) -> Option<Self> {
         let Some(bin) = server_bin() else {
-            crate::skip(
+            super::skip(
                 test,
                 "PostgreSQL's server (initdb, pg_ctl) is not installed; run `bash .ci/setup` (Debian's postgresql package)",
             );
