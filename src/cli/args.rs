@@ -337,7 +337,7 @@ impl From<CheckArgs> for commands::check::Options {
 pub enum BaselineCommand {
     /// Measure (or take a check's results) and write the baselines; nothing is written unless every
     /// selected target was measured without error.
-    Update(BaselineUpdateArgs),
+    Update(Box<BaselineUpdateArgs>),
     /// Print the stored baselines.
     Show {
         /// The baselines directory.

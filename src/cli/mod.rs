@@ -246,7 +246,7 @@ pub(crate) fn run(cli: Cli) -> Result<Exit> {
         }
         Command::Baseline(BaselineCommand::Update(args)) => {
             let ui = args.ui.ui();
-            commands::baseline::update(&args.into(), &ui, out)
+            commands::baseline::update(&(*args).into(), &ui, out)
         }
         Command::Baseline(BaselineCommand::Show { baselines }) => commands::baseline::show(&baselines, out),
         Command::Init(args) => commands::init::run(&args.into(), out),

@@ -298,8 +298,7 @@ impl Store {
             .filter_map(|(i, _)| group(i))
             .collect();
         let mut out: Vec<(PathBuf, Results)> = Vec::new();
-        let mut shards: BTreeMap<(String, String, String), (usize, Vec<(PathBuf, Results)>)> =
-            BTreeMap::new();
+        let mut shards: BTreeMap<Commit, (usize, Vec<(PathBuf, Results)>)> = BTreeMap::new();
         for (info, results) in runs {
             match group(&info).filter(|_| info.shard.is_some()) {
                 Some(g) if whole.contains(&g) => {}
@@ -325,6 +324,9 @@ impl Store {
         Ok(out)
     }
 }
+
+/// A commit's runs: branch, commit, spec hash.
+type Commit = (String, String, String);
 
 /// A stored run that no longer reads as results.
 fn damaged(url: &StoreUrl, info: &RunInfo, message: &str) -> Error {
