@@ -354,3 +354,100 @@ fn check_and_merge_push_what_their_json_holds() {
     );
     assert!(out.is_empty(), "check measured before refusing the store: {out}");
 }
+
+#[test]
+fn baseline_update_from_the_store_writes_what_from_the_file_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite(&dir.path().join("b.db"));
+    let json = dir.path().join("r.json");
+    let spec = "examples/cgp-gate.yaml";
+    let (code, _, err) = run(&[
+        "check",
+        "--spec",
+        spec,
+        "--replay",
+        "examples/recordings/pr-same",
+        "--baselines",
+        "examples/baselines",
+        "--json",
+        json.to_str().unwrap(),
+        "--store",
+        &url,
+        "--branch",
+        "main",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (a, b) = (dir.path().join("from-file"), dir.path().join("from-store"));
+    let (code, _, err) = run(&[
+        "baseline",
+        "update",
+        "--spec",
+        spec,
+        "--from",
+        json.to_str().unwrap(),
+        "--baselines",
+        a.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&[
+        "baseline",
+        "update",
+        "--spec",
+        spec,
+        "--from-store",
+        "--store",
+        &url,
+        "--branch",
+        "main",
+        "--baselines",
+        b.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("--from-store: r.json") || err.contains("--from-store: "),
+        "{err}"
+    );
+    let files = |d: &Path| {
+        let mut v = Vec::new();
+        for gpu in std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().is_dir())
+        {
+            for f in std::fs::read_dir(gpu.path()).unwrap().flatten() {
+                let mut j: Value = serde_json::from_str(&std::fs::read_to_string(f.path()).unwrap()).unwrap();
+                // When the update ran, not what it stored.
+                j["date"] = Value::Null;
+                for e in j["entries"].as_array_mut().unwrap() {
+                    for g in e["history"].as_array_mut().unwrap() {
+                        g["date"] = Value::Null;
+                    }
+                }
+                v.push((f.file_name(), j));
+            }
+        }
+        v.sort_by(|x, y| x.0.cmp(&y.0));
+        v
+    };
+    let (fa, fb) = (files(&a), files(&b));
+    assert!(!fa.is_empty());
+    assert_eq!(fa, fb, "the baselines from the store differ from the file's");
+    // No run on that branch: a clear error, nothing written.
+    let c = dir.path().join("none");
+    let (code, _, err) = run(&[
+        "baseline",
+        "update",
+        "--spec",
+        spec,
+        "--from-store",
+        "--store",
+        &url,
+        "--branch",
+        "dev",
+        "--baselines",
+        c.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no run of") && err.contains("`dev`"), "{err}");
+    assert!(!c.exists());
+}
