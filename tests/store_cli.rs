@@ -451,3 +451,110 @@ fn baseline_update_from_the_store_writes_what_from_the_file_writes() {
     assert!(err.contains("no run of") && err.contains("`dev`"), "{err}");
     assert!(!c.exists());
 }
+
+/// `calibrate --store` on the REAL H100 A/A recording: its job drift comes from the store's runs
+/// exactly as from the baselines `baseline update --from` of the same runs wrote (seven runs of
+/// one real check, each candidate's samples scaled by a planted +-1.5 % job drift).
+#[test]
+fn calibrate_reads_the_job_drift_from_the_store_as_from_the_baselines_of_the_same_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = "examples/recordings/h100/check.yaml";
+    let rec = "examples/recordings/h100/aa-live";
+    let base = dir.path().join("base.json");
+    let (code, _, err) = run(&[
+        "check",
+        "--spec",
+        spec,
+        "--replay",
+        rec,
+        "--baselines",
+        "examples/baselines-h100",
+        "--json",
+        base.to_str().unwrap(),
+    ]);
+    assert!(code == 0 || code == 1, "{err}");
+    let real: Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    let url = sqlite(&dir.path().join("cal.db"));
+    let baselines = dir.path().join("baselines");
+    for (i, k) in [1.015, 0.985, 1.015, 0.985, 1.015, 0.985, 1.0].iter().enumerate() {
+        let mut r = real.clone();
+        r["date"] = format!("2026-04-{:02}T12:00:00Z", i + 1).into();
+        r["git_commit"] = format!("{i:040x}").into();
+        // Times drift; counts (registers, bytes) stay what they are.
+        for row in r["rows"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .filter(|r| r["unit"] == "ns")
+        {
+            if let Some(s) = row["candidate"]["samples"].as_array_mut() {
+                for x in s.iter_mut() {
+                    *x = (x.as_f64().unwrap() * k).into();
+                }
+            }
+            if let Some(m) = row["candidate"]["median"].as_f64() {
+                row["candidate"]["median"] = (m * k).into();
+            }
+        }
+        let p = dir.path().join(format!("run-{i}.json"));
+        std::fs::write(&p, r.to_string()).unwrap();
+        assert_eq!(
+            run(&[
+                "store",
+                "push",
+                "--store",
+                &url,
+                "--branch",
+                "main",
+                p.to_str().unwrap()
+            ])
+            .0,
+            0
+        );
+        let (code, _, err) = run(&[
+            "baseline",
+            "update",
+            "--spec",
+            spec,
+            "--from",
+            p.to_str().unwrap(),
+            "--accept-regressions",
+            "--baselines",
+            baselines.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let calibrate = |extra: &[&str], name: &str| -> Value {
+        let json = dir.path().join(name);
+        let mut args = vec![
+            "calibrate",
+            "--spec",
+            spec,
+            "--replay",
+            rec,
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{out}{err}");
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    };
+    let from_files = calibrate(&["--baselines", baselines.to_str().unwrap()], "a.json");
+    let from_store = calibrate(&["--store", &url, "--branch", "main"], "b.json");
+    assert_eq!(
+        from_files["rows"], from_store["rows"],
+        "calibrate --store differs from --baselines"
+    );
+    let row = from_store["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["target"] == "matmul" && r["size"] == "n=1024" && r["metric"] == "gpu__time_duration.sum")
+        .unwrap();
+    assert!(
+        row["job_drift"].as_f64().unwrap() > 0.005,
+        "the planted drift is found: {row}"
+    );
+    assert_eq!(row["job_drift_medians"], 7, "{row}");
+}

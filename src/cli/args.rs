@@ -755,8 +755,12 @@ pub struct CalibrateArgs {
     pub markdown: Option<PathBuf>,
     /// The baselines directory `check` compares with: the history of its medians gives each
     /// row's job drift, and whether it is too large for the threshold (docs/statistics.md 2.3).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "store")]
     pub baselines: Option<PathBuf>,
+    /// The job drift from the runs of a store (the last settings.history of this spec on
+    /// --branch), as from the baselines `baseline update --from` each of them would write.
+    #[command(flatten)]
+    pub store: super::store::PushArgs,
 }
 
 impl From<CalibrateArgs> for commands::calibrate::Options {
@@ -769,6 +773,7 @@ impl From<CalibrateArgs> for commands::calibrate::Options {
             json,
             markdown,
             baselines,
+            store,
         } = a;
         Self {
             source: source.into(),
@@ -776,6 +781,7 @@ impl From<CalibrateArgs> for commands::calibrate::Options {
             json,
             markdown,
             baselines,
+            store: store.into(),
         }
     }
 }

@@ -120,3 +120,70 @@ pub(crate) fn newest_run(
     ));
     Ok((label, crate::outcome::merge(got)?))
 }
+
+/// The baselines that `baseline update --from` of the last `settings.history` whole runs of
+/// `spec` on `branch` (oldest first) would write, in a new temporary folder: what `calibrate
+/// --store` reads its job drift from. A run that update would refuse (errors, another GPU per
+/// row) is left out with a note; regressions are taken, as a refresh after a merge takes them.
+///
+/// # Errors
+/// The store's; no run of the spec on the branch (exit 2); a folder that cannot be written.
+pub(crate) fn replay_baselines(
+    url: &StoreUrl,
+    spec: &crate::spec::Spec,
+    targets: &[&crate::spec::Target],
+    branch: Option<&str>,
+) -> Result<tempfile::TempDir> {
+    let mut store = Store::open(url, Access::Read)?;
+    let runs = store.runs(&Filter {
+        branch: branch.map(str::to_owned),
+        ..Filter::default()
+    })?;
+    let ours: Vec<_> = runs
+        .iter()
+        .filter(|r| r.spec_hash == spec.hash && r.shard.is_none())
+        .collect();
+    if ours.is_empty() {
+        return Err(Error::Usage(format!(
+            "--store: {url} holds no whole run of {} (spec hash {}){}; push one (check --store)",
+            spec.path.display(),
+            &spec.hash[..spec.hash.len().min(12)],
+            branch
+                .map(|b| format!(" on branch `{}`", crate::foundation::sanitize::line(b)))
+                .unwrap_or_default()
+        )));
+    }
+    let dir = crate::foundation::fsutil::signal_safe_temp_dir("cgp-gate-calibrate-")?;
+    let baselines = crate::baseline::Store::new(dir.path());
+    let last = ours.len().saturating_sub(spec.settings.history);
+    for info in &ours[last..] {
+        let filter = Filter {
+            run_id: Some(info.id.clone()),
+            ..Filter::default()
+        };
+        for (info, results) in store.results(&filter, true)? {
+            let label = info.label();
+            let taken =
+                crate::run::update::samples_from_results(&results, spec, &label).and_then(|samples| {
+                    let fp = results.fingerprint.clone();
+                    crate::run::update::write_baselines(
+                        spec,
+                        targets,
+                        &samples,
+                        &|_| fp.clone(),
+                        &baselines,
+                        results.git_commit.clone(),
+                        None,
+                        &mut std::io::sink(),
+                    )
+                });
+            if let Err(e) = taken {
+                let _ = std::io::Write::write_all(
+                    &mut std::io::stderr(),
+                    format!("note: --store: run {} left out: {e}\n", label.display()).as_bytes(),
+                );
+            }
+        }
+    }
+    Ok(dir)
+}

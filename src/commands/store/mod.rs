@@ -10,7 +10,7 @@
 mod baseline;
 pub(crate) mod cmd;
 
-pub(crate) use baseline::{measured_results, newest_run};
+pub(crate) use baseline::{measured_results, newest_run, replay_baselines};
 
 use std::io::Write;
 use std::path::Path;
