@@ -325,16 +325,36 @@ fn check_and_merge_push_what_their_json_holds() {
         assert_eq!(out.status.code(), Some(0), "{err}");
         assert!(err.contains(expect), "{err}");
     }
+    // ab pushes its run too, regression and all (exit 1: the real A/B recording).
+    let ab_json = dir.path().join("ab.json");
+    let (code, _, err) = run(&[
+        "ab",
+        "--spec",
+        "examples/recordings/h100/check.yaml",
+        "--replay",
+        "examples/recordings/h100-ab",
+        "--json",
+        ab_json.to_str().unwrap(),
+        "--store",
+        &url,
+        "--branch",
+        "pr-7",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("stored run"), "{err}");
     let (code, out, _) = run(&["store", "runs", "--store", &url]);
     assert_eq!(code, 0);
     assert!(
-        out.contains(" merge ") && out.contains(" check ") && out.contains("3 run(s)"),
+        out.contains(" merge ")
+            && out.contains(" check ")
+            && out.contains(" ab ")
+            && out.contains("4 run(s)"),
         "{out}"
     );
-    // The history reads the merged run for the commit, not its shards besides it.
-    let (code, out, err) = run(&["changes", "--no-fail", "--store", &url]);
+    // The history reads the merged run for the commit, not its shards besides it (and the ab run).
+    let (code, out, err) = run(&["changes", "--no-fail", "--store", &url, "--branch", "pr-7"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("1 results") || out.contains("1 result"), "{out}");
+    assert!(out.contains("2 results"), "{out}");
     // A malformed store stops check before it measures anything.
     let (code, out, err) = run(&[
         "check",
