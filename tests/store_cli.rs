@@ -578,3 +578,43 @@ fn calibrate_reads_the_job_drift_from_the_store_as_from_the_baselines_of_the_sam
     );
     assert_eq!(row["job_drift_medians"], 7, "{row}");
 }
+
+/// `settings.store` names the store a spec's runs go to; a password in it is refused with the
+/// spec's line and column (a spec is committed).
+#[test]
+fn the_spec_names_the_store_but_never_its_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(crate::support::root().join("examples/cgp-gate.yaml")).unwrap();
+    let db = dir.path().join("spec.db");
+    let spec = dir.path().join("cgp-gate.yaml");
+    let with = |store: &str| {
+        text.replacen(
+            "version: 1\n",
+            &format!("version: 1\nsettings:\n  store: {store}\n"),
+            1,
+        )
+    };
+    std::fs::write(&spec, with(&format!("sqlite:{}", db.display()))).unwrap();
+    let (code, _, err) = run(&[
+        "check",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--replay",
+        "examples/recordings/pr-same",
+        "--baselines",
+        "examples/baselines",
+        "--branch",
+        "main",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("stored run") && err.contains(&db.display().to_string()),
+        "{err}"
+    );
+    std::fs::write(&spec, with("postgres://gate:s3cret-pw@db.example:5432/perf")).unwrap();
+    let (code, out, err) = run(&["validate", "--spec", spec.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    let all = out + &err;
+    assert!(all.contains("holds a password") && all.contains(":5:"), "{all}");
+    assert!(!all.contains("s3cret-pw"), "{all}");
+}
