@@ -184,29 +184,42 @@ pub(crate) fn export(
     }
     let mut store = Store::open(&url, Access::Read)?;
     let ctx = HudContext { repo };
-    let mut text = String::new();
-    let mut lines = 0usize;
-    for (info, results) in store.results(&filter, false)? {
-        for row in cgp_store::store::hud_rows(&info, &results, &ctx) {
-            text.push_str(&row.to_string());
-            text.push('\n');
-            lines += 1;
-        }
-        if to_file.is_none() && text.len() > 1 << 20 {
-            out.write_all(text.as_bytes()).map_err(stdout_err)?;
-            text.clear();
-        }
-    }
-    match to_file {
+    // To a file: written beside it and renamed over it at the end (nothing half-written); to
+    // standard output: as the runs are read. One run is in memory at a time.
+    let mut file = match to_file {
         Some(p) => {
-            crate::foundation::fsutil::write_atomic(p, text.as_bytes())?;
-            let _ = writeln!(
-                std::io::stderr(),
-                "wrote {lines} hud-v3 row(s) (oss_ci_benchmark_v3) to {}",
-                p.display()
-            );
+            let folder = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            Some(tempfile::NamedTempFile::new_in(folder).map_err(|e| Error::io("write", p, e))?)
         }
-        None => out.write_all(text.as_bytes()).map_err(stdout_err)?,
+        None => None,
+    };
+    let mut lines = 0usize;
+    {
+        let mut sink: Box<dyn Write + '_> = match file.as_mut() {
+            Some(f) => Box::new(std::io::BufWriter::new(f.as_file_mut())),
+            None => Box::new(&mut *out),
+        };
+        let target = to_file.map_or_else(|| PathBuf::from("<stdout>"), Path::to_path_buf);
+        store.each_result(&filter, false, &mut |info, results| {
+            for row in cgp_store::store::hud_rows(&info, &results, &ctx) {
+                writeln!(sink, "{row}").map_err(|e| Error::io("write", target.clone(), e))?;
+                lines += 1;
+            }
+            Ok(())
+        })?;
+        sink.flush().map_err(|e| Error::io("write", target, e))?;
+    }
+    if let (Some(f), Some(p)) = (file, to_file) {
+        f.as_file().sync_all().map_err(|e| Error::io("write", p, e))?;
+        f.persist(p).map_err(|e| Error::io("write", p, e.error))?;
+        let _ = writeln!(
+            std::io::stderr(),
+            "wrote {lines} hud-v3 row(s) (oss_ci_benchmark_v3) to {}",
+            p.display()
+        );
     }
     Ok(Exit::Ok)
 }

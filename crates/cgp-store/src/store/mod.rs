@@ -235,47 +235,68 @@ impl Store {
     /// # Errors
     /// The engine's; a stored record that no longer reads as results (exit 2).
     pub fn results(&mut self, filter: &Filter, samples: bool) -> Result<Vec<(RunInfo, Results)>, Error> {
-        let runs = self.engine.runs(filter)?;
-        let by_seq: BTreeMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.seq, i)).collect();
-        let mut out: Vec<(RunInfo, Results)> = Vec::with_capacity(runs.len());
-        let mut current: Option<i64> = None;
-        let mut rows: Vec<(String, Option<String>)> = Vec::new();
-        let url = self.url.clone();
-        let finish = |seq: i64,
-                      rows: &mut Vec<(String, Option<String>)>,
-                      out: &mut Vec<(RunInfo, Results)>| {
-            let Some(&i) = by_seq.get(&seq) else {
-                return Ok(());
-            };
-            let info = runs[i].clone();
-            let text = run::assemble(&info.header, rows, samples).map_err(|m| damaged(&url, &info, &m))?;
-            rows.clear();
-            let results = crate::outcome::results::parse(&text).map_err(|m| damaged(&url, &info, &m))?;
+        let mut out = Vec::new();
+        self.each_result(filter, samples, &mut |info, results| {
             out.push((info, results));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// [`Store::results`], one run at a time: only the run being read is in memory (an export
+    /// of a million rows holds one run's).
+    ///
+    /// # Errors
+    /// As [`Store::results`], and `each`'s own.
+    pub fn each_result(
+        &mut self,
+        filter: &Filter,
+        samples: bool,
+        each: &mut dyn FnMut(RunInfo, Results) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let runs = self.engine.runs(filter)?;
+        let place: BTreeMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.seq, i)).collect();
+        let url = self.url.clone();
+        // The next run to hand on; the rows come in the runs' order, a run without rows not at all.
+        let mut next = 0usize;
+        let mut rows: Vec<(String, Option<String>)> = Vec::new();
+        let mut emit = |upto: usize, rows: &mut Vec<(String, Option<String>)>, next: &mut usize| {
+            while *next <= upto.min(runs.len().saturating_sub(1)) && *next < runs.len() {
+                let info = runs[*next].clone();
+                let mine = if *next == upto {
+                    std::mem::take(rows)
+                } else {
+                    Vec::new()
+                };
+                *next += 1;
+                let text =
+                    run::assemble(&info.header, &mine, samples).map_err(|m| damaged(&url, &info, &m))?;
+                let results = crate::outcome::results::parse(&text).map_err(|m| damaged(&url, &info, &m))?;
+                each(info, results)?;
+            }
             Ok::<(), Error>(())
         };
-        let mut seen = std::collections::BTreeSet::new();
+        let mut current: Option<usize> = None;
         self.engine.rows(filter, samples, &mut |(seq, body, s)| {
-            if current != Some(seq) {
+            let Some(&at) = place.get(&seq) else {
+                return Ok(());
+            };
+            if current != Some(at) {
                 if let Some(prev) = current {
-                    finish(prev, &mut rows, &mut out)?;
+                    emit(prev, &mut rows, &mut next)?;
                 }
-                current = Some(seq);
-                seen.insert(seq);
+                current = Some(at);
             }
             rows.push((body, s));
             Ok(())
         })?;
         if let Some(prev) = current {
-            finish(prev, &mut rows, &mut out)?;
+            emit(prev, &mut rows, &mut next)?;
         }
-        // Runs with no rows at all never came through the rows' stream.
-        for r in runs.iter().filter(|r| !seen.contains(&r.seq)) {
-            finish(r.seq, &mut Vec::new(), &mut out)?;
+        if !runs.is_empty() {
+            emit(runs.len() - 1, &mut Vec::new(), &mut next)?;
         }
-        let order: BTreeMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.seq, i)).collect();
-        out.sort_by_key(|(info, _)| order.get(&info.seq).copied());
-        Ok(out)
+        Ok(())
     }
 
     /// The history of `filter` as `history` and `changes` read results files: one result per

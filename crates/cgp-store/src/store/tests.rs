@@ -149,3 +149,34 @@ fn a_file_that_is_not_a_database_is_invalid_input() {
     };
     assert!(matches!(e, Error::Usage(_)), "{e}");
 }
+
+#[test]
+fn runs_come_back_in_date_order_also_without_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = url_in(&dir);
+    let mut store = Store::open(&url, Access::Write).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&fixture("pass.json")).unwrap();
+    // Pushed newest first; the middle one holds no rows.
+    for (day, rows) in [(3, true), (2, false), (1, true)] {
+        let mut r = v.clone();
+        r["date"] = format!("2026-05-0{day}T00:00:00Z").into();
+        if !rows {
+            r["rows"] = serde_json::json!([]);
+        }
+        store
+            .push(&StoredRun::from_text(&r.to_string(), origin("main")).unwrap())
+            .unwrap();
+    }
+    let got = store.results(&Filter::default(), false).unwrap();
+    let dates: Vec<&str> = got.iter().map(|(i, _)| i.date.as_str()).collect();
+    assert_eq!(
+        dates,
+        [
+            "2026-05-01T00:00:00Z",
+            "2026-05-02T00:00:00Z",
+            "2026-05-03T00:00:00Z"
+        ]
+    );
+    let rows: Vec<usize> = got.iter().map(|(_, r)| r.rows.len()).collect();
+    assert_eq!(rows, [5, 0, 5]);
+}
