@@ -127,40 +127,50 @@ class Postgres:
 
 
 def counts(url, pg):
-    if url.startswith("sqlite:"):
-        import sqlite3
-        c = sqlite3.connect(url[len("sqlite:"):])
-        return c.execute("SELECT (SELECT count(*) FROM cgp_gate_runs), (SELECT count(*) FROM cgp_gate_rows)").fetchone()
-    return tuple(int(x) for x in pg.sql(
-        "SELECT (SELECT count(*) FROM cgp_gate_runs) || ' ' || (SELECT count(*) FROM cgp_gate_rows)").split())
+    """(runs, rows) stored; (0, 0) before the store has its tables."""
+    q = "SELECT (SELECT count(*) FROM cgp_gate_runs), (SELECT count(*) FROM cgp_gate_rows)"
+    try:
+        if url.startswith("sqlite:"):
+            import sqlite3
+            return tuple(sqlite3.connect(url[len("sqlite:"):]).execute(q).fetchone())
+        return tuple(int(x) for x in pg.sql(q.replace("), (", ") || ' ' || (")).split())
+    except Exception:
+        return (0, 0)
 
 
 def timed(args, log):
-    """Wall seconds and peak RSS (MiB) of one run of the binary, via /usr/bin/time -v."""
+    """Wall and CPU seconds and peak RSS (MiB) of one run of the binary, via /usr/bin/time -v."""
     start = time.monotonic()
     p = subprocess.run(["/usr/bin/time", "-v", BIN, *args], capture_output=True, text=True)
     wall = time.monotonic() - start
     if p.returncode not in (0, 1):
         sys.exit(f"{args}: exit {p.returncode}\n{p.stderr[-2000:]}")
-    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1)) / 1024
-    log.write(f"{' '.join(args)[:160]}: {wall:.2f} s, {rss:.0f} MiB\n")
-    return wall, rss
+    field = lambda name: float(re.search(name + r": ([0-9.]+)", p.stderr).group(1))
+    rss = field(r"Maximum resident set size \(kbytes\)") / 1024
+    cpu = field(r"User time \(seconds\)") + field(r"System time \(seconds\)")
+    log.write(f"  {' '.join(args)[:150]}: {wall:.2f} s wall, {cpu:.2f} s CPU, {rss:.0f} MiB\n")
+    return wall, cpu, rss
 
 
 def eight_pushers(url, files, pg, out):
-    before = counts(url, pg) if url.startswith("postgres") else (0, 0)
+    before = counts(url, pg)
     parts = [files[k::8] for k in range(8)]
+    import resource
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     procs = [subprocess.Popen([BIN, "store", "push", "--store", url, "--branch", "main", *p],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for p in parts]
     outs = [p.communicate()[0] for p in procs]
     wall = time.monotonic() - start
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
     assert all(p.returncode == 0 for p in procs), outs
     runs, rows = counts(url, pg)
     stored = sum(o.count(": stored run ") for o in outs)
-    out.write(f"{url.split(':')[0]}: 8 pushers, {len(files)} runs: {wall:.2f} s wall, "
-              f"{(rows - before[1]) / wall:,.0f} rows/s; stored {stored} runs, the database holds "
-              f"{runs - before[0]} runs and {rows - before[1]:,} rows\n")
+    out.write(f"{url.split(':')[0]}: 8 pushers at once, {len(files)} runs: {wall:.2f} s wall "
+              f"({(rows - before[1]) / wall:,.0f} rows/s), {cpu:.2f} s CPU of the pushers "
+              f"({(rows - before[1]) / cpu:,.0f} rows per CPU second); stored {stored} runs, the database "
+              f"holds {runs - before[0]} runs and {rows - before[1]:,} rows\n")
     assert stored == len(files) and runs - before[0] == len(files)
     # Again: every run already there.
     again = subprocess.run([BIN, "store", "push", "--store", url, *files[:20]], capture_output=True, text=True)
@@ -204,15 +214,16 @@ def same(a_dir, b_dir, a_json, b_json):
 def read_side(name, read_args, out, runs=3):
     res = {}
     for cmd in ("history", "changes"):
-        walls, rss = [], []
+        walls, cpus, rss = [], [], []
         for r in range(runs):
             site = os.path.join(WORK, f"site-{name}")
             args = ["history", "--out", site] if cmd == "history" else \
                 ["changes", "--no-fail", "--json", os.path.join(WORK, f"changes-{name}.json")]
-            w, m = timed(args + read_args, out)
+            w, c, m = timed(args + read_args, out)
             walls.append(w)
+            cpus.append(c)
             rss.append(m)
-        res[cmd] = (statistics.median(walls), max(rss))
+        res[cmd] = (statistics.median(walls), statistics.median(cpus), max(rss))
     return res
 
 
@@ -238,8 +249,9 @@ def main():
             "postgres": read_side("postgres", ["--store", pg.url, "--branch", "main"], out),
         }
         for k, v in res.items():
-            out.write(f"100,000 results, {k}: history {v['history'][0]:.2f} s (peak {v['history'][1]:.0f} MiB), "
-                      f"changes {v['changes'][0]:.2f} s (peak {v['changes'][1]:.0f} MiB)\n")
+            out.write(f"100,000 results, {k}: history {v['history'][0]:.2f} s wall, {v['history'][1]:.2f} s CPU "
+                      f"(peak {v['history'][2]:.0f} MiB); changes {v['changes'][0]:.2f} s wall, "
+                      f"{v['changes'][1]:.2f} s CPU (peak {v['changes'][2]:.0f} MiB) [medians of 3]\n")
         for k in ("sqlite", "postgres"):
             ok, n = same(os.path.join(WORK, "site-files"), os.path.join(WORK, f"site-{k}"),
                          os.path.join(WORK, "changes-files.json"), os.path.join(WORK, f"changes-{k}.json"))
@@ -269,8 +281,9 @@ def big(sqlite, pg, out):
                   f"{1e6 / secs:,.0f} rows/s\n")
     for name, url in (("sqlite", sqlite), ("postgres", pg.url)):
         r = read_side(f"big-{name}", ["--store", url, "--branch", "big"], out, runs=1)
-        out.write(f"1,000,000 results, {name}: history {r['history'][0]:.1f} s (peak {r['history'][1]:.0f} MiB), "
-                  f"changes {r['changes'][0]:.1f} s (peak {r['changes'][1]:.0f} MiB)\n")
+        out.write(f"1,000,000 results, {name}: history {r['history'][0]:.1f} s wall, {r['history'][1]:.1f} s CPU "
+                  f"(peak {r['history'][2]:.0f} MiB); changes {r['changes'][0]:.1f} s wall, "
+                  f"{r['changes'][1]:.1f} s CPU (peak {r['changes'][2]:.0f} MiB)\n")
 
 
 class Tee:
