@@ -234,6 +234,9 @@ fn a_profiler_or_http_client_reached_through_another_crate_is_found() {
     // octocrab brings hyper; cgp-profile brings NVML and SQLite.
     s.depend("cgp-core", "octocrab.workspace = true");
     s.depend("cgp-report", "cgp-profile.workspace = true");
+    // A database driver below the store, and the store speaking HTTP.
+    s.depend("cgp-outcome", "postgres.workspace = true");
+    s.depend("cgp-store", "octocrab.workspace = true");
     finds(
         crate_graph,
         &s,
@@ -243,6 +246,8 @@ fn a_profiler_or_http_client_reached_through_another_crate_is_found() {
             "cgp-report depends on cgp-profile",
             "cgp-report reaches nvml-wrapper: cgp-report -> cgp-profile -> nvml-wrapper",
             "cgp-report reaches rusqlite",
+            "cgp-outcome reaches postgres: cgp-outcome -> postgres",
+            "cgp-store reaches octocrab",
         ],
     );
 }

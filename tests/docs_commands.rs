@@ -112,6 +112,26 @@ const READERS_FILES: &[(&str, &str)] = &[
         "check --replay rec",
         "rec: the recording `import` makes of the reader's harness file",
     ),
+    (
+        "store push --store sqlite:perf.db results.json",
+        "perf.db: the store the `check` before it pushed to, in another folder (tests/store_cli.rs runs these steps)",
+    ),
+    (
+        "history --store sqlite:perf.db --branch main --out site",
+        "perf.db: the store the `check` before it pushed to, in another folder (tests/store_cli.rs runs these steps)",
+    ),
+    (
+        "changes --store sqlite:perf.db --branch main --since 2026-01-01",
+        "perf.db: the store the `check` before it pushed to, in another folder (tests/store_cli.rs runs these steps)",
+    ),
+    (
+        "store export --store sqlite:perf.db --format hud-v3 --out hud.jsonl",
+        "perf.db: the store the `check` before it pushed to, in another folder (tests/store_cli.rs runs these steps)",
+    ),
+    (
+        "history --store sqlite:perf.db --branch main --since 2026-01-01 --out site",
+        "perf.db: the reader's results store (docs/store.md; tests/store_cli.rs reads one)",
+    ),
 ];
 
 /// A command as the docs write it: the words after `cgp-gate`, up to a redirection, pipe,

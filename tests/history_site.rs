@@ -18,7 +18,7 @@ fn planted(row: &Value) -> bool {
 
 /// 30 results files from one real `check` results file: every row's estimate (candidate median,
 /// change and its interval) scaled by seeded noise (CV 0.5%), the planted series by 1.03 from 15.
-fn history(dir: &Path, edit: &dyn Fn(&mut Value)) -> Vec<PathBuf> {
+pub(crate) fn history(dir: &Path, edit: &dyn Fn(&mut Value)) -> Vec<PathBuf> {
     let mut base = real_results(dir);
     edit(&mut base);
     let mut rng = Rng(47);
@@ -69,7 +69,7 @@ fn site(files: &[PathBuf], out: &Path, extra: &[&str]) -> (String, Value) {
 }
 
 /// The JSON blob the page's script draws.
-fn data_of(page: &str) -> Value {
+pub(crate) fn data_of(page: &str) -> Value {
     let open = "<script type=\"application/json\" id=\"cgp-data\">";
     let start = page.find(open).unwrap() + open.len();
     let end = start + page[start..].find("</script>").unwrap();

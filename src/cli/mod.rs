@@ -6,6 +6,7 @@ pub mod bisect;
 pub mod generate;
 pub mod gitlab;
 pub mod history;
+pub mod store;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -136,6 +137,10 @@ pub enum Command {
         #[arg(long)]
         replace: bool,
     },
+    /// The results store (docs/store.md): `migrate` its schema, `push` results files, `import`
+    /// old history, list its `runs`, `export` them as PyTorch's HUD rows.
+    #[command(subcommand)]
+    Store(store::StoreCommand),
     /// Create or update this spec's note on a GitLab merge request from a results file (needs
     /// GITLAB_TOKEN; reads CI_API_V4_URL, CI_PROJECT_ID and CI_MERGE_REQUEST_IID).
     GitlabNote(gitlab::GitlabNoteArgs),
@@ -305,7 +310,7 @@ pub(crate) fn run(cli: Cli) -> Result<Exit> {
         }
         Command::Baseline(BaselineCommand::Update(args)) => {
             let ui = args.ui.ui();
-            commands::baseline::update(&args.into(), &ui, out)
+            commands::baseline::update(&(*args).into(), &ui, out)
         }
         Command::Baseline(BaselineCommand::Show { baselines }) => commands::baseline::show(&baselines, out),
         Command::Init(args) => commands::init::run(&args.into(), out),
@@ -325,6 +330,7 @@ pub(crate) fn run(cli: Cli) -> Result<Exit> {
             },
             out,
         ),
+        Command::Store(cmd) => store::run(cmd, out),
         Command::GitlabNote(args) => commands::gitlab_note::run(&args.into(), &mut std::io::stderr()),
     }
 }

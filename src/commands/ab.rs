@@ -25,6 +25,8 @@ pub(crate) struct Options {
     pub allow_missing: bool,
     /// The report files (`--json` among them) and the GitHub reports.
     pub reports: crate::publish::ReportFlags,
+    /// `--store`, `--branch`: where the results are pushed (docs/store.md).
+    pub store: super::store::StoreOptions,
 }
 
 /// The head spec and the same spec as if it lay in the base tree (commands and relative paths
@@ -58,13 +60,17 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     inputs.extend(args.record.as_deref().map(|p| ("the --record folder", p)));
     super::outputs::refuse_overwriting_inputs(&args.reports.paths, &inputs)?;
     let (head_spec, base_spec) = ab_specs(args)?;
-    for n in &args.targets {
-        if head_spec.target(n).is_none() {
-            return Err(Error::Usage(format!(
-                "no target `{n}` in {}",
-                args.spec.display()
-            )));
-        }
+    let pusher = super::store::Pusher::new(
+        &args.store,
+        head_spec.settings.store.as_deref(),
+        "ab",
+        &head_spec.base_dir(),
+    )?;
+    if let Some(n) = args.targets.iter().find(|n| head_spec.target(n).is_none()) {
+        return Err(Error::Usage(format!(
+            "no target `{n}` in {}",
+            args.spec.display()
+        )));
     }
     let pick = |s: &crate::spec::Spec| -> Vec<crate::spec::Target> {
         s.targets
@@ -153,7 +159,8 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         .write(dir)?;
         progress.note(&format!("recorded both trees in {}", dir.display()));
     }
-    if let Some(p) = &args.reports.paths.json {
+    let json = args.reports.paths.json.as_deref();
+    if let Some(p) = json {
         results.write(p)?;
     }
     let table = crate::report::console::results_table_styled(&results, ui.console());
@@ -161,6 +168,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     out.flush().map_err(stdout_err)?;
     let env = crate::publish::GithubEnv::from_env();
     crate::publish::emit(&results, &args.reports.options(&env), &env)?;
+    pusher.push(&results, json)?;
     Ok(crate::outcome::decide::exit_code(
         results.verdict,
         &results.errors,

@@ -22,6 +22,8 @@ pub(crate) struct Options {
     pub no_fail: bool,
     /// `inconclusive`: a series too short to find any shift fails too (issue 44, item 7).
     pub fail_on: crate::outcome::results::FailOn,
+    /// `--store`, `--branch`, `--since`: the runs of a store instead of files.
+    pub read: super::store::ReadOptions,
 }
 
 /// Largest results file `changes` reads.
@@ -49,8 +51,18 @@ pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
             "--last 0 leaves no results file to search; give --last N with N >= 2, or leave it out to use every file".into(),
         ));
     }
-    let skip = args.last.map_or(0, |n| args.files.len().saturating_sub(n));
     let mut inputs = Vec::new();
+    let from_store = args.read.reading(!args.files.is_empty())?;
+    if let Some((url, filter)) = &from_store {
+        inputs = super::store::history_inputs(url, filter)?;
+        let skip = args.last.map_or(0, |n| inputs.len().saturating_sub(n));
+        inputs.drain(..skip);
+    } else if args.files.is_empty() {
+        return Err(Error::Usage(
+            "no results to search: pass results files (oldest first) or --store URL".to_owned(),
+        ));
+    }
+    let skip = args.last.map_or(0, |n| args.files.len().saturating_sub(n));
     for path in &args.files[skip..] {
         let len = std::fs::metadata(path)
             .map_err(|e| match e.kind() {

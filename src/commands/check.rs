@@ -26,6 +26,8 @@ pub(crate) struct Options {
     pub shard: ShardOptions,
     /// The report files (`--json` among them) and the GitHub reports.
     pub reports: crate::publish::ReportFlags,
+    /// `--store`, `--branch`: where the results are pushed (docs/store.md).
+    pub store: super::store::StoreOptions,
 }
 
 /// Run `check`.
@@ -46,6 +48,8 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     );
     super::outputs::refuse_overwriting_inputs(&args.reports.paths, &inputs)?;
     let sel = Selected::load(&args.source)?;
+    let dir = sel.spec.base_dir();
+    let pusher = super::store::Pusher::new(&args.store, sel.spec.settings.store.as_deref(), "check", &dir)?;
     let targets = sel.targets();
     let shard = args.shard.selection(&targets)?;
     // The ETA's first guess per target: the balancing file, else what this command wrote last time.
@@ -102,5 +106,6 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     out.flush().map_err(stdout_err)?;
     let env = crate::publish::GithubEnv::from_env();
     crate::publish::emit(&results, &args.reports.options(&env), &env)?;
+    pusher.push(&results, args.reports.paths.json.as_deref())?;
     Ok(crate::run::check::exit_code(&results, args.fail_on))
 }

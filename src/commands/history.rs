@@ -27,6 +27,8 @@ pub(crate) struct Options {
     pub alpha: f64,
     pub min_change: f64,
     pub min_segment: usize,
+    /// `--store`, `--branch`, `--since`: the runs of a store instead of files.
+    pub read: super::store::ReadOptions,
 }
 
 /// The file that marks a folder as one `history` wrote.
@@ -60,13 +62,18 @@ pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
             inputs.push((p.with_file_name(format!("imported-{i:04}")), r));
         }
     }
+    if let Some((url, filter)) = args.read.reading(!args.files.is_empty())? {
+        let mut runs = super::store::history_inputs(&url, &filter)?;
+        let skip = args.last.map_or(0, |n| runs.len().saturating_sub(n));
+        inputs.extend(runs.drain(skip..));
+    }
     let skip = args.last.map_or(0, |n| args.files.len().saturating_sub(n));
     for path in &args.files[skip..] {
         inputs.push((path.clone(), crate::outcome::results::read(path)?));
     }
     if inputs.is_empty() {
         return Err(Error::Usage(
-            "no results to draw: pass results files (oldest first) or --import-github-action-benchmark data.js"
+            "no results to draw: pass results files (oldest first), --store URL or --import-github-action-benchmark data.js"
                 .to_owned(),
         ));
     }

@@ -21,6 +21,7 @@ pub mod parse;
 pub mod profile;
 pub mod report;
 pub mod schema;
+pub mod store;
 pub mod ui;
 pub mod validate;
 

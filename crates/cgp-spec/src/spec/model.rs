@@ -51,6 +51,11 @@ pub struct Settings {
     /// there) before measuring it; a commit whose build fails is skipped. `None`: nothing to build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<String>,
+    /// `store`: the results store every command that writes or reads runs uses when neither
+    /// `--store` nor `CGP_GATE_STORE` names one (`sqlite:PATH`, or a PostgreSQL URL without a
+    /// password: a spec is committed; docs/store.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
 }
 
 impl Default for Settings {
@@ -68,6 +73,7 @@ impl Default for Settings {
             job_spread: None,
             job_spread_df: None,
             build: None,
+            store: None,
         }
     }
 }

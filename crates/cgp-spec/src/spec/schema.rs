@@ -73,6 +73,10 @@ pub fn json_schema() -> Value {
                     "build": {
                         "description": "The shell command `cgp-gate bisect` runs in each commit's worktree (in the spec's folder there) before measuring it; a commit whose build fails is skipped, never taken as good or bad.",
                         "type": "string", "minLength": 1
+                    },
+                    "store": {
+                        "description": "The results store (docs/store.md): `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`, without a password (set PGPASSWORD, or give the whole URL in CGP_GATE_STORE). `--store` and CGP_GATE_STORE replace it.",
+                        "type": "string", "pattern": "^(sqlite:.+|postgres(ql)?://.+)$"
                     }
                 }
             },

@@ -31,6 +31,7 @@ pub(crate) const SETTINGS_KEYS: &[&str] = &[
     "job_spread",
     "job_spread_df",
     "build",
+    "store",
 ];
 /// Every key a target may have; `defaults:` takes all but `name`.
 pub(crate) const TARGET_KEYS: &[&str] = &[
@@ -311,6 +312,9 @@ fn settings(ctx: &Ctx<'_>, node: &Node) -> Result<Settings> {
         }
         s.build = Some(cmd.to_owned());
     }
+    if let Some(n) = f.get("store") {
+        s.store = Some(store(ctx, n)?);
+    }
     if let Some(n) = f.get("max_throttle_reruns") {
         s.max_throttle_reruns = ctx.uint(n, "`settings.max_throttle_reruns`")?;
     }
@@ -333,6 +337,31 @@ fn settings(ctx: &Ctx<'_>, node: &Node) -> Result<Settings> {
         s.fingerprint_fields = fields;
     }
     Ok(s)
+}
+
+/// `settings.store`: `sqlite:PATH` or a PostgreSQL URL, without a password (the spec is
+/// committed; the password goes in `CGP_GATE_STORE` or `PGPASSWORD`). The store's own reader
+/// (`cgp-store`) checks the rest when a command opens it.
+fn store(ctx: &Ctx<'_>, n: &Node) -> Result<String> {
+    let url = ctx.text(n, "`settings.store`")?.trim();
+    let known = ["sqlite:", "postgres://", "postgresql://"];
+    if !known.iter().any(|k| url.starts_with(k)) || known.contains(&url) {
+        return Err(ctx
+            .err(n, "`settings.store` is neither sqlite:PATH nor a postgres:// URL")
+            .help("write `store: sqlite:perf.db` (one file) or `store: postgres://USER@HOST:PORT/DB` (a server; docs/store.md)"));
+    }
+    let authority = url
+        .split_once("://")
+        .map_or("", |(_, r)| r.split(['/', '?']).next().unwrap_or(""));
+    let user_password = authority
+        .rsplit_once('@')
+        .is_some_and(|(user, _)| user.contains(':'));
+    if user_password || url.contains("password=") {
+        return Err(ctx
+            .err(n, "`settings.store` holds a password, and a spec is committed")
+            .help("take the password out: set it in PGPASSWORD, or give the whole URL in CGP_GATE_STORE (a CI secret)"));
+    }
+    Ok(url.to_owned())
 }
 
 /// `settings.job_spread`: the between-job spread assumed before the baseline history says more,
