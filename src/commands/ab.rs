@@ -50,15 +50,20 @@ fn ab_specs(args: &Options) -> Result<(crate::spec::Spec, crate::spec::Spec)> {
     Ok((head, base))
 }
 
+/// No report of this run goes onto the spec, the recording or the `--record` folder.
+fn refuse_overwriting_inputs(args: &Options) -> Result<()> {
+    let mut inputs = vec![("the spec", args.spec.as_path())];
+    inputs.extend(args.replay.as_deref().map(|p| ("the recording", p)));
+    inputs.extend(args.record.as_deref().map(|p| ("the --record folder", p)));
+    super::outputs::refuse_overwriting_inputs(&args.reports.paths, &inputs)
+}
+
 /// Run `ab`.
 ///
 /// # Errors
 /// Spec errors, unreadable recordings or manifests, setup failures, report failures.
 pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
-    let mut inputs = vec![("the spec", args.spec.as_path())];
-    inputs.extend(args.replay.as_deref().map(|p| ("the recording", p)));
-    inputs.extend(args.record.as_deref().map(|p| ("the --record folder", p)));
-    super::outputs::refuse_overwriting_inputs(&args.reports.paths, &inputs)?;
+    refuse_overwriting_inputs(args)?;
     let (head_spec, base_spec) = ab_specs(args)?;
     let pusher = super::store::Pusher::new(
         &args.store,
