@@ -81,6 +81,31 @@ impl Postgres {
 
 /// A driver error with its cause (rust-postgres's `Display` of a server error is only
 /// "db error"; the server's message is the source).
+/// The schema's version, and the migrations up to [`schema::SCHEMA_VERSION`] in one
+/// transaction; the caller holds [`MIGRATION_LOCK`]. A newer schema is left alone.
+fn migrate_locked(client: &mut Client) -> Result<u32, postgres::Error> {
+    let mut tx = client.transaction()?;
+    let has: Option<String> = tx
+        .query_one("SELECT to_regclass('cgp_gate_schema')::text", &[])?
+        .get(0);
+    let from = if has.is_some() {
+        tx.query_opt("SELECT version FROM cgp_gate_schema WHERE id = 1", &[])?
+            .map_or(0, |r| r.get::<_, i32>(0))
+    } else {
+        0
+    };
+    let from = u32::try_from(from).unwrap_or(0);
+    if from > schema::SCHEMA_VERSION {
+        return Ok(from);
+    }
+    for m in schema::pending(from) {
+        tx.batch_execute(m.postgres)?;
+        tx.batch_execute(&schema::record_version(m.to))?;
+    }
+    tx.commit()?;
+    Ok(from)
+}
+
 fn describe(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
@@ -172,29 +197,22 @@ impl Engine for Postgres {
                 url.scrub(&describe(&e))
             ))
         };
-        let mut tx = self.client.transaction().map_err(fail)?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        // The lock is the session's, taken before the transaction begins: a transaction that
+        // waits for a lock keeps the catalog it saw when it began, so a pusher that waited
+        // while another created the tables would not see them and create them again
+        // ("relation cgp_gate_schema already exists"; seen with eight pushers into a new
+        // database). A transaction begun after the wait sees every committed migration.
+        self.client
+            .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
             .map_err(fail)?;
-        let has: Option<String> = tx
-            .query_one("SELECT to_regclass('cgp_gate_schema')::text", &[])
-            .map_err(fail)?
-            .get(0);
-        let from = if has.is_some() {
-            tx.query_opt("SELECT version FROM cgp_gate_schema WHERE id = 1", &[])
-                .map_err(fail)?
-                .map_or(0, |r| r.get::<_, i32>(0))
-        } else {
-            0
-        };
-        let from = u32::try_from(from).unwrap_or(0);
-        if from > schema::SCHEMA_VERSION {
-            return Ok(from);
-        }
-        for m in schema::pending(from) {
-            tx.batch_execute(m.postgres).map_err(fail)?;
-            tx.batch_execute(&schema::record_version(m.to)).map_err(fail)?;
-        }
-        tx.commit().map_err(fail)?;
+        let migrated = migrate_locked(&mut self.client).map_err(fail);
+        // Released also when the connection closes (a killed pusher holds nothing).
+        let unlocked = self
+            .client
+            .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+            .map_err(fail);
+        let from = migrated?;
+        unlocked?;
         Ok(from)
     }
 
