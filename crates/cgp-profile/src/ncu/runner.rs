@@ -87,6 +87,21 @@ const POLL: Duration = Duration::from_millis(20);
 /// # Errors
 /// The `io::Error` of spawning (`NotFound` when the program does not exist) or waiting.
 pub fn run(inv: &Invocation) -> io::Result<Outcome> {
+    #[cfg(test)]
+    let _shared = ALONE.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    run_alone(inv)
+}
+
+/// The tests whose grandchildren leave the session take this for writing, every other run of
+/// this crate's tests for reading: an orphan re-parented to the test process is named by the run
+/// that is going on, and the test harness runs tests on several threads (a `setsid` grandchild
+/// was ended and named by another test's run under load, twice). cgp-gate's own runs are
+/// sequential ([`Tree::is_orphan_of_run`]).
+#[cfg(test)]
+static ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// [`run`], without the tests' lock.
+fn run_alone(inv: &Invocation) -> io::Result<Outcome> {
     let stdout = File::create(&inv.stdout)?;
     let stderr = File::create(&inv.stderr)?;
     let mut cmd = Command::new(&inv.program);
@@ -461,26 +476,30 @@ mod tests {
 
     #[test]
     fn a_descendant_that_leaves_the_group_is_killed_and_named() {
-        let _one_at_a_time = SETSID.lock();
+        let _alone = alone();
         let d = tempfile::tempdir().unwrap();
         let pidfile = d.path().join("pid");
         // `setsid` puts the grandchild in a session (and group) of its own: ending the child's
         // group does not reach it.
         let script = format!("setsid sleep 600 & echo $! > {}; wait", pidfile.display());
-        let o = run(&inv(d.path(), "sh", &["-c", &script], Duration::from_millis(500))).unwrap();
+        let o = super::run_alone(&inv(d.path(), "sh", &["-c", &script], Duration::from_millis(500))).unwrap();
         assert!(o.timed_out);
         let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
         assert_eq!(o.escaped, vec![(pid, "sleep".to_owned())], "{o:?}");
         assert!(gone(pid), "the escaped grandchild {pid} survived");
     }
 
-    /// The tests whose grandchildren leave the session run one at a time: an orphan re-parented
-    /// to the test process could otherwise be named by the other test's run.
-    static SETSID: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    /// The tests whose grandchildren leave the session run alone: no other run of these tests
+    /// goes on meanwhile ([`super::ALONE`]).
+    fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+        super::ALONE
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 
     #[test]
     fn a_setsid_grandchild_of_a_program_that_exits_at_once_is_killed() {
-        let _one_at_a_time = SETSID.lock();
+        let _alone = alone();
         let d = tempfile::tempdir().unwrap();
         let pidfile = d.path().join("pid");
         // The shell exits as soon as its grandchild has left the session and become `sleep` (so
@@ -492,7 +511,7 @@ mod tests {
              until [ -s {p} ] && [ \"$(cat /proc/$(cat {p})/comm 2>/dev/null)\" = sleep ]; do :; done",
             p = pidfile.display()
         );
-        let o = run(&inv(d.path(), "sh", &["-c", &script], Duration::from_secs(30))).unwrap();
+        let o = super::run_alone(&inv(d.path(), "sh", &["-c", &script], Duration::from_secs(30))).unwrap();
         assert!(!o.timed_out);
         let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
         assert_eq!(o.escaped, vec![(pid, "sleep".to_owned())], "{o:?}");
