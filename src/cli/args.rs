@@ -293,6 +293,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub allow_no_baselines: bool,
     #[command(flatten)]
+    pub base: super::confirm::BaseArgs,
+    #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
     pub reports: ReportFlagsArgs,
@@ -311,6 +313,7 @@ impl From<CheckArgs> for commands::check::Options {
             no_skip,
             allow_missing,
             allow_no_baselines,
+            base,
             shard,
             reports,
         } = a;
@@ -322,6 +325,7 @@ impl From<CheckArgs> for commands::check::Options {
             no_skip,
             allow_missing,
             allow_no_baselines,
+            base: base.into(),
             shard: shard.into(),
             reports: reports.with_json(json),
         }

@@ -30,6 +30,7 @@ pub(crate) const SETTINGS_KEYS: &[&str] = &[
     "max_throttle_reruns",
     "job_spread",
     "build",
+    "confirm",
 ];
 /// Every key a target may have; `defaults:` takes all but `name`.
 pub(crate) const TARGET_KEYS: &[&str] = &[
@@ -294,9 +295,16 @@ fn settings(ctx: &Ctx<'_>, node: &Node) -> Result<Settings> {
         if cmd.trim().is_empty() {
             return Err(ctx
                 .err(n, "`settings.build` is empty")
-                .help("give the shell command that builds a commit's tree (run by `cgp-gate bisect`), or leave the key out"));
+                .help("give the shell command that builds a commit's tree (run by `cgp-gate bisect` and `cgp-gate check --base`), or leave the key out"));
         }
         s.build = Some(cmd.to_owned());
+    }
+    if let Some(n) = f.get("confirm") {
+        let word = ctx.text(n, "`settings.confirm`")?;
+        s.confirm = crate::spec::ConfirmMode::parse(word).ok_or_else(|| {
+            ctx.err(n, format!("`settings.confirm` must be `doubtful` or `all`, found `{word}`"))
+                .help("`doubtful` (the default) confirms the inconclusive rows and the regressions against the base commit (`check --base`); `all` confirms every row")
+        })?;
     }
     if let Some(n) = f.get("max_throttle_reruns") {
         s.max_throttle_reruns = ctx.uint(n, "`settings.max_throttle_reruns`")?;
@@ -387,6 +395,7 @@ impl<'n> Merged<'_, 'n> {
 
 mod command;
 mod control;
+pub use control::parse_duration;
 mod harness;
 mod measure;
 mod target;
