@@ -124,6 +124,18 @@ fn suite(results: &Results, target: &str) -> TestSuite {
     if let Some(c) = &results.git_commit {
         s.add_property(Property::new("git_commit", c.as_str()));
     }
+    // `check --base` (docs/confirm.md): against which commit, and what became of it.
+    if let Some(line) = crate::report::confirm::run_line(results) {
+        s.add_property(Property::new(
+            "base_commit",
+            results.confirmation.base_commit.as_str(),
+        ));
+        s.add_property(Property::new("confirmation", line));
+        s.add_property(Property::new(
+            "confirmation_method",
+            results.confirmation.method.as_str(),
+        ));
+    }
     for d in &results.fingerprint_mismatch {
         s.add_property(Property::new(
             format!("fingerprint_mismatch.{}", d.field),
