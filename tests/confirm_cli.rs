@@ -198,6 +198,37 @@ fn every_report_says(p: &Project, text: &str, words: &[&str]) {
     }
 }
 
+/// The body of the sticky pull-request comment `report --github-comment` posts of the run's
+/// results (to a stand-in GitHub API).
+fn sticky_comment(p: &Project) -> String {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    let gh = crate::support::MockApi::start();
+    let list = "/repos/acme/kernels/issues/42/comments";
+    gh.mount(
+        Mock::given(method("GET"))
+            .and(path(list))
+            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([]))),
+    );
+    gh.mount(Mock::given(method("POST")).and(path(list)).respond_with(ResponseTemplate::new(201).set_body_json(serde_json::json!({
+        "id": 7, "node_id": "IC_7", "url": format!("{}{list}/7", gh.uri()), "html_url": "https://github.com/acme/kernels/pull/42#issuecomment-7",
+        "body": "", "created_at": "2026-03-01T12:00:00Z", "updated_at": "2026-03-01T12:00:00Z"
+    }))));
+    let out = crate::support::bin()
+        .args(["report", "--from"])
+        .arg(p.path("r.json"))
+        .args(["--github-comment", "--repo", "acme/kernels", "--pr", "42"])
+        .env("GITHUB_API_URL", gh.uri())
+        .env("GITHUB_TOKEN", "ghs_commenttoken0000000000000")
+        .output()
+        .unwrap();
+    let posted = gh.requests().into_iter().find(|r| r.method.as_str() == "POST");
+    let posted =
+        posted.unwrap_or_else(|| panic!("no comment posted: {}", String::from_utf8_lossy(&out.stderr)));
+    let body: Value = serde_json::from_slice(&posted.body).unwrap();
+    body["body"].as_str().unwrap().to_owned()
+}
+
 #[test]
 fn a_slowdown_the_stored_baseline_leaves_in_doubt_is_confirmed_against_the_base_commit() {
     // +8 % at the head; this job runs 1 % fast, so against the baseline of another job the
@@ -238,6 +269,15 @@ fn a_slowdown_the_stored_baseline_leaves_in_doubt_is_confirmed_against_the_base_
         );
     }
     every_report_says(&p, &text, &["paired"]);
+    let comment = sticky_comment(&p);
+    assert!(
+        comment.contains(&format!("Confirmed against base {}", p.base)),
+        "{comment}"
+    );
+    assert!(
+        comment.matches("over ").count() >= 2 && comment.contains("the stored baseline said"),
+        "{comment}"
+    );
     // The base was built once, in its own worktree (not the user's tree), and its processes
     // ran there: as many as the head's paired ones.
     let built = std::fs::read_to_string(p.path("build.log")).unwrap();

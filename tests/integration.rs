@@ -22,6 +22,7 @@ mod bisect_cli;
 mod calibrate_cli;
 mod changes_cli;
 mod check_cli;
+mod ci_base;
 mod ci_examples;
 mod cli_ux;
 mod confirm_cli;
