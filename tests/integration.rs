@@ -26,6 +26,7 @@ mod ci_base;
 mod ci_examples;
 mod cli_ux;
 mod confirm_cli;
+mod confirm_gpu_paths;
 mod console_table;
 mod cupti_gate;
 mod docs_commands;
