@@ -387,6 +387,57 @@ fn confirm_all_decides_every_row_by_the_pairs() {
 }
 
 #[test]
+fn a_base_tree_built_by_hand_is_confirmed_against_with_base_dir() {
+    let p = Project::new("1.0", "1.08", BUILD);
+    // The base commit's files, built, in a folder outside git.
+    let tree = p.path("base-tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    let archive = Command::new("git")
+        .arg("-C")
+        .arg(p.repo())
+        .args(["archive", &p.base])
+        .output()
+        .unwrap();
+    let mut tar = Command::new("tar")
+        .arg("-x")
+        .current_dir(&tree)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(tar.stdin.as_mut().unwrap(), &archive.stdout).unwrap();
+    assert!(tar.wait().unwrap().success());
+    std::fs::copy(tree.join("slow.txt"), tree.join("built.txt")).unwrap();
+    let out = p
+        .cmd(&["check", "--base-dir", tree.to_str().unwrap()], "0.99")
+        .arg("--json")
+        .arg(p.path("r.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    p.untouched(&text);
+    let v: Value = serde_json::from_slice(&std::fs::read(p.path("r.json")).unwrap()).unwrap();
+    assert_eq!(v["confirmation"]["status"], "ran", "{v}");
+    // Nothing was built: the tree is used as it is; its processes ran there.
+    assert!(!p.path("build.log").exists());
+    let t = std::fs::canonicalize(&tree)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(p.runs().iter().any(|l| *l == t), "{:?}", p.runs());
+    for r in v["rows"].as_array().unwrap() {
+        assert_eq!(r["confirmation"]["status"], "confirmed", "{r}");
+        assert!(
+            r["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("confirmed against the --base-dir tree"),
+            "{r}"
+        );
+    }
+}
+
+#[test]
 fn bad_flags_are_exit_2_before_anything_runs() {
     let p = Project::new("1.0", "1.0", BUILD);
     let before = p.runs().len();

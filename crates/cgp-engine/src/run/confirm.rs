@@ -141,12 +141,13 @@ pub struct Base<'a> {
     pub seconds: f64,
 }
 
-/// A commit as a reason names it: its first 12 characters, or "the --base-dir tree".
+/// The base as a reason names it: `base <first 12 characters>`, or `the --base-dir tree` (a
+/// tree outside git).
 fn short(commit: &str) -> String {
     if commit.is_empty() {
         "the --base-dir tree".to_owned()
     } else {
-        commit.chars().take(12).collect()
+        format!("base {}", commit.chars().take(12).collect::<String>())
     }
 }
 
@@ -204,12 +205,12 @@ pub fn apply(screen: Results, paired: &Paired<'_>, base: &Base<'_>) -> Results {
             method: base.method.to_owned(),
             reason: if failed {
                 format!(
-                    "the paired runs against base {} failed for some sizes; their rows keep the stored baseline's verdict (the run's errors say why)",
+                    "the paired runs against {} failed for some sizes; their rows keep the stored baseline's verdict (the run's errors say why)",
                     short(base.commit)
                 )
             } else {
                 format!(
-                    "{confirmed} row(s) confirmed against base {} in this job",
+                    "{confirmed} row(s) confirmed against {} in this job",
                     short(base.commit)
                 )
             },
@@ -234,7 +235,7 @@ fn paired_error(e: &RunError, commit: &str) -> RunError {
             e.kind.clone()
         },
         message: format!(
-            "the confirmation against base {} did not run: {}",
+            "the confirmation against {} did not run: {}",
             short(commit),
             e.message
         ),
@@ -280,7 +281,7 @@ fn confirmed_row(screen: &Row, paired_row: &Row, paired: &Paired<'_>, commit: &s
     row.history.clone_from(&screen.history);
     row.why.clone_from(&screen.why);
     row.reason = format!(
-        "confirmed against base {} in this job ({pairs} pair(s), ABBA){sass}: {}; against the stored baseline it was {screen_said} (context, not the decision)",
+        "confirmed against {} in this job ({pairs} pair(s), ABBA){sass}: {}; against the stored baseline it was {screen_said} (context, not the decision)",
         short(commit),
         paired_row.reason
     );
@@ -313,7 +314,7 @@ fn not_confirmed(screen: &Row, paired_row: Option<&Row>, commit: &str) -> Row {
     };
     let mut row = screen.clone();
     row.reason = format!(
-        "not confirmed against base {}: {why}; the stored baseline's verdict stands: {}",
+        "not confirmed against {}: {why}; the stored baseline's verdict stands: {}",
         short(commit),
         screen.reason
     );
@@ -335,7 +336,7 @@ pub fn not_needed(screen: Results, base: &Base<'_>) -> Results {
             seconds: 0.0,
             method: base.method.to_owned(),
             reason: format!(
-                "no row needed confirming against base {}: nothing was built or run for it",
+                "no row needed confirming against {}: nothing was built or run for it",
                 short(base.commit)
             ),
         },
@@ -348,11 +349,11 @@ pub fn not_needed(screen: Results, base: &Base<'_>) -> Results {
 /// an error naming the build and the commit (`base-failed`, exit 3).
 pub fn not_run(screen: Results, base: &Base<'_>, why: &str) -> Results {
     let message = format!(
-        "the confirmation against base {} did not run: {}",
+        "the confirmation against {} did not run: {}",
         if base.commit.is_empty() {
             "the --base-dir tree".to_owned()
         } else {
-            base.commit.to_owned()
+            format!("base {}", base.commit)
         },
         crate::foundation::sanitize::line(why)
     );

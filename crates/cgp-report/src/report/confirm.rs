@@ -74,12 +74,16 @@ pub(crate) fn row_lines(results: &Results) -> Vec<String> {
                     _ => c.screen.verdict.as_str().to_owned(),
                 };
                 Some(format!(
-                    "{}: {} {} over {} pair(s) against base {}{}; the stored baseline said {screen} (context)",
+                    "{}: {} {} over {} pair(s) against {}{}; the stored baseline said {screen} (context)",
                     name(r),
                     crate::report::format::verdict_word(r),
                     crate::report::format::change_with_ci(r),
                     c.pairs,
-                    c.base_commit.get(..12).unwrap_or(&c.base_commit),
+                    if c.base_commit.is_empty() {
+                        "the --base-dir tree".to_owned()
+                    } else {
+                        format!("base {}", c.base_commit.get(..12).unwrap_or(&c.base_commit))
+                    },
                     if c.same_sass {
                         " (identical machine code in both builds: the pairs measure this job's noise)"
                     } else {

@@ -467,6 +467,35 @@ mod tests {
     }
 
     #[test]
+    fn settings_confirm_names_the_rows_check_base_confirms() {
+        let with = |v: &str| {
+            load_str(
+                &format!(
+                    "version: 1\nsettings:\n  confirm: {v}\ntargets:\n  - name: t\n    command: [./t]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n"
+                ),
+                Path::new("cgp-gate.yaml"),
+            )
+        };
+        assert_eq!(
+            one_target("").unwrap().settings.confirm,
+            crate::spec::ConfirmMode::Doubtful
+        );
+        assert_eq!(
+            with("all").unwrap().settings.confirm,
+            crate::spec::ConfirmMode::All
+        );
+        assert_eq!(
+            with("doubtful").unwrap().settings.confirm,
+            crate::spec::ConfirmMode::Doubtful
+        );
+        let e = with("some").unwrap_err().to_string();
+        assert!(
+            e.contains("cgp-gate.yaml:3:12") && e.contains("`doubtful` or `all`"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn explain_and_sass_keys() {
         let t = one_target("").unwrap().targets.remove(0);
         assert!(t.explain == Explain::Off && t.sass.is_empty());
