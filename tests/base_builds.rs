@@ -126,7 +126,7 @@ fn gone(pid: &str) -> bool {
 /// repository, the temporary folder and the build are all gone.
 fn signal_during_the_build(p: &Project, args: &[&str], signal: nix::sys::signal::Signal) {
     let _ = std::fs::remove_file(p.path("build.log"));
-    let mut child = p
+    let child = p
         .cmd_std(args, "0.99")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

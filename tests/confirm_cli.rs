@@ -424,7 +424,7 @@ fn a_base_tree_built_by_hand_is_confirmed_against_with_base_dir() {
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    assert!(p.runs().iter().any(|l| *l == t), "{:?}", p.runs());
+    assert!(p.runs().contains(&t), "{:?}", p.runs());
     for r in v["rows"].as_array().unwrap() {
         assert_eq!(r["confirmation"]["status"], "confirmed", "{r}");
         assert!(

@@ -238,9 +238,9 @@ fn tail_of(path: &Path) -> String {
 /// `30m`, `90s`, `2h`: a duration as `--build-timeout` takes it.
 pub(crate) fn duration_text(d: Duration) -> String {
     let s = d.as_secs();
-    if s > 0 && s % 3600 == 0 {
+    if s > 0 && s.is_multiple_of(3600) {
         format!("{}h", s / 3600)
-    } else if s > 0 && s % 60 == 0 {
+    } else if s > 0 && s.is_multiple_of(60) {
         format!("{}m", s / 60)
     } else {
         format!("{}s", d.as_secs_f64())

@@ -100,7 +100,7 @@ pub fn narrowed(targets: &[&Target], sizes: &BTreeSet<TargetSize>) -> Vec<Target
             let kept: Vec<_> = t
                 .sizes
                 .iter()
-                .filter(|s| sizes.contains(&TargetSize::new(&t.name, &s.key())))
+                .filter(|s| sizes.contains(&TargetSize::new(&t.name, s.key())))
                 .cloned()
                 .collect();
             (!kept.is_empty()).then(|| Target {
