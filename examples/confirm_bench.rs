@@ -64,6 +64,9 @@ fn main() {
                 .collect()
         },
     );
+    // `--job-spread 0.52%`: the spec's `settings.job_spread` (the screen's prior of the job drift;
+    // 0.52 % is the spread of offsets uniform in +-0.9 %); default: cgp-gate's prior.
+    let job_spread = opt("--job-spread");
     let work = tempfile::Builder::new()
         .prefix("confirm-bench-")
         .tempdir()
@@ -81,6 +84,7 @@ fn main() {
                 bin: &bin,
                 me: &me,
                 root: work.path(),
+                job_spread: job_spread.as_deref(),
             },
             shift,
             runs,
@@ -93,13 +97,14 @@ fn main() {
         );
         table.push((shift, cell));
     }
-    print_table(&table, runs);
+    print_table(&table, runs, job_spread.as_deref());
 }
 
 struct Setup<'a> {
     bin: &'a Path,
     me: &'a Path,
     root: &'a Path,
+    job_spread: Option<&'a str>,
 }
 
 /// What one mode said over the runs of a shift.
@@ -184,8 +189,11 @@ fn project(s: &Setup<'_>, dir: &Path, shift: f64) -> (PathBuf, String, PathBuf) 
     let repo = dir.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     git(&repo, &["init", "-q", "-b", "main"]);
+    let spread = s
+        .job_spread
+        .map_or_else(String::new, |j| format!("  job_spread: \"{j}\"\n"));
     let spec = format!(
-        "version: 1\nsettings:\n  build: cp slow.txt built.txt\ntargets:\n  - name: kernels\n    profiler: gbench\n    command: [{:?}, standin, --benchmark_repetitions={REPS_PER_PROCESS}]\n    metrics:\n      real_time: \"3%\"\n",
+        "version: 1\nsettings:\n  build: cp slow.txt built.txt\n{spread}targets:\n  - name: kernels\n    profiler: gbench\n    command: [{:?}, standin, --benchmark_repetitions={REPS_PER_PROCESS}]\n    metrics:\n      real_time: \"3%\"\n",
         s.me.display().to_string()
     );
     std::fs::write(repo.join("cgp-gate.yaml"), &spec).unwrap();
@@ -345,11 +353,15 @@ fn tally(v: &serde_json::Value, procs: usize, paired: Option<usize>) -> Tally {
     t
 }
 
-fn print_table(table: &[(f64, Cell)], runs: usize) {
+fn print_table(table: &[(f64, Cell)], runs: usize, job_spread: Option<&str>) {
     let mut o = std::io::stdout().lock();
+    let prior = job_spread.map_or_else(
+        || "cgp-gate's default job-drift prior".to_owned(),
+        |j| format!("`job_spread: {j}`"),
+    );
     let _ = writeln!(
         o,
-        "\n## `check --base` (SYNTHETIC, through the binary): {runs} runs per shift, 3 rows each, job offsets uniform in +-0.9 %\n"
+        "\n## `check --base` (SYNTHETIC, through the binary): {runs} runs per shift, 3 rows each, job offsets uniform in +-0.9 %, {prior}\n"
     );
     let _ = writeln!(
         o,

@@ -184,7 +184,10 @@ pub(crate) fn confirm(plan: &Plan, screen: Results, stage: Stage<'_>) -> Result<
             .collect();
         crate::run::confirm::narrowed(&ts, &sizes)
     };
-    let (head_owned, base_owned) = (pick(&head_spec), pick(&base_spec));
+    let (mut head_owned, mut base_owned) = (pick(&head_spec), pick(&base_spec));
+    for t in head_owned.iter_mut().chain(base_owned.iter_mut()) {
+        crate::run::confirm::paired_plan(t);
+    }
     let head_targets: Vec<&Target> = head_owned.iter().collect();
     let base_targets: Vec<&Target> = base_owned.iter().collect();
     let name = plan.commit().chars().take(12).collect::<String>();

@@ -111,6 +111,17 @@ pub fn narrowed(targets: &[&Target], sizes: &BTreeSet<TargetSize>) -> Vec<Target
         .collect()
 }
 
+/// The paired stage's plan for a target of `repetitions` -> `max_repetitions` processes: its
+/// first look takes as many processes as the screen's first look, `repetitions / 2` pairs (at
+/// least 3, the fewest the paired t decides with: docs/statistics.md 2.7), then as many pairs
+/// more per look, up to `max_repetitions` pairs. A clear change is then confirmed for the GPU
+/// time the screen spent on it; alpha is spent over these looks as always (2.6).
+pub fn paired_plan(t: &mut Target) {
+    let first = t.repetitions.div_ceil(2).max(3);
+    t.max_repetitions = t.max_repetitions.max(first);
+    t.repetitions = first;
+}
+
 /// `spec` as a stage judges it: its alpha (the shard's share) and the stage's pass level.
 pub fn at_level(spec: &Spec, alpha: f64, confidence: f64) -> Spec {
     let mut s = spec.clone();
@@ -465,4 +476,27 @@ pub fn same_machine_code(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_paired_stage_starts_with_the_screens_first_look_in_processes() {
+        let plan = |r: u32, m: u32| {
+            let text = format!(
+                "version: 1\ntargets:\n  - name: t\n    command: [./t]\n    repetitions: {r}\n    max_repetitions: {m}\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n"
+            );
+            let spec = crate::spec::load_str(&text, std::path::Path::new("cgp-gate.yaml")).unwrap();
+            let mut t = spec.targets[0].clone();
+            paired_plan(&mut t);
+            (t.repetitions, t.max_repetitions)
+        };
+        assert_eq!(plan(10, 20), (5, 20));
+        assert_eq!(plan(3, 6), (3, 6));
+        assert_eq!(plan(1, 3), (3, 3));
+        assert_eq!(plan(2, 2), (3, 3));
+        assert_eq!(crate::stats::remeasure::looks(5, 20), 4);
+    }
 }
