@@ -158,3 +158,95 @@ impl RunConfirmation {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Estimate, Judged, Outcome, OwnedRowKey, Row, Shift};
+    use super::*;
+
+    fn confirmed_row() -> Row {
+        let estimate = Estimate {
+            shift: Shift::Change {
+                change: 0.062,
+                ci: Some([0.051, 0.073]),
+            },
+            confidence: Some(0.994),
+            ..Estimate::default()
+        };
+        let mut r = Row::bare(
+            OwnedRowKey::default(),
+            "ns",
+            Outcome::Compared(Judged::Regression, estimate),
+            "confirmed",
+        );
+        r.confirmation = Confirmation::Confirmed(Confirmed {
+            base_commit: "a".repeat(40),
+            pairs: 6,
+            screen: Screen {
+                verdict: RowVerdict::Inconclusive,
+                change: Some(0.046),
+                interval: Some([0.02, 0.07]),
+                confidence: Some(0.99),
+            },
+            same_sass: true,
+        });
+        r
+    }
+
+    #[test]
+    fn a_confirmed_rows_object_holds_its_own_numbers_and_reads_back() {
+        let r = confirmed_row();
+        let v = serde_json::to_value(&r).unwrap();
+        let c = &v["confirmation"];
+        assert_eq!(c["status"], "confirmed");
+        assert_eq!(c["base_commit"], "a".repeat(40));
+        assert_eq!(c["pairs"], 6);
+        // The row's own verdict, change and interval: one number per row.
+        assert_eq!(c["verdict"], v["verdict"]);
+        assert_eq!(c["change"], v["change"]);
+        assert_eq!(c["interval"], v["change_ci"]);
+        assert_eq!(c["screen"]["verdict"], "inconclusive");
+        assert_eq!(c["same_sass"], true);
+        let back: Row = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+        // A row without a confirmation writes none; a status of another version reads as none.
+        let mut plain = r.clone();
+        plain.confirmation = Confirmation::None;
+        let mut v = serde_json::to_value(&plain).unwrap();
+        assert!(v.get("confirmation").is_none());
+        v["confirmation"] = serde_json::json!({"status": "later", "base_commit": "b"});
+        let back: Row = serde_json::from_value(v).unwrap();
+        assert_eq!(back.confirmation, Confirmation::None);
+    }
+
+    #[test]
+    fn shards_confirmations_add_up_and_one_that_did_not_run_is_the_whole_runs() {
+        let part = |status, rows, processes| RunConfirmation {
+            base_commit: "c".repeat(40),
+            mode: ConfirmMode::Doubtful,
+            status,
+            rows,
+            processes,
+            seconds: 1.5,
+            method: "m".to_owned(),
+            reason: format!("{status:?}"),
+        };
+        let all = [
+            part(ConfirmStatus::Ran, 2, 20),
+            part(ConfirmStatus::NotNeeded, 0, 0),
+            RunConfirmation::default(),
+        ];
+        let s = RunConfirmation::sum(all.iter());
+        assert_eq!((s.status, s.rows, s.processes), (ConfirmStatus::Ran, 2, 20));
+        assert!((s.seconds - 3.0).abs() < 1e-12);
+        let with_failure = [
+            part(ConfirmStatus::Ran, 2, 20),
+            part(ConfirmStatus::DidNotRun, 0, 0),
+        ];
+        assert_eq!(
+            RunConfirmation::sum(with_failure.iter()).status,
+            ConfirmStatus::DidNotRun
+        );
+        assert!(RunConfirmation::sum(std::iter::empty()).is_none());
+    }
+}
