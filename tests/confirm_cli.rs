@@ -256,7 +256,8 @@ fn a_slowdown_the_stored_baseline_leaves_in_doubt_is_confirmed_against_the_base_
         let change = r["change"].as_f64().unwrap();
         assert!((0.05..0.11).contains(&change), "{change}: {r}");
         let pairs = rc["pairs"].as_u64().unwrap();
-        assert!((3..=6).contains(&pairs), "{r}");
+        // The paired plan of 3 -> 6 processes: 3 pairs, then up to 5.
+        assert!((3..=5).contains(&pairs), "{r}");
         // The screen's estimate, against the stored baseline, as context.
         assert_ne!(rc["screen"]["verdict"], "pass", "{r}");
         assert!(rc["screen"]["change"].as_f64().is_some(), "{r}");
