@@ -66,6 +66,7 @@ fn paired_table(runs: usize) {
                             lower_is_better: true,
                             exact_kind: false,
                             left_out: Default::default(),
+                            all_in: None,
                         })
                         .collect();
                     let j = judge_paired(&prs, 0.01, 0.95);

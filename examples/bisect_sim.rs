@@ -11,18 +11,22 @@
 //! `rec/aa-pool`, per target; `tar xzf tests/fixtures/h100-30launch-pools/h100-30launch-pools.tar.gz
 //! -C /tmp/pools`), the target of each search drawn in turn from the three.
 //!
-//! `cargo build-sims`, then `target/debug/examples/bisect_sim [--pools DIR] [--searches N]`
-//! (default `/tmp/pools`, 200 searches per cell).
+//! `cargo build-sims`, then `target/debug/examples/bisect_sim [--pools DIR] [--searches N]
+//! [--creep]` (default `/tmp/pools`, 200 searches per cell; `--creep`: the creep table of issue 57
+//! alone, every commit a step slower than the one before).
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
-use cgp_core::measured::samples::MetricValue;
 use cgp_core::stats::rng::{Rng, seed_for};
 use cgp_engine::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab};
 use cgp_outcome::outcome::results::Row;
 use cgp_outcome::outcome::{Levels, Said, Search, SearchEnd, classify_commit};
 use cgp_profile::profile::Job;
+
+#[path = "sims/pools.rs"]
+mod pools;
+use pools::{durations, wilson};
 
 const TARGETS: [&str; 3] = ["matmul", "reduce", "vector_add"];
 const THRESHOLD: f64 = 0.03;
@@ -33,19 +37,6 @@ const ALPHA: f64 = 0.01;
 struct Noise {
     within: f64,
     between: f64,
-}
-
-fn durations(csv: &Path) -> Vec<f64> {
-    let text = std::fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-    let parsed = cgp_profile::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-    parsed
-        .launches
-        .iter()
-        .filter_map(|l| match l.metrics.get(SIM_METRIC).map(|m| &m.value) {
-            Some(MetricValue::Number(v)) => Some(*v),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The processes of `pool/target` (launch durations, warm-up first).
@@ -126,6 +117,30 @@ struct Outcome {
 /// One search over `n` commits, the first bad one `k` (slower by `shift`), noise `noise`, each
 /// step judged against `threshold`.
 fn search(n: usize, k: usize, shift: f64, threshold: f64, noise: Noise, seed: u64) -> Outcome {
+    let (end, measured, processes) = search_levels(
+        n,
+        &|i| if i >= k { 1.0 + shift } else { 1.0 },
+        threshold,
+        noise,
+        seed,
+    );
+    Outcome {
+        right: end == SearchEnd::Culprit(k),
+        any: matches!(end, SearchEnd::Culprit(_)),
+        measured,
+        processes,
+    }
+}
+
+/// One search over `n` commits whose level against the good one is `level(i)`: where it ended,
+/// the commits measured and the processes run.
+fn search_levels(
+    n: usize,
+    level: &dyn Fn(usize) -> f64,
+    threshold: f64,
+    noise: Noise,
+    seed: u64,
+) -> (SearchEnd, usize, usize) {
     let levels = Levels::new(ALPHA, n);
     let spec = spec(&levels, threshold);
     let mut s = Search::new(n);
@@ -136,7 +151,7 @@ fn search(n: usize, k: usize, shift: f64, threshold: f64, noise: Noise, seed: u6
         if measured >= levels.max_steps {
             break;
         }
-        let mu = if i >= k { 1000.0 * (1.0 + shift) } else { 1000.0 };
+        let mu = 1000.0 * level(i);
         let mut base = SimProfiler::new(|_: Job<'_>| {
             count.set(count.get() + 1);
             process(&mut rng.borrow_mut(), noise, 1000.0)
@@ -151,24 +166,61 @@ fn search(n: usize, k: usize, shift: f64, threshold: f64, noise: Noise, seed: u6
         measured += usize::from(said != Said::Skipped);
         s.record(i, said);
     }
-    let end = s.end();
-    Outcome {
-        right: end == SearchEnd::Culprit(k),
-        any: matches!(end, SearchEnd::Culprit(_)),
-        measured,
-        processes: count.get(),
-    }
+    (s.end(), measured, count.get())
 }
 
-/// Wilson 95 % interval of k of n, in percent.
-fn wilson(k: usize, n: usize) -> (f64, f64) {
-    let z = 1.959_964;
-    let (k, n) = (k as f64, n.max(1) as f64);
-    let p = k / n;
-    let d = 1.0 + z * z / n;
-    let c = (p + z * z / (2.0 * n)) / d;
-    let h = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
-    ((c - h).max(0.0) * 100.0, (c + h).min(1.0) * 100.0)
+/// Creep (issue 57): `n` commits each `step` slower than the one before, against the threshold;
+/// the change from good reaches it at commit `T / step`. A search is right when the range (or the
+/// culprit with its predecessor) it reports brackets that commit: its good end at or before it,
+/// its bad end at or after it. `bisect` exits 0 on a culprit or a range (1 on no change).
+fn creep(noises: &[Noise], searches: usize) {
+    println!(
+        "\n## SYNTHETIC creep: every commit slower than the one before by the step; threshold {:.0} %, {searches} searches per cell\n",
+        THRESHOLD * 100.0
+    );
+    println!(
+        "| step per commit | commits | crossing at commit | range or culprit bracketing it | Wilson 95% | culprit | range | no change (exit 1) | commits measured (mean) | processes (mean) |"
+    );
+    println!("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|");
+    for (step, n) in [(0.01, 6usize), (0.005, 12)] {
+        let crossing = (THRESHOLD / step).round() as usize;
+        let (mut right, mut culprit, mut range, mut none, mut measured, mut procs) = (0, 0, 0, 0, 0, 0);
+        for j in 0..searches {
+            let seed = seed_for(57, &format!("creep/{step}/{n}/{j}"));
+            let (end, m, p) = search_levels(
+                n,
+                &|i| 1.0 + step * i as f64,
+                THRESHOLD,
+                noises[j % noises.len()],
+                seed,
+            );
+            measured += m;
+            procs += p;
+            let (lo, hi) = match &end {
+                SearchEnd::Culprit(k) => {
+                    culprit += 1;
+                    (k - 1, *k)
+                }
+                SearchEnd::Range(r) => {
+                    range += 1;
+                    (r[0] - 1, *r.last().unwrap_or(&r[0]))
+                }
+                SearchEnd::NoChange(_) => {
+                    none += 1;
+                    (usize::MAX, 0)
+                }
+            };
+            right += usize::from(lo <= crossing && crossing <= hi);
+        }
+        let (lo, hi) = wilson(right, searches);
+        println!(
+            "| +{:.1} % | {n} | {crossing} | {:.1} % | [{lo:.1}, {hi:.1}] | {culprit} | {range} | {none} | {:.2} | {:.1} |",
+            step * 100.0,
+            100.0 * right as f64 / searches as f64,
+            measured as f64 / searches as f64,
+            procs as f64 / searches as f64
+        );
+    }
 }
 
 fn main() {
@@ -182,6 +234,10 @@ fn main() {
     let root = PathBuf::from(value("--pools").unwrap_or_else(|| "/tmp/pools".into()));
     let searches: usize = value("--searches").map_or(200, |v| v.parse().unwrap_or(200));
     let noises: Vec<Noise> = TARGETS.iter().map(|t| fit(&root, t)).collect();
+    if args.iter().any(|a| a == "--creep") {
+        creep(&noises, searches);
+        return;
+    }
     println!("## SYNTHETIC bisect searches, noise fitted to the REAL H100 30-launch pools\n");
     for (t, n) in TARGETS.iter().zip(&noises) {
         println!(

@@ -38,6 +38,10 @@ use cgp_outcome::outcome::results::{Results, RowVerdict};
 use cgp_profile::profile::Job;
 use cgp_spec::spec::Spec;
 
+#[path = "sims/pools.rs"]
+mod pools;
+use pools::wilson;
+
 /// Metrics per simulated check (`--metrics`).
 const METRICS: usize = 50;
 const HISTORY: usize = 10;
@@ -305,16 +309,6 @@ fn simulate(s: Scenario, runs: usize, g: &Gate) -> Tally {
         t.runs += 1;
     }
     t
-}
-
-fn wilson(k: usize, n: usize) -> (f64, f64) {
-    let z = 1.959_964;
-    let (k, n) = (k as f64, n.max(1) as f64);
-    let p = k / n;
-    let d = 1.0 + z * z / n;
-    let c = (p + z * z / (2.0 * n)) / d;
-    let h = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
-    ((c - h).max(0.0) * 100.0, (c + h).min(1.0) * 100.0)
 }
 
 /// One `ab` run: `METRICS` rows, row 0 slowed by `shift`; returns (row 0 a regression, any other

@@ -26,151 +26,17 @@
 //! ones on the model.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use cgp_core::measured::samples::MetricValue;
 use cgp_core::stats::rng::{Rng, seed_for};
 use cgp_engine::run::simulate::{SIM_METRIC, SimProfiler, simulate_ab, simulate_check, write_baseline};
-use cgp_outcome::outcome::results::{Results, RowVerdict};
+use cgp_outcome::outcome::results::RowVerdict;
 use cgp_profile::profile::Job;
 use cgp_spec::spec::Spec;
 
-const METRIC: &str = "gpu__time_duration.sum";
-const TARGETS: [&str; 3] = ["matmul", "reduce", "vector_add"];
-
-/// target -> processes -> launch durations (warm-up first).
-type Pool = BTreeMap<String, Vec<Vec<f64>>>;
-
-fn durations(csv: &Path) -> Vec<f64> {
-    let text = std::fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-    let parsed = cgp_profile::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-    parsed
-        .launches
-        .iter()
-        .filter_map(|l| match l.metrics.get(METRIC).map(|m| &m.value) {
-            Some(MetricValue::Number(v)) => Some(*v),
-            _ => None,
-        })
-        .collect()
-}
-
-fn load_pool(dir: &Path) -> Pool {
-    let mut pool = Pool::new();
-    for t in TARGETS {
-        let Some(size) = std::fs::read_dir(dir.join(t))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .next()
-        else {
-            continue;
-        };
-        let mut reps: Vec<(u32, PathBuf)> = std::fs::read_dir(size.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|f| {
-                let p = f.path();
-                let n = p.file_stem()?.to_str()?.parse().ok()?;
-                (p.extension()? == "csv").then_some((n, p))
-            })
-            .collect();
-        reps.sort();
-        pool.insert(t.to_owned(), reps.iter().map(|(_, p)| durations(p)).collect());
-    }
-    assert!(
-        pool.values().all(|p| !p.is_empty()),
-        "no pool in {}: extract the 30-launch pools there",
-        dir.display()
-    );
-    pool
-}
-
-/// The spec of a replayed check: the three targets, one size each, threshold 3 %, a baseline of
-/// `max(10, max)` processes.
-fn spec(reps: u32, max: u32, extra: &str) -> Spec {
-    let base = max.max(10);
-    let mut text = String::from("version: 1\n");
-    text.push_str(extra);
-    text.push_str("targets:\n");
-    for t in TARGETS {
-        text.push_str(&format!(
-            "  - name: {t}\n    command: [./{t}]\n    repetitions: {reps}\n    max_repetitions: {max}\n    baseline_repetitions: {base}\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n"
-        ));
-    }
-    cgp_spec::spec::load_str(&text, Path::new("round3.yaml")).unwrap_or_else(|e| panic!("spec: {e}"))
-}
-
-/// `check` of processes served by `cand(target, rep)` against the baseline pool `base`.
-fn check(spec: &Spec, base: &Pool, cand: &mut dyn FnMut(&str, usize) -> Vec<f64>) -> Results {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temporary directory: {e}"));
-    // A baseline of more processes than the pool holds takes them again, in order.
-    let mut b = SimProfiler::new(|job: Job<'_>| {
-        let runs = &base[&job.target.name];
-        runs[job.rep as usize % runs.len()].clone()
-    });
-    write_baseline(spec, dir.path(), &mut b, &|_| Vec::new()).unwrap_or_else(|e| panic!("baseline: {e}"));
-    let mut c = SimProfiler::new(|job: Job<'_>| cand(&job.target.name, job.rep as usize));
-    simulate_check(spec, dir.path(), &mut c).unwrap_or_else(|e| panic!("check: {e}"))
-}
-
-fn rows(r: &Results) -> Vec<(String, RowVerdict, f64)> {
-    if std::env::var_os("ROUND3_REASONS").is_some() {
-        for x in r.rows.iter().filter(|x| x.key.metric == SIM_METRIC) {
-            eprintln!("{} {}: {}", x.key.target, x.verdict().as_str(), x.reason);
-        }
-    }
-    r.rows
-        .iter()
-        .filter(|x| x.key.metric == SIM_METRIC)
-        .map(|x| {
-            (
-                x.key.target.clone(),
-                x.verdict(),
-                x.estimate().change().unwrap_or(f64::NAN),
-            )
-        })
-        .collect()
-}
-
-/// A seeded random order of `n` indices.
-fn order(rng: &mut Rng, n: usize) -> Vec<usize> {
-    let mut all: Vec<usize> = (0..n).collect();
-    for i in 0..n {
-        let j = i + rng.below(n - i);
-        all.swap(i, j);
-    }
-    all
-}
-
-#[derive(Default)]
-struct Count {
-    regression: usize,
-    pass: usize,
-    inconclusive: usize,
-    other: usize,
-    changes: Vec<f64>,
-}
-
-impl Count {
-    fn add(&mut self, v: RowVerdict, change: f64) {
-        match v {
-            RowVerdict::Regression => self.regression += 1,
-            RowVerdict::Pass => self.pass += 1,
-            RowVerdict::Inconclusive => self.inconclusive += 1,
-            _ => self.other += 1,
-        }
-        if change.is_finite() {
-            self.changes.push(change);
-        }
-    }
-
-    fn median_change(&self) -> f64 {
-        let mut c = self.changes.clone();
-        c.sort_by(f64::total_cmp);
-        c.get(c.len() / 2).copied().unwrap_or(f64::NAN)
-    }
-}
+#[path = "sims/pools.rs"]
+mod pools;
+use pools::{Count, Pool, check, load_pool, order, rows, spec, uniform, wilson};
 
 /// The true change of the mean launch time when `share` of the launches after the warm-up take
 /// `factor` times as long, measured on the pool (every process, every target).
@@ -319,10 +185,6 @@ struct Noise {
     between: f64,
 }
 
-fn uniform(rng: &mut Rng, lo: f64, hi: f64) -> f64 {
-    lo + (hi - lo) * rng.next_f64()
-}
-
 /// One process of 30 launches at level `mu` (launch 0 a warm-up 3-7 % slow).
 fn process(rng: &mut Rng, n: Noise, mu: f64) -> Vec<f64> {
     let off = n.between * rng.normal();
@@ -394,16 +256,6 @@ fn synthetic_check(spec: &Spec, shift: f64, older: usize, seed: u64) -> Vec<RowV
                 .map_or(RowVerdict::Error, |x| x.verdict())
         })
         .collect()
-}
-
-fn wilson(k: usize, n: usize) -> (f64, f64) {
-    let z = 1.959_964;
-    let (k, n) = (k as f64, n.max(1) as f64);
-    let p = k / n;
-    let d = 1.0 + z * z / n;
-    let c = (p + z * z / (2.0 * n)) / d;
-    let h = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
-    ((c - h).max(0.0) * 100.0, (c + h).min(1.0) * 100.0)
 }
 
 fn alpha(runs: usize) {
@@ -490,20 +342,10 @@ fn ab_threshold(runs: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let section = args
-        .first()
-        .filter(|a| !a.starts_with("--"))
-        .cloned()
-        .unwrap_or_else(|| "all".into());
-    let root = PathBuf::from(value("--pools").unwrap_or_else(|| "/tmp/pools".into()));
-    let runs: usize = value("--runs").and_then(|v| v.parse().ok()).unwrap_or(300);
+    let args = pools::Args::read();
+    let section = args.section();
+    let root = args.root();
+    let runs: usize = args.runs(300);
     let started = std::time::Instant::now();
     let all = section == "all";
     if all || section == "slow-share" {

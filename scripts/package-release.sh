@@ -5,11 +5,13 @@
 #   scripts/package-release.sh archive BINARY TARGET OUTDIR
 #       OUTDIR/cgp-gate-TARGET.tar.gz (the binary at the top level) and its .sha256
 #       (`sha256sum` output). Refuses a binary that needs a glibc above the floor (2.28, the
-#       wheel's: pyproject.toml); GLIBC_FLOOR=none skips that check (tests packaging a debug
-#       build of this machine).
+#       wheel's: pyproject.toml); GLIBC_FLOOR=none skips that check, for an archive of a
+#       build of this machine that is not a release (a local mirror, tests/install.rs; README,
+#       "Install").
 #   scripts/package-release.sh installer REPOSITORY VERSION OUTDIR
 #       OUTDIR/cgp-gate-installer.sh: scripts/install.sh with REPOSITORY and VERSION as its
-#       defaults, so `curl -fsSL .../cgp-gate-installer.sh | sh` installs that release.
+#       defaults, so `curl -fsSLO .../cgp-gate-installer.sh && sh cgp-gate-installer.sh`
+#       installs that release.
 #   scripts/package-release.sh sums OUTDIR
 #       OUTDIR/SHA256SUMS over every other file in OUTDIR.
 set -euo pipefail
@@ -35,7 +37,7 @@ case "${1:-}" in
     if [ ! -f "$bin" ] || [ ! -x "$bin" ]; then die "$bin is not an executable file"; fi
     floor="${GLIBC_FLOOR:-2.28}"
     if [ "$floor" != none ]; then
-      glibc_ok "$bin" "$floor" || die "refusing to release $bin: build it with cargo zigbuild --target $target.$floor"
+      glibc_ok "$bin" "$floor" || die "refusing to release $bin: build it with cargo zigbuild --target $target.$floor; or, for an archive of a build that runs on this machine only (a local mirror, a test), not a release, set GLIBC_FLOOR=none"
     fi
     mkdir -p "$out"
     stage="$(mktemp -d)"

@@ -80,9 +80,17 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
         &["publish"],
         &["cgp-core", "cgp-spec", "cgp-outcome", "cgp-report"],
     ),
+    // The results store: runs in SQLite or PostgreSQL (a database driver: above the decided
+    // results it stores, beside the profilers and the publishers, below the commands).
+    (
+        "cgp-store",
+        "crates/cgp-store",
+        &["store"],
+        &["cgp-core", "cgp-outcome"],
+    ),
     // Tests only, a dev-dependency of the others: the repository's paths and fixtures, the one
     // way a test says it could not run, the binary's command, the stand-ins.
-    ("cgp-test-support", "crates/cgp-test-support", &[], &[]),
+    ("cgp-test-support", "crates/cgp-test-support", &["pg"], &[]),
     // The command line (clap) and the commands.
     (
         "cgp-gate",
@@ -96,6 +104,7 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
             "cgp-profile",
             "cgp-engine",
             "cgp-publish",
+            "cgp-store",
         ],
     ),
 ];
@@ -103,15 +112,38 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
 /// Crates that profile or drive a GPU, speak HTTP, parse a command line or draw progress bars
 /// (a name ending in `*` is a prefix).
 const PROFILERS: &[&str] = &["cgp-profile", "cgp-engine", "nvml-wrapper", "rusqlite"];
+/// Database drivers beyond the SQLite a profiler reads (the results store's PostgreSQL client),
+/// and the store itself.
+const DATABASES: &[&str] = &["cgp-store", "postgres*", "tokio-postgres*"];
 const HTTP: &[&str] = &["cgp-publish", "octocrab", "hyper*", "reqwest", "ureq"];
 const COMMAND_LINE: &[&str] = &["cgp-gate", "clap*", "indicatif"];
 
 /// What each crate must not reach, through any chain of normal or build dependencies.
 const BANNED: &[(&str, &[&[&str]])] = &[
-    ("cgp-core", &[PROFILERS, HTTP, COMMAND_LINE, &["cgp-report"]]),
-    ("cgp-spec", &[PROFILERS, HTTP, COMMAND_LINE, &["cgp-report"]]),
-    ("cgp-outcome", &[PROFILERS, HTTP, COMMAND_LINE, &["cgp-report"]]),
-    ("cgp-report", &[PROFILERS, HTTP, COMMAND_LINE]),
+    (
+        "cgp-core",
+        &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
+    ),
+    (
+        "cgp-spec",
+        &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
+    ),
+    (
+        "cgp-outcome",
+        &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
+    ),
+    ("cgp-report", &[PROFILERS, DATABASES, HTTP, COMMAND_LINE]),
+    // The store drives a database (SQLite, PostgreSQL), nothing else: no profiler or GPU, no
+    // HTTP client, no command line, no reporter.
+    (
+        "cgp-store",
+        &[
+            &["cgp-profile", "cgp-engine", "nvml-wrapper"],
+            HTTP,
+            COMMAND_LINE,
+            &["cgp-report", "cgp-publish"],
+        ],
+    ),
 ];
 
 /// The most lines a source file may have, and a function (test functions included).
@@ -901,11 +933,17 @@ pub fn profilers_are_named_where_registered(root: &Path) -> Vec<String> {
         }
         let text = without_tests(&rel, &std::fs::read_to_string(&file).unwrap());
         for (i, line) in text.lines().enumerate() {
-            let named = line.match_indices("ProfilerKind::").any(|(at, m)| {
-                let mut rest = line[at + m.len()..].chars();
-                // A variant (`Ncu`, `PytestBenchmark`), not `ALL` or `default()`.
-                rest.next().is_some_and(|c| c.is_ascii_uppercase())
-                    && rest.next().is_some_and(|c| c.is_ascii_lowercase())
+            // A kind (`ProfilerKind::Nsys`) or a harness format (`HarnessFormat::Vllm`, or
+            // `Format::Vllm` as cgp-profile's `harness` names it).
+            let named = ["ProfilerKind::", "HarnessFormat::", "Format::"].iter().any(|p| {
+                line.match_indices(p).any(|(at, m)| {
+                    let whole = !line[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+                    let mut rest = line[at + m.len()..].chars();
+                    // A variant (`Ncu`, `PytestBenchmark`), not `ALL` or `default()`.
+                    whole
+                        && rest.next().is_some_and(|c| c.is_ascii_uppercase())
+                        && rest.next().is_some_and(|c| c.is_ascii_lowercase())
+                })
             });
             if named {
                 out.push(format!(

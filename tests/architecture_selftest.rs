@@ -234,6 +234,9 @@ fn a_profiler_or_http_client_reached_through_another_crate_is_found() {
     // octocrab brings hyper; cgp-profile brings NVML and SQLite.
     s.depend("cgp-core", "octocrab.workspace = true");
     s.depend("cgp-report", "cgp-profile.workspace = true");
+    // A database driver below the store, and the store speaking HTTP.
+    s.depend("cgp-outcome", "postgres.workspace = true");
+    s.depend("cgp-store", "octocrab.workspace = true");
     finds(
         crate_graph,
         &s,
@@ -243,6 +246,8 @@ fn a_profiler_or_http_client_reached_through_another_crate_is_found() {
             "cgp-report depends on cgp-profile",
             "cgp-report reaches nvml-wrapper: cgp-report -> cgp-profile -> nvml-wrapper",
             "cgp-report reaches rusqlite",
+            "cgp-outcome reaches postgres: cgp-outcome -> postgres",
+            "cgp-store reaches octocrab",
         ],
     );
 }
@@ -478,11 +483,25 @@ fn a_profiler_named_outside_its_backend_is_found() {
         "crates/cgp-spec/src/spec/kinds.rs",
         "\nconst PLANTED: ProfilerKind = ProfilerKind::Gbench;\n",
     );
+    // A harness format, by the core's name or by cgp-profile's: each one outside its reader.
+    s.append(
+        "crates/cgp-engine/src/run/check/harness_states.rs",
+        "\nfn planted() -> bool {\n    crate::measured::profiler::HarnessFormat::Vllm.as_str().is_empty()\n}\n",
+    );
+    s.append(
+        "src/commands/import.rs",
+        "\nfn planted(f: crate::harness::Format) -> bool {\n    f == crate::harness::Format::Hyperfine\n}\nconst NOT_ONE: &str = \"ExportFormat::Json\";\n",
+    );
     finds(
         profilers_are_named_where_registered,
         &s,
-        &["spec/load/target.rs:", "run/engine.rs:"],
+        &[
+            "spec/load/target.rs:",
+            "run/engine.rs:",
+            "run/check/harness_states.rs:",
+            "commands/import.rs:",
+        ],
     );
     let found = profilers_are_named_where_registered(s.root());
-    assert_eq!(found.len(), 2, "{found:#?}");
+    assert_eq!(found.len(), 4, "{found:#?}");
 }

@@ -130,9 +130,16 @@ fn an_8_percent_slowdown_is_bisected_to_its_commit_and_a_broken_build_is_skipped
         text.contains(&format!("the first bad commit is {}", shas[K])),
         "{text}"
     );
+    // The confidence says what it is about and what it assumes (issue 57).
     assert!(
-        text.contains("confidence that it is the first bad commit: at least"),
+        text.contains("confidence at least")
+            && text.contains("that it is the first commit at which the change from the good commit crosses the threshold, assuming"),
         "{text}"
+    );
+    assert_eq!(
+        v["claim"],
+        cgp_outcome::outcome::BisectEnd::Culprit.claim(),
+        "{v}"
     );
     let steps = v["steps"].as_array().unwrap();
     let seven = steps
@@ -159,6 +166,43 @@ fn an_8_percent_slowdown_is_bisected_to_its_commit_and_a_broken_build_is_skipped
         md.contains("cgp-gate bisect: the first bad commit is") && md.contains("| 7 |"),
         "{md}"
     );
+}
+
+/// Issue 57: +1 % a commit over commits 1 to 6 (then flat at +6 %), against a 3 % threshold:
+/// no commit changes by the threshold, the change from good crosses it at commit 3 or 4. The
+/// search reports the run of commits where it crosses (or the commit, when a neighbour decides),
+/// exit 0, never 3; before, the unknown commits at the threshold ended it in exit 3.
+#[test]
+fn a_creep_of_one_percent_a_commit_is_bisected_to_a_range_and_exits_0() {
+    if !has_git("bisect_cli::a_creep_of_one_percent_a_commit") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let shas = scratch(dir.path(), |i| 1.0 + 0.01 * i.min(6) as f64, |_| false);
+    let (code, text, v) = bisect(dir.path(), &shas);
+    assert_eq!(code, 0, "{text}");
+    let index = |sha: &str| shas.iter().position(|s| s == sha).unwrap();
+    match v["end"].as_str().unwrap() {
+        "range" => {
+            let range: Vec<usize> = v["range"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| index(s.as_str().unwrap()))
+                .collect();
+            // Consecutive, and the crossing (commit 3 at exactly +3 %, commit 4 beyond) in it.
+            assert!(range.windows(2).all(|w| w[1] == w[0] + 1), "{range:?}");
+            assert!(range[0] <= 4 && *range.last().unwrap() >= 3, "{range:?}: {text}");
+            assert_eq!(v["claim"], cgp_outcome::outcome::BisectEnd::Range.claim(), "{v}");
+            assert!(text.contains("crosses the threshold within"), "{text}");
+            assert!(v["confidence"].as_f64().unwrap() > 0.98, "{v}");
+        }
+        "culprit" => {
+            let k = index(v["culprit"]["commit"].as_str().unwrap());
+            assert!((3..=4).contains(&k), "{k}: {text}");
+        }
+        other => panic!("{other}: {text}"),
+    }
 }
 
 #[test]

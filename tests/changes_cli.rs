@@ -204,6 +204,24 @@ fn bad_inputs_are_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("percentage"));
     let out = bin().arg("changes").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // A results file that is not there is invalid input (exit 2), as a missing spec is to
+    // `validate`, in every command that reads one (issue 59, item 7); not an environment failure.
+    let gone = dir.path().join("gone.json");
+    let gone = gone.to_str().unwrap();
+    for args in [
+        &["changes", gone][..],
+        &["report", "--from", gone],
+        &["merge", gone],
+        &["history", gone, "--out", "site-x"],
+        &["parse", gone],
+        &["validate", "--spec", gone],
+    ] {
+        let out = bin().current_dir(dir.path()).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("gone.json"), "{args:?}: {err}");
+    }
+    assert!(!dir.path().join("site-x").exists());
 }
 
 /// `changes` over a history made of REAL H100 check results (12 of the A/A replay, then 12 of

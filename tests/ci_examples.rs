@@ -490,3 +490,101 @@ line=$(sed -n "${n}p" "$STATES"); [ -n "$line" ] || line=$(tail -n 1 "$STATES")
         );
     }
 }
+
+/// The lines of `.ci/setup`'s text that change the system (`apt-get`, `pip install`, `sed -i`)
+/// without being an argument of its `change` function, which says each change before making it.
+fn unannounced_changes(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_change = false;
+    for line in text.lines() {
+        let code = line.trim_start();
+        if code.starts_with('#') {
+            continue;
+        }
+        let announced = in_change || code.starts_with("change ");
+        let changes = ["apt-get ", "pip install", "sed -i"]
+            .iter()
+            .any(|c| code.contains(c));
+        if changes && !announced {
+            out.push(line.to_owned());
+        }
+        in_change = announced && code.ends_with('\\');
+    }
+    out
+}
+
+/// Issue 59, item 3: `.ci/setup` (which `.ci/test` runs first) says each change to the system
+/// before making it, `--dry-run` says them without making any, and the README names every package
+/// it may install. Run here with a PATH that lacks the tools, so that every one is missing.
+#[test]
+fn ci_setup_says_each_system_change_first_and_the_readme_names_them() {
+    let script = std::fs::read_to_string(root().join(".ci/setup")).unwrap();
+    assert_eq!(unannounced_changes(&script), Vec::<String>::new());
+    // The check finds a change made without a word.
+    let planted = script.replace(
+        "pip_install() {\n",
+        "pip_install() {\n  python3 -m pip install -q \"$1\"\n",
+    );
+    assert_eq!(
+        unannounced_changes(&planted).len(),
+        1,
+        "the planted line is not found"
+    );
+
+    let bare = tempfile::tempdir().unwrap();
+    for tool in ["bash", "python3", "id", "grep", "env"] {
+        let Some(found) = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+            .map(|p| p.join(tool))
+            .find(|p| p.is_file())
+        else {
+            support::skip(
+                "ci_setup_says_each_system_change_first",
+                &format!("no {tool} on PATH"),
+            );
+            return;
+        };
+        std::os::unix::fs::symlink(found, bare.path().join(tool)).unwrap();
+    }
+    let sources = std::fs::read("/etc/apt/sources.list.d/debian.sources").ok();
+    let o = Command::new(bare.path().join("bash"))
+        .arg(root().join(".ci/setup"))
+        .arg("--dry-run")
+        .env("PATH", bare.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{said}");
+    assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(said.lines().all(|l| l.starts_with(".ci/setup: ")), "{said}");
+    assert_eq!(
+        std::fs::read("/etc/apt/sources.list.d/debian.sources").ok(),
+        sources
+    );
+    // Each package it would install, as a Debian or PyPI package name, is named in the README.
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut named = 0;
+    for line in said.lines().filter(|l| l.contains(": would install ")) {
+        let words: Vec<&str> = line.rsplit(": ").next().unwrap().split_whitespace().collect();
+        let at = words.iter().rposition(|w| w.starts_with('-')).unwrap();
+        for package in &words[at + 1..] {
+            named += 1;
+            assert!(
+                readme.contains(&format!("`{package}`")),
+                "README does not name `{package}`: {line}"
+            );
+        }
+    }
+    if nix_root() {
+        // As root, every Debian and PyPI package the tests use: 5 from apt at least, 3 from PyPI.
+        assert!(named >= 8, "{said}");
+    } else {
+        assert!(said.contains("this is not root"), "{said}");
+    }
+}
+
+fn nix_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}

@@ -121,6 +121,26 @@ const READERS_FILES: &[(&str, &str)] = &[
         "check --replay rec",
         "rec: the recording `import` makes of the reader's harness file",
     ),
+    (
+        "store push --store sqlite:perf.db results.json",
+        "perf.db: the store the `check` before it pushed to, in another folder (tests/store_cli.rs runs these steps)",
+    ),
+    (
+        "history --store sqlite:perf.db --branch main --out site",
+        "perf.db: the store the `check` before it pushed to, in another folder (tests/store_cli.rs runs these steps)",
+    ),
+    (
+        "changes --store sqlite:perf.db --branch main --since 2026-01-01",
+        "perf.db: the store the `check` before it pushed to, in another folder (tests/store_cli.rs runs these steps)",
+    ),
+    (
+        "store export --store sqlite:perf.db --format hud-v3 --out hud.jsonl",
+        "perf.db: the store the `check` before it pushed to, in another folder (tests/store_cli.rs runs these steps)",
+    ),
+    (
+        "history --store sqlite:perf.db --branch main --since 2026-01-01 --out site",
+        "perf.db: the reader's results store (docs/store.md; tests/store_cli.rs reads one)",
+    ),
 ];
 
 /// A command as the docs write it: the words after `cgp-gate`, up to a redirection, pipe,
@@ -409,5 +429,147 @@ fn getting_started_script_fails_when_a_step_fails() {
     assert!(
         out.contains("4. check, a 6% slower matmul"),
         "every step still runs: {out}"
+    );
+}
+
+/// Paths the pages name in code spans that are not files of this repository, each with why.
+const NOT_REPOSITORY_FILES: &[(&str, &str)] = &[
+    (
+        ".github/workflows/perf.yml",
+        "the workflow the reader writes in their own project",
+    ),
+    ("tests/it/", "each crate's own tests folder, as a pattern"),
+    (
+        "examples/throughput.cu",
+        "nvbench's example, in nvbench's repository (docs/gpu-lease.md)",
+    ),
+    (
+        "tests/fixtures/harness/h200-throughput/",
+        "where docs/gpu-lease.md says to commit a capture not yet made",
+    ),
+];
+
+/// The repository paths a page names in code spans (`crates/...`, `tests/...`, `scripts/...`)
+/// that do not exist, as `line: path`. Placeholders (`<name>`, `{a,b}`, `*`) are not paths.
+fn missing_paths(text: &str) -> Vec<String> {
+    const ROOTS: &[&str] = &[
+        "crates/",
+        "src/",
+        "tests/",
+        "scripts/",
+        "examples/",
+        "docs/",
+        ".ci/",
+        ".github/",
+    ];
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        for (k, span) in line.split('`').enumerate() {
+            let path = span.split([':', ' ']).next().unwrap_or("");
+            if k % 2 == 0
+                || !ROOTS.iter().any(|r| path.starts_with(r))
+                || path.contains(['<', '{', '*'])
+                || NOT_REPOSITORY_FILES.iter().any(|(p, _)| *p == path)
+            {
+                continue;
+            }
+            if !root().join(path).exists() {
+                out.push(format!("{}: {path}", n + 1));
+            }
+        }
+    }
+    out
+}
+
+/// Issue 59: docs/cupti.md named `crates/cgp-profile/src/cupti/trace.rs` after the module became
+/// a folder. Every repository file the README and docs name exists; a planted stale name is found.
+#[test]
+fn every_repository_file_the_docs_name_exists() {
+    let planted =
+        "read by `cupti::trace::parse` (`crates/cgp-profile/src/cupti/trace.rs`), see `docs/cupti.md`";
+    assert_eq!(
+        missing_paths(planted),
+        ["1: crates/cgp-profile/src/cupti/trace.rs"]
+    );
+    let mut missing = Vec::new();
+    for doc in docs() {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        let name = doc.strip_prefix(root()).unwrap().display().to_string();
+        missing.extend(missing_paths(&text).into_iter().map(|m| format!("{name}:{m}")));
+    }
+    assert!(missing.is_empty(), "named but not there: {missing:#?}");
+}
+
+/// Issue 59: docs/spec.md said `job_spread` defaults to "0.1%" while the code assumes 0.3 %.
+/// The default the page states is the prior the statistics start from.
+#[test]
+fn the_job_spread_default_docs_spec_states_is_the_codes() {
+    let spec = std::fs::read_to_string(root().join("docs/spec.md")).unwrap();
+    let row = spec
+        .lines()
+        .find(|l| l.starts_with("| `job_spread` |"))
+        .expect("docs/spec.md has a row for `job_spread`");
+    let stated: f64 = row
+        .split('|')
+        .nth(2)
+        .unwrap()
+        .trim()
+        .trim_matches(['`', '"', '%'])
+        .parse()
+        .unwrap_or_else(|_| panic!("{row}"));
+    let code = cgp_core::stats::jobspread::Prior::default().spread * 100.0;
+    assert!(
+        (stated - code).abs() < 1e-9,
+        "docs/spec.md says {stated}%, the code {code}%"
+    );
+}
+
+/// Issue 59, item 1: `bash examples/demo.sh` runs an installed cgp-gate (`CGP_GATE=...`, or one on
+/// PATH) without building anything, and says which one on its first line; here with no cargo on
+/// PATH at all, in a copy of the demo's files (it writes target/demo beside them).
+#[test]
+fn the_demo_runs_an_installed_cgp_gate_without_building() {
+    let d = tempfile::tempdir().unwrap();
+    for part in ["examples/recordings/h100", "examples/baselines-h100"] {
+        crate::support::copy_dir(&root().join(part), &d.path().join(part));
+    }
+    std::fs::copy(root().join("examples/demo.sh"), d.path().join("examples/demo.sh")).unwrap();
+    let bin = env!("CARGO_BIN_EXE_cgp-gate");
+    // A PATH of the folders that hold no cargo and no cgp-gate.
+    let path: Vec<PathBuf> = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .filter(|p| !p.join("cargo").exists() && !p.join("cgp-gate").exists())
+        .collect();
+    let run = |env: &[(&str, &str)]| {
+        let mut c = std::process::Command::new("bash");
+        c.arg(d.path().join("examples/demo.sh"))
+            .env("PATH", std::env::join_paths(&path).unwrap())
+            .env_remove("CGP_GATE");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        (o.status.code(), out + &String::from_utf8_lossy(&o.stderr))
+    };
+    let (code, out) = run(&[("CGP_GATE", bin)]);
+    assert_eq!(code, Some(0), "{out}");
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with(&format!("== cgp-gate: {bin} (cgp-gate ")) && first.ends_with("; CGP_GATE)"),
+        "{first}"
+    );
+    assert!(!out.contains("building"), "{out}");
+    assert!(
+        out.contains("unchanged code: exit 0 (expected 0); EXTRA_WORK_PCT=3: exit 1 (expected 1)"),
+        "{out}"
+    );
+    assert!(d.path().join("target/demo/report.html").is_file());
+    // Nothing installed and no cargo: it says what to do, before trying to build.
+    let (code, out) = run(&[]);
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.lines().next().unwrap().contains("none installed"), "{out}");
+    assert!(
+        out.contains("cargo is not installed") && out.contains("CGP_GATE"),
+        "{out}"
     );
 }

@@ -359,3 +359,92 @@ fn doctor_names_each_check_and_what_to_fix() {
         "{text}"
     );
 }
+
+/// Issue 59, item 6: `doctor` finds libcupti as a cupti run does, through the dynamic loader.
+/// ldconfig's cache lists none here (a stale cache: a stand-in `ldconfig` first on PATH lists
+/// nothing) and the real libcupti is in a folder on LD_LIBRARY_PATH: doctor says `ok` with that
+/// file and that the cache is stale, not "install libcupti-dev". A `libcupti:` that is not there
+/// is named, with advice about that path, not about installing.
+#[test]
+fn doctor_finds_libcupti_through_the_loader_when_the_ldconfig_cache_is_stale() {
+    let test = "first_errors::doctor_finds_libcupti_through_the_loader_when_the_ldconfig_cache_is_stale";
+    let Ok((real, _)) = cgp_profile::cupti::locate::locate(None) else {
+        support::skip(
+            test,
+            "libcupti is not installed (.ci/setup installs libcupti-dev)",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bin_dir = dir.path().join("bin");
+    let lib_dir = dir.path().join("lib");
+    std::fs::create_dir(&bin_dir).unwrap();
+    std::fs::create_dir(&lib_dir).unwrap();
+    std::fs::write(
+        bin_dir.join("ldconfig"),
+        "#!/bin/sh\necho '0 libs found in cache /etc/ld.so.cache'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        bin_dir.join("ldconfig"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(std::fs::canonicalize(&real).unwrap(), lib_dir.join("libcupti.so")).unwrap();
+    let spec = dir.path().join("s.yaml");
+    std::fs::write(
+        &spec,
+        "version: 1\ntargets:\n  - name: t\n    profiler: cupti\n    command: [./app]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n",
+    )
+    .unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    let doctor = |extra: &[(&str, &std::ffi::OsStr)]| {
+        let mut c = bin();
+        c.arg("doctor")
+            .arg("--spec")
+            .arg(&spec)
+            .env("PATH", &path)
+            .env("LD_LIBRARY_PATH", &lib_dir);
+        for k in [
+            "CGP_GATE_LIBCUPTI",
+            "CUDA_HOME",
+            "CUDA_PATH",
+            "VIRTUAL_ENV",
+            "CONDA_PREFIX",
+        ] {
+            c.env_remove(k);
+        }
+        for (k, v) in extra {
+            c.env(k, v);
+        }
+        output(&mut c)
+    };
+    let (_, text) = doctor(&[]);
+    let line = text
+        .lines()
+        .find(|l| l.contains("libcupti"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.starts_with(&format!(
+            "ok    libcupti        {}/libcupti.so (found by the dynamic loader",
+            lib_dir.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        line.contains("`ldconfig -p` lists no libcupti") && line.contains("refreshes it"),
+        "{line}"
+    );
+    assert!(!text.contains("libcupti-dev"), "{text}");
+    // A named libcupti that is not there: that path, and what to point at instead.
+    let (code, text) = doctor(&[(
+        "CGP_GATE_LIBCUPTI",
+        std::ffi::OsStr::new("/nonexistent/libcupti.so"),
+    )]);
+    assert_eq!(code, 3, "{text}");
+    assert!(
+        text.contains("FAIL  libcupti") && text.contains("/nonexistent/libcupti.so"),
+        "{text}"
+    );
+    assert!(!text.contains("install the CUDA toolkit's CUPTI"), "{text}");
+}

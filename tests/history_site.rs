@@ -18,7 +18,7 @@ fn planted(row: &Value) -> bool {
 
 /// 30 results files from one real `check` results file: every row's estimate (candidate median,
 /// change and its interval) scaled by seeded noise (CV 0.5%), the planted series by 1.03 from 15.
-fn history(dir: &Path, edit: &dyn Fn(&mut Value)) -> Vec<PathBuf> {
+pub(crate) fn history(dir: &Path, edit: &dyn Fn(&mut Value)) -> Vec<PathBuf> {
     let mut base = real_results(dir);
     edit(&mut base);
     let mut rng = Rng(47);
@@ -69,7 +69,7 @@ fn site(files: &[PathBuf], out: &Path, extra: &[&str]) -> (String, Value) {
 }
 
 /// The JSON blob the page's script draws.
-fn data_of(page: &str) -> Value {
+pub(crate) fn data_of(page: &str) -> Value {
     let open = "<script type=\"application/json\" id=\"cgp-data\">";
     let start = page.find(open).unwrap() + open.len();
     let end = start + page[start..].find("</script>").unwrap();
@@ -189,6 +189,103 @@ fn a_real_history_becomes_a_site_with_a_chart_per_series_and_its_change() {
         "links to the commits"
     );
     assert!(dom.contains("Changed series, worst first") && dom.contains("class=\"worse\""));
+}
+
+/// Issue 59, item 4: six results around the planted +3 % step are too short to find any shift
+/// at the level: the page says so in its header (how many series, the results they have and need)
+/// and under each series, and its "no shift" line says why, as `changes` does; checked in the
+/// page as headless Chromium draws it.
+#[test]
+fn a_history_too_short_to_find_a_shift_says_so_in_the_header_and_per_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = history(dir.path(), &|_| {});
+    let short = &files[12..18];
+    let out = dir.path().join("site");
+    let (_, data) = site(short, &out, &[]);
+    let changes = dir.path().join("changes.json");
+    let o = bin()
+        .arg("changes")
+        .args(short)
+        .arg("--json")
+        .arg(&changes)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let reach: Value = serde_json::from_str(&std::fs::read_to_string(&changes).unwrap()).unwrap();
+    let n = data["series"].as_array().unwrap().len();
+    assert_eq!(
+        reach["reach"]["too_short"].as_u64(),
+        Some(n as u64),
+        "every series is too short"
+    );
+    assert_eq!(data["too_short"].as_u64(), Some(n as u64));
+    let note = data["too_short_note"].as_str().unwrap();
+    assert!(
+        note.starts_with(&format!(
+            "The history is too short to find a level shift in {n} of {n} series: 6 results, "
+        )),
+        "{note}"
+    );
+    assert!(note.contains(" needed"), "{note}");
+    for s in data["series"].as_array().unwrap() {
+        let text = s["short"].as_str().unwrap();
+        assert!(
+            text.starts_with("too short to find a level shift: 6 results, "),
+            "{s}"
+        );
+        // The number it needs is the one `changes` works out for that series.
+        let r = reach["reach"]["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["target"] == s["target"]
+                    && r["size"] == s["size"]
+                    && r["metric"] == s["metric"]
+                    && r["kernel"] == s["kernel"]
+            })
+            .unwrap();
+        let needed = r["needed"]
+            .as_u64()
+            .unwrap_or_else(|| r["fewest"].as_u64().unwrap());
+        assert!(
+            needed > 6 && text.contains(&format!("{needed} needed")),
+            "{text} / {r}"
+        );
+    }
+    let Some(bin) =
+        chromium("history_site::a_history_too_short_to_find_a_shift_says_so_in_the_header_and_per_series")
+    else {
+        return;
+    };
+    let index = out.join("index.html");
+    let (missing, console, dom) = missing_charts(bin, &index, &data);
+    assert!(
+        console.is_empty() && missing.is_empty(),
+        "{console:#?} {missing:?}"
+    );
+    let header = &dom[dom.find("<header>").unwrap()..dom.find("</header>").unwrap()];
+    assert!(header.contains(&format!("id=\"too-short\">{note}")), "{header}");
+    assert!(
+        dom.contains(
+            "<p id=\"none-changed\">No level shift can be found yet: the history is too short (above).</p>"
+        ),
+        "{dom}"
+    );
+    let planted = data["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| planted(s) && s["kernel"].as_str().is_some_and(|k| k.contains("matmul")))
+        .unwrap();
+    let at = dom
+        .find(&format!("id=\"{}\"", planted["id"].as_str().unwrap()))
+        .unwrap();
+    let section = &dom[at..at + dom[at..].find("</section>").unwrap()];
+    assert!(
+        section.contains("· too short to find a level shift: 6 results, "),
+        "{section}"
+    );
 }
 
 #[test]

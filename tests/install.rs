@@ -253,7 +253,217 @@ fn the_packaging_refuses_a_binary_above_the_glibc_floor() {
     // This machine's glibc is newer than 2.28 (Debian 12: 2.36), and the test build links it.
     assert_eq!(o.status.code(), Some(2), "{}", said(&o));
     assert!(said(&o).contains("above the floor 2.28"), "{}", said(&o));
+    // And how to package a build of this machine anyway, as the README's "Install" says.
+    assert!(said(&o).contains("set GLIBC_FLOOR=none"), "{}", said(&o));
     assert!(std::fs::read_dir(d.path()).unwrap().next().is_none());
+}
+
+/// Issue 58, item 10: the installer's temporary file is its own (`mktemp` in the destination):
+/// a link planted at the name it used before (`.cgp-gate.<pid>`, planted here by the shell that
+/// then `exec`s the installer with that very pid) is neither written through nor changed in mode
+/// nor removed; the install lands, and leaves no other file.
+#[test]
+fn the_installer_writes_through_no_planted_link() {
+    let d = tempfile::tempdir().unwrap();
+    let rel = d.path().join("release");
+    package(&rel);
+    let server = Server::start(&rel);
+    let to = d.path().join("bin");
+    std::fs::create_dir(&to).unwrap();
+    let theirs = d.path().join("theirs");
+    std::fs::write(&theirs, "keep me").unwrap();
+    let mode =
+        |p: &Path| std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions());
+    std::fs::set_permissions(&theirs, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ln -s "$1" "$2/.cgp-gate.$$" && exec sh "$3" --to "$2""#)
+        .arg("sh")
+        .arg(&theirs)
+        .arg(&to)
+        .arg(root().join("scripts/install.sh"))
+        .env("CGP_GATE_DOWNLOAD_URL", server.url())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "keep me");
+    assert_eq!(mode(&theirs) & 0o777, 0o600);
+    assert_eq!(
+        std::fs::read(to.join("cgp-gate")).unwrap(),
+        std::fs::read(env!("CARGO_BIN_EXE_cgp-gate")).unwrap()
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&to)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    // The planted link stays (the installer removes nothing it did not make), and nothing else.
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(left.contains(&"cgp-gate".to_owned()), "{left:?}");
+    assert!(
+        left.iter().any(|n| n.starts_with(".cgp-gate.")
+            && std::fs::symlink_metadata(to.join(n))
+                .unwrap()
+                .file_type()
+                .is_symlink()),
+        "{left:?}"
+    );
+}
+
+/// Issue 58, item 10: without HOME there is no default folder: the installer refuses (exit 2,
+/// naming `--to`) instead of installing into `/.local/bin`; with `--to` it installs.
+#[test]
+fn the_installer_refuses_an_unset_home_without_to() {
+    let d = tempfile::tempdir().unwrap();
+    let rel = d.path().join("release");
+    package(&rel);
+    let server = Server::start(&rel);
+    let had_root_local = Path::new("/.local").exists();
+    let run = |to: Option<&Path>, home: Option<&str>| {
+        let mut c = Command::new("sh");
+        c.arg(root().join("scripts/install.sh"))
+            .env_remove("HOME")
+            .env_remove("CGP_GATE_INSTALL_DIR")
+            .env("CGP_GATE_DOWNLOAD_URL", server.url());
+        if let Some(h) = home {
+            c.env("HOME", h);
+        }
+        if let Some(t) = to {
+            c.arg("--to").arg(t);
+        }
+        c.output().unwrap()
+    };
+    for home in [None, Some("")] {
+        let o = run(None, home);
+        assert_eq!(o.status.code(), Some(2), "{home:?}: {}", said(&o));
+        assert!(
+            said(&o).contains("HOME is not set") && said(&o).contains("--to DIR"),
+            "{}",
+            said(&o)
+        );
+    }
+    assert_eq!(
+        Path::new("/.local").exists(),
+        had_root_local,
+        "something was made in /.local"
+    );
+    assert_eq!(server.archive_requests(), 0, "nothing was downloaded");
+    let to = d.path().join("bin");
+    let o = run(Some(&to), None);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert!(to.join("cgp-gate").is_file());
+}
+
+/// A server on 127.0.0.1 that answers every request with a large body, one byte a second (a
+/// stalled mirror); stopped when dropped.
+struct Trickle(Child, u16);
+
+impl Trickle {
+    fn start() -> Self {
+        let script = r#"
+import http.server, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "100000000")
+        self.end_headers()
+        try:
+            while True:
+                self.wfile.write(b"x"); self.wfile.flush(); time.sleep(1)
+        except OSError:
+            pass
+    def log_message(self, *a):
+        pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+srv.daemon_threads = True
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"#;
+        let mut child = Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().unwrap();
+        Self(child, port)
+    }
+}
+
+impl Drop for Trickle {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Issue 58, item 10: a mirror that sends a byte a second does not hang the installer: with
+/// curl, and with wget where there is no curl, the download is abandoned at its time limit
+/// (CGP_GATE_DOWNLOAD_TIMEOUT, 3 s here; 300 s by default) with exit 3, and nothing installed.
+#[test]
+fn a_stalled_mirror_ends_the_installer_at_its_time_limit() {
+    let d = tempfile::tempdir().unwrap();
+    let server = Trickle::start();
+    // A PATH with wget and not curl: every tool the installer uses, linked into one folder.
+    let wget_only = d.path().join("wget-only");
+    std::fs::create_dir(&wget_only).unwrap();
+    for tool in [
+        "uname",
+        "mktemp",
+        "wget",
+        "timeout",
+        "sha256sum",
+        "cut",
+        "tar",
+        "gzip",
+        "rm",
+        "mkdir",
+        "cat",
+        "chmod",
+        "mv",
+        "sed",
+    ] {
+        let found = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+            .map(|p| p.join(tool))
+            .find(|p| p.is_file());
+        let Some(found) = found else {
+            crate::support::skip(
+                "a_stalled_mirror_ends_the_installer_at_its_time_limit",
+                &format!("no {tool} on PATH"),
+            );
+            return;
+        };
+        std::os::unix::fs::symlink(found, wget_only.join(tool)).unwrap();
+    }
+    for (fetcher, path) in [
+        ("curl", std::env::var("PATH").unwrap()),
+        ("wget", wget_only.display().to_string()),
+    ] {
+        let to = d.path().join(format!("bin-{fetcher}"));
+        let started = std::time::Instant::now();
+        let o = Command::new("/bin/sh")
+            .arg(root().join("scripts/install.sh"))
+            .arg("--to")
+            .arg(&to)
+            .env("PATH", &path)
+            .env("CGP_GATE_DOWNLOAD_URL", format!("http://127.0.0.1:{}", server.1))
+            .env("CGP_GATE_DOWNLOAD_TIMEOUT", "3")
+            .output()
+            .unwrap();
+        let took = started.elapsed();
+        assert_eq!(o.status.code(), Some(3), "{fetcher}: {}", said(&o));
+        assert!(said(&o).contains("not done within 3s"), "{fetcher}: {}", said(&o));
+        assert!(
+            took < std::time::Duration::from_secs(30),
+            "{fetcher}: took {took:?}"
+        );
+        assert!(!to.join("cgp-gate").exists());
+    }
 }
 
 /// PATH without any folder that holds cargo: a runner with no Rust toolchain.
@@ -473,6 +683,87 @@ fn every_template_and_snippet_names_the_repository_and_release_of_cargo_toml() {
     }
 }
 
+/// The lines of `text` that pipe a download into a shell (`curl ... | sh`, the pipe perhaps on
+/// the next line): the pipe hides a failed download, and the line exits 0 (issue 59, item 8).
+fn downloads_piped_into_a_shell(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let piped = ["| sh", "| bash", "|sh", "|bash"]
+            .iter()
+            .any(|p| line.contains(p));
+        let fetch = |l: &str| l.contains("curl ") || l.contains("wget ");
+        if piped && (fetch(line) || i > 0 && fetch(lines[i - 1])) {
+            out.push(format!("{}: {}", i + 1, line.trim()));
+        }
+    }
+    out
+}
+
+/// Issue 59, item 8: every install line a user copies downloads the installer, then runs it (no
+/// `curl | sh`, whose pipe hides a failed download); and where the README and the getting-started
+/// page give the release's install lines, they say the placeholder has no release yet and give the
+/// build from source beside them.
+#[test]
+fn install_lines_download_then_run_and_say_the_release_is_not_published() {
+    assert_eq!(
+        downloads_piped_into_a_shell(
+            "curl -fsSL https://x/cgp-gate-installer.sh \\\n  | sh -s -- --to d\nok | sh\n"
+        ),
+        ["2: | sh -s -- --to d"]
+    );
+    let mut files: Vec<PathBuf> = [
+        "README.md",
+        "action.yml",
+        "scripts/install.sh",
+        "scripts/action.sh",
+        "scripts/package-release.sh",
+    ]
+    .iter()
+    .map(|f| root().join(f))
+    .collect();
+    for dir in [
+        "docs",
+        "examples/workflows",
+        "examples/gitlab",
+        "examples/slurm",
+        "examples/k8s",
+    ] {
+        for e in std::fs::read_dir(root().join(dir)).unwrap() {
+            files.push(e.unwrap().path());
+        }
+    }
+    let mut piped = Vec::new();
+    for f in files.iter().filter(|f| f.is_file()) {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        let rel = f.strip_prefix(root()).unwrap().display().to_string();
+        piped.extend(
+            downloads_piped_into_a_shell(&text)
+                .into_iter()
+                .map(|l| format!("{rel}:{l}")),
+        );
+    }
+    assert!(piped.is_empty(), "{piped:#?}");
+    for page in ["README.md", "docs/getting-started.md"] {
+        let text = std::fs::read_to_string(root().join(page)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let mut installs = 0;
+        for (i, line) in lines.iter().enumerate() {
+            if !(line.contains("cgp-gate-installer.sh &&") || line.contains("pip install cgp-gate")) {
+                continue;
+            }
+            installs += 1;
+            let near = lines[i.saturating_sub(12)..(i + 12).min(lines.len())].join("\n");
+            assert!(
+                near.contains("ot published yet") && near.contains("cargo install --locked --path ."),
+                "{page}:{}: an install line with no word that the release is not published, or no build from source beside it",
+                i + 1
+            );
+        }
+        assert!(installs >= 1, "{page} has no install line: the check is broken");
+    }
+}
+
 /// Each reference to a GitHub repository named `name`: `OWNER/name` in a URL, a `uses:`, or a
 /// `CGP_GATE_REPOSITORY` value, with what follows it (`@ref` for a `uses:`). Written by hand: the
 /// tests have no regex crate, and the shape is one token.
@@ -513,7 +804,7 @@ fn regex_lite(name: &str) -> impl Fn(&str) -> Vec<(String, String)> + '_ {
     }
 }
 
-/// The installer is POSIX sh (it runs as `curl ... | sh` on any runner image), the packaging and
+/// The installer is POSIX sh (it runs as `sh cgp-gate-installer.sh` on any runner image), the packaging and
 /// the Action's script are bash; shellcheck finds nothing in them.
 #[test]
 fn the_release_scripts_pass_shellcheck() {

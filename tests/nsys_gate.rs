@@ -461,8 +461,10 @@ fn the_real_nsys_traces_a_live_run_end_to_end() {
     let out = crate::support::bin()
         .env("CGP_GATE_NSYS", NSYS)
         .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
-        // The export the error cites is kept in $TMPDIR (issue 34): here, not /tmp.
+        // The export the error cites is kept (issue 34), in the run's kept folder (issue 59):
+        // here, not in ~/.cache.
         .env("TMPDIR", dir.path())
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
         .args(["profile", "--spec"])
         .arg(&spec)
         .timeout(std::time::Duration::from_secs(400))
@@ -473,8 +475,8 @@ fn the_real_nsys_traces_a_live_run_end_to_end() {
     assert!(
         e.contains("app[default] rep 0: ")
             // The export is kept where the error can cite it (issue 34): not the deleted run-0.sqlite.
-            && e.contains("/cgp-gate-output-")
-            && e.contains(".sqlite: is an nsys export without CUDA GPU activity"),
+            && e.contains(&format!("{}/cgp-gate/kept/", dir.path().join("cache").display()))
+            && e.contains("app-default-rep0.sqlite: is an nsys export without CUDA GPU activity"),
         "{e}"
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

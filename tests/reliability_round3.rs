@@ -1003,6 +1003,34 @@ fn a_negative_flops_expression_is_a_spec_error_at_its_position() {
     }
 }
 
+/// The run's kept folder (issue 59): `$XDG_CACHE_HOME/cgp-gate/kept/<run>`, named by the
+/// listing at the end of the run's output, which must be its last lines.
+fn kept_listing(out: &str, cache: &Path) -> (PathBuf, Vec<String>) {
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines
+        .iter()
+        .rposition(|l| l.starts_with("kept for you to read in "))
+        .unwrap_or_else(|| panic!("no listing of the kept folder: {out}"));
+    let dir = lines[at]
+        .strip_prefix("kept for you to read in ")
+        .unwrap()
+        .split(" (cgp-gate never removes it")
+        .next()
+        .unwrap();
+    let dir = PathBuf::from(dir);
+    assert!(dir.starts_with(cache.join("cgp-gate/kept")), "{dir:?}");
+    assert!(dir.is_dir(), "{dir:?}");
+    let files: Vec<String> = lines[at + 1..]
+        .iter()
+        .map(|l| {
+            l.strip_prefix("  ")
+                .unwrap_or_else(|| panic!("the listing is not last: {out}"))
+                .to_owned()
+        })
+        .collect();
+    (dir, files)
+}
+
 #[test]
 fn an_error_about_a_live_runs_output_cites_a_file_that_still_exists() {
     let live = Live::new();
@@ -1014,40 +1042,57 @@ fn an_error_about_a_live_runs_output_cites_a_file_that_still_exists() {
         .collect();
     std::fs::write(live.path().join("fake/log"), cut).unwrap();
     std::fs::create_dir(live.path().join("tmp")).unwrap();
+    let cache = live.path().join("cache");
     let mut c = live.cmd(&["profile"]);
-    c.env("TMPDIR", live.path().join("tmp"));
+    c.env("TMPDIR", live.path().join("tmp"))
+        .env("XDG_CACHE_HOME", &cache);
     let (code, out) = run(c);
     assert_eq!(code, 3, "{out}");
-    let cited: Vec<&str> = out
-        .split_whitespace()
-        .filter(|w| w.contains("cgp-gate-output-") && w.contains(".csv"))
-        .map(|w| w.trim_end_matches([':', ',', ')', ';']))
-        .collect();
-    assert!(!cited.is_empty(), "no kept output cited: {out}");
-    for p in cited {
-        let p = p.split(".csv").next().unwrap().to_owned() + ".csv";
-        assert!(Path::new(&p).is_file(), "{p} does not exist: {out}");
-    }
-    // The temporary work folder itself is gone.
-    let left: Vec<String> = std::fs::read_dir(live.path().join("tmp"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with("cgp-gate-output-"))
-        .collect();
+    // The copy the error cites is in the run's one kept folder, named by what it is, and the
+    // end of the run lists it (issue 59: before, each failed run left `$TMPDIR/cgp-gate-output-*`).
+    let (dir, files) = kept_listing(&out, &cache);
+    assert_eq!(files, ["vector_add-n=1048576-rep0.csv"], "{out}");
+    let kept = dir.join(&files[0]);
+    assert!(kept.is_file());
+    assert!(
+        out.contains(&format!("rep 0: {} holds", kept.display())),
+        "the error cites the copy: {out}"
+    );
+    // Nothing is left in $TMPDIR: the temporary work folder is gone, and nothing else is there.
+    let left: Vec<_> = std::fs::read_dir(live.path().join("tmp")).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
     // What is kept is said, with what to do about it (issue 46).
     assert!(
         out.lines().any(|l| l.trim_start().starts_with("help: ")
-            && l.contains("cgp-gate-output-")
+            && l.contains(&kept.display().to_string())
             && l.contains("is a copy of the output kept for you to read")
             && l.contains("delete it when done")),
         "{out}"
     );
+    // `--keep-dir DIR` (a folder of the user's, with a file of the same name already in it):
+    // the copy goes there, under a new name, and the user's file is left as it was.
+    let mine = live.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("vector_add-n=1048576-rep0.csv"), "my notes").unwrap();
+    let mut c = live.cmd(&["profile", "--keep-dir", "mine"]);
+    c.env("XDG_CACHE_HOME", &cache);
+    let (code, out) = run(c);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains(&format!("kept for you to read in {}", mine.display())),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(mine.join("vector_add-n=1048576-rep0.csv")).unwrap(),
+        "my notes"
+    );
+    assert!(mine.join("vector_add-n=1048576-rep0-2.csv").is_file(), "{out}");
 }
 
 /// Issue 46: a live run whose application fails leaves nothing in $TMPDIR (its error cites no
 /// output), and the "run it by hand" line it prints names no folder that is already deleted: run
-/// as printed, in the target's folder, it works.
+/// as printed, it works. Issue 59: and it writes nothing into the folder it is run in: its output
+/// goes to the run's kept folder, which the end of the run names.
 #[test]
 fn a_failed_live_run_leaves_nothing_and_its_run_by_hand_line_works() {
     let live = Live::new();
@@ -1055,8 +1100,9 @@ fn a_failed_live_run_leaves_nothing_and_its_run_by_hand_line_works() {
     std::fs::write(live.path().join("fake/stderr"), "boom\n").unwrap();
     let tmp = live.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
+    let cache = live.path().join("cache");
     let mut c = live.cmd(&["profile"]);
-    c.env("TMPDIR", &tmp);
+    c.env("TMPDIR", &tmp).env("XDG_CACHE_HOME", &cache);
     let (code, out) = run(c);
     assert_eq!(code, 3, "{out}");
     let left: Vec<_> = std::fs::read_dir(&tmp)
@@ -1064,14 +1110,26 @@ fn a_failed_live_run_leaves_nothing_and_its_run_by_hand_line_works() {
         .map(|e| e.unwrap().path())
         .collect();
     assert!(left.is_empty(), "left in $TMPDIR: {left:?}\n{out}");
+    let (dir, files) = kept_listing(&out, &cache);
+    assert!(files.is_empty(), "{out}");
+    assert!(
+        out.contains("nothing yet; the `run it by hand` lines above write their output there"),
+        "{out}"
+    );
     let line = out
         .lines()
         .find_map(|l| l.trim_start().strip_prefix("help: run it by hand to see why: "))
         .unwrap_or_else(|| panic!("no run-by-hand line: {out}"));
     assert!(!line.contains(&tmp.display().to_string()), "{line}");
-    assert!(line.contains("--log-file run-0.csv"), "{line}");
-    // Run it as printed (the stand-in ncu, now exiting 0): it writes its log where it is run.
+    let log = dir.join("run-0.csv");
+    assert!(line.contains(&format!("--log-file {}", log.display())), "{line}");
+    // Run it as printed (the stand-in ncu, now exiting 0): its log goes to the kept folder,
+    // nothing into the folder it is run in.
     std::fs::remove_file(live.path().join("fake/exit")).unwrap();
+    let before: Vec<_> = std::fs::read_dir(live.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     let argv = shlex::split(line).unwrap();
     let status = StdCommand::new(&argv[0])
         .args(&argv[1..])
@@ -1083,5 +1141,10 @@ fn a_failed_live_run_leaves_nothing_and_its_run_by_hand_line_works() {
         .status()
         .unwrap();
     assert!(status.success());
-    assert!(live.path().join("run-0.csv").is_file(), "{line}");
+    assert!(log.is_file(), "{line}");
+    let after: Vec<_> = std::fs::read_dir(live.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(before, after, "the hand-run wrote into the folder it was run in");
 }

@@ -170,9 +170,10 @@ fn missing_file_and_misused_flags() {
     cgp_gate()
         .args(["report", "--from", "/nonexistent/results.json"])
         .assert()
-        .code(3)
+        // A results file that is not there is invalid input, as a missing spec is (issue 59).
+        .code(2)
         .stderr(predicate::str::contains(
-            "failed to read /nonexistent/results.json",
+            "/nonexistent/results.json: there is no results file at this path",
         ));
     cgp_gate()
         .args(["report", "--from"])

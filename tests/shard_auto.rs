@@ -37,20 +37,20 @@ fn gate() -> Command {
 /// `check` of the slowdown recording with `--shard SHARD`, the engine variables `env`, and
 /// `--shard-costs` when given. Returns (exit code, stderr).
 fn check(shard: &str, env: &[(&str, String)], costs: Option<&Path>, json: &Path) -> (i32, String) {
+    let spec = crate::support::synthetic_spec_without_job_drift(json.parent().unwrap());
     let mut c = gate();
-    c.args([
-        "check",
-        "--spec",
-        "examples/cgp-gate.yaml",
-        "--baselines",
-        "examples/baselines",
-        "--replay",
-        "examples/recordings/pr-slowdown",
-        "--shard",
-        shard,
-    ])
-    .arg("--json")
-    .arg(json);
+    c.args(["check", "--spec"])
+        .arg(&spec)
+        .args([
+            "--baselines",
+            "examples/baselines",
+            "--replay",
+            "examples/recordings/pr-slowdown",
+            "--shard",
+            shard,
+        ])
+        .arg("--json")
+        .arg(json);
     if let Some(p) = costs {
         c.arg("--shard-costs").arg(p);
     }
@@ -204,18 +204,18 @@ fn every_engine_gives_the_rows_of_shard_k_of_n_and_merges() {
 }
 
 fn check_whole(json: &Path) -> (i32, String) {
+    let spec = crate::support::synthetic_spec_without_job_drift(json.parent().unwrap());
     let mut c = gate();
-    c.args([
-        "check",
-        "--spec",
-        "examples/cgp-gate.yaml",
-        "--baselines",
-        "examples/baselines",
-        "--replay",
-        "examples/recordings/pr-slowdown",
-    ])
-    .arg("--json")
-    .arg(json);
+    c.args(["check", "--spec"])
+        .arg(&spec)
+        .args([
+            "--baselines",
+            "examples/baselines",
+            "--replay",
+            "examples/recordings/pr-slowdown",
+        ])
+        .arg("--json")
+        .arg(json);
     let out = c.output().unwrap();
     (out.status.code().unwrap(), String::new())
 }

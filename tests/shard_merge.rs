@@ -10,16 +10,15 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 fn check(recording: &str, shard: Option<&str>, json: &Path) -> i32 {
+    let dir = json.parent().unwrap();
+    let spec = crate::support::synthetic_spec_without_job_drift(dir);
     let mut c = crate::support::bin();
     c.current_dir(root())
         .env_remove("GITHUB_ACTIONS")
-        .args([
-            "check",
-            "--spec",
-            "examples/cgp-gate.yaml",
-            "--baselines",
-            "examples/baselines",
-        ])
+        .arg("check")
+        .arg("--spec")
+        .arg(&spec)
+        .args(["--baselines", "examples/baselines"])
         .arg("--replay")
         .arg(root().join("examples/recordings").join(recording))
         .arg("--json")
@@ -197,13 +196,9 @@ fn merged_results_of_two_gpus_list_both_and_group_rows() {
     // A baseline belongs to one GPU: updating from both at once is refused.
     crate::support::bin()
         .current_dir(root())
-        .args([
-            "baseline",
-            "update",
-            "--spec",
-            "examples/cgp-gate.yaml",
-            "--baselines",
-        ])
+        .args(["baseline", "update", "--spec"])
+        .arg(crate::support::synthetic_spec_without_job_drift(dir.path()))
+        .arg("--baselines")
         .arg(dir.path().join("bl"))
         .arg("--from")
         .arg(&merged)

@@ -383,13 +383,23 @@ fn judgement_disagrees(
     th: &cgp_core::foundation::threshold::Threshold,
 ) -> Option<String> {
     match j.ruling.method {
-        Method::MannWhitneyHodgesLehmann | Method::MannWhitneyBootstrap => {
+        // Few processes, one value each, are judged by the t test of their logs (issue 57).
+        Method::MannWhitneyHodgesLehmann | Method::MannWhitneyBootstrap | Method::RunLevelT => {
             let (ci, tol) = (j.ruling.change_ci?, j.tolerance?);
             if j.ruling.reason.contains(NO_INTERVAL_REACHES) {
                 return None;
             }
             let exact = matches!(th.kind, ThresholdKind::Exact);
-            let want = verdict_of_interval(ci, tol, th.direction, exact);
+            let mut want = verdict_of_interval(ci, tol, th.direction, exact);
+            // A pass with something of the candidate's left out needs the processes' means with
+            // nothing left out to pass too (issue 57).
+            if want == cgp_core::stats::RowVerdict::Pass
+                && j.ruling
+                    .reason
+                    .contains("but not with what was left out as outliers put back")
+            {
+                want = cgp_core::stats::RowVerdict::Inconclusive;
+            }
             let shown = j.ruling.reason.contains(&interval_text(ci));
             (want != j.ruling.verdict || j.ruling.confidence < 0.95 - 1e-12 || !shown).then(|| {
                 format!(
@@ -511,7 +521,9 @@ fn rank_and_limit_rows_of_real_pools_follow_from_the_interval_they_show() {
                         assert!(
                             matches!(
                                 j.ruling.method,
-                                Method::MannWhitneyHodgesLehmann | Method::SignTestMedianCi
+                                Method::MannWhitneyHodgesLehmann
+                                    | Method::SignTestMedianCi
+                                    | Method::RunLevelT
                             ),
                             "{:?}: {}",
                             j.ruling.method,
@@ -550,11 +562,15 @@ fn rank_and_limit_rows_of_real_pools_follow_from_the_interval_they_show() {
     // U test may stay above Holm's level at its look)
     // stays a minority of the rows.
     assert!(exceptions * 5 < covered, "{exceptions} of {covered}");
-    // Regressions, passes and inconclusive rows of both kinds were checked.
+    // Regressions, passes and inconclusive rows of every kind were checked: the rank test (14
+    // processes), the t test of the processes' logs (3 to 8: the rank test's floor is too close to
+    // the level, issue 57) and the limit rows.
     for (method, verdict) in [
         ("mann-whitney+hodges-lehmann", RowVerdict::Regression),
         ("mann-whitney+hodges-lehmann", RowVerdict::Pass),
-        ("mann-whitney+hodges-lehmann", RowVerdict::Inconclusive),
+        ("run-level-t", RowVerdict::Regression),
+        ("run-level-t", RowVerdict::Pass),
+        ("run-level-t", RowVerdict::Inconclusive),
         ("sign-test+median-ci", RowVerdict::Regression),
         ("sign-test+median-ci", RowVerdict::Pass),
     ] {

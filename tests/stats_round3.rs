@@ -12,7 +12,7 @@ const TIME: &str = "gpu__time_duration.sum";
 
 /// The pools extracted into a temporary folder, with `base.yaml` (10 processes) and
 /// `check.yaml` (1 then up to 3) made from the archive's spec, and the baseline stored in `B`.
-fn pools(test: &str) -> Option<tempfile::TempDir> {
+pub(crate) fn pools(test: &str) -> Option<tempfile::TempDir> {
     let dir = tempfile::tempdir().unwrap();
     let archive = root().join("tests/fixtures/h100-30launch-pools/h100-30launch-pools.tar.gz");
     match std::process::Command::new("tar")
@@ -65,7 +65,7 @@ fn pools(test: &str) -> Option<tempfile::TempDir> {
 
 /// Multiply the duration of every `every`-th launch after the warm-up (launches 1, 1 + every,
 /// ...) by `factor` in each ncu CSV of the recording `rec`.
-fn plant(rec: &Path, every: usize, factor: f64) {
+pub(crate) fn plant(rec: &Path, every: usize, factor: f64) {
     for target in std::fs::read_dir(rec)
         .unwrap()
         .flatten()
@@ -80,7 +80,7 @@ fn plant(rec: &Path, every: usize, factor: f64) {
 }
 
 /// Multiply the duration of launches 1, 1 + every, ... (after the warm-up) of one raw-page CSV.
-fn slow_launches(file: &Path, every: usize, factor: f64) {
+pub(crate) fn slow_launches(file: &Path, every: usize, factor: f64) {
     crate::reliability_samples::map_cells(file, TIME, |launch, cell| {
         (launch >= 1 && (launch - 1) % every == 0).then(|| {
             let v: f64 = cell.parse().unwrap();
@@ -89,11 +89,11 @@ fn slow_launches(file: &Path, every: usize, factor: f64) {
     });
 }
 
-fn check(dir: &Path, rec: &str) -> (i32, Value, String) {
+pub(crate) fn check(dir: &Path, rec: &str) -> (i32, Value, String) {
     check_with(dir, "check.yaml", rec)
 }
 
-fn check_with(dir: &Path, spec: &str, rec: &str) -> (i32, Value, String) {
+pub(crate) fn check_with(dir: &Path, spec: &str, rec: &str) -> (i32, Value, String) {
     let json = dir.join(format!("{spec}-{rec}.json").replace('/', "_"));
     let out = bin()
         .current_dir(dir)
@@ -118,7 +118,7 @@ fn check_with(dir: &Path, spec: &str, rec: &str) -> (i32, Value, String) {
     (out.status.code().unwrap(), v, text)
 }
 
-fn time_rows(v: &Value) -> Vec<&Value> {
+pub(crate) fn time_rows(v: &Value) -> Vec<&Value> {
     v["rows"]
         .as_array()
         .unwrap()
@@ -197,7 +197,7 @@ fn one_slow_launch_of_a_process_is_the_machine_and_is_named() {
 }
 
 /// Copy a recording folder (two levels of target and size folders and the manifest).
-fn copy(from: &Path, to: &Path) {
+pub(crate) fn copy(from: &Path, to: &Path) {
     for e in walk(from) {
         let rel = e.strip_prefix(from).unwrap();
         let dest = to.join(rel);

@@ -298,6 +298,8 @@ pub struct CheckArgs {
     pub shard: ShardArgs,
     #[command(flatten)]
     pub reports: ReportFlagsArgs,
+    #[command(flatten)]
+    pub push: super::store::PushArgs,
 }
 
 impl From<CheckArgs> for commands::check::Options {
@@ -316,6 +318,7 @@ impl From<CheckArgs> for commands::check::Options {
             base,
             shard,
             reports,
+            push,
         } = a;
         Self {
             source: source.into(),
@@ -328,6 +331,7 @@ impl From<CheckArgs> for commands::check::Options {
             base: base.into(),
             shard: shard.into(),
             reports: reports.with_json(json),
+            store: push.into(),
         }
     }
 }
@@ -337,7 +341,7 @@ impl From<CheckArgs> for commands::check::Options {
 pub enum BaselineCommand {
     /// Measure (or take a check's results) and write the baselines; nothing is written unless every
     /// selected target was measured without error.
-    Update(BaselineUpdateArgs),
+    Update(Box<BaselineUpdateArgs>),
     /// Print the stored baselines.
     Show {
         /// The baselines directory.
@@ -361,10 +365,16 @@ pub struct BaselineUpdateArgs {
     pub from: Option<PathBuf>,
     /// With --from: store the results even though they hold regressions (refused otherwise, exit
     /// 2), when the slowdown is intended; each accepted row is named in a warning.
-    #[arg(long, requires = "from")]
+    #[arg(long)]
     pub accept_regressions: bool,
+    /// Take the samples of the newest run of this spec in the store (--store, CGP_GATE_STORE or
+    /// settings.store) on --branch, as --from takes a file's.
+    #[arg(long, conflicts_with_all = ["from", "replay", "record", "shard"])]
+    pub from_store: bool,
     #[command(flatten)]
     pub shard: ShardArgs,
+    #[command(flatten)]
+    pub push: super::store::PushArgs,
 }
 
 impl From<BaselineUpdateArgs> for commands::baseline::UpdateOptions {
@@ -376,14 +386,18 @@ impl From<BaselineUpdateArgs> for commands::baseline::UpdateOptions {
             baselines,
             from,
             accept_regressions,
+            from_store,
             shard,
+            push,
         } = a;
         Self {
             source: source.into(),
             baselines,
             from,
             accept_regressions,
+            from_store,
             shard: shard.into(),
+            store: push.into(),
         }
     }
 }
@@ -488,6 +502,8 @@ pub struct MergeArgs {
     pub fail_on: Option<FailOnArg>,
     #[command(flatten)]
     pub reports: ReportFlagsArgs,
+    #[command(flatten)]
+    pub push: super::store::PushArgs,
 }
 
 impl From<MergeArgs> for commands::merge::Options {
@@ -499,11 +515,13 @@ impl From<MergeArgs> for commands::merge::Options {
             json,
             fail_on,
             reports,
+            push,
         } = a;
         Self {
             files,
             fail_on: fail_on.map(Into::into),
             reports: reports.with_json(json),
+            store: push.into(),
         }
     }
 }
@@ -598,14 +616,18 @@ pub struct AbArgs {
     pub allow_missing: bool,
     #[command(flatten)]
     pub reports: ReportFlagsArgs,
+    #[command(flatten)]
+    pub push: super::store::PushArgs,
 }
 
 /// `cgp-gate changes` arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ChangesArgs {
-    /// Results files (`check --json`), oldest first.
-    #[arg(required = true, value_name = "RESULTS_JSON")]
+    /// Results files (`check --json`), oldest first (or the runs of --store).
+    #[arg(value_name = "RESULTS_JSON")]
     pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub read: super::store::ReadArgs,
     /// Only the last N files.
     #[arg(long, value_name = "N")]
     pub last: Option<usize>,
@@ -654,6 +676,7 @@ impl From<AbArgs> for commands::ab::Options {
             fail_on,
             allow_missing,
             reports,
+            push,
         } = a;
         Self {
             spec,
@@ -665,6 +688,7 @@ impl From<AbArgs> for commands::ab::Options {
             fail_on: fail_on.into(),
             allow_missing,
             reports: reports.with_json(json),
+            store: push.into(),
         }
     }
 }
@@ -673,6 +697,7 @@ impl From<ChangesArgs> for commands::changes::Options {
     fn from(a: ChangesArgs) -> Self {
         let ChangesArgs {
             files,
+            read,
             last,
             json,
             markdown,
@@ -696,6 +721,7 @@ impl From<ChangesArgs> for commands::changes::Options {
             seed,
             no_fail,
             fail_on: fail_on.into(),
+            read: read.into(),
         }
     }
 }
@@ -733,8 +759,12 @@ pub struct CalibrateArgs {
     pub markdown: Option<PathBuf>,
     /// The baselines directory `check` compares with: the history of its medians gives each
     /// row's job drift, and whether it is too large for the threshold (docs/statistics.md 2.3).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "store")]
     pub baselines: Option<PathBuf>,
+    /// The job drift from the runs of a store (the last settings.history of this spec on
+    /// --branch), as from the baselines `baseline update --from` each of them would write.
+    #[command(flatten)]
+    pub store: super::store::PushArgs,
 }
 
 impl From<CalibrateArgs> for commands::calibrate::Options {
@@ -747,6 +777,7 @@ impl From<CalibrateArgs> for commands::calibrate::Options {
             json,
             markdown,
             baselines,
+            store,
         } = a;
         Self {
             source: source.into(),
@@ -754,6 +785,7 @@ impl From<CalibrateArgs> for commands::calibrate::Options {
             json,
             markdown,
             baselines,
+            store: store.into(),
         }
     }
 }

@@ -53,6 +53,11 @@ pub(crate) fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<Exit> {
         clap_mangen::Man::new(cmd).render(out).map_err(stdout_err)?;
         return Ok(Exit::Ok);
     };
+    if crate::foundation::fsutil::is_stdout(dir) {
+        return Err(Error::Usage(
+            "--dir -: man --dir writes one page per command into a folder; without --dir, cgp-gate.1 goes to standard output".to_owned(),
+        ));
+    }
     std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
     let mut pages = vec![("cgp-gate".to_owned(), cmd.clone())];
     for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {

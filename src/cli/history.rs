@@ -8,6 +8,8 @@ pub struct HistoryArgs {
     /// Results files (`check --json`), oldest first (as `changes` reads them).
     #[arg(value_name = "RESULTS_JSON")]
     pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub read: super::store::ReadArgs,
     /// The folder of the site (created; an existing one must be empty or one history wrote).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -42,6 +44,7 @@ impl From<HistoryArgs> for crate::commands::history::Options {
     fn from(a: HistoryArgs) -> Self {
         let HistoryArgs {
             files,
+            read,
             out,
             import_github_action_benchmark,
             repo_url,
@@ -63,6 +66,7 @@ impl From<HistoryArgs> for crate::commands::history::Options {
             alpha,
             min_change,
             min_segment,
+            read: read.into(),
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod confirm;
 pub mod generate;
 pub mod gitlab;
 pub mod history;
+pub mod store;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,6 +30,12 @@ use crate::foundation::exit_codes::{self, Exit};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Where a live run keeps what its messages cite: a failed run's output, and the output of
+    /// the `run it by hand` lines its hints print (default: $XDG_CACHE_HOME/cgp-gate/kept/<run>,
+    /// else ~/.cache/cgp-gate/kept/<run>). Made only when needed, listed at the end of the run,
+    /// never removed by cgp-gate.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub keep_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -127,10 +134,54 @@ pub enum Command {
         /// The harness files, one per process, in the order of their repetitions.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        /// Replace the recording --into holds already (every repetition of it goes).
+        #[arg(long)]
+        replace: bool,
     },
+    /// The results store (docs/store.md): `migrate` its schema, `push` results files, `import`
+    /// old history, list its `runs`, `export` them as PyTorch's HUD rows.
+    #[command(subcommand)]
+    Store(store::StoreCommand),
     /// Create or update this spec's note on a GitLab merge request from a results file (needs
     /// GITLAB_TOKEN; reads CI_API_V4_URL, CI_PROJECT_ID and CI_MERGE_REQUEST_IID).
     GitlabNote(gitlab::GitlabNoteArgs),
+}
+
+impl Command {
+    /// The files the command line names for the command to write (`--json`, `--markdown`,
+    /// `init -o`, ...), where `-` means standard output.
+    fn file_outputs(&self) -> Vec<&std::path::Path> {
+        fn reports(r: &ReportFlagsArgs) -> [Option<&std::path::Path>; 3] {
+            [
+                r.paths.junit.as_deref(),
+                r.paths.markdown.as_deref(),
+                r.paths.html.as_deref(),
+            ]
+        }
+        let mut all: Vec<Option<&std::path::Path>> = Vec::new();
+        match self {
+            Self::Check(a) => {
+                all.push(a.json.as_deref());
+                all.extend(reports(&a.reports));
+            }
+            Self::Report(a) => all.extend(reports(&a.flags)),
+            Self::Merge(a) => {
+                all.push(a.json.as_deref());
+                all.extend(reports(&a.reports));
+            }
+            Self::Ab(a) => {
+                all.push(a.json.as_deref());
+                all.extend(reports(&a.reports));
+            }
+            Self::Breakdown(a) => all.extend([a.json.as_deref(), a.csv.as_deref(), a.html.as_deref()]),
+            Self::Changes(a) => all.extend([a.json.as_deref(), a.markdown.as_deref(), a.html.as_deref()]),
+            Self::Calibrate(a) => all.extend([a.json.as_deref(), a.markdown.as_deref()]),
+            Self::Bisect(a) => all.extend([a.json.as_deref(), a.markdown.as_deref()]),
+            Self::Init(a) => all.push(Some(a.output.as_path())),
+            _ => {}
+        }
+        all.into_iter().flatten().collect()
+    }
 }
 
 /// Entry point of the binary.
@@ -147,20 +198,30 @@ pub fn main() -> ExitCode {
             return exit.into();
         }
     };
+    crate::profile::kept::choose(cli.keep_dir.clone());
+    // Not `eprintln!`: it panics (exit 101) when stderr is a closed pipe.
+    use std::io::Write;
     // The one place a command's outcome becomes the process's exit code.
-    match run(cli) {
+    let code = match run(cli) {
         Ok(exit) => exit.into(),
         // Every command writes stdout through `QuietPipe` and ends with its own exit code: a
         // closed pipe never turns a verdict into a pass. A broken pipe that still comes here
         // (another stream) is a failure like any other write error (exit 3).
         Err(e) => {
-            // Not `eprintln!`: it panics (exit 101) when stderr is a closed pipe.
-            use std::io::Write;
             let text = crate::foundation::sanitize::block(&e.to_string());
             let _ = writeln!(std::io::stderr(), "error: {text}");
             e.exit().into()
         }
+    };
+    // What the run kept for the user, last (issue 59): one folder, each file in it.
+    if let Some(listing) = crate::profile::kept::listing() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            crate::foundation::sanitize::block(&listing)
+        );
     }
+    code
 }
 
 /// Whether the command line accepts these arguments (without the program name), exactly as
@@ -187,8 +248,16 @@ where
 /// # Errors
 /// Any [`crate::Error`]; its exit code is [`crate::Error::exit`]'s.
 pub(crate) fn run(cli: Cli) -> Result<Exit> {
-    let mut out = crate::foundation::pipe::QuietPipe::new(std::io::stdout().lock());
-    let out = &mut out;
+    let mut stdout = crate::foundation::pipe::QuietPipe::new(std::io::stdout().lock());
+    let mut stderr = std::io::stderr();
+    // A file output of `-` is standard output: the command's own text goes to stderr, so that
+    // what reaches the pipe is the file alone (`check --json - | jq`).
+    let to_stdout = cli
+        .command
+        .file_outputs()
+        .into_iter()
+        .any(crate::foundation::fsutil::is_stdout);
+    let out: &mut dyn std::io::Write = if to_stdout { &mut stderr } else { &mut stdout };
     match cli.command {
         Command::Validate { spec } => commands::validate::run(&spec, out),
         Command::Schema => commands::schema::run(out),
@@ -242,15 +311,27 @@ pub(crate) fn run(cli: Cli) -> Result<Exit> {
         }
         Command::Baseline(BaselineCommand::Update(args)) => {
             let ui = args.ui.ui();
-            commands::baseline::update(&args.into(), &ui, out)
+            commands::baseline::update(&(*args).into(), &ui, out)
         }
         Command::Baseline(BaselineCommand::Show { baselines }) => commands::baseline::show(&baselines, out),
         Command::Init(args) => commands::init::run(&args.into(), out),
         Command::Completions { shell } => generate::completions(shell, out),
         Command::Man { dir } => generate::man(dir.as_deref(), out),
-        Command::Import { spec, into, files } => {
-            commands::import::run(&commands::import::ImportOptions { spec, into, files }, out)
-        }
+        Command::Import {
+            spec,
+            into,
+            files,
+            replace,
+        } => commands::import::run(
+            &commands::import::ImportOptions {
+                spec,
+                into,
+                files,
+                replace,
+            },
+            out,
+        ),
+        Command::Store(cmd) => store::run(cmd, out),
         Command::GitlabNote(args) => commands::gitlab_note::run(&args.into(), &mut std::io::stderr()),
     }
 }

@@ -25,6 +25,8 @@ pub(crate) struct Options {
     pub allow_missing: bool,
     /// The report files (`--json` among them) and the GitHub reports.
     pub reports: crate::publish::ReportFlags,
+    /// `--store`, `--branch`: where the results are pushed (docs/store.md).
+    pub store: super::store::StoreOptions,
 }
 
 /// The head spec and the same spec as if it lay in the base tree (commands and relative paths
@@ -48,23 +50,32 @@ fn ab_specs(args: &Options) -> Result<(crate::spec::Spec, crate::spec::Spec)> {
     Ok((head, base))
 }
 
+/// No report of this run goes onto the spec, the recording or the `--record` folder.
+fn refuse_overwriting_inputs(args: &Options) -> Result<()> {
+    let mut inputs = vec![("the spec", args.spec.as_path())];
+    inputs.extend(args.replay.as_deref().map(|p| ("the recording", p)));
+    inputs.extend(args.record.as_deref().map(|p| ("the --record folder", p)));
+    super::outputs::refuse_overwriting_inputs(&args.reports.paths, &inputs)
+}
+
 /// Run `ab`.
 ///
 /// # Errors
 /// Spec errors, unreadable recordings or manifests, setup failures, report failures.
 pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
-    let mut inputs = vec![("the spec", args.spec.as_path())];
-    inputs.extend(args.replay.as_deref().map(|p| ("the recording", p)));
-    inputs.extend(args.record.as_deref().map(|p| ("the --record folder", p)));
-    super::outputs::refuse_overwriting_inputs(&args.reports.paths, &inputs)?;
+    refuse_overwriting_inputs(args)?;
     let (head_spec, base_spec) = ab_specs(args)?;
-    for n in &args.targets {
-        if head_spec.target(n).is_none() {
-            return Err(Error::Usage(format!(
-                "no target `{n}` in {}",
-                args.spec.display()
-            )));
-        }
+    let pusher = super::store::Pusher::new(
+        &args.store,
+        head_spec.settings.store.as_deref(),
+        "ab",
+        &head_spec.base_dir(),
+    )?;
+    if let Some(n) = args.targets.iter().find(|n| head_spec.target(n).is_none()) {
+        return Err(Error::Usage(format!(
+            "no target `{n}` in {}",
+            args.spec.display()
+        )));
     }
     let pick = |s: &crate::spec::Spec| -> Vec<crate::spec::Target> {
         s.targets
@@ -131,7 +142,8 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     drop(watch);
     session.finish()?;
     let run = run?;
-    let results = run.results;
+    let mut results = run.results;
+    results.caveats = super::trust_caveats(&head_targets);
     if let (Some(dir), Some((b, h))) = (&args.record, recs) {
         // A harness's version is known once its first file is read (run_ab's probe).
         if head_targets
@@ -152,7 +164,8 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         .write(dir)?;
         progress.note(&format!("recorded both trees in {}", dir.display()));
     }
-    if let Some(p) = &args.reports.paths.json {
+    let json = args.reports.paths.json.as_deref();
+    if let Some(p) = json {
         results.write(p)?;
     }
     let table = crate::report::console::results_table_styled(&results, ui.console());
@@ -160,6 +173,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     out.flush().map_err(stdout_err)?;
     let env = crate::publish::GithubEnv::from_env();
     crate::publish::emit(&results, &args.reports.options(&env), &env)?;
+    pusher.push(&results, json)?;
     Ok(crate::outcome::decide::exit_code(
         results.verdict,
         &results.errors,

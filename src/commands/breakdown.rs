@@ -68,14 +68,14 @@ pub(crate) fn run(opts: &Options, out: &mut dyn std::io::Write) -> crate::Result
     let b = crate::nsys::Breakdown { runs };
     if let Some(p) = &opts.json {
         let text = serde_json::to_string_pretty(&b).map_err(|e| Error::output("the breakdown's JSON", e))?;
-        crate::foundation::fsutil::write_atomic(p, format!("{text}\n").as_bytes())?;
+        crate::foundation::fsutil::write_output(p, format!("{text}\n").as_bytes())?;
     }
     if let Some(p) = &opts.csv {
         let bytes = crate::nsys::breakdown::csv(&b).map_err(|e| Error::output("the breakdown's CSV", e))?;
-        crate::foundation::fsutil::write_atomic(p, &bytes)?;
+        crate::foundation::fsutil::write_output(p, &bytes)?;
     }
     if let Some(p) = &opts.html {
-        crate::foundation::fsutil::write_atomic(p, crate::report::breakdown::page(&b).as_bytes())?;
+        crate::foundation::fsutil::write_output(p, crate::report::breakdown::page(&b).as_bytes())?;
     }
     write!(out, "{}", crate::nsys::breakdown::console(&b, opts.top))
         .map_err(|e| Error::io("write", "stdout", e))?;

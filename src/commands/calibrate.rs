@@ -18,6 +18,8 @@ pub(crate) struct Options {
     pub markdown: Option<PathBuf>,
     /// The stored baselines (`--baselines DIR`): their history gives each row's job drift.
     pub baselines: Option<PathBuf>,
+    /// `--store URL [--branch B]`: the job drift from the store's runs instead.
+    pub store: super::store::StoreOptions,
 }
 
 /// From a recording: every repetition it holds, bounded so a damaged manifest cannot ask for
@@ -74,7 +76,25 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         .map(|f| f.gpu_name.clone())
         .unwrap_or_default();
     crate::run::engine::add_derived(&targets, &mut run.m.samples, gpu_name.as_str());
-    let baselines = match &args.baselines {
+    // From a store: the baselines `baseline update --from` of its last runs would write, in a
+    // folder of our own, read as `--baselines` reads its folder.
+    let replayed = match &args.store.store {
+        Some(_) => {
+            let url = args.store.required()?;
+            Some(super::store::replay_baselines(
+                &url,
+                &sel.spec,
+                &targets,
+                args.store.branch.as_deref(),
+            )?)
+        }
+        None => None,
+    };
+    let dir = args
+        .baselines
+        .as_deref()
+        .or(replayed.as_ref().map(tempfile::TempDir::path));
+    let baselines = match dir {
         Some(dir) => Some(load_baselines(dir, &targets, &run.fingerprints)?),
         None => None,
     };
@@ -114,10 +134,10 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&c)
             .map_err(|e| Error::io("write", path, std::io::Error::other(e)))?;
-        crate::foundation::fsutil::write_atomic(path, (text + "\n").as_bytes())?;
+        crate::foundation::fsutil::write_output(path, (text + "\n").as_bytes())?;
     }
     if let Some(path) = &args.markdown {
-        crate::foundation::fsutil::write_atomic(path, md.as_bytes())?;
+        crate::foundation::fsutil::write_output(path, md.as_bytes())?;
     }
     Ok(Exit::Ok)
 }

@@ -22,6 +22,8 @@ pub(crate) struct Options {
     pub no_fail: bool,
     /// `inconclusive`: a series too short to find any shift fails too (issue 44, item 7).
     pub fail_on: crate::outcome::results::FailOn,
+    /// `--store`, `--branch`, `--since`: the runs of a store instead of files.
+    pub read: super::store::ReadOptions,
 }
 
 /// Largest results file `changes` reads.
@@ -49,11 +51,28 @@ pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
             "--last 0 leaves no results file to search; give --last N with N >= 2, or leave it out to use every file".into(),
         ));
     }
-    let skip = args.last.map_or(0, |n| args.files.len().saturating_sub(n));
     let mut inputs = Vec::new();
+    let from_store = args.read.reading(!args.files.is_empty())?;
+    if let Some((url, filter)) = &from_store {
+        inputs = super::store::history_inputs(url, filter)?;
+        let skip = args.last.map_or(0, |n| inputs.len().saturating_sub(n));
+        inputs.drain(..skip);
+    } else if args.files.is_empty() {
+        return Err(Error::Usage(
+            "no results to search: pass results files (oldest first) or --store URL".to_owned(),
+        ));
+    }
+    let skip = args.last.map_or(0, |n| args.files.len().saturating_sub(n));
     for path in &args.files[skip..] {
         let len = std::fs::metadata(path)
-            .map_err(|e| Error::io("read", path, e))?
+            .map_err(|e| match e.kind() {
+                // A results file that is not there is invalid input (exit 2), as `validate` says
+                // of a spec (issue 59).
+                std::io::ErrorKind::NotFound => {
+                    Error::input(path, "there is no results file at this path; check it")
+                }
+                _ => Error::io("read", path, e),
+            })?
             .len();
         if len > MAX_RESULTS_BYTES {
             return Err(Error::input(
@@ -77,10 +96,10 @@ pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     }
     if let Some(p) = &args.markdown {
         let text = crate::report::changes::markdown(&report);
-        std::fs::write(p, text).map_err(|e| Error::io("write", p, e))?;
+        crate::foundation::fsutil::write_output(p, text.as_bytes())?;
     }
     if let Some(p) = &args.html {
-        crate::foundation::fsutil::write_atomic(p, crate::report::changes::html(&report).as_bytes())?;
+        crate::foundation::fsutil::write_output(p, crate::report::changes::html(&report).as_bytes())?;
     }
     write!(out, "{}", crate::report::changes::console(&report)).map_err(stdout_err)?;
     Ok(if args.no_fail {

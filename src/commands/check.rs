@@ -28,6 +28,8 @@ pub(crate) struct Options {
     pub shard: ShardOptions,
     /// The report files (`--json` among them) and the GitHub reports.
     pub reports: crate::publish::ReportFlags,
+    /// `--store`, `--branch`: where the results are pushed (docs/store.md).
+    pub store: super::store::StoreOptions,
 }
 
 pub(crate) use super::confirm::BaseOptions;
@@ -57,6 +59,8 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     if let Some(p) = &plan {
         sel.spec.settings.confidence = p.levels.screen;
     }
+    let dir = sel.spec.base_dir();
+    let pusher = super::store::Pusher::new(&args.store, sel.spec.settings.store.as_deref(), "check", &dir)?;
     let targets = sel.targets();
     let shard = args.shard.selection(&targets)?;
     // The ETA's first guess per target: the balancing file, else what this command wrote last time.
@@ -111,7 +115,8 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     };
     progress.finish();
     session.finish()?;
-    let results = results?;
+    let mut results = results?;
+    results.caveats = super::trust_caveats(&targets);
     finish_recording(
         recorder,
         &sel.spec,
@@ -124,9 +129,10 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     }
     let table = crate::report::console::results_table_styled(&results, ui.console());
     write!(out, "{table}").map_err(stdout_err)?;
-    writeln!(out, "{}", crate::report::console::health_line(&results.health)).map_err(stdout_err)?;
+    writeln!(out, "{}", crate::report::console::run_health_line(&results)).map_err(stdout_err)?;
     out.flush().map_err(stdout_err)?;
     let env = crate::publish::GithubEnv::from_env();
     crate::publish::emit(&results, &args.reports.options(&env), &env)?;
+    pusher.push(&results, args.reports.paths.json.as_deref())?;
     Ok(crate::run::check::exit_code(&results, args.fail_on))
 }

@@ -35,7 +35,20 @@ pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
     let write_err = |e| Error::io("write", "<stdout>", e);
     let mut failed = Vec::new();
     for need in Need::ALL {
-        let check = crate::profile::machine::check(need, gpu, libcupti.as_deref());
+        let mut check = crate::profile::machine::check(need, gpu, libcupti.as_deref());
+        // The stand-in of `CGP_GATE_STAND_IN_GPU` passes a live run's preflight (that is what it
+        // is for: cgp-gate's tests of live paths), but this machine cannot measure with it.
+        if need == Need::Gpu
+            && let (Ok(g), Ok(found)) = (gpu, &check)
+            && g.stand_in()
+        {
+            check = Err(crate::profile::machine::Failed {
+                wrong: format!(
+                    "the SYNTHETIC stand-in GPU of CGP_GATE_STAND_IN_GPU ({found}): nothing is read from hardware"
+                ),
+                fix: "unset CGP_GATE_STAND_IN_GPU (it is for cgp-gate's own tests); on a GPU runner NVML then names the real GPU".to_owned(),
+            });
+        }
         let counts = counted.contains(&need);
         let line = match (&check, counts) {
             (Ok(found), _) => format!("ok    {:<15} {found}", need.label()),

@@ -27,6 +27,8 @@ pub(crate) struct Options {
     pub alpha: f64,
     pub min_change: f64,
     pub min_segment: usize,
+    /// `--store`, `--branch`, `--since`: the runs of a store instead of files.
+    pub read: super::store::ReadOptions,
 }
 
 /// The file that marks a folder as one `history` wrote.
@@ -41,6 +43,12 @@ const MAX_IMPORT_BYTES: u64 = 64 << 20;
 /// # Errors
 /// Unreadable or invalid inputs, a folder of someone else's files, files that cannot be written.
 pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
+    if crate::foundation::fsutil::is_stdout(&args.out) {
+        return Err(Error::Usage(
+            "--out -: the history site is a folder (a page and its data), not one stream; give the folder to write"
+                .to_owned(),
+        ));
+    }
     let mut repo_url = args.repo_url.clone();
     let mut inputs: Vec<(PathBuf, Results)> = Vec::new();
     if let Some(p) = &args.import_github_action_benchmark {
@@ -54,13 +62,18 @@ pub(crate) fn run(args: &Options, out: &mut dyn Write) -> Result<Exit> {
             inputs.push((p.with_file_name(format!("imported-{i:04}")), r));
         }
     }
+    if let Some((url, filter)) = args.read.reading(!args.files.is_empty())? {
+        let mut runs = super::store::history_inputs(&url, &filter)?;
+        let skip = args.last.map_or(0, |n| runs.len().saturating_sub(n));
+        inputs.extend(runs.drain(skip..));
+    }
     let skip = args.last.map_or(0, |n| args.files.len().saturating_sub(n));
     for path in &args.files[skip..] {
         inputs.push((path.clone(), crate::outcome::results::read(path)?));
     }
     if inputs.is_empty() {
         return Err(Error::Usage(
-            "no results to draw: pass results files (oldest first) or --import-github-action-benchmark data.js"
+            "no results to draw: pass results files (oldest first), --store URL or --import-github-action-benchmark data.js"
                 .to_owned(),
         ));
     }

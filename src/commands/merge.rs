@@ -16,6 +16,8 @@ pub(crate) struct Options {
     pub fail_on: Option<FailOn>,
     /// The report files (`--json` among them) and the GitHub reports.
     pub reports: crate::publish::ReportFlags,
+    /// `--store`, `--branch`: where the merged results are pushed (docs/store.md).
+    pub store: super::store::StoreOptions,
 }
 
 /// Run `cgp-gate merge`: read, merge, write the reports, and return the gate's exit code.
@@ -29,6 +31,8 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         .map(|f| ("a results file merged", f.as_path()))
         .collect();
     super::outputs::refuse_overwriting_inputs(&args.reports.paths, &files)?;
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let pusher = super::store::Pusher::new(&args.store, None, "merge", &here)?;
     let mut inputs = Vec::with_capacity(args.files.len());
     for f in &args.files {
         inputs.push((f.clone(), crate::outcome::results::read(f)?));
@@ -45,6 +49,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     out.flush().map_err(w)?;
     let env = crate::publish::GithubEnv::from_env();
     crate::publish::emit(&merged, &args.reports.options(&env), &env)?;
+    pusher.push(&merged, args.reports.paths.json.as_deref())?;
     Ok(crate::outcome::decide::exit_code(
         merged.verdict,
         &merged.errors,

@@ -23,6 +23,7 @@ pub mod parse;
 pub mod profile;
 pub mod report;
 pub mod schema;
+pub mod store;
 pub mod ui;
 pub mod validate;
 
@@ -354,6 +355,37 @@ pub(crate) fn measure_once(
         health,
         synthetic: profiler.manifest().is_some_and(|m| m.synthetic),
     })
+}
+
+/// Whether this run gates code from a pull request (merge request), as the CI says: GitHub
+/// Actions' `pull_request`, `pull_request_target` and `merge_group` events, a GitLab merge
+/// request pipeline, a Buildkite or Jenkins pull-request build.
+fn gates_a_pull_request() -> bool {
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    matches!(
+        var("GITHUB_EVENT_NAME").as_str(),
+        "pull_request" | "pull_request_target" | "merge_group"
+    ) || !var("CI_MERGE_REQUEST_IID").is_empty()
+        || !matches!(var("BUILDKITE_PULL_REQUEST").as_str(), "" | "false")
+        || !var("CHANGE_ID").is_empty()
+}
+
+/// What every report of a run of `targets` must say about its numbers when it gates code from a
+/// pull request (issue 58, item 14): each backend's own caveat, where the program under test can
+/// write the times it is judged by (`profile::Backend::program_can_forge`).
+pub(crate) fn trust_caveats(targets: &[&crate::spec::Target]) -> Vec<String> {
+    if !gates_a_pull_request() {
+        return Vec::new();
+    }
+    let mut said: Vec<String> = Vec::new();
+    for t in targets {
+        if let Some(c) = crate::profile::backend_of(t).program_can_forge()
+            && !said.iter().any(|s| s == c)
+        {
+            said.push(c.to_owned());
+        }
+    }
+    said
 }
 
 pub(crate) fn stdout_err(e: std::io::Error) -> Error {

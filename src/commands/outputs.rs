@@ -7,7 +7,9 @@
 //! its outputs and its inputs and calls [`refuse_outputs_onto_inputs`] before anything runs; a
 //! refused path is exit 2. The file type is read with `symlink_metadata` (nothing is opened, so a
 //! FIFO cannot block). Inputs and outputs are compared after `..` and links of their folders are
-//! resolved.
+//! resolved. Since issue 58: an existing file is replaced only when cgp-gate wrote it
+//! (`written_by_cgp_gate`; `init --force` replaces any), and `-` is standard output, where one
+//! output of a run may go.
 
 use std::path::{Path, PathBuf};
 
@@ -53,12 +55,68 @@ fn not_a_plain_file(out: &Path) -> Option<&'static str> {
     Some(crate::foundation::fsutil::file_kind(&m))
 }
 
-/// The one output rule (see the module's comment).
+/// How much of an existing file [`written_by_cgp_gate`] reads.
+const SNIFF_BYTES: u64 = 4096;
+
+/// Whether the existing regular file `out` is one cgp-gate writes, so that a run may replace it:
+/// empty, or its first 4 KiB name cgp-gate (every Markdown, HTML and JUnit report and every spec
+/// `init` writes does: the heading, the title, the suite's name, the first comment), or a JSON
+/// object whose first key is `schema_version` (results, `changes`, `calibrate`, `bisect`) or `runs`
+/// (`breakdown`), or the breakdown's CSV. Anything else (a harness file, a spec, notes) is not
+/// the tool's to replace (issue 58, item 12).
+fn written_by_cgp_gate(out: &Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(out) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    if f.take(SNIFF_BYTES).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&head);
+    let json = text.trim_start().strip_prefix('{').map(str::trim_start);
+    text.trim().is_empty()
+        || text.contains("cgp-gate")
+        || json.is_some_and(|j| j.starts_with("\"schema_version\"") || j.starts_with("\"runs\""))
+        || text.starts_with("file,kernel,category,time_ns,instances")
+}
+
+/// The one output rule (see the module's comment). `-` is standard output: one output of a run
+/// may go there.
 ///
 /// # Errors
 /// [`Error::Input`] (exit 2) naming the option, the path and what is wrong with it.
 pub(crate) fn refuse_outputs_onto_inputs(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<()> {
+    refuse(outputs, inputs, false)
+}
+
+/// [`refuse_outputs_onto_inputs`] for a command that asks before it replaces any existing file
+/// (`init` without `--force`): a file cgp-gate did not write may be replaced when it allows.
+///
+/// # Errors
+/// As [`refuse_outputs_onto_inputs`].
+pub(crate) fn refuse_outputs_onto_inputs_replacing(
+    outputs: &[(&str, &Path)],
+    inputs: &[(&str, &Path)],
+) -> Result<()> {
+    refuse(outputs, inputs, true)
+}
+
+fn refuse(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)], replace_any: bool) -> Result<()> {
+    let to_stdout: Vec<&str> = outputs
+        .iter()
+        .filter(|(_, p)| crate::foundation::fsutil::is_stdout(p))
+        .map(|(f, _)| *f)
+        .collect();
+    if let [first, second, ..] = to_stdout.as_slice() {
+        return Err(Error::Usage(format!(
+            "{first} and {second} both go to standard output (`-`), where one would run into the other; give one of them a file"
+        )));
+    }
     for (k, (flag, out)) in outputs.iter().enumerate() {
+        if crate::foundation::fsutil::is_stdout(out) {
+            continue;
+        }
         if let Some(kind) = not_a_plain_file(out) {
             return Err(Error::input(
                 *out,
@@ -95,6 +153,19 @@ pub(crate) fn refuse_outputs_onto_inputs(outputs: &[(&str, &Path)], inputs: &[(&
                     ),
                 ));
             }
+        }
+    }
+    // Last, once no output is an input or another output: an existing file the tool did not
+    // write is not its to replace.
+    for (flag, out) in outputs {
+        let exists = !crate::foundation::fsutil::is_stdout(out) && out.is_file();
+        if !replace_any && exists && !written_by_cgp_gate(out) {
+            return Err(Error::input(
+                *out,
+                format!(
+                    "refusing to write {flag} here: the file exists and is not one cgp-gate wrote (not a report, results or spec of cgp-gate), and replacing it would lose it; remove it first if it may go, or write the output to another path"
+                ),
+            ));
         }
     }
     Ok(())

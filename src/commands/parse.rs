@@ -1,4 +1,5 @@
-//! `cgp-gate parse`: read one ncu CSV output and print its launches.
+//! `cgp-gate parse`: read one ncu CSV output and print its launches, or a harness file (or a
+//! folder a harness format gathers) and print what the gate extracts from it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,15 +19,16 @@ pub(crate) fn run_all(files: &[PathBuf], json: bool, out: &mut dyn Write) -> Res
     Ok(Exit::Ok)
 }
 
-/// Whether `bytes` is JSON (an object), which no ncu CSV is: a harness file.
-fn is_json(bytes: &[u8]) -> bool {
-    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
-}
-
 /// `parse` of a harness file: its entries' samples, as JSON or one line per metric.
-fn run_harness(file: &Path, bytes: &[u8], json: bool, out: &mut dyn Write) -> Result<Exit> {
-    let parsed = crate::harness::read(bytes, file, &crate::profile::harness::sidecars_beside(file))
-        .map_err(|e| Error::input(file, format!("{e}\nhelp: {}", e.help)))?;
+fn run_harness(
+    file: &Path,
+    input: std::result::Result<crate::profile::harness::Input, crate::harness::HarnessError>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Exit> {
+    let parsed = input
+        .map_err(|e| Error::input(file, format!("{e}\nhelp: {}", e.help)))?
+        .file;
     let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
     if json {
         serde_json::to_writer(&mut w, &parsed).map_err(|e| stdout_err(e.into()))?;
@@ -39,15 +41,17 @@ fn run_harness(file: &Path, bytes: &[u8], json: bool, out: &mut dyn Write) -> Re
             parsed.entries.len()
         )
         .map_err(stdout_err)?;
+        // Names, metrics and reasons are the file's text: each one line, no workflow command.
+        let line = crate::foundation::sanitize::line;
         for e in &parsed.entries {
+            let key = line(&e.key());
             for m in &e.metrics {
                 let mean = m.values.iter().sum::<f64>() / m.values.len().max(1) as f64;
                 let what = if m.per_sample { "samples" } else { "summary" };
                 writeln!(
                     w,
-                    "{}  {}  {} {what}  mean {} {}",
-                    e.key(),
-                    m.name,
+                    "{key}  {}  {} {what}  mean {} {}",
+                    line(&m.name),
                     m.values.len(),
                     crate::foundation::units::format_number(mean),
                     m.unit
@@ -55,7 +59,7 @@ fn run_harness(file: &Path, bytes: &[u8], json: bool, out: &mut dyn Write) -> Re
                 .map_err(stdout_err)?;
             }
             if let crate::harness::Status::Skipped(why) | crate::harness::Status::Error(why) = &e.status {
-                writeln!(w, "{}  {why}", e.key()).map_err(stdout_err)?;
+                writeln!(w, "{key}  {}", line(why)).map_err(stdout_err)?;
             }
         }
     }
@@ -68,12 +72,13 @@ fn run_harness(file: &Path, bytes: &[u8], json: bool, out: &mut dyn Write) -> Re
 /// # Errors
 /// Unreadable or invalid files; write errors.
 pub(crate) fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<Exit> {
+    // A harness file (JSON), or a folder a harness format gathers (Criterion's).
+    if let Some(input) = crate::profile::harness::read_input(file) {
+        return run_harness(file, input, json, out);
+    }
     // Bounded read of the bytes: the parser decodes UTF-8 or BOM-marked UTF-16 itself.
     let bytes = crate::foundation::fsutil::read_bounded(file, crate::foundation::fsutil::limits::NCU_CSV)
         .map_err(|e| e.into_error(file, "ncu CSV output"))?;
-    if is_json(&bytes) {
-        return run_harness(file, &bytes, json, out);
-    }
     if json {
         // Streamed: the launches are written while the file is read (on an error, what was
         // written is incomplete and the exit code says so). Buffered: stdout is line-buffered

@@ -59,7 +59,8 @@ pub(crate) fn prior_costs(files: &[Option<&Path>]) -> BTreeMap<String, f64> {
     files
         .iter()
         .flatten()
-        .filter(|p| p.is_file())
+        // `-` is standard output, not a file of an earlier run.
+        .filter(|p| !crate::foundation::fsutil::is_stdout(p) && p.is_file())
         .find_map(|p| crate::outcome::results::read(p).ok())
         .map(|r| r.cost_seconds)
         .unwrap_or_default()

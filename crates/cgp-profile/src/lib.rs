@@ -20,5 +20,5 @@ pub mod ncu;
 pub mod nsys;
 pub mod profile;
 
-pub(crate) use cgp_core::{Error, foundation, measured};
+pub(crate) use cgp_core::{Error, foundation, measured, stats};
 pub(crate) use cgp_spec::{plan, spec};

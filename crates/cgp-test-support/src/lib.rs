@@ -8,6 +8,8 @@
 
 use std::io::Write;
 
+pub mod pg;
+
 /// Whether this is a CI run (`CI=true`, as GitHub Actions sets it), where a missing tool fails.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")

@@ -203,10 +203,10 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         let mut text =
             serde_json::to_string_pretty(&result).map_err(|e| Error::output("the bisect result", e))?;
         text.push('\n');
-        crate::foundation::fsutil::write_atomic(path, text.as_bytes())?;
+        crate::foundation::fsutil::write_output(path, text.as_bytes())?;
     }
     if let Some(path) = &args.markdown {
-        crate::foundation::fsutil::write_atomic(path, crate::report::bisect::markdown(&result).as_bytes())?;
+        crate::foundation::fsutil::write_output(path, crate::report::bisect::markdown(&result).as_bytes())?;
     }
     Ok(crate::outcome::decide::bisect_exit_code(result.end))
 }
@@ -342,16 +342,52 @@ fn decide(d: Decided<'_>, steps: Vec<BisectStep>, search: &Search, root: &Path) 
             };
             (end, None, Vec::new(), text)
         }
-        SearchEnd::Range(r) => {
+        SearchEnd::Range(r) if search.skipped_in(&r) => {
             let shas: Vec<String> = r.iter().map(|&i| sha(i)).collect();
             let text = format!(
-                "the first bad commit is one of {} commits whose neighbours could not be judged (skipped or unknown): {}",
+                "the first bad commit is one of {} commits whose neighbours could not be judged (some did not build or run): {}",
                 shas.len(),
                 shas.join(", ")
             );
             (BisectEnd::NotPinned, None, shas, text)
         }
+        SearchEnd::Range(r) => {
+            // A creep (issue 57): the change from good crosses the threshold within these
+            // consecutive commits, and none of them is shown to cross it alone.
+            let shas: Vec<String> = r.iter().map(|&i| sha(i)).collect();
+            let first = r.first().copied().unwrap_or(1);
+            let last = r.last().copied().unwrap_or(first);
+            let at = |i: usize| {
+                steps
+                    .iter()
+                    .find(|s| s.index == i)
+                    .and_then(|s| s.change)
+                    .map_or_else(
+                        || "within it".to_owned(),
+                        |c| crate::foundation::units::percent(c, crate::foundation::units::Percent::Signed2),
+                    )
+            };
+            let before = if first > 1 {
+                format!(
+                    "commit {} ({}) is within it ({})",
+                    first - 1,
+                    &sha(first - 1)[..12.min(sha(first - 1).len())],
+                    at(first - 1)
+                )
+            } else {
+                "the good commit is within it".to_owned()
+            };
+            let text = format!(
+                "the change crosses the threshold within {} consecutive commits, {first} to {last} ({}..{}): {before}, commit {last} is beyond it ({}); none of them is shown to cross it alone (a creep)",
+                shas.len(),
+                &shas[0][..12.min(shas[0].len())],
+                &sha(last)[..12.min(sha(last).len())],
+                at(last)
+            );
+            (BisectEnd::Range, None, shas, text)
+        }
     };
+    let claim = end.claim().to_owned();
     BisectResult {
         schema_version: BISECT_SCHEMA_VERSION,
         good: d.good,
@@ -362,7 +398,8 @@ fn decide(d: Decided<'_>, steps: Vec<BisectStep>, search: &Search, root: &Path) 
         levels: d.levels,
         threshold: d.threshold,
         end,
-        confidence: culprit.as_ref().map(|_| d.levels.confidence(measured)),
+        confidence: (!claim.is_empty()).then(|| d.levels.confidence(measured)),
+        claim,
         culprit,
         method: crate::outcome::bisect_method(&d.levels, d.threshold),
         range,

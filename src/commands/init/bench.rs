@@ -14,46 +14,41 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
-use serde_json::Value;
-
 use super::{InitOptions, PLACEHOLDER_PROGRAM, cwd_for};
 use crate::foundation::error::{Error, Result};
 use crate::foundation::exit_codes::Exit;
+use crate::harness::registry::Doc;
 use crate::harness::{Entry, Format, HarnessFile, Status};
-use crate::profile::harness::{kind_of, sidecars_beside};
+use crate::profile::harness::kind_of;
 
-/// The metric a spec written from a harness file gates.
-pub(crate) fn time_metric(format: Format) -> &'static str {
-    match format {
-        Format::Nvbench => crate::harness::nvbench::GPU_TIME,
-        Format::GBench => "real_time",
-        Format::PytestBenchmark => crate::harness::pytest_bench::TIME,
-    }
+/// The metric a spec written from a harness file gates on the entries of one benchmark: the
+/// one its reader chooses on the first measured entry (nvbench's `nv/cold/time/gpu`, Google
+/// Benchmark's `real_time`, ...).
+pub(crate) fn time_metric(format: Format, entries: &[&Entry]) -> String {
+    let reader = crate::harness::formats::reader(format);
+    entries
+        .iter()
+        .filter(|e| e.status == Status::Measured)
+        .find_map(|e| reader.default_metric(e))
+        .unwrap_or_default()
+        .to_owned()
 }
 
-/// The harness file in `raw`, when it is one (detected by content).
-pub(crate) fn harness_file(raw: &str, file: &Path) -> Option<Result<(HarnessFile, Value)>> {
-    let doc = crate::harness::parse_json(raw.as_bytes(), file).ok()?;
-    let format = crate::harness::detect(&doc)?;
+/// The harness file at `file` (or the folder a format gathers), when it is one (detected by
+/// content), with its parsed document.
+pub(crate) fn harness_file(file: &Path) -> Option<Result<(HarnessFile, Doc)>> {
+    let input = crate::profile::harness::read_input(file)?;
     Some(
-        crate::harness::read_as(format, &doc, file, &sidecars_beside(file))
-            .map(|f| (f, doc))
+        input
+            .and_then(|i| Ok((crate::harness::registry::parse(&i.capture, file)?, i.file)))
+            .map(|(doc, f)| (f, doc))
             .map_err(|e| Error::input(file, format!("{e}\nhelp: {}", e.help))),
     )
 }
 
 /// The argv the file records, without the harness's output flags.
-fn recorded_command(format: Format, doc: &Value) -> Option<Vec<String>> {
-    let argv: Vec<String> = match format {
-        Format::Nvbench => doc
-            .pointer("/meta/argv")?
-            .as_array()?
-            .iter()
-            .filter_map(|a| a.as_str().map(str::to_owned))
-            .collect(),
-        Format::GBench => vec![doc.pointer("/context/executable")?.as_str()?.to_owned()],
-        Format::PytestBenchmark => return None,
-    };
+fn recorded_command(format: Format, doc: &Doc) -> Option<Vec<String>> {
+    let argv = crate::harness::formats::reader(format).recorded_command(doc)?;
     Some(strip_output_flags(&argv))
 }
 
@@ -98,10 +93,11 @@ fn relative_error(e: &Entry, metric: &str) -> Option<f64> {
 }
 
 /// The threshold, in whole percent, for the entries of one benchmark.
-pub(crate) fn threshold_pct(entries: &[&Entry], metric: &str) -> u32 {
+pub(crate) fn threshold_pct(format: Format, entries: &[&Entry], metric: &str) -> u32 {
+    let reader = crate::harness::formats::reader(format);
     let worst = entries
         .iter()
-        .filter_map(|e| relative_error(e, metric))
+        .filter_map(|e| relative_error(e, metric).or_else(|| reader.noise(e, metric)))
         .fold(0.0f64, f64::max);
     #[allow(
         clippy::cast_possible_truncation,
@@ -138,25 +134,29 @@ fn target_name(bench: &str, taken: &[String]) -> String {
 }
 
 fn q(s: &str) -> String {
-    // A JSON string is a YAML double-quoted scalar.
-    serde_json::to_string(s).unwrap_or_default()
+    super::command::yaml_quoted(s)
+}
+
+/// Text from the harness file (its name, device, states, skip reasons) in a comment of the spec:
+/// one line, whatever it holds (a device named `X\nsettings:\n  build: ...` stays a comment).
+fn c(s: &str) -> String {
+    super::command::one_line(s)
 }
 
 /// The spec's text.
 pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: Option<&str>) -> String {
-    let metric = time_metric(file.format);
     let mut s = String::new();
     let _ = writeln!(
         s,
         "# Written by `cgp-gate init` from {} ({} file{}).",
-        origin,
+        c(origin),
         file.format.tool(),
         file.version
             .as_ref()
-            .map_or(String::new(), |v| format!(", version {v}"))
+            .map_or(String::new(), |v| format!(", version {}", c(v)))
     );
     if let Some(d) = file.devices.first() {
-        let _ = writeln!(s, "# Device: {d}.");
+        let _ = writeln!(s, "# Device: {}.", c(d));
     }
     let _ = writeln!(
         s,
@@ -172,7 +172,8 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
     if let Some(c) = cwd {
         let _ = writeln!(s, "  cwd: {}", q(c));
     }
-    let _ = writeln!(s, "  repetitions: 3\n  baseline_repetitions: 10\ntargets:");
+    repetitions(&mut s, file);
+    let _ = writeln!(s, "targets:");
     let mut benches: Vec<&str> = Vec::new();
     for e in &file.entries {
         if !benches.contains(&e.benchmark.as_str()) {
@@ -182,10 +183,12 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
     let mut taken = Vec::new();
     for b in benches {
         let entries: Vec<&Entry> = file.entries.iter().filter(|e| e.benchmark == b).collect();
+        let metric = time_metric(file.format, &entries);
+        let metric = metric.as_str();
         if !entries.iter().any(|e| e.status == Status::Measured) {
             // Nothing to gate: a target would have no samples (every state skipped or failed).
             let why = entries.iter().find_map(|e| match &e.status {
-                Status::Skipped(w) | Status::Error(w) => Some(w.replace('\n', " ")),
+                Status::Skipped(w) | Status::Error(w) => Some(c(w)),
                 Status::Measured => None,
             });
             let _ = writeln!(
@@ -193,6 +196,18 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
                 "  # benchmark {}: no target ({})",
                 q(b),
                 why.unwrap_or_default()
+            );
+            continue;
+        }
+        // Which way is better: the name says (the spec reads it so), else the format knows.
+        let said = crate::measured::profiler::harness_direction(metric);
+        let known = crate::harness::formats::reader(file.format).direction(metric);
+        if said.is_none() && known.is_none() {
+            let _ = writeln!(
+                s,
+                "  # benchmark {}: no target (its metric {} does not say whether lower or higher is better: add the target with `{{relative: \"5%\", direction: lower}}` or `higher`)",
+                q(b),
+                q(metric)
             );
             continue;
         }
@@ -215,17 +230,61 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
                 s,
                 "    # {}: {}",
                 if e.state.is_empty() {
-                    "(no state)"
+                    "(no state)".to_owned()
                 } else {
-                    &e.state
+                    c(&e.state)
                 },
-                note.replace('\n', " ")
+                c(&note)
             );
         }
-        let pct = threshold_pct(&entries, metric);
-        let _ = writeln!(s, "    metrics:\n      {}: \"{pct}%\"", q(metric));
+        let pct = threshold_pct(file.format, &entries, metric);
+        let threshold = match (said, known) {
+            (None, Some(d)) => format!("{{relative: \"{pct}%\", direction: {}}}", d.as_str()),
+            _ => format!("\"{pct}%\""),
+        };
+        let _ = writeln!(s, "    metrics:\n      {}: {threshold}", q(metric));
     }
     s
+}
+
+/// The processes a check starts with, and why: a file of summaries (one value per process and
+/// state) makes the processes the samples, so there must be enough of them for the t test of
+/// their logs to decide at the spec's alpha over its rows (`stats::power::processes_to_decide`;
+/// issue 57: 3 processes against 10 could never call a regression under the rank test, and
+/// find little under the t test at 2 rows); a file of per-process samples keeps 3.
+fn repetitions(s: &mut String, file: &HarnessFile) {
+    const BASELINE: u32 = 10;
+    // Each benchmark's gated metric (the one `render` writes), of each measured state.
+    let gated: Vec<&crate::harness::Metric> = file
+        .entries
+        .iter()
+        .filter(|e| e.status == Status::Measured)
+        .filter_map(|e| {
+            let same: Vec<&Entry> = file
+                .entries
+                .iter()
+                .filter(|o| o.benchmark == e.benchmark)
+                .collect();
+            e.metric(&time_metric(file.format, &same))
+        })
+        .collect();
+    let summaries = gated.iter().any(|m| !m.per_sample);
+    if !summaries {
+        let _ = writeln!(
+            s,
+            "  # 3 processes first (up to 6): each holds its own samples (the run-level model, docs/statistics.md 2.5).\n  repetitions: 3\n  baseline_repetitions: {BASELINE}"
+        );
+        return;
+    }
+    let alpha = crate::spec::Settings::default().alpha;
+    let rows = gated.len();
+    let (runs, reach) = crate::stats::power::processes_to_decide(BASELINE, rows, alpha);
+    let three = crate::stats::power::reach_in_sds(3, BASELINE, rows, alpha);
+    let _ = writeln!(
+        s,
+        "  # {runs} processes first (up to {}): this file holds one value per process (a summary), so the processes\n  # are the samples. The t test of their logs against the {BASELINE}-process baseline then finds a change\n  # {reach:.1} between-process standard deviations beyond the threshold in 80% of checks at the first look,\n  # at alpha {alpha} over this spec's {rows} row(s) (3 processes: {three:.1}; docs/statistics.md 2.10).\n  repetitions: {runs}\n  baseline_repetitions: {BASELINE}",
+        2 * runs
+    );
 }
 
 /// Run `init` on a harness file.
@@ -236,7 +295,7 @@ pub(crate) fn run(
     opts: &InitOptions,
     file: &Path,
     parsed: &HarnessFile,
-    doc: &Value,
+    doc: &Doc,
     out: &mut dyn Write,
 ) -> Result<Exit> {
     if !parsed.entries.iter().any(|e| e.status == Status::Measured) {
@@ -263,20 +322,30 @@ pub(crate) fn run(
             "init wrote a spec that does not validate (a bug in cgp-gate): {e}"
         ))
     })?;
-    crate::foundation::fsutil::write_atomic(&opts.output, text.as_bytes())?;
+    crate::foundation::fsutil::write_output(&opts.output, text.as_bytes())?;
     let rows: usize = parsed.entries.len();
+    // `-o -`: the spec went to standard output; the next steps name the file it is saved as.
+    let spec_path = if crate::foundation::fsutil::is_stdout(&opts.output) {
+        Path::new("cgp-gate.yaml")
+    } else {
+        opts.output.as_path()
+    };
     writeln!(
         out,
         "{} file {}: {} benchmark(s), {rows} state(s)\nwrote {} ({} target(s), profiler: {}); it validates\nnext:\n  cgp-gate import --spec {} --into recording {}   # gate files CI already wrote\n  cgp-gate baseline update --spec {}   # or run the command live",
         parsed.format.tool(),
         file.display(),
         spec.targets.len(),
-        opts.output.display(),
+        if spec_path == opts.output {
+            opts.output.display().to_string()
+        } else {
+            "the spec to standard output (save it as cgp-gate.yaml)".to_owned()
+        },
         spec.targets.len(),
         kind_of(parsed.format),
-        opts.output.display(),
+        spec_path.display(),
         file.display(),
-        opts.output.display(),
+        spec_path.display(),
     )
     .map_err(|e| Error::io("write", "<stdout>", e))?;
     Ok(Exit::Ok)

@@ -152,7 +152,33 @@ pub(super) fn shell_word(a: &str) -> String {
 
 /// Control characters (a kernel name is arbitrary text) never reach the YAML or the terminal.
 pub(super) fn one_line(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+    // Also the characters YAML 1.1 readers take as line breaks (U+2028, U+2029; U+0085 is a
+    // control): text from a file in a comment of the spec stays in the comment.
+    s.chars()
+        .map(|c| {
+            if c.is_control() || crate::foundation::sanitize::hides_text(c) {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// A double-quoted YAML scalar of `s`: JSON's string syntax (valid YAML), with the characters
+/// JSON leaves raw and YAML must not see raw (DEL, C1 controls, U+2028/U+2029, the invisible
+/// ones) as `\uXXXX` escapes, so that the scalar reads back as `s` in any YAML reader.
+pub(super) fn yaml_quoted(s: &str) -> String {
+    let json = serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned());
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c.is_control() || crate::foundation::sanitize::hides_text(c) {
+            let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{:04X}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A YAML scalar: plain when that reads back as the same string, else double-quoted (JSON's
@@ -167,11 +193,7 @@ pub(super) fn yaml_str(s: &str) -> String {
             s.to_ascii_lowercase().as_str(),
             "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n" | ".inf" | ".nan"
         );
-    if plain {
-        s.to_owned()
-    } else {
-        serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
-    }
+    if plain { s.to_owned() } else { yaml_quoted(s) }
 }
 
 /// A size value: plain when it is a decimal integer (as hand-written specs have it), else quoted.

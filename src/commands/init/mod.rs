@@ -99,8 +99,9 @@ pub(crate) fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
         .iter()
         .map(|p| ("the --from capture", p.as_path()))
         .collect();
-    crate::commands::outputs::refuse_outputs_onto_inputs(&[("--output", &opts.output)], &from)?;
-    if opts.output.exists() && !opts.force {
+    // An existing file is replaced with --force only, whoever wrote it (below).
+    crate::commands::outputs::refuse_outputs_onto_inputs_replacing(&[("--output", &opts.output)], &from)?;
+    if !crate::foundation::fsutil::is_stdout(&opts.output) && opts.output.exists() && !opts.force {
         return Err(Error::Usage(format!(
             "{} already exists; pass --force to replace it, or --output PATH to write another file",
             opts.output.display()
@@ -108,10 +109,17 @@ pub(crate) fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
     }
     let (parsed, raw, origin) = match &opts.from {
         Some(file) => {
-            let raw = read_capture(file)?;
-            if let Some(read) = bench::harness_file(&raw, file) {
+            if let Some(read) = bench::harness_file(file) {
                 let (harness, doc) = read?;
                 return bench::run(opts, file, &harness, &doc, out);
+            }
+            let raw = read_capture(file)?;
+            if let Some(other) = crate::harness::other_output(raw.as_bytes()) {
+                // Not ncu's either: say what it is rather than what ncu's CSV would need.
+                return Err(Error::input(
+                    file,
+                    format!("this is {other}, and `init --from` writes the spec from it"),
+                ));
             }
             let parsed = crate::ncu::parse::parse(&raw).map_err(|e| Error::input(file, e.to_string()))?;
             (parsed, raw, file.display().to_string())
@@ -144,7 +152,7 @@ pub(crate) fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
             "init wrote a spec that does not validate (a bug in cgp-gate): {e}"
         ))
     })?;
-    crate::foundation::fsutil::write_atomic(&opts.output, text.as_bytes())?;
+    crate::foundation::fsutil::write_output(&opts.output, text.as_bytes())?;
     print_summary(&draft, &spec, &opts.output, out).map_err(|e| Error::io("write", "<stdout>", e))?;
     Ok(Exit::Ok)
 }
@@ -269,10 +277,15 @@ fn print_summary(
     }
     let sizes: usize = spec.targets.iter().map(|t| t.sizes.len()).sum();
     let metrics: usize = spec.targets.iter().map(|t| t.metrics.len()).sum();
+    let to_stdout = crate::foundation::fsutil::is_stdout(path);
     writeln!(
         out,
         "wrote {} (target `{}`, {sizes} size{}, {metrics} metric{}); it validates",
-        path.display(),
+        if to_stdout {
+            "the spec to standard output".to_owned()
+        } else {
+            path.display().to_string()
+        },
         draft.name,
         if sizes == 1 { "" } else { "s" },
         if metrics == 1 { "" } else { "s" },
@@ -288,12 +301,20 @@ fn print_summary(
             "note: the capture does not name the program; replace `{PLACEHOLDER_PROGRAM}` in `command:`"
         )?,
     }
-    let spec_arg = if path == Path::new("cgp-gate.yaml") {
+    let spec_arg = if to_stdout || path == Path::new("cgp-gate.yaml") {
         String::new()
     } else {
         format!(" --spec {}", shell_word(&path.display().to_string()))
     };
-    writeln!(out, "next:")?;
+    writeln!(
+        out,
+        "{}",
+        if to_stdout {
+            "next (with the spec saved as cgp-gate.yaml):"
+        } else {
+            "next:"
+        }
+    )?;
     writeln!(
         out,
         "  cgp-gate baseline update{spec_arg}   # on the main branch: measure and store baselines"

@@ -38,6 +38,31 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     replace_atomically(&follow_links(path)?, bytes)
 }
 
+/// The path that names standard output where a command writes a file the user names
+/// (`--json -`, `--markdown -`, `init -o -`), as in every Unix tool. A file named `-` is written
+/// as `./-`.
+pub const STDOUT: &str = "-";
+
+/// Whether `path` is [`STDOUT`].
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == STDOUT
+}
+
+/// Write an output the user named: [`STDOUT`] to standard output (a reader that has gone ends the
+/// output, not the command: `foundation::pipe`), any other path atomically ([`write_atomic`]).
+///
+/// # Errors
+/// [`Error::Io`] naming the path, or standard output.
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    if !is_stdout(path) {
+        return write_atomic(path, bytes);
+    }
+    let mut out = crate::foundation::pipe::QuietPipe::new(std::io::stdout().lock());
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io("write", "standard output", e))
+}
+
 /// The file a chain of symbolic links ends at (`path` itself when it is not a link), which may
 /// not exist yet. Relative link targets are relative to the link's folder.
 fn follow_links(path: &Path) -> Result<std::path::PathBuf, Error> {
@@ -169,10 +194,14 @@ impl ReadError {
         }
     }
 
-    /// As a command error: damaged or wrong input is [`Error::Input`] (exit 2); a failure to
+    /// As a command error: damaged or wrong input, and an input that is not there, is
+    /// [`Error::Input`] (exit 2, as `validate` says of a missing spec; issue 59); a failure to
     /// read an existing file is [`Error::Io`] (exit 3).
     pub fn into_error(self, path: &Path, what: &str) -> Error {
         match self {
+            _ if self.is_not_found() => {
+                Error::input(path, format!("there is no {what} at this path; check it"))
+            }
             Self::Io(e) if e.kind() != std::io::ErrorKind::InvalidData => Error::io("read", path, e),
             other => Error::input(path, other.message(what)),
         }

@@ -11,7 +11,12 @@
 //!   (`secrets::is_credential`: one of its words is a token, secret, password, key, PAT, auth or
 //!   credential word, or it is a named CI credential): `GH_PAT=...`, `token=...`, `OPENAI_KEY: ...`;
 //! - `Authorization`/`PRIVATE-TOKEN`/`Cookie` headers and `Bearer`/`token`/`Basic` credentials;
-//! - URL passwords (`scheme://user:***@`).
+//! - URL passwords (`scheme://user:***@`);
+//! - the value of every credential variable of this process's environment (a name
+//!   `secrets::is_credential` takes: `GITHUB_TOKEN`, `GITLAB_TOKEN`, `CI_JOB_TOKEN`, `MY_API_KEY`,
+//!   ...), wherever it stands and whatever its shape: a token without a known prefix that an API
+//!   error body or a program echoes is still the token cgp-gate holds (issue 58, item 12). Values
+//!   shorter than [`MIN_SECRET_CHARS`] are left, so that `1` or `true` is not redacted everywhere.
 //!
 //! Written by hand: the rules are a handful of regular expressions over our own credential list;
 //! the secret-scanning crates (e.g. those of gitleaks' rules) scan repositories, not one line,
@@ -59,9 +64,46 @@ pub(crate) fn secret_key(key: &str) -> bool {
     super::secrets::is_credential(key)
 }
 
-/// `text` with every secret-looking value replaced by `[redacted]` (the module's rules).
+/// The fewest characters a credential variable's value has for [`secrets`] to redact it wherever
+/// it appears.
+pub const MIN_SECRET_CHARS: usize = 8;
+
+/// The values of this process's credential variables, longest first (read once).
+static CONFIGURED: LazyLock<Vec<String>> = LazyLock::new(|| {
+    configured_values(
+        std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+    )
+});
+
+/// The secret values among `(name, value)` pairs: those of credential names, at least
+/// [`MIN_SECRET_CHARS`] long, longest first, each once.
+fn configured_values(vars: impl Iterator<Item = (String, String)>) -> Vec<String> {
+    let mut values: Vec<String> = vars
+        .filter(|(k, _)| super::secrets::is_credential(k))
+        .map(|(_, v)| v.trim().to_owned())
+        .filter(|v| v.chars().count() >= MIN_SECRET_CHARS)
+        .collect();
+    values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    values.dedup();
+    values
+}
+
+/// `text` with each of `values` replaced by `[redacted]`.
+fn redact_values(text: &str, values: &[String]) -> String {
+    let mut out = text.to_owned();
+    for v in values {
+        if out.contains(v.as_str()) {
+            out = out.replace(v.as_str(), "[redacted]");
+        }
+    }
+    out
+}
+
+/// `text` with every secret-looking value replaced by `[redacted]` (the module's rules), and
+/// every value of a credential variable this process holds.
 pub fn secrets(text: &str) -> String {
-    let mut out = redact_urls(text).into_owned();
+    let text = redact_values(text, &CONFIGURED);
+    let mut out = redact_urls(&text).into_owned();
     for (re, to) in ECHOES.iter() {
         out = re.replace_all(&out, *to).into_owned();
     }
@@ -105,6 +147,24 @@ mod tests {
         ] {
             assert_eq!(secrets(keep), keep);
         }
+    }
+
+    #[test]
+    fn values_of_credential_variables_are_redacted_whatever_their_shape() {
+        let vars = [
+            ("GITHUB_TOKEN", "k9Qz7Lm2Xv8Rt4Wp"),
+            ("CI_JOB_TOKEN", "short"),
+            ("PATH", "/usr/local/bin:/usr/bin"),
+            ("MY_API_KEY", "k9Qz7Lm2Xv8Rt4Wp-and-more"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()));
+        let values = configured_values(vars.into_iter());
+        assert_eq!(values, ["k9Qz7Lm2Xv8Rt4Wp-and-more", "k9Qz7Lm2Xv8Rt4Wp"]);
+        let body = r#"{"message":"Bad credentials k9Qz7Lm2Xv8Rt4Wp","echo":"k9Qz7Lm2Xv8Rt4Wp-and-more","path":"/usr/bin","x":"short"}"#;
+        let r = redact_values(body, &values);
+        assert!(!r.contains("k9Qz7Lm2Xv8Rt4Wp"), "{r}");
+        assert!(r.contains("/usr/bin") && r.contains("short"), "{r}");
+        assert_eq!(r.matches("[redacted]").count(), 2, "{r}");
     }
 
     #[test]

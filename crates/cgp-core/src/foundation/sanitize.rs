@@ -69,6 +69,19 @@ fn neutralise_command(line: &str) -> String {
     }
 }
 
+/// `text` (a report of several lines, with its own line breaks and escapes) with every line that
+/// would start with `::` (after blanks) starting with `\u{3a}:` instead: no line of it is a
+/// GitHub workflow command, whatever names it quotes.
+pub fn no_workflow_commands(text: &str) -> String {
+    if !text.lines().any(|l| l.trim_start().starts_with("::")) {
+        return text.to_owned();
+    }
+    text.split('\n')
+        .map(neutralise_command)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// `scheme://user:password@host` with the password replaced by `***` (the rule lives with the
 /// other redactions in `foundation::redact`, which this module uses, never the other way).
 pub use super::redact::redact_urls;

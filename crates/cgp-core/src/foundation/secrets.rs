@@ -31,6 +31,8 @@ const NAMED: &[&str] = &[
     "AWS_SESSION_TOKEN",
     "AZURE_CLIENT_SECRET",
     "GOOGLE_OAUTH_ACCESS_TOKEN",
+    // cgp-gate's own: the results store's URL may hold its password (docs/store.md).
+    "CGP_GATE_STORE",
 ];
 
 /// Name prefixes whose every variable is a credential (`CI_JOB_JWT_V1`, `CI_JOB_JWT_V2`).
@@ -162,6 +164,7 @@ mod tests {
             "SSH_AUTH_SOCK",
             "DOCKER_AUTH_CONFIG",
             "MY_TOKEN_2",
+            "CGP_GATE_STORE",
         ] {
             assert!(is_credential(n), "{n}");
         }

@@ -192,6 +192,12 @@ pub trait Gpu: Send + Sync {
     /// `None` when the driver does not say.
     fn counters_admin_only(&self) -> Result<Option<bool>, GpuError>;
 
+    /// Whether this is the SYNTHETIC stand-in GPU of `CGP_GATE_STAND_IN_GPU` (nothing it says
+    /// was read from hardware): the fingerprint, every report and every baseline say so.
+    fn stand_in(&self) -> bool {
+        false
+    }
+
     /// One reading of the dynamic state; parts the GPU does not report are `None`.
     fn read(&self, device: u32) -> Reading {
         Reading {

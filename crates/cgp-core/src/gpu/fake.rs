@@ -104,6 +104,8 @@ pub struct FakeGpu {
     pub cuda_driver_version: i32,
     /// What [`Gpu::counters_admin_only`] says (`None`: the driver does not say).
     pub counters_admin_only: Option<bool>,
+    /// What [`Gpu::stand_in`] says: set by the stand-in of `CGP_GATE_STAND_IN_GPU`.
+    pub stand_in: bool,
     state: Mutex<State>,
 }
 
@@ -115,6 +117,7 @@ impl FakeGpu {
             driver_version: "000.00.00".to_owned(),
             cuda_driver_version: 12040,
             counters_admin_only: None,
+            stand_in: false,
             state: Mutex::new(State {
                 cursor,
                 ..State::default()
@@ -176,6 +179,9 @@ fn some<T>(v: Option<T>) -> Result<T, GpuError> {
 impl Gpu for FakeGpu {
     fn counters_admin_only(&self) -> Result<Option<bool>, GpuError> {
         Ok(self.counters_admin_only)
+    }
+    fn stand_in(&self) -> bool {
+        self.stand_in
     }
     fn device_count(&self) -> Result<u32, GpuError> {
         u32::try_from(self.devices.len()).map_err(|_| GpuError::Other("too many devices".into()))

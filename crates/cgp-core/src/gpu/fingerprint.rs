@@ -47,6 +47,11 @@ pub struct Fingerprint {
     pub profiler: ProfilerKind,
     /// Its version (`2022.3.0.0`, `2022.4.2.1-df9881f`), or `unknown`.
     pub profiler_version: FieldValue,
+    /// The GPU part was not read from hardware: the SYNTHETIC stand-in GPU of
+    /// `CGP_GATE_STAND_IN_GPU` (docs/gpu.md) made every field of it up. Written only when true,
+    /// so the files of real GPUs keep their bytes; every report and baseline of such a run says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub synthetic: bool,
 }
 
 /// How files write [`FieldValue::NotUsed`]: a profiler field that does not apply (`ncu_version`
@@ -171,6 +176,8 @@ struct StoredFingerprint {
     profiler: Option<ProfilerKind>,
     #[serde(default)]
     profiler_version: Option<FieldValue>,
+    #[serde(default)]
+    synthetic: bool,
 }
 
 impl From<StoredFingerprint> for Fingerprint {
@@ -205,6 +212,7 @@ impl From<StoredFingerprint> for Fingerprint {
             clocks: s.clocks,
             profiler,
             profiler_version,
+            synthetic: s.synthetic,
         }
     }
 }
@@ -383,6 +391,7 @@ pub fn hardware_fingerprint(gpu: &dyn Gpu, device: u32) -> Fingerprint {
         persistence_mode: text(gpu.persistence_mode(device), on_off),
         max_sm_clock_mhz: text(gpu.max_clock_mhz(device, ClockDomain::Sm), |v| v.to_string()),
         max_mem_clock_mhz: text(gpu.max_clock_mhz(device, ClockDomain::Memory), |v| v.to_string()),
+        synthetic: gpu.stand_in(),
         ..Fingerprint::default()
     }
 }

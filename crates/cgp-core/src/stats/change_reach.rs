@@ -62,6 +62,13 @@ pub fn too_short(n: usize, min_segment: usize, level: f64) -> bool {
     permutation_floor(n, min_segment) > level / 2.0
 }
 
+/// The fewest results in which a shift of some size can be found at `level` (the first `n` that
+/// is not [`too_short`]), at most [`MAX_RESULTS`]; `None` beyond that (a level too small for any
+/// history).
+pub fn fewest_results(min_segment: usize, level: f64) -> Option<usize> {
+    (2 * min_segment.max(2)..=MAX_RESULTS).find(|&n| !too_short(n, min_segment, level))
+}
+
 /// Critical value `c` of the largest standardized two-sample statistic over the splits
 /// `m..=n-m` at `level` (two-sided), from the approximation in the module comment.
 fn scan_critical(n: usize, m: usize, level: f64) -> f64 {

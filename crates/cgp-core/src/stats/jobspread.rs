@@ -42,8 +42,17 @@ pub const MIN_GENERATIONS: usize = 3;
 /// --baselines` measures).
 pub(crate) const DEFAULT_PRIOR: f64 = 0.003;
 
-/// What the prior is worth, in degrees of freedom (as many as 2 x 4 jobs' medians would give).
-pub const PRIOR_DF: f64 = 8.0;
+/// What the prior is worth, in degrees of freedom: as wide as its evidence (issue 57). The value
+/// rests on six differences of two jobs, three kernels in each of two job pairs on one card. Six
+/// independent differences would be 6 degrees of freedom (each is one draw of a normal of twice a
+/// job's variance); a pair's three kernels ran in the same two jobs, and two pairs cannot tell how
+/// much of a job's state its kernels share (the intraclass correlation of the six is anything from
+/// 0 to 1 within what two groups can show). Counted at the middle of that range, 0.5, the design
+/// effect `1 + (3 - 1) 0.5 = 2` makes them worth 3. Measured (docs/statistics.md 2.3, 6.6): under
+/// job offsets uniform within +-0.9 % per job and no history, 8 degrees of freedom passed 6.7 % of
+/// rows at exactly the threshold and covered unchanged code's 98.3 % intervals 90 % of the time;
+/// 3 pass 2.35 % and cover 98.2 %.
+pub const PRIOR_DF: f64 = 3.0;
 
 /// Degrees of freedom one successive difference of the history adds: the median absolute
 /// deviation's efficiency at the normal (0.37).

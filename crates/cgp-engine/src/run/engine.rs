@@ -289,7 +289,8 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
         spec_hash: a.spec.hash.clone(),
         spec_path: a.spec.path.display().to_string(),
         source: a.source.into(),
-        synthetic: a.synthetic,
+        // A recording that says so, or the stand-in GPU of `CGP_GATE_STAND_IN_GPU`.
+        synthetic: a.synthetic || a.fingerprint.synthetic,
         fingerprint: a.fingerprint,
         fingerprint_mismatch: Vec::new(),
         shard: None,
@@ -307,6 +308,7 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
         category_bars: Vec::new(),
         category_bars_gated_only: false,
         confirmation: crate::outcome::results::RunConfirmation::default(),
+        caveats: Vec::new(),
     }
 }
 

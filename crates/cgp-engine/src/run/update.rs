@@ -299,6 +299,9 @@ fn record_sass(
     store: &Store,
     out: &mut dyn Write,
 ) -> Result<Option<String>, Error> {
+    if !crate::profile::backend_of(t).hashes_sass() {
+        return Ok(None);
+    }
     let functions = match crate::profile::sass::functions_of(t, &spec.base_dir()) {
         Ok(f) => f,
         // Why the cache does not apply: the caller says it once per run for every such target.

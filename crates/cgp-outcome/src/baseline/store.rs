@@ -169,6 +169,14 @@ impl Store {
         let _lock = DirLock::acquire(&self.dir)?;
         lock::remove_stale_temps(&path)?;
         let previous = read(&path, target)?;
+        // The SYNTHETIC stand-in GPU (`CGP_GATE_STAND_IN_GPU`, docs/gpu.md) names a real card:
+        // its measurements never replace a real GPU's baseline of that name.
+        if fingerprint.synthetic && previous.as_ref().is_some_and(|p| !p.fingerprint.synthetic) {
+            return Err(Error::input(
+                &path,
+                "refusing to replace a baseline measured on a real GPU with one of the SYNTHETIC stand-in GPU (CGP_GATE_STAND_IN_GPU): unset CGP_GATE_STAND_IN_GPU on a GPU runner, or write the stand-in's baselines to another --baselines folder",
+            ));
+        }
         // History restarts at a profiler change (issue 44): an ncu generation is not a
         // measurement of the quantity a cupti run measures, so its medians are not carried over.
         let same_profiler = |f: &&BaselineFile| {

@@ -183,6 +183,29 @@ impl Search {
     pub fn said(&self, i: usize) -> Option<Said> {
         self.said.get(i).copied().flatten()
     }
+
+    /// Does any commit of `range` not build or run? Then the range is not an answer about the
+    /// change (a creep) but about the build: it is not pinned.
+    pub fn skipped_in(&self, range: &[usize]) -> bool {
+        range.iter().any(|&i| self.said(i) == Some(Said::Skipped))
+    }
+}
+
+impl BisectEnd {
+    /// What the confidence of a search that ended so is about, and what it assumes (issue 57:
+    /// the bound held only for a step, and said nothing of creep); empty without a culprit or a
+    /// range.
+    pub fn claim(self) -> &'static str {
+        match self {
+            Self::Culprit => {
+                "it is the first commit at which the change from the good commit crosses the threshold, assuming the change never falls back below the threshold after crossing it (bisection's assumption); under a creep of small steps the commit itself may change by less than the threshold"
+            }
+            Self::Range => {
+                "the change from the good commit crosses the threshold within this range (its first commit's predecessor within it, its last commit beyond it), assuming the change never falls back below the threshold after crossing it; no single commit of the range is shown to cross it alone: the commits between are at the threshold (a creep)"
+            }
+            Self::NoChange | Self::NotPinned => "",
+        }
+    }
 }
 
 /// How a bisection ended, for its exit code (`decide::bisect_exit_code`).
@@ -193,9 +216,13 @@ pub enum BisectEnd {
     Culprit,
     /// No change beyond the threshold between good and bad.
     NoChange,
-    /// The first bad commit lies in a range whose commits could not be judged (skipped or
-    /// unknown), or the good end itself could not be measured.
+    /// The first bad commit lies in a range some of whose commits did not build or run
+    /// (skipped), or the bad end itself could not be measured.
     NotPinned,
+    /// The change from good crosses the threshold within a run of consecutive commits none of
+    /// which is shown to cross it alone (those between are at the threshold: unknown), a creep
+    /// (issue 57): the range is the answer.
+    Range,
 }
 
 /// One commit the search measured and what it said.
@@ -248,8 +275,12 @@ pub struct BisectResult {
     pub threshold: Option<f64>,
     pub end: BisectEnd,
     pub culprit: Option<Culprit>,
-    /// The confidence that the culprit is the first bad commit (see `method`).
+    /// The confidence in the culprit or the range (see `method`, and `claim` for what it is about).
     pub confidence: Option<f64>,
+    /// What the confidence is about and what it assumes ([`BisectEnd::claim`]); empty without a
+    /// culprit or a range.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub claim: String,
     pub method: String,
     /// Where the first bad commit lies when it could not be pinned.
     pub range: Vec<String>,
@@ -270,7 +301,7 @@ pub fn bisect_method(levels: &Levels, threshold: Option<f64>) -> String {
         |t| format!("a threshold of {:.2}%", t * 100.0),
     );
     format!(
-        "each step pairs the commit with the good one (ABBA, as `ab`) and judges it against {against} at level alpha/max_steps = {}/{} = {:.2e}; confidence = 1 - (steps measured) x that level, a Bonferroni bound on the chance that any step misjudged its commit (valid when the change is at least the threshold)",
+        "each step pairs the commit with the good one (ABBA, as `ab`) and judges its change from the good one against {against} at level alpha/max_steps = {}/{} = {:.2e}; confidence = 1 - (steps measured) x that level, a Bonferroni bound on the chance that any step misjudged its commit (a commit beyond the threshold called good, or one within it called bad), for a step change and a creep alike; it assumes the change from good never falls back below the threshold once it crossed it, and that each step's paired test holds its level (independent pairs; docs/statistics.md 2.7)",
         levels.alpha, levels.max_steps, levels.step_alpha
     )
 }

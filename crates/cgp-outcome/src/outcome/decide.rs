@@ -254,7 +254,7 @@ pub(crate) fn changes_exit_code(worse_shifts: usize, too_short_series: usize, fa
 /// or stayed unknown). Invalid input (2) and environment failures before the search are errors.
 pub fn bisect_exit_code(end: crate::outcome::BisectEnd) -> Exit {
     match end {
-        crate::outcome::BisectEnd::Culprit => Exit::Ok,
+        crate::outcome::BisectEnd::Culprit | crate::outcome::BisectEnd::Range => Exit::Ok,
         crate::outcome::BisectEnd::NoChange => Exit::Regression,
         crate::outcome::BisectEnd::NotPinned => Exit::ProfilerFailure,
     }

@@ -125,6 +125,15 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         confirmation: crate::outcome::results::RunConfirmation::sum(
             placed.iter().map(|p| &p.results.confirmation),
         ),
+        caveats: {
+            let mut all: Vec<String> = Vec::new();
+            for c in placed.iter().flat_map(|p| &p.results.caveats) {
+                if !all.contains(c) {
+                    all.push(c.clone());
+                }
+            }
+            all
+        },
     })
 }
 

@@ -5,8 +5,12 @@
 //! `/usr/local/cuda*` (each with the toolkit's `extras/CUPTI/lib64`), the `nvidia-cuda-cupti`
 //! Python wheel that PyTorch installs (`site-packages/nvidia/cuda_cupti/lib` for CUDA 12,
 //! `nvidia/cu13/lib` for CUDA 13) in `VIRTUAL_ENV`, `CONDA_PREFIX` and the site-packages of every
-//! `python3` on `PATH`, and last ldconfig's cache (`ldconfig -p`), where distributions' packages
-//! (Debian's `libcupti11.8`) put it.
+//! `python3` on `PATH`, then the dynamic loader itself (`dlopen("libcupti.so")`, as a program's
+//! `dlopen` would find it: `LD_LIBRARY_PATH`, ld.so's cache, the system's library folders), then
+//! ldconfig's cache (`ldconfig -p`, any version: Debian's `libcupti11.8` has no `libcupti.so`),
+//! and last the loader again by the versioned names CUDA 11.8 to 13 give it. The loader is asked
+//! because the cache can be stale (issue 59: a libcupti-dev installed after the last `ldconfig`
+//! made `doctor` say "install libcupti-dev" while `dlopen` found it).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -39,21 +43,56 @@ fn is_libcupti(name: &str) -> bool {
     name == "libcupti.so" || name.starts_with("libcupti.so.")
 }
 
+/// How a libcupti was found (what `doctor` says beside it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// Named by the spec or `CGP_GATE_LIBCUPTI`.
+    Named,
+    /// In a CUDA toolkit's or a Python wheel's folder.
+    Folder,
+    /// By the dynamic loader; `in_cache`: whether `ldconfig -p` lists a libcupti too (a stale
+    /// cache does not).
+    Loader { in_cache: bool },
+    /// In ldconfig's cache.
+    Ldconfig,
+}
+
+/// The names the loader is asked for after ldconfig's cache: the development name first, then
+/// the versioned names of the toolkits a package may install alone (13, 12, 11.8).
+const LOADER_NAMES: [&str; 4] = [
+    "libcupti.so",
+    "libcupti.so.13",
+    "libcupti.so.12",
+    "libcupti.so.11.8",
+];
+
 /// The libcupti to load. `explicit` (the spec's key) wins, then `CGP_GATE_LIBCUPTI`; an explicit
 /// path that is not a file is an error rather than a fall-back to a search (the user asked for it).
 ///
 /// # Errors
 /// [`LocateError`], naming every place searched.
 pub fn find_libcupti(explicit: Option<&Path>) -> Result<PathBuf, LocateError> {
-    find_in(explicit, &|k| std::env::var_os(k), &ldconfig_cache)
+    locate(explicit).map(|(p, _)| p)
 }
 
-/// [`find_libcupti`] over a given environment and ldconfig listing (tests pass their own).
+/// [`find_libcupti`], with how it was found.
+///
+/// # Errors
+/// [`LocateError`], naming every place searched.
+pub fn locate(explicit: Option<&Path>) -> Result<(PathBuf, Via), LocateError> {
+    find_in(explicit, &|k| std::env::var_os(k), &ldconfig_cache, &loader_path)
+}
+
+/// [`locate`] over a given environment, ldconfig listing and dynamic loader (tests pass their own).
+///
+/// # Errors
+/// [`LocateError`], naming every place searched.
 pub fn find_in(
     explicit: Option<&Path>,
     env: &dyn Fn(&str) -> Option<OsString>,
     ldconfig: &dyn Fn() -> Option<String>,
-) -> Result<PathBuf, LocateError> {
+    loader: &dyn Fn(&str) -> Result<PathBuf, String>,
+) -> Result<(PathBuf, Via), LocateError> {
     let from_env = env(LIBCUPTI_ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
     let chosen = match (explicit, from_env) {
         (Some(p), _) => Some((p.to_path_buf(), "the spec".to_owned())),
@@ -61,20 +100,85 @@ pub fn find_in(
         (None, None) => None,
     };
     if let Some((path, from)) = chosen {
-        return check_explicit(path, from);
+        return check_explicit(path, from).map(|p| (p, Via::Named));
     }
     let mut searched = Vec::new();
     for dir in candidate_dirs(env) {
         if let Some(found) = in_dir(&dir) {
-            return Ok(found);
+            return Ok((found, Via::Folder));
         }
         searched.push(dir.display().to_string());
     }
-    searched.push("ldconfig -p".to_owned());
-    if let Some(found) = ldconfig().and_then(|text| from_ldconfig(&text)) {
-        return Ok(found);
+    let cached = ldconfig().and_then(|text| from_ldconfig(&text));
+    let mut refused = Vec::new();
+    for (i, name) in LOADER_NAMES.iter().enumerate() {
+        // The development name before the cache; the versioned names after it (a cache that
+        // lists one is the better witness of which is installed).
+        if i == 1
+            && let Some(found) = &cached
+        {
+            return Ok((found.clone(), Via::Ldconfig));
+        }
+        match loader(name) {
+            Ok(found) => {
+                return Ok((
+                    found,
+                    Via::Loader {
+                        in_cache: cached.is_some(),
+                    },
+                ));
+            }
+            Err(e) => refused.push(e),
+        }
     }
+    searched.push("ldconfig -p".to_owned());
+    searched.push(format!("the dynamic loader ({})", refused.join("; ")));
     Err(LocateError::NotFound { searched })
+}
+
+/// Where the dynamic loader finds `name` for a `dlopen` of this process (which searches as the
+/// profiled program's would: `LD_LIBRARY_PATH`, ld.so's cache, the system's folders): the
+/// library is loaded, its file found from one of its functions (`dladdr`), and unloaded. A
+/// library without CUPTI's `cuptiGetVersion` is not CUPTI.
+///
+/// # Errors
+/// The loader's own message (`libcupti.so: cannot open shared object file: ...`).
+#[cfg(target_os = "linux")]
+fn loader_path(name: &str) -> Result<PathBuf, String> {
+    use nix::libc;
+    use std::ffi::{CStr, CString};
+    use std::os::unix::ffi::OsStrExt;
+    let c_name = CString::new(name).map_err(|e| e.to_string())?;
+    #[expect(
+        unsafe_code,
+        reason = "dlopen/dlsym/dladdr/dlclose with NUL-terminated names; the handle is closed on every path and no pointer outlives it (the file name is copied first)"
+    )]
+    unsafe {
+        let handle = libc::dlopen(c_name.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL);
+        if handle.is_null() {
+            let e = libc::dlerror();
+            return Err(if e.is_null() {
+                format!("{name}: not found")
+            } else {
+                CStr::from_ptr(e).to_string_lossy().into_owned()
+            });
+        }
+        let symbol = libc::dlsym(handle, c"cuptiGetVersion".as_ptr());
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        let path = (!symbol.is_null() && libc::dladdr(symbol, &mut info) != 0 && !info.dli_fname.is_null())
+            .then(|| {
+                PathBuf::from(std::ffi::OsStr::from_bytes(
+                    CStr::from_ptr(info.dli_fname).to_bytes(),
+                ))
+            });
+        libc::dlclose(handle);
+        path.ok_or_else(|| format!("{name}: the library the loader found has no cuptiGetVersion: not CUPTI"))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn loader_path(name: &str) -> Result<PathBuf, String> {
+    Err(format!("{name}: CUPTI targets run on Linux only"))
 }
 
 fn check_explicit(path: PathBuf, from: String) -> Result<PathBuf, LocateError> {
@@ -301,30 +405,40 @@ mod tests {
         std::fs::write(&lib, b"x").unwrap();
         let none = |_: &str| None::<OsString>;
         let no_ld = || None;
-        assert_eq!(find_in(Some(&lib), &none, &no_ld).unwrap(), lib);
+        let no_loader = |n: &str| Err::<PathBuf, String>(format!("{n}: not here"));
+        assert_eq!(
+            find_in(Some(&lib), &none, &no_ld, &no_loader).unwrap(),
+            (lib.clone(), Via::Named)
+        );
         // A folder holding one is taken too.
-        assert_eq!(find_in(Some(dir.path()), &none, &no_ld).unwrap(), lib);
+        assert_eq!(
+            find_in(Some(dir.path()), &none, &no_ld, &no_loader).unwrap().0,
+            lib
+        );
         let missing = dir.path().join("nope.so");
-        let err = find_in(Some(&missing), &none, &no_ld).unwrap_err();
+        let err = find_in(Some(&missing), &none, &no_ld, &no_loader).unwrap_err();
         assert!(err.to_string().contains("nope.so"), "{err}");
         // The environment variable, when the spec names none.
         let env_dir = dir.path().to_owned();
         let env = move |k: &str| (k == LIBCUPTI_ENV).then(|| env_dir.join("libcupti.so.13").into());
-        assert_eq!(find_in(None, &env, &no_ld).unwrap(), lib);
+        assert_eq!(find_in(None, &env, &no_ld, &no_loader).unwrap().0, lib);
     }
 
     #[test]
     fn a_wheel_in_a_virtualenv_is_found_and_the_error_lists_every_place() {
         let venv = tempfile::tempdir().unwrap();
         let no_ld = || None;
+        let no_loader = |n: &str| Err::<PathBuf, String>(format!("{n}: cannot open shared object file"));
         let env_of =
             |root: PathBuf| move |k: &str| (k == "VIRTUAL_ENV").then(|| root.clone().into_os_string());
         let env = env_of(venv.path().to_owned());
         let site = venv.path().join("lib/python3.11/site-packages");
         std::fs::create_dir_all(&site).unwrap();
-        let err = find_in(None, &env, &no_ld).unwrap_err().to_string();
+        let err = find_in(None, &env, &no_ld, &no_loader).unwrap_err().to_string();
         assert!(
-            err.contains("ldconfig -p") && err.contains("CGP_GATE_LIBCUPTI"),
+            err.contains("ldconfig -p")
+                && err.contains("the dynamic loader (libcupti.so: cannot open shared object file")
+                && err.contains("CGP_GATE_LIBCUPTI"),
             "{err}"
         );
         let lib_dir = site.join("nvidia/cuda_cupti/lib");
@@ -334,18 +448,68 @@ mod tests {
         std::fs::create_dir_all(&lib_dir).unwrap();
         std::fs::write(lib_dir.join("libcupti.so.12"), b"x").unwrap();
         assert_eq!(
-            find_in(None, &env, &no_ld).unwrap(),
+            find_in(None, &env, &no_ld, &no_loader).unwrap().0,
             lib_dir.join("libcupti.so.12")
         );
-        // ldconfig is the last resort.
+        // After the folders: the loader's `libcupti.so`, then ldconfig's cache, then the loader's
+        // versioned names.
         let ld = || Some("\tlibcupti.so.11.8 (libc6,x86-64) => /usr/lib/libcupti.so.11.8\n".into());
         let empty = tempfile::tempdir().unwrap();
         let env = env_of(empty.path().to_owned());
-        let found = find_in(None, &env, &ld).unwrap();
+        let toolkit = |found: &Path| found.starts_with("/usr/local");
+        let found = find_in(None, &env, &ld, &no_loader).unwrap();
         // A CUDA toolkit on this machine comes before ldconfig.
         assert!(
-            found == Path::new("/usr/lib/libcupti.so.11.8") || found.starts_with("/usr/local"),
+            found == (PathBuf::from("/usr/lib/libcupti.so.11.8"), Via::Ldconfig) || toolkit(&found.0),
             "{found:?}"
         );
+        let dev = |n: &str| match n {
+            "libcupti.so" => Ok(PathBuf::from("/opt/cupti/libcupti.so")),
+            _ => Err(format!("{n}: not here")),
+        };
+        let found = find_in(None, &env, &ld, &dev).unwrap();
+        assert!(
+            found
+                == (
+                    PathBuf::from("/opt/cupti/libcupti.so"),
+                    Via::Loader { in_cache: true }
+                )
+                || toolkit(&found.0),
+            "{found:?}"
+        );
+        // A stale cache (it lists none): the loader finds a versioned one, and says the cache
+        // did not list it.
+        let versioned = |n: &str| match n {
+            "libcupti.so.12" => Ok(PathBuf::from("/usr/lib/x86_64-linux-gnu/libcupti.so.12")),
+            _ => Err(format!("{n}: not here")),
+        };
+        let found = find_in(None, &env, &no_ld, &versioned).unwrap();
+        assert!(
+            found
+                == (
+                    PathBuf::from("/usr/lib/x86_64-linux-gnu/libcupti.so.12"),
+                    Via::Loader { in_cache: false }
+                )
+                || toolkit(&found.0),
+            "{found:?}"
+        );
+    }
+
+    /// The real loader of this process: it finds this machine's libcupti where one is installed
+    /// (Debian's libcupti-dev, .ci/setup), and refuses a library that is not CUPTI.
+    #[test]
+    fn the_real_loader_finds_libcupti_and_refuses_another_library() {
+        if let Ok(p) = loader_path("libcupti.so") {
+            assert!(
+                p.is_absolute()
+                    && p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("libcupti.so")),
+                "{p:?}"
+            );
+        }
+        let err = loader_path("libm.so.6").unwrap_err();
+        assert!(err.contains("not CUPTI"), "{err}");
+        let err = loader_path("libcupti-none.so").unwrap_err();
+        assert!(err.contains("libcupti-none.so"), "{err}");
     }
 }

@@ -66,6 +66,7 @@ pub fn open(path: &Path) -> Result<Box<dyn Gpu>, GpuUnavailable> {
     let mut gpu = FakeGpu::new(d.devices.iter().map(|n| FakeDevice::new(n)).collect());
     gpu.driver_version = d.driver_version.unwrap_or_else(|| "stand-in".to_owned());
     gpu.counters_admin_only = d.counters_admin_only;
+    gpu.stand_in = true;
     if let Some(log) = d.call_log {
         let log = path.parent().unwrap_or(Path::new(".")).join(log);
         gpu = gpu.with_call_log(&log).map_err(|e| {

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{Entry, Format, HarnessError, HarnessFile, Metric, Status, check_finite, check_time, ns_per};
+use super::{Entry, Format, HarnessError, HarnessFile, Metric, Status, check_finite, ns_per, time_ns};
 
 /// Keys of an entry that are not user counters.
 const FIELDS: &[&str] = &[
@@ -191,6 +191,7 @@ fn read_run(
         );
         return Ok(entry);
     }
+    distinct_repetitions(&iterations, origin, bench, state)?;
     let mut metrics: Vec<Metric> = Vec::new();
     for b in iterations {
         let unit = b.get("time_unit").and_then(Value::as_str).unwrap_or("ns");
@@ -210,10 +211,7 @@ fn read_run(
             }
             let Some(x) = v.as_f64() else { continue };
             let (value, unit) = if is_time {
-                (
-                    check_time(x, &format!("`{k}`"), origin, bench, state)? * factor,
-                    "ns",
-                )
+                (time_ns(x, factor, &format!("`{k}`"), origin, bench, state)?, "ns")
             } else {
                 (
                     check_finite(x, &format!("counter `{k}`"), origin, bench, state)?,
@@ -233,6 +231,32 @@ fn read_run(
     }
     entry.metrics = metrics;
     Ok(entry)
+}
+
+/// Each repetition of a run once: Google Benchmark numbers them (`repetition_index`, since
+/// 2021); an entry repeated with the same index (a file joined with itself, an edit) would count
+/// as another repetition, one more sample of the same process.
+fn distinct_repetitions(
+    iterations: &[&Value],
+    origin: &Path,
+    bench: &str,
+    state: &str,
+) -> Result<(), HarnessError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for b in iterations {
+        let Some(i) = b.get("repetition_index").and_then(Value::as_u64) else {
+            continue;
+        };
+        if !seen.insert(i) {
+            return Err(HarnessError::new(
+                origin,
+                format!("repetition {i} (`repetition_index`) appears twice"),
+                "each repetition is in the file once; was the file joined with another or edited? use the file as Google Benchmark wrote it",
+            )
+            .at(bench, state));
+        }
+    }
+    Ok(())
 }
 
 fn counter_unit(name: &str) -> &'static str {

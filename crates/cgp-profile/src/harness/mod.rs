@@ -8,9 +8,18 @@
 //! stably across runs (state names normalised, devices by name), holding per metric the finest
 //! samples the file has. Times are in ns whatever unit the file used.
 
+pub mod asv;
+pub mod classic;
+pub mod criterion;
+pub mod formats;
 pub mod gbench;
+pub mod hyperfine;
 pub mod nvbench;
 pub mod pytest_bench;
+pub mod pytorch_rows;
+pub mod registry;
+pub mod tritonbench;
+pub mod vllm;
 
 use std::fmt;
 use std::path::Path;
@@ -18,36 +27,9 @@ use std::path::Path;
 /// The most bytes of one harness file (or one sidecar) cgp-gate reads.
 pub const MAX_FILE_BYTES: u64 = 512 << 20;
 
-/// Which harness wrote a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum Format {
-    #[serde(rename = "nvbench")]
-    Nvbench,
-    #[serde(rename = "gbench")]
-    GBench,
-    #[serde(rename = "pytest-benchmark")]
-    PytestBenchmark,
-}
-
-impl Format {
-    /// The `profiler:` value of its targets.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Nvbench => "nvbench",
-            Self::GBench => "gbench",
-            Self::PytestBenchmark => "pytest-benchmark",
-        }
-    }
-
-    /// The harness's name in text.
-    pub fn tool(self) -> &'static str {
-        match self {
-            Self::Nvbench => "nvbench",
-            Self::GBench => "Google Benchmark",
-            Self::PytestBenchmark => "pytest-benchmark",
-        }
-    }
-}
+/// Which harness wrote a file: one of the formats registered in cgp-core
+/// (`measured::profiler::harness_formats!`), each read by its [`registry::Reader`].
+pub use crate::measured::profiler::HarnessFormat as Format;
 
 /// What a state of a benchmark gave.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -174,8 +156,6 @@ pub fn no_sidecars(_name: &str) -> Result<Option<Vec<u8>>, String> {
     Ok(None)
 }
 
-const FORMATS_HELP: &str = "give the JSON file the harness wrote: nvbench `--json PATH`, Google Benchmark `--benchmark_out=PATH --benchmark_out_format=json`, pytest-benchmark `--benchmark-json=PATH`";
-
 /// Parse `bytes` as one JSON document, refusing a truncated or concatenated file.
 ///
 /// # Errors
@@ -189,7 +169,16 @@ pub fn parse_json(bytes: &[u8], origin: &Path) -> Result<serde_json::Value, Harn
                 e.line(),
                 e.column()
             ),
-            _ => format!("is not valid JSON: {e}"),
+            _ => match other_output(bytes) {
+                Some(other) => {
+                    return HarnessError::new(
+                        origin,
+                        format!("the harness file is not JSON: it is {other}"),
+                        "give each process's JSON output, as the harness wrote it",
+                    );
+                }
+                None => format!("is not valid JSON: {e}"),
+            },
         };
         HarnessError::new(
             origin,
@@ -197,6 +186,44 @@ pub fn parse_json(bytes: &[u8], origin: &Path) -> Result<serde_json::Value, Harn
             "write each process's output to its own file; use the file as the harness wrote it",
         )
     })
+}
+
+/// A harness's other outputs, which cgp-gate does not read, by their first lines: what the file
+/// is and the JSON output to give instead (issue 59: nvbench's `--csv` given to `init --from`
+/// got an error about ncu's CSV). `None` for anything else.
+pub fn other_output(bytes: &[u8]) -> Option<String> {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    let first = head
+        .lines()
+        .find(|l| !l.trim().is_empty())?
+        .trim_start_matches('\u{feff}');
+    let (what, instead) = if first.starts_with("Benchmark,Device,Device Name,") {
+        (
+            "nvbench's `--csv` output (one mean per state, no samples)",
+            "nvbench's JSON: run the benchmark with `--json FILE` (and `--jsonbin` for per-sample times) and give that file",
+        )
+    } else if first.trim_end() == "# Devices" {
+        (
+            "nvbench's Markdown output (`--md` or its console table)",
+            "nvbench's JSON: run the benchmark with `--json FILE` (and `--jsonbin` for per-sample times) and give that file",
+        )
+    } else if first.starts_with("name,iterations,real_time,cpu_time,time_unit") {
+        (
+            "Google Benchmark's CSV output (`--benchmark_format=csv`)",
+            "Google Benchmark's JSON: run the benchmark with `--benchmark_out=FILE --benchmark_out_format=json` and give that file",
+        )
+    } else if head.lines().any(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        w.starts_with(&["Benchmark", "Time", "CPU", "Iterations"])
+    }) {
+        (
+            "Google Benchmark's console table",
+            "Google Benchmark's JSON: run the benchmark with `--benchmark_out=FILE --benchmark_out_format=json` and give that file",
+        )
+    } else {
+        return None;
+    };
+    Some(format!("{what}; cgp-gate reads {instead}"))
 }
 
 /// Which harness wrote `doc`, by its content (never by the file's name or version string).
@@ -223,7 +250,7 @@ pub fn detect(doc: &serde_json::Value) -> Option<Format> {
     None
 }
 
-/// Read a harness file of any of the three formats (detected by content).
+/// Read a harness file of any format (detected by content; `registry`).
 ///
 /// # Errors
 /// A [`HarnessError`] naming the file, and the benchmark and state where it applies.
@@ -234,15 +261,21 @@ pub fn read(bytes: &[u8], origin: &Path, sidecars: Sidecars<'_>) -> Result<Harne
         check_keys(&file, origin)?;
         return Ok(file);
     }
-    let doc = parse_json(bytes, origin)?;
-    let format = detect(&doc).ok_or_else(|| {
-        HarnessError::new(
+    let doc = registry::parse(bytes, origin)?;
+    let Some(reader) = formats::detect(&doc) else {
+        if let registry::Doc::Lines(_) = doc {
+            // Not JSON lines of any format: files concatenated, as one document would say.
+            parse_json(bytes, origin)?;
+        }
+        let tools: Vec<&str> = Format::ALL.iter().map(|f| f.tool()).collect();
+        let (last, rest) = tools.split_last().unwrap_or((&"", &[]));
+        return Err(HarnessError::new(
             origin,
-            "is JSON, but not a file nvbench, Google Benchmark or pytest-benchmark writes (no `benchmarks` list of theirs)",
-            FORMATS_HELP,
-        )
-    })?;
-    read_as(format, &doc, origin, sidecars)
+            format!("is JSON, but not a file {} or {last} writes", rest.join(", ")),
+            formats::formats_help(),
+        ));
+    };
+    read_as(reader.format(), &doc, origin, sidecars)
 }
 
 /// Read `doc` as a file of `format`.
@@ -251,15 +284,11 @@ pub fn read(bytes: &[u8], origin: &Path, sidecars: Sidecars<'_>) -> Result<Harne
 /// As [`read`].
 pub fn read_as(
     format: Format,
-    doc: &serde_json::Value,
+    doc: &registry::Doc,
     origin: &Path,
     sidecars: Sidecars<'_>,
 ) -> Result<HarnessFile, HarnessError> {
-    let file = match format {
-        Format::Nvbench => nvbench::read(doc, origin, sidecars)?,
-        Format::GBench => gbench::read(doc, origin)?,
-        Format::PytestBenchmark => pytest_bench::read(doc, origin)?,
-    };
+    let file = formats::reader(format).read(doc, origin, sidecars)?;
     check_keys(&file, origin)?;
     Ok(file)
 }
@@ -280,11 +309,85 @@ fn check_keys(file: &HarnessFile, origin: &Path) -> Result<(), HarnessError> {
     Ok(())
 }
 
-/// A time read from a file, checked: finite and not negative.
+/// The shortest time, in ns, a harness file may give for a benchmark: one picosecond. No timer
+/// resolves less (CUDA events resolve about 0.5 µs, a CPU's cycle counter a fraction of a ns), one
+/// cycle of a 5 GHz clock is 200 ps, and a benchmark iteration Google Benchmark reports below a
+/// nanosecond is still above it. A time below it (0, `-0`, `1e-300` s, samples scaled to almost
+/// nothing, what Google Benchmark writes under `UseManualTime` when `SetIterationTime` is never
+/// called) is no measurement: compared with a baseline it would read as a -100 % change.
+pub const MIN_TIME_NS: f64 = 1e-3;
+
+/// The lowest SM clock, in Hz, a clock sample may give: 1 MHz (GPUs run their SMs at hundreds of
+/// MHz at least; a clock below it makes cycles of almost nothing).
+pub const MIN_CLOCK_HZ: f64 = 1e6;
+
+fn damaged(origin: &Path, what: &str, value: f64, why: &str, benchmark: &str, state: &str) -> HarnessError {
+    HarnessError::new(
+        origin,
+        format!("{what} is {value}: {why}; the file is damaged"),
+        "run the benchmark again and use the file as the harness wrote it",
+    )
+    .at(benchmark, state)
+}
+
+/// A time read from a file, in its own unit, checked without knowing the unit: a positive normal
+/// number (not NaN, infinite, negative, zero, `-0` or subnormal). [`time_ns`] also applies the
+/// floor of [`MIN_TIME_NS`] once the unit is known; readers use that.
 ///
 /// # Errors
-/// NaN, infinite or negative, naming what it is.
+/// Any other value, naming what it is.
 pub fn check_time(
+    value: f64,
+    what: &str,
+    origin: &Path,
+    benchmark: &str,
+    state: &str,
+) -> Result<f64, HarnessError> {
+    if value.is_normal() && value > 0.0 {
+        return Ok(value);
+    }
+    let why = if !value.is_finite() || value < 0.0 {
+        "no run takes that long"
+    } else {
+        "a time of zero (or less than any timer resolves) is no measurement"
+    };
+    Err(damaged(origin, what, value, why, benchmark, state))
+}
+
+/// A time read from a file, in ns (`value` in the file's unit, `ns_per_unit` ns each): a positive
+/// normal number ([`check_time`]) of at least [`MIN_TIME_NS`]. The one check of every harness
+/// reader's times (samples, repetitions, rounds, means).
+///
+/// # Errors
+/// NaN, infinite, negative, zero, subnormal, or below the floor, naming what it is.
+pub fn time_ns(
+    value: f64,
+    ns_per_unit: f64,
+    what: &str,
+    origin: &Path,
+    benchmark: &str,
+    state: &str,
+) -> Result<f64, HarnessError> {
+    let ns = check_time(value, what, origin, benchmark, state)? * ns_per_unit;
+    if ns >= MIN_TIME_NS {
+        return Ok(ns);
+    }
+    Err(damaged(
+        origin,
+        what,
+        value,
+        &format!("{ns:e} ns is below one picosecond ({MIN_TIME_NS} ns), shorter than any timer resolves"),
+        benchmark,
+        state,
+    ))
+}
+
+/// A spread of times read from a file (a standard deviation, in its unit): finite and not
+/// negative; zero is a spread (every sample equal).
+///
+/// # Errors
+/// NaN, infinite or negative.
+pub fn check_spread(
     value: f64,
     what: &str,
     origin: &Path,
@@ -294,12 +397,39 @@ pub fn check_time(
     if value.is_finite() && value >= 0.0 {
         Ok(value)
     } else {
-        Err(HarnessError::new(
+        Err(damaged(
             origin,
-            format!("{what} is {value}; no run takes that long: the file is damaged"),
-            "run the benchmark again and use the file as the harness wrote it",
-        )
-        .at(benchmark, state))
+            what,
+            value,
+            "no spread of times is that",
+            benchmark,
+            state,
+        ))
+    }
+}
+
+/// An SM clock sample (Hz): finite and at least [`MIN_CLOCK_HZ`].
+///
+/// # Errors
+/// Any other value.
+pub fn check_clock(
+    value: f64,
+    what: &str,
+    origin: &Path,
+    benchmark: &str,
+    state: &str,
+) -> Result<f64, HarnessError> {
+    if value.is_finite() && value >= MIN_CLOCK_HZ {
+        Ok(value)
+    } else {
+        Err(damaged(
+            origin,
+            what,
+            value,
+            &format!("no GPU runs its SMs below {MIN_CLOCK_HZ} Hz"),
+            benchmark,
+            state,
+        ))
     }
 }
 
@@ -337,5 +467,7 @@ pub fn ns_per(unit: &str) -> Option<f64> {
     })
 }
 
+#[cfg(test)]
+mod testdata;
 #[cfg(test)]
 mod tests;

@@ -20,7 +20,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{Entry, Format, HarnessError, HarnessFile, Metric, Sidecars, Status, check_finite, check_time};
+use super::{
+    Entry, Format, HarnessError, HarnessFile, Metric, Sidecars, Status, check_clock, check_finite,
+    check_spread, time_ns,
+};
 
 /// The per-sample cold GPU times: the metric gated by default.
 pub const GPU_TIME: &str = "nv/cold/time/gpu";
@@ -183,6 +186,12 @@ fn unit_of(hint: &str) -> (&'static str, f64) {
     }
 }
 
+/// Whether a duration summary is a spread of times (a standard deviation), which may be zero;
+/// every other duration is a time, at least [`super::MIN_TIME_NS`].
+fn is_spread(tag: &str) -> bool {
+    tag.contains("/stdev")
+}
+
 /// The state's name as a key: the axis `name=value` pairs without `Device=` and without the
 /// `{ct}`/`{io}` markers (`T{ct}=I32 Elements{io}=2^16` -> `T=I32,Elements=2^16`).
 pub fn normalise_state(name: &str) -> String {
@@ -317,9 +326,13 @@ fn build(
             return Err(HarnessError::new(origin, "a benchmark has no name", HELP));
         }
         for s in states {
-            let device = s
-                .device
-                .and_then(|id| devs.iter().find(|(i, _)| *i == id).map(|(_, n)| n.clone()));
+            let device = match s.device {
+                None => None,
+                Some(id) => match devs.iter().find(|(i, _)| *i == id) {
+                    Some((_, n)) => Some(n.clone()),
+                    None => return Err(unlisted_device(id, &devs, origin, bench, &s.name)),
+                },
+            };
             let mut state = normalise_state(&s.name);
             if several && let Some(d) = &device {
                 state = if state.is_empty() {
@@ -339,6 +352,25 @@ fn build(
         entries,
         notes,
     })
+}
+
+/// A state that names a device the file's `devices` list does not hold: its samples would be
+/// keyed by no GPU, or by another.
+fn unlisted_device(id: i64, devs: &[(i64, String)], origin: &Path, bench: &str, state: &str) -> HarnessError {
+    let listed: Vec<String> = devs.iter().map(|(i, _)| i.to_string()).collect();
+    HarnessError::new(
+        origin,
+        format!(
+            "the state names device {id}, and the file's `devices` list {}",
+            if listed.is_empty() {
+                "is empty".to_owned()
+            } else {
+                format!("holds {} only", listed.join(", "))
+            }
+        ),
+        HELP,
+    )
+    .at(bench, &normalise_state(state))
 }
 
 /// One state: skipped, or its metrics.
@@ -381,15 +413,17 @@ fn read_state(
         let Some(v) = raw.number() else { continue };
         let (unit, factor) = unit_of(sum.hint);
         let what = format!("summary `{}`", sum.tag);
-        let v = if unit == "ns" {
-            check_time(v, &what, origin, bench, state)?
+        let v = if unit != "ns" {
+            check_finite(v, &what, origin, bench, state)? * factor
+        } else if is_spread(&sum.tag) {
+            check_spread(v, &what, origin, bench, state)? * factor
         } else {
-            check_finite(v, &what, origin, bench, state)?
+            time_ns(v, factor, &what, origin, bench, state)?
         };
         entry.metrics.push(Metric {
             name: sum.tag.into_owned(),
             unit: unit.to_owned(),
-            values: vec![v * factor],
+            values: vec![v],
             per_sample: false,
         });
     }
@@ -425,7 +459,14 @@ fn per_sample(
     }
     let mut ns = Vec::with_capacity(times.len());
     for t in &times {
-        ns.push(check_time(*t, "a cold GPU time sample", origin, &bench, &state)? * 1e9);
+        ns.push(time_ns(
+            *t,
+            1e9,
+            "a cold GPU time sample",
+            origin,
+            &bench,
+            &state,
+        )?);
     }
     if let Some(f) = freqs {
         if f.len() != times.len() {
@@ -441,7 +482,7 @@ fn per_sample(
             .at(&bench, &state));
         }
         for hz in &f {
-            check_time(*hz, "an SM clock sample", origin, &bench, &state)?;
+            check_clock(*hz, "an SM clock sample", origin, &bench, &state)?;
         }
         let cycles = times.iter().zip(&f).map(|(t, hz)| t * hz).collect();
         entry.metrics.push(Metric {

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{Entry, Format, HarnessError, HarnessFile, Metric, Status, check_time};
+use super::{Entry, Format, HarnessError, HarnessFile, Metric, Status, time_ns};
 
 /// The one metric: seconds per iteration of each round, in ns.
 pub const TIME: &str = "time";
@@ -92,7 +92,7 @@ fn samples(
         return Ok(Metric {
             name: TIME.to_owned(),
             unit: "ns".to_owned(),
-            values: vec![check_time(mean, "`stats.mean`", origin, bench, state)? * 1e9],
+            values: vec![time_ns(mean, 1e9, "`stats.mean`", origin, bench, state)?],
             per_sample: false,
         });
     };
@@ -103,7 +103,7 @@ fn samples(
     let mut skipped = 0usize;
     for v in list {
         match v.as_f64() {
-            Some(x) => values.push(check_time(x, "a round of `stats.data`", origin, bench, state)? * 1e9),
+            Some(x) => values.push(time_ns(x, 1e9, "a round of `stats.data`", origin, bench, state)?),
             None => skipped += 1,
         }
     }

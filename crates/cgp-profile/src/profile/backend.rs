@@ -98,10 +98,20 @@ pub trait Backend: Sync {
         None
     }
 
-    /// Whether a run may hold one summary per process instead of samples (nvbench without
-    /// `--jsonbin`), which the reason of a judged row then says (`check::harness_states`).
-    fn may_write_summaries_only(&self) -> bool {
-        false
+    /// What a judged row of one value per process says at the head of its reason, where a run
+    /// may hold one summary per process instead of samples (nvbench without `--jsonbin`, asv
+    /// without `--record-samples`; `check::harness_states`); `None`: it always has samples.
+    fn summary_note(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether its rows are kernels whose machine code the SASS cache can hash (docs/sass-cache.md).
+    /// A harness's rows are benchmark states, named by the harness, not by a kernel's function:
+    /// no SASS names them, so the cache does not apply and nothing is said about it (issue 59: a
+    /// `baseline update --replay` of imported files told the user to build the program at a
+    /// path of the machine that wrote them).
+    fn hashes_sass(&self) -> bool {
+        true
     }
 
     /// How long to wait before each retry when another tool holds the GPU counters; empty: the
@@ -113,6 +123,20 @@ pub trait Backend: Sync {
     /// The fingerprint of a measurement by this backend, from the GPU's and the target's:
     /// the tool (`profiler`) and its `version`, and which fields do not apply.
     fn fingerprint(&self, fp: Fingerprint, version: &str) -> Fingerprint;
+
+    /// The most bytes of one recorded repetition a replay reads: what a live capture of the
+    /// backend may hold, so that every recording it makes replays (ncu's CSV limit by default).
+    fn max_capture_bytes(&self) -> u64 {
+        crate::foundation::fsutil::limits::NCU_CSV
+    }
+
+    /// What a report must say when this backend's run gates code from a pull request, because
+    /// the program under test can write the times it is judged by (CUPTI's trace is written in
+    /// its own process; a harness writes its own file); `None` when the profiler measures it from
+    /// outside.
+    fn program_can_forge(&self) -> Option<&'static str> {
+        None
+    }
 
     /// `profile --dry-run` for `targets` (this backend's).
     ///
@@ -163,8 +187,20 @@ mod tests {
         // The manifest keeps one field per tool, as recordings always had.
         let mut m = crate::profile::record::Manifest::default();
         m.set_version(ProfilerKind::Nsys, Some("2022.4.2".to_owned()));
-        assert_eq!(m.nsys_version.as_deref(), Some("2022.4.2"));
         assert_eq!(m.version(ProfilerKind::Nsys), Some("2022.4.2"));
         assert_eq!(m.version(ProfilerKind::Ncu), None);
+        let text = serde_json::to_value(&m).unwrap();
+        assert_eq!(text["nsys_version"], "2022.4.2");
+        assert!(text.get("ncu_version").is_none());
+        // A manifest written before the map: its fields read back, and write out as they were.
+        let old =
+            r#"{"schema_version":1,"ncu_version":"2022.3.0.0","pytest_benchmark_version":"4.0.0","runs":[]}"#;
+        let m: crate::profile::record::Manifest = serde_json::from_str(old).unwrap();
+        assert_eq!(m.version(ProfilerKind::Ncu), Some("2022.3.0.0"));
+        let py = ProfilerKind::named("pytest-benchmark").unwrap();
+        assert_eq!(m.version(py), Some("4.0.0"));
+        let again = serde_json::to_value(&m).unwrap();
+        assert_eq!(again["pytest_benchmark_version"], "4.0.0");
+        assert_eq!(again["ncu_version"], "2022.3.0.0");
     }
 }

@@ -65,6 +65,12 @@ impl Backend for CuptiBackend {
         true
     }
 
+    fn program_can_forge(&self) -> Option<&'static str> {
+        Some(
+            "CUPTI's trace is written inside the program's own process: code that reads CGP_GATE_CUPTI_NONCE before it initialises CUDA can write a trace with this run's nonce and any times (docs/cupti.md, \"What the program under test can forge\"); gate code you do not trust with `profiler: ncu` or `nsys`",
+        )
+    }
+
     fn fingerprint(
         &self,
         fp: crate::gpu::fingerprint::Fingerprint,

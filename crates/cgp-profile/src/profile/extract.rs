@@ -30,51 +30,62 @@ pub fn extract(job: Job<'_>, capture: &Capture) -> Result<SampleSet, ProfileErro
 
 /// A live run's output lives in a temporary folder that is gone when the command ends (issue
 /// 46). Its error is made again, by the same backend, from what the user can still use: the
-/// command line it prints names the files it writes relative to the folder the user runs it in
-/// (`--log-file run-0.csv`), so the pasted line works; and an error that cites the output cites a
-/// copy kept in the system's temporary directory (which cgp-gate never removes), with a hint that
-/// says it is kept on purpose and may be deleted. The message is never edited afterwards: the
-/// backend writes it from the capture it is given. `first` is the error of the capture as run.
+/// command line it prints names the files it writes in the run's kept folder
+/// ([`crate::profile::kept`]: `--log-file ~/.cache/cgp-gate/kept/<run>/run-0.csv`), so the pasted
+/// line works and writes nothing into the folder it is run in (issue 59); and an error that cites
+/// the output cites a copy kept in that folder (`matmul-n=1024-rep0.csv`), with a hint that says
+/// it is kept on purpose; the end of the run lists the folder. The message is never edited
+/// afterwards: the backend writes it from the capture it is given. `first` is the error of the
+/// capture as run.
 fn cited_as_kept(first: ProfileError, job: Job<'_>, capture: &Capture) -> ProfileError {
     let backend = crate::profile::backend_of(job.target);
     let mut usable = capture.clone();
-    if let (Some(argv), Some(work)) = (&mut usable.argv, capture.origin.parent()) {
+    let kept = crate::profile::kept::path();
+    let mut named_kept = false;
+    if let (Some(argv), Some(work), Ok(dir)) = (&mut usable.argv, capture.origin.parent(), &kept) {
         let prefix = format!("{}/", work.display());
+        let into = format!("{}/", dir.display());
         for word in argv.iter_mut() {
-            *word = word.replace(&prefix, "");
+            named_kept |= word.contains(&prefix);
+            *word = word.replace(&prefix, &into);
         }
     }
     let Err(again) = backend.extract(job, &usable) else {
         return first;
     };
+    // A hint's command writes into the kept folder: it must be there when the line is pasted.
+    let hinted = |e: &ProfileError| {
+        named_kept
+            && [Some(&e.message), e.hint.as_ref()]
+                .into_iter()
+                .flatten()
+                .any(|t| t.contains("run it by hand"))
+    };
+    if hinted(&again) && crate::profile::kept::folder().is_err() {
+        return first;
+    }
     if !again.message.contains(&capture.origin.display().to_string()) {
         return again;
     }
     // The name a recording would give it (an nsys run's export is SQLite; ncu's output is text).
     let binary = matches!(capture.output, crate::profile::Output::Bytes(_));
-    let suffix = backend
+    let extension = backend
         .recorded_as()
         .iter()
         .find(|r| r.binary == binary)
-        .map_or_else(|| ".csv".to_owned(), |r| format!(".{}", r.extension));
-    let kept = tempfile::Builder::new()
-        .prefix("cgp-gate-output-")
-        .suffix(&suffix)
-        .tempfile()
-        .and_then(|mut f| {
-            std::io::Write::write_all(&mut f, capture.output.as_bytes())?;
-            f.keep().map_err(|k| k.error)
-        });
-    let note = match kept {
-        Ok((_, path)) => {
+        .map_or("csv", |r| r.extension);
+    let rep = format!("rep{}", job.rep);
+    let name = crate::profile::kept::file_name(&[&job.target.name, &job.size.key(), &rep], extension);
+    let note = match crate::profile::kept::keep(&name, capture.output.as_bytes()) {
+        Ok(path) => {
             usable.origin = path;
             Some(format!(
                 "{} is a copy of the output kept for you to read (cgp-gate does not remove it: delete it when done)",
                 usable.origin.display()
             ))
         }
-        Err(_) => {
-            usable.origin = "ncu's output (not kept: rerun with --record DIR to keep it)".into();
+        Err(e) => {
+            usable.origin = format!("the output (not kept: {e}; rerun with --record DIR to keep it)").into();
             None
         }
     };

@@ -16,6 +16,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::harness::formats::reader;
+use crate::harness::registry::{Live, LiveRun, OUTPUT_ENV, Written};
 use crate::harness::{self, Entry, Format, HarnessFile, Status};
 use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::plan::app_argv;
@@ -23,54 +25,52 @@ use crate::profile::backend::{Backend, DryRun, LiveSetup, RecordedAs};
 use crate::profile::{Capture, FailureKind, Job, Output, ProfileError, Profiler, job_context};
 use crate::spec::{KernelFilter, ProfilerKind, Target};
 
-/// Google Benchmark repetitions per process, unless the command sets its own.
-pub const GBENCH_REPETITIONS: u32 = 10;
-
-/// The harness backends, one per `profiler:` value.
+/// The harness backends, one per format (`profiler:` value).
 #[derive(Debug, Clone, Copy)]
 pub struct HarnessBackend(pub Format);
 
-pub static NVBENCH: HarnessBackend = HarnessBackend(Format::Nvbench);
-pub static GBENCH: HarnessBackend = HarnessBackend(Format::GBench);
-pub static PYTEST_BENCHMARK: HarnessBackend = HarnessBackend(Format::PytestBenchmark);
+/// Every format's backend, in the order of `Format::ALL`.
+static BACKENDS: [HarnessBackend; Format::ALL.len()] = {
+    let mut all = [HarnessBackend(Format::ALL[0]); Format::ALL.len()];
+    let mut i = 0;
+    while i < all.len() {
+        all[i] = HarnessBackend(Format::ALL[i]);
+        i += 1;
+    }
+    all
+};
+
+/// The backend of targets of `format`.
+pub fn backend(format: Format) -> &'static HarnessBackend {
+    BACKENDS.iter().find(|b| b.0 == format).unwrap_or(&BACKENDS[0])
+}
 
 /// The kind of targets a harness's files are read for.
 pub fn kind_of(format: Format) -> ProfilerKind {
-    match format {
-        Format::Nvbench => ProfilerKind::Nvbench,
-        Format::GBench => ProfilerKind::Gbench,
-        Format::PytestBenchmark => ProfilerKind::PytestBenchmark,
-    }
+    ProfilerKind::Harness(format)
 }
 
 /// The harness of a target kind, for a harness kind.
 pub fn format_of(kind: ProfilerKind) -> Option<Format> {
-    match kind {
-        ProfilerKind::Nvbench => Some(Format::Nvbench),
-        ProfilerKind::Gbench => Some(Format::GBench),
-        ProfilerKind::PytestBenchmark => Some(Format::PytestBenchmark),
-        ProfilerKind::Ncu | ProfilerKind::Nsys | ProfilerKind::Cupti => None,
-    }
+    kind.harness()
 }
 
-/// The flags that make the harness write its JSON to `out`, appended to the command. Google
-/// Benchmark's repetitions are left as the command sets them, when it does.
+/// What a live run of `format` adds to the command `app`, its file going to `out`.
+pub fn live(format: Format, out: &Path, app: &[String], cwd: &Path) -> Live {
+    let mut live = reader(format).live(&LiveRun { out, app, cwd });
+    live.env.push((OUTPUT_ENV.to_owned(), out.display().to_string()));
+    live
+}
+
+/// The flags that make the harness write its file to `out`, appended to the command.
 pub fn output_flags(format: Format, out: &Path, app: &[String]) -> Vec<String> {
-    let path = out.display().to_string();
-    match format {
-        Format::Nvbench => vec!["--json".to_owned(), path, "--jsonbin".to_owned()],
-        Format::GBench => {
-            let mut f = vec![
-                format!("--benchmark_out={path}"),
-                "--benchmark_out_format=json".to_owned(),
-            ];
-            if !app.iter().any(|a| a.starts_with("--benchmark_repetitions")) {
-                f.push(format!("--benchmark_repetitions={GBENCH_REPETITIONS}"));
-            }
-            f
-        }
-        Format::PytestBenchmark => vec![format!("--benchmark-json={path}")],
-    }
+    reader(format)
+        .live(&LiveRun {
+            out,
+            app,
+            cwd: Path::new("."),
+        })
+        .flags
 }
 
 const RECORDED: &[RecordedAs] = &[RecordedAs {
@@ -102,11 +102,26 @@ impl Backend for HarnessBackend {
     }
 
     fn time_and_cycles(&self) -> Option<(&'static str, &'static str)> {
-        (self.0 == Format::Nvbench).then_some((harness::nvbench::GPU_TIME, harness::nvbench::GPU_CYCLES))
+        reader(self.0).time_and_cycles()
     }
 
-    fn may_write_summaries_only(&self) -> bool {
-        self.0 == Format::Nvbench
+    fn max_capture_bytes(&self) -> u64 {
+        // A live run and `import` read a harness file up to this: its recording replays.
+        harness::MAX_FILE_BYTES
+    }
+
+    fn program_can_forge(&self) -> Option<&'static str> {
+        Some(
+            "a benchmark harness's times are the file the program under test writes itself: code from a pull request can write any times in it (docs/harnesses.md); gate code you do not trust with `profiler: ncu` or `nsys`, which measure it from outside",
+        )
+    }
+
+    fn hashes_sass(&self) -> bool {
+        false
+    }
+
+    fn summary_note(&self) -> Option<&'static str> {
+        reader(self.0).summary_note()
     }
 
     fn fingerprint(
@@ -269,22 +284,23 @@ impl HarnessProfiler {
             let _ = std::fs::remove_file(&stale);
             let _ = std::fs::remove_dir_all(&stale);
         }
+        let cwd = job.target.cwd.clone().unwrap_or_else(|| self.base_dir.clone());
+        let live = live(self.format, &out, &app, &cwd);
         let mut all: Vec<OsString> = args.iter().map(OsString::from).collect();
-        all.extend(
-            output_flags(self.format, &out, &app)
-                .into_iter()
-                .map(OsString::from),
-        );
+        all.extend(live.flags.iter().map(OsString::from));
+        let mut env = crate::profile::program_env(job.target);
+        env.extend(live.env.iter().cloned());
         let stem = self.work.path().join(format!("run-{}", self.runs));
         let inv = Invocation {
             program: PathBuf::from(program),
             args: all,
-            cwd: Some(job.target.cwd.clone().unwrap_or_else(|| self.base_dir.clone())),
-            env: crate::profile::program_env(job.target),
+            cwd: Some(cwd),
+            env,
             timeout: job.target.timeout,
             stdout: stem.with_extension("stdout"),
             stderr: stem.with_extension("stderr"),
         };
+        let started = std::time::SystemTime::now();
         let argv: Vec<String> = std::iter::once(program.clone())
             .chain(inv.args.iter().map(|a| a.to_string_lossy().into_owned()))
             .collect();
@@ -309,25 +325,21 @@ impl HarnessProfiler {
             )
             .hint("raise the target's `timeout`, or run fewer benchmarks per process"));
         }
-        let raw = match crate::foundation::fsutil::read_bounded(&out, harness::MAX_FILE_BYTES) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e @ crate::foundation::fsutil::ReadError::TooLarge { .. }) => {
-                return Err(ProfileError::new(
-                    FailureKind::BadOutput,
-                    ctx,
-                    format!("{}: {}", out.display(), e.message("harness file")),
-                ));
-            }
-            Err(_) => String::new(),
-        };
+        let raw = written(self.format, &live.written, &out, &inv.stdout, started)
+            .map_err(|e| ProfileError::new(FailureKind::BadOutput, ctx, e))?;
         if self.version.is_none()
             && let Ok(f) = harness::read(raw.as_bytes(), &out, &sidecars_beside(&out))
         {
             self.version = f.version;
         }
+        let origin = match live.written {
+            Written::File => out,
+            Written::Stdout => inv.stdout.clone(),
+            Written::Folder(dir) => dir,
+        };
         Ok(Capture {
             output: Output::Text(raw),
-            origin: out,
+            origin,
             argv: Some(argv),
             wall_seconds: Some(outcome.wall.as_secs_f64()),
             exit_code: outcome.code.or(outcome.signal.map(|s| 128 + s)),
@@ -335,6 +347,45 @@ impl HarnessProfiler {
             kernels_seen: None,
             tool_version: self.version.clone(),
         })
+    }
+}
+
+/// The file a live run wrote, as text: at `out`, on its standard output, or gathered from its
+/// folder (the files written since `started`; when it has none, the standard output if that is
+/// the format's, as cargo-criterion writes its messages there). A file that is not there is
+/// empty (the caller says the program wrote none); one over the bound is an error.
+fn written(
+    format: Format,
+    how: &Written,
+    out: &Path,
+    stdout: &Path,
+    started: std::time::SystemTime,
+) -> Result<String, String> {
+    let text = |path: &Path| match crate::foundation::fsutil::read_bounded(path, harness::MAX_FILE_BYTES) {
+        Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        Err(e @ crate::foundation::fsutil::ReadError::TooLarge { .. }) => {
+            Err(format!("{}: {}", path.display(), e.message("harness file")))
+        }
+        Err(_) => Ok(String::new()),
+    };
+    match how {
+        Written::File => text(out),
+        Written::Stdout => text(stdout),
+        Written::Folder(dir) => match dir
+            .is_dir()
+            .then(|| reader(format).gather(dir, Some(started)))
+            .flatten()
+        {
+            Some(Ok(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            Some(Err(e)) => Err(format!("{e}\nhelp: {}", e.help)),
+            None => {
+                let printed = text(stdout)?;
+                let own = harness::registry::parse(printed.as_bytes(), stdout)
+                    .ok()
+                    .is_some_and(|d| reader(format).detects(&d));
+                Ok(if own { printed } else { String::new() })
+            }
+        },
     }
 }
 
@@ -353,32 +404,112 @@ pub fn sidecar_dir(json: &Path, suffix: &str) -> PathBuf {
     json.with_file_name(name)
 }
 
-/// Where nvbench's sidecars of `json` are: the folder its summary names (`<json>-bin/0.bin`,
-/// absolute in files before 2026-07, relative to the JSON after), found beside `json` whatever
-/// name the JSON had when nvbench wrote it (a recording renames it `<rep>.json`). Read bounded.
+/// Where nvbench's sidecars of `json` are: in `<json>-bin/` (`<json>-freqs-bin/` for the clocks)
+/// beside it, by the file name the summary gives (`<json>-bin/0.bin`: absolute in files before
+/// 2026-07, relative to the JSON after), whatever name the JSON had when nvbench wrote it (a
+/// recording renames it `<rep>.json`). Nowhere else: not the path the file names (absolute, or
+/// with `..`), which would read a file outside the JSON's folder that a recording does not copy
+/// (`record::copy_sidecars` copies those two folders), so that the same recording could give
+/// another result when an outside file changes. A link, at the folder or the file, is refused
+/// for the same reason. Read bounded.
 pub fn sidecars_beside(json: &Path) -> impl Fn(&str) -> Result<Option<Vec<u8>>, String> + '_ {
     move |named: &str| {
         let named_path = Path::new(named);
-        let file = named_path.file_name().unwrap_or_default();
         let freqs = named_path
             .parent()
             .and_then(Path::file_name)
             .is_some_and(|d| d.to_string_lossy().ends_with("-freqs-bin"));
-        let here = sidecar_dir(json, if freqs { "-freqs-bin" } else { "-bin" }).join(file);
-        let relative = json.parent().map(|d| d.join(named_path));
-        let candidates = [Some(here), relative, Some(named_path.to_path_buf())];
-        let Some(found) = candidates.into_iter().flatten().find(|p| p.is_file()) else {
+        let folder = sidecar_dir(json, if freqs { "-freqs-bin" } else { "-bin" });
+        let Some(file) = named_path.file_name() else {
             return Err(format!(
-                "the JSON names the sidecar {named}, and it is not beside {} (`{}`)",
-                json.display(),
-                sidecar_dir(json, if freqs { "-freqs-bin" } else { "-bin" })
-                    .join(file)
-                    .display()
+                "the JSON names the sidecar `{named}`, which is no file name: the file is damaged"
             ));
         };
-        crate::foundation::fsutil::read_bounded(&found, harness::MAX_FILE_BYTES)
+        let here = folder.join(file);
+        for p in [&folder, &here] {
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(format!(
+                        "{} is a symbolic link: nvbench writes its sidecars as files beside the JSON, and a recording keeps only those",
+                        p.display()
+                    ));
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    return Err(format!(
+                        "the JSON names the sidecar {named}, and it is not beside {} (`{}`): cgp-gate reads sidecars only there, where nvbench writes them (docs/harnesses.md)",
+                        json.display(),
+                        here.display()
+                    ));
+                }
+            }
+        }
+        crate::foundation::fsutil::read_bounded(&here, harness::MAX_FILE_BYTES)
             .map(Some)
-            .map_err(|e| format!("{}: {}", found.display(), e.message("sidecar")))
+            .map_err(|e| format!("{}: {}", here.display(), e.message("sidecar")))
+    }
+}
+
+/// A harness input given on the command line (`import`, `parse`, `init --from`), read.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// What a recording keeps of it: the file's bytes, or the bundle of a folder's files.
+    pub capture: Vec<u8>,
+    pub file: HarnessFile,
+}
+
+/// Read a harness input: a folder or file a gathering format reads (Criterion's `target/criterion`
+/// or one of its `new/` files, an asv results file with its `benchmarks.json`), else a JSON
+/// file (bounded, detected by content). `None`: `path` is a file that is not JSON (an ncu CSV).
+pub fn read_input(path: &Path) -> Option<Result<Input, harness::HarnessError>> {
+    let sidecars = sidecars_beside(path);
+    for r in harness::formats::READERS {
+        if let Some(gathered) = r.gather(path, None) {
+            return Some(gathered.and_then(|capture| {
+                let doc = harness::registry::parse(&capture, path)?;
+                let file = harness::read_as(r.format(), &doc, path, &sidecars)?;
+                Ok(Input { capture, file })
+            }));
+        }
+    }
+    if path.is_dir() {
+        return Some(Err(harness::HarnessError::new(
+            path,
+            "is a folder, and no harness format cgp-gate reads is a folder of these files",
+            "give the file the harness wrote (a Criterion folder holds `<benchmark>/new/sample.json`)",
+        )));
+    }
+    if !looks_like_json(path) {
+        return None;
+    }
+    Some((|| {
+        let capture =
+            crate::foundation::fsutil::read_bounded(path, harness::MAX_FILE_BYTES).map_err(|e| {
+                harness::HarnessError::new(path, e.message("harness file"), "give the file the harness wrote")
+            })?;
+        let file = harness::read(&capture, path, &sidecars)?;
+        Ok(Input { capture, file })
+    })())
+}
+
+/// Whether the file opens a JSON object (`{`) or an array of objects (`[{`, `[]`), from its first
+/// 4 KiB (an ncu log may open with `[1234]`).
+fn looks_like_json(path: &Path) -> bool {
+    use std::io::Read;
+    // Only a regular file is opened here (a FIFO would block); anything else, or a file that
+    // cannot be read, is the caller's own read to report.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = [0u8; 4096];
+    let Ok(n) = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)) else {
+        return false;
+    };
+    let mut bytes = head[..n].iter().filter(|b| !b.is_ascii_whitespace());
+    match bytes.next() {
+        Some(b'{') => true,
+        Some(b'[') => matches!(bytes.next(), Some(b'{' | b']')),
+        _ => false,
     }
 }
 
@@ -433,26 +564,28 @@ pub fn read_capture(format: Format, job: Job<'_>, capture: &Capture) -> Result<H
     let bad = |e: harness::HarnessError| {
         ProfileError::new(FailureKind::BadOutput, ctx.clone(), e.to_string()).hint(e.help)
     };
-    let doc = harness::parse_json(capture.output.as_bytes(), &capture.origin).map_err(bad)?;
-    match harness::detect(&doc) {
-        Some(f) if f == format => {}
-        found => {
-            let what = found.map_or("not a harness file".to_owned(), |f| {
-                format!("a {} file", f.tool())
-            });
-            return Err(ProfileError::new(
-                FailureKind::BadOutput,
-                ctx,
-                format!(
-                    "{} is {what}, and the target is `profiler: {}`",
-                    capture.origin.display(),
-                    kind_of(format)
-                ),
-            )
-            .hint("set the target's `profiler:` to the harness that wrote the file"));
-        }
+    // The typed reading first (`harness::read`): a large nvbench file is never built as a
+    // `serde_json::Value` tree, which takes several times its size (docs/harnesses.md).
+    let file = harness::read(
+        capture.output.as_bytes(),
+        &capture.origin,
+        &sidecars_beside(&capture.origin),
+    )
+    .map_err(bad)?;
+    if file.format != format {
+        return Err(ProfileError::new(
+            FailureKind::BadOutput,
+            ctx,
+            format!(
+                "{} is a {} file, and the target is `profiler: {}`",
+                capture.origin.display(),
+                file.format.tool(),
+                kind_of(format)
+            ),
+        )
+        .hint("set the target's `profiler:` to the harness that wrote the file"));
     }
-    harness::read_as(format, &doc, &capture.origin, &sidecars_beside(&capture.origin)).map_err(bad)
+    Ok(file)
 }
 
 /// Turn one capture into samples: every metric of the target, for every selected benchmark x
@@ -495,7 +628,12 @@ pub fn extract(format: Format, job: Job<'_>, capture: &Capture) -> Result<Sample
         match &e.status {
             Status::Measured => {}
             Status::Skipped(why) => {
-                eprintln!("note: {ctx}: {} not measured: {why}", e.key());
+                // The key and the reason are the file's text: one sanitised line.
+                crate::foundation::sanitize::eprint_line(&format!(
+                    "note: {ctx}: {} not measured: {}",
+                    crate::foundation::sanitize::line(&e.key()),
+                    crate::foundation::sanitize::line(why)
+                ));
                 continue;
             }
             Status::Error(why) => {
@@ -547,18 +685,23 @@ pub fn extract(format: Format, job: Job<'_>, capture: &Capture) -> Result<Sample
 /// confirmation (`stats::clock`, docs/harnesses.md "Throttling"). Baselines keep it with the
 /// explanatory counters.
 pub fn is_companion(metric: &str) -> bool {
-    metric == harness::nvbench::GPU_CYCLES
+    harness::formats::READERS
+        .iter()
+        .filter_map(|r| r.time_and_cycles())
+        .any(|(_, cycles)| cycles == metric)
 }
 
-/// The companions of the entry's gated metrics: the cycles of an nvbench time the target gates
-/// without its cycles, where the file has the clock sidecar.
+/// The companions of the entry's gated metrics: the cycles of a time the target gates without
+/// its cycles (nvbench's), where the file has them.
 fn push_companions(format: Format, job: Job<'_>, e: &Entry, set: &mut SampleSet) {
     let gates = |name: &str| job.target.metrics.iter().any(|m| m.name == name);
-    if format != Format::Nvbench || !gates(harness::nvbench::GPU_TIME) || gates(harness::nvbench::GPU_CYCLES)
-    {
+    let Some((time, cycles)) = reader(format).time_and_cycles() else {
+        return;
+    };
+    if !gates(time) || gates(cycles) {
         return;
     }
-    let Some(m) = e.metric(harness::nvbench::GPU_CYCLES) else {
+    let Some(m) = e.metric(cycles) else {
         return;
     };
     let key = SeriesKey {

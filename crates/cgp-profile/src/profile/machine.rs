@@ -189,13 +189,24 @@ fn nsys() -> Check {
         })
 }
 
+/// libcupti found as a cupti run finds it ([`crate::cupti::locate::locate`], the dynamic loader
+/// among its steps), with advice that matches what was found (issue 59): a library the loader
+/// finds while `ldconfig -p` lists none is there, and the cache is what is stale.
 fn libcupti_check(explicit: Option<&Path>) -> Check {
-    crate::cupti::locate::find_libcupti(explicit)
-        .map(|p| p.display().to_string())
-        .map_err(|e| {
-            failed(
-                e.to_string(),
-                "install the CUDA toolkit's CUPTI (libcupti.so), or set CGP_GATE_LIBCUPTI or the target's `libcupti:`",
-            )
-        })
+    use crate::cupti::locate::Via;
+    match crate::cupti::locate::locate(explicit) {
+        Ok((p, Via::Loader { in_cache: false })) => Ok(format!(
+            "{} (found by the dynamic loader, as the run finds it; `ldconfig -p` lists no libcupti: its cache is stale, `ldconfig` as root refreshes it)",
+            p.display()
+        )),
+        Ok((p, _)) => Ok(p.display().to_string()),
+        Err(e @ crate::cupti::locate::LocateError::Explicit { .. }) => Err(failed(
+            e.to_string(),
+            "point CGP_GATE_LIBCUPTI or the target's `libcupti:` at the libcupti.so of the program's CUDA version",
+        )),
+        Err(e) => Err(failed(
+            e.to_string(),
+            "install the CUDA toolkit's CUPTI (libcupti.so), or set CGP_GATE_LIBCUPTI or the target's `libcupti:`",
+        )),
+    }
 }

@@ -15,6 +15,7 @@ pub mod error;
 pub mod extract;
 pub mod filter;
 pub mod harness;
+pub mod kept;
 pub mod launches;
 pub mod live;
 pub mod machine;
@@ -38,15 +39,13 @@ pub fn backend_for(kind: ProfilerKind) -> &'static dyn Backend {
         ProfilerKind::Ncu => &live::NcuBackend,
         ProfilerKind::Nsys => &nsys::NsysBackend,
         ProfilerKind::Cupti => &cupti::CuptiBackend,
-        ProfilerKind::Nvbench => &harness::NVBENCH,
-        ProfilerKind::Gbench => &harness::GBENCH,
-        ProfilerKind::PytestBenchmark => &harness::PYTEST_BENCHMARK,
+        ProfilerKind::Harness(format) => harness::backend(format),
     }
 }
 
 /// Every backend, in the order versions are reported (`ncu 2022.3.0.0, nsys 2022.4.2`) and
 /// dry runs print theirs.
-pub fn backends() -> [&'static dyn Backend; 6] {
+pub fn backends() -> [&'static dyn Backend; ProfilerKind::ALL.len()] {
     ProfilerKind::ALL.map(backend_for)
 }
 

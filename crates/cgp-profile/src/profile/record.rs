@@ -34,30 +34,62 @@ pub struct Manifest {
     pub cgp_gate_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_hash: Option<String>,
-    /// The Nsight Compute that recorded the ncu targets' repetitions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ncu_version: Option<String>,
-    /// The Nsight Systems that recorded the nsys targets' repetitions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nsys_version: Option<String>,
-    /// The libcupti that recorded the cupti targets' repetitions (`<rep>.cupti`, docs/cupti.md).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cupti_version: Option<String>,
-    /// The nvbench that wrote the nvbench targets' files (`<rep>.json`, docs/harnesses.md).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nvbench_version: Option<String>,
-    /// The Google Benchmark library that wrote the gbench targets' files.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gbench_version: Option<String>,
-    /// The pytest-benchmark that wrote the pytest-benchmark targets' files.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pytest_benchmark_version: Option<String>,
+    /// The version of each tool that recorded its targets' repetitions, one map: written as
+    /// one `<tool>_version` field each (`ncu_version`, `nsys_version`, `cupti_version`,
+    /// `nvbench_version`, `pytest_benchmark_version`, ...), as recordings always had them.
+    #[serde(flatten)]
+    pub versions: ToolVersions,
     /// The first target's fingerprint: the GPU part is the recording's; the profiler part is
     /// each target's own (its profiler, and `ncu_version` / `nsys_version` above).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<Fingerprint>,
     #[serde(default)]
     pub runs: Vec<ManifestRun>,
+}
+
+/// The versions of the tools of a recording, by kind; in the file, one `<tool>_version` field each
+/// (the kind's name with `-` as `_`), beside the manifest's other fields.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolVersions(pub std::collections::BTreeMap<ProfilerKind, String>);
+
+/// The field of `kind`'s version: `ncu_version`, `pytest_benchmark_version`.
+fn version_field(kind: ProfilerKind) -> String {
+    format!("{}_version", kind.as_str().replace('-', "_"))
+}
+
+impl Serialize for ToolVersions {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (kind, v) in &self.0 {
+            m.serialize_entry(&version_field(*kind), v)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolVersions {
+    /// The manifest's fields that no other field of it took: the `<tool>_version` ones of known
+    /// tools are kept, anything else is ignored (as serde ignores unknown fields).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let fields = std::collections::BTreeMap::<String, serde_json::Value>::deserialize(d)?;
+        let mut out = std::collections::BTreeMap::new();
+        for kind in ProfilerKind::ALL {
+            match fields.get(&version_field(kind)) {
+                Some(serde_json::Value::String(v)) => {
+                    out.insert(kind, v.clone());
+                }
+                Some(serde_json::Value::Null) | None => {}
+                Some(other) => {
+                    return Err(serde::de::Error::custom(format!(
+                        "`{}` is {other}, not a version string",
+                        version_field(kind)
+                    )));
+                }
+            }
+        }
+        Ok(Self(out))
+    }
 }
 
 /// A `manifest.json` cgp-gate writes: a recording's ([`Manifest`]) or an A/B recording's
@@ -146,28 +178,15 @@ impl Manifest {
 
     /// The version of the tool that recorded the targets of `kind`, when the manifest has it.
     pub fn version(&self, kind: ProfilerKind) -> Option<&str> {
-        match kind {
-            ProfilerKind::Ncu => self.ncu_version.as_deref(),
-            ProfilerKind::Nsys => self.nsys_version.as_deref(),
-            ProfilerKind::Cupti => self.cupti_version.as_deref(),
-            ProfilerKind::Nvbench => self.nvbench_version.as_deref(),
-            ProfilerKind::Gbench => self.gbench_version.as_deref(),
-            ProfilerKind::PytestBenchmark => self.pytest_benchmark_version.as_deref(),
-        }
+        self.versions.0.get(&kind).map(String::as_str)
     }
 
-    /// Set (or clear) the version of the tool that recorded the targets of `kind`. The JSON
-    /// keeps one field per tool (`ncu_version`, ...), as recordings always had.
+    /// Set (or clear) the version of the tool that recorded the targets of `kind`.
     pub fn set_version(&mut self, kind: ProfilerKind, version: Option<String>) {
-        let field = match kind {
-            ProfilerKind::Ncu => &mut self.ncu_version,
-            ProfilerKind::Nsys => &mut self.nsys_version,
-            ProfilerKind::Cupti => &mut self.cupti_version,
-            ProfilerKind::Nvbench => &mut self.nvbench_version,
-            ProfilerKind::Gbench => &mut self.gbench_version,
-            ProfilerKind::PytestBenchmark => &mut self.pytest_benchmark_version,
+        match version {
+            Some(v) => self.versions.0.insert(kind, v),
+            None => self.versions.0.remove(&kind),
         };
-        *field = version;
     }
 
     pub fn run(&self, target: &str, size: &str, rep: u32) -> Option<&ManifestRun> {
@@ -340,6 +359,8 @@ impl Recorder {
                 .set_version(b.kind(), versions.version(b.kind()).map(str::to_owned));
         }
         self.manifest.fingerprint = Some(fingerprint.clone());
+        // Recorded with the stand-in GPU of `CGP_GATE_STAND_IN_GPU`: its replays say so too.
+        self.manifest.synthetic |= fingerprint.synthetic;
         let path = self.dir.join("manifest.json");
         let text = serde_json::to_string_pretty(&self.manifest)
             .map_err(|e| Error::output("the recording's manifest", e))?;
@@ -406,6 +427,11 @@ pub fn check_destination(dir: &Path) -> Result<(), Error> {
             dir.display()
         ))
     };
+    if crate::foundation::fsutil::is_stdout(dir) {
+        return Err(refuse(
+            "`-` is standard output, and a recording is a folder of files, not a stream".to_owned(),
+        ));
+    }
     let meta = match std::fs::symlink_metadata(dir) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -448,6 +474,15 @@ pub fn check_destination(dir: &Path) -> Result<(), Error> {
                 )));
             }
             for (file, file_is_dir) in list_dir(&dir.join(name).join(&size))? {
+                if file_is_dir && is_sidecar_dir(&file) {
+                    let folder = dir.join(name).join(&size).join(&file);
+                    if let Some((odd, _)) = list_dir(&folder)?.into_iter().find(|(_, d)| *d) {
+                        return Err(refuse(format!(
+                            "it holds `{at}/{file}/{odd}`, which is not part of a recording"
+                        )));
+                    }
+                    continue;
+                }
                 if file_is_dir || !is_rep_file(&file) {
                     return Err(refuse(format!(
                         "it holds `{at}/{file}`, which is not part of a recording"
@@ -496,6 +531,16 @@ fn is_rep_file(name: &str) -> bool {
         crate::profile::recorded_extensions().contains(&ext)
             && !stem.is_empty()
             && stem.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// `<rep>.json-bin` or `<rep>.json-freqs-bin`: the nvbench sidecars a recording keeps beside a
+/// repetition ([`copy_sidecars`]).
+fn is_sidecar_dir(name: &str) -> bool {
+    ["-bin", "-freqs-bin"].iter().any(|suffix| {
+        name.strip_suffix(suffix)
+            .and_then(|rep| rep.strip_suffix(".json"))
+            .is_some_and(|stem| !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_digit()))
     })
 }
 

@@ -124,15 +124,14 @@ impl Profiler for ReplayProfiler {
             // An nsys repetition kept as its SQLite export.
             Output::Bytes(read_binary(job, &path)?)
         } else {
-            Output::Text(
-                match crate::foundation::fsutil::read_text(&path, crate::foundation::fsutil::limits::NCU_CSV)
+            let limit = crate::profile::backend_of(job.target).max_capture_bytes();
+            Output::Text(match crate::foundation::fsutil::read_text(&path, limit) {
+                Ok(text) => text,
+                Err(crate::foundation::fsutil::ReadError::Io(e))
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        && std::fs::symlink_metadata(&path).is_ok() =>
                 {
-                    Ok(text) => text,
-                    Err(crate::foundation::fsutil::ReadError::Io(e))
-                        if e.kind() == std::io::ErrorKind::NotFound
-                            && std::fs::symlink_metadata(&path).is_ok() =>
-                    {
-                        return Err(ProfileError::new(
+                    return Err(ProfileError::new(
                         FailureKind::BadRecording,
                         job_context(job),
                         format!(
@@ -145,30 +144,30 @@ impl Profiler for ReplayProfiler {
                     .hint(
                         "copy the recording with its files (`cp -rL`), not with links into another folder",
                     ));
-                    }
-                    Err(crate::foundation::fsutil::ReadError::Io(e))
-                        if e.kind() == std::io::ErrorKind::NotFound =>
-                    {
-                        let what = if !self.dir.join(&job.target.name).is_dir() {
-                            format!("has no target `{}`", job.target.name)
-                        } else if !self.dir.join(&job.target.name).join(&size).is_dir() {
-                            format!("has no size `{size}` for target `{}`", job.target.name)
-                        } else {
-                            let (reps, others) = self.rep_files(&job.target.name, &size);
-                            let mut what =
-                                format!("has no repetition {} (it has {})", job.rep, describe_reps(&reps));
-                            if !others.is_empty() {
-                                let shown: Vec<String> =
-                                    others.iter().take(5).map(|n| format!("`{n}`")).collect();
-                                what.push_str(&format!(
+                }
+                Err(crate::foundation::fsutil::ReadError::Io(e))
+                    if e.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    let what = if !self.dir.join(&job.target.name).is_dir() {
+                        format!("has no target `{}`", job.target.name)
+                    } else if !self.dir.join(&job.target.name).join(&size).is_dir() {
+                        format!("has no size `{size}` for target `{}`", job.target.name)
+                    } else {
+                        let (reps, others) = self.rep_files(&job.target.name, &size);
+                        let mut what =
+                            format!("has no repetition {} (it has {})", job.rep, describe_reps(&reps));
+                        if !others.is_empty() {
+                            let shown: Vec<String> =
+                                others.iter().take(5).map(|n| format!("`{n}`")).collect();
+                            what.push_str(&format!(
                                 "; {} in that folder {} not a repetition's name: a repetition is `<n>.csv` or `<n>.sqlite`, `n` counting from 0 without leading zeros (`0.csv`, `1.csv`, ...)",
                                 shown.join(", "),
                                 if others.len() == 1 { "is" } else { "are" }
                             ));
-                            }
-                            what
-                        };
-                        return Err(ProfileError::new(
+                        }
+                        what
+                    };
+                    return Err(ProfileError::new(
                     FailureKind::Recording,
                     job_context(job),
                     format!(
@@ -180,24 +179,23 @@ impl Profiler for ReplayProfiler {
                 .hint(
                     "record it on a GPU machine with `cgp-gate profile --record DIR`, or lower `repetitions`",
                 ));
-                    }
-                    Err(crate::foundation::fsutil::ReadError::Io(e)) => {
-                        return Err(ProfileError::new(
-                            FailureKind::Io,
-                            job_context(job),
-                            format!("failed to read {}: {e}", path.display()),
-                        ));
-                    }
-                    Err(e) => {
-                        return Err(ProfileError::new(
-                            FailureKind::BadRecording,
-                            job_context(job),
-                            format!("{}: {}", path.display(), e.message(form.what)),
-                        )
-                        .hint("record it again with `cgp-gate profile --record DIR`"));
-                    }
-                },
-            )
+                }
+                Err(crate::foundation::fsutil::ReadError::Io(e)) => {
+                    return Err(ProfileError::new(
+                        FailureKind::Io,
+                        job_context(job),
+                        format!("failed to read {}: {e}", path.display()),
+                    ));
+                }
+                Err(e) => {
+                    return Err(ProfileError::new(
+                        FailureKind::BadRecording,
+                        job_context(job),
+                        format!("{}: {}", path.display(), e.message(form.what)),
+                    )
+                    .hint("record it again with `cgp-gate profile --record DIR`"));
+                }
+            })
         };
         let run = self
             .manifest

@@ -93,6 +93,9 @@ pub struct ReportOptions {
 /// Reports are written like baselines: atomically, so a crash never leaves half a report. The
 /// directory must exist (a mistyped path is an error, not a new directory tree).
 fn write_file(path: &Path, text: &str) -> Result<()> {
+    if crate::foundation::fsutil::is_stdout(path) {
+        return crate::foundation::fsutil::write_output(path, text.as_bytes());
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
         && !dir.is_dir()
     {
@@ -105,14 +108,25 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
     crate::foundation::fsutil::write_atomic(path, text.as_bytes())
 }
 
-/// Write the reports `opts` asks for. Annotations go to stdout, notes and warnings to stderr.
+/// Write the reports `opts` asks for. Annotations go to stdout (to stderr when a report does:
+/// `-`), notes and warnings to stderr.
 ///
 /// # Errors
 /// The first failure to write a file, or a failed comment (not a 403, which is a warning). Every
 /// other report is still written before a comment failure is returned.
 pub fn emit(results: &Results, opts: &ReportOptions, env: &GithubEnv) -> Result<()> {
-    let mut out = crate::foundation::pipe::QuietPipe::new(std::io::stdout().lock());
     let mut err = std::io::stderr().lock();
+    if opts
+        .paths
+        .requested()
+        .any(|(_, p)| crate::foundation::fsutil::is_stdout(p))
+    {
+        // A report goes to standard output (`--markdown -`): the annotations go to stderr, which
+        // the runner reads for workflow commands too, and the report stays whole.
+        let mut annotations = std::io::stderr();
+        return emit_to(results, opts, env, &mut annotations, &mut err);
+    }
+    let mut out = crate::foundation::pipe::QuietPipe::new(std::io::stdout().lock());
     emit_to(results, opts, env, &mut out, &mut err)
 }
 

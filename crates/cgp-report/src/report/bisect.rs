@@ -38,8 +38,15 @@ fn headline(r: &BisectResult) -> Vec<String> {
     }
     if let Some(conf) = r.confidence {
         v.push(format!(
-            "confidence that it is the first bad commit: at least {}",
-            percent(conf, Percent::Plain1)
+            "confidence at least {} that {}",
+            percent(conf, Percent::Plain1),
+            r.claim
+        ));
+    }
+    if !r.range.is_empty() {
+        v.push(format!(
+            "range: {}",
+            r.range.iter().map(|c| short(c)).collect::<Vec<_>>().join(", ")
         ));
     }
     v.push(format!(
@@ -100,6 +107,7 @@ pub fn markdown(r: &BisectResult) -> String {
         BisectEnd::Culprit => "🔴",
         BisectEnd::NoChange => "🟢",
         BisectEnd::NotPinned => "🟡",
+        BisectEnd::Range => "🟠",
     };
     let mut lines = headline(r).into_iter();
     let _ = writeln!(
@@ -171,6 +179,7 @@ mod tests {
                 row: "r".to_owned(),
             }),
             confidence: Some(levels.confidence(3)),
+            claim: BisectEnd::Culprit.claim().to_owned(),
             method: crate::outcome::bisect_method(&levels, None),
             range: Vec::new(),
             steps: vec![

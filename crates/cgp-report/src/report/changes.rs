@@ -544,6 +544,7 @@ mod tests {
             smallest: None,
             shift: 0.035,
             needed: Some(14),
+            fewest: 9,
         };
         r.reach = Reach {
             power: 0.8,

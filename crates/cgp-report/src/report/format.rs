@@ -46,6 +46,17 @@ pub(crate) fn reason_with_config(row: &Row) -> String {
     }
 }
 
+/// What an inconclusive row could have found (issue 57): `this run could detect changes of about
+/// 5.20% or more`, from its `detectable` (the statistics' number, `stats::power`); `None` for
+/// another verdict or a row without one. The console prints it beside the verdict (its reason
+/// line is shortened); the full reason, which every other format shows, ends with it.
+pub(crate) fn reach(row: &Row) -> Option<String> {
+    if row.verdict() != RowVerdict::Inconclusive {
+        return None;
+    }
+    row.estimate().detectable().map(crate::stats::power::short)
+}
+
 /// What a row's test left out as the machine's (far launches, slow-side dips, disturbed
 /// processes) or kept as the code's (issue 43), in one sentence with the counts per side; `None`
 /// when nothing was. Every format prints it beside the row (docs/statistics.md 2.5).
@@ -227,11 +238,20 @@ pub(crate) fn gpu_label(results: &Results) -> String {
     if gpus.len() > 1 {
         return gpus.join(", ");
     }
-    match results.fingerprint.gpu_name.known() {
+    let name = match results.fingerprint.gpu_name.known() {
         Some(name) if !name.is_empty() => name.to_owned(),
         _ => "an unknown GPU".to_owned(),
+    };
+    if results.fingerprint.synthetic {
+        // `CGP_GATE_STAND_IN_GPU`: every field of the GPU was made up (docs/gpu.md).
+        format!("{STAND_IN} ({name})")
+    } else {
+        name
     }
 }
+
+/// How every report names the GPU of a run on the stand-in of `CGP_GATE_STAND_IN_GPU`.
+pub(crate) const STAND_IN: &str = "the SYNTHETIC stand-in GPU";
 
 /// For a replayed recording whose manifest says it was measured on a GPU (`"synthetic": false`
 /// and a named GPU in its fingerprint): `NVIDIA H100 80GB HBM3, real capture (ncu 2025.3.1.0)`.

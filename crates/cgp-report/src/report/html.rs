@@ -110,6 +110,13 @@ fn header(results: &Results, h: &mut String) {
             escape(c.get(..12).unwrap_or(c))
         )),
     );
+    for c in &results.caveats {
+        let _ = writeln!(
+            h,
+            "<div class=\"banner synthetic\"><b>Trust.</b> {}.</div>",
+            escape(c)
+        );
+    }
     if results.synthetic {
         let _ = writeln!(
             h,

@@ -114,12 +114,15 @@ fn suite(results: &Results, target: &str) -> TestSuite {
         s.add_property(Property::new(k, v));
     }
     s.add_property(Property::new("synthetic", results.synthetic.to_string()));
+    for c in &results.caveats {
+        s.add_property(Property::new("caveat", c.as_str()));
+    }
     if let Some(label) = crate::report::format::real_capture(results) {
         s.add_property(Property::new("capture", label));
     }
     s.add_property(Property::new(
         "health",
-        crate::report::console::health_line(&results.health),
+        crate::report::console::run_health_line(results),
     ));
     if let Some(c) = &results.git_commit {
         s.add_property(Property::new("git_commit", c.as_str()));

@@ -402,9 +402,13 @@ fn table(results: &Results, rows: &[&Row], shown: usize, opts: &MarkdownOptions,
         } else {
             String::new()
         };
+        // An inconclusive row says beside its verdict what this run could detect (issue 57).
+        let badge = crate::report::format::reach(r).map_or_else(
+            || gate_badge(r, results.fail_on),
+            |reach| format!("{}: {}", gate_badge(r, results.fail_on), escape_md_cell(&reach)),
+        );
         md.push_str(&format!(
-            "| {} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} |\n",
-            gate_badge(r, results.fail_on),
+            "| {badge} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} |\n",
             code_span(&r.key.target, true),
             escape_md_cell(&r.key.size),
             code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
@@ -560,6 +564,9 @@ fn confirmation(results: &Results, md: &mut String) {
 }
 
 fn flags(results: &Results, md: &mut String) {
+    for c in &results.caveats {
+        md.push_str(&format!("> [!CAUTION]\n> **Trust**: {}.\n\n", escape_md_cell(c)));
+    }
     if results.synthetic {
         md.push_str(&format!(
             "> [!WARNING]\n> **Synthetic data**: these numbers were not measured on a GPU (source: {}).\n\n",
@@ -769,7 +776,7 @@ fn footer(results: &Results, md: &mut String) {
         format!("driver {}", fp.driver_version),
         format!("{} {}", fp.profiler, fp.profiler_version),
         format!("clocks {}", fp.clocks),
-        crate::report::console::health_line(&results.health),
+        crate::report::console::run_health_line(results),
         results.multiple_testing.clone(),
         format!("source {}", results.source),
     ];

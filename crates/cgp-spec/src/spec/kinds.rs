@@ -5,6 +5,7 @@
 //! never name a profiler (tests/architecture.rs, `profilers_are_named_where_registered`).
 
 use super::model::ProfilerKind;
+use crate::measured::profiler::HarnessFormat;
 
 /// What a target of one profiler may set and gate.
 pub(crate) struct SpecRules {
@@ -75,6 +76,28 @@ const HARNESS_KEYS: &[&str] = &["kernel"];
 
 const HARNESS_HELP: fn(&str) -> &'static str = |_| "a benchmark harness times its own benchmarks and cgp-gate reads the file it writes (docs/harnesses.md): only `kernel:` (which benchmarks) applies; remove the key, or use `profiler: ncu`";
 
+/// The rules of a harness format's targets, the same for every format but for its name and what
+/// it gates (`measured::profiler::harness_formats!`): made once, kept for the process.
+fn harness_rules(format: HarnessFormat) -> &'static SpecRules {
+    static RULES: std::sync::LazyLock<Vec<SpecRules>> = std::sync::LazyLock::new(|| {
+        HarnessFormat::ALL
+            .iter()
+            .map(|f| SpecRules {
+                keys: HARNESS_KEYS,
+                article: format!("a `profiler: {f}`").leak(),
+                readers: format!("`profiler: {f}`").leak(),
+                also: "",
+                metrics: Metrics::Harness {
+                    examples: f.gates(),
+                    only: f.only_metric(),
+                },
+                unread_help: HARNESS_HELP,
+            })
+            .collect()
+    });
+    &RULES[format as usize]
+}
+
 /// The rules of `kind`: the one place that maps a profiler to its part of the spec.
 pub(crate) fn rules(kind: ProfilerKind) -> &'static SpecRules {
     match kind {
@@ -102,39 +125,7 @@ pub(crate) fn rules(kind: ProfilerKind) -> &'static SpecRules {
             metrics: Metrics::CounterTimes,
             unread_help: cupti_unread_help,
         },
-        ProfilerKind::Nvbench => &SpecRules {
-            keys: HARNESS_KEYS,
-            article: "a `profiler: nvbench`",
-            readers: "`profiler: nvbench`",
-            also: "",
-            metrics: Metrics::Harness {
-                examples: "nvbench targets gate `nv/cold/time/gpu` (the cold GPU time: per sample with --jsonbin, else the mean of each process), `nv/cold/cycles/gpu` (with the clock sidecar) and any summary by its tag (`nv/cold/bw/global/bytes_per_second`, custom tags), e.g. `metrics: {nv/cold/time/gpu: \"5%\"}`",
-                only: None,
-            },
-            unread_help: HARNESS_HELP,
-        },
-        ProfilerKind::Gbench => &SpecRules {
-            keys: HARNESS_KEYS,
-            article: "a `profiler: gbench`",
-            readers: "`profiler: gbench`",
-            also: "",
-            metrics: Metrics::Harness {
-                examples: "Google Benchmark targets gate `real_time` (the manual CUDA-event time under UseManualTime), `cpu_time` and user counters (`bytes_per_second`, `items_per_second`, custom), e.g. `metrics: {real_time: \"5%\"}`",
-                only: None,
-            },
-            unread_help: HARNESS_HELP,
-        },
-        ProfilerKind::PytestBenchmark => &SpecRules {
-            keys: HARNESS_KEYS,
-            article: "a `profiler: pytest-benchmark`",
-            readers: "`profiler: pytest-benchmark`",
-            also: "",
-            metrics: Metrics::Harness {
-                examples: "pytest-benchmark targets gate `time` (seconds per iteration of each round of `stats.data`), e.g. `metrics: {time: \"5%\"}`",
-                only: Some("time"),
-            },
-            unread_help: HARNESS_HELP,
-        },
+        ProfilerKind::Harness(format) => harness_rules(format),
     }
 }
 

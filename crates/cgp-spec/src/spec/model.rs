@@ -42,6 +42,11 @@ pub struct Settings {
     /// `job_spread`: the between-job spread (log scale) assumed before the baseline history says
     /// more; `None`: the default fitted to the H100 data (`stats::jobspread::DEFAULT_PRIOR`).
     pub job_spread: Option<f64>,
+    /// `job_spread_df`: the degrees of freedom of the evidence behind `job_spread` (what
+    /// `calibrate --baselines` prints with it); `None`: the default prior's
+    /// (`stats::jobspread::PRIOR_DF`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_spread_df: Option<f64>,
     /// `build`: the shell command `bisect` and `check --base` run in a commit's worktree (in the
     /// spec's folder there) before measuring it; a bisect commit whose build fails is skipped, a
     /// base that does not build fails `check --base`. `None`: nothing to build.
@@ -51,6 +56,11 @@ pub struct Settings {
     /// (docs/confirm.md); `--confirm` replaces it.
     #[serde(default)]
     pub confirm: ConfirmMode,
+    /// `store`: the results store every command that writes or reads runs uses when neither
+    /// `--store` nor `CGP_GATE_STORE` names one (`sqlite:PATH`, or a PostgreSQL URL without a
+    /// password: a spec is committed; docs/store.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
 }
 
 /// Which rows `check --base` confirms against the base commit's build (`settings.confirm`,
@@ -97,8 +107,10 @@ impl Default for Settings {
             min_clock_fraction: 0.9,
             max_throttle_reruns: 2,
             job_spread: None,
+            job_spread_df: None,
             build: None,
             confirm: ConfirmMode::Doubtful,
+            store: None,
         }
     }
 }
@@ -451,7 +463,7 @@ pub fn stats_config(settings: &Settings) -> crate::stats::Config {
         confidence: settings.confidence,
         job_prior: crate::stats::jobspread::Prior {
             spread: settings.job_spread.unwrap_or(default.job_prior.spread),
-            ..default.job_prior
+            df: settings.job_spread_df.unwrap_or(default.job_prior.df),
         },
         ..default
     }

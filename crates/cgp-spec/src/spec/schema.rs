@@ -7,7 +7,8 @@
 use serde_json::{Value, json};
 
 use super::load::{
-    DEFAULT_BASELINE_REPETITIONS, DEFAULT_REPETITIONS, DEFAULT_TIMEOUT, DEFAULT_WARMUP, MAX_REPETITIONS,
+    DEFAULT_BASELINE_REPETITIONS, DEFAULT_HARNESS_WARMUP, DEFAULT_REPETITIONS, DEFAULT_TIMEOUT,
+    DEFAULT_WARMUP, MAX_REPETITIONS,
 };
 use super::model::DERIVED_METRICS;
 
@@ -62,8 +63,12 @@ pub fn json_schema() -> Value {
                         "type": "integer", "minimum": 0
                     },
                     "job_spread": {
-                        "description": "The between-job spread assumed before the baseline history says more (what `cgp-gate calibrate --baselines` measures). Default 0.1%, fitted to real H100 jobs.",
+                        "description": "The between-job spread assumed before the baseline history says more (what `cgp-gate calibrate --baselines` measures). Default 0.3%, fitted to real H100 jobs.",
                         "type": "string", "pattern": "^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*$"
+                    },
+                    "job_spread_df": {
+                        "description": "The degrees of freedom of the evidence behind `job_spread` (what `cgp-gate calibrate --baselines` prints with it). Default 3: the six job differences of two job pairs the default is fitted to, a pair's three counted as 1.5 (docs/statistics.md 2.3).",
+                        "type": "number", "minimum": 1, "maximum": 1000
                     },
                     "build": {
                         "description": "The shell command `cgp-gate bisect` and `cgp-gate check --base` run in a commit's worktree (in the spec's folder there) before measuring it; a bisect commit whose build fails is skipped, never taken as good or bad; a base that does not build fails `check --base` (exit 3).",
@@ -72,6 +77,10 @@ pub fn json_schema() -> Value {
                     "confirm": {
                         "description": "Which rows `cgp-gate check --base` measures again, paired with the base commit's build in the same job: `doubtful` (default: inconclusive rows and regressions) or `all`. `--confirm` replaces it.",
                         "enum": ["doubtful", "all"]
+                    },
+                    "store": {
+                        "description": "The results store (docs/store.md): `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`, without a password (set PGPASSWORD, or give the whole URL in CGP_GATE_STORE). `--store` and CGP_GATE_STORE replace it.",
+                        "type": "string", "pattern": "^(sqlite:.+|postgres(ql)?://.+)$"
                     }
                 }
             },
@@ -273,7 +282,7 @@ fn target_measure_properties() -> Value {
             "type": "integer", "minimum": 1, "maximum": MAX_REPETITIONS
         },
         "warmup": {
-            "description": format!("Launches of each kernel every run drops at its start (runs with at least 3 launches of that kernel only). Default {DEFAULT_WARMUP}."),
+            "description": format!("Launches of each kernel every run drops at its start (runs with at least 3 launches of that kernel only). Default {DEFAULT_WARMUP}; {DEFAULT_HARNESS_WARMUP} for harness targets (nvbench, gbench, pytest-benchmark), whose harness warms up itself."),
             "type": "integer", "minimum": 0
         },
         "max_repetitions": {
@@ -325,7 +334,7 @@ fn target_measure_properties() -> Value {
             "type": ["string", "number"]
         },
         "profiler": {
-            "description": "ncu (default): per-kernel metrics. nsys: the whole workload traced once per repetition; metrics gpu_time, non_gpu_time, category:<name>, kernel:<regex>, instances:... (docs/nsys.md). cupti: each kernel's duration and launch configuration traced at the program's own speed by cgp-gate's CUPTI injection library; metrics gpu__time_duration.sum and launch__* (docs/cupti.md). nvbench, gbench, pytest-benchmark: the team's own benchmark binary or pytest run, with the harness's output flags added; metrics by the harness's names (docs/harnesses.md).",
+            "description": "ncu (default): per-kernel metrics. nsys: the whole workload traced once per repetition; metrics gpu_time, non_gpu_time, category:<name>, kernel:<regex>, instances:... (docs/nsys.md). cupti: each kernel's duration and launch configuration traced at the program's own speed by cgp-gate's CUPTI injection library; metrics gpu__time_duration.sum and launch__* (docs/cupti.md). nvbench, gbench, pytest-benchmark, pytorch-rows, tritonbench, hyperfine, criterion, asv, vllm: the team's own benchmark program (or the files its CI wrote, with `cgp-gate import`), with the harness's output flags added; metrics by the harness's names (docs/harnesses.md).",
             "enum": crate::spec::ProfilerKind::ALL.map(crate::spec::ProfilerKind::as_str)
         },
         "libcupti": {

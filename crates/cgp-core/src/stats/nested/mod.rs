@@ -36,9 +36,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::order::quantile_sorted;
 use super::outliers::TUKEY_K;
-use super::screen::{
-    FarLaunch, KeptAsCode, LeftOut, MACHINE_LEVEL, NAMED, code_explains, far_launches, run_centre, share_p,
-};
+use super::screen::{FarLaunch, LeftOut, Marks, NAMED, far_launches, run_centre};
 
 /// At most this share of a run's launches, or of a side's runs, is left out as slow outliers.
 const MAX_SHARE: f64 = 0.2;
@@ -229,8 +227,9 @@ fn beyond(x: f64, fence: f64, slow_high: bool) -> bool {
 }
 
 /// Leave out the slow launches of every run (a fence on the within-run residuals of both sides
-/// pooled), at most a fifth of a run; returns the runs and how many launches each side lost.
-fn trim_launches(sides: [Vec<Vec<f64>>; 2], slow_high: bool, trim: bool) -> ([Vec<Run>; 2], (usize, usize)) {
+/// pooled), at most a fifth of a run; returns the runs and how many launches each run of each side
+/// lost.
+fn trim_launches(sides: [Vec<Vec<f64>>; 2], slow_high: bool, trim: bool) -> ([Vec<Run>; 2], [Vec<usize>; 2]) {
     let centres: [Vec<f64>; 2] = [
         sides[0].iter().map(|r| median_of(r)).collect(),
         sides[1].iter().map(|r| median_of(r)).collect(),
@@ -250,13 +249,14 @@ fn trim_launches(sides: [Vec<Vec<f64>>; 2], slow_high: bool, trim: bool) -> ([Ve
     } else {
         None
     };
-    let mut lost = [0usize; 2];
+    let mut lost = [Vec::new(), Vec::new()];
     let out = [0, 1].map(|s| {
         sides[s]
             .iter()
             .zip(&centres[s])
             .map(|(r, c)| {
                 let mut kept: Vec<f64> = r.clone();
+                let mut dips = 0;
                 if let Some(f) = fence.filter(|_| r.len() >= 3) {
                     let cap = (r.len() as f64 * MAX_SHARE).floor() as usize;
                     // The slowest first, up to the cap.
@@ -270,7 +270,7 @@ fn trim_launches(sides: [Vec<Vec<f64>>; 2], slow_high: bool, trim: bool) -> ([Ve
                         }
                     });
                     idx.truncate(cap);
-                    lost[s] += idx.len();
+                    dips = idx.len();
                     kept = r
                         .iter()
                         .enumerate()
@@ -278,6 +278,7 @@ fn trim_launches(sides: [Vec<Vec<f64>>; 2], slow_high: bool, trim: bool) -> ([Ve
                         .map(|(_, x)| *x)
                         .collect();
                 }
+                lost[s].push(dips);
                 let n = kept.len();
                 let mean = kept.iter().sum::<f64>() / n as f64;
                 let ss = kept.iter().map(|x| (x - mean).powi(2)).sum();
@@ -285,7 +286,7 @@ fn trim_launches(sides: [Vec<Vec<f64>>; 2], slow_high: bool, trim: bool) -> ([Ve
             })
             .collect()
     });
-    (out, (lost[0], lost[1]))
+    (out, lost)
 }
 
 /// Leave out a side's disturbed runs: with at least [`MIN_RUNS_FOR_FENCE`] runs, those whose
@@ -444,6 +445,9 @@ fn screened(
         let (sides, _) = trim_launches(groups, slow_high, false);
         sides
     };
+    let far_of = |flags: &[Vec<bool>]| -> Vec<usize> {
+        flags.iter().map(|f| f.iter().filter(|x| **x).count()).collect()
+    };
     if !trim {
         let left = LeftOut {
             of_launches,
@@ -474,20 +478,29 @@ fn screened(
     let w = if df > 0.0 { ss / df } else { 0.0 };
     let [sb, sc] = sides;
     let ((kb, lb), (kc, lc)) = (fence_runs(sb, w), fence_runs(sc, w));
-    let launches = (far[0] + dips.0, far[1] + dips.1);
+    let sum = |v: &[usize]| v.iter().sum::<usize>();
+    let launches = (far[0] + sum(&dips[0]), far[1] + sum(&dips[1]));
     let runs = (lb.len(), lc.len());
-    let p_launches = share_p(launches.1, of_launches.1, launches.0, of_launches.0);
-    let p_runs = share_p(runs.1, of_runs.1, runs.0, of_runs.0);
-    let p = p_launches.min(p_runs);
-    if p <= MACHINE_LEVEL {
+    // Processes holding a marked launch (far or a dip): a mark that recurs is the code's.
+    let marked = |s: usize| {
+        far_of(&flags[s])
+            .iter()
+            .zip(&dips[s])
+            .filter(|(f, d)| **f + **d > 0)
+            .count()
+    };
+    let marks = Marks {
+        launches,
+        of_launches,
+        runs,
+        of_runs,
+        marked_runs: (marked(0), marked(1)),
+    };
+    if let Some(code) = marks.the_codes() {
         let left = LeftOut {
             of_launches,
             of_runs,
-            kept_as_code: Some(KeptAsCode {
-                launches: launches.1,
-                runs: runs.1,
-                p,
-            }),
+            kept_as_code: Some(code),
             ..LeftOut::default()
         };
         return (keep_all(groups), left, [Vec::new(), Vec::new()]);
@@ -538,82 +551,6 @@ fn leave_far_out(
     (kept, far)
 }
 
-/// Each run's level for a paired comparison (`ab`): the geometric mean of its launches (every
-/// launch counts: a kernel slow on some launches is slower), after the far launches the machine
-/// explains (`stats::screen`: the head's share of far launches no larger than the base's) are
-/// left out. Keyed by run index.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RunMeans {
-    pub base: BTreeMap<u32, f64>,
-    pub head: BTreeMap<u32, f64>,
-    pub left_out: LeftOut,
-}
-
-/// [`RunMeans`] of a base and a head side. Values that are not positive leave their side's
-/// runs as they are (the paired test refuses them with its own reason).
-pub fn run_means(base: Runs<'_>, head: Runs<'_>) -> RunMeans {
-    let (Ok(b), Ok(h)) = (group(&base), group(&head)) else {
-        let plain = |side: &Runs<'_>| -> BTreeMap<u32, f64> {
-            let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-            let ids = run_ids(side);
-            for (i, v) in side.values.iter().enumerate() {
-                let r = if side.runs.is_empty() {
-                    ids[i]
-                } else {
-                    side.runs[i]
-                };
-                by.entry(r).or_default().push(*v);
-            }
-            by.into_iter()
-                .map(|(r, v)| (r, v.iter().sum::<f64>() / v.len() as f64))
-                .collect()
-        };
-        return RunMeans {
-            base: plain(&base),
-            head: plain(&head),
-            left_out: LeftOut::default(),
-        };
-    };
-    let ids = [run_ids(&base), run_ids(&head)];
-    let groups = [b, h];
-    let flags = [far_launches(&groups[0]), far_launches(&groups[1])];
-    let count = |s: usize| flags[s].iter().flatten().filter(|f| **f).count();
-    let n = |s: usize| groups[s].iter().map(Vec::len).sum::<usize>();
-    let (far_b, far_h) = (count(0), count(1));
-    let code = code_explains(far_h, n(1), far_b, n(0));
-    let mut named = Vec::new();
-    let mut levels = [BTreeMap::new(), BTreeMap::new()];
-    for s in 0..2 {
-        for (r, (run, fl)) in groups[s].iter().zip(&flags[s]).enumerate() {
-            let id = ids[s].get(r).copied().unwrap_or(u32::MAX);
-            let keep: Vec<f64> = if code.is_some() {
-                run.clone()
-            } else {
-                leave_far_out(run, fl, s, id, &mut named).0
-            };
-            levels[s].insert(id, (keep.iter().sum::<f64>() / keep.len().max(1) as f64).exp());
-        }
-    }
-    named.truncate(NAMED);
-    let [base_levels, head_levels] = levels;
-    RunMeans {
-        base: base_levels,
-        head: head_levels,
-        left_out: LeftOut {
-            launches: if code.is_some() { (0, 0) } else { (far_b, far_h) },
-            of_launches: (n(0), n(1)),
-            runs: (0, 0),
-            of_runs: (groups[0].len(), groups[1].len()),
-            kept_as_code: code.map(|p| KeptAsCode {
-                launches: far_h,
-                runs: 0,
-                p,
-            }),
-            named,
-        },
-    }
-}
-
 /// The number of distinct runs in `runs` (`values` long); an empty `runs` counts every value.
 pub(crate) fn count_runs(values: usize, runs: &[u32]) -> usize {
     if runs.is_empty() {
@@ -625,5 +562,8 @@ pub(crate) fn count_runs(values: usize, runs: &[u32]) -> usize {
     r.len()
 }
 
+mod means;
 #[cfg(test)]
 mod tests;
+
+pub use means::{RunMeans, fit_means, run_means, run_means_toward};

@@ -90,20 +90,57 @@ pub(super) fn decide(
             ),
         )
     };
+    j.ruling.detectable = p.tt.and_then(|tt| {
+        let b = if p.lower_is_better { p.up } else { -p.down };
+        crate::stats::power::detectable_log(b, tt.se, tt.df, levels[0])
+            .map(|x| crate::stats::power::as_change(x, p.lower_is_better))
+    });
     if p.left_out > 0 {
         j.ruling.reason.push_str(&format!(
             "; {} of {pairs} pairs left out as outliers (a process that ran slow on one side)",
             p.left_out
         ));
     }
+    left_out_reading(&mut p, &change);
+    let j = &mut p.j;
+    if j.ruling.verdict == RowVerdict::Inconclusive
+        && let Some(d) = j.ruling.detectable
+    {
+        j.ruling.reason.push_str("; ");
+        j.ruling.reason.push_str(&crate::stats::power::sentence(d));
+    }
+    p.j
+}
+
+/// What the pairs left out (the head's far launches, Yuen's trimmed pairs): a pass with anything of
+/// the head's left out must hold with every pair's processes' mean launches too (issue 57), and
+/// the reason names what was left out.
+fn left_out_reading(p: &mut Prepared, change: &str) {
+    let (all_in, lower, up, down) = (p.all_in, p.lower_is_better, p.up, p.down);
+    let j = &mut p.j;
     if let Some(l) = &j.ruling.left_out {
-        if j.ruling.verdict == RowVerdict::Pass && l.too_much() {
-            j.ruling.verdict = RowVerdict::Inconclusive;
-            j.ruling.reason = format!(
-                "{change}: {}, but more than {}% of a side was left out as outliers, so it is not a pass; measure more pairs",
-                j.ruling.reason,
-                crate::stats::screen::MAX_LEFT_OUT_SHARE * 100.0
-            );
+        if j.ruling.verdict == RowVerdict::Pass && l.needs_all_in() {
+            // With nothing left out (every pair, each process's mean launch) it must pass too.
+            let all = all_in.map(|t| t.interval(j.ruling.confidence));
+            let holds = all.is_some_and(|ci| if lower { ci[1] < up } else { ci[0] > down });
+            let shown = all.map_or_else(String::new, |ci| {
+                format!(
+                    " ([{}, {}] with nothing left out)",
+                    percent(ci[0].exp_m1(), Percent::Signed2),
+                    percent(ci[1].exp_m1(), Percent::Signed2)
+                )
+            });
+            if holds {
+                j.ruling
+                    .reason
+                    .push_str(&format!(" (and so does every pair with nothing left out{shown})"));
+            } else {
+                j.ruling.verdict = RowVerdict::Inconclusive;
+                j.ruling.reason = format!(
+                    "{change}: {}, but not with what was left out as outliers put back{shown}, so it is not a pass; measure more pairs",
+                    j.ruling.reason,
+                );
+            }
         }
         let s = l.sentence();
         if !s.is_empty() {
@@ -111,7 +148,6 @@ pub(super) fn decide(
             j.ruling.reason.push_str(&s);
         }
     }
-    p.j
 }
 
 /// The interval the decision used (docs/statistics.md, 2.8), as `check`'s run-level rows choose

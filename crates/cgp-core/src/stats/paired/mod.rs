@@ -58,6 +58,10 @@ pub struct PairedRow<'a> {
     /// What the per-pair values left out of the launches (`nested::run_means`); the pairs'
     /// own outliers are added to it by the test.
     pub left_out: super::screen::LeftOut,
+    /// Each pair's processes' mean launches with nothing left out (base, head; `nested::RunMeans`'s
+    /// `base_all` and `head_all`): when the head had a launch or a pair left out, a pass must hold
+    /// on them too (issue 57). `None`: the pair values are all there is.
+    pub all_in: Option<(&'a [f64], &'a [f64])>,
 }
 
 impl PairedRow<'_> {
@@ -181,6 +185,7 @@ pub fn judge_constant(
         ruling: super::Ruling {
             method: Method::Exact,
             change: e.change,
+            detectable: super::verdict::exact_detectable(threshold),
             ..super::Ruling::untested(e.verdict, e.reason, 1.0)
         },
         pairs,

@@ -25,6 +25,9 @@ pub(super) struct Prepared {
     /// The t statistic of the log ratios: the interval at any level (the one shown is the one
     /// the decision used).
     pub(super) tt: Option<PairedT>,
+    /// The paired t of every pair's processes' mean launches with nothing left out, when the
+    /// head had something left out: a pass must hold on it too.
+    pub(super) all_in: Option<PairedT>,
 }
 
 /// A row settled without a test: `verdict` for `reason`.
@@ -44,7 +47,19 @@ pub(super) fn done(verdict: RowVerdict, reason: String, pairs: usize, confidence
         tolerance_text: String::new(),
         left_out: 0,
         tt: None,
+        all_in: None,
     }
+}
+
+/// The plain paired t of the log ratios of every pair's processes' mean launches, nothing left
+/// out (`PairedRow::all_in`; without them, of every pair's values: Yuen's trim put back).
+fn all_in_t(row: &PairedRow<'_>, n: usize) -> Option<PairedT> {
+    let (b, h) = row.all_in.unwrap_or((row.base, row.head));
+    if b.len() != n || h.len() != n || b.iter().chain(h).any(|x| !(*x > 0.0 && x.is_finite())) {
+        return None;
+    }
+    let d: Vec<f64> = b.iter().zip(h).map(|(b, h)| (h / b).ln()).collect();
+    super::t_test::paired_t(crate::stats::finite::Finite::new(&d).ok()?)
 }
 
 /// Check a row's pairs, then test the log ratios against the boundaries of the row's tolerance
@@ -85,11 +100,14 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     let mut screen = row.left_out.clone();
     screen.of_runs = (n, n);
     if let Some(pv) = code {
-        let launches = screen.kept_as_code.map_or(0, |k| k.launches);
+        let (launches, in_processes) = screen
+            .kept_as_code
+            .map_or((0, 0), |k| (k.launches, k.in_processes));
         screen.kept_as_code = Some(crate::stats::screen::KeptAsCode {
             launches,
             runs: k_bad,
             p: pv,
+            in_processes,
         });
     } else if tested.is_some() {
         // The outlying pairs Yuen's trim took from each end: a pair whose base process ran slow
@@ -130,6 +148,16 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     p.lower_is_better = row.lower_is_better;
     p.exact_kind = exact_alone;
     p.tt = Some(tt);
+    // A pass with something of the head's left out must hold with nothing left out too (issue
+    // 57): the plain paired t of every pair of the processes' mean launches.
+    if p.j
+        .ruling
+        .left_out
+        .as_ref()
+        .is_some_and(crate::stats::screen::LeftOut::needs_all_in)
+    {
+        p.all_in = all_in_t(row, n);
+    }
     p.tolerance_text = if exact_alone {
         "exact threshold".to_owned()
     } else {

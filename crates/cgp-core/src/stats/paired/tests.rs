@@ -92,6 +92,7 @@ fn row<'a>(b: &'a [f64], h: &'a [f64], t: f64) -> PairedRow<'a> {
         lower_is_better: true,
         exact_kind: false,
         left_out: crate::stats::screen::LeftOut::default(),
+        all_in: None,
     }
 }
 
@@ -131,7 +132,10 @@ fn shared_clock_factor_cancels_and_unpaired_test_cannot() {
         found += usize::from(j.ruling.verdict == RowVerdict::Regression);
     }
     assert_eq!(aa_reg, 0);
-    assert!(aa_pass >= 190, "A/A passed {aa_pass} of 200");
+    // A pass needs every pair to pass too when Yuen's trim took a pair beyond the fences on the
+    // head's slow side (issue 57): a normal tail pair does that in about one A/A row in six, which
+    // stays inconclusive (measured again by `ab`).
+    assert!(aa_pass >= 160, "A/A passed {aa_pass} of 200");
     assert!(found >= 196, "3% found {found} of 200");
     assert!(unpaired_pass < 100, "unpaired A/A passed {unpaired_pass} of 200");
 }
@@ -246,6 +250,22 @@ fn a_pair_with_one_slow_process_is_left_out() {
     let mut h: Vec<f64> = b.iter().map(|x| x * 1.001).collect();
     h[3] *= 1.3;
     let j = &judge_paired(&[row(&b, &h, 0.03)], 0.01, 0.95)[0];
+    // Left out of the trimmed t, which passes; with it put back (+3 % of the mean) every pair's
+    // interval does not, so it is no pass (issue 57): one slow head process may be the code's.
+    assert_eq!(j.ruling.verdict, RowVerdict::Inconclusive, "{}", j.ruling.reason);
+    assert!(
+        j.ruling.reason.contains("1 of 10 pairs left out")
+            && j.ruling
+                .reason
+                .contains("but not with what was left out as outliers put back"),
+        "{}",
+        j.ruling.reason
+    );
+    // A slow base process is the machine's on the base's side: the head lost nothing, it passes.
+    let mut slow_base = b.clone();
+    slow_base[3] *= 1.3;
+    let h: Vec<f64> = b.iter().map(|x| x * 1.001).collect();
+    let j = &judge_paired(&[row(&slow_base, &h, 0.03)], 0.01, 0.95)[0];
     assert_eq!(j.ruling.verdict, RowVerdict::Pass, "{}", j.ruling.reason);
     assert!(
         j.ruling.reason.contains("1 of 10 pairs left out"),
@@ -307,6 +327,7 @@ fn min_effect_rows_follow_from_the_interval_they_show() {
             lower_is_better: lower,
             exact_kind: exact,
             left_out: crate::stats::screen::LeftOut::default(),
+            all_in: None,
         };
         let tol = r.effective_tolerance();
         let want_tol =
@@ -319,7 +340,15 @@ fn min_effect_rows_follow_from_the_interval_they_show() {
         } else {
             Direction::Higher
         };
-        let want = crate::stats::verdict::verdict_of_interval(ci, tol, dir, exact && tol == 0.0);
+        let mut want = crate::stats::verdict::verdict_of_interval(ci, tol, dir, exact && tol == 0.0);
+        // A pass with a head pair left out needs every pair to pass too (issue 57).
+        if want == RowVerdict::Pass
+            && j.ruling
+                .reason
+                .contains("but not with what was left out as outliers put back")
+        {
+            want = RowVerdict::Inconclusive;
+        }
         assert_eq!(
             j.ruling.verdict, want,
             "case {case}: {n} pairs, shift {shift:+.4}, min_effect {min_effect}, interval {ci:?}, tolerance {tol}: {}",
@@ -358,7 +387,7 @@ fn slow_head_processes_are_never_trimmed_into_a_pass() {
             assert!(
                 j.ruling
                     .reason
-                    .contains("a pass needs the interval with nothing left out"),
+                    .contains("a pass needs the interval of the processes' means with nothing left out"),
                 "{k}: {}",
                 j.ruling.reason
             );

@@ -12,7 +12,87 @@ pub(super) fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64) 
     j.ruling.method = Method::Exact;
     let e = compare_exact(b, c, row.threshold);
     (j.ruling.verdict, j.ruling.change, j.ruling.reason) = (e.verdict, e.change, e.reason);
+    j.ruling.detectable = exact_detectable(row.threshold);
     j
+}
+
+/// A counter's values may jitter by at most this share of the threshold, on each side, for its
+/// change to be read exactly (outside the run's Holm family).
+pub const COUNT_JITTER_SHARE: f64 = 0.1;
+
+/// A metric that counts work (bytes, instructions, sectors: `jobspread::counts_work`), whose
+/// values on each side lie within a tenth of a relative threshold of each other (DRAM bytes
+/// jitter by 0.02 % on the H100 pools), is read exactly, as a deterministic one is, and does not
+/// join the run's Holm family (issue 57: six such rows cut a +10 % time row found from 72 of 72
+/// to 20 of 72): a regression when every candidate value lies beyond every baseline value by more
+/// than the threshold, an improvement likewise the better way, a pass when every pair lies within
+/// it. Where the jitter straddles the threshold (`None`), or the metric times rather than counts,
+/// or `min_effect` is set, the row is tested in the family as any noisy row.
+pub fn counted_exactly(key: &str, base: &[f64], cand: &[f64], threshold: &Threshold) -> Option<ExactOutcome> {
+    let t = match threshold.kind {
+        ThresholdKind::Relative { fraction } => fraction,
+        ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => return None,
+    };
+    if !(t > 0.0 && crate::stats::jobspread::counts_work(key)) || threshold.min_effect.is_some() {
+        return None;
+    }
+    let range = |v: &[f64]| -> Option<(f64, f64)> {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo > 0.0 && hi.is_finite() && hi / lo - 1.0 <= COUNT_JITTER_SHARE * t).then_some((lo, hi))
+    };
+    let ((b_lo, b_hi), (c_lo, c_hi)) = (range(base)?, range(cand)?);
+    let (low, high) = (c_lo / b_hi - 1.0, c_hi / b_lo - 1.0);
+    let worse_up = threshold.direction == Direction::Lower;
+    let (bad_lo, bad_hi) = if worse_up { (low, high) } else { (-high, -low) };
+    let verdict = if bad_lo > t {
+        RowVerdict::Regression
+    } else if bad_hi < -t {
+        RowVerdict::Improvement
+    } else if bad_hi <= t && bad_lo >= -t {
+        RowVerdict::Pass
+    } else {
+        return None;
+    };
+    let (mb, mc) = (
+        crate::stats::summary::median(base)?,
+        crate::stats::summary::median(cand)?,
+    );
+    let change = mc / mb - 1.0;
+    let pct = |x: f64| percent(x, Percent::Signed2);
+    let jitter = percent(COUNT_JITTER_SHARE * t, Percent::Plain2);
+    let how = match verdict {
+        RowVerdict::Regression => "worse than",
+        RowVerdict::Improvement => "better than",
+        _ => "within",
+    };
+    Some(ExactOutcome {
+        verdict,
+        change: Some(change),
+        reason: format!(
+            "counted work, the same in every launch up to a jitter under {jitter} (a tenth of the {}): {} -> {} ({}), every candidate launch {} to {} of every baseline one, {how} the threshold; read exactly, outside the run's holm family",
+            super::threshold_text(false, t),
+            num(mb),
+            num(mc),
+            pct(change),
+            pct(low),
+            pct(high)
+        ),
+    })
+}
+
+/// What an exact comparison finds: any change beyond the tolerance, every time (the tolerance
+/// itself, the bad way; 0 for an `exact` threshold). `None` for a limit.
+pub fn exact_detectable(threshold: &Threshold) -> Option<f64> {
+    let t = match threshold.kind {
+        ThresholdKind::Relative { fraction } => fraction,
+        ThresholdKind::Exact => 0.0,
+        ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => return None,
+    };
+    Some(match threshold.direction {
+        Direction::Lower => t,
+        Direction::Higher => -t,
+    })
 }
 
 /// An `exact` threshold against a constant baseline and a candidate that is not constant:

@@ -112,7 +112,7 @@ pub(super) fn prepare_ranked(
         spread,
         widen,
         dips: p.dips,
-        all_in: left_out.too_much().then(|| {
+        all_in: left_out.needs_all_in().then(|| {
             AllIn::Rank(RankSides {
                 candidate: c_all.clone(),
                 baseline: b_all.clone(),
@@ -137,7 +137,12 @@ fn left_out(dips: (usize, usize), of: (usize, usize), code: Option<(usize, f64)>
     LeftOut {
         launches: dips,
         of_launches: of,
-        kept_as_code: code.map(|(launches, p)| KeptAsCode { launches, runs: 0, p }),
+        kept_as_code: code.map(|(launches, p)| KeptAsCode {
+            launches,
+            runs: 0,
+            p,
+            in_processes: 0,
+        }),
         ..LeftOut::default()
     }
 }

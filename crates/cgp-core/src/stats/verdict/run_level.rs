@@ -8,7 +8,7 @@ use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
 use crate::foundation::units::{Percent, percent};
 use crate::stats::hodges_lehmann::Shift;
 use crate::stats::jobspread::{job_spread_noise, median_noise_var};
-use crate::stats::nested::{Fit, Runs, count_runs, fit};
+use crate::stats::nested::{Fit, Runs, count_runs, fit, fit_means};
 use crate::stats::row::{Method, RowVerdict};
 
 /// Does the row carry launches grouped in runs (some run on a side with two or more samples)?
@@ -41,6 +41,18 @@ pub(super) fn prepare_nested(
             j.ruling.reason = format!("not enough data or unusable values: {why}");
             return Prepared::Done(j);
         }
+    };
+    // Marks the code explains (a slow path some launches of every process take) make the
+    // processes' launches bimodal: the row is judged by each process's mean launch, what a
+    // program pays (issue 57), on every launch.
+    let by_means = f.left_out.kept_as_code.is_some();
+    let f = if by_means {
+        fit_means_row(row, baseline, slow_high).map_or(f.clone(), |m| Fit {
+            left_out: f.left_out.clone(),
+            ..m
+        })
+    } else {
+        f
     };
     let min_effect = row.threshold.min_effect.as_ref().map_or(0.0, |q| q.value);
     let base_median = j.baseline.as_ref().map_or(0.0, |b| b.median);
@@ -111,14 +123,15 @@ pub(super) fn prepare_nested(
             &f,
             (extra_var, spread.map_or(f64::INFINITY, |s| s.df)),
         ),
-        extra: noise_text(&f),
+        extra: noise_text(&f, by_means),
         model: Some((f, extra_var)),
         rank: None,
     }))
 }
 
-/// The row fitted on every launch (nothing left out), when the fit left out more than its
-/// stated share: its pass must hold too (`shift::AllIn`). `None` otherwise.
+/// The processes' means with every launch kept (nothing left out), when the fit left out a
+/// launch or a process of the candidate, or more than the stated share of the baseline: its pass
+/// must hold too (`shift::AllIn`). `None` otherwise.
 fn all_in(
     row: &Comparison<'_>,
     baseline: &[f64],
@@ -127,16 +140,16 @@ fn all_in(
     job: (f64, f64),
 ) -> Option<AllIn> {
     let (extra_var, job_df) = job;
-    if !f.left_out.too_much() {
+    if !f.left_out.needs_all_in() {
         return None;
     }
-    let all = fit_row(row, baseline, slow_high, false).ok()?;
+    let all = fit_means_row(row, baseline, slow_high).ok()?;
     Some(AllIn::Model(all.with_job_term(extra_var, job_df), extra_var))
 }
 
-/// The run-level model of a row's two sides; `trim`: leave out what the machine explains.
-fn fit_row(row: &Comparison<'_>, baseline: &[f64], slow_high: bool, trim: bool) -> Result<Fit, String> {
-    fit(
+/// A row's two sides with the run of each sample: baseline, candidate.
+fn sides<'a>(row: &Comparison<'a>, baseline: &'a [f64]) -> (Runs<'a>, Runs<'a>) {
+    (
         Runs {
             values: baseline,
             runs: row.baseline_runs,
@@ -145,9 +158,20 @@ fn fit_row(row: &Comparison<'_>, baseline: &[f64], slow_high: bool, trim: bool) 
             values: row.candidate,
             runs: row.candidate_runs,
         },
-        slow_high,
-        trim,
     )
+}
+
+/// The t test of the processes' log means of a row's two sides, every launch kept
+/// (`nested::fit_means`).
+fn fit_means_row(row: &Comparison<'_>, baseline: &[f64], slow_high: bool) -> Result<Fit, String> {
+    let (b, c) = sides(row, baseline);
+    fit_means(b, c, slow_high)
+}
+
+/// The run-level model of a row's two sides; `trim`: leave out what the machine explains.
+fn fit_row(row: &Comparison<'_>, baseline: &[f64], slow_high: bool, trim: bool) -> Result<Fit, String> {
+    let (b, c) = sides(row, baseline);
+    fit(b, c, slow_high, trim)
 }
 
 /// The t tests of the log shift against the regression boundary, the improvement boundary (none
@@ -196,12 +220,31 @@ fn tolerance_text(
     }
 }
 
-/// The model's runs and noise parts, appended to the reason.
-fn noise_text(f: &Fit) -> String {
-    let within = f.within_sd.map_or_else(
-        || "unknown (one launch per run)".to_owned(),
-        |w| percent(w, Percent::Signed2).trim_start_matches('+').to_owned(),
-    );
+/// The model's runs and noise parts, appended to the reason; `by_means`: the row was judged by
+/// the processes' means.
+fn noise_text(f: &Fit, by_means: bool) -> String {
+    if by_means {
+        return format!(
+            "; judged by each process's mean launch: {} baseline and {} candidate processes ({} and {} launches), noise between the processes' means {}",
+            f.runs.0,
+            f.runs.1,
+            f.n.0,
+            f.n.1,
+            percent(f.between_sd, Percent::Signed2).trim_start_matches('+')
+        );
+    }
+    let Some(w) = f.within_sd else {
+        // One value per process (a harness's summary, one sample a run): the t test of their
+        // logs, which has no floor (the rank test's, at so few, is above the level it needs).
+        return format!(
+            "; {} baseline and {} candidate processes, one value each, judged by the t test of their logs ({:.0} degrees of freedom), noise between processes {}",
+            f.runs.0,
+            f.runs.1,
+            f.df,
+            percent(f.between_sd, Percent::Signed2).trim_start_matches('+')
+        );
+    };
+    let within = percent(w, Percent::Signed2).trim_start_matches('+').to_owned();
     let mut text = format!(
         "; {} baseline and {} candidate runs ({} and {} launches), noise within a run {within}, between runs {}",
         f.runs.0,

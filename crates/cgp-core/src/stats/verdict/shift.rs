@@ -227,6 +227,7 @@ impl ShiftRow {
         self.never_a_pass_when_too_much_is_left_out();
         self.j.ruling.change_ci = Some(self.shift.ci);
         self.j.ruling.confidence = self.shift.confidence;
+        self.j.ruling.detectable = self.detectable(levels[0], cfg.confidence);
         let left = if self.rank.is_some() {
             self.explain_dips();
             self.left_out.notes_sentence()
@@ -239,6 +240,12 @@ impl ShiftRow {
         }
         self.j.ruling.reason.push_str(&self.extra);
         self.explain_job_spread();
+        if self.j.ruling.verdict == RowVerdict::Inconclusive
+            && let Some(d) = self.j.ruling.detectable
+        {
+            self.j.ruling.reason.push_str("; ");
+            self.j.ruling.reason.push_str(&crate::stats::power::sentence(d));
+        }
         self.j.ruling.left_out = Some(self.left_out.clone());
         self.j
     }
@@ -247,7 +254,7 @@ impl ShiftRow {
     /// pass on what is left (docs/statistics.md 2.9): what was left out could be the change. It
     /// passes only when the interval with nothing left out passes too.
     fn never_a_pass_when_too_much_is_left_out(&mut self) {
-        if self.j.ruling.verdict != RowVerdict::Pass || !self.left_out.too_much() {
+        if self.j.ruling.verdict != RowVerdict::Pass || !self.left_out.needs_all_in() {
             return;
         }
         // With every sample kept the interval passes too: what was left out hides no change.
@@ -263,12 +270,18 @@ impl ShiftRow {
             ));
             return;
         }
+        let all_text = all.map_or_else(String::new, |ci| {
+            format!(
+                " ([{}, {}] with nothing left out)",
+                percent(ci[0], Percent::Signed2),
+                percent(ci[1], Percent::Signed2)
+            )
+        });
         self.j.ruling.verdict = RowVerdict::Inconclusive;
         self.j.ruling.reason = format!(
-            "{}: {}, but more than {}% of a side was left out as outliers, so it is not a pass; measure more repetitions",
+            "{}: {}, but not with what was left out as outliers put back{all_text}, so it is not a pass; measure more repetitions",
             self.change_text(),
             self.j.ruling.reason,
-            crate::stats::screen::MAX_LEFT_OUT_SHARE * 100.0
         );
     }
 
@@ -317,6 +330,27 @@ impl ShiftRow {
         let se = (fit.se * fit.se + extra).sqrt();
         self.widen = fit.quantile(shown.confidence) * (se - fit.se);
         self.shift = shown;
+    }
+
+    /// The row's minimum detectable change (`stats::power`) at the one-sided `level` its
+    /// regression test spent: from the run-level model's standard error and degrees of freedom
+    /// (with the job term), or, for the rank test, the standard error its interval at
+    /// `confidence` implies (normal quantiles) with the job term.
+    fn detectable(&self, level: f64, confidence: f64) -> Option<f64> {
+        use statrs::distribution::{ContinuousCDF, Normal};
+        let t = self.j.tolerance.unwrap_or(self.fraction);
+        let (se, df) = if let Some((f, extra)) = &self.model {
+            ((f.se * f.se + extra).sqrt(), f.df)
+        } else {
+            let sides = self.rank.as_ref()?;
+            let ci = sides.at(confidence)?.ci;
+            let z = Normal::standard().inverse_cdf(0.5 + confidence / 2.0);
+            let width = ((1.0 + ci[1]) / (1.0 + ci[0])).ln();
+            let job = std::f64::consts::SQRT_2 * sides.spread;
+            let own = (width / (2.0 * z) - job).max(0.0);
+            (own.hypot(job), f64::INFINITY)
+        };
+        crate::stats::power::detectable(t, self.bad_sign > 0.0, se, df, level)
     }
 
     /// The rule a row's interval is read by (`verdict_of_interval`, against the tolerance shown).

@@ -126,19 +126,32 @@ fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<()
         return Err(format!("no interval or tolerance: {j:?}"));
     };
     let mut want = super::verdict_of_interval(ci, t, direction, exact);
-    // A row that left out more than its stated share is never a pass on what is left
-    // (`stats::screen`): only when the interval with nothing left out passes too.
+    // A row that left out anything of the candidate's (or more than its stated share of the
+    // baseline's) is never a pass on what is left (`stats::screen`): only when the interval with
+    // nothing left out passes too.
     if want == RowVerdict::Pass
         && j.ruling
             .left_out
             .as_ref()
-            .is_some_and(crate::stats::screen::LeftOut::too_much)
+            .is_some_and(crate::stats::screen::LeftOut::needs_all_in)
         && !j
             .ruling
             .reason
             .contains("(and so does the interval with nothing left out")
     {
         want = RowVerdict::Inconclusive;
+    }
+    // Every compared row states what it could find (issue 57); an inconclusive one says it.
+    let Some(d) = j.ruling.detectable else {
+        return Err(format!("no detectable change: {j:?}"));
+    };
+    let says = crate::stats::power::sentence(d);
+    if j.ruling.verdict == RowVerdict::Inconclusive && !j.ruling.reason.contains(&says) {
+        return Err(format!("{says} is not in the reason: {}", j.ruling.reason));
+    }
+    let bad_way = if direction == Direction::Lower { d } else { -d };
+    if bad_way < t {
+        return Err(format!("detectable {d} is within the tolerance {t}"));
     }
     if want == j.ruling.verdict
         && j.ruling.confidence >= 0.95 - 1e-12

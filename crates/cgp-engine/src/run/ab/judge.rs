@@ -12,6 +12,7 @@ use crate::outcome::results::{
 use crate::spec::{MetricSpec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired_at};
 use crate::stats::spending::LookAt;
+use crate::stats::verdict::{counted_exactly, exact_detectable};
 use crate::stats::{Comparison, Config, deciding_launch, judge_all_at, summarize};
 
 #[expect(clippy::float_cmp, reason = "deterministic counters repeat bit for bit")]
@@ -29,6 +30,9 @@ pub(super) struct Pending<'a> {
     head_reps: Vec<u32>,
     base_pairs: Vec<f64>,
     head_pairs: Vec<f64>,
+    /// Each pair's processes' mean launches with nothing left out (`nested::RunMeans`).
+    base_all: Vec<f64>,
+    head_all: Vec<f64>,
     /// The far launches the per-pair values left out (or kept as the code's).
     left_out: crate::stats::screen::LeftOut,
     /// The target's plan: pairs at the first look, the most pairs (`repetitions`,
@@ -119,7 +123,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
             }
             (Some(b), Some(h)) => {
                 let (bv, br, hv, hr) = (b.values(), b.reps(), h.values(), h.reps());
-                let means = crate::stats::nested::run_means(
+                let means = crate::stats::nested::run_means_toward(
                     crate::stats::nested::Runs {
                         values: &bv,
                         runs: &br,
@@ -128,6 +132,7 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                         values: &hv,
                         runs: &hr,
                     },
+                    ms.threshold.direction == crate::spec::Direction::Lower,
                 );
                 let (bm, hm) = (&means.base, &means.head);
                 let reps: Vec<u32> = hm.keys().filter(|r| bm.contains_key(r)).copied().collect();
@@ -140,6 +145,8 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
                     head_reps: h.reps(),
                     base_pairs: reps.iter().map(|r| bm[r]).collect(),
                     head_pairs: reps.iter().map(|r| hm[r]).collect(),
+                    base_all: reps.iter().map(|r| means.base_all[r]).collect(),
+                    head_all: reps.iter().map(|r| means.head_all[r]).collect(),
                     left_out: means.left_out.clone(),
                     plan: (t.repetitions, t.max_repetitions),
                 });
@@ -196,6 +203,15 @@ pub(super) fn judge_pending(
             && (constant(&p.head_raw)
                 || (p.ms.threshold.kind == ThresholdKind::Exact && !p.head_raw.is_empty()))
     };
+    // Counted work that jitters by less than a tenth of its threshold is read exactly, outside
+    // the paired family, as in `check` (`stats::verdict::counted_exactly`, issue 57).
+    let counted = |p: &Pending<'_>| {
+        if is_limit(p) || is_const(p) {
+            return None;
+        }
+        counted_exactly(&series_key(&p.key), &p.base_raw, &p.head_raw, &p.ms.threshold)
+    };
+    let is_const = |p: &Pending<'_>| is_const(p) || counted(p).is_some();
     let n_limit = pending.iter().filter(|p| is_limit(p)).count();
     let n_paired = pending.iter().filter(|p| !is_limit(p) && !is_const(p)).count();
     let total = (n_limit + n_paired).max(1) as f64;
@@ -239,6 +255,16 @@ pub(super) fn judge_pending(
             (tolerance, limit) = (l.tolerance, l.limit);
             PairedJudgement {
                 ruling: l.ruling,
+                pairs: p.base_pairs.len(),
+            }
+        } else if let Some(e) = counted(p) {
+            PairedJudgement {
+                ruling: crate::stats::Ruling {
+                    method: crate::stats::Method::Exact,
+                    change: e.change,
+                    detectable: exact_detectable(&p.ms.threshold),
+                    ..crate::stats::Ruling::untested(e.verdict, e.reason, 1.0)
+                },
                 pairs: p.base_pairs.len(),
             }
         } else if is_const(p) {
@@ -299,16 +325,19 @@ fn paired_row<'a>(p: &'a Pending<'_>) -> PairedRow<'a> {
         lower_is_better: t.direction == crate::spec::Direction::Lower,
         exact_kind: t.kind == ThresholdKind::Exact,
         left_out: p.left_out.clone(),
+        all_in: Some((&p.base_all, &p.head_all)),
     }
+}
+
+/// The key `stats` reads a row's metric from (`target/size/kernel/metric`), as `check` gives it.
+fn series_key(k: &SeriesKey) -> String {
+    format!("{}/{}/{}/{}", k.target, k.size, k.kernel, k.metric)
 }
 
 /// A limit row as `check` judges it: every sample of both sides against the limit.
 fn limit_comparison<'a>(p: &'a Pending<'_>) -> Comparison<'a> {
     Comparison {
-        key: format!(
-            "{}/{}/{}/{}",
-            p.key.target, p.key.size, p.key.kernel, p.key.metric
-        ),
+        key: series_key(&p.key),
         baseline: Some(&p.base_raw),
         candidate: &p.head_raw,
         threshold: &p.ms.threshold,

@@ -111,6 +111,11 @@ impl AbManifest {
                 dir.display()
             ))
         };
+        if crate::foundation::fsutil::is_stdout(dir) {
+            return Err(refuse(
+                "`-` is standard output, and a recording is a folder".to_owned(),
+            ));
+        }
         let entries = match std::fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),

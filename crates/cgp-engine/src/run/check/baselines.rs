@@ -77,6 +77,30 @@ fn no_usable_gpu(
 /// # Errors
 /// Unreadable baselines; baselines only for other GPUs; a fingerprint mismatch without
 /// `allow_fingerprint_mismatch`.
+/// A baseline of a real GPU and a run on the SYNTHETIC stand-in of `CGP_GATE_STAND_IN_GPU` (or
+/// the other way round) were measured on different setups, whatever the GPUs' names say: the
+/// difference as (field, baseline, now).
+fn stand_in_difference(
+    baseline: &crate::gpu::fingerprint::Fingerprint,
+    now: &crate::gpu::fingerprint::Fingerprint,
+) -> Option<(String, String, String)> {
+    let said = |s: bool| {
+        if s {
+            "the SYNTHETIC stand-in GPU"
+        } else {
+            "a real GPU"
+        }
+        .to_owned()
+    };
+    (baseline.synthetic != now.synthetic).then(|| {
+        (
+            "synthetic (CGP_GATE_STAND_IN_GPU)".to_owned(),
+            said(baseline.synthetic),
+            said(now.synthetic),
+        )
+    })
+}
+
 pub(super) fn load_baselines(
     spec: &Spec,
     targets: &[&Target],
@@ -127,7 +151,8 @@ pub(super) fn load_baselines(
             }
             continue;
         };
-        let diffs = b.fingerprint.differences(&fp, &fields);
+        let mut diffs = b.fingerprint.differences(&fp, &fields);
+        diffs.extend(stand_in_difference(&b.fingerprint, &fp));
         // A profiler's baselines are compared with that profiler's samples only, whatever the
         // flags (issue 44): --allow-fingerprint-mismatch never crosses profilers.
         let profilers = b

@@ -72,27 +72,57 @@ pub(super) fn missing_states(
     errors
 }
 
-/// What a row of summaries only (nvbench without `--jsonbin`, and nvbench's bandwidth and other
-/// summaries, which have no samples) lets the statistics do, at the head of its reason.
-pub const SUMMARY_ONLY: &str = "summary only (nvbench wrote one mean per process, no `--jsonbin` samples): the processes' means are the samples, so the noise seen is between processes only (`repetitions` 3 or more); the within-process spread the file reports (`stdev/relative`) is not used, it is not the spread of a mean";
-
-/// Say so in the reason of every judged row of an nvbench target whose samples are one value
-/// per process.
-pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target]) {
+/// Say so in the reason of every judged row of a harness target whose samples are one value per
+/// process, in its format's words (nvbench without `--jsonbin`: `summary only (nvbench wrote one
+/// mean per process, ...)`; `profile::Backend::summary_note`), with what these processes can
+/// detect (issue 57: the text said 3 were enough, and 3 could never decide under the rank test),
+/// and, where its baseline holds several samples per process (the rounds or per-sample times of
+/// files written with them), that the two sides are samples of different kinds (issue 58, item
+/// 11). The note comes after the sentence that decided the row (issue 59: the console shows a
+/// reason's first clause, which must be the verdict's why, not this note).
+pub(super) fn note_summaries(rows: &mut [Row], targets: &[&Target], baselines: &Baselines) {
     for row in rows.iter_mut() {
-        let nvbench = targets
+        let Some(summary) = targets
             .iter()
-            .any(|t| t.name == row.key.target && crate::profile::backend_of(t).may_write_summaries_only());
+            .find(|t| t.name == row.key.target)
+            .and_then(|t| crate::profile::backend_of(t).summary_note())
+        else {
+            continue;
+        };
         let reps = &row.candidate_reps;
         let one_each =
             !reps.is_empty() && reps.iter().collect::<std::collections::BTreeSet<_>>().len() == reps.len();
-        if nvbench && one_each && row.sides.candidate.is_some() {
-            row.reason = if row.reason.is_empty() {
-                SUMMARY_ONLY.to_owned()
-            } else {
-                format!("{SUMMARY_ONLY}; {}", row.reason)
-            };
+        if !one_each || row.sides.candidate.is_none() {
+            continue;
         }
+        let mut note = summary.to_owned();
+        if let Some(d) = row.estimate().detectable() {
+            let runs = |s: &Option<crate::stats::SideSummary>| s.as_ref().and_then(|s| s.runs).unwrap_or(0);
+            note.push_str(&format!(
+                "; {} candidate against {} baseline processes detect changes of about {} or more in 80% of checks",
+                runs(&row.sides.candidate),
+                runs(&row.sides.baseline),
+                crate::foundation::units::percent(d.abs(), crate::foundation::units::Percent::Plain2)
+            ));
+        }
+        let label = row.kernel_label().to_owned();
+        let stored = baselines
+            .get(&row.key.target)
+            .and_then(|(b, _)| b.entry(&row.key.size, &label, &row.key.metric));
+        if let Some(e) = stored {
+            let processes = e.reps.iter().collect::<std::collections::BTreeSet<_>>().len();
+            if e.samples.len() > processes {
+                note.push_str(&format!(
+                    "; this run holds one value per process, and the baseline holds {} samples from {processes} processes (rounds or per-sample times): the two sides are samples of different kinds, so write the samples in every run (nvbench `--jsonbin`, pytest-benchmark `--benchmark-json`) or refresh the baseline from files like this run's",
+                    e.samples.len()
+                ));
+            }
+        }
+        row.reason = if row.reason.is_empty() {
+            note
+        } else {
+            format!("{}; {note}", row.reason)
+        };
     }
 }
 

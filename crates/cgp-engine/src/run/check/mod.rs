@@ -216,7 +216,7 @@ fn finish_rows(
     crate::run::clock::confirm_in_cycles(&mut rows, targets, &m.samples, &|k| {
         baseline_samples(baselines, k)
     });
-    harness_states::note_summaries(&mut rows, targets);
+    harness_states::note_summaries(&mut rows, targets, baselines);
     add_why(&mut rows, &m.samples, baselines);
     crate::outcome::apply_missing(
         &mut rows,

@@ -556,8 +556,11 @@ fn job_drift(
         found_without_drift: cost.map(|c| c.1),
     });
     let pct = |x: f64| percent(x, Percent::Signed2).trim_start_matches('+').to_owned();
+    // What that many medians are worth (`jobspread::MAD_DF_PER_DIFF` per successive difference):
+    // the weight the setting carries against the history `check` adds to it (issue 57).
+    let df = (crate::stats::jobspread::MAD_DF_PER_DIFF * medians.saturating_sub(1) as f64).max(1.0);
     out.note.push_str(&format!(
-        "; job drift {} (between-job spread from {medians} baseline medians, as `check` estimates it from the history; `settings.job_spread: \"{}\"` makes check assume it before its history is long)",
+        "; job drift {} (between-job spread from {medians} baseline medians, as `check` estimates it from the history; `settings.job_spread: \"{}\"` with `job_spread_df: {df:.1}` makes check assume it, as much as {medians} medians tell, before its history is long)",
         pct(spread),
         pct(spread)
     ));

@@ -165,6 +165,11 @@ pub struct SeriesReach {
     /// Results needed to find `shift` at this noise and level; `None`: more than
     /// `stats::change_reach::MAX_RESULTS`, or the noise is unknown.
     pub needed: Option<usize>,
+    /// The fewest results in which any shift can be found at the level, whatever the noise
+    /// (what a series too short says it needs when its noise is unknown); 0 in files written
+    /// before it was kept.
+    #[serde(default)]
+    pub fewest: usize,
 }
 
 /// What the history can find, over all series.
@@ -273,7 +278,7 @@ impl ChangesReport {
         self.rows.iter().filter(|r| r.worse).count()
     }
 
-    /// Write as pretty JSON, atomically.
+    /// Write as pretty JSON, atomically (standard output for `-`).
     ///
     /// # Errors
     /// [`crate::Error::Io`] naming the path.
@@ -281,7 +286,7 @@ impl ChangesReport {
         let mut text = serde_json::to_string_pretty(self)
             .map_err(|e| crate::Error::Environment(format!("cannot encode the changes: {e}")))?;
         text.push('\n');
-        crate::foundation::fsutil::write_atomic(path, text.as_bytes())
+        crate::foundation::fsutil::write_output(path, text.as_bytes())
     }
 }
 
@@ -540,6 +545,7 @@ fn relative_fraction(t: &crate::outcome::results::RowThreshold) -> Option<f64> {
 
 /// What each series can find at `level`, and the summary over them.
 fn reach(series: &BTreeMap<OwnedRowKey, Series>, opts: &ChangesOptions, level: f64) -> Reach {
+    let fewest = change_reach::fewest_results(opts.min_segment, level).unwrap_or(0);
     let all: Vec<SeriesReach> = series
         .iter()
         .map(|(key, s)| {
@@ -567,6 +573,7 @@ fn reach(series: &BTreeMap<OwnedRowKey, Series>, opts: &ChangesOptions, level: f
                 smallest,
                 shift,
                 needed,
+                fewest,
             }
         })
         .collect();

@@ -169,6 +169,7 @@ mod tests {
             shift: Shift::Change {
                 change: 0.062,
                 ci: Some([0.051, 0.073]),
+                detectable: None,
             },
             confidence: Some(0.994),
             ..Estimate::default()

@@ -116,6 +116,12 @@ pub struct Results {
     /// why the confirmation did not run (docs/confirm.md). Absent without `--base`.
     #[serde(default, skip_serializing_if = "RunConfirmation::is_none")]
     pub confirmation: RunConfirmation,
+    /// What every report of this run must say about trusting its numbers: a run that gates code
+    /// from a pull request with a profiler whose times the program under test can write
+    /// (`profile::Backend::program_can_forge`: CUPTI's trace, a harness's own file). Absent when
+    /// none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
 }
 
 /// The ncu runs behind the why of `profiler: cupti` rows (docs/cupti.md); zero when there were none.
@@ -180,9 +186,10 @@ impl Results {
         self.rows.iter().filter(|r| r.verdict() == v).count()
     }
 
-    /// Write [`Results::to_json`] atomically ([`crate::Error::Io`] naming the path when not).
+    /// Write [`Results::to_json`] atomically, or to standard output for `-`
+    /// ([`crate::Error::Io`] naming the path when not).
     pub fn write(&self, path: &std::path::Path) -> Result<(), crate::Error> {
-        crate::foundation::fsutil::write_atomic(path, self.to_json()?.as_bytes())
+        crate::foundation::fsutil::write_output(path, self.to_json()?.as_bytes())
     }
 
     /// The results file's text, pretty JSON and a newline ([`crate::Error::Output`] when not).
@@ -538,6 +545,7 @@ mod tests {
             shift: Shift::Change {
                 change: 0.031,
                 ci: Some([0.012, 0.05]),
+                detectable: Some(0.052),
             },
             confidence: Some(0.95),
             test: Some(Test {

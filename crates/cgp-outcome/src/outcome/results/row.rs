@@ -209,8 +209,14 @@ pub enum Shift {
     #[default]
     None,
     /// Relative change of the candidate against the baseline (0.031 = +3.1%), with its
-    /// confidence interval where one was computed (an `exact` row has none).
-    Change { change: f64, ci: Option<[f64; 2]> },
+    /// confidence interval where one was computed (an `exact` row has none), and the smallest
+    /// change the row's test finds in 80 % of checks at the level it spent, the bad way
+    /// (`stats::power`; the tolerance for an exact comparison; none in older files).
+    Change {
+        change: f64,
+        ci: Option<[f64; 2]>,
+        detectable: Option<f64>,
+    },
     /// For `min:`/`max:` rows: the interval of the candidate's median, in base units.
     Median { ci: [f64; 2] },
 }
@@ -227,11 +233,17 @@ pub struct Test {
 impl Shift {
     /// The shift of the flat numbers a judgement (or a results file) has: a change wins over a
     /// median interval, which no row has both of; an interval without its change is nothing.
-    pub(crate) fn of(change: Option<f64>, change_ci: Option<[f64; 2]>, median_ci: Option<[f64; 2]>) -> Self {
+    pub(crate) fn of(
+        change: Option<f64>,
+        change_ci: Option<[f64; 2]>,
+        median_ci: Option<[f64; 2]>,
+        detectable: Option<f64>,
+    ) -> Self {
         match (change, median_ci) {
             (Some(change), _) => Self::Change {
                 change,
                 ci: change_ci,
+                detectable,
             },
             (None, Some(ci)) => Self::Median { ci },
             (None, None) => Self::None,
@@ -251,6 +263,15 @@ impl Estimate {
     pub fn change(&self) -> Option<f64> {
         match self.shift {
             Shift::Change { change, .. } => Some(change),
+            _ => None,
+        }
+    }
+
+    /// The smallest change (the bad way) the row's test finds in 80 % of checks at the level it
+    /// spent (`stats::power`): what an inconclusive row could have told.
+    pub fn detectable(&self) -> Option<f64> {
+        match self.shift {
+            Shift::Change { detectable, .. } => detectable,
             _ => None,
         }
     }
@@ -296,7 +317,7 @@ pub struct Decision {
 impl From<&crate::stats::Ruling> for Decision {
     fn from(r: &crate::stats::Ruling) -> Self {
         let estimate = Estimate {
-            shift: Shift::of(r.change, r.change_ci, r.median_ci),
+            shift: Shift::of(r.change, r.change_ci, r.median_ci, r.detectable),
             confidence: Some(r.confidence),
             test: Test::of(r.p, r.p_adjusted),
             left_out: r.left_out.clone(),

@@ -87,6 +87,10 @@ pub(super) struct RowWire {
     median_ci: Option<[f64; 2]>,
     /// Coverage of the interval shown (0.95, ...).
     confidence: Option<f64>,
+    /// The smallest change (relative, the bad way) the row's test finds in 80 % of checks at the
+    /// level it spent (`stats::power`, issue 57); absent where none (limits, older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    detectable: Option<f64>,
     /// One-sided p-value of the test in the regression direction (unadjusted).
     p: Option<f64>,
     /// p-value after the run-wide multiple-testing correction.
@@ -268,6 +272,7 @@ impl From<RowWire> for Row {
             change_ci,
             median_ci,
             confidence,
+            detectable,
             p,
             p_adjusted,
             baseline,
@@ -289,7 +294,7 @@ impl From<RowWire> for Row {
         // A compared row's numbers; a row of another verdict has none (an older file's error
         // row may carry some: they are not what decided it, and are dropped).
         let estimate = Estimate {
-            shift: Shift::of(change, change_ci, median_ci),
+            shift: Shift::of(change, change_ci, median_ci, detectable),
             confidence,
             test: Test::of(p, p_adjusted),
             left_out,
@@ -340,7 +345,7 @@ impl From<Row> for RowWire {
         };
         let confirmation = ConfirmationWire::of(r.confirmation, verdict, &estimate);
         let (change, change_ci, median_ci) = (estimate.change(), estimate.change_ci(), estimate.median_ci());
-        let (p, p_adjusted) = (estimate.p(), estimate.p_adjusted());
+        let (p, p_adjusted, detectable) = (estimate.p(), estimate.p_adjusted(), estimate.detectable());
         let Estimate {
             confidence, left_out, ..
         } = estimate;
@@ -358,6 +363,7 @@ impl From<Row> for RowWire {
             change_ci,
             median_ci,
             confidence,
+            detectable,
             p,
             p_adjusted,
             baseline: r.sides.baseline,

@@ -33,6 +33,17 @@ pub fn health_line(h: &crate::outcome::results::Health) -> String {
     parts.join(", ")
 }
 
+/// [`health_line`] of a run's results: on the SYNTHETIC stand-in GPU of `CGP_GATE_STAND_IN_GPU`
+/// its clocks, temperature and power are made up, and the line says so.
+pub fn run_health_line(results: &Results) -> String {
+    let line = health_line(&results.health);
+    if results.fingerprint.synthetic {
+        format!("{line} (made up by {})", crate::report::format::STAND_IN)
+    } else {
+        line
+    }
+}
+
 /// How the console table is drawn: the width to fit (`None`: as wide as the content, for logs
 /// and pipes) and whether verdicts are coloured.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -256,7 +267,8 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     }
     let fit = fit_order(rows_sorted.iter().any(|r| p_matters(r)), medians_width);
     let mut table = Table { columns, rows, fit };
-    let layout = table.layout(style.width);
+    let mut layout = table.layout(style.width);
+    name_p_in_full(&mut table, &mut layout, style.width);
     if let Some(w) = layout.widths[KERNEL] {
         let names: Vec<String> = table.rows.iter().map(|r| r[KERNEL].clone()).collect();
         for (row, name) in table.rows.iter_mut().zip(kernel_cells(&names, w)) {
@@ -298,19 +310,45 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         push_dropped(&mut out, &table, &dropped, why, style.width);
     }
     push_legend(&mut out, &used_short, style.width);
-    if !layout.dropped().contains(&col::P) && results.rows.iter().any(p_matters) {
+    // The legend of the p column, only where the table shows one (issue 59).
+    if show_p && !layout.dropped().contains(&col::P) {
         push_wrapped(&mut out, crate::report::format::P_NOTE, style.width);
     }
     push_notes(&mut out, results, &rows_sorted, style);
+    for c in &results.caveats {
+        push_wrapped(&mut out, &one_line(&format!("trust: {c}")), style.width);
+    }
     push_headline(&mut out, results, style);
-    out
+    // No line of the table, its notes or its headline (names from files among them, wrapped at
+    // any width) is a GitHub workflow command: the runner reads every line that starts with `::`.
+    crate::foundation::sanitize::no_workflow_commands(&out)
+}
+
+/// The p column's header as the legend and the other reports name it, `p (adj.)`, where the
+/// width leaves room for it (off a terminal, or a wide one); a narrow table keeps `p`, which the
+/// legend under it explains.
+fn name_p_in_full(
+    table: &mut crate::report::table::Table,
+    layout: &mut crate::report::table::Layout,
+    width: Option<usize>,
+) {
+    const FULL: &str = "p (adj.)";
+    let Some(Some(w)) = layout.widths.get(col::P).copied() else {
+        return;
+    };
+    let extra = FULL.chars().count().saturating_sub(w);
+    if width.is_none_or(|width| layout.total() + extra <= width) {
+        table.columns[col::P].header = FULL.to_owned();
+        layout.widths[col::P] = Some(w + extra);
+    }
 }
 
 /// The headline under everything, and the line that says where replayed data came from.
 fn push_headline(out: &mut String, results: &Results, style: ConsoleStyle) {
     // Names reach the terminal: no escape sequence acts, no bidi control reorders. Cells,
     // notes and messages are made visible one by one, so that only our own colour codes act.
-    let head = crate::report::text::visible(&headline(results));
+    // One line: the GPU's name (a harness file's) may hold line breaks.
+    let head = one_line(&headline(results));
     if style.color {
         let s = run_style(results);
         out.push_str(&format!("{s}{head}{s:#}\n"));
@@ -439,12 +477,15 @@ fn push_notes(
         // `reason ...`, as the why lines are `why ...`: a line that starts with a verdict word
         // is a table row.
         let full = one_line(&crate::report::format::reason_with_config(r));
+        let verdict = crate::report::format::reach(r).map_or_else(
+            || crate::report::format::verdict_word(r).to_owned(),
+            |reach| format!("{}: {reach}", crate::report::format::verdict_word(r)),
+        );
         let line = format!(
-            "reason {}[{}] {} ({}): {}",
+            "reason {}[{}] {} ({verdict}): {}",
             one_line(&r.key.target),
             one_line(&r.key.size),
             one_line(metric),
-            crate::report::format::verdict_word(r),
             first_clause(&full)
         );
         // One line each: the full sentence is in the JSON, HTML and Markdown reports.

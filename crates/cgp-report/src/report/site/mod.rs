@@ -51,6 +51,11 @@ struct SiteData {
     synthetic: bool,
     /// Significance level of each change-point test.
     level: f64,
+    /// Series too short to find a level shift at that level (what `changes` says too).
+    too_short: usize,
+    /// The header's sentence about them (empty when none is), e.g. `The history is too short to
+    /// find a level shift in 3 of 3 series: 6 results, 15 needed.`
+    too_short_note: String,
     commits: Vec<CommitOut>,
     series: Vec<SeriesOut>,
 }
@@ -86,6 +91,10 @@ struct SeriesOut {
     g: Vec<&'static str>,
     cps: Vec<CpOut>,
     worse: bool,
+    /// Empty, or why no shift can be found in it: `too short to find a level shift: 6 results,
+    /// 15 needed for a +3.00% shift` (issue 59: the page said "No level shift found" above a
+    /// chart that stepped up 4 %).
+    short: String,
 }
 
 #[derive(Serialize)]
@@ -183,6 +192,7 @@ fn data(input: &SiteInput<'_>) -> SiteData {
             s.cps.push(change_point(c));
         }
     }
+    let (too_short, too_short_note) = mark_too_short(&mut series, input.changes);
     // Changed series first, worse ones first, the largest shift first; then by name.
     series.sort_by(|a, b| {
         let size = |s: &SeriesOut| {
@@ -201,9 +211,75 @@ fn data(input: &SiteInput<'_>) -> SiteData {
         commit_url: input.commit_url.map(visible),
         synthetic: input.changes.synthetic || input.inputs.iter().any(|(_, r)| r.synthetic),
         level: input.changes.level,
+        too_short,
+        too_short_note,
         commits,
         series,
     }
+}
+
+/// The results a series too short needs: for its threshold's shift at its noise where that is
+/// known, else for any shift at the level.
+fn needed_text(r: &crate::history::SeriesReach) -> String {
+    use crate::foundation::units::{Percent, percent};
+    match r.needed {
+        Some(n) if n > r.results => format!("{n} needed for a {} shift", percent(r.shift, Percent::Signed2)),
+        _ if r.fewest > r.results => format!("at least {} needed", r.fewest),
+        _ => "more needed".to_owned(),
+    }
+}
+
+/// Mark each series `changes` found too short to search, and say so once for the page: how many
+/// series, and the results they have and need. Series are matched by their labels, as change rows.
+fn mark_too_short(series: &mut [SeriesOut], changes: &ChangesReport) -> (usize, String) {
+    let mut short = Vec::new();
+    for r in changes.reach.series.iter().filter(|r| r.too_short) {
+        let same = |s: &&mut SeriesOut| {
+            (
+                s.gpu.as_str(),
+                s.target.as_str(),
+                s.size.as_str(),
+                s.kernel.as_str(),
+                s.metric.as_str(),
+            ) == (
+                visible(&r.gpu).as_str(),
+                visible(&r.target).as_str(),
+                visible(&r.size).as_str(),
+                visible(&r.kernel).as_str(),
+                visible(&r.metric).as_str(),
+            )
+        };
+        if let Some(s) = series.iter_mut().find(same) {
+            s.short = format!(
+                "too short to find a level shift: {} results, {}",
+                r.results,
+                needed_text(r)
+            );
+            short.push(r);
+        }
+    }
+    let Some(most) = short
+        .iter()
+        .max_by_key(|r| (r.needed.unwrap_or(r.fewest), r.fewest))
+    else {
+        return (0, String::new());
+    };
+    let fewest_had = short.iter().map(|r| r.results).min().unwrap_or(0);
+    let had = if fewest_had == most.results {
+        format!("{} results", most.results)
+    } else {
+        format!(
+            "{fewest_had} to {} results",
+            short.iter().map(|r| r.results).max().unwrap_or(0)
+        )
+    };
+    let note = format!(
+        "The history is too short to find a level shift in {} of {} series: {had}, {} (each series says what it needs).",
+        short.len(),
+        series.len(),
+        needed_text(most)
+    );
+    (short.len(), note)
 }
 
 fn new_series(row: &Row) -> SeriesOut {

@@ -161,6 +161,8 @@
   byId("summary").textContent = D.commits.length + " results, " + D.series.length + " series on " + Object.keys(gpus).length +
     " GPU kind(s), " + changed.length + " with a level shift (each test at level " + three(D.level) + "). Made by cgp-gate " + D.tool_version + ".";
   if (D.synthetic) byId("summary").parentNode.appendChild(el("p", { "class": "banner" }, "Synthetic data: some results are not measurements."));
+  // Series too short to find a shift: said in the header, and by each series (issue 59).
+  if (D.too_short_note) byId("summary").parentNode.appendChild(el("p", { "class": "banner", id: "too-short" }, D.too_short_note));
 
   var rows = [];
   var tbody = byId("changed").tBodies[0];
@@ -179,6 +181,11 @@
   });
   byId("changed").hidden = !changed.length;
   byId("none-changed").hidden = !!changed.length;
+  if (!changed.length && D.too_short) {
+    byId("none-changed").textContent = D.too_short >= D.series.length
+      ? "No level shift can be found yet: the history is too short (above)."
+      : "No level shift found in the " + (D.series.length - D.too_short) + " series long enough to search; " + D.too_short + " are too short (above).";
+  }
 
   // Per GPU: baselines are per GPU, so each GPU kind gets its own heading and charts.
   var sections = [], holder = byId("gpus"), groups = {};
@@ -202,6 +209,7 @@
     sec.appendChild(el("h3", {}, name(s)));
     var meta = (s.gpu || "(unnamed GPU)") + " · " + s.x.length + " results · " + (s.dir === "higher" ? "higher" : s.dir === "lower" ? "lower" : "no direction") + " is better";
     if (s.cps.length) meta += " · " + s.cps.map(function (c) { return "shift " + c.text + " from " + shortSha(c.at); }).join("; ");
+    if (s.short) meta += " · " + s.short;
     sec.appendChild(el("div", { "class": "meta" }, meta));
     var box = el("div", { "class": "chart" });
     sec.appendChild(box);

@@ -52,6 +52,7 @@ fn results(rows: &[(&str, &str, f64, f64, [f64; 2])], commit: usize) -> Results 
                         shift: Shift::Change {
                             change: *change,
                             ci: Some(*ci),
+                            detectable: None,
                         },
                         ..Estimate::default()
                     },

@@ -7,26 +7,10 @@ use super::measure::metric_entries;
 use super::*;
 use crate::spec::model::{Direction, MetricSpec};
 
-/// Whether lower or higher is better for a harness metric, by its name (`None`: it does not say).
+/// Whether lower or higher is better for a harness metric, by its name (`None`: it does not say;
+/// the words are `measured::profiler::harness_direction`'s, which the readers and `init` share).
 pub(crate) fn harness_direction(name: &str) -> Option<Direction> {
-    let n = name.to_ascii_lowercase();
-    let higher = [
-        "per_second",
-        "rate",
-        "bw/",
-        "utilization",
-        "fom",
-        "throughput",
-        "sm_clock",
-    ];
-    let lower = ["time", "cycles", "stdev", "iqr", "noise"];
-    if higher.iter().any(|h| n.contains(h)) {
-        Some(Direction::Higher)
-    } else if lower.iter().any(|l| n.contains(l)) {
-        Some(Direction::Lower)
-    } else {
-        None
-    }
+    crate::measured::profiler::harness_direction(name)
 }
 
 /// `metrics:` of a harness target.

@@ -29,8 +29,10 @@ pub(crate) const SETTINGS_KEYS: &[&str] = &[
     "min_clock_fraction",
     "max_throttle_reruns",
     "job_spread",
+    "job_spread_df",
     "build",
     "confirm",
+    "store",
 ];
 /// Every key a target may have; `defaults:` takes all but `name`.
 pub(crate) const TARGET_KEYS: &[&str] = &[
@@ -74,6 +76,9 @@ use super::kinds::{readers, reads as profiler_reads, specific_keys, unread_help 
 pub(crate) const DEFAULT_REPETITIONS: u32 = 10;
 /// Launches of each kernel a run drops at its start (`warmup:`).
 pub(crate) const DEFAULT_WARMUP: u32 = 1;
+/// The same for a harness target (`profiler: nvbench`, `gbench`, `pytest-benchmark`): none, the
+/// harness warmed up before its first sample, and each repetition or round is a sample.
+pub(crate) const DEFAULT_HARNESS_WARMUP: u32 = 0;
 /// Repetitions `baseline update` stores by default (at least `repetitions`): paid once per merge,
 /// shared by every pull request, and what gives the tests their power (docs/statistics.md).
 pub(crate) const DEFAULT_BASELINE_REPETITIONS: u32 = 50;
@@ -290,6 +295,15 @@ fn settings(ctx: &Ctx<'_>, node: &Node) -> Result<Settings> {
     if let Some(n) = f.get("job_spread") {
         s.job_spread = Some(job_spread(ctx, n)?);
     }
+    if let Some(n) = f.get("job_spread_df") {
+        let df = ctx.number(n, "`settings.job_spread_df`")?;
+        if !(df.is_finite() && (1.0..=1000.0).contains(&df)) {
+            return Err(ctx
+                .err(n, format!("`settings.job_spread_df` must be a number from 1 to 1000, found {df}"))
+                .help("the degrees of freedom of the evidence behind `job_spread`: what `cgp-gate calibrate --baselines` prints with it"));
+        }
+        s.job_spread_df = Some(df);
+    }
     if let Some(n) = f.get("build") {
         let cmd = ctx.text(n, "`settings.build`")?;
         if cmd.trim().is_empty() {
@@ -305,6 +319,9 @@ fn settings(ctx: &Ctx<'_>, node: &Node) -> Result<Settings> {
             ctx.err(n, format!("`settings.confirm` must be `doubtful` or `all`, found `{word}`"))
                 .help("`doubtful` (the default) confirms the inconclusive rows and the regressions against the base commit (`check --base`); `all` confirms every row")
         })?;
+    }
+    if let Some(n) = f.get("store") {
+        s.store = Some(store(ctx, n)?);
     }
     if let Some(n) = f.get("max_throttle_reruns") {
         s.max_throttle_reruns = ctx.uint(n, "`settings.max_throttle_reruns`")?;
@@ -328,6 +345,31 @@ fn settings(ctx: &Ctx<'_>, node: &Node) -> Result<Settings> {
         s.fingerprint_fields = fields;
     }
     Ok(s)
+}
+
+/// `settings.store`: `sqlite:PATH` or a PostgreSQL URL, without a password (the spec is
+/// committed; the password goes in `CGP_GATE_STORE` or `PGPASSWORD`). The store's own reader
+/// (`cgp-store`) checks the rest when a command opens it.
+fn store(ctx: &Ctx<'_>, n: &Node) -> Result<String> {
+    let url = ctx.text(n, "`settings.store`")?.trim();
+    let known = ["sqlite:", "postgres://", "postgresql://"];
+    if !known.iter().any(|k| url.starts_with(k)) || known.contains(&url) {
+        return Err(ctx
+            .err(n, "`settings.store` is neither sqlite:PATH nor a postgres:// URL")
+            .help("write `store: sqlite:perf.db` (one file) or `store: postgres://USER@HOST:PORT/DB` (a server; docs/store.md)"));
+    }
+    let authority = url
+        .split_once("://")
+        .map_or("", |(_, r)| r.split(['/', '?']).next().unwrap_or(""));
+    let user_password = authority
+        .rsplit_once('@')
+        .is_some_and(|(user, _)| user.contains(':'));
+    if user_password || url.contains("password=") {
+        return Err(ctx
+            .err(n, "`settings.store` holds a password, and a spec is committed")
+            .help("take the password out: set it in PGPASSWORD, or give the whole URL in CGP_GATE_STORE (a CI secret)"));
+    }
+    Ok(url.to_owned())
 }
 
 /// `settings.job_spread`: the between-job spread assumed before the baseline history says more,

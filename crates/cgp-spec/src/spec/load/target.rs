@@ -108,6 +108,10 @@ pub(super) fn target(
             ctx.uint(n, &format!("`warmup` of {}", m.whose(&["warmup"], &what))),
             0,
         )?,
+        // A harness warms up itself (Google Benchmark's iteration-count estimate runs before the
+        // first repetition, nvbench's `cold_warmup_runs`, pytest-benchmark's
+        // `--benchmark-warmup`): each of its samples is kept (docs/harnesses.md).
+        None if profiler.is_some_and(ProfilerKind::is_harness) => DEFAULT_HARNESS_WARMUP,
         None => DEFAULT_WARMUP,
     };
     let timeout = match m.get("timeout") {
