@@ -2,7 +2,7 @@
 //! stored baseline, `check --base` (that check, then the doubtful rows confirmed against the
 //! base commit's build in the same job) and `ab`, at +0, +3 (exactly the threshold), +4, +5 and
 //! +10 %. Not a timed test: `scripts/confirm-bench.sh [--runs N] [--parallel P]` builds
-//! everything and runs it (docs/statistics.md 6.6 has its table).
+//! everything and runs it (docs/statistics.md 6.7 has its table).
 //!
 //! Every run is real cgp-gate work on this machine: a scratch git repository (base commit and
 //! head commit, the build `cp slow.txt built.txt`), a spec of one `profiler: gbench` target whose

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The SYNTHETIC benchmark of `check --base` (issue 56; docs/statistics.md 6.6), through the binary:
+# The SYNTHETIC benchmark of `check --base` (issue 56; docs/statistics.md 6.7), through the binary:
 # `check` alone, `check --base` and `ab` at +0, +3, +4, +5 and +10 %, job offsets uniform in
 # +-0.9 %, on the gbench stand-in of examples/confirm_bench.rs. Builds the release binary and the
 # example, then runs it; the Markdown table goes to stdout, progress to stderr.
