@@ -152,6 +152,47 @@ install() {
   fi
 }
 
+# base_not_here MODE: `base` and its companions belong to `check`; `auto` (the default) is quiet.
+base_not_here() {
+  local b
+  b="$(lower "${INPUT_BASE-auto}")"
+  [[ "$b" == auto || -z "$b" ]] || die 2 "input 'base' applies to mode 'check' only, not '$1'"
+  [[ -z "${INPUT_BUILD:-}" ]] || die 2 "input 'build' applies to mode 'check' only, not '$1'"
+}
+
+# base_args: `check --base` (docs/confirm.md). `base: auto` is the pull request's base commit
+# (github.event.pull_request.base.sha) when `build` is given, else off; `''` is off. The commit
+# is fetched when a shallow checkout lacks it.
+base_args() {
+  local base
+  base="${INPUT_BASE-auto}"
+  if [[ "$(lower "$base")" == auto ]]; then
+    base=""
+    if [[ -n "${INPUT_BUILD:-}" && -n "${INPUT_PR_BASE_SHA:-}" && -z "${INPUT_REPLAY:-}" ]]; then
+      base="$INPUT_PR_BASE_SHA"
+    fi
+  fi
+  if [[ -z "$base" ]]; then
+    [[ -z "${INPUT_CONFIRM:-}" ]] || notice "input 'confirm' is ignored: no base commit to confirm against (set 'build', or 'base')"
+    return 0
+  fi
+  [[ "$base" =~ ^[A-Za-z0-9][A-Za-z0-9._/@^~-]*$ ]] || die 2 "input 'base' must be a commit, branch or tag of the repository, 'auto' or '', got '$base'"
+  [[ -z "${INPUT_REPLAY:-}" ]] || die 2 "input 'base' does not apply to a replay; set base: ''"
+  if ! git cat-file -e "$base^{commit}" 2>/dev/null; then
+    # actions/checkout fetches one commit by default: bring the base's in.
+    git fetch --quiet --no-tags --depth=1 origin "$base" >/dev/null 2>&1 ||
+      die 3 "the base commit '$base' is not in this checkout and could not be fetched from origin; check out with fetch-depth: 0, or set base: ''"
+  fi
+  args+=(--base "$base")
+  [[ -z "${INPUT_BUILD:-}" ]] || args+=(--build "$INPUT_BUILD")
+  [[ -z "${INPUT_BUILD_TIMEOUT:-}" ]] || args+=(--build-timeout "$INPUT_BUILD_TIMEOUT")
+  case "$(lower "${INPUT_CONFIRM:-}")" in
+    "") ;;
+    doubtful | all) args+=(--confirm "$(lower "$INPUT_CONFIRM")") ;;
+    *) die 2 "input 'confirm' must be doubtful or all, got '${INPUT_CONFIRM}'" ;;
+  esac
+}
+
 run() {
   local bin mode spec baselines fail_on comment results rc
   # The binary path is taken relative to where the step starts (the workspace), before the cd.
@@ -192,8 +233,10 @@ run() {
         false) ;;
         *) die 2 "input 'allow-no-baselines' must be true or false, got '${INPUT_ALLOW_NO_BASELINES}'" ;;
       esac
+      base_args
       ;;
     ab)
+      base_not_here ab
       # Base and head measured in alternation on this runner: no baselines, no shards.
       [[ -z "${INPUT_SHARD:-}" ]] || die 2 "input 'shard' does not apply to mode 'ab' (one runner measures both trees)"
       args=(ab --spec "$spec" --json "$results" --fail-on "$fail_on")
@@ -206,6 +249,7 @@ run() {
       [[ "$comment" == false ]] || args+=(--github-comment)
       ;;
     update-baselines)
+      base_not_here update-baselines
       args=(baseline update --spec "$spec" --baselines "$baselines")
       [[ -z "${INPUT_FROM:-}" ]] || args+=(--from "$INPUT_FROM")
       case "$(lower "${INPUT_ACCEPT_REGRESSIONS:-false}")" in

@@ -166,13 +166,10 @@ fn k8s_indexed_job_shards_as_shard_k_of_n_and_passes_the_kubernetes_schemas() {
     let pod = &shards["spec"]["template"]["spec"];
     let c = &pod["containers"][0];
     assert_eq!(c["resources"]["limits"]["nvidia.com/gpu"], 1);
-    let args: Vec<&str> = c["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
-    assert!(args.windows(2).any(|w| w == ["--shard", "auto"]), "{args:?}");
+    // The pod's shell script (command `bash -c`): its cgp-gate line takes `--shard auto`.
+    assert_eq!(c["command"], serde_json::json!(["bash", "-c"]));
+    let script = c["args"][0].as_str().unwrap();
+    assert!(script.contains("--shard auto"), "{script}");
     let env: BTreeMap<&str, &Value> = c["env"]
         .as_array()
         .unwrap()
@@ -265,7 +262,7 @@ fn slurm_script_is_valid_bash_and_passes_shellcheck() {
 /// A stand-in `sbatch`: runs an `--array=A-B` submission's tasks one after another with the
 /// variables Slurm gives array tasks, and any other submission (the merge) right away; with
 /// `--wait` it exits with the job's exit code, as sbatch does.
-const FAKE_SBATCH: &str = r#"#!/bin/bash
+pub(crate) const FAKE_SBATCH: &str = r#"#!/bin/bash
 set -u
 array=""; wait=0
 while [ $# -gt 0 ]; do

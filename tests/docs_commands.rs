@@ -26,6 +26,15 @@ const NEEDS_GPU: &[(&str, &str)] = &[
     ),
     ("init -- ./build/matmul --n 1024", "runs the program under ncu"),
     ("check --markdown comment.md", "profiles with ncu"),
+    (
+        "check --base origin/main --build make -C kernels",
+        "builds the base commit and profiles both trees with ncu (tests/confirm_cli.rs runs --base on a stand-in harness)",
+    ),
+    (
+        "check --base origin/main --build make -C kernels --markdown comment.md",
+        "builds the base commit and profiles both trees with ncu",
+    ),
+    ("check --base-dir ../base", "profiles two built trees with ncu"),
     ("ab --base-dir ../base", "profiles two built trees with ncu"),
     ("init -- ./build/my_bench --n 1024", "runs the program under ncu"),
     (

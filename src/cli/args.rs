@@ -293,6 +293,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub allow_no_baselines: bool,
     #[command(flatten)]
+    pub base: super::confirm::BaseArgs,
+    #[command(flatten)]
     pub shard: ShardArgs,
     #[command(flatten)]
     pub reports: ReportFlagsArgs,
@@ -313,6 +315,7 @@ impl From<CheckArgs> for commands::check::Options {
             no_skip,
             allow_missing,
             allow_no_baselines,
+            base,
             shard,
             reports,
             push,
@@ -325,6 +328,7 @@ impl From<CheckArgs> for commands::check::Options {
             no_skip,
             allow_missing,
             allow_no_baselines,
+            base: base.into(),
             shard: shard.into(),
             reports: reports.with_json(json),
             store: push.into(),

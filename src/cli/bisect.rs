@@ -26,6 +26,10 @@ pub struct BisectArgs {
     /// replaces `settings.build`. A commit whose build fails is skipped.
     #[arg(long, value_name = "CMD")]
     pub build: Option<String>,
+    /// How long one commit's build may run before it is stopped (its process group ended) and the
+    /// commit skipped: `90s`, `30m`, `2h`. Default 30m.
+    #[arg(long, value_name = "DURATION", value_parser = super::confirm::duration)]
+    pub build_timeout: Option<std::time::Duration>,
     /// Write the decided search (culprit, confidence, every commit measured) as JSON here.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
@@ -55,6 +59,7 @@ impl From<BisectArgs> for commands::bisect::Options {
             bad,
             targets,
             build,
+            build_timeout,
             json,
             markdown,
             from,
@@ -72,6 +77,7 @@ impl From<BisectArgs> for commands::bisect::Options {
             from,
             row,
             threshold,
+            build_timeout,
         }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod bisect;
+pub mod confirm;
 pub mod generate;
 pub mod gitlab;
 pub mod history;

@@ -23,12 +23,16 @@ pub(crate) struct Options {
     pub allow_missing: bool,
     /// `--allow-no-baselines`.
     pub allow_no_baselines: bool,
+    /// `--base`, `--base-dir`, `--build`, `--build-timeout`, `--confirm` (docs/confirm.md).
+    pub base: BaseOptions,
     pub shard: ShardOptions,
     /// The report files (`--json` among them) and the GitHub reports.
     pub reports: crate::publish::ReportFlags,
     /// `--store`, `--branch`: where the results are pushed (docs/store.md).
     pub store: super::store::StoreOptions,
 }
+
+pub(crate) use super::confirm::BaseOptions;
 
 /// Run `check`.
 ///
@@ -47,7 +51,14 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
             .map(|p| ("the --shard-costs file", p)),
     );
     super::outputs::refuse_overwriting_inputs(&args.reports.paths, &inputs)?;
-    let sel = Selected::load(&args.source)?;
+    let mut sel = Selected::load(&args.source)?;
+    // `--base`: resolved before anything runs (a revision that is not there is exit 2), and
+    // the screen reads its passes at its share of the level (run::confirm).
+    let plan = super::confirm::Plan::new(&args.base, &sel.spec, &args.source.spec)?;
+    let user_spec = sel.spec.clone();
+    if let Some(p) = &plan {
+        sel.spec.settings.confidence = p.levels.screen;
+    }
     let dir = sel.spec.base_dir();
     let pusher = super::store::Pusher::new(&args.store, sel.spec.settings.store.as_deref(), "check", &dir)?;
     let targets = sel.targets();
@@ -85,8 +96,24 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         &opts,
         progress.as_mut(),
     );
-    progress.finish();
     drop(watch);
+    let results = match (results, &plan) {
+        (Ok(screen), Some(p)) => super::confirm::confirm(
+            p,
+            screen,
+            super::confirm::Stage {
+                spec: &user_spec,
+                targets: &targets,
+                session: &session,
+                fail_on: args.fail_on,
+                allow_missing: args.allow_missing,
+                shards: opts.shard.as_ref().map_or(1, |s| s.shard.n),
+                progress: progress.as_mut(),
+            },
+        ),
+        (r, _) => r,
+    };
+    progress.finish();
     session.finish()?;
     let mut results = results?;
     results.caveats = super::trust_caveats(&targets);

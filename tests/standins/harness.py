@@ -13,6 +13,8 @@ of the shared real files in ../shared/fixtures/harness/):
 
 The times are made up: a fixed time per benchmark and state, with 1 % noise between samples and
 0.5 % between processes. Knobs (environment): CGP_STANDIN_SLOWDOWN (a factor, 1.10 = 10 % slower),
+CGP_STANDIN_JOB (a factor: the offset of this CI job, shared by every process the job runs, base
+and head alike: 1.008 = this job runs 0.8 % slow),
 CGP_STANDIN_CLOCK (a factor on the SM clock of nvbench's frequencies sidecar; the times are divided
 by it, the cycles stay: 0.91 = a clock 9 % lower, times 10 % longer, the same code),
 CGP_STANDIN_GPU (the device name the file records), CGP_STANDIN_DROP_STATE (leave out the state of
@@ -26,7 +28,7 @@ import random
 import struct
 import sys
 
-SLOW = float(os.environ.get("CGP_STANDIN_SLOWDOWN", "1"))
+SLOW = float(os.environ.get("CGP_STANDIN_SLOWDOWN", "1")) * float(os.environ.get("CGP_STANDIN_JOB", "1"))
 CLOCK = float(os.environ.get("CGP_STANDIN_CLOCK", "1"))
 GPU = os.environ.get("CGP_STANDIN_GPU", "SYNTHETIC stand-in GPU")
 rng = random.Random()

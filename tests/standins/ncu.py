@@ -14,7 +14,8 @@ For each profiling call it
      gpu__time_duration.sum is scaled by 1.01, 1.03, 1.10 and 1.30 (vector_add's and reduce's
      dram__bytes_read.sum by the extra work too). The `N passes` lines are synthetic: 2 passes per
      requested metric, 1 for launch__* metrics.
-`--version` is the real ncu's, when there is one.
+`--version` is the real ncu's, when there is one. With $CGP_STANDIN_CHECK_EACH_TREE set, the real
+ncu checks each program by its full path (each tree's build once), not by its name.
 """
 import hashlib
 import os
@@ -51,7 +52,8 @@ if real:
         i = opts.index("--config-file")
         dropped = opts[i:i + 2]
         opts = opts[:i] + opts[i + 2:]
-    shape = "\0".join(opts + [os.path.basename(app[0])])
+    program = os.path.abspath(app[0]) if os.environ.get("CGP_STANDIN_CHECK_EACH_TREE") else os.path.basename(app[0])
+    shape = "\0".join(opts + [program])
     key = os.path.join(state, "checked-" + hashlib.sha256(shape.encode()).hexdigest()[:16])
     if not os.path.exists(key):
         real_log = os.path.join(state, "real-ncu-output.txt")

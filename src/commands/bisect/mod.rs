@@ -4,13 +4,13 @@
 //! with the good commit as `ab` measures two trees (`step`); `outcome::bisect` chooses the commits
 //! and decides; `report::bisect` renders.
 
-mod git;
 mod step;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::git::{self, Place, place};
 use super::stdout_err;
 use crate::foundation::error::{Error, Result};
 use crate::foundation::exit_codes::Exit;
@@ -34,6 +34,9 @@ pub(crate) struct Options {
     pub row: Option<usize>,
     /// `--threshold`: the relative threshold every step judges against, instead of the spec's.
     pub threshold: Option<String>,
+    /// `--build-timeout`: how long one commit's build may run (default
+    /// [`git::DEFAULT_BUILD_TIMEOUT`]).
+    pub build_timeout: Option<std::time::Duration>,
 }
 
 /// Where the search starts: good, bad, the targets, and the threshold of the steps (`None`: the
@@ -114,31 +117,6 @@ fn endpoints(args: &Options) -> Result<Start> {
     })
 }
 
-/// The repository, the spec's path inside it and its text.
-struct Place {
-    root: PathBuf,
-    rel: PathBuf,
-    text: String,
-}
-
-fn place(spec: &Path) -> Result<Place> {
-    let abs = std::fs::canonicalize(spec).map_err(|e| Error::io("find", spec, e))?;
-    let dir = abs.parent().unwrap_or(Path::new("/"));
-    let root = std::fs::canonicalize(git::toplevel(dir)?).map_err(|e| Error::io("find", dir, e))?;
-    let rel = abs
-        .strip_prefix(&root)
-        .map_err(|_| {
-            Error::Usage(format!(
-                "the spec {} is not inside {}",
-                spec.display(),
-                root.display()
-            ))
-        })?
-        .to_owned();
-    let text = std::fs::read_to_string(&abs).map_err(|e| Error::io("read", &abs, e))?;
-    Ok(Place { root, rel, text })
-}
-
 /// Run `bisect`.
 ///
 /// # Errors
@@ -167,7 +145,10 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         }
     }
     let build = args.build.clone().or_else(|| user_spec.settings.build.clone());
-    let p = place(&args.spec)?;
+    let p = place(
+        &args.spec,
+        "bisect checks out the commits of the spec's repository",
+    )?;
     let good = git::resolve(&p.root, &good, "--good")?;
     let bad = git::resolve(&p.root, &bad, "--bad")?;
     let (commits, first_parent) = git::commits(&p.root, &good, &bad)?;
@@ -188,7 +169,10 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         place: &p,
         levels,
         threshold,
-        build: build.as_deref(),
+        build: build.as_deref().map(|cmd| git::Build {
+            cmd,
+            timeout: args.build_timeout.unwrap_or(git::DEFAULT_BUILD_TIMEOUT),
+        }),
         targets: &targets,
         trees: git::Worktrees::new(&p.root)?,
         session: &session,
@@ -232,7 +216,7 @@ struct Searcher<'a> {
     place: &'a Place,
     levels: Levels,
     threshold: Option<f64>,
-    build: Option<&'a str>,
+    build: Option<git::Build<'a>>,
     targets: &'a [String],
     trees: git::Worktrees,
     session: &'a crate::run::session::Session,
@@ -251,10 +235,10 @@ impl Searcher<'_> {
             self.threshold,
         )
         .map_err(|e| e.to_string())?;
-        if let Some(cmd) = self.build {
+        if let Some(b) = self.build {
             self.progress
                 .note(&format!("building {}", &sha[..12.min(sha.len())]));
-            git::build(&spec.base_dir(), cmd)?;
+            git::build(&spec.base_dir(), b)?;
         }
         Ok((tree, spec))
     }

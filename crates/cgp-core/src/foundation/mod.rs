@@ -1,6 +1,7 @@
 //! Layer 0, the foundation: exit codes, units, atomic writes, the threshold type, the crate's
 //! error and the kinds of profiler failure. No knowledge of GPUs, specs or runs.
 
+pub mod cleanup;
 pub mod error;
 pub mod exit_codes;
 pub mod failure;

@@ -307,6 +307,7 @@ pub fn assemble(a: Assembly<'_>, rows: Vec<Row>, errors: Vec<RunError>) -> crate
         why_cost: crate::outcome::results::WhyCost::default(),
         category_bars: Vec::new(),
         category_bars_gated_only: false,
+        confirmation: crate::outcome::results::RunConfirmation::default(),
         caveats: Vec::new(),
     }
 }

@@ -6,6 +6,7 @@
 pub mod ab;
 pub mod check;
 pub mod clock;
+pub mod confirm;
 pub mod engine;
 pub mod measure;
 pub mod ncu_why;

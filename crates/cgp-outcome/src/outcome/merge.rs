@@ -122,6 +122,9 @@ pub fn merge(inputs: Vec<(PathBuf, Results)>) -> Result<Results> {
         why_cost: crate::outcome::results::WhyCost::sum(placed.iter().map(|p| &p.results.why_cost)),
         category_bars,
         category_bars_gated_only: placed.iter().any(|p| p.results.category_bars_gated_only),
+        confirmation: crate::outcome::results::RunConfirmation::sum(
+            placed.iter().map(|p| &p.results.confirmation),
+        ),
         caveats: {
             let mut all: Vec<String> = Vec::new();
             for c in placed.iter().flat_map(|p| &p.results.caveats) {

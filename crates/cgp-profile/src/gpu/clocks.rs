@@ -123,7 +123,9 @@ pub fn ensure_signal_thread() -> std::result::Result<(), String> {
                         for e in restore_pending_clocks() {
                             let _ = writeln!(err, "error: {e}");
                         }
-                        // `process::exit` runs no destructor: temporary folders go now.
+                        // `process::exit` runs no destructor: what the run added to the user's
+                        // repository (worktrees) is undone, then the temporary folders go.
+                        crate::foundation::cleanup::run_all();
                         crate::foundation::fsutil::remove_temp_dirs();
                         let name = signal_name(sig);
                         let _ = writeln!(

@@ -53,6 +53,7 @@ td.what .reason { font-size:12px; }
 .pill.inconclusive { background:var(--inc); } .pill.error { background:var(--err); }
 .pill.new, .pill.missing { background:var(--base); } .pill.fails { background:var(--reg); }
 .banner.skipped { border-left:4px solid var(--base); }
+.banner.confirm { background:#ddf4ff; border-color:#54aeff; }
 .plots { display:grid; grid-template-columns:repeat(auto-fill, minmax(540px, 1fr)); gap:12px; }
 figure { margin:0; padding:8px; border:1px solid var(--line); border-radius:6px; background:var(--bg); }
 figcaption { font-size:12px; margin-bottom:4px; overflow-wrap:anywhere; }
@@ -133,6 +134,18 @@ fn header(results: &Results, h: &mut String) {
     }
     if let Some(line) = crate::report::format::sass_skip_line(results) {
         let _ = writeln!(h, "<div class=\"banner skipped\">{}</div>", escape(&line));
+    }
+    if let Some(line) = super::confirm::run_line(results) {
+        // `check --base` (docs/confirm.md): the commit, and each row it touched.
+        let _ = write!(h, "<div class=\"banner confirm\"><b>{}</b><ul>", escape(&line));
+        for l in super::confirm::row_lines(results) {
+            let _ = write!(h, "<li>{}</li>", escape(&l));
+        }
+        let _ = writeln!(
+            h,
+            "</ul><span class=\"meta\">{}</span></div>",
+            escape(&results.confirmation.method)
+        );
     }
     if let m @ [_, ..] = results.fingerprint_mismatch.as_slice() {
         h.push_str("<div class=\"banner mismatch\"><b>Fingerprint mismatch.</b> The baseline was measured on a different setup (allowed by the spec); treat changes with care.<table><tr><th>field</th><th>baseline</th><th>this run</th></tr>");

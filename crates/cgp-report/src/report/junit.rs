@@ -127,6 +127,18 @@ fn suite(results: &Results, target: &str) -> TestSuite {
     if let Some(c) = &results.git_commit {
         s.add_property(Property::new("git_commit", c.as_str()));
     }
+    // `check --base` (docs/confirm.md): against which commit, and what became of it.
+    if let Some(line) = crate::report::confirm::run_line(results) {
+        s.add_property(Property::new(
+            "base_commit",
+            results.confirmation.base_commit.as_str(),
+        ));
+        s.add_property(Property::new("confirmation", line));
+        s.add_property(Property::new(
+            "confirmation_method",
+            results.confirmation.method.as_str(),
+        ));
+    }
     for d in &results.fingerprint_mismatch {
         s.add_property(Property::new(
             format!("fingerprint_mismatch.{}", d.field),
@@ -270,7 +282,34 @@ fn row_properties(row: &Row) -> Vec<Property> {
         p.push(Property::new("config_baseline", c.baseline.join(" + ")));
         p.push(Property::new("config_candidate", c.candidate.join(" + ")));
     }
+    confirmation_properties(row, &mut p);
     p
+}
+
+/// `check --base` (docs/confirm.md): whether the row was confirmed against the base commit, the
+/// pairs, and the stored baseline's verdict and change as context (the row's own `change` above
+/// is the paired one).
+fn confirmation_properties(row: &Row, p: &mut Vec<Property>) {
+    use crate::outcome::results::Confirmation;
+    match &row.confirmation {
+        Confirmation::None => {}
+        Confirmation::NotRun { base_commit } => {
+            p.push(Property::new("confirmation", "not-run"));
+            p.push(Property::new("base_commit", base_commit.as_str()));
+        }
+        Confirmation::Confirmed(c) => {
+            p.push(Property::new("confirmation", "confirmed"));
+            p.push(Property::new("base_commit", c.base_commit.as_str()));
+            p.push(Property::new("pairs", c.pairs.to_string()));
+            p.push(Property::new("screen_verdict", c.screen.verdict.as_str()));
+            if let Some(ch) = c.screen.change.filter(|v| v.is_finite()) {
+                p.push(Property::new("screen_change", ch.to_string()));
+            }
+            if c.same_sass {
+                p.push(Property::new("same_sass", "true"));
+            }
+        }
+    }
 }
 
 fn error_case(e: &RunError) -> TestCase {

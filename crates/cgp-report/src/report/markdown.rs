@@ -314,6 +314,7 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         escape_md_cell(&headline(results))
     ));
     flags(results, &mut md);
+    confirmation(results, &mut md);
 
     let rows = highlighted(results);
     let shown = match level {
@@ -546,6 +547,18 @@ fn why(r: &Row, md: &mut String) {
             ));
         }
         md.push_str("\n</details>\n");
+    }
+    md.push('\n');
+}
+
+/// `check --base`: against which commit the rows were confirmed, and each one (docs/confirm.md).
+fn confirmation(results: &Results, md: &mut String) {
+    let Some(head) = super::confirm::run_line(results) else {
+        return;
+    };
+    md.push_str(&format!("🔁 **{}**\n\n", escape_md_cell(&head)));
+    for l in super::confirm::row_lines(results) {
+        md.push_str(&format!("- {}\n", md_text(&l, false)));
     }
     md.push('\n');
 }

@@ -15,6 +15,7 @@ pub mod bisect;
 pub mod breakdown;
 pub mod calibrate;
 pub mod changes;
+pub(crate) mod confirm;
 pub mod console;
 pub mod export;
 pub mod format;

@@ -25,7 +25,7 @@ pub use categories::{
 };
 pub use error::SpecError;
 pub use expr::{Expr, evaluate};
-pub use load::{load, load_str};
+pub use load::{load, load_str, parse_duration};
 pub use model::*;
 pub use schema::json_schema;
 pub use template::{render, render_command};

@@ -47,15 +47,51 @@ pub struct Settings {
     /// (`stats::jobspread::PRIOR_DF`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_spread_df: Option<f64>,
-    /// `build`: the shell command `bisect` runs in each commit's worktree (in the spec's folder
-    /// there) before measuring it; a commit whose build fails is skipped. `None`: nothing to build.
+    /// `build`: the shell command `bisect` and `check --base` run in a commit's worktree (in the
+    /// spec's folder there) before measuring it; a bisect commit whose build fails is skipped, a
+    /// base that does not build fails `check --base`. `None`: nothing to build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<String>,
+    /// `confirm`: which rows `check --base` measures again, paired with the base commit's build
+    /// (docs/confirm.md); `--confirm` replaces it.
+    #[serde(default)]
+    pub confirm: ConfirmMode,
     /// `store`: the results store every command that writes or reads runs uses when neither
     /// `--store` nor `CGP_GATE_STORE` names one (`sqlite:PATH`, or a PostgreSQL URL without a
     /// password: a spec is committed; docs/store.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store: Option<String>,
+}
+
+/// Which rows `check --base` confirms against the base commit's build (`settings.confirm`,
+/// `--confirm`; docs/confirm.md): the rows the stored baseline left doubtful (inconclusive or a
+/// regression), or every row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfirmMode {
+    /// Inconclusive rows and regressions; a pass or an improvement against the stored baseline
+    /// is final.
+    #[default]
+    Doubtful,
+    /// Every compared row: the paired verdict decides each, the stored baseline's is context.
+    All,
+}
+
+impl ConfirmMode {
+    /// Every mode, as the spec and the flag spell them.
+    pub const ALL: [Self; 2] = [Self::Doubtful, Self::All];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Doubtful => "doubtful",
+            Self::All => "all",
+        }
+    }
+
+    /// The mode a word names (`doubtful`, `all`).
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == text.trim())
+    }
 }
 
 impl Default for Settings {
@@ -73,6 +109,7 @@ impl Default for Settings {
             job_spread: None,
             job_spread_df: None,
             build: None,
+            confirm: ConfirmMode::Doubtful,
             store: None,
         }
     }

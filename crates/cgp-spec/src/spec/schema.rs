@@ -71,8 +71,12 @@ pub fn json_schema() -> Value {
                         "type": "number", "minimum": 1, "maximum": 1000
                     },
                     "build": {
-                        "description": "The shell command `cgp-gate bisect` runs in each commit's worktree (in the spec's folder there) before measuring it; a commit whose build fails is skipped, never taken as good or bad.",
+                        "description": "The shell command `cgp-gate bisect` and `cgp-gate check --base` run in a commit's worktree (in the spec's folder there) before measuring it; a bisect commit whose build fails is skipped, never taken as good or bad; a base that does not build fails `check --base` (exit 3).",
                         "type": "string", "minLength": 1
+                    },
+                    "confirm": {
+                        "description": "Which rows `cgp-gate check --base` measures again, paired with the base commit's build in the same job: `doubtful` (default: inconclusive rows and regressions) or `all`. `--confirm` replaces it.",
+                        "enum": ["doubtful", "all"]
                     },
                     "store": {
                         "description": "The results store (docs/store.md): `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`, without a password (set PGPASSWORD, or give the whole URL in CGP_GATE_STORE). `--store` and CGP_GATE_STORE replace it.",

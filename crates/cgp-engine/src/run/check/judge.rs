@@ -171,6 +171,7 @@ pub(super) fn judged_rows(
                     .map(|s| s.configs.clone())
                     .unwrap_or_default(),
                 config_change: config_change(entry.map(|e| e.configs.as_slice()), samples.series.get(key)),
+                confirmation: crate::outcome::results::Confirmation::None,
             }
         })
         .collect()

@@ -112,6 +112,10 @@ pub struct Results {
     /// before `category_bars` existed, rebuilt from its `category:<name>` rows by [`parse`].
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub category_bars_gated_only: bool,
+    /// `check --base`: the base commit, which rows were confirmed against its build and how, or
+    /// why the confirmation did not run (docs/confirm.md). Absent without `--base`.
+    #[serde(default, skip_serializing_if = "RunConfirmation::is_none")]
+    pub confirmation: RunConfirmation,
     /// What every report of this run must say about trusting its numbers: a run that gates code
     /// from a pull request with a profiler whose times the program under test can write
     /// (`profile::Backend::program_can_forge`: CUPTI's trace, a harness's own file). Absent when
@@ -319,6 +323,9 @@ pub enum ErrorKind {
     ShardFailed,
     /// The spec asks for something the measurement shows to be impossible (exit 2).
     InvalidInput,
+    /// `check --base`: the base commit did not build, start or run, so the doubtful rows could
+    /// not be confirmed (exit 3).
+    BaseFailed,
     /// A kind written by another version.
     Other(String),
 }
@@ -328,6 +335,7 @@ impl ErrorKind {
         (Self::MissingShard, "missing-shard"),
         (Self::ShardFailed, "shard-failed"),
         (Self::InvalidInput, "invalid-input"),
+        (Self::BaseFailed, "base-failed"),
     ];
 
     /// What kind of failure this is, as [`crate::Error::class`] says it: invalid input (exit 2)
@@ -337,7 +345,9 @@ impl ErrorKind {
         match self {
             Self::Profiler(k) => k.class(),
             Self::InvalidInput => ErrorClass::InvalidInput,
-            Self::MissingShard | Self::ShardFailed | Self::Other(_) => ErrorClass::Environment,
+            Self::MissingShard | Self::ShardFailed | Self::BaseFailed | Self::Other(_) => {
+                ErrorClass::Environment
+            }
         }
     }
 
@@ -405,12 +415,14 @@ mod null_when_empty {
     }
 }
 
+mod confirm;
 mod key;
 mod repr;
 mod row;
 mod v1;
 mod wire;
 
+pub use confirm::{ConfirmMode, ConfirmStatus, Confirmation, Confirmed, RunConfirmation, Screen};
 pub use key::{Kernel, OwnedRowKey, RowKey};
 pub use row::{
     ConfigChange, Decision, Estimate, Judged, Missing, MissingCause, Outcome, Row, RowRule, RowThreshold,

@@ -45,6 +45,9 @@ pub struct Row {
     /// this run: the row still compares the one series (the kernel did not become a new one),
     /// and every report says what changed. `None`: the same, or unknown on one side.
     pub config_change: Option<ConfigChange>,
+    /// `check --base`: whether the row was confirmed against the base commit's build (its
+    /// outcome is then the paired one) or needed it and it did not run (docs/confirm.md).
+    pub confirmation: super::confirm::Confirmation,
 }
 
 /// What a row came to, each variant with only its own data. The row's [`RowVerdict`] is read
@@ -523,6 +526,7 @@ impl Row {
             why: None,
             candidate_configs: Vec::new(),
             config_change: None,
+            confirmation: super::confirm::Confirmation::None,
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::confirm::{Confirmation, Confirmed, Screen};
 use super::key::{Kernel, OwnedRowKey};
 use super::row::{Estimate, Missing, MissingCause, Outcome, Row, RowRule, Shift, Sides, Test};
 use super::{ConfigChange, Direction, Method, RowThreshold, RowVerdict, SideSummary, SkipReason};
@@ -146,6 +147,99 @@ pub(super) struct RowWire {
     /// counts per side (`[baseline, candidate]`): docs/statistics.md 2.5.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     left_out: Option<crate::stats::screen::LeftOut>,
+    /// `check --base`: the row confirmed against the base commit's build, or not confirmed
+    /// though it needed it (docs/confirm.md). Absent on other rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    confirmation: Option<ConfirmationWire>,
+}
+
+/// Whether a row's `confirmation` holds a paired verdict.
+#[derive(Serialize, Deserialize, PartialEq, Eq, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+enum ConfirmationStatus {
+    Confirmed,
+    NotRun,
+    /// A status of another version: the row reads as not confirmed.
+    #[serde(other)]
+    Unknown,
+}
+
+/// A row's `confirmation` as the file holds it: the status, the base commit and, for a
+/// confirmed row, the row's own verdict, change, interval and level (the paired ones, which the
+/// row's `verdict`, `change` and `change_ci` also are: one number per row), the pairs measured
+/// and what the stored baseline said (`screen`, context). Read back, the numbers come from the
+/// row itself.
+#[derive(Serialize, Deserialize)]
+struct ConfirmationWire {
+    status: ConfirmationStatus,
+    base_commit: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    verdict: Option<RowVerdict>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    change: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    interval: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    confidence: Option<f64>,
+    #[serde(default)]
+    pairs: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    screen: Option<Screen>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    same_sass: bool,
+}
+
+impl ConfirmationWire {
+    /// The flat form of a row's confirmation, with the row's own numbers.
+    fn of(c: Confirmation, verdict: RowVerdict, e: &Estimate) -> Option<Self> {
+        match c {
+            Confirmation::None => None,
+            Confirmation::NotRun { base_commit } => Some(Self {
+                status: ConfirmationStatus::NotRun,
+                base_commit,
+                verdict: None,
+                change: None,
+                interval: None,
+                confidence: None,
+                pairs: 0,
+                screen: None,
+                same_sass: false,
+            }),
+            Confirmation::Confirmed(c) => Some(Self {
+                status: ConfirmationStatus::Confirmed,
+                base_commit: c.base_commit,
+                verdict: Some(verdict),
+                change: e.change(),
+                interval: e.change_ci(),
+                confidence: e.confidence,
+                pairs: c.pairs,
+                screen: Some(c.screen),
+                same_sass: c.same_sass,
+            }),
+        }
+    }
+
+    /// The typed confirmation; a confirmed row without its screen is read with the row's own
+    /// verdict as the screen's (a hand-edited file).
+    fn typed(self, verdict: RowVerdict) -> Confirmation {
+        match self.status {
+            ConfirmationStatus::Unknown => Confirmation::None,
+            ConfirmationStatus::NotRun => Confirmation::NotRun {
+                base_commit: self.base_commit,
+            },
+            ConfirmationStatus::Confirmed => Confirmation::Confirmed(Confirmed {
+                base_commit: self.base_commit,
+                pairs: self.pairs,
+                screen: self.screen.unwrap_or(Screen {
+                    verdict,
+                    change: None,
+                    interval: None,
+                    confidence: None,
+                }),
+                same_sass: self.same_sass,
+            }),
+        }
+    }
 }
 
 impl Serialize for Row {
@@ -195,6 +289,7 @@ impl From<RowWire> for Row {
             candidate_configs,
             config_change,
             left_out,
+            confirmation,
         } = w;
         // A compared row's numbers; a row of another verdict has none (an older file's error
         // row may carry some: they are not what decided it, and are dropped).
@@ -232,6 +327,7 @@ impl From<RowWire> for Row {
             why,
             candidate_configs,
             config_change,
+            confirmation: confirmation.map_or(Confirmation::None, |c| c.typed(verdict)),
         }
     }
 }
@@ -247,6 +343,7 @@ impl From<Row> for RowWire {
             Outcome::Compared(_, e) => (None, false, None, e),
             Outcome::New | Outcome::Error => (None, false, None, Estimate::default()),
         };
+        let confirmation = ConfirmationWire::of(r.confirmation, verdict, &estimate);
         let (change, change_ci, median_ci) = (estimate.change(), estimate.change_ci(), estimate.median_ci());
         let (p, p_adjusted, detectable) = (estimate.p(), estimate.p_adjusted(), estimate.detectable());
         let Estimate {
@@ -283,6 +380,7 @@ impl From<Row> for RowWire {
             candidate_configs: r.candidate_configs,
             config_change: r.config_change,
             left_out,
+            confirmation,
         }
     }
 }

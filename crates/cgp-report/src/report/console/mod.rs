@@ -531,6 +531,13 @@ fn push_notes(
     if let Some(line) = crate::report::format::sass_skip_line(results) {
         push_wrapped(out, &one_line(&line), style.width);
     }
+    // `check --base` (docs/confirm.md): the commit, and each row it touched.
+    if let Some(line) = crate::report::confirm::run_line(results) {
+        push_wrapped(out, &one_line(&line), style.width);
+        for l in crate::report::confirm::row_lines(results) {
+            push_wrapped(out, &one_line(&format!("confirm {l}")), style.width);
+        }
+    }
     if let Some(line) = crate::report::format::why_cost_line(results) {
         push_wrapped(out, &one_line(&line), style.width);
     }

@@ -39,7 +39,7 @@ pub(super) fn timeout(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<Duration
 /// number and one of these four units, and each mistake has its own message (no unit, unknown
 /// unit, zero) that names the key at its line and column; those parsers accept more forms (`1h
 /// 30m`, ISO 8601 `PT5M`, `5 minutes`) that the spec does not document.
-pub(crate) fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

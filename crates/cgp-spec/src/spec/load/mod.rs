@@ -31,6 +31,7 @@ pub(crate) const SETTINGS_KEYS: &[&str] = &[
     "job_spread",
     "job_spread_df",
     "build",
+    "confirm",
     "store",
 ];
 /// Every key a target may have; `defaults:` takes all but `name`.
@@ -308,9 +309,16 @@ fn settings(ctx: &Ctx<'_>, node: &Node) -> Result<Settings> {
         if cmd.trim().is_empty() {
             return Err(ctx
                 .err(n, "`settings.build` is empty")
-                .help("give the shell command that builds a commit's tree (run by `cgp-gate bisect`), or leave the key out"));
+                .help("give the shell command that builds a commit's tree (run by `cgp-gate bisect` and `cgp-gate check --base`), or leave the key out"));
         }
         s.build = Some(cmd.to_owned());
+    }
+    if let Some(n) = f.get("confirm") {
+        let word = ctx.text(n, "`settings.confirm`")?;
+        s.confirm = crate::spec::ConfirmMode::parse(word).ok_or_else(|| {
+            ctx.err(n, format!("`settings.confirm` must be `doubtful` or `all`, found `{word}`"))
+                .help("`doubtful` (the default) confirms the inconclusive rows and the regressions against the base commit (`check --base`); `all` confirms every row")
+        })?;
     }
     if let Some(n) = f.get("store") {
         s.store = Some(store(ctx, n)?);
@@ -429,6 +437,7 @@ impl<'n> Merged<'_, 'n> {
 
 mod command;
 mod control;
+pub use control::parse_duration;
 mod harness;
 mod measure;
 mod target;
@@ -497,6 +506,35 @@ mod tests {
             ),
             Path::new("dir/cgp-gate.yaml"),
         )
+    }
+
+    #[test]
+    fn settings_confirm_names_the_rows_check_base_confirms() {
+        let with = |v: &str| {
+            load_str(
+                &format!(
+                    "version: 1\nsettings:\n  confirm: {v}\ntargets:\n  - name: t\n    command: [./t]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n"
+                ),
+                Path::new("cgp-gate.yaml"),
+            )
+        };
+        assert_eq!(
+            one_target("").unwrap().settings.confirm,
+            crate::spec::ConfirmMode::Doubtful
+        );
+        assert_eq!(
+            with("all").unwrap().settings.confirm,
+            crate::spec::ConfirmMode::All
+        );
+        assert_eq!(
+            with("doubtful").unwrap().settings.confirm,
+            crate::spec::ConfirmMode::Doubtful
+        );
+        let e = with("some").unwrap_err().to_string();
+        assert!(
+            e.contains("cgp-gate.yaml:3:12") && e.contains("`doubtful` or `all`"),
+            "{e}"
+        );
     }
 
     #[test]
