@@ -16,6 +16,7 @@ mod support;
 mod ab_cli;
 mod action_e2e;
 mod architecture;
+mod architecture_deps;
 mod architecture_selftest;
 mod base_builds;
 mod bisect_cli;
