@@ -618,3 +618,42 @@ pub fn copy_sidecars(origin: &Path, recorded: &Path) -> Result<(), Error> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Layout, check_destination};
+
+    const AB: Layout = Layout::AbRecording { newest: 1 };
+
+    fn refusal(dir: &std::path::Path, layout: Layout) -> String {
+        check_destination(dir, layout).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn one_check_refuses_what_each_layout_did_not_write_and_keeps_what_it_did() {
+        let t = tempfile::tempdir().unwrap();
+        let ab = t.path().join("ab");
+        // New, then empty: either layout may write there.
+        for layout in [Layout::Recording, AB] {
+            check_destination(&ab, layout).unwrap();
+        }
+        std::fs::create_dir_all(ab.join("base")).unwrap();
+        std::fs::write(ab.join("manifest.json"), r#"{"schema_version":1,"order":[]}"#).unwrap();
+        check_destination(&ab, AB).unwrap();
+        // An A/B recording is not a recording, and a stray file is named in the A/B words.
+        assert!(refusal(&ab, Layout::Recording).contains("not a cgp-gate recording manifest"));
+        std::fs::write(ab.join("notes.txt"), "mine").unwrap();
+        let why = refusal(&ab, AB);
+        assert!(
+            why.contains("it holds `notes.txt`, which is not part of an A/B recording")
+                && why.contains("ab writes manifest.json, base/ and head/ there"),
+            "{why}"
+        );
+        // A link to a folder is refused by both, never followed.
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(t.path().join("ab/base"), &link).unwrap();
+        for layout in [Layout::Recording, AB] {
+            assert!(refusal(&link, layout).contains("it exists and is not a folder"));
+        }
+    }
+}
