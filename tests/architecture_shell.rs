@@ -1,13 +1,18 @@
-//! No package declares a dependency it does not use (issue 62, "a lean shell"): every
-//! `[dependencies]`, `[dev-dependencies]` and `[build-dependencies]` entry of each workspace
-//! package must be named, as a path (`name::`), a `use name` or an `extern crate name`, in that
-//! package's own Rust files (`src/`, `tests/`, `examples/`, `benches/`, `build.rs`), comments
-//! left out. The name is the one the code uses: a rename (`alias = { package = "x" }`) is
-//! looked for as `alias`, dashes as underscores.
+//! A lean shell (issue 62): no package declares a dependency it does not use, and no test file
+//! is named after the review round that asked for it.
 //!
-//! Written here rather than running `cargo machete` in `.ci/run`: the rule runs with the other
-//! guard rules on every `cargo test` at no install cost, and proves itself below on a scratch copy
-//! with planted violations, as the rules of `architecture.rs` do.
+//! [`unused_dependencies`]: every `[dependencies]`, `[dev-dependencies]` and
+//! `[build-dependencies]` entry of each workspace package must be named, as a path (`name::`), a
+//! `use name` or an `extern crate name`, in that package's own Rust files (`src/`, `tests/`,
+//! `examples/`, `benches/`, `build.rs`), comments left out. The name is the one the code uses: a
+//! rename (`alias = { package = "x" }`) is looked for as `alias`, dashes as underscores.
+//!
+//! [`round_named_tests`]: a test file says what it tests (`output_paths_and_secrets.rs`), not
+//! which round of review it came from (`reliability_round4.rs`).
+//!
+//! Written here rather than running `cargo machete` in `.ci/run`: the rules run with the other
+//! guard rules on every `cargo test` at no install cost, and prove themselves below on a scratch
+//! copy with planted violations, as the rules of `architecture.rs` do.
 
 use std::path::{Path, PathBuf};
 
@@ -119,6 +124,41 @@ pub fn unused_dependencies(root: &Path) -> Vec<String> {
     out
 }
 
+/// Test files of the workspace (`tests/` of each package, every depth) whose name holds a round
+/// number (`round3`, `round_4b`).
+pub fn round_named_tests(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(&root.join("tests"), &mut files);
+    if let Ok(crates) = std::fs::read_dir(root.join("crates")) {
+        for c in crates.flatten() {
+            rust_files(&c.path().join("tests"), &mut files);
+        }
+    }
+    files.sort();
+    files
+        .iter()
+        .filter(|f| {
+            let stem = f.file_stem().unwrap_or_default().to_string_lossy().to_lowercase();
+            stem.match_indices("round").any(|(at, w)| {
+                let rest = stem[at + w.len()..].trim_start_matches('_');
+                rest.starts_with(|c: char| c.is_ascii_digit())
+            })
+        })
+        .map(|f| {
+            format!(
+                "{} is named after a review round: name it by what its tests check",
+                f.strip_prefix(root).unwrap_or(f).display()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn no_test_file_is_named_after_a_round() {
+    let found = round_named_tests(&repo());
+    assert!(found.is_empty(), "round-named test files: {found:#?}");
+}
+
 #[test]
 fn every_dependency_of_every_package_is_used() {
     let found = unused_dependencies(&repo());
@@ -216,6 +256,35 @@ fn a_planted_unused_dependency_is_found_and_a_clean_copy_passes() {
         "cgp-core: [dependencies] strsim is named in none",
         "cgp-spec: [dev-dependencies] support is named in none",
         "cgp-gate: [build-dependencies] cc is named in none",
+    ] {
+        assert!(
+            found.iter().any(|f| f.contains(expected)),
+            "the planted `{expected}` was not found: {found:#?}"
+        );
+    }
+    assert_eq!(found.len(), 3, "{found:#?}");
+}
+
+#[test]
+fn a_planted_round_named_test_file_is_found() {
+    let s = scratch();
+    assert!(round_named_tests(s.path()).is_empty());
+    for planted in [
+        "tests/reliability_round6.rs",
+        "tests/stats_round_7b.rs",
+        "crates/cgp-report/tests/it/round8.rs",
+        // Not a round: rounding.
+        "tests/rounding_of_percentages.rs",
+    ] {
+        let f = s.path().join(planted);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(&f, "").unwrap();
+    }
+    let found = round_named_tests(s.path());
+    for expected in [
+        "tests/reliability_round6.rs",
+        "tests/stats_round_7b.rs",
+        "it/round8.rs",
     ] {
         assert!(
             found.iter().any(|f| f.contains(expected)),
