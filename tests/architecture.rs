@@ -219,7 +219,7 @@ fn literal_end(b: &[u8], i: usize) -> Option<usize> {
 
 /// Lines without their `//` comments (doc comments may name anything); a `//` inside a literal
 /// on its line (`"https://..."`) is not a comment.
-fn uncommented(text: &str) -> String {
+pub fn uncommented(text: &str) -> String {
     text.lines()
         .map(|l| {
             let b = l.as_bytes();

@@ -785,7 +785,7 @@ fn recording_into_an_old_recording_replaces_it_whole() {
     assert_eq!(code, 0, "{out}");
     assert!(!stale.exists(), "a stale repetition survived the new recording");
     // A file cgp-gate did not write is never deleted: such a folder is refused (issue 34,
-    // tests/reliability_round3.rs).
+    // tests/record_secrets_and_signals.rs).
     assert!(f.path("rec/vector_add/n=1048576/1.csv").is_file());
     assert!(f.path("rec/manifest.json").is_file());
     // No staging folder is left next to it.

@@ -181,7 +181,12 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     ))
 }
 
-/// A folder `--record` may not write into is refused first, before anything runs.
+/// A folder `--record` may not write into is refused first, before anything runs: it may be
+/// new, empty, or an A/B recording cgp-gate wrote (its manifest, `base/` and `head/`).
 fn check_record(dir: Option<&std::path::Path>) -> Result<()> {
-    dir.map_or(Ok(()), crate::run::ab::AbManifest::check_destination)
+    use crate::profile::record::{Layout, check_destination};
+    let layout = Layout::AbRecording {
+        newest: crate::run::ab::AB_MANIFEST_VERSION,
+    };
+    dir.map_or(Ok(()), |d| check_destination(d, layout))
 }

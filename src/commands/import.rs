@@ -81,7 +81,7 @@ fn check_into(into: &Path, files: &[PathBuf], replace: bool) -> Result<()> {
         }
     }
     // A folder that is not a recording is refused by the recorder, with or without --replace.
-    crate::profile::record::check_destination(into)?;
+    crate::profile::record::check_destination(into, crate::profile::record::Layout::Recording)?;
     let holds_something = std::fs::read_dir(into).is_ok_and(|mut d| d.next().is_some());
     if holds_something && !replace {
         return Err(Error::Usage(format!(

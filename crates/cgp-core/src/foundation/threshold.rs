@@ -24,6 +24,20 @@ impl Direction {
             Self::Higher => "higher",
         }
     }
+
+    /// `lower`, `higher`, or `-` for none: how files and reports write a direction that may be
+    /// absent.
+    pub fn label(direction: Option<Self>) -> &'static str {
+        direction.map_or("-", Self::as_str)
+    }
+}
+
+/// The one serializer of an optional [`Direction`] (serde's `serialize_with`): [`Direction::label`].
+///
+/// # Errors
+/// The serializer's.
+pub fn write_direction_or_dash<S: serde::Serializer>(d: &Option<Direction>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(Direction::label(*d))
 }
 
 /// The rule a metric is judged by.

@@ -12,13 +12,7 @@ use crate::outcome::results::{Results, RowKey};
 /// site, so a link from a comment keeps working as the history grows.
 pub fn anchor(key: &RowKey<'_>) -> String {
     let mut h = Sha256::new();
-    for part in [
-        key.gpu,
-        key.target,
-        key.size,
-        key.kernel.unwrap_or("-"),
-        key.metric,
-    ] {
+    for part in [key.gpu, key.target, key.size, key.kernel_label(), key.metric] {
         h.update(part.as_bytes());
         h.update([0x1f]);
     }

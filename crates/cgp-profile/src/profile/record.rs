@@ -257,7 +257,7 @@ impl Recorder {
     /// cgp-gate wrote ([`check_destination`]): replacing it would delete files cgp-gate did not
     /// write. [`Error::Io`] when the staging folder cannot be created.
     pub fn new(dir: &Path) -> Result<Self, Error> {
-        check_destination(dir)?;
+        check_destination(dir, Layout::Recording)?;
         // `--record .` or `--record "$PWD"`: the folder's own name and parent, not `.`'s.
         let canonical = std::fs::canonicalize(dir).ok();
         let dir = canonical.as_deref().unwrap_or(dir);
@@ -411,26 +411,42 @@ fn fresh_dir(parent: &Path, prefix: &str) -> Result<PathBuf, Error> {
         .map_err(|e| Error::io("create a folder in", parent, e))
 }
 
+/// What a `--record DIR` folder holds, for [`check_destination`].
+#[derive(Clone, Copy, Debug)]
+pub enum Layout {
+    /// A recording: `manifest.json` (`runs`) and `<target>/<size>/<rep>.<ext>` files.
+    Recording,
+    /// `ab`'s recording: an A/B `manifest.json` (`schema_version` 1 to `newest`, an `order`
+    /// list) and `base/` and `head/`, each a [`Layout::Recording`].
+    AbRecording { newest: u32 },
+}
+
 /// `--record DIR` may replace `dir` only when it is new, an empty folder, or a recording cgp-gate
-/// wrote: a `manifest.json` that is a cgp-gate recording manifest (a JSON object with
-/// `schema_version` 1 to [`MANIFEST_VERSION`] and a `runs` list, read by [`Manifest::parse`]) and nothing else but
-/// `<target>/<size>/<rep>.csv`, `.sqlite` or `.cupti` files. Anything else (a project with a web app's
-/// `manifest.json`, a recording someone added notes to) is refused: replacing the folder would
-/// delete files cgp-gate did not write.
+/// wrote in `layout`. A [`Layout::Recording`] is a `manifest.json` that is a cgp-gate recording
+/// manifest (a JSON object with `schema_version` 1 to [`MANIFEST_VERSION`] and a `runs` list, read
+/// by [`Manifest::parse`]) and nothing else but `<target>/<size>/<rep>.csv`, `.sqlite` or `.cupti`
+/// files; a [`Layout::AbRecording`] an A/B manifest and `base/` and `head/`, each a recording.
+/// Anything else (a project with a web app's `manifest.json`, a recording someone added notes to,
+/// a link) is refused: replacing the folder would delete files cgp-gate did not write.
 ///
 /// # Errors
 /// [`Error::Usage`] (exit 2) naming the folder, what in it is not a recording's, and what to do.
-pub fn check_destination(dir: &Path) -> Result<(), Error> {
-    let refuse = |why: String| {
-        Error::Usage(format!(
-            "--record {}: {why}; cgp-gate replaces the folder of --record whole and deletes nothing it did not write: give a new or empty folder (or an older recording of cgp-gate's)",
-            dir.display()
-        ))
+pub fn check_destination(dir: &Path, layout: Layout) -> Result<(), Error> {
+    let (what, stream, promise) = match layout {
+        Layout::Recording => (
+            "a recording",
+            "`-` is standard output, and a recording is a folder of files, not a stream",
+            "cgp-gate replaces the folder of --record whole and deletes nothing it did not write: give a new or empty folder (or an older recording of cgp-gate's)",
+        ),
+        Layout::AbRecording { .. } => (
+            "an A/B recording",
+            "`-` is standard output, and a recording is a folder",
+            "ab writes manifest.json, base/ and head/ there and replaces nothing it did not write: give a new or empty folder (or an older A/B recording of cgp-gate's)",
+        ),
     };
+    let refuse = |why: String| Error::Usage(format!("--record {}: {why}; {promise}", dir.display()));
     if crate::foundation::fsutil::is_stdout(dir) {
-        return Err(refuse(
-            "`-` is standard output, and a recording is a folder of files, not a stream".to_owned(),
-        ));
+        return Err(refuse(stream.to_owned()));
     }
     let meta = match std::fs::symlink_metadata(dir) {
         Ok(m) => m,
@@ -444,50 +460,70 @@ pub fn check_destination(dir: &Path) -> Result<(), Error> {
     if entries.is_empty() {
         return Ok(());
     }
-    if !entries.iter().any(|(n, is_dir)| n == "manifest.json" && !is_dir) {
+    let has_manifest = entries.iter().any(|(n, is_dir)| n == "manifest.json" && !is_dir);
+    if has_manifest {
+        let path = dir.join("manifest.json");
+        let shape = match layout {
+            Layout::Recording => is_recording_manifest(&read_manifest_text(&path, "manifest")?)
+                .map_err(|why| format!("its manifest.json is not a cgp-gate recording manifest ({why})")),
+            Layout::AbRecording { newest } => {
+                manifest_shape(&read_manifest_text(&path, "A/B manifest")?, newest, "order").map_err(|_| {
+                    "its manifest.json is not a cgp-gate A/B recording manifest (schema_version and an `order` list)"
+                        .to_owned()
+                })
+            }
+        };
+        shape.map_err(refuse)?;
+    } else if matches!(layout, Layout::Recording) {
         return Err(refuse(
             "the folder is not empty and is not a cgp-gate recording (it has no manifest.json)".to_owned(),
         ));
     }
-    let path = dir.join("manifest.json");
-    let text = crate::foundation::fsutil::read_text(&path, crate::foundation::fsutil::limits::MANIFEST)
-        .map_err(|e| e.into_error(&path, "manifest"))?;
-    if let Err(why) = is_recording_manifest(&text) {
-        return Err(refuse(format!(
-            "its manifest.json is not a cgp-gate recording manifest ({why})"
-        )));
-    }
     for (name, is_dir) in &entries {
-        if name == "manifest.json" {
-            continue;
+        match (layout, name.as_str(), is_dir) {
+            (_, "manifest.json", false) => {}
+            (Layout::Recording, _, true) => check_recorded_target(dir, name, &refuse)?,
+            (Layout::AbRecording { .. }, "base" | "head", true) => {
+                check_destination(&dir.join(name), Layout::Recording)?;
+            }
+            _ => {
+                return Err(refuse(format!("it holds `{name}`, which is not part of {what}")));
+            }
         }
-        if !is_dir {
+    }
+    Ok(())
+}
+
+/// A recording's manifest, bounded; `noun` names it in the error.
+fn read_manifest_text(path: &Path, noun: &str) -> Result<String, Error> {
+    crate::foundation::fsutil::read_text(path, crate::foundation::fsutil::limits::MANIFEST)
+        .map_err(|e| e.into_error(path, noun))
+}
+
+/// `dir/<name>` of a recording holds `<size>/` folders of `<rep>.<ext>` files and nvbench
+/// sidecar folders, nothing else.
+fn check_recorded_target(dir: &Path, name: &str, refuse: &dyn Fn(String) -> Error) -> Result<(), Error> {
+    for (size, size_is_dir) in list_dir(&dir.join(name))? {
+        let at = format!("{name}/{size}");
+        if !size_is_dir {
             return Err(refuse(format!(
-                "it holds `{name}`, which is not part of a recording"
+                "it holds `{at}`, which is not part of a recording"
             )));
         }
-        for (size, size_is_dir) in list_dir(&dir.join(name))? {
-            let at = format!("{name}/{size}");
-            if !size_is_dir {
-                return Err(refuse(format!(
-                    "it holds `{at}`, which is not part of a recording"
-                )));
-            }
-            for (file, file_is_dir) in list_dir(&dir.join(name).join(&size))? {
-                if file_is_dir && is_sidecar_dir(&file) {
-                    let folder = dir.join(name).join(&size).join(&file);
-                    if let Some((odd, _)) = list_dir(&folder)?.into_iter().find(|(_, d)| *d) {
-                        return Err(refuse(format!(
-                            "it holds `{at}/{file}/{odd}`, which is not part of a recording"
-                        )));
-                    }
-                    continue;
-                }
-                if file_is_dir || !is_rep_file(&file) {
+        for (file, file_is_dir) in list_dir(&dir.join(name).join(&size))? {
+            if file_is_dir && is_sidecar_dir(&file) {
+                let folder = dir.join(name).join(&size).join(&file);
+                if let Some((odd, _)) = list_dir(&folder)?.into_iter().find(|(_, d)| *d) {
                     return Err(refuse(format!(
-                        "it holds `{at}/{file}`, which is not part of a recording"
+                        "it holds `{at}/{file}/{odd}`, which is not part of a recording"
                     )));
                 }
+                continue;
+            }
+            if file_is_dir || !is_rep_file(&file) {
+                return Err(refuse(format!(
+                    "it holds `{at}/{file}`, which is not part of a recording"
+                )));
             }
         }
     }
@@ -581,4 +617,43 @@ pub fn copy_sidecars(origin: &Path, recorded: &Path) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Layout, check_destination};
+
+    const AB: Layout = Layout::AbRecording { newest: 1 };
+
+    fn refusal(dir: &std::path::Path, layout: Layout) -> String {
+        check_destination(dir, layout).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn one_check_refuses_what_each_layout_did_not_write_and_keeps_what_it_did() {
+        let t = tempfile::tempdir().unwrap();
+        let ab = t.path().join("ab");
+        // New, then empty: either layout may write there.
+        for layout in [Layout::Recording, AB] {
+            check_destination(&ab, layout).unwrap();
+        }
+        std::fs::create_dir_all(ab.join("base")).unwrap();
+        std::fs::write(ab.join("manifest.json"), r#"{"schema_version":1,"order":[]}"#).unwrap();
+        check_destination(&ab, AB).unwrap();
+        // An A/B recording is not a recording, and a stray file is named in the A/B words.
+        assert!(refusal(&ab, Layout::Recording).contains("not a cgp-gate recording manifest"));
+        std::fs::write(ab.join("notes.txt"), "mine").unwrap();
+        let why = refusal(&ab, AB);
+        assert!(
+            why.contains("it holds `notes.txt`, which is not part of an A/B recording")
+                && why.contains("ab writes manifest.json, base/ and head/ there"),
+            "{why}"
+        );
+        // A link to a folder is refused by both, never followed.
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(t.path().join("ab/base"), &link).unwrap();
+        for layout in [Layout::Recording, AB] {
+            assert!(refusal(&link, layout).contains("it exists and is not a folder"));
+        }
+    }
 }

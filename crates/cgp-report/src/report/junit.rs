@@ -254,9 +254,7 @@ fn row_properties(row: &Row) -> Vec<Property> {
         Property::new("threshold", row.rule.text()),
         Property::new(
             "direction",
-            row.rule
-                .direction
-                .map_or("-", crate::outcome::results::Direction::as_str),
+            crate::outcome::results::Direction::label(row.rule.direction),
         ),
         Property::new("method", row.method.as_str()),
     ];

@@ -97,61 +97,6 @@ impl AbManifest {
         crate::profile::record::read_manifest(dir, "A/B manifest", AB_MANIFEST_VERSION)
     }
 
-    /// `ab --record DIR` may write into `dir` only when it is new, empty, or an A/B recording
-    /// cgp-gate wrote: an A/B `manifest.json` (`schema_version` 1 to [`AB_MANIFEST_VERSION`],
-    /// an `order` list), and `base/` and `head/`, each a recording
-    /// ([`crate::profile::record::check_destination`]), and nothing else.
-    ///
-    /// # Errors
-    /// [`Error::Usage`] (exit 2) naming the folder and what in it cgp-gate did not write.
-    pub fn check_destination(dir: &Path) -> Result<(), Error> {
-        let refuse = |why: String| {
-            Error::Usage(format!(
-                "--record {}: {why}; ab writes manifest.json, base/ and head/ there and replaces nothing it did not write: give a new or empty folder (or an older A/B recording of cgp-gate's)",
-                dir.display()
-            ))
-        };
-        if crate::foundation::fsutil::is_stdout(dir) {
-            return Err(refuse(
-                "`-` is standard output, and a recording is a folder".to_owned(),
-            ));
-        }
-        let entries = match std::fs::read_dir(dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(_) if !dir.is_dir() => return Err(refuse("it exists and is not a folder".to_owned())),
-            Err(e) => return Err(Error::io("list", dir, e)),
-        };
-        for e in entries {
-            let e = e.map_err(|e| Error::io("list", dir, e))?;
-            let name = e.file_name().to_string_lossy().into_owned();
-            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-            match name.as_str() {
-                "base" | "head" if is_dir => crate::profile::record::check_destination(&e.path())?,
-                "manifest.json" if !is_dir => {
-                    let path = e.path();
-                    let text = crate::foundation::fsutil::read_text(
-                        &path,
-                        crate::foundation::fsutil::limits::MANIFEST,
-                    )
-                    .map_err(|e| e.into_error(&path, "A/B manifest"))?;
-                    if crate::profile::record::manifest_shape(&text, AB_MANIFEST_VERSION, "order").is_err() {
-                        return Err(refuse(
-                            "its manifest.json is not a cgp-gate A/B recording manifest (schema_version and an `order` list)"
-                                .to_owned(),
-                        ));
-                    }
-                }
-                _ => {
-                    return Err(refuse(format!(
-                        "it holds `{name}`, which is not part of an A/B recording"
-                    )));
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Write it atomically.
     ///
     /// # Errors

@@ -20,13 +20,13 @@ fn split_key(key: &str) -> (&str, &str) {
 }
 
 /// Turn the failing `missing` rows of harness targets into error rows, with one invalid-input
-/// error each. `source` is where this run's samples came from (`nvbench`, `replay:DIR`).
+/// error each. `source` is where this run's samples came from (`nvbench`, a recording).
 pub(super) fn missing_states(
     rows: &mut [Row],
     targets: &[&Target],
     baselines: &Baselines,
     fail_on: FailOn,
-    source: &str,
+    source: &crate::measured::source::Source,
 ) -> Vec<RunError> {
     let mut errors = Vec::new();
     for row in rows.iter_mut() {
@@ -44,7 +44,7 @@ pub(super) fn missing_states(
         let file = baselines
             .get(&row.key.target)
             .map_or_else(|| "the baseline".to_owned(), |(_, p)| p.display().to_string());
-        let now = source.strip_prefix("replay:").map_or_else(
+        let now = source.replay_dir().map_or_else(
             || format!("the {} files this run's benchmark program wrote", format.tool()),
             |dir| format!("the {} files of the recording {dir}", format.tool()),
         );

@@ -136,6 +136,7 @@ pub fn run_check(
     let why_cost = explain_pass(&rows, &work, targets, &explained, &next_rep, &mut m, &mut tools)?;
     let profiler = tools.profiler;
     let (mut rows, sass_skip) = finish_rows(rows, targets, &unchanged, &baselines, &m, opts);
+    let source = crate::measured::source::Source::from(source);
     let state_errors = harness_states::missing_states(&mut rows, targets, &baselines, opts.fail_on, &source);
     rows.extend(gone_rows(
         spec,
@@ -152,7 +153,7 @@ pub fn run_check(
     let results = crate::run::engine::assemble(
         crate::run::engine::Assembly {
             spec,
-            source,
+            source: source.into(),
             synthetic,
             fingerprint,
             git_commit: git_commit(&spec.base_dir()),

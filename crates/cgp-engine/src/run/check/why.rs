@@ -12,6 +12,12 @@ use crate::plan::Work;
 use crate::run::measure::{Instruments, Measurement, measure_why, why_work};
 use crate::spec::Target;
 
+/// Whether `row` times a kernel: a roll-up of ncu's kernel duration (`gpu__time_duration.sum`,
+/// `.avg`, ...), the rows whose change the counters explain.
+fn is_timing(row: &Row) -> bool {
+    row.key.metric.starts_with("gpu__time_duration")
+}
+
 /// The "why" of every timing row that regressed, improved or is doubtful: the explanatory
 /// counters measured for the same target, size and kernel, compared by [`crate::measured::why::explain`].
 /// They are the spec's gated metrics that explain time (in the rows) and the counters
@@ -22,7 +28,7 @@ pub(super) fn add_why(rows: &mut [Row], samples: &SampleSet, baselines: &Baselin
         .iter()
         .enumerate()
         .filter(|(_, r)| {
-            r.key.metric.starts_with("gpu__time_duration")
+            is_timing(r)
                 && r.skipped().is_none()
                 && matches!(
                     r.verdict(),
@@ -144,7 +150,7 @@ fn remeasure_pass(
     let wanted: BTreeSet<TargetSize> = rows
         .iter()
         .filter(|r| {
-            r.key.metric.starts_with("gpu__time_duration")
+            is_timing(r)
                 && matches!(r.verdict(), RowVerdict::Regression | RowVerdict::Improvement)
                 && explained.contains_key(&r.key.target)
                 && !has_counters(&r.key.target, &r.key.size)
@@ -177,7 +183,7 @@ fn cupti_why(
     let wanted: BTreeSet<TargetSize> = rows
         .iter()
         .filter(|r| {
-            r.key.metric.starts_with("gpu__time_duration")
+            is_timing(r)
                 && r.skipped().is_none()
                 && matches!(r.verdict(), RowVerdict::Regression | RowVerdict::Inconclusive)
                 && ncu.contains_key(&r.key.target)

@@ -63,11 +63,9 @@ pub struct InputFile {
 /// memory, never a sentinel string).
 mod direction_or_dash {
     use crate::foundation::threshold::Direction;
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::{Deserialize, Deserializer};
 
-    pub(crate) fn serialize<S: Serializer>(d: &Option<Direction>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(d.map_or("-", Direction::as_str))
-    }
+    pub(crate) use crate::foundation::threshold::write_direction_or_dash as serialize;
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Direction>, D::Error> {
         match String::deserialize(d)?.as_str() {

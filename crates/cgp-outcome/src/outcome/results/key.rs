@@ -19,7 +19,12 @@ pub struct RowKey<'a> {
     pub metric: &'a str,
 }
 
-impl RowKey<'_> {
+impl<'a> RowKey<'a> {
+    /// The kernel as reports print it: its name, or `-` for a row that belongs to no kernel.
+    pub(crate) fn kernel_label(&self) -> &'a str {
+        self.kernel.unwrap_or(NO_KERNEL)
+    }
+
     /// The same key, owned (for maps that outlive the rows).
     pub fn to_owned(&self) -> OwnedRowKey {
         OwnedRowKey {
@@ -38,7 +43,7 @@ impl fmt::Display for RowKey<'_> {
             f,
             "{} {} {}",
             crate::measured::samples::target_size(self.target, self.size),
-            self.kernel.unwrap_or(NO_KERNEL),
+            self.kernel_label(),
             self.metric
         )
     }

@@ -92,11 +92,3 @@ pub(super) fn direction<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Direct
         _ => None,
     })
 }
-
-#[expect(
-    clippy::ref_option,
-    reason = "serde's serialize_with passes a reference to the field"
-)]
-pub(super) fn write_direction<S: serde::Serializer>(d: &Option<Direction>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(d.map_or("-", Direction::as_str))
-}

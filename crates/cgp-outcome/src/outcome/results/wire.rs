@@ -70,7 +70,7 @@ pub(super) struct RowWire {
     threshold: Option<RowThreshold>,
     /// Which side is better; written as `lower`/`higher` (version 1 wrote `-` for none).
     #[serde(
-        serialize_with = "super::v1::write_direction",
+        serialize_with = "crate::foundation::threshold::write_direction_or_dash",
         deserialize_with = "super::v1::direction"
     )]
     direction: Option<Direction>,

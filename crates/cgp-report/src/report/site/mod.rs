@@ -183,7 +183,7 @@ fn data(input: &SiteInput<'_>) -> SiteData {
                 visible(k.gpu).as_str(),
                 visible(k.target).as_str(),
                 visible(k.size).as_str(),
-                visible(k.kernel.unwrap_or("-")).as_str(),
+                visible(&c.kernel).as_str(),
                 visible(k.metric).as_str(),
             )
         };
@@ -291,7 +291,7 @@ fn new_series(row: &Row) -> SeriesOut {
         kernel: visible(row.kernel_label()),
         metric: visible(&row.key.metric),
         unit: visible(&row.unit),
-        dir: row.rule.direction.map_or("-", |d| d.as_str()),
+        dir: crate::outcome::results::Direction::label(row.rule.direction),
         ..SeriesOut::default()
     }
 }

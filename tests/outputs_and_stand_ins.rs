@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::reliability_round5::{run, update};
+use crate::harness_input_safety::{run, update};
 use crate::support::root;
 
 /// Every report format of a run, into `r.*`.
@@ -364,7 +364,7 @@ fn cupti_recording(dir: &Path, reps: u64, ns: f64) -> PathBuf {
         std::fs::write(folder.join(format!("{i}.cupti")), t).unwrap();
         runs.push(serde_json::json!({"target": "va", "size": "default", "rep": i, "argv": ["./vector_add"], "exit_code": 0}));
     }
-    let manifest = serde_json::json!({"schema_version": 1, "synthetic": true, "note": "SYNTHETIC CUPTI traces (tests/reliability_round5b.rs)", "cupti_version": "2022.3.0", "runs": runs});
+    let manifest = serde_json::json!({"schema_version": 1, "synthetic": true, "note": "SYNTHETIC CUPTI traces (tests/outputs_and_stand_ins.rs)", "cupti_version": "2022.3.0", "runs": runs});
     std::fs::write(rec.join("manifest.json"), manifest.to_string()).unwrap();
     rec
 }

@@ -100,7 +100,7 @@ fn junit_console_and_markdown_carry_every_character_of_a_kernel_name() {
             String::from_utf8_lossy(&p.stderr)
         ),
         Err(e) => crate::support::skip(
-            "reliability_round4b::junit_console_and_markdown_carry_every_character_of_a_kernel_name",
+            "names_in_reports_and_traces::junit_console_and_markdown_carry_every_character_of_a_kernel_name",
             &format!("python3 could not run ({e}), so expat did not read the JUnit"),
         ),
     }
@@ -239,7 +239,7 @@ fn profile_forger(d: &Path) -> std::process::Output {
 #[test]
 fn a_forged_trace_beside_the_librarys_refusal_fails_the_run() {
     use crate::cupti_gate::{End, process, trace};
-    let test = "reliability_round4b::a_forged_trace_beside_the_librarys_refusal_fails_the_run";
+    let test = "names_in_reports_and_traces::a_forged_trace_beside_the_librarys_refusal_fails_the_run";
     if Path::new("/dev/nvidia0").exists() {
         crate::support::skip(test, "a GPU is present: CUPTI would not refuse");
         return;
@@ -298,7 +298,7 @@ fn a_forged_trace_beside_the_librarys_refusal_fails_the_run() {
 #[test]
 fn a_trace_the_library_did_not_write_in_this_run_fails_it() {
     use crate::cupti_gate::{End, process, trace};
-    let test = "reliability_round4b::a_trace_the_library_did_not_write_in_this_run_fails_it";
+    let test = "names_in_reports_and_traces::a_trace_the_library_did_not_write_in_this_run_fails_it";
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let forged = trace(&process(1, 73_000.0, 16), End::Flushed);

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::stats_round3::{check, copy, plant, pools, time_rows};
+use crate::stats_launch_pools::{check, copy, plant, pools, time_rows};
 use crate::support::{bin, root};
 
 /// `ab --replay DIR` of the recording `dir/rec`, results in JSON.
@@ -55,7 +55,7 @@ fn a_slow_launch_in_every_process_is_a_regression_in_check_and_ab() {
         }
     }
     // With the baseline's job taken as the check's, every row decides.
-    let (code, v, text) = crate::stats_round3::check_with(d, "check-same-job.yaml", "slow");
+    let (code, v, text) = crate::stats_launch_pools::check_with(d, "check-same-job.yaml", "slow");
     assert_eq!(code, 1, "{text}");
     let rows = time_rows(&v);
     assert_eq!(rows.len(), 3, "{text}");
@@ -109,7 +109,7 @@ fn round_4_fence_cases_of_the_3_launch_recordings_decide() {
     let d = dir.path();
     let h100 = root().join("examples/recordings/h100");
     copy(&h100.join("aa-live"), &d.join("planted"));
-    crate::stats_round3::plant(&d.join("planted"), 100, 2.0);
+    crate::stats_launch_pools::plant(&d.join("planted"), 100, 2.0);
     for f in ["check.yaml", "baseline.yaml"] {
         std::fs::copy(h100.join(f), d.join(f)).unwrap();
     }
@@ -129,7 +129,7 @@ fn round_4_fence_cases_of_the_3_launch_recordings_decide() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let (code, v, text) = crate::stats_round3::check_with(d, "check.yaml", "planted");
+    let (code, v, text) = crate::stats_launch_pools::check_with(d, "check.yaml", "planted");
     assert_eq!(code, 1, "{text}");
     for r in time_rows(&v) {
         assert_eq!(r["verdict"], "regression", "{r}");
@@ -142,7 +142,7 @@ fn round_4_fence_cases_of_the_3_launch_recordings_decide() {
         .replace("  repetitions: 3\n", "  repetitions: 1\n")
         .replace("  max_repetitions: 6\n", "  max_repetitions: 1\n");
     std::fs::write(d.join("one.yaml"), one).unwrap();
-    let (code, v, text) = crate::stats_round3::check_with(d, "one.yaml", "planted");
+    let (code, v, text) = crate::stats_launch_pools::check_with(d, "one.yaml", "planted");
     assert_eq!(code, 0, "{text}");
     for r in time_rows(&v) {
         assert_eq!(r["verdict"], "inconclusive", "{r}");

@@ -303,7 +303,7 @@ fn secret_like_variables_do_not_reach_the_program() {
         ("MY_TOKEN_2", "secretE"),
         ("MAX_TOKENS", "512"),
     ];
-    let env = crate::reliability_round3::program_env(&vars, "");
+    let env = crate::record_secrets_and_signals::program_env(&vars, "");
     for (k, v) in &vars[..5] {
         assert!(
             !env.iter().any(|(n, val)| n == k || val == v),
