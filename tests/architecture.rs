@@ -21,6 +21,10 @@
 //!   no file over 800 lines or function over 120 (tests too), one escaping function per format,
 //!   no import cycle between the modules of a crate.
 //!
+//! [`closed_crates`], [`results_types_are_typed`] and the comparisons of
+//! [`profilers_are_named_where_registered`] read the sources as Rust (`syn`,
+//! tests/architecture_syntax.rs, issue 62), where a line missed a multi-line or renamed form.
+//!
 //! Every rule reads whole files and every folder. `tests/architecture_selftest.rs` runs each on a
 //! scratch copy of the tree with a planted violation and asserts that it is found.
 

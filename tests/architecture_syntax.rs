@@ -589,3 +589,13 @@ pub fn profiler_names_compared(root: &Path) -> Vec<String> {
     }
     out
 }
+
+#[test]
+fn the_profiler_names_read_from_the_registration_are_every_kinds() {
+    // The text read of `measured/profiler.rs` misses no kind, and reads nothing else.
+    let registered: BTreeSet<String> = cgp_core::measured::profiler::ProfilerKind::ALL
+        .iter()
+        .map(|k| k.as_str().to_owned())
+        .collect();
+    assert_eq!(profiler_names(&super::architecture::repo()), registered);
+}
