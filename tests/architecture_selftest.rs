@@ -638,7 +638,7 @@ fn a_profiler_compared_by_its_name_is_found() {
     );
     s.append(
         "crates/cgp-outcome/src/outcome/mod.rs",
-        "\nfn planted_macro(name: &str) -> bool {\n    matches!(name, \"gbench\") || name.eq(\"hyperfine\") || \"pytest-benchmark\" == name\n}\n#[cfg(test)]\nmod planted_test {\n    fn t(name: &str) -> bool {\n        name == \"ncu\"\n    }\n}\n",
+        "\nfn planted_macro(name: &str) -> bool {\n    matches!(name, \"gbench\") || name.eq(\"hyperfine\") || \"pytest-benchmark\" == name\n}\nconst PLANTED_ASV: &str = \"asv\";\nfn planted_const(name: &str) -> bool {\n    name == PLANTED_ASV\n}\n#[cfg(test)]\nmod planted_test {\n    fn t(name: &str) -> bool {\n        name == \"ncu\"\n    }\n}\n",
     );
     finds(
         profilers_are_named_where_registered,
@@ -653,8 +653,21 @@ fn a_profiler_compared_by_its_name_is_found() {
             "\"gbench\" (fn planted_macro)",
             "\"hyperfine\" (fn planted_macro)",
             "\"pytest-benchmark\" (fn planted_macro)",
+            "compares with the profiler name \"asv\" (outside a function)",
         ],
     );
     let found = profilers_are_named_where_registered(s.root());
-    assert_eq!(found.len(), 7, "{found:#?}");
+    assert_eq!(found.len(), 8, "{found:#?}");
+    // The one comparison named as not one, when it is gone, is found too.
+    let t = Scratch::new();
+    t.replace(
+        "crates/cgp-spec/src/spec/load/target.rs",
+        "s.text == \"ncu\"",
+        "s.text.is_empty()",
+    );
+    finds(
+        profilers_are_named_where_registered,
+        &t,
+        &["PROFILER_NAMES_THAT_ARE_NOT names \"ncu\" in fn other_profilers_keys"],
+    );
 }
