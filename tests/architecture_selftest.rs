@@ -214,14 +214,19 @@ fn a_crate_that_re_exports_another_is_found() {
 
 /// Issue 62: the outside review's re-export the line rule missed (`pub use outcome::results;` in
 /// cgp-report, through the root's `pub(crate) use cgp_outcome::outcome`), and its kin: through a
-/// renamed import, inside an inline module over several lines, through a renamed root import.
+/// renamed import, inside an inline module over several lines, through a renamed root import,
+/// through `super::` from an inline module and from a file.
 #[test]
 fn a_re_export_through_a_renamed_or_inline_module_is_found() {
     let s = Scratch::new();
     s.append("crates/cgp-report/src/lib.rs", "\npub use outcome::results;\n");
     s.append(
         "crates/cgp-report/src/report/mod.rs",
-        "\nuse cgp_outcome::outcome as o;\npub use o::results;\n",
+        "\nuse cgp_outcome::outcome as o;\npub use o::results;\npub use super::outcome::decide;\n",
+    );
+    s.append(
+        "crates/cgp-report/src/lib.rs",
+        "\npub mod planted_super {\n    pub use super::outcome::decide;\n}\n",
     );
     s.append(
         "crates/cgp-report/src/report/html.rs",
@@ -248,10 +253,12 @@ fn a_re_export_through_a_renamed_or_inline_module_is_found() {
             "cgp-report: src/report/mod.rs re-exports another crate (`pub use o::results;`, which is cgp_outcome::outcome::results)",
             "cgp-report: src/report/html.rs re-exports another crate (`pub use cgp_outcome::outcome::decide;`)",
             "cgp-engine: src/run/mod.rs re-exports module planted_o::results of a crate below (`pub use self::planted_r::results`",
+            "cgp-report: src/report/mod.rs re-exports module outcome::decide of a crate below (`pub use super::outcome::decide`, which is crate::outcome::decide)",
+            "cgp-report: src/lib.rs re-exports another crate (`pub use super::outcome::decide;`, which is cgp_outcome::outcome::decide)",
         ],
     );
     let found = closed_crates(s.root());
-    assert_eq!(found.len(), 4, "{found:#?}");
+    assert_eq!(found.len(), 6, "{found:#?}");
 }
 
 #[test]

@@ -97,15 +97,32 @@ fn aliases(items: &[Item]) -> BTreeMap<String, Vec<String>> {
     out
 }
 
-/// `path` with its first name followed through the module's own imports (`o::results`, `o`
-/// imported as `cgp_outcome::outcome`) and `self::` dropped, at most a few steps.
-fn resolve(mut path: Vec<String>, local: &BTreeMap<String, Vec<String>>) -> Vec<String> {
+/// `path` with its first name followed through the imports of the module it is written in
+/// (`o::results`, `o` imported as `cgp_outcome::outcome`), `self::` dropped and `super::` taken
+/// to the enclosing inline module, or to the crate's root (`crate::`) from a file one level
+/// below it, at most a few steps. `scopes` are the imports of the file's module and of each
+/// inline module down to the one `path` is written in; `depth` is how far the file's module lies
+/// below the crate's root.
+fn resolve(mut path: Vec<String>, scopes: &[BTreeMap<String, Vec<String>>], depth: usize) -> Vec<String> {
+    let mut level = scopes.len() - 1;
     for _ in 0..8 {
-        if path.first().is_some_and(|s| s == "self") {
-            path.remove(0);
-            continue;
+        match path.first().map(String::as_str) {
+            Some("self") => {
+                path.remove(0);
+                continue;
+            }
+            Some("super") if level > 0 => {
+                path.remove(0);
+                level -= 1;
+                continue;
+            }
+            Some("super") if depth == 1 => {
+                path[0] = "crate".to_owned();
+                break;
+            }
+            _ => {}
         }
-        match path.first().and_then(|f| local.get(f)) {
+        match path.first().and_then(|f| scopes[level].get(f)) {
             Some(to) if path.len() > 1 || to.last() != path.first() => {
                 let mut p = to.clone();
                 p.extend(path.drain(1..));
@@ -147,15 +164,17 @@ fn module_re_exports(
     root: &Path,
     at: &str,
     items: &[Item],
+    scopes: &mut Vec<BTreeMap<String, Vec<String>>>,
+    depth: usize,
     crate_root: &BTreeMap<String, Vec<String>>,
     out: &mut Vec<String>,
 ) {
-    let local = aliases(items);
+    scopes.push(aliases(items));
     for item in items {
         match item {
             Item::Mod(m) => {
                 if let Some((_, inner)) = &m.content {
-                    module_re_exports(root, at, inner, crate_root, out);
+                    module_re_exports(root, at, inner, scopes, depth, crate_root, out);
                 }
             }
             Item::ExternCrate(e) if matches!(e.vis, Visibility::Public(_)) => {
@@ -169,7 +188,7 @@ fn module_re_exports(
                 leaves(&u.tree, &mut Vec::new(), &mut found);
                 for (path, _) in found {
                     let written = path.join("::");
-                    let resolved = resolve(path, &local);
+                    let resolved = resolve(path, scopes, depth);
                     let via = if resolved.join("::") == written {
                         String::new()
                     } else {
@@ -207,13 +226,27 @@ fn module_re_exports(
             _ => {}
         }
     }
+    scopes.pop();
+}
+
+/// How far the module of the file at `rel` (under `src/`) lies below its crate's root.
+fn module_depth(rel: &str) -> usize {
+    if rel == "lib.rs" || rel == "main.rs" {
+        return 0;
+    }
+    let parts = rel.split('/').count();
+    if rel.ends_with("/mod.rs") {
+        parts - 1
+    } else {
+        parts
+    }
 }
 
 /// No crate re-exports another crate or a module of one: `pub use cgp_x..` (or `pub extern
 /// crate`), and `pub use` of a module of a crate below reached through the crate's own import of
 /// it, however it is named (`crate::outcome::results`, `outcome::results` beside the root's
-/// `pub(crate) use cgp_outcome::outcome`, `o::results` after `use cgp_outcome::outcome as o`),
-/// in inline modules too. Test code included.
+/// `pub(crate) use cgp_outcome::outcome`, `o::results` after `use cgp_outcome::outcome as o`,
+/// `super::outcome::results`), in inline modules too. Test code included.
 pub fn re_exports(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let roots: BTreeMap<&str, _> = CRATES.iter().map(|c| (c.0, root_imports(root, c.1))).collect();
@@ -230,6 +263,8 @@ pub fn re_exports(root: &Path) -> Vec<String> {
             root,
             &format!("{krate}: src/{rel}"),
             &f.items,
+            &mut Vec::new(),
+            module_depth(&rel),
             &roots[krate],
             &mut out,
         );
