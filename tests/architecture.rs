@@ -21,6 +21,10 @@
 //!   no file over 800 lines or function over 120 (tests too), one escaping function per format,
 //!   no import cycle between the modules of a crate.
 //!
+//! [`closed_crates`], [`results_types_are_typed`] and the comparisons of
+//! [`profilers_are_named_where_registered`] read the sources as Rust (`syn`,
+//! tests/architecture_syntax.rs, issue 62), where a line missed a multi-line or renamed form.
+//!
 //! Every rule reads whole files and every folder. `tests/architecture_selftest.rs` runs each on a
 //! scratch copy of the tree with a planted violation and asserts that it is found.
 
@@ -169,7 +173,7 @@ pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Every source file of every crate as (crate, path relative to the crate's `src/`, file).
-fn sources(root: &Path) -> Vec<(&'static str, String, PathBuf)> {
+pub fn sources(root: &Path) -> Vec<(&'static str, String, PathBuf)> {
     let mut out = Vec::new();
     for (name, dir, _, _) in CRATES {
         let src = root.join(dir).join("src");
@@ -496,81 +500,11 @@ fn crate_modules(name: &str, lib: &str, allowed: &[&str], out: &mut Vec<String>)
 /// module of a crate below through the crate's own import of it (`pub use crate::outcome::{gone,
 /// missing}` in the engine, once). A type of a crate below that a crate's own types are made of
 /// may be named beside them (`results` offers `RowVerdict` with `Row`); the root package's library
-/// exports its own error type only.
+/// exports its own error type only. Read as Rust (issue 62): a module reached through the crate's
+/// own or a renamed import (`pub use outcome::results`, `use cgp_outcome::outcome as o; pub use
+/// o::results`), or re-exported inside an inline module, is found too.
 pub fn closed_crates(root: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for (krate, rel, file) in sources(root) {
-        let text = uncommented(&std::fs::read_to_string(&file).unwrap());
-        let mut lines = text.lines();
-        while let Some(line) = lines.next() {
-            let mut t = line.trim_start().to_owned();
-            if !t.starts_with("pub use ") {
-                continue;
-            }
-            while !t.contains(';') {
-                let Some(next) = lines.next() else { break };
-                t.push_str(next.trim());
-            }
-            let t = t.split(';').next().unwrap_or_default();
-            if t.starts_with("pub use cgp_") || t.starts_with("pub use ::cgp_") {
-                out.push(format!(
-                    "{krate}: src/{rel} re-exports another crate (`{t};`): import it with `pub(crate) use`, and let dependents name that crate"
-                ));
-            } else if let Some(path) = t.strip_prefix("pub use crate::") {
-                for module in foreign_modules(root, krate, path) {
-                    out.push(format!(
-                        "{krate}: src/{rel} re-exports module {module} of a crate below (`pub use crate::{}`): let dependents name that crate's own items",
-                        path.trim_end()
-                    ));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The modules of a crate below `krate` that `pub use crate::{path}` names: its first segment
-/// is one of the modules `krate` imports (a `CRATES` module of a crate it may depend on), and each
-/// name it ends in that is a file or folder of that crate's sources is a module.
-fn foreign_modules(root: &Path, krate: &str, path: &str) -> Vec<String> {
-    let (head, names) = match path.find("::{") {
-        Some(i) => (
-            &path[..i],
-            path[i + 3..]
-                .trim_end()
-                .trim_end_matches('}')
-                .split(',')
-                .collect::<Vec<_>>(),
-        ),
-        None => match path.rsplit_once("::") {
-            Some((h, n)) => (h, vec![n]),
-            None => ("", vec![path]),
-        },
-    };
-    let head = head.trim();
-    let allowed = CRATES.iter().find(|c| c.0 == krate).map_or(&[][..], |c| c.3);
-    let mut out = Vec::new();
-    // `decide`, `results as r`: the name before any `as`; a trailing comma leaves an empty one.
-    for name in names.iter().filter_map(|n| n.split_whitespace().next()) {
-        let full = if head.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{head}::{name}")
-        };
-        let first = full.split("::").next().unwrap_or_default();
-        let Some((_, dir, _, _)) = CRATES
-            .iter()
-            .find(|c| allowed.contains(&c.0) && c.2.contains(&first))
-        else {
-            continue;
-        };
-        let rel = full.replace("::", "/");
-        let src = root.join(dir).join("src");
-        if src.join(format!("{rel}.rs")).is_file() || src.join(&rel).join("mod.rs").is_file() {
-            out.push(full);
-        }
-    }
-    out
+    super::architecture_syntax::re_exports(root)
 }
 
 /// Every `crate::x` (and `crate::{x, ..}`) of every file, tests included, names a module its
@@ -815,47 +749,13 @@ pub fn reporters_render_decided_results(root: &Path) -> Vec<String> {
 pub const MAX_OPTION_FIELDS: usize = 3;
 
 /// The types of cgp-outcome (a run's results, `changes`, `calibrate` and `bisect` reports, the
-/// baseline store) have at most [`MAX_OPTION_FIELDS`] `Option` fields each. The files' flat forms
-/// (`wire.rs`, `repr.rs`, `v1.rs`) are exempt: they are the JSON's schema, private to their
-/// module, and convert to and from the typed ones.
+/// baseline store) and cgp-core's verdict types (`stats::verdict`) have at most
+/// [`MAX_OPTION_FIELDS`] `Option` fields each, or their named allowance (issue 62's debt). Read as
+/// Rust: structs of any visibility and enum variants, `std::option::Option` and aliases of it.
+/// The files' flat forms (`wire.rs`, `repr.rs`, `v1.rs`) are exempt: they are the JSON's schema,
+/// private to their module, and convert to and from the typed ones.
 pub fn results_types_are_typed(root: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for (krate, rel, file) in sources(root) {
-        let exempt = ["wire.rs", "repr.rs", "v1.rs"].iter().any(|f| rel.ends_with(f));
-        if krate != "cgp-outcome" || exempt {
-            continue;
-        }
-        let text = without_tests(&rel, &std::fs::read_to_string(&file).unwrap());
-        let mut lines = text.lines();
-        while let Some(line) = lines.next() {
-            let Some(name) = line
-                .trim_start()
-                .strip_prefix("pub struct ")
-                .filter(|rest| rest.trim_end().ends_with('{'))
-            else {
-                continue;
-            };
-            let name: String = name
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            let options = lines
-                .by_ref()
-                .take_while(|l| *l != "}")
-                .filter(|l| {
-                    l.trim_start()
-                        .split_once(": ")
-                        .is_some_and(|(_, ty)| ty.starts_with("Option<"))
-                })
-                .count();
-            if options > MAX_OPTION_FIELDS {
-                out.push(format!(
-                    "{krate}: src/{rel}: struct {name} has {options} `Option` fields (at most {MAX_OPTION_FIELDS}): group what is set together, or make what only some rows have a variant"
-                ));
-            }
-        }
-    }
-    out
+    super::architecture_syntax::option_fields(root)
 }
 
 /// Crates that may have more `pub` items than half their items, and the most they may have: a
@@ -924,9 +824,10 @@ pub const PROFILER_REGISTRATION: &[(&str, &str)] = &[
 ];
 
 /// No code outside the backends and the registration ([`PROFILER_REGISTRATION`]) names a
-/// concrete profiler; test items may.
+/// concrete profiler, by its kind or by its registered name in a comparison
+/// (`t.profiler.as_str() != "nsys"`, issue 62); test items may.
 pub fn profilers_are_named_where_registered(root: &Path) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = super::architecture_syntax::profiler_names_compared(root);
     for (krate, rel, file) in sources(root) {
         if krate == "cgp-profile" || PROFILER_REGISTRATION.contains(&(krate, rel.as_str())) {
             continue;

@@ -52,6 +52,15 @@ impl Scratch {
         std::fs::write(&path, old).unwrap();
     }
 
+    /// Replaces the first `from` of a file with `to`.
+    fn replace(&self, rel: &str, from: &str, to: &str) {
+        let path = self.root().join(rel);
+        let old = std::fs::read_to_string(&path).unwrap();
+        let new = old.replacen(from, to, 1);
+        assert_ne!(old, new, "{rel} has no `{from}`");
+        std::fs::write(&path, new).unwrap();
+    }
+
     /// Adds a dependency line to a crate's `[dependencies]`.
     fn depend(&self, krate: &str, line: &str) {
         let path = self.root().join("crates").join(krate).join("Cargo.toml");
@@ -201,6 +210,55 @@ fn a_crate_that_re_exports_another_is_found() {
     );
     let found = closed_crates(s.root());
     assert_eq!(found.len(), 4, "{found:#?}");
+}
+
+/// Issue 62: the outside review's re-export the line rule missed (`pub use outcome::results;` in
+/// cgp-report, through the root's `pub(crate) use cgp_outcome::outcome`), and its kin: through a
+/// renamed import, inside an inline module over several lines, through a renamed root import,
+/// through `super::` from an inline module and from a file.
+#[test]
+fn a_re_export_through_a_renamed_or_inline_module_is_found() {
+    let s = Scratch::new();
+    s.append("crates/cgp-report/src/lib.rs", "\npub use outcome::results;\n");
+    s.append(
+        "crates/cgp-report/src/report/mod.rs",
+        "\nuse cgp_outcome::outcome as o;\npub use o::results;\npub use super::outcome::decide;\n",
+    );
+    s.append(
+        "crates/cgp-report/src/lib.rs",
+        "\npub mod planted_super {\n    pub use super::outcome::decide;\n}\n",
+    );
+    s.append(
+        "crates/cgp-report/src/report/html.rs",
+        "\npub mod planted {\n    pub use cgp_outcome::outcome::{\n        decide,\n    };\n}\n",
+    );
+    s.append(
+        "crates/cgp-engine/src/lib.rs",
+        "\npub(crate) use cgp_outcome::outcome as planted_o;\n",
+    );
+    s.append(
+        "crates/cgp-engine/src/run/mod.rs",
+        "\npub use self::planted_r::results;\nuse crate::planted_o as planted_r;\n",
+    );
+    // A type of a crate below through an import stays allowed (the root package's `Error`).
+    s.append(
+        "crates/cgp-report/src/report/markdown.rs",
+        "\nuse cgp_outcome::outcome as o;\npub use o::results::RowVerdict;\n",
+    );
+    finds(
+        closed_crates,
+        &s,
+        &[
+            "cgp-report: src/lib.rs re-exports another crate (`pub use outcome::results;`, which is cgp_outcome::outcome::results)",
+            "cgp-report: src/report/mod.rs re-exports another crate (`pub use o::results;`, which is cgp_outcome::outcome::results)",
+            "cgp-report: src/report/html.rs re-exports another crate (`pub use cgp_outcome::outcome::decide;`)",
+            "cgp-engine: src/run/mod.rs re-exports module planted_o::results of a crate below (`pub use self::planted_r::results`",
+            "cgp-report: src/report/mod.rs re-exports module outcome::decide of a crate below (`pub use super::outcome::decide`, which is crate::outcome::decide)",
+            "cgp-report: src/lib.rs re-exports another crate (`pub use super::outcome::decide;`, which is cgp_outcome::outcome::decide)",
+        ],
+    );
+    let found = closed_crates(s.root());
+    assert_eq!(found.len(), 6, "{found:#?}");
 }
 
 #[test]
@@ -435,6 +493,70 @@ fn a_results_type_with_four_option_fields_is_found() {
     assert_eq!(found.len(), 2, "{found:#?}");
 }
 
+/// Issue 62: what the line rule could not see. A `pub(crate)` struct, an enum variant, `Option`
+/// spelled by its path or through an alias; cgp-core's verdict types, whose allowances
+/// (`OPTION_ALLOWANCES`) only go down: one more field on `Ruling` is found, and a new verdict
+/// type over the limit.
+#[test]
+fn options_of_a_private_struct_an_enum_variant_a_path_or_an_alias_are_found() {
+    let s = Scratch::new();
+    s.append(
+        "crates/cgp-outcome/src/outcome/results/row.rs",
+        "\npub(crate) struct PlantedCrate {\n    change: Option<f64>,\n    change_ci: Option<[f64; 2]>,\n    p: Option<f64>,\n    p_adjusted: Option<f64>,\n}\n",
+    );
+    s.append(
+        "crates/cgp-outcome/src/outcome/results/key.rs",
+        "\nenum PlantedEnum {\n    Fine(Option<u8>),\n    Flat {\n        a: std::option::Option<f64>,\n        b: ::core::option::Option<f64>,\n        c: Maybe<f64>,\n        d: Option<\n            f64,\n        >,\n    },\n}\n",
+    );
+    s.append(
+        "crates/cgp-outcome/src/outcome/mod.rs",
+        "\npub(crate) type Maybe<T> = Option<T>;\n",
+    );
+    s.append(
+        "crates/cgp-outcome/src/baseline/mod.rs",
+        "\nmod planted {\n    use std::option::Option as Perhaps;\n    struct PlantedAliased(Perhaps<u8>, super::Maybe<u8>, Option<u8>, std::option::Option<u8>);\n}\n",
+    );
+    s.replace(
+        "crates/cgp-core/src/stats/verdict/mod.rs",
+        "pub struct Ruling {\n",
+        "pub struct Ruling {\n    pub planted: Option<u8>,\n",
+    );
+    s.append(
+        "crates/cgp-core/src/stats/verdict/rule.rs",
+        "\npub(super) struct PlantedVerdict {\n    a: Option<f64>,\n    b: Option<f64>,\n    c: Option<f64>,\n    d: Option<f64>,\n}\n",
+    );
+    // A test module's helper types are not results types.
+    s.append(
+        "crates/cgp-outcome/src/outcome/results/row.rs",
+        "\n#[cfg(test)]\nmod planted_test {\n    struct T(Option<u8>, Option<u8>, Option<u8>, Option<u8>);\n}\n",
+    );
+    finds(
+        results_types_are_typed,
+        &s,
+        &[
+            "results/row.rs: struct PlantedCrate has 4 `Option` fields",
+            "results/key.rs: enum PlantedEnum::Flat has 4 `Option` fields",
+            "baseline/mod.rs: struct PlantedAliased has 4 `Option` fields",
+            "stats/verdict/mod.rs: struct Ruling has 8 `Option` fields (at most 7)",
+            "stats/verdict/rule.rs: struct PlantedVerdict has 4 `Option` fields (at most 3)",
+        ],
+    );
+    let found = results_types_are_typed(s.root());
+    assert_eq!(found.len(), 5, "{found:#?}");
+    // An allowance the type no longer needs is found too: the ceiling only goes down.
+    let t = Scratch::new();
+    t.replace(
+        "crates/cgp-core/src/stats/verdict/shift.rs",
+        "pub(super) spread: Option<JobSpread>,",
+        "pub(super) spread: JobSpread,",
+    );
+    finds(
+        results_types_are_typed,
+        &t,
+        &["stats/verdict/shift.rs: struct ShiftRow has 4 `Option` fields, under its allowance of 5"],
+    );
+}
+
 /// Issue 49: everything public. A crate that goes back over half `pub` is found, and so is one
 /// over its ceiling; `pub(crate)` items and test modules do not count as `pub`.
 #[test]
@@ -504,4 +626,55 @@ fn a_profiler_named_outside_its_backend_is_found() {
     );
     let found = profilers_are_named_where_registered(s.root());
     assert_eq!(found.len(), 4, "{found:#?}");
+}
+
+/// Issue 62: the outside review's `t.profiler.as_str() != "nsys"` in the engine, and the other
+/// ways to compare a value with a profiler's registered name: a match arm (over lines, with an
+/// alternative, inside `Some(..)`), `matches!`, `.eq(..)`, a name on the left. In a test module
+/// it stays allowed.
+#[test]
+fn a_profiler_compared_by_its_name_is_found() {
+    let s = Scratch::new();
+    s.append(
+        "crates/cgp-engine/src/run/engine.rs",
+        "\nfn planted(t: &crate::spec::Target) -> bool {\n    t.profiler.as_str() != \"nsys\"\n}\n",
+    );
+    s.append(
+        "crates/cgp-engine/src/run/check/mod.rs",
+        "\nfn planted_arm(name: &str) -> u8 {\n    match name {\n        \"ncu\"\n        | \"cupti\" => 1,\n        _ => 0,\n    }\n}\nfn planted_some(name: Option<&str>) -> bool {\n    match name {\n        Some(\"nvbench\") => true,\n        _ => false,\n    }\n}\n",
+    );
+    s.append(
+        "crates/cgp-outcome/src/outcome/mod.rs",
+        "\nfn planted_macro(name: &str) -> bool {\n    matches!(name, \"gbench\") || name.eq(\"hyperfine\") || \"pytest-benchmark\" == name\n}\nconst PLANTED_ASV: &str = \"asv\";\nfn planted_const(name: &str) -> bool {\n    name == PLANTED_ASV\n}\n#[cfg(test)]\nmod planted_test {\n    fn t(name: &str) -> bool {\n        name == \"ncu\"\n    }\n}\n",
+    );
+    finds(
+        profilers_are_named_where_registered,
+        &s,
+        &[
+            "run/engine.rs:",
+            "compares with the profiler name \"nsys\" (fn planted)",
+            "run/check/mod.rs:",
+            "\"ncu\" (fn planted_arm)",
+            "\"cupti\" (fn planted_arm)",
+            "\"nvbench\" (fn planted_some)",
+            "\"gbench\" (fn planted_macro)",
+            "\"hyperfine\" (fn planted_macro)",
+            "\"pytest-benchmark\" (fn planted_macro)",
+            "compares with the profiler name \"asv\" (outside a function)",
+        ],
+    );
+    let found = profilers_are_named_where_registered(s.root());
+    assert_eq!(found.len(), 8, "{found:#?}");
+    // The one comparison named as not one, when it is gone, is found too.
+    let t = Scratch::new();
+    t.replace(
+        "crates/cgp-spec/src/spec/load/target.rs",
+        "s.text == \"ncu\"",
+        "s.text.is_empty()",
+    );
+    finds(
+        profilers_are_named_where_registered,
+        &t,
+        &["PROFILER_NAMES_THAT_ARE_NOT names \"ncu\" in fn other_profilers_keys"],
+    );
 }

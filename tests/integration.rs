@@ -18,6 +18,7 @@ mod action_e2e;
 mod architecture;
 mod architecture_selftest;
 mod architecture_shell;
+mod architecture_syntax;
 mod base_builds;
 mod bisect_cli;
 mod calibrate_cli;
