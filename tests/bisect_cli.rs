@@ -13,28 +13,7 @@ use crate::support::{bin, root, skip};
 /// The first slow commit (commit 0 is the good one).
 const K: usize = 11;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
+use crate::support::git;
 
 /// A repository of commits 0..=15; commit `i` is `slowdown(i)` slower and its build fails when
 /// `broken(i)`. Returns the repository and each commit's SHA.

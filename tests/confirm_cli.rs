@@ -13,28 +13,7 @@ use serde_json::Value;
 
 use crate::support::root;
 
-pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
+pub(crate) use crate::support::git;
 
 /// The build of every commit unless a test says otherwise: log where it ran, then copy the
 /// commit's slowdown where the benchmark reads it.

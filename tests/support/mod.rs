@@ -63,3 +63,28 @@ pub fn spec_repetitions(spec: &std::path::Path) -> usize {
         .find_map(|l| l.trim().strip_prefix("repetitions: ")?.trim().parse().ok())
         .unwrap_or_else(|| panic!("{} has no `repetitions:`\n{text}", spec.display()))
 }
+
+/// `git -C dir ARGS` as a scratch repository's committer (no signing), its stdout trimmed; a
+/// failure fails the test with git's stderr.
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
