@@ -137,6 +137,9 @@ const BANNED: &[(&str, &[&[&str]])] = &[
         &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
     ),
     ("cgp-report", &[PROFILERS, DATABASES, HTTP, COMMAND_LINE]),
+    // The engine runs the work and emits progress events; the command layer draws them
+    // (issue 62): no command line, no progress bar.
+    ("cgp-engine", &[COMMAND_LINE]),
     // The store drives a database (SQLite, PostgreSQL), nothing else: no profiler or GPU, no
     // HTTP client, no command line, no reporter.
     (

@@ -65,9 +65,9 @@ impl UiArgs {
         commands::Ui {
             color: self.color.color.into(),
             verbosity: match (self.quiet, self.verbose) {
-                (true, _) => crate::run::progress::Verbosity::Quiet,
-                (false, true) => crate::run::progress::Verbosity::Verbose,
-                (false, false) => crate::run::progress::Verbosity::Normal,
+                (true, _) => crate::commands::progress::Verbosity::Quiet,
+                (false, true) => crate::commands::progress::Verbosity::Verbose,
+                (false, false) => crate::commands::progress::Verbosity::Normal,
             },
         }
     }
@@ -87,7 +87,7 @@ impl ColorArgs {
     pub fn ui(&self) -> commands::Ui {
         commands::Ui {
             color: self.color.into(),
-            verbosity: crate::run::progress::Verbosity::Normal,
+            verbosity: crate::commands::progress::Verbosity::Normal,
         }
     }
 }

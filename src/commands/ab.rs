@@ -108,7 +108,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         crate::run::session::Session::live(
             &head_targets,
             false,
-            &mut crate::run::progress::NoteWriter::new(progress.as_mut()),
+            &mut crate::commands::progress::NoteWriter::new(progress.as_mut()),
         )?
     };
     let mut recs = match &args.record {

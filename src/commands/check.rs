@@ -73,7 +73,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         &args.source,
         &sel,
         &targets,
-        &mut crate::run::progress::NoteWriter::new(progress.as_mut()),
+        &mut crate::commands::progress::NoteWriter::new(progress.as_mut()),
     )?;
     let opts = crate::run::check::CheckOptions {
         baselines: args.baselines.clone(),
@@ -122,7 +122,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         &sel.spec,
         &versions,
         &results.fingerprint,
-        &mut crate::run::progress::NoteWriter::new(progress.as_mut()),
+        &mut crate::commands::progress::NoteWriter::new(progress.as_mut()),
     )?;
     if let Some(p) = &args.reports.paths.json {
         results.write(p)?;

@@ -21,6 +21,7 @@ pub mod merge;
 pub mod outputs;
 pub mod parse;
 pub mod profile;
+pub mod progress;
 pub mod report;
 pub mod schema;
 pub mod store;
@@ -281,7 +282,7 @@ pub(crate) fn measure_once(
         source,
         sel,
         targets,
-        &mut crate::run::progress::NoteWriter::new(progress),
+        &mut crate::commands::progress::NoteWriter::new(progress),
     )?;
     let mut work = match reps {
         Reps::Check => crate::plan::initial_work(targets, shard),
@@ -345,7 +346,7 @@ pub(crate) fn measure_once(
         &sel.spec,
         &versions,
         &fp,
-        &mut crate::run::progress::NoteWriter::new(progress),
+        &mut crate::commands::progress::NoteWriter::new(progress),
     )?;
     Ok(MeasuredRun {
         m,
