@@ -358,6 +358,13 @@ pub(crate) fn measure_once(
     })
 }
 
+/// The commit the CI says this job measures, `$GITHUB_SHA` (empty: none). Read here, in the
+/// command layer, and handed to the engine as a value (issue 62: the engine reads no CI
+/// variable).
+pub(crate) fn ci_commit() -> Option<String> {
+    std::env::var("GITHUB_SHA").ok().filter(|s| !s.trim().is_empty())
+}
+
 /// Whether this run gates code from a pull request (merge request), as the CI says: GitHub
 /// Actions' `pull_request`, `pull_request_target` and `merge_group` events, a GitLab merge
 /// request pipeline, a Buildkite or Jenkins pull-request build.
