@@ -137,6 +137,9 @@ const BANNED: &[(&str, &[&[&str]])] = &[
         &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
     ),
     ("cgp-report", &[PROFILERS, DATABASES, HTTP, COMMAND_LINE]),
+    // The engine runs the work and emits progress events; the command layer draws them
+    // (issue 62): no command line, no progress bar.
+    ("cgp-engine", &[COMMAND_LINE]),
     // The store drives a database (SQLite, PostgreSQL), nothing else: no profiler or GPU, no
     // HTTP client, no command line, no reporter.
     (
@@ -681,7 +684,9 @@ pub fn string_literals(text: &str) -> Vec<String> {
 /// as a literal (a renderer that returns "FAIL" when an interval lies beyond the tolerance has
 /// decided). A missing row's `fails_gate` (the field and `Row::fails_gate`) is `pub(crate)` in
 /// cgp-outcome, so the compiler keeps reporters from it (`compile_fail` examples on `Missing`).
-/// The statistics are pure: `stats/` reads no environment, file or clock.
+/// The statistics are pure: `stats/` reads no environment, file or clock. The engine reads no
+/// environment variable (issue 62): the command layer reads the CI's (`GITHUB_SHA`) and hands
+/// them in as values.
 pub fn reporters_render_decided_results(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for (krate, rel, file) in sources(root) {
@@ -738,6 +743,11 @@ pub fn reporters_render_decided_results(root: &Path) -> Vec<String> {
                     ));
                 }
             }
+        }
+        if krate == "cgp-engine" && text.contains("env::var") {
+            out.push(format!(
+                "{at} reads an environment variable (`env::var`): the command layer reads it and hands the engine its value"
+            ));
         }
     }
     out

@@ -160,6 +160,11 @@ fn a_reporter_that_decides_and_statistics_that_read_the_environment_are_found() 
         "crates/cgp-core/src/stats/mod.rs",
         "\nfn planted_alpha() -> f64 {\n    std::env::var(\"ALPHA\").ok().and_then(|a| a.parse().ok()).unwrap_or(0.01)\n}\n",
     );
+    // Issue 62: the engine read `$GITHUB_SHA` itself.
+    s.append(
+        "crates/cgp-engine/src/run/engine.rs",
+        "\nfn planted_sha() -> Option<String> {\n    std::env::var(\"GITHUB_SHA\").ok()\n}\n",
+    );
     finds(
         reporters_render_decided_results,
         &s,
@@ -168,6 +173,7 @@ fn a_reporter_that_decides_and_statistics_that_read_the_environment_are_found() 
             "report/html.rs names decide::run_verdict",
             "report/junit.rs names decide::exit_code",
             "stats/mod.rs uses `std::env`",
+            "cgp-engine: src/run/engine.rs reads an environment variable",
         ],
     );
     // The gate status decide offers reporters stays allowed.

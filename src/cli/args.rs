@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use super::groups::{BaselinesArgs, SpecArgs};
 use crate::commands;
 
 /// `--fail-on`: what fails the gate besides errors.
@@ -48,10 +49,8 @@ impl From<ColorArg> for crate::report::console::ColorChoice {
 /// or hide, verdicts to colour).
 #[derive(Debug, Clone, clap::Args)]
 pub struct UiArgs {
-    /// Colour the verdicts: auto (on a terminal, unless NO_COLOR is set or in GitHub Actions),
-    /// always, never.
-    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
-    pub color: ColorArg,
+    #[command(flatten)]
+    pub color: ColorArgs,
     /// No progress on stderr (errors and results are still printed).
     #[arg(long, short, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -64,11 +63,11 @@ impl UiArgs {
     /// The command's console settings.
     pub fn ui(&self) -> commands::Ui {
         commands::Ui {
-            color: self.color.into(),
+            color: self.color.color.into(),
             verbosity: match (self.quiet, self.verbose) {
-                (true, _) => crate::run::progress::Verbosity::Quiet,
-                (false, true) => crate::run::progress::Verbosity::Verbose,
-                (false, false) => crate::run::progress::Verbosity::Normal,
+                (true, _) => crate::commands::progress::Verbosity::Quiet,
+                (false, true) => crate::commands::progress::Verbosity::Verbose,
+                (false, false) => crate::commands::progress::Verbosity::Normal,
             },
         }
     }
@@ -88,7 +87,7 @@ impl ColorArgs {
     pub fn ui(&self) -> commands::Ui {
         commands::Ui {
             color: self.color.into(),
-            verbosity: crate::run::progress::Verbosity::Normal,
+            verbosity: crate::commands::progress::Verbosity::Normal,
         }
     }
 }
@@ -158,9 +157,8 @@ impl From<ShardArgs> for commands::ShardOptions {
 /// Where samples come from and where raw output goes: shared by every command that profiles.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SourceArgs {
-    /// The spec file.
-    #[arg(long, default_value = "cgp-gate.yaml")]
-    pub spec: PathBuf,
+    #[command(flatten)]
+    pub spec: SpecArgs,
     /// Only this target (repeatable).
     #[arg(long = "target", value_name = "NAME")]
     pub targets: Vec<String>,
@@ -175,7 +173,7 @@ pub struct SourceArgs {
 impl From<SourceArgs> for commands::SourceOptions {
     fn from(a: SourceArgs) -> Self {
         let SourceArgs {
-            spec,
+            spec: SpecArgs { spec },
             targets,
             record,
             replay,
@@ -268,9 +266,8 @@ pub struct CheckArgs {
     pub ui: UiArgs,
     #[command(flatten)]
     pub source: SourceArgs,
-    /// The baselines directory.
-    #[arg(long, default_value = "baselines", value_name = "DIR")]
-    pub baselines: PathBuf,
+    #[command(flatten)]
+    pub baselines: BaselinesArgs,
     /// Write the results (every sample and every decision) as JSON here.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
@@ -308,7 +305,7 @@ impl From<CheckArgs> for commands::check::Options {
             // Read by `cli::run` for the command's `Ui`.
             ui: _,
             source,
-            baselines,
+            baselines: BaselinesArgs { baselines },
             json,
             fail_on,
             allow_fingerprint_mismatch,
@@ -344,9 +341,8 @@ pub enum BaselineCommand {
     Update(Box<BaselineUpdateArgs>),
     /// Print the stored baselines.
     Show {
-        /// The baselines directory.
-        #[arg(long, default_value = "baselines", value_name = "DIR")]
-        baselines: PathBuf,
+        #[command(flatten)]
+        baselines: BaselinesArgs,
     },
 }
 
@@ -357,9 +353,8 @@ pub struct BaselineUpdateArgs {
     pub ui: UiArgs,
     #[command(flatten)]
     pub source: SourceArgs,
-    /// The baselines directory.
-    #[arg(long, default_value = "baselines", value_name = "DIR")]
-    pub baselines: PathBuf,
+    #[command(flatten)]
+    pub baselines: BaselinesArgs,
     /// Take the samples of a previous `check --json` instead of profiling again.
     #[arg(long, value_name = "RESULTS_JSON", conflicts_with_all = ["replay", "record", "shard"])]
     pub from: Option<PathBuf>,
@@ -383,7 +378,7 @@ impl From<BaselineUpdateArgs> for commands::baseline::UpdateOptions {
             // Read by `cli::run` for the command's `Ui`.
             ui: _,
             source,
-            baselines,
+            baselines: BaselinesArgs { baselines },
             from,
             accept_regressions,
             from_store,

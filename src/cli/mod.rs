@@ -6,6 +6,7 @@ pub mod bisect;
 pub mod confirm;
 pub mod generate;
 pub mod gitlab;
+pub mod groups;
 pub mod history;
 pub mod store;
 
@@ -48,9 +49,8 @@ pub enum Command {
     Init(InitArgs),
     /// Check a spec file and exit 0 (valid) or 2 (invalid).
     Validate {
-        /// The spec file.
-        #[arg(long, default_value = "cgp-gate.yaml")]
-        spec: PathBuf,
+        #[command(flatten)]
+        spec: groups::SpecArgs,
     },
     /// Print the JSON Schema of the spec (for yaml-language-server and other editors).
     Schema,
@@ -259,7 +259,7 @@ pub(crate) fn run(cli: Cli) -> Result<Exit> {
         .any(crate::foundation::fsutil::is_stdout);
     let out: &mut dyn std::io::Write = if to_stdout { &mut stderr } else { &mut stdout };
     match cli.command {
-        Command::Validate { spec } => commands::validate::run(&spec, out),
+        Command::Validate { spec } => commands::validate::run(&spec.spec, out),
         Command::Schema => commands::schema::run(out),
         Command::Parse { files, json } => {
             // Stdout is line-buffered, which scans every write for a newline: `--json` is one
@@ -313,7 +313,9 @@ pub(crate) fn run(cli: Cli) -> Result<Exit> {
             let ui = args.ui.ui();
             commands::baseline::update(&(*args).into(), &ui, out)
         }
-        Command::Baseline(BaselineCommand::Show { baselines }) => commands::baseline::show(&baselines, out),
+        Command::Baseline(BaselineCommand::Show { baselines }) => {
+            commands::baseline::show(&baselines.baselines, out)
+        }
         Command::Init(args) => commands::init::run(&args.into(), out),
         Command::Completions { shell } => generate::completions(shell, out),
         Command::Man { dir } => generate::man(dir.as_deref(), out),

@@ -108,7 +108,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         crate::run::session::Session::live(
             &head_targets,
             false,
-            &mut crate::run::progress::NoteWriter::new(progress.as_mut()),
+            &mut crate::commands::progress::NoteWriter::new(progress.as_mut()),
         )?
     };
     let mut recs = match &args.record {
@@ -118,11 +118,13 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         )),
         None => None,
     };
+    let ci_commit = super::ci_commit();
     let opts = crate::run::ab::AbOptions {
         fail_on: args.fail_on,
         allow_missing: args.allow_missing,
         gpu: session.gpu.as_deref(),
         manifest: manifest.as_ref(),
+        ci_commit: ci_commit.as_deref(),
     };
     let mut watch = session.watch(&head_spec.settings);
     let run = crate::run::ab::run_ab(

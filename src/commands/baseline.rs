@@ -38,7 +38,7 @@ pub(crate) fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) 
     let explained: Vec<crate::spec::Target> = targets.iter().map(|t| crate::plan::explaining(t)).collect();
     let targets: Vec<&crate::spec::Target> = explained.iter().collect();
     let store = crate::baseline::Store::new(&args.baselines);
-    let commit = crate::run::engine::git_commit(&sel.spec.base_dir());
+    let commit = crate::run::engine::git_commit(super::ci_commit().as_deref(), &sel.spec.base_dir());
     let pusher = super::store::Pusher::new(
         &args.store,
         sel.spec.settings.store.as_deref(),

@@ -101,7 +101,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     let opts = crate::history::CalibrateOptions::default();
     // The simulations take seconds (7 s for the example spec): say what is being done, on a
     // terminal as a bar that is cleared at the end, elsewhere not at all (the table follows).
-    let bar = if ui.verbosity == crate::run::progress::Verbosity::Quiet {
+    let bar = if ui.verbosity == crate::commands::progress::Verbosity::Quiet {
         indicatif::ProgressBar::hidden()
     } else {
         let b = indicatif::ProgressBar::new(0);

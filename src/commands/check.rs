@@ -73,8 +73,9 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         &args.source,
         &sel,
         &targets,
-        &mut crate::run::progress::NoteWriter::new(progress.as_mut()),
+        &mut crate::commands::progress::NoteWriter::new(progress.as_mut()),
     )?;
+    let ci_commit = super::ci_commit();
     let opts = crate::run::check::CheckOptions {
         baselines: args.baselines.clone(),
         fail_on: args.fail_on,
@@ -85,6 +86,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         no_skip: args.no_skip,
         allow_missing: args.allow_missing,
         allow_no_baselines: args.allow_no_baselines,
+        ci_commit: ci_commit.as_deref(),
     };
     let mut watch = session.watch(&sel.spec.settings);
     let results = crate::run::check::run_check(
@@ -122,7 +124,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         &sel.spec,
         &versions,
         &results.fingerprint,
-        &mut crate::run::progress::NoteWriter::new(progress.as_mut()),
+        &mut crate::commands::progress::NoteWriter::new(progress.as_mut()),
     )?;
     if let Some(p) = &args.reports.paths.json {
         results.write(p)?;

@@ -207,11 +207,14 @@ pub(crate) fn confirm(plan: &Plan, screen: Results, stage: Stage<'_>) -> Result<
         }
     };
     let mut head_p = super::open_profiler(None, &head_spec, &head_targets)?;
+    let ci_commit = super::ci_commit();
     let opts = crate::run::ab::AbOptions {
         fail_on: stage.fail_on,
         allow_missing: stage.allow_missing,
         gpu: stage.session.gpu.as_deref(),
         manifest: None,
+        // The head is this job's tree, the commit the CI names.
+        ci_commit: ci_commit.as_deref(),
     };
     let mut watch = stage.session.watch(&head_spec.settings);
     let run = crate::run::ab::run_ab(

@@ -21,6 +21,7 @@ pub mod merge;
 pub mod outputs;
 pub mod parse;
 pub mod profile;
+pub mod progress;
 pub mod report;
 pub mod schema;
 pub mod store;
@@ -281,7 +282,7 @@ pub(crate) fn measure_once(
         source,
         sel,
         targets,
-        &mut crate::run::progress::NoteWriter::new(progress),
+        &mut crate::commands::progress::NoteWriter::new(progress),
     )?;
     let mut work = match reps {
         Reps::Check => crate::plan::initial_work(targets, shard),
@@ -345,7 +346,7 @@ pub(crate) fn measure_once(
         &sel.spec,
         &versions,
         &fp,
-        &mut crate::run::progress::NoteWriter::new(progress),
+        &mut crate::commands::progress::NoteWriter::new(progress),
     )?;
     Ok(MeasuredRun {
         m,
@@ -355,6 +356,13 @@ pub(crate) fn measure_once(
         health,
         synthetic: profiler.manifest().is_some_and(|m| m.synthetic),
     })
+}
+
+/// The commit the CI says this job measures, `$GITHUB_SHA` (empty: none). Read here, in the
+/// command layer, and handed to the engine as a value (issue 62: the engine reads no CI
+/// variable).
+pub(crate) fn ci_commit() -> Option<String> {
+    std::env::var("GITHUB_SHA").ok().filter(|s| !s.trim().is_empty())
 }
 
 /// Whether this run gates code from a pull request (merge request), as the CI says: GitHub

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
 use std::path::Path;
 
+use crate::commands::progress::{Bar, Lines, Verbosity};
 use crate::report::console::{ColorChoice, ConsoleStyle};
-use crate::run::progress::{Bar, Lines, NoProgress, Progress, Verbosity};
+use crate::run::progress::{NoProgress, Progress};
 
 /// `--color`, `--quiet` and `--verbose`, shared by every command.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -163,7 +163,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     let session = crate::run::session::Session::live(
         &picked,
         false,
-        &mut crate::run::progress::NoteWriter::new(progress.as_mut()),
+        &mut crate::commands::progress::NoteWriter::new(progress.as_mut()),
     )?;
     let mut search = Searcher {
         place: &p,

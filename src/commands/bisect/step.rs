@@ -132,6 +132,8 @@ pub(crate) fn measure(
         allow_missing: false,
         gpu: session.gpu.as_deref(),
         manifest: None,
+        // The head is another commit's worktree, not the commit the CI names: its own HEAD.
+        ci_commit: None,
     };
     let mut watch = session.watch(&head.0.settings);
     let run = crate::run::ab::run_ab(

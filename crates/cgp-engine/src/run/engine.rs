@@ -59,14 +59,14 @@ pub fn fingerprint_for(
     fp
 }
 
-/// The commit being measured: `$GITHUB_SHA`, else `git rev-parse HEAD` in `dir` (best effort).
-pub fn git_commit(dir: &std::path::Path) -> Option<String> {
-    if let Ok(sha) = std::env::var("GITHUB_SHA")
-        && !sha.trim().is_empty()
-    {
-        return Some(sha.trim().to_owned());
+/// The commit being measured: the one the CI names (`ci_commit`, `$GITHUB_SHA` as the command
+/// layer read it; the engine reads no environment), else `git rev-parse HEAD` in `dir` (best
+/// effort).
+pub fn git_commit(ci_commit: Option<&str>, dir: &std::path::Path) -> Option<String> {
+    match ci_commit.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(sha) => Some(sha.to_owned()),
+        None => git_head(dir),
     }
-    git_head(dir)
 }
 
 /// `git rev-parse HEAD` in `dir` (best effort; never `$GITHUB_SHA`: `ab` names its base tree
@@ -330,4 +330,25 @@ pub fn sort_rows(rows: &mut [Row]) {
                 &b.key.metric,
             ))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_commit_is_the_one_handed_in_else_git_head() {
+        let not_a_repo = tempfile::tempdir().unwrap();
+        let dir = not_a_repo.path();
+        assert_eq!(
+            super::git_commit(Some(" abc123\n"), dir).as_deref(),
+            Some("abc123")
+        );
+        // An empty value is none: the folder's HEAD, and a folder outside git has none.
+        assert_eq!(super::git_commit(Some("  "), dir), None);
+        assert_eq!(super::git_commit(None, dir), None);
+        // This repository's own HEAD when nothing is handed in (where git is installed).
+        let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        if let Some(head) = super::git_head(here) {
+            assert_eq!(super::git_commit(None, here), Some(head));
+        }
+    }
 }

@@ -163,6 +163,8 @@ pub fn simulate_check(spec: &Spec, dir: &Path, profiler: &mut dyn Profiler) -> R
         no_skip: true,
         allow_missing: false,
         allow_no_baselines: false,
+        // A simulation measures no commit of a CI job.
+        ci_commit: None,
     };
     crate::run::check::run_check(spec, &targets, profiler, None, None, &opts, &mut NoProgress)
 }
@@ -185,6 +187,8 @@ pub fn simulate_ab(spec: &Spec, base: &mut dyn Profiler, head: &mut dyn Profiler
         allow_missing: false,
         gpu: None,
         manifest: None,
+        // A simulation measures no commit of a CI job.
+        ci_commit: None,
     };
     crate::run::ab::run_ab(spec, &mut sides, None, None, &opts, &mut NoProgress).map(|r| r.results)
 }

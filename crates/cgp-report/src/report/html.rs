@@ -253,24 +253,26 @@ fn highlighted_table(results: &Results, h: &mut String) {
 
 /// The "why" of a row (docs/why.md): the reading and a small counter-diff table.
 fn why_table(r: &Row, h: &mut String) {
-    let Some(w) = &r.why else { return };
+    let Some(w) = super::why::WhyView::of(r) else {
+        return;
+    };
     let _ = write!(
         h,
         "<div class=\"why\"><b>Why</b> {} {}: {}",
-        escape(&crate::measured::samples::target_size(&r.key.target, &r.key.size)),
-        escape(&r.key.metric),
-        escape(&w.reading)
+        escape(&w.subject()),
+        escape(w.metric),
+        escape(w.reading)
     );
-    if !w.changed.is_empty() {
+    if !w.counters.is_empty() {
         h.push_str("<table><tr><th>counter</th><th>base</th><th>head</th><th>change</th></tr>");
-        for c in &w.changed {
+        for c in &w.counters {
             let _ = write!(
                 h,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&c.metric),
-                escape(&crate::measured::why::number(c.baseline)),
-                escape(&crate::measured::why::number(c.candidate)),
-                escape(&crate::measured::why::change_text(c)),
+                escape(c.counter),
+                escape(&c.base),
+                escape(&c.head),
+                escape(&c.change),
             );
         }
         h.push_str("</table>");

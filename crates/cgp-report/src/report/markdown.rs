@@ -522,28 +522,27 @@ fn config_line(line: &str) -> String {
 /// The "why" of a row (docs/why.md): its one-line reading, and the counters that changed in a
 /// folded table.
 fn why(r: &Row, md: &mut String) {
-    let Some(w) = &r.why else { return };
+    let Some(w) = super::why::WhyView::of(r) else {
+        return;
+    };
     md.push_str(&format!(
         "**Why** {} {}: {}\n",
-        code_span(
-            &crate::measured::samples::target_size(&r.key.target, &r.key.size),
-            false
-        ),
-        code_span(super::format::short_metric(&r.key.metric), false),
-        escape_md_cell(&w.reading)
+        code_span(&w.subject(), false),
+        code_span(super::format::short_metric(w.metric), false),
+        escape_md_cell(w.reading)
     ));
-    if !w.changed.is_empty() {
+    if !w.counters.is_empty() {
         md.push_str(&format!(
             "<details><summary>{} counter(s) changed</summary>\n\n| counter | base | head | change |\n|---|---|---|---|\n",
-            w.changed.len()
+            w.counters.len()
         ));
-        for c in &w.changed {
+        for c in &w.counters {
             md.push_str(&format!(
                 "| {} | {} | {} | {} |\n",
-                code_span(&c.metric, true),
-                escape_md_cell(&crate::measured::why::number(c.baseline)),
-                escape_md_cell(&crate::measured::why::number(c.candidate)),
-                escape_md_cell(&crate::measured::why::change_text(c)),
+                code_span(c.counter, true),
+                escape_md_cell(&c.base),
+                escape_md_cell(&c.head),
+                escape_md_cell(&c.change),
             ));
         }
         md.push_str("\n</details>\n");

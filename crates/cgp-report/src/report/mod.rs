@@ -6,6 +6,7 @@
 //! - [`html`]: one self-contained page with charts.
 //! - [`annotations`]: GitHub Actions workflow-command annotations.
 //! - [`site`]: the history site of `cgp-gate history` (one page, charts drawn by its script).
+//! - `why`: the model of a row's why (docs/why.md) that console, Markdown and HTML render.
 //! - [`export`]: the list of the formats a results file is written in, behind one trait.
 //!
 //! Writing and posting what they render is `crate::publish`.
@@ -27,6 +28,7 @@ pub(crate) mod mermaid;
 pub mod site;
 pub mod table;
 pub mod text;
+pub(crate) mod why;
 
 // Each format has one escaping function, and its reporter uses only that one:
 // `markdown::escape_md_cell`, `html::escape`, `junit::escape`, `annotations::escape`.

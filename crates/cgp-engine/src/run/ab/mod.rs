@@ -126,6 +126,9 @@ pub struct AbOptions<'a> {
     pub gpu: Option<&'a dyn Gpu>,
     /// The manifest of a replayed recording (its `synthetic` flag reaches the results).
     pub manifest: Option<&'a AbManifest>,
+    /// The commit the CI says the head tree is (`$GITHUB_SHA`, read by the command layer);
+    /// `None`: the recording's head commit, else `git rev-parse HEAD` in the spec's folder.
+    pub ci_commit: Option<&'a str>,
 }
 
 /// What an A/B run produced: the results and the order the runs happened in.
@@ -342,7 +345,7 @@ pub fn run_ab(
             git_commit: opts
                 .manifest
                 .and_then(|m| m.head_commit.clone())
-                .or_else(|| crate::run::engine::git_commit(&spec.base_dir())),
+                .or_else(|| crate::run::engine::git_commit(opts.ci_commit, &spec.base_dir())),
             fail_on: opts.fail_on,
             multiple_testing: format!(
                 "paired (ABBA), paired t on log ratios against the threshold; holm alpha={} spent over up to {looks} look(s) (alpha/looks at each look but the last, which spends the rest)",

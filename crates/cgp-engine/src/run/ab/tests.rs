@@ -50,6 +50,7 @@ fn options() -> AbOptions<'static> {
         allow_missing: false,
         gpu: None,
         manifest: None,
+        ci_commit: None,
     }
 }
 

@@ -53,6 +53,9 @@ pub struct CheckOptions<'a> {
     /// `--allow-no-baselines`: an empty baselines directory is a first run (every row `new`),
     /// not an error.
     pub allow_no_baselines: bool,
+    /// The commit the CI says this run measures (`$GITHUB_SHA`, read by the command layer);
+    /// `None`: `git rev-parse HEAD` in the spec's folder.
+    pub ci_commit: Option<&'a str>,
 }
 
 /// Each target's baseline with the file it came from (named in errors about its content).
@@ -156,7 +159,7 @@ pub fn run_check(
             source: source.into(),
             synthetic,
             fingerprint,
-            git_commit: git_commit(&spec.base_dir()),
+            git_commit: git_commit(opts.ci_commit, &spec.base_dir()),
             fail_on: opts.fail_on,
             multiple_testing,
             had_work: !work.is_empty() || !unchanged.is_empty(),

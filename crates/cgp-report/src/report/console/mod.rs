@@ -544,14 +544,14 @@ fn push_notes(
     // The why of each changed timing row (docs/why.md): its one-line reading; the counters are
     // in the JSON, Markdown and HTML reports.
     for r in sorted_rows(results) {
-        if let Some(w) = &r.why {
-            let metric = short_metric_name(&r.key.metric).unwrap_or(&r.key.metric);
+        if let Some(w) = crate::report::why::WhyView::of(r) {
+            let metric = short_metric_name(w.metric).unwrap_or(w.metric);
             let line = format!(
                 "why {}[{}] {}: {}",
-                one_line(&r.key.target),
-                one_line(&r.key.size),
+                one_line(w.target),
+                one_line(w.size),
                 one_line(metric),
-                one_line(&w.reading)
+                one_line(w.reading)
             );
             push_wrapped(out, &line, style.width);
         }
