@@ -1124,12 +1124,27 @@ pub fn sizes(root: &Path) -> Vec<String> {
 /// Each report format has one escaping function and its reporter uses only that one.
 pub fn escaping(root: &Path) -> Vec<String> {
     let report = root.join("crates/cgp-report/src/report");
-    let read = |f: &str| uncommented(&std::fs::read_to_string(report.join(f)).unwrap_or_default());
+    // A reporter split into a module directory (`html/`) is read as one text: all its files.
+    let read = |f: &str| {
+        let path = report.join(f);
+        let mut files = vec![path.clone()];
+        if path.is_dir() {
+            files.clear();
+            rust_files(&path, &mut files);
+            files.sort();
+        }
+        let text: String = files
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n");
+        uncommented(&text)
+    };
     let mut out = Vec::new();
     // (reporter file, its format's one escaping function, the other formats' functions)
     let formats = [
-        ("markdown.rs", "fn escape_md_cell("),
-        ("html.rs", "pub use super::text::escape_html as escape;"),
+        ("markdown/", "fn escape_md_cell("),
+        ("html/", "pub use super::text::escape_html as escape;"),
         ("junit.rs", "fn escape("),
         ("annotations.rs", "fn escape("),
         // The history site: names reach its page inside one JSON blob (its script sets them as
@@ -1138,11 +1153,11 @@ pub fn escaping(root: &Path) -> Vec<String> {
     ];
     let others = |me: &str| -> Vec<&'static str> {
         let mut v = vec![];
-        if me != "markdown.rs" {
+        if me != "markdown/" {
             v.push("escape_md_cell");
         }
         for (f, path) in [
-            ("html.rs", "html::escape"),
+            ("html/", "html::escape"),
             ("junit.rs", "junit::escape"),
             ("annotations.rs", "annotations::escape"),
             ("site/page.rs", "escape_script_json"),

@@ -145,11 +145,11 @@ fn the_issues_planted_imports_are_found_in_code_and_in_tests() {
 fn a_reporter_that_decides_and_statistics_that_read_the_environment_are_found() {
     let s = Scratch::new();
     s.append(
-        "crates/cgp-report/src/report/markdown.rs",
+        "crates/cgp-report/src/report/markdown/mod.rs",
         "\nfn planted_fail(r: &crate::outcome::results::Row) -> &'static str {\n    match (r.estimate.change_ci(), r.rule.threshold.as_ref().and_then(|t| t.tolerance)) {\n        (Some([lo, _]), Some(t)) if lo > t => \"FAIL\",\n        _ => \"\",\n    }\n}\n",
     );
     s.append(
-        "crates/cgp-report/src/report/html.rs",
+        "crates/cgp-report/src/report/html/mod.rs",
         "\nfn planted_verdict(r: &crate::outcome::results::Results) {\n    let _ = crate::outcome::decide::run_verdict(&r.rows, &r.errors, true);\n}\n",
     );
     s.append(
@@ -169,8 +169,8 @@ fn a_reporter_that_decides_and_statistics_that_read_the_environment_are_found() 
         reporters_render_decided_results,
         &s,
         &[
-            "report/markdown.rs writes the gate word \"FAIL\" itself",
-            "report/html.rs names decide::run_verdict",
+            "report/markdown/mod.rs writes the gate word \"FAIL\" itself",
+            "report/html/mod.rs names decide::run_verdict",
             "report/junit.rs names decide::exit_code",
             "stats/mod.rs uses `std::env`",
             "cgp-engine: src/run/engine.rs reads an environment variable",
@@ -235,7 +235,7 @@ fn a_re_export_through_a_renamed_or_inline_module_is_found() {
         "\npub mod planted_super {\n    pub use super::outcome::decide;\n}\n",
     );
     s.append(
-        "crates/cgp-report/src/report/html.rs",
+        "crates/cgp-report/src/report/html/mod.rs",
         "\npub mod planted {\n    pub use cgp_outcome::outcome::{\n        decide,\n    };\n}\n",
     );
     s.append(
@@ -248,7 +248,7 @@ fn a_re_export_through_a_renamed_or_inline_module_is_found() {
     );
     // A type of a crate below through an import stays allowed (the root package's `Error`).
     s.append(
-        "crates/cgp-report/src/report/markdown.rs",
+        "crates/cgp-report/src/report/markdown/mod.rs",
         "\nuse cgp_outcome::outcome as o;\npub use o::results::RowVerdict;\n",
     );
     finds(
@@ -257,7 +257,7 @@ fn a_re_export_through_a_renamed_or_inline_module_is_found() {
         &[
             "cgp-report: src/lib.rs re-exports another crate (`pub use outcome::results;`, which is cgp_outcome::outcome::results)",
             "cgp-report: src/report/mod.rs re-exports another crate (`pub use o::results;`, which is cgp_outcome::outcome::results)",
-            "cgp-report: src/report/html.rs re-exports another crate (`pub use cgp_outcome::outcome::decide;`)",
+            "cgp-report: src/report/html/mod.rs re-exports another crate (`pub use cgp_outcome::outcome::decide;`)",
             "cgp-engine: src/run/mod.rs re-exports module planted_o::results of a crate below (`pub use self::planted_r::results`",
             "cgp-report: src/report/mod.rs re-exports module outcome::decide of a crate below (`pub use super::outcome::decide`, which is crate::outcome::decide)",
             "cgp-report: src/lib.rs re-exports another crate (`pub use super::outcome::decide;`, which is cgp_outcome::outcome::decide)",
@@ -351,7 +351,7 @@ fn reading_the_gate_outside_decide_is_found_even_after_a_test_module() {
     // A test module may assert them.
     let t = Scratch::new();
     t.append(
-        "crates/cgp-report/src/report/markdown.rs",
+        "crates/cgp-report/src/report/markdown/mod.rs",
         "\n#[cfg(test)]\nmod planted {\n    fn t(r: &Row) {\n        assert!(r.fails_gate);\n    }\n}\n",
     );
     assert!(one_place_decides(t.root()).is_empty());
@@ -395,13 +395,13 @@ fn a_long_file_and_a_long_test_function_are_found() {
 fn a_second_escaping_function_is_found() {
     let s = Scratch::new();
     s.append(
-        "crates/cgp-report/src/report/markdown.rs",
+        "crates/cgp-report/src/report/markdown/mod.rs",
         "\nfn escape(s: &str) -> String {\n    s.to_owned()\n}\n",
     );
     finds(
         escaping,
         &s,
-        &["report/markdown.rs: expected exactly one escaping function"],
+        &["report/markdown/: expected exactly one escaping function"],
     );
     // The history site's page, and the site's escaping used by another format.
     let s = Scratch::new();
