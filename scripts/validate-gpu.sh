@@ -324,7 +324,7 @@ cp "$work/env/nvidia-smi-query.csv" "$work/env/nvidia-smi-query.start.csv" 2>/de
 
 # ------------------------------------------------------------------ 2. builds
 # make when there is one; else the same nvcc lines (NVCC_FLAGS must stay the Makefile's FLAGS:
-# tests/gpu_kit.rs compares them).
+# tests/gpu_kit/mod.rs compares them).
 NVCC_FLAGS=(-O3 -arch=sm_90 -lineinfo)
 build_variant() { # variant outdir
   local extra=0 bad=0 a

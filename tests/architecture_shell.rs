@@ -168,7 +168,6 @@ pub const LONG_FILES_ALLOWED: &[&str] = &[
     "tests/check_cli.rs",
     "tests/cli_ux.rs",
     "tests/cupti_gate.rs",
-    "tests/gpu_kit.rs",
     "tests/install.rs",
     "tests/ncu_real.rs",
     "tests/record_secrets_and_signals.rs",

@@ -1,5 +1,5 @@
 """SYNTHETIC stand-in for Nsight Compute, for running scripts/validate-gpu.sh end to end on a
-machine without a GPU (tests/gpu_kit.rs). It measures nothing.
+machine without a GPU (tests/gpu_kit/mod.rs). It measures nothing.
 
 For each profiling call it
   1. checks the command line with the REAL ncu ($CGP_STANDIN_REAL_NCU, once per distinct command
