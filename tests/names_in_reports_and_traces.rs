@@ -169,7 +169,7 @@ fn a_target_name_with_a_line_separator_is_refused_at_its_line() {
 }
 
 /// Item 5: the CUPTI reader applies the ncu reader's rules. SYNTHETIC traces in the library's
-/// format (`tests/cupti_gate.rs` writes them), replayed by `profile`: a kernel record written
+/// format (`tests/cupti_gate/mod.rs` writes them), replayed by `profile`: a kernel record written
 /// twice (the trailer's count adjusted to match), launches with a dimension of 0, and a kernel
 /// name with a zero-width space (or none) beside clean ones are each damaged input, exit 2.
 #[test]
@@ -235,7 +235,7 @@ fn profile_forger(d: &Path) -> std::process::Output {
 /// and then runs real CUDA code sends the library's real trace, holding CUPTI's refusal (no GPU
 /// here), to `<trace>.<pid>`: a refusal in any trace of the run fails it, exit 3, where the
 /// forged trace used to pass with a warning. A real nvcc-built program, the real injection
-/// library and libcupti; the forged trace is SYNTHETIC (tests/cupti_gate.rs's writer).
+/// library and libcupti; the forged trace is SYNTHETIC (tests/cupti_gate/mod.rs's writer).
 #[test]
 fn a_forged_trace_beside_the_librarys_refusal_fails_the_run() {
     use crate::cupti_gate::{End, process, trace};
@@ -294,7 +294,7 @@ fn a_forged_trace_beside_the_librarys_refusal_fails_the_run() {
 /// none, or with another run's, fails the run (exit 3). The limit, said in docs/cupti.md and
 /// kept here so that it is not claimed away: a program that reads `$CGP_GATE_CUPTI_NONCE` itself
 /// before initialising CUDA can still forge. The forged traces are SYNTHETIC
-/// (tests/cupti_gate.rs's writer); libcupti is the real one (found, never loaded).
+/// (tests/cupti_gate/mod.rs's writer); libcupti is the real one (found, never loaded).
 #[test]
 fn a_trace_the_library_did_not_write_in_this_run_fails_it() {
     use crate::cupti_gate::{End, process, trace};

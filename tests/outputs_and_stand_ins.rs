@@ -349,7 +349,7 @@ fn the_stand_in_gpu_is_said_everywhere_and_kept_apart_from_real_baselines() {
     );
 }
 
-/// Write a SYNTHETIC CUPTI recording of target `va` (tests/cupti_gate.rs's traces): `reps`
+/// Write a SYNTHETIC CUPTI recording of target `va` (tests/cupti_gate/mod.rs's traces): `reps`
 /// processes of about `ns` per launch.
 fn cupti_recording(dir: &Path, reps: u64, ns: f64) -> PathBuf {
     let rec = dir.join("crec");
