@@ -166,7 +166,6 @@ pub const LONG_FILES_ALLOWED: &[&str] = &[
     "tests/architecture.rs",
     "tests/check_cli.rs",
     "tests/cli_ux.rs",
-    "tests/install.rs",
     "tests/ncu_real.rs",
     "tests/record_secrets_and_signals.rs",
     "tests/reliability.rs",
