@@ -165,7 +165,6 @@ pub const MAX_TRACKED_LINES: usize = 700;
 pub const LONG_FILES_ALLOWED: &[&str] = &[
     "tests/architecture.rs",
     "tests/check_cli.rs",
-    "tests/cli_ux.rs",
     "tests/ncu_real.rs",
     "tests/record_secrets_and_signals.rs",
     "tests/reliability.rs",
