@@ -164,7 +164,6 @@ pub const MAX_TRACKED_LINES: usize = 700;
 /// from the list once it is split; nothing is added to it.
 pub const LONG_FILES_ALLOWED: &[&str] = &[
     "tests/architecture.rs",
-    "tests/ncu_real.rs",
     "tests/record_secrets_and_signals.rs",
     "tests/reliability.rs",
 ];

@@ -49,17 +49,18 @@ impl std::fmt::Display for NcuRelease {
 }
 
 /// The oldest Nsight Compute release whose command line is checked (its real `ncu --help`, in
-/// `tests/ncu_real.rs`): Debian's `nsight-compute` 2022.3. Older releases are not known to accept
-/// every option cgp-gate passes; `profile --dry-run` says so.
+/// `tests/ncu_real/real_ncu.rs`): Debian's `nsight-compute` 2022.3. Older releases are not known
+/// to accept every option cgp-gate passes; `profile --dry-run` says so.
 pub const OLDEST_CHECKED: NcuRelease = NcuRelease { year: 2022, minor: 3 };
 
 /// Options (and option values) that not every ncu has: the first release that has each one.
 ///
 /// Evidence, entry by entry. What is *checked*: the real `ncu --help` of 2022.3 lists none of
 /// them (`--page` offers `details`, `raw`, `source`; `--replay-mode` offers `kernel`,
-/// `application`, `range`), and `tests/ncu_real.rs` asserts the table against that help. What is
-/// *documented*: NVIDIA's current CLI manual lists all five (`../shared/docs/ncu.md` §3, §9.2,
-/// §9.3), and its 2023.3.1 edition has a "Config File" chapter that the 2020.1 edition lacks.
+/// `application`, `range`), and `tests/ncu_real/real_ncu.rs` asserts the table against that
+/// help. What is *documented*: NVIDIA's current CLI manual lists all five
+/// (`../shared/docs/ncu.md` §3, §9.2, §9.3), and its 2023.3.1 edition has a "Config File"
+/// chapter that the 2020.1 edition lacks.
 /// What is a **guess**: the exact first release of each, somewhere after 2022.3 (no release notes
 /// that name them were found). A wrong guess fails in one of two ways, both bounded:
 /// - the boundary is too early: that release rejects the option, which ncu reports as a usage
