@@ -7,8 +7,9 @@
 //! `examples/`, `benches/`, `build.rs`), comments left out. The name is the one the code uses: a
 //! rename (`alias = { package = "x" }`) is looked for as `alias`, dashes as underscores.
 //!
-//! [`round_named_tests`]: a test file says what it tests (`output_paths_and_secrets.rs`), not
-//! which round of review it came from (`reliability_round4.rs`).
+//! [`round_named_tests`]: a test file or an example says what it tests or measures
+//! (`output_paths_and_secrets.rs`, `slowdown_sims.rs`), not which round of review it came from
+//! (`reliability_round4.rs`, `round3.rs`).
 //!
 //! [`long_files`]: no tracked Rust file (sources, tests, examples, build scripts) has more than
 //! [`MAX_TRACKED_LINES`] lines, but those of [`LONG_FILES_ALLOWED`], the debt still to split; a
@@ -128,15 +129,17 @@ pub fn unused_dependencies(root: &Path) -> Vec<String> {
     out
 }
 
-/// Test files of the workspace (`tests/` of each package, every depth) whose name holds a round
-/// number (`round3`, `round_4b`).
+/// Test files and examples of the workspace (`tests/` and `examples/` of each package, every
+/// depth) whose name holds a round number (`round3`, `round_4b`).
 pub fn round_named_tests(root: &Path) -> Vec<String> {
     let mut files = Vec::new();
-    rust_files(&root.join("tests"), &mut files);
+    let mut packages = vec![root.to_path_buf()];
     if let Ok(crates) = std::fs::read_dir(root.join("crates")) {
-        for c in crates.flatten() {
-            rust_files(&c.path().join("tests"), &mut files);
-        }
+        packages.extend(crates.flatten().map(|c| c.path()));
+    }
+    for package in packages {
+        rust_files(&package.join("tests"), &mut files);
+        rust_files(&package.join("examples"), &mut files);
     }
     files.sort();
     files
@@ -150,7 +153,7 @@ pub fn round_named_tests(root: &Path) -> Vec<String> {
         })
         .map(|f| {
             format!(
-                "{} is named after a review round: name it by what its tests check",
+                "{} is named after a review round: name it by what it checks or measures",
                 f.strip_prefix(root).unwrap_or(f).display()
             )
         })
@@ -409,6 +412,9 @@ fn a_planted_round_named_test_file_is_found() {
         "tests/reliability_round6.rs",
         "tests/stats_round_7b.rs",
         "crates/cgp-report/tests/it/round8.rs",
+        // An example is named by what it measures too (issue 62: `examples/round3.rs`).
+        "examples/round9.rs",
+        "crates/cgp-core/examples/sims/round_10.rs",
         // Not a round: rounding.
         "tests/rounding_of_percentages.rs",
     ] {
@@ -421,11 +427,13 @@ fn a_planted_round_named_test_file_is_found() {
         "tests/reliability_round6.rs",
         "tests/stats_round_7b.rs",
         "it/round8.rs",
+        "examples/round9.rs",
+        "sims/round_10.rs",
     ] {
         assert!(
             found.iter().any(|f| f.contains(expected)),
             "the planted `{expected}` was not found: {found:#?}"
         );
     }
-    assert_eq!(found.len(), 3, "{found:#?}");
+    assert_eq!(found.len(), 5, "{found:#?}");
 }

@@ -1,4 +1,4 @@
-//! What the pool replays of `examples/round3.rs` and `examples/round4.rs` share: the REAL H100
+//! What the pool replays of `examples/slowdown_sims.rs` and `examples/detection_sims.rs` share: the REAL H100
 //! 30-launch pools read from their ncu CSVs (`tar xzf
 //! tests/fixtures/h100-30launch-pools/h100-30launch-pools.tar.gz -C DIR`), a spec of their three
 //! time rows, `check` and `ab` of served processes through the engine (`run::simulate`), seeded

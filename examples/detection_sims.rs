@@ -2,7 +2,7 @@
 //! work list, `run::measure`, the baselines read from a store, the re-measure loop, the
 //! statistics and the alpha spending; only the launch durations come from a pool or a model).
 //!
-//! `cargo build-sims`, then `target/debug/examples/round4 [SECTION] [--pools DIR] [--runs N]`,
+//! `cargo build-sims`, then `target/debug/examples/detection_sims [SECTION] [--pools DIR] [--runs N]`,
 //! SECTION one of:
 //!
 //! - `periodic` (REAL: the 30-launch H100 pools, `tar xzf

@@ -2,7 +2,7 @@
 //! work list, `run::measure`, the baselines read from a store, the re-measure loop, the
 //! statistics and the alpha spending; only the launch durations come from a pool or a model).
 //!
-//! `cargo build-sims`, then `target/debug/examples/round3 [SECTION] [--pools DIR] [--runs N]`,
+//! `cargo build-sims`, then `target/debug/examples/slowdown_sims [SECTION] [--pools DIR] [--runs N]`,
 //! SECTION one of `slow-share`, `disturbed`, `pools` (REAL: the 30-launch H100 pools,
 //! `tar xzf ../shared/gpu/h100-30launch-pools/h100-30launch-pools.tar.gz -C DIR`, default
 //! `/tmp/pools`) and `alpha`, `ab-threshold` (SYNTHETIC: the nested noise model), or `all`.
