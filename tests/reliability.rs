@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 use crate::support::{bin, copy_dir, gone, root};
 use serde_json::Value;
 
+mod damaged_input;
+mod limits_and_units;
+mod recording_and_signals;
+
 /// A copy of an example recording, edited file by file (`edit(path, text) -> text`).
 fn edited_recording(from: &str, edit: impl Fn(&Path, String) -> String) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -83,6 +87,75 @@ fn verdicts<'a>(r: &'a Value, target: &str) -> Vec<&'a str> {
         .filter(|x| x["target"] == target)
         .map(|x| x["verdict"].as_str().unwrap())
         .collect()
+}
+
+// Shared with the parts: a repetition file of pr-same to damage (items 2, 6, 8, 10), and a
+// folder with a stand-in ncu (items 3, 5, 7).
+
+const REP: &str = "vector_add/n=1048576/0.csv";
+
+/// pr-same with one repetition file replaced by `make(path)`.
+fn damaged(make: impl Fn(&Path)) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("examples/recordings/pr-same"), dir.path());
+    let p = dir.path().join(REP);
+    std::fs::remove_file(&p).unwrap();
+    make(&p);
+    dir
+}
+
+fn original_rep() -> Vec<u8> {
+    std::fs::read(root().join("examples/recordings/pr-same").join(REP)).unwrap()
+}
+
+const FAKE_SPEC: &str = r#"version: 1
+targets:
+  - name: vector_add
+    command: [./app, --n, "{n}"]
+    kernel: vector_add
+    timeout: 60s
+    repetitions: 2
+    sizes: [{n: 1048576}]
+    metrics:
+      gpu__time_duration.sum: "3%"
+"#;
+
+/// A folder with a spec and a stand-in ncu (tests/fixtures/fake-ncu/ncu) that writes `log`.
+struct Fake {
+    dir: tempfile::TempDir,
+}
+
+impl Fake {
+    fn new() -> Self {
+        let f = Self {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::write(f.path("cgp-gate.yaml"), FAKE_SPEC).unwrap();
+        std::fs::create_dir(f.path("fake")).unwrap();
+        std::fs::create_dir(f.path("tmp")).unwrap();
+        std::fs::write(f.path("fake/log"), original_rep()).unwrap();
+        f
+    }
+    fn path(&self, p: &str) -> PathBuf {
+        self.dir.path().join(p)
+    }
+    fn std_cmd(&self, args: &[&str]) -> std::process::Command {
+        let mut c = crate::support::bin_std();
+        c.current_dir(self.dir.path())
+            .env("CGP_GATE_NCU", root().join("tests/fixtures/fake-ncu/ncu"))
+            .env("FAKE_NCU_DIR", self.path("fake"))
+            .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
+            .env("TMPDIR", self.path("tmp"))
+            .args(args);
+        c
+    }
+    fn run(&self, args: &[&str]) -> (i32, String) {
+        let out = self.std_cmd(args).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        )
+    }
 }
 
 // ---- 1. A renamed kernel must not pass -------------------------------------------------------
@@ -432,705 +505,6 @@ fn replay_applies_the_specs_kernel_filter() {
     );
 }
 
-// ---- 2, 6, 8. Damaged, unbounded and non-UTF-8 input ------------------------------------------
-
-const REP: &str = "vector_add/n=1048576/0.csv";
-
-/// pr-same with one repetition file replaced by `make(path)`.
-fn damaged(make: impl Fn(&Path)) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&root().join("examples/recordings/pr-same"), dir.path());
-    let p = dir.path().join(REP);
-    std::fs::remove_file(&p).unwrap();
-    make(&p);
-    dir
-}
-
-fn original_rep() -> Vec<u8> {
-    std::fs::read(root().join("examples/recordings/pr-same").join(REP)).unwrap()
-}
-
-fn baseline_update(rec: &Path, store: &Path) -> (i32, String) {
-    let out = bin()
-        .args([
-            "baseline",
-            "update",
-            "--spec",
-            "examples/cgp-gate.yaml",
-            "--replay",
-        ])
-        .arg(rec)
-        .arg("--baselines")
-        .arg(store)
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
-}
-
-#[test]
-fn a_rep_file_cut_inside_a_quoted_cell_is_an_error_naming_file_and_line() {
-    // The last cell loses its closing quote and the newline: `"18.01` must not become 18.01.
-    let rec = damaged(|p| {
-        let mut b = original_rep();
-        while b.last() == Some(&b'\n') {
-            b.pop();
-        }
-        assert_eq!(b.pop(), Some(b'"'));
-        std::fs::write(p, b).unwrap();
-    });
-    let lines = original_rep()
-        .split(|b| *b == b'\n')
-        .filter(|l| !l.is_empty())
-        .count();
-    let r = check(same, rec.path(), &baselines(), &[]);
-    assert_eq!(r.code, 2, "{}", r.out);
-    assert!(
-        r.out.contains(&format!("0.csv:{lines}")),
-        "names the file and line {lines}: {}",
-        r.out
-    );
-    let store = tempfile::tempdir().unwrap();
-    let (code, out) = baseline_update(rec.path(), store.path());
-    assert_eq!(code, 2, "{out}");
-    assert!(
-        std::fs::read_dir(store.path()).map_or(true, |mut d| d.next().is_none()),
-        "no baseline written"
-    );
-    // `calibrate` maps the same damaged recording to the same exit code (one mapping:
-    // crate::outcome::decide), not to a profiler failure.
-    let out = bin()
-        .args(["calibrate", "--spec", "examples/cgp-gate.yaml", "--replay"])
-        .arg(rec.path())
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-#[test]
-fn a_rep_file_that_is_not_utf8_is_invalid_input_with_its_position() {
-    let rec = damaged(|p| {
-        let mut b = original_rep();
-        // Inside the kernel name of the first data row.
-        let at = b.windows(11).position(|w| w == b"vector_add(").unwrap() + 3;
-        b[at] = 0xff;
-        std::fs::write(p, b).unwrap();
-    });
-    let r = check(same, rec.path(), &baselines(), &[]);
-    assert_eq!(r.code, 2, "{}", r.out);
-    assert!(
-        r.out.contains("0.csv") && r.out.contains("not UTF-8"),
-        "{}",
-        r.out
-    );
-    assert!(r.out.contains("line ") && r.out.contains("column "), "{}", r.out);
-    // `parse` of the same file.
-    let out = bin().arg("parse").arg(rec.path().join(REP)).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-#[test]
-fn a_rep_file_linked_to_dev_zero_or_a_fifo_is_refused_without_reading() {
-    let zero = damaged(|p| std::os::unix::fs::symlink("/dev/zero", p).unwrap());
-    let fifo = damaged(|p| {
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(p)
-                .status()
-                .unwrap()
-                .success()
-        );
-    });
-    for (rec, kind) in [(&zero, "a device"), (&fifo, "a FIFO")] {
-        let out = bin()
-            .args(["check", "--spec", "examples/cgp-gate.yaml", "--replay"])
-            .arg(rec.path())
-            .args(["--baselines", "examples/baselines"])
-            .timeout(std::time::Duration::from_secs(60))
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{text}");
-        assert!(
-            text.contains(kind) && text.contains("not a regular file"),
-            "{text}"
-        );
-    }
-}
-
-#[test]
-fn a_dangling_rep_symlink_says_so() {
-    let rec = damaged(|p| std::os::unix::fs::symlink("/nonexistent/cgp-gate/0.csv", p).unwrap());
-    let r = check(same, rec.path(), &baselines(), &[]);
-    assert_eq!(r.code, 2, "{}", r.out);
-    assert!(
-        r.out.contains("symbolic link") && r.out.contains("does not exist"),
-        "{}",
-        r.out
-    );
-    assert!(!r.out.contains("has no repetition"), "{}", r.out);
-}
-
-#[test]
-fn baselines_and_results_that_are_not_regular_files_or_not_utf8_are_refused() {
-    // A baseline linked to /dev/zero, and one that is a FIFO.
-    for make in [
-        (|p: &Path| std::os::unix::fs::symlink("/dev/zero", p).unwrap()) as fn(&Path),
-        |p: &Path| {
-            assert!(
-                std::process::Command::new("mkfifo")
-                    .arg(p)
-                    .status()
-                    .unwrap()
-                    .success()
-            )
-        },
-    ] {
-        let store = tempfile::tempdir().unwrap();
-        copy_dir(&baselines(), store.path());
-        let p = store.path().join("synthetic-gpu-no-hardware/matmul.json");
-        std::fs::remove_file(&p).unwrap();
-        make(&p);
-        let out = bin()
-            .args([
-                "check",
-                "--spec",
-                "examples/cgp-gate.yaml",
-                "--replay",
-                "examples/recordings/pr-same",
-            ])
-            .arg("--baselines")
-            .arg(store.path())
-            .timeout(std::time::Duration::from_secs(60))
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{text}");
-        assert!(
-            text.contains("matmul.json") && text.contains("not a regular file"),
-            "{text}"
-        );
-    }
-    // Results: a FIFO to `merge`, non-UTF-8 to `report`.
-    let d = tempfile::tempdir().unwrap();
-    let fifo = d.path().join("r.json");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let out = bin()
-        .arg("merge")
-        .arg(&fifo)
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let bad = d.path().join("bad.json");
-    let mut text = std::fs::read(root().join("tests/fixtures/results/pass.json")).unwrap();
-    let at = text.windows(4).position(|w| w == b"gemm").unwrap();
-    text[at] = 0xc3;
-    std::fs::write(&bad, text).unwrap();
-    let out = bin()
-        .args(["report", "--from"])
-        .arg(&bad)
-        .arg("--markdown")
-        .arg(d.path().join("o.md"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("not UTF-8") && err.contains("line "), "{err}");
-}
-
-#[test]
-fn a_manifest_that_is_not_utf8_is_invalid_input() {
-    let rec = tempfile::tempdir().unwrap();
-    copy_dir(&root().join("examples/recordings/pr-same"), rec.path());
-    let p = rec.path().join("manifest.json");
-    let mut b = std::fs::read(&p).unwrap();
-    b[5] = 0xfe;
-    std::fs::write(&p, b).unwrap();
-    let r = check(same, rec.path(), &baselines(), &[]);
-    assert_eq!(r.code, 2, "{}", r.out);
-    assert!(
-        r.out.contains("manifest.json") && r.out.contains("not UTF-8"),
-        "{}",
-        r.out
-    );
-}
-
-#[test]
-fn a_spec_that_is_not_utf8_names_line_and_column() {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path().join("s.yaml");
-    let text = std::fs::read_to_string(root().join("examples/cgp-gate.yaml")).unwrap();
-    let mut b = text
-        .replace("  - name: matmul", "  - name: matm\u{fffd}ul")
-        .into_bytes();
-    let at = b.windows(3).position(|w| w == "\u{fffd}".as_bytes()).unwrap();
-    b.splice(at..at + 3, [0xe9]);
-    std::fs::write(&p, b).unwrap();
-    let line = text.lines().position(|l| l == "  - name: matmul").unwrap() + 1;
-    let out = bin().args(["validate", "--spec"]).arg(&p).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains(&format!("s.yaml:{line}:15:")) && err.contains("not UTF-8"),
-        "{err}"
-    );
-}
-
-#[test]
-fn a_recorded_failure_without_argv_still_says_what_to_do() {
-    let rec = tempfile::tempdir().unwrap();
-    copy_dir(&root().join("examples/recordings/pr-same"), rec.path());
-    let p = rec.path().join("manifest.json");
-    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-    for run in m["runs"].as_array_mut().unwrap() {
-        if run["target"] == "vector_add" {
-            run["exit_code"] = 1.into();
-            run["argv"] = Value::Array(Vec::new());
-        }
-    }
-    std::fs::write(&p, serde_json::to_string(&m).unwrap()).unwrap();
-    let r = check(same, rec.path(), &baselines(), &["--target", "vector_add"]);
-    assert_eq!(r.code, 3, "{}", r.out);
-    assert!(!r.out.contains("run it by hand to see why: \n"), "{}", r.out);
-    assert!(r.out.contains("profile --dry-run"), "{}", r.out);
-}
-
-// ---- 3, 7. Recording into an existing folder; signals --------------------------------------
-
-const FAKE_SPEC: &str = r#"version: 1
-targets:
-  - name: vector_add
-    command: [./app, --n, "{n}"]
-    kernel: vector_add
-    timeout: 60s
-    repetitions: 2
-    sizes: [{n: 1048576}]
-    metrics:
-      gpu__time_duration.sum: "3%"
-"#;
-
-/// A folder with a spec and a stand-in ncu (tests/fixtures/fake-ncu/ncu) that writes `log`.
-struct Fake {
-    dir: tempfile::TempDir,
-}
-
-impl Fake {
-    fn new() -> Self {
-        let f = Self {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        std::fs::write(f.path("cgp-gate.yaml"), FAKE_SPEC).unwrap();
-        std::fs::create_dir(f.path("fake")).unwrap();
-        std::fs::create_dir(f.path("tmp")).unwrap();
-        std::fs::write(f.path("fake/log"), original_rep()).unwrap();
-        f
-    }
-    fn path(&self, p: &str) -> PathBuf {
-        self.dir.path().join(p)
-    }
-    fn std_cmd(&self, args: &[&str]) -> std::process::Command {
-        let mut c = crate::support::bin_std();
-        c.current_dir(self.dir.path())
-            .env("CGP_GATE_NCU", root().join("tests/fixtures/fake-ncu/ncu"))
-            .env("FAKE_NCU_DIR", self.path("fake"))
-            .env(crate::support::STAND_IN_GPU, crate::support::stand_in_gpu())
-            .env("TMPDIR", self.path("tmp"))
-            .args(args);
-        c
-    }
-    fn run(&self, args: &[&str]) -> (i32, String) {
-        let out = self.std_cmd(args).output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-        )
-    }
-}
-
-#[test]
-fn recording_into_an_old_recording_replaces_it_whole() {
-    let f = Fake::new();
-    let (code, out) = f.run(&["profile", "--record", "rec"]);
-    assert_eq!(code, 0, "{out}");
-    // A stale repetition from an older, longer recording.
-    let stale = f.path("rec/vector_add/n=1048576/7.csv");
-    std::fs::write(&stale, original_rep()).unwrap();
-    let (code, out) = f.run(&["profile", "--record", "rec"]);
-    assert_eq!(code, 0, "{out}");
-    assert!(!stale.exists(), "a stale repetition survived the new recording");
-    // A file cgp-gate did not write is never deleted: such a folder is refused (issue 34,
-    // tests/record_secrets_and_signals.rs).
-    assert!(f.path("rec/vector_add/n=1048576/1.csv").is_file());
-    assert!(f.path("rec/manifest.json").is_file());
-    // No staging folder is left next to it.
-    let left: Vec<String> = std::fs::read_dir(f.dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains("recording"))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
-}
-
-#[test]
-fn recording_into_a_folder_that_is_not_a_recording_is_refused() {
-    let f = Fake::new();
-    std::fs::create_dir(f.path("mine")).unwrap();
-    std::fs::write(f.path("mine/thesis.tex"), "keep me").unwrap();
-    let (code, out) = f.run(&["profile", "--record", "mine"]);
-    assert_eq!(code, 2, "{out}");
-    assert!(out.contains("not a cgp-gate recording"), "{out}");
-    assert_eq!(
-        std::fs::read_to_string(f.path("mine/thesis.tex")).unwrap(),
-        "keep me"
-    );
-    // Refused before anything runs (issue 34): not even ncu's version is asked.
-    assert!(!f.path("fake/argv.log").exists(), "ncu was started");
-    assert!(!f.path("fake/count").exists(), "nothing was profiled");
-}
-
-/// Start `profile` with a hanging application, wait until it runs, send `signal`, and return the
-/// exit status, the hanging grandchild's pid and the fake's folder.
-fn interrupted(signal: nix::sys::signal::Signal) -> (Option<i32>, Option<i32>, i32, Fake) {
-    use std::os::unix::process::ExitStatusExt;
-    let f = Fake::new();
-    std::fs::write(f.path("fake/hang"), "").unwrap();
-    let mut child = f
-        .std_cmd(&["profile", "--record", "rec"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pidfile = f.path("fake/hang.pid");
-    for _ in 0..500 {
-        if std::fs::read_to_string(&pidfile).is_ok_and(|t| t.trim().parse::<i32>().is_ok()) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let hang: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
-    nix::sys::signal::kill(pid, signal).unwrap();
-    let status = child.wait().unwrap();
-    (status.code(), status.signal(), hang, f)
-}
-
-#[test]
-fn every_terminating_signal_ends_the_application_and_removes_temporary_folders() {
-    use nix::sys::signal::Signal;
-    for sig in [Signal::SIGHUP, Signal::SIGQUIT, Signal::SIGTERM, Signal::SIGINT] {
-        let (code, _, hang, f) = interrupted(sig);
-        // Exit 3 since issue 34 (128 + the signal before).
-        assert_eq!(code, Some(3), "{sig}");
-        assert!(
-            gone(hang),
-            "{sig}: the application (pid {hang}) outlived cgp-gate"
-        );
-        let left: Vec<_> = std::fs::read_dir(f.path("tmp")).unwrap().collect();
-        assert!(left.is_empty(), "{sig}: temporary folders left: {left:?}");
-        let staging: Vec<String> = std::fs::read_dir(f.dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.contains("recording"))
-            .collect();
-        assert!(staging.is_empty(), "{sig}: {staging:?}");
-    }
-}
-
-// ---- 5, 11. Limits instead of crashes; messages that say what is wrong ------------------------
-
-fn validate(spec: &str) -> (i32, String) {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path().join("s.yaml");
-    std::fs::write(&p, spec).unwrap();
-    let out = bin()
-        .args(["validate", "--spec"])
-        .arg(&p)
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn example_with(from: &str, to: &str) -> String {
-    let s = std::fs::read_to_string(root().join("examples/cgp-gate.yaml")).unwrap();
-    assert!(s.contains(from));
-    s.replace(from, to)
-}
-
-#[test]
-fn deep_or_long_flops_expressions_are_refused_not_a_stack_overflow() {
-    let deep = format!("{}n{}", "(".repeat(20_000), ")".repeat(20_000));
-    let (code, err) = validate(&example_with("flops: 2*n*n*n", &format!("flops: \"{deep}\"")));
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("s.yaml:28:12") && err.contains("characters long"),
-        "{err}"
-    );
-    let deep = format!("{}n{}", "(".repeat(100), ")".repeat(100));
-    let (code, err) = validate(&example_with("flops: 2*n*n*n", &format!("flops: \"{deep}\"")));
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("nests more than 32 levels"), "{err}");
-    let minus = format!("{}n", "-".repeat(500));
-    let (code, err) = validate(&example_with("flops: 2*n*n*n", &format!("flops: \"{minus}\"")));
-    assert_eq!(code, 2, "{err}");
-    let long = vec!["n"; 50_000].join("+");
-    let (code, err) = validate(&example_with("bytes: 12*n*n", &format!("bytes: {long}")));
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("characters long"), "{err}");
-    // The longest accepted expression still evaluates.
-    let ok = vec!["n"; 400].join("+");
-    let (code, err) = validate(&example_with("bytes: 12*n*n", &format!("bytes: {ok}")));
-    assert_eq!(code, 0, "{err}");
-}
-
-#[test]
-fn deep_yaml_nesting_is_named_as_nesting_not_aliases() {
-    for spec in [
-        format!("version: 1\ntargets: {}{}\n", "[".repeat(100), "]".repeat(100)),
-        format!("version: 1\ntargets:\n{}x\n", "- ".repeat(5000)),
-    ] {
-        let (code, err) = validate(&spec);
-        assert_eq!(code, 2, "{err}");
-        assert!(err.contains("nests more than 64 levels"), "{err}");
-        assert!(!err.contains("aliases"), "{err}");
-    }
-}
-
-#[test]
-fn huge_shard_counts_are_refused_with_exit_2() {
-    let out = bin()
-        .args([
-            "check",
-            "--spec",
-            "examples/cgp-gate.yaml",
-            "--replay",
-            "examples/recordings/pr-same",
-        ])
-        .args(["--baselines", "examples/baselines", "--shard", "1/4294967295"])
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("at most 1024 shards"), "{err}");
-    // A results file that claims to be one shard of billions.
-    let d = tempfile::tempdir().unwrap();
-    let mut r: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("tests/fixtures/results/pass.json")).unwrap(),
-    )
-    .unwrap();
-    r["shard"] = "1/4294967295".into();
-    let p = d.path().join("r.json");
-    std::fs::write(&p, serde_json::to_string(&r).unwrap()).unwrap();
-    let out = bin()
-        .arg("merge")
-        .arg(&p)
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("at most 1024 shards"), "{err}");
-}
-
-#[test]
-fn infinite_and_nan_percentages_are_named_as_such() {
-    for bad in ["1e400%", "inf%", "NaN%", "-inf%"] {
-        let (code, err) = validate(&example_with(
-            "dram__bytes_read.sum: \"1%\"",
-            &format!("dram__bytes_read.sum: \"{bad}\""),
-        ));
-        assert_eq!(code, 2, "{err}");
-        assert!(err.contains("not a finite percentage"), "{bad}: {err}");
-        assert!(!err.contains("greater than 0%"), "{bad}: {err}");
-    }
-}
-
-#[test]
-fn names_too_long_for_a_file_name_are_refused_by_validate() {
-    let long = "t".repeat(251);
-    let (code, err) = validate(&example_with("- name: reduce", &format!("- name: {long}")));
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("251 bytes long") && err.contains("at most 200"),
-        "{err}"
-    );
-    let big = "9".repeat(300);
-    let (code, err) = validate(&example_with(
-        "      - { n: 16777216 }",
-        &format!("      - {{ n: {big} }}"),
-    ));
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("a size of target `reduce`") && err.contains("at most 200"),
-        "{err}"
-    );
-}
-
-#[test]
-fn a_missing_cwd_is_named_before_anything_runs() {
-    let f = Fake::new();
-    let spec = FAKE_SPEC.replace("    timeout: 60s\n", "    timeout: 60s\n    cwd: build/not-yet\n");
-    std::fs::write(f.path("cgp-gate.yaml"), spec).unwrap();
-    let (code, out) = f.run(&["profile"]);
-    assert_eq!(code, 2, "{out}");
-    assert!(out.contains("not-yet") && out.contains("does not exist"), "{out}");
-    assert!(!out.contains("Nsight Compute"), "{out}");
-    assert!(
-        !f.path("fake/argv.log").exists(),
-        "ncu was not even asked its version"
-    );
-}
-
-// ---- 10. Units, negative durations, extra cells --------------------------------------------
-
-/// examples/baselines with `edit` applied to every entry of matmul's baseline.
-fn edited_matmul_baseline(edit: impl Fn(&mut Value)) -> tempfile::TempDir {
-    let store = tempfile::tempdir().unwrap();
-    copy_dir(&baselines(), store.path());
-    let p = store.path().join("synthetic-gpu-no-hardware/matmul.json");
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-    for e in v["entries"].as_array_mut().unwrap() {
-        if e["metric"] == "gpu__time_duration.sum" {
-            edit(e);
-        }
-    }
-    std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
-    store
-}
-
-#[test]
-fn a_baseline_in_another_unit_is_not_compared() {
-    // The samples stay the same numbers; only the unit says microseconds.
-    let store = edited_matmul_baseline(|e| e["unit"] = "us".into());
-    let r = check(
-        same,
-        &root().join("examples/recordings/pr-same"),
-        store.path(),
-        &[],
-    );
-    // A damaged baseline is invalid input (exit 2), never a profiler failure (3) or a pass.
-    assert_eq!(r.code, 2, "{}", r.out);
-    for needle in [
-        "matmul.json",
-        "gpu__time_duration.sum",
-        "matmul_tiled<32>",
-        "is in `us`, but ncu measures it in `ns`",
-        "cgp-gate baseline update",
-    ] {
-        assert!(r.out.contains(needle), "{needle} not in:\n{}", r.out);
-    }
-    let rows: Vec<&Value> = r.results["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|x| x["target"] == "matmul" && x["metric"] == "gpu__time_duration.sum")
-        .collect();
-    assert_eq!(rows.len(), 2);
-    for row in rows {
-        assert_eq!(row["verdict"], "error", "{row}");
-        assert!(
-            row["reason"]
-                .as_str()
-                .unwrap()
-                .contains("`us` but this run measured `ns`"),
-            "{row}"
-        );
-    }
-}
-
-#[test]
-fn negative_durations_are_refused_in_baselines_and_recordings() {
-    let store = edited_matmul_baseline(|e| e["samples"][0] = (-5).into());
-    let r = check(
-        same,
-        &root().join("examples/recordings/pr-same"),
-        store.path(),
-        &[],
-    );
-    assert_eq!(r.code, 2, "{}", r.out);
-    assert!(
-        r.out.contains("matmul.json") && r.out.contains("negative duration"),
-        "{}",
-        r.out
-    );
-    // In a recording: the duration cell of the first launch.
-    let rec = damaged(|p| {
-        let text = String::from_utf8(original_rep()).unwrap();
-        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        let i = lines.iter().position(|l| l.starts_with("\"0\",")).unwrap();
-        let mut cells: Vec<String> = lines[i].split("\",\"").map(str::to_owned).collect();
-        let header: Vec<&str> = lines[i - 2].split("\",\"").collect();
-        let col = header
-            .iter()
-            .position(|c| *c == "gpu__time_duration.sum")
-            .unwrap();
-        cells[col] = "-5,569".to_owned();
-        lines[i] = cells.join("\",\"");
-        std::fs::write(p, lines.join("\n") + "\n").unwrap();
-    });
-    let r = check(same, rec.path(), &baselines(), &[]);
-    assert_eq!(r.code, 2, "{}", r.out);
-    assert!(
-        r.out.contains("0.csv") && r.out.contains("negative duration"),
-        "{}",
-        r.out
-    );
-}
-
-#[test]
-fn a_row_with_extra_cells_is_refused_with_its_line() {
-    let rec = damaged(|p| {
-        let text = String::from_utf8(original_rep()).unwrap();
-        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        let i = lines.iter().position(|l| l.starts_with("\"1\",")).unwrap();
-        lines[i].push_str(",\"17\",\"x\"");
-        std::fs::write(p, lines.join("\n") + "\n").unwrap();
-    });
-    let line = String::from_utf8(original_rep())
-        .unwrap()
-        .lines()
-        .position(|l| l.starts_with("\"1\","))
-        .unwrap()
-        + 1;
-    let r = check(same, rec.path(), &baselines(), &[]);
-    assert_eq!(r.code, 2, "{}", r.out);
-    assert!(
-        r.out.contains(&format!("0.csv:{line}")) && r.out.contains("more non-empty cell"),
-        "{}",
-        r.out
-    );
-}
-
 // ---- 9. Control characters and bidi controls in every report ------------------------------
 
 #[test]
@@ -1186,65 +560,6 @@ fn control_and_bidi_characters_from_kernel_names_never_reach_a_report_raw() {
             "{name} shows the bidi control visibly"
         );
     }
-}
-
-#[test]
-fn ncu_dies_with_cgp_gate_even_on_sigkill() {
-    let f = Fake::new();
-    std::fs::write(f.path("fake/hang"), "").unwrap();
-    let mut child = f
-        .std_cmd(&["profile"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pidfile = f.path("fake/hang.pid");
-    for _ in 0..500 {
-        if std::fs::read_to_string(&pidfile).is_ok_and(|t| t.trim().parse::<i32>().is_ok()) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let ncu: i32 = std::fs::read_to_string(f.path("fake/ncu.pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let hang: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
-    // No handler runs for SIGKILL: only the parent-death signal can end ncu.
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let ncu_gone = gone(ncu);
-    // The application's own process (ncu's child) is left to ncu's death; clean it up here.
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(hang),
-        nix::sys::signal::Signal::SIGKILL,
-    );
-    assert!(ncu_gone, "ncu (pid {ncu}) outlived a SIGKILLed cgp-gate");
-}
-
-#[test]
-fn a_cut_off_baseline_is_an_error_naming_file_and_line() {
-    // Already so before issue 13 (serde_json reports the position); kept as a guard.
-    let store = tempfile::tempdir().unwrap();
-    copy_dir(&baselines(), store.path());
-    let p = store.path().join("synthetic-gpu-no-hardware/matmul.json");
-    let text = std::fs::read_to_string(&p).unwrap();
-    let cut = text.find("\"samples\": [").unwrap() + 20;
-    std::fs::write(&p, &text[..cut]).unwrap();
-    let line = text[..cut].lines().count();
-    let r = check(
-        same,
-        &root().join("examples/recordings/pr-same"),
-        store.path(),
-        &[],
-    );
-    assert_eq!(r.code, 2, "{}", r.out);
-    assert!(
-        r.out.contains("matmul.json") && r.out.contains(&format!("line {line}")),
-        "{}",
-        r.out
-    );
 }
 
 // ---- Found by examples/fuzz.rs ---------------------------------------------------------------

@@ -6,7 +6,7 @@
 //! cgp-spec): outside it and the backends (cgp-profile), code asks a kind what it does
 //! ([`ProfilerKind::is_nsight_compute`], [`ProfilerKind::explains`], [`ProfilerKind::why_by`],
 //! [`ProfilerKind::gates_categories`], [`ProfilerKind::is_harness`]) and never names one
-//! (tests/architecture.rs, `profilers_are_named_where_registered`).
+//! (tests/architecture/text_rules.rs, `profilers_are_named_where_registered`).
 //!
 //! The benchmark harnesses whose files cgp-gate reads are one kind, [`ProfilerKind::Harness`],
 //! of a [`HarnessFormat`]: each format is one line of [`harness_formats!`] below (its `profiler:`

@@ -2,7 +2,7 @@
 //! which of the profiler-specific keys its targets read, how their `metrics:` are read, and what
 //! a message says to a target of its kind. With [`ProfilerKind`]'s own properties (cgp-core,
 //! `measured::profiler`) this is the registration: the loader and the schema ask [`rules`] and
-//! never name a profiler (tests/architecture.rs, `profilers_are_named_where_registered`).
+//! never name a profiler (tests/architecture/text_rules.rs, `profilers_are_named_where_registered`).
 
 use super::model::ProfilerKind;
 use crate::measured::profiler::HarnessFormat;
