@@ -8,8 +8,8 @@ use std::rc::Rc;
 use super::*;
 use crate::outcome::results::RowVerdict;
 use crate::outcome::results::RunVerdict;
-use crate::profile::Job;
 use crate::profile::{Capture, ProfileError};
+use crate::profile::{Job, Measuring, Profiler};
 
 /// SYNTHETIC: serves a fixed ncu raw-page CSV and logs the order of the runs.
 struct Fake {
@@ -78,8 +78,8 @@ fn runs_alternate_abba_and_are_recorded_per_side() {
     let run = run_ab(
         &spec,
         &mut Sides {
-            base: &mut base,
-            head: &mut head,
+            base: &mut Measuring::new(&mut base),
+            head: &mut Measuring::new(&mut head),
             base_targets: &targets,
             head_targets: &targets,
         },
@@ -148,8 +148,8 @@ fn a_limit_row_shows_the_median_interval_and_the_limit_as_in_check() {
     let run = run_ab(
         &spec,
         &mut Sides {
-            base: &mut base,
-            head: &mut head,
+            base: &mut Measuring::new(&mut base),
+            head: &mut Measuring::new(&mut head),
             base_targets: &targets,
             head_targets: &targets,
         },
