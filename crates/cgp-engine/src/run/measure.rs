@@ -14,6 +14,9 @@ use crate::profile::record::Recorder;
 use crate::profile::{FailureKind, Job, Measurer, ProfileError};
 use crate::run::progress::Progress;
 
+#[cfg(test)]
+mod tests;
+
 /// What a run measures with, passed as one (issue 49: five functions carried these four apart):
 /// the measurer (the real one, `profile::Measuring`, wraps the run's profiler), the recorder that
 /// keeps its captures, the watch on the GPU's health, and the progress the user sees.

@@ -98,12 +98,24 @@ pub fn write_baseline(
     profiler: &mut dyn Profiler,
     history: &dyn Fn(&str) -> Vec<f64>,
 ) -> Result<(), Error> {
+    store_baseline(spec, dir, &mut Measuring::new(profiler), history)
+}
+
+/// [`write_baseline`] through any measurer (the engine's unit tests store a scripted one's).
+///
+/// # Errors
+/// As [`write_baseline`].
+pub(crate) fn store_baseline(
+    spec: &Spec,
+    dir: &Path,
+    measurer: &mut dyn Measurer,
+    history: &dyn Fn(&str) -> Vec<f64>,
+) -> Result<(), Error> {
     let targets: Vec<&Target> = spec.targets.iter().collect();
-    let mut measurer = Measuring::new(profiler);
     let origin = measurer.open(&targets)?;
     let work = crate::plan::baseline_work(&targets, None);
     let mut tools = crate::run::measure::Instruments {
-        measurer: &mut measurer,
+        measurer,
         recorder: None,
         watch: None,
         progress: &mut NoProgress,

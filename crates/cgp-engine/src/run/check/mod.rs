@@ -10,6 +10,8 @@ mod baselines;
 mod harness_states;
 mod judge;
 mod rows;
+#[cfg(test)]
+mod tests;
 mod why;
 
 use crate::measured::samples::TargetSize;
