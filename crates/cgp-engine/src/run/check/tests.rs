@@ -347,3 +347,91 @@ fn a_harness_device_names_the_gpu_and_baselines_of_another_gpu_are_refused_befor
         "no GPU time is spent before the baselines are read"
     );
 }
+
+#[test]
+fn a_decided_row_keeps_its_first_looks_verdict_while_its_size_is_measured_again() {
+    // One size, two kernels: `fast` 10 % slower (a regression at the first look), `edge` at the
+    // threshold (doubtful: the size is measured again). The decided row is not judged again on
+    // the larger sample (sequential stopping, docs/statistics.md 2.6): it keeps its first look.
+    let s = spec(&target("k", 2, 6, 1));
+    let mut rng = Rng::new(seed_for(62, "two kernels"));
+    let mut two = |shift_fast: f64, shift_edge: f64, job: crate::profile::Job<'_>| {
+        let mut set = SampleSet::default();
+        for (kernel, shift) in [("fast", shift_fast), ("edge", shift_edge)] {
+            let key = crate::measured::samples::SeriesKey {
+                target: job.target.name.clone(),
+                size: job.size.key(),
+                kernel: kernel.to_owned(),
+                metric: crate::run::mock::METRIC.to_owned(),
+            };
+            for v in process(&mut rng, shift) {
+                set.push(&key, "ns", v, job.rep);
+            }
+        }
+        set
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut base = Mock::new(|job, _| Step::Samples(two(0.0, 0.0, job)));
+    crate::run::simulate::store_baseline(&s, dir.path(), &mut base, &|_| Vec::new()).unwrap();
+    drop(base);
+    let mut head = Mock::new(|job, _| Step::Samples(two(pct(10.0), pct(3.0), job)));
+    let r = check(&s, dir.path(), &mut head, &mut Seen::default()).unwrap();
+    assert_eq!(head.reps_of("k", "i=0"), [0, 1, 2, 3, 4, 5]);
+    let of = |kernel: &str| {
+        r.rows
+            .iter()
+            .find(|x| x.key.kernel_name() == Some(kernel))
+            .unwrap_or_else(|| panic!("{:#?}", r.rows))
+    };
+    let (fast, edge) = (of("fast"), of("edge"));
+    assert_eq!(fast.verdict(), RowVerdict::Regression);
+    // Its samples are those of the first look: reps 0 and 1, 30 launches each after warm-up.
+    assert_eq!(fast.remeasured, 0);
+    assert_eq!(fast.candidate_reps.iter().max(), Some(&1));
+    assert_eq!(fast.candidate_reps.len(), 60);
+    assert_eq!(edge.remeasured, 2);
+    assert_eq!(edge.candidate_reps.iter().max(), Some(&5));
+}
+
+#[test]
+fn a_failed_why_run_is_a_note_and_only_ungated_counters_are_kept() {
+    // `explain`'s extra runs collect the counters that say why a time changed; a failed one
+    // costs the why, not the run.
+    let s = spec(&target("k", 1, 1, 2));
+    let targets: std::collections::BTreeMap<String, crate::spec::Target> =
+        s.targets.iter().map(|t| (t.name.clone(), t.clone())).collect();
+    let work = crate::plan::initial_work(&s.targets.iter().collect::<Vec<_>>(), None);
+    let mut mock = Mock::new(|job, _| {
+        if index(job) == 1 {
+            return Step::Fails(FailureKind::AppFailed);
+        }
+        let mut set = crate::run::mock::launches(job, &[5.0]);
+        let key = crate::measured::samples::SeriesKey {
+            metric: "dram__bytes_read.sum".to_owned(),
+            ..set.series.keys().next().unwrap().clone()
+        };
+        set.push(&key, "byte", 4096.0, job.rep);
+        Step::Samples(set)
+    });
+    let mut seen = Seen::default();
+    let mut m = crate::run::measure::Measurement::default();
+    let mut tools = crate::run::measure::Instruments {
+        measurer: &mut mock,
+        recorder: None,
+        watch: None,
+        progress: &mut seen,
+    };
+    let seconds = crate::run::measure::measure_why(&mut tools, &work, &targets, &mut m).unwrap();
+    assert!((seconds - 0.25).abs() < 1e-9, "{seconds}");
+    assert!(m.errors.is_empty(), "{:?}", m.errors);
+    let metrics: Vec<&str> = m.samples.series.keys().map(|k| k.metric.as_str()).collect();
+    // The gated time is the run's own to measure; the counter is kept.
+    assert_eq!(metrics, ["dram__bytes_read.sum"]);
+    assert!(
+        seen.notes
+            .iter()
+            .any(|n| n.starts_with("no why for `k` [i=1]: ") && n.contains("app-failed")),
+        "{:?}",
+        seen.notes
+    );
+}
