@@ -152,3 +152,139 @@ fn samples_of(replay: bool, job: Job<'_>, c: &Capture) -> Result<SampleSet, Prof
         })
         .map(|s| crate::profile::sum::apply(job.target, s))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::spec::ProfilerKind;
+
+    /// SYNTHETIC: a profiler whose every capture is `text`, logging what it is asked.
+    struct Fake {
+        text: &'static str,
+        recording: bool,
+        log: Rc<RefCell<Vec<String>>>,
+    }
+
+    impl Profiler for Fake {
+        fn name(&self) -> &'static str {
+            "fake"
+        }
+        fn version(&mut self) -> Result<String, ProfileError> {
+            self.log.borrow_mut().push("version".to_owned());
+            Ok("9.9".to_owned())
+        }
+        fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {
+            self.log.borrow_mut().push(format!("capture {}", job.rep));
+            Ok(Capture {
+                output: crate::profile::Output::Text(self.text.to_owned()),
+                origin: "fake.csv".into(),
+                wall_seconds: Some(1.5),
+                ..Capture::default()
+            })
+        }
+        fn has(&self, job: Job<'_>) -> bool {
+            job.rep < 2
+        }
+        fn reads_a_recording(&self) -> bool {
+            self.recording
+        }
+        fn probe(&mut self, targets: &[&Target]) {
+            self.log.borrow_mut().push(format!("probe {}", targets.len()));
+        }
+        fn harness_device(&self, target: &Target) -> Option<String> {
+            Some(format!("device of {}", target.name))
+        }
+    }
+
+    fn spec(targets: &str) -> crate::spec::Spec {
+        let text = format!("version: 1\ntargets:\n{targets}");
+        crate::spec::load_str(&text, std::path::Path::new("cgp-gate.yaml")).unwrap()
+    }
+
+    const NCU: &str =
+        "  - name: saxpy\n    command: [./saxpy]\n    metrics:\n      gpu__time_duration.sum: \"3%\"\n";
+    const CSV: &str = "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"ns\"\n\"0\",\"saxpy(int)\",\"1000\"\n\"1\",\"saxpy(int)\",\"1010\"\n";
+
+    #[test]
+    fn measuring_probes_before_it_asks_versions_and_says_where_samples_come_from() {
+        let s = spec(NCU);
+        let targets: Vec<&Target> = s.targets.iter().collect();
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let mut fake = Fake {
+            text: CSV,
+            recording: false,
+            log: Rc::clone(&log),
+        };
+        let mut m = Measuring::new(&mut fake);
+        let origin = m.open(&targets).unwrap();
+        assert_eq!(*log.borrow(), ["probe 1", "version"]);
+        assert_eq!(origin.versions.version(ProfilerKind::default()), Some("9.9"));
+        assert_eq!(origin.source, "fake");
+        assert_eq!(origin.device(&s.targets[0]), Some("device of saxpy"));
+        assert!(origin.recorded.is_none() && !origin.synthetic);
+        let job = |rep| Job {
+            target: &s.targets[0],
+            size: &s.targets[0].sizes[0],
+            rep,
+        };
+        assert!(m.can_serve(job(1)) && !m.can_serve(job(2)));
+        // A profiler of no tool that competes for the counters is never retried for them.
+        assert!(m.busy_retry_delays(job(0)).is_empty());
+        let taken = m.measure(job(0)).unwrap();
+        assert_eq!(taken.capture.wall_seconds, Some(1.5));
+        let samples = taken.samples.unwrap();
+        let values: Vec<f64> = samples.series.values().flat_map(|x| x.values()).collect();
+        assert_eq!(values, [1000.0, 1010.0]);
+    }
+
+    #[test]
+    fn output_that_cannot_be_read_is_damaged_input_in_a_recording_and_a_tool_failure_live() {
+        let s = spec(NCU);
+        let job = Job {
+            target: &s.targets[0],
+            size: &s.targets[0].sizes[0],
+            rep: 0,
+        };
+        let kind = |recording: bool| {
+            let mut fake = Fake {
+                text: "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"ns\"\n\"0\",\"saxpy(int)\",\"n/a\"\n",
+                recording,
+                log: Rc::default(),
+            };
+            // The capture was taken: the recorder keeps it, and its reading failed.
+            let taken = Measuring::new(&mut fake).measure(job).unwrap();
+            assert!(!taken.capture.output.is_empty());
+            taken.samples.unwrap_err().kind
+        };
+        assert_eq!(kind(false), FailureKind::BadOutput);
+        assert_eq!(kind(true), FailureKind::BadRecording);
+    }
+
+    #[test]
+    fn busy_counter_retries_are_the_live_ncu_profilers_and_no_other_tools() {
+        let s = spec(&format!(
+            "{NCU}  - name: trace\n    command: [./trace]\n    profiler: nsys\n    metrics:\n      \"kernel:total\": \"3%\"\n"
+        ));
+        let targets: Vec<&Target> = s.targets.iter().collect();
+        let job = |t: usize| Job {
+            target: &s.targets[t],
+            size: &s.targets[t].sizes[0],
+            rep: 0,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let ms = std::time::Duration::from_millis;
+        let mut own = crate::profile::by_target::ByTarget::new(dir.path(), &targets, None).unwrap();
+        let mut m = Measuring::new(&mut own);
+        assert_eq!(m.busy_retry_delays(job(0)), [ms(2000), ms(5000), ms(10_000)]);
+        assert!(m.busy_retry_delays(job(1)).is_empty());
+        // The command layer's override (CGP_GATE_RETRY_DELAYS_MS) reaches ncu, and only ncu.
+        let mut over =
+            crate::profile::by_target::ByTarget::new(dir.path(), &targets, Some(vec![ms(1)])).unwrap();
+        let mut m = Measuring::new(&mut over);
+        assert_eq!(m.busy_retry_delays(job(0)), [ms(1)]);
+        assert!(m.busy_retry_delays(job(1)).is_empty());
+    }
+}
