@@ -34,6 +34,8 @@ pub(crate) enum Step {
     Samples(SampleSet),
     /// The capture fails with this kind (the program failed, timed out, the tool is missing).
     Fails(FailureKind),
+    /// The capture fails with this kind and message (what the program wrote, quoted).
+    FailsWith(FailureKind, String),
     /// The capture is taken, but reading it fails with this kind (ncu's log says the counters
     /// are busy, the output is damaged).
     Unreadable(FailureKind),
@@ -159,6 +161,7 @@ impl Measurer for Mock<'_> {
             Step::Launches(values) => Ok(launches(job, &values)),
             Step::Samples(s) => Ok(s),
             Step::Fails(kind) => return Err(failed(kind)),
+            Step::FailsWith(kind, message) => return Err(ProfileError::new(kind, &context, message)),
             Step::Unreadable(kind) => Err(failed(kind)),
             Step::Unselected(ran) => Err(ProfileError {
                 unselected: ran.clone(),

@@ -435,3 +435,37 @@ fn a_failed_why_run_is_a_note_and_only_ungated_counters_are_kept() {
         seen.notes
     );
 }
+
+#[test]
+fn a_throttled_run_is_measured_again_and_the_results_say_so() {
+    let s = spec(&target("k", 2, 2, 1));
+    let dir = stored(&s);
+    let mut device = crate::gpu::FakeDevice::new("NVIDIA H100 80GB HBM3");
+    let reading = |throttle| crate::gpu::Reading {
+        sm_clock_mhz: Some(1590),
+        throttle: Some(crate::gpu::ThrottleReasons(throttle)),
+        ..crate::gpu::Reading::default()
+    };
+    // A power cap after the first run; every later reading is clean.
+    device.readings = vec![reading(0), reading(0x4), reading(0)];
+    let gpu = crate::gpu::FakeGpu::new(vec![device]);
+    let mut watch = crate::run::measure::Watch {
+        gpu: &gpu,
+        sampler: crate::gpu::HealthSampler::new(0, Some(1590), &s.settings),
+        settings: &s.settings,
+    };
+    let mut rng = Rng::new(seed_for(62, "throttled"));
+    let mut mock = Mock::new(|_, _| Step::Launches(process(&mut rng, 0.0)));
+    let targets: Vec<&crate::spec::Target> = s.targets.iter().collect();
+    let opts = crate::run::mock::options(dir.path());
+    let mut seen = Seen::default();
+    let r = super::run_check(&s, &targets, &mut mock, None, Some(&mut watch), &opts, &mut seen).unwrap();
+    assert_eq!(mock.reps_of("k", "i=0"), [0, 0, 1]);
+    assert_eq!((r.health.throttled_reps, r.health.rerun_reps), (1, 1));
+    assert!(
+        r.health.notes.iter().any(|n| n.contains("sw_power_cap")),
+        "{:?}",
+        r.health.notes
+    );
+    assert_eq!(row(&r, "k", 0).verdict(), RowVerdict::Pass);
+}

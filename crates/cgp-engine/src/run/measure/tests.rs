@@ -434,3 +434,23 @@ fn a_kernel_the_filter_no_longer_selects_is_kept_with_the_kernels_that_ran() {
         e.message
     );
 }
+
+#[test]
+fn a_secret_the_program_wrote_is_redacted_before_any_report_sees_the_failure() {
+    let s = spec(&target("a", 1, 1, 1));
+    let targets: Vec<&Target> = s.targets.iter().collect();
+    let mut mock = Mock::new(|_, _| {
+        Step::FailsWith(
+            FailureKind::AppFailed,
+            "the application exited with 1; it wrote: GITHUB_TOKEN=ghp_SYNTHETIC0123456789abcdef".to_owned(),
+        )
+    });
+    let m = run(&mut mock, &targets, false, &mut Seen::default());
+    let message = &m.errors[0].message;
+    assert!(!message.contains("ghp_SYNTHETIC"), "{message}");
+    assert!(message.contains("GITHUB_TOKEN=[redacted]"), "{message}");
+    assert!(
+        message.starts_with("a[i=0] rep 0: the application exited with 1"),
+        "{message}"
+    );
+}
