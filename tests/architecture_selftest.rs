@@ -12,6 +12,8 @@ use super::architecture::{
     pub_share, repo, reporters_render_decided_results, results_types_are_typed, rust_files, sizes,
 };
 
+mod seam;
+
 /// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
 /// `src/`.
 struct Scratch {

@@ -14,6 +14,9 @@ use syn::{Attribute, Fields, Item, Meta, Type, UseTree, Visibility};
 
 use super::architecture::{CRATES, MAX_OPTION_FIELDS, PROFILER_REGISTRATION, sources};
 
+mod seam;
+pub use seam::engine_measures_through_the_seam;
+
 /// A file as Rust. A file that does not parse is a violation of its own (the compiler would say
 /// so too): the guard never passes what it could not read.
 /// Each rule parses only the files that can break it (a `pub use`, a profiler's name in quotes,

@@ -130,8 +130,8 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     let run = crate::run::ab::run_ab(
         &head_spec,
         &mut crate::run::ab::Sides {
-            base: base.as_mut(),
-            head: head.as_mut(),
+            base: &mut crate::profile::Measuring::new(base.as_mut()),
+            head: &mut crate::profile::Measuring::new(head.as_mut()),
             base_targets: &base_targets,
             head_targets: &head_targets,
         },

@@ -92,7 +92,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     let results = crate::run::check::run_check(
         &sel.spec,
         &targets,
-        profiler.as_mut(),
+        &mut crate::profile::Measuring::new(profiler.as_mut()),
         recorder.as_mut(),
         watch.as_mut(),
         &opts,

@@ -220,8 +220,8 @@ pub(crate) fn confirm(plan: &Plan, screen: Results, stage: Stage<'_>) -> Result<
     let run = crate::run::ab::run_ab(
         &head_spec,
         &mut crate::run::ab::Sides {
-            base: base_p.as_mut(),
-            head: head_p.as_mut(),
+            base: &mut crate::profile::Measuring::new(base_p.as_mut()),
+            head: &mut crate::profile::Measuring::new(head_p.as_mut()),
             base_targets: &base_targets,
             head_targets: &head_targets,
         },

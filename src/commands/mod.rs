@@ -301,8 +301,9 @@ pub(crate) fn measure_once(
         });
     }
     let mut watch = session.watch(&sel.spec.settings);
+    let mut measurer = crate::profile::Measuring::new(profiler.as_mut());
     let mut tools = crate::run::measure::Instruments {
-        profiler: profiler.as_mut(),
+        measurer: &mut measurer,
         recorder: recorder.as_mut(),
         watch: watch.as_mut(),
         progress: &mut *progress,
@@ -324,11 +325,11 @@ pub(crate) fn measure_once(
         why = crate::run::ncu_why::collect(&wanted, &work, &ncu, &next, measured, &mut tools);
     }
     let health = watch.map(|w| w.sampler.summary());
+    let origin = crate::profile::Provenance::of(profiler.as_ref(), versions.clone(), targets);
     let fingerprints: std::collections::BTreeMap<_, _> = targets
         .iter()
         .map(|t| {
-            let fp =
-                crate::run::engine::fingerprint_for(profiler.as_ref(), &versions, t, session.gpu.as_deref());
+            let fp = crate::run::engine::fingerprint_for(&origin, t, session.gpu.as_deref());
             (t.name.clone(), fp)
         })
         .collect();
@@ -351,10 +352,10 @@ pub(crate) fn measure_once(
     Ok(MeasuredRun {
         m,
         versions,
-        source: profiler.source(),
+        source: origin.source,
         fingerprints,
         health,
-        synthetic: profiler.manifest().is_some_and(|m| m.synthetic),
+        synthetic: origin.synthetic,
     })
 }
 

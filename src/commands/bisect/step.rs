@@ -139,8 +139,8 @@ pub(crate) fn measure(
     let run = crate::run::ab::run_ab(
         head.0,
         &mut crate::run::ab::Sides {
-            base: base.as_mut(),
-            head: head_p.as_mut(),
+            base: &mut crate::profile::Measuring::new(base.as_mut()),
+            head: &mut crate::profile::Measuring::new(head_p.as_mut()),
             base_targets: good.1,
             head_targets: head.1,
         },

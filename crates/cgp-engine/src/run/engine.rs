@@ -12,21 +12,16 @@ use crate::gpu::fingerprint::Fingerprint;
 use crate::gpu::{Gpu, peaks_for};
 use crate::measured::samples::{SampleSet, SeriesKey};
 use crate::outcome::results::{ErrorKind, OwnedRowKey, RooflinePoint, Row, RowVerdict, RunError};
-use crate::profile::{Profiler, Versions};
+use crate::profile::Provenance;
 use crate::spec::{DERIVED_PREFIX, MetricSpec, Target};
 
 /// The fingerprint of a target's measurements: the recording's GPU (replay), or this machine's,
 /// with the target's own profiler part: the tool that measures it (`profiler`, its version) and
 /// the settings that change what it measures. A harness target's GPU is the device its own file
-/// names (`Profiler::harness_device`, after `Versions::of` probed it), whatever NVML says.
-pub fn fingerprint_for(
-    profiler: &dyn Profiler,
-    versions: &Versions,
-    target: &Target,
-    gpu: Option<&dyn Gpu>,
-) -> Fingerprint {
-    let ncu = versions.ncu().unwrap_or_default();
-    let fp = if let Some(mut fp) = profiler.manifest().and_then(|m| m.fingerprint.clone()) {
+/// names (`Provenance::devices`, read after the measurer's probe), whatever NVML says.
+pub fn fingerprint_for(run: &Provenance, target: &Target, gpu: Option<&dyn Gpu>) -> Fingerprint {
+    let ncu = run.versions.ncu().unwrap_or_default();
+    let fp = if let Some(mut fp) = run.recorded.clone() {
         // The recording's GPU, but this target's profiler part: a manifest holds one
         // fingerprint, and targets may differ in profiler, clock and cache control.
         let ncu = if ncu.is_empty() || ncu == crate::gpu::fingerprint::UNKNOWN {
@@ -50,10 +45,10 @@ pub fn fingerprint_for(
     } else {
         crate::gpu::fingerprint(gpu, 0, ncu, &target.profiling, &target.clocks)
     };
-    let mut fp = crate::profile::backend_of(target).fingerprint(fp, versions.get(target.profiler));
+    let mut fp = crate::profile::backend_of(target).fingerprint(fp, run.versions.get(target.profiler));
     // A harness target's device is the one its own file names (docs/harnesses.md); NVML, where
     // there is one, adds the rest.
-    if let Some(device) = profiler.harness_device(target) {
+    if let Some(device) = run.device(target) {
         fp.gpu_name = device.trim().into();
     }
     fp

@@ -1,6 +1,7 @@
-//! Measuring: run the plan's work through a profiler, repetition-major, and collect samples and
-//! failures (with GPU health watching and retries of busy counters). What to run is `plan`'s;
-//! decisions are `stats`' and `results`'; rendering is `report`'s.
+//! Measuring: run the plan's work through a measurer (`profile::Measurer`, the one seam between
+//! the engine and the profilers), repetition-major, and collect samples and failures (with GPU
+//! health watching and retries of busy counters). What to run is `plan`'s; decisions are
+//! `stats`' and `results`'; rendering is `report`'s.
 
 use crate::measured::samples::TargetSize;
 use std::collections::BTreeMap;
@@ -9,16 +10,18 @@ use crate::foundation::error::Error;
 use crate::measured::samples::SampleSet;
 use crate::outcome::results::RunError;
 use crate::plan::Work;
-use crate::profile::extract::extract;
 use crate::profile::record::Recorder;
-use crate::profile::{FailureKind, Job, ProfileError, Profiler};
+use crate::profile::{FailureKind, Job, Measurer, ProfileError};
 use crate::run::progress::Progress;
 
+#[cfg(test)]
+mod tests;
+
 /// What a run measures with, passed as one (issue 49: five functions carried these four apart):
-/// the profiler, the recorder that keeps its captures, the watch on the GPU's health, and the
-/// progress the user sees.
+/// the measurer (the real one, `profile::Measuring`, wraps the run's profiler), the recorder that
+/// keeps its captures, the watch on the GPU's health, and the progress the user sees.
 pub struct Instruments<'a, 'w> {
-    pub profiler: &'a mut dyn Profiler,
+    pub measurer: &'a mut dyn Measurer,
     pub recorder: Option<&'a mut Recorder>,
     pub watch: Option<&'a mut Watch<'w>>,
     pub progress: &'a mut dyn Progress,
@@ -131,7 +134,7 @@ pub fn measure(
     only_available: bool,
 ) -> Result<Measurement, Error> {
     let Instruments {
-        profiler,
+        measurer,
         recorder,
         watch,
         progress,
@@ -154,13 +157,13 @@ pub fn measure(
                 size: w.size,
                 rep,
             };
-            if only_available && !profiler.has(job) {
+            if only_available && !measurer.can_serve(job) {
                 progress.run_skipped(&w.target.name, &id.size);
                 continue;
             }
             progress.run_started(&w.target.name, &id.size, rep);
             let started = std::time::Instant::now();
-            let outcome = run_once(&mut **profiler, job, recorder, watch, &mut **progress)?;
+            let outcome = run_once(&mut **measurer, job, recorder, watch, &mut **progress)?;
             let elapsed = started.elapsed();
             match outcome {
                 Ok((mut samples, wall)) => {
@@ -202,25 +205,26 @@ pub fn measure(
 }
 
 /// One run of one job: a run the GPU throttled is run again (`watch`), busy counters are retried
-/// with the profiler's delays, and the capture is recorded and read into samples.
+/// with the measurer's delays, and the capture is recorded and read into samples (with its wall
+/// seconds).
 ///
 /// # Errors
 /// Only for failures of the recorder (the profiler's failures are the inner `Err`).
 fn run_once(
-    profiler: &mut dyn Profiler,
+    measurer: &mut dyn Measurer,
     job: Job<'_>,
     recorder: &mut Option<&mut Recorder>,
     watch: &mut Option<&mut Watch<'_>>,
     progress: &mut dyn Progress,
 ) -> Result<Result<(SampleSet, Option<f64>), ProfileError>, Error> {
-    let delays = profiler.busy_retry_delays(job);
+    let delays = measurer.busy_retry_delays(job);
     let mut attempt = 0;
     let mut throttle_reruns = 0;
     loop {
         if let Some(w) = watch.as_deref_mut() {
             w.sampler.before(w.gpu);
         }
-        let r = profiler.capture(job);
+        let r = measurer.measure(job);
         if let (Ok(_), Some(w)) = (&r, watch.as_deref_mut()) {
             let health = w.sampler.after(w.gpu);
             if crate::gpu::should_rerun(&health, throttle_reruns, w.settings) {
@@ -235,10 +239,10 @@ fn run_once(
                 continue;
             }
         }
-        if let (Ok(c), Some(rec)) = (&r, recorder.as_deref_mut()) {
-            rec.record(job, c)?;
+        if let (Ok(t), Some(rec)) = (&r, recorder.as_deref_mut()) {
+            rec.record(job, &t.capture)?;
         }
-        match r.and_then(|c| samples_of(&*profiler, job, &c)) {
+        match r.and_then(|t| t.samples.map(|s| (s, t.capture.wall_seconds))) {
             Err(e) if e.kind == FailureKind::ResourceUnavailable && attempt < delays.len() => {
                 progress.note(&format!(
                     "  counters busy (another profiler?), retrying in {:?}",
@@ -250,32 +254,4 @@ fn run_once(
             other => return Ok(other),
         }
     }
-}
-
-/// The samples of one capture, with its wall seconds: a recording may hold kernels a live run's
-/// `-k` filter would not profile (filtered as live ncu would), output that cannot be read in a
-/// recording is damaged input, and `kernels: sum` makes one operation row per metric.
-fn samples_of(
-    profiler: &dyn Profiler,
-    job: Job<'_>,
-    c: &crate::profile::Capture,
-) -> Result<(SampleSet, Option<f64>), ProfileError> {
-    let replay = profiler.reads_a_recording();
-    extract(job, c)
-        .and_then(|s| {
-            // A cupti capture is filtered on the whole names of its records already
-            // (`profile::cupti::select`), as a live run is.
-            if replay && !crate::profile::backend_of(job.target).selects_kernels() {
-                crate::profile::filter::for_replay(job, c, s)
-            } else {
-                Ok(s)
-            }
-        })
-        .map_err(|mut e| {
-            if replay && e.kind == FailureKind::BadOutput {
-                e.kind = FailureKind::BadRecording;
-            }
-            e
-        })
-        .map(|s| (crate::profile::sum::apply(job.target, s), c.wall_seconds))
 }

@@ -9,6 +9,8 @@ pub mod clock;
 pub mod confirm;
 pub mod engine;
 pub mod measure;
+#[cfg(test)]
+mod mock;
 pub mod ncu_why;
 pub mod progress;
 pub mod session;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::baseline::{Generation, Store, UpdateMeta};
 use crate::foundation::error::Error;
 use crate::outcome::results::{FailOn, Results};
-use crate::profile::{Capture, Job, ProfileError, Profiler, Versions};
+use crate::profile::{Capture, Job, Measurer, Measuring, ProfileError, Profiler};
 use crate::run::progress::NoProgress;
 use crate::spec::{Spec, Target};
 
@@ -98,11 +98,24 @@ pub fn write_baseline(
     profiler: &mut dyn Profiler,
     history: &dyn Fn(&str) -> Vec<f64>,
 ) -> Result<(), Error> {
+    store_baseline(spec, dir, &mut Measuring::new(profiler), history)
+}
+
+/// [`write_baseline`] through any measurer (the engine's unit tests store a scripted one's).
+///
+/// # Errors
+/// As [`write_baseline`].
+pub(crate) fn store_baseline(
+    spec: &Spec,
+    dir: &Path,
+    measurer: &mut dyn Measurer,
+    history: &dyn Fn(&str) -> Vec<f64>,
+) -> Result<(), Error> {
     let targets: Vec<&Target> = spec.targets.iter().collect();
-    let versions = Versions::of(profiler, &targets)?;
+    let origin = measurer.open(&targets)?;
     let work = crate::plan::baseline_work(&targets, None);
     let mut tools = crate::run::measure::Instruments {
-        profiler: &mut *profiler,
+        measurer,
         recorder: None,
         watch: None,
         progress: &mut NoProgress,
@@ -113,7 +126,7 @@ pub fn write_baseline(
     }
     let store = Store::new(dir);
     for t in &targets {
-        let fp = crate::run::engine::fingerprint_for(&*profiler, &versions, t, None);
+        let fp = crate::run::engine::fingerprint_for(&origin, t, None);
         let series: Vec<&crate::measured::samples::Series> = m
             .samples
             .series
@@ -166,7 +179,8 @@ pub fn simulate_check(spec: &Spec, dir: &Path, profiler: &mut dyn Profiler) -> R
         // A simulation measures no commit of a CI job.
         ci_commit: None,
     };
-    crate::run::check::run_check(spec, &targets, profiler, None, None, &opts, &mut NoProgress)
+    let mut measurer = Measuring::new(profiler);
+    crate::run::check::run_check(spec, &targets, &mut measurer, None, None, &opts, &mut NoProgress)
 }
 
 /// `ab` of `base`'s processes against `head`'s: `run::ab::run_ab` with both trees' targets the
@@ -176,9 +190,10 @@ pub fn simulate_check(spec: &Spec, dir: &Path, profiler: &mut dyn Profiler) -> R
 /// As `run_ab`.
 pub fn simulate_ab(spec: &Spec, base: &mut dyn Profiler, head: &mut dyn Profiler) -> Result<Results, Error> {
     let targets: Vec<&Target> = spec.targets.iter().collect();
+    let (mut base, mut head) = (Measuring::new(base), Measuring::new(head));
     let mut sides = crate::run::ab::Sides {
-        base,
-        head,
+        base: &mut base,
+        head: &mut head,
         base_targets: &targets,
         head_targets: &targets,
     };

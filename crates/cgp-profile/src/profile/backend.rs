@@ -26,7 +26,7 @@ pub struct LiveSetup<'a> {
     /// The run's targets that this backend measures.
     pub targets: &'a [&'a Target],
     /// The waits between retries when another tool holds the GPU counters, where the command
-    /// layer overrides the backend's own ([`Backend::busy_retry_delays`]).
+    /// layer overrides the live profiler's own ([`Profiler::busy_retry_delays`]: ncu's).
     pub busy_retry_delays: Option<&'a [Duration]>,
 }
 
@@ -112,12 +112,6 @@ pub trait Backend: Sync {
     /// path of the machine that wrote them).
     fn hashes_sass(&self) -> bool {
         true
-    }
-
-    /// How long to wait before each retry when another tool holds the GPU counters; empty: the
-    /// tool never competes for them.
-    fn busy_retry_delays(&self) -> Vec<Duration> {
-        Vec::new()
     }
 
     /// The fingerprint of a measurement by this backend, from the GPU's and the target's:

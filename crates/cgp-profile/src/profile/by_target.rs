@@ -36,7 +36,7 @@ impl std::fmt::Debug for ByTarget {
 
 impl ByTarget {
     /// The live profiler of `targets`, whose relative paths resolve against `base_dir`; with
-    /// `busy_retry_delays`, the waits between busy-counter retries (else each backend's own).
+    /// `busy_retry_delays`, the waits between busy-counter retries (else each live profiler's own).
     ///
     /// # Errors
     /// When no temporary directory can be made for a backend the targets use.
@@ -108,14 +108,12 @@ impl Profiler for ByTarget {
         self.profiler(tool, String::new())?.version()
     }
 
-    fn busy_retry_delays(&self, job: Job<'_>) -> Vec<Duration> {
-        let backend = backend_for(job.target.profiler);
-        match (&self.busy_retry_delays, backend.busy_retry_delays().is_empty()) {
-            // A tool that never competes for the counters is never retried for them.
-            (_, true) => Vec::new(),
-            (Some(d), false) => d.clone(),
-            (None, false) => backend.busy_retry_delays(),
-        }
+    fn busy_retry_delays(&mut self, job: Job<'_>) -> Vec<Duration> {
+        // The live profiler of the job's tool says (ncu: its own, or the override it was made
+        // with); a tool that never competes for the counters is never retried for them.
+        self.made(job.target.profiler)
+            .map(|p| p.busy_retry_delays(job))
+            .unwrap_or_default()
     }
 
     fn capture(&mut self, job: Job<'_>) -> Result<Capture, ProfileError> {

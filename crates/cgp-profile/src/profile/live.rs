@@ -169,7 +169,7 @@ impl Profiler for NcuProfiler {
         "ncu"
     }
 
-    fn busy_retry_delays(&self, _job: Job<'_>) -> Vec<std::time::Duration> {
+    fn busy_retry_delays(&mut self, _job: Job<'_>) -> Vec<std::time::Duration> {
         self.busy_retry_delays.clone()
     }
 
@@ -313,10 +313,6 @@ impl Backend for NcuBackend {
             binary: false,
             what: "recorded ncu output",
         }]
-    }
-
-    fn busy_retry_delays(&self) -> Vec<Duration> {
-        BUSY_RETRY_DELAYS.to_vec()
     }
 
     fn fingerprint(

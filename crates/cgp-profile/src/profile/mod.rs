@@ -19,6 +19,7 @@ pub mod kept;
 pub mod launches;
 pub mod live;
 pub mod machine;
+pub mod measurer;
 pub mod nsys;
 pub mod record;
 pub mod replay;
@@ -27,6 +28,7 @@ pub mod sum;
 
 pub use backend::Backend;
 pub use error::{FailureKind, ProfileError};
+pub use measurer::{Measurer, Measuring, Provenance, Taken};
 
 use std::path::PathBuf;
 
@@ -198,7 +200,7 @@ impl Default for Output {
 }
 
 /// Raw output of one profiler run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Capture {
     /// The profiler's output as written.
     pub output: Output,
@@ -280,8 +282,11 @@ pub trait Profiler {
         None
     }
     /// How long to wait before each retry when another tool holds the GPU counters
-    /// ([`FailureKind::ResourceUnavailable`]); empty: never retry (a recording's failure is final).
-    fn busy_retry_delays(&self, _job: Job<'_>) -> Vec<std::time::Duration> {
+    /// ([`FailureKind::ResourceUnavailable`]), the one place these delays are said: the live
+    /// profiler of a tool that competes for the counters (ncu, with the command layer's
+    /// override); empty, the default: never retry (a recording's failure is final, and nsys,
+    /// CUPTI and the harnesses do not compete). The engine asks [`Measurer::busy_retry_delays`].
+    fn busy_retry_delays(&mut self, _job: Job<'_>) -> Vec<std::time::Duration> {
         Vec::new()
     }
 }

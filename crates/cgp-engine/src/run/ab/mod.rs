@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::foundation::error::Error;
 use crate::gpu::Gpu;
 use crate::outcome::results::{FailOn, Results, Row, RunError};
-use crate::profile::Profiler;
+use crate::profile::Measurer;
 use crate::profile::record::Recorder;
 use crate::run::engine::{add_derived, fingerprint_for};
 use crate::run::measure::Watch;
@@ -107,11 +107,11 @@ impl AbManifest {
     }
 }
 
-/// The two trees: a profiler and the targets as resolved in each (commands and relative paths
+/// The two trees: a measurer and the targets as resolved in each (commands and relative paths
 /// resolve in the tree's own directory).
 pub struct Sides<'a> {
-    pub base: &'a mut dyn Profiler,
-    pub head: &'a mut dyn Profiler,
+    pub base: &'a mut dyn Measurer,
+    pub head: &'a mut dyn Measurer,
     pub base_targets: &'a [&'a Target],
     pub head_targets: &'a [&'a Target],
 }
@@ -226,13 +226,6 @@ impl crate::run::engine::Remeasure for AbLoop<'_, '_, '_> {
     }
 }
 
-/// Harness targets name their device in their first file: each tree's first repetition runs now
-/// (head, then base) and is kept as its pair 0.
-fn probe(sides: &mut Sides<'_>) {
-    sides.head.probe(sides.head_targets);
-    sides.base.probe(sides.base_targets);
-}
-
 /// A time regression the base tree's cycles explain is the clock's (docs/harnesses.md).
 fn clock_of_base(rows: &mut [Row], targets: &[&Target], both: &Both) {
     crate::run::clock::confirm_in_cycles(rows, targets, &both.head, &|k| {
@@ -256,9 +249,10 @@ pub fn run_ab(
     opts: &AbOptions<'_>,
     progress: &mut dyn Progress,
 ) -> Result<AbRun, Error> {
-    probe(sides);
-    let head_versions = crate::profile::Versions::of(&mut *sides.head, sides.head_targets)?;
-    crate::profile::Versions::of(&mut *sides.base, sides.base_targets)?;
+    // Harness targets name their device in their first file: each tree's first repetition runs
+    // now (head, then base) and is kept as its pair 0.
+    let head_origin = sides.head.open(sides.head_targets)?;
+    let base_origin = sides.base.open(sides.base_targets)?;
     let mut items: Vec<Item<'_>> = Vec::new();
     for h in sides.head_targets {
         let Some(b) = sides.base_targets.iter().find(|b| b.name == h.name) else {
@@ -284,7 +278,7 @@ pub fn run_ab(
     let fingerprint = sides
         .head_targets
         .first()
-        .map(|t| fingerprint_for(&*sides.head, &head_versions, t, opts.gpu))
+        .map(|t| fingerprint_for(&head_origin, t, opts.gpu))
         .unwrap_or_default();
 
     let mut both = Both::default();
@@ -333,13 +327,12 @@ pub fn run_ab(
     );
     clock_of_base(&mut rows, sides.head_targets, &both);
     both.errors.extend(spec_errors);
-    let synthetic = opts.manifest.is_some_and(|m| m.synthetic)
-        || sides.base.manifest().is_some_and(|m| m.synthetic)
-        || sides.head.manifest().is_some_and(|m| m.synthetic);
+    let synthetic =
+        opts.manifest.is_some_and(|m| m.synthetic) || base_origin.synthetic || head_origin.synthetic;
     let results = crate::run::engine::assemble(
         crate::run::engine::Assembly {
             spec,
-            source: format!("ab: base {} / head {}", sides.base.source(), sides.head.source()),
+            source: format!("ab: base {} / head {}", base_origin.source, head_origin.source),
             synthetic,
             fingerprint,
             git_commit: opts

@@ -10,7 +10,7 @@ use crate::measured::samples::SampleSet;
 use crate::outcome::results::{ErrorKind, FailureKind, RunError};
 use crate::plan::Work;
 use crate::profile::record::Recorder;
-use crate::profile::{Job, Profiler};
+use crate::profile::{Job, Measurer};
 use crate::run::measure::{Instruments, Watch, measure};
 use crate::run::progress::Progress;
 use crate::spec::Target;
@@ -102,7 +102,8 @@ pub(super) fn measure_pairs(
             };
             if both.stop
                 || both.failed.contains(&id)
-                || (only_available && !(sides.base.has(job(item.base)) && sides.head.has(job(item.head))))
+                || (only_available
+                    && !(sides.base.can_serve(job(item.base)) && sides.head.can_serve(job(item.head))))
             {
                 progress.run_skipped(&id.target, &id.size);
                 progress.run_skipped(&id.target, &id.size);
@@ -120,7 +121,7 @@ pub(super) fn measure_pairs(
                     progress.run_skipped(&id.target, &id.size);
                     continue;
                 }
-                let (profiler, target, rec): (&mut dyn Profiler, &Target, Option<&mut Recorder>) = match side
+                let (measurer, target, rec): (&mut dyn Measurer, &Target, Option<&mut Recorder>) = match side
                 {
                     Side::Base => (&mut *sides.base, item.base, recorders.as_mut().map(|r| &mut *r.0)),
                     Side::Head => (&mut *sides.head, item.head, recorders.as_mut().map(|r| &mut *r.1)),
@@ -135,7 +136,7 @@ pub(super) fn measure_pairs(
                     inner: &mut *progress,
                 };
                 let mut tools = Instruments {
-                    profiler,
+                    measurer,
                     recorder: rec,
                     watch: watch.as_deref_mut(),
                     progress: &mut paired,

@@ -8,7 +8,7 @@ use super::{Baselines, CheckOptions, Stored};
 use crate::baseline::Store;
 use crate::foundation::error::Error;
 use crate::outcome::results::FingerprintDiff;
-use crate::profile::{Profiler, Versions};
+use crate::profile::Provenance;
 use crate::run::engine::fingerprint_for;
 use crate::spec::{Spec, Target};
 
@@ -104,8 +104,7 @@ fn stand_in_difference(
 pub(super) fn load_baselines(
     spec: &Spec,
     targets: &[&Target],
-    profiler: &dyn Profiler,
-    versions: &Versions,
+    run: &Provenance,
     opts: &CheckOptions<'_>,
 ) -> Result<(Baselines, Vec<FingerprintDiff>, Stored), Error> {
     let store = Store::new(&opts.baselines);
@@ -125,7 +124,7 @@ pub(super) fn load_baselines(
     let mut mismatch: Vec<FingerprintDiff> = Vec::new();
     let stored = store.load_all()?;
     for t in targets {
-        let fp = fingerprint_for(profiler, versions, t, opts.gpu);
+        let fp = fingerprint_for(run, t, opts.gpu);
         let Some(mut b) = store.load(&fp.gpu_key(), &t.name)? else {
             // A first run has no baselines at all: every row is "new". But baselines of this
             // target for other GPUs mean this GPU is not the one the baselines describe (or NVML
@@ -203,7 +202,7 @@ pub(super) fn load_baselines(
     if stored.is_empty() && !opts.allow_no_baselines {
         let key = targets
             .first()
-            .map(|t| fingerprint_for(profiler, versions, t, opts.gpu).gpu_key())
+            .map(|t| fingerprint_for(run, t, opts.gpu).gpu_key())
             .unwrap_or_default();
         return Err(no_baselines(&opts.baselines, &key));
     }

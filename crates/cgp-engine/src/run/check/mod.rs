@@ -10,6 +10,8 @@ mod baselines;
 mod harness_states;
 mod judge;
 mod rows;
+#[cfg(test)]
+mod tests;
 mod why;
 
 use crate::measured::samples::TargetSize;
@@ -23,7 +25,7 @@ use crate::measured::samples::SampleSet;
 use crate::outcome::results::{Results, RooflinePoint, Row, RunError};
 use crate::plan::{Work, initial_work, remeasure};
 use crate::profile::record::Recorder;
-use crate::profile::{Profiler, Versions};
+use crate::profile::{Measurer, Provenance};
 use crate::run::engine::{add_derived, fingerprint_for, git_commit, stats_config};
 use crate::run::measure::{Instruments, Measurement, Watch, measure};
 use crate::spec::{Explain, Spec, Target};
@@ -73,25 +75,20 @@ type Stored = Vec<(PathBuf, BaselineFile)>;
 pub fn run_check(
     spec: &Spec,
     targets: &[&Target],
-    profiler: &mut dyn Profiler,
+    measurer: &mut dyn Measurer,
     recorder: Option<&mut Recorder>,
     mut watch: Option<&mut Watch<'_>>,
     opts: &CheckOptions<'_>,
     progress: &mut dyn crate::run::progress::Progress,
 ) -> Result<Results, Error> {
-    let (source, synthetic) = (
-        profiler.source(),
-        profiler.manifest().is_some_and(|m| m.synthetic),
-    );
     // Harness targets name their device in their first file (run now, once; kept).
-    profiler.probe(targets);
-    let versions = Versions::of(profiler, targets)?;
+    let origin = measurer.open(targets)?;
     let fingerprint = targets
         .first()
-        .map(|t| fingerprint_for(&*profiler, &versions, t, opts.gpu))
+        .map(|t| fingerprint_for(&origin, t, opts.gpu))
         .unwrap_or_default();
     // Load baselines and check comparability before spending time on the GPU.
-    let (baselines, mismatch, stored) = load_baselines(spec, targets, &*profiler, &versions, opts)?;
+    let (baselines, mismatch, stored) = load_baselines(spec, targets, &origin, opts)?;
 
     let mut work = initial_work(targets, opts.shard.as_ref());
     // The SASS cache (docs/sass-cache.md): sizes whose every baseline kernel has the same
@@ -99,12 +96,12 @@ pub fn run_check(
     let unchanged = if opts.no_skip {
         BTreeSet::new()
     } else {
-        let fps = stable_keys(targets, &*profiler, &versions, opts.gpu);
+        let fps = stable_keys(targets, &origin, opts.gpu);
         same_sass(spec, &work, &baselines, &fps, progress)
     };
     work.retain(|w| !unchanged.contains(&w.id()));
     let mut tools = Instruments {
-        profiler,
+        measurer,
         recorder,
         watch: watch.as_deref_mut(),
         progress,
@@ -137,9 +134,8 @@ pub fn run_check(
     } = run;
 
     let why_cost = explain_pass(&rows, &work, targets, &explained, &next_rep, &mut m, &mut tools)?;
-    let profiler = tools.profiler;
     let (mut rows, sass_skip) = finish_rows(rows, targets, &unchanged, &baselines, &m, opts);
-    let source = crate::measured::source::Source::from(source);
+    let source = crate::measured::source::Source::from(origin.source.clone());
     let state_errors = harness_states::missing_states(&mut rows, targets, &baselines, opts.fail_on, &source);
     rows.extend(gone_rows(
         spec,
@@ -147,7 +143,7 @@ pub fn run_check(
         &stored,
         opts,
         fingerprint.gpu_name.as_str(),
-        || gpu_keys(targets, &*profiler, &versions, opts.gpu),
+        || gpu_keys(targets, &origin, opts.gpu),
     ));
     let category_bars = category_bars(targets, &m.samples, &baselines);
     let mut errors = m.errors;
@@ -157,7 +153,7 @@ pub fn run_check(
         crate::run::engine::Assembly {
             spec,
             source: source.into(),
-            synthetic,
+            synthetic: origin.synthetic,
             fingerprint,
             git_commit: git_commit(opts.ci_commit, &spec.base_dir()),
             fail_on: opts.fail_on,
@@ -193,15 +189,10 @@ fn explained_targets(targets: &[&Target]) -> BTreeMap<String, Target> {
 }
 
 /// The GPU keys (baseline directories) of the targets' fingerprints.
-fn gpu_keys(
-    targets: &[&Target],
-    profiler: &dyn Profiler,
-    versions: &Versions,
-    gpu: Option<&dyn Gpu>,
-) -> BTreeSet<String> {
+fn gpu_keys(targets: &[&Target], run: &Provenance, gpu: Option<&dyn Gpu>) -> BTreeSet<String> {
     targets
         .iter()
-        .map(|t| fingerprint_for(profiler, versions, t, gpu).gpu_key())
+        .map(|t| fingerprint_for(run, t, gpu).gpu_key())
         .collect()
 }
 
@@ -285,16 +276,11 @@ fn category_bars(
 }
 
 /// Each target's fingerprint key for the SASS cache.
-fn stable_keys(
-    targets: &[&Target],
-    profiler: &dyn Profiler,
-    versions: &Versions,
-    gpu: Option<&dyn Gpu>,
-) -> BTreeMap<String, String> {
+fn stable_keys(targets: &[&Target], run: &Provenance, gpu: Option<&dyn Gpu>) -> BTreeMap<String, String> {
     targets
         .iter()
         .map(|t| {
-            let fp = fingerprint_for(profiler, versions, t, gpu);
+            let fp = fingerprint_for(run, t, gpu);
             (
                 t.name.clone(),
                 fp.stable_key(crate::gpu::fingerprint::DEFAULT_KEY_FIELDS),
