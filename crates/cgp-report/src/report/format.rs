@@ -442,14 +442,14 @@ pub(crate) fn axis_scale(max_abs: f64, unit: &str) -> (f64, String) {
 /// median moved by the relative threshold.
 pub(crate) fn threshold_limit(row: &Row) -> Option<f64> {
     let t = row.rule.threshold.as_ref()?;
-    if let Some(l) = t.limit {
+    if let Some(l) = t.limit() {
         return Some(l);
     }
     let fraction = match t.kind {
         ThresholdKind::Relative { fraction } => fraction,
         ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => return None,
     };
-    let f = t.tolerance.unwrap_or(fraction);
+    let f = t.tolerance().unwrap_or(fraction);
     let base = row.sides.baseline.as_ref()?.median;
     Some(if row.rule.higher_is_better() {
         base * (1.0 - f)
@@ -471,7 +471,7 @@ pub(crate) fn threshold_label(row: &Row) -> String {
             ThresholdKind::Relative { fraction } => fraction,
             ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => 0.0,
         };
-        if let Some(tol) = t.tolerance.filter(|tol| *tol > fraction) {
+        if let Some(tol) = t.tolerance().filter(|tol| *tol > fraction) {
             label.push_str(&format!(" = {:.1}%", tol * 100.0));
         }
     }

@@ -152,7 +152,7 @@ fn data(input: &SiteInput<'_>) -> SiteData {
                 row.rule
                     .threshold
                     .as_ref()
-                    .and_then(|t| t.limit)
+                    .and_then(|t| t.limit())
                     .filter(|l| l.is_finite()),
             );
             s.t.push(

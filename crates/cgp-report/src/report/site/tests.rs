@@ -32,8 +32,10 @@ fn results(rows: &[(&str, &str, f64, f64, [f64; 2])], commit: usize) -> Results 
                 threshold: Some(RowThreshold {
                     kind: crate::foundation::threshold::ThresholdKind::Relative { fraction: 0.05 },
                     min_effect: None,
-                    tolerance: Some(0.05),
-                    limit: Some(base * 1.05),
+                    bound: Some(crate::outcome::results::Bound::Tolerance {
+                        tolerance: 0.05,
+                        limit: Some(base * 1.05),
+                    }),
                 }),
                 direction: Some(Direction::Lower),
             },
