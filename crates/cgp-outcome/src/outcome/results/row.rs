@@ -231,14 +231,14 @@ impl RowRule {
     }
 
     /// For display: `3% (lower is better)`, or `-` when the row has no threshold.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.threshold
             .as_ref()
             .map_or_else(|| "-".to_owned(), |t| t.display(self.direction))
     }
 
     /// Higher values are better (throughput, occupancy).
-    pub fn higher_is_better(&self) -> bool {
+    pub(crate) fn higher_is_better(&self) -> bool {
         self.direction == Some(Direction::Higher)
     }
 }
@@ -488,7 +488,7 @@ impl RowThreshold {
     }
 
     /// The rule as the spec wrote it, without the direction: `3%`, `exact`, `max 5`.
-    pub fn rule(&self) -> String {
+    pub(crate) fn rule(&self) -> String {
         Threshold {
             kind: self.kind.clone(),
             direction: Direction::Lower,
