@@ -11,6 +11,9 @@ use super::architecture::{
     layout, module_cycles, one_place_decides, parse_only_readers, profilers_are_named_where_registered,
     pub_share, repo, reporters_render_decided_results, results_types_are_typed, rust_files, sizes,
 };
+use super::architecture_syntax::reporters_name_no_row;
+
+mod review;
 
 /// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
 /// `src/`.
@@ -106,6 +109,7 @@ fn a_clean_copy_passes_every_rule() {
             "profilers_are_named_where_registered",
             profilers_are_named_where_registered,
         ),
+        ("reporters_name_no_row", reporters_name_no_row),
     ] {
         let found = rule(s.root());
         assert!(found.is_empty(), "{name} on a clean copy: {found:#?}");
