@@ -2,7 +2,8 @@
 //! 62: an outside review planted violations the line rules could not see): a re-export through a
 //! module's renamed or `pub(crate)` name or inside an inline module, a profiler compared by its
 //! name (`t.profiler.as_str() != "nsys"`), an `Option` field of a `pub(crate)` struct, of an enum
-//! variant, written `std::option::Option` or through an alias. Each is proven by a plant in
+//! variant, written `std::option::Option` or through an alias, a reporter that names a results
+//! row's rule, threshold or raw interval. Each is proven by a plant in
 //! tests/architecture_selftest.rs.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,6 +15,8 @@ use syn::{Attribute, Fields, Item, Meta, Type, UseTree, Visibility};
 
 use super::architecture::{CRATES, MAX_OPTION_FIELDS, PROFILER_REGISTRATION, sources};
 
+mod reporters;
+pub use reporters::reporters_name_no_row;
 mod seam;
 pub use seam::engine_measures_through_the_seam;
 
@@ -376,29 +379,20 @@ fn option_counts(items: &[Item], names: &BTreeSet<String>, out: &mut Vec<(String
 
 /// Where the Option rule applies: the types of cgp-outcome (a run's results, `changes`,
 /// `calibrate` and `bisect` reports, the baseline store) and cgp-core's verdict types
-/// (`stats::verdict`: `Ruling`, `Judgement` and their parts). The files' flat forms (`wire.rs`,
+/// (`stats::verdict`: `Ruling`, `Judgement`, the typed `Estimate` and their parts;
+/// `stats::paired`: `PairedJudgement` and its parts). The files' flat forms (`wire.rs`,
 /// `repr.rs`, `v1.rs`) are exempt: they are the JSON's schema, private to their module, and
 /// convert to and from the typed ones.
 fn typed_results_file(krate: &str, rel: &str) -> bool {
     let exempt = ["wire.rs", "repr.rs", "v1.rs"].iter().any(|f| rel.ends_with(f));
-    !exempt
-        && !is_test_file(rel)
-        && (krate == "cgp-outcome" || (krate == "cgp-core" && rel.starts_with("stats/verdict/")))
+    let verdict = rel.starts_with("stats/verdict/") || rel.starts_with("stats/paired/");
+    !exempt && !is_test_file(rel) && (krate == "cgp-outcome" || (krate == "cgp-core" && verdict))
 }
 
-/// The types that had more than [`MAX_OPTION_FIELDS`] `Option` fields when the rule reached
-/// them, each with its count then: the remaining debt of issue 62 (docs/architecture.md). A
-/// ceiling that only goes down: one more field, or a count below it (lower it, or remove the
-/// line), fails.
-pub const OPTION_ALLOWANCES: &[(&str, &str, usize)] = &[
-    ("cgp-core", "struct Ruling", 7),
-    ("cgp-core", "struct Judgement", 4),
-    ("cgp-core", "struct ShiftRow", 5),
-];
-
 /// The types of [`typed_results_file`] have at most [`MAX_OPTION_FIELDS`] `Option` fields each
-/// (issue 49), or their allowance in [`OPTION_ALLOWANCES`]: structs of any visibility and each
-/// enum variant, `Option` however it is spelled.
+/// (issue 49; since issue 62 cgp-core's verdict types too, with no allowance left: `Ruling` went
+/// from 7 to 0, `Judgement` from 4 to 3, `ShiftRow` from 5 to 3): structs of any visibility and
+/// each enum variant, `Option` however it is spelled.
 pub fn option_fields(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     // The files the rule covers, and those that may declare an alias of `Option` they can name (a
@@ -416,7 +410,6 @@ pub fn option_fields(root: &Path) -> Vec<String> {
         }
     }
     let names = option_names(files.iter().map(|f| &f.2));
-    let mut seen = BTreeSet::new();
     for (krate, rel, f) in &files {
         if !typed_results_file(krate, rel) {
             continue;
@@ -424,29 +417,11 @@ pub fn option_fields(root: &Path) -> Vec<String> {
         let mut counts = Vec::new();
         option_counts(&f.items, &names, &mut counts);
         for (name, options) in counts {
-            let allowed = OPTION_ALLOWANCES.iter().find(|a| a.0 == *krate && a.1 == name);
-            if let Some(a) = allowed {
-                seen.insert((a.0, a.1));
-                if options < a.2 {
-                    out.push(format!(
-                        "{krate}: src/{rel}: {name} has {options} `Option` fields, under its allowance of {} in OPTION_ALLOWANCES: lower the allowance (or remove it at {MAX_OPTION_FIELDS} or fewer)",
-                        a.2
-                    ));
-                }
-            }
-            let most = allowed.map_or(MAX_OPTION_FIELDS, |a| a.2.max(MAX_OPTION_FIELDS));
-            if options > most {
+            if options > MAX_OPTION_FIELDS {
                 out.push(format!(
-                    "{krate}: src/{rel}: {name} has {options} `Option` fields (at most {most}): group what is set together, or make what only some rows have a variant"
+                    "{krate}: src/{rel}: {name} has {options} `Option` fields (at most {MAX_OPTION_FIELDS}): group what is set together, or make what only some rows have a variant"
                 ));
             }
-        }
-    }
-    for (krate, name, _) in OPTION_ALLOWANCES {
-        if !seen.contains(&(*krate, *name)) {
-            out.push(format!(
-                "{krate}: OPTION_ALLOWANCES names {name}, which the rule no longer finds: remove the line"
-            ));
         }
     }
     out

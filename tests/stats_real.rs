@@ -72,7 +72,7 @@ fn disagreement(row: &Row) -> Option<String> {
         _ => false,
     };
     if shift_row {
-        let tolerance = th.tolerance?;
+        let tolerance = th.tolerance()?;
         let Some(ci) = row.estimate().change_ci() else {
             return Some(format!("{}: no interval", row.key()));
         };
@@ -94,7 +94,7 @@ fn disagreement(row: &Row) -> Option<String> {
     match row.method {
         Method::Exact => {
             let c = row.estimate().change()?;
-            let tolerance = th.tolerance?;
+            let tolerance = th.tolerance()?;
             let want = verdict_of_interval([c, c], tolerance, direction, false);
             (want != row.verdict()).then(|| {
                 format!(
@@ -105,7 +105,7 @@ fn disagreement(row: &Row) -> Option<String> {
             })
         }
         Method::SignTestMedianCi => {
-            let (Some(ci), Some(limit)) = (row.estimate().median_ci(), th.limit) else {
+            let (Some(ci), Some(limit)) = (row.estimate().median_ci(), th.limit()) else {
                 return Some(format!(
                     "{}: a limit row without its interval or limit",
                     row.key()
@@ -385,7 +385,7 @@ fn judgement_disagrees(
     match j.ruling.method {
         // Few processes, one value each, are judged by the t test of their logs (issue 57).
         Method::MannWhitneyHodgesLehmann | Method::MannWhitneyBootstrap | Method::RunLevelT => {
-            let (ci, tol) = (j.ruling.change_ci?, j.tolerance?);
+            let (ci, tol) = (j.ruling.estimate.change_ci()?, j.bound?.tolerance()?);
             if j.ruling.reason.contains(NO_INTERVAL_REACHES) {
                 return None;
             }
@@ -401,15 +401,17 @@ fn judgement_disagrees(
                 want = cgp_core::stats::RowVerdict::Inconclusive;
             }
             let shown = j.ruling.reason.contains(&interval_text(ci));
-            (want != j.ruling.verdict || j.ruling.confidence < 0.95 - 1e-12 || !shown).then(|| {
+            (want != j.ruling.verdict || j.ruling.confidence() < 0.95 - 1e-12 || !shown).then(|| {
                 format!(
                     "{:?} but the {} interval {ci:?} against {tol} gives {want:?}: {}",
-                    j.ruling.verdict, j.ruling.confidence, j.ruling.reason
+                    j.ruling.verdict,
+                    j.ruling.confidence(),
+                    j.ruling.reason
                 )
             })
         }
         Method::SignTestMedianCi => {
-            let (ci, limit) = (j.ruling.median_ci?, j.limit?);
+            let (ci, limit) = (j.ruling.estimate.median_ci()?, j.bound?.limit()?);
             if j.ruling.reason.contains(NO_INTERVAL_REACHES) {
                 return None;
             }
@@ -418,7 +420,9 @@ fn judgement_disagrees(
             (want != j.ruling.verdict).then(|| {
                 format!(
                     "{:?} but the {} median interval {ci:?} against {limit} gives {want:?}: {}",
-                    j.ruling.verdict, j.ruling.confidence, j.ruling.reason
+                    j.ruling.verdict,
+                    j.ruling.confidence(),
+                    j.ruling.reason
                 )
             })
         }

@@ -37,6 +37,6 @@ pub use outliers::tukey_outliers;
 pub use row::{Method, RowVerdict, SideSummary};
 pub use summary::{median, summarize};
 pub use verdict::{
-    Comparison, Config, IntervalMethod, Judgement, MAX_SAMPLES, MIN_SAMPLES, Ruling, deciding_launch, judge,
-    judge_all, judge_all_at,
+    Bound, Comparison, Config, Estimate, IntervalMethod, Judgement, MAX_SAMPLES, MIN_SAMPLES, Ruling, Shift,
+    Test, deciding_launch, judge, judge_all, judge_all_at,
 };

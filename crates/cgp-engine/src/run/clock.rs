@@ -6,7 +6,7 @@
 //! beside the time) and `ab` (the reference is the base tree's samples) both apply it.
 
 use crate::measured::samples::{SampleSet, SeriesKey};
-use crate::outcome::results::{Row, RowVerdict};
+use crate::outcome::results::{Row, RowThreshold, RowVerdict};
 use crate::spec::Target;
 use crate::stats::clock::{Cause, cycle_confirmation};
 
@@ -57,7 +57,7 @@ pub fn confirm_in_cycles(
         ) else {
             continue;
         };
-        let tolerance = row.rule.threshold.as_ref().and_then(|t| t.tolerance);
+        let tolerance = row.rule.threshold.as_ref().and_then(RowThreshold::tolerance);
         let Some(c) = cycle_confirmation(&base_time, &cand_time, &base_cycles, &cand_cycles, tolerance)
         else {
             continue;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
-use crate::outcome::results::{Results, RowKey};
+use crate::outcome::results::{OwnedRowKey, Results, RowKey};
 
 /// The anchor of a series' chart on the history site: `s-` and 16 hex digits of the SHA-256 of
 /// its key (GPU, target, size, kernel, metric; unit-separated), the same in every build of the
@@ -21,14 +21,14 @@ pub fn anchor(key: &RowKey<'_>) -> String {
     format!("s-{hex}")
 }
 
-/// The anchor of `row`'s chart, its GPU named as [`name_gpus`] names it (a check comment's link to
-/// the history site).
-pub fn anchor_of_row(results: &Results, row: &crate::outcome::results::Row) -> String {
-    let gpu = match row.key.gpu.as_str() {
-        "" => results.fingerprint.gpu_name.known().unwrap_or(""),
+/// The anchor of the chart of a row of key `key` in a run on `fingerprint`'s GPU, its GPU named as
+/// [`name_gpus`] names it (a check comment's link to the history site).
+pub fn anchor_of_row(fingerprint: &crate::gpu::fingerprint::Fingerprint, key: &OwnedRowKey) -> String {
+    let gpu = match key.gpu.as_str() {
+        "" => fingerprint.gpu_name.known().unwrap_or(""),
         g => g,
     };
-    anchor(&RowKey { gpu, ..row.key() })
+    anchor(&RowKey { gpu, ..key.as_key() })
 }
 
 /// Name the GPU of every row that names none (a single-GPU `check` leaves it empty) after the

@@ -130,7 +130,7 @@ pub fn row_gate(row: &Row, fail_on: FailOn) -> RowGate {
 }
 
 /// The gate status of a decided run: what its exit code says (0 pass or warn, 1 fail, 2/3 error).
-pub fn run_gate(verdict: RunVerdict, fail_on: FailOn) -> Gate {
+pub(crate) fn run_gate(verdict: RunVerdict, fail_on: FailOn) -> Gate {
     match verdict {
         RunVerdict::Error => Gate::Error,
         RunVerdict::Regression => Gate::Fail,

@@ -9,7 +9,7 @@ pub(crate) type TargetKernel = (String, String);
 /// Kernels that disappeared (every row of the target x kernel is `missing`) and kernels that
 /// appeared (every row is `new`), as (target, kernel) pairs, sorted. For reports: a rename shows
 /// as one of each.
-pub fn kernel_changes(rows: &[Row]) -> (Vec<TargetKernel>, Vec<TargetKernel>) {
+pub(crate) fn kernel_changes(rows: &[Row]) -> (Vec<TargetKernel>, Vec<TargetKernel>) {
     use std::collections::BTreeMap;
     // Per target x kernel: (any row missing, any row measured with a baseline, any row measured).
     let mut groups: BTreeMap<(&str, &str), (bool, bool, bool)> = BTreeMap::new();

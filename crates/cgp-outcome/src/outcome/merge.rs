@@ -294,7 +294,7 @@ fn merged_rows(placed: &[Placed]) -> Result<Vec<Row>> {
 }
 
 /// The GPUs of merged results, in row order of first appearance (one for an unmerged run).
-pub fn gpus_of(results: &Results) -> Vec<String> {
+pub(crate) fn gpus_of(results: &Results) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in &results.rows {
         if !r.key.gpu.is_empty() && !out.contains(&r.key.gpu) {

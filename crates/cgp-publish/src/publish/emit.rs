@@ -147,7 +147,7 @@ pub fn emit_to(
         let _ = writeln!(err, "{}", crate::foundation::sanitize::block(msg));
     };
     for (ty, p) in opts.paths.requested().filter(|(t, _)| t.is_report()) {
-        write_file(p, &ty.exporter().render(results)?)?;
+        write_file(p, &ty.exporter().render(results.into())?)?;
     }
 
     let mut comment_url = None;

@@ -3,7 +3,7 @@
 //! and the step outputs is publishing (`crate::publish::github`).
 
 use crate::outcome::decide::Gate;
-use crate::outcome::results::Results;
+use crate::outcome::view::RunView;
 use crate::report::format::{case_name, change_cell, medians_sentence, p_value};
 
 /// Where a text goes in a workflow command (`::error file=F,title=T::MESSAGE`).
@@ -72,51 +72,52 @@ pub fn spec_line(spec: &str, target: &str, metric: Option<&str>) -> Option<usize
 /// row the run should have measured, inconclusive under `--fail-on inconclusive`), row error and
 /// run error, `::warning` per other inconclusive row. Each is one line, and names the spec file with the line of
 /// the row's metric (or target) when the spec can be read.
-pub fn annotations(results: &Results) -> Vec<String> {
-    let spec_text = (!results.spec_path.is_empty())
+pub fn annotations<'a>(run: impl Into<RunView<'a>>) -> Vec<String> {
+    let run = run.into();
+    let spec_text = (!run.spec_path.is_empty())
         .then(|| {
             crate::foundation::fsutil::read_text(
-                std::path::Path::new(&results.spec_path),
+                std::path::Path::new(run.spec_path),
                 crate::foundation::fsutil::limits::SPEC,
             )
             .ok()
         })
         .flatten();
     let file = |target: &str, metric: Option<&str>| {
-        if results.spec_path.is_empty() {
+        if run.spec_path.is_empty() {
             return String::new();
         }
         let line = spec_text
             .as_deref()
             .and_then(|t| spec_line(t, target, metric))
             .map_or_else(String::new, |l| format!("line={l},"));
-        format!("file={},{line}", escape(&results.spec_path, Part::Property))
+        format!("file={},{line}", escape(run.spec_path, Part::Property))
     };
     let mut out = Vec::new();
-    for r in &results.rows {
+    for r in run.rows() {
         // The row's gate status, as every reporter shows it (crate::outcome::decide).
-        let level = match crate::outcome::decide::row_gate(r, results.fail_on).gate() {
+        let level = match r.gate.gate() {
             Gate::Fail | Gate::Error => "error",
             Gate::Warn => "warning",
             Gate::Pass => continue,
         };
         let title = format!(
             "cgp-gate {}: {} {}",
-            r.verdict().as_str(),
+            r.verdict.as_str(),
             crate::measured::samples::target_size(&r.key.target, &r.key.size),
             r.key.metric
         );
         let mut message = format!(
             "{}: change {} ({}), threshold {}, p {}. {}",
-            case_name(r),
-            change_cell(r, None),
-            medians_sentence(r),
-            r.rule.text(),
-            p_value(r.estimate().p_adjusted().or(r.estimate().p())),
+            case_name(&r),
+            change_cell(&r, None),
+            medians_sentence(&r),
+            r.rule_text(),
+            p_value(r.p()),
             r.reason
         );
         // The why (docs/why.md): its reading; the counters are in the other reports.
-        if let Some(w) = &r.why {
+        if let Some(w) = r.why {
             message.push_str(&format!(". Why: {}", w.reading));
         }
         out.push(format!(
@@ -126,7 +127,7 @@ pub fn annotations(results: &Results) -> Vec<String> {
             escape(&message, Part::Data)
         ));
     }
-    for e in &results.errors {
+    for e in run.errors {
         let at = match &e.size {
             Some(s) => format!("{}[{s}]", e.target),
             None => e.target.clone(),

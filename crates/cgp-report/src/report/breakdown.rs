@@ -11,6 +11,7 @@ use super::text::escape_html as escape;
 use crate::foundation::units::human;
 use crate::nsys::breakdown::{Breakdown, RunBreakdown, category_order};
 use crate::nsys::categories::MISC;
+use crate::outcome::view::RunView;
 
 /// Colours by category position (colour-blind-safe first, after Okabe-Ito and Tableau).
 const PALETTE: &[&str] = &[
@@ -327,10 +328,10 @@ pub fn page(b: &Breakdown) -> String {
 }
 
 /// Baseline-against-candidate bars of every nsys target x size in a check's results (medians):
-/// (`target size`, bars, category order), from [`crate::outcome::results::Results::category_bars`] (which
+/// (`target size`, bars, category order), from [`RunView::category_bars`] (which
 /// the results reader fills from the gated `category:<name>` rows of older files).
-pub fn results_bars(results: &crate::outcome::results::Results) -> Vec<(String, Vec<Bar>, Vec<String>)> {
-    every_category_bars(&results.category_bars)
+pub fn results_bars(run: RunView<'_>) -> Vec<(String, Vec<Bar>, Vec<String>)> {
+    every_category_bars(run.category_bars)
 }
 
 /// Largest (both sides together) first, `misc` last.
@@ -384,8 +385,8 @@ fn every_category_bars(all: &[crate::nsys::bars::CategoryBars]) -> Vec<(String, 
 }
 
 /// What the bars show, for their caption.
-fn bars_caption(results: &crate::outcome::results::Results) -> &'static str {
-    if results.category_bars_gated_only {
+fn bars_caption(run: RunView<'_>) -> &'static str {
+    if run.category_bars_gated_only {
         "medians of the gated categories"
     } else {
         "medians of every category, gated or not"
@@ -393,14 +394,14 @@ fn bars_caption(results: &crate::outcome::results::Results) -> &'static str {
 }
 
 /// The Markdown section of the bars (empty without nsys category rows).
-pub fn results_markdown(results: &crate::outcome::results::Results) -> String {
-    let groups = results_bars(results);
+pub fn results_markdown(run: RunView<'_>) -> String {
+    let groups = results_bars(run);
     if groups.is_empty() {
         return String::new();
     }
     let mut md = format!(
         "**GPU time by category** (nsys targets, {}; one square is 2.5% of its bar)\n\n",
-        bars_caption(results)
+        bars_caption(run)
     );
     for (_, bars, order) in &groups {
         md.push_str(&stacked_markdown(bars, order));
@@ -410,14 +411,14 @@ pub fn results_markdown(results: &crate::outcome::results::Results) -> String {
 }
 
 /// The HTML section of the bars (empty without nsys category rows).
-pub fn results_html(results: &crate::outcome::results::Results) -> String {
-    let groups = results_bars(results);
+pub fn results_html(run: RunView<'_>) -> String {
+    let groups = results_bars(run);
     if groups.is_empty() {
         return String::new();
     }
     let mut h = format!(
         "<h2>GPU time by category</h2>\n<p class=\"muted\">nsys targets: {}, baseline against candidate.</p>\n",
-        bars_caption(results)
+        bars_caption(run)
     );
     for (id, bars, order) in &groups {
         h.push_str("<div class=\"bars\">");
@@ -452,7 +453,7 @@ mod tests {
             }],
         }];
         r.category_bars_gated_only = true;
-        let md = results_markdown(&r);
+        let md = results_markdown((&r).into());
         assert!(md.contains("medians of the gated categories"), "{md}");
     }
 

@@ -3,11 +3,12 @@
 //! it touched, with the paired estimate (the number the verdict used, the row's own) and the
 //! stored baseline's as context. Each reporter escapes them with its own function.
 
-use crate::outcome::results::{ConfirmStatus, Confirmation, Results, Row};
+use crate::outcome::results::{ConfirmStatus, Confirmation};
+use crate::outcome::view::{RowView, RunView};
 
 /// The headline of the run's confirmation; `None` without `--base`.
-pub(crate) fn run_line(results: &Results) -> Option<String> {
-    let c = &results.confirmation;
+pub(crate) fn run_line(run: RunView<'_>) -> Option<String> {
+    let c = run.confirmation;
     let base = if c.base_commit.is_empty() {
         "the --base-dir tree".to_owned()
     } else {
@@ -34,7 +35,7 @@ pub(crate) fn run_line(results: &Results) -> Option<String> {
 }
 
 /// `target[size] kernel metric`, as the other per-row notes name a row.
-fn name(r: &Row) -> String {
+fn name(r: &RowView<'_>) -> String {
     format!(
         "{} {} {}",
         crate::measured::samples::target_size(&r.key.target, &r.key.size),
@@ -46,16 +47,14 @@ fn name(r: &Row) -> String {
 /// One line per row the confirmation touched: the paired verdict and estimate (the row's own),
 /// the pairs, the stored baseline's verdict and estimate as context, and identical machine code;
 /// or that it did not run for the row.
-pub(crate) fn row_lines(results: &Results) -> Vec<String> {
-    results
-        .rows
-        .iter()
-        .filter_map(|r| match &r.confirmation {
+pub(crate) fn row_lines(run: RunView<'_>) -> Vec<String> {
+    run.rows()
+        .filter_map(|r| match r.confirmation {
             Confirmation::None => None,
             Confirmation::NotRun { .. } => Some(format!(
                 "{}: not confirmed; {} stands (the stored baseline's)",
-                name(r),
-                crate::report::format::verdict_word(r)
+                name(&r),
+                crate::report::format::verdict_word(&r)
             )),
             Confirmation::Confirmed(c) => {
                 let screen = match (c.screen.change, c.screen.interval) {
@@ -75,9 +74,9 @@ pub(crate) fn row_lines(results: &Results) -> Vec<String> {
                 };
                 Some(format!(
                     "{}: {} {} over {} pair(s) against {}{}; the stored baseline said {screen} (context)",
-                    name(r),
-                    crate::report::format::verdict_word(r),
-                    crate::report::format::change_with_ci(r),
+                    name(&r),
+                    crate::report::format::verdict_word(&r),
+                    crate::report::format::change_with_ci(&r),
                     c.pairs,
                     if c.base_commit.is_empty() {
                         "the --base-dir tree".to_owned()

@@ -5,15 +5,16 @@
 //! output follow from it.
 
 use crate::foundation::error::Result;
-use crate::outcome::results::Results;
+use crate::outcome::view::RunView;
 
-/// A report format: renders decided results into a file's text, and decides nothing.
+/// A report format: renders a decided run (`outcome::view`, which `&Results` converts into)
+/// into a file's text, and decides nothing.
 pub trait Exporter {
     /// The file's text.
     ///
     /// # Errors
     /// A serialiser's failure ([`crate::Error::Output`]).
-    fn render(&self, results: &Results) -> Result<String>;
+    fn render(&self, run: RunView<'_>) -> Result<String>;
 }
 
 /// The results themselves (`--json`): what `report`, `merge`, `changes` and `baseline update
@@ -27,29 +28,29 @@ pub struct Markdown;
 pub struct Html;
 
 impl Exporter for Json {
-    fn render(&self, results: &Results) -> Result<String> {
-        results.to_json()
+    fn render(&self, run: RunView<'_>) -> Result<String> {
+        run.to_json()
     }
 }
 
 impl Exporter for Junit {
-    fn render(&self, results: &Results) -> Result<String> {
-        Ok(crate::report::junit(results))
+    fn render(&self, run: RunView<'_>) -> Result<String> {
+        Ok(crate::report::junit(run))
     }
 }
 
 impl Exporter for Markdown {
-    fn render(&self, results: &Results) -> Result<String> {
+    fn render(&self, run: RunView<'_>) -> Result<String> {
         Ok(crate::report::markdown(
-            results,
+            run,
             &crate::report::MarkdownOptions::default(),
         ))
     }
 }
 
 impl Exporter for Html {
-    fn render(&self, results: &Results) -> Result<String> {
-        Ok(crate::report::html(results))
+    fn render(&self, run: RunView<'_>) -> Result<String> {
+        Ok(crate::report::html(run))
     }
 }
 

@@ -3,31 +3,33 @@
 //! These helpers produce plain text; each renderer escapes it for its own format.
 
 use crate::foundation::units::{Percent, human, percent};
-use crate::outcome::decide::{Gate, row_gate, run_gate};
-use crate::outcome::results::{Results, Row, RowVerdict, RunVerdict, SideSummary, ThresholdKind};
+use crate::outcome::decide::Gate;
+use crate::outcome::results::{RowVerdict, RunVerdict, SideSummary};
+use crate::outcome::view::{RowView, RunView};
 
 /// The name of one row as every report spells it: `gemm[m=4096,n=4096] <kernel> <metric>`.
-pub(crate) fn case_name(row: &Row) -> String {
-    row.key().to_string()
+pub(crate) fn case_name(row: &RowView<'_>) -> String {
+    row.key.to_string()
 }
 
 /// The kernels whose launch configuration changed since the baseline (`check` decided it:
-/// [`Row::config_change`]), once per target, size and kernel, in row order:
+/// [`RowView::config_change`]), once per target, size and kernel, in row order:
 /// `gemm[n=512] `void gemm`: grid (32, 1, 1) block (256, 1, 1) -> grid (64, 1, 1) block (256, 1, 1)`.
-pub(crate) fn config_changes(results: &Results) -> Vec<String> {
+pub(crate) fn config_changes(run: RunView<'_>) -> Vec<String> {
     let mut seen: Vec<(&str, &str, Option<&str>)> = Vec::new();
     let mut out = Vec::new();
-    for r in sorted_rows(results) {
-        let Some(c) = &r.config_change else { continue };
-        let id = (r.key.target.as_str(), r.key.size.as_str(), r.key.kernel_name());
+    for r in sorted_rows(run) {
+        let Some(c) = r.config_change else { continue };
+        let key = r.key;
+        let id = (key.target.as_str(), key.size.as_str(), key.kernel_name());
         if seen.contains(&id) {
             continue;
         }
         seen.push(id);
         out.push(format!(
             "{} `{}`: {}",
-            crate::measured::samples::target_size(&r.key.target, &r.key.size),
-            r.kernel_label(),
+            crate::measured::samples::target_size(&key.target, &key.size),
+            r.key.kernel_label(),
             c.describe()
         ));
     }
@@ -39,10 +41,10 @@ pub(crate) const CONFIG_CHANGE_NOTE: &str =
     "launch configuration changed since the baseline (still compared as one series)";
 
 /// A row's reason, with its launch configuration change when it has one.
-pub(crate) fn reason_with_config(row: &Row) -> String {
-    match &row.config_change {
+pub(crate) fn reason_with_config(row: &RowView<'_>) -> String {
+    match row.config_change {
         Some(c) => format!("{}; launch configuration changed: {}", row.reason, c.describe()),
-        None => row.reason.clone(),
+        None => row.reason.to_owned(),
     }
 }
 
@@ -50,33 +52,32 @@ pub(crate) fn reason_with_config(row: &Row) -> String {
 /// 5.20% or more`, from its `detectable` (the statistics' number, `stats::power`); `None` for
 /// another verdict or a row without one. The console prints it beside the verdict (its reason
 /// line is shortened); the full reason, which every other format shows, ends with it.
-pub(crate) fn reach(row: &Row) -> Option<String> {
-    if row.verdict() != RowVerdict::Inconclusive {
+pub(crate) fn reach(row: &RowView<'_>) -> Option<String> {
+    if row.verdict != RowVerdict::Inconclusive {
         return None;
     }
-    row.estimate().detectable().map(crate::stats::power::short)
+    row.detectable().map(crate::stats::power::short)
 }
 
 /// What a row's test left out as the machine's (far launches, slow-side dips, disturbed
 /// processes) or kept as the code's (issue 43), in one sentence with the counts per side; `None`
 /// when nothing was. Every format prints it beside the row (docs/statistics.md 2.5).
-pub(crate) fn left_out(row: &Row) -> Option<String> {
-    let l = row.estimate().left_out.as_ref().filter(|l| !l.is_empty())?;
+pub(crate) fn left_out(row: &RowView<'_>) -> Option<String> {
+    let l = row.left_out().filter(|l| !l.is_empty())?;
     Some(l.sentence())
 }
 
 /// Every row with something left out or kept as the code's: `target[size] metric: sentence`.
-pub(crate) fn left_out_lines(results: &crate::outcome::results::Results) -> Vec<String> {
-    results
-        .rows
-        .iter()
+pub(crate) fn left_out_lines(run: RunView<'_>) -> Vec<String> {
+    run.rows()
         .filter_map(|r| {
-            left_out(r).map(|s| {
+            left_out(&r).map(|s| {
+                let key = r.key;
                 format!(
                     "{} {} {}: {s}",
-                    crate::measured::samples::target_size(&r.key.target, &r.key.size),
-                    r.key.kernel_label(),
-                    r.key.metric
+                    crate::measured::samples::target_size(&key.target, &key.size),
+                    key.kernel_label(),
+                    key.metric
                 )
             })
         })
@@ -94,38 +95,36 @@ pub(crate) fn change_pct(fraction: f64) -> String {
     }
 }
 
-/// The row's estimate, the one its verdict used (`Row::change`): `+4.24%`, `n/a` without one.
-pub(crate) fn estimate(row: &Row) -> String {
-    row.estimate()
-        .change()
-        .map_or_else(|| "n/a".to_owned(), change_pct)
+/// The row's change, the one number its verdict used (`RowView::change`): `+4.24%`, `n/a`
+/// without one.
+pub(crate) fn change_text(row: &RowView<'_>) -> String {
+    row.change().map_or_else(|| "n/a".to_owned(), change_pct)
 }
 
-/// The row's interval, the one its verdict used (`Row::change_ci`): `[+2.63%, +5.87%]`.
-pub(crate) fn interval(row: &Row) -> Option<String> {
-    row.estimate()
-        .change_ci()
+/// The row's interval, the one its verdict used (`RowView::interval`): `[+2.63%, +5.87%]`.
+pub(crate) fn interval(row: &RowView<'_>) -> Option<String> {
+    row.interval()
         .map(|[lo, hi]| format!("[{}, {}]", change_pct(lo), change_pct(hi)))
 }
 
 /// The change with its interval: `+4.24% [+2.63%, +5.87%]`, `+4.24%` without one, `n/a`
 /// without a change. Every report prints a row's change through this function (or through
-/// [`estimate`] and [`interval`], which it joins).
-pub(crate) fn change_with_ci(row: &Row) -> String {
-    match (row.estimate().change(), interval(row)) {
-        (Some(_), Some(i)) => format!("{} {i}", estimate(row)),
-        _ => estimate(row),
+/// [`change_text`] and [`interval`], which it joins).
+pub(crate) fn change_with_ci(row: &RowView<'_>) -> String {
+    match (row.change(), interval(row)) {
+        (Some(_), Some(i)) => format!("{} {i}", change_text(row)),
+        _ => change_text(row),
     }
 }
 
 /// The confidence level of the intervals of `rows` when they all share one (`95% CI`), for a
 /// column header; `None` when they differ (each cell then says its own, [`change_cell`]) or no
 /// row has an interval.
-pub(crate) fn common_ci_label<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Option<String> {
+pub(crate) fn common_ci_label<'a>(rows: impl IntoIterator<Item = RowView<'a>>) -> Option<String> {
     let mut labels = rows
         .into_iter()
-        .filter(|r| r.estimate().change_ci().is_some())
-        .map(ci_label);
+        .filter(|r| r.interval().is_some())
+        .map(|r| ci_label(&r));
     let first = labels.next()??;
     labels
         .all(|l| l.as_deref() == Some(first.as_str()))
@@ -135,10 +134,10 @@ pub(crate) fn common_ci_label<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Op
 /// A change cell of a table whose header names the level `common` ([`common_ci_label`]): the
 /// change with its interval, and the interval's own level when the header cannot say it
 /// (`+4.24% [+2.63%, +5.87%] (99.3% CI)`).
-pub(crate) fn change_cell(row: &Row, common: Option<&str>) -> String {
+pub(crate) fn change_cell(row: &RowView<'_>, common: Option<&str>) -> String {
     let text = change_with_ci(row);
     match ci_label(row) {
-        Some(l) if row.estimate().change_ci().is_some() && common != Some(l.as_str()) => {
+        Some(l) if row.interval().is_some() && common != Some(l.as_str()) => {
             format!("{text} ({l})")
         }
         _ => text,
@@ -151,10 +150,10 @@ pub(crate) fn change_cell(row: &Row, common: Option<&str>) -> String {
 pub(crate) const MEDIANS_LABEL: &str = "median base → head";
 
 /// The two medians as context: `25.74 us → 26.61 us` (`-` for a side that is absent).
-pub(crate) fn medians(row: &Row) -> String {
+pub(crate) fn medians(row: &RowView<'_>) -> String {
     let (b, c) = same_decimals(
-        &median(row.sides.baseline.as_ref(), &row.unit),
-        &median(row.sides.candidate.as_ref(), &row.unit),
+        &median(row.sides.baseline.as_ref(), row.unit),
+        &median(row.sides.candidate.as_ref(), row.unit),
     );
     format!("{b} → {c}")
 }
@@ -192,17 +191,17 @@ pub(crate) fn same_decimals(a: &str, b: &str) -> (String, String) {
 }
 
 /// The medians in a sentence, labelled as context: `median base 246.9 us → head 256.8 us`.
-pub(crate) fn medians_sentence(row: &Row) -> String {
+pub(crate) fn medians_sentence(row: &RowView<'_>) -> String {
     let (b, c) = same_decimals(
-        &median(row.sides.baseline.as_ref(), &row.unit),
-        &median(row.sides.candidate.as_ref(), &row.unit),
+        &median(row.sides.baseline.as_ref(), row.unit),
+        &median(row.sides.candidate.as_ref(), row.unit),
     );
     format!("median base {b} → head {c}")
 }
 
 /// The confidence level as a label: `95% CI`.
-pub(crate) fn ci_label(row: &Row) -> Option<String> {
-    let c = row.estimate().confidence?;
+pub(crate) fn ci_label(row: &RowView<'_>) -> Option<String> {
+    let c = row.confidence()?;
     // The exact coverage of a distribution-free interval is a number like 95.107%; people read
     // the level, so round it to a tenth.
     c.is_finite().then(|| {
@@ -233,16 +232,16 @@ pub(crate) fn median(side: Option<&SideSummary>, unit: &str) -> String {
 
 /// The GPU the run measured, for headlines; every GPU, joined with `, `, for merged results of
 /// several GPU types.
-pub(crate) fn gpu_label(results: &Results) -> String {
-    let gpus = crate::outcome::gpus_of(results);
+pub(crate) fn gpu_label(run: RunView<'_>) -> String {
+    let gpus = run.gpus();
     if gpus.len() > 1 {
         return gpus.join(", ");
     }
-    let name = match results.fingerprint.gpu_name.known() {
+    let name = match run.fingerprint.gpu_name.known() {
         Some(name) if !name.is_empty() => name.to_owned(),
         _ => "an unknown GPU".to_owned(),
     };
-    if results.fingerprint.synthetic {
+    if run.fingerprint.synthetic {
         // `CGP_GATE_STAND_IN_GPU`: every field of the GPU was made up (docs/gpu.md).
         format!("{STAND_IN} ({name})")
     } else {
@@ -257,10 +256,10 @@ pub(crate) const STAND_IN: &str = "the SYNTHETIC stand-in GPU";
 /// and a named GPU in its fingerprint): `NVIDIA H100 80GB HBM3, real capture (ncu 2025.3.1.0)`.
 /// `None` for live runs (the report's GPU line says it), synthetic data and recordings without a
 /// manifest (their GPU is unknown).
-pub(crate) fn real_capture(results: &Results) -> Option<String> {
-    let fp = &results.fingerprint;
+pub(crate) fn real_capture(run: RunView<'_>) -> Option<String> {
+    let fp = run.fingerprint;
     let named = fp.gpu_name.known().is_some_and(|n| !n.is_empty());
-    if results.synthetic || !named || results.source.replay_dir().is_none() {
+    if run.synthetic || !named || run.source.replay_dir().is_none() {
         return None;
     }
     let profiler = if fp.profiler_version.as_str().is_empty() {
@@ -268,19 +267,18 @@ pub(crate) fn real_capture(results: &Results) -> Option<String> {
     } else {
         format!(" ({} {})", fp.profiler, fp.profiler_version)
     };
-    Some(format!("{}, real capture{profiler}", gpu_label(results)))
+    Some(format!("{}, real capture{profiler}", gpu_label(run)))
 }
 
 /// What the table of rows that need a look says when it has none. A run with errors did not
 /// pass, and the sentence right above its list of errors must not read as a pass.
-pub(crate) fn nothing_to_look_at(results: &Results) -> String {
-    let errors = results.count(RowVerdict::Error) + results.errors.len();
-    let judged = results
-        .rows
-        .iter()
+pub(crate) fn nothing_to_look_at(run: RunView<'_>) -> String {
+    let errors = count(run, RowVerdict::Error) + run.errors.len();
+    let judged = run
+        .rows()
         .filter(|r| {
             !matches!(
-                r.verdict(),
+                r.verdict,
                 RowVerdict::Missing | RowVerdict::New | RowVerdict::Error
             )
         })
@@ -301,10 +299,15 @@ pub(crate) fn nothing_to_look_at(results: &Results) -> String {
 
 /// Rows in report order: regressions first, then errors, inconclusive, improvements, passes, new,
 /// missing (the order of [`RowVerdict`]); the run's own order within a verdict.
-pub(crate) fn sorted_rows(results: &Results) -> Vec<&Row> {
-    let mut rows: Vec<&Row> = results.rows.iter().collect();
-    rows.sort_by_key(|r| r.verdict());
+pub(crate) fn sorted_rows(run: RunView<'_>) -> Vec<RowView<'_>> {
+    let mut rows: Vec<RowView<'_>> = run.rows().collect();
+    rows.sort_by_key(|r| r.verdict);
     rows
+}
+
+/// How many rows of the run have verdict `v`.
+pub(crate) fn count(run: RunView<'_>, v: RowVerdict) -> usize {
+    run.rows().filter(|r| r.verdict == v).count()
 }
 
 pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
@@ -313,11 +316,11 @@ pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
 
 /// The one-line outcome: `2 regressions, 1 inconclusive, 1 error on NVIDIA H200`, or
 /// `pass: 12 rows on NVIDIA H200`. The verdict is the run's; this only counts.
-pub(crate) fn headline(results: &Results) -> String {
-    let regressions = results.count(RowVerdict::Regression);
-    let inconclusive = results.count(RowVerdict::Inconclusive);
-    let errors = results.count(RowVerdict::Error) + results.errors.len();
-    let improvements = results.count(RowVerdict::Improvement);
+pub(crate) fn headline(run: RunView<'_>) -> String {
+    let regressions = count(run, RowVerdict::Regression);
+    let inconclusive = count(run, RowVerdict::Inconclusive);
+    let errors = count(run, RowVerdict::Error) + run.errors.len();
+    let improvements = count(run, RowVerdict::Improvement);
     let mut parts = Vec::new();
     if regressions > 0 {
         parts.push(plural(regressions, "regression", "regressions"));
@@ -328,11 +331,7 @@ pub(crate) fn headline(results: &Results) -> String {
     if inconclusive > 0 {
         parts.push(format!("{inconclusive} inconclusive"));
     }
-    let missing = results
-        .rows
-        .iter()
-        .filter(|r| row_gate(r, results.fail_on).is_failing_missing())
-        .count();
+    let missing = run.rows().filter(|r| r.gate.is_failing_missing()).count();
     if missing > 0 {
         parts.push(format!("{missing} missing (not measured)"));
     }
@@ -340,9 +339,9 @@ pub(crate) fn headline(results: &Results) -> String {
         parts.push(plural(improvements, "improvement", "improvements"));
     }
     let counted = parts.join(", ");
-    let gpu = gpu_label(results);
-    let rows = plural(results.rows.len(), "row", "rows");
-    match (results.verdict, counted.is_empty()) {
+    let gpu = gpu_label(run);
+    let rows = plural(run.rows().len(), "row", "rows");
+    match (run.verdict, counted.is_empty()) {
         (RunVerdict::Pass, true) => format!("pass: {rows} on {gpu}"),
         (RunVerdict::Pass, false) => format!("pass: {rows} on {gpu} ({counted})"),
         (v, true) => format!("{}: {rows} on {gpu}", v.as_str()),
@@ -351,10 +350,10 @@ pub(crate) fn headline(results: &Results) -> String {
 }
 
 /// The run's symbol, for headlines (the headline's words carry the meaning): its gate status as
-/// decided by [`crate::outcome::decide::run_gate`], so an inconclusive run under `--fail-on
+/// decided by `decide::run_gate` (`RunView::gate`), so an inconclusive run under `--fail-on
 /// inconclusive` shows as the failure its exit code says it is.
-pub(crate) fn verdict_badge(results: &Results) -> &'static str {
-    match run_gate(results.verdict, results.fail_on) {
+pub(crate) fn verdict_badge(run: RunView<'_>) -> &'static str {
+    match run.gate {
         Gate::Pass => "✅",
         Gate::Fail => "❌",
         Gate::Warn => "⚠️",
@@ -365,13 +364,13 @@ pub(crate) fn verdict_badge(results: &Results) -> &'static str {
 /// A row's badge in a report: `⏭️ unchanged` for a row the SASS cache skipped, and a row that
 /// fails the gate ([`crate::outcome::decide::row_gate`]) marked as a failure whatever its verdict
 /// (`❌ missing`, `❌ inconclusive` under `--fail-on inconclusive`).
-pub(crate) fn gate_badge(row: &Row, fail_on: crate::outcome::results::FailOn) -> String {
-    if let Some(s) = &row.skipped() {
+pub(crate) fn gate_badge(row: &RowView<'_>) -> String {
+    if let Some(s) = &row.skipped {
         format!("⏭️ {}", s.label())
-    } else if row_gate(row, fail_on).fails_beyond_its_verdict() {
-        format!("❌ {}", row.verdict().as_str())
+    } else if row.gate.fails_beyond_its_verdict() {
+        format!("❌ {}", row.verdict.as_str())
     } else {
-        row_badge(row.verdict()).to_owned()
+        row_badge(row.verdict).to_owned()
     }
 }
 
@@ -391,16 +390,21 @@ pub(crate) fn row_badge(v: RowVerdict) -> &'static str {
 /// The trend of a row's median over the older baselines, the baseline and this run, in one
 /// unit: `117.0 → 117.2 → 124.1 us`. `None` without history (nothing older than the baseline)
 /// or without both sides.
-pub(crate) fn trend(row: &Row) -> Option<String> {
-    if row.history.is_empty() {
+pub(crate) fn trend(row: &RowView<'_>) -> Option<String> {
+    trend_of(row.history, row.sides, row.unit)
+}
+
+/// [`trend`] of a row's history, sides and unit.
+fn trend_of(history: &[f64], sides: &crate::outcome::results::Sides, unit: &str) -> Option<String> {
+    if history.is_empty() {
         return None;
     }
-    let (b, c) = (row.sides.baseline.as_ref()?, row.sides.candidate.as_ref()?);
-    let mut points: Vec<f64> = row.history.iter().copied().filter(|x| x.is_finite()).collect();
+    let (b, c) = (sides.baseline.as_ref()?, sides.candidate.as_ref()?);
+    let mut points: Vec<f64> = history.iter().copied().filter(|x| x.is_finite()).collect();
     points.push(b.median);
     points.push(c.median);
     let max = points.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-    let (div, unit) = axis_scale(max, &row.unit);
+    let (div, unit) = axis_scale(max, unit);
     // Four significant digits of the largest value, so that a 0.2% step is visible.
     let digits = if max / div >= 1000.0 {
         0
@@ -437,53 +441,12 @@ pub(crate) fn axis_scale(max_abs: f64, unit: &str) -> (f64, String) {
     }
 }
 
-/// Where the candidate's median crosses the threshold, in base units: what the statistics
-/// used (`threshold.limit`), or for results of version 1, which did not store it, the baseline
-/// median moved by the relative threshold.
-pub(crate) fn threshold_limit(row: &Row) -> Option<f64> {
-    let t = row.rule.threshold.as_ref()?;
-    if let Some(l) = t.limit {
-        return Some(l);
-    }
-    let fraction = match t.kind {
-        ThresholdKind::Relative { fraction } => fraction,
-        ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => return None,
-    };
-    let f = t.tolerance.unwrap_or(fraction);
-    let base = row.sides.baseline.as_ref()?.median;
-    Some(if row.rule.higher_is_better() {
-        base * (1.0 - f)
-    } else {
-        base * (1.0 + f)
-    })
-}
-
-/// The label of the threshold line in charts: the rule, and `min_effect` when it set the
-/// tolerance (`3%, min effect 500ns = 4.2%`).
-pub(crate) fn threshold_label(row: &Row) -> String {
-    let Some(t) = &row.rule.threshold else {
-        return "-".to_owned();
-    };
-    let mut label = t.rule();
-    if let Some(m) = &t.min_effect {
-        label.push_str(&format!(", min effect {m}"));
-        let fraction = match t.kind {
-            ThresholdKind::Relative { fraction } => fraction,
-            ThresholdKind::Exact | ThresholdKind::Min { .. } | ThresholdKind::Max { .. } => 0.0,
-        };
-        if let Some(tol) = t.tolerance.filter(|tol| *tol > fraction) {
-            label.push_str(&format!(" = {:.1}%", tol * 100.0));
-        }
-    }
-    label
-}
-
 /// The SASS cache's line (docs/sass-cache.md): how many kernels were not profiled because their
 /// machine code equals the baseline's, and the kernel GPU time that saved. `None` when nothing
 /// was skipped.
-pub(crate) fn sass_skip_line(results: &Results) -> Option<String> {
-    let s = results.sass_skip.as_ref().filter(|s| s.kernels > 0)?;
-    let rows = results.rows.iter().filter(|r| r.skipped().is_some()).count();
+pub(crate) fn sass_skip_line(run: RunView<'_>) -> Option<String> {
+    let s = run.sass_skip.filter(|s| s.kernels > 0)?;
+    let rows = run.rows().filter(|r| r.skipped.is_some()).count();
     let saved = s.gpu_time_saved_ns.map_or_else(String::new, |ns| {
         format!(
             "; saved {} of kernel GPU time (baseline medians x repetitions, ncu replay and start-up not counted)",
@@ -500,8 +463,8 @@ pub(crate) fn sass_skip_line(results: &Results) -> Option<String> {
 
 /// What the why of `profiler: cupti` rows cost (docs/cupti.md): the sizes ncu profiled once for
 /// their counters, and ncu's seconds. `None` when ncu ran for none.
-pub(crate) fn why_cost_line(results: &Results) -> Option<String> {
-    let c = Some(&results.why_cost).filter(|c| c.sizes > 0)?;
+pub(crate) fn why_cost_line(run: RunView<'_>) -> Option<String> {
+    let c = Some(run.why_cost).filter(|c| c.sizes > 0)?;
     Some(format!(
         "cupti: ncu profiled {} once for the counters that say why a time changed: {:.1} s of ncu",
         plural(c.sizes, "size", "sizes"),
@@ -511,9 +474,9 @@ pub(crate) fn why_cost_line(results: &Results) -> Option<String> {
 
 /// A row's verdict as reports print it: the skip reason's label (`unchanged` for rows the SASS
 /// cache skipped, a pass) in place of the verdict, from the typed [`crate::outcome::results::SkipReason`].
-pub(crate) fn verdict_word(row: &Row) -> &'static str {
-    row.skipped()
-        .map_or(row.verdict().as_str(), crate::outcome::results::SkipReason::label)
+pub(crate) fn verdict_word(row: &RowView<'_>) -> &'static str {
+    row.skipped
+        .map_or(row.verdict.as_str(), crate::outcome::results::SkipReason::label)
 }
 
 /// `gpu__time_duration.sum` -> `time`; other metrics keep their name.
@@ -571,16 +534,26 @@ mod tests {
             .unwrap()
             .clone();
         row.history.clear();
-        assert_eq!(trend(&row), None, "no older generation: no trend");
+        assert_eq!(
+            trend_of(&row.history, &row.sides, &row.unit),
+            None,
+            "no older generation: no trend"
+        );
         row.unit = "ns".to_owned();
         row.history = vec![117_000.0, 117_200.0];
         row.sides.baseline.as_mut().unwrap().median = 117_400.0;
         row.sides.candidate.as_mut().unwrap().median = 124_100.0;
-        assert_eq!(trend(&row).as_deref(), Some("117.0 → 117.2 → 117.4 → 124.1 us"));
+        assert_eq!(
+            trend_of(&row.history, &row.sides, &row.unit).as_deref(),
+            Some("117.0 → 117.2 → 117.4 → 124.1 us")
+        );
         row.history = vec![f64::NAN, 999.0];
         row.sides.baseline.as_mut().unwrap().median = 1_000.0;
         row.sides.candidate.as_mut().unwrap().median = 1_500.0;
-        assert_eq!(trend(&row).as_deref(), Some("0.999 → 1.000 → 1.500 us"));
+        assert_eq!(
+            trend_of(&row.history, &row.sides, &row.unit).as_deref(),
+            Some("0.999 → 1.000 → 1.500 us")
+        );
     }
 
     #[test]

@@ -14,33 +14,34 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::foundation::units::format_number;
-use crate::outcome::decide::{Gate, row_gate};
-use crate::outcome::results::{FailOn, Results, Row, RowVerdict, RunError};
+use crate::outcome::decide::Gate;
+use crate::outcome::results::{RowVerdict, RunError};
+use crate::outcome::view::{RowView, RunView};
 use crate::report::format::{case_name, change_cell, medians_sentence, p_value};
 
 /// Render the results as JUnit XML.
-pub fn junit(results: &Results) -> String {
+pub fn junit<'a>(run: impl Into<RunView<'a>>) -> String {
+    let run = run.into();
     let mut report = Report::new("cgp-gate");
     // Targets in the order the run produced them; targets that only failed come after.
     let mut order: Vec<&str> = Vec::new();
     let mut suites: BTreeMap<&str, TestSuite> = BTreeMap::new();
-    let targets = results
-        .rows
-        .iter()
+    let targets = run
+        .rows()
         .map(|r| r.key.target.as_str())
-        .chain(results.errors.iter().map(|e| e.target.as_str()));
+        .chain(run.errors.iter().map(|e| e.target.as_str()));
     for t in targets {
         suites.entry(t).or_insert_with(|| {
             order.push(t);
-            suite(results, t)
+            suite(run, t)
         });
     }
-    for row in &results.rows {
+    for row in run.rows() {
         if let Some(s) = suites.get_mut(row.key.target.as_str()) {
-            s.add_test_case(row_case(row, results.fail_on));
+            s.add_test_case(row_case(&row));
         }
     }
-    for e in &results.errors {
+    for e in run.errors {
         if let Some(s) = suites.get_mut(e.target.as_str()) {
             s.add_test_case(error_case(e));
         }
@@ -89,9 +90,9 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-fn suite(results: &Results, target: &str) -> TestSuite {
+fn suite(run: RunView<'_>, target: &str) -> TestSuite {
     let mut s = TestSuite::new(target);
-    let fp = &results.fingerprint;
+    let fp = run.fingerprint;
     let props = [
         ("gpu_name", fp.gpu_name.as_str()),
         ("gpu_uuid", fp.gpu_uuid.as_str()),
@@ -103,43 +104,43 @@ fn suite(results: &Results, target: &str) -> TestSuite {
         ("clocks", fp.clocks.as_str()),
         ("clock_control", fp.clock_control.as_str()),
         ("cache_control", fp.cache_control.as_str()),
-        ("tool_version", results.tool_version.as_str()),
-        ("spec_path", results.spec_path.as_str()),
-        ("spec_hash", results.spec_hash.as_str()),
-        ("source", results.source.as_str()),
-        ("multiple_testing", results.multiple_testing.as_str()),
-        ("run_verdict", results.verdict.as_str()),
+        ("tool_version", run.tool_version),
+        ("spec_path", run.spec_path),
+        ("spec_hash", run.spec_hash),
+        ("source", run.source.as_str()),
+        ("multiple_testing", run.multiple_testing),
+        ("run_verdict", run.verdict.as_str()),
     ];
     for (k, v) in props {
         s.add_property(Property::new(k, v));
     }
-    s.add_property(Property::new("synthetic", results.synthetic.to_string()));
-    for c in &results.caveats {
+    s.add_property(Property::new("synthetic", run.synthetic.to_string()));
+    for c in run.caveats {
         s.add_property(Property::new("caveat", c.as_str()));
     }
-    if let Some(label) = crate::report::format::real_capture(results) {
+    if let Some(label) = crate::report::format::real_capture(run) {
         s.add_property(Property::new("capture", label));
     }
     s.add_property(Property::new(
         "health",
-        crate::report::console::run_health_line(results),
+        crate::report::console::run_health_line(run),
     ));
-    if let Some(c) = &results.git_commit {
-        s.add_property(Property::new("git_commit", c.as_str()));
+    if let Some(c) = run.git_commit {
+        s.add_property(Property::new("git_commit", c));
     }
     // `check --base` (docs/confirm.md): against which commit, and what became of it.
-    if let Some(line) = crate::report::confirm::run_line(results) {
+    if let Some(line) = crate::report::confirm::run_line(run) {
         s.add_property(Property::new(
             "base_commit",
-            results.confirmation.base_commit.as_str(),
+            run.confirmation.base_commit.as_str(),
         ));
         s.add_property(Property::new("confirmation", line));
         s.add_property(Property::new(
             "confirmation_method",
-            results.confirmation.method.as_str(),
+            run.confirmation.method.as_str(),
         ));
     }
-    for d in &results.fingerprint_mismatch {
+    for d in run.fingerprint_mismatch {
         s.add_property(Property::new(
             format!("fingerprint_mismatch.{}", d.field),
             format!("baseline {}, this run {}", d.baseline, d.current),
@@ -147,7 +148,7 @@ fn suite(results: &Results, target: &str) -> TestSuite {
     }
     // A results file may say anything: `from_secs_f64` panics past u64::MAX seconds (found by
     // examples/fuzz.rs), so out-of-range times are left out.
-    if let Some(secs) = results.cost_seconds.get(target)
+    if let Some(secs) = run.cost_seconds.get(target)
         && let Ok(t) = Duration::try_from_secs_f64(*secs)
     {
         s.set_time(t);
@@ -156,20 +157,20 @@ fn suite(results: &Results, target: &str) -> TestSuite {
 }
 
 /// The failure message: everything a reader needs on one line.
-fn failure_message(row: &Row) -> String {
+fn failure_message(row: &RowView<'_>) -> String {
     format!(
         "{} {}: change {} ({}), threshold {}, p (adj.) {}",
         row.key.metric,
-        row.verdict().as_str(),
+        row.verdict.as_str(),
         change_cell(row, None),
         medians_sentence(row),
-        row.rule.text(),
-        p_value(row.estimate().p_adjusted().or(row.estimate().p())),
+        row.rule_text(),
+        p_value(row.p()),
     )
 }
 
 /// The long text of a non-success: the reason and the samples.
-fn description(row: &Row) -> String {
+fn description(row: &RowView<'_>) -> String {
     let mut d = format!(
         "{}\nmethod: {}\n",
         super::format::reason_with_config(row),
@@ -184,11 +185,11 @@ fn description(row: &Row) -> String {
     d
 }
 
-fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
+fn row_case(row: &RowView<'_>) -> TestCase {
     // The row's gate status (crate::outcome::decide) picks failure, error, skipped or success; the
     // verdict is the type, so a missing row that fails the gate is `<failure type="missing">`.
-    let gate = row_gate(row, fail_on);
-    let status = match (gate.gate(), row.verdict()) {
+    let gate = row.gate;
+    let status = match (gate.gate(), row.verdict) {
         (Gate::Fail | Gate::Error, v) => {
             let kind = if gate.gate() == Gate::Error {
                 NonSuccessKind::Error
@@ -206,10 +207,10 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
                 .set_description(description(row));
             st
         }
-        (Gate::Pass, _) if row.skipped().is_some() => {
+        (Gate::Pass, _) if row.skipped.is_some() => {
             let mut st = TestCaseStatus::skipped();
-            st.set_type(row.skipped().map_or("skipped", |s| s.as_str()))
-                .set_message(row.reason.as_str());
+            st.set_type(row.skipped.map_or("skipped", |s| s.as_str()))
+                .set_message(row.reason);
             st
         }
         (Gate::Warn, v) | (Gate::Pass, v @ RowVerdict::Missing) => {
@@ -228,10 +229,10 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
     ));
     case.add_properties(row_properties(row));
     let mut out = Vec::new();
-    if matches!(row.verdict(), RowVerdict::Improvement | RowVerdict::New) {
+    if matches!(row.verdict, RowVerdict::Improvement | RowVerdict::New) {
         out.push(format!(
             "{}: {}",
-            row.verdict().as_str(),
+            row.verdict.as_str(),
             super::format::reason_with_config(row)
         ));
     } else if let Some(c) = &row.config_change {
@@ -247,15 +248,12 @@ fn row_case(row: &Row, fail_on: FailOn) -> TestCase {
     case
 }
 
-fn row_properties(row: &Row) -> Vec<Property> {
+fn row_properties(row: &RowView<'_>) -> Vec<Property> {
     let mut p = vec![
-        Property::new("verdict", row.verdict().as_str()),
-        Property::new("unit", row.unit.as_str()),
-        Property::new("threshold", row.rule.text()),
-        Property::new(
-            "direction",
-            crate::outcome::results::Direction::label(row.rule.direction),
-        ),
+        Property::new("verdict", row.verdict.as_str()),
+        Property::new("unit", row.unit),
+        Property::new("threshold", row.rule_text()),
+        Property::new("direction", row.direction),
         Property::new("method", row.method.as_str()),
     ];
     // `Display` for f64 is the shortest text that reads back to the same number, so a consumer
@@ -269,12 +267,12 @@ fn row_properties(row: &Row) -> Vec<Property> {
     num("candidate_median", row.sides.candidate.as_ref().map(|s| s.median));
     num("baseline_n", row.sides.baseline.as_ref().map(|s| s.n as f64));
     num("candidate_n", row.sides.candidate.as_ref().map(|s| s.n as f64));
-    num("change", row.estimate().change());
-    num("change_ci_low", row.estimate().change_ci().map(|c| c[0]));
-    num("change_ci_high", row.estimate().change_ci().map(|c| c[1]));
-    num("confidence", row.estimate().confidence);
-    num("p", row.estimate().p());
-    num("p_adjusted", row.estimate().p_adjusted());
+    num("change", row.change());
+    num("change_ci_low", row.interval().map(|c| c[0]));
+    num("change_ci_high", row.interval().map(|c| c[1]));
+    num("confidence", row.confidence());
+    num("p", row.test().map(|t| t.p));
+    num("p_adjusted", row.test().and_then(|t| t.p_adjusted));
     num("remeasured", Some(f64::from(row.remeasured)));
     if let Some(c) = &row.config_change {
         p.push(Property::new("config_baseline", c.baseline.join(" + ")));
@@ -287,7 +285,7 @@ fn row_properties(row: &Row) -> Vec<Property> {
 /// `check --base` (docs/confirm.md): whether the row was confirmed against the base commit, the
 /// pairs, and the stored baseline's verdict and change as context (the row's own `change` above
 /// is the paired one).
-fn confirmation_properties(row: &Row, p: &mut Vec<Property>) {
+fn confirmation_properties(row: &RowView<'_>, p: &mut Vec<Property>) {
     use crate::outcome::results::Confirmation;
     match &row.confirmation {
         Confirmation::None => {}

@@ -5,13 +5,13 @@
 use std::collections::BTreeSet;
 
 use crate::measured::samples::TargetSize;
-use crate::outcome::kernel_changes;
-use crate::outcome::results::{FailOn, Missing, MissingCause, Outcome, Row};
+use crate::outcome::results::{MissingCause, RowVerdict};
+use crate::outcome::view::RunView;
 
 /// Per target x size where the baseline's kernels were not measured and others were (or ran
 /// unselected by the filter): one line naming both, the usual sign of a library (cuBLAS, cuDNN)
 /// picking another kernel for the same operation.
-pub fn switches(rows: &[Row]) -> Vec<String> {
+pub fn switches(run: RunView<'_>) -> Vec<String> {
     use std::collections::BTreeMap;
     /// One target x size: the kernels gone, the kernels new, and those that ran unselected.
     #[derive(Default)]
@@ -21,34 +21,32 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
         ran: Option<&'a [String]>,
     }
     let mut sizes: BTreeMap<TargetSize, Change<'_>> = BTreeMap::new();
-    for r in rows {
+    for r in run.rows() {
         let Some(kernel) = r.key.kernel_name() else {
             continue;
         };
         let g = sizes
             .entry(TargetSize::new(&r.key.target, &r.key.size))
             .or_default();
-        match &r.outcome {
-            Outcome::Missing(Missing { cause, .. }) => {
-                if !g.gone.contains(&kernel) {
-                    g.gone.push(kernel);
-                }
-                if let MissingCause::Unselected { ran } = cause {
-                    g.ran = Some(ran);
-                }
+        if let Some(cause) = r.missing_cause() {
+            if !g.gone.contains(&kernel) {
+                g.gone.push(kernel);
             }
-            Outcome::New if !g.new.contains(&kernel) => g.new.push(kernel),
-            _ => {}
+            if let MissingCause::Unselected { ran } = cause {
+                g.ran = Some(ran);
+            }
+        } else if r.verdict == RowVerdict::New && !g.new.contains(&kernel) {
+            g.new.push(kernel);
         }
     }
     let tick = |v: &[&str]| v.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
     // Operation rows (`kernels: sum`) whose kernel set changed: once per target x size.
     let mut out: Vec<String> = Vec::new();
-    for r in rows
-        .iter()
+    for r in run
+        .rows()
         .filter(|r| r.key.kernel == Some(crate::outcome::results::Kernel::Sum))
     {
-        let Some(c) = &r.config_change else { continue };
+        let Some(c) = r.config_change else { continue };
         let (before, now) = (
             crate::measured::samples::kernels_of(&c.baseline),
             crate::measured::samples::kernels_of(&c.candidate),
@@ -102,8 +100,8 @@ pub fn switches(rows: &[Row]) -> Vec<String> {
 
 /// One line per change for reports: `kernels that disappeared: matmul: `x`; kernels that
 /// appeared: matmul: `y``. Empty when nothing changed.
-pub fn describe_changes(rows: &[Row]) -> Vec<String> {
-    let (gone, new) = kernel_changes(rows);
+pub fn describe_changes(run: RunView<'_>) -> Vec<String> {
+    let (gone, new) = run.kernel_changes();
     let list = |v: &[(String, String)]| {
         v.iter()
             .map(|(t, k)| format!("{t}: `{k}`"))
@@ -123,14 +121,8 @@ pub fn describe_changes(rows: &[Row]) -> Vec<String> {
             list(&new)
         ));
     }
-    out.extend(switches(rows));
-    let failing = rows
-        .iter()
-        .filter(|r| {
-            crate::outcome::decide::row_gate(r, crate::outcome::results::FailOn::Regression)
-                .is_failing_missing()
-        })
-        .count();
+    out.extend(switches(run));
+    let failing = run.rows().filter(|r| r.gate.is_failing_missing()).count();
     if failing > 0 {
         out.push(format!(
             "{failing} baseline row(s) this run should have measured were not measured: this fails the gate; if the change is intended, refresh the baseline with `cgp-gate baseline update`, or allow it with --allow-missing or `allow_missing: true` on the target"
@@ -150,22 +142,22 @@ fn tick_all(names: &[String]) -> String {
 
 /// One line per baseline file of a target the spec no longer has, for reports and the console:
 /// `the baseline file FILE is of target `x`, which the spec no longer has ...`, from the row's
-/// typed cause and its gate status (`decide::row_gate`: failing, or allowed by
+/// typed cause and its gate status (`RowView::gate`: failing, or allowed by
 /// `--allow-missing`). A results file older than the cause's `file` has none: its rows' reason
 /// is shown as it was written. Empty when there are none.
-pub fn gone_files(rows: &[Row], fail_on: FailOn) -> Vec<String> {
+pub fn gone_files(run: RunView<'_>) -> Vec<String> {
     let mut lines: BTreeSet<(&str, String)> = BTreeSet::new();
-    for r in rows {
-        let Outcome::Missing(Missing { cause, .. }) = &r.outcome else {
+    for r in run.rows() {
+        let Some(cause) = r.missing_cause() else {
             continue;
         };
         if !matches!(cause, MissingCause::TargetGone { .. }) {
             continue;
         }
-        let fails = crate::outcome::decide::row_gate(r, fail_on).is_failing_missing();
+        let fails = r.gate.is_failing_missing();
         let line = cause
             .gone_file(&r.key.target, fails)
-            .unwrap_or_else(|| r.reason.clone());
+            .unwrap_or_else(|| r.reason.to_owned());
         lines.insert((r.key.target.as_str(), line));
     }
     lines.into_iter().map(|(_, line)| line).collect()
@@ -174,7 +166,20 @@ pub fn gone_files(rows: &[Row], fail_on: FailOn) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::results::RowVerdict;
+    use crate::outcome::results::{FailOn, Missing, Outcome, Results, Row};
+
+    /// A run of these rows (the fixture's run with its rows replaced), under `--fail-on regression`.
+    fn run_of(rows: &[Row]) -> Results {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/results/pass.json"
+        ))
+        .unwrap();
+        let mut r = crate::outcome::results::parse(&text).unwrap();
+        r.rows = rows.to_vec();
+        r.fail_on = FailOn::Regression;
+        r
+    }
 
     fn row(kernel: &str, verdict: RowVerdict) -> Row {
         Row::bare(
@@ -198,7 +203,7 @@ mod tests {
         gone.outcome = Outcome::Missing(Missing::failing(MissingCause::Unselected {
             ran: vec![name.to_owned(), "k2".to_owned()],
         }));
-        let lines = describe_changes(std::slice::from_ref(&gone));
+        let lines = describe_changes((&run_of(std::slice::from_ref(&gone))).into());
         assert!(
             lines
                 .iter()
@@ -208,9 +213,9 @@ mod tests {
         // The same words in the reason of a row of another cause say nothing.
         let mut plain = row("k", RowVerdict::Missing);
         plain.reason = format!("x;{}`k2`, which the spec no longer has", MissingCause::RAN);
-        let lines = describe_changes(std::slice::from_ref(&plain));
+        let lines = describe_changes((&run_of(std::slice::from_ref(&plain))).into());
         assert!(!lines.iter().any(|l| l.contains("`k2`")), "{lines:?}");
-        assert!(gone_files(&[plain], FailOn::Regression).is_empty());
+        assert!(gone_files((&run_of(&[plain])).into()).is_empty());
     }
 
     /// A gone file's line is made from the row's cause and its gate status, whatever the row's
@@ -223,7 +228,7 @@ mod tests {
         let mut r = row("k", RowVerdict::Missing);
         r.reason = "words that say something else".into();
         r.outcome = Outcome::Missing(Missing::failing(cause.clone()));
-        let failing = gone_files(&[r.clone(), r.clone()], FailOn::Regression);
+        let failing = gone_files((&run_of(&[r.clone(), r.clone()])).into());
         assert_eq!(failing.len(), 1, "one line per file: {failing:?}");
         assert!(
             failing[0].starts_with("the baseline file baselines/h100/old.json is of target `t`")
@@ -236,14 +241,14 @@ mod tests {
             unreachable!()
         };
         m.cause = cause;
-        let allowed = gone_files(std::slice::from_ref(&r), FailOn::Regression);
+        let allowed = gone_files((&run_of(std::slice::from_ref(&r))).into());
         assert!(
             allowed[0].ends_with("; allowed by --allow-missing"),
             "{allowed:?}"
         );
         r.outcome = Outcome::Missing(Missing::failing(MissingCause::TargetGone { file: String::new() }));
         assert_eq!(
-            gone_files(&[r], FailOn::Regression),
+            gone_files((&run_of(&[r])).into()),
             ["words that say something else"]
         );
     }

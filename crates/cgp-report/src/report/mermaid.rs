@@ -1,7 +1,8 @@
 //! The Mermaid charts of the Markdown report: the regressions' bar chart and the history of the
 //! worst one. Their labels keep only characters that cannot end a string or a fence.
 
-use crate::outcome::results::{Results, Row, RowVerdict};
+use crate::outcome::results::RowVerdict;
+use crate::outcome::view::{RowView, RunView};
 use crate::report::format::{axis_scale, shorten};
 
 /// Rows charted in the Mermaid bar chart; more would make the labels unreadable.
@@ -31,16 +32,15 @@ fn mermaid_number(x: f64) -> String {
     }
 }
 
-pub(crate) fn charts(results: &Results, md: &mut String) {
+pub(crate) fn charts(run: RunView<'_>, md: &mut String) {
     // How much worse each regression is, in percent, signed so that "worse" is positive for
     // higher-is-better metrics too: bars always grow from the axis.
-    let regressions: Vec<(&Row, f64)> = results
-        .rows
-        .iter()
-        .filter(|r| r.verdict() == RowVerdict::Regression)
+    let regressions: Vec<(RowView<'_>, f64)> = run
+        .rows()
+        .filter(|r| r.verdict == RowVerdict::Regression)
         .filter_map(|r| {
-            let c = r.estimate().change().filter(|c| c.is_finite())?;
-            Some((r, if r.rule.higher_is_better() { -c } else { c } * 100.0))
+            let c = r.change().filter(|c| c.is_finite())?;
+            Some((r, if r.higher_is_better { -c } else { c } * 100.0))
         })
         .take(CHART_ROWS)
         .collect();
@@ -72,14 +72,13 @@ pub(crate) fn charts(results: &Results, md: &mut String) {
         ));
     }
     // The trend of the worst regression with history: older baselines, the baseline, this run.
-    let trend = results
-        .rows
-        .iter()
-        .filter(|r| r.verdict() == RowVerdict::Regression && !r.history.is_empty())
+    let trend = run
+        .rows()
+        .filter(|r| r.verdict == RowVerdict::Regression && !r.history.is_empty())
         .filter(|r| r.sides.baseline.is_some() && r.sides.candidate.is_some())
         .max_by(|a, b| {
-            let ka = a.estimate().change().unwrap_or(0.0).abs();
-            let kb = b.estimate().change().unwrap_or(0.0).abs();
+            let ka = a.change().unwrap_or(0.0).abs();
+            let kb = b.change().unwrap_or(0.0).abs();
             ka.total_cmp(&kb)
         });
     if let Some(r) = trend
@@ -89,7 +88,7 @@ pub(crate) fn charts(results: &Results, md: &mut String) {
         points.push(b.median);
         points.push(c.median);
         let max = points.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-        let (div, unit) = axis_scale(max, &r.unit);
+        let (div, unit) = axis_scale(max, r.unit);
         let n = points.len();
         let labels: Vec<String> = (0..n)
             .map(|i| match n - i {

@@ -1,4 +1,5 @@
-//! Reporters: they render [`crate::outcome::results::Results`] (or parsed launches); they decide nothing.
+//! Reporters: they render a decided run ([`crate::outcome::view::RunView`], which `&Results`
+//! converts into: no row, no rule, no threshold) or parsed launches; they decide nothing.
 //!
 //! - [`console`]: terminal tables.
 //! - [`junit`]: JUnit XML for CI test reporters.

@@ -3,7 +3,7 @@
 //! Markdown and HTML reporters render this one model, each in its own syntax and escaping; none
 //! of them reads the counter diff itself.
 
-use crate::outcome::results::Row;
+use crate::outcome::view::RowView;
 
 /// One row's why, ready to render.
 pub(crate) struct WhyView<'a> {
@@ -27,8 +27,8 @@ pub(crate) struct CounterCells<'a> {
 
 impl<'a> WhyView<'a> {
     /// The why of `r`, if it has one.
-    pub(crate) fn of(r: &'a Row) -> Option<Self> {
-        let w = r.why.as_ref()?;
+    pub(crate) fn of(r: &RowView<'a>) -> Option<Self> {
+        let w = r.why?;
         Some(WhyView {
             target: &r.key.target,
             size: &r.key.size,

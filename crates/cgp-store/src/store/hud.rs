@@ -167,7 +167,7 @@ fn metric(row: &Row, value: f64) -> Value {
     json!({
         "name": row.key.metric,
         "benchmark_values": [value],
-        "target_value": row.rule.threshold.as_ref().and_then(|t| t.limit).filter(|l| l.is_finite()).unwrap_or(0.0),
+        "target_value": row.rule.threshold.as_ref().and_then(|t| t.limit()).filter(|l| l.is_finite()).unwrap_or(0.0),
         "extra_info": strings(&[
             ("unit", row.unit.as_str()),
             ("verdict", row.verdict().as_str()),

@@ -22,14 +22,14 @@ pub(super) fn decide(
     };
     at_decision_level(&mut p, ab <= alpha, ag <= alpha, levels);
     let j = &mut p.j;
-    j.ruling.p_adjusted = Some(ab);
+    j.ruling.estimate.adjust(ab);
     let change = percent(p.estimate.exp_m1(), Percent::Signed2);
     let interval = format!(
         "[{}, {}]",
         percent(p.ci[0].exp_m1(), Percent::Signed2),
         percent(p.ci[1].exp_m1(), Percent::Signed2)
     );
-    let conf = percent(j.ruling.confidence, Percent::Plain1);
+    let conf = percent(j.ruling.confidence(), Percent::Plain1);
     let tol = &p.tolerance_text;
     let pairs = j.pairs;
     // The interval's end on the bad side, and whether it stays within the tolerance.
@@ -90,11 +90,14 @@ pub(super) fn decide(
             ),
         )
     };
-    j.ruling.detectable = p.tt.and_then(|tt| {
+    let detectable = p.tt.and_then(|tt| {
         let b = if p.lower_is_better { p.up } else { -p.down };
         crate::stats::power::detectable_log(b, tt.se, tt.df, levels[0])
             .map(|x| crate::stats::power::as_change(x, p.lower_is_better))
     });
+    if let crate::stats::Shift::Change { detectable: d, .. } = &mut j.ruling.estimate.shift {
+        *d = detectable;
+    }
     if p.left_out > 0 {
         j.ruling.reason.push_str(&format!(
             "; {} of {pairs} pairs left out as outliers (a process that ran slow on one side)",
@@ -104,7 +107,7 @@ pub(super) fn decide(
     left_out_reading(&mut p, &change);
     let j = &mut p.j;
     if j.ruling.verdict == RowVerdict::Inconclusive
-        && let Some(d) = j.ruling.detectable
+        && let Some(d) = j.ruling.estimate.detectable()
     {
         j.ruling.reason.push_str("; ");
         j.ruling.reason.push_str(&crate::stats::power::sentence(d));
@@ -118,10 +121,10 @@ pub(super) fn decide(
 fn left_out_reading(p: &mut Prepared, change: &str) {
     let (all_in, lower, up, down) = (p.all_in, p.lower_is_better, p.up, p.down);
     let j = &mut p.j;
-    if let Some(l) = &j.ruling.left_out {
+    if let Some(l) = &j.ruling.estimate.left_out {
         if j.ruling.verdict == RowVerdict::Pass && l.needs_all_in() {
             // With nothing left out (every pair, each process's mean launch) it must pass too.
-            let all = all_in.map(|t| t.interval(j.ruling.confidence));
+            let all = all_in.map(|t| t.interval(j.ruling.confidence()));
             let holds = all.is_some_and(|ci| if lower { ci[1] < up } else { ci[0] > down });
             let shown = all.map_or_else(String::new, |ci| {
                 format!(
@@ -160,7 +163,7 @@ fn at_decision_level(p: &mut Prepared, bad: bool, good: bool, levels: [f64; 2]) 
     let Some(tt) = p.tt else {
         return;
     };
-    let confidence = p.j.ruling.confidence;
+    let confidence = p.j.ruling.confidence();
     let two_sided = |g: f64| (1.0 - 2.0 * g).clamp(0.0, 1.0 - 1e-15);
     let (c_bad, c_good) = (two_sided(levels[0]), two_sided(levels[1]));
     let widest = confidence.max(c_bad).max(c_good);
@@ -190,6 +193,8 @@ fn at_decision_level(p: &mut Prepared, bad: bool, good: bool, levels: [f64; 2]) 
         }
     };
     p.ci = tt.interval(c);
-    p.j.ruling.confidence = c;
-    p.j.ruling.change_ci = Some([p.ci[0].exp_m1(), p.ci[1].exp_m1()]);
+    p.j.ruling.estimate.confidence = Some(c);
+    if let crate::stats::Shift::Change { ci, .. } = &mut p.j.ruling.estimate.shift {
+        *ci = Some([p.ci[0].exp_m1(), p.ci[1].exp_m1()]);
+    }
 }

@@ -30,7 +30,7 @@ pub use wilcoxon::{SignedRank, WalshInterval, signed_rank, walsh_interval};
 use self::decide::decide;
 use self::prepare::{Prepared, done, prepare};
 use super::multiple::{holm, holm_levels};
-use super::row::{Method, RowVerdict};
+use super::row::RowVerdict;
 use super::spending::{LookAt, share};
 
 /// Fewer pairs than this: no test.
@@ -200,12 +200,7 @@ pub fn judge_constant(
 ) -> PairedJudgement {
     let e = super::verdict::compare_exact(base, head, threshold);
     PairedJudgement {
-        ruling: super::Ruling {
-            method: Method::Exact,
-            change: e.change,
-            detectable: super::verdict::exact_detectable(threshold),
-            ..super::Ruling::untested(e.verdict, e.reason, 1.0)
-        },
+        ruling: super::Ruling::exact(e, threshold, 1.0),
         pairs,
     }
 }

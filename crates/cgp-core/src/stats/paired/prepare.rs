@@ -136,10 +136,16 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     let mut p = done(RowVerdict::Inconclusive, String::new(), n, w.confidence);
     p.j.ruling.method = Method::PairedT;
     p.left_out = left_out;
-    p.j.ruling.left_out = Some(screen);
-    p.j.ruling.change = Some(w.estimate.exp_m1());
-    p.j.ruling.change_ci = Some([w.ci[0].exp_m1(), w.ci[1].exp_m1()]);
-    p.j.ruling.p = Some(p_bad);
+    p.j.ruling.estimate.left_out = Some(screen);
+    p.j.ruling.estimate.shift = crate::stats::Shift::Change {
+        change: w.estimate.exp_m1(),
+        ci: Some([w.ci[0].exp_m1(), w.ci[1].exp_m1()]),
+        detectable: None,
+    };
+    p.j.ruling.estimate.test = Some(crate::stats::Test {
+        p: p_bad,
+        p_adjusted: None,
+    });
     p.p = Some((p_bad, p_good));
     p.ci = w.ci;
     p.estimate = w.estimate;
@@ -152,6 +158,7 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     // 57): the plain paired t of every pair of the processes' mean launches.
     if p.j
         .ruling
+        .estimate
         .left_out
         .as_ref()
         .is_some_and(crate::stats::screen::LeftOut::needs_all_in)

@@ -157,7 +157,7 @@ fn decision_is_against_the_threshold() {
         "{}",
         j[1].ruling.reason
     );
-    assert!((j[1].ruling.change.unwrap() - 0.021).abs() < 0.002);
+    assert!((j[1].ruling.estimate.change().unwrap() - 0.021).abs() < 0.002);
     // Higher is better: head 5% lower throughput is a regression, 5% higher an improvement.
     let slow: Vec<f64> = b
         .iter()
@@ -219,12 +219,12 @@ fn eight_pairs_with_a_tight_interval_far_beyond_the_threshold_are_a_regression()
     assert_eq!(j.ruling.verdict, RowVerdict::Regression, "{}", j.ruling.reason);
     // The interval shown is the one the decision used: at Holm's first step over 50 rows,
     // one-sided alpha / 50 (99.96 %), wholly beyond the threshold.
-    let [lo, hi] = j.ruling.change_ci.unwrap();
+    let [lo, hi] = j.ruling.estimate.change_ci().unwrap();
     assert!(lo > 0.105 && hi < 0.125, "[{lo}, {hi}]");
     assert!(
-        (j.ruling.confidence - (1.0 - 2.0 * 0.01 / 50.0)).abs() < 1e-12,
+        (j.ruling.confidence() - (1.0 - 2.0 * 0.01 / 50.0)).abs() < 1e-12,
         "{}",
-        j.ruling.confidence
+        j.ruling.confidence()
     );
 }
 
@@ -334,7 +334,7 @@ fn min_effect_rows_follow_from_the_interval_they_show() {
             if exact { 0.0f64 } else { 0.03f64 }.max(min_effect / crate::stats::order::median(&b).unwrap());
         assert!((tol - want_tol).abs() < 1e-12, "case {case}: {tol} vs {want_tol}");
         let j = &judge_paired(&[r], 0.01, 0.95)[0];
-        let ci = j.ruling.change_ci.expect("an interval");
+        let ci = j.ruling.estimate.change_ci().expect("an interval");
         let dir = if lower {
             Direction::Lower
         } else {
@@ -379,7 +379,7 @@ fn slow_head_processes_are_never_trimmed_into_a_pass() {
             .collect();
         let j = &judge_paired(&[row(&b, &h, 0.03)], 0.01, 0.95)[0];
         assert_ne!(j.ruling.verdict, RowVerdict::Pass, "{k}: {}", j.ruling.reason);
-        let l = j.ruling.left_out.as_ref().unwrap();
+        let l = j.ruling.estimate.left_out.as_ref().unwrap();
         assert_eq!(l.kept_as_code.is_some(), code, "{k}: {l:?}");
         if !code {
             // Yuen's trim took two from each end: the head's two slow pairs, counted and said.

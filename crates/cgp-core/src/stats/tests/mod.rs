@@ -66,13 +66,17 @@ fn clear_slowdown_is_a_regression() {
     let j = one(Some(&b), &c, &t);
     assert_eq!(j.ruling.verdict, RowVerdict::Regression, "{}", j.ruling.reason);
     assert_eq!(j.ruling.method.as_str(), "mann-whitney+hodges-lehmann");
-    let ch = j.ruling.change.unwrap();
+    let ch = j.ruling.estimate.change().unwrap();
     assert!((ch - 0.08).abs() < 0.005, "change {ch}");
-    let [lo, hi] = j.ruling.change_ci.unwrap();
+    let [lo, hi] = j.ruling.estimate.change_ci().unwrap();
     assert!(lo > 0.06 && hi < 0.10 && lo < ch && ch < hi);
     // Complete separation of 10 v 10: the exact one-sided p is 1 / C(20, 10).
-    assert!((j.ruling.p.unwrap() - 1.0 / 184_756.0).abs() < 1e-12);
-    assert_eq!(j.ruling.p, j.ruling.p_adjusted, "a family of one is not adjusted");
+    assert!((j.ruling.estimate.p().unwrap() - 1.0 / 184_756.0).abs() < 1e-12);
+    assert_eq!(
+        j.ruling.estimate.p(),
+        j.ruling.estimate.p_adjusted(),
+        "a family of one is not adjusted"
+    );
     assert!(j.ruling.reason.contains("+8."), "{}", j.ruling.reason);
 }
 
@@ -81,7 +85,7 @@ fn same_kernel_measured_twice_passes() {
     let t = rel(0.03, Direction::Lower);
     let j = one(Some(&durations(1.0)), &durations_b(1.0), &t);
     assert_eq!(j.ruling.verdict, RowVerdict::Pass, "{}", j.ruling.reason);
-    let [lo, hi] = j.ruling.change_ci.unwrap();
+    let [lo, hi] = j.ruling.estimate.change_ci().unwrap();
     assert!(lo < 0.0 && hi > 0.0 && hi < 0.03);
 }
 
@@ -104,7 +108,11 @@ fn change_under_the_threshold_is_never_a_regression() {
     let j = one(Some(&durations(1.0)), &durations_b(1.015), &t);
     assert_eq!(j.ruling.verdict, RowVerdict::Pass, "{}", j.ruling.reason);
     // The test is against the threshold: candidate vs baseline x 1.03 is not significant.
-    assert!(j.ruling.p.unwrap() > 0.5, "{:?}", j.ruling.p);
+    assert!(
+        j.ruling.estimate.p().unwrap() > 0.5,
+        "{:?}",
+        j.ruling.estimate.p()
+    );
 }
 
 #[test]
@@ -136,7 +144,7 @@ fn deterministic_counters_compare_exactly() {
         (j.ruling.verdict, j.ruling.method.as_str()),
         (RowVerdict::Regression, "exact")
     );
-    assert_eq!(j.ruling.change, Some(0.25));
+    assert_eq!(j.ruling.estimate.change(), Some(0.25));
     assert_eq!(
         one(Some(&regs(40.0)), &regs(32.0), &exact).ruling.verdict,
         RowVerdict::Improvement
@@ -163,7 +171,7 @@ fn deterministic_counters_compare_exactly() {
     // New local-memory spills: from zero, the relative change is undefined but the move is not.
     let j = one(Some(&regs(0.0)), &regs(16.0), &t);
     assert_eq!(
-        (j.ruling.verdict, j.ruling.change),
+        (j.ruling.verdict, j.ruling.estimate.change()),
         (RowVerdict::Regression, None)
     );
     assert!(j.ruling.reason.contains("from zero"), "{}", j.ruling.reason);
@@ -179,11 +187,11 @@ fn limits_judge_the_candidate_median() {
         "{}",
         j.ruling.reason
     );
-    let [lo, hi] = j.ruling.median_ci.unwrap();
+    let [lo, hi] = j.ruling.estimate.median_ci().unwrap();
     assert!(lo <= j.candidate.median && j.candidate.median <= hi);
     let j = one(None, &durations(1.1), &max);
     assert_eq!(j.ruling.verdict, RowVerdict::Regression, "{}", j.ruling.reason);
-    assert!((j.ruling.p.unwrap() - 1.0 / 1024.0).abs() < 1e-12);
+    assert!((j.ruling.estimate.p().unwrap() - 1.0 / 1024.0).abs() < 1e-12);
     // Straddling the limit.
     let j = one(
         None,
@@ -303,7 +311,11 @@ fn a_clear_row_of_few_processes_decides_in_a_large_run() {
     let r = &js[0].ruling;
     assert_eq!(r.verdict, RowVerdict::Regression, "{}", r.reason);
     assert_eq!(r.method, crate::stats::Method::RunLevelT);
-    assert!(r.p_adjusted.unwrap() <= 0.01, "{:?}", r.p_adjusted);
+    assert!(
+        r.estimate.p_adjusted().unwrap() <= 0.01,
+        "{:?}",
+        r.estimate.p_adjusted()
+    );
     assert!(
         r.reason.contains("holm over 20 tests") && r.reason.contains("judged by the t test of their logs"),
         "{}",
@@ -345,7 +357,8 @@ fn bootstrap_interval_is_seeded_by_row_key() {
     assert_eq!(a1.ruling.method.as_str(), "mann-whitney+bootstrap");
     let other = judge(&row("b"), &cfg);
     assert_ne!(
-        a1.ruling.change_ci, other.ruling.change_ci,
+        a1.ruling.estimate.change_ci(),
+        other.ruling.estimate.change_ci(),
         "different rows draw different resamples"
     );
 }
@@ -428,9 +441,9 @@ fn slowdowns_beyond_the_threshold_regress() {
             j.ruling.reason
         );
         assert!(
-            j.ruling.change_ci.unwrap()[0] > 0.03,
+            j.ruling.estimate.change_ci().unwrap()[0] > 0.03,
             "{shift}: {:?}",
-            j.ruling.change_ci
+            j.ruling.estimate.change_ci()
         );
         assert!(j.ruling.reason.contains("baseline x 1.03"), "{}", j.ruling.reason);
     }
@@ -445,9 +458,13 @@ fn shift_straddling_the_threshold_is_inconclusive_with_a_note() {
     let c = lognormal(32, 10, 20_000.0 * 1.036, 0.01);
     let j = one(Some(&b), &c, &t);
     assert_eq!(j.ruling.verdict, RowVerdict::Inconclusive, "{}", j.ruling.reason);
-    let [lo, hi] = j.ruling.change_ci.unwrap();
+    let [lo, hi] = j.ruling.estimate.change_ci().unwrap();
     assert!(lo < 0.03 && hi > 0.03, "{lo} {hi}");
-    assert!(j.ruling.change.unwrap() > 0.03, "{:?}", j.ruling.change);
+    assert!(
+        j.ruling.estimate.change().unwrap() > 0.03,
+        "{:?}",
+        j.ruling.estimate.change()
+    );
     assert!(j.ruling.reason.contains("straddles"), "{}", j.ruling.reason);
     assert!(
         j.ruling
@@ -590,7 +607,10 @@ fn clock_dips_in_a_stored_baseline_no_longer_blind_the_metric() {
         assert!(js[1..].iter().all(|j| j.ruling.verdict != RowVerdict::Regression));
         // The same data with the dips kept: each dip outranks the whole slower candidate.
         let kept = run_with_dipped_baseline(0.05, direction, false);
-        let (p_trim, p_kept) = (js[0].ruling.p.unwrap(), kept[0].ruling.p.unwrap());
+        let (p_trim, p_kept) = (
+            js[0].ruling.estimate.p().unwrap(),
+            kept[0].ruling.estimate.p().unwrap(),
+        );
         assert!(p_kept > 10.0 * p_trim, "{p_trim} vs {p_kept}");
     }
 }
@@ -632,8 +652,8 @@ fn ab_and_check_judge_deterministic_values_alike() {
         let p = paired::judge_constant(*b, *c, t, 3);
         assert_eq!(j.ruling.method.as_str(), "exact");
         assert_eq!(
-            (p.ruling.verdict, p.ruling.change, &p.ruling.reason),
-            (j.ruling.verdict, j.ruling.change, &j.ruling.reason)
+            (p.ruling.verdict, p.ruling.estimate.change(), &p.ruling.reason),
+            (j.ruling.verdict, j.ruling.estimate.change(), &j.ruling.reason)
         );
         verdicts.push(j.ruling.verdict);
     }

@@ -17,7 +17,10 @@ fn direction() -> impl Strategy<Value = Direction> {
 /// sums them, so the order of the values (or a power-of-two scale) may move the last bits.
 fn verdict_of(b: &[f64], c: &[f64], t: &Threshold) -> (RowVerdict, Option<String>) {
     let j = one(Some(b), c, t);
-    (j.ruling.verdict, j.ruling.change.map(|x| format!("{x:.9e}")))
+    (
+        j.ruling.verdict,
+        j.ruling.estimate.change().map(|x| format!("{x:.9e}")),
+    )
 }
 
 proptest! {
@@ -109,7 +112,7 @@ proptest! {
         prop_assert_eq!(js.len(), 2);
         for j in &js {
             prop_assert!(!j.ruling.reason.is_empty());
-            if let Some(p) = j.ruling.p_adjusted { prop_assert!((0.0..=1.0).contains(&p)); }
+            if let Some(p) = j.ruling.estimate.p_adjusted() { prop_assert!((0.0..=1.0).contains(&p)); }
         }
     }
 }

@@ -117,7 +117,7 @@ fn alpha_is_split_over_the_looks() {
     let base = grouped_runs(9, 10, 29, 100_000.0, 0.005, 0.002);
     let cand = grouped_runs(10, 1, 29, 104_200.0, 0.005, 0.002);
     let one = judge_runs(&base, &cand, &t, &Config::default());
-    let p = one.ruling.p_adjusted.unwrap();
+    let p = one.ruling.estimate.p_adjusted().unwrap();
     // Choose alpha so that this row is a regression at one look and not at three.
     let cfg = Config {
         alpha: p * 2.0,

@@ -4,15 +4,12 @@
 use super::{Comparison, Config, Judgement, base_judgement, effect_text, num};
 use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
 use crate::foundation::units::{Percent, percent};
-use crate::stats::row::{Method, RowVerdict};
+use crate::stats::row::RowVerdict;
 
 /// A row whose sides are both constant, judged by [`compare_exact`].
 pub(super) fn exact_compare(row: &Comparison<'_>, cfg: &Config, b: f64, c: f64) -> Judgement {
     let mut j = base_judgement(row, cfg, RowVerdict::Pass, "");
-    j.ruling.method = Method::Exact;
-    let e = compare_exact(b, c, row.threshold);
-    (j.ruling.verdict, j.ruling.change, j.ruling.reason) = (e.verdict, e.change, e.reason);
-    j.ruling.detectable = exact_detectable(row.threshold);
+    j.ruling = super::Ruling::exact(compare_exact(b, c, row.threshold), row.threshold, cfg.confidence);
     j
 }
 

@@ -2,6 +2,7 @@
 //! and the sign test (in the run's Holm family).
 
 use super::checks::constant;
+use super::estimate::{Bound, Shift, Test};
 use super::{Comparison, Config, Judgement, MIN_SAMPLES, Prepared, base_judgement, num};
 use crate::foundation::units::{Percent, percent};
 use crate::stats::median_ci::{median_interval, sign_test};
@@ -60,9 +61,12 @@ pub(super) fn prepare_limit(row: &Comparison<'_>, cfg: &Config, limit: f64, is_m
     let (above, below) = sign_test(c, limit);
     let p_bad = if is_max { above } else { below };
     j.ruling.method = Method::SignTestMedianCi;
-    j.ruling.median_ci = Some(ci);
-    j.ruling.confidence = coverage;
-    j.ruling.p = Some(p_bad);
+    j.ruling.estimate.shift = Shift::Median { ci };
+    j.ruling.estimate.confidence = Some(coverage);
+    j.ruling.estimate.test = Some(Test {
+        p: p_bad,
+        p_adjusted: None,
+    });
     Prepared::Limit(LimitRow {
         j,
         p_bad,
@@ -84,8 +88,8 @@ impl LimitRow {
     pub(super) fn decide(mut self, adj: f64, level: f64, family: usize, cfg: &Config) -> Judgement {
         self.at_decision_level(adj <= cfg.alpha, level, cfg.confidence);
         let j = &mut self.j;
-        j.ruling.p_adjusted = Some(adj);
-        j.limit = Some(self.limit);
+        j.ruling.estimate.adjust(adj);
+        j.bound = Some(Bound::Limit(self.limit));
         let (lo, hi) = (self.ci[0], self.ci[1]);
         let median = j.candidate.median;
         let side = if self.is_max { "at most" } else { "at least" };
@@ -100,10 +104,10 @@ impl LimitRow {
             lo >= self.limit
         };
         let interval = format!("[{}, {}]", num(lo), num(hi));
-        let conf = percent(j.ruling.confidence, Percent::Plain1);
+        let conf = percent(j.ruling.confidence(), Percent::Plain1);
         (j.ruling.verdict, j.ruling.reason) = if wrong_side
             && adj <= cfg.alpha
-            && j.ruling.confidence >= self.tested_at
+            && j.ruling.confidence() >= self.tested_at
         {
             (
                 RowVerdict::Regression,
@@ -164,8 +168,8 @@ impl LimitRow {
         self.tested_at = c_bad;
         let show = |s: &mut Self, (ci, coverage): ([f64; 2], f64)| {
             s.ci = ci;
-            s.j.ruling.median_ci = Some(ci);
-            s.j.ruling.confidence = coverage;
+            s.j.ruling.estimate.shift = Shift::Median { ci };
+            s.j.ruling.estimate.confidence = Some(coverage);
         };
         if sig
             && let Some(x) = self.at(c_bad)

@@ -25,6 +25,7 @@
 //! for both).
 
 mod checks;
+mod estimate;
 mod exact;
 mod limit;
 mod rank;
@@ -34,6 +35,7 @@ mod shift;
 #[cfg(test)]
 mod tests;
 
+pub use estimate::{Bound, Estimate, Shift, Test};
 pub use exact::exact_detectable;
 pub use exact::{COUNT_JITTER_SHARE, ExactOutcome, compare_exact, counted_exactly, deciding_launch};
 pub use rule::{verdict_of_interval, verdict_of_limit};
@@ -154,38 +156,20 @@ pub struct Comparison<'a> {
 }
 
 /// What a judgement of one row rules, independent ([`Judgement`], of `check`) or paired
-/// (`paired::PairedJudgement`, of `ab`): the verdict, the method, the estimate with its
-/// interval, the test's p-values, what was left out and why. The results take it as it is
-/// (`results::Decision`), the same way for both.
+/// (`paired::PairedJudgement`, of `ab`): the verdict, the method, the [`Estimate`] (the shift
+/// with its interval and level, the test, what was left out) and why. The results take it as it
+/// is (`results::Decision`), the same way for both.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ruling {
     pub verdict: RowVerdict,
     /// `mann-whitney+hodges-lehmann`, `mann-whitney+bootstrap`, `exact`, `sign-test+median-ci`,
     /// `run-level-t`, `paired-t`, or `none` when nothing was tested.
     pub method: Method,
-    /// Relative change candidate / baseline - 1 (Hodges-Lehmann estimate for noisy rows; the
-    /// exponent of the mean log ratio of a paired row).
-    pub change: Option<f64>,
-    /// Interval of the relative change.
-    pub change_ci: Option<[f64; 2]>,
-    /// For `min:`/`max:` rows: interval of the candidate's median, base units.
-    pub median_ci: Option<[f64; 2]>,
-    /// Coverage of the interval shown (`change_ci`, or `median_ci` for limits); the requested
-    /// level unless too few samples forced a wider, less certain one.
-    pub confidence: f64,
-    /// One-sided p-value in the regression direction, unadjusted.
-    pub p: Option<f64>,
-    /// `p` after Holm over every tested row of the run.
-    pub p_adjusted: Option<f64>,
+    /// The numbers the verdict used: the relative change with its interval (or a `min:`/`max:`
+    /// row's median interval), the interval's coverage, the test's p-values, what was left out.
+    pub estimate: Estimate,
     /// One sentence: why this verdict.
     pub reason: String,
-    /// What the test left out as the machine's, or kept as the code's (`stats::screen`); `None`
-    /// for rows no outlier rule touched (exact, limit and untested rows).
-    pub left_out: Option<super::screen::LeftOut>,
-    /// The smallest change (relative, the bad way) this row's test finds in 80 % of checks at the
-    /// level it spent (`stats::power`); the tolerance itself for an exact comparison; `None` for a
-    /// limit row and a row not compared.
-    pub detectable: Option<f64>,
 }
 
 impl Ruling {
@@ -195,16 +179,23 @@ impl Ruling {
         Self {
             verdict,
             method: Method::None,
-            change: None,
-            change_ci: None,
-            median_ci: None,
-            confidence,
-            p: None,
-            p_adjusted: None,
+            estimate: Estimate::at(confidence),
             reason,
-            left_out: None,
-            detectable: None,
         }
+    }
+
+    /// Values compared exactly (`compare_exact`, `counted_exactly`): the change without an
+    /// interval, the tolerance as the smallest change found, at `confidence`.
+    pub fn exact(e: ExactOutcome, threshold: &Threshold, confidence: f64) -> Self {
+        let mut r = Self::untested(e.verdict, e.reason, confidence);
+        r.method = Method::Exact;
+        r.estimate.shift = Shift::exact(e.change, exact_detectable(threshold));
+        r
+    }
+
+    /// Coverage of the interval shown (the requested level for a row without one).
+    pub fn confidence(&self) -> f64 {
+        self.estimate.confidence.unwrap_or(f64::NAN)
     }
 }
 
@@ -218,12 +209,10 @@ pub struct Judgement {
     /// Between-job spread (log scale) estimated from the baseline history and used to widen the
     /// interval; `None` without enough history.
     pub job_spread: Option<f64>,
-    /// The relative tolerance the test judged against: the threshold, raised to
-    /// `min_effect` / baseline median where that is larger. `None` when no shift was tested.
-    pub tolerance: Option<f64>,
-    /// Where the candidate's median crosses the threshold, in base units (the baseline median
-    /// moved by the tolerance, or a `min:`/`max:` bound with `min_effect` applied).
-    pub limit: Option<f64>,
+    /// What the interval was judged against: the relative tolerance of a shift (the threshold,
+    /// raised to `min_effect` / baseline median where that is larger) with where the candidate's
+    /// median crosses it, or a `min:`/`max:` row's limit. `None` when nothing was tested.
+    pub bound: Option<Bound>,
 }
 
 /// Judge one row on its own (a family of one for the multiple-testing adjustment).
@@ -441,8 +430,7 @@ fn base_judgement(row: &Comparison<'_>, cfg: &Config, verdict: RowVerdict, reaso
             ..summarize(row.candidate)
         },
         job_spread: None,
-        tolerance: None,
-        limit: None,
+        bound: None,
     }
 }
 
@@ -483,9 +471,7 @@ fn prepare(row: &Comparison<'_>, cfg: &Config, cache: &mut NullCache, first_leve
     }
     if let Some(e) = counted_exactly(&row.key, baseline, row.candidate, row.threshold) {
         let mut j = base_judgement(row, cfg, e.verdict, &e.reason);
-        j.ruling.method = super::row::Method::Exact;
-        j.ruling.change = e.change;
-        j.ruling.detectable = exact_detectable(row.threshold);
+        j.ruling = Ruling::exact(e, row.threshold, cfg.confidence);
         return Prepared::Done(j);
     }
     if grouped(row) && nb <= MAX_SAMPLES && nc <= MAX_SAMPLES {

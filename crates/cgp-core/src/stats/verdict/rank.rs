@@ -5,7 +5,8 @@
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use super::shift::{AllIn, RankSides, ShiftRow};
+use super::estimate::Estimate;
+use super::shift::{AllIn, IntervalFrom, RankSides, ShiftRow};
 use super::{Comparison, Config, IntervalMethod, Prepared, base_judgement, effect_text, threshold_text};
 use crate::foundation::threshold::{Direction, ThresholdKind};
 use crate::stats::bootstrap;
@@ -92,10 +93,7 @@ pub(super) fn prepare_ranked(
         IntervalMethod::HodgesLehmann => Method::MannWhitneyHodgesLehmann,
         IntervalMethod::Bootstrap => Method::MannWhitneyBootstrap,
     };
-    j.ruling.change = Some(shift.change);
-    j.ruling.change_ci = Some(shift.ci);
-    j.ruling.confidence = shift.confidence;
-    j.ruling.p = Some(p.bad);
+    j.ruling.estimate = Estimate::shifted(&shift, p.bad);
     j.job_spread = spread.map(|s| s.spread);
     Prepared::Shift(Box::new(ShiftRow {
         j,
@@ -121,8 +119,7 @@ pub(super) fn prepare_ranked(
         }),
         left_out,
         extra: String::new(),
-        model: None,
-        rank: Some(RankSides {
+        from: IntervalFrom::Rank(RankSides {
             candidate: c,
             baseline: b,
             ..sides_for(row, cfg, spread)

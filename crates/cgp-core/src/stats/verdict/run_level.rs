@@ -2,7 +2,8 @@
 //! scale (`stats::nested`), t tests of the shift against the threshold's boundaries with a
 //! within-run and a between-run noise part, the interval widened by the between-job spread.
 
-use super::shift::{AllIn, ShiftRow};
+use super::estimate::Estimate;
+use super::shift::{AllIn, IntervalFrom, ShiftRow};
 use super::{Comparison, Config, Prepared, base_judgement, effect_text, prior_of, threshold_text};
 use crate::foundation::threshold::{Direction, Threshold, ThresholdKind};
 use crate::foundation::units::{Percent, percent};
@@ -91,10 +92,7 @@ pub(super) fn prepare_nested(
         min_effect,
     );
     j.ruling.method = Method::RunLevelT;
-    j.ruling.change = Some(shift.change);
-    j.ruling.change_ci = Some(shift.ci);
-    j.ruling.confidence = shift.confidence;
-    j.ruling.p = Some(p_bad);
+    j.ruling.estimate = Estimate::shifted(&shift, p_bad);
     j.job_spread = spread.map(|s| s.spread);
     Prepared::Shift(Box::new(ShiftRow {
         j,
@@ -124,8 +122,7 @@ pub(super) fn prepare_nested(
             (extra_var, spread.map_or(f64::INFINITY, |s| s.df)),
         ),
         extra: noise_text(&f, by_means),
-        model: Some((f, extra_var)),
-        rank: None,
+        from: IntervalFrom::Model(f, extra_var),
     }))
 }
 

@@ -2,6 +2,7 @@
 //! decision against the threshold once the run's Holm adjustment is known: significant beyond
 //! the threshold either way, within it, or not yet known.
 
+use super::estimate::{Bound, Shift as Moved};
 use super::{Config, Judgement, num};
 use crate::foundation::units::{Percent, percent};
 use crate::stats::hodges_lehmann::Shift;
@@ -45,13 +46,17 @@ pub(super) struct ShiftRow {
     pub(super) all_in: Option<AllIn>,
     /// Appended to the reason (the run-level model's noise parts and runs).
     pub(super) extra: String,
-    /// The run-level model and the between-job variance added to it: the interval can be
-    /// computed at any level, so the one shown is the one the decision used. `None` for the rank
-    /// test (its interval stays at the configured confidence).
-    pub(super) model: Option<(Fit, f64)>,
-    /// The rank test's sides, from which its interval is computed at any level (the one shown is
-    /// the one the decision used); `None` for the run-level model.
-    pub(super) rank: Option<RankSides>,
+    /// What the interval is computed from at any level (the one shown is the one the decision
+    /// used): the run-level model or the rank test's sides.
+    pub(super) from: IntervalFrom,
+}
+
+/// What a shifted row's interval is computed from, at any level.
+pub(super) enum IntervalFrom {
+    /// The run-level model and the between-job variance added to it.
+    Model(Fit, f64),
+    /// The rank test's sides.
+    Rank(RankSides),
 }
 
 /// What a rank-test row's interval is computed from at any level: each side sorted without its
@@ -205,7 +210,7 @@ impl ShiftRow {
         cfg: &Config,
     ) -> Judgement {
         let [adj_bad, adj_good, adj_zero] = adj;
-        self.j.ruling.p_adjusted = Some(adj_bad);
+        self.j.ruling.estimate.adjust(adj_bad);
         self.show_tolerance();
         let adj = Adjusted {
             bad: adj_bad,
@@ -225,10 +230,15 @@ impl ShiftRow {
             self.follow_rank_interval(v, &adj);
         }
         self.never_a_pass_when_too_much_is_left_out();
-        self.j.ruling.change_ci = Some(self.shift.ci);
-        self.j.ruling.confidence = self.shift.confidence;
-        self.j.ruling.detectable = self.detectable(levels[0], cfg.confidence);
-        let left = if self.rank.is_some() {
+        let detectable = self.detectable(levels[0], cfg.confidence);
+        let estimate = &mut self.j.ruling.estimate;
+        estimate.shift = Moved::Change {
+            change: estimate.change().unwrap_or(self.shift.change),
+            ci: Some(self.shift.ci),
+            detectable,
+        };
+        estimate.confidence = Some(self.shift.confidence);
+        let left = if matches!(self.from, IntervalFrom::Rank(_)) {
             self.explain_dips();
             self.left_out.notes_sentence()
         } else {
@@ -241,12 +251,12 @@ impl ShiftRow {
         self.j.ruling.reason.push_str(&self.extra);
         self.explain_job_spread();
         if self.j.ruling.verdict == RowVerdict::Inconclusive
-            && let Some(d) = self.j.ruling.detectable
+            && let Some(d) = detectable
         {
             self.j.ruling.reason.push_str("; ");
             self.j.ruling.reason.push_str(&crate::stats::power::sentence(d));
         }
-        self.j.ruling.left_out = Some(self.left_out.clone());
+        self.j.ruling.estimate.left_out = Some(self.left_out.clone());
         self.j
     }
 
@@ -293,9 +303,10 @@ impl ShiftRow {
     /// significant; anything else at the widest of the three, which then straddles the tolerance.
     /// [`Self::against_threshold`] reads the verdict off the interval chosen here.
     fn at_decision_level(&mut self, adj: &Adjusted, levels: [f64; 2], confidence: f64) {
-        let Some((fit, extra)) = self.model.clone() else {
+        let IntervalFrom::Model(fit, extra) = &self.from else {
             return;
         };
+        let (fit, extra) = (fit.clone(), *extra);
         let two_sided = |g: f64| (1.0 - 2.0 * g).clamp(0.0, 1.0 - 1e-15);
         let (c_bad, c_good) = (two_sided(levels[0]), two_sided(levels[1]));
         let widest = confidence.max(c_bad).max(c_good);
@@ -338,17 +349,17 @@ impl ShiftRow {
     /// `confidence` implies (normal quantiles) with the job term.
     fn detectable(&self, level: f64, confidence: f64) -> Option<f64> {
         use statrs::distribution::{ContinuousCDF, Normal};
-        let t = self.j.tolerance.unwrap_or(self.fraction);
-        let (se, df) = if let Some((f, extra)) = &self.model {
-            ((f.se * f.se + extra).sqrt(), f.df)
-        } else {
-            let sides = self.rank.as_ref()?;
-            let ci = sides.at(confidence)?.ci;
-            let z = Normal::standard().inverse_cdf(0.5 + confidence / 2.0);
-            let width = ((1.0 + ci[1]) / (1.0 + ci[0])).ln();
-            let job = std::f64::consts::SQRT_2 * sides.spread;
-            let own = (width / (2.0 * z) - job).max(0.0);
-            (own.hypot(job), f64::INFINITY)
+        let t = self.tolerance();
+        let (se, df) = match &self.from {
+            IntervalFrom::Model(f, extra) => ((f.se * f.se + extra).sqrt(), f.df),
+            IntervalFrom::Rank(sides) => {
+                let ci = sides.at(confidence)?.ci;
+                let z = Normal::standard().inverse_cdf(0.5 + confidence / 2.0);
+                let width = ((1.0 + ci[1]) / (1.0 + ci[0])).ln();
+                let job = std::f64::consts::SQRT_2 * sides.spread;
+                let own = (width / (2.0 * z) - job).max(0.0);
+                (own.hypot(job), f64::INFINITY)
+            }
         };
         crate::stats::power::detectable(t, self.bad_sign > 0.0, se, df, level)
     }
@@ -360,7 +371,7 @@ impl ShiftRow {
         } else {
             crate::foundation::threshold::Direction::Higher
         };
-        let tolerance = self.j.tolerance.unwrap_or(self.fraction);
+        let tolerance = self.tolerance();
         let exact = self.exact_kind && self.effect.is_none();
         move |x: &Shift| super::rule::verdict_of_interval(x.ci, tolerance, direction, exact)
     }
@@ -370,7 +381,9 @@ impl ShiftRow {
     /// `None` for the run-level model. Without any interval that reaches the tolerance (the
     /// p-value floor of few samples) the widest is shown and the row stays inconclusive.
     fn rank_level(&mut self, adj: &Adjusted, levels: [f64; 2], confidence: f64) -> Option<RowVerdict> {
-        let sides = self.rank.as_ref()?;
+        let IntervalFrom::Rank(sides) = &self.from else {
+            return None;
+        };
         let two_sided = |g: f64| (1.0 - 2.0 * g).clamp(0.0, 1.0 - 1e-15);
         let rule = self.rule();
         let sig = [adj.bad <= adj.alpha, adj.good <= adj.alpha];
@@ -394,7 +407,10 @@ impl ShiftRow {
     /// The half-width a rank-test interval at `level` was widened by for the job spread.
     fn widen_at(&self, level: f64) -> f64 {
         use statrs::distribution::{ContinuousCDF, Normal};
-        let spread = self.rank.as_ref().map_or(0.0, |r| r.spread);
+        let spread = match &self.from {
+            IntervalFrom::Rank(r) => r.spread,
+            IntervalFrom::Model(..) => 0.0,
+        };
         Normal::standard().inverse_cdf(0.5 + level.clamp(0.0, 1.0 - 1e-15) / 2.0)
             * std::f64::consts::SQRT_2
             * spread
@@ -442,11 +458,18 @@ impl ShiftRow {
             _ => 0.0,
         };
         let shown = self.fraction.max(from_effect);
-        j.tolerance = Some(shown);
-        j.limit = j
-            .baseline
-            .as_ref()
-            .map(|b| b.median * (1.0 + self.bad_sign * shown));
+        j.bound = Some(Bound::Tolerance {
+            tolerance: shown,
+            limit: j
+                .baseline
+                .as_ref()
+                .map(|b| b.median * (1.0 + self.bad_sign * shown)),
+        });
+    }
+
+    /// The relative tolerance the row is judged against (the threshold before it is shown).
+    fn tolerance(&self) -> f64 {
+        self.j.bound.and_then(Bound::tolerance).unwrap_or(self.fraction)
     }
 
     /// The estimated change, e.g. `+2.10%`.
@@ -641,7 +664,10 @@ impl ShiftRow {
                 sp.df
             ));
             // The processes' standard error, where the model gives one (the rank test has none).
-            let se = self.model.as_ref().map(|(f, _)| f.se);
+            let se = match &self.from {
+                IntervalFrom::Model(f, _) => Some(f.se),
+                IntervalFrom::Rank(_) => None,
+            };
             if let Some(w) = crate::stats::jobspread::drift_warning(t, sp.spread, se) {
                 j.ruling.reason.push_str("; ");
                 j.ruling.reason.push_str(&w);

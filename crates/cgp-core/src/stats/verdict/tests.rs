@@ -122,7 +122,10 @@ fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<()
     if !matches!(j.ruling.method, Method::RunLevelT | Method::PairedT) {
         return Ok(());
     }
-    let (Some(ci), Some(t)) = (j.ruling.change_ci, j.tolerance) else {
+    let (Some(ci), Some(t)) = (
+        j.ruling.estimate.change_ci(),
+        j.bound.and_then(crate::stats::Bound::tolerance),
+    ) else {
         return Err(format!("no interval or tolerance: {j:?}"));
     };
     let mut want = super::verdict_of_interval(ci, t, direction, exact);
@@ -131,6 +134,7 @@ fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<()
     // nothing left out passes too.
     if want == RowVerdict::Pass
         && j.ruling
+            .estimate
             .left_out
             .as_ref()
             .is_some_and(crate::stats::screen::LeftOut::needs_all_in)
@@ -142,7 +146,7 @@ fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<()
         want = RowVerdict::Inconclusive;
     }
     // Every compared row states what it could find (issue 57); an inconclusive one says it.
-    let Some(d) = j.ruling.detectable else {
+    let Some(d) = j.ruling.estimate.detectable() else {
         return Err(format!("no detectable change: {j:?}"));
     };
     let says = crate::stats::power::sentence(d);
@@ -154,14 +158,16 @@ fn follows(j: &super::Judgement, direction: Direction, exact: bool) -> Result<()
         return Err(format!("detectable {d} is within the tolerance {t}"));
     }
     if want == j.ruling.verdict
-        && j.ruling.confidence >= 0.95 - 1e-12
+        && j.ruling.confidence() >= 0.95 - 1e-12
         && j.ruling.reason.contains(&interval_text(ci))
     {
         Ok(())
     } else {
         Err(format!(
             "{:?} but the interval {ci:?} at {} against {t} says {want:?}: {}",
-            j.ruling.verdict, j.ruling.confidence, j.ruling.reason
+            j.ruling.verdict,
+            j.ruling.confidence(),
+            j.ruling.reason
         ))
     }
 }

@@ -12,7 +12,7 @@ use crate::outcome::results::{
 use crate::spec::{MetricSpec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired_at};
 use crate::stats::spending::LookAt;
-use crate::stats::verdict::{counted_exactly, exact_detectable};
+use crate::stats::verdict::counted_exactly;
 use crate::stats::{Comparison, Config, deciding_launch, judge_all_at, summarize};
 
 #[expect(clippy::float_cmp, reason = "deterministic counters repeat bit for bit")]
@@ -247,24 +247,19 @@ pub(super) fn judge_pending(
 
     let mut rows: Vec<Row> = Vec::new();
     for p in pending {
-        let (mut tolerance, mut limit) = (None, None);
+        let mut bound = None;
         let j: PairedJudgement = if is_limit(p) {
             let Some(l) = limits.next() else { continue };
             // Judged as `check` judges a limit: its row shows the same median interval and
             // limit (`check/judge.rs`).
-            (tolerance, limit) = (l.tolerance, l.limit);
+            bound = l.bound;
             PairedJudgement {
                 ruling: l.ruling,
                 pairs: p.base_pairs.len(),
             }
         } else if let Some(e) = counted(p) {
             PairedJudgement {
-                ruling: crate::stats::Ruling {
-                    method: crate::stats::Method::Exact,
-                    change: e.change,
-                    detectable: exact_detectable(&p.ms.threshold),
-                    ..crate::stats::Ruling::untested(e.verdict, e.reason, 1.0)
-                },
+                ruling: crate::stats::Ruling::exact(e, &p.ms.threshold, 1.0),
                 pairs: p.base_pairs.len(),
             }
         } else if is_const(p) {
@@ -284,10 +279,13 @@ pub(super) fn judge_pending(
             let Some((j, t)) = paired.next() else {
                 continue;
             };
-            tolerance = Some(t);
+            bound = Some(crate::stats::Bound::Tolerance {
+                tolerance: t,
+                limit: None,
+            });
             j
         };
-        rows.push(judged_row(p, j, (tolerance, limit), rounds, spec_errors));
+        rows.push(judged_row(p, j, bound, rounds, spec_errors));
     }
     rows
 }
@@ -352,7 +350,7 @@ fn limit_comparison<'a>(p: &'a Pending<'_>) -> Comparison<'a> {
 fn judged_row(
     p: &Pending<'_>,
     j: PairedJudgement,
-    (tolerance, limit): (Option<f64>, Option<f64>),
+    bound: Option<crate::stats::Bound>,
     rounds: &BTreeMap<TargetSize, u32>,
     spec_errors: &mut Vec<RunError>,
 ) -> Row {
@@ -365,8 +363,7 @@ fn judged_row(
         .copied()
         .unwrap_or(0);
     if let Some(t) = row.rule.threshold.as_mut() {
-        t.tolerance = tolerance;
-        t.limit = limit;
+        t.bound = bound;
     }
     row.decide(Decision::from(&j.ruling));
     crate::run::engine::min_effect_unit(&mut row, p.ms, spec_errors);

@@ -169,7 +169,7 @@ fn a_limit_row_shows_the_median_interval_and_the_limit_as_in_check() {
     let [lo, hi] = row.estimate().median_ci().expect("a limit row's interval");
     assert!(lo >= 1000.0 && hi <= 1002.0 + 1e-9 && lo <= hi, "[{lo}, {hi}]");
     assert_eq!(row.estimate().change(), None, "a limit row has no change");
-    let limit = row.rule.threshold.as_ref().and_then(|t| t.limit);
+    let limit = row.rule.threshold.as_ref().and_then(|t| t.limit());
     assert_eq!(limit, Some(2000.0));
 }
 

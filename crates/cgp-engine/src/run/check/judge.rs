@@ -146,8 +146,7 @@ pub(super) fn judged_rows(
                 outcome,
                 rule: RowRule {
                     threshold: Some(RowThreshold {
-                        tolerance: j.tolerance,
-                        limit: j.limit,
+                        bound: j.bound,
                         ..RowThreshold::of(&ms.threshold)
                     }),
                     direction: Some(ms.threshold.direction),

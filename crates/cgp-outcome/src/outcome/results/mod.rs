@@ -425,8 +425,8 @@ mod wire;
 pub use confirm::{ConfirmMode, ConfirmStatus, Confirmation, Confirmed, RunConfirmation, Screen};
 pub use key::{Kernel, OwnedRowKey, RowKey};
 pub use row::{
-    ConfigChange, Decision, Estimate, Judged, Missing, MissingCause, Outcome, Row, RowRule, RowThreshold,
-    Shift, Sides, SkipReason, Test,
+    Bound, ConfigChange, Decision, Estimate, Judged, Missing, MissingCause, Outcome, Row, RowRule,
+    RowThreshold, Shift, Sides, SkipReason, Test,
 };
 
 #[cfg(test)]

@@ -41,8 +41,8 @@ impl From<super::RowThreshold> for ThresholdRepr {
             fraction,
             value,
             min_effect: t.min_effect,
-            tolerance: t.tolerance,
-            limit: t.limit,
+            tolerance: t.bound.and_then(super::Bound::tolerance),
+            limit: t.bound.and_then(super::Bound::limit),
         }
     }
 }
@@ -63,8 +63,17 @@ impl TryFrom<ThresholdRepr> for super::RowThreshold {
         Ok(Self {
             kind,
             min_effect: r.min_effect,
-            tolerance: r.tolerance,
-            limit: r.limit,
+            bound: bound(r.tolerance, r.limit),
         })
+    }
+}
+
+/// The bound of the flat numbers the file holds: a tolerance with its limit, a limit alone, or
+/// nothing (every pair of the two fields reads back as it was written).
+fn bound(tolerance: Option<f64>, limit: Option<f64>) -> Option<super::Bound> {
+    match (tolerance, limit) {
+        (Some(tolerance), limit) => Some(super::Bound::Tolerance { tolerance, limit }),
+        (None, Some(l)) => Some(super::Bound::Limit(l)),
+        (None, None) => None,
     }
 }

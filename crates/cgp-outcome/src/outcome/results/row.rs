@@ -187,125 +187,11 @@ impl MissingCause {
     }
 }
 
-/// The numbers a compared row's verdict used. A limit row has a median interval and no change; a
-/// missing row has none of them.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Estimate {
-    /// What moved: the relative change with its interval, or a `min:`/`max:` row's median interval.
-    pub shift: Shift,
-    /// Coverage of the interval shown (0.95, ...).
-    pub confidence: Option<f64>,
-    /// The test's p-values, where a test was run.
-    pub test: Option<Test>,
-    /// What the test left out as the machine's (far launches, slow-side dips, disturbed
-    /// processes), or kept as the code's (`stats::screen`); `None` where no outlier rule applies.
-    pub left_out: Option<crate::stats::screen::LeftOut>,
-}
-
-/// The one estimate a row shows, of the change or of the median.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub enum Shift {
-    /// Nothing was estimated (a missing, new or error row).
-    #[default]
-    None,
-    /// Relative change of the candidate against the baseline (0.031 = +3.1%), with its
-    /// confidence interval where one was computed (an `exact` row has none), and the smallest
-    /// change the row's test finds in 80 % of checks at the level it spent, the bad way
-    /// (`stats::power`; the tolerance for an exact comparison; none in older files).
-    Change {
-        change: f64,
-        ci: Option<[f64; 2]>,
-        detectable: Option<f64>,
-    },
-    /// For `min:`/`max:` rows: the interval of the candidate's median, in base units.
-    Median { ci: [f64; 2] },
-}
-
-/// The p-values of a row's test.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Test {
-    /// One-sided p-value of the test in the regression direction (unadjusted).
-    pub p: f64,
-    /// p-value after the run-wide multiple-testing correction.
-    pub p_adjusted: Option<f64>,
-}
-
-impl Shift {
-    /// The shift of the flat numbers a judgement (or a results file) has: a change wins over a
-    /// median interval, which no row has both of; an interval without its change is nothing.
-    pub(crate) fn of(
-        change: Option<f64>,
-        change_ci: Option<[f64; 2]>,
-        median_ci: Option<[f64; 2]>,
-        detectable: Option<f64>,
-    ) -> Self {
-        match (change, median_ci) {
-            (Some(change), _) => Self::Change {
-                change,
-                ci: change_ci,
-                detectable,
-            },
-            (None, Some(ci)) => Self::Median { ci },
-            (None, None) => Self::None,
-        }
-    }
-}
-
-impl Test {
-    /// The test of a judgement's p-values: none without an unadjusted p.
-    pub(crate) fn of(p: Option<f64>, p_adjusted: Option<f64>) -> Option<Self> {
-        p.map(|p| Self { p, p_adjusted })
-    }
-}
-
-impl Estimate {
-    /// Relative change of the candidate against the baseline (0.031 = +3.1%).
-    pub fn change(&self) -> Option<f64> {
-        match self.shift {
-            Shift::Change { change, .. } => Some(change),
-            _ => None,
-        }
-    }
-
-    /// The smallest change (the bad way) the row's test finds in 80 % of checks at the level it
-    /// spent (`stats::power`): what an inconclusive row could have told.
-    pub fn detectable(&self) -> Option<f64> {
-        match self.shift {
-            Shift::Change { detectable, .. } => detectable,
-            _ => None,
-        }
-    }
-
-    /// Confidence interval of the relative change.
-    pub fn change_ci(&self) -> Option<[f64; 2]> {
-        match self.shift {
-            Shift::Change { ci, .. } => ci,
-            _ => None,
-        }
-    }
-
-    /// For `min:`/`max:` rows: the interval of the candidate's median, in base units.
-    pub fn median_ci(&self) -> Option<[f64; 2]> {
-        match self.shift {
-            Shift::Median { ci } => Some(ci),
-            _ => None,
-        }
-    }
-
-    /// One-sided p-value of the test in the regression direction (unadjusted).
-    pub fn p(&self) -> Option<f64> {
-        self.test.map(|t| t.p)
-    }
-
-    /// p-value after the run-wide multiple-testing correction.
-    pub fn p_adjusted(&self) -> Option<f64> {
-        self.test.and_then(|t| t.p_adjusted)
-    }
-}
+pub use crate::stats::{Bound, Estimate, Shift, Test};
 
 /// What a row takes from the statistics' ruling on it ([`crate::stats::Ruling`], the same for an
-/// independent judgement of `check` and a paired one of `ab`): the one conversion of the
-/// statistics' flat numbers into the row's types ([`Row::decide`]). A compared row's outcome
+/// independent judgement of `check` and a paired one of `ab`): its estimate as the statistics
+/// typed it, its method and reason ([`Row::decide`]). A compared row's outcome
 /// carries its estimate; a ruling of another verdict (an error, a new row) has none.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
@@ -316,14 +202,8 @@ pub struct Decision {
 
 impl From<&crate::stats::Ruling> for Decision {
     fn from(r: &crate::stats::Ruling) -> Self {
-        let estimate = Estimate {
-            shift: Shift::of(r.change, r.change_ci, r.median_ci, r.detectable),
-            confidence: Some(r.confidence),
-            test: Test::of(r.p, r.p_adjusted),
-            left_out: r.left_out.clone(),
-        };
         Self {
-            outcome: Outcome::of(r.verdict, estimate),
+            outcome: Outcome::of(r.verdict, r.estimate.clone()),
             method: r.method.clone(),
             reason: r.reason.clone(),
         }
@@ -351,14 +231,14 @@ impl RowRule {
     }
 
     /// For display: `3% (lower is better)`, or `-` when the row has no threshold.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.threshold
             .as_ref()
             .map_or_else(|| "-".to_owned(), |t| t.display(self.direction))
     }
 
     /// Higher values are better (throughput, occupancy).
-    pub fn higher_is_better(&self) -> bool {
+    pub(crate) fn higher_is_better(&self) -> bool {
         self.direction == Some(Direction::Higher)
     }
 }
@@ -499,13 +379,10 @@ pub struct RowThreshold {
     /// Changes smaller than this absolute amount are never a regression or an improvement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_effect: Option<Quantity>,
-    /// The relative tolerance the statistics judged against (the threshold, raised by
-    /// `min_effect`), when a change was tested.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tolerance: Option<f64>,
-    /// Where the candidate's median crosses the threshold, base units, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<f64>,
+    /// What the statistics judged against: the relative tolerance of a shift (the threshold,
+    /// raised by `min_effect`) with where the candidate's median crosses it, or a `min:`/`max:`
+    /// row's limit; `None` before anything was tested.
+    pub bound: Option<Bound>,
 }
 
 impl Row {
@@ -596,13 +473,22 @@ impl RowThreshold {
         Self {
             kind: t.kind.clone(),
             min_effect: t.min_effect.clone(),
-            tolerance: None,
-            limit: None,
+            bound: None,
         }
     }
 
+    /// The relative tolerance the statistics judged against, when a change was tested.
+    pub fn tolerance(&self) -> Option<f64> {
+        self.bound.and_then(Bound::tolerance)
+    }
+
+    /// Where the candidate's median crosses the threshold, base units, when known.
+    pub fn limit(&self) -> Option<f64> {
+        self.bound.and_then(Bound::limit)
+    }
+
     /// The rule as the spec wrote it, without the direction: `3%`, `exact`, `max 5`.
-    pub fn rule(&self) -> String {
+    pub(crate) fn rule(&self) -> String {
         Threshold {
             kind: self.kind.clone(),
             direction: Direction::Lower,

@@ -91,7 +91,10 @@ fn older_files_get_their_category_bars_from_the_gated_category_rows() {
 #[test]
 fn schema_2_round_trips_and_keeps_version_1_values() {
     let mut r = row(RowVerdict::Regression);
-    r.rule.threshold.as_mut().unwrap().tolerance = Some(0.04);
+    r.rule.threshold.as_mut().unwrap().bound = Some(super::Bound::Tolerance {
+        tolerance: 0.04,
+        limit: None,
+    });
     let v = serde_json::to_value(&r).unwrap();
     assert_eq!(v["verdict"], "regression");
     assert_eq!(v["size"], "n=1");

@@ -80,8 +80,7 @@ pub(super) fn parse_threshold(s: &str) -> Option<RowThreshold> {
     Some(RowThreshold {
         kind,
         min_effect,
-        tolerance: None,
-        limit: None,
+        bound: None,
     })
 }
 

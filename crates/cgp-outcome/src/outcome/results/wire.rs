@@ -242,6 +242,25 @@ impl ConfirmationWire {
     }
 }
 
+/// The shift of a file's flat numbers: a change wins over a median interval, which no row has
+/// both of; an interval without its change is nothing.
+fn shift(
+    change: Option<f64>,
+    change_ci: Option<[f64; 2]>,
+    median_ci: Option<[f64; 2]>,
+    detectable: Option<f64>,
+) -> Shift {
+    match (change, median_ci) {
+        (Some(change), _) => Shift::Change {
+            change,
+            ci: change_ci,
+            detectable,
+        },
+        (None, Some(ci)) => Shift::Median { ci },
+        (None, None) => Shift::None,
+    }
+}
+
 impl Serialize for Row {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         RowWire::from(self.clone()).serialize(s)
@@ -294,9 +313,9 @@ impl From<RowWire> for Row {
         // A compared row's numbers; a row of another verdict has none (an older file's error
         // row may carry some: they are not what decided it, and are dropped).
         let estimate = Estimate {
-            shift: Shift::of(change, change_ci, median_ci, detectable),
+            shift: shift(change, change_ci, median_ci, detectable),
             confidence,
-            test: Test::of(p, p_adjusted),
+            test: p.map(|p| Test { p, p_adjusted }),
             left_out,
         };
         let outcome = match (verdict, skipped) {

@@ -1,8 +1,9 @@
 //! Plain-text tables for the terminal.
 
 use crate::foundation::units::human;
-use crate::outcome::decide::{Gate, row_gate, run_gate};
-use crate::outcome::results::{Results, RowVerdict};
+use crate::outcome::decide::Gate;
+use crate::outcome::results::RowVerdict;
+use crate::outcome::view::{RowView, RunView};
 use crate::report::format::{headline, p_value, sorted_rows};
 
 /// One line on the GPU's health during the run (every report shows it).
@@ -35,9 +36,10 @@ pub fn health_line(h: &crate::outcome::results::Health) -> String {
 
 /// [`health_line`] of a run's results: on the SYNTHETIC stand-in GPU of `CGP_GATE_STAND_IN_GPU`
 /// its clocks, temperature and power are made up, and the line says so.
-pub fn run_health_line(results: &Results) -> String {
-    let line = health_line(&results.health);
-    if results.fingerprint.synthetic {
+pub fn run_health_line<'a>(run: impl Into<RunView<'a>>) -> String {
+    let run = run.into();
+    let line = health_line(run.health);
+    if run.fingerprint.synthetic {
         format!("{line} (made up by {})", crate::report::format::STAND_IN)
     } else {
         line
@@ -122,8 +124,9 @@ pub fn short_metric_name(metric: &str) -> Option<&'static str> {
 }
 
 /// The results as a terminal table as wide as its content, without colour (pipes and logs).
-pub fn results_table(results: &Results) -> String {
-    results_table_styled(results, ConsoleStyle::default())
+pub fn results_table<'a>(run: impl Into<RunView<'a>>) -> String {
+    let run = run.into();
+    results_table_styled(run, ConsoleStyle::default())
 }
 
 /// Column indices of [`results_table_styled`].
@@ -140,13 +143,13 @@ mod col {
 
 /// A row's baseline and candidate medians in one display unit (chosen for the larger), as bare
 /// numbers, and that unit (the metric cell names it).
-fn medians_in_one_unit(r: &crate::outcome::results::Row) -> (String, String, String) {
+fn medians_in_one_unit(r: &RowView<'_>) -> (String, String, String) {
     let (b, c) = (
         r.sides.baseline.as_ref().map(|s| s.median),
         r.sides.candidate.as_ref().map(|s| s.median),
     );
     let magnitude = b.into_iter().chain(c).map(f64::abs).fold(0.0, f64::max);
-    let (factor, unit) = crate::foundation::units::display_unit(magnitude, &r.unit);
+    let (factor, unit) = crate::foundation::units::display_unit(magnitude, r.unit);
     let show = |v: Option<f64>| {
         v.map_or_else(
             || "-".to_owned(),
@@ -209,33 +212,32 @@ fn fit_order(changed: bool, medians_width: usize) -> Vec<crate::report::table::F
 
 /// Whether a row's verdict rested on a significance test (its p is worth a column): rows that
 /// changed or stayed doubtful. A pass inside the threshold needed none.
-fn p_matters(r: &crate::outcome::results::Row) -> bool {
+fn p_matters(r: &RowView<'_>) -> bool {
     matches!(
-        r.verdict(),
+        r.verdict,
         RowVerdict::Regression | RowVerdict::Improvement | RowVerdict::Inconclusive
-    ) && r.skipped().is_none()
+    ) && r.skipped.is_none()
 }
 
 /// The results as a terminal table, regressions first: verdict, target, size, kernel (its
 /// return type, namespaces, the part every kernel of the table shares and then its middle left
 /// out as the width needs, [`kernel_cells`]), metric (short name where one is known) with its
 /// unit, the two medians in that unit as context (`median base → head`), the change and its
-/// interval, the ones the verdict used (`Row::change`, `Row::change_ci`, printed as every other
-/// report prints them), and p (adjusted where known) only for rows whose verdict needed a test.
+/// interval, the ones the verdict used (`RowView::change`, `RowView::interval`, printed as every
+/// other report prints them), and p (adjusted where known) only for rows whose verdict needed a test.
 /// Fitted to `style.width`: the kernel shortens first; with a changed or doubtful row the
 /// medians, p (the interval's level then wraps under it), the kernel and last the interval are
 /// left out, else p, the medians, the interval
 /// and the kernel; what was left out is said under the table. Under it: the first
 /// clause of the reason of each row that fails or stays doubtful, on one line each, the run
 /// errors and the headline.
-pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
+pub fn results_table_styled<'a>(run: impl Into<RunView<'a>>, style: ConsoleStyle) -> String {
+    let run = run.into();
     use crate::report::table::{Align, Column, Overflow, Table};
     use col::*;
     let (l, r) = (Align::Left, Align::Right);
-    let rows_sorted = sorted_rows(results);
-    let show_p = rows_sorted
-        .iter()
-        .any(|r| p_matters(r) && r.estimate().p_adjusted().or(r.estimate().p()).is_some());
+    let rows_sorted = sorted_rows(run);
+    let show_p = rows_sorted.iter().any(|r| p_matters(r) && r.p().is_some());
     let common_ci = crate::report::format::common_ci_label(rows_sorted.iter().copied());
     let columns = vec![
         Column::new("verdict", l, Overflow::Truncate),
@@ -280,10 +282,10 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     let verdicts: Vec<RowVerdict> = rows_sorted
         .iter()
         .map(|r| {
-            if row_gate(r, results.fail_on).fails_beyond_its_verdict() {
+            if r.gate.fails_beyond_its_verdict() {
                 RowVerdict::Error
             } else {
-                r.verdict()
+                r.verdict
             }
         })
         .collect();
@@ -297,10 +299,10 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
         }
     };
     let mut out = table.render_layout(&layout, &paint);
-    if results.rows.is_empty() {
+    if run.rows().len() == 0 {
         out.push_str("no rows\n");
     }
-    if !results.rows.is_empty() {
+    if run.rows().len() != 0 {
         let dropped: Vec<usize> = layout
             .dropped()
             .into_iter()
@@ -314,11 +316,11 @@ pub fn results_table_styled(results: &Results, style: ConsoleStyle) -> String {
     if show_p && !layout.dropped().contains(&col::P) {
         push_wrapped(&mut out, crate::report::format::P_NOTE, style.width);
     }
-    push_notes(&mut out, results, &rows_sorted, style);
-    for c in &results.caveats {
+    push_notes(&mut out, run, &rows_sorted, style);
+    for c in run.caveats {
         push_wrapped(&mut out, &one_line(&format!("trust: {c}")), style.width);
     }
-    push_headline(&mut out, results, style);
+    push_headline(&mut out, run, style);
     // No line of the table, its notes or its headline (names from files among them, wrapped at
     // any width) is a GitHub workflow command: the runner reads every line that starts with `::`.
     crate::foundation::sanitize::no_workflow_commands(&out)
@@ -344,21 +346,21 @@ fn name_p_in_full(
 }
 
 /// The headline under everything, and the line that says where replayed data came from.
-fn push_headline(out: &mut String, results: &Results, style: ConsoleStyle) {
+fn push_headline(out: &mut String, run: RunView<'_>, style: ConsoleStyle) {
     // Names reach the terminal: no escape sequence acts, no bidi control reorders. Cells,
     // notes and messages are made visible one by one, so that only our own colour codes act.
     // One line: the GPU's name (a harness file's) may hold line breaks.
-    let head = one_line(&headline(results));
+    let head = one_line(&headline(run));
     if style.color {
-        let s = run_style(results);
+        let s = run_style(run);
         out.push_str(&format!("{s}{head}{s:#}\n"));
     } else {
         out.push_str(&format!("{head}\n"));
     }
-    if let Some(label) = crate::report::format::real_capture(results) {
+    if let Some(label) = crate::report::format::real_capture(run) {
         let line = format!(
             "data: {label}, replayed from {}",
-            results.source.replay_dir().unwrap_or_default()
+            run.source.replay_dir().unwrap_or_default()
         );
         push_wrapped(out, &one_line(&line), style.width);
     }
@@ -397,7 +399,7 @@ fn align_medians(rows: &mut [Vec<String>]) -> usize {
 /// known (remembered in `used_short` for the legend). The medians cell holds the two sides
 /// apart by U+001F until [`align_medians`] lines them up.
 fn result_cells<'a>(
-    r: &'a crate::outcome::results::Row,
+    r: &'a RowView<'a>,
     used_short: &mut Vec<(&'static str, &'a str)>,
     common_ci: Option<&str>,
 ) -> Vec<String> {
@@ -442,16 +444,13 @@ fn result_cells<'a>(
         crate::report::format::verdict_word(r).to_owned(),
         one_line(&r.key.target),
         one_line(&r.key.size),
-        one_line(r.kernel_label()),
+        one_line(r.key.kernel_label()),
         metric,
         medians,
-        crate::report::format::estimate(r),
+        crate::report::format::change_text(r),
         ci,
         if p_matters(r) {
-            r.estimate()
-                .p_adjusted()
-                .or(r.estimate().p())
-                .map_or_else(String::new, |p| p_value(Some(p)))
+            r.p().map_or_else(String::new, |p| p_value(Some(p)))
         } else {
             String::new()
         },
@@ -461,17 +460,12 @@ fn result_cells<'a>(
 /// The lines under the results table: why each row that fails or stays doubtful got its verdict,
 /// the run's errors, what the SASS cache skipped, the why of each changed timing row, missing
 /// and gone kernels, and launch configuration changes.
-fn push_notes(
-    out: &mut String,
-    results: &Results,
-    rows_sorted: &[&crate::outcome::results::Row],
-    style: ConsoleStyle,
-) {
+fn push_notes(out: &mut String, run: RunView<'_>, rows_sorted: &[RowView<'_>], style: ConsoleStyle) {
     // Why each row that fails or stays doubtful got its verdict, one line each.
     let mut cut = false;
     for r in rows_sorted
         .iter()
-        .filter(|r| row_gate(r, results.fail_on).gate() != Gate::Pass && !r.reason.is_empty())
+        .filter(|r| r.gate.gate() != Gate::Pass && !r.reason.is_empty())
     {
         let metric = short_metric_name(&r.key.metric).unwrap_or(&r.key.metric);
         // `reason ...`, as the why lines are `why ...`: a line that starts with a verdict word
@@ -506,14 +500,14 @@ fn push_notes(
         );
     }
     // What each row's test left out (or kept as the code's), passing rows too (issue 43).
-    for line in crate::report::format::left_out_lines(results) {
+    for line in crate::report::format::left_out_lines(run) {
         push_wrapped(
             out,
             &crate::report::text::visible(&format!("left out {line}")),
             style.width,
         );
     }
-    for e in &results.errors {
+    for e in run.errors {
         let at = one_line(&match &e.size {
             Some(s) => format!("{}[{s}]", e.target),
             None => e.target.clone(),
@@ -528,23 +522,23 @@ fn push_notes(
         }
         out.push_str(&lines);
     }
-    if let Some(line) = crate::report::format::sass_skip_line(results) {
+    if let Some(line) = crate::report::format::sass_skip_line(run) {
         push_wrapped(out, &one_line(&line), style.width);
     }
     // `check --base` (docs/confirm.md): the commit, and each row it touched.
-    if let Some(line) = crate::report::confirm::run_line(results) {
+    if let Some(line) = crate::report::confirm::run_line(run) {
         push_wrapped(out, &one_line(&line), style.width);
-        for l in crate::report::confirm::row_lines(results) {
+        for l in crate::report::confirm::row_lines(run) {
             push_wrapped(out, &one_line(&format!("confirm {l}")), style.width);
         }
     }
-    if let Some(line) = crate::report::format::why_cost_line(results) {
+    if let Some(line) = crate::report::format::why_cost_line(run) {
         push_wrapped(out, &one_line(&line), style.width);
     }
     // The why of each changed timing row (docs/why.md): its one-line reading; the counters are
     // in the JSON, Markdown and HTML reports.
-    for r in sorted_rows(results) {
-        if let Some(w) = crate::report::why::WhyView::of(r) {
+    for r in sorted_rows(run) {
+        if let Some(w) = crate::report::why::WhyView::of(&r) {
             let metric = short_metric_name(w.metric).unwrap_or(w.metric);
             let line = format!(
                 "why {}[{}] {}: {}",
@@ -556,13 +550,13 @@ fn push_notes(
             push_wrapped(out, &line, style.width);
         }
     }
-    for line in crate::report::kernels::describe_changes(&results.rows) {
+    for line in crate::report::kernels::describe_changes(run) {
         push_wrapped(out, &one_line(&line), style.width);
     }
-    for line in crate::report::kernels::gone_files(&results.rows, results.fail_on) {
+    for line in crate::report::kernels::gone_files(run) {
         push_wrapped(out, &one_line(&line), style.width);
     }
-    let configs = crate::report::format::config_changes(results);
+    let configs = crate::report::format::config_changes(run);
     if !configs.is_empty() {
         let note = format!(
             "{}: {}",
@@ -661,10 +655,10 @@ fn verdict_style(v: RowVerdict) -> anstyle::Style {
 }
 
 /// The colour of the run's headline: its gate status as decided by
-/// [`crate::outcome::decide::run_gate`], so an inconclusive run under `--fail-on inconclusive`
+/// `decide::run_gate` (`RunView::gate`), so an inconclusive run under `--fail-on inconclusive`
 /// is painted as the failure its exit code says it is.
-fn run_style(results: &Results) -> anstyle::Style {
-    let row = match run_gate(results.verdict, results.fail_on) {
+fn run_style(run: RunView<'_>) -> anstyle::Style {
+    let row = match run.gate {
         Gate::Pass => RowVerdict::Pass,
         Gate::Fail => RowVerdict::Regression,
         Gate::Warn => RowVerdict::Inconclusive,

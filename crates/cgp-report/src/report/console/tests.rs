@@ -130,8 +130,8 @@ fn the_headline_is_coloured_by_the_gate_not_the_verdict() {
         width: None,
         color: true,
     };
-    let painted = |results: &Results, s: anstyle::Style| {
-        let head = crate::report::text::visible(&headline(results));
+    let painted = |results: &crate::outcome::results::Results, s: anstyle::Style| {
+        let head = crate::report::text::visible(&headline(results.into()));
         format!("{s}{head}{s:#}\n")
     };
     let yellow = verdict_style(RowVerdict::Inconclusive).bold();

@@ -5,15 +5,16 @@ use std::fmt::Write as _;
 
 use super::escape;
 use crate::foundation::units::{format_number, human};
-use crate::outcome::results::{Results, RooflinePoint, Row, RowVerdict, SideSummary};
-use crate::report::format::{axis_scale, change_cell, sorted_rows, threshold_limit};
+use crate::outcome::results::{RooflinePoint, RowVerdict, SideSummary};
+use crate::outcome::view::{RowView, RunView};
+use crate::report::format::{axis_scale, change_cell, sorted_rows};
 
 /// Strip plots drawn at most; beyond this the page would be slow to open. Rows are in report
 /// order, so regressions are always drawn.
 const MAX_PLOTS: usize = 300;
 
-pub(super) fn plots(results: &Results, h: &mut String) {
-    let rows: Vec<&Row> = sorted_rows(results)
+pub(super) fn plots(run: RunView<'_>, h: &mut String) {
+    let rows: Vec<RowView<'_>> = sorted_rows(run)
         .into_iter()
         .filter(|r| {
             r.sides.baseline.as_ref().is_some_and(|s| !s.samples.is_empty())
@@ -31,9 +32,9 @@ pub(super) fn plots(results: &Results, h: &mut String) {
             escape(&crate::measured::samples::target_size(&r.key.target, &r.key.size)),
             escape(&r.key.metric),
             escape(&change_cell(r, None)),
-            escape(r.kernel_label()),
+            escape(r.key.kernel_label()),
             strip_plot(r),
-            v = r.verdict().as_str(),
+            v = r.verdict.as_str(),
         );
     }
     h.push_str("</div>\n");
@@ -67,7 +68,7 @@ fn padded(lo: f64, hi: f64, frac: f64) -> (f64, f64) {
     }
 }
 
-fn strip_plot(r: &Row) -> String {
+fn strip_plot(r: &RowView<'_>) -> String {
     const W: f64 = 560.0;
     const H: f64 = 104.0;
     const LEFT: f64 = 118.0;
@@ -75,7 +76,7 @@ fn strip_plot(r: &Row) -> String {
     let (Some(b), Some(c)) = (&r.sides.baseline, &r.sides.candidate) else {
         return String::new();
     };
-    let limit = threshold_limit(r).filter(|x| x.is_finite());
+    let limit = r.crossing_line().filter(|x| x.is_finite());
     let all = b
         .samples
         .iter()
@@ -96,7 +97,7 @@ fn strip_plot(r: &Row) -> String {
     );
     // Axis with five ticks in the unit people read.
     let axis_y = H - 22.0;
-    let (div, unit) = axis_scale(lo.abs().max(hi.abs()), &r.unit);
+    let (div, unit) = axis_scale(lo.abs().max(hi.abs()), r.unit);
     let _ = write!(
         s,
         "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{axis_y}\" x2=\"{}\" y2=\"{axis_y}\"/>",
@@ -122,13 +123,13 @@ fn strip_plot(r: &Row) -> String {
         axis_y + 14.0,
         escape(&unit)
     );
-    let colour = verdict_colour(r.verdict());
+    let colour = verdict_colour(r.verdict);
     for (side, y, fill, label) in [(b, 28.0, "var(--base)", "base"), (c, 58.0, colour, "head")] {
         side_marks(&mut s, side, y, fill, label, &x);
     }
     if let Some(l) = limit {
         let px = x(l);
-        let label = format!("threshold {}", crate::report::format::threshold_label(r));
+        let label = format!("threshold {}", r.crossing_label());
         let (tx, anchor) = label_place(px, &label, W);
         let _ = write!(
             s,
@@ -240,8 +241,8 @@ fn tick(v: f64) -> String {
     }
 }
 
-pub(super) fn roofline(results: &Results, h: &mut String) {
-    let pts: Vec<&RooflinePoint> = results
+pub(super) fn roofline(run: RunView<'_>, h: &mut String) {
+    let pts: Vec<&RooflinePoint> = run
         .roofline
         .iter()
         .filter(|p| {

@@ -9,7 +9,8 @@
 use std::fmt::Write as _;
 
 use crate::foundation::units::format_number;
-use crate::outcome::results::{Results, Row, RowVerdict};
+use crate::outcome::results::RowVerdict;
+use crate::outcome::view::{RowView, RunView};
 use crate::report::format::{
     MEDIANS_LABEL, change_cell, common_ci_label, gpu_label, headline, medians, p_value, sorted_rows,
 };
@@ -64,9 +65,10 @@ ul.errors li { margin:4px 0; }
 "#;
 
 /// Render the results as one self-contained HTML page.
-pub fn html(results: &Results) -> String {
+pub fn html<'a>(run: impl Into<RunView<'a>>) -> String {
+    let run = run.into();
     let mut h = String::with_capacity(64 * 1024);
-    let title = format!("cgp-gate: {}", headline(results));
+    let title = format!("cgp-gate: {}", headline(run));
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -75,77 +77,77 @@ pub fn html(results: &Results) -> String {
          <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
         escape(&title)
     );
-    header(results, &mut h);
-    highlighted_table(results, &mut h);
-    errors(results, &mut h);
-    left_out(results, &mut h);
-    plots(results, &mut h);
-    h.push_str(&super::breakdown::results_html(results));
-    roofline(results, &mut h);
-    all_rows(results, &mut h);
-    run_info(results, &mut h);
+    header(run, &mut h);
+    highlighted_table(run, &mut h);
+    errors(run, &mut h);
+    left_out(run, &mut h);
+    plots(run, &mut h);
+    h.push_str(&super::breakdown::results_html(run));
+    roofline(run, &mut h);
+    all_rows(run, &mut h);
+    run_info(run, &mut h);
     h.push_str("</body>\n</html>\n");
     h
 }
 
-fn header(results: &Results, h: &mut String) {
-    let fp = &results.fingerprint;
+fn header(run: RunView<'_>, h: &mut String) {
+    let fp = run.fingerprint;
     let _ = write!(
         h,
         "<header class=\"{}\"><h1>cgp-gate: {}</h1>\n<div class=\"meta\">spec {} · {} · driver {} · {} {} · clocks {} · {} · {}{}</div></header>\n",
-        results.verdict.as_str(),
-        escape(&headline(results)),
-        escape(&results.spec_path),
-        escape(&gpu_label(results)),
+        run.verdict.as_str(),
+        escape(&headline(run)),
+        escape(run.spec_path),
+        escape(&gpu_label(run)),
         escape(fp.driver_version.as_str()),
         escape(fp.profiler.as_str()),
         escape(fp.profiler_version.as_str()),
         escape(fp.clocks.as_str()),
-        escape(&results.multiple_testing),
-        escape(&results.date),
-        results.git_commit.as_ref().map_or_else(String::new, |c| format!(
+        escape(run.multiple_testing),
+        escape(run.date),
+        run.git_commit.map_or_else(String::new, |c| format!(
             " · commit {}",
             escape(c.get(..12).unwrap_or(c))
         )),
     );
-    for c in &results.caveats {
+    for c in run.caveats {
         let _ = writeln!(
             h,
             "<div class=\"banner synthetic\"><b>Trust.</b> {}.</div>",
             escape(c)
         );
     }
-    if results.synthetic {
+    if run.synthetic {
         let _ = writeln!(
             h,
             "<div class=\"banner synthetic\"><b>Synthetic data.</b> These numbers were not measured on a GPU (source: {}).</div>",
-            escape(results.source.as_str())
+            escape(run.source.as_str())
         );
     }
-    if let Some(label) = crate::report::format::real_capture(results) {
+    if let Some(label) = crate::report::format::real_capture(run) {
         let _ = writeln!(
             h,
             "<div class=\"banner real\"><b>{}</b>: these numbers were measured on this GPU and replayed from a recording (source: {}).</div>",
             escape(&label),
-            escape(results.source.as_str())
+            escape(run.source.as_str())
         );
     }
-    if let Some(line) = crate::report::format::sass_skip_line(results) {
+    if let Some(line) = crate::report::format::sass_skip_line(run) {
         let _ = writeln!(h, "<div class=\"banner skipped\">{}</div>", escape(&line));
     }
-    if let Some(line) = super::confirm::run_line(results) {
+    if let Some(line) = super::confirm::run_line(run) {
         // `check --base` (docs/confirm.md): the commit, and each row it touched.
         let _ = write!(h, "<div class=\"banner confirm\"><b>{}</b><ul>", escape(&line));
-        for l in super::confirm::row_lines(results) {
+        for l in super::confirm::row_lines(run) {
             let _ = write!(h, "<li>{}</li>", escape(&l));
         }
         let _ = writeln!(
             h,
             "</ul><span class=\"meta\">{}</span></div>",
-            escape(&results.confirmation.method)
+            escape(&run.confirmation.method)
         );
     }
-    if let m @ [_, ..] = results.fingerprint_mismatch.as_slice() {
+    if let m @ [_, ..] = run.fingerprint_mismatch {
         h.push_str("<div class=\"banner mismatch\"><b>Fingerprint mismatch.</b> The baseline was measured on a different setup (allowed by the spec); treat changes with care.<table><tr><th>field</th><th>baseline</th><th>this run</th></tr>");
         for d in m {
             let _ = write!(
@@ -158,7 +160,7 @@ fn header(results: &Results, h: &mut String) {
         }
         h.push_str("</table></div>\n");
     }
-    let configs = super::format::config_changes(results);
+    let configs = super::format::config_changes(run);
     if !configs.is_empty() {
         let _ = write!(
             h,
@@ -172,22 +174,17 @@ fn header(results: &Results, h: &mut String) {
     }
 }
 
-fn row_cells(
-    r: &Row,
-    fail_on: crate::outcome::results::FailOn,
-    with_target: bool,
-    common_ci: Option<&str>,
-) -> String {
+fn row_cells(r: &RowView<'_>, with_target: bool, common_ci: Option<&str>) -> String {
     // A row that fails the gate without being a regression (a missing kernel, an inconclusive
-    // row under `--fail-on inconclusive`) wears the failure colour: decide::row_gate says so.
-    let fails = if crate::outcome::decide::row_gate(r, fail_on).fails_beyond_its_verdict() {
+    // row under `--fail-on inconclusive`) wears the failure colour: its gate status says so.
+    let fails = if r.gate.fails_beyond_its_verdict() {
         " fails"
     } else {
         ""
     };
     let mut s = format!(
         "<tr class=\"{v}\"><td><span class=\"pill {v}{fails}\">{w}</span></td>",
-        v = r.verdict().as_str(),
+        v = r.verdict.as_str(),
         w = crate::report::format::verdict_word(r)
     );
     if with_target {
@@ -198,11 +195,11 @@ fn row_cells(
         "<td>{}</td><td class=\"what\">{}<div class=\"k\">{}</div><div class=\"reason\">{}</div></td><td class=\"num change\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num medians\">{}</td><td class=\"num\">{}/{}</td></tr>",
         escape(&r.key.size),
         escape(&r.key.metric),
-        escape(r.kernel_label()),
+        escape(r.key.kernel_label()),
         escape(&super::format::reason_with_config(r)),
         escape(&change_cell(r, common_ci)),
-        escape(&r.rule.text()),
-        escape(&p_value(r.estimate().p_adjusted().or(r.estimate().p()))),
+        escape(&r.rule_text()),
+        escape(&p_value(r.p())),
         escape(&medians(r)),
         r.sides.baseline.as_ref().map_or(0, |x| x.n),
         r.sides.candidate.as_ref().map_or(0, |x| x.n),
@@ -219,38 +216,32 @@ fn table_head(with_target: bool, ci: &str) -> String {
     )
 }
 
-fn highlighted_table(results: &Results, h: &mut String) {
-    let rows: Vec<&Row> = sorted_rows(results)
+fn highlighted_table(run: RunView<'_>, h: &mut String) {
+    let rows: Vec<RowView<'_>> = sorted_rows(run)
         .into_iter()
         .filter(|r| {
-            r.verdict() == RowVerdict::Improvement
-                || crate::outcome::decide::row_gate(r, results.fail_on).gate()
-                    != crate::outcome::decide::Gate::Pass
+            r.verdict == RowVerdict::Improvement || r.gate.gate() != crate::outcome::decide::Gate::Pass
         })
         .collect();
     h.push_str("<h2>Regressions, improvements and inconclusive rows</h2>\n");
     if rows.is_empty() {
-        let _ = writeln!(
-            h,
-            "<p>{}</p>",
-            escape(&super::format::nothing_to_look_at(results))
-        );
+        let _ = writeln!(h, "<p>{}</p>", escape(&super::format::nothing_to_look_at(run)));
         return;
     }
     let common = common_ci_label(rows.iter().copied());
     h.push_str(&table_head(true, common.as_deref().unwrap_or("CI")));
     for r in &rows {
-        h.push_str(&row_cells(r, results.fail_on, true, common.as_deref()));
+        h.push_str(&row_cells(r, true, common.as_deref()));
     }
     h.push_str("</table>\n");
     let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(super::format::P_NOTE));
-    for r in rows {
+    for r in &rows {
         why_table(r, h);
     }
 }
 
 /// The "why" of a row (docs/why.md): the reading and a small counter-diff table.
-fn why_table(r: &Row, h: &mut String) {
+fn why_table(r: &RowView<'_>, h: &mut String) {
     let Some(w) = super::why::WhyView::of(r) else {
         return;
     };
@@ -278,12 +269,12 @@ fn why_table(r: &Row, h: &mut String) {
     h.push_str("</div>\n");
 }
 
-fn errors(results: &Results, h: &mut String) {
-    if results.errors.is_empty() {
+fn errors(run: RunView<'_>, h: &mut String) {
+    if run.errors.is_empty() {
         return;
     }
     h.push_str("<h2>Errors</h2>\n<ul class=\"errors\">\n");
-    for e in &results.errors {
+    for e in run.errors {
         let at = match &e.size {
             Some(s) => format!("{}[{s}]", e.target),
             None => e.target.clone(),
@@ -300,8 +291,8 @@ fn errors(results: &Results, h: &mut String) {
 }
 
 /// What the tests left out as the machine's, or kept as the code's, row by row (issue 43).
-fn left_out(results: &Results, h: &mut String) {
-    let lines = super::format::left_out_lines(results);
+fn left_out(run: RunView<'_>, h: &mut String) {
+    let lines = super::format::left_out_lines(run);
     if lines.is_empty() {
         return;
     }
@@ -312,55 +303,52 @@ fn left_out(results: &Results, h: &mut String) {
     h.push_str("</ul>\n");
 }
 
-fn all_rows(results: &Results, h: &mut String) {
+fn all_rows(run: RunView<'_>, h: &mut String) {
     h.push_str("<h2>All rows</h2>\n");
     let mut targets: Vec<&str> = Vec::new();
-    for r in &results.rows {
+    for r in run.rows() {
         if !targets.contains(&r.key.target.as_str()) {
             targets.push(&r.key.target);
         }
     }
     for t in targets {
-        let rows: Vec<&Row> = sorted_rows(results)
+        let rows: Vec<RowView<'_>> = sorted_rows(run)
             .into_iter()
             .filter(|r| r.key.target == t)
             .collect();
         let common = common_ci_label(rows.iter().copied());
         let _ = writeln!(h, "<h3>{}</h3>", escape(t));
         h.push_str(&table_head(false, common.as_deref().unwrap_or("CI")));
-        for r in rows {
-            h.push_str(&row_cells(r, results.fail_on, false, common.as_deref()));
+        for r in &rows {
+            h.push_str(&row_cells(r, false, common.as_deref()));
         }
         h.push_str("</table>\n");
     }
 }
 
-fn run_info(results: &Results, h: &mut String) {
+fn run_info(run: RunView<'_>, h: &mut String) {
     h.push_str("<h2>Run</h2>\n<table>\n");
     let mut kv = |k: &str, v: &str| {
         let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(v));
     };
-    kv("verdict", results.verdict.as_str());
-    kv("tool version", &results.tool_version);
-    kv(
-        "spec",
-        &format!("{} (sha256 {})", results.spec_path, results.spec_hash),
-    );
-    kv("source", results.source.as_str());
-    kv("synthetic", if results.synthetic { "yes" } else { "no" });
-    kv("date", &results.date);
-    kv("fail on", results.fail_on.as_str());
-    kv("multiple testing", &results.multiple_testing);
-    if let Some(s) = &results.shard {
+    kv("verdict", run.verdict.as_str());
+    kv("tool version", run.tool_version);
+    kv("spec", &format!("{} (sha256 {})", run.spec_path, run.spec_hash));
+    kv("source", run.source.as_str());
+    kv("synthetic", if run.synthetic { "yes" } else { "no" });
+    kv("date", run.date);
+    kv("fail on", run.fail_on.as_str());
+    kv("multiple testing", run.multiple_testing);
+    if let Some(s) = run.shard {
         kv("shard", s);
     }
-    if let Some(c) = &results.git_commit {
+    if let Some(c) = run.git_commit {
         kv("git commit", c);
     }
-    for (k, v) in results.fingerprint.fields() {
+    for (k, v) in run.fingerprint.fields() {
         kv(k, v);
     }
-    let hl = &results.health;
+    let hl = run.health;
     let range = |r: Option<[u32; 2]>, u: &str| r.map(|[a, b]| format!("{a}–{b} {u}"));
     if let Some(v) = range(hl.sm_clock_mhz, "MHz") {
         kv("SM clock", &v);
@@ -379,12 +367,12 @@ fn run_info(results: &Results, h: &mut String) {
     // throttled (health), and rows measured again because their verdict was in doubt (JSON
     // `remeasured`, per row).
     kv("repetitions re-run after throttling", &hl.rerun_reps.to_string());
-    let doubtful = results.rows.iter().filter(|r| r.remeasured > 0).count();
+    let doubtful = run.rows().filter(|r| r.remeasured > 0).count();
     kv("rows re-measured (doubtful)", &doubtful.to_string());
     for n in &hl.notes {
         kv("note", n);
     }
-    for (t, secs) in &results.cost_seconds {
+    for (t, secs) in run.cost_seconds {
         kv(&format!("time: {t}"), &format!("{} s", format_number(*secs)));
     }
     h.push_str("</table>\n");

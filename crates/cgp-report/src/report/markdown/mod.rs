@@ -5,7 +5,8 @@
 //! or mention a user. The body ends with a hidden per-spec marker ([`comment_marker`]) by which a
 //! re-run finds and updates its own comment.
 
-use crate::outcome::results::{Results, Row, RowVerdict};
+use crate::outcome::results::RowVerdict;
+use crate::outcome::view::{RowView, RunView};
 use crate::report::format::{
     MEDIANS_LABEL, case_name, change_cell, common_ci_label, gate_badge, gpu_label, headline, medians,
     p_value, plural, shorten, sorted_rows, trend, verdict_badge,
@@ -50,9 +51,9 @@ impl Default for MarkdownOptions {
 }
 
 /// Render the results as Markdown, shortened to `opts.max_chars` characters if needed.
-pub fn markdown(results: &Results, opts: &MarkdownOptions) -> String {
+pub fn markdown<'a>(run: impl Into<RunView<'a>>, opts: &MarkdownOptions) -> String {
     let max = opts.max_chars;
-    markdown_fitting(results, opts, &|s: &str| s.chars().count() <= max)
+    markdown_fitting(run, opts, &|s: &str| s.chars().count() <= max)
 }
 
 /// The hidden marker that identifies this spec's comment: `<!-- cgp-gate:spec=<name> -->`.
@@ -60,11 +61,12 @@ pub fn markdown(results: &Results, opts: &MarkdownOptions) -> String {
 /// It uses the spec's path rather than its hash so that editing the spec in a pull request updates
 /// the same comment instead of adding a new one. Only `[A-Za-z0-9._/-]` survive, and `--` (which
 /// would end an HTML comment) is broken up.
-pub fn comment_marker(results: &Results) -> String {
-    let name = if !results.spec_path.trim().is_empty() {
-        results.spec_path.trim()
-    } else if !results.spec_hash.is_empty() {
-        results.spec_hash.get(..16).unwrap_or(&results.spec_hash)
+pub fn comment_marker<'a>(run: impl Into<RunView<'a>>) -> String {
+    let run = run.into();
+    let name = if !run.spec_path.trim().is_empty() {
+        run.spec_path.trim()
+    } else if !run.spec_hash.is_empty() {
+        run.spec_hash.get(..16).unwrap_or(run.spec_hash)
     } else {
         "default"
     };
@@ -95,25 +97,30 @@ enum Level {
 }
 
 /// Render at the largest level that `fits` accepts.
-pub fn markdown_fitting(results: &Results, opts: &MarkdownOptions, fits: &dyn Fn(&str) -> bool) -> String {
-    let full = render(results, opts, Level::Full);
+pub fn markdown_fitting<'a>(
+    run: impl Into<RunView<'a>>,
+    opts: &MarkdownOptions,
+    fits: &dyn Fn(&str) -> bool,
+) -> String {
+    let run = run.into();
+    let full = render(run, opts, Level::Full);
     if fits(&full) {
         return full;
     }
-    let no_details = render(results, opts, Level::NoDetails);
+    let no_details = render(run, opts, Level::NoDetails);
     if fits(&no_details) {
         return no_details;
     }
     // The largest k whose rendering fits; rendering grows with k, so bisect.
-    let n = highlighted(results).len();
+    let n = highlighted(run).len();
     let (mut lo, mut hi) = (0usize, n);
-    let mut best = render(results, opts, Level::Top(0));
+    let mut best = render(run, opts, Level::Top(0));
     if !fits(&best) {
-        return last_resort(results, opts, fits);
+        return last_resort(run, opts, fits);
     }
     while lo < hi {
         let mid = lo + (hi - lo).div_ceil(2);
-        let s = render(results, opts, Level::Top(mid));
+        let s = render(run, opts, Level::Top(mid));
         if fits(&s) {
             lo = mid;
             best = s;
@@ -125,58 +132,56 @@ pub fn markdown_fitting(results: &Results, opts: &MarkdownOptions, fits: &dyn Fn
 }
 
 /// The headline and the marker only, for limits too small for anything else.
-fn last_resort(results: &Results, opts: &MarkdownOptions, fits: &dyn Fn(&str) -> bool) -> String {
+fn last_resort(run: RunView<'_>, opts: &MarkdownOptions, fits: &dyn Fn(&str) -> bool) -> String {
     let link = opts
         .full_report_url
         .as_deref()
         .map_or_else(String::new, |u| format!(" Full report: <{}>", autolink_url(u)));
     let s = format!(
         "### {} cgp-gate: {}\n\nThe report was too long for this place and was left out.{link}\n\n{}\n",
-        verdict_badge(results),
-        escape_md_cell(&headline(results)),
-        comment_marker(results)
+        verdict_badge(run),
+        escape_md_cell(&headline(run)),
+        comment_marker(run)
     );
-    if fits(&s) { s } else { comment_marker(results) }
+    if fits(&s) { s } else { comment_marker(run) }
 }
 
 /// Rows shown in the main table: everything that needs a look (every row that fails the gate,
 /// whatever its verdict, as [`crate::outcome::decide::row_gate`] decides), and the improvements.
-fn highlighted(results: &Results) -> Vec<&Row> {
-    sorted_rows(results)
+fn highlighted(run: RunView<'_>) -> Vec<RowView<'_>> {
+    sorted_rows(run)
         .into_iter()
         .filter(|r| {
-            r.verdict() == RowVerdict::Improvement
-                || crate::outcome::decide::row_gate(r, results.fail_on).gate()
-                    != crate::outcome::decide::Gate::Pass
+            r.verdict == RowVerdict::Improvement || r.gate.gate() != crate::outcome::decide::Gate::Pass
         })
         .collect()
 }
 
-fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
+fn render(run: RunView<'_>, opts: &MarkdownOptions, level: Level) -> String {
     let mut md = String::new();
     md.push_str(&format!(
         "### {} cgp-gate: {}\n\n",
-        verdict_badge(results),
-        escape_md_cell(&headline(results))
+        verdict_badge(run),
+        escape_md_cell(&headline(run))
     ));
-    flags(results, &mut md);
-    confirmation(results, &mut md);
+    flags(run, &mut md);
+    confirmation(run, &mut md);
 
-    let rows = highlighted(results);
+    let rows = highlighted(run);
     let shown = match level {
         Level::Top(k) => k.min(rows.len()),
         _ => rows.len(),
     };
     if level != Level::Full {
-        shortened_note(results, opts, rows.len() - shown, &mut md);
+        shortened_note(run, opts, rows.len() - shown, &mut md);
     }
     if rows.is_empty() {
         md.push_str(&format!(
             "{}\n\n",
-            escape_md_cell(&super::format::nothing_to_look_at(results))
+            escape_md_cell(&super::format::nothing_to_look_at(run))
         ));
     } else {
-        table(results, &rows, shown, opts, &mut md);
+        table(run, &rows, shown, opts, &mut md);
         if shown < rows.len() {
             md.push_str(&format!(
                 "\n… and {} more rows not shown here.\n",
@@ -192,16 +197,16 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         }
     }
     if !matches!(level, Level::Top(_)) {
-        md.push_str(&super::breakdown::results_markdown(results));
+        md.push_str(&super::breakdown::results_markdown(run));
     }
-    new_and_missing(results, level, &mut md);
-    if let Some(line) = crate::report::format::sass_skip_line(results) {
+    new_and_missing(run, level, &mut md);
+    if let Some(line) = crate::report::format::sass_skip_line(run) {
         md.push_str(&format!("⏭️ {}.\n\n", escape_md_cell(&line)));
     }
-    if let Some(line) = crate::report::format::why_cost_line(results) {
+    if let Some(line) = crate::report::format::why_cost_line(run) {
         md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
     }
-    let configs = super::format::config_changes(results);
+    let configs = super::format::config_changes(run);
     if !configs.is_empty() {
         let mut note = super::format::CONFIG_CHANGE_NOTE.to_owned();
         if let Some(first) = note.get_mut(..1) {
@@ -218,26 +223,26 @@ fn render(results: &Results, opts: &MarkdownOptions, level: Level) -> String {
         ));
     }
     if opts.mermaid && level == Level::Full {
-        super::mermaid::charts(results, &mut md);
+        super::mermaid::charts(run, &mut md);
     }
-    errors(results, &mut md);
-    left_out(results, &mut md);
+    errors(run, &mut md);
+    left_out(run, &mut md);
     if level == Level::Full {
-        details(results, &mut md);
+        details(run, &mut md);
     }
-    footer(results, &mut md);
-    md.push_str(&comment_marker(results));
+    footer(run, &mut md);
+    md.push_str(&comment_marker(run));
     md.push('\n');
     md
 }
 
 /// The table of the highlighted rows: badge, (GPU,) target, size, kernel, metric, both medians,
 /// the change with its interval and p; the first `shown` of `rows`.
-fn table(results: &Results, rows: &[&Row], shown: usize, opts: &MarkdownOptions, md: &mut String) {
+fn table(run: RunView<'_>, rows: &[RowView<'_>], shown: usize, opts: &MarkdownOptions, md: &mut String) {
     let common = common_ci_label(rows.iter().take(shown).copied());
     let ci = common.clone().unwrap_or_else(|| "CI".to_owned());
     // Merged results of several GPU types name the GPU of each row.
-    let multi_gpu = crate::outcome::gpus_of(results).len() > 1;
+    let multi_gpu = run.gpus().len() > 1;
     let (gpu_head, gpu_rule) = if multi_gpu { (" GPU |", "---|") } else { ("", "") };
     md.push_str(&format!(
         "| |{gpu_head} target | size | kernel | metric | change ({ci}) | p (adj.) | {MEDIANS_LABEL} |\n|---|{gpu_rule}---|---|---|---|---|---|---|\n"
@@ -250,17 +255,17 @@ fn table(results: &Results, rows: &[&Row], shown: usize, opts: &MarkdownOptions,
         };
         // An inconclusive row says beside its verdict what this run could detect (issue 57).
         let badge = crate::report::format::reach(r).map_or_else(
-            || gate_badge(r, results.fail_on),
-            |reach| format!("{}: {}", gate_badge(r, results.fail_on), escape_md_cell(&reach)),
+            || gate_badge(r),
+            |reach| format!("{}: {}", gate_badge(r), escape_md_cell(&reach)),
         );
         md.push_str(&format!(
             "| {badge} |{gpu_cell} {} | {} | {} | {} | {} | {} | {} |\n",
             code_span(&r.key.target, true),
             escape_md_cell(&r.key.size),
-            code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
-            metric_cell(results, r, opts.history_url.as_deref()),
+            code_span(&shorten(r.key.kernel_label(), KERNEL_CELL_CHARS), true),
+            metric_cell(run, r, opts.history_url.as_deref()),
             escape_md_cell(&change_cell(r, common.as_deref())),
-            escape_md_cell(&p_value(r.estimate().p_adjusted().or(r.estimate().p()))),
+            escape_md_cell(&p_value(r.p())),
             escape_md_cell(&medians(r)),
         ));
     }
@@ -271,13 +276,13 @@ fn table(results: &Results, rows: &[&Row], shown: usize, opts: &MarkdownOptions,
 }
 
 /// The metric's cell: its name, a link to the row's chart on the history site when there is one.
-fn metric_cell(results: &Results, row: &Row, history_url: Option<&str>) -> String {
+fn metric_cell(run: RunView<'_>, row: &RowView<'_>, history_url: Option<&str>) -> String {
     let name = code_span(&row.key.metric, true);
     match history_url {
         Some(url) => format!(
             "[{name}]({}#{})",
             url_for_link(url),
-            crate::history::anchor_of_row(results, row)
+            crate::history::anchor_of_row(run.fingerprint, row.key)
         ),
         None => name,
     }
@@ -285,8 +290,9 @@ fn metric_cell(results: &Results, row: &Row, history_url: Option<&str>) -> Strin
 
 /// The counts of new and missing rows, the kernels that disappeared or appeared, the baseline
 /// files of removed targets, and whether the missing rows fail the gate.
-fn new_and_missing(results: &Results, level: Level, md: &mut String) {
-    let (new, missing) = (results.count(RowVerdict::New), results.count(RowVerdict::Missing));
+fn new_and_missing(run: RunView<'_>, level: Level, md: &mut String) {
+    let count = |v| super::format::count(run, v);
+    let (new, missing) = (count(RowVerdict::New), count(RowVerdict::Missing));
     if new + missing == 0 {
         return;
     }
@@ -298,7 +304,7 @@ fn new_and_missing(results: &Results, level: Level, md: &mut String) {
     md.push_str(&format!(
         "{new} new (no baseline yet) and {missing} missing (in the baseline, not measured) rows{see}.\n\n"
     ));
-    let (gone, appeared) = crate::outcome::kernel_changes(&results.rows);
+    let (gone, appeared) = run.kernel_changes();
     let list = |v: &[(String, String)]| {
         v.iter()
             .map(|(t, k)| format!("{}: {}", code_span(t, false), code_span(k, false)))
@@ -317,14 +323,10 @@ fn new_and_missing(results: &Results, level: Level, md: &mut String) {
             list(&appeared)
         ));
     }
-    for line in crate::report::kernels::gone_files(&results.rows, results.fail_on) {
+    for line in crate::report::kernels::gone_files(run) {
         md.push_str(&format!("{}.\n\n", escape_md_cell(&line)));
     }
-    let failing = results
-        .rows
-        .iter()
-        .filter(|r| crate::outcome::decide::row_gate(r, results.fail_on).is_failing_missing())
-        .count();
+    let failing = run.rows().filter(|r| r.gate.is_failing_missing()).count();
     if failing > 0 {
         md.push_str(&format!(
             "{failing} baseline row(s) this run should have measured were not measured: this fails the gate. If the change is intended, refresh the baseline (`cgp-gate baseline update`), or allow it with `--allow-missing` or `allow_missing: true` on the target.\n\n"
@@ -351,7 +353,7 @@ fn config_line(line: &str) -> String {
 
 /// The "why" of a row (docs/why.md): its one-line reading, and the counters that changed in a
 /// folded table.
-fn why(r: &Row, md: &mut String) {
+fn why(r: &RowView<'_>, md: &mut String) {
     let Some(w) = super::why::WhyView::of(r) else {
         return;
     };
@@ -381,35 +383,35 @@ fn why(r: &Row, md: &mut String) {
 }
 
 /// `check --base`: against which commit the rows were confirmed, and each one (docs/confirm.md).
-fn confirmation(results: &Results, md: &mut String) {
-    let Some(head) = super::confirm::run_line(results) else {
+fn confirmation(run: RunView<'_>, md: &mut String) {
+    let Some(head) = super::confirm::run_line(run) else {
         return;
     };
     md.push_str(&format!("🔁 **{}**\n\n", escape_md_cell(&head)));
-    for l in super::confirm::row_lines(results) {
+    for l in super::confirm::row_lines(run) {
         md.push_str(&format!("- {}\n", md_text(&l, false)));
     }
     md.push('\n');
 }
 
-fn flags(results: &Results, md: &mut String) {
-    for c in &results.caveats {
+fn flags(run: RunView<'_>, md: &mut String) {
+    for c in run.caveats {
         md.push_str(&format!("> [!CAUTION]\n> **Trust**: {}.\n\n", escape_md_cell(c)));
     }
-    if results.synthetic {
+    if run.synthetic {
         md.push_str(&format!(
             "> [!WARNING]\n> **Synthetic data**: these numbers were not measured on a GPU (source: {}).\n\n",
-            escape_md_cell(results.source.as_str())
+            escape_md_cell(run.source.as_str())
         ));
     }
-    if let Some(label) = crate::report::format::real_capture(results) {
+    if let Some(label) = crate::report::format::real_capture(run) {
         md.push_str(&format!(
             "> [!NOTE]\n> **{}**: these numbers were measured on this GPU and replayed from a recording (source: {}).\n\n",
             escape_md_cell(&label),
-            escape_md_cell(results.source.as_str())
+            escape_md_cell(run.source.as_str())
         ));
     }
-    if let m @ [_, ..] = results.fingerprint_mismatch.as_slice() {
+    if let m @ [_, ..] = run.fingerprint_mismatch {
         md.push_str("> [!CAUTION]\n> **Fingerprint mismatch**: the baseline was measured on a different setup (allowed by the spec); treat changes with care.\n>\n> | field | baseline | this run |\n> |---|---|---|\n");
         for d in m {
             md.push_str(&format!(
@@ -424,8 +426,8 @@ fn flags(results: &Results, md: &mut String) {
 }
 
 /// What the tests left out as the machine's, or kept as the code's, row by row (issue 43).
-fn left_out(results: &Results, md: &mut String) {
-    let lines = super::format::left_out_lines(results);
+fn left_out(run: RunView<'_>, md: &mut String) {
+    let lines = super::format::left_out_lines(run);
     if lines.is_empty() {
         return;
     }
@@ -440,11 +442,8 @@ fn left_out(results: &Results, md: &mut String) {
     md.push('\n');
 }
 
-fn shortened_note(results: &Results, opts: &MarkdownOptions, hidden: usize, md: &mut String) {
-    let mut what = format!(
-        "the per-target details ({} rows) were left out",
-        results.rows.len()
-    );
+fn shortened_note(run: RunView<'_>, opts: &MarkdownOptions, hidden: usize, md: &mut String) {
+    let mut what = format!("the per-target details ({} rows) were left out", run.rows().len());
     if hidden > 0 {
         what.push_str(&format!(", and {hidden} highlighted rows are not listed"));
     }
@@ -459,10 +458,10 @@ fn shortened_note(results: &Results, opts: &MarkdownOptions, hidden: usize, md: 
 
 /// The median of each regressed row over its baseline generations, so that slow drift (many small
 /// steps, each under the threshold) is visible next to the step that finally crossed it.
-fn trends(rows: &[&Row], md: &mut String) {
+fn trends(rows: &[RowView<'_>], md: &mut String) {
     let lines: Vec<String> = rows
         .iter()
-        .filter(|r| r.verdict() == RowVerdict::Regression)
+        .filter(|r| r.verdict == RowVerdict::Regression)
         .filter_map(|r| {
             let t = trend(r)?;
             Some(format!(
@@ -486,17 +485,13 @@ fn trends(rows: &[&Row], md: &mut String) {
     md.push('\n');
 }
 
-fn errors(results: &Results, md: &mut String) {
-    let row_errors: Vec<&Row> = results
-        .rows
-        .iter()
-        .filter(|r| r.verdict() == RowVerdict::Error)
-        .collect();
-    if results.errors.is_empty() && row_errors.is_empty() {
+fn errors(run: RunView<'_>, md: &mut String) {
+    let row_errors: Vec<RowView<'_>> = run.rows().filter(|r| r.verdict == RowVerdict::Error).collect();
+    if run.errors.is_empty() && row_errors.is_empty() {
         return;
     }
     md.push_str("**Errors** (not measured; an error is never a pass)\n\n");
-    for e in &results.errors {
+    for e in run.errors {
         let at = match &e.size {
             Some(s) => format!("{}[{s}]", e.target),
             None => e.target.clone(),
@@ -511,22 +506,22 @@ fn errors(results: &Results, md: &mut String) {
     for r in row_errors {
         md.push_str(&format!(
             "- {}: {}\n",
-            code_span(&shorten(&case_name(r), 200), false),
-            md_text(&r.reason, false)
+            code_span(&shorten(&case_name(&r), 200), false),
+            md_text(r.reason, false)
         ));
     }
     md.push('\n');
 }
 
-fn details(results: &Results, md: &mut String) {
+fn details(run: RunView<'_>, md: &mut String) {
     let mut targets: Vec<&str> = Vec::new();
-    for r in &results.rows {
+    for r in run.rows() {
         if !targets.contains(&r.key.target.as_str()) {
             targets.push(&r.key.target);
         }
     }
     for t in targets {
-        let rows: Vec<&Row> = sorted_rows(results)
+        let rows: Vec<RowView<'_>> = sorted_rows(run)
             .into_iter()
             .filter(|r| r.key.target == t)
             .collect();
@@ -540,7 +535,7 @@ fn details(results: &Results, md: &mut String) {
             RowVerdict::New,
             RowVerdict::Missing,
         ] {
-            let n = rows.iter().filter(|r| r.verdict() == v).count();
+            let n = rows.iter().filter(|r| r.verdict == v).count();
             if n > 0 {
                 counts.push(match v {
                     RowVerdict::Regression => plural(n, "regression", "regressions"),
@@ -558,7 +553,7 @@ fn details(results: &Results, md: &mut String) {
             escape_md_cell(t),
             escape_md_cell(&counts.join(", "))
         ));
-        for r in rows {
+        for r in &rows {
             let n = format!(
                 "{}/{}",
                 r.sides.baseline.as_ref().map_or(0, |s| s.n),
@@ -566,13 +561,13 @@ fn details(results: &Results, md: &mut String) {
             );
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                gate_badge(r, results.fail_on),
+                gate_badge(r),
                 escape_md_cell(&r.key.size),
-                code_span(&shorten(r.kernel_label(), KERNEL_CELL_CHARS), true),
+                code_span(&shorten(r.key.kernel_label(), KERNEL_CELL_CHARS), true),
                 code_span(&r.key.metric, true),
                 escape_md_cell(&change_cell(r, common.as_deref())),
-                escape_md_cell(&r.rule.text()),
-                escape_md_cell(&p_value(r.estimate().p_adjusted().or(r.estimate().p()))),
+                escape_md_cell(&r.rule_text()),
+                escape_md_cell(&p_value(r.p())),
                 escape_md_cell(&medians(r)),
                 n,
                 md_text(&super::format::reason_with_config(r), true),
@@ -582,23 +577,23 @@ fn details(results: &Results, md: &mut String) {
     }
 }
 
-fn footer(results: &Results, md: &mut String) {
-    let fp = &results.fingerprint;
+fn footer(run: RunView<'_>, md: &mut String) {
+    let fp = run.fingerprint;
     let mut parts = vec![
-        format!("cgp-gate {}", results.tool_version),
-        format!("spec {}", results.spec_path),
-        format!("{} (cc {})", gpu_label(results), fp.compute_capability),
+        format!("cgp-gate {}", run.tool_version),
+        format!("spec {}", run.spec_path),
+        format!("{} (cc {})", gpu_label(run), fp.compute_capability),
         format!("driver {}", fp.driver_version),
         format!("{} {}", fp.profiler, fp.profiler_version),
         format!("clocks {}", fp.clocks),
-        crate::report::console::run_health_line(results),
-        results.multiple_testing.clone(),
-        format!("source {}", results.source),
+        crate::report::console::run_health_line(run),
+        run.multiple_testing.to_owned(),
+        format!("source {}", run.source),
     ];
-    if let Some(c) = &results.git_commit {
+    if let Some(c) = run.git_commit {
         parts.push(format!("commit {}", c.get(..12).unwrap_or(c)));
     }
-    if let Some(s) = &results.shard {
+    if let Some(s) = run.shard {
         parts.push(format!("shard {s}"));
     }
     let escaped: Vec<String> = parts.iter().map(|p| escape_md_cell(p)).collect();

@@ -26,8 +26,9 @@ use serde::Serialize;
 pub use page::escape_script_json;
 
 use crate::history::{ChangeRow, ChangesReport};
-use crate::outcome::decide::{Gate, row_gate};
-use crate::outcome::results::{OwnedRowKey, Results, Row, RowVerdict};
+use crate::outcome::decide::Gate;
+use crate::outcome::results::{OwnedRowKey, Results, RowVerdict};
+use crate::outcome::view::{RowView, RunView};
 use crate::report::text::visible;
 
 /// What the page is drawn from.
@@ -138,9 +139,9 @@ fn data(input: &SiteInput<'_>) -> SiteData {
         .collect();
     let mut series: BTreeMap<OwnedRowKey, SeriesOut> = BTreeMap::new();
     for (index, (_, results)) in input.inputs.iter().enumerate() {
-        for row in &results.rows {
-            let Some(p) = point(row) else { continue };
-            let s = series.entry(row.key.clone()).or_insert_with(|| new_series(row));
+        for row in RunView::from(results).rows() {
+            let Some(p) = point(&row) else { continue };
+            let s = series.entry(row.key.clone()).or_insert_with(|| new_series(&row));
             if s.x.last() == Some(&index) {
                 continue; // one point per file, as `changes` keeps it
             }
@@ -148,19 +149,12 @@ fn data(input: &SiteInput<'_>) -> SiteData {
             s.y.push(p.y);
             s.lo.push(p.band.map(|b| b.0));
             s.hi.push(p.band.map(|b| b.1));
-            s.thr.push(
-                row.rule
-                    .threshold
-                    .as_ref()
-                    .and_then(|t| t.limit)
-                    .filter(|l| l.is_finite()),
-            );
+            s.thr.push(row.crossing().filter(|l| l.is_finite()));
             s.t.push(
-                row.estimate()
-                    .change()
-                    .map_or_else(String::new, |_| crate::report::format::change_with_ci(row)),
+                row.change()
+                    .map_or_else(String::new, |_| crate::report::format::change_with_ci(&row)),
             );
-            s.g.push(match row_gate(row, results.fail_on).gate() {
+            s.g.push(match row.gate.gate() {
                 Gate::Fail | Gate::Error => "f",
                 Gate::Warn => "w",
                 Gate::Pass => "p",
@@ -282,16 +276,23 @@ fn mark_too_short(series: &mut [SeriesOut], changes: &ChangesReport) -> (usize, 
     (short.len(), note)
 }
 
-fn new_series(row: &Row) -> SeriesOut {
+fn new_series(row: &RowView<'_>) -> SeriesOut {
+    let key = row.key;
     SeriesOut {
-        id: crate::history::anchor(&row.key()),
-        gpu: visible(&row.key.gpu),
-        target: visible(&row.key.target),
-        size: visible(&row.key.size),
-        kernel: visible(row.kernel_label()),
-        metric: visible(&row.key.metric),
-        unit: visible(&row.unit),
-        dir: crate::outcome::results::Direction::label(row.rule.direction),
+        id: crate::history::anchor(&crate::outcome::results::RowKey {
+            gpu: &key.gpu,
+            target: &key.target,
+            size: &key.size,
+            kernel: key.kernel_name(),
+            metric: &key.metric,
+        }),
+        gpu: visible(&key.gpu),
+        target: visible(&key.target),
+        size: visible(&key.size),
+        kernel: visible(row.key.kernel_label()),
+        metric: visible(&key.metric),
+        unit: visible(row.unit),
+        dir: row.direction,
         ..SeriesOut::default()
     }
 }
@@ -303,8 +304,8 @@ struct Point {
 
 /// A row's point: its decided estimate on the metric's scale (see the module); `None` for rows
 /// `changes` leaves out too (errors, missing rows, rows without a measured candidate).
-fn point(row: &Row) -> Option<Point> {
-    if matches!(row.verdict(), RowVerdict::Error | RowVerdict::Missing) {
+fn point(row: &RowView<'_>) -> Option<Point> {
+    if matches!(row.verdict, RowVerdict::Error | RowVerdict::Missing) {
         return None;
     }
     let base = row
@@ -314,12 +315,11 @@ fn point(row: &Row) -> Option<Point> {
         .map(|b| b.median)
         .filter(|m| m.is_finite() && *m > 0.0);
     let on_scale = |b: f64, c: f64| b * (1.0 + c);
-    let p = match (base, row.estimate().change()) {
+    let p = match (base, row.change()) {
         (Some(b), Some(c)) if c.is_finite() => Point {
             y: on_scale(b, c),
             band: row
-                .estimate()
-                .change_ci()
+                .interval()
                 .filter(|[l, h]| l.is_finite() && h.is_finite())
                 .map(|[l, h]| (on_scale(b, l), on_scale(b, h))),
         },
@@ -332,8 +332,7 @@ fn point(row: &Row) -> Option<Point> {
             Point {
                 y: c.median,
                 band: row
-                    .estimate()
-                    .median_ci()
+                    .median_interval()
                     .filter(|[l, h]| l.is_finite() && h.is_finite())
                     .map(|[l, h]| (l, h)),
             }

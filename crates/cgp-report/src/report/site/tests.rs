@@ -1,6 +1,6 @@
 use super::*;
 use crate::history::{ChangesOptions, find_changes};
-use crate::outcome::results::{Direction, Estimate, RowRule, RowThreshold, Shift, SideSummary, Sides};
+use crate::outcome::results::{Direction, Estimate, Row, RowRule, RowThreshold, Shift, SideSummary, Sides};
 
 /// SYNTHETIC results of one run: rows `(gpu, kernel, baseline median, change, ci)`.
 fn results(rows: &[(&str, &str, f64, f64, [f64; 2])], commit: usize) -> Results {
@@ -32,8 +32,10 @@ fn results(rows: &[(&str, &str, f64, f64, [f64; 2])], commit: usize) -> Results 
                 threshold: Some(RowThreshold {
                     kind: crate::foundation::threshold::ThresholdKind::Relative { fraction: 0.05 },
                     min_effect: None,
-                    tolerance: Some(0.05),
-                    limit: Some(base * 1.05),
+                    bound: Some(crate::outcome::results::Bound::Tolerance {
+                        tolerance: 0.05,
+                        limit: Some(base * 1.05),
+                    }),
                 }),
                 direction: Some(Direction::Lower),
             },
@@ -123,7 +125,8 @@ fn points_are_the_decided_estimates_with_their_intervals_and_thresholds() {
     assert_eq!(h100["hi"][12], serde_json::json!(b * (1.0 + ci[1])));
     assert_eq!(h100["thr"][12], serde_json::json!(1050.0));
     // The change as every report prints it.
-    assert_eq!(h100["t"][12], crate::report::format::change_with_ci(row));
+    let view = RunView::from(&inputs[12].1).rows().next().unwrap();
+    assert_eq!(h100["t"][12], crate::report::format::change_with_ci(&view));
     // The step at 10 is found and marked there; the changed series comes first.
     assert_eq!(series[0]["gpu"], "H100");
     assert_eq!(h100["cps"][0]["at"], 10);
