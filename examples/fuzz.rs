@@ -391,12 +391,12 @@ fn run_one(target: &str, input: &[u8]) {
             let _ = cgp_profile::ncu::log::classify(&cgp_profile::ncu::log::scan(&text));
         }
         "baseline" => {
-            if let Ok(file) = cgp_outcome::baseline::parse(path, &text) {
-                let rendered = cgp_outcome::baseline::render(&file);
+            if let Ok(file) = cgp_baseline::baseline::parse(path, &text) {
+                let rendered = cgp_baseline::baseline::render(&file);
                 let back =
-                    cgp_outcome::baseline::parse(path, &rendered).expect("a rendered baseline reads back");
+                    cgp_baseline::baseline::parse(path, &rendered).expect("a rendered baseline reads back");
                 assert!(back == file, "render/parse round trip changed the baseline");
-                let _ = cgp_outcome::baseline::render_show(&[(PathBuf::from("x.json"), file)]);
+                let _ = cgp_baseline::baseline::render_show(&[(PathBuf::from("x.json"), file)]);
             }
         }
         "results" => {

@@ -55,12 +55,19 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
         &["nsys", "plan", "spec"],
         &["cgp-core"],
     ),
-    // Decided results, the baseline store, the history of runs.
+    // The versioned baseline store: its files' format and history, the lock, atomic replacement.
+    (
+        "cgp-baseline",
+        "crates/cgp-baseline",
+        &["baseline"],
+        &["cgp-core"],
+    ),
+    // Decided results, the history of runs.
     (
         "cgp-outcome",
         "crates/cgp-outcome",
-        &["baseline", "history", "outcome"],
-        &["cgp-core", "cgp-spec"],
+        &["history", "outcome"],
+        &["cgp-core", "cgp-spec", "cgp-baseline"],
     ),
     // Rendering decided results.
     (
@@ -81,7 +88,13 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
         "cgp-engine",
         "crates/cgp-engine",
         &["run"],
-        &["cgp-core", "cgp-spec", "cgp-outcome", "cgp-profile"],
+        &[
+            "cgp-core",
+            "cgp-spec",
+            "cgp-baseline",
+            "cgp-outcome",
+            "cgp-profile",
+        ],
     ),
     // Files, the step summary, the pull-request comment, the merge-request note: the network.
     (
@@ -109,6 +122,7 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
         &[
             "cgp-core",
             "cgp-spec",
+            "cgp-baseline",
             "cgp-outcome",
             "cgp-report",
             "cgp-profile",
@@ -136,6 +150,10 @@ const BANNED: &[(&str, &[&[&str]])] = &[
     ),
     (
         "cgp-spec",
+        &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
+    ),
+    (
+        "cgp-baseline",
         &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
     ),
     (

@@ -519,7 +519,7 @@ fn options_of_a_private_struct_an_enum_variant_a_path_or_an_alias_are_found() {
         "\npub(crate) type Maybe<T> = Option<T>;\n",
     );
     s.append(
-        "crates/cgp-outcome/src/baseline/mod.rs",
+        "crates/cgp-baseline/src/baseline/mod.rs",
         "\nmod planted {\n    use std::option::Option as Perhaps;\n    struct PlantedAliased(Perhaps<u8>, super::Maybe<u8>, Option<u8>, std::option::Option<u8>);\n}\n",
     );
     s.replace(

@@ -372,15 +372,16 @@ fn option_counts(items: &[Item], names: &BTreeSet<String>, out: &mut Vec<(String
 }
 
 /// Where the Option rule applies: the types of cgp-outcome (a run's results, `changes`,
-/// `calibrate` and `bisect` reports, the baseline store) and cgp-core's verdict types
-/// (`stats::verdict`: `Ruling`, `Judgement` and their parts). The files' flat forms (`wire.rs`,
+/// `calibrate` and `bisect` reports), of cgp-baseline (the baseline store) and cgp-core's verdict
+/// types (`stats::verdict`: `Ruling`, `Judgement` and their parts). The files' flat forms (`wire.rs`,
 /// `repr.rs`, `v1.rs`) are exempt: they are the JSON's schema, private to their module, and
 /// convert to and from the typed ones.
 fn typed_results_file(krate: &str, rel: &str) -> bool {
     let exempt = ["wire.rs", "repr.rs", "v1.rs"].iter().any(|f| rel.ends_with(f));
     !exempt
         && !is_test_file(rel)
-        && (krate == "cgp-outcome" || (krate == "cgp-core" && rel.starts_with("stats/verdict/")))
+        && (["cgp-outcome", "cgp-baseline"].contains(&krate)
+            || (krate == "cgp-core" && rel.starts_with("stats/verdict/")))
 }
 
 /// The types that had more than [`MAX_OPTION_FIELDS`] `Option` fields when the rule reached
@@ -403,7 +404,7 @@ pub fn option_fields(root: &Path) -> Vec<String> {
     let mut files = Vec::new();
     for (krate, rel, file) in sources(root) {
         let text = std::fs::read_to_string(&file).unwrap();
-        let below = ["cgp-core", "cgp-spec", "cgp-outcome"].contains(&krate);
+        let below = ["cgp-core", "cgp-spec", "cgp-baseline", "cgp-outcome"].contains(&krate);
         let declares = below && (text.contains("type ") || text.contains("Option as"));
         if !typed_results_file(krate, &rel) && !declares {
             continue;

@@ -192,8 +192,8 @@ pub fn reporters_render_decided_results(root: &Path) -> Vec<String> {
 /// (`Estimate`, `RowRule`, `Sides`), not to a flat list of maybes.
 pub const MAX_OPTION_FIELDS: usize = 3;
 
-/// The types of cgp-outcome (a run's results, `changes`, `calibrate` and `bisect` reports, the
-/// baseline store) and cgp-core's verdict types (`stats::verdict`) have at most
+/// The types of cgp-outcome (a run's results, `changes`, `calibrate` and `bisect` reports), of
+/// cgp-baseline (the baseline store) and cgp-core's verdict types (`stats::verdict`) have at most
 /// [`MAX_OPTION_FIELDS`] `Option` fields each, or their named allowance (issue 62's debt). Read as
 /// Rust: structs of any visibility and enum variants, `std::option::Option` and aliases of it.
 /// The files' flat forms (`wire.rs`, `repr.rs`, `v1.rs`) are exempt: they are the JSON's schema,
@@ -204,8 +204,11 @@ pub fn results_types_are_typed(root: &Path) -> Vec<String> {
 
 /// Crates that may have more `pub` items than half their items, and the most they may have: a
 /// ceiling that only goes down. `cgp-test-support` exists to be used by the tests (a
-/// dev-dependency: every item is there for another crate's tests).
-pub const PUB_CEILINGS: &[(&str, usize)] = &[("cgp-test-support", usize::MAX)];
+/// dev-dependency: every item is there for another crate's tests). `cgp-outcome` had 144 `pub` of
+/// 280 once the baseline store, with its private lock, history and format helpers, became
+/// `cgp-baseline` (issue 62): every one of them is named by another crate (reporters, the engine,
+/// the commands); lower it as the decided view narrows what reporters read.
+pub const PUB_CEILINGS: &[(&str, usize)] = &[("cgp-test-support", usize::MAX), ("cgp-outcome", 144)];
 
 /// `pub` items (a `fn`, method, `struct`, `enum`, `trait`, `const`, `static`, `type`, `union` or
 /// `mod` declared `pub`, tests left out) are at most half of each crate's items, or under its

@@ -25,9 +25,9 @@ pub struct Store {
 pub struct UpdateMeta {
     /// The commit measured, when known.
     pub git_commit: Option<String>,
-    /// SHA-256 of the spec, hex ([`crate::spec::Spec::hash`]).
+    /// SHA-256 of the spec, hex (`cgp_spec::spec::Spec::hash`).
     pub spec_hash: String,
-    /// Generations kept per entry, the new one included ([`crate::spec::Settings::history`]);
+    /// Generations kept per entry, the new one included (`cgp_spec::spec::Settings::history`);
     /// 0 is taken as 1.
     pub history: usize,
     /// When the samples were measured, RFC 3339 in UTC.
