@@ -334,8 +334,8 @@ pub use crates::{closed_crates, crate_graph, crate_paths};
 pub use modules::{cycles, layout, module_cycles, module_graph, parse_only_readers, use_paths};
 pub use sizes::sizes;
 pub use text_rules::{
-    MAX_OPTION_FIELDS, PROFILER_REGISTRATION, clap_in_cli, escaping, one_place_decides,
-    profilers_are_named_where_registered, pub_share, reporters_render_decided_results,
+    MAX_OPTION_FIELDS, PROFILER_REGISTRATION, clap_in_cli, escaping, no_environment_below_the_commands,
+    one_place_decides, profilers_are_named_where_registered, pub_share, reporters_render_decided_results,
     results_types_are_typed, string_literals,
 };
 
@@ -365,6 +365,14 @@ fn reporters_render_decided_results_and_the_statistics_are_pure() {
     assert_clean(
         "reporters render decided results",
         &reporters_render_decided_results(&repo()),
+    );
+}
+
+#[test]
+fn the_stores_spec_and_reporters_read_no_environment_variable() {
+    assert_clean(
+        "no environment below the commands",
+        &no_environment_below_the_commands(&repo()),
     );
 }
 

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 use super::architecture::{
     CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, closed_crates, crate_graph, crate_paths, escaping,
-    layout, module_cycles, one_place_decides, parse_only_readers, profilers_are_named_where_registered,
-    pub_share, repo, reporters_render_decided_results, results_types_are_typed, rust_files, sizes,
+    layout, module_cycles, no_environment_below_the_commands, one_place_decides, parse_only_readers,
+    profilers_are_named_where_registered, pub_share, repo, reporters_render_decided_results,
+    results_types_are_typed, rust_files, sizes,
 };
 
 /// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
@@ -102,6 +103,10 @@ fn a_clean_copy_passes_every_rule() {
         ("layout", layout),
         ("results_types_are_typed", results_types_are_typed),
         ("pub_share", pub_share),
+        (
+            "no_environment_below_the_commands",
+            no_environment_below_the_commands,
+        ),
         (
             "profilers_are_named_where_registered",
             profilers_are_named_where_registered,

@@ -187,6 +187,71 @@ pub fn reporters_render_decided_results(root: &Path) -> Vec<String> {
     out
 }
 
+/// The crates below the command layer that read no environment variable (issue 62): the spec, the
+/// baseline store, the decided results, the reporters and the results store. The command layer
+/// reads a variable and hands its value in (`commands::ci_commit`, `commands::baseline_store`);
+/// the engine's rule is in [`reporters_render_decided_results`]. `cgp-core` (the credentials
+/// rule reads the environment it is given), `cgp-profile` (what a program under test gets) and
+/// `cgp-publish` (the CI's own variables) read theirs.
+pub const NO_ENVIRONMENT: &[&str] = &[
+    "cgp-spec",
+    "cgp-baseline",
+    "cgp-outcome",
+    "cgp-report",
+    "cgp-store",
+];
+
+/// No crate of [`NO_ENVIRONMENT`] reads an environment variable (`env::var`, `var_os`, `vars`)
+/// outside its tests.
+pub fn no_environment_below_the_commands(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for (krate, rel, file) in sources(root) {
+        if !NO_ENVIRONMENT.contains(&krate) {
+            continue;
+        }
+        let text = without_tests(&rel, &std::fs::read_to_string(&file).unwrap());
+        if text.contains("env::var") {
+            out.push(format!(
+                "{krate}: src/{rel} reads an environment variable (`env::var`): the command layer reads it and hands the value in"
+            ));
+        }
+    }
+    out
+}
+
+/// Issue 62: the baseline store read `$CGP_GATE_LOCK_TIMEOUT_S` itself; the command layer hands
+/// it in now. The rule finds a read planted in the baseline store and one in the results store, not
+/// one in a test item, on a tree of those two files.
+#[test]
+fn a_store_reading_an_environment_variable_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let plant = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    plant(
+        "crates/cgp-baseline/src/baseline/lock.rs",
+        "fn planted_timeout() -> Option<String> {\n    std::env::var(LOCK_TIMEOUT_ENV).ok()\n}\n",
+    );
+    plant(
+        "crates/cgp-store/src/store/url.rs",
+        "fn planted_url() -> Option<std::ffi::OsString> {\n    std::env::var_os(\"CGP_GATE_STORE\")\n}\n",
+    );
+    plant(
+        "crates/cgp-outcome/src/outcome/mod.rs",
+        "#[cfg(test)]\nmod planted_test {\n    fn t() {\n        let _ = std::env::var(\"HOME\");\n    }\n}\n",
+    );
+    let found = no_environment_below_the_commands(dir.path());
+    assert_eq!(
+        found,
+        [
+            "cgp-baseline: src/baseline/lock.rs reads an environment variable (`env::var`): the command layer reads it and hands the value in",
+            "cgp-store: src/store/url.rs reads an environment variable (`env::var`): the command layer reads it and hands the value in",
+        ]
+    );
+}
+
 /// The most `Option` fields a results type may have (issue 49): what only some rows have belongs
 /// to a variant ([`Outcome`](../crates/cgp-outcome/src/outcome/results/row.rs)) or a part of its own
 /// (`Estimate`, `RowRule`, `Sides`), not to a flat list of maybes.

@@ -11,5 +11,6 @@ mod store;
 
 pub use date::rfc3339_utc;
 pub use format::{BaselineFile, CounterSamples, Entry, Generation, SCHEMA_VERSION, parse, render};
+pub use lock::{LOCK_TIMEOUT_ENV, LockTimeout};
 pub use show::render_show;
 pub use store::{Store, UpdateMeta};
