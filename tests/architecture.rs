@@ -334,9 +334,9 @@ pub use crates::{closed_crates, crate_graph, crate_paths};
 pub use modules::{cycles, layout, module_cycles, module_graph, parse_only_readers, use_paths};
 pub use sizes::sizes;
 pub use text_rules::{
-    MAX_OPTION_FIELDS, PROFILER_REGISTRATION, clap_in_cli, escaping, no_environment_below_the_commands,
-    one_place_decides, profilers_are_named_where_registered, pub_share, reporters_render_decided_results,
-    results_types_are_typed, string_literals,
+    MAX_OPTION_FIELDS, PROFILER_REGISTRATION, clap_in_cli, core_is_data, escaping,
+    no_environment_below_the_commands, one_place_decides, profilers_are_named_where_registered, pub_share,
+    reporters_render_decided_results, results_types_are_typed, string_literals,
 };
 
 // ---- the rules on this tree -----------------------------------------------------------------
@@ -366,6 +366,11 @@ fn reporters_render_decided_results_and_the_statistics_are_pure() {
         "reporters render decided results",
         &reporters_render_decided_results(&repo()),
     );
+}
+
+#[test]
+fn cgp_core_is_data_outside_its_foundation() {
+    assert_clean("cgp-core is data", &core_is_data(&repo()));
 }
 
 #[test]

@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 
 use super::architecture::{
-    CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, closed_crates, crate_graph, crate_paths, escaping,
-    layout, module_cycles, no_environment_below_the_commands, one_place_decides, parse_only_readers,
-    profilers_are_named_where_registered, pub_share, repo, reporters_render_decided_results,
-    results_types_are_typed, rust_files, sizes,
+    CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, closed_crates, core_is_data, crate_graph, crate_paths,
+    escaping, layout, module_cycles, no_environment_below_the_commands, one_place_decides,
+    parse_only_readers, profilers_are_named_where_registered, pub_share, repo,
+    reporters_render_decided_results, results_types_are_typed, rust_files, sizes,
 };
 
 /// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
@@ -107,6 +107,7 @@ fn a_clean_copy_passes_every_rule() {
             "no_environment_below_the_commands",
             no_environment_below_the_commands,
         ),
+        ("core_is_data", core_is_data),
         (
             "profilers_are_named_where_registered",
             profilers_are_named_where_registered,

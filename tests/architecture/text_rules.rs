@@ -219,6 +219,84 @@ pub fn no_environment_below_the_commands(root: &Path) -> Vec<String> {
     out
 }
 
+/// What `cgp-core` outside `foundation/` (its atomic writes and exit codes) may not name: files,
+/// processes, or a GPU device. The GPU there is the model (issue 62): the `Gpu` trait, the fake GPU
+/// that wrote its log file, health sampling and reading a fingerprint are `cgp-profile`'s `gpu`.
+pub const CORE_IS_DATA: &[&str] = &[
+    "std::fs",
+    "File::",
+    "OpenOptions",
+    "std::process",
+    "trait Gpu",
+    "dyn Gpu",
+];
+
+/// `cgp-core` is data and pure functions outside `foundation/`: no file, process or GPU device
+/// ([`CORE_IS_DATA`]), tests left out.
+pub fn core_is_data(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for (krate, rel, file) in sources(root) {
+        if krate != "cgp-core" || rel.starts_with("foundation/") {
+            continue;
+        }
+        let text = without_tests(&rel, &std::fs::read_to_string(&file).unwrap());
+        for name in CORE_IS_DATA {
+            if text.contains(name) {
+                out.push(format!(
+                    "cgp-core: src/{rel} names `{name}`: files, processes and the GPU device are cgp-profile's (cgp-core outside foundation/ is data)"
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The device side of the GPU planted back in cgp-core's model (a `Gpu` trait, a fake device
+/// writing its log) is found, and so is a process started from `measured/`; `foundation/`'s file
+/// I/O and a test item's are not.
+#[test]
+fn a_device_or_file_io_in_cgp_core_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let plant = |rel: &str, text: &str| {
+        let p = dir.path().join("crates/cgp-core/src").join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    plant(
+        "gpu/device.rs",
+        "pub trait Gpu: Send + Sync {\n    fn name(&self) -> String;\n}\n",
+    );
+    plant(
+        "gpu/fake.rs",
+        "fn log(p: &std::path::Path) {\n    let _ = std::fs::OpenOptions::new().append(true).open(p);\n}\n",
+    );
+    plant(
+        "measured/why.rs",
+        "fn run() {\n    let _ = std::process::Command::new(\"ncu\").status();\n}\n",
+    );
+    plant(
+        "foundation/fsutil.rs",
+        "fn w(p: &std::path::Path) {\n    let _ = std::fs::write(p, b\"\");\n}\n",
+    );
+    plant(
+        "stats/mod.rs",
+        "#[cfg(test)]\nmod tests {\n    fn t() {\n        let _ = std::fs::read(\"x\");\n    }\n}\n",
+    );
+    let found = core_is_data(dir.path());
+    let at = |f: &str, n: &str| {
+        found
+            .iter()
+            .any(|v| v.starts_with(&format!("cgp-core: src/{f} names `{n}`")))
+    };
+    assert!(at("gpu/device.rs", "trait Gpu"), "{found:#?}");
+    assert!(
+        at("gpu/fake.rs", "std::fs") && at("gpu/fake.rs", "OpenOptions"),
+        "{found:#?}"
+    );
+    assert!(at("measured/why.rs", "std::process"), "{found:#?}");
+    assert_eq!(found.len(), 4, "{found:#?}");
+}
+
 /// Issue 62: the baseline store read `$CGP_GATE_LOCK_TIMEOUT_S` itself; the command layer hands
 /// it in now. The rule finds a read planted in the baseline store and one in the results store, not
 /// one in a test item, on a tree of those two files.

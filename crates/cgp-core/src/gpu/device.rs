@@ -133,5 +133,4 @@ mod tests {
         assert_eq!(ThrottleReasons(0x1000 | 0x4).to_string(), "sw_power_cap,0x1000");
         assert_eq!(ThrottleReasons::NONE.to_string(), "none");
     }
-
 }

@@ -5,7 +5,9 @@
 use super::clock_setting::{ClockSetting, clock_setting_label};
 use super::device::ClockDomain;
 use super::driver::{Gpu, GpuError};
-use super::fingerprint::{FieldValue, Fingerprint, ProfilerControls, cuda_version_string, effective_clock_control};
+use super::fingerprint::{
+    FieldValue, Fingerprint, ProfilerControls, cuda_version_string, effective_clock_control,
+};
 
 /// The fingerprint of `device`: the GPU's identity from `gpu` (all "unknown" without one), the
 /// profiler version, and the profiler and clock settings that change what is measured.
@@ -110,5 +112,4 @@ mod tests {
         assert_eq!(none.gpu_name, UNKNOWN);
         assert_eq!(none.clocks, "nvml-base");
     }
-
 }
