@@ -76,12 +76,14 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
         &["report"],
         &["cgp-core", "cgp-spec", "cgp-outcome"],
     ),
+    // The parse-only readers of what the tools write: bytes in, samples out; no program started.
+    ("cgp-read", "crates/cgp-read", &["harness"], &["cgp-core"]),
     // The profiler backends, NVML, recordings.
     (
         "cgp-profile",
         "crates/cgp-profile",
-        &["cupti", "gpu", "harness", "ncu", "nsys", "profile"],
-        &["cgp-core", "cgp-spec"],
+        &["cupti", "gpu", "ncu", "nsys", "profile"],
+        &["cgp-core", "cgp-spec", "cgp-read"],
     ),
     // Measure, check, ab, baseline update.
     (
@@ -125,6 +127,7 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
             "cgp-baseline",
             "cgp-outcome",
             "cgp-report",
+            "cgp-read",
             "cgp-profile",
             "cgp-engine",
             "cgp-publish",
@@ -133,9 +136,15 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
     ),
 ];
 
-/// Crates that profile or drive a GPU, speak HTTP, parse a command line or draw progress bars
-/// (a name ending in `*` is a prefix).
-const PROFILERS: &[&str] = &["cgp-profile", "cgp-engine", "nvml-wrapper", "rusqlite"];
+/// Crates that profile or drive a GPU or read what the profilers write, speak HTTP, parse a
+/// command line or draw progress bars (a name ending in `*` is a prefix).
+const PROFILERS: &[&str] = &[
+    "cgp-profile",
+    "cgp-read",
+    "cgp-engine",
+    "nvml-wrapper",
+    "rusqlite",
+];
 /// Database drivers beyond the SQLite a profiler reads (the results store's PostgreSQL client),
 /// and the store itself.
 const DATABASES: &[&str] = &["cgp-store", "postgres*", "tokio-postgres*"];
@@ -161,6 +170,17 @@ const BANNED: &[(&str, &[&[&str]])] = &[
         &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
     ),
     ("cgp-report", &[PROFILERS, DATABASES, HTTP, COMMAND_LINE]),
+    // The readers parse what they are given: no program, GPU, database, network or reporter.
+    (
+        "cgp-read",
+        &[
+            &["cgp-profile", "cgp-engine", "nvml-wrapper"],
+            DATABASES,
+            HTTP,
+            COMMAND_LINE,
+            &["cgp-report"],
+        ],
+    ),
     // The engine runs the work and emits progress events; the command layer draws them
     // (issue 62): no command line, no progress bar.
     ("cgp-engine", &[COMMAND_LINE]),
@@ -169,7 +189,7 @@ const BANNED: &[(&str, &[&[&str]])] = &[
     (
         "cgp-store",
         &[
-            &["cgp-profile", "cgp-engine", "nvml-wrapper"],
+            &["cgp-profile", "cgp-read", "cgp-engine", "nvml-wrapper"],
             HTTP,
             COMMAND_LINE,
             &["cgp-report", "cgp-publish"],
@@ -331,7 +351,9 @@ mod sizes;
 mod text_rules;
 
 pub use crates::{closed_crates, crate_graph, crate_paths};
-pub use modules::{cycles, layout, module_cycles, module_graph, parse_only_readers, use_paths};
+pub use modules::{
+    cycles, layout, module_cycles, module_graph, parse_only_readers, readers_start_no_program, use_paths,
+};
 pub use sizes::sizes;
 pub use text_rules::{
     MAX_OPTION_FIELDS, PROFILER_REGISTRATION, clap_in_cli, core_is_data, escaping,
@@ -437,6 +459,11 @@ fn every_module_lives_in_its_crates_folder() {
 #[test]
 fn the_format_readers_are_parse_only() {
     assert_clean("parse-only readers", &parse_only_readers(&repo()));
+}
+
+#[test]
+fn the_readers_crate_starts_no_program() {
+    assert_clean("readers start no program", &readers_start_no_program(&repo()));
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::architecture::{
     CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, closed_crates, core_is_data, crate_graph, crate_paths,
     escaping, layout, module_cycles, no_environment_below_the_commands, one_place_decides,
-    parse_only_readers, profilers_are_named_where_registered, pub_share, repo,
+    parse_only_readers, profilers_are_named_where_registered, pub_share, readers_start_no_program, repo,
     reporters_render_decided_results, results_types_are_typed, rust_files, sizes,
 };
 
@@ -108,6 +108,7 @@ fn a_clean_copy_passes_every_rule() {
             no_environment_below_the_commands,
         ),
         ("core_is_data", core_is_data),
+        ("readers_start_no_program", readers_start_no_program),
         (
             "profilers_are_named_where_registered",
             profilers_are_named_where_registered,
@@ -462,13 +463,13 @@ fn a_reader_that_reaches_the_backends_or_the_spec_is_found() {
     let s = Scratch::new();
     assert!(parse_only_readers(s.root()).is_empty());
     s.append(
-        "crates/cgp-profile/src/harness/gbench.rs",
+        "crates/cgp-read/src/harness/gbench.rs",
         "\nfn planted(t: &crate::spec::Target) -> bool {\n    t.kernel.is_some()\n}\n",
     );
     finds(
         parse_only_readers,
         &s,
-        &["crates/cgp-profile/src/harness/gbench.rs names `crate::spec`"],
+        &["crates/cgp-read/src/harness/gbench.rs names `crate::spec`"],
     );
 }
 

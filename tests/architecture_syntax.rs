@@ -604,7 +604,7 @@ fn ranges(items: &[Item], fns: &mut Vec<(String, usize, usize)>, tests: &mut Vec
     }
 }
 
-/// No code outside the backends (cgp-profile) and the registration ([`PROFILER_REGISTRATION`])
+/// No code outside the backends (cgp-profile, and cgp-read, their readers) and the registration ([`PROFILER_REGISTRATION`])
 /// compares a value with a profiler's registered name (`t.profiler.as_str() != "nsys"`, `match
 /// name { "ncu" => .. }`): it asks the kind what it does. Test items may.
 pub fn profiler_names_compared(root: &Path) -> Vec<String> {
@@ -612,7 +612,7 @@ pub fn profiler_names_compared(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut excused = BTreeSet::new();
     for (krate, rel, file) in sources(root) {
-        if krate == "cgp-profile"
+        if ["cgp-profile", "cgp-read"].contains(&krate)
             || PROFILER_REGISTRATION.contains(&(krate, rel.as_str()))
             || is_test_file(&rel)
         {

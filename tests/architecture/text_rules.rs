@@ -405,8 +405,8 @@ pub fn pub_share(root: &Path) -> Vec<String> {
     out
 }
 
-/// Where a profiler may be named (`ProfilerKind::Ncu`, ...): its backend (cgp-profile) and the
-/// registration (`measured/profiler.rs` of cgp-core, `spec/kinds.rs` of cgp-spec). Everything
+/// Where a profiler may be named (`ProfilerKind::Ncu`, ...): its backend (cgp-profile, with its
+/// readers in cgp-read) and the registration (`measured/profiler.rs` of cgp-core, `spec/kinds.rs` of cgp-spec). Everything
 /// else asks a kind what it does (issue 49: 49 places named one, 25 in the spec loader).
 pub const PROFILER_REGISTRATION: &[(&str, &str)] = &[
     ("cgp-core", "measured/profiler.rs"),
@@ -419,13 +419,15 @@ pub const PROFILER_REGISTRATION: &[(&str, &str)] = &[
 pub fn profilers_are_named_where_registered(root: &Path) -> Vec<String> {
     let mut out = super::super::architecture_syntax::profiler_names_compared(root);
     for (krate, rel, file) in sources(root) {
-        if krate == "cgp-profile" || PROFILER_REGISTRATION.contains(&(krate, rel.as_str())) {
+        if ["cgp-profile", "cgp-read"].contains(&krate)
+            || PROFILER_REGISTRATION.contains(&(krate, rel.as_str()))
+        {
             continue;
         }
         let text = without_tests(&rel, &std::fs::read_to_string(&file).unwrap());
         for (i, line) in text.lines().enumerate() {
             // A kind (`ProfilerKind::Nsys`) or a harness format (`HarnessFormat::Vllm`, or
-            // `Format::Vllm` as cgp-profile's `harness` names it).
+            // `Format::Vllm` as cgp-read's `harness` names it).
             let named = ["ProfilerKind::", "HarnessFormat::", "Format::"].iter().any(|p| {
                 line.match_indices(p).any(|(at, m)| {
                     let whole = !line[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');

@@ -16,10 +16,10 @@
 
 pub mod cupti;
 pub mod gpu;
-pub mod harness;
 pub mod ncu;
 pub mod nsys;
 pub mod profile;
 
-pub(crate) use cgp_core::{Error, foundation, measured, stats};
+pub(crate) use cgp_core::{Error, foundation, measured};
+pub(crate) use cgp_read::harness;
 pub(crate) use cgp_spec::{plan, spec};

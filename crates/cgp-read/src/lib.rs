@@ -1,0 +1,13 @@
+//! cgp-read (docs/architecture.md): the parse-only readers of what the tools write, apart from the
+//! programs that run them (`cgp-profile`): a file's bytes in, samples out, and no process started
+//! (tests/architecture.rs, `readers_start_no_program`).
+//!
+//! - [`harness`]: the benchmark harnesses' files (nvbench, Google Benchmark, pytest-benchmark,
+//!   PyTorch benchmark rows, tritonbench, hyperfine, Criterion, asv, vLLM; docs/harnesses.md).
+//!
+//! The modules of the crates below are imported for this crate alone (`pub(crate) use`: no crate
+//! re-exports another's modules), so `crate::measured::...` reads the same in every crate.
+
+pub mod harness;
+
+pub(crate) use cgp_core::{foundation, measured, stats};
