@@ -416,7 +416,7 @@ fn run_one(target: &str, input: &[u8]) {
             let _ = cgp_profile::profile::record::Manifest::parse(path, &text);
         }
         "cupti" => {
-            if let Ok(t) = cgp_profile::cupti::trace::parse(input) {
+            if let Ok(t) = cgp_read::cupti_trace::parse(input) {
                 let total = t
                     .kernels
                     .iter()

@@ -2,12 +2,16 @@
 //! programs that run them (`cgp-profile`): a file's bytes in, samples out, and no process started
 //! (tests/architecture.rs, `readers_start_no_program`).
 //!
+//! - [`cupti_trace`]: the per-process trace file cgp-gate's CUPTI injection library writes
+//!   (docs/cupti.md, "Trace file format"); the library and finding libcupti are `cgp-profile`'s
+//!   `cupti`.
 //! - [`harness`]: the benchmark harnesses' files (nvbench, Google Benchmark, pytest-benchmark,
 //!   PyTorch benchmark rows, tritonbench, hyperfine, Criterion, asv, vLLM; docs/harnesses.md).
 //!
 //! The modules of the crates below are imported for this crate alone (`pub(crate) use`: no crate
 //! re-exports another's modules), so `crate::measured::...` reads the same in every crate.
 
+pub mod cupti_trace;
 pub mod harness;
 
 pub(crate) use cgp_core::{foundation, measured, stats};
