@@ -77,7 +77,12 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
         &["cgp-core", "cgp-spec", "cgp-outcome"],
     ),
     // The parse-only readers of what the tools write: bytes in, samples out; no program started.
-    ("cgp-read", "crates/cgp-read", &["cupti_trace", "harness"], &["cgp-core"]),
+    (
+        "cgp-read",
+        "crates/cgp-read",
+        &["cupti_trace", "harness", "nsys_files"],
+        &["cgp-core", "cgp-spec"],
+    ),
     // The profiler backends, NVML, recordings.
     (
         "cgp-profile",

@@ -7,11 +7,15 @@
 //!   `cupti`.
 //! - [`harness`]: the benchmark harnesses' files (nvbench, Google Benchmark, pytest-benchmark,
 //!   PyTorch benchmark rows, tritonbench, hyperfine, Criterion, asv, vLLM; docs/harnesses.md).
+//! - [`nsys_files`]: Nsight Systems' SQLite exports and CSV reports, into the model's `Workload`
+//!   (`cgp_spec::nsys`); exporting a `.nsys-rep` with nsys first is `cgp-profile`'s `nsys::read`.
 //!
 //! The modules of the crates below are imported for this crate alone (`pub(crate) use`: no crate
 //! re-exports another's modules), so `crate::measured::...` reads the same in every crate.
 
 pub mod cupti_trace;
 pub mod harness;
+pub mod nsys_files;
 
 pub(crate) use cgp_core::{foundation, measured, stats};
+pub(crate) use cgp_spec::nsys;
