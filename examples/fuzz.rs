@@ -384,11 +384,11 @@ fn run_one(target: &str, input: &[u8]) {
             }
         }
         "csv" => {
-            if let Ok(parsed) = cgp_profile::ncu::parse::parse(&text) {
+            if let Ok(parsed) = cgp_read::ncu_output::parse::parse(&text) {
                 let _ = cgp_report::report::console::launches_table(&parsed.launches);
                 let _ = serde_json::to_string(&parsed);
             }
-            let _ = cgp_profile::ncu::log::classify(&cgp_profile::ncu::log::scan(&text));
+            let _ = cgp_read::ncu_output::log::classify(&cgp_read::ncu_output::log::scan(&text));
         }
         "baseline" => {
             if let Ok(file) = cgp_baseline::baseline::parse(path, &text) {

@@ -38,7 +38,7 @@ pub(crate) use cgp_engine::run;
 pub(crate) use cgp_outcome::{history, outcome};
 pub(crate) use cgp_profile::{ncu, profile};
 pub(crate) use cgp_publish::publish;
-pub(crate) use cgp_read::harness;
+pub(crate) use cgp_read::{harness, ncu_output};
 pub(crate) use cgp_report::report;
 pub(crate) use cgp_spec::{plan, spec};
 

@@ -80,7 +80,7 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
     (
         "cgp-read",
         "crates/cgp-read",
-        &["cupti_trace", "harness", "nsys_files"],
+        &["cupti_trace", "harness", "ncu_output", "nsys_files"],
         &["cgp-core", "cgp-spec"],
     ),
     // The profiler backends, NVML, recordings.

@@ -7,6 +7,8 @@
 //!   `cupti`.
 //! - [`harness`]: the benchmark harnesses' files (nvbench, Google Benchmark, pytest-benchmark,
 //!   PyTorch benchmark rows, tritonbench, hyperfine, Criterion, asv, vLLM; docs/harnesses.md).
+//! - [`ncu_output`]: what Nsight Compute writes with `--csv` and its log lines (docs/parser.md);
+//!   running ncu is `cgp-profile`'s `ncu`.
 //! - [`nsys_files`]: Nsight Systems' SQLite exports and CSV reports, into the model's `Workload`
 //!   (`cgp_spec::nsys`); exporting a `.nsys-rep` with nsys first is `cgp-profile`'s `nsys::read`.
 //!
@@ -15,6 +17,7 @@
 
 pub mod cupti_trace;
 pub mod harness;
+pub mod ncu_output;
 pub mod nsys_files;
 
 pub(crate) use cgp_core::{foundation, measured, stats};
