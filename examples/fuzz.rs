@@ -384,19 +384,19 @@ fn run_one(target: &str, input: &[u8]) {
             }
         }
         "csv" => {
-            if let Ok(parsed) = cgp_profile::ncu::parse::parse(&text) {
+            if let Ok(parsed) = cgp_read::ncu_output::parse::parse(&text) {
                 let _ = cgp_report::report::console::launches_table(&parsed.launches);
                 let _ = serde_json::to_string(&parsed);
             }
-            let _ = cgp_profile::ncu::log::classify(&cgp_profile::ncu::log::scan(&text));
+            let _ = cgp_read::ncu_output::log::classify(&cgp_read::ncu_output::log::scan(&text));
         }
         "baseline" => {
-            if let Ok(file) = cgp_outcome::baseline::parse(path, &text) {
-                let rendered = cgp_outcome::baseline::render(&file);
+            if let Ok(file) = cgp_baseline::baseline::parse(path, &text) {
+                let rendered = cgp_baseline::baseline::render(&file);
                 let back =
-                    cgp_outcome::baseline::parse(path, &rendered).expect("a rendered baseline reads back");
+                    cgp_baseline::baseline::parse(path, &rendered).expect("a rendered baseline reads back");
                 assert!(back == file, "render/parse round trip changed the baseline");
-                let _ = cgp_outcome::baseline::render_show(&[(PathBuf::from("x.json"), file)]);
+                let _ = cgp_baseline::baseline::render_show(&[(PathBuf::from("x.json"), file)]);
             }
         }
         "results" => {
@@ -416,7 +416,7 @@ fn run_one(target: &str, input: &[u8]) {
             let _ = cgp_profile::profile::record::Manifest::parse(path, &text);
         }
         "cupti" => {
-            if let Ok(t) = cgp_profile::cupti::trace::parse(input) {
+            if let Ok(t) = cgp_read::cupti_trace::parse(input) {
                 let total = t
                     .kernels
                     .iter()

@@ -38,7 +38,8 @@ type Grouped = (Vec<f64>, Vec<u32>);
 
 fn durations(csv: &Path) -> Vec<f64> {
     let text = std::fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-    let parsed = cgp_profile::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
+    let parsed =
+        cgp_read::ncu_output::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
     parsed
         .launches
         .iter()

@@ -16,10 +16,10 @@
 //!   the shard's part, what to re-measure), the model of Nsight Systems outputs ([`nsys`]).
 //! - `cgp-profile`: [`profile`] (the [`profile::Profiler`] trait: live `ncu`, nsys, CUPTI, replay of
 //!   a recording; SASS hashes), [`ncu`], [`nsys::read`], [`cupti`], [`gpu`] (NVML, clocks, `env`).
+//! - `cgp-baseline`: [`baseline`] (the versioned baseline store).
 //! - `cgp-outcome`: [`outcome::results`] (the run's results, the JSON every reporter renders),
 //!   [`outcome::decide`] (the one place that decides each row's gate status, the run's verdict and
-//!   the exit code), [`baseline`] (the versioned baseline store), [`history`] (level shifts in a
-//!   history of results files, calibration).
+//!   the exit code), [`history`] (level shifts in a history of results files, calibration).
 //! - `cgp-report`: [`report`]: console, JSON, JUnit, Markdown, HTML, GitHub.
 //! - `cgp-engine`: [`run`]: measure, the one engine of `check` and `ab`, `baseline update`.
 //! - `cgp-publish`: [`publish`]: files, the step summary, the pull-request comment, the
@@ -32,11 +32,13 @@
 pub mod cli;
 pub mod commands;
 
+pub(crate) use cgp_baseline::baseline;
 pub(crate) use cgp_core::{foundation, measured, stats};
 pub(crate) use cgp_engine::run;
-pub(crate) use cgp_outcome::{baseline, history, outcome};
-pub(crate) use cgp_profile::{harness, ncu, profile};
+pub(crate) use cgp_outcome::{history, outcome};
+pub(crate) use cgp_profile::{ncu, profile};
 pub(crate) use cgp_publish::publish;
+pub(crate) use cgp_read::{harness, ncu_output};
 pub(crate) use cgp_report::report;
 pub(crate) use cgp_spec::{plan, spec};
 

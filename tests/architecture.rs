@@ -55,12 +55,19 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
         &["nsys", "plan", "spec"],
         &["cgp-core"],
     ),
-    // Decided results, the baseline store, the history of runs.
+    // The versioned baseline store: its files' format and history, the lock, atomic replacement.
+    (
+        "cgp-baseline",
+        "crates/cgp-baseline",
+        &["baseline"],
+        &["cgp-core"],
+    ),
+    // Decided results, the history of runs.
     (
         "cgp-outcome",
         "crates/cgp-outcome",
-        &["baseline", "history", "outcome"],
-        &["cgp-core", "cgp-spec"],
+        &["history", "outcome"],
+        &["cgp-core", "cgp-spec", "cgp-baseline"],
     ),
     // Rendering decided results.
     (
@@ -69,19 +76,32 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
         &["report"],
         &["cgp-core", "cgp-spec", "cgp-outcome"],
     ),
+    // The parse-only readers of what the tools write: bytes in, samples out; no program started.
+    (
+        "cgp-read",
+        "crates/cgp-read",
+        &["cupti_trace", "harness", "ncu_output", "nsys_files"],
+        &["cgp-core", "cgp-spec"],
+    ),
     // The profiler backends, NVML, recordings.
     (
         "cgp-profile",
         "crates/cgp-profile",
-        &["cupti", "gpu", "harness", "ncu", "nsys", "profile"],
-        &["cgp-core", "cgp-spec"],
+        &["cupti", "gpu", "ncu", "nsys", "profile"],
+        &["cgp-core", "cgp-spec", "cgp-read"],
     ),
     // Measure, check, ab, baseline update.
     (
         "cgp-engine",
         "crates/cgp-engine",
         &["run"],
-        &["cgp-core", "cgp-spec", "cgp-outcome", "cgp-profile"],
+        &[
+            "cgp-core",
+            "cgp-spec",
+            "cgp-baseline",
+            "cgp-outcome",
+            "cgp-profile",
+        ],
     ),
     // Files, the step summary, the pull-request comment, the merge-request note: the network.
     (
@@ -109,8 +129,10 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
         &[
             "cgp-core",
             "cgp-spec",
+            "cgp-baseline",
             "cgp-outcome",
             "cgp-report",
+            "cgp-read",
             "cgp-profile",
             "cgp-engine",
             "cgp-publish",
@@ -119,9 +141,15 @@ pub const CRATES: &[(&str, &str, &[&str], &[&str])] = &[
     ),
 ];
 
-/// Crates that profile or drive a GPU, speak HTTP, parse a command line or draw progress bars
-/// (a name ending in `*` is a prefix).
-const PROFILERS: &[&str] = &["cgp-profile", "cgp-engine", "nvml-wrapper", "rusqlite"];
+/// Crates that profile or drive a GPU or read what the profilers write, speak HTTP, parse a
+/// command line or draw progress bars (a name ending in `*` is a prefix).
+const PROFILERS: &[&str] = &[
+    "cgp-profile",
+    "cgp-read",
+    "cgp-engine",
+    "nvml-wrapper",
+    "rusqlite",
+];
 /// Database drivers beyond the SQLite a profiler reads (the results store's PostgreSQL client),
 /// and the store itself.
 const DATABASES: &[&str] = &["cgp-store", "postgres*", "tokio-postgres*"];
@@ -139,10 +167,25 @@ const BANNED: &[(&str, &[&[&str]])] = &[
         &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
     ),
     (
+        "cgp-baseline",
+        &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
+    ),
+    (
         "cgp-outcome",
         &[PROFILERS, DATABASES, HTTP, COMMAND_LINE, &["cgp-report"]],
     ),
     ("cgp-report", &[PROFILERS, DATABASES, HTTP, COMMAND_LINE]),
+    // The readers parse what they are given: no program, GPU, database, network or reporter.
+    (
+        "cgp-read",
+        &[
+            &["cgp-profile", "cgp-engine", "nvml-wrapper"],
+            DATABASES,
+            HTTP,
+            COMMAND_LINE,
+            &["cgp-report"],
+        ],
+    ),
     // The engine runs the work and emits progress events; the command layer draws them
     // (issue 62): no command line, no progress bar.
     ("cgp-engine", &[COMMAND_LINE]),
@@ -151,7 +194,7 @@ const BANNED: &[(&str, &[&[&str]])] = &[
     (
         "cgp-store",
         &[
-            &["cgp-profile", "cgp-engine", "nvml-wrapper"],
+            &["cgp-profile", "cgp-read", "cgp-engine", "nvml-wrapper"],
             HTTP,
             COMMAND_LINE,
             &["cgp-report", "cgp-publish"],
@@ -313,12 +356,14 @@ mod sizes;
 mod text_rules;
 
 pub use crates::{closed_crates, crate_graph, crate_paths};
-pub use modules::{cycles, layout, module_cycles, module_graph, parse_only_readers, use_paths};
+pub use modules::{
+    cycles, layout, module_cycles, module_graph, parse_only_readers, readers_start_no_program, use_paths,
+};
 pub use sizes::sizes;
 pub use text_rules::{
-    MAX_OPTION_FIELDS, PROFILER_REGISTRATION, clap_in_cli, escaping, one_place_decides,
-    profilers_are_named_where_registered, pub_share, reporters_render_decided_results,
-    results_types_are_typed, string_literals,
+    MAX_OPTION_FIELDS, PROFILER_REGISTRATION, clap_in_cli, core_is_data, escaping,
+    no_environment_below_the_commands, one_place_decides, profilers_are_named_where_registered, pub_share,
+    reporters_render_decided_results, results_types_are_typed, string_literals,
 };
 
 // ---- the rules on this tree -----------------------------------------------------------------
@@ -347,6 +392,19 @@ fn reporters_render_decided_results_and_the_statistics_are_pure() {
     assert_clean(
         "reporters render decided results",
         &reporters_render_decided_results(&repo()),
+    );
+}
+
+#[test]
+fn cgp_core_is_data_outside_its_foundation() {
+    assert_clean("cgp-core is data", &core_is_data(&repo()));
+}
+
+#[test]
+fn the_stores_spec_and_reporters_read_no_environment_variable() {
+    assert_clean(
+        "no environment below the commands",
+        &no_environment_below_the_commands(&repo()),
     );
 }
 
@@ -406,6 +464,11 @@ fn every_module_lives_in_its_crates_folder() {
 #[test]
 fn the_format_readers_are_parse_only() {
     assert_clean("parse-only readers", &parse_only_readers(&repo()));
+}
+
+#[test]
+fn the_readers_crate_starts_no_program() {
+    assert_clean("readers start no program", &readers_start_no_program(&repo()));
 }
 
 #[test]

@@ -7,9 +7,10 @@
 use std::path::{Path, PathBuf};
 
 use super::architecture::{
-    CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, closed_crates, crate_graph, crate_paths, escaping,
-    layout, module_cycles, one_place_decides, parse_only_readers, profilers_are_named_where_registered,
-    pub_share, repo, reporters_render_decided_results, results_types_are_typed, rust_files, sizes,
+    CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, closed_crates, core_is_data, crate_graph, crate_paths,
+    escaping, layout, module_cycles, no_environment_below_the_commands, one_place_decides,
+    parse_only_readers, profilers_are_named_where_registered, pub_share, readers_start_no_program, repo,
+    reporters_render_decided_results, results_types_are_typed, rust_files, sizes,
 };
 use super::architecture_syntax::reporters_name_no_row;
 
@@ -107,6 +108,12 @@ fn a_clean_copy_passes_every_rule() {
         ("layout", layout),
         ("results_types_are_typed", results_types_are_typed),
         ("pub_share", pub_share),
+        (
+            "no_environment_below_the_commands",
+            no_environment_below_the_commands,
+        ),
+        ("core_is_data", core_is_data),
+        ("readers_start_no_program", readers_start_no_program),
         (
             "profilers_are_named_where_registered",
             profilers_are_named_where_registered,
@@ -462,13 +469,13 @@ fn a_reader_that_reaches_the_backends_or_the_spec_is_found() {
     let s = Scratch::new();
     assert!(parse_only_readers(s.root()).is_empty());
     s.append(
-        "crates/cgp-profile/src/harness/gbench.rs",
+        "crates/cgp-read/src/harness/gbench.rs",
         "\nfn planted(t: &crate::spec::Target) -> bool {\n    t.kernel.is_some()\n}\n",
     );
     finds(
         parse_only_readers,
         &s,
-        &["crates/cgp-profile/src/harness/gbench.rs names `crate::spec`"],
+        &["crates/cgp-read/src/harness/gbench.rs names `crate::spec`"],
     );
 }
 
@@ -525,7 +532,7 @@ fn options_of_a_private_struct_an_enum_variant_a_path_or_an_alias_are_found() {
         "\npub(crate) type Maybe<T> = Option<T>;\n",
     );
     s.append(
-        "crates/cgp-outcome/src/baseline/mod.rs",
+        "crates/cgp-baseline/src/baseline/mod.rs",
         "\nmod planted {\n    use std::option::Option as Perhaps;\n    struct PlantedAliased(Perhaps<u8>, super::Maybe<u8>, Option<u8>, std::option::Option<u8>);\n}\n",
     );
     s.replace(

@@ -378,15 +378,17 @@ fn option_counts(items: &[Item], names: &BTreeSet<String>, out: &mut Vec<(String
 }
 
 /// Where the Option rule applies: the types of cgp-outcome (a run's results, `changes`,
-/// `calibrate` and `bisect` reports, the baseline store) and cgp-core's verdict types
-/// (`stats::verdict`: `Ruling`, `Judgement`, the typed `Estimate` and their parts;
+/// `calibrate` and `bisect` reports), of cgp-baseline (the baseline store) and cgp-core's verdict
+/// types (`stats::verdict`: `Ruling`, `Judgement`, the typed `Estimate` and their parts;
 /// `stats::paired`: `PairedJudgement` and its parts). The files' flat forms (`wire.rs`,
 /// `repr.rs`, `v1.rs`) are exempt: they are the JSON's schema, private to their module, and
 /// convert to and from the typed ones.
 fn typed_results_file(krate: &str, rel: &str) -> bool {
     let exempt = ["wire.rs", "repr.rs", "v1.rs"].iter().any(|f| rel.ends_with(f));
     let verdict = rel.starts_with("stats/verdict/") || rel.starts_with("stats/paired/");
-    !exempt && !is_test_file(rel) && (krate == "cgp-outcome" || (krate == "cgp-core" && verdict))
+    !exempt
+        && !is_test_file(rel)
+        && (["cgp-outcome", "cgp-baseline"].contains(&krate) || (krate == "cgp-core" && verdict))
 }
 
 /// The types of [`typed_results_file`] have at most [`MAX_OPTION_FIELDS`] `Option` fields each
@@ -400,7 +402,7 @@ pub fn option_fields(root: &Path) -> Vec<String> {
     let mut files = Vec::new();
     for (krate, rel, file) in sources(root) {
         let text = std::fs::read_to_string(&file).unwrap();
-        let below = ["cgp-core", "cgp-spec", "cgp-outcome"].contains(&krate);
+        let below = ["cgp-core", "cgp-spec", "cgp-baseline", "cgp-outcome"].contains(&krate);
         let declares = below && (text.contains("type ") || text.contains("Option as"));
         if !typed_results_file(krate, &rel) && !declares {
             continue;
@@ -581,7 +583,7 @@ fn ranges(items: &[Item], fns: &mut Vec<(String, usize, usize)>, tests: &mut Vec
     }
 }
 
-/// No code outside the backends (cgp-profile) and the registration ([`PROFILER_REGISTRATION`])
+/// No code outside the backends (cgp-profile, and cgp-read, their readers) and the registration ([`PROFILER_REGISTRATION`])
 /// compares a value with a profiler's registered name (`t.profiler.as_str() != "nsys"`, `match
 /// name { "ncu" => .. }`): it asks the kind what it does. Test items may.
 pub fn profiler_names_compared(root: &Path) -> Vec<String> {
@@ -589,7 +591,7 @@ pub fn profiler_names_compared(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut excused = BTreeSet::new();
     for (krate, rel, file) in sources(root) {
-        if krate == "cgp-profile"
+        if ["cgp-profile", "cgp-read"].contains(&krate)
             || PROFILER_REGISTRATION.contains(&(krate, rel.as_str()))
             || is_test_file(&rel)
         {

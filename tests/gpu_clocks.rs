@@ -6,8 +6,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cgp_core::gpu::{FakeDevice, FakeGpu, Gpu, GpuError};
 use cgp_profile::gpu::lock_clocks;
+use cgp_profile::gpu::{FakeDevice, FakeGpu, Gpu, GpuError};
 use cgp_spec::spec::model::ClockSetting;
 
 fn fake(dev: FakeDevice) -> Arc<FakeGpu> {

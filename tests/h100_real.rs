@@ -21,7 +21,7 @@ use std::process::Command;
 use cgp_core::measured::samples::{CsvShape, MetricValue};
 use cgp_outcome::outcome::results::read as read_results;
 use cgp_outcome::outcome::results::{Results, Row, RowVerdict};
-use cgp_profile::ncu::parse::parse_bytes;
+use cgp_read::ncu_output::parse::parse_bytes;
 use cgp_report::report::console::results_table;
 use cgp_report::report::{MarkdownOptions, html, junit, markdown};
 

@@ -16,7 +16,7 @@ use std::process::Command;
 
 use cgp_core::measured::samples::{CsvShape, Launch, MetricValue, ParsedOutput};
 use cgp_profile::ncu::command::{NcuRelease, VERSIONED_OPTIONS, ncu_options_for, supports};
-use cgp_profile::ncu::parse::{parse, parse_bytes};
+use cgp_read::ncu_output::parse::{parse, parse_bytes};
 
 mod real_ncu;
 

@@ -429,7 +429,7 @@ fn a_real_report_of_the_real_nsys_goes_through_nsys_export() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let session = cgp_profile::nsys::read::session_duration_ns(&export).expect("no session length");
+    let session = cgp_read::nsys_files::session_duration_ns(&export).expect("no session length");
     assert!(session > 1_000_000, "{session} ns");
 }
 

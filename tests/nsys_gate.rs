@@ -363,7 +363,7 @@ fn sqlite_repetitions_record_and_replay() {
         tool_version: None,
     };
     rec.record(job, &capture).unwrap();
-    let fp = cgp_core::gpu::fingerprint(None, 0, "test", &t.profiling, &t.clocks);
+    let fp = cgp_profile::gpu::fingerprint(None, 0, "test", &t.profiling, &t.clocks);
     rec.finish(&spec.hash, "test", &fp).unwrap();
     let path = rep_path_sqlite(dir.path(), "int8-gemm", "default", 0);
     assert_eq!(std::fs::read(&path).unwrap(), bytes);

@@ -287,7 +287,7 @@ fn a_verdict_that_disagrees_with_its_interval_is_caught() {
 /// The durations of `metric` in one real ncu CSV, launch by launch.
 fn durations(csv: &Path) -> Vec<f64> {
     let text = std::fs::read_to_string(csv).unwrap();
-    let parsed = cgp_profile::ncu::parse::parse(&text).unwrap();
+    let parsed = cgp_read::ncu_output::parse::parse(&text).unwrap();
     parsed
         .launches
         .iter()

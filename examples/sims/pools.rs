@@ -24,7 +24,8 @@ pub type Pool = BTreeMap<String, Vec<Vec<f64>>>;
 
 pub fn durations(csv: &Path) -> Vec<f64> {
     let text = std::fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
-    let parsed = cgp_profile::ncu::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
+    let parsed =
+        cgp_read::ncu_output::parse::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
     parsed
         .launches
         .iter()

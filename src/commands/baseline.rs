@@ -37,7 +37,7 @@ pub(crate) fn update(args: &UpdateOptions, ui: &super::Ui, out: &mut dyn Write) 
     // compare the ones it collects when a row is doubtful or changed (docs/why.md).
     let explained: Vec<crate::spec::Target> = targets.iter().map(|t| crate::plan::explaining(t)).collect();
     let targets: Vec<&crate::spec::Target> = explained.iter().collect();
-    let store = crate::baseline::Store::new(&args.baselines);
+    let store = super::baseline_store(&args.baselines);
     let commit = crate::run::engine::git_commit(super::ci_commit().as_deref(), &sel.spec.base_dir());
     let pusher = super::store::Pusher::new(
         &args.store,

@@ -366,6 +366,14 @@ pub(crate) fn ci_commit() -> Option<String> {
     std::env::var("GITHUB_SHA").ok().filter(|s| !s.trim().is_empty())
 }
 
+/// The baseline store at `dir` for a command that writes it, its writers waiting for the lock as
+/// `$CGP_GATE_LOCK_TIMEOUT_S` says (docs/baselines.md). Read here, in the command layer, and
+/// handed to the store as a value (issue 62: the store reads no environment variable).
+pub(crate) fn baseline_store(dir: impl Into<std::path::PathBuf>) -> crate::baseline::Store {
+    let setting = std::env::var(crate::baseline::LOCK_TIMEOUT_ENV).ok();
+    crate::baseline::Store::new(dir).with_lock_timeout(crate::baseline::LockTimeout::from_setting(setting))
+}
+
 /// Whether this run gates code from a pull request (merge request), as the CI says: GitHub
 /// Actions' `pull_request`, `pull_request_target` and `merge_group` events, a GitLab merge
 /// request pipeline, a Buildkite or Jenkins pull-request build.

@@ -84,13 +84,14 @@ pub(crate) fn run(file: &Path, json: bool, out: &mut dyn Write) -> Result<Exit> 
         // written is incomplete and the exit code says so). Buffered: stdout is line-buffered
         // and the JSON is one long line.
         let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
-        crate::ncu::parse::write_json(&bytes, &mut w).map_err(|e| match e {
-            crate::ncu::parse::JsonError::Parse(e) => Error::input(file, e.to_string()),
-            crate::ncu::parse::JsonError::Io(e) => stdout_err(e),
+        crate::ncu_output::parse::write_json(&bytes, &mut w).map_err(|e| match e {
+            crate::ncu_output::parse::JsonError::Parse(e) => Error::input(file, e.to_string()),
+            crate::ncu_output::parse::JsonError::Io(e) => stdout_err(e),
         })?;
         writeln!(w).and_then(|()| w.flush()).map_err(stdout_err)?;
     } else {
-        let parsed = crate::ncu::parse::parse_bytes(&bytes).map_err(|e| Error::input(file, e.to_string()))?;
+        let parsed =
+            crate::ncu_output::parse::parse_bytes(&bytes).map_err(|e| Error::input(file, e.to_string()))?;
         write!(
             out,
             "{}",

@@ -278,8 +278,95 @@ pub fn layout(root: &Path) -> Vec<String> {
 
 /// The folders of a tool's file formats that are parse-only readers (docs/architecture.md,
 /// "Adding a backend"): a capture's bytes in, samples out. They name neither `profile` (the
-/// backends, which run programs) nor `spec`.
-pub const PARSE_ONLY: &[&str] = &["crates/cgp-profile/src/cupti", "crates/cgp-profile/src/harness"];
+/// backends, which run programs) nor `spec` nor `plan` (`cgp-read` imports the model of Nsight
+/// Systems' outputs from cgp-spec, `cgp_spec::nsys`, and nothing else of it). All of `cgp-read`
+/// is one (issue 62), and starts no program either ([`readers_start_no_program`]).
+pub const PARSE_ONLY: &[&str] = &["crates/cgp-profile/src/cupti", "crates/cgp-read/src"];
+
+/// What starting a program is spelled as.
+const PROGRAMS: &[&str] = &["std::process", "process::Command", "Command::new", "Stdio::"];
+
+/// `cgp-read` starts no program (issue 62): the backends of `cgp-profile` run the tools, through
+/// one runner; a reader is given the bytes they wrote. Tests left out.
+pub fn readers_start_no_program(root: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for (krate, rel, file) in sources(root) {
+        if krate != "cgp-read" {
+            continue;
+        }
+        let text = without_tests(&rel, &std::fs::read_to_string(&file).unwrap_or_default());
+        for name in PROGRAMS {
+            if text.contains(name) {
+                found.push(format!(
+                    "cgp-read: src/{rel} names `{name}`: the readers parse what they are given; running a tool is cgp-profile's"
+                ));
+            }
+        }
+    }
+    found
+}
+
+/// cgp-read may import the Nsight Systems model from cgp-spec and nothing else of it: the spec
+/// named through a group or a path is found, the model's import is not.
+#[test]
+fn a_reader_importing_the_spec_through_its_crate_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let plant = |rel: &str, text: &str| {
+        let p = dir.path().join("crates/cgp-read/src").join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    plant(
+        "lib.rs",
+        "pub(crate) use cgp_spec::nsys;\npub(crate) use cgp_spec::{plan, spec};\n",
+    );
+    plant("nsys_files/mod.rs", "use cgp_spec::spec::Target;\n");
+    let mut found = parse_only_readers(dir.path());
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "crates/cgp-read/src/lib.rs names `cgp_spec::{`, and crates/cgp-read/src is a parse-only reader",
+            "crates/cgp-read/src/nsys_files/mod.rs names `cgp_spec::spec`, and crates/cgp-read/src is a parse-only reader",
+        ]
+    );
+}
+
+/// A reader that starts its tool is found (a `Command::new` in a harness reader, `std::process`
+/// in a new reader folder); a test item's program is not.
+#[test]
+fn a_reader_that_starts_a_program_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let plant = |rel: &str, text: &str| {
+        let p = dir.path().join("crates/cgp-read/src").join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    plant(
+        "harness/gbench.rs",
+        "fn planted() {\n    let _ = std::process::Command::new(\"bench\").output();\n}\n",
+    );
+    plant(
+        "nsys/mod.rs",
+        "use std::process;\nfn planted() {\n    process::exit(3);\n}\n",
+    );
+    plant(
+        "harness/asv.rs",
+        "#[cfg(test)]\nmod tests {\n    fn t() {\n        let _ = std::process::id();\n    }\n}\n",
+    );
+    let found = readers_start_no_program(dir.path());
+    let at = |f: &str, n: &str| {
+        found
+            .iter()
+            .any(|v| v.starts_with(&format!("cgp-read: src/{f} names `{n}`")))
+    };
+    assert!(
+        at("harness/gbench.rs", "std::process") && at("harness/gbench.rs", "Command::new"),
+        "{found:#?}"
+    );
+    assert!(at("nsys/mod.rs", "std::process"), "{found:#?}");
+    assert!(found.iter().all(|v| !v.contains("asv.rs")), "{found:#?}");
+}
 
 /// Every name of `profile` or `spec` in a parse-only reader, outside its tests.
 pub fn parse_only_readers(root: &Path) -> Vec<String> {
@@ -290,7 +377,16 @@ pub fn parse_only_readers(root: &Path) -> Vec<String> {
         for f in files {
             let rel = f.strip_prefix(root).unwrap_or(&f).display().to_string();
             let text = without_tests(&rel, &std::fs::read_to_string(&f).unwrap_or_default());
-            for name in ["crate::profile", "crate::spec", "crate::plan", "cgp_spec"] {
+            // The model of Nsight Systems' outputs (`cgp_spec::nsys`) is what a reader fills; the
+            // spec and the plan are not a reader's.
+            for name in [
+                "crate::profile",
+                "crate::spec",
+                "crate::plan",
+                "cgp_spec::spec",
+                "cgp_spec::plan",
+                "cgp_spec::{",
+            ] {
                 if text.contains(name) {
                     found.push(format!("{rel} names `{name}`, and {dir} is a parse-only reader"));
                 }

@@ -389,7 +389,7 @@ fn every_spec_feature_runs_through_the_real_ncu_to_no_kernels_profiled() {
                 .expect("run ncu");
             assert_eq!(out.status.code(), Some(255));
             let (option, _) =
-                cgp_profile::ncu::log::usage_error(&String::from_utf8_lossy(&out.stderr)).unwrap();
+                cgp_read::ncu_output::log::usage_error(&String::from_utf8_lossy(&out.stderr)).unwrap();
             assert_eq!(option, "--replay-mode");
             continue;
         }
@@ -445,7 +445,7 @@ fn the_real_ncu_rejecting_an_option_is_an_ncu_error_naming_it() {
         .expect("run ncu");
     assert_eq!(out.status.code(), Some(255));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let (option, line) = cgp_profile::ncu::log::usage_error(&stderr).expect("a usage error");
+    let (option, line) = cgp_read::ncu_output::log::usage_error(&stderr).expect("a usage error");
     assert_eq!(option, "--config-file");
     assert_eq!(line, "unrecognised option '--config-file'");
 }

@@ -6,8 +6,9 @@
 //! - [`measured`]: parsed launches and sample series ([`measured::samples`]), the counter diff
 //!   ([`measured::why`]).
 //! - [`stats`]: pure statistics and the per-row verdict.
-//! - [`gpu`]: what a measurement was taken on ([`gpu::fingerprint`](mod@gpu::fingerprint)), health and roofline data,
-//!   and the [`gpu::Gpu`] trait (NVML behind it lives in `cgp-profile`).
+//! - [`gpu`]: the GPU's data: what a measurement was taken on ([`gpu::fingerprint`](mod@gpu::fingerprint)),
+//!   health and roofline data, what a device reports (the device itself, the `Gpu` trait and
+//!   NVML behind it, is `cgp-profile`'s `gpu`).
 
 pub mod foundation;
 pub mod gpu;

@@ -8,8 +8,9 @@
 
 pub mod run;
 
+pub(crate) use cgp_baseline::baseline;
 pub(crate) use cgp_core::{foundation, measured, stats};
-pub(crate) use cgp_outcome::{baseline, outcome};
+pub(crate) use cgp_outcome::outcome;
 pub(crate) use cgp_profile::profile;
 
 /// The GPU under one name in this crate: its data and trait (`cgp_core::gpu`) and NVML, clocks

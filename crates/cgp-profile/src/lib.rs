@@ -6,7 +6,8 @@
 //! - [`nsys`]: reading Nsight Systems outputs ([`nsys::read`]; the model is `cgp_spec::nsys`).
 //! - [`cupti`]: CUPTI activity tracing: the injection library (built by `build.rs`), finding
 //!   libcupti, the per-process trace files.
-//! - [`gpu`]: NVML behind the `Gpu` trait, clock locking, `cgp-gate env` (the data types are
+//! - [`gpu`]: the GPU: the `Gpu` trait, NVML behind it, the scriptable and stand-in GPUs, health
+//!   sampling, a device's fingerprint, clock locking, `cgp-gate env` (the data it produces is
 //!   `cgp_core::gpu`).
 //!
 //! The modules of the crates below are imported for this crate alone (`pub(crate) use`: no crate
@@ -15,10 +16,10 @@
 
 pub mod cupti;
 pub mod gpu;
-pub mod harness;
 pub mod ncu;
 pub mod nsys;
 pub mod profile;
 
-pub(crate) use cgp_core::{Error, foundation, measured, stats};
+pub(crate) use cgp_core::{Error, foundation, measured};
+pub(crate) use cgp_read::harness;
 pub(crate) use cgp_spec::{plan, spec};

@@ -121,7 +121,8 @@ pub(crate) fn run(opts: &InitOptions, out: &mut dyn Write) -> Result<Exit> {
                     format!("this is {other}, and `init --from` writes the spec from it"),
                 ));
             }
-            let parsed = crate::ncu::parse::parse(&raw).map_err(|e| Error::input(file, e.to_string()))?;
+            let parsed =
+                crate::ncu_output::parse::parse(&raw).map_err(|e| Error::input(file, e.to_string()))?;
             (parsed, raw, file.display().to_string())
         }
         None if opts.command.is_empty() => {
@@ -239,7 +240,7 @@ fn profile_once(opts: &InitOptions) -> Result<(ParsedOutput, String, String)> {
         let capture = profiler.capture(job)?;
         // The same classification as `check`: ncu's errors, the exit code, an empty table.
         crate::profile::extract::extract(job, &capture)?;
-        let parsed = crate::ncu::parse::parse(capture.raw())
+        let parsed = crate::ncu_output::parse::parse(capture.raw())
             .map_err(|e| Error::input(&capture.origin, e.to_string()))?;
         let origin = format!("`{}` run under ncu", opts.command.join(" "));
         let raw = capture.raw().to_owned();

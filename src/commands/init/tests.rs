@@ -234,7 +234,7 @@ fn a_cublas_capture_drafts_a_family_filter_and_an_operation_row() {
         "examples/pytorch/switch/gemm-n2048-cutlass.csv",
     ] {
         let raw = std::fs::read_to_string(root.join(file)).unwrap();
-        let parsed = crate::ncu::parse::parse(&raw).unwrap();
+        let parsed = crate::ncu_output::parse::parse(&raw).unwrap();
         let draft = Draft::new(
             &parsed,
             &raw,
@@ -257,13 +257,13 @@ fn a_cublas_capture_drafts_a_family_filter_and_an_operation_row() {
         assert_eq!(kernels_seen(&parsed).len(), 1);
     }
     let nvjet = kernels_seen(
-        &crate::ncu::parse::parse(
+        &crate::ncu_output::parse::parse(
             &std::fs::read_to_string(root.join("examples/pytorch/recording/gemm/n=2048/0.csv")).unwrap(),
         )
         .unwrap(),
     );
     let cutlass = kernels_seen(
-        &crate::ncu::parse::parse(
+        &crate::ncu_output::parse::parse(
             &std::fs::read_to_string(root.join("examples/pytorch/switch/gemm-n2048-cutlass.csv")).unwrap(),
         )
         .unwrap(),

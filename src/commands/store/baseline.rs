@@ -154,7 +154,7 @@ pub(crate) fn replay_baselines(
         )));
     }
     let dir = crate::foundation::fsutil::signal_safe_temp_dir("cgp-gate-calibrate-")?;
-    let baselines = crate::baseline::Store::new(dir.path());
+    let baselines = crate::commands::baseline_store(dir.path());
     let last = ours.len().saturating_sub(spec.settings.history);
     for info in &ours[last..] {
         let filter = Filter {

@@ -1,8 +1,9 @@
-//! The GPU's data: fingerprint, health, roofline, and the [`Gpu`] trait (NVML behind it, clock
-//! locking and `env` are `cgp-profile`'s `gpu`, which re-exports this module).
+//! The GPU's data (the model): what a measurement was taken on, the health around it, the roofline,
+//! the clocks setting, what a device reports. The device itself (the `Gpu` trait, NVML behind it,
+//! the scriptable and stand-in GPUs, health sampling, reading a fingerprint, clock locking, `env`)
+//! is `cgp-profile`'s `gpu` (the program), which imports this module for itself.
 //!
-//! - [`device`]: the [`Gpu`] trait and why a GPU is unavailable.
-//! - [`fake`]: [`FakeGpu`], a scriptable GPU for tests.
+//! - [`device`]: what a device reports ([`Reading`], [`ThrottleReasons`], [`ClockDomain`]).
 //! - [`fingerprint`]: what a measurement was taken on.
 //! - [`clock_setting`]: the `clocks:` setting.
 //! - [`health`]: throttling and clocks around each repetition.
@@ -10,13 +11,11 @@
 
 pub mod clock_setting;
 pub mod device;
-pub mod fake;
 pub mod fingerprint;
 pub mod health;
 pub mod roofline;
 
-pub use device::{ClockDomain, Gpu, GpuError, GpuUnavailable, Reading, ThrottleReasons};
-pub use fake::{FakeDevice, FakeGpu};
-pub use fingerprint::{Fingerprint, fingerprint};
-pub use health::{HealthSampler, RepHealth, ThrottlePolicy, should_rerun};
+pub use device::{ClockDomain, Reading, ThrottleReasons};
+pub use fingerprint::Fingerprint;
+pub use health::{RepHealth, ThrottlePolicy, should_rerun};
 pub use roofline::{Peaks, derive, peaks_for, roofline_point};

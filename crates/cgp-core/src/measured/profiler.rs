@@ -10,7 +10,7 @@
 //!
 //! The benchmark harnesses whose files cgp-gate reads are one kind, [`ProfilerKind::Harness`],
 //! of a [`HarnessFormat`]: each format is one line of [`harness_formats!`] below (its `profiler:`
-//! name, the tool's name in text, what its targets gate); its reader, in cgp-profile's `harness/`,
+//! name, the tool's name in text, what its targets gate); its reader, in cgp-read's `harness/`,
 //! says everything else (docs/architecture.md, "Adding a backend").
 
 use std::fmt;

@@ -12,7 +12,8 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use super::device::{ClockDomain, Gpu, GpuError};
+use super::device::ClockDomain;
+use super::driver::{Gpu, GpuError};
 use crate::foundation::error::{Error, Result};
 
 pub use super::clock_setting::{ClockSetting, clock_setting_label};

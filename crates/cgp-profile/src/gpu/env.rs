@@ -3,8 +3,10 @@
 
 use serde::Serialize;
 
-use super::device::{Gpu, GpuUnavailable, Reading};
-use super::fingerprint::{cuda_version_string, hardware_fingerprint};
+use super::device::Reading;
+use super::driver::{Gpu, GpuUnavailable};
+use super::fingerprint::cuda_version_string;
+use super::identify::hardware_fingerprint;
 use super::roofline::{Peaks, peaks_for};
 use crate::ncu::install::NcuInfo;
 

@@ -7,7 +7,8 @@ use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::enums::device::GpuLockedClocksSetting;
 use nvml_wrapper::error::NvmlError;
 
-use super::device::{ClockDomain, Gpu, GpuError, GpuUnavailable, NVML_LIB_ENV, ThrottleReasons, one_line};
+use super::device::{ClockDomain, ThrottleReasons};
+use super::driver::{Gpu, GpuError, GpuUnavailable, NVML_LIB_ENV, one_line};
 
 /// NVML's error as the [`Gpu`] trait reports it (a function: neither type is this crate's).
 fn gpu_error(e: NvmlError) -> GpuError {

@@ -1,10 +1,12 @@
-//! Nsight Compute: output parsing, log scanning, version parsing, argv building and running.
+//! Nsight Compute, the program: argv building, running, where it is, version parsing. Its output
+//! (the CSV pages and the log lines) is read by `cgp-read`'s `ncu_output`, parse-only, imported
+//! here as `parse` and `log` for this crate.
 
 pub mod command;
 pub mod install;
-pub mod log;
-pub mod parse;
 pub mod query;
 pub mod runner;
 pub mod target;
 pub mod version;
+
+pub(crate) use cgp_read::ncu_output::{log, parse};

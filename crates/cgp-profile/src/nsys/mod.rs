@@ -1,9 +1,10 @@
-//! Nsight Systems: the model of its outputs (`cgp_spec::nsys`, re-exported here: categories,
-//! breakdowns, bars) and [`read`]: every form nsys writes GPU activity in (`.nsys-rep`, its SQLite
-//! export, the CSV of the trace and summary reports, old and new names), into one [`Workload`].
+//! Nsight Systems, the program: [`read`] runs nsys where a file needs it (`nsys export` of a
+//! `.nsys-rep`, QdstrmImporter) and reads every form into one [`Workload`] (`read::read_path`);
+//! the files that need no program are read by `cgp-read`'s `nsys_files` (parse-only), and the
+//! model (`cgp_spec::nsys`: categories, breakdowns, bars) is imported here for this crate.
 
 pub(crate) use cgp_spec::nsys::*;
 
 pub mod read;
 
-pub use read::{read_path, read_text};
+pub use read::read_path;

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use cgp_profile::cupti::inject::{ready_in, run_environment};
 use cgp_profile::cupti::locate::find_libcupti;
-use cgp_profile::cupti::trace::{KernelRecord, files_of, parse};
+use cgp_read::cupti_trace::{KernelRecord, files_of, parse};
 
 use cgp_test_support::root;
 use cgp_test_support::skip;

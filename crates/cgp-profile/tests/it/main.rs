@@ -3,4 +3,5 @@
 //! as the root's tests/integration.rs).
 
 mod cupti_lib;
+mod gpu_health;
 mod parse_only_real;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cgp_core::measured::samples::ParsedOutput;
-use cgp_profile::ncu::parse::{decode, parse_bytes, parse_only};
+use cgp_read::ncu_output::parse::{decode, parse_bytes, parse_only};
 
 use cgp_test_support as support;
 use cgp_test_support::root;

@@ -25,7 +25,7 @@ pub(crate) fn median(values: &[f64]) -> f64 {
 /// - 1: the samples hold every launch, warm-ups included. Still read: a check drops the warm-up
 ///   launches of each stored run by its `reps` ([`BaselineFile::drop_warmup_v1`]), so both sides
 ///   are compared alike.
-pub(crate) const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One baseline file: the complete measurement of one target on one kind of GPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,7 +1,8 @@
 //! Health sampling around repetitions, on scripted (synthetic) GPU readings.
 
 use cgp_core::gpu::health::{LOW_CLOCK_REASON, assess};
-use cgp_core::gpu::{FakeDevice, FakeGpu, HealthSampler, Reading, ThrottleReasons, should_rerun};
+use cgp_core::gpu::{Reading, ThrottleReasons, should_rerun};
+use cgp_profile::gpu::{FakeDevice, FakeGpu, HealthSampler};
 use cgp_spec::spec::model::Settings;
 
 fn reading(sm: u32, temp: u32, power_w: u32, energy_j: u64, throttle: ThrottleReasons) -> Reading {
@@ -130,7 +131,7 @@ fn sampler_aggregates_a_run() {
 #[test]
 fn sampler_without_energy_counter_says_so() {
     let mut dev = FakeDevice::new("Tesla P100-PCIE-16GB");
-    dev.energy_error = Some(cgp_core::gpu::GpuError::NotSupported);
+    dev.energy_error = Some(cgp_profile::gpu::GpuError::NotSupported);
     let gpu = FakeGpu::new(vec![dev]);
     let mut s = HealthSampler::new(0, None, &Settings::default());
     s.before(&gpu);

@@ -10,8 +10,7 @@ mod show;
 mod store;
 
 pub use date::rfc3339_utc;
-#[cfg(test)]
-pub(crate) use format::SCHEMA_VERSION;
-pub use format::{BaselineFile, CounterSamples, Entry, Generation, parse, render};
+pub use format::{BaselineFile, CounterSamples, Entry, Generation, SCHEMA_VERSION, parse, render};
+pub use lock::{LOCK_TIMEOUT_ENV, LockTimeout};
 pub use show::render_show;
 pub use store::{Store, UpdateMeta};

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use super::date::rfc3339_utc;
 use super::format::{self, BaselineFile, SCHEMA_VERSION};
 use super::history;
-use super::lock::{self, DirLock};
+use super::lock::{self, DirLock, LockTimeout};
 use crate::foundation::error::Error;
 use crate::gpu::fingerprint::Fingerprint;
 use crate::measured::samples::Series;
@@ -18,6 +18,7 @@ use crate::measured::samples::Series;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Store {
     dir: PathBuf,
+    lock_timeout: LockTimeout,
 }
 
 /// What an update records besides the samples.
@@ -25,9 +26,9 @@ pub struct Store {
 pub struct UpdateMeta {
     /// The commit measured, when known.
     pub git_commit: Option<String>,
-    /// SHA-256 of the spec, hex ([`crate::spec::Spec::hash`]).
+    /// SHA-256 of the spec, hex (`cgp_spec::spec::Spec::hash`).
     pub spec_hash: String,
-    /// Generations kept per entry, the new one included ([`crate::spec::Settings::history`]);
+    /// Generations kept per entry, the new one included (`cgp_spec::spec::Settings::history`);
     /// 0 is taken as 1.
     pub history: usize,
     /// When the samples were measured, RFC 3339 in UTC.
@@ -47,8 +48,21 @@ impl UpdateMeta {
 }
 
 impl Store {
+    /// The store at `dir`; a writer waits [`lock::DEFAULT_LOCK_TIMEOUT`] for its lock.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self {
+            dir: dir.into(),
+            lock_timeout: LockTimeout::default(),
+        }
+    }
+
+    /// The same store, its writers waiting for the lock as `timeout` says (the command layer
+    /// reads the user's setting, [`lock::LOCK_TIMEOUT_ENV`]).
+    pub fn with_lock_timeout(self, timeout: LockTimeout) -> Self {
+        Self {
+            lock_timeout: timeout,
+            ..self
+        }
     }
 
     /// The baselines directory.
@@ -166,7 +180,7 @@ impl Store {
         let path = self.path(&gpu_key, target);
         check_series(&path, target, series)?;
 
-        let _lock = DirLock::acquire(&self.dir)?;
+        let _lock = DirLock::acquire(&self.dir, &self.lock_timeout)?;
         lock::remove_stale_temps(&path)?;
         let previous = read(&path, target)?;
         // The SYNTHETIC stand-in GPU (`CGP_GATE_STAND_IN_GPU`, docs/gpu.md) names a real card:
@@ -275,7 +289,7 @@ impl Store {
         check_name(&self.dir, "target", target)?;
         check_name(&self.dir, "gpu key", gpu_key)?;
         let path = self.path(gpu_key, target);
-        let _lock = DirLock::acquire(&self.dir)?;
+        let _lock = DirLock::acquire(&self.dir, &self.lock_timeout)?;
         let Some(mut file) = read(&path, target)? else {
             return Ok(());
         };
@@ -297,7 +311,7 @@ impl Store {
         check_name(&self.dir, "target", target)?;
         check_name(&self.dir, "gpu key", gpu_key)?;
         let path = self.path(gpu_key, target);
-        let _lock = DirLock::acquire(&self.dir)?;
+        let _lock = DirLock::acquire(&self.dir, &self.lock_timeout)?;
         let Some(mut file) = read(&path, target)? else {
             return Ok(());
         };

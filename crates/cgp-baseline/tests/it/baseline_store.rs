@@ -11,10 +11,10 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::Duration;
 
+use cgp_baseline::baseline::{self, Store, UpdateMeta};
 use cgp_core::foundation::error::Error;
 use cgp_core::gpu::fingerprint::Fingerprint;
 use cgp_core::measured::samples::{Sample, Series, SeriesKey};
-use cgp_outcome::baseline::{self, Store, UpdateMeta};
 
 mod concurrency;
 

@@ -8,7 +8,8 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use super::device::{ClockDomain, Gpu, GpuError, Reading, ThrottleReasons};
+use super::device::{ClockDomain, Reading, ThrottleReasons};
+use super::driver::{Gpu, GpuError};
 
 /// One fake device. Fields are public so a test sets exactly what it needs.
 #[derive(Debug, Clone)]

@@ -48,7 +48,7 @@ use std::io::{self, Write};
 use crate::foundation::failure::FailureKind;
 use crate::foundation::units::{self, Normalised};
 use crate::measured::samples::{CsvShape, Launch, Measured, MetricValue, ParsedOutput};
-use crate::ncu::log;
+use crate::ncu_output::log;
 
 /// A parse failure; the caller adds the file.
 #[derive(Debug, Clone, PartialEq, Eq)]

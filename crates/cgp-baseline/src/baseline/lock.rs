@@ -26,20 +26,54 @@ pub(crate) struct DirLock {
 /// locks never come back).
 pub(crate) const DEFAULT_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
-/// Seconds to wait for the store's lock (docs/baselines.md).
-pub(crate) const LOCK_TIMEOUT_ENV: &str = "CGP_GATE_LOCK_TIMEOUT_S";
+/// Seconds to wait for the store's lock (docs/baselines.md). The command layer reads it and hands
+/// its value in ([`LockTimeout::from_setting`]); the store names it in its messages only.
+pub const LOCK_TIMEOUT_ENV: &str = "CGP_GATE_LOCK_TIMEOUT_S";
+
+/// How long a writer waits for the store's lock: [`DEFAULT_LOCK_TIMEOUT`], or the seconds the user
+/// set in [`LOCK_TIMEOUT_ENV`], as the command layer read it (the store reads no environment
+/// variable, issue 62). The value is checked when a writer has to wait, as when the store read
+/// the variable itself: a bad one is a usage error then, and nothing before.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LockTimeout {
+    setting: Option<String>,
+}
+
+impl LockTimeout {
+    /// The value of [`LOCK_TIMEOUT_ENV`], `None` when it is not set.
+    pub fn from_setting(setting: Option<String>) -> Self {
+        Self { setting }
+    }
+
+    /// [`DEFAULT_LOCK_TIMEOUT`], or the seconds of the setting.
+    fn get(&self) -> Result<std::time::Duration, Error> {
+        match &self.setting {
+            None => Ok(DEFAULT_LOCK_TIMEOUT),
+            Some(v) => v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|s| *s <= 7 * 24 * 3600)
+                .map(std::time::Duration::from_secs)
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "{LOCK_TIMEOUT_ENV}=`{v}` is not a number of seconds (0 to 604800)"
+                    ))
+                }),
+        }
+    }
+}
 
 impl DirLock {
     /// Wait until this process holds the lock of `dir` (created if missing): at once when it is
-    /// free; otherwise a message on stderr says who holds it, and after the timeout
-    /// ([`DEFAULT_LOCK_TIMEOUT`], [`LOCK_TIMEOUT_ENV`]) the wait ends with an error naming the
-    /// holder. The holder's pid is written into the lock file.
+    /// free; otherwise a message on stderr says who holds it, and after `timeout` the wait ends
+    /// with an error naming the holder. The holder's pid is written into the lock file.
     ///
     /// # Errors
     /// [`Error::Input`] (exit 2) when `.lock` is not a regular file (a FIFO, a device, a link:
     /// opening a FIFO would block forever); [`Error::Environment`] (exit 3) when the wait times
     /// out; [`Error::Io`] when the directory or the lock file cannot be created or locked.
-    pub(crate) fn acquire(dir: &Path) -> Result<Self, Error> {
+    pub(crate) fn acquire(dir: &Path, timeout: &LockTimeout) -> Result<Self, Error> {
         fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
         let path = dir.join(LOCK_FILE);
         let not_regular = |what: &str| {
@@ -75,7 +109,7 @@ impl DirLock {
         if !meta.is_file() {
             return Err(not_regular(crate::foundation::fsutil::file_kind(&meta)));
         }
-        wait_for(&file, &path)?;
+        wait_for(&file, &path, timeout)?;
         // Who holds it, for a writer that has to wait.
         use std::io::{Seek, Write};
         let _ = file.set_len(0);
@@ -86,13 +120,13 @@ impl DirLock {
 }
 
 /// Take the lock on `file`, waiting up to the timeout with a message.
-fn wait_for(file: &File, path: &Path) -> Result<(), Error> {
+fn wait_for(file: &File, path: &Path, timeout: &LockTimeout) -> Result<(), Error> {
     match file.try_lock() {
         Ok(()) => return Ok(()),
         Err(fs::TryLockError::WouldBlock) => {}
         Err(fs::TryLockError::Error(e)) => return Err(Error::io("lock", path, e)),
     }
-    let timeout = lock_timeout()?;
+    let timeout = timeout.get()?;
     let holder = || {
         let text = crate::foundation::fsutil::read_text(path, 256).unwrap_or_default();
         let text = text.trim();
@@ -127,24 +161,6 @@ fn wait_for(file: &File, path: &Path) -> Result<(), Error> {
     }
 }
 
-/// [`DEFAULT_LOCK_TIMEOUT`], or the seconds in [`LOCK_TIMEOUT_ENV`].
-fn lock_timeout() -> Result<std::time::Duration, Error> {
-    match std::env::var(LOCK_TIMEOUT_ENV) {
-        Err(_) => Ok(DEFAULT_LOCK_TIMEOUT),
-        Ok(v) => v
-            .trim()
-            .parse::<u64>()
-            .ok()
-            .filter(|s| *s <= 7 * 24 * 3600)
-            .map(std::time::Duration::from_secs)
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "{LOCK_TIMEOUT_ENV}=`{v}` is not a number of seconds (0 to 604800)"
-                ))
-            }),
-    }
-}
-
 /// Remove temporary files left next to `path` by writers that died mid-write. Only call with the
 /// lock held: then no live writer can own one.
 pub(crate) fn remove_stale_temps(path: &Path) -> Result<(), Error> {
@@ -168,3 +184,23 @@ pub(crate) fn remove_stale_temps(path: &Path) -> Result<(), Error> {
 }
 
 pub use crate::foundation::fsutil::write_atomic;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lock_timeout_is_the_default_or_the_setting_handed_in() {
+        let secs = |s: Option<&str>| LockTimeout::from_setting(s.map(str::to_owned)).get();
+        assert_eq!(secs(None).unwrap(), DEFAULT_LOCK_TIMEOUT);
+        assert_eq!(secs(Some(" 5 ")).unwrap().as_secs(), 5);
+        assert_eq!(secs(Some("604800")).unwrap().as_secs(), 604_800);
+        for bad in ["soon", "-1", "604801", ""] {
+            let e = secs(Some(bad)).unwrap_err().to_string();
+            assert!(
+                e.contains("CGP_GATE_LOCK_TIMEOUT_S") && e.contains("not a number of seconds"),
+                "{bad}: {e}"
+            );
+        }
+    }
+}
