@@ -5,7 +5,7 @@ use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::pairs::Both;
-use crate::measured::samples::SeriesKey;
+use crate::measured::samples::{Series, SeriesKey};
 use crate::outcome::results::{
     Decision, ErrorKind, FailureKind, Outcome, OwnedRowKey, Row, RowRule, RowVerdict, RunError,
 };
@@ -102,55 +102,12 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
         let (b, h) = (both.base.series.get(key), both.head.series.get(key));
         let unit = h.or(b).map(|s| s.unit.clone()).unwrap_or_default();
         match (b, h) {
-            // Samples are compared as numbers: never across units (a recording of one tree
-            // edited or made with other `--print-units`). The row is an error and the run exits
-            // 2 (a damaged recording), naming the metric, the kernel and both units.
             (Some(b), Some(h)) if b.unit != h.unit => {
-                let reason = format!(
-                    "the base tree's samples are in `{}` but the head tree's are in `{}`; they cannot be compared",
-                    b.unit, h.unit
-                );
-                spec_errors.push(RunError {
-                    target: key.target.clone(),
-                    size: Some(key.size.clone()),
-                    kind: ErrorKind::Profiler(FailureKind::BadRecording),
-                    message: format!(
-                        "metric `{}` of kernel `{}`: {reason}; units are never converted: profile both trees with the same ncu options (a recording: record it again)",
-                        key.metric, key.kernel
-                    ),
-                });
-                only.push(bare_row(key, ms, &unit, RowVerdict::Error, &reason));
+                let (error, row) = units_differ(key, ms, &unit, b, h);
+                spec_errors.push(error);
+                only.push(row);
             }
-            (Some(b), Some(h)) => {
-                let (bv, br, hv, hr) = (b.values(), b.reps(), h.values(), h.reps());
-                let means = crate::stats::nested::run_means_toward(
-                    crate::stats::nested::Runs {
-                        values: &bv,
-                        runs: &br,
-                    },
-                    crate::stats::nested::Runs {
-                        values: &hv,
-                        runs: &hr,
-                    },
-                    ms.threshold.direction == crate::spec::Direction::Lower,
-                );
-                let (bm, hm) = (&means.base, &means.head);
-                let reps: Vec<u32> = hm.keys().filter(|r| bm.contains_key(r)).copied().collect();
-                pending.push(Pending {
-                    key: key.clone(),
-                    ms,
-                    unit,
-                    base_raw: b.values(),
-                    head_raw: h.values(),
-                    head_reps: h.reps(),
-                    base_pairs: reps.iter().map(|r| bm[r]).collect(),
-                    head_pairs: reps.iter().map(|r| hm[r]).collect(),
-                    base_all: reps.iter().map(|r| means.base_all[r]).collect(),
-                    head_all: reps.iter().map(|r| means.head_all[r]).collect(),
-                    left_out: means.left_out.clone(),
-                    plan: (t.repetitions, t.max_repetitions),
-                });
-            }
+            (Some(b), Some(h)) => pending.push(pending_row(key, ms, unit, b, h, t)),
             (None, Some(h)) => {
                 let mut row = bare_row(
                     key,
@@ -183,6 +140,66 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
         only,
         seen,
         spec_errors,
+    }
+}
+
+/// Samples are compared as numbers: never across units (a recording of one tree edited or made
+/// with other `--print-units`). The row is an error and the run exits 2 (a damaged recording),
+/// naming the metric, the kernel and both units: the run's error and the row.
+fn units_differ(key: &SeriesKey, ms: &MetricSpec, unit: &str, b: &Series, h: &Series) -> (RunError, Row) {
+    let reason = format!(
+        "the base tree's samples are in `{}` but the head tree's are in `{}`; they cannot be compared",
+        b.unit, h.unit
+    );
+    let error = RunError {
+        target: key.target.clone(),
+        size: Some(key.size.clone()),
+        kind: ErrorKind::Profiler(FailureKind::BadRecording),
+        message: format!(
+            "metric `{}` of kernel `{}`: {reason}; units are never converted: profile both trees with the same ncu options (a recording: record it again)",
+            key.metric, key.kernel
+        ),
+    };
+    (error, bare_row(key, ms, unit, RowVerdict::Error, &reason))
+}
+
+/// A row both trees measured, before its judgement: each side's run means (toward the better
+/// direction), paired by repetition.
+fn pending_row<'a>(
+    key: &SeriesKey,
+    ms: &'a MetricSpec,
+    unit: String,
+    b: &Series,
+    h: &Series,
+    t: &Target,
+) -> Pending<'a> {
+    let (bv, br, hv, hr) = (b.values(), b.reps(), h.values(), h.reps());
+    let means = crate::stats::nested::run_means_toward(
+        crate::stats::nested::Runs {
+            values: &bv,
+            runs: &br,
+        },
+        crate::stats::nested::Runs {
+            values: &hv,
+            runs: &hr,
+        },
+        ms.threshold.direction == crate::spec::Direction::Lower,
+    );
+    let (bm, hm) = (&means.base, &means.head);
+    let reps: Vec<u32> = hm.keys().filter(|r| bm.contains_key(r)).copied().collect();
+    Pending {
+        key: key.clone(),
+        ms,
+        unit,
+        base_raw: b.values(),
+        head_raw: h.values(),
+        head_reps: h.reps(),
+        base_pairs: reps.iter().map(|r| bm[r]).collect(),
+        head_pairs: reps.iter().map(|r| hm[r]).collect(),
+        base_all: reps.iter().map(|r| means.base_all[r]).collect(),
+        head_all: reps.iter().map(|r| means.head_all[r]).collect(),
+        left_out: means.left_out.clone(),
+        plan: (t.repetitions, t.max_repetitions),
     }
 }
 
