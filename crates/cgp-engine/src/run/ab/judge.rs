@@ -12,7 +12,7 @@ use crate::outcome::results::{
 use crate::spec::{MetricSpec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired_at};
 use crate::stats::spending::LookAt;
-use crate::stats::verdict::{counted_exactly, exact_detectable};
+use crate::stats::verdict::{ExactOutcome, counted_exactly, exact_detectable};
 use crate::stats::{Comparison, Config, deciding_launch, judge_all_at, summarize};
 
 #[expect(clippy::float_cmp, reason = "deterministic counters repeat bit for bit")]
@@ -213,54 +213,19 @@ pub(super) fn judge_pending(
 ) -> Vec<Row> {
     // Families: paired rows and limit rows share alpha by their counts (Bonferroni between the
     // two, Holm within each), so the whole run keeps its false-alarm rate at alpha.
-    // `exact` against a constant base compares every head launch (issue 34), as `check` does.
-    let is_const = |p: &Pending<'_>| {
-        !is_limit(p)
-            && constant(&p.base_raw)
-            && (constant(&p.head_raw)
-                || (p.ms.threshold.kind == ThresholdKind::Exact && !p.head_raw.is_empty()))
-    };
-    // Counted work that jitters by less than a tenth of its threshold is read exactly, outside
-    // the paired family, as in `check` (`stats::verdict::counted_exactly`, issue 57).
-    let counted = |p: &Pending<'_>| {
-        if is_limit(p) || is_const(p) {
-            return None;
-        }
-        counted_exactly(&series_key(&p.key), &p.base_raw, &p.head_raw, &p.ms.threshold)
-    };
-    let is_const = |p: &Pending<'_>| is_const(p) || counted(p).is_some();
     let n_limit = pending.iter().filter(|p| is_limit(p)).count();
-    let n_paired = pending.iter().filter(|p| !is_limit(p) && !is_const(p)).count();
+    let n_paired = pending
+        .iter()
+        .filter(|p| !is_limit(p) && !read_exactly(p))
+        .count();
     let total = (n_limit + n_paired).max(1) as f64;
     let alpha_paired = cfg.alpha * n_paired as f64 / total;
     let limit_cfg = Config {
         alpha: cfg.alpha * n_limit as f64 / total,
         ..cfg.clone()
     };
-
-    let paired_pending: Vec<&Pending<'_>> = pending.iter().filter(|p| !is_limit(p) && !is_const(p)).collect();
-    let paired_rows: Vec<PairedRow<'_>> = paired_pending.iter().map(|p| paired_row(p)).collect();
-    let paired_looks: Vec<LookAt> = paired_pending.iter().map(|p| p.look()).collect();
-    let tolerances: Vec<f64> = paired_rows.iter().map(PairedRow::effective_tolerance).collect();
-    let mut paired = judge_paired_at(
-        &paired_rows,
-        alpha_paired.max(f64::MIN_POSITIVE),
-        cfg.confidence,
-        &paired_looks,
-    )
-    .into_iter()
-    .zip(tolerances);
-    let limit_cmp: Vec<Comparison<'_>> = pending
-        .iter()
-        .filter(|p| is_limit(p))
-        .map(limit_comparison)
-        .collect();
-    let limit_looks: Vec<LookAt> = pending
-        .iter()
-        .filter(|p| is_limit(p))
-        .map(Pending::look)
-        .collect();
-    let mut limits = judge_all_at(&limit_cmp, &limit_cfg, &limit_looks).into_iter();
+    let mut paired = judge_paired_family(pending, alpha_paired, cfg.confidence).into_iter();
+    let mut limits = judge_limit_family(pending, &limit_cfg).into_iter();
 
     let mut rows: Vec<Row> = Vec::new();
     for p in pending {
@@ -284,19 +249,8 @@ pub(super) fn judge_pending(
                 },
                 pairs: p.base_pairs.len(),
             }
-        } else if is_const(p) {
-            let b = p.base_raw[0];
-            let head = deciding_launch(b, &p.head_raw, p.ms.threshold.direction);
-            let mut j = judge_constant(b, head, &p.ms.threshold, p.base_pairs.len());
-            if !constant(&p.head_raw) {
-                let differ = p.head_raw.iter().filter(|x| x.total_cmp(&b).is_ne()).count();
-                j.ruling.reason = format!(
-                    "{} (exact: every launch compared, {differ} of {} differ from the base's)",
-                    j.ruling.reason,
-                    p.head_raw.len()
-                );
-            }
-            j
+        } else if read_exactly(p) {
+            judge_constant_base(p)
         } else {
             let Some((j, t)) = paired.next() else {
                 continue;
@@ -307,6 +261,81 @@ pub(super) fn judge_pending(
         rows.push(judged_row(p, j, (tolerance, limit), rounds, spec_errors));
     }
     rows
+}
+
+/// `exact` against a constant base compares every head launch (issue 34), as `check` does.
+fn constant_base(p: &Pending<'_>) -> bool {
+    !is_limit(p)
+        && constant(&p.base_raw)
+        && (constant(&p.head_raw) || (p.ms.threshold.kind == ThresholdKind::Exact && !p.head_raw.is_empty()))
+}
+
+/// Counted work that jitters by less than a tenth of its threshold is read exactly, outside
+/// the paired family, as in `check` (`stats::verdict::counted_exactly`, issue 57).
+fn counted(p: &Pending<'_>) -> Option<ExactOutcome> {
+    if is_limit(p) || constant_base(p) {
+        return None;
+    }
+    counted_exactly(&series_key(&p.key), &p.base_raw, &p.head_raw, &p.ms.threshold)
+}
+
+/// A row judged exactly, outside the paired family: a constant base, or counted work.
+fn read_exactly(p: &Pending<'_>) -> bool {
+    constant_base(p) || counted(p).is_some()
+}
+
+/// A row of a constant base, judged exactly: the head launch that decides against the base's
+/// value, and, when the head's launches differ, how many differ from the base's.
+fn judge_constant_base(p: &Pending<'_>) -> PairedJudgement {
+    let b = p.base_raw[0];
+    let head = deciding_launch(b, &p.head_raw, p.ms.threshold.direction);
+    let mut j = judge_constant(b, head, &p.ms.threshold, p.base_pairs.len());
+    if !constant(&p.head_raw) {
+        let differ = p.head_raw.iter().filter(|x| x.total_cmp(&b).is_ne()).count();
+        j.ruling.reason = format!(
+            "{} (exact: every launch compared, {differ} of {} differ from the base's)",
+            j.ruling.reason,
+            p.head_raw.len()
+        );
+    }
+    j
+}
+
+/// The paired family (rows neither limits nor read exactly) judged by the paired test at its
+/// share of alpha, each with the tolerance its row used, in the order of `pending`.
+fn judge_paired_family(pending: &[Pending<'_>], alpha: f64, confidence: f64) -> Vec<(PairedJudgement, f64)> {
+    let paired_pending: Vec<&Pending<'_>> = pending
+        .iter()
+        .filter(|p| !is_limit(p) && !read_exactly(p))
+        .collect();
+    let paired_rows: Vec<PairedRow<'_>> = paired_pending.iter().map(|p| paired_row(p)).collect();
+    let paired_looks: Vec<LookAt> = paired_pending.iter().map(|p| p.look()).collect();
+    let tolerances: Vec<f64> = paired_rows.iter().map(PairedRow::effective_tolerance).collect();
+    judge_paired_at(
+        &paired_rows,
+        alpha.max(f64::MIN_POSITIVE),
+        confidence,
+        &paired_looks,
+    )
+    .into_iter()
+    .zip(tolerances)
+    .collect()
+}
+
+/// The limit family judged as `check` judges limits, at its share of alpha (in `cfg`), in the
+/// order of `pending`.
+fn judge_limit_family(pending: &[Pending<'_>], cfg: &Config) -> Vec<crate::stats::Judgement> {
+    let limit_cmp: Vec<Comparison<'_>> = pending
+        .iter()
+        .filter(|p| is_limit(p))
+        .map(limit_comparison)
+        .collect();
+    let limit_looks: Vec<LookAt> = pending
+        .iter()
+        .filter(|p| is_limit(p))
+        .map(Pending::look)
+        .collect();
+    judge_all_at(&limit_cmp, cfg, &limit_looks)
 }
 
 /// A row with a minimum or a maximum: judged against the limit, as in `check`.
