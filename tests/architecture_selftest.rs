@@ -7,11 +7,13 @@
 use std::path::{Path, PathBuf};
 
 use super::architecture::{
-    CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, closed_crates, crate_graph, crate_paths, escaping,
-    layout, module_cycles, one_place_decides, parse_only_readers, profilers_are_named_where_registered,
-    pub_share, repo, reporters_render_decided_results, results_types_are_typed, rust_files, sizes,
+    CRATES, MAX_FILE_LINES, MAX_TEST_FN_LINES, clap_in_cli, closed_crates, crate_graph, crate_paths,
+    escaping, layout, module_cycles, one_place_decides, parse_only_readers,
+    profilers_are_named_where_registered, pub_share, repo, reporters_render_decided_results,
+    results_types_are_typed, rust_files, sizes,
 };
 
+mod fn_sizes;
 mod seam;
 
 /// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
@@ -381,7 +383,7 @@ fn a_long_file_and_a_long_test_function_are_found() {
         "crates/cgp-core/src/stats/planted.rs",
         &"// line\n".repeat(MAX_FILE_LINES + 1),
     );
-    let body = "    let x = 1;\n".repeat(MAX_FN_LINES);
+    let body = "    let x = 1;\n".repeat(MAX_TEST_FN_LINES);
     s.append(
         "crates/cgp-report/src/report/junit.rs",
         &format!("\n#[cfg(test)]\nmod planted {{\n    #[test]\n    fn long() {{\n{body}    }}\n}}\n"),
