@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use super::architecture::{
-    CRATES, MAX_FILE_LINES, MAX_FN_LINES, clap_in_cli, closed_crates, core_is_data, crate_graph, crate_paths,
-    escaping, layout, module_cycles, no_environment_below_the_commands, one_place_decides,
+    CRATES, MAX_FILE_LINES, MAX_TEST_FN_LINES, clap_in_cli, closed_crates, core_is_data, crate_graph,
+    crate_paths, escaping, layout, module_cycles, no_environment_below_the_commands, one_place_decides,
     parse_only_readers, profilers_are_named_where_registered, pub_share, readers_start_no_program, repo,
     reporters_render_decided_results, results_types_are_typed, rust_files, sizes,
 };
@@ -16,6 +16,7 @@ use super::architecture_syntax::reporters_name_no_row;
 
 mod review;
 
+mod fn_sizes;
 mod seam;
 
 /// A copy of what the rules read: the manifests, the lock file, `build.rs` and every crate's
@@ -392,7 +393,7 @@ fn a_long_file_and_a_long_test_function_are_found() {
         "crates/cgp-core/src/stats/planted.rs",
         &"// line\n".repeat(MAX_FILE_LINES + 1),
     );
-    let body = "    let x = 1;\n".repeat(MAX_FN_LINES);
+    let body = "    let x = 1;\n".repeat(MAX_TEST_FN_LINES);
     s.append(
         "crates/cgp-report/src/report/junit.rs",
         &format!("\n#[cfg(test)]\nmod planted {{\n    #[test]\n    fn long() {{\n{body}    }}\n}}\n"),

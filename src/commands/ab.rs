@@ -71,20 +71,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         "ab",
         &head_spec.base_dir(),
     )?;
-    if let Some(n) = args.targets.iter().find(|n| head_spec.target(n).is_none()) {
-        return Err(Error::Usage(format!(
-            "no target `{n}` in {}",
-            args.spec.display()
-        )));
-    }
-    let pick = |s: &crate::spec::Spec| -> Vec<crate::spec::Target> {
-        s.targets
-            .iter()
-            .filter(|t| args.targets.is_empty() || args.targets.contains(&t.name))
-            .cloned()
-            .collect()
-    };
-    let (head_owned, base_owned) = (pick(&head_spec), pick(&base_spec));
+    let (head_owned, base_owned) = chosen_targets(args, &head_spec, &base_spec)?;
     let head_targets: Vec<&crate::spec::Target> = head_owned.iter().collect();
     let base_targets: Vec<&crate::spec::Target> = base_owned.iter().collect();
     // The ETA's first guess per target: what this command wrote last time.
@@ -111,13 +98,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
             &mut crate::commands::progress::NoteWriter::new(progress.as_mut()),
         )?
     };
-    let mut recs = match &args.record {
-        Some(dir) => Some((
-            crate::profile::record::Recorder::new(&dir.join("base"))?,
-            crate::profile::record::Recorder::new(&dir.join("head"))?,
-        )),
-        None => None,
-    };
+    let mut recs = args.record.as_deref().map(recorders).transpose()?;
     let ci_commit = super::ci_commit();
     let opts = crate::run::ab::AbOptions {
         fail_on: args.fail_on,
@@ -146,7 +127,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
     let run = run?;
     let mut results = run.results;
     results.caveats = super::trust_caveats(&head_targets);
-    if let (Some(dir), Some((b, h))) = (&args.record, recs) {
+    if let (Some(dir), Some(recs)) = (&args.record, recs) {
         // A harness's version is known once its first file is read (run_ab's probe).
         if head_targets
             .iter()
@@ -154,33 +135,100 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         {
             versions = crate::profile::Versions::of(head.as_mut(), &head_targets)?;
         }
-        b.finish_with(&head_spec.hash, &versions, &results.fingerprint)?;
-        h.finish_with(&head_spec.hash, &versions, &results.fingerprint)?;
-        crate::run::ab::AbManifest {
-            schema_version: crate::run::ab::AB_MANIFEST_VERSION,
-            base_commit: args.base_dir.as_deref().and_then(crate::run::engine::git_head),
-            head_commit: results.git_commit.clone(),
-            order: run.order,
-            ..crate::run::ab::AbManifest::default()
-        }
-        .write(dir)?;
+        write_recording(
+            dir,
+            recs,
+            &head_spec,
+            &versions,
+            &results,
+            run.order,
+            args.base_dir.as_deref(),
+        )?;
         progress.note(&format!("recorded both trees in {}", dir.display()));
     }
-    let json = args.reports.paths.json.as_deref();
-    if let Some(p) = json {
-        results.write(p)?;
-    }
-    let table = crate::report::console::results_table_styled(&results, ui.console());
-    write!(out, "{table}").map_err(stdout_err)?;
-    out.flush().map_err(stdout_err)?;
-    let env = crate::publish::GithubEnv::from_env();
-    crate::publish::emit(&results, &args.reports.options(&env), &env)?;
-    pusher.push(&results, json)?;
+    report(args, ui, out, &results, &pusher)?;
     Ok(crate::outcome::decide::exit_code(
         results.verdict,
         &results.errors,
         args.fail_on,
     ))
+}
+
+/// The targets the command line chose (all of them when it named none), as the head spec and
+/// the base spec have them; a name the head spec does not have is a usage error.
+fn chosen_targets(
+    args: &Options,
+    head: &crate::spec::Spec,
+    base: &crate::spec::Spec,
+) -> Result<(Vec<crate::spec::Target>, Vec<crate::spec::Target>)> {
+    if let Some(n) = args.targets.iter().find(|n| head.target(n).is_none()) {
+        return Err(Error::Usage(format!(
+            "no target `{n}` in {}",
+            args.spec.display()
+        )));
+    }
+    let pick = |s: &crate::spec::Spec| -> Vec<crate::spec::Target> {
+        s.targets
+            .iter()
+            .filter(|t| args.targets.is_empty() || args.targets.contains(&t.name))
+            .cloned()
+            .collect()
+    };
+    Ok((pick(head), pick(base)))
+}
+
+/// The recorders of `--record`: the base tree's in `DIR/base`, the head tree's in `DIR/head`.
+fn recorders(
+    dir: &std::path::Path,
+) -> Result<(crate::profile::record::Recorder, crate::profile::record::Recorder)> {
+    Ok((
+        crate::profile::record::Recorder::new(&dir.join("base"))?,
+        crate::profile::record::Recorder::new(&dir.join("head"))?,
+    ))
+}
+
+/// Write both trees' recordings of `--record` (each with its manifest) and the A/B manifest
+/// that says in which order the runs happened.
+fn write_recording(
+    dir: &std::path::Path,
+    (base, head): (crate::profile::record::Recorder, crate::profile::record::Recorder),
+    spec: &crate::spec::Spec,
+    versions: &crate::profile::Versions,
+    results: &crate::outcome::results::Results,
+    order: Vec<crate::run::ab::OrderEntry>,
+    base_dir: Option<&std::path::Path>,
+) -> Result<()> {
+    base.finish_with(&spec.hash, versions, &results.fingerprint)?;
+    head.finish_with(&spec.hash, versions, &results.fingerprint)?;
+    crate::run::ab::AbManifest {
+        schema_version: crate::run::ab::AB_MANIFEST_VERSION,
+        base_commit: base_dir.and_then(crate::run::engine::git_head),
+        head_commit: results.git_commit.clone(),
+        order,
+        ..crate::run::ab::AbManifest::default()
+    }
+    .write(dir)
+}
+
+/// The results as the command line asked: the JSON file, the table on stdout, the report files
+/// and GitHub reports, the push to the store.
+fn report(
+    args: &Options,
+    ui: &super::Ui,
+    out: &mut dyn Write,
+    results: &crate::outcome::results::Results,
+    pusher: &super::store::Pusher,
+) -> Result<()> {
+    let json = args.reports.paths.json.as_deref();
+    if let Some(p) = json {
+        results.write(p)?;
+    }
+    let table = crate::report::console::results_table_styled(results, ui.console());
+    write!(out, "{table}").map_err(stdout_err)?;
+    out.flush().map_err(stdout_err)?;
+    let env = crate::publish::GithubEnv::from_env();
+    crate::publish::emit(results, &args.reports.options(&env), &env)?;
+    pusher.push(results, json)
 }
 
 /// A folder `--record` may not write into is refused first, before anything runs: it may be

@@ -31,15 +31,7 @@ const MAX_REPLAYED_REPETITIONS: u32 = 100_000;
 /// # Errors
 /// Spec errors, profiler setup errors, write errors.
 pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result<Exit> {
-    let mut inputs = vec![("the spec", args.source.spec.as_path())];
-    inputs.extend(args.source.replay.as_deref().map(|p| ("the recording", p)));
-    inputs.extend(args.source.record.as_deref().map(|p| ("the --record folder", p)));
-    inputs.extend(args.baselines.as_deref().map(|p| ("the baselines", p)));
-    let outputs = super::outputs::given(&[
-        ("--json", args.json.as_deref()),
-        ("--markdown", args.markdown.as_deref()),
-    ]);
-    super::outputs::refuse_outputs_onto_inputs(&outputs, &inputs)?;
+    refuse_overwriting_inputs(args)?;
     let sel = Selected::load(&args.source)?;
     let targets = sel.targets();
     let n = if args.source.replay.is_some() {
@@ -57,18 +49,7 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         progress.as_mut(),
     )?;
     if !run.m.errors.is_empty() {
-        for e in &run.m.errors {
-            // A run error may quote the program's output: sanitised, and not `eprintln!`,
-            // which panics on a closed stderr.
-            let _ = writeln!(
-                std::io::stderr(),
-                "error: {}",
-                crate::foundation::sanitize::block(&e.message)
-            );
-        }
-        eprintln!("error: {} failure(s): no calibration", run.m.errors.len());
-        // The one mapping: a damaged recording is invalid input (2), as in `baseline update`.
-        return Ok(crate::outcome::decide::error_exit_code(&run.m.errors));
+        return Ok(no_calibration(&run.m.errors));
     }
     let gpu_name = targets
         .first()
@@ -76,41 +57,9 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         .map(|f| f.gpu_name.clone())
         .unwrap_or_default();
     crate::run::engine::add_derived(&targets, &mut run.m.samples, gpu_name.as_str());
-    // From a store: the baselines `baseline update --from` of its last runs would write, in a
-    // folder of our own, read as `--baselines` reads its folder.
-    let replayed = match &args.store.store {
-        Some(_) => {
-            let url = args.store.required()?;
-            Some(super::store::replay_baselines(
-                &url,
-                &sel.spec,
-                &targets,
-                args.store.branch.as_deref(),
-            )?)
-        }
-        None => None,
-    };
-    let dir = args
-        .baselines
-        .as_deref()
-        .or(replayed.as_ref().map(tempfile::TempDir::path));
-    let baselines = match dir {
-        Some(dir) => Some(load_baselines(dir, &targets, &run.fingerprints)?),
-        None => None,
-    };
+    let baselines = job_drift_baselines(args, &sel, &targets, &run.fingerprints)?;
     let opts = crate::history::CalibrateOptions::default();
-    // The simulations take seconds (7 s for the example spec): say what is being done, on a
-    // terminal as a bar that is cleared at the end, elsewhere not at all (the table follows).
-    let bar = if ui.verbosity == crate::commands::progress::Verbosity::Quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) = indicatif::ProgressStyle::with_template("calibrating {pos}/{len} {bar:30} {msg}") {
-            b.set_style(style);
-        }
-        b
-    };
+    let bar = calibrating_bar(ui);
     let c = crate::history::calibrate_with_progress(
         &targets,
         &run.m.samples,
@@ -128,18 +77,100 @@ pub(crate) fn run(args: &Options, ui: &super::Ui, out: &mut dyn Write) -> Result
         },
     );
     bar.finish_and_clear();
-    let md = crate::report::calibrate::markdown(&c);
     let table = crate::report::calibrate::console(&c, ui.console());
     write!(out, "{table}").map_err(stdout_err)?;
+    write_reports(args, &c)?;
+    Ok(Exit::Ok)
+}
+
+/// No report of this run goes onto the spec, the recording, the `--record` folder or the
+/// baselines.
+fn refuse_overwriting_inputs(args: &Options) -> Result<()> {
+    let mut inputs = vec![("the spec", args.source.spec.as_path())];
+    inputs.extend(args.source.replay.as_deref().map(|p| ("the recording", p)));
+    inputs.extend(args.source.record.as_deref().map(|p| ("the --record folder", p)));
+    inputs.extend(args.baselines.as_deref().map(|p| ("the baselines", p)));
+    let outputs = super::outputs::given(&[
+        ("--json", args.json.as_deref()),
+        ("--markdown", args.markdown.as_deref()),
+    ]);
+    super::outputs::refuse_outputs_onto_inputs(&outputs, &inputs)
+}
+
+/// The measurement failed: each failure said on stderr, and the exit code they give.
+fn no_calibration(errors: &[crate::outcome::results::RunError]) -> Exit {
+    for e in errors {
+        // A run error may quote the program's output: sanitised, and not `eprintln!`,
+        // which panics on a closed stderr.
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: {}",
+            crate::foundation::sanitize::block(&e.message)
+        );
+    }
+    eprintln!("error: {} failure(s): no calibration", errors.len());
+    // The one mapping: a damaged recording is invalid input (2), as in `baseline update`.
+    crate::outcome::decide::error_exit_code(errors)
+}
+
+/// The baselines that give each row its job drift: `--baselines DIR`, or those the store's
+/// last runs give; `None` when neither is asked for.
+fn job_drift_baselines(
+    args: &Options,
+    sel: &Selected,
+    targets: &[&crate::spec::Target],
+    fingerprints: &std::collections::BTreeMap<String, crate::gpu::fingerprint::Fingerprint>,
+) -> Result<Option<crate::history::CalibrationBaselines>> {
+    // From a store: the baselines `baseline update --from` of its last runs would write, in a
+    // folder of our own, read as `--baselines` reads its folder.
+    let replayed = match &args.store.store {
+        Some(_) => {
+            let url = args.store.required()?;
+            Some(super::store::replay_baselines(
+                &url,
+                &sel.spec,
+                targets,
+                args.store.branch.as_deref(),
+            )?)
+        }
+        None => None,
+    };
+    let dir = args
+        .baselines
+        .as_deref()
+        .or(replayed.as_ref().map(tempfile::TempDir::path));
+    match dir {
+        Some(dir) => Ok(Some(load_baselines(dir, targets, fingerprints)?)),
+        None => Ok(None),
+    }
+}
+
+/// The simulations take seconds (7 s for the example spec): say what is being done, on a
+/// terminal as a bar that is cleared at the end, elsewhere not at all (the table follows).
+fn calibrating_bar(ui: &super::Ui) -> indicatif::ProgressBar {
+    if ui.verbosity == crate::commands::progress::Verbosity::Quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(0);
+    b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template("calibrating {pos}/{len} {bar:30} {msg}") {
+        b.set_style(style);
+    }
+    b
+}
+
+/// `--json` and `--markdown`, when asked for.
+fn write_reports(args: &Options, c: &crate::history::Calibration) -> Result<()> {
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&c)
+        let text = serde_json::to_string_pretty(c)
             .map_err(|e| Error::io("write", path, std::io::Error::other(e)))?;
         crate::foundation::fsutil::write_output(path, (text + "\n").as_bytes())?;
     }
     if let Some(path) = &args.markdown {
+        let md = crate::report::calibrate::markdown(c);
         crate::foundation::fsutil::write_output(path, md.as_bytes())?;
     }
-    Ok(Exit::Ok)
+    Ok(())
 }
 
 /// The stored baseline of each target for the GPU measured (`--baselines DIR`, the layout

@@ -92,6 +92,70 @@ fn check_into(into: &Path, files: &[PathBuf], replace: bool) -> Result<()> {
     Ok(())
 }
 
+/// The spec's harness targets, the only ones import fills; a spec without any is a usage error.
+fn harness_targets<'s>(spec: &'s crate::spec::Spec, path: &Path) -> Result<Vec<&'s Target>> {
+    let targets: Vec<&Target> = spec.targets.iter().filter(|t| t.profiler.is_harness()).collect();
+    if targets.is_empty() {
+        return Err(Error::Usage(format!(
+            "{} has no harness target: import reads the files of harness targets (`profiler: {}`; docs/harnesses.md)",
+            path.display(),
+            crate::harness::Format::ALL.map(|f| f.as_str()).join("`, `")
+        )));
+    }
+    Ok(targets)
+}
+
+/// The targets that take a file: of its harness, with a `kernel:` that selects one of its
+/// benchmarks; a file no target takes is refused, with the spec's targets named.
+fn takers<'a, 't>(
+    targets: &'a [&'t Target],
+    parsed: &HarnessFile,
+    file: &Path,
+    spec: &Path,
+) -> Result<Vec<&'a &'t Target>> {
+    let takers: Vec<&&Target> = targets
+        .iter()
+        .filter(|t| format_of(t.profiler) == Some(parsed.format))
+        .filter(|t| parsed.entries.iter().any(|e| selects(t.kernel.as_ref(), e)))
+        .collect();
+    if takers.is_empty() {
+        let names: Vec<String> = targets
+            .iter()
+            .map(|t| format!("`{}` ({})", t.name, t.profiler))
+            .collect();
+        return Err(Error::input(
+            file,
+            format!(
+                "no target of {} gates a benchmark of this {} file; its targets: {}",
+                spec.display(),
+                parsed.format.tool(),
+                names.join(", ")
+            ),
+        ));
+    }
+    Ok(takers)
+}
+
+/// The recording's fingerprint from a file that names its GPU: the file's first device among
+/// those its benchmarks ran on, as target `t`'s harness fingerprints it.
+fn device_fingerprint(
+    parsed: &HarnessFile,
+    devices: &BTreeSet<String>,
+    t: &Target,
+    versions: &Versions,
+) -> Fingerprint {
+    let name = parsed
+        .devices
+        .iter()
+        .find(|d| devices.contains(*d))
+        .or_else(|| devices.first());
+    let fp = Fingerprint {
+        gpu_name: name.map_or_else(Default::default, |d| d.as_str().into()),
+        ..Fingerprint::default()
+    };
+    backend_of(t).fingerprint(fp, versions.get(t.profiler))
+}
+
 /// The GPUs a file's selected benchmarks ran on: the device of each entry the targets take, else
 /// the file's first device; none when the file names none.
 fn devices_of(parsed: &HarnessFile, takers: &[&&Target]) -> BTreeSet<String> {
@@ -195,14 +259,7 @@ fn same_states<'t>(seen: &mut Seen<'t>, t: &'t Target, parsed: &HarnessFile, fil
 /// that cannot be written.
 pub(crate) fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
     let spec = crate::spec::load(&opts.spec)?;
-    let targets: Vec<&Target> = spec.targets.iter().filter(|t| t.profiler.is_harness()).collect();
-    if targets.is_empty() {
-        return Err(Error::Usage(format!(
-            "{} has no harness target: import reads the files of harness targets (`profiler: {}`; docs/harnesses.md)",
-            opts.spec.display(),
-            crate::harness::Format::ALL.map(|f| f.as_str()).join("`, `")
-        )));
-    }
+    let targets = harness_targets(&spec, &opts.spec)?;
     check_into(&opts.into, &opts.files, opts.replace)?;
     let mut rec = Recorder::new(&opts.into)?;
     let mut reps: BTreeMap<&str, u32> = BTreeMap::new();
@@ -212,26 +269,7 @@ pub(crate) fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
     let mut seen = Seen::new();
     for file in &opts.files {
         let (text, parsed) = read_one(file)?;
-        let takers: Vec<&&Target> = targets
-            .iter()
-            .filter(|t| format_of(t.profiler) == Some(parsed.format))
-            .filter(|t| parsed.entries.iter().any(|e| selects(t.kernel.as_ref(), e)))
-            .collect();
-        if takers.is_empty() {
-            let names: Vec<String> = targets
-                .iter()
-                .map(|t| format!("`{}` ({})", t.name, t.profiler))
-                .collect();
-            return Err(Error::input(
-                file,
-                format!(
-                    "no target of {} gates a benchmark of this {} file; its targets: {}",
-                    opts.spec.display(),
-                    parsed.format.tool(),
-                    names.join(", ")
-                ),
-            ));
-        }
+        let takers = takers(&targets, &parsed, file, &opts.spec)?;
         let devices = devices_of(&parsed, &takers);
         one_gpu(&mut gpu, &devices, file)?;
         // One capture of the file for every target that takes it: its text is not copied.
@@ -263,17 +301,7 @@ pub(crate) fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Exit> {
                 );
             }
             if fingerprint.is_none() && !devices.is_empty() {
-                // The file's first device among those its benchmarks ran on.
-                let name = parsed
-                    .devices
-                    .iter()
-                    .find(|d| devices.contains(*d))
-                    .or_else(|| devices.first());
-                let fp = Fingerprint {
-                    gpu_name: name.map_or_else(Default::default, |d| d.as_str().into()),
-                    ..Fingerprint::default()
-                };
-                fingerprint = Some(backend_of(t).fingerprint(fp, versions.get(t.profiler)));
+                fingerprint = Some(device_fingerprint(&parsed, &devices, t, &versions));
             }
         }
     }

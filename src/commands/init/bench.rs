@@ -146,6 +146,25 @@ fn c(s: &str) -> String {
 /// The spec's text.
 pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: Option<&str>) -> String {
     let mut s = String::new();
+    header(&mut s, file, origin, command, cwd);
+    repetitions(&mut s, file);
+    let _ = writeln!(s, "targets:");
+    let mut benches: Vec<&str> = Vec::new();
+    for e in &file.entries {
+        if !benches.contains(&e.benchmark.as_str()) {
+            benches.push(&e.benchmark);
+        }
+    }
+    let mut taken = Vec::new();
+    for b in benches {
+        target(&mut s, file, b, &mut taken);
+    }
+    s
+}
+
+/// The spec's first lines: where it came from, the device, and the `defaults:` every target
+/// shares (the harness, the command, its folder).
+fn header(s: &mut String, file: &HarnessFile, origin: &str, command: &[String], cwd: Option<&str>) {
     let _ = writeln!(
         s,
         "# Written by `cgp-gate init` from {} ({} file{}).",
@@ -172,79 +191,78 @@ pub(crate) fn render(file: &HarnessFile, origin: &str, command: &[String], cwd: 
     if let Some(c) = cwd {
         let _ = writeln!(s, "  cwd: {}", q(c));
     }
-    repetitions(&mut s, file);
-    let _ = writeln!(s, "targets:");
-    let mut benches: Vec<&str> = Vec::new();
-    for e in &file.entries {
-        if !benches.contains(&e.benchmark.as_str()) {
-            benches.push(&e.benchmark);
-        }
+}
+
+/// Benchmark `b`'s target (its name not one of `taken`, then added to it), or a comment that
+/// says why it has none.
+fn target(s: &mut String, file: &HarnessFile, b: &str, taken: &mut Vec<String>) {
+    let entries: Vec<&Entry> = file.entries.iter().filter(|e| e.benchmark == b).collect();
+    let metric = time_metric(file.format, &entries);
+    let metric = metric.as_str();
+    if !entries.iter().any(|e| e.status == Status::Measured) {
+        // Nothing to gate: a target would have no samples (every state skipped or failed).
+        let why = entries.iter().find_map(|e| match &e.status {
+            Status::Skipped(w) | Status::Error(w) => Some(c(w)),
+            Status::Measured => None,
+        });
+        let _ = writeln!(
+            s,
+            "  # benchmark {}: no target ({})",
+            q(b),
+            why.unwrap_or_default()
+        );
+        return;
     }
-    let mut taken = Vec::new();
-    for b in benches {
-        let entries: Vec<&Entry> = file.entries.iter().filter(|e| e.benchmark == b).collect();
-        let metric = time_metric(file.format, &entries);
-        let metric = metric.as_str();
-        if !entries.iter().any(|e| e.status == Status::Measured) {
-            // Nothing to gate: a target would have no samples (every state skipped or failed).
-            let why = entries.iter().find_map(|e| match &e.status {
-                Status::Skipped(w) | Status::Error(w) => Some(c(w)),
-                Status::Measured => None,
-            });
-            let _ = writeln!(
-                s,
-                "  # benchmark {}: no target ({})",
-                q(b),
-                why.unwrap_or_default()
-            );
-            continue;
-        }
-        // Which way is better: the name says (the spec reads it so), else the format knows.
-        let said = crate::measured::profiler::harness_direction(metric);
-        let known = crate::harness::formats::reader(file.format).direction(metric);
-        if said.is_none() && known.is_none() {
-            let _ = writeln!(
-                s,
-                "  # benchmark {}: no target (its metric {} does not say whether lower or higher is better: add the target with `{{relative: \"5%\", direction: lower}}` or `higher`)",
-                q(b),
-                q(metric)
-            );
-            continue;
-        }
-        let name = target_name(b, &taken);
-        taken.push(name.clone());
-        let _ = writeln!(s, "  - name: {name}\n    kernel: {}", q(b));
-        for e in &entries {
-            let note = match &e.status {
-                Status::Measured => e.metric(metric).map_or(String::new(), |m| {
-                    let mid = m.values.iter().sum::<f64>() / m.values.len().max(1) as f64;
-                    format!(
-                        "{} {}",
-                        crate::foundation::units::format_number((mid * 1000.0).round() / 1000.0),
-                        m.unit
-                    )
-                }),
-                Status::Skipped(why) | Status::Error(why) => why.clone(),
-            };
-            let _ = writeln!(
-                s,
-                "    # {}: {}",
-                if e.state.is_empty() {
-                    "(no state)".to_owned()
-                } else {
-                    c(&e.state)
-                },
-                c(&note)
-            );
-        }
-        let pct = threshold_pct(file.format, &entries, metric);
-        let threshold = match (said, known) {
-            (None, Some(d)) => format!("{{relative: \"{pct}%\", direction: {}}}", d.as_str()),
-            _ => format!("\"{pct}%\""),
-        };
-        let _ = writeln!(s, "    metrics:\n      {}: {threshold}", q(metric));
+    // Which way is better: the name says (the spec reads it so), else the format knows.
+    let said = crate::measured::profiler::harness_direction(metric);
+    let known = crate::harness::formats::reader(file.format).direction(metric);
+    if said.is_none() && known.is_none() {
+        let _ = writeln!(
+            s,
+            "  # benchmark {}: no target (its metric {} does not say whether lower or higher is better: add the target with `{{relative: \"5%\", direction: lower}}` or `higher`)",
+            q(b),
+            q(metric)
+        );
+        return;
     }
-    s
+    let name = target_name(b, taken);
+    taken.push(name.clone());
+    let _ = writeln!(s, "  - name: {name}\n    kernel: {}", q(b));
+    for e in &entries {
+        state_comment(s, e, metric);
+    }
+    let pct = threshold_pct(file.format, &entries, metric);
+    let threshold = match (said, known) {
+        (None, Some(d)) => format!("{{relative: \"{pct}%\", direction: {}}}", d.as_str()),
+        _ => format!("\"{pct}%\""),
+    };
+    let _ = writeln!(s, "    metrics:\n      {}: {threshold}", q(metric));
+}
+
+/// A comment under a target for one of its states: the mean of its gated metric in the file,
+/// or why it was skipped or failed.
+fn state_comment(s: &mut String, e: &Entry, metric: &str) {
+    let note = match &e.status {
+        Status::Measured => e.metric(metric).map_or(String::new(), |m| {
+            let mid = m.values.iter().sum::<f64>() / m.values.len().max(1) as f64;
+            format!(
+                "{} {}",
+                crate::foundation::units::format_number((mid * 1000.0).round() / 1000.0),
+                m.unit
+            )
+        }),
+        Status::Skipped(why) | Status::Error(why) => why.clone(),
+    };
+    let _ = writeln!(
+        s,
+        "    # {}: {}",
+        if e.state.is_empty() {
+            "(no state)".to_owned()
+        } else {
+            c(&e.state)
+        },
+        c(&note)
+    );
 }
 
 /// The processes a check starts with, and why: a file of summaries (one value per process and

@@ -19,7 +19,6 @@ pub fn json_schema() -> Value {
     if let Some(map) = defaults_properties.as_object_mut() {
         map.remove("name");
     }
-    let d = super::model::Settings::default();
     json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": "cgp-gate spec",
@@ -32,58 +31,7 @@ pub fn json_schema() -> Value {
                 "description": "Spec schema version. Only 1 exists.",
                 "const": 1
             },
-            "settings": {
-                "description": "Run-wide settings.",
-                "type": "object",
-                "additionalProperties": false,
-                "properties": {
-                    "alpha": {
-                        "description": format!("Run-wide false-alarm rate, controlled over all judged rows (Holm). Default {}.", d.alpha),
-                        "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1
-                    },
-                    "confidence": {
-                        "description": format!("Confidence level of the intervals shown. Default {}.", d.confidence),
-                        "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1
-                    },
-                    "history": {
-                        "description": format!("Baseline generations kept per metric for trends. Default {}.", d.history),
-                        "type": "integer", "minimum": 1
-                    },
-                    "fingerprint_fields": {
-                        "description": "Fingerprint fields that must match for a baseline to be compared.",
-                        "type": "array",
-                        "items": { "enum": fingerprint_fields() }
-                    },
-                    "min_clock_fraction": {
-                        "description": format!("A repetition whose SM clock fell under this fraction of the locked clock is re-run. Default {}.", d.min_clock_fraction),
-                        "type": "number", "exclusiveMinimum": 0, "maximum": 1
-                    },
-                    "max_throttle_reruns": {
-                        "description": format!("How many times a throttled repetition is re-run before it is kept and marked. Default {}.", d.max_throttle_reruns),
-                        "type": "integer", "minimum": 0
-                    },
-                    "job_spread": {
-                        "description": "The between-job spread assumed before the baseline history says more (what `cgp-gate calibrate --baselines` measures). Default 0.3%, fitted to real H100 jobs.",
-                        "type": "string", "pattern": "^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*$"
-                    },
-                    "job_spread_df": {
-                        "description": "The degrees of freedom of the evidence behind `job_spread` (what `cgp-gate calibrate --baselines` prints with it). Default 3: the six job differences of two job pairs the default is fitted to, a pair's three counted as 1.5 (docs/statistics.md 2.3).",
-                        "type": "number", "minimum": 1, "maximum": 1000
-                    },
-                    "build": {
-                        "description": "The shell command `cgp-gate bisect` and `cgp-gate check --base` run in a commit's worktree (in the spec's folder there) before measuring it; a bisect commit whose build fails is skipped, never taken as good or bad; a base that does not build fails `check --base` (exit 3).",
-                        "type": "string", "minLength": 1
-                    },
-                    "confirm": {
-                        "description": "Which rows `cgp-gate check --base` measures again, paired with the base commit's build in the same job: `doubtful` (default: inconclusive rows and regressions) or `all`. `--confirm` replaces it.",
-                        "enum": ["doubtful", "all"]
-                    },
-                    "store": {
-                        "description": "The results store (docs/store.md): `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`, without a password (set PGPASSWORD, or give the whole URL in CGP_GATE_STORE). `--store` and CGP_GATE_STORE replace it.",
-                        "type": "string", "pattern": "^(sqlite:.+|postgres(ql)?://.+)$"
-                    }
-                }
-            },
+            "settings": settings_schema(),
             "defaults": {
                 "description": "Values for every target's keys (except `name`); a target's own key replaces the default whole.",
                 "type": "object",
@@ -103,26 +51,88 @@ pub fn json_schema() -> Value {
                 }
             }
         },
-        "definitions": {
-            "quantity": {
-                "description": "A number in the metric's base unit, or a quantity such as \"500ns\", \"2MB\", \"1.5GB/s\", \"5%\".",
-                "type": ["number", "string"]
+        "definitions": definitions()
+    })
+}
+
+/// `settings:`, the run-wide settings, with their defaults in the descriptions.
+fn settings_schema() -> Value {
+    let d = super::model::Settings::default();
+    json!({
+        "description": "Run-wide settings.",
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "alpha": {
+                "description": format!("Run-wide false-alarm rate, controlled over all judged rows (Holm). Default {}.", d.alpha),
+                "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1
             },
-            "direction": {
-                "description": "Whether lower or higher values are better. Defaults from the metric name.",
-                "enum": ["lower", "higher"]
+            "confidence": {
+                "description": format!("Confidence level of the intervals shown. Default {}.", d.confidence),
+                "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1
             },
-            "threshold": {
-                "description": "\"3%\" (relative change), exact, {min: X}, {max: X}, or {relative|exact|min|max, direction, min_effect}.",
-                "anyOf": [
-                    { "type": "string", "pattern": "^\\s*[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?\\s*%\\s*$" },
-                    { "const": "exact" },
-                    rule_object("relative", json!({ "type": "string", "pattern": "%\\s*$" })),
-                    rule_object("exact", json!({ "const": true })),
-                    rule_object("min", json!({ "$ref": "#/definitions/quantity" })),
-                    rule_object("max", json!({ "$ref": "#/definitions/quantity" }))
-                ]
+            "history": {
+                "description": format!("Baseline generations kept per metric for trends. Default {}.", d.history),
+                "type": "integer", "minimum": 1
+            },
+            "fingerprint_fields": {
+                "description": "Fingerprint fields that must match for a baseline to be compared.",
+                "type": "array",
+                "items": { "enum": fingerprint_fields() }
+            },
+            "min_clock_fraction": {
+                "description": format!("A repetition whose SM clock fell under this fraction of the locked clock is re-run. Default {}.", d.min_clock_fraction),
+                "type": "number", "exclusiveMinimum": 0, "maximum": 1
+            },
+            "max_throttle_reruns": {
+                "description": format!("How many times a throttled repetition is re-run before it is kept and marked. Default {}.", d.max_throttle_reruns),
+                "type": "integer", "minimum": 0
+            },
+            "job_spread": {
+                "description": "The between-job spread assumed before the baseline history says more (what `cgp-gate calibrate --baselines` measures). Default 0.3%, fitted to real H100 jobs.",
+                "type": "string", "pattern": "^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*$"
+            },
+            "job_spread_df": {
+                "description": "The degrees of freedom of the evidence behind `job_spread` (what `cgp-gate calibrate --baselines` prints with it). Default 3: the six job differences of two job pairs the default is fitted to, a pair's three counted as 1.5 (docs/statistics.md 2.3).",
+                "type": "number", "minimum": 1, "maximum": 1000
+            },
+            "build": {
+                "description": "The shell command `cgp-gate bisect` and `cgp-gate check --base` run in a commit's worktree (in the spec's folder there) before measuring it; a bisect commit whose build fails is skipped, never taken as good or bad; a base that does not build fails `check --base` (exit 3).",
+                "type": "string", "minLength": 1
+            },
+            "confirm": {
+                "description": "Which rows `cgp-gate check --base` measures again, paired with the base commit's build in the same job: `doubtful` (default: inconclusive rows and regressions) or `all`. `--confirm` replaces it.",
+                "enum": ["doubtful", "all"]
+            },
+            "store": {
+                "description": "The results store (docs/store.md): `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`, without a password (set PGPASSWORD, or give the whole URL in CGP_GATE_STORE). `--store` and CGP_GATE_STORE replace it.",
+                "type": "string", "pattern": "^(sqlite:.+|postgres(ql)?://.+)$"
             }
+        }
+    })
+}
+
+/// The definitions the target keys refer to: a quantity, a direction, a threshold.
+fn definitions() -> Value {
+    json!({
+        "quantity": {
+            "description": "A number in the metric's base unit, or a quantity such as \"500ns\", \"2MB\", \"1.5GB/s\", \"5%\".",
+            "type": ["number", "string"]
+        },
+        "direction": {
+            "description": "Whether lower or higher values are better. Defaults from the metric name.",
+            "enum": ["lower", "higher"]
+        },
+        "threshold": {
+            "description": "\"3%\" (relative change), exact, {min: X}, {max: X}, or {relative|exact|min|max, direction, min_effect}.",
+            "anyOf": [
+                { "type": "string", "pattern": "^\\s*[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?\\s*%\\s*$" },
+                { "const": "exact" },
+                rule_object("relative", json!({ "type": "string", "pattern": "%\\s*$" })),
+                rule_object("exact", json!({ "const": true })),
+                rule_object("min", json!({ "$ref": "#/definitions/quantity" })),
+                rule_object("max", json!({ "$ref": "#/definitions/quantity" }))
+            ]
         }
     })
 }
@@ -265,9 +275,9 @@ fn target_run_properties() -> Value {
 }
 
 /// The keys of a target that say what is measured and how: metrics, repetitions, profiler
-/// options, clocks, categories.
+/// options, clocks, categories (in this order in the schema, which editors show).
 fn target_measure_properties() -> Value {
-    json!({
+    let mut props = json!({
         "metrics": {
             "description": "ncu metric name -> threshold, e.g. gpu__time_duration.sum: \"3%\". Derived: ".to_owned() + &DERIVED_METRICS.join(", "),
             "type": "object",
@@ -276,7 +286,24 @@ fn target_measure_properties() -> Value {
                 "pattern": "^(cgp__[a-z_.]+|[a-z0-9_]+__[a-z0-9_]+(\\.[a-z0-9_]+)*|gpu_time|non_gpu_time|(instances:)?(category|kernel):.+)$"
             },
             "additionalProperties": { "$ref": "#/definitions/threshold" }
-        },
+        }
+    });
+    for more in [
+        repetition_properties(),
+        clock_properties(),
+        profiler_properties(),
+        row_properties(),
+    ] {
+        if let (Value::Object(all), Value::Object(more)) = (&mut props, more) {
+            all.extend(more);
+        }
+    }
+    props
+}
+
+/// How many runs a target takes, what each drops at its start, and how long one may take.
+fn repetition_properties() -> Value {
+    json!({
         "repetitions": {
             "description": format!("Repetitions per size (separate ncu runs) a check takes. Default {DEFAULT_REPETITIONS}. 1 is valid when the baseline holds at least 2 runs."),
             "type": "integer", "minimum": 1, "maximum": MAX_REPETITIONS
@@ -297,7 +324,13 @@ fn target_measure_properties() -> Value {
             "description": format!("Wall-clock limit for one ncu run: 500ms, 120s, 5m, 1h. Default {}s.", DEFAULT_TIMEOUT.as_secs()),
             "type": "string",
             "pattern": "^\\s*[0-9]*\\.?[0-9]+\\s*(ms|s|m|h)\\s*$"
-        },
+        }
+    })
+}
+
+/// How ncu replays and flushes, and who locks the GPU clocks.
+fn clock_properties() -> Value {
+    json!({
         "clock_control": {
             "description": "ncu --clock-control. Default base; none whenever `clocks` is not ncu.",
             "enum": ["base", "none"]
@@ -324,7 +357,14 @@ fn target_measure_properties() -> Value {
                     }
                 }
             ]
-        },
+        }
+    })
+}
+
+/// The work per launch (`flops`, `bytes`), the profiler, and the keys only some profilers read
+/// (`libcupti`, `categories`).
+fn profiler_properties() -> Value {
+    json!({
         "flops": {
             "description": "Floating-point operations per launch, as an expression over size parameters (2*m*n*k).",
             "type": ["string", "number"]
@@ -357,7 +397,14 @@ fn target_measure_properties() -> Value {
                 },
                 { "type": "object", "not": { "required": ["rules"] }, "additionalProperties": { "type": ["string", "number"] } }
             ]
-        },
+        }
+    })
+}
+
+/// How a target's rows are made and gated: one per kernel or per operation, a missing kernel,
+/// the counters that explain a change, the SASS the cache hashes.
+fn row_properties() -> Value {
+    json!({
         "kernels": {
             "description": "each (default): a row per kernel the filter selects. sum: one row per operation, the time (and .sum counters) of every selected kernel summed per iteration, so a GEMM is gated as one operation whichever kernel the library picks; the kernels behind the row are listed, and a change of kernel set is a note. Registers, occupancy, percentages, rates and averages are refused on such rows.",
             "enum": ["each", "sum"]

@@ -97,24 +97,7 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
     } else {
         trimmed_t(d)
     };
-    let mut screen = row.left_out.clone();
-    screen.of_runs = (n, n);
-    if let Some(pv) = code {
-        let (launches, in_processes) = screen
-            .kept_as_code
-            .map_or((0, 0), |k| (k.launches, k.in_processes));
-        screen.kept_as_code = Some(crate::stats::screen::KeptAsCode {
-            launches,
-            runs: k_bad,
-            p: pv,
-            in_processes,
-        });
-    } else if tested.is_some() {
-        // The outlying pairs Yuen's trim took from each end: a pair whose base process ran slow
-        // is the base's, one whose head process ran slow the head's.
-        let each_end = (super::t_test::TRIM * n as f64).floor() as usize;
-        screen.runs = (k_good.min(each_end), k_bad.min(each_end));
-    }
+    let screen = screened(row, n, code, tested.is_some(), (k_bad, k_good));
     let Some((tt, left_out)) = tested else {
         return done(
             RowVerdict::Error,
@@ -171,6 +154,37 @@ pub(super) fn prepare(row: &PairedRow<'_>, confidence: f64) -> Prepared {
         row.tolerance_text.clone()
     };
     p
+}
+
+/// What the row's test left out or kept, the launches' screen of `row` with its pairs added:
+/// the pairs on the head's slow side kept as the code's when their sign test `code` says so,
+/// else the outlying pairs `(k_bad, k_good)` Yuen's trim took from each end, when it `trimmed`.
+fn screened(
+    row: &PairedRow<'_>,
+    n: usize,
+    code: Option<f64>,
+    trimmed: bool,
+    (k_bad, k_good): (usize, usize),
+) -> crate::stats::screen::LeftOut {
+    let mut screen = row.left_out.clone();
+    screen.of_runs = (n, n);
+    if let Some(pv) = code {
+        let (launches, in_processes) = screen
+            .kept_as_code
+            .map_or((0, 0), |k| (k.launches, k.in_processes));
+        screen.kept_as_code = Some(crate::stats::screen::KeptAsCode {
+            launches,
+            runs: k_bad,
+            p: pv,
+            in_processes,
+        });
+    } else if trimmed {
+        // The outlying pairs Yuen's trim took from each end: a pair whose base process ran slow
+        // is the base's, one whose head process ran slow the head's.
+        let each_end = (super::t_test::TRIM * n as f64).floor() as usize;
+        screen.runs = (k_good.min(each_end), k_bad.min(each_end));
+    }
+    screen
 }
 
 /// Pairs beyond Tukey's fences of the log ratios `d`: (on the head's slow side, on its fast

@@ -5,14 +5,14 @@ use crate::measured::samples::TargetSize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::pairs::Both;
-use crate::measured::samples::SeriesKey;
+use crate::measured::samples::{Series, SeriesKey};
 use crate::outcome::results::{
     Decision, ErrorKind, FailureKind, Outcome, OwnedRowKey, Row, RowRule, RowVerdict, RunError,
 };
 use crate::spec::{MetricSpec, Target, ThresholdKind};
 use crate::stats::paired::{PairedJudgement, PairedRow, judge_constant, judge_paired_at};
 use crate::stats::spending::LookAt;
-use crate::stats::verdict::counted_exactly;
+use crate::stats::verdict::{ExactOutcome, counted_exactly};
 use crate::stats::{Comparison, Config, deciding_launch, judge_all_at, summarize};
 
 #[expect(clippy::float_cmp, reason = "deterministic counters repeat bit for bit")]
@@ -102,55 +102,12 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
         let (b, h) = (both.base.series.get(key), both.head.series.get(key));
         let unit = h.or(b).map(|s| s.unit.clone()).unwrap_or_default();
         match (b, h) {
-            // Samples are compared as numbers: never across units (a recording of one tree
-            // edited or made with other `--print-units`). The row is an error and the run exits
-            // 2 (a damaged recording), naming the metric, the kernel and both units.
             (Some(b), Some(h)) if b.unit != h.unit => {
-                let reason = format!(
-                    "the base tree's samples are in `{}` but the head tree's are in `{}`; they cannot be compared",
-                    b.unit, h.unit
-                );
-                spec_errors.push(RunError {
-                    target: key.target.clone(),
-                    size: Some(key.size.clone()),
-                    kind: ErrorKind::Profiler(FailureKind::BadRecording),
-                    message: format!(
-                        "metric `{}` of kernel `{}`: {reason}; units are never converted: profile both trees with the same ncu options (a recording: record it again)",
-                        key.metric, key.kernel
-                    ),
-                });
-                only.push(bare_row(key, ms, &unit, RowVerdict::Error, &reason));
+                let (error, row) = units_differ(key, ms, &unit, b, h);
+                spec_errors.push(error);
+                only.push(row);
             }
-            (Some(b), Some(h)) => {
-                let (bv, br, hv, hr) = (b.values(), b.reps(), h.values(), h.reps());
-                let means = crate::stats::nested::run_means_toward(
-                    crate::stats::nested::Runs {
-                        values: &bv,
-                        runs: &br,
-                    },
-                    crate::stats::nested::Runs {
-                        values: &hv,
-                        runs: &hr,
-                    },
-                    ms.threshold.direction == crate::spec::Direction::Lower,
-                );
-                let (bm, hm) = (&means.base, &means.head);
-                let reps: Vec<u32> = hm.keys().filter(|r| bm.contains_key(r)).copied().collect();
-                pending.push(Pending {
-                    key: key.clone(),
-                    ms,
-                    unit,
-                    base_raw: b.values(),
-                    head_raw: h.values(),
-                    head_reps: h.reps(),
-                    base_pairs: reps.iter().map(|r| bm[r]).collect(),
-                    head_pairs: reps.iter().map(|r| hm[r]).collect(),
-                    base_all: reps.iter().map(|r| means.base_all[r]).collect(),
-                    head_all: reps.iter().map(|r| means.head_all[r]).collect(),
-                    left_out: means.left_out.clone(),
-                    plan: (t.repetitions, t.max_repetitions),
-                });
-            }
+            (Some(b), Some(h)) => pending.push(pending_row(key, ms, unit, b, h, t)),
             (None, Some(h)) => {
                 let mut row = bare_row(
                     key,
@@ -186,6 +143,66 @@ pub(super) fn sort_keys<'a>(targets: &[&'a Target], both: &Both) -> Sorted<'a> {
     }
 }
 
+/// Samples are compared as numbers: never across units (a recording of one tree edited or made
+/// with other `--print-units`). The row is an error and the run exits 2 (a damaged recording),
+/// naming the metric, the kernel and both units: the run's error and the row.
+fn units_differ(key: &SeriesKey, ms: &MetricSpec, unit: &str, b: &Series, h: &Series) -> (RunError, Row) {
+    let reason = format!(
+        "the base tree's samples are in `{}` but the head tree's are in `{}`; they cannot be compared",
+        b.unit, h.unit
+    );
+    let error = RunError {
+        target: key.target.clone(),
+        size: Some(key.size.clone()),
+        kind: ErrorKind::Profiler(FailureKind::BadRecording),
+        message: format!(
+            "metric `{}` of kernel `{}`: {reason}; units are never converted: profile both trees with the same ncu options (a recording: record it again)",
+            key.metric, key.kernel
+        ),
+    };
+    (error, bare_row(key, ms, unit, RowVerdict::Error, &reason))
+}
+
+/// A row both trees measured, before its judgement: each side's run means (toward the better
+/// direction), paired by repetition.
+fn pending_row<'a>(
+    key: &SeriesKey,
+    ms: &'a MetricSpec,
+    unit: String,
+    b: &Series,
+    h: &Series,
+    t: &Target,
+) -> Pending<'a> {
+    let (bv, br, hv, hr) = (b.values(), b.reps(), h.values(), h.reps());
+    let means = crate::stats::nested::run_means_toward(
+        crate::stats::nested::Runs {
+            values: &bv,
+            runs: &br,
+        },
+        crate::stats::nested::Runs {
+            values: &hv,
+            runs: &hr,
+        },
+        ms.threshold.direction == crate::spec::Direction::Lower,
+    );
+    let (bm, hm) = (&means.base, &means.head);
+    let reps: Vec<u32> = hm.keys().filter(|r| bm.contains_key(r)).copied().collect();
+    Pending {
+        key: key.clone(),
+        ms,
+        unit,
+        base_raw: b.values(),
+        head_raw: h.values(),
+        head_reps: h.reps(),
+        base_pairs: reps.iter().map(|r| bm[r]).collect(),
+        head_pairs: reps.iter().map(|r| hm[r]).collect(),
+        base_all: reps.iter().map(|r| means.base_all[r]).collect(),
+        head_all: reps.iter().map(|r| means.head_all[r]).collect(),
+        left_out: means.left_out.clone(),
+        plan: (t.repetitions, t.max_repetitions),
+    }
+}
+
 /// Judge the rows both trees measured: paired rows by the paired test on their pairs, constant
 /// rows exactly, limit rows as in `check`.
 pub(super) fn judge_pending(
@@ -196,54 +213,19 @@ pub(super) fn judge_pending(
 ) -> Vec<Row> {
     // Families: paired rows and limit rows share alpha by their counts (Bonferroni between the
     // two, Holm within each), so the whole run keeps its false-alarm rate at alpha.
-    // `exact` against a constant base compares every head launch (issue 34), as `check` does.
-    let is_const = |p: &Pending<'_>| {
-        !is_limit(p)
-            && constant(&p.base_raw)
-            && (constant(&p.head_raw)
-                || (p.ms.threshold.kind == ThresholdKind::Exact && !p.head_raw.is_empty()))
-    };
-    // Counted work that jitters by less than a tenth of its threshold is read exactly, outside
-    // the paired family, as in `check` (`stats::verdict::counted_exactly`, issue 57).
-    let counted = |p: &Pending<'_>| {
-        if is_limit(p) || is_const(p) {
-            return None;
-        }
-        counted_exactly(&series_key(&p.key), &p.base_raw, &p.head_raw, &p.ms.threshold)
-    };
-    let is_const = |p: &Pending<'_>| is_const(p) || counted(p).is_some();
     let n_limit = pending.iter().filter(|p| is_limit(p)).count();
-    let n_paired = pending.iter().filter(|p| !is_limit(p) && !is_const(p)).count();
+    let n_paired = pending
+        .iter()
+        .filter(|p| !is_limit(p) && !read_exactly(p))
+        .count();
     let total = (n_limit + n_paired).max(1) as f64;
     let alpha_paired = cfg.alpha * n_paired as f64 / total;
     let limit_cfg = Config {
         alpha: cfg.alpha * n_limit as f64 / total,
         ..cfg.clone()
     };
-
-    let paired_pending: Vec<&Pending<'_>> = pending.iter().filter(|p| !is_limit(p) && !is_const(p)).collect();
-    let paired_rows: Vec<PairedRow<'_>> = paired_pending.iter().map(|p| paired_row(p)).collect();
-    let paired_looks: Vec<LookAt> = paired_pending.iter().map(|p| p.look()).collect();
-    let tolerances: Vec<f64> = paired_rows.iter().map(PairedRow::effective_tolerance).collect();
-    let mut paired = judge_paired_at(
-        &paired_rows,
-        alpha_paired.max(f64::MIN_POSITIVE),
-        cfg.confidence,
-        &paired_looks,
-    )
-    .into_iter()
-    .zip(tolerances);
-    let limit_cmp: Vec<Comparison<'_>> = pending
-        .iter()
-        .filter(|p| is_limit(p))
-        .map(limit_comparison)
-        .collect();
-    let limit_looks: Vec<LookAt> = pending
-        .iter()
-        .filter(|p| is_limit(p))
-        .map(Pending::look)
-        .collect();
-    let mut limits = judge_all_at(&limit_cmp, &limit_cfg, &limit_looks).into_iter();
+    let mut paired = judge_paired_family(pending, alpha_paired, cfg.confidence).into_iter();
+    let mut limits = judge_limit_family(pending, &limit_cfg).into_iter();
 
     let mut rows: Vec<Row> = Vec::new();
     for p in pending {
@@ -262,19 +244,8 @@ pub(super) fn judge_pending(
                 ruling: crate::stats::Ruling::exact(e, &p.ms.threshold, 1.0),
                 pairs: p.base_pairs.len(),
             }
-        } else if is_const(p) {
-            let b = p.base_raw[0];
-            let head = deciding_launch(b, &p.head_raw, p.ms.threshold.direction);
-            let mut j = judge_constant(b, head, &p.ms.threshold, p.base_pairs.len());
-            if !constant(&p.head_raw) {
-                let differ = p.head_raw.iter().filter(|x| x.total_cmp(&b).is_ne()).count();
-                j.ruling.reason = format!(
-                    "{} (exact: every launch compared, {differ} of {} differ from the base's)",
-                    j.ruling.reason,
-                    p.head_raw.len()
-                );
-            }
-            j
+        } else if read_exactly(p) {
+            judge_constant_base(p)
         } else {
             let Some((j, t)) = paired.next() else {
                 continue;
@@ -288,6 +259,81 @@ pub(super) fn judge_pending(
         rows.push(judged_row(p, j, bound, rounds, spec_errors));
     }
     rows
+}
+
+/// `exact` against a constant base compares every head launch (issue 34), as `check` does.
+fn constant_base(p: &Pending<'_>) -> bool {
+    !is_limit(p)
+        && constant(&p.base_raw)
+        && (constant(&p.head_raw) || (p.ms.threshold.kind == ThresholdKind::Exact && !p.head_raw.is_empty()))
+}
+
+/// Counted work that jitters by less than a tenth of its threshold is read exactly, outside
+/// the paired family, as in `check` (`stats::verdict::counted_exactly`, issue 57).
+fn counted(p: &Pending<'_>) -> Option<ExactOutcome> {
+    if is_limit(p) || constant_base(p) {
+        return None;
+    }
+    counted_exactly(&series_key(&p.key), &p.base_raw, &p.head_raw, &p.ms.threshold)
+}
+
+/// A row judged exactly, outside the paired family: a constant base, or counted work.
+fn read_exactly(p: &Pending<'_>) -> bool {
+    constant_base(p) || counted(p).is_some()
+}
+
+/// A row of a constant base, judged exactly: the head launch that decides against the base's
+/// value, and, when the head's launches differ, how many differ from the base's.
+fn judge_constant_base(p: &Pending<'_>) -> PairedJudgement {
+    let b = p.base_raw[0];
+    let head = deciding_launch(b, &p.head_raw, p.ms.threshold.direction);
+    let mut j = judge_constant(b, head, &p.ms.threshold, p.base_pairs.len());
+    if !constant(&p.head_raw) {
+        let differ = p.head_raw.iter().filter(|x| x.total_cmp(&b).is_ne()).count();
+        j.ruling.reason = format!(
+            "{} (exact: every launch compared, {differ} of {} differ from the base's)",
+            j.ruling.reason,
+            p.head_raw.len()
+        );
+    }
+    j
+}
+
+/// The paired family (rows neither limits nor read exactly) judged by the paired test at its
+/// share of alpha, each with the tolerance its row used, in the order of `pending`.
+fn judge_paired_family(pending: &[Pending<'_>], alpha: f64, confidence: f64) -> Vec<(PairedJudgement, f64)> {
+    let paired_pending: Vec<&Pending<'_>> = pending
+        .iter()
+        .filter(|p| !is_limit(p) && !read_exactly(p))
+        .collect();
+    let paired_rows: Vec<PairedRow<'_>> = paired_pending.iter().map(|p| paired_row(p)).collect();
+    let paired_looks: Vec<LookAt> = paired_pending.iter().map(|p| p.look()).collect();
+    let tolerances: Vec<f64> = paired_rows.iter().map(PairedRow::effective_tolerance).collect();
+    judge_paired_at(
+        &paired_rows,
+        alpha.max(f64::MIN_POSITIVE),
+        confidence,
+        &paired_looks,
+    )
+    .into_iter()
+    .zip(tolerances)
+    .collect()
+}
+
+/// The limit family judged as `check` judges limits, at its share of alpha (in `cfg`), in the
+/// order of `pending`.
+fn judge_limit_family(pending: &[Pending<'_>], cfg: &Config) -> Vec<crate::stats::Judgement> {
+    let limit_cmp: Vec<Comparison<'_>> = pending
+        .iter()
+        .filter(|p| is_limit(p))
+        .map(limit_comparison)
+        .collect();
+    let limit_looks: Vec<LookAt> = pending
+        .iter()
+        .filter(|p| is_limit(p))
+        .map(Pending::look)
+        .collect();
+    judge_all_at(&limit_cmp, cfg, &limit_looks)
 }
 
 /// A row with a minimum or a maximum: judged against the limit, as in `check`.

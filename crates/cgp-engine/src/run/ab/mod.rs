@@ -236,26 +236,15 @@ fn clock_of_base(rows: &mut [Row], targets: &[&Target], both: &Both) {
     });
 }
 
-/// Run the A/B comparison and assemble the results (same shape as `check`'s: `baseline` is the
-/// base tree, `candidate` the head tree). Profiler failures end up in `Results::errors`.
-///
-/// # Errors
-/// Targets of the two trees that do not match; recorder failures.
-pub fn run_ab(
-    spec: &Spec,
-    sides: &mut Sides<'_>,
-    mut recorders: Option<(&mut Recorder, &mut Recorder)>,
-    mut watch: Option<&mut Watch<'_>>,
-    opts: &AbOptions<'_>,
-    progress: &mut dyn Progress,
-) -> Result<AbRun, Error> {
-    // Harness targets name their device in their first file: each tree's first repetition runs
-    // now (head, then base) and is kept as its pair 0.
-    let head_origin = sides.head.open(sides.head_targets)?;
-    let base_origin = sides.base.open(sides.base_targets)?;
-    let mut items: Vec<Item<'_>> = Vec::new();
-    for h in sides.head_targets {
-        let Some(b) = sides.base_targets.iter().find(|b| b.name == h.name) else {
+/// Each size of each head target with the same target of the base tree: a target the base
+/// tree's spec lacks, or has with other sizes, is a usage error.
+fn paired_items<'t>(
+    base_targets: &[&'t Target],
+    head_targets: &[&'t Target],
+) -> Result<Vec<Item<'t>>, Error> {
+    let mut items = Vec::new();
+    for h in head_targets {
+        let Some(b) = base_targets.iter().find(|b| b.name == h.name) else {
             return Err(Error::Usage(format!(
                 "target `{}` is not in the base tree's spec",
                 h.name
@@ -275,6 +264,37 @@ pub fn run_ab(
             });
         }
     }
+    Ok(items)
+}
+
+/// Alpha is spent over the looks more pairs may take, by each row's plan, as in `check`
+/// (docs/statistics.md, 2.6; `ab::judge` gives every row its look): the most any row may take.
+fn most_looks(items: &[Item<'_>]) -> u32 {
+    items
+        .iter()
+        .map(|i| crate::stats::remeasure::looks(i.head.repetitions, i.head.max_repetitions))
+        .max()
+        .unwrap_or(1)
+}
+
+/// Run the A/B comparison and assemble the results (same shape as `check`'s: `baseline` is the
+/// base tree, `candidate` the head tree). Profiler failures end up in `Results::errors`.
+///
+/// # Errors
+/// Targets of the two trees that do not match; recorder failures.
+pub fn run_ab(
+    spec: &Spec,
+    sides: &mut Sides<'_>,
+    mut recorders: Option<(&mut Recorder, &mut Recorder)>,
+    mut watch: Option<&mut Watch<'_>>,
+    opts: &AbOptions<'_>,
+    progress: &mut dyn Progress,
+) -> Result<AbRun, Error> {
+    // Harness targets name their device in their first file: each tree's first repetition runs
+    // now (head, then base) and is kept as its pair 0.
+    let head_origin = sides.head.open(sides.head_targets)?;
+    let base_origin = sides.base.open(sides.base_targets)?;
+    let items = paired_items(sides.base_targets, sides.head_targets)?;
     let fingerprint = sides
         .head_targets
         .first()
@@ -292,13 +312,7 @@ pub fn run_ab(
         &mut both,
         progress,
     )?;
-    // Alpha is spent over the looks more pairs may take, by each row's plan, as in `check`
-    // (docs/statistics.md, 2.6; `ab::judge` gives every row its look).
-    let looks = items
-        .iter()
-        .map(|i| crate::stats::remeasure::looks(i.head.repetitions, i.head.max_repetitions))
-        .max()
-        .unwrap_or(1);
+    let looks = most_looks(&items);
     let mut cfg = crate::run::engine::stats_config(&spec.settings);
     cfg.looks = looks;
     let mut run = AbLoop {

@@ -11,7 +11,7 @@ use crate::outcome::results::{ErrorKind, FailureKind, RunError};
 use crate::plan::Work;
 use crate::profile::record::Recorder;
 use crate::profile::{Job, Measurer};
-use crate::run::measure::{Instruments, Watch, measure};
+use crate::run::measure::{Instruments, Measurement, Watch, measure};
 use crate::run::progress::Progress;
 use crate::spec::Target;
 
@@ -109,72 +109,94 @@ pub(super) fn measure_pairs(
                 progress.run_skipped(&id.target, &id.size);
                 continue;
             }
-            let order = if rep % 2 == 0 {
-                [Side::Base, Side::Head]
-            } else {
-                [Side::Head, Side::Base]
-            };
-            let mut ok = true;
-            for side in order {
-                if !ok {
-                    // The other side failed: this side's run of the pair will not happen.
-                    progress.run_skipped(&id.target, &id.size);
-                    continue;
-                }
-                let (measurer, target, rec): (&mut dyn Measurer, &Target, Option<&mut Recorder>) = match side
-                {
-                    Side::Base => (&mut *sides.base, item.base, recorders.as_mut().map(|r| &mut *r.0)),
-                    Side::Head => (&mut *sides.head, item.head, recorders.as_mut().map(|r| &mut *r.1)),
-                };
-                let work = [Work {
-                    target,
-                    size: &target.sizes[item.size],
-                    reps: (rep, rep + 1),
-                }];
-                progress.side(side.as_str());
-                let mut paired = PairedProgress {
-                    inner: &mut *progress,
-                };
-                let mut tools = Instruments {
-                    measurer,
-                    recorder: rec,
-                    watch: watch.as_deref_mut(),
-                    progress: &mut paired,
-                };
-                let m = measure(&mut tools, &work, false)?;
-                both.order.push(OrderEntry {
-                    side,
-                    target: id.target.clone(),
-                    size: id.size.clone(),
-                    rep,
-                });
-                for (k, v) in m.cost_seconds {
-                    *both.cost.entry(k).or_default() += v;
-                }
-                match side {
-                    Side::Base => both.base.extend(m.samples),
-                    Side::Head => both.head.extend(m.samples),
-                }
-                if !m.errors.is_empty() {
-                    ok = false;
-                    for mut e in m.errors {
-                        if matches!(
-                            e.kind,
-                            ErrorKind::Profiler(FailureKind::NcuNotFound | FailureKind::Permission)
-                        ) {
-                            both.stop = true;
-                        }
-                        e.message = format!("{} tree: {}", side.as_str(), e.message);
-                        both.errors.push(e);
-                    }
-                    both.failed.insert(id.clone());
-                }
-            }
-            if ok {
+            if measure_pair(sides, item, rep, recorders, watch.as_deref_mut(), both, progress)? {
                 *both.pairs.entry(id).or_default() += 1;
             }
         }
     }
     progress.side("");
     Ok(())
+}
+
+/// Pair `rep` of one item: both trees' runs in ABBA order (base first in an even pair); when the
+/// first run fails, the second does not happen. Whether both ran without errors.
+fn measure_pair(
+    sides: &mut Sides<'_>,
+    item: &Item<'_>,
+    rep: u32,
+    recorders: &mut Option<(&mut Recorder, &mut Recorder)>,
+    mut watch: Option<&mut Watch<'_>>,
+    both: &mut Both,
+    progress: &mut dyn Progress,
+) -> Result<bool, Error> {
+    let id = item.id();
+    let order = if rep.is_multiple_of(2) {
+        [Side::Base, Side::Head]
+    } else {
+        [Side::Head, Side::Base]
+    };
+    let mut ok = true;
+    for side in order {
+        if !ok {
+            // The other side failed: this side's run of the pair will not happen.
+            progress.run_skipped(&id.target, &id.size);
+            continue;
+        }
+        let (measurer, target, rec): (&mut dyn Measurer, &Target, Option<&mut Recorder>) = match side {
+            Side::Base => (&mut *sides.base, item.base, recorders.as_mut().map(|r| &mut *r.0)),
+            Side::Head => (&mut *sides.head, item.head, recorders.as_mut().map(|r| &mut *r.1)),
+        };
+        let work = [Work {
+            target,
+            size: &target.sizes[item.size],
+            reps: (rep, rep + 1),
+        }];
+        progress.side(side.as_str());
+        let mut paired = PairedProgress {
+            inner: &mut *progress,
+        };
+        let mut tools = Instruments {
+            measurer,
+            recorder: rec,
+            watch: watch.as_deref_mut(),
+            progress: &mut paired,
+        };
+        let m = measure(&mut tools, &work, false)?;
+        ok = keep_run(both, side, &id, rep, m);
+    }
+    Ok(ok)
+}
+
+/// What one side's run of a pair leaves in [`Both`]: its place in the order, its cost and
+/// samples, and its errors, each named by its tree (a missing ncu or a permission error stops
+/// the whole run). Whether it had none.
+fn keep_run(both: &mut Both, side: Side, id: &TargetSize, rep: u32, m: Measurement) -> bool {
+    both.order.push(OrderEntry {
+        side,
+        target: id.target.clone(),
+        size: id.size.clone(),
+        rep,
+    });
+    for (k, v) in m.cost_seconds {
+        *both.cost.entry(k).or_default() += v;
+    }
+    match side {
+        Side::Base => both.base.extend(m.samples),
+        Side::Head => both.head.extend(m.samples),
+    }
+    if m.errors.is_empty() {
+        return true;
+    }
+    for mut e in m.errors {
+        if matches!(
+            e.kind,
+            ErrorKind::Profiler(FailureKind::NcuNotFound | FailureKind::Permission)
+        ) {
+            both.stop = true;
+        }
+        e.message = format!("{} tree: {}", side.as_str(), e.message);
+        both.errors.push(e);
+    }
+    both.failed.insert(id.clone());
+    false
 }

@@ -90,16 +90,7 @@ pub fn run_check(
     // Load baselines and check comparability before spending time on the GPU.
     let (baselines, mismatch, stored) = load_baselines(spec, targets, &origin, opts)?;
 
-    let mut work = initial_work(targets, opts.shard.as_ref());
-    // The SASS cache (docs/sass-cache.md): sizes whose every baseline kernel has the same
-    // machine code now are not profiled.
-    let unchanged = if opts.no_skip {
-        BTreeSet::new()
-    } else {
-        let fps = stable_keys(targets, &origin, opts.gpu);
-        same_sass(spec, &work, &baselines, &fps, progress)
-    };
-    work.retain(|w| !unchanged.contains(&w.id()));
+    let (work, unchanged) = work_to_measure(spec, targets, &origin, &baselines, opts, progress);
     let mut tools = Instruments {
         measurer,
         recorder,
@@ -174,6 +165,28 @@ pub fn run_check(
         why_cost,
         ..results
     })
+}
+
+/// The work of this check (this shard's repetitions of every size) and the sizes taken out of it:
+/// those the SASS cache skips, whose every baseline kernel has the same machine code now
+/// (docs/sass-cache.md).
+fn work_to_measure<'t>(
+    spec: &Spec,
+    targets: &[&'t Target],
+    origin: &Provenance,
+    baselines: &Baselines,
+    opts: &CheckOptions<'_>,
+    progress: &mut dyn crate::run::progress::Progress,
+) -> (Vec<Work<'t>>, BTreeSet<TargetSize>) {
+    let mut work = initial_work(targets, opts.shard.as_ref());
+    let unchanged = if opts.no_skip {
+        BTreeSet::new()
+    } else {
+        let fps = stable_keys(targets, origin, opts.gpu);
+        same_sass(spec, &work, baselines, &fps, progress)
+    };
+    work.retain(|w| !unchanged.contains(&w.id()));
+    (work, unchanged)
 }
 
 /// `explain: remeasure` (docs/why.md): these targets collect the explanatory counters only when

@@ -161,9 +161,27 @@ pub(super) fn param_value(ctx: &Ctx<'_>, node: &Node, name: &str, what: &str) ->
     Ok(v.to_owned())
 }
 
+/// A target's `command`: the argv of a program run without a shell, each argument checked by
+/// [`argument`].
 pub(super) fn command(ctx: &Ctx<'_>, node: &Node, what: &str, sizes: &[(Size, Mark)]) -> Result<Vec<String>> {
-    let items = match &node.kind {
-        Kind::Seq(items) => items,
+    let items = command_list(ctx, node, what)?;
+    if items.is_empty() {
+        return Err(ctx
+            .err(node, format!("`command` of {what} is empty"))
+            .help("give the program and its arguments, e.g. `[./build/bench, --n, \"{n}\"]`"));
+    }
+    let mut argv = Vec::with_capacity(items.len());
+    for (i, arg) in items.iter().enumerate() {
+        argv.push(argument(ctx, arg, i, what, sizes)?);
+    }
+    Ok(argv)
+}
+
+/// The items of `command`, which must be a list (a string is refused with the list it would be:
+/// cgp-gate runs no shell).
+fn command_list<'n>(ctx: &Ctx<'_>, node: &'n Node, what: &str) -> Result<&'n [Node]> {
+    match &node.kind {
+        Kind::Seq(items) => Ok(items),
         Kind::Scalar(s) if s.typed() != Typed::Null => {
             let suggestion: Vec<String> = s
                 .text
@@ -176,7 +194,7 @@ pub(super) fn command(ctx: &Ctx<'_>, node: &Node, what: &str, sizes: &[(Size, Ma
                     }
                 })
                 .collect();
-            return Err(ctx
+            Err(ctx
                 .err(
                     node,
                     format!(
@@ -187,83 +205,87 @@ pub(super) fn command(ctx: &Ctx<'_>, node: &Node, what: &str, sizes: &[(Size, Ma
                 .help(format!(
                     "cgp-gate runs no shell; write the argv as a list: `command: [{}]`",
                     suggestion.join(", ")
+                )))
+        }
+        _ => Err(ctx.err(
+            node,
+            format!(
+                "`command` of {what} must be a list of arguments, found {}",
+                describe(node)
+            ),
+        )),
+    }
+}
+
+/// Argument `i` (from 0) of `command`: text (an unquoted `{n}` is a YAML mapping, and says so),
+/// a program that is not blank, no nul character, and a value for each placeholder in every size.
+fn argument(ctx: &Ctx<'_>, arg: &Node, i: usize, what: &str, sizes: &[(Size, Mark)]) -> Result<String> {
+    let text = match &arg.kind {
+        Kind::Map(entries) => {
+            // `- {n}` unquoted is YAML for the mapping `{n: null}`.
+            let hint = match entries.as_slice() {
+                [(k, _)] => match &k.kind {
+                    Kind::Scalar(s) => format!("quote the placeholder: `\"{{{}}}\"`", s.text),
+                    _ => "quote the argument".to_owned(),
+                },
+                _ => "quote the argument".to_owned(),
+            };
+            return Err(ctx
+                .err(
+                    arg,
+                    format!(
+                        "argument {} of the `command` of {what} is a yaml mapping, not text",
+                        i + 1
+                    ),
+                )
+                .help(format!("an unquoted `{{...}}` is a yaml mapping; {hint}")));
+        }
+        _ => ctx.text(arg, &format!("argument {} of the `command` of {what}", i + 1))?,
+    };
+    if i == 0 && text.trim().is_empty() {
+        return Err(ctx.err(arg, format!("the program of {what} is empty")));
+    }
+    if text.contains('\0') {
+        return Err(ctx.err(
+            arg,
+            format!(
+                "argument {} of the `command` of {what} contains a nul character",
+                i + 1
+            ),
+        ));
+    }
+    let pieces =
+        template::parse(text).map_err(|e| ctx.err(arg, format!("in the `command` of {what}: {e}")))?;
+    placeholders_have_values(ctx, arg, &pieces, what, sizes)?;
+    Ok(text.to_owned())
+}
+
+/// Every placeholder of an argument has a value in every size (or the target has no `sizes`).
+fn placeholders_have_values(
+    ctx: &Ctx<'_>,
+    arg: &Node,
+    pieces: &[template::Piece],
+    what: &str,
+    sizes: &[(Size, Mark)],
+) -> Result<()> {
+    for param in template::params(pieces) {
+        if let Some((size, mark)) = sizes.iter().find(|(s, _)| s.get(param).is_none()) {
+            let where_ = if size.params.is_empty() {
+                format!("{what} has no `sizes`")
+            } else {
+                format!("size `{}` (line {}) has no `{param}`", size.key(), mark.line)
+            };
+            return Err(ctx
+                .err(
+                    arg,
+                    format!("placeholder `{{{param}}}` in the `command` of {what} has no value: {where_}"),
+                )
+                .help(format!(
+                    "add `{param}` to every size, or write `{{{{{param}}}}}` for a literal `{{{param}}}`"
                 )));
         }
-        _ => {
-            return Err(ctx.err(
-                node,
-                format!(
-                    "`command` of {what} must be a list of arguments, found {}",
-                    describe(node)
-                ),
-            ));
-        }
-    };
-    if items.is_empty() {
-        return Err(ctx
-            .err(node, format!("`command` of {what} is empty"))
-            .help("give the program and its arguments, e.g. `[./build/bench, --n, \"{n}\"]`"));
     }
-    let mut argv = Vec::with_capacity(items.len());
-    for (i, arg) in items.iter().enumerate() {
-        let text = match &arg.kind {
-            Kind::Map(entries) => {
-                // `- {n}` unquoted is YAML for the mapping `{n: null}`.
-                let hint = match entries.as_slice() {
-                    [(k, _)] => match &k.kind {
-                        Kind::Scalar(s) => format!("quote the placeholder: `\"{{{}}}\"`", s.text),
-                        _ => "quote the argument".to_owned(),
-                    },
-                    _ => "quote the argument".to_owned(),
-                };
-                return Err(ctx
-                    .err(
-                        arg,
-                        format!(
-                            "argument {} of the `command` of {what} is a yaml mapping, not text",
-                            i + 1
-                        ),
-                    )
-                    .help(format!("an unquoted `{{...}}` is a yaml mapping; {hint}")));
-            }
-            _ => ctx.text(arg, &format!("argument {} of the `command` of {what}", i + 1))?,
-        };
-        if i == 0 && text.trim().is_empty() {
-            return Err(ctx.err(arg, format!("the program of {what} is empty")));
-        }
-        if text.contains('\0') {
-            return Err(ctx.err(
-                arg,
-                format!(
-                    "argument {} of the `command` of {what} contains a nul character",
-                    i + 1
-                ),
-            ));
-        }
-        let pieces =
-            template::parse(text).map_err(|e| ctx.err(arg, format!("in the `command` of {what}: {e}")))?;
-        for param in template::params(&pieces) {
-            if let Some((size, mark)) = sizes.iter().find(|(s, _)| s.get(param).is_none()) {
-                let where_ = if size.params.is_empty() {
-                    format!("{what} has no `sizes`")
-                } else {
-                    format!("size `{}` (line {}) has no `{param}`", size.key(), mark.line)
-                };
-                return Err(ctx
-                    .err(
-                        arg,
-                        format!(
-                            "placeholder `{{{param}}}` in the `command` of {what} has no value: {where_}"
-                        ),
-                    )
-                    .help(format!(
-                        "add `{param}` to every size, or write `{{{{{param}}}}}` for a literal `{{{param}}}`"
-                    )));
-            }
-        }
-        argv.push(text.to_owned());
-    }
-    Ok(argv)
+    Ok(())
 }
 
 pub(super) fn env(ctx: &Ctx<'_>, node: &Node, what: &str) -> Result<BTreeMap<String, String>> {

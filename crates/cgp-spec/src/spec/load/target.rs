@@ -101,46 +101,10 @@ pub(super) fn target(
         None => (None, Vec::new(), None),
     };
 
-    let (repetitions, max_repetitions, baseline_repetitions) =
-        s.or(repetition_counts(ctx, m, &what), (0, 0, 0))?;
-    let warmup = match m.get("warmup") {
-        Some(n) => s.or(
-            ctx.uint(n, &format!("`warmup` of {}", m.whose(&["warmup"], &what))),
-            0,
-        )?,
-        // A harness warms up itself (Google Benchmark's iteration-count estimate runs before the
-        // first repetition, nvbench's `cold_warmup_runs`, pytest-benchmark's
-        // `--benchmark-warmup`): each of its samples is kept (docs/harnesses.md).
-        None if profiler.is_some_and(ProfilerKind::is_harness) => DEFAULT_HARNESS_WARMUP,
-        None => DEFAULT_WARMUP,
-    };
-    let timeout = match m.get("timeout") {
-        Some(n) => s.or(timeout(ctx, n, &m.whose(&["timeout"], &what)), DEFAULT_TIMEOUT)?,
-        None => DEFAULT_TIMEOUT,
-    };
-    let (cache_control, replay_mode) = s.or(
-        cache_and_replay(ctx, m, &what),
-        (CacheControl::All, ReplayMode::Kernel),
-    )?;
-    let clocks_at = m.whose(&["clocks", "clock_control"], &what);
-    let clocks = s.opt(clocks(ctx, m.get("clocks"), m.get("clock_control"), &clocks_at))?;
-    let allow_missing = s.or(allow_missing(ctx, m, &what), false)?;
-    let explain = s.or(explain(ctx, m, &what, profiler.unwrap_or_default()), Explain::Off)?;
-    let sass = match m.get("sass") {
-        Some(n) => s.or(
-            sass_paths(ctx, n, &m.whose(&["sass"], &what), spec_dir),
-            Vec::new(),
-        )?,
-        None => Vec::new(),
-    };
-    let kernels_at = m.whose(&["kernels", "metrics"], &what);
-    let kernels = s.or(
-        kernel_mode(ctx, m.get("kernels"), m.get("metrics"), &kernels_at),
-        KernelMode::Each,
-    )?;
+    let run = run_keys(&s, m, &what, profiler, spec_dir)?;
 
     let (false, Some(sizes), Some(profiler), Some((clocks, clock_control))) =
-        (s.failed.get(), sizes, profiler, clocks)
+        (s.failed.get(), sizes, profiler, run.clocks)
     else {
         return Ok(None);
     };
@@ -156,15 +120,15 @@ pub(super) fn target(
         launch_count,
         sizes: sizes.into_iter().map(|(s, _)| s).collect(),
         metrics,
-        repetitions,
-        max_repetitions,
-        baseline_repetitions,
-        warmup,
-        timeout,
+        repetitions: run.repetitions,
+        max_repetitions: run.max_repetitions,
+        baseline_repetitions: run.baseline_repetitions,
+        warmup: run.warmup,
+        timeout: run.timeout,
         profiling: Profiling {
             clock_control,
-            cache_control,
-            replay_mode,
+            cache_control: run.cache_control,
+            replay_mode: run.replay_mode,
         },
         clocks,
         flops: flops.map(|(t, _)| t),
@@ -172,11 +136,87 @@ pub(super) fn target(
         profiler,
         libcupti,
         categories,
-        allow_missing,
-        explain,
-        sass,
-        kernels,
+        allow_missing: run.allow_missing,
+        explain: run.explain,
+        sass: run.sass,
+        kernels: run.kernels,
     }))
+}
+
+/// How a target is run, whatever it measures: repetitions, warm-up, timeout, ncu's replay and
+/// cache, the clocks (`None`: wrong), `allow_missing`, `explain`, `sass` and `kernels`.
+struct RunKeys {
+    repetitions: u32,
+    max_repetitions: u32,
+    baseline_repetitions: u32,
+    warmup: u32,
+    timeout: Duration,
+    cache_control: CacheControl,
+    replay_mode: ReplayMode,
+    clocks: Option<(ClockSetting, ClockControl)>,
+    allow_missing: bool,
+    explain: Explain,
+    sass: Vec<PathBuf>,
+    kernels: KernelMode,
+}
+
+/// The steps of [`RunKeys`], in the order [`target`] takes them (its errors are kept in it).
+fn run_keys(
+    s: &Steps<'_, '_>,
+    m: &Merged<'_, '_>,
+    what: &str,
+    profiler: Option<ProfilerKind>,
+    spec_dir: &Path,
+) -> Result<RunKeys> {
+    let ctx = s.ctx;
+    let (repetitions, max_repetitions, baseline_repetitions) =
+        s.or(repetition_counts(ctx, m, what), (0, 0, 0))?;
+    let warmup = match m.get("warmup") {
+        Some(n) => s.or(
+            ctx.uint(n, &format!("`warmup` of {}", m.whose(&["warmup"], what))),
+            0,
+        )?,
+        // A harness warms up itself (Google Benchmark's iteration-count estimate runs before the
+        // first repetition, nvbench's `cold_warmup_runs`, pytest-benchmark's
+        // `--benchmark-warmup`): each of its samples is kept (docs/harnesses.md).
+        None if profiler.is_some_and(ProfilerKind::is_harness) => DEFAULT_HARNESS_WARMUP,
+        None => DEFAULT_WARMUP,
+    };
+    let timeout = match m.get("timeout") {
+        Some(n) => s.or(timeout(ctx, n, &m.whose(&["timeout"], what)), DEFAULT_TIMEOUT)?,
+        None => DEFAULT_TIMEOUT,
+    };
+    let (cache_control, replay_mode) = s.or(
+        cache_and_replay(ctx, m, what),
+        (CacheControl::All, ReplayMode::Kernel),
+    )?;
+    let clocks_at = m.whose(&["clocks", "clock_control"], what);
+    let clocks = s.opt(clocks(ctx, m.get("clocks"), m.get("clock_control"), &clocks_at))?;
+    let kernels_at = m.whose(&["kernels", "metrics"], what);
+    // The fields that follow are evaluated in the order they are written.
+    Ok(RunKeys {
+        repetitions,
+        max_repetitions,
+        baseline_repetitions,
+        warmup,
+        timeout,
+        cache_control,
+        replay_mode,
+        clocks,
+        allow_missing: s.or(allow_missing(ctx, m, what), false)?,
+        explain: s.or(explain(ctx, m, what, profiler.unwrap_or_default()), Explain::Off)?,
+        sass: match m.get("sass") {
+            Some(n) => s.or(
+                sass_paths(ctx, n, &m.whose(&["sass"], what), spec_dir),
+                Vec::new(),
+            )?,
+            None => Vec::new(),
+        },
+        kernels: s.or(
+            kernel_mode(ctx, m.get("kernels"), m.get("metrics"), &kernels_at),
+            KernelMode::Each,
+        )?,
+    })
 }
 
 /// The target's `command`, its placeholders checked against the sizes (the check waits while the
