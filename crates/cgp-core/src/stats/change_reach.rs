@@ -187,6 +187,10 @@ mod tests {
         // Nor 10 (2 / 252 is above half of 0.01); 12 can (2 / 924). At the level of 9 series,
         // 16 results are needed (2 / 3432 > 0.01 / 18 > 2 / 12870).
         assert!(too_short(10, 3, 0.01) && !too_short(12, 3, 0.01));
+        // On ranks an odd count's two middle splits score the same: 4 / C(11, 5) = 4 / 462, above
+        // half of 0.01 (the values' 2 / 462 was below it).
+        assert!((permutation_floor(11, 3) - 4.0 / 462.0).abs() < 1e-12);
+        assert!(too_short(11, 3, 0.01) && !too_short(13, 3, 0.01));
         assert!(smallest_shift(12, 0.002, 0.01, 3).is_some());
         assert_eq!(smallest_shift(14, 0.002, 0.01 / 9.0, 3), None);
         assert!(smallest_shift(16, 0.002, 0.01 / 9.0, 3).is_some());

@@ -329,6 +329,32 @@ fn a_shared_null_is_drawn_once_per_length_and_changes_no_answer() {
 }
 
 #[test]
+fn a_perfect_step_reaches_the_permutation_floor_of_change_reach() {
+    // The smallest p-value of n results (`change_reach::permutation_floor`): a perfect step's
+    // own permutation p-value from 60,000 shuffles is that floor, within 4 standard errors; for
+    // odd n both middle splits score the same on ranks, twice the even formula's 2 / C(n, k).
+    for (n, floor) in [(11usize, 4.0 / 462.0_f64), (12, 2.0 / 924.0), (13, 4.0 / 1716.0)] {
+        let x: Vec<f64> = (0..n)
+            .map(|i| if i < n / 2 { 10.0 } else { 12.0 } + i as f64 * 1e-3)
+            .collect();
+        let s = Settings {
+            max_permutations: 60_000,
+            stop_after_exceedances: usize::MAX,
+            ..settings(0.05, n as u64)
+        };
+        let cp = test_segment(&x, &s, &mut Rng::new(1), &mut NullCache::new(0), usize::MAX).unwrap();
+        let se = (floor * (1.0 - floor) / 60_000.0).sqrt();
+        assert!(
+            (cp.p - floor).abs() < 4.0 * se + 2e-5,
+            "n {n}: p {} vs floor {floor}",
+            cp.p
+        );
+        let reach = crate::stats::change_reach::permutation_floor(n, 3);
+        assert!((reach - floor).abs() < 1e-12, "n {n}: {reach}");
+    }
+}
+
+#[test]
 fn a_clean_step_is_found_where_it_is() {
     // Ties throughout: each level's ties take its ranks in a random order.
     let mut x = vec![10.0; 8];
