@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use cgp_core::stats::changepoint::{Settings, e_divisive};
+use cgp_core::stats::changepoint::{NullCache, Settings, e_divisive_shared};
 use cgp_core::stats::paired::{PairedRow, judge_paired};
 use cgp_core::stats::rng::Rng;
 use cgp_core::stats::{Comparison, Config, judge_all, median};
@@ -129,6 +129,8 @@ fn changes_table(runs: usize) {
     println!("| m series | step | found at 15+-1 | any change point | median reported size (found) |");
     println!("|---|---|---|---|---|");
     let mut rng = Rng::new(99);
+    // One shared null per segment length for all the series, as `changes` keeps one per run.
+    let mut nulls = NullCache::new(0);
     for m in [1usize, 16, 100] {
         let level = 0.01 / m as f64;
         for step in [0.01, 0.02, 0.03] {
@@ -136,7 +138,7 @@ fn changes_table(runs: usize) {
             let mut sizes = Vec::new();
             for seed in 0..runs as u64 {
                 let x = series(step, &mut rng);
-                let cps = e_divisive(&x, &settings(level, seed));
+                let cps = e_divisive_shared(&x, &settings(level, seed), &mut nulls);
                 any += usize::from(!cps.is_empty());
                 let mut bounds = vec![0];
                 bounds.extend(cps.iter().map(|c| c.index));
@@ -169,7 +171,7 @@ fn changes_table(runs: usize) {
         let mut hit = false;
         for s in 0..16u64 {
             let x = series(0.0, &mut rng);
-            let cps = e_divisive(&x, &settings(0.01 / 16.0, r * 16 + s));
+            let cps = e_divisive_shared(&x, &settings(0.01 / 16.0, r * 16 + s), &mut nulls);
             let mut bounds = vec![0];
             bounds.extend(cps.iter().map(|c| c.index));
             bounds.push(x.len());

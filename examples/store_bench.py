@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measure the results store (docs/store.md, figures in docs/scale.md). SYNTHETIC data.
 
-    python3 examples/store_bench.py WORK_DIR [--big]
+    python3 examples/store_bench.py WORK_DIR [--big | --big-only] [--no-postgres] [--baseline-bin PATH]
 
 Needs the release binary (cargo build --release), python3, and PostgreSQL's server (Debian's
 postgresql package: initdb and pg_ctl; run as root, the server runs as the postgres user).
@@ -16,6 +16,10 @@ postgresql package: initdb and pg_ctl; run as root, the server runs as the postg
 3. --big: 1,000,000 results (200 runs x 5,000 rows: the change-point search grows with the
    square of a series' length, so the runs stay 200 and the series grow tenfold) pushed into
    both, then `history` and `changes` from each store, timed once. --big-only: this part alone.
+
+--no-postgres: SQLite and the files only (no server started). --baseline-bin PATH: every read of
+the 100,000 results is timed with that binary too (another build of cgp-gate, e.g. the commit
+before a change), in turn with the release binary (A B A B ...), to compare the two.
 
 Every results file is marked "synthetic": true; nothing here was measured on a GPU.
 """
@@ -40,6 +44,8 @@ BIN = os.path.join(ROOT, "target", "release", "cgp-gate")
 WORK = os.path.abspath(sys.argv[1])
 BIG = "--big" in sys.argv or "--big-only" in sys.argv
 BIG_ONLY = "--big-only" in sys.argv
+NO_PG = "--no-postgres" in sys.argv
+BASE_BIN = os.path.abspath(sys.argv[sys.argv.index("--baseline-bin") + 1]) if "--baseline-bin" in sys.argv else None
 
 
 def template():
@@ -140,10 +146,10 @@ def counts(url, pg):
         return (0, 0)
 
 
-def timed(args, log):
+def timed(args, log, binary=BIN):
     """Wall and CPU seconds and peak RSS (MiB) of one run of the binary, via /usr/bin/time -v."""
     start = time.monotonic()
-    p = subprocess.run(["/usr/bin/time", "-v", BIN, *args], capture_output=True, text=True)
+    p = subprocess.run(["/usr/bin/time", "-v", binary, *args], capture_output=True, text=True)
     wall = time.monotonic() - start
     if p.returncode not in (0, 1):
         sys.exit(f"{args}: exit {p.returncode}\n{p.stderr[-2000:]}")
@@ -151,7 +157,8 @@ def timed(args, log):
     rss = field(r"Maximum resident set size \(kbytes\)") / 1024
     cpu = field(r"User time \(seconds\)") + field(r"System time \(seconds\)")
     shown = re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", " ".join(args))
-    log.write(f"  {shown[:150]}: {wall:.2f} s wall, {cpu:.2f} s CPU, {rss:.0f} MiB\n")
+    who = "" if binary == BIN else f"[{os.path.basename(binary)}] "
+    log.write(f"  {who}{shown[:150]}: {wall:.2f} s wall, {cpu:.2f} s CPU, {rss:.0f} MiB\n")
     return wall, cpu, rss
 
 
@@ -214,19 +221,24 @@ def same(a_dir, b_dir, a_json, b_json):
     return pa == pb and ca["rows"] == cb["rows"] and ca["series"] == cb["series"], len(ca["rows"])
 
 
-def read_side(name, read_args, out, runs=3):
+def read_side(name, read_args, out, runs=3, binaries=None):
+    """Medians of `runs` reads per command and binary (the binaries in turn); keyed by command, or
+    by (command, binary) when several binaries are given."""
+    binaries = binaries or [BIN]
     res = {}
     for cmd in ("history", "changes"):
-        walls, cpus, rss = [], [], []
+        got = {b: ([], [], []) for b in binaries}
         for r in range(runs):
-            site = os.path.join(WORK, f"site-{name}")
-            args = ["history", "--out", site] if cmd == "history" else \
-                ["changes", "--no-fail", "--json", os.path.join(WORK, f"changes-{name}.json")]
-            w, c, m = timed(args + read_args, out)
-            walls.append(w)
-            cpus.append(c)
-            rss.append(m)
-        res[cmd] = (statistics.median(walls), statistics.median(cpus), max(rss))
+            for b in binaries:
+                tag = name if b == BIN else f"{name}-{os.path.basename(b)}"
+                site = os.path.join(WORK, f"site-{tag}")
+                args = ["history", "--out", site] if cmd == "history" else \
+                    ["changes", "--no-fail", "--json", os.path.join(WORK, f"changes-{tag}.json")]
+                for k, v in zip(got[b], timed(args + read_args, out, b)):
+                    k.append(v)
+        for b, (walls, cpus, rss) in got.items():
+            res[cmd if len(binaries) == 1 else (cmd, b)] = \
+                (statistics.median(walls), statistics.median(cpus), max(rss))
     return res
 
 
@@ -235,7 +247,7 @@ def main():
     log = open(os.path.join(WORK, "store_bench.txt"), "a")
     out = Tee(log)
     out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {os.uname().nodename}, {os.cpu_count()} CPUs ---\n")
-    pg = Postgres(os.path.join(WORK, "pg"))
+    pg = None if NO_PG else Postgres(os.path.join(WORK, "pg"))
     try:
         db = os.path.join(WORK, "s.db")
         for f in [db, db + "-wal", db + "-shm"]:
@@ -246,19 +258,22 @@ def main():
             big(sqlite, pg, out)
             return
         files = sorted(write_runs(os.path.join(WORK, "h100k"), 200, 500))
-        for url in (sqlite, pg.url):
+        stores = [("sqlite", sqlite)] + ([] if NO_PG else [("postgres", pg.url)])
+        for _, url in stores:
             eight_pushers(url, files, pg, out)
             killed_push(url, pg, WORK, out)
-        res = {
-            "files": read_side("files", files, out),
-            "sqlite": read_side("sqlite", ["--store", sqlite, "--branch", "main"], out),
-            "postgres": read_side("postgres", ["--store", pg.url, "--branch", "main"], out),
-        }
+        binaries = [BIN] + ([BASE_BIN] if BASE_BIN else [])
+        res = {"files": read_side("files", files, out, binaries=binaries)}
+        for k, url in stores:
+            res[k] = read_side(k, ["--store", url, "--branch", "main"], out, binaries=binaries)
         for k, v in res.items():
-            out.write(f"100,000 results, {k}: history {v['history'][0]:.2f} s wall, {v['history'][1]:.2f} s CPU "
-                      f"(peak {v['history'][2]:.0f} MiB); changes {v['changes'][0]:.2f} s wall, "
-                      f"{v['changes'][1]:.2f} s CPU (peak {v['changes'][2]:.0f} MiB) [medians of 3]\n")
-        for k in ("sqlite", "postgres"):
+            for b in binaries:
+                h, c = (v["history"], v["changes"]) if len(binaries) == 1 else (v[("history", b)], v[("changes", b)])
+                who = "" if b == BIN else f" [{os.path.basename(b)}]"
+                out.write(f"100,000 results, {k}{who}: history {h[0]:.2f} s wall, {h[1]:.2f} s CPU "
+                          f"(peak {h[2]:.0f} MiB); changes {c[0]:.2f} s wall, "
+                          f"{c[1]:.2f} s CPU (peak {c[2]:.0f} MiB) [medians of 3]\n")
+        for k, _ in stores:
             ok, n = same(os.path.join(WORK, "site-files"), os.path.join(WORK, f"site-{k}"),
                          os.path.join(WORK, "changes-files.json"), os.path.join(WORK, f"changes-{k}.json"))
             out.write(f"the same page and the same {n} change points from {k} as from the files: {ok}\n")
@@ -266,13 +281,14 @@ def main():
         if BIG:
             big(sqlite, pg, out)
     finally:
-        pg.stop()
+        if pg:
+            pg.stop()
 
 
 def big(sqlite, pg, out):
     """1,000,000 results: 200 runs of 5,000 rows, written and pushed 20 at a time."""
     folder = os.path.join(WORK, "h1m")
-    pushed = {sqlite: 0.0, pg.url: 0.0}
+    pushed = {sqlite: 0.0} if pg is None else {sqlite: 0.0, pg.url: 0.0}
     for first in range(0, 200, 20):
         shutil.rmtree(folder, ignore_errors=True)
         files = write_runs(folder, 20, 5000, first=first, total=200)
@@ -285,7 +301,7 @@ def big(sqlite, pg, out):
     for url, secs in pushed.items():
         out.write(f"{url.split(':')[0]}: 1,000,000 rows pushed (10 pushes of 20 runs of 5,000 rows): {secs:.1f} s, "
                   f"{1e6 / secs:,.0f} rows/s\n")
-    for name, url in (("sqlite", sqlite), ("postgres", pg.url)):
+    for name, url in [("sqlite", sqlite)] + ([] if pg is None else [("postgres", pg.url)]):
         r = read_side(f"big-{name}", ["--store", url, "--branch", "big"], out, runs=1)
         out.write(f"1,000,000 results, {name}: history {r['history'][0]:.1f} s wall, {r['history'][1]:.1f} s CPU "
                   f"(peak {r['history'][2]:.0f} MiB); changes {r['changes'][0]:.1f} s wall, "

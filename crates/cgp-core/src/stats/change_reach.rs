@@ -5,13 +5,16 @@
 //! Two limits, the tighter one wins:
 //!
 //! - **The permutation floor.** A permutation test of `n` points can never give a p-value below
-//!   the share of orders that split them as cleanly as the data: for a perfect step between
-//!   `k` and `n - k` points that is `2 / C(n, k)` (the step, and its mirror), smallest at the
-//!   middle. When `2 / C(n, n/2)` is above the level, no shift of any size can be found: 8 results
-//!   (`2 / 70 = 0.029`) can never be significant at 0.01. The history counts as too short already
-//!   when the floor is above half the level: the test estimates the p-value from `5 / level`
-//!   shuffles (`changepoint::Settings::permutations_for`), and a true p-value at the level would
-//!   be called significant only about half the time; at half the level, about 9 times in 10.
+//!   the share of orders that split them as cleanly as the data. The search's statistic is on
+//!   ranks, and a perfect step scores highest in the middle: for even `n` that is
+//!   `2 / C(n, n/2)` (the step, and its mirror); for odd `n` both middle splits score the same,
+//!   so `4 / C(n, (n-1)/2)` (on ranks, 5 low | 6 high scores as 5 high | 6 low does). When it is
+//!   above the level, no shift of any size can be found: 8 results (`2 / 70 = 0.029`) can never
+//!   be significant at 0.01. The history counts as too short already when the floor is above
+//!   half the level: the test estimates the p-value from `5 / level` shuffles
+//!   (`changepoint::Settings::permutations_for`), and a true p-value at the level would be called
+//!   significant only about half the time; at half the level, about 9 times in 10 (8 in 10 below
+//!   a level of 0.001, where the shared null's 95 % bound decides: `changepoint`).
 //! - **The noise.** A step of `d` (on the log scale) in the middle of `n` results with noise `s`
 //!   (the CV) is found about as often as a two-sample z test of the halves, `d / (s sqrt(4/n))`,
 //!   against the critical value `c` of the largest such statistic over every split the search
@@ -53,7 +56,9 @@ pub(crate) fn permutation_floor(n: usize, min_segment: usize) -> f64 {
     let k = n / 2;
     // ln C(n, k) by sums of logs: exact enough, no overflow.
     let ln_c: f64 = (1..=k).map(|i| ((n - k + i) as f64 / i as f64).ln()).sum();
-    (2.0_f64.ln() - ln_c).exp().min(1.0)
+    // The perfect step and its mirror, at each of the middle splits (two for odd n).
+    let orders: f64 = if n.is_multiple_of(2) { 2.0 } else { 4.0 };
+    (orders.ln() - ln_c).exp().min(1.0)
 }
 
 /// True when `n` results can find no shift of any size at `level` (the floor is above half the
@@ -182,6 +187,10 @@ mod tests {
         // Nor 10 (2 / 252 is above half of 0.01); 12 can (2 / 924). At the level of 9 series,
         // 16 results are needed (2 / 3432 > 0.01 / 18 > 2 / 12870).
         assert!(too_short(10, 3, 0.01) && !too_short(12, 3, 0.01));
+        // On ranks an odd count's two middle splits score the same: 4 / C(11, 5) = 4 / 462, above
+        // half of 0.01 (the values' 2 / 462 was below it).
+        assert!((permutation_floor(11, 3) - 4.0 / 462.0).abs() < 1e-12);
+        assert!(too_short(11, 3, 0.01) && !too_short(13, 3, 0.01));
         assert!(smallest_shift(12, 0.002, 0.01, 3).is_some());
         assert_eq!(smallest_shift(14, 0.002, 0.01 / 9.0, 3), None);
         assert!(smallest_shift(16, 0.002, 0.01 / 9.0, 3).is_some());

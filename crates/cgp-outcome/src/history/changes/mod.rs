@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::outcome::results::{OwnedRowKey, Results, RowKey, RowVerdict};
 use crate::stats::change_reach::{self, POWER};
-use crate::stats::changepoint::{self, e_divisive};
+use crate::stats::changepoint::{self, NullCache, e_divisive_shared};
 use crate::stats::median;
 use crate::stats::rng::seed_for;
 
@@ -316,8 +316,10 @@ pub fn find_changes(
     let mut rows = Vec::new();
     let mut plots = Vec::new();
     let mut below = 0usize;
+    // One shared null per segment length for the whole run (`stats::changepoint`).
+    let mut nulls = NullCache::new(opts.seed);
     for (key, s) in series.iter().filter(|(_, s)| long_enough(s)) {
-        let (found, plot) = shifts(key, s, &files, opts, level, &mut below);
+        let (found, plot) = shifts(key, s, &files, opts, level, &mut nulls, &mut below);
         rows.extend(found);
         plots.extend(plot);
     }
@@ -442,6 +444,7 @@ fn shifts(
     files: &[InputFile],
     opts: &ChangesOptions,
     level: f64,
+    nulls: &mut NullCache,
     below: &mut usize,
 ) -> (Vec<ChangeRow>, Option<SeriesPlot>) {
     let mut rows = Vec::new();
@@ -463,7 +466,7 @@ fn shifts(
             ),
         ),
     };
-    let cps = e_divisive(&values, &settings);
+    let cps = e_divisive_shared(&values, &settings, nulls);
     if cps.is_empty() {
         return (Vec::new(), None);
     }
